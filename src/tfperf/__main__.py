@@ -1,0 +1,7 @@
+"""``python -m tfperf`` is the ``tfperf`` command."""
+
+import sys
+
+from tfperf.cli import main
+
+sys.exit(main())

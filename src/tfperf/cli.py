@@ -1,0 +1,104 @@
+"""The ``tfperf`` command: parse, dispatch, return an exit status. No logic of its own.
+
+Each capability owns a ``command`` module that adds its subcommands to the parser and
+imports its heavy parts (TensorFlow above all) only when its subcommand runs, so that
+``tfperf lint`` and ``tfperf doctor --plan`` start instantly without TensorFlow.
+
+Exit status, for every subcommand: 0 clean, 1 something failed or was found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tfperf import __version__
+
+# Capability command modules; each has ``register(subparsers)``.
+COMMAND_MODULES = (
+    "tfperf.doctor.command",
+    "tfperf.lint.command",
+    "tfperf.bench.command",
+    "tfperf.profile.command",
+)
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Raised by a subcommand for bad arguments that argparse cannot see (exit status 2)."""
+
+
+def _available_modules() -> list[object]:
+    mods = []
+    for name in COMMAND_MODULES:
+        try:
+            mods.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:  # a capability not built yet is simply absent
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfperf",
+        description="Why your TensorFlow tensor code is slow, and how to make it fast.",
+    )
+    parser.add_argument("--version", action="version", version=f"tfperf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in _available_modules():
+        mod.register(sub)  # type: ignore[attr-defined]
+    demo = sub.add_parser(
+        "demo", help="the main job on the bundled example: doctor, lint it, bench it")
+    demo.add_argument("--no-compute", action="store_true",
+                      help="skip the doctor's live matmul checks and the bench step")
+    demo.set_defaults(func=_run_demo)
+    return parser
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    """Run each capability on this machine and on the bundled case study, in order."""
+    from tfperf.examples import demo_steps
+
+    worst = EXIT_OK
+    for title, argv in demo_steps(no_compute=args.no_compute):
+        if argv[0] not in _registered_commands():
+            continue
+        print(f"\n=== {title}: tfperf {' '.join(argv)}\n", flush=True)
+        rc = main(argv)
+        print(f"\n(exit status {rc})", flush=True)
+        worst = max(worst, rc)
+    return worst
+
+
+def _registered_commands() -> set[str]:
+    parser = build_parser()
+    for action in parser._actions:  # argparse offers no public accessor for subcommands
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"tfperf {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `tfperf lint . | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""What every capability shares: the finding type, the measurement core, the renderers."""

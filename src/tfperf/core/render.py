@@ -1,0 +1,226 @@
+"""One way to render: plain data and findings → text, JSON, Markdown, SARIF, GitHub annotations.
+
+Nothing here knows which capability produced the data. Capabilities build plain values
+(dicts, lists, :class:`~tfperf.core.findings.Finding`) and pick a writer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from tfperf import __version__
+from tfperf.core.findings import Finding, Status
+
+# ---------------------------------------------------------------------------------------------
+# colour
+
+
+def use_color(stream: IO[str] | None = None) -> bool:
+    """Colour only on a terminal, honouring the NO_COLOR / FORCE_COLOR conventions."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+_CODES = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35",
+          "cyan": "36", "grey": "90", "bold": "1", "dim": "2"}
+
+STATUS_STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red",
+                Status.SKIP: "grey", Status.INFO: "cyan"}
+
+
+def style(text: str, *styles: str, color: bool = True) -> str:
+    if not color or not styles:
+        return text
+    codes = ";".join(_CODES[s] for s in styles)
+    return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def status_badge(status: Status, color: bool) -> str:
+    return style(f"{str(status).upper():<4}", STATUS_STYLE[status], "bold", color=color)
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def to_plain(obj: Any) -> Any:
+    """Dataclasses, enums, paths and findings → JSON-able builtins."""
+    if isinstance(obj, Finding):
+        return obj.to_dict()
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        return to_plain(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, float) and obj != obj:  # NaN is not JSON
+        return None
+    return obj
+
+
+def to_json(obj: Any, indent: int | None = 2) -> str:
+    return json.dumps(to_plain(obj), indent=indent, ensure_ascii=False, default=str)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+
+
+def text_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
+               align: str | None = None) -> str:
+    """A plain monospace table. ``align`` is one char per column: 'l' or 'r'."""
+    str_rows = [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in str_rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    align = align or "l" * len(headers)
+
+    def fmt(cells: Sequence[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            out.append(cell.rjust(widths[i]) if align[i] == "r" else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    lines = [fmt(list(headers)), "  ".join("-" * w for w in widths)]
+    lines += [fmt(r) for r in str_rows]
+    return "\n".join(lines)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
+                   align: str | None = None) -> str:
+    def esc(c: Any) -> str:
+        return ("" if c is None else str(c)).replace("|", "\\|").replace("\n", " ")
+
+    align = align or "l" * len(headers)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# findings
+
+
+def format_location(f: Finding) -> str:
+    loc = f.location
+    if loc is None or loc.path is None:
+        return ""
+    parts = [loc.path]
+    if loc.cell is not None:
+        parts.append(f"cell {loc.cell}")
+    if loc.line is not None:
+        parts.append(str(loc.line))
+        if loc.column is not None:
+            parts.append(str(loc.column + 1))
+    return ":".join(parts)
+
+
+def findings_text(findings: Sequence[Finding], color: bool = False, hints: bool = True) -> str:
+    """``path:line:col: CODE message`` then an indented hint, as compilers and ruff print."""
+    lines = []
+    for f in findings:
+        where = format_location(f)
+        head = f"{style(where, 'bold', color=color)}: " if where else ""
+        code = style(f.code, "red" if f.failed else "yellow", "bold", color=color)
+        fixable = " [*]" if f.fix else ""
+        lines.append(f"{head}{code}{fixable} {f.message}")
+        if hints and f.hint:
+            lines.append(f"  {style('help:', 'cyan', color=color)} {f.hint}")
+    return "\n".join(lines)
+
+
+def findings_concise(findings: Sequence[Finding]) -> str:
+    return "\n".join(f"{format_location(f)}: {f.code} {f.message}" for f in findings)
+
+
+def _github_escape(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def findings_github(findings: Sequence[Finding]) -> str:
+    """GitHub Actions workflow commands, one annotation per finding."""
+    out = []
+    for f in findings:
+        loc = f.location or None
+        level = "error" if f.failed else "warning"
+        props = []
+        if loc and loc.path:
+            props.append(f"file={loc.path}")
+            if loc.line is not None:
+                props.append(f"line={loc.line}")
+            if loc.column is not None:
+                props.append(f"col={loc.column + 1}")
+            if loc.end_line is not None:
+                props.append(f"endLine={loc.end_line}")
+        props.append(f"title={f.code} {f.name}".strip())
+        out.append(f"::{level} {','.join(props)}::{_github_escape(f'{f.code} {f.message}')}")
+    return "\n".join(out)
+
+
+def findings_sarif(findings: Sequence[Finding], rules: Sequence[dict[str, str]] = ()) -> str:
+    """SARIF 2.1.0. ``rules``: dicts with ``code``, ``name``, ``summary``, optional ``help``."""
+    rule_index = {r["code"]: i for i, r in enumerate(rules)}
+    results = []
+    for f in findings:
+        loc = f.location or None
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "level": "error" if f.failed else "warning",
+            "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
+        }
+        if f.code in rule_index:
+            result["ruleIndex"] = rule_index[f.code]
+        if loc and loc.path:
+            region: dict[str, int] = {}
+            if loc.line is not None:
+                region["startLine"] = loc.line
+            if loc.column is not None:
+                region["startColumn"] = loc.column + 1
+            if loc.end_line is not None:
+                region["endLine"] = loc.end_line
+            if loc.end_column is not None:
+                region["endColumn"] = loc.end_column + 1
+            physical: dict[str, Any] = {"artifactLocation": {"uri": Path(loc.path).as_posix()}}
+            if region:
+                physical["region"] = region
+            result["locations"] = [{"physicalLocation": physical}]
+            if loc.cell is not None:
+                result["properties"] = {"cell": loc.cell}
+        results.append(result)
+    sarif = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "tfperf",
+                "version": __version__,
+                "rules": [
+                    {"id": r["code"], "name": r.get("name", ""),
+                     "shortDescription": {"text": r.get("summary", "")},
+                     **({"fullDescription": {"text": r["help"]}} if r.get("help") else {})}
+                    for r in rules
+                ],
+            }},
+            "results": results,
+        }],
+    }
+    return json.dumps(sarif, indent=2)
