@@ -1,0 +1,113 @@
+"""The one timer: it measures what it says, and its statistics mean what they say."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from tfperf.core.measure import (
+    Measurement,
+    Timer,
+    format_seconds,
+    measure,
+    significant_figures,
+    sync,
+)
+
+
+def busy_wait(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_busy_wait_of_20ms_is_measured_within_5_percent():
+    m = measure(busy_wait, args=(0.02,), warmup=0.0, min_runs=7, max_time=1.0)
+    assert m.number == 1  # a 20 ms call is longer than a block's minimum: timed alone
+    assert m.runs >= 7 or m.total_s >= 1.0
+    assert m.median == pytest.approx(0.02, rel=0.05)
+    assert m.first_call_s == pytest.approx(0.02, rel=0.5)
+
+
+def test_short_calls_are_grouped_in_blocks_and_divided_back():
+    m = measure(busy_wait, args=(0.0005,), warmup=0.0, min_runs=5, max_time=1.0,
+                min_block_time=0.01)
+    assert m.number >= 20
+    assert m.median == pytest.approx(0.0005, rel=0.05)
+
+
+def test_first_call_is_reported_apart_from_steady_state():
+    calls = []
+
+    def traced_once():
+        if not calls:
+            busy_wait(0.05)  # what a trace or an XLA compile looks like
+        calls.append(1)
+        busy_wait(0.001)
+
+    m = measure(traced_once, warmup=0.0, min_runs=5, max_time=0.5)
+    assert m.first_call_s > 0.05
+    assert m.median < 0.01
+
+
+def test_run_count_adapts_and_respects_the_time_budget():
+    t0 = time.perf_counter()
+    m = measure(busy_wait, args=(0.05,), warmup=0.0, min_runs=100, max_time=0.3,
+                target_rel_iqr=0.0)
+    assert time.perf_counter() - t0 < 1.0
+    assert 2 <= m.runs < 100
+    assert any("allowed" in n for n in m.notes)
+
+
+def test_statistics_on_known_times():
+    m = Measurement(times=[1.0, 2.0, 3.0, 4.0, 100.0], number=3)
+    assert m.median == 3.0
+    assert m.iqr == pytest.approx(2.0)  # numpy's linear quantiles: 4 - 2
+    assert np.percentile(m.times, 75) - np.percentile(m.times, 25) == pytest.approx(m.iqr)
+    assert m.min == 1.0 and m.mean == pytest.approx(22.0) and m.runs == 5
+    assert m.noisy and "noisy" in m.warning
+    d = m.to_dict()
+    assert d["median_s"] == 3.0 and d["runs"] == 5 and d["number"] == 3
+
+
+def test_one_run_has_no_spread_and_says_so():
+    m = Measurement(times=[0.5])
+    assert math.isnan(m.iqr) and m.to_dict()["iqr_s"] is None
+    assert "one run" in m.warning
+
+
+def test_significant_figures_follow_the_spread():
+    assert significant_figures(1.0, 0.5, 10) == 1
+    assert significant_figures(1.0, 0.001, 100) >= 3
+    assert significant_figures(1.0, 0.001, 100) > significant_figures(1.0, 0.01, 100)
+
+
+def test_format_seconds():
+    assert format_seconds(0.01234) == "12.3 ms"
+    assert format_seconds(1.5e-6, 2) == "1.5 µs"
+    assert format_seconds(None) == "–"
+
+
+def test_sync_accepts_nested_plain_values_and_waits_on_block_until_ready():
+    waited = []
+
+    class Future:
+        def block_until_ready(self):
+            waited.append(True)
+            return self
+
+    sync({"a": [np.zeros(3), (1, Future())], "b": 2.0})
+    assert waited == [True]
+
+
+@pytest.mark.tf
+def test_sync_on_tf_tensors_and_timer_first_call_output():
+    tf = pytest.importorskip("tensorflow")
+    x = tf.random.normal([64, 64])
+    sync([x, {"y": x * 2}])
+    sync()
+    seconds, out = Timer(tf.matmul, (x, x)).first_call()
+    assert seconds > 0 and out.shape == (64, 64)
