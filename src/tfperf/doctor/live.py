@@ -1,0 +1,132 @@
+"""Live compute checks: the article's S8 self-check done right, plus XLA and reduced precision.
+
+Two halves, kept apart like everywhere in the doctor:
+
+* **workloads** (``run_*``) run inside the TensorFlow subprocess (``probes/tf_child.py``),
+  receive the imported ``tf`` module and return plain dicts. Timing goes through the one
+  timer, :func:`tfperf.core.measure.measure`, which forces completion on asynchronous devices.
+* **judging** (:func:`live_findings`) turns those dicts into :class:`Finding` verdicts and is
+  a pure function, so tests feed it results of machines they do not have.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from tfperf.core.findings import Finding, Status
+
+MATMUL_SIZE = 4096  # the article's S8 size
+CPU_ONLY_MATMUL_SIZE = 2048  # without a GPU to compare against: 8x less work, same GFLOP/s idea
+MATMUL_BUDGET_S = 1.0  # measure()'s budget for the timed blocks of one matmul
+XLA_SIZE = 256
+# Relative (Frobenius) error of a float32 GPU product against the CPU one. Plain fp32 sums of
+# 4096 terms land near 1e-6; TF32 (on by default on Ampere and newer) near 1e-3.
+FP32_AGREEMENT = 1e-4
+TF32_AGREEMENT = 1e-2
+
+# ---------------------------------------------------------------------------------------------
+# workloads: run in the TensorFlow subprocess
+
+
+def _inputs(tf: Any, n: int, dtype: Any = None) -> tuple[Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(8)  # same inputs on every device: results can be compared
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    ta, tb = tf.constant(a), tf.constant(b)
+    if dtype is not None:
+        ta, tb = tf.cast(ta, dtype), tf.cast(tb, dtype)
+    return ta, tb
+
+
+def _timed_matmul(tf: Any, device: str, n: int, dtype: Any = None) -> tuple[dict[str, Any], Any]:
+    from tfperf.core.measure import measure
+
+    with tf.device(device):
+        a, b = _inputs(tf, n, dtype)
+        m = measure(tf.matmul, args=(a, b), warmup=0.0, min_runs=3,
+                    max_time=MATMUL_BUDGET_S, label=f"matmul {device}")
+        product = tf.matmul(a, b)
+    flops = 2.0 * n**3
+    result = {"device": device, "n": n, "dtype": (dtype.name if dtype is not None else "float32"),
+              "median_s": m.median, "tflops": flops / m.median / 1e12 if m.median else None,
+              "measurement": m.to_dict()}
+    return result, product
+
+
+def _rel_error(tf: Any, x: Any, ref: Any) -> float:
+    x64, r64 = tf.cast(x, tf.float64), tf.cast(ref, tf.float64)
+    den = float(tf.norm(r64))
+    return float(tf.norm(x64 - r64)) / den if den else math.inf
+
+
+def run_matmul(tf: Any, gpus: list[str], size: int | None = None) -> list[dict[str, Any]]:
+    """S8: a float32 n×n matmul on every GPU and on the CPU, synced, with agreement."""
+    cpu_n = size or (MATMUL_SIZE if gpus else CPU_ONLY_MATMUL_SIZE)
+    cpu, cpu_product = _timed_matmul(tf, "/CPU:0", cpu_n)
+    cpu["id"] = "live.matmul.cpu"
+    out = [cpu]
+    for i, _ in enumerate(gpus):
+        gpu, product = _timed_matmul(tf, f"/GPU:{i}", cpu_n)
+        gpu["id"] = f"live.matmul.gpu{i}"
+        gpu["rel_error_vs_cpu"] = _rel_error(tf, product, cpu_product)
+        gpu["speedup_vs_cpu"] = cpu["median_s"] / gpu["median_s"] if gpu["median_s"] else None
+        gpu["tf32_enabled"] = bool(tf.config.experimental.tensor_float_32_execution_enabled())
+        out.append(gpu)
+    return out
+
+
+def run_xla(tf: Any) -> dict[str, Any]:
+    """Compile a small fused function with ``jit_compile=True`` and check it against eager."""
+    from tfperf.core.measure import measure
+
+    def body(x: Any, y: Any) -> Any:
+        return tf.reduce_sum(tf.nn.relu(tf.matmul(x, y)) * 2.0 + 1.0, axis=1)
+
+    x, y = _inputs(tf, XLA_SIZE)
+    compiled = tf.function(body, jit_compile=True)
+    m = measure(compiled, args=(x, y), warmup=0.0, min_runs=3, max_time=0.3, label="xla")
+    err = _rel_error(tf, compiled(x, y), body(x, y))
+    return {"id": "live.xla", "compile_s": m.first_call_s, "median_s": m.median,
+            "rel_error_vs_eager": err, "measurement": m.to_dict()}
+
+
+def run_reduced_precision(tf: Any, gpus: list[str], size: int | None = None,
+                          fp32: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """float16 / bfloat16 matmul on the first GPU, with speed relative to float32."""
+    n = size or MATMUL_SIZE
+    out = []
+    for dtype in (tf.float16, tf.bfloat16):
+        rid = f"live.{dtype.name}"
+        try:
+            res, _ = _timed_matmul(tf, "/GPU:0", n, dtype)
+        except Exception as exc:  # an unsupported dtype is the answer, not a crash  # noqa: BLE001
+            out.append({"id": rid, "supported": False, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        res.update(id=rid, supported=True, gpu=gpus[0])
+        if fp32 and fp32.get("median_s") and res["median_s"]:
+            res["speedup_vs_float32"] = fp32["median_s"] / res["median_s"]
+        out.append(res)
+    return out
+
+
+def workloads(tf: Any, gpus: list[str], size: int | None) -> list[tuple[str, Callable[[], Any]]]:
+    """The live checks in the order they run; each returns a dict or a list of dicts."""
+    state: dict[str, Any] = {}
+
+    def matmul() -> list[dict[str, Any]]:
+        state["matmul"] = run_matmul(tf, gpus, size)
+        return state["matmul"]
+
+    def reduced() -> list[dict[str, Any]]:
+        fp32 = next((r for r in state.get("matmul", []) if r["id"] == "live.matmul.gpu0"), None)
+        return run_reduced_precision(tf, gpus, size, fp32)
+
+    steps: list[tuple[str, Callable[[], Any]]] = [("live.matmul", matmul),
+                                                  ("live.xla", lambda: run_xla(tf))]
+    if gpus:
+        steps.append(("live.reduced_precision", reduced))
+    return steps

@@ -1,0 +1,136 @@
+"""TensorFlow as it really runs here: imported in a subprocess with a time limit.
+
+Importing TF in the doctor's own process would risk a hang or a crash (an illegal
+instruction, a broken CUDA library) taking the report down with it, and would hide the
+import log. The child (:mod:`tfperf.doctor.probes.tf_child`) streams JSON lines; this side
+reads them with a deadline per stage (the import, then each live check), so a hang costs one
+timeout, is reported as such, and leaves every fact gathered before it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from tfperf.doctor.probes.runner import kill_group
+
+STDERR_TAIL = 4000
+
+
+def _reader(stream: Any, sink: queue.Queue[str | None]) -> None:
+    for line in stream:
+        sink.put(line)
+    sink.put(None)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def tensorflow_importable() -> bool:
+    try:
+        return importlib.util.find_spec("tensorflow") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def probe_tensorflow(timeout: float = 120.0, compute: bool = True,
+                     matmul_size: int | None = None, live_timeout: float | None = None,
+                     python: str = sys.executable) -> dict[str, Any]:
+    """Facts about TF (``tf_probe`` says how the probe went) and the raw live results."""
+    facts: dict[str, Any] = {"tf_probe": None, "live": {}}
+    if not tensorflow_importable():
+        facts["tf_probe"] = "not installed (no importable tensorflow module)"
+        return facts
+    live_timeout = live_timeout or timeout
+    argv = [python, "-m", "tfperf.doctor.probes.tf_child"]
+    if compute:
+        argv.append("--compute")
+    if matmul_size:
+        argv += ["--matmul-size", str(matmul_size)]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0", "PYTHONUNBUFFERED": "1"}
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                env=env, start_new_session=True)
+    except OSError as exc:
+        facts["tf_probe"] = f"could not start {python}: {exc}"
+        return facts
+    lines: queue.Queue[str | None] = queue.Queue()
+    errs: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+    threading.Thread(target=_reader, args=(proc.stderr, errs), daemon=True).start()
+
+    stage, limit = "import", timeout
+    deadline = time.monotonic() + limit
+    running: str | None = None
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            kill_group(proc)
+            what = f"timed out after {limit:g}s"
+            if running:
+                facts["live"][running] = {"error": what}
+            else:
+                facts["tf_probe"] = f"{what} during {stage}"
+            break
+        if line is None:  # child finished (or died)
+            break
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue  # a library printing to stdout: not ours
+        kind = msg.pop("kind", None)
+        if kind == "facts":
+            facts.update(msg)
+            facts["tf_probe"] = "ok"
+            stage, limit = "live checks", live_timeout
+        elif kind == "error":
+            facts["tf_probe"] = f"import failed: {msg.get('error')}"
+            facts["tf_import_traceback"] = msg.get("traceback")
+        elif kind == "start":
+            running, stage, limit = msg["id"], f"live check {msg['id']}", live_timeout
+        elif kind == "live":
+            facts["live"][msg["id"]] = msg.get("result") if "result" in msg else {
+                "error": msg.get("error")}
+            running = None
+        deadline = time.monotonic() + limit
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+    if facts["tf_probe"] is None:  # died without a word: a segfault or SIGILL on import
+        tail = "".join(_drain(errs))[-STDERR_TAIL:]
+        facts["tf_probe"] = f"import crashed ({_describe_exit(proc.returncode)})"
+        facts["tf_import_log"] = tail
+    elif running:  # crashed during a live check
+        facts["live"][running] = {"error": f"subprocess {_describe_exit(proc.returncode)}"}
+    return facts
+
+
+def _drain(q: queue.Queue[str | None]) -> list[str]:
+    out = []
+    while True:
+        try:
+            item = q.get(timeout=1.0)
+        except queue.Empty:
+            return out
+        if item is None:
+            return out
+        out.append(item)
