@@ -1,0 +1,51 @@
+"""The doctor's knowledge: packaged tables (each row with its source) and their loaders.
+
+Tables live in ``data/`` (rebuilt from the raw compilation by ``build_data``); every loader
+reads lazily and caches. Nothing here imports TensorFlow.
+"""
+
+from tfperf.doctor.knowledge.builds import (
+    BuildConfig,
+    Pin,
+    WheelBuildInfo,
+    and_cuda_pins,
+    build_config,
+    build_configs,
+    nearest_versions,
+    needed_libraries,
+    wheel_build_info,
+    wheel_build_infos,
+)
+from tfperf.doctor.knowledge.drivers import DriverRequirement, min_driver, newest_cuda_for_driver
+from tfperf.doctor.knowledge.errors import SEVERITY_ORDER, ErrorPattern, error_patterns
+from tfperf.doctor.knowledge.gpus import (
+    GpuInfo,
+    arch_match,
+    arch_support,
+    compute_capability,
+    parse_cc,
+)
+
+__all__ = [
+    "SEVERITY_ORDER",
+    "BuildConfig",
+    "DriverRequirement",
+    "ErrorPattern",
+    "GpuInfo",
+    "Pin",
+    "WheelBuildInfo",
+    "and_cuda_pins",
+    "arch_match",
+    "arch_support",
+    "build_config",
+    "build_configs",
+    "compute_capability",
+    "error_patterns",
+    "min_driver",
+    "nearest_versions",
+    "needed_libraries",
+    "newest_cuda_for_driver",
+    "parse_cc",
+    "wheel_build_info",
+    "wheel_build_infos",
+]
