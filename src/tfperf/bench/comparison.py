@@ -1,0 +1,365 @@
+"""Variants → interleaved measurements → ratios and equivalence → a :class:`CompareResult`.
+
+The procedure, for variants A, B, C with a shared time budget:
+
+1. First call of each, timed apart (trace/compile cost) under a per-call time limit. A
+   variant that raises or runs out of time is reported with its error; the others go on.
+   A variant whose first call alone takes more than ``slow_after`` seconds is *slow*: it is
+   not run again, and that one call is its time.
+2. The others are warmed up, and each gets a block size (calls per timed block) long enough
+   for the clock.
+3. Rounds: one block of each, in an order that rotates each round (A B C, B C A, …), so that
+   drift (thermal, other processes) hits all alike; until the budget is spent or every
+   spread is small. Ratios to the baseline are taken round by round; their median is
+   reported.
+4. Every variant's first output is compared with the baseline's (structure, shape, dtype,
+   values within dtype-aware tolerances).
+5. Memory: peak device memory per variant on GPU; on CPU only with ``isolate=True`` (each
+   variant once more in its own process, peak RSS); otherwise not reported.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.bench.deadline import CallTimeout, time_limit
+from tfperf.bench.declare import VariantSpec
+from tfperf.bench.equivalence import compare_outputs
+from tfperf.bench.machine import machine_info
+from tfperf.bench.result import CompareResult, VariantResult
+from tfperf.core.measure import Measurement, Timer
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class Variant:
+    """A callable to time. ``args``/``kwargs`` override the comparison's shared inputs."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] | None = None
+    kwargs: dict[str, Any] | None = None
+    baseline: bool = False
+    bytes: float | None = None
+    flops: float | None = None
+    quick_batch: int | None = None
+    source: dict[str, Any] | None = None  # how a child process finds it (for isolate)
+
+    @classmethod
+    def from_spec(cls, spec: VariantSpec) -> Variant:
+        return cls(spec.name, spec.fn, baseline=spec.baseline, bytes=spec.bytes,
+                   flops=spec.flops, quick_batch=spec.quick_batch)
+
+
+@dataclass
+class _State:
+    variant: Variant
+    result: VariantResult
+    timer: Timer
+    output: Any = None
+    number: int = 1
+    times: list[float] = field(default_factory=list)
+    batch: int | None = None  # items of axis 0 the variant ran on (quick_batch)
+
+
+def _as_variants(variants: Mapping[str, Any] | Sequence[Any]) -> list[Variant]:
+    out: list[Variant] = []
+    items = variants.items() if isinstance(variants, Mapping) else enumerate(variants)
+    for key, v in items:
+        if isinstance(v, Variant):
+            out.append(v)
+        elif isinstance(v, VariantSpec):
+            out.append(Variant.from_spec(v))
+        elif callable(v):
+            name = key if isinstance(key, str) else getattr(v, "__name__", f"variant{key}")
+            out.append(Variant(name, v))
+        else:
+            raise TypeError(f"variant {key!r} is not callable")
+    if not out:
+        raise ValueError("no variants to compare")
+    names = [v.name for v in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"variant names must be unique: {names}")
+    return out
+
+
+def _leading(value: Any) -> int | None:
+    shape = getattr(value, "shape", None)
+    try:
+        return int(shape[0]) if shape is not None and len(shape) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _slice_tree(value: Any, k: int) -> Any:
+    """First ``k`` items along axis 0 of every array leaf."""
+    if isinstance(value, Mapping):
+        return {key: _slice_tree(v, k) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_slice_tree(v, k) for v in value)
+    return value[:k] if _leading(value) is not None else value
+
+
+def _describe_error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}"[:300]
+
+
+def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (),
+            kwargs: Mapping[str, Any] | None = None, baseline: str | None = None, *,
+            budget: float = 10.0, quick: bool = False, call_limit: float | None = None,
+            slow_after: float | None = None, target_rel_iqr: float = 0.03,
+            min_rounds: int | None = None, max_rounds: int = 500,
+            min_block_time: float | None = None, rtol: float | None = None,
+            isolate: bool = False, roofline: bool = False,
+            progress: Progress | None = None) -> CompareResult:
+    """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
+
+    ``variants``: a dict name → callable (or :class:`Variant`), or a list of ``Variant``.
+    ``budget``: seconds for the steady-state rounds (first calls come on top).
+    ``call_limit``: a single call is interrupted after this many seconds
+    (default ``max(30, 4 × budget)``). ``slow_after``: a first call longer than this makes the
+    variant slow, run once (default ``budget / 10``). ``quick``: fewer rounds, shorter blocks,
+    and ``quick_batch`` variants run on a slice of the batch with their time scaled up.
+    """
+    vs = _as_variants(variants)
+    base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
+    if base_name not in [v.name for v in vs]:
+        raise ValueError(f"baseline {base_name!r} is not one of the variants "
+                         f"{[v.name for v in vs]}")
+    call_limit = call_limit if call_limit is not None else max(30.0, 4 * budget)
+    slow_after = slow_after if slow_after is not None else budget / 10
+    min_rounds = min_rounds if min_rounds is not None else (3 if quick else 5)
+    min_block_time = min_block_time if min_block_time is not None else (
+        0.005 if quick else 0.02)
+    shared_args, shared_kwargs = tuple(args), dict(kwargs or {})
+    say = progress or (lambda f, s: None)
+
+    states: list[_State] = []
+    for v in vs:
+        a = v.args if v.args is not None else shared_args
+        kw = v.kwargs if v.kwargs is not None else shared_kwargs
+        batch, scale = None, 1.0
+        if quick and v.quick_batch and a and (full := _leading(a[0])) and full > v.quick_batch:
+            batch, scale = v.quick_batch, full / v.quick_batch
+            a = (a[0][:batch], *a[1:])
+        res = VariantResult(name=v.name, scale=scale)
+        if batch:
+            res.notes.append(f"quick mode: ran on {batch} of {full} items of axis 0; "
+                             f"time scaled ×{scale:g}")
+        states.append(_State(v, res, Timer(v.fn, a, kw), batch=batch))
+
+    n = len(states)
+    # 1. first calls
+    for i, st in enumerate(states):
+        say(i / (n + 2), f"{st.variant.name}: first call")
+        try:
+            with time_limit(call_limit):
+                first, out = st.timer.first_call()
+        except CallTimeout as exc:
+            st.result.status, st.result.error = "timeout", str(exc)
+            continue
+        except Exception as exc:
+            st.result.status, st.result.error = "error", _describe_error(exc)
+            continue
+        st.output = out
+        st.result.first_call_s = first * st.result.scale
+        if first * st.result.scale > slow_after or st.batch:
+            st.result.status = "slow"
+            st.result.measurement = Measurement(times=[first], first_call_s=first)
+            st.result.notes.append(
+                f"slow: ran once ({first * st.result.scale:.3g} s ≥ {slow_after:.3g} s); "
+                "its time includes any trace/compile cost")
+
+    fast = [st for st in states if st.result.status == "ok"]
+    # 2. warm-up and block size
+    say(n / (n + 2), "warming up")
+    for st in list(fast):
+        try:
+            with time_limit(call_limit):
+                st.timer.block(1)
+                st.number = st.timer.calibrate(min_block_time)
+        except (Exception, CallTimeout) as exc:
+            _fail(st, exc)
+            fast.remove(st)
+
+    # 3. interleaved rounds
+    t0 = time.perf_counter()
+    deadline = t0 + budget
+    rounds = 0
+    while fast and rounds < max_rounds:
+        for st in _rotated(fast, rounds):
+            try:
+                with time_limit(call_limit * st.number):
+                    st.times.append(st.timer.block(st.number))
+            except (Exception, CallTimeout) as exc:
+                _fail(st, exc)
+        fast = [st for st in fast if st.result.status == "ok"]
+        rounds += 1
+        now = time.perf_counter()
+        say((n + min(1.0, (now - t0) / budget)) / (n + 2), f"round {rounds}")
+        if rounds >= min_rounds and all(_rel_iqr(st.times) <= target_rel_iqr for st in fast):
+            break
+        if now >= deadline and (rounds >= 3 or now >= deadline + budget):
+            break
+    for st in states:
+        if st.result.status == "ok":
+            st.result.measurement = Measurement(times=st.times, number=st.number,
+                                                first_call_s=st.result.first_call_s)
+
+    say((n + 1) / (n + 2), "checking equivalence")
+    base = next(st for st in states if st.variant.name == base_name)
+    _ratios(states, base)
+    _equivalence(states, base, rtol)
+    peaks = _roofline(states) if roofline else None
+    _memory(states, isolate)
+    say(1.0, "done")
+    settings = {"budget_s": budget, "quick": quick, "call_limit_s": call_limit,
+                "slow_after_s": slow_after, "rounds": rounds, "target_rel_iqr": target_rel_iqr,
+                "isolate": isolate}
+    return CompareResult(machine=machine_info(), baseline=base_name,
+                         variants=[st.result for st in states], settings=settings,
+                         peaks=peaks.to_dict() if peaks else None)
+
+
+def _fail(st: _State, exc: BaseException) -> None:
+    st.result.status = "timeout" if isinstance(exc, CallTimeout) else "error"
+    st.result.error = str(exc) if isinstance(exc, CallTimeout) else _describe_error(exc)
+    st.times.clear()
+
+
+def _rotated(items: list[_State], k: int) -> list[_State]:
+    if not items:
+        return items
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def _rel_iqr(times: list[float]) -> float:
+    return Measurement(times=times).rel_iqr if len(times) >= 2 else math.inf
+
+
+def _ratios(states: list[_State], base: _State) -> None:
+    b = base.result
+    if b.error or b.median_s is None:
+        for st in states:
+            if st is not base and not st.result.error:
+                st.result.notes.append(f"no ratio: the baseline {base.variant.name!r} failed")
+        return
+    for st in states:
+        r = st.result
+        if r.error or r.median_s is None:
+            continue
+        if st is base:
+            r.ratio_to_baseline, r.speedup, r.ratio_method = 1.0, 1.0, "baseline"
+            continue
+        paired = len(st.times) == len(base.times) and len(st.times) > 0 and \
+            b.status == r.status == "ok"
+        if paired:
+            pairs = list(zip(st.times, base.times, strict=True))
+            r.ratio_to_baseline = statistics.median(v / bt for v, bt in pairs)
+            r.speedup = statistics.median(bt / v for v, bt in pairs)
+            r.ratio_method = "median of per-round ratios"
+        else:
+            r.ratio_to_baseline = r.median_s / b.median_s
+            r.speedup = b.median_s / r.median_s
+            r.ratio_method = "ratio of medians (one side ran once)"
+
+
+def _equivalence(states: list[_State], base: _State, rtol: float | None) -> None:
+    if base.result.error:
+        for st in states:
+            if st is not base and not st.result.error:
+                st.result.equivalence_note = "not checked: the baseline failed"
+        return
+    for st in states:
+        if st is base or st.result.error:
+            continue
+        ref, out = base.output, st.output
+        k = base.batch or st.batch
+        if k:  # one side ran on a slice of the batch: compare on that slice
+            ref, out = _slice_tree(ref, k), _slice_tree(out, k)
+        try:
+            eq = compare_outputs(ref, out, rtol=rtol)
+        except Exception as exc:  # outputs of an unknown kind
+            st.result.equivalence_note = f"could not compare outputs: {_describe_error(exc)}"
+            continue
+        st.result.equivalent = eq.equivalent
+        st.result.max_abs_err, st.result.max_rel_err = eq.max_abs_err, eq.max_rel_err
+        st.result.equivalence_note = eq.reason
+        if k:
+            st.result.notes.append(f"outputs compared on the first {k} items of axis 0")
+
+
+def _roofline(states: list[_State]) -> Any:
+    from tfperf.bench.roofline import achieved, machine_peaks, nbytes_tree
+
+    try:
+        peaks = machine_peaks()
+    except Exception as exc:  # no TF: roofline is optional
+        for st in states:
+            st.result.roofline = {"error": _describe_error(exc)}
+        return None
+    for st in states:
+        r = st.result
+        if r.median_s is None:
+            continue
+        declared = st.variant.bytes
+        moved = declared if declared is not None else (
+            nbytes_tree(st.timer.args) + nbytes_tree(st.timer.kwargs) + nbytes_tree(st.output)
+        ) * r.scale
+        r.roofline = achieved(r.median_s, moved, st.variant.flops, peaks)
+        r.roofline["bytes_source"] = "declared" if declared is not None else \
+            "inputs + outputs (lower bound)"
+    return peaks
+
+
+def _memory(states: list[_State], isolate: bool) -> None:
+    tf = sys.modules.get("tensorflow")
+    gpu = bool(tf is not None and tf.config.list_logical_devices("GPU"))
+    if gpu:
+        _gpu_memory(tf, states)
+        return
+    if isolate:
+        from tfperf.bench.isolate import measure_isolated
+
+        for st in states:
+            if st.result.error:
+                continue
+            st.result.memory = measure_isolated(st.variant, st.timer.args, st.timer.kwargs)
+        return
+    for st in states:
+        st.result.memory = {"peak_bytes": None,
+                            "source": "not measured on CPU without --isolate"}
+
+
+def _gpu_memory(tf: Any, states: list[_State]) -> None:
+    from tfperf.core.measure import sync
+
+    for st in states:
+        if st.result.error:
+            continue
+        if st.result.status == "slow":
+            st.result.memory = {"peak_bytes": None, "source": "not measured: slow variant"}
+            continue
+        try:
+            tf.config.experimental.reset_memory_stats("GPU:0")
+            before = tf.config.experimental.get_memory_info("GPU:0")["current"]
+            sync(st.timer.fn(*st.timer.args, **st.timer.kwargs))
+            peak = tf.config.experimental.get_memory_info("GPU:0")["peak"]
+        except Exception as exc:
+            st.result.memory = {"peak_bytes": None, "source": f"GPU:0 ({_describe_error(exc)})"}
+            continue
+        st.result.memory = {"peak_bytes": peak, "above_start_bytes": peak - before,
+                            "source": "GPU:0 allocator peak, one call"}
+
+
+__all__ = ["Variant", "compare"]
