@@ -1,0 +1,153 @@
+"""``tfperf lint``, ``tfperf rules`` and ``tfperf rule CODE``: argument parsing and output.
+
+Only the standard library is imported here (this module loads on every ``tfperf`` start);
+the engine is imported when a subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+
+def _codes(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "lint", help="find the article's TensorFlow anti-patterns in code (static; fixes)",
+        description="Static checks for slow TensorFlow patterns in .py files and notebooks. "
+                    "Exit status: 0 clean, 1 findings, 2 error.")
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                   help="files, directories or globs (default: .)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--select", action="append", metavar="CODES",
+                   help="rule codes or prefixes to run (comma-separated; default ALL)")
+    p.add_argument("--ignore", action="append", metavar="CODES", help="rule codes to skip")
+    p.add_argument("--extend-select", action="append", metavar="CODES",
+                   help="codes to add to the selection")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="apply unsafe fixes too (implies --fix unless --diff)")
+    p.add_argument("--diff", action="store_true",
+                   help="show the fixes as a diff, write nothing")
+    p.add_argument("--no-cache", action="store_true", help="analyse every file again")
+    p.add_argument("--jobs", "-j", type=int, default=0,
+                   help="worker processes (default: all cores when there are many files)")
+    p.set_defaults(func=run_lint)
+
+    r = subparsers.add_parser("rules", help="list the lint rules")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.set_defaults(func=run_rules)
+
+    one = subparsers.add_parser("rule", help="explain one lint rule")
+    one.add_argument("code", help="a rule code, e.g. TFP101")
+    one.set_defaults(func=run_rule)
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    from tfperf.cli import UsageError
+    from tfperf.lint.session import LintRequest, run
+
+    if args.jobs < 0:
+        raise UsageError("--jobs must be ≥ 0")
+    request = LintRequest(
+        paths=list(args.paths), select=_codes(args.select), ignore=_codes(args.ignore) or [],
+        extend_select=_codes(args.extend_select) or [],
+        fix=args.fix or (args.unsafe_fixes and not args.diff), unsafe=args.unsafe_fixes,
+        diff=args.diff, cache=not args.no_cache, jobs=args.jobs)
+    try:
+        outcome = run(request)
+    except ValueError as exc:  # bad selectors, missing paths, bad config
+        raise UsageError(str(exc)) from exc
+    _print(outcome, args)
+    return 1 if outcome.findings else 0
+
+
+def _print(outcome, args: argparse.Namespace) -> None:
+    from tfperf.core import render
+
+    findings = outcome.findings
+    out = sys.stdout
+    if args.diff:
+        for diff in outcome.diffs:
+            out.write(diff)
+    if args.format == "json":
+        print(render.to_json([f.to_dict() for f in findings]))
+    elif args.format == "sarif":
+        print(render.findings_sarif(findings, [r.summary() for r in outcome.rules]))
+    elif args.format == "github":
+        if findings:
+            print(render.findings_github(findings))
+    elif args.format == "concise":
+        if findings:
+            print(render.findings_concise(findings))
+    else:
+        color = render.use_color(out)
+        if findings:
+            print(render.findings_text(findings, color=color))
+        print(_summary(outcome, args), file=sys.stderr if not findings else out)
+    if args.statistics:
+        counts = Counter((f.code, f.name) for f in findings)
+        fixable = Counter(f.code for f in findings if f.fix)
+        rows = [(n, code, name, fixable.get(code, 0))
+                for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        print(render.text_table(["count", "code", "name", "fixable"], rows, "rrll"),
+              file=sys.stderr if args.format in ("json", "sarif") else out)
+
+
+def _summary(outcome, args: argparse.Namespace) -> str:
+    n, files = len(outcome.findings), outcome.files
+    parts = [f"{n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)}"]
+    if outcome.fixed:
+        verb = "would fix" if args.diff else "fixed"
+        parts.append(f"{verb} {outcome.fixed}")
+    safe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) == "safe")
+    unsafe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) != "safe")
+    if safe:
+        parts.append(f"{safe} fixable with --fix")
+    if unsafe:
+        parts.append(f"{unsafe} more with --unsafe-fixes")
+    return "; ".join(parts) + "."
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    from tfperf.core import render
+    from tfperf.lint.registry import rule_classes
+
+    rows = [(r.code, r.name, ",".join(r.claims), "yes" if r.fixable else "", r.message)
+            for r in rule_classes()]
+    if args.format == "json":
+        print(render.to_json([r.summary() for r in rule_classes()]))
+    else:
+        print(render.text_table(["code", "name", "claims", "fix", "message"], rows))
+    return 0
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    from tfperf.cli import UsageError
+    from tfperf.lint.registry import ENGINE_CODES, get
+
+    code = args.code.strip().upper()
+    if code in ENGINE_CODES:
+        print(f"# {code} {ENGINE_CODES[code]}\n\nReported by the engine itself: "
+              + ("the file or cell could not be read or parsed as Python; the reason is in the "
+                 "message." if code == "TFP000" else
+                 "a rule raised an error on a file (a tfperf bug); the other rules still ran."))
+        return 0
+    try:
+        rule = get(code)
+    except KeyError:
+        raise UsageError(f"no rule {args.code!r} (see `tfperf rules`)") from None
+    claims = ", ".join(rule.claims)
+    fix = "sometimes" if rule.fixable else "no"
+    print(f"# {rule.code} {rule.name}\n\n{rule.message}.\n\nClaims: {claims}. "
+          f"Automatic fix: {fix}.\n\n{rule.docs.rstrip()}")
+    return 0

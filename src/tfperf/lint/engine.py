@@ -1,0 +1,171 @@
+"""Lint one module: parse, index once, dispatch nodes to rules, filter ``# noqa``.
+
+The engine never crashes on its input: a module that does not parse, is not text or has a
+bad encoding yields one ``TFP000`` finding; a rule that raises on a module yields one
+``TFP001`` finding naming the rule and the file, and every other rule still runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import tokenize
+import warnings
+from collections.abc import Sequence
+
+from tfperf.core.findings import Finding, Location, Status
+from tfperf.lint.rule import Rule
+from tfperf.lint.semantic import Context
+
+SYNTAX_ERROR, INTERNAL_ERROR = "TFP000", "TFP001"
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?",
+                   re.IGNORECASE)
+
+
+def error_finding(path: str, reason: str, line: int | None = None,
+                  column: int | None = None, cell: int | None = None) -> Finding:
+    """The ``TFP000`` finding: this file (or cell) could not be analysed, and why."""
+    return Finding(code=SYNTAX_ERROR, name="syntax-error", message=reason,
+                   status=Status.FAIL,
+                   hint="tfperf reads the file as Python source; fix or exclude it",
+                   location=Location(path=path, line=line, column=column, cell=cell))
+
+
+def internal_error_finding(path: str, rule: Rule, exc: BaseException) -> Finding:
+    return Finding(code=INTERNAL_ERROR, name="internal-error",
+                   message=f"internal error in rule {rule.code} on {path}: "
+                           f"{type(exc).__name__}: {exc}",
+                   status=Status.FAIL,
+                   hint="a tfperf bug; please report it with the file (the other rules ran)",
+                   location=Location(path=path, line=1, column=0))
+
+
+def decode_source(data: bytes, path: str) -> tuple[str | None, Finding | None]:
+    """Bytes → text as Python would read them (BOM, PEP 263 cookie), or a TFP000 reason."""
+    if b"\x00" in data:
+        return None, error_finding(path, "not a text file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, error_finding(path, f"bad encoding declaration: {exc}")
+    try:
+        codecs.lookup(encoding)
+        text = data.decode(encoding)
+    except (LookupError, UnicodeDecodeError) as exc:
+        return None, error_finding(path, f"cannot decode as {encoding}: {exc}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, None
+
+
+def parse(source: str, path: str) -> tuple[ast.Module | None, Finding | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
+            return ast.parse(source, filename=path), None
+    except SyntaxError as exc:
+        col = (exc.offset - 1) if exc.offset else None
+        reason = f"cannot parse: {exc.msg}"
+        return None, error_finding(path, reason, line=exc.lineno, column=col)
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return None, error_finding(path, f"cannot parse: {exc}")
+
+
+class Dispatcher:
+    """The rules of one run, arranged for one walk: node type → rules that want it."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = list(rules)
+        self.by_type: dict[type, list[Rule]] = {}
+        for rule in self.rules:
+            for t in rule.node_types:
+                self.by_type.setdefault(t, []).append(rule)
+        self.module_rules = [r for r in self.rules if r.wants_module()]
+
+    def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
+        buckets: dict[type, list[ast.AST]] = {t: [] for t in self.by_type}
+        ctx = Context(tree, source, path, buckets)
+        findings: list[Finding] = []
+        broken: set[str] = set()
+        for typ, nodes in buckets.items():
+            if not nodes:
+                continue
+            for rule in self.by_type[typ]:
+                if rule.code in broken:
+                    continue
+                try:
+                    for node in nodes:
+                        findings.extend(rule.check(node, ctx))
+                except Exception as exc:  # one broken rule must not stop the others
+                    broken.add(rule.code)
+                    findings.append(internal_error_finding(path, rule, exc))
+        for rule in self.module_rules:
+            if rule.code in broken:
+                continue
+            try:
+                findings.extend(rule.check_module(ctx))
+            except Exception as exc:
+                broken.add(rule.code)
+                findings.append(internal_error_finding(path, rule, exc))
+        return findings
+
+
+def noqa_codes(line: str) -> set[str] | None:
+    """``None``: no noqa comment; empty set: bare ``# noqa`` (everything); else the codes
+    (prefixes allowed: ``# noqa: TFP1``)."""
+    if "noqa" not in line.lower():
+        return None
+    m = _NOQA.search(line)
+    if m is None:
+        return None
+    codes = m.group("codes")
+    return set() if not codes else {c.upper() for c in re.split(r"[\s,]+", codes) if c}
+
+
+def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    loc = finding.location
+    if loc is None or loc.line is None or not (1 <= loc.line <= len(lines)):
+        return False
+    codes = noqa_codes(lines[loc.line - 1])
+    if codes is None:
+        return False
+    return not codes or any(finding.code.startswith(c) for c in codes)
+
+
+def sort_key(f: Finding) -> tuple:
+    loc = f.location or Location()
+    return (loc.path or "", loc.cell or 0, loc.line or 0, loc.column or 0, f.code, f.message)
+
+
+def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | None = None,
+                dispatcher: Dispatcher | None = None) -> list[Finding]:
+    """All findings of ``rules`` (default: every registered rule) in one module's source,
+    sorted, ``# noqa`` applied."""
+    if dispatcher is None:
+        if rules is None:
+            from tfperf.lint.registry import all_rules
+            rules = all_rules()
+        dispatcher = Dispatcher(rules)
+    tree, err = parse(source, path)
+    if err is not None:
+        return [err]
+    findings = dispatcher.run(tree, source, path)  # type: ignore[arg-type]
+    if findings and "noqa" in source.lower():
+        from tfperf.lint.semantic import split_lines
+        lines = split_lines(source)
+        findings = [f for f in findings if not suppressed(f, lines)]
+    findings.sort(key=sort_key)
+    return _dedupe(findings)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    for f in findings:
+        key = (f.code, f.location, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

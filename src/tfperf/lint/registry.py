@@ -1,0 +1,127 @@
+"""The rule catalogue: every :class:`~tfperf.lint.rule.Rule` in ``tfperf.lint.rules``.
+
+Rules are discovered by importing each module of the package; the catalogue is checked once
+(unique codes, kebab-case names, required doc sections, claims) so that a malformed rule
+fails loudly in tests rather than quietly in a user's run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from tfperf.lint.rule import DOC_SECTIONS, Rule
+
+CODE_RE = re.compile(r"^TFP\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+CLAIM_RE = re.compile(r"^S\d{1,2}$")
+# Codes the engine itself reports; no rule may take them.
+ENGINE_CODES = {"TFP000": "syntax-error", "TFP001": "internal-error"}
+
+
+class RegistryError(Exception):
+    """The rule catalogue is malformed (a programming error in a rule module)."""
+
+
+def doc_problems(rule: type[Rule]) -> list[str]:
+    """What is wrong with a rule's declaration; empty when it is fine."""
+    problems = []
+    if not CODE_RE.match(rule.code) or rule.code in ENGINE_CODES:
+        problems.append(f"bad code {rule.code!r}")
+    if not NAME_RE.match(rule.name):
+        problems.append(f"name {rule.name!r} is not kebab-case")
+    if not rule.message or "\n" in rule.message:
+        problems.append("message must be one non-empty line")
+    if not rule.claims or not all(CLAIM_RE.match(c) for c in rule.claims):
+        problems.append(f"claims {rule.claims!r} must be article claim IDs (S1..S22)")
+    headings = re.findall(r"^##+\s*(.+?)\s*$", rule.docs, flags=re.M)
+    for section in DOC_SECTIONS:
+        if section not in headings:
+            problems.append(f"docs lack the section '## {section}'")
+    if not rule.node_types and not rule.wants_module():
+        problems.append("neither node_types nor check_module: the rule can never fire")
+    return problems
+
+
+@lru_cache(maxsize=1)
+def _load() -> tuple[type[Rule], ...]:
+    import tfperf.lint.rules as package
+
+    found: dict[str, type[Rule]] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule \
+                    and obj.__module__ == module.__name__ and obj.code:
+                problems = doc_problems(obj)
+                if problems:
+                    raise RegistryError(f"{module.__name__}.{obj.__name__}: "
+                                        + "; ".join(problems))
+                if obj.code in found:
+                    raise RegistryError(f"code {obj.code} defined by both "
+                                        f"{found[obj.code].__module__} and {module.__name__}")
+                found[obj.code] = obj
+    names = [r.name for r in found.values()]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise RegistryError(f"rule names used twice: {sorted(dup)}")
+    return tuple(found[c] for c in sorted(found))
+
+
+def all_rules() -> list[Rule]:
+    """One instance of every registered rule, sorted by code."""
+    return [cls() for cls in _load()]
+
+
+def rule_classes() -> tuple[type[Rule], ...]:
+    return _load()
+
+
+def get(code: str) -> Rule:
+    """The rule with this exact code (case-insensitive); ``KeyError`` if there is none."""
+    code = code.strip().upper()
+    for cls in _load():
+        if cls.code == code:
+            return cls()
+    raise KeyError(code)
+
+
+def _matches(code: str, selector: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def unknown_selectors(selectors: Iterable[str]) -> list[str]:
+    """Selectors that match no rule (probably typos)."""
+    codes = [c.code for c in _load()]
+    return [s for s in selectors
+            if s.upper() != "ALL" and not any(_matches(c, s.upper()) for c in codes)]
+
+
+def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None = None,
+           ignore: Iterable[str] = (), extend_select: Iterable[str] = ()) -> list[Rule]:
+    """Rules chosen by code prefixes (``"TFP1"``, ``"TFP101"``, ``"ALL"``), as ruff does:
+    ``select`` (default ALL) plus ``extend_select``, minus ``ignore``. When a code matches
+    both, the more specific (longer) selector wins."""
+    rules = list(rules) if rules is not None else all_rules()
+    sel = [s.strip().upper() for s in (select if select is not None else ["ALL"]) if s.strip()]
+    sel += [s.strip().upper() for s in extend_select if s.strip()]
+    ign = [s.strip().upper() for s in ignore if s.strip()]
+
+    def specificity(code: str, selectors: list[str]) -> int:
+        best = -1
+        for s in selectors:
+            if _matches(code, s):
+                best = max(best, 0 if s == "ALL" else len(s))
+        return best
+
+    chosen = []
+    for rule in rules:
+        s, i = specificity(rule.code, sel), specificity(rule.code, ign)
+        if s >= 0 and s > i:
+            chosen.append(rule)
+    return chosen

@@ -1,0 +1,96 @@
+"""What a lint rule is: one class per module in ``tfperf.lint.rules``.
+
+A rule declares what it is (code, name, message, the article claims it rests on, its docs and
+examples) and how it checks: :meth:`Rule.check` is called for every node whose type is in
+``node_types`` during the engine's single walk; :meth:`Rule.check_module` once per module for
+whole-module analysis. Both yield :class:`~tfperf.core.findings.Finding` objects, best built
+with :meth:`Rule.finding`. See ``docs/lint-rules-guide.md``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from tfperf.core.findings import Applicability, Edit, Finding, Fix, Status
+
+if TYPE_CHECKING:
+    from tfperf.lint.semantic import Context
+
+# Sections every rule's docs must have, in this order (as ``## Heading`` lines).
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+
+
+@dataclass(frozen=True)
+class Example:
+    """An INVALID example: ``source`` must produce findings of the rule.
+
+    ``count``: exact number of findings of this rule expected (``None``: at least one).
+    ``lines``: the 1-based lines the findings start on, sorted (``None``: not checked).
+    ``fixed``: the source after applying all of this rule's fixes, safe and unsafe
+    (``None``: the rule offers no fix here, and the test checks that it offers none).
+    """
+
+    source: str
+    count: int | None = None
+    lines: tuple[int, ...] | None = None
+    fixed: str | None = None
+
+
+class Rule:
+    """Base class of every lint rule. Subclasses set the class attributes and override
+    :meth:`check` and/or :meth:`check_module`. Rules are stateless: one instance serves all
+    modules (and may run in worker processes)."""
+
+    code: ClassVar[str] = ""          # "TFP101"
+    name: ClassVar[str] = ""          # "python-loop-over-tensor" (kebab-case)
+    message: ClassVar[str] = ""       # one line, shown for every finding
+    hint: ClassVar[str] = ""          # one line: what to do instead
+    claims: ClassVar[tuple[str, ...]] = ()  # article claim IDs: ("S12", "S16")
+    docs: ClassVar[str] = ""          # markdown with the DOC_SECTIONS
+    valid: ClassVar[Sequence[str]] = ()
+    invalid: ClassVar[Sequence[Example]] = ()
+    node_types: ClassVar[tuple[type[ast.AST], ...]] = ()
+    fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Finding]:
+        """Findings for one node of a type in ``node_types``."""
+        return ()
+
+    def check_module(self, ctx: Context) -> Iterable[Finding]:
+        """Findings from whole-module analysis (called once per module, after the walk)."""
+        return ()
+
+    @classmethod
+    def wants_module(cls) -> bool:
+        return cls.check_module is not Rule.check_module
+
+    def finding(self, ctx: Context, node: ast.AST, message: str | None = None, *,
+                hint: str | None = None, fix: Fix | None = None,
+                end_node: ast.AST | None = None) -> Finding:
+        """A finding of this rule at ``node`` (through ``end_node`` if given)."""
+        loc = ctx.location(node)
+        if end_node is not None:
+            end = ctx.location(end_node)
+            loc = type(loc)(path=loc.path, line=loc.line, column=loc.column,
+                            end_line=end.end_line, end_column=end.end_column)
+        return Finding(code=self.code, name=self.name, message=message or self.message,
+                       status=Status.WARN, hint=self.hint if hint is None else hint,
+                       location=loc, fix=fix)
+
+    @staticmethod
+    def safe_fix(*edits: Edit, description: str = "") -> Fix:
+        return Fix(Applicability.SAFE, tuple(edits), description)
+
+    @staticmethod
+    def unsafe_fix(*edits: Edit, description: str = "") -> Fix:
+        return Fix(Applicability.UNSAFE, tuple(edits), description)
+
+    @classmethod
+    def summary(cls) -> dict[str, str]:
+        """Plain data for renderers (SARIF's rule table, ``tfperf rules --format json``)."""
+        return {"code": cls.code, "name": cls.name, "summary": cls.message,
+                "help": cls.hint, "claims": ",".join(cls.claims),
+                "fixable": "yes" if cls.fixable else "no"}

@@ -1,0 +1,187 @@
+"""Shared loop analysis for rules: which loops walk a tensor element by element.
+
+Modules starting with ``_`` are helpers, not rules; the registry skips them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tfperf.lint.semantic import Context, returns_tensor
+
+STACKING_CALLS = frozenset({
+    "tensorflow.stack", "tensorflow.concat", "tensorflow.add_n", "tensorflow.math.add_n",
+    "tensorflow.convert_to_tensor", "keras.ops.stack", "keras.ops.concatenate",
+})
+
+
+def is_builtin(ctx: Context, func: ast.AST, name: str) -> bool:
+    """``func`` is the builtin ``name`` (a Name not rebound in the module)."""
+    return type(func) is ast.Name and func.id == name and ctx.binding(func) is None  # type: ignore[attr-defined]
+
+
+def range_args(ctx: Context, it: ast.AST) -> list[ast.expr] | None:
+    """The arguments of a builtin ``range(...)`` or ``tf.range(...)`` call, else ``None``."""
+    if type(it) is not ast.Call or it.keywords:  # type: ignore[attr-defined]
+        return None
+    if is_builtin(ctx, it.func, "range") or ctx.qualname(it.func) == "tensorflow.range":  # type: ignore[attr-defined]
+        return list(it.args)  # type: ignore[attr-defined]
+    return None
+
+
+def range_stop(args: list[ast.expr]) -> ast.expr | None:
+    if len(args) == 1:
+        return args[0]
+    if len(args) in (2, 3):
+        return args[1]
+    return None
+
+
+@dataclass(frozen=True)
+class Sized:
+    """Where a loop bound comes from: ``obj`` measured by ``how`` ("shape", "len",
+    "tf.shape") along ``axis`` (an int when literal)."""
+
+    obj: ast.expr
+    how: str
+    axis: int | None
+
+
+def sized_by(ctx: Context, stop: ast.AST | None) -> Sized | None:
+    """``x.shape[k]``, ``x.get_shape()[k]``, ``tf.shape(x)[k]``, ``len(x)`` (also wrapped in
+    ``int(...)``) → what is measured; ``None`` for any other bound."""
+    if stop is None:
+        return None
+    if type(stop) is ast.Call and is_builtin(ctx, stop.func, "int") and len(stop.args) == 1:  # type: ignore[attr-defined]
+        stop = stop.args[0]  # type: ignore[attr-defined]
+    if type(stop) is ast.Call and is_builtin(ctx, stop.func, "len") and len(stop.args) == 1:  # type: ignore[attr-defined]
+        return Sized(stop.args[0], "len", 0)  # type: ignore[attr-defined]
+    if type(stop) is not ast.Subscript:
+        return None
+    sl = stop.slice  # type: ignore[attr-defined]
+    axis = sl.value if type(sl) is ast.Constant and type(sl.value) is int else None
+    base = stop.value  # type: ignore[attr-defined]
+    if type(base) is ast.Attribute and base.attr == "shape":
+        return Sized(base.value, "shape", axis)
+    if type(base) is ast.Call:
+        if type(base.func) is ast.Attribute and base.func.attr == "get_shape" and not base.args:
+            return Sized(base.func.value, "shape", axis)
+        if ctx.qualname(base.func) in ("tensorflow.shape", "keras.ops.shape") and base.args:
+            return Sized(base.args[0], "tf.shape", axis)
+    return None
+
+
+def loop_var(loop: ast.AST) -> str | None:
+    target = getattr(loop, "target", None)
+    return target.id if type(target) is ast.Name else None  # type: ignore[union-attr]
+
+
+def loop_body(loop: ast.AST) -> list[ast.AST]:
+    """The statements (or, for a comprehension, expressions) run per iteration."""
+    if type(loop) in (ast.For, ast.AsyncFor, ast.While):
+        return list(loop.body)  # type: ignore[attr-defined]
+    parts = [getattr(loop, f) for f in ("elt", "key", "value") if hasattr(loop, f)]
+    for gen in loop.generators:  # type: ignore[attr-defined]
+        parts.extend(gen.ifs)
+    return parts
+
+
+def walk_body(loop: ast.AST) -> Iterator[ast.AST]:
+    for stmt in loop_body(loop):
+        yield from ast.walk(stmt)
+
+
+def indexes_with(node: ast.AST, var: str) -> bool:
+    """``node`` is a subscript whose index mentions ``var`` (``a[i]``, ``a[:, i]``)."""
+    if type(node) is not ast.Subscript:
+        return False
+    return any(type(n) is ast.Name and n.id == var for n in ast.walk(node.slice))  # type: ignore[attr-defined]
+
+
+def does_tensor_work(ctx: Context, nodes: list[ast.AST]) -> bool:
+    """Some node calls a tensor-returning TF API or does arithmetic on a tensor."""
+    for node in nodes:
+        t = type(node)
+        if t is ast.Call:
+            q = ctx.qualname(node.func)  # type: ignore[attr-defined]
+            if q and returns_tensor(q):
+                return True
+        elif t is ast.BinOp:
+            if ctx.is_tensor_like(node.left) or ctx.is_tensor_like(node.right):  # type: ignore[attr-defined]
+                return True
+        elif t is ast.AugAssign and (ctx.is_tensor_like(node.value)  # type: ignore[attr-defined]
+                                     or ctx.is_tensor_like(node.target)):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class ElementLoop:
+    """A loop that visits a tensor one element at a time. ``kind``: "index" (``for i in
+    range(<size of x>)`` indexing with ``i``) or "iterate" (``for row in t``)."""
+
+    loop: ast.AST
+    var: str
+    kind: str
+    sized: Sized | None = None
+
+
+def element_loop(ctx: Context, loop: ast.AST, strict: bool = True) -> ElementLoop | None:
+    """Whether ``loop`` (a ``for`` statement or a comprehension) walks a tensor element by
+    element doing tensor work per element; see TFP101's docs. With ``strict=False`` any
+    ``range(...)`` loop that indexes with its variable counts, whatever its bound: the
+    caller must then find its own evidence that tensors are involved."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        gen_target, it = loop.target, loop.iter  # type: ignore[attr-defined]
+    elif type(loop) in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+        if len(loop.generators) != 1:  # type: ignore[attr-defined]
+            return None
+        gen_target, it = loop.generators[0].target, loop.generators[0].iter  # type: ignore[attr-defined]
+    else:
+        return None
+    if type(gen_target) is not ast.Name:
+        return None
+    var = gen_target.id
+    nodes = list(walk_body(loop))
+    args = range_args(ctx, it)
+    if args is not None and type(it.func) is ast.Name:  # type: ignore[attr-defined]
+        sized = sized_by(ctx, range_stop(args))
+        indexed = [n for n in nodes if indexes_with(n, var)]
+        if not indexed:
+            return None
+        if not strict:
+            return ElementLoop(loop, var, "index", sized)
+        if sized is None:
+            return None
+        if sized.how == "len" and not ctx.is_tensor_like(sized.obj):
+            return None  # a list's length: a loop over a few layers or files is fine
+        if ctx.is_tensor_like(sized.obj) or any(ctx.is_tensor_like(n.value) for n in indexed) \
+                or does_tensor_work(ctx, nodes):  # type: ignore[attr-defined]
+            return ElementLoop(loop, var, "index", sized)
+        return None
+    # Iterating a tensor (including `tf.range(n)`) eagerly. Inside tf.function AutoGraph
+    # turns this into a graph loop, a different trade-off: stay quiet there.
+    if ctx.is_tensor_like(it) and not ctx.in_tf_function(loop):
+        uses = any(type(n) is ast.Name and n.id == var for n in nodes)
+        if uses and does_tensor_work(ctx, nodes):
+            return ElementLoop(loop, var, "iterate", None)
+    return None
+
+
+def loops_walking_elements(ctx: Context, node: ast.AST) -> list[ElementLoop]:
+    """The element-by-element loops (see :func:`element_loop`) that run ``node``."""
+    out = []
+    for loop in ctx.enclosing_loops(node):
+        el = element_loop(ctx, loop)
+        if el is not None:
+            out.append(el)
+    return out
+
+
+def header_end(loop: ast.AST) -> ast.AST:
+    """The node ending a loop's header (for a finding that spans ``for x in it``)."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        return loop.iter  # type: ignore[attr-defined]
+    return loop

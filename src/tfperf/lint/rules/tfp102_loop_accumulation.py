@@ -1,0 +1,267 @@
+"""TFP102: a tensor summed element by element in a Python loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding, Fix
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._loops import (
+    ElementLoop,
+    does_tensor_work,
+    element_loop,
+    indexes_with,
+    is_builtin,
+    range_args,
+    sized_by,
+)
+from tfperf.lint.semantic import Context
+
+
+def _accumulation(node: ast.AST) -> tuple[str, ast.expr, str] | None:
+    """``acc += term`` / ``acc = acc + term`` / ``acc = term + acc`` → (acc, term, form)."""
+    if type(node) is ast.AugAssign:
+        if type(node.target) is ast.Name and type(node.op) in (ast.Add, ast.Sub):
+            return node.target.id, node.value, "aug"
+        return None
+    if type(node) is not ast.Assign or len(node.targets) != 1 \
+            or type(node.targets[0]) is not ast.Name:
+        return None
+    acc, value = node.targets[0].id, node.value
+    if type(value) is not ast.BinOp or type(value.op) not in (ast.Add, ast.Sub):
+        return None
+    if type(value.left) is ast.Name and value.left.id == acc:
+        return acc, value.right, "left"
+    if type(value.op) is ast.Add and type(value.right) is ast.Name and value.right.id == acc:
+        return acc, value.left, "right"
+    return None
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(type(n) is ast.Name and n.id == name for n in ast.walk(node))
+
+
+def _stored_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
+    """``name`` is (re)bound somewhere in the loop other than by ``stmt``."""
+    own = stmt.target if type(stmt) is ast.AugAssign else stmt.targets[0]  # type: ignore[attr-defined]
+    for n in ast.walk(loop):
+        if type(n) is ast.Name and type(n.ctx) is ast.Store and n.id == name and n is not own:
+            return True
+    return False
+
+
+def _plain_ref(node: ast.AST) -> bool:
+    """A name or dotted attribute chain: safe to evaluate once instead of per iteration."""
+    while type(node) is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+    return type(node) is ast.Name
+
+
+class LoopAccumulation(Rule):
+    code = "TFP102"
+    name = "loop-accumulation"
+    message = "tensor accumulated element by element in a Python loop: one reduction does it"
+    hint = ("sum the whole tensor at once: tf.reduce_sum(x, axis=0), or tf.einsum / "
+            "tf.tensordot for weighted sums")
+    claims = ("S12",)
+    node_types = (ast.AugAssign, ast.Assign)
+    fixable = True
+    docs = """\
+## What it does
+Finds a running sum built in a Python loop that walks a tensor element by element
+(`acc = acc + a[i] * w[i]`, `acc += x[i]`, `total += row` over `for row in t`).
+
+## Why is this bad?
+Every iteration launches an add (and a multiply, a gather...) on one small slice: Python
+overhead and kernel launches dominate, and the additions run one after another. One
+`tf.reduce_sum` (or `tf.einsum`/`tf.tensordot` for a weighted sum) does the same work in a
+single op; the article measures 10²–10³× for such replacements (claim S12) and its §5.1
+weighted sum (S16 → S17) is this pattern.
+
+## Example
+```python
+acc = tf.zeros([dim])
+for i in range(x.shape[0]):
+    acc += x[i]
+```
+
+## Use instead
+```python
+acc = tf.zeros([dim])
+acc += tf.reduce_sum(x, axis=0)
+```
+For `acc = acc + a[i] * w[i]` write `acc + tf.tensordot(w, a, axes=1)` or
+`tf.einsum("i...,i->...", a, w)`.
+
+## Fix safety
+The fix covers the simple form only: the loop's body is the single statement
+`acc += x[i]` / `acc = acc + x[i]` (or `+= row` over `for row in x`), the loop runs over
+`range(n)` or `range(a, b)` (or the tensor itself), `x` is a plain name, and the loop
+variable is not used after the loop. It is **unsafe**: a reduction adds in a different order
+than the loop (floating-point results may differ in the last bits), and a loop that would have
+raised on an out-of-range index no longer does.
+"""
+    valid = (
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    return tf.reduce_sum(x, axis=0)\n",
+        # Counting iterations is not accumulating tensor elements.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    n = 0\n"
+        "    for i in range(x.shape[0]):\n"
+        "        n += 1\n"
+        "        tf.print(x[i])\n"
+        "    return n\n",
+        # Summing losses over a dataset: one training step per batch, not per element.
+        "import tensorflow as tf\n"
+        "def run(model, ds):\n"
+        "    total = 0.0\n"
+        "    for x, y in ds:\n"
+        "        total += model.train_on_batch(x, y)\n"
+        "    return total\n",
+        # The accumulator is reset every iteration: no running sum across the loop.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    for i in range(x.shape[0]):\n"
+        "        acc = tf.zeros([3])\n"
+        "        acc += x[i]\n"
+        "        tf.print(acc)\n",
+        # Python strings built in a loop over a Python list.
+        "def f(words):\n"
+        "    s = ''\n"
+        "    for i in range(len(words)):\n"
+        "        s += words[i]\n"
+        "    return s\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x):\n"
+            "    acc = tf.zeros([4])\n"
+            "    for i in range(x.shape[0]):\n"
+            "        acc += x[i]\n"
+            "    return acc\n",
+            count=1, lines=(5,),
+            fixed="import tensorflow as tf\n"
+                  "def f(x):\n"
+                  "    acc = tf.zeros([4])\n"
+                  "    acc += tf.reduce_sum(x, axis=0)\n"
+                  "    return acc\n"),
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x, n):\n"
+            "    total = tf.zeros([4])\n"
+            "    for k in range(1, n):\n"
+            "        total = total + x[k]\n"
+            "    return total\n",
+            count=1, lines=(5,),
+            fixed="import tensorflow as tf\n"
+                  "def f(x, n):\n"
+                  "    total = tf.zeros([4])\n"
+                  "    total = total + tf.reduce_sum(x[1:n], axis=0)\n"
+                  "    return total\n"),
+        Example(
+            "import tensorflow as tf\n"
+            "x = tf.ones([10, 3])\n"
+            "s = tf.zeros([3])\n"
+            "for row in x:\n"
+            "    s += row\n",
+            count=1, lines=(5,),
+            fixed="import tensorflow as tf\n"
+                  "x = tf.ones([10, 3])\n"
+                  "s = tf.zeros([3])\n"
+                  "s += tf.reduce_sum(x, axis=0)\n"),
+        # The article's §5.1 inner loop: a weighted sum; no automatic fix (shapes vary).
+        Example(
+            "import tensorflow as tf\n"
+            "def f(samples, weights):\n"
+            "    window_data = samples[0]\n"
+            "    weighted_sum = tf.zeros([samples.shape[2]], dtype=tf.float32)\n"
+            "    for j in range(samples.shape[1]):\n"
+            "        weighted_sum = weighted_sum + window_data[j] * weights[j]\n"
+            "    return weighted_sum\n",
+            count=1, lines=(6,)),
+        # The loop variable is used after the loop: reported, but not fixed.
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x):\n"
+            "    acc = tf.zeros([4])\n"
+            "    for i in range(len(x)):\n"
+            "        acc += x[i]\n"
+            "    return acc, i\n",
+            count=1),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        acc_form = _accumulation(node)
+        if acc_form is None:
+            return
+        acc, term, form = acc_form
+        loops = ctx.enclosing_loops(node)
+        if not loops or type(loops[0]) is not ast.For:
+            return
+        el = element_loop(ctx, loops[0], strict=False)
+        if el is None:
+            return
+        if el.kind == "index":
+            if not any(indexes_with(n, el.var) for n in ast.walk(term)):
+                return
+        elif not _mentions(term, el.var):
+            return
+        if _stored_elsewhere(el.loop, acc, node):
+            return
+        acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]  # type: ignore[attr-defined]
+        # Evidence that tensors are summed (the loop bound alone may be any number).
+        if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
+                or does_tensor_work(ctx, list(ast.walk(term)))):
+            return
+        yield self.finding(ctx, node, fix=self._fix(ctx, node, el, acc, term, form))
+
+    def _fix(self, ctx: Context, node: ast.AST, el: ElementLoop, acc: str,
+             term: ast.expr, form: str) -> Fix | None:
+        loop = el.loop
+        if loop.body != [node] or loop.orelse or (type(node) is ast.Assign and form != "left"):  # type: ignore[attr-defined]
+            return None
+        if type(node) is ast.AugAssign and type(node.op) is not ast.Add:
+            return None
+        tf = ctx.module_alias("tensorflow")
+        if tf is None or self._var_used_outside(ctx, loop, el.var):
+            return None
+        if el.kind == "iterate":
+            if not (type(term) is ast.Name and term.id == el.var and _plain_ref(loop.iter)):  # type: ignore[attr-defined]
+                return None
+            summed = ctx.source_of(loop.iter)  # type: ignore[attr-defined]
+        else:
+            if not (type(term) is ast.Subscript and type(term.slice) is ast.Name
+                    and term.slice.id == el.var and _plain_ref(term.value)
+                    and not _mentions(term.value, acc)):
+                return None
+            summed = self._slice(ctx, loop, term.value)
+            if summed is None:
+                return None
+        reduced = f"{tf}.reduce_sum({summed}, axis=0)"
+        text = f"{acc} += {reduced}" if form == "aug" else f"{acc} = {acc} + {reduced}"
+        return self.unsafe_fix(ctx.replace(loop, text),
+                               description="sum with one reduction instead of a loop")
+
+    @staticmethod
+    def _slice(ctx: Context, loop: ast.For, seq: ast.expr) -> str | None:
+        args = range_args(ctx, loop.iter)
+        if args is None or not is_builtin(ctx, loop.iter.func, "range") or len(args) > 2:  # type: ignore[attr-defined]
+            return None
+        name = ctx.source_of(seq)
+        if len(args) == 1:
+            sized = sized_by(ctx, args[0])
+            if sized is not None and sized.axis == 0 and ctx.source_of(sized.obj) == name:
+                return name  # range(len(x)) / range(x.shape[0]) over x itself
+            return f"{name}[:{ctx.source_of(args[0])}]"
+        return f"{name}[{ctx.source_of(args[0])}:{ctx.source_of(args[1])}]"
+
+    @staticmethod
+    def _var_used_outside(ctx: Context, loop: ast.AST, var: str) -> bool:
+        scope = ctx.scope_of(loop)
+        inside = {id(n) for n in ast.walk(loop)}
+        return any(type(n) is ast.Name and n.id == var and id(n) not in inside
+                   for n in ast.walk(scope))

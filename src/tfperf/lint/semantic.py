@@ -1,0 +1,743 @@
+"""The semantic model rules query through ``ctx``: what names refer to, and where code runs.
+
+Built once per module by one indexing walk that records each node's parent, every name
+binding (imports, assignments, parameters, loop targets, ``def``/``class``) per scope, the
+functions handed to ``tf.function`` and to ``Dataset.map``-like calls, and buckets of the
+node types the selected rules asked for. Everything else is answered lazily from that index.
+
+Heuristics are deliberately conservative: a rule that fires on correct code teaches users to
+ignore tfperf, so "don't know" answers ``None``/``False``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tfperf.core.findings import Edit, Location
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef, *COMPREHENSION_NODES, ast.Module)
+LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, *COMPREHENSION_NODES)
+
+TF_FUNCTION_NAMES = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+# Keras methods that Keras traces into a graph (unless the model runs eagerly).
+KERAS_TRACED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+DATASET_FN_METHODS = frozenset({"map", "interleave", "filter", "flat_map"})
+DATASET_FN_KEYWORDS = frozenset({"map_func", "predicate"})
+DATASET_METHODS = frozenset({
+    "map", "batch", "shuffle", "prefetch", "cache", "repeat", "filter", "interleave",
+    "flat_map", "take", "skip", "unbatch", "padded_batch", "apply", "with_options", "shard",
+    "concatenate", "enumerate", "window", "rebatch", "ragged_batch", "take_while",
+    "bucket_by_sequence_length", "group_by_window", "scan", "unique", "sample_from_datasets",
+})
+DATASET_SOURCES = frozenset({
+    "tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+    "tensorflow.data.Dataset.range", "tensorflow.data.Dataset.zip",
+    "tensorflow.data.Dataset.list_files", "tensorflow.data.Dataset.from_generator",
+    "tensorflow.data.Dataset.sample_from_datasets", "tensorflow.data.Dataset.choose_from_datasets",
+    "tensorflow.data.Dataset.load", "tensorflow.data.TFRecordDataset",
+    "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset",
+    "tensorflow.data.experimental.make_csv_dataset", "tensorflow.data.experimental.load",
+    "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+    "keras.utils.timeseries_dataset_from_array", "keras.utils.audio_dataset_from_directory",
+    "keras.preprocessing.image_dataset_from_directory",
+    "keras.preprocessing.text_dataset_from_directory",
+    "keras.preprocessing.timeseries_dataset_from_array",
+})
+DATASET_ANNOTATIONS = frozenset({"tensorflow.data.Dataset"})
+TENSOR_ANNOTATIONS = frozenset({
+    "tensorflow.Tensor", "tensorflow.Variable", "tensorflow.RaggedTensor",
+    "tensorflow.SparseTensor", "tensorflow.compat.v1.Tensor", "tensorflow.compat.v1.Variable",
+    "tensorflow.types.experimental.TensorLike",
+})
+# A variable whose name says it holds a dataset; used only where nothing better is known.
+_DATASET_NAME = re.compile(r"(?:^|_)(?:ds|dataset|data_set)s?(?:_|$)", re.IGNORECASE)
+
+# tf.* callables that do not return a tensor (namespaces anywhere in the path, or last parts).
+_NON_TENSOR_NAMESPACES = frozenset({
+    "keras", "data", "config", "distribute", "saved_model", "summary", "gfile", "test",
+    "debugging", "autograph", "sysconfig", "train", "lite", "estimator", "feature_column",
+    "errors", "dtypes", "types", "nest", "tpu", "profiler", "experimental", "queue", "version",
+    "mixed_precision", "checkpoint", "initializers", "optimizers", "losses", "metrics",
+})
+_NON_TENSOR_FUNCTIONS = frozenset({
+    "function", "print", "device", "name_scope", "executing_eagerly", "is_tensor",
+    "get_static_value", "get_logger", "as_dtype", "control_dependencies", "init_scope",
+    "numpy_function", "py_func", "Session", "InteractiveSession", "Graph", "get_default_graph",
+    "global_variables_initializer", "variable_scope", "enable_eager_execution",
+    "disable_eager_execution", "disable_v2_behavior", "set_random_seed", "assert_equal",
+    "Assert", "no_op", "group", "make_ndarray", "make_tensor_proto", "ensure_shape",
+})
+_TENSOR_CLASSES = frozenset({"Variable", "RaggedTensor", "SparseTensor", "IndexedSlices"})
+
+
+def canonical(qualname: str) -> str:
+    """One spelling per API: ``tensorflow.compat.v2.X`` is ``tensorflow.X``; ``tf.keras``,
+    ``tensorflow.keras`` and ``tf_keras`` are all ``keras`` (same public API names)."""
+    if qualname.startswith("tensorflow."):
+        if qualname == "tensorflow.compat.v2" or qualname.startswith("tensorflow.compat.v2."):
+            return "tensorflow" + qualname[len("tensorflow.compat.v2"):]
+        if qualname == "tensorflow.keras" or qualname.startswith("tensorflow.keras."):
+            return "keras" + qualname[len("tensorflow.keras"):]
+        if qualname.startswith("tensorflow.python.keras"):
+            return "keras" + qualname[len("tensorflow.python.keras"):]
+    elif qualname == "tf_keras" or qualname.startswith("tf_keras."):
+        return "keras" + qualname[len("tf_keras"):]
+    return qualname
+
+
+def returns_tensor(qualname: str) -> bool:
+    """Whether calling the API ``qualname`` (canonical) returns a tensor."""
+    if qualname.startswith("keras.ops."):
+        return True
+    if not qualname.startswith("tensorflow."):
+        return False
+    parts = qualname.split(".")
+    last = parts[-1]
+    if not last or last in _NON_TENSOR_FUNCTIONS:
+        return False
+    if last[0].isupper() and last not in _TENSOR_CLASSES:
+        return False
+    return not any(p in _NON_TENSOR_NAMESPACES for p in parts[1:-1])
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """One binding of a name in a scope. ``kind``: import, assign, augassign, param, for,
+    with, def, class, other. ``value``: the bound expression (assign), the statement
+    (augassign/for/def/class), the ``ast.arg`` (param), the ``withitem`` expression (with)."""
+
+    name: str
+    kind: str
+    pos: tuple[int, int]
+    qualname: str | None = None
+    value: Any = None
+
+
+def _pos(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines as ``ast`` numbers them (``\\n``, ``\\r\\n``, ``\\r``), endings kept."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
+
+
+class Context:
+    """What a rule may ask about the module it checks. Built by :class:`tfperf.lint.engine`.
+
+    Attributes: ``path``, ``source``, ``tree``, ``lines`` (with line endings).
+    """
+
+    def __init__(self, tree: ast.Module, source: str, path: str = "<string>",
+                 buckets: dict[type, list[ast.AST]] | None = None) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.lines = split_lines(source)
+        self._bindings: dict[ast.AST, dict[str, list[Binding]]] = {}
+        self._globals: dict[ast.AST, set[str]] = {}
+        self._wrapped: set[str] = set()  # names passed to tf.function(...)
+        self._map_fns: dict[str, list[ast.Call]] = {}  # names passed to ds.map(...) etc.
+        self._tensor_cache: dict[int, bool] = {}
+        self._keras_cache: dict[int, bool] = {}
+        self._index(buckets if buckets is not None else {})
+
+    # ------------------------------------------------------------------ indexing (one walk)
+
+    def _index(self, buckets: dict[type, list[ast.AST]]) -> None:
+        raw: list[tuple[ast.AST, str, str, Any, Any]] = []  # (node, name, kind, qualname, value)
+        calls: list[ast.Call] = []
+        stack: list[ast.AST] = [self.tree]
+        self.tree._tfp_parent = None  # type: ignore[attr-defined]
+        iter_fields = ast.iter_fields
+        AST, Name, Store = ast.AST, ast.Name, ast.Store  # local aliases: hot loop
+        while stack:
+            node = stack.pop()
+            typ = type(node)
+            bucket = buckets.get(typ)
+            if bucket is not None:
+                bucket.append(node)
+            if typ is Name:
+                if type(node.ctx) is Store:
+                    raw.append((node, node.id, "", None, None))
+            elif typ is ast.Call:
+                calls.append(node)
+            elif typ is ast.Import or typ is ast.ImportFrom or typ is ast.arg or \
+                    typ in _DEF_TYPES or typ is ast.Global or typ is ast.Nonlocal:
+                raw.append((node, "", typ.__name__, None, None))
+            for _, value in iter_fields(node):
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, AST):
+                            item._tfp_parent = node  # type: ignore[attr-defined]
+                            stack.append(item)
+                elif isinstance(value, AST):
+                    value._tfp_parent = node  # type: ignore[attr-defined]
+                    stack.append(value)
+        for b in buckets.values():  # source order, as a reader expects
+            b.reverse()
+        self._record_bindings(raw)
+        self._record_calls(calls)
+
+    def _record_bindings(self, raw: list[tuple[ast.AST, str, str, Any, Any]]) -> None:
+        pending: list[tuple[ast.AST, Binding]] = []
+        for node, name, kind, _, _ in raw:
+            if kind == "":
+                pending.append((self.scope_of(node), self._store_binding(node, name)))
+            elif kind == "Import":
+                scope = self.scope_of(node)
+                for alias in node.names:  # type: ignore[attr-defined]
+                    if alias.asname:
+                        q, bound = canonical(alias.name), alias.asname
+                    else:
+                        bound = alias.name.split(".", 1)[0]
+                        q = canonical(bound)
+                    pending.append((scope, Binding(bound, "import", _pos(node), q, node)))
+            elif kind == "ImportFrom":
+                scope = self.scope_of(node)
+                mod = node.module  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
+                    if alias.name == "*":
+                        continue
+                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None  # type: ignore[attr-defined]
+                    bound = alias.asname or alias.name
+                    pending.append((scope, Binding(bound, "import", _pos(node), q, node)))
+            elif kind == "arg":
+                fn = self.parent(self.parent(node))  # arg → arguments → function
+                if fn is not None:
+                    pending.append((fn, Binding(node.arg, "param", _pos(node), None, node)))  # type: ignore[attr-defined]
+            elif kind in ("Global", "Nonlocal"):
+                self._globals.setdefault(self.scope_of(node), set()).update(node.names)  # type: ignore[attr-defined]
+            else:  # def / class
+                k = "class" if kind == "ClassDef" else "def"
+                pending.append((self.scope_of(node),
+                                Binding(node.name, k, _pos(node), None, node)))  # type: ignore[attr-defined]
+        module_scope = self.tree
+        for scope, binding in pending:
+            if binding.kind != "param" and binding.name in self._globals.get(scope, ()):
+                scope = module_scope
+            self._bindings.setdefault(scope, {}).setdefault(binding.name, []).append(binding)
+        for names in self._bindings.values():
+            for lst in names.values():
+                if len(lst) > 1:
+                    lst.sort(key=lambda b: b.pos)
+
+    def _store_binding(self, node: ast.Name, name: str) -> Binding:
+        parent = self.parent(node)
+        pos = _pos(node)
+        pt = type(parent)
+        if pt in (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign):
+            # The new value is visible only after the statement: in `x = x + 1` the right
+            # side still reads the previous binding.
+            pos = (parent.end_lineno or 0, parent.end_col_offset or 0)  # type: ignore[union-attr]
+        if pt is ast.Assign and node in parent.targets:  # type: ignore[union-attr]
+            return Binding(name, "assign", pos, None, parent.value)  # type: ignore[union-attr]
+        if pt is ast.AnnAssign or pt is ast.NamedExpr:
+            return Binding(name, "assign", pos, None, parent.value)  # type: ignore[union-attr]
+        if pt is ast.AugAssign:
+            return Binding(name, "augassign", pos, None, parent)
+        if pt in (ast.For, ast.AsyncFor, ast.comprehension):
+            return Binding(name, "for", pos, None, parent)
+        if pt is ast.Tuple or pt is ast.List:  # unpacking: remember the loop, if any
+            outer = self.parent(parent)  # type: ignore[arg-type]
+            if type(outer) in (ast.For, ast.AsyncFor, ast.comprehension):
+                return Binding(name, "for", pos, None, outer)
+        if pt is ast.withitem:
+            return Binding(name, "with", pos, None, parent.context_expr)  # type: ignore[union-attr]
+        return Binding(name, "other", pos, None, parent)
+
+    def _record_calls(self, calls: list[ast.Call]) -> None:
+        for call in calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr in DATASET_FN_METHODS:
+                fn_args = list(call.args[:1]) + [k.value for k in call.keywords
+                                                 if k.arg in DATASET_FN_KEYWORDS]
+                for a in fn_args:
+                    key = _callable_key(a)
+                    if key:
+                        self._map_fns.setdefault(key, []).append(call)
+            elif call.args and (type(func) is ast.Name or type(func) is ast.Attribute) \
+                    and (func.id if type(func) is ast.Name else func.attr) == "function" \
+                    and self.qualname(func) in TF_FUNCTION_NAMES:
+                key = _callable_key(call.args[0])
+                if key:
+                    self._wrapped.add(key)
+
+    # ------------------------------------------------------------------ tree navigation
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The node's parent (``None`` for the module)."""
+        return getattr(node, "_tfp_parent", None)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Parents from the nearest up to the module."""
+        p = getattr(node, "_tfp_parent", None)
+        while p is not None:
+            yield p
+            p = getattr(p, "_tfp_parent", None)
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The function, lambda, class, comprehension or module whose namespace ``node``'s
+        names live in. Decorators, defaults and a comprehension's first iterable belong to
+        the enclosing scope, as in Python."""
+        child = node
+        p = getattr(node, "_tfp_parent", None)
+        while p is not None:
+            tp = type(p)
+            if tp in _SCOPE_SET:
+                if tp in _DEF_TYPES:
+                    if child not in p.decorator_list and child is not p.returns \
+                            and child not in getattr(p, "bases", ()) \
+                            and child not in getattr(p, "keywords", ()):
+                        return p
+                elif tp is ast.Lambda or tp is ast.Module or not (
+                        child is p.generators[0]  # type: ignore[attr-defined]
+                        and self._in_first_iter(node, p)):
+                    return p
+            child = p
+            p = getattr(p, "_tfp_parent", None)
+        return self.tree
+
+    def _in_first_iter(self, node: ast.AST, comp: ast.AST) -> bool:
+        first_iter = comp.generators[0].iter  # type: ignore[attr-defined]
+        n: ast.AST | None = node
+        while n is not None and n is not comp:
+            if n is first_iter:
+                return True
+            n = getattr(n, "_tfp_parent", None)
+        return False
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST | None:
+        """The nearest ``def``/``async def``/``lambda`` whose body contains ``node``."""
+        for fn in self.enclosing_functions(node):
+            return fn
+        return None
+
+    def enclosing_functions(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Functions and lambdas whose body contains ``node``, nearest first (a function's
+        decorators and defaults run outside it, so they are not inside)."""
+        child = node
+        for p in self.ancestors(node):
+            tp = type(p)
+            if tp is ast.Lambda:
+                if child is p.body:  # type: ignore[attr-defined]
+                    yield p
+            elif tp in (ast.FunctionDef, ast.AsyncFunctionDef) \
+                    and child not in p.decorator_list and child is not p.returns \
+                    and child is not p.args:  # type: ignore[attr-defined]
+                yield p
+            child = p
+
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        for p in self.ancestors(node):
+            if type(p) is ast.ClassDef:
+                return p  # type: ignore[return-value]
+        return None
+
+    def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
+        """Loops (for, while, comprehensions) that run ``node`` once per iteration, nearest
+        first, within the nearest function (a loop around a ``def`` does not run its body).
+        A ``for``'s iterable and ``else`` and a comprehension's first iterable run once."""
+        loops: list[ast.AST] = []
+        child = node
+        for p in self.ancestors(node):
+            tp = type(p)
+            if tp is ast.For or tp is ast.AsyncFor:
+                if child is not p.iter and child not in p.orelse:  # type: ignore[attr-defined]
+                    loops.append(p)
+            elif tp is ast.While:
+                if child not in p.orelse:  # type: ignore[attr-defined]
+                    loops.append(p)
+            elif tp in COMPREHENSION_NODES:
+                if not (child is p.generators[0]  # type: ignore[attr-defined]
+                        and self._in_first_iter(node, p)):
+                    loops.append(p)
+            elif tp in FUNCTION_NODES:
+                break
+            child = p
+        return loops
+
+    def in_loop(self, node: ast.AST) -> bool:
+        return bool(self.enclosing_loops(node))
+
+    # ------------------------------------------------------------------ names
+
+    def binding(self, node: ast.Name) -> Binding | None:
+        """The binding a loaded name refers to here: the scope chain as Python walks it
+        (class bodies are skipped for names used in nested functions), and within the scope
+        the last binding before this use (or the last one at all: loops, late globals)."""
+        name = node.id
+        scope: ast.AST | None = self.scope_of(node)
+        first = True
+        pos = _pos(node)
+        while scope is not None:
+            if name in self._globals.get(scope, ()):
+                scope = self.tree
+            if first or type(scope) is not ast.ClassDef:
+                names = self._bindings.get(scope)
+                if names is not None:
+                    lst = names.get(name)
+                    if lst:
+                        chosen = lst[-1]
+                        for b in lst:
+                            if b.pos < pos:
+                                chosen = b
+                            else:
+                                break
+                        return chosen
+            if scope is self.tree:
+                return None
+            first = False
+            scope = self.scope_of(scope)
+        return None
+
+    def qualname(self, expr: ast.AST | None) -> str | None:
+        """What a Name or Attribute refers to, canonical (see :func:`canonical`):
+        ``tf.transpose`` → ``"tensorflow.transpose"`` after ``import tensorflow as tf``;
+        ``None`` when it is not an imported API (a local value, a rebound name)."""
+        return self._qualname(expr, 0)
+
+    def _qualname(self, expr: ast.AST | None, depth: int) -> str | None:
+        if depth > 20:
+            return None
+        t = type(expr)
+        if t is ast.Attribute:
+            base = self._qualname(expr.value, depth + 1)  # type: ignore[union-attr]
+            return canonical(f"{base}.{expr.attr}") if base else None  # type: ignore[union-attr]
+        if t is ast.Name:
+            b = self.binding(expr)  # type: ignore[arg-type]
+            if b is None:
+                return None
+            if b.kind == "import":
+                return b.qualname
+            if b.kind == "assign" and type(b.value) in (ast.Name, ast.Attribute) \
+                    and b.value is not expr:
+                return self._qualname(b.value, depth + 1)  # `T = tf.transpose`
+        return None
+
+    def call_qualname(self, node: ast.AST) -> str | None:
+        """For a call, what its callee refers to (``tf.zeros(3)`` → ``"tensorflow.zeros"``)."""
+        return self.qualname(node.func) if type(node) is ast.Call else None  # type: ignore[attr-defined]
+
+    def is_call_to(self, node: ast.AST, *qualnames: str) -> bool:
+        """Whether ``node`` is a call of one of ``qualnames`` (canonical spellings)."""
+        return type(node) is ast.Call and self.qualname(node.func) in qualnames  # type: ignore[attr-defined]
+
+    def module_alias(self, qualname: str = "tensorflow") -> str | None:
+        """The module-level name bound to ``qualname`` (e.g. ``"tf"``), for fixes."""
+        for name, lst in self._bindings.get(self.tree, {}).items():
+            if all(b.kind == "import" and b.qualname == qualname for b in lst):
+                return name
+        return None
+
+    # ------------------------------------------------------------------ execution context
+
+    def is_tf_function(self, fn: ast.AST) -> bool:
+        """Whether this function/lambda is compiled by TensorFlow: decorated with
+        ``tf.function`` (with or without arguments), wrapped anywhere in the module as
+        ``tf.function(fn)`` (or ``tf.function(self.fn)``), or a Keras ``call``/``train_step``/
+        ``test_step``/``predict_step`` method of a class derived from a Keras class."""
+        return self.tf_function_decorator(fn) is not None or self._wrapped_or_keras(fn)
+
+    def tf_function_decorator(self, fn: ast.AST) -> ast.expr | None:
+        """The ``@tf.function``/``@tf.function(...)`` decorator of ``fn``, if it has one."""
+        for d in getattr(fn, "decorator_list", ()):
+            target = d.func if type(d) is ast.Call else d
+            if self.qualname(target) in TF_FUNCTION_NAMES:
+                return d
+        if type(fn) is ast.Lambda:
+            p = self.parent(fn)
+            if type(p) is ast.Call and self.qualname(p.func) in TF_FUNCTION_NAMES:  # type: ignore[union-attr]
+                return p  # type: ignore[return-value]
+        return None
+
+    def _wrapped_or_keras(self, fn: ast.AST) -> bool:
+        name = getattr(fn, "name", None)
+        if name is None:
+            return False
+        if name in self._wrapped:
+            return True
+        if name in KERAS_TRACED_METHODS:
+            cls = self.parent(fn)
+            return type(cls) is ast.ClassDef and self.is_keras_class(cls)  # type: ignore[arg-type]
+        return False
+
+    def is_keras_class(self, cls: ast.ClassDef, _depth: int = 0) -> bool:
+        """Whether a class derives (directly, or through classes in this module) from a
+        Keras class (``keras.layers.Layer``, ``tf.keras.Model``, ...)."""
+        key = id(cls)
+        if key in self._keras_cache:
+            return self._keras_cache[key]
+        self._keras_cache[key] = False  # cycles
+        result = False
+        for base in cls.bases:
+            q = self.qualname(base)
+            if q and q.startswith("keras."):
+                result = True
+                break
+            if type(base) is ast.Name and _depth < 10:
+                b = self.binding(base)
+                if b is not None and b.kind == "class" and \
+                        self.is_keras_class(b.value, _depth + 1):
+                    result = True
+                    break
+        self._keras_cache[key] = result
+        return result
+
+    def tf_function_of(self, node: ast.AST) -> ast.AST | None:
+        """The innermost enclosing function that TensorFlow compiles, if any."""
+        for fn in self.enclosing_functions(node):
+            if self.is_tf_function(fn):
+                return fn
+        return None
+
+    def in_tf_function(self, node: ast.AST) -> bool:
+        """Whether ``node`` is traced by ``tf.function`` (see :meth:`is_tf_function`); a
+        function nested in a traced one is traced too when called there."""
+        return self.tf_function_of(node) is not None
+
+    def dataset_map_call(self, fn: ast.AST) -> ast.Call | None:
+        """The ``ds.map(fn)``/``interleave``/``filter``/``flat_map`` call ``fn`` (a function
+        or lambda) is handed to, where the receiver looks like a dataset."""
+        if type(fn) is ast.Lambda:
+            p = self.parent(fn)
+            if type(p) is ast.Call and type(p.func) is ast.Attribute \
+                    and p.func.attr in DATASET_FN_METHODS and self._looks_like_dataset(p):  # type: ignore[union-attr]
+                return p  # type: ignore[return-value]
+            if type(p) is ast.keyword and p.arg in DATASET_FN_KEYWORDS:  # type: ignore[union-attr]
+                call = self.parent(p)
+                if type(call) is ast.Call and self._looks_like_dataset(call):  # type: ignore[arg-type]
+                    return call  # type: ignore[return-value]
+            return None
+        name = getattr(fn, "name", None)
+        for call in self._map_fns.get(name or "", ()):
+            if self._looks_like_dataset(call):
+                return call
+        return None
+
+    def _looks_like_dataset(self, call: ast.Call) -> bool:
+        recv = call.func.value  # type: ignore[attr-defined]
+        return self.is_dataset(recv) or any(
+            k.arg in ("num_parallel_calls", "deterministic", "cycle_length")
+            for k in call.keywords)
+
+    def in_dataset_map_fn(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside a function given to ``Dataset.map``/``interleave``/
+        ``filter``/``flat_map`` (including lambdas): tf.data traces it into a graph."""
+        return any(self.dataset_map_call(fn) is not None
+                   for fn in self.enclosing_functions(node))
+
+    def in_graph(self, node: ast.AST) -> bool:
+        """Traced by TensorFlow: in a ``tf.function`` or in a ``tf.data`` map function."""
+        return self.in_tf_function(node) or self.in_dataset_map_fn(node)
+
+    def gradient_tape_of(self, node: ast.AST) -> ast.With | None:
+        """The innermost ``with tf.GradientTape(...)`` block whose body holds ``node``,
+        within the nearest function."""
+        child = node
+        for p in self.ancestors(node):
+            tp = type(p)
+            if tp is ast.With or tp is ast.AsyncWith:
+                if child in p.body and any(  # type: ignore[attr-defined]
+                        self.is_call_to(item.context_expr, "tensorflow.GradientTape")
+                        for item in p.items):  # type: ignore[attr-defined]
+                    return p  # type: ignore[return-value]
+            elif tp in FUNCTION_NODES:
+                return None
+            child = p
+        return None
+
+    def under_gradient_tape(self, node: ast.AST) -> bool:
+        return self.gradient_tape_of(node) is not None
+
+    # ------------------------------------------------------------------ value heuristics
+
+    def is_tensor_like(self, expr: ast.AST | None) -> bool:
+        """Conservative guess that ``expr`` evaluates to a tensor (or variable):
+
+        - a call of a TensorFlow API that returns tensors (``tf.zeros``, ``tf.matmul``,
+          ``tf.Variable``; not ``tf.function``, ``tf.data``, ``tf.keras``, ``tf.config``...)
+          or of ``keras.ops``;
+        - a name whose binding in effect is such a value, including loop variables over a
+          tensor or a dataset, and ``x += t``;
+        - a parameter annotated ``tf.Tensor``/``tf.Variable``, or a parameter (without a
+          literal default, not ``self``/``cls``) of a function TensorFlow compiles;
+        - subscripts, arithmetic and unary ops involving any of the above.
+        Attributes (``self.w``, ``x.shape``) and method results (``t.numpy()``) are not.
+        """
+        if expr is None:
+            return False
+        key = id(expr)
+        cached = self._tensor_cache.get(key)
+        if cached is not None:
+            return cached
+        self._tensor_cache[key] = False  # breaks cycles such as `acc = acc + x`
+        result = self._tensor_like(expr)
+        self._tensor_cache[key] = result
+        return result
+
+    def _tensor_like(self, expr: ast.AST) -> bool:
+        t = type(expr)
+        if t is ast.Call:
+            q = self.qualname(expr.func)  # type: ignore[attr-defined]
+            return bool(q) and returns_tensor(q)  # type: ignore[arg-type]
+        if t is ast.Name:
+            b = self.binding(expr)  # type: ignore[arg-type]
+            return b is not None and self._binding_tensor_like(b)
+        if t is ast.Subscript:
+            return self.is_tensor_like(expr.value)  # type: ignore[attr-defined]
+        if t is ast.BinOp:
+            return self.is_tensor_like(expr.left) or self.is_tensor_like(expr.right)  # type: ignore[attr-defined]
+        if t is ast.UnaryOp:
+            return self.is_tensor_like(expr.operand)  # type: ignore[attr-defined]
+        if t is ast.IfExp:
+            return self.is_tensor_like(expr.body) and self.is_tensor_like(expr.orelse)  # type: ignore[attr-defined]
+        return False
+
+    def _binding_tensor_like(self, b: Binding) -> bool:
+        if b.kind == "assign":
+            return self.is_tensor_like(b.value)
+        if b.kind == "augassign":
+            return self.is_tensor_like(b.value.value) or self.is_tensor_like(b.value.target)
+        if b.kind == "for":
+            it = b.value.iter
+            return self.is_tensor_like(it) or self.is_dataset(it)
+        if b.kind == "param":
+            return self._param_tensor_like(b.value)
+        return False
+
+    def _param_tensor_like(self, arg: ast.arg) -> bool:
+        if arg.annotation is not None:
+            return self.qualname(arg.annotation) in TENSOR_ANNOTATIONS
+        if arg.arg in ("self", "cls"):
+            return False
+        arguments = self.parent(arg)
+        fn = self.parent(arguments) if arguments is not None else None
+        if fn is None or not self.is_tf_function(fn):
+            return False
+        if arg in arguments.kwonlyargs:  # type: ignore[union-attr]
+            i = arguments.kwonlyargs.index(arg)  # type: ignore[union-attr]
+            default = arguments.kw_defaults[i]  # type: ignore[union-attr]
+        else:
+            positional = arguments.posonlyargs + arguments.args  # type: ignore[union-attr]
+            if arg not in positional:
+                return False  # *args / **kwargs
+            i = positional.index(arg) - (len(positional) - len(arguments.defaults))  # type: ignore[union-attr]
+            default = arguments.defaults[i] if i >= 0 else None  # type: ignore[union-attr]
+        # `training=False`, `n=3`: Python values, not tensors.
+        return default is None or not isinstance(default, ast.Constant)
+
+    def is_dataset(self, expr: ast.AST | None, _depth: int = 0) -> bool:
+        """Conservative guess that ``expr`` is a ``tf.data.Dataset``: a dataset source
+        (``tf.data.Dataset.from_tensor_slices``, ``TFRecordDataset``,
+        ``keras.utils.image_dataset_from_directory``...), a dataset method applied to one
+        (``.map``, ``.batch``...), a name bound to one, a parameter annotated
+        ``tf.data.Dataset``, or, as a last resort, a parameter named like one (``ds``,
+        ``train_ds``, ``dataset``)."""
+        if expr is None or _depth > 30:
+            return False
+        t = type(expr)
+        if t is ast.Call:
+            func = expr.func  # type: ignore[attr-defined]
+            q = self.qualname(func)
+            if q is not None:
+                return q in DATASET_SOURCES
+            if type(func) is ast.Attribute and func.attr in DATASET_METHODS:
+                return self.is_dataset(func.value, _depth + 1)
+            return False
+        if t is ast.Name:
+            b = self.binding(expr)  # type: ignore[arg-type]
+            if b is None:
+                return False
+            if b.kind == "assign":
+                return self.is_dataset(b.value, _depth + 1)
+            if b.kind == "param":
+                ann = b.value.annotation
+                if ann is not None:
+                    return self.qualname(ann) in DATASET_ANNOTATIONS
+                return bool(_DATASET_NAME.search(b.name))
+            return False
+        if t is ast.Attribute:  # self.train_ds
+            return bool(_DATASET_NAME.search(expr.attr))  # type: ignore[attr-defined]
+        return False
+
+    # ------------------------------------------------------------------ positions and edits
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        """``ast`` columns are UTF-8 byte offsets; findings and edits use characters."""
+        if line < 1 or line > len(self.lines):
+            return byte_col
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """(line, col, end_line, end_col) of ``node`` in characters."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        col = self.char_col(line, node.col_offset)  # type: ignore[attr-defined]
+        end_col = self.char_col(end_line, node.end_col_offset or 0)  # type: ignore[attr-defined]
+        return line, col, end_line, end_col
+
+    def location(self, node: ast.AST) -> Location:
+        line, col, end_line, end_col = self.span(node)
+        return Location(path=self.path, line=line, column=col, end_line=end_line,
+                        end_column=end_col)
+
+    def source_of(self, node: ast.AST) -> str:
+        """The exact source text of ``node`` (correct for non-ASCII text)."""
+        line, col, end_line, end_col = self.span(node)
+        if line == end_line:
+            return self.lines[line - 1][col:end_col]
+        parts = [self.lines[line - 1][col:]]
+        parts += self.lines[line:end_line - 1]
+        parts.append(self.lines[end_line - 1][:end_col])
+        return "".join(parts)
+
+    def indent_of(self, node: ast.AST) -> str:
+        """The leading whitespace of the line ``node`` starts on."""
+        text = self.lines[node.lineno - 1]  # type: ignore[attr-defined]
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def replace(self, node: ast.AST, content: str) -> Edit:
+        """An edit replacing ``node``'s text with ``content``."""
+        line, col, end_line, end_col = self.span(node)
+        return Edit(line, col, end_line, end_col, content)
+
+    def replace_range(self, first: ast.AST, last: ast.AST, content: str) -> Edit:
+        """An edit replacing the text from the start of ``first`` to the end of ``last``."""
+        line, col, _, _ = self.span(first)
+        _, _, end_line, end_col = self.span(last)
+        return Edit(line, col, end_line, end_col, content)
+
+    def insert_before(self, node: ast.AST, content: str) -> Edit:
+        line, col, _, _ = self.span(node)
+        return Edit(line, col, line, col, content)
+
+    def insert_after(self, node: ast.AST, content: str) -> Edit:
+        _, _, end_line, end_col = self.span(node)
+        return Edit(end_line, end_col, end_line, end_col, content)
+
+
+_DEF_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_SCOPE_SET = frozenset(SCOPE_NODES)
+
+
+def _callable_key(expr: ast.AST) -> str | None:
+    """``f`` → "f"; ``self.f`` → "f" (methods are matched by name)."""
+    if type(expr) is ast.Name:
+        return expr.id  # type: ignore[attr-defined]
+    if type(expr) is ast.Attribute:
+        return expr.attr  # type: ignore[attr-defined]
+    return None
+
+
+def names_loaded(node: ast.AST) -> set[str]:
+    """Every name read anywhere under ``node``."""
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Load}
