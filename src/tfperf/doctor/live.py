@@ -103,7 +103,7 @@ def run_reduced_precision(tf: Any, gpus: list[str], size: int | None = None,
         rid = f"live.{dtype.name}"
         try:
             res, _ = _timed_matmul(tf, "/GPU:0", n, dtype)
-        except Exception as exc:  # an unsupported dtype is the answer, not a crash  # noqa: BLE001
+        except Exception as exc:  # an unsupported dtype is the answer, not a crash
             out.append({"id": rid, "supported": False, "error": f"{type(exc).__name__}: {exc}"})
             continue
         res.update(id=rid, supported=True, gpu=gpus[0])
@@ -130,3 +130,129 @@ def workloads(tf: Any, gpus: list[str], size: int | None) -> list[tuple[str, Cal
     if gpus:
         steps.append(("live.reduced_precision", reduced))
     return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# judging: pure functions of the raw results
+
+
+def _fmt_time(seconds: float | None) -> str:
+    from tfperf.core.measure import format_seconds
+
+    return format_seconds(seconds, 3)
+
+
+def _matmul_line(r: dict[str, Any]) -> str:
+    n = r.get("n")
+    tflops = r.get("tflops")
+    rate = (f"{tflops * 1000:.1f} GFLOP/s" if tflops is not None and tflops < 1
+            else f"{tflops:.1f} TFLOP/s" if tflops is not None else "? FLOP/s")
+    noise = r.get("measurement", {}).get("warning")
+    return (f"{n}×{n} {r.get('dtype', 'float32')} matmul on {r.get('device')}: "
+            f"{_fmt_time(r.get('median_s'))} per call, {rate}"
+            + (f" ({noise})" if noise else ""))
+
+
+def _matmul_findings(results: Any, gpus_expected: bool) -> list[Finding]:
+    if isinstance(results, dict) and "error" in results:
+        return [Finding("live.matmul", f"matmul check did not finish: {results['error']}",
+                        Status.FAIL, hint="rerun with a longer --timeout, or --no-compute")]
+    out = []
+    gpu_results = [r for r in results if r["id"] != "live.matmul.cpu"]
+    for r in results:
+        data = {k: v for k, v in r.items() if k != "id"}
+        if r["id"] == "live.matmul.cpu":
+            size_note = "" if gpu_results or r.get("n") == MATMUL_SIZE else \
+                f" (no GPU to compare with: {r.get('n')}, not the article's {MATMUL_SIZE})"
+            out.append(Finding("live.matmul.cpu", _matmul_line(r) + size_note, Status.PASS,
+                               data=data))
+            continue
+        err = r.get("rel_error_vs_cpu")
+        tf32 = r.get("tf32_enabled")
+        limit = TF32_AGREEMENT if tf32 else FP32_AGREEMENT
+        speed = r.get("speedup_vs_cpu")
+        msg = _matmul_line(r) + (f", {speed:.0f}× the CPU" if speed else "")
+        if err is None or not math.isfinite(err):
+            out.append(Finding(r["id"], msg + "; agreement with the CPU unknown", Status.WARN,
+                               data=data))
+        elif err <= limit:
+            note = " (TF32 on: float32 matmuls round inputs to 10 mantissa bits)" \
+                if tf32 and err > FP32_AGREEMENT else ""
+            out.append(Finding(r["id"], f"{msg}; agrees with the CPU (relative error "
+                                        f"{err:.1e}){note}", Status.PASS, data=data))
+        else:
+            out.append(Finding(r["id"], f"{msg}; DISAGREES with the CPU (relative error "
+                                        f"{err:.1e} > {limit:.0e})", Status.FAIL,
+                               hint="wrong results on the GPU: check the driver and the GPU's "
+                                    "health (nvidia-smi -q -d ECC), and retry with "
+                                    "TF32 off (tf.config.experimental."
+                                    "enable_tensor_float_32_execution(False))", data=data))
+        if speed is not None and speed < 1:
+            out.append(Finding(f"{r['id']}.speed", f"the GPU matmul is slower than the CPU "
+                                                   f"({speed:.2f}×)", Status.WARN,
+                               hint="check that the GPU is not throttled or shared "
+                                    "(nvidia-smi -q -d PERFORMANCE)", data=data))
+    if not gpu_results:
+        out.append(Finding("live.matmul.gpu", "GPU matmul skipped: TensorFlow sees no GPU"
+                           if gpus_expected else "GPU matmul skipped: no GPU on this machine",
+                           Status.SKIP, hint="see doctor.tf_sees_gpu" if gpus_expected else ""))
+    return out
+
+
+def _xla_finding(r: dict[str, Any]) -> Finding:
+    if "error" in r:
+        return Finding("live.xla", f"XLA jit_compile failed: {r['error']}", Status.FAIL,
+                       hint="XLA needs libdevice/ptxas on GPU (see `tfperf explain`); set "
+                            "XLA_FLAGS=--xla_gpu_cuda_data_dir=<CUDA dir> if they are missing")
+    err = r.get("rel_error_vs_eager")
+    data = {k: v for k, v in r.items() if k != "id"}
+    msg = (f"XLA jit_compile works: compiled in {_fmt_time(r.get('compile_s'))}, then "
+           f"{_fmt_time(r.get('median_s'))} per call")
+    if err is not None and err > FP32_AGREEMENT:
+        return Finding("live.xla", f"{msg}, but differs from eager (relative error {err:.1e})",
+                       Status.WARN, data=data)
+    return Finding("live.xla", f"{msg}; same result as eager", Status.PASS, data=data)
+
+
+def _reduced_findings(results: Any) -> list[Finding]:
+    if isinstance(results, dict) and "error" in results:
+        return [Finding("live.reduced_precision", f"float16/bfloat16 check did not finish: "
+                        f"{results['error']}", Status.WARN)]
+    out = []
+    for r in results:
+        data = {k: v for k, v in r.items() if k != "id"}
+        if not r.get("supported"):
+            out.append(Finding(r["id"], f"{r['id'].split('.')[-1]} matmul not supported on the "
+                                        f"GPU: {r.get('error')}", Status.WARN, data=data))
+            continue
+        speed = r.get("speedup_vs_float32")
+        msg = _matmul_line(r) + (f", {speed:.1f}× float32" if speed else "")
+        status = Status.WARN if speed is not None and speed < 1.2 else Status.PASS
+        hint = ("reduced precision brings no speed here: the GPU may lack tensor cores for "
+                "this type" if status is Status.WARN else "")
+        out.append(Finding(r["id"], msg, status, hint=hint, data=data))
+    return out
+
+
+def live_findings(live: dict[str, Any], *, compute: bool, gpus_expected: bool,
+                  tf_ran: bool) -> list[Finding]:
+    """Verdicts from the raw live results (``Facts.live``)."""
+    if not compute:
+        return [Finding("live", "live compute checks skipped (--no-compute)", Status.SKIP)]
+    if not tf_ran:
+        return [Finding("live", "live compute checks skipped: TensorFlow did not run",
+                        Status.SKIP)]
+    out: list[Finding] = []
+    if "live.matmul" in live:
+        out += _matmul_findings(live["live.matmul"], gpus_expected)
+    else:
+        out.append(Finding("live.matmul", "matmul check did not run", Status.WARN))
+    if "live.xla" in live:
+        out.append(_xla_finding(live["live.xla"]))
+    if "live.reduced_precision" in live:
+        out += _reduced_findings(live["live.reduced_precision"])
+    else:
+        out.append(Finding("live.reduced_precision", "float16/bfloat16 matmul speed skipped: "
+                           "no GPU visible to TensorFlow (reduced precision on a CPU says "
+                           "nothing about tensor cores)", Status.SKIP))
+    return out

@@ -25,7 +25,8 @@ def probe_driver(timeout: float = 10.0) -> dict[str, Any]:
             statuses[name] = f"not asked ({facts['driver_source']} answered)"
             continue
         result = probe()
-        statuses[name] = str(result.get("status", "?"))
+        status = str(result.get("status", "?"))
+        statuses[name] = status.removeprefix(f"{name}: ").removeprefix(f"{name} ")
         if result.get("driver_version"):
             facts.update(driver_source=name, driver_version=result["driver_version"],
                          driver_cuda=result.get("driver_cuda"), gpus=result.get("gpus", []))

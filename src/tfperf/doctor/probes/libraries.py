@@ -9,6 +9,7 @@ fresh subprocess proves what the loader really finds (a crash there cannot take 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -43,10 +44,8 @@ def _entry(path: Path, origin: str) -> dict[str, Any]:
 
 def site_dirs() -> list[Path]:
     dirs: list[str] = []
-    try:
+    with contextlib.suppress(AttributeError):  # some virtualenv layouts lack it
         dirs += site.getsitepackages()
-    except AttributeError:  # some virtualenv layouts lack it
-        pass
     dirs.append(site.getusersitepackages())
     dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
     seen, out = set(), []

@@ -6,6 +6,7 @@ a driver it fails at init ("NVML Shared Library Not Found"), which is a fact, no
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -44,10 +45,8 @@ def _query() -> dict[str, Any]:
             facts["gpus"].append(gpu)
         return facts
     finally:
-        try:
+        with contextlib.suppress(Exception):  # shutting down is best effort
             pynvml.nvmlShutdown()
-        except Exception:  # shutting down is best effort  # noqa: BLE001
-            pass
 
 
 def probe_nvml(timeout: float = 10.0) -> dict[str, Any]:
@@ -62,7 +61,7 @@ def probe_nvml(timeout: float = 10.0) -> dict[str, Any]:
             result.update(_query(), status="ok")
         except ImportError:
             result["status"] = "pynvml not installed (pip install nvidia-ml-py)"
-        except Exception as exc:  # NVMLError and friends: every failure is a fact  # noqa: BLE001
+        except Exception as exc:  # NVMLError and friends: every failure is a fact
             result["status"] = f"{type(exc).__name__}: {exc}".strip()
 
     thread = threading.Thread(target=work, name="tfperf-nvml", daemon=True)

@@ -6,6 +6,7 @@ reports, so they are values here (``status``), not exceptions.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -80,7 +81,5 @@ def kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, 9)
     except (ProcessLookupError, PermissionError, AttributeError):
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired, ValueError):
         proc.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError):
-        pass

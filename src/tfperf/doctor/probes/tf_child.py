@@ -71,7 +71,7 @@ def _import_and_look() -> tuple[Any, dict[str, Any]]:
             details["device_name"] = got.get("device_name")
             cc = got.get("compute_capability")
             details["compute_capability"] = f"{cc[0]}.{cc[1]}" if cc else None
-        except Exception:  # details are a bonus  # noqa: BLE001
+        except Exception:  # details are a bonus
             pass
         gpus.append(details)
     facts = {
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         tf, facts = _import_and_look()
-    except Exception as exc:  # report, never crash without a word  # noqa: BLE001
+    except Exception as exc:  # report, never crash without a word
         _emit({"kind": "error", "stage": "import",
                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
         return 1
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         _emit({"kind": "start", "id": check_id})
         try:
             _emit({"kind": "live", "id": check_id, "result": work()})
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             _emit({"kind": "live", "id": check_id,
                    "error": f"{type(exc).__name__}: {exc}"})
     return 0
