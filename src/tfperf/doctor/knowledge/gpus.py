@@ -7,6 +7,12 @@ CUDA binary compatibility, as NVIDIA defines it:
   the first time; cached in ~/.nv/ComputeCache);
 * arch-specific targets (``sm_90a``, ``sm_100a``, ``compute_90a``) run on exactly that cc;
   family targets (``sm_100f``, CUDA ≥ 12.9) on the same major with minor ≥ Y.
+
+TensorFlow's build writes its list with one twist: a ``compute_XY`` entry "enables PTX
+embedding in addition to SASS" (the comment on TF_CUDA_COMPUTE_CAPABILITIES in TensorFlow's
+.bazelrc), so ``compute_80`` in a wheel's build info means native sm_80 code *and* PTX. An
+A100 (8.0) is native on TF 2.12-2.15 (``... sm_75 compute_80``); an H100 (9.0) there needs the
+PTX JIT, and is native from TF 2.16 (``compute_90``).
 """
 
 from __future__ import annotations
@@ -91,14 +97,12 @@ def _runs_on(entry: str, major: int, minor: int) -> Support | None:
         return None
     kind, a_major, a_minor, suffix = parsed
     if suffix == "a":
-        ok = (major, minor) == (a_major, a_minor)
-    elif kind == "sm" or suffix == "f":
-        ok = major == a_major and minor >= a_minor
-    else:  # plain PTX: forward compatible with every newer GPU
-        ok = (major, minor) >= (a_major, a_minor)
-    if not ok:
-        return None
-    return "native" if kind == "sm" else "ptx"
+        return "native" if (major, minor) == (a_major, a_minor) else None
+    if major == a_major and minor >= a_minor:  # SASS (also embedded by TF's compute_XY)
+        return "native"
+    if kind == "compute" and not suffix and (major, minor) >= (a_major, a_minor):
+        return "ptx"  # plain PTX is forward compatible with every newer GPU
+    return None
 
 
 def arch_match(cc: str | tuple[int, int], wheel: WheelBuildInfo) -> tuple[Support, str | None]:
