@@ -1,0 +1,179 @@
+"""Observations and capture figures → findings that name a lint rule or a lever.
+
+Capture thresholds follow the manner of XProf's overview page: input-bound above 5 %
+(moderately) and 20 % (highly) of step time, kernel-launch-bound above 3 % / 15 %, eager
+execution above 10 % of op time, 16-bit computation below 10 % of device time on a GPU. Each
+finding's ``data`` says which threshold fired and the measured value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfperf.core.findings import Finding, Location, Status
+from tfperf.profile import retrace
+from tfperf.profile.watcher import FunctionStats, Observation
+from tfperf.profile.xplane import CaptureSummary
+
+INPUT_BOUND = (0.05, 0.20)
+LAUNCH_BOUND = (0.03, 0.15)
+EAGER_SHARE = 0.10
+SIXTEEN_BIT_MIN = 0.10
+RETRACE_MIN = 2  # retraces (traces beyond the first) before we speak
+SYNC_LINE_MIN = 10  # syncs at one line: a sync inside a loop
+EAGER_LINE_MIN_OPS = 100
+EAGER_LINE_MIN_SHARE = 0.10
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %" if x >= 0.01 else f"{100 * x:.1f} %"
+
+
+def _loc(path: str | None, line: int | None) -> Location | None:
+    return Location(path=path, line=line) if path else None
+
+
+def retrace_findings(functions: list[FunctionStats]) -> list[Finding]:
+    out = []
+    for fn in functions:
+        retraces = fn.traces - 1
+        if retraces < RETRACE_MIN or not fn.causes:
+            continue
+        d = fn.to_dict()
+        top = d["retrace_causes"][0]
+        code, hint = retrace.HINTS.get(top["kind"], retrace.HINTS["context"])
+        how = retrace.summarise_kind(top["kind"], top["argument"], top["distinct"])
+        share = fn.trace_s / (fn.trace_s + fn.run_s) if fn.trace_s + fn.run_s > 0 else 0.0
+        out.append(Finding(
+            code="profile.retrace", name="retrace", status=Status.WARN,
+            message=(f"`{fn.name}` traced {fn.traces} times: {how}; tracing took "
+                     f"{fn.trace_s:.3g} s, {_pct(share)} of its time (see {code})"),
+            hint=hint.format(arg=top["argument"].split("[")[0]),
+            location=_loc(*(fn.first_site or (None, None))),
+            data={"rule": code, "function": fn.name, "traces": fn.traces,
+                  "argument": top["argument"], "kind": top["kind"],
+                  "threshold": f"more than {RETRACE_MIN} retraces"},
+        ))
+    # The same Python function wrapped by many tf.function objects, each traced: TFP302.
+    by_code: dict[Any, list[FunctionStats]] = {}
+    for fn in functions:
+        if fn.code_key and fn.traces:
+            by_code.setdefault(fn.code_key, []).append(fn)
+    for key, group in by_code.items():
+        if len(group) > RETRACE_MIN:
+            out.append(Finding(
+                code="profile.retrace", name="tf-function-recreated", status=Status.WARN,
+                message=(f"`{group[0].name}` was wrapped by {len(group)} separate tf.function "
+                         f"objects, each traced anew (see TFP302)"),
+                hint="create the tf.function once (module level or __init__) and reuse it",
+                location=_loc(*key),
+                data={"rule": "TFP302", "objects": len(group),
+                      "threshold": f"more than {RETRACE_MIN} tf.function objects per function"},
+            ))
+    return out
+
+
+def line_findings(obs: Observation) -> list[Finding]:
+    out = []
+    wall = obs.wall_s or 0.0
+    for s in obs.sorted_lines("host_syncs"):
+        if s.count < SYNC_LINE_MIN:
+            continue
+        via = ", ".join(k for k, _ in s.kinds.most_common(3))
+        out.append(Finding(
+            code="profile.host_sync", name="host-sync-in-loop", status=Status.WARN,
+            message=(f"{s.count} host syncs ({via}) took {s.total_s:.3g} s"
+                     + (f", {_pct(s.total_s / wall)} of the run" if wall else "")
+                     + " (see TFP201)"),
+            hint=("each conversion waits for the device and copies to the host: keep values "
+                  "as tensors in the loop and convert once after it"),
+            location=_loc(s.path, s.line),
+            data={"rule": "TFP201", "count": s.count, "total_s": s.total_s,
+                  "threshold": f"at least {SYNC_LINE_MIN} syncs at one line"},
+        ))
+    for s in obs.sorted_lines("eager_ops"):
+        share = s.total_s / wall if wall else 0.0
+        if s.count < EAGER_LINE_MIN_OPS or share < EAGER_LINE_MIN_SHARE:
+            continue
+        ops = ", ".join(k for k, _ in s.kinds.most_common(3))
+        out.append(Finding(
+            code="profile.eager_ops", name="eager-op-storm", status=Status.WARN,
+            message=(f"{s.count:,} eager ops ({ops}), {_pct(share)} of the time "
+                     f"(see TFP101, TFP102)"),
+            hint=("replace the Python loop by whole-tensor ops (broadcast, reduce_sum, "
+                  "einsum), then wrap the result in tf.function(jit_compile=True)"),
+            location=_loc(s.path, s.line),
+            data={"rule": "TFP101", "lever": "vectorise; tf.function(jit_compile=True)",
+                  "count": s.count, "share": share,
+                  "threshold": (f"at least {EAGER_LINE_MIN_OPS} ops and "
+                                f"{_pct(EAGER_LINE_MIN_SHARE)} of the time at one line")},
+        ))
+    return out
+
+
+def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | None:
+    low, high = bounds
+    if value > high:
+        return Status.WARN, f"> {_pct(high)}"
+    if value > low:
+        return Status.INFO, f"> {_pct(low)}"
+    return None
+
+
+def capture_findings(cap: CaptureSummary) -> list[Finding]:
+    out = []
+    share = cap.input_share
+    band = _band(share, INPUT_BOUND) if share is not None else None
+    if band:
+        status, fired = band
+        level = "highly" if status is Status.WARN else "moderately"
+        out.append(Finding(
+            code="profile.input_bound", name="input-bound", status=status,
+            message=f"{level} input-bound: {_pct(share)} of step time waits for input "
+                    f"(threshold {fired}; see TFP601, TFP602)",
+            hint="end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE); give map "
+                 "num_parallel_calls=tf.data.AUTOTUNE; cache what does not change",
+            data={"rule": "TFP601", "lever": "prefetch", "value": share, "threshold": fired}))
+    share = cap.launch_share
+    band = _band(share, LAUNCH_BOUND) if share is not None else None
+    if band:
+        status, fired = band
+        out.append(Finding(
+            code="profile.launch_bound", name="kernel-launch-bound", status=status,
+            message=f"kernel-launch-bound: launching {cap.launches_per_step:.0f} kernels per "
+                    f"step takes {_pct(share)} of step time (threshold {fired})",
+            hint="fuse small ops: tf.function(jit_compile=True) on the hot function (S14)",
+            data={"lever": "jit_compile", "value": share, "threshold": fired}))
+    share = cap.eager_share
+    if share is not None and share > EAGER_SHARE:
+        out.append(Finding(
+            code="profile.eager_share", name="eager-execution", status=Status.WARN,
+            message=f"{_pct(share)} of op time runs eagerly (threshold > {_pct(EAGER_SHARE)}; "
+                    f"see TFP306, TFP101)",
+            hint="wrap the hot loop body or training step in tf.function",
+            data={"rule": "TFP306", "lever": "tf.function", "value": share,
+                  "threshold": f"> {_pct(EAGER_SHARE)}"}))
+    share = cap.sixteen_bit_share
+    if share is not None and share < SIXTEEN_BIT_MIN:
+        out.append(Finding(
+            code="profile.precision", name="little-16-bit", status=Status.INFO,
+            message=f"only {_pct(share)} of device time is 16-bit computation "
+                    f"(threshold < {_pct(SIXTEEN_BIT_MIN)}; kernel-name heuristic)",
+            hint="try keras.mixed_precision.set_global_policy('mixed_float16') with loss "
+                 "scaling (see TFP502, TFP503; S15)",
+            data={"lever": "mixed_float16", "value": share,
+                  "threshold": f"< {_pct(SIXTEEN_BIT_MIN)}"}))
+    if cap.host_only:
+        out.append(Finding(
+            code="profile.capture", name="host-only", status=Status.INFO,
+            message="host-only capture: no GPU in it, so device time, host↔device copies, "
+                    "kernel launches and the 16-bit share are not available",
+            data={"host_only": True}))
+    return out
+
+
+def advise(obs: Observation, cap: CaptureSummary | None) -> list[Finding]:
+    findings = retrace_findings(obs.functions) + line_findings(obs)
+    if cap is not None:
+        findings += capture_findings(cap)
+    return findings

@@ -1,0 +1,79 @@
+"""Which line of the user's code caused an event: the innermost frame outside libraries.
+
+Every observed event (an eager op, a host sync, a ``tf.function`` call) happens deep inside
+TensorFlow; the line worth reporting is the caller's. Deciding whether a code object is
+"library" costs a path check, so the verdict is cached per code object and the per-event cost
+is a short frame walk with dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from pathlib import Path
+from types import CodeType, FrameType
+
+_TFPERF_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
+# The bundled examples are user code for the purpose of attribution (the case study).
+_TFPERF_USER_DIRS = (str(Path(_TFPERF_DIR) / "examples") + os.sep,)
+
+
+def _library_prefixes() -> tuple[str, ...]:
+    prefixes = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            prefixes.add(str(Path(path).resolve()) + os.sep)
+    for path in sys.path:  # other site-packages folders (user site, virtualenvs)
+        if path.rstrip(os.sep).endswith(("site-packages", "dist-packages")):
+            prefixes.add(str(Path(path).resolve()) + os.sep)
+    return tuple(sorted(prefixes))
+
+
+_LIBRARY_PREFIXES = _library_prefixes()
+
+#: code object → True when it belongs to user code
+_user_code: dict[CodeType, bool] = {}
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith("<") and filename not in ("<stdin>", "<string>"):
+        return False  # <frozen importlib._bootstrap> and similar
+    try:
+        path = os.path.realpath(filename)
+    except (OSError, ValueError):
+        return True
+    if path.startswith(_TFPERF_DIR):
+        return path.startswith(_TFPERF_USER_DIRS)
+    return not path.startswith(_LIBRARY_PREFIXES)
+
+
+def is_user_code(code: CodeType) -> bool:
+    verdict = _user_code.get(code)
+    if verdict is None:
+        verdict = _user_code[code] = _is_user_file(code.co_filename)
+    return verdict
+
+
+def user_site(frame: FrameType | None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost user frame at or above ``frame``; None if none."""
+    cache = _user_code
+    while frame is not None:
+        code = frame.f_code
+        verdict = cache.get(code)
+        if verdict is None:
+            verdict = is_user_code(code)
+        if verdict:
+            return code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def caller_site(depth: int = 2) -> tuple[str, int] | None:
+    """``user_site`` starting ``depth`` frames above the caller of this function."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None
+    return user_site(frame)

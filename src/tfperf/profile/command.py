@@ -1,0 +1,124 @@
+"""``tfperf profile``: run a script or ``module:function`` under observation, report why it is slow.
+
+Only argparse and the standard library are imported here; TensorFlow loads when the command
+runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "profile",
+        help="where the time goes at run time, and why: retraces, host syncs, eager ops, op time",
+        description=(
+            "Run a script (like `python script.py args`) or call MODULE:FUNCTION under "
+            "observation: tf.function retraces with their cause, host syncs and eager ops per "
+            "source line, and op time from a real TF profiler capture that TensorBoard/XProf "
+            "opens. Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
+        epilog="examples:\n  tfperf profile train.py -- --epochs 1\n"
+               "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION")
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="[options] [-- script args]",
+                   help="options may also follow the target; the script's own arguments "
+                        "come after --")
+    _add_options(p)
+    p.set_defaults(func=run)
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--inputs", metavar="MODULE:FN",
+                   help="for MODULE:FUNCTION: a function returning the arguments "
+                        "(a tuple: positional, a dict: keyword, else one argument)")
+    p.add_argument("--steps", type=int, metavar="N",
+                   help="MODULE:FUNCTION: captured calls after one warm-up (default 3); "
+                        "script: capture only the first N top-level tf.function calls")
+    p.add_argument("--logdir", metavar="DIR",
+                   help="where the capture goes (default: a new temporary directory)")
+    p.add_argument("--no-capture", action="store_true",
+                   help="observe only; no TF profiler capture")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON (the run's own stdout goes to stderr)")
+    p.add_argument("--plot", metavar="OUT.png", help="bar chart of the hottest lines and ops")
+
+
+def _split_rest(args: argparse.Namespace) -> list[str]:
+    """Options given after the target are tfperf's; what follows ``--`` is the script's.
+
+    (argparse drops the ``--`` when options come before the target; then whatever our options
+    do not claim is the script's.)
+    """
+    rest = list(args.rest)
+    late = argparse.ArgumentParser(prog="tfperf profile TARGET", add_help=False)
+    _add_options(late)
+    if "--" in rest:
+        cut = rest.index("--")
+        late.parse_args(rest[:cut], namespace=args)
+        return rest[cut + 1:]
+    _, script_args = late.parse_known_args(rest, namespace=args)
+    return script_args
+
+
+def _target_kind(target: str) -> str:
+    if target.endswith(".py") or os.path.isfile(target):
+        return "script"
+    if ":" in target:
+        return "function"
+    return "missing"
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfperf.cli import UsageError
+
+    script_args = _split_rest(args)
+    if args.steps is not None and args.steps < 1:
+        raise UsageError("--steps must be at least 1")
+    kind = _target_kind(args.target)
+    if kind == "missing":
+        raise UsageError(f"no such file: {args.target} (expected SCRIPT.py or MODULE:FUNCTION)")
+    if kind == "function" and script_args:
+        raise UsageError("arguments after the target are for scripts; use --inputs")
+    if kind == "script" and args.inputs:
+        raise UsageError("--inputs is for MODULE:FUNCTION targets")
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise UsageError("--plot takes a .png path")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # TF's INFO lines would drown the report
+
+    from tfperf.profile import runner
+
+    capture = not args.no_capture
+    out = sys.stdout
+    # With --json, keep stdout for the document: the run's prints go to stderr.
+    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    try:
+        with redirect:
+            if kind == "script":
+                report = runner.run_script(args.target, script_args, capture=capture,
+                                           logdir=args.logdir, steps=args.steps)
+            else:
+                report = runner.run_function(args.target, args.inputs, steps=args.steps,
+                                             capture=capture, logdir=args.logdir)
+    except runner.ProfileInputError as exc:
+        raise UsageError(str(exc)) from None
+    if args.plot:
+        from tfperf.profile.plot import plot_report
+
+        try:
+            plot_report(report, args.plot)
+        except OSError as exc:
+            print(f"tfperf profile: cannot write {args.plot}: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(report.to_json(), file=out)
+    else:
+        from tfperf.core.render import use_color
+
+        print(report.text(color=use_color(out)), file=out)
+    return report.exit_status

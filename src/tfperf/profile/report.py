@@ -1,0 +1,194 @@
+"""One profile report: observation + capture + advice → JSON and terminal text."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.core import render
+from tfperf.core.findings import Finding, Status
+from tfperf.profile import advice, retrace
+from tfperf.profile.watcher import Observation
+from tfperf.profile.xplane import CaptureSummary
+
+TOP_LINES = 10
+TOP_OPS = 15
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("..") else path
+
+
+def _secs(s: float | None) -> str:
+    if s is None:
+        return "–"
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s * 1e6:.0f} µs"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+@dataclass
+class ProfileReport:
+    """What ``tfperf profile`` found. ``to_dict()`` is the ``--json`` document."""
+
+    obs: Observation
+    capture: CaptureSummary | None = None
+    capture_note: str | None = None  # why there is no capture, when there is none
+    logdir: str | None = None
+    error: BaseException | None = None
+    target: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (f"<ProfileReport {len(self.obs.functions)} functions, "
+                f"{sum(s.count for s in self.obs.host_syncs.values())} host syncs, "
+                f"{self.obs.eager_op_count} eager ops, {len(self.findings)} findings>")
+
+    def __str__(self) -> str:
+        return self.text()
+
+    @property
+    def exit_status(self) -> int:
+        """1 when the run raised or advice warns (the CLI contract: found → 1), else 0."""
+        if self.error is not None:
+            return 1
+        return 1 if any(f.status in (Status.WARN, Status.FAIL) for f in self.findings) else 0
+
+    def error_dict(self) -> dict[str, Any] | None:
+        if self.error is None:
+            return None
+        tb = "".join(traceback.format_exception(type(self.error), self.error,
+                                                self.error.__traceback__))
+        return {"type": type(self.error).__name__, "message": str(self.error),
+                "traceback": tb}
+
+    def to_dict(self) -> dict[str, Any]:
+        wall = self.obs.wall_s
+        cap = self.capture.to_dict(top=TOP_OPS) if self.capture else None
+        ops = cap.pop("top_ops") if cap else []
+        return {
+            "target": self.target,
+            "wall_s": wall,
+            "functions": [f.to_dict() for f in
+                          sorted(self.obs.functions, key=lambda f: (-f.traces, -f.total_s))],
+            "host_syncs": [s.to_dict(wall) for s in self.obs.sorted_lines("host_syncs")],
+            "eager_ops": [s.to_dict(wall) for s in self.obs.sorted_lines("eager_ops")],
+            "ops": ops,
+            "capture": cap,
+            "capture_note": self.capture_note,
+            "advice": [f.to_dict() for f in self.findings],
+            "logdir": self.logdir,
+            "unavailable": dict(self.obs.unavailable),
+            "error": self.error_dict(),
+        }
+
+    def to_json(self) -> str:
+        return render.to_json(self.to_dict())
+
+    # -- text ------------------------------------------------------------------------------
+
+    def text(self, color: bool = False) -> str:
+        b = lambda s: render.style(s, "bold", color=color)  # noqa: E731
+        wall = self.obs.wall_s
+        out = [b(f"tfperf profile{': ' + self.target if self.target else ''}") +
+               f" — {_secs(wall)} observed"]
+        out += self._functions_text(b)
+        out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
+                                "syncs", "via")
+        out += self._lines_text(b, "eager_ops", "Eager ops, by line", "ops", "top ops")
+        out += self._capture_text(b)
+        if self.obs.unavailable:
+            out += ["", b("Not observed")]
+            out += [f"  {k}: {v}" for k, v in self.obs.unavailable.items()]
+        out += ["", b("Advice")]
+        out.append(render.findings_text(self.findings, color=color) if self.findings
+                   else "  nothing above the thresholds")
+        if self.error is not None:
+            out += ["", render.style("The run raised an error (the report covers what ran "
+                                     "before it):", "red", "bold", color=color)]
+            out.append(self.error_dict()["traceback"].rstrip())  # type: ignore[index]
+        return "\n".join(out)
+
+    def _functions_text(self, b: Any) -> list[str]:
+        fns = sorted(self.obs.functions, key=lambda f: (-f.traces, -f.total_s))
+        if not fns:
+            return ["", b("tf.function calls"), "  none observed"]
+        rows = [[f.name, f.calls, f.traces, _secs(f.trace_s), _secs(f.run_s)] for f in fns]
+        out = ["", b("tf.function calls"),
+               _indent(render.text_table(["function", "calls", "traces", "tracing", "running"],
+                                         rows, "lrrrr"))]
+        for f in fns:
+            for c in f.to_dict()["retrace_causes"][:3]:
+                how = retrace.summarise_kind(c["kind"], c["argument"], c["distinct"])
+                examples = ", ".join(c["examples"])
+                out.append(f"  {f.name}: {c['retraces']} retrace(s): {how} ({examples})")
+        return out
+
+    def _lines_text(self, b: Any, which: str, title: str, unit: str, extra: str) -> list[str]:
+        lines = self.obs.sorted_lines(which)
+        if not lines:
+            return ["", b(title), "  none observed"]
+        wall = self.obs.wall_s
+        rows = []
+        for s in lines[:TOP_LINES]:
+            kinds = " ".join(f"{k}×{n}" for k, n in s.kinds.most_common(3))
+            rows.append([f"{_short(s.path)}:{s.line}", f"{s.count:,}", _secs(s.total_s),
+                         _pct(s.total_s / wall if wall else None), kinds])
+        out = ["", b(title), _indent(render.text_table(
+            ["line", unit, "time", "of run", extra], rows, "lrrrl"))]
+        if len(lines) > TOP_LINES:
+            out.append(f"  … and {len(lines) - TOP_LINES} more lines (--json lists all)")
+        return out
+
+    def _capture_text(self, b: Any) -> list[str]:
+        if self.capture is None:
+            return ["", b("Op time (profiler capture)"), f"  {self.capture_note or 'no capture'}"]
+        c = self.capture
+        where = "host only: no GPU in this capture" if c.host_only else ", ".join(c.devices)
+        out = ["", b(f"Op time (profiler capture, {where})"), f"  capture: {c.path}"]
+        rows = [[o.name, o.type, o.where + (" eager" if o.eager else ""), o.count,
+                 _secs(o.self_s)] for o in c.ops[:TOP_OPS]]
+        if rows:
+            out.append(_indent(render.text_table(
+                ["top ops by self time", "type", "where", "count", "self"], rows, "lllrr")))
+        types = sorted(c.by_type.items(), key=lambda kv: -kv[1])[:8]
+        if types:
+            out.append("  by type: " + ", ".join(f"{k} {_secs(v)}" for k, v in types))
+        out.append(f"  steps: {c.steps} ({c.step_source})"
+                   + (f", median step {_secs(c.step_s)}" if c.step_s is not None else ""))
+        out.append(f"  host op time {_secs(c.host_op_s)}; device op time "
+                   f"{_secs(c.device_op_s) if not c.host_only else 'n/a (no device)'}")
+        out.append(f"  eager share of op time {_pct(c.eager_share)}; input wait "
+                   f"{_pct(c.input_share)} of step time")
+        if not c.host_only:
+            out.append(f"  kernel launches per step {c.launches_per_step or 0:.0f}; "
+                       f"host→device copies {_secs(c.h2d_s)}, device→host {_secs(c.d2h_s)} "
+                       f"({c.copies} copies)")
+        if self.logdir:
+            out.append(f"  open it: tensorboard --logdir {self.logdir}  (Profile tab, XProf)")
+        return out
+
+
+def _indent(text: str, pad: str = "  ") -> str:
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+def build_report(obs: Observation, *, error: BaseException | None = None,
+                 capture: CaptureSummary | None = None, capture_note: str | None = None,
+                 logdir: str | None = None, target: str | None = None) -> ProfileReport:
+    rep = ProfileReport(obs=obs, capture=capture, capture_note=capture_note, logdir=logdir,
+                        error=error, target=target)
+    rep.findings = advice.advise(obs, capture)
+    return rep

@@ -1,0 +1,253 @@
+"""Run something under observation: a script, ``module:function`` with inputs, or a callable.
+
+Each entry point gathers (``Watcher`` + an optional profiler ``Capture``), then judges and
+renders through ``report.build_report``. A run that raises still yields a report of what ran,
+with the error attached; bad input (missing file, unknown function) raises
+:class:`ProfileInputError` before anything runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import runpy
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tfperf.profile import capture as capture_mod
+from tfperf.profile.report import ProfileReport, build_report
+from tfperf.profile.watcher import Watcher
+
+DEFAULT_FUNCTION_STEPS = 3
+
+
+class ProfileInputError(Exception):
+    """The thing to profile cannot be found or loaded (exit status 2)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the observed run
+
+
+class _Session:
+    """A watcher plus an optional capture that may stop after a number of steps."""
+
+    def __init__(self, *, capture: bool, logdir: str | Path | None,
+                 capture_calls: int | None = None):
+        self.capture = (capture_mod.Capture(Path(logdir) if logdir else
+                                            capture_mod.default_logdir())
+                        if capture else None)
+        self.capture_calls = capture_calls
+        self._calls = 0
+        self.watcher = Watcher(on_function_call=self._on_function_call)
+
+    def _on_function_call(self) -> None:
+        # Script mode with --steps N: the capture covers the first N top-level calls.
+        if self.capture_calls is None or self.capture is None or not self.capture.running:
+            return
+        self._calls += 1
+        if self._calls >= self.capture_calls:
+            with self.watcher.paused():
+                self.capture.stop()
+
+    @contextmanager
+    def capturing(self) -> Iterator[None]:
+        if self.capture is not None:
+            with self.watcher.paused():
+                self.capture.start()
+        try:
+            yield
+        finally:
+            if self.capture is not None:
+                with self.watcher.paused():
+                    self.capture.stop()
+
+    def report(self, error: BaseException | None, target: str) -> ProfileReport:
+        summary, note, logdir = None, None, None
+        if self.capture is None:
+            note = "not captured (--no-capture)"
+        else:
+            logdir = str(self.capture.logdir)
+            if self.capture.xplane is not None:
+                from tfperf.profile import xplane
+
+                try:
+                    summary = xplane.summarise(self.capture.xplane)
+                except xplane.CaptureError as exc:
+                    note = f"capture unreadable: {exc}"
+            else:
+                note = self.capture.error or "no capture was written"
+        return build_report(self.watcher.obs, error=error, capture=summary, capture_note=note,
+                            logdir=logdir, target=target)
+
+
+def _is_error(exc: BaseException) -> bool:
+    """A script ending with sys.exit(0) / sys.exit() has not failed."""
+    return not (isinstance(exc, SystemExit) and exc.code in (0, None))
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts
+
+
+def check_script(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise ProfileInputError(f"no such file: {path}")
+    if not p.is_file():
+        raise ProfileInputError(f"not a file: {path}")
+    return p
+
+
+def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = True,
+               logdir: str | Path | None = None, steps: int | None = None) -> ProfileReport:
+    """Run ``path`` as ``python path argv...`` would, under observation.
+
+    With ``steps``, the profiler capture covers the first ``steps`` top-level tf.function
+    calls; without, the whole run.
+    """
+    script = check_script(path)
+    session = _Session(capture=capture, logdir=logdir, capture_calls=steps)
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.resolve().parent))
+    error: BaseException | None = None
+    try:
+        with session.capturing(), session.watcher:
+            runpy.run_path(str(script), run_name="__main__")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the script's own error (SystemExit included) is reported
+        if _is_error(exc):
+            error = exc
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+    return session.report(error, target=str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# module:function
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """``pkg.module:function`` or ``path/to/file.py:function`` (``Class.method`` allowed)."""
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise ProfileInputError(f"expected MODULE:FUNCTION or FILE.py:FUNCTION, got {spec!r}")
+    module = _import(module_part)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ProfileInputError(
+                f"{module_part} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise ProfileInputError(f"{spec} is not callable")
+    return obj
+
+
+def _import(name: str) -> Any:
+    if name.endswith(".py") or os.sep in name or "/" in name:
+        path = Path(name)
+        if not path.is_file():
+            raise ProfileInputError(f"no such file: {name}")
+        mod_name = "_tfperf_profiled_" + path.stem
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise ProfileInputError(f"cannot import {name}")
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            sys.modules[mod_name] = module
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(mod_name, None)
+            raise ProfileInputError(
+                f"importing {name} failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            sys.path.remove(str(path.resolve().parent))
+        return module
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: the working directory imports
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            raise ProfileInputError(f"no module named {name!r}") from None
+        raise ProfileInputError(f"importing {name} failed: {exc}") from None
+    except Exception as exc:
+        raise ProfileInputError(
+            f"importing {name} failed: {type(exc).__name__}: {exc}") from None
+
+
+def make_inputs(spec: str | None) -> tuple[tuple, dict]:
+    """Call the ``--inputs`` function: a tuple → positional args, a dict → keyword args."""
+    if spec is None:
+        return (), {}
+    fn = load_callable(spec)
+    try:
+        value = fn()
+    except Exception as exc:
+        raise ProfileInputError(f"the inputs function {spec} raised "
+                                f"{type(exc).__name__}: {exc}") from None
+    if isinstance(value, tuple):
+        return value, {}
+    if isinstance(value, dict):
+        return (), value
+    return (value,), {}
+
+
+def profile(fn: Callable[..., Any], *args: Any, steps: int = DEFAULT_FUNCTION_STEPS,
+            capture: bool = True, logdir: str | Path | None = None,
+            target: str | None = None, **kwargs: Any) -> ProfileReport:
+    """Call ``fn(*args, **kwargs)`` once to warm up, then ``steps`` times, under observation.
+
+    The warm-up call is watched (its traces count) but not captured; the ``steps`` calls are
+    captured by the TF profiler with step markers. Results are synced (computed) after each
+    call, outside the observation.
+    """
+    from tfperf.core.measure import sync
+
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    session = _Session(capture=capture, logdir=logdir)
+    error: BaseException | None = None
+    try:
+        with session.watcher:
+            result = fn(*args, **kwargs)
+            with session.watcher.paused():
+                sync(result)
+            with session.capturing():
+                for i in range(steps):
+                    with _step(session, i):
+                        result = fn(*args, **kwargs)
+                        with session.watcher.paused():
+                            sync(result)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        error = exc
+    name = target or getattr(fn, "__qualname__", None) or repr(fn)
+    return session.report(error, target=name)
+
+
+@contextmanager
+def _step(session: _Session, number: int) -> Iterator[None]:
+    if session.capture is not None and session.capture.running:
+        with capture_mod.step(number):
+            yield
+    else:
+        yield
+
+
+def run_function(spec: str, inputs: str | None = None, *, steps: int | None = None,
+                 capture: bool = True, logdir: str | Path | None = None) -> ProfileReport:
+    fn = load_callable(spec)
+    args, kwargs = make_inputs(inputs)
+    return profile(fn, *args, steps=steps or DEFAULT_FUNCTION_STEPS, capture=capture,
+                   logdir=logdir, target=spec, **kwargs)

@@ -1,0 +1,384 @@
+"""Runtime observation: ``tf.function`` traces and their causes, host syncs, eager op storms.
+
+Three hooks, installed on ``__enter__`` and removed on ``__exit__``:
+
+* ``tf.function`` calls: ``Function.__call__`` is wrapped; its public
+  ``experimental_get_tracing_count()`` before and after tells whether the call traced, and the
+  tracing step (``tracing_compilation._create_concrete_function``) is timed apart so trace
+  time and run time are separate. Arguments are described only when a call traced.
+* host syncs: ``_EagerTensorBase._numpy`` is wrapped; ``.numpy()``, ``np.asarray(t)``,
+  ``float(t)``, ``int(t)``, ``bool(t)``, ``t.__index__``, formatting and printing all go
+  through it, so one hook sees every tensor→host conversion.
+* eager ops: an op callback (``op_callbacks.add_op_callback``, the hook tfdbg uses) sees every
+  op executed eagerly on this thread. An op's time is the wall time since the previous
+  observed event, charged to the op's line: in an op storm that is the op's dispatch plus
+  execution; pure-Python work between two ops is charged to the next op.
+
+Every private hook is looked up with a guard: a TensorFlow without it degrades to "not
+available" (listed in ``Observation.unavailable``), never to a crash. Events are attributed
+to the innermost user frame (``attribution.user_site``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.profile import attribution, retrace
+
+Site = tuple[str, int]
+
+
+@dataclass
+class LineStats:
+    """Events of one kind at one user source line."""
+
+    path: str
+    line: int
+    count: int = 0
+    total_s: float = 0.0
+    kinds: Counter = field(default_factory=Counter)  # op types, or the conversion used
+
+    def to_dict(self, wall_s: float | None = None) -> dict[str, Any]:
+        top = [{"name": k, "count": n} for k, n in self.kinds.most_common(5)]
+        out: dict[str, Any] = {"path": self.path, "line": self.line, "count": self.count,
+                               "total_s": self.total_s, "top": top}
+        if wall_s:
+            out["share"] = self.total_s / wall_s
+        return out
+
+
+@dataclass
+class FunctionStats:
+    """One ``tf.function`` object: calls, traces, their causes, trace and run time."""
+
+    name: str
+    code_key: tuple[str, int] | None  # (file, first line) of the Python function
+    calls: int = 0
+    traces: int = 0
+    trace_s: float = 0.0
+    total_s: float = 0.0
+    first_site: Site | None = None
+    signatures: list[dict[str, Any]] = field(default_factory=list)
+    causes: dict[tuple[str, str], retrace.CauseSummary] = field(default_factory=dict)
+    # per argument: every distinct value seen at trace time (the first trace included)
+    seen: dict[str, set] = field(default_factory=dict)
+
+    @property
+    def run_s(self) -> float:
+        return max(self.total_s - self.trace_s, 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        causes = sorted(self.causes.values(), key=lambda c: -c.retraces)
+        rows = []
+        for c in causes:
+            row = c.to_dict()
+            row["distinct"] = max(row["distinct"], len(self.seen.get(c.argument, ())))
+            rows.append(row)
+        return {
+            "name": self.name,
+            "traces": self.traces,
+            "retrace_causes": rows,
+            "trace_s": self.trace_s,
+            "run_s": self.run_s,
+            "calls": self.calls,
+            "path": self.first_site[0] if self.first_site else None,
+            "line": self.first_site[1] if self.first_site else None,
+        }
+
+
+@dataclass
+class Observation:
+    """Everything the hooks saw in one watched region."""
+
+    wall_s: float = 0.0
+    functions: list[FunctionStats] = field(default_factory=list)
+    host_syncs: dict[Site, LineStats] = field(default_factory=dict)
+    eager_ops: dict[Site, LineStats] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
+
+    def sorted_lines(self, which: str) -> list[LineStats]:
+        table = self.host_syncs if which == "host_syncs" else self.eager_ops
+        return sorted(table.values(), key=lambda s: (-s.total_s, -s.count))
+
+    @property
+    def eager_op_count(self) -> int:
+        return sum(s.count for s in self.eager_ops.values())
+
+
+class _Local(threading.local):
+    paused = False
+    last_event = 0.0
+    trace_s = 0.0
+    depth = 0  # nesting of observed tf.function calls on this thread
+
+
+class Watcher:
+    """Observe TensorFlow at run time inside a ``with`` block. See :func:`watch`."""
+
+    def __init__(self, *, functions: bool = True, host_syncs: bool = True,
+                 eager_ops: bool = True, on_function_call: Callable[[], None] | None = None):
+        self.obs = Observation()
+        self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops}
+        self._local = _Local()
+        self._undo: list[Callable[[], None]] = []
+        self._fn_stats: dict[int, FunctionStats] = {}
+        self._fn_refs: list[Any] = []  # keep observed Function objects alive: ids stay unique
+        self._signatures: dict[int, inspect.Signature | None] = {}
+        self._lock = threading.Lock()
+        self._start = 0.0
+        self._active = False
+        self.on_function_call = on_function_call
+        self.error: BaseException | None = None
+
+    # -- context manager -------------------------------------------------------------------
+
+    def __enter__(self) -> Watcher:
+        if self._active:
+            raise RuntimeError("this watch() is already active")
+        self._active = True
+        for name, install in (("functions", self._install_function_hook),
+                              ("host_syncs", self._install_sync_hook),
+                              ("eager_ops", self._install_op_callback)):
+            if self._want[name]:
+                try:
+                    install()
+                except Exception as exc:  # a TF without the hook: say so, observe the rest
+                    self.obs.unavailable[name] = f"{type(exc).__name__}: {exc}"
+        self._start = self._local.last_event = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self.obs.wall_s += time.perf_counter() - self._start
+        self.error = exc
+        while self._undo:
+            self._undo.pop()()
+        self._active = False
+        self.obs.functions = list(self._fn_stats.values())
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Events inside this block (tfperf's own syncs) are not recorded."""
+        previous = self._local.paused
+        self._local.paused = True
+        try:
+            yield
+        finally:
+            self._local.paused = previous
+            self._local.last_event = time.perf_counter()
+
+    def report(self, file: Any = sys.stdout, **kwargs: Any) -> Any:
+        """Print the text report to ``file`` (None: print nothing) and return it."""
+        from tfperf.profile.report import build_report
+
+        rep = build_report(self.obs, error=self.error, **kwargs)
+        if file is not None:
+            print(rep.text(), file=file)
+        return rep
+
+    # -- tf.function calls -----------------------------------------------------------------
+
+    def _install_function_hook(self) -> None:
+        from tensorflow.python.eager.polymorphic_function import (
+            polymorphic_function as pf,
+        )
+
+        cls = pf.Function
+        original_call = cls.__call__
+        if not hasattr(cls, "experimental_get_tracing_count"):
+            raise AttributeError("tf.function has no experimental_get_tracing_count()")
+        watcher = self
+
+        def observed_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            local = watcher._local
+            if local.paused:
+                return original_call(fn, *args, **kwargs)
+            before = fn.experimental_get_tracing_count()
+            trace_before = local.trace_s
+            local.depth += 1
+            t0 = time.perf_counter()
+            try:
+                return original_call(fn, *args, **kwargs)
+            finally:
+                t1 = time.perf_counter()
+                local.depth -= 1
+                watcher._record_call(fn, args, kwargs, before, t1 - t0,
+                                     local.trace_s - trace_before, local.depth == 0)
+                local.last_event = time.perf_counter()
+
+        cls.__call__ = observed_call
+        self._undo.append(lambda: setattr(cls, "__call__", original_call))
+        self._install_trace_timer()
+
+    def _install_trace_timer(self) -> None:
+        try:
+            from tensorflow.python.eager.polymorphic_function import tracing_compilation as tc
+
+            original = tc._create_concrete_function
+        except (ImportError, AttributeError) as exc:
+            self.obs.unavailable["trace_time"] = (
+                f"{exc}; trace time is the whole duration of the calls that traced")
+            return
+        local = self._local
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if local.depth <= 1:  # a nested trace is inside its parent's time already
+                    local.trace_s += time.perf_counter() - t0
+
+        tc._create_concrete_function = timed
+        self._undo.append(lambda: setattr(tc, "_create_concrete_function", original))
+
+    def _record_call(self, fn: Any, args: tuple, kwargs: dict, before: int, elapsed: float,
+                     traced_s: float, top_level: bool) -> None:
+        try:
+            after = fn.experimental_get_tracing_count()
+        except Exception:
+            after = before
+        with self._lock:
+            stats = self._fn_stats.get(id(fn))
+            if stats is None:
+                stats = self._new_function_stats(fn)
+            if top_level:
+                stats.calls += 1
+                stats.total_s += elapsed
+            new_traces = max(after - before, 0)
+            if new_traces:
+                stats.traces += new_traces
+                exact = "trace_time" not in self.obs.unavailable
+                stats.trace_s += (traced_s if exact else elapsed) if top_level else 0.0
+                self._explain_trace(fn, stats, args, kwargs)
+        if top_level and self.on_function_call is not None:
+            self.on_function_call()
+
+    def _new_function_stats(self, fn: Any) -> FunctionStats:
+        py = getattr(fn, "python_function", None) or getattr(fn, "_python_function", None)
+        code = getattr(py, "__code__", None)
+        name = getattr(py, "__qualname__", None) or getattr(fn, "name", None) or repr(fn)
+        stats = FunctionStats(
+            name=str(name),
+            code_key=(code.co_filename, code.co_firstlineno) if code else None,
+            first_site=attribution.caller_site(1),
+        )
+        try:
+            self._signatures[id(fn)] = inspect.signature(py) if py is not None else None
+        except (TypeError, ValueError):
+            self._signatures[id(fn)] = None
+        self._fn_stats[id(fn)] = stats
+        self._fn_refs.append(fn)
+        return stats
+
+    def _explain_trace(self, fn: Any, stats: FunctionStats, args: tuple, kwargs: dict) -> None:
+        try:
+            bound = retrace.bind_arguments(self._signatures.get(id(fn)), args, kwargs)
+            current = {name: retrace.describe(value) for name, value in bound.items()}
+        except Exception as exc:  # describing must never break the user's call
+            current = {"(arguments)": ("value", "str", f"not described: {exc}")}
+        for name, desc in current.items():
+            stats.seen.setdefault(name, set()).add(retrace.example(desc))
+        for change in retrace.retrace_changes(stats.signatures, current):
+            key = (change.argument, change.kind)
+            summary = stats.causes.get(key)
+            if summary is None:
+                summary = stats.causes[key] = retrace.CauseSummary(change.argument, change.kind)
+            summary.add(change)
+        if len(stats.signatures) < 200:  # bound the memory a retrace storm can take
+            stats.signatures.append(current)
+
+    # -- host syncs ------------------------------------------------------------------------
+
+    def _install_sync_hook(self) -> None:
+        from tensorflow.python.framework import ops
+
+        cls = ops._EagerTensorBase
+        original = cls.__dict__["_numpy"]
+        local, table = self._local, self.obs.host_syncs
+        user_site = attribution.user_site
+        getframe = sys._getframe
+
+        def observed_numpy(tensor: Any) -> Any:
+            if local.paused:
+                return original(tensor)
+            t0 = time.perf_counter()
+            try:
+                return original(tensor)
+            finally:
+                t1 = time.perf_counter()
+                caller = getframe(1)
+                site = user_site(caller) or ("<unknown>", 0)
+                stats = table.get(site)
+                if stats is None:
+                    stats = table[site] = LineStats(site[0], site[1])
+                stats.count += 1
+                stats.total_s += t1 - t0
+                stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
+                local.last_event = t1
+
+        cls._numpy = observed_numpy
+        self._undo.append(lambda: setattr(cls, "_numpy", original))
+
+    # -- eager ops -------------------------------------------------------------------------
+
+    def _install_op_callback(self) -> None:
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import op_callbacks
+
+        if not context.executing_eagerly():
+            raise RuntimeError("not executing eagerly (TF1 graph mode): no eager ops to watch")
+        local, table = self._local, self.obs.eager_ops
+        user_site = attribution.user_site
+        getframe = sys._getframe
+        perf_counter = time.perf_counter
+
+        def on_op(op_type: str, inputs: Any, attrs: Any, outputs: Any,
+                  op_name: Any = None, graph: Any = None) -> None:
+            # graph: an op being added to a graph while tracing; function names: a whole
+            # tf.function run (observed by the function hook).
+            if graph is not None or local.paused or op_type.startswith("__"):
+                return None
+            now = perf_counter()
+            site = user_site(getframe(1)) or ("<unknown>", 0)
+            stats = table.get(site)
+            if stats is None:
+                stats = table[site] = LineStats(site[0], site[1])
+            stats.count += 1
+            stats.total_s += now - local.last_event
+            stats.kinds[op_type] += 1
+            local.last_event = now
+            return None
+
+        op_callbacks.add_op_callback(on_op)
+        self._undo.append(lambda: op_callbacks.remove_op_callback(on_op))
+
+
+_CONVERSIONS = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
+                "__int__": "int()", "__bool__": "bool()", "__index__": "index",
+                "__format__": "format", "__complex__": "complex()", "__reduce__": "pickle"}
+
+
+def _conversion_name(caller: str) -> str:
+    return _CONVERSIONS.get(caller, caller)
+
+
+def watch(**kwargs: Any) -> Watcher:
+    """Observe TensorFlow inside a ``with`` block; ``w.report()`` afterwards.
+
+    >>> with watch() as w:                     # doctest: +SKIP
+    ...     train()
+    >>> w.report()                             # doctest: +SKIP
+
+    Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``.
+    Eager ops are observed on the thread that enters the block; function calls and host
+    syncs on every thread.
+    """
+    return Watcher(**kwargs)

@@ -1,0 +1,354 @@
+"""Read a profiler capture (``*.xplane.pb``, an XSpace protobuf) into op-time figures.
+
+Only TensorFlow is needed: it ships the generated ``xplane_pb2`` module. What we read:
+
+* host plane ``/host:CPU``: graph ops run by TF executors appear as events named
+  ``node_name:OpType``; eager ops as ``EagerExecute`` events carrying an ``eager_op`` stat (the
+  op type) and ``is_func`` (1 when the "op" is a whole ``tf.function``). Step markers are root
+  events with a ``step_num`` stat.
+* device planes ``/device:GPU:N``: kernels and memory copies on ``Stream`` lines; copies are
+  named ``Memcpy…`` (H2D / D2H). Kernel launches are ``…LaunchKernel…`` driver calls on
+  ``/host:CUPTI`` when present, else one per kernel.
+
+On a CPU-only capture there are no device planes; the summary says "host only" and leaves
+device figures as None rather than inventing them.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HOST_PLANE = "/host:CPU"
+GPU_PREFIX = "/device:GPU:"
+CUPTI_PLANE = "/host:CUPTI"
+# Timelines XProf derives from the streams; counting them too would double device time.
+DERIVED_LINES = {"TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", "XLA Ops",
+                 "Async XLA Ops", "Steps", "Source code", "Launch Stats", "_counters_",
+                 "Framework Ops", "Framework Name Scope"}
+INPUT_OP_TYPES = {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
+_TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
+_SIXTEEN_BIT = re.compile(r"fp16|f16|bf16|half|hmma|float16", re.IGNORECASE)
+
+
+class CaptureError(Exception):
+    """The capture file is missing, unreadable or not an XSpace."""
+
+
+def _xplane_pb2() -> Any:
+    for name in ("tensorflow.tsl.profiler.protobuf.xplane_pb2",
+                 "tsl.profiler.protobuf.xplane_pb2",
+                 "tensorflow.core.profiler.protobuf.xplane_pb2"):
+        try:
+            import importlib
+
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise CaptureError("no xplane_pb2 module: TensorFlow ≥ 2.12 is needed to read captures")
+
+
+def load_xspace(path: str | Path) -> Any:
+    pb2 = _xplane_pb2()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc.strerror or exc}") from None
+    space = pb2.XSpace()
+    try:
+        space.ParseFromString(data)
+    except Exception as exc:
+        raise CaptureError(f"{path} is not an XSpace protobuf: {exc}") from None
+    if not space.planes:
+        raise CaptureError(f"{path} holds no profiler planes")
+    return space
+
+
+@dataclass
+class OpRow:
+    """Time of one op (graph ops by node name, eager ops by type) where it ran."""
+
+    name: str
+    type: str
+    where: str  # "host" or "device"
+    eager: bool
+    count: int = 0
+    self_s: float = 0.0
+    total_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "where": self.where, "eager": self.eager,
+                "count": self.count, "self_s": self.self_s, "total_s": self.total_s}
+
+
+@dataclass
+class CaptureSummary:
+    """What a capture says about op time. Device figures are None on a host-only capture."""
+
+    path: str
+    devices: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    steps: int = 0
+    step_s: float | None = None  # median step time when steps were marked
+    step_source: str = ""
+    ops: list[OpRow] = field(default_factory=list)
+    by_type: dict[str, float] = field(default_factory=dict)
+    host_op_s: float = 0.0
+    device_op_s: float | None = None
+    eager_s: float = 0.0
+    graph_s: float = 0.0
+    input_s: float = 0.0
+    kernel_launches: int | None = None
+    launch_s: float | None = None
+    h2d_s: float | None = None
+    d2h_s: float | None = None
+    copies: int | None = None
+    sixteen_bit_s: float | None = None
+
+    @property
+    def host_only(self) -> bool:
+        return not self.devices
+
+    @property
+    def step_total_s(self) -> float:
+        if self.step_s is not None and self.steps:
+            return self.step_s * self.steps
+        return self.duration_s
+
+    @property
+    def eager_share(self) -> float | None:
+        total = self.eager_s + self.graph_s
+        return self.eager_s / total if total > 0 else None
+
+    @property
+    def input_share(self) -> float | None:
+        return self.input_s / self.step_total_s if self.step_total_s > 0 else None
+
+    @property
+    def launch_share(self) -> float | None:
+        if self.launch_s is None or self.step_total_s <= 0:
+            return None
+        return self.launch_s / self.step_total_s
+
+    @property
+    def sixteen_bit_share(self) -> float | None:
+        if self.sixteen_bit_s is None or not self.device_op_s:
+            return None
+        return self.sixteen_bit_s / self.device_op_s
+
+    @property
+    def launches_per_step(self) -> float | None:
+        if self.kernel_launches is None:
+            return None
+        return self.kernel_launches / max(self.steps, 1)
+
+    def to_dict(self, top: int = 20) -> dict[str, Any]:
+        return {
+            "path": self.path, "host_only": self.host_only, "devices": self.devices,
+            "duration_s": self.duration_s, "steps": self.steps, "step_s": self.step_s,
+            "step_source": self.step_source,
+            "host_op_s": self.host_op_s, "device_op_s": self.device_op_s,
+            "eager_s": self.eager_s, "graph_s": self.graph_s, "eager_share": self.eager_share,
+            "input_s": self.input_s, "input_share": self.input_share,
+            "kernel_launches": self.kernel_launches,
+            "kernel_launches_per_step": self.launches_per_step,
+            "launch_s": self.launch_s, "launch_share": self.launch_share,
+            "h2d_s": self.h2d_s, "d2h_s": self.d2h_s, "copies": self.copies,
+            "sixteen_bit_share": self.sixteen_bit_share,
+            "by_type": dict(sorted(self.by_type.items(), key=lambda kv: -kv[1])),
+            "top_ops": [o.to_dict() for o in self.ops[:top]],
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+class _Plane:
+    """Name look-ups for one XPlane's events and stats."""
+
+    def __init__(self, plane: Any):
+        self.plane = plane
+        self.stat_names = {k: m.name for k, m in plane.stat_metadata.items()}
+        self.event_names = {k: m.name for k, m in plane.event_metadata.items()}
+        self.display = {k: m.display_name for k, m in plane.event_metadata.items()}
+
+    def stats(self, event: Any) -> dict[str, Any]:
+        out = {}
+        for s in event.stats:
+            which = s.WhichOneof("value")
+            value = getattr(s, which) if which else None
+            if which == "ref_value":
+                value = self.stat_names.get(value, value)
+            elif which == "bytes_value":
+                value = bytes(value)
+            out[self.stat_names.get(s.metadata_id, str(s.metadata_id))] = value
+        return out
+
+
+def _self_times(events: list[tuple[int, int, Any]]) -> dict[int, int]:
+    """Self time (ps) per event index among nested op events on one line."""
+    order = sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1]))
+    self_ps = {i: events[i][1] for i in order}
+    stack: list[int] = []
+    for i in order:
+        start, dur, _ = events[i]
+        while stack and events[stack[-1]][0] + events[stack[-1]][1] <= start:
+            stack.pop()
+        if stack:
+            self_ps[stack[-1]] -= dur
+        stack.append(i)
+    return {i: max(v, 0) for i, v in self_ps.items()}
+
+
+def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
+    """Read the capture at ``path`` (or an already parsed ``space``) into a summary."""
+    space = space if space is not None else load_xspace(path)
+    out = CaptureSummary(path=str(path))
+    rows: dict[tuple[str, str, bool], OpRow] = {}
+    by_type: Counter = Counter()
+
+    def add(name: str, op_type: str, where: str, eager: bool, self_ps: int, total_ps: int) -> None:
+        row = rows.get((name, where, eager))
+        if row is None:
+            row = rows[(name, where, eager)] = OpRow(name, op_type, where, eager)
+        row.count += 1
+        row.self_s += self_ps / 1e12
+        row.total_s += total_ps / 1e12
+        by_type[op_type] += self_ps / 1e12
+
+    span = [None, None]
+    steps: list[int] = []
+    function_runs = 0
+    for plane in space.planes:
+        if plane.name == HOST_PLANE:
+            function_runs += _read_host(_Plane(plane), out, add, steps, span)
+    device_planes = [p for p in space.planes if p.name.startswith(GPU_PREFIX)]
+    if device_planes:
+        _read_devices(device_planes, out, add)
+        cupti = [p for p in space.planes if p.name == CUPTI_PLANE]
+        if cupti:
+            _read_launches(_Plane(cupti[0]), out)
+    env = [p for p in space.planes if p.name == "Task Environment"]
+    out.duration_s = _duration(env[0] if env else None, span)
+    if steps:
+        out.steps, out.step_s = len(steps), statistics.median(steps) / 1e12
+        out.step_source = "step markers"
+    elif function_runs:
+        out.steps, out.step_source = function_runs, "tf.function calls"
+    else:
+        out.steps, out.step_source = 1, "whole capture"
+    out.ops = sorted(rows.values(), key=lambda r: -r.self_s)
+    out.by_type = dict(by_type)
+    return out
+
+
+def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
+               span: list[Any]) -> int:
+    """Host ops, eager vs graph, input waits and step markers. Returns tf.function runs."""
+    function_runs = 0
+    for line in p.plane.lines:
+        base_ps = line.timestamp_ns * 1000
+        ops: list[tuple[int, int, tuple[str, str, bool]]] = []
+        outer_function_end = -1
+        for ev in line.events:
+            name = p.event_names.get(ev.metadata_id, "")
+            start = base_ps + ev.offset_ps
+            end = start + ev.duration_ps
+            span[0] = start if span[0] is None else min(span[0], start)
+            span[1] = end if span[1] is None else max(span[1], end)
+            m = _TF_OP_EVENT.match(name)
+            if m and "::" not in name:
+                ops.append((start, ev.duration_ps, (m.group(1), m.group(2), False)))
+                continue
+            if name == "EagerExecute" or ev.stats:
+                stats = p.stats(ev)
+                if "step_num" in stats and ev.duration_ps:
+                    steps.append(ev.duration_ps)
+                if "tf_function_call" in stats and start >= outer_function_end:
+                    function_runs += 1
+                    outer_function_end = start + ev.duration_ps
+                if name == "EagerExecute" and "eager_op" in stats and not stats.get("is_func"):
+                    op_type = str(stats["eager_op"])
+                    ops.append((start, ev.duration_ps, (op_type, op_type, True)))
+        self_ps = _self_times(ops)
+        for i, (_, dur, (name, op_type, eager)) in enumerate(ops):
+            add(name, op_type, "host", eager, self_ps[i], dur)
+            out.host_op_s += self_ps[i] / 1e12
+            if eager:
+                out.eager_s += self_ps[i] / 1e12
+            else:
+                out.graph_s += self_ps[i] / 1e12
+            if op_type in INPUT_OP_TYPES:
+                out.input_s += dur / 1e12
+    return function_runs
+
+
+def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:
+    out.devices = [p.name for p in planes]
+    out.device_op_s = out.h2d_s = out.d2h_s = out.sixteen_bit_s = 0.0
+    out.copies = kernels = 0
+    for raw in planes:
+        p = _Plane(raw)
+        lines = [ln for ln in raw.lines if ln.name.startswith("Stream")]
+        if not lines:
+            lines = [ln for ln in raw.lines if ln.name not in DERIVED_LINES]
+        for line in lines:
+            for ev in line.events:
+                name = p.event_names.get(ev.metadata_id, "")
+                seconds = ev.duration_ps / 1e12
+                if "memcpy" in name.lower() or "memcpy" in line.name.lower():
+                    text = name + " " + line.name + " " + str(p.stats(ev).get("memcpy_details", ""))
+                    out.copies += 1
+                    if re.search(r"H2D|HtoD", text):
+                        out.h2d_s += seconds
+                    elif re.search(r"D2H|DtoH", text):
+                        out.d2h_s += seconds
+                    continue
+                kernels += 1
+                stats = p.stats(ev)
+                tf_op = str(stats.get("tf_op", ""))
+                m = _TF_OP_EVENT.match(tf_op)
+                op_type = m.group(2) if m else name
+                add(m.group(1) if m else name, op_type, "device", bool(stats.get("is_eager")),
+                    ev.duration_ps, ev.duration_ps)
+                out.device_op_s += seconds
+                if _SIXTEEN_BIT.search(name):
+                    out.sixteen_bit_s += seconds
+    out.kernel_launches = kernels
+
+
+def _read_launches(p: _Plane, out: CaptureSummary) -> None:
+    launches, launch_ps = 0, 0
+    for line in p.plane.lines:
+        for ev in line.events:
+            if "LaunchKernel" in p.event_names.get(ev.metadata_id, ""):
+                launches += 1
+                launch_ps += ev.duration_ps
+    if launches:
+        out.kernel_launches, out.launch_s = launches, launch_ps / 1e12
+
+
+def _duration(env: Any, span: list[Any]) -> float:
+    if env is not None:
+        p = _Plane(env)
+        stats = {p.stat_names.get(s.metadata_id): s for s in env.stats}
+        start, stop = stats.get("profile_start_time"), stats.get("profile_stop_time")
+        if start is not None and stop is not None:
+            a, b = start.uint64_value or start.int64_value, stop.uint64_value or stop.int64_value
+            if b > a:
+                return (b - a) / 1e9
+    if span[0] is not None:
+        return (span[1] - span[0]) / 1e12
+    return 0.0
+
+
+def ops_by_type(summary: CaptureSummary) -> dict[str, float]:
+    grouped: defaultdict[str, float] = defaultdict(float)
+    for row in summary.ops:
+        grouped[row.type] += row.self_s
+    return dict(grouped)
