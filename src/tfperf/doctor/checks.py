@@ -7,6 +7,7 @@ behind the verdict). A check that lacks the facts it needs says ``skip`` and why
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -49,13 +50,15 @@ def _and_cuda_fix(facts: Facts) -> str:
 def build_cuda(facts: Facts) -> tuple[str | None, str | None, str]:
     """(CUDA, cuDNN, where from) of the installed TF build: its own build info first."""
     info = facts.tf_build_info
-    if info.get("cuda_version"):
-        return str(info["cuda_version"]), str(info.get("cudnn_version") or "") or None, \
-            "tf.sysconfig.get_build_info()"
     version = facts.tensorflow_version
-    if not version or facts.cpu_only_package:
-        return None, None, ""
-    cfg = K.build_config(version, knowledge_os(facts), True)
+    cfg = K.build_config(version, knowledge_os(facts), True) \
+        if version and not facts.cpu_only_package else None
+    if info.get("cuda_version"):
+        cuda, cudnn = str(info["cuda_version"]), str(info.get("cudnn_version") or "") or None
+        # build info gives cuDNN as a major ("8"); the tested configuration says which minor
+        if cfg and cfg.cudnn and cudnn and V.same_prefix(cfg.cudnn, cudnn):
+            cudnn = cfg.cudnn
+        return cuda, cudnn, "tf.sysconfig.get_build_info()"
     if cfg and cfg.cuda:
         return cfg.cuda, cfg.cudnn, f"tested build configurations (TF {cfg.tf_version})"
     return None, None, ""
@@ -69,13 +72,27 @@ def _gpu_names(facts: Facts) -> str:
 # system and TensorFlow
 
 
+# `tensorflow` installs one of these as its platform build: the pair is normal.
+PLATFORM_BUILDS = frozenset({"tensorflow-intel", "tensorflow-macos", "tensorflow-cpu-aws"})
+
+
+def _meta_pair(packages: dict[str, str]) -> bool:
+    names = set(packages)
+    if len(names) != 2 or "tensorflow" not in names:
+        return False
+    if not names - {"tensorflow"} <= PLATFORM_BUILDS:
+        return False
+    majors = {V.major_minor(v) for v in packages.values() if V.try_parse(v)}
+    return len(majors) == 1
+
+
 def check_tensorflow(facts: Facts) -> Finding:
     code = "doctor.tensorflow"
     if not facts.tf_packages and facts.tf_probe != "ok":
         return _f(code, Status.FAIL, "TensorFlow is not installed",
                   "pip install 'tensorflow[and-cuda]' (Linux with an NVIDIA GPU) or "
                   "pip install tensorflow-cpu")
-    if len(facts.tf_packages) > 1:
+    if len(facts.tf_packages) > 1 and not _meta_pair(facts.tf_packages):
         names = ", ".join(f"{k} {v}" for k, v in facts.tf_packages.items())
         return _f(code, Status.FAIL,
                   f"several TensorFlow distributions installed ({names}): they overwrite one "
@@ -376,8 +393,8 @@ def check_libraries(facts: Facts) -> Finding:
         f" and cuDNN {cudnn})" if cudnn else ")")
     parts = []
     if missing:
-        parts.append(f"{', '.join(missing)} not found anywhere (pip nvidia/*/lib, ldconfig, "
-                     "LD_LIBRARY_PATH)")
+        parts.append(f"{', '.join(missing)} not found anywhere (searched pip nvidia/*/lib, "
+                     "ldconfig, LD_LIBRARY_PATH)")
     parts += broken
     others = _other_majors(facts, missing)
     if others:
@@ -388,7 +405,7 @@ def check_libraries(facts: Facts) -> Finding:
         f"install the CUDA {cuda} runtime and cuDNN {cudnn} libraries (e.g. conda install "
         f"cudatoolkit={cuda} cudnn={cudnn}, or NVIDIA's archive installers) and make them "
         "reachable (ldconfig or LD_LIBRARY_PATH)")
-    return _f(code, Status.FAIL, f"{what} needs " + "; ".join(parts), fix, **data)
+    return _f(code, Status.FAIL, f"{what}: " + "; ".join(parts), fix, **data)
 
 
 def _other_majors(facts: Facts, missing: list[str]) -> str:
@@ -407,6 +424,9 @@ def check_pip_wheels(facts: Facts) -> Finding:
             return _f(code, Status.WARN, f"nvidia-* wheels installed ({len(facts.nvidia_wheels)}"
                       ") but TensorFlow here is CPU-only: they are unused by it")
         return _f(code, Status.SKIP, "no CUDA build of TensorFlow: pins not checked")
+    skip = _skip_unless_gpu_build(facts, code)
+    if skip:
+        return skip
     pins = K.and_cuda_pins(version)
     if not pins:
         if facts.nvidia_wheels and V.try_parse(version) and \
@@ -447,11 +467,12 @@ def check_pip_wheels(facts: Facts) -> Finding:
 
 def check_cudnn_copies(facts: Facts) -> Finding:
     code = "doctor.cudnn_copies"
+    skip = _skip_unless_gpu_build(facts, code)
+    if skip:
+        return skip
     copies = [f for f in facts.cuda_libraries
               if f["name"].startswith("libcudnn.so.") and f["name"].count(".") == 2]
     if not copies:
-        if not facts.has_nvidia_gpu:
-            return _f(code, Status.SKIP, "no NVIDIA GPU: not checked")
         return _f(code, Status.SKIP, "no cuDNN found anywhere (see doctor.libraries)")
     by_version: dict[str, list[dict[str, Any]]] = {}
     for c in copies:
@@ -471,6 +492,21 @@ def check_cudnn_copies(facts: Facts) -> Finding:
 
 # ---------------------------------------------------------------------------------------------
 # TensorFlow at run time
+
+
+def first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (not the one in "e.g.")."""
+    m = re.search(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)\.(\s|$)", text)
+    return text[: m.start()] if m else text
+
+
+def _log_line(line: str, limit: int = 110) -> str:
+    line = line.strip().split("; dlerror")[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _explain_fix(match: Any, facts: Facts) -> str:
+    return match.fix.replace("<tf_version>", facts.tensorflow_version or "<tf_version>")
 
 
 def _log_matches(facts: Facts) -> list[Any]:
@@ -497,10 +533,11 @@ def check_tf_sees_gpu(facts: Facts) -> Finding:
     serious = [m for m in _log_matches(facts) if not m.benign]
     if serious:
         first = serious[0]
-        reasons = "; ".join(f"{m.cause.split('. ')[0]} [{m.line.strip()[:120]}]"
-                            for m in serious[:3])
+        lines = "; ".join(_log_line(m.line) for m in serious[:3])
+        libraries = check_libraries(facts)  # its fix knows this build's CUDA; the log's is generic
+        fix = libraries.hint if libraries.failed else _explain_fix(first, facts)
         return _f(code, Status.FAIL, f"TensorFlow sees no GPU although {_gpu_names(facts)} is "
-                  f"present. Its import log says: {reasons}", first.fix,
+                  f"present; its import log says: {lines} ({first_sentence(first.cause)})", fix,
                   matches=[{"id": m.id, "line": m.line} for m in serious])
     return _f(code, Status.FAIL, f"TensorFlow sees no GPU although {_gpu_names(facts)} is "
               "present, and its import log names no known cause",
@@ -529,8 +566,8 @@ def check_import_log(facts: Facts) -> Finding:
                       "line(s), harmless without a GPU to use", **data)
     first = serious[0]
     return _f(code, Status.WARN, f"TensorFlow's import log has {len(serious)} known problem "
-              f"line(s); first: {first.cause.split('. ')[0]} [{first.line.strip()[:120]}]",
-              first.fix, **data)
+              f"line(s); first: {_log_line(first.line)} ({first_sentence(first.cause)})",
+              _explain_fix(first, facts), **data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,23 +16,21 @@ from tfperf.core.render import markdown_table, status_badge, style, to_json
 from tfperf.doctor.facts import Facts
 
 SCHEMA_VERSION = 1
-# Report sections in order, each listing check ids (or id prefixes ending in ".").
+# Report sections in order; "doctor.gpu" also takes "doctor.gpu.<anything>", not "doctor.gpu_arch".
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("System and TensorFlow", ("doctor.tensorflow", "doctor.python", "doctor.platform")),
     ("Driver and GPU", ("doctor.gpu", "doctor.cpu_only_build", "doctor.driver",
                         "doctor.cuda_versions", "doctor.gpu_arch")),
     ("CUDA libraries", ("doctor.libraries", "doctor.pip_wheels", "doctor.cudnn_copies")),
     ("TensorFlow at run time", ("doctor.tf_sees_gpu", "doctor.import_log")),
-    ("Live compute checks", ("live.",)),
+    ("Live compute checks", ("live",)),
 )
 
 
 def group_of(check_id: str) -> str:
     for title, prefixes in GROUPS:
-        for p in prefixes:
-            if check_id.startswith(p) if p.endswith(".") else (
-                    check_id == p or check_id.startswith(p + ".")):
-                return title
+        if any(check_id == p or check_id.startswith(p + ".") for p in prefixes):
+            return title
     return "Other checks"
 
 
@@ -104,8 +102,8 @@ def fact_lines(facts: Facts) -> list[tuple[str, str]]:
         if facts.driver_cuda:
             driver += f", supports CUDA ≤ {facts.driver_cuda}"
     else:
-        driver = "none found: " + "; ".join(facts.driver_probes.values()) if facts.driver_probes \
-            else "none found"
+        driver = "none found" + ("; " if facts.driver_probes else "") + "; ".join(
+            f"{k}: {v}" for k, v in facts.driver_probes.items())
     toolkit = (f"nvcc {facts.nvcc_version} ({facts.nvcc_path})" if facts.nvcc_version
                else (facts.toolkit_probe or "not found"))
     if facts.cuda_home:

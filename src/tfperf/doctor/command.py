@@ -1,0 +1,80 @@
+"""``tfperf doctor`` (and ``tfperf explain``): argument parsing and dispatch only.
+
+Imported on every tfperf start, so only the standard library is imported at module level;
+the probes, the knowledge and TensorFlow (in a subprocess) are reached when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from tfperf.doctor.explain import add_explain_arguments, run_explain
+    from tfperf.doctor.plan import add_plan_arguments
+
+    doctor = subparsers.add_parser(
+        "doctor", help="check the GPU chain: TF build ↔ CUDA/cuDNN ↔ driver ↔ GPU",
+        description="Gather facts about this machine (TensorFlow is imported in a subprocess), "
+                    "judge the TF ↔ CUDA/cuDNN ↔ driver ↔ GPU chain, run live matmul checks, "
+                    "and say what to fix. With --plan, plan an install offline instead. "
+                    "Exit status: 0 no check failed, 1 a check failed, 2 usage error.")
+    out = doctor.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true",
+                     help="print facts and checks as JSON (schema: docs/doctor.md)")
+    out.add_argument("--markdown", action="store_true",
+                     help="print a Markdown report to paste into a bug report")
+    doctor.add_argument("--no-compute", action="store_true",
+                        help="skip the live checks (matmul on GPU/CPU, XLA, float16/bfloat16)")
+    doctor.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help="limit for importing TensorFlow and for each live check "
+                             f"(default {DEFAULT_TIMEOUT:g}); external tools get "
+                             "min(10, SECONDS)")
+    doctor.add_argument("--matmul-size", type=int, default=None, metavar="N",
+                        help="size of the live matmul (default 4096 as in the article; 2048 "
+                             "on a machine without a GPU)")
+    add_plan_arguments(doctor)
+    doctor.set_defaults(func=run_doctor)
+
+    explain = subparsers.add_parser(
+        "explain", help="explain a pasted TensorFlow GPU error log: cause and fix per line",
+        description="Match a log against known TensorFlow/CUDA error patterns.")
+    add_explain_arguments(explain)
+    explain.set_defaults(func=run_explain)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    if getattr(args, "plan", None) is not None:
+        from tfperf.doctor.plan import run_plan
+
+        return run_plan(args)
+    from tfperf.cli import UsageError
+
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    if args.matmul_size is not None and not 16 <= args.matmul_size <= 32768:
+        raise UsageError(f"--matmul-size must be between 16 and 32768, not {args.matmul_size}")
+
+    from tfperf.core.render import use_color
+    from tfperf.doctor.checks import judge
+    from tfperf.doctor.facts import GatherOptions, gather
+    from tfperf.doctor.report import exit_status, report_json, report_markdown, report_text
+
+    if sys.stderr.isatty() and not (args.json or args.markdown):
+        print("tfperf doctor: gathering facts (importing TensorFlow in a subprocess"
+              + ("" if args.no_compute else ", then live checks") + ")…",
+              file=sys.stderr, flush=True)
+    options = GatherOptions(timeout=args.timeout, tool_timeout=min(10.0, args.timeout),
+                            compute=not args.no_compute, matmul_size=args.matmul_size)
+    facts = gather(options)
+    findings = judge(facts, compute=options.compute)
+    if args.json:
+        print(report_json(facts, findings))
+    elif args.markdown:
+        print(report_markdown(facts, findings), end="")
+    else:
+        print(report_text(facts, findings, color=use_color(sys.stdout)))
+    return exit_status(findings)
