@@ -152,6 +152,10 @@ def _driver_check(cfg: K.BuildConfig, cuda: str, driver: str | None, os: str,
     req = K.min_driver(cuda, os)
     where = {"linux": "Linux", "windows": "Windows", "wsl": "the Windows host of WSL2"}[os]
     data = {"cuda": cuda, "toolkit_min": req.toolkit_min, "compat_min": req.compat_min}
+    if req.toolkit_min is None:
+        return _check("plan.driver", Status.WARN if driver else Status.INFO,
+                      f"no driver data for CUDA {cuda} on {where}"
+                      + (f"; cannot judge driver {driver}" if driver else ""), **data)
     if driver is None:
         need = f"needs an NVIDIA driver ≥ {req.toolkit_min} on {where} for CUDA {cuda}"
         if req.compat_min:
@@ -173,10 +177,6 @@ def _driver_check(cfg: K.BuildConfig, cuda: str, driver: str | None, os: str,
             f"carries it; PTX JIT (a GPU without native code in this build) needs the full "
             f"{req.toolkit_min}",
             f"upgrade the driver to ≥ {req.toolkit_min} for full support", **data)
-    if verdict == "unknown":
-        return _check("plan.driver", Status.WARN,
-                      f"no driver data for CUDA {cuda} on {where}; cannot judge driver {driver}",
-                      **data)
     floor = f" and below the {V.major(cuda)}.x compatibility floor {req.compat_min}" \
         if req.compat_min else ""
     fix = f"upgrade the driver to ≥ {req.toolkit_min}"

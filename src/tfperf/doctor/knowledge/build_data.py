@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
+OUT = DATA  # main() may point this elsewhere (the tests rebuild into a temporary folder)
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -71,7 +72,7 @@ def build_configs(src: Path) -> None:
                          "python": clean_python(r["python"]), "cuda": r["cuda"].strip(),
                          "cudnn": r["cudnn"].strip(), "compiler": r["compiler"],
                          "build_tools": r["build_tools"], "source": r["source"]})
-    _write(DATA / "tf_gpu_build_configs.csv", gpu_fields, rows)
+    _write(OUT / "tf_gpu_build_configs.csv", gpu_fields, rows)
 
     cpu_fields = ["os", "tf_version", "package", "python", "compiler", "build_tools", "source"]
     rows = []
@@ -81,7 +82,7 @@ def build_configs(src: Path) -> None:
             rows.append({"os": os_name, "tf_version": ver, "package": pkg,
                          "python": clean_python(r["python"]), "compiler": r["compiler"],
                          "build_tools": r["build_tools"], "source": r["source"]})
-    _write(DATA / "tf_cpu_build_configs.csv", cpu_fields, rows)
+    _write(OUT / "tf_cpu_build_configs.csv", cpu_fields, rows)
 
 
 def _windows_number(raw: str, name: str) -> tuple[str, str]:
@@ -112,7 +113,7 @@ def wheel_build_info(src: Path) -> None:
                      "is_tensorrt_build": r["is_tensorrt_build"],
                      "cpu_compiler": r["cpu_compiler"], "other_keys": r["other_keys"],
                      "source": r["source"] + (f" ({notes})" if notes else "")})
-    _write(DATA / "tf_wheel_build_info.csv", fields, rows)
+    _write(OUT / "tf_wheel_build_info.csv", fields, rows)
 
 
 def _cuda_label(label: str) -> tuple[str, str] | None:
@@ -166,20 +167,22 @@ def cuda_driver_min(src: Path) -> None:
                      "linux_min": _driver_cell(r["linux_min_driver"]),
                      "windows_min": _driver_cell(r["windows_min_driver"]),
                      "source": r["source"]})
-    _write(DATA / "cuda_driver_min.csv", fields, rows)
+    _write(OUT / "cuda_driver_min.csv", fields, rows)
 
 
 def copy_as_is(src: Path, name: str) -> None:
     rows = _read(src / name)
-    _write(DATA / name, list(rows[0].keys()), rows)
+    _write(OUT / name, list(rows[0].keys()), rows)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not Path(argv[0]).is_dir():
-        print("usage: python -m tfperf.doctor.knowledge.build_data SHARED_KNOWLEDGE_DIR",
-              file=sys.stderr)
+    global OUT
+    if len(argv) not in (1, 2) or not Path(argv[0]).is_dir():
+        print("usage: python -m tfperf.doctor.knowledge.build_data SHARED_KNOWLEDGE_DIR "
+              "[OUT_DIR]", file=sys.stderr)
         return 2
     src = Path(argv[0])
+    OUT = Path(argv[1]) if len(argv) == 2 else DATA
     build_configs(src)
     wheel_build_info(src)
     cuda_driver_min(src)
