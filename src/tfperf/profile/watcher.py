@@ -35,6 +35,22 @@ from tfperf.profile import attribution, retrace
 
 Site = tuple[str, int]
 
+# Private TensorFlow hooks, by (module, attribute path). Looked up when a watch starts; a
+# TensorFlow without one reports it in ``Observation.unavailable`` instead of crashing.
+FUNCTION_CLASS = ("tensorflow.python.eager.polymorphic_function.polymorphic_function",
+                  "Function")
+TRACE_STEP = ("tensorflow.python.eager.polymorphic_function.tracing_compilation",
+              "_create_concrete_function")
+EAGER_TENSOR_BASE = ("tensorflow.python.framework.ops", "_EagerTensorBase")
+
+
+def _lookup(where: tuple[str, str]) -> tuple[Any, Any]:
+    """(module, attribute) for a hook location; raises ImportError/AttributeError if absent."""
+    import importlib
+
+    module = importlib.import_module(where[0])
+    return module, getattr(module, where[1])
+
 
 @dataclass
 class LineStats:
@@ -174,23 +190,19 @@ class Watcher:
             self._local.paused = previous
             self._local.last_event = time.perf_counter()
 
-    def report(self, file: Any = sys.stdout, **kwargs: Any) -> Any:
-        """Print the text report to ``file`` (None: print nothing) and return it."""
+    def report(self, file: Any = None, *, show: bool = True, **kwargs: Any) -> Any:
+        """Print the text report (to ``file``, default stdout) unless ``show=False``; return it."""
         from tfperf.profile.report import build_report
 
         rep = build_report(self.obs, error=self.error, **kwargs)
-        if file is not None:
-            print(rep.text(), file=file)
+        if show:
+            print(rep.text(), file=file or sys.stdout)
         return rep
 
     # -- tf.function calls -----------------------------------------------------------------
 
     def _install_function_hook(self) -> None:
-        from tensorflow.python.eager.polymorphic_function import (
-            polymorphic_function as pf,
-        )
-
-        cls = pf.Function
+        _, cls = _lookup(FUNCTION_CLASS)
         original_call = cls.__call__
         if not hasattr(cls, "experimental_get_tracing_count"):
             raise AttributeError("tf.function has no experimental_get_tracing_count()")
@@ -219,9 +231,7 @@ class Watcher:
 
     def _install_trace_timer(self) -> None:
         try:
-            from tensorflow.python.eager.polymorphic_function import tracing_compilation as tc
-
-            original = tc._create_concrete_function
+            tc, original = _lookup(TRACE_STEP)
         except (ImportError, AttributeError) as exc:
             self.obs.unavailable["trace_time"] = (
                 f"{exc}; trace time is the whole duration of the calls that traced")
@@ -236,8 +246,8 @@ class Watcher:
                 if local.depth <= 1:  # a nested trace is inside its parent's time already
                     local.trace_s += time.perf_counter() - t0
 
-        tc._create_concrete_function = timed
-        self._undo.append(lambda: setattr(tc, "_create_concrete_function", original))
+        setattr(tc, TRACE_STEP[1], timed)
+        self._undo.append(lambda: setattr(tc, TRACE_STEP[1], original))
 
     def _record_call(self, fn: Any, args: tuple, kwargs: dict, before: int, elapsed: float,
                      traced_s: float, top_level: bool) -> None:
@@ -298,9 +308,9 @@ class Watcher:
     # -- host syncs ------------------------------------------------------------------------
 
     def _install_sync_hook(self) -> None:
-        from tensorflow.python.framework import ops
-
-        cls = ops._EagerTensorBase
+        _, cls = _lookup(EAGER_TENSOR_BASE)
+        if "_numpy" not in cls.__dict__:
+            raise AttributeError(f"{cls.__name__} has no _numpy method")
         original = cls.__dict__["_numpy"]
         local, table = self._local, self.obs.host_syncs
         user_site = attribution.user_site

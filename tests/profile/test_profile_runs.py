@@ -1,0 +1,126 @@
+"""Scripts and functions run under observation, on real TensorFlow (CPU)."""
+
+import textwrap
+
+import pytest
+
+from tfperf.examples import SLOW
+from tfperf.profile import runner
+
+
+def _script(tmp_path, body, name="prog.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def _line_of(path, needle):
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if needle in text:
+            return number
+    raise AssertionError(needle)
+
+
+def test_numpy_in_a_loop_counts_one_sync_per_iteration_at_its_line(tf, tmp_path):
+    path = _script(tmp_path, """
+        import sys
+        import tensorflow as tf
+
+        x = tf.ones([8])
+        values = []
+        for i in range(int(sys.argv[1])):
+            y = x * float(i)
+            values.append(y.numpy())  # the sync
+        print(float(tf.reduce_sum(y)))
+    """)
+    rep = runner.run_script(path, ["23"], capture=False)
+    assert rep.error is None
+    syncs = {s.line: s for s in rep.obs.host_syncs.values() if s.path == str(path)}
+    loop_line = _line_of(path, "# the sync")
+    assert syncs[loop_line].count == 23
+    assert syncs[loop_line].kinds == {".numpy()": 23}
+    assert syncs[loop_line + 1].count == 1  # float(tensor) after the loop
+    assert syncs[loop_line + 1].kinds == {"float()": 1}
+    (finding,) = [f for f in rep.findings if f.code == "profile.host_sync"]
+    assert finding.location.line == loop_line and finding.data["rule"] == "TFP201"
+
+
+def test_case_study_inner_loop_is_the_top_eager_op_line(tf):
+    from tfperf.examples.case_study_slow import compute_feature_tf_slow
+
+    samples, weights = tf.random.normal([4, 50, 8]), tf.random.normal([50])
+    rep = runner.profile(compute_feature_tf_slow, samples, weights, steps=1, capture=False)
+    assert rep.error is None
+    top = rep.obs.sorted_lines("eager_ops")[0]
+    assert top.path == str(SLOW)
+    assert top.line == _line_of(SLOW, "weighted_sum = weighted_sum + window_data[j]")
+    # 2 calls (warm-up + 1 step) × 4 samples × 50 window steps × 4 ops per line
+    assert top.count == 2 * 4 * 50 * 4
+    assert set(top.kinds) == {"StridedSlice", "Mul", "AddV2"}
+    assert top.total_s / rep.obs.wall_s > 0.5
+    (storm,) = [f for f in rep.findings if f.code == "profile.eager_ops"]
+    assert storm.location.line == top.line and "TFP101" in storm.message
+
+
+def test_a_script_that_raises_still_reports_what_ran(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, k):
+            return x + k
+
+        for k in range(4):
+            f(tf.ones([2]), k).numpy()
+        raise RuntimeError("boom after the loop")
+    """)
+    rep = runner.run_script(path, capture=False)
+    assert isinstance(rep.error, RuntimeError)
+    assert rep.exit_status == 1
+    (fn,) = rep.obs.functions
+    assert fn.traces == 4
+    assert sum(s.count for s in rep.obs.host_syncs.values()) == 4
+    d = rep.to_dict()
+    assert d["error"]["type"] == "RuntimeError" and "boom" in d["error"]["message"]
+    text = rep.text()
+    assert "boom after the loop" in text and "tf.function calls" in text
+
+
+def test_sys_exit_zero_is_not_an_error_and_argv_is_restored(tf, tmp_path):
+    import sys
+
+    path = _script(tmp_path, """
+        import sys
+        assert sys.argv[1:] == ["--flag", "v"], sys.argv
+        assert __name__ == "__main__"
+        sys.exit(0)
+    """)
+    before = sys.argv[:]
+    rep = runner.run_script(path, ["--flag", "v"], capture=False)
+    assert rep.error is None and sys.argv == before
+
+
+def test_bad_targets_are_input_errors(tmp_path):
+    with pytest.raises(runner.ProfileInputError, match="no such file"):
+        runner.run_script(tmp_path / "missing.py")
+    with pytest.raises(runner.ProfileInputError, match="no module named"):
+        runner.load_callable("no_such_module_xyz:f")
+    with pytest.raises(runner.ProfileInputError, match="has no attribute"):
+        runner.load_callable("tfperf.examples:no_such_function")
+    broken = _script(tmp_path, "raise ImportError('half-written')\n", name="broken.py")
+    with pytest.raises(runner.ProfileInputError, match="half-written"):
+        runner.load_callable(f"{broken}:f")
+
+
+def test_watch_api_reports_and_prints(tf, capsys):
+    from tfperf.profile import watch
+
+    x = tf.ones([4])
+    with watch() as w:
+        for _ in range(12):
+            float(tf.reduce_sum(x))
+    rep = w.report()
+    out = capsys.readouterr().out
+    assert "Host syncs" in out and "float()×12" in out
+    assert sum(s.count for s in rep.obs.host_syncs.values()) == 12
+    assert rep.obs.eager_op_count >= 12
