@@ -214,8 +214,8 @@ def _library_check(cfg: K.BuildConfig, libs: list[str], os: str, driver: str | N
         message += (f" (the driver's CUDA {ceiling} is its ceiling; installing CUDA "
                     f"{V.major(ceiling)}.x to match it does not help)")
     if pins and os != "windows":
-        fix = (f"pip install 'tensorflow[and-cuda]=={pins[0].tf_version}' brings them as "
-               "nvidia-* wheels")
+        fix = ("pip install 'tensorflow[and-cuda]' (the version planned) brings them as "
+               "pinned nvidia-* wheels")
     elif os == "windows":
         fix = (f"install CUDA {cfg.cuda} and cuDNN {cfg.cudnn} for Windows and put their bin "
                "folders on PATH")
@@ -227,11 +227,19 @@ def _library_check(cfg: K.BuildConfig, libs: list[str], os: str, driver: str | N
                   libraries=libs)
 
 
-def _install_lines(cfg: K.BuildConfig, os: str, pins: list[K.Pin]) -> list[str]:
-    v = cfg.tf_version
+def _install_version(requested: str, cfg: K.BuildConfig) -> str:
+    """The version to pip-install: the one asked for when complete (2.15.1), else the table's;
+    a ``.post`` re-release with fixed ``[and-cuda]`` pins replaces its base (2.15.0.post1)."""
+    v = requested if len(V.parse(requested)) >= 3 and \
+        V.major_minor(requested) == V.major_minor(cfg.tf_version) else cfg.tf_version
+    posts = [p for p in K.pin_versions() if ".post" in p and V.parse(p) == V.parse(v)]
+    return max(posts) if posts and v == V.fmt(V.parse(v)) else v
+
+
+def _install_lines(cfg: K.BuildConfig, os: str, pins: list[K.Pin], requested: str) -> list[str]:
+    v = _install_version(requested, cfg)
     if pins and os != "windows":
-        pkg_v = pins[0].tf_version if V.parse(pins[0].tf_version) == V.parse(v) else v
-        return [f"pip install 'tensorflow[and-cuda]=={pkg_v}'  "
+        return [f"pip install 'tensorflow[and-cuda]=={v}'  "
                 f"# CUDA {cfg.cuda} / cuDNN {cfg.cudnn} come as pinned nvidia-* wheels"]
     # the GPU build was the separate tensorflow-gpu package before TF 2.1
     pkg = "tensorflow-gpu" if cfg.version_tuple < (2, 1) else "tensorflow"
@@ -445,7 +453,8 @@ def plan(tf_version: str, driver: str | None = None, gpu: str | None = None,
 
     wheel = K.wheel_build_info(cfg.tf_version, eff_os)
     cuda = _precise_cuda(cfg, wheel) if cfg.cuda else ""
-    pins = K.and_cuda_pins(cfg.tf_version) if eff_os != "windows" else []
+    asked = tf_version if tf_version != "latest" else cfg.tf_version
+    pins = K.and_cuda_pins(asked) if eff_os != "windows" else []
     libs = K.needed_libraries(cfg.tf_version, eff_os)
     reqs = _requirements(cuda) if cuda else {}
     result = Plan(
@@ -459,7 +468,7 @@ def plan(tf_version: str, driver: str | None = None, gpu: str | None = None,
         min_driver_compat={"linux": reqs["linux"].compat_min if reqs else None,
                            "windows": reqs["wsl" if eff_os == "wsl" else "windows"].compat_min
                            if reqs else None},
-        needed_libraries=libs, install=_install_lines(cfg, eff_os, pins),
+        needed_libraries=libs, install=_install_lines(cfg, eff_os, pins, asked),
         wheel=None if wheel is None else {
             "tf_version": wheel.tf_version, "cuda": wheel.cuda, "cudnn": wheel.cudnn,
             "archs": list(wheel.archs), "derived": wheel.derived, "source": wheel.source},

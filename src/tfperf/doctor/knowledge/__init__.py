@@ -13,6 +13,7 @@ from tfperf.doctor.knowledge.builds import (
     build_configs,
     nearest_versions,
     needed_libraries,
+    pin_versions,
     wheel_build_info,
     wheel_build_infos,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "needed_libraries",
     "newest_cuda_for_driver",
     "parse_cc",
+    "pin_versions",
     "wheel_build_info",
     "wheel_build_infos",
 ]

@@ -252,6 +252,11 @@ class Pin:
     source: str
 
 
+def pin_versions() -> list[str]:
+    """TensorFlow versions with a row in the pins table (``2.15.0.post1`` included)."""
+    return list(dict.fromkeys(r["tf_version"] for r in read_table("tf_and_cuda_pins.csv")))
+
+
 def and_cuda_pins(tf_version: str) -> list[Pin]:
     """What ``pip install 'tensorflow[and-cuda]==tf_version'`` pins (empty before TF 2.14).
 
@@ -259,7 +264,7 @@ def and_cuda_pins(tf_version: str) -> list[Pin]:
     the uninstallable TensorRT pins); otherwise the newest row of the same minor.
     """
     rows = read_table("tf_and_cuda_pins.csv")
-    versions = list(dict.fromkeys(r["tf_version"] for r in rows))
+    versions = pin_versions()
     if tf_version in versions:
         chosen = tf_version
     else:
