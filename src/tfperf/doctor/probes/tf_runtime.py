@@ -87,6 +87,7 @@ def probe_tensorflow(timeout: float = 120.0, compute: bool = True,
             what = f"timed out after {limit:g}s"
             if running:
                 facts["live"][running] = {"error": what}
+                running = None  # reported; not a crash
             else:
                 facts["tf_probe"] = f"{what} during {stage}"
             break
