@@ -92,14 +92,22 @@ def test_runner_kills_a_hung_tool_and_its_children(only_path, tmp_path):
     assert result.status == "timeout" and result.describe() == "hang: timed out after 0.5s"
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
+    while time.monotonic() < deadline and _alive(child):
         time.sleep(0.05)
-    else:
-        pytest.fail("the hung tool's child process survived")
+    assert not _alive(child), "the hung tool's child process survived"
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for a parent that may never reap it (a container's init)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 # ---------------------------------------------------------------------------------------------
