@@ -1,0 +1,247 @@
+"""TFP401: a transpose followed by its inverse permutation (two full copies for nothing)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Edit, Finding, Fix
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_layout_data_precision import (
+    Transpose,
+    assigned_value,
+    loads_bound_by,
+    transpose_of,
+    undoes,
+)
+from tfperf.lint.semantic import Context
+
+
+def _statement_of(ctx: Context, node: ast.AST) -> ast.stmt | None:
+    for p in [node, *ctx.ancestors(node)]:
+        if isinstance(p, ast.stmt):
+            return p
+    return None
+
+
+def _block_of(ctx: Context, stmt: ast.stmt) -> list[ast.stmt] | None:
+    parent = ctx.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if type(block) is list and stmt in block:
+            return block
+    return None
+
+
+def _stores(nodes: list[ast.stmt], name: str) -> bool:
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load
+               for s in nodes for n in ast.walk(s))
+
+
+class TransposeRoundTrip(Rule):
+    code = "TFP401"
+    name = "transpose-round-trip"
+    message = "tf.transpose undone by its inverse permutation: two full copies for nothing"
+    hint = "use the tensor you transposed; keep one layout (S10)"
+    claims = ("S10", "S5")
+    node_types = (ast.Call,)
+    fixable = True
+    docs = """\
+## What it does
+Finds a `tf.transpose` (or `keras.ops.transpose`) whose input is itself a transpose of `x`
+with the inverse permutation (`[0, 2, 3, 1]` then `[0, 3, 1, 2]`; or no `perm` twice),
+nested or through a variable. The result is `x` again.
+
+## Why is this bad?
+Unlike `reshape`, which only rewrites shape metadata, a transpose copies every element into a
+new buffer (claims S5, S10: `[8, 128, 128, 32]` with perm `[0, 3, 1, 2]` moves all 4 M
+elements). A round trip pays two full copies and a temporary the size of the tensor to get
+back the tensor you already had. It often appears when layout conversions from two helpers
+meet; the article's advice is to keep one layout throughout.
+
+## Example
+```python
+y = tf.transpose(x, [0, 2, 3, 1])
+z = tf.transpose(y, [0, 3, 1, 2])
+```
+
+## Use instead
+```python
+z = x
+```
+
+## Fix safety
+The fix replaces the outer transpose with `x` and, when the intermediate variable has no
+other use, deletes the assignment of the first transpose. It is **safe** when `x` is known to
+be a tensor (the result of a TensorFlow op, or a parameter of a traced function): a transpose
+only moves elements, so the round trip returns `x`'s values bit for bit, with the same dtype
+and shape. The one behaviour that goes away is the error the original raised on a tensor
+whose rank does not match the permutation. When `x` may be something else (a `tf.Variable`,
+which the transposes would have read into a new tensor, a NumPy array or a list, which they
+would have converted), the fix is **unsafe**: check that `x` itself is acceptable there.
+No fix is offered when `x` is rebound between the two transposes or the statements are not
+in the same block.
+"""
+    valid = (
+        # A transpose the computation needs, and one back after a real op in between.
+        "import tensorflow as tf\n"
+        "def f(x, w):\n"
+        "    y = tf.transpose(x, [0, 2, 3, 1])\n"
+        "    y = tf.nn.conv2d(y, w, 1, 'SAME')\n"
+        "    return tf.transpose(y, [0, 3, 1, 2])\n",
+        # Same permutation twice is not a round trip ([0,2,3,1] twice ≠ identity).
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    return tf.transpose(tf.transpose(x, [0, 2, 3, 1]), [0, 2, 3, 1])\n",
+        # NumPy's transpose is not TensorFlow's (and copies nothing).
+        "import numpy as np\n"
+        "def f(x):\n"
+        "    return np.transpose(np.transpose(x, (1, 0)), (1, 0))\n",
+        # A user's own `transpose` function.
+        "import tensorflow as tf\n"
+        "def transpose(x, perm):\n"
+        "    return tf.reverse(x, perm)\n"
+        "def f(x):\n"
+        "    return transpose(transpose(x, [1, 0]), [1, 0])\n",
+        # Permutations known only at run time: stay quiet.
+        "import tensorflow as tf\n"
+        "def f(x, p, q):\n"
+        "    return tf.transpose(tf.transpose(x, p), q)\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x):\n"
+            "    y = tf.transpose(x, perm=[0, 2, 3, 1])\n"
+            "    z = tf.transpose(y, perm=[0, 3, 1, 2])\n"
+            "    return z\n",
+            count=1, lines=(4,),
+            fixed="import tensorflow as tf\n"
+                  "def f(x):\n"
+                  "    z = x\n"
+                  "    return z\n"),
+        # Nested, with an aliased module, on a tensor made by TF: safe.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "x = tensorflow_alias.zeros([2, 3, 4])\n"
+            "y = tensorflow_alias.transpose(tensorflow_alias.transpose(x, [2, 0, 1]), [1, 2, 0])\n",
+            count=1, lines=(3,),
+            fixed="import tensorflow as tensorflow_alias\n"
+                  "x = tensorflow_alias.zeros([2, 3, 4])\n"
+                  "y = x\n"),
+        # `from tensorflow import transpose`, no perm twice, the intermediate used elsewhere:
+        # only the second transpose goes.
+        Example(
+            "from tensorflow import transpose\n"
+            "import tensorflow as tf\n"
+            "@tf.function\n"
+            "def f(x):\n"
+            "    t = transpose(x)\n"
+            "    tf.print(t)\n"
+            "    return transpose(t) + 1.0\n",
+            count=1, lines=(7,),
+            fixed="from tensorflow import transpose\n"
+                  "import tensorflow as tf\n"
+                  "@tf.function\n"
+                  "def f(x):\n"
+                  "    t = transpose(x)\n"
+                  "    tf.print(t)\n"
+                  "    return x + 1.0\n"),
+        # Rebinding the same name: both statements go.
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function\n"
+            "def f(x):\n"
+            "    x = tf.transpose(x, [1, 0])\n"
+            "    x = tf.transpose(x, [1, 0])\n"
+            "    return x * 2.0\n",
+            count=1, lines=(5,),
+            fixed="import tensorflow as tf\n"
+                  "@tf.function\n"
+                  "def f(x):\n"
+                  "    return x * 2.0\n"),
+        # `x` is rebound between the transposes: reported, not fixed.
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x):\n"
+            "    y = tf.transpose(x, [1, 0])\n"
+            "    x = x * 2.0\n"
+            "    return tf.transpose(y, [1, 0])\n",
+            count=1, lines=(5,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        outer = transpose_of(ctx, node)
+        if outer is None:
+            return
+        inner_node = outer.operand
+        via_name = None
+        if type(inner_node) is ast.Name:
+            via_name = inner_node
+            inner_node = assigned_value(ctx, inner_node)  # type: ignore[assignment]
+        inner = transpose_of(ctx, inner_node)
+        if inner is None or not undoes(inner.perm, outer.perm):
+            return
+        yield self.finding(ctx, node, fix=self._fix(ctx, outer, inner, via_name))
+
+    def _fix(self, ctx: Context, outer: Transpose, inner: Transpose,
+             via_name: ast.Name | None) -> Fix | None:
+        x = inner.operand
+        make = self.safe_fix if self._plain_tensor(ctx, x) else self.unsafe_fix
+        x_text = ctx.source_of(x)
+        if via_name is None:  # nested: tf.transpose(tf.transpose(x, p), q)
+            return make(ctx.replace(outer.call, x_text),
+                        description="drop the transpose round trip")
+        if type(x) is not ast.Name:
+            return None  # re-evaluating an expression elsewhere may not give the same value
+        first = _statement_of(ctx, inner.call)
+        second = _statement_of(ctx, outer.call)
+        if type(first) is not ast.Assign or first.value is not inner.call or second is None:
+            return None
+        block = _block_of(ctx, first)
+        if block is None or second not in block:
+            return None
+        between = block[block.index(first) + 1:block.index(second)]
+        y = via_name.id
+        if _stores(between, x.id) or (y != x.id and _stores([first], x.id)):
+            return None
+        scope = ctx.scope_of(first)
+        others = [n for n in loads_bound_by(ctx, scope, y, inner.call) if n is not via_name]
+        if others:  # the intermediate is needed elsewhere: only the second copy goes
+            if y == x.id:
+                return None  # `x` now names the transposed tensor
+            return make(ctx.replace(outer.call, x_text),
+                        description="use the tensor before the transposes")
+        delete_first = self._delete(ctx, first)
+        if delete_first is None:
+            return None
+        edits = [delete_first]
+        if type(second) is ast.Assign and second.value is outer.call \
+                and len(second.targets) == 1 and type(second.targets[0]) is ast.Name \
+                and second.targets[0].id == x.id:
+            delete_second = self._delete(ctx, second)  # `x = x` would be left
+            if delete_second is None or len(block) == 2:  # the block would be empty
+                return None
+            edits.append(delete_second)
+        else:
+            edits.append(ctx.replace(outer.call, x_text))
+        return make(*edits, description="drop the transpose round trip")
+
+    @staticmethod
+    def _plain_tensor(ctx: Context, x: ast.AST) -> bool:
+        """A tensor, not a Variable (``tf.transpose`` would read it) or convertible value."""
+        if not ctx.is_tensor_like(x):
+            return False
+        value = assigned_value(ctx, x) if type(x) is ast.Name else x
+        return value is None or not (type(value) is ast.Call and (
+            ctx.qualname(value.func) or "").endswith("Variable"))  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _delete(ctx: Context, stmt: ast.stmt) -> Edit | None:
+        """An edit removing ``stmt``'s whole lines, if nothing else shares them."""
+        line, col, end_line, end_col = ctx.span(stmt)
+        before = ctx.lines[line - 1][:col]
+        after = ctx.lines[end_line - 1][end_col:].strip()
+        if before.strip() or (after and not after.startswith("#")):
+            return None
+        return Edit(line, 0, end_line + 1, 0, "")

@@ -1,0 +1,174 @@
+"""TFP402: tf.transpose inside a loop, on a tensor the loop does not change or per element."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_layout_data_precision import (
+    TRANSPOSE_CALLS,
+    assigned_value,
+    transpose_of,
+)
+from tfperf.lint.rules._loops import element_loop, indexes_with
+from tfperf.lint.semantic import Context, returns_tensor
+
+_INVARIANT_MSG = ("tf.transpose of a tensor the loop does not change: the same full copy "
+                  "every iteration")
+_ELEMENT_MSG = ("tf.transpose of one element per iteration: transpose the whole tensor "
+                "once")
+
+
+def _stored_in(loop: ast.AST, names: set[str]) -> bool:
+    return any(type(n) is ast.Name and n.id in names and type(n.ctx) is not ast.Load
+               for n in ast.walk(loop))
+
+
+class TransposeInLoop(Rule):
+    code = "TFP402"
+    name = "transpose-in-loop"
+    message = _INVARIANT_MSG
+    hint = "transpose once, before the loop (or fold the layout into the op: data_format)"
+    claims = ("S10", "S12")
+    node_types = (ast.Call,)
+    docs = """\
+## What it does
+Finds `tf.transpose` calls in a Python loop (or comprehension) that either transpose the same
+immutable tensor on every iteration (its name is bound to a TensorFlow op's result outside
+the loop and the loop does not rebind it), or transpose one element `x[i]` per iteration of
+a loop that walks the tensor `x` element by element.
+
+## Why is this bad?
+A transpose copies every element (claim S10). Inside a loop the copy is paid per iteration:
+for a loop-invariant tensor it is the same copy again and again; for `x[i]` it is one small
+copy and one kernel launch per element where one transpose of `x` would do them all at once
+(claim S12).
+
+## Example
+```python
+w = tf.random.normal([256, 128])
+for batch in batches:
+    out = tf.matmul(batch, tf.transpose(w))
+```
+
+## Use instead
+```python
+w_t = tf.transpose(w)          # or tf.matmul(batch, w, transpose_b=True): no copy at all
+for batch in batches:
+    out = tf.matmul(batch, w_t)
+```
+
+## Fix safety
+No automatic fix: hoisting changes where the code runs (and what a reader expects), and the
+best replacement is often a `transpose_a/transpose_b` flag or `data_format`, which the rule
+cannot choose. Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
+of layers, or one tensor per file) are not reported: each is a different tensor. Variables
+and plain parameters are not reported either: they may change between iterations.
+"""
+    valid = (
+        # Each iteration transposes a different tensor: nothing to hoist.
+        "import tensorflow as tf\n"
+        "def f(x, layers):\n"
+        "    for layer in layers:\n"
+        "        x = tf.transpose(layer(x), [0, 2, 1])\n"
+        "    return x\n",
+        # A transpose before the loop, as advised.
+        "import tensorflow as tf\n"
+        "w = tf.random.normal([4, 3])\n"
+        "w_t = tf.transpose(w)\n"
+        "for b in range(10):\n"
+        "    y = tf.matmul(tf.ones([2, 3]), w_t)\n",
+        # A Variable changes between iterations (the optimizer updates it).
+        "import tensorflow as tf\n"
+        "w = tf.Variable(tf.zeros([4, 3]))\n"
+        "for step in range(10):\n"
+        "    y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))\n"
+        "    w.assign_add(tf.ones([4, 3]))\n",
+        # NumPy's transpose is a view, not a copy.
+        "import numpy as np\n"
+        "w = np.ones((4, 3))\n"
+        "for i in range(3):\n"
+        "    y = np.transpose(w)\n",
+        # Tensors from a list of files: one transpose each.
+        "import tensorflow as tf\n"
+        "def load(paths):\n"
+        "    return [tf.transpose(tf.io.parse_tensor(tf.io.read_file(p), tf.float32))\n"
+        "            for p in paths]\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "w = tf.random.normal([4, 3])\n"
+            "for batch in range(10):\n"
+            "    y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))\n",
+            count=1, lines=(4,)),
+        # Aliased module, in a comprehension.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "def f(xs):\n"
+            "    k = tensorflow_alias.ones([3, 3])\n"
+            "    return [tensorflow_alias.matmul(x, tensorflow_alias.transpose(k, [1, 0]))\n"
+            "            for x in xs]\n",
+            count=1, lines=(4,)),
+        # `from tensorflow import transpose`, element by element.
+        Example(
+            "from tensorflow import transpose\n"
+            "import tensorflow as tf\n"
+            "def f(x):\n"
+            "    out = []\n"
+            "    for i in range(x.shape[0]):\n"
+            "        out.append(transpose(x[i]))\n"
+            "    return tf.stack(out)\n",
+            count=1, lines=(6,)),
+        # In a while loop inside tf.function.
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function\n"
+            "def f(n):\n"
+            "    m = tf.eye(8)\n"
+            "    acc = tf.zeros([8, 8])\n"
+            "    i = 0\n"
+            "    while i < 5:\n"
+            "        acc = acc + tf.transpose(m)\n"
+            "        i += 1\n"
+            "    return acc\n",
+            count=1, lines=(8,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf or ctx.call_qualname(node) not in TRANSPOSE_CALLS:
+            return
+        loops = ctx.enclosing_loops(node)
+        if not loops:
+            return
+        t = transpose_of(ctx, node)
+        operand = t.operand if t is not None else (node.args[0] if node.args else None)  # type: ignore[attr-defined]
+        if operand is None:
+            return
+        for loop in loops:
+            el = element_loop(ctx, loop)
+            if el is not None and el.kind == "index" and indexes_with(operand, el.var):
+                yield self.finding(ctx, node, _ELEMENT_MSG,
+                                   hint="transpose the whole tensor once, outside the loop "
+                                        "(shift the permutation by one axis)")
+                return
+        if t is not None and self._invariant_tensor(ctx, operand, loops[0]):
+            yield self.finding(ctx, node)
+
+    @staticmethod
+    def _invariant_tensor(ctx: Context, operand: ast.AST, loop: ast.AST) -> bool:
+        """A name bound, outside the loop that repeats it, to an immutable tensor."""
+        if type(operand) is not ast.Name:
+            return False
+        value = assigned_value(ctx, operand)
+        if type(value) is not ast.Call:
+            return False
+        q = ctx.qualname(value.func)  # type: ignore[attr-defined]
+        if not q or not returns_tensor(q) or q.endswith("Variable"):
+            return False
+        start, end = loop.lineno, loop.end_lineno or loop.lineno  # type: ignore[attr-defined]
+        if start <= value.lineno <= end:  # type: ignore[attr-defined]
+            return False  # bound inside the loop: a fresh tensor per iteration
+        return not _stored_in(loop, {operand.id})  # type: ignore[attr-defined]
