@@ -64,7 +64,7 @@ def test_python_int_argument_is_named_as_the_cause(tf):
     assert (top["argument"], top["kind"]) == ("n", "python_value")
     assert top["retraces"] == 5 and top["distinct"] == 6
     assert top["examples"][:2] == ["0", "1"]
-    assert 0 < d["trace_s"] and d["run_s"] >= 0
+    assert d["trace_s"] > 0 and d["run_s"] >= 0
     rep = w.report(show=False)
     (finding,) = [f for f in rep.findings if f.code == "profile.retrace"]
     assert "traced 6 times" in finding.message and "`n`" in finding.message

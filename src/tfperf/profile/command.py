@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "source line, and op time from a real TF profiler capture that TensorBoard/XProf "
             "opens. Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
         epilog="examples:\n  tfperf profile train.py -- --epochs 1\n"
-               "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json",
+               "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json\n"
+               "  tfperf profile case_study_bench.py:loop --quick   (a bench file's variant)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("target", help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION")
@@ -37,6 +38,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", metavar="MODULE:FN",
                    help="for MODULE:FUNCTION: a function returning the arguments "
                         "(a tuple: positional, a dict: keyword, else one argument)")
+    p.add_argument("--quick", action="store_true",
+                   help="for a bench file's variant (FILE.py:VARIANT): its quick inputs, as "
+                        "`tfperf bench --quick` uses them")
     p.add_argument("--steps", type=int, metavar="N",
                    help="MODULE:FUNCTION: captured calls after one warm-up (default 3); "
                         "script: capture only the first N top-level tf.function calls")
@@ -85,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no such file: {args.target} (expected SCRIPT.py or MODULE:FUNCTION)")
     if kind == "function" and script_args:
         raise UsageError("arguments after the target are for scripts; use --inputs")
-    if kind == "script" and args.inputs:
-        raise UsageError("--inputs is for MODULE:FUNCTION targets")
+    if kind == "script" and (args.inputs or args.quick):
+        raise UsageError("--inputs and --quick are for MODULE:FUNCTION targets")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # TF's INFO lines would drown the report
@@ -104,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
                                            logdir=args.logdir, steps=args.steps)
             else:
                 report = runner.run_function(args.target, args.inputs, steps=args.steps,
-                                             capture=capture, logdir=args.logdir)
+                                             capture=capture, logdir=args.logdir,
+                                             quick=args.quick)
     except runner.ProfileInputError as exc:
         raise UsageError(str(exc)) from None
     if args.plot:

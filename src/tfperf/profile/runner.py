@@ -245,9 +245,50 @@ def _step(session: _Session, number: int) -> Iterator[None]:
         yield
 
 
+def _from_bench_file(spec: str, quick: bool) -> tuple[Callable[..., Any], tuple, dict] | None:
+    """``FILE.py:NAME`` where FILE is a ``tfperf bench`` file: the variant and its inputs.
+
+    None when FILE declares no variants (then it is an ordinary module).
+    """
+    path, _, name = spec.rpartition(":")
+    if not path.endswith(".py") or not Path(path).is_file():
+        return None
+    try:
+        from tfperf.bench.loader import BenchFileError, load_bench_file
+    except ImportError:
+        return None
+    try:
+        bench_file = load_bench_file(path)
+    except BenchFileError as exc:
+        if "declares no variants" in str(exc):
+            return None
+        raise ProfileInputError(str(exc)) from None
+    match = [v for v in bench_file.variants
+             if name in (v.name, getattr(v.fn, "__name__", None))]
+    if not match:
+        names = ", ".join(v.name for v in bench_file.variants)
+        raise ProfileInputError(f"{path} declares no variant {name!r} (it has: {names})")
+    variant = match[0]
+    try:
+        args, kwargs = bench_file.make_inputs(quick)
+    except BenchFileError as exc:
+        raise ProfileInputError(str(exc)) from None
+    if quick and variant.quick_batch and args:
+        args = (args[0][: variant.quick_batch], *args[1:])  # as `tfperf bench --quick` does
+    return variant.fn, args, kwargs
+
+
 def run_function(spec: str, inputs: str | None = None, *, steps: int | None = None,
-                 capture: bool = True, logdir: str | Path | None = None) -> ProfileReport:
-    fn = load_callable(spec)
-    args, kwargs = make_inputs(inputs)
+                 capture: bool = True, logdir: str | Path | None = None,
+                 quick: bool = False) -> ProfileReport:
+    """Profile ``MODULE:FUNCTION`` (or a bench file's variant) with its inputs."""
+    from_bench = _from_bench_file(spec, quick)
+    if from_bench is not None:
+        fn, args, kwargs = from_bench
+        if inputs is not None:
+            args, kwargs = make_inputs(inputs)
+    else:
+        fn = load_callable(spec)
+        args, kwargs = make_inputs(inputs)
     return profile(fn, *args, steps=steps or DEFAULT_FUNCTION_STEPS, capture=capture,
                    logdir=logdir, target=spec, **kwargs)

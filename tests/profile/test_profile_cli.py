@@ -1,0 +1,95 @@
+"""`tfperf profile` through the real CLI entry point."""
+
+import json
+import textwrap
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.examples import BENCH
+
+pytestmark = pytest.mark.usefixtures("tf")
+
+
+@pytest.fixture()
+def script(tmp_path):
+    def write(body):
+        path = tmp_path / "prog.py"
+        path.write_text(textwrap.dedent(body))
+        return path
+
+    return write
+
+
+def test_missing_script_is_a_usage_error(tmp_path, capsys):
+    assert main(["profile", str(tmp_path / "nope.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_unknown_function_is_a_usage_error(capsys):
+    assert main(["profile", "tfperf.examples:no_such_fn", "--no-capture"]) == 2
+    assert "has no attribute 'no_such_fn'" in capsys.readouterr().err
+    assert main(["profile", f"{BENCH}:no_such_variant", "--no-capture"]) == 2
+    assert "declares no variant 'no_such_variant'" in capsys.readouterr().err
+
+
+def test_bad_steps_is_a_usage_error(script, capsys):
+    path = script("print('hi')\n")
+    assert main(["profile", str(path), "--steps", "0"]) == 2
+    assert "--steps" in capsys.readouterr().err
+
+
+def test_json_report_keeps_the_scripts_prints_off_stdout(script, capsys):
+    path = script("""
+        import sys
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, n):
+            return x * n
+
+        for n in range(4):
+            print("from the script", f(tf.ones([2]), n).numpy(), sys.argv[1:])
+    """)
+    rc = main(["profile", str(path), "--no-capture", "--json", "--", "--lr", "3"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert "from the script" in err and "['--lr', '3']" in err
+    assert rc == 1  # 4 traces of `f`: advice warns
+    (fn,) = doc["functions"]
+    assert fn["name"] == "f" and fn["traces"] == 4 and fn["calls"] == 4
+    assert fn["retrace_causes"][0]["argument"] == "n"
+    assert set(fn) >= {"name", "traces", "retrace_causes", "trace_s", "calls"}
+    (sync,) = doc["host_syncs"]
+    assert sync["count"] == 4 and sync["path"] == str(path)
+    assert set(sync) >= {"path", "line", "count", "total_s"}
+    assert doc["logdir"] is None and doc["ops"] == [] and doc["error"] is None
+    assert any(a["code"] == "profile.retrace" for a in doc["advice"])
+
+
+def test_raising_script_prints_report_and_error_exit_1(script, capsys):
+    path = script("""
+        import tensorflow as tf
+        t = tf.constant([1.0, 2.0])
+        print(float(tf.reduce_sum(t)))
+        1 / 0
+    """)
+    assert main(["profile", str(path), "--no-capture"]) == 1
+    out = capsys.readouterr().out
+    assert "Host syncs" in out and "ZeroDivisionError" in out
+    assert "The run raised an error" in out
+
+
+def test_bench_variant_with_capture_json_and_plot(tmp_path, capsys):
+    png = tmp_path / "profile.png"
+    logdir = tmp_path / "logs"
+    rc = main(["profile", f"{BENCH}:tf.function", "--quick", "--steps", "2", "--json",
+               "--logdir", str(logdir), "--plot", str(png)])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc in (0, 1)
+    assert doc["logdir"] == str(logdir) and doc["capture"]["steps"] == 2
+    op_types = {op["type"] for op in doc["ops"]}
+    assert {"Mul", "Sum"} & op_types, op_types  # the vectorised graph: broadcast multiply, sum
+    assert doc["capture"]["host_only"] is True and doc["capture"]["device_op_s"] is None
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
