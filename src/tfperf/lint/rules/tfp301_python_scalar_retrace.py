@@ -1,0 +1,228 @@
+"""TFP301: a tf.function called with a Python number that changes every iteration."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import tf_function_called, varying_scalar
+from tfperf.lint.semantic import Context
+
+
+class PythonScalarRetrace(Rule):
+    code = "TFP301"
+    name = "python-scalar-retrace"
+    message = "tf.function called with a Python number that changes per iteration: one trace each"
+    hint = ("pass a tensor (tf.constant(i)) or give the tf.function an input_signature; "
+            "keep Python arguments for values that rarely change")
+    claims = ("S13",)
+    node_types = (ast.Call,)
+    fixable = True
+    docs = """\
+## What it does
+Finds calls of a `tf.function` (decorated, wrapped as `f = tf.function(g)`, or a decorated
+method called as `self.step(...)`) inside a loop, with an argument that is a Python number
+taking a new value each iteration: a `range()` loop variable, the index of `enumerate()`, an
+`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`).
+
+## Why is this bad?
+`tf.function` treats Python values as part of the trace's key: each new value builds and
+optimises a new graph (claim S13: "Python scalar arguments make it retrace per value; a
+retrace storm can make it slower than eager"). TF's guide to `tf.function` says the same:
+use Python arguments for hyperparameters, tensors for data. `reduce_retracing=True` does not
+help here; it generalises tensor shapes, not Python values.
+
+## Example
+```python
+@tf.function
+def step(x, i):
+    return x * tf.cast(i, tf.float32)
+
+for i in range(1000):
+    y = step(x, i)          # 1000 traces
+```
+
+## Use instead
+```python
+for i in range(1000):
+    y = step(x, tf.constant(i))   # one trace
+```
+or `@tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])`.
+
+## Fix safety
+The fix wraps the argument in `tf.constant(...)`. It is **unsafe**: inside the function the
+value becomes a tensor, so Python code that needs a Python number (`range(i)`, `if i > 3:`
+deciding the graph's structure, a list index) behaves differently (AutoGraph turns some of it
+into graph control flow, some of it fails).
+
+Not reported: functions with an `input_signature` (TF converts the argument), loops over a
+handful of literal values (`for training in (True, False)`, `range(3)`: a few traces on
+purpose), and calls of plain Python functions.
+"""
+    valid = (
+        # A tensor argument: one trace.
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def step(x, i):\n"
+        "    return x * tf.cast(i, tf.float32)\n"
+        "for i in range(100):\n"
+        "    step(tf.ones([3]), tf.constant(i))\n",
+        # input_signature converts Python numbers to tensors.
+        "import tensorflow as tf\n"
+        "@tf.function(input_signature=[tf.TensorSpec([], tf.int32)])\n"
+        "def step(i):\n"
+        "    return i * 2\n"
+        "for i in range(100):\n"
+        "    step(i)\n",
+        # A plain Python function: no tracing at all.
+        "import tensorflow as tf\n"
+        "def step(x, i):\n"
+        "    return x * i\n"
+        "for i in range(100):\n"
+        "    step(tf.ones([3]), i)\n",
+        # A handful of literal values: a few traces, on purpose.
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def run(x, depth):\n"
+        "    for _ in range(depth):\n"
+        "        x = x * 2.0\n"
+        "    return x\n"
+        "for depth in range(3):\n"
+        "    run(tf.ones([3]), depth)\n",
+        # The loop variable is not passed; only data changes.
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def train_step(x):\n"
+        "    return x + 1\n"
+        "def main(ds, epochs):\n"
+        "    for epoch in range(epochs):\n"
+        "        for x in ds:\n"
+        "            train_step(x)\n",
+        # The wrapped Python function is called, not the tf.function built from it.
+        "import tensorflow as tf\n"
+        "def g(x, i):\n"
+        "    return x * i\n"
+        "fast = tf.function(g)\n"
+        "for i in range(100):\n"
+        "    g(tf.ones([3]), i)\n",
+        # A list of layers: the index selects, but the callee is not a tf.function.
+        "import tensorflow as tf\n"
+        "def f(x, layers):\n"
+        "    for i in range(len(layers)):\n"
+        "        x = layers[i](x)\n"
+        "    return x\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function\n"
+            "def step(x, i):\n"
+            "    return x * tf.cast(i, tf.float32)\n"
+            "x = tf.ones([3])\n"
+            "for i in range(1000):\n"
+            "    step(x, i)\n",
+            count=1, lines=(7,),
+            fixed="import tensorflow as tf\n"
+                  "@tf.function\n"
+                  "def step(x, i):\n"
+                  "    return x * tf.cast(i, tf.float32)\n"
+                  "x = tf.ones([3])\n"
+                  "for i in range(1000):\n"
+                  "    step(x, tf.constant(i))\n"),
+        # Wrapped, keyword argument, arithmetic on the loop variable.
+        Example(
+            "import tensorflow as tf\n"
+            "def g(x, scale):\n"
+            "    return x * scale\n"
+            "fast = tf.function(g)\n"
+            "def run(x, n):\n"
+            "    out = []\n"
+            "    for k in range(n):\n"
+            "        out.append(fast(x, scale=k * 0.5))\n"
+            "    return out\n",
+            count=1, lines=(8,),
+            fixed="import tensorflow as tf\n"
+                  "def g(x, scale):\n"
+                  "    return x * scale\n"
+                  "fast = tf.function(g)\n"
+                  "def run(x, n):\n"
+                  "    out = []\n"
+                  "    for k in range(n):\n"
+                  "        out.append(fast(x, scale=tf.constant(k * 0.5)))\n"
+                  "    return out\n"),
+        # A counter in a while loop, through a method of the same class.
+        Example(
+            "import tensorflow as tf\n"
+            "class Trainer:\n"
+            "    @tf.function\n"
+            "    def train_step(self, x, step):\n"
+            "        return x * 0.99 ** tf.cast(step, tf.float32)\n"
+            "    def fit(self, ds):\n"
+            "        step = 0\n"
+            "        for x in ds:\n"
+            "            self.train_step(x, step)\n"
+            "            step += 1\n",
+            count=1, lines=(9,),
+            fixed="import tensorflow as tf\n"
+                  "class Trainer:\n"
+                  "    @tf.function\n"
+                  "    def train_step(self, x, step):\n"
+                  "        return x * 0.99 ** tf.cast(step, tf.float32)\n"
+                  "    def fit(self, ds):\n"
+                  "        step = 0\n"
+                  "        for x in ds:\n"
+                  "            self.train_step(x, tf.constant(step))\n"
+                  "            step += 1\n"),
+        # Aliased import, enumerate's index, tf.function with options.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "@tensorflow_alias.function(jit_compile=False)\n"
+            "def f(x, i):\n"
+            "    return x + i\n"
+            "xs = tensorflow_alias.ones([8, 2])\n"
+            "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
+            "    f(x, i)\n",
+            count=1, lines=(7,),
+            fixed="import tensorflow as tensorflow_alias\n"
+                  "@tensorflow_alias.function(jit_compile=False)\n"
+                  "def f(x, i):\n"
+                  "    return x + i\n"
+                  "xs = tensorflow_alias.ones([8, 2])\n"
+                  "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
+                  "    f(x, tensorflow_alias.constant(i))\n"),
+        # `from tensorflow import function`: no module alias to write a fix with.
+        Example(
+            "from tensorflow import function\n"
+            "@function\n"
+            "def f(x, i):\n"
+            "    return x + i\n"
+            "results = [f(1.0, float(i)) for i in range(50)]\n",
+            count=1, lines=(5,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        if not args or not ctx.imports_tf:
+            return
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is not ast.Name and not (
+                type(func) is ast.Attribute and type(func.value) is ast.Name):
+            return  # cheap test first: `f(...)` or `self.f(...)` only
+        varying = [a for a in args if type(a) is not ast.Constant
+                   and varying_scalar(ctx, a, node) is not None]
+        if not varying:
+            return
+        target = tf_function_called(ctx, func)
+        if target is None or "input_signature" in target.options:
+            return
+        opt = target.options.get("experimental_follow_type_hints")
+        if type(opt) is ast.Constant and opt.value is True:
+            return  # annotated Tensor parameters are converted
+        tf = ctx.module_alias("tensorflow")
+        fix = None
+        if tf is not None:
+            edits = [ctx.replace(a, f"{tf}.constant({ctx.source_of(a)})") for a in varying]
+            fix = self.unsafe_fix(*edits, description="pass the value as a tensor")
+        yield self.finding(ctx, node, fix=fix)
