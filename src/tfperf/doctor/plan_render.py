@@ -9,7 +9,7 @@ from tfperf.core.findings import Status
 from tfperf.core.render import markdown_table, status_badge, style, to_json
 
 if TYPE_CHECKING:
-    from tfperf.doctor.plan import Plan
+    from tfperf.doctor.planner import Plan
 
 PLAN_SCHEMA_VERSION = 1
 
