@@ -124,3 +124,28 @@ def test_watch_api_reports_and_prints(tf, capsys):
     assert "Host syncs" in out and "float()×12" in out
     assert sum(s.count for s in rep.obs.host_syncs.values()) == 12
     assert rep.obs.eager_op_count >= 12
+
+
+def test_package_is_callable_as_the_profile_function(tf):
+    import tfperf.profile
+
+    @tf.function
+    def double(x):
+        return 2 * x
+
+    rep = tfperf.profile(double, tf.ones([2]), steps=2, capture=False)
+    (fn,) = rep.obs.functions
+    assert (fn.calls, fn.traces) == (3, 1)  # warm-up + 2 steps, one trace
+    assert rep.exit_status == 0 and not rep.findings
+
+
+def test_command_module_does_not_import_tensorflow():
+    import subprocess
+    import sys
+
+    code = ("import sys, argparse; import tfperf.profile.command as c; "
+            "c.register(argparse.ArgumentParser().add_subparsers()); "
+            "print('tensorflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -12,11 +12,14 @@ Python API (TensorFlow is imported only when a watch starts)::
     print(report)                             # report.to_json(), report.findings
 
 The names are resolved lazily so that importing ``tfperf.profile.command`` (on every
-``tfperf`` start) loads nothing heavy.
+``tfperf`` start) loads nothing heavy. The package itself is callable, so that
+``tfperf.profile(fn, *args, steps=N)`` works even though ``tfperf.profile`` names this package.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 __all__ = ["ProfileReport", "Watcher", "profile", "watch"]
@@ -36,3 +39,13 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+class _CallablePackage(types.ModuleType):
+    """``tfperf.profile(fn, *args, steps=N)`` is ``tfperf.profile.profile(...)``."""
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return __getattr__("profile")(fn, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
