@@ -34,7 +34,7 @@ def _scales_losses(ctx: Context) -> bool:
 class MixedFloat16WithoutLossScaling(Rule):
     code = "TFP502"
     name = "mixed-float16-without-loss-scaling"
-    message = "mixed_float16 in a custom GradientTape loop without loss scaling: gradients underflow"
+    message = "mixed_float16 in a custom GradientTape loop without loss scaling: fp16 underflow"
     hint = ("wrap the optimizer in keras.mixed_precision.LossScaleOptimizer and scale the "
             "loss: optimizer.scale_loss(loss) (Keras 3) / get_scaled_loss (Keras 2)")
     claims = ("S15",)
