@@ -76,6 +76,8 @@ def _print(outcome, args: argparse.Namespace) -> None:
 
     findings = outcome.findings
     out = sys.stdout
+    for note in outcome.notes:
+        print(f"tfperf lint: {note}", file=sys.stderr)
     if args.diff:
         for diff in outcome.diffs:
             out.write(diff)

@@ -33,9 +33,10 @@ def error_finding(path: str, reason: str, line: int | None = None,
                    location=Location(path=path, line=line, column=column, cell=cell))
 
 
-def internal_error_finding(path: str, rule: Rule, exc: BaseException) -> Finding:
+def internal_error_finding(path: str, rule: Rule | None, exc: BaseException) -> Finding:
+    where = f"rule {rule.code}" if rule is not None else "the semantic model"
     return Finding(code=INTERNAL_ERROR, name="internal-error",
-                   message=f"internal error in rule {rule.code} on {path}: "
+                   message=f"internal error in {where} on {path}: "
                            f"{type(exc).__name__}: {exc}",
                    status=Status.FAIL,
                    hint="a tfperf bug; please report it with the file (the other rules ran)",
@@ -86,7 +87,10 @@ class Dispatcher:
 
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
         buckets: dict[type, list[ast.AST]] = {t: [] for t in self.by_type}
-        ctx = Context(tree, source, path, buckets)
+        try:
+            ctx = Context(tree, source, path, buckets)
+        except Exception as exc:  # a bug in the semantic model: report, don't crash the run
+            return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
         broken: set[str] = set()
         for typ, nodes in buckets.items():

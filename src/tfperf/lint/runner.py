@@ -21,6 +21,7 @@ class FileResult:
     fixed: int = 0            # fixes applied (written, or shown with --diff)
     diff: str = ""            # unified diff of the fixes (--diff)
     new_text: str | None = None  # fixed file content, when it changed
+    notes: list[str] = field(default_factory=list)  # said on stderr: skipped, not written
 
 
 @dataclass(frozen=True)

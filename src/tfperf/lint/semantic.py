@@ -151,45 +151,85 @@ class Context:
     # ------------------------------------------------------------------ indexing (one walk)
 
     def _index(self, buckets: dict[type, list[ast.AST]]) -> None:
-        raw: list[tuple[ast.AST, str, str, Any, Any]] = []  # (node, name, kind, qualname, value)
+        """The one walk: parents, rule buckets, and what the lazy tables are built from."""
+        raw: list[ast.AST] = []  # nodes that bind names
         calls: list[ast.Call] = []
         stack: list[ast.AST] = [self.tree]
         self.tree._tfp_parent = None  # type: ignore[attr-defined]
-        iter_fields = ast.iter_fields
-        AST, Name, Store = ast.AST, ast.Name, ast.Store  # local aliases: hot loop
+        fields_of = _CHILD_FIELDS
+        # Local aliases: this loop runs once per node of every file.
+        AST, Name, Store, Call = ast.AST, ast.Name, ast.Store, ast.Call
+        binders = _BINDER_TYPES
+        get_bucket = buckets.get
+        push = stack.append
         while stack:
             node = stack.pop()
             typ = type(node)
-            bucket = buckets.get(typ)
+            bucket = get_bucket(typ)
             if bucket is not None:
                 bucket.append(node)
             if typ is Name:
                 if type(node.ctx) is Store:
-                    raw.append((node, node.id, "", None, None))
-            elif typ is ast.Call:
+                    raw.append(node)
+                continue  # a Name has no children worth visiting (ctx is a shared singleton)
+            if typ is Call:
                 calls.append(node)
-            elif typ is ast.Import or typ is ast.ImportFrom or typ is ast.arg or \
-                    typ in _DEF_TYPES or typ is ast.Global or typ is ast.Nonlocal:
-                raw.append((node, "", typ.__name__, None, None))
-            for _, value in iter_fields(node):
-                if isinstance(value, list):
+            elif typ in binders:
+                raw.append(node)
+            fields = fields_of.get(typ)
+            if fields is None:
+                fields = _child_fields(typ)
+            for f in fields:
+                value = getattr(node, f, None)
+                if value is None:
+                    continue
+                if type(value) is list:
                     for item in value:
                         if isinstance(item, AST):
                             item._tfp_parent = node  # type: ignore[attr-defined]
-                            stack.append(item)
+                            push(item)
                 elif isinstance(value, AST):
                     value._tfp_parent = node  # type: ignore[attr-defined]
-                    stack.append(value)
-        for b in buckets.values():  # source order, as a reader expects
+                    push(value)
+        for b in buckets.values():  # roughly source order; findings are sorted anyway
             b.reverse()
-        self._record_bindings(raw)
-        self._record_calls(calls)
+        self._raw_bindings = raw
+        self._raw_calls = calls
+        self._tables_built = False
 
-    def _record_bindings(self, raw: list[tuple[ast.AST, str, str, Any, Any]]) -> None:
+    @property
+    def imports_tf(self) -> bool:
+        """Whether the module imports TensorFlow or Keras anywhere. Cheap (no name tables):
+        rules may return early on modules that do not, as nothing there resolves to TF."""
+        cached = getattr(self, "_imports_tf", None)
+        if cached is None:
+            cached = False
+            for node in self._raw_bindings:
+                t = type(node)
+                if t is ast.Import:
+                    names = [a.name for a in node.names]  # type: ignore[attr-defined]
+                elif t is ast.ImportFrom and not node.level:  # type: ignore[attr-defined]
+                    names = [node.module or ""]  # type: ignore[attr-defined]
+                else:
+                    continue
+                if any(n.split(".", 1)[0] in _TF_ROOTS for n in names):
+                    cached = True
+                    break
+            self._imports_tf = cached
+        return cached
+
+    def _build_tables(self) -> None:
+        """Name bindings and the tf.function / Dataset.map tables, built on first use."""
+        self._tables_built = True
+        self._record_bindings(self._raw_bindings)
+        self._record_calls(self._raw_calls)
+
+    def _record_bindings(self, raw: list[ast.AST]) -> None:
         pending: list[tuple[ast.AST, Binding]] = []
-        for node, name, kind, _, _ in raw:
-            if kind == "":
-                pending.append((self.scope_of(node), self._store_binding(node, name)))
+        for node in raw:
+            kind = type(node).__name__
+            if kind == "Name":
+                pending.append((self.scope_of(node), self._store_binding(node, node.id)))  # type: ignore[attr-defined]
             elif kind == "Import":
                 scope = self.scope_of(node)
                 for alias in node.names:  # type: ignore[attr-defined]
@@ -292,7 +332,8 @@ class Context:
             tp = type(p)
             if tp in _SCOPE_SET:
                 if tp in _DEF_TYPES:
-                    if child not in p.decorator_list and child is not p.returns \
+                    if child not in p.decorator_list \
+                            and child is not getattr(p, "returns", None) \
                             and child not in getattr(p, "bases", ()) \
                             and child not in getattr(p, "keywords", ()):
                         return p
@@ -372,6 +413,8 @@ class Context:
         """The binding a loaded name refers to here: the scope chain as Python walks it
         (class bodies are skipped for names used in nested functions), and within the scope
         the last binding before this use (or the last one at all: loops, late globals)."""
+        if not self._tables_built:
+            self._build_tables()
         name = node.id
         scope: ast.AST | None = self.scope_of(node)
         first = True
@@ -431,6 +474,8 @@ class Context:
 
     def module_alias(self, qualname: str = "tensorflow") -> str | None:
         """The module-level name bound to ``qualname`` (e.g. ``"tf"``), for fixes."""
+        if not self._tables_built:
+            self._build_tables()
         for name, lst in self._bindings.get(self.tree, {}).items():
             if all(b.kind == "import" and b.qualname == qualname for b in lst):
                 return name
@@ -461,6 +506,8 @@ class Context:
         name = getattr(fn, "name", None)
         if name is None:
             return False
+        if not self._tables_built:
+            self._build_tables()
         if name in self._wrapped:
             return True
         if name in KERAS_TRACED_METHODS:
@@ -516,6 +563,8 @@ class Context:
                     return call  # type: ignore[return-value]
             return None
         name = getattr(fn, "name", None)
+        if not self._tables_built:
+            self._build_tables()
         for call in self._map_fns.get(name or "", ()):
             if self._looks_like_dataset(call):
                 return call
@@ -571,7 +620,7 @@ class Context:
         - subscripts, arithmetic and unary ops involving any of the above.
         Attributes (``self.w``, ``x.shape``) and method results (``t.numpy()``) are not.
         """
-        if expr is None:
+        if expr is None or not self.imports_tf:
             return False
         key = id(expr)
         cached = self._tensor_cache.get(key)
@@ -640,7 +689,7 @@ class Context:
         (``.map``, ``.batch``...), a name bound to one, a parameter annotated
         ``tf.data.Dataset``, or, as a last resort, a parameter named like one (``ds``,
         ``train_ds``, ``dataset``)."""
-        if expr is None or _depth > 30:
+        if expr is None or _depth > 30 or not self.imports_tf:
             return False
         t = type(expr)
         if t is ast.Call:
@@ -725,8 +774,20 @@ class Context:
         return Edit(end_line, end_col, end_line, end_col, content)
 
 
+_TF_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})
 _DEF_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _SCOPE_SET = frozenset(SCOPE_NODES)
+_BINDER_TYPES = frozenset({ast.Import, ast.ImportFrom, ast.arg, ast.Global, ast.Nonlocal,
+                           *_DEF_TYPES})
+# Fields never worth walking: expression contexts and operators are shared singletons.
+_SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(typ: type) -> tuple[str, ...]:
+    fields = tuple(f for f in typ._fields if f not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+    _CHILD_FIELDS[typ] = fields
+    return fields
 
 
 def _callable_key(expr: ast.AST) -> str | None:

@@ -1,15 +1,24 @@
-"""One ``tfperf lint`` run: choose rules, find files, lint them, gather the outcome."""
+"""One ``tfperf lint`` run: configuration, rules, files, cache, workers, outcome."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
+from tfperf.lint.config import load_config
 from tfperf.lint.discovery import DiscoveryError, discover
-from tfperf.lint.engine import sort_key
+from tfperf.lint.engine import Dispatcher, sort_key
 from tfperf.lint.rule import Rule
-from tfperf.lint.runner import RunOptions, lint_paths
+from tfperf.lint.runner import FileResult, RunOptions, lint_file
+
+# Below this many files to analyse, worker start-up costs more than it saves.
+MIN_FILES_PER_WORKER = 24
+CHUNK = 16
 
 
 @dataclass
@@ -22,7 +31,8 @@ class LintRequest:
     unsafe: bool = False
     diff: bool = False
     cache: bool = True
-    jobs: int = 0
+    jobs: int = 0                      # 0: decide from the core count and the file count
+    cache_dir: Path | None = None      # default: <project root>/.tfperf_cache/lint
 
 
 @dataclass
@@ -32,6 +42,10 @@ class LintOutcome:
     files: int
     fixed: int = 0
     diffs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cache_hits: int = 0
+    analysed: int = 0
+    workers: int = 1
 
 
 def choose_rules(select, ignore, extend_select) -> list[Rule]:
@@ -42,16 +56,99 @@ def choose_rules(select, ignore, extend_select) -> list[Rule]:
     return registry.select(select=select, ignore=ignore, extend_select=extend_select)
 
 
+# ------------------------------------------------------------------ worker processes
+
+_WORKER: dict[str, object] = {}
+
+
+def _init_worker(codes: list[str], options: RunOptions) -> None:
+    by_code = {r.code: r for r in registry.all_rules()}
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes])
+    _WORKER["options"] = options
+
+
+def _lint_chunk(paths: list[str]) -> list[FileResult]:
+    d, o = _WORKER["dispatcher"], _WORKER["options"]
+    return [lint_file(p, d, o) for p in paths]  # type: ignore[arg-type]
+
+
+def _workers(requested: int, n_files: int) -> int:
+    if requested:
+        return max(1, requested)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, n_files // MIN_FILES_PER_WORKER))
+
+
+def analyse(paths: list[str], rules: list[Rule], options: RunOptions,
+            jobs: int = 0) -> tuple[list[FileResult], int]:
+    """Lint files, in worker processes when there are enough of them → (results, workers)."""
+    n = _workers(jobs, len(paths))
+    if n <= 1 or len(paths) < 2:
+        d = Dispatcher(rules)
+        return [lint_file(p, d, options) for p in paths], 1
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
+                             initializer=_init_worker,
+                             initargs=([r.code for r in rules], options)) as pool:
+        results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
+    return results, n
+
+
+# ------------------------------------------------------------------ the run
+
+
 def run(request: LintRequest) -> LintOutcome:
-    rules = choose_rules(request.select, request.ignore, request.extend_select)
+    config = load_config(request.paths)
+    select = request.select if request.select is not None else config.select
+    rules = choose_rules(select, [*config.ignore, *request.ignore],
+                         [*config.extend_select, *request.extend_select])
     try:
-        files = discover(request.paths)
+        files = [str(p) for p in discover(request.paths, config.excluded)]
     except DiscoveryError as exc:
         raise ValueError(str(exc)) from exc
     options = RunOptions(fix=request.fix, unsafe=request.unsafe, diff=request.diff)
-    results = lint_paths(files, rules, options)
-    findings = [f for r in results for f in r.findings]
+
+    cache = None
+    if request.cache and not (request.fix or request.diff) and rules:
+        from tfperf.lint.cache import LintCache, default_dir
+
+        cache = LintCache(request.cache_dir or default_dir(config.root), [r.code for r in rules])
+    results: dict[str, FileResult] = {}
+    keys: dict[str, str] = {}
+    todo: list[str] = []
+    for path in files:
+        if cache is not None:
+            try:
+                key = cache.key(Path(path).read_bytes(), path)
+            except OSError:
+                key = ""
+            hit = cache.get(key, path) if key else None
+            if hit is not None:
+                results[path] = FileResult(path, hit)
+                continue
+            keys[path] = key
+        todo.append(path)
+    fresh, workers = analyse(todo, rules, options, request.jobs) if rules else ([], 1)
+    for r in fresh:
+        results[r.path] = r
+        if cache is not None and keys.get(r.path) and not r.notes:
+            cache.put(keys[r.path], r.findings)
+
+    findings: list[Finding] = []
+    for path in files:
+        r = results.get(path)
+        if r is None:
+            continue
+        off = config.ignored_codes(Path(path))
+        findings.extend(f for f in r.findings
+                        if not any(o.upper() == "ALL" or f.code.startswith(o.upper())
+                                   for o in off))
     findings.sort(key=sort_key)
+    ordered = [results[p] for p in files if p in results]
     return LintOutcome(findings=findings, rules=rules, files=len(files),
-                       fixed=sum(r.fixed for r in results),
-                       diffs=[r.diff for r in results if r.diff])
+                       fixed=sum(r.fixed for r in ordered),
+                       diffs=[r.diff for r in ordered if r.diff],
+                       notes=[n for r in ordered for n in r.notes],
+                       cache_hits=cache.hits if cache else 0, analysed=len(todo),
+                       workers=workers)

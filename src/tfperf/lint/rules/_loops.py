@@ -144,26 +144,30 @@ def element_loop(ctx: Context, loop: ast.AST, strict: bool = True) -> ElementLoo
     if type(gen_target) is not ast.Name:
         return None
     var = gen_target.id
-    nodes = list(walk_body(loop))
-    args = range_args(ctx, it)
-    if args is not None and type(it.func) is ast.Name:  # type: ignore[attr-defined]
-        sized = sized_by(ctx, range_stop(args))
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range":  # type: ignore[attr-defined]
+        # Cheap syntactic tests first: most loops stop here, before any name resolution.
+        sized = sized_by(ctx, range_stop(it.args)) if not it.keywords else None  # type: ignore[attr-defined]
+        if strict:
+            if sized is None:
+                return None
+            if sized.how == "len" and not ctx.is_tensor_like(sized.obj):
+                return None  # a list's length: a loop over a few layers or files is fine
+        if range_args(ctx, it) is None:
+            return None  # `range` rebound to something else
+        nodes = list(walk_body(loop))
         indexed = [n for n in nodes if indexes_with(n, var)]
         if not indexed:
             return None
         if not strict:
             return ElementLoop(loop, var, "index", sized)
-        if sized is None:
-            return None
-        if sized.how == "len" and not ctx.is_tensor_like(sized.obj):
-            return None  # a list's length: a loop over a few layers or files is fine
         if ctx.is_tensor_like(sized.obj) or any(ctx.is_tensor_like(n.value) for n in indexed) \
                 or does_tensor_work(ctx, nodes):  # type: ignore[attr-defined]
             return ElementLoop(loop, var, "index", sized)
         return None
     # Iterating a tensor (including `tf.range(n)`) eagerly. Inside tf.function AutoGraph
     # turns this into a graph loop, a different trade-off: stay quiet there.
-    if ctx.is_tensor_like(it) and not ctx.in_tf_function(loop):
+    if ctx.imports_tf and ctx.is_tensor_like(it) and not ctx.in_tf_function(loop):
+        nodes = list(walk_body(loop))
         uses = any(type(n) is ast.Name and n.id == var for n in nodes)
         if uses and does_tensor_work(ctx, nodes):
             return ElementLoop(loop, var, "iterate", None)

@@ -143,6 +143,8 @@ AutoGraph turns into a graph loop.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf:
+            return  # nothing here can be a tensor
         el = element_loop(ctx, node)
         if el is None:
             return

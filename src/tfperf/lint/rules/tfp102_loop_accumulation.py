@@ -195,6 +195,8 @@ raised on an out-of-range index no longer does.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf:
+            return  # nothing here can be a tensor
         acc_form = _accumulation(node)
         if acc_form is None:
             return

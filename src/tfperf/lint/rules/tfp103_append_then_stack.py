@@ -10,6 +10,8 @@ from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._loops import STACKING_CALLS, range_args
 from tfperf.lint.semantic import Context
 
+_STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
+
 
 class AppendThenStack(Rule):
     code = "TFP103"
@@ -123,7 +125,11 @@ reported: each iteration there is already a whole batch.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        if ctx.call_qualname(node) not in STACKING_CALLS or not node.args:  # type: ignore[attr-defined]
+        func = node.func  # type: ignore[attr-defined]
+        last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+        if last not in _STACKING_NAMES or not node.args:  # type: ignore[attr-defined]
+            return  # cheap test first: this runs for every call in every file
+        if not ctx.imports_tf or ctx.call_qualname(node) not in STACKING_CALLS:
             return
         lst = node.args[0]  # type: ignore[attr-defined]
         if type(lst) is not ast.Name:

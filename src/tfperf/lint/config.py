@@ -1,0 +1,134 @@
+"""``[tool.tfperf.lint]`` in ``pyproject.toml``, found by walking up from the linted paths.
+
+```toml
+[tool.tfperf.lint]
+select = ["TFP1", "TFP2"]        # default: all rules
+ignore = ["TFP104"]
+extend-select = ["TFP601"]
+exclude = ["legacy/**", "*_pb2.py"]
+[tool.tfperf.lint.per-file-ignores]
+"tests/**" = ["TFP101"]
+"notebooks/scratch_*.ipynb" = ["ALL"]
+```
+Command-line ``--select`` replaces ``select``; ``--ignore``/``--extend-select`` add.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KEYS = {"select", "ignore", "extend-select", "exclude", "per-file-ignores"}
+
+
+class ConfigError(ValueError):
+    """The configuration is malformed (a usage error, exit status 2)."""
+
+
+@dataclass
+class LintConfig:
+    root: Path                                   # the directory holding pyproject.toml
+    path: Path | None = None                     # the pyproject.toml read, if any
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+
+    def _rel(self, path: Path) -> str | None:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
+        rel = self._rel(path)
+        return rel is not None and _spec(tuple(self.exclude)).match_file(rel)
+
+    def ignored_codes(self, path: Path) -> list[str]:
+        """Codes (prefixes, or ALL) that ``per-file-ignores`` switches off for ``path``."""
+        rel = self._rel(path)
+        if rel is None:
+            return []
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores.items():
+            if _spec((pattern,)).match_file(rel):
+                out.extend(codes)
+        return out
+
+
+_SPECS: dict[tuple[str, ...], object] = {}
+
+
+def _spec(patterns: tuple[str, ...]):
+    spec = _SPECS.get(patterns)
+    if spec is None:
+        import pathspec
+
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        _SPECS[patterns] = spec
+    return spec
+
+
+def _strings(value: object, key: str, where: Path) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: [tool.tfperf.lint] {key} must be a list of strings")
+    return list(value)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has ``[tool.tfperf.lint]``;
+    stops at a repository root."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for d in (directory, *directory.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file() and "tfperf" in candidate.read_text("utf-8", errors="replace"):
+            return candidate
+        if (d / ".git").exists():
+            break
+    return None
+
+
+def load_config(paths: list[str]) -> LintConfig:
+    """The configuration for a run over ``paths`` (from the first path's project)."""
+    start = Path(paths[0]) if paths else Path.cwd()
+    if not start.exists():
+        start = Path.cwd()
+    pyproject = find_pyproject(start)
+    if pyproject is None:
+        return LintConfig(root=Path.cwd())
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(pyproject.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from exc
+    section = data.get("tool", {}).get("tfperf", {}).get("lint")
+    cfg = LintConfig(root=pyproject.parent, path=pyproject)
+    if section is None:
+        return cfg
+    if not isinstance(section, dict):
+        raise ConfigError(f"{pyproject}: [tool.tfperf.lint] must be a table")
+    unknown = set(section) - KEYS
+    if unknown:
+        raise ConfigError(f"{pyproject}: unknown key(s) in [tool.tfperf.lint]: "
+                          f"{', '.join(sorted(unknown))} (known: {', '.join(sorted(KEYS))})")
+    if "select" in section:
+        cfg.select = _strings(section["select"], "select", pyproject)
+    cfg.ignore = _strings(section.get("ignore", []), "ignore", pyproject)
+    cfg.extend_select = _strings(section.get("extend-select", []), "extend-select", pyproject)
+    cfg.exclude = _strings(section.get("exclude", []), "exclude", pyproject)
+    pfi = section.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{pyproject}: per-file-ignores must be a table of pattern = [codes]")
+    cfg.per_file_ignores = {k: _strings(v, f"per-file-ignores.{k}", pyproject)
+                            for k, v in pfi.items()}
+    return cfg

@@ -1,0 +1,326 @@
+"""Jupyter notebooks: code cells analysed as one module, IPython syntax masked.
+
+Each masked line keeps its place (line numbers map 1:1 back to cells): a magic, shell or
+help line becomes ``pass`` at its indentation (a placeholder, so a block whose only statement
+was ``%time f()`` still parses), its backslash continuations become blank. Cells whose body
+is not Python (``%%bash``, ``%%writefile``, ``%%html``...) are skipped. A cell that still does
+not parse is reported as TFP000 with its number and left out; the other cells are analysed.
+Positions are reported as (cell, line within cell), cells numbered from 1 over all cells.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import textwrap
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tfperf.core.findings import Edit, Finding, Fix, Location
+from tfperf.lint.engine import Dispatcher, error_finding, lint_source
+from tfperf.lint.fix import apply_edits, wanted
+
+# Cell magics whose body is Python; any other %%magic makes the cell opaque.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit",
+                                "mprun", "tensorflow_version", "px", "autoreload"})
+# Line magics and shell aliases IPython runs without `%` (automagic).
+AUTOMAGICS = frozenset({
+    "ls", "cd", "pwd", "pip", "conda", "mkdir", "rmdir", "rm", "cp", "mv", "cat", "clear",
+    "env", "history", "load_ext", "reload_ext", "matplotlib", "time", "timeit", "run", "who",
+    "whos", "reset", "alias", "autoreload", "store", "sx", "sc", "system", "tensorboard",
+    "ll", "lf", "lk", "lx", "ldir", "man", "less", "more", "pylab", "precision", "config",
+    "pdb", "debug", "prun", "bookmark", "dhist", "pushd", "popd", "dirs", "xmode",
+})
+_SHELL_ASSIGN = re.compile(r"^\s*[\w.,\s\[\]()*]+?=\s*[!%]")
+_FIRST_WORD = re.compile(r"^\s*([A-Za-z_]\w*)")
+MAX_PASSES = 10
+
+
+@dataclass
+class Cell:
+    index: int            # 1-based over all cells
+    source: str           # the cell's text as stored
+    masked: str = ""      # Python text, same number of lines
+    indent: int = 0       # columns removed by dedenting the whole cell
+    skipped: str = ""     # why the cell is not analysed (opaque cell magic)
+    error: Finding | None = None
+
+
+@dataclass
+class Module:
+    text: str
+    line_map: list[tuple[int, int]] = field(default_factory=list)  # module line → (cell, line)
+    cells: dict[int, Cell] = field(default_factory=dict)
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None]:
+    """Bracket depth and open triple-quoted string after ``line`` (a light tokenizer)."""
+    i, n = 0, len(line)
+    while i < n:
+        if quote:
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+            if line[i] == "\\":
+                i += 1
+            i += 1
+            continue
+        c = line[i]
+        if c == "#":
+            break
+        if c in "\"'":
+            triple = line[i:i + 3]
+            if triple in ('"""', "'''"):
+                quote = triple
+                i += 3
+                continue
+            j = i + 1
+            while j < n and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return depth, quote
+
+
+def _is_magic(stripped: str) -> bool:
+    if not stripped:
+        return False
+    if stripped[0] in "%!":
+        return True
+    if _SHELL_ASSIGN.match(stripped):  # x = !ls, files = %sx ls
+        return True
+    if stripped.startswith("?") or stripped.endswith("?"):  # help: ?obj, obj?, obj??
+        return not _parses(stripped)
+    m = _FIRST_WORD.match(stripped)
+    return bool(m and m.group(1) in AUTOMAGICS and not _parses(stripped))
+
+
+def mask_cell(cell: Cell) -> Cell:
+    """Fill ``masked``/``indent``/``skipped`` of a code cell."""
+    text = cell.source
+    lines = text.split("\n")
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    if first.startswith("%%"):
+        name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            cell.skipped = f"%%{name} cell"
+            cell.masked = "\n".join("" for _ in lines)
+            return cell
+    dedented = textwrap.dedent(text)
+    if dedented != text:
+        # IPython dedents a uniformly indented cell; remember by how much for columns.
+        first_line = next(ln for ln in lines if ln.strip())
+        cell.indent = len(first_line) - len(first_line.lstrip())
+        lines = dedented.split("\n")
+    out: list[str] = []
+    depth, quote, cont, magic_cont = 0, None, False, False
+    for line in lines:
+        stripped = line.strip()
+        if magic_cont:  # backslash continuation of a masked line
+            out.append("")
+            magic_cont = line.rstrip().endswith("\\")
+            continue
+        if depth == 0 and quote is None and not cont and _is_magic(stripped):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}pass")
+            magic_cont = line.rstrip().endswith("\\")
+            continue
+        out.append(line)
+        depth, quote = _scan(line, depth, quote)
+        cont = quote is None and line.rstrip().endswith("\\")
+    cell.masked = "\n".join(out)
+    return cell
+
+
+def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, Finding | None]:
+    """→ (notebook, cells, skip reason, error). ``cells`` are the raw cell dicts."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, [], "", error_finding(path, f"not a valid notebook (JSON: {exc.msg})",
+                                           line=exc.lineno, column=exc.colno - 1)
+    if not isinstance(nb, dict):
+        return None, [], "", error_finding(path, "not a notebook: the JSON is not an object")
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    lang = ""
+    if isinstance(meta.get("kernelspec"), dict):
+        lang = str(meta["kernelspec"].get("language") or "")
+    if not lang and isinstance(meta.get("language_info"), dict):
+        lang = str(meta["language_info"].get("name") or "")
+    if lang and lang.lower() not in ("python", "python3", "python2", "ipython", "ipython3"):
+        return nb, [], f"the notebook's kernel language is {lang}, not Python", None
+    cells = nb.get("cells")
+    if cells is None and isinstance(nb.get("worksheets"), list) and nb["worksheets"]:
+        cells = nb["worksheets"][0].get("cells")  # nbformat 3
+    if not isinstance(cells, list):
+        return None, [], "", error_finding(path, "not a notebook: no list of cells")
+    return nb, cells, "", None
+
+
+def _cell_text(cell: dict) -> str:
+    src = cell.get("source", cell.get("input", ""))
+    return "".join(src) if isinstance(src, list) else str(src or "")
+
+
+def build_module(cells: list[dict], path: str) -> Module:
+    mod = Module("")
+    parts: list[str] = []
+    line_no = 0
+    for i, raw in enumerate(cells, start=1):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+            continue
+        cell = mask_cell(Cell(i, _cell_text(raw)))
+        mod.cells[i] = cell
+        cell_lines = cell.masked.split("\n")
+        if not cell.skipped and cell.masked.strip():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ast.parse(cell.masked)
+            except (SyntaxError, ValueError) as exc:
+                line = getattr(exc, "lineno", None)
+                col = getattr(exc, "offset", None)
+                msg = getattr(exc, "msg", str(exc))
+                cell.error = error_finding(path, f"cannot parse cell {i}: {msg}", line=line,
+                                           column=(col - 1 + cell.indent) if col else None,
+                                           cell=i)
+                cell_lines = ["" for _ in cell_lines]  # left out; the others are analysed
+        for j in range(len(cell_lines)):
+            mod.line_map.append((i, j + 1))
+        parts.append("\n".join(cell_lines))
+        line_no += len(cell_lines)
+    mod.text = "\n".join(parts) + ("\n" if parts else "")
+    return mod
+
+
+def _to_cell(mod: Module, f: Finding) -> Finding:
+    loc = f.location
+    if loc is None or loc.line is None or not (1 <= loc.line <= len(mod.line_map)):
+        return f
+    cell, line = mod.line_map[loc.line - 1]
+    end_line = loc.end_line
+    if end_line is not None and 1 <= end_line <= len(mod.line_map):
+        end_cell, end_line = mod.line_map[end_line - 1]
+        if end_cell != cell:
+            end_line = None
+    indent = mod.cells[cell].indent if cell in mod.cells else 0
+
+    def shift(c: int | None) -> int | None:
+        return None if c is None else c + indent
+
+    new_loc = Location(path=loc.path, line=line, column=shift(loc.column), end_line=end_line,
+                       end_column=shift(loc.end_column) if end_line else None, cell=cell)
+    fix = f.fix
+    if fix is not None:
+        edits = []
+        for e in fix.edits:
+            c1, l1 = mod.line_map[e.line - 1] if e.line <= len(mod.line_map) else (0, 0)
+            c2, l2 = mod.line_map[e.end_line - 1] if e.end_line <= len(mod.line_map) else (0, 0)
+            if c1 != cell or c2 != cell or ("\n" in e.content and indent):
+                fix = None  # a fix across cells, or re-indenting a dedented cell: not offered
+                break
+            edits.append(Edit(l1, e.column + indent, l2, e.end_column + indent, e.content))
+        else:
+            fix = Fix(fix.applicability, tuple(edits), fix.description)
+    return replace(f, location=new_loc, fix=fix)
+
+
+def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher) -> list[Finding]:
+    mod = build_module(cells, path)
+    findings = [c.error for c in mod.cells.values() if c.error is not None]
+    if mod.text.strip():
+        for f in lint_source(mod.text, path, dispatcher=dispatcher):
+            findings.append(_to_cell(mod, f))
+    findings.sort(key=lambda f: (f.location.cell or 0, f.location.line or 0,
+                                 f.location.column or 0, f.code) if f.location else (0,))
+    return findings
+
+
+def _layout(text: str) -> dict[str, Any] | None:
+    """The json.dumps settings that reproduce ``text`` exactly, if any."""
+    nb = json.loads(text)
+    for indent in (1, 2, 4, None, 0, 3):
+        for ascii_ in (False, True):
+            for seps in ((",", ": "), (", ", ": ")):
+                out = json.dumps(nb, indent=indent, ensure_ascii=ascii_, separators=seps)
+                for tail in ("\n", ""):
+                    if out + tail == text:
+                        return {"indent": indent, "ensure_ascii": ascii_, "separators": seps,
+                                "tail": tail}
+    return None
+
+
+def _set_source(raw: dict, text: str) -> None:
+    key = "source" if "source" in raw else "input"
+    if isinstance(raw.get(key), list):
+        raw[key] = text.splitlines(keepends=True)
+    else:
+        raw[key] = text
+
+
+def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher, options) -> Any:
+    from tfperf.lint.runner import FileResult, _diff
+
+    result = FileResult(path)
+    nb, cells, skip, err = read_notebook(text, path)
+    if err is not None:
+        result.findings = [err]
+        return result
+    if skip:
+        result.notes.append(f"{path}: skipped: {skip}")
+        return result
+    findings = lint_cells(cells, path, dispatcher)
+    if not (options.fix or options.diff) or not any(wanted(f, options.unsafe) for f in findings):
+        result.findings = findings
+        return result
+    layout = _layout(text)
+    if layout is None or "cells" not in nb:  # type: ignore[operator]
+        result.findings = findings
+        result.notes.append(f"{path}: fixes not applied: the notebook's JSON layout "
+                            "could not be reproduced exactly")
+        return result
+    applied = 0
+    for _ in range(MAX_PASSES):
+        by_cell: dict[int, list[Fix]] = {}
+        for f in findings:
+            if wanted(f, options.unsafe) and f.location and f.location.cell:
+                by_cell.setdefault(f.location.cell, []).append(f.fix)  # type: ignore[arg-type]
+        changed = 0
+        for idx, fixes in by_cell.items():
+            raw = cells[idx - 1]
+            old = _cell_text(raw)
+            new, n, _ = apply_edits(old, fixes)
+            if n and new != old and not mask_cell(Cell(idx, new)).skipped \
+                    and _parses(mask_cell(Cell(idx, new)).masked):
+                _set_source(raw, new)
+                changed += n
+        if not changed:
+            break
+        applied += changed
+        findings = lint_cells(cells, path, dispatcher)
+    result.findings = findings
+    if applied:
+        new_text = json.dumps(nb, indent=layout["indent"], ensure_ascii=layout["ensure_ascii"],
+                              separators=layout["separators"]) + layout["tail"]
+        result.fixed, result.new_text = applied, new_text
+        if options.diff:
+            result.diff = _diff(path, text, new_text)
+    return result
