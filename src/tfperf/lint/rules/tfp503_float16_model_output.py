@@ -1,0 +1,192 @@
+"""TFP503: under mixed_float16, the model's last layer (its softmax/output) is not float32."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_layout_data_precision import (
+    assigned_value,
+    keyword,
+    mixed_float16_policy,
+    module_calls,
+)
+from tfperf.lint.semantic import Context
+
+SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
+FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
+# Layers that only re-wrap their input, or cast it on purpose: nothing to report.
+QUIET_LAYERS = frozenset({"keras.layers.Lambda", "keras.layers.InputLayer",
+                          "keras.layers.Input"})
+FLOAT32 = frozenset({"float32", "tensorflow.float32", "numpy.float32", "keras.float32"})
+
+
+def _layer_call(ctx: Context, expr: ast.AST | None) -> ast.Call | None:
+    """``keras.layers.X(...)`` (the layer construction), else ``None``."""
+    if type(expr) is ast.Call:
+        q = ctx.qualname(expr.func)  # type: ignore[attr-defined]
+        if q and q.startswith("keras.layers.") and q not in QUIET_LAYERS:
+            return expr  # type: ignore[return-value]
+    return None
+
+
+def _is_float32(ctx: Context, dtype: ast.AST | None) -> bool | None:
+    """True/False when ``dtype`` says float32 or not; ``None`` when it cannot be known."""
+    if dtype is None:
+        return False
+    if type(dtype) is ast.Constant:
+        return dtype.value in FLOAT32  # type: ignore[attr-defined]
+    q = ctx.qualname(dtype)
+    if q is not None:
+        return q in FLOAT32
+    if type(dtype) is ast.Call:  # Policy("float32")
+        arg = dtype.args[0] if dtype.args else None  # type: ignore[attr-defined]
+        if type(arg) is ast.Constant:
+            return arg.value == "float32"  # type: ignore[attr-defined]
+    return None
+
+
+class Float16ModelOutput(Rule):
+    code = "TFP503"
+    name = "float16-model-output"
+    message = "mixed_float16 model whose last layer is not float32: its output is float16"
+    hint = ("give the last layer dtype='float32' (or end with "
+            "Activation('softmax', dtype='float32'))")
+    claims = ("S15",)
+    docs = """\
+## What it does
+In a module that sets the global Keras policy to `mixed_float16`, finds the last layer of a
+model built there (the last element of `keras.Sequential([...])`, the last `model.add(...)`,
+or the layer producing `outputs` of `keras.Model(inputs, outputs)`) when it is not created
+with `dtype="float32"`.
+
+## Why is this bad?
+Under `mixed_float16` every layer computes in float16 unless told otherwise, including the
+last one: a softmax in float16 saturates and its logits overflow beyond 65504, and the loss
+then sees rounded probabilities (claim S15: keep numerically sensitive layers in float32).
+TensorFlow's mixed precision guide asks for the model's output in float32; a float32 final
+`Activation` costs almost nothing.
+
+## Example
+```python
+keras.mixed_precision.set_global_policy("mixed_float16")
+model = keras.Sequential([
+    layers.Dense(512, activation="relu"),
+    layers.Dense(10, activation="softmax"),
+])
+```
+
+## Use instead
+```python
+model = keras.Sequential([
+    layers.Dense(512, activation="relu"),
+    layers.Dense(10),
+    layers.Activation("softmax", dtype="float32"),
+])
+```
+
+## Fix safety
+No automatic fix: adding `dtype="float32"` changes the layer's weights' compute dtype and
+saved models; splitting off the activation changes the layer list. Models whose last layer
+is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reported.
+"""
+    valid = (
+        "import keras\n"
+        "from keras import layers\n"
+        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "model = keras.Sequential([\n"
+        "    layers.Dense(64, activation='relu'),\n"
+        "    layers.Dense(10),\n"
+        "    layers.Activation('softmax', dtype='float32'),\n"
+        "])\n",
+        # No mixed precision policy: float32 everywhere.
+        "import keras\n"
+        "from keras import layers\n"
+        "model = keras.Sequential([layers.Dense(64), layers.Dense(10, activation='softmax')])\n",
+        # bfloat16 policy: not what this rule is about.
+        "import keras\n"
+        "from keras import layers\n"
+        "keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+        "model = keras.Sequential([layers.Dense(10, activation='softmax')])\n",
+        # Functional model with a float32 output layer.
+        "import tensorflow as tf\n"
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "inputs = tf.keras.Input(shape=(8,))\n"
+        "x = tf.keras.layers.Dense(16)(inputs)\n"
+        "outputs = tf.keras.layers.Dense(1, dtype=tf.float32)(x)\n"
+        "model = tf.keras.Model(inputs, outputs)\n",
+        # A user's own Sequential.
+        "import keras\n"
+        "from keras import layers\n"
+        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "class Sequential(list):\n"
+        "    pass\n"
+        "model = Sequential([layers.Dense(10)])\n",
+    )
+    invalid = (
+        Example(
+            "import keras\n"
+            "from keras import layers\n"
+            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            "model = keras.Sequential([\n"
+            "    layers.Dense(64, activation='relu'),\n"
+            "    layers.Dense(10, activation='softmax'),\n"
+            "])\n",
+            count=1, lines=(6,)),
+        # Functional, aliased.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "from tensorflow.keras import mixed_precision\n"
+            "mixed_precision.set_global_policy('mixed_float16')\n"
+            "inputs = tensorflow_alias.keras.Input(shape=(8,))\n"
+            "x = tensorflow_alias.keras.layers.Dense(16)(inputs)\n"
+            "outputs = tensorflow_alias.keras.layers.Dense(3, activation='softmax')(x)\n"
+            "model = tensorflow_alias.keras.Model(inputs=inputs, outputs=outputs)\n",
+            count=1, lines=(6,)),
+        # model.add: the last one counts.
+        Example(
+            "import keras\n"
+            "from keras.layers import Dense\n"
+            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            "model = keras.models.Sequential()\n"
+            "model.add(Dense(32, dtype='float32'))\n"
+            "model.add(Dense(1, activation='sigmoid', dtype='float16'))\n",
+            count=1, lines=(6,)),
+    )
+
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        if mixed_float16_policy(ctx) is None:
+            return
+        last_added: dict[str, ast.Call] = {}
+        for call in module_calls(ctx):
+            q = ctx.qualname(call.func)
+            if q in SEQUENTIAL:
+                layers = call.args[0] if call.args else keyword(call, "layers")
+                if type(layers) is ast.List and layers.elts:
+                    yield from self._report(ctx, _layer_call(ctx, layers.elts[-1]))
+            elif q in FUNCTIONAL:
+                outputs = call.args[1] if len(call.args) > 1 else keyword(call, "outputs")
+                items = outputs.elts if type(outputs) in (ast.List, ast.Tuple) else [outputs]  # type: ignore[union-attr]
+                for item in items:
+                    value = assigned_value(ctx, item) if type(item) is ast.Name else item
+                    if type(value) is ast.Call:  # Dense(...)(x): the layer is the callee
+                        yield from self._report(ctx, _layer_call(ctx, value.func))  # type: ignore[attr-defined]
+            elif type(call.func) is ast.Attribute and call.func.attr == "add" \
+                    and type(call.func.value) is ast.Name and len(call.args) == 1:
+                owner = assigned_value(ctx, call.func.value)
+                if ctx.is_call_to(owner, *SEQUENTIAL):  # type: ignore[arg-type]
+                    key = f"{call.func.value.id}@{id(owner)}"
+                    prev = last_added.get(key)
+                    if prev is None or (prev.lineno, prev.col_offset) < (
+                            call.lineno, call.col_offset):
+                        last_added[key] = call
+        for call in last_added.values():
+            yield from self._report(ctx, _layer_call(ctx, call.args[0]))
+
+    def _report(self, ctx: Context, layer: ast.Call | None) -> Iterator[Finding]:
+        if layer is None:
+            return
+        if _is_float32(ctx, keyword(layer, "dtype")) is False:
+            yield self.finding(ctx, layer)
