@@ -44,8 +44,12 @@ def is_tf_function_call(ctx: Context, node: ast.AST) -> bool:
     if type(node) is not ast.Call:
         return False
     func = node.func  # type: ignore[attr-defined]
-    last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-    return last == "function" and ctx.qualname(func) in TF_FUNCTION_NAMES
+    if type(func) is ast.Attribute:
+        if func.attr != "function":
+            return False
+    elif type(func) is not ast.Name:  # a bare name may be an alias: `function as tf_fn`
+        return False
+    return ctx.qualname(func) in TF_FUNCTION_NAMES
 
 
 def wrapping(ctx: Context, value: ast.AST | None) -> TfFunction | None:

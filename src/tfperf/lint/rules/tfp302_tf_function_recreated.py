@@ -1,0 +1,235 @@
+"""TFP302: a tf.function created anew each time it is used: traced on every call."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import (
+    HANDFUL,
+    called_in_loop,
+    is_tf_function_call,
+)
+from tfperf.lint.semantic import Context
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _literal_len(loop: ast.AST) -> int | None:
+    it = getattr(loop, "iter", None)
+    if type(it) in (ast.List, ast.Tuple, ast.Set):
+        return len(it.elts)  # type: ignore[union-attr]
+    return None
+
+
+class TfFunctionRecreated(Rule):
+    code = "TFP302"
+    name = "tf-function-recreated"
+    message = "a new tf.function is created for each use: it is traced again every time"
+    hint = ("create the tf.function once (module level, __init__, or a cached attribute) "
+            "and call that object repeatedly")
+    claims = ("S13",)
+    node_types = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)
+    docs = """\
+## What it does
+Finds a `tf.function` object that is built and then used only once before being thrown
+away, over and over:
+- `tf.function(g)` (or a `@tf.function`-decorated `def`) inside a loop, called in the same
+  iteration;
+- `tf.function(g)` or a decorated inner `def` inside a function that calls it right there,
+  when that function is itself called in a loop.
+
+## Why is this bad?
+A `tf.function` object keeps its traces. A new object has none: its first call traces the
+Python code into a graph and optimises it, which costs far more than running the code
+eagerly once (claim S13: tracing is what makes `tf.function` fast only when it is reused;
+TF's guide: "create tf.function objects once, outside loops"). TF warns about this as
+"retracing" when it happens five times.
+
+## Example
+```python
+def predict(model, x):
+    @tf.function
+    def run(x):
+        return model(x)
+    return run(x)
+
+for batch in batches:
+    predict(model, batch)        # traces `run` for every batch
+```
+
+## Use instead
+```python
+@tf.function
+def predict(x):
+    return model(x)
+
+for batch in batches:
+    predict(batch)               # traced once
+```
+
+## Fix safety
+No automatic fix: where the function should live depends on what it closes over.
+
+Not reported: factories that return or store the new function (`return step`,
+`self._fn = tf.function(...)`, `cache[k] = tf.function(...)`), a function created once per
+outer iteration and called in an inner loop (one trace per model, reused per batch), loops
+over a handful of literal values (comparing `jit_compile=True` and `False`), and a `main()`
+that creates and uses it but is not called in a loop.
+"""
+    valid = (
+        # A factory: the new function is returned, for the caller to keep.
+        "import tensorflow as tf\n"
+        "def make_step(model):\n"
+        "    @tf.function\n"
+        "    def step(x):\n"
+        "        return model(x)\n"
+        "    return step\n"
+        "step = make_step(lambda x: x * 2)\n"
+        "for i in range(10):\n"
+        "    step(tf.ones([2]))\n",
+        # One per model, reused for every batch in the inner loop.
+        "import tensorflow as tf\n"
+        "def evaluate(models, batches):\n"
+        "    for model in models:\n"
+        "        run = tf.function(model)\n"
+        "        for x in batches:\n"
+        "            run(x)\n",
+        # Created and used in main(), which runs once.
+        "import tensorflow as tf\n"
+        "def main(ds):\n"
+        "    @tf.function\n"
+        "    def train_step(x):\n"
+        "        return x * 2\n"
+        "    for x in ds:\n"
+        "        train_step(x)\n"
+        "main(tf.data.Dataset.range(3))\n",
+        # Built in a loop into a cache, each kept.
+        "import tensorflow as tf\n"
+        "def build(fns_by_name):\n"
+        "    compiled = {}\n"
+        "    for name, g in fns_by_name.items():\n"
+        "        compiled[name] = tf.function(g)\n"
+        "    return compiled\n",
+        # Comparing two settings on purpose.
+        "import tensorflow as tf\n"
+        "def g(x):\n"
+        "    return x * 2\n"
+        "for jit in (True, False):\n"
+        "    f = tf.function(g, jit_compile=jit)\n"
+        "    f(tf.ones([4]))\n",
+        # A user's own `function`, not TensorFlow's.
+        "def function(g):\n"
+        "    return g\n"
+        "for i in range(10):\n"
+        "    function(print)(i)\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "def g(x):\n"
+            "    return x * 2\n"
+            "for x in tf.data.Dataset.range(100):\n"
+            "    f = tf.function(g)\n"
+            "    y = f(x)\n",
+            count=1, lines=(5,)),
+        Example(
+            "import tensorflow as tf\n"
+            "def predict(model, x):\n"
+            "    @tf.function\n"
+            "    def run(x):\n"
+            "        return model(x)\n"
+            "    return run(x)\n"
+            "def main(model, batches):\n"
+            "    for batch in batches:\n"
+            "        predict(model, batch)\n",
+            count=1, lines=(3,)),
+        # Aliased import, called immediately, inside a method called per step.
+        Example(
+            "from tensorflow import function as tf_fn\n"
+            "class Runner:\n"
+            "    def step(self, x):\n"
+            "        return tf_fn(self.body, jit_compile=True)(x)\n"
+            "    def body(self, x):\n"
+            "        return x + 1\n"
+            "    def run(self, xs):\n"
+            "        return [self.step(x) for x in xs]\n",
+            count=1, lines=(4,)),
+        # A decorated def inside the loop body.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "for step in range(1000):\n"
+            "    @tensorflow_alias.function\n"
+            "    def update(v):\n"
+            "        return v * 0.9\n"
+            "    update(tensorflow_alias.ones([3]))\n",
+            count=1, lines=(3,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if type(node) is ast.Call:
+            if not is_tf_function_call(ctx, node):
+                return
+            parent = ctx.parent(node)
+            if node.args:  # type: ignore[attr-defined]
+                made: ast.AST = node
+            elif type(parent) is ast.Call and parent.func is node and parent.args:  # type: ignore[attr-defined]
+                made = parent  # tf.function(jit_compile=True)(g)
+            else:
+                return  # a decorator with options: handled with its def
+            report: ast.AST = node
+        else:
+            if not node.decorator_list:  # type: ignore[attr-defined]
+                return
+            deco = ctx.tf_function_decorator(node)
+            if deco is None:
+                return
+            made, report = node, deco
+        uses = self._single_uses(ctx, made)
+        if uses is None:
+            return
+        loops = ctx.enclosing_loops(made)
+        if loops:
+            loop = loops[0]
+            n = _literal_len(loop)
+            if n is not None and n <= HANDFUL:
+                return
+            if any(ctx.enclosing_loops(u)[:1] == [loop] for u in uses):
+                yield self.finding(ctx, report)
+            return
+        fn = ctx.enclosing_function(made)
+        if fn is None or type(fn) not in _DEFS or ctx.is_tf_function(fn):
+            return
+        if any(not ctx.enclosing_loops(u) for u in uses) and called_in_loop(ctx, fn):
+            yield self.finding(ctx, report)
+
+    @staticmethod
+    def _single_uses(ctx: Context, made: ast.AST) -> list[ast.Call] | None:
+        """The calls of the new function object, when calling is all that is done with it
+        (called on the spot, or bound to a name that is only ever called); else ``None``."""
+        parent = ctx.parent(made)
+        if type(parent) is ast.Call and parent.func is made:  # type: ignore[attr-defined]
+            return [parent]  # type: ignore[list-item]
+        if type(made) in _DEFS:
+            name = made.name  # type: ignore[attr-defined]
+        elif type(parent) is ast.Assign and len(parent.targets) == 1 \
+                and type(parent.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            name = parent.targets[0].id  # type: ignore[attr-defined]
+        else:
+            return None  # stored in an attribute, a dict, returned, passed on: kept
+        scope = ctx.scope_of(made if type(made) in _DEFS else parent)  # type: ignore[arg-type]
+        calls: list[ast.Call] = []
+        for n in ast.walk(scope):
+            if type(n) is not ast.Name or n.id != name or type(n.ctx) is not ast.Load:
+                continue
+            b = ctx.binding(n)
+            if b is None or (b.value is not made and b.value is not parent):
+                continue
+            use = ctx.parent(n)
+            if type(use) is ast.Call and use.func is n:  # type: ignore[attr-defined]
+                calls.append(use)  # type: ignore[arg-type]
+            else:
+                return None  # the object escapes (returned, stored, passed): kept
+        return calls or None
