@@ -155,8 +155,8 @@ the pipeline sets `deterministic=False`. No fix without a module-level `tensorfl
         fn = map_function(ctx, call)
         if fn is not None and not any(type(n) is ast.Call for n in body_nodes(fn)):
             return  # picks or reorders components only
-        yield self.finding(ctx, node, f"Dataset.{func.attr} without num_parallel_calls: one element at a time",
-                           fix=self._fix(ctx, call, fn))
+        message = f"Dataset.{func.attr} without num_parallel_calls: one element at a time"
+        yield self.finding(ctx, node, message, fix=self._fix(ctx, call, fn))
 
     def _fix(self, ctx: Context, call: ast.Call, fn: ast.AST | None) -> Fix | None:
         tf = ctx.module_alias("tensorflow")
