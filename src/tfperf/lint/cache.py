@@ -86,8 +86,9 @@ class LintCache:
         target = self._file(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            if not (self.dir.parent / ".gitignore").exists():
-                (self.dir.parent / ".gitignore").write_text("*\n")
+            marker = self.dir / ".gitignore"  # keeps the cache out of git and of linting
+            if not marker.exists():
+                marker.write_text("*\n")
             tmp = target.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps([_finding_to_json(f) for f in findings]), "utf-8")
             os.replace(tmp, target)

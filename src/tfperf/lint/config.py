@@ -68,7 +68,7 @@ def _spec(patterns: tuple[str, ...]):
     if spec is None:
         import pathspec
 
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
         _SPECS[patterns] = spec
     return spec
 

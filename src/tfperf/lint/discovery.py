@@ -31,7 +31,7 @@ def _gitignore_spec(directory: Path):
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _ignored(specs: list[tuple[Path, object]], path: Path, is_dir: bool) -> bool:

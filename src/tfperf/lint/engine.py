@@ -50,7 +50,11 @@ def decode_source(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return None, error_finding(path, f"bad encoding declaration: {exc}")
+        head = b"\n".join(data.splitlines()[:2])
+        if b"coding" in head:
+            return None, error_finding(path, f"bad encoding declaration: {exc}")
+        return None, error_finding(path, "cannot decode as utf-8 (and no encoding "
+                                         "declaration says otherwise)")
     try:
         codecs.lookup(encoding)
         text = data.decode(encoding)

@@ -1,0 +1,217 @@
+"""The engine: TFP000/TFP001, noqa, fixes, files, the CLI, config, cache, workers."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.core.findings import Applicability, Edit, Fix
+from tfperf.examples import FIXED, SLOW
+from tfperf.lint import registry
+from tfperf.lint.engine import Dispatcher, lint_source
+from tfperf.lint.fix import apply_edits, fix_source
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.runner import lint_file
+from tfperf.lint.session import LintRequest, run
+
+LOOP = ("import tensorflow as tf\n"
+        "def f(x):\n"
+        "    acc = tf.zeros([4])\n"
+        "    for i in range(x.shape[0]):\n"
+        "        acc += x[i]{noqa}\n"
+        "    return acc\n")
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def test_case_study_slow_has_the_loop_findings_and_fixed_has_none():
+    slow = codes(lint_file(SLOW, Dispatcher(registry.all_rules())).findings)
+    assert "TFP101" in slow and ("TFP102" in slow or "TFP103" in slow)
+    assert lint_file(FIXED, Dispatcher(registry.all_rules())).findings == []
+
+
+@pytest.mark.parametrize(("comment", "suppressed"), [
+    ("", False), ("  # noqa", True), ("  # noqa: TFP102", True), ("  # NOQA:TFP102,TFP101", True),
+    ("  # noqa: TFP1", True), ("  # noqa: TFP201", False),
+])
+def test_noqa(comment, suppressed):
+    found = "TFP102" in codes(lint_source(LOOP.format(noqa=comment)))
+    assert found is not suppressed
+
+
+def test_tfp000_for_syntax_error_binary_and_bad_encoding(tmp_path):
+    bad = lint_source("def f(:\n", "bad.py")
+    assert codes(bad) == ["TFP000"] and bad[0].location.line == 1
+    (tmp_path / "bin.py").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "latin.py").write_bytes(b"x = '\xe9'\n")  # not UTF-8, no cookie
+    (tmp_path / "cookie.py").write_bytes(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n")
+    (tmp_path / "unknown.py").write_bytes(b"# -*- coding: nope -*-\nx = 1\n")
+    d = Dispatcher(registry.all_rules())
+    for name, reason in [("bin.py", "NUL"), ("latin.py", "decode"), ("unknown.py", "encoding")]:
+        f = lint_file(tmp_path / name, d).findings
+        assert codes(f) == ["TFP000"] and reason in f[0].message, name
+    assert lint_file(tmp_path / "cookie.py", d).findings == []
+
+
+class _Broken(Rule):
+    code, name, message = "TFP999", "broken", "never"
+    node_types = (ast.Call,)
+
+    def check(self, node, ctx):
+        raise RuntimeError("boom")
+
+
+def test_tfp001_reports_a_broken_rule_and_the_others_still_run():
+    found = lint_source(LOOP.format(noqa=""), "m.py", rules=[_Broken(), registry.get("TFP102")])
+    internal = [f for f in found if f.code == "TFP001"]
+    assert len(internal) == 1 and "TFP999" in internal[0].message and "m.py" in internal[0].message
+    assert "TFP102" in codes(found)
+
+
+def test_apply_edits_skips_overlaps_and_handles_insertions():
+    src = "abc\ndef\n"
+    fixes = [Fix(Applicability.SAFE, (Edit(1, 0, 1, 2, "X"),)),
+             Fix(Applicability.SAFE, (Edit(1, 1, 1, 3, "Y"),)),  # overlaps the first
+             Fix(Applicability.SAFE, (Edit(2, 3, 2, 3, "!"),))]
+    out, applied, skipped = apply_edits(src, fixes)
+    assert (out, applied, skipped) == ("Xc\ndef!\n", 2, 1)
+
+
+def test_fix_that_breaks_the_code_is_not_applied():
+    class Bad(Rule):
+        code, name = "TFP998", "bad"
+
+    def lint(s):
+        from tfperf.core.findings import Finding, Location
+        return [Finding("TFP998", "m", location=Location("p", 1, 0),
+                        fix=Fix(Applicability.SAFE, (Edit(1, 0, 1, 1, "("),)))]
+    result = fix_source("x = 1\n", lint)
+    assert result.source == "x = 1\n" and result.error
+
+
+def test_invalid_examples_are_examples():
+    assert Example("x").count is None
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def test_cli_exit_status_and_json(tmp_path, capsys):
+    write(tmp_path, "slow.py", LOOP.format(noqa=""))
+    write(tmp_path, "ok.py", "x = 1\n")
+    assert main(["lint", "--no-cache", str(tmp_path / "ok.py")]) == 0
+    capsys.readouterr()
+    assert main(["lint", "--no-cache", "--format", "json", str(tmp_path)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    keys = {"code", "name", "message", "path", "line", "column", "end_line", "end_column",
+            "cell", "fix"}
+    assert data and all(keys <= set(d) for d in data)
+    fix = next(d["fix"] for d in data if d["code"] == "TFP102")
+    assert fix["applicability"] == "unsafe" and fix["edits"]
+    assert main(["lint", "--select", "NOPE", str(tmp_path)]) == 2
+    assert main(["lint", str(tmp_path / "missing.py")]) == 2
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "sarif", "github"])
+def test_cli_formats(tmp_path, capsys, fmt):
+    write(tmp_path, "slow.py", LOOP.format(noqa=""))
+    assert main(["lint", "--no-cache", "--statistics", "--format", fmt, str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "TFP102" in out
+    if fmt == "sarif":
+        assert json.loads(out[: out.rindex("}") + 1])["version"] == "2.1.0"
+
+
+def test_cli_fix_diff_and_unsafe(tmp_path, capsys):
+    p = write(tmp_path, "slow.py", LOOP.format(noqa=""))
+    before = p.read_text()
+    assert main(["lint", "--fix", str(p)]) == 1  # the TFP102 fix is unsafe: not applied
+    assert p.read_text() == before
+    capsys.readouterr()
+    main(["lint", "--diff", "--unsafe-fixes", str(p)])
+    assert "+    acc += tf.reduce_sum(x, axis=0)" in capsys.readouterr().out
+    assert p.read_text() == before  # --diff writes nothing
+    main(["lint", "--unsafe-fixes", str(p)])
+    assert "tf.reduce_sum(x, axis=0)" in p.read_text() and "for i" not in p.read_text()
+
+
+def test_cli_rules_and_rule(capsys):
+    assert main(["rules"]) == 0
+    assert "TFP101" in capsys.readouterr().out
+    assert main(["rule", "tfp101"]) == 0
+    out = capsys.readouterr().out
+    assert "## What it does" in out and "S12" in out
+    assert main(["rule", "TFP000"]) == 0
+    assert main(["rule", "TFP9999"]) == 2
+
+
+# ------------------------------------------------------------------ files, config, cache
+
+
+def test_discovery_respects_gitignore_venvs_hidden_and_globs(tmp_path):
+    body = LOOP.format(noqa="")
+    write(tmp_path, "pkg/a.py", body)
+    write(tmp_path, "pkg/ignored.py", body)
+    write(tmp_path, ".gitignore", "pkg/ignored.py\n")
+    write(tmp_path, "venv/pyvenv.cfg", "home = /usr\n")
+    write(tmp_path, "venv/lib/b.py", body)
+    write(tmp_path, ".hidden/c.py", body)
+    write(tmp_path, "notes.txt", body)
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert sorted({Path(f.location.path).name for f in out.findings}) == ["a.py"]
+    out = run(LintRequest(paths=[str(tmp_path / "pkg" / "*.py")], cache=False))
+    assert {Path(f.location.path).name for f in out.findings} == {"a.py", "ignored.py"}
+
+
+def test_pyproject_config(tmp_path, capsys):
+    body = LOOP.format(noqa="")
+    write(tmp_path, "pyproject.toml",
+          '[tool.tfperf.lint]\nignore = ["TFP101"]\nexclude = ["gen/**"]\n'
+          '[tool.tfperf.lint.per-file-ignores]\n"tests/**" = ["ALL"]\n')
+    write(tmp_path, "src/m.py", body)
+    write(tmp_path, "tests/t.py", body)
+    write(tmp_path, "gen/g.py", body)
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert {(Path(f.location.path).name, f.code) for f in out.findings} == {("m.py", "TFP102")}
+    out = run(LintRequest(paths=[str(tmp_path)], select=["TFP101"], cache=False))
+    assert out.findings == []  # TFP101 selected but ignored by config: ignore wins at equal length
+    write(tmp_path, "pyproject.toml", "[tool.tfperf.lint]\nselct = ['TFP1']\n")
+    assert main(["lint", str(tmp_path)]) == 2
+    assert "selct" in capsys.readouterr().err
+
+
+def test_cache_skips_unchanged_files(tmp_path):
+    p = write(tmp_path, "m.py", LOOP.format(noqa=""))
+    req = LintRequest(paths=[str(tmp_path)], cache_dir=tmp_path / "cache")
+    first = run(req)
+    second = run(req)
+    assert (first.analysed, second.analysed, second.cache_hits) == (1, 0, 1)
+    assert [f.to_dict() for f in first.findings] == [f.to_dict() for f in second.findings]
+    p.write_text(LOOP.format(noqa="  # noqa"))
+    third = run(req)
+    assert third.analysed == 1 and "TFP102" not in codes(third.findings)
+    assert run(LintRequest(paths=[str(tmp_path)], cache=False)).analysed == 1
+
+
+def test_workers_give_the_same_findings(tmp_path):
+    for i in range(30):
+        write(tmp_path, f"m{i:02d}.py", LOOP.format(noqa="" if i % 2 else "  # noqa"))
+    write(tmp_path, "broken.py", "def (\n")
+    one = run(LintRequest(paths=[str(tmp_path)], cache=False, jobs=1))
+    two = run(LintRequest(paths=[str(tmp_path)], cache=False, jobs=2))
+    assert two.workers == 2 and one.workers == 1
+    assert [f.to_dict() for f in one.findings] == [f.to_dict() for f in two.findings]
+    assert codes(one.findings).count("TFP000") == 1

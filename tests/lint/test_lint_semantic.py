@@ -1,0 +1,174 @@
+"""The semantic model: what names refer to, and the context a node runs in."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tfperf.lint.semantic import Context
+
+
+def ctx_for(source: str) -> Context:
+    return Context(ast.parse(source), source, "t.py")
+
+
+def last_call(ctx: Context) -> ast.Call:
+    calls = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call)]
+    return max(calls, key=lambda c: (c.lineno, c.col_offset))
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("import tensorflow as tf\ntf.transpose(x)", "tensorflow.transpose"),
+    ("import tensorflow\ntensorflow.transpose(x)", "tensorflow.transpose"),
+    ("import tensorflow.compat.v1 as tf\ntf.placeholder(x)", "tensorflow.compat.v1.placeholder"),
+    ("import tensorflow.compat.v2 as tf\ntf.transpose(x)", "tensorflow.transpose"),
+    ("from tensorflow import keras\nkeras.layers.Dense(3)", "keras.layers.Dense"),
+    ("from tensorflow.keras import layers\nlayers.Dense(3)", "keras.layers.Dense"),
+    ("import tensorflow as tf\ntf.keras.layers.Dense(3)", "keras.layers.Dense"),
+    ("import keras\nkeras.layers.Dense(3)", "keras.layers.Dense"),
+    ("import tf_keras as k\nk.Model()", "keras.Model"),
+    ("import numpy as np\nnp.array(x)", "numpy.array"),
+    ("from tensorflow import transpose as T\nT(x)", "tensorflow.transpose"),
+    ("import tensorflow as tf\nT = tf.transpose\nT(x)", "tensorflow.transpose"),
+    ("import tensorflow.keras.layers\ntensorflow.keras.layers.Dense(3)", "keras.layers.Dense"),
+    # Re-bindings: the name no longer refers to TensorFlow.
+    ("import tensorflow as tf\ntf = object()\ntf.transpose(x)", None),
+    ("import tensorflow as tf\ndef f(tf):\n    return tf.transpose(x)", None),
+    ("import tensorflow as tf\nfor tf in []:\n    pass\ntf.transpose(x)", None),
+    # ...and binding order matters.
+    ("tf = object()\nimport tensorflow as tf\ntf.transpose(x)", "tensorflow.transpose"),
+    ("transpose(x)", None),
+    ("from . import tensorflow as tf\ntf.transpose(x)", None),
+])
+def test_qualname_resolves_what_a_name_refers_to(source, expected):
+    ctx = ctx_for(source)
+    assert ctx.call_qualname(last_call(ctx)) == expected
+
+
+def test_function_local_import_and_global_declaration():
+    ctx = ctx_for("def f():\n    import tensorflow as tf\n    return tf.zeros(3)\n"
+                  "def g():\n    return tf.zeros(3)\n")
+    calls = sorted((n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call)),
+                   key=lambda c: c.lineno)
+    assert ctx.call_qualname(calls[0]) == "tensorflow.zeros"
+    assert ctx.call_qualname(calls[1]) is None  # the import is local to f
+    ctx = ctx_for("def setup():\n    global tf\n    import tensorflow as tf\n"
+                  "def g():\n    return tf.zeros(3)\n")
+    assert ctx.call_qualname(last_call(ctx)) == "tensorflow.zeros"
+
+
+def node_at(ctx: Context, line: int, typ=ast.Call) -> ast.AST:
+    return next(n for n in ast.walk(ctx.tree) if isinstance(n, typ) and n.lineno == line)
+
+
+TF_FUNCTION_CASES = [
+    ("import tensorflow as tf\n@tf.function\ndef f(x):\n    return tf.abs(x)\n", True),
+    ("import tensorflow as tf\n@tf.function(jit_compile=True)\ndef f(x):\n"
+     "    return tf.abs(x)\n", True),
+    ("from tensorflow import function\n@function\ndef f(x):\n    return g(x)\n", True),
+    ("import tensorflow as tf\ndef f(x):\n    return tf.abs(x)\nf2 = tf.function(f)\n", True),
+    ("import tensorflow as tf\nclass M(tf.keras.Model):\n    def call(self, x):\n"
+     "        return tf.abs(x)\n", True),
+    ("import keras\nclass B(keras.layers.Layer):\n    pass\nclass M(B):\n"
+     "    def train_step(self, data):\n        return g(data)\n", True),
+    ("import tensorflow as tf\ndef f(x):\n    return tf.abs(x)\n", False),
+    ("class M:\n    def call(self, x):\n        return g(x)\n", False),
+    ("import functools\n@functools.lru_cache\ndef f(x):\n    return g(x)\n", False),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), TF_FUNCTION_CASES)
+def test_in_tf_function(source, expected):
+    ctx = ctx_for(source)
+    line = next(i for i, t in enumerate(source.splitlines(), 1) if "return" in t)
+    assert ctx.in_tf_function(node_at(ctx, line)) is expected
+
+
+def test_enclosing_loops_and_comprehensions():
+    src = ("for i in range(3):\n"       # 1
+           "    a(i)\n"                  # 2
+           "    [b(j) for j in c(i)]\n"  # 3
+           "    def inner():\n"          # 4
+           "        d()\n"               # 5
+           "while e():\n"                # 6
+           "    pass\n"
+           "else:\n"
+           "    g()\n")                  # 9
+    ctx = ctx_for(src)
+    assert [type(n) for n in ctx.enclosing_loops(node_at(ctx, 2))] == [ast.For]
+    b = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", "") == "b")
+    c = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", "") == "c")
+    assert [type(n) for n in ctx.enclosing_loops(b)] == [ast.ListComp, ast.For]
+    assert [type(n) for n in ctx.enclosing_loops(c)] == [ast.For]  # first iterable: once
+    assert ctx.enclosing_loops(node_at(ctx, 5)) == []  # a def body does not run per loop
+    assert [type(n) for n in ctx.enclosing_loops(node_at(ctx, 6))] == [ast.While]  # the test
+    assert ctx.enclosing_loops(node_at(ctx, 9)) == []  # else runs once
+    assert ctx.enclosing_loops(node_at(ctx, 1)) == []  # range(3) is evaluated once
+
+
+def test_dataset_map_fn_and_gradient_tape():
+    src = ("import tensorflow as tf\n"
+           "def parse(x):\n"
+           "    return tf.io.parse_tensor(x, tf.float32)\n"   # 3
+           "def other(x):\n"
+           "    return tf.abs(x)\n"                           # 5
+           "ds = tf.data.TFRecordDataset(['a']).map(parse)\n"
+           "ds2 = ds.filter(lambda x: tf.reduce_all(x > 0))\n"  # 7
+           "names = {'a': 1}\n"
+           "m = map(other, [1])\n"
+           "with tf.GradientTape() as tape:\n"
+           "    y = tf.square(3.0)\n"                         # 11
+           "z = tf.square(2.0)\n")                            # 12
+    ctx = ctx_for(src)
+    assert ctx.in_dataset_map_fn(node_at(ctx, 3))
+    assert not ctx.in_dataset_map_fn(node_at(ctx, 5))
+    reduce_all = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call)
+                      and getattr(n.func, "attr", "") == "reduce_all")
+    assert ctx.in_dataset_map_fn(reduce_all)
+    assert ctx.in_graph(node_at(ctx, 3))
+    assert ctx.under_gradient_tape(node_at(ctx, 11))
+    assert not ctx.under_gradient_tape(node_at(ctx, 12))
+    ds_name = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == "ds"
+                   and isinstance(n.ctx, ast.Load))
+    assert ctx.is_dataset(ds_name)
+
+
+def _name(ctx: Context, ident: str, line: int) -> ast.Name:
+    return next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == ident
+                and n.lineno == line and isinstance(n.ctx, ast.Load))
+
+
+def test_is_tensor_like_is_conservative():
+    src = ("import tensorflow as tf\n"
+           "import numpy as np\n"
+           "a = tf.zeros([3])\n"
+           "b = a * 2 + 1\n"
+           "c = np.zeros(3)\n"
+           "d = a.numpy()\n"
+           "e = tf.data.Dataset.range(3)\n"
+           "@tf.function\n"
+           "def f(x, training=False):\n"
+           "    return x, training\n"
+           "def g(t: tf.Tensor, u):\n"
+           "    return t, u\n"
+           "print(a, b, c, d, e)\n")
+    ctx = ctx_for(src)
+    expect = {"a": True, "b": True, "c": False, "d": False, "e": False}
+    for ident, want in expect.items():
+        assert ctx.is_tensor_like(_name(ctx, ident, 13)) is want, ident
+    assert ctx.is_tensor_like(_name(ctx, "x", 10))
+    assert not ctx.is_tensor_like(_name(ctx, "training", 10))
+    assert ctx.is_tensor_like(_name(ctx, "t", 12))
+    assert not ctx.is_tensor_like(_name(ctx, "u", 12))
+
+
+def test_positions_and_source_of_handle_non_ascii():
+    src = "import tensorflow as tf\nx = 'é'; y = tf.zeros([2])\n"
+    ctx = ctx_for(src)
+    call = last_call(ctx)
+    assert call.col_offset == 14  # bytes: 'é' is two
+    assert ctx.span(call)[1] == 13  # characters
+    assert ctx.source_of(call) == "tf.zeros([2])"
