@@ -1,0 +1,414 @@
+"""Shared analysis for the loop (TFP104, TFP105) and host-sync (TFP201-TFP204) rules.
+
+Candidates for ``tfperf.lint.semantic`` later: host conversions of tensors, code that a
+``tf.py_function`` runs eagerly inside a traced function, guards such as
+``if tf.executing_eagerly():``, Keras model values, and "per iteration" data of a loop.
+Modules starting with ``_`` are helpers, not rules; the registry skips them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tfperf.lint.rules._loops import is_builtin, range_args
+from tfperf.lint.semantic import FUNCTION_NODES, TENSOR_ANNOTATIONS, Context
+
+# ---------------------------------------------------------------------------- host conversions
+
+NUMPY_CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray",
+                               "numpy.ascontiguousarray"})
+SCALAR_BUILTINS = ("float", "int", "bool", "complex")
+# Frameworks whose tensors also have ``.numpy()``: there, an unknown receiver may be theirs.
+_OTHER_FRAMEWORKS = frozenset({"torch", "jax", "paddle", "mxnet", "cupy", "oneflow"})
+
+
+@dataclass(frozen=True)
+class HostConversion:
+    """A call that copies a value to the host: ``x.numpy()``, ``np.array(x)``, ``float(x)``...
+    ``operand`` is ``x``; ``label`` names the conversion for messages."""
+
+    call: ast.Call
+    operand: ast.expr
+    label: str
+    kind: str  # "numpy" (.numpy()), "np" (np.array & co), "builtin" (float/int/bool)
+
+
+def host_conversion(ctx: Context, call: ast.AST) -> HostConversion | None:
+    """What ``call`` converts to a host value, whatever the operand is (callers judge it)."""
+    if type(call) is not ast.Call:
+        return None
+    func = call.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        if func.attr == "numpy" and not call.args and not call.keywords:  # type: ignore[attr-defined]
+            return HostConversion(call, func.value, ".numpy()", "numpy")  # type: ignore[arg-type]
+        if func.attr in ("array", "asarray", "asanyarray", "ascontiguousarray") \
+                and call.args and ctx.qualname(func) in NUMPY_CONVERSIONS:  # type: ignore[attr-defined]
+            return HostConversion(call, call.args[0], f"np.{func.attr}()", "np")  # type: ignore[arg-type, attr-defined]
+        return None
+    if type(func) is ast.Name:
+        if func.id in SCALAR_BUILTINS and len(call.args) == 1 and not call.keywords \
+                and is_builtin(ctx, func, func.id):  # type: ignore[attr-defined]
+            return HostConversion(call, call.args[0], f"{func.id}()", "builtin")  # type: ignore[arg-type, attr-defined]
+        if call.args and ctx.qualname(func) in NUMPY_CONVERSIONS:  # `from numpy import asarray`  # type: ignore[attr-defined]
+            return HostConversion(call, call.args[0], f"{func.id}()", "np")  # type: ignore[arg-type, attr-defined]
+    return None
+
+
+def other_framework_imported(ctx: Context) -> bool:
+    """The module imports a framework (PyTorch, JAX...) whose tensors also have ``.numpy()``."""
+    for stmt in ast.walk(ctx.tree):
+        if type(stmt) is ast.Import:
+            if any(a.name.split(".", 1)[0] in _OTHER_FRAMEWORKS for a in stmt.names):
+                return True
+        elif type(stmt) is ast.ImportFrom and not stmt.level and stmt.module \
+                and stmt.module.split(".", 1)[0] in _OTHER_FRAMEWORKS:
+            return True
+    return False
+
+
+def converts_a_tensor(ctx: Context, conv: HostConversion) -> bool:
+    """Whether the conversion's operand is (or, for ``.numpy()``, may be taken as) a TF
+    tensor. ``.numpy()`` is itself the evidence, unless another framework with ``.numpy()``
+    is imported and nothing else says the receiver is TensorFlow's."""
+    if ctx.is_tensor_like(conv.operand):
+        return True
+    return conv.kind == "numpy" and not other_framework_imported(ctx)
+
+
+# ---------------------------------------------------------------------------- traced code
+
+PY_FUNCTION_CALLS = frozenset({
+    "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.compat.v1.py_func",
+    "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
+})
+# Names in an `if` test that guard eager-only code (`if tf.executing_eagerly():`).
+_EAGER_GUARDS = frozenset({"executing_eagerly", "EagerTensor", "is_symbolic_tensor",
+                           "inside_function", "is_keras_tensor", "in_eager_mode"})
+
+
+def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
+    """``fn`` is handed to ``tf.py_function``/``tf.numpy_function``: it runs eagerly."""
+    if type(fn) is ast.Lambda:
+        p = ctx.parent(fn)
+        if type(p) is ast.keyword:
+            p = ctx.parent(p)
+        return type(p) is ast.Call and ctx.call_qualname(p) in PY_FUNCTION_CALLS
+    name = getattr(fn, "name", None)
+    if name is None:
+        return False
+    for call in ast.walk(ctx.tree):
+        if type(call) is not ast.Call:
+            continue
+        f = call.func
+        if (getattr(f, "attr", None) or getattr(f, "id", None)) not in (
+                "py_function", "numpy_function", "py_func"):
+            continue
+        if ctx.call_qualname(call) not in PY_FUNCTION_CALLS:
+            continue
+        passed = [call.args[0]] if call.args else []
+        passed += [k.value for k in call.keywords if k.arg == "func"]
+        for a in passed:
+            if (getattr(a, "id", None) or getattr(a, "attr", None)) == name:
+                return True
+    return False
+
+
+def eager_guarded(ctx: Context, node: ast.AST) -> bool:
+    """``node`` sits in an ``if``/conditional expression whose test asks whether code runs
+    eagerly (``tf.executing_eagerly()``, ``isinstance(x, EagerTensor)``, ``hasattr(x,
+    "numpy")``), within its function: library code that is correct in both modes."""
+    for p in ctx.ancestors(node):
+        tp = type(p)
+        if tp is ast.If or tp is ast.IfExp or tp is ast.While:
+            for n in ast.walk(p.test):  # type: ignore[attr-defined]
+                t = type(n)
+                if t is ast.Name and n.id in _EAGER_GUARDS:  # type: ignore[attr-defined]
+                    return True
+                if t is ast.Attribute and n.attr in _EAGER_GUARDS:  # type: ignore[attr-defined]
+                    return True
+                if t is ast.Constant and n.value == "numpy":  # type: ignore[attr-defined]
+                    return True
+        elif tp in FUNCTION_NODES:
+            return False
+    return False
+
+
+def traced(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs inside a graph TensorFlow traces (``tf.function``, Keras ``call``,
+    ``Dataset.map`` function), and not in a function a ``tf.py_function`` runs eagerly."""
+    for fn in ctx.enclosing_functions(node):
+        if _passed_to_py_function(ctx, fn):
+            return False
+        if ctx.is_tf_function(fn) or ctx.dataset_map_call(fn) is not None:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- strict tensors
+
+def _literal_default(arguments: ast.arguments, arg: ast.arg) -> bool:
+    if arg in arguments.kwonlyargs:
+        default = arguments.kw_defaults[arguments.kwonlyargs.index(arg)]
+        return isinstance(default, ast.Constant)
+    positional = arguments.posonlyargs + arguments.args
+    if arg not in positional:
+        return True  # *args / **kwargs: anything
+    i = positional.index(arg) - (len(positional) - len(arguments.defaults))
+    return i >= 0 and isinstance(arguments.defaults[i], ast.Constant)
+
+
+def param_is_tensor(ctx: Context, arg: ast.arg) -> bool:
+    """A parameter that surely holds a tensor: annotated so, or (without a literal default)
+    a parameter of a function with an ``input_signature``, of a ``Dataset.map`` function, or
+    the inputs of a Keras ``call``. A plain ``tf.function`` parameter may be a Python value."""
+    if arg.annotation is not None:
+        return ctx.qualname(arg.annotation) in TENSOR_ANNOTATIONS
+    arguments = ctx.parent(arg)
+    fn = ctx.parent(arguments) if arguments is not None else None
+    if fn is None or arg.arg in ("self", "cls") or _literal_default(arguments, arg):  # type: ignore[arg-type]
+        return False
+    deco = ctx.tf_function_decorator(fn)
+    if type(deco) is ast.Call and any(k.arg == "input_signature" for k in deco.keywords):  # type: ignore[attr-defined]
+        return True
+    if ctx.dataset_map_call(fn) is not None:
+        return True
+    positional = arguments.posonlyargs + arguments.args  # type: ignore[union-attr]
+    return getattr(fn, "name", None) == "call" and ctx.is_tf_function(fn) \
+        and len(positional) > 1 and positional[1] is arg
+
+
+def surely_tensor(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> bool:
+    """Like ``ctx.is_tensor_like`` but parameters count only when :func:`param_is_tensor`:
+    for rules where a Python value in that place would be legitimate."""
+    if expr is None or _depth > 10:
+        return False
+    t = type(expr)
+    if t is ast.Name:
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is None:
+            return False
+        if b.kind == "param":
+            return param_is_tensor(ctx, b.value)
+        if b.kind == "assign":
+            return surely_tensor(ctx, b.value, _depth + 1)
+        return ctx.is_tensor_like(expr)
+    if t is ast.Subscript:
+        return surely_tensor(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
+    if t is ast.BinOp:
+        return surely_tensor(ctx, expr.left, _depth + 1) \
+            or surely_tensor(ctx, expr.right, _depth + 1)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return surely_tensor(ctx, expr.operand, _depth + 1)  # type: ignore[attr-defined]
+    if t is ast.Call:
+        return ctx.is_tensor_like(expr)
+    return False
+
+
+# ---------------------------------------------------------------------------- loop data
+
+def loop_targets(loop: ast.AST) -> set[str]:
+    """Names a ``for`` loop or comprehension binds per iteration (all generators)."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        targets = [loop.target]  # type: ignore[attr-defined]
+    elif hasattr(loop, "generators"):
+        targets = [g.target for g in loop.generators]  # type: ignore[attr-defined]
+    else:
+        return set()
+    return {n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name}
+
+
+def loop_iterables(loop: ast.AST) -> list[ast.expr]:
+    """What a ``for`` loop or comprehension iterates; ``enumerate``/``zip`` unwrapped."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        its = [loop.iter]  # type: ignore[attr-defined]
+    elif hasattr(loop, "generators"):
+        its = [g.iter for g in loop.generators]  # type: ignore[attr-defined]
+    else:
+        return []
+    out: list[ast.expr] = []
+    for it in its:
+        if type(it) is ast.Call and type(it.func) is ast.Name \
+                and it.func.id in ("enumerate", "zip") and it.args:
+            out.extend(it.args if it.func.id == "zip" else it.args[:1])
+        else:
+            out.append(it)
+    return out
+
+
+def iterates_dataset(ctx: Context, loop: ast.AST) -> bool:
+    """A loop over a ``tf.data`` dataset: one whole batch per iteration."""
+    return any(ctx.is_dataset(it) for it in loop_iterables(loop))
+
+
+def iterates_tensor(ctx: Context, loop: ast.AST) -> bool:
+    """A loop over a tensor's rows (``for row in t``, ``enumerate(t)``), not a dataset."""
+    return any(ctx.is_tensor_like(it) and not ctx.is_dataset(it) for it in loop_iterables(loop))
+
+
+def _inside(ctx: Context, node: ast.AST, container: ast.AST) -> bool:
+    return any(p is container for p in ctx.ancestors(node))
+
+
+def per_iteration_data(ctx: Context, expr: ast.AST, loop: ast.AST, *,
+                       bare_target: bool = True, _depth: int = 0) -> bool:
+    """``expr`` holds data the loop picks per iteration: a loop variable (when
+    ``bare_target``), something indexed with one (``x[i]``, ``x[:, i]``), or values derived
+    from those by indexing, arithmetic, casts and names assigned inside the loop. A call of
+    anything else (``load_image(path)``) is new data, not the loop's."""
+    if _depth > 8:
+        return False
+    names = loop_targets(loop)
+    t = type(expr)
+    if t is ast.Name:
+        if expr.id in names:  # type: ignore[attr-defined]
+            return bare_target
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is not None and b.kind == "assign" and b.value is not None \
+                and _inside(ctx, b.value, loop) and b.value is not expr:
+            return per_iteration_data(ctx, b.value, loop, bare_target=bare_target,
+                                      _depth=_depth + 1)
+        return False
+    if t is ast.Subscript:
+        if any(type(n) is ast.Name and n.id in names for n in ast.walk(expr.slice)):  # type: ignore[attr-defined]
+            return True
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.Attribute:
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.BinOp:
+        return any(per_iteration_data(ctx, e, loop, bare_target=bare_target, _depth=_depth + 1)
+                   for e in (expr.left, expr.right))  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return per_iteration_data(ctx, expr.operand, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.Call:
+        first = preserved_operand(ctx, expr)  # type: ignore[arg-type]
+        if first is not None:
+            return per_iteration_data(ctx, first, loop, bare_target=bare_target,
+                                      _depth=_depth + 1)
+    return False
+
+
+# Calls that reshape, cast or re-wrap their first argument without bringing new data.
+_PRESERVING_METHODS = frozenset({"astype", "reshape", "squeeze", "flatten", "ravel", "copy"})
+_PRESERVING_CALLS = frozenset({
+    "tensorflow.cast", "tensorflow.convert_to_tensor", "tensorflow.constant",
+    "tensorflow.expand_dims", "tensorflow.reshape", "tensorflow.squeeze",
+    "tensorflow.image.convert_image_dtype", "numpy.array", "numpy.asarray",
+    "numpy.expand_dims", "numpy.reshape", "numpy.float32", "numpy.float64", "numpy.squeeze",
+    "keras.ops.expand_dims", "keras.ops.reshape", "keras.ops.cast",
+    "keras.ops.convert_to_tensor",
+})
+
+
+def preserved_operand(ctx: Context, call: ast.Call) -> ast.expr | None:
+    """For a call that only reshapes, casts or re-wraps a value (``x.astype(...)``,
+    ``tf.cast(x, ...)``, ``np.expand_dims(x, 0)``), that value ``x``; else ``None``."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in _PRESERVING_METHODS \
+            and ctx.qualname(func) is None:
+        return func.value
+    if call.args and ctx.qualname(func) in _PRESERVING_CALLS:
+        return call.args[0]
+    return None
+
+
+def small_literal_range(ctx: Context, loop: ast.AST, limit: int = 8) -> bool:
+    """``for _ in range(3)``: a loop over a handful of iterations (literal bound)."""
+    it = getattr(loop, "iter", None)
+    args = range_args(ctx, it) if it is not None else None
+    if not args:
+        return False
+    stop = args[0] if len(args) == 1 else args[1]
+    return type(stop) is ast.Constant and type(stop.value) is int and stop.value <= limit
+
+
+def statements_of(ctx: Context, loop: ast.AST) -> Iterator[ast.stmt]:
+    """The loop body's top-level statements (for a ``while``/``for``)."""
+    yield from getattr(loop, "body", ())
+
+
+# ---------------------------------------------------------------------------- Keras models
+
+# Calls whose result is a Keras model (canonical names; `keras.applications.X` too).
+MODEL_FACTORIES = frozenset({
+    "keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential",
+    "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+    "keras.models.model_from_json", "keras.models.model_from_config",
+    "keras.models.model_from_yaml",
+})
+MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential",
+                           "keras.models.Sequential"})
+
+
+def _model_class(ctx: Context, cls: ast.AST, depth: int = 0) -> bool:
+    """A class deriving (directly or through classes of this module) from ``keras.Model``."""
+    if type(cls) is not ast.ClassDef or depth > 10:
+        return False
+    for base in cls.bases:
+        if ctx.qualname(base) in MODEL_CLASSES:
+            return True
+        if type(base) is ast.Name:
+            b = ctx.binding(base)
+            if b is not None and b.kind == "class" and _model_class(ctx, b.value, depth + 1):
+                return True
+    return False
+
+
+def _model_factory_call(ctx: Context, call: ast.AST, depth: int) -> bool:
+    if type(call) is not ast.Call:
+        return False
+    q = ctx.qualname(call.func)  # type: ignore[attr-defined]
+    if q is not None:
+        if q in MODEL_FACTORIES:
+            return True
+        parts = q.split(".")
+        return q.startswith("keras.applications.") and parts[-1][:1].isupper()
+    func = call.func  # type: ignore[attr-defined]
+    if type(func) is not ast.Name:
+        return False
+    b = ctx.binding(func)
+    if b is None:
+        return False
+    if b.kind == "class":
+        return _model_class(ctx, b.value)
+    if b.kind == "def" and depth < 3:  # `def build_model(): ... return keras.Model(...)`
+        returns = [n for n in _own_nodes(b.value) if type(n) is ast.Return and n.value]
+        return bool(returns) and all(is_keras_model(ctx, r.value, depth + 1) for r in returns)
+    return False
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a function's body, not descending into nested functions or classes."""
+    stack = list(getattr(fn, "body", ()))
+    while stack:
+        n = stack.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if type(c) not in (*FUNCTION_NODES, ast.ClassDef):
+                stack.append(c)
+
+
+def is_keras_model(ctx: Context, expr: ast.AST | None, depth: int = 0) -> bool:
+    """``expr`` is a Keras model: a name bound to ``keras.Model(...)``/``Sequential``/
+    ``load_model``/``keras.applications.X(...)``, to an instance of a ``keras.Model``
+    subclass, to a module function that returns one, or a parameter annotated
+    ``keras.Model``."""
+    if expr is None or depth > 5:
+        return False
+    if type(expr) is ast.Call:
+        return _model_factory_call(ctx, expr, depth)
+    if type(expr) is not ast.Name:
+        return False
+    b = ctx.binding(expr)
+    if b is None:
+        return False
+    if b.kind == "assign":
+        return b.value is not expr and is_keras_model(ctx, b.value, depth + 1)
+    if b.kind == "param":
+        ann = b.value.annotation
+        return ann is not None and ctx.qualname(ann) in MODEL_CLASSES
+    return False

@@ -1,0 +1,245 @@
+"""TFP104: a tensor grown with ``tf.concat`` inside a loop (quadratic copying)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_loops_sync import (
+    iterates_dataset,
+    iterates_tensor,
+    small_literal_range,
+)
+from tfperf.lint.rules._loops import range_args
+from tfperf.lint.semantic import Context
+
+# Concatenations taking a list of pieces as first argument (or `values=`).
+CONCAT_CALLS = frozenset({
+    "tensorflow.concat", "tensorflow.compat.v1.concat", "keras.ops.concatenate",
+    "keras.backend.concatenate", "tensorflow.experimental.numpy.concatenate",
+    "tensorflow.experimental.numpy.vstack", "tensorflow.experimental.numpy.hstack",
+    # The libraries' own spellings (their sources import these modules directly).
+    "tensorflow.python.ops.array_ops.concat", "keras.src.ops.concatenate",
+    "keras.src.ops.numpy.concatenate",
+})
+# Appends taking the grown array first: `append(arr, values)`.
+APPEND_CALLS = frozenset({"keras.ops.append", "tensorflow.experimental.numpy.append"})
+_LAST_PARTS = frozenset(q.rsplit(".", 1)[1] for q in CONCAT_CALLS | APPEND_CALLS)
+
+
+def _ref(node: ast.AST) -> str | None:
+    """``x`` → "x", ``self.buf`` → "self.buf"; ``None`` for anything else."""
+    if type(node) is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if type(node) is ast.Attribute:
+        base = _ref(node.value)  # type: ignore[attr-defined]
+        return f"{base}.{node.attr}" if base else None  # type: ignore[attr-defined]
+    return None
+
+
+def _grown_piece(ctx: Context, call: ast.Call, target: str) -> ast.expr | None:
+    """The argument of ``call`` that is ``target`` itself (the tensor being grown)."""
+    q = ctx.call_qualname(call)
+    if q in APPEND_CALLS:
+        first = call.args[0] if call.args else None
+        return first if first is not None and _ref(first) == target else None
+    if q not in CONCAT_CALLS:
+        return None
+    pieces = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg in ("values", "xs", "tensors", "arrays", "tup")),
+        None)
+    if type(pieces) not in (ast.List, ast.Tuple):
+        return None
+    for e in pieces.elts:  # type: ignore[union-attr]
+        if _ref(e) == target:
+            return e
+    return None
+
+
+def _long_loop(ctx: Context, loop: ast.AST) -> bool:
+    """A loop that may run many times: ``while``, a ``range`` without a small literal bound,
+    over a tensor or a dataset. Loops over Python lists (layers, a few branches, files) are
+    left alone: growing a tensor once per layer is how DenseNet-style blocks work."""
+    if type(loop) is ast.While:
+        return True
+    if type(loop) not in (ast.For, ast.AsyncFor):
+        return False
+    if range_args(ctx, loop.iter) is not None:  # type: ignore[attr-defined]
+        return not small_literal_range(ctx, loop)
+    return iterates_tensor(ctx, loop) or iterates_dataset(ctx, loop)
+
+
+def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
+    """``target`` is re-bound unconditionally earlier in the same iteration, to a value that
+    does not derive from it: each iteration starts afresh, nothing grows across them."""
+    body = getattr(loop, "body", [])
+    for s in body:
+        if s is stmt or any(n is stmt for n in ast.walk(s)):
+            return False
+        if type(s) in (ast.Assign, ast.AnnAssign):
+            targets = s.targets if type(s) is ast.Assign else [s.target]  # type: ignore[attr-defined]
+            if any(_ref(t) == target for t in targets) and s.value is not None \
+                    and not any(_ref(n) == target for n in ast.walk(s.value)):
+                return True
+    return False
+
+
+class ConcatGrownInLoop(Rule):
+    code = "TFP104"
+    name = "concat-grown-in-loop"
+    message = "tensor grown with tf.concat in a loop: every iteration copies all of it again"
+    hint = ("append the pieces to a list and tf.concat once after the loop, compute them in "
+            "one op, or write into a tf.TensorArray inside tf.function")
+    claims = ("S12",)
+    node_types = (ast.Assign,)
+    docs = """\
+## What it does
+Finds `x = tf.concat([x, piece], axis)` (or `[piece, x]`, `keras.ops.concatenate`,
+`keras.ops.append(x, piece)`) inside a `while` loop, a `range` loop, or a loop over a tensor or
+a dataset: a tensor that grows by one piece per iteration.
+
+## Why is this bad?
+Tensors are immutable (claim S5): `tf.concat` allocates a new tensor and copies both inputs
+into it. Growing a tensor piece by piece therefore copies 1 + 2 + … + n pieces, O(n²) memory
+traffic for O(n) data, on top of one small op per iteration (claim S12: whole-tensor ops beat
+Python loops of small ops by orders of magnitude). Inside `tf.function` it also needs
+`shape_invariants`, as the shape changes each iteration.
+
+## Example
+```python
+out = tf.zeros([0, 16])
+for i in range(n):
+    out = tf.concat([out, step(i)], axis=0)
+```
+
+## Use instead
+```python
+pieces = [step(i) for i in range(n)]
+out = tf.concat(pieces, axis=0)          # one copy
+```
+Better still, compute all pieces with one batched op; inside `tf.function`, write them into a
+`tf.TensorArray` and `stack()` it once.
+
+## Fix safety
+No automatic fix: collecting the pieces changes where the tensor exists during the loop,
+which the code after the loop may rely on.
+
+Not reported: loops over a Python list (`for layer in self.layers`: a DenseNet block
+concatenates once per layer by design), `range` loops with a small literal bound (≤ 8), and
+a variable re-assigned earlier in the same iteration (nothing grows across iterations).
+"""
+    valid = (
+        # One concat of a collected list, after the loop.
+        "import tensorflow as tf\n"
+        "def f(xs):\n"
+        "    parts = [tf.square(x) for x in xs]\n"
+        "    return tf.concat(parts, axis=0)\n",
+        # DenseNet block: features concatenated once per layer of a Python list.
+        "import tensorflow as tf\n"
+        "def dense_block(x, layers):\n"
+        "    for layer in layers:\n"
+        "        x = tf.concat([x, layer(x)], axis=-1)\n"
+        "    return x\n",
+        # A handful of iterations with a literal bound.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    for _ in range(3):\n"
+        "        x = tf.concat([x, x], axis=0)\n"
+        "    return x\n",
+        # Reset at the start of each iteration: nothing grows across iterations.
+        "import tensorflow as tf\n"
+        "def f(xs, n):\n"
+        "    for i in range(n):\n"
+        "        row = xs[i]\n"
+        "        row = tf.concat([row, tf.zeros([1])], axis=0)\n"
+        "        tf.print(row)\n",
+        # NumPy's concatenate is not TensorFlow's (a user's own lookalike).
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "def f(n):\n"
+        "    out = np.zeros((0, 3))\n"
+        "    for i in range(n):\n"
+        "        out = np.concatenate([out, np.ones((1, 3))], axis=0)\n"
+        "    return tf.constant(out)\n",
+        # Concatenating two different tensors in a loop does not grow anything.
+        "import tensorflow as tf\n"
+        "def f(a, b, n):\n"
+        "    for i in range(n):\n"
+        "        c = tf.concat([a, b], axis=0)\n"
+        "        tf.print(c)\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "def f(n):\n"
+            "    out = tf.zeros([0, 4])\n"
+            "    for i in range(n):\n"
+            "        out = tf.concat([out, tf.fill([1, 4], float(i))], axis=0)\n"
+            "    return out\n",
+            count=1, lines=(5,)),
+        # Autoregressive decoding: the token sequence grows by one per step.
+        Example(
+            "import tensorflow as tf\n"
+            "def generate(step, tokens, max_len):\n"
+            "    while tokens.shape[1] < max_len:\n"
+            "        nxt = step(tokens)\n"
+            "        tokens = tf.concat([tokens, nxt], 1)\n"
+            "    return tokens\n",
+            count=1, lines=(5,)),
+        # Predictions grown batch after batch over a dataset.
+        Example(
+            "import tensorflow\n"
+            "def predict(model, ds):\n"
+            "    preds = None\n"
+            "    for batch in ds:\n"
+            "        p = model(batch)\n"
+            "        preds = p if preds is None else tensorflow.concat([preds, p], axis=0)\n"
+            "    return preds\n",
+            count=1, lines=(6,)),
+        # Imported under another name; an attribute grown in a loop over a tensor's rows.
+        Example(
+            "from tensorflow import concat as join\n"
+            "import tensorflow as tf\n"
+            "class Buffer:\n"
+            "    def fill(self, rows):\n"
+            "        for r in tf.unstack(rows):\n"
+            "            self.data = join([self.data, r[None]], axis=0)\n",
+            count=1, lines=(6,)),
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "from keras import ops\n"
+            "def f(x, n):\n"
+            "    acc = x[:0]\n"
+            "    i = 0\n"
+            "    while i < n:\n"
+            "        acc = ops.concatenate([acc, x[i:i + 1]], axis=0)\n"
+            "        acc = tensorflow_alias.concat(values=[x[i:i + 1], acc], axis=0)\n"
+            "        i += 1\n"
+            "    return acc\n",
+            count=2, lines=(7, 8)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        value = node.value  # type: ignore[attr-defined]
+        if type(value) is ast.IfExp:  # `x = p if x is None else tf.concat([x, p], 0)`
+            value = value.orelse
+        if type(value) is not ast.Call or len(node.targets) != 1:  # type: ignore[attr-defined]
+            return
+        func = value.func
+        last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+        if last not in _LAST_PARTS and type(func) is not ast.Name:
+            return  # cheap test first: this runs for every assignment
+        target = _ref(node.targets[0])  # type: ignore[attr-defined]
+        if target is None or not ctx.imports_tf:
+            return
+        if _grown_piece(ctx, value, target) is None:
+            return
+        loops = ctx.enclosing_loops(node)
+        if not loops or type(loops[0]) not in (ast.For, ast.AsyncFor, ast.While):
+            return
+        loop = loops[0]
+        if not _long_loop(ctx, loop) or _reset_before(loop, node, target):  # type: ignore[arg-type]
+            return
+        yield self.finding(ctx, node)

@@ -1,0 +1,255 @@
+"""TFP105: a Keras model called (or ``predict``-ed) one example at a time in a loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_loops_sync import (
+    is_keras_model,
+    iterates_dataset,
+    per_iteration_data,
+    preserved_operand,
+)
+from tfperf.lint.semantic import Context
+
+PREDICT_METHODS = frozenset({"predict", "predict_on_batch"})
+# Calls that add a leading batch axis of one: `tf.expand_dims(x, 0)`, `np.expand_dims(x, 0)`.
+_EXPAND_DIMS = frozenset({"tensorflow.expand_dims", "numpy.expand_dims",
+                          "keras.ops.expand_dims"})
+_RESHAPES = frozenset({"tensorflow.reshape", "numpy.reshape", "keras.ops.reshape"})
+_LIST_WRAPPERS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack",
+                            "tensorflow.constant", "tensorflow.convert_to_tensor"})
+
+
+def _is_int(node: ast.AST | None, value: int) -> bool:
+    return type(node) is ast.Constant and node.value == value  # type: ignore[attr-defined]
+
+
+def _leading_one(shape: ast.AST | None) -> bool:
+    """A shape literal starting with 1: ``(1, -1)``, ``[1, 28, 28]``."""
+    return type(shape) in (ast.List, ast.Tuple) and bool(shape.elts) \
+        and _is_int(shape.elts[0], 1)  # type: ignore[union-attr]
+
+
+def _new_axis(ctx: Context, node: ast.AST) -> bool:
+    return (type(node) is ast.Constant and node.value is None) \
+        or ctx.qualname(node) in ("numpy.newaxis", "tensorflow.newaxis")  # type: ignore[attr-defined]
+
+
+def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
+    """If ``expr`` turns one example into a batch of one, the example: ``x[None]``,
+    ``x[np.newaxis, ...]``, ``tf.expand_dims(x, 0)``, ``x.reshape(1, -1)``,
+    ``tf.reshape(x, [1, ...])``, ``np.array([x])``; ``X[i:i + 1]`` gives ``X[i]``'s
+    subscript itself."""
+    t = type(expr)
+    if t is ast.Subscript:
+        sl = expr.slice  # type: ignore[attr-defined]
+        first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl
+        if _new_axis(ctx, first):
+            return expr.value  # type: ignore[attr-defined]
+        if type(first) is ast.Slice and first.lower is not None and first.step is None \
+                and type(first.upper) is ast.BinOp and type(first.upper.op) is ast.Add \
+                and _is_int(first.upper.right, 1) \
+                and ast.dump(first.upper.left) == ast.dump(first.lower):
+            return expr  # type: ignore[return-value]  # X[i:i + 1]
+        return None
+    if t is not ast.Call:
+        return None
+    q = ctx.call_qualname(expr)
+    args = expr.args  # type: ignore[attr-defined]
+    kw = {k.arg: k.value for k in expr.keywords}  # type: ignore[attr-defined]
+    if q in _EXPAND_DIMS and args:
+        axis = args[1] if len(args) > 1 else kw.get("axis")
+        return args[0] if _is_int(axis, 0) else None
+    if q in _RESHAPES and len(args) >= 2:
+        return args[0] if _leading_one(args[1]) else None
+    if q in _LIST_WRAPPERS and args and type(args[0]) is ast.List and len(args[0].elts) == 1:
+        return args[0].elts[0]
+    func = expr.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute and func.attr == "reshape" and q is None and args \
+            and (_is_int(args[0], 1) or _leading_one(args[0])):
+        return func.value
+    return None
+
+
+def _model_input(call: ast.Call) -> ast.expr | None:
+    if call.args:
+        return call.args[0]
+    for k in call.keywords:
+        if k.arg in ("x", "inputs"):
+            return k.value
+    return None
+
+
+def _one_example(ctx: Context, arg: ast.AST, loop: ast.AST, depth: int = 0) -> bool:
+    """``arg`` is one example of the loop's data made into a batch of one."""
+    if depth > 6:
+        return False
+    example = batch_of_one(ctx, arg)
+    if example is not None:
+        return per_iteration_data(ctx, example, loop)
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)  # type: ignore[arg-type]
+        if b is not None and b.kind == "assign" and b.value is not arg \
+                and any(p is loop for p in ctx.ancestors(b.value)):
+            return _one_example(ctx, b.value, loop, depth + 1)
+        return False
+    if type(arg) is ast.Call:  # a cast or re-wrap of a batch of one
+        inner = preserved_operand(ctx, arg)  # type: ignore[arg-type]
+        return inner is not None and _one_example(ctx, inner, loop, depth + 1)
+    if type(arg) is ast.BinOp:  # `x[None] / 255.0`
+        return _one_example(ctx, arg.left, loop, depth + 1)  # type: ignore[attr-defined]
+    return False
+
+
+class ModelCallPerExample(Rule):
+    code = "TFP105"
+    name = "model-call-per-example"
+    message = "Keras model run one example at a time in a loop: batch the examples"
+    hint = ("call the model (or model.predict) once on the whole batch, e.g. "
+            "model.predict(x, batch_size=256), or iterate a batched tf.data dataset")
+    claims = ("S12",)
+    node_types = (ast.Call,)
+    docs = """\
+## What it does
+Finds a Keras model (a name bound to `keras.Model(...)`, `keras.Sequential(...)`,
+`keras.models.load_model(...)`, `keras.applications.X(...)`, an instance of a `keras.Model`
+subclass, or the result of a module function returning one) called as `model(x)`,
+`model.predict(x)` or `model.predict_on_batch(x)` inside a loop, where `x` is one example
+of the loop's data made into a batch of one: `x[None]`, `np.expand_dims(x, 0)`,
+`x.reshape(1, -1)`, `X[i:i + 1]`, `np.array([x])`.
+
+## Why is this bad?
+A model call has a fixed cost (Python dispatch, one kernel launch per layer, and for
+`predict` building a data adapter and a step function each time) that a batch of one cannot
+amortise, and one example leaves the hardware's parallelism idle. Whole-tensor work beats
+Python loops of small ops by orders of magnitude (claim S12); `predict` per example is often
+milliseconds each, where one batched call costs about the same as a single example.
+
+## Example
+```python
+preds = []
+for i in range(len(x_test)):
+    preds.append(model.predict(x_test[i:i + 1]))
+```
+
+## Use instead
+```python
+preds = model.predict(x_test, batch_size=256)
+```
+or `model(x_batch, training=False)` on batches from `tf.data`.
+
+## Fix safety
+No automatic fix: the loop's body may do more per example than the call.
+
+Not reported: models called on a whole batch per iteration (a loop over a dataset, a
+training loop, autoregressive generation that feeds the growing sequence back), and models
+the rule cannot tell are Keras models (a parameter without annotation, an attribute).
+"""
+    valid = (
+        # One batched call.
+        "import keras\n"
+        "model = keras.models.load_model('m.keras')\n"
+        "preds = model.predict(x_test, batch_size=256)\n",
+        # Per batch, over a dataset.
+        "import tensorflow as tf\n"
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+        "ds = tf.data.Dataset.from_tensor_slices(xs).batch(64)\n"
+        "for batch in ds:\n"
+        "    out = model(batch, training=False)\n",
+        # Autoregressive generation: the whole sequence goes back in each step.
+        "import keras\n"
+        "model = keras.models.load_model('lm.keras')\n"
+        "def generate(tokens, n):\n"
+        "    for _ in range(n):\n"
+        "        logits = model(tokens)\n"
+        "        tokens = keras.ops.concatenate([tokens, logits[:, -1:]], axis=1)\n"
+        "    return tokens\n",
+        # Not a Keras model: a user's object with a predict method (e.g. scikit-learn).
+        "import numpy as np\n"
+        "from sklearn.linear_model import LinearRegression\n"
+        "model = LinearRegression()\n"
+        "for x in X:\n"
+        "    y = model.predict(x.reshape(1, -1))\n",
+        # A loop over files: each image is new data, loaded per iteration.
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "model = tf.keras.applications.MobileNetV2()\n"
+        "for path in paths:\n"
+        "    img = load_image(path)\n"
+        "    label = model.predict(np.expand_dims(img, 0))\n",
+        # Training loop: one call per batch of a Python list of batches.
+        "import keras\n"
+        "model = keras.Sequential([keras.layers.Dense(1)])\n"
+        "for x_batch, y_batch in batches:\n"
+        "    loss = model.train_on_batch(x_batch, y_batch)\n"
+        "    y = model(x_batch)\n",
+    )
+    invalid = (
+        Example(
+            "import keras\n"
+            "model = keras.models.load_model('m.keras')\n"
+            "preds = []\n"
+            "for i in range(len(x_test)):\n"
+            "    preds.append(model.predict(x_test[i:i + 1]))\n",
+            count=1, lines=(5,)),
+        Example(
+            "import numpy as np\n"
+            "import tensorflow as tensorflow_alias\n"
+            "inputs = tensorflow_alias.keras.Input((4,))\n"
+            "outputs = tensorflow_alias.keras.layers.Dense(2)(inputs)\n"
+            "net = tensorflow_alias.keras.Model(inputs, outputs)\n"
+            "scores = [net(np.expand_dims(x, 0)) for x in samples]\n",
+            count=1, lines=(6,)),
+        # A Model subclass instance; the batch of one built in a variable first.
+        Example(
+            "import tensorflow as tf\n"
+            "class Net(tf.keras.Model):\n"
+            "    def call(self, x):\n"
+            "        return x\n"
+            "net = Net()\n"
+            "for i, img in enumerate(images):\n"
+            "    batch = img[None, ...].astype('float32') / 255.0\n"
+            "    out = net(batch, training=False)\n",
+            count=1, lines=(8,)),
+        # A model returned by a module function; `from keras.models import load_model`.
+        Example(
+            "from keras.models import load_model\n"
+            "def build():\n"
+            "    return load_model('m.keras')\n"
+            "def run(xs):\n"
+            "    model = build()\n"
+            "    out = []\n"
+            "    for i in range(xs.shape[0]):\n"
+            "        out.append(model.predict_on_batch(xs[i].reshape(1, -1)))\n"
+            "    return out\n",
+            count=1, lines=(8,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute:
+            if func.attr not in PREDICT_METHODS:
+                return
+            model = func.value
+        elif type(func) is ast.Name:
+            model = func
+        else:
+            return
+        if not ctx.imports_tf or type(model) is not ast.Name:
+            return
+        arg = _model_input(node)  # type: ignore[arg-type]
+        if arg is None:
+            return
+        loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) is not ast.While]
+        if not loops or not is_keras_model(ctx, model):
+            return
+        for loop in loops:
+            if iterates_dataset(ctx, loop):
+                return
+            if _one_example(ctx, arg, loop):
+                yield self.finding(ctx, node)
+                return
