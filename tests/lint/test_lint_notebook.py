@@ -1,0 +1,120 @@
+"""Notebooks: every case of /work/shared/notebooks.md, positions per cell, layout-keeping fixes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.lint import registry
+from tfperf.lint.engine import Dispatcher
+from tfperf.lint.notebook import Cell, mask_cell
+from tfperf.lint.runner import lint_file
+
+LOOP_CELL = ["acc = tf.zeros([2])\n", "for i in range(t.shape[0]):\n", "    acc += t[i]\n"]
+
+
+def nb(*sources, language="python", outputs=None):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# A notebook\n"]}]
+    for i, src in enumerate(sources, 1):
+        cells.append({"cell_type": "code", "execution_count": i, "metadata": {},
+                      "outputs": outputs or [], "source": src})
+    return {"cells": cells, "metadata": {"kernelspec": {"language": language,
+                                                        "name": "k", "display_name": "K"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def write_nb(tmp_path, notebook, name="n.ipynb"):
+    p = tmp_path / name
+    p.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    return p
+
+
+def lint(path):
+    return lint_file(path, Dispatcher(registry.all_rules()))
+
+
+@pytest.mark.parametrize("cell", [
+    "if x:\n    %time f()\n",                 # magic alone in a block: placeholder
+    "%timeit f()\n!pip install x\n",
+    "%%time\nx = f()\n",
+    "%%capture out\nx = f()\n",
+    "x = !ls\nfiles = %sx ls -la\n",
+    "len?\nlen??\n?len\n",
+    "%load_ext \\\n    autoreload\n",        # continuation of a magic
+    "!echo a \\\n   b\n",
+    "ls\ncd data\npip install tensorflow\n",  # automagics
+    "    x = 1\n    y = x\n",                # uniformly indented: dedented
+    "x = (10\n     % 3)\n",                  # modulo on a continued line stays Python
+    "s = '''\n%not a magic\n'''\n",
+])
+def test_ipython_syntax_is_masked_into_valid_python(cell):
+    import ast
+
+    masked = mask_cell(Cell(1, cell))
+    ast.parse(masked.masked)
+    assert masked.masked.count("\n") == cell.count("\n")  # lines map 1:1
+
+
+def test_modulo_continuation_is_kept():
+    masked = mask_cell(Cell(1, "x = (10\n     % 3)\n")).masked
+    assert "% 3" in masked
+
+
+@pytest.mark.parametrize("magic", ["%%bash", "%%writefile f.py", "%%html", "%%javascript"])
+def test_non_python_cell_magics_are_skipped(tmp_path, magic):
+    p = write_nb(tmp_path, nb([f"{magic}\n", "for x in; do echo $x; done\n"],
+                           ["import tensorflow as tf\n", "t = tf.ones([3, 2])\n", *LOOP_CELL]))
+    found = lint(p).findings
+    assert "TFP000" not in [f.code for f in found]
+    assert "TFP102" in [f.code for f in found]
+
+
+def test_positions_are_cell_and_line_and_broken_cells_are_reported(tmp_path):
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"],
+                           ["print 'python 2'\n"],
+                           ["x = ___\n", "def (\n"],
+                           LOOP_CELL))
+    found = lint(p).findings
+    errors = [f for f in found if f.code == "TFP000"]
+    assert [e.location.cell for e in errors] == [3, 4]  # cell 1 is markdown
+    tfp102 = next(f for f in found if f.code == "TFP102")
+    assert (tfp102.location.cell, tfp102.location.line, tfp102.location.column) == (5, 3, 4)
+
+
+def test_dedented_cell_columns_map_back(tmp_path):
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"],
+                           ["  " + line for line in LOOP_CELL]))
+    f = next(f for f in lint(p).findings if f.code == "TFP102")
+    assert (f.location.cell, f.location.line, f.location.column) == (3, 3, 6)
+
+
+def test_non_python_kernel_is_said_not_reported(tmp_path, capsys):
+    p = write_nb(tmp_path, nb(["x <- c(1, 2)\n"], language="R"))
+    assert main(["lint", "--no-cache", str(p)]) == 0
+    assert "kernel language is R" in capsys.readouterr().err
+
+
+def test_invalid_json_is_tfp000(tmp_path):
+    p = tmp_path / "bad.ipynb"
+    p.write_text("{not json")
+    assert [f.code for f in lint(p).findings] == ["TFP000"]
+
+
+def test_fix_keeps_layout_and_outputs(tmp_path):
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ["é ok\n"]}]
+    notebook = nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"], LOOP_CELL,
+                  outputs=outputs)
+    p = write_nb(tmp_path, notebook)
+    before = p.read_text()
+    assert main(["lint", "--unsafe-fixes", "--no-cache", str(p)]) in (0, 1)
+    after = p.read_text()
+    assert after != before and after.endswith("}\n")
+    fixed = json.loads(after)
+    assert fixed["cells"][2]["source"] == ["acc = tf.zeros([2])\n",
+                                           "acc += tf.reduce_sum(t, axis=0)\n"]
+    assert [c["outputs"] for c in fixed["cells"][1:]] == [outputs, outputs]
+    # Only the fixed cell's lines changed: same indentation, key order, non-ASCII kept.
+    notebook["cells"][2]["source"] = fixed["cells"][2]["source"]
+    assert after == json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
