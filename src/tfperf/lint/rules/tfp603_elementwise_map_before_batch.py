@@ -1,0 +1,167 @@
+"""TFP603: an element-wise map right before batch: batching first runs it once per batch."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_layout_data_precision import map_function, method_call
+from tfperf.lint.semantic import Context
+
+# Ops that work element by element (same result on a batch as on each element stacked).
+ELEMENTWISE = frozenset({
+    "tensorflow.cast", "tensorflow.abs", "tensorflow.exp", "tensorflow.sqrt",
+    "tensorflow.square", "tensorflow.maximum", "tensorflow.minimum", "tensorflow.clip_by_value",
+    "tensorflow.sigmoid", "tensorflow.tanh", "tensorflow.round", "tensorflow.sign",
+    "tensorflow.add", "tensorflow.subtract", "tensorflow.multiply", "tensorflow.divide",
+    "tensorflow.image.convert_image_dtype", "tensorflow.nn.relu", "tensorflow.nn.sigmoid",
+    "tensorflow.one_hot", "tensorflow.saturate_cast",
+    *(f"tensorflow.math.{n}" for n in (
+        "abs", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "sigmoid", "tanh", "round",
+        "floor", "ceil", "sign", "maximum", "minimum", "add", "subtract", "multiply", "divide",
+        "pow", "truediv")),
+})
+_ALLOWED_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Tuple, ast.List,
+                  ast.Dict, ast.Subscript, ast.Attribute, ast.keyword, ast.Call, ast.Load,
+                  ast.operator, ast.unaryop, ast.Slice)
+
+
+def _elementwise(ctx: Context, expr: ast.AST, params: set[str]) -> bool:
+    """``expr`` only applies element-wise ops to the function's parameters and constants."""
+    did_work = False
+    for n in ast.walk(expr):
+        if not isinstance(n, _ALLOWED_NODES):
+            return False
+        if type(n) is ast.Call:
+            if ctx.qualname(n.func) not in ELEMENTWISE:
+                return False
+            did_work = True
+        elif type(n) is ast.BinOp:
+            if isinstance(n.op, ast.MatMult):
+                return False
+            did_work = True
+        elif type(n) is ast.Subscript:
+            if type(n.slice) is not ast.Constant or type(n.slice.value) is not str:
+                return False  # x[0] indexes the element, a batch would index the batch
+        elif type(n) is ast.Attribute:
+            if ctx.qualname(n) is None:
+                return False  # x.shape, obj.attr: not a TF dtype or constant
+        elif type(n) is ast.Name and n.id not in params and ctx.qualname(n) is None:
+            return False  # a closure value of unknown shape
+    return did_work
+
+
+def _returned(fn: ast.AST) -> ast.expr | None:
+    if type(fn) is ast.Lambda:
+        return fn.body  # type: ignore[attr-defined]
+    body = [s for s in fn.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]  # type: ignore[attr-defined]
+    if len(body) == 1 and type(body[0]) is ast.Return:
+        return body[0].value
+    return None
+
+
+class ElementwiseMapBeforeBatch(Rule):
+    code = "TFP603"
+    name = "elementwise-map-before-batch"
+    message = "element-wise map right before batch: batch first and map once per batch"
+    hint = "swap them: .batch(n).map(fn) runs fn once per batch (vectorised)"
+    claims = ("S19", "S12")
+    node_types = (ast.Call,)
+    docs = """\
+## What it does
+Finds `ds.map(fn).batch(n)` where `fn` is a lambda or a one-line function that only applies
+element-wise ops (`tf.cast`, arithmetic, `tf.math.*`, `tf.one_hot`...) to its arguments,
+taking dict components by name. Such a function gives the same result on a whole batch.
+
+## Why is this bad?
+tf.data calls `fn` once per element: each call has a fixed cost (the function call, small
+kernel launches) that dwarfs the arithmetic on one example. Batching first calls it once per
+batch on a large tensor: the TF guide's "vectorizing mapping" advice, and the article's
+whole-tensor lesson applied to input pipelines (claims S12, S19).
+
+## Example
+```python
+ds = ds.map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y)).batch(64)
+```
+
+## Use instead
+```python
+ds = ds.batch(64).map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
+```
+
+## Fix safety
+No automatic fix. The rule is conservative: any op that is not known to be element-wise
+(reshape, resize, decode, indexing by position, `x.shape`, matmul, closures over other
+values, random ops), several statements, or a map not directly followed by `batch` (a
+`shuffle` in between, `padded_batch`) keeps it quiet.
+"""
+    valid = (
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(100).batch(10).map(lambda x: tf.cast(x, tf.float32) / 9.0)\n",
+        # Resizing needs each image on its own (different sizes).
+        "import tensorflow as tf\n"
+        "def prep(img, label):\n"
+        "    return tf.image.resize(img, [224, 224]), label\n"
+        "def make(ds: tf.data.Dataset):\n"
+        "    return ds.map(prep).batch(32)\n",
+        # Indexing by position means something else on a batch.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(10).map(lambda x: tf.stack([x, x])[0] * 2).batch(2)\n",
+        # A shuffle between map and batch: batching first would change the shuffle.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(10).map(lambda x: x * 2).shuffle(10).batch(2)\n",
+        # Python's map, not a dataset.
+        "import tensorflow as tf\n"
+        "class Q:\n"
+        "    def batch(self, n):\n"
+        "        return n\n"
+        "def f(q):\n"
+        "    return q.map(lambda x: x * 2).batch(3)\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "ds = tf.data.Dataset.range(100)\n"
+            "ds = ds.map(lambda x: tf.cast(x, tf.float32) / 255.0).batch(32)\n",
+            count=1, lines=(3,)),
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "def scale(image, label):\n"
+            "    '''Scale pixels to [0, 1].'''\n"
+            "    return tensorflow_alias.cast(image, tensorflow_alias.float32) / 255.0, label\n"
+            "def make(ds: tensorflow_alias.data.Dataset):\n"
+            "    ds = ds.map(scale)\n"
+            "    return ds.batch(64)\n",
+            count=1, lines=(7,)),
+        Example(
+            "from tensorflow import cast, float32\n"
+            "from tensorflow.data import Dataset\n"
+            "ds = Dataset.from_tensor_slices({'a': [1, 2], 'b': [3, 4]})\n"
+            "ds = ds.map(lambda d: {'a': cast(d['a'], float32) * 2.0, 'b': d['b']}).batch(2)\n",
+            count=1, lines=(4,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not method_call(node, "batch") or not ctx.imports_tf:
+            return
+        recv = node.func.value  # type: ignore[attr-defined]
+        if type(recv) is ast.Name:
+            b = ctx.binding(recv)
+            if b is None or b.kind != "assign":
+                return
+            recv = b.value
+        if not method_call(recv, "map") or len(recv.args) != 1 \
+                or not ctx.is_dataset(recv.func.value):  # type: ignore[attr-defined]
+            return
+        fn = map_function(ctx, recv)  # type: ignore[arg-type]
+        if fn is None:
+            return
+        args = fn.args  # type: ignore[attr-defined]
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+            return
+        params = {a.arg for a in args.posonlyargs + args.args}
+        ret = _returned(fn)
+        if ret is not None and _elementwise(ctx, ret, params):
+            yield self.finding(ctx, node)
