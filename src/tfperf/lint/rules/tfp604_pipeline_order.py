@@ -1,0 +1,168 @@
+"""TFP604: cache() after random augmentation, or shuffle() after batch()."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_layout_data_precision import (
+    assigned_value,
+    body_nodes,
+    is_random_op,
+    keyword,
+    map_function,
+    method_call,
+    pipeline,
+)
+from tfperf.lint.semantic import Context
+
+SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
+
+
+def _random_layer(ctx: Context, value: ast.AST | None) -> bool:
+    """``keras.layers.RandomFlip(...)`` or a ``keras.Sequential([...])`` holding one."""
+    if type(value) is not ast.Call:
+        return False
+    q = ctx.qualname(value.func)  # type: ignore[attr-defined]
+    if is_random_op(q):
+        return True
+    if q in SEQUENTIAL:
+        layers = value.args[0] if value.args else keyword(value, "layers")  # type: ignore[attr-defined,arg-type]
+        return type(layers) is ast.List and any(_random_layer(ctx, e) for e in layers.elts)
+    return False
+
+
+def augments_randomly(ctx: Context, fn: ast.AST) -> bool:
+    """``fn`` calls a stateful random op or a Keras random-augmentation layer."""
+    for n in body_nodes(fn):
+        if type(n) is not ast.Call:
+            continue
+        if is_random_op(ctx.qualname(n.func)):  # type: ignore[attr-defined]
+            return True
+        if type(n.func) is ast.Name and _random_layer(ctx, assigned_value(ctx, n.func)):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+class PipelineOrder(Rule):
+    code = "TFP604"
+    name = "pipeline-order"
+    message = "cache() after a random augmentation map: every epoch replays the first epoch's draws"
+    hint = "cache before the random map; shuffle before batch"
+    claims = ("S19",)
+    node_types = (ast.Call,)
+    docs = """\
+## What it does
+In a `tf.data` pipeline, finds `cache()` placed after a `map` whose function draws random
+numbers (`tf.random.*`, `tf.image.random_*`, Keras `Random*` layers), and `shuffle()`
+placed after `batch()` when nothing was shuffled before the batch.
+
+## Why is this bad?
+`cache()` stores the elements of the first pass and replays them: a random augmentation
+before it runs once, and every later epoch sees the same "random" images, which defeats the
+augmentation (and hides that the expensive decode could have been cached instead). The TF
+guide's order is: read, decode, `cache`, then augment randomly, `shuffle`, `batch`,
+`prefetch` (claim S19). `shuffle` after `batch` only reorders whole batches: the same examples
+share a batch in every epoch.
+
+## Example
+```python
+ds = ds.map(decode).map(random_augment).cache().batch(32)
+ds = ds.batch(32).shuffle(1000)
+```
+
+## Use instead
+```python
+ds = ds.map(decode).cache().map(random_augment).batch(32)
+ds = ds.shuffle(1000).batch(32)
+```
+
+## Fix safety
+No automatic fix: moving `cache()` changes what is stored (and its memory), and moving
+`shuffle` changes the buffer's meaning (elements instead of batches). Shuffling batches is
+not reported when elements were shuffled before batching too, or after `padded_batch` and
+bucketing (where it is the usual idiom); stateless random ops (same draw for a given seed)
+are not random augmentation here.
+"""
+    valid = (
+        "import tensorflow as tf\n"
+        "def make(ds: tf.data.Dataset):\n"
+        "    ds = ds.cache()\n"
+        "    ds = ds.map(lambda x: tf.image.random_flip_left_right(x))\n"
+        "    return ds.shuffle(100).batch(8)\n",
+        # Deterministic preprocessing before cache is the point of cache.
+        "import tensorflow as tf\n"
+        "def decode(x):\n"
+        "    return tf.io.decode_png(x)\n"
+        "def make(ds: tf.data.Dataset):\n"
+        "    return ds.map(decode).cache()\n",
+        # Batches shuffled on purpose after shuffling the elements.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(100).shuffle(100).batch(10).shuffle(10)\n",
+        # Bucketed batches are often shuffled.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(100).padded_batch(10).shuffle(10)\n",
+        # Stateless random ops repeat for a seed: not augmentation that cache would freeze.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(4).map(\n"
+        "    lambda x: tf.random.stateless_uniform([2], seed=[1, 2])).cache()\n",
+        # NumPy's shuffle and a user's own cache.
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "x = np.arange(10)\n"
+        "np.random.shuffle(x)\n"
+        "def cache(v):\n"
+        "    return v\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "def augment(img):\n"
+            "    return tf.image.random_brightness(img, 0.2)\n"
+            "def make(ds: tf.data.Dataset):\n"
+            "    return ds.map(augment).cache().batch(32)\n",
+            count=1, lines=(5,)),
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "ds = tensorflow_alias.data.Dataset.range(100).batch(10)\n"
+            "ds = ds.shuffle(1000)\n",
+            count=1, lines=(3,)),
+        # A Keras augmentation model used in the map; `from tensorflow.keras import layers`.
+        Example(
+            "import tensorflow as tf\n"
+            "from tensorflow.keras import layers\n"
+            "aug = tf.keras.Sequential([layers.RandomFlip('horizontal'), layers.RandomZoom(0.1)])\n"
+            "def make(ds: tf.data.Dataset):\n"
+            "    ds = ds.map(lambda x, y: (aug(x, training=True), y))\n"
+            "    ds = ds.cache()\n"
+            "    return ds\n",
+            count=1, lines=(6,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not method_call(node, "cache", "shuffle") or not ctx.imports_tf \
+                or not ctx.is_dataset(node.func.value):  # type: ignore[attr-defined]
+            return
+        steps = pipeline(ctx, node).steps
+        if not steps or steps[-1] is not node:
+            return
+        before = steps[:-1]
+        if node.func.attr == "cache":  # type: ignore[attr-defined]
+            for step in before:
+                if step.func.attr == "map":  # type: ignore[attr-defined]
+                    fn = map_function(ctx, step)
+                    if fn is not None and augments_randomly(ctx, fn):
+                        yield self.finding(ctx, node)
+                        return
+            return
+        names = [s.func.attr for s in before]  # type: ignore[attr-defined]
+        batching = [i for i, n in enumerate(names)
+                    if n in ("batch", "padded_batch", "bucket_by_sequence_length",
+                             "group_by_window", "ragged_batch", "unbatch", "rebatch")]
+        if not batching or names[batching[-1]] != "batch" or "shuffle" in names:
+            return
+        yield self.finding(ctx, node, "shuffle() after batch(): reorders whole batches, the "
+                                      "same examples stay together every epoch",
+                           hint="shuffle the elements before batch()")
