@@ -149,3 +149,40 @@ def test_command_module_does_not_import_tensorflow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_tf_function_recreated_in_a_loop_is_named(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+
+        def body(x):
+            return x + 1
+
+        for _ in range(4):
+            tf.function(body)(tf.ones([2]))  # a new tf.function object each time
+    """)
+    rep = runner.run_script(path, capture=False)
+    assert len(rep.obs.functions) == 4
+    (finding,) = [f for f in rep.findings if f.name == "tf-function-recreated"]
+    assert finding.data["rule"] == "TFP302" and finding.data["objects"] == 4
+    assert finding.location.line == _line_of(path, "def body")
+
+
+def test_script_capture_stops_after_steps_calls(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return tf.matmul(x, x)
+
+        x = tf.ones([16, 16])
+        for _ in range(10):
+            f(x)
+    """)
+    rep = runner.run_script(path, logdir=tmp_path / "logs", steps=2)
+    (fn,) = rep.obs.functions
+    assert fn.calls == 10  # observation goes on after the capture stopped
+    assert rep.capture is not None and rep.capture.step_source == "tf.function calls"
+    assert rep.capture.steps == 2
+    assert rep.capture.by_type.get("MatMul", 0) > 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfperf.core.findings import Finding, Location, Status
-from tfperf.profile import retrace
+from tfperf.profile import attribution, retrace
 from tfperf.profile.watcher import FunctionStats, Observation
 from tfperf.profile.xplane import CaptureSummary
 
@@ -21,6 +21,7 @@ EAGER_SHARE = 0.10
 SIXTEEN_BIT_MIN = 0.10
 RETRACE_MIN = 2  # retraces (traces beyond the first) before we speak
 SYNC_LINE_MIN = 10  # syncs at one line: a sync inside a loop
+SYNC_LINE_WARN_SHARE = 0.01  # below this share of the run, a sync loop is only info
 EAGER_LINE_MIN_OPS = 100
 EAGER_LINE_MIN_SHARE = 0.10
 
@@ -55,9 +56,11 @@ def retrace_findings(functions: list[FunctionStats]) -> list[Finding]:
                   "threshold": f"more than {RETRACE_MIN} retraces"},
         ))
     # The same Python function wrapped by many tf.function objects, each traced: TFP302.
+    # Only for the user's own functions: libraries (Keras builds one per fit/predict) are
+    # not the user's to change.
     by_code: dict[Any, list[FunctionStats]] = {}
     for fn in functions:
-        if fn.code_key and fn.traces:
+        if fn.code_key and fn.traces and attribution.is_user_file(fn.code_key[0]):
             by_code.setdefault(fn.code_key, []).append(fn)
     for key, group in by_code.items():
         if len(group) > RETRACE_MIN:
@@ -80,8 +83,10 @@ def line_findings(obs: Observation) -> list[Finding]:
         if s.count < SYNC_LINE_MIN:
             continue
         via = ", ".join(k for k, _ in s.kinds.most_common(3))
+        costly = wall > 0 and s.total_s / wall >= SYNC_LINE_WARN_SHARE
         out.append(Finding(
-            code="profile.host_sync", name="host-sync-in-loop", status=Status.WARN,
+            code="profile.host_sync", name="host-sync-in-loop",
+            status=Status.WARN if costly else Status.INFO,
             message=(f"{s.count} host syncs ({via}) took {s.total_s:.3g} s"
                      + (f", {_pct(s.total_s / wall)} of the run" if wall else "")
                      + " (see TFP201)"),
@@ -89,7 +94,8 @@ def line_findings(obs: Observation) -> list[Finding]:
                   "as tensors in the loop and convert once after it"),
             location=_loc(s.path, s.line),
             data={"rule": "TFP201", "count": s.count, "total_s": s.total_s,
-                  "threshold": f"at least {SYNC_LINE_MIN} syncs at one line"},
+                  "threshold": (f"at least {SYNC_LINE_MIN} syncs at one line; a warning from "
+                                f"{_pct(SYNC_LINE_WARN_SHARE)} of the run")},
         ))
     for s in obs.sorted_lines("eager_ops"):
         share = s.total_s / wall if wall else 0.0

@@ -37,7 +37,7 @@ _LIBRARY_PREFIXES = _library_prefixes()
 _user_code: dict[CodeType, bool] = {}
 
 
-def _is_user_file(filename: str) -> bool:
+def is_user_file(filename: str) -> bool:
     if filename.startswith("<") and filename not in ("<stdin>", "<string>"):
         return False  # <frozen importlib._bootstrap> and similar
     try:
@@ -52,7 +52,7 @@ def _is_user_file(filename: str) -> bool:
 def is_user_code(code: CodeType) -> bool:
     verdict = _user_code.get(code)
     if verdict is None:
-        verdict = _user_code[code] = _is_user_file(code.co_filename)
+        verdict = _user_code[code] = is_user_file(code.co_filename)
     return verdict
 
 
