@@ -1,0 +1,124 @@
+"""`tfperf bench FILE.py` and `--suite article` end to end, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jsonschema
+import pytest
+
+from tfperf.bench.schema import BENCH_SCHEMA, SUITE_SCHEMA
+from tfperf.cli import main
+
+BENCH_FILE = textwrap.dedent('''
+    import tensorflow as tf
+    import tfperf.bench as bench
+
+    @bench.inputs
+    def make(quick):
+        return tf.ones([3, 40, 8]), tf.range(40, dtype=tf.float32)
+
+    @bench.variant(baseline=True, quick_batch=1)
+    def loop(s, w):
+        return tf.stack([tf.reduce_sum(s[i] * w[:, None], axis=0) for i in range(s.shape[0])])
+
+    @bench.variant
+    def vectorised(s, w):
+        return tf.reduce_sum(s * tf.reshape(w, [-1, 1]), axis=1)
+''')
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.tf
+def test_bench_file_json_and_plot(tmp_path, capsys):
+    path = _write(tmp_path, "mybench.py", BENCH_FILE)
+    png = tmp_path / "out.png"
+    rc = main(["bench", path, "--quick", "--budget", "0.5", "--json", "--plot", str(png)])
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    jsonschema.validate(doc, BENCH_SCHEMA)
+    assert rc == 0 and doc["baseline"] == "loop"
+    loop, vec = doc["variants"]
+    assert loop["scale"] == 3 and "1 of 3" in " ".join(loop["notes"])
+    assert vec["equivalent"] is True and vec["runs"] >= 3
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.tf
+def test_bench_file_table_and_unknown_baseline(tmp_path, capsys):
+    path = _write(tmp_path, "mybench2.py", BENCH_FILE)
+    assert main(["bench", path, "--quick", "--budget", "0.3", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "loop (baseline)" in out and "vectorised" in out and "speedup" in out
+    assert main(["bench", path, "--baseline", "nope"]) == 2
+    assert "'nope' is not one of loop, vectorised" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("import no_such_module_xyz\n", "importing it failed: ModuleNotFoundError"),
+    ("def broken(:\n", "importing it failed: SyntaxError"),
+    ("raise SystemExit(3)\n", "importing it failed: SystemExit"),
+    ("x = 1\n", "declares no variants"),
+])
+def test_bad_bench_files_are_usage_errors_without_traceback(tmp_path, capsys, text, message):
+    path = _write(tmp_path, "bad.py", text)
+    assert main(["bench", path]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_usage_errors(tmp_path, capsys):
+    assert main(["bench"]) == 2
+    assert "either FILE.py or --suite" in capsys.readouterr().err
+    assert main(["bench", str(tmp_path / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["bench", str(tmp_path), "--budget", "1"]) == 2
+    assert "not a Python file" in capsys.readouterr().err
+    path = _write(tmp_path, "ok.py", "x = 1\n")
+    assert main(["bench", path, "--budget", "0"]) == 2
+
+
+def test_progress_bar_draws_and_clears():
+    import io
+
+    from tfperf.bench.command import _ProgressBar
+
+    buf = io.StringIO()
+    bar = _ProgressBar(buf, width=10)
+    bar(0.5, "round 3")
+    assert "[#####-----]" in buf.getvalue() and "round 3" in buf.getvalue()
+    bar.close()
+    assert buf.getvalue().endswith("\r")
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_article_suite_quick_gives_every_claim_a_verdict(tmp_path):
+    """The one full run of the suite (CI runs it): --quick within its 120 s promise."""
+    plots = tmp_path / "plots"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.run([sys.executable, "-m", "tfperf", "bench", "--suite", "article",
+                           "--quick", "--json", "--plot", str(plots)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SUITE_SCHEMA)
+    ids = {c["id"] for c in doc["claims"]}
+    assert {"S1", "S2", "S3", "S5", "S10", "S11", "S12", "S13", "S14", "S15", "S16", "S17",
+            "S18", "S19"} <= ids
+    for c in doc["claims"]:
+        assert c["measured"] is not None or c["verdict"] == "not applicable here", c
+        assert c["reason"], c
+    assert doc["quick"] is True and any("scaled" in s or "of 64" in s
+                                        for s in doc["scaled_down"])
+    assert doc["elapsed_s"] < 120 * 1.5  # the promise is 120 s on an idle 2-core machine
+    assert len(list(plots.glob("*.png"))) >= 8
