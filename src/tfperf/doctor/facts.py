@@ -6,7 +6,7 @@ checks are pure functions of Facts, and tests judge machines this one is not.
 
 :func:`gather` runs the probes. Sources are injectable: each is a callable
 ``(options, earlier_facts) -> dict`` whose keys are Facts fields. The fast local probes run
-first; the slow ones (driver tools, libraries, the TF subprocess) run side by side in threads,
+while the slow ones (driver tools, libraries, the TF subprocess) run side by side in threads,
 so a full doctor costs about one TensorFlow import.
 """
 
@@ -181,9 +181,11 @@ def _tensorflow(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
 # Fast, local, run one after the other; their facts are visible to the slow ones.
 LOCAL_SOURCES: dict[str, Source] = {"system": _system, "packages": _packages,
                                     "environment": _environment, "pci": _pci}
-# Slow (processes, tools): run side by side.
+# Slow (processes, tools): run side by side, overlapping the local ones.
 SLOW_SOURCES: dict[str, Source] = {"tensorflow": _tensorflow, "driver": _driver,
                                    "toolkit": _toolkit, "libraries": _libraries}
+# Slow sources that read the local facts (the library probe needs the installed TF version).
+NEEDS_LOCAL_FACTS = frozenset({"libraries"})
 
 
 def _run_source(name: str, source: Source, opts: GatherOptions,
@@ -199,29 +201,37 @@ def _run_source(name: str, source: Source, opts: GatherOptions,
 def gather(options: GatherOptions | None = None,
            local: Mapping[str, Source] | None = None,
            slow: Mapping[str, Source] | None = None) -> Facts:
+    """Run every source and merge their facts.
+
+    Slow sources that need no local facts (the TF subprocess above all) start first, so that
+    TensorFlow's import overlaps everything else; those in :data:`NEEDS_LOCAL_FACTS` start
+    once the local facts are in.
+    """
     opts = options or GatherOptions()
     local = LOCAL_SOURCES if local is None else local
     slow = SLOW_SOURCES if slow is None else slow
     collected: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     errors: dict[str, str] = {}
-    for name, source in local.items():
-        out, secs, err = _run_source(name, source, opts, collected)
+
+    def keep(name: str, result: tuple[dict[str, Any], float, str | None]) -> None:
+        out, secs, err = result
         collected.update(out)
         seconds[name] = secs
         if err:
             errors[name] = err
-    snapshot = dict(collected)
-    if slow:
-        with ThreadPoolExecutor(max_workers=len(slow), thread_name_prefix="tfperf-probe") as ex:
-            futures = {name: ex.submit(_run_source, name, src, opts, snapshot)
-                       for name, src in slow.items()}
-            for name, fut in futures.items():
-                out, secs, err = fut.result()
-                collected.update(out)
-                seconds[name] = secs
-                if err:
-                    errors[name] = err
+
+    with ThreadPoolExecutor(max_workers=max(1, len(slow)),
+                            thread_name_prefix="tfperf-probe") as ex:
+        futures = {name: ex.submit(_run_source, name, src, opts, {})
+                   for name, src in slow.items() if name not in NEEDS_LOCAL_FACTS}
+        for name, source in local.items():
+            keep(name, _run_source(name, source, opts, collected))
+        snapshot = dict(collected)
+        futures.update({name: ex.submit(_run_source, name, src, opts, snapshot)
+                        for name, src in slow.items() if name in NEEDS_LOCAL_FACTS})
+        for name, fut in futures.items():
+            keep(name, fut.result())
     facts = Facts.from_dict(collected)
     facts.probe_seconds = {k: round(v, 3) for k, v in seconds.items()}
     facts.probe_errors = errors
