@@ -93,3 +93,13 @@ def test_bench_variant_with_capture_json_and_plot(tmp_path, capsys):
     assert doc["capture"]["host_only"] is True and doc["capture"]["device_op_s"] is None
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_without_tensorflow_the_error_says_how_to_install(script, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorflow" else real(name, *a))
+    assert main(["profile", str(script("print(1)\n"))]) == 2
+    assert "pip install 'tfperf[tf-cpu]'" in capsys.readouterr().err

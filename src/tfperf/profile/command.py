@@ -86,13 +86,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--steps must be at least 1")
     kind = _target_kind(args.target)
     if kind == "missing":
-        raise UsageError(f"no such file: {args.target} (expected SCRIPT.py or MODULE:FUNCTION)")
+        what = "not a file" if os.path.exists(args.target) else "no such file"
+        raise UsageError(f"{what}: {args.target} (expected SCRIPT.py or MODULE:FUNCTION)")
     if kind == "function" and script_args:
         raise UsageError("arguments after the target are for scripts; use --inputs")
     if kind == "script" and (args.inputs or args.quick):
         raise UsageError("--inputs and --quick are for MODULE:FUNCTION targets")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        raise UsageError("TensorFlow is not installed here; install it with "
+                         "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # TF's INFO lines would drown the report
 
     from tfperf.profile import runner
