@@ -146,6 +146,12 @@ def traced(ctx: Context, node: ast.AST) -> bool:
     return False
 
 
+def in_py_function(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs in a function handed to ``tf.py_function``/``tf.numpy_function``, where
+    host values are the point."""
+    return any(_passed_to_py_function(ctx, fn) for fn in ctx.enclosing_functions(node))
+
+
 # ---------------------------------------------------------------------------- strict tensors
 
 def _literal_default(arguments: ast.arguments, arg: ast.arg) -> bool:
