@@ -9,6 +9,11 @@ from typing import Any
 TOP = 10
 
 
+def _op_label(op: Any) -> str:
+    kind = "" if op.type == op.name else f" ({op.type})"
+    return f"{op.name}{kind} [{op.where}{' eager' if op.eager else ''}]"
+
+
 def plot_report(report: Any, path: str | Path) -> Path:
     """Write a PNG with up to two panels: eager-op time by line, op self time by op."""
     import matplotlib
@@ -25,8 +30,7 @@ def plot_report(report: Any, path: str | Path) -> Path:
     if report.capture is not None and report.capture.ops:
         ops = report.capture.ops[:TOP]
         panels.append(("top ops by self time (s, profiler capture)",
-                       [f"{o.name} [{o.type}, {o.where}{' eager' if o.eager else ''}]"
-                        for o in ops], [o.self_s for o in ops]))
+                       [_op_label(o) for o in ops], [o.self_s for o in ops]))
     syncs = report.obs.sorted_lines("host_syncs")[:TOP]
     if syncs:
         panels.append(("host syncs by line (time, s)",
