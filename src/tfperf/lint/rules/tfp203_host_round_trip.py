@@ -1,0 +1,220 @@
+"""TFP203: a tensor copied to the host and straight back (``tf.constant(t.numpy())``)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding, Fix
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_loops_sync import (
+    HostConversion,
+    converts_a_tensor,
+    host_conversion,
+    in_py_function,
+    traced,
+)
+from tfperf.lint.semantic import Context, returns_tensor
+
+# Calls whose single argument `X.numpy()` can become `tf.stop_gradient(X)`.
+SNAPSHOT_CALLS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
+                            "tensorflow.compat.v1.convert_to_tensor"})
+# Tensor makers that take host data by design at initialisation: not round trips worth noise.
+_EXCLUDED = frozenset({"tensorflow.Variable", "tensorflow.compat.v1.Variable",
+                       "tensorflow.numpy_function", "tensorflow.py_function"})
+
+
+def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostConversion | None:
+    """The host conversion of a tensor that ``expr`` computes from: ``t.numpy()``,
+    ``np.array(t)``, ``float(t)``, and NumPy functions, array methods, arithmetic, indexing
+    or lists over one, following names assigned to such values."""
+    if depth > 8:
+        return None
+    t = type(expr)
+    if t is ast.Call:
+        conv = host_conversion(ctx, expr)
+        if conv is not None:
+            if conv.kind == "numpy":
+                return conv if converts_a_tensor(ctx, conv) else None
+            if ctx.is_tensor_like(conv.operand):
+                return conv
+            return host_value_of_tensor(ctx, conv.operand, depth + 1) if conv.kind == "np" \
+                else None
+        func = expr.func  # type: ignore[attr-defined]
+        q = ctx.qualname(func)
+        if q is not None:
+            if not q.startswith("numpy."):
+                return None  # another library's function: maybe what TF lacks
+            parts = [*expr.args, *(k.value for k in expr.keywords)]  # type: ignore[attr-defined]
+        elif type(func) is ast.Attribute:  # an array method: arr.astype(...), arr.mean()
+            parts = [func.value]
+        else:
+            return None
+        for p in parts:
+            found = host_value_of_tensor(ctx, p, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if t is ast.BinOp:
+        return host_value_of_tensor(ctx, expr.left, depth + 1) \
+            or host_value_of_tensor(ctx, expr.right, depth + 1)  # type: ignore[attr-defined]
+    if t in (ast.UnaryOp,):
+        return host_value_of_tensor(ctx, expr.operand, depth + 1)  # type: ignore[attr-defined]
+    if t in (ast.Subscript, ast.Attribute):
+        return host_value_of_tensor(ctx, expr.value, depth + 1)  # type: ignore[attr-defined]
+    if t in (ast.List, ast.Tuple):
+        for e in expr.elts:  # type: ignore[attr-defined]
+            found = host_value_of_tensor(ctx, e, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if t is ast.Name:
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is not None and b.kind == "assign" and b.value is not expr \
+                and ctx.scope_of(b.value) is ctx.scope_of(expr):
+            return host_value_of_tensor(ctx, b.value, depth + 1)
+    return None
+
+
+class HostRoundTrip(Rule):
+    code = "TFP203"
+    name = "host-round-trip"
+    message = "tensor copied to the host and back into TensorFlow: keep it on the device"
+    hint = ("work on the tensor itself: TF ops instead of NumPy functions, "
+            "tf.stop_gradient(t) / tf.identity(t) instead of tf.constant(t.numpy())")
+    claims = ("S4", "S1")
+    node_types = (ast.Call,)
+    fixable = True
+    docs = """\
+## What it does
+Finds a TensorFlow op whose argument was computed on the host from a tensor:
+`tf.constant(t.numpy())`, `tf.convert_to_tensor(np.log(t.numpy()))`,
+`tf.reduce_sum(np.asarray(t) * 2)`, also through a variable assigned such a value
+(`a = t.numpy() ** 2` then `tf.constant(a)`).
+
+## Why is this bad?
+`.numpy()` waits for the device and copies the tensor to host memory (claim S1); the TF op
+then copies the result back to the device. A computation that leaves the device in the middle
+pays two PCIe transfers and a synchronisation that can eat every other gain (claim S4), and
+NumPy runs single-threaded on the CPU what TensorFlow would run on the device.
+
+## Example
+```python
+snapshot = tf.constant(weights.numpy())
+scaled = tf.convert_to_tensor(np.log1p(x.numpy()))
+```
+
+## Use instead
+```python
+snapshot = tf.stop_gradient(weights)   # same values, no gradient, no copy to the host
+scaled = tf.math.log1p(x)
+```
+
+## Fix safety
+`tf.constant(X.numpy())` and `tf.convert_to_tensor(X.numpy())`, with no other argument and
+`X` known to be a tensor (the result of a TF op, a `tf.Variable`, a parameter annotated
+`tf.Tensor`), become `tf.stop_gradient(X)`. The fix is **safe**: the result has the same
+values, dtype and shape; like the constant, it is a snapshot (a later `assign` to a variable
+does not change it) and no gradient flows through it. Only its device changes: it stays where
+`X` is instead of being created on the host. Other forms get no fix: the TF equivalent of a
+NumPy function needs a person to choose it.
+
+Not reported: `tf.Variable(t.numpy())` (initialisation), conversions inside traced
+functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
+other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
+"""
+    valid = (
+        # Stays on the device.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    return tf.math.log1p(x)\n",
+        # A host value used on the host only.
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "def report(x):\n"
+        "    arr = tf.reduce_mean(x, axis=0).numpy()\n"
+        "    np.save('mean.npy', arr)\n"
+        "    return arr.max()\n",
+        # A library TF lacks, on host data: legitimate.
+        "import scipy.signal\n"
+        "import tensorflow as tf\n"
+        "def filt(b, a, x):\n"
+        "    return tf.constant(scipy.signal.lfilter(b, a, x.numpy()))\n",
+        # Variables initialised from a host snapshot.
+        "import tensorflow as tf\n"
+        "def clone(v):\n"
+        "    return tf.Variable(v.numpy())\n",
+        # A NumPy array (not a tensor) made into a tensor: no round trip.
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "a = np.random.rand(4, 4)\n"
+        "t = tf.constant(np.log1p(a), dtype=tf.float32)\n",
+        # PyTorch imported: `.numpy()` of an unknown object may be torch's; a real bridge.
+        "import torch\n"
+        "import tensorflow as tf\n"
+        "def bridge(pt):\n"
+        "    return tf.constant(pt.detach().cpu().numpy())\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "w = tf.Variable(tf.ones([3]))\n"
+            "snapshot = tf.constant(w.numpy())\n",
+            count=1, lines=(3,),
+            fixed="import tensorflow as tf\n"
+                  "w = tf.Variable(tf.ones([3]))\n"
+                  "snapshot = tf.stop_gradient(w)\n"),
+        Example(
+            "import numpy as np\n"
+            "import tensorflow as tensorflow_alias\n"
+            "x = tensorflow_alias.random.uniform([8])\n"
+            "y = tensorflow_alias.convert_to_tensor(np.log1p(x.numpy()))\n",
+            count=1, lines=(4,)),
+        # Through a variable, and with np.asarray; `from tensorflow import ...` spellings.
+        Example(
+            "import numpy as np\n"
+            "from tensorflow import reduce_sum, zeros\n"
+            "t = zeros([4])\n"
+            "a = np.asarray(t) ** 2\n"
+            "s = reduce_sum(a)\n",
+            count=1, lines=(5,)),
+        Example(
+            "import tensorflow as tf\n"
+            "def f(x: tf.Tensor):\n"
+            "    y = tf.convert_to_tensor(x[0].numpy())\n"
+            "    z = tf.constant(x.numpy(), dtype=tf.float32)\n"
+            "    return y, z\n",
+            count=2, lines=(3, 4),
+            fixed="import tensorflow as tf\n"
+                  "def f(x: tf.Tensor):\n"
+                  "    y = tf.stop_gradient(x[0])\n"
+                  "    z = tf.constant(x.numpy(), dtype=tf.float32)\n"
+                  "    return y, z\n"),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        args = node.args  # type: ignore[attr-defined]
+        if not args and not node.keywords:  # type: ignore[attr-defined]
+            return
+        if not ctx.imports_tf:
+            return
+        q = ctx.call_qualname(node)
+        if q is None or q in _EXCLUDED or not (returns_tensor(q) or q.startswith("keras.ops.")):
+            return
+        values = [*args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        conv = next((c for c in (host_value_of_tensor(ctx, v) for v in values) if c), None)
+        if conv is None or traced(ctx, node) or in_py_function(ctx, node):
+            return
+        yield self.finding(ctx, node, fix=self._fix(ctx, node, q, conv))  # type: ignore[arg-type]
+
+    def _fix(self, ctx: Context, node: ast.Call, q: str, conv: HostConversion) -> Fix | None:
+        if q not in SNAPSHOT_CALLS or node.keywords or len(node.args) != 1 \
+                or node.args[0] is not conv.call or conv.kind != "numpy" \
+                or not ctx.is_tensor_like(conv.operand):
+            return None
+        tf = ctx.module_alias("tensorflow")
+        if tf is None:
+            return None
+        return self.safe_fix(
+            ctx.replace(node, f"{tf}.stop_gradient({ctx.source_of(conv.operand)})"),
+            description="keep the snapshot on the device")

@@ -1,0 +1,221 @@
+"""TFP204: Python ``print`` of a tensor inside traced code (prints once, at trace time)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding, Fix
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_loops_sync import eager_guarded, in_py_function, traced
+from tfperf.lint.rules._loops import is_builtin
+from tfperf.lint.semantic import Context
+
+_STREAMS = frozenset({"sys.stdout", "sys.stderr"})
+
+
+def _mentions_tensor(ctx: Context, expr: ast.AST) -> bool:
+    """A tensor is printed: the argument is one, or an f-string / ``%`` / ``.format``
+    formats one."""
+    if ctx.is_tensor_like(expr):
+        return True
+    t = type(expr)
+    if t is ast.JoinedStr:
+        return any(type(v) is ast.FormattedValue and ctx.is_tensor_like(v.value)
+                   for v in expr.values)  # type: ignore[attr-defined]
+    if t is ast.BinOp and type(expr.op) is ast.Mod and type(expr.left) is ast.Constant:  # type: ignore[attr-defined]
+        right = expr.right  # type: ignore[attr-defined]
+        items = right.elts if type(right) is ast.Tuple else [right]
+        return any(ctx.is_tensor_like(e) for e in items)
+    if t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "format" \
+            and type(expr.func.value) is ast.Constant:  # type: ignore[attr-defined]
+        return any(ctx.is_tensor_like(a) for a in expr.args)  # type: ignore[attr-defined]
+    return False
+
+
+def _trace_logging(call: ast.Call) -> bool:
+    """``print("Tracing with", x)``: printing at trace time on purpose, as TF's guide does to
+    show when a function retraces."""
+    first = call.args[0] if call.args else None
+    if type(first) is ast.JoinedStr:
+        first = next((v for v in first.values if type(v) is ast.Constant), None)
+    return type(first) is ast.Constant and type(first.value) is str \
+        and "trac" in first.value.lower()
+
+
+class PrintInTfFunction(Rule):
+    code = "TFP204"
+    name = "print-in-tf-function"
+    message = "print() of a tensor inside tf.function runs once, at trace time: use tf.print"
+    hint = "tf.print(...) prints the values on every call"
+    claims = ("S13",)
+    node_types = (ast.Call,)
+    fixable = True
+    docs = """\
+## What it does
+Finds the builtin `print(...)` with a tensor among its arguments (directly, or formatted in an
+f-string, `%` or `.format`) inside code TensorFlow traces: a `tf.function`, a Keras
+`call`/`train_step`, a `Dataset.map` function.
+
+## Why is this bad?
+`tf.function` runs the Python body only while tracing (claim S13): `print` runs once (and
+again on each retrace), and shows the symbolic tensor (`Tensor("x:0", shape=(None,),
+dtype=float32)`), never a value. The graph that runs on later calls contains no print at all.
+`tf.print` is an op in the graph: it prints the values on every call.
+
+## Example
+```python
+@tf.function
+def step(x):
+    loss = tf.reduce_mean(x)
+    print("loss", loss)
+    return loss
+```
+
+## Use instead
+```python
+@tf.function
+def step(x):
+    loss = tf.reduce_mean(x)
+    tf.print("loss", loss)
+    return loss
+```
+
+## Fix safety
+The fix turns `print(a, b, sep=..., end=...)` into `tf.print(a, b, sep=..., end=...)`, and
+`file=sys.stdout`/`sys.stderr` into `output_stream=...`. It is **unsafe** because changing
+behaviour is its purpose: the new code prints on every call instead of once per trace, prints
+values instead of symbolic descriptions, summarises large tensors (first and last 3 items
+per axis), and, as `tf.print` writes to standard error by default, `output_stream=sys.stdout`
+is added to keep the output on standard output when the module imports `sys` (otherwise
+the output moves to standard error). No fix when a tensor is formatted into a string (the
+f-string would still be built at trace time), with `flush=` or another `file=`, or when the
+module has no `import tensorflow` name to write.
+
+Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
+tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
+and `tf.py_function` bodies.
+"""
+    valid = (
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def step(x):\n"
+        "    loss = tf.reduce_mean(x)\n"
+        "    tf.print('loss', loss)\n"
+        "    return loss\n",
+        # Trace-time logging on purpose (TF's guide does this to show retracing).
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    print('Tracing with', x)\n"
+        "    return x * 2\n",
+        # Printing a Python value (a config flag) inside tf.function.
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def f(x, verbose=True):\n"
+        "    print('verbose is', verbose)\n"
+        "    return x + 1\n",
+        # Eager code: print shows values.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    y = tf.reduce_sum(x)\n"
+        "    print(y)\n"
+        "    return y\n",
+        # A user's own print function.
+        "import tensorflow as tf\n"
+        "from rich import print\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    print(x)\n"
+        "    return x\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function\n"
+            "def step(x):\n"
+            "    loss = tf.reduce_mean(x)\n"
+            "    print('loss', loss, sep=': ', end='\\n')\n"
+            "    return loss\n",
+            count=1, lines=(5,),
+            fixed="import tensorflow as tf\n"
+                  "@tf.function\n"
+                  "def step(x):\n"
+                  "    loss = tf.reduce_mean(x)\n"
+                  "    tf.print('loss', loss, sep=': ', end='\\n')\n"
+                  "    return loss\n"),
+        # sys imported: keep the output on stdout; file=sys.stderr carried over.
+        Example(
+            "import sys\n"
+            "import tensorflow as tensorflow_alias\n"
+            "def g(x):\n"
+            "    print(x)\n"
+            "    print(x, file=sys.stderr)\n"
+            "    return x\n"
+            "f = tensorflow_alias.function(g)\n",
+            count=2, lines=(4, 5),
+            fixed="import sys\n"
+                  "import tensorflow as tensorflow_alias\n"
+                  "def g(x):\n"
+                  "    tensorflow_alias.print(x, output_stream=sys.stdout)\n"
+                  "    tensorflow_alias.print(x, output_stream=sys.stderr)\n"
+                  "    return x\n"
+                  "f = tensorflow_alias.function(g)\n"),
+        # A Keras layer's call; an f-string: reported, not fixed.
+        Example(
+            "import tensorflow as tf\n"
+            "class Probe(tf.keras.layers.Layer):\n"
+            "    def call(self, inputs):\n"
+            "        print(f'mean {tf.reduce_mean(inputs)}')\n"
+            "        return inputs\n",
+            count=1, lines=(4,)),
+        # `from tensorflow import function`: no `tf` name to write, so no fix.
+        Example(
+            "from tensorflow import function, reduce_max\n"
+            "@function\n"
+            "def f(x):\n"
+            "    m = reduce_max(x)\n"
+            "    print(m)\n"
+            "    return m\n",
+            count=1, lines=(5,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is not ast.Name or func.id != "print" or not ctx.imports_tf:
+            return
+        if not is_builtin(ctx, func, "print"):
+            return
+        args = node.args  # type: ignore[attr-defined]
+        if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)
+                   for a in args) or _trace_logging(node):  # type: ignore[arg-type]
+            return
+        if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node):
+            return
+        yield self.finding(ctx, node, fix=self._fix(ctx, node))  # type: ignore[arg-type]
+
+    def _fix(self, ctx: Context, node: ast.Call) -> Fix | None:
+        tf = ctx.module_alias("tensorflow")
+        if tf is None:
+            return None
+        for a in node.args:
+            if type(a) is ast.JoinedStr or (type(a) is not ast.Starred
+                                           and _mentions_tensor(ctx, a)
+                                           and not ctx.is_tensor_like(a)):
+                return None  # a tensor formatted into a string at trace time
+        parts = [ctx.source_of(a) for a in node.args]
+        stream = None
+        for k in node.keywords:
+            if k.arg in ("sep", "end"):
+                parts.append(f"{k.arg}={ctx.source_of(k.value)}")
+            elif k.arg == "file" and ctx.qualname(k.value) in _STREAMS:
+                stream = ctx.source_of(k.value)
+            else:
+                return None  # flush=, another file=, **kwargs: no tf.print equivalent
+        if stream is None:
+            sys_name = ctx.module_alias("sys")
+            stream = f"{sys_name}.stdout" if sys_name else None
+        if stream is not None:
+            parts.append(f"output_stream={stream}")
+        return self.unsafe_fix(ctx.replace(node, f"{tf}.print({', '.join(parts)})"),
+                               description="print on every call, with tf.print")
