@@ -40,3 +40,15 @@ def test_integers_are_exact_and_nans_must_match_in_place():
     nan = np.array([1.0, np.nan])
     assert compare_outputs(nan, nan.copy()).equivalent
     assert "NaN" in compare_outputs(nan, np.array([np.nan, 1.0])).reason
+
+
+def test_docs_show_the_schemas_the_code_uses():
+    import json
+    import re
+    from pathlib import Path
+
+    from tfperf.bench.schema import BENCH_SCHEMA, SUITE_SCHEMA
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bench.md").read_text()
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
+    assert blocks == [BENCH_SCHEMA, SUITE_SCHEMA]

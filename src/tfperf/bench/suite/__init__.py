@@ -83,7 +83,9 @@ class SuiteResult:
 def _measured(c: Claim) -> str:
     if c.measured is None or (isinstance(c.measured, float) and math.isnan(c.measured)):
         return "–"
-    return f"{c.measured:.3g} {c.unit}"
+    x = c.measured
+    text = f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    return f"{text} {c.unit}"
 
 
 def run_suite(quick: bool = False, groups: tuple[str, ...] = GROUPS,

@@ -69,11 +69,15 @@ def failed_variants(result: CompareResult) -> str:
     return "; ".join(bad)
 
 
+def _ratio(x: float) -> str:
+    return f"{x:,.0f}×" if x >= 1000 else f"{x:.3g}×"
+
+
 def ratio_verdict(measured: float | None, at_least: float, what: str,
                   failure: str = "") -> tuple[str, str]:
     """``holds`` when ``measured ≥ at_least``; the reason quotes both."""
     if measured is None:
         return NOT_APPLICABLE, f"could not be measured: {failure or 'a variant failed'}"
     if measured >= at_least:
-        return HOLDS, f"{what}: {measured:.3g}× (≥ {at_least:g}× counts as holding)"
-    return DOES_NOT_HOLD, f"{what}: {measured:.3g}× (< {at_least:g}× needed)"
+        return HOLDS, f"{what}: {_ratio(measured)} (≥ {at_least:g}× counts as holding)"
+    return DOES_NOT_HOLD, f"{what}: {_ratio(measured)} (< {at_least:g}× needed)"
