@@ -376,8 +376,8 @@ def check_libraries(facts: Facts) -> Finding:
         found = info.get("found", [])
         loads = info.get("dlopen") == "ok" or any(f.get("dlopen") == "ok" for f in found)
         if loads:
-            where = _where([f for f in found if f.get("dlopen") in ("ok", None)]) or "loader path"
-            ok.append(f"{soname} ({where})")
+            origins = {f["origin"] for f in found if f.get("dlopen") in ("ok", None)}
+            ok.append(f"{soname} ({', '.join(sorted(origins)) or 'loader path'})")
         elif found:
             errs = {f.get("dlopen") for f in found if f.get("dlopen") not in (None, "ok")}
             broken.append(f"{soname} found at {_where(found)} but does not load: "
@@ -387,8 +387,8 @@ def check_libraries(facts: Facts) -> Finding:
     data = {"needed": list(facts.needed_libraries), "missing": missing, "broken": broken,
             "build_cuda": cuda, "build_cudnn": cudnn}
     if not missing and not broken:
-        return _f(code, Status.PASS, "every CUDA library this build loads is reachable: "
-                  + "; ".join(ok), **data)
+        return _f(code, Status.PASS, f"all {len(ok)} CUDA libraries this build loads are "
+                  "reachable: " + ", ".join(ok), **data)
     what = f"TensorFlow {facts.tensorflow_version} (built with CUDA {cuda or '?'}" + (
         f" and cuDNN {cudnn})" if cudnn else ")")
     parts = []

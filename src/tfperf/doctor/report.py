@@ -78,8 +78,26 @@ def _gpu_line(gpu: dict[str, Any]) -> str:
     return f"GPU {gpu.get('index', '?')}: " + ", ".join(parts)
 
 
-def fact_lines(facts: Facts) -> list[tuple[str, str]]:
-    """(label, value) pairs: the facts a reader of a bug report looks for first."""
+def _archs(value: Any) -> str:
+    return " ".join(value) if isinstance(value, (list, tuple)) else str(value)
+
+
+KEY_WHEELS = ("cudnn", "cuda-runtime", "cublas")
+
+
+def _wheels(wheels: dict[str, str], full: bool) -> str:
+    if full or len(wheels) <= len(KEY_WHEELS):
+        return ", ".join(f"{k} {v}" for k, v in wheels.items())
+    key = [f"{k} {v}" for k, v in wheels.items() if any(f"-{w}-" in k for w in KEY_WHEELS)]
+    return f"{len(wheels)} wheels: " + ", ".join(key) + ", …"
+
+
+def fact_lines(facts: Facts, full: bool = False) -> list[tuple[str, str]]:
+    """(label, value) pairs: the facts a reader of a bug report looks for first.
+
+    ``full`` lists every nvidia-* wheel (Markdown for bug reports); the terminal gets the
+    ones that matter most.
+    """
     system = facts.os_release or facts.os or "?"
     if facts.wsl:
         system += " (WSL2)"
@@ -92,7 +110,7 @@ def fact_lines(facts: Facts) -> list[tuple[str, str]]:
     if build.get("is_cuda_build"):
         tf_build = (f"CUDA {build.get('cuda_version', '?')}, "
                     f"cuDNN {build.get('cudnn_version', '?')}, "
-                    f"archs {build.get('cuda_compute_capabilities', '?')}")
+                    f"archs {_archs(build.get('cuda_compute_capabilities', '?'))}")
     elif build:
         tf_build = "CPU only (no CUDA)"
     else:
@@ -109,7 +127,8 @@ def fact_lines(facts: Facts) -> list[tuple[str, str]]:
     if facts.cuda_home:
         toolkit += f", CUDA_HOME={facts.cuda_home}"
     lines = [("system", system),
-             ("python", f"{facts.python_version} ({facts.python_executable})"),
+             ("python", f"{facts.python_version}" + (f" ({facts.python_executable})"
+                                                      if facts.python_executable else "")),
              ("tensorflow", tf),
              ("tf build", tf_build)]
     if facts.keras_packages:
@@ -122,13 +141,21 @@ def fact_lines(facts: Facts) -> list[tuple[str, str]]:
     lines += [("tf devices", tf_devs), ("cuda toolkit", toolkit + " (compiler only: TF does "
                                         "not use it)" if facts.nvcc_version else toolkit)]
     if facts.nvidia_wheels:
-        lines.append(("nvidia wheels",
-                      ", ".join(f"{k} {v}" for k, v in facts.nvidia_wheels.items())))
+        lines.append(("nvidia wheels", _wheels(facts.nvidia_wheels, full)))
     if facts.other_frameworks:
         lines.append(("other", ", ".join(f"{k} {v}" for k, v in facts.other_frameworks.items())))
     if facts.env:
         lines.append(("env", " ".join(f"{k}={v}" for k, v in facts.env.items())))
     return lines
+
+
+LABEL_WIDTH = 15
+
+
+def short_id(check_id: str) -> str:
+    """``doctor.gpu_arch`` → ``gpu_arch``; ``live.matmul.cpu`` → ``matmul.cpu``."""
+    head, _, rest = check_id.partition(".")
+    return rest or head
 
 
 def _grouped(findings: Sequence[Finding]) -> list[tuple[str, list[Finding]]]:
@@ -151,17 +178,20 @@ def _summary_line(findings: Sequence[Finding]) -> str:
 
 def report_text(facts: Facts, findings: Sequence[Finding], color: bool = False) -> str:
     out = [style(f"tfperf doctor {__version__}", "bold", color=color), ""]
-    width = max(len(label) for label, _ in fact_lines(facts))
-    for label, value in fact_lines(facts):
+    lines = fact_lines(facts)
+    width = max(len(label) for label, _ in lines)
+    for label, value in lines:
         out.append(f"  {style(label.ljust(width), 'dim', color=color)}  {value}")
     for title, group in _grouped(findings):
         out += ["", style(title, "bold", color=color)]
         for f in group:
-            out.append(f"  {status_badge(f.status, color)} {f.message}")
+            label = style(short_id(f.code).ljust(LABEL_WIDTH), "dim", color=color)
+            out.append(f"  {status_badge(f.status, color)} {label} {f.message}")
+            indent = " " * (8 + LABEL_WIDTH)
             if f.hint and f.status in (Status.FAIL, Status.WARN):
-                out.append(f"       {style('fix:', 'cyan', color=color)} {f.hint}")
+                out.append(f"{indent}{style('fix:', 'cyan', color=color)} {f.hint}")
             elif f.hint and f.status is Status.SKIP:
-                out.append(f"       {style(f.hint, 'dim', color=color)}")
+                out.append(f"{indent}{style(f.hint, 'dim', color=color)}")
     out += ["", style(_summary_line(findings), "bold",
                       "red" if exit_status(findings) else "green", color=color)]
     return "\n".join(out)
@@ -173,7 +203,8 @@ def report_text(facts: Facts, findings: Sequence[Finding], color: bool = False) 
 
 def report_markdown(facts: Facts, findings: Sequence[Finding]) -> str:
     out = [f"## tfperf doctor {__version__}", "",
-           markdown_table(["fact", "value"], [(k or "", v) for k, v in fact_lines(facts)]), "",
+           markdown_table(["fact", "value"],
+                          [(k or "", v) for k, v in fact_lines(facts, full=True)]), "",
            "### Checks", "",
            markdown_table(["status", "check", "message", "fix"],
                           [(str(f.status).upper(), f"`{f.code}`", f.message, f.hint)
