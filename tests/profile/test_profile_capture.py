@@ -31,7 +31,9 @@ def test_capture_read_back_has_real_tf_op_names(real_report):
     cap = rep.capture
     assert cap.host_only and cap.device_op_s is None and cap.copies is None
     assert cap.steps == 3 and cap.step_source == "step markers" and cap.step_s > 0
-    assert cap.ops[0].type == "MatMul"  # the 128×128 matmul dominates a CPU step
+    graph_ops = [o for o in cap.ops if not o.eager]
+    assert graph_ops[0].type == "MatMul"  # the 128×128 matmul dominates the compiled step
+    assert graph_ops[0].name == "MatMul" and graph_ops[0].count == 3  # node name, one per step
     assert {"MatMul", "Relu", "AddV2"} <= set(cap.by_type)
     assert cap.graph_s > 0 and cap.host_op_s >= cap.graph_s
     assert any(f.code == "profile.capture" and f.data["host_only"] for f in rep.findings)
