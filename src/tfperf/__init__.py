@@ -2,9 +2,24 @@
 
 Capabilities live in subpackages (``doctor``, ``lint``, ``bench``, ``profile``); all of them
 share ``tfperf.core`` (one finding type, one measurement core, one way to render).
-TensorFlow is imported lazily, only by the capabilities that run tensors.
+TensorFlow is imported lazily, only by the capabilities that run tensors, so the
+top-level names below load their subpackage on first use.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "profile", "watch"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``tfperf.profile`` is a callable package (``tfperf.profile(fn, *args, steps=N)``).
+    if name == "profile":
+        return importlib.import_module("tfperf.profile")
+    if name == "watch":
+        return importlib.import_module("tfperf.profile").watch
+    raise AttributeError(f"module 'tfperf' has no attribute {name!r}")
