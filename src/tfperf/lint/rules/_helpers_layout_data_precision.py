@@ -94,7 +94,25 @@ def assigned_value(ctx: Context, expr: ast.AST) -> ast.expr | None:
     if type(parent) is ast.Assign and (len(parent.targets) != 1  # type: ignore[attr-defined]
                                        or type(parent.targets[0]) is not ast.Name):  # type: ignore[attr-defined]
         return None
+    if isinstance(parent, ast.stmt) and not precedes(ctx, parent, expr):
+        return None
     return b.value
+
+
+def precedes(ctx: Context, stmt: ast.stmt, use: ast.AST) -> bool:
+    """``stmt`` surely ran before ``use``: it comes earlier in the same block as one of
+    ``use``'s enclosing statements. An assignment in a sibling ``if``/``elif`` branch, or
+    later in a loop body (a previous iteration), does not count."""
+    holder = ctx.parent(stmt)
+    block = next((getattr(holder, f) for f in ("body", "orelse", "finalbody", "handlers")
+                  if stmt in (getattr(holder, f, None) or ())), None)
+    if block is None:
+        return False
+    index = block.index(stmt)
+    for a in ctx.ancestors(use):
+        if ctx.parent(a) is holder and a in block:
+            return block.index(a) > index
+    return False
 
 
 def loads_bound_by(ctx: Context, scope: ast.AST, name: str, value: ast.AST) -> list[ast.Name]:
@@ -158,6 +176,17 @@ def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
         break
     steps.reverse()
     return Pipeline(node, steps, False)
+
+
+def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
+    """Stricter than ``ctx.is_dataset``: the pipeline starts at a tf.data source built here,
+    or at a name the semantic model takes for a dataset (a parameter annotated
+    ``tf.data.Dataset`` or named ``ds``/``dataset``). Attributes such as ``self._dataset``
+    are not enough: other libraries (Grain, PyTorch) have datasets with ``map`` too."""
+    pipe = pipeline(ctx, expr)
+    if pipe.known:
+        return True
+    return type(pipe.source) is ast.Name and ctx.is_dataset(pipe.source)
 
 
 def method_call(call: ast.AST, *names: str) -> bool:

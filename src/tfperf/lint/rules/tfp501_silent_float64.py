@@ -113,10 +113,12 @@ float64) or NumPy is not imported under a module-level name.
         Example(
             "import numpy as np\n"
             "import tensorflow as tf\n"
+            "np.random.seed(0)\n"
             "x = tf.constant(np.random.rand(3, 4))\n",
-            count=1, lines=(3,),
+            count=1, lines=(4,),
             fixed="import numpy as np\n"
                   "import tensorflow as tf\n"
+                  "np.random.seed(0)\n"
                   "x = tf.constant(np.random.rand(3, 4).astype(np.float32))\n"),
         Example(
             "import numpy as numpy_alias\n"

@@ -11,6 +11,7 @@ from tfperf.lint.rules._helpers_layout_data_precision import (
     PY_FUNCTIONS,
     body_nodes,
     is_random_op,
+    is_tf_dataset,
     keyword,
     map_function,
 )
@@ -150,7 +151,7 @@ the pipeline sets `deterministic=False`. No fix without a module-level `tensorfl
         if keyword(call, "num_parallel_calls") is not None \
                 or len(call.args) > PARALLEL_ARG[func.attr] \
                 or any(k.arg is None for k in call.keywords) or not call.args \
-                or not ctx.is_dataset(func.value):
+                or not is_tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
         if fn is not None and not any(type(n) is ast.Call for n in body_nodes(fn)):

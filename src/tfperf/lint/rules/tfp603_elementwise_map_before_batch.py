@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import map_function, method_call
+from tfperf.lint.rules._helpers_layout_data_precision import (
+    is_tf_dataset,
+    map_function,
+    method_call,
+)
 from tfperf.lint.semantic import Context
 
 # Ops that work element by element (same result on a batch as on each element stacked).
@@ -153,7 +157,7 @@ values, random ops), several statements, or a map not directly followed by `batc
                 return
             recv = b.value
         if not method_call(recv, "map") or len(recv.args) != 1 \
-                or not ctx.is_dataset(recv.func.value):  # type: ignore[attr-defined]
+                or not is_tf_dataset(ctx, recv.func.value):  # type: ignore[attr-defined]
             return
         fn = map_function(ctx, recv)  # type: ignore[arg-type]
         if fn is None:

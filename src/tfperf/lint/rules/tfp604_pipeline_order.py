@@ -11,6 +11,7 @@ from tfperf.lint.rules._helpers_layout_data_precision import (
     assigned_value,
     body_nodes,
     is_random_op,
+    is_tf_dataset,
     keyword,
     map_function,
     method_call,
@@ -143,7 +144,7 @@ are not random augmentation here.
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not method_call(node, "cache", "shuffle") or not ctx.imports_tf \
-                or not ctx.is_dataset(node.func.value):  # type: ignore[attr-defined]
+                or not is_tf_dataset(ctx, node.func.value):  # type: ignore[attr-defined]
             return
         steps = pipeline(ctx, node).steps
         if not steps or steps[-1] is not node:
