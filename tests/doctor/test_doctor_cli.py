@@ -128,7 +128,7 @@ def test_passing_machine_exits_0(monkeypatch, capsys):
 
 @pytest.mark.parametrize("argv", [
     ["doctor", "--timeout", "0"], ["doctor", "--timeout", "-3"],
-    ["doctor", "--matmul-size", "1"],
+    ["doctor", "--matmul-size", "1"], ["doctor", "--driver", "550.144.03"],
 ])
 def test_bad_arguments_are_usage_errors(argv, capsys):
     assert main(argv) == 2

@@ -53,6 +53,11 @@ def run_doctor(args: argparse.Namespace) -> int:
         return run_plan(args)
     from tfperf.cli import UsageError
 
+    planner_only = [f"--{name}" for name in ("driver", "gpu", "cc", "python")
+                    if getattr(args, name, None) is not None]
+    if planner_only:
+        raise UsageError(f"{', '.join(planner_only)} only make sense with --plan (this machine's "
+                         "own driver and GPU are probed, not given)")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
     if args.matmul_size is not None and not 16 <= args.matmul_size <= 32768:
