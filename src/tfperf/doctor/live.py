@@ -163,7 +163,7 @@ def _matmul_findings(results: Any, gpus_expected: bool) -> list[Finding]:
         data = {k: v for k, v in r.items() if k != "id"}
         if r["id"] == "live.matmul.cpu":
             size_note = "" if gpu_results or r.get("n") == MATMUL_SIZE else \
-                f" (no GPU to compare with: {r.get('n')}, not the article's {MATMUL_SIZE})"
+                f" (size {r.get('n')}, not the article's {MATMUL_SIZE}: no GPU to compare with)"
             out.append(Finding("live.matmul.cpu", _matmul_line(r) + size_note, Status.PASS,
                                data=data))
             continue
