@@ -147,6 +147,17 @@ def test_gpu_on_pci_without_driver_fails():
     assert "no driver answers" in gpu.message and "10de:2684" in gpu.message
 
 
+def test_driver_library_mismatch_after_an_update_fails():
+    facts = load("tf221_driver535", driver_source="/proc/driver/nvidia/version", gpus=[],
+                 driver_probes={"nvml": "NVMLError_LibRmVersionMismatch: RM has detected an "
+                                        "NVML/RM version mismatch.",
+                                "nvidia-smi": "exit status 18: Failed to initialize NVML: "
+                                              "Driver/library version mismatch",
+                                "/proc/driver/nvidia/version": "ok"})
+    gpu = verdicts(facts)["doctor.gpu"]
+    assert gpu.status is Status.FAIL and "reboot" in gpu.hint
+
+
 def test_hung_nvidia_smi_is_reported_not_fatal():
     facts = load("no_gpu_no_nvidia_smi", driver_probes={
         "nvml": "NVMLError_Unknown: Unknown Error", "nvidia-smi": "timed out after 10s",

@@ -166,6 +166,12 @@ def check_platform(facts: Facts) -> Finding:
 def check_gpu(facts: Facts) -> Finding:
     code = "doctor.gpu"
     probes = "; ".join(f"{k}: {v}" for k, v in facts.driver_probes.items())
+    mismatch = [f"{k}: {v}" for k, v in facts.driver_probes.items() if "mismatch" in v.lower()]
+    if mismatch:
+        return _f(code, Status.FAIL, f"the NVIDIA kernel module and user-space driver differ "
+                  f"({mismatch[0]}): no CUDA program can use the GPU",
+                  "reboot (the driver was updated without one), or reload the nvidia kernel "
+                  "modules", probes=facts.driver_probes, driver=facts.driver_version)
     if facts.driver_version:
         gpus = ", ".join(f"{g.get('name')} (cc {g.get('compute_capability') or '?'})"
                          for g in facts.gpus) or "no GPU listed"
@@ -483,6 +489,9 @@ def check_cudnn_copies(facts: Facts) -> Finding:
         (version, group), = by_version.items()
         return _f(code, Status.PASS, f"one cuDNN ({version}) reachable: {_where(group)}", **data)
     listing = "; ".join(f"{v}: {_where(g)}" for v, g in by_version.items())
+    loaded = [p for p in facts.tf_loaded_libraries if "libcudnn.so" in p]
+    if loaded:
+        listing += f"; TensorFlow loaded {loaded[0]}"
     return _f(code, Status.WARN, f"{len(by_version)} different cuDNNs reachable ({listing}): "
               "the loader may pick one TensorFlow was not built for "
               f"({', '.join(sorted(origins))})",
