@@ -36,7 +36,10 @@ def test_short_calls_are_grouped_in_blocks_and_divided_back():
     m = measure(busy_wait, args=(0.0005,), warmup=0.0, min_runs=5, max_time=1.0,
                 min_block_time=0.01)
     assert m.number >= 20
-    assert m.median == pytest.approx(0.0005, rel=0.05)
+    # A block of 20+ calls is often hit by preemption on a loaded machine, which only ever
+    # adds time; the fastest block shows the division back to per-call time is exact.
+    assert m.min == pytest.approx(0.0005, rel=0.05)
+    assert m.median >= 0.0005 * 0.99
 
 
 def test_first_call_is_reported_apart_from_steady_state():
