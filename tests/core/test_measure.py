@@ -33,13 +33,18 @@ def test_busy_wait_of_20ms_is_measured_within_5_percent():
 
 
 def test_short_calls_are_grouped_in_blocks_and_divided_back():
-    m = measure(busy_wait, args=(0.0005,), warmup=0.0, min_runs=5, max_time=1.0,
-                min_block_time=0.01)
-    assert m.number >= 20
-    # A block of 20+ calls is often hit by preemption on a loaded machine, which only ever
-    # adds time; the fastest block shows the division back to per-call time is exact.
-    assert m.min == pytest.approx(0.0005, rel=0.05)
-    assert m.median >= 0.0005 * 0.99
+    # A simulated clock makes each call last exactly 0.5 ms: the grouping and the division
+    # back to per-call time are checked exactly, whatever the machine's load.
+    now = [0.0]
+
+    def call():
+        now[0] += 0.0005
+
+    m = measure(call, warmup=0.0, min_runs=5, max_time=1.0, min_block_time=0.01,
+                clock=lambda: now[0])
+    assert m.number == 20  # 1, 2, 5, 10, 20: the first block of at least 10 ms
+    assert m.median == pytest.approx(0.0005) and m.iqr == pytest.approx(0.0, abs=1e-12)
+    assert m.runs == 5  # no spread: stops at min_runs
 
 
 def test_first_call_is_reported_apart_from_steady_state():
