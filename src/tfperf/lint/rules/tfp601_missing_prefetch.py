@@ -44,8 +44,15 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
                 if arg is not None:
                     yield arg
             elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
-                    and ctx.binding(func) is None:  # type: ignore[attr-defined]
+                    and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
                 yield node.args[0]  # type: ignore[attr-defined]
+
+
+def _peek(ctx: Context, iter_call: ast.AST) -> bool:
+    """``next(iter(ds))``: one element looked at, not a consumed pipeline."""
+    parent = ctx.parent(iter_call)
+    return type(parent) is ast.Call and type(parent.func) is ast.Name \
+        and parent.func.id == "next"  # type: ignore[attr-defined]
 
 
 class MissingPrefetch(Rule):
@@ -86,9 +93,10 @@ The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last
 **safe**: prefetching yields the same elements in the same order; it only produces them
 ahead of time (so a `py_function` with side effects runs a little earlier, and a few more
 elements are held in memory). Pipelines passed in from elsewhere (a parameter, another
-module's function), peeked at with `take(n)`, or that do no per-element work (in-memory
-slices, batched) are not reported; nor are pipelines with a `prefetch` anywhere, or Keras
-dataset utilities (`image_dataset_from_directory`...), which end with one already.
+module's function), peeked at with `take(n)` or `next(iter(ds))`, or that do no
+per-element work (in-memory slices, batched) are not reported; nor are pipelines with a
+`prefetch` anywhere, or Keras dataset utilities (`image_dataset_from_directory`...),
+which end with one already.
 """
     valid = (
         "import tensorflow as tf\n"
@@ -110,6 +118,10 @@ dataset utilities (`image_dataset_from_directory`...), which end with one alread
         "def train(model):\n"
         "    ds = keras.utils.image_dataset_from_directory('images', batch_size=32)\n"
         "    model.fit(ds)\n",
+        # One element looked at.
+        "import tensorflow as tf\n"
+        "ds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
+        "first = next(iter(ds))\n",
         # Iterating a Python list, not a dataset.
         "import tensorflow as tf\n"
         "for x in [tf.ones(3), tf.zeros(3)]:\n"
