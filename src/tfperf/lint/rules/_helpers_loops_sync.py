@@ -79,13 +79,18 @@ def converts_a_tensor(ctx: Context, conv: HostConversion) -> bool:
 
 # ---------------------------------------------------------------------------- traced code
 
-PY_FUNCTION_CALLS = frozenset({
-    "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.compat.v1.py_func",
-    "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
-})
-# Names in an `if` test that guard eager-only code (`if tf.executing_eagerly():`).
-_EAGER_GUARDS = frozenset({"executing_eagerly", "EagerTensor", "is_symbolic_tensor",
-                           "inside_function", "is_keras_tensor", "in_eager_mode"})
+# Last parts of the TF functions that run a Python function eagerly (public and internal
+# spellings: tf.py_function, tf.numpy_function, tf.compat.v1.py_func, script_ops.eager_py_func).
+PY_FUNCTION_NAMES = frozenset({"py_function", "numpy_function", "py_func", "eager_py_func"})
+# Words in an `if` test that guard eager-only code (`if tf.executing_eagerly():`,
+# `if is_torch_backend:`, `isinstance(x, EagerTensor)`, `hasattr(x, "numpy")`).
+_EAGER_GUARD_WORDS = ("eager", "torch", "symbolic", "inside_function", "keras_tensor")
+
+
+def is_py_function_call(ctx: Context, call: ast.AST) -> bool:
+    q = ctx.call_qualname(call)
+    return q is not None and q.startswith("tensorflow.") \
+        and q.rsplit(".", 1)[1] in PY_FUNCTION_NAMES
 
 
 def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
@@ -94,7 +99,7 @@ def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
         p = ctx.parent(fn)
         if type(p) is ast.keyword:
             p = ctx.parent(p)
-        return type(p) is ast.Call and ctx.call_qualname(p) in PY_FUNCTION_CALLS
+        return type(p) is ast.Call and is_py_function_call(ctx, p)
     name = getattr(fn, "name", None)
     if name is None:
         return False
@@ -102,10 +107,8 @@ def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
         if type(call) is not ast.Call:
             continue
         f = call.func
-        if (getattr(f, "attr", None) or getattr(f, "id", None)) not in (
-                "py_function", "numpy_function", "py_func"):
-            continue
-        if ctx.call_qualname(call) not in PY_FUNCTION_CALLS:
+        if (getattr(f, "attr", None) or getattr(f, "id", None)) not in PY_FUNCTION_NAMES \
+                or not is_py_function_call(ctx, call):
             continue
         passed = [call.args[0]] if call.args else []
         passed += [k.value for k in call.keywords if k.arg == "func"]
@@ -118,17 +121,17 @@ def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
 def eager_guarded(ctx: Context, node: ast.AST) -> bool:
     """``node`` sits in an ``if``/conditional expression whose test asks whether code runs
     eagerly (``tf.executing_eagerly()``, ``isinstance(x, EagerTensor)``, ``hasattr(x,
-    "numpy")``), within its function: library code that is correct in both modes."""
+    "numpy")``, ``if is_torch_backend:``), within its function: code that is correct in
+    both modes."""
     for p in ctx.ancestors(node):
         tp = type(p)
         if tp is ast.If or tp is ast.IfExp or tp is ast.While:
             for n in ast.walk(p.test):  # type: ignore[attr-defined]
                 t = type(n)
-                if t is ast.Name and n.id in _EAGER_GUARDS:  # type: ignore[attr-defined]
-                    return True
-                if t is ast.Attribute and n.attr in _EAGER_GUARDS:  # type: ignore[attr-defined]
-                    return True
-                if t is ast.Constant and n.value == "numpy":  # type: ignore[attr-defined]
+                word = n.id if t is ast.Name else n.attr if t is ast.Attribute \
+                    else n.value if t is ast.Constant and type(n.value) is str else None  # type: ignore[attr-defined]
+                if word is not None and (word == "numpy" or any(
+                        w in word.lower() for w in _EAGER_GUARD_WORDS)):
                     return True
         elif tp in FUNCTION_NODES:
             return False

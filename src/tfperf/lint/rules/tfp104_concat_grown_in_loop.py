@@ -86,6 +86,18 @@ def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
     return False
 
 
+def _leaves_loop_after(ctx: Context, stmt: ast.stmt) -> bool:
+    """A ``return``/``break``/``raise`` follows ``stmt`` in its block: the grown value does
+    not reach another iteration."""
+    parent = ctx.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if type(block) is list and stmt in block:
+            after = block[block.index(stmt) + 1:]
+            return any(type(s) in (ast.Return, ast.Break, ast.Raise) for s in after)
+    return False
+
+
 class ConcatGrownInLoop(Rule):
     code = "TFP104"
     name = "concat-grown-in-loop"
@@ -127,8 +139,9 @@ No automatic fix: collecting the pieces changes where the tensor exists during t
 which the code after the loop may rely on.
 
 Not reported: loops over a Python list (`for layer in self.layers`: a DenseNet block
-concatenates once per layer by design), `range` loops with a small literal bound (≤ 8), and
-a variable re-assigned earlier in the same iteration (nothing grows across iterations).
+concatenates once per layer by design), `range` loops with a small literal bound (≤ 8), a
+variable re-assigned earlier in the same iteration, and a concat followed by `return` or
+`break` (nothing grows across iterations).
 """
     valid = (
         # One concat of a collected list, after the loop.
@@ -240,6 +253,7 @@ a variable re-assigned earlier in the same iteration (nothing grows across itera
         if not loops or type(loops[0]) not in (ast.For, ast.AsyncFor, ast.While):
             return
         loop = loops[0]
-        if not _long_loop(ctx, loop) or _reset_before(loop, node, target):  # type: ignore[arg-type]
+        if not _long_loop(ctx, loop) or _reset_before(loop, node, target) \
+                or _leaves_loop_after(ctx, node):  # type: ignore[arg-type]
             return
         yield self.finding(ctx, node)

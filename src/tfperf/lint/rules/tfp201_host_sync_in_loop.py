@@ -48,8 +48,7 @@ def _computed_in(ctx: Context, expr: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
-def per_element_sync(ctx: Context, operand: ast.AST, tensor_evidence: bool,
-                     loops: list[ast.AST]) -> bool:
+def per_element_sync(ctx: Context, operand: ast.AST, loops: list[ast.AST]) -> bool:
     """Whether converting ``operand`` happens once per element of a tensor: it is an element
     (``t[i]``, the row of ``for row in t``) or a value computed per element of a loop that
     walks a tensor (TFP101's loops). Loops over datasets (one batch per iteration) end the
@@ -60,7 +59,9 @@ def per_element_sync(ctx: Context, operand: ast.AST, tensor_evidence: bool,
         if iterates_dataset(ctx, loop):
             return False
         over_tensor = iterates_tensor(ctx, loop)
-        tensorish = tensor_evidence or ctx.is_tensor_like(operand) or over_tensor \
+        # `.numpy()` alone proves a tensor, not a tensor's element: `tensors[i]` may index
+        # a Python list of tensors (weights saved one by one), which is not a hot path.
+        tensorish = ctx.is_tensor_like(operand) or over_tensor \
             or _shape_sized(ctx, loop, operand)
         if tensorish and per_iteration_data(ctx, operand, loop, bare_target=over_tensor):
             return True
@@ -205,22 +206,22 @@ convergence test, over a Python list of tensors, and inside `tf.py_function` bod
             conv = host_conversion(ctx, node)
             if conv is None or not ctx.imports_tf:
                 return
-            operand, evidence = conv.operand, conv.kind == "numpy"
-            if evidence and not converts_a_tensor(ctx, conv):
-                return
-            if not evidence and not ctx.is_tensor_like(operand):
+            operand = conv.operand
+            if conv.kind == "numpy":
+                if not converts_a_tensor(ctx, conv):
+                    return
+            elif not ctx.is_tensor_like(operand):
                 return
             message = f"{conv.label} of a tensor inside a loop: one device sync per iteration"
         else:
             operand = self._tested_tensor(ctx, node.test)  # type: ignore[attr-defined]
             if operand is None:
                 return
-            evidence = False
             message = "tensor used as a condition inside a loop: one device sync per iteration"
         loops = ctx.enclosing_loops(node)
         if not loops or traced(ctx, node) or in_py_function(ctx, node):
             return
-        if per_element_sync(ctx, operand, evidence, loops):
+        if per_element_sync(ctx, operand, loops):
             yield self.finding(ctx, node if type(node) is ast.Call else node.test, message)  # type: ignore[attr-defined]
 
     @staticmethod

@@ -19,14 +19,29 @@ from tfperf.lint.semantic import Context, returns_tensor
 # Calls whose single argument `X.numpy()` can become `tf.stop_gradient(X)`.
 SNAPSHOT_CALLS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
                             "tensorflow.compat.v1.convert_to_tensor"})
-# Tensor makers that take host data by design at initialisation: not round trips worth noise.
-_EXCLUDED = frozenset({"tensorflow.Variable", "tensorflow.compat.v1.Variable",
-                       "tensorflow.numpy_function", "tensorflow.py_function"})
+# Calls that take host data by design (initial values, graph-building placeholders, Python
+# functions run eagerly), by last name: not round trips worth reporting.
+_EXCLUDED_LAST = frozenset({"Variable", "placeholder_with_default", "py_function",
+                            "numpy_function", "py_func", "eager_py_func"})
+
+
+def _tensor_op(q: str) -> bool:
+    """A TF op that makes a tensor of its arguments. TF's own internal modules count only
+    for its op modules (``tensorflow.python.ops.*``, ``constant_op``): helpers elsewhere
+    there (``compat.as_str``, ``numpy_compat.np_asarray``) take and return host values."""
+    if q.rsplit(".", 1)[1] in _EXCLUDED_LAST:
+        return False
+    if q.startswith("keras.ops."):
+        return True
+    if q.startswith("tensorflow.python."):
+        return q.startswith("tensorflow.python.ops.") \
+            or q == "tensorflow.python.framework.constant_op.constant"
+    return returns_tensor(q)
 
 
 def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostConversion | None:
     """The host conversion of a tensor that ``expr`` computes from: ``t.numpy()``,
-    ``np.array(t)``, ``float(t)``, and NumPy functions, array methods, arithmetic, indexing
+    ``np.array(t)``, and NumPy functions, array methods, arithmetic, indexing
     or lists over one, following names assigned to such values."""
     if depth > 8:
         return None
@@ -36,10 +51,11 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
         if conv is not None:
             if conv.kind == "numpy":
                 return conv if converts_a_tensor(ctx, conv) else None
+            if conv.kind != "np":
+                return None  # float(t)/int(t): scalars, mostly static shapes and sizes
             if ctx.is_tensor_like(conv.operand):
                 return conv
-            return host_value_of_tensor(ctx, conv.operand, depth + 1) if conv.kind == "np" \
-                else None
+            return host_value_of_tensor(ctx, conv.operand, depth + 1)
         func = expr.func  # type: ignore[attr-defined]
         q = ctx.qualname(func)
         if q is not None:
@@ -199,7 +215,7 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
         if not ctx.imports_tf:
             return
         q = ctx.call_qualname(node)
-        if q is None or q in _EXCLUDED or not (returns_tensor(q) or q.startswith("keras.ops.")):
+        if q is None or not _tensor_op(q):
             return
         values = [*args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
         conv = next((c for c in (host_value_of_tensor(ctx, v) for v in values) if c), None)

@@ -7,29 +7,39 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import eager_guarded, in_py_function, traced
+from tfperf.lint.rules._helpers_loops_sync import (
+    eager_guarded,
+    in_py_function,
+    surely_tensor,
+    traced,
+)
 from tfperf.lint.rules._loops import is_builtin
 from tfperf.lint.semantic import Context
 
 _STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 
 
+def _tensor(ctx: Context, expr: ast.AST) -> bool:
+    # `surely_tensor` adds the parameters of Dataset.map functions (always tensors).
+    return ctx.is_tensor_like(expr) or surely_tensor(ctx, expr)
+
+
 def _mentions_tensor(ctx: Context, expr: ast.AST) -> bool:
     """A tensor is printed: the argument is one, or an f-string / ``%`` / ``.format``
     formats one."""
-    if ctx.is_tensor_like(expr):
+    if _tensor(ctx, expr):
         return True
     t = type(expr)
     if t is ast.JoinedStr:
-        return any(type(v) is ast.FormattedValue and ctx.is_tensor_like(v.value)
+        return any(type(v) is ast.FormattedValue and _tensor(ctx, v.value)
                    for v in expr.values)  # type: ignore[attr-defined]
     if t is ast.BinOp and type(expr.op) is ast.Mod and type(expr.left) is ast.Constant:  # type: ignore[attr-defined]
         right = expr.right  # type: ignore[attr-defined]
         items = right.elts if type(right) is ast.Tuple else [right]
-        return any(ctx.is_tensor_like(e) for e in items)
+        return any(_tensor(ctx, e) for e in items)
     if t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "format" \
             and type(expr.func.value) is ast.Constant:  # type: ignore[attr-defined]
-        return any(ctx.is_tensor_like(a) for a in expr.args)  # type: ignore[attr-defined]
+        return any(_tensor(ctx, a) for a in expr.args)  # type: ignore[attr-defined]
     return False
 
 
@@ -201,7 +211,7 @@ and `tf.py_function` bodies.
         for a in node.args:
             if type(a) is ast.JoinedStr or (type(a) is not ast.Starred
                                            and _mentions_tensor(ctx, a)
-                                           and not ctx.is_tensor_like(a)):
+                                           and not _tensor(ctx, a)):
                 return None  # a tensor formatted into a string at trace time
         parts = [ctx.source_of(a) for a in node.args]
         stream = None
