@@ -42,7 +42,7 @@ def test_busy_wait_of_20ms_is_measured_within_5_percent():
     reference = _bare_median(0.02)
     assert (m.median == pytest.approx(0.02, rel=0.05)
             or m.median == pytest.approx(reference, rel=0.05)), (m.median, reference)
-    assert m.first_call_s == pytest.approx(0.02, rel=0.5)
+    assert m.first_call_s >= 0.02
 
 
 def test_short_calls_are_grouped_in_blocks_and_divided_back():
