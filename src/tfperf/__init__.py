@@ -13,13 +13,15 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "profile", "watch"]
+__all__ = ["__version__", "inputs", "profile", "variant", "watch"]
 
 
 def __getattr__(name: str) -> Any:
     # ``tfperf.profile`` is a callable package (``tfperf.profile(fn, *args, steps=N)``).
     if name == "profile":
         return importlib.import_module("tfperf.profile")
+    if name in ("variant", "inputs"):  # bench-file decorators: ``@tfperf.variant``
+        return getattr(importlib.import_module("tfperf.bench.declare"), name)
     if name == "watch":
         return importlib.import_module("tfperf.profile").watch
     raise AttributeError(f"module 'tfperf' has no attribute {name!r}")
