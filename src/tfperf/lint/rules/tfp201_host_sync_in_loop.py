@@ -48,6 +48,55 @@ def _computed_in(ctx: Context, expr: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
+def _unconditional(ctx: Context, node: ast.AST, loop: ast.AST) -> bool:
+    """``node`` runs on every iteration of ``loop``: no ``if`` (or ``try`` handler) between
+    them. Logging every 100 steps (``if step % 100 == 0:``) is not a per-iteration sync."""
+    for p in ctx.ancestors(node):
+        if p is loop:
+            return True
+        if type(p) in (ast.If, ast.IfExp, ast.ExceptHandler, ast.BoolOp):
+            return False
+    return False
+
+
+def _tensor_step(ctx: Context, name: ast.AST, loop: ast.AST, numpy_call: bool) -> bool:
+    """``name`` is (re)computed by tensor work in this iteration: assigned in the loop from a
+    TF op, or from arithmetic on a tensor or on itself (a loop-carried value, ``x = x * 0.99
+    + 0.01``, a tensor when ``.numpy()`` is called on it). A value returned by an unknown
+    function (``loss = train_step(batch)``) is not known to be tensor work."""
+    if type(name) is not ast.Name or not _computed_in(ctx, name, loop):
+        return False
+    b = ctx.binding(name)  # type: ignore[arg-type]
+    value = b.value.value if b.kind == "augassign" else b.value  # type: ignore[union-attr]
+    if type(value) is ast.Call:
+        return ctx.is_tensor_like(value)
+    if type(value) not in (ast.BinOp, ast.UnaryOp):
+        return False
+    if ctx.is_tensor_like(value):
+        return True
+    own = name.id  # type: ignore[attr-defined]
+    return numpy_call and (b.kind == "augassign" or any(  # type: ignore[union-attr]
+        type(n) is ast.Name and n.id == own for n in ast.walk(value)))
+
+
+def _steps_loop(ctx: Context, loop: ast.AST) -> bool:
+    """A ``for`` over a ``range`` or a tensor: the steps of an eager computation."""
+    return type(loop) in (ast.For, ast.AsyncFor) and (
+        range_args(ctx, loop.iter) is not None or iterates_tensor(ctx, loop))  # type: ignore[attr-defined]
+
+
+def per_iteration_sync(ctx: Context, node: ast.AST, operand: ast.AST, numpy_call: bool,
+                       loops: list[ast.AST]) -> bool:
+    """Whether converting ``operand`` at ``node`` syncs once per iteration of a hot loop:
+    see :func:`per_element_sync`, or (the article's S1 case) a tensor recomputed by TF ops
+    every step of a ``range`` loop and converted unconditionally in each."""
+    if per_element_sync(ctx, operand, loops):
+        return True
+    loop = loops[0]
+    return _steps_loop(ctx, loop) and _unconditional(ctx, node, loop) \
+        and _tensor_step(ctx, operand, loop, numpy_call)
+
+
 def per_element_sync(ctx: Context, operand: ast.AST, loops: list[ast.AST]) -> bool:
     """Whether converting ``operand`` happens once per element of a tensor: it is an element
     (``t[i]``, the row of ``for row in t``) or a value computed per element of a loop that
@@ -85,6 +134,8 @@ Finds host conversions of tensor elements inside a loop: `t[i].numpy()`, `float(
 `int(t[i])`, `bool(t[i])`, `np.array(t[i])`, `np.asarray(row)` over `for row in t`, a tensor
 element used as an `if` condition (`if t[i] > 0:`, an implicit `bool()`), and the same on
 values computed per element of a loop that walks a tensor (the loops TFP101 reports).
+Also the article's S1 case: in a `range` loop of eager tensor steps, a tensor recomputed by
+TF ops each step and converted on every step (`x = x * 0.99 + 0.01; x.numpy()`).
 Outside `tf.function` only (inside, TFP202 reports it).
 
 ## Why is this bad?
@@ -113,8 +164,10 @@ No automatic fix: moving the conversion out of the loop changes the loop's code.
 
 `.item()` does not exist on TensorFlow tensors; `t.numpy().item()` is reported at
 `.numpy()`. Not reported: one conversion per batch of a dataset (`for batch in ds:
-preds.append(model(batch).numpy())`), per step of a training loop, in a `while` loop's
-convergence test, over a Python list of tensors, and inside `tf.py_function` bodies.
+preds.append(model(batch).numpy())`), a value returned by a function the rule cannot see
+into (`loss = train_step(batch); float(loss)`), conditional logging (`if step % 100 == 0:`),
+a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
+`tf.py_function` bodies.
 """
     valid = (
         # One conversion, then NumPy.
@@ -154,6 +207,14 @@ convergence test, over a Python list of tensors, and inside `tf.py_function` bod
         "def f(x):\n"
         "    for i in range(x.shape[0]):\n"
         "        tf.print(x[i].numpy())\n",
+        # Logging every 100 steps: the sync is not per iteration.
+        "import tensorflow as tf\n"
+        "def run(x, steps):\n"
+        "    for step in range(steps):\n"
+        "        x = tf.tanh(x) * 0.5\n"
+        "        if step % 100 == 0:\n"
+        "            print(step, x.numpy())\n"
+        "    return x\n",
         # A convergence test in a while loop: one sync per iteration is the algorithm.
         "import tensorflow as tf\n"
         "def solve(step, x):\n"
@@ -190,6 +251,21 @@ convergence test, over a Python list of tensors, and inside `tf.py_function` bod
             "    if row[0] > 0:\n"
             "        print(np.asarray(row))\n",
             count=2, lines=(5, 6)),
+        # The article's S1 case: eager steps read back on every step; an inline training
+        # step whose loss is printed each iteration.
+        Example(
+            "import tensorflow as tf\n"
+            "def steps(x, w, opt):\n"
+            "    for _ in range(20):\n"
+            "        x = x * 0.99 + 0.01\n"
+            "        x.numpy()\n"
+            "    for step in range(1000):\n"
+            "        with tf.GradientTape() as tape:\n"
+            "            loss = tf.reduce_mean(tf.square(x * w))\n"
+            "        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))\n"
+            "        print(step, float(loss))\n"
+            "    return x\n",
+            count=2, lines=(5, 10)),
         # A value computed per element of a loop over a tensor, then converted.
         Example(
             "from tensorflow import reduce_sum, ones\n"
@@ -206,8 +282,8 @@ convergence test, over a Python list of tensors, and inside `tf.py_function` bod
             conv = host_conversion(ctx, node)
             if conv is None or not ctx.imports_tf:
                 return
-            operand = conv.operand
-            if conv.kind == "numpy":
+            operand, numpy_call = conv.operand, conv.kind == "numpy"
+            if numpy_call:
                 if not converts_a_tensor(ctx, conv):
                     return
             elif not ctx.is_tensor_like(operand):
@@ -217,11 +293,14 @@ convergence test, over a Python list of tensors, and inside `tf.py_function` bod
             operand = self._tested_tensor(ctx, node.test)  # type: ignore[attr-defined]
             if operand is None:
                 return
+            numpy_call = False  # unused for conditions
             message = "tensor used as a condition inside a loop: one device sync per iteration"
         loops = ctx.enclosing_loops(node)
         if not loops or traced(ctx, node) or in_py_function(ctx, node):
             return
-        if per_element_sync(ctx, operand, loops):
+        # A condition per step (`if err < tol: break`) is a convergence test: elements only.
+        if per_element_sync(ctx, operand, loops) if type(node) is not ast.Call \
+                else per_iteration_sync(ctx, node, operand, numpy_call, loops):
             yield self.finding(ctx, node if type(node) is ast.Call else node.test, message)  # type: ignore[attr-defined]
 
     @staticmethod

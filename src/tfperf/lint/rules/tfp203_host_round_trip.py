@@ -34,8 +34,8 @@ def _tensor_op(q: str) -> bool:
     if q.startswith("keras.ops."):
         return True
     if q.startswith("tensorflow.python."):
-        return q.startswith("tensorflow.python.ops.") \
-            or q == "tensorflow.python.framework.constant_op.constant"
+        return q == "tensorflow.python.framework.constant_op.constant" \
+            or (q.startswith("tensorflow.python.ops.") and returns_tensor(q))
     return returns_tensor(q)
 
 
