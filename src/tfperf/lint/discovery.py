@@ -58,6 +58,8 @@ def walk(root: Path, excluded=None) -> Iterable[Path]:
     """Lintable files under ``root``, in a stable order, spelled from ``root`` as given."""
     shown, root = root, root.resolve()
     base_specs = _parent_specs(root)
+    if base_specs and _ignored(base_specs, root, True):
+        base_specs = []  # a directory named explicitly is linted even if git ignores it
     stack: list[tuple[Path, list[tuple[Path, object]]]] = [(root, base_specs)]
     while stack:
         directory, specs = stack.pop()
