@@ -1,0 +1,185 @@
+"""Focused tests for the layout (TFP40x), precision (TFP50x) and tf.data (TFP60x) rules:
+the context they rely on, which fixes are SAFE, and SAFE fixes checked by execution."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfperf.core.findings import Applicability
+from tfperf.lint import registry
+from tfperf.lint.engine import lint_source
+from tfperf.lint.fix import fix_source
+
+
+def _lint(source: str, code: str):
+    return [f for f in lint_source(source, "t.py", rules=[registry.get(code)])
+            if f.code == code]
+
+
+def _safe_fixed(source: str, code: str) -> str:
+    result = fix_source(source, lambda s: lint_source(s, "t.py", rules=[registry.get(code)]))
+    assert result.error is None
+    return result.source
+
+
+# ------------------------------------------------------------------ TFP401
+
+
+def test_tfp401_fix_is_safe_only_for_a_plain_tensor():
+    tensor = ("import tensorflow as tf\n"
+              "x = tf.ones([2, 3])\n"
+              "y = tf.transpose(tf.transpose(x))\n")
+    variable = tensor.replace("tf.ones([2, 3])", "tf.Variable(tf.ones([2, 3]))")
+    untraced_param = ("import tensorflow as tf\n"
+                      "def f(x):\n"
+                      "    return tf.transpose(tf.transpose(x, [1, 0]), [1, 0])\n")
+    assert [f.fix.applicability for f in _lint(tensor, "TFP401")] == [Applicability.SAFE]
+    assert [f.fix.applicability for f in _lint(variable, "TFP401")] == [Applicability.UNSAFE]
+    assert [f.fix.applicability for f in _lint(untraced_param, "TFP401")] == \
+        [Applicability.UNSAFE]
+    assert _safe_fixed(variable, "TFP401") == variable  # --fix alone leaves it
+
+
+def test_tfp401_assignments_in_sibling_branches_do_not_pair_up():
+    # keras' einsum: each branch transposes on its own; a self-inverse perm in two branches
+    # is not a round trip.
+    source = ("import tensorflow as tf\n"
+              "def f(x, y, mode):\n"
+              "    if mode == 'a':\n"
+              "        y = tf.transpose(y, [0, 2, 1, 3])\n"
+              "        return tf.matmul(x, y)\n"
+              "    elif mode == 'b':\n"
+              "        y = tf.transpose(y, [0, 2, 1, 3])\n"
+              "        return tf.matmul(x, y)\n")
+    assert _lint(source, "TFP401") == []
+
+
+# ------------------------------------------------------------------ TFP404
+
+
+def test_tfp404_conditional_layout_handling_is_not_reported():
+    # Library code that supports both layouts (TF's CPU convolutions are NHWC-only).
+    source = ("import tensorflow as tf\n"
+              "def blur(images, kernel, data_format):\n"
+              "    if data_format == 'channels_first':\n"
+              "        images = tf.transpose(images, (0, 2, 3, 1))\n"
+              "    out = tf.nn.depthwise_conv2d(images, kernel, [1, 1, 1, 1], 'SAME')\n"
+              "    if data_format == 'channels_first':\n"
+              "        out = tf.transpose(out, (0, 3, 1, 2))\n"
+              "    return out\n")
+    assert _lint(source, "TFP404") == []
+
+
+# ------------------------------------------------------------------ TFP501 / TFP502
+
+
+def test_tfp501_dtype_given_positionally_or_through_kwargs_is_respected():
+    source = ("import numpy as np\n"
+              "import tensorflow as tf\n"
+              "a = tf.constant(np.zeros((2, 2)), tf.float32)\n"
+              "b = tf.constant(np.zeros((2, 2), 'float32'))\n"
+              "def f(**kw):\n"
+              "    return tf.constant(np.ones(3, **kw))\n")
+    assert _lint(source, "TFP501") == []
+
+
+def test_tfp502_quiet_when_the_policy_is_set_in_another_way():
+    source = ("import tensorflow as tf\n"
+              "import keras\n"
+              "keras.mixed_precision.set_global_policy(policy_name)\n"
+              "def step(model, opt, x):\n"
+              "    with tf.GradientTape() as tape:\n"
+              "        loss = tf.reduce_sum(model(x))\n"
+              "    grads = tape.gradient(loss, model.trainable_variables)\n"
+              "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
+    assert _lint(source, "TFP502") == []
+
+
+# ------------------------------------------------------------------ TFP602
+
+
+@pytest.mark.parametrize(("fn", "extra", "expected"), [
+    ("lambda x: tf.cast(x, tf.float32) * 2.0", "", Applicability.SAFE),
+    ("lambda x: tf.random.uniform([]) + tf.cast(x, tf.float32)", "", Applicability.UNSAFE),
+    ("preprocess", "", Applicability.UNSAFE),  # not visible here
+    ("lambda x: tf.cast(x, tf.float32) * 2.0", ", deterministic=False", Applicability.UNSAFE),
+    ("lambda x: tf.py_function(abs, [x], tf.int64)", "", Applicability.UNSAFE),
+])
+def test_tfp602_fix_applicability(fn, extra, expected):
+    source = ("import tensorflow as tf\n"
+              "from mylib import preprocess\n"
+              f"ds = tf.data.Dataset.range(4).map({fn}{extra})\n")
+    found = _lint(source, "TFP602")
+    assert [f.fix.applicability for f in found] == [expected]
+
+
+def test_tfp602_other_libraries_datasets_are_not_tf_data():
+    source = ("import tensorflow as tf\n"
+              "class Loader:\n"
+              "    def convert(self):\n"
+              "        return self._dataset.map(to_numpy)\n")
+    assert _lint(source, "TFP602") == []
+
+
+# ------------------------------------------------------------------ TFP601
+
+
+def test_tfp601_prefetch_anywhere_and_unknown_sources_are_quiet():
+    source = ("import tensorflow as tf\n"
+              "def a(model, files, parse):\n"
+              "    ds = tf.data.TFRecordDataset(files).prefetch(2).map(parse).batch(8)\n"
+              "    model.fit(ds)\n"
+              "def b(model, make):\n"
+              "    ds = make().map(lambda x: x + 1)\n"
+              "    model.fit(ds)\n")
+    assert _lint(source, "TFP601") == []
+
+
+# ------------------------------------------------------------------ SAFE fixes, executed
+
+def _run(source: str, name: str):
+    ns: dict = {}
+    exec(compile(source, "<example>", "exec"), ns)
+    return ns[name]
+
+
+@pytest.mark.tf
+def test_tfp401_safe_fix_computes_the_same_values():
+    tf = pytest.importorskip("tensorflow")
+    np = pytest.importorskip("numpy")
+    source = ("import tensorflow as tf\n"
+              "@tf.function\n"
+              "def f(x):\n"
+              "    y = tf.transpose(x, [0, 2, 3, 1])\n"
+              "    z = tf.transpose(y, [0, 3, 1, 2])\n"
+              "    return z * 2.0 + 1.0\n"
+              "def g(x):\n"
+              "    return tf.transpose(tf.transpose(tf.identity(x), [2, 0, 1, 3]), [1, 2, 0, 3])\n")
+    fixed = _safe_fixed(source, "TFP401")
+    assert "transpose" not in fixed.split("def g")[0]
+    x = tf.random.stateless_normal([2, 3, 4, 5], seed=[1, 2])
+    for name in ("f", "g"):
+        before, after = _run(source, name)(x), _run(fixed, name)(x)
+        assert before.dtype == after.dtype and before.shape == after.shape
+        np.testing.assert_array_equal(before.numpy(), after.numpy())
+
+
+@pytest.mark.tf
+def test_tfp601_and_tfp602_safe_fixes_give_the_same_elements_in_order():
+    pytest.importorskip("tensorflow")
+    source = ("import tensorflow as tf\n"
+              "def scale(x):\n"
+              "    return tf.cast(x, tf.float32) * 0.5 + tf.sqrt(tf.cast(x, tf.float32))\n"
+              "def run():\n"
+              "    ds = tf.data.Dataset.range(50).map(scale)\n"
+              "    ds = ds.map(lambda v: tf.square(v) - tf.math.floor(v))\n"
+              "    ds = ds.batch(7)\n"
+              "    out = []\n"
+              "    for b in ds:\n"
+              "        out.append(b.numpy().tolist())\n"
+              "    return out\n")
+    fixed = _safe_fixed(_safe_fixed(source, "TFP602"), "TFP601")
+    assert fixed.count("num_parallel_calls=tf.data.AUTOTUNE") == 2
+    assert ".prefetch(tf.data.AUTOTUNE)" in fixed
+    assert _lint(fixed, "TFP601") == [] and _lint(fixed, "TFP602") == []
+    assert _run(source, "run")() == _run(fixed, "run")()
