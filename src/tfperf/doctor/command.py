@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"(default {DEFAULT_TIMEOUT:g}); external tools get "
                              "min(10, SECONDS)")
     doctor.add_argument("--matmul-size", type=int, default=None, metavar="N",
-                        help="size of the live matmul (default 4096 as in the article; 2048 "
+                        help="size of the live matmul (default 4096 as in the article; 1024 "
                              "on a machine without a GPU)")
     add_plan_arguments(doctor)
     doctor.set_defaults(func=run_doctor)
