@@ -149,7 +149,7 @@ def fact_lines(facts: Facts, full: bool = False) -> list[tuple[str, str]]:
     return lines
 
 
-LABEL_WIDTH = 15
+LABEL_WIDTH = 17  # the longest short id, "reduced_precision"
 
 
 def short_id(check_id: str) -> str:
