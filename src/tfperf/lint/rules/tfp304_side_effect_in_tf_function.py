@@ -1,0 +1,316 @@
+"""TFP304: Python side effects inside a tf.function, which run only while tracing."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import is_builtin_call, traced_fn_of
+from tfperf.lint.semantic import FUNCTION_NODES, Context
+
+# Methods that change a Python container in place.
+MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "pop", "setdefault",
+                      "clear", "remove", "discard", "popitem", "appendleft", "extendleft"})
+_CONTAINER_BUILTINS = ("list", "dict", "set")
+_CONTAINER_CLASSES = frozenset({"collections.defaultdict", "collections.deque",
+                                "collections.OrderedDict", "collections.Counter"})
+_CONTAINER_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _is_container(ctx: Context, value: ast.AST | None) -> bool:
+    if type(value) in _CONTAINER_NODES:
+        return True
+    return type(value) is ast.Call and (
+        is_builtin_call(ctx, value, *_CONTAINER_BUILTINS)
+        or ctx.qualname(value.func) in _CONTAINER_CLASSES)  # type: ignore[attr-defined]
+
+
+def _is_python_value(ctx: Context, value: ast.AST | None) -> bool:
+    """A Python number, string, bool or container (``None`` is left out: it is the usual
+    placeholder of a variable created later)."""
+    if type(value) is ast.Constant:
+        return value.value is not None  # type: ignore[attr-defined]
+    return _is_container(ctx, value)
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if type(node) is ast.Attribute and type(node.value) is ast.Name \
+            and node.value.id == "self":  # type: ignore[attr-defined]
+        return node.attr  # type: ignore[attr-defined]
+    return None
+
+
+def _python_attrs(ctx: Context, cls: ast.ClassDef) -> dict[str, bool]:
+    """``self.<attr>`` set somewhere in the class → whether every value it is given outside
+    traced methods is a plain Python value (cached per class on the context)."""
+    cache: dict[int, dict[str, bool]] = ctx.__dict__.setdefault("_tfp304_attrs", {})
+    found = cache.get(id(cls))
+    if found is not None:
+        return found
+    found = {}
+    for node in ast.walk(cls):
+        if type(node) is ast.Assign:
+            for t in node.targets:
+                attr = _self_attr(t)
+                if attr is not None and traced_fn_of(ctx, node) is None:
+                    found[attr] = found.get(attr, True) and _is_python_value(ctx, node.value)
+    cache[id(cls)] = found
+    return found
+
+
+def _declared(ctx: Context, fn: ast.AST) -> set[str]:
+    """Names declared ``global``/``nonlocal`` in ``fn`` itself (not nested functions)."""
+    cache: dict[int, set[str]] = ctx.__dict__.setdefault("_tfp304_declared", {})
+    names = cache.get(id(fn))
+    if names is None:
+        names = set()
+        stack = list(getattr(fn, "body", ()))
+        while stack:
+            n = stack.pop()
+            if type(n) in (ast.Global, ast.Nonlocal):
+                names.update(n.names)  # type: ignore[attr-defined]
+            elif type(n) not in (*FUNCTION_NODES, ast.ClassDef):
+                stack.extend(ast.iter_child_nodes(n))
+        cache[id(fn)] = names
+    return names
+
+
+class SideEffectInTfFunction(Rule):
+    code = "TFP304"
+    name = "side-effect-in-tf-function"
+    message = "Python side effect inside tf.function: it runs while tracing, not on every call"
+    hint = ("keep state in tf.Variable (.assign/.assign_add) or return values from the "
+            "function; use tf.print for logging")
+    claims = ("S13",)
+    node_types = (ast.Call, ast.Assign, ast.AugAssign)
+    docs = """\
+## What it does
+Finds Python state changed inside a function TensorFlow traces (`tf.function`, Keras
+`call`/`train_step`): appending to (or otherwise mutating) a list, dict or set created outside
+the function, assigning a `global`/`nonlocal` name, or changing an attribute of `self` that
+holds a plain Python value (a counter, a flag, a list).
+
+## Why is this bad?
+`tf.function` runs the Python body only while tracing; later calls run the graph, which holds
+only TensorFlow ops. The side effect happens once per trace, not once per call (claim S13:
+Python code inside `tf.function` is executed at trace time). A counter stays at 1, a history
+list keeps one symbolic tensor (touching it later raises "tensor out of scope"), and the
+result depends on how often TF happened to retrace. TF's guide lists exactly these as the
+"Python side effects" to avoid.
+
+## Example
+```python
+losses = []
+
+@tf.function
+def train_step(x, y):
+    loss = compute_loss(x, y)
+    losses.append(loss)            # once per trace
+    return loss
+```
+
+## Use instead
+```python
+@tf.function
+def train_step(x, y):
+    return compute_loss(x, y)
+
+losses = [train_step(x, y) for x, y in ds]   # collect outside
+```
+For counters, a `tf.Variable` and `.assign_add(1)`; for logging, `tf.print`.
+
+## Fix safety
+No automatic fix: where the state should live depends on the program.
+
+Not reported: lists created inside the function (building a list in an unrolled loop and
+`tf.stack`-ing it is fine), `tf.Variable` updates, attributes that hold `None` until a
+variable is created once, and functions run eagerly through `tf.py_function`.
+"""
+    valid = (
+        # A local list built in an unrolled loop, then stacked: no outer state.
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    parts = []\n"
+        "    for k in range(3):\n"
+        "        parts.append(x * k)\n"
+        "    return tf.stack(parts)\n",
+        # State kept in a tf.Variable.
+        "import tensorflow as tf\n"
+        "class Counter(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        self.count = tf.Variable(0)\n"
+        "    @tf.function\n"
+        "    def __call__(self, x):\n"
+        "        self.count.assign_add(1)\n"
+        "        return x\n",
+        # Mutating outer state in an eager function is ordinary Python.
+        "import tensorflow as tf\n"
+        "history = []\n"
+        "def step(x):\n"
+        "    history.append(tf.reduce_sum(x))\n",
+        # The created-once pattern: the attribute starts as None.
+        "import tensorflow as tf\n"
+        "class Lazy(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        self.v = None\n"
+        "    @tf.function\n"
+        "    def __call__(self, x):\n"
+        "        if self.v is None:\n"
+        "            self.v = tf.Variable(x)\n"
+        "        return self.v\n",
+        # Run eagerly on every call through tf.py_function.
+        "import tensorflow as tf\n"
+        "seen = []\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    def record(v):\n"
+        "        seen.append(v.numpy())\n"
+        "        return v\n"
+        "    return tf.py_function(record, [x], tf.float32)\n",
+        # A local name, not a global: only this function's own variable.
+        "import tensorflow as tf\n"
+        "total = 0\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    total = tf.reduce_sum(x)\n"
+        "    total += 1\n"
+        "    return total\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "losses = []\n"
+            "@tf.function\n"
+            "def train_step(x):\n"
+            "    loss = tf.reduce_mean(x)\n"
+            "    losses.append(loss)\n"
+            "    return loss\n",
+            count=1, lines=(6,)),
+        Example(
+            "import tensorflow as tf\n"
+            "calls = 0\n"
+            "@tf.function\n"
+            "def f(x):\n"
+            "    global calls\n"
+            "    calls += 1\n"
+            "    return x * 2\n",
+            count=1, lines=(6,)),
+        # A Python counter on self, in a Keras train_step.
+        Example(
+            "import tensorflow as tf\n"
+            "class Model(tf.keras.Model):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.steps = 0\n"
+            "    def train_step(self, data):\n"
+            "        self.steps += 1\n"
+            "        return {}\n",
+            count=1, lines=(7,)),
+        # Module alias, function wrapped elsewhere; a tensor stored in an outer dict.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "log = {}\n"
+            "def g(x):\n"
+            "    log['last'] = x * 2\n"
+            "    return x\n"
+            "fast_g = tensorflow_alias.function(g)\n",
+            count=1, lines=(4,)),
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "def make():\n"
+            "    n = 0\n"
+            "    @tensorflow_alias.function\n"
+            "    def f(x):\n"
+            "        nonlocal n\n"
+            "        n = n + 1\n"
+            "        return x\n"
+            "    return f\n",
+            count=1, lines=(7,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        t = type(node)
+        if t is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is not ast.Attribute or func.attr not in MUTATORS:
+                return  # cheap test first
+            targets = [func.value]
+        elif t is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        else:
+            targets = [node.target]  # type: ignore[attr-defined]
+        if not ctx.imports_tf:
+            return
+        fn = None
+        for target in targets:
+            tt = type(target)
+            if tt is ast.Subscript or t is ast.Call:
+                # `outer[k] = v`, `outer.append(v)`: the container must come from outside.
+                recv = target.value if tt is ast.Subscript else target  # type: ignore[attr-defined]
+                fn = fn or traced_fn_of(ctx, node)
+                if fn is None or (tt is ast.Subscript
+                                  and not _accumulates_or_leaks(ctx, node, recv)):
+                    continue
+                if self._outer_container(ctx, recv, fn):
+                    yield self.finding(ctx, node)
+                    return
+            elif tt is ast.Name:
+                enclosing = ctx.enclosing_function(node)
+                if enclosing is None or target.id not in _declared(ctx, enclosing) \
+                        or not _accumulates_or_leaks(ctx, node, target):  # type: ignore[attr-defined]
+                    continue
+                fn = fn or traced_fn_of(ctx, node)
+                if fn is not None:
+                    yield self.finding(ctx, node)
+                    return
+            elif tt is ast.Attribute:
+                attr = _self_attr(target)
+                if attr is None or not _accumulates_or_leaks(ctx, node, target):
+                    continue
+                fn = fn or traced_fn_of(ctx, node)
+                cls = ctx.enclosing_class(node)
+                if fn is not None and cls is not None and _python_attrs(ctx, cls).get(attr):
+                    yield self.finding(ctx, node)
+                    return
+
+    @staticmethod
+    def _outer_container(ctx: Context, recv: ast.AST, fn: ast.AST) -> bool:
+        """``recv`` is a Python container that lives outside the traced function ``fn``."""
+        attr = _self_attr(recv)
+        if attr is not None:
+            cls = ctx.enclosing_class(recv)
+            return cls is not None and bool(_python_attrs(ctx, cls).get(attr)) \
+                and _is_container_attr(ctx, cls, attr)
+        if type(recv) is not ast.Name:
+            return False
+        b = ctx.binding(recv)  # type: ignore[arg-type]
+        if b is None or b.kind != "assign" or not _is_container(ctx, b.value):
+            return False
+        scope = ctx.scope_of(b.value)
+        return scope is not fn and fn not in list(ctx.ancestors(scope))
+
+
+def _accumulates_or_leaks(ctx: Context, stmt: ast.AST, target: ast.AST) -> bool:
+    """Whether a store to outer state matters: ``+=``, a new value computed from the old one
+    (``n = n + 1``), or a tensor kept beyond the trace. Setting a flag to a constant or to a
+    Python argument (``self._training = training``) gives the same result on every trace."""
+    if type(stmt) is ast.AugAssign:
+        return True
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return False
+    key = ast.unparse(target)  # spelling, not ast.dump: Store and Load contexts differ
+    if any(ast.unparse(n) == key for n in ast.walk(value) if type(n) is type(target)):
+        return True
+    return ctx.is_tensor_like(value)
+
+
+def _is_container_attr(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
+    for node in ast.walk(cls):
+        if type(node) is ast.Assign and any(_self_attr(t) == attr for t in node.targets) \
+                and _is_container(ctx, node.value):
+            return True
+    return False
