@@ -379,6 +379,17 @@ def test_specifiers(version, spec, ok):
     assert satisfies(version, spec) is ok
 
 
+def test_windows_build_info_versions():
+    assert checks.windows_build_version("64_112") == "11.2"
+    assert checks.windows_build_version("64_8", cudnn=True) == "8"
+    assert checks.windows_build_version("12.5.1") == "12.5.1"
+    facts = load("windows_tf212", tf_packages={"tensorflow-gpu": "2.10.0"}, tf_version="2.10.0",
+                 tf_build_info={"is_cuda_build": True, "cuda_version": "64_112",
+                                "cudnn_version": "64_8"}, driver_version="551.86")
+    assert checks.build_cuda(facts)[:2] == ("11.2", "8.1")
+    assert verdicts(facts)["doctor.driver"].status is Status.PASS
+
+
 def test_first_sentence_keeps_abbreviations():
     text = "No lib (e.g. libcudnn.so.8). More."
     assert checks.first_sentence(text) == "No lib (e.g. libcudnn.so.8)"

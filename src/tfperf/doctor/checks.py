@@ -47,6 +47,15 @@ def _and_cuda_fix(facts: Facts) -> str:
     return ""
 
 
+def windows_build_version(value: str, cudnn: bool = False) -> str:
+    """Windows builds write CUDA 11.2 as ``64_112`` and cuDNN 8 as ``64_8`` (DLL suffixes)."""
+    m = re.fullmatch(r"64_(\d+)", value.strip())
+    if not m:
+        return value
+    digits = m.group(1)
+    return digits if cudnn or len(digits) < 2 else f"{digits[:-1]}.{digits[-1]}"
+
+
 def build_cuda(facts: Facts) -> tuple[str | None, str | None, str]:
     """(CUDA, cuDNN, where from) of the installed TF build: its own build info first."""
     info = facts.tf_build_info
@@ -54,7 +63,8 @@ def build_cuda(facts: Facts) -> tuple[str | None, str | None, str]:
     cfg = K.build_config(version, knowledge_os(facts), True) \
         if version and not facts.cpu_only_package else None
     if info.get("cuda_version"):
-        cuda, cudnn = str(info["cuda_version"]), str(info.get("cudnn_version") or "") or None
+        cuda = windows_build_version(str(info["cuda_version"]))
+        cudnn = windows_build_version(str(info.get("cudnn_version") or ""), cudnn=True) or None
         # build info gives cuDNN as a major ("8"); the tested configuration says which minor
         if cfg and cfg.cudnn and cudnn and V.same_prefix(cfg.cudnn, cudnn):
             cudnn = cfg.cudnn
