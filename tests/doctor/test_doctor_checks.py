@@ -74,6 +74,16 @@ def test_tf221_on_driver_535_is_minor_version_compatibility_warn():
     assert new.status is Status.PASS
 
 
+def test_wsl2_reads_the_windows_driver_minimums():
+    facts = load("tf221_driver535", wsl=True, driver_version="531.79")
+    v = verdicts(facts)
+    assert "WSL2" in v["doctor.platform"].message and v["doctor.platform"].status is Status.PASS
+    assert v["doctor.driver"].status is Status.WARN
+    assert "555.85" in v["doctor.driver"].message and "528.33" in v["doctor.driver"].message
+    low = verdicts(load("tf221_driver535", wsl=True, driver_version="527.50"))["doctor.driver"]
+    assert low.status is Status.FAIL
+
+
 def test_tensorflow_cpu_on_a_gpu_machine_fails_with_the_swap_command():
     v = verdicts(load("tfcpu_on_gpu"))
     cpu = v["doctor.cpu_only_build"]
