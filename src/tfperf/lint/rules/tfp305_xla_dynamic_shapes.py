@@ -1,0 +1,234 @@
+"""TFP305: XLA (jit_compile=True) fed with shapes that change: one compile per shape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import (
+    is_tf_function_call,
+    tf_function_called,
+    varies_in,
+)
+from tfperf.lint.semantic import Context
+
+TENSOR_SPECS = frozenset({"tensorflow.TensorSpec", "tensorflow.compat.v1.TensorSpec",
+                          "tensorflow.RaggedTensorSpec"})
+# Calls whose first argument is a shape.
+SHAPE_FIRST = frozenset({
+    "tensorflow.zeros", "tensorflow.ones", "tensorflow.fill", "tensorflow.random.normal",
+    "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
+    "tensorflow.random.stateless_normal", "tensorflow.random.stateless_uniform",
+})
+
+
+def jit_on(options: dict[str, ast.expr]) -> bool:
+    """``jit_compile=True`` (or its old name ``experimental_compile=True``)."""
+    for key in ("jit_compile", "experimental_compile"):
+        v = options.get(key)
+        if type(v) is ast.Constant and v.value is True:
+            return True
+    return False
+
+
+def _spec_shape(ctx: Context, spec: ast.AST) -> ast.AST | None:
+    """The shape given to a ``tf.TensorSpec(...)``, if it has unknown parts (``None`` in a
+    literal shape, or ``shape=None``: unknown rank); else ``None``."""
+    if type(spec) is not ast.Call or ctx.qualname(spec.func) not in TENSOR_SPECS:  # type: ignore[attr-defined]
+        return None
+    shape = spec.args[0] if spec.args else None  # type: ignore[attr-defined]
+    for k in spec.keywords:  # type: ignore[attr-defined]
+        if k.arg == "shape":
+            shape = k.value
+    if shape is None:
+        return None  # TensorSpec() without a shape: a scalar spec... or unknown; stay quiet
+    if type(shape) is ast.Constant and shape.value is None:  # type: ignore[attr-defined]
+        return shape
+    if type(shape) in (ast.List, ast.Tuple) and any(
+            type(e) is ast.Constant and e.value is None for e in shape.elts):  # type: ignore[attr-defined]
+        return shape
+    return None
+
+
+def _varying_shape(ctx: Context, arg: ast.AST, loops: list[ast.AST]) -> bool:
+    """``x[:n]``, ``x[i:j]``, ``tf.zeros([n, 8])`` where the bound changes per iteration."""
+    if type(arg) is ast.Subscript:
+        parts = arg.slice.elts if type(arg.slice) is ast.Tuple else [arg.slice]  # type: ignore[attr-defined]
+        for part in parts:
+            if type(part) is ast.Slice:
+                bounds = [b for b in (part.lower, part.upper) if b is not None]
+                if bounds and any(varies_in(ctx, b, loops) for b in bounds) \
+                        and not _same_width(part):
+                    return True
+        return False
+    if type(arg) is ast.Call and arg.args and ctx.qualname(arg.func) in SHAPE_FIRST:  # type: ignore[attr-defined]
+        shape = arg.args[0]  # type: ignore[attr-defined]
+        return type(shape) in (ast.List, ast.Tuple) and varies_in(ctx, shape, loops)
+    return False
+
+
+def _same_width(part: ast.Slice) -> bool:
+    """``x[i:i + 32]``: a sliding window of fixed width, the shape does not change."""
+    lo, up = part.lower, part.upper
+    if lo is None or type(up) is not ast.BinOp or type(up.op) is not ast.Add:
+        return False
+    return ast.unparse(up.left) == ast.unparse(lo) and type(up.right) is ast.Constant
+
+
+class XlaDynamicShapes(Rule):
+    code = "TFP305"
+    name = "xla-dynamic-shapes"
+    message = "jit_compile=True with shapes that change: XLA compiles again for every new shape"
+    hint = ("pad or bucket inputs to a few fixed shapes (tf.pad, padded_batch) and give a "
+            "fully static input_signature; or drop jit_compile for this function")
+    claims = ("S14", "S20")
+    node_types = (ast.Call,)
+    docs = """\
+## What it does
+Finds XLA-compiled functions (`tf.function(jit_compile=True)`) that will see many shapes:
+- an `input_signature` with `None` dimensions (or `shape=None`);
+- without a signature, a call inside a loop whose argument's shape changes each iteration:
+  a slice with a moving bound (`x[:n]`, `x[start:end]`), or `tf.zeros([n, ...])`-like
+  constructors whose shape uses a loop variable.
+
+## Why is this bad?
+XLA compiles a kernel for one concrete shape. Every new shape triggers a new compilation,
+which takes far longer than running the ops (claim S14: "dynamic shapes and long compiles
+limit it"). The article's pitfall (claim S20): XLA with `None` dimensions "recompiled
+constantly and was slower than no XLA until inputs were padded to fixed length".
+
+## Example
+```python
+@tf.function(jit_compile=True,
+             input_signature=[tf.TensorSpec([None, None], tf.float32)])
+def encode(tokens):
+    ...
+```
+
+## Use instead
+```python
+MAX_LEN = 128
+@tf.function(jit_compile=True,
+             input_signature=[tf.TensorSpec([32, MAX_LEN], tf.float32)])
+def encode(tokens):
+    ...
+# pad every batch to [32, MAX_LEN] before calling (padded_batch, tf.pad)
+```
+
+## Fix safety
+No automatic fix: choosing the padded shapes is a modelling decision.
+
+Not reported: `jit_compile` off, fully static signatures, a sliding window of fixed width
+(`x[i:i + 32]`), and calls whose shapes come from a batched dataset (the shape changes only
+for the last, partial batch).
+"""
+    valid = (
+        # Fully static signature.
+        "import tensorflow as tf\n"
+        "@tf.function(jit_compile=True, input_signature=[tf.TensorSpec([32, 128], tf.float32)])\n"
+        "def f(x):\n"
+        "    return tf.reduce_sum(x * x, axis=1)\n",
+        # None dimensions but no XLA: one generic graph serves every shape.
+        "import tensorflow as tf\n"
+        "@tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])\n"
+        "def f(x):\n"
+        "    return tf.reduce_sum(x, axis=1)\n",
+        # A sliding window of fixed width: one shape.
+        "import tensorflow as tf\n"
+        "@tf.function(jit_compile=True)\n"
+        "def f(x):\n"
+        "    return x * 2.0\n"
+        "signal = tf.zeros([1000])\n"
+        "for i in range(900):\n"
+        "    f(signal[i:i + 32])\n",
+        # Batches from a dataset: same shape except maybe the last one.
+        "import tensorflow as tf\n"
+        "@tf.function(jit_compile=True)\n"
+        "def step(x):\n"
+        "    return tf.reduce_mean(x)\n"
+        "for batch in tf.data.Dataset.range(100).batch(10):\n"
+        "    step(batch)\n",
+        # A plain Python function called on growing slices: no XLA.
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    return x * 2.0\n"
+        "x = tf.zeros([100])\n"
+        "for n in range(1, 100):\n"
+        "    f(x[:n])\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function(jit_compile=True,\n"
+            "             input_signature=[tf.TensorSpec([None, None], tf.float32)])\n"
+            "def encode(tokens):\n"
+            "    return tf.reduce_sum(tokens, axis=1)\n",
+            count=1, lines=(3,)),
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function(jit_compile=True)\n"
+            "def f(x):\n"
+            "    return tf.reduce_sum(x * x)\n"
+            "x = tf.random.normal([1000, 8])\n"
+            "for n in range(1, 1000):\n"
+            "    f(x[:n])\n",
+            count=1, lines=(7,)),
+        # Wrapped with an alias, shape from a loop variable.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "def g(x):\n"
+            "    return x + 1.0\n"
+            "fast = tensorflow_alias.function(g, jit_compile=True)\n"
+            "def run(lengths):\n"
+            "    for length in lengths:\n"
+            "        fast(tensorflow_alias.zeros([length, 16]))\n",
+            count=1, lines=(7,)),
+        # Old keyword name, unknown rank, through `from tensorflow import ...`.
+        Example(
+            "from tensorflow import TensorSpec, function\n"
+            "@function(experimental_compile=True, input_signature=[TensorSpec(shape=None)])\n"
+            "def f(x):\n"
+            "    return x\n",
+            count=1, lines=(2,)),
+        # A varying start, then a varying end, in a while loop.
+        Example(
+            "import tensorflow as tf\n"
+            "@tf.function(jit_compile=True)\n"
+            "def score(chunk):\n"
+            "    return tf.reduce_max(chunk)\n"
+            "def scan(x, cuts):\n"
+            "    start = 0\n"
+            "    while cuts:\n"
+            "        end = cuts.pop()\n"
+            "        score(x[start:end])\n"
+            "        start = end\n",
+            count=1, lines=(9,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf:
+            return
+        if is_tf_function_call(ctx, node):
+            options = {k.arg: k.value for k in node.keywords if k.arg}  # type: ignore[attr-defined]
+            sig = options.get("input_signature")
+            if sig is None or not jit_on(options) or type(sig) not in (ast.List, ast.Tuple):
+                return
+            for spec in sig.elts:  # type: ignore[attr-defined]
+                if _spec_shape(ctx, spec) is not None:
+                    yield self.finding(
+                        ctx, spec, "jit_compile=True with None dimensions in input_signature: "
+                                   "XLA compiles again for every new shape")
+            return
+        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        if not args or not any(type(a) in (ast.Subscript, ast.Call) for a in args):
+            return  # cheap test first
+        loops = ctx.enclosing_loops(node)
+        if not loops or not any(_varying_shape(ctx, a, loops) for a in args):
+            return
+        target = tf_function_called(ctx, node.func)  # type: ignore[attr-defined]
+        if target is None or not jit_on(target.options) or "input_signature" in target.options:
+            return
+        yield self.finding(ctx, node, "jit_compile=True function called with a new shape each "
+                                      "iteration: XLA compiles again for every shape")
