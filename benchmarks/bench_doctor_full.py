@@ -82,17 +82,22 @@ def main() -> int:
     floor = times[floor_name]
     print(f"wall time of fresh processes, {args.runs} interleaved round(s) "
           f"(median, IQR; the machine may be loaded: compare the differences)\n")
-    print(f"{'command':<36} {'median s':>9} {'IQR s':>7} {'overhead s':>11} {'CPU s':>7}")
+    def overhead(values: dict[str, list[float]], name: str) -> float:
+        """Median of the per-round differences to the floor (load hits a round alike)."""
+        return statistics.median(a - b for a, b in zip(values[name], values[floor_name],
+                                                        strict=True))
+
+    print(f"{'command':<36} {'median s':>9} {'IQR s':>7} {'overhead s':>11} {'CPU s':>7} "
+          f"{'CPU overhead s':>15}")
     for name, xs in times.items():
-        over = "" if name == floor_name else \
-            f"{statistics.median(a - b for a, b in zip(xs, floor, strict=True)):+.2f}"
+        over = "" if name == floor_name else f"{overhead(times, name):+.2f}"
+        cpu_over = "" if name == floor_name else f"{overhead(cpu, name):+.2f}"
         print(f"{name:<36} {statistics.median(xs):>9.2f} {spread(xs):>7} {over:>11} "
-              f"{statistics.median(cpu[name]):>7.2f}")
-    full = statistics.median(a - b for a, b in zip(times["tfperf doctor --json"], floor,
-                                                   strict=True))
+              f"{statistics.median(cpu[name]):>7.2f} {cpu_over:>15}")
+    full = overhead(times, "tfperf doctor --json")
     verdict = "within" if full <= GOAL_S else "OVER"
-    print(f"\nfull doctor overhead over TF's import: {full:+.2f} s ({verdict} the "
-          f"+{GOAL_S:g} s goal)")
+    print(f"\nfull doctor overhead over TF's import: {full:+.2f} s wall ({verdict} the "
+          f"+{GOAL_S:g} s goal), {overhead(cpu, 'tfperf doctor --json'):+.2f} s CPU")
     try:
         doc = json.loads(last_json)
         probes = doc["facts"]["probe_seconds"]
