@@ -79,7 +79,6 @@ def main() -> int:
                 last_json = out
 
     floor_name = next(iter(COMMANDS))
-    floor = times[floor_name]
     print(f"wall time of fresh processes, {args.runs} interleaved round(s) "
           f"(median, IQR; the machine may be loaded: compare the differences)\n")
     def overhead(values: dict[str, list[float]], name: str) -> float:
