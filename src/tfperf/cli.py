@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in _available_modules():
         mod.register(sub)  # type: ignore[attr-defined]
     demo = sub.add_parser(
-        "demo", help="the main job on the bundled example: doctor, lint it, bench it")
+        "demo", help="the main job on the bundled example: doctor, then lint, bench and profile the case study")
     demo.add_argument("--no-compute", action="store_true",
                       help="skip the doctor's live matmul checks and the bench step")
     demo.set_defaults(func=_run_demo)

@@ -20,4 +20,6 @@ def demo_steps(no_compute: bool = False) -> list[tuple[str, list[str]]]:
     ]
     if not no_compute:
         steps.append(("3. Bench the variants on this machine", ["bench", str(BENCH), "--quick"]))
+        steps.append(("4. Profile the slow loop: where the time goes, and why",
+                      ["profile", f"{BENCH}:loop", "--quick", "--steps", "1", "--no-capture"]))
     return steps
