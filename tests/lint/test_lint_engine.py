@@ -215,3 +215,13 @@ def test_workers_give_the_same_findings(tmp_path):
     assert two.workers == 2 and one.workers == 1
     assert [f.to_dict() for f in one.findings] == [f.to_dict() for f in two.findings]
     assert codes(one.findings).count("TFP000") == 1
+
+
+def test_pre_commit_hooks_run_real_lint_commands(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
+    entries = [line.split(":", 1)[1].strip() for line in text.splitlines()
+               if line.strip().startswith("entry:")]
+    assert entries and all(e.startswith("tfperf lint") for e in entries)
+    p = write(tmp_path, "m.py", "x = 1\n")
+    for entry in entries:  # pre-commit appends the staged file names
+        assert main([*entry.split()[1:], "--no-cache", str(p)]) == 0

@@ -146,6 +146,7 @@ class Context:
         self._map_fns: dict[str, list[ast.Call]] = {}  # names passed to ds.map(...) etc.
         self._tensor_cache: dict[int, bool] = {}
         self._keras_cache: dict[int, bool] = {}
+        self._tf_fn_cache: dict[int, bool] = {}
         self._index(buckets if buckets is not None else {})
 
     # ------------------------------------------------------------------ indexing (one walk)
@@ -196,6 +197,21 @@ class Context:
         self._raw_bindings = raw
         self._raw_calls = calls
         self._tables_built = False
+
+    @property
+    def calls(self) -> list[ast.Call]:
+        """Every call in the module, from the one walk. Whole-module searches ("is ``f``
+        passed to ``tf.py_function`` anywhere?") should scan this list once per module
+        (cache the answer in :attr:`memo`), never ``ast.walk`` the module per node."""
+        return self._raw_calls
+
+    @property
+    def memo(self) -> dict[str, Any]:
+        """Per-module scratch space for rules' caches (rules themselves are stateless)."""
+        m = self.__dict__.get("_memo")
+        if m is None:
+            m = self.__dict__["_memo"] = {}
+        return m
 
     @property
     def imports_tf(self) -> bool:
@@ -488,7 +504,11 @@ class Context:
         ``tf.function`` (with or without arguments), wrapped anywhere in the module as
         ``tf.function(fn)`` (or ``tf.function(self.fn)``), or a Keras ``call``/``train_step``/
         ``test_step``/``predict_step`` method of a class derived from a Keras class."""
-        return self.tf_function_decorator(fn) is not None or self._wrapped_or_keras(fn)
+        key = id(fn)
+        cache = self._tf_fn_cache
+        if key not in cache:
+            cache[key] = self.tf_function_decorator(fn) is not None or self._wrapped_or_keras(fn)
+        return cache[key]
 
     def tf_function_decorator(self, fn: ast.AST) -> ast.expr | None:
         """The ``@tf.function``/``@tf.function(...)`` decorator of ``fn``, if it has one."""
