@@ -139,7 +139,7 @@ class Context:
         self.path = path
         self.source = source
         self.tree = tree
-        self.lines = split_lines(source)
+        self._lines: list[str] | None = None
         self._bindings: dict[ast.AST, dict[str, list[Binding]]] = {}
         self._globals: dict[ast.AST, set[str]] = {}
         self._wrapped: set[str] = set()  # names passed to tf.function(...)
@@ -148,6 +148,13 @@ class Context:
         self._keras_cache: dict[int, bool] = {}
         self._tf_fn_cache: dict[int, bool] = {}
         self._index(buckets if buckets is not None else {})
+
+    @property
+    def lines(self) -> list[str]:
+        """Source lines with their endings (split on first use: most modules need none)."""
+        if self._lines is None:
+            self._lines = split_lines(self.source)
+        return self._lines
 
     # ------------------------------------------------------------------ indexing (one walk)
 
