@@ -52,9 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in _available_modules():
         mod.register(sub)  # type: ignore[attr-defined]
     demo = sub.add_parser(
-        "demo", help="the main job on the bundled example: doctor, then lint, bench and profile the case study")
+        "demo",
+        help="the main job: doctor this machine, then lint, bench and profile the case study")
     demo.add_argument("--no-compute", action="store_true",
-                      help="skip the doctor's live matmul checks and the bench step")
+                      help="skip the doctor's live checks and the bench and profile steps")
     demo.set_defaults(func=_run_demo)
     return parser
 
@@ -63,14 +64,18 @@ def _run_demo(args: argparse.Namespace) -> int:
     """Run each capability on this machine and on the bundled case study, in order."""
     from tfperf.examples import demo_steps
 
+    # Lint and profile findings on the slow example are the point of the demo, not a failure:
+    # the demo fails only when the doctor fails a check or a step cannot run (status >= 2).
     worst = EXIT_OK
+    registered = _registered_commands()
     for title, argv in demo_steps(no_compute=args.no_compute):
-        if argv[0] not in _registered_commands():
+        if argv[0] not in registered:
             continue
         print(f"\n=== {title}: tfperf {' '.join(argv)}\n", flush=True)
         rc = main(argv)
         print(f"\n(exit status {rc})", flush=True)
-        worst = max(worst, rc)
+        if rc >= EXIT_USAGE or (argv[0] == "doctor" and rc != EXIT_OK):
+            worst = max(worst, rc)
     return worst
 
 
