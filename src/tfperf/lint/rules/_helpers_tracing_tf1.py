@@ -17,6 +17,7 @@ from tfperf.lint.semantic import TF_FUNCTION_NAMES, Context
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Python builtins that turn a Python number into another Python number.
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "round", "abs", "min", "max", "str"})
+VARIABLE_CLASSES = frozenset({"tensorflow.Variable", "tensorflow.compat.v1.Variable"})
 # A literal loop over this many values or fewer is "a handful": a few traces, on purpose.
 HANDFUL = 4
 
@@ -50,6 +51,19 @@ def is_tf_function_call(ctx: Context, node: ast.AST) -> bool:
     elif type(func) is not ast.Name:  # a bare name may be an alias: `function as tf_fn`
         return False
     return ctx.qualname(func) in TF_FUNCTION_NAMES
+
+
+def is_variable_call(ctx: Context, node: ast.AST) -> bool:
+    """``tf.Variable(...)`` in any spelling; cheap syntactic test first."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        if func.attr != "Variable":
+            return False
+    elif type(func) is not ast.Name:
+        return False
+    return ctx.qualname(func) in VARIABLE_CLASSES
 
 
 def wrapping(ctx: Context, value: ast.AST | None) -> TfFunction | None:

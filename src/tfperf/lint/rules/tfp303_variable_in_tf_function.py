@@ -7,25 +7,11 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import traced_fn_of
+from tfperf.lint.rules._helpers_tracing_tf1 import is_variable_call, traced_fn_of
 from tfperf.lint.semantic import Context
 
-VARIABLE_CLASSES = frozenset({"tensorflow.Variable", "tensorflow.compat.v1.Variable"})
 # Words in a condition that say "only the first time" (`if not self.built:`).
 _ONCE_WORDS = ("built", "init", "created", "first", "ready")
-
-
-def is_variable_call(ctx: Context, node: ast.AST) -> bool:
-    """``tf.Variable(...)`` in any spelling; cheap syntactic test first."""
-    if type(node) is not ast.Call:
-        return False
-    func = node.func  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute:
-        if func.attr != "Variable":
-            return False
-    elif type(func) is not ast.Name:
-        return False
-    return ctx.qualname(func) in VARIABLE_CLASSES
 
 
 def _once_guard(test: ast.AST) -> bool:

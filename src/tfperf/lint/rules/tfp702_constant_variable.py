@@ -1,0 +1,265 @@
+"""TFP702: a non-trainable tf.Variable that nothing ever assigns: a constant in disguise."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding, Fix
+from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import is_variable_call
+from tfperf.lint.semantic import Context, returns_tensor
+
+# Methods that change a variable's value in place.
+ASSIGN_METHODS = frozenset({
+    "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
+    "scatter_mul", "scatter_div", "scatter_max", "scatter_min", "scatter_nd_update",
+    "scatter_nd_add", "scatter_nd_sub", "scatter_nd_max", "scatter_nd_min", "batch_scatter_update",
+    "load", "initializer", "assign_lazy_load",
+})
+# Attributes that only read a variable.
+_READ_ATTRS = frozenset({"shape", "dtype", "numpy", "value", "read_value", "device",
+                         "get_shape", "name"})
+# Initial values that usually stand for "filled in later" (from a checkpoint, or assigned
+# by code this module cannot see).
+_PLACEHOLDER_INITS = frozenset({
+    "tensorflow.zeros", "tensorflow.ones", "tensorflow.zeros_like", "tensorflow.ones_like",
+    "tensorflow.fill", "tensorflow.constant_initializer", "tensorflow.random.normal",
+    "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
+})
+_FIX_KEYWORDS = frozenset({"trainable", "dtype", "name", "initial_value"})
+
+
+def _read_only_use(ctx: Context, use: ast.AST) -> bool:
+    """The variable is only read here: arithmetic, a comparison, indexing, an argument to a
+    tensor op, or a read-only attribute. Anything else (assigned, passed to other code,
+    returned, stored) may change it or hand it to code that does."""
+    p = ctx.parent(use)
+    tp = type(p)
+    if tp in (ast.BinOp, ast.UnaryOp, ast.Compare):
+        return True
+    if tp is ast.Subscript:
+        return p.value is use and type(p.ctx) is ast.Load  # type: ignore[attr-defined]
+    if tp is ast.Attribute:
+        return p.attr in _READ_ATTRS  # type: ignore[attr-defined]
+    if tp is ast.Call:
+        if use not in p.args:  # type: ignore[attr-defined]
+            return False
+        q = ctx.qualname(p.func)  # type: ignore[attr-defined]
+        return bool(q) and returns_tensor(q) and not q.endswith(  # type: ignore[arg-type]
+            ("assign", "assign_add", "assign_sub")) and "scatter" not in q  # type: ignore[union-attr]
+    return False
+
+
+class ConstantVariable(Rule):
+    code = "TFP702"
+    name = "constant-variable"
+    message = "tf.Variable(trainable=False) that is never assigned: use tf.constant"
+    hint = "make it a tf.constant (folded into graphs, no variable reads, nothing to initialise)"
+    claims = ("S9",)
+    node_types = (ast.Call,)
+    fixable = True
+    docs = """\
+## What it does
+Finds `tf.Variable(value, trainable=False)` bound to a name (or to `self.<attr>`) that is only
+ever read in the module: no `.assign`/`.assign_add`/`.assign_sub`/`scatter_*`, and never handed
+to other code (a function argument, a checkpoint, a return value) that might change it.
+
+## Why is this bad?
+A variable that never changes is a constant paying for a variable. The article (claim S9)
+advises `tf.constant` for fixed tables, masks and kernels: a constant can be folded into the
+graph by Grappler and XLA, while a variable is a resource read at every use, must be
+initialised (on the GPU, a large one costs time and memory), and blocks constant folding of
+everything computed from it.
+
+## Example
+```python
+mask = tf.Variable(tf.linalg.band_part(tf.ones([n, n]), -1, 0), trainable=False)
+scores = scores * mask
+```
+
+## Use instead
+```python
+mask = tf.constant(tf.linalg.band_part(tf.ones([n, n]), -1, 0))
+scores = scores * mask
+```
+
+## Fix safety
+The fix rewrites the call to `tf.constant(value, dtype=..., name=...)` when the call has only
+those arguments and `trainable=False`. It is **unsafe**: a `tf.Variable` is tracked by Keras
+and `tf.train.Checkpoint` (it is saved, and restored from checkpoints) and has variable
+methods other modules may call; a constant is neither. No fix inside `tf.function` (a
+constant cannot be made from a symbolic tensor) or for a callable initial value.
+
+Not reported: variables that are assigned anywhere in the module, handed to other code, or
+returned; attributes of a class whose initial value looks like a placeholder filled later
+(`tf.zeros`, `tf.ones`, random initialisers: a checkpoint restore or `load_weights` writes
+them); trainable variables.
+"""
+    valid = (
+        # Updated in place: a real variable (a step counter).
+        "import tensorflow as tf\n"
+        "step = tf.Variable(0, trainable=False)\n"
+        "def bump():\n"
+        "    step.assign_add(1)\n",
+        # Handed to a checkpoint, which restores it.
+        "import tensorflow as tf\n"
+        "table = tf.Variable(tf.range(10.0), trainable=False)\n"
+        "ckpt = tf.train.Checkpoint(table=table)\n"
+        "y = table * 2.0\n",
+        # Trainable (the default): the optimizer changes it.
+        "import tensorflow as tf\n"
+        "w = tf.Variable(tf.ones([3]))\n"
+        "y = w * 2.0\n",
+        # A layer's buffer starting as zeros: loaded from a checkpoint later.
+        "import tensorflow as tf\n"
+        "class Embed(tf.keras.layers.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.table = tf.Variable(tf.zeros([100, 8]), trainable=False)\n"
+        "    def call(self, ids):\n"
+        "        return tf.gather(self.table, ids)\n",
+        # Assigned from another object: `model.moving_mean.assign(...)`.
+        "import tensorflow as tf\n"
+        "class Norm(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        self.moving_mean = tf.Variable(tf.constant([0.5, 0.5]), trainable=False)\n"
+        "    def __call__(self, x):\n"
+        "        return x - self.moving_mean\n"
+        "def update(norm, m):\n"
+        "    norm.moving_mean.assign(m)\n",
+        # Returned: the caller may assign it.
+        "import tensorflow as tf\n"
+        "def make_counter():\n"
+        "    c = tf.Variable(0, trainable=False)\n"
+        "    return c\n",
+        # Someone else's Variable.
+        "from pulp import Variable\n"
+        "x = Variable('x', trainable=False)\n"
+        "y = x * 2\n",
+    )
+    invalid = (
+        Example(
+            "import tensorflow as tf\n"
+            "n = 8\n"
+            "mask = tf.Variable(tf.linalg.band_part(tf.ones([n, n]), -1, 0), trainable=False)\n"
+            "def attend(scores):\n"
+            "    return scores * mask\n",
+            count=1, lines=(3,),
+            fixed="import tensorflow as tf\n"
+                  "n = 8\n"
+                  "mask = tf.constant(tf.linalg.band_part(tf.ones([n, n]), -1, 0))\n"
+                  "def attend(scores):\n"
+                  "    return scores * mask\n"),
+        # On self, read through tensor ops; dtype and name kept.
+        Example(
+            "import numpy as np\n"
+            "import tensorflow as tf\n"
+            "class Filter(tf.Module):\n"
+            "    def __init__(self):\n"
+            "        self.kernel = tf.Variable(np.hanning(5), trainable=False,\n"
+            "                                  dtype=tf.float32, name='hann')\n"
+            "    def __call__(self, x):\n"
+            "        return tf.tensordot(x, self.kernel, axes=1)\n",
+            count=1, lines=(5,),
+            fixed="import numpy as np\n"
+                  "import tensorflow as tf\n"
+                  "class Filter(tf.Module):\n"
+                  "    def __init__(self):\n"
+                  "        self.kernel = tf.constant(np.hanning(5), dtype=tf.float32, "
+                  "name='hann')\n"
+                  "    def __call__(self, x):\n"
+                  "        return tf.tensordot(x, self.kernel, axes=1)\n"),
+        # Module alias with compat.v1.
+        Example(
+            "import tensorflow as tensorflow_alias\n"
+            "scale = tensorflow_alias.compat.v1.Variable(initial_value=[1.0, 2.0], "
+            "trainable=False)\n"
+            "y = tensorflow_alias.ones([2]) * scale\n",
+            count=1, lines=(2,),
+            fixed="import tensorflow as tensorflow_alias\n"
+                  "scale = tensorflow_alias.constant([1.0, 2.0])\n"
+                  "y = tensorflow_alias.ones([2]) * scale\n"),
+        # `from tensorflow import Variable`: reported; no module alias, so no fix.
+        Example(
+            "from tensorflow import Variable, matmul\n"
+            "eye = Variable([[1.0, 0.0], [0.0, 1.0]], trainable=False)\n"
+            "def f(x):\n"
+            "    return matmul(x, eye)\n",
+            count=1, lines=(2,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if not is_variable_call(ctx, node):
+            return
+        kw = {k.arg: k.value for k in node.keywords if k.arg}  # type: ignore[attr-defined]
+        trainable = kw.get("trainable")
+        if not (type(trainable) is ast.Constant and trainable.value is False):
+            return
+        stmt = ctx.parent(node)
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.value is not node:  # type: ignore[attr-defined]
+            return
+        target = stmt.targets[0]  # type: ignore[attr-defined]
+        if type(target) is ast.Name:
+            if not self._name_read_only(ctx, stmt, target):  # type: ignore[arg-type]
+                return
+        elif type(target) is ast.Attribute and type(target.value) is ast.Name \
+                and target.value.id == "self":
+            if not self._attr_read_only(ctx, node, target):  # type: ignore[arg-type]
+                return
+        else:
+            return
+        yield self.finding(ctx, node, fix=self._fix(ctx, node, kw))  # type: ignore[arg-type]
+
+    @staticmethod
+    def _name_read_only(ctx: Context, stmt: ast.Assign, target: ast.Name) -> bool:
+        scope = ctx.scope_of(stmt)
+        uses = 0
+        for n in ast.walk(scope):
+            if type(n) is not ast.Name or n.id != target.id or n is target:
+                continue
+            if type(n.ctx) is not ast.Load:
+                return False  # rebound somewhere: too clever to follow
+            b = ctx.binding(n)
+            if b is None or b.value is not stmt.value:
+                continue
+            if not _read_only_use(ctx, n):
+                return False
+            uses += 1
+        return uses > 0
+
+    @staticmethod
+    def _attr_read_only(ctx: Context, call: ast.Call, target: ast.Attribute) -> bool:
+        cls = ctx.enclosing_class(call)
+        if cls is None:
+            return False
+        init = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "initial_value"), None)
+        if type(init) is ast.Call and ctx.qualname(init.func) in _PLACEHOLDER_INITS:
+            return False
+        uses = 0
+        for n in ast.walk(ctx.tree):
+            if type(n) is not ast.Attribute or n.attr != target.attr or n is target:
+                continue
+            mine = type(n.value) is ast.Name and n.value.id == "self" \
+                and ctx.enclosing_class(n) is cls
+            if not mine or type(n.ctx) is not ast.Load or not _read_only_use(ctx, n):
+                return False  # set again, used from outside, or handed on
+            uses += 1
+        return uses > 0
+
+    def _fix(self, ctx: Context, call: ast.Call, kw: dict[str, ast.expr]) -> Fix | None:
+        tf = ctx.module_alias("tensorflow")
+        if tf is None or type(call.func) is not ast.Attribute or ctx.in_graph(call):
+            return None
+        if not set(kw) <= _FIX_KEYWORDS or len(call.args) > 1 \
+                or (call.args and "initial_value" in kw) \
+                or any(k.arg is None for k in call.keywords):
+            return None
+        value = call.args[0] if call.args else kw.get("initial_value")
+        if value is None or type(value) is ast.Lambda:
+            return None
+        parts = [ctx.source_of(value)]
+        parts += [f"{k}={ctx.source_of(kw[k])}" for k in ("dtype", "name") if k in kw]
+        return self.unsafe_fix(ctx.replace(call, f"{tf}.constant({', '.join(parts)})"),
+                               description="a constant instead of a never-assigned variable")
