@@ -9,11 +9,63 @@ Modules starting with ``_`` are helpers, not rules; the registry skips them.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tfperf.lint.rules._loops import is_builtin, range_args
 from tfperf.lint.semantic import FUNCTION_NODES, TENSOR_ANNOTATIONS, Context
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------- per-module memo
+
+def memo(ctx: Context, key: str, compute: Callable[[], T]) -> T:
+    """A fact about the module, computed once per ``Context`` (rules stay stateless: the
+    value lives on the module's context, not on the rule)."""
+    slot = f"_loops_sync_{key}"
+    value = ctx.__dict__.get(slot, _MISSING)
+    if value is _MISSING:
+        value = compute()
+        ctx.__dict__[slot] = value
+    return value  # type: ignore[return-value]
+
+
+_MISSING = object()
+
+
+def source_mentions(ctx: Context, *words: str) -> bool:
+    """Whether the module's text contains any of ``words``: a cheap filter before any name
+    resolution (memoised per module and word set)."""
+    return memo(ctx, "text:" + "|".join(words), lambda: any(w in ctx.source for w in words))
+
+
+def top_level_imports(ctx: Context, module: str) -> dict[str, str]:
+    """Module-level names bound by importing from ``module`` (``import numpy as np`` →
+    ``{"np": "numpy"}``, ``from numpy import mean as m`` → ``{"m": "numpy.mean"}``), from the
+    module's top-level statements only (cheap: no tree walk)."""
+    def compute() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for stmt in ctx.tree.body:
+            if type(stmt) is ast.Import:
+                for a in stmt.names:
+                    if a.name == module or a.name.startswith(module + "."):
+                        out[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname \
+                            else a.name.split(".", 1)[0]
+            elif type(stmt) is ast.ImportFrom and not stmt.level and stmt.module \
+                    and (stmt.module == module or stmt.module.startswith(module + ".")):
+                for a in stmt.names:
+                    out[a.asname or a.name] = f"{stmt.module}.{a.name}"
+        return out
+    return memo(ctx, "imports:" + module, compute)
+
+
+def root_name(expr: ast.AST) -> str | None:
+    """``np.linalg.norm`` → "np"; ``mean`` → "mean"; anything else → ``None``."""
+    while type(expr) is ast.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+    return expr.id if type(expr) is ast.Name else None  # type: ignore[attr-defined]
+
 
 # ---------------------------------------------------------------------------- host conversions
 
@@ -58,14 +110,18 @@ def host_conversion(ctx: Context, call: ast.AST) -> HostConversion | None:
 
 def other_framework_imported(ctx: Context) -> bool:
     """The module imports a framework (PyTorch, JAX...) whose tensors also have ``.numpy()``."""
-    for stmt in ast.walk(ctx.tree):
-        if type(stmt) is ast.Import:
-            if any(a.name.split(".", 1)[0] in _OTHER_FRAMEWORKS for a in stmt.names):
+    def compute() -> bool:
+        if not any(w in ctx.source for w in _OTHER_FRAMEWORKS):
+            return False
+        for stmt in ast.walk(ctx.tree):
+            if type(stmt) is ast.Import:
+                if any(a.name.split(".", 1)[0] in _OTHER_FRAMEWORKS for a in stmt.names):
+                    return True
+            elif type(stmt) is ast.ImportFrom and not stmt.level and stmt.module \
+                    and stmt.module.split(".", 1)[0] in _OTHER_FRAMEWORKS:
                 return True
-        elif type(stmt) is ast.ImportFrom and not stmt.level and stmt.module \
-                and stmt.module.split(".", 1)[0] in _OTHER_FRAMEWORKS:
-            return True
-    return False
+        return False
+    return memo(ctx, "other_framework", compute)
 
 
 def converts_a_tensor(ctx: Context, conv: HostConversion) -> bool:
@@ -93,6 +149,29 @@ def is_py_function_call(ctx: Context, call: ast.AST) -> bool:
         and q.rsplit(".", 1)[1] in PY_FUNCTION_NAMES
 
 
+def _py_function_targets(ctx: Context) -> frozenset[str]:
+    """Names of the functions handed to ``tf.py_function``-like calls in the module."""
+    def compute() -> frozenset[str]:
+        if not any(w in ctx.source for w in ("py_func", "numpy_function")):
+            return frozenset()
+        names: set[str] = set()
+        for call in ast.walk(ctx.tree):
+            if type(call) is not ast.Call:
+                continue
+            f = call.func
+            if (getattr(f, "attr", None) or getattr(f, "id", None)) not in PY_FUNCTION_NAMES \
+                    or not is_py_function_call(ctx, call):
+                continue
+            passed = [call.args[0]] if call.args else []
+            passed += [k.value for k in call.keywords if k.arg == "func"]
+            for a in passed:
+                name = getattr(a, "id", None) or getattr(a, "attr", None)
+                if name:
+                    names.add(name)
+        return frozenset(names)
+    return memo(ctx, "py_function_targets", compute)
+
+
 def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
     """``fn`` is handed to ``tf.py_function``/``tf.numpy_function``: it runs eagerly."""
     if type(fn) is ast.Lambda:
@@ -101,21 +180,7 @@ def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
             p = ctx.parent(p)
         return type(p) is ast.Call and is_py_function_call(ctx, p)
     name = getattr(fn, "name", None)
-    if name is None:
-        return False
-    for call in ast.walk(ctx.tree):
-        if type(call) is not ast.Call:
-            continue
-        f = call.func
-        if (getattr(f, "attr", None) or getattr(f, "id", None)) not in PY_FUNCTION_NAMES \
-                or not is_py_function_call(ctx, call):
-            continue
-        passed = [call.args[0]] if call.args else []
-        passed += [k.value for k in call.keywords if k.arg == "func"]
-        for a in passed:
-            if (getattr(a, "id", None) or getattr(a, "attr", None)) == name:
-                return True
-    return False
+    return name is not None and name in _py_function_targets(ctx)
 
 
 def eager_guarded(ctx: Context, node: ast.AST) -> bool:

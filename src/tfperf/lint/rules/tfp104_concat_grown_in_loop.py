@@ -10,7 +10,9 @@ from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._helpers_loops_sync import (
     iterates_dataset,
     iterates_tensor,
+    memo,
     small_literal_range,
+    top_level_imports,
 )
 from tfperf.lint.rules._loops import range_args
 from tfperf.lint.semantic import Context
@@ -39,23 +41,37 @@ def _ref(node: ast.AST) -> str | None:
     return None
 
 
-def _grown_piece(ctx: Context, call: ast.Call, target: str) -> ast.expr | None:
-    """The argument of ``call`` that is ``target`` itself (the tensor being grown)."""
-    q = ctx.call_qualname(call)
-    if q in APPEND_CALLS:
-        first = call.args[0] if call.args else None
-        return first if first is not None and _ref(first) == target else None
-    if q not in CONCAT_CALLS:
-        return None
-    pieces = call.args[0] if call.args else next(
+def _grown_piece(call: ast.Call, target: str) -> ast.expr | None:
+    """The argument of ``call`` that is ``target`` itself (the tensor being grown), read
+    syntactically: the first argument of an append, or an item of the list of pieces."""
+    first = call.args[0] if call.args else next(
         (k.value for k in call.keywords if k.arg in ("values", "xs", "tensors", "arrays", "tup")),
         None)
-    if type(pieces) not in (ast.List, ast.Tuple):
+    if first is None:
         return None
-    for e in pieces.elts:  # type: ignore[union-attr]
-        if _ref(e) == target:
-            return e
+    if _ref(first) == target:  # `append(x, piece)`
+        return first
+    if type(first) in (ast.List, ast.Tuple):
+        for e in first.elts:  # type: ignore[attr-defined]
+            if _ref(e) == target:
+                return e
     return None
+
+
+def _grows(ctx: Context, call: ast.Call, piece: ast.expr) -> bool:
+    """``call`` (whose argument ``piece`` is the grown tensor) is a TF concatenation."""
+    q = ctx.call_qualname(call)
+    if q in APPEND_CALLS:
+        return call.args[0] is piece if call.args else False
+    return q in CONCAT_CALLS and piece is not (call.args[0] if call.args else None)
+
+
+def _imported_concats(ctx: Context) -> frozenset[str]:
+    """Local names given to TF's concatenations by ``from ... import concat as join``."""
+    def compute() -> frozenset[str]:
+        names = {**top_level_imports(ctx, "tensorflow"), **top_level_imports(ctx, "keras")}
+        return frozenset(n for n, q in names.items() if q.rsplit(".", 1)[-1] in _LAST_PARTS)
+    return memo(ctx, "tfp104_imported_concats", compute)
 
 
 def _long_loop(ctx: Context, loop: ast.AST) -> bool:
@@ -240,14 +256,18 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
             value = value.orelse
         if type(value) is not ast.Call or len(node.targets) != 1:  # type: ignore[attr-defined]
             return
-        func = value.func
-        last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-        if last not in _LAST_PARTS and type(func) is not ast.Name:
-            return  # cheap test first: this runs for every assignment
         target = _ref(node.targets[0])  # type: ignore[attr-defined]
-        if target is None or not ctx.imports_tf:
+        piece = _grown_piece(value, target) if target is not None else None
+        if piece is None:
+            return  # cheap, syntactic test first: this runs for every assignment
+        func = value.func
+        if type(func) is ast.Attribute:
+            if func.attr not in _LAST_PARTS:
+                return
+        elif type(func) is not ast.Name or (func.id not in _LAST_PARTS
+                                            and func.id not in _imported_concats(ctx)):
             return
-        if _grown_piece(ctx, value, target) is None:
+        if not ctx.imports_tf or not _grows(ctx, value, piece):
             return
         loops = ctx.enclosing_loops(node)
         if not loops or type(loops[0]) not in (ast.For, ast.AsyncFor, ast.While):

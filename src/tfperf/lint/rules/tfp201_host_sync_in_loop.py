@@ -20,6 +20,9 @@ from tfperf.lint.rules._loops import element_loop, range_args, sized_by
 from tfperf.lint.semantic import Context
 
 _IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+# Callee names (last part) of the conversions `host_conversion` knows.
+_CONVERTERS = frozenset({"numpy", "array", "asarray", "asanyarray", "ascontiguousarray",
+                         "float", "int", "bool", "complex"})
 
 
 def _shape_sized(ctx: Context, loop: ast.AST, operand: ast.AST) -> bool:
@@ -279,8 +282,17 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if (getattr(func, "attr", None) or getattr(func, "id", None)) not in _CONVERTERS:
+                return  # cheap test first: this runs for every call and `if`
+        if not ctx.imports_tf:
+            return
+        loops = ctx.enclosing_loops(node)  # parent links only: no name resolution yet
+        if not loops:
+            return
+        if type(node) is ast.Call:
             conv = host_conversion(ctx, node)
-            if conv is None or not ctx.imports_tf:
+            if conv is None:
                 return
             operand, numpy_call = conv.operand, conv.kind == "numpy"
             if numpy_call:
@@ -295,8 +307,7 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
                 return
             numpy_call = False  # unused for conditions
             message = "tensor used as a condition inside a loop: one device sync per iteration"
-        loops = ctx.enclosing_loops(node)
-        if not loops or traced(ctx, node) or in_py_function(ctx, node):
+        if traced(ctx, node) or in_py_function(ctx, node):
             return
         # A condition per step (`if err < tol: break`) is a convergence test: elements only.
         if per_element_sync(ctx, operand, loops) if type(node) is not ast.Call \

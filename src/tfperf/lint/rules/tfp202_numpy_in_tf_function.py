@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import eager_guarded, surely_tensor, traced
+from tfperf.lint.rules._helpers_loops_sync import (
+    eager_guarded,
+    root_name,
+    surely_tensor,
+    top_level_imports,
+    traced,
+)
 from tfperf.lint.semantic import Context
 
 
@@ -56,11 +62,12 @@ No automatic fix: the TensorFlow equivalent of a NumPy call is not always one-to
 
 Not reported: code in functions handed to `tf.py_function`/`tf.numpy_function` (eager
 there), code guarded by `if tf.executing_eagerly():` or similar, and NumPy on Python values
-(`np.sqrt(2.0)`, `np.prod(x.shape[1:])`: trace-time constants, fine). NumPy applied to a
-parameter of a `tf.function` is reported only when the parameter surely holds a tensor (an
-`input_signature`, a tensor annotation, a `Dataset.map` function, a Keras `call`'s inputs),
-as a Python value there is legitimate. `float(t)`/`int(t)` are not reported: AutoGraph
-turns them into `tf.cast`.
+(`np.sqrt(2.0)`, `np.prod(x.shape[1:])`: trace-time constants, fine). NumPy is recognised
+through the module's top-level imports (`import numpy as np`, `from numpy import mean`).
+NumPy applied to a parameter of a `tf.function` is reported only when the parameter surely
+holds a tensor (an `input_signature`, a tensor annotation, a `Dataset.map` function, a Keras
+`call`'s inputs), as a Python value there is legitimate. `float(t)`/`int(t)` are not
+reported: AutoGraph turns them into `tf.cast`.
 """
     valid = (
         # TF ops only.
@@ -151,23 +158,22 @@ turns them into `tf.cast`.
         func = node.func  # type: ignore[attr-defined]
         numpy_method = type(func) is ast.Attribute and func.attr == "numpy" \
             and not node.args and not node.keywords  # type: ignore[attr-defined]
-        if not numpy_method and not (type(func) in (ast.Attribute, ast.Name) and node.args):  # type: ignore[attr-defined]
+        # Cheap test first: otherwise the callee must start at a name imported from NumPy.
+        if not numpy_method and (not node.args  # type: ignore[attr-defined]
+                                 or root_name(func) not in top_level_imports(ctx, "numpy")):
             return
-        if not ctx.imports_tf:
+        if not ctx.imports_tf or not traced(ctx, node) or eager_guarded(ctx, node):
             return
         if numpy_method:
             if ctx.qualname(func) is not None:
                 return  # a module attribute `pkg.numpy()`, not a tensor method
-            message = None
-        else:
-            q = ctx.qualname(func)
-            if q is None or not q.startswith("numpy."):
-                return
-            args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
-            if not any(surely_tensor(ctx, a) for a in args):
-                return
+            yield self.finding(ctx, node)
+            return
+        q = ctx.qualname(func)
+        if q is None or not q.startswith("numpy."):
+            return
+        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        if any(surely_tensor(ctx, a) for a in args):
             short = "np." + q[len("numpy."):]
-            message = (f"{short}() on a tensor inside tf.function: fails on a symbolic "
-                       "tensor, or freezes a trace-time value into the graph")
-        if traced(ctx, node) and not eager_guarded(ctx, node):
-            yield self.finding(ctx, node, message)
+            yield self.finding(ctx, node, f"{short}() on a tensor inside tf.function: fails on "
+                               "a symbolic tensor, or freezes a trace-time value into the graph")

@@ -12,6 +12,7 @@ from tfperf.lint.rules._helpers_loops_sync import (
     converts_a_tensor,
     host_conversion,
     in_py_function,
+    source_mentions,
     traced,
 )
 from tfperf.lint.semantic import Context, returns_tensor
@@ -212,7 +213,9 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
         args = node.args  # type: ignore[attr-defined]
         if not args and not node.keywords:  # type: ignore[attr-defined]
             return
-        if not ctx.imports_tf:
+        # Cheap test first: a host conversion needs `.numpy()` or NumPy's `*array(` somewhere
+        # in the module's text.
+        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf:
             return
         q = ctx.call_qualname(node)
         if q is None or not _tensor_op(q):
