@@ -50,6 +50,11 @@ def _opted_into_tf1(ctx: Context) -> bool:
     return cached
 
 
+# Packages of TensorFlow's own implementation (not its public API).
+_TF_INTERNALS = frozenset({"python", "core", "compiler", "lite", "dtensor", "tsl", "tools",
+                           "security", "include", "_api"})
+
+
 def _public_tf_user(ctx: Context) -> bool:
     """The module imports TensorFlow's public API (``tensorflow``, ``tensorflow.compat.v1``),
     not only its internals (``tensorflow.python.*``): user code, not TF's own TF1 machinery,
@@ -64,10 +69,8 @@ def _public_tf_user(ctx: Context) -> bool:
                 mods = [n.module]
             else:
                 continue
-            if any(m == "tensorflow" or (m.startswith("tensorflow.")
-                                         and "python" not in m.split(".")
-                                         and not m.startswith("tensorflow.core"))
-                   for m in mods):
+            if any(m.split(".")[0] == "tensorflow" and "python" not in m.split(".")
+                   and [*m.split("."), ""][1] not in _TF_INTERNALS for m in mods):
                 cached = True
                 break
         ctx.__dict__["_tfp701_public"] = cached
