@@ -400,11 +400,6 @@ def small_literal_range(ctx: Context, loop: ast.AST, limit: int = 8) -> bool:
     return type(stop) is ast.Constant and type(stop.value) is int and stop.value <= limit
 
 
-def statements_of(ctx: Context, loop: ast.AST) -> Iterator[ast.stmt]:
-    """The loop body's top-level statements (for a ``while``/``for``)."""
-    yield from getattr(loop, "body", ())
-
-
 # ---------------------------------------------------------------------------- Keras models
 
 # Calls whose result is a Keras model (canonical names; `keras.applications.X` too).
