@@ -323,11 +323,13 @@ def called_in_loop(ctx: Context, fn: ast.AST) -> ast.Call | None:
 def traced_fn_of(ctx: Context, node: ast.AST) -> ast.AST | None:
     """The ``tf.function`` body ``node`` runs in, unless a function between them is handed to
     ``tf.py_function``/``tf.numpy_function`` (which runs it eagerly, every call)."""
+    inner: list[ast.AST] = []
     for fn in ctx.enclosing_functions(node):
-        if _runs_eagerly(ctx, fn):
-            return None
         if ctx.is_tf_function(fn):
+            if inner and any(_runs_eagerly(ctx, f) for f in inner):
+                return None
             return fn
+        inner.append(fn)
     return None
 
 
@@ -337,16 +339,26 @@ _EAGER_WRAPPERS = frozenset({
 })
 
 
+def _eager_names(ctx: Context) -> set[str]:
+    """Names of functions handed to ``tf.py_function`` and the like (cached per module)."""
+    names: set[str] | None = ctx.__dict__.get("_tfp3_eager_names")
+    if names is None:
+        names = set()
+        src = ctx.source
+        if "py_func" in src or "numpy_function" in src:
+            for node in ast.walk(ctx.tree):
+                if type(node) is ast.Call and ctx.qualname(node.func) in _EAGER_WRAPPERS:
+                    for a in [*node.args[:1], *(k.value for k in node.keywords
+                                                if k.arg == "func")]:
+                        if type(a) is ast.Name:
+                            names.add(a.id)
+        ctx.__dict__["_tfp3_eager_names"] = names
+    return names
+
+
 def _runs_eagerly(ctx: Context, fn: ast.AST) -> bool:
-    name = getattr(fn, "name", None)
-    parent = ctx.parent(fn)
     if type(fn) is ast.Lambda:
+        parent = ctx.parent(fn)
         return type(parent) is ast.Call and ctx.qualname(parent.func) in _EAGER_WRAPPERS  # type: ignore[attr-defined]
-    if name is None or parent is None:
-        return False
-    for node in ast.walk(parent):
-        if type(node) is ast.Call and ctx.qualname(node.func) in _EAGER_WRAPPERS:
-            for a in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "func")]:
-                if type(a) is ast.Name and a.id == name:
-                    return True
-    return False
+    name = getattr(fn, "name", None)
+    return name is not None and name in _eager_names(ctx)

@@ -55,7 +55,8 @@ or `@tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSp
 The fix wraps the argument in `tf.constant(...)`. It is **unsafe**: inside the function the
 value becomes a tensor, so Python code that needs a Python number (`range(i)`, `if i > 3:`
 deciding the graph's structure, a list index) behaves differently (AutoGraph turns some of it
-into graph control flow, some of it fails).
+into graph control flow, some of it fails), and a Python `int` becomes an `int32` tensor:
+arithmetic that mixed it with float tensors (`x + i`) then needs `tf.cast(i, x.dtype)`.
 
 Not reported: functions with an `input_signature` (TF converts the argument), loops over a
 handful of literal values (`for training in (True, False)`, `range(3)`: a few traces on
@@ -180,7 +181,7 @@ purpose), and calls of plain Python functions.
             "import tensorflow as tensorflow_alias\n"
             "@tensorflow_alias.function(jit_compile=False)\n"
             "def f(x, i):\n"
-            "    return x + i\n"
+            "    return x + tensorflow_alias.cast(i, x.dtype)\n"
             "xs = tensorflow_alias.ones([8, 2])\n"
             "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
             "    f(x, i)\n",
@@ -188,7 +189,7 @@ purpose), and calls of plain Python functions.
             fixed="import tensorflow as tensorflow_alias\n"
                   "@tensorflow_alias.function(jit_compile=False)\n"
                   "def f(x, i):\n"
-                  "    return x + i\n"
+                  "    return x + tensorflow_alias.cast(i, x.dtype)\n"
                   "xs = tensorflow_alias.ones([8, 2])\n"
                   "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
                   "    f(x, tensorflow_alias.constant(i))\n"),

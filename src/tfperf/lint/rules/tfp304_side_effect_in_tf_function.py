@@ -244,35 +244,37 @@ variable is created once, and functions run eagerly through `tf.py_function`.
             targets = [node.target]  # type: ignore[attr-defined]
         if not ctx.imports_tf:
             return
-        fn = None
-        for target in targets:
+        # Cheap syntactic filter before asking whether the code is traced (which walks up).
+        candidates = [tg for tg in targets if t is ast.Call or type(tg) is ast.Subscript
+                      or _self_attr(tg) is not None or type(tg) is ast.Name]
+        if not candidates:
+            return
+        enclosing = ctx.enclosing_function(node)
+        if enclosing is None:
+            return  # module level: nothing is traced here
+        fn = traced_fn_of(ctx, node)
+        if fn is None:
+            return
+        for target in candidates:
             tt = type(target)
             if tt is ast.Subscript or t is ast.Call:
                 # `outer[k] = v`, `outer.append(v)`: the container must come from outside.
                 recv = target.value if tt is ast.Subscript else target  # type: ignore[attr-defined]
-                fn = fn or traced_fn_of(ctx, node)
-                if fn is None or (tt is ast.Subscript
-                                  and not _accumulates_or_leaks(ctx, node, recv)):
+                if tt is ast.Subscript and not _accumulates_or_leaks(ctx, node, recv):
                     continue
                 if self._outer_container(ctx, recv, fn):
                     yield self.finding(ctx, node)
                     return
             elif tt is ast.Name:
-                enclosing = ctx.enclosing_function(node)
-                if enclosing is None or target.id not in _declared(ctx, enclosing) \
-                        or not _accumulates_or_leaks(ctx, node, target):  # type: ignore[attr-defined]
-                    continue
-                fn = fn or traced_fn_of(ctx, node)
-                if fn is not None:
+                if target.id in _declared(ctx, enclosing) \
+                        and _accumulates_or_leaks(ctx, node, target):  # type: ignore[attr-defined]
                     yield self.finding(ctx, node)
                     return
-            elif tt is ast.Attribute:
+            else:
                 attr = _self_attr(target)
-                if attr is None or not _accumulates_or_leaks(ctx, node, target):
-                    continue
-                fn = fn or traced_fn_of(ctx, node)
                 cls = ctx.enclosing_class(node)
-                if fn is not None and cls is not None and _python_attrs(ctx, cls).get(attr):
+                if attr is not None and cls is not None and _python_attrs(ctx, cls).get(attr) \
+                        and _accumulates_or_leaks(ctx, node, target):
                     yield self.finding(ctx, node)
                     return
 
