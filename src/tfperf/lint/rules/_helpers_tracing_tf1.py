@@ -48,9 +48,21 @@ def is_tf_function_call(ctx: Context, node: ast.AST) -> bool:
     if type(func) is ast.Attribute:
         if func.attr != "function":
             return False
-    elif type(func) is not ast.Name:  # a bare name may be an alias: `function as tf_fn`
+    elif type(func) is not ast.Name:
         return False
+    elif func.id != "function" and not from_imports_tf(ctx):
+        return False  # a bare name is TF's only through `from tensorflow import ... as ...`
     return ctx.qualname(func) in TF_FUNCTION_NAMES
+
+
+def from_imports_tf(ctx: Context) -> bool:
+    """The module has a ``from tensorflow... import`` (cheap text test, cached): only then
+    can a bare name be a TensorFlow API under another name."""
+    cached = ctx.__dict__.get("_tfp3_from_tf")
+    if cached is None:
+        cached = "from tensorflow" in ctx.source
+        ctx.__dict__["_tfp3_from_tf"] = cached
+    return cached
 
 
 def is_variable_call(ctx: Context, node: ast.AST) -> bool:
@@ -61,7 +73,7 @@ def is_variable_call(ctx: Context, node: ast.AST) -> bool:
     if type(func) is ast.Attribute:
         if func.attr != "Variable":
             return False
-    elif type(func) is not ast.Name:
+    elif type(func) is not ast.Name or (func.id != "Variable" and not from_imports_tf(ctx)):
         return False
     return ctx.qualname(func) in VARIABLE_CLASSES
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rules._helpers_tracing_tf1 import from_imports_tf
 from tfperf.lint.semantic import Context
 
 # TF1 graph-mode APIs, by their path under `tensorflow.` or `tensorflow.compat.v1.`.
@@ -275,8 +276,11 @@ session machinery), `tf.contrib` imports guarded by `except ImportError`, and lo
                                        hint="call a function with tensors instead of feeding "
                                             "placeholders")
             return
-        if (last not in _LAST_PARTS and type(func) is ast.Attribute) or not ctx.imports_tf:
-            return  # cheap test first; a bare name may be an alias
+        if last not in _LAST_PARTS and (type(func) is ast.Attribute
+                                        or not from_imports_tf(ctx)):
+            return  # cheap test first; a bare name may be an alias (`import ... as ph`)
+        if not ctx.imports_tf:
+            return
         api = _api_of(ctx.qualname(func))
         if api is None or _opted_into_tf1(ctx) or _in_explicit_graph(ctx, node):
             return
