@@ -10,6 +10,7 @@ from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._helpers_tracing_tf1 import (
     HANDFUL,
     called_in_loop,
+    calls_of,
     is_tf_function_call,
 )
 from tfperf.lint.semantic import Context
@@ -38,8 +39,10 @@ Finds a `tf.function` object that is built and then used only once before being 
 away, over and over:
 - `tf.function(g)` (or a `@tf.function`-decorated `def`) inside a loop, called in the same
   iteration;
-- `tf.function(g)` or a decorated inner `def` inside a function that calls it right there,
-  when that function is itself called in a loop.
+- `tf.function(g)` or a decorated inner `def` inside a function that calls it right there
+  (once), when that function is itself called in a loop, or is not called in its module at
+  all (a helper such as `train_step`, called from elsewhere: a tf.function built to be called
+  once never pays off).
 
 ## Why is this bad?
 A `tf.function` object keeps its traces. A new object has none: its first call traces the
@@ -76,8 +79,8 @@ No automatic fix: where the function should live depends on what it closes over.
 Not reported: factories that return or store the new function (`return step`,
 `self._fn = tf.function(...)`, `cache[k] = tf.function(...)`), a function created once per
 outer iteration and called in an inner loop (one trace per model, reused per batch), loops
-over a handful of literal values (comparing `jit_compile=True` and `False`), and a `main()`
-that creates and uses it but is not called in a loop.
+over a handful of literal values (comparing `jit_compile=True` and `False`), and a function
+called in its module only outside loops (a `main()`), and tests (`test_*`, run once).
 """
     valid = (
         # A factory: the new function is returned, for the caller to keep.
@@ -106,6 +109,13 @@ that creates and uses it but is not called in a loop.
         "    for x in ds:\n"
         "        train_step(x)\n"
         "main(tf.data.Dataset.range(3))\n",
+        # A test function: its runner calls it once.
+        "import tensorflow as tf\n"
+        "def test_square_in_tf_function():\n"
+        "    @tf.function\n"
+        "    def square(x):\n"
+        "        return x * x\n"
+        "    assert square(tf.constant(3.0)) == 9.0\n",
         # Built in a loop into a cache, each kept.
         "import tensorflow as tf\n"
         "def build(fns_by_name):\n"
@@ -157,6 +167,19 @@ that creates and uses it but is not called in a loop.
             "    def run(self, xs):\n"
             "        return [self.step(x) for x in xs]\n",
             count=1, lines=(4,)),
+        # A helper called from other modules: a new tf.function (and trace) per call.
+        Example(
+            "import tensorflow as tf\n"
+            "def train_step(model, x, optimizer, loss_fn):\n"
+            "    @tf.function\n"
+            "    def apply_gradient(model, x, optimizer, loss_fn):\n"
+            "        with tf.GradientTape() as tape:\n"
+            "            loss = loss_fn(x, model(x))\n"
+            "        grads = tape.gradient(loss, model.trainable_variables)\n"
+            "        optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+            "        return loss\n"
+            "    return apply_gradient(model, x, optimizer, loss_fn)\n",
+            count=1, lines=(3,)),
         # A decorated def inside the loop body.
         Example(
             "import tensorflow as tensorflow_alias\n"
@@ -202,8 +225,19 @@ that creates and uses it but is not called in a loop.
         fn = ctx.enclosing_function(made)
         if fn is None or type(fn) not in _DEFS or ctx.is_tf_function(fn):
             return
-        if any(not ctx.enclosing_loops(u) for u in uses) and called_in_loop(ctx, fn):
+        if any(not ctx.enclosing_loops(u) for u in uses) and self._called_repeatedly(ctx, fn):
             yield self.finding(ctx, report)
+
+    @staticmethod
+    def _called_repeatedly(ctx: Context, fn: ast.AST) -> bool:
+        """Called in a loop here, or not called in this module at all (a helper such as
+        `train_step` is called by other modules, and creating a tf.function to call it once
+        never pays off). Called here only outside loops (a `main()`): not reported."""
+        if called_in_loop(ctx, fn) is not None:
+            return True
+        name = getattr(fn, "name", "")
+        # A test runs once, by its runner: not a hot path.
+        return not calls_of(ctx, fn) and not name.startswith("test")
 
     @staticmethod
     def _single_uses(ctx: Context, made: ast.AST) -> list[ast.Call] | None:
