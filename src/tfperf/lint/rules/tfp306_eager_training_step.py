@@ -32,6 +32,20 @@ def _updates_weights(nodes: list[ast.AST]) -> bool:
     return False
 
 
+def _unreferenced(ctx: Context, fn: ast.FunctionDef) -> bool:
+    """A public step function this module never calls, passes or wraps: its callers are in
+    other modules (where a training step is called per batch). Tests and private helpers are
+    left out."""
+    name = fn.name
+    if name.startswith(("test", "_")):
+        return False
+    if type(ctx.parent(fn)) is not ast.Module:
+        return False  # a nested or method step: its use is not visible from here
+    return not any((type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load)
+                   or (type(n) is ast.Attribute and n.attr == name)
+                   for n in ast.walk(ctx.tree))
+
+
 def _mentions_training(ctx: Context) -> bool:
     """Cheap text test, once per module: both halves of a training step appear."""
     cached = ctx.__dict__.get("_tfp306_text")
@@ -54,8 +68,9 @@ class EagerTrainingStep(Rule):
 ## What it does
 Finds a custom training step, a `with tf.GradientTape()` block plus
 `optimizer.apply_gradients(...)`, that runs eagerly once per iteration of a Python loop:
-either a step function called in a loop without `tf.function`, or the tape block written
-directly in the body of the training loop.
+either a step function called in a loop without `tf.function` (or a module-level step that
+its module never calls, passes or wraps: its callers live elsewhere), or the tape block
+written directly in the body of the training loop.
 
 ## Why is this bad?
 Eagerly, every op of the forward pass, the gradient computation and the update is dispatched
@@ -208,6 +223,24 @@ gradients for saliency maps, for instance).
                   "    def fit(self, batches):\n"
                   "        for x in batches:\n"
                   "            self.step(x)\n"),
+        # A public step for other modules to call: every call eager.
+        Example(
+            "import tensorflow as tf\n"
+            "def train_step(model, optimizer, loss_fn, inputs, targets):\n"
+            "    with tf.GradientTape() as tape:\n"
+            "        loss = loss_fn(targets, model(inputs, training=True))\n"
+            "    grads = tape.gradient(loss, model.trainable_weights)\n"
+            "    optimizer.apply_gradients(zip(grads, model.trainable_weights))\n"
+            "    return loss\n",
+            count=1, lines=(2,),
+            fixed="import tensorflow as tf\n"
+                  "@tf.function\n"
+                  "def train_step(model, optimizer, loss_fn, inputs, targets):\n"
+                  "    with tf.GradientTape() as tape:\n"
+                  "        loss = loss_fn(targets, model(inputs, training=True))\n"
+                  "    grads = tape.gradient(loss, model.trainable_weights)\n"
+                  "    optimizer.apply_gradients(zip(grads, model.trainable_weights))\n"
+                  "    return loss\n"),
         # `from tensorflow import GradientTape`; decorated otherwise: reported, not fixed.
         Example(
             "import functools\n"
@@ -240,9 +273,16 @@ gradients for saliency maps, for instance).
             return
         first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
                            and _is_tape_with(ctx, n)), None)
-        if first_tape is not node or called_in_loop(ctx, fn) is None:  # type: ignore[arg-type]
+        if first_tape is not node:
             return  # one finding per step function
-        finding = self.finding(ctx, fn, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
+        if called_in_loop(ctx, fn) is not None:  # type: ignore[arg-type]
+            message = None
+        elif _unreferenced(ctx, fn):  # type: ignore[arg-type]
+            message = ("training step (GradientTape + apply_gradients) not compiled with "
+                       "tf.function: every call runs eagerly")
+        else:
+            return
+        finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))
