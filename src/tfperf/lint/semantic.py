@@ -147,6 +147,9 @@ class Context:
         self._tensor_cache: dict[int, bool] = {}
         self._keras_cache: dict[int, bool] = {}
         self._tf_fn_cache: dict[int, bool] = {}
+        # Per node id (the tree is never mutated, and outlives the context's use).
+        self._binding_cache: dict[int, Binding | None] = {}
+        self._qualname_cache: dict[int, str | None] = {}
         self._index(buckets if buckets is not None else {})
 
     @property
@@ -159,30 +162,33 @@ class Context:
     # ------------------------------------------------------------------ indexing (one walk)
 
     def _index(self, buckets: dict[type, list[ast.AST]]) -> None:
-        """The one walk: parents, rule buckets, and what the lazy tables are built from."""
+        """The one walk: parents, nodes by type, and what the lazy tables are built from.
+
+        Breadth first, so every per-type list (:meth:`nodes_of`, :attr:`calls`) is in
+        exactly the order ``ast.walk`` would yield those nodes: rules that replace a
+        whole-module ``ast.walk`` with these lists keep their "first match" answers."""
         raw: list[ast.AST] = []  # nodes that bind names
-        calls: list[ast.Call] = []
-        stack: list[ast.AST] = [self.tree]
+        by_type: dict[type, list[ast.AST]] = {}
+        nodes: list[ast.AST] = [self.tree]
         self.tree._tfp_parent = None  # type: ignore[attr-defined]
         fields_of = _CHILD_FIELDS
         # Local aliases: this loop runs once per node of every file.
-        AST, Name, Store, Call = ast.AST, ast.Name, ast.Store, ast.Call
+        AST, Name, Store = ast.AST, ast.Name, ast.Store
         binders = _BINDER_TYPES
-        get_bucket = buckets.get
-        push = stack.append
-        while stack:
-            node = stack.pop()
+        get_list = by_type.get
+        push = nodes.append
+        for node in nodes:  # the list grows while it is iterated: a queue without pops
             typ = type(node)
-            bucket = get_bucket(typ)
-            if bucket is not None:
-                bucket.append(node)
+            lst = get_list(typ)
+            if lst is None:
+                by_type[typ] = [node]
+            else:
+                lst.append(node)
             if typ is Name:
                 if type(node.ctx) is Store:
                     raw.append(node)
                 continue  # a Name has no children worth visiting (ctx is a shared singleton)
-            if typ is Call:
-                calls.append(node)
-            elif typ in binders:
+            if typ in binders:
                 raw.append(node)
             fields = fields_of.get(typ)
             if fields is None:
@@ -199,11 +205,24 @@ class Context:
                 elif isinstance(value, AST):
                     value._tfp_parent = node  # type: ignore[attr-defined]
                     push(value)
-        for b in buckets.values():  # roughly source order; findings are sorted anyway
-            b.reverse()
+        for typ, bucket in buckets.items():
+            found = by_type.get(typ)
+            if found:
+                bucket.extend(found)
+        self._by_type = by_type
         self._raw_bindings = raw
-        self._raw_calls = calls
+        self._raw_calls = by_type.get(ast.Call, [])
         self._tables_built = False
+
+    def nodes_of(self, *types: type) -> list[ast.AST]:
+        """Every node of these types in the module, from the one walk (per type in
+        ``ast.walk`` order; several types are concatenated type by type)."""
+        if len(types) == 1:
+            return self._by_type.get(types[0], [])
+        out: list[ast.AST] = []
+        for t in types:
+            out.extend(self._by_type.get(t, ()))
+        return out
 
     @property
     def calls(self) -> list[ast.Call]:
@@ -436,8 +455,16 @@ class Context:
         """The binding a loaded name refers to here: the scope chain as Python walks it
         (class bodies are skipped for names used in nested functions), and within the scope
         the last binding before this use (or the last one at all: loops, late globals)."""
+        key = id(node)
+        cache = self._binding_cache
+        if key in cache:
+            return cache[key]
         if not self._tables_built:
             self._build_tables()
+        found = cache[key] = self._binding(node)
+        return found
+
+    def _binding(self, node: ast.Name) -> Binding | None:
         name = node.id
         scope: ast.AST | None = self.scope_of(node)
         first = True
@@ -467,7 +494,12 @@ class Context:
         """What a Name or Attribute refers to, canonical (see :func:`canonical`):
         ``tf.transpose`` → ``"tensorflow.transpose"`` after ``import tensorflow as tf``;
         ``None`` when it is not an imported API (a local value, a rebound name)."""
-        return self._qualname(expr, 0)
+        key = id(expr)
+        cache = self._qualname_cache
+        if key in cache:
+            return cache[key]
+        found = cache[key] = self._qualname(expr, 0)
+        return found
 
     def _qualname(self, expr: ast.AST | None, depth: int) -> str | None:
         if depth > 20:

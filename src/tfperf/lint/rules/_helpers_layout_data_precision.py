@@ -248,10 +248,9 @@ def is_random_op(qualname: str | None) -> bool:
     return qualname.startswith("keras.layers.Random")
 
 
-def module_calls(ctx: Context) -> Iterator[ast.Call]:
-    for n in ast.walk(ctx.tree):
-        if type(n) is ast.Call:
-            yield n
+def module_calls(ctx: Context) -> list[ast.Call]:
+    """Every call in the module, in ``ast.walk`` order (from the engine's one walk)."""
+    return ctx.calls
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -290,9 +289,15 @@ def mixed_float16_policy(ctx: Context) -> ast.Call | None:
     """The call that sets the global policy to ``mixed_float16`` in this module, if any."""
     if not ctx.imports_tf:
         return None
+    memo = ctx.memo
+    if "mixed_float16_policy" in memo:
+        return memo["mixed_float16_policy"]
+    found = None
     for call in module_calls(ctx):
         if ctx.qualname(call.func) in POLICY_SETTERS:
             arg = call.args[0] if call.args else keyword(call, "policy")
             if _names_mixed_float16(ctx, arg):
-                return call
-    return None
+                found = call
+                break
+    memo["mixed_float16_policy"] = found
+    return found

@@ -113,7 +113,7 @@ def other_framework_imported(ctx: Context) -> bool:
     def compute() -> bool:
         if not any(w in ctx.source for w in _OTHER_FRAMEWORKS):
             return False
-        for stmt in ast.walk(ctx.tree):
+        for stmt in ctx.nodes_of(ast.Import, ast.ImportFrom):
             if type(stmt) is ast.Import:
                 if any(a.name.split(".", 1)[0] in _OTHER_FRAMEWORKS for a in stmt.names):
                     return True
@@ -155,9 +155,7 @@ def _py_function_targets(ctx: Context) -> frozenset[str]:
         if not any(w in ctx.source for w in ("py_func", "numpy_function")):
             return frozenset()
         names: set[str] = set()
-        for call in ast.walk(ctx.tree):
-            if type(call) is not ast.Call:
-                continue
+        for call in ctx.calls:
             f = call.func
             if (getattr(f, "attr", None) or getattr(f, "id", None)) not in PY_FUNCTION_NAMES \
                     or not is_py_function_call(ctx, call):

@@ -303,13 +303,12 @@ def calls_of(ctx: Context, fn: ast.AST) -> list[ast.Call]:
     table: dict[str, list[ast.Call]] | None = getattr(ctx, "_tfp3_calls_by_name", None)
     if table is None:
         table = {}
-        for node in ast.walk(ctx.tree):
-            if type(node) is ast.Call:
-                f = node.func
-                key = f.id if type(f) is ast.Name else (
-                    f.attr if type(f) is ast.Attribute else None)
-                if key:
-                    table.setdefault(key, []).append(node)
+        for node in ctx.calls:
+            f = node.func
+            key = f.id if type(f) is ast.Name else (
+                f.attr if type(f) is ast.Attribute else None)
+            if key:
+                table.setdefault(key, []).append(node)
         ctx._tfp3_calls_by_name = table  # type: ignore[attr-defined]
     out = []
     for call in table.get(name, ()):
@@ -358,8 +357,8 @@ def _eager_names(ctx: Context) -> set[str]:
         names = set()
         src = ctx.source
         if "py_func" in src or "numpy_function" in src:
-            for node in ast.walk(ctx.tree):
-                if type(node) is ast.Call and ctx.qualname(node.func) in _EAGER_WRAPPERS:
+            for node in ctx.calls:
+                if ctx.qualname(node.func) in _EAGER_WRAPPERS:
                     for a in [*node.args[:1], *(k.value for k in node.keywords
                                                 if k.arg == "func")]:
                         if type(a) is ast.Name:

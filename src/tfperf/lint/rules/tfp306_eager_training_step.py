@@ -43,7 +43,7 @@ def _unreferenced(ctx: Context, fn: ast.FunctionDef) -> bool:
         return False  # a nested or method step: its use is not visible from here
     return not any((type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load)
                    or (type(n) is ast.Attribute and n.attr == name)
-                   for n in ast.walk(ctx.tree))
+                   for n in ctx.nodes_of(ast.Name, ast.Attribute))
 
 
 def _mentions_training(ctx: Context) -> bool:

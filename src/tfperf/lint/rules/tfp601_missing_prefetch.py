@@ -33,19 +33,17 @@ PEEK_STEPS = frozenset({"take", "as_numpy_iterator"})
 def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     """Expressions consumed as datasets: ``model.fit(ds)``/``evaluate``/``predict`` (first
     argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
-    for node in ast.walk(ctx.tree):
-        t = type(node)
-        if t is ast.For or t is ast.AsyncFor:
-            yield node.iter  # type: ignore[attr-defined]
-        elif t is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is ast.Attribute and func.attr in CONSUMERS:
-                arg = node.args[0] if node.args else keyword(node, "x")  # type: ignore[arg-type,attr-defined]
-                if arg is not None:
-                    yield arg
-            elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
-                    and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
-                yield node.args[0]  # type: ignore[attr-defined]
+    for node in ctx.nodes_of(ast.For, ast.AsyncFor):
+        yield node.iter  # type: ignore[attr-defined]
+    for node in ctx.calls:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr in CONSUMERS:
+            arg = node.args[0] if node.args else keyword(node, "x")  # type: ignore[arg-type,attr-defined]
+            if arg is not None:
+                yield arg
+        elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
+                and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
+            yield node.args[0]  # type: ignore[attr-defined]
 
 
 def _peek(ctx: Context, iter_call: ast.AST) -> bool:

@@ -45,8 +45,7 @@ def _opted_into_tf1(ctx: Context) -> bool:
     if cached is None:
         cached = False
         if "disable_v2_behavior" in ctx.source or "disable_eager_execution" in ctx.source:
-            cached = any(type(n) is ast.Call and ctx.qualname(n.func) in OPT_INS
-                         for n in ast.walk(ctx.tree))
+            cached = any(ctx.qualname(n.func) in OPT_INS for n in ctx.calls)
         ctx.__dict__["_tfp701_tf1"] = cached
     return cached
 
@@ -63,7 +62,7 @@ def _public_tf_user(ctx: Context) -> bool:
     cached = ctx.__dict__.get("_tfp701_public")
     if cached is None:
         cached = False
-        for n in ast.walk(ctx.tree):
+        for n in ctx.nodes_of(ast.Import, ast.ImportFrom):
             if type(n) is ast.Import:
                 mods = [a.name for a in n.names]
             elif type(n) is ast.ImportFrom and not n.level and n.module:

@@ -238,8 +238,8 @@ them); trainable variables.
         if type(init) is ast.Call and ctx.qualname(init.func) in _PLACEHOLDER_INITS:
             return False
         uses = 0
-        for n in ast.walk(ctx.tree):
-            if type(n) is not ast.Attribute or n.attr != target.attr or n is target:
+        for n in ctx.nodes_of(ast.Attribute):
+            if n.attr != target.attr or n is target:
                 continue
             mine = type(n.value) is ast.Name and n.value.id == "self" \
                 and ctx.enclosing_class(n) is cls
