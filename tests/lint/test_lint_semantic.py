@@ -72,6 +72,13 @@ TF_FUNCTION_CASES = [
      "        return tf.abs(x)\n", True),
     ("import keras\nclass B(keras.layers.Layer):\n    pass\nclass M(B):\n"
      "    def train_step(self, data):\n        return g(data)\n", True),
+    # tf.function under another name still wraps what it is given.
+    ("from tensorflow import function as compile_fn\ndef g(x):\n    return abs(x)\n"
+     "h = compile_fn(g)\n", True),
+    ("import tensorflow as tf\nfn = tf.function\ndef g(x):\n    return abs(x)\n"
+     "h = fn(g)\n", True),
+    ("import functools as compile_fn\ndef g(x):\n    return abs(x)\n"
+     "h = compile_fn.partial(g)\n", False),
     ("import tensorflow as tf\ndef f(x):\n    return tf.abs(x)\n", False),
     ("class M:\n    def call(self, x):\n        return g(x)\n", False),
     ("import functools\n@functools.lru_cache\ndef f(x):\n    return g(x)\n", False),

@@ -344,8 +344,10 @@ class Context:
                     key = _callable_key(a)
                     if key:
                         self._map_fns.setdefault(key, []).append(call)
-            elif call.args and (type(func) is ast.Name or type(func) is ast.Attribute) \
-                    and (func.id if type(func) is ast.Name else func.attr) == "function" \
+            # `tf.function(g)`, or a bare name under any alias: `from tensorflow import
+            # function as compile_fn; compile_fn(g)`, `fn = tf.function; fn(g)`.
+            elif call.args and (type(func) is ast.Name or (
+                    type(func) is ast.Attribute and func.attr == "function")) \
                     and self.qualname(func) in TF_FUNCTION_NAMES:
                 key = _callable_key(call.args[0])
                 if key:
