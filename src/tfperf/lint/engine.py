@@ -97,6 +97,7 @@ class Dispatcher:
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
         broken: set[str] = set()
+        calls = _CallIndex(buckets.get(ast.Call) or [], ctx)
         for typ, nodes in buckets.items():
             if not nodes:
                 continue
@@ -104,7 +105,7 @@ class Dispatcher:
                 if rule.code in broken:
                     continue
                 try:
-                    for node in nodes:
+                    for node in (calls.for_rule(rule) if typ is ast.Call else nodes):
                         findings.extend(rule.check(node, ctx))
                 except Exception as exc:  # one broken rule must not stop the others
                     broken.add(rule.code)
@@ -118,6 +119,72 @@ class Dispatcher:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
         return findings
+
+
+class _CallIndex:
+    """A module's calls grouped by the callee's spelled last name, so that a rule with a
+    call filter (:attr:`Rule.callee_names`, :attr:`Rule.callee_qualnames`) only sees the
+    calls it can report on, in walk order."""
+
+    def __init__(self, calls: list[ast.AST], ctx: Context) -> None:
+        self.calls = calls
+        self.ctx = ctx
+        self._by_attr: dict[str, list[ast.AST]] | None = None
+        self._by_name: dict[str, list[ast.AST]] = {}
+        self._name_calls: list[ast.AST] = []
+        self._order: dict[int, int] | None = None
+
+    def _group(self) -> dict[str, list[ast.AST]]:
+        if self._by_attr is None:
+            by_attr: dict[str, list[ast.AST]] = {}
+            by_name = self._by_name
+            name_calls = self._name_calls
+            Attribute, Name = ast.Attribute, ast.Name
+            for c in self.calls:
+                f = c.func  # type: ignore[attr-defined]
+                t = type(f)
+                if t is Attribute:
+                    lst = by_attr.get(f.attr)
+                    if lst is None:
+                        by_attr[f.attr] = [c]
+                    else:
+                        lst.append(c)
+                elif t is Name:
+                    name_calls.append(c)
+                    lst = by_name.get(f.id)
+                    if lst is None:
+                        by_name[f.id] = [c]
+                    else:
+                        lst.append(c)
+            self._by_attr = by_attr
+        return self._by_attr
+
+    def _in_order(self, parts: list[list[ast.AST]]) -> list[ast.AST]:
+        parts = [p for p in parts if p]
+        if len(parts) <= 1:
+            return parts[0] if parts else []
+        if self._order is None:
+            self._order = {id(c): i for i, c in enumerate(self.calls)}
+        order = self._order
+        return sorted({id(c): c for p in parts for c in p}.values(), key=lambda c: order[id(c)])
+
+    def for_rule(self, rule: Rule) -> list[ast.AST]:
+        names, qualnames = rule.callee_names, rule.callee_qualnames
+        if names is None and qualnames is None:
+            return self.calls
+        by_attr = self._group()
+        if names is not None:
+            return self._in_order([*(by_attr.get(n, []) for n in names),
+                                   *(self._by_name.get(n, []) for n in names)])
+        if not self.ctx.imports_tf and all(q.split(".", 1)[0] in ("tensorflow", "keras")
+                                           for q in qualnames):  # type: ignore[union-attr]
+            return []  # nothing here resolves to TensorFlow or Keras
+        # A bare name may be an alias (`from tensorflow import transpose as T`): every
+        # call of a bare name is a candidate; an attribute call only with the right name.
+        lasts = {q.rsplit(".", 1)[-1] for q in qualnames}  # type: ignore[union-attr]
+        candidates = self._in_order([*(by_attr.get(n, []) for n in lasts), self._name_calls])
+        qualname = self.ctx.call_qualname
+        return [c for c in candidates if qualname(c) in qualnames]  # type: ignore[operator]
 
 
 def noqa_codes(line: str) -> set[str] | None:

@@ -53,6 +53,14 @@ class Rule:
     valid: ClassVar[Sequence[str]] = ()
     invalid: ClassVar[Sequence[Example]] = ()
     node_types: ClassVar[tuple[type[ast.AST], ...]] = ()
+    # Optional call filters, applied by the engine before :meth:`check` sees an ``ast.Call``
+    # (other node types are not filtered). Declare one only where ``check`` returns nothing
+    # for every other call anyway: they exist so that a rule interested in a handful of
+    # APIs is not called for each of a module's thousands of calls.
+    # ``callee_names``: the callee's spelled last name (``f`` in ``f(x)``/``m.f(x)``).
+    callee_names: ClassVar[frozenset[str] | None] = None
+    # ``callee_qualnames``: what the callee resolves to (``ctx.call_qualname``), canonical.
+    callee_qualnames: ClassVar[frozenset[str] | None] = None
     fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Finding]:

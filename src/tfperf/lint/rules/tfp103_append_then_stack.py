@@ -21,6 +21,7 @@ class AppendThenStack(Rule):
             "tf.vectorized_map / tf.map_fn, or tf.TensorArray inside tf.function")
     claims = ("S12",)
     node_types = (ast.Call,)
+    callee_names = _STACKING_NAMES
     docs = """\
 ## What it does
 Finds a list that starts empty, gets one tensor appended per iteration of a loop over a range

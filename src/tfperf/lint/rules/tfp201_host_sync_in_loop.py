@@ -131,6 +131,7 @@ class HostSyncInLoop(Rule):
             "the per-element work in whole-tensor TF ops")
     claims = ("S1", "S4")
     node_types = (ast.Call, ast.If, ast.IfExp)
+    callee_names = _CONVERTERS
     docs = """\
 ## What it does
 Finds host conversions of tensor elements inside a loop: `t[i].numpy()`, `float(t[i])`,

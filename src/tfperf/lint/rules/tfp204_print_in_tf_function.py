@@ -60,6 +60,7 @@ class PrintInTfFunction(Rule):
     hint = "tf.print(...) prints the values on every call"
     claims = ("S13",)
     node_types = (ast.Call,)
+    callee_names = frozenset({"print"})
     fixable = True
     docs = """\
 ## What it does

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import is_variable_call, traced_fn_of
+from tfperf.lint.rules._helpers_tracing_tf1 import VARIABLE_CLASSES, is_variable_call, traced_fn_of
 from tfperf.lint.semantic import Context
 
 # Words in a condition that say "only the first time" (`if not self.built:`).
@@ -42,6 +42,7 @@ class VariableInTfFunction(Rule):
             "update it with .assign(); or guard it with `if self.v is None:`")
     claims = ("S13",)
     node_types = (ast.Call,)
+    callee_qualnames = VARIABLE_CLASSES
     docs = """\
 ## What it does
 Finds `tf.Variable(...)` calls in the body of a function that TensorFlow traces: decorated

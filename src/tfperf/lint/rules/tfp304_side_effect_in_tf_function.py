@@ -85,6 +85,7 @@ class SideEffectInTfFunction(Rule):
             "function; use tf.print for logging")
     claims = ("S13",)
     node_types = (ast.Call, ast.Assign, ast.AugAssign)
+    callee_names = MUTATORS
     docs = """\
 ## What it does
 Finds Python state changed inside a function TensorFlow traces (`tf.function`, Keras

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Edit, Finding, Fix
 from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._helpers_layout_data_precision import (
+    TRANSPOSE_CALLS,
     Transpose,
     assigned_value,
     loads_bound_by,
@@ -45,6 +46,7 @@ class TransposeRoundTrip(Rule):
     hint = "use the tensor you transposed; keep one layout (S10)"
     claims = ("S10", "S5")
     node_types = (ast.Call,)
+    callee_qualnames = TRANSPOSE_CALLS
     fixable = True
     docs = """\
 ## What it does

@@ -33,6 +33,7 @@ class TransposeInLoop(Rule):
     hint = "transpose once, before the loop (or fold the layout into the op: data_format)"
     claims = ("S10", "S12")
     node_types = (ast.Call,)
+    callee_qualnames = TRANSPOSE_CALLS
     docs = """\
 ## What it does
 Finds `tf.transpose` calls in a Python loop (or comprehension) that either transpose the same

@@ -47,6 +47,7 @@ class TileBeforeBroadcast(Rule):
     hint = "drop the tile and let the op broadcast (then profile: S11)"
     claims = ("S11",)
     node_types = (ast.Call,)
+    callee_qualnames = TILE_CALLS
     docs = """\
 ## What it does
 Finds `tf.tile(v, multiples)` whose result goes only into a broadcasting element-wise op

@@ -46,6 +46,7 @@ class LayoutTransposesAroundConv(Rule):
             "transposing (TF's CPU convolutions are NHWC-only: there, keep the data NHWC)")
     claims = ("S10",)
     node_types = (ast.Call,)
+    callee_qualnames = LAYOUT_OPS
     docs = """\
 ## What it does
 Finds a convolution or pooling op (`tf.nn.conv2d`, `tf.nn.max_pool2d`, `tf.nn.bias_add`,

@@ -52,6 +52,7 @@ class SilentFloat64(Rule):
     hint = "pass dtype=tf.float32 (or build the array as float32: dtype=np.float32 / .astype)"
     claims = ("S3",)
     node_types = (ast.Call,)
+    callee_qualnames = frozenset(TENSOR_MAKERS)
     fixable = True
     docs = """\
 ## What it does

@@ -46,6 +46,7 @@ class SequentialMap(Rule):
     hint = "pass num_parallel_calls=tf.data.AUTOTUNE"
     claims = ("S19",)
     node_types = (ast.Call,)
+    callee_names = frozenset(PARALLEL_ARG)
     fixable = True
     docs = """\
 ## What it does

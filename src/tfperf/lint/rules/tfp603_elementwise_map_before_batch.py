@@ -73,6 +73,7 @@ class ElementwiseMapBeforeBatch(Rule):
     hint = "swap them: .batch(n).map(fn) runs fn once per batch (vectorised)"
     claims = ("S19", "S12")
     node_types = (ast.Call,)
+    callee_names = frozenset({"batch"})
     docs = """\
 ## What it does
 Finds `ds.map(fn).batch(n)` where `fn` is a lambda or a one-line function that only applies

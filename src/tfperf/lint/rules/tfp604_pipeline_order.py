@@ -54,6 +54,7 @@ class PipelineOrder(Rule):
     hint = "cache before the random map; shuffle before batch"
     claims = ("S19",)
     node_types = (ast.Call,)
+    callee_names = frozenset({"cache", "shuffle"})
     docs = """\
 ## What it does
 In a `tf.data` pipeline, finds `cache()` placed after a `map` whose function draws random

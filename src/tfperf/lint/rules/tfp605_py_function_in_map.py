@@ -19,6 +19,7 @@ class PyFunctionInMap(Rule):
             "first so the Python function runs once per batch")
     claims = ("S19", "S4")
     node_types = (ast.Call,)
+    callee_qualnames = PY_FUNCTIONS
     docs = """\
 ## What it does
 Finds `tf.py_function`, `tf.numpy_function` and `tf.compat.v1.py_func` called inside a

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import is_variable_call
+from tfperf.lint.rules._helpers_tracing_tf1 import VARIABLE_CLASSES, is_variable_call
 from tfperf.lint.semantic import Context, returns_tensor
 
 # Methods that change a variable's value in place.
@@ -58,6 +58,7 @@ class ConstantVariable(Rule):
     hint = "make it a tf.constant (folded into graphs, no variable reads, nothing to initialise)"
     claims = ("S9",)
     node_types = (ast.Call,)
+    callee_qualnames = VARIABLE_CLASSES
     fixable = True
     docs = """\
 ## What it does
