@@ -195,11 +195,7 @@ def _counter_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST
     scope = ctx.scope_of(name)
     bumped_in: ast.AST | None = None
     seen_int_init = False
-    for node in ast.walk(scope):
-        if type(node) is not ast.Name or node.id != name.id or type(node.ctx) is not ast.Store:
-            continue
-        if ctx.scope_of(node) is not scope:
-            continue  # another function's own variable of the same name
+    for node in _stores(ctx).get((id(scope), name.id), ()):
         stmt = ctx.parent(node)
         if type(stmt) is ast.AugAssign:
             if not (type(stmt.op) in (ast.Add, ast.Sub) and _int_const(stmt.value)):
@@ -213,6 +209,21 @@ def _counter_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST
         else:
             return None  # bound some other way: not a plain counter
     return bumped_in if seen_int_init else None
+
+
+def _stores(ctx: Context) -> dict[tuple[int, str], list[ast.Name]]:
+    """(id of scope, name) → the names stored in that scope (not in nested ones), in
+    ``ast.walk`` order: built once per module from the engine's walk, instead of walking a
+    function per call argument."""
+    table = ctx.memo.get("tfp3_stores")
+    if table is None:
+        table = {}
+        Store = ast.Store
+        for n in ctx.nodes_of(ast.Name):
+            if type(n.ctx) is Store:  # type: ignore[attr-defined]
+                table.setdefault((id(ctx.scope_of(n)), n.id), []).append(n)  # type: ignore[attr-defined]
+        ctx.memo["tfp3_stores"] = table
+    return table
 
 
 def _int_const(node: ast.AST) -> bool:
@@ -334,14 +345,27 @@ def called_in_loop(ctx: Context, fn: ast.AST) -> ast.Call | None:
 def traced_fn_of(ctx: Context, node: ast.AST) -> ast.AST | None:
     """The ``tf.function`` body ``node`` runs in, unless a function between them is handed to
     ``tf.py_function``/``tf.numpy_function`` (which runs it eagerly, every call)."""
+    # The answer depends only on the chain of enclosing functions, which the innermost one
+    # determines: cache it per innermost function.
+    first = ctx.enclosing_function(node)
+    if first is None:
+        return None
+    cache = ctx.memo.get("tfp3_traced_fn")
+    if cache is None:
+        cache = ctx.memo["tfp3_traced_fn"] = {}
+    key = id(first)
+    if key in cache:
+        return cache[key]
+    found = None
     inner: list[ast.AST] = []
     for fn in ctx.enclosing_functions(node):
         if ctx.is_tf_function(fn):
-            if inner and any(_runs_eagerly(ctx, f) for f in inner):
-                return None
-            return fn
+            if not (inner and any(_runs_eagerly(ctx, f) for f in inner)):
+                found = fn
+            break
         inner.append(fn)
-    return None
+    cache[key] = found
+    return found
 
 
 _EAGER_WRAPPERS = frozenset({

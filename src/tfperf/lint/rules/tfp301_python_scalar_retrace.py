@@ -211,6 +211,8 @@ purpose), and calls of plain Python functions.
         if type(func) is not ast.Name and not (
                 type(func) is ast.Attribute and type(func.value) is ast.Name):
             return  # cheap test first: `f(...)` or `self.f(...)` only
+        if not ctx.enclosing_loops(node):
+            return  # a scalar varies only from one iteration of a loop around the call
         varying = [a for a in args if type(a) is not ast.Constant
                    and varying_scalar(ctx, a, node) is not None]
         if not varying:
