@@ -225,3 +225,41 @@ def test_pre_commit_hooks_run_real_lint_commands(tmp_path):
     p = write(tmp_path, "m.py", "x = 1\n")
     for entry in entries:  # pre-commit appends the staged file names
         assert main([*entry.split()[1:], "--no-cache", str(p)]) == 0
+
+
+class _Spy(Rule):
+    """Records which calls the engine hands it."""
+
+    code, name, message = "TFP990", "spy", "spy"
+    node_types = (ast.Call,)
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def check(self, node, ctx):
+        self.seen.append(ast.unparse(node.func))
+        return ()
+
+
+def test_call_filters_hand_a_rule_only_its_calls_aliases_included():
+    src = ("import tensorflow as tf\nfrom tensorflow import transpose as T\n"
+           "def f(x, xs):\n    xs.append(x)\n    y = tf.transpose(x)\n    z = T(y)\n"
+           "    g(x)\n    return tf.abs(z)\n")
+    by_name, by_api, plain = _Spy(), _Spy(), _Spy()
+    by_name.callee_names = frozenset({"append", "g"})
+    by_api.callee_qualnames = frozenset({"tensorflow.transpose"})
+    Dispatcher([by_name, by_api, plain]).run(ast.parse(src), src, "t.py")
+    assert by_name.seen == ["xs.append", "g"]
+    assert sorted(by_api.seen) == ["T", "tf.transpose"]
+    assert sorted(plain.seen) == sorted(["xs.append", "tf.transpose", "T", "g", "tf.abs"])
+
+
+def test_requires_imports_skips_modules_without_them():
+    spy = _Spy()
+    spy.requires_imports = frozenset({"tensorflow"})
+    keras_only = "import keras\nkeras.ops.abs(1)\n"
+    Dispatcher([spy]).run(ast.parse(keras_only), keras_only, "k.py")
+    assert spy.seen == []
+    inner = "def f():\n    import tensorflow.compat.v1 as tf\n    return tf.abs(1)\n"
+    Dispatcher([spy]).run(ast.parse(inner), inner, "t.py")
+    assert spy.seen == ["tf.abs"]

@@ -61,6 +61,11 @@ class Rule:
     callee_names: ClassVar[frozenset[str] | None] = None
     # ``callee_qualnames``: what the callee resolves to (``ctx.call_qualname``), canonical.
     callee_qualnames: ClassVar[frozenset[str] | None] = None
+    # Top-level packages (``"tensorflow"``) of which the module must import something
+    # (anywhere, absolutely) for the rule to be run on it at all. Declare it only where every
+    # finding needs a name resolved into one of them: e.g. a rule that needs ``tf.function``
+    # cannot fire in a module that imports only ``keras``.
+    requires_imports: ClassVar[frozenset[str] | None] = None
     fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Finding]:

@@ -210,9 +210,18 @@ class Context:
             if found:
                 bucket.extend(found)
         self._by_type = by_type
+        self._nodes = nodes
         self._raw_bindings = raw
         self._raw_calls = by_type.get(ast.Call, [])
         self._tables_built = False
+
+    def release(self) -> None:
+        """Drop the parent links (the context is unusable afterwards). They make every tree
+        a reference cycle that only the cyclic GC can free, and its full collections over
+        hundreds of thousands of surviving nodes cost about a third of a lint run."""
+        for node in self._nodes:
+            node._tfp_parent = None  # type: ignore[attr-defined]
+        self._nodes = []
 
     def nodes_of(self, *types: type) -> list[ast.AST]:
         """Every node of these types in the module, from the one walk (per type in
@@ -258,6 +267,21 @@ class Context:
                     cached = True
                     break
             self._imports_tf = cached
+        return cached
+
+    @property
+    def imported_roots(self) -> frozenset[str]:
+        """Top-level packages the module imports from, anywhere (``import a.b`` → "a";
+        relative imports are not counted: they cannot resolve to an installed package)."""
+        cached = self.__dict__.get("_imported_roots")
+        if cached is None:
+            roots: set[str] = set()
+            for node in self.nodes_of(ast.Import, ast.ImportFrom):
+                if type(node) is ast.Import:
+                    roots.update(a.name.split(".", 1)[0] for a in node.names)  # type: ignore[attr-defined]
+                elif not node.level and node.module:  # type: ignore[attr-defined]
+                    roots.add(node.module.split(".", 1)[0])  # type: ignore[attr-defined]
+            cached = self.__dict__["_imported_roots"] = frozenset(roots)
         return cached
 
     def _build_tables(self) -> None:

@@ -19,6 +19,7 @@ class PythonScalarRetrace(Rule):
             "keep Python arguments for values that rarely change")
     claims = ("S13",)
     node_types = (ast.Call,)
+    requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     fixable = True
     docs = """\
 ## What it does

@@ -33,6 +33,7 @@ class TfFunctionRecreated(Rule):
             "and call that object repeatedly")
     claims = ("S13",)
     node_types = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)
+    requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\
 ## What it does
 Finds a `tf.function` object that is built and then used only once before being thrown

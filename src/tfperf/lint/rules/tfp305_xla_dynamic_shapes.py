@@ -85,6 +85,7 @@ class XlaDynamicShapes(Rule):
             "fully static input_signature; or drop jit_compile for this function")
     claims = ("S14", "S20")
     node_types = (ast.Call,)
+    requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\
 ## What it does
 Finds XLA-compiled functions (`tf.function(jit_compile=True)`) that will see many shapes:

@@ -119,6 +119,7 @@ class Tf1Leftovers(Rule):
             "for state (TF's migration guide)")
     claims = ("S9",)
     node_types = (ast.Call, ast.Attribute, ast.Import, ast.ImportFrom)
+    requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\
 ## What it does
 Finds TF1 graph-mode APIs in code that runs under TF 2: `tf.placeholder`, `tf.Session`,
