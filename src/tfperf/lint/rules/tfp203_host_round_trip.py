@@ -12,6 +12,7 @@ from tfperf.lint.rules._helpers_loops_sync import (
     converts_a_tensor,
     host_conversion,
     in_py_function,
+    memo,
     source_mentions,
     traced,
 )
@@ -91,6 +92,20 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
                 and ctx.scope_of(b.value) is ctx.scope_of(expr):
             return host_value_of_tensor(ctx, b.value, depth + 1)
     return None
+
+
+def _has_host_conversion(ctx: Context) -> bool:
+    """Whether any call in the module is a ``.numpy()`` or NumPy conversion: every finding
+    starts from one (``float()``/``int()`` never make one), so without any, skip the module."""
+    def compute() -> bool:
+        numpy_imported = "numpy" in ctx.imported_roots
+        for call in ctx.calls:
+            conv = host_conversion(ctx, call) if numpy_imported or (
+                type(call.func) is ast.Attribute and call.func.attr == "numpy") else None
+            if conv is not None and conv.kind in ("numpy", "np"):
+                return True
+        return False
+    return memo(ctx, "tfp203_has_host_conversion", compute)
 
 
 class HostRoundTrip(Rule):
@@ -215,7 +230,8 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             return
         # Cheap test first: a host conversion needs `.numpy()` or NumPy's `*array(` somewhere
         # in the module's text.
-        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf:
+        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf \
+                or not _has_host_conversion(ctx):
             return
         q = ctx.call_qualname(node)
         if q is None or not _tensor_op(q):

@@ -246,8 +246,10 @@ variable is created once, and functions run eagerly through `tf.py_function`.
         if not ctx.imports_tf:
             return
         # Cheap syntactic filter before asking whether the code is traced (which walks up).
+        # A bare name counts only when declared global/nonlocal: none in the module, none here.
+        names_ok = bool(ctx.nodes_of(ast.Global)) or bool(ctx.nodes_of(ast.Nonlocal))
         candidates = [tg for tg in targets if t is ast.Call or type(tg) is ast.Subscript
-                      or _self_attr(tg) is not None or type(tg) is ast.Name]
+                      or _self_attr(tg) is not None or (names_ok and type(tg) is ast.Name)]
         if not candidates:
             return
         enclosing = ctx.enclosing_function(node)
