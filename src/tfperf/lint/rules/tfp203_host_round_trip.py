@@ -94,18 +94,20 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
     return None
 
 
-def _has_host_conversion(ctx: Context) -> bool:
-    """Whether any call in the module is a ``.numpy()`` or NumPy conversion: every finding
-    starts from one (``float()``/``int()`` never make one), so without any, skip the module."""
-    def compute() -> bool:
+def _conversion_scopes(ctx: Context) -> set[int]:
+    """Scopes (by id) holding a ``.numpy()`` or NumPy conversion call. Every finding starts
+    from one (``float()``/``int()`` never make one) reached through sub-expressions and
+    same-scope assignments only, so it lies in the scope of the reported call."""
+    def compute() -> set[int]:
         numpy_imported = "numpy" in ctx.imported_roots
+        scopes: set[int] = set()
         for call in ctx.calls:
             conv = host_conversion(ctx, call) if numpy_imported or (
                 type(call.func) is ast.Attribute and call.func.attr == "numpy") else None
             if conv is not None and conv.kind in ("numpy", "np"):
-                return True
-        return False
-    return memo(ctx, "tfp203_has_host_conversion", compute)
+                scopes.add(id(ctx.scope_of(call)))
+        return scopes
+    return memo(ctx, "tfp203_conversion_scopes", compute)
 
 
 class HostRoundTrip(Rule):
@@ -230,8 +232,10 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             return
         # Cheap test first: a host conversion needs `.numpy()` or NumPy's `*array(` somewhere
         # in the module's text.
-        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf \
-                or not _has_host_conversion(ctx):
+        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf:
+            return
+        scopes = _conversion_scopes(ctx)
+        if not scopes or id(ctx.scope_of(node)) not in scopes:
             return
         q = ctx.call_qualname(node)
         if q is None or not _tensor_op(q):
