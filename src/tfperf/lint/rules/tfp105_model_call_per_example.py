@@ -244,6 +244,9 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
         arg = _model_input(node)  # type: ignore[arg-type]
         if arg is None:
             return
+        b = ctx.binding(model)  # cached; is_keras_model needs an assigned name or a parameter
+        if b is None or b.kind not in ("assign", "param"):
+            return
         loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) is not ast.While]
         if not loops or not is_keras_model(ctx, model):
             return
