@@ -263,3 +263,20 @@ def test_requires_imports_skips_modules_without_them():
     inner = "def f():\n    import tensorflow.compat.v1 as tf\n    return tf.abs(1)\n"
     Dispatcher([spy]).run(ast.parse(inner), inner, "t.py")
     assert spy.seen == ["tf.abs"]
+
+
+class _GatedSpy(_Spy):
+    def applies_to(self, ctx):
+        return ctx.spells_tf_function
+
+
+@pytest.mark.parametrize("src, runs", [
+    ("import tensorflow as tf\ntf.abs(1)\n", False),
+    ("import tensorflow as tf\nf = tf.function(g)\n", True),
+    ("from tensorflow import function as tff\ntff(g)\n", True),
+    ("from tensorflow.compat import v1\nv1.function(g)\n", True),
+])
+def test_applies_to_gates_a_rule_once_per_module(src, runs):
+    spy = _GatedSpy()
+    Dispatcher([spy]).run(ast.parse(src), src, "m.py")
+    assert bool(spy.seen) is runs

@@ -89,6 +89,7 @@ class Dispatcher:
                 self.by_type.setdefault(t, []).append(rule)
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
+        self.module_gated = [r for r in self.rules if r.gated()]
         self._last_ctx: Context | None = None
 
     def run(self, tree: ast.Module, source: str, path: str,
@@ -117,6 +118,15 @@ class Dispatcher:
         for rule in self.gated:
             if roots.isdisjoint(rule.requires_imports):  # type: ignore[arg-type]
                 broken.add(rule.code)
+        for rule in self.module_gated:
+            if rule.code in broken:
+                continue
+            try:
+                if not rule.applies_to(ctx):
+                    broken.add(rule.code)
+            except Exception as exc:
+                broken.add(rule.code)
+                findings.append(internal_error_finding(path, rule, exc))
         calls = _CallIndex(buckets.get(ast.Call) or [], ctx)
         for typ, nodes in buckets.items():
             if not nodes:

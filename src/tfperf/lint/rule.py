@@ -76,6 +76,16 @@ class Rule:
         """Findings from whole-module analysis (called once per module, after the walk)."""
         return ()
 
+    def applies_to(self, ctx: Context) -> bool:
+        """A cheap once-per-module gate: ``False`` only where neither :meth:`check` nor
+        :meth:`check_module` can yield anything in this module (e.g. no ``tf.function`` is
+        spelled anywhere), so the engine need not dispatch the rule's nodes at all."""
+        return True
+
+    @classmethod
+    def gated(cls) -> bool:
+        return cls.applies_to is not Rule.applies_to
+
     @classmethod
     def wants_module(cls) -> bool:
         return cls.check_module is not Rule.check_module

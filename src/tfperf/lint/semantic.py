@@ -284,6 +284,24 @@ class Context:
             cached = self.__dict__["_imported_roots"] = frozenset(roots)
         return cached
 
+    @property
+    def spells_tf_function(self) -> bool:
+        """Whether anything here could resolve to ``tf.function``: an attribute ``.function``
+        or an import binding a name ``function``/``x.function``. Every qualname ending in
+        ``function`` comes from one of these (cheap: no name tables). ``False`` means the
+        module defines, wraps and decorates no ``tf.function``."""
+        cached = self.__dict__.get("_spells_tf_function")
+        if cached is None:
+            cached = False
+            if "function" in self.source:
+                cached = any(a.attr == "function"  # type: ignore[attr-defined]
+                             for a in self._by_type.get(ast.Attribute, ())) or any(
+                    al.name == "function" or al.name.endswith(".function")
+                    for node in self.nodes_of(ast.Import, ast.ImportFrom)
+                    for al in node.names)  # type: ignore[attr-defined]
+            self.__dict__["_spells_tf_function"] = cached
+        return cached
+
     def _build_tables(self) -> None:
         """Name bindings and the tf.function / Dataset.map tables, built on first use."""
         self._tables_built = True

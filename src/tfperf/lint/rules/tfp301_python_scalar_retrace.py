@@ -204,6 +204,9 @@ purpose), and calls of plain Python functions.
             count=1, lines=(5,)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.spells_tf_function  # the called function must be a tf.function of this module
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
         if not args or not ctx.imports_tf:

@@ -208,6 +208,10 @@ for the last, partial batch).
             count=1, lines=(9,)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        # a tf.function(...) call, or a call of a tf.function of this module
+        return ctx.spells_tf_function
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf:
             return
