@@ -280,3 +280,16 @@ def test_applies_to_gates_a_rule_once_per_module(src, runs):
     spy = _GatedSpy()
     Dispatcher([spy]).run(ast.parse(src), src, "m.py")
     assert bool(spy.seen) is runs
+
+
+@pytest.mark.parametrize("src, tf_fn, traced", [
+    ("import tensorflow as tf\ndef f(x):\n    return x\n", False, False),
+    ("import keras\nclass L(keras.layers.Layer):\n    def call(self, x):\n        return x\n",
+     True, True),
+    ("import tensorflow as tf\nds = tf.data.Dataset.range(3).map(lambda x: x)\n", False, True),
+    ("import tensorflow as tf\nds = make(map_func=lambda x: x)\n", False, True),
+])
+def test_module_gates_of_traced_code(src, tf_fn, traced):
+    from tfperf.lint.semantic import Context
+    ctx = Context(ast.parse(src), src)
+    assert (ctx.may_have_tf_function, ctx.may_trace) == (tf_fn, traced)

@@ -302,6 +302,34 @@ class Context:
             self.__dict__["_spells_tf_function"] = cached
         return cached
 
+    @property
+    def may_have_tf_function(self) -> bool:
+        """Whether :meth:`is_tf_function` can be true for any function here: something
+        spells ``tf.function`` (:attr:`spells_tf_function`), or a ``def`` has a Keras traced
+        method's name. Cheap: no name tables."""
+        cached = self.__dict__.get("_may_have_tf_function")
+        if cached is None:
+            cached = self.spells_tf_function or any(
+                d.name in KERAS_TRACED_METHODS  # type: ignore[attr-defined]
+                for d in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef))
+            self.__dict__["_may_have_tf_function"] = cached
+        return cached
+
+    @property
+    def may_trace(self) -> bool:
+        """Whether any code here may run traced: :attr:`may_have_tf_function`, or a call
+        that hands a function to ``Dataset.map`` & co (an attribute ``.map``/``.filter``...,
+        or a ``map_func=``/``predicate=`` keyword). ``False``: nothing here is traced."""
+        cached = self.__dict__.get("_may_trace")
+        if cached is None:
+            cached = self.may_have_tf_function or any(
+                a.attr in DATASET_FN_METHODS  # type: ignore[attr-defined]
+                for a in self._by_type.get(ast.Attribute, ())) or any(
+                k.arg in DATASET_FN_KEYWORDS  # type: ignore[attr-defined]
+                for k in self._by_type.get(ast.keyword, ()))
+            self.__dict__["_may_trace"] = cached
+        return cached
+
     def _build_tables(self) -> None:
         """Name bindings and the tf.function / Dataset.map tables, built on first use."""
         self._tables_built = True

@@ -154,6 +154,9 @@ reported: AutoGraph turns them into `tf.cast`.
             count=2, lines=(4, 8)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.may_trace  # every finding is in traced code
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = node.func  # type: ignore[attr-defined]
         numpy_method = type(func) is ast.Attribute and func.attr == "numpy" \

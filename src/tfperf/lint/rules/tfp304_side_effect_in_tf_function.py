@@ -232,6 +232,9 @@ variable is created once, and functions run eagerly through `tf.py_function`.
             count=1, lines=(7,)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.may_have_tf_function  # every finding is in a tf.function or Keras traced method
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         t = type(node)
         if t is ast.Call:
