@@ -293,6 +293,11 @@ def mixed_float16_policy(ctx: Context) -> ast.Call | None:
     if "mixed_float16_policy" in memo:
         return memo["mixed_float16_policy"]
     found = None
+    # Every match ends at the string constant "mixed_float16": without one, no call needs
+    # resolving (the scan is much cheaper than resolving every call's callee).
+    if not any(c.value == "mixed_float16" for c in ctx.nodes_of(ast.Constant)):  # type: ignore[attr-defined]
+        memo["mixed_float16_policy"] = None
+        return None
     for call in module_calls(ctx):
         if ctx.qualname(call.func) in POLICY_SETTERS:
             arg = call.args[0] if call.args else keyword(call, "policy")
