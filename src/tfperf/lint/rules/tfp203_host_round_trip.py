@@ -226,6 +226,11 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                   "    return y, z\n"),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        # The tests `check` makes first, once per module instead of once per call.
+        return source_mentions(ctx, ".numpy()", "array") and ctx.imports_tf \
+            and bool(_conversion_scopes(ctx))
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         args = node.args  # type: ignore[attr-defined]
         if not args and not node.keywords:  # type: ignore[attr-defined]
