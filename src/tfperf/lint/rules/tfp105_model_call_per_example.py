@@ -15,6 +15,7 @@ from tfperf.lint.rules._helpers_loops_sync import (
 )
 from tfperf.lint.semantic import Context
 
+_FOR_LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 PREDICT_METHODS = frozenset({"predict", "predict_on_batch"})
 # Calls that add a leading batch axis of one: `tf.expand_dims(x, 0)`, `np.expand_dims(x, 0)`.
 _EXPAND_DIMS = frozenset({"tensorflow.expand_dims", "numpy.expand_dims",
@@ -228,6 +229,10 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
             "    return out\n",
             count=1, lines=(8,)),
     )
+
+    def applies_to(self, ctx: Context) -> bool:
+        # Every finding is a call in a `for` loop or comprehension, in a module importing TF.
+        return ctx.imports_tf and bool(ctx.nodes_of(*_FOR_LOOPS))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = node.func  # type: ignore[attr-defined]
