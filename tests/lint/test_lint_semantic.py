@@ -179,3 +179,78 @@ def test_positions_and_source_of_handle_non_ascii():
     assert call.col_offset == 14  # bytes: 'é' is two
     assert ctx.span(call)[1] == 13  # characters
     assert ctx.source_of(call) == "tf.zeros([2])"
+
+
+SCOPE_SOURCE = '''\
+import tensorflow as tf
+x = [y for y in range(3)]
+@deco(a)
+def f(p=default, *, q=kwdefault) -> ret:
+    z = [w + v for w in outer for v in w if v]
+    g = (k for k in z)
+    return lambda m: m + z
+class C(Base, metaclass=Meta):
+    attr = [n for n in attr_src]
+    def method(self):
+        return {i: j for i, j in items}
+'''
+
+
+def _scope_by_walking_up(ctx: Context, node: ast.AST) -> ast.AST:
+    """Python's scoping rules, spelled out as a plain walk up the parents: the reference
+    that the memoised ``Context.scope_of`` must agree with on every node."""
+    child, path = node, [node]
+    p = ctx.parent(node)
+    while p is not None:
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            outside = (child in p.decorator_list or child is getattr(p, "returns", None)
+                       or child in getattr(p, "bases", ()) or child in getattr(p, "keywords", ()))
+            if not outside:
+                return p
+        elif isinstance(p, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            first = p.generators[0]
+            if not (child is first and first.iter in path):
+                return p
+        elif isinstance(p, (ast.Lambda, ast.Module)):
+            return p
+        child = p
+        path.append(p)
+        p = ctx.parent(p)
+    return ctx.tree
+
+
+@pytest.mark.parametrize("order", ["top_down", "bottom_up"])
+def test_scope_of_agrees_with_python_scoping_on_every_node(order):
+    ctx = ctx_for(SCOPE_SOURCE)
+    nodes = list(ast.walk(ctx.tree))
+    if order == "bottom_up":  # the memo is filled from the leaves first
+        nodes.reverse()
+    for node in nodes:
+        assert ctx.scope_of(node) is _scope_by_walking_up(ctx, node), ast.dump(node)[:80]
+    named = {n.id: ctx.scope_of(n) for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)}
+    comp_f = ctx.scope_of(node_at(ctx, 5, ast.BinOp))
+    assert isinstance(comp_f, ast.ListComp)
+    f = node_at(ctx, 4, ast.FunctionDef)
+    assert named["outer"] is f  # a comprehension's first iterable: the enclosing scope
+    assert named["v"] is comp_f and named["w"] is comp_f
+    assert named["deco"] is ctx.tree and named["a"] is ctx.tree and named["ret"] is ctx.tree
+    assert named["Base"] is ctx.tree and named["Meta"] is ctx.tree
+    assert named["items"] is node_at(ctx, 10, ast.FunctionDef)
+
+
+def test_module_alias_is_the_first_module_level_import_in_walk_order():
+    ctx = ctx_for("try:\n    import tensorflow as tf2\nexcept ImportError:\n    pass\n"
+                  "def f():\n    import tensorflow as tf1\n"
+                  "import tensorflow as tf3\nimport tensorflow as tf1\n")
+    assert ctx.module_alias("tensorflow") == "tf3"  # module level, walked first
+    ctx = ctx_for("import tensorflow as tf\ntf = None\nimport tensorflow as tff\n")
+    assert ctx.module_alias("tensorflow") == "tff"  # `tf` is rebound
+    ctx = ctx_for("import numpy as np\n")
+    assert ctx.module_alias("tensorflow") is None
+
+
+def test_a_name_bound_twice_by_one_import_and_names_bound_nowhere():
+    ctx = ctx_for("import numpy as x, tensorflow as x\nx.zeros(3)\nlen(x)\n")
+    assert ctx.call_qualname(node_at(ctx, 2)) == "tensorflow.zeros"
+    assert ctx.call_qualname(node_at(ctx, 3)) is None  # a builtin: bound nowhere here
+    assert ctx.binding(node_at(ctx, 3).func) is None

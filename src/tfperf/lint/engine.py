@@ -90,26 +90,12 @@ class Dispatcher:
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
         self.module_gated = [r for r in self.rules if r.gated()]
-        self._last_ctx: Context | None = None
 
-    def run(self, tree: ast.Module, source: str, path: str,
-            release: bool = False) -> list[Finding]:
-        """Findings of every rule on one parsed module. ``release``: the caller is done with
-        ``tree`` afterwards, so the semantic model's parent links may be dropped (freeing the
-        tree at once instead of in the cyclic GC)."""
-        try:
-            return self._run(tree, source, path)
-        finally:
-            if release:
-                ctx = self._last_ctx
-                self._last_ctx = None
-                if ctx is not None:
-                    ctx.release()
-
-    def _run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
+    def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
+        """Findings of every rule on one parsed module."""
         buckets: dict[type, list[ast.AST]] = {t: [] for t in self.by_type}
         try:
-            ctx = self._last_ctx = Context(tree, source, path, buckets)
+            ctx = Context(tree, source, path, buckets)
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
@@ -256,7 +242,7 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
     tree, err = parse(source, path)
     if err is not None:
         return [err]
-    findings = dispatcher.run(tree, source, path, release=True)  # type: ignore[arg-type]
+    findings = dispatcher.run(tree, source, path)  # type: ignore[arg-type]
     if findings and "noqa" in source.lower():
         from tfperf.lint.semantic import split_lines
         lines = split_lines(source)

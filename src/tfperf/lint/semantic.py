@@ -119,6 +119,10 @@ class Binding:
     value: Any = None
 
 
+def _binding_pos(b: Binding) -> tuple[int, int]:
+    return b.pos
+
+
 def _pos(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
@@ -140,8 +144,6 @@ class Context:
         self.source = source
         self.tree = tree
         self._lines: list[str] | None = None
-        self._bindings: dict[ast.AST, dict[str, list[Binding]]] = {}
-        self._globals: dict[ast.AST, set[str]] = {}
         self._wrapped: set[str] = set()  # names passed to tf.function(...)
         self._map_fns: dict[str, list[ast.Call]] = {}  # names passed to ds.map(...) etc.
         self._tensor_cache: dict[int, bool] = {}
@@ -150,6 +152,7 @@ class Context:
         # Per node id (the tree is never mutated, and outlives the context's use).
         self._binding_cache: dict[int, Binding | None] = {}
         self._qualname_cache: dict[int, str | None] = {}
+        self._scope_memo: dict[ast.AST, ast.AST] = {}
         self._index(buckets if buckets is not None else {})
 
     @property
@@ -170,7 +173,9 @@ class Context:
         raw: list[ast.AST] = []  # nodes that bind names
         by_type: dict[type, list[ast.AST]] = {}
         nodes: list[ast.AST] = [self.tree]
-        self.tree._tfp_parent = None  # type: ignore[attr-defined]
+        # Parent links live in a dict, not on the nodes: no reference cycles, so each tree
+        # is freed by reference counting as soon as its module is done.
+        parents: dict[ast.AST, ast.AST | None] = {self.tree: None}
         fields_of = _CHILD_FIELDS
         # Local aliases: this loop runs once per node of every file.
         AST, Name, Store = ast.AST, ast.Name, ast.Store
@@ -200,28 +205,20 @@ class Context:
                 if type(value) is list:
                     for item in value:
                         if isinstance(item, AST):
-                            item._tfp_parent = node  # type: ignore[attr-defined]
+                            parents[item] = node
                             push(item)
                 elif isinstance(value, AST):
-                    value._tfp_parent = node  # type: ignore[attr-defined]
+                    parents[value] = node
                     push(value)
         for typ, bucket in buckets.items():
             found = by_type.get(typ)
             if found:
                 bucket.extend(found)
         self._by_type = by_type
-        self._nodes = nodes
+        self._parents = parents
         self._raw_bindings = raw
         self._raw_calls = by_type.get(ast.Call, [])
-        self._tables_built = False
-
-    def release(self) -> None:
-        """Drop the parent links (the context is unusable afterwards). They make every tree
-        a reference cycle that only the cyclic GC can free, and its full collections over
-        hundreds of thousands of surviving nodes cost about a third of a lint run."""
-        for node in self._nodes:
-            node._tfp_parent = None  # type: ignore[attr-defined]
-        self._nodes = []
+        self._calls_recorded = False
 
     def nodes_of(self, *types: type) -> list[ast.AST]:
         """Every node of these types in the module, from the one walk (per type in
@@ -330,55 +327,105 @@ class Context:
             self.__dict__["_may_trace"] = cached
         return cached
 
-    def _build_tables(self) -> None:
-        """Name bindings and the tf.function / Dataset.map tables, built on first use."""
-        self._tables_built = True
-        self._record_bindings(self._raw_bindings)
-        self._record_calls(self._raw_calls)
+    # Name tables are built per name, on first use: rules ask about a few names (``tf``,
+    # ``np``, loop variables...) of the thousands a module binds.
 
-    def _record_bindings(self, raw: list[ast.AST]) -> None:
-        pending: list[tuple[ast.AST, Binding]] = []
-        for node in raw:
-            kind = type(node).__name__
-            if kind == "Name":
-                pending.append((self.scope_of(node), self._store_binding(node, node.id)))  # type: ignore[attr-defined]
-            elif kind == "Import":
-                scope = self.scope_of(node)
-                for alias in node.names:  # type: ignore[attr-defined]
-                    if alias.asname:
-                        q, bound = canonical(alias.name), alias.asname
-                    else:
-                        bound = alias.name.split(".", 1)[0]
-                        q = canonical(bound)
-                    pending.append((scope, Binding(bound, "import", _pos(node), q, node)))
-            elif kind == "ImportFrom":
-                scope = self.scope_of(node)
-                mod = node.module  # type: ignore[attr-defined]
-                for alias in node.names:  # type: ignore[attr-defined]
-                    if alias.name == "*":
-                        continue
-                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None  # type: ignore[attr-defined]
-                    bound = alias.asname or alias.name
-                    pending.append((scope, Binding(bound, "import", _pos(node), q, node)))
-            elif kind == "arg":
-                fn = self.parent(self.parent(node))  # arg → arguments → function
-                if fn is not None:
-                    pending.append((fn, Binding(node.arg, "param", _pos(node), None, node)))  # type: ignore[attr-defined]
-            elif kind in ("Global", "Nonlocal"):
-                self._globals.setdefault(self.scope_of(node), set()).update(node.names)  # type: ignore[attr-defined]
+    def _binders(self) -> dict[str, list[ast.AST]]:
+        """The nodes binding each name, in walk order (one cheap pass, no scopes yet)."""
+        by_name = self.__dict__.get("_binders_by_name")
+        if by_name is not None:
+            return by_name
+        by_name = {}
+        declared: dict[str, list[ast.AST]] = {}  # global/nonlocal statements per name
+        resolvable: set[str] = set()  # names an import or an assignment binds
+        Name, Import, ImportFrom, Arg = ast.Name, ast.Import, ast.ImportFrom, ast.arg
+        for node in self._raw_bindings:
+            t = type(node)
+            if t is Name:
+                bound: Any = (node.id,)  # type: ignore[attr-defined]
+                resolvable.add(node.id)  # type: ignore[attr-defined]
+            elif t is Import:
+                bound = [a.asname or a.name.split(".", 1)[0] for a in node.names]  # type: ignore[attr-defined]
+                resolvable.update(bound)
+            elif t is ImportFrom:
+                bound = [a.asname or a.name for a in node.names if a.name != "*"]  # type: ignore[attr-defined]
+                resolvable.update(bound)
+            elif t is Arg:
+                bound = (node.arg,)  # type: ignore[attr-defined]
+            elif t is ast.Global or t is ast.Nonlocal:
+                for n in node.names:  # type: ignore[attr-defined]
+                    declared.setdefault(n, []).append(node)
+                continue
             else:  # def / class
-                k = "class" if kind == "ClassDef" else "def"
-                pending.append((self.scope_of(node),
-                                Binding(node.name, k, _pos(node), None, node)))  # type: ignore[attr-defined]
-        module_scope = self.tree
-        for scope, binding in pending:
-            if binding.kind != "param" and binding.name in self._globals.get(scope, ()):
-                scope = module_scope
-            self._bindings.setdefault(scope, {}).setdefault(binding.name, []).append(binding)
-        for names in self._bindings.values():
-            for lst in names.values():
+                bound = (node.name,)  # type: ignore[attr-defined]
+            for n in bound:
+                lst = by_name.get(n)
+                if lst is None:
+                    by_name[n] = [node]
+                elif lst[-1] is not node:  # `import a as x, b as x`: the node once
+                    lst.append(node)
+        self._declared = declared
+        self._resolvable = resolvable
+        self._name_tables: dict[str, tuple[set[ast.AST], dict[ast.AST, list[Binding]]]] = {}
+        self.__dict__["_binders_by_name"] = by_name
+        return by_name
+
+    def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
+        """For one name: the scopes that declare it ``global``/``nonlocal``, and its
+        bindings per scope sorted by position."""
+        self._binders()
+        table = self._name_tables.get(name)
+        if table is None:
+            declared = {self.scope_of(g) for g in self._declared.get(name, ())}
+            by_scope: dict[ast.AST, list[Binding]] = {}
+            tree = self.tree
+            for node in self._binders().get(name, ()):
+                for scope, binding in self._bindings_of(node, name):
+                    if binding.kind != "param" and scope in declared:
+                        scope = tree
+                    lst = by_scope.get(scope)
+                    if lst is None:
+                        by_scope[scope] = [binding]
+                    else:
+                        lst.append(binding)
+            for lst in by_scope.values():
                 if len(lst) > 1:
-                    lst.sort(key=lambda b: b.pos)
+                    lst.sort(key=_binding_pos)
+            table = self._name_tables[name] = (declared, by_scope)
+        return table
+
+    def _bindings_of(self, node: ast.AST, name: str) -> list[tuple[ast.AST, Binding]]:
+        """(scope, binding) for each binding of ``name`` that ``node`` makes."""
+        t = type(node)
+        if t is ast.Name:
+            return [(self.scope_of(node), self._store_binding(node, name))]  # type: ignore[arg-type]
+        if t is ast.Import:
+            out = []
+            for alias in node.names:  # type: ignore[attr-defined]
+                bound = alias.asname or alias.name.split(".", 1)[0]
+                if bound == name:
+                    q = canonical(alias.name if alias.asname else bound)
+                    out.append((self.scope_of(node), Binding(bound, "import", _pos(node), q, node)))
+            return out
+        if t is ast.ImportFrom:
+            out = []
+            mod = node.module  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name != "*" and (alias.asname or alias.name) == name:
+                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None  # type: ignore[attr-defined]
+                    out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
+            return out
+        if t is ast.arg:
+            fn = self.parent(self.parent(node))  # arg → arguments → function
+            return [] if fn is None else [(fn, Binding(name, "param", _pos(node), None, node))]
+        kind = "class" if t is ast.ClassDef else "def"
+        return [(self.scope_of(node), Binding(name, kind, _pos(node), None, node))]
+
+    def _calls_table(self) -> None:
+        """The tf.function / Dataset.map tables (:meth:`_record_calls`), built on first use."""
+        if not self._calls_recorded:
+            self._calls_recorded = True
+            self._record_calls(self._raw_calls)
 
     def _store_binding(self, node: ast.Name, name: str) -> Binding:
         parent = self.parent(node)
@@ -427,37 +474,55 @@ class Context:
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node's parent (``None`` for the module)."""
-        return getattr(node, "_tfp_parent", None)
+        return self._parents.get(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         """Parents from the nearest up to the module."""
-        p = getattr(node, "_tfp_parent", None)
+        parents = self._parents
+        p = parents.get(node)
         while p is not None:
             yield p
-            p = getattr(p, "_tfp_parent", None)
+            p = parents.get(p)
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The function, lambda, class, comprehension or module whose namespace ``node``'s
         names live in. Decorators, defaults and a comprehension's first iterable belong to
-        the enclosing scope, as in Python."""
-        child = node
-        p = getattr(node, "_tfp_parent", None)
-        while p is not None:
+        the enclosing scope, as in Python. Memoised: every node on the way up gets the
+        answer too (siblings and descendants share most of their way)."""
+        memo = self._scope_memo
+        found = memo.get(node)
+        if found is not None:
+            return found
+        parents = self._parents
+        path: list[ast.AST] = []
+        n = node
+        while True:
+            found = memo.get(n)
+            if found is not None:
+                break
+            path.append(n)
+            p = parents.get(n)
+            if p is None:
+                found = self.tree
+                break
             tp = type(p)
             if tp in _SCOPE_SET:
-                if tp in _DEF_TYPES:
-                    if child not in p.decorator_list \
-                            and child is not getattr(p, "returns", None) \
-                            and child not in getattr(p, "bases", ()) \
-                            and child not in getattr(p, "keywords", ()):
-                        return p
-                elif tp is ast.Lambda or tp is ast.Module or not (
-                        child is p.generators[0]  # type: ignore[attr-defined]
-                        and self._in_first_iter(node, p)):
-                    return p
-            child = p
-            p = getattr(p, "_tfp_parent", None)
-        return self.tree
+                if tp not in _DEF_TYPES or (
+                        n not in p.decorator_list  # type: ignore[attr-defined]
+                        and n is not getattr(p, "returns", None)
+                        and n not in getattr(p, "bases", ())
+                        and n not in getattr(p, "keywords", ())):
+                    found = p
+                    break
+            elif tp is ast.comprehension and n is p.iter:  # type: ignore[attr-defined]
+                comp = parents.get(p)
+                if comp is not None and comp.generators[0] is p:  # type: ignore[attr-defined]
+                    n = comp  # the first iterable runs in the enclosing scope
+                    continue
+            n = p
+        for x in path:
+            memo[x] = found
+        return found
 
     def _in_first_iter(self, node: ast.AST, comp: ast.AST) -> bool:
         first_iter = comp.generators[0].iter  # type: ignore[attr-defined]
@@ -465,7 +530,7 @@ class Context:
         while n is not None and n is not comp:
             if n is first_iter:
                 return True
-            n = getattr(n, "_tfp_parent", None)
+            n = self._parents.get(n)
         return False
 
     def enclosing_function(self, node: ast.AST) -> ast.AST | None:
@@ -531,32 +596,32 @@ class Context:
         cache = self._binding_cache
         if key in cache:
             return cache[key]
-        if not self._tables_built:
-            self._build_tables()
         found = cache[key] = self._binding(node)
         return found
 
     def _binding(self, node: ast.Name) -> Binding | None:
         name = node.id
+        if name not in self._binders():
+            return None  # bound nowhere in the module: a builtin, or undefined
+        declared, table = self._name_table(name)
         scope: ast.AST | None = self.scope_of(node)
         first = True
         pos = _pos(node)
+        tree = self.tree
         while scope is not None:
-            if name in self._globals.get(scope, ()):
-                scope = self.tree
+            if scope in declared:
+                scope = tree
             if first or type(scope) is not ast.ClassDef:
-                names = self._bindings.get(scope)
-                if names is not None:
-                    lst = names.get(name)
-                    if lst:
-                        chosen = lst[-1]
-                        for b in lst:
-                            if b.pos < pos:
-                                chosen = b
-                            else:
-                                break
-                        return chosen
-            if scope is self.tree:
+                lst = table.get(scope)
+                if lst:
+                    chosen = lst[-1]
+                    for b in lst:
+                        if b.pos < pos:
+                            chosen = b
+                        else:
+                            break
+                    return chosen
+            if scope is tree:
                 return None
             first = False
             scope = self.scope_of(scope)
@@ -581,6 +646,9 @@ class Context:
             base = self._qualname(expr.value, depth + 1)  # type: ignore[union-attr]
             return canonical(f"{base}.{expr.attr}") if base else None  # type: ignore[union-attr]
         if t is ast.Name:
+            self._binders()
+            if expr.id not in self._resolvable:  # type: ignore[union-attr]
+                return None  # no import or assignment binds it: not an API
             b = self.binding(expr)  # type: ignore[arg-type]
             if b is None:
                 return None
@@ -600,12 +668,27 @@ class Context:
         return type(node) is ast.Call and self.qualname(node.func) in qualnames  # type: ignore[attr-defined]
 
     def module_alias(self, qualname: str = "tensorflow") -> str | None:
-        """The module-level name bound to ``qualname`` (e.g. ``"tf"``), for fixes."""
-        if not self._tables_built:
-            self._build_tables()
-        for name, lst in self._bindings.get(self.tree, {}).items():
-            if all(b.kind == "import" and b.qualname == qualname for b in lst):
-                return name
+        """The module-level name bound to ``qualname`` (e.g. ``"tf"``), for fixes: the first
+        (in walk order) whose module-level bindings all import exactly that."""
+        tree = self.tree
+        seen: set[str] = set()
+        for node in self._raw_bindings:  # walk order; only module-level imports count
+            t = type(node)
+            if t is not ast.Import and t is not ast.ImportFrom:
+                continue
+            scope = self.scope_of(node)
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name == "*":
+                    continue
+                name = alias.asname or (alias.name.split(".", 1)[0] if t is ast.Import
+                                        else alias.name)
+                declared, table = self._name_table(name)
+                if name in seen or (scope is not tree and scope not in declared):
+                    continue
+                seen.add(name)
+                lst = table.get(tree)
+                if lst and all(b.kind == "import" and b.qualname == qualname for b in lst):
+                    return name
         return None
 
     # ------------------------------------------------------------------ execution context
@@ -637,8 +720,7 @@ class Context:
         name = getattr(fn, "name", None)
         if name is None:
             return False
-        if not self._tables_built:
-            self._build_tables()
+        self._calls_table()
         if name in self._wrapped:
             return True
         if name in KERAS_TRACED_METHODS:
@@ -694,8 +776,7 @@ class Context:
                     return call  # type: ignore[return-value]
             return None
         name = getattr(fn, "name", None)
-        if not self._tables_built:
-            self._build_tables()
+        self._calls_table()
         for call in self._map_fns.get(name or "", ()):
             if self._looks_like_dataset(call):
                 return call
