@@ -154,7 +154,8 @@ class _CallIndex:
         if self._by_attr is None:
             by_attr: dict[str, list[ast.AST]] = {}
             by_name = self._by_name
-            name_calls = self._name_calls
+            name_calls = self._name_calls  # those that may resolve: see Context.qualname
+            resolvable = self.ctx.resolvable_names
             Attribute, Name = ast.Attribute, ast.Name
             for c in self.calls:
                 f = c.func  # type: ignore[attr-defined]
@@ -166,7 +167,8 @@ class _CallIndex:
                     else:
                         lst.append(c)
                 elif t is Name:
-                    name_calls.append(c)
+                    if f.id in resolvable:
+                        name_calls.append(c)
                     lst = by_name.get(f.id)
                     if lst is None:
                         by_name[f.id] = [c]

@@ -370,6 +370,14 @@ class Context:
         self.__dict__["_binders_by_name"] = by_name
         return by_name
 
+    @property
+    def resolvable_names(self) -> set[str]:
+        """Names that some import or assignment binds somewhere in the module: only these
+        can refer to an API (:meth:`qualname` is ``None`` for every other name). Cheap: no
+        scopes are resolved."""
+        self._binders()
+        return self._resolvable
+
     def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
         """For one name: the scopes that declare it ``global``/``nonlocal``, and its
         bindings per scope sorted by position."""

@@ -21,6 +21,7 @@ from tfperf.lint.semantic import Context, returns_tensor
 # Calls whose single argument `X.numpy()` can become `tf.stop_gradient(X)`.
 SNAPSHOT_CALLS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
                             "tensorflow.compat.v1.convert_to_tensor"})
+_CONVERSION_ATTRS = frozenset({"numpy", "array", "asarray", "asanyarray", "ascontiguousarray"})
 # Calls that take host data by design (initial values, graph-building placeholders, Python
 # functions run eagerly), by last name: not round trips worth reporting.
 _EXCLUDED_LAST = frozenset({"Variable", "placeholder_with_default", "py_function",
@@ -100,10 +101,19 @@ def _conversion_scopes(ctx: Context) -> set[int]:
     same-scope assignments only, so it lies in the scope of the reported call."""
     def compute() -> set[int]:
         numpy_imported = "numpy" in ctx.imported_roots
+        resolvable = ctx.resolvable_names
         scopes: set[int] = set()
         for call in ctx.calls:
-            conv = host_conversion(ctx, call) if numpy_imported or (
-                type(call.func) is ast.Attribute and call.func.attr == "numpy") else None
+            func = call.func
+            t = type(func)
+            # Only these callees can be a `.numpy()` or NumPy conversion (host_conversion).
+            if t is ast.Attribute:
+                if func.attr not in _CONVERSION_ATTRS or (  # type: ignore[attr-defined]
+                        not numpy_imported and func.attr != "numpy"):  # type: ignore[attr-defined]
+                    continue
+            elif t is not ast.Name or not numpy_imported or func.id not in resolvable:  # type: ignore[attr-defined]
+                continue
+            conv = host_conversion(ctx, call)
             if conv is not None and conv.kind in ("numpy", "np"):
                 scopes.add(id(ctx.scope_of(call)))
         return scopes
@@ -232,15 +242,11 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             and bool(_conversion_scopes(ctx))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        # `applies_to` has checked the module (text, TF import, some conversion).
         args = node.args  # type: ignore[attr-defined]
         if not args and not node.keywords:  # type: ignore[attr-defined]
             return
-        # Cheap test first: a host conversion needs `.numpy()` or NumPy's `*array(` somewhere
-        # in the module's text.
-        if not source_mentions(ctx, ".numpy()", "array") or not ctx.imports_tf:
-            return
-        scopes = _conversion_scopes(ctx)
-        if not scopes or id(ctx.scope_of(node)) not in scopes:
+        if id(ctx.scope_of(node)) not in _conversion_scopes(ctx):
             return
         q = ctx.call_qualname(node)
         if q is None or not _tensor_op(q):
