@@ -206,6 +206,31 @@ def test_cache_skips_unchanged_files(tmp_path):
     assert run(LintRequest(paths=[str(tmp_path)], cache=False)).analysed == 1
 
 
+def test_cache_packs_survive_damage_and_are_merged(tmp_path, monkeypatch):
+    from tfperf.lint import cache as cache_mod
+
+    src = tmp_path / "src"
+    for i in range(3):
+        write(src, f"m{i}.py", LOOP.format(noqa="") + f"# file {i}\n")  # distinct contents
+    req = LintRequest(paths=[str(src)], cache_dir=tmp_path / "cache")
+    first = run(req)
+    packs = sorted((tmp_path / "cache" / "packs").glob("*.jsonl"))
+    assert first.analysed == 3 and len(packs) == 1  # one write per run, not one per file
+    assert (tmp_path / "cache" / ".gitignore").read_text() == "*\n"
+    lines = packs[0].read_text().splitlines()
+    packs[0].write_text("\n".join(["{not json", *lines[1:]]) + "\n")  # one entry damaged
+    second = run(req)
+    assert (second.analysed, second.cache_hits) == (1, 2)
+    assert codes(second.findings) == codes(first.findings)
+    monkeypatch.setattr(cache_mod, "MAX_PACKS", 2)
+    for i in range(3):  # each run changes one file: a new pack each time, then a merge
+        write(src, f"m{i}.py", LOOP.format(noqa="") + f"# edit {i}\n")
+        assert run(req).analysed == 1
+    assert len(list((tmp_path / "cache" / "packs").glob("*.jsonl"))) <= 2
+    again = run(req)
+    assert (again.analysed, again.cache_hits) == (0, 3)
+
+
 def test_workers_give_the_same_findings(tmp_path):
     for i in range(30):
         write(tmp_path, f"m{i:02d}.py", LOOP.format(noqa="" if i % 2 else "  # noqa"))

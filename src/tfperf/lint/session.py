@@ -13,7 +13,6 @@ from pathlib import Path
 
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
-from tfperf.lint.cache import LintCache, default_dir
 from tfperf.lint.config import load_config
 from tfperf.lint.discovery import DiscoveryError, discover
 from tfperf.lint.engine import Dispatcher, sort_key
@@ -66,30 +65,20 @@ def choose_rules(select, ignore, extend_select) -> list[Rule]:
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(codes: list[str], options: RunOptions, cache: LintCache | None) -> None:
+def _init_worker(codes: list[str], options: RunOptions) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
     _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes])
     _WORKER["options"] = options
-    _WORKER["cache"] = cache
 
 
-def _lint_chunk(jobs: list[tuple[str, str]]) -> list[FileResult]:
-    d, o, c = _WORKER["dispatcher"], _WORKER["options"], _WORKER["cache"]
-    return _lint_files(jobs, d, o, c)  # type: ignore[arg-type]
+def _lint_chunk(paths: list[str]) -> list[FileResult]:
+    return _lint_files(paths, _WORKER["dispatcher"], _WORKER["options"])  # type: ignore[arg-type]
 
 
-def _lint_files(jobs: list[tuple[str, str]], dispatcher: Dispatcher, options: RunOptions,
-                cache: LintCache | None) -> list[FileResult]:
-    """Lint ``(path, cache key)`` pairs; each result is cached where it is made, so that
-    the writes run in the workers, in parallel, not one after another at the end."""
-    out: list[FileResult] = []
+def _lint_files(paths: list[str], dispatcher: Dispatcher,
+                options: RunOptions) -> list[FileResult]:
     with _few_collections():
-        for path, key in jobs:
-            r = lint_file(path, dispatcher, options)
-            if cache is not None and key and not r.notes:
-                cache.put(key, r.findings)
-            out.append(r)
-    return out
+        return [lint_file(p, dispatcher, options) for p in paths]
 
 
 @contextlib.contextmanager
@@ -115,18 +104,17 @@ def _workers(requested: int, n_files: int) -> int:
     return max(1, min(cores or 1, n_files // MIN_FILES_PER_WORKER))
 
 
-def analyse(jobs: list[tuple[str, str]], rules: list[Rule], options: RunOptions,
-            workers: int = 0, cache: LintCache | None = None) -> tuple[list[FileResult], int]:
-    """Lint ``(path, cache key)`` pairs (key ``""``: not cached), in worker processes when
-    there are enough of them → (results, workers)."""
-    n = _workers(workers, len(jobs))
-    if n <= 1 or len(jobs) < 2:
-        return _lint_files(jobs, Dispatcher(rules), options, cache), 1
+def analyse(paths: list[str], rules: list[Rule], options: RunOptions,
+            jobs: int = 0) -> tuple[list[FileResult], int]:
+    """Lint files, in worker processes when there are enough of them → (results, workers)."""
+    n = _workers(jobs, len(paths))
+    if n <= 1 or len(paths) < 2:
+        return _lint_files(paths, Dispatcher(rules), options), 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
                              initializer=_init_worker,
-                             initargs=([r.code for r in rules], options, cache)) as pool:
+                             initargs=([r.code for r in rules], options)) as pool:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
     return results, n
 
@@ -147,11 +135,13 @@ def run(request: LintRequest) -> LintOutcome:
 
     cache = None
     if request.cache and not (request.fix or request.diff) and rules:
+        from tfperf.lint.cache import LintCache, default_dir
+
         cache = LintCache(request.cache_dir or default_dir(config.root), [r.code for r in rules])
     results: dict[str, FileResult] = {}
-    todo: list[tuple[str, str]] = []  # (path, cache key)
+    keys: dict[str, str] = {}
+    todo: list[str] = []
     for path in files:
-        key = ""
         if cache is not None:
             try:
                 key = cache.key(Path(path).read_bytes(), path)
@@ -161,10 +151,15 @@ def run(request: LintRequest) -> LintOutcome:
             if hit is not None:
                 results[path] = FileResult(path, hit)
                 continue
-        todo.append((path, key))
-    fresh, workers = analyse(todo, rules, options, request.jobs, cache) if rules else ([], 1)
+            keys[path] = key
+        todo.append(path)
+    fresh, workers = analyse(todo, rules, options, request.jobs) if rules else ([], 1)
     for r in fresh:
         results[r.path] = r
+        if cache is not None and keys.get(r.path) and not r.notes:
+            cache.put(keys[r.path], r.findings)
+    if cache is not None:
+        cache.flush()
 
     findings: list[Finding] = []
     for path in files:
