@@ -176,6 +176,24 @@ def test_discovery_respects_gitignore_venvs_hidden_and_globs(tmp_path):
     assert {Path(f.location.path).name for f in out.findings} == {"a.py", "ignored.py"}
 
 
+def test_discovery_spelling_symlinks_and_duplicates(tmp_path, monkeypatch):
+    from tfperf.lint.discovery import discover
+
+    body = LOOP.format(noqa="")
+    write(tmp_path, "pkg/sub/a.py", body)
+    write(tmp_path, "pkg/sub/.gitignore", "gen_*.py\n")
+    write(tmp_path, "pkg/sub/gen_x.py", body)
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    (tmp_path / "pkg" / "alias.py").symlink_to(tmp_path / "pkg" / "sub" / "a.py")
+    monkeypatch.chdir(tmp_path)
+    # Spelled as given, each file once (the symlink loop and the linked file are not
+    # linted twice), the nested .gitignore applied.
+    assert [str(p) for p in discover(["pkg", "pkg/sub/a.py", "./pkg/sub"])] == [
+        str(Path("pkg", "alias.py"))]
+    assert [str(p) for p in discover(["pkg/sub", "pkg"])] == [
+        str(Path("pkg/sub/a.py"))]
+
+
 def test_pyproject_config(tmp_path, capsys):
     body = LOOP.format(noqa="")
     write(tmp_path, "pyproject.toml",

@@ -50,6 +50,8 @@ class LintConfig:
 
     def ignored_codes(self, path: Path) -> list[str]:
         """Codes (prefixes, or ALL) that ``per-file-ignores`` switches off for ``path``."""
+        if not self.per_file_ignores:
+            return []  # the common case: no path resolution per file
         rel = self._rel(path)
         if rel is None:
             return []

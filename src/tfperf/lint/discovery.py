@@ -34,70 +34,87 @@ def _gitignore_spec(directory: Path):
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(specs: list[tuple[Path, object]], path: Path, is_dir: bool) -> bool:
+def _ignored(specs: list[tuple[str, object]], path: str, is_dir: bool) -> bool:
+    """Whether a ``.gitignore`` on the way ignores ``path`` (resolved, under each base)."""
     for base, spec in specs:
-        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-        if spec.match_file(rel):  # type: ignore[attr-defined]
+        rel = path[len(base) + 1:] if path != base else "."
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
+        if spec.match_file(rel + ("/" if is_dir else "")):  # type: ignore[attr-defined]
             return True
     return False
 
 
-def _parent_specs(directory: Path) -> list[tuple[Path, object]]:
+def _parent_specs(directory: Path) -> list[tuple[str, object]]:
     """``.gitignore`` files of the directories above ``directory`` up to the repo root."""
-    specs: list[tuple[Path, object]] = []
+    specs: list[tuple[str, object]] = []
     for parent in directory.parents:
         spec = _gitignore_spec(parent)
         if spec is not None:
-            specs.append((parent, spec))
+            specs.append((str(parent).rstrip(os.sep), spec))
         if (parent / ".git").exists():
             break
     return specs
 
 
-def walk(root: Path, excluded=None) -> Iterable[Path]:
-    """Lintable files under ``root``, in a stable order, spelled from ``root`` as given."""
-    shown, root = root, root.resolve()
-    base_specs = _parent_specs(root)
-    if base_specs and _ignored(base_specs, root, True):
+def walk(root: Path, excluded=None) -> Iterable[tuple[Path, str]]:
+    """Lintable files under ``root`` in a stable order → (path spelled from ``root`` as
+    given, its resolved path). Plain strings inside: a ``Path`` per directory entry and a
+    ``resolve()`` per file (one ``lstat`` per path component) cost more than the walk."""
+    shown = str(root)
+    real_root = str(root.resolve())
+    base_specs = _parent_specs(Path(real_root))
+    if base_specs and _ignored(base_specs, real_root, True):
         base_specs = []  # a directory named explicitly is linted even if git ignores it
-    stack: list[tuple[Path, list[tuple[Path, object]]]] = [(root, base_specs)]
+    # (directory as walked, its resolved path, its spelling from `shown`, gitignore specs)
+    stack: list[tuple[str, str, str, list[tuple[str, object]]]] = [
+        (real_root, real_root, shown, base_specs)]
+    visited: set[str] = set()  # resolved directories: a symlink loop is walked once
     while stack:
-        directory, specs = stack.pop()
-        own = _gitignore_spec(directory)
+        directory, real_dir, spelled, specs = stack.pop()
+        if real_dir in visited:
+            continue
+        visited.add(real_dir)
+        own = _gitignore_spec(Path(directory))
         if own is not None:
             specs = [*specs, (directory, own)]
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
         subdirs = []
         for entry in entries:
             name = entry.name
-            path = Path(entry.path)
+            path = entry.path
             try:
                 is_dir = entry.is_dir()
+                link = entry.is_symlink()
             except OSError:
                 continue
+            real = os.path.realpath(path) if link else os.path.join(real_dir, name)
             if is_dir:
                 if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info") \
-                        or (path / "pyvenv.cfg").exists() or _ignored(specs, path, True) \
-                        or (excluded and excluded(path)):
+                        or os.path.exists(os.path.join(path, "pyvenv.cfg")) \
+                        or _ignored(specs, path, True) \
+                        or (excluded and excluded(Path(path))):
                     continue
-                subdirs.append(path)
+                subdirs.append((path, real, os.path.join(spelled, name), specs))
             elif name.endswith(SUFFIXES) and not name.startswith(".") \
-                    and not _ignored(specs, path, False) and not (excluded and excluded(path)):
-                yield shown / path.relative_to(root)
-        stack.extend((d, specs) for d in reversed(subdirs))
+                    and not _ignored(specs, path, False) \
+                    and not (excluded and excluded(Path(path))):
+                yield Path(spelled, name), real
+        stack.extend(reversed(subdirs))
 
 
 def discover(paths: Sequence[str], excluded=None) -> list[Path]:
     """Files to lint for the command-line ``paths`` (files, directories, globs)."""
     found: list[Path] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()  # resolved paths: a file reached twice is linted once
     for raw in paths:
         p = Path(raw)
         if p.is_file():
-            candidates: Iterable[Path] = [p]
+            candidates: Iterable[tuple[Path, str]] = [(p, os.path.realpath(p))]
         elif p.is_dir():
             candidates = walk(p, excluded)
         elif glob.has_magic(raw):
@@ -110,11 +127,10 @@ def discover(paths: Sequence[str], excluded=None) -> list[Path]:
                 if mp.is_dir():
                     candidates.extend(walk(mp, excluded))  # type: ignore[attr-defined]
                 elif mp.suffix in SUFFIXES:
-                    candidates.append(mp)  # type: ignore[attr-defined]
+                    candidates.append((mp, os.path.realpath(mp)))  # type: ignore[attr-defined]
         else:
             raise DiscoveryError(f"{raw}: no such file or directory")
-        for c in candidates:
-            key = c.resolve()
+        for c, key in candidates:
             if key not in seen:
                 seen.add(key)
                 found.append(c)
