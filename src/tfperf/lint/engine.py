@@ -138,44 +138,15 @@ class Dispatcher:
 
 
 class _CallIndex:
-    """A module's calls grouped by the callee's spelled last name, so that a rule with a
-    call filter (:attr:`Rule.callee_names`, :attr:`Rule.callee_qualnames`) only sees the
-    calls it can report on, in walk order."""
+    """Which of a module's calls a rule with a call filter (:attr:`Rule.callee_names`,
+    :attr:`Rule.callee_qualnames`) can report on, in walk order, from the calls grouped by
+    the callee's spelled last name (:meth:`Context.call_groups`)."""
 
     def __init__(self, calls: list[ast.AST], ctx: Context) -> None:
         self.calls = calls
         self.ctx = ctx
-        self._by_attr: dict[str, list[ast.AST]] | None = None
-        self._by_name: dict[str, list[ast.AST]] = {}
-        self._name_calls: list[ast.AST] = []
         self._order: dict[int, int] | None = None
-
-    def _group(self) -> dict[str, list[ast.AST]]:
-        if self._by_attr is None:
-            by_attr: dict[str, list[ast.AST]] = {}
-            by_name = self._by_name
-            name_calls = self._name_calls  # those that may resolve: see Context.qualname
-            resolvable = self.ctx.resolvable_names
-            Attribute, Name = ast.Attribute, ast.Name
-            for c in self.calls:
-                f = c.func  # type: ignore[attr-defined]
-                t = type(f)
-                if t is Attribute:
-                    lst = by_attr.get(f.attr)
-                    if lst is None:
-                        by_attr[f.attr] = [c]
-                    else:
-                        lst.append(c)
-                elif t is Name:
-                    if f.id in resolvable:
-                        name_calls.append(c)
-                    lst = by_name.get(f.id)
-                    if lst is None:
-                        by_name[f.id] = [c]
-                    else:
-                        lst.append(c)
-            self._by_attr = by_attr
-        return self._by_attr
+        self._name_calls: list[ast.AST] | None = None
 
     def _in_order(self, parts: list[list[ast.AST]]) -> list[ast.AST]:
         parts = [p for p in parts if p]
@@ -190,15 +161,20 @@ class _CallIndex:
         names, qualnames = rule.callee_names, rule.callee_qualnames
         if names is None and qualnames is None:
             return self.calls
-        by_attr = self._group()
+        by_attr, by_name = self.ctx.call_groups()
         if names is not None:
             return self._in_order([*(by_attr.get(n, []) for n in names),
-                                   *(self._by_name.get(n, []) for n in names)])
+                                   *(by_name.get(n, []) for n in names)])
         if not self.ctx.imports_tf and all(q.split(".", 1)[0] in ("tensorflow", "keras")
                                            for q in qualnames):  # type: ignore[union-attr]
             return []  # nothing here resolves to TensorFlow or Keras
-        # A bare name may be an alias (`from tensorflow import transpose as T`): every
-        # call of a bare name is a candidate; an attribute call only with the right name.
+        # A bare name may be an alias (`from tensorflow import transpose as T`): every call
+        # of a bare name that may resolve is a candidate; an attribute call only with the
+        # right name.
+        if self._name_calls is None:
+            resolvable = self.ctx.resolvable_names
+            self._name_calls = self._in_order(
+                [lst for n, lst in by_name.items() if n in resolvable])
         lasts = {q.rsplit(".", 1)[-1] for q in qualnames}  # type: ignore[union-attr]
         candidates = self._in_order([*(by_attr.get(n, []) for n in lasts), self._name_calls])
         qualname = self.ctx.call_qualname

@@ -237,6 +237,31 @@ class Context:
         (cache the answer in :attr:`memo`), never ``ast.walk`` the module per node."""
         return self._raw_calls
 
+    def call_groups(self) -> tuple[dict[str, list[ast.Call]], dict[str, list[ast.Call]]]:
+        """The module's calls by the callee's spelled last name: ``(attribute calls by
+        attribute, bare-name calls by name)``, each list in walk order (built once)."""
+        groups = self.__dict__.get("_call_groups")
+        if groups is None:
+            by_attr: dict[str, list[ast.Call]] = {}
+            by_name: dict[str, list[ast.Call]] = {}
+            Attribute, Name = ast.Attribute, ast.Name
+            for c in self._raw_calls:
+                f = c.func  # type: ignore[attr-defined]
+                t = type(f)
+                if t is Attribute:
+                    key, table = f.attr, by_attr
+                elif t is Name:
+                    key, table = f.id, by_name
+                else:
+                    continue
+                lst = table.get(key)
+                if lst is None:
+                    table[key] = [c]  # type: ignore[list-item]
+                else:
+                    lst.append(c)  # type: ignore[arg-type]
+            groups = self.__dict__["_call_groups"] = (by_attr, by_name)
+        return groups
+
     @property
     def memo(self) -> dict[str, Any]:
         """Per-module scratch space for rules' caches (rules themselves are stateless)."""

@@ -95,28 +95,32 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
     return None
 
 
-def _conversion_scopes(ctx: Context) -> set[int]:
-    """Scopes (by id) holding a ``.numpy()`` or NumPy conversion call. Every finding starts
-    from one (``float()``/``int()`` never make one) reached through sub-expressions and
-    same-scope assignments only, so it lies in the scope of the reported call."""
-    def compute() -> set[int]:
+def _conversion_scopes(ctx: Context) -> tuple[set[int], list[tuple[int, int]] | None]:
+    """Scopes (by id) holding a ``.numpy()`` or NumPy conversion call, and their line spans
+    (``None`` when the module itself is one). Every finding starts from a conversion
+    (``float()``/``int()`` never make one) reached through sub-expressions and same-scope
+    assignments only, so it lies in the scope of the reported call, within its lines."""
+    def compute() -> tuple[set[int], list[tuple[int, int]] | None]:
         numpy_imported = "numpy" in ctx.imported_roots
-        resolvable = ctx.resolvable_names
+        by_attr, by_name = ctx.call_groups()
+        # Only these callees can be a `.numpy()` or NumPy conversion (host_conversion).
+        candidates = [c for a in (_CONVERSION_ATTRS if numpy_imported else ("numpy",))
+                      for c in by_attr.get(a, ())]
+        if numpy_imported:
+            candidates += [c for n in ctx.resolvable_names for c in by_name.get(n, ())]
         scopes: set[int] = set()
-        for call in ctx.calls:
-            func = call.func
-            t = type(func)
-            # Only these callees can be a `.numpy()` or NumPy conversion (host_conversion).
-            if t is ast.Attribute:
-                if func.attr not in _CONVERSION_ATTRS or (  # type: ignore[attr-defined]
-                        not numpy_imported and func.attr != "numpy"):  # type: ignore[attr-defined]
-                    continue
-            elif t is not ast.Name or not numpy_imported or func.id not in resolvable:  # type: ignore[attr-defined]
-                continue
+        spans: list[tuple[int, int]] | None = []
+        for call in candidates:
             conv = host_conversion(ctx, call)
             if conv is not None and conv.kind in ("numpy", "np"):
-                scopes.add(id(ctx.scope_of(call)))
-        return scopes
+                scope = ctx.scope_of(call)
+                if id(scope) not in scopes:
+                    scopes.add(id(scope))
+                    if scope is ctx.tree:
+                        spans = None
+                    elif spans is not None:
+                        spans.append((scope.lineno, scope.end_lineno or scope.lineno))  # type: ignore[attr-defined]
+        return scopes, spans
     return memo(ctx, "tfp203_conversion_scopes", compute)
 
 
@@ -127,7 +131,6 @@ class HostRoundTrip(Rule):
     hint = ("work on the tensor itself: TF ops instead of NumPy functions, "
             "tf.stop_gradient(t) / tf.identity(t) instead of tf.constant(t.numpy())")
     claims = ("S4", "S1")
-    node_types = (ast.Call,)
     fixable = True
     docs = """\
 ## What it does
@@ -237,25 +240,32 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
     )
 
     def applies_to(self, ctx: Context) -> bool:
-        # The tests `check` makes first, once per module instead of once per call.
         return source_mentions(ctx, ".numpy()", "array") and ctx.imports_tf \
-            and bool(_conversion_scopes(ctx))
+            and bool(_conversion_scopes(ctx)[0])
 
-    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        # `applies_to` has checked the module (text, TF import, some conversion).
-        args = node.args  # type: ignore[attr-defined]
-        if not args and not node.keywords:  # type: ignore[attr-defined]
-            return
-        if id(ctx.scope_of(node)) not in _conversion_scopes(ctx):
-            return
-        q = ctx.call_qualname(node)
-        if q is None or not _tensor_op(q):
-            return
-        values = [*args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
-        conv = next((c for c in (host_value_of_tensor(ctx, v) for v in values) if c), None)
-        if conv is None or traced(ctx, node) or in_py_function(ctx, node):
-            return
-        yield self.finding(ctx, node, fix=self._fix(ctx, node, q, conv))  # type: ignore[arg-type]
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        # One loop over the module's calls (not one dispatch per call): most are outside
+        # the few scopes that convert anything, which a line test rules out cheaply.
+        scopes, spans = _conversion_scopes(ctx)
+        scope_of = ctx.scope_of
+        for node in ctx.calls:
+            args = node.args
+            if not args and not node.keywords:
+                continue
+            if spans is not None:
+                line = node.lineno
+                if not any(first <= line <= last for first, last in spans):
+                    continue
+            if id(scope_of(node)) not in scopes:
+                continue
+            q = ctx.call_qualname(node)
+            if q is None or not _tensor_op(q):
+                continue
+            values = [*args, *(k.value for k in node.keywords)]
+            conv = next((c for c in (host_value_of_tensor(ctx, v) for v in values) if c), None)
+            if conv is None or traced(ctx, node) or in_py_function(ctx, node):
+                continue
+            yield self.finding(ctx, node, fix=self._fix(ctx, node, q, conv))
 
     def _fix(self, ctx: Context, node: ast.Call, q: str, conv: HostConversion) -> Fix | None:
         if q not in SNAPSHOT_CALLS or node.keywords or len(node.args) != 1 \
