@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
@@ -95,12 +96,12 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
     return None
 
 
-def _conversion_scopes(ctx: Context) -> tuple[set[int], list[tuple[int, int]] | None]:
+def _conversion_scopes(ctx: Context) -> tuple[set[int], tuple[list[int], list[int]] | None]:
     """Scopes (by id) holding a ``.numpy()`` or NumPy conversion call, and their line spans
     (``None`` when the module itself is one). Every finding starts from a conversion
     (``float()``/``int()`` never make one) reached through sub-expressions and same-scope
     assignments only, so it lies in the scope of the reported call, within its lines."""
-    def compute() -> tuple[set[int], list[tuple[int, int]] | None]:
+    def compute() -> tuple[set[int], tuple[list[int], list[int]] | None]:
         numpy_imported = "numpy" in ctx.imported_roots
         by_attr, by_name = ctx.call_groups()
         # Only these callees can be a `.numpy()` or NumPy conversion (host_conversion).
@@ -120,8 +121,21 @@ def _conversion_scopes(ctx: Context) -> tuple[set[int], list[tuple[int, int]] | 
                         spans = None
                     elif spans is not None:
                         spans.append((scope.lineno, scope.end_lineno or scope.lineno))  # type: ignore[attr-defined]
-        return scopes, spans
+        return scopes, _merged(spans) if spans is not None else None
     return memo(ctx, "tfp203_conversion_scopes", compute)
+
+
+def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Line spans → disjoint sorted (starts, ends), for a bisect per call."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for first, last in sorted(spans):
+        if ends and first <= ends[-1]:
+            ends[-1] = max(ends[-1], last)
+        else:
+            starts.append(first)
+            ends.append(last)
+    return starts, ends
 
 
 class HostRoundTrip(Rule):
@@ -254,7 +268,8 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                 continue
             if spans is not None:
                 line = node.lineno
-                if not any(first <= line <= last for first, last in spans):
+                i = bisect_right(spans[0], line) - 1
+                if i < 0 or line > spans[1][i]:
                     continue
             if id(scope_of(node)) not in scopes:
                 continue
