@@ -148,6 +148,33 @@ def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
     return None
 
 
+def tf_function_callee_names(ctx: Context) -> frozenset[str]:
+    """Every name ``f`` (or method/attribute name ``m``) for which :func:`tf_function_called`
+    can find something when ``f(...)``/``self.m(...)`` is called: decorated ``def``s and
+    names or attributes assigned a call. A superset, found without resolving any name, so
+    that rules skip the other calls before their costlier tests."""
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        for d in ctx.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
+            if d.decorator_list:  # type: ignore[attr-defined]
+                names.add(d.name)  # type: ignore[attr-defined]
+        for a in ctx.nodes_of(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if type(a.value) is not ast.Call:  # type: ignore[attr-defined]
+                continue
+            targets = a.targets if type(a) is ast.Assign else [a.target]  # type: ignore[attr-defined]
+            for t in targets:
+                if type(t) is ast.Name:
+                    names.add(t.id)
+                elif type(t) is ast.Attribute:
+                    names.add(t.attr)
+        return frozenset(names)
+    memo = ctx.memo
+    names = memo.get("tf_function_callee_names")
+    if names is None:
+        names = memo["tf_function_callee_names"] = compute()
+    return names  # type: ignore[no-any-return]
+
+
 # ---------------------------------------------------------------- values that vary per loop
 
 

@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import tf_function_called, varying_scalar
+from tfperf.lint.rules._helpers_tracing_tf1 import (
+    tf_function_called,
+    tf_function_callee_names,
+    varying_scalar,
+)
 from tfperf.lint.semantic import Context
 
 
@@ -212,9 +216,14 @@ purpose), and calls of plain Python functions.
         if not args or not ctx.imports_tf:
             return
         func = node.func  # type: ignore[attr-defined]
-        if type(func) is not ast.Name and not (
-                type(func) is ast.Attribute and type(func.value) is ast.Name):
-            return  # cheap test first: `f(...)` or `self.f(...)` only
+        # Cheap tests first: `f(...)` or `self.f(...)` only, with a name that may be a
+        # tf.function's.
+        if type(func) is ast.Name:
+            if func.id not in tf_function_callee_names(ctx):
+                return
+        elif type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+                or func.attr not in tf_function_callee_names(ctx):
+            return
         if not ctx.enclosing_loops(node):
             return  # a scalar varies only from one iteration of a loop around the call
         varying = [a for a in args if type(a) is not ast.Constant

@@ -10,6 +10,7 @@ from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._helpers_tracing_tf1 import (
     is_tf_function_call,
     tf_function_called,
+    tf_function_callee_names,
     varies_in,
 )
 from tfperf.lint.semantic import Context
@@ -228,7 +229,16 @@ for the last, partial batch).
             return
         args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
         if not args or not any(type(a) in (ast.Subscript, ast.Call) for a in args):
-            return  # cheap test first
+            return  # cheap tests first
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Name:
+            if func.id not in tf_function_callee_names(ctx):
+                return
+        elif type(func) is ast.Attribute:
+            if func.attr not in tf_function_callee_names(ctx):
+                return
+        elif type(func) is not ast.Call:  # `tf.function(g)(x)`
+            return
         loops = ctx.enclosing_loops(node)
         if not loops or not any(_varying_shape(ctx, a, loops) for a in args):
             return
