@@ -9,7 +9,6 @@ from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
 from tfperf.lint.rules._helpers_loops_sync import (
     eager_guarded,
-    root_name,
     surely_tensor,
     top_level_imports,
     traced,
@@ -25,7 +24,6 @@ class NumpyInTfFunction(Rule):
     hint = ("use TF ops (tf.math, tf.experimental.numpy) inside the graph; wrap code that "
             "truly needs NumPy in tf.numpy_function")
     claims = ("S4", "S13")
-    node_types = (ast.Call,)
     docs = """\
 ## What it does
 Finds `.numpy()` calls, and NumPy functions (`np.sum(x)`, `np.array(x)`, `np.mean(x)`...)
@@ -157,15 +155,32 @@ reported: AutoGraph turns them into `tf.cast`.
     def applies_to(self, ctx: Context) -> bool:
         return ctx.may_trace  # every finding is in traced code
 
-    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
-        numpy_method = type(func) is ast.Attribute and func.attr == "numpy" \
-            and not node.args and not node.keywords  # type: ignore[attr-defined]
-        # Cheap test first: otherwise the callee must start at a name imported from NumPy.
-        if not numpy_method and (not node.args  # type: ignore[attr-defined]
-                                 or root_name(func) not in top_level_imports(ctx, "numpy")):
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        # One loop over the module's calls: most are neither `.numpy()` nor NumPy's, which
+        # the syntax tells before any name is resolved.
+        if not ctx.imports_tf:
             return
-        if not ctx.imports_tf or not traced(ctx, node) or eager_guarded(ctx, node):
+        np_names = top_level_imports(ctx, "numpy")
+        if not np_names and "numpy" not in ctx.call_groups()[0]:
+            return
+        Attribute, Name = ast.Attribute, ast.Name
+        for node in ctx.calls:
+            func = node.func
+            numpy_method = type(func) is Attribute and func.attr == "numpy" \
+                and not node.args and not node.keywords
+            if not numpy_method:  # the callee must start at a name imported from NumPy
+                if not node.args or not np_names:
+                    continue
+                root = func
+                while type(root) is Attribute:
+                    root = root.value  # type: ignore[attr-defined]
+                if type(root) is not Name or root.id not in np_names:  # type: ignore[attr-defined]
+                    continue
+            yield from self._check(node, ctx, numpy_method)
+
+    def _check(self, node: ast.Call, ctx: Context, numpy_method: bool) -> Iterator[Finding]:
+        func = node.func
+        if not traced(ctx, node) or eager_guarded(ctx, node):
             return
         if numpy_method:
             if ctx.qualname(func) is not None:
@@ -175,7 +190,7 @@ reported: AutoGraph turns them into `tf.cast`.
         q = ctx.qualname(func)
         if q is None or not q.startswith("numpy."):
             return
-        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        args = [*node.args, *(k.value for k in node.keywords)]
         if any(surely_tensor(ctx, a) for a in args):
             short = "np." + q[len("numpy."):]
             yield self.finding(ctx, node, f"{short}() on a tensor inside tf.function: fails on "
