@@ -152,6 +152,7 @@ class Context:
         # Per node id (the tree is never mutated, and outlives the context's use).
         self._binding_cache: dict[int, Binding | None] = {}
         self._qualname_cache: dict[int, str | None] = {}
+        self._resolvable: set[str] | None = None  # built with the binders, on first use
         self._scope_memo: dict[ast.AST, ast.AST] = {}
         self._index(buckets if buckets is not None else {})
 
@@ -679,8 +680,11 @@ class Context:
             base = self._qualname(expr.value, depth + 1)  # type: ignore[union-attr]
             return canonical(f"{base}.{expr.attr}") if base else None  # type: ignore[union-attr]
         if t is ast.Name:
-            self._binders()
-            if expr.id not in self._resolvable:  # type: ignore[union-attr]
+            resolvable = self._resolvable
+            if resolvable is None:
+                self._binders()
+                resolvable = self._resolvable
+            if expr.id not in resolvable:  # type: ignore[union-attr, operator]
                 return None  # no import or assignment binds it: not an API
             b = self.binding(expr)  # type: ignore[arg-type]
             if b is None:

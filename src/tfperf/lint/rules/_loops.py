@@ -132,7 +132,18 @@ def element_loop(ctx: Context, loop: ast.AST, strict: bool = True) -> ElementLoo
     """Whether ``loop`` (a ``for`` statement or a comprehension) walks a tensor element by
     element doing tensor work per element; see TFP101's docs. With ``strict=False`` any
     ``range(...)`` loop that indexes with its variable counts, whatever its bound: the
-    caller must then find its own evidence that tensors are involved."""
+    caller must then find its own evidence that tensors are involved. Memoised per module
+    (several rules ask about the same loops)."""
+    cache = ctx.memo.get("element_loop")
+    if cache is None:
+        cache = ctx.memo["element_loop"] = {}
+    key = (id(loop), strict)
+    if key not in cache:
+        cache[key] = _element_loop(ctx, loop, strict)
+    return cache[key]  # type: ignore[no-any-return]
+
+
+def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | None:
     if type(loop) in (ast.For, ast.AsyncFor):
         gen_target, it = loop.target, loop.iter  # type: ignore[attr-defined]
     elif type(loop) in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):

@@ -113,7 +113,6 @@ class ModelCallPerExample(Rule):
     hint = ("call the model (or model.predict) once on the whole batch, e.g. "
             "model.predict(x, batch_size=256), or iterate a batched tf.data dataset")
     claims = ("S12",)
-    node_types = (ast.Call,)
     docs = """\
 ## What it does
 Finds a Keras model (a name bound to `keras.Model(...)`, `keras.Sequential(...)`,
@@ -234,17 +233,21 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
         # Every finding is a call in a `for` loop or comprehension, in a module importing TF.
         return ctx.imports_tf and bool(ctx.nodes_of(*_FOR_LOOPS))
 
-    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
-        if type(func) is ast.Attribute:
-            if func.attr not in PREDICT_METHODS:
-                return
-            model = func.value
-        elif type(func) is ast.Name:
-            model = func
-        else:
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        # Only `m.predict(...)`/`m.predict_on_batch(...)` and bare-name calls `m(...)` can be
+        # model calls: those groups of calls, not a dispatch per call of the module.
+        if not ctx.imports_tf:
             return
-        if not ctx.imports_tf or type(model) is not ast.Name:
+        by_attr, by_name = ctx.call_groups()
+        for method in PREDICT_METHODS:
+            for node in by_attr.get(method, ()):
+                yield from self._check(node, ctx, node.func.value)  # type: ignore[attr-defined]
+        for calls in by_name.values():
+            for node in calls:
+                yield from self._check(node, ctx, node.func)
+
+    def _check(self, node: ast.Call, ctx: Context, model: ast.AST) -> Iterator[Finding]:
+        if type(model) is not ast.Name:
             return
         arg = _model_input(node)  # type: ignore[arg-type]
         if arg is None:

@@ -118,7 +118,6 @@ class Tf1Leftovers(Rule):
     hint = ("write TF2 style: eager tensors and functions, tf.function for speed, tf.Variable "
             "for state (TF's migration guide)")
     claims = ("S9",)
-    node_types = (ast.Call, ast.Attribute, ast.Import, ast.ImportFrom)
     requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\
 ## What it does
@@ -240,11 +239,29 @@ session machinery), `tf.contrib` imports guarded by `except ImportError`, and lo
             count=2, lines=(2, 3)),
     )
 
-    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        # The calls by callee name and the `.contrib` attributes that can be TF1 APIs, in
+        # tight loops instead of a dispatch per call and per attribute of the module.
+        by_attr, by_name = ctx.call_groups()
+        for name, calls in by_attr.items():
+            if name in _FEED_METHODS or name in _LAST_PARTS:
+                for node in calls:
+                    yield from self._call(node, ctx)
+        any_bare = from_imports_tf(ctx)  # a bare name may be an alias (`import ... as ph`)
+        for name, calls in by_name.items():
+            if any_bare or name in _FEED_METHODS or name in _LAST_PARTS:
+                for node in calls:
+                    yield from self._call(node, ctx)
+        if ctx.imports_tf:
+            for node in ctx.nodes_of(ast.Attribute):
+                if node.attr == "contrib":  # type: ignore[attr-defined]
+                    yield from self._node(node, ctx)
+        for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+            yield from self._node(node, ctx)
+
+    def _node(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         t = type(node)
-        if t is ast.Call:
-            yield from self._call(node, ctx)  # type: ignore[arg-type]
-        elif t is ast.Attribute:
+        if t is ast.Attribute:
             if node.attr != "contrib" or not ctx.imports_tf:  # type: ignore[attr-defined]
                 return
             if ctx.qualname(node) in ("tensorflow.contrib", "tensorflow.compat.v1.contrib") \
