@@ -93,9 +93,8 @@ class Dispatcher:
 
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
         """Findings of every rule on one parsed module."""
-        buckets: dict[type, list[ast.AST]] = {t: [] for t in self.by_type}
         try:
-            ctx = Context(tree, source, path, buckets)
+            ctx = Context(tree, source, path)
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
@@ -113,11 +112,12 @@ class Dispatcher:
             except Exception as exc:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
-        calls = _CallIndex(buckets.get(ast.Call) or [], ctx)
-        for typ, nodes in buckets.items():
+        calls = _CallIndex(ctx.calls, ctx)
+        for typ, rules in self.by_type.items():
+            nodes = ctx.nodes_of(typ)
             if not nodes:
                 continue
-            for rule in self.by_type[typ]:
+            for rule in rules:
                 if rule.code in broken:
                     continue
                 try:

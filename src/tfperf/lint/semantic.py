@@ -1,9 +1,10 @@
 """The semantic model rules query through ``ctx``: what names refer to, and where code runs.
 
-Built once per module by one indexing walk that records each node's parent, every name
-binding (imports, assignments, parameters, loop targets, ``def``/``class``) per scope, the
-functions handed to ``tf.function`` and to ``Dataset.map``-like calls, and buckets of the
-node types the selected rules asked for. Everything else is answered lazily from that index.
+Built once per module by one indexing walk that records each node's parent (in a dict: no
+reference cycles in the tree) and every node by type, in ``ast.walk`` order. The rest is
+built lazily, only for what rules ask: name bindings one name at a time (imports,
+assignments, parameters, loop targets, ``def``/``class``, per scope), the calls grouped by
+callee name, the functions handed to ``tf.function`` and to ``Dataset.map``-like calls.
 
 Heuristics are deliberately conservative: a rule that fires on correct code teaches users to
 ignore tfperf, so "don't know" answers ``None``/``False``.
@@ -138,8 +139,7 @@ class Context:
     Attributes: ``path``, ``source``, ``tree``, ``lines`` (with line endings).
     """
 
-    def __init__(self, tree: ast.Module, source: str, path: str = "<string>",
-                 buckets: dict[type, list[ast.AST]] | None = None) -> None:
+    def __init__(self, tree: ast.Module, source: str, path: str = "<string>") -> None:
         self.path = path
         self.source = source
         self.tree = tree
@@ -154,7 +154,7 @@ class Context:
         self._qualname_cache: dict[int, str | None] = {}
         self._resolvable: set[str] | None = None  # built with the binders, on first use
         self._scope_memo: dict[ast.AST, ast.AST] = {}
-        self._index(buckets if buckets is not None else {})
+        self._index()
 
     @property
     def lines(self) -> list[str]:
@@ -165,7 +165,7 @@ class Context:
 
     # ------------------------------------------------------------------ indexing (one walk)
 
-    def _index(self, buckets: dict[type, list[ast.AST]]) -> None:
+    def _index(self) -> None:
         """The one walk: parents, nodes by type, and what the lazy tables are built from.
 
         Breadth first, so every per-type list (:meth:`nodes_of`, :attr:`calls`) is in
@@ -211,10 +211,6 @@ class Context:
                 elif isinstance(value, AST):
                     parents[value] = node
                     push(value)
-        for typ, bucket in buckets.items():
-            found = by_type.get(typ)
-            if found:
-                bucket.extend(found)
         self._by_type = by_type
         self._parents = parents
         self._raw_bindings = raw
