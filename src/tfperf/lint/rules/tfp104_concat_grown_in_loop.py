@@ -256,16 +256,18 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
             value = value.orelse
         if type(value) is not ast.Call or len(node.targets) != 1:  # type: ignore[attr-defined]
             return
-        target = _ref(node.targets[0])  # type: ignore[attr-defined]
-        piece = _grown_piece(value, target) if target is not None else None
-        if piece is None:
-            return  # cheap, syntactic test first: this runs for every assignment
+        # Cheap, syntactic tests first (this runs for every assignment): the callee's name,
+        # then the target among its arguments.
         func = value.func
         if type(func) is ast.Attribute:
             if func.attr not in _LAST_PARTS:
                 return
         elif type(func) is not ast.Name or (func.id not in _LAST_PARTS
                                             and func.id not in _imported_concats(ctx)):
+            return
+        target = _ref(node.targets[0])  # type: ignore[attr-defined]
+        piece = _grown_piece(value, target) if target is not None else None
+        if piece is None:
             return
         if not ctx.imports_tf or not _grows(ctx, value, piece):
             return
