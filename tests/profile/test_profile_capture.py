@@ -159,3 +159,12 @@ def test_eager_share_threshold(tf):
     assert len(found) == 1 and "20 %" in found[0].message
     cap.eager_s = 0.05
     assert not [f for f in advice.capture_findings(cap) if f.code == "profile.eager_share"]
+
+
+def test_onednn_kernels_are_reported_as_the_op_written():
+    # TF rewrites ops to oneDNN kernels on CPUs it supports: tables read the same everywhere.
+    assert xplane.op_kind("_MklMatMul") == "MatMul"
+    assert xplane.op_kind("_MklNativeConv2D") == "Conv2D"
+    assert xplane.op_kind("_MklNativeFusedMatMul") == "FusedMatMul"
+    assert xplane.op_kind("_MklToTf") == "_MklToTf"  # a conversion of oneDNN's own
+    assert xplane.op_kind("MatMul") == "MatMul" and xplane.op_kind("_Native") == "_Native"

@@ -32,6 +32,21 @@ DERIVED_LINES = {"TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", "XLA 
                  "Framework Ops", "Framework Name Scope"}
 INPUT_OP_TYPES = {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
 _TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
+# oneDNN layout conversions: kernels of their own, not a rewrite of a user's op.
+_MKL_OWN_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
+
+
+def op_kind(op_type: str) -> str:
+    """The TF op a kernel implements. On CPUs that oneDNN supports, TF rewrites ops to its
+    kernels (``MatMul`` → ``_MklMatMul`` or ``_MklNativeMatMul``): report the op the user
+    wrote, so that op tables and advice read the same on every machine."""
+    if op_type.startswith("_Mkl") and op_type not in _MKL_OWN_OPS:
+        op_type = op_type[4:]
+        if op_type.startswith("Native") and len(op_type) > 6:
+            op_type = op_type[6:]
+    return op_type
+
+
 _SIXTEEN_BIT = re.compile(r"fp16|f16|bf16|half|hmma|float16", re.IGNORECASE)
 
 
@@ -263,7 +278,7 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
             span[1] = end if span[1] is None else max(span[1], end)
             m = _TF_OP_EVENT.match(name)
             if m and "::" not in name:
-                ops.append((start, ev.duration_ps, (m.group(1), m.group(2), False)))
+                ops.append((start, ev.duration_ps, (m.group(1), op_kind(m.group(2)), False)))
                 continue
             if name == "EagerExecute" or ev.stats:
                 stats = p.stats(ev)
@@ -273,7 +288,7 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
                     function_runs += 1
                     outer_function_end = start + ev.duration_ps
                 if name == "EagerExecute" and "eager_op" in stats and not stats.get("is_func"):
-                    op_type = str(stats["eager_op"])
+                    op_type = op_kind(str(stats["eager_op"]))
                     ops.append((start, ev.duration_ps, (op_type, op_type, True)))
         self_ps = _self_times(ops)
         for i, (_, dur, (name, op_type, eager)) in enumerate(ops):
@@ -313,7 +328,7 @@ def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:
                 stats = p.stats(ev)
                 tf_op = str(stats.get("tf_op", ""))
                 m = _TF_OP_EVENT.match(tf_op)
-                op_type = m.group(2) if m else name
+                op_type = op_kind(m.group(2)) if m else name
                 add(m.group(1) if m else name, op_type, "device", bool(stats.get("is_eager")),
                     ev.duration_ps, ev.duration_ps)
                 out.device_op_s += seconds
