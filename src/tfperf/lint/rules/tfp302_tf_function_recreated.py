@@ -192,6 +192,9 @@ called in its module only outside loops (a `main()`), and tests (`test_*`, run o
             count=1, lines=(3,)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.spells_tf_function  # every finding is a tf.function made here
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.Call:
             if not is_tf_function_call(ctx, node):
