@@ -180,7 +180,7 @@ class Context:
         fields_of = _CHILD_FIELDS
         # Local aliases: this loop runs once per node of every file.
         AST, Name, Store = ast.AST, ast.Name, ast.Store
-        binders = _BINDER_TYPES
+        binders, leaves = _BINDER_TYPES, _LEAF_TYPES
         get_list = by_type.get
         push = nodes.append
         for node in nodes:  # the list grows while it is iterated: a queue without pops
@@ -196,6 +196,8 @@ class Context:
                 continue  # a Name has no children worth visiting (ctx is a shared singleton)
             if typ in binders:
                 raw.append(node)
+            if typ in leaves:
+                continue
             fields = fields_of.get(typ)
             if fields is None:
                 fields = _child_fields(typ)
@@ -1024,6 +1026,9 @@ _DEF_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _SCOPE_SET = frozenset(SCOPE_NODES)
 _BINDER_TYPES = frozenset({ast.Import, ast.ImportFrom, ast.arg, ast.Global, ast.Nonlocal,
                            *_DEF_TYPES})
+# Nodes without child nodes (their fields hold names and values only): nothing to walk.
+_LEAF_TYPES = frozenset({ast.Constant, ast.alias, ast.Pass, ast.Break, ast.Continue,
+                         ast.Global, ast.Nonlocal})
 # Fields never worth walking: expression contexts and operators are shared singletons.
 _SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
