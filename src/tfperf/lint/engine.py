@@ -112,7 +112,7 @@ class Dispatcher:
             except Exception as exc:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
-        calls = _CallIndex(ctx.calls, ctx)
+        calls = _CallIndex(ctx)
         for typ, rules in self.by_type.items():
             nodes = ctx.nodes_of(typ)
             if not nodes:
@@ -142,8 +142,8 @@ class _CallIndex:
     :attr:`Rule.callee_qualnames`) can report on, in walk order, from the calls grouped by
     the callee's spelled last name (:meth:`Context.call_groups`)."""
 
-    def __init__(self, calls: list[ast.AST], ctx: Context) -> None:
-        self.calls = calls
+    def __init__(self, ctx: Context) -> None:
+        self.calls: list[ast.AST] = ctx.calls
         self.ctx = ctx
         self._order: dict[int, int] | None = None
         self._name_calls: list[ast.AST] | None = None

@@ -120,6 +120,14 @@ class Binding:
     value: Any = None
 
 
+def _alias_binds(node: ast.AST, alias: ast.alias) -> str:
+    """The name an import binds: ``import a.b`` binds ``a``; ``from m import b`` and
+    ``import a.b as c`` bind ``b`` and ``c``."""
+    if alias.asname:
+        return alias.asname
+    return alias.name.split(".", 1)[0] if type(node) is ast.Import else alias.name
+
+
 def _binding_pos(b: Binding) -> tuple[int, int]:
     return b.pos
 
@@ -368,11 +376,8 @@ class Context:
             if t is Name:
                 bound: Any = (node.id,)  # type: ignore[attr-defined]
                 resolvable.add(node.id)  # type: ignore[attr-defined]
-            elif t is Import:
-                bound = [a.asname or a.name.split(".", 1)[0] for a in node.names]  # type: ignore[attr-defined]
-                resolvable.update(bound)
-            elif t is ImportFrom:
-                bound = [a.asname or a.name for a in node.names if a.name != "*"]  # type: ignore[attr-defined]
+            elif t is Import or t is ImportFrom:
+                bound = [_alias_binds(node, a) for a in node.names if a.name != "*"]  # type: ignore[attr-defined]
                 resolvable.update(bound)
             elif t is Arg:
                 bound = (node.arg,)  # type: ignore[attr-defined]
@@ -405,13 +410,13 @@ class Context:
     def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
         """For one name: the scopes that declare it ``global``/``nonlocal``, and its
         bindings per scope sorted by position."""
-        self._binders()
+        binders = self._binders()
         table = self._name_tables.get(name)
         if table is None:
             declared = {self.scope_of(g) for g in self._declared.get(name, ())}
             by_scope: dict[ast.AST, list[Binding]] = {}
             tree = self.tree
-            for node in self._binders().get(name, ()):
+            for node in binders.get(name, ()):
                 for scope, binding in self._bindings_of(node, name):
                     if binding.kind != "param" and scope in declared:
                         scope = tree
@@ -431,21 +436,17 @@ class Context:
         t = type(node)
         if t is ast.Name:
             return [(self.scope_of(node), self._store_binding(node, name))]  # type: ignore[arg-type]
-        if t is ast.Import:
+        if t is ast.Import or t is ast.ImportFrom:
+            mod = getattr(node, "module", None)
             out = []
             for alias in node.names:  # type: ignore[attr-defined]
-                bound = alias.asname or alias.name.split(".", 1)[0]
-                if bound == name:
-                    q = canonical(alias.name if alias.asname else bound)
-                    out.append((self.scope_of(node), Binding(bound, "import", _pos(node), q, node)))
-            return out
-        if t is ast.ImportFrom:
-            out = []
-            mod = node.module  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name != "*" and (alias.asname or alias.name) == name:
+                if alias.name == "*" or _alias_binds(node, alias) != name:
+                    continue
+                if t is ast.Import:  # `import a.b` refers to a; `import a.b as c` to a.b
+                    q: str | None = canonical(alias.name if alias.asname else name)
+                else:
                     q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None  # type: ignore[attr-defined]
-                    out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
+                out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
             return out
         if t is ast.arg:
             fn = self.parent(self.parent(node))  # arg → arguments → function
@@ -715,10 +716,11 @@ class Context:
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name == "*":
                     continue
-                name = alias.asname or (alias.name.split(".", 1)[0] if t is ast.Import
-                                        else alias.name)
+                name = _alias_binds(node, alias)
+                if name in seen:
+                    continue
                 declared, table = self._name_table(name)
-                if name in seen or (scope is not tree and scope not in declared):
+                if scope is not tree and scope not in declared:
                     continue
                 seen.add(name)
                 lst = table.get(tree)
