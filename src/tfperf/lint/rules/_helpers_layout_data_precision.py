@@ -249,11 +249,6 @@ def is_random_op(qualname: str | None) -> bool:
     return qualname.startswith("keras.layers.Random")
 
 
-def module_calls(ctx: Context) -> list[ast.Call]:
-    """Every call in the module, in ``ast.walk`` order (from the engine's one walk)."""
-    return ctx.calls
-
-
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
     for k in call.keywords:
         if k.arg == name:
@@ -302,7 +297,7 @@ def mixed_float16_policy(ctx: Context) -> ast.Call | None:
     if "mixed_float16" not in map(_VALUE, ctx.nodes_of(ast.Constant)):  # a scan in C
         memo["mixed_float16_policy"] = None
         return None
-    for call in module_calls(ctx):
+    for call in ctx.calls:
         if ctx.qualname(call.func) in POLICY_SETTERS:
             arg = call.args[0] if call.args else keyword(call, "policy")
             if _names_mixed_float16(ctx, arg):

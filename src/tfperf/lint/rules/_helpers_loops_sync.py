@@ -155,10 +155,10 @@ def _py_function_targets(ctx: Context) -> frozenset[str]:
         if not any(w in ctx.source for w in ("py_func", "numpy_function")):
             return frozenset()
         names: set[str] = set()
-        for call in ctx.calls:
-            f = call.func
-            if (getattr(f, "attr", None) or getattr(f, "id", None)) not in PY_FUNCTION_NAMES \
-                    or not is_py_function_call(ctx, call):
+        by_attr, by_name = ctx.call_groups()
+        for call in (c for n in PY_FUNCTION_NAMES for g in (by_attr, by_name)
+                     for c in g.get(n, ())):
+            if not is_py_function_call(ctx, call):
                 continue
             passed = [call.args[0]] if call.args else []
             passed += [k.value for k in call.keywords if k.arg == "func"]

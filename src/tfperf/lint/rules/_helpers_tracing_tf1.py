@@ -334,34 +334,26 @@ def varies_in(ctx: Context, expr: ast.AST, loops: list[ast.AST]) -> bool:
 
 def calls_of(ctx: Context, fn: ast.AST) -> list[ast.Call]:
     """Calls in this module that reach the ``def`` ``fn``: by its name (where the name
-    resolves to it) or as ``self.<name>`` inside its class. Cached per module."""
+    resolves to it), then as ``self.<name>`` inside its class."""
     name = getattr(fn, "name", None)
     if name is None:
         return []
-    table: dict[str, list[ast.Call]] | None = getattr(ctx, "_tfp3_calls_by_name", None)
-    if table is None:
-        table = {}
-        for node in ctx.calls:
-            f = node.func
-            key = f.id if type(f) is ast.Name else (
-                f.attr if type(f) is ast.Attribute else None)
-            if key:
-                table.setdefault(key, []).append(node)
-        ctx._tfp3_calls_by_name = table  # type: ignore[attr-defined]
+    by_attr, by_name = ctx.call_groups()
     out = []
-    for call in table.get(name, ()):
+    for call in by_name.get(name, ()):
+        b = ctx.binding(call.func)  # type: ignore[arg-type]
+        if b is not None and b.value is fn:
+            out.append(call)
+    for call in by_attr.get(name, ()):
         f = call.func
-        if type(f) is ast.Name:
-            if ctx.binding(f) is not None and ctx.binding(f).value is fn:  # type: ignore[union-attr]
-                out.append(call)
-        elif type(f) is ast.Attribute and type(f.value) is ast.Name \
-                and f.value.id in ("self", "cls") and resolve_def(ctx, f) is fn:
+        if type(f.value) is ast.Name and f.value.id in ("self", "cls") \
+                and resolve_def(ctx, f) is fn:  # type: ignore[attr-defined]
             out.append(call)
     return out
 
 
 def called_in_loop(ctx: Context, fn: ast.AST) -> ast.Call | None:
-    """The first call of ``fn`` that runs once per iteration of a loop, outside any
+    """A call of ``fn`` that runs once per iteration of a loop, outside any
     ``tf.function`` (where a loop would be traced once, not run per call)."""
     for call in calls_of(ctx, fn):
         if ctx.in_loop(call) and not ctx.in_tf_function(call):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import mixed_float16_policy, module_calls
+from tfperf.lint.rules._helpers_layout_data_precision import mixed_float16_policy
 from tfperf.lint.semantic import Context
 
 LOSS_SCALE_OPTIMIZERS = frozenset({
@@ -22,7 +22,7 @@ UPDATE_METHODS = frozenset({"apply_gradients", "apply"})
 
 
 def _scales_losses(ctx: Context) -> bool:
-    for call in module_calls(ctx):
+    for call in ctx.calls:
         func = call.func
         if type(func) is ast.Attribute and func.attr in SCALING_METHODS:
             return True
@@ -158,7 +158,7 @@ places, with different spellings in Keras 2 and Keras 3.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         if mixed_float16_policy(ctx) is None or _scales_losses(ctx):
             return
-        for call in module_calls(ctx):
+        for call in ctx.calls:
             func = call.func
             if type(func) is not ast.Attribute or func.attr != "gradient" \
                     or type(func.value) is not ast.Name:

@@ -11,7 +11,6 @@ from tfperf.lint.rules._helpers_layout_data_precision import (
     assigned_value,
     keyword,
     mixed_float16_policy,
-    module_calls,
 )
 from tfperf.lint.semantic import Context
 
@@ -160,7 +159,7 @@ is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reporte
         if mixed_float16_policy(ctx) is None:
             return
         last_added: dict[str, ast.Call] = {}
-        for call in module_calls(ctx):
+        for call in ctx.calls:
             q = ctx.qualname(call.func)
             if q in SEQUENTIAL:
                 layers = call.args[0] if call.args else keyword(call, "layers")
