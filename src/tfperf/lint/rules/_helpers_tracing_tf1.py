@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tfperf.lint.rules._helpers_loops_sync import memo
 from tfperf.lint.semantic import TF_FUNCTION_NAMES, Context
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -168,11 +169,7 @@ def tf_function_callee_names(ctx: Context) -> frozenset[str]:
                 elif type(t) is ast.Attribute:
                     names.add(t.attr)
         return frozenset(names)
-    memo = ctx.memo
-    names = memo.get("tf_function_callee_names")
-    if names is None:
-        names = memo["tf_function_callee_names"] = compute()
-    return names  # type: ignore[no-any-return]
+    return memo(ctx, "tf_function_callee_names", compute)
 
 
 # ---------------------------------------------------------------- values that vary per loop
@@ -242,15 +239,14 @@ def _stores(ctx: Context) -> dict[tuple[int, str], list[ast.Name]]:
     """(id of scope, name) → the names stored in that scope (not in nested ones), in
     ``ast.walk`` order: built once per module from the engine's walk, instead of walking a
     function per call argument."""
-    table = ctx.memo.get("tfp3_stores")
-    if table is None:
-        table = {}
+    def compute() -> dict[tuple[int, str], list[ast.Name]]:
+        table: dict[tuple[int, str], list[ast.Name]] = {}
         Store = ast.Store
         for n in ctx.nodes_of(ast.Name):
             if type(n.ctx) is Store:  # type: ignore[attr-defined]
                 table.setdefault((id(ctx.scope_of(n)), n.id), []).append(n)  # type: ignore[attr-defined]
-        ctx.memo["tfp3_stores"] = table
-    return table
+        return table
+    return memo(ctx, "tfp3_stores", compute)
 
 
 def _int_const(node: ast.AST) -> bool:
