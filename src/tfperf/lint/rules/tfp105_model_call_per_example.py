@@ -236,8 +236,7 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         # Only `m.predict(...)`/`m.predict_on_batch(...)` and bare-name calls `m(...)` can be
         # model calls: those groups of calls, not a dispatch per call of the module.
-        if not ctx.imports_tf:
-            return
+        # (`applies_to` has checked that the module imports TF.)
         by_attr, by_name = ctx.call_groups()
         for method in PREDICT_METHODS:
             for node in by_attr.get(method, ()):
