@@ -9,9 +9,10 @@ import ast
 import pytest
 
 from tfperf.lint import registry
+from tfperf.lint.analysis.tf_functions import tf_function_called
+from tfperf.lint.analysis.varying import varying_scalar
 from tfperf.lint.engine import lint_source
 from tfperf.lint.fix import fix_source
-from tfperf.lint.rules._helpers_tracing_tf1 import tf_function_called, varying_scalar
 from tfperf.lint.semantic import Context
 
 

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.loops import element_loop, header_end
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._loops import element_loop, header_end
 from tfperf.lint.semantic import Context
 
 

@@ -6,16 +6,15 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._loops import (
+from tfperf.lint.analysis.loops import (
     ElementLoop,
     does_tensor_work,
     element_loop,
     indexes_with,
-    is_builtin,
     range_args,
     sized_by,
 )
+from tfperf.lint.rule import Example, Rule
 from tfperf.lint.semantic import Context
 
 
@@ -251,7 +250,7 @@ raised on an out-of-range index no longer does.
     @staticmethod
     def _slice(ctx: Context, loop: ast.For, seq: ast.expr) -> str | None:
         args = range_args(ctx, loop.iter)
-        if args is None or not is_builtin(ctx, loop.iter.func, "range") or len(args) > 2:  # type: ignore[attr-defined]
+        if args is None or not ctx.is_builtin(loop.iter.func, "range") or len(args) > 2:  # type: ignore[attr-defined]
             return None
         name = ctx.source_of(seq)
         if len(args) == 1:

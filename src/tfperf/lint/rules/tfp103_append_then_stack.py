@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.loops import STACKING_CALLS, range_args
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._loops import STACKING_CALLS, range_args
 from tfperf.lint.semantic import Context
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)

@@ -6,15 +6,14 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
+from tfperf.lint.analysis.imports import top_level_imports
+from tfperf.lint.analysis.loops import (
     iterates_dataset,
     iterates_tensor,
-    memo,
+    range_args,
     small_literal_range,
-    top_level_imports,
 )
-from tfperf.lint.rules._loops import range_args
+from tfperf.lint.rule import Example, Rule
 from tfperf.lint.semantic import Context
 
 # Concatenations taking a list of pieces as first argument (or `values=`).
@@ -71,7 +70,7 @@ def _imported_concats(ctx: Context) -> frozenset[str]:
     def compute() -> frozenset[str]:
         names = {**top_level_imports(ctx, "tensorflow"), **top_level_imports(ctx, "keras")}
         return frozenset(n for n, q in names.items() if q.rsplit(".", 1)[-1] in _LAST_PARTS)
-    return memo(ctx, "tfp104_imported_concats", compute)
+    return ctx.cached("tfp104_imported_concats", compute)
 
 
 def _long_loop(ctx: Context, loop: ast.AST) -> bool:

@@ -6,13 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.loops import iterates_dataset
+from tfperf.lint.analysis.varying import per_iteration_data, preserved_operand
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
-    is_keras_model,
-    iterates_dataset,
-    per_iteration_data,
-    preserved_operand,
-)
 from tfperf.lint.semantic import Context
 
 _FOR_LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -6,17 +6,17 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
-    converts_a_tensor,
-    host_conversion,
-    in_py_function,
+from tfperf.lint.analysis.host import converts_a_tensor, host_conversion
+from tfperf.lint.analysis.loops import (
+    element_loop,
     iterates_dataset,
     iterates_tensor,
-    per_iteration_data,
-    traced,
+    range_args,
+    sized_by,
 )
-from tfperf.lint.rules._loops import element_loop, range_args, sized_by
+from tfperf.lint.analysis.traced import in_py_function, traced
+from tfperf.lint.analysis.varying import per_iteration_data
+from tfperf.lint.rule import Example, Rule
 from tfperf.lint.semantic import Context
 
 _IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)

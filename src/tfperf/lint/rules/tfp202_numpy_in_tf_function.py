@@ -6,13 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.imports import top_level_imports
+from tfperf.lint.analysis.tensors import surely_tensor
+from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
-    eager_guarded,
-    surely_tensor,
-    top_level_imports,
-    traced,
-)
 from tfperf.lint.semantic import Context
 
 

@@ -7,16 +7,10 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.host import HostConversion, converts_a_tensor, host_conversion
+from tfperf.lint.analysis.imports import source_mentions
+from tfperf.lint.analysis.traced import in_py_function, traced
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
-    HostConversion,
-    converts_a_tensor,
-    host_conversion,
-    in_py_function,
-    memo,
-    source_mentions,
-    traced,
-)
 from tfperf.lint.semantic import Context, returns_tensor
 
 # Calls whose single argument `X.numpy()` can become `tf.stop_gradient(X)`.
@@ -122,7 +116,7 @@ def _conversion_scopes(ctx: Context) -> tuple[set[int], tuple[list[int], list[in
                     elif spans is not None:
                         spans.append((scope.lineno, scope.end_lineno or scope.lineno))  # type: ignore[attr-defined]
         return scopes, _merged(spans) if spans is not None else None
-    return memo(ctx, "tfp203_conversion_scopes", compute)
+    return ctx.cached("tfp203_conversion_scopes", compute)
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:

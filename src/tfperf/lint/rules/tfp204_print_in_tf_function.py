@@ -6,14 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.tensors import surely_tensor
+from tfperf.lint.analysis.traced import eager_guarded, in_py_function, traced
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_loops_sync import (
-    eager_guarded,
-    in_py_function,
-    surely_tensor,
-    traced,
-)
-from tfperf.lint.rules._loops import is_builtin
 from tfperf.lint.semantic import Context
 
 _STREAMS = frozenset({"sys.stdout", "sys.stderr"})
@@ -195,7 +190,7 @@ and `tf.py_function` bodies.
         func = node.func  # type: ignore[attr-defined]
         if type(func) is not ast.Name or func.id != "print" or not ctx.imports_tf:
             return
-        if not is_builtin(ctx, func, "print"):
+        if not ctx.is_builtin(func, "print"):
             return
         args = node.args  # type: ignore[attr-defined]
         if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)

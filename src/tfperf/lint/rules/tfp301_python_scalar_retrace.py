@@ -6,12 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
+from tfperf.lint.analysis.varying import varying_scalar
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import (
-    tf_function_called,
-    tf_function_callee_names,
-    varying_scalar,
-)
 from tfperf.lint.semantic import Context
 
 

@@ -6,13 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.tf_functions import is_tf_function_call
+from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import (
-    HANDFUL,
-    called_in_loop,
-    calls_of,
-    is_tf_function_call,
-)
 from tfperf.lint.semantic import Context
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)

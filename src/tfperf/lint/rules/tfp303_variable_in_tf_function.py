@@ -6,8 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.tensors import VARIABLE_CLASSES, is_variable_call
+from tfperf.lint.analysis.traced import traced_fn_of
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import VARIABLE_CLASSES, is_variable_call, traced_fn_of
 from tfperf.lint.semantic import Context
 
 # Words in a condition that say "only the first time" (`if not self.built:`).

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.traced import traced_fn_of
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import is_builtin_call, traced_fn_of
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
 # Methods that change a Python container in place.
@@ -23,7 +23,7 @@ def _is_container(ctx: Context, value: ast.AST | None) -> bool:
     if type(value) in _CONTAINER_NODES:
         return True
     return type(value) is ast.Call and (
-        is_builtin_call(ctx, value, *_CONTAINER_BUILTINS)
+        ctx.is_builtin_call(value, *_CONTAINER_BUILTINS)
         or ctx.qualname(value.func) in _CONTAINER_CLASSES)  # type: ignore[attr-defined]
 
 
@@ -45,7 +45,7 @@ def _self_attr(node: ast.AST) -> str | None:
 def _python_attrs(ctx: Context, cls: ast.ClassDef) -> dict[str, bool]:
     """``self.<attr>`` set somewhere in the class → whether every value it is given outside
     traced methods is a plain Python value (cached per class on the context)."""
-    cache: dict[int, dict[str, bool]] = ctx.__dict__.setdefault("_tfp304_attrs", {})
+    cache: dict[int, dict[str, bool]] = ctx.cached("tfp304_python_attrs", dict)
     found = cache.get(id(cls))
     if found is not None:
         return found
@@ -62,7 +62,7 @@ def _python_attrs(ctx: Context, cls: ast.ClassDef) -> dict[str, bool]:
 
 def _declared(ctx: Context, fn: ast.AST) -> set[str]:
     """Names declared ``global``/``nonlocal`` in ``fn`` itself (not nested functions)."""
-    cache: dict[int, set[str]] = ctx.__dict__.setdefault("_tfp304_declared", {})
+    cache: dict[int, set[str]] = ctx.cached("tfp304_declared", dict)
     names = cache.get(id(fn))
     if names is None:
         names = set()

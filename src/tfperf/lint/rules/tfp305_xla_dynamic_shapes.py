@@ -6,13 +6,13 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import (
+from tfperf.lint.analysis.tf_functions import (
     is_tf_function_call,
     tf_function_called,
     tf_function_callee_names,
-    varies_in,
 )
+from tfperf.lint.analysis.varying import varies_in
+from tfperf.lint.rule import Example, Rule
 from tfperf.lint.semantic import Context
 
 TENSOR_SPECS = frozenset({"tensorflow.TensorSpec", "tensorflow.compat.v1.TensorSpec",

@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import called_in_loop
 from tfperf.lint.semantic import Context
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -48,12 +48,9 @@ def _unreferenced(ctx: Context, fn: ast.FunctionDef) -> bool:
 
 def _mentions_training(ctx: Context) -> bool:
     """Cheap text test, once per module: both halves of a training step appear."""
-    cached = ctx.__dict__.get("_tfp306_text")
-    if cached is None:
-        src = ctx.source
-        cached = "GradientTape" in src and ("apply_gradients" in src or "minimize" in src)
-        ctx.__dict__["_tfp306_text"] = cached
-    return cached
+    src = ctx.source
+    return ctx.cached("tfp306_mentions_training", lambda: "GradientTape" in src and (
+        "apply_gradients" in src or "minimize" in src))
 
 
 class EagerTrainingStep(Rule):

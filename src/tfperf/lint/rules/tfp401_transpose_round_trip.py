@@ -6,15 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Edit, Finding, Fix
+from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
+from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, Transpose, transpose_of, undoes
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    TRANSPOSE_CALLS,
-    Transpose,
-    assigned_value,
-    loads_bound_by,
-    transpose_of,
-    undoes,
-)
 from tfperf.lint.semantic import Context
 
 

@@ -6,13 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.loops import element_loop, indexes_with
+from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, transpose_of
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    TRANSPOSE_CALLS,
-    assigned_value,
-    transpose_of,
-)
-from tfperf.lint.rules._loops import element_loop, indexes_with
 from tfperf.lint.semantic import Context, returns_tensor
 
 _INVARIANT_MSG = ("tf.transpose of a tensor the loop does not change: the same full copy "

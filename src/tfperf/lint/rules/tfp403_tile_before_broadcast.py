@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import assigned_value, loads_bound_by
 from tfperf.lint.semantic import Context
 
 TILE_CALLS = frozenset({"tensorflow.tile", "tensorflow.compat.v1.tile", "keras.ops.tile"})

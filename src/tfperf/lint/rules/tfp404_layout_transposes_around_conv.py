@@ -6,14 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
+from tfperf.lint.analysis.syntax import keyword
+from tfperf.lint.analysis.transposes import inverse, transpose_of
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    assigned_value,
-    inverse,
-    keyword,
-    loads_bound_by,
-    transpose_of,
-)
 from tfperf.lint.semantic import Context
 
 # Ops that take a data_format argument (and their input argument's keyword name).

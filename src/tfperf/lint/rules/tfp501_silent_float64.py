@@ -6,8 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import assigned_value, keyword
 from tfperf.lint.semantic import Context
 
 # Tensor makers → the positional index of their dtype argument (None: keyword only / none).

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.precision import mixed_float16_policy
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import mixed_float16_policy
 from tfperf.lint.semantic import Context
 
 LOSS_SCALE_OPTIMIZERS = frozenset({

@@ -6,12 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.precision import mixed_float16_policy
+from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    assigned_value,
-    keyword,
-    mixed_float16_policy,
-)
 from tfperf.lint.semantic import Context
 
 SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})

@@ -6,14 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, pipeline
+from tfperf.lint.analysis.syntax import keyword, method_call
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    PREFETCHING_SOURCES,
-    assigned_value,
-    keyword,
-    method_call,
-    pipeline,
-)
 from tfperf.lint.semantic import Context
 
 CONSUMERS = frozenset({"fit", "evaluate", "predict"})

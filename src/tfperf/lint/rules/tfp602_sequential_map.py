@@ -6,15 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.pipelines import is_random_op, is_tf_dataset, map_function
+from tfperf.lint.analysis.syntax import body_nodes, keyword
+from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    PY_FUNCTIONS,
-    body_nodes,
-    is_random_op,
-    is_tf_dataset,
-    keyword,
-    map_function,
-)
 from tfperf.lint.semantic import Context
 
 # Method → positional index of its num_parallel_calls argument.

@@ -6,12 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.pipelines import is_tf_dataset, map_function
+from tfperf.lint.analysis.syntax import method_call
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    is_tf_dataset,
-    map_function,
-    method_call,
-)
 from tfperf.lint.semantic import Context
 
 # Ops that work element by element (same result on a batch as on each element stacked).

@@ -6,17 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.pipelines import is_random_op, is_tf_dataset, map_function, pipeline
+from tfperf.lint.analysis.syntax import body_nodes, keyword, method_call
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import (
-    assigned_value,
-    body_nodes,
-    is_random_op,
-    is_tf_dataset,
-    keyword,
-    map_function,
-    method_call,
-    pipeline,
-)
 from tfperf.lint.semantic import Context
 
 SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_layout_data_precision import PY_FUNCTIONS
 from tfperf.lint.semantic import Context
 
 

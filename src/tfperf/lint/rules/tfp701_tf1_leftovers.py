@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.imports import from_imports_tf
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import from_imports_tf
 from tfperf.lint.semantic import Context
 
 # TF1 graph-mode APIs, by their path under `tensorflow.` or `tensorflow.compat.v1.`.
@@ -41,13 +41,9 @@ _ADVICE = {
 
 def _opted_into_tf1(ctx: Context) -> bool:
     """The module switches TF 2 behaviour off (cached on the context)."""
-    cached = ctx.__dict__.get("_tfp701_tf1")
-    if cached is None:
-        cached = False
-        if "disable_v2_behavior" in ctx.source or "disable_eager_execution" in ctx.source:
-            cached = any(ctx.qualname(n.func) in OPT_INS for n in ctx.calls)
-        ctx.__dict__["_tfp701_tf1"] = cached
-    return cached
+    return ctx.cached("tfp701_opted_into_tf1", lambda: (
+        "disable_v2_behavior" in ctx.source or "disable_eager_execution" in ctx.source)
+        and any(ctx.qualname(n.func) in OPT_INS for n in ctx.calls))
 
 
 # Packages of TensorFlow's own implementation (not its public API).
@@ -59,22 +55,21 @@ def _public_tf_user(ctx: Context) -> bool:
     """The module imports TensorFlow's public API (``tensorflow``, ``tensorflow.compat.v1``),
     not only its internals (``tensorflow.python.*``): user code, not TF's own TF1 machinery,
     which necessarily passes ``feed_dict`` around (cached on the context)."""
-    cached = ctx.__dict__.get("_tfp701_public")
-    if cached is None:
-        cached = False
-        for n in ctx.nodes_of(ast.Import, ast.ImportFrom):
-            if type(n) is ast.Import:
-                mods = [a.name for a in n.names]
-            elif type(n) is ast.ImportFrom and not n.level and n.module:
-                mods = [n.module]
-            else:
-                continue
-            if any(m.split(".")[0] == "tensorflow" and "python" not in m.split(".")
-                   and [*m.split("."), ""][1] not in _TF_INTERNALS for m in mods):
-                cached = True
-                break
-        ctx.__dict__["_tfp701_public"] = cached
-    return cached
+    return ctx.cached("tfp701_public_tf_user", lambda: _imports_public_tf(ctx))
+
+
+def _imports_public_tf(ctx: Context) -> bool:
+    for n in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        if type(n) is ast.Import:
+            mods = [a.name for a in n.names]
+        elif type(n) is ast.ImportFrom and not n.level and n.module:
+            mods = [n.module]
+        else:
+            continue
+        if any(m.split(".")[0] == "tensorflow" and "python" not in m.split(".")
+               and [*m.split("."), ""][1] not in _TF_INTERNALS for m in mods):
+            return True
+    return False
 
 
 def _optional_import(ctx: Context, node: ast.AST) -> bool:

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.tensors import VARIABLE_CLASSES, is_variable_call
 from tfperf.lint.rule import Example, Rule
-from tfperf.lint.rules._helpers_tracing_tf1 import VARIABLE_CLASSES, is_variable_call
 from tfperf.lint.semantic import Context, returns_tensor
 
 # Methods that change a variable's value in place.

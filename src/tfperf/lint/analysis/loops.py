@@ -1,7 +1,6 @@
-"""Shared loop analysis for rules: which loops walk a tensor element by element.
-
-Modules starting with ``_`` are helpers, not rules; the registry skips them.
-"""
+"""Loops and what they iterate: ``range`` loops and what sizes them, loop targets and
+iterables, loops over datasets or tensors, and loops that walk a tensor element by element
+(TFP101's question, shared by the loop, host-sync and transpose rules)."""
 
 from __future__ import annotations
 
@@ -17,16 +16,11 @@ STACKING_CALLS = frozenset({
 })
 
 
-def is_builtin(ctx: Context, func: ast.AST, name: str) -> bool:
-    """``func`` is the builtin ``name`` (a Name not rebound in the module)."""
-    return type(func) is ast.Name and func.id == name and ctx.binding(func) is None  # type: ignore[attr-defined]
-
-
 def range_args(ctx: Context, it: ast.AST) -> list[ast.expr] | None:
     """The arguments of a builtin ``range(...)`` or ``tf.range(...)`` call, else ``None``."""
     if type(it) is not ast.Call or it.keywords:  # type: ignore[attr-defined]
         return None
-    if is_builtin(ctx, it.func, "range") or ctx.qualname(it.func) == "tensorflow.range":  # type: ignore[attr-defined]
+    if ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range":  # type: ignore[attr-defined]
         return list(it.args)  # type: ignore[attr-defined]
     return None
 
@@ -54,9 +48,9 @@ def sized_by(ctx: Context, stop: ast.AST | None) -> Sized | None:
     ``int(...)``) → what is measured; ``None`` for any other bound."""
     if stop is None:
         return None
-    if type(stop) is ast.Call and is_builtin(ctx, stop.func, "int") and len(stop.args) == 1:  # type: ignore[attr-defined]
+    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "int") and len(stop.args) == 1:  # type: ignore[attr-defined]
         stop = stop.args[0]  # type: ignore[attr-defined]
-    if type(stop) is ast.Call and is_builtin(ctx, stop.func, "len") and len(stop.args) == 1:  # type: ignore[attr-defined]
+    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "len") and len(stop.args) == 1:  # type: ignore[attr-defined]
         return Sized(stop.args[0], "len", 0)  # type: ignore[attr-defined]
     if type(stop) is not ast.Subscript:
         return None
@@ -134,9 +128,7 @@ def element_loop(ctx: Context, loop: ast.AST, strict: bool = True) -> ElementLoo
     ``range(...)`` loop that indexes with its variable counts, whatever its bound: the
     caller must then find its own evidence that tensors are involved. Memoised per module
     (several rules ask about the same loops)."""
-    cache = ctx.memo.get("element_loop")
-    if cache is None:
-        cache = ctx.memo["element_loop"] = {}
+    cache: dict[tuple[int, bool], ElementLoop | None] = ctx.cached("element_loop", dict)
     key = (id(loop), strict)
     if key not in cache:
         cache[key] = _element_loop(ctx, loop, strict)
@@ -200,3 +192,52 @@ def header_end(loop: ast.AST) -> ast.AST:
     if type(loop) in (ast.For, ast.AsyncFor):
         return loop.iter  # type: ignore[attr-defined]
     return loop
+
+
+def loop_targets(loop: ast.AST) -> set[str]:
+    """Names a ``for`` loop or comprehension binds per iteration (all generators)."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        targets = [loop.target]  # type: ignore[attr-defined]
+    elif hasattr(loop, "generators"):
+        targets = [g.target for g in loop.generators]  # type: ignore[attr-defined]
+    else:
+        return set()
+    return {n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name}
+
+
+def loop_iterables(loop: ast.AST) -> list[ast.expr]:
+    """What a ``for`` loop or comprehension iterates; ``enumerate``/``zip`` unwrapped."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        its = [loop.iter]  # type: ignore[attr-defined]
+    elif hasattr(loop, "generators"):
+        its = [g.iter for g in loop.generators]  # type: ignore[attr-defined]
+    else:
+        return []
+    out: list[ast.expr] = []
+    for it in its:
+        if type(it) is ast.Call and type(it.func) is ast.Name \
+                and it.func.id in ("enumerate", "zip") and it.args:
+            out.extend(it.args if it.func.id == "zip" else it.args[:1])
+        else:
+            out.append(it)
+    return out
+
+
+def iterates_dataset(ctx: Context, loop: ast.AST) -> bool:
+    """A loop over a ``tf.data`` dataset: one whole batch per iteration."""
+    return any(ctx.is_dataset(it) for it in loop_iterables(loop))
+
+
+def iterates_tensor(ctx: Context, loop: ast.AST) -> bool:
+    """A loop over a tensor's rows (``for row in t``, ``enumerate(t)``), not a dataset."""
+    return any(ctx.is_tensor_like(it) and not ctx.is_dataset(it) for it in loop_iterables(loop))
+
+
+def small_literal_range(ctx: Context, loop: ast.AST, limit: int = 8) -> bool:
+    """``for _ in range(3)``: a loop over a handful of iterations (literal bound)."""
+    it = getattr(loop, "iter", None)
+    args = range_args(ctx, it) if it is not None else None
+    if not args:
+        return False
+    stop = args[0] if len(args) == 1 else args[1]
+    return type(stop) is ast.Constant and type(stop.value) is int and stop.value <= limit

@@ -1,0 +1,52 @@
+"""Where a value comes from: the value a name was last assigned (when that assignment surely
+ran before the read), statement order within a block, and the reads an assignment feeds."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.semantic import Context
+
+
+def assigned_value(ctx: Context, expr: ast.AST) -> ast.expr | None:
+    """The value a plain name was last assigned (``y = <value>``), or ``None``."""
+    if type(expr) is not ast.Name:
+        return None
+    b = ctx.binding(expr)  # type: ignore[arg-type]
+    if b is None or b.kind != "assign":
+        return None
+    parent = ctx.parent(b.value)
+    # Only `y = value` with one plain target; not tuple unpacking or chained targets.
+    if type(parent) is ast.Assign and (len(parent.targets) != 1  # type: ignore[attr-defined]
+                                       or type(parent.targets[0]) is not ast.Name):  # type: ignore[attr-defined]
+        return None
+    if isinstance(parent, ast.stmt) and not precedes(ctx, parent, expr):
+        return None
+    return b.value
+
+
+def precedes(ctx: Context, stmt: ast.stmt, use: ast.AST) -> bool:
+    """``stmt`` surely ran before ``use``: it comes earlier in the same block as one of
+    ``use``'s enclosing statements. An assignment in a sibling ``if``/``elif`` branch, or
+    later in a loop body (a previous iteration), does not count."""
+    holder = ctx.parent(stmt)
+    block = next((getattr(holder, f) for f in ("body", "orelse", "finalbody", "handlers")
+                  if stmt in (getattr(holder, f, None) or ())), None)
+    if block is None:
+        return False
+    index = block.index(stmt)
+    for a in ctx.ancestors(use):
+        if ctx.parent(a) is holder and a in block:
+            return block.index(a) > index
+    return False
+
+
+def loads_bound_by(ctx: Context, scope: ast.AST, name: str, value: ast.AST) -> list[ast.Name]:
+    """Every read of ``name`` in ``scope`` that refers to the assignment of ``value``."""
+    out = []
+    for n in ast.walk(scope):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load:
+            b = ctx.binding(n)
+            if b is not None and b.kind == "assign" and b.value is value:
+                out.append(n)
+    return out

@@ -1,0 +1,58 @@
+"""Who calls a function: the ``def`` a name or ``self.method`` refers to, the calls in the
+module that reach a ``def``, and whether one of them runs once per loop iteration."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.semantic import Context
+
+DEF_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def resolve_def(ctx: Context, expr: ast.AST) -> ast.AST | None:
+    """The ``def`` (or lambda) a name or ``self.method`` refers to, when it is in this module."""
+    if type(expr) is ast.Lambda:
+        return expr
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "def" and type(b.value) in DEF_NODES:
+            return b.value  # type: ignore[no-any-return]
+        return None
+    if type(expr) is ast.Attribute and type(expr.value) is ast.Name \
+            and expr.value.id in ("self", "cls"):
+        cls = ctx.enclosing_class(expr)
+        if cls is not None:
+            for stmt in cls.body:
+                if type(stmt) in DEF_NODES and stmt.name == expr.attr:  # type: ignore[attr-defined]
+                    return stmt
+    return None
+
+
+def calls_of(ctx: Context, fn: ast.AST) -> list[ast.Call]:
+    """Calls in this module that reach the ``def`` ``fn``: by its name (where the name
+    resolves to it), then as ``self.<name>`` inside its class."""
+    name = getattr(fn, "name", None)
+    if name is None:
+        return []
+    by_attr, by_name = ctx.call_groups()
+    out = []
+    for call in by_name.get(name, ()):
+        b = ctx.binding(call.func)  # type: ignore[arg-type]
+        if b is not None and b.value is fn:
+            out.append(call)
+    for call in by_attr.get(name, ()):
+        f = call.func
+        if type(f.value) is ast.Name and f.value.id in ("self", "cls") \
+                and resolve_def(ctx, f) is fn:  # type: ignore[attr-defined]
+            out.append(call)
+    return out
+
+
+def called_in_loop(ctx: Context, fn: ast.AST) -> ast.Call | None:
+    """A call of ``fn`` that runs once per iteration of a loop, outside any
+    ``tf.function`` (where a loop would be traced once, not run per call)."""
+    for call in calls_of(ctx, fn):
+        if ctx.in_loop(call) and not ctx.in_tf_function(call):
+            return call
+    return None

@@ -1,0 +1,81 @@
+"""Keras models: whether an expression is a Keras model (built, loaded, subclassed, or
+returned by a module function), so rules can tell a per-example model call from a layer
+call on a batch."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.analysis.syntax import own_nodes
+from tfperf.lint.semantic import Context
+
+# Calls whose result is a Keras model (canonical names; `keras.applications.X` too).
+MODEL_FACTORIES = frozenset({
+    "keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential",
+    "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+    "keras.models.model_from_json", "keras.models.model_from_config",
+    "keras.models.model_from_yaml",
+})
+
+
+MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential",
+                           "keras.models.Sequential"})
+
+
+def _model_class(ctx: Context, cls: ast.AST, depth: int = 0) -> bool:
+    """A class deriving (directly or through classes of this module) from ``keras.Model``."""
+    if type(cls) is not ast.ClassDef or depth > 10:
+        return False
+    for base in cls.bases:
+        if ctx.qualname(base) in MODEL_CLASSES:
+            return True
+        if type(base) is ast.Name:
+            b = ctx.binding(base)
+            if b is not None and b.kind == "class" and _model_class(ctx, b.value, depth + 1):
+                return True
+    return False
+
+
+def _model_factory_call(ctx: Context, call: ast.AST, depth: int) -> bool:
+    if type(call) is not ast.Call:
+        return False
+    q = ctx.qualname(call.func)  # type: ignore[attr-defined]
+    if q is not None:
+        if q in MODEL_FACTORIES:
+            return True
+        parts = q.split(".")
+        return q.startswith("keras.applications.") and parts[-1][:1].isupper()
+    func = call.func  # type: ignore[attr-defined]
+    if type(func) is not ast.Name:
+        return False
+    b = ctx.binding(func)
+    if b is None:
+        return False
+    if b.kind == "class":
+        return _model_class(ctx, b.value)
+    if b.kind == "def" and depth < 3:  # `def build_model(): ... return keras.Model(...)`
+        returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value]
+        return bool(returns) and all(is_keras_model(ctx, r.value, depth + 1) for r in returns)
+    return False
+
+
+def is_keras_model(ctx: Context, expr: ast.AST | None, depth: int = 0) -> bool:
+    """``expr`` is a Keras model: a name bound to ``keras.Model(...)``/``Sequential``/
+    ``load_model``/``keras.applications.X(...)``, to an instance of a ``keras.Model``
+    subclass, to a module function that returns one, or a parameter annotated
+    ``keras.Model``."""
+    if expr is None or depth > 5:
+        return False
+    if type(expr) is ast.Call:
+        return _model_factory_call(ctx, expr, depth)
+    if type(expr) is not ast.Name:
+        return False
+    b = ctx.binding(expr)
+    if b is None:
+        return False
+    if b.kind == "assign":
+        return b.value is not expr and is_keras_model(ctx, b.value, depth + 1)
+    if b.kind == "param":
+        ann = b.value.annotation
+        return ann is not None and ctx.qualname(ann) in MODEL_CLASSES
+    return False

@@ -1,0 +1,111 @@
+"""``tf.data`` pipelines: a dataset followed back through method chains and re-assignments
+to its source, the function a ``map`` runs, and which ops in it are stateful random ops."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.syntax import body_nodes
+from tfperf.lint.semantic import DATASET_METHODS, DATASET_SOURCES, Context
+
+# Keras utilities that build a dataset and already end it with prefetch(AUTOTUNE).
+PREFETCHING_SOURCES = frozenset(q for q in DATASET_SOURCES if q.startswith("keras."))
+
+
+@dataclass
+class Pipeline:
+    """A dataset followed back to where it is built: ``source`` (the source call, or the
+    expression we could not see past), ``steps``: the method calls applied, in order, and
+    ``known``: whether ``source`` is a recognised tf.data source call."""
+
+    source: ast.AST
+    steps: list[ast.Call]
+    known: bool
+
+    def methods(self) -> list[str]:
+        return [s.func.attr for s in self.steps]  # type: ignore[attr-defined]
+
+    def last(self) -> ast.Call | None:
+        return self.steps[-1] if self.steps else None
+
+
+def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
+    """Follow ``expr`` (a method chain, or a name assigned one, through ``ds = ds.map(f)``
+    re-assignments) back to its source."""
+    steps: list[ast.Call] = []
+    node: ast.AST = expr
+    while _depth < 50:
+        _depth += 1
+        if type(node) is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            q = ctx.qualname(func)
+            if q is not None:
+                steps.reverse()
+                return Pipeline(node, steps, q in DATASET_SOURCES)
+            if type(func) is ast.Attribute and func.attr in DATASET_METHODS:
+                steps.append(node)  # type: ignore[arg-type]
+                node = func.value
+                continue
+            break
+        if type(node) is ast.Name:
+            value = assigned_value(ctx, node)
+            if value is None:
+                break
+            node = value
+            continue
+        break
+    steps.reverse()
+    return Pipeline(node, steps, False)
+
+
+def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
+    """Stricter than ``ctx.is_dataset``: the pipeline starts at a tf.data source built here,
+    or at a name the semantic model takes for a dataset (a parameter annotated
+    ``tf.data.Dataset`` or named ``ds``/``dataset``). Attributes such as ``self._dataset``
+    are not enough: other libraries (Grain, PyTorch) have datasets with ``map`` too."""
+    pipe = pipeline(ctx, expr)
+    if pipe.known:
+        return True
+    return type(pipe.source) is ast.Name and ctx.is_dataset(pipe.source)
+
+
+def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
+    """The lambda or module-level/local ``def`` that ``ds.map(fn)`` runs, if visible."""
+    fn: ast.AST | None = call.args[0] if call.args else None
+    for k in call.keywords:
+        if k.arg == "map_func":
+            fn = k.value
+    if type(fn) is ast.Lambda:
+        return fn
+    if type(fn) is ast.Name:
+        b = ctx.binding(fn)  # type: ignore[arg-type]
+        if b is not None and b.kind == "def":
+            return b.value
+    return None
+
+
+def called_qualnames(ctx: Context, fn: ast.AST) -> list[str | None]:
+    """What each call in ``fn``'s body calls (``None`` where it is not an imported API)."""
+    return [ctx.qualname(n.func) for n in body_nodes(fn) if type(n) is ast.Call]  # type: ignore[attr-defined]
+
+
+def is_random_op(qualname: str | None) -> bool:
+    """A stateful random op (fresh values per call): ``tf.random.uniform``,
+    ``tf.image.random_flip_left_right``, Keras ``Random*`` layers. Stateless ops, which repeat
+    for a given seed, are not."""
+    if not qualname:
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    if "stateless" in qualname:
+        return False
+    if qualname.startswith(("tensorflow.random.", "tensorflow.compat.v1.random.")):
+        return last not in ("set_seed", "Generator", "get_global_generator", "create_rng_state",
+                            "all_candidate_sampler", "experimental")
+    if qualname.startswith("tensorflow.image.random_"):
+        return True
+    if qualname in ("tensorflow.random_uniform", "tensorflow.random_normal",
+                    "tensorflow.compat.v1.random_uniform", "tensorflow.compat.v1.random_normal"):
+        return True
+    return qualname.startswith("keras.layers.Random")

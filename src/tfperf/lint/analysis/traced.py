@@ -1,0 +1,122 @@
+"""Traced code: whether a node runs inside a graph TensorFlow traces (``tf.function``, Keras
+``call``, ``Dataset.map`` functions), or in a function handed to ``tf.py_function`` that runs
+eagerly inside it, or behind a guard that asks whether code runs eagerly."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.semantic import FUNCTION_NODES, Context
+
+PY_FUNCTIONS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function",
+                          "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function",
+                          "tensorflow.compat.v1.numpy_function"})
+
+
+# Last parts of the TF functions that run a Python function eagerly (public and internal
+# spellings: tf.py_function, tf.numpy_function, tf.compat.v1.py_func, script_ops.eager_py_func).
+PY_FUNCTION_NAMES = frozenset({"py_function", "numpy_function", "py_func", "eager_py_func"})
+
+
+# Words in an `if` test that guard eager-only code (`if tf.executing_eagerly():`,
+# `if is_torch_backend:`, `isinstance(x, EagerTensor)`, `hasattr(x, "numpy")`).
+_EAGER_GUARD_WORDS = ("eager", "torch", "symbolic", "inside_function", "keras_tensor")
+
+
+def is_py_function_call(ctx: Context, call: ast.AST) -> bool:
+    q = ctx.call_qualname(call)
+    return q is not None and q.startswith("tensorflow.") \
+        and q.rsplit(".", 1)[1] in PY_FUNCTION_NAMES
+
+
+def _py_function_targets(ctx: Context) -> frozenset[str]:
+    """Names of the functions handed to ``tf.py_function``-like calls in the module."""
+    def compute() -> frozenset[str]:
+        if not any(w in ctx.source for w in ("py_func", "numpy_function")):
+            return frozenset()
+        names: set[str] = set()
+        by_attr, by_name = ctx.call_groups()
+        for call in (c for n in PY_FUNCTION_NAMES for g in (by_attr, by_name)
+                     for c in g.get(n, ())):
+            if not is_py_function_call(ctx, call):
+                continue
+            passed = [call.args[0]] if call.args else []
+            passed += [k.value for k in call.keywords if k.arg == "func"]
+            for a in passed:
+                name = getattr(a, "id", None) or getattr(a, "attr", None)
+                if name:
+                    names.add(name)
+        return frozenset(names)
+    return ctx.cached("py_function_targets", compute)
+
+
+def _passed_to_py_function(ctx: Context, fn: ast.AST) -> bool:
+    """``fn`` is handed to ``tf.py_function``/``tf.numpy_function``: it runs eagerly."""
+    if type(fn) is ast.Lambda:
+        p = ctx.parent(fn)
+        if type(p) is ast.keyword:
+            p = ctx.parent(p)
+        return type(p) is ast.Call and is_py_function_call(ctx, p)
+    name = getattr(fn, "name", None)
+    return name is not None and name in _py_function_targets(ctx)
+
+
+def eager_guarded(ctx: Context, node: ast.AST) -> bool:
+    """``node`` sits in an ``if``/conditional expression whose test asks whether code runs
+    eagerly (``tf.executing_eagerly()``, ``isinstance(x, EagerTensor)``, ``hasattr(x,
+    "numpy")``, ``if is_torch_backend:``), within its function: code that is correct in
+    both modes."""
+    for p in ctx.ancestors(node):
+        tp = type(p)
+        if tp is ast.If or tp is ast.IfExp or tp is ast.While:
+            for n in ast.walk(p.test):  # type: ignore[attr-defined]
+                t = type(n)
+                word = n.id if t is ast.Name else n.attr if t is ast.Attribute \
+                    else n.value if t is ast.Constant and type(n.value) is str else None  # type: ignore[attr-defined]
+                if word is not None and (word == "numpy" or any(
+                        w in word.lower() for w in _EAGER_GUARD_WORDS)):
+                    return True
+        elif tp in FUNCTION_NODES:
+            return False
+    return False
+
+
+def traced(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs inside a graph TensorFlow traces (``tf.function``, Keras ``call``,
+    ``Dataset.map`` function), and not in a function a ``tf.py_function`` runs eagerly."""
+    for fn in ctx.enclosing_functions(node):
+        if _passed_to_py_function(ctx, fn):
+            return False
+        if ctx.is_tf_function(fn) or ctx.dataset_map_call(fn) is not None:
+            return True
+    return False
+
+
+def in_py_function(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs in a function handed to ``tf.py_function``/``tf.numpy_function``, where
+    host values are the point."""
+    return any(_passed_to_py_function(ctx, fn) for fn in ctx.enclosing_functions(node))
+
+
+def traced_fn_of(ctx: Context, node: ast.AST) -> ast.AST | None:
+    """The ``tf.function`` body ``node`` runs in, unless a function between them is handed to
+    ``tf.py_function``/``tf.numpy_function`` (which runs it eagerly, every call)."""
+    # The answer depends only on the chain of enclosing functions, which the innermost one
+    # determines: cache it per innermost function.
+    first = ctx.enclosing_function(node)
+    if first is None:
+        return None
+    cache: dict[int, ast.AST | None] = ctx.cached("traced_fn_of", dict)
+    key = id(first)
+    if key in cache:
+        return cache[key]
+    found = None
+    inner: list[ast.AST] = []
+    for fn in ctx.enclosing_functions(node):
+        if ctx.is_tf_function(fn):
+            if not (inner and any(_passed_to_py_function(ctx, f) for f in inner)):
+                found = fn
+            break
+        inner.append(fn)
+    cache[key] = found
+    return found

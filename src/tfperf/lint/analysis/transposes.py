@@ -1,0 +1,77 @@
+"""Transposes: ``tf.transpose`` calls with a literal permutation, and whether two of them
+undo each other."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tfperf.lint.semantic import Context
+
+TRANSPOSE_CALLS = frozenset({"tensorflow.transpose", "tensorflow.compat.v1.transpose",
+                             "keras.ops.transpose"})
+
+
+REVERSE = ()  # a transpose without ``perm``: reverses the axes, whatever the rank
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """A ``tf.transpose(operand, perm)`` call with a literal (or absent) permutation.
+    ``perm`` is ``REVERSE`` (empty) when absent."""
+
+    call: ast.Call
+    operand: ast.expr
+    perm: tuple[int, ...]
+
+
+def _int_list(node: ast.AST | None) -> tuple[int, ...] | None:
+    if type(node) not in (ast.List, ast.Tuple):
+        return None
+    out = []
+    for e in node.elts:  # type: ignore[attr-defined]
+        if type(e) is not ast.Constant or type(e.value) is not int:
+            return None
+        out.append(e.value)
+    if sorted(out) != list(range(len(out))):
+        return None  # not a permutation: tf.transpose would raise; not our business
+    return tuple(out)
+
+
+def transpose_of(ctx: Context, node: ast.AST | None) -> Transpose | None:
+    """``node`` as a transpose with a literal permutation, else ``None`` (also for calls
+    with ``conjugate=`` or other arguments we cannot reason about)."""
+    if type(node) is not ast.Call or ctx.qualname(node.func) not in TRANSPOSE_CALLS:  # type: ignore[attr-defined]
+        return None
+    args = list(node.args)  # type: ignore[attr-defined]
+    perm_node: ast.AST | None = args[1] if len(args) > 1 else None
+    if len(args) > 2 or (not args and not node.keywords):  # type: ignore[attr-defined]
+        return None
+    operand: ast.expr | None = args[0] if args else None
+    for k in node.keywords:  # type: ignore[attr-defined]
+        if k.arg in ("perm", "axes"):
+            perm_node = k.value
+        elif k.arg in ("a", "x") and operand is None:
+            operand = k.value
+        elif k.arg != "name":
+            return None
+    if operand is None:
+        return None
+    if perm_node is None or (type(perm_node) is ast.Constant and perm_node.value is None):
+        return Transpose(node, operand, REVERSE)  # type: ignore[arg-type]
+    perm = _int_list(perm_node)
+    return Transpose(node, operand, perm) if perm is not None else None  # type: ignore[arg-type]
+
+
+def inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+def undoes(first: tuple[int, ...], second: tuple[int, ...]) -> bool:
+    """Whether transposing by ``first`` then by ``second`` is the identity."""
+    if first == REVERSE or second == REVERSE:
+        return first == second == REVERSE
+    return len(first) == len(second) and inverse(first) == second

@@ -1,0 +1,229 @@
+"""Values that vary from one iteration (or call) to the next: Python numbers a loop changes
+(a retrace per value when passed to a ``tf.function``), names a loop rebinds, and the data a
+loop picks per iteration (what a batched call could take at once)."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.analysis.loops import loop_targets
+from tfperf.lint.semantic import Context
+
+# A literal loop over this many values or fewer is "a handful": a few traces, on purpose.
+HANDFUL = 4
+
+
+def _literal_count(ctx: Context, it: ast.AST) -> int | None:
+    """How many values a literal iterable yields: ``range(3)``, ``[0.1, 0.01]``; else None."""
+    if type(it) in (ast.List, ast.Tuple, ast.Set):
+        return len(it.elts)  # type: ignore[attr-defined]
+    if ctx.is_builtin_call(it, "range") and it.args and not it.keywords \
+            and all(type(a) is ast.Constant and type(a.value) is int for a in it.args):  # type: ignore[attr-defined]
+        try:
+            return len(range(*[a.value for a in it.args]))  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _python_number_source(ctx: Context, it: ast.AST, target: ast.AST, name: str) -> bool:
+    """Whether ``for <target> in <it>`` binds ``name`` to a Python number per iteration:
+    ``range(...)``; the index of ``enumerate(...)``; a literal list of numbers."""
+    count = _literal_count(ctx, it)
+    if count is not None and count <= HANDFUL:
+        return False
+    if type(target) is ast.Name:
+        if ctx.is_builtin_call(it, "range"):
+            return True
+        if type(it) in (ast.List, ast.Tuple):
+            return all(type(e) is ast.Constant and type(e.value) in (int, float)
+                       for e in it.elts)  # type: ignore[attr-defined]
+        return False
+    if type(target) is ast.Tuple and len(target.elts) == 2 \
+            and ctx.is_builtin_call(it, "enumerate"):
+        first = target.elts[0]
+        return type(first) is ast.Name and first.id == name
+    return False
+
+
+def _counter_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST | None:
+    """``n = 0`` … ``n += 1`` inside one of ``loops``: a Python int counter; the loop.
+    Every store of the name in its scope must be one of those two forms."""
+    scope = ctx.scope_of(name)
+    bumped_in: ast.AST | None = None
+    seen_int_init = False
+    for node in _stores(ctx).get((id(scope), name.id), ()):
+        stmt = ctx.parent(node)
+        if type(stmt) is ast.AugAssign:
+            if not (type(stmt.op) in (ast.Add, ast.Sub) and _int_const(stmt.value)):
+                return None
+            for loop in ctx.enclosing_loops(stmt):
+                if loop in loops:
+                    bumped_in = loop
+                    break
+        elif type(stmt) is ast.Assign and node in stmt.targets and _int_const(stmt.value):
+            seen_int_init = True
+        else:
+            return None  # bound some other way: not a plain counter
+    return bumped_in if seen_int_init else None
+
+
+def _stores(ctx: Context) -> dict[tuple[int, str], list[ast.Name]]:
+    """(id of scope, name) → the names stored in that scope (not in nested ones), in
+    ``ast.walk`` order: built once per module from the engine's walk, instead of walking a
+    function per call argument."""
+    def compute() -> dict[tuple[int, str], list[ast.Name]]:
+        table: dict[tuple[int, str], list[ast.Name]] = {}
+        Store = ast.Store
+        for n in ctx.nodes_of(ast.Name):
+            if type(n.ctx) is Store:  # type: ignore[attr-defined]
+                table.setdefault((id(ctx.scope_of(n)), n.id), []).append(n)  # type: ignore[attr-defined]
+        return table
+    return ctx.cached("stores_by_scope", compute)
+
+
+def _int_const(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and type(node.value) is int  # type: ignore[attr-defined]
+
+
+def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
+    """If ``expr`` (an argument of the call ``at``) is a Python number that changes on each
+    iteration of a loop running ``at``, that loop; else ``None``. Numbers built from such a
+    value with constants (``i + 1``, ``float(i)``, ``step * 0.1``) vary too."""
+    t = type(expr)
+    if t is ast.Name:
+        loops = ctx.enclosing_loops(at)
+        if not loops:
+            return None
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is None:
+            return None
+        if b.kind == "for":
+            loop = b.value
+            if loop in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):  # type: ignore[attr-defined]
+                return loop  # type: ignore[no-any-return]
+            if type(loop) is ast.comprehension:
+                comp = ctx.parent(loop)
+                if comp in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):  # type: ignore[attr-defined]
+                    return comp
+            return None
+        if b.kind in ("assign", "augassign"):
+            return _counter_loop(ctx, expr, loops)  # type: ignore[arg-type]
+        return None
+    if t is ast.BinOp:
+        left, right = expr.left, expr.right  # type: ignore[attr-defined]
+        lv = varying_scalar(ctx, left, at) if type(left) is not ast.Constant else None
+        rv = varying_scalar(ctx, right, at) if type(right) is not ast.Constant else None
+        if lv is None and rv is None:
+            return None
+        # Both sides must be Python numbers: constants or varying values.
+        if (lv is None and not _number_const(left)) or (rv is None and not _number_const(right)):
+            return None
+        return lv or rv
+    if t is ast.UnaryOp:
+        return varying_scalar(ctx, expr.operand, at)  # type: ignore[attr-defined]
+    if t is ast.Call and ctx.is_builtin_call(expr, "int", "float") and len(expr.args) == 1:  # type: ignore[attr-defined]
+        return varying_scalar(ctx, expr.args[0], at)  # type: ignore[attr-defined]
+    return None
+
+
+def _number_const(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and type(node.value) in (int, float)  # type: ignore[attr-defined]
+
+
+def varies_in(ctx: Context, expr: ast.AST, loops: list[ast.AST]) -> bool:
+    """Some name in ``expr`` is rebound by one of ``loops`` (its target, or assigned in its
+    body): the value may differ from one iteration to the next."""
+    names = {n.id for n in ast.walk(expr) if type(n) is ast.Name}
+    if not names:
+        return False
+    for loop in loops:
+        targets: list[ast.AST] = []
+        if type(loop) in (ast.For, ast.AsyncFor):
+            targets.append(loop.target)  # type: ignore[attr-defined]
+            body: list[ast.AST] = list(loop.body)  # type: ignore[attr-defined]
+        elif type(loop) is ast.While:
+            body = list(loop.body)  # type: ignore[attr-defined]
+        else:
+            targets.extend(g.target for g in loop.generators)  # type: ignore[attr-defined]
+            body = []
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+                    ts = n.targets if type(n) is ast.Assign else [n.target]  # type: ignore[attr-defined]
+                    targets.extend(ts)
+        for tgt in targets:
+            if any(type(n) is ast.Name and n.id in names for n in ast.walk(tgt)):
+                return True
+    return False
+
+
+def _inside(ctx: Context, node: ast.AST, container: ast.AST) -> bool:
+    return any(p is container for p in ctx.ancestors(node))
+
+
+def per_iteration_data(ctx: Context, expr: ast.AST, loop: ast.AST, *,
+                       bare_target: bool = True, _depth: int = 0) -> bool:
+    """``expr`` holds data the loop picks per iteration: a loop variable (when
+    ``bare_target``), something indexed with one (``x[i]``, ``x[:, i]``), or values derived
+    from those by indexing, arithmetic, casts and names assigned inside the loop. A call of
+    anything else (``load_image(path)``) is new data, not the loop's."""
+    if _depth > 8:
+        return False
+    names = loop_targets(loop)
+    t = type(expr)
+    if t is ast.Name:
+        if expr.id in names:  # type: ignore[attr-defined]
+            return bare_target
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is not None and b.kind == "assign" and b.value is not None \
+                and _inside(ctx, b.value, loop) and b.value is not expr:
+            return per_iteration_data(ctx, b.value, loop, bare_target=bare_target,
+                                      _depth=_depth + 1)
+        return False
+    if t is ast.Subscript:
+        if any(type(n) is ast.Name and n.id in names for n in ast.walk(expr.slice)):  # type: ignore[attr-defined]
+            return True
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.Attribute:
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.BinOp:
+        return any(per_iteration_data(ctx, e, loop, bare_target=bare_target, _depth=_depth + 1)
+                   for e in (expr.left, expr.right))  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return per_iteration_data(ctx, expr.operand, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+                                  _depth=_depth + 1)
+    if t is ast.Call:
+        first = preserved_operand(ctx, expr)  # type: ignore[arg-type]
+        if first is not None:
+            return per_iteration_data(ctx, first, loop, bare_target=bare_target,
+                                      _depth=_depth + 1)
+    return False
+
+
+# Calls that reshape, cast or re-wrap their first argument without bringing new data.
+_PRESERVING_METHODS = frozenset({"astype", "reshape", "squeeze", "flatten", "ravel", "copy"})
+
+
+_PRESERVING_CALLS = frozenset({
+    "tensorflow.cast", "tensorflow.convert_to_tensor", "tensorflow.constant",
+    "tensorflow.expand_dims", "tensorflow.reshape", "tensorflow.squeeze",
+    "tensorflow.image.convert_image_dtype", "numpy.array", "numpy.asarray",
+    "numpy.expand_dims", "numpy.reshape", "numpy.float32", "numpy.float64", "numpy.squeeze",
+    "keras.ops.expand_dims", "keras.ops.reshape", "keras.ops.cast",
+    "keras.ops.convert_to_tensor",
+})
+
+
+def preserved_operand(ctx: Context, call: ast.Call) -> ast.expr | None:
+    """For a call that only reshapes, casts or re-wraps a value (``x.astype(...)``,
+    ``tf.cast(x, ...)``, ``np.expand_dims(x, 0)``), that value ``x``; else ``None``."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in _PRESERVING_METHODS \
+            and ctx.qualname(func) is None:
+        return func.value
+    if call.args and ctx.qualname(func) in _PRESERVING_CALLS:
+        return call.args[0]
+    return None

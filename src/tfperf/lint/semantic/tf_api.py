@@ -1,0 +1,95 @@
+"""TensorFlow's API surface as data: canonical spellings, what returns a tensor, what makes
+or transforms a ``tf.data`` dataset, which methods Keras traces.
+
+Plain data and pure functions over qualified names; no module is analysed here.
+"""
+
+from __future__ import annotations
+
+import re
+
+TF_FUNCTION_NAMES = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+# Keras methods that Keras traces into a graph (unless the model runs eagerly).
+KERAS_TRACED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+DATASET_FN_METHODS = frozenset({"map", "interleave", "filter", "flat_map"})
+DATASET_FN_KEYWORDS = frozenset({"map_func", "predicate"})
+DATASET_METHODS = frozenset({
+    "map", "batch", "shuffle", "prefetch", "cache", "repeat", "filter", "interleave",
+    "flat_map", "take", "skip", "unbatch", "padded_batch", "apply", "with_options", "shard",
+    "concatenate", "enumerate", "window", "rebatch", "ragged_batch", "take_while",
+    "bucket_by_sequence_length", "group_by_window", "scan", "unique", "sample_from_datasets",
+})
+DATASET_SOURCES = frozenset({
+    "tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+    "tensorflow.data.Dataset.range", "tensorflow.data.Dataset.zip",
+    "tensorflow.data.Dataset.list_files", "tensorflow.data.Dataset.from_generator",
+    "tensorflow.data.Dataset.sample_from_datasets", "tensorflow.data.Dataset.choose_from_datasets",
+    "tensorflow.data.Dataset.load", "tensorflow.data.TFRecordDataset",
+    "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset",
+    "tensorflow.data.experimental.make_csv_dataset", "tensorflow.data.experimental.load",
+    "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+    "keras.utils.timeseries_dataset_from_array", "keras.utils.audio_dataset_from_directory",
+    "keras.preprocessing.image_dataset_from_directory",
+    "keras.preprocessing.text_dataset_from_directory",
+    "keras.preprocessing.timeseries_dataset_from_array",
+})
+DATASET_ANNOTATIONS = frozenset({"tensorflow.data.Dataset"})
+TENSOR_ANNOTATIONS = frozenset({
+    "tensorflow.Tensor", "tensorflow.Variable", "tensorflow.RaggedTensor",
+    "tensorflow.SparseTensor", "tensorflow.compat.v1.Tensor", "tensorflow.compat.v1.Variable",
+    "tensorflow.types.experimental.TensorLike",
+})
+# A variable whose name says it holds a dataset; used only where nothing better is known.
+DATASET_NAME = re.compile(r"(?:^|_)(?:ds|dataset|data_set)s?(?:_|$)", re.IGNORECASE)
+
+# tf.* callables that do not return a tensor (namespaces anywhere in the path, or last parts).
+_NON_TENSOR_NAMESPACES = frozenset({
+    "keras", "data", "config", "distribute", "saved_model", "summary", "gfile", "test",
+    "debugging", "autograph", "sysconfig", "train", "lite", "estimator", "feature_column",
+    "errors", "dtypes", "types", "nest", "tpu", "profiler", "experimental", "queue", "version",
+    "mixed_precision", "checkpoint", "initializers", "optimizers", "losses", "metrics",
+})
+_NON_TENSOR_FUNCTIONS = frozenset({
+    "function", "print", "device", "name_scope", "executing_eagerly", "is_tensor",
+    "get_static_value", "get_logger", "as_dtype", "control_dependencies", "init_scope",
+    "numpy_function", "py_func", "Session", "InteractiveSession", "Graph", "get_default_graph",
+    "global_variables_initializer", "variable_scope", "enable_eager_execution",
+    "disable_eager_execution", "disable_v2_behavior", "set_random_seed", "assert_equal",
+    "Assert", "no_op", "group", "make_ndarray", "make_tensor_proto", "ensure_shape",
+})
+_TENSOR_CLASSES = frozenset({"Variable", "RaggedTensor", "SparseTensor", "IndexedSlices"})
+
+
+def canonical(qualname: str) -> str:
+    """One spelling per API: ``tensorflow.compat.v2.X`` is ``tensorflow.X``; ``tf.keras``,
+    ``tensorflow.keras`` and ``tf_keras`` are all ``keras`` (same public API names)."""
+    if qualname.startswith("tensorflow."):
+        if qualname == "tensorflow.compat.v2" or qualname.startswith("tensorflow.compat.v2."):
+            return "tensorflow" + qualname[len("tensorflow.compat.v2"):]
+        if qualname == "tensorflow.keras" or qualname.startswith("tensorflow.keras."):
+            return "keras" + qualname[len("tensorflow.keras"):]
+        if qualname.startswith("tensorflow.python.keras"):
+            return "keras" + qualname[len("tensorflow.python.keras"):]
+    elif qualname == "tf_keras" or qualname.startswith("tf_keras."):
+        return "keras" + qualname[len("tf_keras"):]
+    return qualname
+
+
+def returns_tensor(qualname: str) -> bool:
+    """Whether calling the API ``qualname`` (canonical) returns a tensor."""
+    if qualname.startswith("keras.ops."):
+        return True
+    if not qualname.startswith("tensorflow."):
+        return False
+    parts = qualname.split(".")
+    last = parts[-1]
+    if not last or last in _NON_TENSOR_FUNCTIONS:
+        return False
+    if last[0].isupper() and last not in _TENSOR_CLASSES:
+        return False
+    return not any(p in _NON_TENSOR_NAMESPACES for p in parts[1:-1])
+
+
+
+# Top-level packages whose import makes TensorFlow APIs reachable.
+TF_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})
