@@ -14,7 +14,7 @@ from tfperf.examples import FIXED, SLOW
 from tfperf.lint import registry
 from tfperf.lint.engine import Dispatcher, lint_source
 from tfperf.lint.fix import apply_edits, fix_source
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule
 from tfperf.lint.runner import lint_file
 from tfperf.lint.session import LintRequest, run
 
@@ -96,7 +96,7 @@ def test_fix_that_breaks_the_code_is_not_applied():
 
 
 def test_invalid_examples_are_examples():
-    assert Example("x").count is None
+    assert Invalid("x").count is None
 
 
 # ------------------------------------------------------------------ CLI

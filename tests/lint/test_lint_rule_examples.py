@@ -1,4 +1,8 @@
-"""Every registered rule's VALID and INVALID examples, through the real registry and engine."""
+"""Every registered rule's VALID and INVALID examples, through the real registry and engine.
+
+One test per example, with ids such as ``TFP201-INVALID-3`` (examples numbered from 1 in
+the order the rule lists them), so a failure names the example.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,15 @@ import pytest
 from tfperf.lint import registry
 from tfperf.lint.engine import lint_source
 from tfperf.lint.fix import fix_source, parses
-from tfperf.lint.rule import DOC_SECTIONS
+from tfperf.lint.rule import DOC_SECTIONS, Invalid, Valid, example_source
 
 RULES = registry.all_rules()
 CODES = [r.code for r in RULES]
 ENGINE = {"TFP000", "TFP001"}
+VALID = [pytest.param(r, ex, id=f"{r.code}-VALID-{i}")
+         for r in RULES for i, ex in enumerate(r.valid, 1)]
+INVALID = [pytest.param(r, ex, id=f"{r.code}-INVALID-{i}")
+           for r in RULES for i, ex in enumerate(r.invalid, 1)]
 
 
 def _lint(source, rule):
@@ -24,10 +32,28 @@ def test_the_catalogue_is_not_empty_and_has_the_reference_rules():
     assert {"TFP101", "TFP102", "TFP103"} <= set(CODES)
 
 
+def test_examples_are_written_as_code_and_dedented():
+    # The Fixit convention: the first line break and the common indentation go.
+    assert Valid("""
+        import tensorflow as tf
+        x = 1
+    """).source == "import tensorflow as tf\nx = 1\n"
+    ex = Invalid("""
+        if x:
+            y = 2
+    """, fixed="""
+        y = 2
+    """)
+    assert ex.source == "if x:\n    y = 2\n" and ex.fixed == "y = 2\n"
+    assert example_source("a = 1\n") == "a = 1\n"
+
+
 @pytest.mark.parametrize("rule", RULES, ids=CODES)
 def test_rule_declares_enough_examples_and_docs(rule):
     assert len(rule.valid) >= 3, f"{rule.code}: needs at least 3 VALID examples"
     assert len(rule.invalid) >= 3, f"{rule.code}: needs at least 3 INVALID examples"
+    assert all(type(ex) is Valid for ex in rule.valid)
+    assert all(type(ex) is Invalid for ex in rule.invalid)
     assert registry.doc_problems(type(rule)) == []
     for section in DOC_SECTIONS:
         assert f"## {section}" in rule.docs
@@ -35,42 +61,55 @@ def test_rule_declares_enough_examples_and_docs(rule):
         assert rule.fixable, f"{rule.code} has fixed examples but says it is not fixable"
 
 
-@pytest.mark.parametrize("rule", RULES, ids=CODES)
-def test_valid_examples_give_no_finding(rule):
-    for i, source in enumerate(rule.valid):
-        ast.parse(source)  # an example that does not parse proves nothing
-        findings = _lint(source, rule)
-        assert [f for f in findings if f.code in ENGINE] == [], f"VALID #{i} broke the engine"
-        got = [(f.location.line, f.message) for f in findings if f.code == rule.code]
-        assert got == [], f"{rule.code} fired on VALID example #{i}:\n{source}"
+@pytest.mark.parametrize(("rule", "example"), VALID)
+def test_valid_example_gives_no_finding(rule, example):
+    ast.parse(example.source)  # an example that does not parse proves nothing
+    findings = _lint(example.source, rule)
+    assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
+    got = [(f.location.line, f.message) for f in findings if f.code == rule.code]
+    assert got == [], f"{rule.code} fired on a VALID example:\n{example.source}"
 
 
-@pytest.mark.parametrize("rule", RULES, ids=CODES)
-def test_invalid_examples_give_findings_and_their_fixes(rule):
-    for i, ex in enumerate(rule.invalid):
-        ast.parse(ex.source)
-        findings = _lint(ex.source, rule)
-        assert [f for f in findings if f.code in ENGINE] == [], f"INVALID #{i} broke the engine"
-        mine = [f for f in findings if f.code == rule.code]
-        assert mine, f"{rule.code} did not fire on INVALID example #{i}:\n{ex.source}"
-        if ex.count is not None:
-            assert len(mine) == ex.count, f"INVALID #{i}: {len(mine)} findings, not {ex.count}"
-        if ex.lines is not None:
-            assert tuple(f.location.line for f in mine) == ex.lines, f"INVALID #{i}"
-        for f in mine:
-            assert f.name == rule.name and f.location.path == "example.py"
-        if ex.fixed is None:
-            assert all(f.fix is None for f in mine), f"INVALID #{i} offers an unexpected fix"
-            continue
-        result = fix_source(ex.source, lambda s: _lint(s, rule), unsafe=True)
-        assert result.error is None
-        assert result.source == ex.fixed, f"INVALID #{i}: fix gave\n{result.source}"
-        assert parses(result.source)
-        again = fix_source(result.source, lambda s: _lint(s, rule), unsafe=True)
-        assert again.source == result.source and again.applied == 0, "fix is not idempotent"
+@pytest.mark.parametrize(("rule", "example"), INVALID)
+def test_invalid_example_gives_findings_and_its_fix(rule, example):
+    ast.parse(example.source)
+    findings = _lint(example.source, rule)
+    assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
+    mine = [f for f in findings if f.code == rule.code]
+    assert mine, f"{rule.code} did not fire on an INVALID example:\n{example.source}"
+    if example.count is not None:
+        assert len(mine) == example.count, f"{len(mine)} findings, not {example.count}"
+    if example.lines is not None:
+        assert tuple(f.location.line for f in mine) == example.lines
+    for f in mine:
+        assert f.name == rule.name and f.location.path == "example.py"
+    if example.fixed is None:
+        assert all(f.fix is None for f in mine), "the rule offers an unexpected fix"
+        return
+    result = fix_source(example.source, lambda s: _lint(s, rule), unsafe=True)
+    assert result.error is None
+    assert result.source == example.fixed, f"the fix gave\n{result.source}"
+    assert parses(result.source)
+    again = fix_source(result.source, lambda s: _lint(s, rule), unsafe=True)
+    assert again.source == result.source and again.applied == 0, "fix is not idempotent"
 
 
 def test_rule_codes_and_names_are_unique():
     assert len(set(CODES)) == len(CODES)
     names = [r.name for r in RULES]
     assert len(set(names)) == len(names)
+
+
+def test_known_limitations_come_after_the_required_sections():
+    from tfperf.lint.rule import Rule
+
+    class Misordered(Rule):
+        code, name, message, claims = "TFP990", "misordered", "m", ("S1",)
+        node_types = (ast.Call,)
+        docs = ("## What it does\n## Why is this bad?\n## Example\n## Use instead\n"
+                "## Known limitations\n## Fix safety\n")
+
+    assert any("out of order" in p for p in registry.doc_problems(Misordered))
+    Misordered.docs = Misordered.docs.replace("## Known limitations\n## Fix safety\n",
+                                              "## Fix safety\n## Known limitations\n")
+    assert registry.doc_problems(Misordered) == []

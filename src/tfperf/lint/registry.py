@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from tfperf.lint.rule import DOC_SECTIONS, Rule
+from tfperf.lint.rule import DOC_SECTIONS, OPTIONAL_DOC_SECTIONS, Rule
 
 CODE_RE = re.compile(r"^TFP\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -41,6 +41,9 @@ def doc_problems(rule: type[Rule]) -> list[str]:
     for section in DOC_SECTIONS:
         if section not in headings:
             problems.append(f"docs lack the section '## {section}'")
+    known = [h for h in headings if h in (*DOC_SECTIONS, *OPTIONAL_DOC_SECTIONS)]
+    if known != sorted(known, key=(*DOC_SECTIONS, *OPTIONAL_DOC_SECTIONS).index):
+        problems.append(f"docs sections out of order: {known}")
     if not rule.node_types and not rule.wants_module():
         problems.append("neither node_types nor check_module: the rule can never fire")
     return problems

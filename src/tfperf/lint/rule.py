@@ -10,6 +10,7 @@ with :meth:`Rule.finding`. See ``docs/lint-rules-guide.md``.
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -21,10 +22,29 @@ if TYPE_CHECKING:
 
 # Sections every rule's docs must have, in this order (as ``## Heading`` lines).
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+# Sections a rule's docs may add after those: what the rule deliberately does not report.
+OPTIONAL_DOC_SECTIONS = ("Known limitations",)
+
+
+def example_source(text: str) -> str:
+    """An example as written in a rule: a triple-quoted string whose first line break and
+    common indentation are not part of the code (Fixit's convention), so examples read as
+    code in the rule's module."""
+    return textwrap.dedent(text[1:] if text.startswith("\n") else text)
 
 
 @dataclass(frozen=True)
-class Example:
+class Valid:
+    """A VALID example: ``source`` must give no finding of the rule."""
+
+    source: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", example_source(self.source))
+
+
+@dataclass(frozen=True)
+class Invalid:
     """An INVALID example: ``source`` must produce findings of the rule.
 
     ``count``: exact number of findings of this rule expected (``None``: at least one).
@@ -38,6 +58,11 @@ class Example:
     lines: tuple[int, ...] | None = None
     fixed: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", example_source(self.source))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", example_source(self.fixed))
+
 
 class Rule:
     """Base class of every lint rule. Subclasses set the class attributes and override
@@ -50,8 +75,8 @@ class Rule:
     hint: ClassVar[str] = ""          # one line: what to do instead
     claims: ClassVar[tuple[str, ...]] = ()  # article claim IDs: ("S12", "S16")
     docs: ClassVar[str] = ""          # markdown with the DOC_SECTIONS
-    valid: ClassVar[Sequence[str]] = ()
-    invalid: ClassVar[Sequence[Example]] = ()
+    valid: ClassVar[Sequence[Valid]] = ()
+    invalid: ClassVar[Sequence[Invalid]] = ()
     node_types: ClassVar[tuple[type[ast.AST], ...]] = ()
     # Optional call filters, applied by the engine before :meth:`check` sees an ``ast.Call``
     # (other node types are not filtered). Declare one only where ``check`` returns nothing

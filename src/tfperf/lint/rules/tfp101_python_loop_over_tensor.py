@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.loops import element_loop, header_end
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -50,96 +50,109 @@ cannot be vectorised by hand, `tf.vectorized_map` or `tf.map_fn` inside `tf.func
 No automatic fix: vectorising a loop needs to know what the body computes. TFP102 fixes the
 simplest case (a running sum).
 
+## Known limitations
 Loops over Python lists (`range(len(layers))`), over datasets, and loops without per-element
 tensor work are not reported; neither is iterating a tensor inside `tf.function`, which
 AutoGraph turns into a graph loop.
 """
     valid = (
         # Whole-tensor op: nothing to report.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    return tf.reduce_sum(x * w, axis=1)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                return tf.reduce_sum(x * w, axis=1)
+        """),
         # A loop over a list of layers (its length is not a tensor's).
-        "import tensorflow as tf\n"
-        "def f(x, layers):\n"
-        "    for i in range(len(layers)):\n"
-        "        x = layers[i](x)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, layers):
+                for i in range(len(layers)):
+                    x = layers[i](x)
+                return x
+        """),
         # Iterating a dataset is how tf.data is consumed.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(10).batch(2)\n"
-        "for batch in ds:\n"
-        "    print(tf.reduce_sum(batch))\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(10).batch(2)
+            for batch in ds:
+                print(tf.reduce_sum(batch))
+        """),
         # Index loop without tensor work (pure Python bookkeeping on a NumPy array).
-        "import numpy as np\n"
-        "a = np.zeros((3, 4))\n"
-        "names = []\n"
-        "for i in range(a.shape[0]):\n"
-        "    names.append(str(i))\n",
+        Valid("""
+            import numpy as np
+            a = np.zeros((3, 4))
+            names = []
+            for i in range(a.shape[0]):
+                names.append(str(i))
+        """),
         # Iterating a tensor inside tf.function: AutoGraph makes it a graph loop.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    total = tf.constant(0.0)\n"
-        "    for row in x:\n"
-        "        total += tf.reduce_max(row)\n"
-        "    return total\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                total = tf.constant(0.0)
+                for row in x:
+                    total += tf.reduce_max(row)
+                return total
+        """),
         # `tf` rebound to something else: not TensorFlow any more.
-        "import tensorflow as tf\n"
-        "tf = None\n"
-        "def f(n, items):\n"
-        "    for i in range(len(items)):\n"
-        "        items[i] = tf\n",
+        Valid("""
+            import tensorflow as tf
+            tf = None
+            def f(n, items):
+                for i in range(len(items)):
+                    items[i] = tf
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x, w):\n"
-            "    out = []\n"
-            "    for i in range(x.shape[0]):\n"
-            "        out.append(tf.reduce_sum(x[i] * w))\n"
-            "    return out\n",
-            count=1, lines=(4,)),
-        Example(
-            "import tensorflow as tf\n"
-            "t = tf.random.normal([100, 8])\n"
-            "norms = [tf.norm(t[i]) for i in range(len(t))]\n",
-            count=1, lines=(3,)),
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    acc = tf.zeros([4])\n"
-            "    for i in range(tf.shape(x)[0]):\n"
-            "        acc = tf.maximum(acc, x[i])\n"
-            "    return acc\n",
-            count=1, lines=(4,)),
-        Example(
-            "import tensorflow as tf\n"
-            "x = tf.ones([10, 3])\n"
-            "total = 0.0\n"
-            "for row in x:\n"
-            "    total = total + tf.reduce_sum(row)\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x, w):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(tf.reduce_sum(x[i] * w))
+                return out
+        """, count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            t = tf.random.normal([100, 8])
+            norms = [tf.norm(t[i]) for i in range(len(t))]
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                acc = tf.zeros([4])
+                for i in range(tf.shape(x)[0]):
+                    acc = tf.maximum(acc, x[i])
+                return acc
+        """, count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            x = tf.ones([10, 3])
+            total = 0.0
+            for row in x:
+                total = total + tf.reduce_sum(row)
+        """, count=1, lines=(4,)),
         # The article's §5.1 function: both loops walk the tensor element by element.
-        Example(
-            "import tensorflow as tf\n"
-            "def compute_feature_tf_slow(samples, weights):\n"
-            "    results = []\n"
-            "    for i in range(samples.shape[0]):\n"
-            "        window_data = samples[i]\n"
-            "        weighted_sum = tf.zeros([samples.shape[2]], dtype=tf.float32)\n"
-            "        for j in range(samples.shape[1]):\n"
-            "            weighted_sum = weighted_sum + window_data[j] * weights[j]\n"
-            "        results.append(weighted_sum)\n"
-            "    return tf.stack(results)\n",
-            count=2, lines=(4, 7)),
+        Invalid("""
+            import tensorflow as tf
+            def compute_feature_tf_slow(samples, weights):
+                results = []
+                for i in range(samples.shape[0]):
+                    window_data = samples[i]
+                    weighted_sum = tf.zeros([samples.shape[2]], dtype=tf.float32)
+                    for j in range(samples.shape[1]):
+                        weighted_sum = weighted_sum + window_data[j] * weights[j]
+                    results.append(weighted_sum)
+                return tf.stack(results)
+        """, count=2, lines=(4, 7)),
         # Spelled through other import styles.
-        Example(
-            "from tensorflow import math as tfm\n"
-            "import tensorflow.compat.v1 as v1\n"
-            "def f(x: v1.Tensor):\n"
-            "    return [tfm.exp(x[k]) for k in range(len(x))]\n",
-            count=1),
+        Invalid("""
+            from tensorflow import math as tfm
+            import tensorflow.compat.v1 as v1
+            def f(x: v1.Tensor):
+                return [tfm.exp(x[k]) for k in range(len(x))]
+        """, count=1),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

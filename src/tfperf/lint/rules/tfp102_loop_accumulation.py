@@ -14,7 +14,7 @@ from tfperf.lint.analysis.loops import (
     range_args,
     sized_by,
 )
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -102,95 +102,108 @@ than the loop (floating-point results may differ in the last bits), and a loop t
 raised on an out-of-range index no longer does.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    return tf.reduce_sum(x, axis=0)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.reduce_sum(x, axis=0)
+        """),
         # Counting iterations is not accumulating tensor elements.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    n = 0\n"
-        "    for i in range(x.shape[0]):\n"
-        "        n += 1\n"
-        "        tf.print(x[i])\n"
-        "    return n\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                n = 0
+                for i in range(x.shape[0]):
+                    n += 1
+                    tf.print(x[i])
+                return n
+        """),
         # Summing losses over a dataset: one training step per batch, not per element.
-        "import tensorflow as tf\n"
-        "def run(model, ds):\n"
-        "    total = 0.0\n"
-        "    for x, y in ds:\n"
-        "        total += model.train_on_batch(x, y)\n"
-        "    return total\n",
+        Valid("""
+            import tensorflow as tf
+            def run(model, ds):
+                total = 0.0
+                for x, y in ds:
+                    total += model.train_on_batch(x, y)
+                return total
+        """),
         # The accumulator is reset every iteration: no running sum across the loop.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    for i in range(x.shape[0]):\n"
-        "        acc = tf.zeros([3])\n"
-        "        acc += x[i]\n"
-        "        tf.print(acc)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                for i in range(x.shape[0]):
+                    acc = tf.zeros([3])
+                    acc += x[i]
+                    tf.print(acc)
+        """),
         # Python strings built in a loop over a Python list.
-        "def f(words):\n"
-        "    s = ''\n"
-        "    for i in range(len(words)):\n"
-        "        s += words[i]\n"
-        "    return s\n",
+        Valid("""
+            def f(words):
+                s = ''
+                for i in range(len(words)):
+                    s += words[i]
+                return s
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    acc = tf.zeros([4])\n"
-            "    for i in range(x.shape[0]):\n"
-            "        acc += x[i]\n"
-            "    return acc\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "def f(x):\n"
-                  "    acc = tf.zeros([4])\n"
-                  "    acc += tf.reduce_sum(x, axis=0)\n"
-                  "    return acc\n"),
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x, n):\n"
-            "    total = tf.zeros([4])\n"
-            "    for k in range(1, n):\n"
-            "        total = total + x[k]\n"
-            "    return total\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "def f(x, n):\n"
-                  "    total = tf.zeros([4])\n"
-                  "    total = total + tf.reduce_sum(x[1:n], axis=0)\n"
-                  "    return total\n"),
-        Example(
-            "import tensorflow as tf\n"
-            "x = tf.ones([10, 3])\n"
-            "s = tf.zeros([3])\n"
-            "for row in x:\n"
-            "    s += row\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "x = tf.ones([10, 3])\n"
-                  "s = tf.zeros([3])\n"
-                  "s += tf.reduce_sum(x, axis=0)\n"),
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                acc = tf.zeros([4])
+                for i in range(x.shape[0]):
+                    acc += x[i]
+                return acc
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def f(x):
+                acc = tf.zeros([4])
+                acc += tf.reduce_sum(x, axis=0)
+                return acc
+        """),
+        Invalid("""
+            import tensorflow as tf
+            def f(x, n):
+                total = tf.zeros([4])
+                for k in range(1, n):
+                    total = total + x[k]
+                return total
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def f(x, n):
+                total = tf.zeros([4])
+                total = total + tf.reduce_sum(x[1:n], axis=0)
+                return total
+        """),
+        Invalid("""
+            import tensorflow as tf
+            x = tf.ones([10, 3])
+            s = tf.zeros([3])
+            for row in x:
+                s += row
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            x = tf.ones([10, 3])
+            s = tf.zeros([3])
+            s += tf.reduce_sum(x, axis=0)
+        """),
         # The article's §5.1 inner loop: a weighted sum; no automatic fix (shapes vary).
-        Example(
-            "import tensorflow as tf\n"
-            "def f(samples, weights):\n"
-            "    window_data = samples[0]\n"
-            "    weighted_sum = tf.zeros([samples.shape[2]], dtype=tf.float32)\n"
-            "    for j in range(samples.shape[1]):\n"
-            "        weighted_sum = weighted_sum + window_data[j] * weights[j]\n"
-            "    return weighted_sum\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(samples, weights):
+                window_data = samples[0]
+                weighted_sum = tf.zeros([samples.shape[2]], dtype=tf.float32)
+                for j in range(samples.shape[1]):
+                    weighted_sum = weighted_sum + window_data[j] * weights[j]
+                return weighted_sum
+        """, count=1, lines=(6,)),
         # The loop variable is used after the loop: reported, but not fixed.
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    acc = tf.zeros([4])\n"
-            "    for i in range(len(x)):\n"
-            "        acc += x[i]\n"
-            "    return acc, i\n",
-            count=1),
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                acc = tf.zeros([4])
+                for i in range(len(x)):
+                    acc += x[i]
+                return acc, i
+        """, count=1),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

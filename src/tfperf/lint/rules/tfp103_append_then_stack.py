@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.loops import STACKING_CALLS, range_args
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
@@ -56,73 +56,83 @@ Lists filled while iterating a dataset or files (collecting predictions per batc
 reported: each iteration there is already a whole batch.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    return tf.reduce_sum(x * w, axis=1)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                return tf.reduce_sum(x * w, axis=1)
+        """),
         # Collecting per-batch predictions from a dataset is fine.
-        "import tensorflow as tf\n"
-        "def predict_all(model, ds):\n"
-        "    preds = []\n"
-        "    for batch in ds:\n"
-        "        preds.append(model(batch))\n"
-        "    return tf.concat(preds, axis=0)\n",
+        Valid("""
+            import tensorflow as tf
+            def predict_all(model, ds):
+                preds = []
+                for batch in ds:
+                    preds.append(model(batch))
+                return tf.concat(preds, axis=0)
+        """),
         # A list built without a loop.
-        "import tensorflow as tf\n"
-        "def f(a, b):\n"
-        "    parts = []\n"
-        "    parts.append(a)\n"
-        "    parts.append(b)\n"
-        "    return tf.concat(parts, axis=0)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(a, b):
+                parts = []
+                parts.append(a)
+                parts.append(b)
+                return tf.concat(parts, axis=0)
+        """),
         # Appended in a loop but never stacked (kept as a Python list).
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    out = []\n"
-        "    for i in range(x.shape[0]):\n"
-        "        out.append(x[i])\n"
-        "    return out\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(x[i])
+                return out
+        """),
         # `stack` is not TensorFlow's here.
-        "from numpy import stack\n"
-        "def f(x):\n"
-        "    out = []\n"
-        "    for i in range(len(x)):\n"
-        "        out.append(x[i] * 2)\n"
-        "    return stack(out)\n",
+        Valid("""
+            from numpy import stack
+            def f(x):
+                out = []
+                for i in range(len(x)):
+                    out.append(x[i] * 2)
+                return stack(out)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x, w):\n"
-            "    rows = []\n"
-            "    for i in range(x.shape[0]):\n"
-            "        rows.append(tf.reduce_sum(x[i] * w, axis=0))\n"
-            "    return tf.stack(rows)\n",
-            count=1, lines=(5,)),
-        Example(
-            "import tensorflow as tf\n"
-            "noise = []\n"
-            "for _ in range(8):\n"
-            "    noise.append(tf.random.normal([3]))\n"
-            "batch = tf.stack(noise, axis=0)\n",
-            count=1, lines=(4,)),
-        Example(
-            "import tensorflow as tf\n"
-            "def f(t):\n"
-            "    parts = []\n"
-            "    for row in tf.unstack(t):\n"
-            "        parts.append(tf.expand_dims(row * 2.0, 0))\n"
-            "    return tf.concat(parts, 0)\n",
-            count=1, lines=(5,)),
-        Example(
-            "from tensorflow import stack\n"
-            "def f(x):\n"
-            "    out = []\n"
-            "    for i in range(len(x)):\n"
-            "        if i % 2:\n"
-            "            out.append(x[i])\n"
-            "        else:\n"
-            "            out.append(-x[i])\n"
-            "    return stack(out)\n",
-            count=2, lines=(6, 8)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x, w):
+                rows = []
+                for i in range(x.shape[0]):
+                    rows.append(tf.reduce_sum(x[i] * w, axis=0))
+                return tf.stack(rows)
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            noise = []
+            for _ in range(8):
+                noise.append(tf.random.normal([3]))
+            batch = tf.stack(noise, axis=0)
+        """, count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(t):
+                parts = []
+                for row in tf.unstack(t):
+                    parts.append(tf.expand_dims(row * 2.0, 0))
+                return tf.concat(parts, 0)
+        """, count=1, lines=(5,)),
+        Invalid("""
+            from tensorflow import stack
+            def f(x):
+                out = []
+                for i in range(len(x)):
+                    if i % 2:
+                        out.append(x[i])
+                    else:
+                        out.append(-x[i])
+                return stack(out)
+        """, count=2, lines=(6, 8)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

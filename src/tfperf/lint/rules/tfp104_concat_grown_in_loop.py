@@ -13,7 +13,7 @@ from tfperf.lint.analysis.loops import (
     range_args,
     small_literal_range,
 )
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Concatenations taking a list of pieces as first argument (or `values=`).
@@ -153,6 +153,7 @@ Better still, compute all pieces with one batched op; inside `tf.function`, writ
 No automatic fix: collecting the pieces changes where the tensor exists during the loop,
 which the code after the loop may rely on.
 
+## Known limitations
 Not reported: loops over a Python list (`for layer in self.layers`: a DenseNet block
 concatenates once per layer by design), `range` loops with a small literal bound (≤ 8), a
 variable re-assigned earlier in the same iteration, and a concat followed by `return` or
@@ -160,93 +161,105 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
 """
     valid = (
         # One concat of a collected list, after the loop.
-        "import tensorflow as tf\n"
-        "def f(xs):\n"
-        "    parts = [tf.square(x) for x in xs]\n"
-        "    return tf.concat(parts, axis=0)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(xs):
+                parts = [tf.square(x) for x in xs]
+                return tf.concat(parts, axis=0)
+        """),
         # DenseNet block: features concatenated once per layer of a Python list.
-        "import tensorflow as tf\n"
-        "def dense_block(x, layers):\n"
-        "    for layer in layers:\n"
-        "        x = tf.concat([x, layer(x)], axis=-1)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def dense_block(x, layers):
+                for layer in layers:
+                    x = tf.concat([x, layer(x)], axis=-1)
+                return x
+        """),
         # A handful of iterations with a literal bound.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    for _ in range(3):\n"
-        "        x = tf.concat([x, x], axis=0)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                for _ in range(3):
+                    x = tf.concat([x, x], axis=0)
+                return x
+        """),
         # Reset at the start of each iteration: nothing grows across iterations.
-        "import tensorflow as tf\n"
-        "def f(xs, n):\n"
-        "    for i in range(n):\n"
-        "        row = xs[i]\n"
-        "        row = tf.concat([row, tf.zeros([1])], axis=0)\n"
-        "        tf.print(row)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(xs, n):
+                for i in range(n):
+                    row = xs[i]
+                    row = tf.concat([row, tf.zeros([1])], axis=0)
+                    tf.print(row)
+        """),
         # NumPy's concatenate is not TensorFlow's (a user's own lookalike).
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "def f(n):\n"
-        "    out = np.zeros((0, 3))\n"
-        "    for i in range(n):\n"
-        "        out = np.concatenate([out, np.ones((1, 3))], axis=0)\n"
-        "    return tf.constant(out)\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def f(n):
+                out = np.zeros((0, 3))
+                for i in range(n):
+                    out = np.concatenate([out, np.ones((1, 3))], axis=0)
+                return tf.constant(out)
+        """),
         # Concatenating two different tensors in a loop does not grow anything.
-        "import tensorflow as tf\n"
-        "def f(a, b, n):\n"
-        "    for i in range(n):\n"
-        "        c = tf.concat([a, b], axis=0)\n"
-        "        tf.print(c)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(a, b, n):
+                for i in range(n):
+                    c = tf.concat([a, b], axis=0)
+                    tf.print(c)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(n):\n"
-            "    out = tf.zeros([0, 4])\n"
-            "    for i in range(n):\n"
-            "        out = tf.concat([out, tf.fill([1, 4], float(i))], axis=0)\n"
-            "    return out\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(n):
+                out = tf.zeros([0, 4])
+                for i in range(n):
+                    out = tf.concat([out, tf.fill([1, 4], float(i))], axis=0)
+                return out
+        """, count=1, lines=(5,)),
         # Autoregressive decoding: the token sequence grows by one per step.
-        Example(
-            "import tensorflow as tf\n"
-            "def generate(step, tokens, max_len):\n"
-            "    while tokens.shape[1] < max_len:\n"
-            "        nxt = step(tokens)\n"
-            "        tokens = tf.concat([tokens, nxt], 1)\n"
-            "    return tokens\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def generate(step, tokens, max_len):
+                while tokens.shape[1] < max_len:
+                    nxt = step(tokens)
+                    tokens = tf.concat([tokens, nxt], 1)
+                return tokens
+        """, count=1, lines=(5,)),
         # Predictions grown batch after batch over a dataset.
-        Example(
-            "import tensorflow\n"
-            "def predict(model, ds):\n"
-            "    preds = None\n"
-            "    for batch in ds:\n"
-            "        p = model(batch)\n"
-            "        preds = p if preds is None else tensorflow.concat([preds, p], axis=0)\n"
-            "    return preds\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow
+            def predict(model, ds):
+                preds = None
+                for batch in ds:
+                    p = model(batch)
+                    preds = p if preds is None else tensorflow.concat([preds, p], axis=0)
+                return preds
+        """, count=1, lines=(6,)),
         # Imported under another name; an attribute grown in a loop over a tensor's rows.
-        Example(
-            "from tensorflow import concat as join\n"
-            "import tensorflow as tf\n"
-            "class Buffer:\n"
-            "    def fill(self, rows):\n"
-            "        for r in tf.unstack(rows):\n"
-            "            self.data = join([self.data, r[None]], axis=0)\n",
-            count=1, lines=(6,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "from keras import ops\n"
-            "def f(x, n):\n"
-            "    acc = x[:0]\n"
-            "    i = 0\n"
-            "    while i < n:\n"
-            "        acc = ops.concatenate([acc, x[i:i + 1]], axis=0)\n"
-            "        acc = tensorflow_alias.concat(values=[x[i:i + 1], acc], axis=0)\n"
-            "        i += 1\n"
-            "    return acc\n",
-            count=2, lines=(7, 8)),
+        Invalid("""
+            from tensorflow import concat as join
+            import tensorflow as tf
+            class Buffer:
+                def fill(self, rows):
+                    for r in tf.unstack(rows):
+                        self.data = join([self.data, r[None]], axis=0)
+        """, count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            from keras import ops
+            def f(x, n):
+                acc = x[:0]
+                i = 0
+                while i < n:
+                    acc = ops.concatenate([acc, x[i:i + 1]], axis=0)
+                    acc = tensorflow_alias.concat(values=[x[i:i + 1], acc], axis=0)
+                    i += 1
+                return acc
+        """, count=2, lines=(7, 8)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.varying import per_iteration_data, preserved_operand
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _FOR_LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -142,88 +142,101 @@ or `model(x_batch, training=False)` on batches from `tf.data`.
 ## Fix safety
 No automatic fix: the loop's body may do more per example than the call.
 
+## Known limitations
 Not reported: models called on a whole batch per iteration (a loop over a dataset, a
 training loop, autoregressive generation that feeds the growing sequence back), and models
 the rule cannot tell are Keras models (a parameter without annotation, an attribute).
 """
     valid = (
         # One batched call.
-        "import keras\n"
-        "model = keras.models.load_model('m.keras')\n"
-        "preds = model.predict(x_test, batch_size=256)\n",
+        Valid("""
+            import keras
+            model = keras.models.load_model('m.keras')
+            preds = model.predict(x_test, batch_size=256)
+        """),
         # Per batch, over a dataset.
-        "import tensorflow as tf\n"
-        "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
-        "ds = tf.data.Dataset.from_tensor_slices(xs).batch(64)\n"
-        "for batch in ds:\n"
-        "    out = model(batch, training=False)\n",
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            ds = tf.data.Dataset.from_tensor_slices(xs).batch(64)
+            for batch in ds:
+                out = model(batch, training=False)
+        """),
         # Autoregressive generation: the whole sequence goes back in each step.
-        "import keras\n"
-        "model = keras.models.load_model('lm.keras')\n"
-        "def generate(tokens, n):\n"
-        "    for _ in range(n):\n"
-        "        logits = model(tokens)\n"
-        "        tokens = keras.ops.concatenate([tokens, logits[:, -1:]], axis=1)\n"
-        "    return tokens\n",
+        Valid("""
+            import keras
+            model = keras.models.load_model('lm.keras')
+            def generate(tokens, n):
+                for _ in range(n):
+                    logits = model(tokens)
+                    tokens = keras.ops.concatenate([tokens, logits[:, -1:]], axis=1)
+                return tokens
+        """),
         # Not a Keras model: a user's object with a predict method (e.g. scikit-learn).
-        "import numpy as np\n"
-        "from sklearn.linear_model import LinearRegression\n"
-        "model = LinearRegression()\n"
-        "for x in X:\n"
-        "    y = model.predict(x.reshape(1, -1))\n",
+        Valid("""
+            import numpy as np
+            from sklearn.linear_model import LinearRegression
+            model = LinearRegression()
+            for x in X:
+                y = model.predict(x.reshape(1, -1))
+        """),
         # A loop over files: each image is new data, loaded per iteration.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "model = tf.keras.applications.MobileNetV2()\n"
-        "for path in paths:\n"
-        "    img = load_image(path)\n"
-        "    label = model.predict(np.expand_dims(img, 0))\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.applications.MobileNetV2()
+            for path in paths:
+                img = load_image(path)
+                label = model.predict(np.expand_dims(img, 0))
+        """),
         # Training loop: one call per batch of a Python list of batches.
-        "import keras\n"
-        "model = keras.Sequential([keras.layers.Dense(1)])\n"
-        "for x_batch, y_batch in batches:\n"
-        "    loss = model.train_on_batch(x_batch, y_batch)\n"
-        "    y = model(x_batch)\n",
+        Valid("""
+            import keras
+            model = keras.Sequential([keras.layers.Dense(1)])
+            for x_batch, y_batch in batches:
+                loss = model.train_on_batch(x_batch, y_batch)
+                y = model(x_batch)
+        """),
     )
     invalid = (
-        Example(
-            "import keras\n"
-            "model = keras.models.load_model('m.keras')\n"
-            "preds = []\n"
-            "for i in range(len(x_test)):\n"
-            "    preds.append(model.predict(x_test[i:i + 1]))\n",
-            count=1, lines=(5,)),
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tensorflow_alias\n"
-            "inputs = tensorflow_alias.keras.Input((4,))\n"
-            "outputs = tensorflow_alias.keras.layers.Dense(2)(inputs)\n"
-            "net = tensorflow_alias.keras.Model(inputs, outputs)\n"
-            "scores = [net(np.expand_dims(x, 0)) for x in samples]\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import keras
+            model = keras.models.load_model('m.keras')
+            preds = []
+            for i in range(len(x_test)):
+                preds.append(model.predict(x_test[i:i + 1]))
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tensorflow_alias
+            inputs = tensorflow_alias.keras.Input((4,))
+            outputs = tensorflow_alias.keras.layers.Dense(2)(inputs)
+            net = tensorflow_alias.keras.Model(inputs, outputs)
+            scores = [net(np.expand_dims(x, 0)) for x in samples]
+        """, count=1, lines=(6,)),
         # A Model subclass instance; the batch of one built in a variable first.
-        Example(
-            "import tensorflow as tf\n"
-            "class Net(tf.keras.Model):\n"
-            "    def call(self, x):\n"
-            "        return x\n"
-            "net = Net()\n"
-            "for i, img in enumerate(images):\n"
-            "    batch = img[None, ...].astype('float32') / 255.0\n"
-            "    out = net(batch, training=False)\n",
-            count=1, lines=(8,)),
+        Invalid("""
+            import tensorflow as tf
+            class Net(tf.keras.Model):
+                def call(self, x):
+                    return x
+            net = Net()
+            for i, img in enumerate(images):
+                batch = img[None, ...].astype('float32') / 255.0
+                out = net(batch, training=False)
+        """, count=1, lines=(8,)),
         # A model returned by a module function; `from keras.models import load_model`.
-        Example(
-            "from keras.models import load_model\n"
-            "def build():\n"
-            "    return load_model('m.keras')\n"
-            "def run(xs):\n"
-            "    model = build()\n"
-            "    out = []\n"
-            "    for i in range(xs.shape[0]):\n"
-            "        out.append(model.predict_on_batch(xs[i].reshape(1, -1)))\n"
-            "    return out\n",
-            count=1, lines=(8,)),
+        Invalid("""
+            from keras.models import load_model
+            def build():
+                return load_model('m.keras')
+            def run(xs):
+                model = build()
+                out = []
+                for i in range(xs.shape[0]):
+                    out.append(model.predict_on_batch(xs[i].reshape(1, -1)))
+                return out
+        """, count=1, lines=(8,)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

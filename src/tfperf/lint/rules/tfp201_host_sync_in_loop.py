@@ -16,7 +16,7 @@ from tfperf.lint.analysis.loops import (
 )
 from tfperf.lint.analysis.traced import in_py_function, traced
 from tfperf.lint.analysis.varying import per_iteration_data
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
@@ -166,6 +166,7 @@ keep = [i for i in range(len(values)) if values[i] > 0.5]
 ## Fix safety
 No automatic fix: moving the conversion out of the loop changes the loop's code.
 
+## Known limitations
 `.item()` does not exist on TensorFlow tensors; `t.numpy().item()` is reported at
 `.numpy()`. Not reported: one conversion per batch of a dataset (`for batch in ds:
 preds.append(model(batch).numpy())`), a value returned by a function the rule cannot see
@@ -175,110 +176,126 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
 """
     valid = (
         # One conversion, then NumPy.
-        "import tensorflow as tf\n"
-        "def f(scores):\n"
-        "    values = tf.sigmoid(scores).numpy()\n"
-        "    return [i for i in range(len(values)) if values[i] > 0.5]\n",
+        Valid("""
+            import tensorflow as tf
+            def f(scores):
+                values = tf.sigmoid(scores).numpy()
+                return [i for i in range(len(values)) if values[i] > 0.5]
+        """),
         # One conversion per batch of a dataset.
-        "import tensorflow as tf\n"
-        "def predict(model, ds):\n"
-        "    out = []\n"
-        "    for batch in ds:\n"
-        "        out.append(model(batch).numpy())\n"
-        "    return out\n",
+        Valid("""
+            import tensorflow as tf
+            def predict(model, ds):
+                out = []
+                for batch in ds:
+                    out.append(model(batch).numpy())
+                return out
+        """),
         # A training loop logging its loss per step: not a loop over a tensor's elements.
-        "import tensorflow as tf\n"
-        "def fit(step, steps):\n"
-        "    losses = []\n"
-        "    for i in range(steps):\n"
-        "        loss = step()\n"
-        "        losses.append(float(loss))\n"
-        "    return losses\n",
+        Valid("""
+            import tensorflow as tf
+            def fit(step, steps):
+                losses = []
+                for i in range(steps):
+                    loss = step()
+                    losses.append(float(loss))
+                return losses
+        """),
         # A list of weights saved one by one (a Python list, not a tensor's elements).
-        "import tensorflow as tf\n"
-        "def save(model):\n"
-        "    return [w.numpy() for w in model.weights]\n",
+        Valid("""
+            import tensorflow as tf
+            def save(model):
+                return [w.numpy() for w in model.weights]
+        """),
         # A NumPy array indexed in a loop: no device involved (lookalike of t[i]).
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "a = np.arange(10.0)\n"
-        "total = 0.0\n"
-        "for i in range(a.shape[0]):\n"
-        "    total += float(a[i])\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            a = np.arange(10.0)
+            total = 0.0
+            for i in range(a.shape[0]):
+                total += float(a[i])
+        """),
         # Inside tf.function: TFP202's business, not this rule's.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    for i in range(x.shape[0]):\n"
-        "        tf.print(x[i].numpy())\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                for i in range(x.shape[0]):
+                    tf.print(x[i].numpy())
+        """),
         # Logging every 100 steps: the sync is not per iteration.
-        "import tensorflow as tf\n"
-        "def run(x, steps):\n"
-        "    for step in range(steps):\n"
-        "        x = tf.tanh(x) * 0.5\n"
-        "        if step % 100 == 0:\n"
-        "            print(step, x.numpy())\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def run(x, steps):
+                for step in range(steps):
+                    x = tf.tanh(x) * 0.5
+                    if step % 100 == 0:
+                        print(step, x.numpy())
+                return x
+        """),
         # A convergence test in a while loop: one sync per iteration is the algorithm.
-        "import tensorflow as tf\n"
-        "def solve(step, x):\n"
-        "    err = tf.constant(1.0)\n"
-        "    while float(err) > 1e-6:\n"
-        "        x, err = step(x)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def solve(step, x):
+                err = tf.constant(1.0)
+                while float(err) > 1e-6:
+                    x, err = step(x)
+                return x
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "scores = tf.random.uniform([100])\n"
-            "keep = []\n"
-            "for i in range(scores.shape[0]):\n"
-            "    if float(scores[i]) > 0.5:\n"
-            "        keep.append(i)\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            scores = tf.random.uniform([100])
+            keep = []
+            for i in range(scores.shape[0]):
+                if float(scores[i]) > 0.5:
+                    keep.append(i)
+        """, count=1, lines=(5,)),
         # `.numpy()` on each row of a tensor; `x[i].numpy()` with x sized by its shape.
-        Example(
-            "import tensorflow as tf\n"
-            "def rows(t, x):\n"
-            "    a = [r.numpy() for r in tf.unstack(t)]\n"
-            "    b = []\n"
-            "    for i in range(x.shape[0]):\n"
-            "        b.append(x[i].numpy())\n"
-            "    return a, b\n",
-            count=2, lines=(3, 6)),
+        Invalid("""
+            import tensorflow as tf
+            def rows(t, x):
+                a = [r.numpy() for r in tf.unstack(t)]
+                b = []
+                for i in range(x.shape[0]):
+                    b.append(x[i].numpy())
+                return a, b
+        """, count=2, lines=(3, 6)),
         # Implicit bool() of a tensor element in an `if`; np.asarray per row.
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tensorflow_alias\n"
-            "t = tensorflow_alias.constant([[1.0, -1.0], [2.0, 0.5]])\n"
-            "for row in t:\n"
-            "    if row[0] > 0:\n"
-            "        print(np.asarray(row))\n",
-            count=2, lines=(5, 6)),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tensorflow_alias
+            t = tensorflow_alias.constant([[1.0, -1.0], [2.0, 0.5]])
+            for row in t:
+                if row[0] > 0:
+                    print(np.asarray(row))
+        """, count=2, lines=(5, 6)),
         # The article's S1 case: eager steps read back on every step; an inline training
         # step whose loss is printed each iteration.
-        Example(
-            "import tensorflow as tf\n"
-            "def steps(x, w, opt):\n"
-            "    for _ in range(20):\n"
-            "        x = x * 0.99 + 0.01\n"
-            "        x.numpy()\n"
-            "    for step in range(1000):\n"
-            "        with tf.GradientTape() as tape:\n"
-            "            loss = tf.reduce_mean(tf.square(x * w))\n"
-            "        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))\n"
-            "        print(step, float(loss))\n"
-            "    return x\n",
-            count=2, lines=(5, 10)),
+        Invalid("""
+            import tensorflow as tf
+            def steps(x, w, opt):
+                for _ in range(20):
+                    x = x * 0.99 + 0.01
+                    x.numpy()
+                for step in range(1000):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(x * w))
+                    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+                    print(step, float(loss))
+                return x
+        """, count=2, lines=(5, 10)),
         # A value computed per element of a loop over a tensor, then converted.
-        Example(
-            "from tensorflow import reduce_sum, ones\n"
-            "x = ones([8, 4])\n"
-            "sums = []\n"
-            "for i in range(x.shape[0]):\n"
-            "    s = reduce_sum(x[i] * 2.0)\n"
-            "    sums.append(int(s))\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            from tensorflow import reduce_sum, ones
+            x = ones([8, 4])
+            sums = []
+            for i in range(x.shape[0]):
+                s = reduce_sum(x[i] * 2.0)
+                sums.append(int(s))
+        """, count=1, lines=(6,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.imports import top_level_imports
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.analysis.traced import eager_guarded, traced
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -55,6 +55,7 @@ call (still a host round trip: keep it out of hot paths).
 ## Fix safety
 No automatic fix: the TensorFlow equivalent of a NumPy call is not always one-to-one.
 
+## Known limitations
 Not reported: code in functions handed to `tf.py_function`/`tf.numpy_function` (eager
 there), code guarded by `if tf.executing_eagerly():` or similar, and NumPy on Python values
 (`np.sqrt(2.0)`, `np.prod(x.shape[1:])`: trace-time constants, fine). NumPy is recognised
@@ -66,87 +67,101 @@ reported: AutoGraph turns them into `tf.cast`.
 """
     valid = (
         # TF ops only.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def normalise(x):\n"
-        "    return x / tf.norm(x)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def normalise(x):
+                return x / tf.norm(x)
+        """),
         # NumPy on Python values and static shapes: trace-time constants.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    scale = np.sqrt(2.0)\n"
-        "    n = np.prod(x.shape[1:])\n"
-        "    return tf.reshape(x, [-1, n]) * scale\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                scale = np.sqrt(2.0)
+                n = np.prod(x.shape[1:])
+                return tf.reshape(x, [-1, n]) * scale
+        """),
         # The eager body of a tf.py_function needs host values.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "def parse(line):\n"
-        "    def _decode(s):\n"
-        "        return np.frombuffer(s.numpy(), dtype=np.uint8)\n"
-        "    return tf.py_function(_decode, [line], tf.uint8)\n"
-        "ds = tf.data.TextLineDataset('f.txt').map(parse)\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def parse(line):
+                def _decode(s):
+                    return np.frombuffer(s.numpy(), dtype=np.uint8)
+                return tf.py_function(_decode, [line], tf.uint8)
+            ds = tf.data.TextLineDataset('f.txt').map(parse)
+        """),
         # Eager code: .numpy() is fine outside traced functions (TFP201 covers loops).
-        "import tensorflow as tf\n"
-        "def report(x):\n"
-        "    return tf.reduce_mean(x).numpy()\n",
+        Valid("""
+            import tensorflow as tf
+            def report(x):
+                return tf.reduce_mean(x).numpy()
+        """),
         # Guarded: only runs when eager.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    if tf.executing_eagerly():\n"
-        "        print(x.numpy())\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                if tf.executing_eagerly():
+                    print(x.numpy())
+                return x
+        """),
         # A plain tf.function parameter may be a Python list: NumPy on it is legitimate.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x, sizes):\n"
-        "    return tf.reshape(x, [np.sum(sizes)])\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function
+            def f(x, sizes):
+                return tf.reshape(x, [np.sum(sizes)])
+        """),
         # A user's own `numpy()` helper function is not a tensor method.
-        "import tensorflow as tf\n"
-        "def numpy(x):\n"
-        "    return x\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    return numpy(x)\n",
+        Valid("""
+            import tensorflow as tf
+            def numpy(x):
+                return x
+            @tf.function
+            def f(x):
+                return numpy(x)
+        """),
     )
     invalid = (
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def normalise(x):\n"
-            "    return x / np.linalg.norm(x.numpy())\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function
+            def normalise(x):
+                return x / np.linalg.norm(x.numpy())
+        """, count=1, lines=(5,)),
         # Wrapped as f = tf.function(g); NumPy on a TF op's result.
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tensorflow_alias\n"
-            "def g(x):\n"
-            "    s = tensorflow_alias.reduce_sum(x)\n"
-            "    return np.log(s)\n"
-            "f = tensorflow_alias.function(g)\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tensorflow_alias
+            def g(x):
+                s = tensorflow_alias.reduce_sum(x)
+                return np.log(s)
+            f = tensorflow_alias.function(g)
+        """, count=1, lines=(5,)),
         # A Keras layer's call; NumPy imported by name.
-        Example(
-            "from numpy import mean\n"
-            "import tensorflow as tf\n"
-            "class Centre(tf.keras.layers.Layer):\n"
-            "    def call(self, inputs):\n"
-            "        return inputs - mean(inputs)\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            from numpy import mean
+            import tensorflow as tf
+            class Centre(tf.keras.layers.Layer):
+                def call(self, inputs):
+                    return inputs - mean(inputs)
+        """, count=1, lines=(5,)),
         # A Dataset.map function: .numpy() on the element; with an input_signature.
-        Example(
-            "from tensorflow import function, TensorSpec, data\n"
-            "import numpy as np\n"
-            "def prep(x):\n"
-            "    return x.numpy() * 2\n"
-            "ds = data.Dataset.range(4).map(prep)\n"
-            "@function(input_signature=[TensorSpec([None])])\n"
-            "def g(v):\n"
-            "    return np.array(v)\n",
-            count=2, lines=(4, 8)),
+        Invalid("""
+            from tensorflow import function, TensorSpec, data
+            import numpy as np
+            def prep(x):
+                return x.numpy() * 2
+            ds = data.Dataset.range(4).map(prep)
+            @function(input_signature=[TensorSpec([None])])
+            def g(v):
+                return np.array(v)
+        """, count=2, lines=(4, 8)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

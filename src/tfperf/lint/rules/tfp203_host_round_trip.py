@@ -10,7 +10,7 @@ from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.host import HostConversion, converts_a_tensor, host_conversion
 from tfperf.lint.analysis.imports import source_mentions
 from tfperf.lint.analysis.traced import in_py_function, traced
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
 
 # Calls whose single argument `X.numpy()` can become `tf.stop_gradient(X)`.
@@ -174,77 +174,92 @@ does not change it) and no gradient flows through it. Only its device changes: i
 `X` is instead of being created on the host. Other forms get no fix: the TF equivalent of a
 NumPy function needs a person to choose it.
 
+## Known limitations
 Not reported: `tf.Variable(t.numpy())` (initialisation), conversions inside traced
 functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
 other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
 """
     valid = (
         # Stays on the device.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    return tf.math.log1p(x)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.math.log1p(x)
+        """),
         # A host value used on the host only.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "def report(x):\n"
-        "    arr = tf.reduce_mean(x, axis=0).numpy()\n"
-        "    np.save('mean.npy', arr)\n"
-        "    return arr.max()\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def report(x):
+                arr = tf.reduce_mean(x, axis=0).numpy()
+                np.save('mean.npy', arr)
+                return arr.max()
+        """),
         # A library TF lacks, on host data: legitimate.
-        "import scipy.signal\n"
-        "import tensorflow as tf\n"
-        "def filt(b, a, x):\n"
-        "    return tf.constant(scipy.signal.lfilter(b, a, x.numpy()))\n",
+        Valid("""
+            import scipy.signal
+            import tensorflow as tf
+            def filt(b, a, x):
+                return tf.constant(scipy.signal.lfilter(b, a, x.numpy()))
+        """),
         # Variables initialised from a host snapshot.
-        "import tensorflow as tf\n"
-        "def clone(v):\n"
-        "    return tf.Variable(v.numpy())\n",
+        Valid("""
+            import tensorflow as tf
+            def clone(v):
+                return tf.Variable(v.numpy())
+        """),
         # A NumPy array (not a tensor) made into a tensor: no round trip.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "a = np.random.rand(4, 4)\n"
-        "t = tf.constant(np.log1p(a), dtype=tf.float32)\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            a = np.random.rand(4, 4)
+            t = tf.constant(np.log1p(a), dtype=tf.float32)
+        """),
         # PyTorch imported: `.numpy()` of an unknown object may be torch's; a real bridge.
-        "import torch\n"
-        "import tensorflow as tf\n"
-        "def bridge(pt):\n"
-        "    return tf.constant(pt.detach().cpu().numpy())\n",
+        Valid("""
+            import torch
+            import tensorflow as tf
+            def bridge(pt):
+                return tf.constant(pt.detach().cpu().numpy())
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "w = tf.Variable(tf.ones([3]))\n"
-            "snapshot = tf.constant(w.numpy())\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tf\n"
-                  "w = tf.Variable(tf.ones([3]))\n"
-                  "snapshot = tf.stop_gradient(w)\n"),
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tensorflow_alias\n"
-            "x = tensorflow_alias.random.uniform([8])\n"
-            "y = tensorflow_alias.convert_to_tensor(np.log1p(x.numpy()))\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            w = tf.Variable(tf.ones([3]))
+            snapshot = tf.constant(w.numpy())
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            w = tf.Variable(tf.ones([3]))
+            snapshot = tf.stop_gradient(w)
+        """),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tensorflow_alias
+            x = tensorflow_alias.random.uniform([8])
+            y = tensorflow_alias.convert_to_tensor(np.log1p(x.numpy()))
+        """, count=1, lines=(4,)),
         # Through a variable, and with np.asarray; `from tensorflow import ...` spellings.
-        Example(
-            "import numpy as np\n"
-            "from tensorflow import reduce_sum, zeros\n"
-            "t = zeros([4])\n"
-            "a = np.asarray(t) ** 2\n"
-            "s = reduce_sum(a)\n",
-            count=1, lines=(5,)),
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x: tf.Tensor):\n"
-            "    y = tf.convert_to_tensor(x[0].numpy())\n"
-            "    z = tf.constant(x.numpy(), dtype=tf.float32)\n"
-            "    return y, z\n",
-            count=2, lines=(3, 4),
-            fixed="import tensorflow as tf\n"
-                  "def f(x: tf.Tensor):\n"
-                  "    y = tf.stop_gradient(x[0])\n"
-                  "    z = tf.constant(x.numpy(), dtype=tf.float32)\n"
-                  "    return y, z\n"),
+        Invalid("""
+            import numpy as np
+            from tensorflow import reduce_sum, zeros
+            t = zeros([4])
+            a = np.asarray(t) ** 2
+            s = reduce_sum(a)
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x: tf.Tensor):
+                y = tf.convert_to_tensor(x[0].numpy())
+                z = tf.constant(x.numpy(), dtype=tf.float32)
+                return y, z
+        """, count=2, lines=(3, 4), fixed="""
+            import tensorflow as tf
+            def f(x: tf.Tensor):
+                y = tf.stop_gradient(x[0])
+                z = tf.constant(x.numpy(), dtype=tf.float32)
+                return y, z
+        """),
     )
 
     def applies_to(self, ctx: Context) -> bool:

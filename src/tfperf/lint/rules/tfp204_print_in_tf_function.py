@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.analysis.traced import eager_guarded, in_py_function, traced
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _STREAMS = frozenset({"sys.stdout", "sys.stderr"})
@@ -98,92 +98,105 @@ the output moves to standard error). No fix when a tensor is formatted into a st
 f-string would still be built at trace time), with `flush=` or another `file=`, or when the
 module has no `import tensorflow` name to write.
 
+## Known limitations
 Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
 tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
 and `tf.py_function` bodies.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def step(x):\n"
-        "    loss = tf.reduce_mean(x)\n"
-        "    tf.print('loss', loss)\n"
-        "    return loss\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print('loss', loss)
+                return loss
+        """),
         # Trace-time logging on purpose (TF's guide does this to show retracing).
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    print('Tracing with', x)\n"
-        "    return x * 2\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                print('Tracing with', x)
+                return x * 2
+        """),
         # Printing a Python value (a config flag) inside tf.function.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x, verbose=True):\n"
-        "    print('verbose is', verbose)\n"
-        "    return x + 1\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x, verbose=True):
+                print('verbose is', verbose)
+                return x + 1
+        """),
         # Eager code: print shows values.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    y = tf.reduce_sum(x)\n"
-        "    print(y)\n"
-        "    return y\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                y = tf.reduce_sum(x)
+                print(y)
+                return y
+        """),
         # A user's own print function.
-        "import tensorflow as tf\n"
-        "from rich import print\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    print(x)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            from rich import print
+            @tf.function
+            def f(x):
+                print(x)
+                return x
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def step(x):\n"
-            "    loss = tf.reduce_mean(x)\n"
-            "    print('loss', loss, sep=': ', end='\\n')\n"
-            "    return loss\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def step(x):\n"
-                  "    loss = tf.reduce_mean(x)\n"
-                  "    tf.print('loss', loss, sep=': ', end='\\n')\n"
-                  "    return loss\n"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print('loss', loss, sep=': ', end='\\n')
+                return loss
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print('loss', loss, sep=': ', end='\\n')
+                return loss
+        """),
         # sys imported: keep the output on stdout; file=sys.stderr carried over.
-        Example(
-            "import sys\n"
-            "import tensorflow as tensorflow_alias\n"
-            "def g(x):\n"
-            "    print(x)\n"
-            "    print(x, file=sys.stderr)\n"
-            "    return x\n"
-            "f = tensorflow_alias.function(g)\n",
-            count=2, lines=(4, 5),
-            fixed="import sys\n"
-                  "import tensorflow as tensorflow_alias\n"
-                  "def g(x):\n"
-                  "    tensorflow_alias.print(x, output_stream=sys.stdout)\n"
-                  "    tensorflow_alias.print(x, output_stream=sys.stderr)\n"
-                  "    return x\n"
-                  "f = tensorflow_alias.function(g)\n"),
+        Invalid("""
+            import sys
+            import tensorflow as tensorflow_alias
+            def g(x):
+                print(x)
+                print(x, file=sys.stderr)
+                return x
+            f = tensorflow_alias.function(g)
+        """, count=2, lines=(4, 5), fixed="""
+            import sys
+            import tensorflow as tensorflow_alias
+            def g(x):
+                tensorflow_alias.print(x, output_stream=sys.stdout)
+                tensorflow_alias.print(x, output_stream=sys.stderr)
+                return x
+            f = tensorflow_alias.function(g)
+        """),
         # A Keras layer's call; an f-string: reported, not fixed.
-        Example(
-            "import tensorflow as tf\n"
-            "class Probe(tf.keras.layers.Layer):\n"
-            "    def call(self, inputs):\n"
-            "        print(f'mean {tf.reduce_mean(inputs)}')\n"
-            "        return inputs\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            class Probe(tf.keras.layers.Layer):
+                def call(self, inputs):
+                    print(f'mean {tf.reduce_mean(inputs)}')
+                    return inputs
+        """, count=1, lines=(4,)),
         # `from tensorflow import function`: no `tf` name to write, so no fix.
-        Example(
-            "from tensorflow import function, reduce_max\n"
-            "@function\n"
-            "def f(x):\n"
-            "    m = reduce_max(x)\n"
-            "    print(m)\n"
-            "    return m\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            from tensorflow import function, reduce_max
+            @function
+            def f(x):
+                m = reduce_max(x)
+                print(m)
+                return m
+        """, count=1, lines=(5,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
 from tfperf.lint.analysis.varying import varying_scalar
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -60,149 +60,168 @@ deciding the graph's structure, a list index) behaves differently (AutoGraph tur
 into graph control flow, some of it fails), and a Python `int` becomes an `int32` tensor:
 arithmetic that mixed it with float tensors (`x + i`) then needs `tf.cast(i, x.dtype)`.
 
+## Known limitations
 Not reported: functions with an `input_signature` (TF converts the argument), loops over a
 handful of literal values (`for training in (True, False)`, `range(3)`: a few traces on
 purpose), and calls of plain Python functions.
 """
     valid = (
         # A tensor argument: one trace.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def step(x, i):\n"
-        "    return x * tf.cast(i, tf.float32)\n"
-        "for i in range(100):\n"
-        "    step(tf.ones([3]), tf.constant(i))\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            for i in range(100):
+                step(tf.ones([3]), tf.constant(i))
+        """),
         # input_signature converts Python numbers to tensors.
-        "import tensorflow as tf\n"
-        "@tf.function(input_signature=[tf.TensorSpec([], tf.int32)])\n"
-        "def step(i):\n"
-        "    return i * 2\n"
-        "for i in range(100):\n"
-        "    step(i)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+            def step(i):
+                return i * 2
+            for i in range(100):
+                step(i)
+        """),
         # A plain Python function: no tracing at all.
-        "import tensorflow as tf\n"
-        "def step(x, i):\n"
-        "    return x * i\n"
-        "for i in range(100):\n"
-        "    step(tf.ones([3]), i)\n",
+        Valid("""
+            import tensorflow as tf
+            def step(x, i):
+                return x * i
+            for i in range(100):
+                step(tf.ones([3]), i)
+        """),
         # A handful of literal values: a few traces, on purpose.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def run(x, depth):\n"
-        "    for _ in range(depth):\n"
-        "        x = x * 2.0\n"
-        "    return x\n"
-        "for depth in range(3):\n"
-        "    run(tf.ones([3]), depth)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def run(x, depth):
+                for _ in range(depth):
+                    x = x * 2.0
+                return x
+            for depth in range(3):
+                run(tf.ones([3]), depth)
+        """),
         # The loop variable is not passed; only data changes.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def train_step(x):\n"
-        "    return x + 1\n"
-        "def main(ds, epochs):\n"
-        "    for epoch in range(epochs):\n"
-        "        for x in ds:\n"
-        "            train_step(x)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def train_step(x):
+                return x + 1
+            def main(ds, epochs):
+                for epoch in range(epochs):
+                    for x in ds:
+                        train_step(x)
+        """),
         # The wrapped Python function is called, not the tf.function built from it.
-        "import tensorflow as tf\n"
-        "def g(x, i):\n"
-        "    return x * i\n"
-        "fast = tf.function(g)\n"
-        "for i in range(100):\n"
-        "    g(tf.ones([3]), i)\n",
+        Valid("""
+            import tensorflow as tf
+            def g(x, i):
+                return x * i
+            fast = tf.function(g)
+            for i in range(100):
+                g(tf.ones([3]), i)
+        """),
         # A list of layers: the index selects, but the callee is not a tf.function.
-        "import tensorflow as tf\n"
-        "def f(x, layers):\n"
-        "    for i in range(len(layers)):\n"
-        "        x = layers[i](x)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, layers):
+                for i in range(len(layers)):
+                    x = layers[i](x)
+                return x
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def step(x, i):\n"
-            "    return x * tf.cast(i, tf.float32)\n"
-            "x = tf.ones([3])\n"
-            "for i in range(1000):\n"
-            "    step(x, i)\n",
-            count=1, lines=(7,),
-            fixed="import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def step(x, i):\n"
-                  "    return x * tf.cast(i, tf.float32)\n"
-                  "x = tf.ones([3])\n"
-                  "for i in range(1000):\n"
-                  "    step(x, tf.constant(i))\n"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            x = tf.ones([3])
+            for i in range(1000):
+                step(x, i)
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            x = tf.ones([3])
+            for i in range(1000):
+                step(x, tf.constant(i))
+        """),
         # Wrapped, keyword argument, arithmetic on the loop variable.
-        Example(
-            "import tensorflow as tf\n"
-            "def g(x, scale):\n"
-            "    return x * scale\n"
-            "fast = tf.function(g)\n"
-            "def run(x, n):\n"
-            "    out = []\n"
-            "    for k in range(n):\n"
-            "        out.append(fast(x, scale=k * 0.5))\n"
-            "    return out\n",
-            count=1, lines=(8,),
-            fixed="import tensorflow as tf\n"
-                  "def g(x, scale):\n"
-                  "    return x * scale\n"
-                  "fast = tf.function(g)\n"
-                  "def run(x, n):\n"
-                  "    out = []\n"
-                  "    for k in range(n):\n"
-                  "        out.append(fast(x, scale=tf.constant(k * 0.5)))\n"
-                  "    return out\n"),
+        Invalid("""
+            import tensorflow as tf
+            def g(x, scale):
+                return x * scale
+            fast = tf.function(g)
+            def run(x, n):
+                out = []
+                for k in range(n):
+                    out.append(fast(x, scale=k * 0.5))
+                return out
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            def g(x, scale):
+                return x * scale
+            fast = tf.function(g)
+            def run(x, n):
+                out = []
+                for k in range(n):
+                    out.append(fast(x, scale=tf.constant(k * 0.5)))
+                return out
+        """),
         # A counter in a while loop, through a method of the same class.
-        Example(
-            "import tensorflow as tf\n"
-            "class Trainer:\n"
-            "    @tf.function\n"
-            "    def train_step(self, x, step):\n"
-            "        return x * 0.99 ** tf.cast(step, tf.float32)\n"
-            "    def fit(self, ds):\n"
-            "        step = 0\n"
-            "        for x in ds:\n"
-            "            self.train_step(x, step)\n"
-            "            step += 1\n",
-            count=1, lines=(9,),
-            fixed="import tensorflow as tf\n"
-                  "class Trainer:\n"
-                  "    @tf.function\n"
-                  "    def train_step(self, x, step):\n"
-                  "        return x * 0.99 ** tf.cast(step, tf.float32)\n"
-                  "    def fit(self, ds):\n"
-                  "        step = 0\n"
-                  "        for x in ds:\n"
-                  "            self.train_step(x, tf.constant(step))\n"
-                  "            step += 1\n"),
+        Invalid("""
+            import tensorflow as tf
+            class Trainer:
+                @tf.function
+                def train_step(self, x, step):
+                    return x * 0.99 ** tf.cast(step, tf.float32)
+                def fit(self, ds):
+                    step = 0
+                    for x in ds:
+                        self.train_step(x, step)
+                        step += 1
+        """, count=1, lines=(9,), fixed="""
+            import tensorflow as tf
+            class Trainer:
+                @tf.function
+                def train_step(self, x, step):
+                    return x * 0.99 ** tf.cast(step, tf.float32)
+                def fit(self, ds):
+                    step = 0
+                    for x in ds:
+                        self.train_step(x, tf.constant(step))
+                        step += 1
+        """),
         # Aliased import, enumerate's index, tf.function with options.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "@tensorflow_alias.function(jit_compile=False)\n"
-            "def f(x, i):\n"
-            "    return x + tensorflow_alias.cast(i, x.dtype)\n"
-            "xs = tensorflow_alias.ones([8, 2])\n"
-            "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
-            "    f(x, i)\n",
-            count=1, lines=(7,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "@tensorflow_alias.function(jit_compile=False)\n"
-                  "def f(x, i):\n"
-                  "    return x + tensorflow_alias.cast(i, x.dtype)\n"
-                  "xs = tensorflow_alias.ones([8, 2])\n"
-                  "for i, x in enumerate(tensorflow_alias.unstack(xs)):\n"
-                  "    f(x, tensorflow_alias.constant(i))\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            @tensorflow_alias.function(jit_compile=False)
+            def f(x, i):
+                return x + tensorflow_alias.cast(i, x.dtype)
+            xs = tensorflow_alias.ones([8, 2])
+            for i, x in enumerate(tensorflow_alias.unstack(xs)):
+                f(x, i)
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tensorflow_alias
+            @tensorflow_alias.function(jit_compile=False)
+            def f(x, i):
+                return x + tensorflow_alias.cast(i, x.dtype)
+            xs = tensorflow_alias.ones([8, 2])
+            for i, x in enumerate(tensorflow_alias.unstack(xs)):
+                f(x, tensorflow_alias.constant(i))
+        """),
         # `from tensorflow import function`: no module alias to write a fix with.
-        Example(
-            "from tensorflow import function\n"
-            "@function\n"
-            "def f(x, i):\n"
-            "    return x + i\n"
-            "results = [f(1.0, float(i)) for i in range(50)]\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            from tensorflow import function
+            @function
+            def f(x, i):
+                return x + i
+            results = [f(1.0, float(i)) for i in range(50)]
+        """, count=1, lines=(5,)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

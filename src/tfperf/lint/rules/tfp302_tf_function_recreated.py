@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
 from tfperf.lint.analysis.tf_functions import is_tf_function_call
 from tfperf.lint.analysis.varying import HANDFUL
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -74,6 +74,7 @@ for batch in batches:
 ## Fix safety
 No automatic fix: where the function should live depends on what it closes over.
 
+## Known limitations
 Not reported: factories that return or store the new function (`return step`,
 `self._fn = tf.function(...)`, `cache[k] = tf.function(...)`), a function created once per
 outer iteration and called in an inner loop (one trace per model, reused per batch), loops
@@ -82,111 +83,125 @@ called in its module only outside loops (a `main()`), and tests (`test_*`, run o
 """
     valid = (
         # A factory: the new function is returned, for the caller to keep.
-        "import tensorflow as tf\n"
-        "def make_step(model):\n"
-        "    @tf.function\n"
-        "    def step(x):\n"
-        "        return model(x)\n"
-        "    return step\n"
-        "step = make_step(lambda x: x * 2)\n"
-        "for i in range(10):\n"
-        "    step(tf.ones([2]))\n",
+        Valid("""
+            import tensorflow as tf
+            def make_step(model):
+                @tf.function
+                def step(x):
+                    return model(x)
+                return step
+            step = make_step(lambda x: x * 2)
+            for i in range(10):
+                step(tf.ones([2]))
+        """),
         # One per model, reused for every batch in the inner loop.
-        "import tensorflow as tf\n"
-        "def evaluate(models, batches):\n"
-        "    for model in models:\n"
-        "        run = tf.function(model)\n"
-        "        for x in batches:\n"
-        "            run(x)\n",
+        Valid("""
+            import tensorflow as tf
+            def evaluate(models, batches):
+                for model in models:
+                    run = tf.function(model)
+                    for x in batches:
+                        run(x)
+        """),
         # Created and used in main(), which runs once.
-        "import tensorflow as tf\n"
-        "def main(ds):\n"
-        "    @tf.function\n"
-        "    def train_step(x):\n"
-        "        return x * 2\n"
-        "    for x in ds:\n"
-        "        train_step(x)\n"
-        "main(tf.data.Dataset.range(3))\n",
+        Valid("""
+            import tensorflow as tf
+            def main(ds):
+                @tf.function
+                def train_step(x):
+                    return x * 2
+                for x in ds:
+                    train_step(x)
+            main(tf.data.Dataset.range(3))
+        """),
         # A test function: its runner calls it once.
-        "import tensorflow as tf\n"
-        "def test_square_in_tf_function():\n"
-        "    @tf.function\n"
-        "    def square(x):\n"
-        "        return x * x\n"
-        "    assert square(tf.constant(3.0)) == 9.0\n",
+        Valid("""
+            import tensorflow as tf
+            def test_square_in_tf_function():
+                @tf.function
+                def square(x):
+                    return x * x
+                assert square(tf.constant(3.0)) == 9.0
+        """),
         # Built in a loop into a cache, each kept.
-        "import tensorflow as tf\n"
-        "def build(fns_by_name):\n"
-        "    compiled = {}\n"
-        "    for name, g in fns_by_name.items():\n"
-        "        compiled[name] = tf.function(g)\n"
-        "    return compiled\n",
+        Valid("""
+            import tensorflow as tf
+            def build(fns_by_name):
+                compiled = {}
+                for name, g in fns_by_name.items():
+                    compiled[name] = tf.function(g)
+                return compiled
+        """),
         # Comparing two settings on purpose.
-        "import tensorflow as tf\n"
-        "def g(x):\n"
-        "    return x * 2\n"
-        "for jit in (True, False):\n"
-        "    f = tf.function(g, jit_compile=jit)\n"
-        "    f(tf.ones([4]))\n",
+        Valid("""
+            import tensorflow as tf
+            def g(x):
+                return x * 2
+            for jit in (True, False):
+                f = tf.function(g, jit_compile=jit)
+                f(tf.ones([4]))
+        """),
         # A user's own `function`, not TensorFlow's.
-        "def function(g):\n"
-        "    return g\n"
-        "for i in range(10):\n"
-        "    function(print)(i)\n",
+        Valid("""
+            def function(g):
+                return g
+            for i in range(10):
+                function(print)(i)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def g(x):\n"
-            "    return x * 2\n"
-            "for x in tf.data.Dataset.range(100):\n"
-            "    f = tf.function(g)\n"
-            "    y = f(x)\n",
-            count=1, lines=(5,)),
-        Example(
-            "import tensorflow as tf\n"
-            "def predict(model, x):\n"
-            "    @tf.function\n"
-            "    def run(x):\n"
-            "        return model(x)\n"
-            "    return run(x)\n"
-            "def main(model, batches):\n"
-            "    for batch in batches:\n"
-            "        predict(model, batch)\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def g(x):
+                return x * 2
+            for x in tf.data.Dataset.range(100):
+                f = tf.function(g)
+                y = f(x)
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def predict(model, x):
+                @tf.function
+                def run(x):
+                    return model(x)
+                return run(x)
+            def main(model, batches):
+                for batch in batches:
+                    predict(model, batch)
+        """, count=1, lines=(3,)),
         # Aliased import, called immediately, inside a method called per step.
-        Example(
-            "from tensorflow import function as tf_fn\n"
-            "class Runner:\n"
-            "    def step(self, x):\n"
-            "        return tf_fn(self.body, jit_compile=True)(x)\n"
-            "    def body(self, x):\n"
-            "        return x + 1\n"
-            "    def run(self, xs):\n"
-            "        return [self.step(x) for x in xs]\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            from tensorflow import function as tf_fn
+            class Runner:
+                def step(self, x):
+                    return tf_fn(self.body, jit_compile=True)(x)
+                def body(self, x):
+                    return x + 1
+                def run(self, xs):
+                    return [self.step(x) for x in xs]
+        """, count=1, lines=(4,)),
         # A helper called from other modules: a new tf.function (and trace) per call.
-        Example(
-            "import tensorflow as tf\n"
-            "def train_step(model, x, optimizer, loss_fn):\n"
-            "    @tf.function\n"
-            "    def apply_gradient(model, x, optimizer, loss_fn):\n"
-            "        with tf.GradientTape() as tape:\n"
-            "            loss = loss_fn(x, model(x))\n"
-            "        grads = tape.gradient(loss, model.trainable_variables)\n"
-            "        optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
-            "        return loss\n"
-            "    return apply_gradient(model, x, optimizer, loss_fn)\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def train_step(model, x, optimizer, loss_fn):
+                @tf.function
+                def apply_gradient(model, x, optimizer, loss_fn):
+                    with tf.GradientTape() as tape:
+                        loss = loss_fn(x, model(x))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    return loss
+                return apply_gradient(model, x, optimizer, loss_fn)
+        """, count=1, lines=(3,)),
         # A decorated def inside the loop body.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "for step in range(1000):\n"
-            "    @tensorflow_alias.function\n"
-            "    def update(v):\n"
-            "        return v * 0.9\n"
-            "    update(tensorflow_alias.ones([3]))\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            for step in range(1000):
+                @tensorflow_alias.function
+                def update(v):
+                    return v * 0.9
+                update(tensorflow_alias.ones([3]))
+        """, count=1, lines=(3,)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.tensors import VARIABLE_CLASSES, is_variable_call
 from tfperf.lint.analysis.traced import traced_fn_of
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Words in a condition that say "only the first time" (`if not self.built:`).
@@ -79,88 +79,101 @@ def step(x):
 ## Fix safety
 No automatic fix: where the variable should live depends on the code around it.
 
+## Known limitations
 Not reported: creation guarded to run once (`if self.v is None:`, `if not self.built:`,
 `hasattr(...)`), creation under `with tf.init_scope():` (lifted out of the graph), functions
 run eagerly through `tf.py_function`, and Keras `build` methods.
 """
     valid = (
         # Created once outside, updated inside.
-        "import tensorflow as tf\n"
-        "w = tf.Variable(tf.ones([3]))\n"
-        "@tf.function\n"
-        "def step(x):\n"
-        "    w.assign_add(x)\n"
-        "    return w * 2.0\n",
+        Valid("""
+            import tensorflow as tf
+            w = tf.Variable(tf.ones([3]))
+            @tf.function
+            def step(x):
+                w.assign_add(x)
+                return w * 2.0
+        """),
         # The created-once guard TF's guide recommends.
-        "import tensorflow as tf\n"
-        "class Scale(tf.Module):\n"
-        "    def __init__(self):\n"
-        "        self.v = None\n"
-        "    @tf.function\n"
-        "    def __call__(self, x):\n"
-        "        if self.v is None:\n"
-        "            self.v = tf.Variable(tf.ones_like(x))\n"
-        "        return self.v * x\n",
+        Valid("""
+            import tensorflow as tf
+            class Scale(tf.Module):
+                def __init__(self):
+                    self.v = None
+                @tf.function
+                def __call__(self, x):
+                    if self.v is None:
+                        self.v = tf.Variable(tf.ones_like(x))
+                    return self.v * x
+        """),
         # Keras creates weights in build, which is not traced.
-        "import tensorflow as tf\n"
-        "class Dense(tf.keras.layers.Layer):\n"
-        "    def build(self, shape):\n"
-        "        self.w = tf.Variable(tf.zeros([shape[-1], 4]))\n"
-        "    def call(self, x):\n"
-        "        return tf.matmul(x, self.w)\n",
+        Valid("""
+            import tensorflow as tf
+            class Dense(tf.keras.layers.Layer):
+                def build(self, shape):
+                    self.w = tf.Variable(tf.zeros([shape[-1], 4]))
+                def call(self, x):
+                    return tf.matmul(x, self.w)
+        """),
         # Lifted out of the graph on purpose.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    with tf.init_scope():\n"
-        "        counter = tf.Variable(0)\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                with tf.init_scope():
+                    counter = tf.Variable(0)
+                return x
+        """),
         # A plain Python function: runs eagerly, once per call.
-        "import tensorflow as tf\n"
-        "def make_state():\n"
-        "    return tf.Variable(tf.zeros([3]))\n",
+        Valid("""
+            import tensorflow as tf
+            def make_state():
+                return tf.Variable(tf.zeros([3]))
+        """),
         # Somebody else's Variable class.
-        "import tensorflow as tf\n"
-        "from sympy import Variable\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    v = Variable('v')\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            from sympy import Variable
+            @tf.function
+            def f(x):
+                v = Variable('v')
+                return x
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def step(x):\n"
-            "    w = tf.Variable(tf.ones([3]))\n"
-            "    return x * w\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x):
+                w = tf.Variable(tf.ones([3]))
+                return x * w
+        """, count=1, lines=(4,)),
         # A Keras layer that makes a fresh variable on every call.
-        Example(
-            "import tensorflow as tf\n"
-            "class Noisy(tf.keras.layers.Layer):\n"
-            "    def call(self, x):\n"
-            "        scale = tf.Variable(1.0)\n"
-            "        return x * scale\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            class Noisy(tf.keras.layers.Layer):
+                def call(self, x):
+                    scale = tf.Variable(1.0)
+                    return x * scale
+        """, count=1, lines=(4,)),
         # Aliased class, function wrapped elsewhere.
-        Example(
-            "import tensorflow as tf\n"
-            "from tensorflow import Variable\n"
-            "def body(x):\n"
-            "    acc = Variable(tf.zeros_like(x))\n"
-            "    acc.assign_add(x)\n"
-            "    return acc\n"
-            "fast_body = tf.function(body)\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            from tensorflow import Variable
+            def body(x):
+                acc = Variable(tf.zeros_like(x))
+                acc.assign_add(x)
+                return acc
+            fast_body = tf.function(body)
+        """, count=1, lines=(4,)),
         # Module alias and the compat.v1 class.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "@tensorflow_alias.function(jit_compile=True)\n"
-            "def f(x):\n"
-            "    v = tensorflow_alias.compat.v1.Variable(x)\n"
-            "    return v + 1\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            @tensorflow_alias.function(jit_compile=True)
+            def f(x):
+                v = tensorflow_alias.compat.v1.Variable(x)
+                return v + 1
+        """, count=1, lines=(4,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.traced import traced_fn_of
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
 # Methods that change a Python container in place.
@@ -125,111 +125,124 @@ For counters, a `tf.Variable` and `.assign_add(1)`; for logging, `tf.print`.
 ## Fix safety
 No automatic fix: where the state should live depends on the program.
 
+## Known limitations
 Not reported: lists created inside the function (building a list in an unrolled loop and
 `tf.stack`-ing it is fine), `tf.Variable` updates, attributes that hold `None` until a
 variable is created once, and functions run eagerly through `tf.py_function`.
 """
     valid = (
         # A local list built in an unrolled loop, then stacked: no outer state.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    parts = []\n"
-        "    for k in range(3):\n"
-        "        parts.append(x * k)\n"
-        "    return tf.stack(parts)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                parts = []
+                for k in range(3):
+                    parts.append(x * k)
+                return tf.stack(parts)
+        """),
         # State kept in a tf.Variable.
-        "import tensorflow as tf\n"
-        "class Counter(tf.Module):\n"
-        "    def __init__(self):\n"
-        "        self.count = tf.Variable(0)\n"
-        "    @tf.function\n"
-        "    def __call__(self, x):\n"
-        "        self.count.assign_add(1)\n"
-        "        return x\n",
+        Valid("""
+            import tensorflow as tf
+            class Counter(tf.Module):
+                def __init__(self):
+                    self.count = tf.Variable(0)
+                @tf.function
+                def __call__(self, x):
+                    self.count.assign_add(1)
+                    return x
+        """),
         # Mutating outer state in an eager function is ordinary Python.
-        "import tensorflow as tf\n"
-        "history = []\n"
-        "def step(x):\n"
-        "    history.append(tf.reduce_sum(x))\n",
+        Valid("""
+            import tensorflow as tf
+            history = []
+            def step(x):
+                history.append(tf.reduce_sum(x))
+        """),
         # The created-once pattern: the attribute starts as None.
-        "import tensorflow as tf\n"
-        "class Lazy(tf.Module):\n"
-        "    def __init__(self):\n"
-        "        self.v = None\n"
-        "    @tf.function\n"
-        "    def __call__(self, x):\n"
-        "        if self.v is None:\n"
-        "            self.v = tf.Variable(x)\n"
-        "        return self.v\n",
+        Valid("""
+            import tensorflow as tf
+            class Lazy(tf.Module):
+                def __init__(self):
+                    self.v = None
+                @tf.function
+                def __call__(self, x):
+                    if self.v is None:
+                        self.v = tf.Variable(x)
+                    return self.v
+        """),
         # Run eagerly on every call through tf.py_function.
-        "import tensorflow as tf\n"
-        "seen = []\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    def record(v):\n"
-        "        seen.append(v.numpy())\n"
-        "        return v\n"
-        "    return tf.py_function(record, [x], tf.float32)\n",
+        Valid("""
+            import tensorflow as tf
+            seen = []
+            @tf.function
+            def f(x):
+                def record(v):
+                    seen.append(v.numpy())
+                    return v
+                return tf.py_function(record, [x], tf.float32)
+        """),
         # A local name, not a global: only this function's own variable.
-        "import tensorflow as tf\n"
-        "total = 0\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    total = tf.reduce_sum(x)\n"
-        "    total += 1\n"
-        "    return total\n",
+        Valid("""
+            import tensorflow as tf
+            total = 0
+            @tf.function
+            def f(x):
+                total = tf.reduce_sum(x)
+                total += 1
+                return total
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "losses = []\n"
-            "@tf.function\n"
-            "def train_step(x):\n"
-            "    loss = tf.reduce_mean(x)\n"
-            "    losses.append(loss)\n"
-            "    return loss\n",
-            count=1, lines=(6,)),
-        Example(
-            "import tensorflow as tf\n"
-            "calls = 0\n"
-            "@tf.function\n"
-            "def f(x):\n"
-            "    global calls\n"
-            "    calls += 1\n"
-            "    return x * 2\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tf
+            losses = []
+            @tf.function
+            def train_step(x):
+                loss = tf.reduce_mean(x)
+                losses.append(loss)
+                return loss
+        """, count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tf
+            calls = 0
+            @tf.function
+            def f(x):
+                global calls
+                calls += 1
+                return x * 2
+        """, count=1, lines=(6,)),
         # A Python counter on self, in a Keras train_step.
-        Example(
-            "import tensorflow as tf\n"
-            "class Model(tf.keras.Model):\n"
-            "    def __init__(self):\n"
-            "        super().__init__()\n"
-            "        self.steps = 0\n"
-            "    def train_step(self, data):\n"
-            "        self.steps += 1\n"
-            "        return {}\n",
-            count=1, lines=(7,)),
+        Invalid("""
+            import tensorflow as tf
+            class Model(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.steps = 0
+                def train_step(self, data):
+                    self.steps += 1
+                    return {}
+        """, count=1, lines=(7,)),
         # Module alias, function wrapped elsewhere; a tensor stored in an outer dict.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "log = {}\n"
-            "def g(x):\n"
-            "    log['last'] = x * 2\n"
-            "    return x\n"
-            "fast_g = tensorflow_alias.function(g)\n",
-            count=1, lines=(4,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def make():\n"
-            "    n = 0\n"
-            "    @tensorflow_alias.function\n"
-            "    def f(x):\n"
-            "        nonlocal n\n"
-            "        n = n + 1\n"
-            "        return x\n"
-            "    return f\n",
-            count=1, lines=(7,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            log = {}
+            def g(x):
+                log['last'] = x * 2
+                return x
+            fast_g = tensorflow_alias.function(g)
+        """, count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def make():
+                n = 0
+                @tensorflow_alias.function
+                def f(x):
+                    nonlocal n
+                    n = n + 1
+                    return x
+                return f
+        """, count=1, lines=(7,)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

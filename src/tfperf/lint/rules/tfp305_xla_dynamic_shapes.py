@@ -12,7 +12,7 @@ from tfperf.lint.analysis.tf_functions import (
     tf_function_callee_names,
 )
 from tfperf.lint.analysis.varying import varies_in
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 TENSOR_SPECS = frozenset({"tensorflow.TensorSpec", "tensorflow.compat.v1.TensorSpec",
@@ -122,91 +122,102 @@ def encode(tokens):
 ## Fix safety
 No automatic fix: choosing the padded shapes is a modelling decision.
 
+## Known limitations
 Not reported: `jit_compile` off, fully static signatures, a sliding window of fixed width
 (`x[i:i + 32]`), and calls whose shapes come from a batched dataset (the shape changes only
 for the last, partial batch).
 """
     valid = (
         # Fully static signature.
-        "import tensorflow as tf\n"
-        "@tf.function(jit_compile=True, input_signature=[tf.TensorSpec([32, 128], tf.float32)])\n"
-        "def f(x):\n"
-        "    return tf.reduce_sum(x * x, axis=1)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([32, 128], tf.float32)])
+            def f(x):
+                return tf.reduce_sum(x * x, axis=1)
+        """),
         # None dimensions but no XLA: one generic graph serves every shape.
-        "import tensorflow as tf\n"
-        "@tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])\n"
-        "def f(x):\n"
-        "    return tf.reduce_sum(x, axis=1)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+            def f(x):
+                return tf.reduce_sum(x, axis=1)
+        """),
         # A sliding window of fixed width: one shape.
-        "import tensorflow as tf\n"
-        "@tf.function(jit_compile=True)\n"
-        "def f(x):\n"
-        "    return x * 2.0\n"
-        "signal = tf.zeros([1000])\n"
-        "for i in range(900):\n"
-        "    f(signal[i:i + 32])\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True)
+            def f(x):
+                return x * 2.0
+            signal = tf.zeros([1000])
+            for i in range(900):
+                f(signal[i:i + 32])
+        """),
         # Batches from a dataset: same shape except maybe the last one.
-        "import tensorflow as tf\n"
-        "@tf.function(jit_compile=True)\n"
-        "def step(x):\n"
-        "    return tf.reduce_mean(x)\n"
-        "for batch in tf.data.Dataset.range(100).batch(10):\n"
-        "    step(batch)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True)
+            def step(x):
+                return tf.reduce_mean(x)
+            for batch in tf.data.Dataset.range(100).batch(10):
+                step(batch)
+        """),
         # A plain Python function called on growing slices: no XLA.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    return x * 2.0\n"
-        "x = tf.zeros([100])\n"
-        "for n in range(1, 100):\n"
-        "    f(x[:n])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return x * 2.0
+            x = tf.zeros([100])
+            for n in range(1, 100):
+                f(x[:n])
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function(jit_compile=True,\n"
-            "             input_signature=[tf.TensorSpec([None, None], tf.float32)])\n"
-            "def encode(tokens):\n"
-            "    return tf.reduce_sum(tokens, axis=1)\n",
-            count=1, lines=(3,)),
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function(jit_compile=True)\n"
-            "def f(x):\n"
-            "    return tf.reduce_sum(x * x)\n"
-            "x = tf.random.normal([1000, 8])\n"
-            "for n in range(1, 1000):\n"
-            "    f(x[:n])\n",
-            count=1, lines=(7,)),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True,
+                         input_signature=[tf.TensorSpec([None, None], tf.float32)])
+            def encode(tokens):
+                return tf.reduce_sum(tokens, axis=1)
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True)
+            def f(x):
+                return tf.reduce_sum(x * x)
+            x = tf.random.normal([1000, 8])
+            for n in range(1, 1000):
+                f(x[:n])
+        """, count=1, lines=(7,)),
         # Wrapped with an alias, shape from a loop variable.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def g(x):\n"
-            "    return x + 1.0\n"
-            "fast = tensorflow_alias.function(g, jit_compile=True)\n"
-            "def run(lengths):\n"
-            "    for length in lengths:\n"
-            "        fast(tensorflow_alias.zeros([length, 16]))\n",
-            count=1, lines=(7,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def g(x):
+                return x + 1.0
+            fast = tensorflow_alias.function(g, jit_compile=True)
+            def run(lengths):
+                for length in lengths:
+                    fast(tensorflow_alias.zeros([length, 16]))
+        """, count=1, lines=(7,)),
         # Old keyword name, unknown rank, through `from tensorflow import ...`.
-        Example(
-            "from tensorflow import TensorSpec, function\n"
-            "@function(experimental_compile=True, input_signature=[TensorSpec(shape=None)])\n"
-            "def f(x):\n"
-            "    return x\n",
-            count=1, lines=(2,)),
+        Invalid("""
+            from tensorflow import TensorSpec, function
+            @function(experimental_compile=True, input_signature=[TensorSpec(shape=None)])
+            def f(x):
+                return x
+        """, count=1, lines=(2,)),
         # A varying start, then a varying end, in a while loop.
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function(jit_compile=True)\n"
-            "def score(chunk):\n"
-            "    return tf.reduce_max(chunk)\n"
-            "def scan(x, cuts):\n"
-            "    start = 0\n"
-            "    while cuts:\n"
-            "        end = cuts.pop()\n"
-            "        score(x[start:end])\n"
-            "        start = end\n",
-            count=1, lines=(9,)),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function(jit_compile=True)
+            def score(chunk):
+                return tf.reduce_max(chunk)
+            def scan(x, cuts):
+                start = 0
+                while cuts:
+                    end = cuts.pop()
+                    score(x[start:end])
+                    start = end
+        """, count=1, lines=(9,)),
     )
 
     def applies_to(self, ctx: Context) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -102,156 +102,172 @@ while tracing or fail, and Python-number arguments cause retracing (see TFP301, 
 Check the step, then run it. The inline form (tape written in the loop body) is reported
 without a fix: the step must first be moved into a function.
 
+## Known limitations
 Not reported: steps that are already compiled (decorated, wrapped with `tf.function(step)`,
 Keras `train_step`), steps called once, and tapes that do not update weights (computing
 gradients for saliency maps, for instance).
 """
     valid = (
         # Compiled step.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def train_step(model, opt, x):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_mean(model(x))\n"
-        "    grads = tape.gradient(loss, model.trainable_variables)\n"
-        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
-        "for x in tf.data.Dataset.range(3):\n"
-        "    train_step(None, None, x)\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def train_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            for x in tf.data.Dataset.range(3):
+                train_step(None, None, x)
+        """),
         # Wrapped elsewhere.
-        "import tensorflow as tf\n"
-        "def train_step(model, opt, x):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_mean(model(x))\n"
-        "    grads = tape.gradient(loss, model.trainable_variables)\n"
-        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
-        "fast_step = tf.function(train_step)\n",
+        Valid("""
+            import tensorflow as tf
+            def train_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            fast_step = tf.function(train_step)
+        """),
         # Gradients for a saliency map: no weight update.
-        "import tensorflow as tf\n"
-        "def saliency(model, images):\n"
-        "    maps = []\n"
-        "    for img in images:\n"
-        "        with tf.GradientTape() as tape:\n"
-        "            tape.watch(img)\n"
-        "            score = tf.reduce_max(model(img))\n"
-        "        maps.append(tape.gradient(score, img))\n"
-        "    return maps\n",
+        Valid("""
+            import tensorflow as tf
+            def saliency(model, images):
+                maps = []
+                for img in images:
+                    with tf.GradientTape() as tape:
+                        tape.watch(img)
+                        score = tf.reduce_max(model(img))
+                    maps.append(tape.gradient(score, img))
+                return maps
+        """),
         # A step that is called once (a smoke test), not in a loop.
-        "import tensorflow as tf\n"
-        "def train_step(model, opt, x):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_mean(model(x))\n"
-        "    grads = tape.gradient(loss, model.trainable_variables)\n"
-        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
-        "def smoke_test(model, opt):\n"
-        "    train_step(model, opt, tf.ones([1, 4]))\n",
+        Valid("""
+            import tensorflow as tf
+            def train_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def smoke_test(model, opt):
+                train_step(model, opt, tf.ones([1, 4]))
+        """),
         # Keras traces train_step itself.
-        "import tensorflow as tf\n"
-        "class M(tf.keras.Model):\n"
-        "    def train_step(self, data):\n"
-        "        x, y = data\n"
-        "        with tf.GradientTape() as tape:\n"
-        "            loss = self.compiled_loss(y, self(x, training=True))\n"
-        "        grads = tape.gradient(loss, self.trainable_variables)\n"
-        "        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))\n"
-        "        return {}\n",
+        Valid("""
+            import tensorflow as tf
+            class M(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {}
+        """),
         # Somebody else's GradientTape (a lookalike).
-        "from mylib import GradientTape\n"
-        "def step(opt):\n"
-        "    with GradientTape() as tape:\n"
-        "        pass\n"
-        "    opt.apply_gradients([])\n"
-        "for i in range(100):\n"
-        "    step(None)\n",
+        Valid("""
+            from mylib import GradientTape
+            def step(opt):
+                with GradientTape() as tape:
+                    pass
+                opt.apply_gradients([])
+            for i in range(100):
+                step(None)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def train_step(model, opt, x, y):\n"
-            "    with tf.GradientTape() as tape:\n"
-            "        loss = tf.reduce_mean(tf.square(model(x) - y))\n"
-            "    grads = tape.gradient(loss, model.trainable_variables)\n"
-            "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
-            "    return loss\n"
-            "def fit(model, opt, ds):\n"
-            "    for x, y in ds:\n"
-            "        train_step(model, opt, x, y)\n",
-            count=1, lines=(2,),
-            fixed="import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def train_step(model, opt, x, y):\n"
-                  "    with tf.GradientTape() as tape:\n"
-                  "        loss = tf.reduce_mean(tf.square(model(x) - y))\n"
-                  "    grads = tape.gradient(loss, model.trainable_variables)\n"
-                  "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
-                  "    return loss\n"
-                  "def fit(model, opt, ds):\n"
-                  "    for x, y in ds:\n"
-                  "        train_step(model, opt, x, y)\n"),
+        Invalid("""
+            import tensorflow as tf
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+            def fit(model, opt, ds):
+                for x, y in ds:
+                    train_step(model, opt, x, y)
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+            def fit(model, opt, ds):
+                for x, y in ds:
+                    train_step(model, opt, x, y)
+        """),
         # Inline in the training loop: reported at the tape, no fix.
-        Example(
-            "import tensorflow as tf\n"
-            "def fit(model, opt, ds, epochs):\n"
-            "    for epoch in range(epochs):\n"
-            "        for x, y in ds:\n"
-            "            with tf.GradientTape() as tape:\n"
-            "                loss = tf.reduce_mean(tf.square(model(x) - y))\n"
-            "            grads = tape.gradient(loss, model.trainable_variables)\n"
-            "            opt.apply_gradients(zip(grads, model.trainable_variables))\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def fit(model, opt, ds, epochs):
+                for epoch in range(epochs):
+                    for x, y in ds:
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean(tf.square(model(x) - y))
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, count=1, lines=(5,)),
         # Method called per batch, alias import, minimize with a tape.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "class Trainer:\n"
-            "    def step(self, x):\n"
-            "        with tensorflow_alias.GradientTape() as tape:\n"
-            "            loss = tensorflow_alias.reduce_sum(self.model(x))\n"
-            "        self.opt.minimize(loss, self.model.trainable_variables, tape=tape)\n"
-            "    def fit(self, batches):\n"
-            "        for x in batches:\n"
-            "            self.step(x)\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "class Trainer:\n"
-                  "    @tensorflow_alias.function\n"
-                  "    def step(self, x):\n"
-                  "        with tensorflow_alias.GradientTape() as tape:\n"
-                  "            loss = tensorflow_alias.reduce_sum(self.model(x))\n"
-                  "        self.opt.minimize(loss, self.model.trainable_variables, tape=tape)\n"
-                  "    def fit(self, batches):\n"
-                  "        for x in batches:\n"
-                  "            self.step(x)\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            class Trainer:
+                def step(self, x):
+                    with tensorflow_alias.GradientTape() as tape:
+                        loss = tensorflow_alias.reduce_sum(self.model(x))
+                    self.opt.minimize(loss, self.model.trainable_variables, tape=tape)
+                def fit(self, batches):
+                    for x in batches:
+                        self.step(x)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tensorflow_alias
+            class Trainer:
+                @tensorflow_alias.function
+                def step(self, x):
+                    with tensorflow_alias.GradientTape() as tape:
+                        loss = tensorflow_alias.reduce_sum(self.model(x))
+                    self.opt.minimize(loss, self.model.trainable_variables, tape=tape)
+                def fit(self, batches):
+                    for x in batches:
+                        self.step(x)
+        """),
         # A public step for other modules to call: every call eager.
-        Example(
-            "import tensorflow as tf\n"
-            "def train_step(model, optimizer, loss_fn, inputs, targets):\n"
-            "    with tf.GradientTape() as tape:\n"
-            "        loss = loss_fn(targets, model(inputs, training=True))\n"
-            "    grads = tape.gradient(loss, model.trainable_weights)\n"
-            "    optimizer.apply_gradients(zip(grads, model.trainable_weights))\n"
-            "    return loss\n",
-            count=1, lines=(2,),
-            fixed="import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def train_step(model, optimizer, loss_fn, inputs, targets):\n"
-                  "    with tf.GradientTape() as tape:\n"
-                  "        loss = loss_fn(targets, model(inputs, training=True))\n"
-                  "    grads = tape.gradient(loss, model.trainable_weights)\n"
-                  "    optimizer.apply_gradients(zip(grads, model.trainable_weights))\n"
-                  "    return loss\n"),
+        Invalid("""
+            import tensorflow as tf
+            def train_step(model, optimizer, loss_fn, inputs, targets):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(targets, model(inputs, training=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                return loss
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def train_step(model, optimizer, loss_fn, inputs, targets):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(targets, model(inputs, training=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                return loss
+        """),
         # `from tensorflow import GradientTape`; decorated otherwise: reported, not fixed.
-        Example(
-            "import functools\n"
-            "from tensorflow import GradientTape\n"
-            "@functools.lru_cache(None)\n"
-            "def noop():\n"
-            "    return None\n"
-            "def step(model, opt, x):\n"
-            "    with GradientTape() as tape:\n"
-            "        loss = model(x)\n"
-            "    opt.apply_gradients(zip(tape.gradient(loss, model.weights), model.weights))\n"
-            "while True:\n"
-            "    step(None, None, 1)\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import functools
+            from tensorflow import GradientTape
+            @functools.lru_cache(None)
+            def noop():
+                return None
+            def step(model, opt, x):
+                with GradientTape() as tape:
+                    loss = model(x)
+                opt.apply_gradients(zip(tape.gradient(loss, model.weights), model.weights))
+            while True:
+                step(None, None, 1)
+        """, count=1, lines=(6,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

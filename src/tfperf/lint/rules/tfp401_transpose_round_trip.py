@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Edit, Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
 from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, Transpose, transpose_of, undoes
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -80,90 +80,104 @@ in the same block.
 """
     valid = (
         # A transpose the computation needs, and one back after a real op in between.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    y = tf.transpose(x, [0, 2, 3, 1])\n"
-        "    y = tf.nn.conv2d(y, w, 1, 'SAME')\n"
-        "    return tf.transpose(y, [0, 3, 1, 2])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                y = tf.transpose(x, [0, 2, 3, 1])
+                y = tf.nn.conv2d(y, w, 1, 'SAME')
+                return tf.transpose(y, [0, 3, 1, 2])
+        """),
         # Same permutation twice is not a round trip ([0,2,3,1] twice ≠ identity).
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    return tf.transpose(tf.transpose(x, [0, 2, 3, 1]), [0, 2, 3, 1])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.transpose(tf.transpose(x, [0, 2, 3, 1]), [0, 2, 3, 1])
+        """),
         # NumPy's transpose is not TensorFlow's (and copies nothing).
-        "import numpy as np\n"
-        "def f(x):\n"
-        "    return np.transpose(np.transpose(x, (1, 0)), (1, 0))\n",
+        Valid("""
+            import numpy as np
+            def f(x):
+                return np.transpose(np.transpose(x, (1, 0)), (1, 0))
+        """),
         # A user's own `transpose` function.
-        "import tensorflow as tf\n"
-        "def transpose(x, perm):\n"
-        "    return tf.reverse(x, perm)\n"
-        "def f(x):\n"
-        "    return transpose(transpose(x, [1, 0]), [1, 0])\n",
+        Valid("""
+            import tensorflow as tf
+            def transpose(x, perm):
+                return tf.reverse(x, perm)
+            def f(x):
+                return transpose(transpose(x, [1, 0]), [1, 0])
+        """),
         # Permutations known only at run time: stay quiet.
-        "import tensorflow as tf\n"
-        "def f(x, p, q):\n"
-        "    return tf.transpose(tf.transpose(x, p), q)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, p, q):
+                return tf.transpose(tf.transpose(x, p), q)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    y = tf.transpose(x, perm=[0, 2, 3, 1])\n"
-            "    z = tf.transpose(y, perm=[0, 3, 1, 2])\n"
-            "    return z\n",
-            count=1, lines=(4,),
-            fixed="import tensorflow as tf\n"
-                  "def f(x):\n"
-                  "    z = x\n"
-                  "    return z\n"),
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                y = tf.transpose(x, perm=[0, 2, 3, 1])
+                z = tf.transpose(y, perm=[0, 3, 1, 2])
+                return z
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            def f(x):
+                z = x
+                return z
+        """),
         # Nested, with an aliased module, on a tensor made by TF: safe.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "x = tensorflow_alias.zeros([2, 3, 4])\n"
-            "y = tensorflow_alias.transpose(tensorflow_alias.transpose(x, [2, 0, 1]), [1, 2, 0])\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "x = tensorflow_alias.zeros([2, 3, 4])\n"
-                  "y = x\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            x = tensorflow_alias.zeros([2, 3, 4])
+            y = tensorflow_alias.transpose(tensorflow_alias.transpose(x, [2, 0, 1]), [1, 2, 0])
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tensorflow_alias
+            x = tensorflow_alias.zeros([2, 3, 4])
+            y = x
+        """),
         # `from tensorflow import transpose`, no perm twice, the intermediate used elsewhere:
         # only the second transpose goes.
-        Example(
-            "from tensorflow import transpose\n"
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def f(x):\n"
-            "    t = transpose(x)\n"
-            "    tf.print(t)\n"
-            "    return transpose(t) + 1.0\n",
-            count=1, lines=(7,),
-            fixed="from tensorflow import transpose\n"
-                  "import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def f(x):\n"
-                  "    t = transpose(x)\n"
-                  "    tf.print(t)\n"
-                  "    return x + 1.0\n"),
+        Invalid("""
+            from tensorflow import transpose
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                t = transpose(x)
+                tf.print(t)
+                return transpose(t) + 1.0
+        """, count=1, lines=(7,), fixed="""
+            from tensorflow import transpose
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                t = transpose(x)
+                tf.print(t)
+                return x + 1.0
+        """),
         # Rebinding the same name: both statements go.
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def f(x):\n"
-            "    x = tf.transpose(x, [1, 0])\n"
-            "    x = tf.transpose(x, [1, 0])\n"
-            "    return x * 2.0\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "@tf.function\n"
-                  "def f(x):\n"
-                  "    return x * 2.0\n"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                x = tf.transpose(x, [1, 0])
+                x = tf.transpose(x, [1, 0])
+                return x * 2.0
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                return x * 2.0
+        """),
         # `x` is rebound between the transposes: reported, not fixed.
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    y = tf.transpose(x, [1, 0])\n"
-            "    x = x * 2.0\n"
-            "    return tf.transpose(y, [1, 0])\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                y = tf.transpose(x, [1, 0])
+                x = x * 2.0
+                return tf.transpose(y, [1, 0])
+        """, count=1, lines=(5,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

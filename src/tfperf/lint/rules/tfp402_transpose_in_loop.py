@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.loops import element_loop, indexes_with
 from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, transpose_of
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
 
 _INVARIANT_MSG = ("tf.transpose of a tensor the loop does not change: the same full copy "
@@ -61,78 +61,91 @@ for batch in batches:
 ## Fix safety
 No automatic fix: hoisting changes where the code runs (and what a reader expects), and the
 best replacement is often a `transpose_a/transpose_b` flag or `data_format`, which the rule
-cannot choose. Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
+cannot choose.
+
+## Known limitations
+Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
 of layers, or one tensor per file) are not reported: each is a different tensor. Variables
 and plain parameters are not reported either: they may change between iterations.
 """
     valid = (
         # Each iteration transposes a different tensor: nothing to hoist.
-        "import tensorflow as tf\n"
-        "def f(x, layers):\n"
-        "    for layer in layers:\n"
-        "        x = tf.transpose(layer(x), [0, 2, 1])\n"
-        "    return x\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, layers):
+                for layer in layers:
+                    x = tf.transpose(layer(x), [0, 2, 1])
+                return x
+        """),
         # A transpose before the loop, as advised.
-        "import tensorflow as tf\n"
-        "w = tf.random.normal([4, 3])\n"
-        "w_t = tf.transpose(w)\n"
-        "for b in range(10):\n"
-        "    y = tf.matmul(tf.ones([2, 3]), w_t)\n",
+        Valid("""
+            import tensorflow as tf
+            w = tf.random.normal([4, 3])
+            w_t = tf.transpose(w)
+            for b in range(10):
+                y = tf.matmul(tf.ones([2, 3]), w_t)
+        """),
         # A Variable changes between iterations (the optimizer updates it).
-        "import tensorflow as tf\n"
-        "w = tf.Variable(tf.zeros([4, 3]))\n"
-        "for step in range(10):\n"
-        "    y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))\n"
-        "    w.assign_add(tf.ones([4, 3]))\n",
+        Valid("""
+            import tensorflow as tf
+            w = tf.Variable(tf.zeros([4, 3]))
+            for step in range(10):
+                y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))
+                w.assign_add(tf.ones([4, 3]))
+        """),
         # NumPy's transpose is a view, not a copy.
-        "import numpy as np\n"
-        "w = np.ones((4, 3))\n"
-        "for i in range(3):\n"
-        "    y = np.transpose(w)\n",
+        Valid("""
+            import numpy as np
+            w = np.ones((4, 3))
+            for i in range(3):
+                y = np.transpose(w)
+        """),
         # Tensors from a list of files: one transpose each.
-        "import tensorflow as tf\n"
-        "def load(paths):\n"
-        "    return [tf.transpose(tf.io.parse_tensor(tf.io.read_file(p), tf.float32))\n"
-        "            for p in paths]\n",
+        Valid("""
+            import tensorflow as tf
+            def load(paths):
+                return [tf.transpose(tf.io.parse_tensor(tf.io.read_file(p), tf.float32))
+                        for p in paths]
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "w = tf.random.normal([4, 3])\n"
-            "for batch in range(10):\n"
-            "    y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            w = tf.random.normal([4, 3])
+            for batch in range(10):
+                y = tf.matmul(tf.ones([2, 3]), tf.transpose(w))
+        """, count=1, lines=(4,)),
         # Aliased module, in a comprehension.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def f(xs):\n"
-            "    k = tensorflow_alias.ones([3, 3])\n"
-            "    return [tensorflow_alias.matmul(x, tensorflow_alias.transpose(k, [1, 0]))\n"
-            "            for x in xs]\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def f(xs):
+                k = tensorflow_alias.ones([3, 3])
+                return [tensorflow_alias.matmul(x, tensorflow_alias.transpose(k, [1, 0]))
+                        for x in xs]
+        """, count=1, lines=(4,)),
         # `from tensorflow import transpose`, element by element.
-        Example(
-            "from tensorflow import transpose\n"
-            "import tensorflow as tf\n"
-            "def f(x):\n"
-            "    out = []\n"
-            "    for i in range(x.shape[0]):\n"
-            "        out.append(transpose(x[i]))\n"
-            "    return tf.stack(out)\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            from tensorflow import transpose
+            import tensorflow as tf
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(transpose(x[i]))
+                return tf.stack(out)
+        """, count=1, lines=(6,)),
         # In a while loop inside tf.function.
-        Example(
-            "import tensorflow as tf\n"
-            "@tf.function\n"
-            "def f(n):\n"
-            "    m = tf.eye(8)\n"
-            "    acc = tf.zeros([8, 8])\n"
-            "    i = 0\n"
-            "    while i < 5:\n"
-            "        acc = acc + tf.transpose(m)\n"
-            "        i += 1\n"
-            "    return acc\n",
-            count=1, lines=(8,)),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def f(n):
+                m = tf.eye(8)
+                acc = tf.zeros([8, 8])
+                i = 0
+                while i < 5:
+                    acc = acc + tf.transpose(m)
+                    i += 1
+                return acc
+        """, count=1, lines=(8,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 TILE_CALLS = frozenset({"tensorflow.tile", "tensorflow.compat.v1.tile", "keras.ops.tile"})
@@ -76,51 +76,64 @@ y = x * w[tf.newaxis, :]     # or simply x * w
 ## Fix safety
 No automatic fix: the result is the same only when broadcasting yields `x`'s shape, which
 holds when the multiples were computed from `x` but cannot be proven from the source alone
-(the other dimensions of `multiples` may still enlarge the result). Tiles whose result is
+(the other dimensions of `multiples` may still enlarge the result).
+
+## Known limitations
+Tiles whose result is
 used elsewhere, or whose multiples do not come from the other operand's shape (the tile then
 decides the output shape), are not reported.
 """
     valid = (
         # The tile decides the output shape (the other operand is a scalar).
-        "import tensorflow as tf\n"
-        "def f(v, n):\n"
-        "    return tf.tile(v[None, :], [n, 1]) * 2.0\n",
+        Valid("""
+            import tensorflow as tf
+            def f(v, n):
+                return tf.tile(v[None, :], [n, 1]) * 2.0
+        """),
         # The tiled tensor is also used on its own.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    t = tf.tile(w[None, :], [tf.shape(x)[0], 1])\n"
-        "    tf.print(t)\n"
-        "    return x * t\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                t = tf.tile(w[None, :], [tf.shape(x)[0], 1])
+                tf.print(t)
+                return x * t
+        """),
         # Already broadcasting.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    return x * w[tf.newaxis, :]\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                return x * w[tf.newaxis, :]
+        """),
         # NumPy's tile is not TensorFlow's.
-        "import numpy as np\n"
-        "def f(x, w):\n"
-        "    return x * np.tile(w, (x.shape[0], 1))\n",
+        Valid("""
+            import numpy as np
+            def f(x, w):
+                return x * np.tile(w, (x.shape[0], 1))
+        """),
         # Tiled to match a different tensor than the operand.
-        "import tensorflow as tf\n"
-        "def f(x, y, w):\n"
-        "    return x + tf.tile(w, [tf.shape(y)[0], 1])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, y, w):
+                return x + tf.tile(w, [tf.shape(y)[0], 1])
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x, w):\n"
-            "    w_full = tf.tile(w[tf.newaxis, :], [tf.shape(x)[0], 1])\n"
-            "    return x * w_full\n",
-            count=1, lines=(3,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def f(x, b):\n"
-            "    return tensorflow_alias.add(x, tensorflow_alias.tile(b, [x.shape[0], 1]))\n",
-            count=1, lines=(3,)),
-        Example(
-            "from tensorflow import tile\n"
-            "def f(rows, v):\n"
-            "    return tile(v, [len(rows), 1]) - rows\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x, w):
+                w_full = tf.tile(w[tf.newaxis, :], [tf.shape(x)[0], 1])
+                return x * w_full
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def f(x, b):
+                return tensorflow_alias.add(x, tensorflow_alias.tile(b, [x.shape[0], 1]))
+        """, count=1, lines=(3,)),
+        Invalid("""
+            from tensorflow import tile
+            def f(rows, v):
+                return tile(v, [len(rows), 1]) - rows
+        """, count=1, lines=(3,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
 from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.analysis.transposes import inverse, transpose_of
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Ops that take a data_format argument (and their input argument's keyword name).
@@ -78,63 +78,73 @@ reported.
 """
     valid = (
         # Data arrives NCHW, is converted once and stays NHWC.
-        "import tensorflow as tf\n"
-        "def f(x_nchw, w):\n"
-        "    x = tf.transpose(x_nchw, [0, 2, 3, 1])\n"
-        "    y = tf.nn.conv2d(x, w, 1, 'SAME')\n"
-        "    return tf.nn.max_pool2d(y, 2, 2, 'VALID')\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x_nchw, w):
+                x = tf.transpose(x_nchw, [0, 2, 3, 1])
+                y = tf.nn.conv2d(x, w, 1, 'SAME')
+                return tf.nn.max_pool2d(y, 2, 2, 'VALID')
+        """),
         # The op does the layout itself.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    return tf.nn.conv2d(x, w, 1, 'SAME', data_format='NCHW')\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                return tf.nn.conv2d(x, w, 1, 'SAME', data_format='NCHW')
+        """),
         # Transposes around a matmul: not a data_format op.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    y = tf.matmul(tf.transpose(x, [0, 2, 1]), w)\n"
-        "    return tf.transpose(y, [0, 2, 1])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                y = tf.matmul(tf.transpose(x, [0, 2, 1]), w)
+                return tf.transpose(y, [0, 2, 1])
+        """),
         # A user's own conv2d.
-        "import tensorflow as tf\n"
-        "def conv2d(x, w):\n"
-        "    return x * w\n"
-        "def f(x, w):\n"
-        "    return tf.transpose(conv2d(tf.transpose(x, [0, 2, 3, 1]), w), [0, 3, 1, 2])\n",
+        Valid("""
+            import tensorflow as tf
+            def conv2d(x, w):
+                return x * w
+            def f(x, w):
+                return tf.transpose(conv2d(tf.transpose(x, [0, 2, 3, 1]), w), [0, 3, 1, 2])
+        """),
         # Transposed on the way in, but the output goes on in NHWC.
-        "import tensorflow as tf\n"
-        "def f(x, w):\n"
-        "    y = tf.nn.conv2d(tf.transpose(x, [0, 2, 3, 1]), w, 1, 'SAME')\n"
-        "    return tf.reduce_mean(y, axis=[1, 2])\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                y = tf.nn.conv2d(tf.transpose(x, [0, 2, 3, 1]), w, 1, 'SAME')
+                return tf.reduce_mean(y, axis=[1, 2])
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x_nchw, w):\n"
-            "    y = tf.transpose(x_nchw, [0, 2, 3, 1])\n"
-            "    y = tf.nn.relu(tf.nn.conv2d(y, w, 1, 'SAME'))\n"
-            "    return tf.transpose(y, [0, 3, 1, 2])\n",
-            count=1, lines=(4,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def f(x):\n"
-            "    return tensorflow_alias.transpose(tensorflow_alias.nn.max_pool2d(\n"
-            "        tensorflow_alias.transpose(x, perm=[0, 2, 3, 1]), 2, 2, 'VALID'),\n"
-            "        perm=[0, 3, 1, 2])\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x_nchw, w):
+                y = tf.transpose(x_nchw, [0, 2, 3, 1])
+                y = tf.nn.relu(tf.nn.conv2d(y, w, 1, 'SAME'))
+                return tf.transpose(y, [0, 3, 1, 2])
+        """, count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def f(x):
+                return tensorflow_alias.transpose(tensorflow_alias.nn.max_pool2d(
+                    tensorflow_alias.transpose(x, perm=[0, 2, 3, 1]), 2, 2, 'VALID'),
+                    perm=[0, 3, 1, 2])
+        """, count=1, lines=(3,)),
         # The other direction: NHWC data turned NCHW for the op, and back.
-        Example(
-            "from tensorflow import transpose\n"
-            "from tensorflow.nn import conv2d\n"
-            "def f(x, w):\n"
-            "    t = transpose(x, [0, 3, 1, 2])\n"
-            "    out = conv2d(t, w, 1, 'SAME', data_format='NCHW')\n"
-            "    return transpose(out, [0, 2, 3, 1])\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            from tensorflow import transpose
+            from tensorflow.nn import conv2d
+            def f(x, w):
+                t = transpose(x, [0, 3, 1, 2])
+                out = conv2d(t, w, 1, 'SAME', data_format='NCHW')
+                return transpose(out, [0, 2, 3, 1])
+        """, count=1, lines=(5,)),
         # 1-D.
-        Example(
-            "import tensorflow as tf\n"
-            "def f(x, w):\n"
-            "    y = tf.nn.conv1d(tf.transpose(x, [0, 2, 1]), w, 1, 'SAME')\n"
-            "    return tf.transpose(y, [0, 2, 1])\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def f(x, w):
+                y = tf.nn.conv1d(tf.transpose(x, [0, 2, 1]), w, 1, 'SAME')
+                return tf.transpose(y, [0, 2, 1])
+        """, count=1, lines=(3,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.syntax import keyword
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Tensor makers → the positional index of their dtype argument (None: keyword only / none).
@@ -89,67 +89,79 @@ changes results. No fix when the array comes through a variable (other uses may 
 float64) or NumPy is not imported under a module-level name.
 """
     valid = (
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "x = tf.constant(np.random.rand(3, 4), dtype=tf.float32)\n",
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.from_tensor_slices(np.zeros((10, 3), dtype=np.float32))\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            x = tf.constant(np.random.rand(3, 4), dtype=tf.float32)
+        """),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            ds = tf.data.Dataset.from_tensor_slices(np.zeros((10, 3), dtype=np.float32))
+        """),
         # Without a size NumPy returns a Python float, which TensorFlow makes float32.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "x = tf.constant(np.random.rand())\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            x = tf.constant(np.random.rand())
+        """),
         # Integers, and explicit casts.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "a = np.random.rand(5).astype(np.float32)\n"
-        "x = tf.convert_to_tensor(a)\n"
-        "y = tf.constant(np.arange(10))\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            a = np.random.rand(5).astype(np.float32)
+            x = tf.convert_to_tensor(a)
+            y = tf.constant(np.arange(10))
+        """),
         # Not TensorFlow's constant.
-        "import numpy as np\n"
-        "def constant(v):\n"
-        "    return v\n"
-        "x = constant(np.random.rand(3))\n",
+        Valid("""
+            import numpy as np
+            def constant(v):
+                return v
+            x = constant(np.random.rand(3))
+        """),
     )
     invalid = (
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tf\n"
-            "np.random.seed(0)\n"
-            "x = tf.constant(np.random.rand(3, 4))\n",
-            count=1, lines=(4,),
-            fixed="import numpy as np\n"
-                  "import tensorflow as tf\n"
-                  "np.random.seed(0)\n"
-                  "x = tf.constant(np.random.rand(3, 4).astype(np.float32))\n"),
-        Example(
-            "import numpy as numpy_alias\n"
-            "import tensorflow as tensorflow_alias\n"
-            "t = tensorflow_alias.convert_to_tensor(numpy_alias.zeros((2, 2)))\n",
-            count=1, lines=(3,),
-            fixed="import numpy as numpy_alias\n"
-                  "import tensorflow as tensorflow_alias\n"
-                  "t = tensorflow_alias.convert_to_tensor("
-                  "numpy_alias.zeros((2, 2), dtype=numpy_alias.float32))\n"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            np.random.seed(0)
+            x = tf.constant(np.random.rand(3, 4))
+        """, count=1, lines=(4,), fixed="""
+            import numpy as np
+            import tensorflow as tf
+            np.random.seed(0)
+            x = tf.constant(np.random.rand(3, 4).astype(np.float32))
+        """),
+        Invalid("""
+            import numpy as numpy_alias
+            import tensorflow as tensorflow_alias
+            t = tensorflow_alias.convert_to_tensor(numpy_alias.zeros((2, 2)))
+        """, count=1, lines=(3,), fixed="""
+            import numpy as numpy_alias
+            import tensorflow as tensorflow_alias
+            t = tensorflow_alias.convert_to_tensor(numpy_alias.zeros((2, 2), dtype=numpy_alias.float32))
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # Through a variable and in a tuple: reported, not fixed.
-        Example(
-            "import numpy as np\n"
-            "from tensorflow.data import Dataset\n"
-            "features = np.random.randn(100, 8)\n"
-            "labels = np.arange(100)\n"
-            "ds = Dataset.from_tensor_slices((features, labels))\n",
-            count=1, lines=(5,)),
+        Invalid("""
+            import numpy as np
+            from tensorflow.data import Dataset
+            features = np.random.randn(100, 8)
+            labels = np.arange(100)
+            ds = Dataset.from_tensor_slices((features, labels))
+        """, count=1, lines=(5,)),
         # A Generator's draws are float64 too.
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tf\n"
-            "rng = np.random.default_rng(0)\n"
-            "w = tf.Variable(rng.normal(0.0, 1.0, size=(4, 4)))\n",
-            count=1, lines=(4,),
-            fixed="import numpy as np\n"
-                  "import tensorflow as tf\n"
-                  "rng = np.random.default_rng(0)\n"
-                  "w = tf.Variable(rng.normal(0.0, 1.0, size=(4, 4)).astype(np.float32))\n"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            rng = np.random.default_rng(0)
+            w = tf.Variable(rng.normal(0.0, 1.0, size=(4, 4)))
+        """, count=1, lines=(4,), fixed="""
+            import numpy as np
+            import tensorflow as tf
+            rng = np.random.default_rng(0)
+            w = tf.Variable(rng.normal(0.0, 1.0, size=(4, 4)).astype(np.float32))
+        """),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.precision import mixed_float16_policy
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 LOSS_SCALE_OPTIMIZERS = frozenset({
@@ -80,79 +80,87 @@ places, with different spellings in Keras 2 and Keras 3.
 """
     valid = (
         # Loss scaling in place.
-        "import tensorflow as tf\n"
-        "import keras\n"
-        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-        "opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n"
-        "def step(model, x, y):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_mean((model(x) - y) ** 2)\n"
-        "        scaled = opt.scale_loss(loss)\n"
-        "    grads = tape.gradient(scaled, model.trainable_variables)\n"
-        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
+        Valid("""
+            import tensorflow as tf
+            import keras
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())
+            def step(model, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                    scaled = opt.scale_loss(loss)
+                grads = tape.gradient(scaled, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """),
         # bfloat16 keeps float32's exponent range.
-        "import tensorflow as tf\n"
-        "import keras\n"
-        "keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
-        "def step(model, opt, x, y):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_mean((model(x) - y) ** 2)\n"
-        "    grads = tape.gradient(loss, model.trainable_variables)\n"
-        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
+        Valid("""
+            import tensorflow as tf
+            import keras
+            keras.mixed_precision.set_global_policy('mixed_bfloat16')
+            def step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """),
         # model.fit scales the loss itself.
-        "import keras\n"
-        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-        "def train(model, ds):\n"
-        "    model.compile(optimizer='adam', loss='mse')\n"
-        "    model.fit(ds, epochs=1)\n",
+        Valid("""
+            import keras
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            def train(model, ds):
+                model.compile(optimizer='adam', loss='mse')
+                model.fit(ds, epochs=1)
+        """),
         # A gradient of the input (saliency), no optimizer step.
-        "import tensorflow as tf\n"
-        "from tensorflow.keras import mixed_precision\n"
-        "mixed_precision.set_global_policy('mixed_float16')\n"
-        "def saliency(model, x):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        tape.watch(x)\n"
-        "        y = model(x)\n"
-        "    return tape.gradient(y, x)\n",
+        Valid("""
+            import tensorflow as tf
+            from tensorflow.keras import mixed_precision
+            mixed_precision.set_global_policy('mixed_float16')
+            def saliency(model, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = model(x)
+                return tape.gradient(y, x)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "import keras\n"
-            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-            "def step(model, opt, x, y):\n"
-            "    with tf.GradientTape() as tape:\n"
-            "        loss = tf.reduce_mean((model(x) - y) ** 2)\n"
-            "    grads = tape.gradient(loss, model.trainable_variables)\n"
-            "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
-            count=1, lines=(7,)),
+        Invalid("""
+            import tensorflow as tf
+            import keras
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            def step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, count=1, lines=(7,)),
         # Aliased modules and a Policy object.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "from tensorflow.keras import mixed_precision as mp\n"
-            "policy = mp.Policy('mixed_float16')\n"
-            "mp.set_global_policy(policy)\n"
-            "@tensorflow_alias.function\n"
-            "def step(model, opt, x):\n"
-            "    with tensorflow_alias.GradientTape() as g:\n"
-            "        loss = tensorflow_alias.reduce_sum(model(x))\n"
-            "    grads = g.gradient(loss, model.trainable_variables)\n"
-            "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
-            count=1, lines=(9,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            from tensorflow.keras import mixed_precision as mp
+            policy = mp.Policy('mixed_float16')
+            mp.set_global_policy(policy)
+            @tensorflow_alias.function
+            def step(model, opt, x):
+                with tensorflow_alias.GradientTape() as g:
+                    loss = tensorflow_alias.reduce_sum(model(x))
+                grads = g.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, count=1, lines=(9,)),
         # A custom train_step (Keras 3 spelling of the policy setter).
-        Example(
-            "import keras\n"
-            "import tensorflow as tf\n"
-            "keras.config.set_dtype_policy('mixed_float16')\n"
-            "class M(keras.Model):\n"
-            "    def train_step(self, data):\n"
-            "        x, y = data\n"
-            "        with tf.GradientTape() as tape:\n"
-            "            loss = self.compute_loss(y=y, y_pred=self(x))\n"
-            "        grads = tape.gradient(loss, self.trainable_variables)\n"
-            "        self.optimizer.apply(grads, self.trainable_variables)\n"
-            "        return {'loss': loss}\n",
-            count=1, lines=(9,)),
+        Invalid("""
+            import keras
+            import tensorflow as tf
+            keras.config.set_dtype_policy('mixed_float16')
+            class M(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compute_loss(y=y, y_pred=self(x))
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply(grads, self.trainable_variables)
+                    return {'loss': loss}
+        """, count=1, lines=(9,)),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:

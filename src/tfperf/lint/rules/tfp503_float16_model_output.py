@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.precision import mixed_float16_policy
 from tfperf.lint.analysis.syntax import keyword
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
@@ -86,71 +86,84 @@ model = keras.Sequential([
 
 ## Fix safety
 No automatic fix: adding `dtype="float32"` changes the layer's weights' compute dtype and
-saved models; splitting off the activation changes the layer list. Models whose last layer
+saved models; splitting off the activation changes the layer list.
+
+## Known limitations
+Models whose last layer
 is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reported.
 """
     valid = (
-        "import keras\n"
-        "from keras import layers\n"
-        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-        "model = keras.Sequential([\n"
-        "    layers.Dense(64, activation='relu'),\n"
-        "    layers.Dense(10),\n"
-        "    layers.Activation('softmax', dtype='float32'),\n"
-        "])\n",
+        Valid("""
+            import keras
+            from keras import layers
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            model = keras.Sequential([
+                layers.Dense(64, activation='relu'),
+                layers.Dense(10),
+                layers.Activation('softmax', dtype='float32'),
+            ])
+        """),
         # No mixed precision policy: float32 everywhere.
-        "import keras\n"
-        "from keras import layers\n"
-        "model = keras.Sequential([layers.Dense(64), layers.Dense(10, activation='softmax')])\n",
+        Valid("""
+            import keras
+            from keras import layers
+            model = keras.Sequential([layers.Dense(64), layers.Dense(10, activation='softmax')])
+        """),
         # bfloat16 policy: not what this rule is about.
-        "import keras\n"
-        "from keras import layers\n"
-        "keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
-        "model = keras.Sequential([layers.Dense(10, activation='softmax')])\n",
+        Valid("""
+            import keras
+            from keras import layers
+            keras.mixed_precision.set_global_policy('mixed_bfloat16')
+            model = keras.Sequential([layers.Dense(10, activation='softmax')])
+        """),
         # Functional model with a float32 output layer.
-        "import tensorflow as tf\n"
-        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
-        "inputs = tf.keras.Input(shape=(8,))\n"
-        "x = tf.keras.layers.Dense(16)(inputs)\n"
-        "outputs = tf.keras.layers.Dense(1, dtype=tf.float32)(x)\n"
-        "model = tf.keras.Model(inputs, outputs)\n",
+        Valid("""
+            import tensorflow as tf
+            tf.keras.mixed_precision.set_global_policy('mixed_float16')
+            inputs = tf.keras.Input(shape=(8,))
+            x = tf.keras.layers.Dense(16)(inputs)
+            outputs = tf.keras.layers.Dense(1, dtype=tf.float32)(x)
+            model = tf.keras.Model(inputs, outputs)
+        """),
         # A user's own Sequential.
-        "import keras\n"
-        "from keras import layers\n"
-        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-        "class Sequential(list):\n"
-        "    pass\n"
-        "model = Sequential([layers.Dense(10)])\n",
+        Valid("""
+            import keras
+            from keras import layers
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            class Sequential(list):
+                pass
+            model = Sequential([layers.Dense(10)])
+        """),
     )
     invalid = (
-        Example(
-            "import keras\n"
-            "from keras import layers\n"
-            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-            "model = keras.Sequential([\n"
-            "    layers.Dense(64, activation='relu'),\n"
-            "    layers.Dense(10, activation='softmax'),\n"
-            "])\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import keras
+            from keras import layers
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            model = keras.Sequential([
+                layers.Dense(64, activation='relu'),
+                layers.Dense(10, activation='softmax'),
+            ])
+        """, count=1, lines=(6,)),
         # Functional, aliased.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "from tensorflow.keras import mixed_precision\n"
-            "mixed_precision.set_global_policy('mixed_float16')\n"
-            "inputs = tensorflow_alias.keras.Input(shape=(8,))\n"
-            "x = tensorflow_alias.keras.layers.Dense(16)(inputs)\n"
-            "outputs = tensorflow_alias.keras.layers.Dense(3, activation='softmax')(x)\n"
-            "model = tensorflow_alias.keras.Model(inputs=inputs, outputs=outputs)\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            from tensorflow.keras import mixed_precision
+            mixed_precision.set_global_policy('mixed_float16')
+            inputs = tensorflow_alias.keras.Input(shape=(8,))
+            x = tensorflow_alias.keras.layers.Dense(16)(inputs)
+            outputs = tensorflow_alias.keras.layers.Dense(3, activation='softmax')(x)
+            model = tensorflow_alias.keras.Model(inputs=inputs, outputs=outputs)
+        """, count=1, lines=(6,)),
         # model.add: the last one counts.
-        Example(
-            "import keras\n"
-            "from keras.layers import Dense\n"
-            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
-            "model = keras.models.Sequential()\n"
-            "model.add(Dense(32, dtype='float32'))\n"
-            "model.add(Dense(1, activation='sigmoid', dtype='float16'))\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import keras
+            from keras.layers import Dense
+            keras.mixed_precision.set_global_policy('mixed_float16')
+            model = keras.models.Sequential()
+            model.add(Dense(32, dtype='float32'))
+            model.add(Dense(1, activation='sigmoid', dtype='float16'))
+        """, count=1, lines=(6,)),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, pipeline
 from tfperf.lint.analysis.syntax import keyword, method_call
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 CONSUMERS = frozenset({"fit", "evaluate", "predict"})
@@ -86,86 +86,103 @@ model.fit(ds, epochs=10)
 The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last built. It is
 **safe**: prefetching yields the same elements in the same order; it only produces them
 ahead of time (so a `py_function` with side effects runs a little earlier, and a few more
-elements are held in memory). Pipelines passed in from elsewhere (a parameter, another
+elements are held in memory).
+
+## Known limitations
+Pipelines passed in from elsewhere (a parameter, another
 module's function), peeked at with `take(n)` or `next(iter(ds))`, or that do no
 per-element work (in-memory slices, batched) are not reported; nor are pipelines with a
 `prefetch` anywhere, or Keras dataset utilities (`image_dataset_from_directory`...),
 which end with one already.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "def train(model, files, parse):\n"
-        "    ds = tf.data.TFRecordDataset(files).map(parse).batch(64)\n"
-        "    ds = ds.prefetch(tf.data.AUTOTUNE)\n"
-        "    model.fit(ds, epochs=1)\n",
+        Valid("""
+            import tensorflow as tf
+            def train(model, files, parse):
+                ds = tf.data.TFRecordDataset(files).map(parse).batch(64)
+                ds = ds.prefetch(tf.data.AUTOTUNE)
+                model.fit(ds, epochs=1)
+        """),
         # Built elsewhere: cannot tell.
-        "import tensorflow as tf\n"
-        "def train(model, ds):\n"
-        "    model.fit(ds.batch(32), epochs=1)\n",
+        Valid("""
+            import tensorflow as tf
+            def train(model, ds):
+                model.fit(ds.batch(32), epochs=1)
+        """),
         # Peeking at a few elements.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
-        "for x in ds.take(2):\n"
-        "    print(x)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(10).map(lambda x: x * 2)
+            for x in ds.take(2):
+                print(x)
+        """),
         # A Keras utility already prefetches.
-        "import keras\n"
-        "def train(model):\n"
-        "    ds = keras.utils.image_dataset_from_directory('images', batch_size=32)\n"
-        "    model.fit(ds)\n",
+        Valid("""
+            import keras
+            def train(model):
+                ds = keras.utils.image_dataset_from_directory('images', batch_size=32)
+                model.fit(ds)
+        """),
         # One element looked at.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(10).map(lambda x: x * 2)\n"
-        "first = next(iter(ds))\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(10).map(lambda x: x * 2)
+            first = next(iter(ds))
+        """),
         # Iterating a Python list, not a dataset.
-        "import tensorflow as tf\n"
-        "for x in [tf.ones(3), tf.zeros(3)]:\n"
-        "    tf.print(x)\n",
+        Valid("""
+            import tensorflow as tf
+            for x in [tf.ones(3), tf.zeros(3)]:
+                tf.print(x)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def train(model, files, parse):\n"
-            "    ds = tf.data.TFRecordDataset(files).map(parse)\n"
-            "    ds = ds.batch(64)\n"
-            "    model.fit(ds, epochs=1)\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "def train(model, files, parse):\n"
-                  "    ds = tf.data.TFRecordDataset(files).map(parse)\n"
-                  "    ds = ds.batch(64).prefetch(tf.data.AUTOTUNE)\n"
-                  "    model.fit(ds, epochs=1)\n"),
+        Invalid("""
+            import tensorflow as tf
+            def train(model, files, parse):
+                ds = tf.data.TFRecordDataset(files).map(parse)
+                ds = ds.batch(64)
+                model.fit(ds, epochs=1)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def train(model, files, parse):
+                ds = tf.data.TFRecordDataset(files).map(parse)
+                ds = ds.batch(64).prefetch(tf.data.AUTOTUNE)
+                model.fit(ds, epochs=1)
+        """),
         # Aliased import; iterated in a loop; the chain is consumed in place.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1).batch(8):\n"
-            "    tensorflow_alias.print(batch)\n",
-            count=1, lines=(2,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1)"
-                  ".batch(8).prefetch(tensorflow_alias.data.AUTOTUNE):\n"
-                  "    tensorflow_alias.print(batch)\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1).batch(8):
+                tensorflow_alias.print(batch)
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tensorflow_alias
+            for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1).batch(8).prefetch(tensorflow_alias.data.AUTOTUNE):
+                tensorflow_alias.print(batch)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # `from tensorflow.data import Dataset`; consumed twice, reported once; no `tf`
         # alias to write the fix with.
-        Example(
-            "from tensorflow.data import Dataset\n"
-            "def run(model, x, y, aug):\n"
-            "    ds = Dataset.from_tensor_slices((x, y)).map(aug).batch(32)\n"
-            "    it = iter(ds)\n"
-            "    model.evaluate(ds)\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            from tensorflow.data import Dataset
+            def run(model, x, y, aug):
+                ds = Dataset.from_tensor_slices((x, y)).map(aug).batch(32)
+                it = iter(ds)
+                model.evaluate(ds)
+        """, count=1, lines=(4,)),
         # Keras utility followed by more work.
-        Example(
-            "import tensorflow as tf\n"
-            "def train(model, aug):\n"
-            "    ds = tf.keras.utils.image_dataset_from_directory('images')\n"
-            "    ds = ds.map(aug)\n"
-            "    model.fit(x=ds)\n",
-            count=1, lines=(5,),
-            fixed="import tensorflow as tf\n"
-                  "def train(model, aug):\n"
-                  "    ds = tf.keras.utils.image_dataset_from_directory('images')\n"
-                  "    ds = ds.map(aug).prefetch(tf.data.AUTOTUNE)\n"
-                  "    model.fit(x=ds)\n"),
+        Invalid("""
+            import tensorflow as tf
+            def train(model, aug):
+                ds = tf.keras.utils.image_dataset_from_directory('images')
+                ds = ds.map(aug)
+                model.fit(x=ds)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def train(model, aug):
+                ds = tf.keras.utils.image_dataset_from_directory('images')
+                ds = ds.map(aug).prefetch(tf.data.AUTOTUNE)
+                model.fit(x=ds)
+        """),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.pipelines import is_random_op, is_tf_dataset, map_function
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Method → positional index of its num_parallel_calls argument.
@@ -79,63 +79,71 @@ from the shared random state in a different order, so the augmentations differ),
 the pipeline sets `deterministic=False`. No fix without a module-level `tensorflow` alias.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(8).map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(8).map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE)
+        """),
         # Positional num_parallel_calls.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(8).map(lambda x: tf.square(x), tf.data.AUTOTUNE)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(8).map(lambda x: tf.square(x), tf.data.AUTOTUNE)
+        """),
         # Only restructuring: nothing to parallelise.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.from_tensor_slices(({'a': [1, 2]}, [0, 1]))\n"
-        "ds = ds.map(lambda feats, label: (feats['a'], label))\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.from_tensor_slices(({'a': [1, 2]}, [0, 1]))
+            ds = ds.map(lambda feats, label: (feats['a'], label))
+        """),
         # Python's map and a pandas-like object are not datasets.
-        "import tensorflow as tf\n"
-        "xs = list(map(tf.square, [tf.ones(2)]))\n"
-        "def f(frame):\n"
-        "    return frame.map(str.upper)\n",
+        Valid("""
+            import tensorflow as tf
+            xs = list(map(tf.square, [tf.ones(2)]))
+            def f(frame):
+                return frame.map(str.upper)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def scale(x):\n"
-            "    return tf.cast(x, tf.float32) / 255.0\n"
-            "ds = tf.data.Dataset.range(8).map(scale)\n",
-            count=1, lines=(4,),
-            fixed="import tensorflow as tf\n"
-                  "def scale(x):\n"
-                  "    return tf.cast(x, tf.float32) / 255.0\n"
-                  "ds = tf.data.Dataset.range(8).map(scale, "
-                  "num_parallel_calls=tf.data.AUTOTUNE)\n"),
+        Invalid("""
+            import tensorflow as tf
+            def scale(x):
+                return tf.cast(x, tf.float32) / 255.0
+            ds = tf.data.Dataset.range(8).map(scale)
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            def scale(x):
+                return tf.cast(x, tf.float32) / 255.0
+            ds = tf.data.Dataset.range(8).map(scale, num_parallel_calls=tf.data.AUTOTUNE)
+        """),
         # Aliased; interleave keeps its other arguments; the function is not visible.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "files = tensorflow_alias.data.Dataset.list_files('*.tfrecord')\n"
-            "ds = files.interleave(tensorflow_alias.data.TFRecordDataset, cycle_length=4)\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "files = tensorflow_alias.data.Dataset.list_files('*.tfrecord')\n"
-                  "ds = files.interleave(tensorflow_alias.data.TFRecordDataset, cycle_length=4, "
-                  "num_parallel_calls=tensorflow_alias.data.AUTOTUNE)\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            files = tensorflow_alias.data.Dataset.list_files('*.tfrecord')
+            ds = files.interleave(tensorflow_alias.data.TFRecordDataset, cycle_length=4)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tensorflow_alias
+            files = tensorflow_alias.data.Dataset.list_files('*.tfrecord')
+            ds = files.interleave(tensorflow_alias.data.TFRecordDataset, cycle_length=4, num_parallel_calls=tensorflow_alias.data.AUTOTUNE)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # Random augmentation: fixed only as an unsafe fix (see Fix safety).
-        Example(
-            "import tensorflow as tf\n"
-            "def train_ds(ds: tf.data.Dataset):\n"
-            "    return ds.map(\n"
-            "        lambda img, y: (tf.image.random_flip_left_right(img), y),\n"
-            "    )\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tf\n"
-                  "def train_ds(ds: tf.data.Dataset):\n"
-                  "    return ds.map(\n"
-                  "        lambda img, y: (tf.image.random_flip_left_right(img), y), "
-                  "num_parallel_calls=tf.data.AUTOTUNE,\n"
-                  "    )\n"),
+        Invalid("""
+            import tensorflow as tf
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(
+                    lambda img, y: (tf.image.random_flip_left_right(img), y),
+                )
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(
+                    lambda img, y: (tf.image.random_flip_left_right(img), y), num_parallel_calls=tf.data.AUTOTUNE,
+                )
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # `from tensorflow.data import Dataset`: no `tf` alias for the fix.
-        Example(
-            "from tensorflow.data import Dataset\n"
-            "import numpy as np\n"
-            "ds = Dataset.range(4).map(lambda x: x + np.int64(1))\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            from tensorflow.data import Dataset
+            import numpy as np
+            ds = Dataset.range(4).map(lambda x: x + np.int64(1))
+        """, count=1, lines=(3,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

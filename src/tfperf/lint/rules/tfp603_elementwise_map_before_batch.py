@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.pipelines import is_tf_dataset, map_function
 from tfperf.lint.analysis.syntax import method_call
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # Ops that work element by element (same result on a batch as on each element stacked).
@@ -100,49 +100,59 @@ values, random ops), several statements, or a map not directly followed by `batc
 `shuffle` in between, `padded_batch`) keeps it quiet.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(100).batch(10).map(lambda x: tf.cast(x, tf.float32) / 9.0)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).batch(10).map(lambda x: tf.cast(x, tf.float32) / 9.0)
+        """),
         # Resizing needs each image on its own (different sizes).
-        "import tensorflow as tf\n"
-        "def prep(img, label):\n"
-        "    return tf.image.resize(img, [224, 224]), label\n"
-        "def make(ds: tf.data.Dataset):\n"
-        "    return ds.map(prep).batch(32)\n",
+        Valid("""
+            import tensorflow as tf
+            def prep(img, label):
+                return tf.image.resize(img, [224, 224]), label
+            def make(ds: tf.data.Dataset):
+                return ds.map(prep).batch(32)
+        """),
         # Indexing by position means something else on a batch.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(10).map(lambda x: tf.stack([x, x])[0] * 2).batch(2)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(10).map(lambda x: tf.stack([x, x])[0] * 2).batch(2)
+        """),
         # A shuffle between map and batch: batching first would change the shuffle.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(10).map(lambda x: x * 2).shuffle(10).batch(2)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(10).map(lambda x: x * 2).shuffle(10).batch(2)
+        """),
         # Python's map, not a dataset.
-        "import tensorflow as tf\n"
-        "class Q:\n"
-        "    def batch(self, n):\n"
-        "        return n\n"
-        "def f(q):\n"
-        "    return q.map(lambda x: x * 2).batch(3)\n",
+        Valid("""
+            import tensorflow as tf
+            class Q:
+                def batch(self, n):
+                    return n
+            def f(q):
+                return q.map(lambda x: x * 2).batch(3)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "ds = tf.data.Dataset.range(100)\n"
-            "ds = ds.map(lambda x: tf.cast(x, tf.float32) / 255.0).batch(32)\n",
-            count=1, lines=(3,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def scale(image, label):\n"
-            "    '''Scale pixels to [0, 1].'''\n"
-            "    return tensorflow_alias.cast(image, tensorflow_alias.float32) / 255.0, label\n"
-            "def make(ds: tensorflow_alias.data.Dataset):\n"
-            "    ds = ds.map(scale)\n"
-            "    return ds.batch(64)\n",
-            count=1, lines=(7,)),
-        Example(
-            "from tensorflow import cast, float32\n"
-            "from tensorflow.data import Dataset\n"
-            "ds = Dataset.from_tensor_slices({'a': [1, 2], 'b': [3, 4]})\n"
-            "ds = ds.map(lambda d: {'a': cast(d['a'], float32) * 2.0, 'b': d['b']}).batch(2)\n",
-            count=1, lines=(4,)),
+        Invalid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100)
+            ds = ds.map(lambda x: tf.cast(x, tf.float32) / 255.0).batch(32)
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def scale(image, label):
+                '''Scale pixels to [0, 1].'''
+                return tensorflow_alias.cast(image, tensorflow_alias.float32) / 255.0, label
+            def make(ds: tensorflow_alias.data.Dataset):
+                ds = ds.map(scale)
+                return ds.batch(64)
+        """, count=1, lines=(7,)),
+        Invalid("""
+            from tensorflow import cast, float32
+            from tensorflow.data import Dataset
+            ds = Dataset.from_tensor_slices({'a': [1, 2], 'b': [3, 4]})
+            ds = ds.map(lambda d: {'a': cast(d['a'], float32) * 2.0, 'b': d['b']}).batch(2)
+        """, count=1, lines=(4,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.pipelines import is_random_op, is_tf_dataset, map_function, pipeline
 from tfperf.lint.analysis.syntax import body_nodes, keyword, method_call
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
@@ -76,64 +76,79 @@ ds = ds.shuffle(1000).batch(32)
 
 ## Fix safety
 No automatic fix: moving `cache()` changes what is stored (and its memory), and moving
-`shuffle` changes the buffer's meaning (elements instead of batches). Shuffling batches is
+`shuffle` changes the buffer's meaning (elements instead of batches).
+
+## Known limitations
+Shuffling batches is
 not reported when elements were shuffled before batching too, or after `padded_batch` and
 bucketing (where it is the usual idiom); stateless random ops (same draw for a given seed)
 are not random augmentation here.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "def make(ds: tf.data.Dataset):\n"
-        "    ds = ds.cache()\n"
-        "    ds = ds.map(lambda x: tf.image.random_flip_left_right(x))\n"
-        "    return ds.shuffle(100).batch(8)\n",
+        Valid("""
+            import tensorflow as tf
+            def make(ds: tf.data.Dataset):
+                ds = ds.cache()
+                ds = ds.map(lambda x: tf.image.random_flip_left_right(x))
+                return ds.shuffle(100).batch(8)
+        """),
         # Deterministic preprocessing before cache is the point of cache.
-        "import tensorflow as tf\n"
-        "def decode(x):\n"
-        "    return tf.io.decode_png(x)\n"
-        "def make(ds: tf.data.Dataset):\n"
-        "    return ds.map(decode).cache()\n",
+        Valid("""
+            import tensorflow as tf
+            def decode(x):
+                return tf.io.decode_png(x)
+            def make(ds: tf.data.Dataset):
+                return ds.map(decode).cache()
+        """),
         # Batches shuffled on purpose after shuffling the elements.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(100).shuffle(100).batch(10).shuffle(10)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).shuffle(100).batch(10).shuffle(10)
+        """),
         # Bucketed batches are often shuffled.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(100).padded_batch(10).shuffle(10)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).padded_batch(10).shuffle(10)
+        """),
         # Stateless random ops repeat for a seed: not augmentation that cache would freeze.
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.range(4).map(\n"
-        "    lambda x: tf.random.stateless_uniform([2], seed=[1, 2])).cache()\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(4).map(
+                lambda x: tf.random.stateless_uniform([2], seed=[1, 2])).cache()
+        """),
         # NumPy's shuffle and a user's own cache.
-        "import numpy as np\n"
-        "import tensorflow as tf\n"
-        "x = np.arange(10)\n"
-        "np.random.shuffle(x)\n"
-        "def cache(v):\n"
-        "    return v\n",
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            x = np.arange(10)
+            np.random.shuffle(x)
+            def cache(v):
+                return v
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "def augment(img):\n"
-            "    return tf.image.random_brightness(img, 0.2)\n"
-            "def make(ds: tf.data.Dataset):\n"
-            "    return ds.map(augment).cache().batch(32)\n",
-            count=1, lines=(5,)),
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "ds = tensorflow_alias.data.Dataset.range(100).batch(10)\n"
-            "ds = ds.shuffle(1000)\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def augment(img):
+                return tf.image.random_brightness(img, 0.2)
+            def make(ds: tf.data.Dataset):
+                return ds.map(augment).cache().batch(32)
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            ds = tensorflow_alias.data.Dataset.range(100).batch(10)
+            ds = ds.shuffle(1000)
+        """, count=1, lines=(3,)),
         # A Keras augmentation model used in the map; `from tensorflow.keras import layers`.
-        Example(
-            "import tensorflow as tf\n"
-            "from tensorflow.keras import layers\n"
-            "aug = tf.keras.Sequential([layers.RandomFlip('horizontal'), layers.RandomZoom(0.1)])\n"
-            "def make(ds: tf.data.Dataset):\n"
-            "    ds = ds.map(lambda x, y: (aug(x, training=True), y))\n"
-            "    ds = ds.cache()\n"
-            "    return ds\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import tensorflow as tf
+            from tensorflow.keras import layers
+            aug = tf.keras.Sequential([layers.RandomFlip('horizontal'), layers.RandomZoom(0.1)])
+            def make(ds: tf.data.Dataset):
+                ds = ds.map(lambda x, y: (aug(x, training=True), y))
+                ds = ds.cache()
+                return ds
+        """, count=1, lines=(6,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

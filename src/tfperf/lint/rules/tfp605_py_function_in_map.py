@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
@@ -53,47 +53,55 @@ reports every such call, because the cost is real even when no TF op can replace
 treat the finding as a note and keep the Python part as small and as batched as possible.
 """
     valid = (
-        "import tensorflow as tf\n"
-        "ds = tf.data.Dataset.list_files('*.png').map(\n"
-        "    lambda p: tf.io.decode_png(tf.io.read_file(p)),\n"
-        "    num_parallel_calls=tf.data.AUTOTUNE)\n",
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.list_files('*.png').map(
+                lambda p: tf.io.decode_png(tf.io.read_file(p)),
+                num_parallel_calls=tf.data.AUTOTUNE)
+        """),
         # A py_function outside any dataset map.
-        "import tensorflow as tf\n"
-        "def f(x):\n"
-        "    return tf.py_function(lambda v: v * 2, [x], tf.float32)\n",
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.py_function(lambda v: v * 2, [x], tf.float32)
+        """),
         # Python's map.
-        "import tensorflow as tf\n"
-        "out = list(map(lambda v: tf.numpy_function(abs, [v], tf.float32), [tf.ones(2)]))\n",
+        Valid("""
+            import tensorflow as tf
+            out = list(map(lambda v: tf.numpy_function(abs, [v], tf.float32), [tf.ones(2)]))
+        """),
         # A user's own py_function.
-        "import tensorflow as tf\n"
-        "def py_function(f, inp, tout):\n"
-        "    return f(*inp)\n"
-        "ds = tf.data.Dataset.range(3).map(lambda x: py_function(tf.square, [x], tf.int64))\n",
+        Valid("""
+            import tensorflow as tf
+            def py_function(f, inp, tout):
+                return f(*inp)
+            ds = tf.data.Dataset.range(3).map(lambda x: py_function(tf.square, [x], tf.int64))
+        """),
     )
     invalid = (
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tf\n"
-            "def load(path):\n"
-            "    return np.load(path.numpy().decode())\n"
-            "ds = tf.data.Dataset.list_files('*.npy')\n"
-            "ds = ds.map(lambda p: tf.py_function(load, [p], tf.float32))\n",
-            count=1, lines=(6,)),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def load(path):
+                return np.load(path.numpy().decode())
+            ds = tf.data.Dataset.list_files('*.npy')
+            ds = ds.map(lambda p: tf.py_function(load, [p], tf.float32))
+        """, count=1, lines=(6,)),
         # A named map function, aliased module.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "def parse(x):\n"
-            "    y = tensorflow_alias.numpy_function(lambda v: v + 1, [x],\n"
-            "                                        tensorflow_alias.int64)\n"
-            "    return y\n"
-            "ds = tensorflow_alias.data.Dataset.range(8).map(parse)\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            def parse(x):
+                y = tensorflow_alias.numpy_function(lambda v: v + 1, [x],
+                                                    tensorflow_alias.int64)
+                return y
+            ds = tensorflow_alias.data.Dataset.range(8).map(parse)
+        """, count=1, lines=(3,)),
         # `from tensorflow import py_function`, in interleave.
-        Example(
-            "from tensorflow import py_function, string\n"
-            "def expand(ds):\n"
-            "    return ds.interleave(lambda p: py_function(read, [p], string), cycle_length=2)\n",
-            count=1, lines=(3,)),
+        Invalid("""
+            from tensorflow import py_function, string
+            def expand(ds):
+                return ds.interleave(lambda p: py_function(read, [p], string), cycle_length=2)
+        """, count=1, lines=(3,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

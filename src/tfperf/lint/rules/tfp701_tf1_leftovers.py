@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.imports import from_imports_tf
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 # TF1 graph-mode APIs, by their path under `tensorflow.` or `tensorflow.compat.v1.`.
@@ -148,6 +148,7 @@ print(f(tf.constant(data)))
 ## Fix safety
 No automatic fix: moving from graphs and sessions to functions restructures the program.
 
+## Known limitations
 Not reported: modules that opt into TF1 behaviour explicitly with
 `tf.compat.v1.disable_v2_behavior()` or `tf.compat.v1.disable_eager_execution()` (there the
 TF1 APIs are the right ones, and a rewrite is a migration project, not a slip; TensorFlow's
@@ -158,80 +159,96 @@ session machinery), `tf.contrib` imports guarded by `except ImportError`, and lo
 """
     valid = (
         # TF 2 style.
-        "import tensorflow as tf\n"
-        "@tf.function\n"
-        "def f(x):\n"
-        "    return tf.reduce_sum(x * 2.0)\n"
-        "print(f(tf.ones([4, 3])))\n",
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                return tf.reduce_sum(x * 2.0)
+            print(f(tf.ones([4, 3])))
+        """),
         # The module opts into TF1 graph mode explicitly.
-        "import tensorflow as tf\n"
-        "tf.compat.v1.disable_eager_execution()\n"
-        "x = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
-        "with tf.compat.v1.Session() as sess:\n"
-        "    sess.run(x * 2, feed_dict={x: [[1.0, 2.0, 3.0]]})\n",
+        Valid("""
+            import tensorflow as tf
+            tf.compat.v1.disable_eager_execution()
+            x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+            with tf.compat.v1.Session() as sess:
+                sess.run(x * 2, feed_dict={x: [[1.0, 2.0, 3.0]]})
+        """),
         # The compat.v1 module spelled as `tf`, opting in too.
-        "import tensorflow.compat.v1 as tf\n"
-        "tf.disable_v2_behavior()\n"
-        "x = tf.placeholder(tf.float32)\n",
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            tf.disable_v2_behavior()
+            x = tf.placeholder(tf.float32)
+        """),
         # Explicit graph construction.
-        "import tensorflow as tf\n"
-        "g = tf.Graph()\n"
-        "with g.as_default():\n"
-        "    x = tf.compat.v1.placeholder(tf.float32, [None])\n",
+        Valid("""
+            import tensorflow as tf
+            g = tf.Graph()
+            with g.as_default():
+                x = tf.compat.v1.placeholder(tf.float32, [None])
+        """),
         # Lookalikes: an HTTP session, a user's own feed_dict argument.
-        "import tensorflow as tf\n"
-        "import requests\n"
-        "s = requests.Session()\n"
-        "def render(template, feed_dict):\n"
-        "    return template.format(**feed_dict)\n"
-        "render('{a}', feed_dict={'a': 1})\n",
+        Valid("""
+            import tensorflow as tf
+            import requests
+            s = requests.Session()
+            def render(template, feed_dict):
+                return template.format(**feed_dict)
+            render('{a}', feed_dict={'a': 1})
+        """),
         # TensorFlow's own session machinery (internal modules only).
-        "from tensorflow.python.client import session\n"
-        "def run(sess, fetches, feeds):\n"
-        "    return sess.run(fetches, feed_dict=feeds)\n",
+        Valid("""
+            from tensorflow.python.client import session
+            def run(sess, fetches, feeds):
+                return sess.run(fetches, feed_dict=feeds)
+        """),
         # An optional import, guarded for TF versions without contrib.
-        "import tensorflow as tf\n"
-        "try:\n"
-        "    from tensorflow.contrib import tensorrt\n"
-        "except ImportError:\n"
-        "    tensorrt = None\n",
+        Valid("""
+            import tensorflow as tf
+            try:
+                from tensorflow.contrib import tensorrt
+            except ImportError:
+                tensorrt = None
+        """),
         # TF 2 APIs that live in compat.v1 too but are not graph-mode leftovers.
-        "import tensorflow as tf\n"
-        "tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)\n"
-        "v = tf.Variable(1.0)\n",
+        Valid("""
+            import tensorflow as tf
+            tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+            v = tf.Variable(1.0)
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "x = tf.placeholder(tf.float32, [None, 3])\n"
-            "y = tf.reduce_sum(x)\n"
-            "sess = tf.Session()\n"
-            "print(sess.run(y, feed_dict={x: [[1.0, 2.0, 3.0]]}))\n",
-            count=3, lines=(2, 4, 5)),
-        Example(
-            "import tensorflow.compat.v1 as tf1\n"
-            "w = tf1.get_variable('w', [3])\n"
-            "init = tf1.global_variables_initializer()\n",
-            count=2, lines=(2, 3)),
-        Example(
-            "import tensorflow as tf\n"
-            "from tensorflow.contrib import slim\n"
-            "net = tf.contrib.layers.flatten(tf.ones([2, 2]))\n",
-            count=2, lines=(2, 3)),
+        Invalid("""
+            import tensorflow as tf
+            x = tf.placeholder(tf.float32, [None, 3])
+            y = tf.reduce_sum(x)
+            sess = tf.Session()
+            print(sess.run(y, feed_dict={x: [[1.0, 2.0, 3.0]]}))
+        """, count=3, lines=(2, 4, 5)),
+        Invalid("""
+            import tensorflow.compat.v1 as tf1
+            w = tf1.get_variable('w', [3])
+            init = tf1.global_variables_initializer()
+        """, count=2, lines=(2, 3)),
+        Invalid("""
+            import tensorflow as tf
+            from tensorflow.contrib import slim
+            net = tf.contrib.layers.flatten(tf.ones([2, 2]))
+        """, count=2, lines=(2, 3)),
         # Module alias and a from-import of compat.v1.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "from tensorflow.compat.v1 import placeholder\n"
-            "x = placeholder(tensorflow_alias.float32)\n"
-            "with tensorflow_alias.compat.v1.Session() as s:\n"
-            "    pass\n",
-            count=2, lines=(3, 4)),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            from tensorflow.compat.v1 import placeholder
+            x = placeholder(tensorflow_alias.float32)
+            with tensorflow_alias.compat.v1.Session() as s:
+                pass
+        """, count=2, lines=(3, 4)),
         # A TF1 optimizer and variable scope.
-        Example(
-            "import tensorflow as tf\n"
-            "with tf.compat.v1.variable_scope('enc'):\n"
-            "    opt = tf.compat.v1.train.AdamOptimizer(1e-3)\n",
-            count=2, lines=(2, 3)),
+        Invalid("""
+            import tensorflow as tf
+            with tf.compat.v1.variable_scope('enc'):
+                opt = tf.compat.v1.train.AdamOptimizer(1e-3)
+        """, count=2, lines=(2, 3)),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.tensors import VARIABLE_CLASSES, is_variable_call
-from tfperf.lint.rule import Example, Rule
+from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
 
 # Methods that change a variable's value in place.
@@ -92,6 +92,7 @@ and `tf.train.Checkpoint` (it is saved, and restored from checkpoints) and has v
 methods other modules may call; a constant is neither. No fix inside `tf.function` (a
 constant cannot be made from a symbolic tensor) or for a callable initial value.
 
+## Known limitations
 Not reported: variables that are assigned anywhere in the module, handed to other code, or
 returned; attributes of a class whose initial value looks like a placeholder filled later
 (`tf.zeros`, `tf.ones`, random initialisers: a checkpoint restore or `load_weights` writes
@@ -99,95 +100,110 @@ them); trainable variables.
 """
     valid = (
         # Updated in place: a real variable (a step counter).
-        "import tensorflow as tf\n"
-        "step = tf.Variable(0, trainable=False)\n"
-        "def bump():\n"
-        "    step.assign_add(1)\n",
+        Valid("""
+            import tensorflow as tf
+            step = tf.Variable(0, trainable=False)
+            def bump():
+                step.assign_add(1)
+        """),
         # Handed to a checkpoint, which restores it.
-        "import tensorflow as tf\n"
-        "table = tf.Variable(tf.range(10.0), trainable=False)\n"
-        "ckpt = tf.train.Checkpoint(table=table)\n"
-        "y = table * 2.0\n",
+        Valid("""
+            import tensorflow as tf
+            table = tf.Variable(tf.range(10.0), trainable=False)
+            ckpt = tf.train.Checkpoint(table=table)
+            y = table * 2.0
+        """),
         # Trainable (the default): the optimizer changes it.
-        "import tensorflow as tf\n"
-        "w = tf.Variable(tf.ones([3]))\n"
-        "y = w * 2.0\n",
+        Valid("""
+            import tensorflow as tf
+            w = tf.Variable(tf.ones([3]))
+            y = w * 2.0
+        """),
         # A layer's buffer starting as zeros: loaded from a checkpoint later.
-        "import tensorflow as tf\n"
-        "class Embed(tf.keras.layers.Layer):\n"
-        "    def __init__(self):\n"
-        "        super().__init__()\n"
-        "        self.table = tf.Variable(tf.zeros([100, 8]), trainable=False)\n"
-        "    def call(self, ids):\n"
-        "        return tf.gather(self.table, ids)\n",
+        Valid("""
+            import tensorflow as tf
+            class Embed(tf.keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.table = tf.Variable(tf.zeros([100, 8]), trainable=False)
+                def call(self, ids):
+                    return tf.gather(self.table, ids)
+        """),
         # Assigned from another object: `model.moving_mean.assign(...)`.
-        "import tensorflow as tf\n"
-        "class Norm(tf.Module):\n"
-        "    def __init__(self):\n"
-        "        self.moving_mean = tf.Variable(tf.constant([0.5, 0.5]), trainable=False)\n"
-        "    def __call__(self, x):\n"
-        "        return x - self.moving_mean\n"
-        "def update(norm, m):\n"
-        "    norm.moving_mean.assign(m)\n",
+        Valid("""
+            import tensorflow as tf
+            class Norm(tf.Module):
+                def __init__(self):
+                    self.moving_mean = tf.Variable(tf.constant([0.5, 0.5]), trainable=False)
+                def __call__(self, x):
+                    return x - self.moving_mean
+            def update(norm, m):
+                norm.moving_mean.assign(m)
+        """),
         # Returned: the caller may assign it.
-        "import tensorflow as tf\n"
-        "def make_counter():\n"
-        "    c = tf.Variable(0, trainable=False)\n"
-        "    return c\n",
+        Valid("""
+            import tensorflow as tf
+            def make_counter():
+                c = tf.Variable(0, trainable=False)
+                return c
+        """),
         # Someone else's Variable.
-        "from pulp import Variable\n"
-        "x = Variable('x', trainable=False)\n"
-        "y = x * 2\n",
+        Valid("""
+            from pulp import Variable
+            x = Variable('x', trainable=False)
+            y = x * 2
+        """),
     )
     invalid = (
-        Example(
-            "import tensorflow as tf\n"
-            "n = 8\n"
-            "mask = tf.Variable(tf.linalg.band_part(tf.ones([n, n]), -1, 0), trainable=False)\n"
-            "def attend(scores):\n"
-            "    return scores * mask\n",
-            count=1, lines=(3,),
-            fixed="import tensorflow as tf\n"
-                  "n = 8\n"
-                  "mask = tf.constant(tf.linalg.band_part(tf.ones([n, n]), -1, 0))\n"
-                  "def attend(scores):\n"
-                  "    return scores * mask\n"),
+        Invalid("""
+            import tensorflow as tf
+            n = 8
+            mask = tf.Variable(tf.linalg.band_part(tf.ones([n, n]), -1, 0), trainable=False)
+            def attend(scores):
+                return scores * mask
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            n = 8
+            mask = tf.constant(tf.linalg.band_part(tf.ones([n, n]), -1, 0))
+            def attend(scores):
+                return scores * mask
+        """),
         # On self, read through tensor ops; dtype and name kept.
-        Example(
-            "import numpy as np\n"
-            "import tensorflow as tf\n"
-            "class Filter(tf.Module):\n"
-            "    def __init__(self):\n"
-            "        self.kernel = tf.Variable(np.hanning(5), trainable=False,\n"
-            "                                  dtype=tf.float32, name='hann')\n"
-            "    def __call__(self, x):\n"
-            "        return tf.tensordot(x, self.kernel, axes=1)\n",
-            count=1, lines=(5,),
-            fixed="import numpy as np\n"
-                  "import tensorflow as tf\n"
-                  "class Filter(tf.Module):\n"
-                  "    def __init__(self):\n"
-                  "        self.kernel = tf.constant(np.hanning(5), dtype=tf.float32, "
-                  "name='hann')\n"
-                  "    def __call__(self, x):\n"
-                  "        return tf.tensordot(x, self.kernel, axes=1)\n"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class Filter(tf.Module):
+                def __init__(self):
+                    self.kernel = tf.Variable(np.hanning(5), trainable=False,
+                                              dtype=tf.float32, name='hann')
+                def __call__(self, x):
+                    return tf.tensordot(x, self.kernel, axes=1)
+        """, count=1, lines=(5,), fixed="""
+            import numpy as np
+            import tensorflow as tf
+            class Filter(tf.Module):
+                def __init__(self):
+                    self.kernel = tf.constant(np.hanning(5), dtype=tf.float32, name='hann')
+                def __call__(self, x):
+                    return tf.tensordot(x, self.kernel, axes=1)
+        """),
         # Module alias with compat.v1.
-        Example(
-            "import tensorflow as tensorflow_alias\n"
-            "scale = tensorflow_alias.compat.v1.Variable(initial_value=[1.0, 2.0], "
-            "trainable=False)\n"
-            "y = tensorflow_alias.ones([2]) * scale\n",
-            count=1, lines=(2,),
-            fixed="import tensorflow as tensorflow_alias\n"
-                  "scale = tensorflow_alias.constant([1.0, 2.0])\n"
-                  "y = tensorflow_alias.ones([2]) * scale\n"),
+        Invalid("""
+            import tensorflow as tensorflow_alias
+            scale = tensorflow_alias.compat.v1.Variable(initial_value=[1.0, 2.0], trainable=False)
+            y = tensorflow_alias.ones([2]) * scale
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tensorflow_alias
+            scale = tensorflow_alias.constant([1.0, 2.0])
+            y = tensorflow_alias.ones([2]) * scale
+        """),
         # `from tensorflow import Variable`: reported; no module alias, so no fix.
-        Example(
-            "from tensorflow import Variable, matmul\n"
-            "eye = Variable([[1.0, 0.0], [0.0, 1.0]], trainable=False)\n"
-            "def f(x):\n"
-            "    return matmul(x, eye)\n",
-            count=1, lines=(2,)),
+        Invalid("""
+            from tensorflow import Variable, matmul
+            eye = Variable([[1.0, 0.0], [0.0, 1.0]], trainable=False)
+            def f(x):
+                return matmul(x, eye)
+        """, count=1, lines=(2,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
