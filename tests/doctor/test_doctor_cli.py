@@ -112,7 +112,7 @@ def test_tensorflow_import_timeout_is_a_failing_check_not_a_hang():
 
 def test_failing_machine_exits_1_and_markdown(monkeypatch, capsys):
     data = json.loads((FIXTURES / "article_tf25_cuda125.json").read_text())
-    monkeypatch.setattr("tfperf.doctor.facts.gather", lambda options: Facts.from_dict(data))
+    monkeypatch.setattr("tfperf.doctor.gather.gather", lambda options: Facts.from_dict(data))
     assert main(["doctor", "--markdown", "--no-compute"]) == 1
     out = capsys.readouterr().out
     assert "| FAIL | `doctor.libraries` |" in out and "cuDNN 8.1" in out
@@ -120,7 +120,7 @@ def test_failing_machine_exits_1_and_markdown(monkeypatch, capsys):
 
 def test_passing_machine_exits_0(monkeypatch, capsys):
     data = json.loads((FIXTURES / "no_gpu_no_nvidia_smi.json").read_text())
-    monkeypatch.setattr("tfperf.doctor.facts.gather", lambda options: Facts.from_dict(data))
+    monkeypatch.setattr("tfperf.doctor.gather.gather", lambda options: Facts.from_dict(data))
     assert main(["doctor", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["exit_status"] == 0 and doc["summary"]["fail"] == 0

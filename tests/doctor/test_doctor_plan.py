@@ -12,7 +12,7 @@ import pytest
 
 from tfperf.cli import main
 from tfperf.core.findings import Status
-from tfperf.doctor.plan import PlanError, plan
+from tfperf.doctor.planner import PlanError, plan
 
 PLAN_SCHEMA = {
     "type": "object",

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.doctor import facts as facts_mod
 from tfperf.doctor.checks import check_gpu
-from tfperf.doctor.facts import Facts, GatherOptions, gather
+from tfperf.doctor.facts import Facts
+from tfperf.doctor.gather import gather
+from tfperf.doctor.probe import GatherOptions, Probe, discover
 from tfperf.doctor.probes import nvidia_smi, tf_runtime
 from tfperf.doctor.probes.cuda_toolkit import parse_nvcc, probe_cuda_toolkit
 from tfperf.doctor.probes.driver import probe_driver
@@ -165,8 +166,8 @@ def test_hung_nvidia_smi_through_gather_gives_a_warning_verdict(only_path, monke
     monkeypatch.setattr("tfperf.doctor.probes.driver.probe_proc_driver",
                         lambda: {"status": "not found"})
     start = time.perf_counter()
-    facts = gather(GatherOptions(tool_timeout=1), local={},
-                   slow={"driver": facts_mod.SLOW_SOURCES["driver"]})
+    driver = next(p for p in discover() if p.name == "driver")
+    facts = gather(GatherOptions(tool_timeout=1), probes=[driver])
     assert time.perf_counter() - start < 5
     assert facts.driver_probes["nvidia-smi"] == "timed out after 1s"
     verdict = check_gpu(facts)
@@ -402,8 +403,10 @@ def test_gather_with_injected_sources_survives_a_broken_probe():
         return {"needed_libraries": {"libcudnn.so.9": {"found": [], "dlopen": "missing"}}}
 
     start = time.perf_counter()
-    facts = gather(GatherOptions(), local={"system": system, "packages": packages},
-                   slow={"driver": driver, "libraries": libraries, "broken": broken})
+    facts = gather(GatherOptions(), probes=[
+        Probe("system", system), Probe("packages", packages),
+        Probe("driver", driver, "slow"), Probe("broken", broken, "slow"),
+        Probe("libraries", libraries, "slow", reads_local_facts=True)])
     assert time.perf_counter() - start < 0.95  # the slow sources ran side by side
     assert isinstance(facts, Facts)
     assert facts.driver_version == "550.144.03" and facts.os == "linux"

@@ -103,3 +103,20 @@ def test_without_tensorflow_the_error_says_how_to_install(script, capsys, monkey
                         lambda name, *a: None if name == "tensorflow" else real(name, *a))
     assert main(["profile", str(script("print(1)\n"))]) == 2
     assert "pip install 'tfperf[tf-cpu]'" in capsys.readouterr().err
+
+
+def test_sys_exit_in_a_profiled_module_or_function_is_reported_not_raised(script, capsys):
+    # At import: a usage error (exit 2) with the reason, no traceback.
+    path = script("import sys\nsys.exit(3)\ndef step():\n    pass\n")
+    assert main(["profile", f"{path}:step", "--no-capture"]) == 2
+    err = capsys.readouterr().err
+    assert "SystemExit" in err and "Traceback" not in err
+    # In the function itself: the run's own error (exit 1), the report still printed.
+    path = script("import sys\ndef step():\n    sys.exit(4)\n")
+    assert main(["profile", f"{path}:step", "--no-capture"]) == 1
+    out = capsys.readouterr().out
+    assert "SystemExit" in out and "The run raised an error" in out
+    # In the inputs function: a usage error.
+    path = script("import sys\ndef step(x):\n    pass\ndef inputs():\n    sys.exit(5)\n")
+    assert main(["profile", f"{path}:step", "--inputs", f"{path}:inputs", "--no-capture"]) == 2
+    assert "SystemExit" in capsys.readouterr().err

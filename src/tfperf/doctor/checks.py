@@ -15,12 +15,11 @@ from tfperf.core.findings import Finding, Status
 from tfperf.doctor import knowledge as K
 from tfperf.doctor import versions as V
 from tfperf.doctor.facts import Facts
+from tfperf.doctor.milestones import FIRST_AND_CUDA, LAST_NATIVE_WINDOWS_GPU
 from tfperf.doctor.specifiers import satisfies
 
 Check = Callable[[Facts], Finding]
 
-LAST_NATIVE_WINDOWS_GPU = "2.10"
-FIRST_AND_CUDA = "2.14"
 
 
 def _f(code: str, status: Status, message: str, fix: str = "", **data: Any) -> Finding:
@@ -599,11 +598,32 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+# The probes each check's verdict stands on: when one of them failed, the check says
+# "could not look" rather than judging facts that were never gathered.
+READS: dict[Check, tuple[str, ...]] = {
+    check_tensorflow: ("packages", "tf_runtime"), check_python: ("system", "packages"),
+    check_platform: ("system", "packages"), check_gpu: ("driver",),
+    check_cpu_only_build: ("packages", "driver"), check_driver: ("driver",),
+    check_cuda_versions: ("driver", "tf_runtime"), check_gpu_arch: ("driver", "tf_runtime"),
+    check_libraries: ("libraries",), check_pip_wheels: ("packages",),
+    check_cudnn_copies: ("libraries",), check_tf_sees_gpu: ("driver", "tf_runtime"),
+    check_import_log: ("tf_runtime",),
+}
+
+
 def run_checks(facts: Facts, checks: tuple[Check, ...] = CHECKS) -> list[Finding]:
-    """Every check over ``facts``; a check that raises becomes a failing verdict, not a crash."""
+    """Every check over ``facts``; a check that raises becomes a failing verdict, not a crash,
+    and a check whose probes failed is skipped with what could not be looked at."""
     out = []
     for check in checks:
         code = "doctor." + check.__name__.removeprefix("check_")
+        failed = [f"{p}: {facts.probe_errors[p]}" for p in READS.get(check, ())
+                  if p in facts.probe_errors]
+        if failed:
+            out.append(_f(code, Status.SKIP, "could not look: " + "; ".join(failed),
+                          "a tfperf probe failed: please report this bug with `tfperf doctor "
+                          "--markdown`"))
+            continue
         try:
             out.append(check(facts))
         except Exception as exc:  # a doctor bug must not hide the other verdicts

@@ -65,7 +65,8 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     from tfperf.core.render import use_color
     from tfperf.doctor.checks import judge
-    from tfperf.doctor.facts import GatherOptions, gather
+    from tfperf.doctor.gather import gather
+    from tfperf.doctor.probe import GatherOptions
     from tfperf.doctor.report import exit_status, report_json, report_markdown, report_text
 
     if sys.stderr.isatty() and not (args.json or args.markdown):

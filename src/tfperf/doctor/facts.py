@@ -1,21 +1,15 @@
-"""The flat record of everything the doctor found out, and how it is gathered.
+"""The flat record of everything the doctor found out.
 
 ``Facts`` is one flat dataclass of plain values (strings, numbers, lists, dicts), so that a
 machine can be written to JSON, kept as a test fixture and read back (:meth:`Facts.from_dict`):
-checks are pure functions of Facts, and tests judge machines this one is not.
-
-:func:`gather` runs the probes. Sources are injectable: each is a callable
-``(options, earlier_facts) -> dict`` whose keys are Facts fields. The fast local probes run
-while the slow ones (driver tools, libraries, the TF subprocess) run side by side in threads,
-so a full doctor costs about one TensorFlow import.
+checks are pure functions of Facts, and tests judge machines this one is not. The probes that
+fill it are in :mod:`tfperf.doctor.probes`, run by :mod:`tfperf.doctor.gather`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +65,9 @@ class Facts:
     tf_import_traceback: str | None = None
     # raw results of the live checks, by check id (judged in live.py)
     live: dict[str, Any] = field(default_factory=dict)
-    # how the gathering went
+    # facts of probes that this record does not declare, by probe (module) name
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # how the gathering went, by probe (module) name; an error means "could not look"
     probe_seconds: dict[str, float] = field(default_factory=dict)
     probe_errors: dict[str, str] = field(default_factory=dict)
 
@@ -112,127 +108,3 @@ class Facts:
         """Unknown keys are ignored, so reports of newer tfperf versions still load."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
-
-
-# ---------------------------------------------------------------------------------------------
-# gathering
-
-
-@dataclass(frozen=True)
-class GatherOptions:
-    timeout: float = 120.0  # TF import, and each live check
-    tool_timeout: float = 10.0  # nvidia-smi, nvcc, ldconfig, the dlopen test
-    compute: bool = True
-    matmul_size: int | None = None
-
-
-Source = Callable[[GatherOptions, Mapping[str, Any]], Mapping[str, Any]]
-
-
-def _system(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.system import probe_system
-
-    return probe_system()
-
-
-def _packages(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.packages import probe_packages
-
-    return probe_packages()
-
-
-def _environment(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.environment import probe_environment
-
-    return probe_environment()
-
-
-def _pci(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.pci import probe_pci
-
-    return probe_pci()
-
-
-def _driver(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.driver import probe_driver
-
-    return probe_driver(opts.tool_timeout)
-
-
-def _toolkit(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.cuda_toolkit import probe_cuda_toolkit
-
-    return probe_cuda_toolkit(opts.tool_timeout)
-
-
-def _libraries(opts: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.needs import needed_sonames
-    from tfperf.doctor.probes.libraries import probe_libraries
-
-    return probe_libraries(needed_sonames(Facts.from_dict(earlier)), opts.tool_timeout)
-
-
-def _tensorflow(opts: GatherOptions, _: Mapping[str, Any]) -> Mapping[str, Any]:
-    from tfperf.doctor.probes.tf_runtime import probe_tensorflow
-
-    return probe_tensorflow(opts.timeout, opts.compute, opts.matmul_size)
-
-
-# Fast, local, run one after the other; their facts are visible to the slow ones.
-LOCAL_SOURCES: dict[str, Source] = {"system": _system, "packages": _packages,
-                                    "environment": _environment, "pci": _pci}
-# Slow (processes, tools): run side by side, overlapping the local ones.
-SLOW_SOURCES: dict[str, Source] = {"tensorflow": _tensorflow, "driver": _driver,
-                                   "toolkit": _toolkit, "libraries": _libraries}
-# Slow sources that read the local facts (the library probe needs the installed TF version).
-NEEDS_LOCAL_FACTS = frozenset({"libraries"})
-
-
-def _run_source(name: str, source: Source, opts: GatherOptions,
-                earlier: Mapping[str, Any]) -> tuple[dict[str, Any], float, str | None]:
-    start = time.perf_counter()
-    try:
-        out, err = dict(source(opts, earlier)), None
-    except Exception as exc:  # a probe bug must cost its facts, not the report
-        out, err = {}, f"{type(exc).__name__}: {exc}"
-    return out, time.perf_counter() - start, err
-
-
-def gather(options: GatherOptions | None = None,
-           local: Mapping[str, Source] | None = None,
-           slow: Mapping[str, Source] | None = None) -> Facts:
-    """Run every source and merge their facts.
-
-    Slow sources that need no local facts (the TF subprocess above all) start first, so that
-    TensorFlow's import overlaps everything else; those in :data:`NEEDS_LOCAL_FACTS` start
-    once the local facts are in.
-    """
-    opts = options or GatherOptions()
-    local = LOCAL_SOURCES if local is None else local
-    slow = SLOW_SOURCES if slow is None else slow
-    collected: dict[str, Any] = {}
-    seconds: dict[str, float] = {}
-    errors: dict[str, str] = {}
-
-    def keep(name: str, result: tuple[dict[str, Any], float, str | None]) -> None:
-        out, secs, err = result
-        collected.update(out)
-        seconds[name] = secs
-        if err:
-            errors[name] = err
-
-    with ThreadPoolExecutor(max_workers=max(1, len(slow)),
-                            thread_name_prefix="tfperf-probe") as ex:
-        futures = {name: ex.submit(_run_source, name, src, opts, {})
-                   for name, src in slow.items() if name not in NEEDS_LOCAL_FACTS}
-        for name, source in local.items():
-            keep(name, _run_source(name, source, opts, collected))
-        snapshot = dict(collected)
-        futures.update({name: ex.submit(_run_source, name, src, opts, snapshot)
-                        for name, src in slow.items() if name in NEEDS_LOCAL_FACTS})
-        for name, fut in futures.items():
-            keep(name, fut.result())
-    facts = Facts.from_dict(collected)
-    facts.probe_seconds = {k: round(v, 3) for k, v in seconds.items()}
-    facts.probe_errors = errors
-    return facts

@@ -8,20 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-PLAN_OSES = ("linux", "windows", "wsl")
-
-_LAZY = {"plan", "Plan", "PlanError", "newest_runnable", "LAST_WINDOWS_GPU"}
-
-
-def __getattr__(name: str) -> Any:  # ``from tfperf.doctor.plan import plan`` still works
-    if name in _LAZY:
-        from tfperf.doctor import planner
-
-        return getattr(planner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from tfperf.doctor.milestones import PLAN_OSES
 
 # ---------------------------------------------------------------------------------------------
 # CLI glue (the doctor's command module calls these)

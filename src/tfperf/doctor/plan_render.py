@@ -1,4 +1,4 @@
-"""Rendering a :class:`~tfperf.doctor.plan.Plan`: terminal text, JSON, Markdown."""
+"""Rendering a :class:`~tfperf.doctor.planner.Plan`: terminal text, JSON, Markdown."""
 
 from __future__ import annotations
 

@@ -14,9 +14,7 @@ from typing import Any
 from tfperf.core.findings import Finding, Status
 from tfperf.doctor import knowledge as K
 from tfperf.doctor import versions as V
-from tfperf.doctor.plan import PLAN_OSES
-
-LAST_WINDOWS_GPU = "2.10"  # TensorFlow's last native-Windows GPU release (install docs)
+from tfperf.doctor.milestones import LAST_NATIVE_WINDOWS_GPU, PLAN_OSES
 
 
 class PlanError(ValueError):
@@ -422,12 +420,13 @@ def plan(tf_version: str, driver: str | None = None, gpu: str | None = None,
         if os == "windows":
             checks.append(_check("plan.platform", Status.INFO,
                                  f"native Windows GPU builds end at TensorFlow "
-                                 f"{LAST_WINDOWS_GPU}; newer ones run on Windows through WSL2",
+                                 f"{LAST_NATIVE_WINDOWS_GPU}; newer ones run on Windows "
+                                 "through WSL2",
                                  "plan again with --os wsl for newer TensorFlow"))
     else:
         cfg_or_none = K.build_config(tf_version, os, True)
         if cfg_or_none is None and os == "windows" and \
-                V.parse(tf_version)[:2] > V.parse(LAST_WINDOWS_GPU)[:2]:
+                V.parse(tf_version)[:2] > V.parse(LAST_NATIVE_WINDOWS_GPU)[:2]:
             cfg_or_none = K.build_config(tf_version, "wsl", True)
             if cfg_or_none is None:
                 raise _unknown_version(tf_version, "linux")
@@ -435,10 +434,10 @@ def plan(tf_version: str, driver: str | None = None, gpu: str | None = None,
             checks.append(_check(
                 "plan.platform", Status.FAIL,
                 f"TensorFlow {cfg_or_none.tf_version} has no GPU support on native Windows "
-                f"(the last native-Windows GPU release is {LAST_WINDOWS_GPU}); the rest of "
+                f"(the last native-Windows GPU release is {LAST_NATIVE_WINDOWS_GPU}); the rest of "
                 "this plan is for WSL2",
                 f"run TensorFlow in WSL2 (pip install 'tensorflow[and-cuda]' there), or use "
-                f"TensorFlow {LAST_WINDOWS_GPU} natively"))
+                f"TensorFlow {LAST_NATIVE_WINDOWS_GPU} natively"))
         if cfg_or_none is None:
             raise _unknown_version(tf_version, os)
         cfg = cfg_or_none

@@ -3,7 +3,8 @@
 Key: SHA-256 of the file's bytes, its kind (``.py``/``.ipynb``), the tfperf version, a
 fingerprint of the lint code itself (so editing a rule invalidates), and the selected rule
 codes. Value: the findings as JSON, without the path (the same content elsewhere reuses them).
-Stored under ``.tfperf_cache/lint/`` in the project root, else ``$XDG_CACHE_HOME/tfperf``.
+Stored where :func:`tfperf.core.files.cache_dir` says (``.tfperf_cache/lint/`` in the project,
+else the user's cache directory).
 Only plain lint runs use it (``--fix``/``--diff`` always analyse).
 
 Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``), written
@@ -26,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tfperf import __version__
+from tfperf.core.files import prepare_cache_dir
 from tfperf.core.findings import Applicability, Edit, Finding, Fix, Location, Status
 
 
@@ -38,13 +40,6 @@ def code_fingerprint() -> str:
         st = p.stat()
         h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
-
-
-def default_dir(project_root: Path) -> Path:
-    if os.access(project_root, os.W_OK):
-        return project_root / ".tfperf_cache" / "lint"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tfperf" / "lint"
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -124,10 +119,7 @@ class LintCache:
             return
         entries, self._new = self._new, {}
         try:
-            self.packs_dir.mkdir(parents=True, exist_ok=True)
-            marker = self.dir / ".gitignore"  # keeps the cache out of git and of linting
-            if not marker.exists():
-                marker.write_text("*\n")
+            prepare_cache_dir(self.packs_dir, root=self.dir)  # with markers that keep git out
             _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries)
             packs = self._packs()
             if len(packs) > MAX_PACKS:

@@ -15,7 +15,7 @@ Command-line ``--select`` replaces ``select``; ``--ignore``/``--extend-select`` 
 
 from __future__ import annotations
 
-import sys
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,14 +83,37 @@ def _strings(value: object, key: str, where: Path) -> list[str]:
     return list(value)
 
 
+# A ``[tool.tfperf]`` table, or one of its sub-tables, in TOML's header syntax.
+_TFPERF_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*tfperf\s*[.\]]", re.MULTILINE)
+
+
+def _toml_loads(text: str, where: Path) -> dict:
+    """Parse TOML with the standard library's ``tomllib`` (Python 3.11+) or ``tomli``
+    (its backport, a dependency on 3.10)."""
+    try:
+        import tomllib
+    except ImportError:
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise ConfigError(f"{where}: reading it needs the 'tomli' package on Python < 3.11 "
+                              "(pip install tomli)") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
+
+
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` that has ``[tool.tfperf.lint]``;
+    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.tfperf]``
+    table (a file that merely mentions tfperf, in a dependency list say, does not count);
     stops at a repository root."""
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         candidate = d / "pyproject.toml"
-        if candidate.is_file() and "tfperf" in candidate.read_text("utf-8", errors="replace"):
+        if candidate.is_file() and _TFPERF_TABLE.search(
+                candidate.read_text("utf-8", errors="replace")):
             return candidate
         if (d / ".git").exists():
             break
@@ -105,13 +128,9 @@ def load_config(paths: list[str]) -> LintConfig:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return LintConfig(root=Path.cwd())
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = _toml_loads(pyproject.read_text("utf-8"), pyproject)
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from exc
     section = data.get("tool", {}).get("tfperf", {}).get("lint")
     cfg = LintConfig(root=pyproject.parent, path=pyproject)

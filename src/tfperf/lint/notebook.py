@@ -21,6 +21,7 @@ from typing import Any
 from tfperf.core.findings import Edit, Finding, Fix, Location
 from tfperf.lint.engine import Dispatcher, error_finding, lint_source
 from tfperf.lint.fix import apply_edits, wanted
+from tfperf.lint.result import FileResult, RunOptions, unified_diff
 
 # Cell magics whose body is Python; any other %%magic makes the cell opaque.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit",
@@ -276,9 +277,8 @@ def _set_source(raw: dict, text: str) -> None:
         raw[key] = text
 
 
-def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher, options) -> Any:
-    from tfperf.lint.runner import FileResult, _diff
-
+def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
+                       options: RunOptions) -> FileResult:
     result = FileResult(path)
     nb, cells, skip, err = read_notebook(text, path)
     if err is not None:
@@ -322,5 +322,5 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher, options) ->
                               separators=layout["separators"]) + layout["tail"]
         result.fixed, result.new_text = applied, new_text
         if options.diff:
-            result.diff = _diff(path, text, new_text)
+            result.diff = unified_diff(path, text, new_text)
     return result

@@ -2,46 +2,23 @@
 
 from __future__ import annotations
 
-import difflib
-import os
+import io
+import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfperf.core.findings import Finding
+from tfperf.core.files import write_text_atomically
 from tfperf.lint.engine import Dispatcher, decode_source, error_finding, lint_source
 from tfperf.lint.fix import fix_source
+from tfperf.lint.notebook import lint_notebook_text
+from tfperf.lint.result import DEFAULT_OPTIONS, FileResult, RunOptions, unified_diff
 from tfperf.lint.rule import Rule
 
 
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: int = 0            # fixes applied (written, or shown with --diff)
-    diff: str = ""            # unified diff of the fixes (--diff)
-    new_text: str | None = None  # fixed file content, when it changed
-    notes: list[str] = field(default_factory=list)  # said on stderr: skipped, not written
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    fix: bool = False
-    unsafe: bool = False
-    diff: bool = False        # compute the fixes, show them, do not write
-
-
-def _diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
-                                        new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
-
-
 def lint_text(text: str, path: str, dispatcher: Dispatcher,
-              options: RunOptions = RunOptions()) -> FileResult:
+              options: RunOptions = DEFAULT_OPTIONS) -> FileResult:
     """Lint (and with ``options``, fix) one file's decoded text."""
     if path.endswith(".ipynb"):
-        from tfperf.lint.notebook import lint_notebook_text
         return lint_notebook_text(text, path, dispatcher, options)
     result = FileResult(path)
     if not (options.fix or options.diff):
@@ -56,12 +33,12 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
         result.fixed = fixed.applied
         result.new_text = fixed.source
         if options.diff:
-            result.diff = _diff(path, text, fixed.source)
+            result.diff = unified_diff(path, text, fixed.source)
     return result
 
 
 def lint_file(path: str | Path, dispatcher: Dispatcher,
-              options: RunOptions = RunOptions()) -> FileResult:
+              options: RunOptions = DEFAULT_OPTIONS) -> FileResult:
     """Read one file and lint it; any problem with the file itself is a TFP000 finding."""
     path = str(path)
     try:
@@ -84,20 +61,16 @@ def lint_file(path: str | Path, dispatcher: Dispatcher,
 
 
 def _write_atomically(path: Path, text: str, original: bytes) -> None:
-    """Replace the file in one rename, keeping its encoding and newline style."""
+    """Write the fixed text back in the file's own encoding and BOM (see
+    :func:`tfperf.core.files.write_text_atomically` for symlinks, mode and atomicity)."""
     encoding = "utf-8"
     if path.suffix != ".ipynb":
-        import io
-        import tokenize
         encoding = tokenize.detect_encoding(io.BytesIO(original).readline)[0]
-    tmp = path.with_name(f".{path.name}.tfperf-tmp")
-    with open(tmp, "w", encoding=encoding, newline="") as fh:
-        fh.write(("\ufeff" if original.startswith(b"\xef\xbb\xbf") and encoding == "utf-8"
-                  else "") + text)
-    os.replace(tmp, path)
+    bom = original.startswith(b"\xef\xbb\xbf") and encoding in ("utf-8", "utf-8-sig")
+    write_text_atomically(path, text, encoding="utf-8" if bom else encoding, bom=bom)
 
 
 def lint_paths(files: Sequence[Path], rules: Sequence[Rule],
-               options: RunOptions = RunOptions()) -> list[FileResult]:
+               options: RunOptions = DEFAULT_OPTIONS) -> list[FileResult]:
     dispatcher = Dispatcher(rules)
     return [lint_file(f, dispatcher, options) for f in files]

@@ -16,8 +16,9 @@ from tfperf.lint import registry
 from tfperf.lint.config import load_config
 from tfperf.lint.discovery import DiscoveryError, discover
 from tfperf.lint.engine import Dispatcher, sort_key
+from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
-from tfperf.lint.runner import FileResult, RunOptions, lint_file
+from tfperf.lint.runner import lint_file
 
 # Below this many files to analyse, worker start-up costs more than it saves.
 MIN_FILES_PER_WORKER = 24
@@ -135,9 +136,11 @@ def run(request: LintRequest) -> LintOutcome:
 
     cache = None
     if request.cache and not (request.fix or request.diff) and rules:
-        from tfperf.lint.cache import LintCache, default_dir
+        from tfperf.core.files import cache_dir
+        from tfperf.lint.cache import LintCache
 
-        cache = LintCache(request.cache_dir or default_dir(config.root), [r.code for r in rules])
+        where = request.cache_dir or cache_dir("lint", request.paths[0] if request.paths else None)
+        cache = LintCache(where, [r.code for r in rules])
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
     todo: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import attribution, retrace
-from tfperf.profile.watcher import FunctionStats, Observation
+from tfperf.profile.observation import FunctionStats, Observation
 from tfperf.profile.xplane import CaptureSummary
 
 INPUT_BOUND = (0.05, 0.20)

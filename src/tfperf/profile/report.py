@@ -10,7 +10,7 @@ from typing import Any
 from tfperf.core import render
 from tfperf.core.findings import Finding, Status
 from tfperf.profile import advice, retrace
-from tfperf.profile.watcher import Observation
+from tfperf.profile.observation import Observation
 from tfperf.profile.xplane import CaptureSummary
 
 TOP_LINES = 10

@@ -165,7 +165,7 @@ def _import(name: str) -> Any:
         try:
             sys.modules[mod_name] = module
             spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() at import is an error too
             sys.modules.pop(mod_name, None)
             raise ProfileInputError(
                 f"importing {name} failed: {type(exc).__name__}: {exc}") from None
@@ -180,7 +180,7 @@ def _import(name: str) -> Any:
         if exc.name and name.startswith(exc.name):
             raise ProfileInputError(f"no module named {name!r}") from None
         raise ProfileInputError(f"importing {name} failed: {exc}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise ProfileInputError(
             f"importing {name} failed: {type(exc).__name__}: {exc}") from None
 
@@ -192,7 +192,7 @@ def make_inputs(spec: str | None) -> tuple[tuple, dict]:
     fn = load_callable(spec)
     try:
         value = fn()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise ProfileInputError(f"the inputs function {spec} raised "
                                 f"{type(exc).__name__}: {exc}") from None
     if isinstance(value, tuple):
@@ -230,7 +230,7 @@ def profile(fn: Callable[..., Any], *args: Any, steps: int = DEFAULT_FUNCTION_ST
                             sync(result)
     except KeyboardInterrupt:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # the function's own error, sys.exit() included
         error = exc
     name = target or getattr(fn, "__qualname__", None) or repr(fn)
     return session.report(error, target=name)

@@ -25,15 +25,12 @@ import inspect
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.profile import attribution, retrace
-
-Site = tuple[str, int]
+from tfperf.profile.observation import FunctionStats, LineStats, Observation
 
 # Private TensorFlow hooks, by (module, attribute path). Looked up when a watch starts; a
 # TensorFlow without one reports it in ``Observation.unavailable`` instead of crashing.
@@ -50,83 +47,6 @@ def _lookup(where: tuple[str, str]) -> tuple[Any, Any]:
 
     module = importlib.import_module(where[0])
     return module, getattr(module, where[1])
-
-
-@dataclass
-class LineStats:
-    """Events of one kind at one user source line."""
-
-    path: str
-    line: int
-    count: int = 0
-    total_s: float = 0.0
-    kinds: Counter = field(default_factory=Counter)  # op types, or the conversion used
-
-    def to_dict(self, wall_s: float | None = None) -> dict[str, Any]:
-        top = [{"name": k, "count": n} for k, n in self.kinds.most_common(5)]
-        out: dict[str, Any] = {"path": self.path, "line": self.line, "count": self.count,
-                               "total_s": self.total_s, "top": top}
-        if wall_s:
-            out["share"] = self.total_s / wall_s
-        return out
-
-
-@dataclass
-class FunctionStats:
-    """One ``tf.function`` object: calls, traces, their causes, trace and run time."""
-
-    name: str
-    code_key: tuple[str, int] | None  # (file, first line) of the Python function
-    calls: int = 0
-    traces: int = 0
-    trace_s: float = 0.0
-    total_s: float = 0.0
-    first_site: Site | None = None
-    signatures: list[dict[str, Any]] = field(default_factory=list)
-    causes: dict[tuple[str, str], retrace.CauseSummary] = field(default_factory=dict)
-    # per argument: every distinct value seen at trace time (the first trace included)
-    seen: dict[str, set] = field(default_factory=dict)
-
-    @property
-    def run_s(self) -> float:
-        return max(self.total_s - self.trace_s, 0.0)
-
-    def to_dict(self) -> dict[str, Any]:
-        causes = sorted(self.causes.values(), key=lambda c: -c.retraces)
-        rows = []
-        for c in causes:
-            row = c.to_dict()
-            row["distinct"] = max(row["distinct"], len(self.seen.get(c.argument, ())))
-            rows.append(row)
-        return {
-            "name": self.name,
-            "traces": self.traces,
-            "retrace_causes": rows,
-            "trace_s": self.trace_s,
-            "run_s": self.run_s,
-            "calls": self.calls,
-            "path": self.first_site[0] if self.first_site else None,
-            "line": self.first_site[1] if self.first_site else None,
-        }
-
-
-@dataclass
-class Observation:
-    """Everything the hooks saw in one watched region."""
-
-    wall_s: float = 0.0
-    functions: list[FunctionStats] = field(default_factory=list)
-    host_syncs: dict[Site, LineStats] = field(default_factory=dict)
-    eager_ops: dict[Site, LineStats] = field(default_factory=dict)
-    unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
-
-    def sorted_lines(self, which: str) -> list[LineStats]:
-        table = self.host_syncs if which == "host_syncs" else self.eager_ops
-        return sorted(table.values(), key=lambda s: (-s.total_s, -s.count))
-
-    @property
-    def eager_op_count(self) -> int:
-        return sum(s.count for s in self.eager_ops.values())
 
 
 class _Local(threading.local):

@@ -9,10 +9,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tfperf.doctor.probe import GatherOptions
 from tfperf.doctor.probes.runner import run_command
+
+STAGE = "slow"
 
 _RELEASE = re.compile(r"release (?P<version>\d+\.\d+)")
 
@@ -48,3 +52,7 @@ def probe_cuda_toolkit(timeout: float = 10.0) -> dict[str, Any]:
     facts["toolkit_probe"] = outcome
     return facts
 
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The CUDA toolkit (nvcc, CUDA_HOME) a developer compiles with."""
+    return probe_cuda_toolkit(options.tool_timeout)

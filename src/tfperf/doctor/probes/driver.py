@@ -6,11 +6,15 @@ in ``driver_probes`` so that the report can show why the GPU facts are missing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from tfperf.doctor.probe import GatherOptions
 from tfperf.doctor.probes.nvidia_smi import probe_nvidia_smi
 from tfperf.doctor.probes.nvml import probe_nvml
 from tfperf.doctor.probes.proc_driver import probe_proc_driver
+
+STAGE = "slow"
 
 
 def probe_driver(timeout: float = 10.0) -> dict[str, Any]:
@@ -32,3 +36,8 @@ def probe_driver(timeout: float = 10.0) -> dict[str, Any]:
                          driver_cuda=result.get("driver_cuda"), gpus=result.get("gpus", []))
     facts["driver_probes"] = statuses
     return facts
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The NVIDIA driver, its CUDA ceiling and the GPUs it sees."""
+    return probe_driver(options.tool_timeout)

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
+
+from tfperf.doctor.probe import GatherOptions
+
+STAGE = "local"
 
 WHITELIST = frozenset({
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
@@ -25,3 +30,8 @@ WHITELIST = frozenset({
 def probe_environment(environ: Mapping[str, str] | None = None) -> dict[str, object]:
     env = os.environ if environ is None else environ
     return {"env": {k: env[k] for k in sorted(env) if k in WHITELIST}}
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The environment variables that change how TensorFlow finds GPUs."""
+    return probe_environment()

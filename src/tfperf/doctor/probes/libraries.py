@@ -15,10 +15,12 @@ import os
 import re
 import site
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tfperf.doctor.facts import Facts
+from tfperf.doctor.probe import GatherOptions
 from tfperf.doctor.probes.runner import run_command
 
 FAMILIES = ("cudart", "cublas", "cublasLt", "cudnn", "cufft", "curand", "cusolver",
@@ -26,6 +28,9 @@ FAMILIES = ("cudart", "cublas", "cublasLt", "cudnn", "cufft", "curand", "cusolve
 _LIB = re.compile(r"^lib(?P<family>" + "|".join(FAMILIES) + r")\.so(?P<suffix>(\.\d+)*)$")
 _LDCONFIG_LINE = re.compile(r"^\s*(?P<name>\S+)\s+\(.*\)\s+=>\s+(?P<path>\S+)\s*$")
 LDCONFIG_CANDIDATES = ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig")
+
+STAGE = "slow"
+READS_LOCAL_FACTS = True  # the libraries to look for depend on the installed TensorFlow
 
 
 def is_cuda_library(filename: str) -> bool:
@@ -105,6 +110,7 @@ def ld_library_path_libraries(value: str | None) -> list[dict[str, Any]]:
 
 _DLOPEN_SCRIPT = """
 import ctypes, json, sys
+
 out = {}
 for name in json.loads(sys.argv[1]):
     try:
@@ -152,3 +158,22 @@ def probe_libraries(needed: Sequence[str], timeout: float = 10.0) -> dict[str, A
     }
     return {"cuda_libraries": found, "needed_libraries": needed_facts,
             "libraries_probe": "ok" if ld_status == "ok" else f"ok ({ld_status})"}
+
+
+def needed_sonames(facts: Facts) -> list[str]:
+    """SONAMEs of the installed GPU build, from the knowledge tables; [] when none apply.
+
+    Read from the package version, not the running TF, so the library probe can run side by
+    side with the TF subprocess. Linux only: the probe searches Linux SONAMEs.
+    """
+    version = facts.tensorflow_version
+    if facts.os != "linux" or not version or facts.cpu_only_package:
+        return []
+    from tfperf.doctor.knowledge import needed_libraries
+
+    return needed_libraries(version, "wsl" if facts.wsl else "linux")
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The CUDA runtime libraries the installed TensorFlow needs, and where they are."""
+    return probe_libraries(needed_sonames(Facts.from_dict(earlier)), options.tool_timeout)

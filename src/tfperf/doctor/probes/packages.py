@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
+
+from tfperf.doctor.probe import GatherOptions
+
+STAGE = "local"
 
 # Every distribution that installs the `tensorflow` module. Two of them at once is a bug.
 TF_DISTRIBUTIONS = frozenset({
@@ -57,3 +61,8 @@ def probe_packages() -> dict[str, Any]:
         if name:
             pairs.append((name, dist.version or "?"))
     return classify(pairs)
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Installed TensorFlow, Keras, NVIDIA and other framework packages."""
+    return probe_packages()

@@ -5,8 +5,13 @@ This tells "no GPU" apart from "a GPU whose driver is missing", which no driver 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tfperf.doctor.probe import GatherOptions
+
+STAGE = "local"
 
 SYSFS_PCI = Path("/sys/bus/pci/devices")
 NVIDIA_VENDOR = "0x10de"
@@ -30,3 +35,8 @@ def probe_pci(root: Path = SYSFS_PCI) -> dict[str, Any]:
     except OSError:
         return {"pci_nvidia_gpus": None}
     return {"pci_nvidia_gpus": found}
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """NVIDIA GPUs on the PCI bus, seen without any driver."""
+    return probe_pci()

@@ -5,8 +5,13 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tfperf.doctor.probe import GatherOptions
+
+STAGE = "local"
 
 
 def _os_release(path: Path = Path("/etc/os-release")) -> str | None:
@@ -64,3 +69,8 @@ def probe_system() -> dict[str, Any]:
     elif system == "darwin":
         facts["os_release"] = f"macOS {platform.mac_ver()[0]}"
     return facts
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The operating system, WSL2, glibc and the running Python."""
+    return probe_system()

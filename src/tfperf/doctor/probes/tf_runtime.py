@@ -18,9 +18,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
+from tfperf.doctor.probe import GatherOptions
 from tfperf.doctor.probes.runner import kill_group
+
+STAGE = "slow"
 
 STDERR_TAIL = 4000
 
@@ -135,3 +139,8 @@ def _drain(q: queue.Queue[str | None]) -> list[str]:
         if item is None:
             return out
         out.append(item)
+
+
+def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:
+    """TensorFlow as it really runs here, imported in a subprocess."""
+    return probe_tensorflow(options.timeout, options.compute, options.matmul_size)

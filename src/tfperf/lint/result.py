@@ -1,0 +1,36 @@
+"""What linting one file gives, and how a run is asked to treat it (shared by the runner, the
+notebook reader, the session and the cache)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from tfperf.core.findings import Finding
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: int = 0            # fixes applied (written, or shown with --diff)
+    diff: str = ""            # unified diff of the fixes (--diff)
+    new_text: str | None = None  # fixed file content, when it changed
+    notes: list[str] = field(default_factory=list)  # said on stderr: skipped, not written
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    fix: bool = False
+    unsafe: bool = False
+    diff: bool = False        # compute the fixes, show them, do not write
+
+
+DEFAULT_OPTIONS = RunOptions()  # lint only: no fixes, nothing written
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """The change from ``old`` to ``new`` as a unified diff (``a/path`` → ``b/path``)."""
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
+                                        new.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
