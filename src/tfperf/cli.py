@@ -56,19 +56,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="the main job: doctor this machine, then lint, bench and profile the case study")
     demo.add_argument("--no-compute", action="store_true",
                       help="skip the doctor's live checks and the bench and profile steps")
+    demo.add_argument("--verbose", action="store_true",
+                      help="let TensorFlow's C++ start-up notices through (hidden by default)")
     demo.set_defaults(func=_run_demo)
     return parser
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     """Run each capability on this machine and on the bundled case study, in order."""
+    from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
     from tfperf.examples import demo_steps
+
+    quiet_tensorflow_startup(args.verbose)
 
     # Lint and profile findings on the slow example are the point of the demo, not a failure:
     # the demo fails only when the doctor fails a check or a step cannot run (status >= 2).
     worst = EXIT_OK
     registered = _registered_commands()
-    for title, argv in demo_steps(no_compute=args.no_compute):
+    for title, argv in demo_steps(no_compute=args.no_compute, verbose=args.verbose):
         if argv[0] not in registered:
             continue
         print(f"\n=== {title}: tfperf {' '.join(argv)}\n", flush=True)

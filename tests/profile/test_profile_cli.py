@@ -120,3 +120,24 @@ def test_sys_exit_in_a_profiled_module_or_function_is_reported_not_raised(script
     path = script("import sys\ndef step(x):\n    pass\ndef inputs():\n    sys.exit(5)\n")
     assert main(["profile", f"{path}:step", "--inputs", f"{path}:inputs", "--no-capture"]) == 2
     assert "SystemExit" in capsys.readouterr().err
+
+
+def test_tensorflow_start_up_notices_stay_out_unless_verbose(script):
+    # In a fresh process (TF's C++ logging reads its level once, at import).
+    import os
+    import subprocess
+    import sys
+
+    path = script("import tensorflow as tf\nprint(float(tf.reduce_sum(tf.ones([2]))))\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+
+    def run(*extra):
+        return subprocess.run([sys.executable, "-m", "tfperf", "profile", str(path),
+                               "--no-capture", *extra], capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    quiet, loud = run(), run("--verbose")
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
+    assert "absl::InitializeLog" not in quiet.stderr + quiet.stdout
+    assert "cpu_feature_guard" not in quiet.stderr + quiet.stdout
+    assert "absl::InitializeLog" in loud.stderr  # the notice exists; --verbose lets it through

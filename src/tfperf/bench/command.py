@@ -7,7 +7,6 @@ Only argparse and the standard library at import time: this module is imported o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--roofline", action="store_true",
                    help="report achieved GB/s and GFLOP/s against the machine's measured peaks")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--verbose", action="store_true",
+                   help="let TensorFlow's C++ start-up notices through (hidden by default)")
     p.set_defaults(func=run)
 
 
@@ -65,12 +66,13 @@ class _ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
+    from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
     if bool(args.file) == bool(args.suite):
         raise UsageError("give either FILE.py or --suite article")
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget must be a positive number of seconds")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TF's C++ start-up chatter
+    quiet_tensorflow_startup(args.verbose)
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     bar = _ProgressBar() if show_bar else None
     try:

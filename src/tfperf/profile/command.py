@@ -46,6 +46,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "script: capture only the first N top-level tf.function calls")
     p.add_argument("--logdir", metavar="DIR",
                    help="where the capture goes (default: a new temporary directory)")
+    p.add_argument("--verbose", action="store_true",
+                   help="let TensorFlow's C++ start-up notices through (hidden by default)")
     p.add_argument("--no-capture", action="store_true",
                    help="observe only; no TF profiler capture")
     p.add_argument("--json", action="store_true",
@@ -99,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("tensorflow") is None:
         raise UsageError("TensorFlow is not installed here; install it with "
                          "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # TF's INFO lines would drown the report
+    from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
+
+    quiet_tensorflow_startup(args.verbose)
 
     from tfperf.profile import runner
 
