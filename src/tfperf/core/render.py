@@ -148,6 +148,51 @@ def findings_text(findings: Sequence[Finding], color: bool = False, hints: bool 
     return "\n".join(lines)
 
 
+def findings_grouped(findings: Sequence[Finding], color: bool = False) -> str:
+    """By file, as ruff's grouped output: the path once, then ``line:col CODE message`` per
+    finding (``cell N, line:col`` in notebooks); each rule's hint is said once per file, after
+    its first finding there, not repeated on every line."""
+    by_path: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_path.setdefault((f.location.path if f.location else None) or "<unknown>",
+                           []).append(f)
+    out: list[str] = []
+    for path, group in by_path.items():
+        wheres = []
+        for f in group:
+            loc = f.location
+            where = ""
+            if loc is not None and loc.line is not None:
+                where = f"{loc.line}:{(loc.column or 0) + 1}"
+                if loc.cell is not None:
+                    where = f"cell {loc.cell}, {where}"
+            wheres.append(where)
+        width = max(len(w) for w in wheres)
+        if out:
+            out.append("")
+        out.append(style(f"{path}:", "bold", color=color))
+        hinted: set[str] = set()
+        for f, where in zip(group, wheres, strict=True):
+            code = style(f.code, "red" if f.failed else "yellow", "bold", color=color)
+            fixable = " [*]" if f.fix else ""
+            out.append(f"  {where:<{width}}  {code}{fixable} {f.message}")
+            if f.hint and f.code not in hinted:
+                hinted.add(f.code)
+                out.append(f"  {'':<{width}}  {style('help:', 'cyan', color=color)} {f.hint}")
+    return "\n".join(out)
+
+
+def rule_statistics(findings: Sequence[Finding]) -> list[tuple[int, str, str, int, int]]:
+    """(count, code, name, files, fixable) per rule, most frequent first (ruff --statistics)."""
+    by_code: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_code.setdefault(f.code, []).append(f)
+    rows = [(len(fs), code, fs[0].name, len({f.location.path if f.location else None
+                                                for f in fs}),
+             sum(1 for f in fs if f.fix)) for code, fs in by_code.items()]
+    return sorted(rows, key=lambda r: (-r[0], r[1]))
+
+
 def findings_concise(findings: Sequence[Finding]) -> str:
     return "\n".join(f"{format_location(f)}: {f.code} {f.message}" for f in findings)
 

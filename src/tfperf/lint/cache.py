@@ -1,8 +1,9 @@
 """Content-hash cache: an unchanged file is not analysed again.
 
 Key: SHA-256 of the file's bytes, its kind (``.py``/``.ipynb``), the tfperf version, a
-fingerprint of the lint code itself (so editing a rule invalidates), and the selected rule
-codes. Value: the findings as JSON, without the path (the same content elsewhere reuses them).
+fingerprint of the lint code itself (so editing a rule invalidates), the selected rule codes
+and the targeted TensorFlow version. Value: the findings as JSON, without the path (the same
+content elsewhere reuses them).
 Stored where :func:`tfperf.core.files.cache_dir` says (``.tfperf_cache/lint/`` in the project,
 else the user's cache directory).
 Only plain lint runs use it (``--fix``/``--diff`` always analyse).
@@ -66,9 +67,10 @@ MAX_ENTRIES = 200_000
 
 
 class LintCache:
-    def __init__(self, directory: Path, rule_codes: Sequence[str]) -> None:
+    def __init__(self, directory: Path, rule_codes: Sequence[str], salt: str = "") -> None:
         self.dir = directory
-        self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}".encode()
+        # Whatever else changes the findings of the same bytes (the targeted TF version).
+        self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}|{salt}".encode()
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
         self._new: dict[str, list] = {}

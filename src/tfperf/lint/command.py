@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
@@ -29,10 +28,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="text", help="output format")
     p.add_argument("--statistics", action="store_true", help="count findings per rule")
     p.add_argument("--select", action="append", metavar="CODES",
-                   help="rule codes or prefixes to run (comma-separated; default ALL)")
+                   help="rule codes or prefixes to run (comma-separated; default: the 'perf' "
+                        "group; ALL: every rule but those in preview)")
     p.add_argument("--ignore", action="append", metavar="CODES", help="rule codes to skip")
     p.add_argument("--extend-select", action="append", metavar="CODES",
                    help="codes to add to the selection")
+    p.add_argument("--preview", action="store_true",
+                   help="run the rules still in preview too (not yet precise on real code)")
+    p.add_argument("--tf-version", metavar="X.Y",
+                   help="the TensorFlow the code targets (default: tf-version in pyproject, "
+                        "the project's pin, the installed TensorFlow, the newest known)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="apply unsafe fixes too (implies --fix unless --diff)")
@@ -62,7 +67,8 @@ def run_lint(args: argparse.Namespace) -> int:
         paths=list(args.paths), select=_codes(args.select), ignore=_codes(args.ignore) or [],
         extend_select=_codes(args.extend_select) or [],
         fix=args.fix or (args.unsafe_fixes and not args.diff), unsafe=args.unsafe_fixes,
-        diff=args.diff, cache=not args.no_cache, jobs=args.jobs)
+        diff=args.diff, cache=not args.no_cache, jobs=args.jobs, preview=args.preview,
+        tf_version=args.tf_version)
     try:
         outcome = run(request)
     except ValueError as exc:  # bad selectors, missing paths, bad config
@@ -94,15 +100,20 @@ def _print(outcome, args: argparse.Namespace) -> None:
     else:
         color = render.use_color(out)
         if findings:
-            print(render.findings_text(findings, color=color))
+            print(render.findings_grouped(findings, color=color))
+            print()
+            print(_statistics(findings), file=out)  # the closing summary, by rule
         print(_summary(outcome, args), file=sys.stderr if not findings else out)
-    if args.statistics:
-        counts = Counter((f.code, f.name) for f in findings)
-        fixable = Counter(f.code for f in findings if f.fix)
-        rows = [(n, code, name, fixable.get(code, 0))
-                for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-        print(render.text_table(["count", "code", "name", "fixable"], rows, "rrll"),
-              file=sys.stderr if args.format in ("json", "sarif") else out)
+    if args.statistics and args.format != "text":
+        print(_statistics(findings), file=sys.stderr if args.format in ("json", "sarif")
+              else out)
+
+
+def _statistics(findings) -> str:
+    from tfperf.core import render
+
+    return render.text_table(["count", "code", "name", "files", "fixable"],
+                             render.rule_statistics(findings), "rrlrr")
 
 
 def _summary(outcome, args: argparse.Namespace) -> str:
@@ -123,13 +134,18 @@ def _summary(outcome, args: argparse.Namespace) -> str:
 def run_rules(args: argparse.Namespace) -> int:
     from tfperf.core import render
     from tfperf.lint.registry import rule_classes
+    from tfperf.lint.rule import DEFAULT_GROUPS, GROUPS
 
-    rows = [(r.code, r.name, ",".join(r.claims), "yes" if r.fixable else "", r.message)
+    rows = [(r.code, r.name, r.group + ("*" if r.group in DEFAULT_GROUPS else ""),
+             ",".join(r.claims), "yes" if r.fixable else "", r.message)
             for r in rule_classes()]
     if args.format == "json":
         print(render.to_json([r.summary() for r in rule_classes()]))
     else:
-        print(render.text_table(["code", "name", "claims", "fix", "message"], rows))
+        print(render.text_table(["code", "name", "group", "claims", "fix", "message"], rows))
+        print("\ngroups (* = on by default):")
+        for name, what in GROUPS.items():
+            print(f"  {name + ('*' if name in DEFAULT_GROUPS else ''):<10} {what}")
     return 0
 
 
@@ -148,8 +164,13 @@ def run_rule(args: argparse.Namespace) -> int:
         rule = get(code)
     except KeyError:
         raise UsageError(f"no rule {args.code!r} (see `tfperf rules`)") from None
+    from tfperf.lint.measured import judged
+    from tfperf.lint.rule import DEFAULT_GROUPS, GROUPS
+
     claims = ", ".join(rule.claims)
     fix = "sometimes" if rule.fixable else "no"
-    print(f"# {rule.code} {rule.name}\n\n{rule.message}.\n\nClaims: {claims}. "
+    on = "on by default" if rule.group in DEFAULT_GROUPS else "off by default"
+    print(f"# {rule.code} {rule.name}\n\n{rule.message}.\n\nGroup: {rule.group} ({on}; "
+          f"{GROUPS[rule.group]}).\nPrecision: {judged(rule.code)}.\nClaims: {claims}. "
           f"Automatic fix: {fix}.\n\n{rule.docs.rstrip()}")
     return 0

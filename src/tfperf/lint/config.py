@@ -2,9 +2,12 @@
 
 ```toml
 [tool.tfperf.lint]
-select = ["TFP1", "TFP2"]        # default: all rules
+select = ["TFP1", "TFP2"]        # default: the rules of the default group
 ignore = ["TFP104"]
-extend-select = ["TFP601"]
+extend-select = ["TFP7"]         # add the TF1-migration group
+preview = false                  # true: run the rules still in preview too
+tf-version = "2.15"              # the TensorFlow the code targets (default: the project's
+                                 # pin, else the installed TensorFlow, else the newest)
 exclude = ["legacy/**", "*_pb2.py"]
 [tool.tfperf.lint.per-file-ignores]
 "tests/**" = ["TFP101"]
@@ -19,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KEYS = {"select", "ignore", "extend-select", "exclude", "per-file-ignores"}
+KEYS = {"select", "ignore", "extend-select", "exclude", "per-file-ignores", "preview",
+        "tf-version"}
 
 
 class ConfigError(ValueError):
@@ -35,6 +39,8 @@ class LintConfig:
     extend_select: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    preview: bool = False                        # run the rules of the "preview" group too
+    tf_version: str | None = None                # the TensorFlow the code targets ("2.15")
 
     def _rel(self, path: Path) -> str | None:
         try:
@@ -152,4 +158,17 @@ def load_config(paths: list[str]) -> LintConfig:
         raise ConfigError(f"{pyproject}: per-file-ignores must be a table of pattern = [codes]")
     cfg.per_file_ignores = {k: _strings(v, f"per-file-ignores.{k}", pyproject)
                             for k, v in pfi.items()}
+    preview = section.get("preview", False)
+    if not isinstance(preview, bool):
+        raise ConfigError(f"{pyproject}: [tool.tfperf.lint] preview must be true or false")
+    cfg.preview = preview
+    tf_version = section.get("tf-version")
+    if tf_version is not None:
+        from tfperf.lint.target import TargetError, parse_version
+
+        try:
+            parse_version(str(tf_version))
+        except TargetError as exc:
+            raise ConfigError(f"{pyproject}: [tool.tfperf.lint] {exc}") from None
+        cfg.tf_version = str(tf_version)
     return cfg

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.lint.rule import Rule
 from tfperf.lint.semantic import Context
+from tfperf.lint.target import NEWEST_KNOWN
 
 SYNTAX_ERROR, INTERNAL_ERROR = "TFP000", "TFP001"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?",
@@ -81,8 +82,9 @@ def parse(source: str, path: str) -> tuple[ast.Module | None, Finding | None]:
 class Dispatcher:
     """The rules of one run, arranged for one walk: node type → rules that want it."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN) -> None:
         self.rules = list(rules)
+        self.tf_version = tf_version
         self.by_type: dict[type, list[Rule]] = {}
         for rule in self.rules:
             for t in rule.node_types:
@@ -94,7 +96,7 @@ class Dispatcher:
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
         """Findings of every rule on one parsed module."""
         try:
-            ctx = Context(tree, source, path)
+            ctx = Context(tree, source, path, self.tf_version)
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
@@ -209,14 +211,15 @@ def sort_key(f: Finding) -> tuple:
 
 
 def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | None = None,
-                dispatcher: Dispatcher | None = None) -> list[Finding]:
+                dispatcher: Dispatcher | None = None,
+                tf_version: tuple[int, int] = NEWEST_KNOWN) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
-    sorted, ``# noqa`` applied."""
+    for code targeting TensorFlow ``tf_version``, sorted, ``# noqa`` applied."""
     if dispatcher is None:
         if rules is None:
             from tfperf.lint.registry import all_rules
             rules = all_rules()
-        dispatcher = Dispatcher(rules)
+        dispatcher = Dispatcher(rules, tf_version)
     tree, err = parse(source, path)
     if err is not None:
         return [err]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from tfperf.lint.rule import DOC_SECTIONS, OPTIONAL_DOC_SECTIONS, Rule
+from tfperf.lint.rule import DEFAULT_GROUPS, DOC_SECTIONS, GROUPS, OPTIONAL_DOC_SECTIONS, Rule
 
 CODE_RE = re.compile(r"^TFP\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -44,6 +44,8 @@ def doc_problems(rule: type[Rule]) -> list[str]:
     known = [h for h in headings if h in (*DOC_SECTIONS, *OPTIONAL_DOC_SECTIONS)]
     if known != sorted(known, key=(*DOC_SECTIONS, *OPTIONAL_DOC_SECTIONS).index):
         problems.append(f"docs sections out of order: {known}")
+    if rule.group not in GROUPS:
+        problems.append(f"group {rule.group!r} is not one of {sorted(GROUPS)}")
     if not rule.node_types and not rule.wants_module():
         problems.append("neither node_types nor check_module: the rule can never fire")
     return problems
@@ -106,25 +108,36 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
 
 
 def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None = None,
-           ignore: Iterable[str] = (), extend_select: Iterable[str] = ()) -> list[Rule]:
+           ignore: Iterable[str] = (), extend_select: Iterable[str] = (),
+           preview: bool = False) -> list[Rule]:
     """Rules chosen by code prefixes (``"TFP1"``, ``"TFP101"``, ``"ALL"``), as ruff does:
-    ``select`` (default ALL) plus ``extend_select``, minus ``ignore``. When a code matches
-    both, the more specific (longer) selector wins."""
-    rules = list(rules) if rules is not None else all_rules()
-    sel = [s.strip().upper() for s in (select if select is not None else ["ALL"]) if s.strip()]
-    sel += [s.strip().upper() for s in extend_select if s.strip()]
-    ign = [s.strip().upper() for s in ignore if s.strip()]
+    ``select`` plus ``extend_select``, minus ``ignore``; when a code matches both, the more
+    specific (longer) selector wins.
 
-    def specificity(code: str, selectors: list[str]) -> int:
+    Groups decide what a selector reaches: with no ``select``, the default groups (``perf``);
+    a prefix or ``ALL`` reaches ``perf`` and ``migration`` rules, and ``preview`` rules only
+    with ``preview=True``, which also adds them to the default; an exact code selects its
+    rule whatever its group."""
+    rules = list(rules) if rules is not None else all_rules()
+    sel = [s.strip().upper() for s in (select or []) if s.strip()]
+    ext = [s.strip().upper() for s in extend_select if s.strip()]
+    ign = [s.strip().upper() for s in ignore if s.strip()]
+    default_groups = DEFAULT_GROUPS | ({"preview"} if preview else set())
+
+    def specificity(rule: Rule, selectors: list[str]) -> int:
         best = -1
         for s in selectors:
-            if _matches(code, s):
+            if s == rule.code:
+                best = max(best, len(s))
+            elif _matches(rule.code, s) and (rule.group != "preview" or preview):
                 best = max(best, 0 if s == "ALL" else len(s))
         return best
 
     chosen = []
     for rule in rules:
-        s, i = specificity(rule.code, sel), specificity(rule.code, ign)
-        if s >= 0 and s > i:
+        s = specificity(rule, sel + ext)
+        if select is None and rule.group in default_groups:
+            s = max(s, 0)
+        if s >= 0 and s > specificity(rule, ign):
             chosen.append(rule)
     return chosen

@@ -25,6 +25,16 @@ DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "F
 # Sections a rule's docs may add after those: what the rule deliberately does not report.
 OPTIONAL_DOC_SECTIONS = ("Known limitations",)
 
+# Rule groups, as Clippy has them: what runs by default is what has earned it on code that
+# no one here wrote (precision judged on a corpus of real repositories: docs/lint.md).
+GROUPS = {
+    "perf": "performance rules precise enough to run by default",
+    "migration": "TF1 API leftovers: a migration, not a speed-up; enable with --select TFP7 "
+                 "or extend-select",
+    "preview": "not yet precise enough on real code; enable with --preview",
+}
+DEFAULT_GROUPS = frozenset({"perf"})
+
 
 def example_source(text: str) -> str:
     """An example as written in a rule: a triple-quoted string whose first line break and
@@ -74,6 +84,7 @@ class Rule:
     message: ClassVar[str] = ""       # one line, shown for every finding
     hint: ClassVar[str] = ""          # one line: what to do instead
     claims: ClassVar[tuple[str, ...]] = ()  # article claim IDs: ("S12", "S16")
+    group: ClassVar[str] = "preview"  # see GROUPS: a new rule waits in preview until measured
     docs: ClassVar[str] = ""          # markdown with the DOC_SECTIONS
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
@@ -140,5 +151,5 @@ class Rule:
     def summary(cls) -> dict[str, str]:
         """Plain data for renderers (SARIF's rule table, ``tfperf rules --format json``)."""
         return {"code": cls.code, "name": cls.name, "summary": cls.message,
-                "help": cls.hint, "claims": ",".join(cls.claims),
+                "help": cls.hint, "claims": ",".join(cls.claims), "group": cls.group,
                 "fixable": "yes" if cls.fixable else "no"}

@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfperf.core.files import project_root
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
@@ -19,6 +20,8 @@ from tfperf.lint.engine import Dispatcher, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
+from tfperf.lint.target import NEWEST_KNOWN, TargetError, TargetTF
+from tfperf.lint.target import resolve as resolve_target
 
 # Below this many files to analyse, worker start-up costs more than it saves.
 MIN_FILES_PER_WORKER = 24
@@ -37,6 +40,8 @@ class LintRequest:
     diff: bool = False
     cache: bool = True
     jobs: int = 0                      # 0: decide from the core count and the file count
+    preview: bool = False              # run the "preview" group's rules too
+    tf_version: str | None = None      # the TensorFlow targeted (default: see lint/target.py)
     cache_dir: Path | None = None      # default: <project root>/.tfperf_cache/lint
 
 
@@ -51,14 +56,16 @@ class LintOutcome:
     cache_hits: int = 0
     analysed: int = 0
     workers: int = 1
+    target: TargetTF | None = None
 
 
-def choose_rules(select, ignore, extend_select) -> list[Rule]:
+def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[Rule]:
     """Rules for these selectors; ``ValueError`` for a selector that matches no rule."""
     unknown = registry.unknown_selectors([*(select or []), *ignore, *extend_select])
     if unknown:
         raise ValueError(f"unknown rule code(s): {', '.join(unknown)} (see `tfperf rules`)")
-    return registry.select(select=select, ignore=ignore, extend_select=extend_select)
+    return registry.select(select=select, ignore=ignore, extend_select=extend_select,
+                           preview=preview)
 
 
 # ------------------------------------------------------------------ worker processes
@@ -66,9 +73,9 @@ def choose_rules(select, ignore, extend_select) -> list[Rule]:
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(codes: list[str], options: RunOptions) -> None:
+def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int]) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
-    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes])
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version)
     _WORKER["options"] = options
 
 
@@ -105,17 +112,17 @@ def _workers(requested: int, n_files: int) -> int:
     return max(1, min(cores or 1, n_files // MIN_FILES_PER_WORKER))
 
 
-def analyse(paths: list[str], rules: list[Rule], options: RunOptions,
-            jobs: int = 0) -> tuple[list[FileResult], int]:
+def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int = 0,
+            tf_version: tuple[int, int] = NEWEST_KNOWN) -> tuple[list[FileResult], int]:
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
-        return _lint_files(paths, Dispatcher(rules), options), 1
+        return _lint_files(paths, Dispatcher(rules, tf_version), options), 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
                              initializer=_init_worker,
-                             initargs=([r.code for r in rules], options)) as pool:
+                             initargs=([r.code for r in rules], options, tf_version)) as pool:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
     return results, n
 
@@ -127,7 +134,13 @@ def run(request: LintRequest) -> LintOutcome:
     config = load_config(request.paths)
     select = request.select if request.select is not None else config.select
     rules = choose_rules(select, [*config.ignore, *request.ignore],
-                         [*config.extend_select, *request.extend_select])
+                         [*config.extend_select, *request.extend_select],
+                         preview=request.preview or config.preview)
+    try:
+        target = resolve_target(request.tf_version or config.tf_version,
+                                project_root(request.paths[0]) if request.paths else None)
+    except TargetError as exc:
+        raise ValueError(str(exc)) from None
     try:
         files = [str(p) for p in discover(request.paths, config.excluded)]
     except DiscoveryError as exc:
@@ -140,7 +153,7 @@ def run(request: LintRequest) -> LintOutcome:
         from tfperf.lint.cache import LintCache
 
         where = request.cache_dir or cache_dir("lint", request.paths[0] if request.paths else None)
-        cache = LintCache(where, [r.code for r in rules])
+        cache = LintCache(where, [r.code for r in rules], salt=f"tf{target.version}")
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
     todo: list[str] = []
@@ -156,7 +169,8 @@ def run(request: LintRequest) -> LintOutcome:
                 continue
             keys[path] = key
         todo.append(path)
-    fresh, workers = analyse(todo, rules, options, request.jobs) if rules else ([], 1)
+    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version) if rules
+                      else ([], 1))
     for r in fresh:
         results[r.path] = r
         if cache is not None and keys.get(r.path) and not r.notes:
@@ -180,4 +194,4 @@ def run(request: LintRequest) -> LintOutcome:
                        diffs=[r.diff for r in ordered if r.diff],
                        notes=[n for r in ordered for n in r.notes],
                        cache_hits=cache.hits if cache else 0, analysed=len(todo),
-                       workers=workers)
+                       workers=workers, target=target)

@@ -18,6 +18,7 @@ class PythonLoopOverTensor(Rule):
     hint = ("replace the loop by whole-tensor ops (broadcasting, tf.reduce_*, tf.einsum, "
             "tf.vectorized_map)")
     claims = ("S12", "S16")
+    group = "perf"
     node_types = (ast.For, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
     docs = """\
 ## What it does

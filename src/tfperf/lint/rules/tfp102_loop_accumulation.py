@@ -64,6 +64,7 @@ class LoopAccumulation(Rule):
     hint = ("sum the whole tensor at once: tf.reduce_sum(x, axis=0), or tf.einsum / "
             "tf.tensordot for weighted sums")
     claims = ("S12",)
+    group = "perf"
     node_types = (ast.AugAssign, ast.Assign)
     fixable = True
     docs = """\

@@ -20,6 +20,7 @@ class AppendThenStack(Rule):
     hint = ("compute all elements with one whole-tensor op; if the body cannot be vectorised, "
             "tf.vectorized_map / tf.map_fn, or tf.TensorArray inside tf.function")
     claims = ("S12",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = _STACKING_NAMES
     docs = """\

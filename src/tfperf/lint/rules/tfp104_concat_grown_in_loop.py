@@ -120,6 +120,7 @@ class ConcatGrownInLoop(Rule):
     hint = ("append the pieces to a list and tf.concat once after the loop, compute them in "
             "one op, or write into a tf.TensorArray inside tf.function")
     claims = ("S12",)
+    group = "perf"
     node_types = (ast.Assign,)
     docs = """\
 ## What it does

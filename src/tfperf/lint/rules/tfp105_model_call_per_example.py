@@ -110,6 +110,7 @@ class ModelCallPerExample(Rule):
     hint = ("call the model (or model.predict) once on the whole batch, e.g. "
             "model.predict(x, batch_size=256), or iterate a batched tf.data dataset")
     claims = ("S12",)
+    group = "perf"
     docs = """\
 ## What it does
 Finds a Keras model (a name bound to `keras.Model(...)`, `keras.Sequential(...)`,

@@ -130,6 +130,7 @@ class HostSyncInLoop(Rule):
     hint = ("convert once, outside the loop (t.numpy() then index the NumPy array), or keep "
             "the per-element work in whole-tensor TF ops")
     claims = ("S1", "S4")
+    group = "perf"
     node_types = (ast.Call, ast.If, ast.IfExp)
     callee_names = _CONVERTERS
     docs = """\

@@ -21,6 +21,7 @@ class NumpyInTfFunction(Rule):
     hint = ("use TF ops (tf.math, tf.experimental.numpy) inside the graph; wrap code that "
             "truly needs NumPy in tf.numpy_function")
     claims = ("S4", "S13")
+    group = "perf"
     docs = """\
 ## What it does
 Finds `.numpy()` calls, and NumPy functions (`np.sum(x)`, `np.array(x)`, `np.mean(x)`...)

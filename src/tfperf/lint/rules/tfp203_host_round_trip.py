@@ -139,6 +139,7 @@ class HostRoundTrip(Rule):
     hint = ("work on the tensor itself: TF ops instead of NumPy functions, "
             "tf.stop_gradient(t) / tf.identity(t) instead of tf.constant(t.numpy())")
     claims = ("S4", "S1")
+    group = "perf"
     fixable = True
     docs = """\
 ## What it does

@@ -54,6 +54,7 @@ class PrintInTfFunction(Rule):
     message = "print() of a tensor inside tf.function runs once, at trace time: use tf.print"
     hint = "tf.print(...) prints the values on every call"
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = frozenset({"print"})
     fixable = True

@@ -19,6 +19,7 @@ class PythonScalarRetrace(Rule):
     hint = ("pass a tensor (tf.constant(i)) or give the tf.function an input_signature; "
             "keep Python arguments for values that rarely change")
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.Call,)
     requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     fixable = True

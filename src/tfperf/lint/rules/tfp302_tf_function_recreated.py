@@ -29,6 +29,7 @@ class TfFunctionRecreated(Rule):
     hint = ("create the tf.function once (module level, __init__, or a cached attribute) "
             "and call that object repeatedly")
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)
     requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\

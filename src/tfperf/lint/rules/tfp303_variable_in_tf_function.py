@@ -42,6 +42,7 @@ class VariableInTfFunction(Rule):
     hint = ("create the variable once outside (in __init__/build, or at module level) and "
             "update it with .assign(); or guard it with `if self.v is None:`")
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = VARIABLE_CLASSES
     docs = """\

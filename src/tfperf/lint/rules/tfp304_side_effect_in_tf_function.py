@@ -84,6 +84,7 @@ class SideEffectInTfFunction(Rule):
     hint = ("keep state in tf.Variable (.assign/.assign_add) or return values from the "
             "function; use tf.print for logging")
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.Call, ast.Assign, ast.AugAssign)
     callee_names = MUTATORS
     docs = """\

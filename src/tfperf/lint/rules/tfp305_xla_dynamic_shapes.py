@@ -85,6 +85,7 @@ class XlaDynamicShapes(Rule):
     hint = ("pad or bucket inputs to a few fixed shapes (tf.pad, padded_batch) and give a "
             "fully static input_signature; or drop jit_compile for this function")
     claims = ("S14", "S20")
+    group = "perf"
     node_types = (ast.Call,)
     requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\

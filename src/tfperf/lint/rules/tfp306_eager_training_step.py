@@ -59,6 +59,7 @@ class EagerTrainingStep(Rule):
     message = "training step (GradientTape + apply_gradients) runs eagerly in a loop"
     hint = "decorate the step function with @tf.function (one trace, then a graph per step)"
     claims = ("S13",)
+    group = "perf"
     node_types = (ast.With, ast.AsyncWith)
     fixable = True
     docs = """\

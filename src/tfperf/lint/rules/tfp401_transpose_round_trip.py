@@ -39,6 +39,7 @@ class TransposeRoundTrip(Rule):
     message = "tf.transpose undone by its inverse permutation: two full copies for nothing"
     hint = "use the tensor you transposed; keep one layout (S10)"
     claims = ("S10", "S5")
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = TRANSPOSE_CALLS
     fixable = True

@@ -29,6 +29,7 @@ class TransposeInLoop(Rule):
     message = _INVARIANT_MSG
     hint = "transpose once, before the loop (or fold the layout into the op: data_format)"
     claims = ("S10", "S12")
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = TRANSPOSE_CALLS
     docs = """\

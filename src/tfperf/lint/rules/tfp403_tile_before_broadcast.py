@@ -46,6 +46,7 @@ class TileBeforeBroadcast(Rule):
                "is not needed")
     hint = "drop the tile and let the op broadcast (then profile: S11)"
     claims = ("S11",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = TILE_CALLS
     docs = """\

@@ -41,6 +41,7 @@ class LayoutTransposesAroundConv(Rule):
     hint = ("keep one layout end to end; on GPU pass data_format='NCHW' instead of "
             "transposing (TF's CPU convolutions are NHWC-only: there, keep the data NHWC)")
     claims = ("S10",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = LAYOUT_OPS
     docs = """\

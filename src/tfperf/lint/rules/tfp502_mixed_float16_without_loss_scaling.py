@@ -38,6 +38,7 @@ class MixedFloat16WithoutLossScaling(Rule):
     hint = ("wrap the optimizer in keras.mixed_precision.LossScaleOptimizer and scale the "
             "loss: optimizer.scale_loss(loss) (Keras 3) / get_scaled_loss (Keras 2)")
     claims = ("S15",)
+    group = "perf"
     docs = """\
 ## What it does
 In a module that sets the global Keras policy to `mixed_float16`

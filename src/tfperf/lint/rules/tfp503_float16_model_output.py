@@ -52,6 +52,7 @@ class Float16ModelOutput(Rule):
     hint = ("give the last layer dtype='float32' (or end with "
             "Activation('softmax', dtype='float32'))")
     claims = ("S15",)
+    group = "perf"
     docs = """\
 ## What it does
 In a module that sets the global Keras policy to `mixed_float16`, finds the last layer of a

@@ -55,6 +55,7 @@ class MissingPrefetch(Rule):
     message = "tf.data pipeline consumed without a final prefetch: input and compute take turns"
     hint = "end the pipeline with .prefetch(tf.data.AUTOTUNE)"
     claims = ("S19",)
+    group = "preview"
     fixable = True
     docs = """\
 ## What it does

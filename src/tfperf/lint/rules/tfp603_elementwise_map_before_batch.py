@@ -69,6 +69,7 @@ class ElementwiseMapBeforeBatch(Rule):
     message = "element-wise map right before batch: batch first and map once per batch"
     hint = "swap them: .batch(n).map(fn) runs fn once per batch (vectorised)"
     claims = ("S19", "S12")
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = frozenset({"batch"})
     docs = """\

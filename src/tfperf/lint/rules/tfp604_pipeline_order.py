@@ -46,6 +46,7 @@ class PipelineOrder(Rule):
     message = "cache() after a random augmentation map: every epoch replays the first epoch's draws"
     hint = "cache before the random map; shuffle before batch"
     claims = ("S19",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = frozenset({"cache", "shuffle"})
     docs = """\

@@ -113,6 +113,7 @@ class Tf1Leftovers(Rule):
     hint = ("write TF2 style: eager tensors and functions, tf.function for speed, tf.Variable "
             "for state (TF's migration guide)")
     claims = ("S9",)
+    group = "migration"
     requires_imports = frozenset({"tensorflow"})  # every finding needs a TF API
     docs = """\
 ## What it does

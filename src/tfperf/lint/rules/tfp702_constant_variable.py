@@ -57,6 +57,7 @@ class ConstantVariable(Rule):
     message = "tf.Variable(trainable=False) that is never assigned: use tf.constant"
     hint = "make it a tf.constant (folded into graphs, no variable reads, nothing to initialise)"
     claims = ("S9",)
+    group = "perf"
     node_types = (ast.Call,)
     callee_qualnames = VARIABLE_CLASSES
     fixable = True

@@ -13,14 +13,21 @@ import ast
 
 from tfperf.core.findings import Edit, Location
 from tfperf.lint.semantic.tensorflow import TensorFlowModel
+from tfperf.lint.target import NEWEST_KNOWN
 
 
 class Context(TensorFlowModel):
     """What a rule may ask about the module it checks. Built by :mod:`tfperf.lint.engine`.
 
-    Attributes: ``path``, ``source``, ``tree``, ``lines`` (with line endings). Facts a rule
-    or helper computes once per module go through :meth:`cached`.
+    Attributes: ``path``, ``source``, ``tree``, ``lines`` (with line endings), and
+    ``tf_version``, the TensorFlow (major, minor) the code targets (:mod:`tfperf.lint.target`).
+    Facts a rule or helper computes once per module go through :meth:`cached`.
     """
+
+    def __init__(self, tree: ast.Module, source: str, path: str = "<string>",
+                 tf_version: tuple[int, int] = NEWEST_KNOWN) -> None:
+        super().__init__(tree, source, path)
+        self.tf_version = tf_version
 
     def char_col(self, line: int, byte_col: int) -> int:
         """``ast`` columns are UTF-8 byte offsets; findings and edits use characters."""

@@ -1,0 +1,164 @@
+"""Rule groups with honest defaults, and the TensorFlow version the linted code targets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.lint import registry, target
+from tfperf.lint.rule import DEFAULT_GROUPS, GROUPS
+from tfperf.lint.session import LintRequest, run
+
+TF1 = "import tensorflow as tf\nx = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
+PIPELINE = ("import tensorflow as tf\n"
+            "ds = tf.data.Dataset.range(100).map(lambda x: x * 2).batch(8)\n"
+            "for batch in ds:\n"
+            "    tf.print(batch)\n")
+
+
+def codes(rules):
+    return {r.code for r in rules}
+
+
+def test_every_rule_has_a_known_group_and_the_default_is_perf():
+    assert {"perf"} == DEFAULT_GROUPS
+    assert all(r.group in GROUPS for r in registry.rule_classes())
+    assert registry.get("TFP701").group == "migration"
+    default = codes(registry.select())
+    assert default == {r.code for r in registry.rule_classes() if r.group == "perf"}
+
+
+def test_migration_rules_run_only_when_selected():
+    assert "TFP701" not in codes(registry.select())
+    assert "TFP701" in codes(registry.select(select=["TFP7"]))
+    assert "TFP701" in codes(registry.select(extend_select=["TFP7"]))
+    assert "TFP701" in codes(registry.select(select=["ALL"]))
+
+
+def test_preview_rules_need_preview_or_their_exact_code():
+    preview = {r.code for r in registry.rule_classes() if r.group == "preview"}
+    if not preview:
+        pytest.skip("no rule is in preview")
+    code = sorted(preview)[0]
+    assert code not in codes(registry.select())
+    assert code not in codes(registry.select(select=["ALL"]))
+    assert code not in codes(registry.select(select=[code[:4]]))
+    assert code in codes(registry.select(preview=True))
+    assert code in codes(registry.select(select=[code]))  # an exact code always selects
+    assert code not in codes(registry.select(preview=True, ignore=[code]))
+
+
+def test_cli_default_output_leaves_tf1_leftovers_out(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text(TF1)
+    assert main(["lint", "--no-cache", "--format", "json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["lint", "--no-cache", "--format", "json", "--select", "TFP7", str(path)]) == 1
+    assert {d["code"] for d in json.loads(capsys.readouterr().out)} == {"TFP701"}
+
+
+def test_config_preview_and_extend_select(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tfperf.lint]\nextend-select = ["TFP7"]\npreview = true\n')
+    (tmp_path / "m.py").write_text(TF1)
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert "TFP701" in {f.code for f in out.findings}
+    assert any(r.group == "preview" for r in out.rules) or not any(
+        r.group == "preview" for r in registry.rule_classes())
+
+
+def test_rules_and_rule_show_the_group_and_its_precision(capsys):
+    assert main(["rules"]) == 0
+    text = capsys.readouterr().out
+    assert "migration" in text and "perf*" in text
+    assert main(["rule", "TFP701"]) == 0
+    text = capsys.readouterr().out
+    assert "Group: migration (off by default" in text and "Precision:" in text
+
+
+def test_text_output_groups_by_file_and_closes_with_a_summary_by_rule(tmp_path, capsys):
+    loop = ("import tensorflow as tf\n"
+            "def f(x):\n"
+            "    out = []\n"
+            "    for i in range(x.shape[0]):\n"
+            "        out.append(tf.reduce_sum(x[i]))\n"
+            "    for j in range(x.shape[0]):\n"
+            "        out.append(tf.reduce_max(x[j]))\n"
+            "    return out\n")
+    (tmp_path / "a.py").write_text(loop)
+    (tmp_path / "b.py").write_text(loop)
+    main(["lint", "--no-cache", "--select", "TFP101", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert out.count(f"{tmp_path / 'a.py'}:\n") == 1  # the path once, as a heading
+    assert out.count("help:") == 2  # the rule's hint once per file, not once per finding
+    row = next(line for line in out.splitlines() if line.split()[:2] == ["4", "TFP101"])
+    assert row.split()[0] == "4" and row.split()[-2] == "2"  # 4 findings in 2 files
+
+
+# ------------------------------------------------------------------ the targeted TF version
+
+
+@pytest.mark.parametrize(("line", "version"), [
+    ("tensorflow==2.15.1", (2, 15)), ("tensorflow>=2.12,<2.16", (2, 12)),
+    ("tensorflow-cpu~=2.13.0", (2, 13)), ('"tensorflow[and-cuda]>=2.14"', (2, 14)),
+    ("tensorflow <2.16", None), ("tensorflow", None), ("tensorflow-datasets>=4.9", None),
+    ("tensorflow-probability==0.24", None), ("tf-nightly>2.17", (2, 17)),
+    ("tensorflow==2.10.0 ; python_version<'3.11'  # old", (2, 10)),
+])
+def test_a_requirement_pins_its_lowest_version(line, version):
+    assert target.pinned_version(line) == version
+
+
+def test_the_target_comes_from_config_then_pin_then_installed(tmp_path, monkeypatch):
+    assert target.resolve("2.9", tmp_path).version == (2, 9)
+    (tmp_path / "requirements.txt").write_text("numpy\ntensorflow>=2.11\n")
+    pinned = target.resolve(None, tmp_path)
+    assert pinned.version == (2, 11) and "requirements.txt" in pinned.source
+    (tmp_path / "requirements.txt").unlink()
+    installed = target.installed_version()
+    assert target.resolve(None, tmp_path) == (installed or target.TargetTF(
+        target.NEWEST_KNOWN, "newest known to tfperf"))
+    monkeypatch.setattr(target, "installed_version", lambda: None)
+    assert target.resolve(None, tmp_path).version == target.NEWEST_KNOWN
+    with pytest.raises(target.TargetError):
+        target.resolve("two", tmp_path)
+
+
+def test_a_bad_tf_version_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert main(["lint", "--tf-version", "latest", str(tmp_path / "m.py")]) == 2
+    assert "tf-version" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text('[tool.tfperf.lint]\ntf-version = "x"\n')
+    assert main(["lint", str(tmp_path / "m.py")]) == 2
+
+
+def test_the_target_reaches_rules_and_the_cache_key(tmp_path):
+    (tmp_path / "m.py").write_text(PIPELINE)
+    seen = []
+    from tfperf.lint import engine
+
+    original = engine.Context.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self.tf_version)
+
+    engine.Context.__init__ = spy  # type: ignore[method-assign]
+    try:
+        first = run(LintRequest(paths=[str(tmp_path)], tf_version="2.9",
+                                cache_dir=tmp_path / "c"))
+        again = run(LintRequest(paths=[str(tmp_path)], tf_version="2.15",
+                                cache_dir=tmp_path / "c"))
+    finally:
+        engine.Context.__init__ = original  # type: ignore[method-assign]
+    assert seen == [(2, 9), (2, 15)]  # another target is not a cache hit
+    assert first.target.version == (2, 9) and again.analysed == 1
+
+
+def test_newest_known_follows_the_doctors_knowledge():
+    from tfperf.doctor import knowledge
+
+    newest = max(target.parse_version(c.tf_version) for c in knowledge.build_configs())
+    assert newest == target.NEWEST_KNOWN
