@@ -14,12 +14,10 @@ Prints both counts and the cells where they disagree. Needs IPython (the `notebo
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import sys
 import tempfile
-import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -35,17 +33,13 @@ def ipython_shell():
 
 
 def ipython_valid(shell, source: str) -> bool:
+    from tfperf.lint.notebook import _parses  # ast.parse with warnings silenced
+
     try:
         code = shell.transform_cell(source)
     except (SyntaxError, ValueError, IndexError):
         return False
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(code)
-        return True
-    except (SyntaxError, ValueError):
-        return False
+    return _parses(code)
 
 
 def cell_text(raw: dict) -> str:
