@@ -44,7 +44,8 @@ def lint(path):
     "len?\nlen??\n?len\n",
     "%load_ext \\\n    autoreload\n",        # continuation of a magic
     "!echo a \\\n   b\n",
-    "ls\ncd data\npip install tensorflow\n",  # automagics
+    "pip install tensorflow\n",             # automagic: a one-line cell
+    "\n\ncd data\n",                       # leading blank lines do not count
     "    x = 1\n    y = x\n",                # uniformly indented: dedented
     "x = (10\n     % 3)\n",                  # modulo on a continued line stays Python
     "s = '''\n%not a magic\n'''\n",
@@ -118,3 +119,68 @@ def test_fix_keeps_layout_and_outputs(tmp_path):
     # Only the fixed cell's lines changed: same indentation, key order, non-ASCII kept.
     notebook["cells"][2]["source"] = fixed["cells"][2]["source"]
     assert after == json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "ipython_shapes.ipynb"
+
+
+@pytest.fixture(scope="module")
+def ipython(tmp_path_factory):
+    """IPython's own reading of a cell: InteractiveShell.transform_cell (the static
+    TransformerManager transforms, then automagic for one-line cells)."""
+    import os
+
+    pytest.importorskip("IPython")
+    os.environ.setdefault("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.history_manager.enabled = False
+    return shell
+
+
+def _ipython_valid(shell, source):
+    import ast
+
+    try:
+        ast.parse(shell.transform_cell(source))
+        return True
+    except SyntaxError:
+        return False
+
+
+def test_tfp000_exactly_where_ipython_cannot_make_python(ipython):
+    from tfperf.lint.notebook import build_module, read_notebook
+
+    _, cells, _, _ = read_notebook(FIXTURE.read_text(), str(FIXTURE))
+    module = build_module(cells, str(FIXTURE))
+    invalid = []
+    for index, cell in module.cells.items():
+        ipy_ok = _ipython_valid(ipython, cell.source)
+        assert (cell.error is None) == ipy_ok, (index, cell.source, cell.error)
+        if not ipy_ok:
+            invalid.append(index)
+    assert len(invalid) >= 6  # the fixture has genuinely broken cells too
+
+
+def test_an_assignment_or_call_is_never_an_automagic(tmp_path):
+    # `history` and `tensorboard` are magic names; continued on the next line, the line is
+    # still Python, and the cell is analysed (its loop is found).
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"],
+                              ["history = model.fit(x,\n", "    epochs=2)\n", *LOOP_CELL],
+                              ["tensorboard = make(\n", "    log_dir='x')\n"]))
+    found = lint(p).findings
+    assert "TFP000" not in [f.code for f in found]
+    assert [(f.location.cell, f.location.line) for f in found if f.code == "TFP102"] == [(3, 5)]
+
+
+def test_automagic_in_a_cell_of_several_lines_is_a_syntax_error(tmp_path):
+    # IPython applies automagic only to one-line cells: this cell fails in IPython too.
+    p = write_nb(tmp_path, nb(["import os\n", "pip install foo\n"], ["pip install foo\n"]))
+    errors = [f for f in lint(p).findings if f.code == "TFP000"]
+    assert [f.location.cell for f in errors] == [2]
+
+
+def test_cell_magic_with_a_body_that_is_not_python_is_skipped(tmp_path):
+    p = write_nb(tmp_path, nb(["%%time\n", "for i in range(3):\n", "f(i)\n"]))
+    assert [f.code for f in lint(p).findings] == []

@@ -6,6 +6,12 @@ was ``%time f()`` still parses), its backslash continuations become blank. Cells
 is not Python (``%%bash``, ``%%writefile``, ``%%html``...) are skipped. A cell that still does
 not parse is reported as TFP000 with its number and left out; the other cells are analysed.
 Positions are reported as (cell, line within cell), cells numbered from 1 over all cells.
+
+What counts as IPython syntax follows IPython itself (``InteractiveShell.transform_cell``):
+escapes (``%``, ``!``, ``?``, ``,``, ``;``, ``/``) only where a logical line starts, and
+automagic (``ls``, ``pip install x`` typed without ``%``) only in a cell of one line and never
+for an assignment (``history = model.fit(`` is Python, whatever line follows). A ``%%time``
+cell whose body does not parse is skipped, not reported: IPython accepts the cell as a magic.
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ AUTOMAGICS = frozenset({
     "pdb", "debug", "prun", "bookmark", "dhist", "pushd", "popd", "dirs", "xmode",
 })
 _SHELL_ASSIGN = re.compile(r"^\s*[\w.,\s\[\]()*]+?=\s*[!%]")
-_FIRST_WORD = re.compile(r"^\s*([A-Za-z_]\w*)")
+# IPython's split of a line into the callable and the rest (prefilter's ``ifun``/``the_rest``).
+_FIRST_WORD = re.compile(r"^\s*([A-Za-z_][\w.]*)(.*)$")
+# Escapes IPython's token transforms recognise at the start of a logical line.
+_ESCAPES = "%!?,;/"
 MAX_PASSES = 10
 
 
@@ -101,17 +110,39 @@ def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None]:
     return depth, quote
 
 
-def _is_magic(stripped: str) -> bool:
+def _is_magic(stripped: str, one_line_cell: bool) -> bool:
     if not stripped:
         return False
-    if stripped[0] in "%!":
+    if stripped[0] in _ESCAPES and not stripped.startswith("?"):
         return True
     if _SHELL_ASSIGN.match(stripped):  # x = !ls, files = %sx ls
         return True
     if stripped.startswith("?") or stripped.endswith("?"):  # help: ?obj, obj?, obj??
         return not _parses(stripped)
+    return one_line_cell and _is_automagic(stripped)
+
+
+def _is_automagic(stripped: str) -> bool:
+    """IPython's prefilter for a one-line cell: a magic name typed without ``%``, unless the
+    line assigns to that name (``ls = 3``, ``history, x = ...``) or is valid Python."""
     m = _FIRST_WORD.match(stripped)
-    return bool(m and m.group(1) in AUTOMAGICS and not _parses(stripped))
+    if not m or m.group(1) not in AUTOMAGICS:  # a dotted name (time.sleep) is never a magic
+        return False
+    rest = m.group(2).lstrip()
+    if rest[:1] in ("=", ",") and rest[:2] != "==":
+        return False
+    return not _parses(stripped)
+
+
+def _one_line_cell(lines: list[str]) -> bool:
+    """Whether IPython sees a single line (it drops leading blank lines, then counts)."""
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    rest = lines[i:]
+    if rest and rest[-1] == "":  # the text's final newline ends the last line
+        rest = rest[:-1]
+    return len(rest) == 1
 
 
 def mask_cell(cell: Cell) -> Cell:
@@ -119,12 +150,15 @@ def mask_cell(cell: Cell) -> Cell:
     text = cell.source
     lines = text.split("\n")
     first = next((ln.strip() for ln in lines if ln.strip()), "")
+    cell_magic = ""
     if first.startswith("%%"):
         name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
         if name not in PYTHON_CELL_MAGICS:
             cell.skipped = f"%%{name} cell"
             cell.masked = "\n".join("" for _ in lines)
             return cell
+        cell_magic = name
+    one_line = _one_line_cell(lines)
     dedented = textwrap.dedent(text)
     if dedented != text:
         # IPython dedents a uniformly indented cell; remember by how much for columns.
@@ -139,7 +173,7 @@ def mask_cell(cell: Cell) -> Cell:
             out.append("")
             magic_cont = line.rstrip().endswith("\\")
             continue
-        if depth == 0 and quote is None and not cont and _is_magic(stripped):
+        if depth == 0 and quote is None and not cont and _is_magic(stripped, one_line):
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}pass")
             magic_cont = line.rstrip().endswith("\\")
@@ -148,6 +182,10 @@ def mask_cell(cell: Cell) -> Cell:
         depth, quote = _scan(line, depth, quote)
         cont = quote is None and line.rstrip().endswith("\\")
     cell.masked = "\n".join(out)
+    if cell_magic and not _parses(cell.masked):
+        # IPython hands the body to the magic as a string: the cell is valid IPython.
+        cell.skipped = f"%%{cell_magic} cell whose body is not Python"
+        cell.masked = "\n".join("" for _ in lines)
     return cell
 
 

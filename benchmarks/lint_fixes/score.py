@@ -1,0 +1,194 @@
+"""Score `tfperf lint` on the development set of real fixes (fixes.csv).
+
+    python benchmarks/lint_fixes/score.py [--mirror /work/.mirror] [--out /tmp/tfperf-fixes]
+        [--json results.json] [--rows] [--context 0]
+
+Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) twice over every
+materialised before/after file: once with the default rule set, once with `--select ALL`.
+For each row:
+  * hit       a rule code has a finding inside the changed lines of the before file and no
+              finding inside the changed lines of the after file (a finding is inside when its
+              line..end_line overlaps a changed range, widened by --context lines);
+  * flagged   the row expects the after file to be clean there (after_expect = clean) and
+              some code still fires inside its changed lines.
+TFP000 (file or cell not parsed) never counts; rows whose files do not parse are reported.
+Prints recall per kind and overall, and the share of clean after-files flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixset import DEFAULT_MIRROR, FIXES_CSV, FixRow, Span, parse_ranges, read_fixes
+from materialize import DEFAULT_OUT, materialize, missing_repos
+
+RULE_SETS = {"default": [], "ALL": ["--select", "ALL"]}
+PARSE_ERROR = "TFP000"
+
+
+@dataclass
+class Side:
+    codes: set[str] = field(default_factory=set)
+    parse_error: bool = False
+
+
+@dataclass
+class RowScore:
+    row: FixRow
+    before: Side
+    after: Side
+
+    @property
+    def hit_codes(self) -> list[str]:
+        return sorted(self.before.codes - self.after.codes)
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.hit_codes)
+
+    @property
+    def flagged(self) -> bool:
+        return self.row.expect_clean and bool(self.after.codes)
+
+
+def run_lint(files: list[Path], extra: list[str], python: str) -> list[dict]:
+    cmd = [python, "-m", "tfperf", "lint", "--format", "json", "--no-cache", *extra,
+           *map(str, files)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"tfperf lint failed ({out.returncode}): {out.stderr.strip()[-800:]}")
+    return json.loads(out.stdout or "[]")
+
+
+def _overlaps(spans: list[Span], cell: int | None, line: int, end: int, context: int) -> bool:
+    return any((c or 0) == (cell or 0) and line <= b + context and end >= a - context
+               for c, a, b in spans)
+
+
+def side_score(findings: list[dict], spans: list[Span], context: int) -> Side:
+    side = Side()
+    for f in findings:
+        if f["code"] == PARSE_ERROR:
+            side.parse_error = True
+            continue
+        line = f.get("line")
+        if line is None:
+            continue
+        end = f.get("end_line") or line
+        if _overlaps(spans, f.get("cell"), line, end, context):
+            side.codes.add(f["code"])
+    return side
+
+
+def score(rows: list[FixRow], out: Path, manifest: dict, extra: list[str], python: str,
+          context: int) -> list[RowScore]:
+    files = sorted({out / manifest[r.id][s] for r in rows for s in ("before", "after")})
+    by_file: dict[Path, list[dict]] = defaultdict(list)
+    for f in run_lint(files, extra, python):
+        by_file[Path(f["path"]).resolve()].append(f)
+    scores = []
+    for r in rows:
+        b = side_score(by_file[(out / manifest[r.id]["before"]).resolve()],
+                       parse_ranges(r.before_lines), context)
+        a = side_score(by_file[(out / manifest[r.id]["after"]).resolve()],
+                       parse_ranges(r.after_lines), context)
+        scores.append(RowScore(r, b, a))
+    return scores
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n}/{d} ({100 * n / d:.0f} %)" if d else "-"
+
+
+def summarise(results: dict[str, list[RowScore]]) -> dict:
+    summary: dict = {}
+    for name, scores in results.items():
+        kinds: dict[str, list[RowScore]] = defaultdict(list)
+        for s in scores:
+            kinds[s.row.kind].append(s)
+        clean = [s for s in scores if s.row.expect_clean]
+        summary[name] = {
+            "rows": len(scores),
+            "hits": sum(s.hit for s in scores),
+            "recall": round(sum(s.hit for s in scores) / len(scores), 4) if scores else None,
+            "clean_after": len(clean),
+            "clean_after_flagged": sum(s.flagged for s in clean),
+            "parse_errors": sorted(s.row.id for s in scores
+                                   if s.before.parse_error or s.after.parse_error),
+            "per_kind": {k: {"rows": len(v), "hits": sum(s.hit for s in v)}
+                         for k, v in sorted(kinds.items())},
+            "per_row": {s.row.id: {"kind": s.row.kind, "hit": s.hit, "hit_codes": s.hit_codes,
+                                   "before_codes": sorted(s.before.codes),
+                                   "after_codes": sorted(s.after.codes),
+                                   "flagged": s.flagged}
+                        for s in scores},
+        }
+    return summary
+
+
+def print_table(summary: dict, show_rows: bool) -> None:
+    names = list(summary)
+    kinds = sorted({k for n in names for k in summary[n]["per_kind"]})
+    width = max(len(k) for k in [*kinds, "overall"]) + 2
+    print(f"{'kind':<{width}}" + "".join(f"{n:>16}" for n in names))
+    for k in kinds:
+        cells = []
+        for n in names:
+            pk = summary[n]["per_kind"].get(k, {"rows": 0, "hits": 0})
+            cells.append(f"{pk['hits']}/{pk['rows']}".rjust(16))
+        print(f"{k:<{width}}" + "".join(cells))
+    print(f"{'overall recall':<{width}}"
+          + "".join(_pct(summary[n]["hits"], summary[n]["rows"]).rjust(16) for n in names))
+    print(f"{'clean after flagged':<{width}}"
+          + "".join(_pct(summary[n]["clean_after_flagged"], summary[n]["clean_after"]).rjust(16)
+                    for n in names))
+    errs = sorted({i for n in names for i in summary[n]["parse_errors"]})
+    if errs:
+        print(f"rows with a file tfperf could not parse (TFP000): {', '.join(errs)}")
+    if show_rows:
+        print()
+        for rid, info in summary[names[-1]]["per_row"].items():
+            marks = " ".join(f"{n}:{'HIT' if summary[n]['per_row'][rid]['hit'] else '-'}"
+                             for n in names)
+            print(f"{rid} {info['kind']:<30} {marks:<22} before={','.join(info['before_codes'])}"
+                  f" after={','.join(info['after_codes'])}"
+                  + (" FLAGGED" if info["flagged"] else ""))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--csv", type=Path, default=FIXES_CSV)
+    p.add_argument("--python", default=sys.executable, help="interpreter that has tfperf")
+    p.add_argument("--context", type=int, default=0,
+                   help="widen every changed range by N lines (default 0: the hunk itself)")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--rows", action="store_true", help="print every row's codes")
+    args = p.parse_args()
+    rows = read_fixes(args.csv)
+    missing = missing_repos(rows, args.mirror)
+    if missing:
+        print("not fetched: " + ", ".join(missing) + " (run materialize.py for the fetch list)",
+              file=sys.stderr)
+        return 2
+    manifest = materialize(rows, args.mirror, args.out)
+    results = {name: score(rows, args.out, manifest, extra, args.python, args.context)
+               for name, extra in RULE_SETS.items()}
+    summary = summarise(results)
+    print_table(summary, args.rows)
+    if args.json:
+        args.json.write_text(json.dumps({"context": args.context, **summary}, indent=1,
+                                        sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The lint development sets in benchmarks/lint_fixes: well-formed pointers, and the helpers
+that compute changed lines and draw the precision sample."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parents[2] / "benchmarks" / "lint_fixes"
+sys.path.insert(0, str(HERE))
+
+import fixset  # noqa: E402
+import sample  # noqa: E402
+from corpus import read_corpus  # noqa: E402
+
+SHA = re.compile(r"^[0-9a-f]{40}$")
+STYLES = {"tf1", "tf2"}
+FORMS = {"library", "script", "keras-model", "notebook", "research"}
+
+
+def test_fixes_csv_is_a_spread_of_pointer_rows():
+    rows = fixset.read_fixes()
+    assert len(rows) >= 60
+    per_repo = Counter(r.repo for r in rows)
+    assert max(per_repo.values()) <= 5
+    assert {r.style for r in rows} == STYLES
+    assert {r.form for r in rows} <= FORMS and len({r.form for r in rows}) == len(FORMS)
+    for r in rows:
+        assert SHA.match(r.before) and SHA.match(r.after), r.id
+        assert r.kind and r.why and r.after_expect, r.id
+        spans = fixset.parse_ranges(r.before_lines)
+        assert spans, r.id
+        notebook = r.path.endswith(".ipynb")
+        for cell, first, last in spans + fixset.parse_ranges(r.after_lines):
+            assert bool(cell) == notebook and 1 <= first <= last, r.id
+
+
+def test_corpus_csv_is_user_code_pinned_to_commits():
+    repos = read_corpus()
+    assert len(repos) >= 12 and len({r.repo for r in repos}) == len(repos)
+    for r in repos:
+        assert SHA.match(r.commit) and r.why, r.repo
+        assert not r.repo.startswith(("tensorflow/", "keras-team/")), r.repo
+
+
+def test_changed_blocks_in_a_script():
+    before = b"import tensorflow as tf\nx = tf.tile(a, [1, 4])\ny = x * b\n\nz = 1\n"
+    after = b"import tensorflow as tf\ny = a * b\n\nz = 1\n"
+    assert fixset.changed_blocks(before, after, "m.py") == [([(0, 2, 3)], [(0, 2, 2)])]
+
+
+def test_a_pure_insertion_stands_on_the_next_line():
+    before = b"import tensorflow as tf\n\ndef step(x):\n    return x\n"
+    after = b"import tensorflow as tf\n\n@tf.function\ndef step(x):\n    return x\n"
+    assert fixset.changed_blocks(before, after, "m.py") == [([(0, 3, 3)], [(0, 3, 3)])]
+
+
+def test_changed_blocks_in_a_notebook_are_cell_and_line():
+    def nb(*cells):
+        return json.dumps({"cells": [{"cell_type": "markdown", "source": ["# t\n"]}]
+                           + [{"cell_type": "code", "source": c} for c in cells]}).encode()
+
+    before = nb("import tensorflow as tf\n", "ds = ds.map(f)\nds = ds.batch(8)")
+    after = nb("import tensorflow as tf\n",
+               "ds = ds.map(f, num_parallel_calls=4)\nds = ds.batch(8)")
+    assert fixset.changed_blocks(before, after, "n.ipynb") == [([(3, 1, 1)], [(3, 1, 1)])]
+    assert fixset.format_ranges([(3, 1, 1), (0, 4, 9)]) == "c3:1-1;4-9"
+    assert fixset.parse_ranges("c3:1-1;4-9") == [(3, 1, 1), (0, 4, 9)]
+    with pytest.raises(ValueError):
+        fixset.parse_ranges("4:9")
+
+
+def test_sample_is_proportional_with_a_floor_per_rule():
+    shares = sample.allocate(Counter({"A": 900, "B": 90, "C": 7, "D": 3}), 100, 5)
+    assert shares == {"A": 90, "B": 9, "C": 5, "D": 3}  # C and D: all they have, up to 5
+    findings = [{"path": f"p{i % 7}.py", "line": i, "code": c, "message": "m"}
+                for i, c in enumerate("A" * 50 + "B" * 20 + "C" * 2)]
+    one = sample.draw(findings, 20, 5, seed=18)
+    assert one == sample.draw(list(reversed(findings)), 20, 5, seed=18)  # order-free, seeded
+    assert Counter(f["code"] for f in one) == {"A": 14, "B": 6, "C": 2}
