@@ -42,3 +42,21 @@ def test_base_cli_does_not_import_tensorflow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_subcommand_table_matches_what_the_modules_register():
+    import argparse
+
+    from tfperf import cli
+
+    found = {}
+    for mod in cli._available_modules():
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        mod.register(sub)
+        found.update({name: mod.__name__ for name in sub.choices})
+    assert found == cli.SUBCOMMANDS
+    # A run of one subcommand builds only its own module's parser.
+    sub = next(a for a in cli.build_parser("lint")._actions
+               if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == {"lint", "rules", "rule", "demo"}

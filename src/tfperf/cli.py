@@ -23,6 +23,15 @@ COMMAND_MODULES = (
     "tfperf.bench.command",
     "tfperf.profile.command",
 )
+# The subcommands each module registers: a run of one subcommand builds only its parser (a
+# pre-commit `tfperf lint` must start fast); `tfperf --help` builds them all. A test keeps
+# this table equal to what the modules register.
+SUBCOMMANDS = {
+    "doctor": "tfperf.doctor.command", "explain": "tfperf.doctor.command",
+    "lint": "tfperf.lint.command", "rules": "tfperf.lint.command",
+    "rule": "tfperf.lint.command", "bench": "tfperf.bench.command",
+    "profile": "tfperf.profile.command",
+}
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
@@ -31,9 +40,9 @@ class UsageError(Exception):
     """Raised by a subcommand for bad arguments that argparse cannot see (exit status 2)."""
 
 
-def _available_modules() -> list[object]:
+def _available_modules(names: Sequence[str] = COMMAND_MODULES) -> list[object]:
     mods = []
-    for name in COMMAND_MODULES:
+    for name in names:
         try:
             mods.append(importlib.import_module(name))
         except ModuleNotFoundError as exc:  # a capability not built yet is simply absent
@@ -42,14 +51,16 @@ def _available_modules() -> list[object]:
     return mods
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``command`` only what that subcommand needs."""
     parser = argparse.ArgumentParser(
         prog="tfperf",
         description="Why your TensorFlow tensor code is slow, and how to make it fast.",
     )
     parser.add_argument("--version", action="version", version=f"tfperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in _available_modules():
+    only = SUBCOMMANDS.get(command or "")
+    for mod in _available_modules((only,) if only else COMMAND_MODULES):
         mod.register(sub)  # type: ignore[attr-defined]
     demo = sub.add_parser(
         "demo",
@@ -93,7 +104,8 @@ def _registered_commands() -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +116,10 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
         return _lint_files(paths, Dispatcher(rules, tf_version), options), 1
+    # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),

@@ -10,7 +10,7 @@ Where it comes from, first found wins:
 2. the project's own pin: the lowest TensorFlow version its requirements admit, from
    ``pyproject.toml`` (``[project] dependencies``), ``requirements*.txt`` or ``setup.cfg``
    (``install_requires``) in the project root — the oldest version the code must run on;
-3. the TensorFlow installed here (its package metadata: nothing is imported);
+3. the TensorFlow installed here (its ``*.dist-info`` folder: nothing is imported);
 4. the newest version tfperf knows.
 
 Nothing here imports TensorFlow or parses TOML beyond the project file.
@@ -18,9 +18,10 @@ Nothing here imports TensorFlow or parses TOML beyond the project file.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 Version = tuple[int, int]
@@ -102,16 +103,31 @@ def project_pin(root: Path | None) -> TargetTF | None:
     return TargetTF(version, f"lowest version pinned in {name}")
 
 
-def installed_version() -> TargetTF | None:
-    for dist in TF_DISTRIBUTIONS:
+_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)-(?P<version>\d[^-]*)\.dist-info$")
+_NORMALISED = {d.replace("-", "_").lower(): d for d in TF_DISTRIBUTIONS}
+
+
+def installed_version(paths: list[str] | None = None) -> TargetTF | None:
+    """The installed TensorFlow, from the ``*.dist-info`` folders on ``sys.path`` (a listing
+    of each folder: cheaper than ``importlib.metadata``, which a one-file lint cannot
+    afford at start-up)."""
+    for folder in sys.path if paths is None else paths:
         try:
-            text = metadata.version(dist)
-        except metadata.PackageNotFoundError:
+            names = os.listdir(folder or ".")
+        except OSError:
             continue
-        try:
-            return TargetTF(parse_version(text), f"installed {dist} {text}")
-        except TargetError:
-            continue
+        for entry in names:
+            if not entry.endswith(".dist-info"):
+                continue
+            m = _DIST_INFO.match(entry)
+            dist = _NORMALISED.get(m.group("name").replace("-", "_").lower()) if m else None
+            if dist is None:
+                continue
+            try:
+                return TargetTF(parse_version(m.group("version")),  # type: ignore[union-attr]
+                                f"installed {dist} {m.group('version')}")  # type: ignore[union-attr]
+            except TargetError:
+                continue
     return None
 
 
