@@ -18,7 +18,15 @@ from tfperf.doctor.knowledge.builds import (
     wheel_build_infos,
 )
 from tfperf.doctor.knowledge.drivers import DriverRequirement, min_driver, newest_cuda_for_driver
-from tfperf.doctor.knowledge.errors import SEVERITY_ORDER, ErrorPattern, error_patterns
+from tfperf.doctor.knowledge.errors import (
+    SEVERITIES,
+    SEVERITY_ORDER,
+    CudaError,
+    ErrorPattern,
+    cuda_error,
+    error_patterns,
+    label_rows,
+)
 from tfperf.doctor.knowledge.gpus import (
     GpuInfo,
     arch_match,
@@ -28,8 +36,10 @@ from tfperf.doctor.knowledge.gpus import (
 )
 
 __all__ = [
+    "SEVERITIES",
     "SEVERITY_ORDER",
     "BuildConfig",
+    "CudaError",
     "DriverRequirement",
     "ErrorPattern",
     "GpuInfo",
@@ -41,7 +51,9 @@ __all__ = [
     "build_config",
     "build_configs",
     "compute_capability",
+    "cuda_error",
     "error_patterns",
+    "label_rows",
     "min_driver",
     "nearest_versions",
     "needed_libraries",
