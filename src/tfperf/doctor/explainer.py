@@ -226,9 +226,10 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             cause = by_label[row.label] = Cause(
                 label=row.label, severity=severity, cause=head.cause, fix=head.fix,
                 see=head.see, source=head.source)
-            explainers[row.label] = head.explained_by
         elif SEVERITY_ORDER[severity] < SEVERITY_ORDER[cause.severity]:
             cause.severity = severity
+        # any row of the label may say what explains it (the cuInit 303 row, not the label's head)
+        explainers[row.label] = (*explainers.get(row.label, head.explained_by), *row.explained_by)
         cause.lines.append(LogLine(number, msg, row.id, origin))
         _add_details(cause.details, m)
 
