@@ -12,9 +12,10 @@ import pytest
 
 from tfperf.cli import main
 from tfperf.doctor.explain import explain_log, explain_text
-from tfperf.doctor.explainer import _match
-from tfperf.doctor.knowledge import error_patterns, label_rows
-from tfperf.doctor.knowledge.errors import needles_of
+from tfperf.doctor.explainer import _DIGITS, _candidates, _keys, _match
+from tfperf.doctor.knowledge import error_patterns, errors, label_rows
+from tfperf.doctor.knowledge.errors import derived_needle_rows, needles_of
+from tfperf.doctor.knowledge.tables import read_table
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 DEVSET = Path(__file__).parent / "fixtures" / "explain_logs"
@@ -92,6 +93,46 @@ def test_every_row_has_needles_so_no_row_scans_every_line():
     # a common prefix does not shrink the needles (the parser would factor "Could" out)
     assert needles_of("Could not load x|Couldn't open y") == ("could not load x",
                                                                "couldn't open y")
+
+
+def _known_lines() -> list[str]:
+    lines = list(EXAMPLES.values())
+    for log in DEVSET.glob("*.log"):
+        lines += log.read_text(encoding="utf-8").splitlines()
+    return lines
+
+
+def test_needles_never_hide_a_line_a_row_matches():
+    """The prefilter is sound on every known line: where a row's regex matches, one of its
+    needles is in the line's search key (lower-cased bytes, digits as 0)."""
+    lines = _known_lines()
+    keys = _keys(lines)
+    for p in error_patterns():
+        needle_keys = [n.encode("ascii").translate(_DIGITS) for n in p.needles]
+        for line, key in zip(lines, keys, strict=True):
+            if p.regex.search(line):
+                assert any(n in key for n in needle_keys), (p.id, line)
+
+
+def test_the_derived_needles_table_is_fresh_and_a_stale_row_is_derived_again(monkeypatch):
+    shipped = [dict(r) for r in read_table("error_needles.csv")]
+    assert shipped == derived_needle_rows(), (
+        "run: python -m tfperf.doctor.knowledge.build_data --needles")
+    row = next(r for r in read_table("error_patterns.csv") if not r["needles"])
+    monkeypatch.setattr(errors, "_derived_needles", lambda: {row["id"]: ("0", "nonsense")})
+    assert errors._needles_for(row) == needles_of(row["pattern"])
+    monkeypatch.setattr(errors, "_derived_needles", lambda: {})
+    assert errors._needles_for(row) == needles_of(row["pattern"])
+
+
+def test_lines_differing_only_in_numbers_are_searched_once_and_all_reported():
+    lines = [f"2024-01-0{d} 10:0{d}:00.0: W tensorflow/core/kernels/data/cache_dataset_ops.cc:"
+             f"{850 + d}] The calling iterator did not fully read the dataset being cached."
+             for d in range(1, 8)]
+    assert len(set(_keys(lines))) == 1
+    ex = explain_log("\n".join(lines))
+    assert [len(c.lines) for c in ex.causes] == [7]
+    assert _candidates([], error_patterns()) == {}
 
 
 def test_the_library_lines_before_skipping_registering_gpus_are_one_cause():

@@ -1,8 +1,10 @@
 """The explainer behind ``tfperf explain``: a TensorFlow log → its root causes, most serious first.
 
 1. Match: each line is tried against the knowledge rows that could match it (a row is tried
-   only on lines holding one of its literal needles, so a 10,000-line log costs a few string
-   searches per row, not a regex per row per line); the first row in table order wins.
+   only on lines holding one of its literal needles, looked for once per distinct line shape
+   (numbers ignored), so a 10,000-line log costs a few byte searches per row, not a regex per
+   row per line, and a row's regex is compiled only when a line needs it); the first row in
+   table order wins.
 2. Group: lines of the same label form one cause; a cause ``explained_by`` another present
    cause joins it as a consequence (the library lines before "Skipping registering GPU
    devices" are one cause, not five).
@@ -16,6 +18,7 @@ Nothing here imports TensorFlow. Rendering lives in ``explain_render``.
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,31 +122,59 @@ def _split_prefix(line: str) -> tuple[str | None, str]:
     return origin, line[end + 2:].strip()
 
 
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _keys(lines: list[str]) -> list[bytes]:
+    """Each line as the needles are looked for in it: ASCII-lower-cased bytes, digits all 0.
+
+    A needle (ASCII, lower-case, digits made 0 the same way) that occurs in the lower-cased
+    line occurs in its key, so no candidate is lost; lines that differ only in numbers
+    (timestamps, steps, losses) share a key and are searched once. (``splitlines`` leaves no
+    line break inside a line, so joining and splitting at newlines keeps the lines apart.)
+    """
+    return "\n".join(lines).encode("utf-8", "replace").lower().translate(_DIGITS).split(b"\n")
+
+
 def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
     """line index → indices of the rows whose needles occur in that line (rows in order)."""
-    lowered = [ln.lower() for ln in lines]
+    if not lines:
+        return {}
+    where: dict[bytes, list[int]] = {}  # distinct key → the lines that have it
+    for li, key in enumerate(_keys(lines)):
+        where.setdefault(key, []).append(li)
+    keys = list(where)
     starts, pos = [], 0
-    for ln in lowered:
+    for k in keys:
         starts.append(pos)
-        pos += len(ln) + 1
-    blob = "\n".join(lowered)
-    out: dict[int, list[int]] = {}
-    every = range(len(lines))
+        pos += len(k) + 1
+    blob = b"\n".join(keys)
+    by_key: dict[int, list[int]] = {}
+    every = range(len(keys))
     for ri, p in enumerate(patterns):
-        hit_lines: set[int] | range
+        hit: set[int] | range
         if not p.needles:  # no literal to look for: try every line (the tests keep this rare)
-            hit_lines = every
+            hit = every
         else:
-            hit_lines = set()
-            for needle in p.needles:
+            hit = set()
+            for needle in _needle_keys(p.needles):
                 at = blob.find(needle)
                 while at >= 0:
-                    li = bisect.bisect_right(starts, at) - 1
-                    hit_lines.add(li)
-                    at = blob.find(needle, starts[li] + len(lowered[li]) + 1)  # next line on
-        for li in hit_lines:
-            out.setdefault(li, []).append(ri)
+                    ki = bisect.bisect_right(starts, at) - 1
+                    hit.add(ki)
+                    at = blob.find(needle, starts[ki] + len(keys[ki]) + 1)  # next key on
+        for ki in hit:
+            by_key.setdefault(ki, []).append(ri)
+    out: dict[int, list[int]] = {}
+    for ki, rows in by_key.items():
+        for li in where[keys[ki]]:
+            out[li] = rows
     return out
+
+
+@functools.cache
+def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles))
 
 
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
@@ -154,13 +185,15 @@ def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
     lines = text.splitlines()
     n_lines = sum(1 for ln in lines if ln.strip())
     hits = []
+    done: dict[str, tuple[Any, Any] | None] = {}  # a repeated line is matched once
     for li, rows in sorted(_candidates(lines, patterns).items()):
         raw = lines[li]
-        for ri in sorted(rows):
-            m = patterns[ri].regex.search(raw)
-            if m:
-                hits.append((li + 1, patterns[ri], m, raw))
-                break
+        if raw not in done:
+            done[raw] = next(((patterns[ri], m) for ri in rows
+                              if (m := patterns[ri].regex.search(raw))), None)
+        found = done[raw]
+        if found is not None:
+            hits.append((li + 1, found[0], found[1], raw))
     return n_lines, hits
 
 
@@ -212,13 +245,20 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     by_label: dict[str, Cause] = {}
     infos: dict[str, Informational] = {}
     explainers: dict[str, tuple[str, ...]] = {}
+    seen_rows: set[str] = set()
+    shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
     for number, row, m, raw in hits:
-        origin, msg = _shown(raw)
         if row.severity == "info":
-            info = infos.setdefault(row.id, Informational(row.id, row.cause, row.source,
-                                                          example=msg))
+            info = infos.get(row.id)
+            if info is None:
+                info = infos[row.id] = Informational(row.id, row.cause, row.source,
+                                                     example=_shown(raw)[1])
             info.lines.append(number)
             continue
+        repeat = raw in shown
+        if not repeat:
+            shown[raw] = _shown(raw)
+        origin, msg = shown[raw]
         severity = "failure" if row.escalate and gpu else row.severity
         head = describe.get(row.label, row)
         cause = by_label.get(row.label)
@@ -229,9 +269,13 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         elif SEVERITY_ORDER[severity] < SEVERITY_ORDER[cause.severity]:
             cause.severity = severity
         # any row of the label may say what explains it (the cuInit 303 row, not the label's head)
-        explainers[row.label] = (*explainers.get(row.label, head.explained_by), *row.explained_by)
+        if row.id not in seen_rows:
+            seen_rows.add(row.id)
+            explainers[row.label] = (*explainers.get(row.label, head.explained_by),
+                                     *row.explained_by)
         cause.lines.append(LogLine(number, msg, row.id, origin))
-        _add_details(cause.details, m)
+        if not repeat:
+            _add_details(cause.details, m)
 
     present = set(by_label)
     for label in list(by_label):

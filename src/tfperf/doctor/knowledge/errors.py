@@ -9,6 +9,10 @@ marked ``escalate=gpu`` becomes a failure when the log shows a GPU (rows with
 ``gpu_evidence``) or the caller knows one is expected: "no CUDA runtime" is fine on a laptop
 without a GPU and the problem on a GPU server.
 
+``data/error_needles.csv`` is derived from it (``python -m tfperf.doctor.knowledge.build_data
+--needles``): each row's needles, the literals one of which a line must hold before the row's
+regex is tried. A row may give its own in the ``needles`` column instead.
+
 ``data/cuda_errors.csv`` gives the meaning of CUDA driver error codes (``failed call to cuInit``).
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,13 +45,17 @@ class ErrorPattern:
     escalate: bool  # a notice that is a failure when a GPU is present or expected
     gpu_evidence: bool  # a line that proves the process saw a GPU
     explained_by: tuple[str, ...]
-    regex: re.Pattern[str]
+    pattern: str  # compiled on first use (``regex``): most rows never meet a line to try
     needles: tuple[str, ...]  # lower-case literals, one per alternative: a line without any
     detail: str               # of them cannot match, so only lines holding one are tried
     cause: str
     fix: str
     see: str
     source: str
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compile(self.pattern)
 
     @property
     def benign(self) -> bool:
@@ -120,20 +129,65 @@ def needles_of(pattern: str) -> tuple[str, ...]:
 
 
 @functools.cache
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def pattern_crc(pattern: str) -> str:
+    """What ``data/error_needles.csv`` keys a row's derived needles on."""
+    return f"{zlib.crc32(pattern.encode('utf-8')):08x}"
+
+
+@functools.cache
+def _derived_needles() -> dict[str, tuple[str, str]]:
+    """id → (pattern crc, needles) from ``data/error_needles.csv`` (``build_data --needles``).
+
+    Deriving needles parses every regex, which costs more than explaining a long log; the
+    table saves that. A row whose pattern changed since (crc differs) is derived afresh.
+    """
+    try:
+        rows = read_table("error_needles.csv")
+    except FileNotFoundError:
+        return {}
+    return {r["id"]: (r["pattern_crc"], r["needles"]) for r in rows}
+
+
+def _needles_for(r: dict[str, str]) -> tuple[str, ...]:
+    given = tuple(n for n in r["needles"].split("|") if n)
+    if given:
+        found = given
+    else:
+        crc, stored = _derived_needles().get(r["id"], ("", ""))
+        if crc == pattern_crc(r["pattern"]):
+            found = tuple(n for n in stored.split("|") if n)
+        else:
+            found = needles_of(r["pattern"])
+    # the explainer looks for needles in ASCII-lower-cased bytes: a non-ASCII needle could be
+    # missed there, so such a row is tried on every line instead
+    return found if all(n.isascii() for n in found) else ()
+
+
+@functools.cache
 def _patterns() -> tuple[ErrorPattern, ...]:
     out = []
     for r in read_table("error_patterns.csv"):
         sev = r["severity"]
         if sev not in SEVERITY_ORDER:
             raise ValueError(f"error_patterns.csv: bad severity {sev!r} for {r['id']}")
-        given = tuple(n for n in r["needles"].split("|") if n)
         out.append(ErrorPattern(
             id=r["id"], label=r["label"], severity=sev,  # type: ignore[arg-type]
             escalate=r["escalate"] == "gpu", gpu_evidence=truthy(r["gpu_evidence"]),
-            explained_by=tuple(r["explained_by"].split()), regex=re.compile(r["pattern"]),
-            needles=given or needles_of(r["pattern"]), detail=r["detail"], cause=r["cause"],
+            explained_by=tuple(r["explained_by"].split()), pattern=r["pattern"],
+            needles=_needles_for(r), detail=r["detail"], cause=r["cause"],
             fix=r["fix"], see=r["see"], source=r["source"]))
     return tuple(out)
+
+
+def derived_needle_rows() -> list[dict[str, str]]:
+    """Rows of ``data/error_needles.csv`` as they should be now (for ``build_data --needles``)."""
+    return [{"id": r["id"], "pattern_crc": pattern_crc(r["pattern"]),
+             "needles": "|".join(needles_of(r["pattern"]))}
+            for r in read_table("error_patterns.csv") if not r["needles"]]
 
 
 def error_patterns() -> list[ErrorPattern]:
