@@ -1,6 +1,6 @@
 """Score ``tfperf explain`` on the development set of real logs (fixtures/explain_logs).
 
-    .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|all] [--show-misses]
+    .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|heldout2|all] [--show-misses]
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
@@ -77,7 +77,7 @@ def table(outcomes: list[Outcome]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    ap.add_argument("--split", choices=("dev", "heldout", "heldout2", "all"), default="all")
     ap.add_argument("--show-misses", action="store_true")
     args = ap.parse_args(argv)
     outcomes = score(args.split)
