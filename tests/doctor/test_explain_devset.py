@@ -36,12 +36,14 @@ def test_the_set_is_big_and_varied_enough():
     assert len(rows) >= 120
     assert sum(r["expected"] == "none" for r in rows) >= 30
     assert len({r["id"] for r in rows}) == len(rows)
+    assert len({r["source"] for r in rows}) == len(rows)  # one log per thread
     for r in rows:
         assert (score_explain.FIXTURES / f"{r['id']}.log").read_text(encoding="utf-8").strip()
         assert r["source"].startswith("https://github.com/"), r["id"]
         assert r["confirmation"] and r["confirmed_by"] in {
             "maintainer", "resolution", "reporter", "message"}, r["id"]
-        assert r["category"] in score_explain.CATEGORIES and r["split"] in {"dev", "heldout"}
+        assert r["category"] in score_explain.CATEGORIES
+        assert r["split"] in {"dev", "heldout", "heldout2"}, r["id"]
         assert (r["category"] == "benign") == (r["expected"] == "none"), r["id"]
     oses = {r["os"].split()[0] for r in rows}
     assert {"linux", "windows", "wsl", "macos"} <= oses
