@@ -135,6 +135,17 @@ def test_lines_differing_only_in_numbers_are_searched_once_and_all_reported():
     assert _candidates([], error_patterns()) == {}
 
 
+@pytest.mark.parametrize("line", [
+    "Illegal instruction (core dumped)",
+    "zsh: illegal hardware instruction  python",
+    "Illegal instruction: 4",
+    'Thread 1 "python3" received signal SIGILL, Illegal instruction.',
+    "Fatal Python error: Illegal instruction"])
+def test_every_wording_of_a_crash_on_a_missing_cpu_instruction(line):
+    ex = explain_log(line)
+    assert [(c.label, c.severity) for c in ex.causes] == [("cpu-missing-instructions", "failure")]
+
+
 def test_the_library_lines_before_skipping_registering_gpus_are_one_cause():
     ex = _explain("tf25_on_cuda12.log")
     assert ex.verdict == "failure"
