@@ -1,12 +1,19 @@
 """Score ``tfperf explain`` on the development set of real logs (fixtures/explain_logs).
 
     .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|heldout2|all] [--show-misses]
+                                                 [--src DIR]
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
 cause tfperf reports has the expected label; a benign log is right when tfperf says nothing is
 wrong (no cause at failure or warning). A "wrong failure" is a log whose first answer is a
 failure with another label: the worst kind of miss, and the goal is none.
+
+``--src`` scores another checkout's explainer on this set, e.g. the commit a held-out batch
+was added in, before the fixes it prompted::
+
+    git worktree add --detach /tmp/at 374a250
+    .venv/bin/python benchmarks/score_explain.py --split heldout --src /tmp/at/src
 
 Prints one row per category and the totals; tests/doctor/test_explain_devset.py asserts the
 goals (90 % right, 95 % of benign logs "nothing wrong", no wrong failure) with the same code.
@@ -79,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=("dev", "heldout", "heldout2", "all"), default="all")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--src", type=Path, default=ROOT / "src",
+                    help="the src/ folder whose tfperf to score (default: this checkout's)")
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(args.src))
     outcomes = score(args.split)
     print(f"split: {args.split}")
     print(table(outcomes))
@@ -91,5 +101,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT / "src"))
     sys.exit(main())
