@@ -16,7 +16,7 @@ from tfperf.doctor.knowledge.tables import read_table
 
 DATA_FILES = ["tf_gpu_build_configs.csv", "tf_cpu_build_configs.csv", "tf_wheel_build_info.csv",
               "cuda_driver_min.csv", "gpu_compute_capability.csv", "tf_and_cuda_pins.csv",
-              "error_patterns.csv", "cuda_sonames.csv"]
+              "error_patterns.csv", "cuda_sonames.csv", "cuda_errors.csv"]
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "knowledge"
 
 
@@ -213,9 +213,23 @@ def test_error_patterns_are_well_formed():
     pats = K.error_patterns()
     ids = [p.id for p in pats]
     assert len(ids) == len(set(ids))
-    assert all(p.cause and p.fix and p.source for p in pats)
+    assert all(p.source for p in pats)
     assert {p.severity for p in pats} <= set(K.SEVERITY_ORDER)
-    assert all(p.severity == "info" for p in pats if p.benign)
+    heads = K.label_rows()
+    assert {p.label for p in pats} == set(heads)  # every label has a row that describes it
+    for label, head in heads.items():
+        assert head.cause and head.source, label
+        if head.severity != "info":
+            assert head.fix and head.see, label  # a problem says how to fix it and where next
+    for p in pats:
+        assert set(p.explained_by) <= set(heads), p.id
+        assert not p.escalate or p.severity == "notice", p.id
+
+
+def test_cuda_error_table():
+    assert K.cuda_error(303).name == "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED"
+    assert K.cuda_error("CUDA_ERROR_NO_DEVICE").code == 100
+    assert K.cuda_error(12345) is None
 
 
 def test_raw_linux_gpu_table_is_fully_packaged():

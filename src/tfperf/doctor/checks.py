@@ -114,8 +114,13 @@ def check_tensorflow(facts: Facts) -> Finding:
                    "older wheel or build from source")
         elif "timed out" in facts.tf_probe:
             fix = "rerun with a longer --timeout; a first import after install can be slow"
+        said = ""
+        serious = [m for m in _log_matches(facts) if not m.benign]
+        if serious:  # the import log the child left behind names the cause
+            said = f"; its import log says: {_log_line(serious[0].line)}"
+            fix = _explain_fix(serious[0], facts)
         return _f(code, Status.FAIL, f"TensorFlow {facts.tensorflow_version or ''} could not be "
-                  f"imported: {facts.tf_probe}".replace("  ", " "), fix)
+                  f"imported: {facts.tf_probe}{said}".replace("  ", " "), fix)
     if facts.tf_probe is None:
         return _f(code, Status.SKIP, f"{facts.tf_package} {facts.tensorflow_version} installed; "
                   "not imported", package=facts.tf_package)
@@ -530,7 +535,8 @@ def _explain_fix(match: Any, facts: Facts) -> str:
 def _log_matches(facts: Facts) -> list[Any]:
     from tfperf.doctor.explain import explain_text
 
-    return explain_text(facts.tf_import_log or "")
+    # a GPU on this machine turns "no GPU will be used" notices into failures
+    return explain_text(facts.tf_import_log or "", gpu_expected=facts.has_nvidia_gpu or None)
 
 
 def check_tf_sees_gpu(facts: Facts) -> Finding:
@@ -565,9 +571,20 @@ def check_tf_sees_gpu(facts: Facts) -> Finding:
 
 def check_import_log(facts: Facts) -> Finding:
     code = "doctor.import_log"
-    if not _tf_ran(facts):
+    if not _tf_ran(facts) and not facts.tf_import_log.strip():
         return _f(code, Status.SKIP, "TensorFlow did not run: no import log")
     matches = _log_matches(facts)
+    if not _tf_ran(facts):  # a crashed or hung import: its log is all there is to go on
+        first = next((m for m in matches if not m.benign), None)
+        if first is None:
+            return _f(code, Status.WARN, "TensorFlow's import did not finish "
+                      f"({facts.tf_probe}) and its import log names no known cause",
+                      "read the log with `tfperf doctor --markdown` or `tfperf explain -`",
+                      matches=[{"id": m.id, "line": m.line} for m in matches])
+        return _f(code, Status.FAIL, f"TensorFlow's import did not finish ({facts.tf_probe}); "
+                  f"its import log says: {_log_line(first.line)} "
+                  f"({first_sentence(first.cause)})", _explain_fix(first, facts),
+                  matches=[{"id": m.id, "line": m.line} for m in matches])
     serious = [m for m in matches if not m.benign]
     benign = [m for m in matches if m.benign]
     data = {"matches": [{"id": m.id, "benign": m.benign, "line": m.line} for m in matches]}

@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_LAZY = {"explain_text", "Match", "problems", "explain_json", "explain_markdown",
-         "explain_report_text"}
+_LAZY = {"explain_text", "explain_log", "Explanation", "Match", "problems"}
 
 
-def __getattr__(name: str) -> Any:  # ``from tfperf.doctor.explain import explain_text`` works
+def __getattr__(name: str) -> Any:  # ``from tfperf.doctor.explain import explain_log`` works
     if name in _LAZY:
         from tfperf.doctor import explainer
 
@@ -62,23 +61,16 @@ def _read_input(args: argparse.Namespace) -> str:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from tfperf.doctor.explainer import (
-        explain_json,
-        explain_markdown,
-        explain_report_text,
-        explain_text,
-        problems,
-    )
+    from tfperf.doctor.explain_render import report_json, report_markdown, report_text
+    from tfperf.doctor.explainer import explain_log
 
-    text = _read_input(args)
-    n_lines = sum(1 for line in text.splitlines() if line.strip())
-    matches = explain_text(text)
+    ex = explain_log(_read_input(args))
     if getattr(args, "json", False):
-        print(explain_json(matches, n_lines))
+        print(report_json(ex))
     elif getattr(args, "markdown", False):
-        print(explain_markdown(matches, n_lines), end="")
+        print(report_markdown(ex), end="")
     else:
         from tfperf.core.render import use_color
 
-        print(explain_report_text(matches, n_lines, color=use_color(sys.stdout)))
-    return 1 if problems(matches) else 0
+        print(report_text(ex, color=use_color(sys.stdout)))
+    return ex.exit_status

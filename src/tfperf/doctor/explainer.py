@@ -1,147 +1,343 @@
-"""The explainer behind ``tfperf explain``: known causes and fixes for a TensorFlow GPU log.
+"""The explainer behind ``tfperf explain``: a TensorFlow log → its root causes, most serious first.
 
-Each line is matched against the knowledge base's error patterns (first pattern wins; the
-table lists specific patterns before general ones). Recognised lines come back most
-important first: errors, then warnings, then information, harmless noise last; within a
-level, in log order. Repeats of the same message are folded into one match with a count.
-The doctor runs :func:`explain_text` over TensorFlow's own import log.
+1. Match: each line is tried against the knowledge rows that could match it (a row is tried
+   only on lines holding one of its literal needles, looked for once per distinct line shape
+   (numbers ignored), so a 10,000-line log costs a few byte searches per row, not a regex per
+   row per line, and a row's regex is compiled only when a line needs it); the first row in
+   table order wins.
+2. Group: lines of the same label form one cause; a cause ``explained_by`` another present
+   cause joins it as a consequence (the library lines before "Skipping registering GPU
+   devices" are one cause, not five).
+3. Judge: a notice that means "no GPU will be used" becomes a failure when the log shows a GPU
+   or the caller expects one; causes sort failure > warning > notice, then by first line.
+   Informational lines are listed apart. No cause at failure or warning: nothing is wrong.
+
+Nothing here imports TensorFlow. Rendering lives in ``explain_render``.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field
+import bisect
+import functools
+from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf import __version__
+from tfperf.doctor.explain_details import render_detail
 
-EXPLAIN_SCHEMA_VERSION = 1
-_MAX_SHOWN = 240  # characters of a log line to show
+_MAX_SHOWN = 240  # characters of a log line kept
+_MAX_VALUES = 8  # distinct values kept per detail field
 
-# "2021-05-20 10:00:00.123456: W tensorflow/stream_executor/.../dso_loader.cc:64] msg" and the
-# absl form "I0000 00:00:1796224777.809957    5394 cpu_feature_guard.cc:227] msg"
-_PREFIX = re.compile(r"^.*?\b(?P<origin>[\w./-]+\.(?:cc|cpp|h|py):\d+)\]\s?(?P<msg>.*)$")
+
+@dataclass(frozen=True)
+class LogLine:
+    number: int  # 1-based
+    text: str  # the message, log prefix removed and cut to _MAX_SHOWN
+    row: str  # the knowledge row that matched it
+    origin: str | None = None  # "dso_loader.cc:64" from the log prefix
+
+
+@dataclass
+class Cause:
+    label: str
+    severity: str  # failure | warning | notice
+    cause: str
+    fix: str
+    see: str
+    source: str
+    lines: list[LogLine] = field(default_factory=list)
+    consequences: list[str] = field(default_factory=list)  # labels merged into this cause
+    details: dict[str, list[str]] = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def first_line(self) -> int:
+        return self.lines[0].number
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "severity": self.severity,
+                "lines": [{"number": ln.number, "text": ln.text, "row": ln.row,
+                           "origin": ln.origin} for ln in self.lines],
+                "cause": self.cause, "fix": self.fix, "see": self.see, "detail": self.detail,
+                "details": self.details, "consequences": self.consequences,
+                "source": self.source}
+
+
+@dataclass
+class Informational:
+    id: str
+    what: str
+    source: str
+    lines: list[int] = field(default_factory=list)
+    example: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "what": self.what, "count": len(self.lines),
+                "lines": self.lines, "example": self.example, "source": self.source}
+
+
+@dataclass
+class Explanation:
+    n_lines: int  # non-blank lines read
+    causes: list[Cause]
+    informational: list[Informational]
+    gpu_evidence: bool
+
+    @property
+    def problems(self) -> list[Cause]:
+        """Causes that need a fix (failure or warning); notices do not."""
+        return [c for c in self.causes if c.severity in ("failure", "warning")]
+
+    @property
+    def verdict(self) -> str:
+        if self.n_lines == 0:
+            return "empty"
+        if self.problems:
+            return self.problems[0].severity
+        if self.causes or self.informational:
+            return "nothing-wrong"
+        return "unrecognised"
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.problems else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# matching
+
+
+def _split_prefix(line: str) -> tuple[str | None, str]:
+    """("dso_loader.cc:64", message) for a glog/absl-prefixed line, else (None, line)."""
+    end = line.find("] ")
+    if end < 0:
+        return None, line.strip()
+    head = line[:end]
+    colon = head.rfind(":")
+    if colon < 0 or not head[colon + 1:].isdigit():
+        return None, line.strip()
+    start = max(head.rfind(" ", 0, colon), head.rfind("/", 0, colon), head.rfind("\\", 0, colon))
+    origin = head[start + 1:]
+    if "." not in origin:
+        return None, line.strip()
+    return origin, line[end + 2:].strip()
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _keys(lines: list[str]) -> list[bytes]:
+    """Each line as the needles are looked for in it: ASCII-lower-cased bytes, digits all 0.
+
+    A needle (ASCII, lower-case, digits made 0 the same way) that occurs in the lower-cased
+    line occurs in its key, so no candidate is lost; lines that differ only in numbers
+    (timestamps, steps, losses) share a key and are searched once. (``splitlines`` leaves no
+    line break inside a line, so joining and splitting at newlines keeps the lines apart.)
+    """
+    return "\n".join(lines).encode("utf-8", "replace").lower().translate(_DIGITS).split(b"\n")
+
+
+def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
+    """line index → indices of the rows whose needles occur in that line (rows in order)."""
+    if not lines:
+        return {}
+    where: dict[bytes, list[int]] = {}  # distinct key → the lines that have it
+    for li, key in enumerate(_keys(lines)):
+        where.setdefault(key, []).append(li)
+    keys = list(where)
+    starts, pos = [], 0
+    for k in keys:
+        starts.append(pos)
+        pos += len(k) + 1
+    blob = b"\n".join(keys)
+    by_key: dict[int, list[int]] = {}
+    every = range(len(keys))
+    for ri, p in enumerate(patterns):
+        hit: set[int] | range
+        if not p.needles:  # no literal to look for: try every line (the tests keep this rare)
+            hit = every
+        else:
+            hit = set()
+            for needle in _needle_keys(p.needles):
+                at = blob.find(needle)
+                while at >= 0:
+                    ki = bisect.bisect_right(starts, at) - 1
+                    hit.add(ki)
+                    at = blob.find(needle, starts[ki] + len(keys[ki]) + 1)  # next key on
+        for ki in hit:
+            by_key.setdefault(ki, []).append(ri)
+    out: dict[int, list[int]] = {}
+    for ki, rows in by_key.items():
+        for li in where[keys[ki]]:
+            out[li] = rows
+    return out
+
+
+@functools.cache
+def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles))
+
+
+def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
+    """(non-blank lines, [(line number, row, regex match, raw line)]) in line order."""
+    from tfperf.doctor.knowledge import error_patterns
+
+    patterns = error_patterns()
+    lines = text.splitlines()
+    n_lines = sum(1 for ln in lines if ln.strip())
+    hits = []
+    done: dict[str, tuple[Any, Any] | None] = {}  # a repeated line is matched once
+    for li, rows in sorted(_candidates(lines, patterns).items()):
+        raw = lines[li]
+        if raw not in done:
+            done[raw] = next(((patterns[ri], m) for ri in rows
+                              if (m := patterns[ri].regex.search(raw))), None)
+        found = done[raw]
+        if found is not None:
+            hits.append((li + 1, found[0], found[1], raw))
+    return n_lines, hits
+
+
+# ---------------------------------------------------------------------------------------------
+# grouping and judging
+
+
+def _shown(raw: str) -> tuple[str | None, str]:
+    origin, msg = _split_prefix(raw)
+    if len(msg) > _MAX_SHOWN:
+        msg = msg[:_MAX_SHOWN - 1] + "…"
+    return origin, msg
+
+
+def _add_details(details: dict[str, list[str]], m: Any) -> None:
+    for name, value in m.groupdict().items():
+        if value is None or not value.strip():
+            continue
+        vals = details.setdefault(name, [])
+        value = value.strip()
+        if value not in vals and len(vals) < _MAX_VALUES:
+            vals.append(value)
+
+
+def _root(label: str, present: set[str], explainers: dict[str, tuple[str, ...]]) -> str:
+    """Follow explained_by to the deepest present cause (the root)."""
+    seen = {label}
+    while True:
+        nxt = next((e for e in explainers.get(label, ()) if e in present and e not in seen),
+                   None)
+        if nxt is None:
+            return label
+        seen.add(nxt)
+        label = nxt
+
+
+def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
+    """Root causes of ``text``, most serious first, and its informational lines apart.
+
+    ``gpu_expected``: the caller knows a GPU should be used (the doctor saw one); notices that
+    mean "no GPU will be used" are then failures even if the log itself shows no GPU.
+    """
+    from tfperf.doctor.knowledge import SEVERITY_ORDER, label_rows
+
+    n_lines, hits = _match(text)
+    describe = label_rows()
+    gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
+
+    by_label: dict[str, Cause] = {}
+    infos: dict[str, Informational] = {}
+    explainers: dict[str, tuple[str, ...]] = {}
+    seen_rows: set[str] = set()
+    shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
+    for number, row, m, raw in hits:
+        if row.severity == "info":
+            info = infos.get(row.id)
+            if info is None:
+                info = infos[row.id] = Informational(row.id, row.cause, row.source,
+                                                     example=_shown(raw)[1])
+            info.lines.append(number)
+            continue
+        repeat = raw in shown
+        if not repeat:
+            shown[raw] = _shown(raw)
+        origin, msg = shown[raw]
+        severity = "failure" if row.escalate and gpu else row.severity
+        head = describe.get(row.label, row)
+        cause = by_label.get(row.label)
+        if cause is None:
+            cause = by_label[row.label] = Cause(
+                label=row.label, severity=severity, cause=head.cause, fix=head.fix,
+                see=head.see, source=head.source)
+        elif SEVERITY_ORDER[severity] < SEVERITY_ORDER[cause.severity]:
+            cause.severity = severity
+        # any row of the label may say what explains it (the cuInit 303 row, not the label's head)
+        if row.id not in seen_rows:
+            seen_rows.add(row.id)
+            explainers[row.label] = (*explainers.get(row.label, head.explained_by),
+                                     *row.explained_by)
+        cause.lines.append(LogLine(number, msg, row.id, origin))
+        if not repeat:
+            _add_details(cause.details, m)
+
+    present = set(by_label)
+    for label in list(by_label):
+        root = _root(label, present, explainers)
+        if root == label:
+            continue
+        merged, into = by_label.pop(label), by_label[root]
+        into.lines = sorted(into.lines + merged.lines, key=lambda ln: ln.number)
+        into.consequences.append(label)
+        for key, vals in merged.details.items():
+            into.details.setdefault(key, vals)
+    for cause in by_label.values():
+        cause.detail = render_detail(describe[cause.label].detail if cause.label in describe
+                                     else "", cause.details)
+    causes = sorted(by_label.values(),
+                    key=lambda c: (SEVERITY_ORDER[c.severity], c.first_line))
+    informational = sorted(infos.values(), key=lambda i: i.lines[0])
+    return Explanation(n_lines=n_lines, causes=causes, informational=informational,
+                       gpu_evidence=gpu)
+
+
+# ---------------------------------------------------------------------------------------------
+# the doctor's view: one entry per distinct message, in cause order
 
 
 @dataclass(frozen=True)
 class Match:
-    id: str
+    id: str  # the cause label (or the informational row id)
     cause: str
     fix: str
-    line: str  # the message, its log prefix removed
-    line_number: int  # 1-based, first occurrence
-    severity: str  # error | warning | info
-    benign: bool
+    line: str
+    line_number: int
+    severity: str
     source: str = ""
-    origin: str | None = None  # the TF source file:line the log prefix names
+    origin: str | None = None
     count: int = 1
-    line_numbers: tuple[int, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["line_numbers"] = list(self.line_numbers)
-        return d
+    @property
+    def benign(self) -> bool:
+        return self.severity in ("notice", "info")
 
 
-def _split(line: str) -> tuple[str | None, str]:
-    m = _PREFIX.match(line)
-    if m:
-        return m.group("origin").rsplit("/", 1)[-1], m.group("msg").strip()
-    return None, line.strip()
-
-
-def _rank(m: Match) -> tuple[int, int, int]:
-    from tfperf.doctor.knowledge import SEVERITY_ORDER
-
-    return (1 if m.benign else 0, SEVERITY_ORDER.get(m.severity, 9), m.line_number)
-
-
-def explain_text(text: str) -> list[Match]:
-    """Recognised lines of ``text``, most important first (empty list: nothing known)."""
-    from tfperf.doctor.knowledge import error_patterns
-
-    patterns = error_patterns()
-    found: dict[tuple[str, str], Match] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        for p in patterns:
-            if not p.regex.search(raw):
+def explain_text(text: str, gpu_expected: bool | None = None) -> list[Match]:
+    """The recognised messages of ``text``, most serious cause first (repeats folded)."""
+    ex = explain_log(text, gpu_expected)
+    out: list[Match] = []
+    for c in ex.causes:
+        seen: dict[str, int] = {}
+        for ln in c.lines:
+            if ln.text in seen:
+                i = seen[ln.text]
+                out[i] = Match(**{**out[i].__dict__, "count": out[i].count + 1})
                 continue
-            origin, msg = _split(raw)
-            key = (p.id, "" if p.benign else msg)  # harmless noise folds into one entry
-            prev = found.get(key)
-            if prev is not None:
-                found[key] = Match(**{**prev.__dict__, "count": prev.count + 1,
-                                      "line_numbers": (*prev.line_numbers, number)})
-            else:
-                shown = msg if len(msg) <= _MAX_SHOWN else msg[:_MAX_SHOWN - 1] + "…"
-                found[key] = Match(id=p.id, cause=p.cause, fix=p.fix, line=shown,
-                                   line_number=number, severity=p.severity, benign=p.benign,
-                                   source=p.source, origin=origin, line_numbers=(number,))
-            break
-    return sorted(found.values(), key=_rank)
+            seen[ln.text] = len(out)
+            out.append(Match(c.label, c.cause, c.fix, ln.text, ln.number, c.severity,
+                             c.source, ln.origin))
+    for info in ex.informational:
+        out.append(Match(info.id, info.what, "", info.example, info.lines[0], "info",
+                         info.source, count=len(info.lines)))
+    return out
 
 
 def problems(matches: list[Match]) -> list[Match]:
-    """The matches that are not harmless noise."""
+    """The messages that need a fix."""
     return [m for m in matches if not m.benign]
-
-
-# ---------------------------------------------------------------------------------------------
-# rendering
-
-
-def _summary(matches: list[Match], n_lines: int) -> str:
-    if n_lines == 0:
-        return "the log is empty: nothing to explain"
-    if not matches:
-        return (f"no known TensorFlow/CUDA message recognised in {n_lines} line"
-                f"{'s' if n_lines != 1 else ''}: this log is not in tfperf's knowledge base")
-    bad, harmless = len(problems(matches)), len(matches) - len(problems(matches))
-    return (f"{bad} problem{'s' if bad != 1 else ''} and {harmless} harmless message"
-            f"{'s' if harmless != 1 else ''} recognised in {n_lines} lines")
-
-
-def explain_report_text(matches: list[Match], n_lines: int, color: bool = False) -> str:
-    from tfperf.core.render import style
-
-    colours = {"error": "red", "warning": "yellow", "info": "cyan"}
-    out = [style(_summary(matches, n_lines), "bold", color=color)]
-    for m in matches:
-        tag = "HARMLESS" if m.benign else m.severity.upper()
-        where = f"line {m.line_number}" + (f" (+{m.count - 1} more)" if m.count > 1 else "")
-        badge = style(tag, "green" if m.benign else colours[m.severity], "bold", color=color)
-        out += ["", f"{badge} {where} [{m.id}]: {m.line}"]
-        out.append(f"  {style('cause:', 'dim', color=color)} {m.cause}")
-        if not m.benign or m.fix:
-            out.append(f"  {style('fix:', 'cyan', color=color)}   {m.fix}")
-        out.append(f"  {style('source:', 'dim', color=color)} {m.source}")
-    return "\n".join(out)
-
-
-def explain_json(matches: list[Match], n_lines: int) -> str:
-    from tfperf.core.render import to_json
-
-    bad = problems(matches)
-    return to_json({
-        "tfperf": __version__, "schema": EXPLAIN_SCHEMA_VERSION, "lines": n_lines,
-        "recognised": bool(matches), "summary": {
-            "problems": len(bad), "harmless": len(matches) - len(bad),
-            "errors": sum(m.severity == "error" for m in bad),
-            "warnings": sum(m.severity == "warning" for m in bad)},
-        "message": _summary(matches, n_lines),
-        "matches": [m.to_dict() for m in matches],
-        "exit_status": 1 if bad else 0})
-
-
-def explain_markdown(matches: list[Match], n_lines: int) -> str:
-    from tfperf.core.render import markdown_table
-
-    out = ["## tfperf explain", "", f"**{_summary(matches, n_lines)}**"]
-    if matches:
-        out += ["", markdown_table(
-            ["", "line", "message", "cause", "fix"],
-            [("harmless" if m.benign else m.severity, m.line_number, f"`{m.line}`", m.cause,
-              m.fix) for m in matches])]
-    return "\n".join(out) + "\n"

@@ -19,7 +19,10 @@ It only reshapes and cleans; it adds no facts. Every row keeps its ``source``. W
   dropped (a release candidate is no release anyone installs TensorFlow against).
 
 The error-pattern table (``data/error_patterns.csv``) is curated by hand (ids, severities and
-more patterns than the raw table): this script leaves it alone.
+more patterns than the raw table): this script leaves it alone. After editing it, refresh the
+needles derived from its patterns (``data/error_needles.csv``; the tests check it is fresh)::
+
+    python -m tfperf.doctor.knowledge.build_data --needles
 """
 
 from __future__ import annotations
@@ -177,9 +180,16 @@ def copy_as_is(src: Path, name: str) -> None:
 
 def main(argv: list[str]) -> int:
     global OUT
+    if argv == ["--needles"]:
+        from tfperf.doctor.knowledge.errors import derived_needle_rows
+
+        _write(DATA / "error_needles.csv", ["id", "pattern_crc", "needles"],
+               derived_needle_rows())
+        return 0
     if len(argv) not in (1, 2) or not Path(argv[0]).is_dir():
         print("usage: python -m tfperf.doctor.knowledge.build_data SHARED_KNOWLEDGE_DIR "
-              "[OUT_DIR]", file=sys.stderr)
+              "[OUT_DIR]\n       python -m tfperf.doctor.knowledge.build_data --needles",
+              file=sys.stderr)
         return 2
     src = Path(argv[0])
     OUT = Path(argv[1]) if len(argv) == 2 else DATA

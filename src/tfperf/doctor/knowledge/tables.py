@@ -1,19 +1,28 @@
-"""Reading the packaged CSV tables: once per process, through importlib.resources."""
+"""Reading the packaged CSV tables: once per process, from the files (importlib.resources if
+the package is zipped)."""
 
 from __future__ import annotations
 
 import csv
 import functools
 import io
-from importlib import resources
+from pathlib import Path
 
 OSES = ("linux", "windows", "wsl", "macos")
+
+
+_DATA = Path(__file__).with_name("data")
 
 
 @functools.cache
 def read_table(name: str) -> tuple[dict[str, str], ...]:
     """Rows of ``data/<name>`` as dicts (cached; callers must not mutate them)."""
-    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    if _DATA.is_dir():  # installed as files (the usual case): skip importlib.resources' imports
+        text = (_DATA / name).read_text(encoding="utf-8")
+    else:  # pragma: no cover - a zipped install
+        from importlib import resources
+
+        text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text)))
 
 

@@ -6,7 +6,9 @@ before a hang: ``{"kind": "facts", ...}``, then per live check ``{"kind": "start
 and ``{"kind": "live", "id": ..., "result": ...}``.
 
 What TF prints while importing and looking for GPUs (the ``dso_loader`` lines) goes to file
-descriptor 2 from C++; it is captured by pointing fd 2 at a temporary file meanwhile.
+descriptor 2 from C++. The parent makes fd 2 a file it owns, so the log survives this process
+being killed or crashing mid-import; this side only writes ``IMPORT_DONE`` after the import so
+the parent can tell the import log from what the live checks print later.
 """
 
 from __future__ import annotations
@@ -15,12 +17,11 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 import traceback
 from typing import Any
 
-MAX_LOG_CHARS = 64_000
+IMPORT_DONE = "--- tfperf: tensorflow import and device listing done ---"
 LIB_MARKERS = ("libcud", "libcublas", "libcufft", "libcusolver", "libcusparse", "libnccl",
                "libnvJitLink", "libcuda.so", "libnvinfer")
 
@@ -41,25 +42,14 @@ def _loaded_cuda_libraries() -> list[str]:
 
 
 def _import_and_look() -> tuple[Any, dict[str, Any]]:
-    """Import TF and list devices with C++ stderr captured; return (tf, facts)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as log:
-        os.dup2(log.fileno(), 2)
-        start = time.perf_counter()
-        try:
-            import tensorflow as tf
+    """Import TF and list devices (their log goes to fd 2, the parent's file); (tf, facts)."""
+    start = time.perf_counter()
+    import tensorflow as tf
 
-            physical = tf.config.list_physical_devices()  # GPU libraries are dlopened here
-            seconds = time.perf_counter() - start
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            log.seek(0)
-            text = log.read().decode("utf-8", errors="replace")
-    if len(text) > MAX_LOG_CHARS:
-        text = "…(earlier lines cut)\n" + text[-MAX_LOG_CHARS:]
+    physical = tf.config.list_physical_devices()  # GPU libraries are dlopened here
+    seconds = time.perf_counter() - start
+    sys.stderr.flush()
+    os.write(2, f"\n{IMPORT_DONE}\n".encode())
     build = {str(k): v for k, v in dict(tf.sysconfig.get_build_info()).items()}
     gpus = []
     for dev in physical:
@@ -79,7 +69,6 @@ def _import_and_look() -> tuple[Any, dict[str, Any]]:
         "tf_build_info": build,
         "tf_physical_devices": [f"{d.device_type}:{d.name}" for d in physical],
         "tf_gpus": gpus,
-        "tf_import_log": text,
         "tf_import_seconds": seconds,
         "tf_loaded_libraries": _loaded_cuda_libraries(),
     }

@@ -5,6 +5,10 @@ instruction, a broken CUDA library) taking the report down with it, and would hi
 import log. The child (:mod:`tfperf.doctor.probes.tf_child`) streams JSON lines; this side
 reads them with a deadline per stage (the import, then each live check), so a hang costs one
 timeout, is reported as such, and leaves every fact gathered before it.
+
+The child's stderr (fd 2, where TF's C++ log goes) is a temporary file owned by this side, not
+a pipe and not the child's own file: a child killed mid-import (SIGILL, SIGKILL, a timeout)
+still leaves its import log here, and the doctor's checks explain it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -26,7 +31,7 @@ from tfperf.doctor.probes.runner import kill_group
 
 STAGE = "slow"
 
-STDERR_TAIL = 4000
+MAX_LOG_CHARS = 64_000  # the import log kept: its end, where the failure is
 
 
 def _reader(stream: Any, sink: queue.Queue[str | None]) -> None:
@@ -68,17 +73,36 @@ def probe_tensorflow(timeout: float = 120.0, compute: bool = True,
     if matmul_size:
         argv += ["--matmul-size", str(matmul_size)]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0", "PYTHONUNBUFFERED": "1"}
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, text=True, errors="replace",
-                                env=env, start_new_session=True)
-    except OSError as exc:
-        facts["tf_probe"] = f"could not start {python}: {exc}"
-        return facts
+    with tempfile.TemporaryFile() as log:
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,
+                                    stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                    env=env, start_new_session=True)
+        except OSError as exc:
+            facts["tf_probe"] = f"could not start {python}: {exc}"
+            return facts
+        _follow(proc, facts, timeout, live_timeout)
+        log.seek(0)
+        _keep_import_log(facts, log.read().decode("utf-8", errors="replace"))
+    return facts
+
+
+def _keep_import_log(facts: dict[str, Any], text: str) -> None:
+    """The child's stderr up to its IMPORT_DONE marker (all of it if the import never ended)."""
+    from tfperf.doctor.probes.tf_child import IMPORT_DONE
+
+    text = text.split(IMPORT_DONE, 1)[0].strip("\n")
+    if len(text) > MAX_LOG_CHARS:
+        text = "…(earlier lines cut)\n" + text[-MAX_LOG_CHARS:]
+    if text or "tf_import_log" not in facts:
+        facts["tf_import_log"] = text
+
+
+def _follow(proc: subprocess.Popen[str], facts: dict[str, Any], timeout: float,
+            live_timeout: float) -> None:
+    """Read the child's JSON lines into ``facts`` until it ends, dies or overruns a deadline."""
     lines: queue.Queue[str | None] = queue.Queue()
-    errs: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-    threading.Thread(target=_reader, args=(proc.stderr, errs), daemon=True).start()
 
     stage, limit = "import", timeout
     deadline = time.monotonic() + limit
@@ -121,24 +145,9 @@ def probe_tensorflow(timeout: float = 120.0, compute: bool = True,
     except subprocess.TimeoutExpired:
         kill_group(proc)
     if facts["tf_probe"] is None:  # died without a word: a segfault or SIGILL on import
-        tail = "".join(_drain(errs))[-STDERR_TAIL:]
         facts["tf_probe"] = f"import crashed ({_describe_exit(proc.returncode)})"
-        facts["tf_import_log"] = tail
     elif running:  # crashed during a live check
         facts["live"][running] = {"error": f"subprocess {_describe_exit(proc.returncode)}"}
-    return facts
-
-
-def _drain(q: queue.Queue[str | None]) -> list[str]:
-    out = []
-    while True:
-        try:
-            item = q.get(timeout=1.0)
-        except queue.Empty:
-            return out
-        if item is None:
-            return out
-        out.append(item)
 
 
 def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, Any]:

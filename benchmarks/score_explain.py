@@ -1,0 +1,104 @@
+"""Score ``tfperf explain`` on the development set of real logs (fixtures/explain_logs).
+
+    .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|heldout2|all] [--show-misses]
+                                                 [--src DIR]
+
+Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
+(index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
+cause tfperf reports has the expected label; a benign log is right when tfperf says nothing is
+wrong (no cause at failure or warning). A "wrong failure" is a log whose first answer is a
+failure with another label: the worst kind of miss, and the goal is none.
+
+``--src`` scores another checkout's explainer on this set, e.g. the commit a held-out batch
+was added in, before the fixes it prompted::
+
+    git worktree add --detach /tmp/at 374a250
+    .venv/bin/python benchmarks/score_explain.py --split heldout --src /tmp/at/src
+
+Prints one row per category and the totals; tests/doctor/test_explain_devset.py asserts the
+goals (90 % right, 95 % of benign logs "nothing wrong", no wrong failure) with the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
+CATEGORIES = ("performance", "gpu-runtime", "install", "benign")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    split: str
+    category: str
+    expected: str
+    got: str  # "severity:label" of the first cause, "nothing-wrong", or "-" (nothing)
+    right: bool
+    wrong_failure: bool
+
+
+def load_index(split: str = "all") -> list[dict[str, str]]:
+    with (FIXTURES / "index.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return [r for r in rows if split == "all" or r["split"] == split]
+
+
+def judge(row: dict[str, str]) -> Outcome:
+    from tfperf.doctor.explainer import explain_log
+
+    ex = explain_log((FIXTURES / f"{row['id']}.log").read_text(encoding="utf-8"))
+    first = ex.causes[0] if ex.causes else None
+    if row["expected"] == "none":
+        right = not ex.problems
+        got = "nothing-wrong" if right else f"{ex.problems[0].severity}:{ex.problems[0].label}"
+        wrong_failure = bool(ex.problems) and ex.problems[0].severity == "failure"
+    else:
+        right = first is not None and first.label == row["expected"]
+        got = f"{first.severity}:{first.label}" if first else "-"
+        wrong_failure = first is not None and not right and first.severity == "failure"
+    return Outcome(row["id"], row["split"], row["category"], row["expected"], got, right,
+                   wrong_failure)
+
+
+def score(split: str = "all") -> list[Outcome]:
+    return [judge(r) for r in load_index(split)]
+
+
+def table(outcomes: list[Outcome]) -> str:
+    lines = [f"{'category':<12} {'logs':>5} {'right':>6} {'rate':>7} {'wrong failure':>14}"]
+    groups = [(c, [o for o in outcomes if o.category == c]) for c in CATEGORIES]
+    for name, group in [*groups, ("all", outcomes)]:
+        if not group:
+            continue
+        right = sum(o.right for o in group)
+        lines.append(f"{name:<12} {len(group):>5} {right:>6} {100 * right / len(group):>6.1f}% "
+                     f"{sum(o.wrong_failure for o in group):>14}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=("dev", "heldout", "heldout2", "all"), default="all")
+    ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--src", type=Path, default=ROOT / "src",
+                    help="the src/ folder whose tfperf to score (default: this checkout's)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(args.src))
+    outcomes = score(args.split)
+    print(f"split: {args.split}")
+    print(table(outcomes))
+    if args.show_misses:
+        for o in outcomes:
+            if not o.right:
+                print(f"miss {o.id}: expected {o.expected}, got {o.got}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""``tfperf explain`` output: text, JSON and Markdown of one :class:`Explanation`.
+
+The summary line says the root cause and its fix first. Informational lines are listed apart,
+grouped per kind with their count, so a long log of library notices reads as one line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tfperf import __version__
+from tfperf.doctor.explainer import Cause, Explanation
+
+EXPLAIN_SCHEMA_VERSION = 2
+_SHOWN_LINES = 3  # distinct log lines quoted per cause
+_TAGS = {"failure": "FAILURE", "warning": "WARNING", "notice": "NOTICE"}
+_COLOURS = {"failure": "red", "warning": "yellow", "notice": "cyan"}
+
+
+def first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (not the one in "e.g.")."""
+    m = re.search(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)\.(\s|$)", text)
+    return text[: m.start()] if m else text
+
+
+def ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] → "3-5, 9"."""
+    out: list[str] = []
+    for n in sorted(set(numbers)):
+        if out and "-" not in out[-1].split(", ")[-1] and int(out[-1]) == n - 1:
+            out[-1] = f"{out[-1]}-{n}"
+        elif out and "-" in out[-1] and int(out[-1].split("-")[1]) == n - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
+def summary(ex: Explanation) -> str:
+    if ex.verdict == "empty":
+        return "the log is empty: nothing to explain"
+    if ex.verdict == "unrecognised":
+        return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}: "
+                "this log is not in tfperf's knowledge base (which does not prove it is fine)")
+    if ex.problems:
+        top = ex.problems[0]
+        more = len(ex.problems) - 1
+        tail = f" (+{more} more cause{'s' if more != 1 else ''})" if more else ""
+        return (f"{_TAGS[top.severity]} {top.label}: {first_sentence(top.cause)}. "
+                f"Fix: {first_sentence(top.fix)}.{tail}")
+    n_info = sum(len(i.lines) for i in ex.informational)
+    out = f"nothing wrong: {n_info} informational line{'s' if n_info != 1 else ''}"
+    if ex.causes:
+        top = ex.causes[0]
+        out += f"; note {top.label}: {first_sentence(top.cause)}"
+    return out
+
+
+def _quoted(c: Cause) -> list[tuple[str, int, str]]:
+    """(text, count, row) for the first distinct log lines of a cause."""
+    seen: dict[str, list[Any]] = {}
+    for ln in c.lines:
+        if ln.text in seen:
+            seen[ln.text][1] += 1
+        else:
+            seen[ln.text] = [ln.text, 1, ln.row]
+    return [tuple(v) for v in seen.values()]  # type: ignore[misc]
+
+
+def report_text(ex: Explanation, color: bool = False) -> str:
+    from tfperf.core.render import style
+
+    head_colour = "red" if ex.verdict == "failure" else "yellow" if ex.problems else "green"
+    out = [style(summary(ex), "bold", head_colour, color=color)]
+    for c in ex.causes:
+        tag = style(_TAGS[c.severity], _COLOURS[c.severity], "bold", color=color)
+        lines = ranges([ln.number for ln in c.lines])
+        out += ["", f"{tag} {c.label}  (line{'s' if len(c.lines) > 1 else ''} {lines})"]
+        quoted = _quoted(c)
+        for text, count, _row in quoted[:_SHOWN_LINES]:
+            out.append(f"  log:    {text}" + (f"  (x{count})" if count > 1 else ""))
+        if len(quoted) > _SHOWN_LINES:
+            out.append(f"          … {len(quoted) - _SHOWN_LINES} more distinct line(s)")
+        if c.consequences:
+            out.append(f"  also:   {', '.join(c.consequences)} (consequences of this cause)")
+        if c.detail:
+            out.append(f"  detail: {c.detail}")
+        out.append(f"  {style('cause:', 'dim', color=color)}  {c.cause}")
+        out.append(f"  {style('fix:', 'cyan', color=color)}    {c.fix}")
+        if c.see:
+            out.append(f"  see:    {c.see}")
+        out.append(f"  {style('source:', 'dim', color=color)} {c.source}")
+    if ex.informational:
+        n = sum(len(i.lines) for i in ex.informational)
+        out += ["", style(f"Informational, nothing to do ({n} line{'s' if n != 1 else ''}):",
+                          "dim", color=color)]
+        for i in ex.informational:
+            where = f"line{'s' if len(i.lines) > 1 else ''} {ranges(i.lines)}"
+            out.append(f"  {i.id} x{len(i.lines)} ({where}): {i.what}")
+    return "\n".join(out)
+
+
+def report_json(ex: Explanation) -> str:
+    from tfperf.core.render import to_json
+
+    return to_json({
+        "tfperf": __version__, "schema": EXPLAIN_SCHEMA_VERSION, "lines": ex.n_lines,
+        "verdict": ex.verdict, "summary": summary(ex), "gpu_evidence": ex.gpu_evidence,
+        "causes": [c.to_dict() for c in ex.causes],
+        "informational": [i.to_dict() for i in ex.informational],
+        "exit_status": ex.exit_status})
+
+
+def report_markdown(ex: Explanation) -> str:
+    from tfperf.core.render import markdown_table
+
+    out = ["## tfperf explain", "", f"**{summary(ex)}**"]
+    if ex.causes:
+        out += ["", markdown_table(
+            ["severity", "cause", "lines", "log", "fix", "see"],
+            [(c.severity, f"`{c.label}`" + (f" ({c.detail})" if c.detail else ""),
+              ranges([ln.number for ln in c.lines]), f"`{c.lines[0].text}`", c.fix, c.see)
+             for c in ex.causes])]
+    if ex.informational:
+        out += ["", "Informational (nothing to do): " + ", ".join(
+            f"{i.id} x{len(i.lines)}" for i in ex.informational)]
+    return "\n".join(out) + "\n"
