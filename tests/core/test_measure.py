@@ -132,3 +132,36 @@ def test_sync_on_tf_tensors_and_timer_first_call_output():
     sync()
     seconds, out = Timer(tf.matmul, (x, x)).first_call()
     assert seconds > 0 and out.shape == (64, 64)
+
+
+@pytest.mark.tf
+def test_sync_waits_for_queued_work_whatever_the_variant_returns():
+    """On an asynchronous device the timer must wait for the work, not for the output: here a
+    variant queues six large matmuls and returns only the variable they update. Without the
+    device sync the block would time the dispatch alone (a few ms of ~0.3 s)."""
+    tf = pytest.importorskip("tensorflow")
+    a = tf.random.normal([768, 768]) * 0.03
+    v = tf.Variable(tf.zeros([768, 768]))
+
+    def queued_work():
+        for _ in range(6):
+            v.assign_add(tf.matmul(a, a))
+        return v
+
+    tf.config.experimental.set_synchronous_execution(False)
+    try:
+        queued_work()
+        tf.test.experimental.sync_devices()
+        t0 = time.perf_counter()
+        queued_work()
+        dispatched = time.perf_counter() - t0
+        tf.test.experimental.sync_devices()
+        with_work = time.perf_counter() - t0
+        assert dispatched < 0.5 * with_work, "the work was not queued: nothing to test"
+        timed = min(Timer(queued_work).block(1) for _ in range(3))
+        first, _ = Timer(queued_work).first_call()
+    finally:
+        tf.test.experimental.sync_devices()
+        tf.config.experimental.set_synchronous_execution(True)
+    assert timed > 0.5 * with_work, (timed, dispatched, with_work)
+    assert first > 0.5 * with_work
