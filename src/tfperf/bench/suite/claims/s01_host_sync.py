@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from tfperf.bench.suite.common import NOT_APPLICABLE, Claim, Context, ratio_verdict
+from tfperf.bench.suite.context import Context, time_ratio
+from tfperf.bench.suite.verdict import Claim, Figure
 
+CLAIMS = ("S1",)
 STEPS = 20
+FIGURE = Figure("– (no figure: slower)")
 
 
 def run(ctx: Context) -> list[Claim]:
@@ -25,18 +28,16 @@ def run(ctx: Context) -> list[Claim]:
 
     r = ctx.compare("S1", {"no .numpy()": steps_on_device, ".numpy() per step": steps_with_numpy},
                     (x0,), baseline="no .numpy()")
-    slow, base = r[".numpy() per step"], r["no .numpy()"]
-    per_step = None
-    if slow.median_s is not None and base.median_s is not None:
-        per_step = (slow.median_s - base.median_s) / STEPS * 1e6
-    ratio = 1 / slow.speedup if slow.speedup else None
-    if ctx.gpu:
-        verdict, reason = ratio_verdict(ratio, 1.1, "a loop with .numpy() per step is slower")
-    else:
-        verdict = NOT_APPLICABLE
-        reason = ("no GPU: .numpy() is a host memcpy here, with no device sync to force; "
-                  f"it costs {per_step:.3g} µs per step on a 256 KB tensor"
-                  if per_step is not None else "no GPU, and the measurement failed")
-    return [Claim("S1", ".numpy() per step forces a device→host copy and sync",
-                  "– (no figure)", per_step, "µs added per step", verdict, reason,
-                  {"slowdown": ratio, "steps": STEPS})]
+    slowdown = time_ratio(r, ".numpy() per step", "no .numpy()")
+    slow, base = r[".numpy() per step"].median_s, r["no .numpy()"].median_s
+    per_step = (slow - base) / STEPS * 1e6 if slow and base else None
+    unavailable = None
+    if not ctx.gpu:
+        cost = f" ({per_step:.3g} µs per step on a 256 KB tensor)" if per_step is not None else ""
+        unavailable = ("no GPU: .numpy() is a host memcpy here, with no device sync to "
+                       f"force{cost}")
+    return [ctx.claim("S1", ".numpy() per step forces a device→host copy and sync", FIGURE,
+                      slowdown, "× slower with .numpy() per step",
+                      f"{STEPS} element-wise steps on [256,256], .numpy() after each vs none",
+                      using=[r], unavailable=unavailable,
+                      details={"added_us_per_step": per_step, "steps": STEPS})]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from tfperf.bench.comparison import Variant
-from tfperf.bench.suite.common import (
-    DOES_NOT_HOLD,
-    NOT_APPLICABLE,
-    Claim,
-    Context,
-    failed_variants,
-    ratio_verdict,
-)
+from tfperf.bench.suite.context import Context, speedup, time_ratio
+from tfperf.bench.suite.verdict import Claim, Figure
+
+CLAIMS = ("S16", "S17", "S18")
+FIGURE_16 = Figure("≈ 800 ms", value=800.0)
+FIGURE_17 = Figure("≈ 25 ms (800 → 25 ms = 32×)", value=32.0, bound=32.0)
+FIGURE_18 = Figure("≈ 12 ms (25 → 12 ms ≈ 2.1×)", value=25 / 12, bound=25 / 12)
 
 
 def run(ctx: Context) -> list[Claim]:
@@ -35,32 +34,23 @@ def run(ctx: Context) -> list[Claim]:
         Variant("xla", compute_feature_tf_xla),
         Variant("einsum", compute_feature_tf_einsum),
     ], (samples, weights), baseline="loop")
-    fails = failed_variants(r)
     t_loop = r["loop"].median_s
-    vec, xla = r["vectorised"], r["xla"]
-    s_vec = vec.speedup
-    s_xla = vec.median_s / xla.median_s if vec.median_s and xla.median_s else None
-    if ctx.gpu and t_loop is not None:
-        ratio = t_loop / 0.8
-        v16 = NOT_APPLICABLE if 1 / 3 <= ratio <= 3 else DOES_NOT_HOLD
-        w16 = (f"loop {t_loop:.3g} s here vs the article's 0.8 s on an unnamed GPU; absolute "
-               "times depend on the machine")
-    else:
-        v16 = NOT_APPLICABLE
-        w16 = ("absolute time of the article's GPU; this CPU takes "
-               f"{t_loop:.3g} s" if t_loop else f"loop failed: {fails}")
-    v17, w17 = ratio_verdict(s_vec, 10, "vectorised over loop (article: 800→25 ms = 32×)", fails)
-    w17 += "; the [64,500,128] float32 intermediate is 16.4 MB, not the article's 4 MB"
-    v18, w18 = ratio_verdict(s_xla, 1.3, "XLA over eager vectorised (article: 25→12 ms ≈ 2.1×)",
-                             fails)
+    vec_ms = r["vectorised"].median_s
+    xla_ms = r["xla"].median_s
     return [
-        Claim("S16", "nested Python loop baseline on [64,500,128]", "≈ 800 ms", t_loop * 1e3
-              if t_loop else None, "ms", v16, w16),
-        Claim("S17", "vectorised broadcast + reduce_sum beats the loop", "≈ 25 ms (32×)",
-              s_vec, "× speedup over loop", v17, w17,
-              {"vectorised_ms": vec.median_s * 1e3 if vec.median_s else None}),
-        Claim("S18", "XLA fuses the three ops: faster than vectorised", "≈ 12 ms (2.1×)",
-              s_xla, "× speedup over vectorised", v18, w18,
-              {"xla_ms": xla.median_s * 1e3 if xla.median_s else None,
-               "einsum_speedup_over_loop": r["einsum"].speedup}),
+        ctx.claim("S16", "nested Python loop baseline on [64,500,128]", FIGURE_16,
+                  t_loop * 1e3 if t_loop else None, "ms", "the loop's time",
+                  using=[r], unavailable="an absolute time of the article's unnamed GPU, "
+                  "which this run cannot reproduce"),
+        ctx.claim("S17", "vectorised broadcast + reduce_sum beats the loop", FIGURE_17,
+                  speedup(r, "vectorised"), "× speedup over loop", "vectorised over loop",
+                  using=[r], details={
+                      "vectorised_ms": vec_ms * 1e3 if vec_ms else None,
+                      "intermediate_mb": 64 * 500 * 128 * 4 / 1e6,  # the article says 4 MB
+                  }),
+        ctx.claim("S18", "XLA fuses the three ops: faster than vectorised", FIGURE_18,
+                  time_ratio(r, "vectorised", "xla"), "× speedup over vectorised",
+                  "XLA over eager vectorised", using=[r], details={
+                      "xla_ms": xla_ms * 1e3 if xla_ms else None,
+                      "einsum_speedup_over_loop": r["einsum"].speedup}),
     ]
