@@ -64,22 +64,33 @@ def _tf_module() -> Any | None:
     return sys.modules.get("tensorflow")
 
 
-_ACCELERATOR_CACHE: dict[str, bool] = {}
+class _TFHooks:
+    """TensorFlow's functions ``sync`` calls, looked up once: an attribute lookup through
+    ``tf.config.experimental`` costs microseconds, as much as the call itself."""
+
+    def __init__(self, tf: Any) -> None:
+        self.tf = tf
+        self.executing_eagerly = tf.executing_eagerly
+        self.synchronous = tf.config.experimental.get_synchronous_execution
+        self.sync_devices = getattr(getattr(tf.test, "experimental", None), "sync_devices",
+                                    None)
+        # GPUs/TPUs run kernels on streams that return before the kernel ends. The device
+        # list cannot change once TF is initialised, so it is read once.
+        self.accelerator = any(d.device_type != "CPU" for d in tf.config.list_logical_devices())
+
+    def may_be_pending(self) -> bool:
+        """True when some TF work may still be pending after an op returns: on an
+        accelerator, or on CPU after ``set_synchronous_execution(False)``."""
+        return self.accelerator or not self.synchronous()
 
 
-def _has_async_device(tf: Any) -> bool:
-    """True when some TF work may still be pending after an op returns.
+_HOOKS: list[_TFHooks] = []
 
-    GPUs/TPUs run kernels on streams that return before the kernel ends; on CPU, eager
-    execution is asynchronous only after ``set_synchronous_execution(False)``. The device
-    list cannot change once TF is initialised, so it is read once.
-    """
-    if "accel" not in _ACCELERATOR_CACHE:
-        devices = tf.config.list_logical_devices()
-        _ACCELERATOR_CACHE["accel"] = any(d.device_type != "CPU" for d in devices)
-    if _ACCELERATOR_CACHE["accel"]:
-        return True
-    return not tf.config.experimental.get_synchronous_execution()
+
+def _hooks(tf: Any) -> _TFHooks:
+    if not _HOOKS or _HOOKS[0].tf is not tf:
+        _HOOKS[:] = [_TFHooks(tf)]
+    return _HOOKS[0]
 
 
 def _read_one_element(tf: Any, tensor: Any) -> None:
@@ -115,11 +126,13 @@ def sync(value: Any = None) -> None:
         if callable(wait):
             wait()
     tf = _tf_module()
-    if tf is None or not tf.executing_eagerly() or not _has_async_device(tf):
+    if tf is None:
         return
-    sync_devices = getattr(getattr(tf.test, "experimental", None), "sync_devices", None)
-    if sync_devices is not None:
-        sync_devices()
+    hooks = _hooks(tf)
+    if not hooks.executing_eagerly() or not hooks.may_be_pending():
+        return
+    if hooks.sync_devices is not None:
+        hooks.sync_devices()
         return
     for t in leaves:  # older TF: reading a value waits for the kernels that produced it
         if isinstance(t, tf.Tensor):
