@@ -103,11 +103,16 @@ class Claim:
                 "reason": self.reason, "variants": self.variants, "details": self.details}
 
 
-def show(x: float, unit: str) -> str:
-    """A figure in its unit: ``×`` ratios as ``3.99×``, others as ``12.3 ms`` / ``15 %``."""
+def show(x: float, unit: str, beside: tuple[float, ...] = ()) -> str:
+    """A figure in its unit: ``×`` ratios as ``3.99×``, others as ``12.3 ms``. With
+    ``beside`` (thresholds), enough digits that none prints like ``x``."""
+    digits = 3
+    while digits < 6 and any(x != t and f"{x:.{digits}g}" == f"{t:.{digits}g}"
+                             for t in beside):
+        digits += 1
     if unit.startswith("×"):
-        return format_ratio(x)
-    text = f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+        return format_ratio(x) if digits == 3 else f"{x:.{digits}g}×"
+    text = f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.{digits}g}"
     return f"{text} {unit.split(' (')[0]}".strip()
 
 
@@ -123,7 +128,7 @@ def judge(figure: Figure, measured: float | None, unit: str, what: str, *,
         return NOT_MEASURED, f"{what}: not measured: " + "; ".join(failures)
     if measured is None:
         return NOT_MEASURED, f"{what}: no figure came out of the run"
-    here = f"{what}: {show(measured, unit)} here"
+    here = f"{what}: {show(measured, unit, (figure.threshold, figure.direction_threshold))} here"
     if unavailable:
         return NOT_APPLICABLE, f"{unavailable}; {here}"
     said = f"the article says {figure.text}"

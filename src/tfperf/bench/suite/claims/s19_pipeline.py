@@ -89,7 +89,7 @@ def run(ctx: Context) -> list[Claim]:
     import tensorflow as tf
 
     assert ctx.workdir is not None
-    images = 128 if ctx.quick else 512
+    images = 96 if ctx.quick else 320  # 3 or 10 batches: an epoch of a few tenths of a second
     folder = ctx.workdir / "s19"
     folder.mkdir(exist_ok=True)
     paths = write_records(folder, images)
@@ -116,12 +116,21 @@ def run(ctx: Context) -> list[Claim]:
         PREFETCH_DEFAULTS: build(paths, prefetch=True, parallel_map=False, inject=None),
         RECIPE: build(paths, prefetch=True, parallel_map=True, inject=None),
     }
-    r = ctx.compare("S19", {name: epoch(ds) for name, ds in variants.items()}, baseline=NONE)
+    # An epoch lasts tenths of a second: a longer budget buys rounds, and no epoch counts
+    # as "slow" (run once), so that every ratio is a median of per-round ratios.
+    r = ctx.compare("S19", {name: epoch(ds) for name, ds in variants.items()}, baseline=NONE,
+                    budget=4.0 if ctx.quick else 15.0, slow_after=10.0)
     figures = {name: speedup(r, name) for name in variants if name != NONE}
+    # The article overlaps CPU input work with GPU steps. Without a GPU the step's kernels
+    # and the pipeline's threads share the same cores, so what overlap buys depends on idle
+    # cores, not on the pipeline: measured and shown, not judged.
+    unavailable = None if ctx.gpu else ("no GPU: the training step runs on the same CPU "
+                                        "cores as the input pipeline")
     return [ctx.claim("S19", "tf.data over TFRecord + prefetch(AUTOTUNE) overlaps input with "
                       "compute", FIGURE, speedup(r, RECIPE), "× (recipe over no prefetch)",
                       f"an epoch of {images} JPEGs in 4 TFRecord files (decode, augment, batch "
                       f"{BATCH}, conv step): parallel map + prefetch over nothing injected",
-                      using=[r], details={"images": images, "speedups_over_none": figures,
+                      using=[r], unavailable=unavailable,
+                      details={"images": images, "speedups_over_none": figures,
                                           "epoch_s": {name: r[name].median_s
                                                       for name in variants}})]
