@@ -317,13 +317,14 @@ def _equivalence(states: list[_State], base: _State, full_args: tuple[Any, ...],
             if st is not base and not st.result.error:
                 st.result.not_checked = "not checked: the baseline failed"
         return
+    others = {st.variant.name: _outputs(st) for st in states
+              if st is not base and not st.result.error}
     verifier = Verifier(_outputs(base), full_args, base.timer.kwargs, rtol=rtol, atol=atol,
-                        reference=reference, grad=grad)
+                        reference=reference, grad=grad, others=list(others.values()))
     base.result.not_checked = "the baseline"
     for st in states:
-        if st is base or st.result.error:
-            continue
-        st.result.equivalence, st.result.gradient = verifier.check(_outputs(st))
+        if st.variant.name in others:
+            st.result.equivalence, st.result.gradient = verifier.check(others[st.variant.name])
 
 
 def _roofline(states: list[_State]) -> Any:

@@ -80,6 +80,9 @@ class CompareReport(CompareResult):
         if tolerances:
             ref = " against the float64 reference" if self.settings.get("reference") else ""
             notes.append((False, f"equivalence{ref}, per element: " + "; ".join(tolerances)))
+        if self.settings.get("grad"):
+            notes.append((False, "gradients (of the sum of each output, with respect to the "
+                                 "trainable inputs) checked by the same rule"))
         return notes
 
     def table(self, color: bool = False) -> str:

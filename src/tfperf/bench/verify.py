@@ -8,7 +8,9 @@ timing, on the outputs it snapshotted.
    axis 0 when one side ran on a quick-mode slice.
 3. ``reference="float64"``: the baseline is run once more on its inputs cast to float64, and
    values are judged against that truth (each variant with its own dtype's tolerance), so a
-   reduced-precision variant is not judged against float32's own rounding.
+   reduced-precision variant is not judged against float32's own rounding. A baseline that
+   cannot run on float64 inputs is replaced, for the truth only, by the first variant that
+   can and that agrees with it (the notes say which).
 4. ``grad=True``: the same check on the gradients (``tf.GradientTape``) of the sum of each
    output's floating leaves with respect to the trainable inputs: the ``tf.Variable``
    arguments, or, when there are none, every floating tensor argument.
@@ -17,7 +19,7 @@ timing, on the outputs it snapshotted.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +94,8 @@ class Verifier:
 
     def __init__(self, base: Outputs, full_args: tuple[Any, ...], kwargs: dict[str, Any], *,
                  rtol: float | None = None, atol: float | None = None,
-                 reference: str | None = None, grad: bool = False) -> None:
+                 reference: str | None = None, grad: bool = False,
+                 others: Sequence[Outputs] = ()) -> None:
         if reference is not None and reference not in REFERENCES:
             raise ValueError(f"reference must be one of {REFERENCES}, not {reference!r}")
         self.base, self.full_args, self.kwargs = base, full_args, kwargs
@@ -104,19 +107,44 @@ class Verifier:
                             f"stateful), so nothing can be compared with it: {drift.reason}")
         self.truth: Any = None
         if reference and self.problem is None:
-            try:
-                self.truth = snapshot(base.fn(*_to_float64(base.args), **_to_float64(kwargs)))
-            except Exception as exc:  # the user's code, any error
-                self.problem = (f"--reference float64: the baseline could not run on float64 "
-                                f"inputs: {describe_error(exc)}")
-            else:
-                own = compare_outputs(base.first, base.first, reference=self.truth)
-                if own.max_abs_err is not None:
-                    base.notes.append(
-                        f"its own error against the float64 reference: max abs "
-                        f"{own.max_abs_err:.3g}, tolerance used "
-                        f"{100 * (own.tolerance_used or 0):.0f} %")
+            self._reference(base, kwargs, others)
         self._base_grads: dict[int | None, Any] = {}
+
+    def _reference(self, base: Outputs, kwargs: dict[str, Any],
+                   others: Sequence[Outputs]) -> None:
+        """The truth: the baseline on its inputs cast to float64; if it cannot run on them
+        (it pins float32 somewhere), the first other variant that can and that agrees with
+        the baseline in float32, and the notes say so."""
+        args64, kwargs64 = _to_float64(base.args), _to_float64(kwargs)
+        try:
+            self.truth = snapshot(base.fn(*args64, **kwargs64))
+        except Exception as exc:  # the user's code, any error
+            failed = describe_error(exc)
+        else:
+            self._own_error(base, "its own error against the float64 reference")
+            return
+        for other in others:
+            agrees = compare_outputs(base.first, slice_tree(other.first, base.batch)
+                                     if base.batch else other.first, rtol=self.rtol,
+                                     atol=self.atol)
+            if other.batch or agrees.equivalent is not True:
+                continue
+            try:
+                self.truth = snapshot(other.fn(*args64, **kwargs64))
+            except Exception:  # this one pins float32 too: try the next
+                continue
+            base.notes.append(f"the float64 reference is {other.name!r} run on float64 "
+                              f"inputs: the baseline could not run on them ({failed})")
+            self._own_error(base, "its own error against that reference")
+            return
+        self.problem = ("--reference float64: neither the baseline nor a variant agreeing "
+                        f"with it could run on float64 inputs (the baseline: {failed})")
+
+    def _own_error(self, base: Outputs, label: str) -> None:
+        own = compare_outputs(base.first, base.first, reference=self.truth)
+        if own.max_abs_err is not None:
+            base.notes.append(f"{label}: max abs {own.max_abs_err:.3g}, tolerance used "
+                              f"{100 * (own.tolerance_used or 0):.0f} %")
 
     def check(self, out: Outputs) -> tuple[Equivalence, Equivalence | None]:
         """(values, gradients or None) of ``out`` against the baseline."""
