@@ -153,8 +153,8 @@ def test_article_suite_quick_gives_every_claim_a_verdict(tmp_path):
                   if c["verdict"] == "not measured"]
     assert not unmeasured and proc.returncode == 0, (unmeasured, proc.stderr[-2000:])
     for c in doc["claims"]:
-        assert c["measured"] is not None, c
-        assert c["reason"] and c["threshold"] is not None, c
+        assert c["measured"] is not None and c["reason"], c
+        assert c["threshold"] is not None or c["verdict"] == "not applicable here", c
         if c["verdict"] == "direction holds":  # both numbers said
             assert "short of the article's" in c["reason"], c
     # Each verdict can be recomputed from the JSON: measured against threshold.

@@ -42,6 +42,8 @@ def test_the_five_verdicts_and_their_reasons():
     assert judge(flat, 8.0, "× time", "x")[0] == DOES_NOT_HOLD
     no_figure = Figure("–")
     assert judge(no_figure, 1.5, "×", "x")[0] == HOLDS and no_figure.threshold == 1.05
+    absolute = Figure("≈ 800 ms", value=800.0, directional=False)
+    assert absolute.threshold is None and judge(absolute, 900.0, "ms", "x")[0] == NOT_APPLICABLE
 
 
 def test_claim_json_lets_a_reader_recompute_the_verdict():

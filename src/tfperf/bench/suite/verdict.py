@@ -49,6 +49,7 @@ class Figure:
     neutral: float = 1.0
     higher: bool = True
     margin: float = NOISE_MARGIN
+    directional: bool = True  # False: an absolute figure (a time), nothing to hold or not
 
     @property
     def direction_threshold(self) -> float:
@@ -58,9 +59,11 @@ class Figure:
         return self.neutral * (1 + self.margin) if self.higher else self.neutral * (1 - self.margin)
 
     @property
-    def threshold(self) -> float:
-        """What ``holds`` needs."""
-        return self.bound if self.bound is not None else self.direction_threshold
+    def threshold(self) -> float | None:
+        """What ``holds`` needs; None for an absolute figure."""
+        if self.bound is not None:
+            return self.bound
+        return self.direction_threshold if self.directional else None
 
     def reaches(self, x: float, limit: float) -> bool:
         return x >= limit if self.higher else x <= limit
@@ -128,9 +131,12 @@ def judge(figure: Figure, measured: float | None, unit: str, what: str, *,
         return NOT_MEASURED, f"{what}: not measured: " + "; ".join(failures)
     if measured is None:
         return NOT_MEASURED, f"{what}: no figure came out of the run"
-    here = f"{what}: {show(measured, unit, (figure.threshold, figure.direction_threshold))} here"
+    limits = tuple(t for t in (figure.threshold, figure.direction_threshold) if t is not None)
+    here = f"{what}: {show(measured, unit, limits)} here"
     if unavailable:
         return NOT_APPLICABLE, f"{unavailable}; {here}"
+    if figure.threshold is None:
+        return NOT_APPLICABLE, f"{here}; the article's {figure.text} is an absolute figure"
     said = f"the article says {figure.text}"
     sign = "≥" if figure.higher else "≤"
     if figure.bound is not None:
