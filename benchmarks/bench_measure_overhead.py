@@ -81,13 +81,18 @@ def main() -> int:
     print(f"   overhead per timed call     {o['overhead_per_call_in_block_us']:.3f} µs")
     print(f"   a block of one call         {o['single_call_block_us']:.3f} µs "
           "(clock reads + sync check + GC pause)")
-    print(f"   measure(noop) reports       {o['measure_noop_median_us']:.3f} µs\n")
+    print(f"   measure(noop) reports       {o['measure_noop_median_us']:.3f} µs")
     s = ratio_spread()
+    from tfperf.core.measure import Timer
+
+    # With TensorFlow imported, each sync asks TF whether eager execution is asynchronous.
+    single_tf = sorted(Timer(lambda: None).block(1) for _ in range(2000))[1000] * 1e6
+    print(f"   a block of one call, TF imported: {single_tf:.3f} µs (the sync's mode check)\n")
     print("2. the same comparison 5 times: einsum / vectorised time ratio on [64,500,128]")
     print("   ratios " + ", ".join(f"{x:.3f}" for x in s["ratios"]))
     print(f"   mean {s['mean']:.3f}, coefficient of variation {100 * s['cv']:.1f} %\n")
     if not args.no_suite:
-        from tfperf.bench.suite import run_suite
+        from tfperf.bench.suite.runner import run_suite
 
         t0 = time.perf_counter()
         suite = run_suite(quick=not args.full)

@@ -30,7 +30,7 @@ def test_correct_variants_are_equivalent_with_small_errors(case_result):
 def test_raising_and_runaway_variants_do_not_stop_the_others(case_result):
     raises, runaway = case_result["raises"], case_result["runaway"]
     assert raises.status == "error" and "ValueError: this variant is broken" in raises.error
-    assert runaway.status == "timeout" and "1 s" in runaway.error
+    assert runaway.status == "timeout" and "2 s" in runaway.error
     for name in ("loop", "vectorised", "einsum", "axis_bug"):
         v = case_result[name]
         assert v.status == "ok" and v.measurement.runs >= 3, name
@@ -41,7 +41,7 @@ def test_raising_and_runaway_variants_do_not_stop_the_others(case_result):
 def test_slow_variant_runs_once_and_is_reported_as_such(case_result):
     slow = case_result["slow"]
     assert slow.status == "slow" and slow.measurement.runs == 1
-    assert slow.median_s == pytest.approx(0.4, rel=0.5)
+    assert slow.median_s == pytest.approx(0.8, rel=0.5)
     assert slow.ratio_method.startswith("ratio of medians")
     assert any("ran once" in n for n in slow.notes)
 

@@ -33,7 +33,7 @@ def test_peaks_are_measured_once_then_cached(tmp_path, monkeypatch):
     from tfperf.bench.roofline import machine_peaks
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_file() == tmp_path / "tfperf" / "roofline.json"
+    assert cache_file() == tmp_path / "tfperf" / "roofline" / "peaks.json"
     first = machine_peaks()
     assert not first.cached and first.bandwidth_gbs > 0.1 and first.matmul_gflops > 0.1
     stored = json.loads(cache_file().read_text())
@@ -68,3 +68,37 @@ def test_isolate_reports_peak_rss_per_variant(tmp_path, capsys):
     assert "isolated process" in big["source"], big
     assert big["above_start_bytes"] >= 200 * 2**20  # the 256 MiB temporary, seen from outside
     assert big["peak_bytes"] > big["above_start_bytes"]
+
+
+UNGUARDED = '''
+import tfperf.bench as bench
+
+def double(x):
+    return [v * 2 for v in x]
+
+result = bench.compare({"a": double, "b": double}, ([1.0, 2.0],), budget=0.05, isolate=True)
+print("compared", result.exit_status)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS via /proc")
+def test_isolate_refuses_a_calling_script_without_a_main_guard(tmp_path):
+    """Plain-Python variants: no TensorFlow, so the two scripts run in a second or so."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    bare = tmp_path / "bare.py"
+    bare.write_text(UNGUARDED)
+    proc = subprocess.run([sys.executable, str(bare)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode != 0 and "compared" not in proc.stdout
+    assert "IsolateError" in proc.stderr and '__name__ == "__main__"' in proc.stderr
+    guarded = tmp_path / "guarded.py"
+    body = UNGUARDED.split("result = ")[1]
+    guarded.write_text(UNGUARDED.split("result = ")[0] + 'if __name__ == "__main__":\n'
+                       + "    result = " + body.replace("\nprint", "\n    print"))
+    proc = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "compared 0" in proc.stdout

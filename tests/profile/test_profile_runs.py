@@ -186,3 +186,13 @@ def test_script_capture_stops_after_steps_calls(tf, tmp_path):
     assert rep.capture is not None and rep.capture.step_source == "tf.function calls"
     assert rep.capture.steps == 2
     assert rep.capture.by_type.get("MatMul", 0) > 0
+
+
+def test_profiling_the_vectorised_case_study_does_not_raise(tf):
+    # tf.reshape's fast path hands the op callback its op type as bytes; it used to raise.
+    from tfperf.examples.case_study_fixed import compute_feature_tf_vec
+
+    report = runner.profile(compute_feature_tf_vec, tf.ones([2, 10, 4]), tf.ones([10]),
+                            steps=1, capture=False)
+    assert report.error is None, report.error
+    assert report.obs.eager_op_count > 0

@@ -20,11 +20,19 @@ def register(subparsers: Any) -> None:
         description="Time the variants FILE.py declares with @tfperf.bench.variant "
                     "(inputs from its @tfperf.bench.inputs function): first call apart, "
                     "warm-up, interleaved rounds, median and IQR, speedup over the baseline, "
-                    "and an equivalence check of every output against the baseline's. "
-                    "Exit status 1 when a variant fails or computes something else.")
-    p.add_argument("file", nargs="?", metavar="FILE.py", help="a bench file declaring variants")
+                    "and an equivalence check of every output against the baseline's "
+                    "(per element: |a-b| <= atol + rtol*|b|, tolerances by dtype). "
+                    "FILE.py is imported and executed (its top level runs, as under "
+                    "`import`); with --isolate, once more in each child process. "
+                    "Exit status 1 when a variant fails, computes something else, or its "
+                    "output cannot be compared (unless --allow-unchecked); with --suite, when "
+                    "a claim is 'not measured'.")
+    p.add_argument("file", nargs="?", metavar="FILE.py",
+                   help="a bench file declaring variants (imported and executed)")
     p.add_argument("--suite", choices=["article"],
-                   help="measure the article's claims (S1–S19) on this machine")
+                   help="measure the article's claims on this machine, each with a verdict: "
+                        "holds, direction holds, does not hold, not applicable here, "
+                        "not measured")
     p.add_argument("--quick", action="store_true",
                    help="short budget, fewer rounds, slow baselines on a slice of the batch")
     out = p.add_mutually_exclusive_group()
@@ -35,6 +43,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--budget", type=float, metavar="SECONDS",
                    help="seconds of interleaved timing rounds (default 10, 3 with --quick)")
     p.add_argument("--baseline", metavar="NAME", help="the variant others are compared with")
+    p.add_argument("--reference", choices=["float64"],
+                   help="judge every variant's values against the baseline run on float64 "
+                        "inputs (the truth), not against the baseline's own rounding")
+    p.add_argument("--grad", action="store_true",
+                   help="also check gradients (tf.GradientTape) with respect to the trainable "
+                        "inputs: tf.Variable arguments, else every floating tensor argument")
+    p.add_argument("--allow-unchecked", action="store_true",
+                   help="exit 0 even when some outputs cannot be compared (equivalent: null)")
     p.add_argument("--isolate", action="store_true",
                    help="also run each variant once in its own process to report peak RSS")
     p.add_argument("--roofline", action="store_true",
@@ -70,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.file) == bool(args.suite):
         raise UsageError("give either FILE.py or --suite article")
+    if args.suite and (args.reference or args.grad or args.baseline or args.isolate):
+        raise UsageError("--reference, --grad, --baseline and --isolate apply to FILE.py, "
+                         "not to --suite")
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget must be a positive number of seconds")
     quiet_tensorflow_startup(args.verbose)
@@ -87,9 +106,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_file(args: argparse.Namespace, bar: Any) -> int:
     from tfperf.bench.comparison import Variant, compare
     from tfperf.bench.loader import BenchFileError, load_bench_file
-    from tfperf.bench.plot import PlotError
     from tfperf.cli import UsageError
-    from tfperf.core.render import use_color
 
     try:
         bench = load_bench_file(args.file)
@@ -108,44 +125,39 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
     budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
     result = compare(variants, call_args, call_kwargs, baseline=args.baseline, budget=budget,
                      quick=args.quick, isolate=args.isolate, roofline=args.roofline,
-                     progress=bar)
-    if bar:
-        bar.close()
-    if args.json:
-        print(result.to_json())
-    elif args.markdown:
-        print(result.to_markdown())
-    else:
-        print(result.table(color=use_color()))
-    if args.plot:
-        try:
-            path = result.plot(args.plot)
-        except PlotError as exc:
-            print(f"tfperf bench: error: {exc}", file=sys.stderr)
-            return 2
-        print(f"plot written to {path}", file=sys.stderr)
-    return result.exit_status
+                     reference=args.reference, grad=args.grad,
+                     allow_unchecked=args.allow_unchecked, progress=bar)
+    return _emit(result, args, bar)
 
 
 def _run_suite(args: argparse.Namespace, bar: Any) -> int:
-    from tfperf.bench.plot import PlotError
-    from tfperf.bench.suite import run_suite
-    from tfperf.core.render import use_color
+    from tfperf.bench.suite.runner import run_suite
 
     suite = run_suite(quick=args.quick, progress=bar)
+    return _emit(suite, args, bar)
+
+
+def _emit(report: Any, args: argparse.Namespace, bar: Any) -> int:
+    """Print a comparison's or the suite's report as asked, write its plot(s), exit status."""
+    from tfperf.bench.plot import PlotError
+    from tfperf.core.render import use_color
+
     if bar:
         bar.close()
     if args.json:
-        print(suite.to_json())
+        print(report.to_json())
     elif args.markdown:
-        print(suite.to_markdown())
+        print(report.to_markdown())
     else:
-        print(suite.table(color=use_color()))
+        print(report.table(color=use_color()))
     if args.plot:
         try:
-            paths = suite.plot(Path(args.plot))
+            written = report.plot(Path(args.plot))
         except PlotError as exc:
             print(f"tfperf bench: error: {exc}", file=sys.stderr)
             return 2
-        print(f"{len(paths)} plots written to {args.plot}", file=sys.stderr)
-    return suite.exit_status
+        if isinstance(written, list):
+            print(f"{len(written)} plots written to {args.plot}", file=sys.stderr)
+        else:
+            print(f"plot written to {written}", file=sys.stderr)
+    return int(report.exit_status)

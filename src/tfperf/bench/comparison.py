@@ -1,19 +1,23 @@
-"""Variants → interleaved measurements → ratios and equivalence → a :class:`CompareResult`.
+"""Variants → interleaved measurements → ratios and equivalence → a :class:`CompareReport`.
 
 The procedure, for variants A, B, C with a shared time budget:
 
 1. First call of each, timed apart (trace/compile cost) under a per-call time limit. A
    variant that raises or runs out of time is reported with its error; the others go on.
    A variant whose first call alone takes more than ``slow_after`` seconds is *slow*: it is
-   not run again, and that one call is its time.
+   not run again, and that one call is its time. Each first output is snapshotted to the
+   host at once (a returned ``tf.Variable`` would change with later calls).
 2. The others are warmed up, and each gets a block size (calls per timed block) long enough
    for the clock.
 3. Rounds: one block of each, in an order that rotates each round (A B C, B C A, …), so that
    drift (thermal, other processes) hits all alike; until the budget is spent or every
    spread is small. Ratios to the baseline are taken round by round; their median is
    reported.
-4. Every variant's first output is compared with the baseline's (structure, shape, dtype,
-   values within dtype-aware tolerances).
+4. Every variant's outputs are checked against the baseline's (:mod:`tfperf.bench.verify`):
+   its latest output must equal its first, then structure, shape, dtype and every element
+   within dtype-aware tolerances; optionally against a float64 run of the baseline
+   (``reference="float64"``) and on gradients (``grad=True``). What cannot be compared is
+   ``equivalent=None`` and fails the exit status unless ``allow_unchecked``.
 5. Memory: peak device memory per variant on GPU; on CPU only with ``isolate=True`` (each
    variant once more in its own process, peak RSS); otherwise not reported.
 """
@@ -28,11 +32,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfperf.bench.batching import quick_slice
 from tfperf.bench.deadline import CallTimeout, time_limit
 from tfperf.bench.declare import VariantSpec
-from tfperf.bench.equivalence import compare_outputs
+from tfperf.bench.equivalence import snapshot
 from tfperf.bench.machine import machine_info
-from tfperf.bench.result import CompareResult, VariantResult
+from tfperf.bench.report import CompareReport
+from tfperf.bench.result import VariantResult
+from tfperf.bench.verify import Outputs, Verifier, describe_error
 from tfperf.core.measure import Measurement, Timer
 
 Progress = Callable[[float, str], None]
@@ -63,7 +70,7 @@ class _State:
     variant: Variant
     result: VariantResult
     timer: Timer
-    output: Any = None
+    output: Any = None  # the first call's output (a snapshot when outputs are checked)
     number: int = 1
     times: list[float] = field(default_factory=list)
     batch: int | None = None  # items of axis 0 the variant ran on (quick_batch)
@@ -90,38 +97,17 @@ def _as_variants(variants: Mapping[str, Any] | Sequence[Any]) -> list[Variant]:
     return out
 
 
-def _leading(value: Any) -> int | None:
-    shape = getattr(value, "shape", None)
-    try:
-        return int(shape[0]) if shape is not None and len(shape) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _slice_tree(value: Any, k: int) -> Any:
-    """First ``k`` items along axis 0 of every array leaf."""
-    if isinstance(value, Mapping):
-        return {key: _slice_tree(v, k) for key, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_slice_tree(v, k) for v in value)
-    return value[:k] if _leading(value) is not None else value
-
-
-def _describe_error(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return f"{type(exc).__name__}: {first}"[:300]
-
-
 def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (),
             kwargs: Mapping[str, Any] | None = None, baseline: str | None = None, *,
             budget: float = 10.0, quick: bool = False, call_limit: float | None = None,
             slow_after: float | None = None, target_rel_iqr: float = 0.03,
             min_rounds: int | None = None, max_rounds: int = 500,
             min_block_time: float | None = None, rtol: float | None = None,
-            check_equivalence: bool = True,
+            atol: float | None = None, check_equivalence: bool = True,
+            reference: str | None = None, grad: bool = False,
+            allow_unchecked: bool = False,
             isolate: bool = False, roofline: bool = False,
-            progress: Progress | None = None) -> CompareResult:
+            progress: Progress | None = None) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
     ``variants``: a dict name → callable (or :class:`Variant`), or a list of ``Variant``.
@@ -132,6 +118,13 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     the first lasted at most the budget (it may have been tracing or compiling), is fast.
     ``quick``: fewer rounds, shorter blocks, and ``quick_batch`` variants run on a slice of
     the batch with their time scaled up.
+    ``rtol``/``atol``: the equivalence tolerance (default: by dtype, see
+    :mod:`tfperf.bench.equivalence`). ``check_equivalence=False``: outputs not compared (the
+    variants compute different things on purpose). ``reference="float64"``: judge values
+    against the baseline run on float64 inputs. ``grad``: check gradients too.
+    ``allow_unchecked``: outputs that cannot be compared do not fail the exit status.
+    ``isolate``: peak memory of each variant in a child process that imports the variant's
+    file again; a calling script must keep its work under ``if __name__ == "__main__":``.
     """
     vs = _as_variants(variants)
     base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
@@ -145,15 +138,22 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
         0.005 if quick else 0.02)
     shared_args, shared_kwargs = tuple(args), dict(kwargs or {})
     say = progress or (lambda f, s: None)
+    if reference is not None and reference != "float64":
+        raise ValueError(f"reference must be 'float64' or None, not {reference!r}")
+    if isolate:
+        from tfperf.bench.isolate import refuse_unguarded_caller
+
+        refuse_unguarded_caller(vs)
 
     states: list[_State] = []
     for v in vs:
         a = v.args if v.args is not None else shared_args
         kw = v.kwargs if v.kwargs is not None else shared_kwargs
         batch, scale = None, 1.0
-        if quick and v.quick_batch and a and (full := _leading(a[0])) and full > v.quick_batch:
-            batch, scale = v.quick_batch, full / v.quick_batch
-            a = (a[0][:batch], *a[1:])
+        if quick:
+            a, full = quick_slice(a, v.quick_batch)
+            if full:
+                batch, scale = v.quick_batch, full / v.quick_batch
         res = VariantResult(name=v.name, scale=scale)
         if batch:
             res.notes.append(f"quick mode: ran on {batch} of {full} items of axis 0; "
@@ -171,9 +171,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             st.result.status, st.result.error = "timeout", str(exc)
             continue
         except Exception as exc:
-            st.result.status, st.result.error = "error", _describe_error(exc)
+            st.result.status, st.result.error = "error", describe_error(exc)
             continue
-        st.output = out
+        st.output = _keep(out, check_equivalence, roofline)
         st.result.first_call_s = first * st.result.scale
         if slow_after < first * st.result.scale <= max(budget, 2 * slow_after) \
                 and not st.batch:
@@ -231,21 +231,28 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     base = next(st for st in states if st.variant.name == base_name)
     _ratios(states, base)
     if check_equivalence:
-        _equivalence(states, base, rtol)
+        _equivalence(states, base, shared_args, rtol=rtol, atol=atol, reference=reference,
+                     grad=grad)
+    else:
+        for st in states:
+            if st is not base and not st.result.error:
+                st.result.not_checked = "not checked (check_equivalence=False)"
     peaks = _roofline(states) if roofline else None
     _memory(states, isolate)
     say(1.0, "done")
     settings = {"budget_s": budget, "quick": quick, "call_limit_s": call_limit,
                 "slow_after_s": slow_after, "rounds": rounds, "target_rel_iqr": target_rel_iqr,
-                "isolate": isolate}
-    return CompareResult(machine=machine_info(), baseline=base_name,
+                "isolate": isolate, "rtol": rtol, "atol": atol, "reference": reference,
+                "grad": grad, "allow_unchecked": allow_unchecked,
+                "check_equivalence": check_equivalence}
+    return CompareReport(machine=machine_info(), baseline=base_name,
                          variants=[st.result for st in states], settings=settings,
                          peaks=peaks.to_dict() if peaks else None)
 
 
 def _fail(st: _State, exc: BaseException) -> None:
     st.result.status = "timeout" if isinstance(exc, CallTimeout) else "error"
-    st.result.error = str(exc) if isinstance(exc, CallTimeout) else _describe_error(exc)
+    st.result.error = str(exc) if isinstance(exc, CallTimeout) else describe_error(exc)
     st.times.clear()
 
 
@@ -287,29 +294,37 @@ def _ratios(states: list[_State], base: _State) -> None:
             r.ratio_method = "ratio of medians (one side ran once)"
 
 
-def _equivalence(states: list[_State], base: _State, rtol: float | None) -> None:
+def _keep(out: Any, check: bool, roofline: bool) -> Any:
+    """What to keep of a first output: a host snapshot when it will be compared (a variable
+    it returns may change with later calls), the output itself when only its size is needed."""
+    if check:
+        return snapshot(out)
+    return out if roofline else None
+
+
+def _outputs(st: _State) -> Outputs:
+    last = st.timer.last_output
+    return Outputs(st.variant.name, st.variant.fn, st.timer.args, st.timer.kwargs,
+                   first=st.output, last=snapshot(last) if last is not None else None,
+                   batch=st.batch, notes=st.result.notes)
+
+
+def _equivalence(states: list[_State], base: _State, full_args: tuple[Any, ...], *,
+                 rtol: float | None, atol: float | None, reference: str | None,
+                 grad: bool) -> None:
     if base.result.error:
         for st in states:
             if st is not base and not st.result.error:
-                st.result.equivalence_note = "not checked: the baseline failed"
+                st.result.not_checked = "not checked: the baseline failed"
         return
+    others = {st.variant.name: _outputs(st) for st in states
+              if st is not base and not st.result.error}
+    verifier = Verifier(_outputs(base), full_args, base.timer.kwargs, rtol=rtol, atol=atol,
+                        reference=reference, grad=grad, others=list(others.values()))
+    base.result.not_checked = "the baseline"
     for st in states:
-        if st is base or st.result.error:
-            continue
-        ref, out = base.output, st.output
-        k = base.batch or st.batch
-        if k:  # one side ran on a slice of the batch: compare on that slice
-            ref, out = _slice_tree(ref, k), _slice_tree(out, k)
-        try:
-            eq = compare_outputs(ref, out, rtol=rtol)
-        except Exception as exc:  # outputs of an unknown kind
-            st.result.equivalence_note = f"could not compare outputs: {_describe_error(exc)}"
-            continue
-        st.result.equivalent = eq.equivalent
-        st.result.max_abs_err, st.result.max_rel_err = eq.max_abs_err, eq.max_rel_err
-        st.result.equivalence_note = eq.reason
-        if k:
-            st.result.notes.append(f"outputs compared on the first {k} items of axis 0")
+        if st.variant.name in others:
+            st.result.equivalence, st.result.gradient = verifier.check(others[st.variant.name])
 
 
 def _roofline(states: list[_State]) -> Any:
@@ -319,7 +334,7 @@ def _roofline(states: list[_State]) -> Any:
         peaks = machine_peaks()
     except Exception as exc:  # no TF: roofline is optional
         for st in states:
-            st.result.roofline = {"error": _describe_error(exc)}
+            st.result.roofline = {"error": describe_error(exc)}
         return None
     for st in states:
         r = st.result
@@ -369,7 +384,7 @@ def _gpu_memory(tf: Any, states: list[_State]) -> None:
             sync(st.timer.fn(*st.timer.args, **st.timer.kwargs))
             peak = tf.config.experimental.get_memory_info("GPU:0")["peak"]
         except Exception as exc:
-            st.result.memory = {"peak_bytes": None, "source": f"GPU:0 ({_describe_error(exc)})"}
+            st.result.memory = {"peak_bytes": None, "source": f"GPU:0 ({describe_error(exc)})"}
             continue
         st.result.memory = {"peak_bytes": peak, "above_start_bytes": peak - before,
                             "source": "GPU:0 allocator peak, one call"}

@@ -8,7 +8,11 @@ killed if it outlives the time limit.
 
 A child finds the variant either in a bench file (path + variant name, inputs rebuilt by its
 ``@inputs`` function) or, for the Python API, by the function's source file and qualified
-name, with the arguments passed as NumPy arrays in a pickle.
+name, with the arguments passed as NumPy arrays in a pickle. Either way the child *imports
+and executes* that file (:func:`tfperf.core.usercode.import_file`): its top level runs again.
+For the Python API, a calling script whose top level would run the comparison again (no
+``if __name__ == "__main__":`` guard) is refused before anything runs, as
+``multiprocessing`` requires of spawned children.
 """
 
 from __future__ import annotations
@@ -21,33 +25,34 @@ import resource
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from tfperf.core.usercode import runs_at_import
 
 _MARK = "TFPERF_ISOLATE_RESULT "
 
 
-def _rss_hwm_bytes() -> int | None:
-    """Peak RSS since the last reset (VmHWM), or None off Linux."""
+def _status_bytes(key: str) -> int | None:
+    """A ``/proc/self/status`` memory line (``VmHWM``, ``VmRSS``) in bytes; None off Linux."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def _rss_hwm_bytes() -> int | None:
+    """Peak RSS since the last reset (VmHWM), or None off Linux."""
+    return _status_bytes("VmHWM")
 
 
 def _rss_now_bytes() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    return _status_bytes("VmRSS")
 
 
 def _reset_peak() -> bool:
@@ -101,6 +106,47 @@ def _function_source(fn: Any) -> dict[str, str] | None:
     return {"file": path, "qualname": getattr(fn, "__qualname__", qualname)}
 
 
+class IsolateError(ValueError):
+    """``isolate=True`` cannot be honoured safely; the message says what to change."""
+
+
+def _top_level_calls() -> dict[str, int]:
+    """File → line of each module-level frame on the stack: files being executed right now
+    (imported or run as a script), and the line they are at."""
+    out: dict[str, int] = {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and not frame.f_code.co_filename.startswith("<"):
+            out[str(Path(frame.f_code.co_filename).resolve())] = frame.f_lineno
+        frame = frame.f_back
+    return out
+
+
+def refuse_unguarded_caller(variants: Sequence[Any]) -> None:
+    """Raise :class:`IsolateError` if a child would re-run the comparison that spawns it.
+
+    The child imports the file that defines each variant. When that file is executing its
+    top level right now (the comparison is called from it, directly or through functions)
+    and the line it is at is not under ``if __name__ == "__main__":``, the child's import
+    would run the comparison again, which would spawn children again.
+    """
+    running = _top_level_calls()
+    for v in variants:
+        if getattr(v, "source", None):  # a bench file: the loader imports it, no compare in it
+            continue
+        src = _function_source(v.fn)
+        if src is None:
+            continue
+        path = str(Path(src["file"]).resolve())
+        if path in running and runs_at_import(path, running[path]):
+            raise IsolateError(
+                f"isolate=True runs each variant in a child process that imports {path} to "
+                f"find {src['qualname']!r}; line {running[path]} of that file, which leads to "
+                "this comparison, is not under `if __name__ == \"__main__\":`, so the child "
+                "would run the comparison again. Put the script's work under "
+                "`if __name__ == \"__main__\":` (or define the variants in another module).")
+
+
 def measure_isolated(variant: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                      timeout: float = 600.0) -> dict[str, Any]:
     """Run ``variant`` once in a child process; its peak RSS as a ``memory`` dict."""
@@ -130,23 +176,15 @@ def measure_isolated(variant: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 def _load_target(spec: dict[str, Any]) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     if "variant" in spec:
-        from tfperf.bench.comparison import _leading
         from tfperf.bench.loader import load_bench_file
 
         bench = load_bench_file(spec["file"])
         chosen = next(v for v in bench.variants if v.name == spec["variant"])
-        args, kwargs = bench.make_inputs(quick=bool(spec.get("quick")))
-        k = chosen.quick_batch if spec.get("quick") else None
-        if k and args and (_leading(args[0]) or 0) > k:
-            args = (args[0][:k], *args[1:])
+        args, kwargs = bench.inputs_for(chosen, quick=bool(spec.get("quick")))
         return chosen.fn, args, kwargs
-    import importlib.util
+    from tfperf.core.usercode import import_file
 
-    mod_spec = importlib.util.spec_from_file_location("_tfperf_isolated", spec["file"])
-    assert mod_spec is not None and mod_spec.loader is not None
-    module = importlib.util.module_from_spec(mod_spec)
-    sys.modules["_tfperf_isolated"] = module
-    mod_spec.loader.exec_module(module)
+    module = import_file(spec["file"], prefix="_tfperf_isolated_")
     fn: Any = module
     for part in spec["qualname"].split("."):
         fn = getattr(fn, part)

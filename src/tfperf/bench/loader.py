@@ -1,17 +1,20 @@
-"""Import a user's bench file by path, safely, and read its declarations."""
+"""Import a user's bench file by path and read its declarations.
+
+The file is *imported and executed* (:func:`tfperf.core.usercode.import_file`): its top level
+runs, as under ``import``; ``if __name__ == "__main__":`` blocks do not.
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tfperf.bench.batching import quick_slice
 from tfperf.bench.declare import VariantSpec, close_collector, open_collector
+from tfperf.core.usercode import UserCodeError, describe_exception, import_file
 
 
 class BenchFileError(Exception):
@@ -34,53 +37,32 @@ class BenchFile:
             value = self.inputs_fn(quick=quick) if "quick" in params else self.inputs_fn()
         except Exception as exc:
             raise BenchFileError(f"{self.path}: the @inputs function raised "
-                                 f"{_describe(exc, self.path)}") from None
+                                 f"{describe_exception(exc, self.path)}") from None
         if isinstance(value, dict):
             return (), dict(value)
         if isinstance(value, tuple):
             return value, {}
         return (value,), {}
 
-
-def _describe(exc: BaseException, path: Path) -> str:
-    """``TypeError: msg (line 12)``: the innermost frame inside the user's file."""
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if Path(frame.filename).resolve() == path.resolve():
-            line = frame.lineno
-    if isinstance(exc, SyntaxError) and exc.lineno:
-        line = exc.lineno
-    where = f" (line {line})" if line else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    def inputs_for(self, variant: VariantSpec, quick: bool) -> tuple[tuple[Any, ...],
+                                                                       dict[str, Any]]:
+        """The inputs ``variant`` runs on: under ``quick``, its ``quick_batch`` slice."""
+        args, kwargs = self.make_inputs(quick)
+        if quick:
+            args, _ = quick_slice(args, variant.quick_batch)
+        return args, kwargs
 
 
 def load_bench_file(path: str | Path) -> BenchFile:
     """Import ``path`` as a fresh module and collect its ``@variant``/``@inputs`` declarations."""
     p = Path(path)
-    if not p.exists():
-        raise BenchFileError(f"{p}: no such file")
-    if not p.is_file() or p.suffix != ".py":
-        raise BenchFileError(f"{p}: not a Python file (expected FILE.py)")
-    mod_name = f"_tfperf_bench_{abs(hash(str(p.resolve())))}"
-    spec = importlib.util.spec_from_file_location(mod_name, p)
-    if spec is None or spec.loader is None:
-        raise BenchFileError(f"{p}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
     collector = open_collector()
-    folder = str(p.resolve().parent)
-    sys.path.insert(0, folder)  # so the file can import its neighbours, as `python FILE.py` can
-    sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt from a script included
-        sys.modules.pop(mod_name, None)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise BenchFileError(f"{p}: importing it failed: {_describe(exc, p)}") from None
+        module = import_file(p, prefix="_tfperf_bench_")
+    except UserCodeError as exc:
+        raise BenchFileError(str(exc)) from None
     finally:
         close_collector(collector)
-        if folder in sys.path:
-            sys.path.remove(folder)
     if not collector.variants:
         raise BenchFileError(f"{p}: declares no variants (decorate functions with "
                              "@tfperf.bench.variant)")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfperf.bench.result import format_ratio
-from tfperf.core.measure import format_seconds
+from tfperf.core.measure import format_ratio, format_seconds
 
 if TYPE_CHECKING:
     from tfperf.bench.result import CompareResult

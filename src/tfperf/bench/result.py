@@ -1,20 +1,27 @@
-"""What a comparison found, and its renderings: text table, JSON, Markdown, plot."""
+"""What a comparison found, as data: per-variant outcomes and the run's exit status.
+
+Rendering (text table, Markdown, plot) lives in :mod:`tfperf.bench.report`; this module knows
+nothing of it, so data flows one way: comparison → result → report.
+"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from tfperf.bench.machine import machine_line
+from tfperf.bench.equivalence import Equivalence
 from tfperf.core import render
-from tfperf.core.measure import Measurement, format_seconds
+from tfperf.core.measure import Measurement
 
 
 @dataclass
 class VariantResult:
-    """One variant's outcome. ``status``: ok | slow (ran once) | error | timeout."""
+    """One variant's outcome. ``status``: ok | slow (ran once) | error | timeout.
+
+    ``equivalence``: its outputs against the baseline's (or the float64 reference's);
+    ``gradient``: the same check on its gradients (``grad=True``). Both None for the baseline
+    and when the check was not made (``not_checked`` says why).
+    """
 
     name: str
     status: str = "ok"
@@ -23,15 +30,51 @@ class VariantResult:
     ratio_to_baseline: float | None = None
     speedup: float | None = None
     ratio_method: str = ""
-    equivalent: bool | None = None
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    equivalence_note: str = ""
+    equivalence: Equivalence | None = None
+    gradient: Equivalence | None = None
+    not_checked: str = ""
     error: str | None = None
     scale: float = 1.0
     notes: list[str] = field(default_factory=list)
     memory: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def checks(self) -> list[Equivalence]:
+        return [e for e in (self.equivalence, self.gradient) if e is not None]
+
+    @property
+    def equivalent(self) -> bool | None:
+        """False if any check failed; None if none was made or one could not compare."""
+        checks = self.checks
+        if not checks:
+            return None
+        if any(e.equivalent is False for e in checks):
+            return False
+        if any(e.equivalent is None for e in checks):
+            return None
+        return True
+
+    @property
+    def unchecked(self) -> bool:
+        """A check was attempted and could not compare (not: deliberately not made)."""
+        return any(e.equivalent is None for e in self.checks) and self.equivalent is not False
+
+    @property
+    def equivalence_note(self) -> str:
+        """Why the variant is not equivalent or not checked; empty when it agrees."""
+        parts = [f"{label}{e.reason}" for label, e in (("", self.equivalence),
+                                                       ("gradients: ", self.gradient))
+                 if e is not None and e.reason]
+        return "; ".join(parts) or self.not_checked
+
+    @property
+    def max_abs_err(self) -> float | None:
+        return self.equivalence.max_abs_err if self.equivalence else None
+
+    @property
+    def max_rel_err(self) -> float | None:
+        return self.equivalence.max_rel_err if self.equivalence else None
 
     @property
     def median_s(self) -> float | None:
@@ -47,6 +90,7 @@ class VariantResult:
 
     def to_dict(self) -> dict[str, Any]:
         m = self.measurement
+        e = self.equivalence
         return {
             "name": self.name,
             "status": self.status,
@@ -60,9 +104,11 @@ class VariantResult:
             "speedup": self.speedup,
             "ratio_method": self.ratio_method,
             "equivalent": self.equivalent,
-            "max_abs_err": self.max_abs_err,
-            "max_rel_err": self.max_rel_err,
+            "max_abs_err": e.to_dict()["max_abs_err"] if e else None,
+            "max_rel_err": e.to_dict()["max_rel_err"] if e else None,
             "equivalence_note": self.equivalence_note,
+            "equivalence": e.to_dict() if e else None,
+            "gradient_equivalence": self.gradient.to_dict() if self.gradient else None,
             "error": self.error,
             "scale": self.scale,
             "warning": m.warning if m and self.status == "ok" else None,
@@ -91,13 +137,25 @@ class CompareResult:
         return [v for v in self.variants if v.equivalent is False]
 
     @property
+    def unchecked(self) -> list[VariantResult]:
+        """Variants whose outputs could not be compared (``equivalent`` null)."""
+        return [v for v in self.variants if v.unchecked and not v.error]
+
+    @property
     def errors(self) -> list[VariantResult]:
         return [v for v in self.variants if v.error]
 
     @property
+    def allow_unchecked(self) -> bool:
+        return bool(self.settings.get("allow_unchecked"))
+
+    @property
     def exit_status(self) -> int:
-        """1 when a variant computes something else or failed, else 0."""
-        return 1 if self.mismatches or self.errors else 0
+        """1 when a variant failed, computes something else, or could not be checked (unless
+        ``allow_unchecked``), else 0."""
+        if self.mismatches or self.errors:
+            return 1
+        return 1 if self.unchecked and not self.allow_unchecked else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"machine": self.machine, "baseline": self.baseline,
@@ -107,131 +165,5 @@ class CompareResult:
     def to_json(self, indent: int | None = 2) -> str:
         return render.to_json(self.to_dict(), indent=indent)
 
-    # -- tables -------------------------------------------------------------------------------
 
-    _HEADERS = ("variant", "median", "± IQR/2", "runs", "first call", "speedup", "equivalent",
-                "max rel err")
-    _ALIGN = "lrrrrrll"
-
-    def _rows(self) -> list[list[str]]:
-        rows = []
-        for v in self.variants:
-            fig = v.measurement.significant_figures if v.measurement else 3
-            name = v.name + (" (baseline)" if v.name == self.baseline else "")
-            if v.error:
-                rows.append([name, v.status.upper(), "", "", _fmt_s(v.first_call_s), "", "",
-                             ""])
-                continue
-            runs = v.measurement.runs if v.measurement else 0
-            runs_s = f"{runs}×{v.measurement.number}" if v.measurement and runs else "0"
-            if v.status == "slow":
-                runs_s = "1 (slow)"
-            iqr = v.iqr_s
-            rows.append([
-                name,
-                format_seconds(v.median_s, max(2, min(fig, 4))),
-                format_seconds(iqr / 2, 2) if iqr is not None else "–",
-                runs_s,
-                _fmt_s(v.first_call_s),
-                format_ratio(v.speedup),
-                _equiv_cell(v),
-                f"{v.max_rel_err:.1e}" if v.max_rel_err is not None else "–",
-            ])
-        return rows
-
-    def _footnotes(self) -> list[str]:
-        notes = []
-        for v in self.variants:
-            if v.error:
-                notes.append(f"{v.name}: {v.status}: {v.error}")
-            if v.equivalent is False:
-                notes.append(f"{v.name}: NOT EQUIVALENT to {self.baseline}: "
-                             f"{v.equivalence_note}")
-            notes.extend(f"{v.name}: {n}" for n in v.notes)
-            m = v.measurement
-            if m is not None and v.status == "ok" and m.warning:
-                notes.append(f"{v.name}: {m.warning}")
-            if v.memory.get("peak_bytes") is not None:
-                notes.append(f"{v.name}: peak memory {_fmt_bytes(v.memory['peak_bytes'])} "
-                             f"({v.memory.get('source')})")
-            r = v.roofline
-            if r.get("gb_per_s"):
-                pct = r.get("pct_peak_bandwidth")
-                pct_s = f", {pct:.0f} % of peak" if pct is not None else ""
-                extra = ""
-                if r.get("gflop_per_s"):
-                    pf = r.get("pct_peak_flops")
-                    extra = f"; {r['gflop_per_s']:.3g} GFLOP/s" + (
-                        f" ({pf:.0f} % of peak)" if pf is not None else "")
-                notes.append(f"{v.name}: ≥ {r['gb_per_s']:.3g} GB/s moved{pct_s}{extra}")
-        return notes
-
-    def table(self, color: bool = False) -> str:
-        lines = [render.style("tfperf bench", "bold", color=color) + "  " +
-                 machine_line(self.machine)]
-        if self.settings.get("quick"):
-            lines.append("quick mode: fewer runs, shorter budget; see notes for scaled variants")
-        lines += ["", render.text_table(self._HEADERS, self._rows(), self._ALIGN)]
-        if self.peaks:
-            lines.append(f"\nmachine peaks ({self.peaks.get('device')}): "
-                         f"{self.peaks['bandwidth_gbs']:.3g} GB/s, "
-                         f"{self.peaks['matmul_gflops']:.3g} GFLOP/s matmul"
-                         f"{' (cached)' if self.peaks.get('cached') else ''}")
-        notes = self._footnotes()
-        if notes:
-            lines.append("")
-            for n in notes:
-                loud = "NOT EQUIVALENT" in n or ": error:" in n or ": timeout:" in n
-                lines.append(render.style("! " + n, "red", "bold", color=color) if loud
-                             else "  " + n)
-        lines.append("\n" + self.speedup_legend())
-        return "\n".join(lines)
-
-    def speedup_legend(self) -> str:
-        methods = {v.ratio_method for v in self.variants if v.ratio_method
-                   and v.ratio_method != "baseline"}
-        how = "; ".join(sorted(methods)) or "no ratio"
-        return f"speedup = baseline time / variant time ({how})"
-
-    def to_markdown(self) -> str:
-        out = [f"**Machine:** {machine_line(self.machine)}", "",
-               render.markdown_table(self._HEADERS, self._rows(), self._ALIGN)]
-        notes = self._footnotes()
-        if notes:
-            out += [""] + [f"- {n}" for n in notes]
-        out += ["", self.speedup_legend()]
-        return "\n".join(out) + "\n"
-
-    def plot(self, path: str | Path) -> Path:
-        from tfperf.bench.plot import plot_result
-
-        return plot_result(self, Path(path))
-
-
-def format_ratio(x: float | None) -> str:
-    """``5673.2`` → ``"5673×"``, ``12.34`` → ``"12.3×"``, ``0.0123`` → ``"0.0123×"``."""
-    if x is None or math.isnan(x) or x <= 0:
-        return "–"
-    if x >= 100:
-        return f"{x:.0f}×"
-    if x >= 1:
-        return f"{x:.3g}×"
-    return f"{x:.2g}×"
-
-
-def _fmt_s(x: float | None) -> str:
-    return format_seconds(x, 3) if x is not None and not math.isnan(x) else "–"
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} GiB"
-
-
-def _equiv_cell(v: VariantResult) -> str:
-    if v.equivalent is None:
-        return "–" if v.equivalence_note == "" else "n/a"
-    return "yes" if v.equivalent else "NO ✗"
+__all__ = ["CompareResult", "VariantResult"]

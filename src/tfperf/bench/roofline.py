@@ -5,7 +5,7 @@ Peaks are measured with TensorFlow on the device the variants run on (the first 
 else the CPU): bandwidth from an element-wise scale of a large float32 tensor (one read, one
 write per element), compute from a large float32 matmul (2·n³ FLOPs). The best (minimum)
 time is used, as peaks are what the machine *can* do. The result is cached per machine and
-TF version in ``$XDG_CACHE_HOME/tfperf/roofline.json`` (``~/.cache`` when unset).
+TF version in ``$XDG_CACHE_HOME/tfperf/roofline/peaks.json`` (``~/.cache`` when unset).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.bench.machine import cpu_model, gpu_names
+from tfperf.core.files import user_cache_dir
 from tfperf.core.measure import measure
 
 
@@ -34,8 +35,8 @@ class Peaks:
 
 
 def cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tfperf" / "roofline.json"
+    """Peaks belong to the machine, not to a project: the user's cache directory."""
+    return user_cache_dir("roofline") / "peaks.json"
 
 
 def _machine_key(tf: Any) -> str:

@@ -9,6 +9,33 @@ from __future__ import annotations
 from typing import Any
 
 _NUM_OR_NULL = {"type": ["number", "null"]}
+# An error or element value: a number, or "inf"/"-inf"/"nan"/a complex written as a string.
+_VALUE = {"type": ["number", "string", "boolean", "null"]}
+
+EQUIVALENCE_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "required": ["equivalent", "reason", "max_abs_err", "tolerance_used", "worst", "tolerance"],
+    "properties": {
+        "equivalent": {"type": ["boolean", "null"]},
+        "reason": {"type": "string"},
+        "max_abs_err": _VALUE,
+        "max_rel_err": _VALUE,
+        "tolerance_used": _VALUE,
+        "tolerance": {"type": "string"},
+        "worst": {
+            "type": ["object", "null"],
+            "required": ["path", "index", "expected", "actual"],
+            "properties": {
+                "path": {"type": "string"},
+                "index": {"type": "array", "items": {"type": "integer"}},
+                "expected": _VALUE,
+                "actual": _VALUE,
+                "abs_err": _VALUE,
+                "allowed": _VALUE,
+            },
+        },
+    },
+}
 
 MACHINE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,8 +76,11 @@ BENCH_SCHEMA: dict[str, Any] = {
                     "ratio_to_baseline": {"type": ["number", "null"], "exclusiveMinimum": 0},
                     "speedup": {"type": ["number", "null"], "exclusiveMinimum": 0},
                     "equivalent": {"type": ["boolean", "null"]},
-                    "max_abs_err": _NUM_OR_NULL,
-                    "max_rel_err": _NUM_OR_NULL,
+                    "max_abs_err": _VALUE,
+                    "max_rel_err": _VALUE,
+                    "equivalence_note": {"type": "string"},
+                    "equivalence": EQUIVALENCE_SCHEMA,
+                    "gradient_equivalence": EQUIVALENCE_SCHEMA,
                     "error": {"type": ["string", "null"]},
                 },
             },
@@ -70,15 +100,42 @@ SUITE_SCHEMA: dict[str, Any] = {
             "minItems": 1,
             "items": {
                 "type": "object",
-                "required": ["id", "claim", "article", "measured", "unit", "verdict", "reason"],
+                "required": ["id", "claim", "article", "article_value", "threshold",
+                             "direction", "measured", "unit", "verdict", "reason", "variants"],
                 "properties": {
                     "id": {"type": "string", "pattern": "^S[0-9]+[a-z]?$"},
                     "claim": {"type": "string"},
                     "article": {"type": "string"},
+                    "article_value": {"oneOf": [
+                        {"type": ["number", "null"]},
+                        {"type": "array", "items": {"type": "number"}, "minItems": 2,
+                         "maxItems": 2}]},
+                    "threshold": _NUM_OR_NULL,
+                    "direction": {"enum": ["at least", "at most"]},
                     "measured": _NUM_OR_NULL,
                     "unit": {"type": "string"},
-                    "verdict": {"enum": ["holds", "does not hold", "not applicable here"]},
+                    "verdict": {"enum": ["holds", "direction holds", "does not hold",
+                                         "not applicable here", "not measured"]},
                     "reason": {"type": "string", "minLength": 1},
+                    "variants": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["comparison", "name", "status", "median_s",
+                                         "equivalent", "error"],
+                            "properties": {
+                                "comparison": {"type": ["string", "null"]},
+                                "name": {"type": "string"},
+                                "baseline": {"type": "boolean"},
+                                "status": {"enum": ["ok", "slow", "error", "timeout"]},
+                                "median_s": {"type": ["number", "null"], "minimum": 0},
+                                "speedup": _NUM_OR_NULL,
+                                "equivalent": {"type": ["boolean", "null"]},
+                                "equivalence": {"type": ["string", "null"]},
+                                "error": {"type": ["string", "null"]},
+                            },
+                        },
+                    },
                 },
             },
         },

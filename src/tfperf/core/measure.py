@@ -1,13 +1,14 @@
 """The one timer of tfperf: forced completion, first call apart, warm-up, adaptive runs, statistics.
 
-Every capability that times tensor code goes through this module (``tfperf bench``, the
-doctor's live matmul check, ``tune``), so that all figures tfperf prints mean the same thing.
+Every capability that times tensor code goes through this module (``tfperf bench`` and its
+article suite, the doctor's live matmul check), so that all figures tfperf prints mean the
+same thing.
 
 The API, smallest first:
 
 ``sync(value)``
-    Block until ``value`` (any nesting of TF tensors, NumPy arrays, Python values) is really
-    computed, without copying it to the host.
+    Block until ``value`` (any nesting of TF tensors, variables, NumPy arrays, Python values)
+    and all device work queued before it are really computed, without copying to the host.
 ``Timer(fn, args)``
     Times one callable: ``first_call()``, ``calibrate()``, ``block(number)``. Used directly
     when several variants must be interleaved (``tfperf.bench.compare``).
@@ -63,22 +64,33 @@ def _tf_module() -> Any | None:
     return sys.modules.get("tensorflow")
 
 
-_ACCELERATOR_CACHE: dict[str, bool] = {}
+class _TFHooks:
+    """TensorFlow's functions ``sync`` calls, looked up once: an attribute lookup through
+    ``tf.config.experimental`` costs microseconds, as much as the call itself."""
+
+    def __init__(self, tf: Any) -> None:
+        self.tf = tf
+        self.executing_eagerly = tf.executing_eagerly
+        self.synchronous = tf.config.experimental.get_synchronous_execution
+        self.sync_devices = getattr(getattr(tf.test, "experimental", None), "sync_devices",
+                                    None)
+        # GPUs/TPUs run kernels on streams that return before the kernel ends. The device
+        # list cannot change once TF is initialised, so it is read once.
+        self.accelerator = any(d.device_type != "CPU" for d in tf.config.list_logical_devices())
+
+    def may_be_pending(self) -> bool:
+        """True when some TF work may still be pending after an op returns: on an
+        accelerator, or on CPU after ``set_synchronous_execution(False)``."""
+        return self.accelerator or not self.synchronous()
 
 
-def _has_async_device(tf: Any) -> bool:
-    """True when some TF work may still be pending after an op returns.
+_HOOKS: list[_TFHooks] = []
 
-    GPUs/TPUs run kernels on streams that return before the kernel ends; on CPU, eager
-    execution is asynchronous only after ``set_synchronous_execution(False)``. The device
-    list cannot change once TF is initialised, so it is read once.
-    """
-    if "accel" not in _ACCELERATOR_CACHE:
-        devices = tf.config.list_logical_devices()
-        _ACCELERATOR_CACHE["accel"] = any(d.device_type != "CPU" for d in devices)
-    if _ACCELERATOR_CACHE["accel"]:
-        return True
-    return not tf.config.experimental.get_synchronous_execution()
+
+def _hooks(tf: Any) -> _TFHooks:
+    if not _HOOKS or _HOOKS[0].tf is not tf:
+        _HOOKS[:] = [_TFHooks(tf)]
+    return _HOOKS[0]
 
 
 def _read_one_element(tf: Any, tensor: Any) -> None:
@@ -94,7 +106,10 @@ def sync(value: Any = None) -> None:
 
     - **GPU / asynchronous TF**: ``tf.test.experimental.sync_devices()`` (TF ≥ 2.14) runs a
       ``SyncDevice`` op on every device, then waits for TF's async queue; nothing is copied to
-      the host. On older TF, one element of each tensor leaf is read back instead.
+      the host. It is called whatever ``value`` holds: a variant that returns a
+      ``tf.Variable``, an ``assign_add`` result, a ``RaggedTensor``, a Python number or
+      nothing at all may still have its work queued. On older TF, one element of each tensor
+      leaf is read back instead.
     - **CPU, synchronous eager (TF's default)**: nothing to do, and nothing is done. An eager
       op on the CPU runs its kernel before the ``EagerTensor`` is returned, and a
       ``tf.function`` call returns only when its outputs are computed, so the result exists
@@ -111,19 +126,19 @@ def sync(value: Any = None) -> None:
         if callable(wait):
             wait()
     tf = _tf_module()
-    if tf is None or not tf.executing_eagerly():
+    if tf is None:
         return
-    tensors = [v for v in leaves if isinstance(v, tf.Tensor)]
-    if value is not None and not tensors:
+    hooks = _hooks(tf)
+    if not hooks.executing_eagerly() or not hooks.may_be_pending():
         return
-    if not _has_async_device(tf):
+    if hooks.sync_devices is not None:
+        hooks.sync_devices()
         return
-    sync_devices = getattr(getattr(tf.test, "experimental", None), "sync_devices", None)
-    if sync_devices is not None:
-        sync_devices()
-        return
-    for t in tensors:
-        _read_one_element(tf, t)
+    for t in leaves:  # older TF: reading a value waits for the kernels that produced it
+        if isinstance(t, tf.Tensor):
+            _read_one_element(tf, t)
+        elif isinstance(t, tf.Variable):
+            _read_one_element(tf, t.read_value())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,6 +169,17 @@ def significant_figures(median: float, iqr: float, runs: int) -> int:
     sigma = iqr / 1.349
     half_width = 1.96 * 1.2533 * sigma / math.sqrt(runs)
     return int(min(6, max(1, math.floor(math.log10(median / half_width)) + 1)))
+
+
+def format_ratio(x: float | None) -> str:
+    """``5673.2`` → ``"5673×"``, ``12.34`` → ``"12.3×"``, ``0.0123`` → ``"0.012×"``."""
+    if x is None or math.isnan(x) or x <= 0:
+        return "–"
+    if x >= 100:
+        return f"{x:,.0f}×"
+    if x >= 1:
+        return f"{x:.3g}×"
+    return f"{x:.2g}×"
 
 
 def format_seconds(seconds: float | None, figures: int = 3) -> str:
@@ -284,6 +310,9 @@ class Timer:
         self.kwargs = dict(kwargs or {})
         self.clock = clock
         self.sync_outputs = sync_outputs
+        #: The output of the latest timed call (tfperf bench checks it still equals the
+        #: first call's: a variant whose output drifts is stateful or random).
+        self.last_output: Any = None
 
     def first_call(self) -> tuple[float, Any]:
         """Call once, synced; return (seconds, output). Trace/compile cost lands here."""
@@ -313,6 +342,7 @@ class Timer:
         finally:
             if gc_was_enabled:
                 gc.enable()
+        self.last_output = out
         return elapsed / number
 
     def calibrate(self, min_block_time: float = 0.01, max_number: int = 10**6) -> int:
@@ -377,5 +407,5 @@ def measure(fn: Callable[..., Any], *, args: Sequence[Any] = (),
     return result
 
 
-__all__ = ["NOISY_REL_IQR", "Measurement", "Timer", "format_seconds", "measure",
+__all__ = ["NOISY_REL_IQR", "Measurement", "Timer", "format_ratio", "format_seconds", "measure",
            "significant_figures", "sync"]

@@ -20,13 +20,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Run a script (like `python script.py args`) or call MODULE:FUNCTION under "
             "observation: tf.function retraces with their cause, host syncs and eager ops per "
             "source line, and op time from a real TF profiler capture that TensorBoard/XProf "
-            "opens. Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
+            "opens. The target is executed: a script runs as `python script.py` would, and "
+            "MODULE / FILE.py (and --inputs's module) are imported, so their top level runs. "
+            "Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
         epilog="examples:\n  tfperf profile train.py -- --epochs 1\n"
                "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json\n"
                "  tfperf profile case_study_bench.py:loop --quick   (a bench file's variant)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION")
+    p.add_argument("target", help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION "
+                                  "(run, or imported and executed)")
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="[options] [-- script args]",
                    help="options may also follow the target; the script's own arguments "
                         "come after --")

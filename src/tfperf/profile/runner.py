@@ -9,7 +9,6 @@ with the error attached; bad input (missing file, unknown function) raises
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import runpy
 import sys
@@ -18,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tfperf.core.usercode import UserCodeError, import_file
 from tfperf.profile import capture as capture_mod
 from tfperf.profile.report import ProfileReport, build_report
 from tfperf.profile.watcher import Watcher
@@ -156,22 +156,10 @@ def _import(name: str) -> Any:
         path = Path(name)
         if not path.is_file():
             raise ProfileInputError(f"no such file: {name}")
-        mod_name = "_tfperf_profiled_" + path.stem
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        if spec is None or spec.loader is None:
-            raise ProfileInputError(f"cannot import {name}")
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(path.resolve().parent))
-        try:
-            sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
-        except (Exception, SystemExit) as exc:  # sys.exit() at import is an error too
-            sys.modules.pop(mod_name, None)
-            raise ProfileInputError(
-                f"importing {name} failed: {type(exc).__name__}: {exc}") from None
-        finally:
-            sys.path.remove(str(path.resolve().parent))
-        return module
+        try:  # the file is imported and executed, as bench files are
+            return import_file(path, prefix="_tfperf_profiled_")
+        except UserCodeError as exc:
+            raise ProfileInputError(str(exc)) from None
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` does: the working directory imports
     try:
@@ -269,12 +257,10 @@ def _from_bench_file(spec: str, quick: bool) -> tuple[Callable[..., Any], tuple,
         names = ", ".join(v.name for v in bench_file.variants)
         raise ProfileInputError(f"{path} declares no variant {name!r} (it has: {names})")
     variant = match[0]
-    try:
-        args, kwargs = bench_file.make_inputs(quick)
+    try:  # under --quick, the variant's quick_batch slice, as `tfperf bench --quick` runs it
+        args, kwargs = bench_file.inputs_for(variant, quick)
     except BenchFileError as exc:
         raise ProfileInputError(str(exc)) from None
-    if quick and variant.quick_batch and args:
-        args = (args[0][: variant.quick_batch], *args[1:])  # as `tfperf bench --quick` does
     return variant.fn, args, kwargs
 
 

@@ -274,7 +274,11 @@ class Watcher:
                   op_name: Any = None, graph: Any = None) -> None:
             # graph: an op being added to a graph while tracing; function names: a whole
             # tf.function run (observed by the function hook).
-            if graph is not None or local.paused or op_type.startswith("__"):
+            if graph is not None or local.paused:
+                return None
+            if isinstance(op_type, bytes):  # some fast-path ops (tf.reshape) report bytes
+                op_type = op_type.decode()
+            if op_type.startswith("__"):
                 return None
             now = perf_counter()
             site = user_site(getframe(1)) or ("<unknown>", 0)

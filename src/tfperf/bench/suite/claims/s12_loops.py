@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tfperf.bench.suite.common import Claim, Context, failed_variants, ratio_verdict, speedup
+from tfperf.bench.suite.context import Context, speedup
+from tfperf.bench.suite.verdict import Claim, Figure
+
+CLAIMS = ("S12",)
+FIGURE = Figure("10²–10³×", value=(100.0, 1000.0), bound=100.0)
 
 
 def run(ctx: Context) -> list[Claim]:
@@ -17,8 +21,6 @@ def run(ctx: Context) -> list[Claim]:
     r = ctx.compare("S12", {"Python loop of tf.norm": loop_norms,
                             "one tf.norm(axis=1)": lambda x: tf.norm(x, axis=1)},
                     (x,), baseline="Python loop of tf.norm")
-    s = speedup(r, "one tf.norm(axis=1)")
-    verdict, reason = ratio_verdict(s, 100, f"one tf.norm over [{batch},{dim}] vs {batch} calls",
-                                    failed_variants(r))
-    return [Claim("S12", "whole-tensor op instead of a Python loop of small ops", "10²–10³×",
-                  s, "× speedup", verdict, reason)]
+    return [ctx.claim("S12", "whole-tensor op instead of a Python loop of small ops", FIGURE,
+                      speedup(r, "one tf.norm(axis=1)"), "× speedup",
+                      f"one tf.norm over [{batch},{dim}] vs {batch} calls", using=[r])]

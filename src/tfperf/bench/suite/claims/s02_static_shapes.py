@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tfperf.bench.suite.common import Claim, Context, failed_variants, ratio_verdict, speedup
+from tfperf.bench.suite.context import Context, speedup
+from tfperf.bench.suite.verdict import Claim, Figure
+
+CLAIMS = ("S2",)
+FIGURE = Figure("10–20 % faster", value=(1.10, 1.20), bound=1.10)
 
 
 def run(ctx: Context) -> list[Claim]:
@@ -15,9 +19,7 @@ def run(ctx: Context) -> list[Claim]:
                                                       tf.TensorSpec([None, None])])
     r = ctx.compare("S2", {"dynamic [None, None]": dynamic, f"static [{n}, {n}]": static},
                     (a, b), baseline="dynamic [None, None]")
-    s = speedup(r, f"static [{n}, {n}]")
-    pct = (s - 1) * 100 if s else None
-    verdict, reason = ratio_verdict(s, 1.05, f"static-shape matmul [{n}×{n}] vs dynamic",
-                                    failed_variants(r))
-    return [Claim("S2", "static shapes make tf.matmul faster than dynamic (None) shapes",
-                  "10–20 % faster", pct, "% faster (static over dynamic)", verdict, reason)]
+    return [ctx.claim("S2", "static shapes make tf.matmul faster than dynamic (None) shapes",
+                      FIGURE, speedup(r, f"static [{n}, {n}]"), "× (static over dynamic)",
+                      f"tf.function matmul [{n}×{n}], static over dynamic signature",
+                      using=[r])]
