@@ -41,7 +41,7 @@ class UsageError(Exception):
 
 
 def _available_modules(names: Sequence[str] = COMMAND_MODULES) -> list[object]:
-    mods = []
+    mods: list[object] = []
     for name in names:
         try:
             mods.append(importlib.import_module(name))

@@ -152,7 +152,7 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
         batch, scale = None, 1.0
         if quick:
             a, full = quick_slice(a, v.quick_batch)
-            if full:
+            if full and v.quick_batch:
                 batch, scale = v.quick_batch, full / v.quick_batch
         res = VariantResult(name=v.name, scale=scale)
         if batch:

@@ -111,7 +111,8 @@ def snapshot(value: Any) -> Any:
         if type(value) is dict:
             return out
         try:  # OrderedDict and the like keep their type: a dict is not an OrderedDict
-            return type(value)(out)
+            mapping_type: Any = type(value)
+            return mapping_type(out)
         except TypeError:
             return out
     if isinstance(value, (list, tuple)):
@@ -327,7 +328,8 @@ class _Checker:
         self.tolerances.add(describe_tolerance(name, self.rtol, self.atol))
         if not against_truth and np.array_equal(b, c):  # bit for bit (NaNs fall through)
             return Equivalence(True, max_abs_err=0.0, max_rel_err=0.0, tolerance_used=0.0)
-        return _by_tolerance(ref if against_truth else b, c, name, self.rtol, self.atol, where)
+        truth = ref if against_truth and ref is not None else b
+        return _by_tolerance(truth, c, name, self.rtol, self.atol, where)
 
 
 def _kind(x: Any) -> str:

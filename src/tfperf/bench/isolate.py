@@ -27,6 +27,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tfperf.core.usercode import runs_at_import
@@ -114,7 +115,7 @@ def _top_level_calls() -> dict[str, int]:
     """File → line of each module-level frame on the stack: files being executed right now
     (imported or run as a script), and the line they are at."""
     out: dict[str, int] = {}
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "<module>" and not frame.f_code.co_filename.startswith("<"):
             out[str(Path(frame.f_code.co_filename).resolve())] = frame.f_lineno

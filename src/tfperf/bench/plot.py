@@ -28,7 +28,7 @@ def build_figure(result: CompareResult, title: str | None = None) -> Any:
     if not rows:
         raise PlotError("nothing to plot: no variant has a time")
     names = [v.name for v in rows]
-    medians = [v.median_s for v in rows]
+    medians = [v.median_s or 0.0 for v in rows]
     # IQR whiskers from the lower to the upper quartile around the median.
     lower, upper = [], []
     for v in rows:
@@ -37,8 +37,9 @@ def build_figure(result: CompareResult, title: str | None = None) -> Any:
             s = sorted(m.times)
             q1 = s[int(0.25 * (len(s) - 1))] * v.scale
             q3 = s[round(0.75 * (len(s) - 1))] * v.scale
-            lower.append(max(0.0, v.median_s - q1))
-            upper.append(max(0.0, q3 - v.median_s))
+            median = v.median_s or 0.0
+            lower.append(max(0.0, median - q1))
+            upper.append(max(0.0, q3 - median))
         else:
             lower.append(0.0)
             upper.append(0.0)

@@ -110,11 +110,11 @@ def nbytes_tree(value: Any) -> int:
             count *= int(d)
     except TypeError:
         return 0
-    return count * int(size)
+    return count * int(size or 0)
 
 
 def achieved(seconds: float, bytes_per_call: float | None, flops_per_call: float | None,
-             peaks: Peaks | None) -> dict[str, float | None]:
+             peaks: Peaks | None) -> dict[str, Any]:
     """GB/s, GFLOP/s and their percentage of the machine's peaks."""
     gbs = bytes_per_call / seconds / 1e9 if bytes_per_call and seconds > 0 else None
     gflops = flops_per_call / seconds / 1e9 if flops_per_call and seconds > 0 else None

@@ -259,7 +259,8 @@ def check_driver(facts: Facts) -> Finding:
                   "unknown: driver not checked", "run the doctor with TensorFlow importable")
     req = K.min_driver(cuda, knowledge_os(facts))
     verdict = req.verdict(facts.driver_version)
-    data = {"driver": facts.driver_version, "build_cuda": cuda, "cuda_source": source,
+    data: dict[str, Any] = {
+        "driver": facts.driver_version, "build_cuda": cuda, "cuda_source": source,
             "toolkit_min": req.toolkit_min, "compat_min": req.compat_min, "verdict": verdict}
     ceiling = f" (driver supports CUDA ≤ {facts.driver_cuda})" if facts.driver_cuda else ""
     if verdict == "full":
@@ -404,7 +405,8 @@ def check_libraries(facts: Facts) -> Finding:
                           f"{'; '.join(sorted(e for e in errs if e)) or info.get('dlopen')}")
         else:
             missing.append(soname)
-    data = {"needed": list(facts.needed_libraries), "missing": missing, "broken": broken,
+    data: dict[str, Any] = {
+        "needed": list(facts.needed_libraries), "missing": missing, "broken": broken,
             "build_cuda": cuda, "build_cudnn": cudnn}
     if not missing and not broken:
         return _f(code, Status.PASS, f"all {len(ok)} CUDA libraries this build loads are "
@@ -474,7 +476,8 @@ def check_pip_wheels(facts: Facts) -> Finding:
     suffix = {p.rsplit("-", 1)[-1] for p in wanted_names}
     stray = sorted(n for n in facts.nvidia_wheels
                    if n.rsplit("-", 1)[-1] not in suffix and n.rsplit("-", 1)[-1].startswith("cu"))
-    data = {"pins_from": wanted[0].tf_version if wanted else None, "mismatches": bad,
+    data: dict[str, Any] = {
+        "pins_from": wanted[0].tf_version if wanted else None, "mismatches": bad,
             "other_cuda_wheels": stray}
     if not bad and not stray:
         return _f(code, Status.PASS, f"{len(wanted)} nvidia-* wheels match the [and-cuda] pins "
@@ -498,7 +501,7 @@ def check_cudnn_copies(facts: Facts) -> Finding:
     for c in copies:
         by_version.setdefault(c.get("version") or c["name"], []).append(c)
     origins = {c["origin"] for c in copies}
-    data = {"copies": copies}
+    data: dict[str, Any] = {"copies": copies}
     if len(by_version) <= 1:
         (version, group), = by_version.items()
         return _f(code, Status.PASS, f"one cuDNN ({version}) reachable: {_where(group)}", **data)
@@ -587,7 +590,8 @@ def check_import_log(facts: Facts) -> Finding:
                   matches=[{"id": m.id, "line": m.line} for m in matches])
     serious = [m for m in matches if not m.benign]
     benign = [m for m in matches if m.benign]
-    data = {"matches": [{"id": m.id, "benign": m.benign, "line": m.line} for m in matches]}
+    data: dict[str, Any] = {
+        "matches": [{"id": m.id, "benign": m.benign, "line": m.line} for m in matches]}
     if not serious:
         ids = ", ".join(sorted({m.id for m in benign}))
         note = f" ({len(benign)} known harmless line(s): {ids})" if benign else ""

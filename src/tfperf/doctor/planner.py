@@ -147,7 +147,8 @@ def _driver_check(cfg: K.BuildConfig, cuda: str, driver: str | None, os: str,
                   newest_ok: str | None) -> Finding:
     req = K.min_driver(cuda, os)
     where = {"linux": "Linux", "windows": "Windows", "wsl": "the Windows host of WSL2"}[os]
-    data = {"cuda": cuda, "toolkit_min": req.toolkit_min, "compat_min": req.compat_min}
+    data: dict[str, Any] = {
+        "cuda": cuda, "toolkit_min": req.toolkit_min, "compat_min": req.compat_min}
     if req.toolkit_min is None:
         return _check("plan.driver", Status.WARN if driver else Status.INFO,
                       f"no driver data for CUDA {cuda} on {where}"
@@ -206,7 +207,7 @@ def _library_check(cfg: K.BuildConfig, libs: list[str], os: str, driver: str | N
                f"{not_help} toolkit does not provide them")
     ceiling = K.newest_cuda_for_driver(driver, os) if driver else None
     trap = ceiling is not None and V.major(ceiling) != cuda_major
-    if trap:
+    if trap and ceiling is not None:
         message += (f" (the driver's CUDA {ceiling} is its ceiling; installing CUDA "
                     f"{V.major(ceiling)}.x to match it does not help)")
     if pins and os != "windows":
@@ -279,7 +280,7 @@ def _gpu_check(cfg: K.BuildConfig, os: str, cc: str | None, gpu: dict[str, Any],
                    f"nearest CUDA {V.major(cfg.cuda or '0')}.x build, {wheel.tf_version})")
     support, entry = K.arch_match(cc, wheel)
     archs = " ".join(wheel.archs)
-    data = {"compute_capability": cc, "support": support, "entry": entry,
+    data: dict[str, Any] = {"compute_capability": cc, "support": support, "entry": entry,
             "archs": list(wheel.archs), "assumed": bool(assumed)}
     if support == "native":
         return _check("plan.gpu_arch", Status.PASS if not assumed else Status.WARN,

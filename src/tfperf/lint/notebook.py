@@ -198,7 +198,8 @@ def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, F
                                            line=exc.lineno, column=exc.colno - 1)
     if not isinstance(nb, dict):
         return None, [], "", error_finding(path, "not a notebook: the JSON is not an object")
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    raw_meta = nb.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     lang = ""
     if isinstance(meta.get("kernelspec"), dict):
         lang = str(meta["kernelspec"].get("language") or "")

@@ -135,8 +135,8 @@ def capture_findings(cap: CaptureSummary) -> list[Finding]:
         level = "highly" if status is Status.WARN else "moderately"
         out.append(Finding(
             code="profile.input_bound", name="input-bound", status=status,
-            message=f"{level} input-bound: {_pct(share)} of step time waits for input "
-                    f"(threshold {fired}; see TFP601, TFP602)",
+            message=f"{level} input-bound: {_pct(cap.input_share or 0.0)} of step time waits "
+                    f"for input (threshold {fired}; see TFP601, TFP602)",
             hint="end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE); give map "
                  "num_parallel_calls=tf.data.AUTOTUNE; cache what does not change",
             data={"rule": "TFP601", "lever": "prefetch", "value": share, "threshold": fired}))
@@ -147,7 +147,7 @@ def capture_findings(cap: CaptureSummary) -> list[Finding]:
         out.append(Finding(
             code="profile.launch_bound", name="kernel-launch-bound", status=status,
             message=f"kernel-launch-bound: launching {cap.launches_per_step:.0f} kernels per "
-                    f"step takes {_pct(share)} of step time (threshold {fired})",
+                    f"step takes {_pct(cap.launch_share or 0.0)} of step time (threshold {fired})",
             hint="fuse small ops: tf.function(jit_compile=True) on the hot function (S14)",
             data={"lever": "jit_compile", "value": share, "threshold": fired}))
     share = cap.eager_share

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ class _Plane:
             if which == "ref_value":
                 value = self.stat_names.get(value, value)
             elif which == "bytes_value":
-                value = bytes(value)
+                value = bytes(value or b"")
             out[self.stat_names.get(s.metadata_id, str(s.metadata_id))] = value
         return out
 
@@ -225,7 +225,7 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
     space = space if space is not None else load_xspace(path)
     out = CaptureSummary(path=str(path))
     rows: dict[tuple[str, str, bool], OpRow] = {}
-    by_type: Counter = Counter()
+    by_type: defaultdict[str, float] = defaultdict(float)
 
     def add(name: str, op_type: str, where: str, eager: bool, self_ps: int, total_ps: int) -> None:
         row = rows.get((name, where, eager))

@@ -5,6 +5,7 @@ Rendering lives in :mod:`tfperf.bench.report` (``SuiteReport``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ class SuiteResult:
     claims: list[Claim]
     quick: bool
     elapsed_s: float
-    comparisons: dict[str, CompareResult] = field(default_factory=dict)
+    comparisons: Mapping[str, CompareResult] = field(default_factory=dict)
     scaled: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 

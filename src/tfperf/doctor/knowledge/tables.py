@@ -22,7 +22,7 @@ def read_table(name: str) -> tuple[dict[str, str], ...]:
     else:  # pragma: no cover - a zipped install
         from importlib import resources
 
-        text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+        text = resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text)))
 
 

@@ -57,7 +57,8 @@ def classify(dists: Iterable[tuple[str, str]]) -> dict[str, Any]:
 def probe_packages() -> dict[str, Any]:
     pairs = []
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name") if dist.metadata else None
+        meta: Any = dist.metadata  # an email.Message underneath; the protocol lacks .get
+        name = meta.get("Name") if meta else None
         if name:
             pairs.append((name, dist.version or "?"))
     return classify(pairs)
