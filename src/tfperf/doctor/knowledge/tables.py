@@ -22,7 +22,8 @@ def read_table(name: str) -> tuple[dict[str, str], ...]:
     else:  # pragma: no cover - a zipped install
         from importlib import resources
 
-        text = resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8")
+        data = resources.files(__package__).joinpath("data")
+        text = data.joinpath(name).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text)))
 
 
