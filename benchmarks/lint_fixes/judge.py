@@ -4,14 +4,15 @@
     python benchmarks/lint_fixes/judge.py score [--corpus DIR] [--write]
 
 The ledger ``judged.csv`` holds one verdict per finding ever judged, keyed by where it is
-(repo, path, cell, line, code) at the corpus's pinned commits, with the flagged line's text
+(repo, path, cell, line, column, code) at the corpus's pinned commits, with the flagged line's text
 to catch a moved line: true (the pattern is there and, when the code runs, costs what the
 message says), minor (true but minor: one-off setup, a 3-iteration loop, a teaching demo) or
 false, and a one-line reason. Rules change; the ledger does not need to: a finding that
 disappears drops out of the figures, a new one shows up in ``pending`` to be judged.
 
 ``pending`` prints each unjudged default finding with its surrounding lines (append the
-verdicts to judged.csv). ``score`` joins today's default output with the ledger: per rule,
+verdicts to judged.csv, one row per place, the flagged line's text in ``text``).
+``score`` joins today's default output with the ledger: per rule,
 judged true/minor/false and unjudged; every finding is judged (a census, not a sample, while
 the default output is this small; sample.py draws a sample when it is not). ``--write``
 stores the per-rule figures in the package (src/tfperf/lint/precision.json), which
@@ -35,12 +36,13 @@ from sample import lint_corpus, pointer
 
 LEDGER = HERE / "judged.csv"
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
-COLUMNS = ["repo", "path", "cell", "line", "code", "text", "verdict", "reason"]
+COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
 
 
-def _key(row: dict) -> tuple[str, str, str, str, str]:
-    return (row["repo"], row["path"], str(row.get("cell") or ""), str(row["line"]), row["code"])
+def _key(row: dict) -> tuple[str, ...]:
+    return (row["repo"], row["path"], str(row.get("cell") or ""), str(row["line"]),
+            str(row.get("column", "")), row["code"])
 
 
 def read_ledger(path: Path = LEDGER) -> dict[tuple, dict]:
@@ -91,8 +93,6 @@ def pending(args: argparse.Namespace) -> int:
         lo, hi = max(1, line - args.context), min(len(lines), line + args.context)
         for i in range(lo, hi + 1):
             print(f"{'>' if i == line else ' '}{i:5d} {lines[i - 1]}")
-        print(f"CSV {p['repo']},{p['path']},{p['cell']},{p['line']},{p['code']},"
-              f"{json.dumps(p['text'])}")
     print(f"{len(todo)} unjudged", file=sys.stderr)
     return 0
 
