@@ -6,7 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.loops import element_loop, header_end
+from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.loops import does_tensor_work, element_loop, header_end, walk_body
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -52,8 +53,11 @@ No automatic fix: vectorising a loop needs to know what the body computes. TFP10
 simplest case (a running sum).
 
 ## Known limitations
-Loops over Python lists (`range(len(layers))`), over datasets, and loops without per-element
-tensor work are not reported; neither is iterating a tensor inside `tf.function`, which
+Not reported: loops over Python lists (`range(len(layers))`, the lists `tf.split`,
+`tf.gradients` or `tf.trainable_variables()` return), over datasets, loops whose body only
+indexes (to print, plot or convert each row) without tensor work, loops with a recurrence
+(a value read before it is re-bound in the iteration and not a plain running sum/max: a
+hand-unrolled RNN, `x = layer(x)`), and iterating a tensor inside `tf.function`, which
 AutoGraph turns into a graph loop.
 """
     valid = (
@@ -95,6 +99,44 @@ AutoGraph turns into a graph loop.
                 for row in x:
                     total += tf.reduce_max(row)
                 return total
+        """),
+        # Lists of tensors that TF functions return: a few Python objects, not elements.
+        Valid("""
+            import tensorflow as tf
+            def flatgrad(loss, var_list, clip_norm):
+                grads = tf.gradients(loss, var_list)
+                grads = [tf.clip_by_norm(g, clip_norm=clip_norm) for g in grads]
+                for i in range(len(grads)):
+                    grads[i] = tf.reshape(grads[i], [-1])
+                return tf.concat(grads, axis=0)
+        """),
+        Valid("""
+            import tensorflow as tf
+            t_vars = tf.compat.v1.trainable_variables()
+            assign_ops = {}
+            for var in t_vars:
+                pl = tf.compat.v1.placeholder(tf.float32, var.get_shape())
+                assign_ops[var] = (var.assign(pl), pl)
+            heads = tf.split(tf.ones([4, 8]), 4, axis=1)
+            outs = [tf.nn.relu(h) for h in heads]
+        """),
+        # A hand-unrolled RNN: step t needs the state of step t - 1.
+        Valid("""
+            import tensorflow as tf
+            def rnn(x, cell, h):
+                outputs = []
+                for t in range(x.shape[1]):
+                    out, h = cell(x[:, t], h)
+                    outputs.append(tf.nn.relu(out))
+                return tf.stack(outputs, axis=1)
+        """),
+        # Rows visited only to print or plot them: no op to batch.
+        Valid("""
+            import tensorflow as tf
+            attention = tf.random.normal([8, 5, 5])
+            for head in range(attention.shape[0]):
+                ax.matshow(attention[head][:-1, :])
+                print([int(v) for v in attention[head][0]])
         """),
         # `tf` rebound to something else: not TensorFlow any more.
         Valid("""
@@ -161,6 +203,13 @@ AutoGraph turns into a graph loop.
             return  # nothing here can be a tensor
         el = element_loop(ctx, node)
         if el is None:
+            return
+        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
+        if not does_tensor_work(ctx, list(walk_body(node))):
+            return
+        # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
+        # so the loop cannot become one whole-tensor op.
+        if type(node) is ast.For and loop_flow(ctx, node).recurrent:
             return
         if type(node) is ast.For:
             yield self.finding(ctx, node, end_node=header_end(node))

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.dependence import loop_flow
 from tfperf.lint.analysis.loops import STACKING_CALLS, range_args
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -54,7 +55,9 @@ or, when the per-element body cannot be vectorised by hand,
 No automatic fix: the batched form depends on what the body computes.
 
 Lists filled while iterating a dataset or files (collecting predictions per batch) are not
-reported: each iteration there is already a whole batch.
+reported: each iteration there is already a whole batch. Neither are values that depend on
+what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t, state)`,
+autoregressive decoding): their steps cannot run at once.
 """
     valid = (
         Valid("""
@@ -89,6 +92,16 @@ reported: each iteration there is already a whole batch.
                     out.append(x[i])
                 return out
         """),
+        # A hand-unrolled RNN: each output needs the previous step's state.
+        Valid("""
+            import tensorflow as tf
+            def run(cell, chars, state):
+                outputs = []
+                for ch in tf.unstack(chars, axis=0):
+                    output, state = cell(ch, state)
+                    outputs.append(output)
+                return tf.stack(outputs, axis=0)
+        """),
         # `stack` is not TensorFlow's here.
         Valid("""
             from numpy import stack
@@ -100,6 +113,16 @@ reported: each iteration there is already a whole batch.
         """),
     )
     invalid = (
+        # TF1 graph code: one matmul per column, packed (`tf.pack`, TF before 1.0).
+        Invalid("""
+            import tensorflow as tf
+            def project(A, q_sqrt, num_columns):
+                projected_var = []
+                for d in range(num_columns):
+                    LTA = A * q_sqrt[:, d:d + 1]
+                    projected_var.append(tf.reduce_sum(tf.square(LTA), 0))
+                return tf.transpose(tf.pack(projected_var))
+        """, count=1, lines=(6,)),
         Invalid("""
             import tensorflow as tf
             def f(x, w):
@@ -161,7 +184,8 @@ reported: each iteration there is already a whole batch.
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):  # type: ignore[attr-defined]
                 continue
             loops = ctx.enclosing_loops(call)
-            if loops and self._per_element(ctx, loops[0]):
+            if loops and self._per_element(ctx, loops[0]) \
+                    and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
                 yield self.finding(ctx, call)
 
     @staticmethod

@@ -24,6 +24,7 @@ from tfperf.lint.semantic.tf_api import (
     TF_FUNCTION_NAMES,
     TF_ROOTS,
     returns_tensor,
+    returns_tensor_list,
 )
 
 
@@ -293,8 +294,8 @@ class TensorFlowModel(NameModel):
         if t is ast.Name:
             b = self.binding(expr)  # type: ignore[arg-type]
             return b is not None and self._binding_tensor_like(b)
-        if t is ast.Subscript:
-            return self.is_tensor_like(expr.value)  # type: ignore[attr-defined]
+        if t is ast.Subscript:  # a tensor's slice, or one tensor of a list of them
+            return self.is_tensor_like(expr.value) or self.is_tensor_list(expr.value)  # type: ignore[attr-defined]
         if t is ast.BinOp:
             return self.is_tensor_like(expr.left) or self.is_tensor_like(expr.right)  # type: ignore[attr-defined]
         if t is ast.UnaryOp:
@@ -310,9 +311,37 @@ class TensorFlowModel(NameModel):
             return self.is_tensor_like(b.value.value) or self.is_tensor_like(b.value.target)
         if b.kind == "for":
             it = b.value.iter
-            return self.is_tensor_like(it) or self.is_dataset(it)
+            return self.is_tensor_like(it) or self.is_dataset(it) or self.is_tensor_list(it)
         if b.kind == "param":
             return self._param_tensor_like(b.value)
+        if b.kind == "other" and type(b.value) in (ast.Tuple, ast.List):
+            # `a, b = tf.split(x, 2)`: each name is one tensor of the list
+            stmt = self.parent(b.value)
+            return type(stmt) is ast.Assign and self.is_tensor_list(stmt.value)  # type: ignore[union-attr]
+        return False
+
+    def is_tensor_list(self, expr: ast.AST | None, _depth: int = 0) -> bool:
+        """Whether ``expr`` is a Python list (or tuple) of tensors as a TensorFlow API
+        returns one (``tf.split``, ``tf.unstack``, ``tf.gradients``,
+        ``tf.trainable_variables``...), or a name bound to one: iterating it visits a few
+        Python objects, each a tensor, not a tensor's elements."""
+        if expr is None or _depth > 10 or not self.imports_tf:
+            return False
+        t = type(expr)
+        if t is ast.Call:
+            q = self.qualname(expr.func)  # type: ignore[attr-defined]
+            if q is not None:
+                return returns_tensor_list(q)
+            func = expr.func  # type: ignore[attr-defined]
+            # `list(tf.split(...))`, `reversed(grads)`, `zip(...)` of one
+            if type(func) is ast.Name and func.id in ("list", "tuple", "reversed", "sorted") \
+                    and len(expr.args) == 1:  # type: ignore[attr-defined]
+                return self.is_tensor_list(expr.args[0], _depth + 1)  # type: ignore[attr-defined]
+            return False
+        if t is ast.Name:
+            b = self.binding(expr)  # type: ignore[arg-type]
+            return b is not None and b.kind == "assign" \
+                and self.is_tensor_list(b.value, _depth + 1)
         return False
 
     def _param_tensor_like(self, arg: ast.arg) -> bool:
