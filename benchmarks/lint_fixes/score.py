@@ -29,7 +29,8 @@ from pathlib import Path
 from fixset import DEFAULT_MIRROR, FIXES_CSV, FixRow, Span, parse_ranges, read_fixes
 from materialize import DEFAULT_OUT, materialize, missing_repos
 
-RULE_SETS = {"default": [], "ALL": ["--select", "ALL"]}
+RULE_SETS = {"default": [], "ALL": ["--select", "ALL"],
+             "ALL+preview": ["--select", "ALL", "--preview"]}
 PARSE_ERROR = "TFP000"
 
 

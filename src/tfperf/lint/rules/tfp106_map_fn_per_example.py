@@ -1,0 +1,226 @@
+"""TFP106: ``tf.map_fn`` (or a per-image augmentation layer) running batchable ops one example
+at a time."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.per_example import (
+    MAP_FN_CALLS,
+    adds_batch_axis,
+    blocked,
+    elementwise_only,
+    mapped_function,
+    signature_blocks,
+)
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+_PER_IMAGE_BASES = frozenset({"BaseImageAugmentationLayer"})
+_PER_IMAGE_METHODS = frozenset({"augment_image", "augment_images"})
+
+ELEMENTWISE = ("tf.map_fn applies an elementwise op one element at a time: "
+               "call it on the whole tensor")
+BATCH_OF_ONE = ("tf.map_fn makes each element a batch of one for an op that takes a batch: "
+                "run it once on the whole batch")
+PER_IMAGE = ("augmentation layer derived from BaseImageAugmentationLayer runs augment_image "
+             "once per image: derive from VectorizedBaseImageAugmentationLayer")
+
+
+class MapFnPerExample(Rule):
+    code = "TFP106"
+    name = "map-fn-per-example"
+    message = "tf.map_fn runs batchable ops one element at a time in a loop"
+    hint = ("call the ops on the whole batch (they broadcast or take a batch axis), or "
+            "tf.vectorized_map(fn, elems) to batch the function automatically")
+    claims = ("S12",)
+    group = "preview"
+    node_types = (ast.Call, ast.ClassDef)
+    docs = """\
+## What it does
+Finds `tf.map_fn(fn, elems)` where `fn` can be seen (a lambda, a `def` in the module, a
+`functools.partial` of one, a method, or a TensorFlow function such as `tf.math.sigmoid`) and
+does nothing that only a per-element loop can do. The message says which case it is:
+`fn` is elementwise (`tf.math.sigmoid`, `lambda x: tf.cast(x > 0, tf.float32)`), `fn` adds a
+batch axis of one to call an op that takes a batch (`tf.expand_dims(x, 0)` before a
+convolution), or `fn` is a composition of batchable ops. Also finds Keras/KerasCV image
+augmentation layers derived from `BaseImageAugmentationLayer` that implement
+`augment_image`: the base layer maps that method over the batch one image at a time.
+
+## Why is this bad?
+`tf.map_fn` is a `tf.while_loop`: one iteration per element, each running `fn`'s small ops
+on one slice, one after the other (claim S12: whole-tensor ops beat loops of small ops by
+orders of magnitude). Elementwise ops give the same result on the whole tensor in one
+kernel; convolutions, matmuls and image ops take a batch axis already;
+`tf.vectorized_map` rewrites the function to run on all elements at once (and falls back to
+a loop only for ops it cannot batch).
+
+## Example
+```python
+cum_probs = tf.map_fn(tf.math.sigmoid, logits)
+
+def sharpen(image):
+    image = tf.expand_dims(image, 0)
+    out = tf.nn.depthwise_conv2d(image, kernel, [1, 1, 1, 1], "VALID")
+    return tf.squeeze(out, 0)
+images = tf.map_fn(sharpen, images)
+```
+
+## Use instead
+```python
+cum_probs = tf.math.sigmoid(logits)
+images = tf.nn.depthwise_conv2d(images, kernel, [1, 1, 1, 1], "VALID")
+# or, when the function cannot be rewritten by hand:
+images = tf.vectorized_map(sharpen, images)
+```
+
+## Fix safety
+No automatic fix: the batched form of a function depends on what it computes (axes shift by
+one), and `tf.vectorized_map` needs every output to have the same shape.
+
+## Known limitations
+Not reported: functions the rule cannot see (a parameter, an imported function), functions
+that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
+own loops, update variables, branch in Python on the element's value, and maps whose outputs
+are ragged or sparse (`fn_output_signature=tf.RaggedTensorSpec(...)`, `infer_shape=False`):
+there a per-element loop is the right tool.
+"""
+    valid = (
+        # Already batched.
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.math.sigmoid(x)
+        """),
+        # Decoding files: one string per element, no batched kernel.
+        Valid("""
+            import tensorflow as tf
+            def load(paths):
+                return tf.map_fn(lambda p: tf.image.decode_png(tf.io.read_file(p)), paths,
+                                 fn_output_signature=tf.uint8)
+        """),
+        # Ragged per-example results: map_fn is the tool.
+        Valid("""
+            import tensorflow as tf
+            def levels(labels, n):
+                def one(label):
+                    return tf.repeat(1, label)
+                return tf.map_fn(one, labels,
+                                 fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
+        """),
+        # A function the rule cannot see (a parameter).
+        Valid("""
+            import tensorflow as tf
+            def apply(fn, xs):
+                return tf.map_fn(fn, xs)
+        """),
+        # A Python branch on the element's value and a host call.
+        Valid("""
+            import tensorflow as tf
+            def per_row(x):
+                if tf.reduce_sum(x) > 0:
+                    return x
+                return tf.py_function(lambda v: v, [x], tf.float32)
+            y = tf.map_fn(per_row, tf.ones([3, 4]))
+        """),
+        # The vectorized base layer: one call per batch.
+        Valid("""
+            from keras_cv.layers import VectorizedBaseImageAugmentationLayer
+            import tensorflow as tf
+            class Gray(VectorizedBaseImageAugmentationLayer):
+                def augment_images(self, images, transformations, **kwargs):
+                    return tf.image.rgb_to_grayscale(images)
+        """),
+    )
+    invalid = (
+        # An elementwise function mapped row by row.
+        Invalid("""
+            import tensorflow as tf
+            def ordinal_softmax(x):
+                cum_probs = tf.map_fn(tf.math.sigmoid, x)
+                return cum_probs
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def metric(y_pred):
+                return tf.map_fn(lambda x: tf.cast(x > 0.0, tf.float32), y_pred)
+        """, count=1, lines=(3,)),
+        # A batch of one for a convolution, through functools.partial.
+        Invalid("""
+            from functools import partial
+            import tensorflow as tf
+            def sharpness_image(image, factor):
+                image = tf.expand_dims(image, 0)
+                kernel = tf.ones([3, 3, 3, 1]) / 9.0
+                out = tf.nn.depthwise_conv2d(image, kernel, [1, 1, 1, 1], "VALID")
+                return tf.squeeze(out, [0]) * factor
+            def sharpness(image, factor):
+                fn = partial(sharpness_image, factor=factor)
+                return tf.map_fn(fn, image)
+        """, count=1, lines=(10,)),
+        # A composition of batchable ops (patches, top_k) per channel.
+        Invalid("""
+            import tensorflow as tf
+            def median(image, k):
+                def one_channel(x):
+                    x = tf.expand_dims(x, axis=-1)
+                    patches = tf.image.extract_patches(x, [1, 3, 3, 1], [1, 1, 1, 1],
+                                                       [1, 1, 1, 1], "VALID")
+                    return tf.nn.top_k(patches, k=k).values[..., -1]
+                return tf.map_fn(one_channel, elems=tf.transpose(image, [3, 0, 1, 2]))
+        """, count=1, lines=(8,)),
+        # A per-image augmentation layer.
+        Invalid("""
+            from keras_cv.layers.preprocessing.base_image_augmentation_layer import (
+                BaseImageAugmentationLayer,
+            )
+            import tensorflow as tf
+            class RandomColorDegeneration(BaseImageAugmentationLayer):
+                def augment_image(self, image, transformation=None, **kwargs):
+                    gray = tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(image))
+                    return gray * transformation + image * (1 - transformation)
+        """, count=1, lines=(5,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if type(node) is ast.ClassDef:
+            yield from self._per_image_layer(node, ctx)  # type: ignore[arg-type]
+            return
+        func = node.func  # type: ignore[attr-defined]
+        last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+        if last != "map_fn" or not ctx.imports_tf:
+            return  # cheap test first: this runs for every call
+        if ctx.call_qualname(node) not in MAP_FN_CALLS:
+            return
+        fn_arg = node.args[0] if node.args else next(  # type: ignore[attr-defined]
+            (k.value for k in node.keywords if k.arg == "fn"), None)  # type: ignore[attr-defined]
+        if fn_arg is None or signature_blocks(ctx, node):  # type: ignore[arg-type]
+            return
+        fn = mapped_function(ctx, fn_arg)
+        if fn is None:
+            return
+        if elementwise_only(ctx, fn):
+            yield self.finding(ctx, node, ELEMENTWISE,
+                               hint="call the op on the whole tensor: it is elementwise")
+            return
+        if isinstance(fn, str) or blocked(ctx, fn):
+            return
+        if adds_batch_axis(ctx, fn):
+            yield self.finding(ctx, node, BATCH_OF_ONE)
+            return
+        yield self.finding(ctx, node)
+
+    def _per_image_layer(self, cls: ast.ClassDef, ctx: Context) -> Iterator[Finding]:
+        for base in cls.bases:
+            q = ctx.qualname(base) or ""
+            if q.rsplit(".", 1)[-1] in _PER_IMAGE_BASES and q.startswith(("keras_cv", "keras")):
+                break
+        else:
+            return
+        if any(type(d) in (ast.FunctionDef, ast.AsyncFunctionDef) and d.name in _PER_IMAGE_METHODS
+               for d in cls.body):
+            yield self.finding(ctx, cls, PER_IMAGE, end_node=base,
+                               hint="implement augment_images on the whole batch in a "
+                                    "VectorizedBaseImageAugmentationLayer subclass")
