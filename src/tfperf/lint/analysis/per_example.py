@@ -28,8 +28,9 @@ _BLOCKING_LAST = frozenset({
     "py_function", "numpy_function", "py_func", "eager_py_func", "read_file", "decode_jpeg",
     "decode_png", "decode_image", "decode_gif", "decode_bmp", "decode_raw", "decode_csv",
     "parse_single_example", "parse_example", "parse_tensor", "decode_wav", "while_loop",
-    "TensorArray", "map_fn", "vectorized_map", "print", "Print", "py_func", "string_split",
-    "unique", "RaggedTensor", "ragged", "assign", "assign_add", "assign_sub",
+    "TensorArray", "map_fn", "vectorized_map", "print", "Print", "string_split",
+    "unique", "unique_with_counts", "RaggedTensor", "ragged", "assign", "assign_add",
+    "assign_sub", "boolean_mask", "dynamic_partition",
 })
 _BLOCKING_SIGNATURES = frozenset({"RaggedTensorSpec", "SparseTensorSpec"})
 

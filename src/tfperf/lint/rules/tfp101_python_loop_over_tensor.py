@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
 from tfperf.lint.analysis.loops import does_tensor_work, element_loop, header_end, walk_body
+from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -130,6 +131,24 @@ AutoGraph turns into a graph loop.
                     outputs.append(tf.nn.relu(out))
                 return tf.stack(outputs, axis=1)
         """),
+        # A parameter that may hold a list of gradients; tf.range under a tf.function wrapper.
+        Valid("""
+            import tensorflow as tf
+            from mylib import common
+            @tf.function
+            def cast_all(grad_vars):
+                return [tf.cast(g, tf.bfloat16) for g in grad_vars]
+            @common.function(autograph=True)
+            def add_data(buffer):
+                for i in tf.range(10, dtype=tf.int64):
+                    buffer.add_batch(tf.ones((4,), dtype=tf.int64) * i)
+        """),
+        # tf.scan with a list initializer returns a list of tensors.
+        Valid("""
+            import tensorflow as tf
+            rets = tf.scan(lambda a, i: [a[0] + 1., a[1] * 2.], tf.range(5), [0., 1.])
+            summaries = [tf.reduce_mean(r) for r in rets]
+        """),
         # Rows visited only to print or plot them: no op to batch.
         Valid("""
             import tensorflow as tf
@@ -204,6 +223,8 @@ AutoGraph turns into a graph loop.
         el = element_loop(ctx, node)
         if el is None:
             return
+        if el.kind == "iterate" and not self._surely_rows(ctx, node):
+            return
         # Indexing alone (to print, plot or convert each row) launches no op worth batching.
         if not does_tensor_work(ctx, list(walk_body(node))):
             return
@@ -215,3 +236,20 @@ AutoGraph turns into a graph loop.
             yield self.finding(ctx, node, end_node=header_end(node))
         else:
             yield self.finding(ctx, node)
+
+    @staticmethod
+    def _surely_rows(ctx: Context, loop: ast.AST) -> bool:
+        """What a loop iterates is surely one tensor (not a parameter that may hold a list of
+        them), and not ``tf.range`` in a function decorated by some ``*function`` wrapper
+        (``@common.function``): the AutoGraph idiom for a graph loop."""
+        it = loop.iter if type(loop) is ast.For else loop.generators[0].iter  # type: ignore[attr-defined]
+        if not surely_tensor(ctx, it):
+            return False
+        if ctx.is_call_to(it, "tensorflow.range"):
+            fn = ctx.enclosing_function(loop)
+            for d in getattr(fn, "decorator_list", ()):
+                target = d.func if type(d) is ast.Call else d
+                name = target.attr if type(target) is ast.Attribute else getattr(target, "id", "")
+                if "function" in name:
+                    return False
+        return True

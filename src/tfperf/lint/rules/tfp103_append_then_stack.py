@@ -7,11 +7,22 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
-from tfperf.lint.analysis.loops import STACKING_CALLS, range_args
+from tfperf.lint.analysis.loops import STACKING_CALLS, range_args, range_stop, sized_by
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
+
+
+def _python_collection(ctx: Context, obj: ast.AST) -> bool:
+    """Surely not a tensor: a configuration attribute (``cfg.STRIDES``, ``self.heads``), a
+    list/tuple/dict literal or comprehension, or a name assigned one."""
+    if type(obj) is ast.Name:
+        b = ctx.binding(obj)  # type: ignore[arg-type]
+        obj = b.value if b is not None and b.kind == "assign" else obj
+    if type(obj) is ast.Attribute:
+        return not ctx.is_tensor_like(obj)
+    return type(obj) in (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
 
 
 class AppendThenStack(Rule):
@@ -91,6 +102,20 @@ autoregressive decoding): their steps cannot run at once.
                 for i in range(x.shape[0]):
                     out.append(x[i])
                 return out
+        """),
+        # One iteration per item of a Python list (feature-pyramid levels of different
+        # shapes); NumPy arrays collected.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def proposals(cfg, levels, logits):
+                num_lvl = len(cfg.FPN.ANCHOR_STRIDES)
+                boxes, theta = [], []
+                for lvl in range(num_lvl):
+                    boxes.append(tf.reshape(levels[lvl], [-1, 4]))
+                for k in range(len(logits)):
+                    theta.append(np.matmul(logits[k], logits[k].T))
+                return tf.concat(boxes, axis=0), tf.stack(theta)
         """),
         # A hand-unrolled RNN: each output needs the previous step's state.
         Valid("""
@@ -183,6 +208,9 @@ autoregressive decoding): their steps cannot run at once.
                 continue
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):  # type: ignore[attr-defined]
                 continue
+            q = ctx.call_qualname(call.args[0])
+            if q is not None and q.startswith("numpy."):
+                continue  # NumPy arrays collected (stacked by TF once): not TF ops per element
             loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
                     and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
@@ -193,4 +221,14 @@ autoregressive decoding): their steps cannot run at once.
         """A loop over a range or over a tensor (not over a dataset, files, batches)."""
         if type(loop) is not ast.For:
             return False
-        return range_args(ctx, loop.iter) is not None or ctx.is_tensor_like(loop.iter)
+        args = range_args(ctx, loop.iter)
+        if args is not None:
+            stop = range_stop(args)
+            if type(stop) is ast.Name:  # `n = len(levels)`: follow one assignment
+                b = ctx.binding(stop)
+                stop = b.value if b is not None and b.kind == "assign" else stop
+            sized = sized_by(ctx, stop)
+            # `range(len(cfg.STRIDES))`: one iteration per item of a Python list (FPN levels).
+            return not (sized is not None and sized.how == "len"
+                        and _python_collection(ctx, sized.obj))
+        return ctx.is_tensor_like(loop.iter)

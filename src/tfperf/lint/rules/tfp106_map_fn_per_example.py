@@ -83,7 +83,8 @@ one), and `tf.vectorized_map` needs every output to have the same shape.
 ## Known limitations
 Not reported: functions the rule cannot see (a parameter, an imported function), functions
 that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
-own loops, update variables, branch in Python on the element's value, and maps whose outputs
+own loops, update variables, take a data-dependent subset (`tf.boolean_mask`, `tf.unique`),
+branch in Python on the element's value, and maps whose outputs
 are ragged or sparse (`fn_output_signature=tf.RaggedTensorSpec(...)`, `infer_shape=False`):
 there a per-element loop is the right tool.
 """
@@ -109,6 +110,11 @@ there a per-element loop is the right tool.
                     return tf.repeat(1, label)
                 return tf.map_fn(one, labels,
                                  fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
+        """),
+        # Per-row unique counts: results of varying size.
+        Valid("""
+            import tensorflow as tf
+            counts = tf.map_fn(lambda a: tf.unique_with_counts(a)[2], tf.ones([4, 3], tf.int32))
         """),
         # A function the rule cannot see (a parameter).
         Valid("""

@@ -27,6 +27,23 @@ from tfperf.lint.semantic.tf_api import (
     returns_tensor_list,
 )
 
+# Higher-order ops that return the structure of their initializer / elements.
+_STRUCTURE_OPS = {"scan": ("initializer", 2), "foldl": ("initializer", 2),
+                  "foldr": ("initializer", 2), "map_fn": ("fn_output_signature", -1)}
+
+
+def _structure_call(call: ast.Call, qualname: str) -> bool:
+    """``tf.scan(fn, elems, [0., 0.])``: a higher-order op whose initializer is a list or
+    tuple literal returns a list of tensors, not one tensor."""
+    spec = _STRUCTURE_OPS.get(qualname.rsplit(".", 1)[-1])
+    if spec is None or not qualname.startswith("tensorflow."):
+        return False
+    kw, pos = spec
+    init = next((k.value for k in call.keywords if k.arg in (kw, "dtype")), None)
+    if init is None and 0 <= pos < len(call.args):
+        init = call.args[pos]
+    return type(init) in (ast.List, ast.Tuple)
+
 
 def _callable_key(expr: ast.AST) -> str | None:
     """``f`` → "f"; ``self.f`` → "f" (methods are matched by name)."""
@@ -290,7 +307,7 @@ class TensorFlowModel(NameModel):
         t = type(expr)
         if t is ast.Call:
             q = self.qualname(expr.func)  # type: ignore[attr-defined]
-            return bool(q) and returns_tensor(q)  # type: ignore[arg-type]
+            return bool(q) and returns_tensor(q) and not _structure_call(expr, q)  # type: ignore[arg-type]
         if t is ast.Name:
             b = self.binding(expr)  # type: ignore[arg-type]
             return b is not None and self._binding_tensor_like(b)
@@ -331,7 +348,7 @@ class TensorFlowModel(NameModel):
         if t is ast.Call:
             q = self.qualname(expr.func)  # type: ignore[attr-defined]
             if q is not None:
-                return returns_tensor_list(q)
+                return returns_tensor_list(q) or _structure_call(expr, q)  # type: ignore[arg-type]
             func = expr.func  # type: ignore[attr-defined]
             # `list(tf.split(...))`, `reversed(grads)`, `zip(...)` of one
             if type(func) is ast.Name and func.id in ("list", "tuple", "reversed", "sorted") \
