@@ -111,3 +111,37 @@ def test_depends_on_follows_names_bound_in_the_body():
     """)
     assert depends_on(ctx, loop, loop.body[2].value, {"k"})
     assert not depends_on(ctx, loop, ast.parse("z + c").body[0].value, {"k"})
+
+
+def _ctx(src: str):
+    src = textwrap.dedent(src)
+    tree = ast.parse(src)
+    return Context(tree, src), tree
+
+
+def _value(tree, name):
+    return next(n.value for n in ast.walk(tree) if type(n) is ast.Assign
+                and type(n.targets[0]) is ast.Name and n.targets[0].id == name)
+
+
+def test_lists_of_tensors_are_not_tensors_but_their_items_are():
+    ctx, tree = _ctx("""
+        import tensorflow as tf
+        x = tf.ones([4, 8])
+        heads = tf.split(x, 4, axis=1)
+        grads = tf.gradients(tf.reduce_sum(x), [x])
+        tvars = tf.compat.v1.trainable_variables()
+        rets = tf.scan(lambda a, i: [a[0], a[1]], tf.range(3), [0., 1.])
+        a, b = tf.split(x, 2)
+        first = heads[0]
+        rows = tf.unstack(x)
+        text = tf.compat.as_text(b"abc")
+        use = a
+    """)
+    for name in ("heads", "grads", "tvars", "rets"):
+        assert ctx.is_tensor_list(_value(tree, name)), name
+        assert not ctx.is_tensor_like(_value(tree, name)), name
+    assert ctx.is_tensor_like(_value(tree, "first"))
+    assert ctx.is_tensor_like(_value(tree, "rows"))  # unstack: one tensor per row
+    assert not ctx.is_tensor_like(_value(tree, "text"))  # a pure-Python helper
+    assert ctx.is_tensor_like(_value(tree, "use"))  # `a, b = tf.split(...)`: each a tensor
