@@ -67,12 +67,12 @@ def _shape_read(ctx: Context, name: ast.AST) -> bool:
     """``x.shape``, ``x.get_shape()``, ``x.dtype``, ``tf.shape(x)``, ``len(x)``, ``x is
     None``: metadata, not the value."""
     p = ctx.parent(name)
-    if type(p) is ast.Attribute and p.attr in ("shape", "get_shape", "dtype", "ndim"):  # type: ignore[union-attr]
+    if type(p) is ast.Attribute and p.attr in ("shape", "get_shape", "dtype", "ndim"):
         return True
-    if type(p) is ast.Call and name in p.args and (  # type: ignore[union-attr]
-            ctx.is_builtin(p.func, "len") or ctx.qualname(p.func) in _SHAPE_CALLS):  # type: ignore[union-attr]
+    if type(p) is ast.Call and name in p.args and (
+            ctx.is_builtin(p.func, "len") or ctx.qualname(p.func) in _SHAPE_CALLS):
         return True
-    return type(p) is ast.Compare and all(type(op) in (ast.Is, ast.IsNot) for op in p.ops)  # type: ignore[union-attr]
+    return type(p) is ast.Compare and all(type(op) in (ast.Is, ast.IsNot) for op in p.ops)
 
 
 def data_reads(ctx: Context, node: ast.AST) -> set[str]:
@@ -154,7 +154,7 @@ def _exposed_reads(ctx: Context, stmts: list[ast.stmt], sure: set[str],
             b = _exposed_reads(ctx, s.orelse, sure, exposed)  # type: ignore[attr-defined]
             if a is None and b is None:
                 return None
-            sure = (a if b is None else b if a is None else a & b)  # type: ignore[operator]
+            sure = a if b is None else b if a is None else a & b  # type: ignore[assignment]
         elif t in (ast.For, ast.AsyncFor, ast.While):
             read(getattr(s, "iter", None) or getattr(s, "test", None))
             inner = sure | (set(_stored(s.target)) if t is not ast.While else set())  # type: ignore[attr-defined]
@@ -192,11 +192,11 @@ def _exposed_reads(ctx: Context, stmts: list[ast.stmt], sure: set[str],
 
 def _reads_of_step(ctx: Context, node: ast.AST) -> set[str]:
     if type(node) is ast.Assign:
-        return data_reads(ctx, node.value)  # type: ignore[attr-defined]
+        return data_reads(ctx, node.value)
     if type(node) is ast.AnnAssign:
-        return data_reads(ctx, node.value) if node.value is not None else set()  # type: ignore[attr-defined]
+        return data_reads(ctx, node.value) if node.value is not None else set()
     if type(node) is ast.AugAssign:
-        return data_reads(ctx, node.value) | {n.id for n in ast.walk(node.target)  # type: ignore[attr-defined]
+        return data_reads(ctx, node.value) | {n.id for n in ast.walk(node.target)
                                               if type(n) is ast.Name}
     return data_reads(ctx, node)
 
@@ -206,11 +206,11 @@ def _reduction_update(ctx: Context, step: ast.AST, name: str) -> bool:
     ``name = tf.maximum(name, t)``, ``name = tf.concat([name, t], 0)``, ``name = t if name
     is None else ...`` of one of these; ``t`` does not read ``name``."""
     if type(step) is ast.AugAssign:
-        return type(step.op) in _REDUCING_OPS and name not in data_reads(ctx, step.value)  # type: ignore[attr-defined]
+        return type(step.op) in _REDUCING_OPS and name not in data_reads(ctx, step.value)
     if type(step) is not ast.Assign or len(step.targets) != 1 \
-            or type(step.targets[0]) is not ast.Name:  # type: ignore[attr-defined]
+            or type(step.targets[0]) is not ast.Name:
         return False
-    value = step.value  # type: ignore[attr-defined]
+    value = step.value
     if type(value) is ast.IfExp:
         value = value.orelse if name not in data_reads(ctx, value.body) else value.body
     if type(value) is ast.BinOp and type(value.op) in _REDUCING_OPS:
@@ -315,10 +315,10 @@ def depends_on(ctx: Context, loop: ast.AST, expr: ast.AST, names: set[str]) -> b
 def _ref(node: ast.AST) -> str | None:
     """``x`` → "x", ``self.buf`` → "self.buf"; ``None`` for anything else."""
     if type(node) is ast.Name:
-        return node.id  # type: ignore[attr-defined]
+        return node.id
     if type(node) is ast.Attribute:
-        base = _ref(node.value)  # type: ignore[attr-defined]
-        return f"{base}.{node.attr}" if base else None  # type: ignore[attr-defined]
+        base = _ref(node.value)
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
@@ -328,13 +328,13 @@ def read_elsewhere(ctx: Context, loop: ast.AST, ref: str, stmts: list[ast.AST]) 
     iteration consumes what was grown (autoregressive decoding, dense blocks)."""
     parts: list[ast.AST] = list(getattr(loop, "body", []))
     if type(loop) is ast.While:
-        parts.append(loop.test)  # type: ignore[attr-defined]
+        parts.append(loop.test)
     inside = {id(n) for stmt in stmts for n in ast.walk(stmt)}
     for part in parts:
         for n in ast.walk(part):
             t = type(n)
-            if (t is ast.Name or t is ast.Attribute) and type(n.ctx) is ast.Load \
+            if (t is ast.Name or t is ast.Attribute) and type(getattr(n, "ctx", None)) is ast.Load \
                     and id(n) not in inside and _ref(n) == ref \
-                    and not _shape_read(ctx, n):  # type: ignore[arg-type]
+                    and not _shape_read(ctx, n):
                 return True
     return False

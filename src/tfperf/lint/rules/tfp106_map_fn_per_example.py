@@ -42,13 +42,15 @@ def _qual_last(ctx: Context, func: ast.AST) -> tuple[str | None, str | None]:
     if q is not None:
         return q, q.rsplit(".", 1)[-1]
     if type(func) is ast.Attribute:
-        return None, func.attr  # type: ignore[attr-defined]
+        return None, func.attr
     return None, None
 
 
 def is_elementwise_api(qualname: str | None) -> bool:
-    return bool(qualname) and qualname.startswith(("tensorflow.", "keras.ops.")) \
-        and qualname.rsplit(".", 1)[-1] in _ELEMENTWISE_LAST  # type: ignore[union-attr]
+    if not qualname:
+        return False
+    return qualname.startswith(("tensorflow.", "keras.ops.")) \
+        and qualname.rsplit(".", 1)[-1] in _ELEMENTWISE_LAST
 
 
 def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str | None:
@@ -60,7 +62,7 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
     t = type(fn)
     if t is ast.Lambda:
         return fn
-    if t is ast.Call and ctx.qualname(fn.func) in PARTIAL_CALLS and fn.args:  # type: ignore[attr-defined]
+    if t is ast.Call and (ctx.qualname(fn.func) or "") in PARTIAL_CALLS and fn.args:  # type: ignore[attr-defined]
         return mapped_function(ctx, fn.args[0], _depth + 1)  # type: ignore[attr-defined]
     q = ctx.qualname(fn)
     if q is not None:
@@ -70,7 +72,7 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
         if b is None:
             return None
         if b.kind == "def":
-            return b.value  # type: ignore[no-any-return]
+            return b.value
         if b.kind == "assign":
             return mapped_function(ctx, b.value, _depth + 1)
         return None
@@ -111,10 +113,10 @@ def blocked(ctx: Context, fn: ast.AST) -> bool:
     or string decoding, its own loop, a variable update) or converts to NumPy."""
     for n in _walk_own(fn):
         if type(n) is ast.Call:
-            q, last = _qual_last(ctx, n.func)  # type: ignore[attr-defined]
+            q, last = _qual_last(ctx, n.func)
             if last in _BLOCKING_LAST and (q is None or q.startswith(("tensorflow.", "keras"))):
                 return True
-            if last == "numpy" and not n.args:  # type: ignore[attr-defined]
+            if last == "numpy" and not n.args:
                 return True
             if q is not None and q.startswith("numpy."):
                 return True  # NumPy on the element: not traceable per batch either
@@ -137,9 +139,9 @@ def elementwise_only(ctx: Context, fn: ast.AST | str) -> bool:
         return is_elementwise_api(fn)
     body = _body(fn)
     if type(fn) is not ast.Lambda:
-        if len(body) != 1 or type(body[0]) is not ast.Return or body[0].value is None:  # type: ignore[attr-defined]
+        if len(body) != 1 or type(body[0]) is not ast.Return or body[0].value is None:
             return False
-        expr = body[0].value  # type: ignore[attr-defined]
+        expr: ast.AST = body[0].value
     else:
         expr = body[0]
     params = _params(fn)
@@ -166,14 +168,14 @@ def adds_batch_axis(ctx: Context, fn: ast.AST | str) -> bool:
     if isinstance(fn, str):
         return False
     for n in _walk_own(fn):
-        if type(n) is ast.Call and ctx.qualname(n.func) in (  # type: ignore[attr-defined]
+        if type(n) is ast.Call and ctx.qualname(n.func) in (
                 "tensorflow.expand_dims", "keras.ops.expand_dims"):
-            axis = n.args[1] if len(n.args) > 1 else next(  # type: ignore[attr-defined]
-                (k.value for k in n.keywords if k.arg in ("axis", "dim")), None)  # type: ignore[attr-defined]
+            axis = n.args[1] if len(n.args) > 1 else next(
+                (k.value for k in n.keywords if k.arg in ("axis", "dim")), None)
             if type(axis) is ast.Constant and axis.value == 0:
                 return True
         elif type(n) is ast.Subscript:
-            sl = n.slice  # type: ignore[attr-defined]
+            sl = n.slice
             first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl
             if (type(first) is ast.Constant and first.value is None) \
                     or ctx.qualname(first) == "tensorflow.newaxis":
@@ -369,7 +371,7 @@ there a per-element loop is the right tool.
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.ClassDef:
-            yield from self._per_image_layer(node, ctx)  # type: ignore[arg-type]
+            yield from self._per_image_layer(node, ctx)
             return
         func = node.func  # type: ignore[attr-defined]
         last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
@@ -402,8 +404,8 @@ there a per-element loop is the right tool.
                 break
         else:
             return
-        if any(type(d) in (ast.FunctionDef, ast.AsyncFunctionDef) and d.name in _PER_IMAGE_METHODS
-               for d in cls.body):
+        if any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and d.name in _PER_IMAGE_METHODS for d in cls.body):
             yield self.finding(ctx, cls, PER_IMAGE, end_node=base,
                                hint="implement augment_images on the whole batch in a "
                                     "VectorizedBaseImageAugmentationLayer subclass")

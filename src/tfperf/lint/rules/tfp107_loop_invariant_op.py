@@ -72,11 +72,11 @@ def _loop_facts(ctx: Context, loop: ast.AST) -> tuple[set[str], bool, bool]:
             elif t in (ast.Attribute, ast.Subscript) and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
                 r = _root(n)
                 if type(r) is ast.Name:
-                    bound.add(r.id)  # type: ignore[attr-defined]
+                    bound.add(r.id)
             elif t is ast.Call and type(n.func) is ast.Attribute:  # type: ignore[attr-defined]
                 r = _root(n.func.value)  # type: ignore[attr-defined]
                 if n.func.attr in _MUTATING_METHODS and not (  # type: ignore[attr-defined]
-                        type(r) is ast.Name and r.id in loop_names):  # type: ignore[attr-defined]
+                        type(r) is ast.Name and r.id in loop_names):
                     mutates = True  # (updating the loop's own items changes nothing else)
                 if type(r) is ast.Name and ctx.qualname(r) is None:
                     bound.add(r.id)  # `lst.append(x)`, `d.update(...)`: may change it
@@ -104,7 +104,7 @@ def _invariant(ctx: Context, expr: ast.AST, bound: set[str]) -> bool:
             return False
         elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == "self":  # type: ignore[attr-defined]
             p = ctx.parent(n)
-            if not (type(p) is ast.Subscript and p.slice is n):  # type: ignore[union-attr]
+            if not (type(p) is ast.Subscript and p.slice is n):
                 return False  # `self.w`: a variable the loop may train; a key is fine
     # Every name read, metadata too (`tf.shape(x)` changes with `x`), but a dtype: a loop
     # re-binding `x` keeps its dtype.
