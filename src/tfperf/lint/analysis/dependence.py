@@ -322,10 +322,31 @@ def _ref(node: ast.AST) -> str | None:
     return None
 
 
+def _negative_const(node: ast.AST | None) -> bool:
+    return type(node) is ast.UnaryOp and type(node.op) is ast.USub \
+        and type(node.operand) is ast.Constant
+
+
+def _tail_read(ctx: Context, node: ast.AST) -> bool:
+    """``x[-1]``, ``x[:, -1:]``, ``x[..., -2:]``: a fixed-size piece from the end, which the
+    last pieces themselves could give."""
+    p = ctx.parent(node)
+    if type(p) is not ast.Subscript or p.value is not node:
+        return False
+    sl = p.slice
+    parts = sl.elts if type(sl) is ast.Tuple else [sl]
+    for part in parts:
+        if _negative_const(part) or (type(part) is ast.Slice and _negative_const(part.lower)
+                                     and part.upper is None):
+            return True
+    return False
+
+
 def read_elsewhere(ctx: Context, loop: ast.AST, ref: str, stmts: list[ast.AST]) -> bool:
     """Whether the loop's body (or a ``while`` test) reads ``ref`` (a name or ``self.x``)
-    outside ``stmts``, metadata reads left out: for a tensor grown in the loop, whether each
-    iteration consumes what was grown (autoregressive decoding, dense blocks)."""
+    outside ``stmts``, metadata reads and fixed-size tails (``x[:, -1:]``) left out: for a
+    tensor grown in the loop, whether each iteration consumes what was grown
+    (autoregressive decoding that feeds the whole sequence back, dense blocks)."""
     parts: list[ast.AST] = list(getattr(loop, "body", []))
     if type(loop) is ast.While:
         parts.append(loop.test)
@@ -335,6 +356,6 @@ def read_elsewhere(ctx: Context, loop: ast.AST, ref: str, stmts: list[ast.AST]) 
             t = type(n)
             if (t is ast.Name or t is ast.Attribute) and type(getattr(n, "ctx", None)) is ast.Load \
                     and id(n) not in inside and _ref(n) == ref \
-                    and not _shape_read(ctx, n):
+                    and not _shape_read(ctx, n) and not _tail_read(ctx, n):
                 return True
     return False

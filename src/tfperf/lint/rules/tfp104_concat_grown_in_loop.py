@@ -174,7 +174,8 @@ variable re-assigned earlier in the same iteration, a concat followed by `return
 `break` (nothing grows across iterations), and a tensor that the loop body reads besides
 growing it (autoregressive decoding `tokens = concat([tokens, step(tokens)])`, a dense block
 `x = concat([x, conv(x)])`): each iteration needs all of it, so collecting the pieces in a
-list would not remove the copy. Reads of its shape (`x.shape[1] < n`) do not count.
+list would not remove the copy. Reads of its shape (`x.shape[1] < n`) and of a fixed-size
+tail (`tokens[:, -1:]`, which the last piece gives) do not count.
 """
     valid = (
         # One concat of a collected list, after the loop.
@@ -254,6 +255,15 @@ list would not remove the copy. Reads of its shape (`x.shape[1] < n`) do not cou
                 for i in range(n):
                     out = tf.concat([out, tf.fill([1, 4], float(i))], axis=0)
                 return out
+        """, count=1, lines=(5,)),
+        # Only the last token goes back in: the pieces could be collected in a list.
+        Invalid("""
+            import tensorflow as tf
+            def greedy(step, tokens, n):
+                for _ in range(n):
+                    nxt = step(tokens[:, -1:])
+                    tokens = tf.concat([tokens, nxt], axis=1)
+                return tokens
         """, count=1, lines=(5,)),
         # Generated samples collected by growing a tensor (read only for its shape).
         Invalid("""
