@@ -4,7 +4,8 @@
         [--json results.json] [--rows] [--context 0]
 
 Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) twice over every
-materialised before/after file: once with the default rule set, once with `--select ALL`.
+materialised before/after file: with the default rule set, with `--select ALL`, and with
+`--select ALL --preview` (what the rules still in preview would add).
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its
