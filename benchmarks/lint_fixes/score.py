@@ -3,7 +3,7 @@
     python benchmarks/lint_fixes/score.py [--mirror /work/.mirror] [--out /tmp/tfperf-fixes]
         [--json results.json] [--rows] [--context 0]
 
-Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) twice over every
+Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) three times over every
 materialised before/after file: with the default rule set, with `--select ALL`, and with
 `--select ALL --preview` (what the rules still in preview would add).
 For each row:
