@@ -208,6 +208,21 @@ AutoGraph turns into a graph loop.
                     results.append(weighted_sum)
                 return tf.stack(results)
         """, count=2, lines=(4, 7)),
+        # A name re-bound inside the same iteration is not carried: still per-element work.
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    row = x[i]
+                    row = tf.nn.relu(row) * 2.0
+                    if row.shape[0] > 3:
+                        scale = 0.5
+                    else:
+                        scale = 1.0
+                    out.append(tf.reduce_sum(row) * scale)
+                return out
+        """, count=1, lines=(4,)),
         # Spelled through other import styles.
         Invalid("""
             from tensorflow import math as tfm

@@ -101,7 +101,8 @@ def returns_tensor(qualname: str) -> bool:
         return False
     parts = qualname.split(".")
     last = parts[-1]
-    if not last or last in _NON_TENSOR_FUNCTIONS or last in _TENSOR_LIST_FUNCTIONS:
+    if not last or last in _NON_TENSOR_FUNCTIONS or last in _TENSOR_LIST_FUNCTIONS \
+            or last.startswith(("enable_", "disable_")):  # behaviour switches
         return False
     if last[0].isupper() and last not in _TENSOR_CLASSES:
         return False
