@@ -18,11 +18,14 @@ def _python_collection(ctx: Context, obj: ast.AST) -> bool:
     """Surely not a tensor: a configuration attribute (``cfg.STRIDES``, ``self.heads``), a
     list/tuple/dict literal or comprehension, or a name assigned one."""
     if type(obj) is ast.Name:
-        b = ctx.binding(obj)  # type: ignore[arg-type]
+        b = ctx.binding(obj)
         obj = b.value if b is not None and b.kind == "assign" else obj
     if type(obj) is ast.Attribute:
         return not ctx.is_tensor_like(obj)
     return type(obj) in (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+
+
+COMPREHENSION = "one tensor per element built in a comprehension, then stacked: use one op"
 
 
 class AppendThenStack(Rule):
@@ -39,7 +42,9 @@ class AppendThenStack(Rule):
 ## What it does
 Finds a list that starts empty, gets one tensor appended per iteration of a loop over a range
 or over a tensor, and is then turned into one tensor with `tf.stack`, `tf.concat`,
-`tf.add_n` or `tf.convert_to_tensor`. The finding is on each `append`.
+`tf.add_n` or `tf.convert_to_tensor`; the finding is on each `append`. The same for a list
+comprehension over a range or a tensor that is stacked (`tf.stack([f(x[i]) for i in
+range(n)])`); the finding is on the comprehension.
 
 ## Why is this bad?
 The loop computes the result one slice at a time (small ops, Python overhead per element),
@@ -103,6 +108,19 @@ autoregressive decoding): their steps cannot run at once.
                     out.append(x[i])
                 return out
         """),
+        # Comprehensions: over a list of gradients; the same value k times; items as they are.
+        Valid("""
+            import tensorflow as tf
+            def flat(grads, k, x):
+                a = tf.concat([tf.reshape(g, [-1]) for g in tf.gradients(x, grads)], 0)
+                b = tf.stack([tf.zeros([3]) for _ in range(k)])
+                c = tf.stack([row for row in tf.unstack(x)])
+                dims = tf.shape(x)
+                d = tf.stack([dims[i] for i in range(len(x.shape))])
+                seq_len = 3
+                e = tf.stack([tf.constant(i + 0.5, shape=[2, 5]) for i in range(seq_len)], 1)
+                return a, b, c, d, e
+        """),
         # One iteration per item of a Python list (feature-pyramid levels of different
         # shapes); NumPy arrays collected.
         Valid("""
@@ -138,6 +156,13 @@ autoregressive decoding): their steps cannot run at once.
         """),
     )
     invalid = (
+        # A comprehension over rows, stacked: one small op per row.
+        Invalid("""
+            import tensorflow as tf
+            def per_row(x, w, f):
+                norms = [tf.norm(x[i] * w) for i in range(x.shape[0])]
+                return tf.stack(norms), tf.stack([f(r) for r in tf.unstack(x)])
+        """, count=2, lines=(3, 4)),
         # TF1 graph code: one matmul per column, packed (`tf.pack`, TF before 1.0).
         Invalid("""
             import tensorflow as tf
@@ -192,6 +217,10 @@ autoregressive decoding): their steps cannot run at once.
         if not ctx.imports_tf or ctx.call_qualname(node) not in STACKING_CALLS:
             return
         lst = node.args[0]  # type: ignore[attr-defined]
+        comp = self._comprehension(ctx, lst)
+        if comp is not None:
+            yield self.finding(ctx, comp, COMPREHENSION)
+            return
         if type(lst) is not ast.Name:
             return
         init = ctx.binding(lst)
@@ -216,19 +245,46 @@ autoregressive decoding): their steps cannot run at once.
                     and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
                 yield self.finding(ctx, call)
 
+    def _comprehension(self, ctx: Context, lst: ast.AST) -> ast.AST | None:
+        """``tf.stack([f(x[i]) for i in range(n)])`` (or a name bound to the comprehension
+        just before): one element per index or row, stacked. ``None`` otherwise."""
+        if type(lst) is ast.Name:
+            b = ctx.binding(lst)
+            lst = b.value if b is not None and b.kind == "assign" else lst
+        if type(lst) not in (ast.ListComp, ast.GeneratorExp) or len(lst.generators) != 1:  # type: ignore[attr-defined]
+            return None
+        gen = lst.generators[0]  # type: ignore[attr-defined]
+        if gen.ifs or not self._per_element_iter(ctx, gen.iter):
+            return None
+        elt = lst.elt  # type: ignore[attr-defined]
+        targets = {n.id for n in ast.walk(gen.target) if type(n) is ast.Name}
+        if not targets & {n.id for n in ast.walk(elt) if type(n) is ast.Name}:
+            return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times
+        q = ctx.call_qualname(elt)
+        if (q is not None and q.startswith("numpy.")) \
+                or type(elt) in (ast.Name, ast.Tuple, ast.Subscript):
+            return None  # NumPy arrays, or the items themselves (`[shape[i] for i in ...]`)
+        return lst
+
     @staticmethod
     def _per_element(ctx: Context, loop: ast.AST) -> bool:
         """A loop over a range or over a tensor (not over a dataset, files, batches)."""
         if type(loop) is not ast.For:
             return False
-        args = range_args(ctx, loop.iter)
+        return AppendThenStack._per_element_iter(ctx, loop.iter)
+
+    @staticmethod
+    def _per_element_iter(ctx: Context, it: ast.AST) -> bool:
+        args = range_args(ctx, it)
         if args is not None:
             stop = range_stop(args)
             if type(stop) is ast.Name:  # `n = len(levels)`: follow one assignment
                 b = ctx.binding(stop)
                 stop = b.value if b is not None and b.kind == "assign" else stop
+            if type(stop) is ast.Constant and type(stop.value) is int and stop.value <= 3:
+                return False  # `seq_len = 3`: a handful of iterations (tests, demos)
             sized = sized_by(ctx, stop)
             # `range(len(cfg.STRIDES))`: one iteration per item of a Python list (FPN levels).
             return not (sized is not None and sized.how == "len"
                         and _python_collection(ctx, sized.obj))
-        return ctx.is_tensor_like(loop.iter)
+        return ctx.is_tensor_like(it)
