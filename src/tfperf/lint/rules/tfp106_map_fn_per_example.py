@@ -217,6 +217,7 @@ class MapFnPerExample(Rule):
     claims = ("S12",)
     group = "preview"
     node_types = (ast.Call, ast.ClassDef)
+    callee_names = frozenset({"map_fn"})  # filters calls only; classes still come through
     docs = """\
 ## What it does
 Finds `tf.map_fn(fn, elems)` where `fn` can be seen (a lambda, a `def` in the module, a

@@ -264,6 +264,10 @@ of a handful of iterations (a literal `range` or list of at most 8), metadata op
         """, count=1, lines=(7,)),
     )
 
+    def applies_to(self, ctx: Context) -> bool:
+        # Every finding is a TF call inside a `for`/`while` loop of a module importing TF.
+        return ctx.imports_tf and bool(ctx.nodes_of(ast.For, ast.AsyncFor, ast.While))
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf:
             return
