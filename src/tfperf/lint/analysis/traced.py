@@ -120,3 +120,62 @@ def traced_fn_of(ctx: Context, node: ast.AST) -> ast.AST | None:
         inner.append(fn)
     cache[key] = found
     return found
+
+
+_INIT_SCOPES = frozenset({"tensorflow.init_scope", "tensorflow.compat.v1.init_scope"})
+# Keras methods that `fit`/`evaluate`/`predict` trace, unless the model runs eagerly.
+_KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+
+
+def under_init_scope(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs under ``with tf.init_scope():`` within its function: TensorFlow lifts
+    that block out of the graph being traced and runs it eagerly, once per trace (the way
+    variables and lookup tables are made inside a ``tf.function``)."""
+    for p in ctx.ancestors(node):
+        tp = type(p)
+        if tp is ast.With or tp is ast.AsyncWith:
+            if any(ctx.is_call_to(item.context_expr, *_INIT_SCOPES)
+                   for item in p.items):  # type: ignore[attr-defined]
+                return True
+        elif tp in FUNCTION_NODES:
+            return False
+    return False
+
+
+def _keras_steps_run_eagerly(ctx: Context) -> bool:
+    """The module runs its Keras steps eagerly by choice: it compiles with
+    ``run_eagerly=True`` (or sets ``model.run_eagerly = True``), or it calls a step itself
+    (``model.train_step(batch)``) and never hands the model to ``fit``/``evaluate``/
+    ``predict``, which are what trace the steps."""
+    def compute() -> bool:
+        if "run_eagerly" in ctx.source:
+            for k in ctx.nodes_of(ast.keyword):
+                if k.arg == "run_eagerly" and type(k.value) is ast.Constant \
+                        and k.value.value is True:  # type: ignore[attr-defined]
+                    return True
+            for a in ctx.nodes_of(ast.Assign):
+                if any(type(t) is ast.Attribute and t.attr == "run_eagerly"  # type: ignore[attr-defined]
+                       for t in a.targets) and type(a.value) is ast.Constant \
+                        and a.value.value is True:  # type: ignore[attr-defined]
+                    return True
+        by_attr = ctx.call_groups()[0]
+        called = any(by_attr.get(m) for m in _KERAS_STEPS)
+        return called and not any(by_attr.get(m) for m in (
+            "fit", "evaluate", "predict", "fit_generator", "train_on_batch",
+            "test_on_batch", "predict_on_batch"))
+    return ctx.cached("keras_steps_run_eagerly", compute)
+
+
+def eager_by_design(ctx: Context, node: ast.AST) -> bool:
+    """``node`` sits in code TensorFlow would trace but runs eagerly by design: under
+    ``tf.init_scope()`` (see :func:`under_init_scope`), or in a Keras ``train_step``/
+    ``test_step``/``predict_step`` of a module that runs its steps eagerly (``run_eagerly=
+    True``, or calls the step itself and never ``fit``). Eager-only code there (``.numpy()``,
+    ``print``, Python state) is correct, not a trace-time trap."""
+    if under_init_scope(ctx, node):
+        return True
+    fn = ctx.tf_function_of(node)
+    if fn is None or getattr(fn, "name", None) not in _KERAS_STEPS \
+            or ctx.tf_function_decorator(fn) is not None:
+        return False
+    return _keras_steps_run_eagerly(ctx)

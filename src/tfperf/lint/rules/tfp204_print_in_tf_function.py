@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.tensors import surely_tensor
-from tfperf.lint.analysis.traced import eager_guarded, in_py_function, traced
+from tfperf.lint.analysis.traced import eager_by_design, eager_guarded, in_py_function, traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -102,9 +102,18 @@ module has no `import tensorflow` name to write.
 ## Known limitations
 Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
 tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
-and `tf.py_function` bodies.
+`tf.py_function` bodies, and code under `with tf.init_scope():` (eager, once per trace).
 """
     valid = (
+        # Under tf.init_scope(): eager, once per trace, on purpose.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                with tf.init_scope():
+                    print("initial scale", tf.ones([2]))
+                return x * 2
+        """),
         Valid("""
             import tensorflow as tf
             @tf.function
@@ -210,7 +219,8 @@ and `tf.py_function` bodies.
         if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)
                    for a in args) or _trace_logging(node):  # type: ignore[arg-type]
             return
-        if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node):
+        if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node) \
+                or eager_by_design(ctx, node):
             return
         yield self.finding(ctx, node, fix=self._fix(ctx, node))  # type: ignore[arg-type]
 
