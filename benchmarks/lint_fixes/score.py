@@ -4,7 +4,8 @@
         [--json results.json] [--rows] [--context 0]
 
 Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) twice over every
-materialised before/after file: once with the default rule set, once with `--select ALL`.
+materialised before/after file: with the default rule set, with `--select ALL`, and with
+`--select ALL --preview` (rules still in preview).
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its
@@ -29,7 +30,8 @@ from pathlib import Path
 from fixset import DEFAULT_MIRROR, FIXES_CSV, FixRow, Span, parse_ranges, read_fixes
 from materialize import DEFAULT_OUT, materialize, missing_repos
 
-RULE_SETS = {"default": [], "ALL": ["--select", "ALL"]}
+RULE_SETS = {"default": [], "ALL": ["--select", "ALL"],
+             "ALL+preview": ["--select", "ALL", "--preview"]}
 PARSE_ERROR = "TFP000"
 
 
