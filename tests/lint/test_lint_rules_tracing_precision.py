@@ -182,3 +182,33 @@ def test_tfp702_offers_no_constant_for_a_variable_a_module_tracks(tf):
                                 "tf.constant([1.0, 2.0])")
     assert len(_run(quiet)["m"].variables) == 1
     assert len(_run(as_constant)["m"].variables) == 0
+
+
+# ---------------------------------------------------------------- varying shapes (TFP307)
+
+_PADDED = """\
+import tensorflow as tf
+ds = tf.data.Dataset.range(1, 13).map(lambda n: tf.range(n)).padded_batch(3)
+@tf.function{options}
+def step(x):
+    return tf.reduce_sum(x)
+for x in ds:
+    step(x)
+traces = step.experimental_get_tracing_count()
+"""
+
+
+def test_tfp307_reports_what_real_tensorflow_retraces(tf):
+    plain = _PADDED.format(options="")
+    [finding] = _findings(plain, "TFP307")
+    assert finding.location.line == 3 and "new length" in finding.message
+    assert _run(plain)["traces"] == 4  # lengths 3, 6, 9, 12: one trace each
+    signed = _PADDED.format(options="(input_signature=[tf.TensorSpec([None, None], tf.int64)])")
+    assert _findings(signed, "TFP307") == []
+    assert _run(signed)["traces"] == 1
+    remainder = plain.replace(".map(lambda n: tf.range(n)).padded_batch(3)", ".batch(5)")
+    [finding] = _findings(remainder, "TFP307")
+    assert "last, smaller batch" in finding.message
+    assert _run(remainder)["traces"] == 2  # 12 = 5 + 5 + 2
+    dropped = remainder.replace(".batch(5)", ".batch(5, drop_remainder=True)")
+    assert _findings(dropped, "TFP307") == [] and _run(dropped)["traces"] == 1
