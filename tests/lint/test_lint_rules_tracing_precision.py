@@ -135,7 +135,7 @@ def test_tfp306_offers_no_tf_function_where_the_step_needs_eager_values(tf):
            "for _ in range(3):\n"
            "    train_step(x, y)\n")
     [finding] = _findings(src, "TFP306")
-    assert finding.fix is None and ".numpy()" in finding.message
+    assert finding.fix is None and "it calls .numpy()" in finding.message
     assert len(_run(src)["seen"]) == 3  # runs eagerly as written
     decorated = src.replace("def train_step", "@tf.function\ndef train_step")
     with pytest.raises(AttributeError, match="numpy"):

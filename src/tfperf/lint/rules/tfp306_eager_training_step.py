@@ -41,6 +41,17 @@ def _trains(nodes: list[ast.AST]) -> bool:
     return False
 
 
+_GRADIENTS_MESSAGE = ("gradients of the model's weights (GradientTape) computed eagerly in a "
+                      "loop")
+
+
+def _updates(nodes: list[ast.AST]) -> bool:
+    """The statements apply an update themselves (``apply_gradients``/``minimize``)."""
+    return any(type(n) is ast.Call and type(n.func) is ast.Attribute
+               and n.func.attr in ("apply_gradients", "minimize")
+               for stmt in nodes for n in ast.walk(stmt))
+
+
 # What a training step differentiates against.
 _TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
 # Calls that need eager execution: a step that makes them cannot just be decorated.
@@ -352,12 +363,13 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         if call is None or eager_guarded(ctx, call):
             return  # a step called elsewhere may well be compiled there (tf.function(step))
         host = _host_work(ctx, fn)  # type: ignore[arg-type]
+        message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE  # type: ignore[union-attr]
         if host is None:
-            finding = self.finding(ctx, fn, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
+            finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
         else:
             finding = self.finding(
-                ctx, fn, f"{self.message}; its {host} needs eager execution",  # type: ignore[arg-type]
-                hint=f"move the host work ({host}) out of the step, then compile the tensor "
+                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",  # type: ignore[arg-type]
+                hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
                      "part with @tf.function")
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,
