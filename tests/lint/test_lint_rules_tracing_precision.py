@@ -212,3 +212,22 @@ def test_tfp307_reports_what_real_tensorflow_retraces(tf):
     assert _run(remainder)["traces"] == 2  # 12 = 5 + 5 + 2
     dropped = remainder.replace(".batch(5)", ".batch(5, drop_remainder=True)")
     assert _findings(dropped, "TFP307") == [] and _run(dropped)["traces"] == 1
+
+
+@pytest.mark.parametrize(("guard", "sets", "lines"), [
+    ("if self.table is None:", "self.table = tf.Variable(tf.ones([4, 2]))", []),
+    ("if not self.built_once:", "self.built_once = True", []),
+    # A guard that never sets what it tests is no once-only guard: every trace prints.
+    ("if self.table is None:", "other = 1", [7]),
+    ("if self.verbose:", "self.verbose = False", [7]),
+])
+def test_tfp204_once_only_guards(guard, sets, lines):
+    src = ("import tensorflow as tf\n"
+           "class Embed(tf.Module):\n"
+           "    @tf.function\n"
+           "    def __call__(self, ids):\n"
+           f"        {guard}\n"
+           f"            {sets}\n"
+           "            print('ids', ids)\n"
+           "        return ids\n")
+    assert [f.location.line for f in _findings(src, "TFP204")] == lines

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.tensors import surely_tensor
-from tfperf.lint.analysis.traced import eager_by_design, eager_guarded, in_py_function, traced
+from tfperf.lint.analysis.traced import (
+    eager_by_design,
+    eager_guarded,
+    in_py_function,
+    once_guarded,
+    traced,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -102,9 +108,23 @@ module has no `import tensorflow` name to write.
 ## Known limitations
 Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
 tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
-`tf.py_function` bodies, and code under `with tf.init_scope():` (eager, once per trace).
+`tf.py_function` bodies, code under `with tf.init_scope():` (eager, once per trace), and
+code under a once-only guard (`if self._table is None: ...` that sets `self._table`).
 """
     valid = (
+        # A once-only guard: built (and announced) on the first trace, on purpose.
+        Valid("""
+            import tensorflow as tf
+            class Embed(tf.Module):
+                def __init__(self):
+                    self.table = None
+                @tf.function
+                def __call__(self, ids):
+                    if self.table is None:
+                        self.table = tf.Variable(tf.random.normal([100, 8]))
+                        print("built table", self.table.shape, ids)
+                    return tf.gather(self.table, ids)
+        """),
         # Under tf.init_scope(): eager, once per trace, on purpose.
         Valid("""
             import tensorflow as tf
@@ -220,7 +240,7 @@ tracing: printing at trace time on purpose), code guarded by `if tf.executing_ea
                    for a in args) or _trace_logging(node):  # type: ignore[arg-type]
             return
         if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node) \
-                or eager_by_design(ctx, node):
+                or eager_by_design(ctx, node) or once_guarded(ctx, node):
             return
         yield self.finding(ctx, node, fix=self._fix(ctx, node))  # type: ignore[arg-type]
 
