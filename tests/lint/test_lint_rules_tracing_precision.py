@@ -129,7 +129,7 @@ def test_tfp306_offers_no_tf_function_where_the_step_needs_eager_values(tf):
            "        loss = tf.reduce_mean(tf.square(tf.reduce_sum(x * w, axis=1) - y))\n"
            "    grads = tape.gradient(loss, [w])\n"
            "    opt.apply_gradients(zip(grads, [w]))\n"
-           "    seen.append(float(loss.numpy()))\n"
+           "    seen.append(loss.numpy())\n"
            "x = tf.constant([[1.0, 2.0], [3.0, 4.0]])\n"
            "y = tf.constant([1.0, 2.0])\n"
            "for _ in range(3):\n"

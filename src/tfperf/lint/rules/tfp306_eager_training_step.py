@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
+from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -60,13 +61,16 @@ _EAGER_ONLY_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate
 
 def _host_work(ctx: Context, fn: ast.AST) -> str | None:
     """What in the step needs eager execution (``model.predict``, ``.numpy()``, a NumPy
-    function), named for the message; ``None`` when there is none."""
+    function, ``int(t)``), named for the message; ``None`` when there is none."""
     for n in ast.walk(fn):
         if type(n) is not ast.Call:
             continue
         func = n.func
         if type(func) is ast.Attribute and func.attr in _EAGER_ONLY_ATTRS:
             return f".{func.attr}()"
+        conv = host_conversion(ctx, n)
+        if conv is not None and conv.kind == "builtin" and type(conv.operand) is not ast.Constant:
+            return conv.label  # int(action): a symbolic tensor has no Python value
         q = ctx.qualname(func)
         if q is not None and q.startswith("numpy."):
             return "np." + q[len("numpy."):] + "()"
