@@ -184,7 +184,7 @@ def test_tfp702_offers_no_constant_for_a_variable_a_module_tracks(tf):
     assert len(_run(as_constant)["m"].variables) == 0
 
 
-# ---------------------------------------------------------------- varying shapes (TFP307)
+# ---------------------------------------------------------------- varying shapes (TFP307, TFP309)
 
 _PADDED = """\
 import tensorflow as tf
@@ -198,7 +198,7 @@ traces = step.experimental_get_tracing_count()
 """
 
 
-def test_tfp307_reports_what_real_tensorflow_retraces(tf):
+def test_tfp307_tfp309_report_what_real_tensorflow_retraces(tf):
     plain = _PADDED.format(options="")
     [finding] = _findings(plain, "TFP307")
     assert finding.location.line == 3 and "new length" in finding.message
@@ -206,12 +206,14 @@ def test_tfp307_reports_what_real_tensorflow_retraces(tf):
     signed = _PADDED.format(options="(input_signature=[tf.TensorSpec([None, None], tf.int64)])")
     assert _findings(signed, "TFP307") == []
     assert _run(signed)["traces"] == 1
+    assert _findings(plain, "TFP309") == []  # padded_batch(3) of 12: no partial batch
     remainder = plain.replace(".map(lambda n: tf.range(n)).padded_batch(3)", ".batch(5)")
-    [finding] = _findings(remainder, "TFP307")
-    assert "last, smaller batch" in finding.message
+    assert _findings(remainder, "TFP307") == []
+    [finding] = _findings(remainder, "TFP309")
+    assert finding.location.line == 3 and "last, smaller batch" in finding.message
     assert _run(remainder)["traces"] == 2  # 12 = 5 + 5 + 2
     dropped = remainder.replace(".batch(5)", ".batch(5, drop_remainder=True)")
-    assert _findings(dropped, "TFP307") == [] and _run(dropped)["traces"] == 1
+    assert _findings(dropped, "TFP309") == [] and _run(dropped)["traces"] == 1
 
 
 @pytest.mark.parametrize(("guard", "sets", "lines"), [

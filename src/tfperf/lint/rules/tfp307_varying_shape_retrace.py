@@ -6,63 +6,25 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.pipelines import pipeline
-from tfperf.lint.analysis.syntax import keyword
-from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
+from tfperf.lint.analysis.pipelines import fed_batches, static_padded_shapes
+from tfperf.lint.analysis.tf_functions import (
+    SHAPE_OPTIONS,
+    tf_function_called,
+    tf_function_callee_names,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
-# Options that make tf.function generalise shapes (or fix them) instead of tracing anew.
-_SHAPE_OPTIONS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
-# Dataset steps that batch; the last one decides the shapes the loop sees.
-_BATCHING = frozenset({"batch", "padded_batch", "bucket_by_sequence_length", "ragged_batch",
-                       "unbatch", "rebatch", "group_by_window"})
 
-
-def _names(target: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(target) if type(n) is ast.Name}
-
-
-def _static_shapes(expr: ast.AST | None) -> bool:
-    """``padded_shapes`` written out with literal sizes only (no ``-1``/``None``)."""
-    if expr is None:
-        return False
-    for n in ast.walk(expr):
-        if type(n) is ast.Constant and n.value is None:
-            return False
-        if type(n) is ast.UnaryOp and type(n.op) is ast.USub:
-            return False  # -1: padded to the longest element
-        if type(n) is ast.Name or type(n) is ast.Attribute or type(n) is ast.Call:
-            if type(n) is ast.Call and type(n.func) is ast.Attribute \
-                    and n.func.attr == "TensorShape":
-                continue
-            if type(n) is ast.Attribute and n.attr == "TensorShape":
-                continue
-            if type(n) is ast.Name and n.id in ("tf", "tensorflow"):
-                continue
-            return False  # a value this rule cannot read
-    return True
-
-
-def _varying(step: ast.Call) -> str | None:
-    """How the batches out of ``step`` vary in shape, for the message; ``None``: they do
-    not (or the rule cannot tell)."""
+def _varying_lengths(step: ast.Call) -> str | None:
+    """How the batches out of ``step`` vary in more than their first dimension, for the
+    message; ``None``: they do not (or the rule cannot tell)."""
     method = step.func.attr  # type: ignore[attr-defined]
-    drop = keyword(step, "drop_remainder")
-    if drop is None and len(step.args) >= (3 if method == "padded_batch" else 2):
-        drop = step.args[-1]
-    dropped = type(drop) is ast.Constant and drop.value is True
     if method == "padded_batch":
-        shapes = keyword(step, "padded_shapes") or (step.args[1] if len(step.args) > 1 else None)
-        if not _static_shapes(shapes):
+        if not static_padded_shapes(step):
             return "padded to each batch's longest element: one trace per new length"
-        return None if dropped else "the last, smaller batch traces it once more"
-    if method == "bucket_by_sequence_length":
+    elif method == "bucket_by_sequence_length":
         return "bucketed by length: one trace per bucket and batch length"
-    if method == "batch":
-        if drop is not None and not dropped:
-            return None  # drop_remainder given as a variable: the author chose
-        return None if dropped else "the last, smaller batch traces it once more"
     return None
 
 
@@ -71,7 +33,7 @@ class VaryingShapeRetrace(Rule):
     name = "varying-shape-retrace"
     message = "tf.function fed batches of varying shape: a new trace per shape"
     hint = ("give the tf.function an input_signature with None for the varying dimensions, "
-            "or reduce_retracing=True; or batch with drop_remainder=True")
+            "or reduce_retracing=True")
     claims = ("S13",)
     group = "preview"
     node_types = (ast.Call,)
@@ -79,17 +41,16 @@ class VaryingShapeRetrace(Rule):
     docs = """\
 ## What it does
 Finds a `tf.function` without `input_signature` or `reduce_retracing=True` called in a loop
-over a `tf.data` pipeline whose batches change shape: `padded_batch` without fixed
-`padded_shapes` (each batch is padded to its own longest element),
-`bucket_by_sequence_length`, or `batch`/`padded_batch` without `drop_remainder=True` (the
-last batch is smaller). The finding is at the `tf.function`, which is what to change.
+over a `tf.data` pipeline whose batches change length from batch to batch: `padded_batch`
+without fixed `padded_shapes` (each batch is padded to its own longest element) or
+`bucket_by_sequence_length`. The finding is at the `tf.function`, which is what to change.
+(A last, smaller batch alone costs one extra trace: TFP309.)
 
 ## Why is this bad?
 A `tf.function` traces one graph per input shape it has not seen (claim S13; TF's guide,
 "Controlling retracing"). Padded batches of text or sequences take a new length almost every
 step: measured here on TF 2.21, a loop over 15 padded batches of distinct lengths traced the
-function 15 times, 3 times with `reduce_retracing=True`. A final partial batch costs one
-extra trace (2 instead of 1), per function fed that way.
+function 15 times, 3 times with `reduce_retracing=True`.
 
 ## Example
 ```python
@@ -108,8 +69,8 @@ for inp, tar in ds:
 def train_step(inp, tar):
     ...
 ```
-or `@tf.function(reduce_retracing=True)`, or `batch(64, drop_remainder=True)` when only
-the last batch differs.
+or `@tf.function(reduce_retracing=True)`, or fixed `padded_shapes` when the lengths are
+bounded.
 
 ## Fix safety
 No automatic fix: the right signature (dtypes, which dimensions vary) needs a person, and
@@ -118,8 +79,7 @@ relaxed shapes make static shapes (`x.shape[1]`) `None` inside the function.
 ## Known limitations
 Only loops of this module over a pipeline it builds (re-assignments followed) and calls that
 pass the loop's elements are seen; `padded_shapes` held in a variable are taken as
-unknown, a `drop_remainder` given as a variable as the author's choice, and a pipeline
-repeated before it is batched as having no partial batch.
+unknown.
 """
     valid = (
         # An input_signature with None dimensions: one trace.
@@ -143,14 +103,14 @@ repeated before it is batched as having no partial batch.
             for x in ds:
                 step(x)
         """),
-        # Repeated before batching: every batch is full.
+        # Plain batches: only the last one may be smaller (one more trace, TFP309's).
         Valid("""
             import tensorflow as tf
-            train = tf.data.Dataset.range(100).repeat().shuffle(64).batch(32).prefetch(1)
+            ds = tf.data.Dataset.range(100).batch(32)
             @tf.function
             def step(x):
                 return tf.reduce_sum(x)
-            for i, x in enumerate(train.take(1000), 1):
+            for x in ds:
                 step(x)
         """),
         # reduce_retracing generalises the shapes.
@@ -198,21 +158,20 @@ repeated before it is batched as having no partial batch.
                 for (batch, (inp, tar)) in enumerate(train):
                     train_step(inp, tar)
         """, count=1, lines=(5,)),
-        # The last partial batch, a method, tf.function with other options.
+        # A method, tf.function with other options, padded without padded_shapes.
         Invalid("""
             import tensorflow as tf
             class Trainer:
-                def __init__(self, xs):
-                    self.ds = None
-                    self.xs = xs
+                def __init__(self, texts):
+                    self.texts = texts
                 @tf.function(jit_compile=True)
                 def step(self, x):
-                    return tf.reduce_sum(x * 2.0)
+                    return tf.reduce_sum(x * 2)
                 def fit(self):
-                    ds = tf.data.Dataset.from_tensor_slices(self.xs).batch(32)
-                    for x in ds:
+                    ds = tf.data.Dataset.from_generator(self.texts, output_signature=None)
+                    for x in ds.padded_batch(32, drop_remainder=True):
                         self.step(x)
-        """, count=1, lines=(6,)),
+        """, count=1, lines=(5,)),
         # Wrapped as f = tf.function(g); bucketing by length.
         Invalid("""
             import tensorflow as tf
@@ -227,38 +186,20 @@ repeated before it is batched as having no partial batch.
     )
 
     def applies_to(self, ctx: Context) -> bool:
-        return ctx.spells_tf_function and ("batch" in ctx.source or "bucket" in ctx.source)
+        return ctx.spells_tf_function and ("padded_batch" in ctx.source
+                                           or "bucket_by" in ctx.source)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = node.func  # type: ignore[attr-defined]
         name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
         if name is None or name not in tf_function_callee_names(ctx) or not node.args:  # type: ignore[attr-defined]
             return
-        loops = ctx.enclosing_loops(node)
-        loop = next((lp for lp in loops if type(lp) in (ast.For, ast.AsyncFor)), None)
-        if loop is None:
+        fed = fed_batches(ctx, node)  # type: ignore[arg-type]
+        how = _varying_lengths(fed.batching) if fed is not None else None
+        if how is None:
             return
-        it, target = loop.iter, loop.target  # type: ignore[attr-defined]
-        if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args:  # type: ignore[attr-defined]
-            it = it.args[0]  # type: ignore[attr-defined]
-            if type(target) is ast.Tuple and len(target.elts) == 2:
-                target = target.elts[1]
-        elements = _names(target)
-        passed = [a for a in [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
-                  if _names(a) & elements]
-        if not passed:
+        target = tf_function_called(ctx, func)
+        if target is None or any(o in target.options for o in SHAPE_OPTIONS):
             return
-        chain = pipeline(ctx, it).steps
-        steps = [i for i, s in enumerate(chain) if s.func.attr in _BATCHING]  # type: ignore[attr-defined]
-        if not steps:
-            return
-        last = chain[steps[-1]]
-        how = _varying(last)
-        if how is None or (how.startswith("the last") and any(
-                s.func.attr == "repeat" for s in chain[:steps[-1]])):  # type: ignore[attr-defined]
-            return  # repeated before batching: no partial batch (or one, at the very end)
-        target_fn = tf_function_called(ctx, func)
-        if target_fn is None or any(o in target_fn.options for o in _SHAPE_OPTIONS):
-            return
-        yield self.finding(ctx, target_fn.creation,
+        yield self.finding(ctx, target.creation,
                            f"tf.function fed batches of varying shape ({how})")
