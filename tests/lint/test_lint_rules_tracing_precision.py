@@ -219,6 +219,8 @@ def test_tfp307_tfp309_report_what_real_tensorflow_retraces(tf):
 @pytest.mark.parametrize(("guard", "sets", "lines"), [
     ("if self.table is None:", "self.table = tf.Variable(tf.ones([4, 2]))", []),
     ("if not self.built_once:", "self.built_once = True", []),
+    ("if 'k' not in self.cache:", "self.cache['k'] = 1", []),
+    ("if 'k' not in self.cache:", "self.other['k'] = 1", [7]),
     # A guard that never sets what it tests is no once-only guard: every trace prints.
     ("if self.table is None:", "other = 1", [7]),
     ("if self.verbose:", "self.verbose = False", [7]),

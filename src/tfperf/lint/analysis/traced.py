@@ -182,11 +182,14 @@ def eager_by_design(ctx: Context, node: ast.AST) -> bool:
 
 
 def _guarded_target(test: ast.AST) -> str | None:
-    """``X is None`` / ``not X`` (``X`` a name or ``self.x``) → X's spelling."""
+    """``X is None`` / ``not X`` / ``key not in X`` (``X`` a name or ``self.x``) → X's
+    spelling."""
     if type(test) is ast.Compare and len(test.ops) == 1 \
-            and type(test.ops[0]) is ast.Is:  # type: ignore[attr-defined]
+            and type(test.ops[0]) in (ast.Is, ast.NotIn):  # type: ignore[attr-defined]
         right = test.comparators[0]  # type: ignore[attr-defined]
-        if type(right) is ast.Constant and right.value is None:  # type: ignore[attr-defined]
+        if type(test.ops[0]) is ast.NotIn:  # type: ignore[attr-defined]
+            test = right
+        elif type(right) is ast.Constant and right.value is None:  # type: ignore[attr-defined]
             test = test.left  # type: ignore[attr-defined]
         else:
             return None
@@ -201,9 +204,9 @@ def _guarded_target(test: ast.AST) -> str | None:
 
 def once_guarded(ctx: Context, node: ast.AST) -> bool:
     """``node`` sits under a once-only guard within its function: ``if self._x is None:``
-    (or ``if not self._built:``) whose body sets that same ``self._x``. In traced code the
-    block runs on the first trace only: work there (building state, logging it) is meant
-    to happen once."""
+    (or ``if not self._built:``, ``if key not in cache:``) whose body sets that same
+    ``self._x`` (or ``cache[...]``). In traced code the block runs on the first trace only:
+    work there (building state, logging it) is meant to happen once."""
     child = node
     for p in ctx.ancestors(node):
         tp = type(p)
@@ -212,7 +215,7 @@ def once_guarded(ctx: Context, node: ast.AST) -> bool:
         if tp is ast.If and child in p.body:  # type: ignore[attr-defined]
             guarded = _guarded_target(p.test)  # type: ignore[attr-defined]
             if guarded is not None and any(
-                    type(t) in (ast.Name, ast.Attribute) and ast.unparse(t) == guarded
+                    ast.unparse(t.value if type(t) is ast.Subscript else t) == guarded  # type: ignore[attr-defined]
                     for s in p.body for n in ast.walk(s)  # type: ignore[attr-defined]
                     if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
                     for t in (n.targets if type(n) is ast.Assign else [n.target])):  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.traced import eager_by_design, traced_fn_of
+from tfperf.lint.analysis.traced import eager_by_design, once_guarded, traced_fn_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
@@ -145,7 +145,8 @@ Not reported: lists created inside the function (building a list in an unrolled 
 `tf.stack`-ing it is fine), `tf.Variable` updates, attributes that hold `None` until a
 variable is created once, functions run eagerly through `tf.py_function`, code under
 `with tf.init_scope():` (lifted out of the graph, eager by design), counters named for what
-they count (`trace_count += 1`, `self.num_traces += 1`: once per trace is the point), and
+they count (`trace_count += 1`, `self.num_traces += 1`: once per trace is the point), state
+set under a once-only guard (`if key not in cache: cache[key] = tf.Variable(...)`), and
 Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`, or
 `model.train_step(batch)` called by the module itself and never `fit`).
 """
@@ -226,6 +227,16 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
             def f(x):
                 TRACES.append(x.shape)
                 return x + 1
+        """),
+        # A once-only guard: the variable is made on the first trace and kept.
+        Valid("""
+            import tensorflow as tf
+            _cache = {}
+            @tf.function
+            def f(x):
+                if "w" not in _cache:
+                    _cache["w"] = tf.Variable(tf.ones([3]))
+                return x * _cache["w"]
         """),
         # Under tf.init_scope(): lifted out of the graph, eager on purpose.
         Valid("""
@@ -331,7 +342,7 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
         if enclosing is None:
             return  # module level: nothing is traced here
         fn = traced_fn_of(ctx, node)
-        if fn is None or eager_by_design(ctx, node):
+        if fn is None or eager_by_design(ctx, node) or once_guarded(ctx, node):
             return
         for target in candidates:
             tt = type(target)
