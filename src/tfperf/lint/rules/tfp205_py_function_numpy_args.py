@@ -84,9 +84,11 @@ its inputs only to convert them to NumPy: `x.numpy()`, or `[a.numpy() for a in a
 `tf.py_function` wraps each input in an `EagerTensor` and runs `fn` under an eager context
 (with gradient recording), so that `fn` can use TF ops; a function that first turns every
 input back into a NumPy array pays for that and gains nothing. `tf.numpy_function` hands
-`fn` the NumPy arrays directly. TF-Agents measured about 2x faster environment steps from
-this change (commit d89a2f5 of tensorflow/agents), which is host work in a per-step loop
-(claims S1 and S4: host round trips are what bounds such loops).
+`fn` the NumPy arrays directly. Measured here (CPU, TF 2.21, 8 small inputs, a machine at
+load 10; `benchmarks/bench_py_function.py`): called eagerly, 4.9 ms per `py_function` call
+against 0.11 ms per `numpy_function` call (45x); from inside a `tf.function`, 1.23 against
+1.06 ms (1.2x). TF-Agents measured about 2x faster environment steps from this change
+(commit d89a2f5 of tensorflow/agents): host work in a per-step loop (claims S1 and S4).
 
 ## Example
 ```python
