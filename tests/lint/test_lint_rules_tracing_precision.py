@@ -53,8 +53,13 @@ def test_keras_step_is_traced_unless_the_module_runs_it_eagerly():
     assert [f.location.line for f in _findings(fit, "TFP202")] == [6]
     for eager in ("m = Model()\nm.compile(optimizer='sgd', run_eagerly=True)\n",
                   "m = Model()\nm.run_eagerly = True\nm.fit(ds)\n",
-                  "m = Model()\nfor batch in ds:\n    m.train_step(batch)\n"):
+                  "m = Model()\nfor batch in ds:\n    m.train_step(batch)\n",
+                  # another model goes through fit(); this class's instance never does
+                  "m = Model()\nfor batch in ds:\n    m.train_step(batch)\n"
+                  "other = tf.keras.Sequential([])\nother.fit(ds)\n"):
         assert _findings(_KERAS_STEP + eager, "TFP202") == [], eager
+    both = "m = Model()\nm.train_step(batch)\nm.fit(ds)\n"
+    assert [f.location.line for f in _findings(_KERAS_STEP + both, "TFP202")] == [6]
 
 
 def test_init_scope_and_trace_counters_are_not_side_effects():

@@ -142,43 +142,67 @@ def under_init_scope(ctx: Context, node: ast.AST) -> bool:
     return False
 
 
-def _keras_steps_run_eagerly(ctx: Context) -> bool:
-    """The module runs its Keras steps eagerly by choice: it compiles with
-    ``run_eagerly=True`` (or sets ``model.run_eagerly = True``), or it calls a step itself
-    (``model.train_step(batch)``) and never hands the model to ``fit``/``evaluate``/
-    ``predict``, which are what trace the steps."""
+_KERAS_RUNNERS = frozenset({"fit", "evaluate", "predict", "fit_generator", "train_on_batch",
+                            "test_on_batch", "predict_on_batch"})
+
+
+def _run_eagerly_set(ctx: Context) -> bool:
+    """The module compiles with ``run_eagerly=True`` or sets ``model.run_eagerly = True``."""
     def compute() -> bool:
-        if "run_eagerly" in ctx.source:
-            for k in ctx.nodes_of(ast.keyword):
-                if k.arg == "run_eagerly" and type(k.value) is ast.Constant \
-                        and k.value.value is True:  # type: ignore[attr-defined]
-                    return True
-            for a in ctx.nodes_of(ast.Assign):
-                if any(type(t) is ast.Attribute and t.attr == "run_eagerly"  # type: ignore[attr-defined]
-                       for t in a.targets) and type(a.value) is ast.Constant \
-                        and a.value.value is True:  # type: ignore[attr-defined]
-                    return True
-        by_attr = ctx.call_groups()[0]
-        called = any(by_attr.get(m) for m in _KERAS_STEPS)
-        return called and not any(by_attr.get(m) for m in (
-            "fit", "evaluate", "predict", "fit_generator", "train_on_batch",
-            "test_on_batch", "predict_on_batch"))
-    return ctx.cached("keras_steps_run_eagerly", compute)
+        if "run_eagerly" not in ctx.source:
+            return False
+        for k in ctx.nodes_of(ast.keyword):
+            if k.arg == "run_eagerly" and type(k.value) is ast.Constant \
+                    and k.value.value is True:  # type: ignore[attr-defined]
+                return True
+        return any(any(type(t) is ast.Attribute and t.attr == "run_eagerly"  # type: ignore[attr-defined]
+                       for t in a.targets) and type(a.value) is ast.Constant  # type: ignore[attr-defined]
+                   and a.value.value is True for a in ctx.nodes_of(ast.Assign))  # type: ignore[attr-defined]
+    return ctx.cached("keras_run_eagerly_set", compute)
+
+
+def _receivers(ctx: Context, methods: frozenset[str]) -> set[str]:
+    """Spellings of the objects these methods are called on (``model`` in ``model.fit()``,
+    ``self.model_tf2`` in ``self.model_tf2.train_step(b)``)."""
+    by_attr = ctx.call_groups()[0]
+    return {ast.unparse(c.func.value) for m in methods for c in by_attr.get(m, ())}  # type: ignore[attr-defined]
+
+
+def _keras_steps_run_eagerly(ctx: Context, cls: ast.AST | None) -> bool:
+    """The module runs the Keras steps of ``cls`` eagerly by choice: it compiles with
+    ``run_eagerly=True`` (or sets ``model.run_eagerly = True``), or it calls a step itself
+    (``model.train_step(batch)``) on an object it never hands to ``fit``/``evaluate``/
+    ``predict``, which are what trace the steps. Objects are matched by spelling; where the
+    class's instances are visible (``m = MyModel()``), only those count."""
+    if _run_eagerly_set(ctx):
+        return True
+    stepped = _receivers(ctx, _KERAS_STEPS)
+    if not stepped:
+        return False
+    ran = _receivers(ctx, _KERAS_RUNNERS)
+    name = getattr(cls, "name", None)
+    instances = {ast.unparse(t) for a in ctx.nodes_of(ast.Assign)
+                 if type(a.value) is ast.Call and type(a.value.func) is ast.Name  # type: ignore[attr-defined]
+                 and a.value.func.id == name for t in a.targets} if name else set()  # type: ignore[attr-defined]
+    if instances:
+        stepped &= instances
+        ran &= instances
+    return bool(stepped) and not ran
 
 
 def eager_by_design(ctx: Context, node: ast.AST) -> bool:
     """``node`` sits in code TensorFlow would trace but runs eagerly by design: under
     ``tf.init_scope()`` (see :func:`under_init_scope`), or in a Keras ``train_step``/
-    ``test_step``/``predict_step`` of a module that runs its steps eagerly (``run_eagerly=
-    True``, or calls the step itself and never ``fit``). Eager-only code there (``.numpy()``,
-    ``print``, Python state) is correct, not a trace-time trap."""
+    ``test_step``/``predict_step`` that the module runs eagerly (``run_eagerly=True``, or
+    it calls the step itself on an object it never hands to ``fit``). Eager-only code there
+    (``.numpy()``, ``print``, Python state) is correct, not a trace-time trap."""
     if under_init_scope(ctx, node):
         return True
     fn = ctx.tf_function_of(node)
     if fn is None or getattr(fn, "name", None) not in _KERAS_STEPS \
             or ctx.tf_function_decorator(fn) is not None:
         return False
-    return _keras_steps_run_eagerly(ctx)
+    return _keras_steps_run_eagerly(ctx, ctx.enclosing_class(fn))
 
 
 def _guarded_target(test: ast.AST) -> str | None:
