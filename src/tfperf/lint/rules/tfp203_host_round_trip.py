@@ -19,9 +19,10 @@ SNAPSHOT_CALLS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor
                             "tensorflow.compat.v1.convert_to_tensor"})
 _CONVERSION_ATTRS = frozenset({"numpy", "array", "asarray", "asanyarray", "ascontiguousarray"})
 # Calls that take host data by design (initial values, graph-building placeholders, Python
-# functions run eagerly), by last name: not round trips worth reporting.
+# functions run eagerly, file names), by last name: not round trips worth reporting.
 _EXCLUDED_LAST = frozenset({"Variable", "placeholder_with_default", "py_function",
-                            "numpy_function", "py_func", "eager_py_func"})
+                            "numpy_function", "py_func", "eager_py_func", "read_file",
+                            "write_file", "matching_files"})
 
 
 def _tensor_op(q: str) -> bool:
@@ -182,7 +183,7 @@ NumPy function needs a person to choose it.
 ## Known limitations
 Not reported: a conversion and an op that no single run reaches both of (`if`/`else`
 branches, two `except` handlers, a branch that returns first); `tf.Variable(t.numpy())`
-(initialisation), conversions inside traced functions (TFP202 reports them), inside
+(initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced functions (TFP202 reports them), inside
 `tf.py_function` bodies, and host values computed by other libraries
 (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
 """
@@ -208,6 +209,13 @@ branches, two `except` handlers, a branch that returns first); `tf.Variable(t.nu
             import tensorflow as tf
             def filt(b, a, x):
                 return tf.constant(scipy.signal.lfilter(b, a, x.numpy()))
+        """),
+        # A file name read back from a tensor: a few bytes, not a round trip that matters.
+        Valid("""
+            import tensorflow as tf
+            def labels(model):
+                path = model.class_map_path().numpy()
+                return tf.io.read_file(path).numpy().decode("utf-8")
         """),
         # Variables initialised from a host snapshot.
         Valid("""
