@@ -183,9 +183,9 @@ NumPy function needs a person to choose it.
 ## Known limitations
 Not reported: a conversion and an op that no single run reaches both of (`if`/`else`
 branches, two `except` handlers, a branch that returns first); `tf.Variable(t.numpy())`
-(initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced functions (TFP202 reports them), inside
-`tf.py_function` bodies, and host values computed by other libraries
-(`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
+(initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced
+functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
+other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
 """
     valid = (
         # Stays on the device.
