@@ -3,9 +3,9 @@
     python benchmarks/lint_fixes/score.py [--mirror /work/.mirror] [--out /tmp/tfperf-fixes]
         [--json results.json] [--rows] [--context 0]
 
-Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) over every
-materialised before/after file, once per rule set: the default set, with `--select ALL`, and with
-`--select ALL --preview` (rules still in preview).
+Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) three times over every
+materialised before/after file: with the default rule set, with `--select ALL`, and with
+`--select ALL --preview` (what the rules still in preview would add).
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its

@@ -7,6 +7,8 @@ TensorFlow traces; the modules here answer the larger questions several rules sh
 - :mod:`.imports` — what the module imports and mentions (cheap once-per-module gates);
 - :mod:`.assignments` — where a value comes from, statement order within a block;
 - :mod:`.loops` — loops and what they iterate; loops that walk a tensor element by element;
+- :mod:`.dependence` — data flow through a loop body: loop-carried names, reductions,
+  recurrences (what cannot be vectorised), values read again by the next iteration;
 - :mod:`.varying` — values that change per iteration: Python numbers, per-iteration data;
 - :mod:`.host` — host conversions (``.numpy()``, ``np.array``, ``float``) of tensors;
 - :mod:`.traced` — code TensorFlow traces, and what runs eagerly inside it;

@@ -13,6 +13,9 @@ from tfperf.lint.semantic import Context, returns_tensor
 STACKING_CALLS = frozenset({
     "tensorflow.stack", "tensorflow.concat", "tensorflow.add_n", "tensorflow.math.add_n",
     "tensorflow.convert_to_tensor", "keras.ops.stack", "keras.ops.concatenate",
+    # TF1 spellings: `tf.pack` (before 1.0) and the compat.v1 names of the same ops.
+    "tensorflow.pack", "tensorflow.compat.v1.stack", "tensorflow.compat.v1.concat",
+    "tensorflow.compat.v1.add_n", "tensorflow.compat.v1.convert_to_tensor",
 })
 
 
