@@ -176,6 +176,17 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
 `tf.py_function` bodies.
 """
     valid = (
+        # keras.ops.convert_to_numpy already made a NumPy array: np.array() copies nothing.
+        Valid("""
+            import numpy as np
+            from keras import ops
+            def generate(model, tokens, n):
+                for i in range(n):
+                    logits = model(ops.convert_to_tensor([tokens]))
+                    next_token = ops.convert_to_numpy(ops.argmax(logits[0, -1]))
+                    tokens.append(np.array(next_token).item())
+                return tokens
+        """),
         # One conversion, then NumPy.
         Valid("""
             import tensorflow as tf
