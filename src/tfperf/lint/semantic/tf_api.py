@@ -92,11 +92,16 @@ def canonical(qualname: str) -> str:
     return qualname
 
 
+# keras.ops functions that return host values: a NumPy array, a Python tuple or bool.
+_KERAS_OPS_HOST_VALUES = frozenset({"convert_to_numpy", "is_tensor", "shape", "dtype"})
+
+
 def returns_tensor(qualname: str) -> bool:
     """Whether calling the API ``qualname`` (canonical) returns a tensor (not a Python list
     of them: see :func:`returns_tensor_list`)."""
     if qualname.startswith("keras.ops."):
-        return qualname.rsplit(".", 1)[-1] not in _TENSOR_LIST_FUNCTIONS
+        last = qualname.rsplit(".", 1)[-1]
+        return last not in _TENSOR_LIST_FUNCTIONS and last not in _KERAS_OPS_HOST_VALUES
     if not qualname.startswith("tensorflow."):
         return False
     parts = qualname.split(".")
