@@ -98,7 +98,7 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
     if q is not None:
         if q in SAVER_CLASSES:
             return "a tf.train.Saver (save and restore ops for every variable)"
-        if returns_tensor(q) or q.endswith("_initializer") and q.startswith("tensorflow."):
+        if returns_tensor(q) or (q.endswith("_initializer") and q.startswith("tensorflow.")):
             return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")
         return None
     if type(f) is ast.Attribute and f.attr in ASSIGN_METHODS and node.args:  # type: ignore[attr-defined]
