@@ -73,3 +73,86 @@ def test_tfp405_unsafe_fixes_compute_the_same_values():
         before, after = _run(source, name)(q, k), _run(fixed, name)(q, k)
         assert before.shape == after.shape and before.dtype == after.dtype
         np.testing.assert_allclose(before.numpy(), after.numpy(), rtol=1e-6, atol=1e-6)
+
+
+# ------------------------------------------------------------------ TFP502/TFP503: cell order
+
+def _notebook(*cells: str) -> str:
+    import json
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                  "execution_count": None, "source": c} for c in cells]})
+
+
+def _lint_notebook(text: str, *codes: str):
+    from tfperf.lint.engine import Dispatcher
+    from tfperf.lint.runner import lint_text
+    rules = [registry.get(c) for c in codes]
+    return [f for f in lint_text(text, "nb.ipynb", Dispatcher(rules)).findings
+            if f.code in codes]
+
+
+_MODEL_CELL = ("from tensorflow import keras\n"
+               "model = keras.Sequential([keras.layers.Dense(10, activation='softmax')])\n")
+_POLICY_CELL = "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+_LOOP_CELL = ("import tensorflow as tf\n"
+              "opt = keras.optimizers.Adam()\n"
+              "for x, y in data:\n"
+              "    with tf.GradientTape() as tape:\n"
+              "        loss = tf.reduce_mean((model(x) - y) ** 2)\n"
+              "    grads = tape.gradient(loss, model.trainable_variables)\n"
+              "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
+
+
+def test_mixed_precision_set_in_a_later_cell_does_not_apply_to_earlier_cells():
+    later = _notebook(_MODEL_CELL, _LOOP_CELL, "x = 1", _POLICY_CELL)
+    assert _lint_notebook(later, "TFP502", "TFP503") == []
+    earlier = _notebook(_POLICY_CELL.replace("keras.", "import keras\nkeras.", 1),
+                        _MODEL_CELL, _LOOP_CELL)
+    found = sorted((f.code, f.location.cell) for f in _lint_notebook(earlier, "TFP502", "TFP503"))
+    assert found == [("TFP502", 3), ("TFP503", 2)]
+
+
+def test_mixed_precision_policy_reaches_a_function_called_after_it():
+    src = ("from tensorflow import keras\n"
+           "def build():\n"
+           "    return keras.Sequential([keras.layers.Dense(10)])\n"
+           "first = build()\n"
+           "keras.mixed_precision.set_global_policy('mixed_float16')\n")
+    assert _lint(src, "TFP503") == []
+    assert [f.location.line for f in _lint(src + "second = build()\n", "TFP503")] == [3]
+
+
+# ------------------------------------------------------------------ TFP703 / TFP704
+
+def test_tfp703_ops_built_before_the_loop_or_in_setup_functions_are_quiet():
+    src = ("import tensorflow as tf\n"
+           "def train(sess, data):\n"
+           "    acc = tf.reduce_mean(tf.cast(correct, tf.float32))\n"
+           "    for batch in data:\n"
+           "        sess.run(acc, feed_dict={x: batch})\n"
+           "def build_saver(sess):\n"
+           "    saver = tf.train.Saver()\n"
+           "    saver.save(sess, 'ckpt')\n")
+    assert _lint(src, "TFP703") == []
+
+
+def test_tfp703_names_what_grows():
+    src = ("import tensorflow as tf\n"
+           "sess = tf.Session()\n"
+           "for step in range(10):\n"
+           "    sess.run(tf.argmax(logits, 1))\n")
+    [f] = _lint(src, "TFP703")
+    assert "tf.argmax" in f.message and "each iteration" in f.message
+
+
+def test_tfp704_counts_the_runs_one_run_could_do():
+    src = ("import tensorflow as tf\n"
+           "sess = tf.Session()\n"
+           "for step in range(10):\n"
+           "    sess.run(train, feed_dict=fd)\n"
+           "    sess.run(test_acc, feed_dict=test_fd)\n"
+           "    w = sess.run(W)\n"
+           "    l = sess.run(loss, feed_dict=fd)\n")
+    [f] = _lint(src, "TFP704")
+    assert f.message.startswith("3 sess.run calls") and f.location.line == 6
