@@ -103,7 +103,7 @@ choose.
 
 ## Known limitations
 Helpers are reported only when they build an op and run it themselves; a helper that runs
-once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`), one that makes a
+once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`, `test*`), one that makes a
 fresh graph or session, and an op kept for later calls (stored in an attribute, a cache or
 a global, or built under `if x is None` / `hasattr`) are not. Ops built in one function and
 run in another are not followed.
@@ -264,7 +264,7 @@ run in another are not followed.
                 or run_call.func.attr == "restore":  # restoring is done once, at the start
             return None
         name = getattr(fn, "name", "")
-        if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init")) \
+        if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init", "test")) \
                 or starts_fresh_graph(ctx, fn):
             return None
         return f"on every call of {name}()"
