@@ -34,17 +34,17 @@ class SessionRun:
 
 def _looks_like_session(ctx: Context, expr: ast.AST) -> bool:
     if type(expr) is ast.Call:
-        f = expr.func  # type: ignore[attr-defined]
+        f = expr.func
         name = f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
         return name in SESSION_GETTERS or ctx.qualname(f) in SESSION_CLASSES
     if type(expr) is ast.Name:
-        b = ctx.binding(expr)  # type: ignore[arg-type]
+        b = ctx.binding(expr)
         if b is not None and type(b.value) is ast.Call \
-                and ctx.qualname(b.value.func) in SESSION_CLASSES:  # type: ignore[attr-defined]
+                and ctx.qualname(b.value.func) in SESSION_CLASSES:
             return True
-        return "sess" in expr.id.lower()  # type: ignore[attr-defined]
+        return "sess" in expr.id.lower()
     if type(expr) is ast.Attribute:
-        return "sess" in expr.attr.lower()  # type: ignore[attr-defined]
+        return "sess" in expr.attr.lower()
     return False
 
 
@@ -52,7 +52,7 @@ def _elements(expr: ast.expr) -> list[ast.expr]:
     if type(expr) in (ast.List, ast.Tuple):
         return [e for x in expr.elts for e in _elements(x)]  # type: ignore[attr-defined]
     if type(expr) is ast.Dict:
-        return [e for x in expr.values for e in _elements(x)]  # type: ignore[attr-defined]
+        return [e for x in expr.values for e in _elements(x)]
     return [expr]
 
 
@@ -85,7 +85,7 @@ def session_runs(ctx: Context) -> list[SessionRun]:
                 if r is not None:
                     out.append(r)
         return out
-    return ctx.cached("sessions.session_runs", compute)  # type: ignore[no-any-return]
+    return ctx.cached("sessions.session_runs", compute)
 
 
 def builds_op(ctx: Context, node: ast.AST) -> str | None:
@@ -93,7 +93,7 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
     ``a Saver``), or ``None`` when it adds none (a non-TF call, ``var.load``, a session)."""
     if type(node) is not ast.Call:
         return None
-    f = node.func  # type: ignore[attr-defined]
+    f = node.func
     q = ctx.qualname(f)
     if q is not None:
         if q in SAVER_CLASSES:
@@ -101,7 +101,7 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
         if returns_tensor(q) or (q.endswith("_initializer") and q.startswith("tensorflow.")):
             return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")
         return None
-    if type(f) is ast.Attribute and f.attr in ASSIGN_METHODS and node.args:  # type: ignore[attr-defined]
+    if type(f) is ast.Attribute and f.attr in ASSIGN_METHODS and node.args:
         return f"an {f.attr} op" if f.attr.startswith("a") else f"a {f.attr} op"
     return None
 
@@ -111,7 +111,7 @@ def starts_fresh_graph(ctx: Context, block: ast.AST) -> bool:
     into a graph of its own, not one that grows."""
     for n in ast.walk(block):
         if type(n) is ast.Call:
-            q = ctx.qualname(n.func)  # type: ignore[attr-defined]
+            q = ctx.qualname(n.func)
             if q in FRESH_GRAPH or q in SESSION_CLASSES:
                 return True
     return False

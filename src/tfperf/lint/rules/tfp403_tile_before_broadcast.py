@@ -38,11 +38,11 @@ _RESHAPE_CALLS = frozenset({"tensorflow.reshape", "tensorflow.compat.v1.reshape"
 
 
 def _literal_int(node: ast.AST | None) -> int | None:
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
-        v = _literal_int(node.operand)  # type: ignore[attr-defined]
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        v = _literal_int(node.operand)
         return None if v is None else -v
-    if type(node) is ast.Constant and type(node.value) is int:  # type: ignore[attr-defined]
-        return node.value  # type: ignore[attr-defined]
+    if type(node) is ast.Constant and type(node.value) is int:
+        return node.value
     return None
 
 
@@ -50,9 +50,9 @@ def _size_one_axes(ctx: Context, expr: ast.AST, rank: int) -> set[int]:
     """Axes of ``expr`` (of rank ``rank``) known to have size 1: the axis ``expand_dims``
     inserts, the literal 1s of a ``reshape``, the ``None``/``tf.newaxis`` of a subscript."""
     if type(expr) is ast.Call:
-        q = ctx.qualname(expr.func)  # type: ignore[attr-defined]
-        args = expr.args  # type: ignore[attr-defined]
-        kws = {k.arg: k.value for k in expr.keywords}  # type: ignore[attr-defined]
+        q = ctx.qualname(expr.func)
+        args = expr.args
+        kws = {k.arg: k.value for k in expr.keywords}
         if q in _EXPAND_CALLS:
             axis = _literal_int(args[1] if len(args) > 1 else kws.get("axis"))
             if axis is None or not -rank <= axis < rank:
@@ -64,7 +64,7 @@ def _size_one_axes(ctx: Context, expr: ast.AST, rank: int) -> set[int]:
                 return {i for i, e in enumerate(shape.elts) if _literal_int(e) == 1}  # type: ignore[union-attr]
         return set()
     if type(expr) is ast.Subscript:
-        index = expr.slice  # type: ignore[attr-defined]
+        index = expr.slice
         items = index.elts if type(index) is ast.Tuple else [index]
         if any(type(i) is ast.Starred or (type(i) is ast.Constant and i.value is Ellipsis)
                for i in items):
@@ -286,11 +286,11 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
             return
         use: ast.AST = node
         parent = ctx.parent(node)
-        if type(parent) is ast.IfExp and node is not parent.test:  # type: ignore[attr-defined]
+        if type(parent) is ast.IfExp and node is not parent.test:
             use, parent = parent, ctx.parent(parent)  # `a if batched else tf.tile(...)`
         if type(parent) is ast.Assign and len(parent.targets) == 1 \
-                and type(parent.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            name = parent.targets[0].id  # type: ignore[attr-defined]
+                and type(parent.targets[0]) is ast.Name:
+            name = parent.targets[0].id
             loads = loads_bound_by(ctx, ctx.scope_of(parent), name, use)
             if len(loads) != 1 or assigned_value(ctx, loads[0]) is not use:
                 return
@@ -318,12 +318,12 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
             return None
         what = "broadcasting op"
         if other is None and type(op) is ast.Call and len(op.args) >= 2 \
-                and use in op.args[:2]:  # type: ignore[attr-defined]
-            since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")  # type: ignore[attr-defined]
+                and use in op.args[:2]:
+            since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
             if since is None or ctx.tf_version < since or max(repeated) >= rank - 2:
                 return None
-            other = op.args[1] if op.args[0] is use else op.args[0]  # type: ignore[attr-defined]
-            what = f"{ctx.source_of(op.func)} (it broadcasts batch axes)"  # type: ignore[attr-defined]
+            other = op.args[1] if op.args[0] is use else op.args[0]
+            what = f"{ctx.source_of(op.func)} (it broadcasts batch axes)"
         if other is None:
             return None
         counts: set[str] = set()
@@ -344,13 +344,13 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
 
     @staticmethod
     def _other_operand(ctx: Context, op: ast.AST | None, use: ast.AST) -> ast.AST | None:
-        if type(op) is ast.BinOp and isinstance(op.op, _ARITH):  # type: ignore[attr-defined]
-            if op.left is use:  # type: ignore[attr-defined]
-                return op.right  # type: ignore[attr-defined]
-            if op.right is use:  # type: ignore[attr-defined]
-                return op.left  # type: ignore[attr-defined]
+        if type(op) is ast.BinOp and isinstance(op.op, _ARITH):
+            if op.left is use:
+                return op.right
+            if op.right is use:
+                return op.left
             return None
         if type(op) is ast.Call and ctx.qualname(op.func) in BROADCASTING_OPS \
-                and len(op.args) == 2 and use in op.args:  # type: ignore[attr-defined]
-            return op.args[1] if op.args[0] is use else op.args[0]  # type: ignore[attr-defined]
+                and len(op.args) == 2 and use in op.args:
+            return op.args[1] if op.args[0] is use else op.args[0]
         return None

@@ -168,7 +168,7 @@ only at run time, and Keras backend `K.dot`/`batch_dot` (no transpose flags) are
             return
         fix = self._fix(ctx, t, parent, use, named)
         if fix is not False:
-            yield self.finding(ctx, node, fix=fix or None)
+            yield self.finding(ctx, node, fix=fix if isinstance(fix, Fix) else None)
 
     def _fix(self, ctx: Context, t: MatrixTranspose, call: ast.Call, use: ast.AST,
              named: bool) -> Fix | bool | None:
@@ -198,8 +198,9 @@ only at run time, and Keras backend `K.dot`/`batch_dot` (no transpose flags) are
             return False
         if not t.exact or named:
             return None
-        last = max([*call.args, *call.keywords],
-                   key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))  # type: ignore[union-attr]
+        last: ast.AST = max([*call.args, *call.keywords],
+                            key=lambda n: (getattr(n, "end_lineno", 0) or 0,
+                                           getattr(n, "end_col_offset", 0) or 0))
         return self.unsafe_fix(ctx.replace(t.call, ctx.source_of(t.operand)),
                                ctx.insert_after(last, f", {flag}=True"),
                                description=f"drop the transpose, pass {flag}=True")

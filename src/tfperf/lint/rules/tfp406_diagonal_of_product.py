@@ -19,13 +19,13 @@ MATMUL_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
 
 
 def _is_product(ctx: Context, expr: ast.AST | None) -> bool:
-    if type(expr) is ast.BinOp and type(expr.op) is ast.MatMult:  # type: ignore[attr-defined]
+    if type(expr) is ast.BinOp and type(expr.op) is ast.MatMult:
         return True
-    if type(expr) is not ast.Call or ctx.qualname(expr.func) not in MATMUL_CALLS:  # type: ignore[attr-defined]
+    if type(expr) is not ast.Call or ctx.qualname(expr.func) not in MATMUL_CALLS:
         return False
     # matmul of sparse or banded operands has its own kernels: only the plain form.
     return all(k.arg in ("transpose_a", "transpose_b", "adjoint_a", "adjoint_b", "name")
-               for k in expr.keywords)  # type: ignore[attr-defined]
+               for k in expr.keywords)
 
 
 class DiagonalOfProduct(Rule):
@@ -126,7 +126,7 @@ A product also used elsewhere (the full matrix is needed anyway) is not reported
         if type(arg) is ast.Name:
             value = assigned_value(ctx, arg)
             parent = ctx.parent(value) if value is not None else None
-            if type(parent) is not ast.Assign or len(loads_bound_by(
+            if value is None or type(parent) is not ast.Assign or len(loads_bound_by(
                     ctx, ctx.scope_of(parent), arg.id, value)) != 1:
                 return
             arg = value

@@ -28,7 +28,7 @@ def _once_guarded(ctx: Context, node: ast.AST, fn: ast.AST | None) -> bool:
         if p is fn:
             return False
         if type(p) is ast.If:
-            for t in ast.walk(p.test):  # type: ignore[attr-defined]
+            for t in ast.walk(p.test):
                 if type(t) is ast.Compare and (
                         any(type(o) in (ast.In, ast.NotIn) for o in t.ops)
                         or (type(t.left) in (ast.Attribute, ast.Subscript)
@@ -219,7 +219,7 @@ run in another are not followed.
                                    "graph grows every time")
 
     @staticmethod
-    def _creations(ctx: Context, run) -> Iterator[ast.AST]:  # type: ignore[no-untyped-def]
+    def _creations(ctx: Context, run) -> Iterator[ast.AST]:
         exprs = list(run.fetches)
         if type(run.feed) is ast.Dict:
             exprs += [k for k in run.feed.keys if k is not None]
@@ -245,7 +245,7 @@ run in another are not followed.
                 yield from values
 
     @staticmethod
-    def _where(ctx: Context, creation: ast.AST, run) -> str | None:  # type: ignore[no-untyped-def]
+    def _where(ctx: Context, creation: ast.AST, run) -> str | None:
         run_call = run.call
         fn = ctx.enclosing_function(creation)
         if fn is not ctx.enclosing_function(run_call):

@@ -33,7 +33,7 @@ def _stored_in(loop: ast.AST, names: set[str]) -> bool:
         if type(n) in (ast.Name, ast.Subscript, ast.Attribute) \
                 and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
             root = _root(n)
-            if type(root) is ast.Name and root.id in names:  # type: ignore[attr-defined]
+            if type(root) is ast.Name and root.id in names:
                 return True
         elif type(n) is ast.Call and type(n.func) is ast.Attribute \
                 and n.func.attr in ("append", "extend", "fill", "resize", "sort", "shuffle") \
@@ -49,11 +49,11 @@ def _data_array(ctx: Context, expr: ast.AST, depth: int = 0) -> bool:
     if depth > 3:
         return False
     if type(expr) is ast.Subscript:
-        return _data_array(ctx, expr.value, depth + 1)  # type: ignore[attr-defined]
+        return _data_array(ctx, expr.value, depth + 1)
     if type(expr) is ast.Attribute:
-        return expr.attr in _DATA_ATTRS and type(expr.value) is ast.Attribute  # type: ignore[attr-defined]
+        return expr.attr in _DATA_ATTRS and type(expr.value) is ast.Attribute
     if type(expr) is ast.Call:
-        q = ctx.qualname(expr.func) or ""  # type: ignore[attr-defined]
+        q = ctx.qualname(expr.func) or ""
         return q.startswith("numpy.") and q.rsplit(".", 1)[-1] in _NUMPY_ARRAY_MAKERS
     if type(expr) is ast.Name:
         value = assigned_value(ctx, expr)
