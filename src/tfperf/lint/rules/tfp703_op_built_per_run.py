@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.analysis.sessions import builds_op, session_runs, starts_fresh_graph
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
@@ -102,7 +103,8 @@ No automatic fix: the op has to move to where the graph is built, which the rule
 choose.
 
 ## Known limitations
-Helpers are reported only when they build an op and run it themselves; a helper that runs
+Helpers are reported when this module calls them once per loop iteration, or when they
+build a Saver, a placeholder or an assign op and run it themselves; a helper that runs
 once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`, `test*`), one that makes a
 fresh graph or session, and an op kept for later calls (stored in an attribute, a cache or
 a global, or built under `if x is None` / `hasattr`) are not. Ops built in one function and
@@ -192,6 +194,20 @@ run in another are not followed.
                 assign_op = x.assign(assign_placeholder)
                 get_session().run(assign_op, feed_dict={assign_placeholder: value})
         """, count=2, lines=(3, 4)),
+        # A helper called per iteration builds its gradient op on each call (the shape of a
+        # feature-visualisation tutorial).
+        Invalid("""
+            import tensorflow as tf
+            def optimize_image(session, feature, steps=10):
+                gradient = tf.gradients(layer[:, feature], x_image)
+                img = start_image
+                for i in range(steps):
+                    g = session.run(gradient, feed_dict={x_image: img})
+                    img = img + g[0]
+                return img
+            for feature in range(16):
+                optimize_image(session, feature)
+        """, count=1, lines=(3,)),
         # An accuracy op built inside the training loop.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -215,8 +231,7 @@ run in another are not followed.
                     continue
                 what = builds_op(ctx, creation)
                 yield self.finding(ctx, creation,
-                                   f"{what} built {where} that runs it in the session: the "
-                                   "graph grows every time")
+                                   f"{what} built {where}: the graph grows every time")
 
     @staticmethod
     def _creations(ctx: Context, run) -> Iterator[ast.AST]:
@@ -257,14 +272,22 @@ run in another are not followed.
         if loops and loops[0] in run_loops:
             if starts_fresh_graph(ctx, loops[0]):
                 return None
-            return "in each iteration of the loop"
-        if fn is None or type(fn) not in FUNCTION_NODES or loops or run_loops:
+            return "in each iteration of the loop that runs it in the session"
+        if fn is None or type(fn) not in FUNCTION_NODES or starts_fresh_graph(ctx, fn):
+            return None
+        name = getattr(fn, "name", "")
+        caller = called_in_loop(ctx, fn)
+        if caller is not None and not loops:
+            # This module calls the function once per iteration of a loop: whatever it
+            # builds before running it is built again on every call.
+            # (no line number: in a notebook the module's lines are not the cell's)
+            return (f"on every call of {name}() (called once per loop iteration), which "
+                    "runs it in the session")
+        if loops or run_loops:
             return None  # built once, then run in a loop: setup, not growth
         if not (builds_op(ctx, creation) or "").startswith(_HELPER_LEAKS) \
                 or run_call.func.attr == "restore":  # restoring is done once, at the start
             return None
-        name = getattr(fn, "name", "")
-        if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init", "test")) \
-                or starts_fresh_graph(ctx, fn):
+        if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init", "test")):
             return None
-        return f"on every call of {name}()"
+        return f"on every call of {name}(), which runs it in the session"
