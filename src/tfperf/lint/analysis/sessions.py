@@ -99,6 +99,8 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
         if q in SAVER_CLASSES:
             return "a tf.train.Saver (save and restore ops for every variable)"
         if returns_tensor(q) or (q.endswith("_initializer") and q.startswith("tensorflow.")):
+            if ".python." in q:  # TensorFlow's own modules: the public name is the last part
+                return "tf." + q.rsplit(".", 1)[-1]
             return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")
         return None
     if type(f) is ast.Attribute and f.attr in ASSIGN_METHODS and node.args:
