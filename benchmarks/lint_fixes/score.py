@@ -174,6 +174,8 @@ def main() -> int:
                    help="widen every changed range by N lines (default 0: the hunk itself)")
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--rows", action="store_true", help="print every row's codes")
+    p.add_argument("--preview", action="store_true",
+                   help="also score --select ALL --preview (the rules still in preview)")
     args = p.parse_args()
     rows = read_fixes(args.csv)
     missing = missing_repos(rows, args.mirror)
@@ -182,8 +184,9 @@ def main() -> int:
               file=sys.stderr)
         return 2
     manifest = materialize(rows, args.mirror, args.out)
+    sets = {**RULE_SETS, **({"preview": [*RULE_SETS["ALL"], "--preview"]} if args.preview else {})}
     results = {name: score(rows, args.out, manifest, extra, args.python, args.context)
-               for name, extra in RULE_SETS.items()}
+               for name, extra in sets.items()}
     summary = summarise(results)
     print_table(summary, args.rows)
     if args.json:
