@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfperf.core.files import project_root
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
@@ -71,9 +70,10 @@ def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[R
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int]) -> None:
+def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int],
+                 version_set: bool = False) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
-    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version)
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set)
     _WORKER["options"] = options
 
 
@@ -111,11 +111,12 @@ def _workers(requested: int, n_files: int) -> int:
 
 
 def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int = 0,
-            tf_version: tuple[int, int] = NEWEST_KNOWN) -> tuple[list[FileResult], int]:
+            tf_version: tuple[int, int] = NEWEST_KNOWN,
+            version_set: bool = False) -> tuple[list[FileResult], int]:
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
-        return _lint_files(paths, Dispatcher(rules, tf_version), options), 1
+        return _lint_files(paths, Dispatcher(rules, tf_version, version_set), options), 1
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -124,7 +125,8 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
                              initializer=_init_worker,
-                             initargs=([r.code for r in rules], options, tf_version)) as pool:
+                             initargs=([r.code for r in rules], options, tf_version,
+                                       version_set)) as pool:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
     return results, n
 
@@ -140,7 +142,7 @@ def run(request: LintRequest) -> LintOutcome:
                          preview=request.preview or config.preview)
     try:
         target = resolve_target(request.tf_version or config.tf_version,
-                                project_root(request.paths[0]) if request.paths else None)
+                                Path(request.paths[0]) if request.paths else None)
     except TargetError as exc:
         raise ValueError(str(exc)) from None
     try:
@@ -171,8 +173,8 @@ def run(request: LintRequest) -> LintOutcome:
                 continue
             keys[path] = key
         todo.append(path)
-    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version) if rules
-                      else ([], 1))
+    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version,
+                              target.configured) if rules else ([], 1))
     for r in fresh:
         results[r.path] = r
         if cache is not None and keys.get(r.path) and not r.notes:
