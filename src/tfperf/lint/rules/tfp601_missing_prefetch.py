@@ -33,7 +33,8 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     """Expressions consumed as datasets: ``model.fit(ds)``/``evaluate``/``predict`` (first
     argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
     for node in ctx.nodes_of(ast.For, ast.AsyncFor):
-        yield node.iter  # type: ignore[attr-defined]
+        if not _printing_loop(ctx, node):
+            yield node.iter  # type: ignore[attr-defined]
     for node in ctx.calls:
         func = node.func  # type: ignore[attr-defined]
         if type(func) is ast.Attribute and func.attr in CONSUMERS:
@@ -43,6 +44,25 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
                 and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
             yield node.args[0]  # type: ignore[attr-defined]
+
+
+# What a loop that only shows the elements calls: nothing to overlap the input with.
+SHOW_CALLS = frozenset({"print", "display", "pprint"})
+
+
+def _printing_loop(ctx: Context, loop: ast.AST) -> bool:
+    """``for x in ds: print(x)``: the elements are looked at, not consumed by work."""
+    for stmt in loop.body:  # type: ignore[attr-defined]
+        if type(stmt) is ast.Pass:
+            continue
+        call = stmt.value if type(stmt) is ast.Expr else None  # type: ignore[attr-defined]
+        if type(call) is not ast.Call:
+            return False
+        func = call.func  # type: ignore[attr-defined]
+        if not ((type(func) is ast.Name and func.id in SHOW_CALLS)
+                or ctx.qualname(func) == "tensorflow.print"):
+            return False
+    return True
 
 
 def _peek(ctx: Context, iter_call: ast.AST) -> bool:
@@ -107,7 +127,8 @@ elements are held in memory).
 
 ## Known limitations
 Pipelines passed in from elsewhere (a parameter, another
-module's function), peeked at with `take(n)` or `next(iter(ds))`, or that do no
+module's function), peeked at with `take(n)`, `next(iter(ds))` or a loop that only prints
+the elements (`for x in ds: print(x)`: nothing to overlap), or that do no
 per-element work (in-memory slices, batched) are not reported; nor are pipelines with a
 `prefetch` anywhere, or Keras dataset utilities (`image_dataset_from_directory`...),
 which end with one already. Options are followed through `with_options(name)` where `name`
@@ -142,6 +163,14 @@ treated as not injecting (its API docs were not checked).
                 ds = keras.utils.image_dataset_from_directory('images', batch_size=32)
                 model.fit(ds)
         """),
+        # A loop that only shows the elements (a notebook's look at the data): no work to
+        # overlap with, on any version.
+        Valid("""
+            import tensorflow as tf
+            dataset = tf.data.TextLineDataset(["my_data.csv"]).map(lambda line: line + "!")
+            for item in dataset:
+                print(item)
+        """, tf_version="2.6"),
         # One element looked at.
         Valid("""
             import tensorflow as tf
@@ -196,11 +225,11 @@ treated as not injecting (its API docs were not checked).
                 ds = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=8)
                 return ds.batch(32).with_options(opts)
             for batch in make(['a.tfrecord'], tf.io.parse_tensor):  # not followed into make()
-                pass
+                train_step(batch)
             ds = tf.data.TFRecordDataset(['b']).batch(4)
             ds = ds.with_options(opts)
             for batch in ds:
-                pass
+                train_step(batch)
         """, count=1, lines=(11,), fixed="""
             import tensorflow as tf
             opts = tf.data.Options()
@@ -209,11 +238,11 @@ treated as not injecting (its API docs were not checked).
                 ds = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=8)
                 return ds.batch(32).with_options(opts)
             for batch in make(['a.tfrecord'], tf.io.parse_tensor):  # not followed into make()
-                pass
+                train_step(batch)
             ds = tf.data.TFRecordDataset(['b']).batch(4)
             ds = ds.with_options(opts).prefetch(tf.data.AUTOTUNE)
             for batch in ds:
-                pass
+                train_step(batch)
         """),
         # inject_prefetch itself off, and autotune off.
         Invalid("""
@@ -225,9 +254,9 @@ treated as not injecting (its API docs were not checked).
             q.autotune.enabled = False
             b = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(q)
             for x in a:
-                pass
+                train_step(x)
             for y in b:
-                pass
+                train_step(y)
         """, count=2, lines=(8, 10), fixed="""
             import tensorflow as tf
             o = tf.data.Options()
@@ -237,19 +266,19 @@ treated as not injecting (its API docs were not checked).
             q.autotune.enabled = False
             b = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(q).prefetch(tf.data.AUTOTUNE)
             for x in a:
-                pass
+                train_step(x)
             for y in b:
-                pass
+                train_step(y)
         """),  # noqa: E501 (the fixed lines are as long as the fix makes them)
         # Aliased import; iterated in a loop; the chain is consumed in place.
         Invalid("""
             import tensorflow as tensorflow_alias
             for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1).batch(8):
-                tensorflow_alias.print(batch)
+                step(batch)
         """, count=1, lines=(2,), fixed="""
             import tensorflow as tensorflow_alias
             for batch in tensorflow_alias.data.Dataset.range(100).map(lambda x: x + 1).batch(8).prefetch(tensorflow_alias.data.AUTOTUNE):
-                tensorflow_alias.print(batch)
+                step(batch)
         """, tf_version="2.9"),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # `from tensorflow.data import Dataset`; consumed twice, reported once; no `tf`
         # alias to write the fix with.
