@@ -34,9 +34,19 @@ def main() -> int:
         s = speedups.get(name)
         print(f"  {name:58} {seconds if seconds is not None else float('nan'):8.3f} s"
               f"   {'baseline' if s is None else f'{s:5.2f}x'}")
-    print("ratios the lint rules quote (time of the first over the second):")
+    waits = details.get("epoch_s_accelerator_like_step", {})
+    step = details.get("accelerator_like_step_s")
+    print(f"the same pipelines feeding an accelerator-like step ({step} s wait per batch, "
+          "cores idle):")
+    for name, seconds in waits.items():
+        print(f"  {name:58} {seconds if seconds is not None else float('nan'):8.3f} s")
+    print("ratios the lint rules quote (time of the first over the second), "
+          "conv step | accelerator-like step:")
+    other = details.get("lint_accelerator_like_step", {})
     for key, value in details.get("lint", {}).items():
-        print(f"  {key:58} {'-' if value is None else f'{value:5.2f}'}")
+        second = other.get(key)
+        print(f"  {key:58} {'-' if value is None else f'{value:5.2f}'} | "
+              f"{'-' if second is None else f'{second:5.2f}'}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(claim.to_dict(), f, indent=1, default=str)

@@ -38,6 +38,9 @@ def test_s19_measures_every_variant_and_the_lint_ratios():
     assert {s19.NONE, s19.DEFAULTS, s19.PREFETCH_DEFAULTS, s19.NO_INJECT, s19.NO_MAP_PAR,
             s19.RECIPE, s19.RECIPE_OFF} <= names
     assert all(v["equivalent"] is not False for v in claim.to_dict()["variants"])
+    assert set(claim.details["epoch_s_accelerator_like_step"]) == set(
+        claim.details["epoch_s"])
+    assert set(claim.details["lint_accelerator_like_step"]) == set(claim.details["lint"])
     lint = claim.details["lint"]
     assert set(lint) == {"no_prefetch_over_prefetch_defaults",
                          "no_prefetch_over_prefetch_without_injection",

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.data_defaults import data_defaults
-from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, pipeline
-from tfperf.lint.analysis.syntax import keyword, method_call
+from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, Pipeline, pipeline
+from tfperf.lint.analysis.syntax import keyword, method_call, own_nodes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -44,6 +44,23 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
                 and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
             yield node.args[0]  # type: ignore[attr-defined]
+
+
+def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
+    """A pipeline whose source is a call of a function defined in this module
+    (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
+    pipeline built in one function and consumed in another. One level, one ``return``."""
+    call = pipe.source
+    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:  # type: ignore[attr-defined]
+        return pipe
+    b = ctx.binding(call.func)  # type: ignore[attr-defined]
+    if b is None or b.kind != "def":
+        return pipe
+    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]  # type: ignore[attr-defined]
+    if len(returns) != 1:
+        return pipe
+    inner = pipeline(ctx, returns[0].value)  # type: ignore[attr-defined]
+    return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 
 # What a loop that only shows the elements calls: nothing to overlap the input with.
@@ -86,7 +103,9 @@ class MissingPrefetch(Rule):
 Finds a `tf.data` pipeline that is built in the module (from a `tf.data` source, through
 method chains and `ds = ds.map(...)` re-assignments), does per-element work (a `map`,
 `interleave`, `filter`..., or reads files), and is consumed by `model.fit`/`evaluate`/
-`predict`, a `for` loop or `iter()` without any `prefetch` step, **where TensorFlow does
+`predict`, a `for` loop or `iter()` without any `prefetch` step — also when one function of
+the module builds and returns it and another consumes it (`model.fit(make_dataset(files))`,
+one level deep, a single `return`) — **where TensorFlow does
 not add the prefetch by itself**: the targeted TensorFlow (see `tf-version` in
 [lint](../lint.md)) is older than 2.12, or the pipeline's options turn the injection off
 (`experimental_optimization.inject_prefetch = False`,
@@ -126,8 +145,8 @@ ahead of time (so a `py_function` with side effects runs a little earlier, and a
 elements are held in memory).
 
 ## Known limitations
-Pipelines passed in from elsewhere (a parameter, another
-module's function), peeked at with `take(n)`, `next(iter(ds))` or a loop that only prints
+Pipelines passed in from elsewhere (a parameter, another module's function, a function with
+several `return`s), peeked at with `take(n)`, `next(iter(ds))` or a loop that only prints
 the elements (`for x in ds: print(x)`: nothing to overlap), or that do no
 per-element work (in-memory slices, batched) are not reported; nor are pipelines with a
 `prefetch` anywhere, or Keras dataset utilities (`image_dataset_from_directory`...),
@@ -163,6 +182,17 @@ treated as not injecting (its API docs were not checked).
                 ds = keras.utils.image_dataset_from_directory('images', batch_size=32)
                 model.fit(ds)
         """),
+        # Built in a function that ends it with prefetch (the book's make_dataset).
+        Valid("""
+            import tensorflow as tf
+            def make_dataset(pairs, batch_size=64):
+                eng, spa = zip(*pairs)
+                dataset = tf.data.Dataset.from_tensor_slices((list(eng), list(spa)))
+                dataset = dataset.batch(batch_size).map(lambda e, s: (e, s))
+                return dataset.shuffle(2048).prefetch(16)
+            def train(model, train_pairs):
+                model.fit(make_dataset(train_pairs), epochs=30)
+        """, tf_version="2.6"),
         # A loop that only shows the elements (a notebook's look at the data): no work to
         # overlap with, on any version.
         Valid("""
@@ -216,7 +246,8 @@ treated as not injecting (its API docs were not checked).
                 ds = ds.batch(64).prefetch(tf.data.AUTOTUNE)
                 model.fit(ds, epochs=1)
         """, tf_version="2.10"),
-        # TF 2.21, but the pipeline switches the default rewrites off.
+        # TF 2.21, but the pipeline switches the default rewrites off (also inside the
+        # function that builds it).
         Invalid("""
             import tensorflow as tf
             opts = tf.data.Options()
@@ -224,20 +255,20 @@ treated as not injecting (its API docs were not checked).
             def make(files, parse):
                 ds = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=8)
                 return ds.batch(32).with_options(opts)
-            for batch in make(['a.tfrecord'], tf.io.parse_tensor):  # not followed into make()
+            for batch in make(['a.tfrecord'], tf.io.parse_tensor):
                 train_step(batch)
             ds = tf.data.TFRecordDataset(['b']).batch(4)
             ds = ds.with_options(opts)
             for batch in ds:
                 train_step(batch)
-        """, count=1, lines=(11,), fixed="""
+        """, count=2, lines=(7, 11), fixed="""
             import tensorflow as tf
             opts = tf.data.Options()
             opts.experimental_optimization.apply_default_optimizations = False
             def make(files, parse):
                 ds = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=8)
                 return ds.batch(32).with_options(opts)
-            for batch in make(['a.tfrecord'], tf.io.parse_tensor):  # not followed into make()
+            for batch in make(['a.tfrecord'], tf.io.parse_tensor).prefetch(tf.data.AUTOTUNE):
                 train_step(batch)
             ds = tf.data.TFRecordDataset(['b']).batch(4)
             ds = ds.with_options(opts).prefetch(tf.data.AUTOTUNE)
@@ -289,6 +320,27 @@ treated as not injecting (its API docs were not checked).
                 it = iter(ds)
                 model.evaluate(ds)
         """, count=1, lines=(4,), tf_version="2.11"),
+        # Built in one function, consumed in another (TF 2.6 pinned): the fix goes where
+        # it is consumed.
+        Invalid("""
+            import tensorflow as tf
+            def make_dataset(files, batch_size=32):
+                ds = tf.data.TFRecordDataset(files)
+                ds = ds.map(tf.io.parse_tensor_example).shuffle(1000)
+                return ds.batch(batch_size)
+            def train(model, files):
+                train_ds = make_dataset(files)
+                model.fit(train_ds, epochs=10)
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            def make_dataset(files, batch_size=32):
+                ds = tf.data.TFRecordDataset(files)
+                ds = ds.map(tf.io.parse_tensor_example).shuffle(1000)
+                return ds.batch(batch_size)
+            def train(model, files):
+                train_ds = make_dataset(files).prefetch(tf.data.AUTOTUNE)
+                model.fit(train_ds, epochs=10)
+        """, tf_version="2.6"),
         # Keras utility followed by more work.
         Invalid("""
             import tensorflow as tf
@@ -312,7 +364,7 @@ treated as not injecting (its API docs were not checked).
         for expr in sorted(consumed_datasets(ctx), key=lambda e: (e.lineno, e.col_offset)):
             if method_call(expr, *PEEK_STEPS):
                 continue
-            pipe = pipeline(ctx, expr)
+            pipe = across_functions(ctx, pipeline(ctx, expr))
             if not pipe.known:
                 continue
             methods = pipe.methods()

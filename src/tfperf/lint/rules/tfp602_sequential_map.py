@@ -145,6 +145,16 @@ in the same module.
                 ds_train = ds_train.map(normalize_img)
                 return ds_train.cache().shuffle(1000).batch(128)
         """, tf_version="2.7"),
+        # TFDS splits (the tfds tutorial): a stateless map, parallelised by TF itself.
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            (ds_train, ds_test), ds_info = tfds.load(
+                'mnist', split=['train', 'test'], as_supervised=True, with_info=True)
+            def normalize_img(image, label):
+                return tf.cast(image, tf.float32) / 255., label
+            ds_train = ds_train.map(normalize_img)
+        """),
         # A function not visible here: TF parallelises it if stateless; cannot tell.
         Valid("""
             import tensorflow as tf
@@ -221,6 +231,28 @@ in the same module.
             def prepare(ds: tf.data.Dataset):
                 ds = ds.map(lambda x, y: (data_augmentation(x, training=True), y), num_parallel_calls=tf.data.AUTOTUNE)
                 return ds.prefetch(tf.data.AUTOTUNE)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # A TFDS split augmented with random ops (the Udacity course notebook's shape).
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            dataset, metadata = tfds.load('fashion_mnist', as_supervised=True, with_info=True)
+            train_dataset, test_dataset = dataset['train'], dataset['test']
+            def scale(image, label):
+                image = tf.image.resize(image, (28, 28)) / 255.0
+                image = tf.image.random_flip_left_right(image)
+                return image, label
+            train_batches = train_dataset.shuffle(1000).map(scale).batch(64).prefetch(1)
+        """, count=1, lines=(9,), fixed="""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            dataset, metadata = tfds.load('fashion_mnist', as_supervised=True, with_info=True)
+            train_dataset, test_dataset = dataset['train'], dataset['test']
+            def scale(image, label):
+                image = tf.image.resize(image, (28, 28)) / 255.0
+                image = tf.image.random_flip_left_right(image)
+                return image, label
+            train_batches = train_dataset.shuffle(1000).map(scale, num_parallel_calls=tf.data.AUTOTUNE).batch(64).prefetch(1)
         """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # Stateless, but the pipeline turns map_parallelization off; py_function is stateful.
         Invalid("""
