@@ -120,11 +120,17 @@ From TF 2.12 on, `tf.data` does it for you: the `inject_prefetch` rewrite (on by
 the r2.10 API docs list it as off, the r2.12 docs as on) appends `prefetch(AUTOTUNE)` after
 the last transformation unless that is already a `prefetch` (TF's `inject_prefetch.cc` looks
 past `with_options` and stops only at a `prefetch`; it is skipped when autotune is off).
-So this rule stays silent there. Measured on this machine (suite S19, TF 2.21, CPU, an
-epoch of JPEG records decoded in a sequential map, batched, into a convolution step):
-no `prefetch` under TF's defaults ran as fast as an explicit `prefetch` (ratio 1.0 within
-noise), while with `inject_prefetch=False` the explicit `prefetch` was faster — see
-[bench](../bench.md) S19 for the figures and how to rerun them.
+So this rule stays silent there (with TF's defaults a stateless `map` followed by `batch`
+even becomes one asynchronous `MapAndBatch`, after which nothing needs injecting).
+
+Measured (suite S19, TF 2.21, CPU only, 2 busy cores, three runs of
+`benchmarks/bench_s19_pipeline.py`; [bench](../bench.md)): with an accelerator-like step
+(the host waits 30 ms per batch), no `prefetch` under TF's defaults ran as fast as an
+explicit one (time ratios 0.97, 0.99, 1.01); with `inject_prefetch=False` the ratios (0.78,
+1.68, 0.97) do not rise above this machine's noise, as decoding a batch takes a few ms
+against the 30 ms step. With a convolution step sharing the two cores, an explicit
+`prefetch` was faster even under TF's defaults (1.6–2.3×): CPU contention, which S19 shows
+and does not judge; on CPU-only training an explicit `prefetch` may still pay.
 
 ## Example
 ```python

@@ -77,10 +77,15 @@ TF's default `map_parallelization` rewrite (on by default in the r2.7 API docs a
 later one; TF's `map_parallelization.cc`) turns a `map` into a parallel, deterministic,
 autotuned one when its function has no stateful op, so a plain `ds.map(parse)` is already
 parallel there and this rule stays silent. Python side effects in `fn` (a `print`, a list
-append) run once, at trace time: they do not make the traced function stateful. Measured
-on this machine (suite S19, TF 2.21, CPU): a sequential decode map under TF's defaults
-ran as fast as the explicit parallel map, and with `map_parallelization=False` it was
-slower — see [bench](../bench.md) S19 for the figures and how to rerun them.
+append) run once, at trace time: they do not make the traced function stateful.
+
+Measured (suite S19, TF 2.21, CPU only, 2 busy cores, three runs of
+`benchmarks/bench_s19_pipeline.py`; [bench](../bench.md)): with an accelerator-like step
+(a 30 ms wait per batch), a sequential stateless decode map under TF's defaults ran as fast
+as the explicit parallel map with `prefetch` (time ratios 1.10, 0.97, 1.04); with
+`map_parallelization=False` the ratios (0.82, 1.10, 0.89) stay within noise, as the decode
+of a batch takes a few ms here. Where TF does not parallelise, the rule's case rests on
+TF's guide, not on a figure from this machine.
 
 ## Example
 ```python
