@@ -194,3 +194,29 @@ def test_the_installed_tensorflow_rewrites_pipelines_as_the_knowledge_says():
             setattr(o.experimental_optimization, k, v)
         assert rewritten_as(["Map"], stateless, o) is True
         assert rewritten_as(["Map", "Prefetch"], stateless, o) is not True
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_one_run_over_several_projects_gives_each_file_its_own_pin(tmp_path, jobs):
+    for name, pin in (("old", "tensorflow==2.10"), ("new", "tensorflow>=2.15")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "requirements.txt").write_text(f"{pin}\n")
+        (tmp_path / name / "train.py").write_text(TUTORIAL)
+    request = LintRequest(paths=[str(tmp_path)], select=["TFP601"], cache=False, jobs=jobs)
+    found = run(request).findings
+    assert [f.location.path.split("/")[-2] for f in found] == ["old"]
+    assert "2.10" in found[0].message
+    # tf-version wins over every pin.
+    assert len(run(LintRequest(paths=[str(tmp_path)], select=["TFP601"], cache=False,
+                               jobs=jobs, tf_version="2.9")).findings) == 2
+
+
+def test_a_changed_pin_is_not_a_cache_hit(tmp_path):
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.15\n")
+    (tmp_path / "train.py").write_text(TUTORIAL)
+    request = LintRequest(paths=[str(tmp_path)], select=["TFP601"], jobs=1,
+                          cache_dir=tmp_path / "cache")
+    assert run(request).findings == []
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.10\n")
+    again = run(request)
+    assert again.analysed == 1 and [f.code for f in again.findings] == ["TFP601"]

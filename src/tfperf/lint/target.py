@@ -230,3 +230,27 @@ def resolve(configured: str | None, start: Path | None) -> TargetTF:
         return TargetTF(parse_version(configured), SETTING)
     return (project_pin(start) or installed_version()
             or TargetTF(NEWEST_KNOWN, "newest known to tfperf"))
+
+
+class FileTargets:
+    """The targeted version per linted file, for one run: the setting when the user gave one,
+    else the pin of the file's own project (one run may cover several projects: a folder of
+    checkouts, a monorepo), else the installed TensorFlow, else the newest known. Pins are
+    looked up once per folder for the run (a notebook's own pin applies on top:
+    :func:`notebook_pin`)."""
+
+    def __init__(self, run: TargetTF) -> None:
+        self.run = run
+        self.fallback = None if run.configured else (installed_version() or TargetTF(
+            NEWEST_KNOWN, "newest known to tfperf")).version
+        self._by_folder: dict[str, Version] = {}
+
+    def version(self, path: str) -> Version:
+        if self.fallback is None:
+            return self.run.version
+        folder = os.path.dirname(os.path.abspath(path))
+        found = self._by_folder.get(folder)
+        if found is None:
+            pin = project_pin(Path(folder))
+            found = self._by_folder[folder] = pin.version if pin else self.fallback
+        return found
