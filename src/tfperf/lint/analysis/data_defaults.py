@@ -101,11 +101,11 @@ def _attribute_chain(node: ast.AST) -> list[str] | None:
     """``opts.experimental_optimization.inject_prefetch`` → the three names."""
     parts: list[str] = []
     while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
+        parts.append(node.attr)
+        node = node.value
     if type(node) is not ast.Name:
         return None
-    parts.append(node.id)  # type: ignore[attr-defined]
+    parts.append(node.id)
     return parts[::-1]
 
 
@@ -166,13 +166,13 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
     for n in body_nodes(fn):
         if type(n) is not ast.Call:
             continue
-        func = n.func  # type: ignore[attr-defined]
+        func = n.func
         q = ctx.qualname(func)
         if q is not None:
             if is_random_op(q):
                 return MapState(True, True, _short(q))
             if q in PY_FUNCTIONS:
-                stateful = keyword(n, "stateful")  # type: ignore[arg-type]
+                stateful = keyword(n, "stateful")
                 if not (type(stateful) is ast.Constant and stateful.value is False):
                     return MapState(True, True, _short(q))
                 continue
@@ -190,14 +190,14 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
                 if not inner.known:
                     known, unknown_what = False, unknown_what or inner.what
                 continue
-            if func.id in TRACE_TIME_BUILTINS:  # type: ignore[attr-defined]
+            if func.id in TRACE_TIME_BUILTINS:
                 continue
-            known, unknown_what = False, unknown_what or func.id  # type: ignore[attr-defined]
+            known, unknown_what = False, unknown_what or func.id
             continue
         if type(func) is ast.Attribute:
-            if func.attr in STATEFUL_METHODS:  # type: ignore[attr-defined]
-                return MapState(True, True, f".{func.attr}()")  # type: ignore[attr-defined]
-            if func.attr in STATELESS_METHODS:  # type: ignore[attr-defined]
+            if func.attr in STATEFUL_METHODS:
+                return MapState(True, True, f".{func.attr}()")
+            if func.attr in STATELESS_METHODS:
                 continue
         known, unknown_what = False, unknown_what or ast.unparse(func)
     return MapState(False, known, unknown_what)
@@ -226,8 +226,8 @@ def _callee(ctx: Context, name: ast.Name, depth: int) -> MapState | None:
     if q in ("keras.Sequential", "keras.models.Sequential"):
         for layer in ast.walk(value):
             if type(layer) is ast.Call and layer is not value \
-                    and is_random_op(ctx.qualname(layer.func)):  # type: ignore[attr-defined]
-                return MapState(True, True, _short(ctx.qualname(layer.func) or ""))  # type: ignore[attr-defined]
+                    and is_random_op(ctx.qualname(layer.func)):
+                return MapState(True, True, _short(ctx.qualname(layer.func) or ""))
         return MapState(False, False, name.id)  # layers not seen through: a model's call
     return None
 

@@ -83,7 +83,8 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
         return False
     t = type(expr)
     if t is ast.Call:
-        return ctx.qualname(expr.func) in TFDS_LOADERS  # type: ignore[attr-defined]
+        q = ctx.qualname(getattr(expr, "func", None))
+        return q is not None and q in TFDS_LOADERS
     if t is ast.Subscript:
         return from_tfds(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
     if t is not ast.Name:
@@ -103,7 +104,8 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
     value = stmt.value  # type: ignore[attr-defined]
     if type(value) in (ast.Tuple, ast.List) and len(stmt.targets) == 1:  # type: ignore[attr-defined]
         target = stmt.targets[0]  # type: ignore[attr-defined]
-        for tgt, val in zip(getattr(target, "elts", ()), value.elts, strict=False):
+        for tgt, val in zip(getattr(target, "elts", ()), getattr(value, "elts", ()),
+                            strict=False):
             if type(tgt) is ast.Name and tgt.id == b.name:
                 return from_tfds(ctx, val, _depth + 1)
         return False

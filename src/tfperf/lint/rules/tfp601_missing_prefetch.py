@@ -59,7 +59,10 @@ def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
     returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]  # type: ignore[attr-defined]
     if len(returns) != 1:
         return pipe
-    inner = pipeline(ctx, returns[0].value)  # type: ignore[attr-defined]
+    value = getattr(returns[0], "value", None)
+    if value is None:
+        return pipe
+    inner = pipeline(ctx, value)
     return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 

@@ -335,8 +335,8 @@ def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
     while True:
         attr = ctx.parent(node)
         outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
-        if type(outer) is not ast.Call or outer.func is not attr \
-                or attr.attr not in DATASET_METHODS:  # type: ignore[union-attr]
+        if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
+                or getattr(attr, "attr", None) not in DATASET_METHODS:
             break
         steps.append(outer)  # type: ignore[arg-type]
         node = outer
