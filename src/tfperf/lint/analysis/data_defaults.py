@@ -137,7 +137,7 @@ def data_defaults(ctx: Context, pipe: Pipeline | None) -> DataDefaults:
         if not defaults_on:
             return False, "the pipeline sets apply_default_optimizations=False"
         if v < since:
-            return False, (f"{_version(v)} (the targeted version) has no {option} by default; "
+            return False, (f"the targeted {_version(v)} has no {option} by default; "
                            f"it is on from {_version(since)}")
         return True, ""
 
