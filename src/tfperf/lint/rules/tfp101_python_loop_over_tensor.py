@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
-from tfperf.lint.analysis.loops import does_tensor_work, element_loop, header_end, walk_body
+from tfperf.lint.analysis.loops import (
+    does_tensor_work,
+    element_loop,
+    header_end,
+    measures_list,
+    walk_body,
+)
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -143,6 +149,25 @@ AutoGraph turns into a graph loop.
                 for i in tf.range(10, dtype=tf.int64):
                     buffer.add_batch(tf.ones((4,), dtype=tf.int64) * i)
         """),
+        # `len()` of a parameter (a list of feature maps), even where one branch stacks it.
+        Valid("""
+            import tensorflow as tf
+            def fuse(nodes, weights, method):
+                if method == "stack":
+                    nodes = tf.stack(nodes, axis=-1)
+                    return tf.reduce_sum(nodes, -1)
+                nodes = [nodes[i] * weights[i] for i in range(len(nodes))]
+                return tf.add_n(nodes)
+        """),
+        # Chunks, not elements: tf.range with a step.
+        Valid("""
+            import tensorflow as tf
+            def grads(alphas, batch_size, one_batch):
+                out = []
+                for start in tf.range(0, len(alphas), batch_size):
+                    out.append(one_batch(alphas[start:start + batch_size]) * 2.0)
+                return tf.concat(out, axis=0)
+        """),
         # tf.scan with a list initializer returns a list of tensors.
         Valid("""
             import tensorflow as tf
@@ -240,6 +265,8 @@ AutoGraph turns into a graph loop.
             return
         if el.kind == "iterate" and not self._surely_rows(ctx, node):
             return
+        if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
+            return  # `range(len(nodes))` over a parameter: most often a list of tensors
         # Indexing alone (to print, plot or convert each row) launches no op worth batching.
         if not does_tensor_work(ctx, list(walk_body(node))):
             return
@@ -261,6 +288,10 @@ AutoGraph turns into a graph loop.
         if not surely_tensor(ctx, it):
             return False
         if ctx.is_call_to(it, "tensorflow.range"):
+            step = it.args[2] if len(it.args) > 2 else next(  # type: ignore[attr-defined]
+                (k.value for k in it.keywords if k.arg == "delta"), None)  # type: ignore[attr-defined]
+            if step is not None and not (type(step) is ast.Constant and step.value == 1):
+                return False  # `tf.range(0, n, batch_size)`: one chunk per iteration
             fn = ctx.enclosing_function(loop)
             for d in getattr(fn, "decorator_list", ()):
                 target = d.func if type(d) is ast.Call else d
