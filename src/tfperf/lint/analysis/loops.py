@@ -70,6 +70,18 @@ def sized_by(ctx: Context, stop: ast.AST | None) -> Sized | None:
     return None
 
 
+def in_chunks(ctx: Context, it: ast.AST | None) -> bool:
+    """``range(0, n, batch_size)`` / ``tf.range(0, n, batch_size)``: each iteration takes a
+    chunk (``x[i:i + batch_size]``), a batch already, not one element."""
+    if type(it) is not ast.Call:
+        return False
+    if not (ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range"):  # type: ignore[attr-defined]
+        return False
+    step = it.args[2] if len(it.args) > 2 else next(  # type: ignore[attr-defined]
+        (k.value for k in it.keywords if k.arg == "delta"), None)  # type: ignore[attr-defined]
+    return step is not None and not (type(step) is ast.Constant and step.value in (1, -1))
+
+
 _LIST_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 

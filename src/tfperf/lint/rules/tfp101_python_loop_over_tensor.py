@@ -11,6 +11,7 @@ from tfperf.lint.analysis.loops import (
     does_tensor_work,
     element_loop,
     header_end,
+    in_chunks,
     measures_list,
     walk_body,
 )
@@ -159,13 +160,15 @@ AutoGraph turns into a graph loop.
                 nodes = [nodes[i] * weights[i] for i in range(len(nodes))]
                 return tf.add_n(nodes)
         """),
-        # Chunks, not elements: tf.range with a step.
+        # Chunks, not elements: a range with a step.
         Valid("""
             import tensorflow as tf
-            def grads(alphas, batch_size, one_batch):
+            def grads(alphas, x, batch_size, one_batch):
                 out = []
                 for start in tf.range(0, len(alphas), batch_size):
                     out.append(one_batch(alphas[start:start + batch_size]) * 2.0)
+                for i in range(0, x.shape[0], batch_size):
+                    out.append(tf.reduce_sum(x[i:i + batch_size], axis=0))
                 return tf.concat(out, axis=0)
         """),
         # tf.scan with a list initializer returns a list of tensors.
@@ -263,6 +266,9 @@ AutoGraph turns into a graph loop.
         el = element_loop(ctx, node)
         if el is None:
             return
+        it = node.iter if type(node) is ast.For else node.generators[0].iter  # type: ignore[attr-defined]
+        if in_chunks(ctx, it):
+            return  # `range(0, n, batch_size)`: one batch per iteration
         if el.kind == "iterate" and not self._surely_rows(ctx, node):
             return
         if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
@@ -288,10 +294,6 @@ AutoGraph turns into a graph loop.
         if not surely_tensor(ctx, it):
             return False
         if ctx.is_call_to(it, "tensorflow.range"):
-            step = it.args[2] if len(it.args) > 2 else next(  # type: ignore[attr-defined]
-                (k.value for k in it.keywords if k.arg == "delta"), None)  # type: ignore[attr-defined]
-            if step is not None and not (type(step) is ast.Constant and step.value == 1):
-                return False  # `tf.range(0, n, batch_size)`: one chunk per iteration
             fn = ctx.enclosing_function(loop)
             for d in getattr(fn, "decorator_list", ()):
                 target = d.func if type(d) is ast.Call else d

@@ -9,6 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
+    in_chunks,
     measures_list,
     range_args,
     range_stop,
@@ -103,6 +104,15 @@ autoregressive decoding): their steps cannot run at once.
                 for i in range(x.shape[0]):
                     out.append(x[i])
                 return out
+        """),
+        # Batches of a range with a step: each iteration is a chunk already.
+        Valid("""
+            import tensorflow as tf
+            def integrated(alphas, batch_size, one_batch):
+                grads = []
+                for alpha in tf.range(0, len(alphas), batch_size):
+                    grads.append(one_batch(alphas[alpha:alpha + batch_size]))
+                return tf.concat(grads, axis=0)
         """),
         # Comprehensions: over a list of gradients; the same value k times; items as they are.
         Valid("""
@@ -271,6 +281,8 @@ autoregressive decoding): their steps cannot run at once.
 
     @staticmethod
     def _per_element_iter(ctx: Context, it: ast.AST) -> bool:
+        if in_chunks(ctx, it):
+            return False  # `range(0, n, batch_size)`: a batch per iteration
         args = range_args(ctx, it)
         if args is not None:
             stop = range_stop(args)
