@@ -128,6 +128,17 @@ AutoGraph turns into a graph loop.
             heads = tf.split(tf.ones([4, 8]), 4, axis=1)
             outs = [tf.nn.relu(h) for h in heads]
         """),
+        # A list of model outputs; a layer's weights.
+        Valid("""
+            import tensorflow as tf
+            def losses(model, x, layer):
+                outputs = model(x)
+                total = [tf.reduce_mean(out) for out in outputs]
+                for i in range(len(outputs)):
+                    total.append(tf.reduce_max(outputs[i]))
+                norms = [tf.norm(w) for w in layer.trainable_weights]
+                return total, norms
+        """),
         # A hand-unrolled RNN: step t needs the state of step t - 1.
         Valid("""
             import tensorflow as tf
