@@ -18,7 +18,7 @@ from tfperf.notebook.errors import MagicError
 from tfperf.notebook.statement import make_function
 
 DEFAULT_BUDGET = 3.0
-_NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(?!=)(.+)$", re.S)
+_NAMED = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$", re.S)
 
 
 def _default_name(statement: str) -> str:

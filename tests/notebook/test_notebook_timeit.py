@@ -1,0 +1,129 @@
+"""%tftimeit on a real shell: known durations, the first call split, %timeit's line, errors."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tfperf.core.measure import Measurement
+from tfperf.notebook.timeit import TimeitResult
+
+BUSY = """\
+import time
+def busy(seconds=0.002):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+"""
+
+
+def test_busy_wait_of_known_length_is_reported_within_5_percent(run):
+    assert run(BUSY).error is None
+    ran = run("m = %tftimeit -o --budget 1 busy(0.002)")
+    assert ran.error is None, ran.everything
+    m = _ns(run)["m"]
+    assert isinstance(m, Measurement) and isinstance(m, TimeitResult)
+    assert m.median == pytest.approx(0.002, rel=0.05)
+    assert m.runs >= 2 and len(m.times) == m.runs
+    assert m.first_call_s == pytest.approx(0.002, rel=0.5)
+    assert m.iqr >= 0
+    # the line has %timeit's shape
+    line = ran.shown()
+    assert re.match(r"^2\.\d+ ms ± .+ per loop \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
+                    r"first call [\d.]+ ms$", line.splitlines()[0]), line
+
+
+def _ns(run):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.instance().user_ns
+
+
+def test_n_and_r_fix_the_loops_and_the_runs(run):
+    assert run(BUSY).error is None
+    ran = run("m = %tftimeit -o -n 3 -r 4 busy(0.0005)")
+    assert ran.error is None, ran.everything
+    m = _ns(run)["m"]
+    assert (m.number, m.runs) == (3, 4)
+    assert "of 4 runs, 3 loops each" in ran.shown()
+
+
+def test_quiet_shows_nothing_and_without_o_nothing_is_returned(run):
+    ran = run("%tftimeit -q -n 2 -r 2 sum(range(10))")
+    assert ran.error is None and ran.outputs == [] and ran.stdout == ""
+    ran = run("_r = %tftimeit -n 2 -r 2 sum(range(10))")
+    assert ran.error is None and _ns(run)["_r"] is None
+    assert "per loop" in ran.shown()
+
+
+def test_cell_form_times_the_cell_and_returns_its_last_value(run):
+    ran = run("%%tftimeit -o -n 5 -r 3\nxs = list(range(100))\nsum(xs)\n")
+    assert ran.error is None, ran.everything
+    m = ran.result.result
+    assert isinstance(m, TimeitResult) and m.runs == 3 and m.number == 5
+
+
+@pytest.mark.tf
+def test_jit_compile_function_reports_trace_and_xla_compile_apart(run, tf_cells):
+    run("fresh_xla = tf.function(vec, jit_compile=True)")  # not traced by another test
+    ran = run("m = %tftimeit -o -n 5 -r 5 fresh_xla(samples, weights)")
+    assert ran.error is None, ran.everything
+    m = _ns(run)["m"]
+    assert m.xla and m.traces == 1
+    assert m.trace_s is not None and m.trace_s > 0
+    assert m.compile_s is not None and m.compile_s > 0
+    # the compile is apart: the steady-state median is far below the first call
+    assert m.first_call_s > m.trace_s + m.compile_s * 0.99
+    assert m.median < m.first_call_s / 5
+    assert re.search(r"first call [\d.]+ \w?s \(trace [\d.]+ \w?s \+ XLA compile [\d.]+ \w?s\)",
+                     ran.shown()), ran.shown()
+    # called again, nothing traces: the first call has no split
+    ran = run("m2 = %tftimeit -o -n 5 -r 3 fresh_xla(samples, weights)")
+    m2 = _ns(run)["m2"]
+    assert m2.traces == 0 and "(trace" not in ran.shown()
+
+
+@pytest.mark.tf
+def test_plain_tf_function_names_no_xla(run, tf_cells):
+    run("plain = tf.function(vec)")
+    ran = run("m = %tftimeit -o -n 5 -r 3 plain(samples, weights)")
+    m = _ns(run)["m"]
+    assert m.traces == 1 and not m.xla
+    assert "XLA" not in ran.shown() and "(trace " in ran.shown()
+
+
+def test_a_noisy_measurement_is_flagged(run):
+    # one run in three is ten times longer: the IQR is a large share of the median
+    run("import itertools\n_lengths = itertools.cycle([0.0002, 0.0002, 0.002, 0.002])")
+    run(BUSY)
+    ran = run("%tftimeit -n 1 -r 8 busy(next(_lengths))")
+    assert ran.error is None, ran.everything
+    assert "warning: noisy" in ran.shown()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("%tftimeit -x 1", "%tftimeit: unknown option -x; usage: %tftimeit [-n NUMBER]"),
+    ("%tftimeit -n zero 1", "%tftimeit: -n wants a whole number, not 'zero'"),
+    ("%tftimeit -n 0 1", "%tftimeit: -n must be positive, not 0"),
+    ("%tftimeit --budget", "%tftimeit: --budget wants a value"),
+    ("%tftimeit", "%tftimeit: no statement given"),
+    ("%tftimeit f(", "%tftimeit: syntax error in the statement: '(' was never closed"),
+    ("%tftimeit 1/0", "%tftimeit: the statement raised ZeroDivisionError: division by zero "
+                      "(cell "),
+])
+def test_bad_input_is_one_clear_line(run, line, message):
+    ran = run(line)
+    assert ran.error is not None
+    assert str(ran.error).startswith(message), str(ran.error)
+    printed = (ran.stdout + ran.stderr).strip()
+    assert printed.startswith(message) and "\n" not in printed, printed
+    assert "Traceback" not in printed and "tfperf/" not in printed
+
+
+def test_a_raising_function_is_located_in_its_cell(run):
+    defined = run("def bad(x):\n    y = x + 1\n    return y / 0\n")
+    n = defined.result.execution_count
+    ran = run("%tftimeit bad(1)")
+    assert str(ran.error) == ("%tftimeit: the statement raised ZeroDivisionError: division by "
+                              f"zero (cell {n}, line 3)")
