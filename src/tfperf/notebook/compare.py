@@ -69,10 +69,11 @@ def compare_statements(shell: Any, lines: list[tuple[int, str]], *, baseline: st
     try:
         report = compare(variants, baseline=baseline, budget=budget or DEFAULT_BUDGET,
                          check_equivalence=check, progress=progress)
-    finally:
+    except BaseException:
         progress.close()
+        raise
     if not quiet:
-        display.show(report)
+        progress.finish(report)
         if plot:
             display.show(_plot(report))
     return report

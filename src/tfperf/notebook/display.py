@@ -81,11 +81,21 @@ class Progress:
         self._shown = True
 
     def close(self) -> None:
-        """Remove the bar (the result is shown in its place)."""
+        """Remove the bar (nothing is shown in its place)."""
         if not self._shown:
             return
         if self.kernel and self._handle is not None:
-            self._handle.update(Rendering(""))
+            self._handle.update({}, raw=True)  # an empty bundle: the front end shows nothing
         elif not self.kernel:
             sys.stderr.write("\r" + " " * 79 + "\r")
             sys.stderr.flush()
+        self._shown = False
+
+    def finish(self, result: Any) -> None:
+        """Show ``result`` where the bar was (under a kernel), or below the cleared line."""
+        if self.kernel and self._handle is not None and self._shown:
+            self._handle.update(result)
+            self._shown = False
+            return
+        self.close()
+        show(result)

@@ -44,7 +44,8 @@ class DoctorResult:
         return f"<p><b>tfperf doctor</b></p>{facts}{checks}<p><b>{last}</b></p>"
 
 
-def run_doctor(shell: Any, *, compute: bool, timeout: float) -> DoctorResult:
+def run_doctor(shell: Any, *, compute: bool, timeout: float) -> tuple[DoctorResult, Any]:
+    """The doctor's result, and the progress display to show it in."""
     from tfperf.doctor.checks import judge
     from tfperf.doctor.gather import gather
     from tfperf.doctor.probe import GatherOptions
@@ -57,6 +58,7 @@ def run_doctor(shell: Any, *, compute: bool, timeout: float) -> DoctorResult:
         facts = gather(options)
         progress(0.8, "judging")
         findings = judge(facts, compute=compute)
-    finally:
+    except BaseException:
         progress.close()
-    return DoctorResult(facts, findings)
+        raise
+    return DoctorResult(facts, findings), progress

@@ -204,9 +204,9 @@ class TfperfMagics(Magics):
         if rest:
             raise MagicError("tfdoctor", f"unexpected {rest!r}; usage: %tfdoctor "
                                          "[--no-compute] [--timeout S] [-o]")
-        result = run_doctor(self.shell, compute=not opts["no_compute"],
-                            timeout=opts["timeout"] or 120.0)
-        display.show(result)
+        result, progress = run_doctor(self.shell, compute=not opts["no_compute"],
+                                      timeout=opts["timeout"] or 120.0)
+        progress.finish(result)
         return result if opts["output"] else None
 
 
