@@ -75,3 +75,24 @@ def test_a_raising_variant_is_reported_in_the_table(run, tf_cells):
     boom = _ns()["rep"].variants[1]
     assert boom.status == "error" and "ZeroDivisionError" in boom.error
     assert "boom: error: ZeroDivisionError" in ran.shown()
+
+
+def test_ctrl_c_during_the_rounds_keeps_the_rounds_done(run, tf_cells):
+    run("""\
+import time
+_calls = 0
+def stopper():
+    global _calls
+    _calls += 1
+    if _calls > 6:  # first call, warm-up, calibration, then three rounds
+        raise KeyboardInterrupt
+    end = time.perf_counter() + 0.025
+    while time.perf_counter() < end:
+        pass
+    return 1.0
+""")
+    ran = run("rep = %tfcompare -o base=stopper() other=float(1) --budget 5")
+    assert ran.error is None, ran.everything
+    rep = _ns()["rep"]
+    assert [v.measurement.runs for v in rep.variants] == [3, 3]
+    assert "base: interrupted (Ctrl-C) after 3 rounds" in ran.shown()

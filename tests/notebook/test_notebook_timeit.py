@@ -149,3 +149,36 @@ def test_a_raising_function_is_located_in_its_cell(run):
     ran = run("%tftimeit bad(1)")
     assert str(ran.error) == ("%tftimeit: the statement raised ZeroDivisionError: division by "
                               f"zero (cell {n}, line 3)")
+
+
+INTERRUPTED_AFTER = """\
+import time
+calls = 0
+def interrupted_after(n, seconds=0.001):
+    global calls
+    calls += 1
+    if calls > n:
+        raise KeyboardInterrupt  # what Ctrl-C raises in the kernel's main thread
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+"""
+
+
+@pytest.mark.parametrize("options, calls, runs", [
+    ("-n 1 -r 50", 10, 8),     # first call, warm-up, then 8 runs
+    ("--budget 5", 80, None),  # the adaptive core: whatever runs were in
+])
+def test_ctrl_c_keeps_the_runs_so_far(run, options, calls, runs):
+    assert run(INTERRUPTED_AFTER).error is None
+    ran = run(f"m = %tftimeit -o {options} interrupted_after({calls})")
+    assert ran.error is None, ran.everything
+    m = _ns(run)["m"]
+    assert m.runs == runs if runs else m.runs >= 1
+    assert f"note: interrupted (Ctrl-C) after {m.runs} runs" in ran.shown()
+
+
+def test_ctrl_c_before_any_run_is_one_line(run):
+    assert run(INTERRUPTED_AFTER).error is None
+    ran = run("%tftimeit -n 1 -r 5 interrupted_after(0)")
+    assert str(ran.error) == "%tftimeit: interrupted before a run completed"

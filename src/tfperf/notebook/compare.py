@@ -68,7 +68,7 @@ def compare_statements(shell: Any, lines: list[tuple[int, str]], *, baseline: st
     progress = display.Progress(shell, "tfcompare", enabled=not quiet)
     try:
         report = compare(variants, baseline=baseline, budget=budget or DEFAULT_BUDGET,
-                         check_equivalence=check, progress=progress)
+                         check_equivalence=check, progress=progress, interruptible=True)
     except BaseException:
         progress.close()
         raise

@@ -90,13 +90,19 @@ def timeit(fn: Callable[[], Any], *, number: int | None = None, repeat: int | No
     timer = Timer(fn)
     first, traces, trace_s, xla = _first_call(timer)
     if number is None and repeat is None:
-        m = measure(fn, max_time=budget, label=statement)
+        m = measure(fn, max_time=budget, label=statement, interruptible=True)
         times, n, warm, notes = m.times, m.number, m.warmup_runs, m.notes
     else:
         timer.block(1)  # warm-up: caches and allocators settle
         n = number or timer.calibrate()
-        times = [timer.block(n) for _ in range(repeat or DEFAULT_REPEAT)]
-        warm, notes = 1, []
+        times, notes, warm = [], [], 1
+        try:
+            for _ in range(repeat or DEFAULT_REPEAT):
+                times.append(timer.block(n))
+        except KeyboardInterrupt:  # Ctrl-C: the runs so far are the result
+            if not times:
+                raise
+            notes.append(f"interrupted (Ctrl-C) after {len(times)} runs")
     result = TimeitResult(times=list(times), number=n, first_call_s=first, warmup_runs=warm,
                           label=statement, notes=list(notes), statement=statement,
                           traces=traces, trace_s=trace_s, xla=xla)
