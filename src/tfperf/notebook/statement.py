@@ -54,7 +54,10 @@ def _filename(shell: Any, source: str, first_line: int) -> str:
     text = "\n" * (first_line - 1) + source
     if shell is None:
         return "<tfperf-statement>"
-    return shell.compile.cache(text, number=current_cell(shell), raw_code=text)
+    try:
+        return shell.compile.cache(text, number=current_cell(shell), raw_code=text)
+    except TypeError:  # IPython 7 (Colab): cache(code, number) only
+        return shell.compile.cache(text, current_cell(shell))
 
 
 def make_function(shell: Any, magic: str, source: str, *,
