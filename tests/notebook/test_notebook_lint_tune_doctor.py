@@ -85,19 +85,39 @@ def test_tune_says_it_is_not_available_until_it_exists(run, monkeypatch):
     assert ran.shown().startswith("tune is not available yet")
 
 
+class _FakeTuneResult:
+    def table(self) -> str:
+        return "candidate  speedup\nxla        3.0x"
+
+
 def test_tune_calls_tfperf_tune_when_it_exists(run, monkeypatch):
     seen = []
+
+    def fake_tune(fn, args=(), kwargs=None, *, budget=60.0, progress=None):
+        progress("screening levers")
+        seen.append((fn, args, kwargs, budget))
+        return _FakeTuneResult()
+
     fake = types.ModuleType("tfperf.tune")
-    fake.tune = lambda fn, *a, **k: seen.append((fn, a, k)) or "tuned!"  # type: ignore[attr-defined]
+    fake.tune = fake_tune  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tfperf.tune", fake)
-    ran = run("r = %tftune -o max([3, 1], key=abs)")
+    ran = run("r = %tftune -o --budget 5 max([3, 1], key=abs)")
     assert ran.error is None, ran.everything
-    assert seen == [(max, ([3, 1],), {"key": abs})]
-    assert _ns()["r"] == "tuned!"
+    assert seen == [(max, ([3, 1],), {"key": abs}, 5.0)]
+    assert isinstance(_ns()["r"], _FakeTuneResult)
+    assert "xla        3.0x" in ran.shown()
     bad = run("%tftune not a call")
     assert "syntax error" in str(bad.error) or "give one call" in str(bad.error)
     missing = run("%tftune undefined_fn(1)")
     assert "undefined_fn raised NameError" in str(missing.error)
+
+
+def test_tune_with_a_star_args_signature(run, monkeypatch):
+    fake = types.ModuleType("tfperf.tune")
+    fake.tune = lambda fn, *a, **k: f"tuned {fn.__name__}{a}{k}"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tfperf.tune", fake)
+    ran = run("r = %tftune -o -q max(3, 1)")
+    assert ran.error is None and _ns()["r"] == "tuned max(3, 1){}" and ran.outputs == []
 
 
 def test_doctor_report_as_text_and_html(run, monkeypatch):

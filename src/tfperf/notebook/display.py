@@ -55,16 +55,18 @@ class Progress:
         self._last = 0.0
         self._shown = False
 
-    def _line(self, fraction: float, what: str) -> str:
+    def _line(self, fraction: float | None, what: str) -> str:
+        if fraction is None:  # work whose size is not known ahead (a tune search)
+            return f"{self.title}: {what}"
         width = 24
         filled = round(max(0.0, min(1.0, fraction)) * width)
         return f"{self.title} [{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {what}"
 
-    def __call__(self, fraction: float, what: str) -> None:
+    def __call__(self, fraction: float | None, what: str) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self._last < 0.2 and fraction < 1.0:
+        if now - self._last < 0.2 and (fraction is None or fraction < 1.0):
             return
         self._last = now
         line = self._line(fraction, what)

@@ -52,6 +52,8 @@ DOCTOR_OPTIONS = (
     Option(("-o",), "output", bool, "return the findings"),
 )
 TUNE_OPTIONS = (
+    Option(("--budget",), "budget", float, "seconds for tune's search (tune's default: 60)"),
+    Option(("-q",), "quiet", bool, "show nothing"),
     Option(("-o",), "output", bool, "return what tune returns"),
 )
 
@@ -180,14 +182,14 @@ class TfperfMagics(Magics):
     def tftune(self, line: str) -> Any:
         """Search the levers for FN(ARGS) with tfperf.tune, when this tfperf has it.
 
-        %tftune [-o] FN(ARGS)
+        %tftune [--budget S] [-q] [-o] FN(ARGS)
         """
         from tfperf.notebook.tune import run_tune
 
         opts, rest = parse_leading("tftune", line, TUNE_OPTIONS, "FN(ARGS)")
-        result = run_tune(self.shell, rest)
-        if result is not None:
-            display.show(result)
+        result, shown = run_tune(self.shell, rest, budget=opts["budget"])
+        if not opts["quiet"] or result is None:
+            display.show(shown)
         return result if opts["output"] else None
 
     # -- %tfdoctor ---------------------------------------------------------------------------
