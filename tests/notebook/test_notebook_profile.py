@@ -61,6 +61,7 @@ def test_a_raising_cell_still_reports_what_ran_then_one_line(run, tf_cells):
     shown = ran.shown()
     assert "Eager ops, by line" in shown and f"cell {tf_cells}, line 10" in shown
     assert "tfperf/notebook" not in shown  # the traceback is the user's only
+    assert f'File "cell {n}", line 3' in shown  # named as the reader knows the cell
 
 
 @pytest.mark.parametrize("cell, message", [

@@ -14,7 +14,13 @@ from typing import Any
 
 from tfperf.notebook import display
 from tfperf.notebook.errors import MagicError, describe
-from tfperf.notebook.statement import compile_cell, raised_where, site_labeller, user_traceback
+from tfperf.notebook.statement import (
+    cell_number,
+    compile_cell,
+    raised_where,
+    site_labeller,
+    user_traceback,
+)
 
 
 def profile_cell(shell: Any, source: str, *, first_line: int, steps: int, capture: bool,
@@ -57,7 +63,8 @@ def profile_cell(shell: Any, source: str, *, first_line: int, steps: int, captur
                           logdir=str(session.logdir) if session else None)
     report.site_label = site_labeller(shell)
     if not quiet:
-        display.show(display.Rendering(report.text(), _html(report)))
+        text = _cells_in_traceback(shell, report.text())
+        display.show(display.Rendering(text, _html(text)))
     if interrupted:
         raise MagicError("tfprofile", "interrupted; the report covers what ran before")
     if error is not None:
@@ -96,7 +103,19 @@ def _note(session: Any) -> str:
     return session.error or ("capture unreadable" if session.xplane else "no capture written")
 
 
-def _html(report: Any) -> str:
+def _html(text: str) -> str:
     from tfperf.core import render
 
-    return render.html_pre(report.text())
+    return render.html_pre(text)
+
+
+def _cells_in_traceback(shell: Any, text: str) -> str:
+    """``File "<ipython-input-21-…>", line 3`` → ``File "cell 21", line 3`` (the name the
+    reader knows; ipykernel's ``/tmp/ipykernel_…/….py`` names alike)."""
+    import re
+
+    def name(m: re.Match[str]) -> str:
+        number = cell_number(shell, m.group(1))
+        return f'File "cell {number}"' if number is not None else m.group(0)
+
+    return re.sub(r'File "([^"]+)"', name, text)
