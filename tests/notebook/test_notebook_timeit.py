@@ -182,3 +182,15 @@ def test_ctrl_c_before_any_run_is_one_line(run):
     assert run(INTERRUPTED_AFTER).error is None
     ran = run("%tftimeit -n 1 -r 5 interrupted_after(0)")
     assert str(ran.error) == "%tftimeit: interrupted before a run completed"
+
+
+def test_cell_form_takes_a_setup_on_the_magic_line_as_timeit_does(run):
+    run("seen_setups = []")
+    ran = run("%%tftimeit -o -n 2 -r 2 setup_data = list(range(50)); seen_setups.append(1)\n"
+              "sum(setup_data)\n")
+    assert ran.error is None, ran.everything
+    assert ran.result.result.runs == 2
+    assert _ns(run)["seen_setups"] == [1]  # the setup ran once, not per call
+    assert "setup_data" not in _ns(run)  # its names stay with the statement
+    bad = run("%%tftimeit -n 1 -r 1 1/0\nx = 1\n")
+    assert str(bad.error) == "%tftimeit: the setup raised ZeroDivisionError: division by zero"

@@ -69,7 +69,8 @@ class TfperfMagics(Magics):
         """Time a statement with tfperf's measurement core.
 
         %tftimeit [-n N] [-r R] [-q] [-o] [--budget S] STATEMENT
-        %%tftimeit [-n N] [-r R] [-q] [-o] [--budget S]   (the cell is the statement)
+        %%tftimeit [-n N] [-r R] [-q] [-o] [--budget S] [SETUP]   (the cell is timed;
+                                                                  SETUP runs once before)
 
         The device is synced after every run, the first call (tracing, XLA compile) is timed
         apart and split when TensorFlow traced, and the line reads as %timeit's: median ±
@@ -78,14 +79,12 @@ class TfperfMagics(Magics):
         from tfperf.notebook.timeit import timeit
 
         opts, rest = parse_leading("tftimeit", line, TIMEIT_OPTIONS, "STATEMENT")
-        if cell is not None:
-            if rest:
-                raise MagicError("tftimeit", "%%tftimeit times the cell; put nothing after "
-                                             "the options (run setup in a cell before)")
-            source, first_line = cell, 2
+        setup = ""
+        if cell is not None:  # as %%timeit: the rest of the magic line is the setup
+            source, first_line, setup = cell, 2, rest
         else:
             source, first_line = rest, 1
-        fn = make_function(self.shell, "tftimeit", source, first_line=first_line)
+        fn = make_function(self.shell, "tftimeit", source, first_line=first_line, setup=setup)
         statement = " ".join(source.split())[:60]
         try:
             result = timeit(fn, number=opts["number"], repeat=opts["repeat"],

@@ -20,6 +20,7 @@ from tfperf.notebook.errors import MagicError
 from tfperf.profile.attribution import is_user_file
 
 _FUNCTION = "__tfperf_statement__"
+_OUTER = "__tfperf_setup__"
 _TFPERF_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
 _INPUT_NAME = re.compile(r"<ipython-input-(\d+)-")
 
@@ -60,13 +61,14 @@ def _filename(shell: Any, source: str, first_line: int) -> str:
         return shell.compile.cache(text, current_cell(shell))
 
 
-def make_function(shell: Any, magic: str, source: str, *,
-                  first_line: int = 1) -> Callable[[], Any]:
+def make_function(shell: Any, magic: str, source: str, *, first_line: int = 1,
+                  setup: str = "") -> Callable[[], Any]:
     """A zero-argument function running ``source`` with the user's namespace as globals.
 
     The value of a final expression is returned (so the measurement core can wait for the
     tensor it names). Names assigned in ``source`` are local to the function, as in
-    ``%timeit``.
+    ``%timeit``. ``setup`` (line 1, before ``source``) runs once, when the function is made;
+    the names it assigns are visible to ``source`` (as closure variables) and nowhere else.
     """
     if not source.strip():
         raise MagicError(magic, "no statement given")
@@ -82,15 +84,32 @@ def make_function(shell: Any, magic: str, source: str, *,
     assert isinstance(func, ast.FunctionDef)
     func.body = body
     func.lineno, func.end_lineno = body[0].lineno, body[-1].end_lineno  # within the cell
+    text = source
+    if setup.strip():
+        before = _parse(shell, magic, setup, 1).body
+        outer = ast.parse(f"def {_OUTER}():\n    pass\n")
+        outer_fn = outer.body[0]
+        assert isinstance(outer_fn, ast.FunctionDef)
+        ret = ast.Return(value=ast.Name(id=_FUNCTION, ctx=ast.Load()))
+        outer_fn.body = [*before, func, ret]
+        outer_fn.lineno = 1
+        wrapper = outer
+        text, first_line = setup.strip() + "\n" + source, 1
     ast.fix_missing_locations(wrapper)
-    filename = _filename(shell, source, first_line)
+    filename = _filename(shell, text, first_line)
     try:
         code = compile(wrapper, filename, "exec", _flags(shell), True)
     except SyntaxError as exc:  # 'return' outside function, await, nonlocal...
         raise MagicError(magic, f"cannot run this statement: {exc.msg}") from None
     namespace: dict[str, Any] = {}
     exec(code, _user_ns(shell), namespace)
-    fn = namespace[_FUNCTION]
+    if setup.strip():
+        try:
+            fn = namespace[_OUTER]()
+        except Exception as exc:
+            raise MagicError(magic, f"the setup raised {type(exc).__name__}: {exc}") from None
+    else:
+        fn = namespace[_FUNCTION]
     fn.__qualname__ = fn.__name__ = "statement"
     return fn
 
