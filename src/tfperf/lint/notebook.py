@@ -33,7 +33,9 @@ from tfperf.lint.target import notebook_pin
 
 # Cell magics whose body is Python; any other %%magic makes the cell opaque.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit",
-                                "mprun", "tensorflow_version", "px", "autoreload"})
+                                "mprun", "tensorflow_version", "px", "autoreload",
+                                # tfperf's own (tfperf.notebook): their bodies are Python
+                                "tftimeit", "tfprofile", "tfcompare", "tflint"})
 # Line magics and shell aliases IPython runs without `%` (automagic).
 AUTOMAGICS = frozenset({
     "ls", "cd", "pwd", "pip", "conda", "mkdir", "rmdir", "rm", "cp", "mv", "cat", "clear",
