@@ -107,7 +107,7 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             reference: str | None = None, grad: bool = False,
             allow_unchecked: bool = False,
             isolate: bool = False, roofline: bool = False,
-            progress: Progress | None = None) -> CompareReport:
+            progress: Progress | None = None, interruptible: bool = False) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
     ``variants``: a dict name → callable (or :class:`Variant`), or a list of ``Variant``.
@@ -125,6 +125,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     ``allow_unchecked``: outputs that cannot be compared do not fail the exit status.
     ``isolate``: peak memory of each variant in a child process that imports the variant's
     file again; a calling script must keep its work under ``if __name__ == "__main__":``.
+    ``interruptible`` (interactive use: ``%tfcompare``): Ctrl-C during the rounds ends them
+    and the report covers the rounds done, with a note; before the first round it raises.
     """
     vs = _as_variants(variants)
     base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
@@ -207,21 +209,29 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     t0 = time.perf_counter()
     deadline = t0 + budget
     rounds = 0
-    while fast and rounds < max_rounds:
-        for st in _rotated(fast, rounds):
-            try:
-                with time_limit(call_limit * st.number):
-                    st.times.append(st.timer.block(st.number))
-            except (Exception, CallTimeout) as exc:
-                _fail(st, exc)
-        fast = [st for st in fast if st.result.status == "ok"]
-        rounds += 1
-        now = time.perf_counter()
-        say((n + min(1.0, (now - t0) / budget)) / (n + 2), f"round {rounds}")
-        if rounds >= min_rounds and all(_rel_iqr(st.times) <= target_rel_iqr for st in fast):
-            break
-        if now >= deadline and (rounds >= 3 or now >= deadline + budget):
-            break
+    try:
+        while fast and rounds < max_rounds:
+            for st in _rotated(fast, rounds):
+                try:
+                    with time_limit(call_limit * st.number):
+                        st.times.append(st.timer.block(st.number))
+                except (Exception, CallTimeout) as exc:
+                    _fail(st, exc)
+            fast = [st for st in fast if st.result.status == "ok"]
+            rounds += 1
+            now = time.perf_counter()
+            say((n + min(1.0, (now - t0) / budget)) / (n + 2), f"round {rounds}")
+            if rounds >= min_rounds and all(_rel_iqr(st.times) <= target_rel_iqr
+                                            for st in fast):
+                break
+            if now >= deadline and (rounds >= 3 or now >= deadline + budget):
+                break
+    except KeyboardInterrupt:
+        if not interruptible or not rounds:
+            raise
+        for st in fast:  # a round cut short: keep whole rounds, so ratios stay paired
+            del st.times[rounds:]
+            st.result.notes.append(f"interrupted (Ctrl-C) after {rounds} rounds")
     for st in states:
         if st.result.status == "ok":
             st.result.measurement = Measurement(times=st.times, number=st.number,

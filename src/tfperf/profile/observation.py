@@ -43,6 +43,7 @@ class FunctionStats:
     trace_s: float = 0.0
     total_s: float = 0.0
     first_site: Site | None = None
+    jit_compile: bool = False  # tf.function(jit_compile=True): its first run XLA-compiles
     signatures: list[dict[str, Any]] = field(default_factory=list)
     causes: dict[tuple[str, str], retrace.CauseSummary] = field(default_factory=dict)
     # per argument: every distinct value seen at trace time (the first trace included)

@@ -67,9 +67,50 @@ def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
     ``tf.data.Dataset`` or named ``ds``/``dataset``). Attributes such as ``self._dataset``
     are not enough: other libraries (Grain, PyTorch) have datasets with ``map`` too."""
     pipe = pipeline(ctx, expr)
-    if pipe.known:
+    if pipe.known or from_tfds(ctx, pipe.source):
         return True
     return type(pipe.source) is ast.Name and ctx.is_dataset(pipe.source)
+
+
+# TensorFlow Datasets' loader: a tf.data.Dataset, or a dict/tuple of them.
+TFDS_LOADERS = frozenset({"tensorflow_datasets.load"})
+
+
+def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
+    """``expr`` is a dataset ``tfds.load`` made: the call, a name bound to it, a name
+    unpacked from it (``(train, test), info = tfds.load(..., with_info=True)``) or an item
+    of it (``dataset['train']``)."""
+    if _depth > 6:
+        return False
+    t = type(expr)
+    if t is ast.Call:
+        q = ctx.qualname(getattr(expr, "func", None))
+        return q is not None and q in TFDS_LOADERS
+    if t is ast.Subscript:
+        return from_tfds(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
+    if t is not ast.Name:
+        return False
+    b = ctx.binding(expr)  # type: ignore[arg-type]
+    if b is None:
+        return False
+    if b.kind == "assign":
+        return from_tfds(ctx, b.value, _depth + 1)
+    if b.kind != "other" or type(b.value) not in (ast.Tuple, ast.List):
+        return False
+    stmt = ctx.parent(b.value)  # `a, b = x, y` / `(a, b), info = load(...)`
+    while stmt is not None and type(stmt) in (ast.Tuple, ast.List):
+        stmt = ctx.parent(stmt)
+    if type(stmt) is not ast.Assign:
+        return False
+    value = stmt.value  # type: ignore[attr-defined]
+    if type(value) in (ast.Tuple, ast.List) and len(stmt.targets) == 1:  # type: ignore[attr-defined]
+        target = stmt.targets[0]  # type: ignore[attr-defined]
+        for tgt, val in zip(getattr(target, "elts", ()), getattr(value, "elts", ()),
+                            strict=False):
+            if type(tgt) is ast.Name and tgt.id == b.name:
+                return from_tfds(ctx, val, _depth + 1)
+        return False
+    return from_tfds(ctx, value, _depth + 1)
 
 
 def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:

@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from tfperf.lint.semantic import Context, returns_tensor
+from tfperf.lint.semantic.tf_api import returns_tensor_list
 
 SESSION_CLASSES = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
                             for n in ("Session", "InteractiveSession"))
@@ -98,7 +99,8 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
     if q is not None:
         if q in SAVER_CLASSES:
             return "a tf.train.Saver (save and restore ops for every variable)"
-        if returns_tensor(q) or (q.endswith("_initializer") and q.startswith("tensorflow.")):
+        if returns_tensor(q) or returns_tensor_list(q) \
+                or (q.endswith("_initializer") and q.startswith("tensorflow.")):
             if ".python." in q:  # TensorFlow's own modules: the public name is the last part
                 return "tf." + q.rsplit(".", 1)[-1]
             return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
-from tfperf.lint.analysis.loops import does_tensor_work, element_loop, header_end, walk_body
+from tfperf.lint.analysis.loops import (
+    does_tensor_work,
+    element_loop,
+    header_end,
+    in_chunks,
+    measures_list,
+    walk_body,
+)
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -121,6 +128,17 @@ AutoGraph turns into a graph loop.
             heads = tf.split(tf.ones([4, 8]), 4, axis=1)
             outs = [tf.nn.relu(h) for h in heads]
         """),
+        # A list of model outputs; a layer's weights.
+        Valid("""
+            import tensorflow as tf
+            def losses(model, x, layer):
+                outputs = model(x)
+                total = [tf.reduce_mean(out) for out in outputs]
+                for i in range(len(outputs)):
+                    total.append(tf.reduce_max(outputs[i]))
+                norms = [tf.norm(w) for w in layer.trainable_weights]
+                return total, norms
+        """),
         # A hand-unrolled RNN: step t needs the state of step t - 1.
         Valid("""
             import tensorflow as tf
@@ -142,6 +160,27 @@ AutoGraph turns into a graph loop.
             def add_data(buffer):
                 for i in tf.range(10, dtype=tf.int64):
                     buffer.add_batch(tf.ones((4,), dtype=tf.int64) * i)
+        """),
+        # `len()` of a parameter (a list of feature maps), even where one branch stacks it.
+        Valid("""
+            import tensorflow as tf
+            def fuse(nodes, weights, method):
+                if method == "stack":
+                    nodes = tf.stack(nodes, axis=-1)
+                    return tf.reduce_sum(nodes, -1)
+                nodes = [nodes[i] * weights[i] for i in range(len(nodes))]
+                return tf.add_n(nodes)
+        """),
+        # Chunks, not elements: a range with a step.
+        Valid("""
+            import tensorflow as tf
+            def grads(alphas, x, batch_size, one_batch):
+                out = []
+                for start in tf.range(0, len(alphas), batch_size):
+                    out.append(one_batch(alphas[start:start + batch_size]) * 2.0)
+                for i in range(0, x.shape[0], batch_size):
+                    out.append(tf.reduce_sum(x[i:i + batch_size], axis=0))
+                return tf.concat(out, axis=0)
         """),
         # tf.scan with a list initializer returns a list of tensors.
         Valid("""
@@ -238,8 +277,13 @@ AutoGraph turns into a graph loop.
         el = element_loop(ctx, node)
         if el is None:
             return
+        it = node.iter if type(node) is ast.For else node.generators[0].iter  # type: ignore[attr-defined]
+        if in_chunks(ctx, it):
+            return  # `range(0, n, batch_size)`: one batch per iteration
         if el.kind == "iterate" and not self._surely_rows(ctx, node):
             return
+        if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
+            return  # `range(len(nodes))` over a parameter: most often a list of tensors
         # Indexing alone (to print, plot or convert each row) launches no op worth batching.
         if not does_tensor_work(ctx, list(walk_body(node))):
             return

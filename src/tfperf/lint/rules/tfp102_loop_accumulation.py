@@ -118,6 +118,9 @@ acc += tf.reduce_sum(x, axis=0)
 For `acc = acc + a[i] * w[i]` write `acc + tf.tensordot(w, a, axes=1)` or
 `tf.einsum("i...,i->...", a, w)`.
 
+Loops over `range(len(xs))` where `xs` is not known to be a tensor (a list of model
+outputs, of variables) are left alone: a few tensors, possibly of different shapes.
+
 ## Fix safety
 The fix covers the simple form only: the loop's body is the single statement
 `acc += x[i]` / `acc = acc + x[i]` (or `+= row` over `for row in x`), the loop runs over
@@ -168,6 +171,18 @@ raised on an out-of-range index no longer does.
                 for t in range(x.shape[0]):
                     h = h + tf.tanh(tf.linalg.matvec(w, h) + x[t])
                 return h
+        """),
+        # Summing over a list of model outputs or of variables: a few tensors, not elements.
+        Valid("""
+            import tensorflow as tf
+            def total_loss(model, x, l2):
+                outputs = model(x)
+                loss = tf.constant(0.0)
+                for i in range(len(outputs)):
+                    loss += tf.reduce_mean(outputs[i])
+                for v in tf.compat.v1.trainable_variables():
+                    loss += l2 * tf.nn.l2_loss(v)
+                return loss
         """),
         # A training loop summing losses: the term is a user's step, not one small op.
         Valid("""
@@ -254,7 +269,7 @@ raised on an out-of-range index no longer does.
             import tensorflow as tf
             def f(x):
                 acc = tf.zeros([4])
-                for i in range(len(x)):
+                for i in range(x.shape[0]):
                     acc += x[i]
                 return acc, i
         """, count=1),
@@ -280,6 +295,9 @@ raised on an out-of-range index no longer does.
                 el = None
         if el is None and not _op_of_index(ctx, loop, term):
             return
+        if el is not None and el.sized is not None and el.sized.how == "len" \
+                and not ctx.is_tensor_like(el.sized.obj):
+            return  # `range(len(outputs))`: a few tensors of a list, maybe of other shapes
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:
             return

@@ -7,22 +7,18 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
-from tfperf.lint.analysis.loops import STACKING_CALLS, range_args, range_stop, sized_by
+from tfperf.lint.analysis.loops import (
+    STACKING_CALLS,
+    in_chunks,
+    measures_list,
+    range_args,
+    range_stop,
+    sized_by,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
-
-
-def _python_collection(ctx: Context, obj: ast.AST) -> bool:
-    """Surely not a tensor: a configuration attribute (``cfg.STRIDES``, ``self.heads``), a
-    list/tuple/dict literal or comprehension, or a name assigned one."""
-    if type(obj) is ast.Name:
-        b = ctx.binding(obj)
-        obj = b.value if b is not None and b.kind == "assign" else obj
-    if type(obj) is ast.Attribute:
-        return not ctx.is_tensor_like(obj)
-    return type(obj) in (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
 
 
 COMPREHENSION = "one tensor per element built in a comprehension, then stacked: use one op"
@@ -71,7 +67,8 @@ or, when the per-element body cannot be vectorised by hand,
 No automatic fix: the batched form depends on what the body computes.
 
 Lists filled while iterating a dataset or files (collecting predictions per batch) are not
-reported: each iteration there is already a whole batch. Neither are values that depend on
+reported: each iteration there is already a whole batch; nor loops over `range(len(p))` where
+`p` is a parameter or a list (a few feature maps, levels, heads). Neither are values that depend on
 what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t, state)`,
 autoregressive decoding): their steps cannot run at once.
 """
@@ -107,6 +104,15 @@ autoregressive decoding): their steps cannot run at once.
                 for i in range(x.shape[0]):
                     out.append(x[i])
                 return out
+        """),
+        # Batches of a range with a step: each iteration is a chunk already.
+        Valid("""
+            import tensorflow as tf
+            def integrated(alphas, batch_size, one_batch):
+                grads = []
+                for alpha in tf.range(0, len(alphas), batch_size):
+                    grads.append(one_batch(alphas[alpha:alpha + batch_size]))
+                return tf.concat(grads, axis=0)
         """),
         # Comprehensions: over a list of gradients; the same value k times; items as they are.
         Valid("""
@@ -200,7 +206,7 @@ autoregressive decoding): their steps cannot run at once.
             from tensorflow import stack
             def f(x):
                 out = []
-                for i in range(len(x)):
+                for i in range(x.shape[0]):
                     if i % 2:
                         out.append(x[i])
                     else:
@@ -275,6 +281,8 @@ autoregressive decoding): their steps cannot run at once.
 
     @staticmethod
     def _per_element_iter(ctx: Context, it: ast.AST) -> bool:
+        if in_chunks(ctx, it):
+            return False  # `range(0, n, batch_size)`: a batch per iteration
         args = range_args(ctx, it)
         if args is not None:
             stop = range_stop(args)
@@ -286,5 +294,5 @@ autoregressive decoding): their steps cannot run at once.
             sized = sized_by(ctx, stop)
             # `range(len(cfg.STRIDES))`: one iteration per item of a Python list (FPN levels).
             return not (sized is not None and sized.how == "len"
-                        and _python_collection(ctx, sized.obj))
+                        and measures_list(ctx, sized.obj))
         return ctx.is_tensor_like(it)

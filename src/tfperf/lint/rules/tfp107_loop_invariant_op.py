@@ -159,7 +159,8 @@ Not reported: random ops, constants and other value-creating ops (`tf.zeros`, `t
 training loop updates), loops that update variables or run steps (`apply_gradients`,
 `assign`, `session.run`: values read by name may change there; TF1 session loops are the
 TF1 run-time rules' business), loops with `with` blocks (devices per tower, tapes), loops
-of a handful of iterations (a literal `range` or list of at most 8), metadata ops
+of a handful of iterations (a literal `range` or list of at most 8), ops whose result is
+discarded (a timing loop repeats them on purpose), metadata ops
 (`tf.shape`, `tf.size`), initializers, and user functions (they may read state).
 """
     valid = (
@@ -208,6 +209,13 @@ of a handful of iterations (a literal `range` or list of at most 8), metadata op
                 for step in range(10):
                     opt.apply_gradients(zip(grads, variables))
                     tf.print(tf.reduce_sum(w))
+        """),
+        # A timing loop: the result is discarded, the repetition is the point.
+        Valid("""
+            import tensorflow as tf
+            def time_matmul(x, n):
+                for loop in range(n):
+                    tf.linalg.matmul(x, x)
         """),
         # Metadata of the loop's item varies; a few thresholds in a literal list.
         Valid("""
@@ -288,6 +296,8 @@ of a handful of iterations (a literal `range` or list of at most 8), metadata op
         bound, mutates, has_with = _loop_facts(ctx, loop)
         if mutates or has_with:
             return
+        if type(ctx.parent(node)) is ast.Expr:
+            return  # result discarded: run on purpose each time (a timing loop, a warm-up)
         reads = data_reads(ctx, node)
         if not reads - {"self"}:
             return  # literals only: a cheap constant

@@ -34,8 +34,16 @@ _STRUCTURE_OPS = {"scan": ("initializer", 2), "foldl": ("initializer", 2),
 
 def _structure_call(call: ast.Call, qualname: str) -> bool:
     """``tf.scan(fn, elems, [0., 0.])``: a higher-order op whose initializer is a list or
-    tuple literal returns a list of tensors, not one tensor."""
-    spec = _STRUCTURE_OPS.get(qualname.rsplit(".", 1)[-1])
+    tuple literal returns a list of tensors, not one tensor; so does ``tf.unstack(x,
+    axis=-1)`` (a few coordinates or channels)."""
+    last = qualname.rsplit(".", 1)[-1]
+    if last == "unstack" and qualname.startswith(("tensorflow.", "keras.ops.")):
+        # Along the last axis: coordinates or channels, a few items, not one per row.
+        axis = call.args[2] if len(call.args) > 2 else next(
+            (k.value for k in call.keywords if k.arg == "axis"), None)
+        return type(axis) is ast.UnaryOp and type(axis.op) is ast.USub \
+            and type(axis.operand) is ast.Constant and axis.operand.value == 1
+    spec = _STRUCTURE_OPS.get(last)
     if spec is None or not qualname.startswith("tensorflow."):
         return False
     kw, pos = spec
