@@ -29,10 +29,12 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.bench.batching import quick_slice
+from tfperf.bench.counters import STEADY_CALLS, first_call_watch, from_observations, steady_watch
 from tfperf.bench.deadline import CallTimeout, time_limit
 from tfperf.bench.declare import VariantSpec
 from tfperf.bench.equivalence import snapshot
@@ -106,7 +108,7 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             atol: float | None = None, check_equivalence: bool = True,
             reference: str | None = None, grad: bool = False,
             allow_unchecked: bool = False,
-            isolate: bool = False, roofline: bool = False,
+            isolate: bool = False, roofline: bool = False, counters: bool = False,
             progress: Progress | None = None) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
@@ -125,6 +127,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     ``allow_unchecked``: outputs that cannot be compared do not fail the exit status.
     ``isolate``: peak memory of each variant in a child process that imports the variant's
     file again; a calling script must keep its work under ``if __name__ == "__main__":``.
+    ``counters``: also count traces, host syncs, eager ops, graph ops and XLA compilations
+    (:mod:`tfperf.bench.counters`): the first call is watched (function calls and host syncs),
+    and two more calls right after it are watched with every hook.
     """
     vs = _as_variants(variants)
     base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
@@ -164,8 +169,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     # 1. first calls
     for i, st in enumerate(states):
         say(i / (n + 2), f"{st.variant.name}: first call")
+        watcher: Any = first_call_watch() if counters else nullcontext()
         try:
-            with time_limit(call_limit):
+            with time_limit(call_limit), watcher:
                 first, out = st.timer.first_call()
         except CallTimeout as exc:
             st.result.status, st.result.error = "timeout", str(exc)
@@ -175,6 +181,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             continue
         st.output = _keep(out, check_equivalence, roofline)
         st.result.first_call_s = first * st.result.scale
+        if counters and not _count_steady(st, watcher.obs, call_limit):
+            continue
         if slow_after < first * st.result.scale <= max(budget, 2 * slow_after) \
                 and not st.batch:
             # A slow first call may be tracing or XLA compiling: judge by a second call.
@@ -192,9 +200,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
                 "its time includes any trace/compile cost")
 
     fast = [st for st in states if st.result.status == "ok"]
-    # 2. warm-up and block size
+    # 2. warm-up and block size (none when no rounds are wanted: counters only)
     say(n / (n + 2), "warming up")
-    for st in list(fast):
+    for st in list(fast) if max_rounds > 0 else []:
         try:
             with time_limit(call_limit):
                 st.timer.block(1)
@@ -248,6 +256,21 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     return CompareReport(machine=machine_info(), baseline=base_name,
                          variants=[st.result for st in states], settings=settings,
                          peaks=peaks.to_dict() if peaks else None)
+
+
+def _count_steady(st: _State, first_obs: Any, call_limit: float) -> bool:
+    """Watch ``STEADY_CALLS`` calls after the first and set the variant's counters; False
+    when a call failed (the variant is then reported with its error)."""
+    steady = steady_watch()
+    try:
+        with time_limit(call_limit * STEADY_CALLS), steady:
+            for _ in range(STEADY_CALLS):
+                st.timer.block(1)
+    except (Exception, CallTimeout) as exc:
+        _fail(st, exc)
+        return False
+    st.result.counters = from_observations(first_obs, steady.obs, STEADY_CALLS)
+    return True
 
 
 def _fail(st: _State, exc: BaseException) -> None:

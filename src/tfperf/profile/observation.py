@@ -43,6 +43,8 @@ class FunctionStats:
     trace_s: float = 0.0
     total_s: float = 0.0
     first_site: Site | None = None
+    graph_ops: int | None = None  # ops in the graph of its latest trace
+    xla_compilations: int = 0  # traces of a jit_compile=True function
     signatures: list[dict[str, Any]] = field(default_factory=list)
     causes: dict[tuple[str, str], retrace.CauseSummary] = field(default_factory=dict)
     # per argument: every distinct value seen at trace time (the first trace included)
@@ -66,6 +68,8 @@ class FunctionStats:
             "trace_s": self.trace_s,
             "run_s": self.run_s,
             "calls": self.calls,
+            "graph_ops": self.graph_ops,
+            "xla_compilations": self.xla_compilations,
             "path": self.first_site[0] if self.first_site else None,
             "line": self.first_site[1] if self.first_site else None,
         }

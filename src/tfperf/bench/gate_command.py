@@ -1,0 +1,181 @@
+"""``tfperf bench`` as a regression gate: ``--save``, ``--store``, ``--compare-to``,
+``--counters-only``, ``--history``.
+
+Argument parsing only at import time (this module is imported on every ``tfperf bench``
+start); NumPy and TensorFlow load when a run starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+GATE_FORMATS = ("text", "json", "markdown", "github")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("regression gate (docs/regression-gate.md)")
+    g.add_argument("--save", metavar="PATH",
+                   help="save this run (raw times, statistics, first call, counters, machine "
+                        "fingerprint) as JSON: a baseline for --compare-to")
+    g.add_argument("--store", metavar="DIR",
+                   help="also save this run as the next numbered JSON in DIR/<machine>/ "
+                        "(see --history)")
+    g.add_argument("--label", help="a label kept with a saved run (a commit, a branch)")
+    g.add_argument("--compare-to", metavar="BASELINE.json",
+                   help="judge this run against a saved one: counters exactly, times by a "
+                        "bootstrap interval on the ratio of medians; exit 1 on a regression")
+    g.add_argument("--fail-over", metavar="PCT", default="10%",
+                   help="a slowdown is a regression only beyond this (and significant); "
+                        "default 10%%")
+    g.add_argument("--counters-only", action="store_true",
+                   help="count traces, host syncs, eager ops, graph ops and XLA compilations "
+                        "without timing rounds (fast, noise-free)")
+    g.add_argument("--format", choices=GATE_FORMATS,
+                   help="how --compare-to reports: text (default), json, markdown (a pull "
+                        "request comment), github (workflow annotations)")
+    g.add_argument("--history", metavar="DIR",
+                   help="print the trend of one variant over the runs saved under DIR "
+                        "(with --plot PATH: a PNG)")
+    g.add_argument("--variant", metavar="NAME", help="the variant --history shows")
+
+
+def wants_gate(args: argparse.Namespace) -> bool:
+    return bool(args.save or args.store or args.compare_to or args.counters_only
+                or args.format)
+
+
+def parse_fail_over(text: str) -> float:
+    """``"10%"`` or ``"10"`` (a percentage either way) → 0.10."""
+    from tfperf.cli import UsageError
+
+    try:
+        value = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise UsageError(f"--fail-over must be a percentage like 10%, not {text!r}") from None
+    if not 0 <= value <= 1000:
+        raise UsageError(f"--fail-over must be between 0% and 1000%, not {text!r}")
+    return value / 100
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    from tfperf.cli import UsageError
+
+    if args.history:
+        if args.file or args.suite:
+            raise UsageError("--history reads saved runs: give it without FILE.py or --suite")
+        return
+    if args.suite and wants_gate(args):
+        raise UsageError("--save, --store, --compare-to, --counters-only and --format apply "
+                         "to FILE.py, not to --suite")
+    if args.format and not args.compare_to and args.format == "github":
+        raise UsageError("--format github reports a comparison: give --compare-to")
+    if args.format and (args.json or args.markdown):
+        raise UsageError("give --format or --json/--markdown, not both")
+    parse_fail_over(args.fail_over)
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from tfperf.bench.history_report import history_json, history_text, plot_history
+    from tfperf.bench.plot import PlotError
+    from tfperf.bench.record import RecordError
+    from tfperf.bench.storage import history, load_runs, variant_names
+    from tfperf.cli import UsageError
+
+    try:
+        runs, skipped = load_runs(args.history)
+    except RecordError as exc:
+        raise UsageError(str(exc)) from None
+    if not runs:
+        raise UsageError(f"{args.history}: no saved runs (write some with "
+                         "`tfperf bench FILE.py --store DIR`)")
+    names = variant_names(runs)
+    name = args.variant or (names[0] if len(names) == 1 else None)
+    if name is None:
+        raise UsageError(f"the saved runs hold several variants: give --variant, one of "
+                         f"{', '.join(names)}")
+    if name not in names:
+        raise UsageError(f"no saved run has a variant {name!r}; they have {', '.join(names)}")
+    points = history(runs, name)
+    if args.json or args.format == "json":
+        print(history_json(name, points))
+    else:
+        print(history_text(name, points, skipped))
+    if args.plot:
+        try:
+            written = plot_history(name, points, args.plot)
+        except PlotError as exc:
+            print(f"tfperf bench: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"plot written to {written}", file=sys.stderr)
+    return 0
+
+
+def load_baseline(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The --compare-to run, read before anything is timed (a bad path fails fast)."""
+    from tfperf.bench.record import RecordError, load_record
+    from tfperf.cli import UsageError
+
+    if not args.compare_to:
+        return None
+    try:
+        return load_record(args.compare_to)
+    except RecordError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | None) -> int:
+    """Save/store the run, compare it with the baseline, print, and return the exit status."""
+    from tfperf.bench.gate import compare_runs
+    from tfperf.bench.gate_report import render_gate
+    from tfperf.bench.record import RecordError, run_record, save_record
+    from tfperf.bench.storage import store_run
+    from tfperf.cli import UsageError
+    from tfperf.core.render import use_color
+
+    record = run_record(result, file=str(Path(args.file)), counters_only=args.counters_only,
+                        label=args.label)
+    try:
+        for path in ([save_record(record, args.save)] if args.save else []) + (
+                [store_run(record, args.store)] if args.store else []):
+            print(f"run saved to {path}", file=sys.stderr)
+    except (RecordError, OSError) as exc:
+        raise UsageError(f"cannot save the run: {exc}") from None
+    fmt = args.format or ("json" if args.json else "markdown" if args.markdown else "text")
+    bench_status = 0 if args.counters_only else int(result.exit_status)
+    if baseline is None:
+        if fmt == "json":
+            from tfperf.core.render import to_json
+
+            print(to_json(record))
+        elif fmt == "markdown":
+            print(result.to_markdown())
+        else:
+            print(result.table(color=use_color()))
+            print(_counters_text(record))
+        return bench_status
+    gate = compare_runs(baseline, record, fail_over=parse_fail_over(args.fail_over),
+                        counters_only=args.counters_only, baseline_source=args.compare_to)
+    if fmt == "text" and not args.counters_only:
+        print(result.table(color=use_color()))
+        print()
+    print(render_gate(gate, fmt, color=use_color()))
+    return max(gate.exit_status, bench_status)
+
+
+def _counters_text(record: dict[str, Any]) -> str:
+    from tfperf.bench.counters import COUNTERS
+    from tfperf.core.render import text_table
+
+    rows = []
+    for v in record["variants"]:
+        c = v.get("counters") or {}
+        rows.append([v["name"], *("–" if c.get(k) is None else str(c.get(k)) for k in COUNTERS)])
+    return "\ncounters (first call + 2 calls; eager ops: the 2 calls)\n" + text_table(
+        ("variant", *COUNTERS), rows, "l" + "r" * len(COUNTERS))
+
+
+__all__ = ["add_arguments", "check_arguments", "finish", "load_baseline", "parse_fail_over",
+           "run_history", "wants_gate"]

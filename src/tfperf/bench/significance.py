@@ -1,0 +1,88 @@
+"""Is one run slower than another? Tests on the raw per-round times, NumPy only.
+
+- :func:`bootstrap_ratio`: the ratio of medians (current / baseline) with a percentile
+  bootstrap interval (each side resampled with replacement, apart), and the smallest change
+  this pair of samples could have told from noise.
+- :func:`mann_whitney_u`: the two-sided Mann-Whitney U test (normal approximation with a tie
+  correction), reported beside the interval as a second opinion.
+
+The verdict rule (significant *and* beyond the threshold) lives in :mod:`tfperf.bench.gate`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    ratio: float  # median(current) / median(baseline)
+    low: float
+    high: float
+    confidence: float
+    #: the smallest relative change (0.05 = 5 %) whose interval would exclude "no change",
+    #: given the spread of these samples
+    detectable: float
+
+
+def bootstrap_ratio(baseline: Sequence[float], current: Sequence[float], *,
+                    confidence: float = 0.99, resamples: int = 2000,
+                    seed: int = 0) -> RatioInterval:
+    """Ratio of medians with a percentile bootstrap interval at ``confidence``.
+
+    The seed is fixed so that the same samples always give the same verdict.
+    """
+    b = np.asarray(baseline, dtype=float)
+    c = np.asarray(current, dtype=float)
+    if b.size < 2 or c.size < 2:
+        raise ValueError("the bootstrap needs at least two times on each side")
+    if not (np.all(b > 0) and np.all(c > 0)):
+        raise ValueError("times must be positive")
+    rng = np.random.default_rng(seed)
+    mb = np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1)
+    mc = np.median(c[rng.integers(0, c.size, (resamples, c.size))], axis=1)
+    log_ratios = np.log(mc) - np.log(mb)
+    alpha = (1.0 - confidence) / 2
+    lo, hi = np.quantile(log_ratios, [alpha, 1 - alpha])
+    point = float(np.median(c) / np.median(b))
+    # Shifting the point estimate by d moves the interval with it (on the log scale): the
+    # interval leaves 1 once d exceeds the larger of its two half-widths.
+    half = max(math.log(point) - lo, hi - math.log(point), 0.0)
+    return RatioInterval(point, float(math.exp(lo)), float(math.exp(hi)), confidence,
+                         float(math.exp(half) - 1.0))
+
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """(U of ``a``, two-sided p) by the normal approximation with tie correction."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    n1, n2 = x.size, y.size
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples must be non-empty")
+    values = np.concatenate([x, y])
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(values.size)
+    sorted_values = values[order]
+    # average ranks of ties
+    _, first, counts = np.unique(sorted_values, return_index=True, return_counts=True)
+    avg = first + (counts + 1) / 2.0
+    ranks[order] = np.repeat(avg, counts)
+    u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2.0)
+    n = n1 + n2
+    tie = float(np.sum(counts**3 - counts)) / (n * (n - 1)) if n > 1 else 0.0
+    var = n1 * n2 / 12.0 * ((n + 1) - tie)
+    if var <= 0:
+        return u1, 1.0
+    z = (abs(u1 - n1 * n2 / 2.0) - 0.5) / math.sqrt(var)
+    return u1, float(min(1.0, 2 * _normal_sf(max(z, 0.0))))
+
+
+__all__ = ["RatioInterval", "bootstrap_ratio", "mann_whitney_u"]
