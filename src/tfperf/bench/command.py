@@ -115,6 +115,9 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
     from tfperf.bench.loader import BenchFileError, load_bench_file
     from tfperf.cli import UsageError
 
+    budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
+    if args.interleave_with:
+        return gate_command.run_interleaved(args, bar, budget)
     try:
         bench = load_bench_file(args.file)
         call_args, call_kwargs = bench.make_inputs(quick=args.quick)
@@ -131,13 +134,11 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
         v.source = {"file": str(Path(args.file).resolve()), "variant": spec.name,
                     "quick": args.quick}
         variants.append(v)
-    budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
     result = compare(variants, call_args, call_kwargs, baseline=args.baseline, budget=budget,
                      quick=args.quick, isolate=args.isolate, roofline=args.roofline,
                      reference=args.reference, grad=args.grad,
                      allow_unchecked=args.allow_unchecked, progress=bar, counters=gate,
-                     **({"max_rounds": 0, "check_equivalence": False}
-                        if args.counters_only else {}))
+                     **(gate_command.gate_settings(args) if gate else {}))
     if gate:
         if bar:
             bar.close()

@@ -23,7 +23,7 @@ from typing import Any
 
 from tfperf.bench.counters import COUNTERS
 from tfperf.bench.machine import fingerprint_differences
-from tfperf.bench.significance import bootstrap_ratio, mann_whitney_u
+from tfperf.bench.significance import bootstrap_paired, bootstrap_ratio, mann_whitney_u
 
 REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 NOT_COMPARABLE, NOT_MEASURED = "not comparable", "not measured"
@@ -64,6 +64,7 @@ class TimeVerdict:
     p_value: float | None = None  # Mann-Whitney U, two-sided
     baseline_runs: int = 0
     current_runs: int = 0
+    method: str = ""
 
 
 @dataclass
@@ -172,7 +173,7 @@ def compare_counters(name: str, before: dict[str, Any] | None,
 
 def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
                   fail_over: float, confidence: float, comparable: bool,
-                  why_not: str = "") -> TimeVerdict:
+                  why_not: str = "", paired: bool = False) -> TimeVerdict:
     tb, ta = before.get("times_s") or [], after.get("times_s") or []
     tv = TimeVerdict(name, NOT_MEASURED, "", baseline_runs=len(tb), current_runs=len(ta))
     stats_b, stats_a = before.get("stats") or {}, after.get("stats") or {}
@@ -184,7 +185,9 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
         tv.reason = (f"too few rounds to test ({len(tb)} in the baseline, {len(ta)} now; "
                      f"{MIN_ROUNDS} needed)")
         return tv
-    iv = bootstrap_ratio(tb, ta, confidence=confidence)
+    paired = paired and len(ta) == len(tb)
+    iv = (bootstrap_paired if paired else bootstrap_ratio)(tb, ta, confidence=confidence)
+    tv.method = "median of per-round ratios (interleaved)" if paired else "ratio of medians"
     tv.ratio, tv.low, tv.high, tv.detectable = iv.ratio, iv.low, iv.high, iv.detectable
     tv.confidence = confidence
     _, tv.p_value = mann_whitney_u(ta, tb)
@@ -206,8 +209,10 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
 def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
                  fail_over: float = DEFAULT_FAIL_OVER,
                  confidence: float = DEFAULT_CONFIDENCE, counters_only: bool = False,
-                 baseline_source: str = "baseline") -> GateResult:
-    """Judge ``current`` (a run record) against ``baseline`` (a saved one)."""
+                 baseline_source: str = "baseline", paired: bool = False) -> GateResult:
+    """Judge ``current`` (a run record) against ``baseline`` (a saved one). ``paired``: the
+    two were interleaved in one process (``--interleave-with``), round ``i`` of each side by
+    side, so times are judged on per-round ratios."""
     diffs = fingerprint_differences(baseline.get("fingerprint") or {},
                                     current.get("fingerprint") or {})
     why_not = "different machine: " + "; ".join(
@@ -231,7 +236,7 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
             continue
         res.times.append(compare_times(name, before, after, fail_over=fail_over,
                                        confidence=confidence, comparable=not diffs,
-                                       why_not=why_not))
+                                       why_not=why_not, paired=paired))
     for name in old:
         if name not in new:
             res.notes.append(f"{name}: in the baseline, not in this run")
