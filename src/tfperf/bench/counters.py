@@ -151,5 +151,18 @@ def from_observations(first: Any, steady: Any | None, steady_calls: int,
     return c
 
 
+def from_watch(obs: Any) -> Counters:
+    """Counters of one watched region with every hook on (the pytest marker's): traces, host
+    syncs and eager ops of everything that ran inside it."""
+    c = from_observations(obs, None, 0)
+    c.unavailable.pop("eager_ops", None)
+    if "eager_ops" in obs.unavailable:
+        c.unavailable["eager_ops"] = obs.unavailable["eager_ops"]
+    else:
+        c.values["eager_ops"] = obs.eager_op_count
+        c.sites["eager_ops"] = _line_rows(obs.eager_ops)
+    return c
+
+
 __all__ = ["COUNTERS", "STEADY_CALLS", "Counters", "first_call_watch", "from_observations",
-           "short_path", "steady_watch"]
+           "from_watch", "short_path", "steady_watch"]
