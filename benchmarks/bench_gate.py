@@ -1,0 +1,116 @@
+"""How often the regression gate cries wolf, and how often it catches a planted 30 % slowdown.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_gate.py [--pairs 20] [--trials 10]
+                                                             [--budget 1.0]
+
+The workload is a real TensorFlow step: ``m`` calls of a ``tf.function`` running a
+``tf.while_loop`` of ten 128×128 matmul + tanh steps. The planted slowdown calls it 13 times
+instead of 10: exactly 30 % more of the same work (call overhead included), with the same
+graph and the same single trace.
+
+Two ways to get the baseline, as ``tfperf bench`` offers them:
+
+* **separate runs** (``--save`` then ``--compare-to``): two comparisons one after the other
+  in this process, like two CI jobs close in time (two CI jobs on two runners differ more);
+* **interleaved** (``--interleave-with``): baseline and current side by side in one
+  comparison, judged on the per-round ratios.
+
+For each way: ``--pairs`` self-comparisons (the same code against itself; any
+"regression" is a false alarm) and ``--trials`` comparisons of the 30 %-slower step against
+the baseline (a "regression" is a detection). Verdict rule as shipped: the 99 % bootstrap
+interval above 1 and the ratio above +10 % (``--fail-over 10%``). Prints the rates, the
+median detectable change and the machine's load. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=20, help="self-comparisons per way (≥ 20)")
+    ap.add_argument("--trials", type=int, default=10, help="planted-slowdown trials per way")
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds of rounds per run")
+    ap.add_argument("--fail-over", type=float, default=0.10)
+    args = ap.parse_args()
+
+    from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
+
+    quiet_tensorflow_startup(False)
+    import tensorflow as tf
+
+    from tfperf.bench.comparison import Variant, compare
+    from tfperf.bench.gate import REGRESSION, compare_runs
+    from tfperf.bench.interleave import REF_SUFFIX, split
+    from tfperf.bench.record import run_record
+
+    def make_step():  # a fresh tf.function each time: its own trace, as a new process has
+        @tf.function
+        def core(x, w, n):
+            def body(i, y):
+                return i + 1, tf.tanh(tf.matmul(y, w))
+            return tf.while_loop(lambda i, y: i < n, body, (tf.constant(0), x))[1]
+
+        def step(x, w, m):
+            y = x
+            for _ in range(m):
+                y = core(y, w, ten)
+            return y
+        return step
+
+    g = tf.random.Generator.from_seed(0)
+    x, w = g.normal([128, 128]), g.normal([128, 128]) * 0.1
+    ten = tf.constant(10)
+    fast, slow = 10, 13
+    settings = {"budget": args.budget, "counters": True, "check_equivalence": False,
+                "target_rel_iqr": 0.0}
+
+    def separate(n_current):
+        base = compare({"step": make_step()}, (x, w, fast), **settings)
+        cur = compare({"step": make_step()}, (x, w, n_current), **settings)
+        return compare_runs(run_record(base), run_record(cur), fail_over=args.fail_over)
+
+    def interleaved(n_current):
+        res = compare([Variant("step", make_step(), args=(x, w, n_current)),
+                       Variant("step" + REF_SUFFIX, make_step(), args=(x, w, fast))],
+                      baseline="step" + REF_SUFFIX, **settings)
+        ref, cur = split(res)
+        return compare_runs(run_record(ref), run_record(cur), fail_over=args.fail_over,
+                            paired=True)
+
+    print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; budget "
+          f"{args.budget:g} s per run; rule: 99 % interval above 1 and ratio above "
+          f"+{args.fail_over:.0%}")
+    t0 = time.perf_counter()
+    for label, way in (("separate runs", separate), ("interleaved", interleaved)):
+        alarms, ratios, detectable = 0, [], []
+        for _ in range(args.pairs):
+            t = way(fast).times[0]
+            alarms += t.verdict == REGRESSION
+            ratios.append(t.ratio)
+            detectable.append(t.detectable)
+        caught, slow_ratios = 0, []
+        for _ in range(args.trials):
+            t = way(slow).times[0]
+            caught += t.verdict == REGRESSION
+            slow_ratios.append(t.ratio)
+        print(f"\n{label}:")
+        print(f"  false alarms: {alarms}/{args.pairs} self-comparisons "
+              f"({alarms / args.pairs:.0%}); self ratio median {statistics.median(ratios):.3f}, "
+              f"range {min(ratios):.3f}–{max(ratios):.3f}; median detectable change "
+              f"±{statistics.median(detectable):.1%}")
+        print(f"  planted +30 %: caught {caught}/{args.trials} ({caught / args.trials:.0%}); "
+              f"measured ratio median {statistics.median(slow_ratios):.3f}, range "
+              f"{min(slow_ratios):.3f}–{max(slow_ratios):.3f}")
+        sys.stdout.flush()
+    print(f"\n({time.perf_counter() - t0:.0f} s; load now {os.getloadavg()[0]:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
