@@ -198,3 +198,14 @@ def test_the_schema_accepts_what_the_tests_build():
     doc["variants"][0]["counters"]["traces"] = -1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, RUN_SCHEMA)
+
+
+def test_docs_show_the_saved_run_schema_the_code_uses():
+    import re
+    from pathlib import Path
+
+    from tfperf.bench.schema import RUN_SCHEMA
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "regression-gate.md").read_text()
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
+    assert blocks == [RUN_SCHEMA]

@@ -18,6 +18,7 @@ fails now; else 0. Rendering lives in :mod:`tfperf.bench.gate_report`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -113,7 +114,9 @@ def _by_name(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _site_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return (row.get("function"), row.get("path"), row.get("line"))
+    # by file name, not path: the baseline may have run from another checkout (../base/)
+    path = row.get("path")
+    return (row.get("function"), os.path.basename(path) if path else None, row.get("line"))
 
 
 def _line_changes(counter: str, before: dict[str, Any] | None,
