@@ -209,3 +209,24 @@ def test_docs_show_the_saved_run_schema_the_code_uses():
     text = (Path(__file__).resolve().parents[2] / "docs" / "regression-gate.md").read_text()
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
     assert blocks == [RUN_SCHEMA]
+
+
+def test_block_bootstrap_widens_the_interval_when_load_lasts_several_rounds():
+    from tfperf.bench.significance import block_indices, bootstrap_paired
+
+    idx = block_indices(np.random.default_rng(0), 10, 4)
+    assert idx.shape == (4, 10)
+    # each row is runs of consecutive (circular) indices of length round(sqrt(10)) = 3
+    assert all((row[1] - row[0]) % 10 == 1 and (row[2] - row[1]) % 10 == 1 for row in idx)
+    # load that comes and goes over several rounds: AR(1) noise on the per-round ratio
+    for seed in range(3):
+        g = np.random.default_rng(seed)
+        e = np.zeros(64)
+        for i in range(1, 64):
+            e[i] = 0.9 * e[i - 1] + 0.02 * g.normal()
+        base = np.full(64, 1e-3)
+        iv = bootstrap_paired(base, base * np.exp(e))
+        rng = np.random.default_rng(0)
+        iid = np.median(e[rng.integers(0, 64, (2000, 64))], axis=1)
+        iid_lo, iid_hi = np.exp(np.quantile(iid, [0.005, 0.995]))
+        assert (iv.high - iv.low) > 1.3 * (iid_hi - iid_lo)
