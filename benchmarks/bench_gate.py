@@ -52,6 +52,7 @@ def main() -> int:
     from tfperf.bench.gate import REGRESSION, compare_runs
     from tfperf.bench.interleave import REF_SUFFIX, split
     from tfperf.bench.record import run_record
+    from tfperf.bench.yardstick import make_yardstick
 
     def make_step():  # a fresh tf.function each time: its own trace, as a new process has
         @tf.function
@@ -77,9 +78,15 @@ def main() -> int:
                 "target_rel_iqr": 0.0, "slow_after": 30.0}
 
     def separate(n_current):
-        base = compare({"step": make_step()}, (x, w, fast), **settings)
-        cur = compare({"step": make_step()}, (x, w, n_current), **settings)
+        base = compare({"step": make_step()}, (x, w, fast), yardstick=make_yardstick(),
+                       **settings)
+        cur = compare({"step": make_step()}, (x, w, n_current), yardstick=make_yardstick(),
+                      **settings)
         return run_record(base), run_record(cur), False
+
+    def without_yardstick(pair):
+        base, cur, paired = pair
+        return dict(base, yardstick_s=None), dict(cur, yardstick_s=None), paired
 
     def interleaved(n_current):
         res = compare([Variant("step", make_step(), args=(x, w, n_current)),
@@ -96,13 +103,21 @@ def main() -> int:
         selfs = [way(fast) for _ in range(args.pairs)]
         slows = [way(slow) for _ in range(args.trials)]
         print(f"\n{label} (load now {os.getloadavg()[0]:.1f}):")
-        for confidence in CONFIDENCES:
+        rules = [(c, "") for c in CONFIDENCES]
+        if way is separate:  # the same runs judged on raw times, as without a yardstick
+            rules += [(c, "raw") for c in CONFIDENCES]
+        for confidence, raw in rules:
+            if raw:
+                selfs_, slows_ = [without_yardstick(p) for p in selfs], [
+                    without_yardstick(p) for p in slows]
+            else:
+                selfs_, slows_ = selfs, slows
             def judge(pair, confidence=confidence):
                 base, cur, paired = pair
                 return compare_runs(base, cur, fail_over=args.fail_over, paired=paired,
                                     confidence=confidence).times[0]
-            s_verdicts = [judge(p) for p in selfs]
-            t_verdicts = [judge(p) for p in slows]
+            s_verdicts = [judge(p) for p in selfs_]
+            t_verdicts = [judge(p) for p in slows_]
             alarms = [t for t in s_verdicts if t.verdict == REGRESSION]
             caught = sum(t.verdict == REGRESSION for t in t_verdicts)
             ratios = [t.ratio for t in s_verdicts if t.ratio is not None]
@@ -110,15 +125,18 @@ def main() -> int:
             detect = [t.detectable for t in s_verdicts + t_verdicts if t.detectable is not None]
             unmeasured = sum(t.ratio is None for t in s_verdicts + t_verdicts)
             if not ratios or not slow_ratios:
-                print(f"  {confidence:.1%}: too few measured comparisons")
+                print(f"  {confidence:.1%}{' raw' if raw else ''}: too few measured "
+                      f"comparisons ({(s_verdicts + t_verdicts)[0].reason})")
                 continue
-            print(f"  {confidence:.1%} interval: false alarms {len(alarms)}/{args.pairs}; "
+            rule = f"{confidence:.1%}" + (", raw times (no yardstick)" if raw else (
+                ", by yardstick" if way is separate else ""))
+            print(f"  {rule}: false alarms {len(alarms)}/{args.pairs}; "
                   f"planted +30 % caught {caught}/{args.trials}; median detectable "
                   f"±{statistics.median(detect):.1%}"
                   + (f"; not measured {unmeasured}" if unmeasured else ""))
             for t in alarms:
                 print(f"      false alarm: {t.reason}")
-        print(f"  self ratios: median {statistics.median(ratios):.3f}, range "
+        print(f"  ratios (last rule): self median {statistics.median(ratios):.3f}, range "
               f"{min(ratios):.3f}–{max(ratios):.3f}; planted: median "
               f"{statistics.median(slow_ratios):.3f}, range {min(slow_ratios):.3f}–"
               f"{max(slow_ratios):.3f}")

@@ -40,9 +40,9 @@ def _counters(traces=1, host_syncs=0, eager_ops=4, graph_ops=6, sites=None):
             "sites": sites or {}, "unavailable": {}}
 
 
-def _run(times, counters=None, fp=None, name="step", **extra):
+def _run(times, counters=None, fp=None, name="step", yardstick=None, **extra):
     med = float(np.median(times)) if times else None
-    return check_record({
+    return check_record({"yardstick_s": yardstick,
         "format": "tfperf-bench-run", "version": 1, "created": "2026-12-04T04:00:00Z",
         "label": None, "file": "b.py", "counters_only": False, "fingerprint": fp or dict(FP),
         "machine_key": "k", "settings": {},
@@ -230,3 +230,24 @@ def test_block_bootstrap_widens_the_interval_when_load_lasts_several_rounds():
         iid = np.median(e[rng.integers(0, 64, (2000, 64))], axis=1)
         iid_lo, iid_hi = np.exp(np.quantile(iid, [0.005, 0.995]))
         assert (iv.high - iv.low) > 1.3 * (iid_hi - iid_lo)
+
+
+def test_a_run_slowed_by_load_is_judged_by_its_yardstick():
+    base_t, yard_b = _times(1e-3, seed=1), _times(2e-4, seed=3)
+    # the whole current run met 3x load: the step and the yardstick slowed alike
+    cur_t, yard_c = [3 * t for t in _times(1e-3, seed=2)], [3 * t for t in _times(2e-4, seed=4)]
+    res = compare_runs(_run(base_t, yardstick=yard_b), _run(cur_t, yardstick=yard_c))
+    t = res.times[0]
+    assert t.verdict == NO_CHANGE and "yardstick" in t.method and t.raw_ratio > 2.5
+    # a real slowdown of the step alone still shows
+    slow = [1.3 * t for t in cur_t]
+    res = compare_runs(_run(base_t, yardstick=yard_b), _run(slow, yardstick=yard_c))
+    assert res.times[0].verdict == REGRESSION
+    # with a GPU in the fingerprint the yardstick (CPU work) is not used
+    gpu = dict(FP, gpus=["NVIDIA H200"])
+    res = compare_runs(_run(base_t, yardstick=yard_b, fp=gpu),
+                       _run(cur_t, yardstick=yard_c, fp=gpu))
+    assert res.times[0].verdict == REGRESSION and res.times[0].method == "ratio of medians"
+    # rounds and yardstick of different lengths: raw times
+    res = compare_runs(_run(base_t, yardstick=yard_b[:-1]), _run(cur_t, yardstick=yard_c))
+    assert res.times[0].method == "ratio of medians"

@@ -109,6 +109,7 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             reference: str | None = None, grad: bool = False,
             allow_unchecked: bool = False,
             isolate: bool = False, roofline: bool = False, counters: bool = False,
+            yardstick: Callable[[], Any] | None = None,
             progress: Progress | None = None) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
@@ -130,6 +131,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     ``counters``: also count traces, host syncs, eager ops, graph ops and XLA compilations
     (:mod:`tfperf.bench.counters`): the first call is watched (function calls and host syncs),
     and two more calls right after it are watched with every hook.
+    ``yardstick``: a fixed piece of work timed in every round beside the variants
+    (:mod:`tfperf.bench.yardstick`); its per-round times come back as ``yardstick_s``.
     """
     vs = _as_variants(variants)
     base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
@@ -211,12 +214,16 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             _fail(st, exc)
             fast.remove(st)
 
+    yard = _yardstick_state(yardstick, min_block_time, call_limit) \
+        if yardstick is not None and fast and max_rounds > 0 else None
+
     # 3. interleaved rounds
     t0 = time.perf_counter()
     deadline = t0 + budget
     rounds = 0
     while fast and rounds < max_rounds:
-        for st in _rotated(fast, rounds):
+        in_round = [*fast, yard] if yard is not None and yard.result.status == "ok" else fast
+        for st in _rotated(in_round, rounds):
             try:
                 with time_limit(call_limit * st.number):
                     st.times.append(st.timer.block(st.number))
@@ -255,7 +262,23 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
                 "check_equivalence": check_equivalence}
     return CompareReport(machine=machine_info(), baseline=base_name,
                          variants=[st.result for st in states], settings=settings,
-                         peaks=peaks.to_dict() if peaks else None)
+                         peaks=peaks.to_dict() if peaks else None,
+                         yardstick_s=list(yard.times) if yard and yard.result.status == "ok"
+                         else None)
+
+
+def _yardstick_state(fn: Callable[[], Any], min_block_time: float,
+                     call_limit: float) -> _State | None:
+    from tfperf.bench.yardstick import NAME
+
+    yard = _State(Variant(NAME, fn), VariantResult(NAME), Timer(fn))
+    try:
+        with time_limit(call_limit):
+            yard.timer.block(1)
+            yard.number = yard.timer.calibrate(min_block_time)
+    except (Exception, CallTimeout):  # no yardstick: the gate judges raw times
+        return None
+    return yard
 
 
 def _count_steady(st: _State, first_obs: Any, call_limit: float) -> bool:

@@ -66,6 +66,7 @@ class TimeVerdict:
     baseline_runs: int = 0
     current_runs: int = 0
     method: str = ""
+    raw_ratio: float | None = None  # before dividing by the yardstick
 
 
 @dataclass
@@ -176,7 +177,11 @@ def compare_counters(name: str, before: dict[str, Any] | None,
 
 def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
                   fail_over: float, confidence: float, comparable: bool,
-                  why_not: str = "", paired: bool = False) -> TimeVerdict:
+                  why_not: str = "", paired: bool = False,
+                  yardsticks: tuple[list[float] | None, list[float] | None] = (None, None),
+                  ) -> TimeVerdict:
+    """``yardsticks``: each run's per-round yardstick times (:mod:`tfperf.bench.yardstick`);
+    when both match their side's rounds, each round is divided by its yardstick first."""
     tb, ta = before.get("times_s") or [], after.get("times_s") or []
     tv = TimeVerdict(name, NOT_MEASURED, "", baseline_runs=len(tb), current_runs=len(ta))
     stats_b, stats_a = before.get("stats") or {}, after.get("stats") or {}
@@ -189,8 +194,17 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
                      f"{MIN_ROUNDS} needed)")
         return tv
     paired = paired and len(ta) == len(tb)
+    yb, ya = yardsticks
+    by_yardstick = not paired and yb is not None and ya is not None and \
+        len(yb) == len(tb) and len(ya) == len(ta) and all(y > 0 for y in yb + ya)
+    if by_yardstick:
+        tv.raw_ratio = bootstrap_ratio(tb, ta, confidence=confidence).ratio
+        tb = [t / y for t, y in zip(tb, yb or [], strict=True)]
+        ta = [t / y for t, y in zip(ta, ya or [], strict=True)]
     iv = (bootstrap_paired if paired else bootstrap_ratio)(tb, ta, confidence=confidence)
-    tv.method = "median of per-round ratios (interleaved)" if paired else "ratio of medians"
+    tv.method = "median of per-round ratios (interleaved)" if paired else (
+        "ratio of medians, each round divided by the yardstick timed in it" if by_yardstick
+        else "ratio of medians")
     tv.ratio, tv.low, tv.high, tv.detectable = iv.ratio, iv.low, iv.high, iv.detectable
     tv.confidence = confidence
     _, tv.p_value = mann_whitney_u(ta, tb)
@@ -223,6 +237,11 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
     res = GateResult(baseline_source, fail_over, confidence, counters_only,
                      comparable=not diffs, differences=diffs)
     old, new = _by_name(baseline), _by_name(current)
+    # the yardstick stands for CPU load: not for a GPU-bound variant
+    gpus = (baseline.get("fingerprint") or {}).get("gpus") or \
+        (current.get("fingerprint") or {}).get("gpus")
+    yardsticks = (None, None) if gpus else (baseline.get("yardstick_s"),
+                                            current.get("yardstick_s"))
     for name, after in new.items():
         before = old.get(name)
         if before is None:
@@ -239,7 +258,8 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
             continue
         res.times.append(compare_times(name, before, after, fail_over=fail_over,
                                        confidence=confidence, comparable=not diffs,
-                                       why_not=why_not, paired=paired))
+                                       why_not=why_not, paired=paired,
+                                       yardsticks=yardsticks))
     for name in old:
         if name not in new:
             res.notes.append(f"{name}: in the baseline, not in this run")

@@ -138,7 +138,9 @@ def gate_settings(args: argparse.Namespace) -> dict[str, Any]:
     whole budget is spent (no early stop on a small IQR: more rounds, a narrower interval)."""
     if args.counters_only:
         return {"max_rounds": 0, "check_equivalence": False}
-    return {"target_rel_iqr": 0.0}
+    from tfperf.bench.yardstick import make_yardstick
+
+    return {"target_rel_iqr": 0.0, "yardstick": make_yardstick()}
 
 
 def run_interleaved(args: argparse.Namespace, bar: Any, budget: float) -> int:
@@ -168,6 +170,7 @@ def run_interleaved(args: argparse.Namespace, bar: Any, budget: float) -> int:
                                 quick_batch=r.quick_batch))
     settings = gate_settings(args)
     settings["check_equivalence"] = False  # the base revision may compute something else
+    settings.pop("yardstick", None)  # the base revision itself is the yardstick here
     result = compare(variants, baseline=variants[1].name, budget=budget, quick=args.quick,
                      counters=True, progress=bar, **settings)
     ref_result, cur_result = split(result)

@@ -63,6 +63,7 @@ def run_record(result: CompareResult, *, file: str | None = None, counters_only:
         "machine_key": machine_key(fp),
         "machine": result.machine or machine_info(),
         "settings": dict(result.settings),
+        "yardstick_s": list(result.yardstick_s) if result.yardstick_s else None,
         "variants": [_variant(v) for v in result.variants],
     }
 
@@ -95,6 +96,8 @@ def check_record(doc: Any, source: str = "the saved run") -> dict[str, Any]:
                           f"version {VERSION}")
     if not isinstance(doc.get("fingerprint"), dict):
         raise RecordError(f"{source} has no machine fingerprint")
+    if doc.get("yardstick_s") is not None:
+        _check_number_list(doc["yardstick_s"], f"{source}: yardstick_s")
     variants = doc.get("variants")
     if not isinstance(variants, list) or not variants:
         raise RecordError(f"{source} holds no variants")

@@ -128,6 +128,7 @@ class CompareResult:
     variants: list[VariantResult]
     settings: dict[str, Any] = field(default_factory=dict)
     peaks: dict[str, Any] | None = None
+    yardstick_s: list[float] | None = None  # per round, with compare(yardstick=...)
 
     def __getitem__(self, name: str) -> VariantResult:
         for v in self.variants:

@@ -200,7 +200,8 @@ RUN_SCHEMA: dict[str, Any] = {
     "title": "tfperf bench --save (a saved run)",
     "type": "object",
     "required": ["format", "version", "created", "label", "file", "counters_only",
-                 "fingerprint", "machine_key", "machine", "settings", "variants"],
+                 "fingerprint", "machine_key", "machine", "settings", "yardstick_s",
+                 "variants"],
     "properties": {
         "format": {"const": "tfperf-bench-run"},
         "version": {"const": 1},
@@ -212,6 +213,7 @@ RUN_SCHEMA: dict[str, Any] = {
         "machine_key": {"type": "string", "minLength": 1},
         "machine": MACHINE_SCHEMA,
         "settings": {"type": "object"},
+        "yardstick_s": {"type": ["array", "null"], "items": {"type": "number", "minimum": 0}},
         "variants": {
             "type": "array",
             "minItems": 1,
