@@ -124,7 +124,11 @@ def test_separate_runs_compare_their_times(baseline, capsys):
     rc = main(["bench", slow, "--budget", "0.4", "--no-progress", "--compare-to", str(base),
                "--format", "json"])
     (t,) = json.loads(capsys.readouterr().out)["times"]
-    assert rc == 1 and t["verdict"] == "regression" and t["method"] == "ratio of medians"
+    if t["verdict"] != "regression" and t["detectable"] >= 2.0:
+        pytest.skip(f"this runner is too loaded to detect 3× (the gate says so: "
+                    f"detectable ±{t['detectable']:.0%})")
+    assert rc == 1 and t["verdict"] == "regression", t
+    assert t["method"] == "ratio of medians, each round divided by the yardstick timed in it"
 
 
 def test_planted_numpy_call_is_caught_by_counters_alone_with_its_line(baseline, capsys):
