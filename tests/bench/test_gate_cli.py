@@ -179,6 +179,8 @@ def test_bad_baseline_and_bad_threshold_are_usage_errors(baseline, tmp_path, cap
     assert "not a tfperf bench run" in capsys.readouterr().err
     assert main(["bench", path, "--compare-to", str(base), "--fail-over", "lots"]) == 2
     assert "--fail-over must be a percentage" in capsys.readouterr().err
+    assert main(["bench", path, "--compare-to", str(base), "--confidence", "100%"]) == 2
+    assert "--confidence must be between 50% and 99.99%" in capsys.readouterr().err
     assert main(["bench", path, "--save", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
 

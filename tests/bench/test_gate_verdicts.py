@@ -90,6 +90,10 @@ def test_planted_30_percent_slowdown_is_a_regression():
     (t,) = res.times
     assert t.verdict == REGRESSION and res.exit_status == 1
     assert t.low > 1 and "slower" in t.reason and "threshold +10%" in t.reason
+    assert "at 99%" in t.reason
+    strict = compare_runs(_run(_times(1e-3, seed=1)), _run(_times(1.3e-3, seed=2)),
+                          confidence=0.999).times[0]
+    assert "at 99.9%" in strict.reason and strict.high - strict.low > t.high - t.low
     assert "step: time" in res.regressions[0]
 
 

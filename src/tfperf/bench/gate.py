@@ -110,6 +110,11 @@ class GateResult:
         }
 
 
+def percent(fraction: float) -> str:
+    """0.99 → "99%", 0.999 → "99.9%"."""
+    return f"{fraction * 100:.4g}%"
+
+
 def _by_name(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {v["name"]: v for v in record["variants"]}
 
@@ -208,7 +213,7 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
     tv.ratio, tv.low, tv.high, tv.detectable = iv.ratio, iv.low, iv.high, iv.detectable
     tv.confidence = confidence
     _, tv.p_value = mann_whitney_u(ta, tb)
-    interval = f"{iv.ratio:.3f}× [{iv.low:.3f}, {iv.high:.3f}] at {confidence:.0%}"
+    interval = f"{iv.ratio:.3f}× [{iv.low:.3f}, {iv.high:.3f}] at {percent(confidence)}"
     if iv.low > 1.0 and iv.ratio > 1.0 + fail_over:
         tv.verdict = REGRESSION
         tv.reason = f"{iv.ratio - 1:+.1%} slower, {interval} (threshold +{fail_over:.0%})"
@@ -268,4 +273,4 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
 
 __all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_FAIL_OVER", "IMPROVEMENT", "NOT_COMPARABLE",
            "NOT_MEASURED", "NO_CHANGE", "REGRESSION", "CounterChange", "GateResult",
-           "TimeVerdict", "compare_counters", "compare_runs", "compare_times"]
+           "TimeVerdict", "compare_counters", "compare_runs", "compare_times", "percent"]

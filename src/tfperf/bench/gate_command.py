@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fail-over", metavar="PCT", default="10%",
                    help="a slowdown is a regression only beyond this (and significant); "
                         "default 10%%")
+    g.add_argument("--confidence", metavar="PCT", default="99%",
+                   help="the bootstrap interval's confidence (default 99%%; 99.9%% is "
+                        "stricter)")
     g.add_argument("--counters-only", action="store_true",
                    help="count traces, host syncs, eager ops, graph ops and XLA compilations "
                         "without timing rounds (fast, noise-free)")
@@ -53,14 +56,24 @@ def wants_gate(args: argparse.Namespace) -> bool:
 
 def parse_fail_over(text: str) -> float:
     """``"10%"`` or ``"10"`` (a percentage either way) → 0.10."""
+    return _percentage(text, "--fail-over", 0, 1000, "10%")
+
+
+def parse_confidence(text: str) -> float:
+    """``"99%"`` → 0.99; between 50 % and 99.99 %."""
+    return _percentage(text, "--confidence", 50, 99.99, "99%")
+
+
+def _percentage(text: str, option: str, low: float, high: float, example: str) -> float:
     from tfperf.cli import UsageError
 
     try:
         value = float(text.strip().rstrip("%"))
     except ValueError:
-        raise UsageError(f"--fail-over must be a percentage like 10%, not {text!r}") from None
-    if not 0 <= value <= 1000:
-        raise UsageError(f"--fail-over must be between 0% and 1000%, not {text!r}")
+        raise UsageError(f"{option} must be a percentage like {example}, not {text!r}") \
+            from None
+    if not low <= value <= high:
+        raise UsageError(f"{option} must be between {low:g}% and {high:g}%, not {text!r}")
     return value / 100
 
 
@@ -82,6 +95,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.format and (args.json or args.markdown):
         raise UsageError("give --format or --json/--markdown, not both")
     parse_fail_over(args.fail_over)
+    parse_confidence(args.confidence)
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -215,6 +229,7 @@ def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | Non
             print(_counters_text(record))
         return bench_status
     gate = compare_runs(baseline, record, fail_over=parse_fail_over(args.fail_over),
+                        confidence=parse_confidence(args.confidence),
                         counters_only=args.counters_only, paired=paired,
                         baseline_source=baseline_source or args.compare_to)
     if fmt == "text" and not args.counters_only:
@@ -237,4 +252,4 @@ def _counters_text(record: dict[str, Any]) -> str:
 
 
 __all__ = ["add_arguments", "check_arguments", "finish", "gate_settings", "load_baseline",
-           "parse_fail_over", "run_history", "run_interleaved", "wants_gate"]
+           "parse_confidence", "parse_fail_over", "run_history", "run_interleaved", "wants_gate"]

@@ -9,6 +9,7 @@ from tfperf.bench.gate import (
     CounterChange,
     GateResult,
     TimeVerdict,
+    percent,
 )
 from tfperf.core import render
 from tfperf.core.measure import format_seconds
@@ -83,7 +84,7 @@ def to_text(res: GateResult, color: bool = False) -> str:
         out.append("")
         out.append(render.text_table(_TIME_HEADERS, _time_rows(res)))
         out.append(f"(ratio: median now / median baseline, bootstrap interval at "
-                   f"{res.confidence:.0%}; regression when significant and above "
+                   f"{percent(res.confidence)}; regression when significant and above "
                    f"+{res.fail_over:.0%}; detectable: the smallest change this run could "
                    "tell from noise)")
     elif res.counters_only:
@@ -111,7 +112,7 @@ def to_markdown(res: GateResult) -> str:
         out += ["Counters unchanged.", ""]
     if res.times:
         out.append(render.markdown_table(_TIME_HEADERS, _time_rows(res)))
-        out += ["", f"Regression: bootstrap interval ({res.confidence:.0%}) of the ratio of "
+        out += ["", f"Regression: bootstrap interval ({percent(res.confidence)}) of the ratio of "
                     f"medians above 1 and ratio above +{res.fail_over:.0%}."]
     out += [f"- ✗ {f}" for f in res.failures]
     out += [f"- {n}" for n in res.notes]
