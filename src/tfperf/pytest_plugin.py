@@ -138,8 +138,13 @@ class BenchFixture:
         label = name or self.request.node.nodeid + (f"[{self.calls}]" if self.calls > 1 else "")
         gated = bool(config.getoption("tfperf_compare") or config.getoption("tfperf_save")
                      or config.getoption("tfperf_store"))
+        yardstick = None
+        if gated:
+            from tfperf.bench.yardstick import make_yardstick
+
+            yardstick = make_yardstick()
         report = compare({label: fn}, args, kwargs, budget=config.getoption("tfperf_budget"),
-                         counters=True, check_equivalence=False,
+                         counters=True, check_equivalence=False, yardstick=yardstick,
                          target_rel_iqr=0.0 if gated else 0.03)
         config.stash[_RESULTS].append(report)
         return report[label]
@@ -160,7 +165,12 @@ def _session_record(config: pytest.Config) -> dict[str, Any] | None:
     variants = [v for r in reports for v in r.variants]
     merged = CompareResult(reports[0].machine, variants[0].name, variants,
                            dict(reports[0].settings))
-    return run_record(merged, file=str(config.rootpath), label="pytest")
+    record = run_record(merged, file=str(config.rootpath), label="pytest")
+    # each fixture call timed its own yardstick in its own rounds: kept per variant
+    for saved, report in zip(record["variants"], (r for r in reports for _ in r.variants),
+                             strict=True):
+        saved["yardstick_s"] = report.yardstick_s
+    return record
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -129,6 +130,8 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
     res.assert_outcomes(passed=1)
     assert res.ret == 0 and base.is_file()
     assert "tfperf: run saved to" in res.stdout.str()
+    (saved,) = json.loads(base.read_text())["variants"]
+    assert len(saved["yardstick_s"]) == len(saved["times_s"]) >= 3  # its own yardstick
 
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
     assert res.ret == 0, res.stdout.str()

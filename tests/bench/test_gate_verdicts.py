@@ -252,6 +252,10 @@ def test_a_run_slowed_by_load_is_judged_by_its_yardstick():
     res = compare_runs(_run(base_t, yardstick=yard_b, fp=gpu),
                        _run(cur_t, yardstick=yard_c, fp=gpu))
     assert res.times[0].verdict == REGRESSION and res.times[0].method == "ratio of medians"
+    # a variant's own yardstick (the pytest fixture's) is used before the run's
+    base, cur = _run(base_t, yardstick_s=yard_b), _run(cur_t, yardstick_s=yard_c)
+    assert base["yardstick_s"] is None and base["variants"][0]["yardstick_s"] == yard_b
+    assert compare_runs(base, cur).times[0].verdict == NO_CHANGE
     # rounds and yardstick of different lengths: raw times
     res = compare_runs(_run(base_t, yardstick=yard_b[:-1]), _run(cur_t, yardstick=yard_c))
     assert res.times[0].method == "ratio of medians"

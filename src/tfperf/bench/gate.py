@@ -261,10 +261,12 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
         res.notes += notes
         if counters_only or baseline.get("counters_only") or current.get("counters_only"):
             continue
+        # a variant may carry its own yardstick (the pytest fixture times each apart)
+        own = yardsticks if gpus else (before.get("yardstick_s", yardsticks[0]),
+                                       after.get("yardstick_s", yardsticks[1]))
         res.times.append(compare_times(name, before, after, fail_over=fail_over,
                                        confidence=confidence, comparable=not diffs,
-                                       why_not=why_not, paired=paired,
-                                       yardsticks=yardsticks))
+                                       why_not=why_not, paired=paired, yardsticks=own))
     for name in old:
         if name not in new:
             res.notes.append(f"{name}: in the baseline, not in this run")

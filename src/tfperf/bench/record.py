@@ -105,6 +105,8 @@ def check_record(doc: Any, source: str = "the saved run") -> dict[str, Any]:
         if not isinstance(v, dict) or not isinstance(v.get("name"), str):
             raise RecordError(f"{source}: variant #{i + 1} has no name")
         _check_number_list(v.get("times_s", []), f"{source}: variant {v['name']!r}")
+        if v.get("yardstick_s") is not None:
+            _check_number_list(v["yardstick_s"], f"{source}: variant {v['name']!r} yardstick")
         counters = v.get("counters")
         if counters is not None and not isinstance(counters, dict):
             raise RecordError(f"{source}: variant {v['name']!r}: counters must be an object")

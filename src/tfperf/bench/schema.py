@@ -241,6 +241,8 @@ RUN_SCHEMA: dict[str, Any] = {
                     "counters": COUNTERS_SCHEMA,
                     "error": {"type": ["string", "null"]},
                     "notes": {"type": "array", "items": {"type": "string"}},
+                    "yardstick_s": {"type": ["array", "null"],
+                                    "items": {"type": "number", "minimum": 0}},
                 },
             },
         },
