@@ -66,7 +66,7 @@ def baseline(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gate")
     path = _bench(tmp, "bench_base.py")
     out = tmp / "baseline.json"
-    assert main(["bench", path, "--budget", "0.6", "--no-progress", "--save", str(out)]) == 0
+    assert main(["bench", path, "--budget", "1", "--no-progress", "--save", str(out)]) == 0
     return tmp, out
 
 
@@ -121,7 +121,7 @@ def test_separate_runs_compare_their_times(baseline, capsys):
     """--compare-to a saved run: a 3× slower step cannot hide in any runner's noise."""
     tmp, base = baseline
     slow = _bench(tmp, "bench_3x.py", spin=300_000)
-    rc = main(["bench", slow, "--budget", "0.4", "--no-progress", "--compare-to", str(base),
+    rc = main(["bench", slow, "--budget", "1", "--no-progress", "--compare-to", str(base),
                "--format", "json"])
     (t,) = json.loads(capsys.readouterr().out)["times"]
     if t["verdict"] != "regression" and t["detectable"] >= 2.0:
