@@ -3,8 +3,9 @@
     python benchmarks/lint_fixes/score.py [--mirror /work/.mirror] [--out /tmp/tfperf-fixes]
         [--json results.json] [--rows] [--context 0]
 
-Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) twice over every
-materialised before/after file: once with the default rule set, once with `--select ALL`.
+Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) three times over every
+materialised before/after file: with the default rule set, with `--select ALL`, and with
+`--select ALL --preview` (what the rules still in preview would add).
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its
@@ -29,7 +30,8 @@ from pathlib import Path
 from fixset import DEFAULT_MIRROR, FIXES_CSV, FixRow, Span, parse_ranges, read_fixes
 from materialize import DEFAULT_OUT, materialize, missing_repos
 
-RULE_SETS = {"default": [], "ALL": ["--select", "ALL"]}
+RULE_SETS = {"default": [], "ALL": ["--select", "ALL"],
+             "ALL+preview": ["--select", "ALL", "--preview"]}
 PARSE_ERROR = "TFP000"
 
 
@@ -172,6 +174,8 @@ def main() -> int:
                    help="widen every changed range by N lines (default 0: the hunk itself)")
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--rows", action="store_true", help="print every row's codes")
+    p.add_argument("--preview", action="store_true",
+                   help="also score --select ALL --preview (the rules still in preview)")
     args = p.parse_args()
     rows = read_fixes(args.csv)
     missing = missing_repos(rows, args.mirror)
@@ -180,8 +184,9 @@ def main() -> int:
               file=sys.stderr)
         return 2
     manifest = materialize(rows, args.mirror, args.out)
+    sets = {**RULE_SETS, **({"preview": [*RULE_SETS["ALL"], "--preview"]} if args.preview else {})}
     results = {name: score(rows, args.out, manifest, extra, args.python, args.context)
-               for name, extra in RULE_SETS.items()}
+               for name, extra in sets.items()}
     summary = summarise(results)
     print_table(summary, args.rows)
     if args.json:

@@ -13,7 +13,18 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "inputs", "profile", "variant", "watch"]
+__all__ = ["__version__", "inputs", "load_ipython_extension", "profile",
+           "unload_ipython_extension", "variant", "watch"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tfperf``: the notebook magics (IPython is imported only now)."""
+    importlib.import_module("tfperf.notebook.extension").load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext tfperf``."""
+    importlib.import_module("tfperf.notebook.extension").unload_ipython_extension(ipython)
 
 
 def __getattr__(name: str) -> Any:

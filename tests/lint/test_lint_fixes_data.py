@@ -83,3 +83,16 @@ def test_sample_is_proportional_with_a_floor_per_rule():
     one = sample.draw(findings, 20, 5, seed=18)
     assert one == sample.draw(list(reversed(findings)), 20, 5, seed=18)  # order-free, seeded
     assert Counter(f["code"] for f in one) == {"A": 14, "B": 6, "C": 2}
+
+
+def test_judged_ledger_has_one_valid_verdict_and_reason_per_place():
+    import judge
+
+    rows = judge.read_ledger()  # raises on a verdict outside true/minor/false
+    assert len(rows) >= 100
+    corpus = {r.repo for r in read_corpus()}
+    for key, row in rows.items():
+        assert row["repo"] in corpus and row["code"].startswith("TFP"), key
+        assert row["reason"].strip() and int(row["line"]) >= 1, key
+    with (HERE / "judged.csv").open(encoding="utf-8") as fh:
+        assert sum(1 for _ in fh) - 1 == len(rows)  # no place judged twice

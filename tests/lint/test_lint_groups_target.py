@@ -103,7 +103,9 @@ def test_text_output_groups_by_file_and_closes_with_a_summary_by_rule(tmp_path, 
 @pytest.mark.parametrize(("line", "version"), [
     ("tensorflow==2.15.1", (2, 15)), ("tensorflow>=2.12,<2.16", (2, 12)),
     ("tensorflow-cpu~=2.13.0", (2, 13)), ('"tensorflow[and-cuda]>=2.14"', (2, 14)),
-    ("tensorflow <2.16", None), ("tensorflow", None), ("tensorflow-datasets>=4.9", None),
+    ("tensorflow <2.16", (2, 15)), ("tensorflow<2", (1, 15)), ("tensorflow<=2.3", (2, 3)),
+    ("tensorflow>=1.4,<2.0", (1, 4)), ("tensorflow<3", None), ("tensorflow", None),
+    ("tensorflow-datasets>=4.9", None),
     ("tensorflow-probability==0.24", None), ("tf-nightly>2.17", (2, 17)),
     ("tensorflow==2.10.0 ; python_version<'3.11'  # old", (2, 10)),
 ])
@@ -124,6 +126,107 @@ def test_the_target_comes_from_config_then_pin_then_installed(tmp_path, monkeypa
     assert target.resolve(None, tmp_path).version == target.NEWEST_KNOWN
     with pytest.raises(target.TargetError):
         target.resolve("two", tmp_path)
+
+
+SETUP_PY = """\
+from setuptools import setup, find_packages
+
+setup(
+    name="specaugment",
+    version="0.1",
+    packages=find_packages(),
+    install_requires=[
+        "numpy>=1.16",
+        'tensorflow-gpu>=1.13.1,<2',
+        "librosa",
+    ],
+    extras_require={"docs": ["sphinx"]},
+)
+"""
+PYPROJECT = """\
+[project]
+name = "deeplabcut"
+dependencies = [
+  "numpy>=1.18.5",
+  "tensorflow>=2.12,<2.16; python_version<'3.12'",
+  "tensorflow>=2.16.1,<2.18; python_version>='3.12'",
+  "tensorflow-datasets>=4.9",
+]
+"""
+
+
+@pytest.mark.parametrize(("name", "text", "version"), [
+    ("setup.py", SETUP_PY, (1, 13)),
+    ("pyproject.toml", PYPROJECT, (2, 12)),
+    ("requirements.txt", "##### TensorFlow-related packages\n# replace tensorflow-serving-api "
+     "with tensorflow-serving-api-gpu\ntensorflow~=2.6.0\ntensorflow-serving-api~=2.6.0\n",
+     (2, 6)),
+    ("requirements-gpu.txt", "tensorflow-gpu==2.12.0\nopencv-python\n", (2, 12)),
+    ("setup.cfg", "[options]\ninstall_requires =\n    tensorflow>=2.9\n    numpy\n", (2, 9)),
+])
+def test_the_pin_is_read_from_each_kind_of_project_file(tmp_path, name, text, version):
+    (tmp_path / name).write_text(text)
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    module = tmp_path / "pkg" / "sub" / "train.py"
+    module.write_text("x = 1\n")
+    found = target.resolve(None, module)  # from a file deep inside the project
+    assert found.version == version and name in found.source and not found.configured
+
+
+def test_the_pin_search_stops_at_the_repository_root(tmp_path, monkeypatch):
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    assert target.project_pin(repo) is None
+    (repo / "requirements.txt").write_text("tensorflow==2.4\n")
+    assert target.project_pin(repo / "nested" / "x.py").version == (2, 4)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("lines", "version"), [
+    (["!pip install -q tensorflow-gpu==2.0.0-beta1"], (2, 0)),
+    (["%pip install --upgrade 'tensorflow>=2.4' tensorflow-datasets"], (2, 4)),
+    (["!pip3 install tensorflow==2.3.0 keras==2.4", "!pip install tensorflow==2.5"], (2, 3)),
+    (["!python -m pip install tensorflow==1.14"], (1, 14)),
+    (["%tensorflow_version 1.x", "import tensorflow as tf"], (1, 15)),
+    (["%tensorflow_version 2.x"], None),              # names no release
+    (["!pip install tensorflow_hub", "!pip install tensorflow"], None),
+    (["# !pip install tensorflow==1.15", "x = 'pip install tensorflow==1.15'"], None),
+])
+def test_a_notebook_pins_itself_with_pip_install(lines, version):
+    pin = target.notebook_pin(["\n".join(lines)])
+    assert (pin.version if pin else None) == version
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {},
+                                  "outputs": [], "execution_count": None} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_pin_reaches_the_rules_unless_tf_version_is_set(tmp_path):
+    (tmp_path / "nb.ipynb").write_text(_notebook("!pip install tensorflow==2.4.1", PIPELINE))
+    (tmp_path / "plain.py").write_text(PIPELINE)
+    seen: dict[str, tuple[int, int]] = {}
+    from tfperf.lint import engine
+
+    original = engine.Context.__init__
+
+    def spy(self, tree, source, path, *rest, **kwargs):
+        original(self, tree, source, path, *rest, **kwargs)
+        seen[path.rsplit("/", 1)[-1]] = self.tf_version
+
+    engine.Context.__init__ = spy  # type: ignore[method-assign]
+    try:
+        run(LintRequest(paths=[str(tmp_path)], select=["TFP601"], cache=False, jobs=1))
+        derived = dict(seen)
+        run(LintRequest(paths=[str(tmp_path)], select=["TFP601"], cache=False, jobs=1,
+                        tf_version="2.15"))
+    finally:
+        engine.Context.__init__ = original  # type: ignore[method-assign]
+    assert derived["nb.ipynb"] == (2, 4)
+    assert derived["plain.py"] == (target.installed_version() or target.TargetTF(
+        target.NEWEST_KNOWN, "")).version
+    assert seen == {"nb.ipynb": (2, 15), "plain.py": (2, 15)}  # the setting wins
 
 
 def test_a_bad_tf_version_is_a_usage_error(tmp_path, capsys):

@@ -14,6 +14,7 @@ from tfperf.lint import registry
 from tfperf.lint.engine import lint_source
 from tfperf.lint.fix import fix_source, parses
 from tfperf.lint.rule import DOC_SECTIONS, Invalid, Valid, example_source
+from tfperf.lint.target import NEWEST_KNOWN, parse_version
 
 RULES = registry.all_rules()
 CODES = [r.code for r in RULES]
@@ -24,8 +25,9 @@ INVALID = [pytest.param(r, ex, id=f"{r.code}-INVALID-{i}")
            for r in RULES for i, ex in enumerate(r.invalid, 1)]
 
 
-def _lint(source, rule):
-    return lint_source(source, "example.py", rules=[rule])
+def _lint(source, rule, tf_version=None):
+    version = parse_version(tf_version) if tf_version else NEWEST_KNOWN
+    return lint_source(source, "example.py", rules=[rule], tf_version=version)
 
 
 def test_the_catalogue_is_not_empty_and_has_the_reference_rules():
@@ -64,7 +66,7 @@ def test_rule_declares_enough_examples_and_docs(rule):
 @pytest.mark.parametrize(("rule", "example"), VALID)
 def test_valid_example_gives_no_finding(rule, example):
     ast.parse(example.source)  # an example that does not parse proves nothing
-    findings = _lint(example.source, rule)
+    findings = _lint(example.source, rule, example.tf_version)
     assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
     got = [(f.location.line, f.message) for f in findings if f.code == rule.code]
     assert got == [], f"{rule.code} fired on a VALID example:\n{example.source}"
@@ -73,7 +75,7 @@ def test_valid_example_gives_no_finding(rule, example):
 @pytest.mark.parametrize(("rule", "example"), INVALID)
 def test_invalid_example_gives_findings_and_its_fix(rule, example):
     ast.parse(example.source)
-    findings = _lint(example.source, rule)
+    findings = _lint(example.source, rule, example.tf_version)
     assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
     mine = [f for f in findings if f.code == rule.code]
     assert mine, f"{rule.code} did not fire on an INVALID example:\n{example.source}"
@@ -86,11 +88,13 @@ def test_invalid_example_gives_findings_and_its_fix(rule, example):
     if example.fixed is None:
         assert all(f.fix is None for f in mine), "the rule offers an unexpected fix"
         return
-    result = fix_source(example.source, lambda s: _lint(s, rule), unsafe=True)
+    result = fix_source(example.source, lambda s: _lint(s, rule, example.tf_version),
+                        unsafe=True)
     assert result.error is None
     assert result.source == example.fixed, f"the fix gave\n{result.source}"
     assert parses(result.source)
-    again = fix_source(result.source, lambda s: _lint(s, rule), unsafe=True)
+    again = fix_source(result.source, lambda s: _lint(s, rule, example.tf_version),
+                       unsafe=True)
     assert again.source == result.source and again.applied == 0, "fix is not idempotent"
 
 

@@ -110,7 +110,7 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             allow_unchecked: bool = False,
             isolate: bool = False, roofline: bool = False, counters: bool = False,
             yardstick: Callable[[], Any] | None = None,
-            progress: Progress | None = None) -> CompareReport:
+            progress: Progress | None = None, interruptible: bool = False) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
     ``variants``: a dict name → callable (or :class:`Variant`), or a list of ``Variant``.
@@ -133,6 +133,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     and two more calls right after it are watched with every hook.
     ``yardstick``: a fixed piece of work timed in every round beside the variants
     (:mod:`tfperf.bench.yardstick`); its per-round times come back as ``yardstick_s``.
+    ``interruptible`` (interactive use: ``%tfcompare``): Ctrl-C during the rounds ends them
+    and the report covers the rounds done, with a note; before the first round it raises.
     """
     vs = _as_variants(variants)
     base_name = baseline or next((v.name for v in vs if v.baseline), vs[0].name)
@@ -221,22 +223,33 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     t0 = time.perf_counter()
     deadline = t0 + budget
     rounds = 0
-    while fast and rounds < max_rounds:
-        in_round = [*fast, yard] if yard is not None and yard.result.status == "ok" else fast
-        for st in _rotated(in_round, rounds):
-            try:
-                with time_limit(call_limit * st.number):
-                    st.times.append(st.timer.block(st.number))
-            except (Exception, CallTimeout) as exc:
-                _fail(st, exc)
-        fast = [st for st in fast if st.result.status == "ok"]
-        rounds += 1
-        now = time.perf_counter()
-        say((n + min(1.0, (now - t0) / budget)) / (n + 2), f"round {rounds}")
-        if rounds >= min_rounds and all(_rel_iqr(st.times) <= target_rel_iqr for st in fast):
-            break
-        if now >= deadline and (rounds >= 3 or now >= deadline + budget):
-            break
+    try:
+        while fast and rounds < max_rounds:
+            in_round = [*fast, yard] if yard is not None and yard.result.status == "ok" \
+                else fast
+            for st in _rotated(in_round, rounds):
+                try:
+                    with time_limit(call_limit * st.number):
+                        st.times.append(st.timer.block(st.number))
+                except (Exception, CallTimeout) as exc:
+                    _fail(st, exc)
+            fast = [st for st in fast if st.result.status == "ok"]
+            rounds += 1
+            now = time.perf_counter()
+            say((n + min(1.0, (now - t0) / budget)) / (n + 2), f"round {rounds}")
+            if rounds >= min_rounds and all(_rel_iqr(st.times) <= target_rel_iqr
+                                            for st in fast):
+                break
+            if now >= deadline and (rounds >= 3 or now >= deadline + budget):
+                break
+    except KeyboardInterrupt:
+        if not interruptible or not rounds:
+            raise
+        for st in fast:  # a round cut short: keep whole rounds, so ratios stay paired
+            del st.times[rounds:]
+            st.result.notes.append(f"interrupted (Ctrl-C) after {rounds} rounds")
+        if yard is not None:
+            del yard.times[rounds:]
     for st in states:
         if st.result.status == "ok":
             st.result.measurement = Measurement(times=st.times, number=st.number,

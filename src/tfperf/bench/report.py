@@ -8,8 +8,10 @@ their renderings; ``compare()`` and ``run_suite()`` return them, so ``result.tab
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
+from typing import Any
 
 from tfperf.bench.machine import machine_line
 from tfperf.bench.result import CompareResult, VariantResult
@@ -125,6 +127,24 @@ class CompareReport(CompareResult):
         from tfperf.bench.plot import plot_result
 
         return plot_result(self, Path(path))
+
+    # IPython and Jupyter show a report through these (``display(report)``): the table as
+    # HTML in a notebook front end, as text in a terminal.
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.table())
+
+    def _repr_html_(self) -> str:
+        out = [f"<p><b>tfperf bench</b> {html.escape(machine_line(self.machine))}</p>"]
+        if self.settings.get("quick"):
+            out.append("<p>quick mode: fewer runs, shorter budget</p>")
+        out.append(render.html_table(_HEADERS, self._rows(), _ALIGN))
+        notes = self._footnotes()
+        if notes:
+            items = "".join(f"<li>{'<b>' + html.escape(n) + '</b>' if loud else html.escape(n)}"
+                            "</li>" for loud, n in notes)
+            out.append(f"<ul>{items}</ul>")
+        out.append(f"<p><small>{html.escape(self.speedup_legend())}</small></p>")
+        return "\n".join(out)
 
 
 class SuiteReport(SuiteResult):

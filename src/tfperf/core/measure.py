@@ -366,7 +366,8 @@ def measure(fn: Callable[..., Any], *, args: Sequence[Any] = (),
             kwargs: Mapping[str, Any] | None = None, warmup: float = 0.05,
             min_runs: int = 5, max_runs: int = 1000, max_time: float = 2.0,
             target_rel_iqr: float = 0.03, min_block_time: float = 0.01,
-            clock: Clock = time.perf_counter, label: str = "") -> Measurement:
+            clock: Clock = time.perf_counter, label: str = "",
+            interruptible: bool = False) -> Measurement:
     """Measure ``fn(*args, **kwargs)`` the careful way and return a :class:`Measurement`.
 
     1. The first call is timed alone and reported as ``first_call_s`` (tracing, XLA
@@ -379,6 +380,9 @@ def measure(fn: Callable[..., Any], *, args: Sequence[Any] = (),
        ``target_rel_iqr`` of the median, or ``max_time`` seconds (for steps 2–4) are spent,
        or ``max_runs`` blocks are in. A single call slower than ``max_time`` is run once
        more at most.
+
+    ``interruptible`` (interactive use: the notebook magics): Ctrl-C during step 4 ends it
+    and the runs so far are returned, with a note; before the first run it still raises.
     """
     timer = Timer(fn, args, kwargs, clock=clock)
     t_start = clock()
@@ -394,13 +398,18 @@ def measure(fn: Callable[..., Any], *, args: Sequence[Any] = (),
     number = timer.calibrate(min_block_time) if clock() < deadline else 1
     result = Measurement(times=[], number=number, first_call_s=first, warmup_runs=warm,
                          label=label)
-    while len(result.times) < max_runs:
-        result.times.append(timer.block(number))
-        if len(result.times) >= min_runs and result.rel_iqr <= target_rel_iqr:
-            break
-        if clock() >= deadline:
-            break
-    if len(result.times) < min_runs:
+    try:
+        while len(result.times) < max_runs:
+            result.times.append(timer.block(number))
+            if len(result.times) >= min_runs and result.rel_iqr <= target_rel_iqr:
+                break
+            if clock() >= deadline:
+                break
+    except KeyboardInterrupt:
+        if not interruptible or not result.times:
+            raise
+        result.notes.append(f"interrupted (Ctrl-C) after {len(result.times)} runs")
+    if len(result.times) < min_runs and not result.notes:
         result.notes.append(f"time budget of {max_time:g} s allowed {len(result.times)} runs "
                             f"of the {min_runs} wanted")
     result.total_s = clock() - t_start

@@ -116,6 +116,30 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
     return "\n".join(lines)
 
 
+def html_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
+               align: str | None = None) -> str:
+    """An HTML table for notebook front ends; every cell escaped, 'r' columns right-aligned."""
+    import html
+
+    align = align or "l" * len(headers)
+
+    def cell(tag: str, i: int, c: Any) -> str:
+        style = ' style="text-align:right"' if i < len(align) and align[i] == "r" else ""
+        return f"<{tag}{style}>{html.escape('' if c is None else str(c))}</{tag}>"
+
+    head = "".join(cell("th", i, h) for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>"
+                   for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html_pre(text: str) -> str:
+    """Monospace HTML for text whose alignment matters (a diff, a traceback)."""
+    import html
+
+    return f"<pre>{html.escape(text)}</pre>"
+
+
 # ---------------------------------------------------------------------------------------------
 # findings
 

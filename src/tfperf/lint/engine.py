@@ -82,9 +82,12 @@ def parse(source: str, path: str) -> tuple[ast.Module | None, Finding | None]:
 class Dispatcher:
     """The rules of one run, arranged for one walk: node type → rules that want it."""
 
-    def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN) -> None:
+    def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN,
+                 version_set: bool = False) -> None:
         self.rules = list(rules)
         self.tf_version = tf_version
+        # Set by the user (tf-version): a notebook's own pip pin does not override it.
+        self.version_set = version_set
         self.by_type: dict[type, list[Rule]] = {}
         for rule in self.rules:
             for t in rule.node_types:

@@ -17,6 +17,7 @@ cell whose body does not parse is skipped, not reported: IPython accepts the cel
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 import textwrap
@@ -28,10 +29,13 @@ from tfperf.core.findings import Edit, Finding, Fix, Location
 from tfperf.lint.engine import Dispatcher, error_finding, lint_source
 from tfperf.lint.fix import apply_edits, wanted
 from tfperf.lint.result import FileResult, RunOptions, unified_diff
+from tfperf.lint.target import notebook_pin
 
 # Cell magics whose body is Python; any other %%magic makes the cell opaque.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit",
-                                "mprun", "tensorflow_version", "px", "autoreload"})
+                                "mprun", "tensorflow_version", "px", "autoreload",
+                                # tfperf's own (tfperf.notebook): their bodies are Python
+                                "tftimeit", "tfprofile", "tfcompare", "tflint"})
 # Line magics and shell aliases IPython runs without `%` (automagic).
 AUTOMAGICS = frozenset({
     "ls", "cd", "pwd", "pip", "conda", "mkdir", "rmdir", "rm", "cp", "mv", "cat", "clear",
@@ -285,6 +289,12 @@ def _to_cell(mod: Module, f: Finding) -> Finding:
 
 def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher) -> list[Finding]:
     mod = build_module(cells, path)
+    if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
+        pin = notebook_pin([_cell_text(c) for c in cells
+                            if isinstance(c, dict) and c.get("cell_type") == "code"])
+        if pin is not None and pin.version != dispatcher.tf_version:
+            dispatcher = copy.copy(dispatcher)
+            dispatcher.tf_version = pin.version
     findings = [c.error for c in mod.cells.values() if c.error is not None]
     if mod.text.strip():
         for f in lint_source(mod.text, path, dispatcher=dispatcher):

@@ -45,9 +45,11 @@ def example_source(text: str) -> str:
 
 @dataclass(frozen=True)
 class Valid:
-    """A VALID example: ``source`` must give no finding of the rule."""
+    """A VALID example: ``source`` must give no finding of the rule. ``tf_version``: the
+    TensorFlow the example targets ("2.10"; default: the newest known)."""
 
     source: str
+    tf_version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", example_source(self.source))
@@ -61,12 +63,14 @@ class Invalid:
     ``lines``: the 1-based lines the findings start on, sorted (``None``: not checked).
     ``fixed``: the source after applying all of this rule's fixes, safe and unsafe
     (``None``: the rule offers no fix here, and the test checks that it offers none).
+    ``tf_version``: the TensorFlow the example targets (default: the newest known).
     """
 
     source: str
     count: int | None = None
     lines: tuple[int, ...] | None = None
     fixed: str | None = None
+    tf_version: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", example_source(self.source))

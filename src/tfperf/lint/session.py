@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfperf.core.files import project_root
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
@@ -18,7 +18,7 @@ from tfperf.lint.engine import Dispatcher, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
-from tfperf.lint.target import NEWEST_KNOWN, TargetError, TargetTF
+from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
 
 # Below this many files to analyse, worker start-up costs more than it saves.
@@ -71,20 +71,35 @@ def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[R
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int]) -> None:
+def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int],
+                 version_set: bool = False, targets: FileTargets | None = None) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
-    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version)
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set)
     _WORKER["options"] = options
+    _WORKER["targets"] = targets
 
 
 def _lint_chunk(paths: list[str]) -> list[FileResult]:
-    return _lint_files(paths, _WORKER["dispatcher"], _WORKER["options"])  # type: ignore[arg-type]
+    return _lint_files(paths, _WORKER["dispatcher"], _WORKER["options"],  # type: ignore[arg-type]
+                       _WORKER.get("targets"))  # type: ignore[arg-type]
 
 
-def _lint_files(paths: list[str], dispatcher: Dispatcher,
-                options: RunOptions) -> list[FileResult]:
+def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
+                targets: FileTargets | None = None) -> list[FileResult]:
+    by_version: dict[tuple[int, int], Dispatcher] = {dispatcher.tf_version: dispatcher}
+
+    def for_file(path: str) -> Dispatcher:
+        """The dispatcher for the version this file targets (its own project's pin)."""
+        if targets is None:
+            return dispatcher
+        v = targets.version(path)
+        if v not in by_version:
+            by_version[v] = copy.copy(dispatcher)
+            by_version[v].tf_version = v
+        return by_version[v]
+
     with _few_collections():
-        return [lint_file(p, dispatcher, options) for p in paths]
+        return [lint_file(p, for_file(p), options) for p in paths]
 
 
 @contextlib.contextmanager
@@ -111,11 +126,13 @@ def _workers(requested: int, n_files: int) -> int:
 
 
 def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int = 0,
-            tf_version: tuple[int, int] = NEWEST_KNOWN) -> tuple[list[FileResult], int]:
+            tf_version: tuple[int, int] = NEWEST_KNOWN, version_set: bool = False,
+            targets: FileTargets | None = None) -> tuple[list[FileResult], int]:
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
-        return _lint_files(paths, Dispatcher(rules, tf_version), options), 1
+        return _lint_files(paths, Dispatcher(rules, tf_version, version_set), options,
+                           targets), 1
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -124,7 +141,8 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
                              initializer=_init_worker,
-                             initargs=([r.code for r in rules], options, tf_version)) as pool:
+                             initargs=([r.code for r in rules], options, tf_version,
+                                       version_set, targets)) as pool:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
     return results, n
 
@@ -140,7 +158,7 @@ def run(request: LintRequest) -> LintOutcome:
                          preview=request.preview or config.preview)
     try:
         target = resolve_target(request.tf_version or config.tf_version,
-                                project_root(request.paths[0]) if request.paths else None)
+                                Path(request.paths[0]) if request.paths else None)
     except TargetError as exc:
         raise ValueError(str(exc)) from None
     try:
@@ -148,6 +166,7 @@ def run(request: LintRequest) -> LintOutcome:
     except DiscoveryError as exc:
         raise ValueError(str(exc)) from exc
     options = RunOptions(fix=request.fix, unsafe=request.unsafe, diff=request.diff)
+    targets = FileTargets(target)  # each file's own project pin, unless tf-version is set
 
     cache = None
     if request.cache and not (request.fix or request.diff) and rules:
@@ -162,7 +181,9 @@ def run(request: LintRequest) -> LintOutcome:
     for path in files:
         if cache is not None:
             try:
-                key = cache.key(Path(path).read_bytes(), path)
+                # The file's targeted TF is part of its key: a new pin is not a cache hit.
+                version = targets.version(path)
+                key = cache.key(Path(path).read_bytes() + f"\0tf{version}".encode(), path)
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
@@ -171,8 +192,8 @@ def run(request: LintRequest) -> LintOutcome:
                 continue
             keys[path] = key
         todo.append(path)
-    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version) if rules
-                      else ([], 1))
+    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version,
+                              target.configured, targets) if rules else ([], 1))
     for r in fresh:
         results[r.path] = r
         if cache is not None and keys.get(r.path) and not r.notes:

@@ -8,12 +8,17 @@ not slow there. Rules ask ``ctx.tf_version`` and answer for that version.
 Where it comes from, first found wins:
 1. ``[tool.tfperf.lint] tf-version = "2.15"`` (or ``--tf-version``);
 2. the project's own pin: the lowest TensorFlow version its requirements admit, from
-   ``pyproject.toml`` (``[project] dependencies``), ``requirements*.txt`` or ``setup.cfg``
-   (``install_requires``) in the project root — the oldest version the code must run on;
+   ``pyproject.toml`` (``[project] dependencies``), ``requirements*.txt``, ``setup.cfg``
+   (``install_requires``) or ``setup.py`` (``install_requires=[...]``) in the nearest folder
+   at or above the linted path that has one — the oldest version the code must run on; an
+   upper bound alone (``tensorflow<2``) stands for the newest version under it. A notebook's
+   own ``!pip install tensorflow==2.4`` (or ``%pip``, or Colab's ``%tensorflow_version 1.x``)
+   pins that notebook, over the project's pin (:func:`notebook_pin`);
 3. the TensorFlow installed here (its ``*.dist-info`` folder: nothing is imported);
 4. the newest version tfperf knows.
 
-Nothing here imports TensorFlow or parses TOML beyond the project file.
+Nothing here imports TensorFlow or executes the project's files (``setup.py`` is read as
+text).
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ _REQUIREMENT = re.compile(
                                                                      reverse=True)) + r")"
     r"(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)", re.IGNORECASE)
 _LOWER_BOUND = re.compile(r"(==|~=|>=|>)\s*(\d+)\.(\d+)")
+_UPPER_BOUND = re.compile(r"(<=|<)\s*(\d+)(?:\.(\d+))?")
+# The last minor release of a major line, for an upper bound such as ``tensorflow<2``.
+LAST_MINOR = {1: 15}
+# Files in a project folder that may pin TensorFlow.
+PIN_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,11 @@ class TargetTF:
 
     def __str__(self) -> str:
         return f"TensorFlow {self.version[0]}.{self.version[1]} ({self.source})"
+
+    @property
+    def configured(self) -> bool:
+        """Set by the user (``tf-version``, ``--tf-version``): no notebook pin overrides it."""
+        return self.source == SETTING
 
 
 class TargetError(ValueError):
@@ -70,8 +85,24 @@ def pinned_version(requirement: str) -> Version | None:
     rest = requirement[m.end("name"):]
     if rest[:1].isalnum() or rest[:1] in "-_":  # `tensorflow-datasets`: another package
         return None
-    bounds = [(int(a), int(b)) for _, a, b in _LOWER_BOUND.findall(m.group("spec") or "")]
-    return min(bounds) if bounds else None
+    spec = m.group("spec") or ""
+    bounds = [(int(a), int(b)) for _, a, b in _LOWER_BOUND.findall(spec)]
+    if bounds:
+        return min(bounds)
+    uppers = [_below(op, int(a), int(b) if b else None) for op, a, b in _UPPER_BOUND.findall(spec)]
+    known = [u for u in uppers if u is not None]
+    return min(known) if known else None
+
+
+def _below(op: str, major: int, minor: int | None) -> Version | None:
+    """The newest version an upper bound admits: ``<2.16`` → 2.15, ``<=2.15`` → 2.15,
+    ``<2`` / ``<2.0`` → 1.15; ``None`` where the line before is not known."""
+    if op == "<=":
+        return (major, minor if minor is not None else LAST_MINOR.get(major, 0))
+    if minor:
+        return (major, minor - 1)
+    last = LAST_MINOR.get(major - 1)
+    return (major - 1, last) if last is not None else None
 
 
 def _requirement_lines(root: Path) -> list[tuple[str, str]]:
@@ -89,10 +120,37 @@ def _requirement_lines(root: Path) -> list[tuple[str, str]]:
     if setup_cfg.is_file():
         out += [("setup.cfg", line) for line in setup_cfg.read_text("utf-8", errors="replace")
                 .splitlines()]
+    setup_py = root / "setup.py"
+    if setup_py.is_file():
+        # install_requires=[...] and extras: the file's quoted strings, read, never run.
+        text = setup_py.read_text("utf-8", errors="replace")
+        out += [("setup.py", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", text)]
     return out
 
 
+def pin_folder(start: Path | None) -> Path | None:
+    """The nearest folder at or above ``start`` holding a file that may pin TensorFlow
+    (``pyproject.toml``, ``setup.cfg``, ``setup.py``, ``requirements*.txt``); the search stops
+    at a repository root (``.git``)."""
+    if start is None:
+        return None
+    try:
+        start = Path(start).resolve()
+    except OSError:
+        return None
+    directory = start if start.is_dir() else start.parent
+    for d in (directory, *directory.parents):
+        if any((d / name).is_file() for name in PIN_FILES) \
+                or next(d.glob("requirements*.txt"), None) is not None:
+            return d
+        if (d / ".git").exists():
+            return None
+    return None
+
+
 def project_pin(root: Path | None) -> TargetTF | None:
+    """The pin of the project around ``root`` (a folder or a file in it)."""
+    root = pin_folder(root)
     if root is None:
         return None
     found = [(v, name) for name, line in _requirement_lines(root)
@@ -131,9 +189,68 @@ def installed_version(paths: list[str] | None = None) -> TargetTF | None:
     return None
 
 
-def resolve(configured: str | None, project_root: Path | None) -> TargetTF:
-    """The target version for a run (see the module docstring for the order)."""
+# `!pip install -q tensorflow-gpu==2.0.0-beta1`, `%pip install "tensorflow>=2.4"`: a shell or
+# magic line of a notebook cell that installs packages.
+_PIP_LINE = re.compile(r"^\s*[!%]\s*(?:python3?\s+-m\s+)?pip3?\s+install\s+(?P<args>.*)$")
+_COLAB_VERSION = re.compile(r"^\s*%tensorflow_version\s+(?P<major>\d+)\.x\b")
+
+
+def notebook_pin(sources: list[str]) -> TargetTF | None:
+    """The TensorFlow a notebook installs for itself, from its code cells' text (as saved,
+    magics included): the lowest version its ``pip install`` lines pin, else Colab's
+    ``%tensorflow_version 1.x`` (TF 1.15). ``%tensorflow_version 2.x`` names no release."""
+    pins: list[Version] = []
+    colab: Version | None = None
+    for text in sources:
+        for line in text.splitlines():
+            m = _PIP_LINE.match(line)
+            if m is not None:
+                for token in m.group("args").split():
+                    v = pinned_version(token.strip("\"'"))
+                    if v is not None:
+                        pins.append(v)
+                continue
+            c = _COLAB_VERSION.match(line)
+            if c is not None and c.group("major") == "1":
+                colab = (1, LAST_MINOR[1])
+    if pins:
+        return TargetTF(min(pins), "pinned by the notebook's pip install")
+    if colab is not None:
+        return TargetTF(colab, "%tensorflow_version 1.x in the notebook")
+    return None
+
+
+SETTING = "tf-version setting"
+
+
+def resolve(configured: str | None, start: Path | None) -> TargetTF:
+    """The target version for a run on ``start`` (a linted path, or its project folder; see
+    the module docstring for the order)."""
     if configured:
-        return TargetTF(parse_version(configured), "tf-version setting")
-    return (project_pin(project_root) or installed_version()
+        return TargetTF(parse_version(configured), SETTING)
+    return (project_pin(start) or installed_version()
             or TargetTF(NEWEST_KNOWN, "newest known to tfperf"))
+
+
+class FileTargets:
+    """The targeted version per linted file, for one run: the setting when the user gave one,
+    else the pin of the file's own project (one run may cover several projects: a folder of
+    checkouts, a monorepo), else the installed TensorFlow, else the newest known. Pins are
+    looked up once per folder for the run (a notebook's own pin applies on top:
+    :func:`notebook_pin`)."""
+
+    def __init__(self, run: TargetTF) -> None:
+        self.run = run
+        self.fallback = None if run.configured else (installed_version() or TargetTF(
+            NEWEST_KNOWN, "newest known to tfperf")).version
+        self._by_folder: dict[str, Version] = {}
+
+    def version(self, path: str) -> Version:
+        if self.fallback is None:
+            return self.run.version
+        folder = os.path.dirname(os.path.abspath(path))
+        found = self._by_folder.get(folder)
+        if found is None:
+            pin = project_pin(Path(folder))
+            found = self._by_folder[folder] = pin.version if pin else self.fallback
+        return found

@@ -37,9 +37,15 @@ _LIBRARY_PREFIXES = _library_prefixes()
 _user_code: dict[CodeType, bool] = {}
 
 
+# Code typed into IPython: ``<ipython-input-3-1a2b3c>`` (terminal IPython, older kernels).
+# ipykernel's cells are real paths (``/tmp/ipykernel_123/456.py``) and pass the path test.
+_INTERACTIVE_PREFIXES = ("<ipython-input-",)
+
+
 def is_user_file(filename: str) -> bool:
-    if filename.startswith("<") and filename not in ("<stdin>", "<string>"):
-        return False  # <frozen importlib._bootstrap> and similar
+    if filename.startswith("<"):
+        # <frozen importlib._bootstrap> and similar are not; typed code is.
+        return filename in ("<stdin>", "<string>") or filename.startswith(_INTERACTIVE_PREFIXES)
     try:
         path = os.path.realpath(filename)
     except (OSError, ValueError):

@@ -43,6 +43,7 @@ class FunctionStats:
     trace_s: float = 0.0
     total_s: float = 0.0
     first_site: Site | None = None
+    jit_compile: bool = False  # tf.function(jit_compile=True): its first run XLA-compiles
     graph_ops: int | None = None  # ops in the graph of its latest trace
     xla_compilations: int = 0  # traces of a jit_compile=True function
     signatures: list[dict[str, Any]] = field(default_factory=list)

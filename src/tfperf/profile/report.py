@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tfperf.core import render
-from tfperf.core.findings import Finding, Status
+from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import advice, retrace
 from tfperf.profile.observation import Observation
 from tfperf.profile.xplane import CaptureSummary
@@ -50,6 +51,14 @@ class ProfileReport:
     error: BaseException | None = None
     target: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    # How a (file, line) site is named in text; default ``path:line``. Notebooks name cells
+    # (``cell 12, line 4``) since a cell's file name means nothing to its reader.
+    site_label: Callable[[str, int], str] | None = None
+
+    def site(self, path: str, line: int) -> str:
+        if self.site_label is not None:
+            return self.site_label(path, line)
+        return f"{_short(path)}:{line}"
 
     def __repr__(self) -> str:
         return (f"<ProfileReport {len(self.obs.functions)} functions, "
@@ -113,13 +122,24 @@ class ProfileReport:
             out += ["", b("Not observed")]
             out += [f"  {k}: {v}" for k, v in self.obs.unavailable.items()]
         out += ["", b("Advice")]
-        out.append(render.findings_text(self.findings, color=color) if self.findings
+        out.append(render.findings_text(self._shown_findings(), color=color) if self.findings
                    else "  nothing above the thresholds")
         if self.error is not None:
             out += ["", render.style("The run raised an error (the report covers what ran "
                                      "before it):", "red", "bold", color=color)]
             out.append(self.error_dict()["traceback"].rstrip())  # type: ignore[index]
         return "\n".join(out)
+
+    def _shown_findings(self) -> list[Finding]:
+        if self.site_label is None:
+            return self.findings
+        out = []
+        for f in self.findings:
+            loc = f.location
+            if loc is not None and loc.path and loc.line is not None:
+                f = replace(f, location=Location(path=self.site(loc.path, loc.line)))
+            out.append(f)
+        return out
 
     def _functions_text(self, b: Any) -> list[str]:
         fns = sorted(self.obs.functions, key=lambda f: (-f.traces, -f.total_s))
@@ -144,7 +164,7 @@ class ProfileReport:
         rows = []
         for s in lines[:TOP_LINES]:
             kinds = " ".join(f"{k}×{n}" for k, n in s.kinds.most_common(3))
-            rows.append([f"{_short(s.path)}:{s.line}", f"{s.count:,}", _secs(s.total_s),
+            rows.append([self.site(s.path, s.line), f"{s.count:,}", _secs(s.total_s),
                          _pct(s.total_s / wall if wall else None), kinds])
         out = ["", b(title), _indent(render.text_table(
             ["line", unit, "time", "of run", extra], rows, "lrrrl"))]

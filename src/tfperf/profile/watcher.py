@@ -207,6 +207,7 @@ class Watcher:
             name=str(name),
             code_key=(code.co_filename, code.co_firstlineno) if code else None,
             first_site=attribution.caller_site(1),
+            jit_compile=bool(getattr(fn, "_jit_compile", False)),  # private: read, guarded
         )
         try:
             self._signatures[id(fn)] = inspect.signature(py) if py is not None else None

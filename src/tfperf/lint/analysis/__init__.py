@@ -7,6 +7,8 @@ TensorFlow traces; the modules here answer the larger questions several rules sh
 - :mod:`.imports` — what the module imports and mentions (cheap once-per-module gates);
 - :mod:`.assignments` — where a value comes from, statement order within a block;
 - :mod:`.loops` — loops and what they iterate; loops that walk a tensor element by element;
+- :mod:`.dependence` — data flow through a loop body: loop-carried names, reductions,
+  recurrences (what cannot be vectorised), values read again by the next iteration;
 - :mod:`.varying` — values that change per iteration: Python numbers, per-iteration data;
 - :mod:`.host` — host conversions (``.numpy()``, ``np.array``, ``float``) of tensors;
 - :mod:`.traced` — code TensorFlow traces, and what runs eagerly inside it;
@@ -16,7 +18,8 @@ TensorFlow traces; the modules here answer the larger questions several rules sh
 - :mod:`.keras_models` — whether a value is a Keras model;
 - :mod:`.transposes` — transposes with literal permutations, and which undo each other;
 - :mod:`.pipelines` — ``tf.data`` pipelines followed back to their source;
-- :mod:`.precision` — the mixed-precision policy a module sets.
+- :mod:`.precision` — the mixed-precision policy a module sets, and where it is in effect;
+- :mod:`.sessions` — TF1 session runs (fetches, feeds) and the calls that add graph ops.
 
 A helper that two rules need goes in the module whose question it answers (a new module
 when no question fits); a helper only one rule needs stays in that rule's module. Facts

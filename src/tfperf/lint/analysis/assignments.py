@@ -50,3 +50,49 @@ def loads_bound_by(ctx: Context, scope: ast.AST, name: str, value: ast.AST) -> l
             if b is not None and b.kind == "assign" and b.value is value:
                 out.append(n)
     return out
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_EXITS = (ast.Return, ast.Raise)
+
+
+def _block_of(holder: ast.AST, node: ast.AST) -> tuple[str, list[ast.stmt]] | None:
+    """The block (field name, statements) of ``holder`` that holds ``node`` directly."""
+    for f in _BLOCK_FIELDS:
+        block = getattr(holder, f, None)
+        if type(block) is list and node in block:
+            return f, block
+    return None
+
+
+def may_reach(ctx: Context, stmt: ast.stmt, use: ast.AST) -> bool:
+    """Whether one run can execute ``stmt`` and then reach ``use``: ``False`` when they sit
+    in mutually exclusive branches (``if``/``else``, two ``except`` handlers, a handler and
+    the ``try``'s ``else``), or when every path from ``stmt`` leaves by ``return``/``raise``
+    before it gets out of the block where ``use`` is not. Conservative (``True``) otherwise:
+    a loop may run ``stmt`` in an earlier iteration."""
+    use_chain = [use, *ctx.ancestors(use)]
+    on_use_side = {id(n) for n in use_chain}
+    child: ast.AST = stmt
+    for holder in ctx.ancestors(stmt):
+        if id(holder) in on_use_side:
+            # `holder` is the nearest common ancestor: compare the two branches there.
+            use_child = use_chain[use_chain.index(holder) - 1] if holder is not use else use
+            mine = _block_of(holder, child)
+            theirs = _block_of(holder, use_child)
+            th = type(holder)
+            if th is ast.If and mine and theirs and mine[0] != theirs[0]:
+                return False
+            if th in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+                handlers = holder.handlers  # type: ignore[attr-defined]
+                if child in handlers and (use_child in handlers or (
+                        theirs is not None and theirs[0] == "orelse")):
+                    return child is use_child
+            return True
+        found = _block_of(holder, child)
+        if found is not None:
+            block = found[1]
+            if any(type(s) in _EXITS for s in block[block.index(child) + 1:]):  # type: ignore[arg-type]
+                return False  # this block always leaves the function before `use`
+        child = holder
+    return True

@@ -8,11 +8,14 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tfperf.lint.semantic import Context, returns_tensor
+from tfperf.lint.semantic import TENSOR_ANNOTATIONS, Context, returns_tensor
 
 STACKING_CALLS = frozenset({
     "tensorflow.stack", "tensorflow.concat", "tensorflow.add_n", "tensorflow.math.add_n",
     "tensorflow.convert_to_tensor", "keras.ops.stack", "keras.ops.concatenate",
+    # TF1 spellings: `tf.pack` (before 1.0) and the compat.v1 names of the same ops.
+    "tensorflow.pack", "tensorflow.compat.v1.stack", "tensorflow.compat.v1.concat",
+    "tensorflow.compat.v1.add_n", "tensorflow.compat.v1.convert_to_tensor",
 })
 
 
@@ -65,6 +68,46 @@ def sized_by(ctx: Context, stop: ast.AST | None) -> Sized | None:
         if ctx.qualname(base.func) in ("tensorflow.shape", "keras.ops.shape") and base.args:
             return Sized(base.args[0], "tf.shape", axis)
     return None
+
+
+def in_chunks(ctx: Context, it: ast.AST | None) -> bool:
+    """``range(0, n, batch_size)`` / ``tf.range(0, n, batch_size)``: each iteration takes a
+    chunk (``x[i:i + batch_size]``), a batch already, not one element."""
+    if type(it) is not ast.Call:
+        return False
+    if not (ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range"):  # type: ignore[attr-defined]
+        return False
+    step = it.args[2] if len(it.args) > 2 else next(  # type: ignore[attr-defined]
+        (k.value for k in it.keywords if k.arg == "delta"), None)  # type: ignore[attr-defined]
+    return step is not None and not (type(step) is ast.Constant and step.value in (1, -1))
+
+
+_LIST_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
+
+
+def measures_list(ctx: Context, obj: ast.AST) -> bool:
+    """``len(obj)`` measures a Python list, or may: ``obj`` is a list display, an attribute
+    that is not a tensor (``cfg.STRIDES``, ``self.heads``), or a name its scope binds as a
+    parameter not annotated as a tensor, or to a list display, anywhere (the branch that
+    made it a tensor may not be the one that ran)."""
+    if isinstance(obj, _LIST_DISPLAYS):
+        return True
+    if type(obj) is ast.Attribute:
+        return not ctx.is_tensor_like(obj)
+    if type(obj) is not ast.Name:
+        return False
+    name = obj.id
+    for n in ast.walk(ctx.scope_of(obj)):
+        t = type(n)
+        if t is ast.arg and n.arg == name:  # type: ignore[attr-defined]
+            ann = n.annotation  # type: ignore[attr-defined]
+            if ann is None or ctx.qualname(ann) not in TENSOR_ANNOTATIONS:
+                return True
+        elif t is ast.Name and n.id == name and type(n.ctx) is ast.Store:  # type: ignore[attr-defined]
+            p = ctx.parent(n)
+            if type(p) is ast.Assign and isinstance(p.value, _LIST_DISPLAYS):
+                return True
+    return False
 
 
 def loop_var(loop: ast.AST) -> str | None:

@@ -1,5 +1,6 @@
 """``tf.data`` pipelines: a dataset followed back through method chains and re-assignments
-to its source, the function a ``map`` runs, and which ops in it are stateful random ops."""
+to its source, the function a ``map`` runs, which ops in it are stateful random ops, and the
+batches a loop over a pipeline hands to a call (how they are batched, padded shapes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.syntax import body_nodes
+from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.semantic import DATASET_METHODS, DATASET_SOURCES, Context
 
 # Keras utilities that build a dataset and already end it with prefetch(AUTOTUNE).
@@ -66,9 +67,50 @@ def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
     ``tf.data.Dataset`` or named ``ds``/``dataset``). Attributes such as ``self._dataset``
     are not enough: other libraries (Grain, PyTorch) have datasets with ``map`` too."""
     pipe = pipeline(ctx, expr)
-    if pipe.known:
+    if pipe.known or from_tfds(ctx, pipe.source):
         return True
     return type(pipe.source) is ast.Name and ctx.is_dataset(pipe.source)
+
+
+# TensorFlow Datasets' loader: a tf.data.Dataset, or a dict/tuple of them.
+TFDS_LOADERS = frozenset({"tensorflow_datasets.load"})
+
+
+def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
+    """``expr`` is a dataset ``tfds.load`` made: the call, a name bound to it, a name
+    unpacked from it (``(train, test), info = tfds.load(..., with_info=True)``) or an item
+    of it (``dataset['train']``)."""
+    if _depth > 6:
+        return False
+    t = type(expr)
+    if t is ast.Call:
+        q = ctx.qualname(getattr(expr, "func", None))
+        return q is not None and q in TFDS_LOADERS
+    if t is ast.Subscript:
+        return from_tfds(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
+    if t is not ast.Name:
+        return False
+    b = ctx.binding(expr)  # type: ignore[arg-type]
+    if b is None:
+        return False
+    if b.kind == "assign":
+        return from_tfds(ctx, b.value, _depth + 1)
+    if b.kind != "other" or type(b.value) not in (ast.Tuple, ast.List):
+        return False
+    stmt = ctx.parent(b.value)  # `a, b = x, y` / `(a, b), info = load(...)`
+    while stmt is not None and type(stmt) in (ast.Tuple, ast.List):
+        stmt = ctx.parent(stmt)
+    if type(stmt) is not ast.Assign:
+        return False
+    value = stmt.value  # type: ignore[attr-defined]
+    if type(value) in (ast.Tuple, ast.List) and len(stmt.targets) == 1:  # type: ignore[attr-defined]
+        target = stmt.targets[0]  # type: ignore[attr-defined]
+        for tgt, val in zip(getattr(target, "elts", ()), getattr(value, "elts", ()),
+                            strict=False):
+            if type(tgt) is ast.Name and tgt.id == b.name:
+                return from_tfds(ctx, val, _depth + 1)
+        return False
+    return from_tfds(ctx, value, _depth + 1)
 
 
 def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
@@ -109,3 +151,68 @@ def is_random_op(qualname: str | None) -> bool:
                     "tensorflow.compat.v1.random_uniform", "tensorflow.compat.v1.random_normal"):
         return True
     return qualname.startswith("keras.layers.Random")
+
+
+# Dataset steps that batch; the last one decides the shapes a loop over the pipeline sees.
+BATCHING_METHODS = frozenset({"batch", "padded_batch", "bucket_by_sequence_length",
+                              "ragged_batch", "unbatch", "rebatch", "group_by_window"})
+
+
+@dataclass
+class BatchedLoop:
+    """A call that gets the elements of a ``for`` loop over a batched pipeline: ``batching``
+    is the pipeline's last batching step, ``before`` the steps applied before it."""
+
+    batching: ast.Call
+    before: list[ast.Call]
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name}
+
+
+def fed_batches(ctx: Context, call: ast.Call) -> BatchedLoop | None:
+    """Whether ``call`` is passed (some of) the elements of its nearest enclosing ``for``
+    loop, iterating a pipeline (``for x in ds``, ``for i, (x, y) in enumerate(ds)``) that
+    ends in a batching step."""
+    loop = next((lp for lp in ctx.enclosing_loops(call)
+                 if type(lp) in (ast.For, ast.AsyncFor)), None)
+    if loop is None:
+        return None
+    it, target = loop.iter, loop.target  # type: ignore[attr-defined]
+    if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args:  # type: ignore[attr-defined]
+        it = it.args[0]  # type: ignore[attr-defined]
+        if type(target) is ast.Tuple and len(target.elts) == 2:
+            target = target.elts[1]
+    elements = _loaded_names(target)
+    if not any(_loaded_names(a) & elements
+               for a in [*call.args, *(k.value for k in call.keywords)]):
+        return None
+    chain = pipeline(ctx, it).steps
+    idx = [i for i, s in enumerate(chain) if s.func.attr in BATCHING_METHODS]  # type: ignore[attr-defined]
+    if not idx:
+        return None
+    return BatchedLoop(chain[idx[-1]], chain[:idx[-1]])
+
+
+def static_padded_shapes(step: ast.Call) -> bool:
+    """A ``padded_batch`` step whose ``padded_shapes`` are written out with literal sizes
+    only (no ``-1``/``None``): every batch has the same shape but for the batch dimension."""
+    expr = keyword(step, "padded_shapes") or (step.args[1] if len(step.args) > 1 else None)
+    if expr is None:
+        return False
+    for n in ast.walk(expr):
+        if type(n) is ast.Constant and n.value is None:
+            return False  # None: padded to the longest element
+        if type(n) is ast.UnaryOp and type(n.op) is ast.USub:
+            return False  # -1: padded to the longest element
+        if type(n) is ast.Name or type(n) is ast.Attribute or type(n) is ast.Call:
+            if type(n) is ast.Call and type(n.func) is ast.Attribute \
+                    and n.func.attr == "TensorShape":
+                continue
+            if type(n) is ast.Attribute and n.attr == "TensorShape":
+                continue
+            if type(n) is ast.Name and n.id in ("tf", "tensorflow"):
+                continue
+            return False  # a value this rule cannot read
+    return True

@@ -55,3 +55,93 @@ def _find_policy_call(ctx: Context) -> ast.Call | None:
             if _names_mixed_float16(ctx, arg):
                 return call
     return None
+
+
+def _policy_setters(ctx: Context) -> list[tuple[ast.Call, bool]]:
+    """Every call that sets the global policy, in source order, with whether it sets
+    ``mixed_float16`` (a notebook's cells are one module in cell order: source order is the
+    order IPython runs them top to bottom)."""
+    def compute() -> list[tuple[ast.Call, bool]]:
+        out = []
+        for call in ctx.calls:
+            if ctx.qualname(call.func) in POLICY_SETTERS:
+                arg = call.args[0] if call.args else keyword(call, "policy")
+                out.append((call, _names_mixed_float16(ctx, arg)))
+        return sorted(out, key=lambda c: (c[0].lineno, c[0].col_offset))
+    return ctx.cached("precision.policy_setters", compute)  # type: ignore[no-any-return]
+
+
+def _top_statement(ctx: Context, node: ast.AST) -> ast.AST:
+    top = node
+    for p in ctx.ancestors(node):
+        if type(p) is ast.Module:
+            return top
+        top = p
+    return top
+
+
+def _run_points(ctx: Context, node: ast.AST, depth: int = 0) -> list[ast.AST] | None:
+    """Module-level statements whose running runs ``node``: its own statement at module level;
+    for code in a function or class, the module-level statements that refer to that function
+    or class by name (following references from other functions, a few levels). ``None``
+    when nothing in the module refers to it (it runs later, from elsewhere)."""
+    fn = next((p for p in ctx.ancestors(node)
+               if type(p) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)), None)
+    if fn is None:
+        return [_top_statement(ctx, node)]
+    # A method runs when its class is used: follow the outermost class or function.
+    for p in ctx.ancestors(fn):
+        if type(p) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            fn = p
+    if depth > 3:
+        return None
+    name = fn.name  # type: ignore[attr-defined]
+    points: list[ast.AST] = []
+    for n in ctx.nodes_of(ast.Name):
+        if n.id != name or type(n.ctx) is not ast.Load or _inside(ctx, n, fn):  # type: ignore[attr-defined]
+            continue
+        b = ctx.binding(n)  # type: ignore[arg-type]
+        if b is not None and b.value is not fn:
+            continue
+        more = _run_points(ctx, n, depth + 1)
+        if more is None:
+            return None
+        points += more
+    return points or None
+
+
+def _inside(ctx: Context, node: ast.AST, scope: ast.AST) -> bool:
+    return any(p is scope for p in ctx.ancestors(node))
+
+
+def policy_in_effect(ctx: Context, node: ast.AST) -> bool:
+    """Whether the ``mixed_float16`` policy is in effect when ``node`` runs: set by the last
+    policy call before it (in the same function, or at module level before a statement that
+    runs it). A policy set in a later cell does not apply to a model built earlier."""
+    setters = _policy_setters(ctx)
+    if not any(mixed for _, mixed in setters):
+        return False
+    fn = ctx.enclosing_function(node)
+    local = [(c, m) for c, m in setters
+             if fn is not None and ctx.enclosing_function(c) is fn
+             and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)]  # type: ignore[attr-defined]
+    if local:
+        return local[-1][1]
+    top = [(c, m) for c, m in setters if ctx.enclosing_function(c) is None]
+    if not top:
+        return True  # set in some function: when it runs is not known here
+    points = _run_points(ctx, node)
+    if points is None:
+        return top[-1][1]  # run from elsewhere, after the module ran
+    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def runs_before(call: ast.Call, point: ast.AST) -> bool:
+        stmt = _top_statement(ctx, call)
+        return stmt.lineno < point.lineno or (  # type: ignore[attr-defined]
+            stmt is point and (call.lineno, call.col_offset) < where)
+
+    for point in points:
+        before = [mixed for call, mixed in top if runs_before(call, point)]
+        if before and before[-1]:
+            return True
+    return False

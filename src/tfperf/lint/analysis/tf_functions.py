@@ -112,3 +112,8 @@ def tf_function_callee_names(ctx: Context) -> frozenset[str]:
                     names.add(t.attr)
         return frozenset(names)
     return ctx.cached("tf_function_callee_names", compute)
+
+
+# Options that make a tf.function generalise input shapes (or fix them) instead of tracing
+# once per new shape.
+SHAPE_OPTIONS = frozenset({"input_signature", "reduce_retracing", "experimental_relax_shapes"})

@@ -120,3 +120,129 @@ def traced_fn_of(ctx: Context, node: ast.AST) -> ast.AST | None:
         inner.append(fn)
     cache[key] = found
     return found
+
+
+_INIT_SCOPES = frozenset({"tensorflow.init_scope", "tensorflow.compat.v1.init_scope"})
+# Keras methods that `fit`/`evaluate`/`predict` trace, unless the model runs eagerly.
+_KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+
+
+def under_init_scope(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs under ``with tf.init_scope():`` within its function: TensorFlow lifts
+    that block out of the graph being traced and runs it eagerly, once per trace (the way
+    variables and lookup tables are made inside a ``tf.function``)."""
+    for p in ctx.ancestors(node):
+        tp = type(p)
+        if tp is ast.With or tp is ast.AsyncWith:
+            if any(ctx.is_call_to(item.context_expr, *_INIT_SCOPES)
+                   for item in p.items):  # type: ignore[attr-defined]
+                return True
+        elif tp in FUNCTION_NODES:
+            return False
+    return False
+
+
+_KERAS_RUNNERS = frozenset({"fit", "evaluate", "predict", "fit_generator", "train_on_batch",
+                            "test_on_batch", "predict_on_batch"})
+
+
+def _run_eagerly_set(ctx: Context) -> bool:
+    """The module compiles with ``run_eagerly=True`` or sets ``model.run_eagerly = True``."""
+    def compute() -> bool:
+        if "run_eagerly" not in ctx.source:
+            return False
+        for k in ctx.nodes_of(ast.keyword):
+            if k.arg == "run_eagerly" and type(k.value) is ast.Constant \
+                    and k.value.value is True:  # type: ignore[attr-defined]
+                return True
+        return any(any(type(t) is ast.Attribute and t.attr == "run_eagerly"  # type: ignore[attr-defined]
+                       for t in a.targets) and type(a.value) is ast.Constant  # type: ignore[attr-defined]
+                   and a.value.value is True for a in ctx.nodes_of(ast.Assign))  # type: ignore[attr-defined]
+    return ctx.cached("keras_run_eagerly_set", compute)
+
+
+def _receivers(ctx: Context, methods: frozenset[str]) -> set[str]:
+    """Spellings of the objects these methods are called on (``model`` in ``model.fit()``,
+    ``self.model_tf2`` in ``self.model_tf2.train_step(b)``)."""
+    by_attr = ctx.call_groups()[0]
+    return {ast.unparse(c.func.value) for m in methods for c in by_attr.get(m, ())}  # type: ignore[attr-defined]
+
+
+def _keras_steps_run_eagerly(ctx: Context, cls: ast.AST | None) -> bool:
+    """The module runs the Keras steps of ``cls`` eagerly by choice: it compiles with
+    ``run_eagerly=True`` (or sets ``model.run_eagerly = True``), or it calls a step itself
+    (``model.train_step(batch)``) on an object it never hands to ``fit``/``evaluate``/
+    ``predict``, which are what trace the steps. Objects are matched by spelling; where the
+    class's instances are visible (``m = MyModel()``), only those count."""
+    if _run_eagerly_set(ctx):
+        return True
+    stepped = _receivers(ctx, _KERAS_STEPS)
+    if not stepped:
+        return False
+    ran = _receivers(ctx, _KERAS_RUNNERS)
+    name = getattr(cls, "name", None)
+    instances = {ast.unparse(t) for a in ctx.nodes_of(ast.Assign)
+                 if type(a.value) is ast.Call and type(a.value.func) is ast.Name  # type: ignore[attr-defined]
+                 and a.value.func.id == name for t in a.targets} if name else set()  # type: ignore[attr-defined]
+    if instances:
+        stepped &= instances
+        ran &= instances
+    return bool(stepped) and not ran
+
+
+def eager_by_design(ctx: Context, node: ast.AST) -> bool:
+    """``node`` sits in code TensorFlow would trace but runs eagerly by design: under
+    ``tf.init_scope()`` (see :func:`under_init_scope`), or in a Keras ``train_step``/
+    ``test_step``/``predict_step`` that the module runs eagerly (``run_eagerly=True``, or
+    it calls the step itself on an object it never hands to ``fit``). Eager-only code there
+    (``.numpy()``, ``print``, Python state) is correct, not a trace-time trap."""
+    if under_init_scope(ctx, node):
+        return True
+    fn = ctx.tf_function_of(node)
+    if fn is None or getattr(fn, "name", None) not in _KERAS_STEPS \
+            or ctx.tf_function_decorator(fn) is not None:
+        return False
+    return _keras_steps_run_eagerly(ctx, ctx.enclosing_class(fn))
+
+
+def _guarded_target(test: ast.AST) -> str | None:
+    """``X is None`` / ``not X`` / ``key not in X`` (``X`` a name or ``self.x``) → X's
+    spelling."""
+    if type(test) is ast.Compare and len(test.ops) == 1 \
+            and type(test.ops[0]) in (ast.Is, ast.NotIn):  # type: ignore[attr-defined]
+        right = test.comparators[0]  # type: ignore[attr-defined]
+        if type(test.ops[0]) is ast.NotIn:  # type: ignore[attr-defined]
+            test = right
+        elif type(right) is ast.Constant and right.value is None:  # type: ignore[attr-defined]
+            test = test.left  # type: ignore[attr-defined]
+        else:
+            return None
+    elif type(test) is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
+        test = test.operand  # type: ignore[attr-defined]
+    else:
+        return None
+    if type(test) is ast.Name or (type(test) is ast.Attribute and type(test.value) is ast.Name):  # type: ignore[attr-defined]
+        return ast.unparse(test)
+    return None
+
+
+def once_guarded(ctx: Context, node: ast.AST) -> bool:
+    """``node`` sits under a once-only guard within its function: ``if self._x is None:``
+    (or ``if not self._built:``, ``if key not in cache:``) whose body sets that same
+    ``self._x`` (or ``cache[...]``). In traced code the block runs on the first trace only:
+    work there (building state, logging it) is meant to happen once."""
+    child = node
+    for p in ctx.ancestors(node):
+        tp = type(p)
+        if tp in FUNCTION_NODES:
+            return False
+        if tp is ast.If and child in p.body:  # type: ignore[attr-defined]
+            guarded = _guarded_target(p.test)  # type: ignore[attr-defined]
+            if guarded is not None and any(
+                    ast.unparse(t.value if type(t) is ast.Subscript else t) == guarded  # type: ignore[attr-defined]
+                    for s in p.body for n in ast.walk(s)  # type: ignore[attr-defined]
+                    if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
+                    for t in (n.targets if type(n) is ast.Assign else [n.target])):  # type: ignore[attr-defined]
+                return True
+        child = p
+    return False

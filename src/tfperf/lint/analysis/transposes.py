@@ -75,3 +75,51 @@ def undoes(first: tuple[int, ...], second: tuple[int, ...]) -> bool:
     if first == REVERSE or second == REVERSE:
         return first == second == REVERSE
     return len(first) == len(second) and inverse(first) == second
+
+
+# Transposes of the last two axes by name (``conjugate=True`` makes them adjoints).
+MATRIX_TRANSPOSE_CALLS = frozenset(
+    f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
+    for n in ("linalg.matrix_transpose", "linalg.transpose", "matrix_transpose"))
+ADJOINT_CALLS = frozenset({"tensorflow.linalg.adjoint", "tensorflow.compat.v1.linalg.adjoint"})
+
+
+@dataclass(frozen=True)
+class MatrixTranspose:
+    """A call that swaps the last two axes of ``operand`` (``adjoint``: and conjugates).
+    ``exact`` is ``False`` for ``tf.transpose(x)`` without ``perm``, which reverses every
+    axis: the same as swapping the last two only for a matrix (rank 2)."""
+
+    call: ast.Call
+    operand: ast.expr
+    adjoint: bool
+    exact: bool
+
+
+def swaps_last_two(perm: tuple[int, ...]) -> bool:
+    n = len(perm)
+    return n >= 2 and perm == (*range(n - 2), n - 1, n - 2)
+
+
+def matrix_transpose_of(ctx: Context, node: ast.AST | None) -> MatrixTranspose | None:
+    """``node`` as a transpose of the last two axes, else ``None``."""
+    if type(node) is not ast.Call:
+        return None
+    q = ctx.qualname(node.func)  # type: ignore[attr-defined]
+    if q in MATRIX_TRANSPOSE_CALLS or q in ADJOINT_CALLS:
+        args = list(node.args)  # type: ignore[attr-defined]
+        kw = {k.arg: k.value for k in node.keywords}  # type: ignore[attr-defined]
+        operand = args[0] if args else kw.get("a", kw.get("matrix"))
+        conj = kw.get("conjugate", args[1] if len(args) > 1 else None)
+        if operand is None or set(kw) - {"a", "matrix", "conjugate", "name"}:
+            return None
+        if conj is not None and not (type(conj) is ast.Constant and type(conj.value) is bool):
+            return None
+        adjoint = q in ADJOINT_CALLS or bool(getattr(conj, "value", False))
+        return MatrixTranspose(node, operand, adjoint, True)  # type: ignore[arg-type]
+    t = transpose_of(ctx, node)
+    if t is None:
+        return None
+    if t.perm == REVERSE:
+        return MatrixTranspose(t.call, t.operand, False, False)
+    return MatrixTranspose(t.call, t.operand, False, True) if swaps_last_two(t.perm) else None

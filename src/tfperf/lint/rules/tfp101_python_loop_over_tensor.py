@@ -6,7 +6,16 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.loops import element_loop, header_end
+from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.loops import (
+    does_tensor_work,
+    element_loop,
+    header_end,
+    in_chunks,
+    measures_list,
+    walk_body,
+)
+from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -52,8 +61,11 @@ No automatic fix: vectorising a loop needs to know what the body computes. TFP10
 simplest case (a running sum).
 
 ## Known limitations
-Loops over Python lists (`range(len(layers))`), over datasets, and loops without per-element
-tensor work are not reported; neither is iterating a tensor inside `tf.function`, which
+Not reported: loops over Python lists (`range(len(layers))`, the lists `tf.split`,
+`tf.gradients` or `tf.trainable_variables()` return), over datasets, loops whose body only
+indexes (to print, plot or convert each row) without tensor work, loops with a recurrence
+(a value read before it is re-bound in the iteration and not a plain running sum/max: a
+hand-unrolled RNN, `x = layer(x)`), and iterating a tensor inside `tf.function`, which
 AutoGraph turns into a graph loop.
 """
     valid = (
@@ -95,6 +107,94 @@ AutoGraph turns into a graph loop.
                 for row in x:
                     total += tf.reduce_max(row)
                 return total
+        """),
+        # Lists of tensors that TF functions return: a few Python objects, not elements.
+        Valid("""
+            import tensorflow as tf
+            def flatgrad(loss, var_list, clip_norm):
+                grads = tf.gradients(loss, var_list)
+                grads = [tf.clip_by_norm(g, clip_norm=clip_norm) for g in grads]
+                for i in range(len(grads)):
+                    grads[i] = tf.reshape(grads[i], [-1])
+                return tf.concat(grads, axis=0)
+        """),
+        Valid("""
+            import tensorflow as tf
+            t_vars = tf.compat.v1.trainable_variables()
+            assign_ops = {}
+            for var in t_vars:
+                pl = tf.compat.v1.placeholder(tf.float32, var.get_shape())
+                assign_ops[var] = (var.assign(pl), pl)
+            heads = tf.split(tf.ones([4, 8]), 4, axis=1)
+            outs = [tf.nn.relu(h) for h in heads]
+        """),
+        # A list of model outputs; a layer's weights.
+        Valid("""
+            import tensorflow as tf
+            def losses(model, x, layer):
+                outputs = model(x)
+                total = [tf.reduce_mean(out) for out in outputs]
+                for i in range(len(outputs)):
+                    total.append(tf.reduce_max(outputs[i]))
+                norms = [tf.norm(w) for w in layer.trainable_weights]
+                return total, norms
+        """),
+        # A hand-unrolled RNN: step t needs the state of step t - 1.
+        Valid("""
+            import tensorflow as tf
+            def rnn(x, cell, h):
+                outputs = []
+                for t in range(x.shape[1]):
+                    out, h = cell(x[:, t], h)
+                    outputs.append(tf.nn.relu(out))
+                return tf.stack(outputs, axis=1)
+        """),
+        # A parameter that may hold a list of gradients; tf.range under a tf.function wrapper.
+        Valid("""
+            import tensorflow as tf
+            from mylib import common
+            @tf.function
+            def cast_all(grad_vars):
+                return [tf.cast(g, tf.bfloat16) for g in grad_vars]
+            @common.function(autograph=True)
+            def add_data(buffer):
+                for i in tf.range(10, dtype=tf.int64):
+                    buffer.add_batch(tf.ones((4,), dtype=tf.int64) * i)
+        """),
+        # `len()` of a parameter (a list of feature maps), even where one branch stacks it.
+        Valid("""
+            import tensorflow as tf
+            def fuse(nodes, weights, method):
+                if method == "stack":
+                    nodes = tf.stack(nodes, axis=-1)
+                    return tf.reduce_sum(nodes, -1)
+                nodes = [nodes[i] * weights[i] for i in range(len(nodes))]
+                return tf.add_n(nodes)
+        """),
+        # Chunks, not elements: a range with a step.
+        Valid("""
+            import tensorflow as tf
+            def grads(alphas, x, batch_size, one_batch):
+                out = []
+                for start in tf.range(0, len(alphas), batch_size):
+                    out.append(one_batch(alphas[start:start + batch_size]) * 2.0)
+                for i in range(0, x.shape[0], batch_size):
+                    out.append(tf.reduce_sum(x[i:i + batch_size], axis=0))
+                return tf.concat(out, axis=0)
+        """),
+        # tf.scan with a list initializer returns a list of tensors.
+        Valid("""
+            import tensorflow as tf
+            rets = tf.scan(lambda a, i: [a[0] + 1., a[1] * 2.], tf.range(5), [0., 1.])
+            summaries = [tf.reduce_mean(r) for r in rets]
+        """),
+        # Rows visited only to print or plot them: no op to batch.
+        Valid("""
+            import tensorflow as tf
+            attention = tf.random.normal([8, 5, 5])
+            for head in range(attention.shape[0]):
+                ax.matshow(attention[head][:-1, :])
+                print([int(v) for v in attention[head][0]])
         """),
         # `tf` rebound to something else: not TensorFlow any more.
         Valid("""
@@ -147,6 +247,21 @@ AutoGraph turns into a graph loop.
                     results.append(weighted_sum)
                 return tf.stack(results)
         """, count=2, lines=(4, 7)),
+        # A name re-bound inside the same iteration is not carried: still per-element work.
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    row = x[i]
+                    row = tf.nn.relu(row) * 2.0
+                    if row.shape[0] > 3:
+                        scale = 0.5
+                    else:
+                        scale = 1.0
+                    out.append(tf.reduce_sum(row) * scale)
+                return out
+        """, count=1, lines=(4,)),
         # Spelled through other import styles.
         Invalid("""
             from tensorflow import math as tfm
@@ -162,7 +277,38 @@ AutoGraph turns into a graph loop.
         el = element_loop(ctx, node)
         if el is None:
             return
+        it = node.iter if type(node) is ast.For else node.generators[0].iter  # type: ignore[attr-defined]
+        if in_chunks(ctx, it):
+            return  # `range(0, n, batch_size)`: one batch per iteration
+        if el.kind == "iterate" and not self._surely_rows(ctx, node):
+            return
+        if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
+            return  # `range(len(nodes))` over a parameter: most often a list of tensors
+        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
+        if not does_tensor_work(ctx, list(walk_body(node))):
+            return
+        # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
+        # so the loop cannot become one whole-tensor op.
+        if type(node) is ast.For and loop_flow(ctx, node).recurrent:
+            return
         if type(node) is ast.For:
             yield self.finding(ctx, node, end_node=header_end(node))
         else:
             yield self.finding(ctx, node)
+
+    @staticmethod
+    def _surely_rows(ctx: Context, loop: ast.AST) -> bool:
+        """What a loop iterates is surely one tensor (not a parameter that may hold a list of
+        them), and not ``tf.range`` in a function decorated by some ``*function`` wrapper
+        (``@common.function``): the AutoGraph idiom for a graph loop."""
+        it = loop.iter if type(loop) is ast.For else loop.generators[0].iter  # type: ignore[attr-defined]
+        if not surely_tensor(ctx, it):
+            return False
+        if ctx.is_call_to(it, "tensorflow.range"):
+            fn = ctx.enclosing_function(loop)
+            for d in getattr(fn, "decorator_list", ()):
+                target = d.func if type(d) is ast.Call else d
+                name = target.attr if type(target) is ast.Attribute else getattr(target, "id", "")
+                if "function" in name:
+                    return False
+        return True

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.dependence import depends_on, loop_flow
 from tfperf.lint.analysis.loops import (
     ElementLoop,
     does_tensor_work,
@@ -15,7 +16,7 @@ from tfperf.lint.analysis.loops import (
     sized_by,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.semantic import Context
+from tfperf.lint.semantic import Context, returns_tensor
 
 
 def _accumulation(node: ast.AST) -> tuple[str, ast.expr, str] | None:
@@ -50,6 +51,24 @@ def _stored_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
     return False
 
 
+def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
+    """A ``range`` loop whose term calls a TensorFlow op on the loop index (``acc +=
+    tf.constant(k / 2.)``, ``ans = ans + tf.math.lgamma(c + k)``): one op per index, where
+    one op over ``tf.range`` and a reduction would do."""
+    if range_args(ctx, loop.iter) is None or type(loop.target) is not ast.Name:
+        return False
+    var = {loop.target.id}
+    found = False
+    for n in ast.walk(term):
+        if type(n) is ast.Call:
+            q = ctx.qualname(n.func)
+            if q is None and not (type(n.func) is ast.Name and ctx.is_builtin(n.func, n.func.id)):
+                return False  # a user's function (a training step...): not one small op
+            found = found or (bool(q and returns_tensor(q)) and any(depends_on(ctx, loop, a, var)
+                                 for a in [*n.args, *(k.value for k in n.keywords)]))
+    return found
+
+
 def _plain_ref(node: ast.AST) -> bool:
     """A name or dotted attribute chain: safe to evaluate once instead of per iteration."""
     while type(node) is ast.Attribute:
@@ -79,6 +98,11 @@ overhead and kernel launches dominate, and the additions run one after another. 
 single op; the article measures 10²–10³× for such replacements (claim S12) and its §5.1
 weighted sum (S16 → S17) is this pattern.
 
+A `range` loop whose term is a TensorFlow op applied to the loop index itself
+(`ans = ans + tf.math.lgamma(c + k / 2.)` for `k in range(1, d)`) is reported too: one op over
+`tf.range(1, d)` and one reduction replace `d` small ops. Running values that depend on the
+previous iteration's result (`h = h + f(h)`) are not sums and are not reported.
+
 ## Example
 ```python
 acc = tf.zeros([dim])
@@ -93,6 +117,9 @@ acc += tf.reduce_sum(x, axis=0)
 ```
 For `acc = acc + a[i] * w[i]` write `acc + tf.tensordot(w, a, axes=1)` or
 `tf.einsum("i...,i->...", a, w)`.
+
+Loops over `range(len(xs))` where `xs` is not known to be a tensor (a list of model
+outputs, of variables) are left alone: a few tensors, possibly of different shapes.
 
 ## Fix safety
 The fix covers the simple form only: the loop's body is the single statement
@@ -135,6 +162,36 @@ raised on an out-of-range index no longer does.
                     acc = tf.zeros([3])
                     acc += x[i]
                     tf.print(acc)
+        """),
+        # A recurrence, not a sum: each step needs the previous state.
+        Valid("""
+            import tensorflow as tf
+            def f(x, w):
+                h = tf.zeros([4])
+                for t in range(x.shape[0]):
+                    h = h + tf.tanh(tf.linalg.matvec(w, h) + x[t])
+                return h
+        """),
+        # Summing over a list of model outputs or of variables: a few tensors, not elements.
+        Valid("""
+            import tensorflow as tf
+            def total_loss(model, x, l2):
+                outputs = model(x)
+                loss = tf.constant(0.0)
+                for i in range(len(outputs)):
+                    loss += tf.reduce_mean(outputs[i])
+                for v in tf.compat.v1.trainable_variables():
+                    loss += l2 * tf.nn.l2_loss(v)
+                return loss
+        """),
+        # A training loop summing losses: the term is a user's step, not one small op.
+        Valid("""
+            import tensorflow as tf
+            def fit(train_step, n):
+                total = tf.constant(0.0)
+                for step in range(n):
+                    total += train_step(tf.constant(step))
+                return total
         """),
         # Python strings built in a loop over a Python list.
         Valid("""
@@ -196,12 +253,23 @@ raised on an out-of-range index no longer does.
                     weighted_sum = weighted_sum + window_data[j] * weights[j]
                 return weighted_sum
         """, count=1, lines=(6,)),
+        # One TF op per index, summed (a graph of n ops in TF1 code): one op over tf.range.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def log_normalizer(concentration, dimension):
+                ans = tf.zeros_like(concentration)
+                for k in range(1, dimension):
+                    ans = ans + tf.constant(np.log(np.pi) * k / 2., concentration.dtype)
+                    ans = ans + tf.math.lgamma(concentration + (dimension - 1 - k) / 2.)
+                return ans
+        """, count=2, lines=(6, 7)),
         # The loop variable is used after the loop: reported, but not fixed.
         Invalid("""
             import tensorflow as tf
             def f(x):
                 acc = tf.zeros([4])
-                for i in range(len(x)):
+                for i in range(x.shape[0]):
                     acc += x[i]
                 return acc, i
         """, count=1),
@@ -217,22 +285,31 @@ raised on an out-of-range index no longer does.
         loops = ctx.enclosing_loops(node)
         if not loops or type(loops[0]) is not ast.For:
             return
-        el = element_loop(ctx, loops[0], strict=False)
-        if el is None:
+        loop = loops[0]
+        el = element_loop(ctx, loop, strict=False)
+        if el is not None:
+            if el.kind == "index":
+                if not any(indexes_with(n, el.var) for n in ast.walk(term)):
+                    el = None
+            elif not _mentions(term, el.var):
+                el = None
+        if el is None and not _op_of_index(ctx, loop, term):
             return
-        if el.kind == "index":
-            if not any(indexes_with(n, el.var) for n in ast.walk(term)):
-                return
-        elif not _mentions(term, el.var):
+        if el is not None and el.sized is not None and el.sized.how == "len" \
+                and not ctx.is_tensor_like(el.sized.obj):
+            return  # `range(len(outputs))`: a few tensors of a list, maybe of other shapes
+        flow = loop_flow(ctx, loop)
+        if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:
             return
-        if _stored_elsewhere(el.loop, acc, node):
-            return
+        if flow.depends_on_recurrence(ctx, term):
+            return  # `h = h + f(h, x[i])`: each step needs the previous one
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]  # type: ignore[attr-defined]
         # Evidence that tensors are summed (the loop bound alone may be any number).
         if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
                 or does_tensor_work(ctx, list(ast.walk(term)))):
             return
-        yield self.finding(ctx, node, fix=self._fix(ctx, node, el, acc, term, form))
+        fix = self._fix(ctx, node, el, acc, term, form) if el is not None else None
+        yield self.finding(ctx, node, fix=fix)
 
     def _fix(self, ctx: Context, node: ast.AST, el: ElementLoop, acc: str,
              term: ast.expr, form: str) -> Fix | None:

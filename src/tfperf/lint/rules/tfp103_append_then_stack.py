@@ -6,11 +6,22 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.loops import STACKING_CALLS, range_args
+from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.loops import (
+    STACKING_CALLS,
+    in_chunks,
+    measures_list,
+    range_args,
+    range_stop,
+    sized_by,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
+
+
+COMPREHENSION = "one tensor per element built in a comprehension, then stacked: use one op"
 
 
 class AppendThenStack(Rule):
@@ -27,7 +38,9 @@ class AppendThenStack(Rule):
 ## What it does
 Finds a list that starts empty, gets one tensor appended per iteration of a loop over a range
 or over a tensor, and is then turned into one tensor with `tf.stack`, `tf.concat`,
-`tf.add_n` or `tf.convert_to_tensor`. The finding is on each `append`.
+`tf.add_n` or `tf.convert_to_tensor`; the finding is on each `append`. The same for a list
+comprehension over a range or a tensor that is stacked (`tf.stack([f(x[i]) for i in
+range(n)])`); the finding is on the comprehension.
 
 ## Why is this bad?
 The loop computes the result one slice at a time (small ops, Python overhead per element),
@@ -54,7 +67,10 @@ or, when the per-element body cannot be vectorised by hand,
 No automatic fix: the batched form depends on what the body computes.
 
 Lists filled while iterating a dataset or files (collecting predictions per batch) are not
-reported: each iteration there is already a whole batch.
+reported: each iteration there is already a whole batch; nor loops over `range(len(p))` where
+`p` is a parameter or a list (a few feature maps, levels, heads). Neither are values that depend on
+what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t, state)`,
+autoregressive decoding): their steps cannot run at once.
 """
     valid = (
         Valid("""
@@ -89,6 +105,52 @@ reported: each iteration there is already a whole batch.
                     out.append(x[i])
                 return out
         """),
+        # Batches of a range with a step: each iteration is a chunk already.
+        Valid("""
+            import tensorflow as tf
+            def integrated(alphas, batch_size, one_batch):
+                grads = []
+                for alpha in tf.range(0, len(alphas), batch_size):
+                    grads.append(one_batch(alphas[alpha:alpha + batch_size]))
+                return tf.concat(grads, axis=0)
+        """),
+        # Comprehensions: over a list of gradients; the same value k times; items as they are.
+        Valid("""
+            import tensorflow as tf
+            def flat(grads, k, x):
+                a = tf.concat([tf.reshape(g, [-1]) for g in tf.gradients(x, grads)], 0)
+                b = tf.stack([tf.zeros([3]) for _ in range(k)])
+                c = tf.stack([row for row in tf.unstack(x)])
+                dims = tf.shape(x)
+                d = tf.stack([dims[i] for i in range(len(x.shape))])
+                seq_len = 3
+                e = tf.stack([tf.constant(i + 0.5, shape=[2, 5]) for i in range(seq_len)], 1)
+                return a, b, c, d, e
+        """),
+        # One iteration per item of a Python list (feature-pyramid levels of different
+        # shapes); NumPy arrays collected.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def proposals(cfg, levels, logits):
+                num_lvl = len(cfg.FPN.ANCHOR_STRIDES)
+                boxes, theta = [], []
+                for lvl in range(num_lvl):
+                    boxes.append(tf.reshape(levels[lvl], [-1, 4]))
+                for k in range(len(logits)):
+                    theta.append(np.matmul(logits[k], logits[k].T))
+                return tf.concat(boxes, axis=0), tf.stack(theta)
+        """),
+        # A hand-unrolled RNN: each output needs the previous step's state.
+        Valid("""
+            import tensorflow as tf
+            def run(cell, chars, state):
+                outputs = []
+                for ch in tf.unstack(chars, axis=0):
+                    output, state = cell(ch, state)
+                    outputs.append(output)
+                return tf.stack(outputs, axis=0)
+        """),
         # `stack` is not TensorFlow's here.
         Valid("""
             from numpy import stack
@@ -100,6 +162,23 @@ reported: each iteration there is already a whole batch.
         """),
     )
     invalid = (
+        # A comprehension over rows, stacked: one small op per row.
+        Invalid("""
+            import tensorflow as tf
+            def per_row(x, w, f):
+                norms = [tf.norm(x[i] * w) for i in range(x.shape[0])]
+                return tf.stack(norms), tf.stack([f(r) for r in tf.unstack(x)])
+        """, count=2, lines=(3, 4)),
+        # TF1 graph code: one matmul per column, packed (`tf.pack`, TF before 1.0).
+        Invalid("""
+            import tensorflow as tf
+            def project(A, q_sqrt, num_columns):
+                projected_var = []
+                for d in range(num_columns):
+                    LTA = A * q_sqrt[:, d:d + 1]
+                    projected_var.append(tf.reduce_sum(tf.square(LTA), 0))
+                return tf.transpose(tf.pack(projected_var))
+        """, count=1, lines=(6,)),
         Invalid("""
             import tensorflow as tf
             def f(x, w):
@@ -127,7 +206,7 @@ reported: each iteration there is already a whole batch.
             from tensorflow import stack
             def f(x):
                 out = []
-                for i in range(len(x)):
+                for i in range(x.shape[0]):
                     if i % 2:
                         out.append(x[i])
                     else:
@@ -144,6 +223,10 @@ reported: each iteration there is already a whole batch.
         if not ctx.imports_tf or ctx.call_qualname(node) not in STACKING_CALLS:
             return
         lst = node.args[0]  # type: ignore[attr-defined]
+        comp = self._comprehension(ctx, lst)
+        if comp is not None:
+            yield self.finding(ctx, comp, COMPREHENSION)
+            return
         if type(lst) is not ast.Name:
             return
         init = ctx.binding(lst)
@@ -160,13 +243,56 @@ reported: each iteration there is already a whole batch.
                 continue
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):  # type: ignore[attr-defined]
                 continue
+            q = ctx.call_qualname(call.args[0])
+            if q is not None and q.startswith("numpy."):
+                continue  # NumPy arrays collected (stacked by TF once): not TF ops per element
             loops = ctx.enclosing_loops(call)
-            if loops and self._per_element(ctx, loops[0]):
+            if loops and self._per_element(ctx, loops[0]) \
+                    and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
                 yield self.finding(ctx, call)
+
+    def _comprehension(self, ctx: Context, lst: ast.AST) -> ast.AST | None:
+        """``tf.stack([f(x[i]) for i in range(n)])`` (or a name bound to the comprehension
+        just before): one element per index or row, stacked. ``None`` otherwise."""
+        if type(lst) is ast.Name:
+            b = ctx.binding(lst)
+            lst = b.value if b is not None and b.kind == "assign" else lst
+        if type(lst) not in (ast.ListComp, ast.GeneratorExp) or len(lst.generators) != 1:  # type: ignore[attr-defined]
+            return None
+        gen = lst.generators[0]  # type: ignore[attr-defined]
+        if gen.ifs or not self._per_element_iter(ctx, gen.iter):
+            return None
+        elt = lst.elt  # type: ignore[attr-defined]
+        targets = {n.id for n in ast.walk(gen.target) if type(n) is ast.Name}
+        if not targets & {n.id for n in ast.walk(elt) if type(n) is ast.Name}:
+            return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times
+        q = ctx.call_qualname(elt)
+        if (q is not None and q.startswith("numpy.")) \
+                or type(elt) in (ast.Name, ast.Tuple, ast.Subscript):
+            return None  # NumPy arrays, or the items themselves (`[shape[i] for i in ...]`)
+        return lst
 
     @staticmethod
     def _per_element(ctx: Context, loop: ast.AST) -> bool:
         """A loop over a range or over a tensor (not over a dataset, files, batches)."""
         if type(loop) is not ast.For:
             return False
-        return range_args(ctx, loop.iter) is not None or ctx.is_tensor_like(loop.iter)
+        return AppendThenStack._per_element_iter(ctx, loop.iter)
+
+    @staticmethod
+    def _per_element_iter(ctx: Context, it: ast.AST) -> bool:
+        if in_chunks(ctx, it):
+            return False  # `range(0, n, batch_size)`: a batch per iteration
+        args = range_args(ctx, it)
+        if args is not None:
+            stop = range_stop(args)
+            if type(stop) is ast.Name:  # `n = len(levels)`: follow one assignment
+                b = ctx.binding(stop)
+                stop = b.value if b is not None and b.kind == "assign" else stop
+            if type(stop) is ast.Constant and type(stop.value) is int and stop.value <= 3:
+                return False  # `seq_len = 3`: a handful of iterations (tests, demos)
+            sized = sized_by(ctx, stop)
+            # `range(len(cfg.STRIDES))`: one iteration per item of a Python list (FPN levels).
+            return not (sized is not None and sized.how == "len"
+                        and measures_list(ctx, sized.obj))
+        return ctx.is_tensor_like(it)

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.dependence import read_elsewhere
 from tfperf.lint.analysis.imports import top_level_imports
 from tfperf.lint.analysis.loops import (
     iterates_dataset,
@@ -101,6 +102,18 @@ def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
     return False
 
 
+def _growths(ctx: Context, loop: ast.AST, target: str) -> list[ast.AST]:
+    """The statements in ``loop`` that grow ``target`` by a concatenation."""
+    out: list[ast.AST] = []
+    for s in ast.walk(loop):
+        if type(s) is not ast.Assign or len(s.targets) != 1 or _ref(s.targets[0]) != target:
+            continue
+        value = s.value.orelse if type(s.value) is ast.IfExp else s.value
+        if type(value) is ast.Call and _grown_piece(value, target) is not None:
+            out.append(s)
+    return out
+
+
 def _leaves_loop_after(ctx: Context, stmt: ast.stmt) -> bool:
     """A ``return``/``break``/``raise`` follows ``stmt`` in its block: the grown value does
     not reach another iteration."""
@@ -157,8 +170,12 @@ which the code after the loop may rely on.
 ## Known limitations
 Not reported: loops over a Python list (`for layer in self.layers`: a DenseNet block
 concatenates once per layer by design), `range` loops with a small literal bound (≤ 8), a
-variable re-assigned earlier in the same iteration, and a concat followed by `return` or
-`break` (nothing grows across iterations).
+variable re-assigned earlier in the same iteration, a concat followed by `return` or
+`break` (nothing grows across iterations), and a tensor that the loop body reads besides
+growing it (autoregressive decoding `tokens = concat([tokens, step(tokens)])`, a dense block
+`x = concat([x, conv(x)])`): each iteration needs all of it, so collecting the pieces in a
+list would not remove the copy. Reads of its shape (`x.shape[1] < n`) and of a fixed-size
+tail (`tokens[:, -1:]`, which the last piece gives) do not count.
 """
     valid = (
         # One concat of a collected list, after the loop.
@@ -174,6 +191,24 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
             def dense_block(x, layers):
                 for layer in layers:
                     x = tf.concat([x, layer(x)], axis=-1)
+                return x
+        """),
+        # Autoregressive decoding: each step reads the whole sequence grown so far.
+        Valid("""
+            import tensorflow as tf
+            def generate(step, tokens, max_len):
+                while tokens.shape[1] < max_len:
+                    nxt = step(tokens)
+                    tokens = tf.concat([tokens, nxt], 1)
+                return tokens
+        """),
+        # A dense block over a range: each layer convolves every feature map so far.
+        Valid("""
+            import tensorflow as tf
+            def dense_block(x, n_layers, growth):
+                for i in range(n_layers):
+                    y = tf.keras.layers.Conv2D(growth, 3, padding="same")(x)
+                    x = tf.concat([x, y], axis=-1)
                 return x
         """),
         # A handful of iterations with a literal bound.
@@ -221,14 +256,23 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
                     out = tf.concat([out, tf.fill([1, 4], float(i))], axis=0)
                 return out
         """, count=1, lines=(5,)),
-        # Autoregressive decoding: the token sequence grows by one per step.
+        # Only the last token goes back in: the pieces could be collected in a list.
         Invalid("""
             import tensorflow as tf
-            def generate(step, tokens, max_len):
-                while tokens.shape[1] < max_len:
-                    nxt = step(tokens)
-                    tokens = tf.concat([tokens, nxt], 1)
+            def greedy(step, tokens, n):
+                for _ in range(n):
+                    nxt = step(tokens[:, -1:])
+                    tokens = tf.concat([tokens, nxt], axis=1)
                 return tokens
+        """, count=1, lines=(5,)),
+        # Generated samples collected by growing a tensor (read only for its shape).
+        Invalid("""
+            import tensorflow as tf
+            def sample(step, max_len):
+                samples = tf.zeros([0, 8])
+                while samples.shape[0] < max_len:
+                    samples = tf.concat([samples, step()], 0)
+                return samples
         """, count=1, lines=(5,)),
         # Predictions grown batch after batch over a dataset.
         Invalid("""
@@ -290,5 +334,9 @@ variable re-assigned earlier in the same iteration, and a concat followed by `re
         loop = loops[0]
         if not _long_loop(ctx, loop) or _reset_before(loop, node, target) \
                 or _leaves_loop_after(ctx, node):  # type: ignore[arg-type]
+            return
+        # Each iteration reads what was grown (autoregressive decoding feeds the sequence
+        # back, a dense block convolves all features so far): a list cannot replace it.
+        if read_elsewhere(ctx, loop, target, _growths(ctx, loop, target)):
             return
         yield self.finding(ctx, node)

@@ -145,7 +145,8 @@ No automatic fix: the loop's body may do more per example than the call.
 
 ## Known limitations
 Not reported: models called on a whole batch per iteration (a loop over a dataset, a
-training loop, autoregressive generation that feeds the growing sequence back), and models
+training loop, autoregressive generation that feeds the growing sequence back), the same
+example run again by an inner loop (augmenting one image several times to show it), and models
 the rule cannot tell are Keras models (a parameter without annotation, an attribute).
 """
     valid = (
@@ -189,6 +190,15 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
             for path in paths:
                 img = load_image(path)
                 label = model.predict(np.expand_dims(img, 0))
+        """),
+        # One image augmented nine times for display: the inner loop repeats one input.
+        Valid("""
+            import tensorflow as tf
+            augment = tf.keras.Sequential([tf.keras.layers.RandomFlip()])
+            for images, labels in batches:
+                first_image = images[0]
+                for i in range(9):
+                    shown = augment(tf.expand_dims(first_image, 0), training=True)
         """),
         # Training loop: one call per batch of a Python list of batches.
         Valid("""
@@ -268,9 +278,9 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
         loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) is not ast.While]
         if not loops or not is_keras_model(ctx, model):
             return
-        for loop in loops:
-            if iterates_dataset(ctx, loop):
-                return
-            if _one_example(ctx, arg, loop):
-                yield self.finding(ctx, node)
-                return
+        if any(iterates_dataset(ctx, loop) for loop in loops):
+            return
+        # The innermost loop must be the one feeding examples: the same example run again in
+        # an inner loop (augmenting one image nine times to show them) is not per-example.
+        if _one_example(ctx, arg, loops[0]):
+            yield self.finding(ctx, node)

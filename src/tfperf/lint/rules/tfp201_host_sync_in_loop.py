@@ -51,6 +51,34 @@ def _computed_in(ctx: Context, expr: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
+def _in_print(ctx: Context, node: ast.AST) -> bool:
+    """``node`` is (inside) an argument of ``print(...)``."""
+    for p in ctx.ancestors(node):
+        if type(p) is ast.Call and ctx.is_builtin(p.func, "print"):  # type: ignore[attr-defined]
+            return True
+        if isinstance(p, ast.stmt):
+            return False
+    return False
+
+
+def _logged_beside_a_needed_sync(ctx: Context, node: ast.Call, loop: ast.AST) -> bool:
+    """``node`` only feeds a ``print`` while the same iteration converts another tensor to
+    the host for Python to use (``env.step(action.numpy())``): that sync is paid anyway,
+    and the printed value, computed by the same step, adds a copy but no wait of its own."""
+    if not _in_print(ctx, node):
+        return False
+    for stmt in getattr(loop, "body", ()):
+        for n in ast.walk(stmt):
+            if n is node or type(n) is not ast.Call or _in_print(ctx, n) \
+                    or not _unconditional(ctx, n, loop):
+                continue
+            conv = host_conversion(ctx, n)
+            if conv is not None and conv.kind in ("numpy", "np") \
+                    and converts_a_tensor(ctx, conv):
+                return True
+    return False
+
+
 def _unconditional(ctx: Context, node: ast.AST, loop: ast.AST) -> bool:
     """``node`` runs on every iteration of ``loop``: no ``if`` (or ``try`` handler) between
     them. Logging every 100 steps (``if step % 100 == 0:``) is not a per-iteration sync."""
@@ -176,6 +204,29 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
 `tf.py_function` bodies.
 """
     valid = (
+        # The printed loss rides on a sync the loop needs anyway (actions for the env).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(model, env, obs, n):
+                for iteration in range(n):
+                    probas = model(np.array(obs))
+                    loss = tf.reduce_mean(probas)
+                    print("loss", loss.numpy())
+                    actions = (np.random.rand(len(obs), 1) > probas.numpy()).astype(np.int32)
+                    obs = env.step(actions)
+        """),
+        # keras.ops.convert_to_numpy already made a NumPy array: np.array() copies nothing.
+        Valid("""
+            import numpy as np
+            from keras import ops
+            def generate(model, tokens, n):
+                for i in range(n):
+                    logits = model(ops.convert_to_tensor([tokens]))
+                    next_token = ops.convert_to_numpy(ops.argmax(logits[0, -1]))
+                    tokens.append(np.array(next_token).item())
+                return tokens
+        """),
         # One conversion, then NumPy.
         Valid("""
             import tensorflow as tf
@@ -329,6 +380,8 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
         if traced(ctx, node) or in_py_function(ctx, node):
             return
         # A condition per step (`if err < tol: break`) is a convergence test: elements only.
+        if type(node) is ast.Call and _logged_beside_a_needed_sync(ctx, node, loops[0]):
+            return
         if per_element_sync(ctx, operand, loops) if type(node) is not ast.Call \
                 else per_iteration_sync(ctx, node, operand, numpy_call, loops):
             yield self.finding(ctx, node if type(node) is ast.Call else node.test, message)  # type: ignore[attr-defined]

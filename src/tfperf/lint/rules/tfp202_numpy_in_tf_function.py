@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.imports import top_level_imports
 from tfperf.lint.analysis.tensors import surely_tensor
-from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.analysis.traced import eager_by_design, eager_guarded, traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -64,9 +64,44 @@ through the module's top-level imports (`import numpy as np`, `from numpy import
 NumPy applied to a parameter of a `tf.function` is reported only when the parameter surely
 holds a tensor (an `input_signature`, a tensor annotation, a `Dataset.map` function, a Keras
 `call`'s inputs), as a Python value there is legitimate. `float(t)`/`int(t)` are not
-reported: AutoGraph turns them into `tf.cast`.
+reported: AutoGraph turns them into `tf.cast`. Nor is eager-by-design code: under
+`with tf.init_scope():` (lifted out of the graph), and Keras steps of a module that runs them
+eagerly (`compile(..., run_eagerly=True)`, or `model.train_step(batch)` called by the module
+itself and never `fit`).
 """
     valid = (
+        # Under tf.init_scope(): runs eagerly, once per trace (a lookup table's vocabulary).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Lookup(tf.Module):
+                def __init__(self, keys):
+                    self.keys = tf.constant(keys)
+                    self.table = None
+                @tf.function
+                def __call__(self, ids):
+                    if self.table is None:
+                        with tf.init_scope():
+                            vocab = np.unique(self.keys.numpy())
+                            self.table = tf.constant(vocab)
+                    return tf.gather(self.table, ids)
+        """),
+        # A Keras train_step this module calls itself, eagerly, and never through fit().
+        Valid("""
+            import tensorflow as tf
+            class Model(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self(x) - y))
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    self.history_.append(float(loss.numpy()))
+                    return {"loss": loss}
+            def train(model, ds):
+                for batch in ds:
+                    model.train_step(batch)
+        """),
         # TF ops only.
         Valid("""
             import tensorflow as tf
@@ -193,7 +228,7 @@ reported: AutoGraph turns them into `tf.cast`.
 
     def _check(self, node: ast.Call, ctx: Context, numpy_method: bool) -> Iterator[Finding]:
         func = node.func
-        if not traced(ctx, node) or eager_guarded(ctx, node):
+        if not traced(ctx, node) or eager_guarded(ctx, node) or eager_by_design(ctx, node):
             return
         if numpy_method:
             if ctx.qualname(func) is not None:

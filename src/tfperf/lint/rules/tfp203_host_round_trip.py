@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
+from tfperf.lint.analysis.assignments import may_reach
 from tfperf.lint.analysis.host import HostConversion, converts_a_tensor, host_conversion
 from tfperf.lint.analysis.imports import source_mentions
 from tfperf.lint.analysis.traced import in_py_function, traced
@@ -18,9 +19,10 @@ SNAPSHOT_CALLS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor
                             "tensorflow.compat.v1.convert_to_tensor"})
 _CONVERSION_ATTRS = frozenset({"numpy", "array", "asarray", "asanyarray", "ascontiguousarray"})
 # Calls that take host data by design (initial values, graph-building placeholders, Python
-# functions run eagerly), by last name: not round trips worth reporting.
+# functions run eagerly, file names), by last name: not round trips worth reporting.
 _EXCLUDED_LAST = frozenset({"Variable", "placeholder_with_default", "py_function",
-                            "numpy_function", "py_func", "eager_py_func"})
+                            "numpy_function", "py_func", "eager_py_func", "read_file",
+                            "write_file", "matching_files"})
 
 
 def _tensor_op(q: str) -> bool:
@@ -86,6 +88,9 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
         b = ctx.binding(expr)  # type: ignore[arg-type]
         if b is not None and b.kind == "assign" and b.value is not expr \
                 and ctx.scope_of(b.value) is ctx.scope_of(expr):
+            stmt = ctx.parent(b.value)
+            if isinstance(stmt, ast.stmt) and not may_reach(ctx, stmt, expr):
+                return None  # set in another branch, or on a path that has returned
             return host_value_of_tensor(ctx, b.value, depth + 1)
     return None
 
@@ -176,7 +181,9 @@ does not change it) and no gradient flows through it. Only its device changes: i
 NumPy function needs a person to choose it.
 
 ## Known limitations
-Not reported: `tf.Variable(t.numpy())` (initialisation), conversions inside traced
+Not reported: a conversion and an op that no single run reaches both of (`if`/`else`
+branches, two `except` handlers, a branch that returns first); `tf.Variable(t.numpy())`
+(initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced
 functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
 other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
 """
@@ -203,6 +210,13 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             def filt(b, a, x):
                 return tf.constant(scipy.signal.lfilter(b, a, x.numpy()))
         """),
+        # A file name read back from a tensor: a few bytes, not a round trip that matters.
+        Valid("""
+            import tensorflow as tf
+            def labels(model):
+                path = model.class_map_path().numpy()
+                return tf.io.read_file(path).numpy().decode("utf-8")
+        """),
         # Variables initialised from a host snapshot.
         Valid("""
             import tensorflow as tf
@@ -223,8 +237,49 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             def bridge(pt):
                 return tf.constant(pt.detach().cpu().numpy())
         """),
+        # Mutually exclusive branches: the host copy never meets the TF op in one run.
+        Valid("""
+            import tensorflow as tf
+            def summarise(x, as_numpy):
+                if as_numpy:
+                    stats = x.numpy()
+                    return stats.mean()
+                else:
+                    return tf.reduce_mean(stats)
+            def convert(x, mode):
+                if mode == "np":
+                    arr = x.numpy()
+                elif mode == "tf":
+                    out = tf.constant(arr)
+                try:
+                    val = tf.identity(x)
+                except ValueError:
+                    val = x.numpy()
+                except TypeError:
+                    val = tf.constant(val)
+        """),
+        # The branch that converts has returned before the TF op is reached.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def to_tensor(t):
+                if isinstance(t, np.ndarray):
+                    arr = t
+                else:
+                    arr = t.numpy()
+                    return arr
+                return tf.constant(arr)
+        """),
     )
     invalid = (
+        # Set in one branch, used after the `if`: a path goes through both.
+        Invalid("""
+            import tensorflow as tf
+            def f(x, use_host):
+                if use_host:
+                    x = x.numpy()
+                return tf.reduce_sum(x)
+        """, count=1, lines=(5,)),
         Invalid("""
             import tensorflow as tf
             w = tf.Variable(tf.ones([3]))

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.tensors import surely_tensor
-from tfperf.lint.analysis.traced import eager_guarded, in_py_function, traced
+from tfperf.lint.analysis.traced import (
+    eager_by_design,
+    eager_guarded,
+    in_py_function,
+    once_guarded,
+    traced,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -36,6 +42,31 @@ def _mentions_tensor(ctx: Context, expr: ast.AST) -> bool:
             and type(expr.func.value) is ast.Constant:  # type: ignore[attr-defined]
         return any(_tensor(ctx, a) for a in expr.args)  # type: ignore[attr-defined]
     return False
+
+
+def _printed_values(expr: ast.AST) -> list[ast.AST]:
+    """The values a print argument shows: itself, or what an f-string formats."""
+    if type(expr) is ast.JoinedStr:
+        return [v.value for v in expr.values if type(v) is ast.FormattedValue]  # type: ignore[attr-defined]
+    return [expr]
+
+
+def _inputs_only(ctx: Context, call: ast.Call) -> bool:
+    """Every tensor the print shows is a parameter of the function it is in, as received:
+    printed at trace time, it shows what was traced (shape and dtype), the idiom TF's guide
+    uses to show retracing. A computed tensor (``loss``) is what people expect per call."""
+    fn = ctx.enclosing_function(call)
+    shown = [v for a in call.args for v in _printed_values(a.value if type(a) is ast.Starred else a)
+             if type(v) is not ast.Constant]
+    if fn is None or not shown:
+        return False
+    for v in shown:
+        if type(v) is not ast.Name:
+            return False
+        b = ctx.binding(v)  # type: ignore[arg-type]
+        if b is None or b.kind != "param" or ctx.scope_of(b.value) is not fn:
+            return False
+    return True
 
 
 def _trace_logging(call: ast.Call) -> bool:
@@ -101,10 +132,44 @@ module has no `import tensorflow` name to write.
 
 ## Known limitations
 Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
-tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
-and `tf.py_function` bodies.
+tracing: printing at trace time on purpose), prints that show only the function's inputs as
+received (`print("x:", x)`: at trace time they show the traced shape and dtype), code
+guarded by `if tf.executing_eagerly():`, `tf.py_function` bodies, code under `with
+tf.init_scope():` (eager, once per trace), and code under a once-only guard (`if self._table
+is None: ...` that sets `self._table`).
 """
     valid = (
+        # The inputs as received: printed at trace time, they show what was traced.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def tf_cube(x):
+                print("print:", x)
+                print(f"x = {x}")
+                return x ** 3
+        """),
+        # A once-only guard: built (and announced) on the first trace, on purpose.
+        Valid("""
+            import tensorflow as tf
+            class Embed(tf.Module):
+                def __init__(self):
+                    self.table = None
+                @tf.function
+                def __call__(self, ids):
+                    if self.table is None:
+                        self.table = tf.Variable(tf.random.normal([100, 8]))
+                        print("built table", self.table.shape, ids)
+                    return tf.gather(self.table, ids)
+        """),
+        # Under tf.init_scope(): eager, once per trace, on purpose.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                with tf.init_scope():
+                    print("initial scale", tf.ones([2]))
+                return x * 2
+        """),
         Valid("""
             import tensorflow as tf
             @tf.function
@@ -168,17 +233,19 @@ and `tf.py_function` bodies.
             import sys
             import tensorflow as tensorflow_alias
             def g(x):
-                print(x)
-                print(x, file=sys.stderr)
-                return x
+                y = tensorflow_alias.nn.relu(x)
+                print(y)
+                print(y, file=sys.stderr)
+                return y
             f = tensorflow_alias.function(g)
-        """, count=2, lines=(4, 5), fixed="""
+        """, count=2, lines=(5, 6), fixed="""
             import sys
             import tensorflow as tensorflow_alias
             def g(x):
-                tensorflow_alias.print(x, output_stream=sys.stdout)
-                tensorflow_alias.print(x, output_stream=sys.stderr)
-                return x
+                y = tensorflow_alias.nn.relu(x)
+                tensorflow_alias.print(y, output_stream=sys.stdout)
+                tensorflow_alias.print(y, output_stream=sys.stderr)
+                return y
             f = tensorflow_alias.function(g)
         """),
         # A Keras layer's call; an f-string: reported, not fixed.
@@ -208,9 +275,10 @@ and `tf.py_function` bodies.
             return
         args = node.args  # type: ignore[attr-defined]
         if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)
-                   for a in args) or _trace_logging(node):  # type: ignore[arg-type]
+                   for a in args) or _trace_logging(node) or _inputs_only(ctx, node):  # type: ignore[arg-type]
             return
-        if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node):
+        if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node) \
+                or eager_by_design(ctx, node) or once_guarded(ctx, node):
             return
         yield self.finding(ctx, node, fix=self._fix(ctx, node))  # type: ignore[arg-type]
 

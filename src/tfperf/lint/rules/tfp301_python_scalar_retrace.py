@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
@@ -10,6 +11,20 @@ from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_ca
 from tfperf.lint.analysis.varying import varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+
+def _scalar_in_loop(arg: str) -> str:
+    """The reference example: a tf.function called with the loop's counter as ``arg`` (the
+    INVALID example passes ``i``, its fixed form ``tf.constant(i)``)."""
+    return textwrap.dedent(f"""\
+        import tensorflow as tf
+        @tf.function
+        def step(x, i):
+            return x * tf.cast(i, tf.float32)
+        x = tf.ones([3])
+        for i in range(1000):
+            step(x, {arg})
+    """)
 
 
 class PythonScalarRetrace(Rule):
@@ -134,23 +149,8 @@ purpose), and calls of plain Python functions.
         """),
     )
     invalid = (
-        Invalid("""
-            import tensorflow as tf
-            @tf.function
-            def step(x, i):
-                return x * tf.cast(i, tf.float32)
-            x = tf.ones([3])
-            for i in range(1000):
-                step(x, i)
-        """, count=1, lines=(7,), fixed="""
-            import tensorflow as tf
-            @tf.function
-            def step(x, i):
-                return x * tf.cast(i, tf.float32)
-            x = tf.ones([3])
-            for i in range(1000):
-                step(x, tf.constant(i))
-        """),
+        Invalid(_scalar_in_loop("i"), count=1, lines=(7,),
+                fixed=_scalar_in_loop("tf.constant(i)")),
         # Wrapped, keyword argument, arithmetic on the loop variable.
         Invalid("""
             import tensorflow as tf

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.syntax import keywords_of
 from tfperf.lint.analysis.tf_functions import is_tf_function_call
 from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -80,9 +81,31 @@ Not reported: factories that return or store the new function (`return step`,
 `self._fn = tf.function(...)`, `cache[k] = tf.function(...)`), a function created once per
 outer iteration and called in an inner loop (one trace per model, reused per batch), loops
 over a handful of literal values (comparing `jit_compile=True` and `False`), and a function
-called in its module only outside loops (a `main()`), and tests (`test_*`, run once).
+called in its module only outside loops (a `main()`), tests (`test_*`, run once), methods
+that nothing in the module calls (their class's machinery often calls them from traced
+code, where an inner `tf.function` is inlined), and `experimental_implements=` functions
+(composite ops made for export).
 """
     valid = (
+        # A method nothing here calls: its class's machinery may call it from traced code.
+        Valid("""
+            import tensorflow as tf
+            class Sampler:
+                def sample(self, logits):
+                    @tf.function
+                    def draw(x):
+                        return tf.random.categorical(x, 1)
+                    return draw(logits)
+        """),
+        # A composite op for export (TFLite's fused NMS), made where the model is traced.
+        Valid("""
+            import tensorflow as tf
+            def postprocess(boxes, scores):
+                @tf.function(experimental_implements="TFLite_Detection_PostProcess")
+                def dummy(b, s):
+                    return tf.constant(0.0)
+                return dummy(boxes, scores)
+        """),
         # A factory: the new function is returned, for the caller to keep.
         Valid("""
             import tensorflow as tf
@@ -227,6 +250,8 @@ called in its module only outside loops (a `main()`), and tests (`test_*`, run o
             if deco is None:
                 return
             made, report = node, deco
+        if "experimental_implements" in keywords_of(report):
+            return  # a composite op for export (TFLite's fused NMS): made where it is traced
         uses = self._single_uses(ctx, made)
         if uses is None:
             return
@@ -253,8 +278,11 @@ called in its module only outside loops (a `main()`), and tests (`test_*`, run o
         if called_in_loop(ctx, fn) is not None:
             return True
         name = getattr(fn, "name", "")
-        # A test runs once, by its runner: not a hot path.
-        return not calls_of(ctx, fn) and not name.startswith("test")
+        # A test runs once, by its runner: not a hot path. A method is called by the
+        # machinery of its class, often from inside code that is itself traced (a policy's
+        # action, a model's call), where an inner tf.function is inlined, not retraced.
+        return not calls_of(ctx, fn) and not name.startswith("test") \
+            and type(ctx.parent(fn)) is not ast.ClassDef
 
     @staticmethod
     def _single_uses(ctx: Context, made: ast.AST) -> list[ast.Call] | None:

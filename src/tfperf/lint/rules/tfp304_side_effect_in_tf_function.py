@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.traced import traced_fn_of
+from tfperf.lint.analysis.traced import eager_by_design, once_guarded, traced_fn_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
@@ -58,6 +58,20 @@ def _python_attrs(ctx: Context, cls: ast.ClassDef) -> dict[str, bool]:
                     found[attr] = found.get(attr, True) and _is_python_value(ctx, node.value)
     cache[id(cls)] = found
     return found
+
+
+# Words in a counter's name that say it counts traces (`trace_count`, `self.num_traces`,
+# `retracing`, `compiled`): there, once per trace is the point.
+_TRACE_WORDS = ("trac", "compil")
+
+
+def _counts_traces(target: ast.AST) -> bool:
+    """``target`` (a name, ``self.x``, ``d[k]``, ``lst`` of ``lst.append``) is named as a
+    count or log of traces."""
+    while type(target) is ast.Subscript:
+        target = target.value  # type: ignore[attr-defined]
+    name = target.id if type(target) is ast.Name else getattr(target, "attr", None)  # type: ignore[attr-defined]
+    return name is not None and any(w in name.lower() for w in _TRACE_WORDS)
 
 
 def _declared(ctx: Context, fn: ast.AST) -> set[str]:
@@ -129,7 +143,12 @@ No automatic fix: where the state should live depends on the program.
 ## Known limitations
 Not reported: lists created inside the function (building a list in an unrolled loop and
 `tf.stack`-ing it is fine), `tf.Variable` updates, attributes that hold `None` until a
-variable is created once, and functions run eagerly through `tf.py_function`.
+variable is created once, functions run eagerly through `tf.py_function`, code under
+`with tf.init_scope():` (lifted out of the graph, eager by design), counters named for what
+they count (`trace_count += 1`, `self.num_traces += 1`: once per trace is the point), state
+set under a once-only guard (`if key not in cache: cache[key] = tf.Variable(...)`), and
+Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`, or
+`model.train_step(batch)` called by the module itself and never `fit`).
 """
     valid = (
         # A local list built in an unrolled loop, then stacked: no outer state.
@@ -192,6 +211,56 @@ variable is created once, and functions run eagerly through `tf.py_function`.
                 total = tf.reduce_sum(x)
                 total += 1
                 return total
+        """),
+        # A deliberate trace counter (TF's guide counts traces this way).
+        Valid("""
+            import tensorflow as tf
+            class Model(tf.Module):
+                def __init__(self):
+                    self.trace_count = 0
+                @tf.function
+                def __call__(self, x):
+                    self.trace_count += 1
+                    return x * 2
+            TRACES = []
+            @tf.function
+            def f(x):
+                TRACES.append(x.shape)
+                return x + 1
+        """),
+        # A once-only guard: the variable is made on the first trace and kept.
+        Valid("""
+            import tensorflow as tf
+            _cache = {}
+            @tf.function
+            def f(x):
+                if "w" not in _cache:
+                    _cache["w"] = tf.Variable(tf.ones([3]))
+                return x * _cache["w"]
+        """),
+        # Under tf.init_scope(): lifted out of the graph, eager on purpose.
+        Valid("""
+            import tensorflow as tf
+            built = []
+            class Table(tf.Module):
+                @tf.function
+                def __call__(self, x):
+                    with tf.init_scope():
+                        built.append(tf.size(x))
+                    return x
+        """),
+        # A Keras train_step the module runs eagerly (run_eagerly=True).
+        Valid("""
+            import tensorflow as tf
+            class Model(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.steps = 0
+                def train_step(self, data):
+                    self.steps += 1
+                    return {}
+            model = Model()
+            model.compile(optimizer="sgd", run_eagerly=True)
         """),
     )
     invalid = (
@@ -273,10 +342,12 @@ variable is created once, and functions run eagerly through `tf.py_function`.
         if enclosing is None:
             return  # module level: nothing is traced here
         fn = traced_fn_of(ctx, node)
-        if fn is None:
+        if fn is None or eager_by_design(ctx, node) or once_guarded(ctx, node):
             return
         for target in candidates:
             tt = type(target)
+            if _counts_traces(target):
+                continue  # a deliberate trace counter: once per trace is what it measures
             if tt is ast.Subscript or t is ast.Call:
                 # `outer[k] = v`, `outer.append(v)`: the container must come from outside.
                 recv = target.value if tt is ast.Subscript else target  # type: ignore[attr-defined]

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import textwrap
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
+from tfperf.lint.analysis.host import host_conversion
+from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -19,38 +22,83 @@ def _is_tape_with(ctx: Context, node: ast.AST) -> bool:
                for item in node.items)  # type: ignore[attr-defined]
 
 
-def _updates_weights(nodes: list[ast.AST]) -> bool:
-    """``opt.apply_gradients(...)``, or ``opt.minimize(loss, var_list=..., tape=...)``."""
+def _trains(nodes: list[ast.AST]) -> bool:
+    """The statements update weights (``opt.apply_gradients(...)``, ``opt.minimize(loss,
+    var_list=..., tape=...)``) or compute the gradients of a model's trainable weights
+    (``tape.gradient(loss, model.trainable_variables)``): the costly half of a training step,
+    whoever applies the update."""
     for stmt in nodes:
         for n in ast.walk(stmt):
             if type(n) is ast.Call and type(n.func) is ast.Attribute:
-                if n.func.attr == "apply_gradients":
+                attr = n.func.attr
+                if attr == "apply_gradients":
                     return True
-                if n.func.attr == "minimize" and any(
-                        k.arg in ("tape", "var_list") for k in n.keywords):
+                if attr == "minimize" and any(k.arg in ("tape", "var_list") for k in n.keywords):
+                    return True
+                if attr == "gradient" and len(n.args) >= 2 \
+                        and type(n.args[1]) is ast.Attribute \
+                        and n.args[1].attr in _TRAINABLE:
                     return True
     return False
 
 
-def _unreferenced(ctx: Context, fn: ast.FunctionDef) -> bool:
-    """A public step function this module never calls, passes or wraps: its callers are in
-    other modules (where a training step is called per batch). Tests and private helpers are
-    left out."""
-    name = fn.name
-    if name.startswith(("test", "_")):
-        return False
-    if type(ctx.parent(fn)) is not ast.Module:
-        return False  # a nested or method step: its use is not visible from here
-    return not any((type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load)
-                   or (type(n) is ast.Attribute and n.attr == name)
-                   for n in ctx.nodes_of(ast.Name, ast.Attribute))
+_GRADIENTS_MESSAGE = ("gradients of the model's weights (GradientTape) computed eagerly in a "
+                      "loop")
+
+
+def _updates(nodes: list[ast.AST]) -> bool:
+    """The statements apply an update themselves (``apply_gradients``/``minimize``)."""
+    return any(type(n) is ast.Call and type(n.func) is ast.Attribute
+               and n.func.attr in ("apply_gradients", "minimize")
+               for stmt in nodes for n in ast.walk(stmt))
+
+
+# What a training step differentiates against.
+_TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
+# Calls that need eager execution: a step that makes them cannot just be decorated.
+_EAGER_ONLY_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate", "fit"})
+
+
+def _host_work(ctx: Context, fn: ast.AST) -> str | None:
+    """What in the step needs eager execution (``model.predict``, ``.numpy()``, a NumPy
+    function, ``int(t)``), named for the message; ``None`` when there is none."""
+    for n in ast.walk(fn):
+        if type(n) is not ast.Call:
+            continue
+        func = n.func
+        if type(func) is ast.Attribute and func.attr in _EAGER_ONLY_ATTRS:
+            return f".{func.attr}()"
+        conv = host_conversion(ctx, n)
+        if conv is not None and conv.kind == "builtin" and type(conv.operand) is not ast.Constant:
+            return conv.label  # int(action): a symbolic tensor has no Python value
+        q = ctx.qualname(func)
+        if q is not None and q.startswith("numpy."):
+            return "np." + q[len("numpy."):] + "()"
+    return None
 
 
 def _mentions_training(ctx: Context) -> bool:
     """Cheap text test, once per module: both halves of a training step appear."""
     src = ctx.source
     return ctx.cached("tfp306_mentions_training", lambda: "GradientTape" in src and (
-        "apply_gradients" in src or "minimize" in src))
+        "apply_gradients" in src or "minimize" in src or "trainable_" in src))
+
+
+def _step_in_loop(decorator: str = "") -> str:
+    """The reference example: an eager step called per batch; ``decorator`` is the line the
+    fix adds above it (the INVALID example and its fixed form share everything else)."""
+    head = f"{decorator}\n" if decorator else ""
+    return ("import tensorflow as tf\n" + head + textwrap.dedent("""\
+        def train_step(model, opt, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        def fit(model, opt, ds):
+            for x, y in ds:
+                train_step(model, opt, x, y)
+    """))
 
 
 class EagerTrainingStep(Rule):
@@ -65,10 +113,10 @@ class EagerTrainingStep(Rule):
     docs = """\
 ## What it does
 Finds a custom training step, a `with tf.GradientTape()` block plus
-`optimizer.apply_gradients(...)`, that runs eagerly once per iteration of a Python loop:
-either a step function called in a loop without `tf.function` (or a module-level step that
-its module never calls, passes or wraps: its callers live elsewhere), or the tape block
-written directly in the body of the training loop.
+`optimizer.apply_gradients(...)` (or the gradients of a model's `trainable_variables`, the
+costly half, when another function applies them), that runs eagerly once per iteration of a
+Python loop: either a step function called in a loop without `tf.function`, or the tape
+block written directly in the body of the training loop.
 
 ## Why is this bad?
 Eagerly, every op of the forward pass, the gradient computation and the update is dispatched
@@ -98,15 +146,19 @@ def train_step(x, y):
 
 ## Fix safety
 For a step function without other decorators the fix adds `@tf.function`. It is **unsafe**:
-inside `tf.function`, Python side effects (`print`, appending to lists, `.numpy()`) run only
-while tracing or fail, and Python-number arguments cause retracing (see TFP301, TFP304).
-Check the step, then run it. The inline form (tape written in the loop body) is reported
+inside `tf.function`, Python side effects (`print`, appending to lists) run only while
+tracing, and Python-number arguments cause retracing (see TFP301, TFP304). Check the step,
+then run it. No fix where decorating would break the step: it calls `model.predict`,
+`.numpy()` or NumPy functions, which need eager tensors (the message names the call; move
+it out, then compile the rest). The inline form (tape written in the loop body) is reported
 without a fix: the step must first be moved into a function.
 
 ## Known limitations
 Not reported: steps that are already compiled (decorated, wrapped with `tf.function(step)`,
-Keras `train_step`), steps called once, and tapes that do not update weights (computing
-gradients for saliency maps, for instance).
+Keras `train_step`), steps called once, steps this module never calls (their callers,
+elsewhere, may compile them: `tf.function(step)`, `strategy.run` in a `tf.function`), loops
+in a branch that asks for eager execution on purpose (`if mode == 'eager_tf':`, a debug
+mode), and tapes that do not train (gradients for saliency maps, for instance).
 """
     valid = (
         # Compiled step.
@@ -176,32 +228,32 @@ gradients for saliency maps, for instance).
             for i in range(100):
                 step(None)
         """),
+        # A public step this module never calls: its caller may compile it.
+        Valid("""
+            import tensorflow as tf
+            def train_step(model, optimizer, loss_fn, inputs, targets):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(targets, model(inputs, training=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                return loss
+        """),
+        # Eager on purpose: a debug mode next to model.fit.
+        Valid("""
+            import tensorflow as tf
+            def train(model, opt, ds, mode):
+                if mode == 'eager_tf':
+                    for x, y in ds:
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean(model(x) - y)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        opt.apply_gradients(zip(grads, model.trainable_variables))
+                else:
+                    model.fit(ds)
+        """),
     )
     invalid = (
-        Invalid("""
-            import tensorflow as tf
-            def train_step(model, opt, x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(model(x) - y))
-                grads = tape.gradient(loss, model.trainable_variables)
-                opt.apply_gradients(zip(grads, model.trainable_variables))
-                return loss
-            def fit(model, opt, ds):
-                for x, y in ds:
-                    train_step(model, opt, x, y)
-        """, count=1, lines=(2,), fixed="""
-            import tensorflow as tf
-            @tf.function
-            def train_step(model, opt, x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(model(x) - y))
-                grads = tape.gradient(loss, model.trainable_variables)
-                opt.apply_gradients(zip(grads, model.trainable_variables))
-                return loss
-            def fit(model, opt, ds):
-                for x, y in ds:
-                    train_step(model, opt, x, y)
-        """),
+        Invalid(_step_in_loop(), count=1, lines=(2,), fixed=_step_in_loop("@tf.function")),
         # Inline in the training loop: reported at the tape, no fix.
         Invalid("""
             import tensorflow as tf
@@ -236,25 +288,6 @@ gradients for saliency maps, for instance).
                     for x in batches:
                         self.step(x)
         """),
-        # A public step for other modules to call: every call eager.
-        Invalid("""
-            import tensorflow as tf
-            def train_step(model, optimizer, loss_fn, inputs, targets):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(targets, model(inputs, training=True))
-                grads = tape.gradient(loss, model.trainable_weights)
-                optimizer.apply_gradients(zip(grads, model.trainable_weights))
-                return loss
-        """, count=1, lines=(2,), fixed="""
-            import tensorflow as tf
-            @tf.function
-            def train_step(model, optimizer, loss_fn, inputs, targets):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(targets, model(inputs, training=True))
-                grads = tape.gradient(loss, model.trainable_weights)
-                optimizer.apply_gradients(zip(grads, model.trainable_weights))
-                return loss
-        """),
         # `from tensorflow import GradientTape`; decorated otherwise: reported, not fixed.
         Invalid("""
             import functools
@@ -269,34 +302,79 @@ gradients for saliency maps, for instance).
             while True:
                 step(None, None, 1)
         """, count=1, lines=(6,)),
+        # Host work in the step (model.predict, NumPy): reported, no @tf.function offered.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def training_step(model, optimizer, replay, batch_size):
+                states, actions, rewards, next_states = replay.sample(batch_size)
+                next_q = model.predict(next_states)
+                targets = rewards + 0.95 * np.max(next_q, axis=1)
+                with tf.GradientTape() as tape:
+                    q = tf.reduce_sum(model(states) * tf.one_hot(actions, 2), axis=1)
+                    loss = tf.reduce_mean(tf.square(targets - q))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            for episode in range(600):
+                training_step(None, None, None, 32)
+        """, count=1, lines=(3,)),
+        # The step split in two: gradients computed eagerly per batch, applied elsewhere.
+        Invalid("""
+            import tensorflow as tf
+            def compute_gradients(model, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                return tape.gradient(loss, model.trainable_variables), loss
+            def apply_gradients(optimizer, gradients, variables):
+                optimizer.apply_gradients(zip(gradients, variables))
+            for x in tf.data.Dataset.range(10):
+                gradients, loss = compute_gradients(None, x)
+                apply_gradients(None, gradients, [])
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def compute_gradients(model, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                return tape.gradient(loss, model.trainable_variables), loss
+            def apply_gradients(optimizer, gradients, variables):
+                optimizer.apply_gradients(zip(gradients, variables))
+            for x in tf.data.Dataset.range(10):
+                gradients, loss = compute_gradients(None, x)
+                apply_gradients(None, gradients, [])
+        """),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf or not _mentions_training(ctx) or not _is_tape_with(ctx, node):
             return
-        if ctx.in_tf_function(node):
-            return
+        if ctx.in_tf_function(node) or eager_guarded(ctx, node):
+            return  # compiled, or in a branch that runs eagerly on purpose (debug mode)
         loops = ctx.enclosing_loops(node)
         if loops:
             loop = loops[0]
-            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _updates_weights(loop.body):  # type: ignore[attr-defined]
+            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):  # type: ignore[attr-defined]
                 yield self.finding(ctx, node, end_node=node.items[-1].context_expr)  # type: ignore[attr-defined]
             return
         fn = ctx.enclosing_function(node)
-        if type(fn) not in _DEFS or not _updates_weights(fn.body):  # type: ignore[union-attr]
+        if type(fn) not in _DEFS or not _trains(fn.body):  # type: ignore[union-attr]
             return
         first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
                            and _is_tape_with(ctx, n)), None)
         if first_tape is not node:
             return  # one finding per step function
-        if called_in_loop(ctx, fn) is not None:  # type: ignore[arg-type]
-            message = None
-        elif _unreferenced(ctx, fn):  # type: ignore[arg-type]
-            message = ("training step (GradientTape + apply_gradients) not compiled with "
-                       "tf.function: every call runs eagerly")
+        call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
+        if call is None or eager_guarded(ctx, call):
+            return  # a step called elsewhere may well be compiled there (tf.function(step))
+        host = _host_work(ctx, fn)  # type: ignore[arg-type]
+        message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE  # type: ignore[union-attr]
+        if host is None:
+            finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
         else:
-            return
-        finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
+            finding = self.finding(
+                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",  # type: ignore[arg-type]
+                hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
+                     "part with @tf.function")
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))

@@ -10,7 +10,8 @@ from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
-TILE_CALLS = frozenset({"tensorflow.tile", "tensorflow.compat.v1.tile", "keras.ops.tile"})
+TILE_CALLS = frozenset({"tensorflow.tile", "tensorflow.compat.v1.tile", "keras.ops.tile",
+                        "keras.backend.tile"})
 # Binary element-wise ops that broadcast their operands.
 BROADCASTING_OPS = frozenset(
     f"tensorflow.{p}{n}" for p in ("", "math.") for n in (
@@ -20,6 +21,78 @@ BROADCASTING_OPS = frozenset(
 ) | frozenset(f"keras.ops.{n}" for n in ("add", "subtract", "multiply", "divide", "maximum",
                                          "minimum", "power"))
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
+_SHAPE_CALLS = frozenset({"tensorflow.shape", "tensorflow.compat.v1.shape", "keras.ops.shape",
+                          "keras.backend.shape", "keras.backend.int_shape"})
+# Ops that broadcast their operands' batch axes (all but the last two), and the TensorFlow
+# version from which they do (BatchMatMulV2 from 1.14; triangular_solve from 2.2).
+BATCH_BROADCASTING_OPS = {
+    **{f"tensorflow.{p}{n}": (1, 14) for p in ("", "compat.v1.")
+       for n in ("matmul", "linalg.matmul")},
+    **{f"tensorflow.{p}{n}": (2, 2) for p in ("", "compat.v1.")
+       for n in ("linalg.triangular_solve", "matrix_triangular_solve")},
+}
+_EXPAND_CALLS = frozenset({"tensorflow.expand_dims", "tensorflow.compat.v1.expand_dims",
+                           "keras.ops.expand_dims", "keras.backend.expand_dims"})
+_RESHAPE_CALLS = frozenset({"tensorflow.reshape", "tensorflow.compat.v1.reshape",
+                            "keras.ops.reshape", "keras.backend.reshape"})
+
+
+def _literal_int(node: ast.AST | None) -> int | None:
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        v = _literal_int(node.operand)
+        return None if v is None else -v
+    if type(node) is ast.Constant and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _size_one_axes(ctx: Context, expr: ast.AST, rank: int) -> set[int]:
+    """Axes of ``expr`` (of rank ``rank``) known to have size 1: the axis ``expand_dims``
+    inserts, the literal 1s of a ``reshape``, the ``None``/``tf.newaxis`` of a subscript."""
+    if type(expr) is ast.Call:
+        q = ctx.qualname(expr.func)
+        args = expr.args
+        kws = {k.arg: k.value for k in expr.keywords}
+        if q in _EXPAND_CALLS:
+            axis = _literal_int(args[1] if len(args) > 1 else kws.get("axis"))
+            if axis is None or not -rank <= axis < rank:
+                return set()
+            return {axis % rank}
+        if q in _RESHAPE_CALLS:
+            shape = args[1] if len(args) > 1 else kws.get("shape")
+            if type(shape) in (ast.List, ast.Tuple) and len(shape.elts) == rank:  # type: ignore[union-attr]
+                return {i for i, e in enumerate(shape.elts) if _literal_int(e) == 1}  # type: ignore[union-attr]
+        return set()
+    if type(expr) is ast.Subscript:
+        index = expr.slice
+        items = index.elts if type(index) is ast.Tuple else [index]
+        if any(type(i) is ast.Starred or (type(i) is ast.Constant and i.value is Ellipsis)
+               for i in items):
+            return set()
+        axes, pos = set(), 0
+        for i in items:
+            if (type(i) is ast.Constant and i.value is None) or (
+                    ctx.qualname(i) in ("tensorflow.newaxis", "numpy.newaxis")):
+                axes.add(pos)
+                pos += 1
+            elif type(i) is ast.Slice:
+                pos += 1
+            else:
+                return set()  # an integer index drops an axis: positions unknown
+        return axes
+    return set()
+
+
+def _names_in(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if type(n) is ast.Name}
+
+
+def _version_guarded(ctx: Context, node: ast.AST) -> bool:
+    """Inside a branch chosen by the TensorFlow version (a workaround for an old release)."""
+    for p in ctx.ancestors(node):
+        if type(p) in (ast.If, ast.IfExp) and "version" in ctx.source_of(p.test).lower():  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _shape_sources(ctx: Context, expr: ast.AST) -> set[str]:
@@ -33,7 +106,7 @@ def _shape_sources(ctx: Context, expr: ast.AST) -> set[str]:
             f = n.func
             if type(f) is ast.Attribute and f.attr == "get_shape":
                 out.add(ctx.source_of(f.value))
-            elif n.args and (ctx.qualname(f) in ("tensorflow.shape", "keras.ops.shape") or (
+            elif n.args and (ctx.qualname(f) in _SHAPE_CALLS or (
                     type(f) is ast.Name and f.id == "len" and ctx.binding(f) is None)):
                 out.add(ctx.source_of(n.args[0]))
     return out
@@ -51,10 +124,16 @@ class TileBeforeBroadcast(Rule):
     callee_qualnames = TILE_CALLS
     docs = """\
 ## What it does
-Finds `tf.tile(v, multiples)` whose result goes only into a broadcasting element-wise op
-(`+`, `*`, `tf.add`, `tf.maximum`...) whose other operand is the very tensor the multiples
-were computed from (`tf.shape(x)[0]`, `x.shape[0]`, `len(x)`): the tile only repeats `v` to
-`x`'s shape, which broadcasting does by itself.
+Finds `tf.tile(v, multiples)` (`K.tile`, `keras.ops.tile`) whose result goes only into an op
+that broadcasts, where the tile only does what broadcasting would:
+- an element-wise op (`+`, `*`, `tf.add`, `tf.maximum`...) whose other operand is the very
+  tensor the multiples were computed from (`tf.shape(x)[0]`, `x.shape[0]`, `len(x)`,
+  `K.int_shape(x)`): the tile only repeats `v` to `x`'s shape;
+- or a tile that repeats only axes of size 1 (the axis `expand_dims` inserts, a `None` /
+  `tf.newaxis` index, a literal 1 in a `reshape`) by counts the other operand is built from
+  (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op, or the batch axes of
+  `tf.matmul` (broadcast since TF 1.14) or `tf.linalg.triangular_solve` (since TF 2.2: the
+  rule reads the targeted TensorFlow version).
 
 ## Why is this bad?
 `tf.tile` materialises the repeated tensor: a full-size buffer written once and read once.
@@ -80,9 +159,9 @@ holds when the multiples were computed from `x` but cannot be proven from the so
 (the other dimensions of `multiples` may still enlarge the result).
 
 ## Known limitations
-Tiles whose result is
-used elsewhere, or whose multiples do not come from the other operand's shape (the tile then
-decides the output shape), are not reported.
+Tiles whose result is used elsewhere, or whose counts are not tied to the other operand (the
+tile then decides the output shape), tiles chosen by a TensorFlow-version test (a workaround
+for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not reported.
 """
     valid = (
         # The tile decides the output shape (the other operand is a scalar).
@@ -117,6 +196,40 @@ decides the output shape), are not reported.
             def f(x, y, w):
                 return x + tf.tile(w, [tf.shape(y)[0], 1])
         """),
+        # The tile sets the K axis: the other operand does not have it (bias of shape [D]).
+        Valid("""
+            import tensorflow as tf
+            def f(z, bias, K):
+                t = tf.tile(tf.expand_dims(z, -2), [1, K, 1])
+                return t + bias
+        """),
+        # matrix_solve does not broadcast batch axes: the tile is needed.
+        Valid("""
+            import tensorflow as tf
+            def f(scale, vec, M):
+                v = tf.expand_dims(vec, 3)
+                rsm = tf.tile(tf.expand_dims(scale, 1), (1, M, 1, 1))
+                return tf.linalg.solve(rsm, v)
+        """),
+        # A workaround kept for TensorFlow releases that did not broadcast (GPflow's after).
+        Valid("""
+            import tensorflow as tf
+            from packaging.version import Version
+            def f(Lp, Lq, L):
+                Lq = tf.reshape(Lq, [L, 4, 4])
+                if Version(tf.__version__) >= Version("2.2"):
+                    Lp_full = Lp
+                else:
+                    Lp_full = tf.tile(tf.expand_dims(Lp, 0), [L, 1, 1])
+                return tf.linalg.triangular_solve(Lp_full, Lq)
+        """),
+        # The repeated axis is not of size 1 (a real repetition).
+        Valid("""
+            import tensorflow as tf
+            def f(z, e, K):
+                e = tf.reshape(e, [1, K, 8])
+                return tf.tile(z, [1, K, 1]) - e
+        """),
     )
     invalid = (
         Invalid("""
@@ -135,6 +248,30 @@ decides the output shape), are not reported.
             def f(rows, v):
                 return tile(v, [len(rows), 1]) - rows
         """, count=1, lines=(3,)),
+        # The shape of the VQ-VAE fix: a new axis repeated K times to meet [1, 1, 1, K, D].
+        Invalid("""
+            import tensorflow as tf
+            def quantize(z_e, embeds, K, D):
+                t = tf.tile(tf.expand_dims(z_e, -2), [1, 1, 1, K, 1])
+                e = tf.reshape(embeds, [1, 1, 1, K, D])
+                return tf.norm(t - e, axis=-1)
+        """, count=1, lines=(3,)),
+        # Batch axes of a triangular solve (it broadcasts them since TF 2.2), via reshape.
+        Invalid("""
+            import tensorflow as tf
+            def f(cm, Z, N, M, D):
+                vec = tf.reshape(Z, [1, M, M, D]) - 1.0
+                cmr = tf.tile(tf.reshape(cm, [N, 1, 1, D, D]), [1, M, M, 1, 1])
+                return tf.linalg.triangular_solve(cmr, tf.expand_dims(vec, 4))
+        """, count=1, lines=(4,)),
+        # A batch axis added with `[None]` for a matmul, inside a conditional expression.
+        Invalid("""
+            import tensorflow as tf
+            def f(w, x, batched, B):
+                x = tf.reshape(x, [B, 3, 4])
+                w_full = w if batched else tf.tile(w[None], [B, 1, 1])
+                return tf.matmul(x, w_full)
+        """, count=1, lines=(4,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -143,33 +280,77 @@ decides the output shape), are not reported.
         args = node.args  # type: ignore[attr-defined]
         multiples = args[1] if len(args) > 1 else next(
             (k.value for k in node.keywords if k.arg == "multiples"), None)  # type: ignore[attr-defined]
-        if multiples is None:
+        tiled = args[0] if args else next(
+            (k.value for k in node.keywords if k.arg in ("input", "x")), None)  # type: ignore[attr-defined]
+        if multiples is None or tiled is None or _version_guarded(ctx, node):
             return
         use: ast.AST = node
         parent = ctx.parent(node)
+        if type(parent) is ast.IfExp and node is not parent.test:
+            use, parent = parent, ctx.parent(parent)  # `a if batched else tf.tile(...)`
         if type(parent) is ast.Assign and len(parent.targets) == 1 \
-                and type(parent.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            name = parent.targets[0].id  # type: ignore[attr-defined]
-            loads = loads_bound_by(ctx, ctx.scope_of(parent), name, node)
-            if len(loads) != 1 or assigned_value(ctx, loads[0]) is not node:
+                and type(parent.targets[0]) is ast.Name:
+            name = parent.targets[0].id
+            loads = loads_bound_by(ctx, ctx.scope_of(parent), name, use)
+            if len(loads) != 1 or assigned_value(ctx, loads[0]) is not use:
                 return
             use = loads[0]
             parent = ctx.parent(use)
         other = self._other_operand(ctx, parent, use)
-        if other is None:
-            return
-        if ctx.source_of(other) in _shape_sources(ctx, multiples):
+        if other is not None and ctx.source_of(other) in _shape_sources(ctx, multiples):
             yield self.finding(ctx, node)
+            return
+        message = self._size_one_repeat(ctx, tiled, multiples, parent, use, other)
+        if message:
+            yield self.finding(ctx, node, message)
+
+    @staticmethod
+    def _size_one_repeat(ctx: Context, tiled: ast.AST, multiples: ast.AST,
+                         op: ast.AST | None, use: ast.AST, other: ast.AST | None) -> str | None:
+        """The message when the tile repeats only axes of size 1 that ``op`` broadcasts, by
+        counts the other operand is built from (so it has those extents already)."""
+        if type(multiples) not in (ast.List, ast.Tuple):
+            return None
+        entries = multiples.elts  # type: ignore[attr-defined]
+        rank = len(entries)
+        repeated = {i for i, e in enumerate(entries) if _literal_int(e) != 1}
+        if not repeated or not repeated <= _size_one_axes(ctx, tiled, rank):
+            return None
+        what = "broadcasting op"
+        if other is None and type(op) is ast.Call and len(op.args) >= 2 \
+                and use in op.args[:2]:
+            since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
+            if since is None or ctx.tf_version < since or max(repeated) >= rank - 2:
+                return None
+            other = op.args[1] if op.args[0] is use else op.args[0]
+            what = f"{ctx.source_of(op.func)} (it broadcasts batch axes)"
+        if other is None:
+            return None
+        counts: set[str] = set()
+        for i in repeated:
+            names = _names_in(entries[i])
+            if not names:
+                return None  # a literal count: nothing ties it to the other operand
+            counts |= names
+        known = _names_in(other)
+        for n in [n for n in ast.walk(other) if type(n) is ast.Name]:
+            value = assigned_value(ctx, n)
+            if value is not None:
+                known |= _names_in(value)
+        if not counts <= known:
+            return None
+        return (f"tf.tile repeats size-1 axes that the {what} would broadcast: the tiled "
+                "copy is not needed")
 
     @staticmethod
     def _other_operand(ctx: Context, op: ast.AST | None, use: ast.AST) -> ast.AST | None:
-        if type(op) is ast.BinOp and isinstance(op.op, _ARITH):  # type: ignore[attr-defined]
-            if op.left is use:  # type: ignore[attr-defined]
-                return op.right  # type: ignore[attr-defined]
-            if op.right is use:  # type: ignore[attr-defined]
-                return op.left  # type: ignore[attr-defined]
+        if type(op) is ast.BinOp and isinstance(op.op, _ARITH):
+            if op.left is use:
+                return op.right
+            if op.right is use:
+                return op.left
             return None
         if type(op) is ast.Call and ctx.qualname(op.func) in BROADCASTING_OPS \
-                and len(op.args) == 2 and use in op.args:  # type: ignore[attr-defined]
-            return op.args[1] if op.args[0] is use else op.args[0]  # type: ignore[attr-defined]
+                and len(op.args) == 2 and use in op.args:
+            return op.args[1] if op.args[0] is use else op.args[0]
         return None

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.precision import mixed_float16_policy
+from tfperf.lint.analysis.precision import mixed_float16_policy, policy_in_effect
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -80,6 +80,19 @@ No automatic fix: loss scaling changes the optimizer object and the loop's code 
 places, with different spellings in Keras 2 and Keras 3.
 """
     valid = (
+        # The custom loop runs in a cell before the one that turns mixed precision on.
+        Valid("""
+            import tensorflow as tf
+            import keras
+            model = keras.Sequential([keras.layers.Dense(1)])
+            opt = keras.optimizers.Adam()
+            for x, y in data:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            keras.mixed_precision.set_global_policy("mixed_float16")
+        """),
         # Loss scaling in place.
         Valid("""
             import tensorflow as tf
@@ -175,6 +188,8 @@ places, with different spellings in Keras 2 and Keras 3.
             b = ctx.binding(func.value)
             if b is None or b.kind != "with" \
                     or not ctx.is_call_to(b.value, "tensorflow.GradientTape"):
+                continue
+            if not policy_in_effect(ctx, call):
                 continue
             scope = ctx.enclosing_function(call) or ctx.tree
             if any(type(n) is ast.Call and type(n.func) is ast.Attribute

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.precision import mixed_float16_policy
+from tfperf.lint.analysis.precision import mixed_float16_policy, policy_in_effect
 from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -94,6 +94,28 @@ Models whose last layer
 is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reported.
 """
     valid = (
+        # The shape of a notebook (cells in order) that builds its models, and only in a later
+        # cell turns mixed precision on: the earlier models are float32 throughout.
+        Valid("""
+            from tensorflow import keras
+            from tensorflow.keras import layers
+            def build_model(hp):
+                model = keras.Sequential([layers.Dense(64, activation="relu"),
+                                          layers.Dense(10, activation="softmax")])
+                return model
+            tuner = kt.BayesianOptimization(build_model, objective="val_accuracy")
+            tuner.search(x, y)
+            baseline = keras.Sequential([layers.Dense(10, activation="softmax")])
+            keras.mixed_precision.set_global_policy("mixed_float16")
+        """),
+        # Mixed precision on, then off again before the model is built.
+        Valid("""
+            import keras
+            from keras import layers
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            keras.mixed_precision.set_global_policy("float32")
+            model = keras.Sequential([layers.Dense(10, activation="softmax")])
+        """),
         Valid("""
             import keras
             from keras import layers
@@ -137,6 +159,16 @@ is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reporte
         """),
     )
     invalid = (
+        # A function defined before the policy cell and called after it builds under it.
+        Invalid("""
+            from tensorflow import keras
+            from tensorflow.keras import layers
+            def build_model():
+                return keras.Sequential([layers.Dense(64, activation="relu"),
+                                         layers.Dense(10, activation="softmax")])
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            model = build_model()
+        """, count=1, lines=(5,)),
         Invalid("""
             import keras
             from keras import layers
@@ -197,7 +229,7 @@ is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reporte
             yield from self._report(ctx, _layer_call(ctx, call.args[0]))
 
     def _report(self, ctx: Context, layer: ast.Call | None) -> Iterator[Finding]:
-        if layer is None:
+        if layer is None or not policy_in_effect(ctx, layer):
             return
         if _is_float32(ctx, keyword(layer, "dtype")) is False:
             yield self.finding(ctx, layer)

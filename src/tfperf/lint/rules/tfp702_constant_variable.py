@@ -51,6 +51,22 @@ def _read_only_use(ctx: Context, use: ast.AST) -> bool:
     return False
 
 
+# Reads of a module's or layer's variables as a collection: whatever they serve (saving,
+# copying weights, averaging), they would miss a variable turned into a constant.
+_COLLECTION_ATTRS = frozenset({
+    "variables", "non_trainable_variables", "weights", "non_trainable_weights",
+    "get_weights", "set_weights", "save_weights", "load_weights", "Checkpoint",
+    "submodules",
+})
+
+
+def _variables_read(ctx: Context) -> bool:
+    """The module reads some object's variables as a collection (``m.variables``,
+    ``layer.weights``, ``get_weights()``, a ``tf.train.Checkpoint``)."""
+    return ctx.cached("tfp702_variables_read", lambda: any(
+        a.attr in _COLLECTION_ATTRS for a in ctx.nodes_of(ast.Attribute)))  # type: ignore[attr-defined]
+
+
 class ConstantVariable(Rule):
     code = "TFP702"
     name = "constant-variable"
@@ -93,11 +109,17 @@ and `tf.train.Checkpoint` (it is saved, and restored from checkpoints) and has v
 methods other modules may call; a constant is neither. No fix inside `tf.function` (a
 constant cannot be made from a symbolic tensor) or for a callable initial value.
 
+For a variable kept on `self` of a class with bases (a `tf.Module`, a Keras layer) there is
+no fix: the object's `.variables`, its checkpoints and SavedModels hold the variable, and a
+constant would silently leave them.
+
 ## Known limitations
-Not reported: variables that are assigned anywhere in the module, handed to other code, or
-returned; attributes of a class whose initial value looks like a placeholder filled later
-(`tf.zeros`, `tf.ones`, random initialisers: a checkpoint restore or `load_weights` writes
-them); trainable variables.
+Not reported: attributes of a module that reads variables as a collection (`m.variables`,
+`layer.weights`, `get_weights()`, `save_weights`, a `tf.train.Checkpoint`); variables that
+are assigned anywhere in the module, handed to other code, or returned; attributes of a
+class whose initial value looks like a placeholder filled later (`tf.zeros`, `tf.ones`,
+random initialisers: a checkpoint restore or `load_weights` writes them); trainable
+variables.
 """
     valid = (
         # Updated in place: a real variable (a step counter).
@@ -148,6 +170,17 @@ them); trainable variables.
                 c = tf.Variable(0, trainable=False)
                 return c
         """),
+        # The module exposes its variables (an exponential moving average reads them).
+        Valid("""
+            import tensorflow as tf
+            class Scale(tf.Module):
+                def __init__(self):
+                    self.factor = tf.Variable([1.0, 2.0], trainable=False)
+                def __call__(self, x):
+                    return x * self.factor
+            ema = tf.train.ExponentialMovingAverage(0.99)
+            ema.apply(Scale().variables)
+        """),
         # Someone else's Variable.
         Valid("""
             from pulp import Variable
@@ -169,7 +202,8 @@ them); trainable variables.
             def attend(scores):
                 return scores * mask
         """),
-        # On self, read through tensor ops; dtype and name kept.
+        # On self of a tf.Module: reported, but no fix (its .variables and checkpoints
+        # would lose it).
         Invalid("""
             import numpy as np
             import tensorflow as tf
@@ -179,13 +213,24 @@ them); trainable variables.
                                               dtype=tf.float32, name='hann')
                 def __call__(self, x):
                     return tf.tensordot(x, self.kernel, axes=1)
+        """, count=1, lines=(5,)),
+        # On self of a plain class, read through tensor ops; dtype and name kept.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class Window:
+                def __init__(self):
+                    self.kernel = tf.Variable(np.hanning(5), trainable=False,
+                                              dtype=tf.float32, name='hann')
+                def apply(self, x):
+                    return tf.tensordot(x, self.kernel, axes=1)
         """, count=1, lines=(5,), fixed="""
             import numpy as np
             import tensorflow as tf
-            class Filter(tf.Module):
+            class Window:
                 def __init__(self):
                     self.kernel = tf.constant(np.hanning(5), dtype=tf.float32, name='hann')
-                def __call__(self, x):
+                def apply(self, x):
                     return tf.tensordot(x, self.kernel, axes=1)
         """),
         # Module alias with compat.v1.
@@ -221,13 +266,19 @@ them); trainable variables.
         if type(target) is ast.Name:
             if not self._name_read_only(ctx, stmt, target):  # type: ignore[arg-type]
                 return
+            fix = self._fix(ctx, node, kw)  # type: ignore[arg-type]
         elif type(target) is ast.Attribute and type(target.value) is ast.Name \
                 and target.value.id == "self":
-            if not self._attr_read_only(ctx, node, target):  # type: ignore[arg-type]
+            if not self._attr_read_only(ctx, node, target) or _variables_read(ctx):  # type: ignore[arg-type]
                 return
+            cls = ctx.enclosing_class(node)
+            # A class with bases may be a tf.Module or a Keras layer: its `.variables`,
+            # checkpoints and SavedModels hold the variable, and would lose a constant.
+            fix = None if cls is None or cls.bases or cls.keywords \
+                else self._fix(ctx, node, kw)  # type: ignore[arg-type]
         else:
             return
-        yield self.finding(ctx, node, fix=self._fix(ctx, node, kw))  # type: ignore[arg-type]
+        yield self.finding(ctx, node, fix=fix)
 
     @staticmethod
     def _name_read_only(ctx: Context, stmt: ast.Assign, target: ast.Name) -> bool:

@@ -24,7 +24,33 @@ from tfperf.lint.semantic.tf_api import (
     TF_FUNCTION_NAMES,
     TF_ROOTS,
     returns_tensor,
+    returns_tensor_list,
 )
+
+# Higher-order ops that return the structure of their initializer / elements.
+_STRUCTURE_OPS = {"scan": ("initializer", 2), "foldl": ("initializer", 2),
+                  "foldr": ("initializer", 2), "map_fn": ("fn_output_signature", -1)}
+
+
+def _structure_call(call: ast.Call, qualname: str) -> bool:
+    """``tf.scan(fn, elems, [0., 0.])``: a higher-order op whose initializer is a list or
+    tuple literal returns a list of tensors, not one tensor; so does ``tf.unstack(x,
+    axis=-1)`` (a few coordinates or channels)."""
+    last = qualname.rsplit(".", 1)[-1]
+    if last == "unstack" and qualname.startswith(("tensorflow.", "keras.ops.")):
+        # Along the last axis: coordinates or channels, a few items, not one per row.
+        axis = call.args[2] if len(call.args) > 2 else next(
+            (k.value for k in call.keywords if k.arg == "axis"), None)
+        return type(axis) is ast.UnaryOp and type(axis.op) is ast.USub \
+            and type(axis.operand) is ast.Constant and axis.operand.value == 1
+    spec = _STRUCTURE_OPS.get(last)
+    if spec is None or not qualname.startswith("tensorflow."):
+        return False
+    kw, pos = spec
+    init = next((k.value for k in call.keywords if k.arg in (kw, "dtype")), None)
+    if init is None and 0 <= pos < len(call.args):
+        init = call.args[pos]
+    return type(init) in (ast.List, ast.Tuple)
 
 
 def _callable_key(expr: ast.AST) -> str | None:
@@ -289,12 +315,12 @@ class TensorFlowModel(NameModel):
         t = type(expr)
         if t is ast.Call:
             q = self.qualname(expr.func)  # type: ignore[attr-defined]
-            return bool(q) and returns_tensor(q)  # type: ignore[arg-type]
+            return bool(q) and returns_tensor(q) and not _structure_call(expr, q)  # type: ignore[arg-type]
         if t is ast.Name:
             b = self.binding(expr)  # type: ignore[arg-type]
             return b is not None and self._binding_tensor_like(b)
-        if t is ast.Subscript:
-            return self.is_tensor_like(expr.value)  # type: ignore[attr-defined]
+        if t is ast.Subscript:  # a tensor's slice, or one tensor of a list of them
+            return self.is_tensor_like(expr.value) or self.is_tensor_list(expr.value)  # type: ignore[attr-defined]
         if t is ast.BinOp:
             return self.is_tensor_like(expr.left) or self.is_tensor_like(expr.right)  # type: ignore[attr-defined]
         if t is ast.UnaryOp:
@@ -310,9 +336,37 @@ class TensorFlowModel(NameModel):
             return self.is_tensor_like(b.value.value) or self.is_tensor_like(b.value.target)
         if b.kind == "for":
             it = b.value.iter
-            return self.is_tensor_like(it) or self.is_dataset(it)
+            return self.is_tensor_like(it) or self.is_dataset(it) or self.is_tensor_list(it)
         if b.kind == "param":
             return self._param_tensor_like(b.value)
+        if b.kind == "other" and type(b.value) in (ast.Tuple, ast.List):
+            # `a, b = tf.split(x, 2)`: each name is one tensor of the list
+            stmt = self.parent(b.value)
+            return type(stmt) is ast.Assign and self.is_tensor_list(stmt.value)  # type: ignore[union-attr]
+        return False
+
+    def is_tensor_list(self, expr: ast.AST | None, _depth: int = 0) -> bool:
+        """Whether ``expr`` is a Python list (or tuple) of tensors as a TensorFlow API
+        returns one (``tf.split``, ``tf.unstack``, ``tf.gradients``,
+        ``tf.trainable_variables``...), or a name bound to one: iterating it visits a few
+        Python objects, each a tensor, not a tensor's elements."""
+        if expr is None or _depth > 10 or not self.imports_tf:
+            return False
+        t = type(expr)
+        if t is ast.Call:
+            q = self.qualname(expr.func)  # type: ignore[attr-defined]
+            if q is not None:
+                return returns_tensor_list(q) or _structure_call(expr, q)  # type: ignore[arg-type]
+            func = expr.func  # type: ignore[attr-defined]
+            # `list(tf.split(...))`, `reversed(grads)`, `zip(...)` of one
+            if type(func) is ast.Name and func.id in ("list", "tuple", "reversed", "sorted") \
+                    and len(expr.args) == 1:  # type: ignore[attr-defined]
+                return self.is_tensor_list(expr.args[0], _depth + 1)  # type: ignore[attr-defined]
+            return False
+        if t is ast.Name:
+            b = self.binding(expr)  # type: ignore[arg-type]
+            return b is not None and b.kind == "assign" \
+                and self.is_tensor_list(b.value, _depth + 1)
         return False
 
     def _param_tensor_like(self, arg: ast.arg) -> bool:

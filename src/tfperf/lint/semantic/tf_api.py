@@ -48,6 +48,7 @@ _NON_TENSOR_NAMESPACES = frozenset({
     "debugging", "autograph", "sysconfig", "train", "lite", "estimator", "feature_column",
     "errors", "dtypes", "types", "nest", "tpu", "profiler", "experimental", "queue", "version",
     "mixed_precision", "checkpoint", "initializers", "optimizers", "losses", "metrics",
+    "logging", "flags", "app", "resource_loader",
 })
 _NON_TENSOR_FUNCTIONS = frozenset({
     "function", "print", "device", "name_scope", "executing_eagerly", "is_tensor",
@@ -56,6 +57,22 @@ _NON_TENSOR_FUNCTIONS = frozenset({
     "global_variables_initializer", "variable_scope", "enable_eager_execution",
     "disable_eager_execution", "disable_v2_behavior", "set_random_seed", "assert_equal",
     "Assert", "no_op", "group", "make_ndarray", "make_tensor_proto", "ensure_shape",
+    # Pure-Python helpers: strings, paths, static dimensions, version checks (issue 18).
+    "as_text", "as_bytes", "as_str", "as_str_any", "path_to_str", "dimension_value",
+    "dimension_at_index", "forward_compatible", "reset_default_graph", "set_seed",
+    "get_default_session", "get_variable_scope", "register_tensor_conversion_function",
+})
+# tf.* callables that return a Python list (or tuple) of tensors, not one tensor: iterating
+# or measuring their result walks a few Python objects, each element is a tensor. (Not
+# `unstack`: its list has one tensor per row, and iterating it is a per-element loop.)
+_TENSOR_LIST_FUNCTIONS = frozenset({
+    "split", "meshgrid", "dynamic_partition", "gradients", "hessians",
+    "trainable_variables", "global_variables", "local_variables", "model_variables",
+    "all_variables", "moving_average_variables", "get_collection", "get_collection_ref",
+    "identity_n", "shape_n", "broadcast_dynamic_shape_n", "unique", "unique_with_counts",
+    "moments", "weighted_moments", "sufficient_statistics", "top_k", "svd", "qr", "eig",
+    "eigh", "lu", "decode_csv", "parse_example", "parse_single_example",
+    "parse_single_sequence_example", "while_loop", "tuple",
 })
 _TENSOR_CLASSES = frozenset({"Variable", "RaggedTensor", "SparseTensor", "IndexedSlices"})
 
@@ -75,21 +92,37 @@ def canonical(qualname: str) -> str:
     return qualname
 
 
+# keras.ops functions that return host values: a NumPy array, a Python tuple or bool.
+_KERAS_OPS_HOST_VALUES = frozenset({"convert_to_numpy", "is_tensor", "shape", "dtype"})
+
+
 def returns_tensor(qualname: str) -> bool:
-    """Whether calling the API ``qualname`` (canonical) returns a tensor."""
+    """Whether calling the API ``qualname`` (canonical) returns a tensor (not a Python list
+    of them: see :func:`returns_tensor_list`)."""
     if qualname.startswith("keras.ops."):
-        return True
+        last = qualname.rsplit(".", 1)[-1]
+        return last not in _TENSOR_LIST_FUNCTIONS and last not in _KERAS_OPS_HOST_VALUES
     if not qualname.startswith("tensorflow."):
         return False
     parts = qualname.split(".")
     last = parts[-1]
-    if not last or last in _NON_TENSOR_FUNCTIONS:
+    if not last or last in _NON_TENSOR_FUNCTIONS or last in _TENSOR_LIST_FUNCTIONS \
+            or last.startswith(("enable_", "disable_")):  # behaviour switches
         return False
     if last[0].isupper() and last not in _TENSOR_CLASSES:
         return False
     return not any(p in _NON_TENSOR_NAMESPACES for p in parts[1:-1])
 
 
+def returns_tensor_list(qualname: str) -> bool:
+    """Whether calling the API ``qualname`` (canonical) returns a Python list or tuple of
+    tensors (``tf.split``, ``tf.unstack``, ``tf.gradients``, ``tf.trainable_variables``...):
+    a loop over it visits a few Python objects, not a tensor's elements."""
+    if not qualname.startswith(("tensorflow.", "keras.ops.")):
+        return False
+    parts = qualname.split(".")
+    return parts[-1] in _TENSOR_LIST_FUNCTIONS and not any(
+        p in _NON_TENSOR_NAMESPACES for p in parts[1:-1] if p != "experimental")
 
 # Top-level packages whose import makes TensorFlow APIs reachable.
 TF_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})

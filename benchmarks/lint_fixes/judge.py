@@ -1,0 +1,159 @@
+"""Judge what `tfperf lint` prints by default on the user corpus, and sum it per rule.
+
+    python benchmarks/lint_fixes/judge.py pending [--corpus DIR] [--context 4] [--code TFP101]
+    python benchmarks/lint_fixes/judge.py score [--corpus DIR] [--write]
+
+The ledger ``judged.csv`` holds one verdict per finding ever judged, keyed by where it is
+(repo, path, cell, line, column, code) at the corpus's pinned commits, with the flagged line's text
+to catch a moved line: true (the pattern is there and, when the code runs, costs what the
+message says), minor (true but minor: one-off setup, a 3-iteration loop, a teaching demo) or
+false, and a one-line reason. Rules change; the ledger does not need to: a finding that
+disappears drops out of the figures, a new one shows up in ``pending`` to be judged.
+
+``pending`` prints each unjudged default finding with its surrounding lines (append the
+verdicts to judged.csv, one row per place, the flagged line's text in ``text``).
+``score`` joins today's default output with the ledger: per rule,
+judged true/minor/false and unjudged; every finding is judged (a census, not a sample, while
+the default output is this small; sample.py draws a sample when it is not). ``--write``
+stores the per-rule figures in the package (src/tfperf/lint/precision.json), which
+``tfperf rule CODE`` shows and docs/lint.md quotes. TFP000 (a cell or file Python cannot
+parse) is scored by notebook_oracle.py, not here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from corpus import DEFAULT_OUT as DEFAULT_CORPUS
+from corpus import read_corpus
+from fixset import HERE
+from sample import lint_corpus, pointer
+
+LEDGER = HERE / "judged.csv"
+PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
+COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
+VERDICTS = ("true", "minor", "false")
+
+
+def _key(row: dict) -> tuple[str, ...]:
+    return (row["repo"], row["path"], str(row.get("cell") or ""), str(row["line"]),
+            str(row.get("column", "")), row["code"])
+
+
+def read_ledger(path: Path = LEDGER) -> dict[tuple, dict]:
+    if not path.exists():
+        return {}
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    bad = [r for r in rows if r["verdict"] not in VERDICTS]
+    if bad:
+        raise SystemExit(f"{path}: verdict must be one of {VERDICTS}: {bad[0]}")
+    return {_key(r): r for r in rows}
+
+
+def _source_lines(corpus: Path, f: dict) -> list[str]:
+    """The lines the finding's position counts in: the file, or the notebook cell."""
+    path = Path(f["path"])
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".ipynb":
+        return text.splitlines()
+    cells = json.loads(text).get("cells", [])
+    cell = cells[int(f["cell"]) - 1] if f.get("cell") else {"source": ""}
+    src = cell.get("source", "")
+    return ("".join(src) if isinstance(src, list) else src).splitlines()
+
+
+def _findings(corpus: Path, python: str) -> list[tuple[dict, dict, list[str]]]:
+    repos = {r.folder: (r.repo, r.commit) for r in read_corpus()}
+    out = []
+    for f in lint_corpus(corpus, python):
+        if f["code"] == "TFP000":
+            continue
+        p = pointer(f, corpus, repos)
+        lines = _source_lines(corpus, f)
+        line = int(f.get("line") or 0)
+        p["text"] = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        out.append((f, p, lines))
+    return out
+
+
+def pending(args: argparse.Namespace) -> int:
+    ledger = read_ledger()
+    todo = [(f, p, lines) for f, p, lines in _findings(args.corpus, args.python)
+            if _key(p) not in ledger and (not args.code or p["code"] in args.code)]
+    for f, p, lines in todo:
+        line = int(p["line"] or 0)
+        where = f"{p['repo']} {p['path']}" + (f" cell {p['cell']}" if p["cell"] else "")
+        print(f"=== {p['code']} {where}:{line}  {f['message']}")
+        lo, hi = max(1, line - args.context), min(len(lines), line + args.context)
+        for i in range(lo, hi + 1):
+            print(f"{'>' if i == line else ' '}{i:5d} {lines[i - 1]}")
+    print(f"{len(todo)} unjudged", file=sys.stderr)
+    return 0
+
+
+def score(args: argparse.Namespace) -> int:
+    ledger = read_ledger()
+    per: dict[str, Counter] = defaultdict(Counter)
+    moved = []
+    for _f, p, _lines in _findings(args.corpus, args.python):
+        row = ledger.get(_key(p))
+        if row is None:
+            per[p["code"]]["unjudged"] += 1
+            continue
+        if row["text"] != p["text"]:
+            moved.append(p)
+        per[p["code"]][row["verdict"]] += 1
+    total: Counter = Counter()
+    print(f"{'code':<8}{'printed':>8}{'true':>6}{'minor':>6}{'false':>6}{'unjudged':>9}"
+          f"{'precision':>11}")
+    for code in sorted(per):
+        c = per[code]
+        total.update(c)
+        n = c["true"] + c["minor"] + c["false"]
+        prec = f"{(c['true'] + c['minor']) / n:.0%}" if n else "-"
+        print(f"{code:<8}{sum(c.values()):>8}{c['true']:>6}{c['minor']:>6}{c['false']:>6}"
+              f"{c['unjudged']:>9}{prec:>11}")
+    n = total["true"] + total["minor"] + total["false"]
+    if n:
+        print(f"{'all':<8}{sum(total.values()):>8}{total['true']:>6}{total['minor']:>6}"
+              f"{total['false']:>6}{total['unjudged']:>9}"
+              f"{(total['true'] + total['minor']) / n:>11.0%}"
+              f"   strictly true {total['true'] / n:.0%}")
+    for p in moved:
+        print(f"warning: the flagged line changed since it was judged: {_key(p)}",
+              file=sys.stderr)
+    if args.write:
+        data = {"corpus": f"the user-style corpus ({len(read_corpus())} repositories, "
+                          "benchmarks/lint_fixes/corpus.csv)",
+                "method": "every finding of the default rule set judged (judge.py)",
+                "rules": {code: {k: per[code][k] for k in VERDICTS}
+                          for code in sorted(per)}}
+        PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
+                                encoding="utf-8")
+        print(f"wrote {PACKAGE_DATA}")
+    return 1 if total["unjudged"] else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=["pending", "score"])
+    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p.add_argument("--python", default=sys.executable, help="interpreter that has tfperf")
+    p.add_argument("--context", type=int, default=4)
+    p.add_argument("--code", action="append", help="only this rule (repeatable)")
+    p.add_argument("--write", action="store_true", help="write the package's precision.json")
+    args = p.parse_args()
+    if not args.corpus.is_dir():
+        print(f"{args.corpus} is missing: run corpus.py first", file=sys.stderr)
+        return 2
+    return pending(args) if args.what == "pending" else score(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""TF1 sessions: which calls run a graph in a session (``sess.run``, ``saver.save(sess)``),
+what they fetch and feed, and which calls add ops to the graph (so that building them
+between runs grows the graph)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tfperf.lint.semantic import Context, returns_tensor
+from tfperf.lint.semantic.tf_api import returns_tensor_list
+
+SESSION_CLASSES = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
+                            for n in ("Session", "InteractiveSession"))
+SESSION_GETTERS = frozenset({"get_session", "get_default_session"})
+SAVER_CLASSES = frozenset(f"tensorflow.{p}train.Saver" for p in ("", "compat.v1."))
+# Variable methods that add an assignment op to the graph (``load`` does not: the fix).
+ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub", "scatter_update"})
+# Calls that start a fresh graph: ops built after them do not grow the old one.
+FRESH_GRAPH = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
+                        for n in ("reset_default_graph", "Graph"))
+
+
+@dataclass(frozen=True)
+class SessionRun:
+    """A ``<session>.run(fetches, feed_dict=...)`` call, or a Saver's ``save``/``restore``
+    with a session (``receiver``: the Saver)."""
+
+    call: ast.Call
+    session: str  # the session's source text ("sess", "self.sess", "K.get_session()")
+    fetches: tuple[ast.expr, ...]
+    feed: ast.expr | None
+    saver: ast.expr | None = None
+
+
+def _looks_like_session(ctx: Context, expr: ast.AST) -> bool:
+    if type(expr) is ast.Call:
+        f = expr.func
+        name = f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
+        return name in SESSION_GETTERS or ctx.qualname(f) in SESSION_CLASSES
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and type(b.value) is ast.Call \
+                and ctx.qualname(b.value.func) in SESSION_CLASSES:
+            return True
+        return "sess" in expr.id.lower()
+    if type(expr) is ast.Attribute:
+        return "sess" in expr.attr.lower()
+    return False
+
+
+def _elements(expr: ast.expr) -> list[ast.expr]:
+    if type(expr) in (ast.List, ast.Tuple):
+        return [e for x in expr.elts for e in _elements(x)]  # type: ignore[attr-defined]
+    if type(expr) is ast.Dict:
+        return [e for x in expr.values for e in _elements(x)]
+    return [expr]
+
+
+def session_run_of(ctx: Context, node: ast.AST) -> SessionRun | None:
+    """``node`` as a session run, else ``None``."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute:
+        return None
+    f = node.func
+    kws = {k.arg: k.value for k in node.keywords if k.arg}
+    if f.attr == "run" and _looks_like_session(ctx, f.value):
+        fetch = node.args[0] if node.args else kws.get("fetches")
+        feed = node.args[1] if len(node.args) > 1 else kws.get("feed_dict")
+        return SessionRun(node, ctx.source_of(f.value),
+                          tuple(_elements(fetch)) if fetch is not None else (), feed)
+    if f.attr in ("save", "restore") and node.args and _looks_like_session(ctx, node.args[0]):
+        return SessionRun(node, ctx.source_of(node.args[0]), (), None, saver=f.value)
+    return None
+
+
+def session_runs(ctx: Context) -> list[SessionRun]:
+    """Every session run of the module (cached)."""
+    def compute() -> list[SessionRun]:
+        if "sess" not in ctx.source.lower():
+            return []
+        by_attr, _ = ctx.call_groups()
+        out = []
+        for name in ("run", "save", "restore"):
+            for call in by_attr.get(name, ()):
+                r = session_run_of(ctx, call)
+                if r is not None:
+                    out.append(r)
+        return out
+    return ctx.cached("sessions.session_runs", compute)
+
+
+def builds_op(ctx: Context, node: ast.AST) -> str | None:
+    """What graph op(s) the call ``node`` adds, in words (``tf.argmax``, ``an assign op``,
+    ``a Saver``), or ``None`` when it adds none (a non-TF call, ``var.load``, a session)."""
+    if type(node) is not ast.Call:
+        return None
+    f = node.func
+    q = ctx.qualname(f)
+    if q is not None:
+        if q in SAVER_CLASSES:
+            return "a tf.train.Saver (save and restore ops for every variable)"
+        if returns_tensor(q) or returns_tensor_list(q) \
+                or (q.endswith("_initializer") and q.startswith("tensorflow.")):
+            if ".python." in q:  # TensorFlow's own modules: the public name is the last part
+                return "tf." + q.rsplit(".", 1)[-1]
+            return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")
+        return None
+    if type(f) is ast.Attribute and f.attr in ASSIGN_METHODS and node.args:
+        return f"an {f.attr} op" if f.attr.startswith("a") else f"a {f.attr} op"
+    return None
+
+
+def starts_fresh_graph(ctx: Context, block: ast.AST) -> bool:
+    """``block`` (a loop or function) makes a new graph or session, so what it builds goes
+    into a graph of its own, not one that grows."""
+    for n in ast.walk(block):
+        if type(n) is ast.Call:
+            q = ctx.qualname(n.func)
+            if q in FRESH_GRAPH or q in SESSION_CLASSES:
+                return True
+    return False

@@ -1,0 +1,412 @@
+"""TFP106: ``tf.map_fn`` (or a per-image augmentation layer) running batchable ops one example
+at a time."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+MAP_FN_CALLS = frozenset({"tensorflow.map_fn", "tensorflow.compat.v1.map_fn"})
+PARTIAL_CALLS = frozenset({"functools.partial"})
+
+# Elementwise TF functions: on a whole tensor they do exactly what they do row by row.
+_ELEMENTWISE_LAST = frozenset({
+    "sigmoid", "tanh", "exp", "expm1", "log", "log1p", "log_sigmoid", "abs", "sqrt", "rsqrt",
+    "square", "relu", "relu6", "elu", "selu", "gelu", "softplus", "softsign", "swish", "silu",
+    "leaky_relu", "cast", "round", "floor", "ceil", "sign", "negative", "reciprocal",
+    "sin", "cos", "tan", "erf", "erfc", "lgamma", "digamma", "is_nan", "is_inf", "is_finite",
+    "logical_not", "add", "subtract", "multiply", "divide", "truediv", "maximum", "minimum",
+    "pow", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+    "logical_and", "logical_or", "clip_by_value", "identity", "stop_gradient",
+    "squared_difference", "floordiv", "floormod", "mod", "saturate_cast", "convert_image_dtype",
+})
+# Ops that tf.vectorized_map cannot batch (host calls, file and string decoding, ragged
+# outputs, stateful loops of its own): a map_fn over them is the right tool.
+_BLOCKING_LAST = frozenset({
+    "py_function", "numpy_function", "py_func", "eager_py_func", "read_file", "decode_jpeg",
+    "decode_png", "decode_image", "decode_gif", "decode_bmp", "decode_raw", "decode_csv",
+    "parse_single_example", "parse_example", "parse_tensor", "decode_wav", "while_loop",
+    "TensorArray", "map_fn", "vectorized_map", "print", "Print", "string_split",
+    "unique", "unique_with_counts", "RaggedTensor", "ragged", "assign", "assign_add",
+    "assign_sub", "boolean_mask", "dynamic_partition",
+})
+_BLOCKING_SIGNATURES = frozenset({"RaggedTensorSpec", "SparseTensorSpec"})
+
+
+def _qual_last(ctx: Context, func: ast.AST) -> tuple[str | None, str | None]:
+    q = ctx.qualname(func)
+    if q is not None:
+        return q, q.rsplit(".", 1)[-1]
+    if type(func) is ast.Attribute:
+        return None, func.attr
+    return None, None
+
+
+def is_elementwise_api(qualname: str | None) -> bool:
+    if not qualname:
+        return False
+    return qualname.startswith(("tensorflow.", "keras.ops.")) \
+        and qualname.rsplit(".", 1)[-1] in _ELEMENTWISE_LAST
+
+
+def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str | None:
+    """What ``tf.map_fn`` runs per element: a ``def`` or lambda node, or the qualname of a
+    TF API (``tf.math.sigmoid``); ``functools.partial(f, ...)`` unwrapped; ``self.m`` found
+    among the enclosing class's methods. ``None`` when it cannot be known."""
+    if _depth > 5:
+        return None
+    t = type(fn)
+    if t is ast.Lambda:
+        return fn
+    if t is ast.Call and (ctx.qualname(fn.func) or "") in PARTIAL_CALLS and fn.args:  # type: ignore[attr-defined]
+        return mapped_function(ctx, fn.args[0], _depth + 1)  # type: ignore[attr-defined]
+    q = ctx.qualname(fn)
+    if q is not None:
+        return q if q.startswith(("tensorflow.", "keras.ops.")) else None
+    if t is ast.Name:
+        b = ctx.binding(fn)  # type: ignore[arg-type]
+        if b is None:
+            return None
+        if b.kind == "def":
+            return b.value
+        if b.kind == "assign":
+            return mapped_function(ctx, b.value, _depth + 1)
+        return None
+    if t is ast.Attribute and type(fn.value) is ast.Name and fn.value.id == "self":  # type: ignore[attr-defined]
+        cls = ctx.enclosing_class(fn)
+        if cls is not None:
+            for d in cls.body:
+                if type(d) in (ast.FunctionDef, ast.AsyncFunctionDef) \
+                        and d.name == fn.attr:  # type: ignore[attr-defined]
+                    return d
+    return None
+
+
+def _params(fn: ast.AST) -> set[str]:
+    a = fn.args  # type: ignore[attr-defined]
+    names = [p.arg for p in a.posonlyargs + a.args if p.arg not in ("self", "cls")]
+    return set(names[:1])  # the element is the first parameter
+
+
+def _body(fn: ast.AST) -> list[ast.AST]:
+    return [fn.body] if type(fn) is ast.Lambda else list(fn.body)  # type: ignore[attr-defined]
+
+
+def _walk_own(fn: ast.AST) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    stack = list(_body(fn))
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        for c in ast.iter_child_nodes(n):
+            if type(c) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                stack.append(c)
+    return out
+
+
+def blocked(ctx: Context, fn: ast.AST) -> bool:
+    """The function calls something ``tf.vectorized_map`` cannot batch (a host call, file
+    or string decoding, its own loop, a variable update) or converts to NumPy."""
+    for n in _walk_own(fn):
+        if type(n) is ast.Call:
+            q, last = _qual_last(ctx, n.func)
+            if last in _BLOCKING_LAST and (q is None or q.startswith(("tensorflow.", "keras"))):
+                return True
+            if last == "numpy" and not n.args:
+                return True
+            if q is not None and q.startswith("numpy."):
+                return True  # NumPy on the element: not traceable per batch either
+        elif type(n) in (ast.If, ast.While, ast.IfExp) and _is_tensor_test(ctx, n.test, fn):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _is_tensor_test(ctx: Context, test: ast.AST, fn: ast.AST) -> bool:
+    """A Python ``if`` on the element's value (AutoGraph makes it a ``tf.cond`` per
+    element; vectorising needs ``tf.where``, a rewrite, not a drop-in)."""
+    params = _params(fn)
+    return any(type(n) is ast.Name and n.id in params for n in ast.walk(test))
+
+
+def elementwise_only(ctx: Context, fn: ast.AST | str) -> bool:
+    """``tf.math.sigmoid`` itself, or a lambda/one-line function whose result is built from
+    its element only by arithmetic, comparisons and elementwise TF functions."""
+    if isinstance(fn, str):
+        return is_elementwise_api(fn)
+    body = _body(fn)
+    if type(fn) is not ast.Lambda:
+        if len(body) != 1 or type(body[0]) is not ast.Return or body[0].value is None:
+            return False
+        expr: ast.AST = body[0].value
+    else:
+        expr = body[0]
+    params = _params(fn)
+    uses = False
+    for n in ast.walk(expr):
+        t = type(n)
+        if t is ast.Name:
+            if n.id in params:  # type: ignore[attr-defined]
+                uses = True
+        elif t is ast.Call:
+            if not is_elementwise_api(ctx.qualname(n.func)):  # type: ignore[attr-defined]
+                return False
+        elif t in (ast.Subscript, ast.Attribute, ast.Lambda, ast.ListComp, ast.GeneratorExp,
+                   ast.DictComp, ast.SetComp, ast.Starred):
+            if t is ast.Attribute and ctx.qualname(n) is not None:
+                continue  # `tf.float32`, `tf.math.sigmoid` as a name
+            return False
+    return uses
+
+
+def adds_batch_axis(ctx: Context, fn: ast.AST | str) -> bool:
+    """The function makes its element a batch of one (``tf.expand_dims(x, 0)``, ``x[None]``,
+    ``x[tf.newaxis]``) to call an op that takes a batch anyway."""
+    if isinstance(fn, str):
+        return False
+    for n in _walk_own(fn):
+        if type(n) is ast.Call and ctx.qualname(n.func) in (
+                "tensorflow.expand_dims", "keras.ops.expand_dims"):
+            axis = n.args[1] if len(n.args) > 1 else next(
+                (k.value for k in n.keywords if k.arg in ("axis", "dim")), None)
+            if type(axis) is ast.Constant and axis.value == 0:
+                return True
+        elif type(n) is ast.Subscript:
+            sl = n.slice
+            first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl
+            if (type(first) is ast.Constant and first.value is None) \
+                    or ctx.qualname(first) == "tensorflow.newaxis":
+                return True
+    return False
+
+
+def signature_blocks(ctx: Context, call: ast.Call) -> bool:
+    """``fn_output_signature=tf.RaggedTensorSpec(...)`` & co: outputs of varying shape, or
+    ``infer_shape=False``: what ``tf.vectorized_map`` cannot stack."""
+    for k in call.keywords:
+        if k.arg == "infer_shape" and type(k.value) is ast.Constant and k.value.value is False:
+            return True
+        if k.arg in ("fn_output_signature", "dtype"):
+            for n in ast.walk(k.value):
+                if type(n) in (ast.Name, ast.Attribute):
+                    q = ctx.qualname(n) or ""
+                    if q.rsplit(".", 1)[-1] in _BLOCKING_SIGNATURES:
+                        return True
+    return False
+
+_PER_IMAGE_BASES = frozenset({"BaseImageAugmentationLayer"})
+_PER_IMAGE_METHODS = frozenset({"augment_image", "augment_images"})
+
+ELEMENTWISE = ("tf.map_fn applies an elementwise op one element at a time: "
+               "call it on the whole tensor")
+BATCH_OF_ONE = ("tf.map_fn makes each element a batch of one for an op that takes a batch: "
+                "run it once on the whole batch")
+PER_IMAGE = ("augmentation layer derived from BaseImageAugmentationLayer runs augment_image "
+             "once per image: derive from VectorizedBaseImageAugmentationLayer")
+
+
+class MapFnPerExample(Rule):
+    code = "TFP106"
+    name = "map-fn-per-example"
+    message = "tf.map_fn runs batchable ops one element at a time in a loop"
+    hint = ("call the ops on the whole batch (they broadcast or take a batch axis), or "
+            "tf.vectorized_map(fn, elems) to batch the function automatically")
+    claims = ("S12",)
+    group = "preview"
+    node_types = (ast.Call, ast.ClassDef)
+    callee_names = frozenset({"map_fn"})  # filters calls only; classes still come through
+    docs = """\
+## What it does
+Finds `tf.map_fn(fn, elems)` where `fn` can be seen (a lambda, a `def` in the module, a
+`functools.partial` of one, a method, or a TensorFlow function such as `tf.math.sigmoid`) and
+does nothing that only a per-element loop can do. The message says which case it is:
+`fn` is elementwise (`tf.math.sigmoid`, `lambda x: tf.cast(x > 0, tf.float32)`), `fn` adds a
+batch axis of one to call an op that takes a batch (`tf.expand_dims(x, 0)` before a
+convolution), or `fn` is a composition of batchable ops. Also finds Keras/KerasCV image
+augmentation layers derived from `BaseImageAugmentationLayer` that implement
+`augment_image`: the base layer maps that method over the batch one image at a time.
+
+## Why is this bad?
+`tf.map_fn` is a `tf.while_loop`: one iteration per element, each running `fn`'s small ops
+on one slice, one after the other (claim S12: whole-tensor ops beat loops of small ops by
+orders of magnitude). Elementwise ops give the same result on the whole tensor in one
+kernel; convolutions, matmuls and image ops take a batch axis already;
+`tf.vectorized_map` rewrites the function to run on all elements at once (and falls back to
+a loop only for ops it cannot batch).
+
+## Example
+```python
+cum_probs = tf.map_fn(tf.math.sigmoid, logits)
+
+def sharpen(image):
+    image = tf.expand_dims(image, 0)
+    out = tf.nn.depthwise_conv2d(image, kernel, [1, 1, 1, 1], "VALID")
+    return tf.squeeze(out, 0)
+images = tf.map_fn(sharpen, images)
+```
+
+## Use instead
+```python
+cum_probs = tf.math.sigmoid(logits)
+images = tf.nn.depthwise_conv2d(images, kernel, [1, 1, 1, 1], "VALID")
+# or, when the function cannot be rewritten by hand:
+images = tf.vectorized_map(sharpen, images)
+```
+
+## Fix safety
+No automatic fix: the batched form of a function depends on what it computes (axes shift by
+one), and `tf.vectorized_map` needs every output to have the same shape.
+
+## Known limitations
+Not reported: functions the rule cannot see (a parameter, an imported function), functions
+that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
+own loops, update variables, take a data-dependent subset (`tf.boolean_mask`, `tf.unique`),
+branch in Python on the element's value, and maps whose outputs
+are ragged or sparse (`fn_output_signature=tf.RaggedTensorSpec(...)`, `infer_shape=False`):
+there a per-element loop is the right tool.
+"""
+    valid = (
+        # Already batched.
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.math.sigmoid(x)
+        """),
+        # Decoding files: one string per element, no batched kernel.
+        Valid("""
+            import tensorflow as tf
+            def load(paths):
+                return tf.map_fn(lambda p: tf.image.decode_png(tf.io.read_file(p)), paths,
+                                 fn_output_signature=tf.uint8)
+        """),
+        # Ragged per-example results: map_fn is the tool.
+        Valid("""
+            import tensorflow as tf
+            def levels(labels, n):
+                def one(label):
+                    return tf.repeat(1, label)
+                return tf.map_fn(one, labels,
+                                 fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
+        """),
+        # Per-row unique counts: results of varying size.
+        Valid("""
+            import tensorflow as tf
+            counts = tf.map_fn(lambda a: tf.unique_with_counts(a)[2], tf.ones([4, 3], tf.int32))
+        """),
+        # A function the rule cannot see (a parameter).
+        Valid("""
+            import tensorflow as tf
+            def apply(fn, xs):
+                return tf.map_fn(fn, xs)
+        """),
+        # A Python branch on the element's value and a host call.
+        Valid("""
+            import tensorflow as tf
+            def per_row(x):
+                if tf.reduce_sum(x) > 0:
+                    return x
+                return tf.py_function(lambda v: v, [x], tf.float32)
+            y = tf.map_fn(per_row, tf.ones([3, 4]))
+        """),
+        # The vectorized base layer: one call per batch.
+        Valid("""
+            from keras_cv.layers import VectorizedBaseImageAugmentationLayer
+            import tensorflow as tf
+            class Gray(VectorizedBaseImageAugmentationLayer):
+                def augment_images(self, images, transformations, **kwargs):
+                    return tf.image.rgb_to_grayscale(images)
+        """),
+    )
+    invalid = (
+        # An elementwise function mapped row by row.
+        Invalid("""
+            import tensorflow as tf
+            def ordinal_softmax(x):
+                cum_probs = tf.map_fn(tf.math.sigmoid, x)
+                return cum_probs
+        """, count=1, lines=(3,)),
+        Invalid("""
+            import tensorflow as tf
+            def metric(y_pred):
+                return tf.map_fn(lambda x: tf.cast(x > 0.0, tf.float32), y_pred)
+        """, count=1, lines=(3,)),
+        # A batch of one for a convolution, through functools.partial.
+        Invalid("""
+            from functools import partial
+            import tensorflow as tf
+            def sharpness_image(image, factor):
+                image = tf.expand_dims(image, 0)
+                kernel = tf.ones([3, 3, 3, 1]) / 9.0
+                out = tf.nn.depthwise_conv2d(image, kernel, [1, 1, 1, 1], "VALID")
+                return tf.squeeze(out, [0]) * factor
+            def sharpness(image, factor):
+                fn = partial(sharpness_image, factor=factor)
+                return tf.map_fn(fn, image)
+        """, count=1, lines=(10,)),
+        # A composition of batchable ops (patches, top_k) per channel.
+        Invalid("""
+            import tensorflow as tf
+            def median(image, k):
+                def one_channel(x):
+                    x = tf.expand_dims(x, axis=-1)
+                    patches = tf.image.extract_patches(x, [1, 3, 3, 1], [1, 1, 1, 1],
+                                                       [1, 1, 1, 1], "VALID")
+                    return tf.nn.top_k(patches, k=k).values[..., -1]
+                return tf.map_fn(one_channel, elems=tf.transpose(image, [3, 0, 1, 2]))
+        """, count=1, lines=(8,)),
+        # A per-image augmentation layer.
+        Invalid("""
+            from keras_cv.layers.preprocessing.base_image_augmentation_layer import (
+                BaseImageAugmentationLayer,
+            )
+            import tensorflow as tf
+            class RandomColorDegeneration(BaseImageAugmentationLayer):
+                def augment_image(self, image, transformation=None, **kwargs):
+                    gray = tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(image))
+                    return gray * transformation + image * (1 - transformation)
+        """, count=1, lines=(5,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if type(node) is ast.ClassDef:
+            yield from self._per_image_layer(node, ctx)
+            return
+        func = node.func  # type: ignore[attr-defined]
+        last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+        if last != "map_fn" or not ctx.imports_tf:
+            return  # cheap test first: this runs for every call
+        if ctx.call_qualname(node) not in MAP_FN_CALLS:
+            return
+        fn_arg = node.args[0] if node.args else next(  # type: ignore[attr-defined]
+            (k.value for k in node.keywords if k.arg == "fn"), None)  # type: ignore[attr-defined]
+        if fn_arg is None or signature_blocks(ctx, node):  # type: ignore[arg-type]
+            return
+        fn = mapped_function(ctx, fn_arg)
+        if fn is None:
+            return
+        if elementwise_only(ctx, fn):
+            yield self.finding(ctx, node, ELEMENTWISE,
+                               hint="call the op on the whole tensor: it is elementwise")
+            return
+        if isinstance(fn, str) or blocked(ctx, fn):
+            return
+        if adds_batch_axis(ctx, fn):
+            yield self.finding(ctx, node, BATCH_OF_ONE)
+            return
+        yield self.finding(ctx, node)
+
+    def _per_image_layer(self, cls: ast.ClassDef, ctx: Context) -> Iterator[Finding]:
+        for base in cls.bases:
+            q = ctx.qualname(base) or ""
+            if q.rsplit(".", 1)[-1] in _PER_IMAGE_BASES and q.startswith(("keras_cv", "keras")):
+                break
+        else:
+            return
+        if any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and d.name in _PER_IMAGE_METHODS for d in cls.body):
+            yield self.finding(ctx, cls, PER_IMAGE, end_node=base,
+                               hint="implement augment_images on the whole batch in a "
+                                    "VectorizedBaseImageAugmentationLayer subclass")

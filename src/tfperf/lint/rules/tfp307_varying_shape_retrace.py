@@ -1,0 +1,205 @@
+"""TFP307: a tf.function fed batches whose shapes vary: one trace per new shape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.pipelines import fed_batches, static_padded_shapes
+from tfperf.lint.analysis.tf_functions import (
+    SHAPE_OPTIONS,
+    tf_function_called,
+    tf_function_callee_names,
+)
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+
+def _varying_lengths(step: ast.Call) -> str | None:
+    """How the batches out of ``step`` vary in more than their first dimension, for the
+    message; ``None``: they do not (or the rule cannot tell)."""
+    method = step.func.attr  # type: ignore[attr-defined]
+    if method == "padded_batch":
+        if not static_padded_shapes(step):
+            return "padded to each batch's longest element: one trace per new length"
+    elif method == "bucket_by_sequence_length":
+        return "bucketed by length: one trace per bucket and batch length"
+    return None
+
+
+class VaryingShapeRetrace(Rule):
+    code = "TFP307"
+    name = "varying-shape-retrace"
+    message = "tf.function fed batches of varying shape: a new trace per shape"
+    hint = ("give the tf.function an input_signature with None for the varying dimensions, "
+            "or reduce_retracing=True")
+    claims = ("S13",)
+    group = "preview"
+    node_types = (ast.Call,)
+    requires_imports = frozenset({"tensorflow"})
+    docs = """\
+## What it does
+Finds a `tf.function` without `input_signature` or `reduce_retracing=True` called in a loop
+over a `tf.data` pipeline whose batches change length from batch to batch: `padded_batch`
+without fixed `padded_shapes` (each batch is padded to its own longest element) or
+`bucket_by_sequence_length`. The finding is at the `tf.function`, which is what to change.
+(A last, smaller batch alone costs one extra trace: TFP309.)
+
+## Why is this bad?
+A `tf.function` traces one graph per input shape it has not seen (claim S13; TF's guide,
+"Controlling retracing"). Padded batches of text or sequences take a new length almost every
+step: measured here on TF 2.21, a loop over 15 padded batches of distinct lengths traced the
+function 15 times, 3 times with `reduce_retracing=True`.
+
+## Example
+```python
+ds = examples.padded_batch(64)
+@tf.function
+def train_step(inp, tar):
+    ...
+for inp, tar in ds:
+    train_step(inp, tar)
+```
+
+## Use instead
+```python
+@tf.function(input_signature=[tf.TensorSpec([None, None], tf.int64),
+                              tf.TensorSpec([None, None], tf.int64)])
+def train_step(inp, tar):
+    ...
+```
+or `@tf.function(reduce_retracing=True)`, or fixed `padded_shapes` when the lengths are
+bounded.
+
+## Fix safety
+No automatic fix: the right signature (dtypes, which dimensions vary) needs a person, and
+relaxed shapes make static shapes (`x.shape[1]`) `None` inside the function.
+
+## Known limitations
+Only loops of this module over a pipeline it builds (re-assignments followed) and calls that
+pass the loop's elements are seen; `padded_shapes` held in a variable are taken as
+unknown.
+"""
+    valid = (
+        # An input_signature with None dimensions: one trace.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).map(lambda n: tf.range(n)).padded_batch(8)
+            @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int64)])
+            def step(x):
+                return tf.reduce_sum(x)
+            for x in ds:
+                step(x)
+        """),
+        # Fixed padded shapes and the remainder dropped: every batch the same shape.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).map(lambda n: tf.range(n % 10))
+            ds = ds.padded_batch(8, padded_shapes=[10], drop_remainder=True)
+            @tf.function
+            def step(x):
+                return tf.reduce_sum(x)
+            for x in ds:
+                step(x)
+        """),
+        # Plain batches: only the last one may be smaller (one more trace, TFP309's).
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).batch(32)
+            @tf.function
+            def step(x):
+                return tf.reduce_sum(x)
+            for x in ds:
+                step(x)
+        """),
+        # reduce_retracing generalises the shapes.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).batch(32)
+            @tf.function(reduce_retracing=True)
+            def step(x):
+                return tf.reduce_sum(x)
+            for epoch in range(10):
+                for x in ds:
+                    step(x)
+        """),
+        # A plain Python function: nothing is traced.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).batch(32)
+            def step(x):
+                return tf.reduce_sum(x)
+            for x in ds:
+                step(x)
+        """),
+        # The loop's elements are not what the tf.function gets.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.Dataset.range(100).batch(32)
+            @tf.function
+            def tick():
+                return tf.constant(1)
+            for x in ds:
+                tick()
+        """),
+    )
+    invalid = (
+        # The transformer tutorial's shape: padded batches of sentences.
+        Invalid("""
+            import tensorflow as tf
+            train = tf.data.Dataset.range(1, 50).map(lambda n: (tf.range(n), tf.range(n)))
+            train = train.shuffle(64).padded_batch(16, padded_shapes=([-1], [-1]))
+            train = train.prefetch(tf.data.AUTOTUNE)
+            @tf.function
+            def train_step(inp, tar):
+                return tf.reduce_sum(inp) + tf.reduce_sum(tar)
+            for epoch in range(20):
+                for (batch, (inp, tar)) in enumerate(train):
+                    train_step(inp, tar)
+        """, count=1, lines=(5,)),
+        # A method, tf.function with other options, padded without padded_shapes.
+        Invalid("""
+            import tensorflow as tf
+            class Trainer:
+                def __init__(self, texts):
+                    self.texts = texts
+                @tf.function(jit_compile=True)
+                def step(self, x):
+                    return tf.reduce_sum(x * 2)
+                def fit(self):
+                    ds = tf.data.Dataset.from_generator(self.texts, output_signature=None)
+                    for x in ds.padded_batch(32, drop_remainder=True):
+                        self.step(x)
+        """, count=1, lines=(5,)),
+        # Wrapped as f = tf.function(g); bucketing by length.
+        Invalid("""
+            import tensorflow as tf
+            def g(x):
+                return tf.reduce_mean(x)
+            f = tf.function(g)
+            ds = tf.data.Dataset.range(100).map(lambda n: tf.range(n))
+            ds = ds.bucket_by_sequence_length(lambda x: tf.size(x), [10, 20], [8, 8, 8])
+            for x in ds:
+                f(x)
+        """, count=1, lines=(4,)),
+    )
+
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.spells_tf_function and ("padded_batch" in ctx.source
+                                           or "bucket_by" in ctx.source)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        func = node.func  # type: ignore[attr-defined]
+        name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
+        if name is None or name not in tf_function_callee_names(ctx) or not node.args:  # type: ignore[attr-defined]
+            return
+        fed = fed_batches(ctx, node)  # type: ignore[arg-type]
+        how = _varying_lengths(fed.batching) if fed is not None else None
+        if how is None:
+            return
+        target = tf_function_called(ctx, func)
+        if target is None or any(o in target.options for o in SHAPE_OPTIONS):
+            return
+        yield self.finding(ctx, target.creation,
+                           f"tf.function fed batches of varying shape ({how})")

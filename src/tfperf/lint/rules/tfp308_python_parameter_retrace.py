@@ -1,0 +1,195 @@
+"""TFP308: a function hands its own Python-number parameter to a tf.function."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
+from tfperf.lint.analysis.traced import traced
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import FUNCTION_NODES, Context
+
+
+def _default_of(fn: ast.AST, arg: ast.arg) -> ast.expr | None:
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        i = positional.index(arg) - (len(positional) - len(args.defaults))
+        return args.defaults[i] if i >= 0 else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None
+
+
+def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
+    """The parameter takes a Python number: its default is an int/float literal (not a
+    bool: two values at most), or it is annotated ``int``/``float``."""
+    ann = arg.annotation
+    if type(ann) is ast.Name and ann.id in ("int", "float"):
+        return True
+    default = _default_of(fn, arg)
+    if type(default) is ast.UnaryOp:
+        default = default.operand  # type: ignore[attr-defined]
+    return type(default) is ast.Constant and type(default.value) in (int, float)  # type: ignore[attr-defined]
+
+
+class PythonParameterRetrace(Rule):
+    code = "TFP308"
+    name = "python-parameter-retrace"
+    message = ("a Python number parameter is passed on to a tf.function: each value a caller "
+               "passes traces a new graph")
+    hint = ("pass tf.constant(value) (or give the tf.function an input_signature) so that "
+            "every value shares one trace")
+    claims = ("S13",)
+    group = "preview"
+    node_types = (ast.Call,)
+    requires_imports = frozenset({"tensorflow"})
+    docs = """\
+## What it does
+Finds a function, itself run eagerly, that hands one of its own parameters unchanged to a
+`tf.function` (without `input_signature`), where the parameter takes a Python number: an
+`int`/`float` default (`iterations=1`, `lr=0.01`) or annotation. The value is whatever each
+caller passes, so the number of traces is the number of distinct values callers use.
+
+## Why is this bad?
+`tf.function` keys its traces on the values of Python arguments (claim S13; TF's guide:
+"Python arguments for hyperparameters, tensors for data"). A count of iterations, a step or
+a learning rate forwarded as a Python number retraces for every new value: in a library
+(`learner.run(iterations=n)`) every caller's loop with a new `n` pays a full trace and
+graph optimisation.
+
+## Example
+```python
+@tf.function
+def _train(iterations, iterator):
+    for _ in tf.range(iterations):
+        step(next(iterator))
+
+def run(iterations=1, iterator=None):
+    return _train(iterations, iterator)
+```
+
+## Use instead
+```python
+def run(iterations=1, iterator=None):
+    return _train(tf.constant(iterations), iterator)
+```
+
+## Fix safety
+No automatic fix: inside the `tf.function` the value becomes a tensor, so Python code that
+needs a number there (`range(n)`, `if n > 3:`, list indexing) must change with it.
+
+## Known limitations
+Only parameters passed through unchanged are followed; booleans (two traces at most) and
+parameters without a numeric default or annotation (strings, objects) are not reported, nor
+functions that are themselves traced (where the value is fixed per outer trace).
+"""
+    valid = (
+        # Converted at the boundary.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def _train(iterations):
+                return tf.range(iterations)
+            def run(iterations=1):
+                return _train(tf.constant(iterations))
+        """),
+        # A boolean option: two traces at most.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def forward(x, training):
+                return x * 2.0 if training else x
+            def predict(x, training=False):
+                return forward(x, training)
+        """),
+        # The tf.function has an input_signature: TF converts the number.
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+            def _train(iterations):
+                return tf.range(iterations)
+            def run(iterations=1):
+                return _train(iterations)
+        """),
+        # The caller is traced itself: the value is fixed per outer trace.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def inner(x, k):
+                return x * k
+            @tf.function
+            def outer(x, k=2):
+                return inner(x, k)
+        """),
+        # A plain Python helper: nothing is traced.
+        Valid("""
+            import tensorflow as tf
+            def inner(x, k):
+                return x * k
+            def outer(x, k=2):
+                return inner(x, k)
+        """),
+    )
+    invalid = (
+        # The learner's shape: iterations forwarded to the compiled loop.
+        Invalid("""
+            import tensorflow as tf
+            class Learner:
+                def run(self, iterations=1, iterator=None):
+                    return self._train(iterations, iterator)
+                @tf.function(autograph=True)
+                def _train(self, iterations, iterator):
+                    for _ in tf.range(iterations):
+                        next(iterator)
+        """, count=1, lines=(4,)),
+        # An annotated float, by keyword, to a wrapped function.
+        Invalid("""
+            import tensorflow as tf
+            def g(x, scale):
+                return x * scale
+            fast = tf.function(g)
+            def apply(x, scale: float):
+                return fast(x, scale=scale)
+        """, count=1, lines=(6,)),
+        # A negative default and a keyword-only parameter.
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def shift(x, by):
+                return x + by
+            def move(x, *, by=-1):
+                return shift(x, by)
+        """, count=1, lines=(6,)),
+    )
+
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.spells_tf_function
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        func = node.func  # type: ignore[attr-defined]
+        name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
+        if name is None or name not in tf_function_callee_names(ctx):
+            return
+        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        names = [a for a in args if type(a) is ast.Name]
+        if not names:
+            return
+        fn = ctx.enclosing_function(node)
+        if fn is None or type(fn) not in FUNCTION_NODES or type(fn) is ast.Lambda:
+            return
+        forwarded = False
+        for a in names:
+            b = ctx.binding(a)  # type: ignore[arg-type]
+            if b is not None and b.kind == "param" and type(b.value) is ast.arg \
+                    and ctx.scope_of(b.value) is fn and _python_number(fn, b.value):
+                forwarded = True
+                break
+        if not forwarded or traced(ctx, node):
+            return
+        target = tf_function_called(ctx, func)
+        if target is None or "input_signature" in target.options:
+            return
+        yield self.finding(ctx, node)

@@ -1,0 +1,293 @@
+"""TFP703: TF1 graph ops built in the loop (or helper) that runs them: the graph grows."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.callers import called_in_loop
+from tfperf.lint.analysis.sessions import builds_op, session_runs, starts_fresh_graph
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import FUNCTION_NODES, Context
+
+# What a helper function may build per call without being reported: only the classic leaks
+# of value-setting and saving helpers are (an initializer or a model op built in a function
+# is nearly always setup that runs once).
+_HELPER_LEAKS = ("a tf.train.Saver", "an assign", "a scatter_update", "tf.placeholder")
+# Functions that run once per object or program by convention: building there is setup.
+_SETUP_NAMES = frozenset({"__init__", "main", "build", "build_graph", "build_model", "setup",
+                          "initialize", "init"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _once_guarded(ctx: Context, node: ast.AST, fn: ast.AST | None) -> bool:
+    """Under ``if self._op is None`` / ``hasattr`` / ``key in cache`` (or their ``else``):
+    built once. (``if var_list is None`` on a parameter is an option, not a guard.)"""
+    for p in ctx.ancestors(node):
+        if p is fn:
+            return False
+        if type(p) is ast.If:
+            for t in ast.walk(p.test):
+                if type(t) is ast.Compare and (
+                        any(type(o) in (ast.In, ast.NotIn) for o in t.ops)
+                        or (type(t.left) in (ast.Attribute, ast.Subscript)
+                            and any(type(o) is ast.Is for o in t.ops))):
+                    return True
+                if type(t) is ast.Call and getattr(t.func, "id", None) in ("hasattr", "getattr"):
+                    return True
+                if type(t) is ast.UnaryOp and type(t.op) is ast.Not \
+                        and type(t.operand) is ast.Attribute:
+                    return True
+    return False
+
+
+def _cached(ctx: Context, creation: ast.AST, fn: ast.AST | None) -> bool:
+    """The op is kept for later calls: its name is stored into an attribute or a subscript
+    (``self._op = op``, ``_CACHE[key] = op``) or a global."""
+    stmt = ctx.parent(creation)
+    if type(stmt) is not ast.Assign or fn is None:
+        return False
+    names = {t.id for t in stmt.targets if type(t) is ast.Name}
+    for n in ast.walk(fn):
+        if type(n) is ast.Assign and type(n.value) is ast.Name and n.value.id in names \
+                and any(type(t) in (ast.Attribute, ast.Subscript) for t in n.targets):
+            return True
+        if type(n) is ast.Global and names & set(n.names):
+            return True
+    return False
+
+
+class OpBuiltPerRun(Rule):
+    code = "TFP703"
+    name = "op-built-per-run"
+    message = "graph op built where the session runs it: the graph grows every time"
+    hint = ("build ops once, with the graph: feed the changing value through a placeholder "
+            "(or var.load(value, sess)), reuse one Saver")
+    claims = ("S9",)
+    group = "perf"
+    node_types = ()
+    requires_imports = frozenset({"tensorflow"})
+    docs = """\
+## What it does
+In TF1 graph code (sessions), finds an op that is built in the same loop iteration, or the
+same helper function, as the `session.run` (or `saver.save(sess, ...)`) that runs it:
+`sess.run(var.assign(value))` in a training loop, `sess.run(tf.argmax(y, 1))` per step, a
+`set_value` helper that makes a placeholder and an assign op on every call, a `save` helper
+that makes a new `tf.train.Saver` each time.
+
+## Why is this bad?
+In graph mode every `tf.*` call adds nodes to the default graph; nothing removes them. Built
+per step, the graph grows without bound: memory grows, each `session.run` has more graph to
+prune and gets slower, and a saved `.meta` file grows with it (the TF1 performance guide's
+"graph grows" warning; `graph.finalize()` turns it into an error). A Saver adds a save and a
+restore op for every variable each time it is made.
+
+## Example
+```python
+for step in range(steps):
+    sess.run(w.assign(w_np * 0.5))
+```
+
+## Use instead
+```python
+new_w = tf.placeholder(tf.float32, w.shape)
+assign_w = w.assign(new_w)            # built once, with the graph
+for step in range(steps):
+    sess.run(assign_w, feed_dict={new_w: w_np * 0.5})
+```
+
+## Fix safety
+No automatic fix: the op has to move to where the graph is built, which the rule cannot
+choose.
+
+## Known limitations
+Helpers are reported when this module calls them once per loop iteration, or when they
+build a Saver, a placeholder or an assign op and run it themselves; a helper that runs
+once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`, `test*`), one that makes a
+fresh graph or session, and an op kept for later calls (stored in an attribute, a cache or
+a global, or built under `if x is None` / `hasattr`) are not. Ops built in one function and
+run in another are not followed.
+"""
+    valid = (
+        # Built once, run per step.
+        Valid("""
+            import tensorflow as tf
+            x = tf.placeholder(tf.float32, [None, 3])
+            y = tf.reduce_sum(x)
+            with tf.Session() as sess:
+                for step in range(100):
+                    sess.run(y, feed_dict={x: data})
+        """),
+        # A cached assign op (Keras's own fix of set_value).
+        Valid("""
+            import tensorflow as tf
+            def set_value(x, value):
+                if hasattr(x, '_assign_op'):
+                    op, ph = x._assign_op, x._assign_placeholder
+                else:
+                    ph = tf.placeholder(x.dtype, shape=value.shape)
+                    op = x.assign(ph)
+                    x._assign_placeholder = ph
+                    x._assign_op = op
+                get_session().run(op, feed_dict={ph: value})
+        """),
+        # One graph per hyper-parameter: each iteration starts a fresh graph.
+        Valid("""
+            import tensorflow as tf
+            for lr in [0.1, 0.01]:
+                tf.reset_default_graph()
+                w = tf.Variable(1.0)
+                train = tf.train.GradientDescentOptimizer(lr).minimize(w * w)
+                with tf.Session() as sess:
+                    sess.run(tf.global_variables_initializer())
+                    sess.run(train)
+        """),
+        # The initializer built in __init__: once per object.
+        Valid("""
+            import tensorflow as tf
+            class Model:
+                def __init__(self):
+                    self.sess = tf.Session()
+                    self.w = tf.Variable(1.0)
+                    self.sess.run(tf.global_variables_initializer())
+        """),
+        # A cached Saver (gail-tf's fix).
+        Valid("""
+            import tensorflow as tf
+            _SAVERS = {}
+            def get_saver(name, var_list=None):
+                if name in _SAVERS:
+                    return _SAVERS[name]
+                saver = tf.train.Saver(var_list=var_list)
+                _SAVERS[name] = saver
+                return saver
+            def save_state(fname):
+                get_saver('default').save(get_session(), fname)
+        """),
+    )
+    invalid = (
+        # The shape of WorldModels' set_model_params: an assign op per variable per call.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class VAE:
+                def set_model_params(self, params):
+                    for idx, var in enumerate(tf.trainable_variables()):
+                        p = np.array(params[idx])
+                        assign_op = var.assign(p / 10000.0)
+                        self.sess.run(assign_op)
+        """, count=1, lines=(7,)),
+        # A new Saver on every call of a helper the training loop calls (gail-tf).
+        Invalid("""
+            import tensorflow as tf
+            def save_state(fname, var_list=None):
+                saver = tf.train.Saver(var_list=var_list)
+                saver.save(get_session(), fname)
+        """, count=1, lines=(3,)),
+        # Keras 2.0's set_value: a placeholder and an assign op per call.
+        Invalid("""
+            import tensorflow as tf
+            def set_value(x, value):
+                assign_placeholder = tf.placeholder(x.dtype, shape=value.shape)
+                assign_op = x.assign(assign_placeholder)
+                get_session().run(assign_op, feed_dict={assign_placeholder: value})
+        """, count=2, lines=(3, 4)),
+        # A helper called per iteration builds its gradient op on each call (the shape of a
+        # feature-visualisation tutorial).
+        Invalid("""
+            import tensorflow as tf
+            def optimize_image(session, feature, steps=10):
+                gradient = tf.gradients(layer[:, feature], x_image)
+                img = start_image
+                for i in range(steps):
+                    g = session.run(gradient, feed_dict={x_image: img})
+                    img = img + g[0]
+                return img
+            for feature in range(16):
+                optimize_image(session, feature)
+        """, count=1, lines=(3,)),
+        # An accuracy op built inside the training loop.
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            sess = tf.Session()
+            for step in range(1000):
+                sess.run(train, feed_dict={x: xs, y: ys})
+                acc = sess.run(tf.reduce_mean(tf.cast(tf.equal(pred, y), tf.float32)),
+                               feed_dict={x: xs, y: ys})
+        """, count=1, lines=(5,)),
+    )
+
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        seen: set[int] = set()
+        for run in session_runs(ctx):
+            for creation in self._creations(ctx, run):
+                if id(creation) in seen:
+                    continue
+                seen.add(id(creation))
+                where = self._where(ctx, creation, run)
+                if where is None:
+                    continue
+                what = builds_op(ctx, creation)
+                yield self.finding(ctx, creation,
+                                   f"{what} built {where}: the graph grows every time")
+
+    @staticmethod
+    def _creations(ctx: Context, run) -> Iterator[ast.AST]:
+        exprs = list(run.fetches)
+        if type(run.feed) is ast.Dict:
+            exprs += [k for k in run.feed.keys if k is not None]
+        if run.saver is not None:
+            exprs.append(run.saver)
+        for e in exprs:
+            if type(e) is not ast.Name:
+                if builds_op(ctx, e):
+                    yield e
+                continue
+            value = assigned_value(ctx, e)
+            if value is not None:
+                if builds_op(ctx, value):
+                    yield value
+                continue
+            # Bound in branches (`if opts: saver = Saver(opts) else: saver = Saver()`): an op
+            # whichever branch ran, when every assignment of the name in the function is one.
+            fn = ctx.enclosing_function(e)
+            values = [a.value for a in ast.walk(fn) if type(a) is ast.Assign
+                      and any(type(t) is ast.Name and t.id == e.id for t in a.targets)] \
+                if fn is not None else []
+            if values and all(builds_op(ctx, v) for v in values):
+                yield from values
+
+    @staticmethod
+    def _where(ctx: Context, creation: ast.AST, run) -> str | None:
+        run_call = run.call
+        fn = ctx.enclosing_function(creation)
+        if fn is not ctx.enclosing_function(run_call):
+            return None
+        if _once_guarded(ctx, creation, fn) or _cached(ctx, creation, fn):
+            return None
+        loops = [lp for lp in ctx.enclosing_loops(creation) if type(lp) in _LOOPS]
+        run_loops = ctx.enclosing_loops(run_call)
+        if loops and loops[0] in run_loops:
+            if starts_fresh_graph(ctx, loops[0]):
+                return None
+            return "in each iteration of the loop that runs it in the session"
+        if fn is None or type(fn) not in FUNCTION_NODES or starts_fresh_graph(ctx, fn):
+            return None
+        name = getattr(fn, "name", "")
+        caller = called_in_loop(ctx, fn)
+        if caller is not None and not loops:
+            # This module calls the function once per iteration of a loop: whatever it
+            # builds before running it is built again on every call.
+            # (no line number: in a notebook the module's lines are not the cell's)
+            return (f"on every call of {name}() (called once per loop iteration), which "
+                    "runs it in the session")
+        if loops or run_loops:
+            return None  # built once, then run in a loop: setup, not growth
+        if not (builds_op(ctx, creation) or "").startswith(_HELPER_LEAKS) \
+                or run_call.func.attr == "restore":  # restoring is done once, at the start
+            return None
+        if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init", "test")):
+            return None
+        return f"on every call of {name}(), which runs it in the session"

@@ -1,0 +1,193 @@
+"""TFP704: several session.run calls in every iteration of a loop: one round trip each."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.sessions import SessionRun, session_runs
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# Statements that run their body conditionally (or not at all): a run inside is not per step.
+_CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.IfExp, ast.BoolOp,
+                ast.ExceptHandler, ast.Match)
+
+
+def _every_iteration(ctx: Context, call: ast.AST, loop: ast.AST) -> bool:
+    """``call`` runs once in every iteration of ``loop`` (no branch or inner loop between)."""
+    for p in ctx.ancestors(call):
+        if p is loop:
+            return True
+        if isinstance(p, _CONDITIONAL) or type(p) in (ast.Lambda, ast.ListComp, ast.GeneratorExp,
+                                                        ast.DictComp, ast.SetComp):
+            return False
+    return False
+
+
+class SessionRunsPerStep(Rule):
+    code = "TFP704"
+    name = "session-runs-per-step"
+    message = "several session.run calls in each loop iteration: one host round trip each"
+    hint = "fetch everything the step needs in one sess.run([train_op, loss, ...])"
+    claims = ("S9",)
+    group = "perf"
+    node_types = ()
+    requires_imports = frozenset({"tensorflow"})
+    docs = """\
+## What it does
+In TF1 graph code, finds loops whose every iteration calls `run` on the same session two or
+more times (`sess.run(train_op, feed)` then `sess.run(loss, feed)`, or a read of a variable
+next to the training run). Runs under an `if` (every 100 steps) are not counted.
+
+## Why is this bad?
+Each `session.run` is a round trip: Python to the runtime, pruning the graph for the fetches,
+feeding the `feed_dict` again (a copy of every fed array), running, and copying the fetches
+back. Two runs that share inputs also compute the shared part twice (the forward pass for the
+update and again for the loss). One `sess.run([train_op, loss, W], feed_dict=...)` does it all
+in one call, the forward pass once.
+
+## Example
+```python
+for step in range(steps):
+    sess.run(train, feed_dict={X: x, Y: y})
+    print(step, sess.run(cost, feed_dict={X: x, Y: y}), sess.run(W))
+```
+
+## Use instead
+```python
+for step in range(steps):
+    _, cost_val, w_val = sess.run([train, cost, W], feed_dict={X: x, Y: y})
+    print(step, cost_val, w_val)
+```
+
+## Fix safety
+No automatic fix. Merged, the fetches run in one step with no order between them: a loss
+fetched with the update is the loss before the update (the separate run saw it after).
+Merge where that does not matter (it rarely does for logging).
+
+## Known limitations
+Runs on different sessions, runs in branches or inner loops, and runs in different functions
+called from the loop are not counted.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for step in range(1000):
+                    _, loss_val = sess.run([train, loss], feed_dict={x: xs})
+        """),
+        # The second run happens every 100 steps only.
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for step in range(1000):
+                sess.run(train, feed_dict={x: xs})
+                if step % 100 == 0:
+                    print(sess.run(loss, feed_dict={x: xs}))
+        """),
+        # One run per iteration of each of two loops.
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for step in range(1000):
+                sess.run(train)
+            for batch in test_batches:
+                print(sess.run(acc, feed_dict={x: batch}))
+        """),
+        # Training feed and test feed: one run cannot feed a placeholder two values.
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for epoch in range(10):
+                sess.run(train, feed_dict={x: x_train, y: y_train})
+                print(sess.run(acc, feed_dict={x: x_test, y: y_test}))
+        """),
+        # The second run is fed what the first fetched (a queue, then the model).
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            while True:
+                xb, yb = sess.run([images, labels])
+                k = sess.run(net_k, feed_dict={x_ph: xb})
+        """),
+        # Two different sessions (two graphs).
+        Valid("""
+            import tensorflow as tf
+            for step in range(10):
+                actor_sess.run(act)
+                critic_sess.run(learn)
+        """),
+    )
+    invalid = (
+        # hunkim/DeepLearningZeroToAll's lab 3 (three runs per step).
+        Invalid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for step in range(21):
+                sess.run(update, feed_dict={X: x_data, Y: y_data})
+                print(step, sess.run(cost, feed_dict={X: x_data, Y: y_data}), sess.run(W))
+        """, count=1, lines=(5,)),
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            with tf.Session() as sess:
+                for step in range(2001):
+                    print(step, sess.run(W))
+                    sess.run(train)
+        """, count=1, lines=(5,)),
+        # A method on self.sess, in a while loop.
+        Invalid("""
+            import tensorflow as tf
+            class Agent:
+                def learn(self, batches):
+                    while batches:
+                        b = batches.pop()
+                        self.sess.run(self.train_op, feed_dict={self.x: b})
+                        self.sess.run(self.update_target)
+        """, count=1, lines=(7,)),
+    )
+
+    @staticmethod
+    def _mergeable(ctx: Context, runs: list[SessionRun]) -> list[SessionRun]:
+        """The largest set of ``runs`` one run could do: each feeds nothing or the same
+        feed_dict as the others (one placeholder cannot take two values in one run), and none
+        feeds what an earlier one fetched."""
+        runs = sorted(runs, key=lambda r: (r.call.lineno, r.call.col_offset))
+        fetched: set[str] = set()
+        usable = []
+        for r in runs:
+            if r.feed is not None and {n.id for n in ast.walk(r.feed)
+                                       if type(n) is ast.Name} & fetched:
+                break  # fed from an earlier run's result: needs that run first
+            usable.append(r)
+            stmt = ctx.parent(r.call)
+            if type(stmt) is ast.Assign:
+                fetched |= {n.id for t in stmt.targets for n in ast.walk(t)
+                            if type(n) is ast.Name}
+        feeds = {ctx.source_of(r.feed) for r in usable if r.feed is not None}
+        best = max(feeds, key=lambda f: sum(ctx.source_of(r.feed) == f for r in usable
+                                            if r.feed is not None), default=None)
+        return [r for r in usable if r.feed is None or ctx.source_of(r.feed) == best]
+
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        by_loop: dict[tuple[int, str], list[SessionRun]] = defaultdict(list)
+        loops = {}
+        for run in session_runs(ctx):
+            if run.saver is not None:
+                continue
+            enclosing = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
+            if enclosing and _every_iteration(ctx, run.call, enclosing[0]):
+                key = (id(enclosing[0]), run.session)
+                by_loop[key].append(run)
+                loops[key] = enclosing[0]
+        for runs in by_loop.values():
+            runs = self._mergeable(ctx, runs)
+            if len(runs) < 2:
+                continue
+            yield self.finding(
+                ctx, runs[1].call,
+                f"{len(runs)} {runs[0].session}.run calls in each loop iteration: one host "
+                "round trip each (and shared work done again)")

@@ -1,0 +1,92 @@
+"""``%tfcompare``: statements → variants → :func:`tfperf.bench.compare` → its report shown.
+
+Each statement becomes a zero-argument function in the user's namespace (as ``%tftimeit``
+does), so the comparison runs every variant on the very objects the notebook holds; the
+outputs are checked against the baseline's as ``tfperf bench`` checks them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tfperf.notebook import display
+from tfperf.notebook.errors import MagicError
+from tfperf.notebook.statement import make_function
+
+DEFAULT_BUDGET = 3.0
+_NAMED = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$", re.S)
+
+
+def _default_name(statement: str) -> str:
+    """``slow(x)`` → ``slow``, ``tf.reduce_sum(x)`` → ``tf.reduce_sum``; else the text."""
+    try:
+        node = ast.parse(statement.strip(), mode="eval").body
+    except SyntaxError:
+        return statement.strip()
+    if isinstance(node, ast.Call):
+        try:
+            return ast.unparse(node.func)
+        except Exception:  # unparse of an odd node: fall back to the text
+            return statement.strip()
+    return statement.strip()
+
+
+def variants_from(shell: Any, lines: list[tuple[int, str]]) -> dict[str, Any]:
+    """``[(cell line, text)]`` → name → function; ``NAME=STATEMENT`` names one."""
+    named: list[tuple[str, str, int]] = []
+    for line_no, text in lines:
+        m = _NAMED.match(text.strip())
+        if m and m.group(1).isidentifier():
+            named.append((m.group(1), m.group(2), line_no))
+        else:
+            named.append((_default_name(text), text.strip(), line_no))
+    if len(named) < 2:
+        raise MagicError("tfcompare", "give at least two statements to compare "
+                                      "(e.g. %tfcompare slow(x) fast(x))")
+    names = [n for n, _, _ in named]
+    if len(set(names)) != len(names):  # f(a) f(b): name them by their text
+        named = [(s if names.count(n) > 1 else n, s, ln) for n, s, ln in named]
+        names = [n for n, _, _ in named]
+        if len(set(names)) != len(names):
+            raise MagicError("tfcompare", f"two variants are the same statement: {names}")
+    return {name: make_function(shell, "tfcompare", stmt, first_line=ln)
+            for name, stmt, ln in named}
+
+
+def compare_statements(shell: Any, lines: list[tuple[int, str]], *, baseline: str | None,
+                       budget: float | None, check: bool, plot: bool, quiet: bool) -> Any:
+    from tfperf.bench.comparison import compare
+
+    variants = variants_from(shell, lines)
+    if baseline is not None and baseline not in variants:
+        raise MagicError("tfcompare", f"--baseline {baseline!r} is not one of the variants "
+                                      f"{list(variants)}")
+    progress = display.Progress(shell, "tfcompare", enabled=not quiet)
+    try:
+        report = compare(variants, baseline=baseline, budget=budget or DEFAULT_BUDGET,
+                         check_equivalence=check, progress=progress, interruptible=True)
+    except BaseException:
+        progress.close()
+        raise
+    if not quiet:
+        progress.finish(report)
+        if plot:
+            display.show(_plot(report))
+    return report
+
+
+def _plot(report: Any) -> Any:
+    from IPython.display import Image
+
+    from tfperf.bench.plot import PlotError
+
+    path = Path(tempfile.mkdtemp(prefix="tfperf-compare-")) / "compare.png"
+    try:
+        report.plot(path)
+    except PlotError as exc:
+        return display.Rendering(f"no plot: {exc}")
+    return Image(filename=str(path))

@@ -1,0 +1,64 @@
+"""``%tfdoctor``: the doctor's facts and checks, as text and (in a notebook) as HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tfperf.core import render
+from tfperf.core.findings import Finding, Status
+from tfperf.notebook import display
+
+
+@dataclass
+class DoctorResult:
+    """The doctor's facts and verdicts; shown as its text report or an HTML table."""
+
+    facts: Any
+    findings: list[Finding]
+
+    @property
+    def exit_status(self) -> int:
+        from tfperf.doctor.report import exit_status
+
+        return exit_status(self.findings)
+
+    def text(self) -> str:
+        from tfperf.doctor.report import report_text
+
+        return report_text(self.facts, self.findings)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
+
+    def _repr_html_(self) -> str:
+        from tfperf.doctor.report import fact_lines, group_of, short_id
+
+        facts = render.html_table(("fact", "value"), [(k or "", v) for k, v in
+                                                     fact_lines(self.facts)])
+        rows = [(group_of(f.code), str(f.status).upper(), short_id(f.code), f.message,
+                 f.hint if f.status in (Status.FAIL, Status.WARN, Status.SKIP) else "")
+                for f in self.findings]
+        checks = render.html_table(("group", "status", "check", "message", "fix"), rows)
+        last = self.text().rstrip().splitlines()[-1]
+        return f"<p><b>tfperf doctor</b></p>{facts}{checks}<p><b>{last}</b></p>"
+
+
+def run_doctor(shell: Any, *, compute: bool, timeout: float) -> tuple[DoctorResult, Any]:
+    """The doctor's result, and the progress display to show it in."""
+    from tfperf.doctor.checks import judge
+    from tfperf.doctor.gather import gather
+    from tfperf.doctor.probe import GatherOptions
+
+    progress = display.Progress(shell, "tfdoctor")
+    progress(0.0, "gathering facts (TensorFlow is imported in a subprocess)")
+    try:
+        options = GatherOptions(timeout=timeout, tool_timeout=min(10.0, timeout),
+                                compute=compute)
+        facts = gather(options)
+        progress(0.8, "judging")
+        findings = judge(facts, compute=compute)
+    except BaseException:
+        progress.close()
+        raise
+    return DoctorResult(facts, findings), progress

@@ -1,0 +1,147 @@
+"""%tflint over the cells run so far (and %%tflint on one), %tftune's guard, %tfdoctor."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from tfperf.notebook.lint import LintReport
+
+PRINT_IN_FUNCTION = """\
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    loss = tf.reduce_mean(x)
+    print('loss', loss)
+    return loss
+"""
+
+
+def test_lint_cells_so_far_by_cell_and_line_with_the_fix_as_a_cell_diff(run):
+    cell = run("if False:\n" + "".join("    " + ln + "\n" for ln in [
+        "import tensorflow as tf", "@tf.function", "def step(x):",
+        "    loss = tf.reduce_mean(x)", "    print('loss', loss)", "    return loss"]))
+    assert cell.error is None, cell.everything
+    n = cell.result.execution_count
+    ran = run("rep = %tflint -o TFP204")
+    assert ran.error is None, ran.everything
+    rep = ran.result.result if ran.result.result is not None else _ns()["rep"]
+    assert isinstance(rep, LintReport)
+    item = next(i for i in rep.items if i.finding.location.cell == n)
+    assert item.finding.code == "TFP204"
+    assert item.where == f"cell {n}, line 6, col 9"
+    assert f"--- a/cell {n}" in item.diff and "+        tf.print('loss', loss)" in item.diff
+    text, html = ran.shown("text/plain"), ran.shown("text/html")
+    assert f"cell {n}, line 6, col 9: TFP204" in text and "+        tf.print" in text
+    assert "<table>" in html and "<pre>" in html and "tf.print" in html
+
+
+def _ns():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.instance().user_ns
+
+
+@pytest.mark.tf
+def test_a_cell_run_twice_is_linted_once_and_codes_select_rules(run, tf_cells):
+    src = ("import tensorflow as tf\nscores = tf.random.uniform([10])\nkeep = []\n"
+           "for i in range(scores.shape[0]):\n    if float(scores[i]) > 0.5:\n"
+           "        keep.append(i)\n")
+    first = run(src).result.execution_count
+    second = run(src).result.execution_count
+    rep = run("rep = %tflint -o TFP201").result.result or _ns()["rep"]
+    assert {i.finding.code for i in rep.items} == {"TFP201"}  # the codes select the rules
+    cells = [i.finding.location.cell for i in rep.items]
+    assert second in cells and first not in cells  # the latest run only
+    none = run("rep = %tflint -o TFP999").error
+    assert "no rule matches TFP999" in str(none)
+
+
+def test_cell_form_lints_this_cell_only_with_cell_lines(run):
+    ran = run("%%tflint -o\n" + PRINT_IN_FUNCTION)
+    assert ran.error is None, ran.everything
+    rep = ran.result.result
+    n = ran.result.execution_count
+    codes = {(i.finding.code, i.finding.location.cell, i.finding.location.line) for i in rep.items}
+    assert ("TFP204", n, 7) in codes  # line 1 is the magic: lines match the cell as typed
+    assert rep.cells == 1
+
+
+def test_lint_shows_a_clean_notebook_as_such(run):
+    ran = run("%%tflint\nx = 1 + 1\n")
+    assert ran.error is None and "no findings in 1 cell(s)" in ran.shown()
+
+
+def test_tune_says_it_is_not_available_until_it_exists(run, monkeypatch):
+    from tfperf.notebook.tune import tune_module
+
+    if tune_module() is not None:
+        pytest.skip("tfperf.tune exists in this checkout")
+    ran = run("%tftune len([1, 2])")
+    assert ran.error is None
+    assert ran.shown().startswith("tune is not available yet")
+
+
+class _FakeTuneResult:
+    def table(self) -> str:
+        return "candidate  speedup\nxla        3.0x"
+
+
+def test_tune_calls_tfperf_tune_when_it_exists(run, monkeypatch):
+    seen = []
+
+    def fake_tune(fn, args=(), kwargs=None, *, budget=60.0, progress=None):
+        progress("screening levers")
+        seen.append((fn, args, kwargs, budget))
+        return _FakeTuneResult()
+
+    fake = types.ModuleType("tfperf.tune")
+    fake.tune = fake_tune  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tfperf.tune", fake)
+    ran = run("r = %tftune -o --budget 5 max([3, 1], key=abs)")
+    assert ran.error is None, ran.everything
+    assert seen == [(max, ([3, 1],), {"key": abs}, 5.0)]
+    assert isinstance(_ns()["r"], _FakeTuneResult)
+    assert "xla        3.0x" in ran.shown()
+    bad = run("%tftune not a call")
+    assert "syntax error" in str(bad.error) or "give one call" in str(bad.error)
+    missing = run("%tftune undefined_fn(1)")
+    assert "undefined_fn raised NameError" in str(missing.error)
+
+
+def test_tune_with_a_star_args_signature(run, monkeypatch):
+    fake = types.ModuleType("tfperf.tune")
+    fake.tune = lambda fn, *a, **k: f"tuned {fn.__name__}{a}{k}"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tfperf.tune", fake)
+    ran = run("r = %tftune -o -q max(3, 1)")
+    assert ran.error is None and _ns()["r"] == "tuned max(3, 1){}" and ran.outputs == []
+
+
+def test_doctor_report_as_text_and_html(run, monkeypatch):
+    # The facts of a GPU machine (a fixture of the doctor's tests) stand in for this one's:
+    # gathering real facts imports TensorFlow in a subprocess (the case-study notebook does).
+    import json
+    from pathlib import Path
+
+    from tfperf.doctor import gather
+    from tfperf.doctor.facts import Facts
+
+    data = json.loads((Path(__file__).parents[1] / "doctor" / "fixtures" /
+                       "h100_tf215.json").read_text())
+    asked = []
+    monkeypatch.setattr(gather, "gather", lambda options: asked.append(options) or
+                        Facts.from_dict(data))
+    ran = run("d = %tfdoctor -o --no-compute --timeout 30")
+    assert ran.error is None, ran.everything
+    assert asked[0].compute is False and asked[0].timeout == 30
+    d = _ns()["d"]
+    assert d.findings and d.exit_status == (1 if any(f.failed for f in d.findings) else 0)
+    text, html = ran.shown("text/plain"), ran.shown("text/html")
+    assert text.startswith("tfperf doctor") and "Driver and GPU" in text and "H100" in text
+    assert "<table>" in html and "H100" in html
+    assert "<td>Driver and GPU</td>" in html and "<td>doctor.gpu</td>" not in html  # short ids
+    assert "\x1b[" not in text + html
+    assert "unexpected" in str(run("%tfdoctor now").error)
