@@ -131,7 +131,7 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
     assert res.ret == 0 and base.is_file()
     assert "tfperf: run saved to" in res.stdout.str()
     (saved,) = json.loads(base.read_text())["variants"]
-    assert len(saved["yardstick_s"]) == len(saved["times_s"]) >= 3  # its own yardstick
+    assert len(saved["yardstick_s"]) == len(saved["times_s"]) >= 2  # its own yardstick
 
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
     assert res.ret == 0, res.stdout.str()
