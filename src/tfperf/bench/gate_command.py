@@ -225,7 +225,9 @@ def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | Non
         elif fmt == "markdown":
             print(result.to_markdown())
         else:
-            print(result.table(color=use_color()))
+            if not args.counters_only:  # no rounds were timed: the table would say nothing
+                print(result.table(color=use_color()))
+                print()
             print(_counters_text(record))
         return bench_status
     gate = compare_runs(baseline, record, fail_over=parse_fail_over(args.fail_over),
@@ -247,7 +249,7 @@ def _counters_text(record: dict[str, Any]) -> str:
     for v in record["variants"]:
         c = v.get("counters") or {}
         rows.append([v["name"], *("–" if c.get(k) is None else str(c.get(k)) for k in COUNTERS)])
-    return "\ncounters (first call + 2 calls; eager ops: the 2 calls)\n" + text_table(
+    return "counters (first call + 2 calls; eager ops: the 2 calls)\n" + text_table(
         ("variant", *COUNTERS), rows, "l" + "r" * len(COUNTERS))
 
 
