@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tfperf.bench import gate_command
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -58,6 +60,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--verbose", action="store_true",
                    help="let TensorFlow's C++ start-up notices through (hidden by default)")
+    gate_command.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -84,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
+    gate_command.check_arguments(args)
+    if args.history:
+        return gate_command.run_history(args)
     if bool(args.file) == bool(args.suite):
         raise UsageError("give either FILE.py or --suite article")
     if args.suite and (args.reference or args.grad or args.baseline or args.isolate):
@@ -92,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget must be a positive number of seconds")
     quiet_tensorflow_startup(args.verbose)
-    show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
+    show_bar = not args.no_progress and not args.json and not args.format and \
+        sys.stderr.isatty()
     bar = _ProgressBar() if show_bar else None
     try:
         if args.suite:
@@ -108,11 +115,16 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
     from tfperf.bench.loader import BenchFileError, load_bench_file
     from tfperf.cli import UsageError
 
+    budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
+    if args.interleave_with:
+        return gate_command.run_interleaved(args, bar, budget)
     try:
         bench = load_bench_file(args.file)
         call_args, call_kwargs = bench.make_inputs(quick=args.quick)
     except BenchFileError as exc:
         raise UsageError(str(exc)) from None
+    baseline = gate_command.load_baseline(args)
+    gate = gate_command.wants_gate(args)
     names = [v.name for v in bench.variants]
     if args.baseline and args.baseline not in names:
         raise UsageError(f"--baseline {args.baseline!r} is not one of {', '.join(names)}")
@@ -122,11 +134,15 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
         v.source = {"file": str(Path(args.file).resolve()), "variant": spec.name,
                     "quick": args.quick}
         variants.append(v)
-    budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
     result = compare(variants, call_args, call_kwargs, baseline=args.baseline, budget=budget,
                      quick=args.quick, isolate=args.isolate, roofline=args.roofline,
                      reference=args.reference, grad=args.grad,
-                     allow_unchecked=args.allow_unchecked, progress=bar)
+                     allow_unchecked=args.allow_unchecked, progress=bar, counters=gate,
+                     **(gate_command.gate_settings(args) if gate else {}))
+    if gate:
+        if bar:
+            bar.close()
+        return gate_command.finish(result, args, baseline)
     return _emit(result, args, bar)
 
 

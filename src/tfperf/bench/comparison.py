@@ -29,10 +29,12 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.bench.batching import quick_slice
+from tfperf.bench.counters import STEADY_CALLS, first_call_watch, from_observations, steady_watch
 from tfperf.bench.deadline import CallTimeout, time_limit
 from tfperf.bench.declare import VariantSpec
 from tfperf.bench.equivalence import snapshot
@@ -106,7 +108,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             atol: float | None = None, check_equivalence: bool = True,
             reference: str | None = None, grad: bool = False,
             allow_unchecked: bool = False,
-            isolate: bool = False, roofline: bool = False,
+            isolate: bool = False, roofline: bool = False, counters: bool = False,
+            yardstick: Callable[[], Any] | None = None,
             progress: Progress | None = None, interruptible: bool = False) -> CompareReport:
     """Time ``variants`` against ``baseline`` on the same inputs; see the module docstring.
 
@@ -125,6 +128,11 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     ``allow_unchecked``: outputs that cannot be compared do not fail the exit status.
     ``isolate``: peak memory of each variant in a child process that imports the variant's
     file again; a calling script must keep its work under ``if __name__ == "__main__":``.
+    ``counters``: also count traces, host syncs, eager ops, graph ops and XLA compilations
+    (:mod:`tfperf.bench.counters`): the first call is watched (function calls and host syncs),
+    and two more calls right after it are watched with every hook.
+    ``yardstick``: a fixed piece of work timed in every round beside the variants
+    (:mod:`tfperf.bench.yardstick`); its per-round times come back as ``yardstick_s``.
     ``interruptible`` (interactive use: ``%tfcompare``): Ctrl-C during the rounds ends them
     and the report covers the rounds done, with a note; before the first round it raises.
     """
@@ -166,8 +174,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
     # 1. first calls
     for i, st in enumerate(states):
         say(i / (n + 2), f"{st.variant.name}: first call")
+        watcher: Any = first_call_watch() if counters else nullcontext()
         try:
-            with time_limit(call_limit):
+            with time_limit(call_limit), watcher:
                 first, out = st.timer.first_call()
         except CallTimeout as exc:
             st.result.status, st.result.error = "timeout", str(exc)
@@ -177,6 +186,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             continue
         st.output = _keep(out, check_equivalence, roofline)
         st.result.first_call_s = first * st.result.scale
+        if counters and not _count_steady(st, watcher.obs, call_limit):
+            continue
         if slow_after < first * st.result.scale <= max(budget, 2 * slow_after) \
                 and not st.batch:
             # A slow first call may be tracing or XLA compiling: judge by a second call.
@@ -194,9 +205,9 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
                 "its time includes any trace/compile cost")
 
     fast = [st for st in states if st.result.status == "ok"]
-    # 2. warm-up and block size
+    # 2. warm-up and block size (none when no rounds are wanted: counters only)
     say(n / (n + 2), "warming up")
-    for st in list(fast):
+    for st in list(fast) if max_rounds > 0 else []:
         try:
             with time_limit(call_limit):
                 st.timer.block(1)
@@ -205,13 +216,18 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
             _fail(st, exc)
             fast.remove(st)
 
+    yard = _yardstick_state(yardstick, min_block_time, call_limit) \
+        if yardstick is not None and fast and max_rounds > 0 else None
+
     # 3. interleaved rounds
     t0 = time.perf_counter()
     deadline = t0 + budget
     rounds = 0
     try:
         while fast and rounds < max_rounds:
-            for st in _rotated(fast, rounds):
+            in_round = [*fast, yard] if yard is not None and yard.result.status == "ok" \
+                else fast
+            for st in _rotated(in_round, rounds):
                 try:
                     with time_limit(call_limit * st.number):
                         st.times.append(st.timer.block(st.number))
@@ -232,6 +248,8 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
         for st in fast:  # a round cut short: keep whole rounds, so ratios stay paired
             del st.times[rounds:]
             st.result.notes.append(f"interrupted (Ctrl-C) after {rounds} rounds")
+        if yard is not None:
+            del yard.times[rounds:]
     for st in states:
         if st.result.status == "ok":
             st.result.measurement = Measurement(times=st.times, number=st.number,
@@ -257,7 +275,38 @@ def compare(variants: Mapping[str, Any] | Sequence[Any], args: Sequence[Any] = (
                 "check_equivalence": check_equivalence}
     return CompareReport(machine=machine_info(), baseline=base_name,
                          variants=[st.result for st in states], settings=settings,
-                         peaks=peaks.to_dict() if peaks else None)
+                         peaks=peaks.to_dict() if peaks else None,
+                         yardstick_s=list(yard.times) if yard and yard.result.status == "ok"
+                         else None)
+
+
+def _yardstick_state(fn: Callable[[], Any], min_block_time: float,
+                     call_limit: float) -> _State | None:
+    from tfperf.bench.yardstick import NAME
+
+    yard = _State(Variant(NAME, fn), VariantResult(NAME), Timer(fn))
+    try:
+        with time_limit(call_limit):
+            yard.timer.block(1)
+            yard.number = yard.timer.calibrate(min_block_time)
+    except (Exception, CallTimeout):  # no yardstick: the gate judges raw times
+        return None
+    return yard
+
+
+def _count_steady(st: _State, first_obs: Any, call_limit: float) -> bool:
+    """Watch ``STEADY_CALLS`` calls after the first and set the variant's counters; False
+    when a call failed (the variant is then reported with its error)."""
+    steady = steady_watch()
+    try:
+        with time_limit(call_limit * STEADY_CALLS), steady:
+            for _ in range(STEADY_CALLS):
+                st.timer.block(1)
+    except (Exception, CallTimeout) as exc:
+        _fail(st, exc)
+        return False
+    st.result.counters = from_observations(first_obs, steady.obs, STEADY_CALLS)
+    return True
 
 
 def _fail(st: _State, exc: BaseException) -> None:

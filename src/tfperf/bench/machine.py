@@ -57,3 +57,69 @@ def machine_line(info: dict[str, Any]) -> str:
     load_s = f", load {load}" if load is not None else ""
     return (f"{info.get('cpu')} ({info.get('cpu_count')} CPUs{load_s}), {gpus}, "
             f"TF {info.get('tensorflow') or '-'}, Python {info.get('python')}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the fingerprint a regression gate compares: cheap, offline, no tool run
+
+#: Keys whose change makes two runs' times not comparable (tfperf's own version is recorded
+#: but not compared: upgrading tfperf in a pull request must not void its baseline).
+COMPARED_KEYS = ("cpu", "cpu_count", "arch", "system", "python", "tensorflow", "gpus",
+                 "cuda", "cudnn", "driver")
+
+
+def _nvidia_driver() -> str | None:
+    """The NVIDIA kernel driver's version from /proc (no nvidia-smi run); None without one."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as fh:
+            first = fh.readline()
+    except OSError:
+        return None
+    for word in first.split():
+        if word[:1].isdigit() and "." in word:
+            return word
+    return first.strip() or None
+
+
+def _build_info() -> dict[str, Any]:
+    tf = sys.modules.get("tensorflow")
+    try:
+        return dict(tf.sysconfig.get_build_info()) if tf is not None else {}
+    except Exception:  # an old or trimmed TF without build info: versions unknown
+        return {}
+
+
+def fingerprint() -> dict[str, Any]:
+    """What makes a time measured here comparable with one measured elsewhere."""
+    from tfperf import __version__
+
+    build = _build_info()
+    return {
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "arch": platform.machine(),
+        "system": platform.system(),
+        "python": platform.python_version(),
+        "tensorflow": getattr(sys.modules.get("tensorflow"), "__version__", None),
+        "gpus": gpu_names(),
+        "cuda": build.get("cuda_version"),
+        "cudnn": build.get("cudnn_version"),
+        "driver": _nvidia_driver(),
+        "tfperf": __version__,
+    }
+
+
+def machine_key(fp: dict[str, Any]) -> str:
+    """A short stable name for a fingerprint (the storage folder of its runs)."""
+    import hashlib
+    import json
+
+    compared = {k: fp.get(k) for k in COMPARED_KEYS}
+    digest = hashlib.sha1(json.dumps(compared, sort_keys=True).encode()).hexdigest()[:10]
+    cpu = "".join(ch if ch.isalnum() else "-" for ch in str(fp.get("cpu") or "cpu"))[:24]
+    return f"{fp.get('system') or 'os'}-{fp.get('arch') or 'arch'}-{cpu.strip('-')}-{digest}"
+
+
+def fingerprint_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(key, a's value, b's value) for each compared key that differs."""
+    return [(k, a.get(k), b.get(k)) for k in COMPARED_KEYS if a.get(k) != b.get(k)]

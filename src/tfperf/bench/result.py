@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfperf.bench.counters import Counters
 from tfperf.bench.equivalence import Equivalence
 from tfperf.core import render
 from tfperf.core.measure import Measurement
@@ -38,6 +39,7 @@ class VariantResult:
     notes: list[str] = field(default_factory=list)
     memory: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
+    counters: Counters | None = None  # with compare(counters=True)
 
     @property
     def checks(self) -> list[Equivalence]:
@@ -115,6 +117,7 @@ class VariantResult:
             "notes": list(self.notes),
             "memory": self.memory,
             "roofline": self.roofline,
+            "counters": self.counters.to_dict() if self.counters else None,
         }
 
 
@@ -125,6 +128,7 @@ class CompareResult:
     variants: list[VariantResult]
     settings: dict[str, Any] = field(default_factory=dict)
     peaks: dict[str, Any] | None = None
+    yardstick_s: list[float] | None = None  # per round, with compare(yardstick=...)
 
     def __getitem__(self, name: str) -> VariantResult:
         for v in self.variants:

@@ -141,3 +141,110 @@ SUITE_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+_COUNT = {"type": ["integer", "null"], "minimum": 0}
+_LINE_ROW = {
+    "type": "object",
+    "required": ["path", "line", "count"],
+    "properties": {
+        "path": {"type": ["string", "null"]},
+        "line": {"type": ["integer", "null"]},
+        "count": {"type": "integer", "minimum": 0},
+        "kinds": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "function": {"type": "string"},
+        "graph_ops": _COUNT,
+        "xla_compilations": {"type": "integer", "minimum": 0},
+        "causes": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+COUNTERS_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "required": ["traces", "host_syncs", "eager_ops", "graph_ops", "xla_compilations",
+                 "steady_calls", "sites", "unavailable"],
+    "properties": {
+        "traces": _COUNT,
+        "host_syncs": _COUNT,
+        "eager_ops": _COUNT,
+        "graph_ops": _COUNT,
+        "xla_compilations": _COUNT,
+        "steady_calls": {"type": "integer", "minimum": 0},
+        "sites": {"type": "object", "additionalProperties": {"type": "array",
+                                                             "items": _LINE_ROW}},
+        "unavailable": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+}
+
+FINGERPRINT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["cpu", "cpu_count", "arch", "system", "python", "tensorflow", "gpus", "cuda",
+                 "cudnn", "driver", "tfperf"],
+    "properties": {
+        "cpu": {"type": "string"},
+        "cpu_count": {"type": ["integer", "null"]},
+        "arch": {"type": "string"},
+        "system": {"type": "string"},
+        "python": {"type": "string"},
+        "tensorflow": {"type": ["string", "null"]},
+        "gpus": {"type": "array", "items": {"type": "string"}},
+        "cuda": {"type": ["string", "null"]},
+        "cudnn": {"type": ["string", "null"]},
+        "driver": {"type": ["string", "null"]},
+        "tfperf": {"type": "string"},
+    },
+}
+
+RUN_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "tfperf bench --save (a saved run)",
+    "type": "object",
+    "required": ["format", "version", "created", "label", "file", "counters_only",
+                 "fingerprint", "machine_key", "machine", "settings", "yardstick_s",
+                 "variants"],
+    "properties": {
+        "format": {"const": "tfperf-bench-run"},
+        "version": {"const": 1},
+        "created": {"type": "string"},
+        "label": {"type": ["string", "null"]},
+        "file": {"type": ["string", "null"]},
+        "counters_only": {"type": "boolean"},
+        "fingerprint": FINGERPRINT_SCHEMA,
+        "machine_key": {"type": "string", "minLength": 1},
+        "machine": MACHINE_SCHEMA,
+        "settings": {"type": "object"},
+        "yardstick_s": {"type": ["array", "null"], "items": {"type": "number", "minimum": 0}},
+        "variants": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["name", "status", "times_s", "number", "stats", "first_call_s",
+                             "counters", "error"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "status": {"enum": ["ok", "slow", "error", "timeout"]},
+                    "times_s": {"type": "array", "items": {"type": "number", "minimum": 0}},
+                    "number": {"type": "integer", "minimum": 0},
+                    "stats": {
+                        "type": ["object", "null"],
+                        "required": ["median_s", "iqr_s", "min_s", "mean_s", "runs"],
+                        "properties": {
+                            "median_s": {"type": ["number", "null"], "minimum": 0},
+                            "iqr_s": {"type": ["number", "null"], "minimum": 0},
+                            "min_s": {"type": ["number", "null"], "minimum": 0},
+                            "mean_s": {"type": ["number", "null"], "minimum": 0},
+                            "runs": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                    "first_call_s": {"type": ["number", "null"], "minimum": 0},
+                    "counters": COUNTERS_SCHEMA,
+                    "error": {"type": ["string", "null"]},
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                    "yardstick_s": {"type": ["array", "null"],
+                                    "items": {"type": "number", "minimum": 0}},
+                },
+            },
+        },
+    },
+}

@@ -44,6 +44,8 @@ class FunctionStats:
     total_s: float = 0.0
     first_site: Site | None = None
     jit_compile: bool = False  # tf.function(jit_compile=True): its first run XLA-compiles
+    graph_ops: int | None = None  # ops in the graph of its latest trace
+    xla_compilations: int = 0  # traces of a jit_compile=True function
     signatures: list[dict[str, Any]] = field(default_factory=list)
     causes: dict[tuple[str, str], retrace.CauseSummary] = field(default_factory=dict)
     # per argument: every distinct value seen at trace time (the first trace included)
@@ -67,6 +69,8 @@ class FunctionStats:
             "trace_s": self.trace_s,
             "run_s": self.run_s,
             "calls": self.calls,
+            "graph_ops": self.graph_ops,
+            "xla_compilations": self.xla_compilations,
             "path": self.first_site[0] if self.first_site else None,
             "line": self.first_site[1] if self.first_site else None,
         }

@@ -54,6 +54,8 @@ class _Local(threading.local):
     last_event = 0.0
     trace_s = 0.0
     depth = 0  # nesting of observed tf.function calls on this thread
+    # (graph op count, XLA must-compile) of the latest concrete function traced here
+    last_graph: tuple[int | None, bool] | None = None
 
 
 class Watcher:
@@ -161,10 +163,12 @@ class Watcher:
         def timed(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
-                return original(*args, **kwargs)
+                concrete = original(*args, **kwargs)
             finally:
                 if local.depth <= 1:  # a nested trace is inside its parent's time already
                     local.trace_s += time.perf_counter() - t0
+            local.last_graph = _graph_facts(concrete, args)
+            return concrete
 
         setattr(tc, TRACE_STEP[1], timed)
         self._undo.append(lambda: setattr(tc, TRACE_STEP[1], original))
@@ -185,6 +189,10 @@ class Watcher:
             new_traces = max(after - before, 0)
             if new_traces:
                 stats.traces += new_traces
+                if self._local.last_graph is not None:
+                    stats.graph_ops, jit = self._local.last_graph
+                    stats.xla_compilations += new_traces if jit else 0
+                    self._local.last_graph = None
                 exact = "trace_time" not in self.obs.unavailable
                 stats.trace_s += (traced_s if exact else elapsed) if top_level else 0.0
                 self._explain_trace(fn, stats, args, kwargs)
@@ -294,6 +302,18 @@ class Watcher:
 
         op_callbacks.add_op_callback(on_op)
         self._undo.append(lambda: op_callbacks.remove_op_callback(on_op))
+
+
+def _graph_facts(concrete: Any, trace_args: tuple) -> tuple[int | None, bool]:
+    """(ops in the traced graph, whether XLA must compile it): a trace of a
+    ``jit_compile=True`` function is one XLA compilation when it first runs."""
+    try:
+        ops: int | None = len(concrete.graph.get_operations())
+    except Exception:  # a TF whose concrete function has no graph: the count is unknown
+        ops = None
+    options = trace_args[3] if len(trace_args) > 3 else None
+    attributes = getattr(options, "attributes", None) or {}
+    return ops, bool(attributes.get("_XlaMustCompile"))
 
 
 _CONVERSIONS = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",

@@ -1,0 +1,174 @@
+"""The pytest plugin, run on generated test suites with ``pytester`` (real TensorFlow)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SUITE = '''
+import pytest
+import tensorflow as tf
+
+@tf.function
+def step(x, lr):
+    return x * lr
+
+def test_traces_once_and_never_syncs():
+    lr = tf.constant(0.1)
+    for _ in range(3):
+        step(tf.ones([4]), lr)
+
+@pytest.mark.tfperf(max_traces=1, max_host_syncs=0)
+def test_marked_clean():
+    lr = tf.constant(0.1)
+    for _ in range(3):
+        step(tf.ones([4]), lr)
+
+@tf.function
+def fresh(x):
+    return tf.reduce_sum(x * x)
+
+def test_fixture(tfperf_bench):
+    result = tfperf_bench(fresh, tf.ones([4]))
+    assert result.median_s > 0 and result.counters["traces"] == 1
+    assert result.counters["host_syncs"] == 0
+'''
+
+FAILING = '''
+import pytest
+import tensorflow as tf
+
+@tf.function
+def step(x, lr):
+    return x * lr
+
+@pytest.mark.tfperf(max_host_syncs=0)
+def test_syncs():
+    y = step(tf.ones([4]), tf.constant(0.1))
+    loss = float(tf.reduce_sum(y))
+    assert loss > 0
+
+@pytest.mark.tfperf(max_traces=1)
+def test_retraces():
+    for lr in (0.1, 0.2, 0.3):
+        step(tf.ones([4]), lr)
+
+@pytest.mark.tfperf(max_trace=1)
+def test_typo():
+    pass
+'''
+
+BENCHED = '''
+import tensorflow as tf
+
+@tf.function
+def core(x):
+    return tf.reduce_sum(x * 2.0)
+
+def work(x):
+    y = core(x)
+    {extra}
+    return y
+
+def test_bench(tfperf_bench):
+    tfperf_bench(work, tf.ones([8]), name="work")
+'''
+
+
+@pytest.fixture(scope="module")
+def tensorflow():
+    # Imported before pytester's snapshot of sys.modules (module scope is set up first):
+    # pytester drops the modules an inline run imported, and NumPy cannot load twice.
+    return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture
+def run(tensorflow, pytester, monkeypatch):
+    # The plugin is given with -p: an installed tfperf would register it once more
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+    def go(*args):
+        return pytester.runpytest("-p", "tfperf.pytest_plugin", "-p", "no:cacheprovider",
+                                  *args)
+    return go
+
+
+@pytest.mark.tf
+def test_a_clean_suite_passes(pytester, run):
+    pytester.makepyfile(test_clean=SUITE)
+    res = run("--tfperf-budget", "0.2")
+    res.assert_outcomes(passed=3)
+
+
+@pytest.mark.tf
+def test_counter_limits_fail_with_the_counter_the_limit_and_the_line(pytester, run):
+    pytester.makepyfile(test_bad=FAILING)
+    res = run()
+    res.assert_outcomes(failed=3)
+    out = res.stdout.str()
+    assert "host_syncs = 1, over max_host_syncs=0" in out
+    assert "test_bad.py:11: 1 (float() ×1)" in out
+    assert "traces = 3, over max_traces=1" in out
+    assert "tf.function step traced 3×: argument `lr` changed (python value" in out
+    assert "unknown limit 'max_trace'" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.tf
+def test_compare_run_fails_on_a_planted_regression(pytester, run):
+    pytester.makepyfile(test_b=BENCHED.format(extra="pass"))
+    base = pytester.path / "base.json"
+    res = run("--tfperf-budget", "0.2", "--tfperf-save", str(base))
+    res.assert_outcomes(passed=1)
+    assert res.ret == 0 and base.is_file()
+    assert "tfperf: run saved to" in res.stdout.str()
+    (saved,) = json.loads(base.read_text())["variants"]
+    assert len(saved["yardstick_s"]) == len(saved["times_s"]) >= 2  # its own yardstick
+
+    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
+    assert res.ret == 0, res.stdout.str()
+    assert "no regression against" in res.stdout.str()
+
+    pytester.makepyfile(test_b=BENCHED.format(extra="y.numpy()"))
+    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
+    res.assert_outcomes(passed=1)  # every test passed; the gate fails the session
+    out = res.stdout.str()
+    assert res.ret == 1, out
+    assert "REGRESSION" in out and "work: host_syncs 0 → 3" in out
+    line = BENCHED.strip().splitlines().index("    {extra}") + 1  # makepyfile strips
+    assert f"test_b.py:{line}: 0 → 3 — .numpy() ×3" in out
+
+
+@pytest.mark.tf
+def test_a_missing_baseline_is_an_error_not_a_traceback(pytester, run):
+    pytester.makepyfile(test_b=BENCHED.format(extra="pass"))
+    res = run("--tfperf-budget", "0.1", "--tfperf-compare", str(pytester.path / "none.json"))
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    assert "tfperf: error:" in res.stdout.str() and "no such file" in res.stdout.str()
+
+
+def test_the_plugin_loads_without_tensorflow_or_numpy():
+    code = ("import sys, tfperf.pytest_plugin; "
+            "bad = [m for m in ('tensorflow', 'numpy') if m in sys.modules]; "
+            "sys.exit(1 if bad else 0)")
+    env_path = str(ROOT / "src")
+    proc = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": env_path},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_entry_point_is_declared():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["pytest11"] == {"tfperf": "tfperf.pytest_plugin"}
