@@ -52,10 +52,35 @@ def wrapping(ctx: Context, value: ast.AST | None) -> TfFunction | None:
     return None
 
 
+# Keywords only tf.function takes: a decorator `<pkg>.function(...)` given one of them is a
+# project's wrapper of tf.function (TF-Agents' `common.function(autograph=True)`).
+_TF_FUNCTION_KEYWORDS = frozenset({
+    "autograph", "input_signature", "jit_compile", "experimental_compile",
+    "experimental_relax_shapes", "reduce_retracing", "experimental_autograph_options",
+    "experimental_follow_type_hints", "experimental_implements",
+})
+
+
+def tf_function_decorator_or_wrapper(ctx: Context, fn: ast.AST) -> ast.expr | None:
+    """``fn``'s ``@tf.function`` decorator, or a wrapper of it: a decorator call whose
+    callee is named ``function`` and that is given a keyword only ``tf.function`` takes."""
+    deco = ctx.tf_function_decorator(fn)
+    if deco is not None:
+        return deco
+    for d in getattr(fn, "decorator_list", ()):
+        if type(d) is ast.Call:
+            callee = d.func.id if type(d.func) is ast.Name else getattr(d.func, "attr", None)  # type: ignore[attr-defined]
+            if callee == "function" and any(k.arg in _TF_FUNCTION_KEYWORDS
+                                            for k in d.keywords):  # type: ignore[attr-defined]
+                return d  # type: ignore[no-any-return]
+    return None
+
+
 def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
     """The ``tf.function`` that calling ``func`` runs: a name bound to a decorated ``def`` or
     to ``tf.function(g)``; ``self.m`` for a decorated method ``m`` of the enclosing class or
-    an attribute set to ``tf.function(...)`` in it; ``tf.function(g)`` itself."""
+    an attribute set to ``tf.function(...)`` in it; ``tf.function(g)`` itself. A decorator
+    that wraps ``tf.function`` counts (see :func:`tf_function_decorator_or_wrapper`)."""
     direct = wrapping(ctx, func)
     if direct is not None:
         return direct
@@ -64,7 +89,7 @@ def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
         if b is None:
             return None
         if b.kind == "def" and type(b.value) in DEF_NODES:
-            deco = ctx.tf_function_decorator(b.value)
+            deco = tf_function_decorator_or_wrapper(ctx, b.value)
             if deco is not None:
                 return TfFunction(b.value, keywords_of(deco), deco)
             return None
@@ -78,7 +103,7 @@ def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
             return None
         for stmt in cls.body:
             if type(stmt) in DEF_NODES and stmt.name == func.attr:  # type: ignore[attr-defined]
-                deco = ctx.tf_function_decorator(stmt)
+                deco = tf_function_decorator_or_wrapper(ctx, stmt)
                 return TfFunction(stmt, keywords_of(deco), deco) if deco is not None else None
         for node in ast.walk(cls):  # self.step = tf.function(self._step) in __init__
             if type(node) is ast.Assign and len(node.targets) == 1:

@@ -39,6 +39,21 @@ def _tensor_op(q: str) -> bool:
     return returns_tensor(q)
 
 
+def _taped_output(ctx: Context, expr: ast.AST) -> bool:
+    """``expr`` names what a call of this module's code (a model, a layer: not a library
+    function) returned under a ``GradientTape`` (``q = self.q_func(states)`` inside ``with
+    tf.GradientTape() as tape:``): what is computed there, to be differentiated, is a
+    tensor."""
+    if type(expr) is not ast.Name:
+        return False
+    b = ctx.binding(expr)  # type: ignore[arg-type]
+    if b is None or b.kind != "assign" or type(b.value) is not ast.Call:
+        return False
+    if ctx.qualname(b.value.func) is not None:
+        return False  # a library function: known to the semantic model, or not TF's
+    return ctx.under_gradient_tape(b.value)
+
+
 def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostConversion | None:
     """The host conversion of a tensor that ``expr`` computes from: ``t.numpy()``,
     ``np.array(t)``, and NumPy functions, array methods, arithmetic, indexing
@@ -53,7 +68,7 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
                 return conv if converts_a_tensor(ctx, conv) else None
             if conv.kind != "np":
                 return None  # float(t)/int(t): scalars, mostly static shapes and sizes
-            if ctx.is_tensor_like(conv.operand):
+            if ctx.is_tensor_like(conv.operand) or _taped_output(ctx, conv.operand):
                 return conv
             return host_value_of_tensor(ctx, conv.operand, depth + 1)
         func = expr.func  # type: ignore[attr-defined]
@@ -148,7 +163,8 @@ class HostRoundTrip(Rule):
     fixable = True
     docs = """\
 ## What it does
-Finds a TensorFlow op whose argument was computed on the host from a tensor:
+Finds a TensorFlow op whose argument was computed on the host from a tensor (a TF op's
+result, a tensor parameter, or what this module's model returned under a `GradientTape`):
 `tf.constant(t.numpy())`, `tf.convert_to_tensor(np.log(t.numpy()))`,
 `tf.reduce_sum(np.asarray(t) * 2)`, also through a variable assigned such a value
 (`a = t.numpy() ** 2` then `tf.constant(a)`).
@@ -237,6 +253,14 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
             def bridge(pt):
                 return tf.constant(pt.detach().cpu().numpy())
         """),
+        # A helper's output outside any tape: not known to be a tensor.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def prepare(load, path):
+                raw = load(path)
+                return tf.constant(np.asarray(raw) * 2)
+        """),
         # Mutually exclusive branches: the host copy never meets the TF op in one run.
         Valid("""
             import tensorflow as tf
@@ -272,6 +296,20 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
         """),
     )
     invalid = (
+        # The DQN target built in NumPy from the model's output, inside the tape.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class DQN:
+                def train(self, states, actions, rewards):
+                    with tf.GradientTape() as tape:
+                        q = self.q_func(states)
+                        target = np.asarray(q).copy()
+                        target[np.arange(len(actions)), actions] = rewards
+                        target = tf.stop_gradient(target)
+                        loss = tf.reduce_mean(tf.square(q - target))
+                    return tape.gradient(loss, self.q_func.trainable_variables)
+        """, count=1, lines=(9,)),
         # Set in one branch, used after the `if`: a path goes through both.
         Invalid("""
             import tensorflow as tf

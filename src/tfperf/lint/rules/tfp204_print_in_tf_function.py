@@ -44,31 +44,6 @@ def _mentions_tensor(ctx: Context, expr: ast.AST) -> bool:
     return False
 
 
-def _printed_values(expr: ast.AST) -> list[ast.AST]:
-    """The values a print argument shows: itself, or what an f-string formats."""
-    if type(expr) is ast.JoinedStr:
-        return [v.value for v in expr.values if type(v) is ast.FormattedValue]  # type: ignore[attr-defined]
-    return [expr]
-
-
-def _inputs_only(ctx: Context, call: ast.Call) -> bool:
-    """Every tensor the print shows is a parameter of the function it is in, as received:
-    printed at trace time, it shows what was traced (shape and dtype), the idiom TF's guide
-    uses to show retracing. A computed tensor (``loss``) is what people expect per call."""
-    fn = ctx.enclosing_function(call)
-    shown = [v for a in call.args for v in _printed_values(a.value if type(a) is ast.Starred else a)
-             if type(v) is not ast.Constant]
-    if fn is None or not shown:
-        return False
-    for v in shown:
-        if type(v) is not ast.Name:
-            return False
-        b = ctx.binding(v)  # type: ignore[arg-type]
-        if b is None or b.kind != "param" or ctx.scope_of(b.value) is not fn:
-            return False
-    return True
-
-
 def _trace_logging(call: ast.Call) -> bool:
     """``print("Tracing with", x)``: printing at trace time on purpose, as TF's guide does to
     show when a function retraces."""
@@ -132,22 +107,11 @@ module has no `import tensorflow` name to write.
 
 ## Known limitations
 Not reported: `print` of Python values only, `print("Tracing with", x)` (a message about
-tracing: printing at trace time on purpose), prints that show only the function's inputs as
-received (`print("x:", x)`: at trace time they show the traced shape and dtype), code
-guarded by `if tf.executing_eagerly():`, `tf.py_function` bodies, code under `with
-tf.init_scope():` (eager, once per trace), and code under a once-only guard (`if self._table
-is None: ...` that sets `self._table`).
+tracing: printing at trace time on purpose), code guarded by `if tf.executing_eagerly():`,
+`tf.py_function` bodies, code under `with tf.init_scope():` (eager, once per trace), and
+code under a once-only guard (`if self._table is None: ...` that sets `self._table`).
 """
     valid = (
-        # The inputs as received: printed at trace time, they show what was traced.
-        Valid("""
-            import tensorflow as tf
-            @tf.function
-            def tf_cube(x):
-                print("print:", x)
-                print(f"x = {x}")
-                return x ** 3
-        """),
         # A once-only guard: built (and announced) on the first trace, on purpose.
         Valid("""
             import tensorflow as tf
@@ -275,7 +239,7 @@ is None: ...` that sets `self._table`).
             return
         args = node.args  # type: ignore[attr-defined]
         if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)
-                   for a in args) or _trace_logging(node) or _inputs_only(ctx, node):  # type: ignore[arg-type]
+                   for a in args) or _trace_logging(node):  # type: ignore[arg-type]
             return
         if not traced(ctx, node) or eager_guarded(ctx, node) or in_py_function(ctx, node) \
                 or eager_by_design(ctx, node) or once_guarded(ctx, node):

@@ -35,6 +35,41 @@ def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
     return type(default) is ast.Constant and type(default.value) in (int, float)  # type: ignore[attr-defined]
 
 
+def _receiving_param(call: ast.Call, fn: ast.AST, arg: ast.AST, bound: bool) -> str | None:
+    """The name of ``fn``'s parameter that ``arg`` of ``call`` lands in (``bound``: called
+    as a method, so ``self`` is filled already); ``None`` when it cannot be told."""
+    for k in call.keywords:
+        if k.value is arg:
+            return k.arg
+    if arg not in call.args:
+        return None
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]  # type: ignore[attr-defined]
+    if bound and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    i = call.args.index(arg)  # type: ignore[arg-type]
+    return params[i] if i < len(params) else None
+
+
+def _used_as_value(fn: ast.AST, name: str) -> bool:
+    """Inside ``fn``, the parameter ``name`` is computed with (arithmetic, a comparison, a
+    call's positional argument such as ``tf.range(name)``): it would work as a tensor. A
+    parameter only ever given as a keyword option (``parallel_iterations=name``) must stay a
+    Python value."""
+    for n in ast.walk(fn):
+        t = type(n)
+        if t is ast.BinOp:
+            sides: tuple[ast.AST, ...] = (n.left, n.right)  # type: ignore[attr-defined]
+        elif t is ast.Compare:
+            sides = (n.left, *n.comparators)  # type: ignore[attr-defined]
+        elif t is ast.Call:
+            sides = tuple(n.args)  # type: ignore[attr-defined]
+        else:
+            continue
+        if any(type(x) is ast.Name and x.id == name for x in sides):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
 class PythonParameterRetrace(Rule):
     code = "TFP308"
     name = "python-parameter-retrace"
@@ -84,7 +119,9 @@ needs a number there (`range(n)`, `if n > 3:`, list indexing) must change with i
 ## Known limitations
 Only parameters passed through unchanged are followed; booleans (two traces at most) and
 parameters without a numeric default or annotation (strings, objects) are not reported, nor
-functions that are themselves traced (where the value is fixed per outer trace).
+functions that are themselves traced (where the value is fixed per outer trace), nor values
+the `tf.function` only ever hands on as a keyword option (`parallel_iterations=p`), which must
+stay Python numbers.
 """
     valid = (
         # Converted at the boundary.
@@ -124,6 +161,18 @@ functions that are themselves traced (where the value is fixed per outer trace).
             def outer(x, k=2):
                 return inner(x, k)
         """),
+        # A structural option, only ever given as a keyword: it must stay a Python number.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def _loop(n, parallel_iterations):
+                for _ in tf.range(n):
+                    tf.autograph.experimental.set_loop_options(
+                        parallel_iterations=parallel_iterations)
+                return n
+            def run(n, parallel_iterations=10):
+                return _loop(tf.constant(n), parallel_iterations)
+        """),
         # A plain Python helper: nothing is traced.
         Valid("""
             import tensorflow as tf
@@ -134,17 +183,19 @@ functions that are themselves traced (where the value is fixed per outer trace).
         """),
     )
     invalid = (
-        # The learner's shape: iterations forwarded to the compiled loop.
+        # The learner's shape: iterations forwarded to the compiled loop, through a project's
+        # wrapper of tf.function (TF-Agents' common.function).
         Invalid("""
             import tensorflow as tf
+            from tf_agents.utils import common
             class Learner:
                 def run(self, iterations=1, iterator=None):
                     return self._train(iterations, iterator)
-                @tf.function(autograph=True)
+                @common.function(autograph=True)
                 def _train(self, iterations, iterator):
-                    for _ in tf.range(iterations):
+                    for _ in tf.range(iterations - 1):
                         next(iterator)
-        """, count=1, lines=(4,)),
+        """, count=1, lines=(5,)),
         # An annotated float, by keyword, to a wrapped function.
         Invalid("""
             import tensorflow as tf
@@ -180,16 +231,20 @@ functions that are themselves traced (where the value is fixed per outer trace).
         fn = ctx.enclosing_function(node)
         if fn is None or type(fn) not in FUNCTION_NODES or type(fn) is ast.Lambda:
             return
-        forwarded = False
+        forwarded = []
         for a in names:
             b = ctx.binding(a)  # type: ignore[arg-type]
             if b is not None and b.kind == "param" and type(b.value) is ast.arg \
                     and ctx.scope_of(b.value) is fn and _python_number(fn, b.value):
-                forwarded = True
-                break
+                forwarded.append(a)
         if not forwarded or traced(ctx, node):
             return
         target = tf_function_called(ctx, func)
         if target is None or "input_signature" in target.options:
             return
+        if target.fn is not None and not any(
+                _used_as_value(target.fn, p) for p in
+                (_receiving_param(node, target.fn, a, type(func) is ast.Attribute)  # type: ignore[arg-type]
+                 for a in forwarded) if p is not None):
+            return  # only ever a keyword option there (parallel_iterations=p): must be static
         yield self.finding(ctx, node)
