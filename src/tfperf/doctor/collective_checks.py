@@ -253,3 +253,74 @@ def device_findings(devices: dict[str, Any], gpus: list[dict[str, Any]]) -> list
     straggler = _straggler_finding(stages.get("per_device"))
     out += [f for f in (bandwidth, straggler) if f is not None]
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# --workers: this worker's view of a MultiWorkerMirroredStrategy cluster
+
+
+def _worker_name(workers: list[str], i: int) -> str:
+    return f"worker {i} ({workers[i]})" if 0 <= i < len(workers) else f"worker {i}"
+
+
+def worker_findings(raw: dict[str, Any]) -> list[Finding]:
+    """Verdicts of ``--workers`` from this worker's raw stages."""
+    workers, me = raw.get("workers", []), raw.get("index", 0)
+    stages = raw.get("stages", {})
+    status = raw.get("status") or "not run"
+    n = len(workers)
+    if "timed out" in status and raw.get("hung_stage") == "join":
+        silent = raw.get("silent_workers", [])
+        names = ", ".join(_worker_name(workers, i) for i in silent) or "a worker"
+        return [_f("workers.join", Status.FAIL, f"{names} never joined: {status} (this is "
+                   f"{_worker_name(workers, me)})",
+                   "start `tfperf doctor --workers` on every worker with the same cluster and "
+                   "its own index; check that each HOST:PORT is reachable from the others "
+                   "(firewall, the address the worker binds)", outcome=status,
+                   silent_workers=silent, workers=workers)]
+    if "join" not in stages:
+        return [_f("workers.join", Status.FAIL, f"the worker check did not get to join: "
+                   f"{status}", FIX_HANG, outcome=status, stderr_tail=raw.get("stderr_tail"))]
+    out = [_f("workers.join", Status.PASS, f"all {n} workers joined (this is "
+              f"{_worker_name(workers, me)})", workers=workers)]
+    fp = stages.get("fingerprint")
+    if isinstance(fp, dict) and "workers" in fp:
+        diffs = []
+        for i, row in enumerate(fp["workers"]):
+            for field, theirs, mine in zip(fp["fields"], row, fp["my_hashes"], strict=False):
+                if theirs != mine:
+                    diffs.append(f"{_worker_name(workers, i)} differs in {field} (this "
+                                 f"worker's: {fp['mine'][field]})")
+        out.append(_f("workers.fingerprint", Status.FAIL if diffs else Status.PASS,
+                      "; ".join(diffs) if diffs else
+                      "same TensorFlow, CUDA, cuDNN, Python and CPU architecture on every "
+                      "worker", "install the same TensorFlow build on every worker (pip "
+                      "freeze on each, compare)" if diffs else "", fingerprint=fp["mine"]))
+    elif "fingerprint" in stages or raw.get("hung_stage") == "fingerprint":
+        out.append(_f("workers.fingerprint", Status.FAIL,
+                      f"fingerprints not exchanged: {_error(fp) or status}", FIX_HANG))
+    red = stages.get("allreduce")
+    if isinstance(red, dict) and "value" in red:
+        exact = red["value"] == red["expected"]
+        out.append(_f("workers.allreduce", Status.PASS if exact else Status.FAIL,
+                      f"all-reduce (SUM) over {n} workers: " + (
+                          "exact sum" if exact else f"WRONG: got {red['value']}, expected "
+                          f"{red['expected']}"),
+                      "" if exact else "wrong sums corrupt training: check each worker's "
+                      "devices (`tfperf doctor --devices`) and NCCL/gRPC settings", **red))
+    elif "allreduce" in stages or raw.get("hung_stage") == "allreduce":
+        out.append(_f("workers.allreduce", Status.FAIL,
+                      f"all-reduce over {n} workers did not finish: {_error(red) or status}",
+                      FIX_HANG))
+    sweep = stages.get("bandwidth")
+    if isinstance(sweep, list) and sweep:
+        pts = bandwidths(sweep, n)
+        top = pts[-1]
+        out.append(_f("workers.bandwidth", Status.PASS,
+                      f"ring all-reduce over {n} workers at {_size(top['bytes'])}: busbw "
+                      f"{(top['busbw_gbps'] or 0):.3g} GB/s, algbw "
+                      f"{(top['algbw_gbps'] or 0):.3g} GB/s", sweep=pts))
+    if status != "ok" and len(out) == 1 + bool(fp):
+        out.append(_f("workers.status", Status.FAIL, f"the worker check {status}", FIX_HANG,
+                      stderr_tail=raw.get("stderr_tail")))
+    return out

@@ -147,22 +147,36 @@ def _static_replica_id(ctx: Any) -> int:
         return -1
 
 
-def allreduce_sweep(tf: Any, strat: Any, sizes: list[int]) -> list[dict[str, Any]]:
-    """Time one all-reduce per message size through the one timer (``core.measure``)."""
-    from tfperf.core.measure import measure
+def allreduce_sweep(tf: Any, strat: Any, sizes: list[int],
+                    fixed_runs: int | None = None) -> list[dict[str, Any]]:
+    """Time one all-reduce per message size through the one timer (``core.measure``).
 
-
-    @tf.function
-    def reduce(values: Any) -> Any:
-        return strat.run(lambda t: tf.distribute.get_replica_context().all_reduce(
-            tf.distribute.ReduceOp.SUM, t), args=(values,))
+    Across workers every process must issue the same collectives in the same order, so an
+    adaptive number of calls (``measure``) would pair one worker's 64 B all-reduce with
+    another's 512 B one and abort; ``fixed_runs`` times that many single calls instead
+    (with ``Timer``, after the first call).
+    """
+    from tfperf.core.measure import Timer, measure
 
     points = []
     for size in sizes:
         elems = max(size // 4, 1)
-        values = strat.experimental_distribute_values_from_function(
-            lambda ctx, e=elems: tf.ones([e], tf.float32))
-        m = measure(reduce, args=(values,), warmup=0.0, min_runs=3, max_time=POINT_BUDGET_S,
+
+        # the message is made on each replica's own device inside the step (a fill costs a
+        # memory write, far below the link's time), so nothing is copied in from device 0
+        @tf.function
+        def reduce(e: int = elems) -> Any:
+            return strat.run(lambda: tf.distribute.get_replica_context().all_reduce(
+                tf.distribute.ReduceOp.SUM, tf.ones([e], tf.float32)))
+
+        if fixed_runs:
+            timer = Timer(reduce)
+            timer.first_call()
+            times = sorted(timer.block(1) for _ in range(fixed_runs))
+            points.append({"bytes": elems * 4, "seconds": times[len(times) // 2],
+                           "runs": fixed_runs, "rel_iqr": None})
+            continue
+        m = measure(reduce, warmup=0.0, min_runs=3, max_time=POINT_BUDGET_S,
                     label=f"all-reduce {size} B")
         points.append({"bytes": elems * 4, "seconds": m.median, "runs": m.runs,
                        "rel_iqr": m.rel_iqr if m.runs > 1 else None})

@@ -47,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--max-message", type=int, default=None, metavar="BYTES",
                         help="with --devices: the all-reduce sweep's largest message "
                              "(default 128 MiB on GPUs, 16 MiB on CPU devices)")
+    doctor.add_argument("--workers", metavar="TF_CONFIG_OR_HOSTS",
+                        help="this machine's part of a multi-worker check (run it on every "
+                             "worker): a TF_CONFIG JSON or file, 'env' for $TF_CONFIG, or "
+                             "HOST:PORT,HOST:PORT with --worker-index; every worker joins, "
+                             "fingerprints compared, all-reduce exact, ring bandwidth")
+    doctor.add_argument("--worker-index", type=int, default=None, metavar="I",
+                        help="with --workers HOST:PORT,...: this worker's index (default 0)")
     add_plan_arguments(doctor)
     doctor.set_defaults(func=run_doctor)
 
@@ -80,6 +87,14 @@ def run_doctor(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-message must be between 8 and 2**34 bytes, "
                          f"not {args.max_message}")
 
+    if args.workers is not None:
+        from tfperf.doctor.probes.workers import WorkersSpecError, parse_workers
+
+        try:
+            parse_workers(args.workers, args.worker_index)
+        except WorkersSpecError as exc:
+            raise UsageError(f"--workers: {exc}") from None
+
     from tfperf.core.render import use_color
     from tfperf.doctor.checks import judge
     from tfperf.doctor.gather import gather
@@ -93,7 +108,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     options = GatherOptions(timeout=args.timeout, tool_timeout=min(10.0, args.timeout),
                             compute=not args.no_compute, matmul_size=args.matmul_size,
                             devices=args.devices, logical_cpus=args.logical_cpus,
-                            max_message_bytes=args.max_message)
+                            max_message_bytes=args.max_message, workers=args.workers,
+                            worker_index=args.worker_index)
     facts = gather(options)
     findings = judge(facts, compute=options.compute)
     if args.json:

@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--sleep-ms", type=float, default=0.0)
     parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--step-log", default=None,
+                        help="write each step's wall-clock start and duration (JSON) here")
     args = parser.parse_args(argv)
     os.environ["TF_CONFIG"] = json.dumps({
         "cluster": {"worker": args.cluster.split(",")},
@@ -62,13 +64,19 @@ def main(argv: list[str] | None = None) -> int:
             return loss
         return strategy.run(replica)
 
+    times: list[tuple[float, float]] = []
     for i in range(args.steps):
+        started, t0 = time.time(), time.perf_counter()
         with mark_step(i):
             if args.sleep_ms:
                 time.sleep(args.sleep_ms / 1000)  # the slow worker's extra host work
             train_step()
+        times.append((started, time.perf_counter() - t0))
         if i == 2:
             print(READY, flush=True)
+    if args.step_log:
+        with open(args.step_log, "w", encoding="utf-8") as fh:
+            json.dump(times, fh)
     print(DONE, flush=True)
     return 0
 
@@ -87,10 +95,11 @@ class LocalJob:
 
     def __init__(self, workers: int = 2, steps: int = 300,
                  sleep_ms: Mapping[int, float] | None = None, ready_timeout: float = 120.0,
-                 python: str = sys.executable):
+                 step_log_dir: str | None = None, python: str = sys.executable):
         self.workers, self.steps = workers, steps
         self.sleep_ms = dict(sleep_ms or {})
         self.ready_timeout, self.python = ready_timeout, python
+        self.step_log_dir = step_log_dir
         self.procs: list[subprocess.Popen[str]] = []
         self.logs: list[list[str]] = []
         self.cluster = [f"localhost:{free_port()}" for _ in range(workers)]
@@ -110,6 +119,8 @@ class LocalJob:
                         "--profiler-port", str(self.profiler_ports[i]),
                         "--steps", str(self.steps),
                         "--sleep-ms", str(self.sleep_ms.get(i, 0.0))]
+                if self.step_log_dir:
+                    argv += ["--step-log", os.path.join(self.step_log_dir, f"steps{i}.json")]
                 proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, text=True, errors="replace",
                                         env=env, start_new_session=True)

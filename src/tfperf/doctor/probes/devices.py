@@ -48,8 +48,14 @@ def probe_devices(timeout: float = 120.0, logical_cpus: int = 2, max_bytes: int 
         argv.append("--no-bandwidth")
     if plant:
         argv += ["--plant", json.dumps(dict(plant))]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    # the child's devices are chosen there; a user's CUDA_VISIBLE_DEVICES is respected
+    return run_stages(argv, timeout, import_timeout or timeout)
+
+
+def run_stages(argv: list[str], timeout: float, import_timeout: float,
+               env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run a stage-speaking child (``start``/``result`` JSON lines): its results by stage and
+    how it ended; a stage that overruns ``timeout`` gets the child killed and named."""
+    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
     out: dict[str, Any] = {"status": None, "stages": {}, "timeout_s": timeout}
     start = time.monotonic()
     with tempfile.TemporaryFile() as log:
@@ -58,9 +64,9 @@ def probe_devices(timeout: float = 120.0, logical_cpus: int = 2, max_bytes: int 
                                     stdin=subprocess.DEVNULL, text=True, errors="replace",
                                     env=env, start_new_session=True)
         except OSError as exc:
-            out["status"] = f"could not start {python}: {exc}"
+            out["status"] = f"could not start {argv[0]}: {exc}"
             return out
-        _follow(proc, out, timeout, import_timeout or timeout)
+        _follow(proc, out, timeout, import_timeout)
         if out["status"] != "ok":
             log.seek(0)
             out["stderr_tail"] = log.read().decode("utf-8", errors="replace")[-2000:]

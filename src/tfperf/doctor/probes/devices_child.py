@@ -22,7 +22,7 @@ def _emit(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _stage(stage_id: str, work: Callable[[], Any], report: bool = True) -> Any:
+def run_stage(stage_id: str, work: Callable[[], Any], report: bool = True) -> Any:
     """Run one stage; ``report=False`` announces it (a hang still names it) but keeps its
     result (a strategy object) to this side."""
     _emit({"kind": "start", "id": stage_id})
@@ -49,27 +49,27 @@ def main(argv: list[str] | None = None) -> int:
 
     from tfperf.doctor import collectives as C
 
-    setup = _stage("setup", lambda: C.setup_devices(tf, args.logical_cpus))
+    setup = run_stage("setup", lambda: C.setup_devices(tf, args.logical_cpus))
     if setup is None:
         return 1
     devices, kind = setup["devices"], setup["device_type"]
     if len(devices) < 2:
         return 0  # one GPU: nothing to reduce across; the checks say so
-    _stage("replicas", lambda: C.check_replicas(tf, devices))
+    run_stage("replicas", lambda: C.check_replicas(tf, devices))
     choices = C.cross_device_ops_choices(tf, kind)
     correct = {}
     for name, make in choices.items():
-        strat = _stage(f"strategy.{name}", lambda m=make: C.strategy(tf, devices, m()),
+        strat = run_stage(f"strategy.{name}", lambda m=make: C.strategy(tf, devices, m()),
                        report=False)
-        if strat is not None and _stage(f"allreduce.{name}", lambda n=name, s=strat:
+        if strat is not None and run_stage(f"allreduce.{name}", lambda n=name, s=strat:
                                         C.check_allreduce(tf, s, n, plant)) is not None:
             correct[name] = strat
     if not args.no_bandwidth:
         limit = args.max_bytes or (C.GPU_MAX_BYTES if kind == "GPU" else C.CPU_MAX_BYTES)
         sizes = C.message_sizes(limit)
         for name, strat in correct.items():
-            _stage(f"bandwidth.{name}", lambda s=strat: C.allreduce_sweep(tf, s, sizes))
-        _stage("per_device", lambda: C.per_device(tf, devices, kind))
+            run_stage(f"bandwidth.{name}", lambda s=strat: C.allreduce_sweep(tf, s, sizes))
+        run_stage("per_device", lambda: C.per_device(tf, devices, kind))
     return 0
 
 
