@@ -131,11 +131,12 @@ def _allreduce_finding(name: str, result: Any) -> Finding:
     code = f"devices.allreduce.{name}"
     if result is None:
         return _f(code, Status.FAIL, f"all-reduce through {name} did not finish", FIX_HANG)
-    if _error(result):
+    error = _error(result)
+    if error:
         return _f(code, Status.FAIL, f"all-reduce through {name} raised: "
-                  f"{_error(result).splitlines()[0][:300]}",
+                  f"{error.splitlines()[0][:300]}",
                   "use another cross_device_ops (MirroredStrategy(cross_device_ops=...)); "
-                  "this one does not work here", error=_error(result))
+                  "this one does not work here", error=error)
     expected = result["expected"]
     wrong = [r for r in result["replicas"] if r["value"] != expected]
     if wrong:

@@ -198,7 +198,7 @@ class RemoteReport:
             if w.problem:
                 rows.append((w.address, "—", "—", "—", "—", "—", "—", "no capture"))
                 continue
-            rows.append((w.address, w.steps, sec(w.step_s), sec(w.compute_s),
+            rows.append((w.address, str(w.steps), sec(w.step_s), sec(w.compute_s),
                          sec(w.collective_s), sec(w.input_s), pct(w.collective_share),
                          f"busy {sec(w.busy_s)}"))
         m = self.merged()

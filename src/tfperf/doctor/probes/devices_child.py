@@ -14,6 +14,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 
@@ -34,6 +35,12 @@ def run_stage(stage_id: str, work: Callable[[], Any], report: bool = True) -> An
         return None
     _emit({"kind": "result", "id": stage_id, "result": result if report else "ok"})
     return result
+
+
+def _build(tf: Any, devices: list[str], make: Callable[[], Any]) -> Any:
+    from tfperf.doctor.collectives import strategy
+
+    return strategy(tf, devices, make())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,18 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # one GPU: nothing to reduce across; the checks say so
     run_stage("replicas", lambda: C.check_replicas(tf, devices))
     choices = C.cross_device_ops_choices(tf, kind)
-    correct = {}
+    correct: dict[str, Any] = {}
     for name, make in choices.items():
-        strat = run_stage(f"strategy.{name}", lambda m=make: C.strategy(tf, devices, m()),
-                       report=False)
-        if strat is not None and run_stage(f"allreduce.{name}", lambda n=name, s=strat:
-                                        C.check_allreduce(tf, s, n, plant)) is not None:
+        strat = run_stage(f"strategy.{name}", partial(_build, tf, devices, make),
+                          report=False)
+        if strat is not None and run_stage(f"allreduce.{name}", partial(
+                C.check_allreduce, tf, strat, name, plant)) is not None:
             correct[name] = strat
     if not args.no_bandwidth:
         limit = args.max_bytes or (C.GPU_MAX_BYTES if kind == "GPU" else C.CPU_MAX_BYTES)
         sizes = C.message_sizes(limit)
         for name, strat in correct.items():
-            run_stage(f"bandwidth.{name}", lambda s=strat: C.allreduce_sweep(tf, s, sizes))
+            run_stage(f"bandwidth.{name}", partial(C.allreduce_sweep, tf, strat, sizes))
         run_stage("per_device", lambda: C.per_device(tf, devices, kind))
     return 0
 
