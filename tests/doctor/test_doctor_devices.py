@@ -172,3 +172,15 @@ def test_one_gpu_is_skipped_and_a_dead_child_fails():
     found = by_code(device_findings(dead, H100_NVLINK))
     assert found["devices.strategy"].status is Status.FAIL
     assert "SIGSEGV" in found["devices.strategy"].message
+
+
+def test_judge_adds_the_devices_and_workers_verdicts_only_when_they_ran():
+    from tfperf.doctor.checks import judge
+
+    plain = {f.code for f in judge(Facts(), compute=False)}
+    assert not any(c.startswith(("devices.", "workers.")) for c in plain)
+    workers = {"status": "ok", "workers": ["a:1", "b:2"], "index": 0,
+               "stages": {"setup": {}, "join": "ok"}}
+    codes = {f.code for f in judge(Facts(devices=gpu_raw(default_s=6e-4), gpus=H100_NVLINK,
+                                         workers=workers), compute=False)}
+    assert {"devices.strategy", "devices.bandwidth", "workers.join"} <= codes
