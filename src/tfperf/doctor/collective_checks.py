@@ -159,10 +159,12 @@ def _size(nbytes: float) -> str:
 
 
 def _bandwidth_finding(devices: dict[str, Any], gpus: list[dict[str, Any]],
-                       ranks: int, kind: str, default_ops: str) -> Finding | None:
+                       ranks: int, kind: str, default_ops: str,
+                       broken: frozenset[str] = frozenset()) -> Finding | None:
+    """``broken``: choices whose all-reduce was wrong, never the advice however fast."""
     code = "devices.bandwidth"
     sweeps = {k.split(".", 1)[1]: v for k, v in devices.get("stages", {}).items()
-              if k.startswith("bandwidth.")}
+              if k.startswith("bandwidth.") and k.split(".", 1)[1] not in broken}
     if not sweeps:
         return None
     table = {}
@@ -181,6 +183,7 @@ def _bandwidth_finding(devices: dict[str, Any], gpus: list[dict[str, Any]],
     msg = (f"all-reduce bus bandwidth at {_size(top['bytes'])} over {ranks} {kind} devices: "
            + ", ".join(parts) + f"; best: {best}")
     data: dict[str, Any] = {"ranks": ranks, "best": best, "sweeps": table,
+                            "left_out_wrong": sorted(broken),
                             "failed": {k: _error(v) for k, v in sweeps.items() if _error(v)}}
     status, fix = Status.PASS, ""
     if kind == "GPU":
@@ -243,14 +246,18 @@ def device_findings(devices: dict[str, Any], gpus: list[dict[str, Any]]) -> list
     replicas = _stage(devices, "replicas")
     out.append(_replicas_finding(replicas))
     names = [k.split(".", 1)[1] for k in stages if k.startswith("strategy.")]
+    broken = set()
     for name in names:
         result = stages.get(f"allreduce.{name}")
         if result is None and _error(stages.get(f"strategy.{name}")):
             result = stages[f"strategy.{name}"]  # the strategy itself could not be built
-        out.append(_allreduce_finding(name, result))
+        verdict = _allreduce_finding(name, result)
+        if verdict.failed:
+            broken.add(name)
+        out.append(verdict)
     default_ops = replicas.get("default_ops", "?") if isinstance(replicas, dict) else "?"
     bandwidth = _bandwidth_finding(devices, gpus, len(setup["devices"]),
-                                   setup["device_type"], default_ops)
+                                   setup["device_type"], default_ops, frozenset(broken))
     straggler = _straggler_finding(stages.get("per_device"))
     out += [f for f in (bandwidth, straggler) if f is not None]
     return out

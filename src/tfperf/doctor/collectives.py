@@ -9,7 +9,8 @@ so tests feed the verdicts machines (8 GPUs on NVLink) this one is not.
 
 A *plant* (tests only) makes one replica misbehave in a known way, so the checks can be seen
 to catch it: ``{"replica": 1, "add": 1.0}`` adds a constant to replica 1's all-reduce result,
-``{"replica": 1, "hang": true}`` makes replica 1 never join the all-reduce.
+``{"replica": 1, "hang": true}`` makes replica 1 never join the all-reduce; ``"ops": NAME``
+limits either to one cross_device_ops.
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ def check_replicas(tf: Any, devices: list[str]) -> dict[str, Any]:
 KNOWN = (1.0, 2.0, 3.0, 4.0)
 
 
-def _planted(tf: Any, plant: Mapping[str, Any] | None, replica: Any, value: Any) -> Any:
-    if not plant or "add" not in plant:
+def _planted(tf: Any, plant: Mapping[str, Any] | None, ops_name: str, replica: Any,
+             value: Any) -> Any:
+    if not plant or "add" not in plant or plant.get("ops", ops_name) != ops_name:
         return value
     return value + tf.where(tf.equal(replica, int(plant["replica"])),
                             float(plant["add"]), 0.0)
@@ -126,7 +128,7 @@ def check_allreduce(tf: Any, strat: Any, ops_name: str,
             time.sleep(10**6)
         mine = known * tf.cast(rid + 1, tf.float32)
         total = ctx.all_reduce(tf.distribute.ReduceOp.SUM, mine)
-        return _planted(tf, plant, rid, total)
+        return _planted(tf, plant, ops_name, rid, total)
 
     results = strat.experimental_local_results(tf.function(lambda: strat.run(body))())
     expected = [v * n * (n + 1) / 2 for v in KNOWN]
