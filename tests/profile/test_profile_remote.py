@@ -133,3 +133,33 @@ def test_the_slowest_worker_is_the_one_that_waits_least():
     assert found["profile.remote.collectives"].status is Status.WARN  # 68 % of the step
     even = RemoteReport([_worker("a:1", 0.05, 0.01), _worker("b:2", 0.05, 0.0101)], "/t", 1)
     assert {f.code: f for f in judge(even)}["profile.remote.slowest"].status is Status.PASS
+
+
+def test_a_port_held_by_another_kind_of_server_is_named(tf, tmp_path):
+    import socketserver
+    import threading
+
+    from tfperf.profile.remote import capture_remote
+
+    class Hangup(socketserver.BaseRequestHandler):
+        def handle(self):  # not a gRPC profiler: answer nothing and hang up
+            pass
+
+    with socketserver.TCPServer(("localhost", 0), Hangup) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            report = capture_remote([("localhost", server.server_address[1])], duration_ms=200,
+                                    logdir=tmp_path, timeout=60)
+        finally:
+            server.shutdown()
+    (w,) = report.workers
+    assert "returned no trace events" in w.problem
+    assert "another process's (wrong port)" in w.fix
+    assert report.exit_status == 1
+
+
+def test_an_unwritable_logdir_is_a_usage_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["profile", "--remote", "localhost:1", "--logdir", str(blocker / "x")]) == 2
+    assert "--logdir" in capsys.readouterr().err

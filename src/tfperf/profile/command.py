@@ -175,6 +175,11 @@ def _run_remote(args: argparse.Namespace) -> int:
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
     quiet_tensorflow_startup(args.verbose)
+    if args.logdir:
+        try:
+            os.makedirs(args.logdir, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--logdir {args.logdir}: {exc.strerror or exc}") from None
     report = capture_remote(addresses, args.duration_ms, logdir=args.logdir)
     if args.json:
         print(report.to_json())
