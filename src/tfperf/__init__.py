@@ -13,7 +13,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "inputs", "load_ipython_extension", "profile",
+__all__ = ["__version__", "inputs", "load_ipython_extension", "profile", "serve_profiler",
            "unload_ipython_extension", "variant", "watch"]
 
 
@@ -33,6 +33,8 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("tfperf.profile")
     if name in ("variant", "inputs"):  # bench-file decorators: ``@tfperf.variant``
         return getattr(importlib.import_module("tfperf.bench.declare"), name)
+    if name == "serve_profiler":  # one line in a job for `tfperf profile --remote`
+        return importlib.import_module("tfperf.profile.server").serve_profiler
     if name == "watch":
         return importlib.import_module("tfperf.profile").watch
     raise AttributeError(f"module 'tfperf' has no attribute {name!r}")

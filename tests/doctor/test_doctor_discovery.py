@@ -16,7 +16,7 @@ from tfperf.doctor.probe import GatherOptions, Probe, ProbeError, discover
 from tfperf.doctor.report import report_json, report_markdown, report_text
 
 REAL_PROBES = {"system", "packages", "environment", "pci", "driver", "cuda_toolkit",
-               "libraries", "tf_runtime"}
+               "libraries", "tf_runtime", "devices", "workers"}
 
 
 def test_the_real_probes_are_discovered_by_module_name():

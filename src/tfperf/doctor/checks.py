@@ -655,9 +655,15 @@ def run_checks(facts: Facts, checks: tuple[Check, ...] = CHECKS) -> list[Finding
 
 def judge(facts: Facts, compute: bool = True) -> list[Finding]:
     """All verdicts for a machine: the static checks, then the live ones."""
+    from tfperf.doctor.collective_checks import device_findings, worker_findings
     from tfperf.doctor.live import live_findings
 
     gpus_expected = bool(facts.has_nvidia_gpu and facts.is_cuda_build)
-    return run_checks(facts) + live_findings(facts.live, compute=compute,
-                                             gpus_expected=gpus_expected,
-                                             tf_ran=_tf_ran(facts))
+    out = run_checks(facts) + live_findings(facts.live, compute=compute,
+                                            gpus_expected=gpus_expected,
+                                            tf_ran=_tf_ran(facts))
+    if facts.devices:  # `--devices` ran
+        out += device_findings(facts.devices, facts.gpus)
+    if facts.workers:  # `--workers` ran
+        out += worker_findings(facts.workers)
+    return out

@@ -36,6 +36,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--matmul-size", type=int, default=None, metavar="N",
                         help="size of the live matmul (default 4096 as in the article; 1024 "
                              "on a machine without a GPU)")
+    doctor.add_argument("--devices", action="store_true",
+                        help="also check collectives across this machine's devices: "
+                             "MirroredStrategy over the GPUs (or logical CPU devices), "
+                             "all-reduce correctness and bandwidth per cross_device_ops, "
+                             "stragglers (docs/multi-device.md); each stage bounded by "
+                             "--timeout")
+    doctor.add_argument("--logical-cpus", type=int, default=2, metavar="N",
+                        help="with --devices and no GPU: CPU devices to span (default 2)")
+    doctor.add_argument("--max-message", type=int, default=None, metavar="BYTES",
+                        help="with --devices: the all-reduce sweep's largest message "
+                             "(default 128 MiB on GPUs, 16 MiB on CPU devices)")
+    doctor.add_argument("--workers", metavar="TF_CONFIG_OR_HOSTS",
+                        help="this machine's part of a multi-worker check (run it on every "
+                             "worker): a TF_CONFIG JSON or file, 'env' for $TF_CONFIG, or "
+                             "HOST:PORT,HOST:PORT with --worker-index; every worker joins, "
+                             "fingerprints compared, all-reduce exact, ring bandwidth")
+    doctor.add_argument("--worker-index", type=int, default=None, metavar="I",
+                        help="with --workers HOST:PORT,...: this worker's index (default 0)")
     add_plan_arguments(doctor)
     doctor.set_defaults(func=run_doctor)
 
@@ -63,6 +81,20 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.matmul_size is not None and not 16 <= args.matmul_size <= 32768:
         raise UsageError(f"--matmul-size must be between 16 and 32768, not {args.matmul_size}")
 
+    if not 2 <= args.logical_cpus <= 64:
+        raise UsageError(f"--logical-cpus must be between 2 and 64, not {args.logical_cpus}")
+    if args.max_message is not None and not 8 <= args.max_message <= 2**34:
+        raise UsageError(f"--max-message must be between 8 and 2**34 bytes, "
+                         f"not {args.max_message}")
+
+    if args.workers is not None:
+        from tfperf.doctor.probes.workers import WorkersSpecError, parse_workers
+
+        try:
+            parse_workers(args.workers, args.worker_index)
+        except WorkersSpecError as exc:
+            raise UsageError(f"--workers: {exc}") from None
+
     from tfperf.core.render import use_color
     from tfperf.doctor.checks import judge
     from tfperf.doctor.gather import gather
@@ -74,7 +106,10 @@ def run_doctor(args: argparse.Namespace) -> int:
               + ("" if args.no_compute else ", then live checks") + ")…",
               file=sys.stderr, flush=True)
     options = GatherOptions(timeout=args.timeout, tool_timeout=min(10.0, args.timeout),
-                            compute=not args.no_compute, matmul_size=args.matmul_size)
+                            compute=not args.no_compute, matmul_size=args.matmul_size,
+                            devices=args.devices, logical_cpus=args.logical_cpus,
+                            max_message_bytes=args.max_message, workers=args.workers,
+                            worker_index=args.worker_index)
     facts = gather(options)
     findings = judge(facts, compute=options.compute)
     if args.json:

@@ -65,6 +65,11 @@ class Facts:
     tf_import_traceback: str | None = None
     # raw results of the live checks, by check id (judged in live.py)
     live: dict[str, Any] = field(default_factory=dict)
+    # raw results of `--devices` (collectives across devices), by stage; judged in
+    # collective_checks.py
+    devices: dict[str, Any] = field(default_factory=dict)
+    # raw results of `--workers` (this worker's part of a multi-worker check), by stage
+    workers: dict[str, Any] = field(default_factory=dict)
     # facts of probes that this record does not declare, by probe (module) name
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
     # how the gathering went, by probe (module) name; an error means "could not look"

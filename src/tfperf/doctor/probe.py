@@ -40,6 +40,11 @@ class GatherOptions:
     tool_timeout: float = 10.0  # nvidia-smi, nvcc, ldconfig, the dlopen test
     compute: bool = True
     matmul_size: int | None = None
+    devices: bool = False  # --devices: collectives across this machine's devices
+    logical_cpus: int = 2  # without a GPU, MirroredStrategy spans this many CPU devices
+    max_message_bytes: int | None = None  # the all-reduce sweep's largest message
+    workers: str | None = None  # --workers: TF_CONFIG, "env", or HOST:PORT,HOST:PORT
+    worker_index: int | None = None
 
 
 Source = Callable[[GatherOptions, Mapping[str, Any]], Mapping[str, Any]]

@@ -25,6 +25,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CUDA libraries", ("doctor.libraries", "doctor.pip_wheels", "doctor.cudnn_copies")),
     ("TensorFlow at run time", ("doctor.tf_sees_gpu", "doctor.import_log")),
     ("Live compute checks", ("live",)),
+    ("Devices and collectives", ("devices", "workers")),
 )
 
 

@@ -24,12 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "MODULE / FILE.py (and --inputs's module) are imported, so their top level runs. "
             "Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
         epilog="examples:\n  tfperf profile train.py -- --epochs 1\n"
+               "  tfperf profile --remote worker0:6009,worker1:6009 --duration-ms 2000\n"
                "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json\n"
                "  tfperf profile case_study_bench.py:loop --quick   (a bench file's variant)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION "
-                                  "(run, or imported and executed)")
+    p.add_argument("target", nargs="?",
+                   help="SCRIPT.py, or MODULE:FUNCTION / FILE.py:FUNCTION "
+                        "(run, or imported and executed); none with --remote")
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="[options] [-- script args]",
                    help="options may also follow the target; the script's own arguments "
                         "come after --")
@@ -56,6 +58,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (the run's own stdout goes to stderr)")
     p.add_argument("--plot", metavar="OUT.png", help="bar chart of the hottest lines and ops")
+    p.add_argument("--remote", metavar="HOST:PORT[,HOST:PORT...]",
+                   help="capture the workers of a running job at once (each runs "
+                        "tfperf.serve_profiler(PORT)); per worker and merged: step time, "
+                        "compute vs collective vs input, the slowest worker")
+    p.add_argument("--duration-ms", type=int, default=2000, metavar="N",
+                   help="with --remote: how long to capture (default 2000)")
 
 
 def _split_rest(args: argparse.Namespace) -> list[str]:
@@ -87,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
 
     script_args = _split_rest(args)
+    if args.remote is not None:
+        if args.target is not None or script_args:
+            raise UsageError("--remote captures running jobs: give no target")
+        return _run_remote(args)
+    if args.target is None:
+        raise UsageError("give a target (SCRIPT.py or MODULE:FUNCTION), or --remote "
+                         "HOST:PORT[,HOST:PORT...]")
     if args.steps is not None and args.steps < 1:
         raise UsageError("--steps must be at least 1")
     kind = _target_kind(args.target)
@@ -139,4 +154,37 @@ def run(args: argparse.Namespace) -> int:
         from tfperf.core.render import use_color
 
         print(report.text(color=use_color(out)), file=out)
+    return report.exit_status
+
+
+def _run_remote(args: argparse.Namespace) -> int:
+    from tfperf.cli import UsageError
+    from tfperf.profile.remote import RemoteInputError, capture_remote, parse_addresses
+
+    try:
+        addresses = parse_addresses(args.remote)
+    except RemoteInputError as exc:
+        raise UsageError(f"--remote: {exc}") from None
+    if not 1 <= args.duration_ms <= 600_000:
+        raise UsageError(f"--duration-ms must be between 1 and 600000, not {args.duration_ms}")
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        raise UsageError("TensorFlow is not installed here; its profiler client does the "
+                         "capture: pip install 'tfperf[tf-cpu]'")
+    from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
+
+    quiet_tensorflow_startup(args.verbose)
+    if args.logdir:
+        try:
+            os.makedirs(args.logdir, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--logdir {args.logdir}: {exc.strerror or exc}") from None
+    report = capture_remote(addresses, args.duration_ms, logdir=args.logdir)
+    if args.json:
+        print(report.to_json())
+    else:
+        from tfperf.core.render import use_color
+
+        print(report.text(color=use_color(sys.stdout)))
     return report.exit_status

@@ -42,11 +42,34 @@ def _query() -> dict[str, Any]:
                 gpu["memory_mib"] = pynvml.nvmlDeviceGetMemoryInfo(handle).total // 2**20
             except pynvml.NVMLError:
                 gpu["memory_mib"] = None
+            gpu.update(_links(pynvml, handle))
             facts["gpus"].append(gpu)
         return facts
     finally:
         with contextlib.suppress(Exception):  # shutting down is best effort
             pynvml.nvmlShutdown()
+
+
+def _links(pynvml: Any, handle: Any) -> dict[str, Any]:
+    """PCIe generation and width (the maximum the GPU and slot allow: an idle GPU trains its
+    link down) and the active NVLinks with their version: the peak a collective can reach."""
+    out: dict[str, Any] = {}
+    for key, call in (("pcie_gen", "nvmlDeviceGetMaxPcieLinkGeneration"),
+                      ("pcie_width", "nvmlDeviceGetMaxPcieLinkWidth")):
+        try:
+            out[key] = int(getattr(pynvml, call)(handle))
+        except Exception:  # NVMLError, or a pynvml without the call: not known
+            out[key] = None
+    active, version = 0, None
+    for link in range(int(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18))):
+        try:
+            if pynvml.nvmlDeviceGetNvLinkState(handle, link):
+                active += 1
+                version = int(pynvml.nvmlDeviceGetNvLinkVersion(handle, link))
+        except Exception:  # NVML_ERROR_NOT_SUPPORTED on GPUs without NVLink, or past the last
+            break
+    out["nvlinks"], out["nvlink_version"] = active, version
+    return out
 
 
 def probe_nvml(timeout: float = 10.0) -> dict[str, Any]:
