@@ -20,6 +20,9 @@ FRESH_GRAPH = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
                         for n in ("reset_default_graph", "Graph"))
 
 
+_FRESH = FRESH_GRAPH | SESSION_CLASSES
+
+
 @dataclass(frozen=True)
 class SessionRun:
     """A ``<session>.run(fetches, feed_dict=...)`` call, or a Saver's ``save``/``restore``
@@ -111,9 +114,7 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
 def starts_fresh_graph(ctx: Context, block: ast.AST) -> bool:
     """``block`` (a loop or function) makes a new graph or session, so what it builds goes
     into a graph of its own, not one that grows."""
-    for n in ast.walk(block):
-        if type(n) is ast.Call:
-            q = ctx.qualname(n.func)
-            if q in FRESH_GRAPH or q in SESSION_CLASSES:
-                return True
-    return False
+    def compute() -> bool:
+        return any(type(n) is ast.Call and ctx.qualname(n.func) in _FRESH
+                   for n in ast.walk(block))
+    return ctx.cached(f"sessions.starts_fresh_graph:{id(block)}", compute)

@@ -8,7 +8,13 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
 from tfperf.lint.analysis.syntax import keywords_of
-from tfperf.lint.analysis.transposes import MatrixTranspose, matrix_transpose_of
+from tfperf.lint.analysis.transposes import (
+    ADJOINT_CALLS,
+    MATRIX_TRANSPOSE_CALLS,
+    TRANSPOSE_CALLS,
+    MatrixTranspose,
+    matrix_transpose_of,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -31,6 +37,7 @@ class TransposeIntoMatmul(Rule):
     # (SVM kernels, Gram matrices, a GPT decoder, hand-written back-prop; notes/lint-layout)
     group = "perf"
     node_types = (ast.Call,)
+    callee_qualnames = TRANSPOSE_CALLS | MATRIX_TRANSPOSE_CALLS | ADJOINT_CALLS
     fixable = True
     docs = """\
 ## What it does
