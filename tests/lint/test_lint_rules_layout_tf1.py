@@ -33,8 +33,8 @@ def _run(source: str, name: str):
 
 def test_tfp405_fixes_are_unsafe_and_skip_calls_that_set_the_flag():
     src = ("import tensorflow as tf\n"
-           "def f(a, b):\n"
-           "    return tf.matmul(a, tf.transpose(b, [1, 0]))\n")
+           "a, b = tf.ones([2, 3]), tf.ones([4, 3])\n"
+           "out = tf.matmul(a, tf.transpose(b, [1, 0]))\n")
     [f] = _lint(src, "TFP405")
     assert f.fix is not None and f.fix.applicability is Applicability.UNSAFE
     assert _fixed(src, "TFP405") == src  # nothing safe to apply
@@ -45,9 +45,27 @@ def test_tfp405_fixes_are_unsafe_and_skip_calls_that_set_the_flag():
 
 def test_tfp405_only_matmul_operands():
     src = ("import tensorflow as tf\n"
-           "def f(a, b):\n"
-           "    return tf.add(a, tf.transpose(b)), tf.matmul(tf.transpose(b, perm=p), a)\n")
+           "a, b, p = tf.ones([3, 3]), tf.ones([3, 3]), [1, 0]\n"
+           "out = tf.add(a, tf.transpose(b)), tf.matmul(tf.transpose(b, perm=p), a)\n")
     assert _lint(src, "TFP405") == []
+
+
+def test_tfp405_only_where_the_code_surely_runs_eagerly():
+    helper = ("import tensorflow as tf\n"
+              "def gram(x):\n"
+              "    return tf.matmul(x, tf.transpose(x))\n")
+    assert _lint(helper, "TFP405") == []  # called from elsewhere: maybe traced
+    assert len(_lint(helper + "g = gram(tf.ones([2, 3]))\n", "TFP405")) == 1
+    assert _lint(helper + "g = tf.function(gram)(tf.ones([2, 3]))\n", "TFP405") == []
+    keras_call = ("import tensorflow as tf\n"
+                  "class Decoder(tf.keras.layers.Layer):\n"
+                  "    def call(self, x):\n"
+                  "        return tf.matmul(x, tf.transpose(self.embed))\n")
+    assert _lint(keras_call, "TFP405") == []
+    tf1 = ("import tensorflow as tf\n"
+           "X = tf.placeholder(tf.float32, [None, 3])\n"
+           "d_w = tf.matmul(tf.transpose(X), X)\n")
+    assert _lint(tf1, "TFP405") == []
 
 
 @pytest.mark.tf
@@ -63,12 +81,15 @@ def test_tfp405_unsafe_fixes_compute_the_same_values():
               "    return tf.linalg.matvec(tf.linalg.adjoint(k), q[:, :, 0])\n"
               "def o(q, k):\n"
               "    op = tf.linalg.LinearOperatorFullMatrix(q)\n"
-              "    return op.matmul(tf.linalg.matrix_transpose(k))\n")
+              "    return op.matmul(tf.linalg.matrix_transpose(k))\n"
+              "q0 = tf.random.stateless_normal([2, 3, 4], seed=[1, 2])\n"
+              "k0 = tf.random.stateless_normal([2, 3, 4], seed=[3, 4])\n"
+              "results = [f(q0, k0), g(q0, k0), h(q0, k0), o(q0, k0)]\n")
     fixed = _fixed(source, "TFP405", unsafe=True)
     assert "transpose(" not in fixed and "adjoint(" not in fixed
     assert fixed.count("=True") == 4
-    q = tf.random.stateless_normal([2, 3, 4], seed=[1, 2])
-    k = tf.random.stateless_normal([2, 3, 4], seed=[3, 4])
+    q = tf.random.stateless_normal([2, 3, 4], seed=[5, 6])
+    k = tf.random.stateless_normal([2, 3, 4], seed=[7, 8])
     for name in ("f", "g", "h", "o"):
         before, after = _run(source, name)(q, k), _run(fixed, name)(q, k)
         assert before.shape == after.shape and before.dtype == after.dtype

@@ -21,6 +21,9 @@ FRESH_GRAPH = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.")
                         for n in ("reset_default_graph", "Graph"))
 
 
+_FRESH = FRESH_GRAPH | SESSION_CLASSES
+
+
 @dataclass(frozen=True)
 class SessionRun:
     """A ``<session>.run(fetches, feed_dict=...)`` call, or a Saver's ``save``/``restore``
@@ -113,9 +116,25 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
 def starts_fresh_graph(ctx: Context, block: ast.AST) -> bool:
     """``block`` (a loop or function) makes a new graph or session, so what it builds goes
     into a graph of its own, not one that grows."""
-    for n in ast.walk(block):
-        if type(n) is ast.Call:
-            q = ctx.qualname(n.func)
-            if q in FRESH_GRAPH or q in SESSION_CLASSES:
-                return True
-    return False
+    def compute() -> bool:
+        return any(type(n) is ast.Call and ctx.qualname(n.func) in _FRESH
+                   for n in ast.walk(block))
+    return ctx.cached(f"sessions.starts_fresh_graph:{id(block)}", compute)
+
+
+# Calls that put a module in TF1 graph mode (ops are nodes of a graph a session runs).
+GRAPH_MODE_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.") for n in (
+    "placeholder", "Session", "InteractiveSession", "disable_eager_execution",
+    "disable_v2_behavior", "Graph"))
+
+
+def graph_mode_module(ctx: Context) -> bool:
+    """The module builds TF1 graphs (sessions, placeholders, eager execution turned off):
+    its ops run in a session, where Grappler rewrites the graph first (cached)."""
+    def compute() -> bool:
+        src = ctx.source
+        if not any(w in src for w in ("placeholder", "Session", "disable_", "Graph")):
+            return False
+        return bool(session_runs(ctx)) or any(
+            ctx.qualname(c.func) in GRAPH_MODE_CALLS for c in ctx.calls)
+    return ctx.cached("sessions.graph_mode_module", compute)

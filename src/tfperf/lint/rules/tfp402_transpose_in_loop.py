@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.loops import element_loop, indexes_with
+from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, transpose_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
@@ -65,7 +66,9 @@ best replacement is often a `transpose_a/transpose_b` flag or `data_format`, whi
 cannot choose.
 
 ## Known limitations
-Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
+The same transpose repeated in traced code (`tf.function`, a Keras `call`, a TF1 graph) is
+not reported: Grappler merges identical ops with the same input, so the unrolled copies
+become one. Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
 of layers, or one tensor per file) are not reported: each is a different tensor. Variables
 and plain parameters are not reported either: they may change between iterations.
 """
@@ -101,6 +104,20 @@ and plain parameters are not reported either: they may change between iterations
             for i in range(3):
                 y = np.transpose(w)
         """),
+        # The same transpose in a traced loop: the unrolled copies are identical ops with the
+        # same input, which Grappler merges into one (common subexpression elimination).
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(n):
+                m = tf.eye(8)
+                acc = tf.zeros([8, 8])
+                i = 0
+                while i < 5:
+                    acc = acc + tf.transpose(m)
+                    i += 1
+                return acc
+        """),
         # Tensors from a list of files: one transpose each.
         Valid("""
             import tensorflow as tf
@@ -134,19 +151,17 @@ and plain parameters are not reported either: they may change between iterations
                     out.append(transpose(x[i]))
                 return tf.stack(out)
         """, count=1, lines=(6,)),
-        # In a while loop inside tf.function.
+        # Element by element inside tf.function: the unrolled loop keeps one transpose per
+        # element (Grappler merges identical ops, not different slices).
         Invalid("""
             import tensorflow as tf
             @tf.function
-            def f(n):
-                m = tf.eye(8)
-                acc = tf.zeros([8, 8])
-                i = 0
-                while i < 5:
-                    acc = acc + tf.transpose(m)
-                    i += 1
-                return acc
-        """, count=1, lines=(8,)),
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(tf.transpose(x[i]))
+                return tf.stack(out)
+        """, count=1, lines=(6,)),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -166,7 +181,9 @@ and plain parameters are not reported either: they may change between iterations
                                    hint="transpose the whole tensor once, outside the loop "
                                         "(shift the permutation by one axis)")
                 return
-        if t is not None and self._invariant_tensor(ctx, operand, loops[0]):
+        if t is not None and self._invariant_tensor(ctx, operand, loops[0]) \
+                and not ctx.in_graph(node) and not graph_mode_module(ctx):
+            # (in a graph, Grappler merges the identical transposes of an unrolled loop)
             yield self.finding(ctx, node)
 
     @staticmethod

@@ -282,8 +282,10 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
             (k.value for k in node.keywords if k.arg == "multiples"), None)  # type: ignore[attr-defined]
         tiled = args[0] if args else next(
             (k.value for k in node.keywords if k.arg in ("input", "x")), None)  # type: ignore[attr-defined]
-        if multiples is None or tiled is None or _version_guarded(ctx, node):
-            return
+        if multiples is None or tiled is None or not (
+                _shape_sources(ctx, multiples) or _names_in(multiples)) \
+                or _version_guarded(ctx, node):
+            return  # neither a count read from a shape nor one a name could tie to an operand
         use: ast.AST = node
         parent = ctx.parent(node)
         if type(parent) is ast.IfExp and node is not parent.test:

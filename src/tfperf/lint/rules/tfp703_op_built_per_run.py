@@ -59,6 +59,19 @@ def _cached(ctx: Context, creation: ast.AST, fn: ast.AST | None) -> bool:
     return False
 
 
+def _assignments_in(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr]]:
+    """The values assigned to each plain name in ``fn`` (one walk per function, cached)."""
+    def compute() -> dict[str, list[ast.expr]]:
+        out: dict[str, list[ast.expr]] = {}
+        for a in ast.walk(fn):
+            if type(a) is ast.Assign:
+                for t in a.targets:
+                    if type(t) is ast.Name:
+                        out.setdefault(t.id, []).append(a.value)
+        return out
+    return ctx.cached(f"tfp703_assignments:{id(fn)}", compute)
+
+
 class OpBuiltPerRun(Rule):
     code = "TFP703"
     name = "op-built-per-run"
@@ -253,9 +266,7 @@ run in another are not followed.
             # Bound in branches (`if opts: saver = Saver(opts) else: saver = Saver()`): an op
             # whichever branch ran, when every assignment of the name in the function is one.
             fn = ctx.enclosing_function(e)
-            values = [a.value for a in ast.walk(fn) if type(a) is ast.Assign
-                      and any(type(t) is ast.Name and t.id == e.id for t in a.targets)] \
-                if fn is not None else []
+            values = _assignments_in(ctx, fn).get(e.id, []) if fn is not None else []
             if values and all(builds_op(ctx, v) for v in values):
                 yield from values
 
