@@ -61,7 +61,7 @@ def test_a_cell_run_twice_is_linted_once_and_codes_select_rules(run, tf_cells):
 
 
 def test_cell_form_lints_this_cell_only_with_cell_lines(run):
-    ran = run("%%tflint -o\n" + PRINT_IN_FUNCTION)
+    ran = run("%%tflint -o TFP204\n" + PRINT_IN_FUNCTION)  # a preview rule: by its code
     assert ran.error is None, ran.everything
     rep = ran.result.result
     n = ran.result.execution_count
