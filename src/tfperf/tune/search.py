@@ -1,0 +1,378 @@
+"""The search: each lever alone, then combinations of those that helped, within a budget.
+
+1. The baseline (the function as written, loaded the same way as every candidate) is
+   screened: first call timed apart, a second call, the tf.functions that retraced in it
+   (:func:`tfperf.profile.watch`).
+2. Each lever alone: built (an edit of the module copy), screened (it must run within the
+   call limit, not retrace on a second call with the same inputs, not fall back to a
+   while_loop) and checked against the baseline's outputs of the same calls
+   (:func:`tfperf.bench.equivalence.compare_outputs`; reduced precision against the float64
+   truth). What passes is timed with the baseline, interleaved (:func:`tfperf.bench.compare`).
+3. Combinations of the levers that helped (one per slot), each also with each compile lever
+   (``tf.function`` and ``jit_compile`` often pay only on top of a rewrite), screened and
+   checked the same way, then timed interleaved with the baseline and the best singles.
+4. The pick: the fastest candidate that agrees (or, with ``calls``, the one with the least
+   time over that many calls, first call included). Its patch is the unified diff of its
+   source against the user's file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfperf.tune.build import Built, apply_levers, load
+from tfperf.tune.device import DeviceFacts, gather
+from tfperf.tune.lever import Lever, LeverContext, discover
+from tfperf.tune.result import CandidateResult, TuneResult
+from tfperf.tune.screen import Screen, screen
+from tfperf.tune.source import SourceEditError
+from tfperf.tune.target import Inputs, Target, TuneError
+
+#: A candidate must beat the baseline by this much to count as "helped".
+HELPED = 1.05
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _Live:
+    """A candidate being searched: its levers, what it built into, its record."""
+
+    levers: tuple[Lever, ...]
+    record: CandidateResult
+    built: Built | None = None
+    screen: Screen | None = None
+
+
+def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
+         kwargs: Mapping[str, Any] | None = None, *, budget: float = 60.0,
+         inputs: Inputs | None = None, facts: DeviceFacts | None = None,
+         calls: int | None = None, levers: Sequence[Lever] | None = None,
+         cache: bool = False, progress: Progress | None = None) -> TuneResult:
+    """Search tune's levers for ``fn`` on these inputs; see the module docstring.
+
+    ``inputs``: a factory of fresh ``(args, kwargs)`` for stateful functions (a train step);
+    ``facts``: the device facts (default: this machine's); ``calls``: rank by the time of
+    that many calls, first call included (default: the steady state); ``levers``: replace
+    the discovered levers (tests plant their own); ``cache``: reuse a stored result for the
+    same source, inputs, device and TensorFlow.
+    """
+    import tensorflow as tf  # noqa: F401  (the candidates run TF; import it once, here)
+
+    target = Target.from_function(fn, tuple(args), kwargs, inputs)
+    key = None
+    if cache:
+        from tfperf.tune import cache as store
+
+        key = store.key(target, budget, calls)
+        hit = store.load(key, target)
+        if hit is not None:
+            return hit
+    result = Search(target, budget, facts or gather(), calls, levers, progress).run()
+    if key is not None:
+        from tfperf.tune import cache as store
+
+        result.cache = "miss"
+        store.save(key, result)
+    return result
+
+
+class Search:
+    def __init__(self, target: Target, budget: float, facts: DeviceFacts,
+                 calls: int | None, levers: Sequence[Lever] | None,
+                 progress: Progress | None) -> None:
+        self.target, self.budget, self.facts, self.calls = target, budget, facts, calls
+        self.planted = levers
+        self.say = progress or (lambda s: None)
+        self.t0 = time.perf_counter()
+        self.ctx = LeverContext(target, facts)
+        self.workdir = Path(tempfile.mkdtemp(prefix="tfperf_tune_"))
+        self.truth: Any = None
+        self.truth_error: str | None = None
+        self.base = _Live((), CandidateResult("baseline", []))
+        self._done: list[_Live] = []
+
+    # -- budget -------------------------------------------------------------------------------
+
+    def left(self) -> float:
+        return self.budget - (time.perf_counter() - self.t0)
+
+    def call_limit(self) -> float:
+        return max(1.0, min(self.budget / 4, self.left() / 2))
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> TuneResult:
+        from tfperf.bench.machine import machine_info
+
+        base = self.base = self._baseline()
+        self.ctx.retraced = dict(base.screen.retraced) if base.screen else {}
+        levers = list(self.planted) if self.planted is not None else discover(self.ctx)
+        everyone: list[_Live] = []
+        usable = []
+        for lv in levers:  # a lever that does not apply is listed once, with why
+            why = lv.applies(self.ctx)
+            if why is None:
+                usable.append(lv)
+                continue
+            live = _Live((lv,), CandidateResult(lv.name, [lv.name]))
+            live.record.rejected = f"not applicable: {why}"
+            everyone.append(live)
+        everyone = self._ladder(base, usable) + self._alone(base, usable, []) + everyone
+        finalists = sorted((c for c in everyone if c.record.kept),
+                           key=lambda c: -(c.record.speedup or 0))[:3]
+        if finalists and self.left() > 0:
+            self.say(f"final timing of {len(finalists)} candidates")
+            self._time(base, finalists, share=0.9)
+        for c in everyone:
+            self._break_even(base, c)
+        best = self._pick(base, everyone)
+        patch = best.record.patch if best else ""
+        rec = base.record
+        return TuneResult(
+            function=self.target.name, path=str(self.target.path),
+            machine=machine_info(),
+            baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s},
+            candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
+            patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
+            budget_s=self.budget, device=self.facts.to_dict(),
+            patched_source=best.built.source if best and best.built else "",
+            original_source=self.target.source)
+
+    def _ladder(self, base: _Live, levers: list[Lever]) -> list[_Live]:
+        """Rung by rung (levers grouped by stage): each lever on top of the best so far; the
+        rung's fastest agreeing candidate becomes the new best if it helped."""
+        out: list[_Live] = []
+        current = base
+        for _, group in itertools.groupby(sorted(levers, key=lambda lv: lv.stage),
+                                          key=lambda lv: lv.stage):
+            rung = [self._candidate((*current.levers, lv), current) for lv in group]
+            out += rung
+            self._done = out
+            ready = [c for c in rung if c.record.rejected is None and c.built is not None]
+            if not ready:
+                continue
+            self.say(f"timing {len(ready)} candidate(s) against the best so far")
+            self._time(base, ready + ([current] if current is not base else []), share=0.25)
+            top = max((c for c in ready if c.record.kept), key=lambda c: c.record.speedup or 0,
+                      default=None)
+            if top and (top.record.speedup or 0) >= HELPED * (current.record.speedup or 1.0):
+                current = top
+        return out
+
+    def _alone(self, base: _Live, levers: list[Lever], done: list[_Live]) -> list[_Live]:
+        """Each lever alone that the ladder only tried on top of others, while budget lasts."""
+        tried = {c.levers for c in done + self._done}
+        out = []
+        for lv in levers:
+            if (lv,) in tried:
+                continue
+            live = self._candidate((lv,), base)
+            if live.record.rejected and live.record.rejected.startswith("not tried"):
+                continue
+            out.append(live)
+        ready = [c for c in out if c.record.rejected is None and c.built is not None]
+        if ready and self.left() > 0:
+            self.say(f"timing {len(ready)} single-lever candidate(s)")
+            self._time(base, ready, share=0.3)
+        return out
+
+    def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
+        names = [lv.name for lv in chosen]
+        record = CandidateResult(" + ".join(names), names,
+                                 round="single" if len(chosen) == 1 else "combination")
+        live = _Live(chosen, record)
+        if len({lv.slot for lv in chosen}) != len(chosen):
+            record.rejected = "not applicable: two levers of one slot"
+            return live
+        first = start.record.first_call_s or self.base.record.first_call_s or 1.0
+        self._build_and_screen(live, limit=min(self.call_limit(), max(1.0, 4 * first)))
+        return live
+
+    def _baseline(self) -> _Live:
+        self.say("baseline")
+        live = _Live((), CandidateResult("baseline", []))
+        try:
+            live.built = load(self.ctx, self.target.source, self.workdir)
+        except Exception as exc:
+            raise TuneError(f"{self.target.name}: cannot load a copy of its module: {exc}") \
+                from None
+        args, kwargs = self.target.fresh_inputs()
+        live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
+                             limit=max(self.budget, 1.0), watch_retraces=True)
+        if live.screen.error:
+            raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
+                            f"{live.screen.error}")
+        live.record.first_call_s = live.screen.first_call_s
+        return live
+
+    def _build_and_screen(self, live: _Live, limit: float) -> None:
+        record = live.record
+        if self.left() <= 0:
+            record.rejected = "not tried: the budget was spent"
+            return
+        self.say(f"{record.name}: build and first calls")
+        try:
+            text = apply_levers(self.ctx, live.levers)
+            live.built = load(self.ctx, text, self.workdir)
+        except SourceEditError as exc:
+            record.rejected = f"does not apply: {exc}"
+            return
+        except Exception as exc:  # the edited module fails to define the function
+            record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
+            return
+        from tfperf.lint.result import unified_diff
+
+        record.patch = unified_diff(self.target.path.name, self.target.source, text)
+        args, kwargs = self.target.fresh_inputs()
+        s = live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
+                                 limit=limit)
+        record.first_call_s = s.first_call_s
+        if s.error:
+            record.rejected = f"raises: {s.error}" if "did not finish" not in s.error else \
+                f"too slow: {s.error}"
+        elif s.fallback:
+            record.rejected = f"falls back: {s.fallback}"
+        elif s.retraces:
+            record.rejected = (f"retraces on every call ({s.retraces} trace(s) on a second call "
+                               "with the same inputs)")
+        else:
+            self._check(live)
+
+    def _check(self, live: _Live) -> None:
+        """Outputs of the same calls, against the baseline's (or the float64 truth)."""
+        from tfperf.bench.equivalence import compare_outputs
+
+        base_outputs = self._base_outputs
+        mine = live.screen.outputs if live.screen else []
+        reduced = any(lv.reduced_precision for lv in live.levers)
+        truth = self._truth() if reduced else None
+        if reduced and truth is None:
+            live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
+            return
+        worst = None
+        for k, (b, c) in enumerate(zip(base_outputs, mine, strict=False)):
+            eq = compare_outputs(b, c, reference=truth[k] if truth else None)
+            if worst is None or eq.equivalent is not True:
+                worst = eq
+            if eq.equivalent is not True:
+                break
+            if eq.max_rel_err is not None:
+                worst.max_rel_err = max(worst.max_rel_err or 0.0, eq.max_rel_err)
+        if worst is None:
+            live.record.rejected = "no output to compare"
+            return
+        live.record.equivalent = worst.equivalent
+        live.record.max_rel_err = worst.max_rel_err
+        if worst.equivalent is False:
+            live.record.rejected = f"disagrees with the baseline: {worst.reason}"
+        elif worst.equivalent is None:
+            live.record.rejected = f"cannot be compared: {worst.reason}"
+
+    @property
+    def _base_outputs(self) -> list[Any]:
+        return self.base.screen.outputs if self.base.screen else []
+
+    def _truth(self) -> list[Any] | None:
+        """The baseline's outputs on float64 inputs (stateless functions only)."""
+        if self.truth is not None or self.truth_error is not None:
+            return self.truth
+        if self.target.inputs is not None:
+            self.truth_error = "a stateful function (fresh inputs per candidate)"
+            return None
+        from tfperf.bench.equivalence import snapshot
+
+        args, kwargs = _to_float64((self.target.args, self.target.kwargs))
+        base = self.base.built
+        assert base is not None
+        try:
+            value = snapshot(base.fn(*args, **kwargs))
+        except Exception as exc:  # the user's code pins float32 somewhere
+            from tfperf.bench.verify import describe_error
+
+            self.truth_error = f"the baseline cannot run on float64 inputs ({describe_error(exc)})"
+            return None
+        self.truth = [value] * max(1, len(self._base_outputs))
+        return self.truth
+
+    def _time(self, base: _Live, cands: list[_Live], share: float) -> None:
+        """Interleaved timing of ``cands`` with the baseline (bench's compare)."""
+        from tfperf.bench.comparison import Variant, compare
+
+        cands = [c for c in cands if c.built is not None and c.record.rejected is None]
+        if not cands:
+            return
+        seconds = max(0.5, share * self.left())
+        known = base.record.median_s
+        # A slow baseline is timed once, with the first candidates; later runs reuse it.
+        with_base = known is None or known * 20 < seconds
+        lives = ([base] if with_base else []) + [c for c in cands if c is not base]
+        variants = []
+        for live in lives:
+            assert live.built is not None
+            args, kwargs = self.target.fresh_inputs()
+            variants.append(Variant(live.record.name, live.built.fn, args=args, kwargs=kwargs,
+                                    baseline=live is lives[0]))
+        report = compare(variants, budget=seconds, check_equivalence=False, quick=True,
+                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3))
+        by_name = {v.name: v for v in report.variants}
+        for live in lives:
+            r = by_name[live.record.name]
+            if r.error:
+                live.record.rejected = f"failed while timed: {r.error}"
+                continue
+            live.record.median_s = r.median_s
+            if live is base:
+                live.record.speedup = 1.0
+            elif with_base:
+                live.record.speedup = r.speedup
+            elif r.median_s and base.record.median_s:
+                live.record.speedup = base.record.median_s / r.median_s
+                live.record.notes.append("speedup: the baseline's median from an earlier "
+                                         "timing run (the baseline is slow)")
+
+    def _break_even(self, base: _Live, live: _Live) -> None:
+        """Calls after which the candidate's total time (first call included) is below the
+        baseline's: 1 + ceil((c1 − b1) / (bm − cm))."""
+        r, b = live.record, base.record
+        if None in (r.median_s, r.first_call_s, b.median_s, b.first_call_s):
+            return
+        assert r.median_s is not None and r.first_call_s is not None
+        assert b.median_s is not None and b.first_call_s is not None
+        if r.median_s >= b.median_s:
+            r.break_even_calls = None
+            return
+        extra = r.first_call_s - b.first_call_s
+        r.break_even_calls = 1 + max(0, math.ceil(extra / (b.median_s - r.median_s)))
+
+    def _pick(self, base: _Live, cands: list[_Live]) -> _Live | None:
+        kept = [c for c in cands if c.record.kept and c.record.equivalent is True]
+        if self.calls:
+            def cost(rec: CandidateResult) -> float:
+                return (rec.first_call_s or 0.0) + (self.calls - 1) * (rec.median_s or 0.0)
+            best = min(kept, key=lambda c: cost(c.record), default=None)
+            return best if best and cost(best.record) < cost(base.record) else None
+        best = max(kept, key=lambda c: c.record.speedup or 0.0, default=None)
+        return best if best and (best.record.speedup or 0.0) > 1.0 else None
+
+
+def _to_float64(value: Any) -> Any:
+    tf = sys.modules["tensorflow"]
+    import numpy as np
+
+    def cast(x: Any) -> Any:
+        if isinstance(x, (tf.Tensor, tf.Variable)) and x.dtype.is_floating:
+            return tf.cast(x, tf.float64)
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            return x.astype(np.float64)
+        return x
+
+    return tf.nest.map_structure(cast, value)
