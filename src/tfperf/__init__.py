@@ -13,7 +13,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "inputs", "profile", "variant", "watch"]
+__all__ = ["__version__", "inputs", "profile", "tune", "variant", "watch"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +22,8 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("tfperf.profile")
     if name in ("variant", "inputs"):  # bench-file decorators: ``@tfperf.variant``
         return getattr(importlib.import_module("tfperf.bench.declare"), name)
+    if name == "tune":  # a callable package: ``tfperf.tune(fn, args)``, ``tfperf.tune.TuneResult``
+        return importlib.import_module("tfperf.tune")
     if name == "watch":
         return importlib.import_module("tfperf.profile").watch
     raise AttributeError(f"module 'tfperf' has no attribute {name!r}")

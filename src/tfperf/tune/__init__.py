@@ -8,6 +8,8 @@ the baseline's outputs; the winner comes back as a patch.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 __all__ = ["TuneResult", "tune"]
@@ -23,3 +25,14 @@ def __getattr__(name: str) -> Any:
 
         return getattr(result, name)
     raise AttributeError(f"module 'tfperf.tune' has no attribute {name!r}")
+
+
+class _CallablePackage(types.ModuleType):
+    """``tfperf.tune(fn, args)`` is ``tfperf.tune.tune(fn, args)``: the package and the
+    function share the name, so the package is callable."""
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return __getattr__("tune")(fn, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
