@@ -38,6 +38,8 @@ from tfperf.tune.target import Inputs, Target, TuneError
 
 #: A candidate must beat the baseline by this much to count as "helped".
 HELPED = 1.05
+#: Earlier rewrites carried to later rungs besides the best so far.
+MAX_SPARE = 2
 
 Progress = Callable[[str], None]
 
@@ -176,9 +178,11 @@ class Search:
                       default=None)
             if top and (top.record.speedup or 0) >= HELPED * (current.record.speedup or 1.0):
                 current = top
+            # Rewrites that agree but did not win are kept for the next rungs: some pay
+            # only under tf.function (an eager vectorized_map re-runs pfor on every call).
             spare += [c.levers[-1] for c in ready if c is not current and c.record.kept
-                      and c.levers[:-1] == before.levers
-                      and (c.record.speedup or 0) >= HELPED and c.levers[-1].stage < 40]
+                      and c.levers[:-1] == before.levers and c.levers[-1].stage < 40]
+            spare = spare[:MAX_SPARE]
         return out
 
     def _alone(self, base: _Live, levers: list[Lever], done: list[_Live]) -> list[_Live]:
@@ -321,6 +325,7 @@ class Search:
         from tfperf.bench.comparison import Variant, compare
 
         cands = [c for c in cands if c.built is not None and c.record.rejected is None]
+        cands = [c for c in cands if not self._clearly_slower(c)]
         if not cands:
             return
         seconds = max(0.5, share * self.left())
@@ -351,6 +356,19 @@ class Search:
                 live.record.speedup = base.record.median_s / r.median_s
                 live.record.notes.append("speedup: the baseline's median from an earlier "
                                          "timing run (the baseline is slow)")
+
+    def _clearly_slower(self, live: _Live) -> bool:
+        """A candidate whose second call took over twice the baseline's is not timed in
+        rounds (it would eat the budget): that call is its time, and the notes say so."""
+        mine = live.screen.second_call_s if live.screen else None
+        base = self.base.screen.second_call_s if self.base.screen else None
+        if live is self.base or mine is None or base is None or mine <= 2 * base:
+            return False
+        if live.record.median_s is None:
+            live.record.median_s = mine
+            live.record.speedup = base / mine
+            live.record.notes.append("timed by one call: over twice the baseline's time")
+        return True
 
     def _break_even(self, base: _Live, live: _Live) -> None:
         """Calls after which the candidate's total time (first call included) is below the
