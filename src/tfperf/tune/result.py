@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,6 +62,8 @@ class TuneResult:
     cache: str = "off"  # off | miss | hit
     patched_source: str = ""  # the whole file after the patch (for --apply; not in JSON)
     original_source: str = ""
+    # The picked function itself, live (None when read back from the cache).
+    best_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def best(self) -> CandidateResult | None:

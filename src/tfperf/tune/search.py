@@ -40,6 +40,10 @@ from tfperf.tune.target import Inputs, Target, TuneError
 HELPED = 1.05
 #: Earlier rewrites carried to later rungs besides the best so far.
 MAX_SPARE = 2
+#: Candidates within this factor of the best by one call are timed interleaved.
+CLOSE = 1.5
+#: Candidates within this factor of the fastest are a tie (timing noise).
+TIE = 1.1
 
 Progress = Callable[[str], None]
 
@@ -52,6 +56,14 @@ class _Live:
     record: CandidateResult
     built: Built | None = None
     screen: Screen | None = None
+
+    @property
+    def estimate(self) -> float:
+        """Seconds per call: the interleaved median once timed, else the second call."""
+        if self.record.median_s is not None:
+            return self.record.median_s
+        second = self.screen.second_call_s if self.screen else None
+        return second if second is not None else math.inf
 
 
 def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
@@ -128,12 +140,13 @@ class Search:
             live = _Live((lv,), CandidateResult(lv.name, [lv.name]))
             live.record.rejected = f"not applicable: {why}"
             everyone.append(live)
-        everyone = self._ladder(base, usable) + self._alone(base, usable, []) + everyone
-        finalists = sorted((c for c in everyone if c.record.kept),
-                           key=lambda c: -(c.record.speedup or 0))[:3]
+        everyone = self._ladder(base, usable) + self._alone(base, usable) + everyone
+        finalists = sorted((c for c in everyone if c.record.rejected is None
+                            and c.built is not None), key=lambda c: c.estimate)[:3]
         if finalists and self.left() > 0:
             self.say(f"final timing of {len(finalists)} candidates")
             self._time(base, finalists, share=0.9)
+        self._untimed(base, everyone)
         for c in everyone:
             self._break_even(base, c)
         best = self._pick(base, everyone)
@@ -147,7 +160,8 @@ class Search:
             patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
             budget_s=self.budget, device=self.facts.to_dict(),
             patched_source=best.built.source if best and best.built else "",
-            original_source=self.target.source)
+            original_source=self.target.source,
+            best_fn=best.built.fn if best and best.built else None)
 
     def _ladder(self, base: _Live, levers: list[Lever]) -> list[_Live]:
         """Rung by rung (levers grouped by stage): each lever on top of the best so far, and
@@ -172,22 +186,26 @@ class Search:
             ready = [c for c in rung if c.record.rejected is None and c.built is not None]
             if not ready:
                 continue
-            self.say(f"timing {len(ready)} candidate(s) against the best so far")
-            self._time(base, ready + ([current] if current is not base else []), share=0.25)
-            top = max((c for c in ready if c.record.kept), key=lambda c: c.record.speedup or 0,
-                      default=None)
-            if top and (top.record.speedup or 0) >= HELPED * (current.record.speedup or 1.0):
+            ranked = sorted(ready, key=lambda c: c.estimate)
+            close = [c for c in ranked if c.estimate <= CLOSE * ranked[0].estimate]
+            if len(close) > 1:  # too close to call by one call each: time them interleaved
+                self.say(f"timing {len(close)} close candidates")
+                self._time(base, close, share=0.2)
+                ranked = sorted(ready, key=lambda c: c.estimate)
+            top = ranked[0]
+            if top.estimate * HELPED <= current.estimate:
                 current = top
             # Rewrites that agree but did not win are kept for the next rungs: some pay
             # only under tf.function (an eager vectorized_map re-runs pfor on every call).
-            spare += [c.levers[-1] for c in ready if c is not current and c.record.kept
+            spare += [c.levers[-1] for c in ready if c is not current
                       and c.levers[:-1] == before.levers and c.levers[-1].stage < 40]
             spare = spare[:MAX_SPARE]
         return out
 
-    def _alone(self, base: _Live, levers: list[Lever], done: list[_Live]) -> list[_Live]:
-        """Each lever alone that the ladder only tried on top of others, while budget lasts."""
-        tried = {c.levers for c in done + self._done}
+    def _alone(self, base: _Live, levers: list[Lever]) -> list[_Live]:
+        """Each lever alone that the ladder only tried on top of others, while budget lasts
+        (judged by their screens; the best go to the final timing)."""
+        tried = {c.levers for c in self._done}
         out = []
         for lv in levers:
             if (lv,) in tried:
@@ -196,10 +214,6 @@ class Search:
             if live.record.rejected and live.record.rejected.startswith("not tried"):
                 continue
             out.append(live)
-        ready = [c for c in out if c.record.rejected is None and c.built is not None]
-        if ready and self.left() > 0:
-            self.say(f"timing {len(ready)} single-lever candidate(s)")
-            self._time(base, ready, share=0.3)
         return out
 
     def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
@@ -325,13 +339,12 @@ class Search:
         from tfperf.bench.comparison import Variant, compare
 
         cands = [c for c in cands if c.built is not None and c.record.rejected is None]
-        cands = [c for c in cands if not self._clearly_slower(c)]
         if not cands:
             return
         seconds = max(0.5, share * self.left())
-        known = base.record.median_s
-        # A slow baseline is timed once, with the first candidates; later runs reuse it.
-        with_base = known is None or known * 20 < seconds
+        # A slow baseline is not timed in rounds (it would eat the budget): its second call
+        # stands for it.
+        with_base = base.estimate * 20 < seconds
         lives = ([base] if with_base else []) + [c for c in cands if c is not base]
         variants = []
         for live in lives:
@@ -352,23 +365,27 @@ class Search:
                 live.record.speedup = 1.0
             elif with_base:
                 live.record.speedup = r.speedup
-            elif r.median_s and base.record.median_s:
-                live.record.speedup = base.record.median_s / r.median_s
-                live.record.notes.append("speedup: the baseline's median from an earlier "
-                                         "timing run (the baseline is slow)")
+            elif r.median_s and math.isfinite(base.estimate):
+                live.record.speedup = base.estimate / r.median_s
+                live.record.notes.append("speedup: against the baseline's "
+                                         + ("median from an earlier timing run"
+                                            if base.record.median_s else "second call")
+                                         + " (the baseline is slow)")
 
-    def _clearly_slower(self, live: _Live) -> bool:
-        """A candidate whose second call took over twice the baseline's is not timed in
-        rounds (it would eat the budget): that call is its time, and the notes say so."""
-        mine = live.screen.second_call_s if live.screen else None
-        base = self.base.screen.second_call_s if self.base.screen else None
-        if live is self.base or mine is None or base is None or mine <= 2 * base:
-            return False
-        if live.record.median_s is None:
-            live.record.median_s = mine
-            live.record.speedup = base / mine
-            live.record.notes.append("timed by one call: over twice the baseline's time")
-        return True
+    def _untimed(self, base: _Live, everyone: list[_Live]) -> None:
+        """Candidates that ran but were not timed in rounds: their second call is their time
+        (they were clearly slower, or the budget was spent), and the notes say so."""
+        base_s = base.estimate
+        for live in [base, *everyone]:
+            r = live.record
+            if r.rejected is not None or r.median_s is not None or live.screen is None:
+                continue
+            r.median_s = live.estimate
+            if live is base:
+                r.speedup = 1.0
+            elif math.isfinite(base_s) and r.median_s:
+                r.speedup = base_s / r.median_s
+            r.notes.append("timed by one call (its second), not in interleaved rounds")
 
     def _break_even(self, base: _Live, live: _Live) -> None:
         """Calls after which the candidate's total time (first call included) is below the
@@ -385,14 +402,33 @@ class Search:
         r.break_even_calls = 1 + max(0, math.ceil(extra / (b.median_s - r.median_s)))
 
     def _pick(self, base: _Live, cands: list[_Live]) -> _Live | None:
+        """The fastest candidate that agrees; among those within the noise of it
+        (``TIE``), the one whose patched file lint flags least (lint's advice breaks ties)."""
         kept = [c for c in cands if c.record.kept and c.record.equivalent is True]
         if self.calls:
+            calls = self.calls
+
             def cost(rec: CandidateResult) -> float:
-                return (rec.first_call_s or 0.0) + (self.calls - 1) * (rec.median_s or 0.0)
+                return (rec.first_call_s or 0.0) + (calls - 1) * (rec.median_s or 0.0)
             best = min(kept, key=lambda c: cost(c.record), default=None)
             return best if best and cost(best.record) < cost(base.record) else None
         best = max(kept, key=lambda c: c.record.speedup or 0.0, default=None)
-        return best if best and (best.record.speedup or 0.0) > 1.0 else None
+        if best is None or (best.record.speedup or 0.0) <= 1.0:
+            return None
+        tied = [c for c in kept if (c.record.speedup or 0.0) * TIE >= (best.record.speedup or 0)]
+        if len(tied) > 1:
+            best = min(tied, key=lambda c: (self._lint_count(c), -(c.record.speedup or 0.0)))
+            if best.record.name != max(tied, key=lambda c: c.record.speedup or 0.0).record.name:
+                best.record.notes.append(f"picked among {len(tied)} candidates within "
+                                         f"{TIE:.2f}× of the fastest: lint flags it least")
+        return best
+
+    def _lint_count(self, live: _Live) -> int:
+        from tfperf.lint.engine import lint_source
+
+        if live.built is None:
+            return 1 << 30
+        return len(lint_source(live.built.source, str(self.target.path)))
 
 
 def _to_float64(value: Any) -> Any:
