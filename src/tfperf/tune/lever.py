@@ -41,6 +41,7 @@ class Lever:
     slot: str = ""
     stage: int = 50
     reduced_precision: bool = False
+    traces: bool = False  # it traces the function's Python (a Python loop is unrolled)
     description: str = ""
     rejections: tuple[str, ...] = ()
 

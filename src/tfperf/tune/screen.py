@@ -73,8 +73,9 @@ def tracing_count(namespace: dict[str, Any], fn: Any) -> int:
 
 def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
            namespace: dict[str, Any], *, limit: float, calls: int = 2,
-           watch_retraces: bool = False) -> Screen:
-    """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``."""
+           watch_retraces: bool = False, more_if_under: float | None = None) -> Screen:
+    """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``; only
+    once when the first call took longer than ``more_if_under`` seconds."""
     out = Screen()
     with _captured() as messages:
         try:
@@ -91,10 +92,13 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
                 elapsed = time.perf_counter() - t0
                 if k == 0:
                     out.first_call_s = elapsed
+                    if more_if_under is not None and elapsed > more_if_under:
+                        out.outputs.append(snapshot(value))
+                        break
                 elif k == 1:
                     out.second_call_s = elapsed
                 out.outputs.append(snapshot(value))
-            if calls > 1:
+            if len(out.outputs) > 1:
                 out.retraces = tracing_count(namespace, fn) - before
         except CallTimeout:
             out.error = f"a call did not finish within {limit:.3g} s"

@@ -44,6 +44,10 @@ MAX_SPARE = 2
 CLOSE = 1.5
 #: Candidates within this factor of the fastest are a tie (timing noise).
 TIE = 1.1
+#: Seconds to trace one eager op into a graph (measured on the §5 loop: 1–2 ms); a trace
+#: estimated longer than the call limit is not started (an interrupted trace can leave
+#: TensorFlow in graph mode).
+TRACE_S_PER_OP = 1.5e-3
 
 Progress = Callable[[str], None]
 
@@ -56,13 +60,18 @@ class _Live:
     record: CandidateResult
     built: Built | None = None
     screen: Screen | None = None
+    ops: int | None = None  # eager ops per call, when counted
 
     @property
     def estimate(self) -> float:
         """Seconds per call: the interleaved median once timed, else the second call."""
         if self.record.median_s is not None:
             return self.record.median_s
-        second = self.screen.second_call_s if self.screen else None
+        if self.screen is None:
+            return math.inf
+        second = self.screen.second_call_s
+        if second is None and not self.levers:  # a slow baseline, called once
+            second = self.screen.first_call_s
         return second if second is not None else math.inf
 
 
@@ -224,9 +233,46 @@ class Search:
         if len({lv.slot for lv in chosen}) != len(chosen):
             record.rejected = "not applicable: two levers of one slot"
             return live
+        if any(lv.traces for lv in chosen):
+            eager = self._eager_start(chosen)
+            ops = self._eager_ops(eager) if eager is not None else None
+            limit = self.call_limit()
+            if ops is not None and ops * TRACE_S_PER_OP > limit:
+                record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a Python "
+                                   f"loop) into one graph, about {ops * TRACE_S_PER_OP:.2g} s "
+                                   f"of tracing (the call limit is {limit:.2g} s)")
+                return live
         first = start.record.first_call_s or self.base.record.first_call_s or 1.0
         self._build_and_screen(live, limit=min(self.call_limit(), max(2.0, 4 * first)))
         return live
+
+    def _eager_start(self, chosen: tuple[Lever, ...]) -> _Live | None:
+        """The candidate already run of ``chosen`` without its tracing levers (eager code)."""
+        rest = tuple(lv for lv in chosen if not lv.traces)
+        if not rest:
+            return self.base
+        return next((c for c in self._done if c.levers == rest and c.built is not None
+                     and c.record.rejected is None), None)
+
+    def _eager_ops(self, live: _Live) -> int | None:
+        """Eager ops one call of ``live`` runs (one more call, watched); None when that call
+        would cost too much of the budget."""
+        if live.ops is not None or live.built is None:
+            return live.ops
+        if live.estimate > min(self.budget / 10, self.left() / 4):
+            return None
+        from tfperf.bench.deadline import CallTimeout, time_limit
+        from tfperf.profile.watcher import watch
+
+        args, kwargs = self.target.fresh_inputs()
+        try:
+            with time_limit(self.call_limit()), \
+                    watch(functions=False, host_syncs=False, eager_ops=True) as w:
+                live.built.fn(*args, **kwargs)
+        except (Exception, CallTimeout):
+            return None
+        live.ops = w.obs.eager_op_count
+        return live.ops
 
     def _baseline(self) -> _Live:
         self.say("baseline")
@@ -238,7 +284,8 @@ class Search:
                 from None
         args, kwargs = self.target.fresh_inputs()
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
-                             limit=max(self.budget, 1.0), watch_retraces=True)
+                             limit=max(self.budget, 1.0), watch_retraces=True,
+                             more_if_under=self.budget / 8)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
                             f"{live.screen.error}")
@@ -385,7 +432,8 @@ class Search:
                 r.speedup = 1.0
             elif math.isfinite(base_s) and r.median_s:
                 r.speedup = base_s / r.median_s
-            r.notes.append("timed by one call (its second), not in interleaved rounds")
+            r.notes.append("timed by one call (its second, or the baseline's only one), not in "
+                           "interleaved rounds")
 
     def _break_even(self, base: _Live, live: _Live) -> None:
         """Calls after which the candidate's total time (first call included) is below the

@@ -27,7 +27,7 @@ def train_step(model, opt, x, y):
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
     grads = tape.gradient(loss, model.trainable_variables)
-    opt.apply_gradients(zip(grads, model.trainable_variables))
+    opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
     return loss
 
 
@@ -36,7 +36,7 @@ def hand_tf_function(model, opt, x, y):
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
     grads = tape.gradient(loss, model.trainable_variables)
-    opt.apply_gradients(zip(grads, model.trainable_variables))
+    opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
     return loss
 
 

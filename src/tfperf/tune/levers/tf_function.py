@@ -17,7 +17,7 @@ def _decorator(ctx: LeverContext) -> ast.expr | None:
 
 
 class TfFunction(Lever):
-    name, slot, stage = "tf.function", "compile", 40
+    name, slot, stage, traces = "tf.function", "compile", 40, True
     description = "trace the function once into a graph: no Python per op on later calls"
     rejections = ("raises while tracing (Python control flow on tensors, .numpy())",
                   "retraces on every call", "disagrees with the baseline")
@@ -30,7 +30,7 @@ class TfFunction(Lever):
 
 
 class JitCompile(Lever):
-    name, slot, stage = "jit_compile", "compile", 40
+    name, slot, stage, traces = "jit_compile", "compile", 40, True
     description = "tf.function(jit_compile=True): XLA fuses the graph's ops into few kernels"
     rejections = ("XLA cannot compile an op (raises)", "compiles on every call",
                   "disagrees with the baseline")

@@ -80,7 +80,7 @@ def _find(fn: ast.FunctionDef, tf: str) -> tuple[ast.stmt, ast.For, ast.Call, st
 
 
 class VectorizedMap(Lever):
-    name, slot, stage = "vectorized_map", "vectorize", 20
+    name, slot, stage, traces = "vectorized_map", "vectorize", 20, True
     description = "a Python loop over the examples of a batch becomes one tf.vectorized_map"
     rejections = ("pfor falls back to a tf.while_loop for an op (TensorFlow's warning)",
                   "the body cannot be vectorised (raises)", "disagrees with the baseline")
