@@ -44,6 +44,8 @@ MAX_SPARE = 2
 CLOSE = 1.5
 #: Candidates within this factor of the fastest are a tie (timing noise).
 TIE = 1.1
+#: Share of the budget kept for the final timing of the best candidates.
+FINAL_SHARE = 0.2
 #: Seconds to trace one eager op into a graph (measured on the §5 loop: 1–2 ms); a trace
 #: estimated longer than the call limit is not started (an interrupted trace can leave
 #: TensorFlow in graph mode).
@@ -125,8 +127,11 @@ class Search:
 
     # -- budget -------------------------------------------------------------------------------
 
-    def left(self) -> float:
-        return self.budget - (time.perf_counter() - self.t0)
+    def left(self, final: bool = False) -> float:
+        """Seconds of the budget left; the search phases leave ``FINAL_SHARE`` of it to
+        the final interleaved timing of the best candidates."""
+        reserve = 0.0 if final else FINAL_SHARE * self.budget
+        return self.budget - reserve - (time.perf_counter() - self.t0)
 
     def call_limit(self) -> float:
         return max(1.0, min(self.budget / 4, self.left() / 2))
@@ -152,9 +157,9 @@ class Search:
         everyone = self._ladder(base, usable) + self._alone(base, usable) + everyone
         finalists = sorted((c for c in everyone if c.record.rejected is None
                             and c.built is not None), key=lambda c: c.estimate)[:3]
-        if finalists and self.left() > 0:
+        if finalists and self.left(final=True) > 0:
             self.say(f"final timing of {len(finalists)} candidates")
-            self._time(base, finalists, share=0.9)
+            self._time(base, finalists, share=0.9, final=True)
         self._untimed(base, everyone)
         for c in everyone:
             self._break_even(base, c)
@@ -226,7 +231,7 @@ class Search:
         return out
 
     def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
-        names = [lv.name for lv in chosen]
+        names = [lv.name for lv in sorted(chosen, key=lambda lv: lv.stage)]
         record = CandidateResult(" + ".join(names), names,
                                  round="single" if len(chosen) == 1 else "combination")
         live = _Live(chosen, record)
@@ -381,14 +386,14 @@ class Search:
         self.truth = [value] * max(1, len(self._base_outputs))
         return self.truth
 
-    def _time(self, base: _Live, cands: list[_Live], share: float) -> None:
+    def _time(self, base: _Live, cands: list[_Live], share: float, final: bool = False) -> None:
         """Interleaved timing of ``cands`` with the baseline (bench's compare)."""
         from tfperf.bench.comparison import Variant, compare
 
         cands = [c for c in cands if c.built is not None and c.record.rejected is None]
         if not cands:
             return
-        seconds = max(0.5, share * self.left())
+        seconds = max(0.5, share * self.left(final))
         # A slow baseline is not timed in rounds (it would eat the budget): its second call
         # stands for it.
         with_base = base.estimate * 20 < seconds

@@ -52,8 +52,8 @@ def _cost(first: float | None, median: float | None, calls: int | None) -> float
 def tune_versus_hand(path: str | Path, *, budget: float = 20.0, size: dict[str, Any] | None
                      = None, timing_budget: float = 2.0, timing_runs: int = 1) -> Versus:
     """Tune ``path``'s function, then time the pick against the hand variants
-    ``timing_runs`` times (each one interleaved run); the best run's figures are kept, so
-    that one run disturbed by other processes does not stand for the case."""
+    ``timing_runs`` times (each one interleaved run; 0: not at all); the best run's figures
+    are kept, so that one run disturbed by other processes does not stand for the case."""
     import tensorflow as tf
 
     from tfperf.bench.comparison import Variant
@@ -98,8 +98,10 @@ def tune_versus_hand(path: str | Path, *, budget: float = 20.0, size: dict[str, 
     for name, f in [("tune's pick", pick), *[(h.name, h.fn) for h in hands]]:
         a, kw = fresh() if stateful else (args, kwargs)
         variants.append(Variant(name, f, args=a, kwargs=kw, baseline=name == "tune's pick"))
+    if timing_runs < 1:  # the search only
+        return out
     best_run: Versus | None = None
-    for _ in range(max(1, timing_runs)):
+    for _ in range(timing_runs):
         run = Versus(out.case, result, out.pick, None, None, None, None, out.rejected,
                      list(out.notes))
         _timed(run, variants, calls, result, stateful, timing_budget)

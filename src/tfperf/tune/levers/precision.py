@@ -17,7 +17,7 @@ from tfperf.tune.source import ensure_tf, find_function, indent_of, parse
 
 
 class ReducedPrecision(Lever):
-    slot, stage, reduced_precision = "precision", 30, True
+    slot, stage, reduced_precision = "precision", 45, True
     rejections = ("the device has no fast math for the dtype (needs a GPU)",
                   "an op pins float32 (raises on mixed dtypes)",
                   "too far from the float64 truth for the dtype's tolerance")
