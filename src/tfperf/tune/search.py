@@ -242,6 +242,11 @@ class Search:
             eager = self._eager_start(chosen)
             ops = self._eager_ops(eager) if eager is not None else None
             limit = self.call_limit()
+            if ops is None and eager is not None and eager.estimate > limit / 2:
+                record.rejected = (f"not tried: the eager code takes {eager.estimate:.2g} s a "
+                                   "call, too long to count its ops; tracing them would likely "
+                                   f"outlast the call limit ({limit:.2g} s)")
+                return live
             if ops is not None and ops * TRACE_S_PER_OP > limit:
                 record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a Python "
                                    f"loop) into one graph, about {ops * TRACE_S_PER_OP:.2g} s "
