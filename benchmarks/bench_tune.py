@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "tune" / "cases"
 ORDER = ["case_study", "per_example", "scalar_retrace", "elementwise", "matmul_chain",
-         "keras_step"]
+         "keras_step", "data_pipeline"]
 
 
 def main(argv: list[str] | None = None) -> int:

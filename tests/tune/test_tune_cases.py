@@ -94,3 +94,33 @@ def test_keras_train_step_gets_a_tf_function_with_fresh_models():
     # Stateful: the losses of the same two steps from the same start agree.
     assert best.equivalent is True
     assert "@tf.function" in best.patch
+
+
+def test_data_pipeline_takes_lints_fixes_and_batches_before_the_map():
+    v = _versus("data_pipeline", budget=8.0)
+    result = v.result
+    best = result.best
+    assert best is not None and best.equivalent is True, result.table()
+    names = {c.name: c for c in result.candidates}
+    # lint's fixes inside the function are levers, each measured.
+    assert {"TFP601 fix (line 29)", "TFP602 fix (line 27)"} <= set(names)
+    reorder = names["batch before map"]
+    assert reorder.equivalent is True and ".batch(SIZE[\"batch\"]).map(features)" in \
+        reorder.patch
+
+
+def test_batch_before_a_map_that_is_not_element_wise_is_rejected(user_module):
+    from tfperf.tune import tune
+    from tfperf.tune.levers.data_order import BatchBeforeMap
+
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def epoch(x):
+            ds = tf.data.Dataset.from_tensor_slices(x).map(lambda r: r - tf.reduce_mean(r)).batch(4)
+            return tf.concat(list(ds), axis=0)
+        """)
+    x = tf.random.Generator.from_seed(0).normal([8, 16])
+    (cand,) = tune(mod.epoch, (x,), budget=3, levers=[BatchBeforeMap()]).candidates
+    assert cand.equivalent is False and cand.rejected.startswith("disagrees with the baseline")

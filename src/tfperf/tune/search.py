@@ -294,7 +294,7 @@ class Search:
                 from None
         args, kwargs = self.target.fresh_inputs()
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
-                             limit=max(self.budget, 1.0), watch_retraces=True,
+                             limit=max(2 * self.budget, 1.0), watch_retraces=True,
                              more_if_under=self.budget / 8)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
