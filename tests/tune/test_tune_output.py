@@ -148,3 +148,12 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, argv, message):
     rc = main([a.format(d=tmp_path) for a in argv])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_docs_show_the_schema_the_code_uses():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tune.md").read_text()
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
+    assert blocks == [TUNE_SCHEMA]
