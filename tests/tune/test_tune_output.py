@@ -157,3 +157,30 @@ def test_docs_show_the_schema_the_code_uses():
     text = (Path(__file__).resolve().parents[2] / "docs" / "tune.md").read_text()
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
     assert blocks == [TUNE_SCHEMA]
+
+
+def test_cli_tunes_a_bench_files_baseline_variant(tmp_path, capsys):
+    path = tmp_path / "bench_mod.py"
+    path.write_text(textwrap.dedent('''\
+        import tensorflow as tf
+        import tfperf
+
+
+        @tfperf.inputs
+        def make():
+            return (tf.ones([16, 16]),)
+
+
+        @tfperf.variant(baseline=True)
+        def chain(x):
+            return tf.tanh(tf.sin(x) * 2.0 + x)
+
+
+        @tfperf.variant
+        def other(x):
+            return tf.tanh(tf.sin(x) * 2.0 + x)
+        '''))
+    assert main(["tune", str(path), "--budget", "3", "--json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["function"] == "chain"
+    assert any(c["name"] == "tf.function" for c in doc["candidates"])

@@ -103,10 +103,11 @@ def set_tf_function(text: str, name: str, options: Mapping[str, object]) -> str:
             return replace_lines(text, dec.lineno, dec.end_lineno or dec.lineno, pad + new)
     args = ", ".join(f"{k}={v!r}" for k, v in options.items())
     decorator = f"@{alias}.function" + (f"({args})" if args else "")
-    first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
-    pad = indent_of(text, first)
+    # Innermost, right above `def`: other decorators (a registry like @tfperf.variant, a
+    # logging wrapper) then see the tf.function, as they would if the user had written it.
+    pad = indent_of(text, fn.lineno)
     lines = text.splitlines(keepends=True)
-    lines.insert(first - 1, pad + decorator + "\n")
+    lines.insert(fn.lineno - 1, pad + decorator + "\n")
     return "".join(lines)
 
 

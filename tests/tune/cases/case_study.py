@@ -16,6 +16,9 @@ TUNE = compute_feature_tf_slow
 # dispatches (at 8×40×16 a tf.function call's overhead alone outlasts the vectorised code).
 SMALL = {"samples": 8, "window": 50, "dim": 16384}
 FULL = {"samples": 64, "window": 500, "dim": 128}
+# The eager loop at full size takes 5–50 s a call (by the machine's load); the search needs
+# a few of those and room for the rungs after.
+FULL_BUDGET = 240
 CALLS = None
 SIZE = dict(SMALL)
 
