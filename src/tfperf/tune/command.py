@@ -83,7 +83,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
             (collector.variants[0] if collector.variants else None)
         if base is None:
             raise TuneError(f"{path}: name the function to tune as {path}:FUNC")
-        fn = base.fn
+        fn: Any = base.fn
     else:
         fn = getattr(module, name, None)
         if not callable(fn):

@@ -183,10 +183,10 @@ class Search:
         (a vectorized_map that pays only under tf.function); the rung's fastest agreeing
         candidate becomes the new best if it helped."""
         out: list[_Live] = []
-        current, spare = base, []
-        for _, group in itertools.groupby(sorted(levers, key=lambda lv: lv.stage),
-                                          key=lambda lv: lv.stage):
-            group = list(group)
+        current, spare = base, list[Lever]()
+        for _, same_stage in itertools.groupby(sorted(levers, key=lambda lv: lv.stage),
+                                               key=lambda lv: lv.stage):
+            group = list(same_stage)
             before = current
             starts = [current.levers] + [(*current.levers, a) for a in spare]
             rung = []

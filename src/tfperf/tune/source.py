@@ -85,7 +85,7 @@ def indent_of(text: str, line: int) -> str:
     return row[:len(row) - len(row.lstrip())]
 
 
-def set_tf_function(text: str, name: str, options: Mapping[str, object]) -> str:
+def set_tf_function(text: str, name: str, options: Mapping[str, bool | int | str]) -> str:
     """Make ``name`` a ``tf.function`` with ``options`` (keyword → Python value) set; an
     existing ``@tf.function`` decorator keeps its other arguments."""
     text, alias = ensure_tf(text)

@@ -72,7 +72,8 @@ def _find(fn: ast.FunctionDef, tf: str) -> tuple[ast.stmt, ast.For, ast.Call, st
             continue
         after = body[body.index(loop) + 1:]
         uses = [n for s in after for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
-        stacks = [n for s in after for n in ast.walk(s) if _stack_call(n, name, tf)]
+        stacks = [n for s in after for n in ast.walk(s)
+                  if isinstance(n, ast.Call) and _stack_call(n, name, tf)]
         if len(stacks) != 1 or len(uses) != 1:
             continue
         return init, loop, stacks[0], name
