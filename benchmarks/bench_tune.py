@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--case", action="append", choices=ORDER, help="cases to run (default all)")
     p.add_argument("--timing", type=float, default=3.0,
                    help="seconds of the interleaved pick-vs-hand timing run")
+    p.add_argument("--timing-runs", type=int, default=3,
+                   help="interleaved timing runs per case; the run with the median ratio is "
+                        "shown (default 3)")
     p.add_argument("--show-tables", action="store_true", help="print each case's tune table")
     args = p.parse_args(argv)
 
@@ -60,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         budget = max(args.budget, getattr(sizes, "FULL_BUDGET", 0) if args.size == "full"
                      else 0)
         t0 = time.perf_counter()
-        v = tune_versus_hand(path, budget=budget, size=size, timing_budget=args.timing)
+        v = tune_versus_hand(path, budget=budget, size=size, timing_budget=args.timing,
+                             timing_runs=args.timing_runs)
         wall = time.perf_counter() - t0
         if args.show_tables:
             print(v.result.table(), "\n")
@@ -71,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                      "-" if v.ratio is None else f"{v.ratio:.2f}",
                      f"{v.result.search_s:.1f}/{budget:g}", f"{wall:.0f}",
                      str(sum(v.rejected.values())), reasons))
-        print(f"{name}: pick {v.pick} ratio {rows[-1][4]} (search {v.result.search_s:.1f} s)",
-              file=sys.stderr, flush=True)
+        print(f"{name}: pick {v.pick} ratio {rows[-1][4]} (search {v.result.search_s:.1f} s; "
+              f"{'; '.join(v.notes)})", file=sys.stderr, flush=True)
     from tfperf.core.render import text_table
 
     print(text_table(["case", "tune's pick", "pick", "best hand", "ratio", "search s/budget",

@@ -21,7 +21,7 @@ def _versus(name: str, budget: float = 6.0, timing_runs: int = 0):
     # and one disturbed run must not stand for the case (the search itself runs once). The
     # other cases check what tune picked; their ratios come from benchmarks/bench_tune.py.
     return tune_versus_hand(CASES / f"{name}.py", budget=budget, timing_budget=1.5,
-                            timing_runs=timing_runs)
+                            timing_runs=timing_runs, keep="best")
 
 
 def test_case_study_pick_is_as_fast_as_the_hand_variants_and_lints_clean(tmp_path):

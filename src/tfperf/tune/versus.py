@@ -50,10 +50,12 @@ def _cost(first: float | None, median: float | None, calls: int | None) -> float
 
 
 def tune_versus_hand(path: str | Path, *, budget: float = 20.0, size: dict[str, Any] | None
-                     = None, timing_budget: float = 2.0, timing_runs: int = 1) -> Versus:
+                     = None, timing_budget: float = 2.0, timing_runs: int = 1,
+                     keep: str = "median") -> Versus:
     """Tune ``path``'s function, then time the pick against the hand variants
-    ``timing_runs`` times (each one interleaved run; 0: not at all); the best run's figures
-    are kept, so that one run disturbed by other processes does not stand for the case."""
+    ``timing_runs`` times (each one interleaved run; 0: not at all) and keep the run with
+    the median ratio (``keep="best"``: the best, a guard for tests on a shared machine where
+    one disturbed run must not fail the case)."""
     import tensorflow as tf
 
     from tfperf.bench.comparison import Variant
@@ -100,15 +102,17 @@ def tune_versus_hand(path: str | Path, *, budget: float = 20.0, size: dict[str, 
         variants.append(Variant(name, f, args=a, kwargs=kw, baseline=name == "tune's pick"))
     if timing_runs < 1:  # the search only
         return out
-    best_run: Versus | None = None
+    runs = []
     for _ in range(timing_runs):
         run = Versus(out.case, result, out.pick, None, None, None, None, out.rejected,
                      list(out.notes))
         _timed(run, variants, calls, result, stateful, timing_budget)
-        if best_run is None or (run.ratio or 0.0) > (best_run.ratio or 0.0):
-            best_run = run
-    assert best_run is not None
-    return best_run
+        runs.append(run)
+    runs.sort(key=lambda r: r.ratio or 0.0)
+    chosen = runs[-1] if keep == "best" else runs[len(runs) // 2]
+    chosen.notes.append(f"ratios of {len(runs)} timing runs: "
+                        + ", ".join(f"{r.ratio:.2f}" for r in runs if r.ratio is not None))
+    return chosen
 
 
 def _timed(out: Versus, variants: list[Any], calls: int | None, result: TuneResult,
