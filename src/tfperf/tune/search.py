@@ -247,11 +247,15 @@ class Search:
                                    "call, too long to count its ops; tracing them would likely "
                                    f"outlast the call limit ({limit:.2g} s)")
                 return live
-            if ops is not None and ops * TRACE_S_PER_OP > limit:
-                record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a Python "
-                                   f"loop) into one graph, about {ops * TRACE_S_PER_OP:.2g} s "
-                                   f"of tracing (the call limit is {limit:.2g} s)")
-                return live
+            if ops and eager is not None:
+                # Tracing an op costs a few times running it eagerly (more on a busy machine);
+                # a trace that may not end within the limit is not started.
+                per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
+                if 2 * ops * per_op > limit:
+                    record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a "
+                                       f"Python loop) into one graph, about {ops * per_op:.2g} s"
+                                       f" of tracing (the call limit is {limit:.2g} s)")
+                    return live
         first = start.record.first_call_s or self.base.record.first_call_s or 1.0
         self._build_and_screen(live, limit=min(self.call_limit(), max(2.0, 4 * first)))
         return live
