@@ -224,10 +224,7 @@ class Search:
         for lv in levers:
             if (lv,) in tried:
                 continue
-            live = self._candidate((lv,), base)
-            if live.record.rejected and live.record.rejected.startswith("not tried"):
-                continue
-            out.append(live)
+            out.append(self._candidate((lv,), base))  # kept with why, even when not tried
         return out
 
     def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
