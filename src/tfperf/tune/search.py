@@ -136,7 +136,8 @@ class Search:
         return self.budget - reserve - (time.perf_counter() - self.t0)
 
     def call_limit(self) -> float:
-        return max(1.0, min(self.budget / 4, self.left() / 2))
+        """The longest one call may take (an XLA compile on a busy machine takes seconds)."""
+        return max(1.0, min(max(3.0, self.budget / 4), self.left() / 2))
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -256,7 +257,7 @@ class Search:
                                        f" of tracing (the call limit is {limit:.2g} s)")
                     return live
         first = start.record.first_call_s or self.base.record.first_call_s or 1.0
-        self._build_and_screen(live, limit=min(self.call_limit(), max(2.0, 4 * first)))
+        self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)))
         return live
 
     def _eager_start(self, chosen: tuple[Lever, ...]) -> _Live | None:
