@@ -1,23 +1,27 @@
-"""The search: each lever alone, then combinations of those that helped, within a budget.
+"""The search: a ladder of levers, each candidate screened, checked and timed, in a budget.
 
 1. The baseline (the function as written, loaded the same way as every candidate) is
-   screened: first call timed apart, a second call, the tf.functions that retraced in it
-   (:func:`tfperf.profile.watch`).
-2. Each lever alone: built (an edit of the module copy), screened (it must run within the
-   call limit, not retrace on a second call with the same inputs, not fall back to a
-   while_loop) and checked against the baseline's outputs of the same calls
+   screened: first call timed apart, a second call (none when the first is slow), and the
+   tf.functions that traced more than once in its first call (:func:`tfperf.profile.watch`).
+2. The ladder, rung by rung (levers grouped by stage: lint fixes, tf.data order, loop
+   rewrites, vectorized_map, compile, precision, retracing): each lever on top of the best
+   candidate so far, and on top of it plus earlier rewrites that agreed but did not win.
+   Every candidate is built (an edit of a copy of the module), screened (within the call
+   limit, no retrace on a second call with the same inputs, no pfor while_loop fallback) and
+   checked against the baseline's outputs of the same calls
    (:func:`tfperf.bench.equivalence.compare_outputs`; reduced precision against the float64
-   truth). What passes is timed with the baseline, interleaved (:func:`tfperf.bench.compare`).
-3. Combinations of the levers that helped (one per slot), each also with each compile lever
-   (``tf.function`` and ``jit_compile`` often pay only on top of a rewrite), screened and
-   checked the same way, then timed interleaved with the baseline and the best singles.
-4. The pick: the fastest candidate that agrees (or, with ``calls``, the one with the least
-   time over that many calls, first call included). Its patch is the unified diff of its
-   source against the user's file.
+   truth). Candidates of a rung too close to call by one call are timed interleaved
+   (:func:`tfperf.bench.compare`); the rung's fastest becomes the best so far if it helped.
+3. Each lever alone, where the ladder only tried it on top of others.
+4. The best three are timed interleaved in one final run (a share of the budget is kept
+   for it); the pick is the fastest that agrees (ties go to the one lint flags least; with
+   ``calls``, the least time over that many calls, first call included). Its patch is the
+   unified diff of its source against the user's file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sys
@@ -167,6 +171,7 @@ class Search:
         for c in everyone:
             self._break_even(base, c)
         best = self._pick(base, everyone)
+        self._clean(keep=best)
         patch = best.record.patch if best else ""
         rec = base.record
         return TuneResult(
@@ -179,6 +184,17 @@ class Search:
             patched_source=best.built.source if best and best.built else "",
             original_source=self.target.source,
             best_fn=best.built.fn if best and best.built else None)
+
+    def _clean(self, keep: _Live | None) -> None:
+        """Remove the candidates' module copies, but the pick's (its function may trace
+        again, and tracing reads its source)."""
+        kept = keep.built.path if keep is not None and keep.built is not None else None
+        for path in self.workdir.glob("*.py"):
+            if path != kept:
+                path.unlink(missing_ok=True)
+        if kept is None:
+            with contextlib.suppress(OSError):
+                self.workdir.rmdir()
 
     def _ladder(self, base: _Live, levers: list[Lever]) -> list[_Live]:
         """Rung by rung (levers grouped by stage): each lever on top of the best so far, and
