@@ -14,7 +14,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "inputs", "load_ipython_extension", "profile", "serve_profiler",
-           "unload_ipython_extension", "variant", "watch"]
+           "tune", "unload_ipython_extension", "variant", "watch"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -35,6 +35,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("tfperf.bench.declare"), name)
     if name == "serve_profiler":  # one line in a job for `tfperf profile --remote`
         return importlib.import_module("tfperf.profile.server").serve_profiler
+    if name == "tune":  # a callable package: ``tfperf.tune(fn, args)``, ``tfperf.tune.TuneResult``
+        return importlib.import_module("tfperf.tune")
     if name == "watch":
         return importlib.import_module("tfperf.profile").watch
     raise AttributeError(f"module 'tfperf' has no attribute {name!r}")

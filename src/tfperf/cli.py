@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "tfperf.lint.command",
     "tfperf.bench.command",
     "tfperf.profile.command",
+    "tfperf.tune.command",
 )
 # The subcommands each module registers: a run of one subcommand builds only its parser (a
 # pre-commit `tfperf lint` must start fast); `tfperf --help` builds them all. A test keeps
@@ -30,7 +31,7 @@ SUBCOMMANDS = {
     "doctor": "tfperf.doctor.command", "explain": "tfperf.doctor.command",
     "lint": "tfperf.lint.command", "rules": "tfperf.lint.command",
     "rule": "tfperf.lint.command", "bench": "tfperf.bench.command",
-    "profile": "tfperf.profile.command",
+    "profile": "tfperf.profile.command", "tune": "tfperf.tune.command",
 }
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,144 @@
+"""``tfperf tune``: search the levers for one function, measure each candidate, hand back the
+change. Only argparse and the standard library at import time (imported on every start)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "tune",
+        help="search tf.function, XLA, vectorized_map, precision and lint's fixes for one "
+             "function; measure every candidate; hand back the fastest that agrees as a patch",
+        description="Tune FUNC of FILE.py on its inputs (the file's @tfperf.inputs function, "
+                    "or --inputs FILE.py:FN): each lever alone and in combination, within a "
+                    "time budget; every candidate is an edit of a copy of the module, timed "
+                    "interleaved with the baseline and checked against its outputs. FILE.py "
+                    "is imported and executed (its top level runs, as under `import`). "
+                    "Without :FUNC, the file's baseline @variant is tuned. Exit status 2 on "
+                    "bad input.")
+    p.add_argument("target", metavar="FILE.py[:FUNC]", help="the function to tune")
+    p.add_argument("--inputs", metavar="FILE.py:FN",
+                   help="a function returning the arguments (a tuple, one value, or a dict "
+                        "of keyword arguments)")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help="time for the whole search (default 60)")
+    p.add_argument("--calls", type=int, metavar="N",
+                   help="rank by the time of N calls, first call (trace, compile) included; "
+                        "default: the steady state")
+    p.add_argument("--json", action="store_true", help="JSON on stdout (schema in docs/tune.md)")
+    p.add_argument("--diff", action="store_true", help="print the winning patch")
+    p.add_argument("--apply", action="store_true",
+                   help="write the winning patch into FILE.py (must parse; mode kept)")
+    p.add_argument("--no-cache", action="store_true", help="measure again, ignore the cache")
+    p.add_argument("--verbose", action="store_true",
+                   help="let TensorFlow's C++ start-up notices through (hidden by default)")
+    p.set_defaults(func=run)
+
+
+def _split(spec: str) -> tuple[Path, str | None]:
+    path, _, name = spec.partition(".py:")
+    if name:
+        return Path(path + ".py"), name
+    return Path(spec), None
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfperf.cli import UsageError
+
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError("--budget must be positive")
+    if not args.verbose:
+        from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
+
+        quiet_tensorflow_startup()
+    from tfperf.core.usercode import UserCodeError
+    from tfperf.tune.target import TuneError
+
+    try:
+        fn, inputs = _load(args)
+        return _tune(args, fn, inputs)
+    except (UserCodeError, TuneError) as exc:
+        print(f"tfperf tune: {exc}", file=sys.stderr)
+        return 2
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, Any]:
+    from tfperf.bench.declare import close_collector, open_collector
+    from tfperf.core.usercode import import_file
+    from tfperf.tune.target import TuneError
+
+    path, name = _split(args.target)
+    collector = open_collector()
+    try:
+        module = import_file(path, prefix="_tfperf_tune_")
+    finally:
+        close_collector(collector)
+    if name is None:
+        base = next((v for v in collector.variants if v.baseline), None) or \
+            (collector.variants[0] if collector.variants else None)
+        if base is None:
+            raise TuneError(f"{path}: name the function to tune as {path}:FUNC")
+        fn: Any = base.fn
+    else:
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            raise TuneError(f"{path}: no function {name!r}")
+    if args.inputs:
+        ipath, iname = _split(args.inputs)
+        if iname is None:
+            raise TuneError("--inputs must be FILE.py:FN")
+        imod = module if ipath.resolve() == path.resolve() else import_file(ipath)
+        inputs = getattr(imod, iname, None)
+        if not callable(inputs):
+            raise TuneError(f"{ipath}: no function {iname!r}")
+    elif collector.inputs:
+        inputs = collector.inputs[0]
+    else:
+        raise TuneError(f"{path}: no @tfperf.inputs function; give --inputs FILE.py:FN")
+    return fn, inputs
+
+
+def _as_args(value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if isinstance(value, dict):
+        return (), dict(value)
+    if isinstance(value, tuple):
+        return value, {}
+    return (value,), {}
+
+
+def _stateful(value: Any) -> bool:
+    """Inputs holding variables (a model, an optimizer): each candidate needs fresh ones."""
+    import tensorflow as tf
+
+    leaves = tf.nest.flatten(value, expand_composites=False)
+    return any(isinstance(x, tf.Variable) or hasattr(x, "trainable_variables") for x in leaves)
+
+
+def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
+    from tfperf.tune.patch import apply_patch
+    from tfperf.tune.search import tune
+    from tfperf.tune.target import TuneError
+
+    try:
+        first = make()
+    except Exception as exc:
+        raise TuneError(f"the inputs function raised {type(exc).__name__}: {exc}") from None
+    a, kw = _as_args(first)
+    factory = (lambda: _as_args(make())) if _stateful(first) else None
+    say = None if args.json else (lambda m: print(f"  {m}", file=sys.stderr))
+    result = tune(fn, a, kw, budget=args.budget, inputs=factory, calls=args.calls,
+                  cache=not args.no_cache, progress=say)
+    if args.json:
+        print(result.to_json())
+    else:
+        print(result.table())
+        if args.diff and result.patch:
+            print(result.patch, end="")
+    if args.apply:
+        print(apply_patch(result), file=sys.stderr)
+    return 0

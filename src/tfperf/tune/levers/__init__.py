@@ -1,0 +1,1 @@
+"""tune's levers, one module each; every module exposes ``levers(ctx) -> list[Lever]``."""

@@ -1,0 +1,129 @@
+"""A candidate's first calls, before any timing: does it run, how long does its first call
+(trace, compile) take, does it retrace with the same inputs, does pfor fall back to a
+while_loop, and what does it return (each call's output snapshotted at once)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.bench.deadline import CallTimeout, time_limit
+from tfperf.bench.equivalence import snapshot
+from tfperf.bench.verify import describe_error
+from tfperf.core.measure import sync
+
+#: What TensorFlow logs when pfor cannot vectorise an op and loops instead.
+FALLBACK_NEEDLES = ("while_loop for converting", "Using a while_loop")
+
+
+@dataclass
+class Screen:
+    first_call_s: float | None = None
+    second_call_s: float | None = None
+    outputs: list[Any] = field(default_factory=list)
+    error: str | None = None
+    retraces: int = 0  # traces during the calls after the first (same inputs)
+    fallback: str | None = None
+    retraced: dict[str, str] = field(default_factory=dict)  # function → cause (watched)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # a record that cannot format: not worth failing
+            self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _captured() -> Iterator[list[str]]:
+    """TensorFlow's Python log records and warnings raised inside the block."""
+    handler = _Records()
+    logger = logging.getLogger("tensorflow")
+    logger.addHandler(handler)
+    messages = handler.messages
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield messages
+        messages.extend(str(w.message) for w in caught)
+    finally:
+        logger.removeHandler(handler)
+
+
+def tracing_count(namespace: dict[str, Any], fn: Any) -> int:
+    """Traces so far of the tf.functions among ``namespace``'s values and ``fn``."""
+    seen, total = set(), 0
+    for v in [fn, *namespace.values()]:
+        count = getattr(v, "experimental_get_tracing_count", None)
+        if callable(count) and id(v) not in seen:
+            seen.add(id(v))
+            with contextlib.suppress(Exception):  # a Function without the counter
+                total += int(count())
+    return total
+
+
+def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+           namespace: dict[str, Any], *, limit: float, calls: int = 2,
+           watch_retraces: bool = False, more_if_under: float | None = None) -> Screen:
+    """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``; only
+    once when the first call took longer than ``more_if_under`` seconds."""
+    out = Screen()
+    with _captured() as messages:
+        try:
+            for k in range(calls):
+                if k == 1:
+                    before = tracing_count(namespace, fn)
+                t0 = time.perf_counter()
+                with time_limit(limit):
+                    if watch_retraces and k == 0:
+                        value = _watched(fn, args, kwargs, out)
+                    else:
+                        value = fn(*args, **kwargs)
+                    sync(value)
+                elapsed = time.perf_counter() - t0
+                if k == 0:
+                    out.first_call_s = elapsed
+                    if more_if_under is not None and elapsed > more_if_under:
+                        out.outputs.append(snapshot(value))
+                        break
+                elif k == 1:
+                    out.second_call_s = elapsed
+                out.outputs.append(snapshot(value))
+            if len(out.outputs) > 1:
+                out.retraces = tracing_count(namespace, fn) - before
+        except CallTimeout:
+            out.error = f"a call did not finish within {limit:.3g} s"
+        except Exception as exc:  # the user's code, edited: any error rejects the candidate
+            out.error = describe_error(exc)
+    hits = [m for m in messages if any(n in m for n in FALLBACK_NEEDLES)]
+    if hits:
+        out.fallback = hits[0].strip().splitlines()[0][:200]
+    return out
+
+
+def _watched(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             out: Screen) -> Any:
+    """One call under :func:`tfperf.profile.watch`: which tf.functions traced more than once
+    in it, and why (the profile's own retrace causes)."""
+    from tfperf.profile.retrace import summarise_kind
+    from tfperf.profile.watcher import watch
+
+    with watch(host_syncs=False, eager_ops=False) as w:
+        value = fn(*args, **kwargs)
+    for stats in w.obs.functions:
+        if stats.traces > 1:
+            causes = stats.to_dict()["retrace_causes"]
+            cause = summarise_kind(causes[0]["kind"], causes[0]["argument"],
+                                   causes[0]["distinct"]) if causes else ""
+            out.retraced[stats.name.split(".")[-1]] = f"{stats.traces} traces in one call" + (
+                f": {cause}" if cause else "")
+    return value

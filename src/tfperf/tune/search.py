@@ -1,0 +1,523 @@
+"""The search: a ladder of levers, each candidate screened, checked and timed, in a budget.
+
+1. The baseline (the function as written, loaded the same way as every candidate) is
+   screened: first call timed apart, a second call (none when the first is slow), and the
+   tf.functions that traced more than once in its first call (:func:`tfperf.profile.watch`).
+2. The ladder, rung by rung (levers grouped by stage: lint fixes, tf.data order, loop
+   rewrites, vectorized_map, compile, precision, retracing): each lever on top of the best
+   candidate so far, and on top of it plus earlier rewrites that agreed but did not win.
+   Every candidate is built (an edit of a copy of the module), screened (within the call
+   limit, no retrace on a second call with the same inputs, no pfor while_loop fallback) and
+   checked against the baseline's outputs of the same calls
+   (:func:`tfperf.bench.equivalence.compare_outputs`; reduced precision against the float64
+   truth). Candidates of a rung too close to call by one call are timed interleaved
+   (:func:`tfperf.bench.compare`); the rung's fastest becomes the best so far if it helped.
+3. Each lever alone, where the ladder only tried it on top of others.
+4. The best three are timed interleaved in one final run (a share of the budget is kept
+   for it); the pick is the fastest that agrees (ties go to the one lint flags least; with
+   ``calls``, the least time over that many calls, first call included). Its patch is the
+   unified diff of its source against the user's file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfperf.tune.build import Built, apply_levers, load
+from tfperf.tune.device import DeviceFacts, gather
+from tfperf.tune.lever import Lever, LeverContext, discover
+from tfperf.tune.result import CandidateResult, TuneResult
+from tfperf.tune.screen import Screen, screen
+from tfperf.tune.source import SourceEditError
+from tfperf.tune.target import Inputs, Target, TuneError
+
+#: A candidate must beat the baseline by this much to count as "helped".
+HELPED = 1.05
+#: Earlier rewrites carried to later rungs besides the best so far.
+MAX_SPARE = 2
+#: Candidates within this factor of the best by one call are timed interleaved.
+CLOSE = 1.5
+#: Candidates within this factor of the fastest are a tie (timing noise on a shared
+#: machine), broken by lint: the candidate lint flags least has no Python loop left unrolled
+#: into its graph, whose trace time and graph size grow with the batch.
+TIE = 1.25
+#: Share of the budget kept for the final timing of the best candidates.
+FINAL_SHARE = 0.2
+#: Seconds to trace one eager op into a graph (measured on the §5 loop: 1–2 ms); a trace
+#: estimated longer than the call limit is not started (an interrupted trace can leave
+#: TensorFlow in graph mode).
+TRACE_S_PER_OP = 1.5e-3
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _Live:
+    """A candidate being searched: its levers, what it built into, its record."""
+
+    levers: tuple[Lever, ...]
+    record: CandidateResult
+    built: Built | None = None
+    screen: Screen | None = None
+    ops: int | None = None  # eager ops per call, when counted
+
+    @property
+    def estimate(self) -> float:
+        """Seconds per call: the interleaved median once timed, else the second call."""
+        if self.record.median_s is not None:
+            return self.record.median_s
+        if self.screen is None:
+            return math.inf
+        second = self.screen.second_call_s
+        if second is None and not self.levers:  # a slow baseline, called once
+            second = self.screen.first_call_s
+        return second if second is not None else math.inf
+
+
+def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
+         kwargs: Mapping[str, Any] | None = None, *, budget: float = 60.0,
+         inputs: Inputs | None = None, facts: DeviceFacts | None = None,
+         calls: int | None = None, levers: Sequence[Lever] | None = None,
+         cache: bool = False, progress: Progress | None = None) -> TuneResult:
+    """Search tune's levers for ``fn`` on these inputs; see the module docstring.
+
+    ``inputs``: a factory of fresh ``(args, kwargs)`` for stateful functions (a train step);
+    ``facts``: the device facts (default: this machine's); ``calls``: rank by the time of
+    that many calls, first call included (default: the steady state); ``levers``: replace
+    the discovered levers (tests plant their own); ``cache``: reuse a stored result for the
+    same source, inputs, device and TensorFlow.
+    """
+    import tensorflow as tf  # noqa: F401  (the candidates run TF; import it once, here)
+
+    target = Target.from_function(fn, tuple(args), kwargs, inputs)
+    key = None
+    if cache:
+        from tfperf.tune import cache as store
+
+        key = store.key(target, budget, calls)
+        hit = store.load(key, target)
+        if hit is not None:
+            return hit
+    result = Search(target, budget, facts or gather(), calls, levers, progress).run()
+    if key is not None:
+        from tfperf.tune import cache as store
+
+        result.cache = "miss"
+        store.save(key, result)
+    return result
+
+
+class Search:
+    def __init__(self, target: Target, budget: float, facts: DeviceFacts,
+                 calls: int | None, levers: Sequence[Lever] | None,
+                 progress: Progress | None) -> None:
+        self.target, self.budget, self.facts, self.calls = target, budget, facts, calls
+        self.planted = levers
+        self.say = progress or (lambda s: None)
+        self.t0 = time.perf_counter()
+        self.ctx = LeverContext(target, facts)
+        self.workdir = Path(tempfile.mkdtemp(prefix="tfperf_tune_"))
+        self.truth: Any = None
+        self.truth_error: str | None = None
+        self.base = _Live((), CandidateResult("baseline", []))
+        self._done: list[_Live] = []
+
+    # -- budget -------------------------------------------------------------------------------
+
+    def left(self, final: bool = False) -> float:
+        """Seconds of the budget left; the search phases leave ``FINAL_SHARE`` of it to
+        the final interleaved timing of the best candidates."""
+        reserve = 0.0 if final else FINAL_SHARE * self.budget
+        return self.budget - reserve - (time.perf_counter() - self.t0)
+
+    def call_limit(self) -> float:
+        """The longest one call may take (an XLA compile on a busy machine takes seconds)."""
+        return max(1.0, min(max(3.0, self.budget / 4), self.left() / 2))
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> TuneResult:
+        from tfperf.bench.machine import machine_info
+
+        base = self.base = self._baseline()
+        self.ctx.retraced = dict(base.screen.retraced) if base.screen else {}
+        levers = list(self.planted) if self.planted is not None else discover(self.ctx)
+        everyone: list[_Live] = []
+        usable = []
+        for lv in levers:  # a lever that does not apply is listed once, with why
+            why = lv.applies(self.ctx)
+            if why is None:
+                usable.append(lv)
+                continue
+            live = _Live((lv,), CandidateResult(lv.name, [lv.name]))
+            live.record.rejected = f"not applicable: {why}"
+            everyone.append(live)
+        everyone = self._ladder(base, usable) + self._alone(base, usable) + everyone
+        finalists = sorted((c for c in everyone if c.record.rejected is None
+                            and c.built is not None), key=lambda c: c.estimate)[:3]
+        if finalists and self.left(final=True) > 0:
+            self.say(f"final timing of {len(finalists)} candidates")
+            self._time(base, finalists, share=0.9, final=True)
+        self._untimed(base, everyone)
+        for c in everyone:
+            self._break_even(base, c)
+        best = self._pick(base, everyone)
+        self._clean(keep=best)
+        patch = best.record.patch if best else ""
+        rec = base.record
+        return TuneResult(
+            function=self.target.name, path=str(self.target.path),
+            machine=machine_info(),
+            baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s},
+            candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
+            patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
+            budget_s=self.budget, device=self.facts.to_dict(),
+            patched_source=best.built.source if best and best.built else "",
+            original_source=self.target.source,
+            best_fn=best.built.fn if best and best.built else None)
+
+    def _clean(self, keep: _Live | None) -> None:
+        """Remove the candidates' module copies, but the pick's (its function may trace
+        again, and tracing reads its source)."""
+        kept = keep.built.path if keep is not None and keep.built is not None else None
+        for path in self.workdir.glob("*.py"):
+            if path != kept:
+                path.unlink(missing_ok=True)
+        if kept is None:
+            with contextlib.suppress(OSError):
+                self.workdir.rmdir()
+
+    def _ladder(self, base: _Live, levers: list[Lever]) -> list[_Live]:
+        """Rung by rung (levers grouped by stage): each lever on top of the best so far, and
+        on top of the best so far plus each earlier lever that helped but was not adopted
+        (a vectorized_map that pays only under tf.function); the rung's fastest agreeing
+        candidate becomes the new best if it helped."""
+        out: list[_Live] = []
+        current, spare = base, list[Lever]()
+        for _, same_stage in itertools.groupby(sorted(levers, key=lambda lv: lv.stage),
+                                               key=lambda lv: lv.stage):
+            group = list(same_stage)
+            before = current
+            starts = [current.levers] + [(*current.levers, a) for a in spare]
+            rung = []
+            for start in starts:
+                for lv in group:
+                    chosen = (*start, lv)
+                    if len({x.slot for x in chosen}) == len(chosen):
+                        rung.append(self._candidate(chosen, current))
+            out += rung
+            self._done = out
+            ready = [c for c in rung if c.record.rejected is None and c.built is not None]
+            if not ready:
+                continue
+            ranked = sorted(ready, key=lambda c: c.estimate)
+            close = [c for c in ranked if c.estimate <= CLOSE * ranked[0].estimate]
+            if len(close) > 1:  # too close to call by one call each: time them interleaved
+                self.say(f"timing {len(close)} close candidates")
+                self._time(base, close, share=0.2)
+                ranked = sorted(ready, key=lambda c: c.estimate)
+            top = ranked[0]
+            if top.estimate * HELPED <= current.estimate:
+                current = top
+            # Rewrites that agree but did not win are kept for the next rungs: some pay
+            # only under tf.function (an eager vectorized_map re-runs pfor on every call).
+            spare += [c.levers[-1] for c in ready if c is not current
+                      and c.levers[:-1] == before.levers and c.levers[-1].stage < 40]
+            spare = spare[:MAX_SPARE]
+        return out
+
+    def _alone(self, base: _Live, levers: list[Lever]) -> list[_Live]:
+        """Each lever alone that the ladder only tried on top of others, while budget lasts
+        (judged by their screens; the best go to the final timing)."""
+        tried = {c.levers for c in self._done}
+        out = []
+        for lv in levers:
+            if (lv,) in tried:
+                continue
+            out.append(self._candidate((lv,), base))  # kept with why, even when not tried
+        return out
+
+    def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
+        names = [lv.name for lv in sorted(chosen, key=lambda lv: lv.stage)]
+        record = CandidateResult(" + ".join(names), names,
+                                 round="single" if len(chosen) == 1 else "combination")
+        live = _Live(chosen, record)
+        if len({lv.slot for lv in chosen}) != len(chosen):
+            record.rejected = "not applicable: two levers of one slot"
+            return live
+        if any(lv.traces for lv in chosen):
+            eager = self._eager_start(chosen)
+            ops = self._eager_ops(eager) if eager is not None else None
+            limit = self.call_limit()
+            if ops is None and eager is not None and eager.estimate > limit / 2:
+                record.rejected = (f"not tried: the eager code takes {eager.estimate:.2g} s a "
+                                   "call, too long to count its ops; tracing them would likely "
+                                   f"outlast the call limit ({limit:.2g} s)")
+                return live
+            if ops and eager is not None:
+                # Tracing an op costs a few times running it eagerly (more on a busy machine);
+                # a trace that may not end within the limit is not started.
+                per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
+                if 2 * ops * per_op > limit:
+                    record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a "
+                                       f"Python loop) into one graph, about {ops * per_op:.2g} s"
+                                       f" of tracing (the call limit is {limit:.2g} s)")
+                    return live
+        first = start.record.first_call_s or self.base.record.first_call_s or 1.0
+        self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)))
+        return live
+
+    def _eager_start(self, chosen: tuple[Lever, ...]) -> _Live | None:
+        """The candidate already run of ``chosen`` without its tracing levers (eager code)."""
+        rest = tuple(lv for lv in chosen if not lv.traces)
+        if not rest:
+            return self.base
+        return next((c for c in self._done if c.levers == rest and c.built is not None
+                     and c.record.rejected is None), None)
+
+    def _eager_ops(self, live: _Live) -> int | None:
+        """Eager ops one call of ``live`` runs (one more call, watched); None when that call
+        would cost too much of the budget."""
+        if live.ops is not None or live.built is None:
+            return live.ops
+        if live.estimate > min(self.budget / 10, self.left() / 4):
+            return None
+        from tfperf.bench.deadline import CallTimeout, time_limit
+        from tfperf.profile.watcher import watch
+
+        args, kwargs = self.target.fresh_inputs()
+        try:
+            with time_limit(self.call_limit()), \
+                    watch(functions=False, host_syncs=False, eager_ops=True) as w:
+                live.built.fn(*args, **kwargs)
+        except (Exception, CallTimeout):
+            return None
+        live.ops = w.obs.eager_op_count
+        return live.ops
+
+    def _baseline(self) -> _Live:
+        self.say("baseline")
+        live = _Live((), CandidateResult("baseline", []))
+        try:
+            live.built = load(self.ctx, self.target.source, self.workdir)
+        except Exception as exc:
+            raise TuneError(f"{self.target.name}: cannot load a copy of its module: {exc}") \
+                from None
+        args, kwargs = self.target.fresh_inputs()
+        live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
+                             limit=max(2 * self.budget, 1.0), watch_retraces=True,
+                             more_if_under=self.budget / 8)
+        if live.screen.error:
+            raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
+                            f"{live.screen.error}")
+        live.record.first_call_s = live.screen.first_call_s
+        return live
+
+    def _build_and_screen(self, live: _Live, limit: float) -> None:
+        record = live.record
+        if self.left() <= 0:
+            record.rejected = "not tried: the budget was spent"
+            return
+        self.say(f"{record.name}: build and first calls")
+        try:
+            text = apply_levers(self.ctx, live.levers)
+            live.built = load(self.ctx, text, self.workdir)
+        except SourceEditError as exc:
+            record.rejected = f"does not apply: {exc}"
+            return
+        except Exception as exc:  # the edited module fails to define the function
+            record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
+            return
+        from tfperf.lint.result import unified_diff
+
+        record.patch = unified_diff(self.target.path.name, self.target.source, text)
+        args, kwargs = self.target.fresh_inputs()
+        s = live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
+                                 limit=limit)
+        record.first_call_s = s.first_call_s
+        if s.error:
+            record.rejected = f"raises: {s.error}" if "did not finish" not in s.error else \
+                f"too slow: {s.error}"
+        elif s.fallback:
+            record.rejected = f"falls back: {s.fallback}"
+        elif s.retraces:
+            record.rejected = (f"retraces on every call ({s.retraces} trace(s) on a second call "
+                               "with the same inputs)")
+        else:
+            self._check(live)
+
+    def _check(self, live: _Live) -> None:
+        """Outputs of the same calls, against the baseline's (or the float64 truth)."""
+        from tfperf.bench.equivalence import compare_outputs
+
+        base_outputs = self._base_outputs
+        mine = live.screen.outputs if live.screen else []
+        reduced = any(lv.reduced_precision for lv in live.levers)
+        truth = self._truth() if reduced else None
+        if reduced and truth is None:
+            live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
+            return
+        worst = None
+        for k, (b, c) in enumerate(zip(base_outputs, mine, strict=False)):
+            eq = compare_outputs(b, c, reference=truth[k] if truth else None)
+            if worst is None or eq.equivalent is not True:
+                worst = eq
+            if eq.equivalent is not True:
+                break
+            if eq.max_rel_err is not None:
+                worst.max_rel_err = max(worst.max_rel_err or 0.0, eq.max_rel_err)
+        if worst is None:
+            live.record.rejected = "no output to compare"
+            return
+        live.record.equivalent = worst.equivalent
+        live.record.max_rel_err = worst.max_rel_err
+        if worst.equivalent is False:
+            live.record.rejected = f"disagrees with the baseline: {worst.reason}"
+        elif worst.equivalent is None:
+            live.record.rejected = f"cannot be compared: {worst.reason}"
+
+    @property
+    def _base_outputs(self) -> list[Any]:
+        return self.base.screen.outputs if self.base.screen else []
+
+    def _truth(self) -> list[Any] | None:
+        """The baseline's outputs on float64 inputs (stateless functions only)."""
+        if self.truth is not None or self.truth_error is not None:
+            return self.truth
+        if self.target.inputs is not None:
+            self.truth_error = "a stateful function (fresh inputs per candidate)"
+            return None
+        from tfperf.bench.equivalence import snapshot
+
+        args, kwargs = _to_float64((self.target.args, self.target.kwargs))
+        base = self.base.built
+        assert base is not None
+        try:
+            value = snapshot(base.fn(*args, **kwargs))
+        except Exception as exc:  # the user's code pins float32 somewhere
+            from tfperf.bench.verify import describe_error
+
+            self.truth_error = f"the baseline cannot run on float64 inputs ({describe_error(exc)})"
+            return None
+        self.truth = [value] * max(1, len(self._base_outputs))
+        return self.truth
+
+    def _time(self, base: _Live, cands: list[_Live], share: float, final: bool = False) -> None:
+        """Interleaved timing of ``cands`` with the baseline (bench's compare)."""
+        from tfperf.bench.comparison import Variant, compare
+
+        cands = [c for c in cands if c.built is not None and c.record.rejected is None]
+        if not cands:
+            return
+        seconds = max(0.5, share * self.left(final))
+        # A slow baseline is not timed in rounds (it would eat the budget): its second call
+        # stands for it.
+        with_base = base.estimate * 20 < seconds
+        lives = ([base] if with_base else []) + [c for c in cands if c is not base]
+        variants = []
+        for live in lives:
+            assert live.built is not None
+            args, kwargs = self.target.fresh_inputs()
+            variants.append(Variant(live.record.name, live.built.fn, args=args, kwargs=kwargs,
+                                    baseline=live is lives[0]))
+        report = compare(variants, budget=seconds, check_equivalence=False, quick=True,
+                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3))
+        by_name = {v.name: v for v in report.variants}
+        for live in lives:
+            r = by_name[live.record.name]
+            if r.error:
+                live.record.rejected = f"failed while timed: {r.error}"
+                continue
+            live.record.median_s = r.median_s
+            if live is base:
+                live.record.speedup = 1.0
+            elif with_base:
+                live.record.speedup = r.speedup
+            elif r.median_s and math.isfinite(base.estimate):
+                live.record.speedup = base.estimate / r.median_s
+                live.record.notes.append("speedup: against the baseline's "
+                                         + ("median from an earlier timing run"
+                                            if base.record.median_s else "second call")
+                                         + " (the baseline is slow)")
+
+    def _untimed(self, base: _Live, everyone: list[_Live]) -> None:
+        """Candidates that ran but were not timed in rounds: their second call is their time
+        (they were clearly slower, or the budget was spent), and the notes say so."""
+        base_s = base.estimate
+        for live in [base, *everyone]:
+            r = live.record
+            if r.rejected is not None or r.median_s is not None or live.screen is None:
+                continue
+            r.median_s = live.estimate
+            if live is base:
+                r.speedup = 1.0
+            elif math.isfinite(base_s) and r.median_s:
+                r.speedup = base_s / r.median_s
+            r.notes.append("timed by one call (its second, or the baseline's only one), not in "
+                           "interleaved rounds")
+
+    def _break_even(self, base: _Live, live: _Live) -> None:
+        """Calls after which the candidate's total time (first call included) is below the
+        baseline's: 1 + ceil((c1 − b1) / (bm − cm))."""
+        r, b = live.record, base.record
+        if None in (r.median_s, r.first_call_s, b.median_s, b.first_call_s):
+            return
+        assert r.median_s is not None and r.first_call_s is not None
+        assert b.median_s is not None and b.first_call_s is not None
+        if r.median_s >= b.median_s:
+            r.break_even_calls = None
+            return
+        extra = r.first_call_s - b.first_call_s
+        r.break_even_calls = 1 + max(0, math.ceil(extra / (b.median_s - r.median_s)))
+
+    def _pick(self, base: _Live, cands: list[_Live]) -> _Live | None:
+        """The fastest candidate that agrees; among those within the noise of it
+        (``TIE``), the one whose patched file lint flags least (lint's advice breaks ties)."""
+        kept = [c for c in cands if c.record.kept and c.record.equivalent is True]
+        if self.calls:
+            calls = self.calls
+
+            def cost(rec: CandidateResult) -> float:
+                return (rec.first_call_s or 0.0) + (calls - 1) * (rec.median_s or 0.0)
+            best = min(kept, key=lambda c: cost(c.record), default=None)
+            return best if best and cost(best.record) < cost(base.record) else None
+        best = max(kept, key=lambda c: c.record.speedup or 0.0, default=None)
+        if best is None or (best.record.speedup or 0.0) <= 1.0:
+            return None
+        tied = [c for c in kept if (c.record.speedup or 0.0) * TIE >= (best.record.speedup or 0)]
+        if len(tied) > 1:
+            best = min(tied, key=lambda c: (self._lint_count(c), -(c.record.speedup or 0.0)))
+            if best.record.name != max(tied, key=lambda c: c.record.speedup or 0.0).record.name:
+                best.record.notes.append(f"picked among {len(tied)} candidates within "
+                                         f"{TIE:.2f}× of the fastest: lint flags it least")
+        return best
+
+    def _lint_count(self, live: _Live) -> int:
+        from tfperf.lint.engine import lint_source
+
+        if live.built is None:
+            return 1 << 30
+        return len(lint_source(live.built.source, str(self.target.path)))
+
+
+def _to_float64(value: Any) -> Any:
+    tf = sys.modules["tensorflow"]
+    import numpy as np
+
+    def cast(x: Any) -> Any:
+        if isinstance(x, (tf.Tensor, tf.Variable)) and x.dtype.is_floating:
+            return tf.cast(x, tf.float64)
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            return x.astype(np.float64)
+        return x
+
+    return tf.nest.map_structure(cast, value)

@@ -1,0 +1,186 @@
+"""What tune hands back: the JSON (schema-validated), the table, the patch and --apply with
+lint --fix's safety rules, the cache, and the CLI end to end (bad input: a clear error)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import textwrap
+
+import jsonschema
+import pytest
+
+from tfperf.cli import main
+from tfperf.tune.schema import TUNE_SCHEMA
+
+tf = pytest.importorskip("tensorflow")
+pytestmark = pytest.mark.tf
+
+from tfperf.tune import TuneResult, tune  # noqa: E402
+from tfperf.tune.patch import apply_patch  # noqa: E402
+from tfperf.tune.target import TuneError  # noqa: E402
+
+LOOP_FILE = textwrap.dedent('''\
+    import tensorflow as tf
+    import tfperf
+
+
+    @tfperf.inputs
+    def make():
+        g = tf.random.Generator.from_seed(0)
+        return g.normal([6, 12, 4]), g.normal([12])
+
+
+    def feature(samples, weights):
+        results = []
+        for i in range(samples.shape[0]):
+            window_data = samples[i]
+            acc = tf.zeros([samples.shape[2]])
+            for j in range(samples.shape[1]):
+                acc = acc + window_data[j] * weights[j]
+            results.append(acc)
+        return tf.stack(results)
+    ''')
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """One real search of the nested loop, shared by the output tests."""
+    from tfperf.core.usercode import import_file
+
+    path = tmp_path_factory.mktemp("tuned") / "feature_mod.py"
+    path.write_text(LOOP_FILE)
+    os.chmod(path, 0o640)
+    mod = import_file(path, prefix="_tfperf_test_tune_out_")
+    return path, mod, tune(mod.feature, mod.make(), budget=6)
+
+
+def test_json_follows_the_schema_and_reads_back(tuned):
+    _, _, result = tuned
+    doc = json.loads(result.to_json())
+    jsonschema.validate(doc, TUNE_SCHEMA)
+    assert doc["function"] == "feature" and doc["best"] == result.best_name
+    assert doc["baseline"]["median_s"] > 0 and doc["baseline"]["first_call_s"] > 0
+    again = TuneResult.from_dict(doc)
+    assert again.to_dict() == result.to_dict()
+    assert again.best is not None and again.best.name == result.best_name
+
+
+def test_the_pick_agrees_and_beats_the_baseline(tuned):
+    _, _, result = tuned
+    best = result.best
+    assert best is not None, result.table()
+    assert best.equivalent is True and best.rejected is None and best.speedup > 1
+    assert best.break_even_calls is not None and best.break_even_calls >= 1
+    rejected = [c for c in result.candidates if c.rejected]
+    assert any(c.rejected.startswith("raises:") for c in rejected)  # a wrong alignment
+    table = result.table()
+    assert f"* {best.name}" in table and "why rejected" in table
+
+
+def test_patch_applies_safely_and_once(tuned, tmp_path):
+    path, mod, result = tuned
+    copy = tmp_path / "feature_copy.py"
+    copy.write_text(path.read_text())
+    os.chmod(copy, 0o640)
+    result.path = str(copy)
+    assert "patched" in apply_patch(result)
+    text = copy.read_text()
+    assert text == result.patched_source and "for j in range" not in text
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o640
+    assert "already applied" in apply_patch(result)  # idempotent
+    assert copy.read_text() == text
+    # The patched file computes what the loop computed.
+    from tfperf.bench.equivalence import compare_outputs
+    from tfperf.core.usercode import import_file
+
+    patched = import_file(copy, prefix="_tfperf_test_tune_patched_")
+    args = mod.make()
+    assert compare_outputs(mod.feature(*args), patched.feature(*args)).equivalent is True
+    # A file edited since tuning is not overwritten.
+    copy.write_text(path.read_text() + "\n# edited\n")
+    with pytest.raises(TuneError, match="changed since it was tuned"):
+        apply_patch(result)
+
+
+def test_cache_makes_a_second_run_instant(tmp_path, user_module):
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def double(x):
+            return tf.sin(x) * 2.0
+        """, name="cached_mod")
+    args = (tf.ones([8, 8]),)
+    first = tune(mod.double, args, budget=2, cache=True)
+    second = tune(mod.double, args, budget=2, cache=True)
+    assert (first.cache, second.cache) == ("miss", "hit")
+    assert second.to_dict()["candidates"] == first.to_dict()["candidates"]
+    other = tune(mod.double, (tf.ones([4, 8]),), budget=2, cache=True)  # other shapes
+    assert other.cache == "miss"
+    assert tune(mod.double, args, budget=2).cache == "off"
+
+
+def test_cli_json_diff_and_apply(tmp_path, capsys):
+    path = tmp_path / "cli_mod.py"
+    path.write_text(LOOP_FILE)
+    rc = main(["tune", f"{path}:feature", "--budget", "4", "--json", "--no-cache"])
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, TUNE_SCHEMA)
+    assert rc == 0 and doc["function"] == "feature"
+    rc = main(["tune", f"{path}:feature", "--budget", "4", "--diff", "--apply"])
+    captured = capsys.readouterr()
+    assert rc == 0 and "candidate" in captured.out and "--- a/cli_mod.py" in captured.out
+    assert "patched" in captured.err and "for j in range" not in path.read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tune", "{d}/nowhere.py:f"], "nowhere.py"),
+    (["tune", "{d}/mod.py:missing"], "no function 'missing'"),
+    (["tune", "{d}/mod.py"], "name the function to tune"),
+    (["tune", "{d}/noinputs.py:f"], "no @tfperf.inputs function"),
+    (["tune", "{d}/mod.py:f", "--inputs", "{d}/mod.py"], "--inputs must be FILE.py:FN"),
+])
+def test_cli_bad_input_is_a_clear_error(tmp_path, capsys, argv, message):
+    (tmp_path / "mod.py").write_text(LOOP_FILE.replace("def feature", "def f"))
+    (tmp_path / "noinputs.py").write_text("def f(x):\n    return x\n")
+    rc = main([a.format(d=tmp_path) for a in argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_docs_show_the_schema_the_code_uses():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tune.md").read_text()
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", text, re.S)]
+    assert blocks == [TUNE_SCHEMA]
+
+
+def test_cli_tunes_a_bench_files_baseline_variant(tmp_path, capsys):
+    path = tmp_path / "bench_mod.py"
+    path.write_text(textwrap.dedent('''\
+        import tensorflow as tf
+        import tfperf
+
+
+        @tfperf.inputs
+        def make():
+            return (tf.ones([16, 16]),)
+
+
+        @tfperf.variant(baseline=True)
+        def chain(x):
+            return tf.tanh(tf.sin(x) * 2.0 + x)
+
+
+        @tfperf.variant
+        def other(x):
+            return tf.tanh(tf.sin(x) * 2.0 + x)
+        '''))
+    assert main(["tune", str(path), "--budget", "3", "--json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["function"] == "chain"
+    assert any(c["name"] == "tf.function" for c in doc["candidates"])

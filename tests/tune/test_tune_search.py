@@ -1,0 +1,132 @@
+"""The search on real TensorFlow: planted levers that must be rejected (fast but wrong,
+raising, retracing every call), pfor's while_loop fallback, precision judged against the
+float64 truth with injected device facts, and the rejected candidates' reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfperf.tune.device import DeviceFacts
+from tfperf.tune.lever import Lever
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf.tune import tune  # noqa: E402
+
+CHAIN = """
+import tensorflow as tf
+
+
+def chain(x):
+    y = x
+    for _ in range(20):
+        y = tf.sin(y) * 0.5 + y * 0.5
+    return y
+"""
+
+
+class Planted(Lever):
+    """A lever planted by the test: replaces one text by another in the module."""
+
+    stage = 10
+
+    def __init__(self, name: str, old: str, new: str) -> None:
+        self.name, self.slot, self.old, self.new = name, name, old, new
+
+    def build(self, text, ctx):
+        assert self.old in text
+        return text.replace(self.old, self.new)
+
+
+def _inputs():
+    return (tf.random.Generator.from_seed(0).normal([64, 32]),)
+
+
+def test_a_fast_but_wrong_lever_is_never_picked(user_module):
+    mod = user_module(CHAIN)
+    wrong = Planted("planted: skip the loop", "    for _ in range(20):\n"
+                    "        y = tf.sin(y) * 0.5 + y * 0.5\n", "")
+    raising = Planted("planted: raises", "    y = x\n", "    raise ValueError('planted')\n")
+    result = tune(mod.chain, _inputs(), budget=4, levers=[wrong, raising])
+    by = {c.name: c for c in result.candidates}
+    assert by["planted: skip the loop"].equivalent is False
+    assert by["planted: skip the loop"].rejected.startswith("disagrees with the baseline")
+    assert by["planted: raises"].rejected == "raises: ValueError: planted"
+    assert result.best is None and result.patch == ""
+    assert "disagrees with the baseline" in result.table()
+
+
+def test_a_lever_that_retraces_every_call_is_rejected(user_module):
+    mod = user_module(CHAIN)
+    retrace = Planted(
+        "planted: retrace", "    return y\n",
+        "    return _step(y, next(_calls))\n\n\nimport itertools\n_calls = itertools.count()\n\n\n"
+        "@tf.function\ndef _step(y, n):\n    return y\n")
+    result = tune(mod.chain, _inputs(), budget=4, levers=[retrace])
+    (cand,) = result.candidates
+    assert cand.rejected is not None and cand.rejected.startswith("retraces on every call")
+
+
+def test_pfor_falling_back_to_a_while_loop_is_rejected(user_module):
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def histograms(x):
+            out = []
+            for i in range(x.shape[0]):
+                out.append(tf.histogram_fixed_width(x[i], [-3.0, 3.0], nbins=5))
+            return tf.stack(out)
+        """)
+    from tfperf.tune.levers.tf_function import TfFunction
+    from tfperf.tune.levers.vectorized_map import VectorizedMap
+
+    result = tune(mod.histograms, _inputs(), budget=5, levers=[VectorizedMap(), TfFunction()])
+    rejected = {c.name: c.rejected for c in result.candidates}
+    assert "falls back: Using a while_loop for converting HistogramFixedWidth" in \
+        rejected["vectorized_map"]
+
+
+def test_float16_is_rejected_on_cpu_and_tried_with_gpu_facts(user_module):
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def dense(x, w):
+            return tf.nn.relu(tf.matmul(x, w))
+        """)
+    from tfperf.tune.levers.precision import ReducedPrecision
+
+    g = tf.random.Generator.from_seed(0)
+    args = (g.normal([32, 64]), g.normal([64, 16]) * 0.1)
+    cpu = tune(mod.dense, args, budget=3, levers=[ReducedPrecision("float16")],
+               facts=DeviceFacts())
+    (cand,) = cpu.candidates
+    assert cand.rejected.startswith("not applicable: float16 needs a GPU")
+    # An A100's facts: the lever is tried, and judged against the float64 truth with
+    # float16's tolerance (the candidate returns float16).
+    gpu = tune(mod.dense, args, budget=3, levers=[ReducedPrecision("float16")],
+               facts=DeviceFacts(gpus=((8, 0),)))
+    (cand,) = gpu.candidates
+    assert cand.equivalent is True, cand.rejected
+    assert cand.max_rel_err is not None and 1e-5 < cand.max_rel_err < 1e-2
+    assert "+    x = tf.cast(x, tf.float16)" in cand.patch
+
+
+def test_precision_too_far_from_the_truth_is_rejected(user_module):
+    # A sum of many terms that cancel: bfloat16's 8 bits of mantissa lose it.
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def cancel(x):
+            return tf.reduce_sum(x * 1000.0 + 1.0, axis=1) - tf.reduce_sum(x * 1000.0, axis=1)
+        """)
+    from tfperf.tune.levers.precision import ReducedPrecision
+
+    result = tune(mod.cancel, (tf.random.Generator.from_seed(0).normal([4, 512]),), budget=3,
+                  levers=[ReducedPrecision("bfloat16")],
+                  facts=DeviceFacts(cpu_flags=frozenset({"avx512_bf16"})))
+    (cand,) = result.candidates
+    assert cand.equivalent is False
+    assert cand.rejected.startswith("disagrees with the baseline")
