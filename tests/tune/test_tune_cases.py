@@ -102,8 +102,11 @@ def test_data_pipeline_takes_lints_fixes_and_batches_before_the_map():
     best = result.best
     assert best is not None and best.equivalent is True, result.table()
     names = {c.name: c for c in result.candidates}
-    # lint's fixes inside the function are levers, each measured.
-    assert {"TFP601 fix (line 29)", "TFP602 fix (line 27)"} <= set(names)
+    # lint's fixes inside the function are levers where lint reports them for the installed
+    # TF: from 2.12 tf.data prefetches and parallelises this stateless map by itself, so
+    # TFP601/TFP602 stay quiet and offer no fix (the scalar-retrace case covers the lint-fix
+    # lever where a rule does fire: TFP301).
+    assert not [n for n in names if n.startswith(("TFP601", "TFP602"))], sorted(names)
     reorder = names["batch before map"]
     assert reorder.equivalent is True and ".batch(SIZE[\"batch\"]).map(features)" in \
         reorder.patch
