@@ -65,7 +65,7 @@ def _quoted(c: Cause) -> list[tuple[str, int, str]]:
             seen[ln.text][1] += 1
         else:
             seen[ln.text] = [ln.text, 1, ln.row]
-    return [tuple(v) for v in seen.values()]  # type: ignore[misc]
+    return [tuple(v) for v in seen.values()]
 
 
 def report_text(ex: Explanation, color: bool = False) -> str:

@@ -40,7 +40,7 @@ def _ignored(specs: list[tuple[str, object]], path: str, is_dir: bool) -> bool:
         rel = path[len(base) + 1:] if path != base else "."
         if os.sep != "/":
             rel = rel.replace(os.sep, "/")
-        if spec.match_file(rel + ("/" if is_dir else "")):  # type: ignore[attr-defined]
+        if spec.match_file(rel + ("/" if is_dir else "")):
             return True
     return False
 
@@ -125,9 +125,9 @@ def discover(paths: Sequence[str], excluded=None) -> list[Path]:
             for m in matches:
                 mp = Path(m)
                 if mp.is_dir():
-                    candidates.extend(walk(mp, excluded))  # type: ignore[attr-defined]
+                    candidates.extend(walk(mp, excluded))
                 elif mp.suffix in SUFFIXES:
-                    candidates.append((mp, os.path.realpath(mp)))  # type: ignore[attr-defined]
+                    candidates.append((mp, os.path.realpath(mp)))
         else:
             raise DiscoveryError(f"{raw}: no such file or directory")
         for c, key in candidates:

@@ -148,12 +148,12 @@ class _CallIndex:
     the callee's spelled last name (:meth:`Context.call_groups`)."""
 
     def __init__(self, ctx: Context) -> None:
-        self.calls: list[ast.AST] = ctx.calls
+        self.calls: list[ast.Call] = ctx.calls
         self.ctx = ctx
         self._order: dict[int, int] | None = None
-        self._name_calls: list[ast.AST] | None = None
+        self._name_calls: list[ast.Call] | None = None
 
-    def _in_order(self, parts: list[list[ast.AST]]) -> list[ast.AST]:
+    def _in_order(self, parts: list[list[ast.Call]]) -> list[ast.Call]:
         parts = [p for p in parts if p]
         if len(parts) <= 1:
             return parts[0] if parts else []
@@ -162,7 +162,7 @@ class _CallIndex:
         order = self._order
         return sorted({id(c): c for p in parts for c in p}.values(), key=lambda c: order[id(c)])
 
-    def for_rule(self, rule: Rule) -> list[ast.AST]:
+    def for_rule(self, rule: Rule) -> list[ast.Call]:
         names, qualnames = rule.callee_names, rule.callee_qualnames
         if names is None and qualnames is None:
             return self.calls
@@ -171,7 +171,7 @@ class _CallIndex:
             return self._in_order([*(by_attr.get(n, []) for n in names),
                                    *(by_name.get(n, []) for n in names)])
         if not self.ctx.imports_tf and all(q.split(".", 1)[0] in ("tensorflow", "keras")
-                                           for q in qualnames):  # type: ignore[union-attr]
+                                           for q in qualnames):
             return []  # nothing here resolves to TensorFlow or Keras
         # A bare name may be an alias (`from tensorflow import transpose as T`): every call
         # of a bare name that may resolve is a candidate; an attribute call only with the
@@ -180,7 +180,7 @@ class _CallIndex:
             resolvable = self.ctx.resolvable_names
             self._name_calls = self._in_order(
                 [lst for n, lst in by_name.items() if n in resolvable])
-        lasts = {q.rsplit(".", 1)[-1] for q in qualnames}  # type: ignore[union-attr]
+        lasts = {q.rsplit(".", 1)[-1] for q in qualnames}
         candidates = self._in_order([*(by_attr.get(n, []) for n in lasts), self._name_calls])
         qualname = self.ctx.call_qualname
         return [c for c in candidates if qualname(c) in qualnames]  # type: ignore[operator]

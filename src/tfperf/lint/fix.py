@@ -103,7 +103,7 @@ def fix_source(source: str, lint, unsafe: bool = False,
         fixes = [f.fix for f in findings if wanted(f, unsafe)]
         if not fixes:
             break
-        new, applied, skipped = apply_edits(result.source, fixes)  # type: ignore[arg-type]
+        new, applied, skipped = apply_edits(result.source, fixes)
         if not applied or new == result.source:
             break
         if not parses(new):

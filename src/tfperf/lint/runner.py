@@ -51,10 +51,10 @@ def lint_file(path: str | Path, dispatcher: Dispatcher,
         except UnicodeDecodeError as exc:
             return FileResult(path, [error_finding(path, f"notebook is not UTF-8: {exc}")])
     else:
-        text, err = decode_source(data, path)
+        text, err = decode_source(data, path)  # type: ignore[assignment]
         if err is not None:
             return FileResult(path, [err])
-    result = lint_text(text, path, dispatcher, options)  # type: ignore[arg-type]
+    result = lint_text(text, path, dispatcher, options)
     if result.new_text is not None and options.fix and not options.diff:
         _write_atomically(Path(path), result.new_text, data)
     return result

@@ -203,7 +203,7 @@ def run(request: LintRequest) -> LintOutcome:
 
     findings: list[Finding] = []
     for path in files:
-        r = results.get(path)
+        r = results.get(path)  # type: ignore[assignment]
         if r is None:
             continue
         off = config.ignored_codes(Path(path))

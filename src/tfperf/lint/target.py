@@ -182,8 +182,8 @@ def installed_version(paths: list[str] | None = None) -> TargetTF | None:
             if dist is None:
                 continue
             try:
-                return TargetTF(parse_version(m.group("version")),  # type: ignore[union-attr]
-                                f"installed {dist} {m.group('version')}")  # type: ignore[union-attr]
+                return TargetTF(parse_version(m.group("version")),
+                                f"installed {dist} {m.group('version')}")
             except TargetError:
                 continue
     return None

@@ -29,7 +29,7 @@ from tfperf.doctor.knowledge.tables import read_table, truthy
 try:  # the regex parser moved in Python 3.11; it is only used to find literal needles
     import re._parser as _sre_parse  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_parse as _sre_parse
 
 Severity = Literal["failure", "warning", "notice", "info"]
 SEVERITIES: tuple[str, ...] = ("failure", "warning", "notice", "info")

@@ -41,7 +41,7 @@ class GpuInfo:
 
     @property
     def cc(self) -> tuple[int, int]:
-        return parse_cc(self.compute_capability)[:2]  # type: ignore[return-value]
+        return parse_cc(self.compute_capability)[:2]
 
 
 def _tokens(name: str) -> tuple[str, ...]:
@@ -119,7 +119,7 @@ def arch_match(cc: str | tuple[int, int], wheel: WheelBuildInfo) -> tuple[Suppor
             usable[got].append(((parsed[1], parsed[2]), entry))
     for kind in ("native", "ptx"):
         if usable[kind]:
-            return kind, max(usable[kind])[1]  # type: ignore[return-value]
+            return kind, max(usable[kind])[1]
     return "unsupported", None
 
 

@@ -12,13 +12,13 @@ def assigned_value(ctx: Context, expr: ast.AST) -> ast.expr | None:
     """The value a plain name was last assigned (``y = <value>``), or ``None``."""
     if type(expr) is not ast.Name:
         return None
-    b = ctx.binding(expr)  # type: ignore[arg-type]
+    b = ctx.binding(expr)
     if b is None or b.kind != "assign":
         return None
     parent = ctx.parent(b.value)
     # Only `y = value` with one plain target; not tuple unpacking or chained targets.
-    if type(parent) is ast.Assign and (len(parent.targets) != 1  # type: ignore[attr-defined]
-                                       or type(parent.targets[0]) is not ast.Name):  # type: ignore[attr-defined]
+    if type(parent) is ast.Assign and (len(parent.targets) != 1
+                                       or type(parent.targets[0]) is not ast.Name):
         return None
     if isinstance(parent, ast.stmt) and not precedes(ctx, parent, expr):
         return None
@@ -84,7 +84,7 @@ def may_reach(ctx: Context, stmt: ast.stmt, use: ast.AST) -> bool:
             if th is ast.If and mine and theirs and mine[0] != theirs[0]:
                 return False
             if th in (ast.Try, getattr(ast, "TryStar", ast.Try)):
-                handlers = holder.handlers  # type: ignore[attr-defined]
+                handlers = holder.handlers
                 if child in handlers and (use_child in handlers or (
                         theirs is not None and theirs[0] == "orelse")):
                     return child is use_child

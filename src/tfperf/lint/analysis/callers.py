@@ -17,14 +17,14 @@ def resolve_def(ctx: Context, expr: ast.AST) -> ast.AST | None:
     if type(expr) is ast.Name:
         b = ctx.binding(expr)
         if b is not None and b.kind == "def" and type(b.value) in DEF_NODES:
-            return b.value  # type: ignore[no-any-return]
+            return b.value
         return None
     if type(expr) is ast.Attribute and type(expr.value) is ast.Name \
             and expr.value.id in ("self", "cls"):
         cls = ctx.enclosing_class(expr)
         if cls is not None:
             for stmt in cls.body:
-                if type(stmt) in DEF_NODES and stmt.name == expr.attr:  # type: ignore[attr-defined]
+                if type(stmt) in DEF_NODES and stmt.name == expr.attr:
                     return stmt
     return None
 
@@ -44,7 +44,7 @@ def calls_of(ctx: Context, fn: ast.AST) -> list[ast.Call]:
     for call in by_attr.get(name, ()):
         f = call.func
         if type(f.value) is ast.Name and f.value.id in ("self", "cls") \
-                and resolve_def(ctx, f) is fn:  # type: ignore[attr-defined]
+                and resolve_def(ctx, f) is fn:
             out.append(call)
     return out
 

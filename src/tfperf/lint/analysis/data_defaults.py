@@ -81,10 +81,10 @@ def option_settings(ctx: Context) -> dict[str, dict[str, bool]]:
     def compute() -> dict[str, dict[str, bool]]:
         out: dict[str, dict[str, bool]] = {}
         for node in ctx.nodes_of(ast.Assign):
-            value = node.value  # type: ignore[attr-defined]
+            value = node.value
             if type(value) is not ast.Constant or type(value.value) is not bool:
                 continue
-            for t in node.targets:  # type: ignore[attr-defined]
+            for t in node.targets:
                 chain = _attribute_chain(t)
                 if chain is None or len(chain) != 3:
                     continue
@@ -114,7 +114,7 @@ def pipeline_settings(ctx: Context, pipe: Pipeline) -> dict[str, bool]:
     settings: dict[str, bool] = {}
     known = option_settings(ctx)
     for step in pipe.steps:
-        if step.func.attr != "with_options" or not step.args:  # type: ignore[attr-defined]
+        if step.func.attr != "with_options" or not step.args:
             continue
         arg = step.args[0]
         if type(arg) is ast.Name:

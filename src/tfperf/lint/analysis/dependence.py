@@ -84,8 +84,8 @@ def data_reads(ctx: Context, node: ast.AST) -> set[str]:
         n = stack.pop()
         t = type(n)
         if t is ast.Name:
-            if type(n.ctx) is ast.Load and not _shape_read(ctx, n):  # type: ignore[attr-defined]
-                out.add(n.id)  # type: ignore[attr-defined]
+            if type(n.ctx) is ast.Load and not _shape_read(ctx, n):
+                out.add(n.id)
             continue
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
             continue
@@ -102,30 +102,30 @@ def _simple_steps(stmts: list[ast.stmt], sure: bool) -> list[tuple[ast.AST, set[
     for s in stmts:
         t = type(s)
         if t is ast.If or t is ast.While:
-            out.append((s.test, set(), sure))  # type: ignore[attr-defined]
-            out += _simple_steps(s.body, False) + _simple_steps(s.orelse, False)  # type: ignore[attr-defined]
+            out.append((s.test, set(), sure))
+            out += _simple_steps(s.body, False) + _simple_steps(s.orelse, False)
         elif t is ast.For or t is ast.AsyncFor:
             # The target is bound before every read in the nested body (reading it after a
             # loop that ran zero times is rare enough to ignore).
-            out.append((s.iter, set(_stored(s.target)), True))  # type: ignore[attr-defined]
-            out += _simple_steps(s.body, False) + _simple_steps(s.orelse, False)  # type: ignore[attr-defined]
+            out.append((s.iter, set(_stored(s.target)), True))
+            out += _simple_steps(s.body, False) + _simple_steps(s.orelse, False)
         elif t is ast.With or t is ast.AsyncWith:
-            for item in s.items:  # type: ignore[attr-defined]
+            for item in s.items:
                 bound = set(_stored(item.optional_vars)) if item.optional_vars else set()
                 out.append((item.context_expr, bound, sure))
-            out += _simple_steps(s.body, sure)  # type: ignore[attr-defined]
+            out += _simple_steps(s.body, sure)
         elif t is ast.Try or getattr(ast, "TryStar", None) is t:
-            out += _simple_steps(s.body, False)  # type: ignore[attr-defined]
-            for h in s.handlers:  # type: ignore[attr-defined]
+            out += _simple_steps(s.body, False)
+            for h in s.handlers:
                 out += _simple_steps(h.body, False)
-            out += _simple_steps(s.orelse, False) + _simple_steps(s.finalbody, sure)  # type: ignore[attr-defined]
+            out += _simple_steps(s.orelse, False) + _simple_steps(s.finalbody, sure)
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            out.append((ast.Pass(), {s.name}, sure))  # type: ignore[attr-defined]
+            out.append((ast.Pass(), {s.name}, sure))
         elif t is ast.Assign:
-            bound = {n for tg in s.targets for n in _stored(tg)}  # type: ignore[attr-defined]
+            bound = {n for tg in s.targets for n in _stored(tg)}
             out.append((s, bound, sure))
         elif t is ast.AnnAssign or t is ast.AugAssign:
-            out.append((s, set(_stored(s.target)), sure))  # type: ignore[attr-defined]
+            out.append((s, set(_stored(s.target)), sure))
         else:
             out.append((s, {n.id for n in ast.walk(s)  # walrus
                             if type(n) is ast.Name and type(n.ctx) is ast.Store}, False))
@@ -149,44 +149,44 @@ def _exposed_reads(ctx: Context, stmts: list[ast.stmt], sure: set[str],
     for s in stmts:
         t = type(s)
         if t is ast.If:
-            read(s.test)  # type: ignore[attr-defined]
-            a = _exposed_reads(ctx, s.body, sure, exposed)  # type: ignore[attr-defined]
-            b = _exposed_reads(ctx, s.orelse, sure, exposed)  # type: ignore[attr-defined]
+            read(s.test)
+            a = _exposed_reads(ctx, s.body, sure, exposed)
+            b = _exposed_reads(ctx, s.orelse, sure, exposed)
             if a is None and b is None:
                 return None
             sure = a if b is None else b if a is None else a & b  # type: ignore[assignment]
         elif t in (ast.For, ast.AsyncFor, ast.While):
             read(getattr(s, "iter", None) or getattr(s, "test", None))
-            inner = sure | (set(_stored(s.target)) if t is not ast.While else set())  # type: ignore[attr-defined]
-            _exposed_reads(ctx, s.body, inner, exposed)  # type: ignore[attr-defined]
-            _exposed_reads(ctx, s.orelse, sure, exposed)  # type: ignore[attr-defined]
+            inner = sure | (set(_stored(s.target)) if t is not ast.While else set())
+            _exposed_reads(ctx, s.body, inner, exposed)
+            _exposed_reads(ctx, s.orelse, sure, exposed)
         elif t in (ast.With, ast.AsyncWith):
-            for item in s.items:  # type: ignore[attr-defined]
+            for item in s.items:
                 read(item.context_expr)
                 if item.optional_vars is not None:
                     sure.update(_stored(item.optional_vars))
-            after = _exposed_reads(ctx, s.body, sure, exposed)  # type: ignore[attr-defined]
+            after = _exposed_reads(ctx, s.body, sure, exposed)
             if after is None:
                 return None
             sure = after
         elif t is ast.Try or getattr(ast, "TryStar", None) is t:
-            _exposed_reads(ctx, s.body + s.orelse, sure, exposed)  # type: ignore[attr-defined]
-            for h in s.handlers:  # type: ignore[attr-defined]
+            _exposed_reads(ctx, s.body + s.orelse, sure, exposed)
+            for h in s.handlers:
                 _exposed_reads(ctx, h.body, sure, exposed)
-            after = _exposed_reads(ctx, s.finalbody, sure, exposed)  # type: ignore[attr-defined]
+            after = _exposed_reads(ctx, s.finalbody, sure, exposed)
             if after is None:
                 return None
             sure = after
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            sure.add(s.name)  # type: ignore[attr-defined]
+            sure.add(s.name)
         else:
             exposed.update(r for r in _reads_of_step(ctx, s) if r not in sure)
             if t in _LEAVES:
                 return None
             if t is ast.Assign:
-                sure.update(n for tg in s.targets for n in _stored(tg))  # type: ignore[attr-defined]
-            elif t is ast.AugAssign or (t is ast.AnnAssign and s.value is not None):  # type: ignore[attr-defined]
-                sure.update(_stored(s.target))  # type: ignore[attr-defined]
+                sure.update(n for tg in s.targets for n in _stored(tg))
+            elif t is ast.AugAssign or (t is ast.AnnAssign and s.value is not None):
+                sure.update(_stored(s.target))
     return sure
 
 
@@ -218,7 +218,7 @@ def _reduction_update(ctx: Context, step: ast.AST, name: str) -> bool:
     elif type(value) is ast.Call and ctx.qualname(value.func) in REDUCING_CALLS:
         sides = list(value.args[:2])
         if sides and type(sides[0]) in (ast.List, ast.Tuple):
-            sides = list(sides[0].elts)  # type: ignore[attr-defined]
+            sides = list(sides[0].elts)
     else:
         return False
     own = [s for s in sides if type(s) is ast.Name and s.id == name]
@@ -242,11 +242,11 @@ _EMPTY = LoopFlow(frozenset(), frozenset(), frozenset(), {})
 def _loop_flow(ctx: Context, loop: ast.AST) -> LoopFlow:
     t = type(loop)
     if t in (ast.For, ast.AsyncFor):
-        sure = set(_stored(loop.target))  # type: ignore[attr-defined]
-        steps = _simple_steps(loop.body, True)  # type: ignore[attr-defined]
+        sure = set(_stored(loop.target))
+        steps = _simple_steps(loop.body, True)
     elif t is ast.While:
         sure = set()
-        steps = [(loop.test, set(), True), *_simple_steps(loop.body, True)]  # type: ignore[attr-defined]
+        steps = [(loop.test, set(), True), *_simple_steps(loop.body, True)]
     else:
         return _EMPTY
     bound_in_loop = {n for _, bound, _ in steps for n in bound}
@@ -255,8 +255,8 @@ def _loop_flow(ctx: Context, loop: ast.AST) -> LoopFlow:
     reads_per_step = [_reads_of_step(ctx, node) for node, _, _ in steps]
     exposed: set[str] = set()
     if t is ast.While:
-        exposed |= data_reads(ctx, loop.test)  # type: ignore[attr-defined]
-    _exposed_reads(ctx, loop.body, sure, exposed)  # type: ignore[attr-defined]
+        exposed |= data_reads(ctx, loop.test)
+    _exposed_reads(ctx, loop.body, sure, exposed)
     carried = exposed & bound_in_loop
     # Taint: which carried names each bound name's value depends on (flow-insensitive union).
     taint: dict[str, set[str]] = {}

@@ -31,20 +31,20 @@ def host_conversion(ctx: Context, call: ast.AST) -> HostConversion | None:
     """What ``call`` converts to a host value, whatever the operand is (callers judge it)."""
     if type(call) is not ast.Call:
         return None
-    func = call.func  # type: ignore[attr-defined]
+    func = call.func
     if type(func) is ast.Attribute:
-        if func.attr == "numpy" and not call.args and not call.keywords:  # type: ignore[attr-defined]
-            return HostConversion(call, func.value, ".numpy()", "numpy")  # type: ignore[arg-type]
+        if func.attr == "numpy" and not call.args and not call.keywords:
+            return HostConversion(call, func.value, ".numpy()", "numpy")
         if func.attr in ("array", "asarray", "asanyarray", "ascontiguousarray") \
-                and call.args and ctx.qualname(func) in NUMPY_CONVERSIONS:  # type: ignore[attr-defined]
-            return HostConversion(call, call.args[0], f"np.{func.attr}()", "np")  # type: ignore[arg-type, attr-defined]
+                and call.args and ctx.qualname(func) in NUMPY_CONVERSIONS:
+            return HostConversion(call, call.args[0], f"np.{func.attr}()", "np")
         return None
     if type(func) is ast.Name:
         if func.id in SCALAR_BUILTINS and len(call.args) == 1 and not call.keywords \
-                and ctx.is_builtin(func, func.id):  # type: ignore[attr-defined]
-            return HostConversion(call, call.args[0], f"{func.id}()", "builtin")  # type: ignore[arg-type, attr-defined]
+                and ctx.is_builtin(func, func.id):
+            return HostConversion(call, call.args[0], f"{func.id}()", "builtin")
         if call.args and ctx.qualname(func) in NUMPY_CONVERSIONS:  # `from numpy import asarray`  # type: ignore[attr-defined]
-            return HostConversion(call, call.args[0], f"{func.id}()", "np")  # type: ignore[arg-type, attr-defined]
+            return HostConversion(call, call.args[0], f"{func.id}()", "np")
     return None
 
 

@@ -39,13 +39,13 @@ def _model_class(ctx: Context, cls: ast.AST, depth: int = 0) -> bool:
 def _model_factory_call(ctx: Context, call: ast.AST, depth: int) -> bool:
     if type(call) is not ast.Call:
         return False
-    q = ctx.qualname(call.func)  # type: ignore[attr-defined]
+    q = ctx.qualname(call.func)
     if q is not None:
         if q in MODEL_FACTORIES:
             return True
         parts = q.split(".")
         return q.startswith("keras.applications.") and parts[-1][:1].isupper()
-    func = call.func  # type: ignore[attr-defined]
+    func = call.func
     if type(func) is not ast.Name:
         return False
     b = ctx.binding(func)

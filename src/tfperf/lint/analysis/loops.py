@@ -21,10 +21,10 @@ STACKING_CALLS = frozenset({
 
 def range_args(ctx: Context, it: ast.AST) -> list[ast.expr] | None:
     """The arguments of a builtin ``range(...)`` or ``tf.range(...)`` call, else ``None``."""
-    if type(it) is not ast.Call or it.keywords:  # type: ignore[attr-defined]
+    if type(it) is not ast.Call or it.keywords:
         return None
-    if ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range":  # type: ignore[attr-defined]
-        return list(it.args)  # type: ignore[attr-defined]
+    if ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range":
+        return list(it.args)
     return None
 
 
@@ -51,15 +51,15 @@ def sized_by(ctx: Context, stop: ast.AST | None) -> Sized | None:
     ``int(...)``) → what is measured; ``None`` for any other bound."""
     if stop is None:
         return None
-    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "int") and len(stop.args) == 1:  # type: ignore[attr-defined]
-        stop = stop.args[0]  # type: ignore[attr-defined]
-    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "len") and len(stop.args) == 1:  # type: ignore[attr-defined]
-        return Sized(stop.args[0], "len", 0)  # type: ignore[attr-defined]
+    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "int") and len(stop.args) == 1:
+        stop = stop.args[0]
+    if type(stop) is ast.Call and ctx.is_builtin(stop.func, "len") and len(stop.args) == 1:
+        return Sized(stop.args[0], "len", 0)
     if type(stop) is not ast.Subscript:
         return None
-    sl = stop.slice  # type: ignore[attr-defined]
+    sl = stop.slice
     axis = sl.value if type(sl) is ast.Constant and type(sl.value) is int else None
-    base = stop.value  # type: ignore[attr-defined]
+    base = stop.value
     if type(base) is ast.Attribute and base.attr == "shape":
         return Sized(base.value, "shape", axis)
     if type(base) is ast.Call:
@@ -75,10 +75,10 @@ def in_chunks(ctx: Context, it: ast.AST | None) -> bool:
     chunk (``x[i:i + batch_size]``), a batch already, not one element."""
     if type(it) is not ast.Call:
         return False
-    if not (ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range"):  # type: ignore[attr-defined]
+    if not (ctx.is_builtin(it.func, "range") or ctx.qualname(it.func) == "tensorflow.range"):
         return False
-    step = it.args[2] if len(it.args) > 2 else next(  # type: ignore[attr-defined]
-        (k.value for k in it.keywords if k.arg == "delta"), None)  # type: ignore[attr-defined]
+    step = it.args[2] if len(it.args) > 2 else next(
+        (k.value for k in it.keywords if k.arg == "delta"), None)
     return step is not None and not (type(step) is ast.Constant and step.value in (1, -1))
 
 
@@ -99,11 +99,11 @@ def measures_list(ctx: Context, obj: ast.AST) -> bool:
     name = obj.id
     for n in ast.walk(ctx.scope_of(obj)):
         t = type(n)
-        if t is ast.arg and n.arg == name:  # type: ignore[attr-defined]
-            ann = n.annotation  # type: ignore[attr-defined]
+        if t is ast.arg and n.arg == name:
+            ann = n.annotation
             if ann is None or ctx.qualname(ann) not in TENSOR_ANNOTATIONS:
                 return True
-        elif t is ast.Name and n.id == name and type(n.ctx) is ast.Store:  # type: ignore[attr-defined]
+        elif t is ast.Name and n.id == name and type(n.ctx) is ast.Store:
             p = ctx.parent(n)
             if type(p) is ast.Assign and isinstance(p.value, _LIST_DISPLAYS):
                 return True
@@ -112,15 +112,15 @@ def measures_list(ctx: Context, obj: ast.AST) -> bool:
 
 def loop_var(loop: ast.AST) -> str | None:
     target = getattr(loop, "target", None)
-    return target.id if type(target) is ast.Name else None  # type: ignore[union-attr]
+    return target.id if type(target) is ast.Name else None
 
 
 def loop_body(loop: ast.AST) -> list[ast.AST]:
     """The statements (or, for a comprehension, expressions) run per iteration."""
     if type(loop) in (ast.For, ast.AsyncFor, ast.While):
-        return list(loop.body)  # type: ignore[attr-defined]
+        return list(loop.body)
     parts = [getattr(loop, f) for f in ("elt", "key", "value") if hasattr(loop, f)]
-    for gen in loop.generators:  # type: ignore[attr-defined]
+    for gen in loop.generators:
         parts.extend(gen.ifs)
     return parts
 
@@ -134,7 +134,7 @@ def indexes_with(node: ast.AST, var: str) -> bool:
     """``node`` is a subscript whose index mentions ``var`` (``a[i]``, ``a[:, i]``)."""
     if type(node) is not ast.Subscript:
         return False
-    return any(type(n) is ast.Name and n.id == var for n in ast.walk(node.slice))  # type: ignore[attr-defined]
+    return any(type(n) is ast.Name and n.id == var for n in ast.walk(node.slice))
 
 
 def does_tensor_work(ctx: Context, nodes: list[ast.AST]) -> bool:
@@ -142,14 +142,14 @@ def does_tensor_work(ctx: Context, nodes: list[ast.AST]) -> bool:
     for node in nodes:
         t = type(node)
         if t is ast.Call:
-            q = ctx.qualname(node.func)  # type: ignore[attr-defined]
+            q = ctx.qualname(node.func)
             if q and returns_tensor(q):
                 return True
         elif t is ast.BinOp:
-            if ctx.is_tensor_like(node.left) or ctx.is_tensor_like(node.right):  # type: ignore[attr-defined]
+            if ctx.is_tensor_like(node.left) or ctx.is_tensor_like(node.right):
                 return True
-        elif t is ast.AugAssign and (ctx.is_tensor_like(node.value)  # type: ignore[attr-defined]
-                                     or ctx.is_tensor_like(node.target)):  # type: ignore[attr-defined]
+        elif t is ast.AugAssign and (ctx.is_tensor_like(node.value)
+                                     or ctx.is_tensor_like(node.target)):
             return True
     return False
 
@@ -175,24 +175,24 @@ def element_loop(ctx: Context, loop: ast.AST, strict: bool = True) -> ElementLoo
     key = (id(loop), strict)
     if key not in cache:
         cache[key] = _element_loop(ctx, loop, strict)
-    return cache[key]  # type: ignore[no-any-return]
+    return cache[key]
 
 
 def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | None:
     if type(loop) in (ast.For, ast.AsyncFor):
-        gen_target, it = loop.target, loop.iter  # type: ignore[attr-defined]
+        gen_target, it = loop.target, loop.iter
     elif type(loop) in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-        if len(loop.generators) != 1:  # type: ignore[attr-defined]
+        if len(loop.generators) != 1:
             return None
-        gen_target, it = loop.generators[0].target, loop.generators[0].iter  # type: ignore[attr-defined]
+        gen_target, it = loop.generators[0].target, loop.generators[0].iter
     else:
         return None
     if type(gen_target) is not ast.Name:
         return None
     var = gen_target.id
-    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range":  # type: ignore[attr-defined]
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range":
         # Cheap syntactic tests first: most loops stop here, before any name resolution.
-        sized = sized_by(ctx, range_stop(it.args)) if not it.keywords else None  # type: ignore[attr-defined]
+        sized = sized_by(ctx, range_stop(it.args)) if not it.keywords else None
         if strict:
             if sized is None:
                 return None
@@ -207,7 +207,7 @@ def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | No
         if not strict:
             return ElementLoop(loop, var, "index", sized)
         if ctx.is_tensor_like(sized.obj) or any(ctx.is_tensor_like(n.value) for n in indexed) \
-                or does_tensor_work(ctx, nodes):  # type: ignore[attr-defined]
+                or does_tensor_work(ctx, nodes):
             return ElementLoop(loop, var, "index", sized)
         return None
     # Iterating a tensor (including `tf.range(n)`) eagerly. Inside tf.function AutoGraph
@@ -233,16 +233,16 @@ def loops_walking_elements(ctx: Context, node: ast.AST) -> list[ElementLoop]:
 def header_end(loop: ast.AST) -> ast.AST:
     """The node ending a loop's header (for a finding that spans ``for x in it``)."""
     if type(loop) in (ast.For, ast.AsyncFor):
-        return loop.iter  # type: ignore[attr-defined]
+        return loop.iter
     return loop
 
 
 def loop_targets(loop: ast.AST) -> set[str]:
     """Names a ``for`` loop or comprehension binds per iteration (all generators)."""
     if type(loop) in (ast.For, ast.AsyncFor):
-        targets = [loop.target]  # type: ignore[attr-defined]
+        targets = [loop.target]
     elif hasattr(loop, "generators"):
-        targets = [g.target for g in loop.generators]  # type: ignore[attr-defined]
+        targets = [g.target for g in loop.generators]
     else:
         return set()
     return {n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name}
@@ -251,9 +251,9 @@ def loop_targets(loop: ast.AST) -> set[str]:
 def loop_iterables(loop: ast.AST) -> list[ast.expr]:
     """What a ``for`` loop or comprehension iterates; ``enumerate``/``zip`` unwrapped."""
     if type(loop) in (ast.For, ast.AsyncFor):
-        its = [loop.iter]  # type: ignore[attr-defined]
+        its = [loop.iter]
     elif hasattr(loop, "generators"):
-        its = [g.iter for g in loop.generators]  # type: ignore[attr-defined]
+        its = [g.iter for g in loop.generators]
     else:
         return []
     out: list[ast.expr] = []

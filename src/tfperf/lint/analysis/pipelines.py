@@ -26,7 +26,7 @@ class Pipeline:
     known: bool
 
     def methods(self) -> list[str]:
-        return [s.func.attr for s in self.steps]  # type: ignore[attr-defined]
+        return [s.func.attr for s in self.steps]
 
     def last(self) -> ast.Call | None:
         return self.steps[-1] if self.steps else None
@@ -40,13 +40,13 @@ def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
     while _depth < 50:
         _depth += 1
         if type(node) is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
+            func = node.func
             q = ctx.qualname(func)
             if q is not None:
                 steps.reverse()
                 return Pipeline(node, steps, q in DATASET_SOURCES)
             if type(func) is ast.Attribute and func.attr in DATASET_METHODS:
-                steps.append(node)  # type: ignore[arg-type]
+                steps.append(node)
                 node = func.value
                 continue
             break
@@ -87,7 +87,7 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
         q = ctx.qualname(getattr(expr, "func", None))
         return q is not None and q in TFDS_LOADERS
     if t is ast.Subscript:
-        return from_tfds(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
+        return from_tfds(ctx, expr.value, _depth + 1)
     if t is not ast.Name:
         return False
     b = ctx.binding(expr)  # type: ignore[arg-type]
@@ -102,9 +102,9 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
         stmt = ctx.parent(stmt)
     if type(stmt) is not ast.Assign:
         return False
-    value = stmt.value  # type: ignore[attr-defined]
-    if type(value) in (ast.Tuple, ast.List) and len(stmt.targets) == 1:  # type: ignore[attr-defined]
-        target = stmt.targets[0]  # type: ignore[attr-defined]
+    value = stmt.value
+    if type(value) in (ast.Tuple, ast.List) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
         for tgt, val in zip(getattr(target, "elts", ()), getattr(value, "elts", ()),
                             strict=False):
             if type(tgt) is ast.Name and tgt.id == b.name:
@@ -122,7 +122,7 @@ def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
     if type(fn) is ast.Lambda:
         return fn
     if type(fn) is ast.Name:
-        b = ctx.binding(fn)  # type: ignore[arg-type]
+        b = ctx.binding(fn)
         if b is not None and b.kind == "def":
             return b.value
     return None
@@ -130,7 +130,7 @@ def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
 
 def called_qualnames(ctx: Context, fn: ast.AST) -> list[str | None]:
     """What each call in ``fn``'s body calls (``None`` where it is not an imported API)."""
-    return [ctx.qualname(n.func) for n in body_nodes(fn) if type(n) is ast.Call]  # type: ignore[attr-defined]
+    return [ctx.qualname(n.func) for n in body_nodes(fn) if type(n) is ast.Call]
 
 
 def is_random_op(qualname: str | None) -> bool:
@@ -179,9 +179,9 @@ def fed_batches(ctx: Context, call: ast.Call) -> BatchedLoop | None:
                  if type(lp) in (ast.For, ast.AsyncFor)), None)
     if loop is None:
         return None
-    it, target = loop.iter, loop.target  # type: ignore[attr-defined]
-    if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args:  # type: ignore[attr-defined]
-        it = it.args[0]  # type: ignore[attr-defined]
+    it, target = loop.iter, loop.target
+    if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args:
+        it = it.args[0]
         if type(target) is ast.Tuple and len(target.elts) == 2:
             target = target.elts[1]
     elements = _loaded_names(target)
@@ -189,7 +189,7 @@ def fed_batches(ctx: Context, call: ast.Call) -> BatchedLoop | None:
                for a in [*call.args, *(k.value for k in call.keywords)]):
         return None
     chain = pipeline(ctx, it).steps
-    idx = [i for i, s in enumerate(chain) if s.func.attr in BATCHING_METHODS]  # type: ignore[attr-defined]
+    idx = [i for i, s in enumerate(chain) if s.func.attr in BATCHING_METHODS]
     if not idx:
         return None
     return BatchedLoop(chain[idx[-1]], chain[:idx[-1]])

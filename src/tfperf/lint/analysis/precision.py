@@ -26,9 +26,9 @@ def _names_mixed_float16(ctx: Context, expr: ast.AST | None, depth: int = 0) -> 
     if expr is None or depth > 5:
         return False
     if type(expr) is ast.Constant:
-        return expr.value == "mixed_float16"  # type: ignore[attr-defined]
-    if type(expr) is ast.Call and ctx.qualname(expr.func) in POLICY_CLASSES:  # type: ignore[attr-defined]
-        arg = expr.args[0] if expr.args else keyword(expr, "name")  # type: ignore[arg-type,attr-defined]
+        return expr.value == "mixed_float16"
+    if type(expr) is ast.Call and ctx.qualname(expr.func) in POLICY_CLASSES:
+        arg = expr.args[0] if expr.args else keyword(expr, "name")
         return _names_mixed_float16(ctx, arg, depth + 1)
     value = assigned_value(ctx, expr)
     return _names_mixed_float16(ctx, value, depth + 1) if value is not None else False
@@ -68,7 +68,7 @@ def _policy_setters(ctx: Context) -> list[tuple[ast.Call, bool]]:
                 arg = call.args[0] if call.args else keyword(call, "policy")
                 out.append((call, _names_mixed_float16(ctx, arg)))
         return sorted(out, key=lambda c: (c[0].lineno, c[0].col_offset))
-    return ctx.cached("precision.policy_setters", compute)  # type: ignore[no-any-return]
+    return ctx.cached("precision.policy_setters", compute)
 
 
 def _top_statement(ctx: Context, node: ast.AST) -> ast.AST:
@@ -95,10 +95,10 @@ def _run_points(ctx: Context, node: ast.AST, depth: int = 0) -> list[ast.AST] | 
             fn = p
     if depth > 3:
         return None
-    name = fn.name  # type: ignore[attr-defined]
+    name = fn.name
     points: list[ast.AST] = []
     for n in ctx.nodes_of(ast.Name):
-        if n.id != name or type(n.ctx) is not ast.Load or _inside(ctx, n, fn):  # type: ignore[attr-defined]
+        if n.id != name or type(n.ctx) is not ast.Load or _inside(ctx, n, fn):
             continue
         b = ctx.binding(n)  # type: ignore[arg-type]
         if b is not None and b.value is not fn:
@@ -124,7 +124,7 @@ def policy_in_effect(ctx: Context, node: ast.AST) -> bool:
     fn = ctx.enclosing_function(node)
     local = [(c, m) for c, m in setters
              if fn is not None and ctx.enclosing_function(c) is fn
-             and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)]  # type: ignore[attr-defined]
+             and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)]
     if local:
         return local[-1][1]
     top = [(c, m) for c, m in setters if ctx.enclosing_function(c) is None]
@@ -133,11 +133,11 @@ def policy_in_effect(ctx: Context, node: ast.AST) -> bool:
     points = _run_points(ctx, node)
     if points is None:
         return top[-1][1]  # run from elsewhere, after the module ran
-    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    where = (node.lineno, node.col_offset)
 
     def runs_before(call: ast.Call, point: ast.AST) -> bool:
         stmt = _top_statement(ctx, call)
-        return stmt.lineno < point.lineno or (  # type: ignore[attr-defined]
+        return stmt.lineno < point.lineno or (
             stmt is point and (call.lineno, call.col_offset) < where)
 
     for point in points:

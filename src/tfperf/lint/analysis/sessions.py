@@ -54,7 +54,7 @@ def _looks_like_session(ctx: Context, expr: ast.AST) -> bool:
 
 def _elements(expr: ast.expr) -> list[ast.expr]:
     if type(expr) in (ast.List, ast.Tuple):
-        return [e for x in expr.elts for e in _elements(x)]  # type: ignore[attr-defined]
+        return [e for x in expr.elts for e in _elements(x)]
     if type(expr) is ast.Dict:
         return [e for x in expr.values for e in _elements(x)]
     return [expr]

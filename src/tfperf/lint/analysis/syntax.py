@@ -12,8 +12,8 @@ from tfperf.lint.semantic import FUNCTION_NODES
 def root_name(expr: ast.AST) -> str | None:
     """``np.linalg.norm`` → "np"; ``mean`` → "mean"; anything else → ``None``."""
     while type(expr) is ast.Attribute:
-        expr = expr.value  # type: ignore[attr-defined]
-    return expr.id if type(expr) is ast.Name else None  # type: ignore[attr-defined]
+        expr = expr.value
+    return expr.id if type(expr) is ast.Name else None
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -26,20 +26,20 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
 def keywords_of(call: ast.AST) -> dict[str, ast.expr]:
     if type(call) is not ast.Call:
         return {}
-    return {k.arg: k.value for k in call.keywords if k.arg}  # type: ignore[attr-defined]
+    return {k.arg: k.value for k in call.keywords if k.arg}
 
 
 def method_call(call: ast.AST, *names: str) -> bool:
     return type(call) is ast.Call and type(call.func) is ast.Attribute \
-        and call.func.attr in names  # type: ignore[attr-defined]
+        and call.func.attr in names
 
 
 def body_nodes(fn: ast.AST) -> Iterator[ast.AST]:
     """Every node run when ``fn`` is called (its body, not its defaults or decorators)."""
     if type(fn) is ast.Lambda:
-        yield from ast.walk(fn.body)  # type: ignore[attr-defined]
+        yield from ast.walk(fn.body)
     else:
-        for stmt in fn.body:  # type: ignore[attr-defined]
+        for stmt in fn.body:
             yield from ast.walk(stmt)
 
 

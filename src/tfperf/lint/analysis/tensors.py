@@ -31,11 +31,11 @@ def param_is_tensor(ctx: Context, arg: ast.arg) -> bool:
     if fn is None or arg.arg in ("self", "cls") or _literal_default(arguments, arg):  # type: ignore[arg-type]
         return False
     deco = ctx.tf_function_decorator(fn)
-    if type(deco) is ast.Call and any(k.arg == "input_signature" for k in deco.keywords):  # type: ignore[attr-defined]
+    if type(deco) is ast.Call and any(k.arg == "input_signature" for k in deco.keywords):
         return True
     if ctx.dataset_map_call(fn) is not None:
         return True
-    positional = arguments.posonlyargs + arguments.args  # type: ignore[union-attr]
+    positional = arguments.posonlyargs + arguments.args
     return getattr(fn, "name", None) == "call" and ctx.is_tf_function(fn) \
         and len(positional) > 1 and positional[1] is arg
 
@@ -56,12 +56,12 @@ def surely_tensor(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> bool:
             return surely_tensor(ctx, b.value, _depth + 1)
         return ctx.is_tensor_like(expr)
     if t is ast.Subscript:
-        return surely_tensor(ctx, expr.value, _depth + 1)  # type: ignore[attr-defined]
+        return surely_tensor(ctx, expr.value, _depth + 1)
     if t is ast.BinOp:
         return surely_tensor(ctx, expr.left, _depth + 1) \
-            or surely_tensor(ctx, expr.right, _depth + 1)  # type: ignore[attr-defined]
+            or surely_tensor(ctx, expr.right, _depth + 1)
     if t is ast.UnaryOp:
-        return surely_tensor(ctx, expr.operand, _depth + 1)  # type: ignore[attr-defined]
+        return surely_tensor(ctx, expr.operand, _depth + 1)
     if t is ast.Call:
         return ctx.is_tensor_like(expr)
     return False
@@ -74,7 +74,7 @@ def is_variable_call(ctx: Context, node: ast.AST) -> bool:
     """``tf.Variable(...)`` in any spelling; cheap syntactic test first."""
     if type(node) is not ast.Call:
         return False
-    func = node.func  # type: ignore[attr-defined]
+    func = node.func
     if type(func) is ast.Attribute:
         if func.attr != "Variable":
             return False

@@ -29,7 +29,7 @@ def is_tf_function_call(ctx: Context, node: ast.AST) -> bool:
     """``tf.function(...)`` (any spelling); cheap syntactic test first."""
     if type(node) is not ast.Call:
         return False
-    func = node.func  # type: ignore[attr-defined]
+    func = node.func
     if type(func) is ast.Attribute:
         if func.attr != "function":
             return False
@@ -44,11 +44,11 @@ def wrapping(ctx: Context, value: ast.AST | None) -> TfFunction | None:
     """``tf.function(g, **opts)`` or ``tf.function(**opts)(g)`` → what it wraps."""
     if type(value) is not ast.Call:
         return None
-    if is_tf_function_call(ctx, value) and value.args:  # type: ignore[attr-defined]
-        return TfFunction(resolve_def(ctx, value.args[0]), keywords_of(value), value)  # type: ignore[attr-defined]
-    inner = value.func  # type: ignore[attr-defined]
-    if is_tf_function_call(ctx, inner) and not inner.args and value.args:  # type: ignore[attr-defined]
-        return TfFunction(resolve_def(ctx, value.args[0]), keywords_of(inner), inner)  # type: ignore[attr-defined]
+    if is_tf_function_call(ctx, value) and value.args:
+        return TfFunction(resolve_def(ctx, value.args[0]), keywords_of(value), value)
+    inner = value.func
+    if is_tf_function_call(ctx, inner) and not inner.args and value.args:
+        return TfFunction(resolve_def(ctx, value.args[0]), keywords_of(inner), inner)
     return None
 
 
@@ -69,10 +69,10 @@ def tf_function_decorator_or_wrapper(ctx: Context, fn: ast.AST) -> ast.expr | No
         return deco
     for d in getattr(fn, "decorator_list", ()):
         if type(d) is ast.Call:
-            callee = d.func.id if type(d.func) is ast.Name else getattr(d.func, "attr", None)  # type: ignore[attr-defined]
+            callee = d.func.id if type(d.func) is ast.Name else getattr(d.func, "attr", None)
             if callee == "function" and any(k.arg in _TF_FUNCTION_KEYWORDS
-                                            for k in d.keywords):  # type: ignore[attr-defined]
-                return d  # type: ignore[no-any-return]
+                                            for k in d.keywords):
+                return d
     return None
 
 
@@ -102,7 +102,7 @@ def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
         if cls is None:
             return None
         for stmt in cls.body:
-            if type(stmt) in DEF_NODES and stmt.name == func.attr:  # type: ignore[attr-defined]
+            if type(stmt) in DEF_NODES and stmt.name == func.attr:
                 deco = tf_function_decorator_or_wrapper(ctx, stmt)
                 return TfFunction(stmt, keywords_of(deco), deco) if deco is not None else None
         for node in ast.walk(cls):  # self.step = tf.function(self._step) in __init__
@@ -124,12 +124,12 @@ def tf_function_callee_names(ctx: Context) -> frozenset[str]:
     def compute() -> frozenset[str]:
         names: set[str] = set()
         for d in ctx.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
-            if d.decorator_list:  # type: ignore[attr-defined]
-                names.add(d.name)  # type: ignore[attr-defined]
+            if d.decorator_list:
+                names.add(d.name)
         for a in ctx.nodes_of(ast.Assign, ast.AnnAssign, ast.NamedExpr):
-            if type(a.value) is not ast.Call:  # type: ignore[attr-defined]
+            if type(a.value) is not ast.Call:
                 continue
-            targets = a.targets if type(a) is ast.Assign else [a.target]  # type: ignore[attr-defined]
+            targets = a.targets if type(a) is ast.Assign else [a.target]
             for t in targets:
                 if type(t) is ast.Name:
                     names.add(t.id)

@@ -69,10 +69,10 @@ def eager_guarded(ctx: Context, node: ast.AST) -> bool:
     for p in ctx.ancestors(node):
         tp = type(p)
         if tp is ast.If or tp is ast.IfExp or tp is ast.While:
-            for n in ast.walk(p.test):  # type: ignore[attr-defined]
+            for n in ast.walk(p.test):
                 t = type(n)
                 word = n.id if t is ast.Name else n.attr if t is ast.Attribute \
-                    else n.value if t is ast.Constant and type(n.value) is str else None  # type: ignore[attr-defined]
+                    else n.value if t is ast.Constant and type(n.value) is str else None
                 if word is not None and (word == "numpy" or any(
                         w in word.lower() for w in _EAGER_GUARD_WORDS)):
                     return True
@@ -135,7 +135,7 @@ def under_init_scope(ctx: Context, node: ast.AST) -> bool:
         tp = type(p)
         if tp is ast.With or tp is ast.AsyncWith:
             if any(ctx.is_call_to(item.context_expr, *_INIT_SCOPES)
-                   for item in p.items):  # type: ignore[attr-defined]
+                   for item in p.items):
                 return True
         elif tp in FUNCTION_NODES:
             return False
@@ -153,11 +153,11 @@ def _run_eagerly_set(ctx: Context) -> bool:
             return False
         for k in ctx.nodes_of(ast.keyword):
             if k.arg == "run_eagerly" and type(k.value) is ast.Constant \
-                    and k.value.value is True:  # type: ignore[attr-defined]
+                    and k.value.value is True:
                 return True
-        return any(any(type(t) is ast.Attribute and t.attr == "run_eagerly"  # type: ignore[attr-defined]
-                       for t in a.targets) and type(a.value) is ast.Constant  # type: ignore[attr-defined]
-                   and a.value.value is True for a in ctx.nodes_of(ast.Assign))  # type: ignore[attr-defined]
+        return any(any(type(t) is ast.Attribute and t.attr == "run_eagerly"
+                       for t in a.targets) and type(a.value) is ast.Constant
+                   and a.value.value is True for a in ctx.nodes_of(ast.Assign))
     return ctx.cached("keras_run_eagerly_set", compute)
 
 
@@ -165,7 +165,7 @@ def _receivers(ctx: Context, methods: frozenset[str]) -> set[str]:
     """Spellings of the objects these methods are called on (``model`` in ``model.fit()``,
     ``self.model_tf2`` in ``self.model_tf2.train_step(b)``)."""
     by_attr = ctx.call_groups()[0]
-    return {ast.unparse(c.func.value) for m in methods for c in by_attr.get(m, ())}  # type: ignore[attr-defined]
+    return {ast.unparse(c.func.value) for m in methods for c in by_attr.get(m, ())}
 
 
 def _keras_steps_run_eagerly(ctx: Context, cls: ast.AST | None) -> bool:
@@ -182,8 +182,8 @@ def _keras_steps_run_eagerly(ctx: Context, cls: ast.AST | None) -> bool:
     ran = _receivers(ctx, _KERAS_RUNNERS)
     name = getattr(cls, "name", None)
     instances = {ast.unparse(t) for a in ctx.nodes_of(ast.Assign)
-                 if type(a.value) is ast.Call and type(a.value.func) is ast.Name  # type: ignore[attr-defined]
-                 and a.value.func.id == name for t in a.targets} if name else set()  # type: ignore[attr-defined]
+                 if type(a.value) is ast.Call and type(a.value.func) is ast.Name
+                 and a.value.func.id == name for t in a.targets} if name else set()
     if instances:
         stepped &= instances
         ran &= instances
@@ -209,19 +209,19 @@ def _guarded_target(test: ast.AST) -> str | None:
     """``X is None`` / ``not X`` / ``key not in X`` (``X`` a name or ``self.x``) → X's
     spelling."""
     if type(test) is ast.Compare and len(test.ops) == 1 \
-            and type(test.ops[0]) in (ast.Is, ast.NotIn):  # type: ignore[attr-defined]
-        right = test.comparators[0]  # type: ignore[attr-defined]
-        if type(test.ops[0]) is ast.NotIn:  # type: ignore[attr-defined]
+            and type(test.ops[0]) in (ast.Is, ast.NotIn):
+        right = test.comparators[0]
+        if type(test.ops[0]) is ast.NotIn:
             test = right
-        elif type(right) is ast.Constant and right.value is None:  # type: ignore[attr-defined]
-            test = test.left  # type: ignore[attr-defined]
+        elif type(right) is ast.Constant and right.value is None:
+            test = test.left
         else:
             return None
-    elif type(test) is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
-        test = test.operand  # type: ignore[attr-defined]
+    elif type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test = test.operand
     else:
         return None
-    if type(test) is ast.Name or (type(test) is ast.Attribute and type(test.value) is ast.Name):  # type: ignore[attr-defined]
+    if type(test) is ast.Name or (type(test) is ast.Attribute and type(test.value) is ast.Name):
         return ast.unparse(test)
     return None
 
@@ -236,13 +236,13 @@ def once_guarded(ctx: Context, node: ast.AST) -> bool:
         tp = type(p)
         if tp in FUNCTION_NODES:
             return False
-        if tp is ast.If and child in p.body:  # type: ignore[attr-defined]
-            guarded = _guarded_target(p.test)  # type: ignore[attr-defined]
+        if tp is ast.If and child in p.body:
+            guarded = _guarded_target(p.test)
             if guarded is not None and any(
-                    ast.unparse(t.value if type(t) is ast.Subscript else t) == guarded  # type: ignore[attr-defined]
-                    for s in p.body for n in ast.walk(s)  # type: ignore[attr-defined]
+                    ast.unparse(t.value if type(t) is ast.Subscript else t) == guarded
+                    for s in p.body for n in ast.walk(s)
                     if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
-                    for t in (n.targets if type(n) is ast.Assign else [n.target])):  # type: ignore[attr-defined]
+                    for t in (n.targets if type(n) is ast.Assign else [n.target])):
                 return True
         child = p
     return False

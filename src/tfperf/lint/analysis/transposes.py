@@ -29,7 +29,7 @@ def _int_list(node: ast.AST | None) -> tuple[int, ...] | None:
     if type(node) not in (ast.List, ast.Tuple):
         return None
     out = []
-    for e in node.elts:  # type: ignore[attr-defined]
+    for e in node.elts:
         if type(e) is not ast.Constant or type(e.value) is not int:
             return None
         out.append(e.value)
@@ -41,14 +41,14 @@ def _int_list(node: ast.AST | None) -> tuple[int, ...] | None:
 def transpose_of(ctx: Context, node: ast.AST | None) -> Transpose | None:
     """``node`` as a transpose with a literal permutation, else ``None`` (also for calls
     with ``conjugate=`` or other arguments we cannot reason about)."""
-    if type(node) is not ast.Call or ctx.qualname(node.func) not in TRANSPOSE_CALLS:  # type: ignore[attr-defined]
+    if type(node) is not ast.Call or ctx.qualname(node.func) not in TRANSPOSE_CALLS:
         return None
-    args = list(node.args)  # type: ignore[attr-defined]
+    args = list(node.args)
     perm_node: ast.AST | None = args[1] if len(args) > 1 else None
-    if len(args) > 2 or (not args and not node.keywords):  # type: ignore[attr-defined]
+    if len(args) > 2 or (not args and not node.keywords):
         return None
     operand: ast.expr | None = args[0] if args else None
-    for k in node.keywords:  # type: ignore[attr-defined]
+    for k in node.keywords:
         if k.arg in ("perm", "axes"):
             perm_node = k.value
         elif k.arg in ("a", "x") and operand is None:
@@ -58,9 +58,9 @@ def transpose_of(ctx: Context, node: ast.AST | None) -> Transpose | None:
     if operand is None:
         return None
     if perm_node is None or (type(perm_node) is ast.Constant and perm_node.value is None):
-        return Transpose(node, operand, REVERSE)  # type: ignore[arg-type]
+        return Transpose(node, operand, REVERSE)
     perm = _int_list(perm_node)
-    return Transpose(node, operand, perm) if perm is not None else None  # type: ignore[arg-type]
+    return Transpose(node, operand, perm) if perm is not None else None
 
 
 def inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
@@ -105,10 +105,10 @@ def matrix_transpose_of(ctx: Context, node: ast.AST | None) -> MatrixTranspose |
     """``node`` as a transpose of the last two axes, else ``None``."""
     if type(node) is not ast.Call:
         return None
-    q = ctx.qualname(node.func)  # type: ignore[attr-defined]
+    q = ctx.qualname(node.func)
     if q in MATRIX_TRANSPOSE_CALLS or q in ADJOINT_CALLS:
-        args = list(node.args)  # type: ignore[attr-defined]
-        kw = {k.arg: k.value for k in node.keywords}  # type: ignore[attr-defined]
+        args = list(node.args)
+        kw = {k.arg: k.value for k in node.keywords}
         operand = args[0] if args else kw.get("a", kw.get("matrix"))
         conj = kw.get("conjugate", args[1] if len(args) > 1 else None)
         if operand is None or set(kw) - {"a", "matrix", "conjugate", "name"}:
@@ -116,7 +116,7 @@ def matrix_transpose_of(ctx: Context, node: ast.AST | None) -> MatrixTranspose |
         if conj is not None and not (type(conj) is ast.Constant and type(conj.value) is bool):
             return None
         adjoint = q in ADJOINT_CALLS or bool(getattr(conj, "value", False))
-        return MatrixTranspose(node, operand, adjoint, True)  # type: ignore[arg-type]
+        return MatrixTranspose(node, operand, adjoint, True)
     t = transpose_of(ctx, node)
     if t is None:
         return None

@@ -16,11 +16,11 @@ HANDFUL = 4
 def _literal_count(ctx: Context, it: ast.AST) -> int | None:
     """How many values a literal iterable yields: ``range(3)``, ``[0.1, 0.01]``; else None."""
     if type(it) in (ast.List, ast.Tuple, ast.Set):
-        return len(it.elts)  # type: ignore[attr-defined]
+        return len(it.elts)
     if ctx.is_builtin_call(it, "range") and it.args and not it.keywords \
-            and all(type(a) is ast.Constant and type(a.value) is int for a in it.args):  # type: ignore[attr-defined]
+            and all(type(a) is ast.Constant and type(a.value) is int for a in it.args):
         try:
-            return len(range(*[a.value for a in it.args]))  # type: ignore[attr-defined]
+            return len(range(*[a.value for a in it.args]))
         except (TypeError, ValueError):
             return None
     return None
@@ -37,7 +37,7 @@ def _python_number_source(ctx: Context, it: ast.AST, target: ast.AST, name: str)
             return True
         if type(it) in (ast.List, ast.Tuple):
             return all(type(e) is ast.Constant and type(e.value) in (int, float)
-                       for e in it.elts)  # type: ignore[attr-defined]
+                       for e in it.elts)
         return False
     if type(target) is ast.Tuple and len(target.elts) == 2 \
             and ctx.is_builtin_call(it, "enumerate"):
@@ -76,14 +76,14 @@ def _stores(ctx: Context) -> dict[tuple[int, str], list[ast.Name]]:
         table: dict[tuple[int, str], list[ast.Name]] = {}
         Store = ast.Store
         for n in ctx.nodes_of(ast.Name):
-            if type(n.ctx) is Store:  # type: ignore[attr-defined]
-                table.setdefault((id(ctx.scope_of(n)), n.id), []).append(n)  # type: ignore[attr-defined]
+            if type(n.ctx) is Store:
+                table.setdefault((id(ctx.scope_of(n)), n.id), []).append(n)  # type: ignore[arg-type]
         return table
     return ctx.cached("stores_by_scope", compute)
 
 
 def _int_const(node: ast.AST) -> bool:
-    return type(node) is ast.Constant and type(node.value) is int  # type: ignore[attr-defined]
+    return type(node) is ast.Constant and type(node.value) is int
 
 
 def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
@@ -100,18 +100,18 @@ def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
             return None
         if b.kind == "for":
             loop = b.value
-            if loop in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):  # type: ignore[attr-defined]
-                return loop  # type: ignore[no-any-return]
+            if loop in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):
+                return loop
             if type(loop) is ast.comprehension:
                 comp = ctx.parent(loop)
-                if comp in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):  # type: ignore[attr-defined]
+                if comp in loops and _python_number_source(ctx, loop.iter, loop.target, expr.id):
                     return comp
             return None
         if b.kind in ("assign", "augassign"):
             return _counter_loop(ctx, expr, loops)  # type: ignore[arg-type]
         return None
     if t is ast.BinOp:
-        left, right = expr.left, expr.right  # type: ignore[attr-defined]
+        left, right = expr.left, expr.right
         lv = varying_scalar(ctx, left, at) if type(left) is not ast.Constant else None
         rv = varying_scalar(ctx, right, at) if type(right) is not ast.Constant else None
         if lv is None and rv is None:
@@ -121,14 +121,14 @@ def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
             return None
         return lv or rv
     if t is ast.UnaryOp:
-        return varying_scalar(ctx, expr.operand, at)  # type: ignore[attr-defined]
-    if t is ast.Call and ctx.is_builtin_call(expr, "int", "float") and len(expr.args) == 1:  # type: ignore[attr-defined]
-        return varying_scalar(ctx, expr.args[0], at)  # type: ignore[attr-defined]
+        return varying_scalar(ctx, expr.operand, at)
+    if t is ast.Call and ctx.is_builtin_call(expr, "int", "float") and len(expr.args) == 1:
+        return varying_scalar(ctx, expr.args[0], at)
     return None
 
 
 def _number_const(node: ast.AST) -> bool:
-    return type(node) is ast.Constant and type(node.value) in (int, float)  # type: ignore[attr-defined]
+    return type(node) is ast.Constant and type(node.value) in (int, float)
 
 
 def varies_in(ctx: Context, expr: ast.AST, loops: list[ast.AST]) -> bool:
@@ -140,17 +140,17 @@ def varies_in(ctx: Context, expr: ast.AST, loops: list[ast.AST]) -> bool:
     for loop in loops:
         targets: list[ast.AST] = []
         if type(loop) in (ast.For, ast.AsyncFor):
-            targets.append(loop.target)  # type: ignore[attr-defined]
-            body: list[ast.AST] = list(loop.body)  # type: ignore[attr-defined]
+            targets.append(loop.target)
+            body: list[ast.AST] = list(loop.body)
         elif type(loop) is ast.While:
-            body = list(loop.body)  # type: ignore[attr-defined]
+            body = list(loop.body)
         else:
-            targets.extend(g.target for g in loop.generators)  # type: ignore[attr-defined]
+            targets.extend(g.target for g in loop.generators)
             body = []
         for stmt in body:
             for n in ast.walk(stmt):
                 if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign):
-                    ts = n.targets if type(n) is ast.Assign else [n.target]  # type: ignore[attr-defined]
+                    ts = n.targets if type(n) is ast.Assign else [n.target]
                     targets.extend(ts)
         for tgt in targets:
             if any(type(n) is ast.Name and n.id in names for n in ast.walk(tgt)):
@@ -173,7 +173,7 @@ def per_iteration_data(ctx: Context, expr: ast.AST, loop: ast.AST, *,
     names = loop_targets(loop)
     t = type(expr)
     if t is ast.Name:
-        if expr.id in names:  # type: ignore[attr-defined]
+        if expr.id in names:
             return bare_target
         b = ctx.binding(expr)  # type: ignore[arg-type]
         if b is not None and b.kind == "assign" and b.value is not None \
@@ -182,18 +182,18 @@ def per_iteration_data(ctx: Context, expr: ast.AST, loop: ast.AST, *,
                                       _depth=_depth + 1)
         return False
     if t is ast.Subscript:
-        if any(type(n) is ast.Name and n.id in names for n in ast.walk(expr.slice)):  # type: ignore[attr-defined]
+        if any(type(n) is ast.Name and n.id in names for n in ast.walk(expr.slice)):
             return True
-        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,
                                   _depth=_depth + 1)
     if t is ast.Attribute:
-        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+        return per_iteration_data(ctx, expr.value, loop, bare_target=bare_target,
                                   _depth=_depth + 1)
     if t is ast.BinOp:
         return any(per_iteration_data(ctx, e, loop, bare_target=bare_target, _depth=_depth + 1)
-                   for e in (expr.left, expr.right))  # type: ignore[attr-defined]
+                   for e in (expr.left, expr.right))
     if t is ast.UnaryOp:
-        return per_iteration_data(ctx, expr.operand, loop, bare_target=bare_target,  # type: ignore[attr-defined]
+        return per_iteration_data(ctx, expr.operand, loop, bare_target=bare_target,
                                   _depth=_depth + 1)
     if t is ast.Call:
         first = preserved_operand(ctx, expr)  # type: ignore[arg-type]

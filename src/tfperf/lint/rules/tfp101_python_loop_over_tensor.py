@@ -277,7 +277,7 @@ AutoGraph turns into a graph loop.
         el = element_loop(ctx, node)
         if el is None:
             return
-        it = node.iter if type(node) is ast.For else node.generators[0].iter  # type: ignore[attr-defined]
+        it = node.iter if type(node) is ast.For else node.generators[0].iter
         if in_chunks(ctx, it):
             return  # `range(0, n, batch_size)`: one batch per iteration
         if el.kind == "iterate" and not self._surely_rows(ctx, node):
@@ -301,7 +301,7 @@ AutoGraph turns into a graph loop.
         """What a loop iterates is surely one tensor (not a parameter that may hold a list of
         them), and not ``tf.range`` in a function decorated by some ``*function`` wrapper
         (``@common.function``): the AutoGraph idiom for a graph loop."""
-        it = loop.iter if type(loop) is ast.For else loop.generators[0].iter  # type: ignore[attr-defined]
+        it = loop.iter if type(loop) is ast.For else loop.generators[0].iter
         if not surely_tensor(ctx, it):
             return False
         if ctx.is_call_to(it, "tensorflow.range"):

@@ -44,7 +44,7 @@ def _mentions(node: ast.AST, name: str) -> bool:
 
 def _stored_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
     """``name`` is (re)bound somewhere in the loop other than by ``stmt``."""
-    own = stmt.target if type(stmt) is ast.AugAssign else stmt.targets[0]  # type: ignore[attr-defined]
+    own = stmt.target if type(stmt) is ast.AugAssign else stmt.targets[0]
     for n in ast.walk(loop):
         if type(n) is ast.Name and type(n.ctx) is ast.Store and n.id == name and n is not own:
             return True
@@ -72,7 +72,7 @@ def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
 def _plain_ref(node: ast.AST) -> bool:
     """A name or dotted attribute chain: safe to evaluate once instead of per iteration."""
     while type(node) is ast.Attribute:
-        node = node.value  # type: ignore[attr-defined]
+        node = node.value
     return type(node) is ast.Name
 
 
@@ -303,7 +303,7 @@ raised on an out-of-range index no longer does.
             return
         if flow.depends_on_recurrence(ctx, term):
             return  # `h = h + f(h, x[i])`: each step needs the previous one
-        acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]  # type: ignore[attr-defined]
+        acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         # Evidence that tensors are summed (the loop bound alone may be any number).
         if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
                 or does_tensor_work(ctx, list(ast.walk(term)))):
@@ -314,7 +314,7 @@ raised on an out-of-range index no longer does.
     def _fix(self, ctx: Context, node: ast.AST, el: ElementLoop, acc: str,
              term: ast.expr, form: str) -> Fix | None:
         loop = el.loop
-        if loop.body != [node] or loop.orelse or (type(node) is ast.Assign and form != "left"):  # type: ignore[attr-defined]
+        if loop.body != [node] or loop.orelse or (type(node) is ast.Assign and form != "left"):
             return None
         if type(node) is ast.AugAssign and type(node.op) is not ast.Add:
             return None
@@ -322,15 +322,15 @@ raised on an out-of-range index no longer does.
         if tf is None or self._var_used_outside(ctx, loop, el.var):
             return None
         if el.kind == "iterate":
-            if not (type(term) is ast.Name and term.id == el.var and _plain_ref(loop.iter)):  # type: ignore[attr-defined]
+            if not (type(term) is ast.Name and term.id == el.var and _plain_ref(loop.iter)):
                 return None
-            summed = ctx.source_of(loop.iter)  # type: ignore[attr-defined]
+            summed = ctx.source_of(loop.iter)
         else:
             if not (type(term) is ast.Subscript and type(term.slice) is ast.Name
                     and term.slice.id == el.var and _plain_ref(term.value)
                     and not _mentions(term.value, acc)):
                 return None
-            summed = self._slice(ctx, loop, term.value)
+            summed = self._slice(ctx, loop, term.value)  # type: ignore[arg-type, assignment]
             if summed is None:
                 return None
         reduced = f"{tf}.reduce_sum({summed}, axis=0)"
@@ -341,7 +341,7 @@ raised on an out-of-range index no longer does.
     @staticmethod
     def _slice(ctx: Context, loop: ast.For, seq: ast.expr) -> str | None:
         args = range_args(ctx, loop.iter)
-        if args is None or not ctx.is_builtin(loop.iter.func, "range") or len(args) > 2:  # type: ignore[attr-defined]
+        if args is None or not ctx.is_builtin(loop.iter.func, "range") or len(args) > 2:
             return None
         name = ctx.source_of(seq)
         if len(args) == 1:

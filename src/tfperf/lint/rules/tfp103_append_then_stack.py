@@ -216,13 +216,13 @@ autoregressive decoding): their steps cannot run at once.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-        if last not in _STACKING_NAMES or not node.args:  # type: ignore[attr-defined]
+        if last not in _STACKING_NAMES or not node.args:
             return  # cheap test first: this runs for every call in every file
         if not ctx.imports_tf or ctx.call_qualname(node) not in STACKING_CALLS:
             return
-        lst = node.args[0]  # type: ignore[attr-defined]
+        lst = node.args[0]
         comp = self._comprehension(ctx, lst)
         if comp is not None:
             yield self.finding(ctx, comp, COMPREHENSION)
@@ -241,7 +241,7 @@ autoregressive decoding): their steps cannot run at once.
             recv = call.func.value
             if type(recv) is not ast.Name or recv.id != lst.id or ctx.binding(recv) != init:
                 continue
-            if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):  # type: ignore[attr-defined]
+            if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):
                 continue
             q = ctx.call_qualname(call.args[0])
             if q is not None and q.startswith("numpy."):
@@ -257,12 +257,12 @@ autoregressive decoding): their steps cannot run at once.
         if type(lst) is ast.Name:
             b = ctx.binding(lst)
             lst = b.value if b is not None and b.kind == "assign" else lst
-        if type(lst) not in (ast.ListComp, ast.GeneratorExp) or len(lst.generators) != 1:  # type: ignore[attr-defined]
+        if type(lst) not in (ast.ListComp, ast.GeneratorExp) or len(lst.generators) != 1:
             return None
-        gen = lst.generators[0]  # type: ignore[attr-defined]
+        gen = lst.generators[0]
         if gen.ifs or not self._per_element_iter(ctx, gen.iter):
             return None
-        elt = lst.elt  # type: ignore[attr-defined]
+        elt = lst.elt
         targets = {n.id for n in ast.walk(gen.target) if type(n) is ast.Name}
         if not targets & {n.id for n in ast.walk(elt) if type(n) is ast.Name}:
             return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times

@@ -34,10 +34,10 @@ _LAST_PARTS = frozenset(q.rsplit(".", 1)[1] for q in CONCAT_CALLS | APPEND_CALLS
 def _ref(node: ast.AST) -> str | None:
     """``x`` → "x", ``self.buf`` → "self.buf"; ``None`` for anything else."""
     if type(node) is ast.Name:
-        return node.id  # type: ignore[attr-defined]
+        return node.id
     if type(node) is ast.Attribute:
-        base = _ref(node.value)  # type: ignore[attr-defined]
-        return f"{base}.{node.attr}" if base else None  # type: ignore[attr-defined]
+        base = _ref(node.value)
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
@@ -52,7 +52,7 @@ def _grown_piece(call: ast.Call, target: str) -> ast.expr | None:
     if _ref(first) == target:  # `append(x, piece)`
         return first
     if type(first) in (ast.List, ast.Tuple):
-        for e in first.elts:  # type: ignore[attr-defined]
+        for e in first.elts:
             if _ref(e) == target:
                 return e
     return None
@@ -82,7 +82,7 @@ def _long_loop(ctx: Context, loop: ast.AST) -> bool:
         return True
     if type(loop) not in (ast.For, ast.AsyncFor):
         return False
-    if range_args(ctx, loop.iter) is not None:  # type: ignore[attr-defined]
+    if range_args(ctx, loop.iter) is not None:
         return not small_literal_range(ctx, loop)
     return iterates_tensor(ctx, loop) or iterates_dataset(ctx, loop)
 
@@ -95,7 +95,7 @@ def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
         if s is stmt or any(n is stmt for n in ast.walk(s)):
             return False
         if type(s) in (ast.Assign, ast.AnnAssign):
-            targets = s.targets if type(s) is ast.Assign else [s.target]  # type: ignore[attr-defined]
+            targets = s.targets if type(s) is ast.Assign else [s.target]
             if any(_ref(t) == target for t in targets) and s.value is not None \
                     and not any(_ref(n) == target for n in ast.walk(s.value)):
                 return True
@@ -308,10 +308,10 @@ tail (`tokens[:, -1:]`, which the last piece gives) do not count.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        value = node.value  # type: ignore[attr-defined]
+        value = node.value
         if type(value) is ast.IfExp:  # `x = p if x is None else tf.concat([x, p], 0)`
             value = value.orelse
-        if type(value) is not ast.Call or len(node.targets) != 1:  # type: ignore[attr-defined]
+        if type(value) is not ast.Call or len(node.targets) != 1:
             return
         # Cheap, syntactic tests first (this runs for every assignment): the callee's name,
         # then the target among its arguments.
@@ -322,7 +322,7 @@ tail (`tokens[:, -1:]`, which the last piece gives) do not count.
         elif type(func) is not ast.Name or (func.id not in _LAST_PARTS
                                             and func.id not in _imported_concats(ctx)):
             return
-        target = _ref(node.targets[0])  # type: ignore[attr-defined]
+        target = _ref(node.targets[0])
         piece = _grown_piece(value, target) if target is not None else None
         if piece is None:
             return
@@ -332,11 +332,12 @@ tail (`tokens[:, -1:]`, which the last piece gives) do not count.
         if not loops or type(loops[0]) not in (ast.For, ast.AsyncFor, ast.While):
             return
         loop = loops[0]
-        if not _long_loop(ctx, loop) or _reset_before(loop, node, target) \
-                or _leaves_loop_after(ctx, node):  # type: ignore[arg-type]
+        if (not _long_loop(ctx, loop)
+                or _reset_before(loop, node, target)  # type: ignore[arg-type]
+                or _leaves_loop_after(ctx, node)):  # type: ignore[arg-type]
             return
         # Each iteration reads what was grown (autoregressive decoding feeds the sequence
         # back, a dense block convolves all features so far): a list cannot replace it.
-        if read_elsewhere(ctx, loop, target, _growths(ctx, loop, target)):
+        if read_elsewhere(ctx, loop, target, _growths(ctx, loop, target)):  # type: ignore[arg-type]
             return
         yield self.finding(ctx, node)

@@ -23,18 +23,18 @@ _LIST_WRAPPERS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "tens
 
 
 def _is_int(node: ast.AST | None, value: int) -> bool:
-    return type(node) is ast.Constant and node.value == value  # type: ignore[attr-defined]
+    return type(node) is ast.Constant and node.value == value
 
 
 def _leading_one(shape: ast.AST | None) -> bool:
     """A shape literal starting with 1: ``(1, -1)``, ``[1, 28, 28]``."""
     return type(shape) in (ast.List, ast.Tuple) and bool(shape.elts) \
-        and _is_int(shape.elts[0], 1)  # type: ignore[union-attr]
+        and _is_int(shape.elts[0], 1)
 
 
 def _new_axis(ctx: Context, node: ast.AST) -> bool:
     return (type(node) is ast.Constant and node.value is None) \
-        or ctx.qualname(node) in ("numpy.newaxis", "tensorflow.newaxis")  # type: ignore[attr-defined]
+        or ctx.qualname(node) in ("numpy.newaxis", "tensorflow.newaxis")
 
 
 def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
@@ -44,10 +44,10 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     subscript itself."""
     t = type(expr)
     if t is ast.Subscript:
-        sl = expr.slice  # type: ignore[attr-defined]
+        sl = expr.slice
         first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl
         if _new_axis(ctx, first):
-            return expr.value  # type: ignore[attr-defined]
+            return expr.value
         if type(first) is ast.Slice and first.lower is not None and first.step is None \
                 and type(first.upper) is ast.BinOp and type(first.upper.op) is ast.Add \
                 and _is_int(first.upper.right, 1) \
@@ -57,8 +57,8 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     if t is not ast.Call:
         return None
     q = ctx.call_qualname(expr)
-    args = expr.args  # type: ignore[attr-defined]
-    kw = {k.arg: k.value for k in expr.keywords}  # type: ignore[attr-defined]
+    args = expr.args
+    kw = {k.arg: k.value for k in expr.keywords}
     if q in _EXPAND_DIMS and args:
         axis = args[1] if len(args) > 1 else kw.get("axis")
         return args[0] if _is_int(axis, 0) else None
@@ -66,7 +66,7 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
         return args[0] if _leading_one(args[1]) else None
     if q in _LIST_WRAPPERS and args and type(args[0]) is ast.List and len(args[0].elts) == 1:
         return args[0].elts[0]
-    func = expr.func  # type: ignore[attr-defined]
+    func = expr.func
     if type(func) is ast.Attribute and func.attr == "reshape" and q is None and args \
             and (_is_int(args[0], 1) or _leading_one(args[0])):
         return func.value
@@ -90,16 +90,16 @@ def _one_example(ctx: Context, arg: ast.AST, loop: ast.AST, depth: int = 0) -> b
     if example is not None:
         return per_iteration_data(ctx, example, loop)
     if type(arg) is ast.Name:
-        b = ctx.binding(arg)  # type: ignore[arg-type]
+        b = ctx.binding(arg)
         if b is not None and b.kind == "assign" and b.value is not arg \
                 and any(p is loop for p in ctx.ancestors(b.value)):
             return _one_example(ctx, b.value, loop, depth + 1)
         return False
     if type(arg) is ast.Call:  # a cast or re-wrap of a batch of one
-        inner = preserved_operand(ctx, arg)  # type: ignore[arg-type]
+        inner = preserved_operand(ctx, arg)
         return inner is not None and _one_example(ctx, inner, loop, depth + 1)
     if type(arg) is ast.BinOp:  # `x[None] / 255.0`
-        return _one_example(ctx, arg.left, loop, depth + 1)  # type: ignore[attr-defined]
+        return _one_example(ctx, arg.left, loop, depth + 1)
     return False
 
 
@@ -261,7 +261,7 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
         by_attr, by_name = ctx.call_groups()
         for method in PREDICT_METHODS:
             for node in by_attr.get(method, ()):
-                yield from self._check(node, ctx, node.func.value)  # type: ignore[attr-defined]
+                yield from self._check(node, ctx, node.func.value)
         for calls in by_name.values():
             for node in calls:
                 yield from self._check(node, ctx, node.func)
@@ -269,7 +269,7 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
     def _check(self, node: ast.Call, ctx: Context, model: ast.AST) -> Iterator[Finding]:
         if type(model) is not ast.Name:
             return
-        arg = _model_input(node)  # type: ignore[arg-type]
+        arg = _model_input(node)
         if arg is None:
             return
         b = ctx.binding(model)  # cached; is_keras_model needs an assigned name or a parameter

@@ -62,8 +62,8 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
     t = type(fn)
     if t is ast.Lambda:
         return fn
-    if t is ast.Call and (ctx.qualname(fn.func) or "") in PARTIAL_CALLS and fn.args:  # type: ignore[attr-defined]
-        return mapped_function(ctx, fn.args[0], _depth + 1)  # type: ignore[attr-defined]
+    if t is ast.Call and (ctx.qualname(fn.func) or "") in PARTIAL_CALLS and fn.args:
+        return mapped_function(ctx, fn.args[0], _depth + 1)
     q = ctx.qualname(fn)
     if q is not None:
         return q if q.startswith(("tensorflow.", "keras.ops.")) else None
@@ -76,24 +76,24 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
         if b.kind == "assign":
             return mapped_function(ctx, b.value, _depth + 1)
         return None
-    if t is ast.Attribute and type(fn.value) is ast.Name and fn.value.id == "self":  # type: ignore[attr-defined]
+    if t is ast.Attribute and type(fn.value) is ast.Name and fn.value.id == "self":
         cls = ctx.enclosing_class(fn)
         if cls is not None:
             for d in cls.body:
                 if type(d) in (ast.FunctionDef, ast.AsyncFunctionDef) \
-                        and d.name == fn.attr:  # type: ignore[attr-defined]
+                        and d.name == fn.attr:
                     return d
     return None
 
 
 def _params(fn: ast.AST) -> set[str]:
-    a = fn.args  # type: ignore[attr-defined]
+    a = fn.args
     names = [p.arg for p in a.posonlyargs + a.args if p.arg not in ("self", "cls")]
     return set(names[:1])  # the element is the first parameter
 
 
 def _body(fn: ast.AST) -> list[ast.AST]:
-    return [fn.body] if type(fn) is ast.Lambda else list(fn.body)  # type: ignore[attr-defined]
+    return [fn.body] if type(fn) is ast.Lambda else list(fn.body)
 
 
 def _walk_own(fn: ast.AST) -> list[ast.AST]:
@@ -120,7 +120,7 @@ def blocked(ctx: Context, fn: ast.AST) -> bool:
                 return True
             if q is not None and q.startswith("numpy."):
                 return True  # NumPy on the element: not traceable per batch either
-        elif type(n) in (ast.If, ast.While, ast.IfExp) and _is_tensor_test(ctx, n.test, fn):  # type: ignore[attr-defined]
+        elif type(n) in (ast.If, ast.While, ast.IfExp) and _is_tensor_test(ctx, n.test, fn):
             return True
     return False
 
@@ -149,10 +149,10 @@ def elementwise_only(ctx: Context, fn: ast.AST | str) -> bool:
     for n in ast.walk(expr):
         t = type(n)
         if t is ast.Name:
-            if n.id in params:  # type: ignore[attr-defined]
+            if n.id in params:
                 uses = True
         elif t is ast.Call:
-            if not is_elementwise_api(ctx.qualname(n.func)):  # type: ignore[attr-defined]
+            if not is_elementwise_api(ctx.qualname(n.func)):
                 return False
         elif t in (ast.Subscript, ast.Attribute, ast.Lambda, ast.ListComp, ast.GeneratorExp,
                    ast.DictComp, ast.SetComp, ast.Starred):
@@ -374,14 +374,14 @@ there a per-element loop is the right tool.
         if type(node) is ast.ClassDef:
             yield from self._per_image_layer(node, ctx)
             return
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
         if last != "map_fn" or not ctx.imports_tf:
             return  # cheap test first: this runs for every call
         if ctx.call_qualname(node) not in MAP_FN_CALLS:
             return
-        fn_arg = node.args[0] if node.args else next(  # type: ignore[attr-defined]
-            (k.value for k in node.keywords if k.arg == "fn"), None)  # type: ignore[attr-defined]
+        fn_arg = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg == "fn"), None)
         if fn_arg is None or signature_blocks(ctx, node):  # type: ignore[arg-type]
             return
         fn = mapped_function(ctx, fn_arg)

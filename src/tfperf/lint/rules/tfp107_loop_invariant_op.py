@@ -44,7 +44,7 @@ def _exempt(q: str) -> bool:
 
 def _root(node: ast.AST) -> ast.AST:
     while type(node) in (ast.Attribute, ast.Subscript):
-        node = node.value  # type: ignore[attr-defined]
+        node = node.value
     return node
 
 
@@ -67,15 +67,15 @@ def _loop_facts(ctx: Context, loop: ast.AST) -> tuple[set[str], bool, bool]:
             continue
         for n in ast.walk(part):
             t = type(n)
-            if t is ast.Name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                bound.add(n.id)  # type: ignore[attr-defined]
-            elif t in (ast.Attribute, ast.Subscript) and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            if t is ast.Name and type(n.ctx) is not ast.Load:
+                bound.add(n.id)
+            elif t in (ast.Attribute, ast.Subscript) and type(n.ctx) is not ast.Load:
                 r = _root(n)
                 if type(r) is ast.Name:
                     bound.add(r.id)
-            elif t is ast.Call and type(n.func) is ast.Attribute:  # type: ignore[attr-defined]
-                r = _root(n.func.value)  # type: ignore[attr-defined]
-                if n.func.attr in _MUTATING_METHODS and not (  # type: ignore[attr-defined]
+            elif t is ast.Call and type(n.func) is ast.Attribute:
+                r = _root(n.func.value)
+                if n.func.attr in _MUTATING_METHODS and not (
                         type(r) is ast.Name and r.id in loop_names):
                     mutates = True  # (updating the loop's own items changes nothing else)
                 if type(r) is ast.Name and ctx.qualname(r) is None:
@@ -93,23 +93,23 @@ def _invariant(ctx: Context, expr: ast.AST, bound: set[str]) -> bool:
     for n in ast.walk(expr):
         t = type(n)
         if t is ast.Call:
-            q = ctx.qualname(n.func)  # type: ignore[attr-defined]
+            q = ctx.qualname(n.func)
             if q is None:
-                if not ctx.is_builtin(n.func, *_BUILTINS_OK):  # type: ignore[attr-defined]
+                if not ctx.is_builtin(n.func, *_BUILTINS_OK):
                     return False
             elif not returns_tensor(q) or _exempt(q):
                 return False
         elif t in (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp,
                    ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom):
             return False
-        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == "self":  # type: ignore[attr-defined]
+        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == "self":
             p = ctx.parent(n)
             if not (type(p) is ast.Subscript and p.slice is n):
                 return False  # `self.w`: a variable the loop may train; a key is fine
     # Every name read, metadata too (`tf.shape(x)` changes with `x`), but a dtype: a loop
     # re-binding `x` keeps its dtype.
     names = {n.id for n in ast.walk(expr) if type(n) is ast.Name and not (
-        type(ctx.parent(n)) is ast.Attribute and ctx.parent(n).attr == "dtype")}  # type: ignore[union-attr]
+        type(ctx.parent(n)) is ast.Attribute and ctx.parent(n).attr == "dtype")}
     return not (names - {"self"}) & bound
 
 
@@ -291,7 +291,7 @@ discarded (a timing loop repeats them on purpose), metadata ops
             return  # comprehensions: their element is a value per item, rarely hoistable
         it = getattr(loop, "iter", None)
         if small_literal_range(ctx, loop) or (
-                type(it) in (ast.List, ast.Tuple, ast.Set) and len(it.elts) <= 8):  # type: ignore[union-attr]
+                type(it) in (ast.List, ast.Tuple, ast.Set) and len(it.elts) <= 8):
             return  # a handful of iterations (thresholds, towers): a few duplicate ops
         bound, mutates, has_with = _loop_facts(ctx, loop)
         if mutates or has_with:

@@ -36,7 +36,7 @@ def _shape_sized(ctx: Context, loop: ast.AST, operand: ast.AST) -> bool:
     if sized is None or sized.how == "len":
         return False
     base = ctx.source_of(sized.obj)
-    return any(type(n) is ast.Subscript and ctx.source_of(n.value) == base  # type: ignore[attr-defined]
+    return any(type(n) is ast.Subscript and ctx.source_of(n.value) == base
                for n in ast.walk(operand))
 
 
@@ -45,7 +45,7 @@ def _computed_in(ctx: Context, expr: ast.AST, loop: ast.AST) -> bool:
     if type(expr) is ast.Call:
         return True
     if type(expr) is ast.Name:
-        b = ctx.binding(expr)  # type: ignore[arg-type]
+        b = ctx.binding(expr)
         return b is not None and b.kind in ("assign", "augassign") and b.value is not None \
             and any(p is loop for p in ctx.ancestors(b.value))
     return False
@@ -54,7 +54,7 @@ def _computed_in(ctx: Context, expr: ast.AST, loop: ast.AST) -> bool:
 def _in_print(ctx: Context, node: ast.AST) -> bool:
     """``node`` is (inside) an argument of ``print(...)``."""
     for p in ctx.ancestors(node):
-        if type(p) is ast.Call and ctx.is_builtin(p.func, "print"):  # type: ignore[attr-defined]
+        if type(p) is ast.Call and ctx.is_builtin(p.func, "print"):
             return True
         if isinstance(p, ast.stmt):
             return False
@@ -97,23 +97,23 @@ def _tensor_step(ctx: Context, name: ast.AST, loop: ast.AST, numpy_call: bool) -
     function (``loss = train_step(batch)``) is not known to be tensor work."""
     if type(name) is not ast.Name or not _computed_in(ctx, name, loop):
         return False
-    b = ctx.binding(name)  # type: ignore[arg-type]
-    value = b.value.value if b.kind == "augassign" else b.value  # type: ignore[union-attr]
+    b = ctx.binding(name)
+    value = b.value.value if b.kind == "augassign" else b.value
     if type(value) is ast.Call:
         return ctx.is_tensor_like(value)
     if type(value) not in (ast.BinOp, ast.UnaryOp):
         return False
     if ctx.is_tensor_like(value):
         return True
-    own = name.id  # type: ignore[attr-defined]
-    return numpy_call and (b.kind == "augassign" or any(  # type: ignore[union-attr]
+    own = name.id
+    return numpy_call and (b.kind == "augassign" or any(
         type(n) is ast.Name and n.id == own for n in ast.walk(value)))
 
 
 def _steps_loop(ctx: Context, loop: ast.AST) -> bool:
     """A ``for`` over a ``range`` or a tensor: the steps of an eager computation."""
     return type(loop) in (ast.For, ast.AsyncFor) and (
-        range_args(ctx, loop.iter) is not None or iterates_tensor(ctx, loop))  # type: ignore[attr-defined]
+        range_args(ctx, loop.iter) is not None or iterates_tensor(ctx, loop))
 
 
 def per_iteration_sync(ctx: Context, node: ast.AST, operand: ast.AST, numpy_call: bool,
@@ -352,7 +352,7 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
+            func = node.func
             if (getattr(func, "attr", None) or getattr(func, "id", None)) not in _CONVERTERS:
                 return  # cheap test first: this runs for every call and `if`
         if not ctx.imports_tf:
@@ -372,7 +372,7 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
                 return
             message = f"{conv.label} of a tensor inside a loop: one device sync per iteration"
         else:
-            operand = self._tested_tensor(ctx, node.test)  # type: ignore[attr-defined]
+            operand = self._tested_tensor(ctx, node.test)  # type: ignore[assignment]
             if operand is None:
                 return
             numpy_call = False  # unused for conditions
@@ -384,7 +384,7 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
             return
         if per_element_sync(ctx, operand, loops) if type(node) is not ast.Call \
                 else per_iteration_sync(ctx, node, operand, numpy_call, loops):
-            yield self.finding(ctx, node if type(node) is ast.Call else node.test, message)  # type: ignore[attr-defined]
+            yield self.finding(ctx, node if type(node) is ast.Call else node.test, message)
 
     @staticmethod
     def _tested_tensor(ctx: Context, test: ast.AST) -> ast.expr | None:
@@ -392,9 +392,9 @@ a `while` loop's or an `if`'s convergence test, a Python list of tensors, and
         if not ctx.imports_tf:
             return None
         if type(test) is ast.Compare:
-            if any(isinstance(op, _IDENTITY_OPS) for op in test.ops):  # type: ignore[attr-defined]
+            if any(isinstance(op, _IDENTITY_OPS) for op in test.ops):
                 return None
-            for side in (test.left, *test.comparators):  # type: ignore[attr-defined]
+            for side in (test.left, *test.comparators):
                 if ctx.is_tensor_like(side):
                     return side
             return None

@@ -221,8 +221,8 @@ itself and never `fit`).
                     continue
                 root = func
                 while type(root) is Attribute:
-                    root = root.value  # type: ignore[attr-defined]
-                if type(root) is not Name or root.id not in np_names:  # type: ignore[attr-defined]
+                    root = root.value
+                if type(root) is not Name or root.id not in np_names:
                     continue
             yield from self._check(node, ctx, numpy_method)
 

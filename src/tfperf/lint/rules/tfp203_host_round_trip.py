@@ -46,7 +46,7 @@ def _taped_output(ctx: Context, expr: ast.AST) -> bool:
     tensor."""
     if type(expr) is not ast.Name:
         return False
-    b = ctx.binding(expr)  # type: ignore[arg-type]
+    b = ctx.binding(expr)
     if b is None or b.kind != "assign" or type(b.value) is not ast.Call:
         return False
     if ctx.qualname(b.value.func) is not None:
@@ -71,12 +71,12 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
             if ctx.is_tensor_like(conv.operand) or _taped_output(ctx, conv.operand):
                 return conv
             return host_value_of_tensor(ctx, conv.operand, depth + 1)
-        func = expr.func  # type: ignore[attr-defined]
+        func = expr.func
         q = ctx.qualname(func)
         if q is not None:
             if not q.startswith("numpy."):
                 return None  # another library's function: maybe what TF lacks
-            parts = [*expr.args, *(k.value for k in expr.keywords)]  # type: ignore[attr-defined]
+            parts = [*expr.args, *(k.value for k in expr.keywords)]
         elif type(func) is ast.Attribute:  # an array method: arr.astype(...), arr.mean()
             parts = [func.value]
         else:
@@ -88,13 +88,13 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
         return None
     if t is ast.BinOp:
         return host_value_of_tensor(ctx, expr.left, depth + 1) \
-            or host_value_of_tensor(ctx, expr.right, depth + 1)  # type: ignore[attr-defined]
+            or host_value_of_tensor(ctx, expr.right, depth + 1)
     if t in (ast.UnaryOp,):
-        return host_value_of_tensor(ctx, expr.operand, depth + 1)  # type: ignore[attr-defined]
+        return host_value_of_tensor(ctx, expr.operand, depth + 1)
     if t in (ast.Subscript, ast.Attribute):
-        return host_value_of_tensor(ctx, expr.value, depth + 1)  # type: ignore[attr-defined]
+        return host_value_of_tensor(ctx, expr.value, depth + 1)
     if t in (ast.List, ast.Tuple):
-        for e in expr.elts:  # type: ignore[attr-defined]
+        for e in expr.elts:
             found = host_value_of_tensor(ctx, e, depth + 1)
             if found is not None:
                 return found
@@ -134,7 +134,7 @@ def _conversion_scopes(ctx: Context) -> tuple[set[int], tuple[list[int], list[in
                     if scope is ctx.tree:
                         spans = None
                     elif spans is not None:
-                        spans.append((scope.lineno, scope.end_lineno or scope.lineno))  # type: ignore[attr-defined]
+                        spans.append((scope.lineno, scope.end_lineno or scope.lineno))
         return scopes, _merged(spans) if spans is not None else None
     return ctx.cached("tfp203_conversion_scopes", compute)
 

@@ -33,14 +33,14 @@ def _mentions_tensor(ctx: Context, expr: ast.AST) -> bool:
     t = type(expr)
     if t is ast.JoinedStr:
         return any(type(v) is ast.FormattedValue and _tensor(ctx, v.value)
-                   for v in expr.values)  # type: ignore[attr-defined]
-    if t is ast.BinOp and type(expr.op) is ast.Mod and type(expr.left) is ast.Constant:  # type: ignore[attr-defined]
-        right = expr.right  # type: ignore[attr-defined]
+                   for v in expr.values)
+    if t is ast.BinOp and type(expr.op) is ast.Mod and type(expr.left) is ast.Constant:
+        right = expr.right
         items = right.elts if type(right) is ast.Tuple else [right]
         return any(_tensor(ctx, e) for e in items)
     if t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "format" \
-            and type(expr.func.value) is ast.Constant:  # type: ignore[attr-defined]
-        return any(_tensor(ctx, a) for a in expr.args)  # type: ignore[attr-defined]
+            and type(expr.func.value) is ast.Constant:
+        return any(_tensor(ctx, a) for a in expr.args)
     return False
 
 
@@ -232,12 +232,12 @@ code under a once-only guard (`if self._table is None: ...` that sets `self._tab
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         if type(func) is not ast.Name or func.id != "print" or not ctx.imports_tf:
             return
         if not ctx.is_builtin(func, "print"):
             return
-        args = node.args  # type: ignore[attr-defined]
+        args = node.args
         if not any(_mentions_tensor(ctx, a.value if type(a) is ast.Starred else a)
                    for a in args) or _trace_logging(node):  # type: ignore[arg-type]
             return

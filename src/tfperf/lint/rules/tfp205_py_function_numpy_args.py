@@ -18,7 +18,7 @@ def _is_numpy_call(node: ast.AST, name: str) -> bool:
     """``name.numpy()``."""
     return type(node) is ast.Call and not node.args and not node.keywords \
         and type(node.func) is ast.Attribute and node.func.attr == "numpy" \
-        and type(node.func.value) is ast.Name and node.func.value.id == name  # type: ignore[attr-defined]
+        and type(node.func.value) is ast.Name and node.func.value.id == name
 
 
 def _numpy_only(ctx: Context, fn: ast.AST) -> bool:
@@ -26,29 +26,29 @@ def _numpy_only(ctx: Context, fn: ast.AST) -> bool:
     (``x.numpy()``) or element by element (``[a.numpy() for a in args]``), and there is at
     least one: the function wants host arrays, not tensors. Reads of a name re-bound to
     the converted values (``xs = [x.numpy() for x in xs]``) are reads of host arrays."""
-    args = fn.args  # type: ignore[attr-defined]
+    args = fn.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     if args.vararg is not None:
         params.add(args.vararg.arg)
     params.discard("self")
     if not params:
         return False
-    body = fn.body if type(fn) is not ast.Lambda else [fn.body]  # type: ignore[attr-defined]
+    body = fn.body if type(fn) is not ast.Lambda else [fn.body]
     converted = 0
     ok_reads: set[int] = set()
     for stmt in body:
         for n in ast.walk(stmt):
             if type(n) is ast.Call and type(n.func) is ast.Attribute \
                     and n.func.attr == "numpy" and type(n.func.value) is ast.Name \
-                    and n.func.value.id in params and not n.args:  # type: ignore[attr-defined]
-                ok_reads.add(id(n.func.value))  # type: ignore[attr-defined]
+                    and n.func.value.id in params and not n.args:
+                ok_reads.add(id(n.func.value))
                 converted += 1
             elif type(n) in (ast.ListComp, ast.GeneratorExp, ast.SetComp) \
-                    and len(n.generators) == 1:  # type: ignore[attr-defined]
-                gen = n.generators[0]  # type: ignore[attr-defined]
+                    and len(n.generators) == 1:
+                gen = n.generators[0]
                 if type(gen.iter) is ast.Name and gen.iter.id in params \
                         and type(gen.target) is ast.Name and not gen.ifs \
-                        and _is_numpy_call(n.elt, gen.target.id):  # type: ignore[attr-defined]
+                        and _is_numpy_call(n.elt, gen.target.id):
                     ok_reads.add(id(gen.iter))
                     converted += 1
     if not converted:
@@ -171,8 +171,8 @@ Only functions visible in this module are read; one input used as a tensor anywh
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not is_py_function_call(ctx, node) or ctx.call_qualname(node) not in _PY_FUNCTIONS:
             return
-        fn_expr = node.args[0] if node.args else next(  # type: ignore[attr-defined]
-            (k.value for k in node.keywords if k.arg == "func"), None)  # type: ignore[attr-defined]
+        fn_expr = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg == "func"), None)
         if fn_expr is None:
             return
         fn = resolve_def(ctx, fn_expr)

@@ -229,10 +229,10 @@ purpose), and calls of plain Python functions.
         return ctx.spells_tf_function  # the called function must be a tf.function of this module
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        args = [*node.args, *(k.value for k in node.keywords)]
         if not args or not ctx.imports_tf:
             return
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         # Cheap tests first: `f(...)` or `self.f(...)` only, with a name that may be a
         # tf.function's.
         if type(func) is ast.Name:

@@ -19,7 +19,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def _literal_len(loop: ast.AST) -> int | None:
     it = getattr(loop, "iter", None)
     if type(it) in (ast.List, ast.Tuple, ast.Set):
-        return len(it.elts)  # type: ignore[union-attr]
+        return len(it.elts)
     return None
 
 
@@ -236,15 +236,15 @@ code, where an inner `tf.function` is inlined), and `experimental_implements=` f
             if not is_tf_function_call(ctx, node):
                 return
             parent = ctx.parent(node)
-            if node.args:  # type: ignore[attr-defined]
+            if node.args:
                 made: ast.AST = node
-            elif type(parent) is ast.Call and parent.func is node and parent.args:  # type: ignore[attr-defined]
+            elif type(parent) is ast.Call and parent.func is node and parent.args:
                 made = parent  # tf.function(jit_compile=True)(g)
             else:
                 return  # a decorator with options: handled with its def
             report: ast.AST = node
         else:
-            if not node.decorator_list:  # type: ignore[attr-defined]
+            if not node.decorator_list:
                 return
             deco = ctx.tf_function_decorator(node)
             if deco is None:
@@ -289,13 +289,13 @@ code, where an inner `tf.function` is inlined), and `experimental_implements=` f
         """The calls of the new function object, when calling is all that is done with it
         (called on the spot, or bound to a name that is only ever called); else ``None``."""
         parent = ctx.parent(made)
-        if type(parent) is ast.Call and parent.func is made:  # type: ignore[attr-defined]
-            return [parent]  # type: ignore[list-item]
+        if type(parent) is ast.Call and parent.func is made:
+            return [parent]
         if type(made) in _DEFS:
-            name = made.name  # type: ignore[attr-defined]
+            name = made.name
         elif type(parent) is ast.Assign and len(parent.targets) == 1 \
-                and type(parent.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            name = parent.targets[0].id  # type: ignore[attr-defined]
+                and type(parent.targets[0]) is ast.Name:
+            name = parent.targets[0].id
         else:
             return None  # stored in an attribute, a dict, returned, passed on: kept
         scope = ctx.scope_of(made if type(made) in _DEFS else parent)  # type: ignore[arg-type]
@@ -307,8 +307,8 @@ code, where an inner `tf.function` is inlined), and `experimental_implements=` f
             if b is None or (b.value is not made and b.value is not parent):
                 continue
             use = ctx.parent(n)
-            if type(use) is ast.Call and use.func is n:  # type: ignore[attr-defined]
-                calls.append(use)  # type: ignore[arg-type]
+            if type(use) is ast.Call and use.func is n:
+                calls.append(use)
             else:
                 return None  # the object escapes (returned, stored, passed): kept
         return calls or None

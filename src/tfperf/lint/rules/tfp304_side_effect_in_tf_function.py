@@ -24,21 +24,21 @@ def _is_container(ctx: Context, value: ast.AST | None) -> bool:
         return True
     return type(value) is ast.Call and (
         ctx.is_builtin_call(value, *_CONTAINER_BUILTINS)
-        or ctx.qualname(value.func) in _CONTAINER_CLASSES)  # type: ignore[attr-defined]
+        or ctx.qualname(value.func) in _CONTAINER_CLASSES)
 
 
 def _is_python_value(ctx: Context, value: ast.AST | None) -> bool:
     """A Python number, string, bool or container (``None`` is left out: it is the usual
     placeholder of a variable created later)."""
     if type(value) is ast.Constant:
-        return value.value is not None  # type: ignore[attr-defined]
+        return value.value is not None
     return _is_container(ctx, value)
 
 
 def _self_attr(node: ast.AST) -> str | None:
     if type(node) is ast.Attribute and type(node.value) is ast.Name \
-            and node.value.id == "self":  # type: ignore[attr-defined]
-        return node.attr  # type: ignore[attr-defined]
+            and node.value.id == "self":
+        return node.attr
     return None
 
 
@@ -69,8 +69,8 @@ def _counts_traces(target: ast.AST) -> bool:
     """``target`` (a name, ``self.x``, ``d[k]``, ``lst`` of ``lst.append``) is named as a
     count or log of traces."""
     while type(target) is ast.Subscript:
-        target = target.value  # type: ignore[attr-defined]
-    name = target.id if type(target) is ast.Name else getattr(target, "attr", None)  # type: ignore[attr-defined]
+        target = target.value
+    name = target.id if type(target) is ast.Name else getattr(target, "attr", None)
     return name is not None and any(w in name.lower() for w in _TRACE_WORDS)
 
 
@@ -84,7 +84,7 @@ def _declared(ctx: Context, fn: ast.AST) -> set[str]:
         while stack:
             n = stack.pop()
             if type(n) in (ast.Global, ast.Nonlocal):
-                names.update(n.names)  # type: ignore[attr-defined]
+                names.update(n.names)
             elif type(n) not in (*FUNCTION_NODES, ast.ClassDef):
                 stack.extend(ast.iter_child_nodes(n))
         cache[id(fn)] = names
@@ -321,14 +321,14 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         t = type(node)
         if t is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
+            func = node.func
             if type(func) is not ast.Attribute or func.attr not in MUTATORS:
                 return  # cheap test first
             targets = [func.value]
         elif t is ast.Assign:
-            targets = node.targets  # type: ignore[attr-defined]
+            targets = node.targets
         else:
-            targets = [node.target]  # type: ignore[attr-defined]
+            targets = [node.target]
         if not ctx.imports_tf:
             return
         # Cheap syntactic filter before asking whether the code is traced (which walks up).
@@ -350,7 +350,7 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
                 continue  # a deliberate trace counter: once per trace is what it measures
             if tt is ast.Subscript or t is ast.Call:
                 # `outer[k] = v`, `outer.append(v)`: the container must come from outside.
-                recv = target.value if tt is ast.Subscript else target  # type: ignore[attr-defined]
+                recv = target.value if tt is ast.Subscript else target
                 if tt is ast.Subscript and not _accumulates_or_leaks(ctx, node, recv):
                     continue
                 if self._outer_container(ctx, recv, fn):
@@ -358,7 +358,7 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
                     return
             elif tt is ast.Name:
                 if target.id in _declared(ctx, enclosing) \
-                        and _accumulates_or_leaks(ctx, node, target):  # type: ignore[attr-defined]
+                        and _accumulates_or_leaks(ctx, node, target):
                     yield self.finding(ctx, node)
                     return
             else:
@@ -379,7 +379,7 @@ Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`
                 and _is_container_attr(ctx, cls, attr)
         if type(recv) is not ast.Name:
             return False
-        b = ctx.binding(recv)  # type: ignore[arg-type]
+        b = ctx.binding(recv)
         if b is None or b.kind != "assign" or not _is_container(ctx, b.value):
             return False
         scope = ctx.scope_of(b.value)

@@ -49,18 +49,18 @@ def jit_on(options: dict[str, ast.expr]) -> bool:
 def _spec_shape(ctx: Context, spec: ast.AST) -> ast.AST | None:
     """The shape given to a ``tf.TensorSpec(...)``, if it has unknown parts (``None`` in a
     literal shape, or ``shape=None``: unknown rank); else ``None``."""
-    if type(spec) is not ast.Call or ctx.qualname(spec.func) not in TENSOR_SPECS:  # type: ignore[attr-defined]
+    if type(spec) is not ast.Call or ctx.qualname(spec.func) not in TENSOR_SPECS:
         return None
-    shape = spec.args[0] if spec.args else None  # type: ignore[attr-defined]
-    for k in spec.keywords:  # type: ignore[attr-defined]
+    shape = spec.args[0] if spec.args else None
+    for k in spec.keywords:
         if k.arg == "shape":
             shape = k.value
     if shape is None:
         return None  # TensorSpec() without a shape: a scalar spec... or unknown; stay quiet
-    if type(shape) is ast.Constant and shape.value is None:  # type: ignore[attr-defined]
+    if type(shape) is ast.Constant and shape.value is None:
         return shape
     if type(shape) in (ast.List, ast.Tuple) and any(
-            type(e) is ast.Constant and e.value is None for e in shape.elts):  # type: ignore[attr-defined]
+            type(e) is ast.Constant and e.value is None for e in shape.elts):
         return shape
     return None
 
@@ -68,7 +68,7 @@ def _spec_shape(ctx: Context, spec: ast.AST) -> ast.AST | None:
 def _varying_shape(ctx: Context, arg: ast.AST, loops: list[ast.AST]) -> bool:
     """``x[:n]``, ``x[i:j]``, ``tf.zeros([n, 8])`` where the bound changes per iteration."""
     if type(arg) is ast.Subscript:
-        parts = arg.slice.elts if type(arg.slice) is ast.Tuple else [arg.slice]  # type: ignore[attr-defined]
+        parts = arg.slice.elts if type(arg.slice) is ast.Tuple else [arg.slice]
         for part in parts:
             if type(part) is ast.Slice:
                 bounds = [b for b in (part.lower, part.upper) if b is not None]
@@ -76,8 +76,8 @@ def _varying_shape(ctx: Context, arg: ast.AST, loops: list[ast.AST]) -> bool:
                         and not _same_width(part):
                     return True
         return False
-    if type(arg) is ast.Call and arg.args and ctx.qualname(arg.func) in SHAPE_FIRST:  # type: ignore[attr-defined]
-        shape = arg.args[0]  # type: ignore[attr-defined]
+    if type(arg) is ast.Call and arg.args and ctx.qualname(arg.func) in SHAPE_FIRST:
+        shape = arg.args[0]
         return type(shape) in (ast.List, ast.Tuple) and varies_in(ctx, shape, loops)
     return False
 
@@ -256,20 +256,20 @@ call twice in one iteration: the compile per shape is paid on purpose).
         if not ctx.imports_tf:
             return
         if is_tf_function_call(ctx, node):
-            options = {k.arg: k.value for k in node.keywords if k.arg}  # type: ignore[attr-defined]
+            options = {k.arg: k.value for k in node.keywords if k.arg}
             sig = options.get("input_signature")
             if sig is None or not jit_on(options) or type(sig) not in (ast.List, ast.Tuple):
                 return
-            for spec in sig.elts:  # type: ignore[attr-defined]
+            for spec in sig.elts:
                 if _spec_shape(ctx, spec) is not None:
                     yield self.finding(
                         ctx, spec, "jit_compile=True with None dimensions in input_signature: "
                                    "XLA compiles again for every new shape")
             return
-        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        args = [*node.args, *(k.value for k in node.keywords)]
         if not args or not any(type(a) in (ast.Subscript, ast.Call) for a in args):
             return  # cheap tests first
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         if type(func) is ast.Name:
             if func.id not in tf_function_callee_names(ctx):
                 return
@@ -283,7 +283,7 @@ call twice in one iteration: the compile per shape is paid on purpose).
             return
         if _warmed_up(ctx, node, loops[0]):
             return  # compiled per shape on purpose: a warm-up call, then the measured one
-        target = tf_function_called(ctx, node.func)  # type: ignore[attr-defined]
+        target = tf_function_called(ctx, node.func)
         if target is None or not jit_on(target.options) or "input_signature" in target.options:
             return
         yield self.finding(ctx, node, "jit_compile=True function called with a new shape each "

@@ -19,7 +19,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def _is_tape_with(ctx: Context, node: ast.AST) -> bool:
     return any(ctx.is_call_to(item.context_expr, "tensorflow.GradientTape")
-               for item in node.items)  # type: ignore[attr-defined]
+               for item in node.items)
 
 
 def _trains(nodes: list[ast.AST]) -> bool:
@@ -353,11 +353,11 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         loops = ctx.enclosing_loops(node)
         if loops:
             loop = loops[0]
-            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):  # type: ignore[attr-defined]
-                yield self.finding(ctx, node, end_node=node.items[-1].context_expr)  # type: ignore[attr-defined]
+            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):
+                yield self.finding(ctx, node, end_node=node.items[-1].context_expr)
             return
         fn = ctx.enclosing_function(node)
-        if type(fn) not in _DEFS or not _trains(fn.body):  # type: ignore[union-attr]
+        if type(fn) not in _DEFS or not _trains(fn.body):
             return
         first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
                            and _is_tape_with(ctx, n)), None)
@@ -367,7 +367,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         if call is None or eager_guarded(ctx, call):
             return  # a step called elsewhere may well be compiled there (tf.function(step))
         host = _host_work(ctx, fn)  # type: ignore[arg-type]
-        message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE  # type: ignore[union-attr]
+        message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE
         if host is None:
             finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
         else:
@@ -376,13 +376,13 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                 hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
                      "part with @tf.function")
         loc = finding.location
-        header = dataclasses.replace(loc, end_line=loc.line,
-                                     end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))
+        header = dataclasses.replace(loc, end_line=loc.line,  # type: ignore[type-var]
+                                     end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))  # type: ignore[operator]
         yield dataclasses.replace(finding, location=header)
 
     def _fix(self, ctx: Context, fn: ast.AST) -> Fix | None:
         tf = ctx.module_alias("tensorflow")
-        if tf is None or fn.decorator_list:  # type: ignore[attr-defined]
+        if tf is None or fn.decorator_list:
             return None
         return self.unsafe_fix(ctx.insert_before(fn, f"@{tf}.function\n{ctx.indent_of(fn)}"),
                                description="compile the training step with tf.function")

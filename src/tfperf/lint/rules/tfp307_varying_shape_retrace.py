@@ -19,7 +19,7 @@ from tfperf.lint.semantic import Context
 def _varying_lengths(step: ast.Call) -> str | None:
     """How the batches out of ``step`` vary in more than their first dimension, for the
     message; ``None``: they do not (or the rule cannot tell)."""
-    method = step.func.attr  # type: ignore[attr-defined]
+    method = step.func.attr
     if method == "padded_batch":
         if not static_padded_shapes(step):
             return "padded to each batch's longest element: one trace per new length"
@@ -190,9 +190,9 @@ unknown.
                                            or "bucket_by" in ctx.source)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
-        if name is None or name not in tf_function_callee_names(ctx) or not node.args:  # type: ignore[attr-defined]
+        if name is None or name not in tf_function_callee_names(ctx) or not node.args:
             return
         fed = fed_batches(ctx, node)  # type: ignore[arg-type]
         how = _varying_lengths(fed.batching) if fed is not None else None

@@ -13,7 +13,7 @@ from tfperf.lint.semantic import FUNCTION_NODES, Context
 
 
 def _default_of(fn: ast.AST, arg: ast.arg) -> ast.expr | None:
-    args = fn.args  # type: ignore[attr-defined]
+    args = fn.args
     positional = [*args.posonlyargs, *args.args]
     if arg in positional:
         i = positional.index(arg) - (len(positional) - len(args.defaults))
@@ -31,8 +31,8 @@ def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
         return True
     default = _default_of(fn, arg)
     if type(default) is ast.UnaryOp:
-        default = default.operand  # type: ignore[attr-defined]
-    return type(default) is ast.Constant and type(default.value) in (int, float)  # type: ignore[attr-defined]
+        default = default.operand
+    return type(default) is ast.Constant and type(default.value) in (int, float)
 
 
 def _receiving_param(call: ast.Call, fn: ast.AST, arg: ast.AST, bound: bool) -> str | None:
@@ -43,10 +43,10 @@ def _receiving_param(call: ast.Call, fn: ast.AST, arg: ast.AST, bound: bool) -> 
             return k.arg
     if arg not in call.args:
         return None
-    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]  # type: ignore[attr-defined]
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     if bound and params and params[0] in ("self", "cls"):
         params = params[1:]
-    i = call.args.index(arg)  # type: ignore[arg-type]
+    i = call.args.index(arg)
     return params[i] if i < len(params) else None
 
 
@@ -58,14 +58,14 @@ def _used_as_value(fn: ast.AST, name: str) -> bool:
     for n in ast.walk(fn):
         t = type(n)
         if t is ast.BinOp:
-            sides: tuple[ast.AST, ...] = (n.left, n.right)  # type: ignore[attr-defined]
+            sides: tuple[ast.AST, ...] = (n.left, n.right)
         elif t is ast.Compare:
-            sides = (n.left, *n.comparators)  # type: ignore[attr-defined]
+            sides = (n.left, *n.comparators)
         elif t is ast.Call:
-            sides = tuple(n.args)  # type: ignore[attr-defined]
+            sides = tuple(n.args)
         else:
             continue
-        if any(type(x) is ast.Name and x.id == name for x in sides):  # type: ignore[attr-defined]
+        if any(type(x) is ast.Name and x.id == name for x in sides):
             return True
     return False
 
@@ -220,11 +220,11 @@ stay Python numbers.
         return ctx.spells_tf_function
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
         if name is None or name not in tf_function_callee_names(ctx):
             return
-        args = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        args = [*node.args, *(k.value for k in node.keywords)]
         names = [a for a in args if type(a) is ast.Name]
         if not names:
             return
@@ -233,7 +233,7 @@ stay Python numbers.
             return
         forwarded = []
         for a in names:
-            b = ctx.binding(a)  # type: ignore[arg-type]
+            b = ctx.binding(a)
             if b is not None and b.kind == "param" and type(b.value) is ast.arg \
                     and ctx.scope_of(b.value) is fn and _python_number(fn, b.value):
                 forwarded.append(a)

@@ -20,7 +20,7 @@ from tfperf.lint.semantic import Context
 def _partial_last_batch(step: ast.Call, before: list[ast.Call]) -> bool:
     """``batch``/``padded_batch`` without ``drop_remainder=True`` on a pipeline that is not
     repeated before it (a repeated one has its only partial batch at the very end)."""
-    method = step.func.attr  # type: ignore[attr-defined]
+    method = step.func.attr
     if method not in ("batch", "padded_batch") \
             or (method == "padded_batch" and not static_padded_shapes(step)):
         return False  # lengths that vary per batch: TFP307's
@@ -29,7 +29,7 @@ def _partial_last_batch(step: ast.Call, before: list[ast.Call]) -> bool:
         drop = step.args[-1]
     if drop is not None:
         return type(drop) is ast.Constant and drop.value is False  # a variable: the author chose
-    return not any(s.func.attr == "repeat" for s in before)  # type: ignore[attr-defined]
+    return not any(s.func.attr == "repeat" for s in before)
 
 
 class PartialBatchRetrace(Rule):
@@ -165,9 +165,9 @@ author's choice, and a pipeline repeated before it is batched as having no parti
         return ctx.spells_tf_function and "batch" in ctx.source
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
-        if name is None or name not in tf_function_callee_names(ctx) or not node.args:  # type: ignore[attr-defined]
+        if name is None or name not in tf_function_callee_names(ctx) or not node.args:
             return
         fed = fed_batches(ctx, node)  # type: ignore[arg-type]
         if fed is None or not _partial_last_batch(fed.batching, fed.before):

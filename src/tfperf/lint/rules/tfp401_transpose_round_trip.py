@@ -245,7 +245,7 @@ in the same block.
             return False
         value = assigned_value(ctx, x) if type(x) is ast.Name else x
         return value is None or not (type(value) is ast.Call and (
-            ctx.qualname(value.func) or "").endswith("Variable"))  # type: ignore[attr-defined]
+            ctx.qualname(value.func) or "").endswith("Variable"))
 
     @staticmethod
     def _delete(ctx: Context, stmt: ast.stmt) -> Edit | None:

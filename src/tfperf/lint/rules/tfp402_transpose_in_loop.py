@@ -171,7 +171,7 @@ and plain parameters are not reported either: they may change between iterations
         if not loops:
             return
         t = transpose_of(ctx, node)
-        operand = t.operand if t is not None else (node.args[0] if node.args else None)  # type: ignore[attr-defined]
+        operand = t.operand if t is not None else (node.args[0] if node.args else None)
         if operand is None:
             return
         for loop in loops:
@@ -194,10 +194,10 @@ and plain parameters are not reported either: they may change between iterations
         value = assigned_value(ctx, operand)
         if type(value) is not ast.Call:
             return False
-        q = ctx.qualname(value.func)  # type: ignore[attr-defined]
+        q = ctx.qualname(value.func)
         if not q or not returns_tensor(q) or q.endswith("Variable"):
             return False
-        start, end = loop.lineno, loop.end_lineno or loop.lineno  # type: ignore[attr-defined]
-        if start <= value.lineno <= end:  # type: ignore[attr-defined]
+        start, end = loop.lineno, loop.end_lineno or loop.lineno
+        if start <= value.lineno <= end:
             return False  # bound inside the loop: a fresh tensor per iteration
-        return not _stored_in(loop, {operand.id})  # type: ignore[attr-defined]
+        return not _stored_in(loop, {operand.id})

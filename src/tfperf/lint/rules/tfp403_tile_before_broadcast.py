@@ -60,8 +60,8 @@ def _size_one_axes(ctx: Context, expr: ast.AST, rank: int) -> set[int]:
             return {axis % rank}
         if q in _RESHAPE_CALLS:
             shape = args[1] if len(args) > 1 else kws.get("shape")
-            if type(shape) in (ast.List, ast.Tuple) and len(shape.elts) == rank:  # type: ignore[union-attr]
-                return {i for i, e in enumerate(shape.elts) if _literal_int(e) == 1}  # type: ignore[union-attr]
+            if type(shape) in (ast.List, ast.Tuple) and len(shape.elts) == rank:
+                return {i for i, e in enumerate(shape.elts) if _literal_int(e) == 1}
         return set()
     if type(expr) is ast.Subscript:
         index = expr.slice
@@ -90,7 +90,7 @@ def _names_in(expr: ast.AST) -> set[str]:
 def _version_guarded(ctx: Context, node: ast.AST) -> bool:
     """Inside a branch chosen by the TensorFlow version (a workaround for an old release)."""
     for p in ctx.ancestors(node):
-        if type(p) in (ast.If, ast.IfExp) and "version" in ctx.source_of(p.test).lower():  # type: ignore[attr-defined]
+        if type(p) in (ast.If, ast.IfExp) and "version" in ctx.source_of(p.test).lower():
             return True
     return False
 
@@ -277,11 +277,11 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if ctx.call_qualname(node) not in TILE_CALLS:
             return
-        args = node.args  # type: ignore[attr-defined]
+        args = node.args
         multiples = args[1] if len(args) > 1 else next(
-            (k.value for k in node.keywords if k.arg == "multiples"), None)  # type: ignore[attr-defined]
+            (k.value for k in node.keywords if k.arg == "multiples"), None)
         tiled = args[0] if args else next(
-            (k.value for k in node.keywords if k.arg in ("input", "x")), None)  # type: ignore[attr-defined]
+            (k.value for k in node.keywords if k.arg in ("input", "x")), None)
         if multiples is None or tiled is None or not (
                 _shape_sources(ctx, multiples) or _names_in(multiples)) \
                 or _version_guarded(ctx, node):
@@ -313,7 +313,7 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
         counts the other operand is built from (so it has those extents already)."""
         if type(multiples) not in (ast.List, ast.Tuple):
             return None
-        entries = multiples.elts  # type: ignore[attr-defined]
+        entries = multiples.elts
         rank = len(entries)
         repeated = {i for i, e in enumerate(entries) if _literal_int(e) != 1}
         if not repeated or not repeated <= _size_one_axes(ctx, tiled, rank):

@@ -44,8 +44,8 @@ def _runs_eagerly(ctx: Context, node: ast.AST) -> bool:
             is not None or ctx.is_tf_function(fn):
         return False
     calls = calls_of(ctx, fn)
-    refs = [n for n in ctx.nodes_of(ast.Name) if n.id == name  # type: ignore[attr-defined]
-            and type(n.ctx) is ast.Load]  # type: ignore[attr-defined]
+    refs = [n for n in ctx.nodes_of(ast.Name) if n.id == name
+            and type(n.ctx) is ast.Load]
     if not calls or len(refs) != len(calls):
         return False  # passed on by reference (to a tf.function, a Keras layer...)
     return all(ctx.enclosing_function(c) is None and not ctx.in_graph(c) for c in calls)

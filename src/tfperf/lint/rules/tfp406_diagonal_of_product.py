@@ -120,8 +120,8 @@ A product also used elsewhere (the full matrix is needed anyway) is not reported
         q = ctx.call_qualname(node)
         if q not in DIAG_CALLS and q not in TRACE_CALLS:
             return
-        args = node.args  # type: ignore[attr-defined]
-        arg = args[0] if args else next((k.value for k in node.keywords  # type: ignore[attr-defined]
+        args = node.args
+        arg = args[0] if args else next((k.value for k in node.keywords
                                          if k.arg in ("input", "x")), None)
         if type(arg) is ast.Name:
             value = assigned_value(ctx, arg)

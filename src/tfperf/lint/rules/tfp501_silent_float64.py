@@ -180,13 +180,13 @@ float64) or NumPy is not imported under a module-level name.
         if value is None:
             return
         items = value.elts if type(value) in (ast.Tuple, ast.List) and \
-            q.startswith("tensorflow.data") else [value]  # type: ignore[attr-defined]
+            q.startswith("tensorflow.data") else [value]
         if type(value) is ast.Dict and q.startswith("tensorflow.data"):
-            items = [v for v in value.values if v is not None]  # type: ignore[attr-defined]
+            items = [v for v in value.values if v is not None]
         for item in items:
             direct = self._float64_maker(ctx, item)
             if direct is not None:
-                yield self.finding(ctx, node, fix=self._fix(ctx, item, direct))
+                yield self.finding(ctx, node, fix=self._fix(ctx, item, direct))  # type: ignore[arg-type]
                 return
             via = assigned_value(ctx, item)
             if via is not None and self._float64_maker(ctx, via) is not None:
@@ -198,20 +198,20 @@ float64) or NumPy is not imported under a module-level name.
         """"fill" / "random" when ``expr`` builds a float64 NumPy array, else ``None``."""
         if type(expr) is not ast.Call:
             return None
-        q = ctx.qualname(expr.func)  # type: ignore[attr-defined]
+        q = ctx.qualname(expr.func)
         if q in FLOAT64_FILLERS:
-            return None if _has_arg(expr, FLOAT64_FILLERS[q], "dtype") else "fill"  # type: ignore[arg-type]
+            return None if _has_arg(expr, FLOAT64_FILLERS[q], "dtype") else "fill"
         if q in FLOAT64_RANDOM:
-            return "random" if _has_arg(expr, FLOAT64_RANDOM[q], "size") else None  # type: ignore[arg-type]
-        func = expr.func  # type: ignore[attr-defined]
+            return "random" if _has_arg(expr, FLOAT64_RANDOM[q], "size") else None
+        func = expr.func
         if type(func) is ast.Attribute and func.attr in GENERATOR_METHODS:
             owner = assigned_value(ctx, func.value) if type(func.value) is ast.Name else func.value
-            if type(owner) is ast.Call and ctx.qualname(owner.func) in GENERATORS:  # type: ignore[attr-defined]
-                if keyword(expr, "dtype") is not None:  # type: ignore[arg-type]
+            if type(owner) is ast.Call and ctx.qualname(owner.func) in GENERATORS:
+                if keyword(expr, "dtype") is not None:
                     return None
-                if func.attr in ("random", "standard_normal") and len(expr.args) > 1:  # type: ignore[attr-defined]
+                if func.attr in ("random", "standard_normal") and len(expr.args) > 1:
                     return None  # Generator.random(size, dtype)
-                return "random" if _has_arg(expr, GENERATOR_METHODS[func.attr], "size") else None  # type: ignore[arg-type]
+                return "random" if _has_arg(expr, GENERATOR_METHODS[func.attr], "size") else None
         return None
 
     def _fix(self, ctx: Context, np_call: ast.Call, kind: str) -> Fix | None:

@@ -23,9 +23,9 @@ FLOAT32 = frozenset({"float32", "tensorflow.float32", "numpy.float32", "keras.fl
 def _layer_call(ctx: Context, expr: ast.AST | None) -> ast.Call | None:
     """``keras.layers.X(...)`` (the layer construction), else ``None``."""
     if type(expr) is ast.Call:
-        q = ctx.qualname(expr.func)  # type: ignore[attr-defined]
+        q = ctx.qualname(expr.func)
         if q and q.startswith("keras.layers.") and q not in QUIET_LAYERS:
-            return expr  # type: ignore[return-value]
+            return expr
     return None
 
 
@@ -34,14 +34,14 @@ def _is_float32(ctx: Context, dtype: ast.AST | None) -> bool | None:
     if dtype is None:
         return False
     if type(dtype) is ast.Constant:
-        return dtype.value in FLOAT32  # type: ignore[attr-defined]
+        return dtype.value in FLOAT32
     q = ctx.qualname(dtype)
     if q is not None:
         return q in FLOAT32
     if type(dtype) is ast.Call:  # Policy("float32")
-        arg = dtype.args[0] if dtype.args else None  # type: ignore[attr-defined]
+        arg = dtype.args[0] if dtype.args else None
         if type(arg) is ast.Constant:
-            return arg.value == "float32"  # type: ignore[attr-defined]
+            return arg.value == "float32"
     return None
 
 
@@ -211,11 +211,11 @@ is a `Lambda` (often a cast), or whose `dtype` is not a literal, are not reporte
                     yield from self._report(ctx, _layer_call(ctx, layers.elts[-1]))
             elif q in FUNCTIONAL:
                 outputs = call.args[1] if len(call.args) > 1 else keyword(call, "outputs")
-                items = outputs.elts if type(outputs) in (ast.List, ast.Tuple) else [outputs]  # type: ignore[union-attr]
+                items = outputs.elts if type(outputs) in (ast.List, ast.Tuple) else [outputs]
                 for item in items:
                     value = assigned_value(ctx, item) if type(item) is ast.Name else item
                     if type(value) is ast.Call:  # Dense(...)(x): the layer is the callee
-                        yield from self._report(ctx, _layer_call(ctx, value.func))  # type: ignore[attr-defined]
+                        yield from self._report(ctx, _layer_call(ctx, value.func))
             elif type(call.func) is ast.Attribute and call.func.attr == "add" \
                     and type(call.func.value) is ast.Name and len(call.args) == 1:
                 owner = assigned_value(ctx, call.func.value)

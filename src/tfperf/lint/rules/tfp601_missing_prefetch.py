@@ -34,16 +34,16 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
     for node in ctx.nodes_of(ast.For, ast.AsyncFor):
         if not _printing_loop(ctx, node):
-            yield node.iter  # type: ignore[attr-defined]
+            yield node.iter
     for node in ctx.calls:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         if type(func) is ast.Attribute and func.attr in CONSUMERS:
-            arg = node.args[0] if node.args else keyword(node, "x")  # type: ignore[arg-type,attr-defined]
+            arg = node.args[0] if node.args else keyword(node, "x")
             if arg is not None:
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
-                and ctx.binding(func) is None and not _peek(ctx, node):  # type: ignore[attr-defined]
-            yield node.args[0]  # type: ignore[attr-defined]
+                and ctx.binding(func) is None and not _peek(ctx, node):
+            yield node.args[0]
 
 
 def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
@@ -51,12 +51,12 @@ def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
     (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
     pipeline built in one function and consumed in another. One level, one ``return``."""
     call = pipe.source
-    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:  # type: ignore[attr-defined]
+    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:
         return pipe
-    b = ctx.binding(call.func)  # type: ignore[attr-defined]
+    b = ctx.binding(call.func)
     if b is None or b.kind != "def":
         return pipe
-    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]  # type: ignore[attr-defined]
+    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]
     if len(returns) != 1:
         return pipe
     value = getattr(returns[0], "value", None)
@@ -72,13 +72,13 @@ SHOW_CALLS = frozenset({"print", "display", "pprint"})
 
 def _printing_loop(ctx: Context, loop: ast.AST) -> bool:
     """``for x in ds: print(x)``: the elements are looked at, not consumed by work."""
-    for stmt in loop.body:  # type: ignore[attr-defined]
+    for stmt in loop.body:
         if type(stmt) is ast.Pass:
             continue
-        call = stmt.value if type(stmt) is ast.Expr else None  # type: ignore[attr-defined]
+        call = stmt.value if type(stmt) is ast.Expr else None
         if type(call) is not ast.Call:
             return False
-        func = call.func  # type: ignore[attr-defined]
+        func = call.func
         if not ((type(func) is ast.Name and func.id in SHOW_CALLS)
                 or ctx.qualname(func) == "tensorflow.print"):
             return False
@@ -89,7 +89,7 @@ def _peek(ctx: Context, iter_call: ast.AST) -> bool:
     """``next(iter(ds))``: one element looked at, not a consumed pipeline."""
     parent = ctx.parent(iter_call)
     return type(parent) is ast.Call and type(parent.func) is ast.Name \
-        and parent.func.id == "next"  # type: ignore[attr-defined]
+        and parent.func.id == "next"
 
 
 class MissingPrefetch(Rule):
@@ -379,7 +379,7 @@ treated as not injecting (its API docs were not checked).
             methods = pipe.methods()
             if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
                 continue
-            src = ctx.qualname(pipe.source.func)  # type: ignore[attr-defined]
+            src = ctx.qualname(pipe.source.func)
             if src in PREFETCHING_SOURCES and not methods:
                 continue
             if src not in FILE_SOURCES and src not in PREFETCHING_SOURCES \

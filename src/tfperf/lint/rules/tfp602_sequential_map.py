@@ -34,7 +34,7 @@ def _pure_tf(ctx: Context, fn: ast.AST) -> bool:
     for n in body_nodes(fn):
         if type(n) is not ast.Call:
             continue
-        q = ctx.qualname(n.func)  # type: ignore[attr-defined]
+        q = ctx.qualname(n.func)
         if q is None or not q.startswith(("tensorflow.", "keras.ops.")):
             return False
         if q in PY_FUNCTIONS or is_random_op(q) or q in STATEFUL \
@@ -338,6 +338,6 @@ def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
         if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
                 or getattr(attr, "attr", None) not in DATASET_METHODS:
             break
-        steps.append(outer)  # type: ignore[arg-type]
+        steps.append(outer)
         node = outer
     return Pipeline(pipe.source, steps, pipe.known)

@@ -56,8 +56,8 @@ def _elementwise(ctx: Context, expr: ast.AST, params: set[str]) -> bool:
 
 def _returned(fn: ast.AST) -> ast.expr | None:
     if type(fn) is ast.Lambda:
-        return fn.body  # type: ignore[attr-defined]
-    body = [s for s in fn.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]  # type: ignore[attr-defined]
+        return fn.body
+    body = [s for s in fn.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
     if len(body) == 1 and type(body[0]) is ast.Return:
         return body[0].value
     return None
@@ -159,19 +159,19 @@ values, random ops), several statements, or a map not directly followed by `batc
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not method_call(node, "batch") or not ctx.imports_tf:
             return
-        recv = node.func.value  # type: ignore[attr-defined]
+        recv = node.func.value
         if type(recv) is ast.Name:
             b = ctx.binding(recv)
             if b is None or b.kind != "assign":
                 return
             recv = b.value
         if not method_call(recv, "map") or len(recv.args) != 1 \
-                or not is_tf_dataset(ctx, recv.func.value):  # type: ignore[attr-defined]
+                or not is_tf_dataset(ctx, recv.func.value):
             return
-        fn = map_function(ctx, recv)  # type: ignore[arg-type]
+        fn = map_function(ctx, recv)
         if fn is None:
             return
-        args = fn.args  # type: ignore[attr-defined]
+        args = fn.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
             return
         params = {a.arg for a in args.posonlyargs + args.args}

@@ -19,11 +19,11 @@ def _random_layer(ctx: Context, value: ast.AST | None) -> bool:
     """``keras.layers.RandomFlip(...)`` or a ``keras.Sequential([...])`` holding one."""
     if type(value) is not ast.Call:
         return False
-    q = ctx.qualname(value.func)  # type: ignore[attr-defined]
+    q = ctx.qualname(value.func)
     if is_random_op(q):
         return True
     if q in SEQUENTIAL:
-        layers = value.args[0] if value.args else keyword(value, "layers")  # type: ignore[attr-defined,arg-type]
+        layers = value.args[0] if value.args else keyword(value, "layers")
         return type(layers) is ast.List and any(_random_layer(ctx, e) for e in layers.elts)
     return False
 
@@ -33,9 +33,9 @@ def augments_randomly(ctx: Context, fn: ast.AST) -> bool:
     for n in body_nodes(fn):
         if type(n) is not ast.Call:
             continue
-        if is_random_op(ctx.qualname(n.func)):  # type: ignore[attr-defined]
+        if is_random_op(ctx.qualname(n.func)):
             return True
-        if type(n.func) is ast.Name and _random_layer(ctx, assigned_value(ctx, n.func)):  # type: ignore[attr-defined]
+        if type(n.func) is ast.Name and _random_layer(ctx, assigned_value(ctx, n.func)):
             return True
     return False
 
@@ -154,21 +154,21 @@ are not random augmentation here.
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not method_call(node, "cache", "shuffle") or not ctx.imports_tf \
-                or not is_tf_dataset(ctx, node.func.value):  # type: ignore[attr-defined]
+                or not is_tf_dataset(ctx, node.func.value):
             return
         steps = pipeline(ctx, node).steps
         if not steps or steps[-1] is not node:
             return
         before = steps[:-1]
-        if node.func.attr == "cache":  # type: ignore[attr-defined]
+        if node.func.attr == "cache":
             for step in before:
-                if step.func.attr == "map":  # type: ignore[attr-defined]
+                if step.func.attr == "map":
                     fn = map_function(ctx, step)
                     if fn is not None and augments_randomly(ctx, fn):
                         yield self.finding(ctx, node)
                         return
             return
-        names = [s.func.attr for s in before]  # type: ignore[attr-defined]
+        names = [s.func.attr for s in before]
         batching = [i for i, n in enumerate(names)
                     if n in ("batch", "padded_batch", "bucket_by_sequence_length",
                              "group_by_window", "ragged_batch", "unbatch", "rebatch")]

@@ -75,9 +75,9 @@ def _imports_public_tf(ctx: Context) -> bool:
 def _optional_import(ctx: Context, node: ast.AST) -> bool:
     """``try: import ... except ImportError:``: a compatibility shim, not a dependency."""
     p = ctx.parent(node)
-    if type(p) is not ast.Try or node not in p.body:  # type: ignore[attr-defined]
+    if type(p) is not ast.Try or node not in p.body:
         return False
-    for h in p.handlers:  # type: ignore[attr-defined]
+    for h in p.handlers:
         names = h.type.elts if type(h.type) is ast.Tuple else [h.type]
         if h.type is None or any(getattr(n, "id", None) in (
                 "ImportError", "ModuleNotFoundError", "Exception") for n in names):
@@ -89,7 +89,7 @@ def _in_explicit_graph(ctx: Context, node: ast.AST) -> bool:
     """Inside ``with <graph>.as_default():``: graph construction on purpose."""
     for p in ctx.ancestors(node):
         if type(p) in (ast.With, ast.AsyncWith):
-            for item in p.items:  # type: ignore[attr-defined]
+            for item in p.items:
                 e = item.context_expr
                 if type(e) is ast.Call and type(e.func) is ast.Attribute \
                         and e.func.attr == "as_default":
@@ -266,24 +266,24 @@ session machinery), `tf.contrib` imports guarded by `except ImportError`, and lo
                 for node in calls:
                     yield from self._call(node, ctx)
         if ctx.imports_tf:
-            for node in ctx.nodes_of(ast.Attribute):
-                if node.attr == "contrib":  # type: ignore[attr-defined]
+            for node in ctx.nodes_of(ast.Attribute):  # type: ignore[assignment]
+                if node.attr == "contrib":
                     yield from self._node(node, ctx)
-        for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        for node in ctx.nodes_of(ast.Import, ast.ImportFrom):  # type: ignore[assignment]
             yield from self._node(node, ctx)
 
     def _node(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         t = type(node)
         if t is ast.Attribute:
-            if node.attr != "contrib" or not ctx.imports_tf:  # type: ignore[attr-defined]
+            if node.attr != "contrib" or not ctx.imports_tf:
                 return
             if ctx.qualname(node) in ("tensorflow.contrib", "tensorflow.compat.v1.contrib") \
                     and not _opted_into_tf1(ctx):
                 yield self.finding(ctx, node, "tf.contrib was removed in TF 2.0")
         else:
             names = [a.name for a in node.names] if t is ast.Import \
-                else [node.module or ""]  # type: ignore[attr-defined]
-            if t is ast.ImportFrom and node.level:  # type: ignore[attr-defined]
+                else [node.module or ""]
+            if t is ast.ImportFrom and node.level:
                 return
             if any(n == "tensorflow.contrib" or n.startswith("tensorflow.contrib.")
                    for n in names) and not _opted_into_tf1(ctx) \

@@ -39,15 +39,15 @@ def _read_only_use(ctx: Context, use: ast.AST) -> bool:
     if tp in (ast.BinOp, ast.UnaryOp, ast.Compare):
         return True
     if tp is ast.Subscript:
-        return p.value is use and type(p.ctx) is ast.Load  # type: ignore[attr-defined]
+        return p.value is use and type(p.ctx) is ast.Load
     if tp is ast.Attribute:
-        return p.attr in _READ_ATTRS  # type: ignore[attr-defined]
+        return p.attr in _READ_ATTRS
     if tp is ast.Call:
-        if use not in p.args:  # type: ignore[attr-defined]
+        if use not in p.args:
             return False
-        q = ctx.qualname(p.func)  # type: ignore[attr-defined]
+        q = ctx.qualname(p.func)
         return bool(q) and returns_tensor(q) and not q.endswith(  # type: ignore[arg-type]
-            ("assign", "assign_add", "assign_sub")) and "scatter" not in q  # type: ignore[union-attr]
+            ("assign", "assign_add", "assign_sub")) and "scatter" not in q  # type: ignore[operator]
     return False
 
 
@@ -64,7 +64,7 @@ def _variables_read(ctx: Context) -> bool:
     """The module reads some object's variables as a collection (``m.variables``,
     ``layer.weights``, ``get_weights()``, a ``tf.train.Checkpoint``)."""
     return ctx.cached("tfp702_variables_read", lambda: any(
-        a.attr in _COLLECTION_ATTRS for a in ctx.nodes_of(ast.Attribute)))  # type: ignore[attr-defined]
+        a.attr in _COLLECTION_ATTRS for a in ctx.nodes_of(ast.Attribute)))
 
 
 class ConstantVariable(Rule):
@@ -255,16 +255,16 @@ variables.
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not is_variable_call(ctx, node):
             return
-        kw = {k.arg: k.value for k in node.keywords if k.arg}  # type: ignore[attr-defined]
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
         trainable = kw.get("trainable")
         if not (type(trainable) is ast.Constant and trainable.value is False):
             return
         stmt = ctx.parent(node)
-        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.value is not node:  # type: ignore[attr-defined]
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.value is not node:
             return
-        target = stmt.targets[0]  # type: ignore[attr-defined]
+        target = stmt.targets[0]
         if type(target) is ast.Name:
-            if not self._name_read_only(ctx, stmt, target):  # type: ignore[arg-type]
+            if not self._name_read_only(ctx, stmt, target):
                 return
             fix = self._fix(ctx, node, kw)  # type: ignore[arg-type]
         elif type(target) is ast.Attribute and type(target.value) is ast.Name \

@@ -23,7 +23,7 @@ _NUMPY_ARRAY_MAKERS = frozenset({
 
 def _root(expr: ast.AST) -> ast.AST:
     while type(expr) in (ast.Subscript, ast.Attribute):
-        expr = expr.value  # type: ignore[attr-defined]
+        expr = expr.value
     return expr
 
 
@@ -31,14 +31,14 @@ def _stored_in(loop: ast.AST, names: set[str]) -> bool:
     """The loop rebinds one of ``names`` or writes into it (``a[i] = v``, ``a.x = v``)."""
     for n in ast.walk(loop):
         if type(n) in (ast.Name, ast.Subscript, ast.Attribute) \
-                and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                and type(n.ctx) is not ast.Load:
             root = _root(n)
             if type(root) is ast.Name and root.id in names:
                 return True
         elif type(n) is ast.Call and type(n.func) is ast.Attribute \
                 and n.func.attr in ("append", "extend", "fill", "resize", "sort", "shuffle") \
                 and type(_root(n.func.value)) is ast.Name \
-                and _root(n.func.value).id in names:  # type: ignore[attr-defined]
+                and _root(n.func.value).id in names:
             return True
     return False
 

@@ -40,9 +40,9 @@ class Context(TensorFlowModel):
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         """(line, col, end_line, end_col) of ``node`` in characters."""
-        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        col = self.char_col(line, node.col_offset)  # type: ignore[attr-defined]
-        end_col = self.char_col(end_line, node.end_col_offset or 0)  # type: ignore[attr-defined]
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        col = self.char_col(line, node.col_offset)
+        end_col = self.char_col(end_line, node.end_col_offset or 0)
         return line, col, end_line, end_col
 
     def location(self, node: ast.AST) -> Location:
@@ -62,7 +62,7 @@ class Context(TensorFlowModel):
 
     def indent_of(self, node: ast.AST) -> str:
         """The leading whitespace of the line ``node`` starts on."""
-        text = self.lines[node.lineno - 1]  # type: ignore[attr-defined]
+        text = self.lines[node.lineno - 1]
         return text[: len(text) - len(text.lstrip(" \t"))]
 
     def replace(self, node: ast.AST, content: str) -> Edit:

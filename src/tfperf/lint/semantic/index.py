@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -27,7 +27,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _child_fields(typ: type) -> tuple[str, ...]:
-    fields = tuple(f for f in typ._fields if f not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+    fields = tuple(f for f in typ._fields if f not in _SKIP_FIELDS)
     _CHILD_FIELDS[typ] = fields
     return fields
 
@@ -58,7 +58,7 @@ class ModuleIndex:
         plain strings; a helper owns its key (name it after the helper)."""
         cache = self._cache
         if key in cache:
-            return cache[key]  # type: ignore[no-any-return]
+            return cache[key]
         value = cache[key] = compute()
         return value
 
@@ -120,7 +120,7 @@ class ModuleIndex:
         self._by_type = by_type
         self._parents = parents
         self._raw_bindings = raw
-        self._raw_calls = by_type.get(ast.Call, [])
+        self._raw_calls = cast("list[ast.Call]", by_type.get(ast.Call, []))
 
     def nodes_of(self, *types: type) -> list[ast.AST]:
         """Every node of these types in the module, from the one walk (per type in
@@ -152,9 +152,9 @@ class ModuleIndex:
             f = c.func
             t = type(f)
             if t is Attribute:
-                key, table = f.attr, by_attr  # type: ignore[attr-defined]
+                key, table = f.attr, by_attr
             elif t is Name:
-                key, table = f.id, by_name  # type: ignore[attr-defined]
+                key, table = f.id, by_name
             else:
                 continue
             lst = table.get(key)
@@ -175,8 +175,8 @@ class ModuleIndex:
         for node in self.nodes_of(ast.Import, ast.ImportFrom):
             if type(node) is ast.Import:
                 roots.update(a.name.split(".", 1)[0] for a in node.names)
-            elif not node.level and node.module:  # type: ignore[attr-defined]
-                roots.add(node.module.split(".", 1)[0])  # type: ignore[attr-defined]
+            elif not node.level and node.module:
+                roots.add(node.module.split(".", 1)[0])
         return frozenset(roots)
 
     # ------------------------------------------------------------------ tree navigation

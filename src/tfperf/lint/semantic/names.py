@@ -91,19 +91,19 @@ class NameModel(ModuleIndex):
         for node in self._raw_bindings:
             t = type(node)
             if t is Name:
-                bound: Any = (node.id,)  # type: ignore[attr-defined]
-                resolvable.add(node.id)  # type: ignore[attr-defined]
+                bound: Any = (node.id,)
+                resolvable.add(node.id)
             elif t is Import or t is ImportFrom:
-                bound = [alias_binds(node, a) for a in node.names if a.name != "*"]  # type: ignore[attr-defined]
+                bound = [alias_binds(node, a) for a in node.names if a.name != "*"]
                 resolvable.update(bound)
             elif t is Arg:
-                bound = (node.arg,)  # type: ignore[attr-defined]
+                bound = (node.arg,)
             elif t is ast.Global or t is ast.Nonlocal:
-                for n in node.names:  # type: ignore[attr-defined]
+                for n in node.names:
                     declared.setdefault(n, []).append(node)
                 continue
             else:  # def / class
-                bound = (node.name,)  # type: ignore[attr-defined]
+                bound = (node.name,)
             for n in bound:
                 lst = by_name.get(n)
                 if lst is None:
@@ -121,7 +121,7 @@ class NameModel(ModuleIndex):
         can refer to an API (:meth:`qualname` is ``None`` for every other name). Cheap: no
         scopes are resolved."""
         self._binders()
-        return self._resolvable
+        return self._resolvable  # type: ignore[return-value]
 
     def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
         """For one name: the scopes that declare it ``global``/``nonlocal``, and its
@@ -155,17 +155,18 @@ class NameModel(ModuleIndex):
         if t is ast.Import or t is ast.ImportFrom:
             mod = getattr(node, "module", None)
             out = []
-            for alias in node.names:  # type: ignore[attr-defined]
+            for alias in node.names:
                 if alias.name == "*" or alias_binds(node, alias) != name:
                     continue
                 if t is ast.Import:  # `import a.b` refers to a; `import a.b as c` to a.b
                     q: str | None = canonical(alias.name if alias.asname else name)
                 else:
-                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None  # type: ignore[attr-defined]
+                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None
                 out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
             return out
         if t is ast.arg:
-            fn = self.parent(self.parent(node))  # arg → arguments → function
+            args = self.parent(node)  # arg → arguments → function
+            fn = self.parent(args) if args is not None else None
             return [] if fn is None else [(fn, Binding(name, "param", _pos(node), None, node))]
         kind = "class" if t is ast.ClassDef else "def"
         return [(self.scope_of(node), Binding(name, kind, _pos(node), None, node))]
@@ -178,11 +179,11 @@ class NameModel(ModuleIndex):
         if pt in (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign):
             # The new value is visible only after the statement: in `x = x + 1` the right
             # side still reads the previous binding.
-            pos = (parent.end_lineno or 0, parent.end_col_offset or 0)  # type: ignore[union-attr]
-        if pt is ast.Assign and node in parent.targets:  # type: ignore[union-attr]
-            return Binding(name, "assign", pos, None, parent.value)  # type: ignore[union-attr]
+            pos = (parent.end_lineno or 0, parent.end_col_offset or 0)
+        if pt is ast.Assign and node in parent.targets:
+            return Binding(name, "assign", pos, None, parent.value)
         if pt is ast.AnnAssign or pt is ast.NamedExpr:
-            return Binding(name, "assign", pos, None, parent.value)  # type: ignore[union-attr]
+            return Binding(name, "assign", pos, None, parent.value)
         if pt is ast.AugAssign:
             return Binding(name, "augassign", pos, None, parent)
         if pt in (ast.For, ast.AsyncFor, ast.comprehension):
@@ -192,7 +193,7 @@ class NameModel(ModuleIndex):
             if type(outer) in (ast.For, ast.AsyncFor, ast.comprehension):
                 return Binding(name, "for", pos, None, outer)
         if pt is ast.withitem:
-            return Binding(name, "with", pos, None, parent.context_expr)  # type: ignore[union-attr]
+            return Binding(name, "with", pos, None, parent.context_expr)
         return Binding(name, "other", pos, None, parent)
 
 
@@ -220,15 +221,15 @@ class NameModel(ModuleIndex):
             tp = type(p)
             if tp in _SCOPE_TYPES:
                 if tp not in _DEF_TYPES or (
-                        n not in p.decorator_list  # type: ignore[attr-defined]
+                        n not in p.decorator_list
                         and n is not getattr(p, "returns", None)
                         and n not in getattr(p, "bases", ())
                         and n not in getattr(p, "keywords", ())):
                     found = p
                     break
-            elif tp is ast.comprehension and n is p.iter:  # type: ignore[attr-defined]
+            elif tp is ast.comprehension and n is p.iter:
                 comp = parents.get(p)
-                if comp is not None and comp.generators[0] is p:  # type: ignore[attr-defined]
+                if comp is not None and comp.generators[0] is p:
                     n = comp  # the first iterable runs in the enclosing scope
                     continue
             n = p
@@ -237,7 +238,7 @@ class NameModel(ModuleIndex):
         return found
 
     def _in_first_iter(self, node: ast.AST, comp: ast.AST) -> bool:
-        first_iter = comp.generators[0].iter  # type: ignore[attr-defined]
+        first_iter = comp.generators[0].iter
         n: ast.AST | None = node
         while n is not None and n is not comp:
             if n is first_iter:
@@ -258,18 +259,18 @@ class NameModel(ModuleIndex):
         for p in self.ancestors(node):
             tp = type(p)
             if tp is ast.Lambda:
-                if child is p.body:  # type: ignore[attr-defined]
+                if child is p.body:
                     yield p
             elif tp in (ast.FunctionDef, ast.AsyncFunctionDef) \
                     and child not in p.decorator_list and child is not p.returns \
-                    and child is not p.args:  # type: ignore[attr-defined]
+                    and child is not p.args:
                 yield p
             child = p
 
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         for p in self.ancestors(node):
             if type(p) is ast.ClassDef:
-                return p  # type: ignore[return-value]
+                return p
         return None
 
     def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
@@ -281,13 +282,13 @@ class NameModel(ModuleIndex):
         for p in self.ancestors(node):
             tp = type(p)
             if tp is ast.For or tp is ast.AsyncFor:
-                if child is not p.iter and child not in p.orelse:  # type: ignore[attr-defined]
+                if child is not p.iter and child not in p.orelse:
                     loops.append(p)
             elif tp is ast.While:
-                if child not in p.orelse:  # type: ignore[attr-defined]
+                if child not in p.orelse:
                     loops.append(p)
             elif tp in COMPREHENSION_NODES:
-                if not (child is p.generators[0]  # type: ignore[attr-defined]
+                if not (child is p.generators[0]
                         and self._in_first_iter(node, p)):
                     loops.append(p)
             elif tp in FUNCTION_NODES:
@@ -355,14 +356,14 @@ class NameModel(ModuleIndex):
             return None
         t = type(expr)
         if t is ast.Attribute:
-            base = self._qualname(expr.value, depth + 1)  # type: ignore[union-attr]
-            return canonical(f"{base}.{expr.attr}") if base else None  # type: ignore[union-attr]
+            base = self._qualname(expr.value, depth + 1)
+            return canonical(f"{base}.{expr.attr}") if base else None
         if t is ast.Name:
             resolvable = self._resolvable
             if resolvable is None:
                 self._binders()
                 resolvable = self._resolvable
-            if expr.id not in resolvable:  # type: ignore[union-attr, operator]
+            if expr.id not in resolvable:  # type: ignore[operator]
                 return None  # no import or assignment binds it: not an API
             b = self.binding(expr)  # type: ignore[arg-type]
             if b is None:
@@ -376,11 +377,11 @@ class NameModel(ModuleIndex):
 
     def call_qualname(self, node: ast.AST) -> str | None:
         """For a call, what its callee refers to (``tf.zeros(3)`` → ``"tensorflow.zeros"``)."""
-        return self.qualname(node.func) if type(node) is ast.Call else None  # type: ignore[attr-defined]
+        return self.qualname(node.func) if type(node) is ast.Call else None
 
     def is_call_to(self, node: ast.AST, *qualnames: str) -> bool:
         """Whether ``node`` is a call of one of ``qualnames`` (canonical spellings)."""
-        return type(node) is ast.Call and self.qualname(node.func) in qualnames  # type: ignore[attr-defined]
+        return type(node) is ast.Call and self.qualname(node.func) in qualnames
 
     def module_alias(self, qualname: str = "tensorflow") -> str | None:
         """The module-level name bound to ``qualname`` (e.g. ``"tf"``), for fixes: the first
@@ -392,7 +393,7 @@ class NameModel(ModuleIndex):
             if t is not ast.Import and t is not ast.ImportFrom:
                 continue
             scope = self.scope_of(node)
-            for alias in node.names:  # type: ignore[attr-defined]
+            for alias in node.names:
                 if alias.name == "*":
                     continue
                 name = alias_binds(node, alias)
@@ -412,8 +413,8 @@ class NameModel(ModuleIndex):
         """``expr`` is a bare name among ``names`` that nothing in the module binds where it
         is read: Python's builtin of that name (``range``, ``len``, ``float``...)."""
         return type(expr) is ast.Name and expr.id in names \
-            and self.binding(expr) is None  # type: ignore[arg-type]
+            and self.binding(expr) is None
 
     def is_builtin_call(self, node: ast.AST, *names: str) -> bool:
         """``node`` calls one of the builtins ``names`` (see :meth:`is_builtin`)."""
-        return type(node) is ast.Call and self.is_builtin(node.func, *names)  # type: ignore[attr-defined]
+        return type(node) is ast.Call and self.is_builtin(node.func, *names)

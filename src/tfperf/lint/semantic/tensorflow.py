@@ -56,9 +56,9 @@ def _structure_call(call: ast.Call, qualname: str) -> bool:
 def _callable_key(expr: ast.AST) -> str | None:
     """``f`` → "f"; ``self.f`` → "f" (methods are matched by name)."""
     if type(expr) is ast.Name:
-        return expr.id  # type: ignore[attr-defined]
+        return expr.id
     if type(expr) is ast.Attribute:
-        return expr.attr  # type: ignore[attr-defined]
+        return expr.attr
     return None
 
 
@@ -86,9 +86,9 @@ class TensorFlowModel(NameModel):
         for node in self._raw_bindings:
             t = type(node)
             if t is ast.Import:
-                names = [a.name for a in node.names]  # type: ignore[attr-defined]
-            elif t is ast.ImportFrom and not node.level:  # type: ignore[attr-defined]
-                names = [node.module or ""]  # type: ignore[attr-defined]
+                names = [a.name for a in node.names]
+            elif t is ast.ImportFrom and not node.level:
+                names = [node.module or ""]
             else:
                 continue
             if any(n.split(".", 1)[0] in TF_ROOTS for n in names):
@@ -106,11 +106,11 @@ class TensorFlowModel(NameModel):
     def _find_tf_function_spelling(self) -> bool:
         if "function" not in self.source:
             return False
-        return any(a.attr == "function"  # type: ignore[attr-defined]
+        return any(a.attr == "function"
                    for a in self._by_type.get(ast.Attribute, ())) or any(
             al.name == "function" or al.name.endswith(".function")
             for node in self.nodes_of(ast.Import, ast.ImportFrom)
-            for al in node.names)  # type: ignore[attr-defined]
+            for al in node.names)
 
     @property
     def may_have_tf_function(self) -> bool:
@@ -118,7 +118,7 @@ class TensorFlowModel(NameModel):
         spells ``tf.function`` (:attr:`spells_tf_function`), or a ``def`` has a Keras traced
         method's name. Cheap: no name tables."""
         return self.cached("may_have_tf_function", lambda: self.spells_tf_function or any(
-            d.name in KERAS_TRACED_METHODS  # type: ignore[attr-defined]
+            d.name in KERAS_TRACED_METHODS
             for d in self.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)))
 
     @property
@@ -127,9 +127,9 @@ class TensorFlowModel(NameModel):
         that hands a function to ``Dataset.map`` & co (an attribute ``.map``/``.filter``...,
         or a ``map_func=``/``predicate=`` keyword). ``False``: nothing here is traced."""
         return self.cached("may_trace", lambda: self.may_have_tf_function or any(
-            a.attr in DATASET_FN_METHODS  # type: ignore[attr-defined]
+            a.attr in DATASET_FN_METHODS
             for a in self._by_type.get(ast.Attribute, ())) or any(
-            k.arg in DATASET_FN_KEYWORDS  # type: ignore[attr-defined]
+            k.arg in DATASET_FN_KEYWORDS
             for k in self._by_type.get(ast.keyword, ())))
 
     # ------------------------------------------------------------------ functions handed over
@@ -182,8 +182,8 @@ class TensorFlowModel(NameModel):
                 return d
         if type(fn) is ast.Lambda:
             p = self.parent(fn)
-            if type(p) is ast.Call and self.qualname(p.func) in TF_FUNCTION_NAMES:  # type: ignore[union-attr]
-                return p  # type: ignore[return-value]
+            if type(p) is ast.Call and self.qualname(p.func) in TF_FUNCTION_NAMES:
+                return p
         return None
 
     def _wrapped_or_keras(self, fn: ast.AST) -> bool:
@@ -194,7 +194,7 @@ class TensorFlowModel(NameModel):
             return True
         if name in KERAS_TRACED_METHODS:
             cls = self.parent(fn)
-            return type(cls) is ast.ClassDef and self.is_keras_class(cls)  # type: ignore[arg-type]
+            return type(cls) is ast.ClassDef and self.is_keras_class(cls)
         return False
 
     def is_keras_class(self, cls: ast.ClassDef, _depth: int = 0) -> bool:
@@ -237,12 +237,12 @@ class TensorFlowModel(NameModel):
         if type(fn) is ast.Lambda:
             p = self.parent(fn)
             if type(p) is ast.Call and type(p.func) is ast.Attribute \
-                    and p.func.attr in DATASET_FN_METHODS and self._looks_like_dataset(p):  # type: ignore[union-attr]
-                return p  # type: ignore[return-value]
-            if type(p) is ast.keyword and p.arg in DATASET_FN_KEYWORDS:  # type: ignore[union-attr]
+                    and p.func.attr in DATASET_FN_METHODS and self._looks_like_dataset(p):
+                return p
+            if type(p) is ast.keyword and p.arg in DATASET_FN_KEYWORDS:
                 call = self.parent(p)
-                if type(call) is ast.Call and self._looks_like_dataset(call):  # type: ignore[arg-type]
-                    return call  # type: ignore[return-value]
+                if type(call) is ast.Call and self._looks_like_dataset(call):
+                    return call
             return None
         name = getattr(fn, "name", None)
         for call in self._handed_over()[1].get(name or "", ()):
@@ -251,7 +251,7 @@ class TensorFlowModel(NameModel):
         return None
 
     def _looks_like_dataset(self, call: ast.Call) -> bool:
-        recv = call.func.value  # type: ignore[attr-defined]
+        recv = call.func.value
         return self.is_dataset(recv) or any(
             k.arg in ("num_parallel_calls", "deterministic", "cycle_length")
             for k in call.keywords)
@@ -273,9 +273,9 @@ class TensorFlowModel(NameModel):
         for p in self.ancestors(node):
             tp = type(p)
             if tp is ast.With or tp is ast.AsyncWith:
-                if child in p.body and any(  # type: ignore[attr-defined]
+                if child in p.body and any(
                         self.is_call_to(item.context_expr, "tensorflow.GradientTape")
-                        for item in p.items):  # type: ignore[attr-defined]
+                        for item in p.items):
                     return p  # type: ignore[return-value]
             elif tp in FUNCTION_NODES:
                 return None
@@ -314,19 +314,19 @@ class TensorFlowModel(NameModel):
     def _tensor_like(self, expr: ast.AST) -> bool:
         t = type(expr)
         if t is ast.Call:
-            q = self.qualname(expr.func)  # type: ignore[attr-defined]
+            q = self.qualname(expr.func)
             return bool(q) and returns_tensor(q) and not _structure_call(expr, q)  # type: ignore[arg-type]
         if t is ast.Name:
             b = self.binding(expr)  # type: ignore[arg-type]
             return b is not None and self._binding_tensor_like(b)
         if t is ast.Subscript:  # a tensor's slice, or one tensor of a list of them
-            return self.is_tensor_like(expr.value) or self.is_tensor_list(expr.value)  # type: ignore[attr-defined]
+            return self.is_tensor_like(expr.value) or self.is_tensor_list(expr.value)
         if t is ast.BinOp:
-            return self.is_tensor_like(expr.left) or self.is_tensor_like(expr.right)  # type: ignore[attr-defined]
+            return self.is_tensor_like(expr.left) or self.is_tensor_like(expr.right)
         if t is ast.UnaryOp:
-            return self.is_tensor_like(expr.operand)  # type: ignore[attr-defined]
+            return self.is_tensor_like(expr.operand)
         if t is ast.IfExp:
-            return self.is_tensor_like(expr.body) and self.is_tensor_like(expr.orelse)  # type: ignore[attr-defined]
+            return self.is_tensor_like(expr.body) and self.is_tensor_like(expr.orelse)
         return False
 
     def _binding_tensor_like(self, b: Binding) -> bool:
@@ -342,7 +342,7 @@ class TensorFlowModel(NameModel):
         if b.kind == "other" and type(b.value) in (ast.Tuple, ast.List):
             # `a, b = tf.split(x, 2)`: each name is one tensor of the list
             stmt = self.parent(b.value)
-            return type(stmt) is ast.Assign and self.is_tensor_list(stmt.value)  # type: ignore[union-attr]
+            return type(stmt) is ast.Assign and self.is_tensor_list(stmt.value)
         return False
 
     def is_tensor_list(self, expr: ast.AST | None, _depth: int = 0) -> bool:
@@ -354,14 +354,14 @@ class TensorFlowModel(NameModel):
             return False
         t = type(expr)
         if t is ast.Call:
-            q = self.qualname(expr.func)  # type: ignore[attr-defined]
+            q = self.qualname(expr.func)
             if q is not None:
                 return returns_tensor_list(q) or _structure_call(expr, q)  # type: ignore[arg-type]
-            func = expr.func  # type: ignore[attr-defined]
+            func = expr.func
             # `list(tf.split(...))`, `reversed(grads)`, `zip(...)` of one
             if type(func) is ast.Name and func.id in ("list", "tuple", "reversed", "sorted") \
-                    and len(expr.args) == 1:  # type: ignore[attr-defined]
-                return self.is_tensor_list(expr.args[0], _depth + 1)  # type: ignore[attr-defined]
+                    and len(expr.args) == 1:
+                return self.is_tensor_list(expr.args[0], _depth + 1)
             return False
         if t is ast.Name:
             b = self.binding(expr)  # type: ignore[arg-type]
@@ -378,15 +378,15 @@ class TensorFlowModel(NameModel):
         fn = self.parent(arguments) if arguments is not None else None
         if fn is None or not self.is_tf_function(fn):
             return False
-        if arg in arguments.kwonlyargs:  # type: ignore[union-attr]
-            i = arguments.kwonlyargs.index(arg)  # type: ignore[union-attr]
-            default = arguments.kw_defaults[i]  # type: ignore[union-attr]
+        if arg in arguments.kwonlyargs:
+            i = arguments.kwonlyargs.index(arg)
+            default = arguments.kw_defaults[i]
         else:
-            positional = arguments.posonlyargs + arguments.args  # type: ignore[union-attr]
+            positional = arguments.posonlyargs + arguments.args
             if arg not in positional:
                 return False  # *args / **kwargs
-            i = positional.index(arg) - (len(positional) - len(arguments.defaults))  # type: ignore[union-attr]
-            default = arguments.defaults[i] if i >= 0 else None  # type: ignore[union-attr]
+            i = positional.index(arg) - (len(positional) - len(arguments.defaults))
+            default = arguments.defaults[i] if i >= 0 else None
         # `training=False`, `n=3`: Python values, not tensors.
         return default is None or not isinstance(default, ast.Constant)
 
@@ -401,7 +401,7 @@ class TensorFlowModel(NameModel):
             return False
         t = type(expr)
         if t is ast.Call:
-            func = expr.func  # type: ignore[attr-defined]
+            func = expr.func
             q = self.qualname(func)
             if q is not None:
                 return q in DATASET_SOURCES
@@ -421,5 +421,5 @@ class TensorFlowModel(NameModel):
                 return bool(DATASET_NAME.search(b.name))
             return False
         if t is ast.Attribute:  # self.train_ds
-            return bool(DATASET_NAME.search(expr.attr))  # type: ignore[attr-defined]
+            return bool(DATASET_NAME.search(expr.attr))
         return False
