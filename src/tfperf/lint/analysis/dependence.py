@@ -312,12 +312,12 @@ def depends_on(ctx: Context, loop: ast.AST, expr: ast.AST, names: set[str]) -> b
     return False
 
 
-def _ref(node: ast.AST) -> str | None:
+def ref_name(node: ast.AST) -> str | None:
     """``x`` → "x", ``self.buf`` → "self.buf"; ``None`` for anything else."""
     if type(node) is ast.Name:
         return node.id
     if type(node) is ast.Attribute:
-        base = _ref(node.value)
+        base = ref_name(node.value)
         return f"{base}.{node.attr}" if base else None
     return None
 
@@ -355,7 +355,7 @@ def read_elsewhere(ctx: Context, loop: ast.AST, ref: str, stmts: list[ast.AST]) 
         for n in ast.walk(part):
             t = type(n)
             if (t is ast.Name or t is ast.Attribute) and type(getattr(n, "ctx", None)) is ast.Load \
-                    and id(n) not in inside and _ref(n) == ref \
+                    and id(n) not in inside and ref_name(n) == ref \
                     and not _shape_read(ctx, n) and not _tail_read(ctx, n):
                 return True
     return False

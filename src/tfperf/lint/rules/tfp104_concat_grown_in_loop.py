@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import read_elsewhere
+from tfperf.lint.analysis.dependence import ref_name as _ref
 from tfperf.lint.analysis.imports import top_level_imports
 from tfperf.lint.analysis.loops import (
     iterates_dataset,
@@ -29,16 +30,6 @@ CONCAT_CALLS = frozenset({
 # Appends taking the grown array first: `append(arr, values)`.
 APPEND_CALLS = frozenset({"keras.ops.append", "tensorflow.experimental.numpy.append"})
 _LAST_PARTS = frozenset(q.rsplit(".", 1)[1] for q in CONCAT_CALLS | APPEND_CALLS)
-
-
-def _ref(node: ast.AST) -> str | None:
-    """``x`` → "x", ``self.buf`` → "self.buf"; ``None`` for anything else."""
-    if type(node) is ast.Name:
-        return node.id
-    if type(node) is ast.Attribute:
-        base = _ref(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def _grown_piece(call: ast.Call, target: str) -> ast.expr | None:
