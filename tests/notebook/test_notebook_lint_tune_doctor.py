@@ -75,14 +75,20 @@ def test_lint_shows_a_clean_notebook_as_such(run):
     assert ran.error is None and "no findings in 1 cell(s)" in ran.shown()
 
 
-def test_tune_says_it_is_not_available_until_it_exists(run, monkeypatch):
-    from tfperf.notebook.tune import tune_module
+def test_tune_says_it_is_not_available_where_it_cannot_be_imported(run, monkeypatch):
+    import tfperf.notebook.tune as magic_tune
 
-    if tune_module() is not None:
-        pytest.skip("tfperf.tune exists in this checkout")
+    monkeypatch.setattr(magic_tune, "tune_module", lambda: None)
     ran = run("%tftune len([1, 2])")
     assert ran.error is None
     assert ran.shown().startswith("tune is not available yet")
+
+
+def test_real_tune_on_a_cell_function_says_why_in_one_line(run):
+    # tune edits a copy of the function's .py module; a function typed in a cell has none.
+    run("import tensorflow as tf\ndef double(x):\n    return x * 2\n")
+    ran = run("%tftune --budget 2 double(tf.constant([1.0, 2.0]))")
+    assert "source file cannot be found" in str(ran.error), ran.everything
 
 
 class _FakeTuneResult:
