@@ -84,11 +84,43 @@ def test_tune_says_it_is_not_available_where_it_cannot_be_imported(run, monkeypa
     assert ran.shown().startswith("tune is not available yet")
 
 
-def test_real_tune_on_a_cell_function_says_why_in_one_line(run):
-    # tune edits a copy of the function's .py module; a function typed in a cell has none.
-    run("import tensorflow as tf\ndef double(x):\n    return x * 2\n")
-    ran = run("%tftune --budget 2 double(tf.constant([1.0, 2.0]))")
-    assert "source file cannot be found" in str(ran.error), ran.everything
+@pytest.mark.tf
+def test_real_tune_on_a_cell_function_shows_the_cell_diff(run):
+    # A function typed in a cell has no .py file: tune edits the cell's text (IPython keeps it
+    # in linecache), and the patch is a diff of that cell, its %magic lines as typed.
+    cell = run("import tensorflow as tf\n"
+               "rows = tf.random.stateless_normal([24, 6], seed=[1, 2])\n"
+               "%time mat = tf.random.stateless_normal([6, 3], seed=[3, 4])\n"
+               "def per_row(x, w):\n"
+               "    out = []\n"
+               "    for i in range(x.shape[0]):\n"
+               "        out.append(tf.tanh(tf.linalg.matvec(w, x[i], transpose_a=True)))\n"
+               "    return tf.stack(out)\n")
+    assert cell.error is None, cell.everything
+    n = cell.result.execution_count
+    ran = run("r = %tftune -o --budget 4 per_row(rows, mat)")
+    assert ran.error is None, ran.everything
+    result = _ns()["r"]
+    assert result.in_file is False and result.cell == n
+    assert result.best is not None, result.table()  # 24 eager rows: a rewrite wins
+    text = ran.shown()
+    assert f"tune cell {n}:per_row" in text and f"--- a/cell {n}" in text
+    assert "a diff of the cell" in text and " %time mat = " in text  # the line as typed
+    ns = _ns()
+    want = ns["per_row"](ns["rows"], ns["mat"])
+    got = result.best_fn(ns["rows"], ns["mat"])
+    assert float(tf_max_abs(want, got)) < 3e-2  # bfloat16 casts may win where AVX512-BF16 is
+    from tfperf.tune.patch import apply_patch
+    from tfperf.tune.target import TuneError
+
+    with pytest.raises(TuneError, match=rf"defined in cell {n}, not in a \.py file"):
+        apply_patch(result)
+
+
+def tf_max_abs(a, b):
+    import tensorflow as tf
+
+    return tf.reduce_max(tf.abs(tf.cast(a, tf.float32) - tf.cast(b, tf.float32)))
 
 
 class _FakeTuneResult:

@@ -65,11 +65,22 @@ def _call(entry: Any, fn: Any, args: list[Any], kwargs: dict[str, Any],
 
 
 def shown(result: Any) -> Any:
-    """What to display: the result when it renders itself, else its ``table()`` as text."""
+    """What to display: the result when it renders itself, else its ``table()`` as text,
+    followed by its patch (for a function typed in a cell, the cell's diff: there is no file
+    to apply it to)."""
     if hasattr(result, "_repr_pretty_") or hasattr(result, "_repr_html_"):
         return result
     table = getattr(result, "table", None)
-    return display.Rendering(table()) if callable(table) else result
+    if not callable(table):
+        return result
+    text = table()
+    patch = getattr(result, "patch", "")
+    if isinstance(patch, str) and patch:
+        note = "" if getattr(result, "in_file", True) else (
+            "the pick, as a diff of the cell that defines the function (copy its new lines "
+            "into the cell; nothing is written):\n")
+        text += "\n" + note + patch.rstrip("\n")
+    return display.Rendering(text)
 
 
 def run_tune(shell: Any, text: str, budget: float | None = None) -> Any:

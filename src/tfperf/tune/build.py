@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,8 @@ def load(ctx: LeverContext, text: str, workdir: Path) -> Built:
     """Write ``text`` beside the others in ``workdir`` and run what changed (see above)."""
     target = ctx.target
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
-    path = workdir / f"{target.path.stem}__tfperf_{digest}.py"
+    stem = re.sub(r"\W+", "_", target.path.stem).strip("_") or "cell"  # <ipython-input-3-…>
+    path = workdir / f"{stem}__tfperf_{digest}.py"
     path.write_text(text, encoding="utf-8")
     tree = parse(text)
     before = {ast.dump(n) for n in parse(target.source).body}
@@ -59,7 +61,7 @@ def load(ctx: LeverContext, text: str, workdir: Path) -> Built:
             is_tf_function_decorator(d, alias) for d in node.decorator_list))
 
     chosen = [n for n in tree.body if fresh(n)]
-    namespace = dict(vars(target.module))
+    namespace = dict(target.globals)
     namespace["__file__"] = str(path)
     code = compile(ast.Module(body=chosen, type_ignores=[]), str(path), "exec")
     exec(code, namespace)  # the user's own definitions, edited: this is what tune measures

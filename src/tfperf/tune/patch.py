@@ -14,6 +14,11 @@ from tfperf.tune.target import TuneError
 
 def apply_patch(result: TuneResult, path: str | Path | None = None) -> str:
     """Write ``result``'s patch into the file; returns what was done, in words."""
+    if not result.in_file and path is None:
+        where = f"cell {result.cell}" if result.cell is not None else result.path
+        raise TuneError(f"{result.function} was defined in {where}, not in a .py file: there "
+                        "is no file to apply the patch to; paste the diff's new lines into "
+                        "the cell (result.patch)")
     p = Path(path or result.path)
     if not result.patched_source:
         return "nothing to apply: no candidate beat the baseline"

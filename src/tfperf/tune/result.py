@@ -62,6 +62,8 @@ class TuneResult:
     cache: str = "off"  # off | miss | hit
     patched_source: str = ""  # the whole file after the patch (for --apply; not in JSON)
     original_source: str = ""
+    in_file: bool = True  # False: a function typed in a notebook cell (no file to patch)
+    cell: int | None = None  # that cell's execution count, when IPython knows it
     # The picked function itself, live (None when read back from the cache).
     best_fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
 
@@ -86,6 +88,8 @@ class TuneResult:
             "search_s": self.search_s,
             "budget_s": self.budget_s,
             "cache": self.cache,
+            "in_file": self.in_file,
+            "cell": self.cell,
         }
 
     def to_json(self) -> str:
@@ -100,7 +104,7 @@ class TuneResult:
         return cls(data["function"], data["path"], data["machine"], data["baseline"], cands,
                    data["best"], data["patch"], data["search_s"], data["budget_s"],
                    data.get("device", {}), data.get("cache", "off"), patched_source,
-                   original_source)
+                   original_source, data.get("in_file", True), data.get("cell"))
 
     def table(self) -> str:
         """The candidates, best first, rejected last with their reason."""
@@ -122,7 +126,9 @@ class TuneResult:
             ])
         head = ["candidate", "levers", "median", "speedup", "first call", "break-even",
                 "equivalent", "max rel err", "why rejected"]
-        lines = [f"tune {self.path}:{self.function}  ({self.search_s:.1f} s of a "
+        where = self.path if self.in_file else (
+            f"cell {self.cell}" if self.cell is not None else self.path)
+        lines = [f"tune {where}:{self.function}  ({self.search_s:.1f} s of a "
                  f"{self.budget_s:g} s budget{', cached' if self.cache == 'hit' else ''})",
                  render.text_table(head, rows)]
         best = self.best

@@ -50,5 +50,7 @@ TUNE_SCHEMA: dict[str, Any] = {
         "search_s": {"type": "number", "minimum": 0},
         "budget_s": {"type": "number", "exclusiveMinimum": 0},
         "cache": {"enum": ["off", "miss", "hit"]},
+        "in_file": {"type": "boolean"},
+        "cell": {"type": ["integer", "null"]},
     },
 }

@@ -183,7 +183,8 @@ class Search:
             budget_s=self.budget, device=self.facts.to_dict(),
             patched_source=best.built.source if best and best.built else "",
             original_source=self.target.source,
-            best_fn=best.built.fn if best and best.built else None)
+            best_fn=best.built.fn if best and best.built else None,
+            in_file=self.target.in_file, cell=self.target.cell)
 
     def _clean(self, keep: _Live | None) -> None:
         """Remove the candidates' module copies, but the pick's (its function may trace
@@ -337,9 +338,7 @@ class Search:
         except Exception as exc:  # the edited module fails to define the function
             record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
             return
-        from tfperf.lint.result import unified_diff
-
-        record.patch = unified_diff(self.target.path.name, self.target.source, text)
+        record.patch = self.target.diff(text)
         args, kwargs = self.target.fresh_inputs()
         s = live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                                  limit=limit)

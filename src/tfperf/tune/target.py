@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
+import linecache
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,11 +22,16 @@ class TuneError(Exception):
 
 @dataclass
 class Target:
-    """A module-level function in a ``.py`` file, and its inputs.
+    """A module-level function in a ``.py`` file (or a notebook cell), and its inputs.
 
     ``inputs``: a factory of fresh ``(args, kwargs)``; given for stateful functions (a train
     step updates its model), so that every candidate starts from the same state. Without
     it, every candidate shares ``args``/``kwargs``.
+
+    A function without a ``.py`` file (typed in an IPython cell, or compiled from a string
+    that ``linecache`` holds) is tuned from that text: ``source`` is the cell, ``in_file`` is
+    False, ``cell`` its execution count when IPython knows it, and the patch is the cell's
+    diff (nothing can be written back).
     """
 
     fn: Callable[..., Any]
@@ -35,6 +42,21 @@ class Target:
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     inputs: Inputs | None = None
+    in_file: bool = True
+    cell: int | None = None
+    namespace: dict[str, Any] | None = None  # the function's globals (the module's, a cell's)
+    raw_source: str | None = None  # a cell as typed (``%magic`` lines), when IPython has it
+
+    @property
+    def label(self) -> str:
+        """How the patch names the source: the file's name, or ``cell N``."""
+        if self.in_file:
+            return self.path.name
+        return f"cell {self.cell}" if self.cell is not None else str(self.path)
+
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self.namespace if self.namespace is not None else vars(self.module)
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], args: tuple[Any, ...] = (),
@@ -53,17 +75,25 @@ class Target:
             path = Path(inspect.getsourcefile(py) or "")
         except TypeError:
             path = Path("")
-        if module is None or not path.is_file() or path.suffix != ".py":
-            raise TuneError(f"{name}: its source file cannot be found (tune edits a copy of "
-                            "the module the function is defined in, a .py file)")
-        if getattr(module, name, None) is not fn and getattr(module, name, None) is not py:
-            raise TuneError(f"{name}: the module {module.__name__} binds that name to "
-                            "something else")
+        in_file = module is not None and path.is_file() and path.suffix == ".py"
+        source, cell = "", None
+        if in_file:
+            source = path.read_text(encoding="utf-8")
+        else:
+            source, cell = _memory_source(py)
+            path = Path(py.__code__.co_filename)
+        namespace = py.__globals__
+        if namespace.get(name) is not fn and namespace.get(name) is not py:
+            where = module.__name__ if in_file and module is not None else (
+                f"cell {cell}" if cell is not None else "its namespace")
+            raise TuneError(f"{name}: {where} binds that name to something else (defined "
+                            "again since?)")
         if inputs is not None:
             args, kw = inputs()
             kwargs = kw
-        return cls(fn, name, path, path.read_text(encoding="utf-8"), module, tuple(args),
-                   dict(kwargs or {}), inputs)
+        return cls(fn, name, path, source, module or sys.modules["__main__"], tuple(args),
+                   dict(kwargs or {}), inputs, in_file, cell, namespace,
+                   None if in_file or cell is None else _typed_cell(cell))
 
     def fresh_inputs(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Inputs for one more candidate: new ones from the factory, else the shared ones."""
@@ -90,8 +120,77 @@ class Target:
         """Each input leaf as ``dtype[shape]`` (or its type): part of the cache key."""
         return [describe(v) for v in _leaves((self.args, self.kwargs))]
 
+    def diff(self, text: str) -> str:
+        """The patch: ``text`` (the edited source) as a unified diff against the user's file,
+        or against the cell as typed (lines the levers did not touch keep their ``%magic``
+        form, which the Python that IPython ran has as ``get_ipython()`` calls)."""
+        from tfperf.lint.result import unified_diff
+
+        old, new = self.source, text
+        raw = self.raw_source
+        if raw is not None and old.endswith("\n") and not raw.endswith("\n"):
+            raw += "\n"  # IPython's history keeps a cell without its last newline
+        if raw is not None and len(raw.splitlines()) == len(old.splitlines()):
+            old, new = raw, _keep_typed_lines(self.source, raw, text)
+        return unified_diff(self.label, old, new)
+
     def source_hash(self) -> str:
         return hashlib.sha256(f"{self.name}\n{self.source}".encode()).hexdigest()
+
+
+def _memory_source(py: Any) -> tuple[str, int | None]:
+    """The text a function without a ``.py`` file was compiled from, as ``linecache`` holds
+    it (IPython caches every cell there, as the Python it ran), and its cell number."""
+    filename = py.__code__.co_filename
+    lines = linecache.getlines(filename)
+    text = "".join(lines)
+    if not text.strip():
+        raise TuneError(f"{py.__name__}: its source cannot be found (no .py file, and "
+                        f"{filename} is not in linecache); tune needs the text it was "
+                        "defined from, in a .py file or a notebook cell")
+    try:
+        defined = any(isinstance(n, ast.FunctionDef) and n.name == py.__name__
+                      for n in ast.parse(text).body)
+    except SyntaxError as exc:
+        raise TuneError(f"{py.__name__}: the text it was defined from ({filename}) does not "
+                        f"parse as Python: {exc.msg}") from None
+    if not defined:
+        raise TuneError(f"{py.__name__}: {filename} does not define it at its top level")
+    return text, _cell_number(filename)
+
+
+def _cell_number(filename: str) -> int | None:
+    """The execution count of the IPython cell compiled under ``filename``, if any."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    from tfperf.notebook.statement import cell_number
+
+    return cell_number(ipython.get_ipython(), filename)
+
+
+def _typed_cell(number: int) -> str | None:
+    """Cell ``number`` as the user typed it (IPython's raw input history)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(history, list) and 0 < number < len(history):
+        text = history[number]
+        return text if isinstance(text, str) else None
+    return None
+
+
+def _keep_typed_lines(ran: str, typed: str, edited: str) -> str:
+    """``edited`` (an edit of ``ran``) with each line it kept from ``ran`` in its typed form."""
+    import difflib
+
+    ran_lines, typed_lines = ran.splitlines(keepends=True), typed.splitlines(keepends=True)
+    new_lines = edited.splitlines(keepends=True)
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(a=ran_lines, b=new_lines, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        out += typed_lines[a0:a1] if op == "equal" else new_lines[b0:b1]
+    return "".join(out)
 
 
 def _leaves(value: Any) -> list[Any]:
