@@ -129,10 +129,46 @@ def test_cli_json_diff_and_apply(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     jsonschema.validate(doc, TUNE_SCHEMA)
     assert rc == 0 and doc["function"] == "feature"
-    rc = main(["tune", f"{path}:feature", "--budget", "4", "--diff", "--apply"])
+    png = tmp_path / "plots" / "tune.png"
+    rc = main(["tune", f"{path}:feature", "--budget", "4", "--diff", "--apply", "--plot",
+               str(png)])
     captured = capsys.readouterr()
     assert rc == 0 and "candidate" in captured.out and "--- a/cli_mod.py" in captured.out
     assert "patched" in captured.err and "for j in range" not in path.read_text()
+    assert f"plot written to {png}" in captured.err and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_shows_every_candidate_the_pick_and_why_the_rejected_were(tuned, tmp_path,
+                                                                       monkeypatch):
+    pytest.importorskip("matplotlib")
+    import sys
+
+    from tfperf.bench.plot import PlotError
+    from tfperf.tune.plot import build_figure
+
+    _, _, result = tuned
+    ax = build_figure(result).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "baseline" and len(labels) == len(result.candidates) + 1
+    assert f"★ {result.best_name}" in labels
+    texts = [t.get_text() for t in ax.texts]
+    rejected = [c for c in result.candidates if not c.kept]
+    assert rejected and sum(t.startswith("✗ ") for t in texts) == len(rejected)
+    assert any("not applicable" in t for t in texts)
+    best = result.best
+    assert best is not None and best.quartiles_s is not None
+    assert best.quartiles_s[0] <= best.median_s <= best.quartiles_s[1]
+    if best.break_even_calls:
+        assert any(f"pays back after {best.break_even_calls} calls" in t for t in texts)
+    path = result.plot(tmp_path / "t.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(PlotError, match="cannot write"):
+        result.plot(blocker / "t.png")
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if not installed
+    with pytest.raises(PlotError, match=r"needs matplotlib: pip install 'tfperf\[plot\]'"):
+        result.plot(tmp_path / "u.png")
 
 
 @pytest.mark.parametrize("argv, message", [

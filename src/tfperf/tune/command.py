@@ -35,6 +35,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--apply", action="store_true",
                    help="write the winning patch into FILE.py (must parse; mode kept)")
     p.add_argument("--no-cache", action="store_true", help="measure again, ignore the cache")
+    p.add_argument("--plot", metavar="PATH",
+                   help="write a PNG of the candidates (median, IQR, break-even calls; the "
+                        "rejected ones with why); needs matplotlib (the plot extra)")
     p.add_argument("--verbose", action="store_true",
                    help="let TensorFlow's C++ start-up notices through (hidden by default)")
     p.set_defaults(func=run)
@@ -139,6 +142,14 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
         print(result.table())
         if args.diff and result.patch:
             print(result.patch, end="")
+    if args.plot:
+        from tfperf.bench.plot import PlotError
+
+        try:
+            print(f"plot written to {result.plot(args.plot)}", file=sys.stderr)
+        except PlotError as exc:
+            print(f"tfperf tune: error: {exc}", file=sys.stderr)
+            return 2
     if args.apply:
         print(apply_patch(result), file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tfperf.core import render
@@ -30,6 +31,8 @@ class CandidateResult:
     round: str = "single"  # single | combination
     patch: str = ""
     notes: list[str] = field(default_factory=list)
+    # Lower and upper quartile of a call's time, when it was timed in interleaved rounds.
+    quartiles_s: list[float] | None = None
 
     @property
     def kept(self) -> bool:
@@ -95,6 +98,14 @@ class TuneResult:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
+    def plot(self, path: str | Path, title: str | None = None) -> Path:
+        """A PNG of the candidates (median and IQR per call, speedup and break-even calls;
+        rejected ones with their reason); needs matplotlib (the ``plot`` extra), else
+        :class:`tfperf.bench.plot.PlotError`."""
+        from tfperf.tune.plot import plot_result
+
+        return plot_result(self, Path(path), title)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, patched_source: str = "",
                   original_source: str = "") -> TuneResult:
@@ -142,3 +153,16 @@ class TuneResult:
         if n_rej:
             lines.append(f"{n_rej} rejected (the last column says why)")
         return "\n".join(lines)
+
+
+def quartiles(variant: Any) -> list[float] | None:
+    """``[q1, q3]`` of one call's time from a timed variant (bench's ``VariantResult``)."""
+    m = getattr(variant, "measurement", None)
+    times = sorted(getattr(m, "times", ()) or ())
+    if len(times) < 2:
+        return None
+    import statistics
+
+    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    scale = getattr(variant, "scale", 1.0)
+    return [q1 * scale, q3 * scale]

@@ -8,6 +8,8 @@ from typing import Any
 from tfperf.bench.schema import MACHINE_SCHEMA
 
 _NUM_OR_NULL = {"type": ["number", "null"]}
+_QUARTILES = {"type": ["array", "null"], "items": {"type": "number"}, "minItems": 2,
+              "maxItems": 2}
 
 CANDIDATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -26,6 +28,7 @@ CANDIDATE_SCHEMA: dict[str, Any] = {
         "round": {"enum": ["single", "combination"]},
         "patch": {"type": "string"},
         "notes": {"type": "array", "items": {"type": "string"}},
+        "quartiles_s": _QUARTILES,
     },
 }
 
@@ -42,7 +45,8 @@ TUNE_SCHEMA: dict[str, Any] = {
         "baseline": {
             "type": "object",
             "required": ["median_s", "first_call_s"],
-            "properties": {"median_s": _NUM_OR_NULL, "first_call_s": _NUM_OR_NULL},
+            "properties": {"median_s": _NUM_OR_NULL, "first_call_s": _NUM_OR_NULL,
+                           "quartiles_s": _QUARTILES},
         },
         "candidates": {"type": "array", "items": CANDIDATE_SCHEMA},
         "best": {"type": ["string", "null"]},

@@ -35,7 +35,7 @@ from typing import Any
 from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.lever import Lever, LeverContext, discover
-from tfperf.tune.result import CandidateResult, TuneResult
+from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
 from tfperf.tune.target import Inputs, Target, TuneError
@@ -177,7 +177,8 @@ class Search:
         return TuneResult(
             function=self.target.name, path=str(self.target.path),
             machine=machine_info(),
-            baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s},
+            baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s,
+                      "quartiles_s": rec.quartiles_s},
             candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
             patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
             budget_s=self.budget, device=self.facts.to_dict(),
@@ -437,6 +438,7 @@ class Search:
                 live.record.rejected = f"failed while timed: {r.error}"
                 continue
             live.record.median_s = r.median_s
+            live.record.quartiles_s = quartiles(r)
             if live is base:
                 live.record.speedup = 1.0
             elif with_base:
