@@ -8,8 +8,11 @@ one per function seen retracing); discovery imports every module of the package.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import pkgutil
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +44,8 @@ class Lever:
     slot: str = ""
     stage: int = 50
     reduced_precision: bool = False
+    dtype: str | None = None  # the reduced dtype a precision lever computes in
+    wraps_calls: bool = False  # each call of the candidate runs inside ``scope``
     traces: bool = False  # it traces the function's Python (a Python loop is unrolled)
     description: str = ""
     rejections: tuple[str, ...] = ()
@@ -53,8 +58,38 @@ class Lever:
         """The module source with this lever applied; raises ``SourceEditError``."""
         raise NotImplementedError
 
+    def scope(self) -> contextlib.AbstractContextManager[Any] | None:
+        """Process state the candidate needs while it is loaded, its inputs are made and (with
+        ``wraps_calls``) while it runs, restored after (a Keras dtype policy); None: none."""
+        return None
+
     def __repr__(self) -> str:
         return f"<lever {self.name}>"
+
+
+@contextlib.contextmanager
+def within(levers: Sequence[Lever]) -> Iterator[None]:
+    """Every lever's :meth:`Lever.scope` entered (and left, restoring the state)."""
+    with contextlib.ExitStack() as stack:
+        for lv in levers:
+            cm = lv.scope()
+            if cm is not None:
+                stack.enter_context(cm)
+        yield
+
+
+def wrap_calls(levers: Sequence[Lever], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, each call inside the scopes of the levers that ask for it."""
+    scoped = [lv for lv in levers if lv.wraps_calls]
+    if not scoped:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with within(scoped):
+            return fn(*args, **kwargs)
+
+    return call
 
 
 def discover(ctx: LeverContext) -> list[Lever]:

@@ -34,7 +34,7 @@ from typing import Any
 
 from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
-from tfperf.tune.lever import Lever, LeverContext, discover
+from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
@@ -296,7 +296,7 @@ class Search:
         from tfperf.bench.deadline import CallTimeout, time_limit
         from tfperf.profile.watcher import watch
 
-        args, kwargs = self.target.fresh_inputs()
+        args, kwargs = self._fresh(live)
         try:
             with time_limit(self.call_limit()), \
                     watch(functions=False, host_syncs=False, eager_ops=True) as w:
@@ -305,6 +305,12 @@ class Search:
             return None
         live.ops = w.obs.eager_op_count
         return live.ops
+
+    def _fresh(self, live: _Live) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Inputs for ``live``, made within its levers' scopes (a model built by the inputs
+        factory under the candidate's Keras policy)."""
+        with within(live.levers):
+            return self.target.fresh_inputs()
 
     def _baseline(self) -> _Live:
         self.say("baseline")
@@ -332,7 +338,9 @@ class Search:
         self.say(f"{record.name}: build and first calls")
         try:
             text = apply_levers(self.ctx, live.levers)
-            live.built = load(self.ctx, text, self.workdir)
+            with within(live.levers):  # a lever's process state (a Keras policy), restored
+                live.built = load(self.ctx, text, self.workdir)
+            live.built.fn = wrap_calls(live.levers, live.built.fn)
         except SourceEditError as exc:
             record.rejected = f"does not apply: {exc}"
             return
@@ -340,7 +348,7 @@ class Search:
             record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
             return
         record.patch = self.target.diff(text)
-        args, kwargs = self.target.fresh_inputs()
+        args, kwargs = self._fresh(live)
         s = live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                                  limit=limit)
         record.first_call_s = s.first_call_s
@@ -359,16 +367,29 @@ class Search:
         """Outputs of the same calls, against the baseline's (or the float64 truth)."""
         from tfperf.bench.equivalence import compare_outputs
 
-        base_outputs = self._base_outputs
-        mine = live.screen.outputs if live.screen else []
+        base_outputs = raw_base = self._base_outputs
+        mine = raw_mine = live.screen.outputs if live.screen else []
         reduced = any(lv.reduced_precision for lv in live.levers)
         truth = self._truth() if reduced else None
-        if reduced and truth is None:
+        dtype = next((lv.dtype for lv in live.levers if lv.reduced_precision and lv.dtype), None)
+        if reduced and truth is None and dtype is None:
             live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
             return
+        if dtype is not None:  # judged with the reduced dtype's tolerance
+            from tfperf.tune.precision_check import as_dtype
+
+            mine = [as_dtype(m, dtype) for m in mine]
+            if truth is None:  # a stateful function: against the float32 baseline
+                base_outputs = [as_dtype(b, dtype) for b in base_outputs]
+                live.record.notes.append(
+                    f"judged against the float32 baseline with {dtype}'s tolerance (no float64 "
+                    f"reference: {self.truth_error}); float32's own rounding is far inside it")
         worst = None
         for k, (b, c) in enumerate(zip(base_outputs, mine, strict=False)):
             eq = compare_outputs(b, c, reference=truth[k] if truth else None)
+            if dtype is not None:  # the error itself, before the rounding to the dtype
+                eq.max_rel_err = compare_outputs(raw_base[k], raw_mine[k], reference=truth[k]
+                                                 if truth else None).max_rel_err
             if worst is None or eq.equivalent is not True:
                 worst = eq
             if eq.equivalent is not True:
@@ -426,7 +447,7 @@ class Search:
         variants = []
         for live in lives:
             assert live.built is not None
-            args, kwargs = self.target.fresh_inputs()
+            args, kwargs = self._fresh(live)
             variants.append(Variant(live.record.name, live.built.fn, args=args, kwargs=kwargs,
                                     baseline=live is lives[0]))
         report = compare(variants, budget=seconds, check_equivalence=False, quick=True,

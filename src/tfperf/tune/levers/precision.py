@@ -28,7 +28,7 @@ class ReducedPrecision(Lever):
         self.description = f"float32 tensor arguments cast to {dtype} at the function's start"
 
     def applies(self, ctx: LeverContext) -> str | None:
-        fast, why = ctx.facts.fast(self.dtype)
+        fast, why = ctx.facts.fast(self.dtype or "")
         if not fast:
             return why
         if not ctx.target.float_params:
