@@ -70,9 +70,10 @@ def builds_model(tree: ast.Module, name: str, namespace: dict[str, Any],
         obj = _resolve(call.func, namespace)
         if _is_layer_class(obj):
             return True
-        own = isinstance(call.func, ast.Name) and call.func.id != name and any(
-            isinstance(n, ast.FunctionDef) and n.name == call.func.id for n in tree.body)
-        if own and depth > 0 and builds_model(tree, call.func.id, namespace, depth - 1):
+        callee = call.func.id if isinstance(call.func, ast.Name) else None
+        own = callee not in (None, name) and any(
+            isinstance(n, ast.FunctionDef) and n.name == callee for n in tree.body)
+        if own and callee and depth > 0 and builds_model(tree, callee, namespace, depth - 1):
             return True
     return False
 
