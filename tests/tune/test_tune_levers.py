@@ -90,6 +90,18 @@ def test_vectorized_map_rewrites_the_per_example_loop():
     ast.parse(text)
 
 
+def test_batched_ops_run_the_loop_body_once_on_the_whole_batch():
+    lever = vectorized_map.levers(_ctx(CASE))[1]
+    assert lever.name == "loop→batched ops" and lever.traces is False
+    assert lever.applies(_ctx(CASE)) is None
+    text = lever.build(CASE, _ctx(CASE))
+    assert "    window_data = samples\n" in text and "vectorized_map" not in text
+    assert "    results = acc\n    return results" in text and "for i in" not in text
+    ast.parse(text)
+    short = CASE.replace("range(samples.shape[0])", "range(3)")  # a loop over the first 3
+    assert "window_data = samples[:3]" in lever.build(short, _ctx(short))
+
+
 def test_vectorized_map_needs_the_loop_form():
     plain = "import tensorflow as tf\n\ndef f(x):\n    return x * 2\n"
     why = vectorized_map.levers(_ctx(plain))[0].applies(_ctx(plain))

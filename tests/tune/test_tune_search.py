@@ -130,3 +130,38 @@ def test_precision_too_far_from_the_truth_is_rejected(user_module):
     (cand,) = result.candidates
     assert cand.equivalent is False
     assert cand.rejected.startswith("disagrees with the baseline")
+
+
+BATCHABLE = """
+import tensorflow as tf
+
+
+def rows(x, w):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(tf.nn.relu(tf.linalg.matvec(w, x[i], transpose_a=True)) + 1.0)
+    return tf.stack(out)
+
+
+def centred(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(x[i] - tf.reduce_mean(x[i], axis=0))
+    return tf.stack(out)
+"""
+
+
+def test_batched_ops_agree_where_ops_broadcast_and_are_rejected_where_they_do_not(user_module):
+    from tfperf.tune.levers.vectorized_map import BatchedBody
+
+    mod = user_module(BATCHABLE, "batchable")
+    x = tf.random.stateless_normal([12, 12], seed=[1, 2])  # square: shapes cannot tell
+    good = tune(mod.rows, (x, tf.random.stateless_normal([12, 5], seed=[3, 4])), budget=3,
+                levers=[BatchedBody()])
+    assert good.best is not None and good.best.equivalent is True, good.table()
+    assert "+    out = tf.nn.relu(tf.linalg.matvec(w, x, transpose_a=True)) + 1.0" in good.patch
+    # the mean over one example's axis 0 becomes a mean over the batch: same shape, other values
+    bad = tune(mod.centred, (x,), budget=3, levers=[BatchedBody()])
+    (cand,) = bad.candidates
+    assert cand.rejected.startswith("disagrees with the baseline"), bad.table()
+    assert bad.best is None

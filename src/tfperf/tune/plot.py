@@ -9,13 +9,15 @@ writer, the same rule for a log axis).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tfperf.bench.plot import LOG_SCALE_SPREAD, PlotError, save_figure
 from tfperf.core.measure import format_ratio, format_seconds
 
-if TYPE_CHECKING:
-    from tfperf.tune.result import CandidateResult, TuneResult
+# The result's types are not imported (``TuneResult.plot`` imports this module): a
+# ``TuneResult`` and its ``CandidateResult`` rows are read by attribute.
+TuneResult = Any
+CandidateResult = Any
 
 #: A rejected candidate's reason is cut to this many characters in the figure.
 REASON_CHARS = 90

@@ -83,8 +83,9 @@ def _find(fn: ast.FunctionDef, tf: str) -> tuple[ast.stmt, ast.For, ast.Call, st
 class VectorizedMap(Lever):
     name, slot, stage, traces = "vectorized_map", "vectorize", 20, True
     description = "a Python loop over the examples of a batch becomes one tf.vectorized_map"
-    rejections = ("pfor falls back to a tf.while_loop for an op (TensorFlow's warning)",
-                  "the body cannot be vectorised (raises)", "disagrees with the baseline")
+    rejections: tuple[str, ...] = (
+        "pfor falls back to a tf.while_loop for an op (TensorFlow's warning)",
+        "the body cannot be vectorised (raises)", "disagrees with the baseline")
 
     def applies(self, ctx: LeverContext) -> str | None:
         text, tf = ensure_tf(ctx.target.source)
@@ -104,49 +105,81 @@ class VectorizedMap(Lever):
         return None
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        text, tf = ensure_tf(text)
-        fn = find_function(parse(text), ctx.target.name)
-        found = _find(fn, tf)
-        if found is None:
-            raise SourceEditError("the per-example loop is gone after the other edits")
-        init, loop, stack, name = found
-        assert isinstance(loop.target, ast.Name)
-        index, stop = loop.target.id, range_stop(loop)
-        assert stop is not None
-        body = ast.Module(body=loop.body, type_ignores=[])
-        subs, other = index_uses(body, index)
-        if other or not subs:
-            raise SourceEditError(f"the loop index {index!r} is used other than as x[{index}]")
-        names = list(dict.fromkeys(s.value.id for s in subs))  # type: ignore[attr-defined]
-        taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        return _rewrite(text, ctx, batched=False)
+
+
+class BatchedBody(VectorizedMap):
+    """The same loop, its body run once on the whole batch: ``x[i]`` → ``x``. Most ops
+    broadcast over a leading batch axis (element-wise ops, ``matvec``, reductions over the
+    last axes), and then this is the batched code a person would write, eager: no pfor, no
+    graph (where a graph call costs more than the whole eager computation, it wins). An op
+    that needs one example's shape raises; one that reduces over the batch axis gives other
+    shapes or values: both are rejected like every candidate that disagrees."""
+
+    name, slot, stage, traces = "loop→batched ops", "vectorize", 20, False
+    description = "a per-example loop's body run once on the whole batch (x[i] → x)"
+    rejections: tuple[str, ...] = ("an op of the body needs one example's shape (raises)",
+                  "an op reduces or mixes across the batch axis (disagrees)")
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return _rewrite(text, ctx, batched=True)
+
+
+def _rewrite(text: str, ctx: LeverContext, batched: bool) -> str:
+    """The per-example loop as a ``tf.vectorized_map`` of a nested function of one example,
+    or (``batched``) its body on the whole batch."""
+    text, tf = ensure_tf(text)
+    fn = find_function(parse(text), ctx.target.name)
+    found = _find(fn, tf)
+    if found is None:
+        raise SourceEditError("the per-example loop is gone after the other edits")
+    init, loop, stack, name = found
+    assert isinstance(loop.target, ast.Name)
+    index, stop = loop.target.id, range_stop(loop)
+    assert stop is not None
+    body = ast.Module(body=loop.body, type_ignores=[])
+    subs, other = index_uses(body, index)
+    if other or not subs:
+        raise SourceEditError(f"the loop index {index!r} is used other than as x[{index}]")
+    names = list(dict.fromkeys(s.value.id for s in subs))  # type: ignore[attr-defined]
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    if batched:  # x[i] → the whole batch (x, or x[:n] when the loop stops earlier)
+        params = {n: sliced(n, stop) for n in names}
+    else:
         params = {n: _fresh(f"{n}_{index}", taken) for n in names}
-        pad = indent_of(text, loop.lineno)
-        lines = []
-        if len(names) == 1:
-            lines.append(f"def {HELPER}({params[names[0]]}):")
-            elems = sliced(names[0], stop)
-        else:
-            lines.append(f"def {HELPER}(elems):")
-            lines.append(f"    {', '.join(params[n] for n in names)} = elems")
-            elems = "(" + ", ".join(sliced(n, stop) for n in names) + ")"
-        for stmt in loop.body[:-1]:
-            seg = _segment_lines(text, stmt)
-            seg = replace_nodes(seg, [(_relative(s, stmt), params[s.value.id])  # type: ignore[attr-defined]
-                                      for s in index_uses(stmt, index)[0]])
-            lines.extend("    " + row for row in _dedent(seg, stmt.col_offset).splitlines())
-        result = _is_append(loop.body[-1], name)
-        assert result is not None
-        result_text = ast.get_source_segment(text, result) or ""
-        res_node = ast.parse(result_text, mode="eval").body
-        result_text = replace_nodes(result_text, [
-            (s, params[s.value.id]) for s in index_uses(res_node, index)[0]])  # type: ignore[attr-defined]
+    pad = indent_of(text, loop.lineno)
+    lines = []
+    inner = "" if batched else "    "
+    if batched:
+        elems = ""
+    elif len(names) == 1:
+        lines.append(f"def {HELPER}({params[names[0]]}):")
+        elems = sliced(names[0], stop)
+    else:
+        lines.append(f"def {HELPER}(elems):")
+        lines.append(f"    {', '.join(params[n] for n in names)} = elems")
+        elems = "(" + ", ".join(sliced(n, stop) for n in names) + ")"
+    for stmt in loop.body[:-1]:
+        seg = _segment_lines(text, stmt)
+        seg = replace_nodes(seg, [(_relative(s, stmt), params[s.value.id])  # type: ignore[attr-defined]
+                                  for s in index_uses(stmt, index)[0]])
+        lines.extend(inner + row for row in _dedent(seg, stmt.col_offset).splitlines())
+    result = _is_append(loop.body[-1], name)
+    assert result is not None
+    result_text = ast.get_source_segment(text, result) or ""
+    res_node = ast.parse(result_text, mode="eval").body
+    result_text = replace_nodes(result_text, [
+        (s, params[s.value.id]) for s in index_uses(res_node, index)[0]])  # type: ignore[attr-defined]
+    if batched:
+        lines.append(f"{name} = {result_text}")
+    else:
         lines.append(f"    return {result_text}")
         lines.append(f"{name} = {tf}.vectorized_map({HELPER}, {elems})")
-        new_loop = "\n".join(pad + row if row.strip() else row for row in lines)
-        # Bottom-up: the stack call, the loop, the empty list.
-        text = replace_nodes(text, [(stack, name)])
-        text = replace_nodes(text, [(loop, new_loop.lstrip())])
-        return _drop_line(text, init)
+    new_loop = "\n".join(pad + row if row.strip() else row for row in lines)
+    # Bottom-up: the stack call, the loop, the empty list.
+    text = replace_nodes(text, [(stack, name)])
+    text = replace_nodes(text, [(loop, new_loop.lstrip())])
+    return _drop_line(text, init)
 
 
 def _fresh(name: str, taken: set[str]) -> str:
@@ -183,4 +216,4 @@ def _drop_line(text: str, stmt: ast.stmt) -> str:
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
-    return [VectorizedMap()]
+    return [VectorizedMap(), BatchedBody()]
