@@ -64,7 +64,7 @@ def test_per_example_loop_is_vectorised_and_compiled():
     # ...and its body, run once on the whole batch, is the hand-batched code (eager)
     batched = next(c for c in v.result.candidates if c.levers == ["loop→batched ops"])
     assert batched.equivalent is True, v.result.table()
-    assert "tf.linalg.matvec(w, x, transpose_a=True)" in batched.patch
+    assert "tf.tanh(tf.matmul(x, w))" in batched.patch
 
 
 def test_python_scalar_retrace_is_seen_and_lints_fix_cuts_the_first_call():

@@ -143,6 +143,13 @@ def rows(x, w):
     return tf.stack(out)
 
 
+def rows_m(x, m):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(tf.linalg.matvec(m, x[i]))
+    return tf.stack(out)
+
+
 def centred(x):
     out = []
     for i in range(x.shape[0]):
@@ -159,7 +166,12 @@ def test_batched_ops_agree_where_ops_broadcast_and_are_rejected_where_they_do_no
     good = tune(mod.rows, (x, tf.random.stateless_normal([12, 5], seed=[3, 4])), budget=3,
                 levers=[BatchedBody()])
     assert good.best is not None and good.best.equivalent is True, good.table()
-    assert "+    out = tf.nn.relu(tf.linalg.matvec(w, x, transpose_a=True)) + 1.0" in good.patch
+    # one example's matvec becomes one matmul of the batch (not a matvec per example)
+    assert "+    out = tf.nn.relu(tf.matmul(x, w)) + 1.0" in good.patch
+    other = tune(mod.rows_m, (x, tf.random.stateless_normal([5, 12], seed=[5, 6])), budget=3,
+                 levers=[BatchedBody()])
+    assert other.candidates[0].equivalent is True, other.table()
+    assert "tf.matmul(x, m, transpose_b=True)" in other.candidates[0].patch
     # the mean over one example's axis 0 becomes a mean over the batch: same shape, other values
     bad = tune(mod.centred, (x,), budget=3, levers=[BatchedBody()])
     (cand,) = bad.candidates

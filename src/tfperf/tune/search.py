@@ -209,7 +209,10 @@ class Search:
                                                key=lambda lv: lv.stage):
             group = list(same_stage)
             before = current
-            starts = [current.levers] + [(*current.levers, a) for a in spare]
+            # A spare of the slot the best already fills (vectorized_map beside loop→batched
+            # ops) replaces it: the alternative route gets its own chance at the next rungs.
+            starts = list(dict.fromkeys([current.levers] + [
+                (*(lv for lv in current.levers if lv.slot != a.slot), a) for a in spare]))
             rung = []
             for start in starts:
                 for lv in group:

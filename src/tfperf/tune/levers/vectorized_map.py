@@ -161,15 +161,14 @@ def _rewrite(text: str, ctx: LeverContext, batched: bool) -> str:
         elems = "(" + ", ".join(sliced(n, stop) for n in names) + ")"
     for stmt in loop.body[:-1]:
         seg = _segment_lines(text, stmt)
-        seg = replace_nodes(seg, [(_relative(s, stmt), params[s.value.id])  # type: ignore[attr-defined]
-                                  for s in index_uses(stmt, index)[0]])
+        seg = replace_nodes(seg, [(_relative(n, stmt), new)
+                                  for n, new in _edits(stmt, index, params, batched)])
         lines.extend(inner + row for row in _dedent(seg, stmt.col_offset).splitlines())
     result = _is_append(loop.body[-1], name)
     assert result is not None
     result_text = ast.get_source_segment(text, result) or ""
     res_node = ast.parse(result_text, mode="eval").body
-    result_text = replace_nodes(result_text, [
-        (s, params[s.value.id]) for s in index_uses(res_node, index)[0]])  # type: ignore[attr-defined]
+    result_text = replace_nodes(result_text, _edits(res_node, index, params, batched))
     if batched:
         lines.append(f"{name} = {result_text}")
     else:
@@ -180,6 +179,35 @@ def _rewrite(text: str, ctx: LeverContext, batched: bool) -> str:
     text = replace_nodes(text, [(stack, name)])
     text = replace_nodes(text, [(loop, new_loop.lstrip())])
     return _drop_line(text, init)
+
+
+def _edits(node: ast.AST, index: str, params: dict[str, str],
+           batched: bool) -> list[tuple[ast.AST, str]]:
+    """``x[i]`` → ``params[x]``. On the whole batch, a matrix-vector product of one example,
+    ``tf.linalg.matvec(m, x[i], transpose_a=t)``, becomes one matrix product of the batch,
+    ``tf.matmul(x, m, transpose_b=not t)``: broadcast as it is, matvec would run one small
+    product per example (a batched GEMV), the very loop this lever removes."""
+    out: list[tuple[ast.AST, str]] = []
+    inside: set[int] = set()
+    for call in (n for n in ast.walk(node) if batched and isinstance(n, ast.Call)):
+        func = ast.unparse(call.func)
+        if not func.endswith("linalg.matvec") or len(call.args) != 2:
+            continue
+        matrix, vector = call.args
+        subs, _ = index_uses(vector, index)
+        flags = {k.arg: k.value.value for k in call.keywords
+                 if isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)}
+        if subs != [vector] or index_uses(matrix, index) != ([], False) \
+                or len(flags) != len(call.keywords) or set(flags) - {"transpose_a"}:
+            continue
+        transposed = ", transpose_b=True" if not flags.get("transpose_a", False) else ""
+        prefix = func[:-len("linalg.matvec")]
+        batch = params[vector.value.id]  # type: ignore[attr-defined]
+        out.append((call, f"{prefix}matmul({batch}, {ast.unparse(matrix)}{transposed})"))
+        inside |= {id(n) for n in ast.walk(call)}
+    out += [(s, params[s.value.id]) for s in index_uses(node, index)[0]  # type: ignore[attr-defined]
+            if id(s) not in inside]
+    return out
 
 
 def _fresh(name: str, taken: set[str]) -> str:
