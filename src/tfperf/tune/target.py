@@ -75,7 +75,9 @@ class Target:
             path = Path(inspect.getsourcefile(py) or "")
         except TypeError:
             path = Path("")
-        in_file = module is not None and path.is_file() and path.suffix == ".py"
+        # A kernel's cell has a .py name (/tmp/ipykernel_…/….py), written out or not: a cell.
+        in_file = module is not None and path.is_file() and path.suffix == ".py" \
+            and _cell_number(str(path)) is None
         source, cell = "", None
         if in_file:
             source = path.read_text(encoding="utf-8")
