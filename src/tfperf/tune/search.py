@@ -50,6 +50,13 @@ CLOSE = 1.5
 #: machine), broken by lint: the candidate lint flags least has no Python loop left unrolled
 #: into its graph, whose trace time and graph size grow with the batch.
 TIE = 1.25
+#: A candidate known only by its second call (never timed in rounds) joins the final timing
+#: when that call is within this factor of the best estimate: a second call of µs-scale eager
+#: code still pays warm-up (oneDNN primitives, the allocator), so it can rank far below its
+#: steady state (the eager batched per-example loop: 800 µs by one call, 150 µs timed).
+ONE_CALL_DOUBT = 4.0
+#: At most this many candidates in the final timing.
+MAX_FINAL = 5
 #: Share of the budget kept for the final timing of the best candidates.
 FINAL_SHARE = 0.2
 #: Seconds to trace one eager op into a graph (measured on the §5 loop: 1–2 ms); a trace
@@ -162,8 +169,11 @@ class Search:
             live.record.rejected = f"not applicable: {why}"
             everyone.append(live)
         everyone = self._ladder(base, usable) + self._alone(base, usable) + everyone
-        finalists = sorted((c for c in everyone if c.record.rejected is None
-                            and c.built is not None), key=lambda c: c.estimate)[:3]
+        ranked = sorted((c for c in everyone if c.record.rejected is None
+                         and c.built is not None), key=lambda c: c.estimate)
+        finalists = ranked[:3] + [  # known by one call only, yet maybe the fastest
+            c for c in ranked[3:] if c.record.median_s is None
+            and c.estimate <= ONE_CALL_DOUBT * ranked[0].estimate][:MAX_FINAL - 3]
         if finalists and self.left(final=True) > 0:
             self.say(f"final timing of {len(finalists)} candidates")
             self._time(base, finalists, share=0.9, final=True)
