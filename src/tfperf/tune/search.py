@@ -171,6 +171,10 @@ class Search:
         everyone = self._ladder(base, usable) + self._alone(base, usable) + everyone
         ranked = sorted((c for c in everyone if c.record.rejected is None
                          and c.built is not None), key=lambda c: c.estimate)
+        best_of: dict[str, _Live] = {}  # bench's compare wants unique names: the best of each
+        for c in ranked:
+            best_of.setdefault(c.record.name, c)
+        ranked = list(best_of.values())
         finalists = ranked[:3] + [  # known by one call only, yet maybe the fastest
             c for c in ranked[3:] if c.record.median_s is None
             and c.estimate <= ONE_CALL_DOUBT * ranked[0].estimate][:MAX_FINAL - 3]
@@ -221,8 +225,13 @@ class Search:
             before = current
             # A spare of the slot the best already fills (vectorized_map beside loop→batched
             # ops) replaces it: the alternative route gets its own chance at the next rungs.
-            starts = list(dict.fromkeys([current.levers] + [
-                (*(lv for lv in current.levers if lv.slot != a.slot), a) for a in spare]))
+            starts, seen = [], set()
+            for start in [current.levers] + [
+                    (*(lv for lv in current.levers if lv.slot != a.slot), a)
+                    for a in spare if a not in current.levers]:
+                if frozenset(map(id, start)) not in seen:  # one set of levers, one candidate
+                    seen.add(frozenset(map(id, start)))
+                    starts.append(start)
             rung = []
             for start in starts:
                 for lv in group:
