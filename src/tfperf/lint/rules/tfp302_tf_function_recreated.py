@@ -298,11 +298,10 @@ code, where an inner `tf.function` is inlined), and `experimental_implements=` f
             name = parent.targets[0].id
         else:
             return None  # stored in an attribute, a dict, returned, passed on: kept
-        scope = ctx.scope_of(made if type(made) in _DEFS else parent)  # type: ignore[arg-type]
         calls: list[ast.Call] = []
-        for n in ast.walk(scope):
-            if type(n) is not ast.Name or n.id != name or type(n.ctx) is not ast.Load:
-                continue
+        # A read that resolves to this binding lies in its scope: every read of the name in
+        # the module, filtered by binding, is the scope's walk without the walk.
+        for n in ctx.name_loads(name):
             b = ctx.binding(n)
             if b is None or (b.value is not made and b.value is not parent):
                 continue
