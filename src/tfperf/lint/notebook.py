@@ -141,6 +141,17 @@ def _is_automagic(stripped: str) -> bool:
     return not _parses(stripped)
 
 
+# A superset of the lines `_is_magic` accepts (an escape first, `?` last, a shell
+# assignment), found in one search of the cell's text instead of a test per line.
+_MAGIC_CANDIDATE = re.compile(r"^\s*[%!?,;/]|\?\s*$|=\s*[!%]", re.MULTILINE)
+
+
+def _may_hold_magic(text: str, one_line: bool) -> bool:
+    if _MAGIC_CANDIDATE.search(text) is not None:
+        return True
+    return one_line and _is_automagic(text.strip())
+
+
 def _one_line_cell(lines: list[str]) -> bool:
     """Whether IPython sees a single line (it drops leading blank lines, then counts)."""
     i = 0
@@ -172,7 +183,7 @@ def mask_cell(cell: Cell) -> Cell:
         first_line = next(ln for ln in lines if ln.strip())
         cell.indent = len(first_line) - len(first_line.lstrip())
         lines = dedented.split("\n")
-    if not any(_is_magic(line.strip(), one_line) for line in lines):
+    if not _may_hold_magic("\n".join(lines), one_line):
         # Most cells hold no line that could be a magic: no need to follow brackets and
         # strings line by line to know which candidates IPython would see. (A `%%` cell
         # never comes here: its first line is a candidate.)
