@@ -40,6 +40,23 @@ def augments_randomly(ctx: Context, fn: ast.AST) -> bool:
     return False
 
 
+_BATCHING = ("batch", "padded_batch", "bucket_by_sequence_length", "group_by_window",
+             "ragged_batch")
+
+
+def _batched_again(ctx: Context, shuffle: ast.Call) -> bool:
+    """The shuffled elements are batched later (``ds.batch(101).map(split).shuffle(10000)
+    .batch(64)``, in one chain or through names): the first ``batch`` cut the examples
+    (sequences of a text, windows of a series), and shuffling them is the right order."""
+    by_attr, _ = ctx.call_groups()
+    for attr in _BATCHING:
+        for call in by_attr.get(attr, ()):
+            if type(call.func) is ast.Attribute \
+                    and any(step is shuffle for step in pipeline(ctx, call.func.value).steps):
+                return True
+    return False
+
+
 class PipelineOrder(Rule):
     code = "TFP604"
     name = "pipeline-order"
@@ -80,8 +97,10 @@ No automatic fix: moving `cache()` changes what is stored (and its memory), and 
 `shuffle` changes the buffer's meaning (elements instead of batches).
 
 ## Known limitations
-Shuffling batches is
-not reported when elements were shuffled before batching too, or after `padded_batch` and
+Shuffling batches is not reported when the shuffled elements are batched again (the first
+`batch` cut a text into sequences or a series into windows: the TF text-generation idiom
+`ds.batch(seq_len + 1, drop_remainder=True).map(split).shuffle(n).batch(64)`), when
+elements were shuffled before batching too, or after `padded_batch` and
 bucketing (where it is the usual idiom); stateless random ops (same draw for a given seed)
 are not random augmentation here.
 """
@@ -105,6 +124,17 @@ are not random augmentation here.
         Valid("""
             import tensorflow as tf
             ds = tf.data.Dataset.range(100).shuffle(100).batch(10).shuffle(10)
+        """),
+        # Text cut into sequences by batch(), the sequences shuffled, then batched: the
+        # text-generation idiom (in one chain, and through names across cells).
+        Valid("""
+            import tensorflow as tf
+            ids = tf.data.Dataset.from_tensor_slices(tf.range(10000))
+            seqs = ids.batch(101, drop_remainder=True).map(lambda s: (s[:-1], s[1:]))
+            ds = seqs.shuffle(10000).batch(64, drop_remainder=True)
+            chunks = ids.batch(41, drop_remainder=True)
+            chunks = chunks.shuffle(500)
+            train = chunks.batch(32)
         """),
         # Bucketed batches are often shuffled.
         Valid("""
@@ -174,6 +204,8 @@ are not random augmentation here.
                              "group_by_window", "ragged_batch", "unbatch", "rebatch")]
         if not batching or names[batching[-1]] != "batch" or "shuffle" in names:
             return
+        if _batched_again(ctx, node):
+            return  # the first batch() made the examples (text cut into sequences)
         yield self.finding(ctx, node, "shuffle() after batch(): reorders whole batches, the "
                                       "same examples stay together every epoch",
                            hint="shuffle the elements before batch()")
