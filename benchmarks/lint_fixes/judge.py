@@ -21,12 +21,12 @@ stores the per-rule figures in the package (src/tfperf/lint/precision.json), whi
 parse) is scored by notebook_oracle.py, not here.
 
 ``--set`` picks the code judged: ``dev`` (corpus.csv, ledger judged.csv; the rules were tuned
-on it) or ``heldout2`` (heldout2.csv, ledger heldout2_judged.csv: code judged before any rule
-was changed for it; materialise it with ``corpus.py --csv heldout2.csv --out
-/tmp/tfperf-heldout2``). The first held-out round (heldout_judged.csv) was judged once at the
-snapshot heads of its four repositories and is summed as it stands. ``score --write`` stores
-every set's figures per rule in precision.json, the development ones and the held-out ones
-apart, so ``tfperf rule CODE`` can show both.
+on it), ``heldout1`` (heldout1.csv, ledger heldout_judged.csv) or ``heldout2`` (heldout2.csv,
+ledger heldout2_judged.csv): code judged before any rule was changed for it; materialise one
+with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``score`` on a held-out
+set prints today's figures (findings a fix removed drop out) and the as-judged ones.
+``score --write`` (with the dev set) stores per rule the development figures and, apart, the
+held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ from fixset import HERE
 from sample import lint_corpus, pointer
 
 LEDGER = HERE / "judged.csv"
-HELDOUT1 = HERE / "heldout_judged.csv"  # round 1: judged once, no pinned corpus to rerun
+HELDOUT1 = HERE / "heldout_judged.csv"  # round 1 (heldout1.csv pins its four repositories)
 SETS = {  # name -> (corpus csv, ledger, default folder)
     "dev": (HERE / "corpus.csv", LEDGER, DEFAULT_CORPUS),
+    "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
     "heldout2": (HERE / "heldout2.csv", HERE / "heldout2_judged.csv",
                  Path("/tmp/tfperf-heldout2")),
 }

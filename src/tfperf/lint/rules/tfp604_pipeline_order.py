@@ -51,8 +51,13 @@ def _batched_again(ctx: Context, shuffle: ast.Call) -> bool:
     by_attr, _ = ctx.call_groups()
     for attr in _BATCHING:
         for call in by_attr.get(attr, ()):
-            if type(call.func) is ast.Attribute \
-                    and any(step is shuffle for step in pipeline(ctx, call.func.value).steps):
+            if type(call.func) is not ast.Attribute:
+                continue
+            steps = pipeline(ctx, call.func.value).steps
+            at = next((i for i, step in enumerate(steps) if step is shuffle), None)
+            # `.unbatch().batch(13)` re-batches the same batches (a test batch): not examples
+            if at is not None and not any(step.func.attr in ("unbatch", "rebatch")
+                                          for step in steps[at + 1:]):
                 return True
     return False
 
@@ -136,6 +141,8 @@ are not random augmentation here.
             chunks = chunks.shuffle(500)
             train = chunks.batch(32)
         """),
+        # (Batches shuffled, then unbatched and batched again for a test batch: still
+        # reported, see the INVALID examples.)
         # Bucketed batches are often shuffled.
         Valid("""
             import tensorflow as tf
@@ -158,6 +165,13 @@ are not random augmentation here.
         """),
     )
     invalid = (
+        # Whole batches shuffled; a later `unbatch().batch(13)` only takes a test batch.
+        Invalid("""
+            import tensorflow as tf
+            train = tf.data.Dataset.range(1000).batch(256, drop_remainder=True).cache()
+            train = train.shuffle(50)
+            probe = next(iter(train.unbatch().batch(13)))
+        """, count=1, lines=(3,)),
         Invalid("""
             import tensorflow as tf
             def augment(img):
