@@ -50,6 +50,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
     "heldout2": (HERE / "heldout2.csv", HERE / "heldout2_judged.csv",
                  Path("/tmp/tfperf-heldout2")),
+    "heldout3": (HERE / "heldout3.csv", HERE / "heldout3_judged.csv",
+                 Path("/tmp/tfperf-heldout3")),
 }
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
