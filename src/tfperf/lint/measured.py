@@ -49,9 +49,11 @@ def _tables() -> dict[str, dict[str, Judged]]:
         return {}
     data = json.loads(text)
     held = data.get("heldout", {})
+    lib = data.get("library", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
-            "heldout_now": _rows(held.get("now", {}), held.get("corpus", ""))}
+            "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
+            "library": _rows(lib.get("judged", {}), lib.get("corpus", ""))}
 
 
 def measured(code: str) -> Judged | None:
@@ -91,4 +93,8 @@ def judged(code: str) -> str:
             text += (f"; {now.true + now.minor}/{n} of what today's default output keeps"
                      if now is not None and n else "; today's default output has none of them")
         lines.append(text)
+    lib = _tables().get("library", {}).get(code)
+    if lib is not None and lib.total:
+        lines.append(f"on library code: {lib.true + lib.minor}/{lib.total} true or minor "
+                     f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
     return "; ".join(lines) if lines else "not judged yet"
