@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import may_reach
@@ -126,7 +126,7 @@ def _host_use(ctx: Context, load: ast.Name) -> bool:
         and parent.func.id in _HOST_CONSUMERS and ctx.qualname(parent.func) is None
 
 
-def _needed_on_host(ctx: Context, values: list[ast.AST]) -> bool:
+def _needed_on_host(ctx: Context, values: Sequence[ast.AST]) -> bool:
     """A name the op reads holds the host copy, and Python uses that copy too (the sampled
     id of an autoregressive loop: ``i = tf.random.categorical(...)[0, 0].numpy()``, then
     ``text += vocab[i]`` and ``x = tf.expand_dims([i], 0)``): the copy to the host is
