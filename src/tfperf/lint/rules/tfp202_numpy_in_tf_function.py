@@ -21,7 +21,7 @@ class NumpyInTfFunction(Rule):
     hint = ("use TF ops (tf.math, tf.experimental.numpy) inside the graph; wrap code that "
             "truly needs NumPy in tf.numpy_function")
     claims = ("S4", "S13")
-    group = "preview"  # correctness, never judged (docs: Known limitations)
+    group = "correctness"  # an error, not time; never judged (docs: Known limitations)
     docs = """\
 ## What it does
 Finds `.numpy()` calls, and NumPy functions (`np.sum(x)`, `np.array(x)`, `np.mean(x)`...)
@@ -69,7 +69,7 @@ reported: AutoGraph turns them into `tf.cast`. Nor is eager-by-design code: unde
 eagerly (`compile(..., run_eagerly=True)`, or `model.train_step(batch)` called by the module
 itself and never `fit`).
 
-In `preview` (not on by default): what it reports is an error or a value frozen at trace
+In the `correctness` group (off by default; `--select correctness`): what it reports is an error or a value frozen at trace
 time, a correctness problem rather than time lost, and it printed nothing on the 39
 user-style repositories judged so far (docs/lint.md, "Measured precision and recall").
 """

@@ -38,7 +38,7 @@ class MixedFloat16WithoutLossScaling(Rule):
     hint = ("wrap the optimizer in keras.mixed_precision.LossScaleOptimizer and scale the "
             "loss: optimizer.scale_loss(loss) (Keras 3) / get_scaled_loss (Keras 2)")
     claims = ("S15",)
-    group = "preview"  # numerics, never judged (docs: Known limitations)
+    group = "correctness"  # numerics, not time; never judged (docs: Known limitations)
     docs = """\
 ## What it does
 In a module that sets the global Keras policy to `mixed_float16`
@@ -80,7 +80,7 @@ No automatic fix: loss scaling changes the optimizer object and the loop's code 
 places, with different spellings in Keras 2 and Keras 3.
 
 ## Known limitations
-In `preview` (not on by default): gradients that underflow cost accuracy, not time, and it
+In the `correctness` group (off by default; `--select correctness`): gradients that underflow cost accuracy, not time, and it
 printed nothing on the 39 user-style repositories judged so far (docs/lint.md, "Measured
 precision and recall").
 """
