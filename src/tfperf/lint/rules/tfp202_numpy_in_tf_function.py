@@ -69,9 +69,10 @@ reported: AutoGraph turns them into `tf.cast`. Nor is eager-by-design code: unde
 eagerly (`compile(..., run_eagerly=True)`, or `model.train_step(batch)` called by the module
 itself and never `fit`).
 
-In the `correctness` group (off by default; `--select correctness`): what it reports is an error or a value frozen at trace
-time, a correctness problem rather than time lost, and it printed nothing on the 39
-user-style repositories judged so far (docs/lint.md, "Measured precision and recall").
+In the `correctness` group (off by default; `--select correctness`): what it reports is an
+error or a value frozen at trace time, a correctness problem rather than time lost, and it
+printed nothing on the 39 user-style repositories judged so far (docs/lint.md, "Measured
+precision and recall").
 """
     valid = (
         # Under tf.init_scope(): runs eagerly, once per trace (a lookup table's vocabulary).

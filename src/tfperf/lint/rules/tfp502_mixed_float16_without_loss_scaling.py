@@ -80,9 +80,9 @@ No automatic fix: loss scaling changes the optimizer object and the loop's code 
 places, with different spellings in Keras 2 and Keras 3.
 
 ## Known limitations
-In the `correctness` group (off by default; `--select correctness`): gradients that underflow cost accuracy, not time, and it
-printed nothing on the 39 user-style repositories judged so far (docs/lint.md, "Measured
-precision and recall").
+In the `correctness` group (off by default; `--select correctness`): gradients that
+underflow cost accuracy, not time, and it printed nothing on the 39 user-style repositories
+judged so far (docs/lint.md, "Measured precision and recall").
 """
     valid = (
         # The custom loop runs in a cell before the one that turns mixed precision on.

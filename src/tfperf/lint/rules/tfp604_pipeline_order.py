@@ -109,10 +109,11 @@ elements were shuffled before batching too, or after `padded_batch` and
 bucketing (where it is the usual idiom); stateless random ops (same draw for a given seed)
 are not random augmentation here.
 
-In the `correctness` group (off by default; `--select correctness`) although precise (12 of 14 findings true or minor on the
-judged repositories, both false ones now left out): a frozen augmentation and batches that
-always hold the same examples cost model quality, not time, so it does not belong in the
-`perf` group (docs/lint.md, "Measured precision and recall").
+In the `correctness` group (off by default; `--select correctness`) although precise (12 of
+14 findings true or minor on the judged repositories, both false ones now left out): a
+frozen augmentation and batches that always hold the same examples cost model quality, not
+time, so it does not belong in the `perf` group (docs/lint.md, "Measured precision and
+recall").
 """
     valid = (
         Valid("""
