@@ -31,6 +31,7 @@ from typing import Any
 
 from tfperf.profile import attribution, retrace
 from tfperf.profile.observation import FunctionStats, LineStats, Observation
+from tfperf.profile.placement import PlacementRecorder
 
 # Private TensorFlow hooks, by (module, attribute path). Looked up when a watch starts; a
 # TensorFlow without one reports it in ``Observation.unavailable`` instead of crashing.
@@ -62,9 +63,12 @@ class Watcher:
     """Observe TensorFlow at run time inside a ``with`` block. See :func:`watch`."""
 
     def __init__(self, *, functions: bool = True, host_syncs: bool = True,
-                 eager_ops: bool = True, on_function_call: Callable[[], None] | None = None):
+                 eager_ops: bool = True, placement: bool = True,
+                 on_function_call: Callable[[], None] | None = None):
         self.obs = Observation()
-        self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops}
+        self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops,
+                      "placement": placement}
+        self._placement = PlacementRecorder()
         self._local = _Local()
         self._undo: list[Callable[[], None]] = []
         self._fn_stats: dict[int, FunctionStats] = {}
@@ -84,7 +88,8 @@ class Watcher:
         self._active = True
         for name, install in (("functions", self._install_function_hook),
                               ("host_syncs", self._install_sync_hook),
-                              ("eager_ops", self._install_op_callback)):
+                              ("eager_ops", self._install_op_callback),
+                              ("placement", self._install_placement)):
             if self._want[name]:
                 try:
                     install()
@@ -134,6 +139,7 @@ class Watcher:
             local = watcher._local
             if local.paused:
                 return original_call(fn, *args, **kwargs)
+            watcher._placement.before_function_call()
             before = fn.experimental_get_tracing_count()
             trace_before = local.trace_s
             local.depth += 1
@@ -234,6 +240,18 @@ class Watcher:
         if len(stats.signatures) < 200:  # bound the memory a retrace storm can take
             stats.signatures.append(current)
 
+    # -- node placement (per-replica figures) ----------------------------------------------
+
+    def _install_placement(self) -> None:
+        self._placement.start()
+
+        def stop() -> None:
+            self.obs.placement = self._placement.stop()
+            if self._placement.error:
+                self.obs.unavailable["placement"] = self._placement.error
+
+        self._undo.append(stop)
+
     # -- host syncs ------------------------------------------------------------------------
 
     def _install_sync_hook(self) -> None:
@@ -332,7 +350,8 @@ def watch(**kwargs: Any) -> Watcher:
     ...     train()
     >>> w.report()                             # doctest: +SKIP
 
-    Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``.
+    Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``,
+    ``placement`` (which device ran each graph node: per-replica figures of a capture).
     Eager ops are observed on the thread that enters the block; function calls and host
     syncs on every thread.
     """
