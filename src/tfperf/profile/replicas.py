@@ -15,6 +15,7 @@ difference as collective time.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -26,16 +27,14 @@ from tfperf.profile.xplane import CaptureSummary
 
 @dataclass
 class ReplicaFigures:
-    """One device's share of the captured steps; times are per step."""
+    """One device's share of a step: medians over the captured steps (a first step's one-off
+    costs do not count), or totals / steps when the capture has no step windows."""
 
     device: str
     ops: int = 0  # op events over the capture
     op_s: float = 0.0
     collective_s: float = 0.0
-
-    @property
-    def compute_s(self) -> float:
-        return max(self.op_s - self.collective_s, 0.0)
+    compute_s: float = 0.0  # op time outside collectives
 
     def to_dict(self, step_s: float | None) -> dict[str, Any]:
         return {"device": self.device, "short": short_device(self.device), "ops": self.ops,
@@ -105,26 +104,82 @@ def split(summary: CaptureSummary, placement: dict[str, str]) -> ReplicaSplit | 
     if not placement:
         return None
     where = "host" if summary.host_only else "device"
+    windows = summary.step_windows
+    if windows and summary.op_events:
+        by_device, unattributed = _per_step(summary, placement, where)
+        step_s = summary.step_s
+        if step_s is None:
+            step_s = statistics.median(end - start for start, end in windows) / 1e12
+    else:
+        by_device, unattributed = _totals(summary, placement, where)
+        steps = max(summary.steps, 1)
+        step_s = summary.step_s if summary.step_s is not None else summary.duration_s / steps
+    if len(by_device) < 2:
+        return None
+    replicas = sorted(by_device.values(), key=lambda r: device_sort_key(r.device))
+    return ReplicaSplit(replicas, steps=summary.steps, step_s=step_s,
+                        unattributed_s=unattributed, where=where)
+
+
+def _per_step(summary: CaptureSummary, placement: dict[str, str],
+              where: str) -> tuple[dict[str, ReplicaFigures], float]:
+    """Op and collective time per device in each step window; medians over the steps."""
+    windows = sorted(summary.step_windows)
+    starts = [start for start, _ in windows]
+    n = len(windows)
+    op: dict[str, list[int]] = {}
+    coll: dict[str, list[int]] = {}
+    counts: dict[str, int] = {}
+    lost = [0] * n
+    devices: dict[str, str | None] = {}
+    for start, self_ps, name, op_type, at in summary.op_events:
+        if at != where:
+            continue
+        k = bisect.bisect_right(starts, start) - 1
+        if k < 0 or start >= windows[k][1]:
+            continue  # between steps
+        if name not in devices:
+            devices[name] = device_of(name, placement)
+        device = devices[name]
+        if device is None:
+            lost[k] += self_ps
+            continue
+        if device not in op:
+            op[device], coll[device], counts[device] = [0] * n, [0] * n, 0
+        op[device][k] += self_ps
+        counts[device] += 1
+        if op_type in COLLECTIVE_OPS:
+            coll[device][k] += self_ps
+    out = {}
+    for device, times in op.items():
+        c = coll[device]
+        out[device] = ReplicaFigures(
+            device, ops=counts[device], op_s=statistics.median(times) / 1e12,
+            collective_s=statistics.median(c) / 1e12,
+            compute_s=statistics.median(t - x for t, x in zip(times, c, strict=True)) / 1e12)
+    return out, statistics.median(lost) / 1e12
+
+
+def _totals(summary: CaptureSummary, placement: dict[str, str],
+            where: str) -> tuple[dict[str, ReplicaFigures], float]:
+    """Without step windows: each device's op time over the capture / steps."""
     steps = max(summary.steps, 1)
-    by_device: dict[str, ReplicaFigures] = {}
+    out: dict[str, ReplicaFigures] = {}
     unattributed = 0.0
     for row in summary.ops:
         if row.where != where or row.eager:
             continue
         device = device_of(row.name, placement)
         if device is None:
-            unattributed += row.self_s
+            unattributed += row.self_s / steps
             continue
-        fig = by_device.get(device)
+        fig = out.get(device)
         if fig is None:
-            fig = by_device[device] = ReplicaFigures(device)
+            fig = out[device] = ReplicaFigures(device)
         fig.ops += row.count
         fig.op_s += row.self_s / steps
         if row.type in COLLECTIVE_OPS:
             fig.collective_s += row.self_s / steps
-    if len(by_device) < 2:
-        return None
-    step_s = summary.step_s if summary.step_s is not None else summary.duration_s / steps
-    replicas = sorted(by_device.values(), key=lambda r: device_sort_key(r.device))
-    return ReplicaSplit(replicas, steps=summary.steps, step_s=step_s,
-                        unattributed_s=unattributed / steps, where=where)
+    for fig in out.values():
+        fig.compute_s = max(fig.op_s - fig.collective_s, 0.0)
+    return out, unattributed

@@ -1,0 +1,32 @@
+"""Run in a fresh process by test_profile_replicas.py: logical CPU devices must be set up
+before TensorFlow's runtime starts, which the test process has long done.
+
+Two steps of one MirroredStrategy over two logical CPUs, one with replica 1 slow, one with
+replica 0 slow, each profiled (warm-up + 3 captured steps); and a plain watch() of a step.
+Prints one JSON document.
+"""
+
+import json
+import sys
+
+from tfperf.examples.mirrored_replicas import build
+from tfperf.profile import profile, watch
+
+
+def main() -> None:
+    out = {}
+    for slow in (1, 0):
+        job = build(2, slow_replica=slow, extra=6)
+        report = profile(lambda job=job: job.strategy.experimental_local_results(
+            job.step(job.x)), steps=3, logdir=sys.argv[1] + f"/slow{slow}")
+        out[f"slow{slow}"] = report.to_dict()
+        out[f"slow{slow}_text"] = report.text()
+    job = build(2)
+    with watch() as w:  # a fresh function: its first call is inside the watch
+        job.strategy.experimental_local_results(job.step(job.x))
+    out["watch_devices"] = sorted(set(w.obs.placement.values()))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
