@@ -2,7 +2,8 @@
 before TensorFlow's runtime starts, which the test process has long done.
 
 Two steps of one MirroredStrategy over two logical CPUs, one with replica 1 slow, one with
-replica 0 slow, each profiled (warm-up + 3 captured steps); and a plain watch() of a step.
+replica 0 slow, each profiled (warm-up + 3 captured steps); a plain watch() of a step; and
+watch(capture=True) around a first call and three more, replica 1 slow.
 Prints one JSON document.
 """
 
@@ -25,6 +26,11 @@ def main() -> None:
     with watch() as w:  # a fresh function: its first call is inside the watch
         job.strategy.experimental_local_results(job.step(job.x))
     out["watch_devices"] = sorted(set(w.obs.placement.values()))
+    job = build(2, slow_replica=1, extra=6)
+    with watch(capture=True, logdir=sys.argv[1] + "/watch") as w:
+        for _ in range(4):
+            job.strategy.experimental_local_results(job.step(job.x))
+    out["watch_capture"] = w.report(show=False).to_dict()
     print(json.dumps(out))
 
 

@@ -65,13 +65,23 @@ def test_the_replica_made_slow_is_named_slowest(real, slow):
     assert f"CPU:{slow}" in found[0]["message"] and found[0]["data"]["slowest"] == slow_dev[
         "device"]
     text = real[f"slow{slow}_text"]
-    assert "Replicas (2 devices, host op events; times per step)" in text
+    assert "Replicas (2 devices, host op events; median per step)" in text
     assert f"CPU:{slow} (slowest)" in text
     assert f"slowest replica: CPU:{slow}" in text
 
 
 def test_watch_records_the_devices_that_ran_the_step(real):
     assert real["watch_devices"] == [D0, D1]
+
+
+def test_watch_with_a_capture_names_the_slow_replica(real):
+    doc = real["watch_capture"]
+    assert doc["capture"]["step_source"] == "tf.function calls"
+    assert doc["capture"]["steps"] == 4
+    split = doc["replicas"]
+    assert split["slowest"] == D1 and split["ratio"] > 2
+    assert any(f["code"] == "profile.replicas" and f["status"] == "warn"
+               for f in doc["advice"])
 
 
 def test_the_cli_names_the_slow_replica_of_a_script(tmp_path):

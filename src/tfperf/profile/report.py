@@ -213,13 +213,12 @@ class ProfileReport:
         step = split.step_s
         slow = split.slowest
         rows = [[short_device(r.device) + (" (slowest)" if r is slow else ""), f"{r.ops:,}",
-                 _secs(r.op_s), _secs(r.compute_s), _secs(r.collective_s),
+                 _secs(r.compute_s), _secs(r.collective_s),
                  _pct(r.collective_s / step if step else None)] for r in split.replicas]
         what = "host op events" if split.where == "host" else "device kernels"
-        out = ["", b(f"Replicas ({len(split.replicas)} devices, {what}; times per step)"),
+        out = ["", b(f"Replicas ({len(split.replicas)} devices, {what}; median per step)"),
                _indent(render.text_table(
-                   ["device", "ops", "op time", "compute", "collective", "of step"], rows,
-                   "lrrrrr"))]
+                   ["device", "ops", "compute", "collective", "of step"], rows, "lrrrr"))]
         ratio = f" ({split.ratio:.2f}×)" if split.ratio else ""
         out.append(f"  step {_secs(step)}; slowest {short_device(slow.device)}: compute "
                    f"{_secs(slow.compute_s)} against {_secs(split.others_compute_s)}{ratio}, "
