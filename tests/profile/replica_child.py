@@ -22,10 +22,11 @@ def main() -> None:
             job.step(job.x)), steps=3, logdir=sys.argv[1] + f"/slow{slow}")
         out[f"slow{slow}"] = report.to_dict()
         out[f"slow{slow}_text"] = report.text()
-    job = build(2)
-    with watch() as w:  # a fresh function: its first call is inside the watch
-        job.strategy.experimental_local_results(job.step(job.x))
-    out["watch_devices"] = sorted(set(w.obs.placement.values()))
+    for on in (True, False):
+        job = build(2)
+        with watch(placement=on) as w:  # a fresh function: its first call is in the watch
+            job.strategy.experimental_local_results(job.step(job.x))
+        out[f"watch_devices_{on}"] = sorted(set(w.obs.placement.values()))
     job = build(2, slow_replica=1, extra=6)
     with watch(capture=True, logdir=sys.argv[1] + "/watch") as w:
         for _ in range(4):

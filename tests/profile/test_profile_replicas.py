@@ -71,7 +71,8 @@ def test_the_replica_made_slow_is_named_slowest(real, slow):
 
 
 def test_watch_records_the_devices_that_ran_the_step(real):
-    assert real["watch_devices"] == [D0, D1]
+    assert real["watch_devices_True"] == [D0, D1]
+    assert real["watch_devices_False"] == []  # off by default without a capture
 
 
 def test_watch_with_a_capture_names_the_slow_replica(real):

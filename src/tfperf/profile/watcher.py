@@ -67,12 +67,14 @@ class Watcher:
     """Observe TensorFlow at run time inside a ``with`` block. See :func:`watch`."""
 
     def __init__(self, *, functions: bool = True, host_syncs: bool = True,
-                 eager_ops: bool = True, placement: bool = True, capture: bool = False,
+                 eager_ops: bool = True, placement: bool | None = None, capture: bool = False,
                  logdir: str | Path | None = None,
                  on_function_call: Callable[[], None] | None = None):
         self.obs = Observation()
+        # The placement map only serves a capture: by default on when this watch captures
+        # (a watch without one, as bench and tune use, pays nothing for it).
         self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops,
-                      "placement": placement}
+                      "placement": capture if placement is None else placement}
         self._placement = PlacementRecorder()
         # watch(capture=True): a TF profiler capture of the block, read back by report()
         self.capture = (Capture(Path(logdir) if logdir else default_logdir())
@@ -381,11 +383,12 @@ def watch(**kwargs: Any) -> Watcher:
     ...     train()
     >>> w.report()                             # doctest: +SKIP
 
-    Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``,
-    ``placement`` (which device ran each graph node: per-replica figures of a capture).
+    Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``.
     ``capture=True`` also records a TF profiler capture of the block (into ``logdir``, default
     a new temporary folder) that ``w.report()`` reads back: op time, and per replica under
-    ``MirroredStrategy``. Steps are then the top-level ``tf.function`` calls.
+    ``MirroredStrategy``; steps are then the top-level ``tf.function`` calls. ``placement``
+    (which device ran each graph node, to split a capture per replica) is on with a capture;
+    ``placement=True`` keeps it on for a capture taken by other means (``w.report(capture=)``).
     Eager ops are observed on the thread that enters the block; function calls and host
     syncs on every thread.
     """
