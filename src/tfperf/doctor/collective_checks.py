@@ -282,7 +282,7 @@ def worker_spread(compare: dict[str, Any], workers: list[str], ranks: int) -> Fi
     """
     size = compare["bytes"][-1]
     views = []
-    for i, row in enumerate(compare["seconds"]):
+    for row in compare["seconds"]:
         seconds = row[-1] if row else 0.0
         views.append(size / seconds / 1e9 * bus_factor(ranks) if seconds > 0 else 0.0)
     slow = min(range(len(views)), key=lambda i: views[i])
