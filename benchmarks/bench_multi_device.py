@@ -151,7 +151,8 @@ def bench_replicas(rounds: int = 15, block: int = 20) -> None:
           f"{min(ratios):.2f}–{max(ratios):.2f})")
     print(f"  profiler start + stop (writing the xplane.pb): "
           f"{statistics.median(start_stop) * 1e3:.0f} ms; reading a {block}-step capture back: "
-          f"{read_s * 1e3:.0f} ms ({len(summary.op_events) if summary else 0} op events)")
+          f"{read_s * 1e3:.0f} ms ({len(summary.op_events) if summary else 0} graph op events "
+          f"in {summary.steps if summary else 0} steps)")
     firsts: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(3):
         for on in (False, True):
