@@ -198,3 +198,51 @@ def test_the_report_renders_replicas_in_text_and_json():
     assert doc["replicas"]["slowest"] == D1
     assert [r["short"] for r in doc["replicas"]["replicas"]] == ["CPU:0", "CPU:1"]
     assert build_report(Observation(), capture=cap).to_dict()["replicas"] is None
+
+
+def _windowed(events, windows):
+    cap = CaptureSummary(path="x.xplane.pb", steps=len(windows), step_s=None,
+                         step_windows=windows)
+    cap.op_events = events
+    return cap
+
+
+def test_medians_over_steps_keep_a_first_step_from_hiding_the_straggler():
+    ms = 10**9  # ps
+    windows = [(0, 100 * ms), (100 * ms, 110 * ms), (110 * ms, 120 * ms), (120 * ms, 130 * ms)]
+    events = [(1 * ms, 90 * ms, "MatMul", "MatMul", "host")]  # CPU:0's one-off first step
+    for start, _ in windows:
+        events += [(start + ms, ms, "MatMul", "MatMul", "host"),
+                   (start + ms, 4 * ms, "replica_1/MatMul", "MatMul", "host"),
+                   (start + 6 * ms, 3 * ms, "CollectiveReduceV2", "CollectiveReduceV2", "host")]
+    events.append((200 * ms, 50 * ms, "replica_1/MatMul", "MatMul", "host"))  # between steps
+    split = replicas.split(_windowed(events, windows), PLACED)
+    assert split.slowest.device == D1  # totals / steps would name CPU:0 (91 ms in step 0)
+    cpu0, cpu1 = split.replicas
+    assert cpu1.compute_s == pytest.approx(0.004) and cpu0.compute_s == pytest.approx(0.001)
+    assert split.step_s == pytest.approx(0.010)  # median window: call windows, no markers
+    assert cpu0.collective_s == pytest.approx(0.003)
+    assert cpu0.ops == 9 and cpu1.ops == 4  # the event between steps is left out
+
+
+def test_gpu_device_kernels_are_split_per_step():
+    ms = 10**9
+    gpu = {"MatMul": "/job:localhost/replica:0/task:0/device:GPU:0",
+           "replica_1/MatMul": "/job:localhost/replica:0/task:0/device:GPU:1",
+           "NcclAllReduce": "/job:localhost/replica:0/task:0/device:GPU:0",
+           "NcclAllReduce_1": "/job:localhost/replica:0/task:0/device:GPU:1"}
+    windows = [(0, 10 * ms), (10 * ms, 20 * ms)]
+    events = []
+    for start, _ in windows:
+        events += [(start, 2 * ms, "MatMul", "MatMul", "device"),
+                   (start, 6 * ms, "replica_1/MatMul", "MatMul", "device"),
+                   (start, ms, "MatMul", "MatMul", "host"),  # the launch on the host: not split
+                   (start + 2 * ms, 5 * ms, "NcclAllReduce", "NcclAllReduce", "device"),
+                   (start + 6 * ms, ms, "NcclAllReduce_1", "NcclAllReduce", "device")]
+    cap = _windowed(events, windows)
+    cap.devices = ["/device:GPU:0", "/device:GPU:1"]
+    split = replicas.split(cap, gpu)
+    assert split.where == "device" and split.slowest.device.endswith("GPU:1")
+    g0, g1 = split.replicas
+    assert (g0.compute_s, g0.collective_s) == (pytest.approx(0.002), pytest.approx(0.005))
+    assert (g1.compute_s, g1.collective_s) == (pytest.approx(0.006), pytest.approx(0.001))
