@@ -200,13 +200,15 @@ def replica_findings(split: ReplicaSplit) -> list[Finding]:
             "step_s": split.step_s,
             "threshold": (f"compute ≥ {SLOWEST_MARGIN:g}× the others' median and the gap "
                           f"≥ {_pct(REPLICA_GAP_SHARE)} of the step")}
+    others = "the other" if len(split.replicas) == 2 else "the others"
     times = (f"{_ms(slow.compute_s)} of compute a step against {_ms(split.others_compute_s)} "
-             f"for the others" + (f" ({ratio:.1f}×)" if ratio else ""))
+             f"for {others}" + (f" ({ratio:.1f}×)" if ratio else ""))
     if imbalanced:
         out.append(Finding(
             code="profile.replicas", name="replica-imbalance", status=Status.WARN,
-            message=(f"slowest replica: {name}, {times}: every other replica waits "
-                     f"{_ms(gap)} a step for it in the all-reduce"),
+            message=(f"slowest replica: {name}, {times}: {others} "
+                     f"{'waits' if len(split.replicas) == 2 else 'wait'} {_ms(gap)} a step for "
+                     f"it in the all-reduce"),
             hint=("look for work only this replica does (a branch on "
                   "replica_id_in_sync_group, an uneven per-replica batch from the "
                   "distributed dataset) or another load on its device"),

@@ -222,7 +222,7 @@ class ProfileReport:
         ratio = f" ({split.ratio:.2f}×)" if split.ratio else ""
         out.append(f"  step {_secs(step)}; slowest {short_device(slow.device)}: compute "
                    f"{_secs(slow.compute_s)} against {_secs(split.others_compute_s)}{ratio}, "
-                   f"the others wait {_secs(split.gap_s)} a step")
+                   f"a gap of {_secs(split.gap_s)} a step")
         if split.unattributed_s > 0:
             out.append(f"  on no known device: {_secs(split.unattributed_s)} of op time a step "
                        f"({_pct(1 - (split.attributed_share or 0.0))})")
