@@ -223,10 +223,10 @@ def replica_findings(split: ReplicaSplit) -> list[Finding]:
     if share is not None and share > COLLECTIVE_SHARE:
         out.append(Finding(
             code="profile.collectives", name="collective-bound", status=Status.WARN,
-            message=(f"collectives take {_pct(share)} of the step on the median replica "
-                     f"(waiting included; threshold > {_pct(COLLECTIVE_SHARE)})"),
-            hint=("if no replica is slow, the all-reduce itself is the limit: larger "
-                  "per-replica batches, fewer all-reduces (accumulate gradients), and on GPUs "
+            message=(f"collectives take {_pct(share)} of the step even on the replica that "
+                     f"waits least for the others (threshold > {_pct(COLLECTIVE_SHARE)})"),
+            hint=("the all-reduce itself is the limit: larger per-replica batches, fewer "
+                  "all-reduces (accumulate gradients), and on GPUs "
                   "cross_device_ops=tf.distribute.NcclAllReduce()"),
             data={"value": share, "threshold": f"> {_pct(COLLECTIVE_SHARE)}"}))
     placed = split.attributed_share

@@ -79,10 +79,11 @@ class ReplicaSplit:
 
     @property
     def collective_share(self) -> float | None:
-        """Median over replicas of collective time / step time."""
+        """The least collective time of any replica / step time: the replica that waits least
+        for the others shows what the all-reduce itself costs (the others add their wait)."""
         if not self.step_s:
             return None
-        return statistics.median(r.collective_s for r in self.replicas) / self.step_s
+        return min(r.collective_s for r in self.replicas) / self.step_s
 
     def to_dict(self) -> dict[str, Any]:
         slow = self.slowest
