@@ -3,7 +3,8 @@ before TensorFlow's runtime starts, which the test process has long done.
 
 Two steps of one MirroredStrategy over two logical CPUs, one with replica 1 slow, one with
 replica 0 slow, each profiled (warm-up + 3 captured steps); a plain watch() of a step; and
-watch(capture=True) around a first call and three more, replica 1 slow.
+watch(capture=True) around a first call and three more, replica 1 slow; and the same around
+four calls of a step first run before the watch (placed from its traced graphs).
 Prints one JSON document.
 """
 
@@ -32,6 +33,12 @@ def main() -> None:
         for _ in range(4):
             job.strategy.experimental_local_results(job.step(job.x))
     out["watch_capture"] = w.report(show=False).to_dict()
+    job = build(2, slow_replica=1, extra=6)
+    job.strategy.experimental_local_results(job.step(job.x))  # run before the watch
+    with watch(capture=True, logdir=sys.argv[1] + "/prewarmed") as w:
+        for _ in range(4):
+            job.strategy.experimental_local_results(job.step(job.x))
+    out["prewarmed"] = w.report(show=False).to_dict()
     print(json.dumps(out))
 
 

@@ -22,6 +22,14 @@ D0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 D1 = "/job:localhost/replica:0/task:0/device:CPU:1"
 
 
+def test_a_step_first_run_before_the_watch_is_placed_from_its_traced_graphs(real):
+    doc = real["prewarmed"]
+    split = doc["replicas"]
+    assert split is not None, doc["capture_note"]
+    assert split["slowest"] == D1 and split["ratio"] > 2
+    assert split["attributed_share"] > 0.9
+
+
 def _run_child(args, tmp_path):
     """Run a TF child; retry only when it died by a signal (TF's profiler crash), never on a
     wrong result, and skip with the crash shown when every attempt died."""
@@ -247,3 +255,12 @@ def test_gpu_device_kernels_are_split_per_step():
     g0, g1 = split.replicas
     assert (g0.compute_s, g0.collective_s) == (pytest.approx(0.002), pytest.approx(0.005))
     assert (g1.compute_s, g1.collective_s) == (pytest.approx(0.006), pytest.approx(0.001))
+
+
+def test_one_device_spelt_two_ways_is_one_replica():
+    spelt = {**PLACED, "replica_1/Relu": "cpu:1", "Relu": "/device:CPU:0"}
+    split, _ = _findings([("MatMul", "MatMul", 0.002), ("replica_1/MatMul", "MatMul", 0.006),
+                          ("replica_1/Relu", "Relu", 0.002), ("Relu", "Relu", 0.002)],
+                         placed=spelt)
+    assert [r.device for r in split.replicas] == [D0, D1]
+    assert split.slowest.op_s == pytest.approx(0.004)

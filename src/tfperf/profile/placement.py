@@ -12,7 +12,10 @@ Collection is switched on lazily: enabling it initialises TF's runtime, and a sc
 up logical devices (``set_logical_device_configuration``) must do so before that. So it starts
 at once only when the runtime already runs, else just before the first observed
 ``tf.function`` call (which would initialise it anyway). Functions instantiated before that
-are not in the map; their ops stay unattributed and the report says how much time that is.
+are not in TF's collection; for them the watcher adds, the first time it sees a
+``tf.function`` called, the devices its traced graphs asked for (``op.device``, before
+Grappler: rewritten or added nodes stay unattributed, and the report says how much time that
+is). The collected graphs win where both know a node.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ AMBIGUOUS = ""  # a node name two functions placed on different devices
 def short_device(name: str) -> str:
     """``/job:localhost/replica:0/task:0/device:CPU:1`` → ``CPU:1``."""
     return name.rpartition("/device:")[2] or name
+
+
+def device_key(name: str) -> str:
+    """One spelling per device: a traced graph may ask for ``cpu:1`` or ``/device:CPU:1``
+    where the runtime says ``/job:localhost/replica:0/task:0/device:CPU:1``."""
+    kind, _, index = short_device(name).lstrip("/").rpartition(":")
+    return f"{kind.upper()}:{index}" if kind else name
 
 
 def device_sort_key(name: str) -> tuple[str, int, str]:
@@ -65,6 +75,21 @@ def device_of(name: str, placement: dict[str, str]) -> str | None:
     return device or None
 
 
+def traced_devices(function: Any) -> dict[str, str]:
+    """Node name → requested device over a ``tf.function``'s traced graphs (its concrete
+    functions so far; nothing is traced here)."""
+    cache = getattr(function, "_function_cache", None)  # private: read, guarded
+    graphs = []
+    try:
+        for concrete in list(cache.values()) if cache is not None else []:
+            graph = getattr(concrete, "graph", None)
+            if graph is not None:
+                graphs.append(graph.as_graph_def(add_shapes=False))
+    except Exception:  # a TF whose cache or graphs look different: no fallback
+        return {}
+    return graph_devices(graphs)
+
+
 class PlacementRecorder:
     """Collects node placements between ``start()`` and ``stop()``; see the module docstring."""
 
@@ -72,6 +97,13 @@ class PlacementRecorder:
         self.pending = False
         self.enabled = False
         self.error: str | None = None
+        self.traced: dict[str, str] = {}  # from functions' traced graphs (the fallback)
+
+    def add_function(self, function: Any) -> None:
+        """A ``tf.function`` seen for the first time: its traced graphs' devices."""
+        for name, device in traced_devices(function).items():
+            seen = self.traced.get(name)
+            self.traced[name] = device if seen in (None, device) else AMBIGUOUS
 
     def start(self) -> None:
         from tensorflow.python.eager import context
@@ -102,8 +134,9 @@ class PlacementRecorder:
 
     def stop(self) -> dict[str, str]:
         self.pending = False
+        out = dict(self.traced)
         if not self.enabled:
-            return {}
+            return out
         from tensorflow.python.eager import context
 
         self.enabled = False
@@ -112,5 +145,7 @@ class PlacementRecorder:
             context.context().disable_graph_collection()
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
-            return {}
-        return run_metadata_devices(metadata) if metadata is not None else {}
+            return out
+        if metadata is not None:
+            out.update(run_metadata_devices(metadata))  # what ran beats what was asked for
+        return out

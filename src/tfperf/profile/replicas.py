@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from tfperf.profile.placement import device_of, device_sort_key, short_device
+from tfperf.profile.placement import device_key, device_of, device_sort_key, short_device
 from tfperf.profile.remote import COLLECTIVE_OPS
 from tfperf.profile.xplane import CaptureSummary
 
@@ -105,6 +105,7 @@ def split(summary: CaptureSummary, placement: dict[str, str]) -> ReplicaSplit | 
     if not placement:
         return None
     where = "host" if summary.host_only else "device"
+    placement = _canonical(placement)
     windows = summary.step_windows
     if windows and summary.op_events:
         by_device, unattributed = _per_step(summary, placement, where)
@@ -120,6 +121,18 @@ def split(summary: CaptureSummary, placement: dict[str, str]) -> ReplicaSplit | 
     replicas = sorted(by_device.values(), key=lambda r: device_sort_key(r.device))
     return ReplicaSplit(replicas, steps=summary.steps, step_s=step_s,
                         unattributed_s=unattributed, where=where)
+
+
+def _canonical(placement: dict[str, str]) -> dict[str, str]:
+    """Node name → one spelling per device: a traced graph may ask for ``cpu:1`` where the
+    runtime says ``/job:localhost/replica:0/task:0/device:CPU:1``; the longest spelling stays."""
+    spelling: dict[str, str] = {}
+    for device in set(placement.values()):
+        if device:
+            key = device_key(device)
+            if len(device) > len(spelling.get(key, "")):
+                spelling[key] = device
+    return {name: spelling[device_key(d)] if d else d for name, d in placement.items()}
 
 
 def _per_step(summary: CaptureSummary, placement: dict[str, str],

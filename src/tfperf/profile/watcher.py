@@ -222,6 +222,8 @@ class Watcher:
             stats = self._fn_stats.get(id(fn))
             if stats is None:
                 stats = self._new_function_stats(fn)
+                if self._want["placement"]:  # a function first run before the watch
+                    self._placement.add_function(fn)
             if top_level:
                 stats.calls += 1
                 stats.total_s += elapsed
