@@ -235,8 +235,9 @@ def replica_findings(split: ReplicaSplit) -> list[Finding]:
             code="profile.replicas", name="placement-partial", status=Status.INFO,
             message=(f"only {_pct(placed)} of op time could be placed on a device: the "
                      f"per-replica figures cover that part"),
-            hint=("functions that first ran before the watch began are not in the placement "
-                  "map: start watching (or profiling) before the first step"),
+            hint=("a function first run before the watch began is placed from its traced "
+                  "graph, which lacks the nodes TF's optimiser added or renamed: start "
+                  "watching (or profiling) before the first step for the exact map"),
             data={"value": placed, "threshold": f"< {_pct(PLACED_MIN_SHARE)}"}))
     return out
 
