@@ -170,10 +170,16 @@ def bench_replicas(rounds: int = 15, block: int = 20) -> None:
                 nodes = run_metadata_devices(context.context().export_run_metadata())
                 export_s = time.perf_counter() - t0
                 context.context().disable_graph_collection()
+    from tfperf.profile.placement import traced_devices
+
+    t0 = time.perf_counter()
+    traced = traced_devices(fresh.step)  # a function first seen warm: its traced graphs
+    traced_s = time.perf_counter() - t0
     off, on_ = statistics.median(firsts[False]), statistics.median(firsts[True])
     print(f"  placement map: a fresh step's first call (trace + instantiate) {off * 1e3:.0f} ms "
           f"without, {on_ * 1e3:.0f} ms with graph collection: {on_ / off:.2f}×; export and "
-          f"read {export_s * 1e3:.1f} ms for {len(nodes)} nodes")
+          f"read {export_s * 1e3:.1f} ms for {len(nodes)} nodes; a function first run before "
+          f"the watch: its traced graphs read in {traced_s * 1e3:.1f} ms ({len(traced)} nodes)")
     for slow in (-1, 1):
         fresh = build(2, slow_replica=slow)
         rep = profile(lambda fresh=fresh: fresh.strategy.experimental_local_results(
