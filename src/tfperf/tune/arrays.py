@@ -38,6 +38,8 @@ class _Packer:
 
     def pack(self, value: Any, where: str) -> Any:
         tf = sys.modules.get("tensorflow")
+        if isinstance(value, np.generic):  # before int/float: np.float64 is a float
+            return {"t": "np", "k": self.add(value)}
         if value is None or isinstance(value, (bool, str)):
             return {"t": "py", "v": value}
         if isinstance(value, (int, float, complex)):
@@ -46,8 +48,6 @@ class _Packer:
             return {"t": "bytes", "k": self.add(np.frombuffer(value, dtype=np.uint8))}
         if isinstance(value, np.ndarray):
             return {"t": "nd", "k": self.add(value)}
-        if isinstance(value, np.generic):
-            return {"t": "np", "k": self.add(value)}
         if isinstance(value, Ragged):
             return {"t": "ragged", "lengths": [self.add(r) for r in value.row_lengths],
                     "flat": self.add(value.flat_values)}

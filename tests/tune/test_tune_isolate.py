@@ -1,0 +1,128 @@
+"""``tune(..., isolate=True)``: candidates in child processes of their own, run two at a time
+(the CPU path of ``devices``), where a segfault, a hang and a wrong answer each reject only
+their own candidate, with the reason; the pick and its patch as in-process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tfperf.tune.lever import Lever
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf.tune import arrays, isolate, tune  # noqa: E402
+from tfperf.tune.device import DeviceFacts  # noqa: E402
+
+CHAIN = """
+import tensorflow as tf
+
+
+def chain(x):
+    y = x
+    for _ in range(30):
+        y = tf.sin(y) * 0.5 + y * 0.5
+    return y
+"""
+
+
+class Planted(Lever):
+    """A lever planted by the test: replaces one text by another in the module."""
+
+    stage = 10
+
+    def __init__(self, name: str, old: str, new: str) -> None:
+        self.name, self.slot, self.old, self.new = name, name, old, new
+
+    def build(self, text, ctx):
+        assert self.old in text
+        return text.replace(self.old, self.new)
+
+
+def _children_of_this_process() -> list[int]:
+    """Live tune children whose parent is this process (none may be left behind)."""
+    me, out = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me and b"tfperf.tune.child" in cmdline:
+            out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for leftover children")
+def test_isolated_candidates_contain_a_segfault_a_hang_and_a_wrong_answer(user_module,
+                                                                        monkeypatch):
+    monkeypatch.setattr(isolate, "STAGE_SLACK", 1.0)  # the hang is killed sooner
+    mod = user_module(CHAIN)
+    first = "    y = x\n"
+    levers = [
+        Planted("planted: tf.function", "def chain(x):", "@tf.function\ndef chain(x):"),
+        Planted("planted: segfault", first, "    import ctypes\n    ctypes.string_at(0)\n" + first),
+        Planted("planted: hang", first,
+                "    import signal, time\n"  # SIGALRM blocked: the child's own limit is deaf
+                "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+                "    time.sleep(600)\n" + first),
+        Planted("planted: skip the loop", "    for _ in range(30):\n"
+                "        y = tf.sin(y) * 0.5 + y * 0.5\n", ""),
+    ]
+    x = tf.random.Generator.from_seed(0).normal([64, 32])
+    result = tune(mod.chain, (x,), budget=20, levers=levers, devices=2)
+    by = {c.name: c for c in result.candidates}
+    assert by["planted: segfault"].rejected == \
+        "its process failed: child died by signal 11 (SIGSEGV) in screen"
+    hang = by["planted: hang"].rejected
+    assert hang.startswith("its process failed: timed out after ") and hang.endswith(" in screen")
+    assert by["planted: skip the loop"].rejected.startswith("disagrees with the baseline")
+    assert result.best_name == "planted: tf.function"
+    assert "+@tf.function" in result.patch and result.best_fn is None
+    assert result.best.equivalent is True and result.best.speedup > 1
+    # Two local processes at a time: both slots served candidates.
+    slots = {n.split("(")[1].split(")")[0] for c in result.candidates for n in c.notes
+             if n.startswith("isolated:")}
+    assert slots == {"CPU process 1", "CPU process 2"}
+    assert result.device["isolation"]["slots"] == ["CPU process 1", "CPU process 2"]
+    assert _children_of_this_process() == []
+    assert "its process failed" in result.table()
+
+
+def test_values_cross_the_process_boundary_as_arrays(tmp_path):
+    from tfperf.bench.equivalence import Opaque, Ragged, Sparse
+
+    value = {"a": [np.arange(6, dtype=np.float32).reshape(2, 3), (1, 2.5, True, None)],
+             "t": tf.constant([b"x", b"yz"]), 3: np.float64(1.5), "b": b"\x00\x01",
+             "r": Ragged((np.array([1, 2]),), np.arange(3)),
+             "s": Sparse(np.array([[0, 1]]), np.array([4.0]), (2, 2)), "o": Opaque("Model")}
+    back = arrays.load(arrays.save(value, tmp_path / "v.npz"), tmp_path / "v.npz")
+    assert back["a"][0].dtype == np.float32 and back["a"][0].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert back["a"][1] == (1, 2.5, True, None) and isinstance(back["a"][1][1], float)
+    assert isinstance(back["t"], tf.Tensor) and back["t"].numpy().tolist() == [b"x", b"yz"]
+    assert back[3] == 1.5 and back["b"] == b"\x00\x01" and back["o"] == Opaque("Model")
+    assert back["r"].flat_values.tolist() == [0, 1, 2] and back["s"].dense_shape == (2, 2)
+    with pytest.raises(arrays.ShipError, match="tf.Variable"):
+        arrays.save([tf.Variable(1.0)], tmp_path / "w.npz", "the inputs")
+
+
+def test_device_slots_pin_one_process_per_gpu_from_the_facts():
+    from tfperf.tune.pool import device_slots
+    from tfperf.tune.target import TuneError
+
+    two = DeviceFacts(gpus=((8, 0), (8, 0)))
+    assert [s.env for s in device_slots("auto", two)] == [{"CUDA_VISIBLE_DEVICES": "0"},
+                                                          {"CUDA_VISIBLE_DEVICES": "1"}]
+    assert [s.name for s in device_slots(1, two)] == ["GPU 0"]
+    assert [s.name for s in device_slots("auto", DeviceFacts())] == ["CPU process"]
+    assert [s.env for s in device_slots(2, DeviceFacts())] == [{}, {}]
+    with pytest.raises(TuneError, match="3 devices asked, but the device facts show 2"):
+        device_slots(3, two)
+    with pytest.raises(TuneError, match="count or 'auto'"):
+        device_slots("many", two)
