@@ -108,7 +108,7 @@ def test_values_cross_the_process_boundary_as_arrays(tmp_path):
     assert isinstance(back["t"], tf.Tensor) and back["t"].numpy().tolist() == [b"x", b"yz"]
     assert back[3] == 1.5 and back["b"] == b"\x00\x01" and back["o"] == Opaque("Model")
     assert back["r"].flat_values.tolist() == [0, 1, 2] and back["s"].dense_shape == (2, 2)
-    with pytest.raises(arrays.ShipError, match="tf.Variable"):
+    with pytest.raises(arrays.ShipError, match=r"tf\.Variable"):
         arrays.save([tf.Variable(1.0)], tmp_path / "w.npz", "the inputs")
 
 
@@ -126,3 +126,54 @@ def test_device_slots_pin_one_process_per_gpu_from_the_facts():
         device_slots(3, two)
     with pytest.raises(TuneError, match="count or 'auto'"):
         device_slots("many", two)
+
+
+def test_threads_and_one_process_per_injected_gpu(user_module):
+    """Injected facts stand for two GPUs: each child is pinned to one with
+    CUDA_VISIBLE_DEVICES; a float16 candidate needs a GPU and its process sees none here, so it
+    is rejected with that reason; thread-pool sizes are set in each child before TensorFlow
+    starts, and the patch is those lines."""
+    from tfperf.tune.levers.precision import ReducedPrecision
+    from tfperf.tune.levers.threads import Threads
+
+    mod = user_module(CHAIN)
+    x = tf.random.Generator.from_seed(0).normal([64, 32])
+    levers = [ReducedPrecision("float16"), Threads(1, 1), Threads(2, 1)]
+    result = tune(mod.chain, (x,), budget=30, levers=levers, devices="auto", threads=True,
+                  facts=DeviceFacts(gpus=((8, 0), (8, 0))))
+    by = {c.name: c for c in result.candidates}
+    f16 = by["float16 casts"].rejected
+    assert f16 is not None and f16.startswith("needs a GPU: this process (CUDA_VISIBLE_DEVICES=")
+    assert f16.endswith(") sees none")
+    for intra in (1, 2):
+        cand = by[f"threads: intra_op {intra}, inter_op 1"]
+        assert cand.rejected is None, cand.rejected
+        assert f"TensorFlow thread pools in its process: intra_op {intra}, inter_op 1 " \
+               "(set before TensorFlow started)" in cand.notes
+        assert f"+tf.config.threading.set_intra_op_parallelism_threads({intra})" in cand.patch
+    pinned = {n for c in result.candidates for n in c.notes if "CUDA_VISIBLE_DEVICES" in n}
+    assert pinned == {"its process saw CUDA_VISIBLE_DEVICES='0' and 0 GPU(s)",
+                      "its process saw CUDA_VISIBLE_DEVICES='1' and 0 GPU(s)"}
+    assert result.device["isolation"]["slots"] == ["GPU 0", "GPU 1"]
+
+
+def test_the_threads_lever_needs_isolation_and_writes_the_lines_after_the_import():
+    from types import SimpleNamespace
+
+    from tfperf.tune.lever import LeverContext
+    from tfperf.tune.levers import threads
+
+    ctx = LeverContext(SimpleNamespace(), DeviceFacts())  # type: ignore[arg-type]
+    assert threads.levers(ctx) == []  # not asked for
+    ctx.threads = True
+    lever = threads.levers(ctx)[0]
+    assert lever.applies(ctx).startswith("needs --isolate")
+    ctx.isolate = True
+    assert lever.applies(ctx) is None
+    text = '"""Doc."""\nimport numpy as np\nimport tensorflow as tf\n\nX = tf.ones([2])\n'
+    out = lever.build(text, ctx).splitlines()
+    assert out[2:6] == ["import tensorflow as tf", threads.COMMENT,
+                        "tf.config.threading.set_intra_op_parallelism_threads(1)",
+                        "tf.config.threading.set_inter_op_parallelism_threads(1)"]
+    assert threads.settings(2) == [(1, 1), (1, 2), (2, 1)]
+    assert threads.settings(8) == [(1, 1), (4, 2), (8, 1)]

@@ -43,6 +43,7 @@ class _Candidate:
             tf.config.threading.set_intra_op_parallelism_threads(int(threads[0]))
             tf.config.threading.set_inter_op_parallelism_threads(int(threads[1]))
         seen = {"cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                "threads": threads,
                 "gpus_seen": len(tf.config.list_physical_devices("GPU")), "pid": os.getpid()}
         if cmd.get("needs_gpu") and not seen["gpus_seen"]:
             return {**seen, "rejected": "needs a GPU: this process (CUDA_VISIBLE_DEVICES="

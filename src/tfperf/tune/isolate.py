@@ -228,6 +228,14 @@ class Isolation:
             note += ("; screened beside other candidates on a shared CPU, so its own-process "
                      "time is disturbed (the final rounds run one process at a time)")
         record.notes.append(note)
+        seen = out.loaded
+        if seen.get("cuda_visible_devices") is not None:
+            record.notes.append(f"its process saw CUDA_VISIBLE_DEVICES="
+                                f"{seen['cuda_visible_devices']!r} and {seen['gpus_seen']} GPU(s)")
+        if seen.get("threads"):
+            record.notes.append(f"TensorFlow thread pools in its process: intra_op "
+                                f"{seen.get('intra_op')}, inter_op {seen.get('inter_op')} "
+                                "(set before TensorFlow started)")
         if out.failed:
             record.rejected = f"its process failed: {out.failed}"
             return
