@@ -1,6 +1,7 @@
 """``tune(..., isolate=True)``: candidates in child processes of their own, run two at a time
-(the CPU path of ``devices``), where a segfault, a hang and a wrong answer each reject only
-their own candidate, with the reason; the pick and its patch as in-process."""
+(the CPU path of ``devices``, and one per GPU with injected device facts), where a segfault,
+a hang, a wrong answer and a GPU-only lever each reject only their own candidate, with the
+reason; thread-pool sizes set in the child; the pick and its patch as in-process."""
 
 from __future__ import annotations
 
@@ -60,8 +61,7 @@ def _children_of_this_process() -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for leftover children")
-def test_isolated_candidates_contain_a_segfault_a_hang_and_a_wrong_answer(user_module,
-                                                                        monkeypatch):
+def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypatch):
     monkeypatch.setattr(isolate, "STAGE_SLACK", 1.0)  # the hang is killed sooner
     mod = user_module(CHAIN)
     first = "    y = x\n"
@@ -72,8 +72,6 @@ def test_isolated_candidates_contain_a_segfault_a_hang_and_a_wrong_answer(user_m
                 "    import signal, time\n"  # SIGALRM blocked: the child's own limit is deaf
                 "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
                 "    time.sleep(600)\n" + first),
-        Planted("planted: skip the loop", "    for _ in range(30):\n"
-                "        y = tf.sin(y) * 0.5 + y * 0.5\n", ""),
     ]
     x = tf.random.Generator.from_seed(0).normal([64, 32])
     result = tune(mod.chain, (x,), budget=20, levers=levers, devices=2)
@@ -82,7 +80,6 @@ def test_isolated_candidates_contain_a_segfault_a_hang_and_a_wrong_answer(user_m
         "its process failed: child died by signal 11 (SIGSEGV) in screen"
     hang = by["planted: hang"].rejected
     assert hang.startswith("its process failed: timed out after ") and hang.endswith(" in screen")
-    assert by["planted: skip the loop"].rejected.startswith("disagrees with the baseline")
     assert result.best_name == "planted: tf.function"
     assert "+@tf.function" in result.patch and result.best_fn is None
     assert result.best.equivalent is True and result.best.speedup > 1
@@ -138,13 +135,19 @@ def test_threads_and_one_process_per_injected_gpu(user_module):
 
     mod = user_module(CHAIN)
     x = tf.random.Generator.from_seed(0).normal([64, 32])
-    levers = [ReducedPrecision("float16"), Threads(1, 1), Threads(2, 1)]
+    wrong = Planted("planted: skip the loop", "    for _ in range(30):\n"
+                    "        y = tf.sin(y) * 0.5 + y * 0.5\n", "")
+    wrong.stage = 45  # beside float16, in the other process
+    levers = [ReducedPrecision("float16"), wrong, Threads(1, 1), Threads(2, 1)]
     result = tune(mod.chain, (x,), budget=30, levers=levers, devices="auto", threads=True,
                   facts=DeviceFacts(gpus=((8, 0), (8, 0))))
     by = {c.name: c for c in result.candidates}
     f16 = by["float16 casts"].rejected
     assert f16 is not None and f16.startswith("needs a GPU: this process (CUDA_VISIBLE_DEVICES=")
     assert f16.endswith(") sees none")
+    # The outputs came back as arrays and were judged here, as in-process.
+    assert by["planted: skip the loop"].rejected.startswith("disagrees with the baseline")
+    assert by["planted: skip the loop"].equivalent is False
     for intra in (1, 2):
         cand = by[f"threads: intra_op {intra}, inter_op 1"]
         assert cand.rejected is None, cand.rejected
