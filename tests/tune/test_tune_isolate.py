@@ -180,3 +180,38 @@ def test_the_threads_lever_needs_isolation_and_writes_the_lines_after_the_import
                         "tf.config.threading.set_inter_op_parallelism_threads(1)"]
     assert threads.settings(2) == [(1, 1), (1, 2), (2, 1)]
     assert threads.settings(8) == [(1, 1), (4, 2), (8, 1)]
+
+
+def test_cli_scale_options_give_one_line_errors(tmp_path, capsys, monkeypatch):
+    """--ray without Ray installed, and a bad --devices, end with one line and exit 2 before
+    the user's file is imported."""
+    from tfperf import cli
+
+    src = tmp_path / "m.py"
+    src.write_text("raise SystemExit('imported')\n")
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if not installed
+    assert cli.main(["tune", f"{src}:f", "--ray", "local"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "tfperf tune: --ray needs Ray, which is not installed here: pip install " \
+                  "'tfperf[ray]' (or run without --ray)"
+    assert cli.main(["tune", f"{src}:f", "--devices", "0"]) == 2
+    assert "--devices must be a positive count or 'auto', not '0'" in capsys.readouterr().err
+
+
+def test_a_ray_cluster_runs_the_candidates(user_module):
+    """With Ray installed: a local Ray instance runs the candidates' processes."""
+    ray = pytest.importorskip("ray")
+    mod = user_module(CHAIN)
+    levers = [Planted("planted: tf.function", "def chain(x):", "@tf.function\ndef chain(x):"),
+              Planted("planted: segfault", "    y = x\n",
+                      "    import ctypes\n    ctypes.string_at(0)\n    y = x\n")]
+    x = tf.random.Generator.from_seed(0).normal([64, 32])
+    try:
+        result = tune(mod.chain, (x,), budget=30, levers=levers, ray="local", devices=2)
+    finally:
+        ray.shutdown()
+    by = {c.name: c for c in result.candidates}
+    assert by["planted: segfault"].rejected == \
+        "its process failed: child died by signal 11 (SIGSEGV) in screen"
+    assert result.best_name == "planted: tf.function" and result.best.equivalent is True
+    assert result.device["isolation"]["kind"] == "ray"

@@ -114,7 +114,7 @@ class Isolation:
         if ray is not None:
             from tfperf.tune.ray_pool import RayPool
 
-            self.pool = RayPool(ray, devices, facts)
+            self.pool = RayPool(ray, devices, facts, workdir)
         else:
             self.pool = LocalPool(device_slots(devices, facts))
         self.shared_cpu = self.pool.parallel > 1 and not facts.gpus
@@ -365,7 +365,7 @@ class Isolation:
                 self.truth_error = f"the baseline cannot run on float64 inputs " \
                                    f"({reply['exception']})"
             else:
-                value = arrays.load(reply["outputs"]["skeleton"], path)
+                value = arrays.load(reply["outputs"]["skeleton"], reply["outputs"]["npz"])
                 self.truth_value = [value] * max(1, len(search.base.screen.outputs))
         search.truth_error = self.truth_error
         return self.truth_value
