@@ -207,7 +207,7 @@ def test_a_ray_cluster_runs_the_candidates(user_module):
                       "    import ctypes\n    ctypes.string_at(0)\n    y = x\n")]
     x = tf.random.Generator.from_seed(0).normal([64, 32])
     try:
-        result = tune(mod.chain, (x,), budget=30, levers=levers, ray="local", devices=2)
+        result = tune(mod.chain, (x,), budget=60, levers=levers, ray="local", devices=2)
     finally:
         ray.shutdown()
     by = {c.name: c for c in result.candidates}

@@ -39,6 +39,8 @@ class _Candidate:
         threads = cmd.get("threads")
         import tensorflow as tf
 
+        for gpu in tf.config.list_physical_devices("GPU"):  # processes kept alive share it
+            tf.config.experimental.set_memory_growth(gpu, True)
         if threads:  # before anything runs TensorFlow: set once, fixed for the process
             tf.config.threading.set_intra_op_parallelism_threads(int(threads[0]))
             tf.config.threading.set_inter_op_parallelism_threads(int(threads[1]))

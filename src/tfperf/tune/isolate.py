@@ -303,7 +303,7 @@ class Isolation:
         """Keep the children of the ``KEEP`` fastest agreeing candidates, close the rest."""
         ranked = sorted((self.lives[k] for k in self.alive if self.lives[k] is not self.base),
                         key=lambda c: c.estimate)
-        for live in ranked[KEEP:]:
+        for live in ranked[getattr(self.pool, "keep", KEEP):]:
             self.alive.pop(id(live)).close()
 
     def eager_ops(self, live: Any) -> int | None:
@@ -397,6 +397,7 @@ def start(search: Any, *, threads: bool = False, devices: int | str | None = Non
     except IsolateError as exc:
         raise TuneError(str(exc).replace("isolate=True", "tune's isolation")) from None
     search.isolation = Isolation(search.target, search.facts, search.workdir, devices, ray)
+    search.t0 = time.perf_counter()  # the budget is the search's: joining Ray is not in it
     search.ctx.isolate, search.ctx.threads = True, threads
     try:
         result = search.run()

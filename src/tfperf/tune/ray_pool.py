@@ -5,8 +5,11 @@ Ray does the placing: each candidate is a Ray actor (asking for one GPU where th
 show GPUs, so Ray pins it with ``CUDA_VISIBLE_DEVICES``), and the actor starts the same
 ``python -m tfperf.tune.child`` process as a local run and relays the same commands to it
 (:class:`tfperf.tune.worker.Worker`), so a segfault kills that child, not the Ray worker.
-Outputs come back as the ``.npz`` file's bytes. The user's file (and its inputs function)
-must be at the same path on every node, as with any Ray job that imports user modules.
+Outputs come back as the ``.npz`` file's bytes. No candidate's actor is kept after its
+screen (it would hold its GPU), so speedups are own-process medians, possibly measured on
+different nodes: a heterogeneous cluster needs a local final check. The user's file (and
+its inputs function) must be at the same path on every node, as with any Ray job that imports
+user modules.
 ``ADDRESS`` is what ``ray.init`` takes (``auto``, ``ray://host:10001``); ``local`` starts a
 Ray instance on this machine (the tests use it).
 """
@@ -129,13 +132,22 @@ class RayPool:
         self.n = max(1, auto if devices in (None, "auto") else int(devices or 1))
         self.address = address
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="tfperf-tune-ray-"))
-        self._actor = ray.remote(num_gpus=1 if self.gpus else 0, num_cpus=1)(ChildActor)
+        # No CPU reserved (this driver bounds how many run at once; a reserved CPU held by an
+        # idle actor would block the next one), spread over the nodes; a whole GPU each.
+        self._actor = ray.remote(num_gpus=1 if self.gpus else 0, num_cpus=0,
+                                 scheduling_strategy="SPREAD")(ChildActor)
         self._executor = ThreadPoolExecutor(max_workers=self.n,
                                             thread_name_prefix="tfperf-tune-ray")
 
     @property
     def parallel(self) -> int:
         return self.n
+
+    @property
+    def keep(self) -> int:
+        """Candidates' actors kept after screening: none (a kept actor would hold its GPU),
+        so speedups under Ray are own-process medians, never final rounds."""
+        return 0
 
     def submit(self, job: Callable[[Slot], T]) -> Future[T]:
         return self._executor.submit(job, Slot(f"Ray {self.address}", gpu=bool(self.gpus)))
