@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=60.0, help="tune's budget per tune run")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--skip-tune", action="store_true", help="only the child-level figures")
+    p.add_argument("--tune-only", action="store_true", help="only the whole searches (4.)")
+    p.add_argument("--show-tables", action="store_true", help="each search's table")
     args = p.parse_args(argv)
 
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
@@ -80,10 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     import tensorflow  # noqa: F401
 
     from tfperf.bench.machine import machine_info, machine_line
-    from tfperf.core.measure import format_seconds
     from tfperf.tune.device import DeviceFacts
     from tfperf.tune.isolate import Isolation
-    from tfperf.tune.levers.threads import cores, settings
+    from tfperf.tune.levers.threads import cores
     from tfperf.tune.source import set_tf_function
     from tfperf.tune.target import Target
 
@@ -93,6 +94,17 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="tfperf-bench-scale-"))
     iso = Isolation(target, DeviceFacts(), work)
     graph = set_tf_function(target.source, target.name, {})
+
+    if not args.tune_only:
+        _children(args, iso, graph)
+    if not args.skip_tune:
+        _searches(args, fn, a, kw)
+    return 0
+
+
+def _children(args: Any, iso: Any, graph: str) -> None:
+    from tfperf.core.measure import format_seconds
+    from tfperf.tune.levers.threads import cores, settings
 
     # 1. A child's start: Python, TensorFlow, the user's module, the candidate built.
     ws = _workers(iso, 3, graph)
@@ -140,22 +152,24 @@ def main(argv: list[str] | None = None) -> int:
     for w in pool:
         w.close()
 
-    if not args.skip_tune:
-        from tfperf.tune import tune
 
-        print(f"\n4. whole searches, budget {args.budget:g} s (discovered levers):")
-        for label, kw_ in (("in-process", {}), ("isolate", {"isolate": True}),
-                           ("isolate, devices=2", {"devices": 2})):
-            t0 = time.perf_counter()
-            r = tune(fn, a, kw, budget=args.budget, **kw_)
-            wall = time.perf_counter() - t0
-            ran = [c for c in r.candidates if c.first_call_s is not None]
-            best = r.best
-            print(f"   {label:<20} wall {wall:5.1f} s, {len(ran)} candidates run "
-                  f"({wall / max(1, len(ran) + 1):.2f} s each, baseline included); pick: "
-                  f"{best.name if best else None} "
-                  f"×{best.speedup if best and best.speedup else 0:.2f}")
-    return 0
+def _searches(args: Any, fn: Any, a: Any, kw: Any) -> None:
+    from tfperf.tune import tune
+
+    print(f"\n4. whole searches, budget {args.budget:g} s (discovered levers):")
+    for label, kw_ in (("in-process", {}), ("isolate", {"isolate": True}),
+                       ("isolate, devices=2", {"devices": 2})):
+        t0 = time.perf_counter()
+        r = tune(fn, a, kw, budget=args.budget, **kw_)
+        wall = time.perf_counter() - t0
+        ran = [c for c in r.candidates if c.first_call_s is not None]
+        best = r.best
+        print(f"   {label:<20} wall {wall:5.1f} s, {len(ran)} candidates run "
+              f"({wall / max(1, len(ran) + 1):.2f} s each, baseline included); pick: "
+              f"{best.name if best else None} "
+              f"×{best.speedup if best and best.speedup else 0:.2f}")
+        if args.show_tables:
+            print(r.table())
 
 
 if __name__ == "__main__":

@@ -126,6 +126,7 @@ class Isolation:
         self.truth_value: list[Any] | None = None
         self.truth_error: str | None = None
         self.start_s = 0.0  # a child's start-up (the baseline's): no candidate starts later
+        self.started: list[Any] = []  # every child, so that close() leaves none behind
 
     def describe(self) -> dict[str, Any]:
         return {**self.pool.describe(), "timing": "each candidate in its own process; the "
@@ -138,6 +139,7 @@ class Isolation:
         out = Outcome(slot=slot.name)
         t0 = time.perf_counter()
         worker = self.pool.worker(slot, label)
+        self.started.append(worker)  # list.append is atomic: pool threads share the list
         try:
             out.loaded = worker.call(load, timeout=LOAD_LIMIT)
             out.start_s = time.perf_counter() - t0
@@ -210,23 +212,32 @@ class Isolation:
         record.patch = unified_diff(search.target.path.name, search.target.source, text)
         live.built = Built(_elsewhere, {}, text, search.workdir / "isolated.py")
         count = not any(lv.traces for lv in live.levers)
-        self.pending[id(live)] = self._submit(live, text, live.levers, limit,
-                                              self._measure_s(search), count_ops=count)
+        # On a shared CPU, parallel children would disturb each other's times: they only
+        # screen in parallel, and settle() measures them one at a time.
+        measure_s = None if self.shared_cpu else self._measure_s(search)
+        self.pending[id(live)] = self._submit(live, text, live.levers, limit, measure_s,
+                                              count_ops=count)
 
     def settle(self, search: Any, lives: list[Any]) -> None:
         """Wait for the children of ``lives`` and judge what they gave, in order."""
+        batch = []
         for live in lives:
             future = self.pending.pop(id(live), None)
             if future is not None:
                 self._fill(search, live, future.result(), judge=True)
+                batch.append(live)
+        if self.shared_cpu:  # screened side by side; measured one process at a time
+            for live in batch:
+                if id(live) in self.alive:
+                    self._measure_alive(live, self._measure_s(search))
         self._trim(search)
 
     def _fill(self, search: Any, live: Any, out: Outcome, judge: bool) -> None:
         record = live.record
         note = f"isolated: its own process ({out.slot})"
         if self.shared_cpu and judge:
-            note += ("; screened beside other candidates on a shared CPU, so its own-process "
-                     "time is disturbed (the final rounds run one process at a time)")
+            note += ("; screened beside other candidates on a shared CPU (its first-call time "
+                     "is disturbed), measured afterwards one process at a time")
         record.notes.append(note)
         seen = out.loaded
         if seen.get("cuda_visible_devices") is not None:
@@ -371,14 +382,13 @@ class Isolation:
         return self.truth_value
 
     def close(self) -> None:
-        for future in self.pending.values():
+        """End every child (also those still running after an interrupt) and the pool."""
+        for worker in self.started:
             with contextlib.suppress(Exception):
-                out = future.result()
-                if out.worker is not None:
-                    out.worker.close()
+                worker.close()
+        for future in self.pending.values():
+            future.cancel()
         self.pending.clear()
-        for worker in self.alive.values():
-            worker.close()
         self.alive.clear()
         self.pool.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
