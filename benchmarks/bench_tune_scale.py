@@ -133,6 +133,9 @@ def _children(args: Any, iso: Any, graph: str) -> None:
           f"per-call time ×{statistics.median(ratio):.2f} median (range "
           f"{min(ratio):.2f}–{max(ratio):.2f}); alone "
           f"{format_seconds(statistics.median(x for r in alone for x in r))}")
+    same = [r[1] / r[0] for r in alone]
+    print(f"   the same candidate in two processes, each alone: second/first ×"
+          f"{statistics.median(same):.2f} median (range {min(same):.2f}–{max(same):.2f})")
     for w in ws:
         w.close()
 
