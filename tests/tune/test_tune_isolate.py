@@ -63,7 +63,11 @@ def _children_of_this_process() -> list[int]:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for leftover children")
 def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypatch):
     monkeypatch.setattr(isolate, "STAGE_SLACK", 1.0)  # the hang is killed sooner
-    mod = user_module(CHAIN)
+    # Stateful inputs (a tf.Variable) cannot be shipped: each child calls the module's own
+    # inputs function, found by name.
+    mod = user_module(CHAIN + "\n\ndef make():\n"
+                      "    x = tf.random.stateless_normal([64, 32], [1, 2])\n"
+                      "    return (tf.Variable(x),), {}\n")
     first = "    y = x\n"
     levers = [
         Planted("planted: tf.function", "def chain(x):", "@tf.function\ndef chain(x):"),
@@ -73,8 +77,7 @@ def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypa
                 "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
                 "    time.sleep(600)\n" + first),
     ]
-    x = tf.random.Generator.from_seed(0).normal([64, 32])
-    result = tune(mod.chain, (x,), budget=20, levers=levers, devices=2)
+    result = tune(mod.chain, budget=20, inputs=mod.make, levers=levers, devices=2)
     by = {c.name: c for c in result.candidates}
     assert by["planted: segfault"].rejected == \
         "its process failed: child died by signal 11 (SIGSEGV) in screen"
@@ -215,3 +218,16 @@ def test_a_ray_cluster_runs_the_candidates(user_module):
         "its process failed: child died by signal 11 (SIGSEGV) in screen"
     assert result.best_name == "planted: tf.function" and result.best.equivalent is True
     assert result.device["isolation"]["kind"] == "ray"
+
+
+def test_what_a_child_cannot_find_is_refused_before_any_process_starts(user_module):
+    from tfperf.tune.target import TuneError
+
+    mod = user_module(CHAIN)
+    x = tf.ones([4, 4])
+    with pytest.raises(TuneError, match="inputs factory to be a function defined at module"):
+        tune(mod.chain, inputs=lambda: ((x,), {}), isolate=True, budget=5)
+    with pytest.raises(TuneError, match=r"cannot send the inputs to a child process: the "
+                                        r"inputs\[0\]\[0\]: a tf\.Variable"):
+        tune(mod.chain, (tf.Variable(x),), isolate=True, budget=5)
+    assert _children_of_this_process() == []

@@ -406,7 +406,11 @@ def start(search: Any, *, threads: bool = False, devices: int | str | None = Non
         refuse_unguarded_caller([SimpleNamespace(fn=search.target.fn, source=None)])
     except IsolateError as exc:
         raise TuneError(str(exc).replace("isolate=True", "tune's isolation")) from None
-    search.isolation = Isolation(search.target, search.facts, search.workdir, devices, ray)
+    try:
+        search.isolation = Isolation(search.target, search.facts, search.workdir, devices, ray)
+    except BaseException:
+        shutil.rmtree(search.workdir, ignore_errors=True)
+        raise
     search.t0 = time.perf_counter()  # the budget is the search's: joining Ray is not in it
     search.ctx.isolate, search.ctx.threads = True, threads
     try:
