@@ -101,13 +101,16 @@ def test_values_cross_the_process_boundary_as_arrays(tmp_path):
     value = {"a": [np.arange(6, dtype=np.float32).reshape(2, 3), (1, 2.5, True, None)],
              "t": tf.constant([b"x", b"yz"]), 3: np.float64(1.5), "b": b"\x00\x01",
              "r": Ragged((np.array([1, 2]),), np.arange(3)),
-             "s": Sparse(np.array([[0, 1]]), np.array([4.0]), (2, 2)), "o": Opaque("Model")}
+             "s": Sparse(np.array([[0, 1]]), np.array([4.0]), (2, 2)), "o": Opaque("Model"),
+             "bf16": tf.constant([1.5, -2.0], tf.bfloat16).numpy()}
     back = arrays.load(arrays.save(value, tmp_path / "v.npz"), tmp_path / "v.npz")
     assert back["a"][0].dtype == np.float32 and back["a"][0].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert back["a"][1] == (1, 2.5, True, None) and isinstance(back["a"][1][1], float)
     assert isinstance(back["t"], tf.Tensor) and back["t"].numpy().tolist() == [b"x", b"yz"]
     assert back[3] == 1.5 and back["b"] == b"\x00\x01" and back["o"] == Opaque("Model")
     assert back["r"].flat_values.tolist() == [0, 1, 2] and back["s"].dense_shape == (2, 2)
+    # bfloat16 (an ml_dtypes type, a raw void to .npz) keeps its dtype and values.
+    assert back["bf16"].dtype.name == "bfloat16" and back["bf16"].tolist() == [1.5, -2.0]
     with pytest.raises(arrays.ShipError, match=r"tf\.Variable"):
         arrays.save([tf.Variable(1.0)], tmp_path / "w.npz", "the inputs")
 
@@ -231,3 +234,27 @@ def test_what_a_child_cannot_find_is_refused_before_any_process_starts(user_modu
                                         r"inputs\[0\]\[0\]: a tf\.Variable"):
         tune(mod.chain, (tf.Variable(x),), isolate=True, budget=5)
     assert _children_of_this_process() == []
+
+
+def test_a_speedup_within_two_baseline_processes_spread_is_not_picked():
+    """The final rounds measure a second process of the baseline; a candidate whose speedup
+    is no larger than that control's is rejected as indistinguishable."""
+    from types import SimpleNamespace
+
+    from tfperf.tune.isolate import Isolation
+    from tfperf.tune.result import CandidateResult
+
+    iso = Isolation.__new__(Isolation)  # only the rule, no processes
+    base = SimpleNamespace(record=CandidateResult("baseline", []))
+    lives = {k: SimpleNamespace(record=CandidateResult(f"c{k}", ["x"], speedup=s))
+             for k, s in enumerate((1.05, 1.5, 0.8))}
+    iso.base, iso.lives = base, {**lives, 9: base}
+    closed = []
+    # The control came out 1/0.9 = ×1.11 apart from the baseline, per round.
+    iso._judge_by_control([1.0, 1.0, 1.0], [0.9, 0.9, 0.9],
+                          SimpleNamespace(close=lambda: closed.append(1)))
+    assert lives[0].record.rejected == ("not told apart from the baseline: ×1.05 is within the "
+                                        "×1.11 a second process of the baseline measured "
+                                        "against the first")
+    assert lives[1].record.rejected is None and lives[2].record.rejected is None
+    assert iso.control == {"ratio": 1.1111, "rounds": 3} and closed == [1]

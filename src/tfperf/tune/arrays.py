@@ -33,6 +33,9 @@ class _Packer:
         arr = np.asarray(array)
         if arr.dtype == object:  # string tensors: bytes objects → a fixed-width bytes array
             arr = arr.astype(np.bytes_)
+        elif arr.dtype.kind == "V":  # bfloat16 and friends (ml_dtypes): .npz keeps no name
+            key = f"{key}__{arr.dtype.name}"
+            arr = arr.view(f"u{arr.dtype.itemsize}")
         self.arrays[key] = arr
         return key
 
@@ -93,6 +96,10 @@ def load(skeleton: Any, source: Path | str | bytes) -> Any:
     data = io.BytesIO(source) if isinstance(source, bytes) else source
     with np.load(data, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
+    for key in [k for k in arrays if "__" in k]:
+        import ml_dtypes  # TensorFlow's own dependency for bfloat16 arrays
+
+        arrays[key] = arrays[key].view(getattr(ml_dtypes, key.split("__", 1)[1]))
     return unpack(skeleton, arrays)
 
 

@@ -127,10 +127,11 @@ class Isolation:
         self.truth_error: str | None = None
         self.start_s = 0.0  # a child's start-up (the baseline's): no candidate starts later
         self.started: list[Any] = []  # every child, so that close() leaves none behind
+        self.control: dict[str, Any] | None = None  # the second baseline process's verdict
 
     def describe(self) -> dict[str, Any]:
         return {**self.pool.describe(), "timing": "each candidate in its own process; the "
-                "final rounds alternate processes, one at a time"}
+                "final rounds alternate processes, one at a time", "control": self.control}
 
     # -- running one child ----------------------------------------------------------------
 
@@ -332,6 +333,10 @@ class Isolation:
         rounds = FINAL_ROUNDS if final else 1
         per = max(0.2, min(2.0, seconds / (rounds * len(lives))))
         medians: dict[int, list[float]] = {id(c): [] for c in lives}
+        # A second process of the baseline, measured in the same rounds: how far apart two
+        # processes of the same code come out here (the noise floor of isolated speedups).
+        control = self._control(search) if final else None
+        control_runs: list[float] = []
         for _ in range(rounds):
             for live in lives:
                 if id(live) not in self.alive:
@@ -339,6 +344,14 @@ class Isolation:
                 reply = self._measure_alive(live, per)
                 if reply is not None and reply.get("median_s"):
                     medians[id(live)].append(float(reply["median_s"]))
+                if live is base and control is not None:
+                    try:
+                        got = control.call({"op": "measure", "seconds": per},
+                                           timeout=3 * per + STAGE_SLACK + 30)
+                        control_runs.append(float(got["median_s"]))
+                    except (WorkerFailed, KeyError, TypeError):
+                        control.close()
+                        control = None
         base_runs = medians[id(base)]
         if not base_runs:
             return
@@ -354,6 +367,45 @@ class Isolation:
             live.record.notes.append(
                 f"speedup: median of {len(pairs)} per-round ratios, its process and the "
                 "baseline's measured in turn, one process at a time")
+        if control is not None:
+            self._judge_by_control(base_runs, control_runs, control)
+
+    def _control(self, search: Any) -> Any:
+        """A fresh child of the baseline for the final rounds, when the budget allows."""
+        if search.left(final=True) < 2 * self.start_s:
+            return None
+        slot = getattr(self.pool, "slots", [Slot("CPU process")])[0]
+        worker = self.pool.worker(slot, "control")
+        self.started.append(worker)
+        try:
+            reply = worker.call({**self.load_spec, "source": None, "threads": None,
+                                 "needs_gpu": False}, timeout=LOAD_LIMIT)
+        except WorkerFailed:
+            return None
+        if "exception" in reply:
+            worker.close()
+            return None
+        return worker
+
+    def _judge_by_control(self, base_runs: list[float], control_runs: list[float],
+                          control: Any) -> None:
+        """Reject candidates whose speedup is within what a second baseline process measured
+        against the first: such a speedup cannot be told from a change of process."""
+        control.close()
+        pairs = [(b, c) for b, c in zip(base_runs, control_runs, strict=False) if c > 0]
+        if not pairs:
+            return
+        ratio = statistics.median(b / c for b, c in pairs)
+        spread = max(ratio, 1 / ratio)
+        self.control = {"ratio": round(ratio, 4), "rounds": len(pairs)}
+        for live in self.lives.values():
+            rec = live.record
+            if live is self.base or rec.rejected is not None or rec.speedup is None:
+                continue
+            if 1.0 < rec.speedup <= spread:
+                rec.rejected = (f"not told apart from the baseline: ×{rec.speedup:.2f} is within "
+                                f"the ×{spread:.2f} a second process of the baseline measured "
+                                "against the first")
 
     def truth(self, search: Any) -> list[Any] | None:
         """The baseline's outputs on float64 inputs, from the baseline's child."""
