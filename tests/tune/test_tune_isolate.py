@@ -156,7 +156,9 @@ def test_threads_and_one_process_per_injected_gpu(user_module):
     assert by["planted: skip the loop"].equivalent is False
     for intra in (1, 2):
         cand = by[f"threads: intra_op {intra}, inter_op 1"]
-        assert cand.rejected is None, cand.rejected
+        # Kept, or measured and found within the control's spread (timing noise, not a fault)
+        assert cand.rejected is None or cand.rejected.startswith(
+            "not told apart from the baseline"), cand.rejected
         assert f"TensorFlow thread pools in its process: intra_op {intra}, inter_op 1 " \
                "(set before TensorFlow started)" in cand.notes
         assert f"+tf.config.threading.set_intra_op_parallelism_threads({intra})" in cand.patch

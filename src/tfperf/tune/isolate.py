@@ -48,6 +48,9 @@ LOAD_LIMIT = 180.0
 KEEP = 3
 #: Alternating rounds of the final timing.
 FINAL_ROUNDS = 3
+#: The least spread a speedup must exceed, however close the control came out (one control
+#: is one sample of the process-to-process spread; 1.05 is also what the ladder calls help).
+MIN_SPREAD = 1.05
 
 
 @dataclass
@@ -396,7 +399,7 @@ class Isolation:
         if not pairs:
             return
         ratio = statistics.median(b / c for b, c in pairs)
-        spread = max(ratio, 1 / ratio)
+        spread = max(ratio, 1 / ratio, MIN_SPREAD)
         self.control = {"ratio": round(ratio, 4), "rounds": len(pairs)}
         for live in self.lives.values():
             rec = live.record
