@@ -95,10 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     iso = Isolation(target, DeviceFacts(), work)
     graph = set_tf_function(target.source, target.name, {})
 
-    if not args.tune_only:
-        _children(args, iso, graph)
-    if not args.skip_tune:
-        _searches(args, fn, a, kw)
+    try:
+        if not args.tune_only:
+            _children(args, iso, graph)
+        if not args.skip_tune:
+            _searches(args, fn, a, kw)
+    finally:
+        iso.close()  # its pool, and the work folder with the shipped inputs
     return 0
 
 
