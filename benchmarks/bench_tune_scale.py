@@ -173,7 +173,8 @@ def _searches(args: Any, fn: Any, a: Any, kw: Any) -> None:
         print(f"   {label:<20} wall {wall:5.1f} s, {len(ran)} candidates run "
               f"({wall / max(1, len(ran) + 1):.2f} s each, baseline included); pick: "
               f"{best.name if best else None} "
-              f"×{best.speedup if best and best.speedup else 0:.2f}")
+              f"×{best.speedup if best and best.speedup else 0:.2f}; control: "
+              f"{r.device.get('isolation', {}).get('control', '-')}")
         if args.show_tables:
             print(r.table())
 
