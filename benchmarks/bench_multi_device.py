@@ -8,8 +8,15 @@
    and its overhead on the job's step time as a ratio in one run — the median step time of
    the steps that ran inside the capture window over that of the steps outside it, per worker
    (each worker logs every step's wall-clock start and duration).
+3. Per-replica figures (`tfperf profile` under MirroredStrategy, 2 logical CPU devices, in
+   this process, first, since logical devices must precede TF's runtime): the capture's
+   overhead on the step as a ratio in one run (blocks of steps with and without a capture,
+   interleaved, median of per-round ratios), the cost of the placement map (a fresh step's
+   first call with TF's graph collection on and off, interleaved), the read-back time, and
+   the replica figures of a balanced step and of one with replica 1 slowed.
 
 Run: .venv/bin/python benchmarks/bench_multi_device.py [--max-message BYTES] [--duration-ms N]
+     [--only devices|remote|replicas]
 """
 
 from __future__ import annotations
@@ -106,13 +113,103 @@ def bench_remote(duration_ms: int) -> None:
                       f"{inside / outside:.2f}×")
 
 
+def bench_replicas(rounds: int = 15, block: int = 20) -> None:
+    from tensorflow.python.eager import context
+
+    from tfperf.core.measure import Timer
+    from tfperf.examples.mirrored_replicas import build
+    from tfperf.profile import profile, xplane
+    from tfperf.profile.capture import Capture
+
+    job = build(2)
+    timer = Timer(lambda: job.strategy.experimental_local_results(job.step(job.x)))
+    timer.first_call()
+    timer.block(block)
+    ratios, plain_s, captured_s, start_stop = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            plain = timer.block(block)
+            cap = Capture(Path(tmp) / f"r{r}")
+            t0 = time.perf_counter()
+            cap.start()
+            t1 = time.perf_counter()
+            captured = timer.block(block)
+            t2 = time.perf_counter()
+            cap.stop()
+            start_stop.append((t1 - t0) + (time.perf_counter() - t2))
+            ratios.append(captured / plain)
+            plain_s.append(plain)
+            captured_s.append(captured)
+        t0 = time.perf_counter()
+        summary = xplane.summarise(cap.xplane) if cap.xplane else None
+        read_s = time.perf_counter() - t0
+    print(f"\nMirroredStrategy step over 2 logical CPUs "
+          f"({job.strategy.num_replicas_in_sync} replicas), {rounds} rounds of {block} steps:")
+    print(f"  step {statistics.median(plain_s) * 1e3:.2f} ms plain, "
+          f"{statistics.median(captured_s) * 1e3:.2f} ms while captured: overhead ratio "
+          f"{statistics.median(ratios):.2f}× (median of per-round ratios; range "
+          f"{min(ratios):.2f}–{max(ratios):.2f})")
+    print(f"  profiler start + stop (writing the xplane.pb): "
+          f"{statistics.median(start_stop) * 1e3:.0f} ms; reading a {block}-step capture back: "
+          f"{read_s * 1e3:.0f} ms ({len(summary.op_events) if summary else 0} graph op events "
+          f"in {summary.steps if summary else 0} steps)")
+    firsts: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(3):
+        for on in (False, True):
+            fresh = build(2)
+            if on:
+                context.context().enable_graph_collection()
+            t0 = time.perf_counter()
+            for v in fresh.strategy.experimental_local_results(fresh.step(fresh.x)):
+                v.numpy()
+            firsts[on].append(time.perf_counter() - t0)
+            if on:
+                from tfperf.profile.placement import run_metadata_devices
+
+                t0 = time.perf_counter()
+                nodes = run_metadata_devices(context.context().export_run_metadata())
+                export_s = time.perf_counter() - t0
+                context.context().disable_graph_collection()
+    from tfperf.profile.placement import traced_devices
+
+    t0 = time.perf_counter()
+    traced = traced_devices(fresh.step)  # a function first seen warm: its traced graphs
+    traced_s = time.perf_counter() - t0
+    off, on_ = statistics.median(firsts[False]), statistics.median(firsts[True])
+    print(f"  placement map: a fresh step's first call (trace + instantiate) {off * 1e3:.0f} ms "
+          f"without, {on_ * 1e3:.0f} ms with graph collection: {on_ / off:.2f}×; export and "
+          f"read {export_s * 1e3:.1f} ms for {len(nodes)} nodes; a function first run before "
+          f"the watch: its traced graphs read in {traced_s * 1e3:.1f} ms ({len(traced)} nodes)")
+    for slow in (-1, 1):
+        fresh = build(2, slow_replica=slow)
+        rep = profile(lambda fresh=fresh: fresh.strategy.experimental_local_results(
+            fresh.step(fresh.x)), steps=5)
+        split = rep.replicas
+        if split is None:
+            print(f"  slow replica {slow}: no split ({rep.capture_note})")
+            continue
+        rows = ", ".join(f"{r.device.rpartition('/device:')[2]} compute "
+                         f"{r.compute_s * 1e3:.2f} ms collective {r.collective_s * 1e3:.2f} ms"
+                         for r in split.replicas)
+        what = "balanced step" if slow < 0 else f"replica {slow} slowed"
+        verdict = [str(f.status) for f in rep.findings if f.code == "profile.replicas"]
+        print(f"  {what}: step {(split.step_s or 0) * 1e3:.2f} ms; {rows}; slowest "
+              f"{split.slowest.device.rpartition('/device:')[2]} at {split.ratio:.2f}× "
+              f"the others; verdict {verdict}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-message", type=int, default=16 * 2**20)
     parser.add_argument("--duration-ms", type=int, default=2000)
+    parser.add_argument("--only", choices=("devices", "remote", "replicas"))
     args = parser.parse_args()
-    bench_devices(args.max_message)
-    bench_remote(args.duration_ms)
+    if args.only in (None, "replicas"):  # first: its logical devices precede TF's runtime
+        bench_replicas()
+    if args.only in (None, "devices"):
+        bench_devices(args.max_message)
+    if args.only in (None, "remote"):
+        bench_remote(args.duration_ms)
 
 
 if __name__ == "__main__":

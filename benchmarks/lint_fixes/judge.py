@@ -1,7 +1,8 @@
 """Judge what `tfperf lint` prints by default on the user corpus, and sum it per rule.
 
-    python benchmarks/lint_fixes/judge.py pending [--corpus DIR] [--context 4] [--code TFP101]
-    python benchmarks/lint_fixes/judge.py score [--corpus DIR] [--write]
+    python benchmarks/lint_fixes/judge.py pending [--set dev|heldout2] [--corpus DIR]
+        [--context 4] [--code TFP101]
+    python benchmarks/lint_fixes/judge.py score [--set dev|heldout2] [--corpus DIR] [--write]
 
 The ledger ``judged.csv`` holds one verdict per finding ever judged, keyed by where it is
 (repo, path, cell, line, column, code) at the corpus's pinned commits, with the flagged line's text
@@ -18,6 +19,14 @@ the default output is this small; sample.py draws a sample when it is not). ``--
 stores the per-rule figures in the package (src/tfperf/lint/precision.json), which
 ``tfperf rule CODE`` shows and docs/lint.md quotes. TFP000 (a cell or file Python cannot
 parse) is scored by notebook_oracle.py, not here.
+
+``--set`` picks the code judged: ``dev`` (corpus.csv, ledger judged.csv; the rules were tuned
+on it), ``heldout1`` (heldout1.csv, ledger heldout_judged.csv) or ``heldout2`` (heldout2.csv,
+ledger heldout2_judged.csv): code judged before any rule was changed for it; materialise one
+with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``score`` on a held-out
+set prints today's figures (findings a fix removed drop out) and the as-judged ones.
+``score --write`` (with the dev set) stores per rule the development figures and, apart, the
+held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
 
 from __future__ import annotations
@@ -35,6 +44,21 @@ from fixset import HERE
 from sample import lint_corpus, pointer
 
 LEDGER = HERE / "judged.csv"
+HELDOUT1 = HERE / "heldout_judged.csv"  # round 1 (heldout1.csv pins its four repositories)
+SETS = {  # name -> (corpus csv, ledger, default folder)
+    "dev": (HERE / "corpus.csv", LEDGER, DEFAULT_CORPUS),
+    "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
+    "heldout2": (HERE / "heldout2.csv", HERE / "heldout2_judged.csv",
+                 Path("/tmp/tfperf-heldout2")),
+    "heldout3": (HERE / "heldout3.csv", HERE / "heldout3_judged.csv",
+                 Path("/tmp/tfperf-heldout3")),
+    # Library code, linted only with the rules that never fired on user code (--select):
+    # evidence for those rules, kept out of the user-style figures.
+    "library": (HERE / "library.csv", HERE / "library_judged.csv",
+                Path("/tmp/tfperf-library")),
+}
+LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
+                 "TFP406", "TFP702")
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -68,10 +92,12 @@ def _source_lines(corpus: Path, f: dict) -> list[str]:
     return ("".join(src) if isinstance(src, list) else src).splitlines()
 
 
-def _findings(corpus: Path, python: str) -> list[tuple[dict, dict, list[str]]]:
-    repos = {r.folder: (r.repo, r.commit) for r in read_corpus()}
+def _findings(corpus: Path, python: str,
+              csv_path: Path = SETS["dev"][0]) -> list[tuple[dict, dict, list[str]]]:
+    repos = {r.folder: (r.repo, r.commit) for r in read_corpus(csv_path)}
+    select = LIBRARY_RULES if csv_path == SETS["library"][0] else ()
     out = []
-    for f in lint_corpus(corpus, python):
+    for f in lint_corpus(corpus, python, select):
         if f["code"] == "TFP000":
             continue
         p = pointer(f, corpus, repos)
@@ -82,14 +108,20 @@ def _findings(corpus: Path, python: str) -> list[tuple[dict, dict, list[str]]]:
     return out
 
 
+def _set(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    csv_path, ledger, folder = SETS[args.set]
+    return csv_path, ledger, args.corpus or folder
+
+
 def pending(args: argparse.Namespace) -> int:
-    ledger = read_ledger()
-    todo = [(f, p, lines) for f, p, lines in _findings(args.corpus, args.python)
+    csv_path, ledger_path, corpus = _set(args)
+    ledger = read_ledger(ledger_path)
+    todo = [(f, p, lines) for f, p, lines in _findings(corpus, args.python, csv_path)
             if _key(p) not in ledger and (not args.code or p["code"] in args.code)]
     for f, p, lines in todo:
         line = int(p["line"] or 0)
         where = f"{p['repo']} {p['path']}" + (f" cell {p['cell']}" if p["cell"] else "")
-        print(f"=== {p['code']} {where}:{line}  {f['message']}")
+        print(f"=== {p['code']} {where}:{line}:{p['column']}  {f['message']}")
         lo, hi = max(1, line - args.context), min(len(lines), line + args.context)
         for i in range(lo, hi + 1):
             print(f"{'>' if i == line else ' '}{i:5d} {lines[i - 1]}")
@@ -97,18 +129,33 @@ def pending(args: argparse.Namespace) -> int:
     return 0
 
 
-def score(args: argparse.Namespace) -> int:
-    ledger = read_ledger()
+def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
+          moved: list | None = None) -> dict[str, Counter]:
+    """Today's default output on ``corpus`` joined with the ledger: per rule, the verdicts
+    of the findings still printed, and how many are unjudged."""
+    ledger = read_ledger(ledger_path)
     per: dict[str, Counter] = defaultdict(Counter)
-    moved = []
-    for _f, p, _lines in _findings(args.corpus, args.python):
+    for _f, p, _lines in _findings(corpus, python, csv_path):
         row = ledger.get(_key(p))
         if row is None:
             per[p["code"]]["unjudged"] += 1
             continue
-        if row["text"] != p["text"]:
+        if moved is not None and row.get("text", p["text"]) != p["text"]:
             moved.append(p)
         per[p["code"]][row["verdict"]] += 1
+    return per
+
+
+def as_judged(ledger_path: Path) -> dict[str, Counter]:
+    """Per rule, every verdict in a ledger, whether or not the rule still prints it."""
+    per: dict[str, Counter] = defaultdict(Counter)
+    for row in read_ledger(ledger_path).values():
+        per[row["code"]][row["verdict"]] += 1
+    return per
+
+
+def print_table(per: dict[str, Counter], title: str) -> Counter:
+    print(title)
     total: Counter = Counter()
     print(f"{'code':<8}{'printed':>8}{'true':>6}{'minor':>6}{'false':>6}{'unjudged':>9}"
           f"{'precision':>11}")
@@ -123,34 +170,88 @@ def score(args: argparse.Namespace) -> int:
     if n:
         print(f"{'all':<8}{sum(total.values()):>8}{total['true']:>6}{total['minor']:>6}"
               f"{total['false']:>6}{total['unjudged']:>9}"
-              f"{(total['true'] + total['minor']) / n:>11.0%}"
-              f"   strictly true {total['true'] / n:.0%}")
+              f"{(total['true'] + total['minor']) / n:>11.1%}"
+              f"   strictly true {total['true'] / n:.1%}")
+    return total
+
+
+def _counts(per: dict[str, Counter]) -> dict[str, dict[str, int]]:
+    return {code: {k: per[code][k] for k in VERDICTS} for code in sorted(per)
+            if sum(per[code][k] for k in VERDICTS)}
+
+
+def score(args: argparse.Namespace) -> int:
+    csv_path, ledger_path, corpus = _set(args)
+    moved: list = []
+    per = tally(corpus, csv_path, ledger_path, args.python, moved)
+    what = ("the rules never judged on user code (" + ",".join(LIBRARY_RULES) + ")"
+            if args.set == "library" else "today's default output")
+    total = print_table(per, f"{args.set}: {what}, joined with {ledger_path.name}")
     for p in moved:
         print(f"warning: the flagged line changed since it was judged: {_key(p)}",
               file=sys.stderr)
+    if args.set != "dev":
+        print_table(as_judged(ledger_path), f"\n{args.set}: as judged (before its fixes)")
     if args.write:
-        data = {"corpus": f"the user-style corpus ({len(read_corpus())} repositories, "
-                          "benchmarks/lint_fixes/corpus.csv)",
-                "method": "every finding of the default rule set judged (judge.py)",
-                "rules": {code: {k: per[code][k] for k in VERDICTS}
-                          for code in sorted(per)}}
-        PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
-                                encoding="utf-8")
-        print(f"wrote {PACKAGE_DATA}")
+        if args.set != "dev":
+            raise SystemExit("--write needs --set dev (it reads every held-out set itself)")
+        write_package_data(per, args.python)
     return 1 if total["unjudged"] else 0
+
+
+def write_package_data(dev: dict[str, Counter], python: str) -> None:
+    """precision.json: per rule, the development figures (today's output on the corpus the
+    rules were tuned on) and the held-out ones, both as judged before any rule was changed
+    for that code and today (findings a fix removed drop out), summed over the held-out
+    sets. Every set must be materialised (corpus.py --csv ... --out ...)."""
+    held = [name for name in SETS if name.startswith("heldout")]
+    before: dict[str, Counter] = defaultdict(Counter)
+    now: dict[str, Counter] = defaultdict(Counter)
+    repos = 0
+    for name in held:
+        csv_path, ledger_path, folder = SETS[name]
+        if not folder.is_dir():
+            raise SystemExit(f"{folder} is missing: corpus.py --csv {csv_path.name} "
+                             f"--out {folder}")
+        repos += len(read_corpus(csv_path))
+        for code, c in as_judged(ledger_path).items():
+            before[code].update(c)
+        for code, c in tally(folder, csv_path, ledger_path, python).items():
+            now[code].update(c)
+    data = {"corpus": f"the user-style corpus ({len(read_corpus())} repositories, "
+                      "benchmarks/lint_fixes/corpus.csv)",
+            "method": "every finding of the default rule set judged (judge.py)",
+            "rules": _counts(dev),
+            "heldout": {
+                "corpus": f"held-out code ({repos} repositories: "
+                          + ", ".join(SETS[n][0].name for n in held) + ")",
+                "method": "every default finding judged before any rule was changed for "
+                          "that code; 'now': the findings today's rules still print",
+                "judged": _counts(before),
+                "now": _counts(now)},
+            "library": {
+                "corpus": f"library code ({len(read_corpus(SETS['library'][0]))} "
+                          "repositories: library.csv), linted only with the rules that never "
+                          "fired on user code",
+                "judged": _counts(as_judged(SETS["library"][1]))}}
+    PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
+                            encoding="utf-8")
+    print(f"wrote {PACKAGE_DATA}")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=["pending", "score"])
-    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p.add_argument("--set", choices=sorted(SETS), default="dev")
+    p.add_argument("--corpus", type=Path, help="the materialised set (default per --set)")
     p.add_argument("--python", default=sys.executable, help="interpreter that has tfperf")
     p.add_argument("--context", type=int, default=4)
     p.add_argument("--code", action="append", help="only this rule (repeatable)")
     p.add_argument("--write", action="store_true", help="write the package's precision.json")
     args = p.parse_args()
-    if not args.corpus.is_dir():
-        print(f"{args.corpus} is missing: run corpus.py first", file=sys.stderr)
+    corpus = _set(args)[2]
+    if not corpus.is_dir():
+        print(f"{corpus} is missing: run corpus.py first", file=sys.stderr)
         return 2
     return pending(args) if args.what == "pending" else score(args)
 

@@ -30,9 +30,11 @@ COLUMNS = ["id", "repo", "commit", "path", "line", "cell", "column", "code", "me
            "verdict", "reason"]
 
 
-def lint_corpus(corpus: Path, python: str) -> list[dict]:
+def lint_corpus(corpus: Path, python: str, select: tuple[str, ...] = ()) -> list[dict]:
+    """The default rule set's findings on ``corpus`` (or only ``select``'s rules)."""
+    extra = ["--select", ",".join(select)] if select else []
     out = subprocess.run([python, "-m", "tfperf", "lint", "--format", "json", "--no-cache",
-                          str(corpus)], capture_output=True, text=True)
+                          *extra, str(corpus)], capture_output=True, text=True)
     if out.returncode not in (0, 1):
         raise SystemExit(f"tfperf lint failed ({out.returncode}): {out.stderr.strip()[-800:]}")
     return json.loads(out.stdout or "[]")

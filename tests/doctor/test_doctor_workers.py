@@ -42,6 +42,14 @@ def test_two_workers_join_agree_and_reduce_exactly():
         assert found["workers.allreduce"].status is Status.PASS
         assert found["workers.allreduce"].data["value"] == [3.0, 6.0, 9.0, 12.0]
         assert [p["bytes"] for p in found["workers.bandwidth"].data["sweep"]] == [8, 64, 512]
+        # every worker sees both workers' views of the ring (all-gathered)
+        spread = found["workers.bandwidth_spread"]
+        assert len(spread.data["busbw_gbps"]) == 2 and all(
+            v > 0 for v in spread.data["busbw_gbps"])
+        assert spread.data["bytes"] == 512
+    # the same figures on both sides: each report compares the same views
+    assert (results[0]["stages"]["compare"]["seconds"]
+            == results[1]["stages"]["compare"]["seconds"])
 
 
 def test_a_worker_that_never_joins_ends_in_the_timeout_naming_it():
@@ -89,3 +97,28 @@ def test_bad_workers_spec_is_a_usage_error(capsys):
 
     assert main(["doctor", "--workers", "onlyone:1"]) == 2
     assert "at least two workers" in capsys.readouterr().err
+
+
+def _compare(seconds_at_largest):
+    return {"status": "ok", "workers": ["h0:1", "h1:2", "h2:3", "h3:4"], "index": 0,
+            "stages": {"setup": {}, "join": "ok",
+                       "compare": {"bytes": [8, 1048576],
+                                   "seconds": [[1e-5, s] for s in seconds_at_largest]}}}
+
+
+def test_a_worker_far_below_the_others_is_named():
+    # 1 MiB in 1 ms is 1.05 GB/s algbw, busbw ×1.5 over 4 workers; worker 2 takes 4 ms
+    found = by_code(worker_findings(_compare([1e-3, 1.1e-3, 4e-3, 0.9e-3])))
+    spread = found["workers.bandwidth_spread"]
+    assert spread.status is Status.WARN
+    assert spread.data["slowest"] == 2 and spread.data["share"] == pytest.approx(0.25)
+    assert spread.message.startswith("worker 2 (h2:3) measured the ring at 0.393 GB/s busbw")
+    assert "25 % of the others" in spread.message.replace("25%", "25 %")
+    assert spread.hint
+
+
+def test_workers_alike_pass_and_name_each_view():
+    found = by_code(worker_findings(_compare([1e-3, 1.2e-3, 1.1e-3, 0.95e-3])))
+    spread = found["workers.bandwidth_spread"]
+    assert spread.status is Status.PASS
+    assert "worker 3 (h3:4) 1.66" in spread.message

@@ -224,6 +224,39 @@ def test_cache_skips_unchanged_files(tmp_path):
     assert run(LintRequest(paths=[str(tmp_path)], cache=False)).analysed == 1
 
 
+def test_a_warm_run_reads_no_unchanged_file_but_sees_every_change(tmp_path, monkeypatch):
+    import os
+    import time
+
+    src = tmp_path / "src"
+    old = [write(src, f"m{i}.py", LOOP.format(noqa="") + f"# file {i}\n") for i in range(2)]
+    past = time.time() - 60
+    for p in old:
+        os.utime(p, (past, past))  # older than the racy window: their stat is recorded
+    fresh = write(src, "new.py", LOOP.format(noqa="") + "# new\n")  # just written: racy
+    req = LintRequest(paths=[str(src)], cache_dir=tmp_path / "cache")
+    assert run(req).analysed == 3
+    read: list[str] = []
+    real_read = Path.read_bytes
+
+    def spy(self):
+        read.append(self.name)
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    warm = run(req)
+    assert (warm.analysed, warm.cache_hits) == (0, 3)
+    assert read == ["new.py"]  # the racy file is read again; the others are known by stat
+    read.clear()
+    old[0].write_text(LOOP.format(noqa="  # noqa") + "# file 0\n")  # a real edit: new stat
+    os.utime(old[0], (past + 1, past + 1))
+    after = run(req)
+    assert after.analysed == 1 and read.count("m0.py") >= 1
+    assert "m0.py" not in {Path(f.location.path).name for f in after.findings
+                           if f.code == "TFP102"}
+    assert fresh.exists()
+
+
 def test_cache_packs_survive_damage_and_are_merged(tmp_path, monkeypatch):
     from tfperf.lint import cache as cache_mod
 

@@ -98,17 +98,39 @@ def test_judged_ledger_has_one_valid_verdict_and_reason_per_place():
         assert sum(1 for _ in fh) - 1 == len(rows)  # no place judged twice
 
 
-def test_default_rules_meet_the_precision_bar_they_were_judged_at():
-    """Issue 18's bar on the judged default output: no default rule under 80 % true or
-    minor, ≥ 90 % overall and ≥ 60 % strictly true (a rule that falls under it moves to
-    `preview`; judge.py score --write recomputes the figures)."""
-    from tfperf.lint import registry
-    from tfperf.lint.measured import measured
+def test_held_out_ledgers_are_pinned_and_judged_once_per_place():
+    """Each held-out ledger row names a repository of its set at the set's pinned commit,
+    with a verdict and a reason, and no place twice."""
+    import judge
 
-    judged = {r.code: measured(r.code) for r in registry.all_rules()}
+    sizes = {}
+    for name in ("heldout1", "heldout2", "heldout3"):
+        csv_path, ledger_path, _ = judge.SETS[name]
+        pinned = {r.repo: r.commit for r in read_corpus(csv_path)}
+        rows = judge.read_ledger(ledger_path)  # raises on a verdict outside true/minor/false
+        sizes[name] = len(rows)
+        for key, row in rows.items():
+            assert pinned.get(row["repo"]) == row["commit"], key
+            assert row["reason"].strip() and int(row["line"]) >= 1, key
+        with ledger_path.open(encoding="utf-8") as fh:
+            assert sum(1 for _ in fh) - 1 == len(rows), name
+        assert not {r.repo for r in read_corpus(csv_path)} & {r.repo for r in read_corpus()}
+    assert sizes["heldout1"] + sizes["heldout2"] + sizes["heldout3"] >= 130, sizes
+
+
+def test_default_rules_meet_the_precision_bar_they_were_judged_at():
+    """Issue 18's bar on the judged default output, development and held-out code together
+    (as today's rules print it): no default rule under 80 % true or minor, ≥ 90 % overall
+    and ≥ 60 % strictly true (a rule that falls under it moves to `preview`; judge.py score
+    --write recomputes the figures). The held-out figures as judged before the fixes are in
+    docs/lint.md; they are lower."""
+    from tfperf.lint import registry
+    from tfperf.lint.measured import combined
+
+    judged = {r.code: combined(r.code) for r in registry.all_rules()}
     perf = {c: j for c, j in judged.items() if j is not None and j.total
             and registry.get(c).group == "perf"}
-    assert len(perf) >= 8
+    assert len(perf) >= 12
     for code, j in perf.items():
         assert j.precision >= 0.8, (code, str(j))
     true = sum(j.true for j in perf.values())

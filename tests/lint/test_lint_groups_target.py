@@ -37,6 +37,20 @@ def test_migration_rules_run_only_when_selected():
     assert "TFP701" in codes(registry.select(select=["ALL"]))
 
 
+def test_correctness_rules_are_off_by_default_and_selected_by_group_name():
+    correctness = {r.code for r in registry.rule_classes() if r.group == "correctness"}
+    assert {"TFP202", "TFP502", "TFP604"} <= correctness
+    assert not correctness & codes(registry.select())
+    assert codes(registry.select(select=["correctness"])) == correctness
+    assert correctness <= codes(registry.select(extend_select=["Correctness"]))
+    assert correctness <= codes(registry.select(select=["ALL"]))
+    # A group name is less specific than any code prefix: an ignored prefix wins.
+    assert "TFP604" not in codes(registry.select(select=["correctness"], ignore=["TFP6"]))
+    preview = codes(registry.select(select=["preview"]))
+    assert preview and all(registry.get(c).group == "preview" for c in preview)
+    assert registry.unknown_selectors(["correctness", "preview", "corectness"]) == ["corectness"]
+
+
 def test_preview_rules_need_preview_or_their_exact_code():
     preview = {r.code for r in registry.rule_classes() if r.group == "preview"}
     if not preview:

@@ -84,6 +84,19 @@ def test_positions_are_cell_and_line_and_broken_cells_are_reported(tmp_path):
     assert (tfp102.location.cell, tfp102.location.line, tfp102.location.column) == (5, 3, 4)
 
 
+def test_a_broken_cell_is_reported_as_the_cell_alone_reads(tmp_path):
+    # Cells are parsed once each, in place in the joined module: the error still gives the
+    # line and message of the cell on its own, and names bound in earlier cells resolve.
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "\n", "t = tf.ones([3, 2])\n"],
+                           ["y = 1\n", "def f(x):\n", "pass\n"],
+                           LOOP_CELL))
+    found = lint(p).findings
+    error = next(f for f in found if f.code == "TFP000")
+    assert (error.location.cell, error.location.line) == (3, 3)
+    assert "on line 2" in error.message  # the def's line in its cell, not in the module
+    assert [(f.location.cell, f.location.line) for f in found if f.code == "TFP102"] == [(4, 3)]
+
+
 def test_dedented_cell_columns_map_back(tmp_path):
     p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"],
                            ["  " + line for line in LOOP_CELL]))

@@ -65,3 +65,9 @@ def test_a_function_whose_text_is_nowhere_says_so():
     ns = _compiled(TEXT, "<tfperf-test-lost>", cache=False)
     with pytest.raises(TuneError, match="its source cannot be found"):
         tune(ns["triple"], (tf.ones([8]),), budget=1, levers=[])
+
+
+def test_isolate_needs_a_file_and_says_so():
+    ns = _compiled(TEXT, "<tfperf-test-isolate>", cache=True)
+    with pytest.raises(TuneError, match=r"--isolate needs a function defined in a \.py file"):
+        tune(ns["triple"], (tf.ones([8]),), budget=1, levers=[], isolate=True)

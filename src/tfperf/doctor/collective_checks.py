@@ -23,6 +23,7 @@ NVLINK_GBPS_PER_LINK = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
 BELOW_PEAK = 0.5  # best busbw under half the link's peak: the link is not doing its job
 NOT_BEST = 0.8  # the default choice under 80 % of the best: worth switching
 STRAGGLER = 1.5  # a device this much slower than the median of its peers
+SLOW_WORKER_SHARE = 0.5  # a worker's view of the ring under half the others': named
 
 FIX_HANG = ("a collective that never completes is usually a device or link that stopped "
             "answering, or two strategies in one process sharing collective keys: run "
@@ -271,6 +272,39 @@ def _worker_name(workers: list[str], i: int) -> str:
     return f"worker {i} ({workers[i]})" if 0 <= i < len(workers) else f"worker {i}"
 
 
+def worker_spread(compare: dict[str, Any], workers: list[str], ranks: int) -> Finding:
+    """Every worker's view of the ring at the largest message, side by side; a worker whose
+    busbw is under ``SLOW_WORKER_SHARE`` of the others' median is named.
+
+    In a ring every worker waits for the slowest hop, so the views agree on a healthy ring;
+    one far below measured more time for the same calls: it waited on its own side (a slow
+    NIC or host path, CPU load) or kept waiting for workers that arrived late.
+    """
+    size = compare["bytes"][-1]
+    views = []
+    for row in compare["seconds"]:
+        seconds = row[-1] if row else 0.0
+        views.append(size / seconds / 1e9 * bus_factor(ranks) if seconds > 0 else 0.0)
+    slow = min(range(len(views)), key=lambda i: views[i])
+    others = [v for i, v in enumerate(views) if i != slow]
+    typical = statistics.median(others) if others else 0.0
+    share = views[slow] / typical if typical > 0 else None
+    data = {"busbw_gbps": views, "bytes": size, "slowest": slow, "share": share,
+            "threshold": f"busbw < {SLOW_WORKER_SHARE:.0%} of the others' median"}
+    row = ", ".join(f"{_worker_name(workers, i)} {v:.3g}" for i, v in enumerate(views))
+    if share is not None and share < SLOW_WORKER_SHARE:
+        return _f("workers.bandwidth_spread", Status.WARN,
+                  f"{_worker_name(workers, slow)} measured the ring at {views[slow]:.3g} GB/s "
+                  f"busbw ({_size(size)}), {share:.0%} of the others' {typical:.3g} GB/s "
+                  f"(GB/s by worker: {row})",
+                  "check that worker's network path (`ethtool`/`ip -s link` for its NIC's "
+                  "speed and errors, the interface the worker binds) and its load while the "
+                  "job runs; run `tfperf doctor --devices` on it", **data)
+    return _f("workers.bandwidth_spread", Status.PASS,
+              f"every worker measured the ring alike at {_size(size)} (busbw GB/s by worker: "
+              f"{row})", **data)
+
+
 def worker_findings(raw: dict[str, Any]) -> list[Finding]:
     """Verdicts of ``--workers`` from this worker's raw stages."""
     workers, me = raw.get("workers", []), raw.get("index", 0)
@@ -328,6 +362,9 @@ def worker_findings(raw: dict[str, Any]) -> list[Finding]:
                       f"ring all-reduce over {n} workers at {_size(top['bytes'])}: busbw "
                       f"{(top['busbw_gbps'] or 0):.3g} GB/s, algbw "
                       f"{(top['algbw_gbps'] or 0):.3g} GB/s", sweep=pts))
+    compare = stages.get("compare")
+    if isinstance(compare, dict) and compare.get("seconds"):
+        out.append(worker_spread(compare, workers, n))
     if status != "ok" and len(out) == 1 + bool(fp):
         out.append(_f("workers.status", Status.FAIL, f"the worker check {status}", FIX_HANG,
                       stderr_tail=raw.get("stderr_tail")))

@@ -8,6 +8,12 @@ Stored where :func:`tfperf.core.files.cache_dir` says (``.tfperf_cache/lint/`` i
 else the user's cache directory).
 Only plain lint runs use it (``--fix``/``--diff`` always analyse).
 
+A warm run need not read every file: each pack also records, per file, its (path, size,
+modification time, inode) and the key its bytes gave, as git's index does. A file whose
+stat is unchanged gets its key without being read or hashed. A file modified within
+:data:`RACY_S` seconds of the run is not recorded (its next change could keep the same
+timestamp: git's "racy" case).
+
 Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``), written
 once at the end, atomically. A file per entry cost about a millisecond of file-system work
 per linted file, a fifth of a cold run; a pack costs one write, and a warm run reads a few
@@ -64,6 +70,7 @@ def _finding_from_json(d: dict, path: str) -> Finding:
 
 MAX_PACKS = 8
 MAX_ENTRIES = 200_000
+RACY_S = 2.0
 
 
 class LintCache:
@@ -73,7 +80,10 @@ class LintCache:
         self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}|{salt}".encode()
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
+        self._stats: dict[str, str] = {}
         self._new: dict[str, list] = {}
+        self._new_stats: dict[str, str] = {}
+        self._salt_digest = hashlib.sha256(self.salt).hexdigest()[:16]
 
     @property
     def packs_dir(self) -> Path:
@@ -85,6 +95,22 @@ class LintCache:
         h.update(data)
         return h.hexdigest()
 
+    def key_of(self, path: str, extra: bytes = b"") -> str:
+        """The key of the file at ``path`` (``extra``: what else its findings depend on,
+        such as its targeted TF), from its stat when a pack recorded it, else from its
+        bytes. Raises OSError if the file cannot be read."""
+        st = os.stat(path)
+        sig = (f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|"
+               f"{self._salt_digest}|{extra.hex()}")
+        self._load()
+        known = self._stats.get(sig)
+        if known is not None:
+            return known
+        key = self.key(Path(path).read_bytes() + extra, path)
+        if time.time_ns() - st.st_mtime_ns > RACY_S * 1e9:
+            self._new_stats[sig] = key
+        return key
+
     def _packs(self) -> list[Path]:
         try:
             return sorted(self.packs_dir.glob("*.jsonl"))  # names start with a time: oldest first
@@ -95,7 +121,9 @@ class LintCache:
         if self._index is None:
             index: dict[str, list] = {}
             for pack in self._packs():
-                index.update(_read_pack(pack))
+                entries, stats = _read_pack(pack)
+                index.update(entries)
+                self._stats.update(stats)
             self._index = index
         return self._index
 
@@ -117,12 +145,14 @@ class LintCache:
         self._new[key] = [_finding_to_json(f) for f in findings]
 
     def flush(self) -> None:
-        if not self._new:
+        if not self._new and not self._new_stats:
             return
         entries, self._new = self._new, {}
+        stats, self._new_stats = self._new_stats, {}
         try:
             prepare_cache_dir(self.packs_dir, root=self.dir)  # with markers that keep git out
-            _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries)
+            _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries,
+                        stats)
             packs = self._packs()
             if len(packs) > MAX_PACKS:
                 self._merge(packs)
@@ -131,38 +161,56 @@ class LintCache:
 
     def _merge(self, packs: list[Path]) -> None:
         merged: dict[str, list] = {}
+        merged_stats: dict[str, str] = {}
         for pack in packs:
-            for key, value in _read_pack(pack).items():
+            entries, stats = _read_pack(pack)
+            for key, value in entries.items():
                 merged.pop(key, None)  # re-insert: the dict's order is the entries' age
                 merged[key] = value
+            for sig, key in stats.items():
+                merged_stats.pop(sig, None)
+                merged_stats[sig] = key
         keep = dict(list(merged.items())[-MAX_ENTRIES:])
-        _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", keep)
+        keep_stats = {sig: key for sig, key in list(merged_stats.items())[-MAX_ENTRIES:]
+                      if key in keep}
+        _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", keep,
+                    keep_stats)
         for pack in packs:
             with contextlib.suppress(OSError):
                 pack.unlink()
 
 
-def _read_pack(pack: Path) -> dict[str, list]:
+def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
+    """→ (key → findings, file stat → key)."""
     out: dict[str, list] = {}
+    stats: dict[str, str] = {}
     try:
         text = pack.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
-        return out
+        return out, stats
     for line in text.splitlines():
         try:
             entry = json.loads(line)
-            key, findings = entry["key"], entry["findings"]
+            key = entry["key"]
+            if "stat" in entry:
+                if isinstance(key, str) and isinstance(entry["stat"], str):
+                    stats[entry["stat"]] = key
+                continue
+            findings = entry["findings"]
         except (ValueError, KeyError, TypeError):
             continue  # a damaged line: that entry is analysed again
         if isinstance(key, str) and isinstance(findings, list):
             out[key] = findings
-    return out
+    return out, stats
 
 
-def _write_pack(target: Path, entries: dict[str, list]) -> None:
+def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str]) -> None:
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for key, findings in entries.items():
             fh.write(json.dumps({"key": key, "findings": findings}, separators=(",", ":")))
+            fh.write("\n")
+        for sig, key in stats.items():
+            fh.write(json.dumps({"stat": sig, "key": key}, separators=(",", ":")))
             fh.write("\n")
     os.replace(tmp, target)

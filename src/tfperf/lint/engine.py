@@ -215,17 +215,20 @@ def sort_key(f: Finding) -> tuple:
 
 def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | None = None,
                 dispatcher: Dispatcher | None = None,
-                tf_version: tuple[int, int] = NEWEST_KNOWN) -> list[Finding]:
+                tf_version: tuple[int, int] = NEWEST_KNOWN,
+                tree: ast.Module | None = None) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
-    for code targeting TensorFlow ``tf_version``, sorted, ``# noqa`` applied."""
+    for code targeting TensorFlow ``tf_version``, sorted, ``# noqa`` applied. ``tree``, if
+    given, is ``source`` already parsed (a notebook's cells, parsed one by one)."""
     if dispatcher is None:
         if rules is None:
             from tfperf.lint.registry import all_rules
             rules = all_rules()
         dispatcher = Dispatcher(rules, tf_version)
-    tree, err = parse(source, path)
-    if err is not None:
-        return [err]
+    if tree is None:
+        tree, err = parse(source, path)
+        if err is not None:
+            return [err]
     findings = dispatcher.run(tree, source, path)  # type: ignore[arg-type]
     if findings and "noqa" in source.lower():
         from tfperf.lint.semantic import split_lines

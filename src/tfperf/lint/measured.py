@@ -1,7 +1,9 @@
-"""Each rule's precision as judged on code no one here wrote: the sample of findings in
-``benchmarks/lint_fixes/precision.csv``, each judged true, true-but-minor or false, summed per
-rule into the package data file ``precision.json`` by ``benchmarks/lint_fixes/precision.py``.
-``tfperf rule CODE`` shows it; the rule groups rest on it (docs/lint.md)."""
+"""Each rule's precision as judged on code no one here wrote: every default finding on the
+user-style corpus (``benchmarks/lint_fixes/judged.csv``, the code the rules were tuned on) and
+on held-out repositories (``heldout*_judged.csv``, judged before any rule was changed for
+them), each true, true-but-minor or false, summed per rule into the package data file
+``precision.json`` by ``benchmarks/lint_fixes/judge.py score --write``. ``tfperf rule CODE``
+shows both; the rule groups rest on them (docs/lint.md)."""
 
 from __future__ import annotations
 
@@ -33,24 +35,66 @@ class Judged:
                 f"({self.true} true, {self.minor} minor, {self.false} false)")
 
 
+def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
+    return {code: Judged(int(v.get("true", 0)), int(v.get("minor", 0)), int(v.get("false", 0)),
+                         corpus) for code, v in rules.items()}
+
+
 @lru_cache(maxsize=1)
-def _table() -> dict[str, Judged]:
+def _tables() -> dict[str, dict[str, Judged]]:
+    """``dev``, ``heldout`` (as judged, before any change for it) and ``heldout_now``."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
     except (FileNotFoundError, OSError):
         return {}
     data = json.loads(text)
-    corpus = data.get("corpus", "")
-    return {code: Judged(int(v.get("true", 0)), int(v.get("minor", 0)), int(v.get("false", 0)),
-                         corpus) for code, v in data.get("rules", {}).items()}
+    held = data.get("heldout", {})
+    lib = data.get("library", {})
+    return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
+            "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
+            "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
+            "library": _rows(lib.get("judged", {}), lib.get("corpus", ""))}
 
 
 def measured(code: str) -> Judged | None:
-    """The judgement of ``code``'s findings, or ``None`` when none was judged."""
-    return _table().get(code)
+    """The judgement of ``code``'s findings on the development corpus, or ``None``."""
+    return _tables().get("dev", {}).get(code)
+
+
+def held_out(code: str, now: bool = False) -> Judged | None:
+    """``code``'s findings on held-out code as judged before any rule was changed for it
+    (``now``: those today's rules still print), or ``None``."""
+    return _tables().get("heldout_now" if now else "heldout", {}).get(code)
+
+
+def combined(code: str) -> Judged | None:
+    """Development and held-out figures today, added up: what the rule groups rest on."""
+    parts = [j for j in (measured(code), held_out(code, now=True)) if j is not None]
+    if not parts:
+        return None
+    return Judged(sum(j.true for j in parts), sum(j.minor for j in parts),
+                  sum(j.false for j in parts))
 
 
 def judged(code: str) -> str:
-    """One line for the rule's docs: ``43/45 judged true on ...``, or that none was."""
-    found = measured(code)
-    return str(found) if found is not None and found.total else "not judged yet"
+    """Lines for the rule's docs: the development figure and the held-out one (``43/45
+    judged true on ...``), or that none was judged."""
+    lines = []
+    dev = measured(code)
+    if dev is not None and dev.total:
+        lines.append(str(dev))
+    held, now = held_out(code), held_out(code, now=True)
+    if held is not None and held.total:
+        text = (f"held out: {held.true + held.minor}/{held.total} true or minor as judged "
+                f"before any change for it ({held.true} true, {held.minor} minor, "
+                f"{held.false} false) on {held.corpus}")
+        if now is None or (now.true, now.minor, now.false) != (held.true, held.minor, held.false):
+            n = now.total if now is not None else 0
+            text += (f"; {now.true + now.minor}/{n} of what today's default output keeps"
+                     if now is not None and n else "; today's default output has none of them")
+        lines.append(text)
+    lib = _tables().get("library", {}).get(code)
+    if lib is not None and lib.total:
+        lines.append(f"on library code: {lib.true + lib.minor}/{lib.total} true or minor "
+                     f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
+    return "; ".join(lines) if lines else "not judged yet"

@@ -67,6 +67,9 @@ class Module:
     text: str
     line_map: list[tuple[int, int]] = field(default_factory=list)  # module line → (cell, line)
     cells: dict[int, Cell] = field(default_factory=dict)
+    # The cells' own trees, spliced: each cell is parsed once (its error is its own), so the
+    # joined text needs no second parse.
+    tree: ast.Module | None = None
 
 
 def _parses(text: str) -> bool:
@@ -138,6 +141,17 @@ def _is_automagic(stripped: str) -> bool:
     return not _parses(stripped)
 
 
+# A superset of the lines `_is_magic` accepts (an escape first, `?` last, a shell
+# assignment), found in one search of the cell's text instead of a test per line.
+_MAGIC_CANDIDATE = re.compile(r"^\s*[%!?,;/]|\?\s*$|=\s*[!%]", re.MULTILINE)
+
+
+def _may_hold_magic(text: str, one_line: bool) -> bool:
+    if _MAGIC_CANDIDATE.search(text) is not None:
+        return True
+    return one_line and _is_automagic(text.strip())
+
+
 def _one_line_cell(lines: list[str]) -> bool:
     """Whether IPython sees a single line (it drops leading blank lines, then counts)."""
     i = 0
@@ -169,6 +183,12 @@ def mask_cell(cell: Cell) -> Cell:
         first_line = next(ln for ln in lines if ln.strip())
         cell.indent = len(first_line) - len(first_line.lstrip())
         lines = dedented.split("\n")
+    if not _may_hold_magic("\n".join(lines), one_line):
+        # Most cells hold no line that could be a magic: no need to follow brackets and
+        # strings line by line to know which candidates IPython would see. (A `%%` cell
+        # never comes here: its first line is a candidate.)
+        cell.masked = "\n".join(lines)
+        return cell
     out: list[str] = []
     depth, quote, cont, magic_cont = 0, None, False, False
     for line in lines:
@@ -224,9 +244,20 @@ def _cell_text(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else str(src or "")
 
 
+def _cell_error(text: str) -> Exception:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        return exc
+    return SyntaxError("the cell parses alone but not in place")
+
+
 def build_module(cells: list[dict], path: str) -> Module:
     mod = Module("")
     parts: list[str] = []
+    body: list[ast.stmt] = []
     line_no = 0
     for i, raw in enumerate(cells, start=1):
         if not isinstance(raw, dict) or raw.get("cell_type") != "code":
@@ -238,8 +269,11 @@ def build_module(cells: list[dict], path: str) -> Module:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    ast.parse(cell.masked)
-            except (SyntaxError, ValueError) as exc:
+                    # Blank lines in front put the cell's nodes on their module lines; the
+                    # tokenizer skips them for next to nothing (ast.increment_lineno walks).
+                    body.extend(ast.parse("\n" * line_no + cell.masked, filename=path).body)
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                exc = _cell_error(cell.masked)  # its message and place as the cell alone gives
                 line = getattr(exc, "lineno", None)
                 col = getattr(exc, "offset", None)
                 msg = getattr(exc, "msg", str(exc))
@@ -252,6 +286,7 @@ def build_module(cells: list[dict], path: str) -> Module:
         parts.append("\n".join(cell_lines))
         line_no += len(cell_lines)
     mod.text = "\n".join(parts) + ("\n" if parts else "")
+    mod.tree = ast.Module(body=body, type_ignores=[])
     return mod
 
 
@@ -297,7 +332,7 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher) -> list[Fin
             dispatcher.tf_version = pin.version
     findings = [c.error for c in mod.cells.values() if c.error is not None]
     if mod.text.strip():
-        for f in lint_source(mod.text, path, dispatcher=dispatcher):
+        for f in lint_source(mod.text, path, dispatcher=dispatcher, tree=mod.tree):
             findings.append(_to_cell(mod, f))
     findings.sort(key=lambda f: (f.location.cell or 0, f.location.line or 0,
                                  f.location.column or 0, f.code) if f.location else (0,))

@@ -104,7 +104,8 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
     """Selectors that match no rule (probably typos)."""
     codes = [c.code for c in _load()]
     return [s for s in selectors
-            if s.upper() != "ALL" and not any(_matches(c, s.upper()) for c in codes)]
+            if s.upper() != "ALL" and s.lower() not in GROUPS
+            and not any(_matches(c, s.upper()) for c in codes)]
 
 
 def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None = None,
@@ -115,9 +116,10 @@ def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None 
     specific (longer) selector wins.
 
     Groups decide what a selector reaches: with no ``select``, the default groups (``perf``);
-    a prefix or ``ALL`` reaches ``perf`` and ``migration`` rules, and ``preview`` rules only
-    with ``preview=True``, which also adds them to the default; an exact code selects its
-    rule whatever its group."""
+    a prefix or ``ALL`` reaches ``perf``, ``migration`` and ``correctness`` rules, and
+    ``preview`` rules only with ``preview=True``, which also adds them to the default; a
+    group's name (``correctness``) selects its rules, less specifically than any prefix; an
+    exact code selects its rule whatever its group."""
     rules = list(rules) if rules is not None else all_rules()
     sel = [s.strip().upper() for s in (select or []) if s.strip()]
     ext = [s.strip().upper() for s in extend_select if s.strip()]
@@ -129,6 +131,8 @@ def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None 
         for s in selectors:
             if s == rule.code:
                 best = max(best, len(s))
+            elif s.lower() == rule.group:
+                best = max(best, 1)  # by group name: below any code prefix ("TFP" is 3)
             elif _matches(rule.code, s) and (rule.group != "preview" or preview):
                 best = max(best, 0 if s == "ALL" else len(s))
         return best

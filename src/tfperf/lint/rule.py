@@ -31,6 +31,8 @@ GROUPS = {
     "perf": "performance rules precise enough to run by default",
     "migration": "TF1 API leftovers: a migration, not a speed-up; enable with --select TFP7 "
                  "or extend-select",
+    "correctness": "errors, numerics or model quality rather than time; enable with "
+                   "--select correctness or the rule's code",
     "preview": "not yet precise enough on real code; enable with --preview",
 }
 DEFAULT_GROUPS = frozenset({"perf"})

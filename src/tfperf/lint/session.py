@@ -183,7 +183,7 @@ def run(request: LintRequest) -> LintOutcome:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
                 version = targets.version(path)
-                key = cache.key(Path(path).read_bytes() + f"\0tf{version}".encode(), path)
+                key = cache.key_of(path, f"\0tf{version}".encode())
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None

@@ -140,12 +140,28 @@ def pin_folder(start: Path | None) -> Path | None:
         return None
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
-        if any((d / name).is_file() for name in PIN_FILES) \
-                or next(d.glob("requirements*.txt"), None) is not None:
+        kind = folder_kind(str(d))
+        if kind == "pin":
             return d
-        if (d / ".git").exists():
+        if kind == "repo":
             return None
     return None
+
+
+def folder_kind(folder: str) -> str:
+    """``"pin"`` if the folder holds a file that may pin TensorFlow, ``"repo"`` if it is a
+    repository root without one (the search stops there), else ``""`` (one listing, not a
+    stat per candidate name)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return ""
+    for name in names:
+        candidate = name in PIN_FILES or (name.startswith("requirements")
+                                          and name.endswith(".txt"))
+        if candidate and os.path.isfile(os.path.join(folder, name)):
+            return "pin"
+    return "repo" if ".git" in names else ""
 
 
 def project_pin(root: Path | None) -> TargetTF | None:
@@ -244,6 +260,7 @@ class FileTargets:
         self.fallback = None if run.configured else (installed_version() or TargetTF(
             NEWEST_KNOWN, "newest known to tfperf")).version
         self._by_folder: dict[str, Version] = {}
+        self._by_real: dict[str, Version] = {}
 
     def version(self, path: str) -> Version:
         if self.fallback is None:
@@ -251,6 +268,24 @@ class FileTargets:
         folder = os.path.dirname(os.path.abspath(path))
         found = self._by_folder.get(folder)
         if found is None:
+            found = self._by_folder[folder] = self._of_real_folder(os.path.realpath(folder))
+        return found
+
+    def _of_real_folder(self, folder: str) -> Version:
+        # Memoised folder by folder on the way up: the files of one project share all the
+        # folders above theirs, so each folder is listed once per run.
+        found = self._by_real.get(folder)
+        if found is not None:
+            return found
+        fallback = self.fallback or NEWEST_KNOWN  # set: no tf-version setting in this run
+        kind = folder_kind(folder)
+        parent = os.path.dirname(folder)
+        if kind == "pin":
             pin = project_pin(Path(folder))
-            found = self._by_folder[folder] = pin.version if pin else self.fallback
+            found = pin.version if pin else fallback
+        elif kind == "repo" or parent == folder:
+            found = fallback
+        else:
+            found = self._of_real_folder(parent)
+        self._by_real[folder] = found
         return found

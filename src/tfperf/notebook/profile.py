@@ -38,7 +38,7 @@ def profile_cell(shell: Any, source: str, *, first_line: int, steps: int, captur
         raise MagicError("tfprofile", "needs TensorFlow: pip install 'tfperf[tf-cpu]'") from None
     session = capture_mod.Capture(capture_mod.default_logdir() if logdir is None
                                   else _path(logdir)) if capture else None
-    watcher = Watcher()
+    watcher = Watcher(placement=capture)  # per-replica figures need the placement map
     error: BaseException | None = None
     interrupted = False
     try:

@@ -13,6 +13,9 @@ from typing import Any
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import attribution, retrace
 from tfperf.profile.observation import FunctionStats, Observation
+from tfperf.profile.placement import short_device
+from tfperf.profile.remote import COLLECTIVE_SHARE, SLOWEST_MARGIN
+from tfperf.profile.replicas import ReplicaSplit
 from tfperf.profile.xplane import CaptureSummary
 
 INPUT_BOUND = (0.05, 0.20)
@@ -24,6 +27,8 @@ SYNC_LINE_MIN = 10  # syncs at one line: a sync inside a loop
 SYNC_LINE_WARN_SHARE = 0.01  # below this share of the run, a sync loop is only info
 EAGER_LINE_MIN_OPS = 100
 EAGER_LINE_MIN_SHARE = 0.10
+REPLICA_GAP_SHARE = 0.05  # a slow replica's extra compute, as a share of the step, to warn
+PLACED_MIN_SHARE = 0.5  # below this share of op time placed on a device, say so
 
 
 def _pct(x: float) -> str:
@@ -178,8 +183,70 @@ def capture_findings(cap: CaptureSummary) -> list[Finding]:
     return out
 
 
-def advise(obs: Observation, cap: CaptureSummary | None) -> list[Finding]:
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.0f} µs"
+
+
+def replica_findings(split: ReplicaSplit) -> list[Finding]:
+    """The slowest replica and how much the others wait for it; collectives' share."""
+    out = []
+    slow, gap, ratio = split.slowest, split.gap_s, split.ratio
+    step = split.step_s or 0.0
+    imbalanced = (gap > 0 and (ratio is None or ratio >= SLOWEST_MARGIN)
+                  and gap >= REPLICA_GAP_SHARE * step)
+    name = short_device(slow.device)
+    data = {"slowest": slow.device, "compute_s": slow.compute_s,
+            "others_compute_s": split.others_compute_s, "gap_s": gap, "ratio": ratio,
+            "step_s": split.step_s,
+            "threshold": (f"compute ≥ {SLOWEST_MARGIN:g}× the others' median and the gap "
+                          f"≥ {_pct(REPLICA_GAP_SHARE)} of the step")}
+    others = "the other" if len(split.replicas) == 2 else "the others"
+    times = (f"{_ms(slow.compute_s)} of compute a step against {_ms(split.others_compute_s)} "
+             f"for {others}" + (f" ({ratio:.1f}×)" if ratio else ""))
+    if imbalanced:
+        out.append(Finding(
+            code="profile.replicas", name="replica-imbalance", status=Status.WARN,
+            message=(f"slowest replica: {name}, {times}: {others} "
+                     f"{'waits' if len(split.replicas) == 2 else 'wait'} {_ms(gap)} a step for "
+                     f"it in the all-reduce"),
+            hint=("look for work only this replica does (a branch on "
+                  "replica_id_in_sync_group, an uneven per-replica batch from the "
+                  "distributed dataset) or another load on its device"),
+            data=data))
+    else:
+        out.append(Finding(
+            code="profile.replicas", name="replicas-balanced", status=Status.INFO,
+            message=(f"{len(split.replicas)} replicas balanced: the slowest, {name}, has "
+                     f"{times}"),
+            data=data))
+    share = split.collective_share
+    if share is not None and share > COLLECTIVE_SHARE:
+        out.append(Finding(
+            code="profile.collectives", name="collective-bound", status=Status.WARN,
+            message=(f"collectives take {_pct(share)} of the step even on the replica that "
+                     f"waits least for the others (threshold > {_pct(COLLECTIVE_SHARE)})"),
+            hint=("the all-reduce itself is the limit: larger per-replica batches, fewer "
+                  "all-reduces (accumulate gradients), and on GPUs "
+                  "cross_device_ops=tf.distribute.NcclAllReduce()"),
+            data={"value": share, "threshold": f"> {_pct(COLLECTIVE_SHARE)}"}))
+    placed = split.attributed_share
+    if placed is not None and placed < PLACED_MIN_SHARE:
+        out.append(Finding(
+            code="profile.replicas", name="placement-partial", status=Status.INFO,
+            message=(f"only {_pct(placed)} of op time could be placed on a device: the "
+                     f"per-replica figures cover that part"),
+            hint=("a function first run before the watch began is placed from its traced "
+                  "graph, which lacks the nodes TF's optimiser added or renamed: start "
+                  "watching (or profiling) before the first step for the exact map"),
+            data={"value": placed, "threshold": f"< {_pct(PLACED_MIN_SHARE)}"}))
+    return out
+
+
+def advise(obs: Observation, cap: CaptureSummary | None,
+           split: ReplicaSplit | None = None) -> list[Finding]:
     findings = retrace_findings(obs.functions) + line_findings(obs)
     if cap is not None:
         findings += capture_findings(cap)
+    if split is not None:
+        findings += replica_findings(split)
     return findings

@@ -85,6 +85,8 @@ class Observation:
     host_syncs: dict[Site, LineStats] = field(default_factory=dict)
     eager_ops: dict[Site, LineStats] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
+    # graph node name → device that ran it (placement.py): splits a capture per replica
+    placement: dict[str, str] = field(default_factory=dict)
 
     def sorted_lines(self, which: str) -> list[LineStats]:
         table = self.host_syncs if which == "host_syncs" else self.eager_ops

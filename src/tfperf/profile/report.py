@@ -10,8 +10,9 @@ from typing import Any
 
 from tfperf.core import render
 from tfperf.core.findings import Finding, Location, Status
-from tfperf.profile import advice, retrace
+from tfperf.profile import advice, replicas, retrace
 from tfperf.profile.observation import Observation
+from tfperf.profile.placement import short_device
 from tfperf.profile.xplane import CaptureSummary
 
 TOP_LINES = 10
@@ -51,6 +52,8 @@ class ProfileReport:
     error: BaseException | None = None
     target: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    # The capture split per device (MirroredStrategy replicas), when ops ran on two or more
+    replicas: replicas.ReplicaSplit | None = None
     # How a (file, line) site is named in text; default ``path:line``. Notebooks name cells
     # (``cell 12, line 4``) since a cell's file name means nothing to its reader.
     site_label: Callable[[str, int], str] | None = None
@@ -97,6 +100,7 @@ class ProfileReport:
             "ops": ops,
             "capture": cap,
             "capture_note": self.capture_note,
+            "replicas": self.replicas.to_dict() if self.replicas else None,
             "advice": [f.to_dict() for f in self.findings],
             "logdir": self.logdir,
             "unavailable": dict(self.obs.unavailable),
@@ -118,6 +122,7 @@ class ProfileReport:
                                 "syncs", "via")
         out += self._lines_text(b, "eager_ops", "Eager ops, by line", "ops", "top ops")
         out += self._capture_text(b)
+        out += self._replicas_text(b)
         if self.obs.unavailable:
             out += ["", b("Not observed")]
             out += [f"  {k}: {v}" for k, v in self.obs.unavailable.items()]
@@ -201,6 +206,29 @@ class ProfileReport:
         return out
 
 
+    def _replicas_text(self, b: Any) -> list[str]:
+        split = self.replicas
+        if split is None:
+            return []
+        step = split.step_s
+        slow = split.slowest
+        rows = [[short_device(r.device) + (" (slowest)" if r is slow else ""), f"{r.ops:,}",
+                 _secs(r.compute_s), _secs(r.collective_s),
+                 _pct(r.collective_s / step if step else None)] for r in split.replicas]
+        what = "host op events" if split.where == "host" else "device kernels"
+        out = ["", b(f"Replicas ({len(split.replicas)} devices, {what}; median per step)"),
+               _indent(render.text_table(
+                   ["device", "ops", "compute", "collective", "of step"], rows, "lrrrr"))]
+        ratio = f" ({split.ratio:.2f}×)" if split.ratio else ""
+        out.append(f"  step {_secs(step)}; slowest {short_device(slow.device)}: compute "
+                   f"{_secs(slow.compute_s)} against {_secs(split.others_compute_s)}{ratio}, "
+                   f"a gap of {_secs(split.gap_s)} a step")
+        if split.unattributed_s > 0:
+            out.append(f"  on no known device: {_secs(split.unattributed_s)} of op time a step "
+                       f"({_pct(1 - (split.attributed_share or 0.0))})")
+        return out
+
+
 def _indent(text: str, pad: str = "  ") -> str:
     return "\n".join(pad + line for line in text.splitlines())
 
@@ -210,5 +238,7 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
                  logdir: str | None = None, target: str | None = None) -> ProfileReport:
     rep = ProfileReport(obs=obs, capture=capture, capture_note=capture_note, logdir=logdir,
                         error=error, target=target)
-    rep.findings = advice.advise(obs, capture)
+    if capture is not None:
+        rep.replicas = replicas.split(capture, obs.placement)
+    rep.findings = advice.advise(obs, capture, rep.replicas)
     return rep

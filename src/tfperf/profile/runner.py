@@ -43,7 +43,7 @@ class _Session:
                         if capture else None)
         self.capture_calls = capture_calls
         self._calls = 0
-        self.watcher = Watcher(on_function_call=self._on_function_call)
+        self.watcher = Watcher(placement=capture, on_function_call=self._on_function_call)
 
     def _on_function_call(self) -> None:
         # Script mode with --steps N: the capture covers the first N top-level calls.

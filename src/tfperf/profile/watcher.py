@@ -1,6 +1,6 @@
 """Runtime observation: ``tf.function`` traces and their causes, host syncs, eager op storms.
 
-Three hooks, installed on ``__enter__`` and removed on ``__exit__``:
+Four hooks, installed on ``__enter__`` and removed on ``__exit__``:
 
 * ``tf.function`` calls: ``Function.__call__`` is wrapped; its public
   ``experimental_get_tracing_count()`` before and after tells whether the call traced, and the
@@ -13,6 +13,8 @@ Three hooks, installed on ``__enter__`` and removed on ``__exit__``:
   op executed eagerly on this thread. An op's time is the wall time since the previous
   observed event, charged to the op's line: in an op storm that is the op's dispatch plus
   execution; pure-Python work between two ops is charged to the next op.
+* node placement: TF's graph collection records which device ran each graph node of the
+  functions first run in the block (``placement.py``); a capture is split per replica with it.
 
 Every private hook is looked up with a guard: a TensorFlow without it degrades to "not
 available" (listed in ``Observation.unavailable``), never to a crash. Events are attributed
@@ -27,10 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from tfperf.profile import attribution, retrace
+from tfperf.profile.capture import Capture, default_logdir
 from tfperf.profile.observation import FunctionStats, LineStats, Observation
+from tfperf.profile.placement import PlacementRecorder
 
 # Private TensorFlow hooks, by (module, attribute path). Looked up when a watch starts; a
 # TensorFlow without one reports it in ``Observation.unavailable`` instead of crashing.
@@ -62,9 +67,18 @@ class Watcher:
     """Observe TensorFlow at run time inside a ``with`` block. See :func:`watch`."""
 
     def __init__(self, *, functions: bool = True, host_syncs: bool = True,
-                 eager_ops: bool = True, on_function_call: Callable[[], None] | None = None):
+                 eager_ops: bool = True, placement: bool | None = None, capture: bool = False,
+                 logdir: str | Path | None = None,
+                 on_function_call: Callable[[], None] | None = None):
         self.obs = Observation()
-        self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops}
+        # The placement map only serves a capture: by default on when this watch captures
+        # (a watch without one, as bench and tune use, pays nothing for it).
+        self._want = {"functions": functions, "host_syncs": host_syncs, "eager_ops": eager_ops,
+                      "placement": capture if placement is None else placement}
+        self._placement = PlacementRecorder()
+        # watch(capture=True): a TF profiler capture of the block, read back by report()
+        self.capture = (Capture(Path(logdir) if logdir else default_logdir())
+                        if capture else None)
         self._local = _Local()
         self._undo: list[Callable[[], None]] = []
         self._fn_stats: dict[int, FunctionStats] = {}
@@ -84,17 +98,24 @@ class Watcher:
         self._active = True
         for name, install in (("functions", self._install_function_hook),
                               ("host_syncs", self._install_sync_hook),
-                              ("eager_ops", self._install_op_callback)):
+                              ("eager_ops", self._install_op_callback),
+                              ("placement", self._install_placement)):
             if self._want[name]:
                 try:
                     install()
                 except Exception as exc:  # a TF without the hook: say so, observe the rest
                     self.obs.unavailable[name] = f"{type(exc).__name__}: {exc}"
+        if self.capture is not None:
+            with self.paused():
+                self.capture.start()
         self._start = self._local.last_event = time.perf_counter()
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         self.obs.wall_s += time.perf_counter() - self._start
+        if self.capture is not None:
+            with self.paused():
+                self.capture.stop()
         self.error = exc
         while self._undo:
             self._undo.pop()()
@@ -116,10 +137,27 @@ class Watcher:
         """Print the text report (to ``file``, default stdout) unless ``show=False``; return it."""
         from tfperf.profile.report import build_report
 
+        if self.capture is not None and "capture" not in kwargs:
+            kwargs.update(self._capture_summary())
         rep = build_report(self.obs, error=self.error, **kwargs)
         if show:
             print(rep.text(), file=file or sys.stdout)
         return rep
+
+    def _capture_summary(self) -> dict[str, Any]:
+        """build_report's capture arguments for watch(capture=True)."""
+        from tfperf.profile import xplane
+
+        cap = self.capture
+        assert cap is not None
+        out: dict[str, Any] = {"logdir": str(cap.logdir), "capture": None,
+                               "capture_note": cap.error or "no capture was written"}
+        if cap.xplane is not None:
+            try:
+                out.update(capture=xplane.summarise(cap.xplane), capture_note=None)
+            except xplane.CaptureError as exc:
+                out["capture_note"] = f"capture unreadable: {exc}"
+        return out
 
     # -- tf.function calls -----------------------------------------------------------------
 
@@ -134,6 +172,7 @@ class Watcher:
             local = watcher._local
             if local.paused:
                 return original_call(fn, *args, **kwargs)
+            watcher._placement.before_function_call()
             before = fn.experimental_get_tracing_count()
             trace_before = local.trace_s
             local.depth += 1
@@ -183,6 +222,8 @@ class Watcher:
             stats = self._fn_stats.get(id(fn))
             if stats is None:
                 stats = self._new_function_stats(fn)
+                if self._want["placement"]:  # a function first run before the watch
+                    self._placement.add_function(fn)
             if top_level:
                 stats.calls += 1
                 stats.total_s += elapsed
@@ -233,6 +274,18 @@ class Watcher:
             summary.add(change)
         if len(stats.signatures) < 200:  # bound the memory a retrace storm can take
             stats.signatures.append(current)
+
+    # -- node placement (per-replica figures) ----------------------------------------------
+
+    def _install_placement(self) -> None:
+        self._placement.start()
+
+        def stop() -> None:
+            self.obs.placement = self._placement.stop()
+            if self._placement.error:
+                self.obs.unavailable["placement"] = self._placement.error
+
+        self._undo.append(stop)
 
     # -- host syncs ------------------------------------------------------------------------
 
@@ -333,6 +386,11 @@ def watch(**kwargs: Any) -> Watcher:
     >>> w.report()                             # doctest: +SKIP
 
     Keyword arguments switch hooks off: ``functions``, ``host_syncs``, ``eager_ops``.
+    ``capture=True`` also records a TF profiler capture of the block (into ``logdir``, default
+    a new temporary folder) that ``w.report()`` reads back: op time, and per replica under
+    ``MirroredStrategy``; steps are then the top-level ``tf.function`` calls. ``placement``
+    (which device ran each graph node, to split a capture per replica) is on with a capture;
+    ``placement=True`` keeps it on for a capture taken by other means (``w.report(capture=)``).
     Eager ops are observed on the thread that enters the block; function calls and host
     syncs on every thread.
     """

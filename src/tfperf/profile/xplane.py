@@ -123,6 +123,11 @@ class CaptureSummary:
     d2h_s: float | None = None
     copies: int | None = None
     sixteen_bit_s: float | None = None
+    # (start, end) in ps of each step: step markers, else top-level tf.function calls
+    step_windows: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    # graph op events (start ps, self ps, node name, op type, "host"/"device"): per-step
+    # splits (replicas.py) sum them per window; eager ops carry no node name
+    op_events: list[tuple[int, int, str, str, str]] = field(default_factory=list, repr=False)
 
     @property
     def host_only(self) -> bool:
@@ -237,11 +242,11 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
         by_type[op_type] += self_ps / 1e12
 
     span = [None, None]
-    steps: list[int] = []
-    function_runs = 0
+    steps: list[tuple[int, int]] = []
+    calls: list[tuple[int, int]] = []
     for plane in space.planes:
         if plane.name == HOST_PLANE:
-            function_runs += _read_host(_Plane(plane), out, add, steps, span)
+            _read_host(_Plane(plane), out, add, steps, calls, span)
     device_planes = [p for p in space.planes if p.name.startswith(GPU_PREFIX)]
     if device_planes:
         _read_devices(device_planes, out, add)
@@ -251,10 +256,11 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
     env = [p for p in space.planes if p.name == "Task Environment"]
     out.duration_s = _duration(env[0] if env else None, span)
     if steps:
-        out.steps, out.step_s = len(steps), statistics.median(steps) / 1e12
-        out.step_source = "step markers"
-    elif function_runs:
-        out.steps, out.step_source = function_runs, "tf.function calls"
+        out.steps = len(steps)
+        out.step_s = statistics.median(end - start for start, end in steps) / 1e12
+        out.step_source, out.step_windows = "step markers", sorted(steps)
+    elif calls:
+        out.steps, out.step_source, out.step_windows = len(calls), "tf.function calls", calls
     else:
         out.steps, out.step_source = 1, "whole capture"
     out.ops = sorted(rows.values(), key=lambda r: -r.self_s)
@@ -262,10 +268,9 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
     return out
 
 
-def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
-               span: list[Any]) -> int:
-    """Host ops, eager vs graph, input waits and step markers. Returns tf.function runs."""
-    function_runs = 0
+def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[tuple[int, int]],
+               calls: list[tuple[int, int]], span: list[Any]) -> None:
+    """Host ops, eager vs graph, input waits, step markers and top-level tf.function runs."""
     for line in p.plane.lines:
         base_ps = line.timestamp_ns * 1000
         ops: list[tuple[int, int, tuple[str, str, bool]]] = []
@@ -283,16 +288,18 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
             if name == "EagerExecute" or ev.stats:
                 stats = p.stats(ev)
                 if "step_num" in stats and ev.duration_ps:
-                    steps.append(ev.duration_ps)
+                    steps.append((start, end))
                 if "tf_function_call" in stats and start >= outer_function_end:
-                    function_runs += 1
-                    outer_function_end = start + ev.duration_ps
+                    calls.append((start, end))
+                    outer_function_end = end
                 if name == "EagerExecute" and "eager_op" in stats and not stats.get("is_func"):
                     op_type = op_kind(str(stats["eager_op"]))
                     ops.append((start, ev.duration_ps, (op_type, op_type, True)))
         self_ps = _self_times(ops)
-        for i, (_, dur, (name, op_type, eager)) in enumerate(ops):
+        for i, (start, dur, (name, op_type, eager)) in enumerate(ops):
             add(name, op_type, "host", eager, self_ps[i], dur)
+            if not eager:
+                out.op_events.append((start, self_ps[i], name, op_type, "host"))
             out.host_op_s += self_ps[i] / 1e12
             if eager:
                 out.eager_s += self_ps[i] / 1e12
@@ -300,7 +307,6 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[int],
                 out.graph_s += self_ps[i] / 1e12
             if op_type in INPUT_OP_TYPES:
                 out.input_s += dur / 1e12
-    return function_runs
 
 
 def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:
@@ -313,6 +319,7 @@ def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:
         if not lines:
             lines = [ln for ln in raw.lines if ln.name not in DERIVED_LINES]
         for line in lines:
+            base_ps = line.timestamp_ns * 1000
             for ev in line.events:
                 name = p.event_names.get(ev.metadata_id, "")
                 seconds = ev.duration_ps / 1e12
@@ -329,8 +336,12 @@ def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:
                 tf_op = str(stats.get("tf_op", ""))
                 m = _TF_OP_EVENT.match(tf_op)
                 op_type = op_kind(m.group(2)) if m else name
-                add(m.group(1) if m else name, op_type, "device", bool(stats.get("is_eager")),
+                eager = bool(stats.get("is_eager"))
+                add(m.group(1) if m else name, op_type, "device", eager,
                     ev.duration_ps, ev.duration_ps)
+                if m and not eager:
+                    out.op_events.append((base_ps + ev.offset_ps, ev.duration_ps, m.group(1),
+                                          op_type, "device"))
                 out.device_op_s += seconds
                 if _SIXTEEN_BIT.search(name):
                     out.sixteen_bit_s += seconds

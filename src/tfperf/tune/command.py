@@ -38,6 +38,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--plot", metavar="PATH",
                    help="write a PNG of the candidates (median, IQR, break-even calls; the "
                         "rejected ones with why); needs matplotlib (the plot extra)")
+    p.add_argument("--isolate", action="store_true",
+                   help="build and measure every candidate in a fresh process of its own (a "
+                        "crash or hang rejects only that candidate; not cached)")
+    p.add_argument("--threads", action="store_true",
+                   help="also try TensorFlow's CPU thread-pool sizes (intra_op/inter_op); "
+                        "implies --isolate")
+    p.add_argument("--devices", metavar="N|auto",
+                   help="screen candidates in parallel, one process per device (GPUs pinned "
+                        "with CUDA_VISIBLE_DEVICES; on a CPU, N local processes); implies "
+                        "--isolate")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="run the candidates' processes on a Ray cluster (ray.init address; "
+                        "'local' starts one here); needs the 'ray' extra; implies --isolate")
     p.add_argument("--verbose", action="store_true",
                    help="let TensorFlow's C++ start-up notices through (hidden by default)")
     p.set_defaults(func=run)
@@ -55,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.budget is not None and args.budget <= 0:
         raise UsageError("--budget must be positive")
+    devices = getattr(args, "devices", None)
+    if devices is not None and devices != "auto" and not (devices.isdigit() and int(devices)):
+        raise UsageError(f"--devices must be a positive count or 'auto', not {devices!r}")
     if not args.verbose:
         from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
@@ -63,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.tune.target import TuneError
 
     try:
+        if getattr(args, "ray", None):  # before importing the user's file: fail fast
+            from tfperf.tune.ray_pool import require_ray
+
+            require_ray()
         fn, inputs = _load(args)
         return _tune(args, fn, inputs)
     except (UserCodeError, TuneError) as exc:
@@ -106,14 +126,6 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     return fn, inputs
 
 
-def _as_args(value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    if isinstance(value, dict):
-        return (), dict(value)
-    if isinstance(value, tuple):
-        return value, {}
-    return (value,), {}
-
-
 def _stateful(value: Any) -> bool:
     """Inputs holding variables (a model, an optimizer): each candidate needs fresh ones."""
     import tensorflow as tf
@@ -131,11 +143,16 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
         first = make()
     except Exception as exc:
         raise TuneError(f"the inputs function raised {type(exc).__name__}: {exc}") from None
-    a, kw = _as_args(first)
-    factory = (lambda: _as_args(make())) if _stateful(first) else None
+    from tfperf.tune.inputs import InputsFunction, as_args
+
+    a, kw = as_args(first)
+    factory = InputsFunction(make) if _stateful(first) else None  # a child finds `make`
     say = None if args.json else (lambda m: print(f"  {m}", file=sys.stderr))
     result = tune(fn, a, kw, budget=args.budget, inputs=factory, calls=args.calls,
-                  cache=not args.no_cache, progress=say)
+                  cache=not args.no_cache, progress=say,
+                  isolate=bool(getattr(args, "isolate", False)),
+                  threads=bool(getattr(args, "threads", False)),
+                  devices=getattr(args, "devices", None), ray=getattr(args, "ray", None))
     if args.json:
         print(result.to_json())
     else:

@@ -29,6 +29,8 @@ class LeverContext:
     facts: DeviceFacts
     retraced: dict[str, str] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    isolate: bool = False  # candidates run in processes of their own (--isolate)
+    threads: bool = False  # CPU thread-pool levers asked for (--threads; isolation only)
 
 
 class Lever:

@@ -94,18 +94,33 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
          kwargs: Mapping[str, Any] | None = None, *, budget: float = 60.0,
          inputs: Inputs | None = None, facts: DeviceFacts | None = None,
          calls: int | None = None, levers: Sequence[Lever] | None = None,
-         cache: bool = False, progress: Progress | None = None) -> TuneResult:
+         cache: bool = False, progress: Progress | None = None, isolate: bool = False,
+         threads: bool = False, devices: int | str | None = None,
+         ray: str | None = None) -> TuneResult:
     """Search tune's levers for ``fn`` on these inputs; see the module docstring.
 
     ``inputs``: a factory of fresh ``(args, kwargs)`` for stateful functions (a train step);
     ``facts``: the device facts (default: this machine's); ``calls``: rank by the time of
     that many calls, first call included (default: the steady state); ``levers``: replace
     the discovered levers (tests plant their own); ``cache``: reuse a stored result for the
-    same source, inputs, device and TensorFlow.
+    same source, inputs, device and TensorFlow. ``isolate``: every candidate in a fresh
+    process of its own (:mod:`tfperf.tune.isolate`; implied by the next three); ``threads``:
+    try CPU thread-pool sizes too (a process-wide setting); ``devices``: candidates screened
+    in parallel, one process per device (a count or ``"auto"``); ``ray``: candidates' processes
+    on a Ray cluster at that address (``"local"``: a local Ray instance).
     """
     import tensorflow as tf  # noqa: F401  (the candidates run TF; import it once, here)
 
     target = Target.from_function(fn, tuple(args), kwargs, inputs)
+    isolate = isolate or threads or devices is not None or ray is not None
+    if isolate and not target.in_file:  # a child process imports the function by name
+        raise TuneError(f"{target.name}: --isolate needs a function defined in a .py file (a "
+                        f"child process imports it); this one was defined in {target.label}")
+    if isolate:  # results of isolated runs are not cached (the key does not say how)
+        from tfperf.tune.isolate import start
+
+        return start(Search(target, budget, facts or gather(), calls, levers, progress),
+                     threads=threads, devices=devices, ray=ray)
     key = None
     if cache:
         from tfperf.tune import cache as store
@@ -137,6 +152,8 @@ class Search:
         self.truth_error: str | None = None
         self.base = _Live((), CandidateResult("baseline", []))
         self._done: list[_Live] = []
+        # tfperf.tune.isolate.Isolation when candidates run in child processes (--isolate)
+        self.isolation: Any = None
 
     # -- budget -------------------------------------------------------------------------------
 
@@ -238,6 +255,7 @@ class Search:
                     chosen = (*start, lv)
                     if len({x.slot for x in chosen}) == len(chosen):
                         rung.append(self._candidate(chosen, current))
+            self._settle(rung)
             out += rung
             self._done = out
             ready = [c for c in rung if c.record.rejected is None and c.built is not None]
@@ -268,7 +286,13 @@ class Search:
             if (lv,) in tried:
                 continue
             out.append(self._candidate((lv,), base))  # kept with why, even when not tried
+        self._settle(out)
         return out
+
+    def _settle(self, lives: list[_Live]) -> None:
+        """Isolated candidates may still be running (in parallel): wait for them."""
+        if self.isolation is not None:
+            self.isolation.settle(self, lives)
 
     def _candidate(self, chosen: tuple[Lever, ...], start: _Live) -> _Live:
         names = [lv.name for lv in sorted(chosen, key=lambda lv: lv.stage)]
@@ -311,8 +335,8 @@ class Search:
     def _eager_ops(self, live: _Live) -> int | None:
         """Eager ops one call of ``live`` runs (one more call, watched); None when that call
         would cost too much of the budget."""
-        if live.ops is not None or live.built is None:
-            return live.ops
+        if live.ops is not None or live.built is None or self.isolation is not None:
+            return live.ops  # an isolated candidate's child counted them
         if live.estimate > min(self.budget / 10, self.left() / 4):
             return None
         from tfperf.bench.deadline import CallTimeout, time_limit
@@ -337,6 +361,9 @@ class Search:
     def _baseline(self) -> _Live:
         self.say("baseline")
         live = _Live((), CandidateResult("baseline", []))
+        if self.isolation is not None:
+            self.isolation.baseline(self, live)
+            return live
         try:
             live.built = load(self.ctx, self.target.source, self.workdir)
         except Exception as exc:
@@ -358,6 +385,9 @@ class Search:
             record.rejected = "not tried: the budget was spent"
             return
         self.say(f"{record.name}: build and first calls")
+        if self.isolation is not None:
+            self.isolation.build_and_screen(self, live, limit)
+            return
         try:
             text = apply_levers(self.ctx, live.levers)
             with within(live.levers):  # a lever's process state (a Keras policy), restored
@@ -371,8 +401,13 @@ class Search:
             return
         record.patch = self.target.diff(text)
         args, kwargs = self._fresh(live)
-        s = live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
-                                 limit=limit)
+        live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit)
+        self.judge(live)
+
+    def judge(self, live: _Live) -> None:
+        """Reject a screened candidate that failed, fell back or retraced; else check it."""
+        record, s = live.record, live.screen
+        assert s is not None
         record.first_call_s = s.first_call_s
         if s.error:
             record.rejected = f"raises: {s.error}" if "did not finish" not in s.error else \
@@ -436,12 +471,15 @@ class Search:
         """The baseline's outputs on float64 inputs (stateless functions only)."""
         if self.truth is not None or self.truth_error is not None:
             return self.truth
+        if self.isolation is not None:
+            self.truth = self.isolation.truth(self)
+            return self.truth
         if self.target.inputs is not None:
             self.truth_error = "a stateful function (fresh inputs per candidate)"
             return None
         from tfperf.bench.equivalence import snapshot
 
-        args, kwargs = _to_float64((self.target.args, self.target.kwargs))
+        args, kwargs = to_float64((self.target.args, self.target.kwargs))
         base = self.base.built
         assert base is not None
         try:
@@ -460,6 +498,9 @@ class Search:
 
         cands = [c for c in cands if c.built is not None and c.record.rejected is None]
         if not cands:
+            return
+        if self.isolation is not None:  # rounds over the candidates' own processes
+            self.isolation.time(self, base, cands, share, final)
             return
         seconds = max(0.5, share * self.left(final))
         # A slow baseline is not timed in rounds (it would eat the budget): its second call
@@ -553,7 +594,7 @@ class Search:
         return len(lint_source(live.built.source, str(self.target.path)))
 
 
-def _to_float64(value: Any) -> Any:
+def to_float64(value: Any) -> Any:
     tf = sys.modules["tensorflow"]
     import numpy as np
 

@@ -5,7 +5,8 @@ cluster and its own index; ``TF_CONFIG`` comes from the parent. Stages, as the d
 ``join`` (``MultiWorkerMirroredStrategy`` waits for every worker: a worker that never comes
 hangs here, and the parent's deadline turns that into a verdict), ``fingerprint`` (each
 worker's TF/CUDA/cuDNN/Python fingerprint, all-gathered as hashes so every worker sees who
-differs), ``allreduce`` (known values, exact sum on every worker) and ``bandwidth``.
+differs), ``allreduce`` (known values, exact sum on every worker), ``bandwidth`` and
+``compare`` (every worker's sweep times, all-gathered: each report compares the workers).
 """
 
 from __future__ import annotations
@@ -62,6 +63,19 @@ def allreduce_known(tf: Any, strat: Any, index: int, workers: int) -> dict[str, 
             "worker": index}
 
 
+def gather_sweeps(tf: Any, strat: Any, sweep: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every worker's sweep times (seconds per message size), through an all-gather, so that
+    each worker's report compares every worker's view of the ring, not only its own."""
+    local = tf.constant([[float(p["seconds"]) for p in sweep]], tf.float64)
+
+    @tf.function
+    def gather() -> Any:
+        return strat.run(lambda: tf.distribute.get_replica_context().all_gather(local, 0))
+
+    rows = strat.experimental_local_results(gather())[0].numpy().tolist()
+    return {"bytes": [p["bytes"] for p in sweep], "seconds": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workers_child")
     parser.add_argument("--index", type=int, required=True)
@@ -81,7 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     run_stage("allreduce", lambda: allreduce_known(tf, strat, args.index, args.workers))
     if args.max_bytes:
         sizes = C.message_sizes(args.max_bytes)
-        run_stage("bandwidth", lambda: C.allreduce_sweep(tf, strat, sizes, fixed_runs=5))
+        sweep = run_stage("bandwidth",
+                          lambda: C.allreduce_sweep(tf, strat, sizes, fixed_runs=5))
+        if sweep:  # every worker has a sweep of the same sizes, or none got this far
+            run_stage("compare", lambda: gather_sweeps(tf, strat, sweep))
     return 0
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 
+from tfperf.lint.analysis.callers import calls_of
+from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
 PY_FUNCTIONS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function",
@@ -246,3 +248,24 @@ def once_guarded(ctx: Context, node: ast.AST) -> bool:
                 return True
         child = p
     return False
+
+
+def surely_eager(ctx: Context, node: ast.AST) -> bool:
+    """``node`` surely runs op by op (eager), where nothing rewrites the graph: not traced
+    (``tf.function``, Keras ``call``, a dataset map), not in a TF1 graph-mode module, and
+    either at module level or in a top-level function that this module only calls from its
+    own eager module-level code. Rules whose cost Grappler removes from graphs (a transpose
+    folded into a matmul, a transpose and its inverse) report only such code."""
+    if graph_mode_module(ctx) or ctx.in_graph(node):
+        return False
+    fn = ctx.enclosing_function(node)
+    if fn is None:
+        return True
+    name = getattr(fn, "name", None)
+    if name is None or ctx.enclosing_function(fn) is not None or ctx.enclosing_class(fn) \
+            is not None or ctx.is_tf_function(fn):
+        return False
+    calls = calls_of(ctx, fn)
+    if not calls or len(ctx.name_loads(name)) != len(calls):
+        return False  # passed on by reference (to a tf.function, a Keras layer...)
+    return all(ctx.enclosing_function(c) is None and not ctx.in_graph(c) for c in calls)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
     in_chunks,
@@ -22,6 +23,31 @@ _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
 
 
 COMPREHENSION = "one tensor per element built in a comprehension, then stacked: use one op"
+
+
+def _host_array(ctx: Context, base: ast.AST) -> bool:
+    """``base`` names a host array: assigned ``t.numpy()``, ``np.array(t)`` or a NumPy call."""
+    if type(base) is not ast.Name:
+        return False
+    b = ctx.binding(base)
+    if b is None or b.kind != "assign" or type(b.value) is not ast.Call:
+        return False
+    conv = host_conversion(ctx, b.value)
+    if conv is not None and conv.kind in ("numpy", "np"):
+        return True
+    q = ctx.call_qualname(b.value)
+    return q is not None and q.startswith("numpy.")
+
+
+def _indexes_host_arrays_only(ctx: Context, elt: ast.AST, targets: set[str]) -> bool:
+    """The items ``elt`` takes by the loop's index come from host arrays, at least one known
+    (``[post(pred[i], mask[i]) for i in range(len(pred))]`` with ``pred = out.numpy()``) and
+    none known to be a tensor: host post-processing per item, with no TF op per element,
+    converted once."""
+    items = [n.value for n in ast.walk(elt) if type(n) is ast.Subscript
+             and targets & {m.id for m in ast.walk(n.slice) if type(m) is ast.Name}]
+    return any(_host_array(ctx, b) for b in items) \
+        and not any(ctx.is_tensor_like(b) for b in items)
 
 
 class AppendThenStack(Rule):
@@ -71,8 +97,26 @@ reported: each iteration there is already a whole batch; nor loops over `range(l
 `p` is a parameter or a list (a few feature maps, levels, heads). Neither are values that depend on
 what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t, state)`,
 autoregressive decoding): their steps cannot run at once.
+
+## Known limitations
+Not reported: a comprehension over the items of a host array (`pred = out.numpy()`, then
+`[post(pred[i], mask[i]) for i in range(len(pred))]`, no item taken from a known tensor) with
+a function that is not TensorFlow's: host post-processing, converted once, with no TF op per
+element.
 """
     valid = (
+        # Host post-processing (another library's function) per item of a NumPy array
+        # fetched once, then one conversion: no TF op per element.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from skimage.segmentation import watershed
+            def instances(model, images, masks, prepare):
+                pred = model(images).numpy()
+                marks, _ = prepare(masks)
+                cut = [watershed(pred[i], mask=marks[i]) for i in range(len(pred))]
+                return tf.convert_to_tensor(cut)
+        """),
         Valid("""
             import tensorflow as tf
             def f(x, w):
@@ -270,6 +314,9 @@ autoregressive decoding): their steps cannot run at once.
         if (q is not None and q.startswith("numpy.")) \
                 or type(elt) in (ast.Name, ast.Tuple, ast.Subscript):
             return None  # NumPy arrays, or the items themselves (`[shape[i] for i in ...]`)
+        if (q is None or not q.startswith("tensorflow.")) \
+                and _indexes_host_arrays_only(ctx, elt, targets):
+            return None  # a host function over the items of a NumPy array
         return lst
 
     @staticmethod

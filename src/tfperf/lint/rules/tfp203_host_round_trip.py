@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import may_reach
@@ -110,6 +110,42 @@ def host_value_of_tensor(ctx: Context, expr: ast.AST, depth: int = 0) -> HostCon
     return None
 
 
+# Builtins that consume a host value in Python: the copy is needed there anyway.
+_HOST_CONSUMERS = frozenset({"str", "int", "float", "bool", "repr", "chr", "print", "format"})
+
+
+def _host_use(ctx: Context, load: ast.Name) -> bool:
+    """``load`` uses a host value in Python itself: as an index (``idx2char[i]``), in an
+    f-string, or as the argument of ``str()``/``int()``/``print()``."""
+    parent = ctx.parent(load)
+    if type(parent) is ast.Subscript and parent.slice is load:
+        return True
+    if type(parent) is ast.FormattedValue:
+        return True
+    return type(parent) is ast.Call and load in parent.args and type(parent.func) is ast.Name \
+        and parent.func.id in _HOST_CONSUMERS and ctx.qualname(parent.func) is None
+
+
+def _needed_on_host(ctx: Context, values: Sequence[ast.AST]) -> bool:
+    """A name the op reads holds the host copy, and Python uses that copy too (the sampled
+    id of an autoregressive loop: ``i = tf.random.categorical(...)[0, 0].numpy()``, then
+    ``text += vocab[i]`` and ``x = tf.expand_dims([i], 0)``): the copy to the host is
+    needed anyway, and the way back is a few bytes."""
+    for v in values:
+        for n in ast.walk(v):
+            if type(n) is not ast.Name or type(n.ctx) is not ast.Load:
+                continue
+            b = ctx.binding(n)
+            if b is None or b.kind != "assign" or host_value_of_tensor(ctx, b.value) is None:
+                continue
+            for other in ast.walk(ctx.scope_of(n)):
+                if type(other) is ast.Name and other is not n and other.id == n.id \
+                        and type(other.ctx) is ast.Load and _host_use(ctx, other) \
+                        and ctx.binding(other) == b:
+                    return True
+    return False
+
+
 def _conversion_scopes(ctx: Context) -> tuple[set[int], tuple[list[int], list[int]] | None]:
     """Scopes (by id) holding a ``.numpy()`` or NumPy conversion call, and their line spans
     (``None`` when the module itself is one). Every finding starts from a conversion
@@ -197,7 +233,10 @@ does not change it) and no gradient flows through it. Only its device changes: i
 NumPy function needs a person to choose it.
 
 ## Known limitations
-Not reported: a conversion and an op that no single run reaches both of (`if`/`else`
+Not reported: a host copy that Python uses too (as an index, in an f-string, through `str()`
+or `print()`): the sampled id of an autoregressive loop is looked up in the vocabulary and fed
+back, so the copy is needed anyway and the way back is a few bytes; a conversion and an op
+that no single run reaches both of (`if`/`else`
 branches, two `except` handlers, a branch that returns first); `tf.Variable(t.numpy())`
 (initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced
 functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
@@ -218,6 +257,20 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                 arr = tf.reduce_mean(x, axis=0).numpy()
                 np.save('mean.npy', arr)
                 return arr.max()
+        """),
+        # Autoregressive sampling: the id is needed on the host (the vocabulary lookup), and
+        # fed back as the next input: the round trip is inherent.
+        Valid("""
+            import tensorflow as tf
+            def generate(model, vocab, start, n):
+                x = tf.constant([[start]])
+                text = []
+                for _ in range(n):
+                    logits = model(x)[:, -1, :]
+                    next_id = tf.random.categorical(logits, num_samples=1)[0, 0].numpy()
+                    text.append(vocab[next_id])
+                    x = tf.expand_dims([next_id], 0)
+                return "".join(text)
         """),
         # A library TF lacks, on host data: legitimate.
         Valid("""
@@ -381,7 +434,8 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                 continue
             values = [*args, *(k.value for k in node.keywords)]
             conv = next((c for c in (host_value_of_tensor(ctx, v) for v in values) if c), None)
-            if conv is None or traced(ctx, node) or in_py_function(ctx, node):
+            if conv is None or traced(ctx, node) or in_py_function(ctx, node) \
+                    or _needed_on_host(ctx, values):
                 continue
             yield self.finding(ctx, node, fix=self._fix(ctx, node, q, conv))
 

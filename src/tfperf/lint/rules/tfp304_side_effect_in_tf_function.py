@@ -98,7 +98,7 @@ class SideEffectInTfFunction(Rule):
     hint = ("keep state in tf.Variable (.assign/.assign_add) or return values from the "
             "function; use tf.print for logging")
     claims = ("S13",)
-    group = "perf"
+    group = "preview"  # judged 0/5 held-out; behaviour, not time (docs: Known limitations)
     node_types = (ast.Call, ast.Assign, ast.AugAssign)
     callee_names = MUTATORS
     docs = """\
@@ -149,6 +149,11 @@ they count (`trace_count += 1`, `self.num_traces += 1`: once per trace is the po
 set under a once-only guard (`if key not in cache: cache[key] = tf.Variable(...)`), and
 Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`, or
 `model.train_step(batch)` called by the module itself and never `fit`).
+
+In `preview` (not on by default): all 5 of its findings on held-out code were false
+(deliberate demonstrations in the tf.function guide), and a side effect that runs once per
+trace changes what the program does rather than how long it takes (docs/lint.md, "Measured
+precision and recall").
 """
     valid = (
         # A local list built in an unrolled loop, then stacked: no outer state.

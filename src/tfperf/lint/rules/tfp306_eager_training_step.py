@@ -77,6 +77,17 @@ def _host_work(ctx: Context, fn: ast.AST) -> str | None:
     return None
 
 
+def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
+    """``node`` lies inside another ``with tf.GradientTape()`` block below ``stop`` (a
+    gradient-penalty or higher-order tape inside the step's own tape)."""
+    for p in ctx.ancestors(node):
+        if p is stop:
+            return False
+        if type(p) in (ast.With, ast.AsyncWith) and _is_tape_with(ctx, p):
+            return True
+    return False
+
+
 def _mentions_training(ctx: Context) -> bool:
     """Cheap text test, once per module: both halves of a training step appear."""
     src = ctx.source
@@ -154,7 +165,9 @@ it out, then compile the rest). The inline form (tape written in the loop body) 
 without a fix: the step must first be moved into a function.
 
 ## Known limitations
-Not reported: steps that are already compiled (decorated, wrapped with `tf.function(step)`,
+One finding per step written in a loop: a tape nested in the step's tape (the inner tape of a
+gradient penalty, a second-order gradient) is part of the same step. Not reported: steps that
+are already compiled (decorated, wrapped with `tf.function(step)`,
 Keras `train_step`), steps called once, steps this module never calls (their callers,
 elsewhere, may compile them: `tf.function(step)`, `strategy.run` in a `tf.function`), loops
 in a branch that asks for eager execution on purpose (`if mode == 'eager_tf':`, a debug
@@ -253,6 +266,22 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         """),
     )
     invalid = (
+        # A WGAN-GP step written in the loop: the penalty's tape, nested in the step's tape,
+        # is the same step: one finding, on the outer tape.
+        Invalid("""
+            import tensorflow as tf
+            def fit(gen, disc, opt, ds):
+                for z, real in ds:
+                    with tf.GradientTape() as d_tape:
+                        fake = gen(z)
+                        with tf.GradientTape() as gp_tape:
+                            gp_tape.watch(real)
+                            critic = disc(real)
+                        penalty = tf.reduce_mean(gp_tape.gradient(critic, real) ** 2)
+                        d_loss = tf.reduce_mean(disc(fake)) + penalty
+                    grads = d_tape.gradient(d_loss, disc.trainable_variables)
+                    opt.apply_gradients(zip(grads, disc.trainable_variables))
+        """, count=1, lines=(4,)),
         Invalid(_step_in_loop(), count=1, lines=(2,), fixed=_step_in_loop("@tf.function")),
         # Inline in the training loop: reported at the tape, no fix.
         Invalid("""
@@ -353,6 +382,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         loops = ctx.enclosing_loops(node)
         if loops:
             loop = loops[0]
+            if _in_outer_tape(ctx, node, loop):
+                return  # a tape nested in the step's own tape: the same step, reported once
             if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):
                 yield self.finding(ctx, node, end_node=node.items[-1].context_expr)
             return

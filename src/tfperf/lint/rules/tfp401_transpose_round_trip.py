@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Edit, Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
+from tfperf.lint.analysis.traced import surely_eager
 from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, Transpose, transpose_of, undoes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -48,6 +49,14 @@ class TransposeRoundTrip(Rule):
 Finds a `tf.transpose` (or `keras.ops.transpose`) whose input is itself a transpose of `x`
 with the inverse permutation (`[0, 2, 3, 1]` then `[0, 3, 1, 2]`; or no `perm` twice),
 nested or through a variable. The result is `x` again.
+
+Only code that surely runs eagerly is reported: module-level code (a notebook cell, a
+script) and top-level functions this module calls only from there. In a graph
+(`tf.function`, a Keras `call`, a dataset map, TF1 graph code) Grappler's arithmetic
+optimizer removes a transpose followed by its inverse (`RemoveIdentityTranspose`): on this
+machine (TF 2.21, CPU) a `[64, 512, 512]` round trip inside `tf.function` ran in 20.7 ms
+against 20.1 ms without it, and in 74 ms against 30 ms with the arithmetic optimizer off,
+while eagerly it cost about twice the plain op.
 
 ## Why is this bad?
 Unlike `reshape`, which only rewrites shape metadata, a transpose copies every element into a
@@ -113,20 +122,37 @@ in the same block.
             import tensorflow as tf
             def f(x, p, q):
                 return tf.transpose(tf.transpose(x, p), q)
+            f(tf.ones([2, 3]), [1, 0], [1, 0])
+        """),
+        # Traced: Grappler removes the round trip from the graph.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def f(x):
+                y = tf.transpose(x, [0, 2, 3, 1])
+                return tf.transpose(y, [0, 3, 1, 2]) * 2.0
+        """),
+        # A helper this module never calls: it may run inside a graph (a layer's call).
+        Valid("""
+            import tensorflow as tf
+            def to_nchw_and_back(x):
+                return tf.transpose(tf.transpose(x, [0, 3, 1, 2]), [0, 2, 3, 1])
         """),
     )
     invalid = (
         Invalid("""
             import tensorflow as tf
-            def f(x):
-                y = tf.transpose(x, perm=[0, 2, 3, 1])
+            def f(images):
+                y = tf.transpose(images, perm=[0, 2, 3, 1])
                 z = tf.transpose(y, perm=[0, 3, 1, 2])
                 return z
+            out = f(tf.ones([2, 3, 4, 5]))
         """, count=1, lines=(4,), fixed="""
             import tensorflow as tf
-            def f(x):
-                z = x
+            def f(images):
+                z = images
                 return z
+            out = f(tf.ones([2, 3, 4, 5]))
         """),
         # Nested, with an aliased module, on a tensor made by TF: safe.
         Invalid("""
@@ -143,33 +169,33 @@ in the same block.
         Invalid("""
             from tensorflow import transpose
             import tensorflow as tf
-            @tf.function
             def f(x):
                 t = transpose(x)
                 tf.print(t)
                 return transpose(t) + 1.0
-        """, count=1, lines=(7,), fixed="""
+            f(tf.ones([2, 3]))
+        """, count=1, lines=(6,), fixed="""
             from tensorflow import transpose
             import tensorflow as tf
-            @tf.function
             def f(x):
                 t = transpose(x)
                 tf.print(t)
                 return x + 1.0
+            f(tf.ones([2, 3]))
         """),
         # Rebinding the same name: both statements go.
         Invalid("""
             import tensorflow as tf
-            @tf.function
             def f(x):
                 x = tf.transpose(x, [1, 0])
                 x = tf.transpose(x, [1, 0])
                 return x * 2.0
-        """, count=1, lines=(5,), fixed="""
+            print(f(tf.ones([2, 3])))
+        """, count=1, lines=(4,), fixed="""
             import tensorflow as tf
-            @tf.function
             def f(x):
                 return x * 2.0
+            print(f(tf.ones([2, 3])))
         """),
         # `x` is rebound between the transposes: reported, not fixed.
         Invalid("""
@@ -178,6 +204,7 @@ in the same block.
                 y = tf.transpose(x, [1, 0])
                 x = x * 2.0
                 return tf.transpose(y, [1, 0])
+            f(tf.ones([2, 3]))
         """, count=1, lines=(5,)),
     )
 
@@ -191,7 +218,7 @@ in the same block.
             via_name = inner_node
             inner_node = assigned_value(ctx, inner_node)  # type: ignore[assignment]
         inner = transpose_of(ctx, inner_node)
-        if inner is None or not undoes(inner.perm, outer.perm):
+        if inner is None or not undoes(inner.perm, outer.perm) or not surely_eager(ctx, node):
             return
         yield self.finding(ctx, node, fix=self._fix(ctx, outer, inner, via_name))
 

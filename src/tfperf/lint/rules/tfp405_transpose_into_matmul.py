@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
-from tfperf.lint.analysis.callers import calls_of
-from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.syntax import keywords_of
+from tfperf.lint.analysis.traced import surely_eager
 from tfperf.lint.analysis.transposes import (
     ADJOINT_CALLS,
     MATRIX_TRANSPOSE_CALLS,
@@ -26,29 +25,6 @@ MATVEC_CALLS = frozenset({"tensorflow.linalg.matvec", "tensorflow.compat.v1.lina
 # LinearOperator methods whose argument may be read adjoint (``adjoint_arg=True``).
 _OPERATOR_METHODS = frozenset({"matmul", "solve"})
 _FLAGS = {0: ("transpose_a", "adjoint_a"), 1: ("transpose_b", "adjoint_b")}
-
-
-def _runs_eagerly(ctx: Context, node: ast.AST) -> bool:
-    """``node`` surely runs op by op (eager), where nothing rewrites the graph: not traced
-    (``tf.function``, Keras ``call``, a dataset map), not in a TF1 graph-mode module, and
-    either at module level or in a top-level function that this module only calls from its
-    own eager module-level code. In a graph, Grappler's arithmetic optimizer folds a
-    transpose feeding a matmul into ``transpose_a/b`` itself (FoldTransposeIntoMatMul)."""
-    if graph_mode_module(ctx) or ctx.in_graph(node):
-        return False
-    fn = ctx.enclosing_function(node)
-    if fn is None:
-        return True
-    name = getattr(fn, "name", None)
-    if name is None or ctx.enclosing_function(fn) is not None or ctx.enclosing_class(fn) \
-            is not None or ctx.is_tf_function(fn):
-        return False
-    calls = calls_of(ctx, fn)
-    refs = [n for n in ctx.nodes_of(ast.Name) if n.id == name
-            and type(n.ctx) is ast.Load]
-    if not calls or len(refs) != len(calls):
-        return False  # passed on by reference (to a tf.function, a Keras layer...)
-    return all(ctx.enclosing_function(c) is None and not ctx.in_graph(c) for c in calls)
 
 
 class TransposeIntoMatmul(Rule):
@@ -214,7 +190,7 @@ only at run time, and Keras backend `K.dot`/`batch_dot` (no transpose flags) are
         if not ctx.imports_tf:
             return
         t = matrix_transpose_of(ctx, node)
-        if t is None or not _runs_eagerly(ctx, node):
+        if t is None or not surely_eager(ctx, node):
             return
         use: ast.AST = node
         parent = ctx.parent(node)

@@ -38,7 +38,7 @@ class MixedFloat16WithoutLossScaling(Rule):
     hint = ("wrap the optimizer in keras.mixed_precision.LossScaleOptimizer and scale the "
             "loss: optimizer.scale_loss(loss) (Keras 3) / get_scaled_loss (Keras 2)")
     claims = ("S15",)
-    group = "perf"
+    group = "correctness"  # numerics, not time; never judged (docs: Known limitations)
     docs = """\
 ## What it does
 In a module that sets the global Keras policy to `mixed_float16`
@@ -78,6 +78,11 @@ opt.apply_gradients(zip(grads, model.trainable_variables))   # Keras 3 unscales 
 ## Fix safety
 No automatic fix: loss scaling changes the optimizer object and the loop's code in several
 places, with different spellings in Keras 2 and Keras 3.
+
+## Known limitations
+In the `correctness` group (off by default; `--select correctness`): gradients that
+underflow cost accuracy, not time, and it printed nothing on the 39 user-style repositories
+judged so far (docs/lint.md, "Measured precision and recall").
 """
     valid = (
         # The custom loop runs in a cell before the one that turns mixed precision on.

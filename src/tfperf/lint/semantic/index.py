@@ -139,6 +139,17 @@ class ModuleIndex:
         (cache the answer with :meth:`cached`), never ``ast.walk`` the module per node."""
         return self._raw_calls
 
+    def name_loads(self, name: str) -> list[ast.Name]:
+        """Every read of the bare name ``name`` in the module (``Name`` nodes in ``Load``
+        context, walk order), grouped once per module: "where is ``f`` used?" without a walk."""
+        def group() -> dict[str, list[ast.Name]]:
+            out: dict[str, list[ast.Name]] = {}
+            for n in cast("list[ast.Name]", self._by_type.get(ast.Name, [])):
+                if type(n.ctx) is ast.Load:
+                    out.setdefault(n.id, []).append(n)
+            return out
+        return self.cached("name_loads", group).get(name, [])
+
     def call_groups(self) -> tuple[dict[str, list[ast.Call]], dict[str, list[ast.Call]]]:
         """The module's calls by the callee's spelled last name: ``(attribute calls by
         attribute, bare-name calls by name)``, each list in walk order (built once)."""
