@@ -120,3 +120,16 @@ def test_a_prebuilt_model_argument_and_a_device_without_fast_math(user_module):
     why = {c.name: c.rejected for c in slow.candidates}
     assert "AVX512-BF16/AMX" in why["mixed_bfloat16 policy"]
     assert "CPUs have no fast float16 math" in why["mixed_float16 policy"]
+
+
+def test_under_isolate_the_childs_model_is_built_under_the_policy(user_module):
+    # A child process runs the candidate's module text, policy line included, before it makes
+    # the inputs: the model computes in bfloat16 there (an error far above float32's).
+    mod = user_module(STEP, "policy_isolated")
+    cpu_bf16 = DeviceFacts(cpu_flags=frozenset({"avx512_bf16"}))  # no GPU needed for it
+    result = tune(mod.train_step, inputs=mod.make, budget=14, facts=cpu_bf16, isolate=True,
+                  levers=[MixedPolicy("mixed_bfloat16")])
+    (cand,) = result.candidates
+    assert cand.rejected is None and cand.equivalent is True, result.table()
+    assert cand.max_rel_err is not None and cand.max_rel_err > 1e-5
+    assert any(n.startswith("isolated") for n in cand.notes)
