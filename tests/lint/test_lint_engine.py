@@ -257,6 +257,24 @@ def test_a_warm_run_reads_no_unchanged_file_but_sees_every_change(tmp_path, monk
     assert fresh.exists()
 
 
+def test_keys_made_by_workers_on_a_cold_run_equal_the_keys_made_from_the_bytes(tmp_path):
+    import os
+    import time
+
+    src = tmp_path / "src"
+    files = [write(src, f"m{i:02d}.py", LOOP.format(noqa="") + f"# file {i}\n")
+             for i in range(30)]
+    req = LintRequest(paths=[str(src)], cache_dir=tmp_path / "cache", jobs=2)
+    cold = run(req)  # empty cache: each worker keys the files it reads
+    assert (cold.analysed, cold.workers) == (30, 2)
+    later = time.time() - 30
+    for p in files:
+        os.utime(p, (later, later))  # no stat record matches: keys are made from the bytes
+    warm = run(req)
+    assert (warm.analysed, warm.cache_hits) == (0, 30)
+    assert [f.to_dict() for f in warm.findings] == [f.to_dict() for f in cold.findings]
+
+
 def test_cache_packs_survive_damage_and_are_merged(tmp_path, monkeypatch):
     from tfperf.lint import cache as cache_mod
 

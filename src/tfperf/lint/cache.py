@@ -68,6 +68,16 @@ def _finding_from_json(d: dict, path: str) -> Finding:
                    data=d.get("data") or {})
 
 
+def content_key(salt: bytes, data: bytes, path: str, extra: bytes = b"") -> str:
+    """A file's key: what changes its findings (``salt``: lint code, rules, run's target),
+    its kind and its bytes (``extra``: the file's own targeted TF)."""
+    h = hashlib.sha256(salt)
+    h.update(b"ipynb" if path.endswith(".ipynb") else b"py")
+    h.update(data)
+    h.update(extra)
+    return h.hexdigest()
+
+
 MAX_PACKS = 8
 MAX_ENTRIES = 200_000
 RACY_S = 2.0
@@ -90,26 +100,43 @@ class LintCache:
         return self.dir / "packs"
 
     def key(self, data: bytes, path: str) -> str:
-        h = hashlib.sha256(self.salt)
-        h.update(b"ipynb" if path.endswith(".ipynb") else b"py")
-        h.update(data)
-        return h.hexdigest()
+        return content_key(self.salt, data, path)
+
+    def empty(self) -> bool:
+        """No entry stored: nothing can hit, so no file needs its key before it is linted
+        (the worker that reads it makes the key from the bytes it has)."""
+        return not self._load()
 
     def key_of(self, path: str, extra: bytes = b"") -> str:
         """The key of the file at ``path`` (``extra``: what else its findings depend on,
         such as its targeted TF), from its stat when a pack recorded it, else from its
         bytes. Raises OSError if the file cannot be read."""
         st = os.stat(path)
-        sig = (f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|"
-               f"{self._salt_digest}|{extra.hex()}")
+        sig = self._signature(path, st, extra)
         self._load()
         known = self._stats.get(sig)
         if known is not None:
             return known
-        key = self.key(Path(path).read_bytes() + extra, path)
+        key = content_key(self.salt, Path(path).read_bytes(), path, extra)
+        self._remember(sig, st, key)
+        return key
+
+    def record(self, path: str, extra: bytes, key: str) -> None:
+        """Remember the stat of a file whose ``key`` a worker made from the bytes it read
+        (a cold run). A file changed since then only misses: its stat no longer matches."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        self._remember(self._signature(path, st, extra), st, key)
+
+    def _signature(self, path: str, st: os.stat_result, extra: bytes) -> str:
+        return (f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|"
+                f"{self._salt_digest}|{extra.hex()}")
+
+    def _remember(self, sig: str, st: os.stat_result, key: str) -> None:
         if time.time_ns() - st.st_mtime_ns > RACY_S * 1e9:
             self._new_stats[sig] = key
-        return key
 
     def _packs(self) -> list[Path]:
         try:

@@ -17,6 +17,7 @@ class FileResult:
     diff: str = ""            # unified diff of the fixes (--diff)
     new_text: str | None = None  # fixed file content, when it changed
     notes: list[str] = field(default_factory=list)  # said on stderr: skipped, not written
+    cache_key: str = ""       # the file's cache key, when the process that read it made it
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,15 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
 
 
 def lint_file(path: str | Path, dispatcher: Dispatcher,
-              options: RunOptions = DEFAULT_OPTIONS) -> FileResult:
-    """Read one file and lint it; any problem with the file itself is a TFP000 finding."""
+              options: RunOptions = DEFAULT_OPTIONS, data: bytes | None = None) -> FileResult:
+    """Read one file (unless its bytes are given) and lint it; any problem with the file
+    itself is a TFP000 finding."""
     path = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return FileResult(path, [error_finding(path, f"cannot read: {exc.strerror or exc}")])
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            return FileResult(path, [error_finding(path, f"cannot read: {exc.strerror or exc}")])
     if path.endswith(".ipynb"):
         try:
             text = data.decode("utf-8-sig")

@@ -72,20 +72,25 @@ _WORKER: dict[str, object] = {}
 
 
 def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int],
-                 version_set: bool = False, targets: FileTargets | None = None) -> None:
+                 version_set: bool = False, targets: FileTargets | None = None,
+                 key_salt: bytes | None = None) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
     _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set)
     _WORKER["options"] = options
     _WORKER["targets"] = targets
+    _WORKER["key_salt"] = key_salt
 
 
 def _lint_chunk(paths: list[str]) -> list[FileResult]:
     return _lint_files(paths, _WORKER["dispatcher"], _WORKER["options"],  # type: ignore[arg-type]
-                       _WORKER.get("targets"))  # type: ignore[arg-type]
+                       _WORKER.get("targets"), _WORKER.get("key_salt"))  # type: ignore[arg-type]
 
 
 def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
-                targets: FileTargets | None = None) -> list[FileResult]:
+                targets: FileTargets | None = None,
+                key_salt: bytes | None = None) -> list[FileResult]:
+    """Lint ``paths``; with ``key_salt``, each result also carries the file's cache key, made
+    from the bytes read for linting (a cold run hashes in the workers, not before them)."""
     by_version: dict[tuple[int, int], Dispatcher] = {dispatcher.tf_version: dispatcher}
 
     def for_file(path: str) -> Dispatcher:
@@ -98,8 +103,23 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             by_version[v].tf_version = v
         return by_version[v]
 
+    if key_salt is not None:
+        from tfperf.lint.cache import content_key
+
+    def lint_one(path: str) -> FileResult:
+        if key_salt is None:
+            return lint_file(path, for_file(path), options)
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return lint_file(path, for_file(path), options)  # says why it cannot be read
+        version = targets.version(path) if targets is not None else dispatcher.tf_version
+        result = lint_file(path, for_file(path), options, data=data)
+        result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
+        return result
+
     with _few_collections():
-        return [lint_file(p, for_file(p), options) for p in paths]
+        return [lint_one(p) for p in paths]
 
 
 @contextlib.contextmanager
@@ -127,12 +147,13 @@ def _workers(requested: int, n_files: int) -> int:
 
 def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int = 0,
             tf_version: tuple[int, int] = NEWEST_KNOWN, version_set: bool = False,
-            targets: FileTargets | None = None) -> tuple[list[FileResult], int]:
+            targets: FileTargets | None = None,
+            key_salt: bytes | None = None) -> tuple[list[FileResult], int]:
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
         return _lint_files(paths, Dispatcher(rules, tf_version, version_set), options,
-                           targets), 1
+                           targets, key_salt), 1
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -142,7 +163,7 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
                              initializer=_init_worker,
                              initargs=([r.code for r in rules], options, tf_version,
-                                       version_set, targets)) as pool:
+                                       version_set, targets, key_salt)) as pool:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
     return results, n
 
@@ -178,8 +199,10 @@ def run(request: LintRequest) -> LintOutcome:
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
     todo: list[str] = []
+    # An empty cache cannot hit: the workers key each file from the bytes they read.
+    key_salt = cache.salt if cache is not None and cache.empty() else None
     for path in files:
-        if cache is not None:
+        if cache is not None and key_salt is None:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
                 version = targets.version(path)
@@ -193,11 +216,14 @@ def run(request: LintRequest) -> LintOutcome:
             keys[path] = key
         todo.append(path)
     fresh, workers = (analyse(todo, rules, options, request.jobs, target.version,
-                              target.configured, targets) if rules else ([], 1))
+                              target.configured, targets, key_salt) if rules else ([], 1))
     for r in fresh:
         results[r.path] = r
-        if cache is not None and keys.get(r.path) and not r.notes:
-            cache.put(keys[r.path], r.findings)
+        key = keys.get(r.path) or r.cache_key
+        if cache is not None and key and not r.notes:
+            cache.put(key, r.findings)
+            if r.cache_key:  # keyed in a worker: its stat is recorded here
+                cache.record(r.path, f"\0tf{targets.version(r.path)}".encode(), key)
     if cache is not None:
         cache.flush()
 
