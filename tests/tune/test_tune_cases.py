@@ -131,3 +131,44 @@ def test_batch_before_a_map_that_is_not_element_wise_is_rejected(user_module):
     x = tf.random.Generator.from_seed(0).normal([8, 16])
     (cand,) = tune(mod.epoch, (x,), budget=3, levers=[BatchBeforeMap()]).candidates
     assert cand.equivalent is False and cand.rejected.startswith("disagrees with the baseline")
+
+
+def test_tf_data_autotune_levers_are_measured_and_keep_the_elements(user_module):
+    from tfperf.tune import tune
+    from tfperf.tune.levers.data_autotune import FinalPrefetch, ParallelMap
+
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def epoch(x):
+            ds = tf.data.Dataset.from_tensor_slices(x)
+            ds = ds.map(lambda r: tf.sqrt(tf.abs(r)) + 1.0).batch(4)
+            return _sum(ds)
+
+
+        def _sum(ds):
+            out = []
+            for b in ds:
+                out.append(b)
+            return tf.concat(out, axis=0)
+
+
+        def looped(x):
+            total = tf.constant(0.0)
+            for b in tf.data.Dataset.from_tensor_slices(x).map(tf.abs).batch(4):
+                total += tf.reduce_sum(b)
+            return total
+        """)
+    x = tf.random.Generator.from_seed(0).normal([16, 8])
+    result = tune(mod.epoch, (x,), budget=4, levers=[ParallelMap(), FinalPrefetch()])
+    by_name = {c.name: c for c in result.candidates}
+    parallel = by_name["map num_parallel_calls=AUTOTUNE"]
+    assert parallel.equivalent is True, result.table()
+    assert "num_parallel_calls=tf.data.AUTOTUNE)" in parallel.patch
+    # epoch does not iterate its pipeline itself: no prefetch is placed there.
+    assert by_name["prefetch(AUTOTUNE)"].rejected.startswith("not applicable")
+    looped = tune(mod.looped, (x,), budget=4, levers=[FinalPrefetch()])
+    (cand,) = looped.candidates
+    assert cand.equivalent is True, looped.table()
+    assert ".batch(4).prefetch(tf.data.AUTOTUNE):" in cand.patch
