@@ -177,3 +177,26 @@ def test_batched_ops_agree_where_ops_broadcast_and_are_rejected_where_they_do_no
     (cand,) = bad.candidates
     assert cand.rejected.startswith("disagrees with the baseline"), bad.table()
     assert bad.best is None
+
+
+def test_ties_go_to_lint_then_to_the_smallest_patch_within_noise():
+    from types import SimpleNamespace
+
+    from tfperf.tune.search import break_tie
+
+    def cand(name, speedup, levers):
+        return SimpleNamespace(record=SimpleNamespace(name=name, speedup=speedup,
+                                                      levers=levers, notes=[]))
+
+    # Within 5 %: the extra lever adds nothing measurable, the smaller patch wins.
+    three = cand("a + b + c", 2.87, ["a", "b", "c"])
+    two = cand("a + c", 2.81, ["a", "c"])
+    assert break_tie([three, two], [0, 0]) is two and "fewer levers" in two.record.notes[0]
+    # 10 % apart is more than noise: the faster keeps it, whatever its size.
+    fast = cand("a + b + c", 3.10, ["a", "b", "c"])
+    assert break_tie([fast, two], [0, 0]) is fast and not fast.record.notes
+    # Lint first: the candidate lint flags least wins even when slower (within TIE).
+    flagged = cand("x", 3.0, ["x"])
+    clean = cand("y + z", 2.6, ["y", "z"])
+    assert break_tie([flagged, clean], [2, 0]) is clean
+    assert "lint flags it least" in clean.record.notes[0]

@@ -50,6 +50,10 @@ CLOSE = 1.5
 #: machine), broken by lint: the candidate lint flags least has no Python loop left unrolled
 #: into its graph, whose trace time and graph size grow with the batch.
 TIE = 1.25
+#: Among the tied candidates lint flags equally, those within this factor of the fastest of
+#: them are the same speed as far as a run can tell: the one with the fewest levers (the
+#: smallest patch) is picked, so a lever that adds nothing measurable stays out of the patch.
+SAME = 1.05
 #: A candidate known only by its second call (never timed in rounds) joins the final timing
 #: when that call is within this factor of the best estimate: a second call of µs-scale eager
 #: code still pays warm-up (oneDNN primitives, the allocator), so it can rank far below its
@@ -580,10 +584,7 @@ class Search:
             return None
         tied = [c for c in kept if (c.record.speedup or 0.0) * TIE >= (best.record.speedup or 0)]
         if len(tied) > 1:
-            best = min(tied, key=lambda c: (self._lint_count(c), -(c.record.speedup or 0.0)))
-            if best.record.name != max(tied, key=lambda c: c.record.speedup or 0.0).record.name:
-                best.record.notes.append(f"picked among {len(tied)} candidates within "
-                                         f"{TIE:.2f}× of the fastest: lint flags it least")
+            best = break_tie(tied, [self._lint_count(c) for c in tied])
         return best
 
     def _lint_count(self, live: _Live) -> int:
@@ -592,6 +593,27 @@ class Search:
         if live.built is None:
             return 1 << 30
         return len(lint_source(live.built.source, str(self.target.path)))
+
+
+def break_tie(tied: list[Any], lint_counts: list[int]) -> Any:
+    """The pick among candidates within ``TIE`` of the fastest (``tied[i].record``, with
+    ``lint_counts[i]`` findings in its patched file): the one lint flags least (the fastest of
+    those), then, among those lint flags as often and within ``SAME`` of it, the one with the
+    fewest levers. Each choice that is not simply the fastest is noted on its record."""
+    speed = [c.record.speedup or 0.0 for c in tied]
+    fastest = max(range(len(tied)), key=lambda i: speed[i])
+    best = min(range(len(tied)), key=lambda i: (lint_counts[i], -speed[i]))
+    if best != fastest:
+        tied[best].record.notes.append(f"picked among {len(tied)} candidates within "
+                                       f"{TIE:.2f}× of the fastest: lint flags it least")
+    same = [i for i in range(len(tied))
+            if lint_counts[i] == lint_counts[best] and speed[i] * SAME >= speed[best]]
+    smallest = min(same, key=lambda i: (len(tied[i].record.levers), -speed[i]))
+    if smallest != best:
+        tied[smallest].record.notes.append(
+            f"picked over {tied[best].record.name} ({speed[best]:.2f}×, within {SAME:.2f}×): "
+            "fewer levers, the same speed as far as this run can tell")
+    return tied[smallest]
 
 
 def to_float64(value: Any) -> Any:
