@@ -83,6 +83,17 @@ def test_config_preview_and_extend_select(tmp_path):
         r.group == "preview" for r in registry.rule_classes())
 
 
+def test_config_extend_select_reaches_a_group_by_name(tmp_path):
+    (tmp_path / "m.py").write_text("import tensorflow as tf\n\n@tf.function\n"
+                                   "def f(x):\n    return x.numpy() + 1\n")
+    assert "TFP202" not in {f.code for f in run(LintRequest(paths=[str(tmp_path)],
+                                                             cache=False)).findings}
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tfperf.lint]\nextend-select = ["correctness"]\n')
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert "TFP202" in {f.code for f in out.findings}
+
+
 def test_rules_and_rule_show_the_group_and_its_precision(capsys):
     assert main(["rules"]) == 0
     text = capsys.readouterr().out
