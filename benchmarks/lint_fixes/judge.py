@@ -23,7 +23,9 @@ parse) is scored by notebook_oracle.py, not here.
 ``--set`` picks the code judged: ``dev`` (corpus.csv, ledger judged.csv; the rules were tuned
 on it), ``heldout1`` (heldout1.csv, ledger heldout_judged.csv) or ``heldout2`` (heldout2.csv,
 ledger heldout2_judged.csv): code judged before any rule was changed for it; materialise one
-with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``score`` on a held-out
+with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library`` and ``rare``
+(rare.csv: user-style code searched out for the default rules that had fired at most once)
+are linted only with the rules they were gathered for and stored apart. ``score`` on a held-out
 set prints today's figures (findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
 held-out ones as judged, so ``tfperf rule CODE`` can show both.
@@ -56,9 +58,14 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # evidence for those rules, kept out of the user-style figures.
     "library": (HERE / "library.csv", HERE / "library_judged.csv",
                 Path("/tmp/tfperf-library")),
+    # User-style code picked because it holds the shapes of the default rules that had fired
+    # at most once on the 61 repositories above, linted only with those rules (RARE_RULES):
+    # evidence for them, kept out of the figures on code drawn without looking at the rules.
+    "rare": (HERE / "rare.csv", HERE / "rare_judged.csv", Path("/tmp/tfperf-rare")),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
+RARE_RULES = ("TFP105", "TFP301", "TFP305", "TFP402", "TFP404", "TFP702")
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -95,7 +102,7 @@ def _source_lines(corpus: Path, f: dict) -> list[str]:
 def _findings(corpus: Path, python: str,
               csv_path: Path = SETS["dev"][0]) -> list[tuple[dict, dict, list[str]]]:
     repos = {r.folder: (r.repo, r.commit) for r in read_corpus(csv_path)}
-    select = LIBRARY_RULES if csv_path == SETS["library"][0] else ()
+    select = {SETS["library"][0]: LIBRARY_RULES, SETS["rare"][0]: RARE_RULES}.get(csv_path, ())
     out = []
     for f in lint_corpus(corpus, python, select):
         if f["code"] == "TFP000":
@@ -184,8 +191,8 @@ def score(args: argparse.Namespace) -> int:
     csv_path, ledger_path, corpus = _set(args)
     moved: list = []
     per = tally(corpus, csv_path, ledger_path, args.python, moved)
-    what = ("the rules never judged on user code (" + ",".join(LIBRARY_RULES) + ")"
-            if args.set == "library" else "today's default output")
+    rules = {"library": LIBRARY_RULES, "rare": RARE_RULES}.get(args.set)
+    what = ("only " + ",".join(rules) if rules else "today's default output")
     total = print_table(per, f"{args.set}: {what}, joined with {ledger_path.name}")
     for p in moved:
         print(f"warning: the flagged line changed since it was judged: {_key(p)}",
@@ -204,7 +211,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
     rules were tuned on) and the held-out ones, both as judged before any rule was changed
     for that code and today (findings a fix removed drop out), summed over the held-out
     sets. Every set must be materialised (corpus.py --csv ... --out ...)."""
-    held = [name for name in SETS if name.startswith("heldout")]
+    held = [name for name in SETS if name.startswith("heldout")]  # not library/rare: picked code
     before: dict[str, Counter] = defaultdict(Counter)
     now: dict[str, Counter] = defaultdict(Counter)
     repos = 0
@@ -233,7 +240,12 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                 "corpus": f"library code ({len(read_corpus(SETS['library'][0]))} "
                           "repositories: library.csv), linted only with the rules that never "
                           "fired on user code",
-                "judged": _counts(as_judged(SETS["library"][1]))}}
+                "judged": _counts(as_judged(SETS["library"][1]))},
+            "rare": {
+                "corpus": f"user-style code picked for the rarely firing default rules "
+                          f"({len(read_corpus(SETS['rare'][0]))} repositories: rare.csv), "
+                          "linted only with those rules",
+                "judged": _counts(as_judged(SETS["rare"][1]))}}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
     print(f"wrote {PACKAGE_DATA}")

@@ -118,6 +118,26 @@ def test_held_out_ledgers_are_pinned_and_judged_once_per_place():
     assert sizes["heldout1"] + sizes["heldout2"] + sizes["heldout3"] >= 130, sizes
 
 
+def test_picked_sets_are_pinned_judged_once_and_only_for_their_rules():
+    """library and rare ledgers: rows of their set at its pinned commit, only the rules the
+    set is linted with, no place twice; rare.csv shares no repository with any other set."""
+    import judge
+
+    for name, rules in (("library", judge.LIBRARY_RULES), ("rare", judge.RARE_RULES)):
+        csv_path, ledger_path, _ = judge.SETS[name]
+        pinned = {r.repo: r.commit for r in read_corpus(csv_path)}
+        rows = judge.read_ledger(ledger_path)
+        for key, row in rows.items():
+            assert pinned.get(row["repo"]) == row["commit"], key
+            assert row["code"] in rules and row["reason"].strip(), key
+        with ledger_path.open(encoding="utf-8") as fh:
+            assert sum(1 for _ in fh) - 1 == len(rows), name
+    rare = {r.repo for r in read_corpus(judge.SETS["rare"][0])}
+    for name, (csv_path, _, _) in judge.SETS.items():
+        if name != "rare":
+            assert not rare & {r.repo for r in read_corpus(csv_path)}, name
+
+
 def test_default_rules_meet_the_precision_bar_they_were_judged_at():
     """Issue 18's bar on the judged default output, development and held-out code together
     (as today's rules print it): no default rule under 80 % true or minor, ≥ 90 % overall

@@ -104,6 +104,15 @@ def test_dedented_cell_columns_map_back(tmp_path):
     assert (f.location.cell, f.location.line, f.location.column) == (3, 3, 6)
 
 
+def test_a_cell_of_blank_lines_with_spaces_is_linted_not_a_crash(tmp_path):
+    # Found on a real notebook: textwrap.dedent turns "  \n\t\n" into "\n\n", so the cell
+    # looked indented but had no line to measure the indent on (StopIteration in a worker).
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"],
+                           ["  \n", "\t\n"], LOOP_CELL))
+    f = next(f for f in lint(p).findings if f.code == "TFP102")
+    assert (f.location.cell, f.location.line) == (4, 3)
+
+
 def test_non_python_kernel_is_said_not_reported(tmp_path, capsys):
     p = write_nb(tmp_path, nb(["x <- c(1, 2)\n"], language="R"))
     assert main(["lint", "--no-cache", str(p)]) == 0

@@ -42,7 +42,8 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
-    """``dev``, ``heldout`` (as judged, before any change for it) and ``heldout_now``."""
+    """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, and apart
+    ``library`` and ``rare`` (code picked for the rules that seldom fire)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
     except (FileNotFoundError, OSError):
@@ -50,10 +51,12 @@ def _tables() -> dict[str, dict[str, Judged]]:
     data = json.loads(text)
     held = data.get("heldout", {})
     lib = data.get("library", {})
+    rare = data.get("rare", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
             "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
-            "library": _rows(lib.get("judged", {}), lib.get("corpus", ""))}
+            "library": _rows(lib.get("judged", {}), lib.get("corpus", "")),
+            "rare": _rows(rare.get("judged", {}), rare.get("corpus", ""))}
 
 
 def measured(code: str) -> Judged | None:
@@ -97,4 +100,9 @@ def judged(code: str) -> str:
     if lib is not None and lib.total:
         lines.append(f"on library code: {lib.true + lib.minor}/{lib.total} true or minor "
                      f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
+    rare = _tables().get("rare", {}).get(code)
+    if rare is not None and rare.total:
+        lines.append(f"on code searched out for it: {rare.true + rare.minor}/{rare.total} true or "
+                     f"minor ({rare.true} true, {rare.minor} minor, {rare.false} false; "
+                     f"{rare.corpus})")
     return "; ".join(lines) if lines else "not judged yet"

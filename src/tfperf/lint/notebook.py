@@ -180,7 +180,8 @@ def mask_cell(cell: Cell) -> Cell:
     dedented = textwrap.dedent(text)
     if dedented != text:
         # IPython dedents a uniformly indented cell; remember by how much for columns.
-        first_line = next(ln for ln in lines if ln.strip())
+        # A cell of blank lines only (spaces, tabs) also dedents: to empty lines, indent 0.
+        first_line = next((ln for ln in lines if ln.strip()), "")
         cell.indent = len(first_line) - len(first_line.lstrip())
         lines = dedented.split("\n")
     if not _may_hold_magic("\n".join(lines), one_line):
