@@ -30,7 +30,7 @@ class TransposeInLoop(Rule):
     message = _INVARIANT_MSG
     hint = "transpose once, before the loop (or fold the layout into the op: data_format)"
     claims = ("S10", "S12")
-    group = "perf"
+    group = "preview"  # judged 0/7 on real code (loops that run once)
     node_types = (ast.Call,)
     callee_qualnames = TRANSPOSE_CALLS
     docs = """\
@@ -66,6 +66,11 @@ best replacement is often a `transpose_a/transpose_b` flag or `data_format`, whi
 cannot choose.
 
 ## Known limitations
+In `preview` (not on by default): judged 0 of 7 true on the repositories picked for it; at
+both code sites the loop runs once (a spectral-norm power iteration whose count defaults to
+1, a retry loop that breaks after its first pass), which a static rule cannot see
+(docs/lint.md, "Rules that rarely fire").
+
 The same transpose repeated in traced code (`tf.function`, a Keras `call`, a TF1 graph) is
 not reported: Grappler merges identical ops with the same input, so the unrolled copies
 become one. Transposes of values the loop changes (`x = tf.transpose(layer(x))` over a list
