@@ -200,3 +200,14 @@ def test_ties_go_to_lint_then_to_the_smallest_patch_within_noise():
     clean = cand("y + z", 2.6, ["y", "z"])
     assert break_tie([flagged, clean], [2, 0]) is clean
     assert "lint flags it least" in clean.record.notes[0]
+
+
+def test_a_slow_baseline_leaves_room_for_what_compare_runs_past_its_budget():
+    from tfperf.tune.search import OVERSHOOT_CALLS, rounds_plan
+
+    # The §5 case: a 9.15 s baseline and 184 s of final timing (it overran 240 s by 9 s when
+    # the baseline joined the rounds with the whole 184 s).
+    assert rounds_plan(9.15, 184.0) == (False, 184.0)
+    with_base, seconds = rounds_plan(0.5, 60.0)
+    assert with_base and seconds == 60.0 - OVERSHOOT_CALLS * 0.5
+    assert seconds + OVERSHOOT_CALLS * 0.5 <= 60.0
