@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfperf.tune.lever import Lever
-
 tf = pytest.importorskip("tensorflow")
+
+from planted import Planted  # noqa: E402  (tests/tune/planted.py)
 
 from tfperf.tune import arrays, isolate, tune  # noqa: E402
 from tfperf.tune.device import DeviceFacts  # noqa: E402
@@ -30,17 +30,6 @@ def chain(x):
 """
 
 
-class Planted(Lever):
-    """A lever planted by the test: replaces one text by another in the module."""
-
-    stage = 10
-
-    def __init__(self, name: str, old: str, new: str) -> None:
-        self.name, self.slot, self.old, self.new = name, name, old, new
-
-    def build(self, text, ctx):
-        assert self.old in text
-        return text.replace(self.old, self.new)
 
 
 def _children_of_this_process() -> list[int]:

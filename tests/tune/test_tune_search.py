@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from tfperf.tune.device import DeviceFacts
-from tfperf.tune.lever import Lever
 
 tf = pytest.importorskip("tensorflow")
+
+from planted import Planted  # noqa: E402  (tests/tune/planted.py)
 
 from tfperf.tune import tune  # noqa: E402
 
@@ -25,17 +26,6 @@ def chain(x):
 """
 
 
-class Planted(Lever):
-    """A lever planted by the test: replaces one text by another in the module."""
-
-    stage = 10
-
-    def __init__(self, name: str, old: str, new: str) -> None:
-        self.name, self.slot, self.old, self.new = name, name, old, new
-
-    def build(self, text, ctx):
-        assert self.old in text
-        return text.replace(self.old, self.new)
 
 
 def _inputs():
