@@ -9,6 +9,12 @@ from dataclasses import dataclass
 
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.syntax import body_nodes, keyword
+from tfperf.lint.analysis.tf_functions import (
+    SHAPE_OPTIONS,
+    TfFunction,
+    tf_function_called,
+    tf_function_callee_names,
+)
 from tfperf.lint.semantic import DATASET_METHODS, DATASET_SOURCES, Context
 
 # Keras utilities that build a dataset and already end it with prefetch(AUTOTUNE).
@@ -193,6 +199,24 @@ def fed_batches(ctx: Context, call: ast.Call) -> BatchedLoop | None:
     if not idx:
         return None
     return BatchedLoop(chain[idx[-1]], chain[:idx[-1]])
+
+
+def batches_into_tf_function(ctx: Context,
+                              call: ast.Call) -> tuple[BatchedLoop, TfFunction] | None:
+    """``call`` as a call of a ``tf.function`` whose shapes are not generalised (no
+    ``input_signature`` or ``reduce_retracing``), passed the batches of a loop over a
+    pipeline: (how they are batched, the traced function); else ``None``."""
+    func = call.func
+    name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
+    if name is None or name not in tf_function_callee_names(ctx) or not call.args:
+        return None
+    fed = fed_batches(ctx, call)
+    if fed is None:
+        return None
+    target = tf_function_called(ctx, func)
+    if target is None or any(o in target.options for o in SHAPE_OPTIONS):
+        return None
+    return fed, target
 
 
 def static_padded_shapes(step: ast.Call) -> bool:

@@ -6,12 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.pipelines import fed_batches, static_padded_shapes
-from tfperf.lint.analysis.tf_functions import (
-    SHAPE_OPTIONS,
-    tf_function_called,
-    tf_function_callee_names,
-)
+from tfperf.lint.analysis.pipelines import batches_into_tf_function, static_padded_shapes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -190,16 +185,12 @@ unknown.
                                            or "bucket_by" in ctx.source)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func
-        name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
-        if name is None or name not in tf_function_callee_names(ctx) or not node.args:
+        fed = batches_into_tf_function(ctx, node)  # type: ignore[arg-type]
+        if fed is None:
             return
-        fed = fed_batches(ctx, node)  # type: ignore[arg-type]
-        how = _varying_lengths(fed.batching) if fed is not None else None
+        batches, target = fed
+        how = _varying_lengths(batches.batching)
         if how is None:
-            return
-        target = tf_function_called(ctx, func)
-        if target is None or any(o in target.options for o in SHAPE_OPTIONS):
             return
         yield self.finding(ctx, target.creation,
                            f"tf.function fed batches of varying shape ({how})")

@@ -6,13 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.pipelines import fed_batches, static_padded_shapes
+from tfperf.lint.analysis.pipelines import batches_into_tf_function, static_padded_shapes
 from tfperf.lint.analysis.syntax import keyword
-from tfperf.lint.analysis.tf_functions import (
-    SHAPE_OPTIONS,
-    tf_function_called,
-    tf_function_callee_names,
-)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -165,14 +160,9 @@ author's choice, and a pipeline repeated before it is batched as having no parti
         return ctx.spells_tf_function and "batch" in ctx.source
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        func = node.func
-        name = func.id if type(func) is ast.Name else getattr(func, "attr", None)
-        if name is None or name not in tf_function_callee_names(ctx) or not node.args:
+        fed = batches_into_tf_function(ctx, node)  # type: ignore[arg-type]
+        if fed is None:
             return
-        fed = fed_batches(ctx, node)  # type: ignore[arg-type]
-        if fed is None or not _partial_last_batch(fed.batching, fed.before):
-            return
-        target = tf_function_called(ctx, func)
-        if target is None or any(o in target.options for o in SHAPE_OPTIONS):
-            return
-        yield self.finding(ctx, target.creation)
+        batches, target = fed
+        if _partial_last_batch(batches.batching, batches.before):
+            yield self.finding(ctx, target.creation)
