@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tfperf.doctor.probe import GatherOptions
-from tfperf.doctor.probes.runner import kill_group
+from tfperf.doctor.probes.runner import kill_group, start_child
 
 STAGE = "slow"
 
@@ -60,9 +60,7 @@ def run_stages(argv: list[str], timeout: float, import_timeout: float,
     start = time.monotonic()
     with tempfile.TemporaryFile() as log:
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,
-                                    stdin=subprocess.DEVNULL, text=True, errors="replace",
-                                    env=env, start_new_session=True)
+            proc = start_child(argv, log, env)
         except OSError as exc:
             out["status"] = f"could not start {argv[0]}: {exc}"
             return out

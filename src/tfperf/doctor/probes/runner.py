@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 OK, NOT_FOUND, TIMEOUT, FAILED, ERROR = "ok", "not found", "timeout", "failed", "error"
 
@@ -73,6 +74,15 @@ def run_command(argv: Sequence[str], timeout: float = 10.0,
     seconds = time.perf_counter() - start
     status = OK if proc.returncode == 0 else FAILED
     return CommandResult(args, status, out, err, proc.returncode, seconds, timeout)
+
+
+def start_child(argv: Sequence[str], stderr: Any,
+                env: Mapping[str, str]) -> subprocess.Popen[str]:
+    """A child in a session of its own (so :func:`kill_group` ends all it starts), its
+    stdout a text pipe, its stderr to ``stderr``, no stdin. Raises OSError."""
+    return subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=stderr,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace",
+                            env=dict(env), start_new_session=True)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tfperf.doctor.probe import GatherOptions
-from tfperf.doctor.probes.runner import kill_group
+from tfperf.doctor.probes.runner import kill_group, start_child
 
 STAGE = "slow"
 
@@ -75,9 +75,7 @@ def probe_tensorflow(timeout: float = 120.0, compute: bool = True,
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0", "PYTHONUNBUFFERED": "1"}
     with tempfile.TemporaryFile() as log:
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,
-                                    stdin=subprocess.DEVNULL, text=True, errors="replace",
-                                    env=env, start_new_session=True)
+            proc = start_child(argv, log, env)
         except OSError as exc:
             facts["tf_probe"] = f"could not start {python}: {exc}"
             return facts
