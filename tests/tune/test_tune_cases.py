@@ -30,7 +30,7 @@ def test_case_study_pick_is_as_fast_as_the_hand_variants_and_lints_clean(tmp_pat
     from tfperf.examples import case_study_slow
     from tfperf.lint.engine import lint_source
 
-    v = _versus("case_study", budget=12.0, timing_runs=3)
+    v = _versus("case_study", budget=20.0, timing_runs=3)
     best = v.result.best
     assert best is not None, v.result.table()
     assert v.ratio is not None and v.ratio >= 0.9, (v.ratio, v.best_hand, v.result.table())
