@@ -64,8 +64,11 @@ def test_the_replica_made_slow_is_named_slowest(real, slow):
     # 6 extra matmuls forward and back on one replica: several times the other's compute
     assert slow_dev["compute_s"] > 2 * fast_dev["compute_s"]
     assert split["ratio"] > 2 and split["gap_s"] > 0
-    # every replica meets the others in the all-reduce; the fast one waits there for the slow
-    assert slow_dev["collective_s"] > 0 and fast_dev["collective_s"] > slow_dev["collective_s"]
+    # each replica's own all-reduce is found and placed on its device (one device holding both
+    # would leave the other at 0). Which of the two lasts longer is TF's scheduling, not ours:
+    # with a 2-thread inter-op pool (2 cores) the fast replica's all-reduce can be queued behind
+    # the slow one's matmuls instead of waiting inside (CI: 0.25 ms fast vs 0.38 ms slow)
+    assert slow_dev["collective_s"] > 0 and fast_dev["collective_s"] > 0
     assert split["steps"] == 3 and split["step_s"] > 0
     assert split["attributed_share"] > 0.9  # the warm-up ran inside the watch: all placed
     found = [f for f in doc["advice"] if f["code"] == "profile.replicas"]

@@ -16,11 +16,11 @@ from tfperf.tune.versus import tune_versus_hand  # noqa: E402
 CASES = Path(__file__).parent / "cases"
 
 
-def _versus(name: str, budget: float = 6.0, timing_runs: int = 0):
+def _versus(name: str, budget: float = 6.0, timing_runs: int = 0, timing_budget: float = 1.5):
     # Three timing runs against the hand variants, the best kept: the test machine is shared,
     # and one disturbed run must not stand for the case (the search itself runs once). The
     # other cases check what tune picked; their ratios come from benchmarks/bench_tune.py.
-    return tune_versus_hand(CASES / f"{name}.py", budget=budget, timing_budget=1.5,
+    return tune_versus_hand(CASES / f"{name}.py", budget=budget, timing_budget=timing_budget,
                             timing_runs=timing_runs, keep="best")
 
 
@@ -30,7 +30,11 @@ def test_case_study_pick_is_as_fast_as_the_hand_variants_and_lints_clean(tmp_pat
     from tfperf.examples import case_study_slow
     from tfperf.lint.engine import lint_source
 
-    v = _versus("case_study", budget=20.0, timing_runs=3)
+    # The pick (vectorized_map + reduce_sum under XLA) and the hand xla variant compile to
+    # nearly the same program: about 0.95-1.0 of its speed here. 1.5 s timing runs spread
+    # 0.80-1.34 on this 2-core machine with one core busy elsewhere (6 searches, 3 runs
+    # each), so a best-of-3 could fall under 0.9 with a right pick; 4 s runs halve the spread.
+    v = _versus("case_study", budget=20.0, timing_runs=3, timing_budget=4.0)
     best = v.result.best
     assert best is not None, v.result.table()
     assert v.ratio is not None and v.ratio >= 0.9, (v.ratio, v.best_hand, v.result.table())
