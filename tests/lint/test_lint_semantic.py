@@ -40,6 +40,14 @@ def last_call(ctx: Context) -> ast.Call:
     ("tf = object()\nimport tensorflow as tf\ntf.transpose(x)", "tensorflow.transpose"),
     ("transpose(x)", None),
     ("from . import tensorflow as tf\ntf.transpose(x)", None),
+    # `tf` from a star import (`from train import *`, train.py importing TensorFlow as tf):
+    # nothing else can bind it. Any other binding of `tf` anywhere wins; only `tf` is guessed.
+    ("from train import *\ntf.transpose(x)", "tensorflow.transpose"),
+    ("from .common import *\ntf.transpose(x)", "tensorflow.transpose"),
+    ("from train import *\ndef f(tf):\n    return tf.transpose(x)", None),
+    ("from train import *\ntf = object()\ntf.transpose(x)", None),
+    ("from train import *\nnp.array(x)", None),
+    ("tf.transpose(x)", None),
 ])
 def test_qualname_resolves_what_a_name_refers_to(source, expected):
     ctx = ctx_for(source)

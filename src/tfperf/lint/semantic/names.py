@@ -61,6 +61,10 @@ def names_loaded(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Load}
 
 
+#: The one name a star import is taken to bind when nothing else in the module does.
+STAR_TF = "tf"
+
+
 class NameModel(ModuleIndex):
     """The module index plus name resolution and the scopes and loops code runs in."""
 
@@ -73,6 +77,7 @@ class NameModel(ModuleIndex):
         # Built together by :meth:`_binders`, on first use.
         self._binders_by_name: dict[str, list[ast.AST]] | None = None
         self._resolvable: set[str] | None = None
+        self._star_tf = False  # `tf` comes from a star import (see _binders)
         self._declared: dict[str, list[ast.AST]] = {}
         self._name_tables: dict[str, tuple[set[ast.AST], dict[ast.AST, list[Binding]]]] = {}
 
@@ -85,6 +90,7 @@ class NameModel(ModuleIndex):
         if by_name is not None:
             return by_name
         by_name = {}
+        star = False
         declared: dict[str, list[ast.AST]] = {}  # global/nonlocal statements per name
         resolvable: set[str] = set()  # names an import or an assignment binds
         Name, Import, ImportFrom, Arg = ast.Name, ast.Import, ast.ImportFrom, ast.arg
@@ -96,6 +102,8 @@ class NameModel(ModuleIndex):
             elif t is Import or t is ImportFrom:
                 bound = [alias_binds(node, a) for a in node.names if a.name != "*"]
                 resolvable.update(bound)
+                if t is ImportFrom and len(bound) < len(node.names):
+                    star = True
             elif t is Arg:
                 bound = (node.arg,)
             elif t is ast.Global or t is ast.Nonlocal:
@@ -110,6 +118,12 @@ class NameModel(ModuleIndex):
                     by_name[n] = [node]
                 elif lst[-1] is not node:  # `import a as x, b as x`: the node once
                     lst.append(node)
+        # `from train import *` where train.py does `import tensorflow as tf`: research code
+        # does this, and a `tf` that nothing in the module binds can only come from there.
+        # Read as TensorFlow; the name is conventional enough for the guess to be safe.
+        self._star_tf = star and STAR_TF not in by_name
+        if self._star_tf:
+            resolvable.add(STAR_TF)
         self._declared = declared
         self._resolvable = resolvable
         self._binders_by_name = by_name
@@ -365,6 +379,8 @@ class NameModel(ModuleIndex):
                 resolvable = self._resolvable
             if expr.id not in resolvable:  # type: ignore[operator]
                 return None  # no import or assignment binds it: not an API
+            if self._star_tf and expr.id == STAR_TF:
+                return "tensorflow"
             b = self.binding(expr)  # type: ignore[arg-type]
             if b is None:
                 return None

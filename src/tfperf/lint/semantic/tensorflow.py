@@ -90,6 +90,11 @@ class TensorFlowModel(NameModel):
             elif t is ast.ImportFrom and not node.level:
                 names = [node.module or ""]
             else:
+                names = []
+            if t is ast.ImportFrom and any(a.name == "*" for a in node.names) \
+                    and "tf." in self.source:
+                return True  # `tf` may come from the star import (NameModel._binders)
+            if not names:
                 continue
             if any(n.split(".", 1)[0] in TF_ROOTS for n in names):
                 return True
