@@ -44,10 +44,18 @@ def test_named_variants_baseline_and_a_wrong_variant(run, tf_cells):
 
 
 def test_cell_form_one_statement_per_line_and_a_plot(run, tf_cells):
+    import tempfile
+    from pathlib import Path
+
+    def left() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob("tfperf-compare-*"))
+
+    before = left()
     ran = run("%%tfcompare --budget 0.3 --plot\n# variants\nloop = slow(samples, weights)\n"
               "vector = vec(samples, weights)\n")
     assert ran.error is None, ran.everything
     assert any("image/png" in o for o in ran.outputs)
+    assert left() == before  # the image is embedded: no file left behind per plot
     assert "loop (baseline)" in ran.shown()
 
 

@@ -84,9 +84,12 @@ def _plot(report: Any) -> Any:
 
     from tfperf.bench.plot import PlotError
 
-    path = Path(tempfile.mkdtemp(prefix="tfperf-compare-")) / "compare.png"
-    try:
-        report.plot(path)
-    except PlotError as exc:
-        return display.Rendering(f"no plot: {exc}")
-    return Image(filename=str(path))
+    # The image is embedded (its bytes read here), so the file need not outlive the call:
+    # a folder left per plot would pile up in the temp directory.
+    with tempfile.TemporaryDirectory(prefix="tfperf-compare-") as tmp:
+        path = Path(tmp) / "compare.png"
+        try:
+            report.plot(path)
+        except PlotError as exc:
+            return display.Rendering(f"no plot: {exc}")
+        return Image(data=path.read_bytes(), format="png")
