@@ -33,6 +33,8 @@ def test_fixes_csv_is_a_spread_of_pointer_rows():
     for r in rows:
         assert SHA.match(r.before) and SHA.match(r.after), r.id
         assert r.kind and r.why and r.after_expect, r.id
+        # The TF its code targeted then (read_fixes checks X.Y), and where that comes from.
+        assert r.tf_version and r.tf_version_source, r.id
         spans = fixset.parse_ranges(r.before_lines)
         assert spans, r.id
         notebook = r.path.endswith(".ipynb")
