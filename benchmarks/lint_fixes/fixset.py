@@ -23,7 +23,9 @@ FIXES_CSV = HERE / "fixes.csv"
 CORPUS_CSV = HERE / "corpus.csv"
 
 FIX_COLUMNS = ["id", "repo", "before", "after", "path", "after_path", "before_lines",
-               "after_lines", "kind", "style", "form", "why", "after_expect"]
+               "after_lines", "kind", "style", "form", "why", "after_expect", "tf_version",
+               "tf_version_source", "after_tf_version"]
+_TF_VERSION = re.compile(r"^\d+\.\d+$")
 
 
 class MissingSnapshot(Exception):
@@ -73,10 +75,22 @@ class FixRow:
     form: str
     why: str
     after_expect: str
+    # The TensorFlow the code targeted at the before revision (X.Y) and where that comes from
+    # (the repository's pin then, else the newest release at the commit's date); the after
+    # file targets the same unless the fix changed the pin (after_tf_version).
+    tf_version: str = ""
+    tf_version_source: str = ""
+    after_tf_version: str = ""
 
     @property
     def path_after(self) -> str:
         return self.after_path or self.path
+
+    def target(self, side: str) -> str:
+        """The TF version (X.Y) the ``side`` ("before"/"after") file targets; "" if unknown."""
+        if side not in ("before", "after"):
+            raise ValueError(f"side must be before or after, not {side!r}")
+        return (self.after_tf_version or self.tf_version) if side == "after" else self.tf_version
 
     @property
     def expect_clean(self) -> bool:
@@ -87,6 +101,12 @@ def read_fixes(path: Path = FIXES_CSV) -> list[FixRow]:
     with path.open(newline="", encoding="utf-8") as fh:
         rows = [FixRow(**{k: (r.get(k) or "").strip() for k in FIX_COLUMNS})
                 for r in csv.DictReader(fh)]
+    for r in rows:
+        for v in (r.tf_version, r.after_tf_version):
+            if v and not _TF_VERSION.match(v):
+                raise ValueError(f"{path.name}: {r.id}: TF version {v!r} is not X.Y")
+        if r.tf_version and not r.tf_version_source:
+            raise ValueError(f"{path.name}: {r.id}: tf_version without tf_version_source")
     ids = [r.id for r in rows]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

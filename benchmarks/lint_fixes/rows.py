@@ -88,7 +88,9 @@ def cmd_add(args: argparse.Namespace) -> int:
                        path=args.path, after_path=args.after_path or "",
                        before_lines=format_ranges(sa), after_lines=format_ranges(sb),
                        kind=args.kind, style=args.style, form=args.form, why=args.why,
-                       after_expect=args.expect))
+                       after_expect=args.expect, tf_version=args.tf_version,
+                       tf_version_source=args.tf_version_source,
+                       after_tf_version=args.after_tf_version))
     write_fixes(rows, args.csv)
     print(f"added F{num:03d}")
     return 0
@@ -154,6 +156,12 @@ def main() -> int:
     a.add_argument("--keep")
     a.add_argument("--before-lines", help="override the computed ranges (12-18;c3:1-4)")
     a.add_argument("--after-lines")
+    a.add_argument("--tf-version", default="",
+                   help="the TF (X.Y) the code targeted at the before revision")
+    a.add_argument("--tf-version-source", default="",
+                   help="where that comes from: the repository's pin then, else the newest "
+                        "release at the commit's date")
+    a.add_argument("--after-tf-version", default="", help="only if the fix changed the pin")
     a.add_argument("--dry-run", action="store_true")
     a.add_argument("--verbose", "-v", action="store_true")
     s = sub.add_parser("show")

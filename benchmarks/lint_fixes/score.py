@@ -6,6 +6,10 @@
 Runs the CLI (`python -m tfperf lint --format json --no-cache FILES...`) three times over every
 materialised before/after file: with the default rule set, with `--select ALL`, and with
 `--select ALL --preview` (what the rules still in preview would add).
+Each file is linted at the TensorFlow its code targeted (`--tf-version`): the row's
+`tf_version` (its `after_tf_version` for the after file when the fix changed the pin), one
+invocation per version. The materialised files carry no pin of their own, so without it every
+row would be linted at the installed TF; `--tf-version X.Y` lints every row at X.Y instead.
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its
@@ -60,8 +64,10 @@ class RowScore:
         return self.row.expect_clean and bool(self.after.codes)
 
 
-def run_lint(files: list[Path], extra: list[str], python: str) -> list[dict]:
-    cmd = [python, "-m", "tfperf", "lint", "--format", "json", "--no-cache", *extra,
+def run_lint(files: list[Path], extra: list[str], python: str,
+             tf_version: str = "") -> list[dict]:
+    target = ["--tf-version", tf_version] if tf_version else []
+    cmd = [python, "-m", "tfperf", "lint", "--format", "json", "--no-cache", *extra, *target,
            *map(str, files)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
     if out.returncode not in (0, 1):
@@ -89,12 +95,30 @@ def side_score(findings: list[dict], spans: list[Span], context: int) -> Side:
     return side
 
 
+def files_by_version(rows: list[FixRow], out: Path, manifest: dict,
+                     tf_version: str | None = None) -> dict[str, list[Path]]:
+    """The materialised files grouped by the TF version each is linted at: the row's target
+    for that side (:meth:`FixRow.target`), or ``tf_version`` for every file when given ("" =
+    no ``--tf-version``: the linter's own resolution, the installed TF here)."""
+    version_of: dict[Path, str] = {}
+    for r in rows:
+        for side in ("before", "after"):
+            path = out / manifest[r.id][side]
+            v = r.target(side) if tf_version is None else tf_version
+            if version_of.setdefault(path, v) != v:
+                raise ValueError(f"{path}: linted at both {version_of[path]} and {v}")
+    groups: dict[str, list[Path]] = defaultdict(list)
+    for path, v in sorted(version_of.items()):
+        groups[v].append(path)
+    return dict(groups)
+
+
 def score(rows: list[FixRow], out: Path, manifest: dict, extra: list[str], python: str,
-          context: int) -> list[RowScore]:
-    files = sorted({out / manifest[r.id][s] for r in rows for s in ("before", "after")})
+          context: int, tf_version: str | None = None) -> list[RowScore]:
     by_file: dict[Path, list[dict]] = defaultdict(list)
-    for f in run_lint(files, extra, python):
-        by_file[Path(f["path"]).resolve()].append(f)
+    for version, files in sorted(files_by_version(rows, out, manifest, tf_version).items()):
+        for f in run_lint(files, extra, python, version):
+            by_file[Path(f["path"]).resolve()].append(f)
     scores = []
     for r in rows:
         b = side_score(by_file[(out / manifest[r.id]["before"]).resolve()],
@@ -126,7 +150,8 @@ def summarise(results: dict[str, list[RowScore]]) -> dict:
                                    if s.before.parse_error or s.after.parse_error),
             "per_kind": {k: {"rows": len(v), "hits": sum(s.hit for s in v)}
                          for k, v in sorted(kinds.items())},
-            "per_row": {s.row.id: {"kind": s.row.kind, "hit": s.hit, "hit_codes": s.hit_codes,
+            "per_row": {s.row.id: {"kind": s.row.kind, "tf_version": s.row.tf_version,
+                                   "hit": s.hit, "hit_codes": s.hit_codes,
                                    "before_codes": sorted(s.before.codes),
                                    "after_codes": sorted(s.after.codes),
                                    "flagged": s.flagged}
@@ -159,7 +184,8 @@ def print_table(summary: dict, show_rows: bool) -> None:
         for rid, info in summary[names[-1]]["per_row"].items():
             marks = " ".join(f"{n}:{'HIT' if summary[n]['per_row'][rid]['hit'] else '-'}"
                              for n in names)
-            print(f"{rid} {info['kind']:<30} {marks:<22} before={','.join(info['before_codes'])}"
+            print(f"{rid} {info['kind']:<30} TF {info['tf_version'] or '?':<5} {marks:<22} "
+                  f"before={','.join(info['before_codes'])}"
                   f" after={','.join(info['after_codes'])}"
                   + (" FLAGGED" if info["flagged"] else ""))
 
@@ -176,6 +202,9 @@ def main() -> int:
     p.add_argument("--rows", action="store_true", help="print every row's codes")
     p.add_argument("--preview", action="store_true",
                    help="also score --select ALL --preview (the rules still in preview)")
+    p.add_argument("--tf-version", metavar="X.Y",
+                   help="lint every row at this TF (default: each row's tf_version, the TF "
+                        "its code targeted; 'installed': no --tf-version, the installed TF)")
     args = p.parse_args()
     rows = read_fixes(args.csv)
     missing = missing_repos(rows, args.mirror)
@@ -185,13 +214,18 @@ def main() -> int:
         return 2
     manifest = materialize(rows, args.mirror, args.out)
     sets = {**RULE_SETS, **({"preview": [*RULE_SETS["ALL"], "--preview"]} if args.preview else {})}
-    results = {name: score(rows, args.out, manifest, extra, args.python, args.context)
+    forced = None if args.tf_version is None else (
+        "" if args.tf_version == "installed" else args.tf_version)
+    results = {name: score(rows, args.out, manifest, extra, args.python, args.context, forced)
                for name, extra in sets.items()}
     summary = summarise(results)
+    print("linted at: " + ("each row's tf_version" if forced is None
+                           else f"TF {forced}" if forced else "the installed TF"))
     print_table(summary, args.rows)
     if args.json:
-        args.json.write_text(json.dumps({"context": args.context, **summary}, indent=1,
-                                        sort_keys=True) + "\n")
+        args.json.write_text(json.dumps({"context": args.context,
+                                         "tf_version": args.tf_version or "per row",
+                                         **summary}, indent=1, sort_keys=True) + "\n")
     return 0
 
 

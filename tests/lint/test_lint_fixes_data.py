@@ -33,6 +33,8 @@ def test_fixes_csv_is_a_spread_of_pointer_rows():
     for r in rows:
         assert SHA.match(r.before) and SHA.match(r.after), r.id
         assert r.kind and r.why and r.after_expect, r.id
+        # The TF its code targeted then (read_fixes checks X.Y), and where that comes from.
+        assert r.tf_version and r.tf_version_source, r.id
         spans = fixset.parse_ranges(r.before_lines)
         assert spans, r.id
         notebook = r.path.endswith(".ipynb")
@@ -157,3 +159,57 @@ def test_default_rules_meet_the_precision_bar_they_were_judged_at():
     total = sum(j.total for j in perf.values())
     assert sum(j.true + j.minor for j in perf.values()) >= 0.9 * total
     assert true >= 0.6 * total
+
+
+def _row(rid: str, tf_version: str, after_tf_version: str = "") -> fixset.FixRow:
+    return fixset.FixRow(id=rid, repo="o/r", before="a" * 40, after="b" * 40, path="p.py",
+                         after_path="", before_lines="9-9", after_lines="9-9",
+                         kind="tf.data pipeline", style="tf2", form="script", why="w",
+                         after_expect="clean", tf_version=tf_version,
+                         tf_version_source="test", after_tf_version=after_tf_version)
+
+
+def test_rows_are_linted_at_the_tf_their_code_targeted(tmp_path):
+    """score.py lints each side at its row's TF: a sequential map is a hit where TF 2.0 runs
+    it one element at a time, not where TF 2.21 parallelises it by itself."""
+    import score
+
+    before = ("import tensorflow as tf\n\n\ndef parse(x):\n"
+              "    return tf.io.parse_single_example(x, {'a': tf.io.FixedLenFeature([], tf.int64)})"
+              "\n\n\nds = tf.data.TFRecordDataset(['f.tfrecord'])\nds = ds.map(parse)\n")
+    after = before.replace("map(parse)", "map(parse, num_parallel_calls=tf.data.AUTOTUNE)")
+    rows = [_row("F1", "2.0"), _row("F2", "2.21"), _row("F3", "1.15", after_tf_version="2.21")]
+    manifest = {}
+    for r in rows:
+        for side, text in (("before", before), ("after", after)):
+            (tmp_path / r.id / side).mkdir(parents=True)
+            (tmp_path / r.id / side / "p.py").write_text(text)
+        manifest[r.id] = {s: f"{r.id}/{s}/p.py" for s in ("before", "after")}
+    groups = score.files_by_version(rows, tmp_path, manifest)
+    assert {v: sorted(p.parent.parent.name + "/" + p.parent.name for p in ps)
+            for v, ps in groups.items()} == {"2.0": ["F1/after", "F1/before"],
+                                             "2.21": ["F2/after", "F2/before", "F3/after"],
+                                             "1.15": ["F3/before"]}
+    assert set(score.files_by_version(rows, tmp_path, manifest, "")) == {""}  # installed TF
+    scores = {s.row.id: s for s in score.score(rows, tmp_path, manifest,
+                                               ["--select", "ALL", "--preview"],
+                                               sys.executable, 0)}
+    assert scores["F1"].hit_codes == ["TFP602"] and scores["F3"].hit_codes == ["TFP602"]
+    assert not scores["F2"].hit
+    one_tf = score.score(rows, tmp_path, manifest, ["--select", "ALL", "--preview"],
+                         sys.executable, 0, tf_version="2.21")
+    assert not any(s.hit for s in one_tf)
+
+
+def test_a_row_targets_an_x_y_tf_version_with_its_source(tmp_path):
+    assert _row("F1", "1.15", "2.1").target("before") == "1.15"
+    assert _row("F1", "1.15", "2.1").target("after") == "2.1"
+    assert _row("F1", "1.15").target("after") == "1.15"
+    cols = fixset.FIX_COLUMNS
+    for bad, message in (({"tf_version": "2"}, "not X.Y"),
+                         ({"tf_version_source": ""}, "without tf_version_source")):
+        values = {**{c: getattr(_row("F1", "2.4"), c) for c in cols}, **bad}
+        path = tmp_path / "fixes.csv"
+        path.write_text(",".join(cols) + "\n" + ",".join(values[c] for c in cols) + "\n")
+        with pytest.raises(ValueError, match=message):
+            fixset.read_fixes(path)
