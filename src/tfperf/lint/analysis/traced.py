@@ -228,11 +228,31 @@ def _guarded_target(test: ast.AST) -> str | None:
     return None
 
 
+# Methods that fill an empty container in place (`if not state: state.append(...)`).
+_FILLERS = frozenset({"append", "extend", "insert", "update", "add", "setdefault"})
+
+
+def _set_in(body: list[ast.stmt]) -> set[str]:
+    """Spellings of what ``body`` sets: assignment targets (``x``, ``self._x``, the ``X`` of
+    ``X[k] = v``) and containers it fills (the ``X`` of ``X.append(v)``)."""
+    out = set()
+    for s in body:
+        for n in ast.walk(s):
+            if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+                for t in (n.targets if type(n) is ast.Assign else [n.target]):
+                    out.add(ast.unparse(t.value if type(t) is ast.Subscript else t))
+            elif type(n) is ast.Call and type(n.func) is ast.Attribute \
+                    and n.func.attr in _FILLERS:
+                out.add(ast.unparse(n.func.value))
+    return out
+
+
 def once_guarded(ctx: Context, node: ast.AST) -> bool:
     """``node`` sits under a once-only guard within its function: ``if self._x is None:``
     (or ``if not self._built:``, ``if key not in cache:``) whose body sets that same
-    ``self._x`` (or ``cache[...]``). In traced code the block runs on the first trace only:
-    work there (building state, logging it) is meant to happen once."""
+    ``self._x`` (or ``cache[...]``, or fills it: ``if not state: state.append(v)``). In
+    traced code the block runs on the first trace only: work there (building state, logging
+    it) is meant to happen once."""
     child = node
     for p in ctx.ancestors(node):
         tp = type(p)
@@ -240,11 +260,7 @@ def once_guarded(ctx: Context, node: ast.AST) -> bool:
             return False
         if tp is ast.If and child in p.body:
             guarded = _guarded_target(p.test)
-            if guarded is not None and any(
-                    ast.unparse(t.value if type(t) is ast.Subscript else t) == guarded
-                    for s in p.body for n in ast.walk(s)
-                    if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
-                    for t in (n.targets if type(n) is ast.Assign else [n.target])):
+            if guarded is not None and guarded in _set_in(p.body):
                 return True
         child = p
     return False

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
 from tfperf.lint.analysis.syntax import keywords_of
 from tfperf.lint.analysis.tf_functions import is_tf_function_call
@@ -21,6 +22,53 @@ def _literal_len(loop: ast.AST) -> int | None:
     if type(it) in (ast.List, ast.Tuple, ast.Set):
         return len(it.elts)
     return None
+
+
+_LITERALS = (ast.List, ast.Tuple, ast.Set)
+
+
+def _literal_values(ctx: Context, it: ast.AST | None) -> bool:
+    """``it`` yields Python values written in the code: a literal list (or a name bound to
+    one), or ``itertools.product``/``zip`` of such."""
+    if type(it) is ast.Name:
+        it = assigned_value(ctx, it)
+    if type(it) in _LITERALS:
+        return True
+    if type(it) is ast.Call and (ctx.qualname(it.func) == "itertools.product"
+                                 or ctx.is_builtin_call(it, "zip")):
+        return bool(it.args) and all(_literal_values(ctx, a) for a in it.args)
+    return False
+
+
+def _retraced_anyway(ctx: Context, loop: ast.AST, uses: list[ast.Call]) -> bool:
+    """The loop walks Python values written in the code (dtypes, sizes, flags) and hands
+    its loop variable to the function: each iteration is a new trace whether or not the
+    ``tf.function`` is kept (a sweep over configurations, as tests do)."""
+    if not _literal_values(ctx, getattr(loop, "iter", None)):
+        return False
+    targets = {n.id for n in ast.walk(getattr(loop, "target", ast.Pass()))
+               if type(n) is ast.Name}
+    return all(any(type(a) is ast.Name and a.id in targets
+                   for a in (*u.args, *(k.value for k in u.keywords))) for u in uses)
+
+
+def _exports_graph(ctx: Context, use: ast.Call) -> bool:
+    """``use`` follows ``tf.summary.trace_on(...)`` in its block: the call is traced to
+    write its graph to TensorBoard (`trace_on` … call … `trace_export`), once on purpose."""
+    stmt: ast.AST = use
+    while not isinstance(stmt, ast.stmt):
+        stmt = ctx.parent(stmt)
+    holder = ctx.parent(stmt)
+    block = next((b for f in ("body", "orelse", "finalbody")
+                  if type(b := getattr(holder, f, None)) is list and stmt in b), None)
+    if block is None:
+        return False
+    for before in block[:block.index(stmt)]:
+        for n in ast.walk(before):
+            if type(n) is ast.Call and (ctx.qualname(n.func) or "").endswith(
+                    "summary.trace_on"):
+                return True
+    return False
 
 
 class TfFunctionRecreated(Rule):
@@ -81,7 +129,10 @@ Not reported: factories that return or store the new function (`return step`,
 `self._fn = tf.function(...)`, `cache[k] = tf.function(...)`), a function created once per
 outer iteration and called in an inner loop (one trace per model, reused per batch), loops
 over a handful of literal values (comparing `jit_compile=True` and `False`), and a function
-called in its module only outside loops (a `main()`), tests (`test_*`, run once), methods
+called in its module only outside loops (a `main()`), loops over Python values written in
+the code (a list of dtypes, `itertools.product(dtypes, dims)`) whose loop variable the
+function is called with (each iteration traces anew in any case), calls traced to write
+their graph to TensorBoard (after `tf.summary.trace_on(...)`), tests (`test_*`, run once), methods
 that nothing in the module calls (their class's machinery often calls them from traced
 code, where an inner `tf.function` is inlined), and `experimental_implements=` functions
 (composite ops made for export).
@@ -111,6 +162,26 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
                 def dummy(b, s):
                     return tf.constant(0.0)
                 return dummy(boxes, scores)
+        """),
+        # A sweep over dtypes written in the code: each one is a new trace anyway.
+        Valid("""
+            import itertools
+            import tensorflow as tf
+            def check_sums(run):
+                kinds = [tf.float16, tf.float32, tf.float64]
+                for kind, rank in itertools.product(kinds, [1, 2, 3]):
+                    run(tf.function(make_sum)(kind, rank))
+        """),
+        # Each model's graph written to TensorBoard once: tracing it is the point.
+        Valid("""
+            import tensorflow as tf
+            def log_graphs(builders, writer, x):
+                for build in builders:
+                    graph_fn = tf.function(build())
+                    with writer.as_default():
+                        tf.summary.trace_on(graph=True)
+                        graph_fn(x)
+                        tf.summary.trace_export(name="model", step=0)
         """),
         # A factory: the new function is returned, for the caller to keep.
         Valid("""
@@ -259,13 +330,13 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
         if "experimental_implements" in keywords_of(report):
             return  # a composite op for export (TFLite's fused NMS): made where it is traced
         uses = self._single_uses(ctx, made)
-        if uses is None:
+        if uses is None or all(_exports_graph(ctx, u) for u in uses):
             return
         loops = ctx.enclosing_loops(made)
         if loops:
             loop = loops[0]
             n = _literal_len(loop)
-            if n is not None and n <= HANDFUL:
+            if (n is not None and n <= HANDFUL) or _retraced_anyway(ctx, loop, uses):
                 return
             if any(ctx.enclosing_loops(u)[:1] == [loop] for u in uses):
                 yield self.finding(ctx, report)

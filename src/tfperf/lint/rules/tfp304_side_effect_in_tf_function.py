@@ -6,7 +6,12 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.traced import eager_by_design, once_guarded, traced_fn_of
+from tfperf.lint.analysis.traced import (
+    eager_by_design,
+    eager_guarded,
+    once_guarded,
+    traced_fn_of,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
@@ -146,7 +151,9 @@ Not reported: lists created inside the function (building a list in an unrolled 
 variable is created once, functions run eagerly through `tf.py_function`, code under
 `with tf.init_scope():` (lifted out of the graph, eager by design), counters named for what
 they count (`trace_count += 1`, `self.num_traces += 1`: once per trace is the point), state
-set under a once-only guard (`if key not in cache: cache[key] = tf.Variable(...)`), and
+set under a once-only guard (`if key not in cache: cache[key] = tf.Variable(...)`, `if not
+state: state.append(...)`), state changed under a test that asks whether the code runs
+eagerly (`if tf.executing_eagerly():`, `if self.cfg.run_eagerly:`), and
 Keras steps of a module that runs them eagerly (`compile(..., run_eagerly=True)`, or
 `model.train_step(batch)` called by the module itself and never `fit`).
 
@@ -242,6 +249,31 @@ precision and recall").
                 if "w" not in _cache:
                     _cache["w"] = tf.Variable(tf.ones([3]))
                 return x * _cache["w"]
+        """),
+        # A list filled once, on the first trace (`if not state:`): created-once state.
+        Valid("""
+            import tensorflow as tf
+            slots = []
+            @tf.function
+            def scale(x):
+                if not slots:
+                    slots.append(tf.Variable(2.0 * x))
+                return slots[0] * x
+        """),
+        # Python state kept only when the step runs eagerly, as its guard says.
+        Valid("""
+            import tensorflow as tf
+            class Net(tf.keras.Model):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.cfg = cfg
+                    self.seen = []
+                def test_step(self, data):
+                    x, y = data
+                    out = self(x)
+                    if self.cfg.run_eagerly:
+                        self.seen.append(out.numpy())
+                    return {"n": tf.size(out)}
         """),
         # Under tf.init_scope(): lifted out of the graph, eager on purpose.
         Valid("""
@@ -347,7 +379,8 @@ precision and recall").
         if enclosing is None:
             return  # module level: nothing is traced here
         fn = traced_fn_of(ctx, node)
-        if fn is None or eager_by_design(ctx, node) or once_guarded(ctx, node):
+        if fn is None or eager_by_design(ctx, node) or once_guarded(ctx, node) \
+                or eager_guarded(ctx, node):
             return
         for target in candidates:
             tt = type(target)

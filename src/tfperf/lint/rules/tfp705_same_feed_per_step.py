@@ -19,6 +19,65 @@ _NUMPY_ARRAY_MAKERS = frozenset({
     "array", "asarray", "load", "loadtxt", "genfromtxt", "fromfile", "concatenate", "stack",
     "vstack", "hstack", "transpose", "reshape", "expand_dims", "eye", "zeros", "ones",
     "linspace", "arange", "column_stack", "squeeze"})
+# Makers whose first argument is the array's shape.
+_SHAPED_MAKERS = frozenset({"zeros", "ones", "empty", "full"})
+# At most this many elements is a small literal (a truth table, a 2x3 fake batch): copying
+# it costs the feed's fixed overhead, not a data copy worth moving into the graph.
+_SMALL_LITERAL = 256
+
+
+def _int_value(ctx: Context, expr: ast.AST, depth: int = 0) -> int | None:
+    """An int literal, a name bound to one, or ``d['k']`` of a dict literal ``d``."""
+    if depth > 3:
+        return None
+    if type(expr) is ast.Constant and type(expr.value) is int:
+        return expr.value
+    if type(expr) is ast.Name:
+        value = assigned_value(ctx, expr)
+        return None if value is None else _int_value(ctx, value, depth + 1)
+    if type(expr) is ast.Subscript and type(expr.slice) is ast.Constant:
+        table = assigned_value(ctx, expr.value)
+        if type(table) is ast.Dict:
+            for k, v in zip(table.keys, table.values, strict=True):
+                if type(k) is ast.Constant and k.value == expr.slice.value:
+                    return _int_value(ctx, v, depth + 1)
+    return None
+
+
+def _literal_size(ctx: Context, expr: ast.AST, depth: int = 0) -> int | None:
+    """How many numbers a nested list/tuple literal of constants (or a name bound to one)
+    holds, else ``None``."""
+    if depth > 8:
+        return None
+    if type(expr) is ast.Name:
+        value = assigned_value(ctx, expr)
+        return None if value is None else _literal_size(ctx, value, depth + 1)
+    if type(expr) in (ast.List, ast.Tuple):
+        sizes = [_literal_size(ctx, e, depth + 1) for e in expr.elts]
+        return None if None in sizes else sum(sizes)  # type: ignore[arg-type]
+    if type(expr) is ast.UnaryOp:
+        expr = expr.operand
+    return 1 if type(expr) is ast.Constant and type(expr.value) in (int, float, bool) else None
+
+
+def _small_literal(ctx: Context, call: ast.Call, maker: str) -> bool:
+    """``np.array([[0, 0], [0, 1], ...])`` or ``np.ones((2, 3))``: a handful of numbers."""
+    if not call.args:
+        return False
+    first = call.args[0]
+    if maker in ("array", "asarray"):
+        size = _literal_size(ctx, first)
+    elif maker in _SHAPED_MAKERS:
+        dims = first.elts if type(first) in (ast.List, ast.Tuple) else [first]
+        ints = [_int_value(ctx, d) for d in dims]
+        size = None
+        if None not in ints:
+            size = 1
+            for n in ints:
+                size *= n  # type: ignore[operator]
+    else:
+        return False
+    return size is not None and size <= _SMALL_LITERAL
 
 
 def _root(expr: ast.AST) -> ast.AST:
@@ -54,7 +113,9 @@ def _data_array(ctx: Context, expr: ast.AST, depth: int = 0) -> bool:
         return expr.attr in _DATA_ATTRS and type(expr.value) is ast.Attribute
     if type(expr) is ast.Call:
         q = ctx.qualname(expr.func) or ""
-        return q.startswith("numpy.") and q.rsplit(".", 1)[-1] in _NUMPY_ARRAY_MAKERS
+        maker = q.rsplit(".", 1)[-1]
+        return q.startswith("numpy.") and maker in _NUMPY_ARRAY_MAKERS \
+            and not _small_literal(ctx, expr, maker)
     if type(expr) is ast.Name:
         value = assigned_value(ctx, expr)
         return value is not None and _data_array(ctx, value, depth + 1)
@@ -105,7 +166,10 @@ No automatic fix: where the data should live depends on its size and on the grap
 
 ## Known limitations
 Values whose kind is not known (a parameter, a function's result), scalars and small
-literals (`keep_prob: 1.0`), and arrays the loop rebinds (mini-batches) are not reported.
+literals (`keep_prob: 1.0`, a truth table `np.array([[0, 0], [0, 1], ...])`, `np.ones((2,
+3))`: at most 256 numbers), arrays the loop rebinds (mini-batches), and feeds into a
+placeholder the loop itself creates (a new graph per iteration, as in tests) are not
+reported.
 """
     valid = (
         # A new mini-batch each step.
@@ -143,6 +207,28 @@ literals (`keep_prob: 1.0`), and arrays the loop rebinds (mini-batches) are not 
             for f in range(30):
                 latent[f % 3, 0] = f
                 frames.append(sess.run(gen, feed_dict={z: latent[None]}))
+        """),
+        # A small literal (the XOR truth table) fed each step: the copy is a few bytes.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            rows = [[0, 0], [0, 1], [1, 0], [1, 1]]
+            table_in = np.array(rows, dtype=np.float32)
+            sizes = {'n': 2, 'd': 3}
+            fake = np.ones((sizes['n'], sizes['d']))
+            sess = tf.Session()
+            for step in range(5000):
+                sess.run(train, feed_dict={x: table_in, z: fake})
+        """),
+        # A placeholder built in the loop: each iteration feeds a new graph.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            lengths = np.load('lengths.npy')
+            for width in (1, 4, 8):
+                n = tf.placeholder(tf.int32, [None])
+                with tf.Session() as sess:
+                    sess.run(out_for(n, width), feed_dict={n: lengths})
         """),
         # Bound by the loop.
         Valid("""
@@ -193,7 +279,10 @@ literals (`keep_prob: 1.0`), and arrays the loop rebinds (mini-batches) are not 
             loops = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
             if not loops:
                 continue
-            for value in feed.values:
+            for key, value in zip(feed.keys, feed.values, strict=True):
+                if key is not None and _stored_in(loops[0], {n.id for n in ast.walk(key)
+                                                             if type(n) is ast.Name}):
+                    continue  # a placeholder made anew each iteration: a new graph each time
                 names = {n.id for n in ast.walk(value) if type(n) is ast.Name
                          and getattr(ctx.binding(n), "kind", None) != "import"}
                 if not names or _stored_in(loops[0], names):
