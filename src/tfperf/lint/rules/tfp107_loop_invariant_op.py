@@ -107,7 +107,7 @@ def _invariant(ctx: Context, expr: ast.AST, bound: set[str],
             p = ctx.parent(n)
             if not (type(p) is ast.Subscript and p.slice is n):
                 return False  # `self.w`: a variable the loop may train; a key is fine
-        elif t is ast.Name and type(n.ctx) is ast.Load and _is_variable(ctx, n):
+        elif isinstance(n, ast.Name) and type(n.ctx) is ast.Load and _is_variable(ctx, n):
             return False  # a tf.Variable: any call in the loop may assign it
     # Every name read, metadata too (`tf.shape(x)` changes with `x`), but a dtype: a loop
     # re-binding `x` keeps its dtype (not the loop's own target: each item has its own).
