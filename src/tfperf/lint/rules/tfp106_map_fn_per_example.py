@@ -32,7 +32,8 @@ _BLOCKING_LAST = frozenset({
     "parse_single_example", "parse_example", "parse_tensor", "decode_wav", "while_loop",
     "TensorArray", "map_fn", "vectorized_map", "print", "Print", "string_split",
     "unique", "unique_with_counts", "RaggedTensor", "ragged", "assign", "assign_add",
-    "assign_sub", "boolean_mask", "dynamic_partition",
+    "assign_sub", "boolean_mask", "dynamic_partition", "minimize", "apply_gradients",
+    "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2",
 })
 _BLOCKING_SIGNATURES = frozenset({"RaggedTensorSpec", "SparseTensorSpec"})
 
@@ -108,14 +109,23 @@ def _walk_own(fn: ast.AST) -> list[ast.AST]:
     return out
 
 
-def blocked(ctx: Context, fn: ast.AST) -> bool:
+def blocked(ctx: Context, fn: ast.AST, _seen: set[int] | None = None) -> bool:
     """The function calls something ``tf.vectorized_map`` cannot batch (a host call, file
-    or string decoding, its own loop, a variable update) or converts to NumPy."""
+    or string decoding, its own loop, a variable update or optimizer step) or converts to
+    NumPy, itself or in a method or module function it calls (``self.update(batch)``
+    running ``optimizer.minimize``: a map over training steps, sequential by design)."""
+    seen = _seen if _seen is not None else set()
+    seen.add(id(fn))
     for n in _walk_own(fn):
         if type(n) is ast.Call:
             q, last = _qual_last(ctx, n.func)
             if last in _BLOCKING_LAST and (q is None or q.startswith(("tensorflow.", "keras"))):
                 return True
+            if q is None and len(seen) < 8:
+                callee = mapped_function(ctx, n.func)
+                if callee is not None and not isinstance(callee, str) \
+                        and id(callee) not in seen and blocked(ctx, callee, seen):
+                    return True
             if last == "numpy" and not n.args:
                 return True
             if q is not None and q.startswith("numpy."):
@@ -123,6 +133,17 @@ def blocked(ctx: Context, fn: ast.AST) -> bool:
         elif type(n) in (ast.If, ast.While, ast.IfExp) and _is_tensor_test(ctx, n.test, fn):
             return True
     return False
+
+
+def _vectorized_alternative(ctx: Context, node: ast.AST) -> bool:
+    """The map is one arm of a conditional expression whose other arm is
+    ``tf.vectorized_map``: the code already batches where it can."""
+    p = ctx.parent(node)
+    if type(p) is not ast.IfExp:
+        return False
+    other = p.orelse if p.body is node else p.body
+    return any(type(n) is ast.Call and (ctx.qualname(n.func) or "").endswith("vectorized_map")
+               for n in ast.walk(other))
 
 
 def _is_tensor_test(ctx: Context, test: ast.AST, fn: ast.AST) -> bool:
@@ -263,8 +284,10 @@ one), and `tf.vectorized_map` needs every output to have the same shape.
 ## Known limitations
 Not reported: functions the rule cannot see (a parameter, an imported function), functions
 that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
-own loops, update variables, take a data-dependent subset (`tf.boolean_mask`, `tf.unique`),
-branch in Python on the element's value, and maps whose outputs
+own loops, update variables or run optimizer steps (also through a method or function of
+this module they call), take a data-dependent subset (`tf.boolean_mask`, `tf.unique`),
+branch in Python on the element's value, maps that are the fallback arm of a
+`tf.vectorized_map(...) if ... else tf.map_fn(...)`, and maps whose outputs
 are ragged or sparse (`fn_output_signature=tf.RaggedTensorSpec(...)`, `infer_shape=False`):
 there a per-element loop is the right tool.
 """
@@ -318,6 +341,44 @@ there a per-element loop is the right tool.
             class Gray(VectorizedBaseImageAugmentationLayer):
                 def augment_images(self, images, transformations, **kwargs):
                     return tf.image.rgb_to_grayscale(images)
+        """),
+        # Each element runs an optimizer step on shared variables through a method: the
+        # iterations depend on each other, nothing to batch.
+        Valid("""
+            import tensorflow as tf
+            class Learner:
+                def _reset(self):
+                    for src, dst in zip(self.base.weights, self.copy.weights):
+                        dst.assign(src)
+                def task_loss(self, task):
+                    x, y = task
+                    self._reset()
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.copy(x) - y))
+                    self.opt.minimize(loss, self.copy.trainable_variables, tape=tape)
+                    return loss
+                @tf.function
+                def update(self, tasks):
+                    return tf.reduce_sum(tf.map_fn(self.task_loss, tasks,
+                                                   fn_output_signature=tf.float32))
+        """),
+        # The map is the fallback arm next to tf.vectorized_map.
+        Valid("""
+            import tensorflow as tf
+            def integrate_all(limits, vectorize):
+                def one(lim):
+                    return tf.reduce_sum(tf.exp(-tf.square(tf.linspace(lim[0], lim[1], 50))))
+                return tf.vectorized_map(one, limits) if vectorize else tf.map_fn(one, limits)
+        """),
+        # A data-dependent unique through tf.raw_ops.
+        Valid("""
+            import tensorflow as tf
+            def entropies(samples, n):
+                def one(s):
+                    count = tf.raw_ops.UniqueWithCountsV2(x=s, axis=[0]).count
+                    p = tf.cast(count, tf.float32) / n
+                    return -tf.reduce_sum(p * tf.math.log(p))
+                return tf.map_fn(one, samples, fn_output_signature=tf.float32)
         """),
     )
     invalid = (
@@ -384,6 +445,8 @@ there a per-element loop is the right tool.
             (k.value for k in node.keywords if k.arg == "fn"), None)
         if fn_arg is None or signature_blocks(ctx, node):  # type: ignore[arg-type]
             return
+        if _vectorized_alternative(ctx, node):
+            return  # `tf.vectorized_map(f, x) if ok else tf.map_fn(f, x)`: a chosen fallback
         fn = mapped_function(ctx, fn_arg)
         if fn is None:
             return

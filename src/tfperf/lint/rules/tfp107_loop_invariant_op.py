@@ -86,10 +86,11 @@ def _loop_facts(ctx: Context, loop: ast.AST) -> tuple[set[str], bool, bool]:
     return cache[key]
 
 
-def _invariant(ctx: Context, expr: ast.AST, bound: set[str]) -> bool:
+def _invariant(ctx: Context, expr: ast.AST, bound: set[str],
+               loop: ast.AST | None = None) -> bool:
     """``expr`` computes the same value in every iteration: it reads no name the loop binds
-    or mutates, no ``self`` attribute (variables live there) and calls only TF ops and a
-    few builtins."""
+    or mutates, no ``self`` attribute or ``tf.Variable`` (variables change under training
+    steps) and calls only TF ops and a few builtins."""
     for n in ast.walk(expr):
         t = type(n)
         if t is ast.Call:
@@ -106,11 +107,32 @@ def _invariant(ctx: Context, expr: ast.AST, bound: set[str]) -> bool:
             p = ctx.parent(n)
             if not (type(p) is ast.Subscript and p.slice is n):
                 return False  # `self.w`: a variable the loop may train; a key is fine
+        elif isinstance(n, ast.Name) and type(n.ctx) is ast.Load and _is_variable(ctx, n):
+            return False  # a tf.Variable: any call in the loop may assign it
     # Every name read, metadata too (`tf.shape(x)` changes with `x`), but a dtype: a loop
-    # re-binding `x` keeps its dtype.
+    # re-binding `x` keeps its dtype (not the loop's own target: each item has its own).
+    targets = _target_names(loop) if loop is not None else set()
     names = {n.id for n in ast.walk(expr) if type(n) is ast.Name and not (
-        type(ctx.parent(n)) is ast.Attribute and ctx.parent(n).attr == "dtype")}
+        type(ctx.parent(n)) is ast.Attribute and ctx.parent(n).attr == "dtype"
+        and n.id not in targets)}
     return not (names - {"self"}) & bound
+
+
+def _target_names(loop: ast.AST) -> set[str]:
+    target = getattr(loop, "target", None)
+    if target is None:
+        return set()
+    return {n.id for n in ast.walk(target) if type(n) is ast.Name}
+
+
+def _is_variable(ctx: Context, name: ast.Name) -> bool:
+    """``name`` is bound to ``tf.Variable(...)``: state that a training step called in the
+    loop (``step.assign_add(1)`` inside ``train_step``) changes between iterations."""
+    b = ctx.binding(name)
+    if b is None or b.kind != "assign" or type(b.value) is not ast.Call:
+        return False
+    q = ctx.qualname(b.value.func) or ""
+    return q.startswith(("tensorflow.", "keras.")) and q.rsplit(".", 1)[-1] == "Variable"
 
 
 class LoopInvariantOp(Rule):
@@ -228,6 +250,37 @@ discarded (a timing loop repeats them on purpose), metadata ops
                     out.append(tf.where(tf.equal(n_pos, 0), th, tf.reduce_mean(best_iou)))
                 return out
         """),
+        # A counter variable that the step called in the loop advances.
+        Valid("""
+            import tensorflow as tf
+            def train(batches, model, opt):
+                counter = tf.Variable(0)
+                def step_once(x):
+                    counter.assign_add(1)
+                    return model(x)
+                for x in batches:
+                    out = step_once(x)
+                    if tf.equal(tf.math.floormod(counter, 50), 0):
+                        tf.print(counter, out)
+        """),
+        # The dtype of the loop's own item: each item may need its own cast.
+        Valid("""
+            import tensorflow as tf
+            def perturb(weights, scale):
+                out = []
+                for w in weights:
+                    out.append(w + tf.cast(scale, dtype=w.dtype))
+                return out
+        """),
+        # A factory called per item: the function it returns is applied to each tensor.
+        Valid("""
+            import tensorflow as tf
+            def penalty(kernels):
+                total = 0.0
+                for k in kernels:
+                    total += tf.contrib.layers.l2_regularizer(0.01)(k)
+                return total
+        """),
         # A model attribute (a variable) read through self.
         Valid("""
             import tensorflow as tf
@@ -301,7 +354,9 @@ discarded (a timing loop repeats them on purpose), metadata ops
         reads = data_reads(ctx, node)
         if not reads - {"self"}:
             return  # literals only: a cheap constant
-        if not _invariant(ctx, node, bound):
+        if type(ctx.parent(node)) is ast.Call and ctx.parent(node).func is node:
+            return  # `l2_regularizer(0.004)(p)`: a factory whose function is applied per item
+        if not _invariant(ctx, node, bound, loop):
             return
         # Report the outermost invariant call only.
         for p in ctx.ancestors(node):
@@ -309,6 +364,7 @@ discarded (a timing loop repeats them on purpose), metadata ops
                 break
             if type(p) is ast.Call:
                 pq = ctx.call_qualname(p)
-                if pq and returns_tensor(pq) and not _exempt(pq) and _invariant(ctx, p, bound):
+                if pq and returns_tensor(pq) and not _exempt(pq) \
+                        and _invariant(ctx, p, bound, loop):
                     return
         yield self.finding(ctx, node)

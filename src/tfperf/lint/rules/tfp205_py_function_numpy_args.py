@@ -9,7 +9,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import resolve_def
 from tfperf.lint.analysis.traced import is_py_function_call
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.semantic import Context
+from tfperf.lint.semantic import Context, returns_tensor
 
 _PY_FUNCTIONS = frozenset({"tensorflow.py_function", "tensorflow.compat.v1.py_function"})
 
@@ -53,6 +53,12 @@ def _numpy_only(ctx: Context, fn: ast.AST) -> bool:
                     converted += 1
     if not converted:
         return False
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if type(n) is ast.Call:
+                q = ctx.qualname(n.func)
+                if q is not None and returns_tensor(q):
+                    return False  # fn runs TF ops: py_function's eager context serves them
     for stmt in body:
         for n in ast.walk(stmt):
             if type(n) is ast.Name and n.id in params and id(n) not in ok_reads \
@@ -113,7 +119,9 @@ No automatic fix: `fn`'s `.numpy()` calls must go too (NumPy arrays have none), 
 
 ## Known limitations
 Only functions visible in this module are read; one input used as a tensor anywhere in
-`fn` (`tf.shape(x)`, passed on) and nothing is reported.
+`fn` (`tf.shape(x)`, passed on) and nothing is reported, nor functions that call TensorFlow
+ops of their own (`tf.io.read_file`, `tf.one_hot`): those need `py_function`'s eager
+context.
 """
     valid = (
         # Already numpy_function.
@@ -132,6 +140,18 @@ Only functions visible in this module are read; one input used as a tensor anywh
                     image = tf.image.flip_left_right(image)
                 return image
             out = tf.py_function(_augment, [tf.ones([4, 4, 3])], tf.float32)
+        """),
+        # The inputs are converted, but fn runs TF ops of its own (decoding a file named by
+        # the input): py_function's eager context is what lets them run.
+        Valid("""
+            import tensorflow as tf
+            def _load_pair(name):
+                stem = name.numpy().decode()
+                left = tf.image.decode_png(tf.io.read_file(stem + "_l.png"))
+                right = tf.image.decode_png(tf.io.read_file(stem + "_r.png"))
+                return tf.concat([left, right], axis=-1)
+            ds = tf.data.Dataset.list_files("*_l.png").map(
+                lambda n: tf.py_function(_load_pair, [n], tf.uint8))
         """),
         # One input converted, another used as a tensor.
         Valid("""

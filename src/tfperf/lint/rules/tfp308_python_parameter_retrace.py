@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import calls_of
 from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
 from tfperf.lint.analysis.traced import traced
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -21,6 +22,41 @@ def _default_of(fn: ast.AST, arg: ast.arg) -> ast.expr | None:
     if arg in args.kwonlyargs:
         return args.kw_defaults[args.kwonlyargs.index(arg)]
     return None
+
+
+def _value_passed(call: ast.Call, fn: ast.AST, arg: ast.arg) -> ast.expr | None:
+    """What ``call`` gives ``arg`` of ``fn``: the argument, the default when it gives none,
+    ``None`` when unknown (``*args``, ``**kwargs``)."""
+    for k in call.keywords:
+        if k.arg == arg.arg:
+            return k.value
+        if k.arg is None:
+            return None
+    if any(type(x) is ast.Starred for x in call.args):
+        return None
+    a = fn.args
+    positional = [p for p in [*a.posonlyargs, *a.args] if p.arg not in ("self", "cls")]
+    if arg in positional and positional.index(arg) < len(call.args):
+        return call.args[positional.index(arg)]
+    return _default_of(fn, arg)
+
+
+def _one_value_from_callers(ctx: Context, fn: ast.AST, arg: ast.arg) -> bool:
+    """Every call of ``fn`` in this module gives ``arg`` the same literal (or leaves the
+    default): a script that passes one value traces once, whatever the parameter allows."""
+    calls = calls_of(ctx, fn)
+    if not calls:
+        return False  # an API: its callers are elsewhere
+    seen = set()
+    for call in calls:
+        v = _value_passed(call, fn, arg)
+        sign = ""
+        if isinstance(v, ast.UnaryOp) and type(v.op) is ast.USub:
+            sign, v = "-", v.operand
+        if not isinstance(v, ast.Constant):
+            return False
+        seen.add(sign + repr(v.value))
+    return len(seen) == 1
 
 
 def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
@@ -121,7 +157,8 @@ Only parameters passed through unchanged are followed; booleans (two traces at m
 parameters without a numeric default or annotation (strings, objects) are not reported, nor
 functions that are themselves traced (where the value is fixed per outer trace), nor values
 the `tf.function` only ever hands on as a keyword option (`parallel_iterations=p`), which must
-stay Python numbers.
+stay Python numbers, nor parameters to which every call in the module gives the same literal
+(a script with one setting traces once).
 """
     valid = (
         # Converted at the boundary.
@@ -172,6 +209,20 @@ stay Python numbers.
                 return n
             def run(n, parallel_iterations=10):
                 return _loop(tf.constant(n), parallel_iterations)
+        """),
+        # Every call in the script passes the same value: one trace.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def sample(x, steps):
+                for _ in range(steps):
+                    x = x + tf.random.normal(tf.shape(x))
+                return x
+            def anneal(x, levels, steps=100):
+                for level in levels:
+                    x = sample(x * level, steps)
+                return x
+            out = anneal(tf.zeros([8, 2]), [1.0, 0.5, 0.1], steps=100)
         """),
         # A plain Python helper: nothing is traced.
         Valid("""
@@ -235,7 +286,8 @@ stay Python numbers.
         for a in names:
             b = ctx.binding(a)
             if b is not None and b.kind == "param" and type(b.value) is ast.arg \
-                    and ctx.scope_of(b.value) is fn and _python_number(fn, b.value):
+                    and ctx.scope_of(b.value) is fn and _python_number(fn, b.value) \
+                    and not _one_value_from_callers(ctx, fn, b.value):
                 forwarded.append(a)
         if not forwarded or traced(ctx, node):
             return
