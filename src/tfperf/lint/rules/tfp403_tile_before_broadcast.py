@@ -131,9 +131,13 @@ that broadcasts, where the tile only does what broadcasting would:
   `K.int_shape(x)`): the tile only repeats `v` to `x`'s shape;
 - or a tile that repeats only axes of size 1 (the axis `expand_dims` inserts, a `None` /
   `tf.newaxis` index, a literal 1 in a `reshape`) by counts the other operand is built from
-  (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op, or the batch axes of
-  `tf.matmul` (broadcast since TF 1.14) or `tf.linalg.triangular_solve` (since TF 2.2: the
-  rule reads the targeted TensorFlow version).
+  (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op;
+- or a tile that repeats only size-1 batch axes (all but the last two) of an operand of
+  `tf.matmul` (which broadcasts batch axes since TF 1.14) or `tf.linalg.triangular_solve`
+  (since TF 2.2: the rule reads the targeted TensorFlow version), whatever the counts: the
+  copies either meet the other operand's batch extent, which broadcasting does, or make the op
+  compute the same product once per copy (GPflow's KL term tiled a Cholesky factor `L` times
+  before a triangular solve, with `L` read from a third tensor).
 
 ## Why is this bad?
 `tf.tile` materialises the repeated tensor: a full-size buffer written once and read once.
@@ -223,6 +227,26 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
                     Lp_full = tf.tile(tf.expand_dims(Lp, 0), [L, 1, 1])
                 return tf.linalg.triangular_solve(Lp_full, Lq)
         """),
+        # The tile repeats a matrix axis of the solve, not a batch axis.
+        Valid("""
+            import tensorflow as tf
+            def f(chol, rhs, n):
+                return tf.linalg.triangular_solve(tf.tile(chol[:, None, :], [1, n, 1]), rhs)
+        """),
+        # Targeting TF 2.1: triangular_solve did not broadcast batch axes yet.
+        Valid("""
+            import tensorflow as tf
+            def f(chol, rhs, q):
+                chol_b = tf.tile(tf.expand_dims(chol, 0), [tf.shape(q)[0], 1, 1])
+                return tf.linalg.triangular_solve(chol_b, rhs)
+        """, tf_version="2.1"),
+        # The tiled batch is used twice (the copy serves another consumer).
+        Valid("""
+            import tensorflow as tf
+            def f(w, x, q):
+                w_b = tf.tile(w[None], [tf.shape(q)[0], 1, 1])
+                return tf.matmul(w_b, x) + tf.reduce_sum(w_b)
+        """),
         # The repeated axis is not of size 1 (a real repetition).
         Valid("""
             import tensorflow as tf
@@ -263,6 +287,17 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
                 vec = tf.reshape(Z, [1, M, M, D]) - 1.0
                 cmr = tf.tile(tf.reshape(cm, [N, 1, 1, D, D]), [1, M, M, 1, 1])
                 return tf.linalg.triangular_solve(cmr, tf.expand_dims(vec, 4))
+        """, count=1, lines=(4,)),
+        # The count read from a third tensor, not from the other operand (the shape of
+        # GPflow's KL term): the solve broadcasts the batch axis whatever its extent.
+        Invalid("""
+            import tensorflow as tf
+            def kl_trace(prior_chol, post_chol, means):
+                n = tf.shape(means)[1]
+                chol_b = prior_chol if len(prior_chol.shape) == 3 else tf.tile(
+                    tf.expand_dims(prior_chol, 0), [n, 1, 1])
+                return tf.reduce_sum(tf.square(
+                    tf.linalg.triangular_solve(chol_b, post_chol, lower=True)))
         """, count=1, lines=(4,)),
         # A batch axis added with `[None]` for a matmul, inside a conditional expression.
         Invalid("""
@@ -324,8 +359,11 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
             since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
             if since is None or ctx.tf_version < since or max(repeated) >= rank - 2:
                 return None
-            other = op.args[1] if op.args[0] is use else op.args[0]
-            what = f"{ctx.source_of(op.func)} (it broadcasts batch axes)"
+            # No tie to the other operand needed here: a size-1 batch axis repeated into a
+            # batch op either meets the other operand's batch extent (broadcasting does it) or
+            # makes the op compute the same product once per copy. Both waste the tile.
+            return (f"tf.tile repeats size-1 batch axes that {ctx.source_of(op.func)} "
+                    "broadcasts: the tiled copy is not needed")
         if other is None:
             return None
         counts: set[str] = set()
