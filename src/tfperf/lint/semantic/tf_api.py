@@ -126,3 +126,25 @@ def returns_tensor_list(qualname: str) -> bool:
 
 # Top-level packages whose import makes TensorFlow APIs reachable.
 TF_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})
+# Package directories whose relative imports are resolved (see relative_module).
+_KERAS_TREES = ("keras", "tf_keras")
+
+
+def relative_module(path: str, level: int, module: str | None) -> str | None:
+    """The absolute module a relative import (``from ..x import y``: ``level`` 2, ``module``
+    "x") names in the file at ``path``, when the package it reaches lies in a Keras source tree
+    (a directory named ``keras`` or ``tf_keras`` at or above it): in ``keras/layers/pool.py``,
+    ``from .. import backend`` imports ``keras.backend``. Elsewhere ``None``: where a package's
+    root lies is unknown, and only Keras' own modules name TensorFlow APIs by relative import
+    (Keras 2's sources import their backend as ``from .. import backend as K``)."""
+    if level < 1 or "/" not in path.replace("\\", "/"):
+        return None
+    dirs = path.replace("\\", "/").split("/")[:-1]
+    if level - 1 >= len(dirs):
+        return None
+    package = dirs[:len(dirs) - (level - 1)]
+    for i in range(len(package) - 1, -1, -1):
+        if package[i] in _KERAS_TREES:
+            names = package[i:] + (module.split(".") if module else [])
+            return ".".join(names) if all(n.isidentifier() for n in names) else None
+    return None
