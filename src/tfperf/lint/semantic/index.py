@@ -192,7 +192,8 @@ class ModuleIndex:
             elif not node.level and node.module:
                 roots.add(node.module.split(".", 1)[0])
             elif node.level:
-                resolved = relative_module(self.path, node.level, node.module)
+                resolved = relative_module(self.path, node.level, node.module,
+                                           [a.name for a in node.names])
                 if resolved:
                     roots.add(resolved.split(".", 1)[0])
         return frozenset(roots)

@@ -91,7 +91,8 @@ class TensorFlowModel(NameModel):
             elif t is ast.ImportFrom and not node.level:
                 names = [node.module or ""]
             elif t is ast.ImportFrom:  # relative: resolved only inside a Keras source tree
-                names = [relative_module(self.path, node.level, node.module) or ""]
+                names = [relative_module(self.path, node.level, node.module,
+                                         [a.name for a in node.names]) or ""]
             else:
                 continue
             if any(n.split(".", 1)[0] in TF_ROOTS for n in names):
