@@ -191,7 +191,7 @@ def _reduced_keeping(ctx: Context, use: ast.AST, repeated: set[int] | None) -> b
             or call.args[0] is not use or ctx.qualname(call.func) not in _REDUCE_CALLS:
         return False
     axis = _arg(call, 1, "axis")
-    axes = axis.elts if type(axis) in (ast.List, ast.Tuple) else [axis]  # type: ignore[union-attr]
+    axes = axis.elts if type(axis) in (ast.List, ast.Tuple) else [axis]
     values = [_literal_int(a) for a in axes]
     if not values or any(v is None or v < 0 or v in repeated for v in values):
         return False

@@ -161,8 +161,8 @@ class NameModel(ModuleIndex):
                 if t is ast.Import:  # `import a.b` refers to a; `import a.b as c` to a.b
                     q: str | None = canonical(alias.name if alias.asname else name)
                 else:
-                    if node.level:  # type: ignore[union-attr]
-                        mod = relative_module(self.path, node.level, mod,  # type: ignore[union-attr]
+                    if node.level:
+                        mod = relative_module(self.path, node.level, mod,
                                               [a.name for a in node.names])
                     q = canonical(f"{mod}.{alias.name}") if mod else None
                 out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
