@@ -262,3 +262,31 @@ def test_a_name_bound_twice_by_one_import_and_names_bound_nowhere():
     assert ctx.call_qualname(node_at(ctx, 2)) == "tensorflow.zeros"
     assert ctx.call_qualname(node_at(ctx, 3)) is None  # a builtin: bound nowhere here
     assert ctx.binding(node_at(ctx, 3).func) is None
+
+
+@pytest.mark.parametrize("path, expected", [
+    # Keras 2's own sources import their backend relatively: resolved inside a keras tree.
+    ("repo/keras/layers/pooling.py", "keras.backend.repeat"),
+    ("src/tensorflow/python/keras/layers/pooling.py", "keras.backend.repeat"),
+    # Anywhere else the package's root is unknown: a relative import stays unresolved.
+    ("repo/mylib/layers/pooling.py", None),
+    ("pooling.py", None),
+])
+def test_relative_imports_of_the_backend_resolve_only_in_a_keras_tree(path, expected):
+    source = "from .. import backend as K\nK.repeat(m, 3)\n"
+    ctx = Context(ast.parse(source), source, path)
+    assert ctx.call_qualname(last_call(ctx)) == expected
+    assert ctx.imports_tf is (expected is not None)
+    assert ("keras" in ctx.imported_roots) is (expected is not None)
+
+
+def test_a_package_of_ones_own_named_keras_is_not_keras():
+    # trieste/models/keras: `.utils` is trieste's module, not keras.utils.
+    source = "from .utils import sample\nfrom ..interface import Model\nsample(x)\n"
+    ctx = Context(ast.parse(source), source, "trieste/models/keras/models.py")
+    assert ctx.call_qualname(last_call(ctx)) is None
+    assert not ctx.imports_tf
+    # Keras' own tree: the backend by a submodule path resolves too.
+    source = "from ..backend import floatx\nfloatx()\n"
+    ctx = Context(ast.parse(source), source, "keras/layers/core.py")
+    assert ctx.call_qualname(last_call(ctx)) == "keras.backend.floatx"

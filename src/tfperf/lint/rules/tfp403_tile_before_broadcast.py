@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
+from tfperf.lint.analysis.transposes import transpose_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -112,6 +113,103 @@ def _shape_sources(ctx: Context, expr: ast.AST) -> set[str]:
     return out
 
 
+# `K.repeat(x, n)`: [B, D] -> [B, n, D], a tile of a new axis 1.
+_REPEAT_NEW_AXIS = frozenset({"keras.backend.repeat"})
+# `tf.repeat(x, n, axis=a)`: a tile when axis `a` has size 1 (else the shapes would not meet
+# the operand whose shape gave `n`).
+_REPEAT_CALLS = frozenset({"tensorflow.repeat", "keras.ops.repeat",
+                           "keras.backend.repeat_elements"})
+_PERMUTE_CALLS = frozenset({"keras.backend.permute_dimensions"})
+_REDUCE_CALLS = frozenset(
+    {f"tensorflow.{p}reduce_{n}" for p in ("", "math.", "compat.v1.")
+     for n in ("sum", "mean", "max", "min")}
+    | {f"keras.backend.{n}" for n in ("sum", "mean", "max", "min")}
+    | {f"keras.ops.{n}" for n in ("sum", "mean", "max", "min")})
+
+
+def _arg(call: ast.Call, i: int, *names: str) -> ast.expr | None:
+    if len(call.args) > i:
+        return call.args[i]
+    return next((k.value for k in call.keywords if k.arg in names), None)
+
+
+def _tile_spec(ctx: Context, node: ast.Call) -> tuple[ast.expr, ast.expr, set[int] | None] | None:
+    """``(tiled, counts, repeated axes)`` of a tile or of a repeat that acts as one (the
+    axes ``None`` when not known), else ``None``."""
+    q = ctx.call_qualname(node)
+    if q in TILE_CALLS:
+        tiled, multiples = _arg(node, 0, "input", "x"), _arg(node, 1, "multiples")
+        if tiled is None or multiples is None:
+            return None
+        repeated = None
+        if type(multiples) in (ast.List, ast.Tuple):
+            repeated = {i for i, e in enumerate(multiples.elts) if _literal_int(e) != 1}
+        return tiled, multiples, repeated
+    if q in _REPEAT_NEW_AXIS:
+        tiled, n = _arg(node, 0, "x"), _arg(node, 1, "n")
+        return (tiled, n, {1}) if tiled is not None and n is not None else None
+    if q in _REPEAT_CALLS:
+        tiled, n = _arg(node, 0, "input", "x"), _arg(node, 1, "repeats", "rep")
+        axis = _literal_int(_arg(node, 2, "axis"))
+        if tiled is None or n is None or axis is None or type(n) in (ast.List, ast.Tuple):
+            return None  # no axis: repeat flattens; a list of counts: a real repetition
+        return tiled, n, ({axis} if axis >= 0 else None)
+    return None
+
+
+def _transposed(ctx: Context, call: ast.AST | None, operand: ast.AST,
+                repeated: set[int] | None) -> set[int] | None:
+    """The repeated axes after ``call`` transposes ``operand`` by a literal permutation
+    (``None`` if ``call`` is not such a transpose of it, or the axes are unknown)."""
+    if type(call) is not ast.Call or repeated is None:
+        return None
+    t = transpose_of(ctx, call)
+    if t is not None:
+        if t.operand is not operand or not t.perm:
+            return None
+        perm = t.perm
+    elif ctx.qualname(call.func) in _PERMUTE_CALLS and call.args and call.args[0] is operand:
+        pattern = _arg(call, 1, "pattern")
+        if type(pattern) not in (ast.List, ast.Tuple):
+            return None
+        entries = [_literal_int(e) for e in pattern.elts]
+        if None in entries or sorted(entries) != list(range(len(entries))):  # type: ignore[type-var]
+            return None
+        perm = tuple(entries)  # type: ignore[arg-type]
+    else:
+        return None
+    if max(repeated, default=-1) >= len(perm):
+        return None
+    return {j for j, old in enumerate(perm) if old in repeated}
+
+
+def _reduced_keeping(ctx: Context, use: ast.AST, repeated: set[int] | None) -> bool:
+    """``use`` is reduced over literal axes that are not repeated, and the result meets
+    another (non-constant) tensor in arithmetic: broadcasting gives the same there."""
+    call = ctx.parent(use)
+    if repeated is None or type(call) is not ast.Call or not call.args \
+            or call.args[0] is not use or ctx.qualname(call.func) not in _REDUCE_CALLS:
+        return False
+    axis = _arg(call, 1, "axis")
+    axes = axis.elts if type(axis) in (ast.List, ast.Tuple) else [axis]
+    values = [_literal_int(a) for a in axes]
+    if not values or any(v is None or v < 0 or v in repeated for v in values):
+        return False
+    op = ctx.parent(call)
+    if type(op) is not ast.BinOp or not isinstance(op.op, _ARITH):
+        return False
+    other = op.right if op.left is call else op.left
+    return type(other) is not ast.Constant
+
+
+def _repeat_message(ctx: Context, node: ast.Call) -> str | None:
+    """The message for a repeat (the rule's own, which names tf.tile, for a tile)."""
+    if ctx.call_qualname(node) in TILE_CALLS:
+        return None
+    return (f"{ctx.source_of(node.func)} repeats a tensor only to match the other operand of "
+            "a broadcasting op: the repeated copy is not needed")
+
+
 class TileBeforeBroadcast(Rule):
     code = "TFP403"
     name = "tile-before-broadcast"
@@ -121,19 +219,30 @@ class TileBeforeBroadcast(Rule):
     claims = ("S11",)
     group = "perf"
     node_types = (ast.Call,)
-    callee_qualnames = TILE_CALLS
+    callee_qualnames = TILE_CALLS | _REPEAT_NEW_AXIS | _REPEAT_CALLS
     docs = """\
 ## What it does
-Finds `tf.tile(v, multiples)` (`K.tile`, `keras.ops.tile`) whose result goes only into an op
-that broadcasts, where the tile only does what broadcasting would:
+Finds `tf.tile(v, multiples)` (`K.tile`, `keras.ops.tile`, and the repeats that act as a tile:
+`K.repeat(v, n)`, which inserts a new axis 1, and `tf.repeat(v, n, axis=a)` /
+`K.repeat_elements`) whose result goes only into an op that broadcasts, possibly through a
+transpose with a literal permutation (`K.permute_dimensions`: one more full-size copy), where
+the tile only does what broadcasting would:
 - an element-wise op (`+`, `*`, `tf.add`, `tf.maximum`...) whose other operand is the very
   tensor the multiples were computed from (`tf.shape(x)[0]`, `x.shape[0]`, `len(x)`,
   `K.int_shape(x)`): the tile only repeats `v` to `x`'s shape;
 - or a tile that repeats only axes of size 1 (the axis `expand_dims` inserts, a `None` /
   `tf.newaxis` index, a literal 1 in a `reshape`) by counts the other operand is built from
-  (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op, or the batch axes of
-  `tf.matmul` (broadcast since TF 1.14) or `tf.linalg.triangular_solve` (since TF 2.2: the
-  rule reads the targeted TensorFlow version).
+  (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op;
+- or a tile that repeats only size-1 batch axes (all but the last two) of an operand of
+  `tf.matmul` (which broadcasts batch axes since TF 1.14) or `tf.linalg.triangular_solve`
+  (since TF 2.2: the rule reads the targeted TensorFlow version), whatever the counts: the
+  copies either meet the other operand's batch extent, which broadcasting does, or make the op
+  compute the same product once per copy (GPflow's KL term tiled a Cholesky factor `L` times
+  before a triangular solve, with `L` read from a third tensor).
+
+The tiled copy may also be used a second time in a masked mean, `x *= m` then
+`K.sum(x, axis) / K.sum(m, axis)`: a reduction over axes that are not repeated, whose result
+meets another tensor in arithmetic, broadcasts just the same.
 
 ## Why is this bad?
 `tf.tile` materialises the repeated tensor: a full-size buffer written once and read once.
@@ -159,9 +268,13 @@ holds when the multiples were computed from `x` but cannot be proven from the so
 (the other dimensions of `multiples` may still enlarge the result).
 
 ## Known limitations
-Tiles whose result is used elsewhere, or whose counts are not tied to the other operand (the
-tile then decides the output shape), tiles chosen by a TensorFlow-version test (a workaround
-for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not reported.
+Tiles whose result is used elsewhere (other than the masked mean above), or whose counts
+are not tied to the other operand (the tile then decides the output shape), tiles chosen by a
+TensorFlow-version test (a workaround for an old release), and ops that do not broadcast
+(`tf.linalg.solve`) are not reported. The masked-mean reading assumes the tensor the reduced
+copy meets has the full extent on the repeated axes (a `[B, 1]` there would change the
+result's shape); `keras.ops.repeat` and `tf.repeat` are taken as tiles only along a literal
+axis whose count is read from the other operand's shape.
 """
     valid = (
         # The tile decides the output shape (the other operand is a scalar).
@@ -223,6 +336,50 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
                     Lp_full = tf.tile(tf.expand_dims(Lp, 0), [L, 1, 1])
                 return tf.linalg.triangular_solve(Lp_full, Lq)
         """),
+        # The tile repeats a matrix axis of the solve, not a batch axis.
+        Valid("""
+            import tensorflow as tf
+            def f(chol, rhs, n):
+                return tf.linalg.triangular_solve(tf.tile(chol[:, None, :], [1, n, 1]), rhs)
+        """),
+        # Targeting TF 2.1: triangular_solve did not broadcast batch axes yet.
+        Valid("""
+            import tensorflow as tf
+            def f(chol, rhs, q):
+                chol_b = tf.tile(tf.expand_dims(chol, 0), [tf.shape(q)[0], 1, 1])
+                return tf.linalg.triangular_solve(chol_b, rhs)
+        """, tf_version="2.1"),
+        # The tiled batch is used twice (the copy serves another consumer).
+        Valid("""
+            import tensorflow as tf
+            def f(w, x, q):
+                w_b = tf.tile(w[None], [tf.shape(q)[0], 1, 1])
+                return tf.matmul(w_b, x) + tf.reduce_sum(w_b)
+        """),
+        # K.repeat by a count that is not read from the other operand: it sets the shape.
+        Valid("""
+            from keras import backend as K
+            def f(weights, x, n):
+                w = K.repeat(weights, n)
+                return x * w
+        """),
+        # A masked mean whose normaliser sums over the repeated axis: not what broadcasting
+        # gives (the sum counts each step n times).
+        Valid("""
+            from keras import backend as K
+            def f(seq, valid):
+                valid = K.repeat(valid, K.int_shape(seq)[-1])
+                valid = K.permute_dimensions(valid, [0, 2, 1])
+                seq *= valid
+                return K.sum(seq, axis=1) / K.sum(valid, axis=2)
+        """),
+        # tf.repeat without an axis flattens; with a list of counts it is a real repetition.
+        Valid("""
+            import tensorflow as tf
+            def f(x, v, counts):
+                a = tf.repeat(v, tf.shape(x)[0]) + x
+                return a * tf.repeat(v, counts, axis=0)
+        """),
         # The repeated axis is not of size 1 (a real repetition).
         Valid("""
             import tensorflow as tf
@@ -264,6 +421,33 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
                 cmr = tf.tile(tf.reshape(cm, [N, 1, 1, D, D]), [1, M, M, 1, 1])
                 return tf.linalg.triangular_solve(cmr, tf.expand_dims(vec, 4))
         """, count=1, lines=(4,)),
+        # The count read from a third tensor, not from the other operand (the shape of
+        # GPflow's KL term): the solve broadcasts the batch axis whatever its extent.
+        Invalid("""
+            import tensorflow as tf
+            def kl_trace(prior_chol, post_chol, means):
+                n = tf.shape(means)[1]
+                chol_b = prior_chol if len(prior_chol.shape) == 3 else tf.tile(
+                    tf.expand_dims(prior_chol, 0), [n, 1, 1])
+                return tf.reduce_sum(tf.square(
+                    tf.linalg.triangular_solve(chol_b, post_chol, lower=True)))
+        """, count=1, lines=(4,)),
+        # A per-step weight repeated over the features and transposed to meet them, used for
+        # the weighted sum and for its normaliser (the shape of a Keras masked pooling fix).
+        Invalid("""
+            from keras import backend as K
+            def weighted_average(seq, step_weights):
+                w = K.repeat(step_weights, K.int_shape(seq)[-1])
+                w = K.permute_dimensions(w, (0, 2, 1))
+                seq *= w
+                return K.sum(seq, axis=1) / K.sum(w, axis=1)
+        """, count=1, lines=(3,)),
+        # tf.repeat along a new axis, by the other operand's extent.
+        Invalid("""
+            import tensorflow as tf
+            def add_bias(x, bias):
+                return x + tf.repeat(bias[None, :], tf.shape(x)[0], axis=0)
+        """, count=1, lines=(3,)),
         # A batch axis added with `[None]` for a matmul, inside a conditional expression.
         Invalid("""
             import tensorflow as tf
@@ -275,36 +459,55 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        if ctx.call_qualname(node) not in TILE_CALLS:
+        spec = _tile_spec(ctx, node)  # type: ignore[arg-type]
+        if spec is None:
             return
-        args = node.args
-        multiples = args[1] if len(args) > 1 else next(
-            (k.value for k in node.keywords if k.arg == "multiples"), None)
-        tiled = args[0] if args else next(
-            (k.value for k in node.keywords if k.arg in ("input", "x")), None)
-        if multiples is None or tiled is None or not (
-                _shape_sources(ctx, multiples) or _names_in(multiples)) \
+        tiled, multiples, repeated = spec
+        if not (_shape_sources(ctx, multiples) or _names_in(multiples)) \
                 or _version_guarded(ctx, node):
             return  # neither a count read from a shape nor one a name could tie to an operand
         use: ast.AST = node
         parent = ctx.parent(node)
         if type(parent) is ast.IfExp and node is not parent.test:
             use, parent = parent, ctx.parent(parent)  # `a if batched else tf.tile(...)`
-        if type(parent) is ast.Assign and len(parent.targets) == 1 \
+        loads: list[ast.AST] = [use]
+        while type(parent) is ast.Assign and len(parent.targets) == 1 \
                 and type(parent.targets[0]) is ast.Name:
             name = parent.targets[0].id
-            loads = loads_bound_by(ctx, ctx.scope_of(parent), name, use)
-            if len(loads) != 1 or assigned_value(ctx, loads[0]) is not use:
+            loads = loads_bound_by(ctx, ctx.scope_of(parent), name, use)  # type: ignore[assignment]
+            if not loads or any(assigned_value(ctx, n) is not use for n in loads):
                 return
-            use = loads[0]
+            moved = _transposed(ctx, ctx.parent(loads[0]), loads[0], repeated) \
+                if len(loads) == 1 else None
+            if moved is None:
+                break
+            # A transpose of the tiled copy (one more full-size copy): follow its result.
+            use, repeated = ctx.parent(loads[0]), moved  # type: ignore[assignment]
             parent = ctx.parent(use)
-        other = self._other_operand(ctx, parent, use)
-        if other is not None and ctx.source_of(other) in _shape_sources(ctx, multiples):
-            yield self.finding(ctx, node)
+            loads = [use]
+        direct = [u for u in loads if self._tied_use(ctx, u, multiples)]
+        if len(loads) > 1:
+            # The mask of a masked mean: `x *= m` and `sum(m, axis)`, where the reduction
+            # keeps the repeated axes and its result meets another tensor in arithmetic.
+            if direct and all(u in direct or _reduced_keeping(ctx, u, repeated)
+                              for u in loads):
+                yield self.finding(ctx, node, _repeat_message(ctx, node))  # type: ignore[arg-type]
             return
+        use = loads[0]
+        parent = ctx.parent(use)
+        if direct:
+            yield self.finding(ctx, node, _repeat_message(ctx, node))  # type: ignore[arg-type]
+            return
+        other = self._other_operand(ctx, parent, use)
         message = self._size_one_repeat(ctx, tiled, multiples, parent, use, other)
         if message:
             yield self.finding(ctx, node, message)
+
+    def _tied_use(self, ctx: Context, use: ast.AST, multiples: ast.AST) -> bool:
+        """``use`` is an operand of a broadcasting op whose other operand is the tensor the
+        counts were read from."""
+        other = self._other_operand(ctx, ctx.parent(use), use)
+        return other is not None and ctx.source_of(other) in _shape_sources(ctx, multiples)
 
     @staticmethod
     def _size_one_repeat(ctx: Context, tiled: ast.AST, multiples: ast.AST,
@@ -324,8 +527,11 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
             since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
             if since is None or ctx.tf_version < since or max(repeated) >= rank - 2:
                 return None
-            other = op.args[1] if op.args[0] is use else op.args[0]
-            what = f"{ctx.source_of(op.func)} (it broadcasts batch axes)"
+            # No tie to the other operand needed here: a size-1 batch axis repeated into a
+            # batch op either meets the other operand's batch extent (broadcasting does it) or
+            # makes the op compute the same product once per copy. Both waste the tile.
+            return (f"tf.tile repeats size-1 batch axes that {ctx.source_of(op.func)} "
+                    "broadcasts: the tiled copy is not needed")
         if other is None:
             return None
         counts: set[str] = set()
@@ -346,6 +552,8 @@ for an old release), and ops that do not broadcast (`tf.linalg.solve`) are not r
 
     @staticmethod
     def _other_operand(ctx: Context, op: ast.AST | None, use: ast.AST) -> ast.AST | None:
+        if type(op) is ast.AugAssign and isinstance(op.op, _ARITH) and op.value is use:
+            return op.target  # `x *= mask`
         if type(op) is ast.BinOp and isinstance(op.op, _ARITH):
             if op.left is use:
                 return op.right

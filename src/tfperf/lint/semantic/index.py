@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
+from tfperf.lint.semantic.tf_api import relative_module
+
 T = TypeVar("T")
 
 # Nodes that bind names (a ``Name`` binds when stored): collected by the walk for ``names``.
@@ -178,7 +180,8 @@ class ModuleIndex:
     @property
     def imported_roots(self) -> frozenset[str]:
         """Top-level packages the module imports from, anywhere (``import a.b`` → "a";
-        relative imports are not counted: they cannot resolve to an installed package)."""
+        relative imports only inside a Keras source tree, see ``tf_api.relative_module``:
+        elsewhere they cannot resolve to an installed package)."""
         return self.cached("imported_roots", self._find_imported_roots)
 
     def _find_imported_roots(self) -> frozenset[str]:
@@ -188,6 +191,11 @@ class ModuleIndex:
                 roots.update(a.name.split(".", 1)[0] for a in node.names)
             elif not node.level and node.module:
                 roots.add(node.module.split(".", 1)[0])
+            elif node.level:
+                resolved = relative_module(self.path, node.level, node.module,
+                                           [a.name for a in node.names])
+                if resolved:
+                    roots.add(resolved.split(".", 1)[0])
         return frozenset(roots)
 
     # ------------------------------------------------------------------ tree navigation

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfperf.lint.semantic.index import ModuleIndex
-from tfperf.lint.semantic.tf_api import canonical
+from tfperf.lint.semantic.tf_api import canonical, relative_module
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -175,7 +175,10 @@ class NameModel(ModuleIndex):
                 if t is ast.Import:  # `import a.b` refers to a; `import a.b as c` to a.b
                     q: str | None = canonical(alias.name if alias.asname else name)
                 else:
-                    q = canonical(f"{mod}.{alias.name}") if mod and not node.level else None
+                    if node.level:
+                        mod = relative_module(self.path, node.level, mod,
+                                              [a.name for a in node.names])
+                    q = canonical(f"{mod}.{alias.name}") if mod else None
                 out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
             return out
         if t is ast.arg:

@@ -23,6 +23,7 @@ from tfperf.lint.semantic.tf_api import (
     TENSOR_ANNOTATIONS,
     TF_FUNCTION_NAMES,
     TF_ROOTS,
+    relative_module,
     returns_tensor,
     returns_tensor_list,
 )
@@ -89,6 +90,9 @@ class TensorFlowModel(NameModel):
                 names = [a.name for a in node.names]
             elif t is ast.ImportFrom and not node.level:
                 names = [node.module or ""]
+            elif t is ast.ImportFrom:  # relative: resolved only inside a Keras source tree
+                names = [relative_module(self.path, node.level, node.module,
+                                         [a.name for a in node.names]) or ""]
             else:
                 names = []
             if t is ast.ImportFrom and any(a.name == "*" for a in node.names) \

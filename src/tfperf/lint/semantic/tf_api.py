@@ -7,6 +7,7 @@ Plain data and pure functions over qualified names; no module is analysed here.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 TF_FUNCTION_NAMES = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
 # Keras methods that Keras traces into a graph (unless the model runs eagerly).
@@ -126,3 +127,31 @@ def returns_tensor_list(qualname: str) -> bool:
 
 # Top-level packages whose import makes TensorFlow APIs reachable.
 TF_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})
+# Package directories whose relative imports are resolved (see relative_module).
+_KERAS_TREES = ("keras", "tf_keras")
+
+
+def relative_module(path: str, level: int, module: str | None,
+                    names: Sequence[str] = ()) -> str | None:
+    """The absolute module a relative import (``from ..x import y``: ``level`` 2, ``module``
+    "x", ``names`` ["y"]) names in the file at ``path``, when it imports Keras' backend from a
+    Keras source tree (a directory named ``keras`` or ``tf_keras`` at or above the package it
+    reaches): in ``keras/layers/pool.py``, ``from .. import backend as K`` imports
+    ``keras.backend``. Else ``None``: where a package's root lies is unknown, and a package of
+    one's own may be called ``keras`` too (``trieste/models/keras``); Keras 2's sources import
+    their backend this way in every layer."""
+    if level < 1 or "/" not in path.replace("\\", "/"):
+        return None
+    dirs = path.replace("\\", "/").split("/")[:-1]
+    if level - 1 >= len(dirs):
+        return None
+    package = dirs[:len(dirs) - (level - 1)]
+    for i in range(len(package) - 1, -1, -1):
+        if package[i] in _KERAS_TREES:
+            parts = package[i:] + (module.split(".") if module else [])
+            if not all(n.isidentifier() for n in parts):
+                return None
+            if parts[1:2] == ["backend"] or (len(parts) == 1 and "backend" in names):
+                return ".".join(parts)
+            return None
+    return None

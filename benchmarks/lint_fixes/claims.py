@@ -1,0 +1,147 @@
+"""Check the speed-ups that some rows of fixes.csv claim, on this machine's TensorFlow.
+
+    python benchmarks/lint_fixes/claims.py [--rows F006,F017] [--budget 4] [--small]
+
+Each case rebuilds a row's before and after pattern with tensors of our own (no code from the
+repositories) and times them with tfperf's comparison core (`tfperf.bench.comparison.compare`:
+interleaved rounds, ratio of medians), in a `tf.function` (graph: Grappler runs) and eagerly,
+because several rows' claims hold in one mode only. F008 is a correctness check: its after
+side (`tf.vectorized_map` over a function that assigns a variable per element) is compared
+with `tf.map_fn` on the same input.
+
+Rows: F006 tile before a triangular solve; F008 vectorized_map with a per-element variable
+assign; F017 attention by permute+reshape+batch matmul with a tiled mask vs einsum; F027 a
+transpose into a LinearOperator matmul vs `adjoint_arg=True`; F049 `tf.nn.batch_normalization`
+vs the fused kernel on a 4-D input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any], Callable[..., Any],
+                                                   tuple[Any, ...]]]:
+    s = 2 if small else 1
+    out: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = {}
+
+    # F006: one [M, M] Cholesky factor for L solves.
+    n_l, m = 8 // s, 256 // s
+    chol = tf.linalg.cholesky(tf.eye(m) * 2.0 + 0.01)
+    rhs = tf.random.normal([n_l, m, m])
+
+    def tile_solve(c: Any, b: Any) -> Any:
+        return tf.linalg.triangular_solve(tf.tile(c[None], [tf.shape(b)[0], 1, 1]), b)
+
+    def broadcast_solve(c: Any, b: Any) -> Any:
+        return tf.linalg.triangular_solve(c, b)
+    out["F006"] = (tile_solve, broadcast_solve, (chol, rhs))
+
+    # F017: multi-head scores and outputs, heads moved next to the batch vs einsum.
+    b, t, h, d = 8 // s, 256 // s, 8, 64
+    q, k, v = (tf.random.normal([b, t, h, d]) for _ in range(3))
+    mask = tf.cast(tf.random.uniform([b, t]) > 0.1, tf.float32)
+
+    def permute_attend(q: Any, k: Any, v: Any, mask: Any) -> Any:
+        qh, kh, vh = (tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [-1, t, d]) for x in (q, k, v))
+        scores = tf.matmul(qh, kh, transpose_b=True) / d ** 0.5
+        keep = tf.reshape(tf.tile(mask[:, None, :], [1, h, 1]), [-1, 1, t])
+        probs = tf.nn.softmax(scores - (1.0 - keep) * 1e9)
+        return tf.transpose(tf.reshape(tf.matmul(probs, vh), [-1, h, t, d]), [0, 2, 1, 3])
+
+    def einsum_attend(q: Any, k: Any, v: Any, mask: Any) -> Any:
+        scores = tf.einsum("bjhd,bkhd->bhjk", q, k) / d ** 0.5
+        probs = tf.nn.softmax(scores - (1.0 - mask[:, None, None, :]) * 1e9)
+        return tf.einsum("bhjk,bkhd->bjhd", probs, v)
+    out["F017"] = (permute_attend, einsum_attend, (q, k, v, mask))
+
+    # F027: a LinearOperator times the transpose of a batch of matrices.
+    n = 256 // s
+    op = tf.linalg.LinearOperatorFullMatrix(tf.random.normal([32 // s, n, n]))
+    x = tf.random.normal([32 // s, n, n])
+
+    def transposed(x: Any) -> Any:
+        return op.matmul(tf.linalg.matrix_transpose(x))
+
+    def adjoint_arg(x: Any) -> Any:
+        return op.matmul(x, adjoint_arg=True)
+    out["F027"] = (transposed, adjoint_arg, (x,))
+
+    # F049: inference batch norm of an NHWC activation.
+    c = 128
+    act = tf.random.normal([16 // s, 56, 56, c])
+    mean, var = tf.random.normal([c]), tf.random.uniform([c]) + 0.5
+    beta, gamma = tf.random.normal([c]), tf.random.normal([c])
+
+    def composite(a: Any) -> Any:
+        return tf.nn.batch_normalization(a, mean, var, beta, gamma, 1e-3)
+
+    def fused(a: Any) -> Any:
+        return tf.compat.v1.nn.fused_batch_norm(a, gamma, beta, mean=mean, variance=var,
+                                                epsilon=1e-3, is_training=False)[0]
+    out["F049"] = (composite, fused, (act,))
+    return out
+
+
+def _vectorized_assign(tf: Any) -> str:
+    """F008: what tf.vectorized_map returns for a function that assigns a variable from its
+    element and then reads it, against tf.map_fn."""
+    var = tf.Variable(0.0)
+
+    def per_event(row: Any) -> Any:
+        var.assign(row[0])
+        return row[1] * var
+
+    events = tf.constant([[1.0, 10.0], [2.0, 10.0], [3.0, 10.0]])
+    sequential = tf.map_fn(per_event, events).numpy().tolist()
+    try:
+        vectorized = tf.vectorized_map(per_event, events).numpy().tolist()
+    except Exception as exc:  # a refusal is an answer too
+        return f"map_fn {sequential}; vectorized_map raised {type(exc).__name__}"
+    same = "the same" if vectorized == sequential else "DIFFERENT"
+    return f"map_fn {sequential}; vectorized_map {vectorized} ({same})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", default="F006,F008,F017,F027,F049")
+    ap.add_argument("--budget", type=float, default=4.0, help="seconds of rounds per case")
+    ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
+    args = ap.parse_args(argv)
+    import tensorflow as tf
+
+    from tfperf.bench.comparison import compare
+
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    cases = _cases(tf, args.small)
+    print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
+    for row in rows:
+        if row == "F008":
+            print(f"F008 {_vectorized_assign(tf)}")
+            continue
+        if row not in cases:
+            print(f"{row}: no case here", file=sys.stderr)
+            continue
+        before, after, inputs = cases[row]
+        for mode in ("graph", "eager"):
+            wrap = tf.function if mode == "graph" else (lambda f: f)
+            report = compare({"before": wrap(before), "after": wrap(after)}, inputs,
+                             baseline="after", budget=args.budget, rtol=1e-3, atol=1e-3)
+            times = {v.name: v.median_s for v in report.variants}
+            tb, ta = times.get("before"), times.get("after")
+            if tb and ta:
+                print(f"{row} {mode}: before {tb * 1e3:.2f} ms, after {ta * 1e3:.2f} ms, "
+                      f"ratio {tb / ta:.2f}")
+            else:
+                print(f"{row} {mode}: {report.table()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
