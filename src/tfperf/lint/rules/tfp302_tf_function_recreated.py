@@ -55,9 +55,11 @@ def _retraced_anyway(ctx: Context, loop: ast.AST, uses: list[ast.Call]) -> bool:
 def _exports_graph(ctx: Context, use: ast.Call) -> bool:
     """``use`` follows ``tf.summary.trace_on(...)`` in its block: the call is traced to
     write its graph to TensorBoard (`trace_on` … call … `trace_export`), once on purpose."""
-    stmt: ast.AST = use
-    while not isinstance(stmt, ast.stmt):
+    stmt: ast.AST | None = use
+    while stmt is not None and not isinstance(stmt, ast.stmt):
         stmt = ctx.parent(stmt)
+    if stmt is None:
+        return False
     holder = ctx.parent(stmt)
     block = next((b for f in ("body", "orelse", "finalbody")
                   if type(b := getattr(holder, f, None)) is list and stmt in b), None)
