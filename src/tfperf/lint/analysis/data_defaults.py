@@ -10,9 +10,12 @@ Two of TF's default graph rewrites make the two classic pipeline tips moot (TF's
   as not injecting).
 * ``map_parallelization`` turns a ``map`` into a parallel, deterministic map when its
   function is stateless (no stateful op in the traced graph: stateful random ops,
-  ``py_function``/``numpy_function``, ``tf.print``, variable updates...). Documented default:
-  on in the r2.7 API docs (the oldest checked; older versions are treated as off). It never
-  touches ``interleave``.
+  ``py_function``/``numpy_function``, ``tf.print``, variable updates...). Default: on from
+  TF 2.6 (the r2.6 API docs point ``OptimizationOptions`` at v2.6.0's
+  ``experimental/ops/optimization_options.py``, whose ``map_parallelization`` says "If None,
+  defaults to True", and TF's C++ ``finalize_dataset_op.cc`` puts it in the default set;
+  r2.5's Python options still leave it out of the defaults, so 2.5 and older are off; the
+  r2.7-r2.21 API docs say on). It never touches ``interleave``.
 
 Both are off when the pipeline's options say so: ``apply_default_optimizations = False``
 (unless the option itself is set to True), the option itself set to False, or
@@ -24,14 +27,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tfperf.lint.analysis.pipelines import Pipeline, is_random_op
+from tfperf.lint.analysis.pipelines import Pipeline, is_random_op, map_function
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.semantic import Context
 
 Version = tuple[int, int]
 INJECT_PREFETCH_SINCE: Version = (2, 12)
-MAP_PARALLELIZATION_SINCE: Version = (2, 7)
+MAP_PARALLELIZATION_SINCE: Version = (2, 6)
 
 # TF calls that put a stateful op into the traced function (besides random ops and the
 # Python-function wrappers): TF keeps such a map sequential.
@@ -44,7 +47,10 @@ STATEFUL_PREFIXES = ("tensorflow.summary.", "tensorflow.compat.v1.summary.",
                      "tensorflow.random.Generator", "tensorflow.io.write_file")
 # Variable methods that write: a map that updates a variable is stateful.
 STATEFUL_METHODS = frozenset({"assign", "assign_add", "assign_sub", "scatter_update",
-                              "scatter_add", "scatter_nd_update"})
+                              "scatter_add", "scatter_nd_update",
+                              # a lookup table's ``lookup`` is LookupTableFindV2, which TF's
+                              # op registry marks stateful: map_parallelization refuses it
+                              "lookup"})
 # Calls that run at trace time only (Python builtins) or tensor methods that add no state:
 # they leave a map function stateless.
 TRACE_TIME_BUILTINS = frozenset({
@@ -237,3 +243,25 @@ def _short(qualname: str) -> str:
     if qualname.startswith("tensorflow."):
         return "tf." + qualname[len("tensorflow."):]
     return qualname
+
+
+def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bool:
+    """Is the pipeline's last transformation (past ``with_options``) one that already runs
+    ahead of its consumer? TF's ``inject_prefetch.cc`` counts ``ParallelMapDataset`` and
+    ``ParallelInterleaveDataset`` as asynchronous and injects nothing after them: a ``map``
+    or ``interleave`` given ``num_parallel_calls``, or a ``map`` that ``map_parallelization``
+    makes parallel (its function seen here and stateless)."""
+    steps = [s for s in pipe.steps if s.func.attr != "with_options"]
+    if not steps:
+        return False
+    last = steps[-1]
+    method = last.func.attr
+    if method not in ("map", "interleave"):
+        return False
+    positional = {"map": 1, "interleave": 3}[method]
+    if keyword(last, "num_parallel_calls") is not None or len(last.args) > positional:
+        return True
+    if method != "map" or not defaults.map_parallelization:
+        return False
+    state = map_state(ctx, map_function(ctx, last))
+    return state.known and not state.stateful
