@@ -60,7 +60,9 @@ TRACE_TIME_BUILTINS = frozenset({
 })
 STATELESS_METHODS = frozenset({"set_shape", "get_shape", "with_rank", "as_list", "items",
                                "keys", "values", "get", "format", "join", "split", "strip",
-                               "lower", "upper", "replace", "append", "copy", "numpy"})
+                               "lower", "upper", "replace", "append", "copy", "numpy",
+                               # dict methods on a parsed example, run at trace time
+                               "pop", "update", "setdefault"})
 _MAX_DEPTH = 4
 
 

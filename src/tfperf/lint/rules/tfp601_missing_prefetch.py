@@ -239,9 +239,10 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
         # batch-then-parse pipeline).
         Valid("""
             import tensorflow as tf
-            spec = {"x": tf.io.FixedLenFeature([], tf.float32)}
+            spec = {k: tf.io.FixedLenFeature([], tf.float32) for k in ("x", "y")}
             def parse_examples(serialized):
-                return tf.io.parse_example(serialized, spec)
+                examples = tf.io.parse_example(serialized, spec)
+                return examples, examples.pop("y")
             ds = tf.data.TFRecordDataset(["data.tfrecord"]).repeat().batch(32)
             ds = ds.map(parse_examples)
             model.fit(ds, steps_per_epoch=100, epochs=5)
