@@ -25,6 +25,7 @@ Both are off when the pipeline's options say so: ``apply_default_optimizations =
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tfperf.lint.analysis.pipelines import Pipeline, is_random_op, map_function
@@ -165,13 +166,17 @@ class MapState:
     what: str = ""
 
 
-def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
-    """Is the function ``ds.map(fn)`` runs stateful (so TF will not parallelise it)?"""
+def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0,
+              _flags: dict[str, bool] | None = None) -> MapState:
+    """Is the function ``ds.map(fn)`` runs stateful (so TF will not parallelise it)?
+    (``_flags``: parameters a calling function fixes to ``True``/``False``; an ``if flag:``
+    on one is a Python branch taken at trace time, so only that branch is traced.)"""
     if fn is None:
         return MapState(False, False, "a function not visible here")
     known = True
     unknown_what = ""
-    for n in body_nodes(fn):
+    nodes = body_nodes(fn) if not _flags else _traced_nodes(fn, _flags)
+    for n in nodes:
         if type(n) is not ast.Call:
             continue
         func = n.func
@@ -191,7 +196,7 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
             known, unknown_what = False, unknown_what or _short(q)
             continue
         if type(func) is ast.Name:
-            inner = _callee(ctx, func, _depth)
+            inner = _callee(ctx, func, _depth, n)
             if isinstance(inner, MapState):
                 if inner.stateful:
                     return inner
@@ -211,14 +216,15 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
     return MapState(False, known, unknown_what)
 
 
-def _callee(ctx: Context, name: ast.Name, depth: int) -> MapState | None:
-    """What calling ``name`` does, when it is bound here: a ``def`` (looked into), a Keras
-    random layer or a ``Sequential`` holding one (stateful), a ``lambda``."""
+def _callee(ctx: Context, name: ast.Name, depth: int, call: ast.Call) -> MapState | None:
+    """What calling ``name`` does, when it is bound here: a ``def`` (looked into, with the
+    boolean constants ``call`` passes or leaves at their defaults), a Keras random layer or a
+    ``Sequential`` holding one (stateful), a ``lambda``."""
     b = ctx.binding(name)
     if b is None or depth >= _MAX_DEPTH:
         return None
     if b.kind == "def":
-        return map_state(ctx, b.value, depth + 1)
+        return map_state(ctx, b.value, depth + 1, _bool_arguments(b.value, call))
     if b.kind != "assign" or b.value is None:
         return None
     value = b.value
@@ -237,6 +243,54 @@ def _callee(ctx: Context, name: ast.Name, depth: int) -> MapState | None:
                     and is_random_op(ctx.qualname(layer.func)):
                 return MapState(True, True, _short(ctx.qualname(layer.func) or ""))
         return MapState(False, False, name.id)  # layers not seen through: a model's call
+    return None
+
+
+def _bool_arguments(fn: ast.AST, call: ast.Call) -> dict[str, bool]:
+    """Parameters of ``fn`` that ``call`` fixes to a bool constant, passed or by default:
+    ``preprocess(img, is_training=False)`` → ``{"is_training": False}``."""
+    args = getattr(fn, "args", None)
+    if args is None or any(type(a) is ast.Starred for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return {}
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    values: dict[str, ast.expr] = dict(zip(params[len(params) - len(args.defaults):],
+                                           args.defaults, strict=True))
+    values.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                  if d is not None)
+    values.update(zip(params, call.args, strict=False))  # fewer given: defaults stand
+    values.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return {name: v.value for name, v in values.items()
+            if type(v) is ast.Constant and type(v.value) is bool}
+
+
+def _traced_nodes(fn: ast.AST, flags: dict[str, bool]) -> Iterator[ast.AST]:
+    """``body_nodes`` of ``fn``, but ``if flag:``/``if not flag:`` on a fixed flag yields only
+    the branch Python takes (the other one is never traced)."""
+    def walk(node: ast.AST) -> Iterator[ast.AST]:
+        yield node
+        if type(node) is ast.If:
+            taken = _flag_value(node.test, flags)
+            if taken is not None:
+                for stmt in node.body if taken else node.orelse:
+                    yield from walk(stmt)
+                return
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child)
+
+    if type(fn) is ast.Lambda:
+        yield from ast.walk(fn.body)
+        return
+    for stmt in getattr(fn, "body", ()):
+        yield from walk(stmt)
+
+
+def _flag_value(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    if type(test) is ast.Name and test.id in flags:
+        return flags[test.id]
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = _flag_value(test.operand, flags)
+        return None if inner is None else not inner
     return None
 
 

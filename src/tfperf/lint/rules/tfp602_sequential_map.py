@@ -149,6 +149,23 @@ in the same module.
                 return tf.image.random_flip_left_right(image), label
             ds.map(augment)
         """, tf_version="2.5"),
+        # The random branch is a Python `if` on a flag the caller fixes to False: the traced
+        # eval preprocessing is stateless, so TF 2.6+ parallelises it (SimCLR's colabs).
+        Valid("""
+            import tensorflow as tf
+            def preprocess_image(image, size, is_training=False, test_crop=True):
+                image = tf.image.convert_image_dtype(image, tf.float32)
+                if is_training:
+                    image = tf.image.random_flip_left_right(image)
+                elif not test_crop:
+                    return tf.image.resize(image, [size, size])
+                return tf.image.resize_with_crop_or_pad(image, size, size)
+            def _preprocess(x):
+                x["image"] = preprocess_image(x["image"], 224, is_training=False)
+                return x
+            def eval_ds(ds: tf.data.Dataset):
+                return ds.map(_preprocess).batch(64)
+        """),
         # Python's map and a pandas-like object are not datasets.
         Valid("""
             import tensorflow as tf
@@ -274,6 +291,24 @@ in the same module.
                 image = tf.image.random_flip_left_right(image)
                 return image, label
             train_batches = train_dataset.shuffle(1000).map(scale, num_parallel_calls=tf.data.AUTOTUNE).batch(64).prefetch(1)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # The same helper called for training takes the random branch.
+        Invalid("""
+            import tensorflow as tf
+            def preprocess_image(image, is_training=False):
+                if not is_training:
+                    return image
+                return tf.image.random_flip_left_right(image)
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(lambda x: preprocess_image(x, True))
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            def preprocess_image(image, is_training=False):
+                if not is_training:
+                    return image
+                return tf.image.random_flip_left_right(image)
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(lambda x: preprocess_image(x, True), num_parallel_calls=tf.data.AUTOTUNE)
         """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # A vocabulary table's lookup is a stateful op: TF keeps the map sequential.
         Invalid("""
