@@ -110,9 +110,9 @@ def test_tfp602_fix_applicability(fn, extra, expected):
     source = ("import tensorflow as tf\n"
               "from mylib import preprocess\n"
               f"ds = tf.data.Dataset.range(4).map({fn}{extra})\n")
-    # TF 2.6: before map_parallelization, so every map is reported and has a fix.
+    # TF 2.5: before map_parallelization, so every map is reported and has a fix.
     found = [f for f in lint_source(source, "t.py", rules=[registry.get("TFP602")],
-                                    tf_version=(2, 6)) if f.code == "TFP602"]
+                                    tf_version=(2, 5)) if f.code == "TFP602"]
     assert [f.fix.applicability for f in found] == [expected]
 
 
@@ -184,8 +184,8 @@ def test_tfp601_and_tfp602_safe_fixes_give_the_same_elements_in_order():
               "    for b in ds:\n"
               "        out.append(b.numpy().tolist())\n"
               "    return out\n")
-    def lint(s: str, code: str):  # TF 2.6: neither rewrite is on by default there
-        return lint_source(s, "t.py", rules=[registry.get(code)], tf_version=(2, 6))
+    def lint(s: str, code: str):  # TF 2.5: neither rewrite is on by default there
+        return lint_source(s, "t.py", rules=[registry.get(code)], tf_version=(2, 5))
 
     def fixed_by(s: str, code: str) -> str:
         return fix_source(s, lambda text: lint(text, code)).source

@@ -10,9 +10,12 @@ Two of TF's default graph rewrites make the two classic pipeline tips moot (TF's
   as not injecting).
 * ``map_parallelization`` turns a ``map`` into a parallel, deterministic map when its
   function is stateless (no stateful op in the traced graph: stateful random ops,
-  ``py_function``/``numpy_function``, ``tf.print``, variable updates...). Documented default:
-  on in the r2.7 API docs (the oldest checked; older versions are treated as off). It never
-  touches ``interleave``.
+  ``py_function``/``numpy_function``, ``tf.print``, variable updates...). Default: on from
+  TF 2.6 (the r2.6 API docs point ``OptimizationOptions`` at v2.6.0's
+  ``experimental/ops/optimization_options.py``, whose ``map_parallelization`` says "If None,
+  defaults to True", and TF's C++ ``finalize_dataset_op.cc`` puts it in the default set;
+  r2.5's Python options still leave it out of the defaults, so 2.5 and older are off; the
+  r2.7-r2.21 API docs say on). It never touches ``interleave``.
 
 Both are off when the pipeline's options say so: ``apply_default_optimizations = False``
 (unless the option itself is set to True), the option itself set to False, or
@@ -22,16 +25,17 @@ Both are off when the pipeline's options say so: ``apply_default_optimizations =
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tfperf.lint.analysis.pipelines import Pipeline, is_random_op
+from tfperf.lint.analysis.pipelines import Pipeline, is_random_op, map_function
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.semantic import Context
 
 Version = tuple[int, int]
 INJECT_PREFETCH_SINCE: Version = (2, 12)
-MAP_PARALLELIZATION_SINCE: Version = (2, 7)
+MAP_PARALLELIZATION_SINCE: Version = (2, 6)
 
 # TF calls that put a stateful op into the traced function (besides random ops and the
 # Python-function wrappers): TF keeps such a map sequential.
@@ -44,7 +48,10 @@ STATEFUL_PREFIXES = ("tensorflow.summary.", "tensorflow.compat.v1.summary.",
                      "tensorflow.random.Generator", "tensorflow.io.write_file")
 # Variable methods that write: a map that updates a variable is stateful.
 STATEFUL_METHODS = frozenset({"assign", "assign_add", "assign_sub", "scatter_update",
-                              "scatter_add", "scatter_nd_update"})
+                              "scatter_add", "scatter_nd_update",
+                              # a lookup table's ``lookup`` is LookupTableFindV2, which TF's
+                              # op registry marks stateful: map_parallelization refuses it
+                              "lookup"})
 # Calls that run at trace time only (Python builtins) or tensor methods that add no state:
 # they leave a map function stateless.
 TRACE_TIME_BUILTINS = frozenset({
@@ -54,7 +61,9 @@ TRACE_TIME_BUILTINS = frozenset({
 })
 STATELESS_METHODS = frozenset({"set_shape", "get_shape", "with_rank", "as_list", "items",
                                "keys", "values", "get", "format", "join", "split", "strip",
-                               "lower", "upper", "replace", "append", "copy", "numpy"})
+                               "lower", "upper", "replace", "append", "copy", "numpy",
+                               # dict methods on a parsed example, run at trace time
+                               "pop", "update", "setdefault"})
 _MAX_DEPTH = 4
 
 
@@ -157,13 +166,17 @@ class MapState:
     what: str = ""
 
 
-def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
-    """Is the function ``ds.map(fn)`` runs stateful (so TF will not parallelise it)?"""
+def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0,
+              _flags: dict[str, bool] | None = None) -> MapState:
+    """Is the function ``ds.map(fn)`` runs stateful (so TF will not parallelise it)?
+    (``_flags``: parameters a calling function fixes to ``True``/``False``; an ``if flag:``
+    on one is a Python branch taken at trace time, so only that branch is traced.)"""
     if fn is None:
         return MapState(False, False, "a function not visible here")
     known = True
     unknown_what = ""
-    for n in body_nodes(fn):
+    nodes = body_nodes(fn) if not _flags else _traced_nodes(fn, _flags)
+    for n in nodes:
         if type(n) is not ast.Call:
             continue
         func = n.func
@@ -183,7 +196,7 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
             known, unknown_what = False, unknown_what or _short(q)
             continue
         if type(func) is ast.Name:
-            inner = _callee(ctx, func, _depth)
+            inner = _callee(ctx, func, _depth, n)
             if isinstance(inner, MapState):
                 if inner.stateful:
                     return inner
@@ -203,14 +216,15 @@ def map_state(ctx: Context, fn: ast.AST | None, _depth: int = 0) -> MapState:
     return MapState(False, known, unknown_what)
 
 
-def _callee(ctx: Context, name: ast.Name, depth: int) -> MapState | None:
-    """What calling ``name`` does, when it is bound here: a ``def`` (looked into), a Keras
-    random layer or a ``Sequential`` holding one (stateful), a ``lambda``."""
+def _callee(ctx: Context, name: ast.Name, depth: int, call: ast.Call) -> MapState | None:
+    """What calling ``name`` does, when it is bound here: a ``def`` (looked into, with the
+    boolean constants ``call`` passes or leaves at their defaults), a Keras random layer or a
+    ``Sequential`` holding one (stateful), a ``lambda``."""
     b = ctx.binding(name)
     if b is None or depth >= _MAX_DEPTH:
         return None
     if b.kind == "def":
-        return map_state(ctx, b.value, depth + 1)
+        return map_state(ctx, b.value, depth + 1, _bool_arguments(b.value, call))
     if b.kind != "assign" or b.value is None:
         return None
     value = b.value
@@ -232,8 +246,78 @@ def _callee(ctx: Context, name: ast.Name, depth: int) -> MapState | None:
     return None
 
 
+def _bool_arguments(fn: ast.AST, call: ast.Call) -> dict[str, bool]:
+    """Parameters of ``fn`` that ``call`` fixes to a bool constant, passed or by default:
+    ``preprocess(img, is_training=False)`` → ``{"is_training": False}``."""
+    args = getattr(fn, "args", None)
+    if args is None or any(type(a) is ast.Starred for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return {}
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    values: dict[str, ast.expr] = dict(zip(params[len(params) - len(args.defaults):],
+                                           args.defaults, strict=True))
+    values.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                  if d is not None)
+    values.update(zip(params, call.args, strict=False))  # fewer given: defaults stand
+    values.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return {name: v.value for name, v in values.items()
+            if type(v) is ast.Constant and type(v.value) is bool}
+
+
+def _traced_nodes(fn: ast.AST, flags: dict[str, bool]) -> Iterator[ast.AST]:
+    """``body_nodes`` of ``fn``, but ``if flag:``/``if not flag:`` on a fixed flag yields only
+    the branch Python takes (the other one is never traced)."""
+    def walk(node: ast.AST) -> Iterator[ast.AST]:
+        yield node
+        if type(node) is ast.If:
+            taken = _flag_value(node.test, flags)
+            if taken is not None:
+                for stmt in node.body if taken else node.orelse:
+                    yield from walk(stmt)
+                return
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child)
+
+    if type(fn) is ast.Lambda:
+        yield from ast.walk(fn.body)
+        return
+    for stmt in getattr(fn, "body", ()):
+        yield from walk(stmt)
+
+
+def _flag_value(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    if type(test) is ast.Name and test.id in flags:
+        return flags[test.id]
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = _flag_value(test.operand, flags)
+        return None if inner is None else not inner
+    return None
+
+
 def _short(qualname: str) -> str:
     """``tensorflow.image.random_flip_left_right`` → ``tf.image.random_flip_left_right``."""
     if qualname.startswith("tensorflow."):
         return "tf." + qualname[len("tensorflow."):]
     return qualname
+
+
+def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bool:
+    """Is the pipeline's last transformation (past ``with_options``) one that already runs
+    ahead of its consumer? TF's ``inject_prefetch.cc`` counts ``ParallelMapDataset`` and
+    ``ParallelInterleaveDataset`` as asynchronous and injects nothing after them: a ``map``
+    or ``interleave`` given ``num_parallel_calls``, or a ``map`` that ``map_parallelization``
+    makes parallel (its function seen here and stateless)."""
+    steps = [s for s in pipe.steps if s.func.attr != "with_options"]
+    if not steps:
+        return False
+    last = steps[-1]
+    method = last.func.attr
+    if method not in ("map", "interleave"):
+        return False
+    positional = {"map": 1, "interleave": 3}[method]
+    if keyword(last, "num_parallel_calls") is not None or len(last.args) > positional:
+        return True
+    if method != "map" or not defaults.map_parallelization:
+        return False
+    state = map_state(ctx, map_function(ctx, last))
+    return state.known and not state.stateful

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.data_defaults import data_defaults
+from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
 from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, Pipeline, pipeline
 from tfperf.lint.analysis.syntax import keyword, method_call, own_nodes
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -162,6 +162,10 @@ per-element work (in-memory slices, batched) are not reported; nor are pipelines
 which end with one already. Options are followed through `with_options(name)` where `name`
 is set in the same module; options built elsewhere count as TF's defaults. TF 2.11 is
 treated as not injecting (its API docs were not checked).
+Nor is a pipeline whose last step already runs ahead of its consumer (TF's
+`inject_prefetch.cc` counts a parallel map or interleave as asynchronous and adds nothing
+after it): a `map`/`interleave` given `num_parallel_calls`, or, where `map_parallelization`
+is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless.
 """
     valid = (
         Valid("""
@@ -230,6 +234,27 @@ treated as not injecting (its API docs were not checked).
                 ds = ds.shuffle(1000).batch(64)
                 model.fit(ds, epochs=1)
         """, tf_version="2.12"),
+        # TF 2.6-2.11: no injection, but the last step is a stateless map that
+        # map_parallelization makes a ParallelMap, which already produces ahead (the book's
+        # batch-then-parse pipeline).
+        Valid("""
+            import tensorflow as tf
+            spec = {k: tf.io.FixedLenFeature([], tf.float32) for k in ("x", "y")}
+            def parse_examples(serialized):
+                examples = tf.io.parse_example(serialized, spec)
+                return examples, examples.pop("y")
+            ds = tf.data.TFRecordDataset(["data.tfrecord"]).repeat().batch(32)
+            ds = ds.map(parse_examples)
+            model.fit(ds, steps_per_epoch=100, epochs=5)
+        """, tf_version="2.6"),
+        # An explicitly parallel last map runs ahead on any version.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["data.tfrecord"]).batch(32)
+            ds = ds.map(tf.io.parse_tensor, num_parallel_calls=4)
+            for batch in ds:
+                train_step(batch)
+        """, tf_version="2.5"),
         # Options that leave the injection on (deterministic order off is unrelated).
         Valid("""
             import tensorflow as tf
@@ -289,7 +314,7 @@ treated as not injecting (its API docs were not checked).
             import tensorflow as tf
             o = tf.data.Options()
             o.experimental_optimization.inject_prefetch = False
-            a = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(o)
+            a = tf.data.Dataset.range(100).map(lambda x: x * x).filter(lambda x: x > 3).with_options(o)
             q = tf.data.Options()
             q.autotune.enabled = False
             b = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(q)
@@ -301,7 +326,7 @@ treated as not injecting (its API docs were not checked).
             import tensorflow as tf
             o = tf.data.Options()
             o.experimental_optimization.inject_prefetch = False
-            a = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(o).prefetch(tf.data.AUTOTUNE)
+            a = tf.data.Dataset.range(100).map(lambda x: x * x).filter(lambda x: x > 3).with_options(o).prefetch(tf.data.AUTOTUNE)
             q = tf.data.Options()
             q.autotune.enabled = False
             b = tf.data.Dataset.range(100).map(lambda x: x * x).with_options(q).prefetch(tf.data.AUTOTUNE)
@@ -391,6 +416,8 @@ treated as not injecting (its API docs were not checked).
             defaults = data_defaults(ctx, pipe)
             if defaults.inject_prefetch:
                 continue  # TF appends prefetch(AUTOTUNE) itself
+            if asynchronous_end(ctx, pipe, defaults):
+                continue  # a parallel map already produces ahead (TF injects nothing there)
             seen.add(id(end))
             tf = ctx.module_alias("tensorflow")
             fix = None

@@ -60,21 +60,26 @@ Finds `ds.map(fn)` and `ds.interleave(fn, ...)` on a `tf.data` dataset without
 - every such `interleave` (TF's `map_parallelization` rewrite only touches `map`);
 - a `map` whose function is **stateful** as TF sees it: a stateful random op
   (`tf.random.uniform`, `tf.image.random_*`, a Keras `Random*` layer or a `Sequential` of
-  them), `py_function`/`numpy_function`, `tf.print`, a variable update;
+  them), `py_function`/`numpy_function`, `tf.print`, a variable update, a lookup table's
+  `lookup` (TF's op registry marks `LookupTableFindV2` stateful);
 - any `map` when the targeted TensorFlow (see `tf-version` in [lint](../lint.md)) is older
-  than 2.7, or the pipeline's options turn the rewrite off
+  than 2.6, or the pipeline's options turn the rewrite off
   (`experimental_optimization.map_parallelization = False`,
   `apply_default_optimizations = False`, `autotune.enabled = False`).
 
-A lambda that only picks or reorders components (`lambda x, y: x`) is never reported.
+A function that only picks or regroups components (`lambda x, y: x`,
+`lambda x: tuple(x[k] for k in keys)`) is never reported, nor a `ds.map(f)` whose result is
+thrown away (an expression statement: the mapped dataset is never used).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
 input pipeline uses one core while the others idle, and the model waits for it (claim S19;
 TF guide "Better performance with the tf.data API").
 
-TF's default `map_parallelization` rewrite (on by default in the r2.7 API docs and every
-later one; TF's `map_parallelization.cc`) turns a `map` into a parallel, deterministic,
+TF's default `map_parallelization` rewrite (on by default from TF 2.6: v2.6.0's
+`OptimizationOptions`, which the r2.6 API docs link, says "If None, defaults to True", as do
+the r2.7 and later docs; r2.5's options leave it out of the defaults; TF's
+`map_parallelization.cc`) turns a `map` into a parallel, deterministic,
 autotuned one when its function has no stateful op, so a plain `ds.map(parse)` is already
 parallel there and this rule stays silent. Python side effects in `fn` (a `print`, a list
 append) run once, at trace time: they do not make the traced function stateful.
@@ -112,7 +117,7 @@ from the shared random state in a different order, so the augmentations differ),
 the pipeline sets `deterministic=False`. No fix without a module-level `tensorflow` alias.
 
 ## Known limitations
-On TF 2.7+ a `map` whose function is not visible here (a parameter, an import, a method) is
+On TF 2.6+ a `map` whose function is not visible here (a parameter, an import, a method) is
 not reported: TF parallelises it when it is stateless, which cannot be told. Options are
 followed through `with_options(name)` in the same chain or upstream of the `map`, `name` set
 in the same module.
@@ -133,6 +138,34 @@ in the same module.
             ds = tf.data.Dataset.from_tensor_slices(({'a': [1, 2]}, [0, 1]))
             ds = ds.map(lambda feats, label: (feats['a'], label))
         """),
+        # Regrouping a dict's components into a tuple; a map whose result is thrown away
+        # (a notebook line that never assigns it); both on TF 2.5, before the rewrite.
+        Valid("""
+            import tensorflow as tf
+            keys = ("inputs", "targets")
+            ds = tf.data.Dataset.from_tensor_slices({"inputs": [1, 2], "targets": [3, 4]})
+            ds = ds.map(lambda x: tuple(x[k] for k in keys))
+            def augment(image, label):
+                return tf.image.random_flip_left_right(image), label
+            ds.map(augment)
+        """, tf_version="2.5"),
+        # The random branch is a Python `if` on a flag the caller fixes to False: the traced
+        # eval preprocessing is stateless, so TF 2.6+ parallelises it (SimCLR's colabs).
+        Valid("""
+            import tensorflow as tf
+            def preprocess_image(image, size, is_training=False, test_crop=True):
+                image = tf.image.convert_image_dtype(image, tf.float32)
+                if is_training:
+                    image = tf.image.random_flip_left_right(image)
+                elif not test_crop:
+                    return tf.image.resize(image, [size, size])
+                return tf.image.resize_with_crop_or_pad(image, size, size)
+            def _preprocess(x):
+                x["image"] = preprocess_image(x["image"], 224, is_training=False)
+                return x
+            def eval_ds(ds: tf.data.Dataset):
+                return ds.map(_preprocess).batch(64)
+        """),
         # Python's map and a pandas-like object are not datasets.
         Valid("""
             import tensorflow as tf
@@ -140,7 +173,7 @@ in the same module.
             def f(frame):
                 return frame.map(str.upper)
         """),
-        # TF 2.7+ parallelises a stateless map itself (the tutorials' normalize_img).
+        # TF 2.6+ parallelises a stateless map itself (the tutorials' normalize_img).
         Valid("""
             import tensorflow as tf
             def normalize_img(image, label):
@@ -149,7 +182,7 @@ in the same module.
             def make(ds_train: tf.data.Dataset):
                 ds_train = ds_train.map(normalize_img)
                 return ds_train.cache().shuffle(1000).batch(128)
-        """, tf_version="2.7"),
+        """, tf_version="2.6"),
         # TFDS splits (the tfds tutorial): a stateless map, parallelised by TF itself.
         Valid("""
             import tensorflow as tf
@@ -184,7 +217,7 @@ in the same module.
             def scale(x):
                 return tf.cast(x, tf.float32) / 255.0
             ds = tf.data.Dataset.range(8).map(scale, num_parallel_calls=tf.data.AUTOTUNE)
-        """, tf_version="2.6"),
+        """, tf_version="2.5"),
         # Aliased; interleave keeps its other arguments; the function is not visible.
         Invalid("""
             import tensorflow as tensorflow_alias
@@ -259,6 +292,40 @@ in the same module.
                 return image, label
             train_batches = train_dataset.shuffle(1000).map(scale, num_parallel_calls=tf.data.AUTOTUNE).batch(64).prefetch(1)
         """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # The same helper called for training takes the random branch.
+        Invalid("""
+            import tensorflow as tf
+            def preprocess_image(image, is_training=False):
+                if not is_training:
+                    return image
+                return tf.image.random_flip_left_right(image)
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(lambda x: preprocess_image(x, True))
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            def preprocess_image(image, is_training=False):
+                if not is_training:
+                    return image
+                return tf.image.random_flip_left_right(image)
+            def train_ds(ds: tf.data.Dataset):
+                return ds.map(lambda x: preprocess_image(x, True), num_parallel_calls=tf.data.AUTOTUNE)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # A vocabulary table's lookup is a stateful op: TF keeps the map sequential.
+        Invalid("""
+            import tensorflow as tf
+            table = tf.lookup.StaticVocabularyTable(
+                tf.lookup.TextFileInitializer("vocab.txt", tf.string, 0, tf.int64, 1), 100)
+            def encode_words(words, label):
+                return table.lookup(words), label
+            ds = tf.data.Dataset.from_tensor_slices((["a b"], [0])).map(encode_words)
+        """, count=1, lines=(6,), fixed="""
+            import tensorflow as tf
+            table = tf.lookup.StaticVocabularyTable(
+                tf.lookup.TextFileInitializer("vocab.txt", tf.string, 0, tf.int64, 1), 100)
+            def encode_words(words, label):
+                return table.lookup(words), label
+            ds = tf.data.Dataset.from_tensor_slices((["a b"], [0])).map(encode_words, num_parallel_calls=tf.data.AUTOTUNE)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # Stateless, but the pipeline turns map_parallelization off; py_function is stateful.
         Invalid("""
             import tensorflow as tf
@@ -295,8 +362,10 @@ in the same module.
                 or not is_tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
-        if fn is not None and not any(type(n) is ast.Call for n in body_nodes(fn)):
+        if fn is not None and _restructures_only(ctx, fn):
             return  # picks or reorders components only
+        if _discarded(ctx, call):
+            return  # `ds.map(f)` as a statement: the new dataset is never used
         if func.attr == "interleave":  # TF never parallelises an interleave by itself
             message = ("Dataset.interleave without num_parallel_calls: one input at a time "
                        "(TF does not parallelise interleave by itself)")
@@ -324,6 +393,37 @@ in the same module.
             type(deterministic) is ast.Constant and deterministic.value is False)
         make = self.safe_fix if safe else self.unsafe_fix
         return make(edit, description="run the function in parallel, order kept")
+
+
+# Builtins that only regroup components: ``lambda x: tuple(x[k] for k in keys)``.
+REGROUPING_BUILTINS = frozenset({"tuple", "list", "dict"})
+
+
+def _restructures_only(ctx: Context, fn: ast.AST) -> bool:
+    """``fn`` calls nothing but ``tuple``/``list``/``dict`` (not rebound here): it picks or
+    regroups components, no op runs per element."""
+    for n in body_nodes(fn):
+        if type(n) is not ast.Call:
+            continue
+        func = n.func
+        if type(func) is not ast.Name or func.id not in REGROUPING_BUILTINS \
+                or ctx.binding(func) is not None:
+            return False
+    return True
+
+
+def _discarded(ctx: Context, call: ast.Call) -> bool:
+    """The dataset ``call`` makes (and any dataset methods chained on it) is an expression
+    statement: nothing keeps or iterates it (a notebook shows its repr at most)."""
+    node: ast.AST = call
+    while True:
+        attr = ctx.parent(node)
+        outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
+        if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
+                or getattr(attr, "attr", None) not in DATASET_METHODS:
+            break
+        node = outer
+    return type(ctx.parent(node)) is ast.Expr
 
 
 def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
