@@ -2,7 +2,7 @@
 ``prefetch(tf.data.AUTOTUNE)``, measured rather than assumed.
 
 Lint reports these (TFP601/TFP602) only where the targeted TensorFlow does not do the work
-itself: from 2.12 tf.data prefetches at the end of a pipeline and, from 2.7, runs stateless
+itself: from 2.12 tf.data prefetches at the end of a pipeline and, from 2.6, runs stateless
 maps in parallel (``inject_prefetch``, ``map_parallelization``). Whether the explicit settings
 still pay on this machine, for this pipeline, is a measurement: so tune tries them whatever
 lint says, and keeps them only when they win, with the same elements in the same order

@@ -5,8 +5,8 @@ parsed, decoded and augmented in a map, batched, and consumed by a convolution s
 The variants separate what TensorFlow does on its own from what the code asks for. Two of
 tf.data's default rewrites stand in for the classic tips: ``inject_prefetch`` (TF adds
 ``prefetch(AUTOTUNE)`` after a pipeline's last synchronous step; on by default from TF 2.12)
-and ``map_parallelization`` (TF runs a stateless ``map`` in parallel; on from TF 2.7). Each is
-switched off on its own, and both together (what TF before 2.7 did), so the lint rules
+and ``map_parallelization`` (TF runs a stateless ``map`` in parallel; on from TF 2.6). Each is
+switched off on its own, and both together (what TF before 2.6 did), so the lint rules
 TFP601/TFP602 can quote what writing ``prefetch``/``num_parallel_calls`` buys under each
 targeted version (``details["lint"]``).
 """
@@ -108,9 +108,9 @@ def lint_figures(r: Any) -> dict[str, float | None]:
         "no_prefetch_over_prefetch_without_injection": ratio(NO_INJECT, PREFETCH_DEFAULTS),
         # TFP602 under TF's defaults: a sequential stateless map vs the explicit recipe
         "sequential_map_over_recipe_defaults": ratio(DEFAULTS, RECIPE),
-        # TFP602 where TF does not parallelise (map_parallelization=False, TF < 2.7)
+        # TFP602 where TF does not parallelise (map_parallelization=False, TF < 2.6)
         "sequential_map_over_recipe_without_map_parallelization": ratio(NO_MAP_PAR, RECIPE),
-        # Both rewrites off (TF < 2.7): what the two tips buy together
+        # Both rewrites off (TF < 2.6): what the two tips buy together
         "nothing_over_recipe_both_off": ratio(NONE, RECIPE_OFF),
     }
 
