@@ -45,6 +45,8 @@ from corpus import read_corpus
 from fixset import HERE
 from sample import lint_corpus, pointer
 
+import preview_figures
+
 LEDGER = HERE / "judged.csv"
 HELDOUT1 = HERE / "heldout_judged.csv"  # round 1 (heldout1.csv pins its four repositories)
 SETS = {  # name -> (corpus csv, ledger, default folder)
@@ -245,7 +247,8 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                 "corpus": f"user-style code picked for the rarely firing default rules "
                           f"({len(read_corpus(SETS['rare'][0]))} repositories: rare.csv), "
                           "linted only with those rules",
-                "judged": _counts(as_judged(SETS["rare"][1]))}}
+                "judged": _counts(as_judged(SETS["rare"][1]))},
+            "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
     print(f"wrote {PACKAGE_DATA}")
