@@ -40,12 +40,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import preview_figures
 from corpus import DEFAULT_OUT as DEFAULT_CORPUS
 from corpus import read_corpus
 from fixset import HERE
 from sample import lint_corpus, pointer
-
-import preview_figures
 
 LEDGER = HERE / "judged.csv"
 HELDOUT1 = HERE / "heldout_judged.csv"  # round 1 (heldout1.csv pins its four repositories)

@@ -42,8 +42,9 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
-    """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, and apart
-    ``library`` and ``rare`` (code picked for the rules that seldom fire)."""
+    """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, apart
+    ``library`` and ``rare`` (code picked for the rules that seldom fire), and ``alone``
+    (each rule linted alone on user-style code: as judged, ``alone_now``, ``alone_library``)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
     except (FileNotFoundError, OSError):
@@ -52,11 +53,15 @@ def _tables() -> dict[str, dict[str, Judged]]:
     held = data.get("heldout", {})
     lib = data.get("library", {})
     rare = data.get("rare", {})
+    alone = data.get("alone", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
             "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
             "library": _rows(lib.get("judged", {}), lib.get("corpus", "")),
-            "rare": _rows(rare.get("judged", {}), rare.get("corpus", ""))}
+            "rare": _rows(rare.get("judged", {}), rare.get("corpus", "")),
+            "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
+            "alone_now": _rows(alone.get("now", {}), alone.get("corpus", "")),
+            "alone_library": _rows(alone.get("library", {}), "library code")}
 
 
 def measured(code: str) -> Judged | None:
@@ -105,4 +110,18 @@ def judged(code: str) -> str:
         lines.append(f"on code searched out for it: {rare.true + rare.minor}/{rare.total} true or "
                      f"minor ({rare.true} true, {rare.minor} minor, {rare.false} false; "
                      f"{rare.corpus})")
+    alone, now_alone = _tables().get("alone", {}).get(code), _tables().get(
+        "alone_now", {}).get(code)
+    if alone is not None and alone.total:
+        text = (f"linted alone on user-style code: {alone.true + alone.minor}/{alone.total} "
+                f"true or minor as judged before any change for it ({alone.true} true, "
+                f"{alone.minor} minor, {alone.false} false)")
+        if now_alone is not None and now_alone.total and now_alone != alone:
+            text += (f"; {now_alone.true + now_alone.minor}/{now_alone.total} of what "
+                     f"today's rule keeps")
+        lib_alone = _tables().get("alone_library", {}).get(code)
+        if lib_alone is not None and lib_alone.total:
+            text += (f"; on library code {lib_alone.true + lib_alone.minor}/"
+                     f"{lib_alone.total}")
+        lines.append(text)
     return "; ".join(lines) if lines else "not judged yet"

@@ -236,7 +236,7 @@ class MapFnPerExample(Rule):
     hint = ("call the ops on the whole batch (they broadcast or take a batch axis), or "
             "tf.vectorized_map(fn, elems) to batch the function automatically")
     claims = ("S12",)
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call, ast.ClassDef)
     callee_names = frozenset({"map_fn"})  # filters calls only; classes still come through
     docs = """\

@@ -77,7 +77,7 @@ class PyFunctionNumpyArgs(Rule):
     hint = ("use tf.numpy_function(fn, inp, Tout) and drop the .numpy() calls in fn: no "
             "EagerTensor wrapping, no eager context per call")
     claims = ("S1", "S4")
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = frozenset({"py_function"})
     requires_imports = frozenset({"tensorflow"})
