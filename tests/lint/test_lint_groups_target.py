@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -101,6 +102,11 @@ def test_rules_and_rule_show_the_group_and_its_precision(capsys):
     assert main(["rule", "TFP701"]) == 0
     text = capsys.readouterr().out
     assert "Group: migration (off by default" in text and "Precision:" in text
+    # A preview rule judged alone on user-style code shows those figures, from the package data
+    assert main(["rule", "TFP107"]) == 0
+    text = capsys.readouterr().out
+    assert "Group: preview" in text
+    assert re.search(r"linted alone on user-style code: \d+/\d+ true or minor", text), text
 
 
 def test_text_output_groups_by_file_and_closes_with_a_summary_by_rule(tmp_path, capsys):
