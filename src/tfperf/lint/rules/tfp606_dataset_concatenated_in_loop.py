@@ -89,6 +89,19 @@ def _grown_assignment(ctx: Context, call: ast.Call, receiver: str) -> ast.Assign
     return parent if ref_name(parent.targets[0]) == receiver else None
 
 
+def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
+    """``target`` is bound afresh, unconditionally, earlier in the same iteration to a value
+    that does not read it (``part = task.dataset()`` then ``part = part.concatenate(pad)``):
+    each iteration joins one pipeline once, nothing is carried over to grow."""
+    for s in getattr(loop, "body", []):
+        if s is stmt or any(n is stmt for n in ast.walk(s)):
+            return False
+        if type(s) is ast.Assign and any(ref_name(t) == target for t in s.targets) \
+                and not any(ref_name(n) == target for n in ast.walk(s.value)):
+            return True
+    return False
+
+
 def _leaves_loop_after(ctx: Context, stmt: ast.stmt) -> bool:
     """A ``return``/``break``/``raise`` follows ``stmt`` in its block: the chain does not
     reach another iteration."""
@@ -152,8 +165,10 @@ No automatic fix: the flat form needs the per-source pipeline as a function of a
 tensor (a file name), which may not be how the loop's body is written.
 
 ## Known limitations
-Loops over a handful of literal values (`for part in (train, extra)`, `range(3)`) are not
-reported: a chain two or three deep costs nothing worth changing. Neither are chains built
+Loops over a handful of values the module spells out (`for part in (train, extra)`,
+`range(3)`, a list filled from a literal list of three file names) are not reported: a chain
+two or three deep costs nothing worth changing; nor is a loop whose every iteration starts
+its own pipeline (`ds = task.dataset()`) and joins it once. Neither are chains built
 with `functools.reduce` or across functions, nor a loop that leaves right after joining.
 """
     valid = (
@@ -206,6 +221,18 @@ with `functools.reduce` or across functions, nor a loop that leaves right after 
                 for extra in extras:
                     ds = base.concatenate(extra)
                     model.evaluate(ds)
+        """),
+        # Each iteration builds its own pipeline and pads it once: nothing is carried over.
+        Valid("""
+            import tensorflow as tf
+            def per_task(tasks, pad):
+                out = []
+                for task in tasks:
+                    ds = task.dataset()
+                    ds = ds.map(lambda x: x)
+                    ds = ds.concatenate(pad)
+                    out.append(ds)
+                return out
         """),
         # The loop stops right after joining: one level.
         Valid("""
@@ -272,6 +299,6 @@ with `functools.reduce` or across functions, nor a loop that leaves right after 
         count = _known_length(ctx, getattr(loops[0], "iter", None))
         if count is not None and count <= HANDFUL:
             return
-        if _leaves_loop_after(ctx, stmt):
+        if _reset_before(loops[0], stmt, receiver) or _leaves_loop_after(ctx, stmt):
             return
         yield self.finding(ctx, node)
