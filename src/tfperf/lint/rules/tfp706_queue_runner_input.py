@@ -72,8 +72,9 @@ No automatic fix: the reader, the parsing and the epoch handling (`num_epochs`,
 ## Known limitations
 Queue pipelines whose per-example work is light cost about what tf.data costs (measured
 above): the finding is then minor; so is a pipeline with several enqueue threads, where the
-gap measured smaller. The rule cannot see how much work an example takes. The measurement is on TF 2.21; code pinned to an old TF 1.x
-may see less of the gap (tf.data there did not parallelise maps by itself).
+gap measured smaller. The rule cannot see how much work an example takes. The measurement
+is on TF 2.21; code pinned to an old TF 1.x may see less of the gap (tf.data there did not
+parallelise maps by itself).
 """
     valid = (
         # The tf.data form of the same pipeline.
