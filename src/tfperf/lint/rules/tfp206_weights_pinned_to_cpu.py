@@ -218,7 +218,8 @@ layers built under the scope.
             call = _cpu_device(ctx, item)
             if call is None:
                 continue
-            names = _pinned_weights(ctx, node)
-            if names and not _places_elsewhere(ctx) and _product_outside(ctx, node, names):
+            block: ast.With = node  # type: ignore[assignment]
+            names = _pinned_weights(ctx, block)
+            if names and not _places_elsewhere(ctx) and _product_outside(ctx, block, names):
                 yield self.finding(ctx, call)
             return

@@ -75,7 +75,8 @@ def _only_tensor_data(ctx: Context, fn: ast.AST, name: str) -> bool:
         use = ctx.parent(n)
         if type(use) is ast.keyword:
             call = ctx.parent(use)
-            if use.arg not in ("value", "x") or ctx.call_qualname(call) not in _CONVERSIONS:
+            if use.arg not in ("value", "x") or call is None \
+                    or (ctx.call_qualname(call) or "") not in _CONVERSIONS:
                 return False
         elif type(use) is ast.Call:
             if not use.args or use.args[0] is not n \
@@ -364,7 +365,8 @@ plain Python functions.
             # when the function only computes with them, every trace but one is waste.
             bound = type(func) is ast.Attribute
             varying += [a for a in handful
-                        if (p := receiving_param(node, target.fn, a, bound)) is not None
+                        if (p := receiving_param(node, target.fn, a, bound))  # type: ignore[arg-type]
+                        is not None
                         and _only_tensor_data(ctx, target.fn, p)]
         if not varying:
             return

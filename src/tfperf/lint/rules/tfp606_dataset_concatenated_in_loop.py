@@ -68,11 +68,11 @@ def _appended_length(ctx: Context, name: ast.Name, depth: int) -> int | None:
         appends.append(n)
     if len(appends) != 1:
         return None
-    call = ctx.parent(ctx.parent(appends[0]))
-    stmt = ctx.parent(call)
-    loop = ctx.parent(stmt)
-    if type(stmt) is not ast.Expr or type(loop) not in (ast.For, ast.AsyncFor) \
-            or stmt not in loop.body:
+    attribute = ctx.parent(appends[0])
+    call = ctx.parent(attribute) if attribute is not None else None
+    stmt = ctx.parent(call) if type(call) is ast.Call and call.func is attribute else None
+    loop = ctx.parent(stmt) if type(stmt) is ast.Expr else None
+    if type(loop) not in (ast.For, ast.AsyncFor) or stmt not in loop.body:
         return None
     return _known_length(ctx, loop.iter, depth + 1)
 
@@ -290,7 +290,7 @@ with `functools.reduce` or across functions, nor a loop that leaves right after 
         receiver = ref_name(func.value)
         if receiver is None or ctx.qualname(func.value) is not None:
             return  # `layers.concatenate(...)`, `np.concatenate(...)`: a module's function
-        stmt = _grown_assignment(ctx, node, receiver)
+        stmt = _grown_assignment(ctx, node, receiver)  # type: ignore[arg-type]
         if stmt is None or not ctx.imports_tf:
             return
         loops = ctx.enclosing_loops(stmt)
