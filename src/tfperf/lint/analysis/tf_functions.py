@@ -142,3 +142,18 @@ def tf_function_callee_names(ctx: Context) -> frozenset[str]:
 # Options that make a tf.function generalise input shapes (or fix them) instead of tracing
 # once per new shape.
 SHAPE_OPTIONS = frozenset({"input_signature", "reduce_retracing", "experimental_relax_shapes"})
+
+
+def receiving_param(call: ast.Call, fn: ast.AST, arg: ast.AST, bound: bool) -> str | None:
+    """The name of ``fn``'s parameter that ``arg`` of ``call`` lands in (``bound``: called
+    as a method, so ``self`` is filled already); ``None`` when it cannot be told."""
+    for k in call.keywords:
+        if k.value is arg:
+            return k.arg
+    if arg not in call.args:
+        return None
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+    if bound and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    i = call.args.index(arg)
+    return params[i] if i < len(params) else None

@@ -10,8 +10,10 @@ from tfperf.lint.analysis.callers import calls_of
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.semantic import FUNCTION_NODES, Context
 
+# `tf.py_func` is TF1's top-level spelling (TF 1.x scripts call it in their map functions).
 PY_FUNCTIONS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function",
-                          "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function",
+                          "tensorflow.py_func", "tensorflow.compat.v1.py_func",
+                          "tensorflow.compat.v1.py_function",
                           "tensorflow.compat.v1.numpy_function"})
 
 

@@ -7,8 +7,12 @@ import textwrap
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
-from tfperf.lint.analysis.varying import varying_scalar
+from tfperf.lint.analysis.tf_functions import (
+    receiving_param,
+    tf_function_called,
+    tf_function_callee_names,
+)
+from tfperf.lint.analysis.varying import HANDFUL, varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -25,6 +29,66 @@ def _scalar_in_loop(arg: str) -> str:
         for i in range(1000):
             step(x, {arg})
     """)
+
+
+# TF calls whose first argument (or ``value=``/``x=``) is turned into a tensor as it is:
+# a Python number used only there is data, and a tensor would serve the same.
+_CONVERSIONS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.") for n in (
+    "constant", "convert_to_tensor", "cast", "identity", "saturate_cast"))
+
+
+def _handful_loop_number(ctx: Context, arg: ast.AST, at: ast.AST) -> bool:
+    """``arg`` is the target of a loop around ``at`` over a handful of literal numbers
+    (``range(3)``, ``[0.1, 0.5]``): the values ``varying_scalar`` leaves alone on purpose."""
+    if type(arg) is not ast.Name:
+        return False
+    b = ctx.binding(arg)
+    if b is None or b.kind != "for" or b.value not in ctx.enclosing_loops(at):
+        return False
+    loop = b.value
+    target, it = loop.target, loop.iter
+    if type(target) is not ast.Name or target.id != arg.id:
+        return False
+    if type(it) in (ast.List, ast.Tuple):
+        values = it.elts
+        return 2 <= len(values) <= HANDFUL and all(
+            type(e) is ast.Constant and type(e.value) in (int, float) for e in values)
+    if ctx.is_builtin_call(it, "range") and it.args and not it.keywords \
+            and all(type(a) is ast.Constant and type(a.value) is int for a in it.args):
+        try:
+            return 2 <= len(range(*[a.value for a in it.args])) <= HANDFUL
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _only_tensor_data(ctx: Context, fn: ast.AST, name: str) -> bool:
+    """Inside the traced ``fn``, the parameter ``name`` is read, and every read turns it
+    into a tensor straight away (``tf.constant(i)``, ``tf.cast(i, x.dtype)``) or computes
+    with a tensor (``x * i``): it decides nothing in the graph's structure (no ``range(i)``,
+    ``if i``, ``xs[i]``), so each value's trace is the same graph over a different constant."""
+    reads = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name
+             and type(n.ctx) is ast.Load]
+    if not reads:
+        return False
+    for n in reads:
+        use = ctx.parent(n)
+        if type(use) is ast.keyword:
+            call = ctx.parent(use)
+            if use.arg not in ("value", "x") or call is None \
+                    or (ctx.call_qualname(call) or "") not in _CONVERSIONS:
+                return False
+        elif type(use) is ast.Call:
+            if not use.args or use.args[0] is not n \
+                    or ctx.call_qualname(use) not in _CONVERSIONS:
+                return False
+        elif type(use) is ast.BinOp:
+            other = use.right if use.left is n else use.left
+            if not ctx.is_tensor_like(other):
+                return False
+        else:
+            return False
+    return True
 
 
 class PythonScalarRetrace(Rule):
@@ -83,7 +147,10 @@ until real code gives enough (docs/lint.md, "Rules that rarely fire").
 
 Not reported: functions with an `input_signature` (TF converts the argument), loops over a
 handful of literal values (`for training in (True, False)`, `range(3)`: a few traces on
-purpose), and calls of plain Python functions.
+purpose) unless the function only computes with the value (every read of the parameter is
+`tf.constant(i)`, `tf.convert_to_tensor(i)`, `tf.cast(i, ...)` or arithmetic with a tensor:
+then each trace is the same graph over another constant, true but minor), and calls of
+plain Python functions.
 """
     valid = (
         # A tensor argument: one trace.
@@ -122,6 +189,27 @@ purpose), and calls of plain Python functions.
                 return x
             for depth in range(3):
                 run(tf.ones([3]), depth)
+        """),
+        # A handful of learning rates chosen on purpose, each compared to a tensor: the
+        # comparison decides the graph's structure, a few traces are the point.
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def scaled(x, rate):
+                if rate > 0.05:
+                    return x * 2.0
+                return x
+            for rate in [0.01, 0.1, 0.5]:
+                scaled(tf.ones([3]), rate)
+        """),
+        # A handful of loop values used only as data, but the function has a signature.
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+            def double(i):
+                return tf.constant(2) * i
+            for i in range(3):
+                double(i)
         """),
         # The loop variable is not passed; only data changes.
         Valid("""
@@ -219,6 +307,23 @@ purpose), and calls of plain Python functions.
             for i, x in enumerate(tensorflow_alias.unstack(xs)):
                 f(x, tensorflow_alias.constant(i))
         """),
+        # Only three values, but the function only turns each into a constant: three
+        # traces of the same graph where one would do.
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def report(epoch, loss):
+                tf.print(tf.cast(epoch, tf.int64), loss)
+            for epoch in range(3):
+                report(epoch, tf.constant(0.5))
+        """, count=1, lines=(6,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def report(epoch, loss):
+                tf.print(tf.cast(epoch, tf.int64), loss)
+            for epoch in range(3):
+                report(tf.constant(epoch), tf.constant(0.5))
+        """),
         # `from tensorflow import function`: no module alias to write a fix with.
         Invalid("""
             from tensorflow import function
@@ -249,10 +354,21 @@ purpose), and calls of plain Python functions.
             return  # a scalar varies only from one iteration of a loop around the call
         varying = [a for a in args if type(a) is not ast.Constant
                    and varying_scalar(ctx, a, node) is not None]
-        if not varying:
+        handful = [a for a in args if a not in varying and _handful_loop_number(ctx, a, node)]
+        if not varying and not handful:
             return
         target = tf_function_called(ctx, func)
         if target is None or "input_signature" in target.options:
+            return
+        if handful and target.fn is not None:
+            # A handful of values is a few traces on purpose when they shape the graph;
+            # when the function only computes with them, every trace but one is waste.
+            bound = type(func) is ast.Attribute
+            varying += [a for a in handful
+                        if (p := receiving_param(node, target.fn, a, bound))  # type: ignore[arg-type]
+                        is not None
+                        and _only_tensor_data(ctx, target.fn, p)]
+        if not varying:
             return
         opt = target.options.get("experimental_follow_type_hints")
         if type(opt) is ast.Constant and opt.value is True:

@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import calls_of
-from tfperf.lint.analysis.tf_functions import tf_function_called, tf_function_callee_names
+from tfperf.lint.analysis.tf_functions import (
+    receiving_param,
+    tf_function_called,
+    tf_function_callee_names,
+)
 from tfperf.lint.analysis.traced import traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import FUNCTION_NODES, Context
@@ -69,21 +73,6 @@ def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
     if type(default) is ast.UnaryOp:
         default = default.operand
     return type(default) is ast.Constant and type(default.value) in (int, float)
-
-
-def _receiving_param(call: ast.Call, fn: ast.AST, arg: ast.AST, bound: bool) -> str | None:
-    """The name of ``fn``'s parameter that ``arg`` of ``call`` lands in (``bound``: called
-    as a method, so ``self`` is filled already); ``None`` when it cannot be told."""
-    for k in call.keywords:
-        if k.value is arg:
-            return k.arg
-    if arg not in call.args:
-        return None
-    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
-    if bound and params and params[0] in ("self", "cls"):
-        params = params[1:]
-    i = call.args.index(arg)
-    return params[i] if i < len(params) else None
 
 
 def _used_as_value(fn: ast.AST, name: str) -> bool:
@@ -296,7 +285,7 @@ stay Python numbers, nor parameters to which every call in the module gives the 
             return
         if target.fn is not None and not any(
                 _used_as_value(target.fn, p) for p in
-                (_receiving_param(node, target.fn, a, type(func) is ast.Attribute)  # type: ignore[arg-type]
+                (receiving_param(node, target.fn, a, type(func) is ast.Attribute)  # type: ignore[arg-type]
                  for a in forwarded) if p is not None):
             return  # only ever a keyword option there (parallel_iterations=p): must be static
         yield self.finding(ctx, node)
