@@ -30,7 +30,7 @@ class VaryingShapeRetrace(Rule):
     hint = ("give the tf.function an input_signature with None for the varying dimensions, "
             "or reduce_retracing=True")
     claims = ("S13",)
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call,)
     requires_imports = frozenset({"tensorflow"})
     docs = """\

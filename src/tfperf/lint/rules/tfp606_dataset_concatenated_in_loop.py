@@ -123,7 +123,7 @@ class DatasetConcatenatedInLoop(Rule):
             "tf.data.Dataset.from_tensor_slices(files).flat_map(load) (interleave to read "
             "several at once), or TFRecordDataset(files)")
     claims = ("S19",)
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call,)
     requires_imports = frozenset({"tensorflow"})
     docs = """\
