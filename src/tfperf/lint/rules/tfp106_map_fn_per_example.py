@@ -121,6 +121,10 @@ def blocked(ctx: Context, fn: ast.AST, _seen: set[int] | None = None) -> bool:
             q, last = _qual_last(ctx, n.func)
             if last in _BLOCKING_LAST and (q is None or q.startswith(("tensorflow.", "keras"))):
                 return True
+            if q is not None and q.startswith(("tensorflow.sparse.", "tensorflow.ragged.")):
+                # Sparse and ragged ops take one matrix/row set at a time (no batch axis:
+                # sparse_dense_matmul is rank 2), and vectorized_map cannot batch them.
+                return True
             if q is None and len(seen) < 8:
                 callee = mapped_function(ctx, n.func)
                 if callee is not None and not isinstance(callee, str) \
@@ -304,6 +308,13 @@ there a per-element loop is the right tool.
             def load(paths):
                 return tf.map_fn(lambda p: tf.image.decode_png(tf.io.read_file(p)), paths,
                                  fn_output_signature=tf.uint8)
+        """),
+        # A batch of sparse matrices times dense ones: sparse ops have no batch axis.
+        Valid("""
+            import tensorflow as tf
+            def batched_sparse_matmul(a, b):
+                return tf.map_fn(lambda ab: tf.sparse.sparse_dense_matmul(ab[0], ab[1]),
+                                 elems=(a, b), fn_output_signature=b.dtype)
         """),
         # Ragged per-example results: map_fn is the tool.
         Valid("""
