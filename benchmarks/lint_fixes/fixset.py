@@ -24,8 +24,9 @@ CORPUS_CSV = HERE / "corpus.csv"
 
 FIX_COLUMNS = ["id", "repo", "before", "after", "path", "after_path", "before_lines",
                "after_lines", "kind", "style", "form", "why", "after_expect", "tf_version",
-               "tf_version_source", "after_tf_version"]
+               "tf_version_source", "after_tf_version", "claim_check"]
 _TF_VERSION = re.compile(r"^\d+\.\d+$")
+CLAIM_VERDICTS = ("holds", "doubtful", "does not hold")
 
 
 class MissingSnapshot(Exception):
@@ -81,6 +82,14 @@ class FixRow:
     tf_version: str = ""
     tf_version_source: str = ""
     after_tf_version: str = ""
+    # Whether the row's claimed speed-up was checked (claims.py, or reading the fix): empty
+    # (not checked), "holds: ...", "doubtful: ..." or "does not hold: ...". Recall is also
+    # given over the rows whose claim is not in doubt.
+    claim_check: str = ""
+
+    @property
+    def claim_in_doubt(self) -> bool:
+        return self.claim_check.startswith(("doubtful", "does not hold"))
 
     @property
     def path_after(self) -> str:
@@ -105,6 +114,9 @@ def read_fixes(path: Path = FIXES_CSV) -> list[FixRow]:
         for v in (r.tf_version, r.after_tf_version):
             if v and not _TF_VERSION.match(v):
                 raise ValueError(f"{path.name}: {r.id}: TF version {v!r} is not X.Y")
+        if r.claim_check and not r.claim_check.startswith(CLAIM_VERDICTS):
+            raise ValueError(f"{path.name}: {r.id}: claim_check must start with one of "
+                             f"{CLAIM_VERDICTS}")
         if r.tf_version and not r.tf_version_source:
             raise ValueError(f"{path.name}: {r.id}: tf_version without tf_version_source")
     ids = [r.id for r in rows]

@@ -144,6 +144,8 @@ def summarise(results: dict[str, list[RowScore]]) -> dict:
             "rows": len(scores),
             "hits": sum(s.hit for s in scores),
             "recall": round(sum(s.hit for s in scores) / len(scores), 4) if scores else None,
+            "rows_claim_not_in_doubt": sum(not s.row.claim_in_doubt for s in scores),
+            "hits_claim_not_in_doubt": sum(s.hit for s in scores if not s.row.claim_in_doubt),
             "clean_after": len(clean),
             "clean_after_flagged": sum(s.flagged for s in clean),
             "parse_errors": sorted(s.row.id for s in scores
@@ -173,6 +175,9 @@ def print_table(summary: dict, show_rows: bool) -> None:
         print(f"{k:<{width}}" + "".join(cells))
     print(f"{'overall recall':<{width}}"
           + "".join(_pct(summary[n]["hits"], summary[n]["rows"]).rjust(16) for n in names))
+    print(f"{'claim not in doubt':<{width}}"
+          + "".join(_pct(summary[n]["hits_claim_not_in_doubt"],
+                         summary[n]["rows_claim_not_in_doubt"]).rjust(16) for n in names))
     print(f"{'clean after flagged':<{width}}"
           + "".join(_pct(summary[n]["clean_after_flagged"], summary[n]["clean_after"]).rjust(16)
                     for n in names))

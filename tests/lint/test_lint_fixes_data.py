@@ -207,9 +207,28 @@ def test_a_row_targets_an_x_y_tf_version_with_its_source(tmp_path):
     assert _row("F1", "1.15").target("after") == "1.15"
     cols = fixset.FIX_COLUMNS
     for bad, message in (({"tf_version": "2"}, "not X.Y"),
-                         ({"tf_version_source": ""}, "without tf_version_source")):
+                         ({"tf_version_source": ""}, "without tf_version_source"),
+                         ({"claim_check": "maybe: unsure"}, "claim_check must start")):
         values = {**{c: getattr(_row("F1", "2.4"), c) for c in cols}, **bad}
         path = tmp_path / "fixes.csv"
         path.write_text(",".join(cols) + "\n" + ",".join(values[c] for c in cols) + "\n")
         with pytest.raises(ValueError, match=message):
             fixset.read_fixes(path)
+
+
+def test_rows_whose_claimed_speed_up_is_in_doubt_are_counted_apart():
+    """Recall is also given over the rows whose claim was not found doubtful or false."""
+    import dataclasses
+
+    import score
+
+    rows = [_row("F1", "2.4"),
+            dataclasses.replace(_row("F2", "2.4"), claim_check="doubtful: 1.00x in a graph"),
+            dataclasses.replace(_row("F3", "2.4"), claim_check="holds: 1.6x")]
+    assert [r.claim_in_doubt for r in rows] == [False, True, False]
+    hit, miss = score.Side({"TFP106"}), score.Side()
+    summary = score.summarise({"default": [score.RowScore(rows[0], hit, miss),
+                                           score.RowScore(rows[1], miss, miss),
+                                           score.RowScore(rows[2], miss, miss)]})["default"]
+    assert (summary["hits"], summary["rows"]) == (1, 3)
+    assert (summary["hits_claim_not_in_doubt"], summary["rows_claim_not_in_doubt"]) == (1, 2)

@@ -36,6 +36,8 @@ _BLOCKING_LAST = frozenset({
     "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2",
 })
 _BLOCKING_SIGNATURES = frozenset({"RaggedTensorSpec", "SparseTensorSpec"})
+# tf.sparse calls that build or densify a SparseTensor rather than compute on one.
+_SPARSE_BUILDERS = frozenset({"SparseTensor", "to_dense", "from_dense", "to_indicator"})
 
 
 def _qual_last(ctx: Context, func: ast.AST) -> tuple[str | None, str | None]:
@@ -121,9 +123,11 @@ def blocked(ctx: Context, fn: ast.AST, _seen: set[int] | None = None) -> bool:
             q, last = _qual_last(ctx, n.func)
             if last in _BLOCKING_LAST and (q is None or q.startswith(("tensorflow.", "keras"))):
                 return True
-            if q is not None and q.startswith(("tensorflow.sparse.", "tensorflow.ragged.")):
-                # Sparse and ragged ops take one matrix/row set at a time (no batch axis:
-                # sparse_dense_matmul is rank 2), and vectorized_map cannot batch them.
+            if q is not None and q.startswith("tensorflow.sparse.") \
+                    and last not in _SPARSE_BUILDERS:
+                # Ops on a sparse element take one matrix at a time (no batch axis:
+                # sparse_dense_matmul is rank 2), and vectorized_map cannot batch them;
+                # building a dense mask through a SparseTensor is not that.
                 return True
             if q is None and len(seen) < 8:
                 callee = mapped_function(ctx, n.func)
@@ -393,6 +397,17 @@ there a per-element loop is the right tool.
         """),
     )
     invalid = (
+        # A per-row mask built through a SparseTensor is still batchable work (TFP106 sees
+        # through building and densifying; only ops on a sparse element stop it).
+        Invalid("""
+            import tensorflow as tf
+            def keep_masks(scores):
+                def keep(row):
+                    idx = tf.where(row > 0.5)
+                    mask = tf.sparse.SparseTensor(idx, tf.ones_like(idx[:, 0], tf.bool), [8, 1])
+                    return tf.sparse.to_dense(mask, default_value=False)
+                return tf.map_fn(keep, scores, fn_output_signature=tf.bool)
+        """, count=1, lines=(7,)),
         # An elementwise function mapped row by row.
         Invalid("""
             import tensorflow as tf
