@@ -412,32 +412,30 @@ def _restructures_only(ctx: Context, fn: ast.AST) -> bool:
     return True
 
 
-def _discarded(ctx: Context, call: ast.Call) -> bool:
-    """The dataset ``call`` makes (and any dataset methods chained on it) is an expression
-    statement: nothing keeps or iterates it (a notebook shows its repr at most)."""
+def _chained_on(ctx: Context, call: ast.Call) -> list[ast.Call]:
+    """The dataset methods chained on ``call`` in the same expression, innermost first
+    (``ds.map(f).batch(8).with_options(o)`` → the ``batch`` and ``with_options`` calls)."""
+    out: list[ast.Call] = []
     node: ast.AST = call
     while True:
         attr = ctx.parent(node)
         outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
         if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
                 or getattr(attr, "attr", None) not in DATASET_METHODS:
-            break
+            return out
+        out.append(outer)
         node = outer
-    return type(ctx.parent(node)) is ast.Expr
+
+
+def _discarded(ctx: Context, call: ast.Call) -> bool:
+    """The dataset ``call`` makes (and any dataset methods chained on it) is an expression
+    statement: nothing keeps or iterates it (a notebook shows its repr at most)."""
+    chained = _chained_on(ctx, call)
+    return type(ctx.parent(chained[-1] if chained else call)) is ast.Expr
 
 
 def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
     """The pipeline around ``call``: its steps upstream and the dataset methods chained on it
     in the same expression (``ds.map(f).batch(8).with_options(o)``), for the options."""
     pipe = pipeline(ctx, call)
-    steps = list(pipe.steps)
-    node: ast.AST = call
-    while True:
-        attr = ctx.parent(node)
-        outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
-        if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
-                or getattr(attr, "attr", None) not in DATASET_METHODS:
-            break
-        steps.append(outer)
-        node = outer
-    return Pipeline(pipe.source, steps, pipe.known)
+    return Pipeline(pipe.source, [*pipe.steps, *_chained_on(ctx, call)], pipe.known)
