@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import cast
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.data_defaults import data_defaults, map_state
@@ -123,6 +124,14 @@ followed through `with_options(name)` in the same chain or upstream of the `map`
 in the same module.
 """
     valid = (
+        # Only a few elements looked at (a guide printing lines): nothing to parallelise for.
+        Valid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/part-*.csv")
+            lines = files.interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=3)
+            for line in lines.take(9):
+                print(line.numpy())
+        """),
         Valid("""
             import tensorflow as tf
             ds = tf.data.Dataset.range(8).map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE)
@@ -207,6 +216,22 @@ in the same module.
         """),
     )
     invalid = (
+        # Peeked at, then trained on: consumed.
+        Invalid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/part-*.csv")
+            lines = files.interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=3)
+            for line in lines.take(9):
+                print(line.numpy())
+            model.fit(lines.batch(32), epochs=10)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/part-*.csv")
+            lines = files.interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=3, num_parallel_calls=tf.data.AUTOTUNE)
+            for line in lines.take(9):
+                print(line.numpy())
+            model.fit(lines.batch(32), epochs=10)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         Invalid("""
             import tensorflow as tf
             def scale(x):
@@ -366,6 +391,8 @@ in the same module.
             return  # picks or reorders components only
         if _discarded(ctx, call):
             return  # `ds.map(f)` as a statement: the new dataset is never used
+        if _only_peeked(ctx, call):
+            return  # only a few elements looked at: nothing to run in parallel for
         if func.attr == "interleave":  # TF never parallelises an interleave by itself
             message = ("Dataset.interleave without num_parallel_calls: one input at a time "
                        "(TF does not parallelise interleave by itself)")
@@ -432,6 +459,59 @@ def _discarded(ctx: Context, call: ast.Call) -> bool:
     statement: nothing keeps or iterates it (a notebook shows its repr at most)."""
     chained = _chained_on(ctx, call)
     return type(ctx.parent(chained[-1] if chained else call)) is ast.Expr
+
+
+# `ds.take(k)` with k up to this: a look at a few elements, not a consumed pipeline.
+PEEK_MAX = 100
+
+
+def _peek_use(ctx: Context, load: ast.AST) -> bool:
+    """``load`` (a read of the dataset's name) only looks at a few elements:
+    ``ds.take(k)`` with a small literal ``k``, ``next(iter(ds))``, or a loop over ``ds`` that
+    only prints (as TFP601 counts them)."""
+    parent = ctx.parent(load)
+    if type(parent) is ast.Attribute and parent.attr == "take":
+        call = ctx.parent(parent)
+        k = call.args[0] if type(call) is ast.Call and call.args else None
+        return type(k) is ast.Constant and type(k.value) is int and 0 < k.value <= PEEK_MAX
+    if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id == "iter" \
+            and ctx.binding(parent.func) is None:
+        outer = ctx.parent(parent)
+        return type(outer) is ast.Call and type(outer.func) is ast.Name \
+            and outer.func.id == "next" and ctx.binding(outer.func) is None
+    if type(parent) in (ast.For, ast.AsyncFor) and getattr(parent, "iter", None) is load:
+        return all(_shows_only(ctx, stmt) for stmt in parent.body)
+    return False
+
+
+def _shows_only(ctx: Context, stmt: ast.stmt) -> bool:
+    call = stmt.value if type(stmt) is ast.Expr else None
+    if type(stmt) is ast.Pass:
+        return True
+    if type(call) is not ast.Call:
+        return False
+    func = call.func
+    return (type(func) is ast.Name and func.id in ("print", "display", "pprint")
+            and ctx.binding(func) is None) or ctx.qualname(func) == "tensorflow.print"
+
+
+def _only_peeked(ctx: Context, call: ast.Call) -> bool:
+    """The dataset ``call`` makes is bound to a name (once, in the module) that is only ever
+    peeked at (:func:`_peek_use`): a guide printing ``ds.take(5)``. One read that does
+    anything else (a ``fit``, a further step, passing it on) and it counts as consumed."""
+    chained = _chained_on(ctx, call)
+    top = chained[-1] if chained else call
+    assign = ctx.parent(top)
+    if type(assign) is not ast.Assign or len(assign.targets) != 1 \
+            or type(assign.targets[0]) is not ast.Name:
+        return False
+    name = assign.targets[0].id
+    stores = [n for n in cast("list[ast.Name]", ctx.nodes_of(ast.Name))
+              if n.id == name and type(n.ctx) is ast.Store]
+    if len(stores) != 1:
+        return False
+    loads = ctx.name_loads(name)
+    return bool(loads) and all(_peek_use(ctx, n) for n in loads)
 
 
 def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
