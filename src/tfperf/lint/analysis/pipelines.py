@@ -240,3 +240,29 @@ def static_padded_shapes(step: ast.Call) -> bool:
                 continue
             return False  # a value this rule cannot read
     return True
+
+
+# What a loop that only shows the elements calls: nothing to overlap the input with.
+SHOW_CALLS = frozenset({"print", "display", "pprint"})
+
+
+def printing_loop(ctx: Context, loop: ast.AST) -> bool:
+    """``for x in ds: print(x)``: the elements are looked at, not consumed by work."""
+    for stmt in loop.body:
+        if type(stmt) is ast.Pass:
+            continue
+        call = stmt.value if type(stmt) is ast.Expr else None
+        if type(call) is not ast.Call:
+            return False
+        func = call.func
+        if not ((type(func) is ast.Name and func.id in SHOW_CALLS)
+                or ctx.qualname(func) == "tensorflow.print"):
+            return False
+    return True
+
+
+def next_of_iter(ctx: Context, iter_call: ast.AST) -> bool:
+    """``next(iter(ds))``: one element looked at, not a consumed pipeline."""
+    parent = ctx.parent(iter_call)
+    return type(parent) is ast.Call and type(parent.func) is ast.Name \
+        and parent.func.id == "next"

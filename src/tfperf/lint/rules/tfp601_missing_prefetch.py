@@ -10,7 +10,13 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
-from tfperf.lint.analysis.pipelines import PREFETCHING_SOURCES, Pipeline, pipeline
+from tfperf.lint.analysis.pipelines import (
+    PREFETCHING_SOURCES,
+    Pipeline,
+    next_of_iter,
+    pipeline,
+    printing_loop,
+)
 from tfperf.lint.analysis.syntax import keyword, method_call, own_nodes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -33,7 +39,7 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     """Expressions consumed as datasets: ``model.fit(ds)``/``evaluate``/``predict`` (first
     argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
     for node in ctx.nodes_of(ast.For, ast.AsyncFor):
-        if not _printing_loop(ctx, node):
+        if not printing_loop(ctx, node):
             yield node.iter
     for node in ctx.calls:
         func = node.func
@@ -42,7 +48,7 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
             if arg is not None:
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
-                and ctx.binding(func) is None and not _peek(ctx, node):
+                and ctx.binding(func) is None and not next_of_iter(ctx, node):
             yield node.args[0]
 
 
@@ -64,32 +70,6 @@ def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
         return pipe
     inner = pipeline(ctx, value)
     return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
-
-
-# What a loop that only shows the elements calls: nothing to overlap the input with.
-SHOW_CALLS = frozenset({"print", "display", "pprint"})
-
-
-def _printing_loop(ctx: Context, loop: ast.AST) -> bool:
-    """``for x in ds: print(x)``: the elements are looked at, not consumed by work."""
-    for stmt in loop.body:
-        if type(stmt) is ast.Pass:
-            continue
-        call = stmt.value if type(stmt) is ast.Expr else None
-        if type(call) is not ast.Call:
-            return False
-        func = call.func
-        if not ((type(func) is ast.Name and func.id in SHOW_CALLS)
-                or ctx.qualname(func) == "tensorflow.print"):
-            return False
-    return True
-
-
-def _peek(ctx: Context, iter_call: ast.AST) -> bool:
-    """``next(iter(ds))``: one element looked at, not a consumed pipeline."""
-    parent = ctx.parent(iter_call)
-    return type(parent) is ast.Call and type(parent.func) is ast.Name \
-        and parent.func.id == "next"
 
 
 class MissingPrefetch(Rule):

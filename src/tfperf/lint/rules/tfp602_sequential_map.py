@@ -15,7 +15,9 @@ from tfperf.lint.analysis.pipelines import (
     is_random_op,
     is_tf_dataset,
     map_function,
+    next_of_iter,
     pipeline,
+    printing_loop,
 )
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
@@ -476,23 +478,11 @@ def _peek_use(ctx: Context, load: ast.AST) -> bool:
         return type(k) is ast.Constant and type(k.value) is int and 0 < k.value <= PEEK_MAX
     if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id == "iter" \
             and ctx.binding(parent.func) is None:
-        outer = ctx.parent(parent)
-        return type(outer) is ast.Call and type(outer.func) is ast.Name \
-            and outer.func.id == "next" and ctx.binding(outer.func) is None
-    if type(parent) in (ast.For, ast.AsyncFor) and getattr(parent, "iter", None) is load:
-        return all(_shows_only(ctx, stmt) for stmt in parent.body)
+        return next_of_iter(ctx, parent)
+    if parent is not None and type(parent) in (ast.For, ast.AsyncFor) \
+            and getattr(parent, "iter", None) is load:
+        return printing_loop(ctx, parent)
     return False
-
-
-def _shows_only(ctx: Context, stmt: ast.stmt) -> bool:
-    call = stmt.value if type(stmt) is ast.Expr else None
-    if type(stmt) is ast.Pass:
-        return True
-    if type(call) is not ast.Call:
-        return False
-    func = call.func
-    return (type(func) is ast.Name and func.id in ("print", "display", "pprint")
-            and ctx.binding(func) is None) or ctx.qualname(func) == "tensorflow.print"
 
 
 def _only_peeked(ctx: Context, call: ast.Call) -> bool:
