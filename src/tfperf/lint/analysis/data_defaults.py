@@ -28,7 +28,12 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tfperf.lint.analysis.pipelines import Pipeline, is_random_op, map_function
+from tfperf.lint.analysis.pipelines import (
+    Pipeline,
+    is_random_op,
+    map_function,
+    parallel_calls_given,
+)
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.semantic import Context
@@ -314,8 +319,7 @@ def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bo
     method = last.func.attr
     if method not in ("map", "interleave"):
         return False
-    positional = {"map": 1, "interleave": 3}[method]
-    if keyword(last, "num_parallel_calls") is not None or len(last.args) > positional:
+    if parallel_calls_given(last):
         return True
     if method != "map" or not defaults.map_parallelization:
         return False

@@ -266,3 +266,15 @@ def next_of_iter(ctx: Context, iter_call: ast.AST) -> bool:
     parent = ctx.parent(iter_call)
     return type(parent) is ast.Call and type(parent.func) is ast.Name \
         and parent.func.id == "next"
+
+
+# Dataset method → positional index of its ``num_parallel_calls`` argument.
+PARALLEL_ARG = {"map": 1, "interleave": 3}
+
+
+def parallel_calls_given(call: ast.Call) -> bool:
+    """``ds.map(...)``/``ds.interleave(...)`` given ``num_parallel_calls``, by keyword or by
+    position."""
+    method = getattr(call.func, "attr", "")
+    return keyword(call, "num_parallel_calls") is not None \
+        or len(call.args) > PARALLEL_ARG[method]

@@ -11,11 +11,13 @@ from typing import cast
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.data_defaults import data_defaults, map_state
 from tfperf.lint.analysis.pipelines import (
+    PARALLEL_ARG,
     Pipeline,
     is_random_op,
     is_tf_dataset,
     map_function,
     next_of_iter,
+    parallel_calls_given,
     pipeline,
     printing_loop,
 )
@@ -24,8 +26,6 @@ from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import DATASET_METHODS, Context
 
-# Method → positional index of its num_parallel_calls argument.
-PARALLEL_ARG = {"map": 1, "interleave": 3}
 # TF calls with effects whose order parallel calls could change.
 STATEFUL = frozenset({"tensorflow.print", "tensorflow.summary", "tensorflow.Variable",
                       "tensorflow.compat.v1.assign", "tensorflow.compat.v1.assign_add"})
@@ -383,10 +383,8 @@ in the same module.
                 or not ctx.imports_tf:
             return
         call: ast.Call = node  # type: ignore[assignment]
-        if keyword(call, "num_parallel_calls") is not None \
-                or len(call.args) > PARALLEL_ARG[func.attr] \
-                or any(k.arg is None for k in call.keywords) or not call.args \
-                or not is_tf_dataset(ctx, func.value):
+        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+                or not call.args or not is_tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
         if fn is not None and _restructures_only(ctx, fn):
