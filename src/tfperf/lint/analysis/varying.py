@@ -13,7 +13,7 @@ from tfperf.lint.semantic import Context
 HANDFUL = 4
 
 
-def _literal_count(ctx: Context, it: ast.AST) -> int | None:
+def literal_count(ctx: Context, it: ast.AST) -> int | None:
     """How many values a literal iterable yields: ``range(3)``, ``[0.1, 0.01]``; else None."""
     if type(it) in (ast.List, ast.Tuple, ast.Set):
         return len(it.elts)
@@ -29,7 +29,7 @@ def _literal_count(ctx: Context, it: ast.AST) -> int | None:
 def _python_number_source(ctx: Context, it: ast.AST, target: ast.AST, name: str) -> bool:
     """Whether ``for <target> in <it>`` binds ``name`` to a Python number per iteration:
     ``range(...)``; the index of ``enumerate(...)``; a literal list of numbers."""
-    count = _literal_count(ctx, it)
+    count = literal_count(ctx, it)
     if count is not None and count <= HANDFUL:
         return False
     if type(target) is ast.Name:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import ref_name
-from tfperf.lint.analysis.varying import HANDFUL
+from tfperf.lint.analysis.varying import HANDFUL, literal_count
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -21,15 +21,10 @@ def _known_length(ctx: Context, expr: ast.AST | None, depth: int = 0) -> int | N
     one; else ``None``."""
     if expr is None or depth > 6:
         return None
+    count = literal_count(ctx, expr)
+    if count is not None:
+        return count
     t = type(expr)
-    if t in (ast.List, ast.Tuple, ast.Set):
-        return len(expr.elts)
-    if t is ast.Call and ctx.is_builtin_call(expr, "range") and expr.args \
-            and all(type(a) is ast.Constant and type(a.value) is int for a in expr.args):
-        try:
-            return len(range(*[a.value for a in expr.args]))
-        except (TypeError, ValueError):
-            return None
     if t is ast.Call and ctx.is_builtin_call(expr, "enumerate", "reversed", "sorted", "list",
                                              "tuple") and len(expr.args) == 1:
         return _known_length(ctx, expr.args[0], depth + 1)
