@@ -12,7 +12,7 @@ from tfperf.lint.analysis.tf_functions import (
     tf_function_called,
     tf_function_callee_names,
 )
-from tfperf.lint.analysis.varying import HANDFUL, varying_scalar
+from tfperf.lint.analysis.varying import HANDFUL, literal_count, varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -50,16 +50,12 @@ def _handful_loop_number(ctx: Context, arg: ast.AST, at: ast.AST) -> bool:
     if type(target) is not ast.Name or target.id != arg.id:
         return False
     if type(it) in (ast.List, ast.Tuple):
-        values = it.elts
-        return 2 <= len(values) <= HANDFUL and all(
-            type(e) is ast.Constant and type(e.value) in (int, float) for e in values)
-    if ctx.is_builtin_call(it, "range") and it.args and not it.keywords \
-            and all(type(a) is ast.Constant and type(a.value) is int for a in it.args):
-        try:
-            return 2 <= len(range(*[a.value for a in it.args])) <= HANDFUL
-        except (TypeError, ValueError):
+        if not all(type(e) is ast.Constant and type(e.value) in (int, float) for e in it.elts):
             return False
-    return False
+    elif not ctx.is_builtin_call(it, "range"):
+        return False
+    count = literal_count(ctx, it)
+    return count is not None and 2 <= count <= HANDFUL
 
 
 def _only_tensor_data(ctx: Context, fn: ast.AST, name: str) -> bool:
