@@ -65,6 +65,20 @@ def _block_of(holder: ast.AST, node: ast.AST) -> tuple[str, list[ast.stmt]] | No
     return None
 
 
+def block_holding(ctx: Context, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list (a ``body``, ``orelse`` or ``finalbody``) that holds ``stmt``."""
+    found = _block_of(ctx.parent(stmt), stmt)  # type: ignore[arg-type]
+    return found[1] if found is not None else None
+
+
+def leaves_after(ctx: Context, stmt: ast.stmt) -> bool:
+    """A ``return``/``break``/``raise`` follows ``stmt`` in its block: what ``stmt`` sets
+    does not reach another iteration of an enclosing loop."""
+    block = block_holding(ctx, stmt)
+    return block is not None and any(type(s) in (ast.Return, ast.Break, ast.Raise)
+                                     for s in block[block.index(stmt) + 1:])
+
+
 def may_reach(ctx: Context, stmt: ast.stmt, use: ast.AST) -> bool:
     """Whether one run can execute ``stmt`` and then reach ``use``: ``False`` when they sit
     in mutually exclusive branches (``if``/``else``, two ``except`` handlers, a handler and

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import leaves_after
 from tfperf.lint.analysis.dependence import read_elsewhere
 from tfperf.lint.analysis.dependence import ref_name as _ref
 from tfperf.lint.analysis.imports import top_level_imports
@@ -103,18 +104,6 @@ def _growths(ctx: Context, loop: ast.AST, target: str) -> list[ast.AST]:
         if type(value) is ast.Call and _grown_piece(value, target) is not None:
             out.append(s)
     return out
-
-
-def _leaves_loop_after(ctx: Context, stmt: ast.stmt) -> bool:
-    """A ``return``/``break``/``raise`` follows ``stmt`` in its block: the grown value does
-    not reach another iteration."""
-    parent = ctx.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if type(block) is list and stmt in block:
-            after = block[block.index(stmt) + 1:]
-            return any(type(s) in (ast.Return, ast.Break, ast.Raise) for s in after)
-    return False
 
 
 class ConcatGrownInLoop(Rule):
@@ -325,7 +314,7 @@ tail (`tokens[:, -1:]`, which the last piece gives) do not count.
         loop = loops[0]
         if (not _long_loop(ctx, loop)
                 or _reset_before(loop, node, target)  # type: ignore[arg-type]
-                or _leaves_loop_after(ctx, node)):  # type: ignore[arg-type]
+                or leaves_after(ctx, node)):  # type: ignore[arg-type]
             return
         # Each iteration reads what was grown (autoregressive decoding feeds the sequence
         # back, a dense block convolves all features so far): a list cannot replace it.

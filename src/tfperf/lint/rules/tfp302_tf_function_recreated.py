@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.assignments import assigned_value, block_holding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
 from tfperf.lint.analysis.syntax import keywords_of
 from tfperf.lint.analysis.tf_functions import is_tf_function_call
@@ -60,9 +60,7 @@ def _exports_graph(ctx: Context, use: ast.Call) -> bool:
         stmt = ctx.parent(stmt)
     if stmt is None:
         return False
-    holder = ctx.parent(stmt)
-    block = next((b for f in ("body", "orelse", "finalbody")
-                  if type(b := getattr(holder, f, None)) is list and stmt in b), None)
+    block = block_holding(ctx, stmt)
     if block is None:
         return False
     for before in block[:block.index(stmt)]:

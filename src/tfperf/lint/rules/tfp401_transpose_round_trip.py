@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Edit, Finding, Fix
-from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
+from tfperf.lint.analysis.assignments import assigned_value, block_holding, loads_bound_by
 from tfperf.lint.analysis.traced import surely_eager
 from tfperf.lint.analysis.transposes import TRANSPOSE_CALLS, Transpose, transpose_of, undoes
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -17,15 +17,6 @@ def _statement_of(ctx: Context, node: ast.AST) -> ast.stmt | None:
     for p in [node, *ctx.ancestors(node)]:
         if isinstance(p, ast.stmt):
             return p
-    return None
-
-
-def _block_of(ctx: Context, stmt: ast.stmt) -> list[ast.stmt] | None:
-    parent = ctx.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if type(block) is list and stmt in block:
-            return block
     return None
 
 
@@ -241,7 +232,7 @@ Grappler removes the round trip), so its precision on real eager code is not mea
         second = _statement_of(ctx, outer.call)
         if type(first) is not ast.Assign or first.value is not inner.call or second is None:
             return None
-        block = _block_of(ctx, first)
+        block = block_holding(ctx, first)
         if block is None or second not in block:
             return None
         between = block[block.index(first) + 1:block.index(second)]

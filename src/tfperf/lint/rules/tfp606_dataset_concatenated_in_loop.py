@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import leaves_after
 from tfperf.lint.analysis.dependence import ref_name
 from tfperf.lint.analysis.varying import HANDFUL, literal_count
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -94,18 +95,6 @@ def _reset_before(loop: ast.AST, stmt: ast.stmt, target: str) -> bool:
         if type(s) is ast.Assign and any(ref_name(t) == target for t in s.targets) \
                 and not any(ref_name(n) == target for n in ast.walk(s.value)):
             return True
-    return False
-
-
-def _leaves_loop_after(ctx: Context, stmt: ast.stmt) -> bool:
-    """A ``return``/``break``/``raise`` follows ``stmt`` in its block: the chain does not
-    reach another iteration."""
-    parent = ctx.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if type(block) is list and stmt in block:
-            return any(type(s) in (ast.Return, ast.Break, ast.Raise)
-                       for s in block[block.index(stmt) + 1:])
     return False
 
 
@@ -294,6 +283,6 @@ with `functools.reduce` or across functions, nor a loop that leaves right after 
         count = _known_length(ctx, getattr(loops[0], "iter", None))
         if count is not None and count <= HANDFUL:
             return
-        if _reset_before(loops[0], stmt, receiver) or _leaves_loop_after(ctx, stmt):
+        if _reset_before(loops[0], stmt, receiver) or leaves_after(ctx, stmt):
             return
         yield self.finding(ctx, node)
