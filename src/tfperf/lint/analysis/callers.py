@@ -56,3 +56,22 @@ def called_in_loop(ctx: Context, fn: ast.AST) -> ast.Call | None:
         if ctx.in_loop(call) and not ctx.in_tf_function(call):
             return call
     return None
+
+
+def bound_arguments(fn: ast.AST, call: ast.Call) -> dict[str, ast.expr] | None:
+    """What each parameter of ``fn`` receives from ``call``: the argument passed, else the
+    parameter's default (a parameter with neither is left out); ``self``/``cls`` count as
+    filled already. ``None`` when ``*args``/``**kwargs`` in the call hide which is which."""
+    args = getattr(fn, "args", None)
+    if args is None or any(type(a) is ast.Starred for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return None
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    values: dict[str, ast.expr] = dict(zip(params[len(params) - len(args.defaults):],
+                                           args.defaults, strict=True))
+    values.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                  if d is not None)
+    given = [p for p in params if p not in ("self", "cls")]
+    values.update(zip(given, call.args, strict=False))  # fewer given: defaults stand
+    values.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return values

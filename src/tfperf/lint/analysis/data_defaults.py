@@ -28,6 +28,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tfperf.lint.analysis.callers import bound_arguments
 from tfperf.lint.analysis.pipelines import (
     Pipeline,
     is_random_op,
@@ -254,18 +255,7 @@ def _callee(ctx: Context, name: ast.Name, depth: int, call: ast.Call) -> MapStat
 def _bool_arguments(fn: ast.AST, call: ast.Call) -> dict[str, bool]:
     """Parameters of ``fn`` that ``call`` fixes to a bool constant, passed or by default:
     ``preprocess(img, is_training=False)`` → ``{"is_training": False}``."""
-    args = getattr(fn, "args", None)
-    if args is None or any(type(a) is ast.Starred for a in call.args) \
-            or any(k.arg is None for k in call.keywords):
-        return {}
-    params = [a.arg for a in (*args.posonlyargs, *args.args)]
-    values: dict[str, ast.expr] = dict(zip(params[len(params) - len(args.defaults):],
-                                           args.defaults, strict=True))
-    values.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
-                  if d is not None)
-    values.update(zip(params, call.args, strict=False))  # fewer given: defaults stand
-    values.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-    return {name: v.value for name, v in values.items()
+    return {name: v.value for name, v in (bound_arguments(fn, call) or {}).items()
             if type(v) is ast.Constant and type(v.value) is bool}
 
 

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.callers import calls_of
+from tfperf.lint.analysis.callers import bound_arguments, calls_of
 from tfperf.lint.analysis.tf_functions import (
     receiving_param,
     tf_function_called,
@@ -31,18 +31,8 @@ def _default_of(fn: ast.AST, arg: ast.arg) -> ast.expr | None:
 def _value_passed(call: ast.Call, fn: ast.AST, arg: ast.arg) -> ast.expr | None:
     """What ``call`` gives ``arg`` of ``fn``: the argument, the default when it gives none,
     ``None`` when unknown (``*args``, ``**kwargs``)."""
-    for k in call.keywords:
-        if k.arg == arg.arg:
-            return k.value
-        if k.arg is None:
-            return None
-    if any(type(x) is ast.Starred for x in call.args):
-        return None
-    a = fn.args
-    positional = [p for p in [*a.posonlyargs, *a.args] if p.arg not in ("self", "cls")]
-    if arg in positional and positional.index(arg) < len(call.args):
-        return call.args[positional.index(arg)]
-    return _default_of(fn, arg)
+    bound = bound_arguments(fn, call)
+    return None if bound is None else bound.get(arg.arg)
 
 
 def _one_value_from_callers(ctx: Context, fn: ast.AST, arg: ast.arg) -> bool:
