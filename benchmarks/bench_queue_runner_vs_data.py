@@ -1,21 +1,21 @@
 """Is a TF1 queue-runner input pipeline slower than tf.data? (recall row F036; no rule.)
 
-    python benchmarks/bench_queue_runner_vs_data.py [--examples 20000] [--steps 200] [--rounds 5]
+    python benchmarks/bench_queue_runner_vs_data.py [--examples 20000] [--steps 200] [--budget 10]
 
 Graph mode (tf.compat.v1), the same examples and per-example work on both sides:
 `slice_input_producer` + `shuffle_batch` (one enqueue thread unless `--threads`), against
 `from_tensor_slices().map().shuffle().repeat().batch()` read through a one-shot iterator.
 `--heavy` adds an image's per-example work (resize, blur); `--sequential-map` turns
-tf.data's automatic map parallelisation off. Times `--steps` runs of a
-reduction over each batch after 20 warm-up runs, rounds interleaved (machine load hits both
-alike); prints the medians and the ratio queue / tf.data.
+tf.data's automatic map parallelisation off. One call runs `--steps`
+steps of a reduction over each batch in a session started once per pipeline; tfperf's
+comparison core warms both up and times them in interleaved rounds (machine load hits both
+alike), then prints medians, spread and the ratio queue / tf.data.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+from typing import Any
 
 
 def main() -> int:
@@ -23,7 +23,7 @@ def main() -> int:
     p.add_argument("--examples", type=int, default=20000)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--budget", type=float, default=10.0, help="seconds of rounds")
     p.add_argument("--heavy", action="store_true",
                    help="per-example work of an image pipeline (resize to 128x128, blur)")
     p.add_argument("--threads", type=int, default=1, help="shuffle_batch's num_threads")
@@ -33,6 +33,8 @@ def main() -> int:
 
     import numpy as np
     import tensorflow as tf
+
+    from tfperf.bench.comparison import compare
 
     tf1 = tf.compat.v1
     tf1.disable_eager_execution()
@@ -47,21 +49,26 @@ def main() -> int:
             image = tf.nn.avg_pool2d(image[None], 5, 1, "SAME")[0]
         return image, label
 
-    def run(g: tf.Graph, out: tf.Tensor, queues: bool) -> float:
-        with tf1.Session(graph=g) as sess:
-            coord = tf1.train.Coordinator()
-            threads = tf1.train.start_queue_runners(sess, coord=coord) if queues else []
-            for _ in range(20):
-                sess.run(out)
-            start = time.perf_counter()
+    def started(g: tf.Graph, out: tf.Tensor, queues: bool) -> tuple[Any, Any]:
+        """A session on ``g`` (queue threads started) and a function running --steps steps."""
+        sess = tf1.Session(graph=g)
+        coord = tf1.train.Coordinator()
+        threads = tf1.train.start_queue_runners(sess, coord=coord) if queues else []
+
+        def steps() -> None:
             for _ in range(args.steps):
                 sess.run(out)
-            seconds = time.perf_counter() - start
+
+        for _ in range(20):  # the first runs fill the queues / load the constants
+            sess.run(out)
+
+        def close() -> None:
             coord.request_stop()
             coord.join(threads, stop_grace_period_secs=5)
-        return seconds
+            sess.close()
+        return steps, close
 
-    def queue() -> float:
+    def queue() -> tuple[Any, Any]:
         g = tf.Graph()
         with g.as_default():
             image, label = tf1.train.slice_input_producer([tf.constant(x), tf.constant(y)])
@@ -69,9 +76,9 @@ def main() -> int:
             images, _ = tf1.train.shuffle_batch([image, label], batch_size=args.batch,
                                                 capacity=2000, min_after_dequeue=1000,
                                                 num_threads=args.threads)
-            return run(g, tf.reduce_sum(images), queues=True)
+            return started(g, tf.reduce_sum(images), queues=True)
 
-    def data() -> float:
+    def data() -> tuple[Any, Any]:
         g = tf.Graph()
         with g.as_default():
             ds = tf.data.Dataset.from_tensor_slices((x, y)).map(per_example)
@@ -81,17 +88,24 @@ def main() -> int:
                 options.experimental_optimization.map_parallelization = False
                 ds = ds.with_options(options)
             images, _ = tf1.data.make_one_shot_iterator(ds).get_next()
-            return run(g, tf.reduce_sum(images), queues=False)
+            return started(g, tf.reduce_sum(images), queues=False)
 
-    times: dict[str, list[float]] = {"queue runners": [], "tf.data": []}
-    for _ in range(args.rounds):
-        times["queue runners"].append(queue())
-        times["tf.data"].append(data())
-    for name, values in times.items():
-        print(f"{name:<14} median {statistics.median(values):7.3f} s per {args.steps} steps "
-              f"(rounds {', '.join(f'{v:.3f}' for v in values)})")
-    ratio = statistics.median(times["queue runners"]) / statistics.median(times["tf.data"])
-    print(f"queue runners / tf.data = {ratio:.2f}x")
+    (queue_steps, close_queue), (data_steps, close_data) = queue(), data()
+    try:
+        # Shuffled batches differ between the two on purpose: times only.
+        report = compare({"queue runners": queue_steps, "tf.data": data_steps},
+                         baseline="tf.data", budget=args.budget, check_equivalence=False,
+                         min_rounds=3, slow_after=60.0, call_limit=300.0)
+    finally:
+        close_queue()
+        close_data()
+    print(f"TensorFlow {tf.__version__}; one call = {args.steps} steps of a batch of "
+          f"{args.batch}; speedup = tf.data time / queue-runner time")
+    print(report.table())
+    times = {v.name: v.median_s for v in report.variants}
+    if times.get("queue runners") and times.get("tf.data"):
+        print(f"queue runners / tf.data = {times['queue runners'] / times['tf.data']:.2f}x "
+              "(medians)")
     return 0
 
 

@@ -40,11 +40,11 @@ otherwise; every example's parsing and augmentation runs in those runs. A `tf.da
 runs the same per-example work on TensorFlow's own threads, in parallel when asked
 (`num_parallel_calls`, and TF ≥ 2.x parallelises stateless maps by itself), and overlaps it
 with training (claim S19: the input pipeline's structure decides throughput). Measured here on
-TF 2.21 CPU in graph mode (`benchmarks/bench_queue_runner_vs_data.py`, 3 rounds, batches of
-64): with an image's per-example work (resize to 128x128, blur) the queue-runner pipeline took
-1.75x the time of the tf.data one (1.51x with tf.data's automatic map parallelisation turned
-off, 1.24x against four enqueue threads, `num_threads=4`); with almost no per-example work
-the two were even (0.92x and 0.99x in two runs). TF
+TF 2.21 CPU in graph mode (`benchmarks/bench_queue_runner_vs_data.py`, batches of 64,
+interleaved rounds): with an image's per-example work (resize to 128x128, blur) the
+queue-runner pipeline took 1.60–1.75x the time of the tf.data one (1.51x with tf.data's
+automatic map parallelisation turned off, 1.24x against four enqueue threads,
+`num_threads=4`); with almost no per-example work the two were even (0.91–0.99x). TF
 deprecated queue runners in 1.x for tf.data, and a real fix in the recall set
 (`fixes.csv` F036) reports training going from 2 h to 15 min after this change.
 
