@@ -55,6 +55,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
                  Path("/tmp/tfperf-heldout2")),
     "heldout3": (HERE / "heldout3.csv", HERE / "heldout3_judged.csv",
                  Path("/tmp/tfperf-heldout3")),
+    "heldout5": (HERE / "heldout5.csv", HERE / "heldout5_judged.csv",
+                 Path("/tmp/tfperf-heldout5")),
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": (HERE / "library.csv", HERE / "library_judged.csv",
