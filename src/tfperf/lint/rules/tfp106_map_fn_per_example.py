@@ -4,6 +4,7 @@ at a time."""
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
@@ -134,6 +135,11 @@ def blocked(ctx: Context, fn: ast.AST, _seen: set[int] | None = None) -> bool:
                 if callee is not None and not isinstance(callee, str) \
                         and id(callee) not in seen and blocked(ctx, callee, seen):
                     return True
+                if callee is None and _element_to_unseen(n, fn):
+                    return True
+            elif q is not None and not q.startswith(_SEEN_PREFIXES) \
+                    and _element_to_unseen(n, fn):
+                return True  # an imported helper of the project's own
             if last == "numpy" and not n.args:
                 return True
             if q is not None and q.startswith("numpy."):
@@ -141,6 +147,31 @@ def blocked(ctx: Context, fn: ast.AST, _seen: set[int] | None = None) -> bool:
         elif type(n) in (ast.If, ast.While, ast.IfExp) and _is_tensor_test(ctx, n.test, fn):
             return True
     return False
+
+
+_PY_BUILTINS = frozenset(dir(builtins))
+# Qualified names whose batching is known (or handled above): not unseen helpers.
+_SEEN_PREFIXES = ("tensorflow.", "keras", "tf_keras", "numpy.", "builtins.", "math.",
+                  "functools.")
+
+
+def _element_to_unseen(call: ast.Call, fn: ast.AST) -> bool:
+    """The element goes into a function the rule cannot see: a method of an object made
+    elsewhere (``preproc.read_from_jpegfile(path)``, its class in another cell) or an
+    imported helper. It may read and decode a file per element, which only a per-element
+    loop can do, so nothing can be said. Keras layers and models held on ``self``
+    (``self.encoder(x)``) and Python builtins are not unseen: they batch."""
+    func = call.func
+    root = func
+    while type(root) is ast.Attribute:
+        root = root.value
+    if type(root) is ast.Name and (root.id == "self" or (
+            root is func and root.id in _PY_BUILTINS)):
+        return False
+    params = _params(fn)
+    return any(type(a) is ast.Name and a.id in params
+               for arg in [*call.args, *(k.value for k in call.keywords)]
+               for a in ast.walk(arg))
 
 
 def _vectorized_alternative(ctx: Context, node: ast.AST) -> bool:
@@ -290,7 +321,9 @@ No automatic fix: the batched form of a function depends on what it computes (ax
 one), and `tf.vectorized_map` needs every output to have the same shape.
 
 ## Known limitations
-Not reported: functions the rule cannot see (a parameter, an imported function), functions
+Not reported: functions the rule cannot see (a parameter, an imported function) or that hand
+the element to a helper it cannot see (a method of an object built elsewhere, the project's
+own import: it may read and decode a file per element), functions
 that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
 own loops, update variables or run optimizer steps (also through a method or function of
 this module they call), take a data-dependent subset (`tf.boolean_mask`, `tf.unique`),
@@ -339,6 +372,19 @@ there a per-element loop is the right tool.
             import tensorflow as tf
             def apply(fn, xs):
                 return tf.map_fn(fn, xs)
+        """),
+        # The element goes to a helper the rule cannot see: a method of an object built
+        # elsewhere, or the project's own import (it may read and decode a file per element).
+        Valid("""
+            import tensorflow as tf
+            from .ingest import load_image
+            loader = make_loader()
+            def serve(paths):
+                a = tf.map_fn(lambda p: loader.read_image(p) * 2.0, paths,
+                              fn_output_signature=tf.float32)
+                b = tf.map_fn(lambda p: tf.image.flip_left_right(load_image(p, 224)), paths,
+                              fn_output_signature=tf.float32)
+                return a, b
         """),
         # A Python branch on the element's value and a host call.
         Valid("""
