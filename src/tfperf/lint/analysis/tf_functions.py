@@ -76,6 +76,26 @@ def tf_function_decorator_or_wrapper(ctx: Context, fn: ast.AST) -> ast.expr | No
     return None
 
 
+def decorated_into_tf_function(ctx: Context, fn: ast.AST) -> bool:
+    """A decorator of ``fn`` is the module's own and builds a ``tf.function`` around it
+    (``@distributed(...)`` whose inner ``@tf.function`` def runs ``strategy.run(fun)``):
+    calling ``fn`` runs a graph, though no ``tf.function`` is written on it."""
+    for d in getattr(fn, "decorator_list", ()):
+        target = d.func if type(d) is ast.Call else d
+        if type(target) is not ast.Name:
+            continue
+        b = ctx.binding(target)
+        if b is None or b.kind != "def" or type(b.value) not in DEF_NODES:
+            continue
+        for n in ast.walk(b.value):
+            if type(n) in DEF_NODES and n is not b.value \
+                    and tf_function_decorator_or_wrapper(ctx, n) is not None:
+                return True
+            if type(n) is ast.Call and is_tf_function_call(ctx, n):
+                return True
+    return False
+
+
 def tf_function_called(ctx: Context, func: ast.AST) -> TfFunction | None:
     """The ``tf.function`` that calling ``func`` runs: a name bound to a decorated ``def`` or
     to ``tf.function(g)``; ``self.m`` for a decorated method ``m`` of the enclosing class or

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.analysis.host import host_conversion
+from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -183,6 +184,28 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                     loss = tf.reduce_mean(model(x))
                 grads = tape.gradient(loss, model.trainable_variables)
                 opt.apply_gradients(zip(grads, model.trainable_variables))
+            for x in tf.data.Dataset.range(3):
+                train_step(None, None, x)
+        """),
+        # Compiled by the module's own decorator (a tf.function around strategy.run).
+        Valid("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            def replicated(reduce_op):
+                def wrap(step):
+                    @tf.function
+                    def run(*args):
+                        out = strategy.run(step, args=args)
+                        return strategy.reduce(reduce_op, out, axis=None)
+                    return run
+                return wrap
+            @replicated(tf.distribute.ReduceOp.SUM)
+            def train_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
             for x in tf.data.Dataset.range(3):
                 train_step(None, None, x)
         """),
@@ -390,6 +413,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         fn = ctx.enclosing_function(node)
         if type(fn) not in _DEFS or not _trains(fn.body):
             return
+        if decorated_into_tf_function(ctx, fn):
+            return  # the module's own decorator compiles it
         first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
                            and _is_tape_with(ctx, n)), None)
         if first_tape is not node:
