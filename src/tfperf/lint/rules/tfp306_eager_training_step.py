@@ -413,7 +413,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         fn = ctx.enclosing_function(node)
         if type(fn) not in _DEFS or not _trains(fn.body):
             return
-        if decorated_into_tf_function(ctx, fn):
+        if decorated_into_tf_function(ctx, fn):  # type: ignore[arg-type]
             return  # the module's own decorator compiles it
         first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
                            and _is_tape_with(ctx, n)), None)
