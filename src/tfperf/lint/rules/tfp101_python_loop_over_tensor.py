@@ -33,7 +33,8 @@ class PythonLoopOverTensor(Rule):
 ## What it does
 Finds Python loops that visit a tensor one element (row, slice) at a time and do tensor work
 per element: `for i in range(x.shape[0])`, `range(len(t))`, `range(tf.shape(t)[0])` with `t[i]`
-in the body, or iterating a tensor directly (`for row in t`) outside `tf.function`.
+in the body, or iterating a tensor directly (`for row in t`) outside `tf.function`. A nest
+of such loops (rows, then columns) is one finding, on the outermost loop.
 
 ## Why is this bad?
 Each iteration dispatches a few tiny ops, each paying Python and kernel-launch overhead, and
@@ -234,7 +235,8 @@ AutoGraph turns into a graph loop.
             for row in x:
                 total = total + tf.reduce_sum(row)
         """, count=1, lines=(4,)),
-        # The article's §5.1 function: both loops walk the tensor element by element.
+        # The article's §5.1 function: both loops walk the tensor element by element; one
+        # finding, on the outer loop (one einsum replaces the nest).
         Invalid("""
             import tensorflow as tf
             def compute_feature_tf_slow(samples, weights):
@@ -246,7 +248,7 @@ AutoGraph turns into a graph loop.
                         weighted_sum = weighted_sum + window_data[j] * weights[j]
                     results.append(weighted_sum)
                 return tf.stack(results)
-        """, count=2, lines=(4, 7)),
+        """, count=1, lines=(4,)),
         # A name re-bound inside the same iteration is not carried: still per-element work.
         Invalid("""
             import tensorflow as tf
@@ -274,27 +276,35 @@ AutoGraph turns into a graph loop.
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf:
             return  # nothing here can be a tensor
-        el = element_loop(ctx, node)
-        if el is None:
+        if not self._reported(ctx, node):
             return
-        it = node.iter if type(node) is ast.For else node.generators[0].iter
-        if in_chunks(ctx, it):
-            return  # `range(0, n, batch_size)`: one batch per iteration
-        if el.kind == "iterate" and not self._surely_rows(ctx, node):
-            return
-        if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
-            return  # `range(len(nodes))` over a parameter: most often a list of tensors
-        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
-        if not does_tensor_work(ctx, list(walk_body(node))):
-            return
-        # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
-        # so the loop cannot become one whole-tensor op.
-        if type(node) is ast.For and loop_flow(ctx, node).recurrent:
+        # Nested loops over one tensor's rows and columns are one place to change: the
+        # outermost reported loop carries the finding, not each loop of the nest.
+        if any(type(outer) in self.node_types and self._reported(ctx, outer)
+               for outer in ctx.enclosing_loops(node)):
             return
         if type(node) is ast.For:
             yield self.finding(ctx, node, end_node=header_end(node))
         else:
             yield self.finding(ctx, node)
+
+    def _reported(self, ctx: Context, node: ast.AST) -> bool:
+        el = element_loop(ctx, node)
+        if el is None:
+            return False
+        it = node.iter if type(node) is ast.For else node.generators[0].iter
+        if in_chunks(ctx, it):
+            return False  # `range(0, n, batch_size)`: one batch per iteration
+        if el.kind == "iterate" and not self._surely_rows(ctx, node):
+            return False
+        if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
+            return False  # `range(len(nodes))` over a parameter: most often a list of tensors
+        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
+        if not does_tensor_work(ctx, list(walk_body(node))):
+            return False
+        # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
+        # so the loop cannot become one whole-tensor op.
+        return not (type(node) is ast.For and loop_flow(ctx, node).recurrent)
 
     @staticmethod
     def _surely_rows(ctx: Context, loop: ast.AST) -> bool:
