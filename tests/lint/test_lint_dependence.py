@@ -136,10 +136,11 @@ def test_lists_of_tensors_are_not_tensors_but_their_items_are():
         first = heads[0]
         rows = tf.unstack(x)
         coords = tf.unstack(x, None, axis=-1)
+        steps = tf.unstack(x, num=8, axis=1)
         text = tf.compat.as_text(b"abc")
         use = a
     """)
-    for name in ("heads", "grads", "tvars", "rets", "coords"):
+    for name in ("heads", "grads", "tvars", "rets", "coords", "steps"):
         assert ctx.is_tensor_list(_value(tree, name)), name
         assert not ctx.is_tensor_like(_value(tree, name)), name
     assert ctx.is_tensor_like(_value(tree, "first"))

@@ -206,3 +206,28 @@ def test_automagic_in_a_cell_of_several_lines_is_a_syntax_error(tmp_path):
 def test_cell_magic_with_a_body_that_is_not_python_is_skipped(tmp_path):
     p = write_nb(tmp_path, nb(["%%time\n", "for i in range(3):\n", "f(i)\n"]))
     assert [f.code for f in lint(p).findings] == []
+
+
+RETRACE_CELL = ["@tf.function\n", "def step(i):\n", "    return tf.cast(i, tf.float32) * 2.0\n",
+                "for i in range(100):\n", "    step(i)\n"]
+
+
+@pytest.mark.parametrize("first", [
+    ["%tensorflow_version 2.x\n"],                 # Colab: the runtime's kernel has `tf`
+    ["print 'TF', tf.__version__\n", "import tensorflow as tf\n"],  # import in a broken cell
+])
+def test_tf_that_no_saved_cell_binds_comes_from_the_kernel(tmp_path, first):
+    # A notebook's `tf` that no analysed cell binds was bound in the kernel (a cell deleted,
+    # one that does not parse, `%run`): read as TensorFlow, every rule gated on TF runs.
+    p = write_nb(tmp_path, nb(first, RETRACE_CELL))
+    found = [f for f in lint(p).findings if f.code != "TFP000"]
+    assert [(f.code, f.location.cell, f.location.line) for f in found] == [("TFP301", 3, 5)]
+    # A plain module is not a kernel: an unbound `tf` there stays unknown.
+    py = tmp_path / "m.py"
+    py.write_text("".join(RETRACE_CELL))
+    assert lint(py).findings == []
+
+
+def test_a_tf_bound_in_the_notebook_to_something_else_is_not_guessed(tmp_path):
+    p = write_nb(tmp_path, nb(["tf = load_config()\n"], RETRACE_CELL))
+    assert lint(p).findings == []

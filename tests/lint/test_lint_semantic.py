@@ -54,6 +54,21 @@ def test_qualname_resolves_what_a_name_refers_to(source, expected):
     assert ctx.call_qualname(last_call(ctx)) == expected
 
 
+@pytest.mark.parametrize(("source", "expected"), [
+    # A notebook's kernel may hold a `tf` no saved cell binds: read as TensorFlow...
+    ("tf.transpose(x)", "tensorflow.transpose"),
+    # ...unless something in the notebook binds the name.
+    ("tf = object()\ntf.transpose(x)", None),
+    ("def f(tf):\n    return tf.transpose(x)", None),
+    ("np.array(x)", None),
+])
+def test_a_notebook_reads_an_unbound_tf_as_tensorflow(source, expected):
+    ctx = Context(ast.parse(source), source, "n.ipynb")
+    assert ctx.call_qualname(last_call(ctx)) == expected
+    assert ctx.imports_tf == (expected is not None)
+    assert ("tensorflow" in ctx.imported_roots) == (expected is not None)
+
+
 def test_function_local_import_and_global_declaration():
     ctx = ctx_for("def f():\n    import tensorflow as tf\n    return tf.zeros(3)\n"
                   "def g():\n    return tf.zeros(3)\n")

@@ -63,7 +63,8 @@ simplest case (a running sum).
 
 ## Known limitations
 Not reported: loops over Python lists (`range(len(layers))`, the lists `tf.split`,
-`tf.gradients` or `tf.trainable_variables()` return), over datasets, loops whose body only
+`tf.gradients` or `tf.trainable_variables()` return, `tf.unstack` along another axis than
+the first: channels or a static RNN's time steps), over datasets, loops whose body only
 indexes (to print, plot or convert each row) without tensor work, loops with a recurrence
 (a value read before it is re-bound in the iteration and not a plain running sum/max: a
 hand-unrolled RNN, `x = layer(x)`), and iterating a tensor inside `tf.function`, which
@@ -128,6 +129,13 @@ AutoGraph turns into a graph loop.
                 assign_ops[var] = (var.assign(pl), pl)
             heads = tf.split(tf.ones([4, 8]), 4, axis=1)
             outs = [tf.nn.relu(h) for h in heads]
+        """),
+        # Unstacked along the time axis: a static RNN's step inputs, each a whole batch.
+        Valid("""
+            import tensorflow as tf
+            def decoder_inputs(targets, steps):
+                per_step = tf.unstack(targets, num=steps, axis=1)
+                return [tf.expand_dims(t, axis=-1) for t in per_step]
         """),
         # A list of model outputs; a layer's weights.
         Valid("""

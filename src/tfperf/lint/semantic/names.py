@@ -77,7 +77,7 @@ class NameModel(ModuleIndex):
         # Built together by :meth:`_binders`, on first use.
         self._binders_by_name: dict[str, list[ast.AST]] | None = None
         self._resolvable: set[str] | None = None
-        self._star_tf = False  # `tf` comes from a star import (see _binders)
+        self._star_tf = False  # `tf` comes from a star import or the kernel (see _binders)
         self._declared: dict[str, list[ast.AST]] = {}
         self._name_tables: dict[str, tuple[set[ast.AST], dict[ast.AST, list[Binding]]]] = {}
 
@@ -120,14 +120,30 @@ class NameModel(ModuleIndex):
                     lst.append(node)
         # `from train import *` where train.py does `import tensorflow as tf`: research code
         # does this, and a `tf` that nothing in the module binds can only come from there.
-        # Read as TensorFlow; the name is conventional enough for the guess to be safe.
-        self._star_tf = star and STAR_TF not in by_name
+        # A notebook's cells run in a kernel that may hold names no saved cell binds (a cell
+        # deleted or that does not parse, `%run setup.py`, a Colab runtime): a `tf` there
+        # comes from the kernel. Read as TensorFlow in both; the name is conventional enough
+        # for the guess to be safe. A plain module's unbound `tf` is left alone.
+        self._star_tf = (star or self.path.endswith(".ipynb")) and STAR_TF not in by_name
         if self._star_tf:
             resolvable.add(STAR_TF)
         self._declared = declared
         self._resolvable = resolvable
         self._binders_by_name = by_name
         return by_name
+
+    def _find_imported_roots(self) -> frozenset[str]:
+        roots = super()._find_imported_roots()
+        if "tensorflow" not in roots and "tf." in self.source and self.guesses_tf:
+            return roots | {"tensorflow"}  # the guessed `tf` is TensorFlow's
+        return roots
+
+    @property
+    def guesses_tf(self) -> bool:
+        """Whether a ``tf`` that nothing here binds is read as TensorFlow (a star import,
+        or a notebook's kernel: see :meth:`_binders`)."""
+        self._binders()
+        return self._star_tf
 
     @property
     def resolvable_names(self) -> set[str]:

@@ -36,14 +36,16 @@ _STRUCTURE_OPS = {"scan": ("initializer", 2), "foldl": ("initializer", 2),
 def _structure_call(call: ast.Call, qualname: str) -> bool:
     """``tf.scan(fn, elems, [0., 0.])``: a higher-order op whose initializer is a list or
     tuple literal returns a list of tensors, not one tensor; so does ``tf.unstack(x,
-    axis=-1)`` (a few coordinates or channels)."""
+    axis=k)`` along any axis but the first (a few coordinates, channels or time steps)."""
     last = qualname.rsplit(".", 1)[-1]
     if last == "unstack" and qualname.startswith(("tensorflow.", "keras.ops.")):
-        # Along the last axis: coordinates or channels, a few items, not one per row.
+        # Along another axis than rows: coordinates, channels or a static RNN's time steps,
+        # each item a whole batch's slice, not one per row.
         axis = call.args[2] if len(call.args) > 2 else next(
             (k.value for k in call.keywords if k.arg == "axis"), None)
-        return type(axis) is ast.UnaryOp and type(axis.op) is ast.USub \
-            and type(axis.operand) is ast.Constant and axis.operand.value == 1
+        if type(axis) is ast.UnaryOp and type(axis.op) is ast.USub:
+            axis = axis.operand
+        return type(axis) is ast.Constant and type(axis.value) is int and axis.value != 0
     spec = _STRUCTURE_OPS.get(last)
     if spec is None or not qualname.startswith("tensorflow."):
         return False
@@ -84,6 +86,8 @@ class TensorFlowModel(NameModel):
         return self.cached("imports_tf", self._find_tf_import)
 
     def _find_tf_import(self) -> bool:
+        if self.path.endswith(".ipynb") and "tf." in self.source and self.guesses_tf:
+            return True  # `tf` from the kernel (NameModel._binders)
         for node in self._raw_bindings:
             t = type(node)
             if t is ast.Import:
