@@ -101,3 +101,28 @@ def test_the_setting_decides_over_the_pin(tmp_path):
     assert len(found) == 1
     found = _tfp403(tmp_path, pin="tensorflow==2.1.0", setting="2.4")
     assert len(found) == 1 and "from TF 2.2" not in found[0].message
+
+
+@pytest.mark.parametrize(("version", "source", "after", "expected"), [
+    ("2.1", "setup.py: tensorflow>=2.1.0", "", (">=2.1.0", ">=2.1.0")),
+    ("2.0", "setup.py: tensorflow>=2.0.0, <2.1.0", "", (">=2.0.0,<2.1.0", ">=2.0.0,<2.1.0")),
+    ("1.6", "README.md: TensorFlow >= 1.6", "", (">=1.6", ">=1.6")),
+    ("0.12", "setup.py: tensorflow==0.12.1", "", ("0.12", "0.12")),
+    ("0.9", "README.md: at least version 0.9 (setup.py: tensorflow>=0.7.1)", "", ("0.9", "0.9")),
+    ("1.7", "requirements.txt: tensorflow>=1.7.0", "1.13", (">=1.7.0", "1.13")),
+    ("2.2", "setup.py: tensorflow>=2.1", "", ("2.2", "2.2")),  # not the row's lowest
+])
+def test_score_lints_a_row_at_the_range_its_pin_names(version, source, after, expected):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "lint_fixes"))
+    import fixset
+    import score
+
+    row = fixset.FixRow(id="F1", repo="o/r", before="a" * 40, after="b" * 40, path="p.py",
+                        after_path="", before_lines="9-9", after_lines="9-9",
+                        kind="tile vs broadcast", style="tf2", form="library", why="w",
+                        after_expect="clean", tf_version=version, tf_version_source=source,
+                        after_tf_version=after)
+    assert (score.target_setting(row, "before"), score.target_setting(row, "after")) == expected
