@@ -12,7 +12,10 @@ with `tf.map_fn` on the same input.
 Rows: F006 tile before a triangular solve; F008 vectorized_map with a per-element variable
 assign; F017 attention by permute+reshape+batch matmul with a tiled mask vs einsum; F027 a
 transpose into a LinearOperator matmul vs `adjoint_arg=True`; F049 `tf.nn.batch_normalization`
-vs the fused kernel on a 4-D input.
+vs the fused kernel on a 4-D input; F025 samples folded into a batched triangular solve's
+columns by transpose + reshape and back, vs a solve that broadcasts the factors (F025b: vs
+`broadcast_to` the factors first); F062 two solves and a `matrix_transpose` vs one solve per
+side and a reduction (F062t: only the transpose moved, the second solve kept).
 """
 
 from __future__ import annotations
