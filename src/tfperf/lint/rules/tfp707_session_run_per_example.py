@@ -33,6 +33,12 @@ def _assigned_names(ctx: Context, call: ast.AST) -> set[str]:
     return set()
 
 
+def _listed_example(ctx: Context, value: ast.AST, loop: ast.AST) -> bool:
+    """``[x]``: a feed of a one-element list of the loop's data (a batch of one)."""
+    return type(value) is ast.List and len(value.elts) == 1 \
+        and per_iteration_data(ctx, value.elts[0], loop)
+
+
 def _parameter_behind(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 0) -> str | None:
     """The parameter of ``fn`` that ``expr`` is (through local names, casts and re-wraps,
     arithmetic with constants): ``img`` in ``x = img.astype('f') / 255.0``."""
@@ -100,7 +106,7 @@ class SessionRunPerExample(Rule):
 ## What it does
 In TF1 graph code, finds a `session.run` inside a `for` loop (or a comprehension) whose
 `feed_dict` feeds one example of the loop's data made into a batch of one: `x[None]`,
-`np.expand_dims(x, 0)`, `x.reshape(1, -1)`, `X[i:i + 1]`, `np.array([x])`, where `x` is
+`np.expand_dims(x, 0)`, `x.reshape(1, -1)`, `X[i:i + 1]`, `np.array([x])`, `[x]`, where `x` is
 the loop's element or something indexed by the loop variable; or such a run in a function
 of the module that makes its parameter a batch of one (`def predict(img): return
 sess.run(p, {x: img[None]})`), called in a `for` loop with one example of the loop's data.
@@ -219,6 +225,13 @@ a batch of one by a function of another module: the rule cannot see that they wo
             for image in test_images:
                 labels.append(classify(image))
         """, count=1, lines=(6,)),
+        # A one-element list of the loop's sentence.
+        Invalid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for sentence in sentences:
+                vec = sess.run(embedding, feed_dict={tokens: [sentence]})
+        """, count=1, lines=(4,)),
         # A comprehension, with a batch of one made by slicing.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -239,7 +252,8 @@ a batch of one by a function of another module: the rule cannot see that they wo
                    for n in ast.walk(v) if type(n) in (ast.Name, ast.Attribute)}
             if fed & _assigned_names(ctx, run.call):
                 continue
-            if loops and any(v is not None and one_example(ctx, v, loops[0])
+            if loops and any(v is not None and (one_example(ctx, v, loops[0])
+                                                or _listed_example(ctx, v, loops[0]))
                              for v in run.feed.values):
                 yield self.finding(ctx, run.call, f"{run.session}.run fed one example at a time "
                                    "in a loop: feed a batch")
