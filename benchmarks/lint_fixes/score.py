@@ -253,7 +253,7 @@ def main() -> int:
     results = {name: score(rows, args.out, manifest, extra, args.python, args.context, forced)
                for name, extra in sets.items()}
     summary = summarise(results)
-    print("linted at: " + ("each row's tf_version" if forced is None
+    print("linted at: " + ("each row's tf_version (a range if the pin is open)" if forced is None
                            else f"TF {forced}" if forced else "the installed TF"))
     print_table(summary, args.rows)
     if args.json:
