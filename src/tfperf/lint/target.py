@@ -96,7 +96,10 @@ def parse_target(text: str) -> tuple[Version, Version]:
         if low is None:
             raise TargetError(f"tf-version must look like 2.15 or >=2.1, not {text!r}")
         return low, max(low, admitted_newest("tensorflow" + text) or NEWEST_KNOWN)
-    v = parse_version(text)
+    try:
+        v = parse_version(text)
+    except TargetError:
+        raise TargetError(f"tf-version must look like 2.15 or >=2.1, not {text!r}") from None
     return v, v
 
 
