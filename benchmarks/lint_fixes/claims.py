@@ -12,7 +12,10 @@ with `tf.map_fn` on the same input.
 Rows: F006 tile before a triangular solve; F008 vectorized_map with a per-element variable
 assign; F017 attention by permute+reshape+batch matmul with a tiled mask vs einsum; F027 a
 transpose into a LinearOperator matmul vs `adjoint_arg=True`; F049 `tf.nn.batch_normalization`
-vs the fused kernel on a 4-D input.
+vs the fused kernel on a 4-D input; F025 samples folded into a batched triangular solve's
+columns by transpose + reshape and back, vs a solve that broadcasts the factors (F025b: vs
+`broadcast_to` the factors first); F062 two solves and a `matrix_transpose` vs one solve per
+side and a reduction (F062t: only the transpose moved, the second solve kept).
 """
 
 from __future__ import annotations
@@ -86,6 +89,49 @@ def _cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any], Callable
         return tf.compat.v1.nn.fused_batch_norm(a, gamma, beta, mean=mean, variance=var,
                                                 epsilon=1e-3, is_training=False)[0]
     out["F049"] = (composite, fused, (act,))
+
+    # F025: a solve of n samples against a batch of B Cholesky factors: samples moved behind
+    # the event axes and folded into the right-hand side's columns (transpose + reshape, and
+    # back), against a solve that broadcasts the factors over the sample axis (TF >= 2.2).
+    n_s, nb, ke = 32 // s, 8, 64 // s
+    chols = tf.linalg.cholesky(tf.eye(ke, batch_shape=[nb]) * 2.0 + 0.01)
+    samples = tf.random.normal([n_s, nb, ke, ke])
+
+    def fold_solve(x: Any) -> Any:
+        y = tf.reshape(tf.transpose(x, [1, 2, 3, 0]), [nb, ke, ke * n_s])
+        y = tf.linalg.triangular_solve(chols, y)
+        return tf.transpose(tf.reshape(y, [nb, ke, ke, n_s]), [3, 0, 1, 2])
+
+    def broadcast_samples(x: Any) -> Any:
+        return tf.linalg.triangular_solve(tf.broadcast_to(chols, tf.shape(x)), x)
+
+    def broadcast_solve_only(x: Any) -> Any:
+        return tf.linalg.triangular_solve(chols[None], x)
+    out["F025"] = (fold_solve, broadcast_solve_only, (samples,))
+    out["F025b"] = (fold_solve, broadcast_samples, (samples,))
+
+    # F062: diag(K1z Kzz^-1 Kz2) with Kzz = L L^T: two solves against L and a
+    # matrix_transpose of the result, against one solve per side and a reduction.
+    mz, nx = 128 // s, 512 // s
+    lz = tf.linalg.cholesky(tf.eye(mz) * float(mz) + tf.random.uniform([mz, mz]) * 0.01)
+    k1z, k2z = tf.random.normal([nx, mz]), tf.random.normal([nx, mz])
+
+    def two_solves(a: Any, b: Any) -> Any:
+        inner = tf.linalg.triangular_solve(lz, tf.linalg.matrix_transpose(b))
+        sol = tf.linalg.triangular_solve(lz, inner, adjoint=True)
+        return tf.reduce_sum(a * tf.linalg.matrix_transpose(sol), axis=-1)
+
+    def one_per_side(a: Any, b: Any) -> Any:
+        sa = tf.linalg.triangular_solve(lz, tf.linalg.matrix_transpose(a))
+        sb = tf.linalg.triangular_solve(lz, tf.linalg.matrix_transpose(b))
+        return tf.reduce_sum(sa * sb, axis=-2)
+
+    def transpose_only(a: Any, b: Any) -> Any:  # the second solve kept, the transpose moved
+        inner = tf.linalg.triangular_solve(lz, tf.linalg.matrix_transpose(b))
+        sol = tf.linalg.triangular_solve(lz, inner, adjoint=True)
+        return tf.reduce_sum(tf.linalg.matrix_transpose(a) * sol, axis=-2)
+    out["F062"] = (two_solves, one_per_side, (k1z, k2z))
+    out["F062t"] = (two_solves, transpose_only, (k1z, k2z))
     return out
 
 

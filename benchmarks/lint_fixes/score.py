@@ -8,8 +8,12 @@ materialised before/after file: with the default rule set, with `--select ALL`, 
 `--select ALL --preview` (what the rules still in preview would add).
 Each file is linted at the TensorFlow its code targeted (`--tf-version`): the row's
 `tf_version` (its `after_tf_version` for the after file when the fix changed the pin), one
-invocation per version. The materialised files carry no pin of their own, so without it every
-row would be linted at the installed TF; `--tf-version X.Y` lints every row at X.Y instead.
+invocation per version. Where the row's `tf_version_source` names an open requirement
+(`setup.py: tensorflow>=2.1.0`), the file is linted at that range (`--tf-version '>=2.1.0'`), as
+`tfperf lint` reads the project's pin: its oldest release first, and what newer releases do
+for the rules that ask (TFP403: a solve that broadcasts from 2.2). The materialised files carry
+no pin of their own, so without it every row would be linted at the installed TF;
+`--tf-version X.Y` lints every row at X.Y instead.
 For each row:
   * hit       a rule code has a finding inside the changed lines of the before file and no
               finding inside the changed lines of the after file (a finding is inside when its
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -95,6 +100,30 @@ def side_score(findings: list[dict], spans: list[Span], context: int) -> Side:
     return side
 
 
+# `tensorflow>=2.1.0`, `TensorFlow >= 1.6`, `tensorflow>=2.0.0, <2.1.0` at the head of a
+# row's tf_version_source (before any parenthesis, which names other evidence).
+_PIN_SPEC = re.compile(r"tensorflow[-\w]*\s*((?:(?:==|~=|>=|<=|<|>)\s*[\w.*-]+\s*,?\s*)+)",
+                       re.IGNORECASE)
+_OPEN = re.compile(r"(~=|>=|>)\s*(\d+)\.(\d+)")
+
+
+def target_setting(row: FixRow, side: str) -> str:
+    """The ``--tf-version`` for ``side``: the row's X.Y, or the range its source names when
+    that is an open requirement whose lowest release is the row's (``>=2.1.0``)."""
+    v = row.target(side)
+    if not v or (side == "after" and row.after_tf_version):
+        return v
+    head = row.tf_version_source.split(":", 1)[-1].split("(", 1)[0]
+    m = _PIN_SPEC.search(head)
+    if m is None:
+        return v
+    spec = re.sub(r"\s+", "", m.group(1)).rstrip(",")
+    lows = [(int(a), int(b)) for _, a, b in _OPEN.findall(spec)]
+    if not lows or "==" in spec or f"{min(lows)[0]}.{min(lows)[1]}" != v:
+        return v
+    return spec
+
+
 def files_by_version(rows: list[FixRow], out: Path, manifest: dict,
                      tf_version: str | None = None) -> dict[str, list[Path]]:
     """The materialised files grouped by the TF version each is linted at: the row's target
@@ -104,7 +133,7 @@ def files_by_version(rows: list[FixRow], out: Path, manifest: dict,
     for r in rows:
         for side in ("before", "after"):
             path = out / manifest[r.id][side]
-            v = r.target(side) if tf_version is None else tf_version
+            v = target_setting(r, side) if tf_version is None else tf_version
             if version_of.setdefault(path, v) != v:
                 raise ValueError(f"{path}: linted at both {version_of[path]} and {v}")
     groups: dict[str, list[Path]] = defaultdict(list)
@@ -224,7 +253,7 @@ def main() -> int:
     results = {name: score(rows, args.out, manifest, extra, args.python, args.context, forced)
                for name, extra in sets.items()}
     summary = summarise(results)
-    print("linted at: " + ("each row's tf_version" if forced is None
+    print("linted at: " + ("each row's tf_version (a range if the pin is open)" if forced is None
                            else f"TF {forced}" if forced else "the installed TF"))
     print_table(summary, args.rows)
     if args.json:

@@ -14,7 +14,7 @@ from tfperf.lint import registry
 from tfperf.lint.engine import lint_source
 from tfperf.lint.fix import fix_source, parses
 from tfperf.lint.rule import DOC_SECTIONS, Invalid, Valid, example_source
-from tfperf.lint.target import NEWEST_KNOWN, parse_version
+from tfperf.lint.target import NEWEST_KNOWN, parse_target
 
 RULES = registry.all_rules()
 CODES = [r.code for r in RULES]
@@ -26,8 +26,8 @@ INVALID = [pytest.param(r, ex, id=f"{r.code}-INVALID-{i}")
 
 
 def _lint(source, rule, tf_version=None):
-    version = parse_version(tf_version) if tf_version else NEWEST_KNOWN
-    return lint_source(source, "example.py", rules=[rule], tf_version=version)
+    low, high = parse_target(tf_version) if tf_version else (NEWEST_KNOWN, NEWEST_KNOWN)
+    return lint_source(source, "example.py", rules=[rule], tf_version=low, tf_newest=high)
 
 
 def test_the_catalogue_is_not_empty_and_has_the_reference_rules():

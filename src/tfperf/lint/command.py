@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--preview", action="store_true",
                    help="run the rules still in preview too (not yet precise on real code)")
     p.add_argument("--tf-version", metavar="X.Y",
-                   help="the TensorFlow the code targets (default: tf-version in pyproject, "
-                        "the project's pin, the installed TensorFlow, the newest known)")
+                   help="the TensorFlow the code targets: X.Y, or a range such as '>=2.1' "
+                        "(default: tf-version in pyproject, the project's pin, the installed "
+                        "TensorFlow, the newest known)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="apply unsafe fixes too (implies --fix unless --diff)")

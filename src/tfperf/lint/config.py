@@ -164,10 +164,10 @@ def load_config(paths: list[str]) -> LintConfig:
     cfg.preview = preview
     tf_version = section.get("tf-version")
     if tf_version is not None:
-        from tfperf.lint.target import TargetError, parse_version
+        from tfperf.lint.target import TargetError, parse_target
 
         try:
-            parse_version(str(tf_version))
+            parse_target(str(tf_version))
         except TargetError as exc:
             raise ConfigError(f"{pyproject}: [tool.tfperf.lint] {exc}") from None
         cfg.tf_version = str(tf_version)

@@ -83,9 +83,10 @@ class Dispatcher:
     """The rules of one run, arranged for one walk: node type → rules that want it."""
 
     def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN,
-                 version_set: bool = False) -> None:
+                 version_set: bool = False, tf_newest: tuple[int, int] | None = None) -> None:
         self.rules = list(rules)
         self.tf_version = tf_version
+        self.tf_newest = tf_newest  # the newest release admitted (None: tf_version only)
         # Set by the user (tf-version): a notebook's own pip pin does not override it.
         self.version_set = version_set
         self.by_type: dict[type, list[Rule]] = {}
@@ -99,7 +100,7 @@ class Dispatcher:
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
         """Findings of every rule on one parsed module."""
         try:
-            ctx = Context(tree, source, path, self.tf_version)
+            ctx = Context(tree, source, path, self.tf_version, self.tf_newest)
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
@@ -216,15 +217,17 @@ def sort_key(f: Finding) -> tuple:
 def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | None = None,
                 dispatcher: Dispatcher | None = None,
                 tf_version: tuple[int, int] = NEWEST_KNOWN,
-                tree: ast.Module | None = None) -> list[Finding]:
+                tree: ast.Module | None = None,
+                tf_newest: tuple[int, int] | None = None) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
-    for code targeting TensorFlow ``tf_version``, sorted, ``# noqa`` applied. ``tree``, if
+    for code targeting TensorFlow ``tf_version`` (up to ``tf_newest``, when its pin admits
+    later releases), sorted, ``# noqa`` applied. ``tree``, if
     given, is ``source`` already parsed (a notebook's cells, parsed one by one)."""
     if dispatcher is None:
         if rules is None:
             from tfperf.lint.registry import all_rules
             rules = all_rules()
-        dispatcher = Dispatcher(rules, tf_version)
+        dispatcher = Dispatcher(rules, tf_version, tf_newest=tf_newest)
     if tree is None:
         tree, err = parse(source, path)
         if err is not None:

@@ -328,9 +328,10 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher) -> list[Fin
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
         pin = notebook_pin([_cell_text(c) for c in cells
                             if isinstance(c, dict) and c.get("cell_type") == "code"])
-        if pin is not None and pin.version != dispatcher.tf_version:
+        if pin is not None and (pin.version, pin.upper) != (dispatcher.tf_version,
+                                                            dispatcher.tf_newest):
             dispatcher = copy.copy(dispatcher)
-            dispatcher.tf_version = pin.version
+            dispatcher.tf_version, dispatcher.tf_newest = pin.version, pin.upper
     findings = [c.error for c in mod.cells.values() if c.error is not None]
     if mod.text.strip():
         for f in lint_source(mod.text, path, dispatcher=dispatcher, tree=mod.tree):

@@ -48,7 +48,7 @@ def example_source(text: str) -> str:
 @dataclass(frozen=True)
 class Valid:
     """A VALID example: ``source`` must give no finding of the rule. ``tf_version``: the
-    TensorFlow the example targets ("2.10"; default: the newest known)."""
+    TensorFlow the example targets ("2.10", or a range: ">=2.1"; default: the newest known)."""
 
     source: str
     tf_version: str | None = None
@@ -65,7 +65,8 @@ class Invalid:
     ``lines``: the 1-based lines the findings start on, sorted (``None``: not checked).
     ``fixed``: the source after applying all of this rule's fixes, safe and unsafe
     (``None``: the rule offers no fix here, and the test checks that it offers none).
-    ``tf_version``: the TensorFlow the example targets (default: the newest known).
+    ``tf_version``: the TensorFlow the example targets ("2.10", or a range: ">=2.1"; default:
+    the newest known).
     """
 
     source: str

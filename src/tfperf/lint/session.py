@@ -86,21 +86,29 @@ def _lint_chunk(paths: list[str]) -> list[FileResult]:
                        _WORKER.get("targets"), _WORKER.get("key_salt"))  # type: ignore[arg-type]
 
 
+def _version_key(versions: tuple[tuple[int, int], tuple[int, int] | None]) -> str:
+    """The targeted releases as part of a cache key: the oldest alone when that is all the
+    target admits (so the keys of a pinned project do not change), else both."""
+    low, high = versions
+    return str(low) if high is None or high == low else f"{low}-{high}"
+
+
 def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
                 targets: FileTargets | None = None,
                 key_salt: bytes | None = None) -> list[FileResult]:
     """Lint ``paths``; with ``key_salt``, each result also carries the file's cache key, made
     from the bytes read for linting (a cold run hashes in the workers, not before them)."""
-    by_version: dict[tuple[int, int], Dispatcher] = {dispatcher.tf_version: dispatcher}
+    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None], Dispatcher] = {
+        (dispatcher.tf_version, dispatcher.tf_newest): dispatcher}
 
     def for_file(path: str) -> Dispatcher:
-        """The dispatcher for the version this file targets (its own project's pin)."""
+        """The dispatcher for the versions this file targets (its own project's pin)."""
         if targets is None:
             return dispatcher
-        v = targets.version(path)
+        v = targets.range(path)
         if v not in by_version:
             by_version[v] = copy.copy(dispatcher)
-            by_version[v].tf_version = v
+            by_version[v].tf_version, by_version[v].tf_newest = v
         return by_version[v]
 
     if key_salt is not None:
@@ -113,7 +121,8 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             data = Path(path).read_bytes()
         except OSError:
             return lint_file(path, for_file(path), options)  # says why it cannot be read
-        version = targets.version(path) if targets is not None else dispatcher.tf_version
+        version = _version_key(targets.range(path)) if targets is not None \
+            else _version_key((dispatcher.tf_version, dispatcher.tf_newest))
         result = lint_file(path, for_file(path), options, data=data)
         result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
         return result
@@ -195,7 +204,8 @@ def run(request: LintRequest) -> LintOutcome:
         from tfperf.lint.cache import LintCache
 
         where = request.cache_dir or cache_dir("lint", request.paths[0] if request.paths else None)
-        cache = LintCache(where, [r.code for r in rules], salt=f"tf{target.version}")
+        cache = LintCache(where, [r.code for r in rules],
+                          salt=f"tf{_version_key((target.version, target.newest))}")
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
     todo: list[str] = []
@@ -205,7 +215,7 @@ def run(request: LintRequest) -> LintOutcome:
         if cache is not None and key_salt is None:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
-                version = targets.version(path)
+                version = _version_key(targets.range(path))
                 key = cache.key_of(path, f"\0tf{version}".encode())
             except OSError:
                 key = ""
@@ -223,7 +233,8 @@ def run(request: LintRequest) -> LintOutcome:
         if cache is not None and key and not r.notes:
             cache.put(key, r.findings)
             if r.cache_key:  # keyed in a worker: its stat is recorded here
-                cache.record(r.path, f"\0tf{targets.version(r.path)}".encode(), key)
+                cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
+                             key)
     if cache is not None:
         cache.flush()
 

@@ -17,6 +17,11 @@ Where it comes from, first found wins:
 3. the TensorFlow installed here (its ``*.dist-info`` folder: nothing is imported);
 4. the newest version tfperf knows.
 
+A target is a range: ``version``, the oldest release the code must run on (what rules ask
+first), and ``newest``, the newest release it admits (``tensorflow>=2.1`` admits every later
+one; ``==2.1`` only 2.1). A rule whose advice needs a feature added later (an op that
+broadcasts from 2.2) may still speak when ``newest`` has it, and say from which release.
+
 Nothing here imports TensorFlow or executes the project's files (``setup.py`` is read as
 text).
 """
@@ -53,6 +58,12 @@ PIN_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 class TargetTF:
     version: Version
     source: str  # where it came from, for `tfperf lint --show-settings`-like output and docs
+    newest: Version | None = None  # the newest release admitted (None: ``version`` only)
+
+    @property
+    def upper(self) -> Version:
+        """The newest release the target admits."""
+        return self.newest if self.newest is not None else self.version
 
     def __str__(self) -> str:
         return f"TensorFlow {self.version[0]}.{self.version[1]} ({self.source})"
@@ -73,6 +84,66 @@ def parse_version(text: str) -> Version:
     if m is None:
         raise TargetError(f"tf-version must look like 2.15, not {text!r}")
     return int(m.group(1)), int(m.group(2))
+
+
+def parse_target(text: str) -> tuple[Version, Version]:
+    """A ``tf-version`` setting → (oldest, newest) release: ``"2.15"`` is that release only;
+    a requirement specifier, ``">=2.1"`` or ``">=2.1,<2.4"``, a range (its lowest version
+    first; an open range reaches the newest release tfperf knows)."""
+    text = str(text).strip()
+    if text[:1] in "<>=~!":
+        low = pinned_version("tensorflow" + text)
+        if low is None:
+            raise TargetError(f"tf-version must look like 2.15 or >=2.1, not {text!r}")
+        return low, max(low, admitted_newest("tensorflow" + text) or NEWEST_KNOWN)
+    try:
+        v = parse_version(text)
+    except TargetError:
+        raise TargetError(f"tf-version must look like 2.15 or >=2.1, not {text!r}") from None
+    return v, v
+
+
+def _spec_of(requirement: str) -> str | None:
+    m = _REQUIREMENT.match(requirement.split("#", 1)[0].split(";", 1)[0])
+    if m is None:
+        return None
+    rest = requirement[m.end("name"):]
+    if rest[:1].isalnum() or rest[:1] in "-_":  # `tensorflow-datasets`: another package
+        return None
+    return m.group("spec") or ""
+
+
+def admitted_newest(requirement: str) -> Version | None:
+    """The newest TensorFlow release a requirement line admits (``None`` if it names no
+    TensorFlow, or no bound): ``tensorflow==2.1.0`` → (2, 1); ``~=2.1.0`` → (2, 1);
+    ``>=2.1,<2.4`` → (2, 3); ``>=2.1`` or ``~=2.1`` → the newest tfperf knows (of 2.x)."""
+    spec = _spec_of(requirement)
+    if not spec:
+        return None
+    bounds: list[Version] = []
+    for op, text in re.findall(r"(===|==|~=|<=|>=|<|>|!=)\s*([\w.*]+)", spec):
+        parts = text.split(".")
+        if not parts[0].isdigit():
+            continue
+        major = int(parts[0])
+        if op in ("<", "<="):
+            b = _below(op, major, int(parts[1]) if len(parts) > 1 and parts[1].isdigit()
+                       else None)
+            if b is not None:
+                bounds.append(b)
+            continue
+        if not (len(parts) > 1 and parts[1].isdigit()):
+            continue
+        minor = int(parts[1])
+        if op in ("==", "==="):
+            bounds.append((major, minor))
+        elif op == "~=":  # ~=2.1.0: 2.1.*; ~=2.1: 2.*
+            line_end = NEWEST_KNOWN if major == NEWEST_KNOWN[0] else (
+                major, LAST_MINOR.get(major, minor))
+            bounds.append((major, minor) if len(parts) > 2 else line_end)
+    if bounds:
+        return min(bounds)
+    return NEWEST_KNOWN if re.search(r">=?\s*\d", spec) else None
 
 
 def pinned_version(requirement: str) -> Version | None:
@@ -174,7 +245,11 @@ def project_pin(root: Path | None) -> TargetTF | None:
     if not found:
         return None
     version, name = min(found)
-    return TargetTF(version, f"lowest version pinned in {name}")
+    # The tightest upper bound any pinning line states (a lock file's `==` wins over setup.py).
+    uppers = [u for _, line in _requirement_lines(root) if pinned_version(line) is not None
+              and (u := admitted_newest(line)) is not None]
+    newest = max(version, min(uppers)) if uppers else version
+    return TargetTF(version, f"lowest version pinned in {name}", newest)
 
 
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)-(?P<version>\d[^-]*)\.dist-info$")
@@ -216,6 +291,7 @@ def notebook_pin(sources: list[str]) -> TargetTF | None:
     magics included): the lowest version its ``pip install`` lines pin, else Colab's
     ``%tensorflow_version 1.x`` (TF 1.15). ``%tensorflow_version 2.x`` names no release."""
     pins: list[Version] = []
+    uppers: list[Version] = []
     colab: Version | None = None
     for text in sources:
         for line in text.splitlines():
@@ -225,12 +301,14 @@ def notebook_pin(sources: list[str]) -> TargetTF | None:
                     v = pinned_version(token.strip("\"'"))
                     if v is not None:
                         pins.append(v)
+                        uppers.append(admitted_newest(token.strip("\"'")) or v)
                 continue
             c = _COLAB_VERSION.match(line)
             if c is not None and c.group("major") == "1":
                 colab = (1, LAST_MINOR[1])
     if pins:
-        return TargetTF(min(pins), "pinned by the notebook's pip install")
+        return TargetTF(min(pins), "pinned by the notebook's pip install",
+                        max(min(pins), min(uppers)))
     if colab is not None:
         return TargetTF(colab, "%tensorflow_version 1.x in the notebook")
     return None
@@ -243,7 +321,8 @@ def resolve(configured: str | None, start: Path | None) -> TargetTF:
     """The target version for a run on ``start`` (a linted path, or its project folder; see
     the module docstring for the order)."""
     if configured:
-        return TargetTF(parse_version(configured), SETTING)
+        low, high = parse_target(configured)
+        return TargetTF(low, SETTING, high)
     return (project_pin(start) or installed_version()
             or TargetTF(NEWEST_KNOWN, "newest known to tfperf"))
 
@@ -259,19 +338,24 @@ class FileTargets:
         self.run = run
         self.fallback = None if run.configured else (installed_version() or TargetTF(
             NEWEST_KNOWN, "newest known to tfperf")).version
-        self._by_folder: dict[str, Version] = {}
-        self._by_real: dict[str, Version] = {}
+        self._by_folder: dict[str, tuple[Version, Version]] = {}
+        self._by_real: dict[str, tuple[Version, Version]] = {}
 
     def version(self, path: str) -> Version:
+        """The oldest release ``path``'s code must run on."""
+        return self.range(path)[0]
+
+    def range(self, path: str) -> tuple[Version, Version]:
+        """The oldest and the newest release ``path``'s project admits."""
         if self.fallback is None:
-            return self.run.version
+            return self.run.version, self.run.upper
         folder = os.path.dirname(os.path.abspath(path))
         found = self._by_folder.get(folder)
         if found is None:
             found = self._by_folder[folder] = self._of_real_folder(os.path.realpath(folder))
         return found
 
-    def _of_real_folder(self, folder: str) -> Version:
+    def _of_real_folder(self, folder: str) -> tuple[Version, Version]:
         # Memoised folder by folder on the way up: the files of one project share all the
         # folders above theirs, so each folder is listed once per run.
         found = self._by_real.get(folder)
@@ -282,9 +366,9 @@ class FileTargets:
         parent = os.path.dirname(folder)
         if kind == "pin":
             pin = project_pin(Path(folder))
-            found = pin.version if pin else fallback
+            found = (pin.version, pin.upper) if pin else (fallback, fallback)
         elif kind == "repo" or parent == folder:
-            found = fallback
+            found = (fallback, fallback)
         else:
             found = self._of_real_folder(parent)
         self._by_real[folder] = found

@@ -235,10 +235,13 @@ the tile only does what broadcasting would:
   (`K` in `tf.reshape(e, [1, 1, 1, K, D])`), feeding an element-wise op;
 - or a tile that repeats only size-1 batch axes (all but the last two) of an operand of
   `tf.matmul` (which broadcasts batch axes since TF 1.14) or `tf.linalg.triangular_solve`
-  (since TF 2.2: the rule reads the targeted TensorFlow version), whatever the counts: the
-  copies either meet the other operand's batch extent, which broadcasting does, or make the op
-  compute the same product once per copy (GPflow's KL term tiled a Cholesky factor `L` times
-  before a triangular solve, with `L` read from a third tensor).
+  (since TF 2.2), whatever the counts: the copies either meet the other operand's batch
+  extent, which broadcasting does, or make the op compute the same product once per copy
+  (GPflow's KL term tiled a Cholesky factor `L` times before a triangular solve, with `L`
+  read from a third tensor). The rule reads the targeted TensorFlow: silent when no release
+  the project admits broadcasts (`tensorflow==2.1`, `tensorflow<2.2`); when its pin admits
+  older and newer ones (`tensorflow>=2.1`), it reports and says from which release (GPflow's
+  fix kept the tile behind a version test for the older ones).
 
 The tiled copy may also be used a second time in a masked mean, `x *= m` then
 `K.sum(x, axis) / K.sum(m, axis)`: a reduction over axes that are not repeated, whose result
@@ -342,13 +345,21 @@ axis whose count is read from the other operand's shape.
             def f(chol, rhs, n):
                 return tf.linalg.triangular_solve(tf.tile(chol[:, None, :], [1, n, 1]), rhs)
         """),
-        # Targeting TF 2.1: triangular_solve did not broadcast batch axes yet.
+        # Targeting TF 2.1 only (`tensorflow==2.1`): triangular_solve did not broadcast batch
+        # axes yet.
         Valid("""
             import tensorflow as tf
             def f(chol, rhs, q):
                 chol_b = tf.tile(tf.expand_dims(chol, 0), [tf.shape(q)[0], 1, 1])
                 return tf.linalg.triangular_solve(chol_b, rhs)
         """, tf_version="2.1"),
+        # A pin that stops before 2.2 (`tensorflow>=2.0,<2.2`): no admitted release broadcasts.
+        Valid("""
+            import tensorflow as tf
+            def f(chol, rhs, q):
+                chol_b = tf.tile(tf.expand_dims(chol, 0), [tf.shape(q)[0], 1, 1])
+                return tf.linalg.triangular_solve(chol_b, rhs)
+        """, tf_version=">=2.0,<2.2"),
         # The tiled batch is used twice (the copy serves another consumer).
         Valid("""
             import tensorflow as tf
@@ -448,6 +459,14 @@ axis whose count is read from the other operand's shape.
             def add_bias(x, bias):
                 return x + tf.repeat(bias[None, :], tf.shape(x)[0], axis=0)
         """, count=1, lines=(3,)),
+        # A pin from TF 2.1 on (`tensorflow>=2.1`): the solve broadcasts from 2.2, which the
+        # project admits (the message says so; the fix keeps the tile behind a version test).
+        Invalid("""
+            import tensorflow as tf
+            def kl_trace(chol, rhs, n):
+                chol_b = tf.tile(tf.expand_dims(chol, 0), [n, 1, 1])
+                return tf.reduce_sum(tf.linalg.triangular_solve(chol_b, rhs, lower=True))
+        """, count=1, lines=(3,), tf_version=">=2.1"),
         # A batch axis added with `[None]` for a matmul, inside a conditional expression.
         Invalid("""
             import tensorflow as tf
@@ -525,11 +544,16 @@ axis whose count is read from the other operand's shape.
         if other is None and type(op) is ast.Call and len(op.args) >= 2 \
                 and use in op.args[:2]:
             since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
-            if since is None or ctx.tf_version < since or max(repeated) >= rank - 2:
+            if since is None or ctx.tf_newest < since or max(repeated) >= rank - 2:
                 return None
             # No tie to the other operand needed here: a size-1 batch axis repeated into a
             # batch op either meets the other operand's batch extent (broadcasting does it) or
             # makes the op compute the same product once per copy. Both waste the tile.
+            if ctx.tf_version < since:  # the pin admits older releases too: say from when
+                return (f"tf.tile repeats size-1 batch axes that {ctx.source_of(op.func)} "
+                        f"broadcasts from TF {since[0]}.{since[1]}, which the project's pin "
+                        "admits: the tiled copy is not needed there (keep the tile behind a "
+                        "TensorFlow-version test for older releases)")
             return (f"tf.tile repeats size-1 batch axes that {ctx.source_of(op.func)} "
                     "broadcasts: the tiled copy is not needed")
         if other is None:

@@ -20,14 +20,17 @@ class Context(TensorFlowModel):
     """What a rule may ask about the module it checks. Built by :mod:`tfperf.lint.engine`.
 
     Attributes: ``path``, ``source``, ``tree``, ``lines`` (with line endings), and
-    ``tf_version``, the TensorFlow (major, minor) the code targets (:mod:`tfperf.lint.target`).
+    ``tf_version``, the TensorFlow (major, minor) the code targets (:mod:`tfperf.lint.target`):
+    the oldest release it must run on; ``tf_newest``, the newest release its pin admits.
     Facts a rule or helper computes once per module go through :meth:`cached`.
     """
 
     def __init__(self, tree: ast.Module, source: str, path: str = "<string>",
-                 tf_version: tuple[int, int] = NEWEST_KNOWN) -> None:
+                 tf_version: tuple[int, int] = NEWEST_KNOWN,
+                 tf_newest: tuple[int, int] | None = None) -> None:
         super().__init__(tree, source, path)
         self.tf_version = tf_version
+        self.tf_newest = tf_version if tf_newest is None else max(tf_newest, tf_version)
 
     def char_col(self, line: int, byte_col: int) -> int:
         """``ast`` columns are UTF-8 byte offsets; findings and edits use characters."""

@@ -1,0 +1,89 @@
+"""One example of a loop's data made into a batch of one (``x[None]``,
+``np.expand_dims(x, 0)``, ``X[i:i + 1]``): what a model call or a session run fed one
+example per iteration receives."""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.lint.analysis.varying import per_iteration_data, preserved_operand
+from tfperf.lint.semantic import Context
+
+# Calls that add a leading batch axis of one: `tf.expand_dims(x, 0)`, `np.expand_dims(x, 0)`.
+_EXPAND_DIMS = frozenset({"tensorflow.expand_dims", "numpy.expand_dims",
+                          "keras.ops.expand_dims"})
+_RESHAPES = frozenset({"tensorflow.reshape", "numpy.reshape", "keras.ops.reshape"})
+_LIST_WRAPPERS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack",
+                            "tensorflow.constant", "tensorflow.convert_to_tensor"})
+
+
+def _is_int(node: ast.AST | None, value: int) -> bool:
+    return type(node) is ast.Constant and node.value == value
+
+
+def _leading_one(shape: ast.AST | None) -> bool:
+    """A shape literal starting with 1: ``(1, -1)``, ``[1, 28, 28]``."""
+    return type(shape) in (ast.List, ast.Tuple) and bool(shape.elts) \
+        and _is_int(shape.elts[0], 1)
+
+
+def _new_axis(ctx: Context, node: ast.AST) -> bool:
+    return (type(node) is ast.Constant and node.value is None) \
+        or ctx.qualname(node) in ("numpy.newaxis", "tensorflow.newaxis")
+
+
+def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
+    """If ``expr`` turns one example into a batch of one, the example: ``x[None]``,
+    ``x[np.newaxis, ...]``, ``tf.expand_dims(x, 0)``, ``x.reshape(1, -1)``,
+    ``tf.reshape(x, [1, ...])``, ``np.array([x])``; ``X[i:i + 1]`` gives ``X[i]``'s
+    subscript itself."""
+    t = type(expr)
+    if t is ast.Subscript:
+        sl = expr.slice
+        first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl
+        if _new_axis(ctx, first):
+            return expr.value
+        if type(first) is ast.Slice and first.lower is not None and first.step is None \
+                and type(first.upper) is ast.BinOp and type(first.upper.op) is ast.Add \
+                and _is_int(first.upper.right, 1) \
+                and ast.dump(first.upper.left) == ast.dump(first.lower):
+            return expr  # type: ignore[return-value]  # X[i:i + 1]
+        return None
+    if t is not ast.Call:
+        return None
+    q = ctx.call_qualname(expr)
+    args = expr.args
+    kw = {k.arg: k.value for k in expr.keywords}
+    if q in _EXPAND_DIMS and args:
+        axis = args[1] if len(args) > 1 else kw.get("axis")
+        return args[0] if _is_int(axis, 0) else None
+    if q in _RESHAPES and len(args) >= 2:
+        return args[0] if _leading_one(args[1]) else None
+    if q in _LIST_WRAPPERS and args and type(args[0]) is ast.List and len(args[0].elts) == 1:
+        return args[0].elts[0]
+    func = expr.func
+    if type(func) is ast.Attribute and func.attr == "reshape" and q is None and args \
+            and (_is_int(args[0], 1) or _leading_one(args[0])):
+        return func.value
+    return None
+
+
+def one_example(ctx: Context, arg: ast.AST, loop: ast.AST, depth: int = 0) -> bool:
+    """``arg`` is one example of the loop's data made into a batch of one."""
+    if depth > 6:
+        return False
+    example = batch_of_one(ctx, arg)
+    if example is not None:
+        return per_iteration_data(ctx, example, loop)
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)
+        if b is not None and b.kind == "assign" and b.value is not arg \
+                and any(p is loop for p in ctx.ancestors(b.value)):
+            return one_example(ctx, b.value, loop, depth + 1)
+        return False
+    if type(arg) is ast.Call:  # a cast or re-wrap of a batch of one
+        inner = preserved_operand(ctx, arg)
+        return inner is not None and one_example(ctx, inner, loop, depth + 1)
+    if type(arg) is ast.BinOp:  # `x[None] / 255.0`
+        return one_example(ctx, arg.left, loop, depth + 1)
+    return False
