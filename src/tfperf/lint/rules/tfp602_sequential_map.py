@@ -76,7 +76,9 @@ thrown away (an expression statement: the mapped dataset is never used). Nor is 
 that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)`), or one that is
 only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, a loop that only prints) or
 read once (`model.evaluate(test_ds)`/`predict` outside any loop: a test set scored after
-training), also through datasets derived from it (`test_batches = test_ds.batch(32)`).
+training), also through datasets derived from it (`test_batches = test_ds.batch(32)`) and
+returned from a function to its callers in the module (`train, test = make_sets()`; not in
+a module with an `if __name__ == "__main__":` guard, which is imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
@@ -233,6 +235,19 @@ in the same module.
             test_batches = test.batch(32)
             model.evaluate(test_batches)
         """),
+        # Built in a function and returned in a tuple; the caller scores the test set once.
+        Valid("""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_sets(train_ds, test_ds):
+                train = train_ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+                test = test_ds.map(encode)
+                return train.batch(32), test.batch(32)
+            train_data, test_data = make_sets(raw_train, raw_test)
+            model.fit(train_data, epochs=10)
+            model.evaluate(test_data)
+        """),
         # A handful of elements upstream: `take(5).repeat(2)` is ten.
         Valid("""
             import tensorflow as tf
@@ -297,6 +312,25 @@ in the same module.
             model.fit(train, validation_data=val, epochs=100)
             model.evaluate(test)
         """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # The same, but the module has a main guard: it is imported too, and callers
+        # elsewhere may train on what the function returns.
+        Invalid("""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_test_set(test_ds):
+                return test_ds.map(encode).batch(32)
+            if __name__ == "__main__":
+                model.evaluate(make_test_set(raw_test))
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_test_set(test_ds):
+                return test_ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+            if __name__ == "__main__":
+                model.evaluate(make_test_set(raw_test))
+        """),
         # A few elements taken, but repeated endlessly: consumed.
         Invalid("""
             import tensorflow as tf
@@ -586,18 +620,82 @@ def _reads(ctx: Context, top: ast.AST) -> list[ast.Name] | None:
     if type(assign) is not ast.Assign or len(assign.targets) != 1 \
             or type(assign.targets[0]) is not ast.Name:
         return None
-    name = assign.targets[0].id
-    scope = ctx.scope_of(top)
+    return _name_reads(ctx, assign, assign.targets[0].id, top)
+
+
+def _name_reads(ctx: Context, assign: ast.Assign, name: str,
+                value: ast.AST) -> list[ast.Name] | None:
+    """The loads of ``name`` bound by ``assign`` (whose binding's value is ``value``: the
+    assigned expression, or the unpacking target); ``None`` when a later read in the same
+    scope may see this value or another one, depending on a branch."""
+    scope = ctx.scope_of(assign)
     after = (assign.end_lineno or 0, assign.end_col_offset or 0)
     loads = []
     for n in ctx.name_loads(name):
         b = ctx.binding(n)
-        if b is not None and b.value is top:
+        if b is not None and b.value is value:
             loads.append(n)
         elif b is not None and ctx.scope_of(n) is scope \
                 and (n.lineno, n.col_offset) > after and not _surely_bound(ctx, b.value, n):
             return None  # a later read whose value depends on a branch: it may be this one
     return loads
+
+
+def _returned_reads(ctx: Context, load: ast.AST) -> list[ast.Name] | None:
+    """``return ds`` or ``return a, ds, n`` in a function: the reads, at every call of the
+    function in this module, of the name the caller binds the dataset to (``x = f()``,
+    ``a, x, n = f()``). ``None`` when the function is not a module-level ``def`` called here
+    only in such assignments: a caller elsewhere may consume it."""
+    parent = ctx.parent(load)
+    index = None
+    if type(parent) is ast.Tuple:
+        index = parent.elts.index(load)  # type: ignore[arg-type]
+        width = len(parent.elts)
+        parent = ctx.parent(parent)
+    if type(parent) is not ast.Return:
+        return None
+    fn = ctx.enclosing_function(parent)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or _has_main_guard(ctx):
+        return None  # a module with a main guard is imported too: callers may be elsewhere
+    reads: list[ast.Name] = []
+    calls = 0
+    for call in ctx.calls:
+        func = call.func
+        if type(func) is not ast.Name or func.id != fn.name:
+            if type(func) is ast.Attribute and func.attr == fn.name:
+                return None  # called as a method: not followed
+            continue
+        b = ctx.binding(func)
+        if b is None or b.value is not fn:
+            continue
+        calls += 1
+        stmt = ctx.parent(call)
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+            return None
+        target = stmt.targets[0]
+        if index is None and type(target) is ast.Name:
+            found = _name_reads(ctx, stmt, target.id, call)
+        elif index is not None and type(target) is ast.Tuple and len(target.elts) == width \
+                and type(target.elts[index]) is ast.Name:
+            found = _name_reads(ctx, stmt, target.elts[index].id, target)
+        else:
+            return None
+        if found is None:
+            return None
+        reads.extend(found)
+    return reads if calls else None
+
+
+def _has_main_guard(ctx: Context) -> bool:
+    """The module has ``if __name__ == "__main__":`` at top level: it is meant to be
+    imported as well as run, so its functions have callers this module does not show."""
+    for stmt in getattr(ctx.tree, "body", ()):
+        if type(stmt) is ast.If and type(stmt.test) is ast.Compare:
+            names = [n for n in ast.walk(stmt.test) if type(n) is ast.Name]
+            consts = [n.value for n in ast.walk(stmt.test) if type(n) is ast.Constant]
+            if any(n.id == "__name__" for n in names) and "__main__" in consts:
+                return True
+    return False
 
 
 def _surely_bound(ctx: Context, value: object, use: ast.AST) -> bool:
@@ -612,15 +710,26 @@ def _surely_bound(ctx: Context, value: object, use: ast.AST) -> bool:
 def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
     """Whether the dataset ``top`` builds is consumed for real: ``False`` when every read is
     a peek (:func:`_peek_use`) or a single pass (:func:`_one_pass_use`), following datasets
-    derived from it by further steps (``fast = ds.batch(8)``); ``None`` if it cannot tell."""
+    derived from it by further steps (``fast = ds.batch(8)``) and returned to a caller here
+    (``test = make()``); ``None`` if it cannot tell."""
     reads = _reads(ctx, top)
-    if not reads or depth > 4:
+    if not reads:
+        return None
+    return _reads_consume(ctx, reads, depth)
+
+
+def _reads_consume(ctx: Context, reads: list[ast.Name], depth: int) -> bool | None:
+    """:func:`_consumption` over the reads of a dataset's name."""
+    if depth > 4:
         return None
     for load in reads:
         if _peek_use(ctx, load) or _one_pass_use(ctx, load):
             continue
         derived = _derived(ctx, load)
         if derived is not None and _consumption(ctx, derived, depth + 1) is False:
+            continue
+        returned = _returned_reads(ctx, derived or load)
+        if returned and _reads_consume(ctx, returned, depth + 1) is False:
             continue
         return True
     return False
