@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.analysis.assignments import precedes
+from tfperf.lint.analysis.assignments import assigned_value, precedes
 from tfperf.lint.analysis.data_defaults import data_defaults, map_state
 from tfperf.lint.analysis.pipelines import (
     PARALLEL_ARG,
@@ -74,7 +74,9 @@ A function that only picks or regroups components (`lambda x, y: x`,
 `lambda x: tuple(x[k] for k in keys)`) is never reported, nor a `ds.map(f)` whose result is
 thrown away (an expression statement: the mapped dataset is never used). Nor is a pipeline
 that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)`), or one that is
-only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, a loop that only prints) or
+only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, `next(it)` in loops of a
+literal count of at most 100 runs, a TF1 one-shot iterator in a module whose every
+`session.run` is so bounded, a loop that only prints) or
 read once (`model.evaluate(test_ds)`/`predict` outside any loop: a test set scored after
 training), also through datasets derived from it (`test_batches = test_ds.batch(32)`) and
 returned from a function to its callers in the module (`train, test = make_sets()`; not in
@@ -248,6 +250,29 @@ in the same module.
             model.fit(train_data, epochs=10)
             model.evaluate(test_data)
         """),
+        # Ten batches drawn with next() in a loop of a literal count (a demo's few steps).
+        Valid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x["image"])
+            steps = 10
+            ds = tf.data.Dataset.from_tensor_slices({"image": images}).map(augment).batch(16)
+            it = iter(ds)
+            for step in range(steps):
+                train_step(next(it))
+        """),
+        # TF1: a one-shot iterator, and every session run in the module is a handful.
+        Valid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment).batch(8)).get_next()
+            sess = tf.Session()
+            sess.run(tf.global_variables_initializer())
+            for i in range(5):
+                sess.run(train_op)
+        """, tf_version="1.15"),
         # A handful of elements upstream: `take(5).repeat(2)` is ten.
         Valid("""
             import tensorflow as tf
@@ -331,6 +356,26 @@ in the same module.
             if __name__ == "__main__":
                 model.evaluate(make_test_set(raw_test))
         """),
+        # TF1: the same iterator, run in a loop without a literal bound: consumed.
+        Invalid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment).batch(8)).get_next()
+            sess = tf.Session()
+            for i in range(num_steps):
+                sess.run(train_op)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(8)).get_next()
+            sess = tf.Session()
+            for i in range(num_steps):
+                sess.run(train_op)
+        """, tf_version="1.15"),  # noqa: E501 (the fixed line is as long as the fix makes it)
         # A few elements taken, but repeated endlessly: consumed.
         Invalid("""
             import tensorflow as tf
@@ -585,11 +630,80 @@ def _peek_use(ctx: Context, load: ast.AST) -> bool:
         return type(k) is ast.Constant and type(k.value) is int and 0 < k.value <= PEEK_MAX
     if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id == "iter" \
             and ctx.binding(parent.func) is None:
-        return next_of_iter(ctx, parent)
+        return next_of_iter(ctx, parent) or _few_nexts(ctx, parent)
+    if _one_shot_iterated(ctx, load):
+        return _few_session_runs(ctx)
     if parent is not None and type(parent) in (ast.For, ast.AsyncFor) \
             and getattr(parent, "iter", None) is load:
         return printing_loop(ctx, parent)
     return False
+
+
+def _small_count(ctx: Context, expr: ast.AST | None) -> int | None:
+    """A literal int, or a name surely assigned one (``total_steps = 10``)."""
+    if type(expr) is ast.Name:
+        expr = assigned_value(ctx, expr)
+    if type(expr) is ast.Constant and type(expr.value) is int and expr.value >= 0:
+        return expr.value
+    return None
+
+
+def _bounded(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs a handful of times at most: module-level code (not in a function, which
+    could be called any number of times) whose enclosing loops are all ``for ... in
+    range(k)`` with literal counts multiplying to at most :data:`PEEK_MAX`."""
+    if ctx.enclosing_function(node) is not None:
+        return False
+    runs = 1
+    for loop in ctx.enclosing_loops(node):
+        it = getattr(loop, "iter", None)
+        if type(loop) is not ast.For or type(it) is not ast.Call \
+                or not ctx.is_builtin(it.func, "range") or len(it.args) != 1:
+            return False
+        k = _small_count(ctx, it.args[0])
+        if k is None:
+            return False
+        runs *= k
+    return runs <= PEEK_MAX
+
+
+def _few_nexts(ctx: Context, iter_call: ast.Call) -> bool:
+    """``it = iter(ds)`` whose every read is a ``next(it)`` run a handful of times
+    (:func:`_bounded`): ``for step in range(10): x = next(it)``."""
+    stmt = ctx.parent(iter_call)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+            or type(stmt.targets[0]) is not ast.Name:
+        return False
+    reads = _name_reads(ctx, stmt, stmt.targets[0].id, iter_call)
+    if not reads:
+        return False
+    for read in reads:
+        call = ctx.parent(read)
+        if type(call) is not ast.Call or type(call.func) is not ast.Name \
+                or call.func.id != "next" or ctx.binding(call.func) is not None \
+                or not call.args or call.args[0] is not read or not _bounded(ctx, call):
+            return False
+    return True
+
+
+def _one_shot_iterated(ctx: Context, load: ast.AST) -> bool:
+    """``tf.data.make_one_shot_iterator(ds)`` or ``ds.make_one_shot_iterator()``: TF1's
+    iterator, advanced by each ``session.run`` of a tensor that depends on it."""
+    parent = ctx.parent(load)
+    if type(parent) is ast.Attribute and parent.attr == "make_one_shot_iterator":
+        return type(ctx.parent(parent)) is ast.Call
+    if type(parent) is ast.Call and parent.args and parent.args[0] is load:
+        q = ctx.qualname(parent.func)
+        return q is not None and q.endswith("data.make_one_shot_iterator")
+    return False
+
+
+def _few_session_runs(ctx: Context) -> bool:
+    """Every ``.run(...)``/``.eval(...)`` in the module runs a handful of times
+    (:func:`_bounded`): a TF1 demo that trains ten steps or infers one batch."""
+    runs = [c for c in ctx.calls if type(c.func) is ast.Attribute
+            and c.func.attr in ("run", "eval")]
+    return bool(runs) and all(_bounded(ctx, c) for c in runs)
 
 
 # Calls that evaluate or predict: one pass over the dataset they are given.
@@ -712,13 +826,14 @@ def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
     a peek (:func:`_peek_use`) or a single pass (:func:`_one_pass_use`), following datasets
     derived from it by further steps (``fast = ds.batch(8)``) and returned to a caller here
     (``test = make()``); ``None`` if it cannot tell."""
-    reads = _reads(ctx, top)
+    reads: list[ast.AST] | None = list(_reads(ctx, top) or []) \
+        if type(ctx.parent(top)) is ast.Assign else [top]  # not assigned: used in place
     if not reads:
         return None
     return _reads_consume(ctx, reads, depth)
 
 
-def _reads_consume(ctx: Context, reads: list[ast.Name], depth: int) -> bool | None:
+def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int) -> bool | None:
     """:func:`_consumption` over the reads of a dataset's name."""
     if depth > 4:
         return None
@@ -729,7 +844,7 @@ def _reads_consume(ctx: Context, reads: list[ast.Name], depth: int) -> bool | No
         if derived is not None and _consumption(ctx, derived, depth + 1) is False:
             continue
         returned = _returned_reads(ctx, derived or load)
-        if returned and _reads_consume(ctx, returned, depth + 1) is False:
+        if returned and _reads_consume(ctx, list(returned), depth + 1) is False:
             continue
         return True
     return False
@@ -750,11 +865,11 @@ def _derived(ctx: Context, load: ast.AST) -> ast.AST | None:
 
 
 def _only_peeked(ctx: Context, call: ast.Call) -> bool:
-    """The dataset ``call`` makes is bound to a name whose reads only ever peek at it
-    (:func:`_peek_use`: a guide printing ``ds.take(5)``) or pass over it once
-    (:func:`_one_pass_use`: ``model.evaluate(test_ds)`` after training), also through
-    datasets derived from it. One read that does anything else (a ``fit``, a loop, passing
-    it on) and it counts as consumed."""
+    """The dataset ``call`` makes (bound to a name, or used in place) is only ever peeked at
+    (:func:`_peek_use`: a guide printing ``ds.take(5)``, ten ``next(it)`` of a demo) or
+    passed over once (:func:`_one_pass_use`: ``model.evaluate(test_ds)`` after training),
+    also through datasets derived from it and returned to callers here. One read that does
+    anything else (a ``fit``, a loop, passing it on) and it counts as consumed."""
     chained = _chained_on(ctx, call)
     top = chained[-1] if chained else call
     return _consumption(ctx, top) is False
