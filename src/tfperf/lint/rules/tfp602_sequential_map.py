@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.assignments import assigned_value, precedes
-from tfperf.lint.analysis.data_defaults import data_defaults, map_state
+from tfperf.lint.analysis.data_defaults import data_defaults, mapped_function_state
 from tfperf.lint.analysis.pipelines import (
     PARALLEL_ARG,
     Pipeline,
@@ -70,17 +70,17 @@ Finds `ds.map(fn)` and `ds.interleave(fn, ...)` on a `tf.data` dataset without
   (`experimental_optimization.map_parallelization = False`,
   `apply_default_optimizations = False`, `autotune.enabled = False`).
 
-A function that only picks or regroups components (`lambda x, y: x`,
-`lambda x: tuple(x[k] for k in keys)`) is never reported, nor a `ds.map(f)` whose result is
-thrown away (an expression statement: the mapped dataset is never used). Nor is a pipeline
-that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)`), or one that is
-only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, `next(it)` in loops of a
-literal count of at most 100 runs, a TF1 one-shot iterator in a module whose every
-`session.run` is so bounded, a loop that only prints) or
-read once (`model.evaluate(test_ds)`/`predict` outside any loop: a test set scored after
-training), also through datasets derived from it (`test_batches = test_ds.batch(32)`) and
-returned from a function to its callers in the module (`train, test = make_sets()`; not in
-a module with an `if __name__ == "__main__":` guard, which is imported elsewhere too).
+A function that only picks, drops or regroups components (`lambda x, y: x`, `lambda x:
+tuple(x[k] for k in keys)`, `row.pop("id")`) is never reported, nor a `ds.map(f)` whose
+result is thrown away (an expression statement: the mapped dataset is never used). Nor is a
+pipeline that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)`), or one
+that is only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, its repr shown,
+`next(it)` in loops of a literal count of at most 100 runs, a TF1 one-shot iterator in a
+module whose every `session.run` is so bounded, a loop that only prints) or read once
+(`model.evaluate(test_ds)`/`predict` outside any loop: a test set scored after training),
+also through datasets derived from it (`test_batches = test_ds.batch(32)`) and returned from
+a function to its callers in the module (`train, test = make_sets()`; not in a module with
+an `if __name__ == "__main__":` guard, which is imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
@@ -93,7 +93,9 @@ the r2.7 and later docs; r2.5's options leave it out of the defaults; TF's
 `map_parallelization.cc`) turns a `map` into a parallel, deterministic,
 autotuned one when its function has no stateful op, so a plain `ds.map(parse)` is already
 parallel there and this rule stays silent. Python side effects in `fn` (a `print`, a list
-append) run once, at trace time: they do not make the traced function stateful.
+append) run once, at trace time: they do not make the traced function stateful; nor does a
+branch on a parameter whose `True`/`False` default is off (`def prep(img, y, augment=False)`:
+tf.data passes the element only, so the default holds while tracing).
 
 Measured (suite S19, TF 2.21, CPU only, 2 busy cores, three runs of
 `benchmarks/bench_s19_pipeline.py`; [bench](../bench.md)): with an accelerator-like step
@@ -273,6 +275,38 @@ in the same module.
             for i in range(5):
                 sess.run(train_op)
         """, tf_version="1.15"),
+        # Dropping and picking a parsed CSV batch's columns: dict work at trace time.
+        Valid("""
+            import tensorflow as tf
+            def features_and_label(row):
+                row.pop("id")
+                label = row.pop("price")
+                return row, label
+            ds = tf.data.experimental.make_csv_dataset("rows-*.csv", 64).map(features_and_label)
+            model.fit(ds, epochs=5)
+        """, tf_version="2.5"),
+        # A def whose augmentation branch is off by default: tf.data calls it with the
+        # element only, so the traced function is stateless and TF parallelises it.
+        Valid("""
+            import tensorflow as tf
+            def prepare(image, label, augment=False):
+                image = tf.image.resize(image, [64, 64])
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).map(prepare).batch(32)
+            model.fit(ds, epochs=5)
+        """),
+        # A notebook shows the mapped dataset's repr, then builds another one.
+        Valid("""
+            import tensorflow as tf
+            def to_bytes(x):
+                return tf.py_function(lambda v: v, [x], tf.string)
+            serialized = tf.data.Dataset.from_tensor_slices(["a", "b"]).map(to_bytes)
+            serialized
+            serialized = tf.data.Dataset.from_generator(gen, output_types=tf.string)
+            writer.write(serialized)
+        """),
         # A handful of elements upstream: `take(5).repeat(2)` is ten.
         Valid("""
             import tensorflow as tf
@@ -550,7 +584,7 @@ in the same module.
         else:
             defaults = data_defaults(ctx, _whole_chain(ctx, call))
             if defaults.map_parallelization:
-                state = map_state(ctx, fn)
+                state = mapped_function_state(ctx, fn)
                 if not state.stateful:
                     return  # TF runs a stateless map in parallel itself
                 why = f"{state.what} is stateful: TF does not parallelise it by itself"
@@ -577,13 +611,21 @@ in the same module.
 REGROUPING_BUILTINS = frozenset({"tuple", "list", "dict"})
 
 
+# Dict methods that pick or drop a parsed element's components at trace time.
+REGROUPING_METHODS = frozenset({"pop", "get", "keys", "values", "items", "copy", "update",
+                                "setdefault"})
+
+
 def _restructures_only(ctx: Context, fn: ast.AST) -> bool:
-    """``fn`` calls nothing but ``tuple``/``list``/``dict`` (not rebound here): it picks or
-    regroups components, no op runs per element."""
+    """``fn`` calls nothing but ``tuple``/``list``/``dict`` (not rebound here) and dict
+    methods (``features.pop("key")``): it picks, drops or regroups components, no op runs
+    per element."""
     for n in body_nodes(fn):
         if type(n) is not ast.Call:
             continue
         func = n.func
+        if type(func) is ast.Attribute and func.attr in REGROUPING_METHODS:
+            continue
         if type(func) is not ast.Name or func.id not in REGROUPING_BUILTINS \
                 or ctx.binding(func) is not None:
             return False
@@ -621,6 +663,8 @@ def _peek_use(ctx: Context, load: ast.AST) -> bool:
     ``ds.take(k)`` with a small literal ``k``, ``next(iter(ds))``, or a loop over ``ds`` that
     only prints (as TFP601 counts them)."""
     parent = ctx.parent(load)
+    if type(parent) is ast.Expr:
+        return True  # `ds` alone on a line: a notebook shows its repr, nothing is read
     if type(parent) is ast.Attribute and parent.attr == "take":
         call = ctx.parent(parent)
         k = call.args[0] if type(call) is ast.Call and call.args else None
