@@ -77,10 +77,11 @@ pipeline that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)
 that is only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, its repr shown,
 `next(it)` in loops of a literal count of at most 100 runs, a TF1 one-shot iterator in a
 module whose every `session.run` is so bounded, a loop that only prints) or read once
-(`model.evaluate(test_ds)`/`predict` outside any loop: a test set scored after training),
-also through datasets derived from it (`test_batches = test_ds.batch(32)`) and returned from
-a function to its callers in the module (`train, test = make_sets()`; not in a module with
-an `if __name__ == "__main__":` guard, which is imported elsewhere too).
+(`model.evaluate(test_ds)`/`predict` in module-level code outside any loop: a test set
+scored after training), also through datasets derived from it (`test_batches =
+test_ds.batch(32)`) and returned from a function to its callers in the module (`train, test
+= make_sets()`; not in a module with an `if __name__ == "__main__":` guard, which is
+imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
@@ -755,8 +756,9 @@ ONE_PASS_CALLS = frozenset({"evaluate", "predict"})
 
 
 def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
-    """``model.evaluate(ds)``/``model.predict(x=ds)`` outside any loop: the dataset is read
-    once (a test set scored after training), so a sequential map costs one pass at most."""
+    """``model.evaluate(ds)``/``model.predict(x=ds)`` in module-level code outside any loop
+    (a function could be called every epoch): the dataset is read once (a test set scored
+    after training), so a sequential map costs one pass at most."""
     parent = ctx.parent(load)
     if type(parent) is ast.keyword:
         if parent.arg != "x":
@@ -767,7 +769,7 @@ def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
     if type(parent) is not ast.Call or type(parent.func) is not ast.Attribute \
             or parent.func.attr not in ONE_PASS_CALLS:
         return False
-    return not ctx.enclosing_loops(parent)
+    return not ctx.enclosing_loops(parent) and ctx.enclosing_function(parent) is None
 
 
 def _reads(ctx: Context, top: ast.AST) -> list[ast.Name] | None:
