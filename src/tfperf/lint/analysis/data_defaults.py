@@ -252,6 +252,24 @@ def _callee(ctx: Context, name: ast.Name, depth: int, call: ast.Call) -> MapStat
     return None
 
 
+def mapped_function_state(ctx: Context, fn: ast.AST | None) -> MapState:
+    """:func:`map_state` of the function ``ds.map(fn)`` runs. tf.data calls a ``def`` with
+    the element's components only, so its parameters with a ``True``/``False`` default keep
+    it while tracing: ``def prep(img, label, augment=False)`` traces the ``else`` branch."""
+    flags: dict[str, bool] = {}
+    args = getattr(fn, "args", None)
+    if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef) and args is not None:
+        positional = [*args.posonlyargs, *args.args]
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                        strict=True):
+            if type(d) is ast.Constant and type(d.value) is bool:
+                flags[a.arg] = d.value
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            if type(d) is ast.Constant and type(d.value) is bool:
+                flags[a.arg] = d.value
+    return map_state(ctx, fn, _flags=flags or None)
+
+
 def _bool_arguments(fn: ast.AST, call: ast.Call) -> dict[str, bool]:
     """Parameters of ``fn`` that ``call`` fixes to a bool constant, passed or by default:
     ``preprocess(img, is_training=False)`` → ``{"is_training": False}``."""
@@ -313,5 +331,5 @@ def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bo
         return True
     if method != "map" or not defaults.map_parallelization:
         return False
-    state = map_state(ctx, map_function(ctx, last))
+    state = mapped_function_state(ctx, map_function(ctx, last))
     return state.known and not state.stateful

@@ -11,15 +11,17 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
 from tfperf.lint.analysis.pipelines import (
+    BATCHING_METHODS,
     PREFETCHING_SOURCES,
     Pipeline,
+    from_tfds,
     next_of_iter,
     pipeline,
     printing_loop,
 )
 from tfperf.lint.analysis.syntax import keyword, method_call, own_nodes
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.semantic import Context
+from tfperf.lint.semantic import DATASET_METHODS, Context
 
 CONSUMERS = frozenset({"fit", "evaluate", "predict"})
 # Steps that do per-element work worth overlapping with the consumer.
@@ -72,6 +74,69 @@ def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
     return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 
+def _called_here(ctx: Context, name: str) -> bool:
+    """Some call in the module names ``name`` (``name(...)`` or ``obj.name(...)``)."""
+    for call in ctx.calls:
+        func = call.func
+        if (type(func) is ast.Name and func.id == name) \
+                or (type(func) is ast.Attribute and func.attr == name):
+            return True
+    return False
+
+
+def _tf_data_marked(ctx: Context, fn: ast.AST, name: str) -> bool:
+    """In ``fn``, a dataset method applied to ``name`` is given a ``tf.data`` object
+    (``name.apply(tf.data.experimental.unbatch())``, ``num_parallel_calls=tf.data.AUTOTUNE``),
+    or ``name`` is assigned a tf.data source: ``name`` holds a ``tf.data.Dataset``, whatever
+    built it first (another library's reader)."""
+    for n in own_nodes(fn):
+        if isinstance(n, ast.Assign) and any(type(t) is ast.Name and t.id == name
+                                             for t in n.targets):
+            src = pipeline(ctx, n.value)
+            if src.known or from_tfds(ctx, src.source):
+                return True
+        if not isinstance(n, ast.Call) or not method_call(n, *DATASET_METHODS):
+            continue
+        receiver = getattr(n.func, "value", None)
+        if isinstance(receiver, ast.Name) and receiver.id == name and _given_tf_data(ctx, n):
+            return True
+    return False
+
+
+def _given_tf_data(ctx: Context, step: ast.Call) -> bool:
+    """A dataset step passed a ``tf.data`` object: ``apply(tf.data.experimental.unbatch())``,
+    ``map(f, num_parallel_calls=tf.data.AUTOTUNE)``: only a tf.data dataset takes those."""
+    for arg in [*step.args, *(k.value for k in step.keywords)]:
+        for sub in ast.walk(arg):
+            q = ctx.qualname(sub) if type(sub) in (ast.Attribute, ast.Name) else None
+            if q is not None and q.startswith("tensorflow.data."):
+                return True
+    return False
+
+
+def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
+    """Finished pipelines a function hands to a caller this module does not show: ``return
+    ds`` where ``ds`` is a tf.data pipeline that is batched, in a function (an ``input_fn``,
+    a dataset factory) that no call in the module names, so its consumer is elsewhere (an
+    Estimator, another module, a caller of a returned closure)."""
+    for ret in ctx.nodes_of(ast.Return):
+        fn = ctx.enclosing_function(ret)
+        if not isinstance(ret, ast.Return) or ret.value is None \
+                or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or _called_here(ctx, fn.name):
+            continue
+        value = ret.value
+        pipe = pipeline(ctx, value)
+        if not any(m in BATCHING_METHODS and m != "unbatch" for m in pipe.methods()):
+            continue  # per-element datasets get batched (and maybe prefetched) by the caller
+        source = pipe.source
+        named = source.id if type(source) is ast.Name else None
+        if pipe.known or from_tfds(ctx, source) \
+                or any(_given_tf_data(ctx, step) for step in pipe.steps) \
+                or (named is not None and _tf_data_marked(ctx, fn, named)):
+            yield ret, pipe
+
+
 class MissingPrefetch(Rule):
     code = "TFP601"
     name = "missing-prefetch"
@@ -88,7 +153,10 @@ method chains and `ds = ds.map(...)` re-assignments), does per-element work (a `
 `interleave`, `filter`..., or reads files), and is consumed by `model.fit`/`evaluate`/
 `predict`, a `for` loop or `iter()` without any `prefetch` step — also when one function of
 the module builds and returns it and another consumes it (`model.fit(make_dataset(files))`,
-one level deep, a single `return`) — **where TensorFlow does
+one level deep, a single `return`), or that a function returns batched to a caller the
+module does not show (an Estimator `input_fn`, a dataset factory no call here names; the
+dataset built from a tf.data source, or from another library's reader once a `tf.data`
+transformation such as `apply(tf.data.experimental.unbatch())` marks it) — **where TensorFlow does
 not add the prefetch by itself**: the targeted TensorFlow (see `tf-version` in
 [lint](../lint.md)) is older than 2.12, or the pipeline's options turn the injection off
 (`experimental_optimization.inject_prefetch = False`,
@@ -135,13 +203,13 @@ elements are held in memory).
 
 ## Known limitations
 Pipelines passed in from elsewhere (a parameter, another module's function, a function with
-several `return`s), peeked at with `take(n)`, `next(iter(ds))` or a loop that only prints
-the elements (`for x in ds: print(x)`: nothing to overlap), or that do no
-per-element work (in-memory slices, batched) are not reported; nor are pipelines with a
-`prefetch` anywhere, or Keras dataset utilities (`image_dataset_from_directory`...),
-which end with one already. Options are followed through `with_options(name)` where `name`
-is set in the same module; options built elsewhere count as TF's defaults. TF 2.11 is
-treated as not injecting (its API docs were not checked).
+several `return`s), returned unbatched (the caller batches, and may prefetch, them), peeked
+at with `take(n)`, `next(iter(ds))` or a loop that only prints the elements (`for x in ds:
+print(x)`: nothing to overlap), or that do no per-element work (in-memory slices, batched)
+are not reported; nor are pipelines with a `prefetch` anywhere, or Keras dataset utilities
+(`image_dataset_from_directory`...), which end with one already. Options are followed
+through `with_options(name)` where `name` is set in the same module; options built elsewhere
+count as TF's defaults. TF 2.11 is treated as not injecting (its API docs were not checked).
 Nor is a pipeline whose last step already runs ahead of its consumer (TF's
 `inject_prefetch.cc` counts a parallel map or interleave as asynchronous and adds nothing
 after it): a `map`/`interleave` given `num_parallel_calls`, or, where `map_parallelization`
@@ -245,6 +313,36 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             for batch in ds:
                 tf.print(batch)
         """),
+        # Returned per-element (unbatched): the caller batches it, and may prefetch.
+        Valid("""
+            import tensorflow as tf
+            def records(files):
+                return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor_example)
+        """, tf_version="1.15"),
+        # Returned batched, but the module's own caller prefetches it.
+        Valid("""
+            import tensorflow as tf
+            def batches(files):
+                return tf.data.TFRecordDataset(files).map(tf.io.parse_tensor_example).batch(8)
+            for b in batches(["a.tfrecord"]).prefetch(2):
+                train_step(b)
+        """, tf_version="1.15"),
+        # A returned factory's dataset on TF 2.12+: TF injects the prefetch.
+        Valid("""
+            import tensorflow as tf
+            def input_fn(files):
+                ds = tf.data.TFRecordDataset(files).map(tf.io.parse_tensor_example)
+                return ds.batch(64)
+        """, tf_version="2.12"),
+        # Another library's reader, nothing marks it as a tf.data dataset.
+        Valid("""
+            import tensorflow as tf
+            from readers import open_reader
+            def make(path, decode):
+                data = open_reader(path)
+                data = data.batch(16).map(decode)
+                return data
+        """, tf_version="1.15"),
     )
     invalid = (
         Invalid("""
@@ -369,6 +467,43 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 ds = ds.map(aug).prefetch(tf.data.AUTOTUNE)
                 model.fit(x=ds)
         """, tf_version="2.6"),
+        # An Estimator-style input_fn returns its batched pipeline; the consumer is not here.
+        Invalid("""
+            import tensorflow as tf
+            def input_fn(files, batch_size=32):
+                ds = tf.data.TFRecordDataset(files)
+                ds = ds.map(tf.io.parse_tensor_example).batch(batch_size)
+                return ds
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def input_fn(files, batch_size=32):
+                ds = tf.data.TFRecordDataset(files)
+                ds = ds.map(tf.io.parse_tensor_example).batch(batch_size)
+                return ds.prefetch(tf.data.AUTOTUNE)
+        """, tf_version="1.15"),
+        # Another library's reader, marked as tf.data by a tf.data transformation; the
+        # factory is handed out as a closure, never called here.
+        Invalid("""
+            import tensorflow as tf
+            from readers import open_reader
+            def make_factory(decode):
+                def build(path, batch_size):
+                    data = open_reader(path)
+                    data = data.apply(tf.data.experimental.unbatch()).shuffle(100)
+                    data = data.batch(batch_size).map(decode)
+                    return data
+                return build
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            from readers import open_reader
+            def make_factory(decode):
+                def build(path, batch_size):
+                    data = open_reader(path)
+                    data = data.apply(tf.data.experimental.unbatch()).shuffle(100)
+                    data = data.batch(batch_size).map(decode)
+                    return data.prefetch(tf.data.AUTOTUNE)
+                return build
+        """, tf_version="2.4"),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
@@ -406,3 +541,30 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                                     description="prefetch at the end of the pipeline")
             yield self.finding(ctx, expr, f"{self.message} ({defaults.why_no_prefetch})",
                                fix=fix)
+        for ret, pipe in returned_pipelines(ctx):
+            yield from self._returned(ctx, ret, pipe)
+
+    def _returned(self, ctx: Context, ret: ast.Return, pipe: Pipeline) -> Iterator[Finding]:
+        """A finished pipeline returned to a caller not seen here, with per-element work
+        and no prefetch, where TF adds none."""
+        methods = pipe.methods()
+        if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
+            return
+        src = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
+        if src in PREFETCHING_SOURCES and not methods:
+            return
+        if src not in FILE_SOURCES and not any(m in WORK_STEPS for m in methods):
+            return
+        defaults = data_defaults(ctx, pipe)
+        if defaults.inject_prefetch or asynchronous_end(ctx, pipe, defaults):
+            return
+        value = ret.value
+        assert value is not None
+        tf = ctx.module_alias("tensorflow")
+        fix = None
+        if tf is not None:
+            fix = self.safe_fix(ctx.insert_after(value, f".prefetch({tf}.data.AUTOTUNE)"),
+                                description="prefetch at the end of the returned pipeline")
+        yield self.finding(
+            ctx, ret, f"tf.data pipeline returned to its caller without a final prefetch: "
+            f"input and compute take turns ({defaults.why_no_prefetch})", fix=fix)

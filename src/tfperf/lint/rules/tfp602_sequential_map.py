@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import cast
 
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.analysis.data_defaults import data_defaults, map_state
+from tfperf.lint.analysis.assignments import assigned_value, precedes
+from tfperf.lint.analysis.data_defaults import data_defaults, mapped_function_state
 from tfperf.lint.analysis.pipelines import (
     PARALLEL_ARG,
     Pipeline,
@@ -70,9 +70,18 @@ Finds `ds.map(fn)` and `ds.interleave(fn, ...)` on a `tf.data` dataset without
   (`experimental_optimization.map_parallelization = False`,
   `apply_default_optimizations = False`, `autotune.enabled = False`).
 
-A function that only picks or regroups components (`lambda x, y: x`,
-`lambda x: tuple(x[k] for k in keys)`) is never reported, nor a `ds.map(f)` whose result is
-thrown away (an expression statement: the mapped dataset is never used).
+A function that only picks, drops or regroups components (`lambda x, y: x`, `lambda x:
+tuple(x[k] for k in keys)`, `row.pop("id")`) is never reported, nor a `ds.map(f)` whose
+result is thrown away (an expression statement: the mapped dataset is never used). Nor is a
+pipeline that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)`), or one
+that is only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, its repr shown,
+`next(it)` in loops of a literal count of at most 100 runs, a TF1 one-shot iterator in a
+module whose every `session.run` is so bounded, a loop that only prints) or read once
+(`model.evaluate(test_ds)`/`predict` in module-level code outside any loop: a test set
+scored after training), also through datasets derived from it (`test_batches =
+test_ds.batch(32)`) and returned from a function to its callers in the module (`train, test
+= make_sets()`; not in a module with an `if __name__ == "__main__":` guard, which is
+imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
@@ -85,7 +94,9 @@ the r2.7 and later docs; r2.5's options leave it out of the defaults; TF's
 `map_parallelization.cc`) turns a `map` into a parallel, deterministic,
 autotuned one when its function has no stateful op, so a plain `ds.map(parse)` is already
 parallel there and this rule stays silent. Python side effects in `fn` (a `print`, a list
-append) run once, at trace time: they do not make the traced function stateful.
+append) run once, at trace time: they do not make the traced function stateful; nor does a
+branch on a parameter whose `True`/`False` default is off (`def prep(img, y, augment=False)`:
+tf.data passes the element only, so the default holds while tracing).
 
 Measured (suite S19, TF 2.21, CPU only, 2 busy cores, three runs of
 `benchmarks/bench_s19_pipeline.py`; [bench](../bench.md)): with an accelerator-like step
@@ -93,7 +104,11 @@ Measured (suite S19, TF 2.21, CPU only, 2 busy cores, three runs of
 as the explicit parallel map with `prefetch` (time ratios 1.10, 0.97, 1.04); with
 `map_parallelization=False` the ratios (0.82, 1.10, 0.89) stay within noise, as the decode
 of a batch takes a few ms here. Where TF does not parallelise, the rule's case rests on
-TF's guide, not on a figure from this machine.
+TF's guide, and on `benchmarks/lint_fixes/data_claims.py` (same machine, `map_parallelization`
+off as before TF 2.6, whole epoch drained): even a cheap map (a cast, a scale and a one-hot
+on 20,000 MNIST-sized elements) ran 1.73× and 3.17× faster with `num_parallel_calls` (two
+runs), as the per-element cost is mostly tf.data's own; a resize with random flips on 2,000
+64×64 images gained nothing here (1.01: the ops already use both cores).
 
 ## Example
 ```python
@@ -216,6 +231,100 @@ in the same module.
             ds = tf.data.Dataset.range(8).map(
                 lambda x: tf.random.stateless_uniform([2], seed=[x, 0]))
         """),
+        # A test set scored once after training (no loop around the evaluate).
+        Valid("""
+            import tensorflow as tf
+            def augment(image, label):
+                return tf.image.random_flip_left_right(image), label
+            test = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment)
+            test_batches = test.batch(32)
+            model.evaluate(test_batches)
+        """),
+        # Built in a function and returned in a tuple; the caller scores the test set once.
+        Valid("""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_sets(train_ds, test_ds):
+                train = train_ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+                test = test_ds.map(encode)
+                return train.batch(32), test.batch(32)
+            train_data, test_data = make_sets(raw_train, raw_test)
+            model.fit(train_data, epochs=10)
+            model.evaluate(test_data)
+        """),
+        # Ten batches drawn with next() in a loop of a literal count (a demo's few steps).
+        Valid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x["image"])
+            steps = 10
+            ds = tf.data.Dataset.from_tensor_slices({"image": images}).map(augment).batch(16)
+            it = iter(ds)
+            for step in range(steps):
+                train_step(next(it))
+        """),
+        # TF1: a one-shot iterator, and every session run in the module is a handful.
+        Valid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment).batch(8)).get_next()
+            sess = tf.Session()
+            sess.run(tf.global_variables_initializer())
+            for i in range(5):
+                sess.run(train_op)
+        """, tf_version="1.15"),
+        # Dropping and picking a parsed CSV batch's columns: dict work at trace time.
+        Valid("""
+            import tensorflow as tf
+            def features_and_label(row):
+                row.pop("id")
+                label = row.pop("price")
+                return row, label
+            ds = tf.data.experimental.make_csv_dataset("rows-*.csv", 64).map(features_and_label)
+            model.fit(ds, epochs=5)
+        """, tf_version="2.5"),
+        # A def whose augmentation branch is off by default: tf.data calls it with the
+        # element only, so the traced function is stateless and TF parallelises it.
+        Valid("""
+            import tensorflow as tf
+            def prepare(image, label, augment=False):
+                image = tf.image.resize(image, [64, 64])
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).map(prepare).batch(32)
+            model.fit(ds, epochs=5)
+        """),
+        # A notebook shows the mapped dataset's repr, then builds another one.
+        Valid("""
+            import tensorflow as tf
+            def to_bytes(x):
+                return tf.py_function(lambda v: v, [x], tf.string)
+            serialized = tf.data.Dataset.from_tensor_slices(["a", "b"]).map(to_bytes)
+            serialized
+            serialized = tf.data.Dataset.from_generator(gen, output_types=tf.string)
+            writer.write(serialized)
+        """),
+        # A handful of elements upstream: `take(5).repeat(2)` is ten.
+        Valid("""
+            import tensorflow as tf
+            def boxes(images, labels):
+                return images, (labels, tf.random.uniform([tf.shape(images)[0], 4]))
+            demo = train_set.take(5).repeat(2).map(boxes)
+            model.fit(demo, epochs=2)
+        """),
+        # Peeked at through a dataset derived from it.
+        Valid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("fonts/*.csv")
+            lines = files.interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=8)
+            batches = lines.batch(256)
+            for i, b in enumerate(batches.take(20)):
+                print(i)
+        """),
     )
     invalid = (
         # Peeked at, then trained on: consumed.
@@ -236,15 +345,90 @@ in the same module.
         """),  # noqa: E501 (the fixed line is as long as the fix makes it)
         Invalid("""
             import tensorflow as tf
-            def scale(x):
-                return tf.cast(x, tf.float32) / 255.0
-            ds = tf.data.Dataset.range(8).map(scale)
+            def parse(line):
+                return tf.io.decode_csv(line, [0.0, 0.0])
+            ds = tf.data.TextLineDataset(["a.csv"]).map(parse)
         """, count=1, lines=(4,), fixed="""
             import tensorflow as tf
-            def scale(x):
-                return tf.cast(x, tf.float32) / 255.0
-            ds = tf.data.Dataset.range(8).map(scale, num_parallel_calls=tf.data.AUTOTUNE)
+            def parse(line):
+                return tf.io.decode_csv(line, [0.0, 0.0])
+            ds = tf.data.TextLineDataset(["a.csv"]).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
         """, tf_version="2.5"),
+        # The test set is scored once (no loop), but the validation set every epoch.
+        Invalid("""
+            import tensorflow as tf
+            def augment(image, label):
+                return tf.image.random_flip_left_right(image), label
+            val = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(32)
+            test = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(32)
+            model.fit(train, validation_data=val, epochs=100)
+            model.evaluate(test)
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            def augment(image, label):
+                return tf.image.random_flip_left_right(image), label
+            val = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+            test = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(32)
+            model.fit(train, validation_data=val, epochs=100)
+            model.evaluate(test)
+        """),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # The same, but the module has a main guard: it is imported too, and callers
+        # elsewhere may train on what the function returns.
+        Invalid("""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_test_set(test_ds):
+                return test_ds.map(encode).batch(32)
+            if __name__ == "__main__":
+                model.evaluate(make_test_set(raw_test))
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def encode(text, label):
+                return tf.py_function(lambda t: t, [text], tf.string), label
+            def make_test_set(test_ds):
+                return test_ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+            if __name__ == "__main__":
+                model.evaluate(make_test_set(raw_test))
+        """),
+        # TF1: the same iterator, run in a loop without a literal bound: consumed.
+        Invalid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment).batch(8)).get_next()
+            sess = tf.Session()
+            for i in range(num_steps):
+                sess.run(train_op)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(x)
+            images_ds = tf.data.Dataset.from_tensor_slices(images)
+            batch = tf.data.make_one_shot_iterator(images_ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE).batch(8)).get_next()
+            sess = tf.Session()
+            for i in range(num_steps):
+                sess.run(train_op)
+        """, tf_version="1.15"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # A few elements taken, but repeated endlessly: consumed.
+        Invalid("""
+            import tensorflow as tf
+            def noisy(x):
+                return x + tf.random.normal(tf.shape(x))
+            ds = tf.data.Dataset.range(100).map(noisy)
+            ds = ds.take(1).cache().repeat()
+            for x in ds:
+                train_step(x)
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            def noisy(x):
+                return x + tf.random.normal(tf.shape(x))
+            ds = tf.data.Dataset.range(100).map(noisy, num_parallel_calls=tf.data.AUTOTUNE)
+            ds = ds.take(1).cache().repeat()
+            for x in ds:
+                train_step(x)
+        """),
         # Aliased; interleave keeps its other arguments; the function is not visible.
         Invalid("""
             import tensorflow as tensorflow_alias
@@ -392,14 +576,16 @@ in the same module.
         if _discarded(ctx, call):
             return  # `ds.map(f)` as a statement: the new dataset is never used
         if _only_peeked(ctx, call):
-            return  # only a few elements looked at: nothing to run in parallel for
+            return  # only a few elements looked at, or one pass: little to run in parallel for
+        if _few_upstream(ctx, call):
+            return  # `ds.take(5).map(f)`: a handful of elements
         if func.attr == "interleave":  # TF never parallelises an interleave by itself
             message = ("Dataset.interleave without num_parallel_calls: one input at a time "
                        "(TF does not parallelise interleave by itself)")
         else:
             defaults = data_defaults(ctx, _whole_chain(ctx, call))
             if defaults.map_parallelization:
-                state = map_state(ctx, fn)
+                state = mapped_function_state(ctx, fn)
                 if not state.stateful:
                     return  # TF runs a stateless map in parallel itself
                 why = f"{state.what} is stateful: TF does not parallelise it by itself"
@@ -426,13 +612,21 @@ in the same module.
 REGROUPING_BUILTINS = frozenset({"tuple", "list", "dict"})
 
 
+# Dict methods that pick or drop a parsed element's components at trace time.
+REGROUPING_METHODS = frozenset({"pop", "get", "keys", "values", "items", "copy", "update",
+                                "setdefault"})
+
+
 def _restructures_only(ctx: Context, fn: ast.AST) -> bool:
-    """``fn`` calls nothing but ``tuple``/``list``/``dict`` (not rebound here): it picks or
-    regroups components, no op runs per element."""
+    """``fn`` calls nothing but ``tuple``/``list``/``dict`` (not rebound here) and dict
+    methods (``features.pop("key")``): it picks, drops or regroups components, no op runs
+    per element."""
     for n in body_nodes(fn):
         if type(n) is not ast.Call:
             continue
         func = n.func
+        if type(func) is ast.Attribute and func.attr in REGROUPING_METHODS:
+            continue
         if type(func) is not ast.Name or func.id not in REGROUPING_BUILTINS \
                 or ctx.binding(func) is not None:
             return False
@@ -470,36 +664,282 @@ def _peek_use(ctx: Context, load: ast.AST) -> bool:
     ``ds.take(k)`` with a small literal ``k``, ``next(iter(ds))``, or a loop over ``ds`` that
     only prints (as TFP601 counts them)."""
     parent = ctx.parent(load)
+    if type(parent) is ast.Expr:
+        return True  # `ds` alone on a line: a notebook shows its repr, nothing is read
     if type(parent) is ast.Attribute and parent.attr == "take":
         call = ctx.parent(parent)
         k = call.args[0] if type(call) is ast.Call and call.args else None
+        if type(call) is ast.Call and any(s.func.attr == "repeat"
+                                          for s in _chained_on(ctx, call)):
+            return False  # `ds.take(1).cache().repeat()`: the same few elements, endlessly
         return type(k) is ast.Constant and type(k.value) is int and 0 < k.value <= PEEK_MAX
     if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id == "iter" \
             and ctx.binding(parent.func) is None:
-        return next_of_iter(ctx, parent)
+        return next_of_iter(ctx, parent) or _few_nexts(ctx, parent)
+    if _one_shot_iterated(ctx, load):
+        return _few_session_runs(ctx)
     if parent is not None and type(parent) in (ast.For, ast.AsyncFor) \
             and getattr(parent, "iter", None) is load:
         return printing_loop(ctx, parent)
     return False
 
 
-def _only_peeked(ctx: Context, call: ast.Call) -> bool:
-    """The dataset ``call`` makes is bound to a name (once, in the module) that is only ever
-    peeked at (:func:`_peek_use`): a guide printing ``ds.take(5)``. One read that does
-    anything else (a ``fit``, a further step, passing it on) and it counts as consumed."""
-    chained = _chained_on(ctx, call)
-    top = chained[-1] if chained else call
+def _small_count(ctx: Context, expr: ast.AST | None) -> int | None:
+    """A literal int, or a name surely assigned one (``total_steps = 10``)."""
+    if type(expr) is ast.Name:
+        expr = assigned_value(ctx, expr)
+    if type(expr) is ast.Constant and type(expr.value) is int and expr.value >= 0:
+        return expr.value
+    return None
+
+
+def _bounded(ctx: Context, node: ast.AST) -> bool:
+    """``node`` runs a handful of times at most: module-level code (not in a function, which
+    could be called any number of times) whose enclosing loops are all ``for ... in
+    range(k)`` with literal counts multiplying to at most :data:`PEEK_MAX`."""
+    if ctx.enclosing_function(node) is not None:
+        return False
+    runs = 1
+    for loop in ctx.enclosing_loops(node):
+        it = getattr(loop, "iter", None)
+        if type(loop) is not ast.For or type(it) is not ast.Call \
+                or not ctx.is_builtin(it.func, "range") or len(it.args) != 1:
+            return False
+        k = _small_count(ctx, it.args[0])
+        if k is None:
+            return False
+        runs *= k
+    return runs <= PEEK_MAX
+
+
+def _few_nexts(ctx: Context, iter_call: ast.Call) -> bool:
+    """``it = iter(ds)`` whose every read is a ``next(it)`` run a handful of times
+    (:func:`_bounded`): ``for step in range(10): x = next(it)``."""
+    stmt = ctx.parent(iter_call)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+            or type(stmt.targets[0]) is not ast.Name:
+        return False
+    reads = _name_reads(ctx, stmt, stmt.targets[0].id, iter_call)
+    if not reads:
+        return False
+    for read in reads:
+        call = ctx.parent(read)
+        if type(call) is not ast.Call or type(call.func) is not ast.Name \
+                or call.func.id != "next" or ctx.binding(call.func) is not None \
+                or not call.args or call.args[0] is not read or not _bounded(ctx, call):
+            return False
+    return True
+
+
+def _one_shot_iterated(ctx: Context, load: ast.AST) -> bool:
+    """``tf.data.make_one_shot_iterator(ds)`` or ``ds.make_one_shot_iterator()``: TF1's
+    iterator, advanced by each ``session.run`` of a tensor that depends on it."""
+    parent = ctx.parent(load)
+    if type(parent) is ast.Attribute and parent.attr == "make_one_shot_iterator":
+        return type(ctx.parent(parent)) is ast.Call
+    if type(parent) is ast.Call and parent.args and parent.args[0] is load:
+        q = ctx.qualname(parent.func)
+        return q is not None and q.endswith("data.make_one_shot_iterator")
+    return False
+
+
+def _few_session_runs(ctx: Context) -> bool:
+    """Every ``.run(...)``/``.eval(...)`` in the module runs a handful of times
+    (:func:`_bounded`): a TF1 demo that trains ten steps or infers one batch."""
+    runs = [c for c in ctx.calls if type(c.func) is ast.Attribute
+            and c.func.attr in ("run", "eval")]
+    return bool(runs) and all(_bounded(ctx, c) for c in runs)
+
+
+# Calls that evaluate or predict: one pass over the dataset they are given.
+ONE_PASS_CALLS = frozenset({"evaluate", "predict"})
+
+
+def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
+    """``model.evaluate(ds)``/``model.predict(x=ds)`` in module-level code outside any loop
+    (a function could be called every epoch): the dataset is read once (a test set scored
+    after training), so a sequential map costs one pass at most."""
+    parent = ctx.parent(load)
+    if type(parent) is ast.keyword:
+        if parent.arg != "x":
+            return False
+        parent = ctx.parent(parent)
+    elif type(parent) is ast.Call and not (parent.args and parent.args[0] is load):
+        return False
+    if type(parent) is not ast.Call or type(parent.func) is not ast.Attribute \
+            or parent.func.attr not in ONE_PASS_CALLS:
+        return False
+    return not ctx.enclosing_loops(parent) and ctx.enclosing_function(parent) is None
+
+
+def _reads(ctx: Context, top: ast.AST) -> list[ast.Name] | None:
+    """The reads of the name the dataset expression ``top`` is assigned to (``ds = top``:
+    the loads that refer to this very assignment), or ``None`` where ``top`` is not simply
+    assigned to one name (returned, passed on, unpacked: used as is)."""
     assign = ctx.parent(top)
     if type(assign) is not ast.Assign or len(assign.targets) != 1 \
             or type(assign.targets[0]) is not ast.Name:
+        return None
+    return _name_reads(ctx, assign, assign.targets[0].id, top)
+
+
+def _name_reads(ctx: Context, assign: ast.Assign, name: str,
+                value: ast.AST) -> list[ast.Name] | None:
+    """The loads of ``name`` bound by ``assign`` (whose binding's value is ``value``: the
+    assigned expression, or the unpacking target); ``None`` when a later read in the same
+    scope may see this value or another one, depending on a branch."""
+    scope = ctx.scope_of(assign)
+    after = (assign.end_lineno or 0, assign.end_col_offset or 0)
+    loads = []
+    for n in ctx.name_loads(name):
+        b = ctx.binding(n)
+        if b is not None and b.value is value:
+            loads.append(n)
+        elif b is not None and ctx.scope_of(n) is scope \
+                and (n.lineno, n.col_offset) > after and not _surely_bound(ctx, b.value, n):
+            return None  # a later read whose value depends on a branch: it may be this one
+    return loads
+
+
+def _returned_reads(ctx: Context, load: ast.AST) -> list[ast.Name] | None:
+    """``return ds`` or ``return a, ds, n`` in a function: the reads, at every call of the
+    function in this module, of the name the caller binds the dataset to (``x = f()``,
+    ``a, x, n = f()``). ``None`` when the function is not a module-level ``def`` called here
+    only in such assignments: a caller elsewhere may consume it."""
+    parent = ctx.parent(load)
+    index = None
+    if type(parent) is ast.Tuple:
+        index = parent.elts.index(load)  # type: ignore[arg-type]
+        width = len(parent.elts)
+        parent = ctx.parent(parent)
+    if type(parent) is not ast.Return:
+        return None
+    fn = ctx.enclosing_function(parent)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or _has_main_guard(ctx):
+        return None  # a module with a main guard is imported too: callers may be elsewhere
+    reads: list[ast.Name] = []
+    calls = 0
+    for call in ctx.calls:
+        func = call.func
+        if type(func) is not ast.Name or func.id != fn.name:
+            if type(func) is ast.Attribute and func.attr == fn.name:
+                return None  # called as a method: not followed
+            continue
+        b = ctx.binding(func)
+        if b is None or b.value is not fn:
+            continue
+        calls += 1
+        stmt = ctx.parent(call)
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+            return None
+        target = stmt.targets[0]
+        if index is None and type(target) is ast.Name:
+            found = _name_reads(ctx, stmt, target.id, call)
+        elif index is not None and type(target) is ast.Tuple and len(target.elts) == width \
+                and type(target.elts[index]) is ast.Name:
+            found = _name_reads(ctx, stmt, target.elts[index].id, target)
+        else:
+            return None
+        if found is None:
+            return None
+        reads.extend(found)
+    return reads if calls else None
+
+
+def _has_main_guard(ctx: Context) -> bool:
+    """The module has ``if __name__ == "__main__":`` at top level: it is meant to be
+    imported as well as run, so its functions have callers this module does not show."""
+    for stmt in getattr(ctx.tree, "body", ()):
+        if type(stmt) is ast.If and type(stmt.test) is ast.Compare:
+            names = [n for n in ast.walk(stmt.test) if type(n) is ast.Name]
+            consts = [n.value for n in ast.walk(stmt.test) if type(n) is ast.Constant]
+            if any(n.id == "__name__" for n in names) and "__main__" in consts:
+                return True
+    return False
+
+
+def _surely_bound(ctx: Context, value: object, use: ast.AST) -> bool:
+    """The statement that made a binding (``value``: its expression or statement) surely ran
+    before ``use``, so ``use`` cannot still see an earlier value."""
+    node = value if isinstance(value, ast.AST) else None
+    while node is not None and not isinstance(node, ast.stmt):
+        node = ctx.parent(node)
+    return node is not None and precedes(ctx, node, use)
+
+
+def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
+    """Whether the dataset ``top`` builds is consumed for real: ``False`` when every read is
+    a peek (:func:`_peek_use`) or a single pass (:func:`_one_pass_use`), following datasets
+    derived from it by further steps (``fast = ds.batch(8)``) and returned to a caller here
+    (``test = make()``); ``None`` if it cannot tell."""
+    reads: list[ast.AST] | None = list(_reads(ctx, top) or []) \
+        if type(ctx.parent(top)) is ast.Assign else [top]  # not assigned: used in place
+    if not reads:
+        return None
+    return _reads_consume(ctx, reads, depth)
+
+
+def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int) -> bool | None:
+    """:func:`_consumption` over the reads of a dataset's name."""
+    if depth > 4:
+        return None
+    for load in reads:
+        if _peek_use(ctx, load) or _one_pass_use(ctx, load):
+            continue
+        derived = _derived(ctx, load)
+        if derived is not None and _consumption(ctx, derived, depth + 1) is False:
+            continue
+        returned = _returned_reads(ctx, derived or load)
+        if returned and _reads_consume(ctx, list(returned), depth + 1) is False:
+            continue
+        return True
+    return False
+
+
+def _derived(ctx: Context, load: ast.AST) -> ast.AST | None:
+    """``load`` as the start of a chain of dataset steps (``load.batch(8).map(f)``): the
+    chain's outermost call."""
+    node: ast.AST = load
+    top = None
+    while True:
+        attr = ctx.parent(node)
+        outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
+        if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
+                or getattr(attr, "attr", None) not in DATASET_METHODS:
+            return top
+        node = top = outer
+
+
+def _only_peeked(ctx: Context, call: ast.Call) -> bool:
+    """The dataset ``call`` makes (bound to a name, or used in place) is only ever peeked at
+    (:func:`_peek_use`: a guide printing ``ds.take(5)``, ten ``next(it)`` of a demo) or
+    passed over once (:func:`_one_pass_use`: ``model.evaluate(test_ds)`` after training),
+    also through datasets derived from it and returned to callers here. One read that does
+    anything else (a ``fit``, a loop, passing it on) and it counts as consumed."""
+    chained = _chained_on(ctx, call)
+    top = chained[-1] if chained else call
+    return _consumption(ctx, top) is False
+
+
+def _few_upstream(ctx: Context, call: ast.Call) -> bool:
+    """Upstream of ``call`` the pipeline keeps a handful of elements: ``take(k)`` with a
+    small literal ``k``, repeated at most a literal number of times (``take(5).repeat(2)``);
+    a ``repeat()`` without a count makes it endless."""
+    steps = pipeline(ctx, call.func.value).steps
+    idx = [i for i, s in enumerate(steps) if s.func.attr == "take"]
+    if not idx:
         return False
-    name = assign.targets[0].id
-    stores = [n for n in cast("list[ast.Name]", ctx.nodes_of(ast.Name))
-              if n.id == name and type(n.ctx) is ast.Store]
-    if len(stores) != 1:
+    k = steps[idx[-1]].args[0] if steps[idx[-1]].args else None
+    if type(k) is not ast.Constant or type(k.value) is not int or not 0 < k.value <= PEEK_MAX:
         return False
-    loads = ctx.name_loads(name)
-    return bool(loads) and all(_peek_use(ctx, n) for n in loads)
+    count = k.value
+    for s in steps[idx[-1] + 1:]:
+        if s.func.attr == "repeat":
+            n = s.args[0] if s.args else keyword(s, "count")
+            if type(n) is not ast.Constant or type(n.value) is not int or n.value < 0:
+                return False
+            count *= n.value
+    return count <= PEEK_MAX
 
 
 def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:
