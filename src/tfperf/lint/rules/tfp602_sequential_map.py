@@ -52,7 +52,7 @@ class SequentialMap(Rule):
     message = "Dataset.map/interleave without num_parallel_calls: one element at a time"
     hint = "pass num_parallel_calls=tf.data.AUTOTUNE"
     claims = ("S19",)
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call,)
     callee_names = frozenset(PARALLEL_ARG)
     fixable = True

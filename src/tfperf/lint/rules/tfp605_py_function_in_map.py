@@ -18,7 +18,7 @@ class PyFunctionInMap(Rule):
     hint = ("express it with TF ops (tf.io, tf.image, tf.strings...); if impossible, batch "
             "first so the Python function runs once per batch")
     claims = ("S19", "S4")
-    group = "perf"
+    group = "preview"
     node_types = (ast.Call,)
     callee_qualnames = PY_FUNCTIONS
     docs = """\
