@@ -118,6 +118,7 @@ class Dispatcher:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
         calls = _CallIndex(ctx)
+        extend = findings.extend
         for typ, rules in self.by_type.items():
             nodes = ctx.nodes_of(typ)
             if not nodes:
@@ -125,9 +126,10 @@ class Dispatcher:
             for rule in rules:
                 if rule.code in broken:
                     continue
+                check = rule.check  # bound once: this loop runs for every node of the module
                 try:
                     for node in (calls.for_rule(rule) if typ is ast.Call else nodes):
-                        findings.extend(rule.check(node, ctx))
+                        extend(check(node, ctx))
                 except Exception as exc:  # one broken rule must not stop the others
                     broken.add(rule.code)
                     findings.append(internal_error_finding(path, rule, exc))
