@@ -21,8 +21,8 @@ from tfperf.lint.semantic import Context
 from tfperf.lint.target import NEWEST_KNOWN
 
 SYNTAX_ERROR, INTERNAL_ERROR = "TFP000", "TFP001"
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?",
-                   re.IGNORECASE)
+# Compiled on first use (re's cache): only a module with a finding and a noqa comment needs it.
+_NOQA = r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?"
 
 
 def error_finding(path: str, reason: str, line: int | None = None,
@@ -210,7 +210,7 @@ def noqa_codes(line: str) -> set[str] | None:
     (prefixes allowed: ``# noqa: TFP1``)."""
     if "noqa" not in line.lower():
         return None
-    m = _NOQA.search(line)
+    m = re.search(_NOQA, line, re.IGNORECASE)
     if m is None:
         return None
     codes = m.group("codes")
