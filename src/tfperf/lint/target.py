@@ -37,14 +37,12 @@ NEWEST_KNOWN: Version = (2, 21)
 TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel",
                     "tensorflow-macos", "tensorflow-aarch64", "tensorflow-cpu-aws",
                     "intel-tensorflow", "tf-nightly", "tf-nightly-cpu")
-# Requirement patterns, compiled on first use (by re's own cache): most runs meet no pin
-# file, and compiling them at import was a millisecond of every pre-commit run.
-_REQUIREMENT = (
+_REQUIREMENT = re.compile(
     r"^\s*[\"']?(?P<name>" + "|".join(re.escape(d) for d in sorted(TF_DISTRIBUTIONS, key=len,
                                                                      reverse=True)) + r")"
-    r"(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)")
-_LOWER_BOUND = r"(==|~=|>=|>)\s*(\d+)\.(\d+)"
-_UPPER_BOUND = r"(<=|<)\s*(\d+)(?:\.(\d+))?"
+    r"(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)", re.IGNORECASE)
+_LOWER_BOUND = re.compile(r"(==|~=|>=|>)\s*(\d+)\.(\d+)")
+_UPPER_BOUND = re.compile(r"(<=|<)\s*(\d+)(?:\.(\d+))?")
 # The last minor release of a major line, for an upper bound such as ``tensorflow<2``.
 LAST_MINOR = {1: 15}
 # Files in a project folder that may pin TensorFlow.
@@ -81,18 +79,17 @@ def pinned_version(requirement: str) -> Version | None:
     """The lowest TensorFlow version a requirement line admits, if it names one:
     ``tensorflow>=2.12,<2.16`` → (2, 12); ``tensorflow==2.15.1`` → (2, 15); a bare
     ``tensorflow`` or an upper bound alone → ``None``."""
-    m = re.match(_REQUIREMENT, requirement.split("#", 1)[0].split(";", 1)[0], re.IGNORECASE)
+    m = _REQUIREMENT.match(requirement.split("#", 1)[0].split(";", 1)[0])
     if m is None:
         return None
     rest = requirement[m.end("name"):]
     if rest[:1].isalnum() or rest[:1] in "-_":  # `tensorflow-datasets`: another package
         return None
     spec = m.group("spec") or ""
-    bounds = [(int(a), int(b)) for _, a, b in re.findall(_LOWER_BOUND, spec)]
+    bounds = [(int(a), int(b)) for _, a, b in _LOWER_BOUND.findall(spec)]
     if bounds:
         return min(bounds)
-    uppers = [_below(op, int(a), int(b) if b else None)
-              for op, a, b in re.findall(_UPPER_BOUND, spec)]
+    uppers = [_below(op, int(a), int(b) if b else None) for op, a, b in _UPPER_BOUND.findall(spec)]
     known = [u for u in uppers if u is not None]
     return min(known) if known else None
 
@@ -210,9 +207,8 @@ def installed_version(paths: list[str] | None = None) -> TargetTF | None:
 
 # `!pip install -q tensorflow-gpu==2.0.0-beta1`, `%pip install "tensorflow>=2.4"`: a shell or
 # magic line of a notebook cell that installs packages.
-# (Compiled on first use, as the requirement patterns above: only notebooks need them.)
-_PIP_LINE = r"^\s*[!%]\s*(?:python3?\s+-m\s+)?pip3?\s+install\s+(?P<args>.*)$"
-_COLAB_VERSION = r"^\s*%tensorflow_version\s+(?P<major>\d+)\.x\b"
+_PIP_LINE = re.compile(r"^\s*[!%]\s*(?:python3?\s+-m\s+)?pip3?\s+install\s+(?P<args>.*)$")
+_COLAB_VERSION = re.compile(r"^\s*%tensorflow_version\s+(?P<major>\d+)\.x\b")
 
 
 def notebook_pin(sources: list[str]) -> TargetTF | None:
@@ -225,14 +221,14 @@ def notebook_pin(sources: list[str]) -> TargetTF | None:
         if "pip" not in text and "%tensorflow_version" not in text:
             continue  # neither pattern can match a line of this cell (most cells)
         for line in text.splitlines():
-            m = re.match(_PIP_LINE, line)
+            m = _PIP_LINE.match(line)
             if m is not None:
                 for token in m.group("args").split():
                     v = pinned_version(token.strip("\"'"))
                     if v is not None:
                         pins.append(v)
                 continue
-            c = re.match(_COLAB_VERSION, line)
+            c = _COLAB_VERSION.match(line)
             if c is not None and c.group("major") == "1":
                 colab = (1, LAST_MINOR[1])
     if pins:
