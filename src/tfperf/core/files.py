@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 # Files that mark the root of a Python project (the first found walking up wins).
@@ -36,6 +35,8 @@ def write_text_atomically(path: str | Path, text: str, *, encoding: str = "utf-8
     one first (same file system), so the file is either all old or all new."""
     real = Path(os.path.realpath(path))
     mode = stat.S_IMODE(real.stat().st_mode)
+    import tempfile  # imported here: most runs write no user file, and it is slow to import
+
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tfperf-tmp", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:

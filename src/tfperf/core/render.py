@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -76,6 +75,8 @@ def to_plain(obj: Any) -> Any:
 
 
 def to_json(obj: Any, indent: int | None = 2) -> str:
+    import json  # here, not at the top: a text report (a pre-commit lint) needs no JSON
+
     return json.dumps(to_plain(obj), indent=indent, ensure_ascii=False, default=str)
 
 
@@ -292,4 +293,6 @@ def findings_sarif(findings: Sequence[Finding], rules: Sequence[dict[str, str]] 
             "results": results,
         }],
     }
+    import json
+
     return json.dumps(sarif, indent=2)

@@ -21,8 +21,8 @@ from tfperf.lint.semantic import Context
 from tfperf.lint.target import NEWEST_KNOWN
 
 SYNTAX_ERROR, INTERNAL_ERROR = "TFP000", "TFP001"
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?",
-                   re.IGNORECASE)
+# Compiled on first use (re's cache): only a module with a finding and a noqa comment needs it.
+_NOQA = r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?"
 
 
 def error_finding(path: str, reason: str, line: int | None = None,
@@ -93,6 +93,9 @@ class Dispatcher:
         for rule in self.rules:
             for t in rule.node_types:
                 self.by_type.setdefault(t, []).append(rule)
+        # Each call filter's fixed parts, worked out once per run instead of once per module.
+        self.call_filters = {id(r): _CallFilter(r) for r in self.rules
+                             if ast.Call in r.node_types}
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
         self.module_gated = [r for r in self.rules if r.gated()]
@@ -118,7 +121,8 @@ class Dispatcher:
             except Exception as exc:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
-        calls = _CallIndex(ctx)
+        calls = _CallIndex(ctx, self.call_filters)
+        extend = findings.extend
         for typ, rules in self.by_type.items():
             nodes = ctx.nodes_of(typ)
             if not nodes:
@@ -126,9 +130,10 @@ class Dispatcher:
             for rule in rules:
                 if rule.code in broken:
                     continue
+                check = rule.check  # bound once: this loop runs for every node of the module
                 try:
                     for node in (calls.for_rule(rule) if typ is ast.Call else nodes):
-                        findings.extend(rule.check(node, ctx))
+                        extend(check(node, ctx))
                 except Exception as exc:  # one broken rule must not stop the others
                     broken.add(rule.code)
                     findings.append(internal_error_finding(path, rule, exc))
@@ -148,10 +153,11 @@ class _CallIndex:
     :attr:`Rule.callee_qualnames`) can report on, in walk order, from the calls grouped by
     the callee's spelled last name (:meth:`Context.call_groups`)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, filters: dict[int, _CallFilter]) -> None:
         self.calls: list[ast.Call] = ctx.calls
         self.ctx = ctx
-        self._order: dict[int, int] | None = None
+        self.filters = filters
+        self._order: dict[ast.Call, int] | None = None
         self._name_calls: list[ast.Call] | None = None
 
     def _in_order(self, parts: list[list[ast.Call]]) -> list[ast.Call]:
@@ -159,20 +165,18 @@ class _CallIndex:
         if len(parts) <= 1:
             return parts[0] if parts else []
         if self._order is None:
-            self._order = {id(c): i for i, c in enumerate(self.calls)}
-        order = self._order
-        return sorted({id(c): c for p in parts for c in p}.values(), key=lambda c: order[id(c)])
+            self._order = {c: i for i, c in enumerate(self.calls)}  # nodes hash by identity
+        return sorted(set().union(*parts), key=self._order.__getitem__)
 
     def for_rule(self, rule: Rule) -> list[ast.Call]:
-        names, qualnames = rule.callee_names, rule.callee_qualnames
-        if names is None and qualnames is None:
+        f = self.filters[id(rule)]  # the dispatcher's rules outlive every module
+        if f.names is None and f.qualnames is None:
             return self.calls
         by_attr, by_name = self.ctx.call_groups()
-        if names is not None:
-            return self._in_order([*(by_attr.get(n, []) for n in names),
-                                   *(by_name.get(n, []) for n in names)])
-        if not self.ctx.imports_tf and all(q.split(".", 1)[0] in ("tensorflow", "keras")
-                                           for q in qualnames):
+        if f.names is not None:
+            return self._in_order([*(by_attr[n] for n in by_attr.keys() & f.names),
+                                   *(by_name[n] for n in by_name.keys() & f.names)])
+        if f.tf_only and not self.ctx.imports_tf:
             return []  # nothing here resolves to TensorFlow or Keras
         # A bare name may be an alias (`from tensorflow import transpose as T`): every call
         # of a bare name that may resolve is a candidate; an attribute call only with the
@@ -181,10 +185,25 @@ class _CallIndex:
             resolvable = self.ctx.resolvable_names
             self._name_calls = self._in_order(
                 [lst for n, lst in by_name.items() if n in resolvable])
-        lasts = {q.rsplit(".", 1)[-1] for q in qualnames}
-        candidates = self._in_order([*(by_attr.get(n, []) for n in lasts), self._name_calls])
-        qualname = self.ctx.call_qualname
+        candidates = self._in_order([*(by_attr[n] for n in by_attr.keys() & f.lasts),
+                                     self._name_calls])
+        qualname, qualnames = self.ctx.call_qualname, f.qualnames
         return [c for c in candidates if qualname(c) in qualnames]  # type: ignore[operator]
+
+
+class _CallFilter:
+    """A rule's call filter (:attr:`Rule.callee_names`, :attr:`Rule.callee_qualnames`) with
+    what the engine derives from it: the last names of the qualified names, and whether they
+    are all TensorFlow or Keras APIs (then a module importing neither has no candidate)."""
+
+    __slots__ = ("lasts", "names", "qualnames", "tf_only")
+
+    def __init__(self, rule: Rule) -> None:
+        self.names = rule.callee_names
+        self.qualnames = rule.callee_qualnames
+        qualnames = self.qualnames or ()
+        self.lasts = frozenset(q.rsplit(".", 1)[-1] for q in qualnames)
+        self.tf_only = all(q.split(".", 1)[0] in ("tensorflow", "keras") for q in qualnames)
 
 
 def noqa_codes(line: str) -> set[str] | None:
@@ -192,7 +211,7 @@ def noqa_codes(line: str) -> set[str] | None:
     (prefixes allowed: ``# noqa: TFP1``)."""
     if "noqa" not in line.lower():
         return None
-    m = _NOQA.search(line)
+    m = re.search(_NOQA, line, re.IGNORECASE)
     if m is None:
         return None
     codes = m.group("codes")

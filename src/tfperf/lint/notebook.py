@@ -23,6 +23,7 @@ import re
 import textwrap
 import warnings
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any
 
 from tfperf.core.findings import Edit, Finding, Fix, Location
@@ -141,6 +142,8 @@ def _is_automagic(stripped: str) -> bool:
     return not _parses(stripped)
 
 
+# Lines of spaces and tabs only, as textwrap.dedent empties them.
+_BLANK_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)
 # A superset of the lines `_is_magic` accepts (an escape first, `?` last, a shell
 # assignment), found in one search of the cell's text instead of a test per line.
 _MAGIC_CANDIDATE = re.compile(r"^\s*[%!?,;/]|\?\s*$|=\s*[!%]", re.MULTILINE)
@@ -177,7 +180,12 @@ def mask_cell(cell: Cell) -> Cell:
             return cell
         cell_magic = name
     one_line = _one_line_cell(lines)
-    dedented = textwrap.dedent(text)
+    if text[:1] not in ("", " ", "\t", "\n"):
+        # A first line at column 0 leaves no common margin: all textwrap.dedent would do is
+        # empty the lines of spaces and tabs, without its per-line loop (most cells).
+        dedented = _BLANK_LINE.sub("", text)
+    else:
+        dedented = textwrap.dedent(text)
     if dedented != text:
         # IPython dedents a uniformly indented cell; remember by how much for columns.
         # A cell of blank lines only (spaces, tabs) also dedents: to empty lines, indent 0.
@@ -260,32 +268,31 @@ def build_module(cells: list[dict], path: str) -> Module:
     parts: list[str] = []
     body: list[ast.stmt] = []
     line_no = 0
-    for i, raw in enumerate(cells, start=1):
-        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
-            continue
-        cell = mask_cell(Cell(i, _cell_text(raw)))
-        mod.cells[i] = cell
-        cell_lines = cell.masked.split("\n")
-        if not cell.skipped and cell.masked.strip():
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # once for all cells: it costs as much as a small parse
+        warnings.simplefilter("ignore")
+        for i, raw in enumerate(cells, start=1):
+            if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+                continue
+            cell = mask_cell(Cell(i, _cell_text(raw)))
+            mod.cells[i] = cell
+            cell_lines = cell.masked.split("\n")
+            if not cell.skipped and cell.masked.strip():
+                try:
                     # Blank lines in front put the cell's nodes on their module lines; the
                     # tokenizer skips them for next to nothing (ast.increment_lineno walks).
                     body.extend(ast.parse("\n" * line_no + cell.masked, filename=path).body)
-            except (SyntaxError, ValueError, MemoryError, RecursionError):
-                exc = _cell_error(cell.masked)  # its message and place as the cell alone gives
-                line = getattr(exc, "lineno", None)
-                col = getattr(exc, "offset", None)
-                msg = getattr(exc, "msg", str(exc))
-                cell.error = error_finding(path, f"cannot parse cell {i}: {msg}", line=line,
-                                           column=(col - 1 + cell.indent) if col else None,
-                                           cell=i)
-                cell_lines = ["" for _ in cell_lines]  # left out; the others are analysed
-        for j in range(len(cell_lines)):
-            mod.line_map.append((i, j + 1))
-        parts.append("\n".join(cell_lines))
-        line_no += len(cell_lines)
+                except (SyntaxError, ValueError, MemoryError, RecursionError):
+                    exc = _cell_error(cell.masked)  # its message and place as the cell alone
+                    line = getattr(exc, "lineno", None)
+                    col = getattr(exc, "offset", None)
+                    msg = getattr(exc, "msg", str(exc))
+                    cell.error = error_finding(path, f"cannot parse cell {i}: {msg}", line=line,
+                                               column=(col - 1 + cell.indent) if col else None,
+                                               cell=i)
+                    cell_lines = ["" for _ in cell_lines]  # left out; the others are analysed
+            mod.line_map.extend(zip(repeat(i), range(1, len(cell_lines) + 1)))
+            parts.append("\n".join(cell_lines))
+            line_no += len(cell_lines)
     mod.text = "\n".join(parts) + ("\n" if parts else "")
     mod.tree = ast.Module(body=body, type_ignores=[])
     return mod

@@ -3,7 +3,6 @@ notebook reader, the session and the cache)."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from tfperf.core.findings import Finding
@@ -32,6 +31,8 @@ DEFAULT_OPTIONS = RunOptions()  # lint only: no fixes, nothing written
 
 def unified_diff(path: str, old: str, new: str) -> str:
     """The change from ``old`` to ``new`` as a unified diff (``a/path`` → ``b/path``)."""
+    import difflib  # only --diff needs it: not imported on every lint start
+
     return "".join(difflib.unified_diff(old.splitlines(keepends=True),
                                         new.splitlines(keepends=True),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))

@@ -7,10 +7,7 @@ import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.core.files import write_text_atomically
 from tfperf.lint.engine import Dispatcher, decode_source, error_finding, lint_source
-from tfperf.lint.fix import fix_source
-from tfperf.lint.notebook import lint_notebook_text
 from tfperf.lint.result import DEFAULT_OPTIONS, FileResult, RunOptions, unified_diff
 from tfperf.lint.rule import Rule
 
@@ -18,12 +15,18 @@ from tfperf.lint.rule import Rule
 def lint_text(text: str, path: str, dispatcher: Dispatcher,
               options: RunOptions = DEFAULT_OPTIONS) -> FileResult:
     """Lint (and with ``options``, fix) one file's decoded text."""
+    # Notebooks and fixes are imported on first use: a pre-commit run over a few .py files
+    # (most of whose time is interpreter start and imports) needs neither.
     if path.endswith(".ipynb"):
+        from tfperf.lint.notebook import lint_notebook_text
+
         return lint_notebook_text(text, path, dispatcher, options)
     result = FileResult(path)
     if not (options.fix or options.diff):
         result.findings = lint_source(text, path, dispatcher=dispatcher)
         return result
+    from tfperf.lint.fix import fix_source
+
     fixed = fix_source(text, lambda s: lint_source(s, path, dispatcher=dispatcher),
                        unsafe=options.unsafe)
     result.findings = fixed.remaining
@@ -65,6 +68,8 @@ def lint_file(path: str | Path, dispatcher: Dispatcher,
 def _write_atomically(path: Path, text: str, original: bytes) -> None:
     """Write the fixed text back in the file's own encoding and BOM (see
     :func:`tfperf.core.files.write_text_atomically` for symlinks, mode and atomicity)."""
+    from tfperf.core.files import write_text_atomically
+
     encoding = "utf-8"
     if path.suffix != ".ipynb":
         encoding = tokenize.detect_encoding(io.BytesIO(original).readline)[0]

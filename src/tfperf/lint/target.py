@@ -294,6 +294,8 @@ def notebook_pin(sources: list[str]) -> TargetTF | None:
     uppers: list[Version] = []
     colab: Version | None = None
     for text in sources:
+        if "pip" not in text and "%tensorflow_version" not in text:
+            continue  # neither pattern can match a line of this cell (most cells)
         for line in text.splitlines():
             m = _PIP_LINE.match(line)
             if m is not None:

@@ -109,6 +109,7 @@ class DatasetConcatenatedInLoop(Rule):
     claims = ("S19",)
     group = "perf"
     node_types = (ast.Call,)
+    callee_names = frozenset({"concatenate"})  # the engine hands over only these calls
     requires_imports = frozenset({"tensorflow"})
     docs = """\
 ## What it does

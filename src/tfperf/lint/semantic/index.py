@@ -23,8 +23,12 @@ BINDER_TYPES = frozenset({ast.Import, ast.ImportFrom, ast.arg, ast.Global, ast.N
 # Nodes without child nodes (their fields hold names and values only): nothing to walk.
 _LEAF_TYPES = frozenset({ast.Constant, ast.alias, ast.Pass, ast.Break, ast.Continue,
                          ast.Global, ast.Nonlocal})
-# Fields never worth walking: expression contexts and operators are shared singletons.
-_SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+# Fields never worth walking: expression contexts and operators are shared singletons, and
+# the rest hold only strings and numbers (identifiers, import levels, flags) in every node
+# type: each one skipped is a getattr saved per node of every module.
+_SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "id", "attr", "name",
+                          "arg", "module", "level", "conversion", "is_async", "simple",
+                          "rest", "kwd_attrs"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -76,14 +76,19 @@ class TensorFlowModel(NameModel):
         self._tensor_cache: dict[int, bool] = {}
         self._keras_cache: dict[int, bool] = {}
         self._tf_fn_cache: dict[int, bool] = {}
+        self._imports_tf: bool | None = None
 
     # ------------------------------------------------------------------ cheap module gates
 
     @property
     def imports_tf(self) -> bool:
         """Whether the module imports TensorFlow or Keras anywhere. Cheap (no name tables):
-        rules may return early on modules that do not, as nothing there resolves to TF."""
-        return self.cached("imports_tf", self._find_tf_import)
+        rules may return early on modules that do not, as nothing there resolves to TF.
+        Kept in an attribute, not :meth:`cached`: rules ask it for every node they see."""
+        found = self._imports_tf
+        if found is None:
+            found = self._imports_tf = self._find_tf_import()
+        return found
 
     def _find_tf_import(self) -> bool:
         if self.path.endswith(".ipynb") and "tf." in self.source and self.guesses_tf:
