@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tfperf import __version__
 
@@ -51,7 +52,7 @@ def _terminal_columns() -> int:
     if columns > 0:
         return columns
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
     except (AttributeError, ValueError, OSError):
         return 80
 
@@ -71,7 +72,8 @@ class _ArgumentParser(argparse.ArgumentParser):
     """The parser of ``tfperf`` and of its subcommands: :class:`_HelpFormatter` unless a
     subcommand asks for another formatter."""
 
-    def __init__(self, *args, formatter_class: type = _HelpFormatter, **kwargs) -> None:
+    def __init__(self, *args: Any, formatter_class: Any = _HelpFormatter,
+                 **kwargs: Any) -> None:
         super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
 
