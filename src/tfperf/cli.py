@@ -74,7 +74,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, formatter_class: Any = _HelpFormatter,
                  **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[misc]
 
 
 def _available_modules(names: Sequence[str] = COMMAND_MODULES) -> list[object]:
