@@ -57,6 +57,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
                  Path("/tmp/tfperf-heldout3")),
     "heldout5": (HERE / "heldout5.csv", HERE / "heldout5_judged.csv",
                  Path("/tmp/tfperf-heldout5")),
+    "heldout6": (HERE / "heldout6.csv", HERE / "heldout6_judged.csv",
+                 Path("/tmp/tfperf-heldout6")),
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": (HERE / "library.csv", HERE / "library_judged.csv",
