@@ -11,6 +11,7 @@ from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
     in_chunks,
+    loop_targets,
     measures_list,
     range_args,
     range_stop,
@@ -49,6 +50,28 @@ def _indexes_host_arrays_only(ctx: Context, elt: ast.AST, targets: set[str]) -> 
     return any(_host_array(ctx, b) for b in items) \
         and not any(ctx.is_tensor_like(b) for b in items)
 
+
+
+def _calls_by_target(node: ast.AST, targets: set[str]) -> bool:
+    """``node`` calls something chosen by the loop's target: ``self.convs[i](x)``,
+    ``layer(x)`` for ``layer`` in a list of layers."""
+    for n in ast.walk(node):
+        if type(n) is not ast.Call:
+            continue
+        f = n.func
+        if type(f) is ast.Name and f.id in targets:
+            return True
+        if type(f) is ast.Subscript and any(
+                type(m) is ast.Name and m.id in targets for m in ast.walk(f.slice)):
+            return True
+    return False
+
+
+def _callee_per_iteration(loop: ast.AST) -> bool:
+    """Each iteration calls a different function or layer (a hand-written grouped
+    convolution: one `Conv2D` per group, then a concat): no single op builds the list."""
+    return type(loop) is ast.For and _calls_by_target(
+        ast.Module(body=loop.body, type_ignores=[]), loop_targets(loop))
 
 class AppendThenStack(Rule):
     code = "TFP103"
@@ -105,6 +128,19 @@ a function that is not TensorFlow's: host post-processing, converted once, with 
 element.
 """
     valid = (
+        # A different layer each iteration (a grouped convolution written by hand): no
+        # single op builds the list.
+        Valid("""
+            import tensorflow as tf
+            class GroupConv(tf.keras.layers.Layer):
+                def call(self, x):
+                    parts = []
+                    for g in range(self.groups):
+                        part = self.convs[g](x[..., g * self.width:(g + 1) * self.width])
+                        parts.append(part)
+                    heads = tf.stack([head(x) for head in self.heads])
+                    return tf.concat(parts, axis=-1), heads
+        """),
         # Host post-processing (another library's function) per item of a NumPy array
         # fetched once, then one conversion: no TF op per element.
         Valid("""
@@ -292,6 +328,7 @@ element.
                 continue  # NumPy arrays collected (stacked by TF once): not TF ops per element
             loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
+                    and not _callee_per_iteration(loops[0]) \
                     and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
                 yield self.finding(ctx, call)
 
@@ -310,6 +347,8 @@ element.
         targets = {n.id for n in ast.walk(gen.target) if type(n) is ast.Name}
         if not targets & {n.id for n in ast.walk(elt) if type(n) is ast.Name}:
             return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times
+        if _calls_by_target(elt, targets):
+            return None  # `[self.convs[i](x) for i in range(g)]`: another layer each time
         q = ctx.call_qualname(elt)
         if (q is not None and q.startswith("numpy.")) \
                 or type(elt) in (ast.Name, ast.Tuple, ast.Subscript):
