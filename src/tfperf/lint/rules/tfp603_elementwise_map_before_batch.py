@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.consumption import discarded, few_upstream, only_peeked
 from tfperf.lint.analysis.pipelines import is_tf_dataset, map_function
 from tfperf.lint.analysis.syntax import method_call
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -98,9 +99,23 @@ ds = ds.batch(64).map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
 No automatic fix. The rule is conservative: any op that is not known to be element-wise
 (reshape, resize, decode, indexing by position, `x.shape`, matmul, closures over other
 values, random ops), several statements, or a map not directly followed by `batch` (a
-`shuffle` in between, `padded_batch`) keeps it quiet.
+`shuffle` in between, `padded_batch`) keeps it quiet. So does a pipeline read once or only
+peeked at (a test split passed once to `model.evaluate`, `take(5)` printed): its per-element
+cost is paid once (`analysis.consumption`, shared with TFP602).
 """
     valid = (
+        # A test split read once, after training: its per-element cost is paid once.
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            def scale(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+            train, test = tfds.load("mnist", split=["train", "test"], as_supervised=True)
+            model.fit(train.batch(32).map(scale), epochs=10)
+            test = test.map(scale)
+            test = test.batch(32)
+            model.evaluate(test)
+        """),
         Valid("""
             import tensorflow as tf
             ds = tf.data.Dataset.range(100).batch(10).map(lambda x: tf.cast(x, tf.float32) / 9.0)
@@ -176,5 +191,9 @@ values, random ops), several statements, or a map not directly followed by `batc
             return
         params = {a.arg for a in args.posonlyargs + args.args}
         ret = _returned(fn)
-        if ret is not None and _elementwise(ctx, ret, params):
-            yield self.finding(ctx, node)
+        if ret is None or not _elementwise(ctx, ret, params):
+            return
+        call: ast.Call = node  # type: ignore[assignment]
+        if discarded(ctx, call) or only_peeked(ctx, call) or few_upstream(ctx, call):
+            return  # a pipeline read once or only peeked at: the per-element cost is paid once
+        yield self.finding(ctx, node)
