@@ -57,11 +57,11 @@ def _cases(tf: Any, n: int) -> dict[str, Case]:
 
     def expand_in_loop(idx: Any, states: Any, updates: Any) -> Any:
         return [tf.tensor_scatter_nd_update(s, tf.expand_dims(idx, 1), u)
-                for s, u in zip(states, updates)]
+                for s, u in zip(states, updates, strict=True)]
 
     def expand_hoisted(idx: Any, states: Any, updates: Any) -> Any:
         i = tf.expand_dims(idx, 1)
-        return [tf.tensor_scatter_nd_update(s, i, u) for s, u in zip(states, updates)]
+        return [tf.tensor_scatter_nd_update(s, i, u) for s, u in zip(states, updates, strict=True)]
     out["expand_dims"] = (expand_in_loop, expand_hoisted, (idx, states, updates))
 
     reward = tf.random.normal([65536])
