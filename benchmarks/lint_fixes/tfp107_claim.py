@@ -13,7 +13,9 @@ Cases (before: the op inside the loop; after: computed once before it):
   a count_nonzero of the item (row F055's shape);
 - transpose: `tf.transpose(w)` of a [512, 512] matrix per power iteration, the matmul by it kept
   (an invariant op on a real tensor).
-Ratios are before / after medians from tfperf's comparison core (interleaved rounds).
+Ratios are before / after medians from tfperf's comparison core (interleaved rounds). The
+trace line gives what the duplicates cost inside `tf.function`: graph ops and the median time
+to trace a fresh function (`get_concrete_function`, 5 tries each).
 """
 
 from __future__ import annotations
@@ -99,6 +101,19 @@ def _cases(tf: Any, n: int) -> dict[str, Case]:
     return out
 
 
+def _trace(tf: Any, fn: Callable[..., Any], inputs: tuple[Any, ...]) -> tuple[int, float]:
+    import statistics
+    import time
+
+    times, ops = [], 0
+    for _ in range(5):
+        start = time.perf_counter()
+        concrete = tf.function(fn).get_concrete_function(*inputs)
+        times.append(time.perf_counter() - start)
+        ops = len(concrete.graph.get_operations())
+    return ops, statistics.median(times)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, default=3.0, help="seconds of rounds per case")
@@ -117,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: no such case", file=sys.stderr)
             continue
         before, after, inputs = cases[name]
+        (ob, tb_), (oa, ta_) = _trace(tf, before, inputs), _trace(tf, after, inputs)
+        print(f"{name} trace: before {ob} ops {tb_ * 1e3:.1f} ms, after {oa} ops "
+              f"{ta_ * 1e3:.1f} ms, ratio {tb_ / ta_:.2f}")
         for mode in ("graph", "eager"):
             wrap = tf.function if mode == "graph" else (lambda f: f)
             report = compare({"before": wrap(before), "after": wrap(after)}, inputs,
