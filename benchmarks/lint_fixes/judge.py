@@ -3,6 +3,7 @@
     python benchmarks/lint_fixes/judge.py pending [--set dev|heldout2] [--corpus DIR]
         [--context 4] [--code TFP101]
     python benchmarks/lint_fixes/judge.py score [--set dev|heldout2] [--corpus DIR] [--write]
+    python benchmarks/lint_fixes/judge.py sample [--n 150] [--seed 18]   # → precision.csv
 
 The ledger ``judged.csv`` holds one verdict per finding ever judged, keyed by where it is
 (repo, path, cell, line, column, code) at the corpus's pinned commits, with the flagged line's text
@@ -257,9 +258,56 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
     print(f"wrote {PACKAGE_DATA}")
 
 
+USER_SETS = ("dev", "heldout1", "heldout2", "heldout3", "heldout5", "heldout6")
+SAMPLE = HERE / "precision.csv"
+SAMPLE_COLUMNS = ["id", "set", "repo", "commit", "path", "cell", "line", "column", "code",
+                  "text", "verdict", "reason"]
+
+
+def sample(args: argparse.Namespace) -> int:
+    """precision.csv: issue 18's sample, drawn from today's default output on the
+    user-style sets (development and held-out), ``--n`` at random in proportion to how
+    often each rule fires, every rule topped up to 5 (all of its findings when it has
+    fewer), each with the verdict and reason its set's ledger holds. Every default finding
+    is judged (a census), so the sample's figures are a draw from it, seeded."""
+    from sample import draw
+
+    pool: list[dict] = []
+    for name in USER_SETS:
+        csv_path, ledger_path, folder = SETS[name]
+        if not folder.is_dir():
+            print(f"{folder} is missing: corpus.py --csv {csv_path.name} --out {folder}",
+                  file=sys.stderr)
+            return 2
+        ledger = read_ledger(ledger_path)
+        for f, p, _ in _findings(folder, args.python, csv_path):
+            row = ledger.get(_key(p))
+            if row is None:
+                print(f"unjudged: {name} {p['repo']} {p['path']}:{p['line']} {p['code']} "
+                      f"(judge.py pending --set {name})", file=sys.stderr)
+                return 1
+            pool.append({**f, "_row": {**p, "set": name, "verdict": row["verdict"],
+                                       "reason": row["reason"]}})
+    picked = draw(pool, args.n, 5, args.seed)
+    with SAMPLE.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, SAMPLE_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        for i, f in enumerate(picked, start=1):
+            w.writerow({"id": f"P{i:03d}", **f["_row"]})
+    per: dict[str, Counter] = defaultdict(Counter)
+    for f in picked:
+        per[f["code"]][f["_row"]["verdict"]] += 1
+    print(f"{len(pool)} default findings on {', '.join(USER_SETS)}; {len(picked)} drawn "
+          f"(seed {args.seed}) into {SAMPLE.name}")
+    print_table(per, "the sample, as judged")
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=["pending", "score"])
+    p.add_argument("what", choices=["pending", "score", "sample"])
+    p.add_argument("--n", type=int, default=150, help="sample: findings drawn in proportion")
+    p.add_argument("--seed", type=int, default=18, help="sample: the draw's seed")
     p.add_argument("--set", choices=sorted(SETS), default="dev")
     p.add_argument("--corpus", type=Path, help="the materialised set (default per --set)")
     p.add_argument("--python", default=sys.executable, help="interpreter that has tfperf")
@@ -267,6 +315,8 @@ def main() -> int:
     p.add_argument("--code", action="append", help="only this rule (repeatable)")
     p.add_argument("--write", action="store_true", help="write the package's precision.json")
     args = p.parse_args()
+    if args.what == "sample":
+        return sample(args)
     corpus = _set(args)[2]
     if not corpus.is_dir():
         print(f"{corpus} is missing: run corpus.py first", file=sys.stderr)
