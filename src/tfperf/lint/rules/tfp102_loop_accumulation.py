@@ -12,9 +12,11 @@ from tfperf.lint.analysis.loops import (
     does_tensor_work,
     element_loop,
     indexes_with,
+    loop_targets,
     range_args,
     sized_by,
 )
+from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
 
@@ -67,6 +69,42 @@ def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
             found = found or (bool(q and returns_tensor(q)) and any(depends_on(ctx, loop, a, var)
                                  for a in [*n.args, *(k.value for k in n.keywords)]))
     return found
+
+
+_STRING_OPS = ("tensorflow.as_string", "tensorflow.strings.")
+
+
+def _not_a_sum(ctx: Context, acc_binding: object, term: ast.expr) -> bool:
+    """``+=`` that does not add numbers: a Python list grown with ``acc += [t]`` (the
+    tensors are concatenated later), or strings joined (``msg += tf.as_string(i)``)."""
+    if type(term) in (ast.List, ast.ListComp, ast.Tuple):
+        return True
+    value = getattr(acc_binding, "value", None)
+    if type(value) in (ast.List, ast.Tuple, ast.ListComp) or (
+            type(value) is ast.Constant and isinstance(value.value, str)):
+        return True
+    for n in ast.walk(term):
+        if type(n) is ast.Constant and isinstance(n.value, str):
+            return True
+        if type(n) is ast.Call and (ctx.qualname(n.func) or "").startswith(_STRING_OPS):
+            return True
+    return False
+
+
+def _ragged_or_host_work(ctx: Context, loop: ast.For) -> bool:
+    """Per-iteration work no single reduction replaces: a crop whose bounds come from the
+    iteration (``x[box[1]:box[3]]``: a different shape each time), or a Python function
+    run through ``tf.numpy_function``/``tf.py_function`` per item."""
+    names = loop_targets(loop)
+    for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if type(n) is ast.Slice:
+            for bound in (n.lower, n.upper):
+                if bound is not None and type(bound) is not ast.Constant \
+                        and depends_on(ctx, loop, bound, names):
+                    return True
+        elif type(n) is ast.Call and ctx.qualname(n.func) in PY_FUNCTIONS:
+            return True
+    return False
 
 
 def _plain_ref(node: ast.AST) -> bool:
@@ -130,6 +168,34 @@ than the loop (floating-point results may differ in the last bits), and a loop t
 raised on an out-of-range index no longer does.
 """
     valid = (
+        # Not a sum: a Python list grown with `+= [t]` (concatenated later), strings joined.
+        Valid("""
+            import tensorflow as tf
+            def heads(features, n):
+                logits = []
+                for i in range(features.shape[0]):
+                    logits += [tf.reshape(features[i], [-1, n])]
+                return tf.concat(logits, axis=0)
+            def labels(x):
+                msg = ""
+                for i in range(x.shape[0]):
+                    msg += tf.as_string(x[i])
+                return msg
+        """),
+        # Work per item that no reduction replaces: a crop of a different size each time, a
+        # Python metric through tf.numpy_function.
+        Valid("""
+            import tensorflow as tf
+            def box_loss(depth, boxes, metric):
+                loss = 0.0
+                score = 0.0
+                for i in range(boxes.shape[0]):
+                    box = boxes[i]
+                    crop = depth[box[1]:box[3], box[0]:box[2]]
+                    loss += tf.reduce_mean(tf.abs(crop - 1.0))
+                    score += tf.numpy_function(metric, [boxes[i]], tf.float32)
+                return loss, score
+        """),
         Valid("""
             import tensorflow as tf
             def f(x):
@@ -298,12 +364,15 @@ raised on an out-of-range index no longer does.
         if el is not None and el.sized is not None and el.sized.how == "len" \
                 and not ctx.is_tensor_like(el.sized.obj):
             return  # `range(len(outputs))`: a few tensors of a list, maybe of other shapes
+        acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
+        b = ctx.binding(acc_ref)  # type: ignore[arg-type]
+        if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop):
+            return
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:
             return
         if flow.depends_on_recurrence(ctx, term):
             return  # `h = h + f(h, x[i])`: each step needs the previous one
-        acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         # Evidence that tensors are summed (the loop bound alone may be any number).
         if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
                 or does_tensor_work(ctx, list(ast.walk(term)))):
