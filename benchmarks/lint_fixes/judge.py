@@ -24,10 +24,11 @@ parse) is scored by notebook_oracle.py, not here.
 ``--set`` picks the code judged: ``dev`` (corpus.csv, ledger judged.csv; the rules were tuned
 on it), ``heldout1`` (heldout1.csv, ledger heldout_judged.csv) or ``heldout2`` (heldout2.csv,
 ledger heldout2_judged.csv): code judged before any rule was changed for it; materialise one
-with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library`` and ``rare``
+with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library``, ``rare``
 (rare.csv: user-style code searched out for the default rules that had fired at most once)
-are linted only with the rules they were gathered for and stored apart. ``score`` on a held-out
-set prints today's figures (findings a fix removed drop out) and the as-judged ones.
+and ``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
+TFP308) are linted only with the rules they were gathered for and stored apart. ``score`` on
+a held-out set prints today's figures (findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
 held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
@@ -68,10 +69,17 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # at most once on the 61 repositories above, linted only with those rules (RARE_RULES):
     # evidence for them, kept out of the figures on code drawn without looking at the rules.
     "rare": (HERE / "rare.csv", HERE / "rare_judged.csv", Path("/tmp/tfperf-rare")),
+    # Round 2 of the same (RARE2_RULES: default rules still under 5 judged findings on user
+    # code, and TFP308). Its ledger also holds, with a `set` column, the findings of those
+    # rules on the rare and candidates sets that no other ledger judged.
+    "rare2": (HERE / "rare2.csv", HERE / "rare2_judged.csv", Path("/tmp/tfperf-rare2")),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
 RARE_RULES = ("TFP105", "TFP301", "TFP305", "TFP402", "TFP404", "TFP702")
+RARE2_RULES = ("TFP102", "TFP205", "TFP301", "TFP307", "TFP308", "TFP403", "TFP406", "TFP407",
+               "TFP606")
+PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES}
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -108,7 +116,7 @@ def _source_lines(corpus: Path, f: dict) -> list[str]:
 def _findings(corpus: Path, python: str,
               csv_path: Path = SETS["dev"][0]) -> list[tuple[dict, dict, list[str]]]:
     repos = {r.folder: (r.repo, r.commit) for r in read_corpus(csv_path)}
-    select = {SETS["library"][0]: LIBRARY_RULES, SETS["rare"][0]: RARE_RULES}.get(csv_path, ())
+    select = {SETS[name][0]: rules for name, rules in PICKED_RULES.items()}.get(csv_path, ())
     out = []
     for f in lint_corpus(corpus, python, select):
         if f["code"] == "TFP000":
@@ -197,7 +205,7 @@ def score(args: argparse.Namespace) -> int:
     csv_path, ledger_path, corpus = _set(args)
     moved: list = []
     per = tally(corpus, csv_path, ledger_path, args.python, moved)
-    rules = {"library": LIBRARY_RULES, "rare": RARE_RULES}.get(args.set)
+    rules = PICKED_RULES.get(args.set)
     what = ("only " + ",".join(rules) if rules else "today's default output")
     total = print_table(per, f"{args.set}: {what}, joined with {ledger_path.name}")
     for p in moved:
@@ -252,6 +260,12 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           f"({len(read_corpus(SETS['rare'][0]))} repositories: rare.csv), "
                           "linted only with those rules",
                 "judged": _counts(as_judged(SETS["rare"][1]))},
+            "rare2": {
+                "corpus": f"user-style code picked for the default rules still under 5 judged "
+                          f"findings ({len(read_corpus(SETS['rare2'][0]))} repositories: "
+                          "rare2.csv) and the rare and candidates sets, linted only with those "
+                          "rules",
+                "judged": _counts(as_judged(SETS["rare2"][1]))},
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")

@@ -3,6 +3,7 @@ that compute changed lines and draw the precision sample."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import sys
@@ -232,3 +233,47 @@ def test_rows_whose_claimed_speed_up_is_in_doubt_are_counted_apart():
                                            score.RowScore(rows[2], miss, miss)]})["default"]
     assert (summary["hits"], summary["rows"]) == (1, 3)
     assert (summary["hits_claim_not_in_doubt"], summary["rows_claim_not_in_doubt"]) == (1, 2)
+
+
+def test_rare2_ledger_rows_are_pinned_in_their_set_and_judged_once():
+    """rare2_judged.csv: each row names its set (rare2, or rare/candidates for the findings of
+    the rare2 rules there that no other ledger held), a repository of that set at its pinned
+    commit, one of RARE2_RULES, a verdict and a reason, and no place twice; rare2.csv shares
+    no repository with any other set."""
+    import judge
+
+    csvs = {"rare2": judge.SETS["rare2"][0], "rare": judge.SETS["rare"][0],
+            "candidates": judge.HERE / "candidates.csv"}
+    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
+    ledger = judge.SETS["rare2"][1]
+    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    assert len(raw) == len(rows) >= 20
+    for row in raw:
+        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
+        assert row["code"] in judge.RARE2_RULES and row["reason"].strip(), row
+    assert {r["set"] for r in raw} >= {"rare2"}
+    mine = set(pins["rare2"])
+    for path in sorted(judge.HERE.glob("*.csv")):
+        if path.name in ("rare2.csv", "rare2_judged.csv") or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not mine & theirs, path.name
+
+
+def test_rule_docs_show_the_rare2_figures_as_stored_from_the_ledger():
+    """`tfperf rule CODE` shows the round-2 figures, and precision.json holds what the ledger
+    holds (judge.py score --write was run after the last verdict)."""
+    import judge
+
+    from tfperf.lint.measured import judged
+
+    per = judge.as_judged(judge.SETS["rare2"][1])
+    assert per
+    for code, c in per.items():
+        n = c["true"] + c["minor"] + c["false"]
+        text = judged(code)
+        assert (f"on code searched out for it, round 2: {c['true'] + c['minor']}/{n} true or "
+                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;") in text, code

@@ -43,7 +43,8 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
     """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, apart
-    ``library`` and ``rare`` (code picked for the rules that seldom fire), and ``alone``
+    ``library``, ``rare`` and ``rare2`` (code picked for the rules that seldom fire, two
+    rounds), and ``alone``
     (each rule linted alone on user-style code: as judged, ``alone_now``, ``alone_library``)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
@@ -53,12 +54,14 @@ def _tables() -> dict[str, dict[str, Judged]]:
     held = data.get("heldout", {})
     lib = data.get("library", {})
     rare = data.get("rare", {})
+    rare2 = data.get("rare2", {})
     alone = data.get("alone", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
             "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
             "library": _rows(lib.get("judged", {}), lib.get("corpus", "")),
             "rare": _rows(rare.get("judged", {}), rare.get("corpus", "")),
+            "rare2": _rows(rare2.get("judged", {}), rare2.get("corpus", "")),
             "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
             "alone_now": _rows(alone.get("now", {}), alone.get("corpus", "")),
             "alone_library": _rows(alone.get("library", {}), "library code")}
@@ -105,11 +108,13 @@ def judged(code: str) -> str:
     if lib is not None and lib.total:
         lines.append(f"on library code: {lib.true + lib.minor}/{lib.total} true or minor "
                      f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
-    rare = _tables().get("rare", {}).get(code)
-    if rare is not None and rare.total:
-        lines.append(f"on code searched out for it: {rare.true + rare.minor}/{rare.total} true or "
-                     f"minor ({rare.true} true, {rare.minor} minor, {rare.false} false; "
-                     f"{rare.corpus})")
+    for name, label in (("rare", "on code searched out for it"),
+                        ("rare2", "on code searched out for it, round 2")):
+        rare = _tables().get(name, {}).get(code)
+        if rare is not None and rare.total:
+            lines.append(f"{label}: {rare.true + rare.minor}/{rare.total} true or minor "
+                         f"({rare.true} true, {rare.minor} minor, {rare.false} false; "
+                         f"{rare.corpus})")
     alone, now_alone = _tables().get("alone", {}).get(code), _tables().get(
         "alone_now", {}).get(code)
     if alone is not None and alone.total:
