@@ -167,6 +167,31 @@ def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
     return per
 
 
+PICKED_FOLDERS = {"candidates": (HERE / "candidates.csv", Path("/tmp/tfperf-candidates"))}
+
+
+def picked_now(name: str, python: str) -> dict[str, Counter] | None:
+    """The verdicts in set ``name``'s ledger (``rare2``) of the findings its rules still print
+    today, on every set its ``set`` column names (rare2 itself, rare, candidates); ``None``
+    when one of those folders is not materialised."""
+    ledger_path = SETS[name][1]
+    ledger = read_ledger(ledger_path)
+    keys: set[tuple] = set()
+    for where in sorted({r.get("set") or name for r in ledger.values()}):
+        where_csv, folder = SETS[where][::2] if where in SETS else PICKED_FOLDERS[where]
+        if not folder.is_dir():
+            return None
+        repos = {r.folder: (r.repo, r.commit) for r in read_corpus(where_csv)}
+        for f in lint_corpus(folder, python, PICKED_RULES[name]):
+            if f["code"] != "TFP000":
+                keys.add(_key(pointer(f, folder, repos)))
+    per: dict[str, Counter] = defaultdict(Counter)
+    for key, row in ledger.items():
+        if key in keys:
+            per[row["code"]][row["verdict"]] += 1
+    return per
+
+
 def as_judged(ledger_path: Path) -> dict[str, Counter]:
     """Per rule, every verdict in a ledger, whether or not the rule still prints it."""
     per: dict[str, Counter] = defaultdict(Counter)
@@ -265,7 +290,9 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           f"findings ({len(read_corpus(SETS['rare2'][0]))} repositories: "
                           "rare2.csv) and the rare and candidates sets, linted only with those "
                           "rules",
-                "judged": _counts(as_judged(SETS["rare2"][1]))},
+                "judged": _counts(as_judged(SETS["rare2"][1])),
+                **({"now": _counts(now)} if (now := picked_now("rare2", python)) is not None
+                   else {})},
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")

@@ -277,3 +277,25 @@ def test_rule_docs_show_the_rare2_figures_as_stored_from_the_ledger():
         text = judged(code)
         assert (f"on code searched out for it, round 2: {c['true'] + c['minor']}/{n} true or "
                 f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;") in text, code
+
+
+def test_rule_docs_say_what_a_later_fix_removed_from_the_rare2_findings():
+    """A rule changed after its round-2 findings were judged shows what today's rule still
+    prints beside the as-judged figure (TFP102 lost its five false findings to a fix)."""
+    import json
+    from importlib import resources
+
+    from tfperf.lint.measured import judged
+
+    data = json.loads(resources.files("tfperf.lint").joinpath("precision.json")
+                      .read_text("utf-8"))
+    judged_rows, now = data["rare2"]["judged"], data["rare2"]["now"]
+    changed = [c for c in judged_rows if now.get(c) != judged_rows[c]]
+    assert "TFP102" in changed
+    for code in changed:
+        kept = now.get(code)
+        if kept and sum(kept.values()):
+            assert (f"; {kept['true'] + kept['minor']}/{sum(kept.values())} of what today's "
+                    "rule keeps") in judged(code)
+        else:
+            assert "today's rule prints none of them" in judged(code)

@@ -62,6 +62,7 @@ def _tables() -> dict[str, dict[str, Judged]]:
             "library": _rows(lib.get("judged", {}), lib.get("corpus", "")),
             "rare": _rows(rare.get("judged", {}), rare.get("corpus", "")),
             "rare2": _rows(rare2.get("judged", {}), rare2.get("corpus", "")),
+            "rare2_now": _rows(rare2.get("now", {}), rare2.get("corpus", "")),
             "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
             "alone_now": _rows(alone.get("now", {}), alone.get("corpus", "")),
             "alone_library": _rows(alone.get("library", {}), "library code")}
@@ -112,9 +113,18 @@ def judged(code: str) -> str:
                         ("rare2", "on code searched out for it, round 2")):
         rare = _tables().get(name, {}).get(code)
         if rare is not None and rare.total:
-            lines.append(f"{label}: {rare.true + rare.minor}/{rare.total} true or minor "
-                         f"({rare.true} true, {rare.minor} minor, {rare.false} false; "
-                         f"{rare.corpus})")
+            text = (f"{label}: {rare.true + rare.minor}/{rare.total} true or minor "
+                    f"({rare.true} true, {rare.minor} minor, {rare.false} false; "
+                    f"{rare.corpus})")
+            now_tab = _tables().get(f"{name}_now")
+            if now_tab:  # stored: findings a later fix removed drop out
+                kept = now_tab.get(code)
+                if kept is None or (kept.true, kept.minor, kept.false) != (
+                        rare.true, rare.minor, rare.false):
+                    text += (f"; {kept.true + kept.minor}/{kept.total} of what today's rule "
+                             "keeps" if kept is not None and kept.total
+                             else "; today's rule prints none of them")
+            lines.append(text)
     alone, now_alone = _tables().get("alone", {}).get(code), _tables().get(
         "alone_now", {}).get(code)
     if alone is not None and alone.total:
