@@ -34,15 +34,24 @@ def _bare_median(seconds: float, n: int = 9) -> float:
 
 
 def test_busy_wait_of_20ms_is_measured_within_5_percent():
-    m = measure(busy_wait, args=(0.02,), warmup=0.0, min_runs=9, max_time=1.5)
-    assert m.number == 1  # a 20 ms call is longer than a block's minimum: timed alone
-    assert m.median >= 0.02  # a wall-clock busy-wait cannot take less
     # On an oversubscribed machine a call can end late (the process was descheduled at its
-    # end); then the timer must still agree with bare perf_counter timing of the same wait.
-    reference = _bare_median(0.02)
-    assert (m.median == pytest.approx(0.02, rel=0.05)
-            or m.median == pytest.approx(reference, rel=0.05)), (m.median, reference)
-    assert m.first_call_s >= 0.02
+    # end); then the timer must still agree with bare perf_counter timing of the same wait,
+    # taken right before and right after it. A load spike can still land on one side only:
+    # up to three tries, each timer run bracketed by its own references.
+    seen = []
+    for _ in range(3):
+        before = _bare_median(0.02)
+        m = measure(busy_wait, args=(0.02,), warmup=0.0, min_runs=9, max_time=1.5)
+        after = _bare_median(0.02)
+        assert m.number == 1  # a 20 ms call is longer than a block's minimum: timed alone
+        assert m.median >= 0.02  # a wall-clock busy-wait cannot take less
+        assert m.first_call_s >= 0.02
+        seen.append((m.median, before, after))
+        low, high = min(0.02, before, after), max(0.02, before, after)
+        if low * 0.95 <= m.median <= high * 1.05:
+            break
+    else:
+        raise AssertionError(f"timer median vs bare references (median, before, after): {seen}")
 
 
 def test_short_calls_are_grouped_in_blocks_and_divided_back():
