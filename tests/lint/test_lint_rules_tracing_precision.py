@@ -240,3 +240,30 @@ def test_tfp204_once_only_guards(guard, sets, lines):
            "            print('ids', tf.size(ids))\n"
            "        return ids\n")
     assert [f.location.line for f in _findings(src, "TFP204")] == lines
+
+
+def test_eager_step_message_says_when_host_work_may_be_trace_time_only():
+    """TFP306 names the NumPy call that blocks compiling only when it surely gets a tensor
+    (or draws random numbers, which tracing would freeze); on values it cannot tell apart from
+    Python ones it says the step compiles only if they are."""
+    step = """
+import numpy as np
+import tensorflow as tf
+def train_step(model, opt, views, crop_ids, n):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(views[0]))
+        for crop_id in crop_ids:
+            others = np.delete(np.arange(n), crop_id)
+            loss += tf.reduce_mean(tf.gather(views, others))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    {extra}
+for batch in range(100):
+    train_step(None, None, None, [0, 1], 5)
+"""
+    (f,) = _findings(step.format(extra=""), "TFP306")
+    assert "np.delete(): compilable only if that runs on Python values" in f.message
+    (f,) = _findings(step.format(extra="return np.mean(loss)"), "TFP306")
+    assert "np.mean(): not compilable as it is" in f.message
+    (f,) = _findings(step.format(extra="noise = np.random.normal(size=4)"), "TFP306")
+    assert "np.random.normal(): not compilable as it is" in f.message

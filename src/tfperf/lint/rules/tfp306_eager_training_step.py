@@ -60,22 +60,29 @@ _TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
 _EAGER_ONLY_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate", "fit"})
 
 
-def _host_work(ctx: Context, fn: ast.AST) -> str | None:
+def _host_work(ctx: Context, fn: ast.AST) -> tuple[str, bool] | None:
     """What in the step needs eager execution (``model.predict``, ``.numpy()``, a NumPy
-    function, ``int(t)``), named for the message; ``None`` when there is none."""
+    function, ``int(t)``), named for the message, and whether it surely does: a NumPy call
+    none of whose arguments is known to be a tensor may run on Python values, which works
+    at trace time (``np.delete(np.arange(n), i)``). ``None`` when there is none."""
+    maybe = None
     for n in ast.walk(fn):
         if type(n) is not ast.Call:
             continue
         func = n.func
         if type(func) is ast.Attribute and func.attr in _EAGER_ONLY_ATTRS:
-            return f".{func.attr}()"
+            return f".{func.attr}()", True
         conv = host_conversion(ctx, n)
         if conv is not None and conv.kind == "builtin" and type(conv.operand) is not ast.Constant:
-            return conv.label  # int(action): a symbolic tensor has no Python value
+            return conv.label, True  # int(action): a symbolic tensor has no Python value
         q = ctx.qualname(func)
         if q is not None and q.startswith("numpy."):
-            return "np." + q[len("numpy."):] + "()"
-    return None
+            label = "np." + q[len("numpy."):] + "()"
+            args = [*n.args, *(k.value for k in n.keywords)]
+            if q.startswith("numpy.random.") or any(ctx.is_tensor_like(a) for a in args):
+                return label, True  # random draws would be frozen into the trace
+            maybe = maybe or label
+    return (maybe, False) if maybe else None
 
 
 def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
@@ -422,15 +429,24 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
         if call is None or eager_guarded(ctx, call):
             return  # a step called elsewhere may well be compiled there (tf.function(step))
-        host = _host_work(ctx, fn)  # type: ignore[arg-type]
+        found = _host_work(ctx, fn)  # type: ignore[arg-type]
         message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE
-        if host is None:
+        if found is None:
             finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
-        else:
+        elif found[1]:
+            host = found[0]
             finding = self.finding(
                 ctx, fn, f"{message} (it calls {host}: not compilable as it is)",  # type: ignore[arg-type]
                 hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
                      "part with @tf.function")
+        else:
+            host = found[0]
+            finding = self.finding(
+                ctx, fn, f"{message} (it calls {host}: compilable only if that runs on Python "  # type: ignore[arg-type]
+                "values, not tensors)",
+                hint=f"check what {host} receives: on Python values it runs once, while "
+                     "tracing; on tensors move it out of the step or use TF ops; then "
+                     "compile the step with @tf.function")
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,  # type: ignore[type-var]
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))  # type: ignore[operator]
