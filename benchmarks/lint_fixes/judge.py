@@ -61,6 +61,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
                  Path("/tmp/tfperf-heldout5")),
     "heldout6": (HERE / "heldout6.csv", HERE / "heldout6_judged.csv",
                  Path("/tmp/tfperf-heldout6")),
+    "heldout7": (HERE / "heldout7.csv", HERE / "heldout7_judged.csv",
+                 Path("/tmp/tfperf-heldout7")),
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": (HERE / "library.csv", HERE / "library_judged.csv",
@@ -299,7 +301,8 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
     print(f"wrote {PACKAGE_DATA}")
 
 
-USER_SETS = ("dev", "heldout1", "heldout2", "heldout3", "heldout5", "heldout6")
+USER_SETS = ("dev", "heldout1", "heldout2", "heldout3", "heldout5", "heldout6",
+             "heldout7")
 SAMPLE = HERE / "precision.csv"
 SAMPLE_COLUMNS = ["id", "set", "repo", "commit", "path", "cell", "line", "column", "code",
                   "text", "verdict", "reason"]
