@@ -107,6 +107,23 @@ def _ragged_or_host_work(ctx: Context, loop: ast.For) -> bool:
     return False
 
 
+def _indexes_unknown_only(ctx: Context, term: ast.expr, var: str) -> bool:
+    """Every object ``term`` indexes with the loop variable is what a model, layer or
+    method returned (``feats = self.vgg(x)``), not known to be one tensor: with a bound that
+    is not its size, it may be a list of differently shaped tensors (a feature pyramid's
+    outputs), one reduction each."""
+    bases = [n.value for n in ast.walk(term)
+             if type(n) is ast.Subscript and indexes_with(n, var)]
+    if not bases:
+        return False
+    for base in bases:
+        b = ctx.binding(base) if type(base) is ast.Name else None
+        value = getattr(b, "value", None) if b is not None and b.kind == "assign" else None
+        if type(value) is not ast.Call or ctx.is_tensor_like(base):
+            return False
+    return True
+
+
 def _plain_ref(node: ast.AST) -> bool:
     """A name or dotted attribute chain: safe to evaluate once instead of per iteration."""
     while type(node) is ast.Attribute:
@@ -168,6 +185,17 @@ than the loop (floating-point results may differ in the last bits), and a loop t
 raised on an out-of-range index no longer does.
 """
     valid = (
+        # A model's outputs (a list of feature maps of different shapes), one mean each.
+        Valid("""
+            import tensorflow as tf
+            def perceptual_loss(vgg, fake, real):
+                fake_feats = vgg(fake)
+                real_feats = vgg(real)
+                loss = 0.0
+                for i in range(5):
+                    loss += tf.reduce_mean(tf.abs(fake_feats[i] - real_feats[i]))
+                return loss
+        """),
         # Not a sum: a Python list grown with `+= [t]` (concatenated later), strings joined.
         Valid("""
             import tensorflow as tf
@@ -364,6 +392,9 @@ raised on an out-of-range index no longer does.
         if el is not None and el.sized is not None and el.sized.how == "len" \
                 and not ctx.is_tensor_like(el.sized.obj):
             return  # `range(len(outputs))`: a few tensors of a list, maybe of other shapes
+        if el is not None and el.kind == "index" and el.sized is None \
+                and _indexes_unknown_only(ctx, term, el.var):
+            return  # `range(7)` over `feats = self.vgg(x)`: a model's outputs, maybe a list
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         b = ctx.binding(acc_ref)  # type: ignore[arg-type]
         if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop):
