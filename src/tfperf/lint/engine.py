@@ -179,10 +179,10 @@ class _CallIndex:
         if f.tf_only and not self.ctx.imports_tf:
             return []  # nothing here resolves to TensorFlow or Keras
         # A bare name may be an alias (`from tensorflow import transpose as T`): every call
-        # of a bare name that may resolve is a candidate; an attribute call only with the
-        # right name.
+        # of a bare name that may refer to an API is a candidate; an attribute call only
+        # with the right name.
         if self._name_calls is None:
-            resolvable = self.ctx.resolvable_names
+            resolvable = self.ctx.api_names
             self._name_calls = self._in_order(
                 [lst for n, lst in by_name.items() if n in resolvable])
         candidates = self._in_order([*(by_attr[n] for n in by_attr.keys() & f.lasts),
