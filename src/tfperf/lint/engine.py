@@ -98,6 +98,7 @@ class Dispatcher:
                              if ast.Call in r.node_types}
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
+        self.needs_tf = [r.code for r in self.rules if r.needs_tf]
         self.module_gated = [r for r in self.rules if r.gated()]
 
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
@@ -108,6 +109,8 @@ class Dispatcher:
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
         broken: set[str] = set()  # rules that raised here, and rules that cannot fire here
+        if self.needs_tf and not ctx.imports_tf:
+            broken.update(self.needs_tf)
         roots = ctx.imported_roots
         for rule in self.gated:
             if roots.isdisjoint(rule.requires_imports):  # type: ignore[arg-type]
@@ -179,10 +182,10 @@ class _CallIndex:
         if f.tf_only and not self.ctx.imports_tf:
             return []  # nothing here resolves to TensorFlow or Keras
         # A bare name may be an alias (`from tensorflow import transpose as T`): every call
-        # of a bare name that may refer to an API is a candidate; an attribute call only
-        # with the right name.
+        # of a bare name that may resolve is a candidate; an attribute call only with the
+        # right name.
         if self._name_calls is None:
-            resolvable = self.ctx.api_names
+            resolvable = self.ctx.resolvable_names
             self._name_calls = self._in_order(
                 [lst for n, lst in by_name.items() if n in resolvable])
         candidates = self._in_order([*(by_attr[n] for n in by_attr.keys() & f.lasts),

@@ -158,7 +158,7 @@ def _conversion_scopes(ctx: Context) -> tuple[set[int], tuple[list[int], list[in
         candidates = [c for a in (_CONVERSION_ATTRS if numpy_imported else ("numpy",))
                       for c in by_attr.get(a, ())]
         if numpy_imported:
-            candidates += [c for n in ctx.api_names for c in by_name.get(n, ())]
+            candidates += [c for n in ctx.resolvable_names for c in by_name.get(n, ())]
         scopes: set[int] = set()
         spans: list[tuple[int, int]] | None = []
         for call in candidates:

@@ -77,7 +77,6 @@ class NameModel(ModuleIndex):
         # Built together by :meth:`_binders`, on first use.
         self._binders_by_name: dict[str, list[ast.AST]] | None = None
         self._resolvable: set[str] | None = None
-        self._api_names: set[str] | None = None
         self._star_tf = False  # `tf` comes from a star import or the kernel (see _binders)
         self._declared: dict[str, list[ast.AST]] = {}
         self._name_tables: dict[str, tuple[set[ast.AST], dict[ast.AST, list[Binding]]]] = {}
@@ -153,35 +152,6 @@ class NameModel(ModuleIndex):
         scopes are resolved."""
         self._binders()
         return self._resolvable  # type: ignore[return-value]
-
-    @property
-    def api_names(self) -> set[str]:
-        """The :attr:`resolvable_names` that may refer to an API at all: bound by an import,
-        or assigned a name or an attribute (``T = tf.transpose``) somewhere, and a guessed
-        ``tf``. :meth:`qualname` of any other bare name is ``None`` (a variable holding a
-        call's result, a loop target): a call filter need not resolve it. Cheap: no scopes."""
-        found = self._api_names
-        if found is None:
-            self._binders()
-            found = set()
-            parents = self._parents
-            Name, Attribute, Assign = ast.Name, ast.Attribute, ast.Assign
-            for node in self._raw_bindings:
-                t = type(node)
-                if t is Name:
-                    p = parents.get(node)
-                    pt = type(p)
-                    # The kinds :meth:`_qualname` follows: see :meth:`_store_binding`.
-                    if (pt is Assign and node in p.targets) or pt is ast.AnnAssign \
-                            or pt is ast.NamedExpr:
-                        if type(p.value) is Name or type(p.value) is Attribute:
-                            found.add(node.id)
-                elif t is ast.Import or t is ast.ImportFrom:
-                    found.update(alias_binds(node, a) for a in node.names if a.name != "*")
-            if self._star_tf:
-                found.add(STAR_TF)
-            self._api_names = found
-        return found
 
     def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
         """For one name: the scopes that declare it ``global``/``nonlocal``, and its
