@@ -311,6 +311,24 @@ def test_workers_give_the_same_findings(tmp_path):
     assert codes(one.findings).count("TFP000") == 1
 
 
+def test_files_streamed_to_workers_during_discovery_keep_order_and_errors(tmp_path):
+    from tfperf.lint.session import CHUNK
+
+    n = 2 * CHUNK + 5  # two full chunks sent while the walk goes on, then the rest
+    for i in range(n):
+        write(tmp_path / f"d{i % 3}", f"m{i:02d}.py",
+              LOOP.format(noqa="") if i % 4 else "x = 1\n")
+    one = run(LintRequest(paths=[str(tmp_path)], cache=False, jobs=1))
+    two = run(LintRequest(paths=[str(tmp_path)], cache=False, jobs=2))
+    assert (one.files, two.files, two.analysed, two.workers) == (n, n, n, 2)
+    assert [f.to_dict() for f in one.findings] == [f.to_dict() for f in two.findings]
+    # A bad path after a directory whose files already went to the workers: the same
+    # clear error as when the walk came first.
+    with pytest.raises(ValueError, match="no such file"):
+        run(LintRequest(paths=[str(tmp_path), str(tmp_path / "missing.py")], cache=False,
+                        jobs=2))
+
+
 def test_pre_commit_hooks_run_real_lint_commands(tmp_path):
     text = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
     entries = [line.split(":", 1)[1].strip() for line in text.splitlines()

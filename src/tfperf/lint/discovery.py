@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 SUFFIXES = (".py", ".pyi", ".ipynb")
@@ -109,7 +109,12 @@ def walk(root: Path, excluded=None) -> Iterable[tuple[Path, str]]:
 
 def discover(paths: Sequence[str], excluded=None) -> list[Path]:
     """Files to lint for the command-line ``paths`` (files, directories, globs)."""
-    found: list[Path] = []
+    return list(iter_discover(paths, excluded))
+
+
+def iter_discover(paths: Sequence[str], excluded=None) -> Iterator[Path]:
+    """:func:`discover` one file at a time, as found (a run hands them to its workers while
+    the walk goes on); ``DiscoveryError`` comes when the walk reaches the bad path."""
     seen: set[str] = set()  # resolved paths: a file reached twice is linted once
     for raw in paths:
         p = Path(raw)
@@ -133,5 +138,4 @@ def discover(paths: Sequence[str], excluded=None) -> list[Path]:
         for c, key in candidates:
             if key not in seen:
                 seen.add(key)
-                found.append(c)
-    return found
+                yield c

@@ -98,6 +98,7 @@ class Dispatcher:
                              if ast.Call in r.node_types}
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
+        self.needs_tf = [r.code for r in self.rules if r.needs_tf]
         self.module_gated = [r for r in self.rules if r.gated()]
 
     def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
@@ -108,6 +109,8 @@ class Dispatcher:
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
         broken: set[str] = set()  # rules that raised here, and rules that cannot fire here
+        if self.needs_tf and not ctx.imports_tf:
+            broken.update(self.needs_tf)
         roots = ctx.imported_roots
         for rule in self.gated:
             if roots.isdisjoint(rule.requires_imports):  # type: ignore[arg-type]

@@ -131,6 +131,11 @@ class Rule:
     # finding needs a name resolved into one of them: e.g. a rule that needs ``tf.function``
     # cannot fire in a module that imports only ``keras``.
     requires_imports: ClassVar[frozenset[str] | None] = None
+    # ``True`` where the rule reports nothing in a module that imports neither TensorFlow
+    # nor Keras (``ctx.imports_tf`` is false, e.g. ``check`` returns first thing when it
+    # is): the engine then skips the rule there instead of calling it for every node (about
+    # half the modules of user code, and of their assignments, import neither).
+    needs_tf: ClassVar[bool] = False
     fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Finding]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
-from tfperf.lint.discovery import DiscoveryError, discover
+from tfperf.lint.discovery import DiscoveryError, iter_discover
 from tfperf.lint.engine import Dispatcher, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
@@ -177,6 +177,59 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     return results, n
 
 
+def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
+                  jobs: int = 0, tf_version: tuple[int, int] = NEWEST_KNOWN,
+                  version_set: bool = False, targets: FileTargets | None = None,
+                  key_salt: bytes | None = None
+                  ) -> tuple[list[str], list[FileResult], int]:
+    """:func:`analyse` over files as discovery finds them → (files, results, workers).
+
+    As soon as enough files are found to use every worker (the count :func:`analyse` would
+    choose cannot grow further), the pool starts and each chunk goes to it while the walk
+    goes on: the workers no longer wait for the main process's discovery. Fewer files: they
+    are analysed as :func:`analyse` does. Chunks and results are the same either way."""
+    files: list[str] = []
+    cores = _workers(jobs, 1 << 30)  # the most workers this run may use
+    enough = 2 if jobs else MIN_FILES_PER_WORKER * cores
+    for path in found:
+        files.append(str(path))
+        if len(files) >= enough:
+            break
+    else:
+        results, n = analyse(files, rules, options, jobs, tf_version, version_set, targets,
+                             key_salt)
+        return files, results, n
+    if cores <= 1:
+        files.extend(str(p) for p in found)
+        results, n = analyse(files, rules, options, jobs, tf_version, version_set, targets,
+                             key_salt)
+        return files, results, n
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method),
+                               initializer=_init_worker,
+                               initargs=([r.code for r in rules], options, tf_version,
+                                         version_set, targets, key_salt))
+    try:
+        futures = []
+        sent = 0
+        for path in found:
+            files.append(str(path))
+            if len(files) - sent >= CHUNK:
+                futures.append(pool.submit(_lint_chunk, files[sent:sent + CHUNK]))
+                sent += CHUNK
+        futures += [pool.submit(_lint_chunk, files[i:i + CHUNK])
+                    for i in range(sent, len(files), CHUNK)]
+        results = [r for f in futures for r in f.result()]
+    except BaseException:  # a bad path further on (DiscoveryError), an interrupt
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
+    return files, results, cores
+
+
 # ------------------------------------------------------------------ the run
 
 
@@ -191,10 +244,6 @@ def run(request: LintRequest) -> LintOutcome:
                                 Path(request.paths[0]) if request.paths else None)
     except TargetError as exc:
         raise ValueError(str(exc)) from None
-    try:
-        files = [str(p) for p in discover(request.paths, config.excluded)]
-    except DiscoveryError as exc:
-        raise ValueError(str(exc)) from exc
     options = RunOptions(fix=request.fix, unsafe=request.unsafe, diff=request.diff)
     targets = FileTargets(target)  # each file's own project pin, unless tf-version is set
 
@@ -211,7 +260,22 @@ def run(request: LintRequest) -> LintOutcome:
     todo: list[str] = []
     # An empty cache cannot hit: the workers key each file from the bytes they read.
     key_salt = cache.salt if cache is not None and cache.empty() else None
-    for path in files:
+    found = (str(p) for p in iter_discover(request.paths, config.excluded))
+    fresh: list[FileResult] = []
+    workers = 1
+    # Every file is analysed (no cache, or an empty one): the workers start on the first
+    # files while the walk goes on.
+    streamed = bool(rules) and (cache is None or key_salt is not None)
+    try:
+        if streamed:
+            files, fresh, workers = analyse_found(found, rules, options, request.jobs,
+                                                  target.version, target.configured, targets,
+                                                  key_salt)
+        else:
+            files = list(found)
+    except DiscoveryError as exc:
+        raise ValueError(str(exc)) from exc
+    for path in () if streamed else files:
         if cache is not None and key_salt is None:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
@@ -225,8 +289,11 @@ def run(request: LintRequest) -> LintOutcome:
                 continue
             keys[path] = key
         todo.append(path)
-    fresh, workers = (analyse(todo, rules, options, request.jobs, target.version,
-                              target.configured, targets, key_salt) if rules else ([], 1))
+    if streamed:
+        todo = files
+    elif rules:
+        fresh, workers = analyse(todo, rules, options, request.jobs, target.version,
+                                 target.configured, targets, key_salt)
     for r in fresh:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key

@@ -29,6 +29,7 @@ class PythonLoopOverTensor(Rule):
     claims = ("S12", "S16")
     group = "perf"
     node_types = (ast.For, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     docs = """\
 ## What it does
 Finds Python loops that visit a tensor one element (row, slice) at a time and do tensor work

@@ -140,6 +140,7 @@ class LoopAccumulation(Rule):
     claims = ("S12",)
     group = "perf"
     node_types = (ast.AugAssign, ast.Assign)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     fixable = True
     docs = """\
 ## What it does

@@ -82,6 +82,7 @@ class AppendThenStack(Rule):
     claims = ("S12",)
     group = "perf"
     node_types = (ast.Call,)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     callee_names = _STACKING_NAMES
     docs = """\
 ## What it does

@@ -115,6 +115,7 @@ class ConcatGrownInLoop(Rule):
     claims = ("S12",)
     group = "perf"
     node_types = (ast.Assign,)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     docs = """\
 ## What it does
 Finds `x = tf.concat([x, piece], axis)` (or `[piece, x]`, `keras.ops.concatenate`,

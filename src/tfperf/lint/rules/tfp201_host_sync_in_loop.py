@@ -160,6 +160,7 @@ class HostSyncInLoop(Rule):
     claims = ("S1", "S4")
     group = "perf"
     node_types = (ast.Call, ast.If, ast.IfExp)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     callee_names = _CONVERTERS
     docs = """\
 ## What it does

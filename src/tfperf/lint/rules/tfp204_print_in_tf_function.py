@@ -62,6 +62,7 @@ class PrintInTfFunction(Rule):
     claims = ("S13",)
     group = "preview"  # judged 0/2 on the corpus (both deliberate book demos): waits here
     node_types = (ast.Call,)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     callee_names = frozenset({"print"})
     fixable = True
     docs = """\

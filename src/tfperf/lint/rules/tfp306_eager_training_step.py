@@ -128,6 +128,7 @@ class EagerTrainingStep(Rule):
     claims = ("S13",)
     group = "perf"
     node_types = (ast.With, ast.AsyncWith)
+    needs_tf = True  # nothing to report where neither TF nor Keras is imported
     fixable = True
     docs = """\
 ## What it does

@@ -50,13 +50,22 @@ def _cached(ctx: Context, creation: ast.AST, fn: ast.AST | None) -> bool:
     if type(stmt) is not ast.Assign or fn is None:
         return False
     names = {t.id for t in stmt.targets if type(t) is ast.Name}
-    for n in ast.walk(fn):
-        if type(n) is ast.Assign and type(n.value) is ast.Name and n.value.id in names \
-                and any(type(t) in (ast.Attribute, ast.Subscript) for t in n.targets):
-            return True
-        if type(n) is ast.Global and names & set(n.names):
-            return True
-    return False
+    return not names.isdisjoint(_kept_names(ctx, fn))
+
+
+def _kept_names(ctx: Context, fn: ast.AST) -> frozenset[str]:
+    """Names ``fn`` stores into an attribute or a subscript, or declares global (one walk
+    per function, cached: a TF1 helper builds many ops)."""
+    def compute() -> frozenset[str]:
+        kept: set[str] = set()
+        for n in ast.walk(fn):
+            if type(n) is ast.Assign and type(n.value) is ast.Name \
+                    and any(type(t) in (ast.Attribute, ast.Subscript) for t in n.targets):
+                kept.add(n.value.id)
+            elif type(n) is ast.Global:
+                kept.update(n.names)
+        return frozenset(kept)
+    return ctx.cached(f"tfp703_kept:{id(fn)}", compute)
 
 
 def _assignments_in(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr]]:

@@ -156,9 +156,9 @@ class NameModel(ModuleIndex):
     def _name_table(self, name: str) -> tuple[set[ast.AST], dict[ast.AST, list[Binding]]]:
         """For one name: the scopes that declare it ``global``/``nonlocal``, and its
         bindings per scope sorted by position."""
-        binders = self._binders()
         table = self._name_tables.get(name)
         if table is None:
+            binders = self._binders()
             declared = {self.scope_of(g) for g in self._declared.get(name, ())}
             by_scope: dict[ast.AST, list[Binding]] = {}
             tree = self.tree
@@ -347,7 +347,7 @@ class NameModel(ModuleIndex):
 
     def _binding(self, node: ast.Name) -> Binding | None:
         name = node.id
-        if name not in self._binders():
+        if name not in (self._binders_by_name or self._binders()):
             return None  # bound nowhere in the module: a builtin, or undefined
         declared, table = self._name_table(name)
         scope: ast.AST | None = self.scope_of(node)
