@@ -129,6 +129,20 @@ a function that is not TensorFlow's: host post-processing, converted once, with 
 element.
 """
     valid = (
+        # A cell stepped with its state carried from one iteration to the next: sequential,
+        # whatever is appended.
+        Valid("""
+            import tensorflow as tf
+            def decode(cell, dense, first, state, steps):
+                outputs = []
+                outputs.append(first)
+                x = first
+                for t in range(1, steps):
+                    x, state = cell(x, states=state)
+                    out = dense(x)
+                    outputs.append(first * t)
+                return tf.stack(outputs), out
+        """),
         # A different layer each iteration (a grouped convolution written by hand): no
         # single op builds the list.
         Valid("""
@@ -330,7 +344,9 @@ element.
             loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
                     and not _callee_per_iteration(loops[0]) \
-                    and not loop_flow(ctx, loops[0]).depends_on_recurrence(ctx, call.args[0]):
+                    and not loop_flow(ctx, loops[0]).recurrent:
+                # A loop that carries a state (an RNN cell stepped, a decoder fed its last
+                # output) is sequential, whatever it appends: no one op builds the list.
                 yield self.finding(ctx, call)
 
     def _comprehension(self, ctx: Context, lst: ast.AST) -> ast.AST | None:
