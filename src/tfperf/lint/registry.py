@@ -120,7 +120,8 @@ def select(rules: Sequence[Rule] | None = None, *, select: Iterable[str] | None 
     specific (longer) selector wins.
 
     Groups decide what a selector reaches: with no ``select``, the default groups (``perf``);
-    a prefix or ``ALL`` reaches ``perf``, ``migration`` and ``correctness`` rules, and
+    a prefix or ``ALL`` reaches the ``perf``, ``migration``, ``correctness`` and ``pedantic``
+    rules, and
     ``preview`` rules only with ``preview=True``, which also adds them to the default; a
     group's name (``correctness``) selects its rules, less specifically than any prefix; an
     exact code selects its rule whatever its group."""

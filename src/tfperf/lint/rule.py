@@ -31,6 +31,8 @@ GROUPS = {
                  "or extend-select",
     "correctness": "errors, numerics or model quality rather than time; enable with "
                    "--select correctness or the rule's code",
+    "pedantic": "true but seldom worth changing on real code (a print or plot per epoch, "
+                "one-off display code); enable with --select pedantic or the rule's code",
     "preview": "not yet precise enough on real code; enable with --preview",
 }
 DEFAULT_GROUPS = frozenset({"perf"})

@@ -158,7 +158,7 @@ class HostSyncInLoop(Rule):
     hint = ("convert once, outside the loop (t.numpy() then index the NumPy array), or keep "
             "the per-element work in whole-tensor TF ops")
     claims = ("S1", "S4")
-    group = "perf"
+    group = "pedantic"
     node_types = (ast.Call, ast.If, ast.IfExp)
     needs_tf = True  # nothing to report where neither TF nor Keras is imported
     callee_names = _CONVERTERS
