@@ -63,6 +63,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
                  Path("/tmp/tfperf-heldout6")),
     "heldout7": (HERE / "heldout7.csv", HERE / "heldout7_judged.csv",
                  Path("/tmp/tfperf-heldout7")),
+    "heldout8": (HERE / "heldout8.csv", HERE / "heldout8_judged.csv",
+                 Path("/tmp/tfperf-heldout8")),
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": (HERE / "library.csv", HERE / "library_judged.csv",
@@ -302,7 +304,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
 
 
 USER_SETS = ("dev", "heldout1", "heldout2", "heldout3", "heldout5", "heldout6",
-             "heldout7")
+             "heldout7", "heldout8")
 SAMPLE = HERE / "precision.csv"
 SAMPLE_COLUMNS = ["id", "set", "repo", "commit", "path", "cell", "line", "column", "code",
                   "text", "verdict", "reason"]
