@@ -162,8 +162,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import tensorflow as tf
 
-    from tfperf.bench.comparison import compare
-
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     cases = _cases(tf, args.small)
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
@@ -175,18 +173,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row}: no case here", file=sys.stderr)
             continue
         before, after, inputs = cases[row]
-        for mode in ("graph", "eager"):
-            wrap = tf.function if mode == "graph" else (lambda f: f)
-            report = compare({"before": wrap(before), "after": wrap(after)}, inputs,
-                             baseline="after", budget=args.budget, rtol=1e-3, atol=1e-3)
-            times = {v.name: v.median_s for v in report.variants}
-            tb, ta = times.get("before"), times.get("after")
-            if tb and ta:
-                print(f"{row} {mode}: before {tb * 1e3:.2f} ms, after {ta * 1e3:.2f} ms, "
-                      f"ratio {tb / ta:.2f}")
-            else:
-                print(f"{row} {mode}: {report.table()}")
+        print_before_after(tf, row, before, after, inputs, args.budget)
     return 0
+
+
+def print_before_after(tf: Any, name: str, before: Callable[..., Any],
+                       after: Callable[..., Any], inputs: Any, budget: float,
+                       decimals: int = 2) -> None:
+    """Time a row's before and after shapes in a ``tf.function`` and eagerly, through
+    tfperf's comparison core (outputs checked equal), and print medians and the ratio."""
+    from tfperf.bench.comparison import compare
+
+    for mode in ("graph", "eager"):
+        wrap = tf.function if mode == "graph" else (lambda f: f)
+        report = compare({"before": wrap(before), "after": wrap(after)}, inputs,
+                         baseline="after", budget=budget, rtol=1e-3, atol=1e-3)
+        times = {v.name: v.median_s for v in report.variants}
+        tb, ta = times.get("before"), times.get("after")
+        if tb and ta:
+            print(f"{name} {mode}: before {tb * 1e3:.{decimals}f} ms, after "
+                  f"{ta * 1e3:.{decimals}f} ms, ratio {tb / ta:.2f}")
+        else:
+            print(f"{name} {mode}: {report.table()}")
 
 
 if __name__ == "__main__":

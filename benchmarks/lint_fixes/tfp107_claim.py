@@ -121,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="scalar_cast,expand_dims,reduce_any,transpose")
     args = ap.parse_args(argv)
     import tensorflow as tf
-
-    from tfperf.bench.comparison import compare
+    from claims import print_before_after
 
     cases = _cases(tf, args.iters)
     print(f"TensorFlow {tf.__version__}; {args.iters} iterations; "
@@ -135,17 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         (ob, tb_), (oa, ta_) = _trace(tf, before, inputs), _trace(tf, after, inputs)
         print(f"{name} trace: before {ob} ops {tb_ * 1e3:.1f} ms, after {oa} ops "
               f"{ta_ * 1e3:.1f} ms, ratio {tb_ / ta_:.2f}")
-        for mode in ("graph", "eager"):
-            wrap = tf.function if mode == "graph" else (lambda f: f)
-            report = compare({"before": wrap(before), "after": wrap(after)}, inputs,
-                             baseline="after", budget=args.budget, rtol=1e-3, atol=1e-3)
-            times = {v.name: v.median_s for v in report.variants}
-            tb, ta = times.get("before"), times.get("after")
-            if tb and ta:
-                print(f"{name} {mode}: before {tb * 1e3:.3f} ms, after {ta * 1e3:.3f} ms, "
-                      f"ratio {tb / ta:.2f}")
-            else:
-                print(f"{name} {mode}: {report.table()}")
+        print_before_after(tf, name, before, after, inputs, args.budget, decimals=3)
     return 0
 
 
