@@ -50,33 +50,30 @@ from sample import lint_corpus, pointer
 
 LEDGER = HERE / "judged.csv"
 HELDOUT1 = HERE / "heldout_judged.csv"  # round 1 (heldout1.csv pins its four repositories)
+
+
+def _pinned_set(name: str) -> tuple[Path, Path, Path]:
+    """A set declared the usual way: ``NAME.csv``, its ledger ``NAME_judged.csv``, and the
+    folder ``corpus.py --csv NAME.csv`` writes to, ``/tmp/tfperf-NAME``."""
+    return HERE / f"{name}.csv", HERE / f"{name}_judged.csv", Path(f"/tmp/tfperf-{name}")
+
+
 SETS = {  # name -> (corpus csv, ledger, default folder)
     "dev": (HERE / "corpus.csv", LEDGER, DEFAULT_CORPUS),
     "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
-    "heldout2": (HERE / "heldout2.csv", HERE / "heldout2_judged.csv",
-                 Path("/tmp/tfperf-heldout2")),
-    "heldout3": (HERE / "heldout3.csv", HERE / "heldout3_judged.csv",
-                 Path("/tmp/tfperf-heldout3")),
-    "heldout5": (HERE / "heldout5.csv", HERE / "heldout5_judged.csv",
-                 Path("/tmp/tfperf-heldout5")),
-    "heldout6": (HERE / "heldout6.csv", HERE / "heldout6_judged.csv",
-                 Path("/tmp/tfperf-heldout6")),
-    "heldout7": (HERE / "heldout7.csv", HERE / "heldout7_judged.csv",
-                 Path("/tmp/tfperf-heldout7")),
-    "heldout8": (HERE / "heldout8.csv", HERE / "heldout8_judged.csv",
-                 Path("/tmp/tfperf-heldout8")),
+    **{name: _pinned_set(name)
+       for name in ("heldout2", "heldout3", "heldout5", "heldout6", "heldout7", "heldout8")},
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
-    "library": (HERE / "library.csv", HERE / "library_judged.csv",
-                Path("/tmp/tfperf-library")),
+    "library": _pinned_set("library"),
     # User-style code picked because it holds the shapes of the default rules that had fired
     # at most once on the 61 repositories above, linted only with those rules (RARE_RULES):
     # evidence for them, kept out of the figures on code drawn without looking at the rules.
-    "rare": (HERE / "rare.csv", HERE / "rare_judged.csv", Path("/tmp/tfperf-rare")),
+    "rare": _pinned_set("rare"),
     # Round 2 of the same (RARE2_RULES: default rules still under 5 judged findings on user
     # code, and TFP308). Its ledger also holds, with a `set` column, the findings of those
     # rules on the rare and candidates sets that no other ledger judged.
-    "rare2": (HERE / "rare2.csv", HERE / "rare2_judged.csv", Path("/tmp/tfperf-rare2")),
+    "rare2": _pinned_set("rare2"),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
@@ -171,7 +168,7 @@ def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
     return per
 
 
-PICKED_FOLDERS = {"candidates": (HERE / "candidates.csv", Path("/tmp/tfperf-candidates"))}
+PICKED_FOLDERS = {"candidates": _pinned_set("candidates")[::2]}  # (csv, folder): no ledger
 
 
 def picked_now(name: str, python: str) -> dict[str, Counter] | None:
@@ -303,8 +300,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
     print(f"wrote {PACKAGE_DATA}")
 
 
-USER_SETS = ("dev", "heldout1", "heldout2", "heldout3", "heldout5", "heldout6",
-             "heldout7", "heldout8")
+USER_SETS = ("dev", *(name for name in SETS if name.startswith("heldout")))
 SAMPLE = HERE / "precision.csv"
 SAMPLE_COLUMNS = ["id", "set", "repo", "commit", "path", "cell", "line", "column", "code",
                   "text", "verdict", "reason"]
