@@ -104,6 +104,8 @@ def parse_target(text: str) -> tuple[Version, Version]:
 
 
 def _spec_of(requirement: str) -> str | None:
+    """The version specifier of a requirement line naming TensorFlow (``""`` when it has
+    none), or ``None`` when the line names another package."""
     m = _REQUIREMENT.match(requirement.split("#", 1)[0].split(";", 1)[0])
     if m is None:
         return None
@@ -150,13 +152,9 @@ def pinned_version(requirement: str) -> Version | None:
     """The lowest TensorFlow version a requirement line admits, if it names one:
     ``tensorflow>=2.12,<2.16`` → (2, 12); ``tensorflow==2.15.1`` → (2, 15); a bare
     ``tensorflow`` or an upper bound alone → ``None``."""
-    m = _REQUIREMENT.match(requirement.split("#", 1)[0].split(";", 1)[0])
-    if m is None:
+    spec = _spec_of(requirement)
+    if spec is None:
         return None
-    rest = requirement[m.end("name"):]
-    if rest[:1].isalnum() or rest[:1] in "-_":  # `tensorflow-datasets`: another package
-        return None
-    spec = m.group("spec") or ""
     bounds = [(int(a), int(b)) for _, a, b in _LOWER_BOUND.findall(spec)]
     if bounds:
         return min(bounds)

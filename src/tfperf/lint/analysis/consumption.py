@@ -14,9 +14,10 @@ from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.semantic import DATASET_METHODS, Context
 
 
-def chained_on(ctx: Context, call: ast.Call) -> list[ast.Call]:
-    """The dataset methods chained on ``call`` in the same expression, innermost first
-    (``ds.map(f).batch(8).with_options(o)`` → the ``batch`` and ``with_options`` calls)."""
+def chained_on(ctx: Context, call: ast.AST) -> list[ast.Call]:
+    """The dataset methods chained on ``call`` (or on a name) in the same expression,
+    innermost first (``ds.map(f).batch(8).with_options(o)`` → the ``batch`` and
+    ``with_options`` calls)."""
     out: list[ast.Call] = []
     node: ast.AST = call
     while True:
@@ -280,15 +281,8 @@ def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int) -> bool | Non
 def _derived(ctx: Context, load: ast.AST) -> ast.AST | None:
     """``load`` as the start of a chain of dataset steps (``load.batch(8).map(f)``): the
     chain's outermost call."""
-    node: ast.AST = load
-    top = None
-    while True:
-        attr = ctx.parent(node)
-        outer = ctx.parent(attr) if type(attr) is ast.Attribute else None
-        if type(outer) is not ast.Call or getattr(outer, "func", None) is not attr \
-                or getattr(attr, "attr", None) not in DATASET_METHODS:
-            return top
-        node = top = outer
+    chain = chained_on(ctx, load)
+    return chain[-1] if chain else None
 
 
 def only_peeked(ctx: Context, call: ast.Call) -> bool:
