@@ -15,6 +15,7 @@ from tfperf.lint.analysis.loops import (
     loop_targets,
     range_args,
     sized_by,
+    walk_body,
 )
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -96,7 +97,7 @@ def _ragged_or_host_work(ctx: Context, loop: ast.For) -> bool:
     iteration (``x[box[1]:box[3]]``: a different shape each time), or a Python function
     run through ``tf.numpy_function``/``tf.py_function`` per item."""
     names = loop_targets(loop)
-    for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for n in walk_body(loop):
         if type(n) is ast.Slice:
             for bound in (n.lower, n.upper):
                 if bound is not None and type(bound) is not ast.Constant \

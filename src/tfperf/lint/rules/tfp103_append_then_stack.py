@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
@@ -16,6 +16,7 @@ from tfperf.lint.analysis.loops import (
     range_args,
     range_stop,
     sized_by,
+    walk_body,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -52,10 +53,10 @@ def _indexes_host_arrays_only(ctx: Context, elt: ast.AST, targets: set[str]) -> 
 
 
 
-def _calls_by_target(node: ast.AST, targets: set[str]) -> bool:
-    """``node`` calls something chosen by the loop's target: ``self.convs[i](x)``,
-    ``layer(x)`` for ``layer`` in a list of layers."""
-    for n in ast.walk(node):
+def _calls_by_target(nodes: Iterable[ast.AST], targets: set[str]) -> bool:
+    """Among ``nodes``, a call of something chosen by the loop's target:
+    ``self.convs[i](x)``, ``layer(x)`` for ``layer`` in a list of layers."""
+    for n in nodes:
         if type(n) is not ast.Call:
             continue
         f = n.func
@@ -70,8 +71,8 @@ def _calls_by_target(node: ast.AST, targets: set[str]) -> bool:
 def _callee_per_iteration(loop: ast.AST) -> bool:
     """Each iteration calls a different function or layer (a hand-written grouped
     convolution: one `Conv2D` per group, then a concat): no single op builds the list."""
-    return type(loop) is ast.For and _calls_by_target(
-        ast.Module(body=loop.body, type_ignores=[]), loop_targets(loop))
+    return type(loop) is ast.For and _calls_by_target(walk_body(loop), loop_targets(loop))
+
 
 class AppendThenStack(Rule):
     code = "TFP103"
@@ -364,7 +365,7 @@ element.
         targets = {n.id for n in ast.walk(gen.target) if type(n) is ast.Name}
         if not targets & {n.id for n in ast.walk(elt) if type(n) is ast.Name}:
             return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times
-        if _calls_by_target(elt, targets):
+        if _calls_by_target(ast.walk(elt), targets):
             return None  # `[self.convs[i](x) for i in range(g)]`: another layer each time
         q = ctx.call_qualname(elt)
         if (q is not None and q.startswith("numpy.")) \
