@@ -137,7 +137,9 @@ parameters without a numeric default or annotation (strings, objects) are not re
 functions that are themselves traced (where the value is fixed per outer trace), nor values
 the `tf.function` only ever hands on as a keyword option (`parallel_iterations=p`), which must
 stay Python numbers, nor parameters to which every call in the module gives the same literal
-(a script with one setting traces once).
+(a script with one setting traces once), nor calls of a `tf.function` that the forwarding
+function itself builds (`fn = tf.function(step)` in its body): a new `tf.function` traces on
+every call whatever the value, so a tensor would save no trace.
 """
     valid = (
         # Converted at the boundary.
@@ -202,6 +204,20 @@ stay Python numbers, nor parameters to which every call in the module gives the 
                     x = sample(x * level, steps)
                 return x
             out = anneal(tf.zeros([8, 2]), [1.0, 0.5, 0.1], steps=100)
+        """),
+        # The tf.function is built inside the forwarding function: every call traces afresh,
+        # and the forwarded number is one value for all the steps of that call.
+        Valid("""
+            import tensorflow as tf
+            def refine_step(x, rate):
+                return x - rate * tf.sign(x)
+            def refine(x, n_steps, rate=0.5):
+                step = tf.function(refine_step)
+                for _ in range(n_steps):
+                    x = step(x, rate)
+                return x
+            a = refine(tf.ones([4]), 10, rate=0.1)
+            b = refine(tf.ones([4]), 10, rate=0.2)
         """),
         # A plain Python helper: nothing is traced.
         Valid("""
@@ -273,6 +289,8 @@ stay Python numbers, nor parameters to which every call in the module gives the 
         target = tf_function_called(ctx, func)
         if target is None or "input_signature" in target.options:
             return
+        if any(a is fn for a in ctx.ancestors(target.creation)):
+            return  # a tf.function built anew on each call traces anyway, whatever the value
         if target.fn is not None and not any(
                 _used_as_value(target.fn, p) for p in
                 (receiving_param(node, target.fn, a, type(func) is ast.Attribute)  # type: ignore[arg-type]
