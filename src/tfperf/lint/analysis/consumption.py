@@ -113,6 +113,29 @@ def _few_nexts(ctx: Context, iter_call: ast.Call) -> bool:
     return True
 
 
+def read_once(ctx: Context, iter_call: ast.Call) -> bool:
+    """``it = iter(ds)`` whose every read is a ``next(it)`` that no loop repeats, in the scope
+    that binds ``it`` (``it = iter(test_ds); batch = next(it)``): a fresh iterator asked for
+    one element, or a few in a row, where a prefetch has nothing to overlap."""
+    stmt = ctx.parent(iter_call)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+            or type(stmt.targets[0]) is not ast.Name:
+        return False
+    reads = _name_reads(ctx, stmt, stmt.targets[0].id, iter_call)
+    if not reads:
+        return False
+    scope, loops = ctx.scope_of(stmt), len(ctx.enclosing_loops(stmt))
+    for read in reads:
+        call = ctx.parent(read)
+        if type(call) is not ast.Call or type(call.func) is not ast.Name \
+                or call.func.id != "next" or ctx.binding(call.func) is not None \
+                or not call.args or call.args[0] is not read:
+            return False
+        if ctx.scope_of(call) is not scope or len(ctx.enclosing_loops(call)) > loops:
+            return False  # read again and again: a loop, or a function called any number of times
+    return True
+
+
 def _one_shot_iterated(ctx: Context, load: ast.AST) -> bool:
     """``tf.data.make_one_shot_iterator(ds)`` or ``ds.make_one_shot_iterator()``: TF1's
     iterator, advanced by each ``session.run`` of a tensor that depends on it."""

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
+from tfperf.lint.analysis.consumption import read_once
 from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
 from tfperf.lint.analysis.pipelines import (
     BATCHING_METHODS,
@@ -50,7 +51,8 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
             if arg is not None:
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
-                and ctx.binding(func) is None and not next_of_iter(ctx, node):
+                and ctx.binding(func) is None and not next_of_iter(ctx, node) \
+                and not read_once(ctx, node):
             yield node.args[0]
 
 
@@ -204,18 +206,29 @@ elements are held in memory).
 ## Known limitations
 Pipelines passed in from elsewhere (a parameter, another module's function, a function with
 several `return`s), returned unbatched (the caller batches, and may prefetch, them), peeked
-at with `take(n)`, `next(iter(ds))` or a loop that only prints the elements (`for x in ds:
-print(x)`: nothing to overlap), or that do no per-element work (in-memory slices, batched)
-are not reported; nor are pipelines with a `prefetch` anywhere, or Keras dataset utilities
-(`image_dataset_from_directory`...), which end with one already. Options are followed
-through `with_options(name)` where `name` is set in the same module; options built elsewhere
-count as TF's defaults. TF 2.11 is treated as not injecting (its API docs were not checked).
+at with `take(n)`, `next(iter(ds))`, an iterator whose only reads are `next(it)` calls that
+no loop repeats (`it = iter(test_ds); batch = next(it)`) or a loop that only prints the
+elements (`for x in ds: print(x)`: nothing to overlap), or that do no per-element work
+(in-memory slices, batched) are not reported; nor are pipelines with a `prefetch` anywhere,
+or Keras dataset utilities (`image_dataset_from_directory`...), which end with one already.
+Options are followed through `with_options(name)` where `name` is set in the same module;
+options built elsewhere count as TF's defaults. TF 2.11 is treated as not injecting (its
+API docs were not checked).
 Nor is a pipeline whose last step already runs ahead of its consumer (TF's
 `inject_prefetch.cc` counts a parallel map or interleave as asynchronous and adds nothing
 after it): a `map`/`interleave` given `num_parallel_calls`, or, where `map_parallelization`
 is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless.
 """
     valid = (
+        # A fresh iterator asked for one batch (a test accuracy, a plot): nothing to overlap.
+        Valid("""
+            import tensorflow as tf
+            def first_batch_accuracy(model, files):
+                ds = tf.data.TFRecordDataset(files).map(decode).batch(256)
+                batches = iter(ds)
+                images, labels = next(batches)
+                return tf.reduce_mean(tf.cast(model(images) == labels, tf.float32))
+        """, tf_version="2.4"),
         Valid("""
             import tensorflow as tf
             def train(model, files, parse):
