@@ -25,10 +25,11 @@ parse) is scored by notebook_oracle.py, not here.
 on it), ``heldout1`` (heldout1.csv, ledger heldout_judged.csv) or ``heldout2`` (heldout2.csv,
 ledger heldout2_judged.csv): code judged before any rule was changed for it; materialise one
 with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library``, ``rare``
-(rare.csv: user-style code searched out for the default rules that had fired at most once)
-and ``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
-TFP308) are linted only with the rules they were gathered for and stored apart. ``score`` on
-a held-out set prints today's figures (findings a fix removed drop out) and the as-judged ones.
+(rare.csv: user-style code searched out for the default rules that had fired at most once),
+``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
+TFP308) and ``rare4`` (rare4.csv: the preview rules TFP206, TFP601, TFP308) are linted
+only with the rules they were gathered for and stored apart. ``score`` on a held-out set
+prints today's figures (findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
 held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
@@ -74,13 +75,18 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # code, and TFP308). Its ledger also holds, with a `set` column, the findings of those
     # rules on the rare and candidates sets that no other ledger judged.
     "rare2": _pinned_set("rare2"),
+    # Round 4: the preview rules TFP206, TFP601 and TFP308 (RARE4_RULES); its ledger also
+    # holds their unjudged findings on heldout8 and candidates (`set` column).
+    "rare4": _pinned_set("rare4"),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
 RARE_RULES = ("TFP105", "TFP301", "TFP305", "TFP402", "TFP404", "TFP702")
 RARE2_RULES = ("TFP102", "TFP205", "TFP301", "TFP307", "TFP308", "TFP403", "TFP406", "TFP407",
                "TFP606")
-PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES}
+RARE4_RULES = ("TFP206", "TFP601", "TFP308")
+PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES,
+                "rare4": RARE4_RULES}
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -293,6 +299,14 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           "rules",
                 "judged": _counts(as_judged(SETS["rare2"][1])),
                 **({"now": _counts(now)} if (now := picked_now("rare2", python)) is not None
+                   else {})},
+            "rare4": {
+                "corpus": f"user-style code picked for the preview rules TFP206, TFP601 and "
+                          f"TFP308 ({len(read_corpus(SETS['rare4'][0]))} repositories: "
+                          "rare4.csv) and their unjudged findings on heldout8 and candidates, "
+                          "linted only with those rules",
+                "judged": _counts(as_judged(SETS["rare4"][1])),
+                **({"now": _counts(now4)} if (now4 := picked_now("rare4", python)) is not None
                    else {})},
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",

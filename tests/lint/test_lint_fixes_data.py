@@ -299,3 +299,40 @@ def test_rule_docs_say_what_a_later_fix_removed_from_the_rare2_findings():
                     "rule keeps") in judged(code)
         else:
             assert "today's rule prints none of them" in judged(code)
+
+
+def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
+    """rare4_judged.csv: each row names its set (rare4, or heldout8/candidates for the
+    findings of TFP206/TFP601/TFP308 there that no other ledger held), a repository of that
+    set at its pinned commit, one of RARE4_RULES, a verdict and a reason, no place twice;
+    rare4.csv shares no repository with any other set; `tfperf rule CODE` shows the round-4
+    figures as the ledger holds them (judge.py score --write was run after the last verdict)."""
+    import judge
+
+    from tfperf.lint.measured import judged
+
+    csvs = {"rare4": judge.SETS["rare4"][0], "heldout8": judge.SETS["heldout8"][0],
+            "candidates": judge.HERE / "candidates.csv"}
+    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
+    ledger = judge.SETS["rare4"][1]
+    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    assert len(raw) == len(rows) >= 15
+    for row in raw:
+        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
+        assert row["code"] in judge.RARE4_RULES and row["reason"].strip(), row
+    mine = set(pins["rare4"])
+    for path in sorted(judge.HERE.glob("*.csv")):
+        if path.name == "rare4.csv" or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not mine & theirs, path.name
+    per = judge.as_judged(ledger)
+    assert set(per) <= set(judge.RARE4_RULES) and per
+    for code, c in per.items():
+        n = c["true"] + c["minor"] + c["false"]
+        assert (f"on code searched out for it, round 4: {c['true'] + c['minor']}/{n} true or "
+                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
+                ) in judged(code), code
