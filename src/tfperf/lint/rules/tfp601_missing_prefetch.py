@@ -210,7 +210,9 @@ at with `take(n)`, `next(iter(ds))`, an iterator whose only reads are `next(it)`
 no loop repeats (`it = iter(test_ds); batch = next(it)`) or a loop that only prints the
 elements (`for x in ds: print(x)`: nothing to overlap), or that do no per-element work
 (in-memory slices, batched) are not reported; nor are pipelines with a `prefetch` anywhere,
-or Keras dataset utilities (`image_dataset_from_directory`...), which end with one already.
+or Keras dataset utilities (`image_dataset_from_directory`...) or
+`tf.data.experimental.make_csv_dataset`, which end with one already, when no per-element work
+follows them (`.cache()`, `.repeat()`).
 Options are followed through `with_options(name)` where `name` is set in the same module;
 options built elsewhere count as TF's defaults. TF 2.11 is treated as not injecting (its
 API docs were not checked).
@@ -220,6 +222,15 @@ after it): a `map`/`interleave` given `num_parallel_calls`, or, where `map_paral
 is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless.
 """
     valid = (
+        # make_csv_dataset ends in its own prefetch; only a cache follows it.
+        Valid("""
+            import tensorflow as tf
+            def csv_batches(pattern, batch_size=256):
+                ds = tf.data.experimental.make_csv_dataset(pattern, batch_size=batch_size,
+                                                           label_name="y", num_epochs=1)
+                return ds.cache()
+            model.fit(csv_batches("train-*.csv"), epochs=5)
+        """, tf_version="2.1"),
         # A fresh iterator asked for one batch (a test accuracy, a plot): nothing to overlap.
         Valid("""
             import tensorflow as tf
@@ -533,8 +544,8 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
                 continue
             src = ctx.qualname(pipe.source.func)
-            if src in PREFETCHING_SOURCES and not methods:
-                continue
+            if src in PREFETCHING_SOURCES and not any(m in WORK_STEPS for m in methods):
+                continue  # its own prefetch ends the per-element work (cache/repeat after)
             if src not in FILE_SOURCES and src not in PREFETCHING_SOURCES \
                     and not any(m in WORK_STEPS for m in methods):
                 continue
@@ -564,7 +575,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
         if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
             return
         src = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
-        if src in PREFETCHING_SOURCES and not methods:
+        if src in PREFETCHING_SOURCES and not any(m in WORK_STEPS for m in methods):
             return
         if src not in FILE_SOURCES and not any(m in WORK_STEPS for m in methods):
             return
