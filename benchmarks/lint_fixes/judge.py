@@ -27,9 +27,10 @@ ledger heldout2_judged.csv): code judged before any rule was changed for it; mat
 with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library``, ``rare``
 (rare.csv: user-style code searched out for the default rules that had fired at most once),
 ``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
-TFP308) and ``rare4`` (rare4.csv: the preview rules TFP206, TFP601, TFP308) are linted
-only with the rules they were gathered for and stored apart. ``score`` on a held-out set
-prints today's figures (findings a fix removed drop out) and the as-judged ones.
+TFP308), ``rare3`` (rare3.csv: TF1 code for the preview rules TFP706 and TFP707) and
+``rare4`` (rare4.csv: the preview rules TFP206, TFP601, TFP308) are linted only with the rules
+they were gathered for and stored apart. ``score`` on a held-out set prints today's figures
+(findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
 held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
@@ -63,7 +64,8 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     "dev": (HERE / "corpus.csv", LEDGER, DEFAULT_CORPUS),
     "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
     **{name: _pinned_set(name)
-       for name in ("heldout2", "heldout3", "heldout5", "heldout6", "heldout7", "heldout8")},
+       for name in ("heldout2", "heldout3", "heldout5", "heldout6", "heldout7", "heldout8",
+                    "heldout9")},
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": _pinned_set("library"),
@@ -75,6 +77,9 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # code, and TFP308). Its ledger also holds, with a `set` column, the findings of those
     # rules on the rare and candidates sets that no other ledger judged.
     "rare2": _pinned_set("rare2"),
+    # Round 3: TF1 code picked for the two preview rules with no judged finding on user code
+    # (RARE3_RULES); its ledger also holds their findings on every other set (`set` column).
+    "rare3": _pinned_set("rare3"),
     # Round 4: the preview rules TFP206, TFP601 and TFP308 (RARE4_RULES); its ledger also
     # holds their unjudged findings on heldout8 and candidates (`set` column).
     "rare4": _pinned_set("rare4"),
@@ -84,9 +89,10 @@ LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TF
 RARE_RULES = ("TFP105", "TFP301", "TFP305", "TFP402", "TFP404", "TFP702")
 RARE2_RULES = ("TFP102", "TFP205", "TFP301", "TFP307", "TFP308", "TFP403", "TFP406", "TFP407",
                "TFP606")
+RARE3_RULES = ("TFP706", "TFP707")
 RARE4_RULES = ("TFP206", "TFP601", "TFP308")
 PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES,
-                "rare4": RARE4_RULES}
+                "rare3": RARE3_RULES, "rare4": RARE4_RULES}
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -177,13 +183,15 @@ def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
 PICKED_FOLDERS = {"candidates": _pinned_set("candidates")[::2]}  # (csv, folder): no ledger
 
 
-def picked_now(name: str, python: str) -> dict[str, Counter] | None:
+def picked_now(name: str, python: str, user_only: bool = False) -> dict[str, Counter] | None:
     """The verdicts in set ``name``'s ledger (``rare2``) of the findings its rules still print
     today, on every set its ``set`` column names (rare2 itself, rare, candidates); ``None``
-    when one of those folders is not materialised."""
+    when one of those folders is not materialised. ``user_only``: library rows left out."""
     ledger_path = SETS[name][1]
     ledger = read_ledger(ledger_path)
     keys: set[tuple] = set()
+    if user_only:
+        ledger = {k: r for k, r in ledger.items() if r.get("set") != "library"}
     for where in sorted({r.get("set") or name for r in ledger.values()}):
         where_csv, folder = SETS[where][::2] if where in SETS else PICKED_FOLDERS[where]
         if not folder.is_dir():
@@ -199,10 +207,13 @@ def picked_now(name: str, python: str) -> dict[str, Counter] | None:
     return per
 
 
-def as_judged(ledger_path: Path) -> dict[str, Counter]:
-    """Per rule, every verdict in a ledger, whether or not the rule still prints it."""
+def as_judged(ledger_path: Path, user_only: bool = False) -> dict[str, Counter]:
+    """Per rule, every verdict in a ledger, whether or not the rule still prints it
+    (``user_only``: rows whose ``set`` is library left out, their figures kept apart)."""
     per: dict[str, Counter] = defaultdict(Counter)
     for row in read_ledger(ledger_path).values():
+        if user_only and row.get("set") == "library":
+            continue
         per[row["code"]][row["verdict"]] += 1
     return per
 
@@ -300,6 +311,13 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                 "judged": _counts(as_judged(SETS["rare2"][1])),
                 **({"now": _counts(now)} if (now := picked_now("rare2", python)) is not None
                    else {})},
+            "rare3": {
+                "corpus": f"TF1 user-style code picked for TFP706 and TFP707 "
+                          f"({len(read_corpus(SETS['rare3'][0]))} repositories: rare3.csv) and "
+                          "their findings on every other set, linted only with those rules",
+                "judged": _counts(as_judged(SETS["rare3"][1], user_only=True)),
+                **({"now": _counts(now3)} if (now3 := picked_now("rare3", python, True))
+                   is not None else {})},
             "rare4": {
                 "corpus": f"user-style code picked for the preview rules TFP206, TFP601 and "
                           f"TFP308 ({len(read_corpus(SETS['rare4'][0]))} repositories: "

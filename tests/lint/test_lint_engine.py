@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -142,10 +143,25 @@ def test_cli_fix_diff_and_unsafe(tmp_path, capsys):
     assert p.read_text() == before
     capsys.readouterr()
     main(["lint", "--diff", "--unsafe-fixes", str(p)])
-    assert "+    acc += tf.reduce_sum(x, axis=0)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "+    acc += tf.reduce_sum(x, axis=0)" in out
+    assert f"--- {p}\n+++ {p}\n" in out  # an absolute path as it is: `patch -p0` applies it
     assert p.read_text() == before  # --diff writes nothing
     main(["lint", "--unsafe-fixes", str(p)])
     assert "tf.reduce_sum(x, axis=0)" in p.read_text() and "for i" not in p.read_text()
+
+
+def test_cli_diff_of_a_relative_path_applies_with_git(tmp_path, capsys, monkeypatch):
+    write(tmp_path, "slow.py", LOOP.format(noqa=""))
+    monkeypatch.chdir(tmp_path)
+    main(["lint", "--diff", "--unsafe-fixes", "--no-cache", "slow.py"])
+    out = capsys.readouterr().out
+    patch = out[out.index("--- a/slow.py"):]
+    patch = patch[: patch.index("\n\n") + 1] if "\n\n" in patch else patch
+    (tmp_path / "fix.patch").write_text(patch)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
+    assert "tf.reduce_sum(x, axis=0)" in (tmp_path / "slow.py").read_text()
 
 
 def test_cli_rules_and_rule(capsys):

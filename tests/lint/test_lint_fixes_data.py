@@ -301,6 +301,50 @@ def test_rule_docs_say_what_a_later_fix_removed_from_the_rare2_findings():
             assert "today's rule prints none of them" in judged(code)
 
 
+def test_rare3_ledger_rows_are_pinned_in_their_set_and_judged_once():
+    """rare3_judged.csv: each row names its set (rare3, or the set where a TFP706/TFP707
+    finding no other ledger held was printed), a repository of that set at its pinned
+    commit, one of RARE3_RULES, a verdict and a reason, and no place twice; rare3.csv shares
+    no repository with any other set."""
+    import judge
+
+    ledger = judge.SETS["rare3"][1]
+    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    assert len(raw) == len(rows) >= 100
+    csvs = {name: judge.SETS[name][0] if name in judge.SETS else judge.HERE / f"{name}.csv"
+            for name in {r["set"] for r in raw}}
+    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
+    for row in raw:
+        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
+        assert row["code"] in judge.RARE3_RULES and row["reason"].strip(), row
+    assert {r["code"] for r in raw if r["set"] == "rare3"} == set(judge.RARE3_RULES)
+    mine = set(pins["rare3"])
+    for path in sorted(judge.HERE.glob("*.csv")):
+        if path.name == "rare3.csv" or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not mine & theirs, path.name
+
+
+def test_rule_docs_show_the_rare3_figures_as_stored_from_the_ledger():
+    """`tfperf rule TFP706` / `TFP707` show the round-3 figures of the user-code rows (library
+    rows kept apart), as the ledger holds them (score --write run after the last verdict)."""
+    import judge
+
+    from tfperf.lint.measured import judged
+
+    per = judge.as_judged(judge.SETS["rare3"][1], user_only=True)
+    assert set(per) == set(judge.RARE3_RULES)
+    for code, c in per.items():
+        n = c["true"] + c["minor"] + c["false"]
+        assert (f"on code searched out for it, round 3: {c['true'] + c['minor']}/{n} true or "
+                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
+                ) in judged(code), code
+
+
 def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
     """rare4_judged.csv: each row names its set (rare4, or heldout8/candidates for the
     findings of TFP206/TFP601/TFP308 there that no other ledger held), a repository of that

@@ -242,3 +242,24 @@ def test_tfp204_fix_prints_values_on_every_call_where_print_ran_once_at_trace(ca
     before, fixed_out = outputs
     assert before.count("value") == 1 and "Tensor(" in before  # trace time, symbolic
     assert fixed_out.splitlines() == ["value 1", "value 2"]
+
+
+# ------------------------------------------------------------------ TFP107's two costs
+
+def test_tfp107_says_what_a_copy_costs_eagerly_and_in_a_graph():
+    # Eagerly the copy runs every iteration; in a traced loop Grappler merges the copies
+    # (0.98-1.02x at run time, benchmarks/lint_fixes/tfp107_claim.py): only tracing pays.
+    body = """\
+        for step in range(steps):
+            w = tf.transpose(kernel)
+            y = y + tf.matmul(y, w)
+    """
+    eager = "import tensorflow as tf\ndef run(y, kernel, steps):\n" + \
+        textwrap.indent(textwrap.dedent(body), "    ")
+    traced = eager.replace("def run", "@tf.function\ndef run")
+    rule = [registry.get("TFP107")]
+    (on_eager,) = lint_source(eager, "t.py", rules=rule)
+    (on_graph,) = lint_source(traced, "t.py", rules=rule)
+    assert "computed again each time" in on_eager.message
+    assert "unrolled into a graph" in on_graph.message
+    assert "computed again" not in on_graph.message

@@ -209,3 +209,20 @@ def test_tfp702_fix_computes_the_same_values(tf):
     before, after = _run(src), _run(fixed)
     assert (before["result"] == after["result"]).all()
     assert before["result"].dtype == after["result"].dtype
+
+
+def test_tfp703_says_when_the_helper_runs_only_on_some_iterations():
+    # Round 9's TF1 lesson: an accuracy helper called every 50th step is not called "once per
+    # loop iteration"; the graph still grows on each call.
+    src = (
+        "import tensorflow as tf\nimport numpy as np\n"
+        "x = tf.placeholder(tf.float32, [None, 3])\nsess = tf.Session()\n"
+        "def accuracy(a):\n    acc = tf.reduce_mean(x)\n"
+        "    return sess.run(acc, feed_dict={x: a})\n"
+        "def total(a):\n    y = tf.reduce_sum(x)\n    return sess.run(y, feed_dict={x: a})\n"
+        "for step in range(1000):\n    if step % 50 == 0:\n        accuracy(np.ones([2, 3]))\n"
+        "    total(np.ones([2, 3]))\n")
+    found = {f.location.line: f.message for f in lint_source(src, "t.py",
+                                                              rules=[registry.get("TFP703")])}
+    assert "(called in a loop, under a condition)" in found[6]
+    assert "(called once per loop iteration)" in found[9]

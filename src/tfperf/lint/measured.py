@@ -43,8 +43,8 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
     """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, apart
-    ``library``, ``rare``, ``rare2`` and ``rare4`` (code picked for the rules that seldom fire,
-    by round), and ``alone``
+    ``library``, ``rare``, ``rare2``, ``rare3`` and ``rare4`` (code picked for the rules that
+    seldom fire, by round), and ``alone``
     (each rule linted alone on user-style code: as judged, ``alone_now``, ``alone_library``)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
@@ -55,6 +55,7 @@ def _tables() -> dict[str, dict[str, Judged]]:
     lib = data.get("library", {})
     rare = data.get("rare", {})
     rare2 = data.get("rare2", {})
+    rare3 = data.get("rare3", {})
     rare4 = data.get("rare4", {})
     alone = data.get("alone", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
@@ -64,6 +65,8 @@ def _tables() -> dict[str, dict[str, Judged]]:
             "rare": _rows(rare.get("judged", {}), rare.get("corpus", "")),
             "rare2": _rows(rare2.get("judged", {}), rare2.get("corpus", "")),
             "rare2_now": _rows(rare2.get("now", {}), rare2.get("corpus", "")),
+            "rare3": _rows(rare3.get("judged", {}), rare3.get("corpus", "")),
+            "rare3_now": _rows(rare3.get("now", {}), rare3.get("corpus", "")),
             "rare4": _rows(rare4.get("judged", {}), rare4.get("corpus", "")),
             "rare4_now": _rows(rare4.get("now", {}), rare4.get("corpus", "")),
             "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
@@ -114,6 +117,7 @@ def judged(code: str) -> str:
                      f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
     for name, label in (("rare", "on code searched out for it"),
                         ("rare2", "on code searched out for it, round 2"),
+                        ("rare3", "on code searched out for it, round 3"),
                         ("rare4", "on code searched out for it, round 4")):
         rare = _tables().get(name, {}).get(code)
         if rare is not None and rare.total:

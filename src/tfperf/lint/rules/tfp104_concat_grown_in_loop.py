@@ -113,7 +113,7 @@ class ConcatGrownInLoop(Rule):
     hint = ("append the pieces to a list and tf.concat once after the loop, compute them in "
             "one op, or write into a tf.TensorArray inside tf.function")
     claims = ("S12",)
-    group = "perf"
+    group = "pedantic"
     node_types = (ast.Assign,)
     needs_tf = True  # nothing to report where neither TF nor Keras is imported
     docs = """\

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import data_reads
 from tfperf.lint.analysis.loops import range_args, range_stop, small_literal_range
+from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
 from tfperf.lint.semantic.names import alias_binds
@@ -277,6 +278,11 @@ class LoopInvariantOp(Rule):
     code = "TFP107"
     name = "loop-invariant-op"
     message = "TensorFlow op with the same inputs in every iteration: computed again each time"
+    #: In a traced function or TF1 graph code the loop is unrolled when the graph is built, and
+    #: Grappler merges the identical copies (0.98-1.02x at run time, measured): say what it costs.
+    graph_message = ("TensorFlow op with the same inputs in every iteration of a loop unrolled "
+                     "into a graph: one more copy per iteration, slower to trace (merged at run "
+                     "time)")
     hint = "compute it once before the loop and reuse the result"
     claims = ("S12",)
     group = "preview"
@@ -581,4 +587,5 @@ eagerly it saves 1.08-1.09x (a scalar cast, an `expand_dims`) to 1.7-3.1x (a tra
                 if pq and returns_tensor(pq) and not _exempt(pq) \
                         and _invariant(ctx, p, bound, loop):
                     return
-        yield self.finding(ctx, node)
+        graph = ctx.in_graph(node) or graph_mode_module(ctx)
+        yield self.finding(ctx, node, self.graph_message if graph else None)

@@ -52,7 +52,7 @@ class SilentFloat64(Rule):
     message = "NumPy float64 array made into a tensor without a dtype: a float64 tensor"
     hint = "pass dtype=tf.float32 (or build the array as float32: dtype=np.float32 / .astype)"
     claims = ("S3",)
-    group = "perf"
+    group = "pedantic"
     node_types = (ast.Call,)
     callee_qualnames = frozenset(TENSOR_MAKERS)
     fixable = True

@@ -81,6 +81,17 @@ def _assignments_in(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr]]:
     return ctx.cached(f"tfp703_assignments:{id(fn)}", compute)
 
 
+
+def _conditional(ctx: Context, call: ast.Call) -> bool:
+    """``call`` sits under an ``if`` inside its loop (every 50th step, say), not on every
+    iteration."""
+    for p in ctx.ancestors(call):
+        if type(p) in _LOOPS or type(p) in FUNCTION_NODES or isinstance(p, ast.comprehension):
+            return False
+        if type(p) in (ast.If, ast.IfExp):
+            return True
+    return False
+
 class OpBuiltPerRun(Rule):
     code = "TFP703"
     name = "op-built-per-run"
@@ -301,8 +312,9 @@ run in another are not followed.
             # This module calls the function once per iteration of a loop: whatever it
             # builds before running it is built again on every call.
             # (no line number: in a notebook the module's lines are not the cell's)
-            return (f"on every call of {name}() (called once per loop iteration), which "
-                    "runs it in the session")
+            how = "in a loop, under a condition" if _conditional(ctx, caller) \
+                else "once per loop iteration"
+            return f"on every call of {name}() (called {how}), which runs it in the session"
         if loops or run_loops:
             return None  # built once, then run in a loop: setup, not growth
         if not (builds_op(ctx, creation) or "").startswith(_HELPER_LEAKS) \

@@ -19,6 +19,20 @@ from tfperf.lint.semantic import Context
 _FOR_LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
+def _target_names(ctx: Context, target: ast.AST) -> set[str]:
+    """What an assignment target stores into: a name or attribute, the container of
+    ``a[i] = ...`` (not its index), every element of a tuple target."""
+    if type(target) in (ast.Name, ast.Attribute):
+        return {ctx.source_of(target)}
+    if type(target) is ast.Subscript:
+        return _target_names(ctx, target.value)
+    if type(target) is ast.Starred:
+        return _target_names(ctx, target.value)
+    if type(target) in (ast.Tuple, ast.List):
+        return {n for e in target.elts for n in _target_names(ctx, e)}  # type: ignore[attr-defined]
+    return set()
+
+
 def _assigned_names(ctx: Context, call: ast.AST) -> set[str]:
     """Names the statement holding ``call`` assigns (what the run's result is stored in)."""
     for p in ctx.ancestors(call):
@@ -28,9 +42,30 @@ def _assigned_names(ctx: Context, call: ast.AST) -> set[str]:
                 targets = list(p.targets)
             elif type(p) in (ast.AugAssign, ast.AnnAssign):
                 targets = [p.target]
-            return {ctx.source_of(n) for t in targets for n in ast.walk(t)
-                    if type(n) in (ast.Name, ast.Attribute)}
+            return {n for t in targets for n in _target_names(ctx, t)}
     return set()
+
+
+def _fetched_in_loop(ctx: Context, call: ast.AST, loop: ast.AST) -> set[str]:
+    """Names that hold what the run fetched, followed through the loop: the run's targets,
+    then what the loop assigns from them (``init_value = last_state``, a prediction written
+    into ``history[t] = out[-1]``), until nothing new is reached."""
+    held = _assigned_names(ctx, call)
+    assigns = [n for n in ast.walk(loop) if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)]
+    grew = bool(held)
+    while grew:
+        grew = False
+        for a in assigns:
+            value = getattr(a, "value", None)
+            if value is None or not {ctx.source_of(n) for n in ast.walk(value)
+                                     if type(n) in (ast.Name, ast.Attribute)} & held:
+                continue
+            targets = a.targets if type(a) is ast.Assign else [a.target]  # type: ignore[attr-defined]
+            new = {n for t in targets for n in _target_names(ctx, t)} - held
+            if new:
+                held |= new
+                grew = True
+    return held
 
 
 def _listed_example(ctx: Context, value: ast.AST, loop: ast.AST) -> bool:
@@ -136,10 +171,12 @@ dimension is `None`), and the loop's body may do more per example than the run.
 
 ## Known limitations
 Not reported: `while` loops (an agent stepping an environment feeds the observation its
-last action produced: it cannot be batched), runs fed what they fetched (an RNN's state fed
-back, sampling one step at a time), loops over `tf.data` datasets, and examples that are
-loaded per iteration (a frame read from a video, an image read from a file) or turned into
-a batch of one by a function of another module: the rule cannot see that they would stack.
+last action produced: it cannot be batched), runs fed what they fetched, also through names
+the loop assigns from it (an RNN's state fed back as `carry = new_state`, sampling or
+forecasting one step at a time from the values earlier steps wrote), loops over `tf.data`
+datasets, and examples that are loaded per iteration (a frame read from a video, an image
+read from a file) or turned into a batch of one by a function of another module: the rule
+cannot see that they would stack.
 """
     valid = (
         # One run per batch.
@@ -166,6 +203,24 @@ a batch of one by a function of another module: the rule cannot see that they wo
             state = sess.run(initial)
             for ch in prime:
                 probs, state = sess.run([out, final], feed_dict={x: np.array([ch]), s: state})
+        """),
+        # A state carried across windows of one series through another name, and a forecast
+        # that feeds each step the values the previous steps wrote: sequential, not a batch.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            sess = tf.Session()
+            carry = np.zeros((1, 64))
+            for k in range(0, len(series) - w, w):
+                out, new_carry = sess.run([pred, state_out],
+                                          feed_dict={x: np.expand_dims(series[k:k + w], 0),
+                                                     state_in: carry})
+                carry = new_carry
+            history = np.zeros(len(series) + horizon)
+            for t in range(horizon):
+                window = history[t:t + w]
+                step = sess.run(pred, feed_dict={x: np.expand_dims(window, 0)})
+                history[t + w] = step[-1]
         """),
         # Images loaded per iteration: new data, not the loop's.
         Valid("""
@@ -250,7 +305,8 @@ a batch of one by a function of another module: the rule cannot see that they wo
             # Fed back what it fetched (a recurrent state): one step depends on the last.
             fed = {ctx.source_of(n) for v in run.feed.values if v is not None
                    for n in ast.walk(v) if type(n) in (ast.Name, ast.Attribute)}
-            if fed & _assigned_names(ctx, run.call):
+            if fed & (_fetched_in_loop(ctx, run.call, loops[0]) if loops
+                      else _assigned_names(ctx, run.call)):
                 continue
             if loops and any(v is not None and (one_example(ctx, v, loops[0])
                                                 or _listed_example(ctx, v, loops[0]))
