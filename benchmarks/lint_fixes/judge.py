@@ -27,7 +27,8 @@ ledger heldout2_judged.csv): code judged before any rule was changed for it; mat
 with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library``, ``rare``
 (rare.csv: user-style code searched out for the default rules that had fired at most once),
 ``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
-TFP308) and ``rare3`` (rare3.csv: TF1 code for the preview rules TFP706 and TFP707) are
+TFP308), ``rare3`` (rare3.csv: TF1 code for the preview rules TFP706 and TFP707) and
+``rare5`` (rare5.csv: fresh TF1 queue pipelines, heavy and light, for the narrowed TFP706) are
 linted only with the rules they were gathered for and stored apart. ``score`` on a held-out
 set prints today's figures (findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
@@ -79,6 +80,9 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # Round 3: TF1 code picked for the two preview rules with no judged finding on user code
     # (RARE3_RULES); its ledger also holds their findings on every other set (`set` column).
     "rare3": _pinned_set("rare3"),
+    # Round 5: fresh TF1 queue pipelines (heavy and light, picked before linting) for TFP706
+    # as narrowed after round 3: code the narrowing was not fitted to.
+    "rare5": _pinned_set("rare5"),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
@@ -86,8 +90,9 @@ RARE_RULES = ("TFP105", "TFP301", "TFP305", "TFP402", "TFP404", "TFP702")
 RARE2_RULES = ("TFP102", "TFP205", "TFP301", "TFP307", "TFP308", "TFP403", "TFP406", "TFP407",
                "TFP606")
 RARE3_RULES = ("TFP706", "TFP707")
+RARE5_RULES = ("TFP706",)
 PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES,
-                "rare3": RARE3_RULES}
+                "rare3": RARE3_RULES, "rare5": RARE5_RULES}
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -312,6 +317,13 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           "their findings on every other set, linted only with those rules",
                 "judged": _counts(as_judged(SETS["rare3"][1], user_only=True)),
                 **({"now": _counts(now3)} if (now3 := picked_now("rare3", python, True))
+                   is not None else {})},
+            "rare5": {
+                "corpus": f"fresh TF1 user-style queue pipelines, heavy and light, picked "
+                          f"before linting ({len(read_corpus(SETS['rare5'][0]))} repositories: "
+                          "rare5.csv), linted only with TFP706 as narrowed after round 3",
+                "judged": _counts(as_judged(SETS["rare5"][1], user_only=True)),
+                **({"now": _counts(now5)} if (now5 := picked_now("rare5", python, True))
                    is not None else {})},
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
