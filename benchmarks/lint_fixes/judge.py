@@ -114,6 +114,20 @@ def read_ledger(path: Path = LEDGER) -> dict[tuple, dict]:
     return {_key(r): r for r in rows}
 
 
+def set_ledger(name: str) -> dict[tuple, dict]:
+    """The verdicts on set ``name``'s findings: its own ledger, and the rows of the picked
+    rounds' ledgers whose ``set`` column names it (rare3 judged TFP706's findings on the
+    development and held-out sets while the rule was in preview)."""
+    ledger = read_ledger(SETS[name][1])
+    for other in PICKED_RULES:
+        if other == name:
+            continue
+        for key, row in read_ledger(SETS[other][1]).items():
+            if row.get("set") == name:
+                ledger.setdefault(key, row)
+    return ledger
+
+
 def _source_lines(corpus: Path, f: dict) -> list[str]:
     """The lines the finding's position counts in: the file, or the notebook cell."""
     path = Path(f["path"])
@@ -148,8 +162,8 @@ def _set(args: argparse.Namespace) -> tuple[Path, Path, Path]:
 
 
 def pending(args: argparse.Namespace) -> int:
-    csv_path, ledger_path, corpus = _set(args)
-    ledger = read_ledger(ledger_path)
+    csv_path, _, corpus = _set(args)
+    ledger = set_ledger(args.set)
     todo = [(f, p, lines) for f, p, lines in _findings(corpus, args.python, csv_path)
             if _key(p) not in ledger and (not args.code or p["code"] in args.code)]
     for f, p, lines in todo:
@@ -163,11 +177,10 @@ def pending(args: argparse.Namespace) -> int:
     return 0
 
 
-def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
+def tally(corpus: Path, csv_path: Path, ledger: dict[tuple, dict], python: str,
           moved: list | None = None) -> dict[str, Counter]:
-    """Today's default output on ``corpus`` joined with the ledger: per rule, the verdicts
-    of the findings still printed, and how many are unjudged."""
-    ledger = read_ledger(ledger_path)
+    """Today's default output on ``corpus`` joined with ``ledger`` (:func:`set_ledger`): per
+    rule, the verdicts of the findings still printed, and how many are unjudged."""
     per: dict[str, Counter] = defaultdict(Counter)
     for _f, p, _lines in _findings(corpus, python, csv_path):
         row = ledger.get(_key(p))
@@ -247,7 +260,7 @@ def _counts(per: dict[str, Counter]) -> dict[str, dict[str, int]]:
 def score(args: argparse.Namespace) -> int:
     csv_path, ledger_path, corpus = _set(args)
     moved: list = []
-    per = tally(corpus, csv_path, ledger_path, args.python, moved)
+    per = tally(corpus, csv_path, set_ledger(args.set), args.python, moved)
     rules = PICKED_RULES.get(args.set)
     what = ("only " + ",".join(rules) if rules else "today's default output")
     total = print_table(per, f"{args.set}: {what}, joined with {ledger_path.name}")
@@ -280,7 +293,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
         repos += len(read_corpus(csv_path))
         for code, c in as_judged(ledger_path).items():
             before[code].update(c)
-        for code, c in tally(folder, csv_path, ledger_path, python).items():
+        for code, c in tally(folder, csv_path, set_ledger(name), python).items():
             now[code].update(c)
     data = {"corpus": f"the user-style corpus ({len(read_corpus())} repositories, "
                       "benchmarks/lint_fixes/corpus.csv)",
@@ -347,12 +360,12 @@ def sample(args: argparse.Namespace) -> int:
 
     pool: list[dict] = []
     for name in USER_SETS:
-        csv_path, ledger_path, folder = SETS[name]
+        csv_path, _, folder = SETS[name]
         if not folder.is_dir():
             print(f"{folder} is missing: corpus.py --csv {csv_path.name} --out {folder}",
                   file=sys.stderr)
             return 2
-        ledger = read_ledger(ledger_path)
+        ledger = set_ledger(name)
         for f, p, _ in _findings(folder, args.python, csv_path):
             row = ledger.get(_key(p))
             if row is None:
