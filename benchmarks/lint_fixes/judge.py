@@ -27,10 +27,11 @@ ledger heldout2_judged.csv): code judged before any rule was changed for it; mat
 with ``corpus.py --csv heldout2.csv --out /tmp/tfperf-heldout2``. ``library``, ``rare``
 (rare.csv: user-style code searched out for the default rules that had fired at most once),
 ``rare2`` (rare2.csv: the same for the default rules still under 5 judged findings, and
-TFP308), ``rare3`` (rare3.csv: TF1 code for the preview rules TFP706 and TFP707) and
-``rare4`` (rare4.csv: the preview rules TFP206, TFP601, TFP308) are linted only with the rules
-they were gathered for and stored apart. ``score`` on a held-out set prints today's figures
-(findings a fix removed drop out) and the as-judged ones.
+TFP308), ``rare3`` (rare3.csv: TF1 code for the preview rules TFP706 and TFP707),
+``rare4`` (rare4.csv: the preview rules TFP206, TFP601, TFP308) and ``rare5`` (rare5.csv:
+fresh TF1 queue pipelines, heavy and light, for the narrowed TFP706) are linted only with
+the rules they were gathered for and stored apart. ``score`` on a held-out set prints
+today's figures (findings a fix removed drop out) and the as-judged ones.
 ``score --write`` (with the dev set) stores per rule the development figures and, apart, the
 held-out ones as judged, so ``tfperf rule CODE`` can show both.
 """
@@ -83,6 +84,9 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     # Round 4: the preview rules TFP206, TFP601 and TFP308 (RARE4_RULES); its ledger also
     # holds their unjudged findings on heldout8 and candidates (`set` column).
     "rare4": _pinned_set("rare4"),
+    # Round 5: fresh TF1 queue pipelines (heavy and light, picked before linting) for TFP706
+    # as narrowed after round 3: code the narrowing was not fitted to.
+    "rare5": _pinned_set("rare5"),
 }
 LIBRARY_RULES = ("TFP105", "TFP301", "TFP302", "TFP305", "TFP402", "TFP403", "TFP404",
                  "TFP406", "TFP702")
@@ -91,8 +95,9 @@ RARE2_RULES = ("TFP102", "TFP205", "TFP301", "TFP307", "TFP308", "TFP403", "TFP4
                "TFP606")
 RARE3_RULES = ("TFP706", "TFP707")
 RARE4_RULES = ("TFP206", "TFP601", "TFP308")
+RARE5_RULES = ("TFP706",)
 PICKED_RULES = {"library": LIBRARY_RULES, "rare": RARE_RULES, "rare2": RARE2_RULES,
-                "rare3": RARE3_RULES, "rare4": RARE4_RULES}
+                "rare3": RARE3_RULES, "rare4": RARE4_RULES, "rare5": RARE5_RULES}
 PACKAGE_DATA = HERE.parents[1] / "src" / "tfperf" / "lint" / "precision.json"
 COLUMNS = ["repo", "path", "cell", "line", "column", "code", "text", "verdict", "reason"]
 VERDICTS = ("true", "minor", "false")
@@ -112,6 +117,20 @@ def read_ledger(path: Path = LEDGER) -> dict[tuple, dict]:
     if bad:
         raise SystemExit(f"{path}: verdict must be one of {VERDICTS}: {bad[0]}")
     return {_key(r): r for r in rows}
+
+
+def set_ledger(name: str) -> dict[tuple, dict]:
+    """The verdicts on set ``name``'s findings: its own ledger, and the rows of the picked
+    rounds' ledgers whose ``set`` column names it (rare3 judged TFP706's findings on the
+    development and held-out sets while the rule was in preview)."""
+    ledger = read_ledger(SETS[name][1])
+    for other in PICKED_RULES:
+        if other == name:
+            continue
+        for key, row in read_ledger(SETS[other][1]).items():
+            if row.get("set") == name:
+                ledger.setdefault(key, row)
+    return ledger
 
 
 def _source_lines(corpus: Path, f: dict) -> list[str]:
@@ -148,8 +167,8 @@ def _set(args: argparse.Namespace) -> tuple[Path, Path, Path]:
 
 
 def pending(args: argparse.Namespace) -> int:
-    csv_path, ledger_path, corpus = _set(args)
-    ledger = read_ledger(ledger_path)
+    csv_path, _, corpus = _set(args)
+    ledger = set_ledger(args.set)
     todo = [(f, p, lines) for f, p, lines in _findings(corpus, args.python, csv_path)
             if _key(p) not in ledger and (not args.code or p["code"] in args.code)]
     for f, p, lines in todo:
@@ -163,11 +182,10 @@ def pending(args: argparse.Namespace) -> int:
     return 0
 
 
-def tally(corpus: Path, csv_path: Path, ledger_path: Path, python: str,
+def tally(corpus: Path, csv_path: Path, ledger: dict[tuple, dict], python: str,
           moved: list | None = None) -> dict[str, Counter]:
-    """Today's default output on ``corpus`` joined with the ledger: per rule, the verdicts
-    of the findings still printed, and how many are unjudged."""
-    ledger = read_ledger(ledger_path)
+    """Today's default output on ``corpus`` joined with ``ledger`` (:func:`set_ledger`): per
+    rule, the verdicts of the findings still printed, and how many are unjudged."""
     per: dict[str, Counter] = defaultdict(Counter)
     for _f, p, _lines in _findings(corpus, python, csv_path):
         row = ledger.get(_key(p))
@@ -247,7 +265,7 @@ def _counts(per: dict[str, Counter]) -> dict[str, dict[str, int]]:
 def score(args: argparse.Namespace) -> int:
     csv_path, ledger_path, corpus = _set(args)
     moved: list = []
-    per = tally(corpus, csv_path, ledger_path, args.python, moved)
+    per = tally(corpus, csv_path, set_ledger(args.set), args.python, moved)
     rules = PICKED_RULES.get(args.set)
     what = ("only " + ",".join(rules) if rules else "today's default output")
     total = print_table(per, f"{args.set}: {what}, joined with {ledger_path.name}")
@@ -280,7 +298,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
         repos += len(read_corpus(csv_path))
         for code, c in as_judged(ledger_path).items():
             before[code].update(c)
-        for code, c in tally(folder, csv_path, ledger_path, python).items():
+        for code, c in tally(folder, csv_path, set_ledger(name), python).items():
             now[code].update(c)
     data = {"corpus": f"the user-style corpus ({len(read_corpus())} repositories, "
                       "benchmarks/lint_fixes/corpus.csv)",
@@ -326,6 +344,13 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                 "judged": _counts(as_judged(SETS["rare4"][1])),
                 **({"now": _counts(now4)} if (now4 := picked_now("rare4", python)) is not None
                    else {})},
+            "rare5": {
+                "corpus": f"fresh TF1 user-style queue pipelines, heavy and light, picked "
+                          f"before linting ({len(read_corpus(SETS['rare5'][0]))} repositories: "
+                          "rare5.csv), linted only with TFP706 as narrowed after round 3",
+                "judged": _counts(as_judged(SETS["rare5"][1], user_only=True)),
+                **({"now": _counts(now5)} if (now5 := picked_now("rare5", python, True))
+                   is not None else {})},
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
@@ -348,12 +373,12 @@ def sample(args: argparse.Namespace) -> int:
 
     pool: list[dict] = []
     for name in USER_SETS:
-        csv_path, ledger_path, folder = SETS[name]
+        csv_path, _, folder = SETS[name]
         if not folder.is_dir():
             print(f"{folder} is missing: corpus.py --csv {csv_path.name} --out {folder}",
                   file=sys.stderr)
             return 2
-        ledger = read_ledger(ledger_path)
+        ledger = set_ledger(name)
         for f, p, _ in _findings(folder, args.python, csv_path):
             row = ledger.get(_key(p))
             if row is None:

@@ -345,6 +345,46 @@ def test_rule_docs_show_the_rare3_figures_as_stored_from_the_ledger():
                 ) in judged(code), code
 
 
+def test_rare5_ledger_rows_are_pinned_in_rare5_and_judged_once():
+    """rare5_judged.csv: every row is a TFP706 finding on rare5 itself (a fresh round, no
+    finding taken from another set), at its repository's pinned commit, with a verdict and a
+    reason, no place twice; rare5.csv shares no repository with any other set."""
+    import judge
+
+    ledger = judge.SETS["rare5"][1]
+    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    assert len(raw) == len(rows) >= 10
+    pins = {r.repo: r.commit for r in read_corpus(judge.SETS["rare5"][0])}
+    for row in raw:
+        assert row["set"] == "rare5" and pins.get(row["repo"]) == row["commit"], row
+        assert row["code"] in judge.RARE5_RULES and row["reason"].strip(), row
+    assert len({r["repo"] for r in raw}) >= 5
+    for path in sorted(judge.HERE.glob("*.csv")):
+        if path.name == "rare5.csv" or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not set(pins) & theirs, path.name
+
+
+def test_rule_docs_show_the_rare5_figures_as_stored_from_the_ledger():
+    """`tfperf rule TFP706` shows the round-5 figures as the ledger holds them (score --write
+    run after the last verdict)."""
+    import judge
+
+    from tfperf.lint.measured import judged
+
+    per = judge.as_judged(judge.SETS["rare5"][1], user_only=True)
+    assert set(per) == set(judge.RARE5_RULES)
+    for code, c in per.items():
+        n = c["true"] + c["minor"] + c["false"]
+        assert (f"on code searched out for it, round 5: {c['true'] + c['minor']}/{n} true or "
+                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
+                ) in judged(code), code
+
+
 def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
     """rare4_judged.csv: each row names its set (rare4, or heldout8/candidates for the
     findings of TFP206/TFP601/TFP308 there that no other ledger held), a repository of that

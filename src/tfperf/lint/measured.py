@@ -43,8 +43,8 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
     """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, apart
-    ``library``, ``rare``, ``rare2``, ``rare3`` and ``rare4`` (code picked for the rules that
-    seldom fire, by round), and ``alone``
+    ``library``, ``rare``, ``rare2``, ``rare3``, ``rare4`` and ``rare5`` (code picked for the
+    rules that seldom fire, by round), and ``alone``
     (each rule linted alone on user-style code: as judged, ``alone_now``, ``alone_library``)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
@@ -57,6 +57,7 @@ def _tables() -> dict[str, dict[str, Judged]]:
     rare2 = data.get("rare2", {})
     rare3 = data.get("rare3", {})
     rare4 = data.get("rare4", {})
+    rare5 = data.get("rare5", {})
     alone = data.get("alone", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
@@ -69,6 +70,8 @@ def _tables() -> dict[str, dict[str, Judged]]:
             "rare3_now": _rows(rare3.get("now", {}), rare3.get("corpus", "")),
             "rare4": _rows(rare4.get("judged", {}), rare4.get("corpus", "")),
             "rare4_now": _rows(rare4.get("now", {}), rare4.get("corpus", "")),
+            "rare5": _rows(rare5.get("judged", {}), rare5.get("corpus", "")),
+            "rare5_now": _rows(rare5.get("now", {}), rare5.get("corpus", "")),
             "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
             "alone_now": _rows(alone.get("now", {}), alone.get("corpus", "")),
             "alone_library": _rows(alone.get("library", {}), "library code")}
@@ -118,7 +121,8 @@ def judged(code: str) -> str:
     for name, label in (("rare", "on code searched out for it"),
                         ("rare2", "on code searched out for it, round 2"),
                         ("rare3", "on code searched out for it, round 3"),
-                        ("rare4", "on code searched out for it, round 4")):
+                        ("rare4", "on code searched out for it, round 4"),
+                        ("rare5", "on code searched out for it, round 5")):
         rare = _tables().get(name, {}).get(code)
         if rare is not None and rare.total:
             text = (f"{label}: {rare.true + rare.minor}/{rare.total} true or minor "

@@ -85,7 +85,7 @@ class QueueRunnerInput(Rule):
     hint = ("build the input with tf.data: Dataset.from_tensor_slices/TFRecordDataset(files)"
             ".map(parse, num_parallel_calls=tf.data.AUTOTUNE).shuffle(n).batch(b).prefetch(1)")
     claims = ("S19",)
-    group = "preview"
+    group = "perf"
     node_types = (ast.Call,)
     requires_imports = frozenset({"tensorflow"})
     docs = """\
