@@ -31,7 +31,7 @@ class Judged:
 
     def __str__(self) -> str:
         where = f" on {self.corpus}" if self.corpus else ""
-        return (f"{self.true + self.minor}/{self.total} judged true{where} "
+        return (f"{self.true + self.minor}/{self.total} true or minor{where} "
                 f"({self.true} true, {self.minor} minor, {self.false} false)")
 
 
@@ -99,7 +99,7 @@ def combined(code: str) -> Judged | None:
 
 def judged(code: str) -> str:
     """Lines for the rule's docs: the development figure and the held-out one (``43/45
-    judged true on ...``), or that none was judged."""
+    true or minor on ...``), or that none was judged."""
     lines = []
     dev = measured(code)
     if dev is not None and dev.total:
