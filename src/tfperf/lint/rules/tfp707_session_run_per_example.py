@@ -29,7 +29,7 @@ def _target_names(ctx: Context, target: ast.AST) -> set[str]:
     if type(target) is ast.Starred:
         return _target_names(ctx, target.value)
     if type(target) in (ast.Tuple, ast.List):
-        return {n for e in target.elts for n in _target_names(ctx, e)}  # type: ignore[attr-defined]
+        return {n for e in target.elts for n in _target_names(ctx, e)}
     return set()
 
 
@@ -60,7 +60,7 @@ def _fetched_in_loop(ctx: Context, call: ast.AST, loop: ast.AST) -> set[str]:
             if value is None or not {ctx.source_of(n) for n in ast.walk(value)
                                      if type(n) in (ast.Name, ast.Attribute)} & held:
                 continue
-            targets = a.targets if type(a) is ast.Assign else [a.target]  # type: ignore[attr-defined]
+            targets = a.targets if type(a) is ast.Assign else [a.target]
             new = {n for t in targets for n in _target_names(ctx, t)} - held
             if new:
                 held |= new
