@@ -20,9 +20,9 @@ _QUEUE_BATCHES = frozenset(f"tensorflow.{p}train.{n}" for p in ("", "compat.v1."
 # dtype or cropping/padding it to a fixed box is as light as a cast or a slice. Without any
 # of these (records decoded with decode_raw or decode_csv, parsed, reshaped, cast) the
 # benchmark measured queues and tf.data even.
-_WORK_PREFIXES = ("tensorflow.image.", "tensorflow.compat.v1.image.", "tensorflow.io.decode_",
-                  "tensorflow.signal.", "tensorflow.contrib.signal.", "tensorflow.contrib.image.")
-_WORK_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.") for n in (
+_WORK_PREFIXES = ("tensorflow.image.", "tensorflow.io.decode_", "tensorflow.signal.",
+                  "tensorflow.contrib.signal.", "tensorflow.contrib.image.")
+_WORK_CALLS = frozenset(f"tensorflow.{n}" for n in (
     "py_func", "py_function", "numpy_function", "decode_jpeg", "decode_png", "decode_image",
     "image_decode_jpeg"))
 _LIGHT_IMAGE_OPS = frozenset({"per_image_standardization", "convert_image_dtype",
@@ -31,11 +31,16 @@ _LIGHT_IMAGE_OPS = frozenset({"per_image_standardization", "convert_image_dtype"
 _DECODE_LIGHT = frozenset({"tensorflow.io.decode_raw", "tensorflow.io.decode_csv",
                            "tensorflow.io.decode_base64", "tensorflow.io.decode_compressed",
                            "tensorflow.io.decode_json_example", "tensorflow.io.decode_proto"})
+_V1 = "tensorflow.compat.v1."
 
 
 def _is_work(ctx: Context, call: ast.Call) -> bool:
     q = ctx.call_qualname(call)
-    if q is None or q in _DECODE_LIGHT:
+    if q is None:
+        return False
+    if q.startswith(_V1):  # `import tensorflow.compat.v1 as tf` spells every call so
+        q = "tensorflow." + q[len(_V1):]
+    if q in _DECODE_LIGHT:
         return False
     if q in _WORK_CALLS:
         return True
@@ -96,7 +101,8 @@ Finds TF1 queue-based batching: `tf.train.batch`, `tf.train.shuffle_batch`, thei
 fill (`tf.train.start_queue_runners`), when the examples get per-example work: the function
 that batches them, its class's methods, the functions that call it and the module's functions
 these call decode, resize or augment an image (`tf.image`, `tf.io.decode_jpeg`...), run an
-audio transform (`tf.signal`) or run Python per example (`tf.py_func`).
+audio transform (`tf.signal`) or run Python per example (`tf.py_func`), under any spelling
+(`tf.compat.v1.io.decode_jpeg` too).
 
 ## Why is this bad?
 Each queue runner is a Python thread that calls `session.run` on its enqueue op over and over,
@@ -180,6 +186,14 @@ parallelise maps by itself).
             feats = tf.train.shuffle_batch([tf.stack(cols[:3]), cols[3]], batch_size=10,
                                            capacity=100, min_after_dequeue=20)
         """),
+        # Fixed-length records decoded through compat.v1 (tf.io.decode_raw): still light.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            queue = tf.train.string_input_producer(files)
+            _, value = tf.FixedLengthRecordReader(record_bytes=785).read(queue)
+            pixels = tf.cast(tf.io.decode_raw(value, tf.uint8), tf.float32)
+            batch = tf.train.batch([pixels], batch_size=100)
+        """),
         # A user's own `train` module with a `batch` function.
         Valid("""
             import tensorflow as tf
@@ -198,6 +212,21 @@ parallelise maps by itself).
                 return tf.compat.v1.train.shuffle_batch(
                     [image], batch_size=batch_size, capacity=2000, min_after_dequeue=1000)
         """, count=1, lines=(6,)),
+        # TF1 code run on TF2 through compat.v1: every call is spelled tf.compat.v1.*, the
+        # JPEG decode (tf.io.decode_jpeg) and the spectrogram (tf.signal) included.
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            def inputs(files):
+                queue = tf.train.string_input_producer(files)
+                _, record = tf.TFRecordReader().read(queue)
+                image = tf.io.decode_jpeg(record)
+                return tf.train.batch([image], batch_size=32)
+            def audio(paths):
+                path = tf.train.string_input_producer(paths).dequeue()
+                wave, _ = tf.audio.decode_wav(tf.io.read_file(path))
+                spec = tf.abs(tf.signal.stft(wave[:, 0], 256, 128))
+                return tf.train.shuffle_batch([spec], 16, capacity=200, min_after_dequeue=50)
+        """, count=2, lines=(6, 11)),
         # Sliced file names decoded and resized per example, aliased import.
         Invalid("""
             import tensorflow as tensorflow_alias
