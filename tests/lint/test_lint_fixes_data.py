@@ -420,3 +420,17 @@ def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
         assert (f"on code searched out for it, round 4: {c['true'] + c['minor']}/{n} true or "
                 f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
                 ) in judged(code), code
+
+
+def test_every_rare_round_the_judge_stores_is_shown_by_rule_docs():
+    """Each picked round judge.py keeps (rare, rare2...) is a key of precision.json and one of
+    measured.RARE_ROUNDS, so `tfperf rule CODE` prints its line: a new round added to the
+    judge but not to the docs' list would be stored and never shown."""
+    import judge
+
+    from tfperf.lint.measured import RARE_ROUNDS
+
+    rounds = {name for name, _ in RARE_ROUNDS}
+    stored = json.loads((judge.PACKAGE_DATA).read_text(encoding="utf-8"))
+    assert {k for k in stored if k.startswith("rare")} == rounds
+    assert {k for k in judge.PICKED_RULES if k.startswith("rare")} == rounds
