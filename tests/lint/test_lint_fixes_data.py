@@ -235,6 +235,17 @@ def test_rows_whose_claimed_speed_up_is_in_doubt_are_counted_apart():
     assert (summary["hits_claim_not_in_doubt"], summary["rows_claim_not_in_doubt"]) == (1, 2)
 
 
+def _shares_no_repository(folder: Path, name: str, repos: set[str]) -> None:
+    """``name``.csv's repositories (``repos``) appear in no other set's list in ``folder``:
+    code picked for a round must be new to every other figure."""
+    for path in sorted(folder.glob("*.csv")):
+        if path.name == f"{name}.csv" or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not repos & theirs, path.name
+
+
 def test_rare2_ledger_rows_are_pinned_in_their_set_and_judged_once():
     """rare2_judged.csv: each row names its set (rare2, or rare/candidates for the findings of
     the rare2 rules there that no other ledger held), a repository of that set at its pinned
@@ -255,12 +266,7 @@ def test_rare2_ledger_rows_are_pinned_in_their_set_and_judged_once():
         assert row["code"] in judge.RARE2_RULES and row["reason"].strip(), row
     assert {r["set"] for r in raw} >= {"rare2"}
     mine = set(pins["rare2"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name in ("rare2.csv", "rare2_judged.csv") or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
+    _shares_no_repository(judge.HERE, "rare2", mine)
 
 
 def test_rule_docs_show_the_rare2_figures_as_stored_from_the_ledger():
@@ -321,12 +327,7 @@ def test_rare3_ledger_rows_are_pinned_in_their_set_and_judged_once():
         assert row["code"] in judge.RARE3_RULES and row["reason"].strip(), row
     assert {r["code"] for r in raw if r["set"] == "rare3"} == set(judge.RARE3_RULES)
     mine = set(pins["rare3"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare3.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
+    _shares_no_repository(judge.HERE, "rare3", mine)
 
 
 def test_rule_docs_show_the_rare3_figures_as_stored_from_the_ledger():
@@ -361,12 +362,7 @@ def test_rare5_ledger_rows_are_pinned_in_rare5_and_judged_once():
         assert row["set"] == "rare5" and pins.get(row["repo"]) == row["commit"], row
         assert row["code"] in judge.RARE5_RULES and row["reason"].strip(), row
     assert len({r["repo"] for r in raw}) >= 5
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare5.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not set(pins) & theirs, path.name
+    _shares_no_repository(judge.HERE, "rare5", set(pins))
 
 
 def test_rule_docs_show_the_rare5_figures_as_stored_from_the_ledger():
@@ -407,12 +403,7 @@ def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
         assert pins[row["set"]].get(row["repo"]) == row["commit"], row
         assert row["code"] in judge.RARE4_RULES and row["reason"].strip(), row
     mine = set(pins["rare4"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare4.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
+    _shares_no_repository(judge.HERE, "rare4", mine)
     per = judge.as_judged(ledger)
     assert set(per) <= set(judge.RARE4_RULES) and per
     for code, c in per.items():
