@@ -32,6 +32,7 @@ _DECODE_LIGHT = frozenset({"tensorflow.io.decode_raw", "tensorflow.io.decode_csv
                            "tensorflow.io.decode_base64", "tensorflow.io.decode_compressed",
                            "tensorflow.io.decode_json_example", "tensorflow.io.decode_proto"})
 _V1 = "tensorflow.compat.v1."
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _is_work(ctx: Context, call: ast.Call) -> bool:
@@ -50,17 +51,20 @@ def _is_work(ctx: Context, call: ast.Call) -> bool:
 def _pipeline_code(ctx: Context, node: ast.AST) -> list[ast.AST]:
     """Where the batched examples are built: the ``def`` holding the batch call (lambdas
     climbed over), with its class's other methods and the defs that call it, and the
-    module's defs these call, two levels deep; the whole module for a top-level call."""
+    module's defs these call, two levels deep. Module-level code (a top-level batch call, or
+    a caller at top level) counts as its statements outside any ``def`` or ``class``, and
+    the defs they call: not every function the module holds."""
     fn = next((f for f in ctx.enclosing_functions(node) if type(f) in DEF_NODES), None)
-    if fn is None:
-        return [ctx.tree]
-    roots: list[ast.AST] = [fn]
-    cls = ctx.enclosing_class(fn)
-    if cls is not None:
-        roots += [m for m in cls.body if type(m) in DEF_NODES and m is not fn]
-    for call in calls_of(ctx, fn):
-        caller = next((f for f in ctx.enclosing_functions(call) if type(f) in DEF_NODES), None)
-        roots.append(caller if caller is not None else ctx.tree)
+    top = [s for s in getattr(ctx.tree, "body", ()) if type(s) not in _DEFINITIONS]
+    roots: list[ast.AST] = [fn] if fn is not None else list(top)
+    if fn is not None:
+        cls = ctx.enclosing_class(fn)
+        if cls is not None:
+            roots += [m for m in cls.body if type(m) in DEF_NODES and m is not fn]
+        for call in calls_of(ctx, fn):
+            caller = next((f for f in ctx.enclosing_functions(call) if type(f) in DEF_NODES),
+                          None)
+            roots += [caller] if caller is not None else top
     seen = {id(r) for r in roots}
     frontier = list(roots)
     for _ in range(2):
@@ -99,10 +103,11 @@ Finds TF1 queue-based batching: `tf.train.batch`, `tf.train.shuffle_batch`, thei
 `maybe_` forms (also under `tf.compat.v1.train`), which take examples from input queues
 (`string_input_producer`, `slice_input_producer`, a reader's `read`) that queue-runner threads
 fill (`tf.train.start_queue_runners`), when the examples get per-example work: the function
-that batches them, its class's methods, the functions that call it and the module's functions
-these call decode, resize or augment an image (`tf.image`, `tf.io.decode_jpeg`...), run an
-audio transform (`tf.signal`) or run Python per example (`tf.py_func`), under any spelling
-(`tf.compat.v1.io.decode_jpeg` too).
+that batches them, its class's methods, the functions that call it (module-level code: its
+statements outside any function) and the module's functions these call decode, resize or
+augment an image (`tf.image`, `tf.io.decode_jpeg`...), run an audio transform (`tf.signal`)
+or run Python per example (`tf.py_func`), under any spelling (`tf.compat.v1.io.decode_jpeg`
+too).
 
 ## Why is this bad?
 Each queue runner is a Python thread that calls `session.run` on its enqueue op over and over,
@@ -193,6 +198,18 @@ parallelise maps by itself).
             _, value = tf.FixedLengthRecordReader(record_bytes=785).read(queue)
             pixels = tf.cast(tf.io.decode_raw(value, tf.uint8), tf.float32)
             batch = tf.train.batch([pixels], batch_size=100)
+        """),
+        # A light queue called from the script's top level; the image decode is in a function
+        # of the module that neither the batching code nor its caller runs (a preview tool).
+        Valid("""
+            import tensorflow as tf
+            def inputs(files):
+                _, value = tf.TextLineReader().read(tf.train.string_input_producer(files))
+                cols = tf.decode_csv(value, record_defaults=[[0.0]] * 5)
+                return tf.train.batch([tf.stack(cols[:4]), cols[4]], batch_size=64)
+            def show(path):
+                return tf.image.decode_png(tf.io.read_file(path))
+            features, labels = inputs(["train.csv"])
         """),
         # A user's own `train` module with a `batch` function.
         Valid("""
