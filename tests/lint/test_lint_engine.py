@@ -164,6 +164,18 @@ def test_cli_diff_of_a_relative_path_applies_with_git(tmp_path, capsys, monkeypa
     assert "tf.reduce_sum(x, axis=0)" in (tmp_path / "slow.py").read_text()
 
 
+@pytest.mark.parametrize(("path", "header"), [
+    ("/tmp/x.py", "--- /tmp/x.py\n+++ /tmp/x.py\n"),
+    ("C:\\src\\x.py", "--- C:\\src\\x.py\n+++ C:\\src\\x.py\n"),
+    ("pkg/x.py", "--- a/pkg/x.py\n+++ b/pkg/x.py\n"),
+])
+def test_a_diff_names_an_absolute_path_as_it_is_on_posix_and_windows(path, header):
+    # `a/C:\src\x.py` applies nowhere, as `a//tmp/x.py` would not.
+    from tfperf.lint.result import unified_diff
+
+    assert unified_diff(path, "x = 1\n", "x = 2\n").startswith(header)
+
+
 def test_cli_rules_and_rule(capsys):
     assert main(["rules"]) == 0
     assert "TFP101" in capsys.readouterr().out

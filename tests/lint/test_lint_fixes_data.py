@@ -235,6 +235,56 @@ def test_rows_whose_claimed_speed_up_is_in_doubt_are_counted_apart():
     assert (summary["hits_claim_not_in_doubt"], summary["rows_claim_not_in_doubt"]) == (1, 2)
 
 
+def _shares_no_repository(folder: Path, name: str, repos: set[str]) -> None:
+    """``name``.csv's repositories (``repos``) appear in no other set's list in ``folder``:
+    code picked for a round must be new to every other figure."""
+    for path in sorted(folder.glob("*.csv")):
+        if path.name == f"{name}.csv" or "judged" in path.name:
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            theirs = {r.get("repo") for r in csv.DictReader(fh)}
+        assert not repos & theirs, path.name
+
+
+def _round_rows(name: str, rules: tuple[str, ...], sets: set[str],
+                at_least: int) -> list[dict]:
+    """Round ``name``'s ledger, checked: at least ``at_least`` rows, no place twice, each in
+    one of ``sets`` at its repository's pinned commit, one of ``rules``, with a reason; the
+    round's own list shares no repository with any other set. Its rows, as read."""
+    import judge
+
+    ledger = judge.SETS[name][1]
+    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    assert len(raw) == len(rows) >= at_least
+    assert {r["set"] for r in raw} <= sets
+    csvs = {s: judge.SETS[s][0] if s in judge.SETS else judge.HERE / f"{s}.csv"
+            for s in {r["set"] for r in raw} | {name}}
+    pins = {s: {r.repo: r.commit for r in read_corpus(p)} for s, p in csvs.items()}
+    for row in raw:
+        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
+        assert row["code"] in rules and row["reason"].strip(), row
+    _shares_no_repository(judge.HERE, name, set(pins[name]))
+    return raw
+
+
+def _docs_show_round(name: str, label: str, user_only: bool = False) -> dict[str, Counter]:
+    """``tfperf rule CODE`` shows round ``name``'s figures (``label``: its docs line) as its
+    ledger holds them (judge.py score --write was run after the last verdict)."""
+    import judge
+
+    from tfperf.lint.measured import judged
+
+    per = judge.as_judged(judge.SETS[name][1], user_only=user_only)
+    assert per
+    for code, c in per.items():
+        n = c["true"] + c["minor"] + c["false"]
+        assert (f"{label}: {c['true'] + c['minor']}/{n} true or minor ({c['true']} true, "
+                f"{c['minor']} minor, {c['false']} false;") in judged(code), code
+    return per
+
+
 def test_rare2_ledger_rows_are_pinned_in_their_set_and_judged_once():
     """rare2_judged.csv: each row names its set (rare2, or rare/candidates for the findings of
     the rare2 rules there that no other ledger held), a repository of that set at its pinned
@@ -242,41 +292,14 @@ def test_rare2_ledger_rows_are_pinned_in_their_set_and_judged_once():
     no repository with any other set."""
     import judge
 
-    csvs = {"rare2": judge.SETS["rare2"][0], "rare": judge.SETS["rare"][0],
-            "candidates": judge.HERE / "candidates.csv"}
-    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
-    ledger = judge.SETS["rare2"][1]
-    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
-    with ledger.open(newline="", encoding="utf-8") as fh:
-        raw = list(csv.DictReader(fh))
-    assert len(raw) == len(rows) >= 20
-    for row in raw:
-        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
-        assert row["code"] in judge.RARE2_RULES and row["reason"].strip(), row
+    raw = _round_rows("rare2", judge.RARE2_RULES, {"rare2", "rare", "candidates"}, 20)
     assert {r["set"] for r in raw} >= {"rare2"}
-    mine = set(pins["rare2"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name in ("rare2.csv", "rare2_judged.csv") or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
 
 
 def test_rule_docs_show_the_rare2_figures_as_stored_from_the_ledger():
     """`tfperf rule CODE` shows the round-2 figures, and precision.json holds what the ledger
     holds (judge.py score --write was run after the last verdict)."""
-    import judge
-
-    from tfperf.lint.measured import judged
-
-    per = judge.as_judged(judge.SETS["rare2"][1])
-    assert per
-    for code, c in per.items():
-        n = c["true"] + c["minor"] + c["false"]
-        text = judged(code)
-        assert (f"on code searched out for it, round 2: {c['true'] + c['minor']}/{n} true or "
-                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;") in text, code
+    _docs_show_round("rare2", "on code searched out for it, round 2")
 
 
 def test_rule_docs_say_what_a_later_fix_removed_from_the_rare2_findings():
@@ -308,25 +331,9 @@ def test_rare3_ledger_rows_are_pinned_in_their_set_and_judged_once():
     no repository with any other set."""
     import judge
 
-    ledger = judge.SETS["rare3"][1]
-    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
-    with ledger.open(newline="", encoding="utf-8") as fh:
-        raw = list(csv.DictReader(fh))
-    assert len(raw) == len(rows) >= 100
-    csvs = {name: judge.SETS[name][0] if name in judge.SETS else judge.HERE / f"{name}.csv"
-            for name in {r["set"] for r in raw}}
-    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
-    for row in raw:
-        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
-        assert row["code"] in judge.RARE3_RULES and row["reason"].strip(), row
+    everywhere = {*judge.SETS, "candidates"}
+    raw = _round_rows("rare3", judge.RARE3_RULES, everywhere, 100)
     assert {r["code"] for r in raw if r["set"] == "rare3"} == set(judge.RARE3_RULES)
-    mine = set(pins["rare3"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare3.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
 
 
 def test_rule_docs_show_the_rare3_figures_as_stored_from_the_ledger():
@@ -334,15 +341,8 @@ def test_rule_docs_show_the_rare3_figures_as_stored_from_the_ledger():
     rows kept apart), as the ledger holds them (score --write run after the last verdict)."""
     import judge
 
-    from tfperf.lint.measured import judged
-
-    per = judge.as_judged(judge.SETS["rare3"][1], user_only=True)
+    per = _docs_show_round("rare3", "on code searched out for it, round 3", user_only=True)
     assert set(per) == set(judge.RARE3_RULES)
-    for code, c in per.items():
-        n = c["true"] + c["minor"] + c["false"]
-        assert (f"on code searched out for it, round 3: {c['true'] + c['minor']}/{n} true or "
-                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
-                ) in judged(code), code
 
 
 def test_rare5_ledger_rows_are_pinned_in_rare5_and_judged_once():
@@ -351,22 +351,8 @@ def test_rare5_ledger_rows_are_pinned_in_rare5_and_judged_once():
     reason, no place twice; rare5.csv shares no repository with any other set."""
     import judge
 
-    ledger = judge.SETS["rare5"][1]
-    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
-    with ledger.open(newline="", encoding="utf-8") as fh:
-        raw = list(csv.DictReader(fh))
-    assert len(raw) == len(rows) >= 10
-    pins = {r.repo: r.commit for r in read_corpus(judge.SETS["rare5"][0])}
-    for row in raw:
-        assert row["set"] == "rare5" and pins.get(row["repo"]) == row["commit"], row
-        assert row["code"] in judge.RARE5_RULES and row["reason"].strip(), row
+    raw = _round_rows("rare5", judge.RARE5_RULES, {"rare5"}, 10)
     assert len({r["repo"] for r in raw}) >= 5
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare5.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not set(pins) & theirs, path.name
 
 
 def test_rule_docs_show_the_rare5_figures_as_stored_from_the_ledger():
@@ -374,15 +360,8 @@ def test_rule_docs_show_the_rare5_figures_as_stored_from_the_ledger():
     run after the last verdict)."""
     import judge
 
-    from tfperf.lint.measured import judged
-
-    per = judge.as_judged(judge.SETS["rare5"][1], user_only=True)
+    per = _docs_show_round("rare5", "on code searched out for it, round 5", user_only=True)
     assert set(per) == set(judge.RARE5_RULES)
-    for code, c in per.items():
-        n = c["true"] + c["minor"] + c["false"]
-        assert (f"on code searched out for it, round 5: {c['true'] + c['minor']}/{n} true or "
-                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
-                ) in judged(code), code
 
 
 def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
@@ -393,30 +372,20 @@ def test_rare4_ledger_rows_are_pinned_in_their_set_and_shown_by_rule_docs():
     figures as the ledger holds them (judge.py score --write was run after the last verdict)."""
     import judge
 
-    from tfperf.lint.measured import judged
+    _round_rows("rare4", judge.RARE4_RULES, {"rare4", "heldout8", "candidates"}, 15)
+    per = _docs_show_round("rare4", "on code searched out for it, round 4")
+    assert set(per) <= set(judge.RARE4_RULES)
 
-    csvs = {"rare4": judge.SETS["rare4"][0], "heldout8": judge.SETS["heldout8"][0],
-            "candidates": judge.HERE / "candidates.csv"}
-    pins = {name: {r.repo: r.commit for r in read_corpus(p)} for name, p in csvs.items()}
-    ledger = judge.SETS["rare4"][1]
-    rows = judge.read_ledger(ledger)  # raises on a verdict outside true/minor/false
-    with ledger.open(newline="", encoding="utf-8") as fh:
-        raw = list(csv.DictReader(fh))
-    assert len(raw) == len(rows) >= 15
-    for row in raw:
-        assert pins[row["set"]].get(row["repo"]) == row["commit"], row
-        assert row["code"] in judge.RARE4_RULES and row["reason"].strip(), row
-    mine = set(pins["rare4"])
-    for path in sorted(judge.HERE.glob("*.csv")):
-        if path.name == "rare4.csv" or "judged" in path.name:
-            continue
-        with path.open(newline="", encoding="utf-8") as fh:
-            theirs = {r.get("repo") for r in csv.DictReader(fh)}
-        assert not mine & theirs, path.name
-    per = judge.as_judged(ledger)
-    assert set(per) <= set(judge.RARE4_RULES) and per
-    for code, c in per.items():
-        n = c["true"] + c["minor"] + c["false"]
-        assert (f"on code searched out for it, round 4: {c['true'] + c['minor']}/{n} true or "
-                f"minor ({c['true']} true, {c['minor']} minor, {c['false']} false;"
-                ) in judged(code), code
+
+def test_every_rare_round_the_judge_stores_is_shown_by_rule_docs():
+    """Each picked round judge.py keeps (rare, rare2...) is a key of precision.json and one of
+    measured.RARE_ROUNDS, so `tfperf rule CODE` prints its line: a new round added to the
+    judge but not to the docs' list would be stored and never shown."""
+    import judge
+
+    from tfperf.lint.measured import RARE_ROUNDS
+
+    rounds = {name for name, _ in RARE_ROUNDS}
+    stored = json.loads((judge.PACKAGE_DATA).read_text(encoding="utf-8"))
+    assert {k for k in stored if k.startswith("rare")} == rounds
+    assert {k for k in judge.PICKED_RULES if k.startswith("rare")} == rounds

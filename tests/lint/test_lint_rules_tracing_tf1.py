@@ -211,18 +211,39 @@ def test_tfp702_fix_computes_the_same_values(tf):
     assert before["result"].dtype == after["result"].dtype
 
 
+# Three helpers that each build an op and run it (lines 6, 9, 12), for TFP703's messages.
+_TFP703_HELPERS = (
+    "import tensorflow as tf\nimport numpy as np\n"
+    "x = tf.placeholder(tf.float32, [None, 3])\nsess = tf.Session()\n"
+    "def accuracy(a):\n    acc = tf.reduce_mean(x)\n"
+    "    return sess.run(acc, feed_dict={x: a})\n"
+    "def total(a):\n    y = tf.reduce_sum(x)\n    return sess.run(y, feed_dict={x: a})\n"
+    "def peak(a):\n    m = tf.reduce_max(x)\n    return sess.run(m, feed_dict={x: a})\n")
+
+
+def _tfp703_messages(calls: str) -> dict[int, str]:
+    found = lint_source(_TFP703_HELPERS + calls, "t.py", rules=[registry.get("TFP703")])
+    return {f.location.line: f.message for f in found}
+
+
 def test_tfp703_says_when_the_helper_runs_only_on_some_iterations():
     # Round 9's TF1 lesson: an accuracy helper called every 50th step is not called "once per
     # loop iteration"; the graph still grows on each call.
-    src = (
-        "import tensorflow as tf\nimport numpy as np\n"
-        "x = tf.placeholder(tf.float32, [None, 3])\nsess = tf.Session()\n"
-        "def accuracy(a):\n    acc = tf.reduce_mean(x)\n"
-        "    return sess.run(acc, feed_dict={x: a})\n"
-        "def total(a):\n    y = tf.reduce_sum(x)\n    return sess.run(y, feed_dict={x: a})\n"
+    found = _tfp703_messages(
         "for step in range(1000):\n    if step % 50 == 0:\n        accuracy(np.ones([2, 3]))\n"
         "    total(np.ones([2, 3]))\n")
-    found = {f.location.line: f.message for f in lint_source(src, "t.py",
-                                                              rules=[registry.get("TFP703")])}
     assert "(called in a loop, under a condition)" in found[6]
     assert "(called once per loop iteration)" in found[9]
+
+
+def test_tfp703_a_helper_in_the_condition_or_a_comprehension_runs_every_iteration():
+    # `if accuracy(b) > 0.9: break` calls it on every step; a comprehension under an `if`
+    # calls it once per element. Only what the `if` guards, or a later operand of
+    # `and`/`or`, runs on some iterations.
+    found = _tfp703_messages(
+        "for step in range(1000):\n    if accuracy(np.ones([2, 3])) > 0.9:\n        break\n"
+        "    step > 10 and peak(np.ones([2, 3]))\n"
+        "if verbose:\n    sums = [total(b) for b in batches]\n")
+    assert "(called once per loop iteration)" in found[6]
+    assert "(called once per loop iteration)" in found[9]
+    assert "(called in a loop, under a condition)" in found[12]

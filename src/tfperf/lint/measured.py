@@ -12,6 +12,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+# The rounds of code searched out for the rules that seldom fire (precision.json's keys),
+# each with its line in the rule's docs: a new round is one more entry here.
+RARE_ROUNDS = (("rare", "on code searched out for it"),
+               *((f"rare{n}", f"on code searched out for it, round {n}") for n in range(2, 6)))
+
 
 @dataclass(frozen=True)
 class Judged:
@@ -43,8 +48,8 @@ def _rows(rules: dict, corpus: str) -> dict[str, Judged]:
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, dict[str, Judged]]:
     """``dev``, ``heldout`` (as judged, before any change for it), ``heldout_now``, apart
-    ``library``, ``rare``, ``rare2``, ``rare3``, ``rare4`` and ``rare5`` (code picked for the
-    rules that seldom fire, by round), and ``alone``
+    ``library``, each of :data:`RARE_ROUNDS` as judged and ``<round>_now`` (code picked for
+    the rules that seldom fire), and ``alone``
     (each rule linted alone on user-style code: as judged, ``alone_now``, ``alone_library``)."""
     try:
         text = resources.files("tfperf.lint").joinpath("precision.json").read_text("utf-8")
@@ -53,25 +58,14 @@ def _tables() -> dict[str, dict[str, Judged]]:
     data = json.loads(text)
     held = data.get("heldout", {})
     lib = data.get("library", {})
-    rare = data.get("rare", {})
-    rare2 = data.get("rare2", {})
-    rare3 = data.get("rare3", {})
-    rare4 = data.get("rare4", {})
-    rare5 = data.get("rare5", {})
     alone = data.get("alone", {})
     return {"dev": _rows(data.get("rules", {}), data.get("corpus", "")),
             "heldout": _rows(held.get("judged", {}), held.get("corpus", "")),
             "heldout_now": _rows(held.get("now", {}), held.get("corpus", "")),
             "library": _rows(lib.get("judged", {}), lib.get("corpus", "")),
-            "rare": _rows(rare.get("judged", {}), rare.get("corpus", "")),
-            "rare2": _rows(rare2.get("judged", {}), rare2.get("corpus", "")),
-            "rare2_now": _rows(rare2.get("now", {}), rare2.get("corpus", "")),
-            "rare3": _rows(rare3.get("judged", {}), rare3.get("corpus", "")),
-            "rare3_now": _rows(rare3.get("now", {}), rare3.get("corpus", "")),
-            "rare4": _rows(rare4.get("judged", {}), rare4.get("corpus", "")),
-            "rare4_now": _rows(rare4.get("now", {}), rare4.get("corpus", "")),
-            "rare5": _rows(rare5.get("judged", {}), rare5.get("corpus", "")),
-            "rare5_now": _rows(rare5.get("now", {}), rare5.get("corpus", "")),
+            **{f"{name}{now}": _rows(data.get(name, {}).get(key, {}),
+                                     data.get(name, {}).get("corpus", ""))
+               for name, _ in RARE_ROUNDS for now, key in (("", "judged"), ("_now", "now"))},
             "alone": _rows(alone.get("judged", {}), alone.get("corpus", "")),
             "alone_now": _rows(alone.get("now", {}), alone.get("corpus", "")),
             "alone_library": _rows(alone.get("library", {}), "library code")}
@@ -118,11 +112,7 @@ def judged(code: str) -> str:
     if lib is not None and lib.total:
         lines.append(f"on library code: {lib.true + lib.minor}/{lib.total} true or minor "
                      f"({lib.true} true, {lib.minor} minor, {lib.false} false; {lib.corpus})")
-    for name, label in (("rare", "on code searched out for it"),
-                        ("rare2", "on code searched out for it, round 2"),
-                        ("rare3", "on code searched out for it, round 3"),
-                        ("rare4", "on code searched out for it, round 4"),
-                        ("rare5", "on code searched out for it, round 5")):
+    for name, label in RARE_ROUNDS:
         rare = _tables().get(name, {}).get(code)
         if rare is not None and rare.total:
             text = (f"{label}: {rare.true + rare.minor}/{rare.total} true or minor "

@@ -32,10 +32,13 @@ DEFAULT_OPTIONS = RunOptions()  # lint only: no fixes, nothing written
 def unified_diff(path: str, old: str, new: str) -> str:
     """The change from ``old`` to ``new`` as a unified diff: ``a/path`` → ``b/path`` for a
     relative path (``git apply``, ``patch -p1``), the path itself on both sides for an absolute
-    one (``patch -p0``; ``a//tmp/x.py`` would apply nowhere)."""
+    one (``patch -p0``; ``a//tmp/x.py`` would apply nowhere), on POSIX or Windows
+    (``C:\\src\\x.py``)."""
     import difflib  # only --diff needs it: not imported on every lint start
+    from pathlib import PurePosixPath, PureWindowsPath
 
-    before, after = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    absolute = PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+    before, after = (path, path) if absolute else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(old.splitlines(keepends=True),
                                         new.splitlines(keepends=True),
                                         fromfile=before, tofile=after))

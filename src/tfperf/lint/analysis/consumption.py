@@ -94,46 +94,47 @@ def _bounded(ctx: Context, node: ast.AST) -> bool:
     return runs <= PEEK_MAX
 
 
-def _few_nexts(ctx: Context, iter_call: ast.Call) -> bool:
-    """``it = iter(ds)`` whose every read is a ``next(it)`` run a handful of times
-    (:func:`_bounded`): ``for step in range(10): x = next(it)``."""
+def _next_calls(ctx: Context, iter_call: ast.Call) -> list[ast.Call] | None:
+    """For ``it = iter(ds)``: the ``next(it)`` calls that make every read of ``it``; ``None``
+    when ``iter(ds)`` is not assigned to one name, ``it`` is never read, or a read does
+    anything else (a ``for`` over it, passing it on)."""
     stmt = ctx.parent(iter_call)
     if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
             or type(stmt.targets[0]) is not ast.Name:
-        return False
+        return None
     reads = _name_reads(ctx, stmt, stmt.targets[0].id, iter_call)
     if not reads:
-        return False
+        return None
+    calls = []
     for read in reads:
         call = ctx.parent(read)
         if type(call) is not ast.Call or type(call.func) is not ast.Name \
                 or call.func.id != "next" or ctx.binding(call.func) is not None \
-                or not call.args or call.args[0] is not read or not _bounded(ctx, call):
-            return False
-    return True
+                or not call.args or call.args[0] is not read:
+            return None
+        calls.append(call)
+    return calls
+
+
+def _few_nexts(ctx: Context, iter_call: ast.Call) -> bool:
+    """``it = iter(ds)`` whose every read is a ``next(it)`` run a handful of times
+    (:func:`_bounded`): ``for step in range(10): x = next(it)``."""
+    calls = _next_calls(ctx, iter_call)
+    return calls is not None and all(_bounded(ctx, c) for c in calls)
 
 
 def read_once(ctx: Context, iter_call: ast.Call) -> bool:
     """``it = iter(ds)`` whose every read is a ``next(it)`` that no loop repeats, in the scope
     that binds ``it`` (``it = iter(test_ds); batch = next(it)``): a fresh iterator asked for
     one element, or a few in a row, where a prefetch has nothing to overlap."""
-    stmt = ctx.parent(iter_call)
-    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
-            or type(stmt.targets[0]) is not ast.Name:
-        return False
-    reads = _name_reads(ctx, stmt, stmt.targets[0].id, iter_call)
-    if not reads:
+    calls, stmt = _next_calls(ctx, iter_call), ctx.parent(iter_call)
+    if calls is None or stmt is None:
         return False
     scope, loops = ctx.scope_of(stmt), len(ctx.enclosing_loops(stmt))
-    for read in reads:
-        call = ctx.parent(read)
-        if type(call) is not ast.Call or type(call.func) is not ast.Name \
-                or call.func.id != "next" or ctx.binding(call.func) is not None \
-                or not call.args or call.args[0] is not read:
-            return False
-        if ctx.scope_of(call) is not scope or len(ctx.enclosing_loops(call)) > loops:
-            return False  # read again and again: a loop, or a function called any number of times
-    return True
+    # A read in a deeper loop, or in a nested function (called any number of times), is a
+    # stream of elements that a prefetch would overlap.
+    return all(ctx.scope_of(c) is scope and len(ctx.enclosing_loops(c)) <= loops
+               for c in calls)
 
 
 def _one_shot_iterated(ctx: Context, load: ast.AST) -> bool:

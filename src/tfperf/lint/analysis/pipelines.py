@@ -17,7 +17,6 @@ from tfperf.lint.analysis.tf_functions import (
 )
 from tfperf.lint.semantic import DATASET_METHODS, DATASET_SOURCES, Context
 
-# Keras utilities that build a dataset and already end it with prefetch(AUTOTUNE).
 # Sources whose dataset ends in a prefetch of its own: Keras's dataset utilities, and
 # make_csv_dataset (its prefetch_buffer_size defaults to AUTOTUNE).
 PREFETCHING_SOURCES = frozenset({*(q for q in DATASET_SOURCES if q.startswith("keras.")),

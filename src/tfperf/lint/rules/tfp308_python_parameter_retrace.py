@@ -53,6 +53,33 @@ def _one_value_from_callers(ctx: Context, fn: ast.AST, arg: ast.arg) -> bool:
     return len(seen) == 1
 
 
+def _made_per_call(ctx: Context, creation: ast.AST, fn: ast.AST, call: ast.AST) -> bool:
+    """The ``tf.function`` that ``call`` (in ``fn``) runs is made anew by each call of ``fn``:
+    made in ``fn`` and called where it is made, or kept in a local name (``step =
+    tf.function(g)``, a nested decorated ``def``). Stored on ``self``, in a container or in a
+    global (``if self._step is None: self._step = tf.function(g)``), it outlives the call:
+    the next call finds it again and traces each new value."""
+    above = list(ctx.ancestors(creation))
+    if not any(a is fn for a in above):
+        return False
+    if any(a is call for a in above):
+        return True  # `tf.function(g)(x, rate)`
+    node, parent = creation, ctx.parent(creation)
+    while type(parent) is ast.Call and parent.func is node:  # tf.function(**opts)(g)
+        node, parent = parent, ctx.parent(parent)
+    if type(parent) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        targets: list[ast.AST] = [ast.Name(id=parent.name)]
+    elif type(parent) is ast.Assign:
+        targets = list(parent.targets)
+    elif type(parent) is ast.AnnAssign:
+        targets = [parent.target]
+    else:
+        return False
+    shared = {n for s in ast.walk(fn) if type(s) in (ast.Global, ast.Nonlocal)
+              for n in s.names}
+    return all(type(t) is ast.Name and t.id not in shared for t in targets)
+
+
 def _python_number(fn: ast.AST, arg: ast.arg) -> bool:
     """The parameter takes a Python number: its default is an int/float literal (not a
     bool: two values at most), or it is annotated ``int``/``float``."""
@@ -138,8 +165,10 @@ functions that are themselves traced (where the value is fixed per outer trace),
 the `tf.function` only ever hands on as a keyword option (`parallel_iterations=p`), which must
 stay Python numbers, nor parameters to which every call in the module gives the same literal
 (a script with one setting traces once), nor calls of a `tf.function` that the forwarding
-function itself builds (`fn = tf.function(step)` in its body): a new `tf.function` traces on
-every call whatever the value, so a tensor would save no trace.
+function itself builds and keeps in a local name (`fn = tf.function(step)` in its body) or
+calls where it builds it: a new `tf.function` traces on every call whatever the value, so a
+tensor would save no trace. One it stores on `self` or in a global outlives the call and is
+reported.
 """
     valid = (
         # Converted at the boundary.
@@ -219,6 +248,16 @@ every call whatever the value, so a tensor would save no trace.
             a = refine(tf.ones([4]), 10, rate=0.1)
             b = refine(tf.ones([4]), 10, rate=0.2)
         """),
+        # Made and called in one expression, with options: a new tf.function per call.
+        Valid("""
+            import tensorflow as tf
+            def refine_step(x, rate):
+                return x - rate * tf.sign(x)
+            def refine_once(x, rate=0.5):
+                return tf.function(refine_step, jit_compile=True)(x, rate)
+            a = refine_once(tf.ones([4]), rate=0.1)
+            b = refine_once(tf.ones([4]), rate=0.2)
+        """),
         # A plain Python helper: nothing is traced.
         Valid("""
             import tensorflow as tf
@@ -251,6 +290,26 @@ every call whatever the value, so a tensor would save no trace.
             def apply(x, scale: float):
                 return fast(x, scale=scale)
         """, count=1, lines=(6,)),
+        # Built inside the forwarding function but kept on self, or in a global, on the first
+        # call: every later call runs the same tf.function, which traces each new value.
+        Invalid("""
+            import tensorflow as tf
+            def step_fn(x, rate):
+                return x - rate * tf.sign(x)
+            class Refiner:
+                def __init__(self):
+                    self._step = None
+                def run(self, x, rate=0.5):
+                    if self._step is None:
+                        self._step = tf.function(step_fn)
+                    return self._step(x, rate)
+            _cached = None
+            def run(x, rate=0.5):
+                global _cached
+                if _cached is None:
+                    _cached = tf.function(step_fn)
+                return _cached(x, rate)
+        """, count=2, lines=(10, 16)),
         # A negative default and a keyword-only parameter.
         Invalid("""
             import tensorflow as tf
@@ -289,7 +348,7 @@ every call whatever the value, so a tensor would save no trace.
         target = tf_function_called(ctx, func)
         if target is None or "input_signature" in target.options:
             return
-        if any(a is fn for a in ctx.ancestors(target.creation)):
+        if _made_per_call(ctx, target.creation, fn, node):
             return  # a tf.function built anew on each call traces anyway, whatever the value
         if target.fn is not None and not any(
                 _used_as_value(target.fn, p) for p in

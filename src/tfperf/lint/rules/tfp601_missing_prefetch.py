@@ -139,6 +139,19 @@ def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
             yield ret, pipe
 
 
+def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
+    """A pipeline from ``source`` through ``methods`` that a prefetch would not speed up:
+    one with a prefetch or a peek (``take``) already, one whose source ends in its own
+    prefetch with no per-element work after it (a ``cache``/``repeat`` only), or one that
+    neither reads files nor does per-element work (in-memory slices, batched)."""
+    if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
+        return True
+    work = any(m in WORK_STEPS for m in methods)
+    if source in PREFETCHING_SOURCES:
+        return not work
+    return source not in FILE_SOURCES and not work
+
+
 class MissingPrefetch(Rule):
     code = "TFP601"
     name = "missing-prefetch"
@@ -540,14 +553,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             pipe = across_functions(ctx, pipeline(ctx, expr))
             if not pipe.known:
                 continue
-            methods = pipe.methods()
-            if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
-                continue
-            src = ctx.qualname(pipe.source.func)
-            if src in PREFETCHING_SOURCES and not any(m in WORK_STEPS for m in methods):
-                continue  # its own prefetch ends the per-element work (cache/repeat after)
-            if src not in FILE_SOURCES and src not in PREFETCHING_SOURCES \
-                    and not any(m in WORK_STEPS for m in methods):
+            if _nothing_to_overlap(ctx.qualname(pipe.source.func), pipe.methods()):
                 continue
             end = assigned_value(ctx, expr) if type(expr) is ast.Name else expr
             if end is None or id(end) in seen:
@@ -571,13 +577,8 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
     def _returned(self, ctx: Context, ret: ast.Return, pipe: Pipeline) -> Iterator[Finding]:
         """A finished pipeline returned to a caller not seen here, with per-element work
         and no prefetch, where TF adds none."""
-        methods = pipe.methods()
-        if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
-            return
         src = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
-        if src in PREFETCHING_SOURCES and not any(m in WORK_STEPS for m in methods):
-            return
-        if src not in FILE_SOURCES and not any(m in WORK_STEPS for m in methods):
+        if _nothing_to_overlap(src, pipe.methods()):
             return
         defaults = data_defaults(ctx, pipe)
         if defaults.inject_prefetch or asynchronous_end(ctx, pipe, defaults):

@@ -10,7 +10,7 @@ from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.analysis.sessions import builds_op, session_runs, starts_fresh_graph
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.semantic import FUNCTION_NODES, Context
+from tfperf.lint.semantic import COMPREHENSION_NODES, FUNCTION_NODES, Context
 
 # What a helper function may build per call without being reported: only the classic leaks
 # of value-setting and saving helpers are (an initializer or a model op built in a function
@@ -84,13 +84,19 @@ def _assignments_in(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr]]:
 
 def _conditional(ctx: Context, call: ast.Call) -> bool:
     """``call`` sits under an ``if`` inside its loop (every 50th step, say), not on every
-    iteration."""
+    iteration. A call in the condition itself (``if accuracy(b) > 0.9: break``) or in the
+    first operand of ``and``/``or`` runs on every iteration all the same."""
+    child: ast.AST = call
     for p in ctx.ancestors(call):
-        if type(p) in _LOOPS or type(p) in FUNCTION_NODES or isinstance(p, ast.comprehension):
-            return False
-        if type(p) in (ast.If, ast.IfExp):
+        if type(p) in _LOOPS or type(p) in FUNCTION_NODES or type(p) in COMPREHENSION_NODES:
+            return False  # the loop that runs it (a comprehension too) is reached first
+        if (type(p) is ast.If or type(p) is ast.IfExp) and child is not p.test:
             return True
+        if type(p) is ast.BoolOp and child is not p.values[0]:
+            return True
+        child = p
     return False
+
 
 class OpBuiltPerRun(Rule):
     code = "TFP703"

@@ -20,9 +20,9 @@ _QUEUE_BATCHES = frozenset(f"tensorflow.{p}train.{n}" for p in ("", "compat.v1."
 # dtype or cropping/padding it to a fixed box is as light as a cast or a slice. Without any
 # of these (records decoded with decode_raw or decode_csv, parsed, reshaped, cast) the
 # benchmark measured queues and tf.data even.
-_WORK_PREFIXES = ("tensorflow.image.", "tensorflow.compat.v1.image.", "tensorflow.io.decode_",
-                  "tensorflow.signal.", "tensorflow.contrib.signal.", "tensorflow.contrib.image.")
-_WORK_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.") for n in (
+_WORK_PREFIXES = ("tensorflow.image.", "tensorflow.io.decode_", "tensorflow.signal.",
+                  "tensorflow.contrib.signal.", "tensorflow.contrib.image.")
+_WORK_CALLS = frozenset(f"tensorflow.{n}" for n in (
     "py_func", "py_function", "numpy_function", "decode_jpeg", "decode_png", "decode_image",
     "image_decode_jpeg"))
 _LIGHT_IMAGE_OPS = frozenset({"per_image_standardization", "convert_image_dtype",
@@ -31,11 +31,17 @@ _LIGHT_IMAGE_OPS = frozenset({"per_image_standardization", "convert_image_dtype"
 _DECODE_LIGHT = frozenset({"tensorflow.io.decode_raw", "tensorflow.io.decode_csv",
                            "tensorflow.io.decode_base64", "tensorflow.io.decode_compressed",
                            "tensorflow.io.decode_json_example", "tensorflow.io.decode_proto"})
+_V1 = "tensorflow.compat.v1."
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _is_work(ctx: Context, call: ast.Call) -> bool:
     q = ctx.call_qualname(call)
-    if q is None or q in _DECODE_LIGHT:
+    if q is None:
+        return False
+    if q.startswith(_V1):  # `import tensorflow.compat.v1 as tf` spells every call so
+        q = "tensorflow." + q[len(_V1):]
+    if q in _DECODE_LIGHT:
         return False
     if q in _WORK_CALLS:
         return True
@@ -45,17 +51,20 @@ def _is_work(ctx: Context, call: ast.Call) -> bool:
 def _pipeline_code(ctx: Context, node: ast.AST) -> list[ast.AST]:
     """Where the batched examples are built: the ``def`` holding the batch call (lambdas
     climbed over), with its class's other methods and the defs that call it, and the
-    module's defs these call, two levels deep; the whole module for a top-level call."""
+    module's defs these call, two levels deep. Module-level code (a top-level batch call, or
+    a caller at top level) counts as its statements outside any ``def`` or ``class``, and
+    the defs they call: not every function the module holds."""
     fn = next((f for f in ctx.enclosing_functions(node) if type(f) in DEF_NODES), None)
-    if fn is None:
-        return [ctx.tree]
-    roots: list[ast.AST] = [fn]
-    cls = ctx.enclosing_class(fn)
-    if cls is not None:
-        roots += [m for m in cls.body if type(m) in DEF_NODES and m is not fn]
-    for call in calls_of(ctx, fn):
-        caller = next((f for f in ctx.enclosing_functions(call) if type(f) in DEF_NODES), None)
-        roots.append(caller if caller is not None else ctx.tree)
+    top = [s for s in getattr(ctx.tree, "body", ()) if type(s) not in _DEFINITIONS]
+    roots: list[ast.AST] = [fn] if fn is not None else list(top)
+    if fn is not None:
+        cls = ctx.enclosing_class(fn)
+        if cls is not None:
+            roots += [m for m in cls.body if type(m) in DEF_NODES and m is not fn]
+        for call in calls_of(ctx, fn):
+            caller = next((f for f in ctx.enclosing_functions(call) if type(f) in DEF_NODES),
+                          None)
+            roots += [caller] if caller is not None else top
     seen = {id(r) for r in roots}
     frontier = list(roots)
     for _ in range(2):
@@ -94,9 +103,11 @@ Finds TF1 queue-based batching: `tf.train.batch`, `tf.train.shuffle_batch`, thei
 `maybe_` forms (also under `tf.compat.v1.train`), which take examples from input queues
 (`string_input_producer`, `slice_input_producer`, a reader's `read`) that queue-runner threads
 fill (`tf.train.start_queue_runners`), when the examples get per-example work: the function
-that batches them, its class's methods, the functions that call it and the module's functions
-these call decode, resize or augment an image (`tf.image`, `tf.io.decode_jpeg`...), run an
-audio transform (`tf.signal`) or run Python per example (`tf.py_func`).
+that batches them, its class's methods, the functions that call it (module-level code: its
+statements outside any function) and the module's functions these call decode, resize or
+augment an image (`tf.image`, `tf.io.decode_jpeg`...), run an audio transform (`tf.signal`)
+or run Python per example (`tf.py_func`), under any spelling (`tf.compat.v1.io.decode_jpeg`
+too).
 
 ## Why is this bad?
 Each queue runner is a Python thread that calls `session.run` on its enqueue op over and over,
@@ -180,6 +191,26 @@ parallelise maps by itself).
             feats = tf.train.shuffle_batch([tf.stack(cols[:3]), cols[3]], batch_size=10,
                                            capacity=100, min_after_dequeue=20)
         """),
+        # Fixed-length records decoded through compat.v1 (tf.io.decode_raw): still light.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            queue = tf.train.string_input_producer(files)
+            _, value = tf.FixedLengthRecordReader(record_bytes=785).read(queue)
+            pixels = tf.cast(tf.io.decode_raw(value, tf.uint8), tf.float32)
+            batch = tf.train.batch([pixels], batch_size=100)
+        """),
+        # A light queue called from the script's top level; the image decode is in a function
+        # of the module that neither the batching code nor its caller runs (a preview tool).
+        Valid("""
+            import tensorflow as tf
+            def inputs(files):
+                _, value = tf.TextLineReader().read(tf.train.string_input_producer(files))
+                cols = tf.decode_csv(value, record_defaults=[[0.0]] * 5)
+                return tf.train.batch([tf.stack(cols[:4]), cols[4]], batch_size=64)
+            def show(path):
+                return tf.image.decode_png(tf.io.read_file(path))
+            features, labels = inputs(["train.csv"])
+        """),
         # A user's own `train` module with a `batch` function.
         Valid("""
             import tensorflow as tf
@@ -198,6 +229,21 @@ parallelise maps by itself).
                 return tf.compat.v1.train.shuffle_batch(
                     [image], batch_size=batch_size, capacity=2000, min_after_dequeue=1000)
         """, count=1, lines=(6,)),
+        # TF1 code run on TF2 through compat.v1: every call is spelled tf.compat.v1.*, the
+        # JPEG decode (tf.io.decode_jpeg) and the spectrogram (tf.signal) included.
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            def inputs(files):
+                queue = tf.train.string_input_producer(files)
+                _, record = tf.TFRecordReader().read(queue)
+                image = tf.io.decode_jpeg(record)
+                return tf.train.batch([image], batch_size=32)
+            def audio(paths):
+                path = tf.train.string_input_producer(paths).dequeue()
+                wave, _ = tf.audio.decode_wav(tf.io.read_file(path))
+                spec = tf.abs(tf.signal.stft(wave[:, 0], 256, 128))
+                return tf.train.shuffle_batch([spec], 16, capacity=200, min_after_dequeue=50)
+        """, count=2, lines=(6, 11)),
         # Sliced file names decoded and resized per example, aliased import.
         Invalid("""
             import tensorflow as tensorflow_alias

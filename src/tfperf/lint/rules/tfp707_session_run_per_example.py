@@ -100,7 +100,8 @@ def _parameter_behind(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 0) 
 def _one_example_per_call(ctx: Context, run: SessionRun, value: ast.AST) -> ast.Call | None:
     """A call, in a ``for`` loop, of the function holding ``run``, that passes one example
     of the loop's data for the parameter ``value`` makes into a batch of one
-    (``def predict(img): sess.run(p, {x: img[None]})`` called as ``predict(img)`` per image)."""
+    (``def predict(img): sess.run(p, {x: img[None]})`` called as ``predict(img)`` per image),
+    and no argument that the loop assigns from the call's result (a state carried along)."""
     fn = ctx.enclosing_function(run.call)
     if fn is None or not isinstance(fn, DEF_NODES):
         return None
@@ -122,8 +123,13 @@ def _one_example_per_call(ctx: Context, run: SessionRun, value: ast.AST) -> ast.
             continue
         bound = bound_arguments(fn, call)
         arg = bound.get(param) if bound is not None else None
-        if arg is not None and per_iteration_data(ctx, arg, loops[0]):
-            return call
+        if arg is None or not per_iteration_data(ctx, arg, loops[0]):
+            continue
+        passed = {ctx.source_of(n) for a in (*call.args, *(k.value for k in call.keywords))
+                  for n in ast.walk(a) if type(n) in (ast.Name, ast.Attribute)}
+        if passed & _fetched_in_loop(ctx, call, loops[0]):
+            continue  # `out, state = step(o, state)`: the caller feeds back what a run gave
+        return call
     return None
 
 
@@ -173,10 +179,11 @@ dimension is `None`), and the loop's body may do more per example than the run.
 Not reported: `while` loops (an agent stepping an environment feeds the observation its
 last action produced: it cannot be batched), runs fed what they fetched, also through names
 the loop assigns from it (an RNN's state fed back as `carry = new_state`, sampling or
-forecasting one step at a time from the values earlier steps wrote), loops over `tf.data`
-datasets, and examples that are loaded per iteration (a frame read from a video, an image
-read from a file) or turned into a batch of one by a function of another module: the rule
-cannot see that they would stack.
+forecasting one step at a time from the values earlier steps wrote) or through a function
+holding the run whose caller passes back what it returned (`p, state = step(o, state)`),
+loops over `tf.data` datasets, and examples that are loaded per iteration (a frame read from
+a video, an image read from a file) or turned into a batch of one by a function of another
+module: the rule cannot see that they would stack.
 """
     valid = (
         # One run per batch.
@@ -221,6 +228,17 @@ cannot see that they would stack.
                 window = history[t:t + w]
                 step = sess.run(pred, feed_dict={x: np.expand_dims(window, 0)})
                 history[t + w] = step[-1]
+        """),
+        # A step function fed one observation and the state its last call returned: the
+        # caller carries the state from run to run, so the steps are sequential.
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            def step(obs, state):
+                return sess.run([probs, final], feed_dict={x: obs[None], s0: state})
+            state = sess.run(initial)
+            for o in observations:
+                p, state = step(o, state)
         """),
         # Images loaded per iteration: new data, not the loop's.
         Valid("""
