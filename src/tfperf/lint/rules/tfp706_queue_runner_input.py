@@ -48,15 +48,44 @@ def _is_work(ctx: Context, call: ast.Call) -> bool:
     return q.startswith(_WORK_PREFIXES) and q.rsplit(".", 1)[-1] not in _LIGHT_IMAGE_OPS
 
 
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Load}
+
+
+def _top_slice(ctx: Context, call: ast.AST) -> list[ast.AST]:
+    """The module-level statements that compute what ``call`` (at top level) is given: its
+    own statement and, walking back, each earlier one that binds a name still needed. A
+    plain assignment rebinds its targets, so earlier bindings of them are not needed; a loop
+    or block may not run, so it rebinds nothing. A notebook's cell that decodes images and
+    writes them to TFRecords before another cell queues the records is not the queue's work."""
+    body = list(getattr(ctx.tree, "body", ()))
+    stmt = next((a for a in [call, *ctx.ancestors(call)] if any(a is b for b in body)), None)
+    if stmt is None:
+        return []
+    needed = _loads(call)
+    out: list[ast.AST] = [stmt]
+    for earlier in reversed(body[:next(i for i, b in enumerate(body) if b is stmt)]):
+        if type(earlier) in _DEFINITIONS:
+            continue
+        bound = {n.id for n in ast.walk(earlier)
+                 if type(n) is ast.Name and type(n.ctx) is ast.Store}
+        if not bound & needed:
+            continue
+        out.append(earlier)
+        if type(earlier) in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            needed -= bound if type(earlier) is not ast.AugAssign else set()
+        needed |= _loads(earlier)
+    return out
+
+
 def _pipeline_code(ctx: Context, node: ast.AST) -> list[ast.AST]:
     """Where the batched examples are built: the ``def`` holding the batch call (lambdas
     climbed over), with its class's other methods and the defs that call it, and the
     module's defs these call, two levels deep. Module-level code (a top-level batch call, or
-    a caller at top level) counts as its statements outside any ``def`` or ``class``, and
-    the defs they call: not every function the module holds."""
+    a caller at top level) counts as the statements that compute what the call is given
+    (:func:`_top_slice`), and the defs they call: not every function the module holds."""
     fn = next((f for f in ctx.enclosing_functions(node) if type(f) in DEF_NODES), None)
-    top = [s for s in getattr(ctx.tree, "body", ()) if type(s) not in _DEFINITIONS]
-    roots: list[ast.AST] = [fn] if fn is not None else list(top)
+    roots: list[ast.AST] = [fn] if fn is not None else _top_slice(ctx, node)
     if fn is not None:
         cls = ctx.enclosing_class(fn)
         if cls is not None:
@@ -64,7 +93,7 @@ def _pipeline_code(ctx: Context, node: ast.AST) -> list[ast.AST]:
         for call in calls_of(ctx, fn):
             caller = next((f for f in ctx.enclosing_functions(call) if type(f) in DEF_NODES),
                           None)
-            roots += [caller] if caller is not None else top
+            roots += [caller] if caller is not None else _top_slice(ctx, call)
     seen = {id(r) for r in roots}
     frontier = list(roots)
     for _ in range(2):
@@ -150,7 +179,10 @@ Queue pipelines whose per-example work is light cost about what tf.data costs (m
 above), so a pipeline that only decodes fixed-length or CSV records, parses, reshapes, casts,
 standardises or crops to a fixed box is not reported. Per-example work that is none of the
 image, audio or Python calls above (dequantising and padding long feature sequences, say) is
-missed. With several enqueue threads the gap measured smaller: the finding is then minor
+missed. At module level (a script, a notebook) the per-example work is what the
+statements feeding the batch call compute, traced back through the names they bind: a cell
+that decodes images once to write TFRecords is not the queue's work. With several enqueue
+threads the gap measured smaller: the finding is then minor
 (the rule does not weigh `num_threads`). The measurement
 is on TF 2.21; code pinned to an old TF 1.x may see less of the gap (tf.data there did not
 parallelise maps by itself).
@@ -211,6 +243,23 @@ parallelise maps by itself).
                 return tf.image.decode_png(tf.io.read_file(path))
             features, labels = inputs(["train.csv"])
         """),
+        # A notebook: one cell decodes and resizes each image once and writes the results to
+        # TFRecords; a later cell queues the records, which only need decode_raw and reshape.
+        Valid("""
+            import tensorflow as tf
+            writer = tf.io.TFRecordWriter("train.tfrecords")
+            for path, label in zip(paths, labels):
+                image = tf.image.decode_jpeg(tf.io.read_file(path))
+                image = tf.image.resize(tf.image.rgb_to_grayscale(image), [250, 151])
+                writer.write(to_example(sess.run(tf.cast(image, tf.uint8)), label))
+            queue = tf.train.string_input_producer(["train.tfrecords"])
+            _, serialized = tf.TFRecordReader().read(queue)
+            features = tf.parse_single_example(serialized, features=spec)
+            image = tf.reshape(tf.decode_raw(features["image"], tf.uint8), [250, 151, 1])
+            label = tf.cast(features["label"], tf.string)
+            batch = tf.train.shuffle_batch([image, label], batch_size=512, capacity=1546,
+                                           min_after_dequeue=10)
+        """),
         # A user's own `train` module with a `batch` function.
         Valid("""
             import tensorflow as tf
@@ -252,6 +301,16 @@ parallelise maps by itself).
             x = tensorflow_alias.image.resize(x, [96, 96])
             bx, by = tensorflow_alias.compat.v1.train.batch([x, y], batch_size=32)
         """, count=1, lines=(5,)),
+        # Top level: the name the batch gets was decoded, augmented and rebound on the way.
+        Invalid("""
+            import tensorflow as tf
+            queue = tf.train.string_input_producer(files)
+            _, record = tf.WholeFileReader().read(queue)
+            image = tf.image.decode_jpeg(record, channels=3)
+            image = tf.image.random_flip_left_right(image)
+            image = tf.cast(image, tf.float32) / 255.0
+            batch = tf.train.batch([image], batch_size=32, num_threads=2)
+        """, count=1, lines=(7,)),
         # TF1's top-level spelling, several reader threads joined; the augmentation is in a
         # function of the module the batching function calls.
         Invalid("""
