@@ -281,6 +281,17 @@ def score(args: argparse.Namespace) -> int:
     return 1 if total["unjudged"] else 0
 
 
+def _picked_section(name: str, what: str, rest: str, python: str,
+                    user_only: bool = False) -> dict:
+    """precision.json's section for a picked round: its corpus in words, every verdict of its
+    ledger, and (when its folders are materialised) those of findings its rules still print."""
+    now = picked_now(name, python, user_only)
+    return {"corpus": f"{what} ({len(read_corpus(SETS[name][0]))} repositories: {name}.csv)"
+                      f"{rest}",
+            "judged": _counts(as_judged(SETS[name][1], user_only=user_only)),
+            **({"now": _counts(now)} if now is not None else {})}
+
+
 def write_package_data(dev: dict[str, Counter], python: str) -> None:
     """precision.json: per rule, the development figures (today's output on the corpus the
     rules were tuned on) and the held-out ones, both as judged before any rule was changed
@@ -321,36 +332,22 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           f"({len(read_corpus(SETS['rare'][0]))} repositories: rare.csv), "
                           "linted only with those rules",
                 "judged": _counts(as_judged(SETS["rare"][1]))},
-            "rare2": {
-                "corpus": f"user-style code picked for the default rules still under 5 judged "
-                          f"findings ({len(read_corpus(SETS['rare2'][0]))} repositories: "
-                          "rare2.csv) and the rare and candidates sets, linted only with those "
-                          "rules",
-                "judged": _counts(as_judged(SETS["rare2"][1])),
-                **({"now": _counts(now)} if (now := picked_now("rare2", python)) is not None
-                   else {})},
-            "rare3": {
-                "corpus": f"TF1 user-style code picked for TFP706 and TFP707 "
-                          f"({len(read_corpus(SETS['rare3'][0]))} repositories: rare3.csv) and "
-                          "their findings on every other set, linted only with those rules",
-                "judged": _counts(as_judged(SETS["rare3"][1], user_only=True)),
-                **({"now": _counts(now3)} if (now3 := picked_now("rare3", python, True))
-                   is not None else {})},
-            "rare4": {
-                "corpus": f"user-style code picked for the preview rules TFP206, TFP601 and "
-                          f"TFP308 ({len(read_corpus(SETS['rare4'][0]))} repositories: "
-                          "rare4.csv) and their unjudged findings on heldout8 and candidates, "
-                          "linted only with those rules",
-                "judged": _counts(as_judged(SETS["rare4"][1])),
-                **({"now": _counts(now4)} if (now4 := picked_now("rare4", python)) is not None
-                   else {})},
-            "rare5": {
-                "corpus": f"fresh TF1 user-style queue pipelines, heavy and light, picked "
-                          f"before linting ({len(read_corpus(SETS['rare5'][0]))} repositories: "
-                          "rare5.csv), linted only with TFP706 as narrowed after round 3",
-                "judged": _counts(as_judged(SETS["rare5"][1], user_only=True)),
-                **({"now": _counts(now5)} if (now5 := picked_now("rare5", python, True))
-                   is not None else {})},
+            "rare2": _picked_section(
+                "rare2", "user-style code picked for the default rules still under 5 judged "
+                "findings", " and the rare and candidates sets, linted only with those rules",
+                python),
+            "rare3": _picked_section(
+                "rare3", "TF1 user-style code picked for TFP706 and TFP707",
+                " and their findings on every other set, linted only with those rules",
+                python, user_only=True),
+            "rare4": _picked_section(
+                "rare4", "user-style code picked for the preview rules TFP206, TFP601 and "
+                "TFP308", " and their unjudged findings on heldout8 and candidates, linted only "
+                "with those rules", python),
+            "rare5": _picked_section(
+                "rare5", "fresh TF1 user-style queue pipelines, heavy and light, picked before "
+                "linting", ", linted only with TFP706 as narrowed after round 3", python,
+                user_only=True),
             "alone": preview_figures.package_figures(python)}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
