@@ -59,12 +59,13 @@ def _top_slice(ctx: Context, call: ast.AST) -> list[ast.AST]:
     or block may not run, so it rebinds nothing. A notebook's cell that decodes images and
     writes them to TFRecords before another cell queues the records is not the queue's work."""
     body = list(getattr(ctx.tree, "body", ()))
-    stmt = next((a for a in [call, *ctx.ancestors(call)] if any(a is b for b in body)), None)
-    if stmt is None:
+    chain = {id(a) for a in (call, *ctx.ancestors(call))}
+    at = next((i for i, b in enumerate(body) if id(b) in chain), None)
+    if at is None:
         return []
     needed = _loads(call)
-    out: list[ast.AST] = [stmt]
-    for earlier in reversed(body[:next(i for i, b in enumerate(body) if b is stmt)]):
+    out: list[ast.AST] = [body[at]]
+    for earlier in reversed(body[:at]):
         if type(earlier) in _DEFINITIONS:
             continue
         bound = {n.id for n in ast.walk(earlier)
@@ -72,8 +73,8 @@ def _top_slice(ctx: Context, call: ast.AST) -> list[ast.AST]:
         if not bound & needed:
             continue
         out.append(earlier)
-        if type(earlier) in (ast.Assign, ast.AnnAssign, ast.AugAssign):
-            needed -= bound if type(earlier) is not ast.AugAssign else set()
+        if type(earlier) in (ast.Assign, ast.AnnAssign):  # `x += ...` keeps needing x
+            needed -= bound
         needed |= _loads(earlier)
     return out
 
