@@ -119,6 +119,26 @@ def test_hard_links_keep_sharing_the_new_text(tmp_path):
     assert twin.read_text() == "new\n" and f.stat().st_ino == twin.stat().st_ino
 
 
+def test_an_access_control_list_is_kept(tmp_path):
+    import struct
+
+    f = make(tmp_path / "m.py", mode=0o664)
+
+    def entry(tag, perm, uid=0xFFFFFFFF):
+        return struct.pack("<HHI", tag, perm, uid)
+
+    # Linux's xattr form of "user::rw-, user:4242:rw-, group::r--, mask::rw-, other::r--".
+    acl = struct.pack("<I", 2) + entry(1, 6) + entry(2, 6, OTHER_UID) + entry(4, 4) + \
+        entry(0x10, 6) + entry(0x20, 4)
+    try:
+        os.setxattr(f, "system.posix_acl_access", acl)
+    except (OSError, AttributeError):
+        pytest.skip("no POSIX access control lists on this file system")
+    write_text_atomically(f, "new\n")
+    assert f.read_text() == "new\n"
+    assert os.getxattr(f, "system.posix_acl_access") == acl
+
+
 def test_a_failed_write_in_place_puts_the_old_text_back(tmp_path, monkeypatch):
     f = make(tmp_path / "m.py", "old text\n")
     os.link(f, tmp_path / "twin.py")  # written in place

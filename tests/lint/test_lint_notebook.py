@@ -161,38 +161,19 @@ def ipython(tmp_path_factory):
     return shell
 
 
-def _first_line_dedent(lines):
-    """IPython 7.0 to 9.0.1's ``leading_indent`` (read in their sources, 7.34 and 8.39):
-    the first line's indentation, off each line that starts with it; 9.0.2 on dedent the
-    cell with ``textwrap.dedent`` instead."""
-    import re
-
-    if not lines:
-        return lines
-    margin = re.match(r"[ \t]*", lines[0]).group()
-    return [line[len(margin):] if line.startswith(margin) else line for line in lines]
-
-
 def _ipython_valid(shell, source):
-    """Whether the installed IPython, or the same with IPython 7.0-9.0.1's dedent (which
-    Colab's 7.34 runs), turns the cell into Python."""
-    import ast
+    """IPython's own verdict: the installed IPython's, or that of IPython 7.0-9.0.1, whose
+    dedent differs (benchmarks/lint_fixes/notebook_oracle.py)."""
+    import sys
+    from pathlib import Path
 
-    manager = shell.input_transformer_manager
-    installed = list(manager.cleanup_transforms)
-    older = [_first_line_dedent if getattr(t, "__name__", "") == "leading_indent" else t
-             for t in installed]
-    assert _first_line_dedent in older  # the installed IPython still has the transform
-    for transforms in (installed, older):
-        manager.cleanup_transforms = transforms
-        try:
-            ast.parse(shell.transform_cell(source))
-            return True
-        except SyntaxError:
-            pass
-        finally:
-            manager.cleanup_transforms = installed
-    return False
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "lint_fixes"))
+    from notebook_oracle import first_line_dedent, ipython_valid
+
+    names = [getattr(t, "__name__", "") for t in shell.input_transformer_manager
+             .cleanup_transforms]
+    assert "leading_indent" in names and first_line_dedent not in names
+    return ipython_valid(shell, source)
 
 
 def test_tfp000_exactly_where_ipython_cannot_make_python(ipython):

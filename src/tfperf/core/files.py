@@ -52,8 +52,10 @@ def write_text_atomically(path: str | Path, text: str, *, encoding: str = "utf-8
     A symlink is followed: the real file gets the new text and the link stays a link. The
     file keeps its mode, owner and group. The text goes to a temporary file beside the real
     one (same file system), given the file's owner, group and mode, then renamed over it:
-    the file is either all old or all new. Where that cannot keep the file as it was, the
-    text is written in place instead (same inode): see :func:`_write_in_place`.
+    the file is either all old or all new. Where that cannot keep the file as it was (hard
+    links, an access control list, an owner we may not give a file to, a folder we may not
+    create in), the text is written in place instead (same inode): see
+    :func:`_write_in_place`.
 
     Refused, with :class:`WriteRefused` and nothing changed: a file without a write
     permission bit for the user tfperf runs as (checked on the mode bits, since root may
@@ -75,7 +77,9 @@ def write_text_atomically(path: str | Path, text: str, *, encoding: str = "utf-8
     refusal = _not_writable(st)
     if refusal:
         raise WriteRefused(path, refusal)
-    if st.st_nlink > 1:  # a rename would split the hard links: the others keep the old text
+    if st.st_nlink > 1 or _has_acl(real):
+        # A rename would split the hard links (the others keep the old text) or drop the
+        # access list a new file does not inherit.
         _write_in_place(path, real, data)
         return real
     import tempfile  # imported here: most runs write no user file, and it is slow to import
@@ -131,6 +135,15 @@ def _not_writable(st: os.stat_result) -> str:
     return "" if allowed else f"this user may not write it ({bits}, owner uid {st.st_uid})"
 
 
+def _has_acl(real: Path) -> bool:
+    """Whether the file has a POSIX access control list (Linux, macOS have none of this
+    name), which the temporary file would not get."""
+    try:
+        return "system.posix_acl_access" in os.listxattr(real)
+    except (OSError, AttributeError):  # no extended attributes here
+        return False
+
+
 def _give_owner(fd: int, st: os.stat_result) -> bool:
     """Give the temporary file the real file's owner and group; ``False`` where this process
     may not (a user other than root writing someone else's file)."""
@@ -149,9 +162,11 @@ def _give_owner(fd: int, st: os.stat_result) -> bool:
 def _write_in_place(path: str | Path, real: Path, data: bytes) -> None:
     """Overwrite the file's content in place: it keeps its inode, so its owner, group, mode,
     ACLs and hard links, as an editor saving it would. Used only where the rename cannot keep
-    these (the file belongs to another user and we are not root, it has hard links, or its
-    folder does not let us create the temporary file), because it is not atomic: if a write
-    fails, the old bytes are written back."""
+    these (the file belongs to another user and we are not root, it has hard links or an
+    access control list, or its folder does not let us create the temporary file), because
+    it is not atomic: if a write fails, the old bytes are written back. Chosen over refusing
+    (every fix in a shared, group-writable project would stop) and over the rename (which
+    would give the user's file to whoever ran tfperf)."""
     try:
         fd = os.open(real, os.O_RDWR)
     except OSError as exc:
