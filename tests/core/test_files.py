@@ -153,7 +153,7 @@ def test_a_failed_write_in_place_puts_the_old_text_back(tmp_path, monkeypatch):
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "write", disk_full_once)
-    with pytest.raises(WriteRefused, match="No space left on device"):
+    with pytest.raises(WriteRefused, match=r"No space left on device \(its old text was wr"):
         write_text_atomically(f, "brand new text\n")
     assert f.read_text() == "old text\n"
 

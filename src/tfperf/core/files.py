@@ -136,8 +136,8 @@ def _not_writable(st: os.stat_result) -> str:
 
 
 def _has_acl(real: Path) -> bool:
-    """Whether the file has a POSIX access control list (Linux, macOS have none of this
-    name), which the temporary file would not get."""
+    """Whether the file has a POSIX access control list (Linux), which the temporary file
+    would not get."""
     try:
         return "system.posix_acl_access" in os.listxattr(real)
     except (OSError, AttributeError):  # no extended attributes here
@@ -172,13 +172,19 @@ def _write_in_place(path: str | Path, real: Path, data: bytes) -> None:
     except OSError as exc:
         raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
     try:
-        old = _read_all(fd)
+        try:
+            old = _read_all(fd)
+        except OSError as exc:  # nothing written yet
+            raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
         try:
             _overwrite(fd, data)
         except OSError as exc:
-            with contextlib.suppress(OSError):
+            try:
                 _overwrite(fd, old)
-            raise WriteRefused(path, f"{exc.strerror or exc} (its old text was written back)",
+                back = "its old text was written back"
+            except OSError:
+                back = "it may be left incomplete"
+            raise WriteRefused(path, f"{exc.strerror or exc} ({back})",
                                exc.errno or errno.EIO) from None
     finally:
         os.close(fd)
