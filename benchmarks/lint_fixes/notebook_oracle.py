@@ -7,7 +7,9 @@ code cell of a notebook whose kernel is Python:
   tfperf   the cell gets TFP000 when tfperf reads the notebook (tfperf.lint.notebook);
   IPython  IPython's InteractiveShell.transform_cell (TransformerManager's static transforms,
            plus the automagic prefilter IPython applies to one-line cells) gives text that
-           does not compile (ast.parse).
+           does not compile (ast.parse), with the installed IPython's dedent and with IPython
+           7.0-9.0.1's (the first line's indentation off each line that has it; Colab runs
+           7.34): a cell either reads as Python is valid IPython.
 Prints both counts and the cells where they disagree. Needs IPython (the `notebook` extra).
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -32,14 +35,35 @@ def ipython_shell():
     return shell
 
 
+def first_line_dedent(lines: list[str]) -> list[str]:
+    """IPython 7.0 to 9.0.1's ``leading_indent`` cleanup transform (as read in the sources
+    of 7.34 and 8.39): the first line's indentation, off each line that starts with it.
+    From 9.0.2 on, IPython dedents the cell with ``textwrap.dedent`` instead."""
+    if not lines:
+        return lines
+    margin = re.match(r"[ \t]*", lines[0]).group()
+    return [line[len(margin):] if line.startswith(margin) else line for line in lines]
+
+
 def ipython_valid(shell, source: str) -> bool:
+    """Whether the installed IPython, or the same with IPython 7.0-9.0.1's dedent, turns the
+    cell into text that compiles."""
     from tfperf.lint.notebook import _parses  # ast.parse with warnings silenced
 
-    try:
-        code = shell.transform_cell(source)
-    except (SyntaxError, ValueError, IndexError):
-        return False
-    return _parses(code)
+    manager = shell.input_transformer_manager
+    installed = list(manager.cleanup_transforms)
+    older = [first_line_dedent if getattr(t, "__name__", "") == "leading_indent" else t
+             for t in installed]
+    for transforms in (installed, older):
+        manager.cleanup_transforms = transforms
+        try:
+            if _parses(shell.transform_cell(source)):
+                return True
+        except (SyntaxError, ValueError, IndexError):
+            pass
+        finally:
+            manager.cleanup_transforms = installed
+    return False
 
 
 def cell_text(raw: dict) -> str:

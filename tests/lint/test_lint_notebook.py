@@ -162,13 +162,18 @@ def ipython(tmp_path_factory):
 
 
 def _ipython_valid(shell, source):
-    import ast
+    """IPython's own verdict: the installed IPython's, or that of IPython 7.0-9.0.1, whose
+    dedent differs (benchmarks/lint_fixes/notebook_oracle.py)."""
+    import sys
+    from pathlib import Path
 
-    try:
-        ast.parse(shell.transform_cell(source))
-        return True
-    except SyntaxError:
-        return False
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "lint_fixes"))
+    from notebook_oracle import first_line_dedent, ipython_valid
+
+    names = [getattr(t, "__name__", "") for t in shell.input_transformer_manager
+             .cleanup_transforms]
+    assert "leading_indent" in names and first_line_dedent not in names
+    return ipython_valid(shell, source)
 
 
 def test_tfp000_exactly_where_ipython_cannot_make_python(ipython):
@@ -231,3 +236,69 @@ def test_tf_that_no_saved_cell_binds_comes_from_the_kernel(tmp_path, first):
 def test_a_tf_bound_in_the_notebook_to_something_else_is_not_guessed(tmp_path):
     p = write_nb(tmp_path, nb(["tf = load_config()\n"], RETRACE_CELL))
     assert lint(p).findings == []
+
+
+# ------------------------------------------------------------------ cells IPython dedents
+
+
+# The shape of tensorflow/docs site/en/r1/tutorials/eager/custom_layers.ipynb cell 20: the
+# first line indented by one space, the last at column 0. IPython 7.0-9.0.1 (Colab's 7.34)
+# take the first line's indentation off each line that has it and run the cell.
+INDENTED_FIRST_LINE = [" model = tf.keras.Sequential([tf.keras.layers.Dense(4),\n",
+                       "                              tf.keras.layers.Dense(2)])\n",
+                       "model(tf.zeros([1, 3]))\n"]
+
+
+def test_a_cell_ipython_dedents_by_its_first_line_is_not_a_syntax_error(tmp_path):
+    p = write_nb(tmp_path, nb(["import tensorflow as tf\n"], INDENTED_FIRST_LINE))
+    assert [f for f in lint(p).findings if f.code == "TFP000"] == []
+
+
+def test_positions_and_fixes_in_a_cell_dedented_by_its_first_line(tmp_path):
+    cell = [" import tensorflow as tf\n", " @tf.function\n", " def step(i):\n",
+            "     return tf.cast(i, tf.float32) * 2.0\n", "for i in range(100):\n",
+            "    step(i)\n"]
+    p = write_nb(tmp_path, nb(cell))
+    [f] = lint(p).findings
+    # `step` stands at column 4 of line 6 in the cell as stored (3 once dedented).
+    assert (f.code, f.location.cell, f.location.line, f.location.column) == ("TFP301", 2, 6, 4)
+    assert main(["lint", "--no-cache", "--unsafe-fixes", str(p)]) == 0
+    fixed = json.loads(p.read_text())["cells"][1]["source"]
+    assert fixed == [*cell[:5], "    step(tf.constant(i))\n"]
+
+
+# ------------------------------------------------------------------ a newer Python's syntax
+
+PEP701_CELL = ["row = {\"a\": 1}\n", "print(f\"{row[\"a\"]}\")\n"]  # f"{row["a"]}"
+
+
+def test_a_cell_of_a_newer_python_says_which_python_it_needs(tmp_path):
+    import sys
+
+    notebook = nb(["import tensorflow as tf\n"], PEP701_CELL, LOOP_CELL)
+    notebook["metadata"]["language_info"] = {"name": "python", "version": "3.13.1"}
+    found = lint(write_nb(tmp_path, notebook)).findings
+    errors = [f for f in found if f.code == "TFP000"]
+    if sys.version_info >= (3, 12):  # PEP 701 is this Python's own syntax
+        assert errors == []
+        return
+    [error] = errors
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert error.message == (
+        "cannot parse cell 3: needs Python 3.12 or newer (PEP 701 f-string; the notebook's "
+        f"kernel is Python 3.13); tfperf runs on {running}")
+    assert (error.location.cell, error.location.line) == (3, 2)
+    assert "run it on the Python the code is written for" in error.hint
+    assert [f.location.cell for f in found if f.code == "TFP102"] == [4]  # the rest is linted
+
+
+def test_a_broken_cell_of_a_newer_kernel_names_the_kernel(tmp_path):
+    notebook = nb(["x = = 1\n"])
+    notebook["metadata"]["language_info"] = {"name": "python", "version": "3.99.0"}
+    [error] = lint(write_nb(tmp_path, notebook)).findings
+    assert error.message.startswith("cannot parse cell 2: invalid syntax on Python 3.")
+    assert error.message.endswith("the notebook's kernel is Python 3.99, whose syntax may be "
+                                  "newer")
+    notebook["metadata"]["language_info"]["version"] = "3.8.10"  # older: the bare error
+    [error] = lint(write_nb(tmp_path, notebook)).findings
+    assert error.message == "cannot parse cell 2: invalid syntax"

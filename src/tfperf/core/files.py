@@ -2,8 +2,10 @@
 
 One rule for each, shared by every capability:
 
-- a user's file is replaced in one rename, through symlinks to the real file, keeping its
-  mode, never left half written (``lint --fix`` today; ``tune --apply`` next);
+- a user's file (``lint --fix``, ``tune --apply``) is written as its owner could have
+  written it: through symlinks to the real file, keeping its mode, owner and group, never
+  left half written; a read-only file is refused, never made writable
+  (:func:`write_text_atomically`, :class:`WriteRefused`);
 - a cache lives in ``.tfperf_cache/<kind>/`` at the root of the project being worked on, with
   a ``.gitignore`` and a ``CACHEDIR.TAG`` so that git and backup tools leave it alone; where
   there is no project (or it is not writable), in the user's cache directory
@@ -14,6 +16,7 @@ One rule for each, shared by every capability:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -26,30 +29,201 @@ _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# For information about cache directory tags see https://bford.info/cachedir/\n")
 
 
+class WriteRefused(OSError):
+    """A user's file tfperf did not write, and why; the file is as it was.
+
+    ``str(exc)`` is one line naming the file and the reason (``x.py: not written: read-only
+    file (mode 0444)``), for a caller to print as it is."""
+
+    def __init__(self, path: str | Path, reason: str, code: int = errno.EACCES) -> None:
+        super().__init__(code, reason, str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename}: not written: {self.strerror}"
+
+    def __reduce__(self):  # raised in a worker process, read in the parent
+        return type(self), (self.filename, self.strerror, self.errno)
+
+
 def write_text_atomically(path: str | Path, text: str, *, encoding: str = "utf-8",
                           bom: bool = False) -> Path:
-    """Replace the text of an existing file in one rename and return the file written.
+    """Replace the text of an existing file, as its owner would, and return the file written.
 
     A symlink is followed: the real file gets the new text and the link stays a link. The
-    file keeps its permission bits. The new text goes to a temporary file beside the real
-    one first (same file system), so the file is either all old or all new."""
+    file keeps its mode, owner and group. The text goes to a temporary file beside the real
+    one (same file system), given the file's owner, group and mode, then renamed over it:
+    the file is either all old or all new. Where that cannot keep the file as it was (hard
+    links, an access control list, an owner we may not give a file to, a folder we may not
+    create in), the text is written in place instead (same inode): see
+    :func:`_write_in_place`.
+
+    Refused, with :class:`WriteRefused` and nothing changed: a file without a write
+    permission bit for the user tfperf runs as (checked on the mode bits, since root may
+    write anything: a read-only file stays read-only and unchanged, even for root), a path
+    that is not a regular file, a file the text cannot be encoded for. Any other failure
+    to write is a :class:`WriteRefused` too, the file left whole."""
     real = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(real.stat().st_mode)
+    try:
+        data = (("\ufeff" if bom else "") + text).encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise WriteRefused(path, f"the new text cannot be written in the file's encoding "
+                                 f"({encoding}): {exc.reason}", errno.EINVAL) from None
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(path, "not a regular file", errno.EINVAL)
+    refusal = _not_writable(st)
+    if refusal:
+        raise WriteRefused(path, refusal)
+    if st.st_nlink > 1 or _has_acl(real):
+        # A rename would split the hard links (the others keep the old text) or drop the
+        # access list a new file does not inherit.
+        _write_in_place(path, real, data)
+        return real
     import tempfile  # imported here: most runs write no user file, and it is slow to import
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tfperf-tmp", dir=real.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(("\ufeff" if bom else "") + text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tfperf-tmp",
+                                   dir=real.parent)
+    except OSError:  # a folder the user may not create files in: the file itself may do
+        _write_in_place(path, real, data)
+        return real
+    try:
+        if not _give_owner(fd, st):  # the rename would give the file to us
+            _discard(fd, tmp)
+            fd = -1
+            _write_in_place(path, real, data)
+            return real
+        _write_all(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after the chown, which may clear setuid
         os.replace(tmp, real)
+    except WriteRefused:
+        raise
+    except OSError as exc:
+        _discard(fd, tmp)
+        raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from exc
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        _discard(fd, tmp)
         raise
     return real
+
+
+def _not_writable(st: os.stat_result) -> str:
+    """Why the file's mode bits do not let the user tfperf runs as write it ("" when they
+    do). Root passes any permission check, so for root a file is writable when some write
+    bit is set: a file nobody may write (0444) is one its owner meant to keep as it is."""
+    mode = st.st_mode
+    bits = f"mode {stat.S_IMODE(mode):04o}"
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return f"read-only file ({bits}); tfperf does not make a file writable"
+    if not hasattr(os, "geteuid"):  # Windows: the read-only attribute, tested above
+        return ""
+    uid = os.geteuid()
+    if uid == 0:
+        return ""
+    if st.st_uid == uid:
+        allowed = mode & stat.S_IWUSR
+    elif st.st_gid == os.getegid() or st.st_gid in os.getgroups():
+        allowed = mode & stat.S_IWGRP
+    else:
+        allowed = mode & stat.S_IWOTH
+    return "" if allowed else f"this user may not write it ({bits}, owner uid {st.st_uid})"
+
+
+def _has_acl(real: Path) -> bool:
+    """Whether the file has a POSIX access control list (Linux), which the temporary file
+    would not get."""
+    try:
+        return "system.posix_acl_access" in os.listxattr(real)
+    except (OSError, AttributeError):  # no extended attributes here
+        return False
+
+
+def _give_owner(fd: int, st: os.stat_result) -> bool:
+    """Give the temporary file the real file's owner and group; ``False`` where this process
+    may not (a user other than root writing someone else's file)."""
+    if not hasattr(os, "fchown"):
+        return True  # Windows: no owner to keep
+    mine = os.fstat(fd)
+    if (mine.st_uid, mine.st_gid) == (st.st_uid, st.st_gid):
+        return True
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:
+        return False
+    return True
+
+
+def _write_in_place(path: str | Path, real: Path, data: bytes) -> None:
+    """Overwrite the file's content in place: it keeps its inode, so its owner, group, mode,
+    ACLs and hard links, as an editor saving it would. Used only where the rename cannot keep
+    these (the file belongs to another user and we are not root, it has hard links or an
+    access control list, or its folder does not let us create the temporary file), because
+    it is not atomic: if a write fails, the old bytes are written back. Chosen over refusing
+    (every fix in a shared, group-writable project would stop) and over the rename (which
+    would give the user's file to whoever ran tfperf)."""
+    try:
+        fd = os.open(real, os.O_RDWR)
+    except OSError as exc:
+        raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
+    try:
+        try:
+            old = _read_all(fd)
+        except OSError as exc:  # nothing written yet
+            raise WriteRefused(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
+        try:
+            _overwrite(fd, data)
+        except OSError as exc:
+            try:
+                _overwrite(fd, old)
+                back = "its old text was written back"
+            except OSError:
+                back = "it may be left incomplete"
+            raise WriteRefused(path, f"{exc.strerror or exc} ({back})",
+                               exc.errno or errno.EIO) from None
+    finally:
+        os.close(fd)
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    _write_all(fd, data)
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _discard(fd: int, tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        if fd >= 0:
+            os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an ``OSError``: ``path: reason`` (``x.py: Permission denied``)."""
+    if isinstance(exc, WriteRefused):
+        return str(exc)
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 def project_root(start: str | Path) -> Path | None:

@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "lint", help="find the article's TensorFlow anti-patterns in code (static; fixes)",
         description="Static checks for slow TensorFlow patterns in .py files and notebooks. "
-                    "Exit status: 0 clean, 1 findings, 2 error.")
+                    "Exit status: 0 clean, 1 findings, 2 error (a bad option or path, a "
+                    "file that could not be read or whose fixes could not be written).")
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                    help="files, directories or globs (default: .)")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format")
@@ -74,7 +75,13 @@ def run_lint(args: argparse.Namespace) -> int:
         outcome = run(request)
     except ValueError as exc:  # bad selectors, missing paths, bad config
         raise UsageError(str(exc)) from exc
+    except OSError as exc:  # whatever else the system refused: one line, never a traceback
+        from tfperf.core.files import os_error_line
+
+        raise UsageError(os_error_line(exc)) from exc
     _print(outcome, args)
+    if outcome.errors:  # a file not read or not written, a folder not listed
+        return 2
     return 1 if outcome.findings else 0
 
 
@@ -108,6 +115,9 @@ def _print(outcome, args: argparse.Namespace) -> None:
     if args.statistics and args.format != "text":
         print(_statistics(findings), file=sys.stderr if args.format in ("json", "sarif")
               else out)
+    out.flush()  # the report first, then what went wrong, last on a terminal
+    for error in outcome.errors:
+        print(f"tfperf lint: error: {error}", file=sys.stderr)
 
 
 def _statistics(findings) -> str:
@@ -123,6 +133,9 @@ def _summary(outcome, args: argparse.Namespace) -> str:
     if outcome.fixed:
         verb = "would fix" if args.diff else "fixed"
         parts.append(f"{verb} {outcome.fixed}")
+    if outcome.errors:
+        e = len(outcome.errors)
+        parts.append(f"{e} error{'s' * (e != 1)} (listed below)")
     safe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) == "safe")
     unsafe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) != "safe")
     if safe:

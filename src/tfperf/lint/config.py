@@ -18,6 +18,7 @@ Command-line ``--select`` replaces ``select``; ``--ignore``/``--extend-select`` 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,18 +111,25 @@ def _toml_loads(text: str, where: Path) -> dict:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.tfperf]``
     table (a file that merely mentions tfperf, in a dependency list say, does not count);
-    stops at a repository root."""
-    start = start.resolve()
-    directory = start if start.is_dir() else start.parent
+    stops at a repository root. A folder that cannot be searched holds none (the walk says
+    it cannot list it); a ``pyproject.toml`` that cannot be read is a :class:`ConfigError`."""
+    start = Path(os.path.realpath(start))  # Path.resolve raises RuntimeError on a loop
+    directory = start if os.path.isdir(start) else start.parent
     for d in (directory, *directory.parents):
         candidate = d / "pyproject.toml"
-        if candidate.is_file() and _TFPERF_TABLE.search(
-                candidate.read_text("utf-8", errors="replace")):
+        if os.path.isfile(candidate) and _TFPERF_TABLE.search(_read(candidate)):
             return candidate
-        if (d / ".git").exists():
+        if os.path.lexists(d / ".git"):
             break
     return None
 
@@ -138,6 +146,8 @@ def load_config(paths: list[str]) -> LintConfig:
         data = _toml_loads(pyproject.read_text("utf-8"), pyproject)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
     section = data.get("tool", {}).get("tfperf", {}).get("lint")
     cfg = LintConfig(root=pyproject.parent, path=pyproject)
     if section is None:

@@ -18,12 +18,38 @@ SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", 
 
 
 class DiscoveryError(Exception):
-    """A path given on the command line does not exist or matches nothing."""
+    """A path given on the command line cannot be linted: it does not exist, matches
+    nothing, is a symlink loop, cannot be reached, or is neither a file nor a folder."""
+
+
+def check_paths(paths: Sequence[str]) -> None:
+    """Raise :class:`DiscoveryError` for the first command-line path that cannot be linted,
+    before any file is read or written (a run never stops half way through its fixes)."""
+    for raw in paths:
+        if glob.has_magic(raw) and not os.path.lexists(raw):
+            continue  # a glob: checked when expanded
+        _check_path(raw)
+
+
+def _check_path(raw: str) -> None:
+    import errno
+    import stat
+
+    try:
+        st = os.stat(raw)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DiscoveryError(f"{raw}: symlink loop") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise DiscoveryError(f"{raw}: no such file or directory") from None
+        raise DiscoveryError(f"{raw}: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise DiscoveryError(f"{raw}: not a file or folder")
 
 
 def _gitignore_spec(directory: Path):
     path = directory / ".gitignore"
-    if not path.is_file():
+    if not os.path.isfile(path):  # False, not an error, in a folder we may not search
         return None
     import pathspec  # a base dependency; imported here to keep start-up light
 
@@ -57,10 +83,13 @@ def _parent_specs(directory: Path) -> list[tuple[str, object]]:
     return specs
 
 
-def walk(root: Path, excluded=None) -> Iterable[tuple[Path, str]]:
+def walk(root: Path, excluded=None,
+         unlisted: list[str] | None = None) -> Iterable[tuple[Path, str]]:
     """Lintable files under ``root`` in a stable order → (path spelled from ``root`` as
-    given, its resolved path). Plain strings inside: a ``Path`` per directory entry and a
-    ``resolve()`` per file (one ``lstat`` per path component) cost more than the walk."""
+    given, its resolved path). A folder that cannot be listed is said in ``unlisted`` (one
+    line each) and the walk goes on. Plain strings inside: a ``Path`` per directory entry
+    and a ``resolve()`` per file (one ``lstat`` per path component) cost more than the
+    walk."""
     shown = str(root)
     real_root = str(root.resolve())
     base_specs = _parent_specs(Path(real_root))
@@ -81,7 +110,9 @@ def walk(root: Path, excluded=None) -> Iterable[tuple[Path, str]]:
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted.append(f"{spelled}: cannot list the folder: {exc.strerror or exc}")
             continue
         subdirs = []
         for entry in entries:
@@ -112,16 +143,18 @@ def discover(paths: Sequence[str], excluded=None) -> list[Path]:
     return list(iter_discover(paths, excluded))
 
 
-def iter_discover(paths: Sequence[str], excluded=None) -> Iterator[Path]:
+def iter_discover(paths: Sequence[str], excluded=None,
+                  unlisted: list[str] | None = None) -> Iterator[Path]:
     """:func:`discover` one file at a time, as found (a run hands them to its workers while
-    the walk goes on); ``DiscoveryError`` comes when the walk reaches the bad path."""
+    the walk goes on); ``DiscoveryError`` comes when the walk reaches the bad path (see
+    :func:`check_paths` to find it first); folders not listed go to ``unlisted``."""
     seen: set[str] = set()  # resolved paths: a file reached twice is linted once
     for raw in paths:
         p = Path(raw)
         if p.is_file():
             candidates: Iterable[tuple[Path, str]] = [(p, os.path.realpath(p))]
         elif p.is_dir():
-            candidates = walk(p, excluded)
+            candidates = walk(p, excluded, unlisted)
         elif glob.has_magic(raw):
             matches = sorted(glob.glob(raw, recursive=True))
             if not matches:
@@ -130,10 +163,11 @@ def iter_discover(paths: Sequence[str], excluded=None) -> Iterator[Path]:
             for m in matches:
                 mp = Path(m)
                 if mp.is_dir():
-                    candidates.extend(walk(mp, excluded))
+                    candidates.extend(walk(mp, excluded, unlisted))
                 elif mp.suffix in SUFFIXES:
                     candidates.append((mp, os.path.realpath(mp)))
         else:
+            _check_path(raw)  # says why: a symlink loop, no access, not a file
             raise DiscoveryError(f"{raw}: no such file or directory")
         for c, key in candidates:
             if key not in seen:

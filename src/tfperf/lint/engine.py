@@ -26,12 +26,31 @@ _NOQA = r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?"
 
 
 def error_finding(path: str, reason: str, line: int | None = None,
-                  column: int | None = None, cell: int | None = None) -> Finding:
+                  column: int | None = None, cell: int | None = None,
+                  hint: str = "tfperf reads the file as Python source; fix or exclude it"
+                  ) -> Finding:
     """The ``TFP000`` finding: this file (or cell) could not be analysed, and why."""
     return Finding(code=SYNTAX_ERROR, name="syntax-error", message=reason,
-                   status=Status.FAIL,
-                   hint="tfperf reads the file as Python source; fix or exclude it",
+                   status=Status.FAIL, hint=hint,
                    location=Location(path=path, line=line, column=column, cell=cell))
+
+
+def syntax_error_finding(path: str, source: str, exc: SyntaxError, what: str = "",
+                         kernel: tuple[int, int] | None = None, column_shift: int = 0,
+                         cell: int | None = None) -> Finding:
+    """TFP000 for ``source`` (a file, or ``what``: ``cell N``) that does not parse: the
+    parser's message, or which Python the code needs when it is syntax of a newer one (see
+    :mod:`tfperf.lint.newer_syntax`; ``kernel``: the Python a notebook says it ran on)."""
+    from tfperf.lint import newer_syntax
+
+    newer = newer_syntax.reason(source, exc, kernel)
+    col = (exc.offset - 1 + column_shift) if exc.offset else None
+    prefix = f"cannot parse {what}".rstrip()
+    if newer is None:
+        return error_finding(path, f"{prefix}: {exc.msg}", line=exc.lineno, column=col,
+                             cell=cell)
+    return error_finding(path, f"{prefix}: {newer}", line=exc.lineno, column=col, cell=cell,
+                         hint=newer_syntax.hint())
 
 
 def internal_error_finding(path: str, rule: Rule | None, exc: BaseException) -> Finding:
@@ -72,9 +91,7 @@ def parse(source: str, path: str) -> tuple[ast.Module | None, Finding | None]:
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
             return ast.parse(source, filename=path), None
     except SyntaxError as exc:
-        col = (exc.offset - 1) if exc.offset else None
-        reason = f"cannot parse: {exc.msg}"
-        return None, error_finding(path, reason, line=exc.lineno, column=col)
+        return None, syntax_error_finding(path, source, exc)
     except (ValueError, MemoryError, RecursionError) as exc:
         return None, error_finding(path, f"cannot parse: {exc}")
 

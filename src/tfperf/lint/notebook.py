@@ -27,7 +27,7 @@ from itertools import repeat
 from typing import Any
 
 from tfperf.core.findings import Edit, Finding, Fix, Location
-from tfperf.lint.engine import Dispatcher, error_finding, lint_source
+from tfperf.lint.engine import Dispatcher, error_finding, lint_source, syntax_error_finding
 from tfperf.lint.fix import apply_edits, wanted
 from tfperf.lint.result import FileResult, RunOptions, unified_diff
 from tfperf.lint.target import notebook_pin
@@ -58,9 +58,16 @@ class Cell:
     index: int            # 1-based over all cells
     source: str           # the cell's text as stored
     masked: str = ""      # Python text, same number of lines
-    indent: int = 0       # columns removed by dedenting the whole cell
+    # Columns IPython's dedent took off each line (empty: none), see _ipython_readings.
+    indents: tuple[int, ...] = ()
     skipped: str = ""     # why the cell is not analysed (opaque cell magic)
     error: Finding | None = None
+
+    def indent(self, line: int | None) -> int:
+        """Columns taken off the cell's 1-based ``line`` by the dedent."""
+        if not self.indents or line is None or not 1 <= line <= len(self.indents):
+            return 0
+        return self.indents[line - 1]
 
 
 @dataclass
@@ -167,7 +174,7 @@ def _one_line_cell(lines: list[str]) -> bool:
 
 
 def mask_cell(cell: Cell) -> Cell:
-    """Fill ``masked``/``indent``/``skipped`` of a code cell."""
+    """Fill ``masked``/``indents``/``skipped`` of a code cell."""
     text = cell.source
     lines = text.split("\n")
     first = next((ln.strip() for ln in lines if ln.strip()), "")
@@ -184,20 +191,64 @@ def mask_cell(cell: Cell) -> Cell:
         # A first line at column 0 leaves no common margin: all textwrap.dedent would do is
         # empty the lines of spaces and tabs, without its per-line loop (most cells).
         dedented = _BLANK_LINE.sub("", text)
+        if dedented != text:
+            lines = dedented.split("\n")
+        cell.masked = _mask_lines(lines, one_line)
     else:
-        dedented = textwrap.dedent(text)
-    if dedented != text:
-        # IPython dedents a uniformly indented cell; remember by how much for columns.
-        # A cell of blank lines only (spaces, tabs) also dedents: to empty lines, indent 0.
-        first_line = next((ln for ln in lines if ln.strip()), "")
-        cell.indent = len(first_line) - len(first_line.lstrip())
-        lines = dedented.split("\n")
+        readings = _ipython_readings(lines)
+        # The first reading that parses (IPython 9's, unless only the older one does).
+        for lines, cell.indents in readings:
+            cell.masked = _mask_lines(lines, one_line)
+            if len(readings) == 1 or _parses(cell.masked):
+                break
+        else:
+            lines, cell.indents = readings[0]  # neither: the error as IPython 9 reads it
+            cell.masked = _mask_lines(lines, one_line)
+    if cell_magic and not _parses(cell.masked):
+        # IPython hands the body to the magic as a string: the cell is valid IPython.
+        cell.skipped = f"%%{cell_magic} cell whose body is not Python"
+        cell.masked = "\n".join("" for _ in lines)
+    return cell
+
+
+_MARGIN = re.compile(r"[ \t]*")
+
+
+def _ipython_readings(lines: list[str]) -> list[tuple[list[str], tuple[int, ...]]]:
+    """The lines of a cell whose text starts with a blank or indented line, as IPython reads
+    them, each with the columns taken off each line (``()``: none).
+
+    IPython drops leading blank lines, then takes the indentation off (the
+    ``leading_indent`` cleanup transform): from 9.0.2 on, ``textwrap.dedent`` (the margin
+    common to every line); from 7.0 to 9.0.1 (Colab runs 7.34) and in the input splitter
+    before it, the first line's own indentation, from each line that starts with it. They
+    differ only when a later line is less indented than the first (tensorflow/docs'
+    ``custom_layers.ipynb`` cell 20: ``" my_seq = tf.keras.Sequential([...,"`` then
+    ``"my_seq(...)"``), which IPython up to 9.0.1 ran and 9.0.2 on rejects: both readings are
+    returned then, IPython 9's first, and the cell is read as the first that parses."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    margin = _MARGIN.match(first).group()
+    dedented = textwrap.dedent("\n".join(lines)).split("\n")
+    if not margin:  # only blank lines emptied: no column moves
+        return [(dedented, ())]
+    readings = [(dedented, _taken(lines, dedented))]
+    if not all(ln.startswith(margin) for ln in lines if ln.strip()):
+        older = [ln[len(margin):] if ln.startswith(margin) else ln for ln in lines]
+        readings.append((older, _taken(lines, older)))
+    return readings
+
+
+def _taken(lines: list[str], dedented: list[str]) -> tuple[int, ...]:
+    return tuple(len(a) - len(b) for a, b in zip(lines, dedented, strict=True))
+
+
+def _mask_lines(lines: list[str], one_line: bool) -> str:
+    """The cell's (dedented) lines with IPython's syntax masked, line for line."""
     if not _may_hold_magic("\n".join(lines), one_line):
         # Most cells hold no line that could be a magic: no need to follow brackets and
         # strings line by line to know which candidates IPython would see. (A `%%` cell
         # never comes here: its first line is a candidate.)
-        cell.masked = "\n".join(lines)
-        return cell
+        return "\n".join(lines)
     out: list[str] = []
     depth, quote, cont, magic_cont = 0, None, False, False
     for line in lines:
@@ -214,12 +265,7 @@ def mask_cell(cell: Cell) -> Cell:
         out.append(line)
         depth, quote = _scan(line, depth, quote)
         cont = quote is None and line.rstrip().endswith("\\")
-    cell.masked = "\n".join(out)
-    if cell_magic and not _parses(cell.masked):
-        # IPython hands the body to the magic as a string: the cell is valid IPython.
-        cell.skipped = f"%%{cell_magic} cell whose body is not Python"
-        cell.masked = "\n".join("" for _ in lines)
-    return cell
+    return "\n".join(out)
 
 
 def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, Finding | None]:
@@ -263,7 +309,9 @@ def _cell_error(text: str) -> Exception:
     return SyntaxError("the cell parses alone but not in place")
 
 
-def build_module(cells: list[dict], path: str) -> Module:
+def build_module(cells: list[dict], path: str, kernel: tuple[int, int] | None = None) -> Module:
+    """The notebook's code cells as one module (``kernel``: the Python its metadata says it
+    ran on, named in the TFP000 of a cell that only a newer Python parses)."""
     mod = Module("")
     parts: list[str] = []
     body: list[ast.stmt] = []
@@ -283,12 +331,13 @@ def build_module(cells: list[dict], path: str) -> Module:
                     body.extend(ast.parse("\n" * line_no + cell.masked, filename=path).body)
                 except (SyntaxError, ValueError, MemoryError, RecursionError):
                     exc = _cell_error(cell.masked)  # its message and place as the cell alone
-                    line = getattr(exc, "lineno", None)
-                    col = getattr(exc, "offset", None)
-                    msg = getattr(exc, "msg", str(exc))
-                    cell.error = error_finding(path, f"cannot parse cell {i}: {msg}", line=line,
-                                               column=(col - 1 + cell.indent) if col else None,
-                                               cell=i)
+                    if isinstance(exc, SyntaxError):
+                        cell.error = syntax_error_finding(
+                            path, cell.masked, exc, f"cell {i}", kernel,
+                            cell.indent(exc.lineno), cell=i)
+                    else:
+                        cell.error = error_finding(path, f"cannot parse cell {i}: {exc}",
+                                                   cell=i)
                     cell_lines = ["" for _ in cell_lines]  # left out; the others are analysed
             mod.line_map.extend(zip(repeat(i), range(1, len(cell_lines) + 1)))
             parts.append("\n".join(cell_lines))
@@ -308,30 +357,46 @@ def _to_cell(mod: Module, f: Finding) -> Finding:
         end_cell, end_line = mod.line_map[end_line - 1]
         if end_cell != cell:
             end_line = None
-    indent = mod.cells[cell].indent if cell in mod.cells else 0
+    source = mod.cells.get(cell)
+    shift = source.indent if source is not None else (lambda line: 0)
 
-    def shift(c: int | None) -> int | None:
-        return None if c is None else c + indent
-
-    new_loc = Location(path=loc.path, line=line, column=shift(loc.column), end_line=end_line,
-                       end_column=shift(loc.end_column) if end_line else None, cell=cell)
+    new_loc = Location(path=loc.path, line=line, column=_plus(loc.column, shift(line)),
+                       end_line=end_line,
+                       end_column=_plus(loc.end_column, shift(end_line)) if end_line else None,
+                       cell=cell)
     fix = f.fix
     if fix is not None:
         edits = []
         for e in fix.edits:
             c1, l1 = mod.line_map[e.line - 1] if e.line <= len(mod.line_map) else (0, 0)
             c2, l2 = mod.line_map[e.end_line - 1] if e.end_line <= len(mod.line_map) else (0, 0)
-            if c1 != cell or c2 != cell or ("\n" in e.content and indent):
+            if c1 != cell or c2 != cell or ("\n" in e.content and source is not None
+                                             and any(source.indents)):
                 fix = None  # a fix across cells, or re-indenting a dedented cell: not offered
                 break
-            edits.append(Edit(l1, e.column + indent, l2, e.end_column + indent, e.content))
+            edits.append(Edit(l1, e.column + shift(l1), l2, e.end_column + shift(l2),
+                              e.content))
         else:
             fix = Fix(fix.applicability, tuple(edits), fix.description)
     return replace(f, location=new_loc, fix=fix)
 
 
-def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher) -> list[Finding]:
-    mod = build_module(cells, path)
+def _plus(column: int | None, shift: int) -> int | None:
+    return None if column is None else column + shift
+
+
+def kernel_python(nb: dict | None) -> tuple[int, int] | None:
+    """The Python the notebook last ran on, from ``metadata.language_info.version``."""
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    info = meta.get("language_info") if isinstance(meta, dict) else None
+    version = info.get("version") if isinstance(info, dict) else None
+    m = re.match(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
+               kernel: tuple[int, int] | None = None) -> list[Finding]:
+    mod = build_module(cells, path, kernel)
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
         pin = notebook_pin([_cell_text(c) for c in cells
                             if isinstance(c, dict) and c.get("cell_type") == "code"])
@@ -380,7 +445,8 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
     if skip:
         result.notes.append(f"{path}: skipped: {skip}")
         return result
-    findings = lint_cells(cells, path, dispatcher)
+    kernel = kernel_python(nb)
+    findings = lint_cells(cells, path, dispatcher, kernel)
     if not (options.fix or options.diff) or not any(wanted(f, options.unsafe) for f in findings):
         result.findings = findings
         return result
@@ -408,7 +474,7 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
         if not changed:
             break
         applied += changed
-        findings = lint_cells(cells, path, dispatcher)
+        findings = lint_cells(cells, path, dispatcher, kernel)
     result.findings = findings
     if applied:
         new_text = json.dumps(nb, indent=layout["indent"], ensure_ascii=layout["ensure_ascii"],

@@ -15,7 +15,10 @@ class FileResult:
     fixed: int = 0            # fixes applied (written, or shown with --diff)
     diff: str = ""            # unified diff of the fixes (--diff)
     new_text: str | None = None  # fixed file content, when it changed
-    notes: list[str] = field(default_factory=list)  # said on stderr: skipped, not written
+    notes: list[str] = field(default_factory=list)  # said on stderr: skipped, fixes left out
+    # Said on stderr, one line each, and the run exits 2: the file could not be read, or
+    # its fixes could not be written (it keeps its findings; the other files go on).
+    errors: list[str] = field(default_factory=list)
     cache_key: str = ""       # the file's cache key, when the process that read it made it
 
 

@@ -42,14 +42,15 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
 
 def lint_file(path: str | Path, dispatcher: Dispatcher,
               options: RunOptions = DEFAULT_OPTIONS, data: bytes | None = None) -> FileResult:
-    """Read one file (unless its bytes are given) and lint it; any problem with the file
-    itself is a TFP000 finding."""
+    """Read one file (unless its bytes are given), lint it and, with ``options.fix``, write
+    the fixes back. A file that cannot be read, or whose fixes cannot be written, gets one
+    line in ``errors`` (the run exits 2); its content's problems are TFP000 findings."""
     path = str(path)
     if data is None:
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
-            return FileResult(path, [error_finding(path, f"cannot read: {exc.strerror or exc}")])
+            return FileResult(path, errors=[f"{path}: cannot read: {exc.strerror or exc}"])
     if path.endswith(".ipynb"):
         try:
             text = data.decode("utf-8-sig")
@@ -61,13 +62,21 @@ def lint_file(path: str | Path, dispatcher: Dispatcher,
             return FileResult(path, [err])
     result = lint_text(text, path, dispatcher, options)
     if result.new_text is not None and options.fix and not options.diff:
-        _write_atomically(Path(path), result.new_text, data)
+        try:
+            _write_atomically(Path(path), result.new_text, data)
+        except OSError as exc:
+            # The file is as it was: report what it holds, not what the fixes would leave.
+            from tfperf.core.files import os_error_line
+
+            result = lint_text(text, path, dispatcher, DEFAULT_OPTIONS)
+            result.errors.append(os_error_line(exc))
     return result
 
 
 def _write_atomically(path: Path, text: str, original: bytes) -> None:
     """Write the fixed text back in the file's own encoding and BOM (see
-    :func:`tfperf.core.files.write_text_atomically` for symlinks, mode and atomicity)."""
+    :func:`tfperf.core.files.write_text_atomically` for symlinks, mode, owner, read-only
+    files and atomicity; it raises ``OSError`` for a file it does not write)."""
     from tfperf.core.files import write_text_atomically
 
     encoding = "utf-8"

@@ -13,7 +13,7 @@ from pathlib import Path
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
-from tfperf.lint.discovery import DiscoveryError, iter_discover
+from tfperf.lint.discovery import DiscoveryError, check_paths, iter_discover
 from tfperf.lint.engine import Dispatcher, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
@@ -51,6 +51,8 @@ class LintOutcome:
     fixed: int = 0
     diffs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # One line each: a file not read or not written, a folder not listed (exit status 2).
+    errors: list[str] = field(default_factory=list)
     cache_hits: int = 0
     analysed: int = 0
     workers: int = 1
@@ -234,6 +236,10 @@ def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
 
 
 def run(request: LintRequest) -> LintOutcome:
+    try:
+        check_paths(request.paths)  # before anything is read, linted or written
+    except DiscoveryError as exc:
+        raise ValueError(str(exc)) from exc
     config = load_config(request.paths)
     select = request.select if request.select is not None else config.select
     rules = choose_rules(select, [*config.ignore, *request.ignore],
@@ -260,7 +266,8 @@ def run(request: LintRequest) -> LintOutcome:
     todo: list[str] = []
     # An empty cache cannot hit: the workers key each file from the bytes they read.
     key_salt = cache.salt if cache is not None and cache.empty() else None
-    found = (str(p) for p in iter_discover(request.paths, config.excluded))
+    unlisted: list[str] = []  # folders the walk could not list
+    found = (str(p) for p in iter_discover(request.paths, config.excluded, unlisted))
     fresh: list[FileResult] = []
     workers = 1
     # Every file is analysed (no cache, or an empty one): the workers start on the first
@@ -297,7 +304,7 @@ def run(request: LintRequest) -> LintOutcome:
     for r in fresh:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
-        if cache is not None and key and not r.notes:
+        if cache is not None and key and not r.notes and not r.errors:
             cache.put(key, r.findings)
             if r.cache_key:  # keyed in a worker: its stat is recorded here
                 cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
@@ -320,5 +327,6 @@ def run(request: LintRequest) -> LintOutcome:
                        fixed=sum(r.fixed for r in ordered),
                        diffs=[r.diff for r in ordered if r.diff],
                        notes=[n for r in ordered for n in r.notes],
+                       errors=[*unlisted, *(e for r in ordered for e in r.errors)],
                        cache_hits=cache.hits if cache else 0, analysed=len(todo),
                        workers=workers, target=target)

@@ -175,26 +175,27 @@ def _below(op: str, major: int, minor: int | None) -> Version | None:
 
 
 def _requirement_lines(root: Path) -> list[tuple[str, str]]:
-    """(file name, requirement text) from the project's usual places."""
+    """(file name, requirement text) from the project's usual places (a file that cannot be
+    read pins nothing: the target falls back to the next source)."""
     out: list[tuple[str, str]] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        text = pyproject.read_text("utf-8", errors="replace")
-        # The quoted strings of the file: dependency lists are lists of quoted requirements.
-        out += [("pyproject.toml", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", text)]
+    pyproject = _text(root / "pyproject.toml")
+    # The quoted strings of the file: dependency lists are lists of quoted requirements.
+    out += [("pyproject.toml", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", pyproject)]
     for req in sorted(root.glob("requirements*.txt")):
-        out += [(req.name, line) for line in req.read_text("utf-8", errors="replace")
-                .splitlines()]
-    setup_cfg = root / "setup.cfg"
-    if setup_cfg.is_file():
-        out += [("setup.cfg", line) for line in setup_cfg.read_text("utf-8", errors="replace")
-                .splitlines()]
-    setup_py = root / "setup.py"
-    if setup_py.is_file():
-        # install_requires=[...] and extras: the file's quoted strings, read, never run.
-        text = setup_py.read_text("utf-8", errors="replace")
-        out += [("setup.py", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", text)]
+        out += [(req.name, line) for line in _text(req).splitlines()]
+    out += [("setup.cfg", line) for line in _text(root / "setup.cfg").splitlines()]
+    # setup.py's install_requires=[...] and extras: the file's quoted strings, read, never run.
+    setup_py = _text(root / "setup.py")
+    out += [("setup.py", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", setup_py)]
     return out
+
+
+def _text(path: Path) -> str:
+    """The file's text; empty when there is no such file or it cannot be read."""
+    try:
+        return path.read_text("utf-8", errors="replace") if os.path.isfile(path) else ""
+    except OSError:
+        return ""
 
 
 def pin_folder(start: Path | None) -> Path | None:
@@ -205,7 +206,7 @@ def pin_folder(start: Path | None) -> Path | None:
         return None
     try:
         start = Path(start).resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, on Python < 3.13
         return None
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):

@@ -1,0 +1,60 @@
+"""Shared fixtures of the core tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+NOBODY = 65534  # uid and gid of `nobody` on Linux
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@contextlib.contextmanager
+def _as_nobody() -> Iterator[None]:
+    if not is_root():  # already a user the kernel checks permissions for
+        yield
+        return
+    groups = os.getgroups()
+    os.setgroups([])
+    os.setegid(NOBODY)
+    os.seteuid(NOBODY)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(groups)
+
+
+@pytest.fixture
+def unprivileged():
+    """Run a block as a user root's rights do not cover: ``nobody`` (no extra groups) when
+    the tests run as root, the user itself otherwise. The kernel checks the permissions;
+    nothing is simulated."""
+    return _as_nobody
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A folder that ``nobody`` can reach too (pytest's tmp_path sits in a root-only 0700
+    folder when the tests run as root)."""
+    d = Path(tempfile.mkdtemp(prefix="tfperf-shared-", dir="/tmp" if os.path.isdir("/tmp")
+                              else None))
+    d.chmod(0o777)
+    yield d
+    for root, dirs, _ in os.walk(d):  # open the folders a test closed, before entering them
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o755)
+    shutil.rmtree(d, ignore_errors=True)
