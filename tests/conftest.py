@@ -1,4 +1,5 @@
-"""Shared fixtures of the core tests."""
+"""Fixtures every test folder shares: a user whom root's rights do not cover, and a folder
+that user can reach."""
 
 from __future__ import annotations
 
