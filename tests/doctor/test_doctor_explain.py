@@ -66,6 +66,21 @@ EXAMPLES = {
     "executor-abort": "I executor.cc:1197] [/job:localhost/replica:0/task:0/device:CPU:0] (DEBUG "
                       "INFO) Executor start aborting (this does not indicate an error and you "
                       "can ignore this message): CANCELLED: Operation was cancelled",
+    # tensorflow/tensorflow#22429 (a test log in the thread)
+    "dataset-empty-raised": "tensorflow.python.framework.errors_impl.OutOfRangeError: End of "
+                            "sequence",
+    # serengil/deepface#1121 (TF 2.16 with Keras 3)
+    "keras-tf-mismatch": "ValueError: A KerasTensor cannot be used as input to a TensorFlow "
+                         "function. A KerasTensor is a symbolic placeholder for a shape and dtype",
+    # tensorflow/models#9809 (BFC allocator dump)
+    "bfc-stats": "Limit:                    55115776",
+    # thtrieu/darkflow#873
+    "host-oom": "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when "
+                "allocating tensor with shape[16,19,19,1024] and type float on "
+                "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+    # tensorflow/tensorflow#47820
+    "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
+                          "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",
 }
 
 
