@@ -83,6 +83,13 @@ EXAMPLES = {
     "host-oom": "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when "
                 "allocating tensor with shape[16,19,19,1024] and type float on "
                 "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+    # tensorflow/hub#705
+    "op-not-registered": ("FileNotFoundError: Op type not registered 'CaseFoldUTF8' in binary "
+                          "running on c231cf5b24fe. Make sure the Op and Kernel are registered"),
+    # isikdogan/deep_learning_tutorials#2
+    "batch-different-shapes": ("InvalidArgumentError (see above for traceback): Cannot batch "
+                               "tensors with different shapes in component 0. First element had "
+                               "shape [220,195,3] and element 1 had shape [339,460,3]."),
     # tensorflow/tensorflow#47820
     "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
                           "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",

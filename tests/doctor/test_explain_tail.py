@@ -22,13 +22,11 @@ def _devset(name: str):
 
 # --- the floor: real wordings no knowledge row knows ----------------------------------------
 
-# isikdogan/deep_learning_tutorials#2 (images of different sizes batched)
-BATCH = ("InvalidArgumentError (see above for traceback): Cannot batch tensors with different "
-         "shapes in component 0. First element had shape [220,195,3] and element 1 had shape "
-         "[339,460,3].\n"
-         '\t [[Node: IteratorGetNext = IteratorGetNext[output_shapes=[[?,?,?,3], [?]], '
-         'output_types=[DT_FLOAT, DT_INT64], _device="/job:localhost/replica:0/task:0/device:'
-         'CPU:0"](data/Iterator)]]')
+# a TF1 matmul whose inputs disagree (matmul_op.cc wording), with its node line
+MATMUL = ("InvalidArgumentError (see above for traceback): Matrix size-incompatible: In[0]: "
+          "[32,784], In[1]: [512,10]\n"
+          '\t [[Node: MatMul = MatMul[T=DT_FLOAT, transpose_a=false, transpose_b=false, _device="'
+          '/job:localhost/replica:0/task:0/device:GPU:0"](Placeholder, Variable/read)]]')
 # an OutOfRangeError raised at the first step of fit (TF 2 wording: the status on its own line)
 EMPTY = ("Epoch 1/5\n"
          "Traceback (most recent call last):\n"
@@ -50,8 +48,8 @@ IMPORT = ("Traceback (most recent call last):\n"
 
 
 @pytest.mark.parametrize(("text", "cls", "likely", "detail"), [
-    (BATCH, "InvalidArgumentError", "different shapes",
-     ["op IteratorGetNext (IteratorGetNext)", "device CPU:0", "[220,195,3]", "DT_FLOAT"]),
+    (MATMUL, "InvalidArgumentError", "feature size does not match",
+     ["op MatMul (MatMul)", "device GPU:0", "[32,784]", "[512,10]", "DT_FLOAT"]),
     (EMPTY, "OutOfRangeError", "yields no element", ["your code: train.py:30 in <module>",
                                                      "at the first step"]),
     (CHECK, "CheckFailed", "rank or size", []),
@@ -68,13 +66,19 @@ def test_a_log_holding_a_tensorflow_error_is_never_unrecognised(text, cls, likel
         assert part in top.detail, (part, top.detail)
 
 
-def test_the_keras_value_error_fixture_reads_shapes_and_the_users_frame():
-    ex = explain_log((FIXTURES / "unrelated_traceback.log").read_text())
-    top = ex.causes[0]
+def test_a_keras_value_error_reads_shapes_and_the_users_frame():
+    log = (FIXTURES / "unrelated_traceback.log").read_text().replace(
+        "Arguments `target` and `output` must have the same shape",
+        "Input 0 of layer dense is incompatible with the layer: expected axis -1 of input shape "
+        "to have value 10")
+    top = explain_log(log).causes[0]
     assert top.label == "value-error" and top.confidence == "low"
     assert "fit.py:41 in <module>: model.fit(x, y, epochs=3)" in top.detail
     assert "(None, 1)" in top.detail and "(None, 10)" in top.detail
-    assert "sparse_categorical_crossentropy" in top.likely[0][1]
+    assert "Input/input_shape" in top.likely[0][1]
+    # the original message is one a row knows now: labels against the model's output
+    known = explain_log((FIXTURES / "unrelated_traceback.log").read_text()).causes[0]
+    assert (known.label, known.confidence) == ("labels-output-mismatch", "high")
 
 
 def test_a_traceback_without_tensorflow_is_still_not_claimed():

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 _TRIGGER = re.compile(r"Error\b|Exception\b|Check failed|core dumped|Segmentation fault|"
                       r"Fatal Python error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|"
                       r"OP_REQUIRES failed|^Aborted", re.M)
-_PY_EXC = re.compile(r"^\s*(?:>\s*)*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
+_PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")

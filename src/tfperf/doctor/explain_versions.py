@@ -98,7 +98,14 @@ def _os(text: str) -> str | None:
     return None
 
 
+_WINDOW = 100_000  # characters read from each end of a long log: start-up lines and the traceback
+
+
 def read_versions(text: str) -> LogVersions:
+    """The versions the log names. A long log is read at its start (where start-up and install
+    lines are) and its end (where the traceback is), so its length costs nothing."""
+    if len(text) > 2 * _WINDOW:
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     numpy = cuda = cudnn = None
     if m := _NUMPY.search(text):
         numpy = m["v"] or m["w"]
