@@ -226,3 +226,30 @@ def test_nothing_to_explain_gives_one_usage_line(stdin, needle, capsys, monkeypa
     assert main(["explain"]) == 2
     err = capsys.readouterr().err
     assert "nothing to explain" in err and needle in err and "Traceback" not in err
+
+
+def test_a_process_killed_by_the_os_reads_as_host_memory():
+    log = ("2024-03-01 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+           "This TensorFlow binary is optimized to use available CPU instructions.\n"
+           "Epoch 1/10\nKilled")
+    top = explain_log(log).causes[0]
+    assert (top.label, top.confidence) == ("process-crash", "low")
+    assert "out-of-memory killer" in top.likely[0][0]
+
+
+def test_a_cuda_status_in_an_info_line_is_not_an_error():
+    line = ("2019-01-01 00:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1"
+            "] CUDA_ERROR_NOT_INITIALIZED seen while probing")
+    assert all(c.confidence == "high" for c in explain_log(line).causes)
+    assert explain_log(line.replace(": I ", ": E ")).causes[0].label == "cuda-error"
+
+
+@pytest.mark.parametrize(("line", "label", "install"), [
+    ("AttributeError: module 'numpy' has no attribute 'object'.", "numpy-too-new-for-tf",
+     "pip install 'numpy<1.24'"),
+    ("AttributeError: module 'google.protobuf.descriptor' has no attribute "
+     "'_internal_create_key'", "protobuf-incompatible", "pip install 'protobuf==3.20.*'"),
+])
+def test_more_version_wordings(line, label, install):
+    top = explain_log(line).causes[0]
+    assert top.label == label and install in top.install

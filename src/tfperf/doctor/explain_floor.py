@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 # what any error line holds (case-sensitive, as TensorFlow and Python print them)
 _TRIGGER = re.compile(r"Error\b|Exception\b|Check failed|core dumped|Segmentation fault|"
                       r"Fatal Python error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|"
-                      r"OP_REQUIRES failed|^Aborted", re.M)
+                      r"OP_REQUIRES failed|^Aborted|^\s*Killed\s*$|exit code", re.M)
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
@@ -31,8 +31,12 @@ _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
-_CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted)(?: \(core dumped\))?\s*$|"
-                    r"Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped)")
+_CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
+                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped)|"
+                    r"(?P<msg4>(?:exit code|exited with code|exit status) "
+                    r"(?:-?\d+ \(0x[0-9A-Fa-f]+\)|13[47]|139|-9|-11)\b)")
+# glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
+_INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
 
@@ -130,10 +134,10 @@ def _classify(line: str) -> tuple[str, str] | None:
     if m := _CHECK.search(line):
         return "CheckFailed", m["msg"].strip()
     if m := _CRASH.search(line):
-        return "ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or "").strip()
+        return "ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip()
     if m := _JUPYTER_HEAD.match(line):
         return m["cls"], ""
-    if m := _CUDA.search(line):
+    if (m := _CUDA.search(line)) and not _INFO_LINE.match(line):
         return "CudaError", m["code"]
     return None
 

@@ -52,7 +52,7 @@ def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
 
     request = first("rounded", "rounded2", "size2")
     limit = first("limit_bytes", "memory_limit")
-    in_use = first("inuse_bytes")
+    in_use = first("inuse_bytes", "inuse_total")
     if request is None or limit is None or in_use is None or request <= 0:
         return None
     held = first("region_bytes") or limit  # what the allocator got from the device so far

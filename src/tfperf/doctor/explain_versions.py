@@ -151,6 +151,9 @@ def _numpy(details: dict[str, list[str]], v: LogVersions) -> str:
 
 def _numpy_old(details: dict[str, list[str]], v: LogVersions) -> str:
     tf = f" for TensorFlow {v.tensorflow}" if v.tensorflow else ""
+    if details.get("np_attr"):
+        return (f"pip install 'numpy<1.24'{tf} (NumPy 1.24 removed np.{details['np_attr'][0]}, "
+                "which this release still uses), or upgrade TensorFlow and TensorBoard")
     return f"pip install 'numpy~=1.19.2'{tf} (TensorFlow 2.4's setup.py pins numpy ~= 1.19.2)"
 
 
