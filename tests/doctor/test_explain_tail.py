@@ -253,3 +253,12 @@ def test_a_cuda_status_in_an_info_line_is_not_an_error():
 def test_more_version_wordings(line, label, install):
     top = explain_log(line).causes[0]
     assert top.label == label and install in top.install
+
+
+def test_the_more_specific_condition_ranks_first():
+    line = ("tensorflow.python.framework.errors_impl.FailedPreconditionError: Could not find "
+            "variable dense/kernel. This could mean that the variable has been deleted. In TF1, "
+            "it can also mean the variable is uninitialized.")
+    top = explain_log(line).causes[0]
+    assert top.likely[0][0].startswith("A variable was used after its owner was deleted")
+    assert top.likely[1][0].startswith("A TF1-style variable was read before")
