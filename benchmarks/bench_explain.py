@@ -7,7 +7,7 @@ from the development set's real logs (tests/doctor/fixtures/explain_logs/):
 
 * ``typical``: a real GPU start-up log, then a training run's console (Keras progress lines,
   epochs, metrics) with a real retracing warning every 1,000 steps, ending in a real OOM;
-* ``training``: the same console with every line of the development set (all 167 logs,
+* ``training``: the same console with every line of the development set (all its logs,
   nearly every knowledge row meets a line) spread through it once;
 * ``devset``: the development set concatenated and repeated: the worst case, nearly every
   line a warning, failure or informational line that the rows have to look at.

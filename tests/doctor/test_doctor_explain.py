@@ -29,10 +29,14 @@ EXPLAIN_SCHEMA = {
         "verdict": {"enum": ["failure", "warning", "nothing-wrong", "unrecognised", "empty"]},
         "causes": {"type": "array", "items": {
             "type": "object",
-            "required": ["label", "severity", "lines", "cause", "fix", "see"],
+            "required": ["label", "severity", "confidence", "lines", "cause", "fix", "see"],
             "properties": {
                 "label": {"type": "string"},
                 "severity": {"enum": ["failure", "warning", "notice"]},
+                "confidence": {"enum": ["high", "low"]},
+                "install": {"type": "string", "minLength": 1},
+                "likely": {"type": "array", "items": {
+                    "type": "object", "required": ["cause", "fix"]}},
                 "lines": {"type": "array", "minItems": 1, "items": {
                     "type": "object", "required": ["number", "text"],
                     "properties": {"number": {"type": "integer", "minimum": 1},
@@ -44,6 +48,7 @@ EXPLAIN_SCHEMA = {
             "type": "object", "required": ["id", "what", "count", "lines"],
             "properties": {"count": {"type": "integer", "minimum": 1}}}},
         "exit_status": {"enum": [0, 1]},
+        "versions": {"type": "object", "additionalProperties": {"type": "string"}},
     },
 }
 
@@ -66,6 +71,28 @@ EXAMPLES = {
     "executor-abort": "I executor.cc:1197] [/job:localhost/replica:0/task:0/device:CPU:0] (DEBUG "
                       "INFO) Executor start aborting (this does not indicate an error and you "
                       "can ignore this message): CANCELLED: Operation was cancelled",
+    # tensorflow/tensorflow#22429 (a test log in the thread)
+    "dataset-empty-raised": "tensorflow.python.framework.errors_impl.OutOfRangeError: End of "
+                            "sequence",
+    # serengil/deepface#1121 (TF 2.16 with Keras 3)
+    "keras-tf-mismatch": "ValueError: A KerasTensor cannot be used as input to a TensorFlow "
+                         "function. A KerasTensor is a symbolic placeholder for a shape and dtype",
+    # tensorflow/models#9809 (BFC allocator dump)
+    "bfc-stats": "Limit:                    55115776",
+    # thtrieu/darkflow#873
+    "host-oom": "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when "
+                "allocating tensor with shape[16,19,19,1024] and type float on "
+                "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+    # tensorflow/hub#705
+    "op-not-registered": ("FileNotFoundError: Op type not registered 'CaseFoldUTF8' in binary "
+                          "running on c231cf5b24fe. Make sure the Op and Kernel are registered"),
+    # isikdogan/deep_learning_tutorials#2
+    "batch-different-shapes": ("InvalidArgumentError (see above for traceback): Cannot batch "
+                               "tensors with different shapes in component 0. First element had "
+                               "shape [220,195,3] and element 1 had shape [339,460,3]."),
+    # tensorflow/tensorflow#47820
+    "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
+                          "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",
 }
 
 
@@ -248,7 +275,7 @@ def test_a_clean_log_says_nothing_wrong_and_lists_the_notes_apart():
 
 
 def test_unrecognised_and_empty_logs():
-    assert _explain("unrelated_traceback.log").verdict == "unrecognised"
+    assert _explain("non_tf_traceback.log").verdict == "unrecognised"
     assert _explain("empty.log").verdict == "empty"
     assert explain_log("\n\n   \n").verdict == "empty"
 
@@ -269,7 +296,8 @@ def test_repeats_fold_and_a_long_log_stays_correct():
 @pytest.mark.parametrize(("name", "rc", "verdict"), [
     ("tf25_on_cuda12.log", 1, "failure"), ("tf215_h100.log", 1, "warning"),
     ("benign_only.log", 0, "nothing-wrong"), ("driver_and_memory.log", 1, "failure"),
-    ("unrelated_traceback.log", 0, "unrecognised"), ("empty.log", 0, "empty"),
+    ("non_tf_traceback.log", 0, "unrecognised"), ("unrelated_traceback.log", 1, "failure"),
+    ("empty.log", 0, "empty"),
     ("tf221_cpu_import.log", 0, "nothing-wrong")])
 def test_cli_json_matches_schema(name, rc, verdict, capsys):
     assert main(["explain", "--file", str(FIXTURES / name), "--json"]) == rc
@@ -286,7 +314,7 @@ def test_cli_text_summary_names_the_root_cause_and_fix_first(capsys):
     assert "\nInformational, nothing to do (" in out
     assert main(["explain", "--file", str(FIXTURES / "benign_only.log")]) == 0
     assert capsys.readouterr().out.startswith("nothing wrong: ")
-    assert main(["explain", "--file", str(FIXTURES / "unrelated_traceback.log")]) == 0
+    assert main(["explain", "--file", str(FIXTURES / "non_tf_traceback.log")]) == 0
     assert "not in tfperf's knowledge base" in capsys.readouterr().out
     assert main(["explain", "--file", str(FIXTURES / "empty.log")]) == 0
     assert "empty" in capsys.readouterr().out

@@ -28,7 +28,8 @@ def __getattr__(name: str) -> Any:  # ``from tfperf.doctor.explain import explai
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", nargs="*", metavar="TEXT",
-                        help="log text (each argument one or more lines); '-' reads stdin")
+                        help="log text (each argument one or more lines); '-' reads stdin, as "
+                             "does a pipe or redirect when no TEXT or --file is given")
     parser.add_argument("--file", "-f", metavar="LOG", help="read the log from this file")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON output")
@@ -52,12 +53,36 @@ def _read_input(args: argparse.Namespace) -> str:
         except OSError as exc:
             raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     if text_args == ["-"]:
-        return sys.stdin.read()
+        return _read_stdin(required=False)
     if "-" in text_args:
         raise UsageError("'-' (read stdin) cannot be mixed with TEXT arguments")
     if not text_args:
-        raise UsageError("nothing to explain: pass the log as TEXT, '-' (stdin) or --file LOG")
+        return _read_stdin(required=True)
     return "\n".join(text_args)
+
+
+_USAGE = ("nothing to explain: pass the log as TEXT, pipe it in (tfperf explain < train.log), "
+          "or use '-' (stdin) or --file LOG")
+
+
+def _read_stdin(required: bool) -> str:
+    """stdin's text. ``required`` (no '-' given): only a pipe or a redirect is read, and reading
+    nothing is a usage error; a terminal is never waited on."""
+    from tfperf.cli import UsageError
+
+    stream = sys.stdin
+    if stream is None or (required and stream.isatty()):
+        raise UsageError(_USAGE)
+    try:
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+    except (OSError, ValueError) as exc:  # closed, or not readable (a test runner's stand-in)
+        if required:
+            raise UsageError(_USAGE) from None
+        raise UsageError(f"cannot read standard input: {exc}") from None
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    if required and not text.strip():
+        raise UsageError(_USAGE + " (standard input was empty)")
+    return text
 
 
 def run_explain(args: argparse.Namespace) -> int:

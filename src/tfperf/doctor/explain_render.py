@@ -47,8 +47,15 @@ def summary(ex: Explanation) -> str:
         top = ex.problems[0]
         more = len(ex.problems) - 1
         tail = f" (+{more} more cause{'s' if more != 1 else ''})" if more else ""
+        if top.confidence == "low":
+            cls = top.details.get("class", [top.label])[0]
+            likely = f" Likely: {first_sentence(top.likely[0][0])}." if top.likely else ""
+            fix = f" Fix: {first_sentence(top.likely[0][1])}." if top.likely else ""
+            return (f"{_TAGS[top.severity]} {cls} (generic reading, no knowledge row matched): "
+                    f"{first_sentence(top.cause)}.{likely}{fix}{tail}")
+        fix = top.install or first_sentence(top.fix)
         return (f"{_TAGS[top.severity]} {top.label}: {first_sentence(top.cause)}. "
-                f"Fix: {first_sentence(top.fix)}.{tail}")
+                f"Fix: {fix}.{tail}")
     n_info = sum(len(i.lines) for i in ex.informational)
     out = f"nothing wrong: {n_info} informational line{'s' if n_info != 1 else ''}"
     if ex.causes:
@@ -76,7 +83,10 @@ def report_text(ex: Explanation, color: bool = False) -> str:
     for c in ex.causes:
         tag = style(_TAGS[c.severity], _COLOURS[c.severity], "bold", color=color)
         lines = ranges([ln.number for ln in c.lines])
-        out += ["", f"{tag} {c.label}  (line{'s' if len(c.lines) > 1 else ''} {lines})"]
+        where = f"line{'s' if len(c.lines) > 1 else ''} {lines}"
+        if c.confidence == "low":
+            where += "; generic reading, lower confidence than a knowledge-row match"
+        out += ["", f"{tag} {c.label}  ({where})"]
         quoted = _quoted(c)
         for text, count, _row in quoted[:_SHOWN_LINES]:
             out.append(f"  log:    {text}" + (f"  (x{count})" if count > 1 else ""))
@@ -87,6 +97,8 @@ def report_text(ex: Explanation, color: bool = False) -> str:
         if c.detail:
             out.append(f"  detail: {c.detail}")
         out.append(f"  {style('cause:', 'dim', color=color)}  {c.cause}")
+        if c.install:
+            out.append(f"  {style('install:', 'cyan', color=color)} {c.install}")
         out.append(f"  {style('fix:', 'cyan', color=color)}    {c.fix}")
         if c.see:
             out.append(f"  see:    {c.see}")
@@ -107,6 +119,7 @@ def report_json(ex: Explanation) -> str:
     return to_json({
         "tfperf": __version__, "schema": EXPLAIN_SCHEMA_VERSION, "lines": ex.n_lines,
         "verdict": ex.verdict, "summary": summary(ex), "gpu_evidence": ex.gpu_evidence,
+        "versions": ex.versions,
         "causes": [c.to_dict() for c in ex.causes],
         "informational": [i.to_dict() for i in ex.informational],
         "exit_status": ex.exit_status})
@@ -119,8 +132,10 @@ def report_markdown(ex: Explanation) -> str:
     if ex.causes:
         out += ["", markdown_table(
             ["severity", "cause", "lines", "log", "fix", "see"],
-            [(c.severity, f"`{c.label}`" + (f" ({c.detail})" if c.detail else ""),
-              ranges([ln.number for ln in c.lines]), f"`{c.lines[0].text}`", c.fix, c.see)
+            [(c.severity + (" (generic reading)" if c.confidence == "low" else ""),
+              f"`{c.label}`" + (f" ({c.detail})" if c.detail else ""),
+              ranges([ln.number for ln in c.lines]), f"`{c.lines[0].text}`",
+              (f"{c.install}. " if c.install else "") + c.fix, c.see)
              for c in ex.causes])]
     if ex.informational:
         out += ["", "Informational (nothing to do): " + ", ".join(

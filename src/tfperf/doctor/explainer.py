@@ -11,6 +11,12 @@
 3. Judge: a notice that means "no GPU will be used" becomes a failure when the log shows a GPU
    or the caller expects one; causes sort failure > warning > notice, then by first line.
    Informational lines are listed apart. No cause at failure or warning: nothing is wrong.
+4. Refine: an out-of-memory whose dump shows more free memory than the request is
+   fragmentation (``explain_memory``); causes with a version to install get it from the versions
+   the log names and the planner's tables (``explain_versions``).
+5. Floor: when no row found a failure, an error the log still holds (a ``tf.errors`` class, a
+   TensorFlow ``ImportError``, a ``Check failed``, a crash, a CUDA status) gets a generic reading
+   (``explain_floor``) marked ``confidence="low"``: a log with an error is never "unrecognised".
 
 Nothing here imports TensorFlow. Rendering lives in ``explain_render``.
 """
@@ -48,18 +54,27 @@ class Cause:
     consequences: list[str] = field(default_factory=list)  # labels merged into this cause
     details: dict[str, list[str]] = field(default_factory=dict)
     detail: str = ""
+    install: str = ""  # what to install, from the versions the log names ('' if it says too little)
+    # "high": a knowledge row knows this message; "low": the floor's generic reading of an error
+    confidence: str = "high"
+    likely: list[tuple[str, str]] = field(default_factory=list)  # the floor's (cause, fix), ranked
 
     @property
     def first_line(self) -> int:
         return self.lines[0].number
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "severity": self.severity,
-                "lines": [{"number": ln.number, "text": ln.text, "row": ln.row,
-                           "origin": ln.origin} for ln in self.lines],
-                "cause": self.cause, "fix": self.fix, "see": self.see, "detail": self.detail,
-                "details": self.details, "consequences": self.consequences,
-                "source": self.source}
+        out = {"label": self.label, "severity": self.severity, "confidence": self.confidence,
+               "lines": [{"number": ln.number, "text": ln.text, "row": ln.row,
+                          "origin": ln.origin} for ln in self.lines],
+               "cause": self.cause, "fix": self.fix, "see": self.see, "detail": self.detail,
+               "details": self.details, "consequences": self.consequences,
+               "source": self.source}
+        if self.install:
+            out["install"] = self.install
+        if self.likely:
+            out["likely"] = [{"cause": c, "fix": f} for c, f in self.likely]
+        return out
 
 
 @dataclass
@@ -81,6 +96,7 @@ class Explanation:
     causes: list[Cause]
     informational: list[Informational]
     gpu_evidence: bool
+    versions: dict[str, str] = field(default_factory=dict)  # read from the log, when needed
 
     @property
     def problems(self) -> list[Cause]:
@@ -92,7 +108,7 @@ class Explanation:
         if self.n_lines == 0:
             return "empty"
         if self.problems:
-            return self.problems[0].severity
+            return "failure" if any(c.severity == "failure" for c in self.problems) else "warning"
         if self.causes or self.informational:
             return "nothing-wrong"
         return "unrecognised"
@@ -179,6 +195,12 @@ def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
 
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
     """(non-blank lines, [(line number, row, regex match, raw line)]) in line order."""
+    n_lines, hits, _ = _match_lines(text)
+    return n_lines, hits
+
+
+def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[str]]:
+    """``_match`` and the log's lines."""
     from tfperf.doctor.knowledge import error_patterns
 
     patterns = error_patterns()
@@ -194,7 +216,7 @@ def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
         found = done[raw]
         if found is not None:
             hits.append((li + 1, found[0], found[1], raw))
-    return n_lines, hits
+    return n_lines, hits, lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,7 +260,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     """
     from tfperf.doctor.knowledge import SEVERITY_ORDER, label_rows
 
-    n_lines, hits = _match(text)
+    n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
 
@@ -290,11 +312,90 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     for cause in by_label.values():
         cause.detail = render_detail(describe[cause.label].detail if cause.label in describe
                                      else "", cause.details)
-    causes = sorted(by_label.values(),
-                    key=lambda c: (SEVERITY_ORDER[c.severity], c.first_line))
+        if cause.label == "out-of-memory":
+            _judge_memory(cause)
+    versions = _add_install_advice(text, list(by_label.values()))
+    if not any(c.severity == "failure" for c in by_label.values()):
+        floor = _floor_cause(text, lines, {number - 1 for number, _, _, _ in hits})
+        if floor is not None:
+            by_label[floor.label] = floor
+    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     return Explanation(n_lines=n_lines, causes=causes, informational=informational,
-                       gpu_evidence=gpu)
+                       gpu_evidence=gpu, versions=versions)
+
+
+def _rank(cause: Cause, order: dict[str, int]) -> float:
+    """failure > warning > notice; the floor's generic reading (low confidence) comes after the
+    causes a row knows (it is only made when no row found a failure) and before notices."""
+    return order[cause.severity] + (1.5 if cause.confidence == "low" else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# refining: fragmentation, versions to install, and the floor under every error
+
+
+def _judge_memory(cause: Cause) -> None:
+    """An OOM whose dump shows more free memory than the request is fragmentation."""
+    from tfperf.doctor.explain_memory import judge_oom
+    from tfperf.doctor.knowledge import derived_causes
+
+    verdict = judge_oom(cause.details)
+    if verdict is None:
+        return
+    if verdict.fragmented:
+        row = derived_causes()["gpu-memory-fragmentation"]
+        cause.consequences.append(cause.label)
+        cause.label = "gpu-memory-fragmentation"
+        cause.cause, cause.fix, cause.see, cause.source = (row["cause"], row["fix"], row["see"],
+                                                           row["source"])
+    cause.detail = "; ".join(filter(None, [cause.detail, verdict.detail]))
+
+
+def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
+    """Fill ``install`` for the causes that have version advice; the versions read, if any."""
+    from tfperf.doctor.explain_versions import has_advice, install_advice, read_versions
+
+    wanting = [c for c in causes if has_advice(c.label)]
+    if not wanting:
+        return {}
+    versions = read_versions(text)
+    for cause in wanting:
+        cause.install = install_advice(cause.label, cause.details, versions)
+    return versions.as_dict()
+
+
+def _floor_cause(text: str, lines: list[str], explained: set[int]) -> Cause | None:
+    from tfperf.doctor import explain_floor as F
+
+    site = F.find_error(text, lines, explained)
+    if site is None:
+        return None
+    reading = F.read_error(site)
+    likely = list(reading.likely)
+    numbered = " ".join(f"{i}) {c}" for i, (c, _) in enumerate(likely, 1))
+    fixes = " ".join(f"{i}) {f}" for i, (_, f) in enumerate(likely, 1))
+    shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
+    cause = Cause(
+        label=F.label_of(site.cls), severity="failure", confidence="low",
+        cause=f"{reading.meaning} No knowledge row matched this message, so this is the generic "
+              f"reading of a {site.cls}; most likely first: {numbered}",
+        fix=fixes,
+        see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
+            "this wording can become a knowledge row (data/error_patterns.csv)",
+        source=f"{reading.source} ; ranked causes: data/error_class_causes.csv",
+        lines=[_floor_line(ln + 1, lines[ln]) for ln in shown],
+        likely=likely)
+    cause.detail = F.detail_of(site)
+    cause.details = {"class": [site.cls], **({"op": [site.op]} if site.op else {}),
+                     **({"device": [site.device]} if site.device else {}),
+                     **({"frame": [site.user_frame]} if site.user_frame else {})}
+    return cause
+
+
+def _floor_line(number: int, raw: str) -> LogLine:
+    origin, msg = _shown(raw)
+    return LogLine(number, msg, "floor", origin)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         CudaError,
         ErrorPattern,
         cuda_error,
+        derived_causes,
         error_patterns,
         label_rows,
     )
@@ -53,7 +54,7 @@ _WHERE = {name: module for module, names in {
                "wheel_build_info", "wheel_build_infos"),
     "drivers": ("DriverRequirement", "min_driver", "newest_cuda_for_driver"),
     "errors": ("SEVERITIES", "SEVERITY_ORDER", "CudaError", "ErrorPattern", "cuda_error",
-               "error_patterns", "label_rows"),
+               "derived_causes", "error_patterns", "label_rows"),
     "gpus": ("GpuInfo", "arch_match", "arch_support", "compute_capability", "parse_cc"),
 }.items() for name in names}
 
@@ -83,6 +84,7 @@ __all__ = [
     "build_configs",
     "compute_capability",
     "cuda_error",
+    "derived_causes",
     "error_patterns",
     "label_rows",
     "min_driver",

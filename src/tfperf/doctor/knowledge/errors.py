@@ -206,6 +206,13 @@ def label_rows() -> dict[str, ErrorPattern]:
 
 
 @functools.cache
+def derived_causes() -> dict[str, dict[str, str]]:
+    """label -> cause, fix, see, source for causes concluded from a log's numbers rather than
+    matched by a row (``data/derived_causes.csv``: fragmentation told from an OOM dump)."""
+    return {r["label"]: dict(r) for r in read_table("derived_causes.csv")}
+
+
+@functools.cache
 def _cuda_errors() -> tuple[dict[int, CudaError], dict[str, CudaError]]:
     by_code, by_name = {}, {}
     for r in read_table("cuda_errors.csv"):

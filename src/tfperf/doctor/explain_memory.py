@@ -1,0 +1,68 @@
+"""Fragmentation told from size: an out-of-memory whose own dump shows enough free memory.
+
+TensorFlow's BFC allocator prints, with a failed allocation, the request (``ran out of memory
+trying to allocate 1.53GiB (rounded to 1638400000)``) and its ``Stats`` (``Limit:`` the memory
+it may use, ``InUse:`` what live tensors hold) and, from TF 1.14, ``total_region_allocated_bytes_
+... memory_limit_ ...``. When the memory the allocator holds minus what is in use is at least the
+request, the allocation failed because no free piece is large enough: fragmentation, whose fix
+(``TF_GPU_ALLOCATOR=cuda_malloc_async``) differs from "use less memory". When the allocator had
+not grown to its limit and could not get more, another process holds the GPU's memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+          "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
+
+
+def _bytes(text: str) -> int | None:
+    """'1638400000' -> 1638400000; '1.53GiB' / '2.16 GiB' / '7.81G' -> bytes; else None."""
+    text = text.strip().replace(" ", "")
+    if text.isdigit():
+        return int(text)
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            try:
+                return int(float(text[: -len(unit)]) * _UNITS[unit])
+            except ValueError:
+                return None
+    return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
+@dataclass(frozen=True)
+class MemoryVerdict:
+    fragmented: bool
+    detail: str
+
+
+def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
+    """Fragmentation or not, from an OOM cause's details; None when the dump lacks the numbers."""
+    def first(*names: str) -> int | None:
+        for name in names:
+            for value in details.get(name, []):
+                if (n := _bytes(value)) is not None:
+                    return n
+        return None
+
+    request = first("rounded", "rounded2", "size2")
+    limit = first("limit_bytes", "memory_limit")
+    in_use = first("inuse_bytes", "inuse_total")
+    if request is None or limit is None or in_use is None or request <= 0:
+        return None
+    held = first("region_bytes") or limit  # what the allocator got from the device so far
+    free = held - in_use
+    if free >= request:
+        return MemoryVerdict(True, f"{_gib(free)} free of the {_gib(held)} the allocator holds "
+                                   f"({_gib(in_use)} in use), yet {_gib(request)} could not be "
+                                   "allocated in one piece")
+    if held < limit:
+        return MemoryVerdict(False, f"the allocator holds {_gib(held)} of its {_gib(limit)} limit "
+                                    "and could not grow: other processes hold the GPU's memory")
+    return MemoryVerdict(False, f"{_gib(in_use)} in use of {_gib(limit)}: only {_gib(free)} "
+                                f"free for {_gib(request)}")

@@ -1,0 +1,324 @@
+"""Versions a log names, fed to the planner's tables, so a fix names the version to install.
+
+A log often says which TensorFlow, Python, NumPy, CUDA or cuDNN it ran with: in paths
+(``python3.8/site-packages``, ``Python310\\lib``, ``tensorflow-2.16.1.dist-info``), in library
+names (``cudart64_100.dll`` is CUDA 10.0, ``libcudnn.so.8`` is cuDNN 8), in pip's own lines
+(``from versions: 2.2.0rc1, ...``) and in the messages themselves (``NumPy 2.1.3 as it may
+crash``, ``The versions of TensorFlow you are currently using is 2.1.0``). ``read_versions``
+collects them; ``install_advice`` turns them, with the tested build configurations
+(``knowledge.build_configs``) and the add-on compatibility table, into one concrete line for the
+causes that have one. Read only when such a cause is present: a 10,000-line log of other causes
+never pays for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from tfperf.doctor import versions as V
+
+_TF = [
+    re.compile(r"tensorflow(?:[-_](?:gpu|cpu|macos|intel))?[-_](?P<v>\d+\.\d+\.\d+)"
+               r"(?:\.dist-info|-cp\d|-py\d|\.tar|\.whl)"),
+    re.compile(r"(?im)^\s*tensorflow(?:-gpu|-cpu|-macos|-intel)?\s+(?P<v>\d+\.\d+\.\d+)\s"),
+    re.compile(r"[Tt]ensor[Ff]low version:? v?(?P<v>\d+\.\d+\.\d+)\b"),
+    re.compile(r"currently using is (?P<v>\d+\.\d+\.\d+)"),
+    re.compile(r"tf\.__version__\)?\s*\n\s*'?(?P<v>\d+\.\d+\.\d+)"),
+]
+_PY = [  # (pattern, how its groups make "3.x")
+    re.compile(r"[Pp]ython(?P<v>3\.\d{1,2})[/\\](?:site|dist)-packages"),
+    re.compile(r"[Pp]ython3(?P<m>\d{1,2})[/\\]"),
+    re.compile(r"-cp3(?P<m>\d{1,2})-"),
+    re.compile(r"(?m)^Python (?P<v>3\.\d{1,2})\.\d+|sys\.version: (?P<w>3\.\d{1,2})"),
+]
+_NUMPY = re.compile(r"NumPy (?P<v>\d+\.\d+\.\d+)\w* as it may crash|"
+                    r"^\s*numpy\s+(?P<w>\d+\.\d+\.\d+)", re.I | re.M)
+_CUDART_DLL = re.compile(r"cudart64_(?P<d>\d+)\.dll")
+_CUDART_SO = re.compile(r"libcudart\.so\.(?P<v>\d+(?:\.\d+)?)")
+_CUDA_LIB = re.compile(r"lib(?:cublas|cufft|curand|cusolver|cusparse)\.so\.(?P<v>\d+(?:\.\d+)?)")
+_CUDNN = re.compile(r"cudnn64_(?P<a>\d+)\.dll|libcudnn\.so\.(?P<b>\d+)|cuDNN (?P<c>\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True)
+class LogVersions:
+    tensorflow: str | None = None
+    python: str | None = None
+    numpy: str | None = None
+    os: str | None = None  # windows | macos | linux, from paths and library names
+    cuda: str | None = None  # the CUDA the libraries named belong to
+    cudnn: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in asdict(self).items() if v}
+
+
+def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
+    for rx in patterns:
+        if m := rx.search(text):
+            return next(v for v in m.groups() if v)
+    return None
+
+
+def _dll_cuda(digits: str) -> str:
+    """cudart64_100.dll -> 10.0, cudart64_90.dll -> 9.0, cudart64_12.dll -> 12."""
+    if len(digits) == 3:
+        return f"{digits[:2]}.{digits[2]}"
+    if len(digits) == 2 and digits[0] in "6789":
+        return f"{digits[0]}.{digits[1]}"
+    return digits
+
+
+def cuda_of_library(name: str) -> str | None:
+    """The CUDA version a runtime library's file name belongs to (None if it does not say)."""
+    if m := _CUDART_DLL.search(name):
+        return _dll_cuda(m["d"])
+    if m := _CUDART_SO.search(name) or _CUDA_LIB.search(name):
+        return m["v"]
+    return None
+
+
+def _python(text: str) -> str | None:
+    for rx in _PY:
+        if m := rx.search(text):
+            g = m.groupdict()
+            return g.get("v") or g.get("w") or f"3.{g['m']}"
+    return None
+
+
+def _os(text: str) -> str | None:
+    if re.search(r"[A-Za-z]:\\|\.dll\b|\.pyd\b|\\site-packages\\", text):
+        return "windows"
+    if re.search(r"/Users/|\.dylib\b|darwin|macOS", text):
+        return "macos"
+    if re.search(r"/home/|/usr/|/opt/|\.so\b", text):
+        return "linux"
+    return None
+
+
+_WINDOW = 100_000  # characters read from each end of a long log: start-up lines and the traceback
+
+
+def read_versions(text: str) -> LogVersions:
+    """The versions the log names. A long log is read at its start (where start-up and install
+    lines are) and its end (where the traceback is), so its length costs nothing."""
+    if len(text) > 2 * _WINDOW:
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
+    numpy = cuda = cudnn = None
+    if m := _NUMPY.search(text):
+        numpy = m["v"] or m["w"]
+    if m := _CUDART_DLL.search(text):
+        cuda = _dll_cuda(m["d"])
+    elif m := _CUDART_SO.search(text) or _CUDA_LIB.search(text):
+        cuda = m["v"]
+    if m := _CUDNN.search(text):
+        cudnn = m["a"] or m["b"] or m["c"]
+    return LogVersions(_first(_TF, text), _python(text), numpy, _os(text), cuda, cudnn)
+
+
+# ---------------------------------------------------------------------------------------------
+# advice per label
+
+
+def _mm(version: str) -> str:
+    return V.fmt(V.major_minor(version))
+
+
+def _range(versions: list[str]) -> str:
+    if not versions:
+        return ""
+    ordered = sorted(set(versions), key=V.parse)
+    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
+
+
+def _numpy(details: dict[str, list[str]], v: LogVersions) -> str:
+    if details.get("api"):
+        return ("pip install --upgrade 'numpy<2' (the module was compiled against a newer NumPy "
+                f"C API, {details['api'][0]}, than the NumPy installed)")
+    have = (details.get("numpy") or [v.numpy or ""])[0]
+    have = f" (NumPy {have} is installed)" if have else ""
+    if v.tensorflow and V.compare(v.tensorflow, "2.18") < 0:
+        return (f"pip install 'numpy<2'{have}: TensorFlow {v.tensorflow} was built against "
+                "NumPy 1.x; 2.18 is the first release built against NumPy 2")
+    if v.tensorflow:
+        return (f"TensorFlow {v.tensorflow} supports NumPy 2, so the module built for NumPy 1.x "
+                f"is another package in the traceback: upgrade it, or pip install 'numpy<2'{have}")
+    return (f"pip install 'numpy<2'{have} (TensorFlow 2.17 and older were built against NumPy "
+            "1.x), or pip install 'tensorflow>=2.18'")
+
+
+def _numpy_old(details: dict[str, list[str]], v: LogVersions) -> str:
+    tf = f" for TensorFlow {v.tensorflow}" if v.tensorflow else ""
+    if details.get("np_attr"):
+        return (f"pip install 'numpy<1.24'{tf} (NumPy 1.24 removed np.{details['np_attr'][0]}, "
+                "which this release still uses), or upgrade TensorFlow and TensorBoard")
+    return f"pip install 'numpy~=1.19.2'{tf} (TensorFlow 2.4's setup.py pins numpy ~= 1.19.2)"
+
+
+def _protobuf(details: dict[str, list[str]], v: LogVersions) -> str:
+    need = (details.get("protobuf_need") or [""])[0]
+    if need:
+        return f"pip install 'protobuf=={_mm(need)}.*' (the version the program was built for)"
+    if v.tensorflow and V.compare(v.tensorflow, "2.12") >= 0:
+        return (f"pip install --upgrade 'protobuf>=3.20.3,<5' (TensorFlow {v.tensorflow} needs "
+                "protobuf 3.20.3 or newer)")
+    tf = f"TensorFlow {v.tensorflow}" if v.tensorflow else "TensorFlow 2.9.0 and older, TF 1.x"
+    return f"pip install 'protobuf==3.20.*' ({tf}: its generated modules predate protobuf 4)"
+
+
+def _tf_built_with_cuda(cuda: str, os: str) -> list[str]:
+    from tfperf.doctor import knowledge as K
+
+    want = V.padded(V.parse(cuda), 2)[:2] if "." in cuda else V.parse(cuda)[:1]
+    return [c.tf_version for c in K.build_configs(os, gpu=True) if c.cuda and
+            V.padded(V.parse(c.cuda), 2)[:len(want)] == want]
+
+
+def _cuda(details: dict[str, list[str]], v: LogVersions) -> str:
+    from tfperf.doctor import knowledge as K
+
+    os = v.os if v.os in ("windows", "linux") else "linux"
+    if v.tensorflow and (cfg := K.build_config(v.tensorflow, os, gpu=True)) and cfg.cuda:
+        return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
+                f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have")
+    libs = details.get("lib", []) + details.get("lib2", [])
+    cuda = (details.get("cuda") or [""])[0] or next(
+        (c for lib in libs if (c := cuda_of_library(lib))), None) or v.cuda
+    if not cuda:
+        return ""
+    tfs = _tf_built_with_cuda(cuda, os)
+    if not tfs:
+        return f"the build asks for CUDA {cuda}: install that CUDA, or a TensorFlow built for yours"
+    cudnns = sorted({c.cudnn for c in K.build_configs(os, gpu=True)
+                     if c.tf_version in tfs and c.cudnn}, key=V.parse)
+    return (f"the build asks for CUDA {cuda}: TensorFlow {_range(tfs)} ({os} builds) were built "
+            f"with CUDA {cuda} and cuDNN {' or '.join(cudnns)}; install those, or the TensorFlow "
+            "built for the CUDA you have")
+
+
+@functools.cache
+def _addon_table() -> tuple[tuple[str, str, str], ...]:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return tuple((r["addon"], r["addon_version"], r["tf_minor"])
+                 for r in read_table("tf_addon_compat.csv"))
+
+
+def _addon_name(details: dict[str, list[str]]) -> str:
+    if details.get("metal"):
+        return "tensorflow-metal"
+    if details.get("lib"):
+        return "tensorflow-io"
+    if details.get("addons_min") or details.get("tf_have"):
+        return "tensorflow-addons"
+    name = (details.get("addon") or details.get("addon2") or [""])[0]
+    return name.replace("_", "-").replace("tf-sentencepiece", "tf_sentencepiece")
+
+
+def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
+    addon = _addon_name(details)
+    tf = (details.get("tf_have") or [v.tensorflow or ""])[0]
+    mm = _mm(tf) if tf else ""
+    if addon == "tensorflow-addons" and details.get("addons_min"):
+        lo, hi = details["addons_min"][0], details["addons_max"][0]
+        return (f"the installed tensorflow-addons supports TensorFlow >= {lo} and < {hi}"
+                + (f", not {tf}" if tf else "") + f": pip install 'tensorflow>={lo},<{hi}', or "
+                "the tensorflow-addons release whose range covers your TensorFlow")
+    if addon == "tensorflow-text":
+        if mm:
+            return f"pip install 'tensorflow-text=={mm}.*' (the release built for TensorFlow {mm})"
+        return ("pip install 'tensorflow-text==<TensorFlow major.minor>.*' (they are released "
+                "in step)")
+    if addon == "tensorflow-io":
+        fits = [ver for name, ver, tfm in _addon_table() if name == addon and tfm == mm]
+        if fits:
+            return f"pip install 'tensorflow-io=={fits[0]}' (built for TensorFlow {mm})"
+        return ("install the tensorflow-io release built for TensorFlow "
+                f"{mm or '<major.minor>'} (the compatibility table in tensorflow/io's README)")
+    if addon == "tensorflow-metal":
+        return (f"install the tensorflow-metal release made for TensorFlow {mm or 'the installed'}"
+                " (Apple's compatibility table), or the TensorFlow the installed plugin was made "
+                "for")
+    if addon:
+        return (f"install the {addon} release built for TensorFlow {mm or '<major.minor>'}")
+    return ""
+
+
+def _wheel(details: dict[str, list[str]], v: LogVersions) -> str:
+    from tfperf.doctor import knowledge as K
+
+    configs = K.build_configs("linux", gpu=False)
+    req = (details.get("requirement") or details.get("requirement2") or [""])[0]
+    if m := re.search(r"==\s*(\d+\.\d+(?:\.\d+)?)", req):
+        cfg = K.build_config(m[1], "linux", gpu=False)
+        if cfg:
+            py = f"; this Python is {v.python}" if v.python else ""
+            return (f"TensorFlow {m[1]} has wheels for 64-bit Python {cfg.python_text}{py}: use "
+                    "one of those, or a TensorFlow release that supports your Python")
+    if v.python:
+        fits = [c.tf_version for c in configs if c.supports_python(v.python)]
+        if fits:
+            newest = max(fits, key=V.parse)
+            return (f"Python {v.python}: TensorFlow {_range(fits)} have wheels for it: pip "
+                    f"install 'tensorflow=={newest}' with a 64-bit Python {v.python}")
+        latest = configs[0]
+        return (f"no TensorFlow release has wheels for Python {v.python}: the newest, "
+                f"{latest.tf_version}, supports Python {latest.python_text}; install one of those")
+    latest = configs[0]
+    return (f"the newest TensorFlow, {latest.tf_version}, has wheels for 64-bit Python "
+            f"{latest.python_text}; older releases need older Pythons (tfperf doctor --plan "
+            "VERSION says which)")
+
+
+def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
+    need = (details.get("glibc") or [""])[0]
+    if need:
+        return (f"a system with glibc {need.split('_', 1)[1]} or newer (ldd --version shows "
+                "this one's), e.g. a current tensorflow/tensorflow container")
+    cxx = (details.get("glibcxx") or [""])[0]
+    return f"a libstdc++ that provides {cxx} (conda install -c conda-forge libstdcxx-ng)" if cxx \
+        else ""
+
+
+def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
+    if not v.tensorflow:
+        return ""
+    mm = _mm(v.tensorflow)
+    if V.compare(v.tensorflow, "2.16") >= 0:
+        return (f"pip install 'tf-keras=={mm}.*' and set TF_USE_LEGACY_KERAS=1 before importing "
+                "TensorFlow (Keras 2 code), or port the code to Keras 3")
+    return f"pip install 'keras=={mm}.*' (the Keras released with TensorFlow {mm})"
+
+
+def _tf1(details: dict[str, list[str]], v: LogVersions) -> str:
+    from tfperf.doctor import knowledge as K
+
+    cfg = K.build_config("1.15.0", "linux", gpu=False)
+    py = f" (it has wheels for Python {cfg.python_text})" if cfg else ""
+    return f"pip install 'tensorflow==1.15.*'{py} to run it unchanged, or port it to TF 2"
+
+
+_ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
+    "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
+    "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
+    "tf-addon-version-mismatch": _addon, "no-tensorflow-wheel": _wheel,
+    "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
+}
+
+
+def has_advice(label: str) -> bool:
+    return label in _ADVICE
+
+
+def install_advice(label: str, details: dict[str, list[str]], v: LogVersions) -> str:
+    """One line naming what to install for this cause, from the versions the log shows ('' if
+    the log says too little)."""
+    fn = _ADVICE.get(label)
+    if fn is None:
+        return ""
+    try:
+        return fn(details, v)
+    except ValueError:  # a version string the tables cannot parse: no advice beats a wrong one
+        return ""
