@@ -7,6 +7,7 @@ the engine is imported when a subcommand runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
@@ -64,6 +65,10 @@ def run_lint(args: argparse.Namespace) -> int:
 
     if args.jobs < 0:
         raise UsageError("--jobs must be ≥ 0")
+    for raw in args.paths:  # a symlink loop or dangling link, before anything resolves it
+        if os.path.lexists(raw) and not os.path.exists(raw):
+            raise UsageError(f"{raw}: a symlink that leads to no file (a loop or a missing "
+                             "target)")
     request = LintRequest(
         paths=list(args.paths), select=_codes(args.select), ignore=_codes(args.ignore) or [],
         extend_select=_codes(args.extend_select) or [],
