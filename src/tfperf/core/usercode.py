@@ -136,6 +136,7 @@ class UserFile:
 
     path: Path
     tree: ast.Module
+    label: str = ""  # how messages name it (a module's name); the path when empty
 
     def module_names(self) -> set[str] | None:
         """Names the module binds at its top level, plus the names a call gives with
@@ -156,18 +157,18 @@ class UserFile:
         _top_level_bindings(self.tree, names)
         return None if "__getattr__" in names else names
 
-    def require_function(self, name: str, hint: str = "") -> None:
+    def require_function(self, name: str) -> None:
         """:class:`UserCodeError` unless ``name`` (``f`` or ``Class.method``: its first part)
         is bound at the top level of the file."""
         names = self.module_names()
         first = name.split(".")[0]
-        if names is None or first in names:
+        if names is None or first in names or name in names:
             return
         known = [n for n in _top_level_functions(self.tree) if not n.startswith("_")]
         listed = f"it defines {', '.join(known[:8])}{', ...' if len(known) > 8 else ''}" \
             if known else "it defines no function"
-        raise UserCodeError(f"{self.path}: no function {first!r} at module level ({listed})"
-                            f"{hint}")
+        raise UserCodeError(f"{self.label or self.path}: no function {first!r} at module "
+                            f"level ({listed})")
 
     def may_declare(self, word: str) -> bool:
         """Whether importing the file may run a declaration named ``word`` (``inputs``,
@@ -260,7 +261,8 @@ def check_module(name: str) -> UserFile | None:
         search = list(spec.submodule_search_locations or [])
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
-    return check_user_file(spec.origin, allow_empty=True)
+    checked = check_user_file(spec.origin, allow_empty=True)
+    return UserFile(checked.path, checked.tree, label=name)
 
 
 def check_output_path(path: str | Path, option: str) -> None:
@@ -271,7 +273,7 @@ def check_output_path(path: str | Path, option: str) -> None:
     p = Path(path)
     try:
         st = p.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the folder below says which
         st = None
     except OSError as exc:
         why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
@@ -284,7 +286,7 @@ def check_output_path(path: str | Path, option: str) -> None:
     while True:
         try:
             st = parent.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             if parent == parent.parent:
                 raise UserCodeError(f"{option} {p}: no folder of it exists") from None
             parent = parent.parent
