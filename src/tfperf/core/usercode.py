@@ -279,6 +279,8 @@ def check_output_path(path: str | Path, option: str) -> None:
         why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
         raise UserCodeError(f"{option} {p}: {why}") from None
     if st is not None:
+        if stat.S_ISDIR(st.st_mode) and not os.access(p, os.W_OK | os.X_OK):
+            raise UserCodeError(f"{option} {p}: the folder is not writable")
         if not stat.S_ISDIR(st.st_mode) and not os.access(p, os.W_OK):
             raise UserCodeError(f"{option} {p}: the file is not writable")
         return
