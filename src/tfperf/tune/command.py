@@ -71,19 +71,23 @@ def run(args: argparse.Namespace) -> int:
     devices = getattr(args, "devices", None)
     if devices is not None and devices != "auto" and not (devices.isdigit() and int(devices)):
         raise UsageError(f"--devices must be a positive count or 'auto', not {devices!r}")
+    from tfperf.core.usercode import UserCodeError
+    from tfperf.tune.target import TuneError
+
+    if getattr(args, "ray", None):  # before the user's file is read: fail fast
+        from tfperf.tune.ray_pool import require_ray
+
+        try:
+            require_ray()
+        except TuneError as exc:
+            print(f"tfperf tune: {exc}", file=sys.stderr)
+            return 2
     _check(args)  # before TensorFlow is imported: bad input fails fast
     if not args.verbose:
         from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
         quiet_tensorflow_startup()
-    from tfperf.core.usercode import UserCodeError
-    from tfperf.tune.target import TuneError
-
     try:
-        if getattr(args, "ray", None):  # before importing the user's file: fail fast
-            from tfperf.tune.ray_pool import require_ray
-
-            require_ray()
         fn, inputs = _load(args)
         return _tune(args, fn, inputs)
     except (UserCodeError, TuneError) as exc:
