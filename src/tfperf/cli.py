@@ -113,21 +113,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _run_demo(args: argparse.Namespace) -> int:
     """Run each capability on this machine and on the bundled case study, in order."""
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
-    from tfperf.examples import demo_steps
+    from tfperf.examples import demo_outcome, demo_steps
 
     quiet_tensorflow_startup(args.verbose)
 
     # Lint and profile findings on the slow example are the point of the demo, not a failure:
-    # the demo fails only when the doctor fails a check or a step cannot run (status >= 2).
+    # each step's status is said in words, and the demo fails only where a step did.
     worst = EXIT_OK
     registered = _registered_commands()
-    for title, argv in demo_steps(no_compute=args.no_compute, verbose=args.verbose):
+    for title, argv, expected in demo_steps(no_compute=args.no_compute, verbose=args.verbose):
         if argv[0] not in registered:
             continue
         print(f"\n=== {title}: tfperf {' '.join(argv)}\n", flush=True)
         rc = main(argv)
-        print(f"\n(exit status {rc})", flush=True)
-        if rc >= EXIT_USAGE or (argv[0] == "doctor" and rc != EXIT_OK):
+        failed, words = demo_outcome(argv[0], rc, expected)
+        print(f"\n→ {words}", flush=True)
+        if failed:
             worst = max(worst, rc)
     return worst
 

@@ -65,7 +65,7 @@ def test_bench_file_table_and_unknown_baseline(tmp_path, capsys):
 
 @pytest.mark.parametrize("text, message", [
     ("import no_such_module_xyz\n", "importing it failed: ModuleNotFoundError"),
-    ("def broken(:\n", "importing it failed: SyntaxError"),
+    ("def broken(:\n", "syntax error at line 1: invalid syntax"),  # found before it runs
     ("raise SystemExit(3)\n", "importing it failed: SystemExit"),
     ("x = 1\n", "declares no variants"),
 ])
@@ -116,7 +116,7 @@ def test_usage_errors(tmp_path, capsys):
     assert main(["bench", str(tmp_path / "missing.py")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["bench", str(tmp_path), "--budget", "1"]) == 2
-    assert "not a Python file" in capsys.readouterr().err
+    assert "a folder, not a file" in capsys.readouterr().err
     path = _write(tmp_path, "ok.py", "x = 1\n")
     assert main(["bench", path, "--budget", "0"]) == 2
 

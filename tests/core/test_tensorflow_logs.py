@@ -1,6 +1,19 @@
 """Which of TensorFlow's C++ start-up lines tfperf hides (real lines from TF 2.16–2.21)."""
 
-from tfperf.core.tensorflow_logs import is_startup_notice
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tfperf.core.tensorflow_logs import (
+    QUIET_LEVEL,
+    QUIETED_BY_TFPERF,
+    VARIABLE,
+    is_startup_notice,
+    last_line_worth_showing,
+    quiet_child_startup,
+)
 
 NOTICES = [
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n",
@@ -23,3 +36,70 @@ def test_info_and_warning_lines_are_notices():
 
 def test_errors_fatal_and_other_output_are_kept():
     assert not any(is_startup_notice(line) for line in KEPT)
+
+
+CHILD_BENCH = """\
+import os
+import sys
+import tensorflow as tf
+import tfperf
+
+@tfperf.inputs
+def make():
+    return (tf.ones([8]),)
+
+@tfperf.variant(baseline=True)
+def fine(x):
+    return x * 2.0
+
+@tfperf.variant
+def dies(x):
+    os._exit(3)  # as a crash would: no traceback, only what was printed before
+"""
+
+
+@pytest.mark.tf
+def test_a_bench_child_quiets_tensorflow_as_its_parent_did_and_says_why_it_failed(
+        tmp_path, monkeypatch):
+    # Issue 24: `tfperf bench --isolate` children printed TensorFlow's absl/oneDNN start-up
+    # lines, and a child that died was reported by its last one ("isolated run failed:
+    # I0000 ... oneDNN custom operations are on").
+    pytest.importorskip("tensorflow")
+    from tfperf.bench.isolate import measure_isolated
+
+    bench = tmp_path / "child_bench.py"
+    bench.write_text(CHILD_BENCH)
+    # What quiet_tensorflow_startup leaves in the parent's environment.
+    monkeypatch.setenv(VARIABLE, QUIET_LEVEL)
+    monkeypatch.setenv(QUIETED_BY_TFPERF, "1")
+    spec = {"file": str(bench), "variant": "fine", "quick": False}
+    child = subprocess.run([sys.executable, "-m", "tfperf.bench.isolate", json.dumps(spec)],
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    assert not [line for line in child.stderr.splitlines() if is_startup_notice(line)], \
+        child.stderr
+
+    from types import SimpleNamespace
+
+    dies = SimpleNamespace(source={**spec, "variant": "dies"}, fn=None)
+    memory = measure_isolated(dies, (), {}, timeout=300)
+    assert memory == {"peak_bytes": None, "source": "isolated run failed: exited with status 3"}
+
+
+def test_a_childs_reason_is_its_last_line_that_is_not_a_notice():
+    stderr = "".join(KEPT[3:4]) + "ValueError: bad\n" + "".join(NOTICES)
+    assert last_line_worth_showing(stderr) == "ValueError: bad"
+    assert last_line_worth_showing("".join(NOTICES)) == ""
+
+
+def test_a_child_is_quieted_only_where_its_parent_was(monkeypatch):
+    import tfperf.core.tensorflow_logs as logs
+
+    calls: list[bool] = []
+    monkeypatch.setattr(logs, "quiet_tensorflow_startup", lambda verbose=False: calls.append(1))
+    monkeypatch.delenv(QUIETED_BY_TFPERF, raising=False)
+    quiet_child_startup()  # the parent ran with --verbose, or the user chose a level
+    assert calls == []
+    monkeypatch.setenv(QUIETED_BY_TFPERF, "1")
+    quiet_child_startup()
+    assert calls == [1]

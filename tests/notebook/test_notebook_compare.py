@@ -59,6 +59,17 @@ def test_cell_form_one_statement_per_line_and_a_plot(run, tf_cells):
     assert "loop (baseline)" in ran.shown()
 
 
+@pytest.mark.parametrize("line", [
+    "vec(samples,weights) ; xla(samples,weights)",   # issue 24: ';' was timed as a variant
+    "vec(samples,weights); xla(samples,weights);",   # a trailing ';' (IPython's quiet habit)
+    "vec(samples,weights);xla(samples,weights)",
+])
+def test_a_semicolon_separates_variants_as_a_space_does(run, tf_cells, line):
+    ran = run(f"rep = %tfcompare -o -q {line} --budget 0.2")
+    assert ran.error is None, ran.everything
+    assert [v.name for v in _ns()["rep"].variants] == ["vec", "xla"]
+
+
 def test_quiet_shows_nothing(run, tf_cells):
     ran = run("%tfcompare -q vec(samples,weights) xla(samples,weights) --budget 0.2")
     assert ran.error is None and ran.outputs == []

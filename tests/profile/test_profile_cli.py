@@ -28,9 +28,9 @@ def test_missing_script_is_a_usage_error(tmp_path, capsys):
 
 def test_unknown_function_is_a_usage_error(capsys):
     assert main(["profile", "tfperf.examples:no_such_fn", "--no-capture"]) == 2
-    assert "has no attribute 'no_such_fn'" in capsys.readouterr().err
+    assert "tfperf.examples: no function 'no_such_fn'" in capsys.readouterr().err
     assert main(["profile", f"{BENCH}:no_such_variant", "--no-capture"]) == 2
-    assert "declares no variant 'no_such_variant'" in capsys.readouterr().err
+    assert "case_study_bench.py: no function 'no_such_variant'" in capsys.readouterr().err
 
 
 def test_bad_steps_is_a_usage_error(script, capsys):

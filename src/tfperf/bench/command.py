@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                          "not to --suite")
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget must be a positive number of seconds")
+    baseline = _check_inputs(args)  # before TensorFlow is imported: bad input fails fast
     quiet_tensorflow_startup(args.verbose)
     show_bar = not args.no_progress and not args.json and not args.format and \
         sys.stderr.isatty()
@@ -104,13 +105,33 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.suite:
             return _run_suite(args, bar)
-        return _run_file(args, bar)
+        return _run_file(args, bar, baseline)
     finally:
         if bar:
             bar.close()
 
 
-def _run_file(args: argparse.Namespace, bar: Any) -> int:
+def _check_inputs(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The files named on the command line, checked without running them (nothing imports
+    TensorFlow yet): FILE.py and REF.py read and parse, the outputs can be written; the
+    --compare-to run, read (a bad path fails in a second, not after the timing)."""
+    from tfperf.cli import UsageError
+    from tfperf.core.usercode import UserCodeError, check_output_path, check_user_file
+
+    try:
+        for source in (args.file, args.interleave_with):
+            if source:
+                check_user_file(source)
+        for option, out in (("--save", args.save), ("--store", args.store),
+                            ("--plot", args.plot)):
+            if out:
+                check_output_path(out, option)
+    except UserCodeError as exc:
+        raise UsageError(str(exc)) from None
+    return gate_command.load_baseline(args)
+
+
+def _run_file(args: argparse.Namespace, bar: Any, baseline: dict[str, Any] | None) -> int:
     from tfperf.bench.comparison import Variant, compare
     from tfperf.bench.loader import BenchFileError, load_bench_file
     from tfperf.cli import UsageError
@@ -123,7 +144,6 @@ def _run_file(args: argparse.Namespace, bar: Any) -> int:
         call_args, call_kwargs = bench.make_inputs(quick=args.quick)
     except BenchFileError as exc:
         raise UsageError(str(exc)) from None
-    baseline = gate_command.load_baseline(args)
     gate = gate_command.wants_gate(args)
     names = [v.name for v in bench.variants]
     if args.baseline and args.baseline not in names:

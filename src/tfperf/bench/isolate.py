@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import pickle
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from tfperf.core.tensorflow_logs import last_line_worth_showing
 from tfperf.core.usercode import runs_at_import
 
 _MARK = "TFPERF_ISOLATE_RESULT "
@@ -162,17 +163,28 @@ def measure_isolated(variant: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
             with open(args_path, "wb") as fh:
                 pickle.dump((_pack(args), _pack(kwargs)), fh)
             spec["args_pickle"] = str(args_path)
-        try:
+        try:  # the child quiets TensorFlow's start-up as this process did (the environment)
             proc = subprocess.run([sys.executable, "-m", "tfperf.bench.isolate",
                                    json.dumps(spec)], capture_output=True, text=True,
-                                  timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+                                  timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"peak_bytes": None, "source": f"isolated run killed after {timeout:g} s"}
     for line in proc.stdout.splitlines():
         if line.startswith(_MARK):
             return json.loads(line[len(_MARK):])
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    tail = last_line_worth_showing(proc.stderr) or describe_exit(proc.returncode)
     return {"peak_bytes": None, "source": f"isolated run failed: {tail[:200]}"}
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with status 3`` / ``killed by signal 9 (SIGKILL)``."""
+    if returncode < 0:
+        try:
+            name = f" ({signal.Signals(-returncode).name})"
+        except ValueError:
+            name = ""
+        return f"killed by signal {-returncode}{name}"
+    return f"exited with status {returncode}"
 
 
 def _load_target(spec: dict[str, Any]) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
@@ -196,7 +208,9 @@ def _load_target(spec: dict[str, Any]) -> tuple[Any, tuple[Any, ...], dict[str, 
 
 def _child(spec: dict[str, Any]) -> None:
     from tfperf.core.measure import sync
+    from tfperf.core.tensorflow_logs import quiet_child_startup
 
+    quiet_child_startup()
     fn, args, kwargs = _load_target(spec)
     start = _rss_now_bytes()
     reset = _reset_peak()

@@ -76,6 +76,9 @@ class CompareReport(CompareResult):
             if v.memory.get("peak_bytes") is not None:
                 notes.append((False, f"{v.name}: peak memory {_fmt_bytes(v.memory['peak_bytes'])}"
                                      f" ({v.memory.get('source')})"))
+            elif v.memory.get("source"):  # --isolate could not measure it: say why
+                notes.append((False, f"{v.name}: peak memory not measured: "
+                                     f"{v.memory['source']}"))
             notes.extend((False, f"{v.name}: {line}") for line in _roofline_lines(v))
         tolerances = sorted({v.equivalence.tolerance for v in self.variants
                              if v.equivalence and v.equivalence.tolerance})

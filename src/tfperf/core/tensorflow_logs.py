@@ -23,6 +23,9 @@ import tempfile
 
 VARIABLE = "TF_CPP_MIN_LOG_LEVEL"
 QUIET_LEVEL = "2"  # INFO and WARNING lines hidden; errors still shown
+# Set beside VARIABLE when tfperf (not the user) chose the level: a child process tfperf
+# starts (bench --isolate) inherits both and quiets its own start-up the same way.
+QUIETED_BY_TFPERF = "TFPERF_QUIET_TF_STARTUP"
 
 # absl/glog lines: "I0000 00:00:17... 123 port.cc:153] ..." or TF's older
 # "2024-03-29 13:15:53.388917: I tensorflow/core/...". Only I and W are notices.
@@ -38,15 +41,32 @@ def quiet_tensorflow_startup(verbose: bool = False) -> None:
     """Hide TensorFlow's C++ INFO/WARNING start-up lines in this process, unless
     ``verbose`` or the user chose a level themselves. Imports TensorFlow now (when it is
     installed and not yet imported), since its notices print at import."""
-    if verbose or VARIABLE in os.environ:
+    if verbose or (VARIABLE in os.environ and os.environ.get(QUIETED_BY_TFPERF) != "1"):
         return
     os.environ[VARIABLE] = QUIET_LEVEL
+    os.environ[QUIETED_BY_TFPERF] = "1"
     if "tensorflow" in sys.modules or importlib.util.find_spec("tensorflow") is None:
         return
     kept = _import_with_stderr_captured()
     if kept:
         sys.stderr.write(kept)
         sys.stderr.flush()
+
+
+def quiet_child_startup() -> None:
+    """In a child process tfperf started: quiet TensorFlow's start-up as the parent did.
+    The parent's choice comes through the environment, so a parent run with ``--verbose``
+    (or under the user's own ``TF_CPP_MIN_LOG_LEVEL``) has children that are not quieted."""
+    if os.environ.get(QUIETED_BY_TFPERF) == "1":
+        quiet_tensorflow_startup()
+
+
+def last_line_worth_showing(stderr: str) -> str:
+    """The last line of a child's stderr that is not a start-up notice ("" if none): what
+    says why the child failed."""
+    lines = [line for line in stderr.strip().splitlines()
+             if line.strip() and not is_startup_notice(line)]
+    return lines[-1] if lines else ""
 
 
 def _import_with_stderr_captured() -> str:

@@ -35,11 +35,28 @@ def _default_name(statement: str) -> str:
     return statement.strip()
 
 
+def line_statements(words: list[str]) -> list[tuple[int, str]]:
+    """The line form's words → its statements: spaces and ``;`` outside brackets and strings
+    both separate them (``%tfcompare a(x); b(x)``). A trailing ``;`` (IPython's habit to hide
+    a value) is dropped; an empty statement before a ``;`` is an error."""
+    if words and words[-1] == ";":
+        words = words[:-1]
+    for before, word in zip([";", *words], words, strict=False):
+        if word == ";" == before:
+            raise MagicError("tfcompare", "an empty statement before ';' (give one statement "
+                                          "between separators: %tfcompare a(x); b(x))")
+    return [(1, w) for w in words if w != ";"]
+
+
 def variants_from(shell: Any, lines: list[tuple[int, str]]) -> dict[str, Any]:
     """``[(cell line, text)]`` → name → function; ``NAME=STATEMENT`` names one."""
     named: list[tuple[str, str, int]] = []
     for line_no, text in lines:
         m = _NAMED.match(text.strip())
+        if re.fullmatch(r"[A-Za-z_]\w*\s*=", text.strip()):
+            raise MagicError("tfcompare", f"{text.strip()!r} names a variant but gives no "
+                                          "statement (write NAME=STATEMENT without spaces, "
+                                          "or one per line in %%tfcompare)")
         if m and m.group(1).isidentifier():
             named.append((m.group(1), m.group(2), line_no))
         else:
@@ -59,9 +76,9 @@ def variants_from(shell: Any, lines: list[tuple[int, str]]) -> dict[str, Any]:
 
 def compare_statements(shell: Any, lines: list[tuple[int, str]], *, baseline: str | None,
                        budget: float | None, check: bool, plot: bool, quiet: bool) -> Any:
+    variants = variants_from(shell, lines)  # a statement that does not parse fails first
     from tfperf.bench.comparison import compare
 
-    variants = variants_from(shell, lines)
     if baseline is not None and baseline not in variants:
         raise MagicError("tfcompare", f"--baseline {baseline!r} is not one of the variants "
                                       f"{list(variants)}")

@@ -89,8 +89,10 @@ def _dispatcher(codes: list[str], preview: bool) -> Any:
     return Dispatcher(registry.select(select=codes or None, preview=preview))
 
 
-def lint_sources(sources: dict[int, str], codes: list[str], preview: bool) -> LintReport:
-    """``{cell number: text}`` → the report; cell numbers are kept in positions."""
+def lint_sources(sources: dict[int, str], codes: list[str], preview: bool,
+                 shown: dict[int, str] | None = None) -> LintReport:
+    """``{cell number: text}`` → the report; cell numbers are kept in positions. ``shown``:
+    a cell's text as the user sees it, where fixes are shown as diffs (same lines)."""
     from tfperf.lint.notebook import lint_cells
 
     dispatcher = _dispatcher(codes, preview)
@@ -98,7 +100,7 @@ def lint_sources(sources: dict[int, str], codes: list[str], preview: bool) -> Li
     cells = [{"cell_type": "code", "source": sources.get(n, "")} for n in range(1, last + 1)]
     report = LintReport(cells=sum(1 for s in sources.values() if s.strip()))
     for f in lint_cells(cells, PATH, dispatcher):
-        report.items.append(CellFinding(f, _diff(f, sources)))
+        report.items.append(CellFinding(f, _diff(f, {**sources, **(shown or {})})))
     return report
 
 
@@ -128,5 +130,9 @@ def lint_cells_so_far(shell: Any, codes: list[str], preview: bool) -> LintReport
 
 
 def lint_one_cell(shell: Any, body: str, codes: list[str], preview: bool) -> LintReport:
-    # The magic's own line stays as line 1 (masked by the reader) so lines match the cell.
-    return lint_sources({current_cell(shell): "%%tflint\n" + body}, codes, preview)
+    # The magic's own line is linted as a blank line 1, so lines match the cell; given as
+    # `%%tflint`, the reader would take the cell for a magic's and skip it when it does not
+    # parse (issue 24: "no findings" for a cell with a syntax error).
+    cell = current_cell(shell)
+    return lint_sources({cell: "\n" + body}, codes, preview,
+                        shown={cell: "%%tflint\n" + body})

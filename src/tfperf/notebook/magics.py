@@ -110,10 +110,10 @@ class TfperfMagics(Magics):
         A statement with spaces outside brackets is written NAME=STATEMENT or put in the
         cell form. A variant's name is its function's name (``slow(x)`` → ``slow``).
         """
-        from tfperf.notebook.compare import compare_statements
+        from tfperf.notebook.compare import compare_statements, line_statements
 
-        opts, words = parse_anywhere("tfcompare", split_words(line), COMPARE_OPTIONS,
-                                     "A(x) B(x) ...")
+        opts, words = parse_anywhere("tfcompare", split_words(line, separators=";"),
+                                     COMPARE_OPTIONS, "A(x) B(x) ...")
         if cell is not None:
             if words:
                 raise MagicError("tfcompare", "%%tfcompare takes the statements from the cell, "
@@ -121,7 +121,7 @@ class TfperfMagics(Magics):
             lines = [(i + 2, t) for i, t in enumerate(cell.splitlines())
                      if t.strip() and not t.lstrip().startswith("#")]
         else:
-            lines = [(1, w) for w in words]
+            lines = line_statements(words)
         report = compare_statements(self.shell, lines, baseline=opts["baseline"],
                                     budget=opts["budget"], check=not opts["no_check"],
                                     plot=opts["plot"], quiet=opts["quiet"])

@@ -96,8 +96,9 @@ def parse_leading(magic: str, line: str, options: tuple[Option, ...],
         values[opt.key] = opt.convert(magic, attached)
 
 
-def split_words(line: str) -> list[str]:
-    """Split at whitespace outside brackets and string literals."""
+def split_words(line: str, separators: str = "") -> list[str]:
+    """Split at whitespace outside brackets and string literals; each character of
+    ``separators`` found there is a word of its own (``%tfcompare a(x); b(x)``)."""
     words: list[str] = []
     current: list[str] = []
     depth = 0
@@ -127,10 +128,12 @@ def split_words(line: str) -> list[str]:
         elif c in ")]}":
             depth = max(0, depth - 1)
             current.append(c)
-        elif c.isspace() and depth == 0:
+        elif (c.isspace() or c in separators) and depth == 0:
             if current:
                 words.append("".join(current))
                 current = []
+            if c in separators:
+                words.append(c)
         else:
             current.append(c)
         i += 1

@@ -32,6 +32,13 @@ def profile_cell(shell: Any, source: str, *, first_line: int, steps: int, captur
     if not source.strip():
         raise MagicError("tfprofile", "the cell is empty")
     code = compile_cell(shell, "tfprofile", source, first_line=first_line)
+    if capture and logdir is not None:  # before the cell runs, not charged to it
+        from tfperf.core.usercode import UserCodeError, check_output_path
+
+        try:
+            check_output_path(_path(logdir), "--logdir")
+        except UserCodeError as exc:
+            raise MagicError("tfprofile", str(exc)) from None
     try:
         import tensorflow  # noqa: F401  (the hooks are TensorFlow's)
     except ImportError:

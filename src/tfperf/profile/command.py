@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--inputs and --quick are for MODULE:FUNCTION targets")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
+    _check_target(args, kind)  # before TensorFlow is imported: bad input fails fast
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:
@@ -155,6 +156,48 @@ def run(args: argparse.Namespace) -> int:
 
         print(report.text(color=use_color(out)), file=out)
     return report.exit_status
+
+
+def _check_target(args: argparse.Namespace, kind: str) -> None:
+    """The script, or FILE.py / MODULE of MODULE:FUNCTION (and --inputs's), checked by their
+    syntax alone (nothing runs): they read and parse, the functions are defined, and a
+    function that needs arguments has inputs; the output paths can be written."""
+    from tfperf.cli import UsageError
+    from tfperf.core.usercode import (
+        UserCodeError,
+        UserFile,
+        check_module,
+        check_output_path,
+        check_user_file,
+    )
+
+    def source(module: str) -> UserFile | None:
+        if module.endswith(".py") or os.sep in module or "/" in module:
+            return check_user_file(module)
+        return check_module(module)
+
+    try:
+        if kind == "script":
+            check_user_file(args.target, suffix=None)
+        else:
+            module, _, name = args.target.rpartition(":")
+            found = source(module) if module and name else None
+            if found is not None:
+                found.require_function(name)
+                needed = found.required_parameters(name)
+                if needed and not args.inputs and not found.may_declare("inputs"):
+                    raise UsageError(f"{name}() takes {', '.join(needed)}: give --inputs "
+                                     "MODULE:FN (a function returning its arguments)")
+            if args.inputs:
+                imodule, _, iname = args.inputs.rpartition(":")
+                ifound = source(imodule) if imodule and iname else None
+                if ifound is not None:
+                    ifound.require_function(iname)
+        for option, out in (("--plot", args.plot), ("--logdir", args.logdir)):
+            if out:
+                check_output_path(out, option)
+    except UserCodeError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _run_remote(args: argparse.Namespace) -> int:

@@ -71,23 +71,54 @@ def run(args: argparse.Namespace) -> int:
     devices = getattr(args, "devices", None)
     if devices is not None and devices != "auto" and not (devices.isdigit() and int(devices)):
         raise UsageError(f"--devices must be a positive count or 'auto', not {devices!r}")
+    from tfperf.core.usercode import UserCodeError
+    from tfperf.tune.target import TuneError
+
+    if getattr(args, "ray", None):  # before the user's file is read: fail fast
+        from tfperf.tune.ray_pool import require_ray
+
+        try:
+            require_ray()
+        except TuneError as exc:
+            print(f"tfperf tune: {exc}", file=sys.stderr)
+            return 2
+    _check(args)  # before TensorFlow is imported: bad input fails fast
     if not args.verbose:
         from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
         quiet_tensorflow_startup()
-    from tfperf.core.usercode import UserCodeError
-    from tfperf.tune.target import TuneError
-
     try:
-        if getattr(args, "ray", None):  # before importing the user's file: fail fast
-            from tfperf.tune.ray_pool import require_ray
-
-            require_ray()
         fn, inputs = _load(args)
         return _tune(args, fn, inputs)
     except (UserCodeError, TuneError) as exc:
         print(f"tfperf tune: {exc}", file=sys.stderr)
         return 2
+
+
+def _check(args: argparse.Namespace) -> None:
+    """FILE.py[:FUNC] and --inputs checked by their syntax alone (nothing runs): the files
+    read and parse, the functions are defined, inputs are given where the call needs them."""
+    from tfperf.cli import UsageError
+    from tfperf.core.usercode import UserCodeError, check_output_path, check_user_file
+
+    path, name = _split(args.target)
+    try:
+        target = check_user_file(path)
+        if name is not None:
+            target.require_function(name)
+        elif not target.may_declare("variant"):
+            raise UsageError(f"{path}: name the function to tune as {path}:FUNC")
+        if args.inputs:
+            ipath, iname = _split(args.inputs)
+            if iname is None:
+                raise UsageError("--inputs must be FILE.py:FN")
+            check_user_file(ipath).require_function(iname)
+        elif not target.may_declare("inputs"):
+            raise UsageError(f"{path}: no @tfperf.inputs function; give --inputs FILE.py:FN")
+        if args.plot:
+            check_output_path(args.plot, "--plot")
+    except UserCodeError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
