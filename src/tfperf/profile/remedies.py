@@ -78,7 +78,7 @@ def for_retrace(kind: str, argument: str, *, version: tuple[int, int] | None,
                                 f"reuse one object, or pass the numbers it carries as tensors")
     if kind == "type":
         return Remedy("TFP301", f"pass {arg} as one type every call: a tensor of one dtype "
-                                f"(tf.constant({arg}, tf.float32), say)")
+                                f"(tf.cast({arg}, tf.float32), say)")
     if kind == "structure":
         return Remedy("TFP301", (
             f"keep {arg}'s nesting and length fixed; or pass it as one tensor (tf.stack) with "
