@@ -391,3 +391,84 @@ def test_eager_share_advice_makes_the_share_fall(tf, tmp_path):
     assert wrapped.capture.eager_share < advice.EAGER_SHARE < eager.capture.eager_share
     assert not [f for f in wrapped.findings + wrapped.not_advice
                 if f.code == "profile.eager_share"]
+
+
+# The table in docs/profile.md ("Advice that holds"), row by row: what varies over 20 calls,
+# the tf.function options, how each call is made, and the traces TF 2.21 makes.
+def _table(tf):
+    x = tf.ones([3])
+    scale = lambda x, v: x * tf.cast(v, tf.float32)  # noqa: E731
+    total = lambda t: tf.reduce_sum(t)  # noqa: E731
+    floats, ints = [0.01 * 0.9 ** i for i in range(20)], list(range(20))
+    shapes = [tf.ones([k, 2]) for k in range(1, 21)]
+    ranks = [tf.ones([2] * r) for r in range(1, 6)] * 4
+    arrays = [np.ones([k, 2], np.float32) for k in range(1, 21)]
+    dtypes = [tf.ones([3], d) for d in (tf.float32, tf.float64, tf.int32, tf.int64,
+                                        tf.int16)] * 4
+    kept = [_Config(2.0) for _ in range(20)]
+    lists = [[x] * k for k in range(1, 21)]
+    add = lambda xs: tf.reduce_sum(tf.stack(xs) if isinstance(xs, list) else xs, 0)  # noqa
+    spec = tf.TensorSpec
+    relax = {"reduce_retracing": True}
+    scalar = [spec([3], tf.float32), spec([], tf.float32)]
+    return [
+        # (row, function, options, calls, traces)
+        ("float", scale, {}, [(x, v) for v in floats], 20),
+        ("float, reduce_retracing", scale, relax, [(x, v) for v in floats], 20),
+        ("float, tf.constant", scale, {}, [(x, tf.constant(v)) for v in floats], 1),
+        ("float, input_signature", scale, {"input_signature": scalar},
+         [(x, v) for v in floats], 1),
+        ("int", scale, {}, [(x, v) for v in ints], 20),
+        ("int, reduce_retracing", scale, relax, [(x, v) for v in ints], 20),
+        ("int, tf.constant", scale, {}, [(x, tf.constant(v)) for v in ints], 1),
+        ("bool", scale, {}, [(x, i % 2 == 0) for i in ints], 2),
+        ("bool, tf.constant", scale, {}, [(x, tf.constant(i % 2 == 0)) for i in ints], 1),
+        ("numpy scalars", scale, {}, [(x, t(i)) for i in ints
+                                      for t in (np.float32, np.float64, np.int64)], 3),
+        ("np.float64", scale, {}, [(x, np.float64(i)) for i in ints], 1),
+        ("shape", total, {}, [(t,) for t in shapes], 20),
+        ("shape, reduce_retracing", total, relax, [(t,) for t in shapes], 2),
+        ("shape, input_signature", total, {"input_signature": [spec([None, 2])]},
+         [(t,) for t in shapes], 1),
+        ("rank", total, {}, [(t,) for t in ranks], 5),
+        ("rank, reduce_retracing", total, relax, [(t,) for t in ranks], 2),
+        ("rank, input_signature", total, {"input_signature": [spec(None)]},
+         [(t,) for t in ranks], 1),
+        ("numpy shape", total, {}, [(a,) for a in arrays], 20),
+        ("numpy shape, reduce_retracing", total, relax, [(a,) for a in arrays], 2),
+        ("numpy shape, input_signature", total, {"input_signature": [spec([None, 2])]},
+         [(a,) for a in arrays], 1),
+        ("dtype", total, {}, [(t,) for t in dtypes], 5),
+        ("dtype, reduce_retracing", total, relax, [(t,) for t in dtypes], 5),
+        ("dtype, tf.cast", total, {}, [(tf.cast(t, tf.float32),) for t in dtypes], 1),
+        ("object kept", lambda x, c: x * c.scale, {}, [(x, c) for c in kept], 20),
+        ("object kept, reduce_retracing", lambda x, c: x * c.scale, relax,
+         [(x, c) for c in kept], 20),
+        ("list", add, {}, [(xs,) for xs in lists], 20),
+        ("list, reduce_retracing", add, relax, [(xs,) for xs in lists], 20),
+        ("list, tf.stack", add, {}, [(tf.stack(xs),) for xs in lists], 20),
+        ("list, tf.stack, reduce_retracing", add, relax, [(tf.stack(xs),) for xs in lists], 2),
+        ("list, tf.stack, input_signature", add, {"input_signature": [spec([None, 3])]},
+         [(tf.stack(xs),) for xs in lists], 1),
+        ("int then tensor", scale, {}, [(x, i if i % 2 else tf.constant(i)) for i in ints], 11),
+    ]
+
+
+def test_the_documented_table_holds_on_this_tf(tf):
+    for row, body, options, calls, expected in _table(tf):
+        f = tf.function(body, **options)
+        for args in calls:
+            f(*args)
+        assert f.experimental_get_tracing_count() == expected, row
+
+
+def test_saving_traces_once_more_as_the_context_hint_says(tf, tmp_path):
+    x = tf.ones([3])
+    f = tf.function(lambda x: x * 2)
+    f(x)
+    module = tf.Module()
+    module.f = f
+    tf.saved_model.save(module, str(tmp_path / "saved"))
+    assert f.experimental_get_tracing_count() == 2
+    hint = remedies.for_retrace("context", "(none)", version=remedies.tf_version()).hint
+    assert "tf.saved_model.save also traces once more" in hint
