@@ -74,8 +74,9 @@ def for_retrace(kind: str, argument: str, *, version: tuple[int, int] | None,
         return Remedy("TFP501", f"cast {arg} to one dtype before the call (tf.cast): one "
                                 f"trace; {relax} does not merge dtypes")
     if kind == "new_object":
-        return Remedy("TFP302", f"a new Python object as {arg} is a new trace each call: "
-                                f"reuse one object, or pass the numbers it carries as tensors")
+        # no lint rule finds this one (TFP302 is about re-created tf.functions)
+        return Remedy(None, f"a new Python object as {arg} is a new trace each call: reuse "
+                            f"one object, or pass the numbers it carries as tensors")
     if kind == "type":
         return Remedy("TFP301", f"pass {arg} as one type every call: a tensor of one dtype "
                                 f"(tf.cast({arg}, tf.float32), say)")
