@@ -209,3 +209,35 @@ def test_eager_share_of_one_off_setup_is_not_advice(tf, tmp_path):
     assert not [f for f in rep.findings if f.code == "profile.eager_share"]
     (kept,) = [f for f in rep.not_advice if f.code == "profile.eager_share"]
     assert "one-off" in kept.data["not_advice"]
+
+
+def test_a_python_loop_over_a_dataset_is_not_an_op_storm(tf, tmp_path):
+    """`for batch in ds:` runs an IteratorGetNext per batch, whose time is the input
+    pipeline's (here certain: a map that sleeps 8 ms per element): "replace the Python loop by
+    whole-tensor ops" and "wrap the loop in tf.function" would be wrong advice."""
+    path = _script(tmp_path, """
+        import time
+        import tensorflow as tf
+
+        def slow(i):
+            time.sleep(0.008)
+            return i
+
+        ds = tf.data.Dataset.range(120).map(lambda i: tf.py_function(slow, [i], tf.int64))
+
+        @tf.function
+        def step(i):
+            return i * 2
+
+        for i in ds:  # the loop
+            step(i)
+    """)
+    rep = runner.run_script(path, capture=True, logdir=tmp_path / "logs")
+    assert rep.error is None
+    loop = _line_of(path, "# the loop")
+    (line,) = [s for s in rep.obs.eager_ops.values() if s.line == loop]
+    assert line.kinds["IteratorGetNext"] == 120
+    assert line.total_s / rep.obs.wall_s >= advice.EAGER_LINE_MIN_SHARE
+    assert not [f for f in rep.findings if f.code in ("profile.eager_ops", "profile.eager_share")]
+    (kept,) = [f for f in rep.not_advice if f.code == "profile.eager_ops"]
+    assert "tf.data iterator ops" in kept.data["not_advice"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import attribution, remedies, retrace
-from tfperf.profile.observation import FunctionStats, Observation
+from tfperf.profile.observation import FunctionStats, LineStats, Observation
 from tfperf.profile.placement import short_device
 from tfperf.profile.remote import COLLECTIVE_SHARE, SLOWEST_MARGIN
 from tfperf.profile.replicas import ReplicaSplit
@@ -143,7 +143,7 @@ def line_findings(obs: Observation) -> list[Finding]:
         if s.count < EAGER_LINE_MIN_OPS or share < EAGER_LINE_MIN_SHARE:
             continue
         ops = ", ".join(k for k, _ in s.kinds.most_common(3))
-        out.append(Finding(
+        finding = Finding(
             code="profile.eager_ops", name="eager-op-storm", status=Status.WARN,
             message=(f"{s.count:,} eager ops ({ops}), {_pct(share)} of the time "
                      f"(see TFP101, TFP102)"),
@@ -152,15 +152,40 @@ def line_findings(obs: Observation) -> list[Finding]:
             data={"rule": remedies.EAGER_STORM.rule,
                   "lever": "vectorise; tf.function(jit_compile=True)",
                   "count": s.count, "share": share,
-                  "threshold": (f"at least {EAGER_LINE_MIN_OPS} ops and "
-                                f"{_pct(EAGER_LINE_MIN_SHARE)} of the time at one line")},
-        ))
+                  "threshold": (f"at least {EAGER_LINE_MIN_OPS} ops of the line's own "
+                                f"and {_pct(EAGER_LINE_MIN_SHARE)} of the time at one line")},
+        )
+        why = _not_a_storm(s)
+        out.append(_not_advice(finding, why) if why else finding)
     return out
 
 
+def _pipeline_op(op_type: str) -> bool:
+    """A tf.data op: iterating a dataset in Python runs these, one or two per element."""
+    return "Iterator" in op_type or op_type.startswith("Optional") \
+        or op_type.endswith("Dataset")
+
+
+def _own_ops(s: LineStats) -> int:
+    """Eager ops at the line that are not tf.data's: iterating a dataset in Python runs an
+    iterator op or two per element, whose time is the input pipeline's, not a loop to
+    vectorise. (Ops run inside a library the line called, such as a Keras layer called per
+    example, stay the line's: its loop is what to batch.)"""
+    return s.count - sum(n for op, n in s.kinds.items() if _pipeline_op(op))
+
+
+def _not_a_storm(s: LineStats) -> str | None:
+    """Why a line's many eager ops are not an op storm to vectorise; None when they are."""
+    if _own_ops(s) >= EAGER_LINE_MIN_OPS:
+        return None
+    return ("tf.data iterator ops (a Python loop over a dataset): their time is the input "
+            "pipeline's, not a loop to vectorise")
+
+
 def repeated_eager_ops(obs: Observation) -> bool:
-    """Whether some line ran eager ops in a loop (what tf.function would take out)."""
-    return any(s.count >= EAGER_LINE_MIN_OPS for s in obs.eager_ops.values())
+    """Whether some line ran eager ops other than tf.data's in a loop (what tf.function
+    would take out)."""
+    return any(_own_ops(s) >= EAGER_LINE_MIN_OPS for s in obs.eager_ops.values())
 
 
 def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | None:
