@@ -237,8 +237,9 @@ def capture_findings(cap: CaptureSummary, *,
                                 f"{EAGER_LINE_MIN_OPS} eager ops")})
         if repeated_eager is False:
             finding = _not_advice(finding, (
-                f"no line ran {EAGER_LINE_MIN_OPS} eager ops: the eager time is one-off "
-                f"(setup, variable creation), which tf.function would not take out"))
+                f"no line ran {EAGER_LINE_MIN_OPS} eager ops other than tf.data's: the eager "
+                f"time is one-off (setup, variable creation) or the input pipeline's, which "
+                f"wrapping the step in tf.function would not take out"))
         out.append(finding)
     share = cap.sixteen_bit_share
     if share is not None and share < SIXTEEN_BIT_MIN:
