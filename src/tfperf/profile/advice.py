@@ -4,6 +4,11 @@ Capture thresholds follow the manner of XProf's overview page: input-bound above
 (moderately) and 20 % (highly) of step time, kernel-launch-bound above 3 % / 15 %, eager
 execution above 10 % of op time, 16-bit computation below 10 % of device time on a GPU. Each
 finding's ``data`` says which threshold fired and the measured value.
+
+The remedies come from ``remedies.py`` (each tested on the running TF). A line-level cause
+that costs under ``ADVICE_MIN_SHARE`` of the run, or that the line's own code did not make
+(syncs inside Keras's ``fit``), is returned with ``data["advice"] = False`` and the reason in
+``data["not_advice"]``: the report keeps it as data (``--json``), not as advice.
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from tfperf.core.findings import Finding, Location, Status
-from tfperf.profile import attribution, retrace
-from tfperf.profile.observation import FunctionStats, Observation
+from tfperf.profile import attribution, remedies, retrace
+from tfperf.profile.observation import FunctionStats, LineStats, Observation
 from tfperf.profile.placement import short_device
 from tfperf.profile.remote import COLLECTIVE_SHARE, SLOWEST_MARGIN
 from tfperf.profile.replicas import ReplicaSplit
@@ -22,9 +27,10 @@ INPUT_BOUND = (0.05, 0.20)
 LAUNCH_BOUND = (0.03, 0.15)
 EAGER_SHARE = 0.10
 SIXTEEN_BIT_MIN = 0.10
-RETRACE_MIN = 2  # retraces (traces beyond the first) before we speak
+RETRACE_MIN = 2  # retraces (traces beyond the first) from which we speak
 SYNC_LINE_MIN = 10  # syncs at one line: a sync inside a loop
 SYNC_LINE_WARN_SHARE = 0.01  # below this share of the run, a sync loop is only info
+ADVICE_MIN_SHARE = 0.001  # a line-level cause costing less of the run is data, not advice
 EAGER_LINE_MIN_OPS = 100
 EAGER_LINE_MIN_SHARE = 0.10
 REPLICA_GAP_SHARE = 0.05  # a slow replica's extra compute, as a share of the step, to warn
@@ -39,7 +45,20 @@ def _loc(path: str | None, line: int | None) -> Location | None:
     return Location(path=path, line=line) if path else None
 
 
-def retrace_findings(functions: list[FunctionStats]) -> list[Finding]:
+def _not_advice(finding: Finding, why: str) -> Finding:
+    finding.data.update(advice=False, not_advice=why)
+    return finding
+
+
+def _below(share: float) -> str | None:
+    """Why a cause costing ``share`` of the run is not advice; None when it is."""
+    if share >= ADVICE_MIN_SHARE:
+        return None
+    return (f"{_pct(share)} of the run, below the {_pct(ADVICE_MIN_SHARE)} advice threshold")
+
+
+def retrace_findings(functions: list[FunctionStats], wall_s: float = 0.0, *,
+                     version: tuple[int, int] | None = None) -> list[Finding]:
     out = []
     for fn in functions:
         retraces = fn.traces - 1
@@ -47,19 +66,24 @@ def retrace_findings(functions: list[FunctionStats]) -> list[Finding]:
             continue
         d = fn.to_dict()
         top = d["retrace_causes"][0]
-        code, hint = retrace.HINTS.get(top["kind"], retrace.HINTS["context"])
+        remedy = remedies.for_retrace(top["kind"], top["argument"], version=version,
+                                      jit_compile=fn.jit_compile)
         how = retrace.summarise_kind(top["kind"], top["argument"], top["distinct"])
         share = fn.trace_s / (fn.trace_s + fn.run_s) if fn.trace_s + fn.run_s > 0 else 0.0
-        out.append(Finding(
+        see = f" (see {remedy.rule})" if remedy.rule else ""
+        finding = Finding(
             code="profile.retrace", name="retrace", status=Status.WARN,
             message=(f"`{fn.name}` traced {fn.traces} times: {how}; tracing took "
-                     f"{fn.trace_s:.3g} s, {_pct(share)} of its time (see {code})"),
-            hint=hint.format(arg=top["argument"].split("[")[0]),
+                     f"{fn.trace_s:.3g} s, {_pct(share)} of its time{see}"),
+            hint=remedy.hint,
             location=_loc(*(fn.first_site or (None, None))),
-            data={"rule": code, "function": fn.name, "traces": fn.traces,
+            data={"rule": remedy.rule, "function": fn.name, "traces": fn.traces,
                   "argument": top["argument"], "kind": top["kind"],
-                  "threshold": f"more than {RETRACE_MIN} retraces"},
-        ))
+                  "threshold": (f"at least {RETRACE_MIN} retraces, tracing at least "
+                                f"{_pct(ADVICE_MIN_SHARE)} of the run")},
+        )
+        why = _below(fn.trace_s / wall_s) if wall_s > 0 else None
+        out.append(_not_advice(finding, why) if why else finding)
     # The same Python function wrapped by many tf.function objects, each traced: TFP302.
     # Only for the user's own functions: libraries (Keras builds one per fit/predict) are
     # not the user's to change.
@@ -69,13 +93,17 @@ def retrace_findings(functions: list[FunctionStats]) -> list[Finding]:
             by_code.setdefault(fn.code_key, []).append(fn)
     for key, group in by_code.items():
         if len(group) > RETRACE_MIN:
+            name = group[0].name
+            owner = name.rpartition(".")[0] if group[0].method else ""
+            remedy = remedies.per_instance(owner) if owner else remedies.RECREATED
+            how = (f"ran as {len(group)} separate tf.function objects, one per {owner} object"
+                   if owner else f"was wrapped by {len(group)} separate tf.function objects")
             out.append(Finding(
                 code="profile.retrace", name="tf-function-recreated", status=Status.WARN,
-                message=(f"`{group[0].name}` was wrapped by {len(group)} separate tf.function "
-                         f"objects, each traced anew (see TFP302)"),
-                hint="create the tf.function once (module level or __init__) and reuse it",
+                message=f"`{name}` {how}, each traced anew (see {remedy.rule})",
+                hint=remedy.hint,
                 location=_loc(*key),
-                data={"rule": "TFP302", "objects": len(group),
+                data={"rule": remedy.rule, "objects": len(group),
                       "threshold": f"more than {RETRACE_MIN} tf.function objects per function"},
             ))
     return out
@@ -88,38 +116,76 @@ def line_findings(obs: Observation) -> list[Finding]:
         if s.count < SYNC_LINE_MIN:
             continue
         via = ", ".join(k for k, _ in s.kinds.most_common(3))
-        costly = wall > 0 and s.total_s / wall >= SYNC_LINE_WARN_SHARE
-        out.append(Finding(
+        share = s.total_s / wall if wall else 0.0
+        costly = wall > 0 and share >= SYNC_LINE_WARN_SHARE
+        finding = Finding(
             code="profile.host_sync", name="host-sync-in-loop",
             status=Status.WARN if costly else Status.INFO,
             message=(f"{s.count} host syncs ({via}) took {s.total_s:.3g} s"
-                     + (f", {_pct(s.total_s / wall)} of the run" if wall else "")
-                     + " (see TFP201)"),
-            hint=("each conversion waits for the device and copies to the host: keep values "
-                  "as tensors in the loop and convert once after it"),
+                     + (f", {_pct(share)} of the run" if wall else "")
+                     + f" (see {remedies.HOST_SYNC.rule})"),
+            hint=remedies.HOST_SYNC.hint,
             location=_loc(s.path, s.line),
-            data={"rule": "TFP201", "count": s.count, "total_s": s.total_s,
-                  "threshold": (f"at least {SYNC_LINE_MIN} syncs at one line; a warning from "
-                                f"{_pct(SYNC_LINE_WARN_SHARE)} of the run")},
-        ))
+            data={"rule": remedies.HOST_SYNC.rule, "count": s.count, "total_s": s.total_s,
+                  "threshold": (f"at least {SYNC_LINE_MIN} syncs at one line made by its own "
+                                f"code and {_pct(ADVICE_MIN_SHARE)} of the run; a warning "
+                                f"from {_pct(SYNC_LINE_WARN_SHARE)}")},
+        )
+        own = s.count - sum(s.made_in.values())
+        why = _below(share) if wall else None
+        if own < SYNC_LINE_MIN:
+            inside = ", ".join(sorted(s.made_in))
+            why = (f"made inside {inside}, not by the line's own code: its conversions are "
+                   f"not the line's to keep as tensors")
+        out.append(_not_advice(finding, why) if why else finding)
     for s in obs.sorted_lines("eager_ops"):
         share = s.total_s / wall if wall else 0.0
         if s.count < EAGER_LINE_MIN_OPS or share < EAGER_LINE_MIN_SHARE:
             continue
         ops = ", ".join(k for k, _ in s.kinds.most_common(3))
-        out.append(Finding(
+        finding = Finding(
             code="profile.eager_ops", name="eager-op-storm", status=Status.WARN,
             message=(f"{s.count:,} eager ops ({ops}), {_pct(share)} of the time "
                      f"(see TFP101, TFP102)"),
-            hint=("replace the Python loop by whole-tensor ops (broadcast, reduce_sum, "
-                  "einsum), then wrap the result in tf.function(jit_compile=True)"),
+            hint=remedies.EAGER_STORM.hint,
             location=_loc(s.path, s.line),
-            data={"rule": "TFP101", "lever": "vectorise; tf.function(jit_compile=True)",
+            data={"rule": remedies.EAGER_STORM.rule,
+                  "lever": "vectorise; tf.function(jit_compile=True)",
                   "count": s.count, "share": share,
-                  "threshold": (f"at least {EAGER_LINE_MIN_OPS} ops and "
-                                f"{_pct(EAGER_LINE_MIN_SHARE)} of the time at one line")},
-        ))
+                  "threshold": (f"at least {EAGER_LINE_MIN_OPS} ops of the line's own "
+                                f"and {_pct(EAGER_LINE_MIN_SHARE)} of the time at one line")},
+        )
+        why = _not_a_storm(s)
+        out.append(_not_advice(finding, why) if why else finding)
     return out
+
+
+def _pipeline_op(op_type: str) -> bool:
+    """A tf.data op: iterating a dataset in Python runs these, one or two per element."""
+    return "Iterator" in op_type or op_type.startswith("Optional") \
+        or op_type.endswith("Dataset")
+
+
+def _own_ops(s: LineStats) -> int:
+    """Eager ops at the line that are not tf.data's: iterating a dataset in Python runs an
+    iterator op or two per element, whose time is the input pipeline's, not a loop to
+    vectorise. (Ops run inside a library the line called, such as a Keras layer called per
+    example, stay the line's: its loop is what to batch.)"""
+    return s.count - sum(n for op, n in s.kinds.items() if _pipeline_op(op))
+
+
+def _not_a_storm(s: LineStats) -> str | None:
+    """Why a line's many eager ops are not an op storm to vectorise; None when they are."""
+    if _own_ops(s) >= EAGER_LINE_MIN_OPS:
+        return None
+    return ("tf.data iterator ops (a Python loop over a dataset): their time is the input "
+            "pipeline's, not a loop to vectorise")
+
+
+def repeated_eager_ops(obs: Observation) -> bool:
+    """Whether some line ran eager ops other than tf.data's in a loop (what tf.function
+    would take out)."""
+    return any(_own_ops(s) >= EAGER_LINE_MIN_OPS for s in obs.eager_ops.values())
 
 
 def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | None:
@@ -131,7 +197,11 @@ def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | Non
     return None
 
 
-def capture_findings(cap: CaptureSummary) -> list[Finding]:
+def capture_findings(cap: CaptureSummary, *,
+                     repeated_eager: bool | None = None) -> list[Finding]:
+    """``repeated_eager``: whether the watch saw eager ops repeat at a line (None: unknown);
+    without that, the capture's eager share is one-off setup, which tf.function cannot
+    remove."""
     out = []
     share = cap.input_share
     band = _band(share, INPUT_BOUND) if share is not None else None
@@ -157,13 +227,20 @@ def capture_findings(cap: CaptureSummary) -> list[Finding]:
             data={"lever": "jit_compile", "value": share, "threshold": fired}))
     share = cap.eager_share
     if share is not None and share > EAGER_SHARE:
-        out.append(Finding(
+        finding = Finding(
             code="profile.eager_share", name="eager-execution", status=Status.WARN,
             message=f"{_pct(share)} of op time runs eagerly (threshold > {_pct(EAGER_SHARE)}; "
                     f"see TFP306, TFP101)",
-            hint="wrap the hot loop body or training step in tf.function",
-            data={"rule": "TFP306", "lever": "tf.function", "value": share,
-                  "threshold": f"> {_pct(EAGER_SHARE)}"}))
+            hint=remedies.EAGER_SHARE.hint,
+            data={"rule": remedies.EAGER_SHARE.rule, "lever": "tf.function", "value": share,
+                  "threshold": (f"> {_pct(EAGER_SHARE)}, and some line ran at least "
+                                f"{EAGER_LINE_MIN_OPS} eager ops")})
+        if repeated_eager is False:
+            finding = _not_advice(finding, (
+                f"no line ran {EAGER_LINE_MIN_OPS} eager ops other than tf.data's: the eager "
+                f"time is one-off (setup, variable creation) or the input pipeline's, which "
+                f"wrapping the step in tf.function would not take out"))
+        out.append(finding)
     share = cap.sixteen_bit_share
     if share is not None and share < SIXTEEN_BIT_MIN:
         out.append(Finding(
@@ -243,10 +320,16 @@ def replica_findings(split: ReplicaSplit) -> list[Finding]:
 
 
 def advise(obs: Observation, cap: CaptureSummary | None,
-           split: ReplicaSplit | None = None) -> list[Finding]:
-    findings = retrace_findings(obs.functions) + line_findings(obs)
+           split: ReplicaSplit | None = None, *,
+           version: tuple[int, int] | None = None) -> list[Finding]:
+    """Every finding; those marked ``data["advice"] is False`` are data, not advice.
+    ``version``: the TF (major, minor) whose advice to give; default the running one."""
+    if version is None:
+        version = remedies.tf_version()
+    findings = retrace_findings(obs.functions, obs.wall_s, version=version) + line_findings(obs)
     if cap is not None:
-        findings += capture_findings(cap)
+        repeated = None if "eager_ops" in obs.unavailable else repeated_eager_ops(obs)
+        findings += capture_findings(cap, repeated_eager=repeated)
     if split is not None:
         findings += replica_findings(split)
     return findings

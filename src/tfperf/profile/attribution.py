@@ -62,8 +62,49 @@ def is_user_code(code: CodeType) -> bool:
     return verdict
 
 
-def user_site(frame: FrameType | None) -> tuple[str, int] | None:
-    """(filename, line) of the innermost user frame at or above ``frame``; None if none."""
+#: code object → the third-party package it belongs to ("" for TF, NumPy, the stdlib, user code)
+_package: dict[CodeType, str] = {}
+# Packages whose frames between a conversion and the user's line do not make it theirs.
+_NOT_THIRD_PARTY = frozenset({"tensorflow", "numpy", "tfperf"})
+_SITE_PREFIXES = tuple(p for p in _LIBRARY_PREFIXES
+                       if p.rstrip(os.sep).endswith(("site-packages", "dist-packages")))
+
+
+def third_party_package(code: CodeType) -> str:
+    """The installed package (other than TF and NumPy) ``code`` belongs to, else ""."""
+    name = _package.get(code)
+    if name is None:
+        name = ""
+        if not code.co_filename.startswith("<"):
+            path = os.path.realpath(code.co_filename)
+            for prefix in _SITE_PREFIXES:
+                if path.startswith(prefix):
+                    top = path[len(prefix):].split(os.sep, 1)[0].split(".", 1)[0]
+                    name = "" if top in _NOT_THIRD_PARTY else top
+                    break
+        _package[code] = name
+    return name
+
+
+def user_frame_and_callee(frame: FrameType | None) -> tuple[FrameType | None,
+                                                            FrameType | None]:
+    """The innermost user frame at or above ``frame``, and the frame it called (None when
+    ``frame`` is the user frame itself)."""
+    cache = _user_code
+    callee = None
+    while frame is not None:
+        code = frame.f_code
+        verdict = cache.get(code)
+        if verdict is None:
+            verdict = is_user_code(code)
+        if verdict:
+            return frame, callee
+        callee, frame = frame, frame.f_back
+    return None, None
+
+
+def user_frame(frame: FrameType | None) -> FrameType | None:
+    """The innermost user frame at or above ``frame``; None if none."""
     cache = _user_code
     while frame is not None:
         code = frame.f_code
@@ -71,9 +112,15 @@ def user_site(frame: FrameType | None) -> tuple[str, int] | None:
         if verdict is None:
             verdict = is_user_code(code)
         if verdict:
-            return code.co_filename, frame.f_lineno
+            return frame
         frame = frame.f_back
     return None
+
+
+def user_site(frame: FrameType | None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost user frame at or above ``frame``; None if none."""
+    found = user_frame(frame)
+    return (found.f_code.co_filename, found.f_lineno) if found is not None else None
 
 
 def caller_site(depth: int = 2) -> tuple[str, int] | None:

@@ -22,11 +22,15 @@ class LineStats:
     count: int = 0
     total_s: float = 0.0
     kinds: Counter = field(default_factory=Counter)  # op types, or the conversion used
+    # host syncs made inside another library the line called (Keras's fit): package → count
+    made_in: Counter = field(default_factory=Counter)
 
     def to_dict(self, wall_s: float | None = None) -> dict[str, Any]:
         top = [{"name": k, "count": n} for k, n in self.kinds.most_common(5)]
         out: dict[str, Any] = {"path": self.path, "line": self.line, "count": self.count,
                                "total_s": self.total_s, "top": top}
+        if self.made_in:
+            out["made_in"] = dict(self.made_in)
         if wall_s:
             out["share"] = self.total_s / wall_s
         return out
@@ -44,6 +48,7 @@ class FunctionStats:
     total_s: float = 0.0
     first_site: Site | None = None
     jit_compile: bool = False  # tf.function(jit_compile=True): its first run XLA-compiles
+    method: bool = False  # a tf.function method: one tf.function object per instance
     graph_ops: int | None = None  # ops in the graph of its latest trace
     xla_compilations: int = 0  # traces of a jit_compile=True function
     signatures: list[dict[str, Any]] = field(default_factory=list)
@@ -80,7 +85,8 @@ class FunctionStats:
 class Observation:
     """Everything the hooks saw in one watched region."""
 
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # the watched block's time, tfperf's own (overhead_s) left out
+    overhead_s: float = 0.0  # tfperf's own work inside the block: capture start/stop, bookkeeping
     functions: list[FunctionStats] = field(default_factory=list)
     host_syncs: dict[Site, LineStats] = field(default_factory=dict)
     eager_ops: dict[Site, LineStats] = field(default_factory=dict)

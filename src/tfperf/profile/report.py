@@ -52,6 +52,8 @@ class ProfileReport:
     error: BaseException | None = None
     target: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    # Causes seen but not advice (under the share threshold, or made inside a library): data
+    not_advice: list[Finding] = field(default_factory=list)
     # The capture split per device (MirroredStrategy replicas), when ops ran on two or more
     replicas: replicas.ReplicaSplit | None = None
     # How a (file, line) site is named in text; default ``path:line``. Notebooks name cells
@@ -93,6 +95,7 @@ class ProfileReport:
         return {
             "target": self.target,
             "wall_s": wall,
+            "tfperf_s": self.obs.overhead_s,
             "functions": [f.to_dict() for f in
                           sorted(self.obs.functions, key=lambda f: (-f.traces, -f.total_s))],
             "host_syncs": [s.to_dict(wall) for s in self.obs.sorted_lines("host_syncs")],
@@ -102,6 +105,7 @@ class ProfileReport:
             "capture_note": self.capture_note,
             "replicas": self.replicas.to_dict() if self.replicas else None,
             "advice": [f.to_dict() for f in self.findings],
+            "not_advice": [f.to_dict() for f in self.not_advice],
             "logdir": self.logdir,
             "unavailable": dict(self.obs.unavailable),
             "error": self.error_dict(),
@@ -115,8 +119,10 @@ class ProfileReport:
     def text(self, color: bool = False) -> str:
         b = lambda s: render.style(s, "bold", color=color)  # noqa: E731
         wall = self.obs.wall_s
+        own = self.obs.overhead_s
         out = [b(f"tfperf profile{': ' + self.target if self.target else ''}") +
-               f" — {_secs(wall)} observed"]
+               f" — {_secs(wall)} observed"
+               + (f" (tfperf's own {_secs(own)} left out)" if own >= 1e-3 else "")]
         out += self._functions_text(b)
         out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
                                 "syncs", "via")
@@ -129,6 +135,9 @@ class ProfileReport:
         out += ["", b("Advice")]
         out.append(render.findings_text(self._shown_findings(), color=color) if self.findings
                    else "  nothing above the thresholds")
+        if self.not_advice:
+            out.append(f"  ({len(self.not_advice)} more below the advice thresholds or not the "
+                       f"line's own doing: --json lists them under not_advice)")
         if self.error is not None:
             out += ["", render.style("The run raised an error (the report covers what ran "
                                      "before it):", "red", "bold", color=color)]
@@ -240,5 +249,7 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
                         error=error, target=target)
     if capture is not None:
         rep.replicas = replicas.split(capture, obs.placement)
-    rep.findings = advice.advise(obs, capture, rep.replicas)
+    found = advice.advise(obs, capture, rep.replicas)
+    rep.findings = [f for f in found if f.data.get("advice", True)]
+    rep.not_advice = [f for f in found if not f.data.get("advice", True)]
     return rep

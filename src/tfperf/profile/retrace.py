@@ -1,24 +1,26 @@
 """Why a ``tf.function`` traced again: which argument changed, and how.
 
-TensorFlow keys its trace cache on a type per argument (``trace_type.from_value``): tensors and
-NumPy arrays by shape and dtype, Python scalars and strings by value, other objects by
-identity (a weak reference), containers element by element. We describe each argument the
-same way, in plain hashable values, for calls that traced only; a retrace's cause is then the
-difference to the closest earlier traced signature. Describing happens only on a trace, so
-calls that hit the cache pay nothing here.
+TensorFlow keys its trace cache on a type per argument (``trace_type.from_value``): tensors,
+NumPy arrays and NumPy scalars by shape and dtype, Python scalars and strings by value, other
+objects by identity (a weak reference), containers element by element. We describe each
+argument the same way, in plain hashable values, for calls that traced only; a retrace's cause
+is then the difference to the closest earlier traced signature. Describing happens only on a
+trace, so calls that hit the cache pay nothing here.
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 # Descriptor shapes (plain tuples, so they hash and compare cheaply):
-#   ("tensor", dtype, shape)      tensors, variables, NumPy arrays
-#   ("value", type_name, value)   Python scalars, strings, None, NumPy scalars
-#   ("object", type_name, id)     any other object: TF keys it by identity
+#   ("tensor", dtype, shape)      tensors, variables, NumPy arrays and NumPy scalars
+#   ("value", type_name, value)   Python scalars, strings, None
+#   ("object", type_name, serial) any other object: TF keys it by identity
 #   ("traced", type_name, repr)   objects with their own tracing type (datasets, specs…)
 #   ("list"|"tuple"|"dict", items)
 Desc = tuple
@@ -36,6 +38,26 @@ def _module(name: str) -> Any:
     import sys
 
     return sys.modules.get(name)
+
+
+# Identity of live objects, as TF's weak-reference key sees it. ``id()`` alone is not: a
+# temporary passed per call (``f(x, Config())``) is freed after the call and the next one
+# often gets the same address, so equal ids would read as "the same object" while TF, whose
+# weak reference died, traced again. A serial per live object tells them apart.
+_serials: dict[int, int] = {}
+_next_serial = itertools.count(1)
+
+
+def _identity(value: Any) -> int:
+    key = id(value)
+    serial = _serials.get(key)
+    if serial is None:
+        try:  # the entry lives as long as the object: its id is unique while it lives
+            weakref.finalize(value, _serials.pop, key, None)
+        except TypeError:  # not weakly referenceable: its id is the best we know
+            return key
+        serial = _serials[key] = next(_next_serial)
+    return serial
 
 
 def _shape_tuple(shape: Any) -> tuple:
@@ -56,12 +78,14 @@ def _is_tensor_like(value: Any) -> bool:
 
 def describe(value: Any, depth: int = 0) -> Desc:
     """A hashable description of ``value`` as TF's trace cache sees it."""
-    if isinstance(value, _LITERALS) or _numpy_generic(value):
+    if _numpy_generic(value):  # before the literals: np.float64 is a float, TF a tensor
+        return ("tensor", str(value.dtype), ())
+    if isinstance(value, _LITERALS):
         try:
             hash(value)
             return ("value", type(value).__name__, value)
         except TypeError:
-            return ("object", type(value).__name__, id(value))
+            return ("object", type(value).__name__, _identity(value))
     if _is_tensor_like(value):
         return ("tensor", str(getattr(value.dtype, "name", value.dtype)), _shape_tuple(value.shape))
     if depth < 4:
@@ -72,7 +96,7 @@ def describe(value: Any, depth: int = 0) -> Desc:
             return ("dict", tuple((str(k), describe(v, depth + 1)) for k, v in value.items()))
     if hasattr(value, "__tf_tracing_type__"):
         return ("traced", type(value).__name__, _tracing_type_text(value))
-    return ("object", type(value).__name__, id(value))
+    return ("object", type(value).__name__, _identity(value))
 
 
 def _tracing_type_text(value: Any) -> str:
@@ -95,7 +119,7 @@ def example(desc: Desc) -> str:
         text = repr(desc[2])
         return text if len(text) <= 40 else text[:37] + "..."
     if kind == "object":
-        return f"<{desc[1]} object {desc[2]:#x}>"
+        return f"<{desc[1]} object #{desc[2]}>"
     if kind == "traced":
         return f"{desc[1]}({desc[2][:60]})"
     if kind == "dict":
@@ -227,21 +251,6 @@ class CauseSummary:
                 "distinct": len(self.distinct_values), "examples": list(self.examples)}
 
 
-HINTS = {
-    "python_value": ("TFP301", "pass tf.constant({arg}) so one trace serves every value, or "
-                     "give tf.function reduce_retracing=True"),
-    "shape": ("TFP305", "give tf.function an input_signature with None for the varying "
-              "dimension, or reduce_retracing=True; pad to a few fixed lengths under jit_compile"),
-    "dtype": ("TFP501", "cast {arg} to one dtype before the call"),
-    "new_object": ("TFP302", "a new Python object per call retraces; pass tensors, or reuse "
-                   "one object"),
-    "type": ("TFP301", "pass {arg} as one type every call (a tensor)"),
-    "structure": ("TFP301", "keep {arg}'s nesting and length fixed, or pass one stacked tensor"),
-    "context": ("TFP302", "arguments matched an earlier trace: look for tf.function objects "
-                "created repeatedly, changing captured Python values or device scopes"),
-}
-
-
 def summarise_kind(kind: str, arg: str, distinct: int) -> str:
     """The "how" part of a cause, in words."""
     if kind == "python_value":
@@ -256,4 +265,4 @@ def summarise_kind(kind: str, arg: str, distinct: int) -> str:
         return f"argument `{arg}` changed type"
     if kind == "structure":
         return f"argument `{arg}` changed structure"
-    return "no argument changed"
+    return "no argument changed (its calling context did)"

@@ -10,15 +10,22 @@ Four hooks, installed on ``__enter__`` and removed on ``__exit__``:
   ``float(t)``, ``int(t)``, ``bool(t)``, ``t.__index__``, formatting and printing all go
   through it, so one hook sees every tensor→host conversion.
 * eager ops: an op callback (``op_callbacks.add_op_callback``, the hook tfdbg uses) sees every
-  op executed eagerly on this thread. An op's time is the wall time since the previous
-  observed event, charged to the op's line: in an op storm that is the op's dispatch plus
-  execution; pure-Python work between two ops is charged to the next op.
+  op executed eagerly on this thread. An op's time is its own execution (from TF's execute
+  entry, ``pywrap_tfe.TFE_Py_FastPathExecute`` / ``TFE_Py_Execute``, to the callback) plus,
+  when the previous event was an op of the same statement, the time since that op (TF's
+  Python dispatch and the statement's own Python between them: in an op storm, where the time
+  goes). Time between statements (pure Python, an iterator's teardown, a sleep) is charged to
+  no line: before, a lone op after a long gap (a final ``print(tf.reduce_mean(x))``) was
+  charged the whole gap.
 * node placement: TF's graph collection records which device ran each graph node of the
   functions first run in the block (``placement.py``); a capture is split per replica with it.
 
 Every private hook is looked up with a guard: a TensorFlow without it degrades to "not
 available" (listed in ``Observation.unavailable``), never to a crash. Events are attributed
-to the innermost user frame (``attribution.user_site``).
+to the innermost user frame (``attribution.user_site``). tfperf's own work inside the block
+(a capture started or stopped in it, its bookkeeping, syncing a profiled function's result)
+runs "paused": its events are not recorded and its time is kept out of ``wall_s``
+(``Observation.overhead_s`` holds it).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import inspect
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +52,8 @@ FUNCTION_CLASS = ("tensorflow.python.eager.polymorphic_function.polymorphic_func
 TRACE_STEP = ("tensorflow.python.eager.polymorphic_function.tracing_compilation",
               "_create_concrete_function")
 EAGER_TENSOR_BASE = ("tensorflow.python.framework.ops", "_EagerTensorBase")
+# Where every eager op enters TF's C++ (the generated op wrappers look these up at call time)
+EAGER_EXECUTE = ("tensorflow.python.pywrap_tfe", ("TFE_Py_FastPathExecute", "TFE_Py_Execute"))
 
 
 def _lookup(where: tuple[str, str]) -> tuple[Any, Any]:
@@ -57,6 +67,10 @@ def _lookup(where: tuple[str, str]) -> tuple[Any, Any]:
 class _Local(threading.local):
     paused = False
     last_event = 0.0
+    exec_start = 0.0  # when the latest eager op entered TF's execute (EAGER_EXECUTE)
+    # (user frame id, code, line, instruction) of the latest eager op; None after any other
+    # event: an op continues the same statement only right after another op of it
+    statement: tuple[int, Any, int, int] | None = None
     trace_s = 0.0
     depth = 0  # nesting of observed tf.function calls on this thread
     # (graph op count, XLA must-compile) of the latest concrete function traced here
@@ -87,6 +101,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._start = 0.0
         self._active = False
+        self._measuring = False  # between the block's start and end: own time counts
         self.on_function_call = on_function_call
         self.error: BaseException | None = None
 
@@ -109,9 +124,12 @@ class Watcher:
             with self.paused():
                 self.capture.start()
         self._start = self._local.last_event = time.perf_counter()
+        self._local.statement = None
+        self._measuring = True
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self._measuring = False
         self.obs.wall_s += time.perf_counter() - self._start
         if self.capture is not None:
             with self.paused():
@@ -121,17 +139,25 @@ class Watcher:
             self._undo.pop()()
         self._active = False
         self.obs.functions = list(self._fn_stats.values())
+        # tfperf's own time inside the block is not the run's
+        self.obs.wall_s = max(self.obs.wall_s - self.obs.overhead_s, 0.0)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
-        """Events inside this block (tfperf's own syncs) are not recorded."""
-        previous = self._local.paused
-        self._local.paused = True
+        """tfperf's own work: events inside are not recorded, and its time (outermost block
+        only) is kept out of the run's wall time."""
+        local = self._local
+        previous = local.paused
+        local.paused = True
+        t0 = time.perf_counter()
         try:
             yield
         finally:
-            self._local.paused = previous
-            self._local.last_event = time.perf_counter()
+            local.paused = previous
+            now = local.last_event = time.perf_counter()
+            local.statement = None
+            if not previous and self._measuring:
+                self.obs.overhead_s += now - t0
 
     def report(self, file: Any = None, *, show: bool = True, **kwargs: Any) -> Any:
         """Print the text report (to ``file``, default stdout) unless ``show=False``; return it."""
@@ -172,7 +198,9 @@ class Watcher:
             local = watcher._local
             if local.paused:
                 return original_call(fn, *args, **kwargs)
-            watcher._placement.before_function_call()
+            if watcher._placement.pending:  # enabling graph collection is tfperf's own cost
+                with watcher.paused():
+                    watcher._placement.before_function_call()
             before = fn.experimental_get_tracing_count()
             trace_before = local.trace_s
             local.depth += 1
@@ -182,9 +210,17 @@ class Watcher:
             finally:
                 t1 = time.perf_counter()
                 local.depth -= 1
-                watcher._record_call(fn, args, kwargs, before, t1 - t0,
-                                     local.trace_s - trace_before, local.depth == 0)
-                local.last_event = time.perf_counter()
+                top_level = local.depth == 0
+                local.paused = True  # the bookkeeping (and a capture it stops) is tfperf's
+                try:
+                    watcher._record_call(fn, args, kwargs, before, t1 - t0,
+                                         local.trace_s - trace_before, top_level)
+                finally:
+                    local.paused = False
+                    now = local.last_event = time.perf_counter()
+                    local.statement = None
+                    if top_level and watcher._measuring:
+                        watcher.obs.overhead_s += now - t1
 
         cls.__call__ = observed_call
         self._undo.append(lambda: setattr(cls, "__call__", original_call))
@@ -242,13 +278,19 @@ class Watcher:
 
     def _new_function_stats(self, fn: Any) -> FunctionStats:
         py = getattr(fn, "python_function", None) or getattr(fn, "_python_function", None)
-        code = getattr(py, "__code__", None)
+        # A tf.function method bound to an instance runs TF's wrapper, which keeps the user's
+        # method bound to the instance (``__original_wrapped__``; ``__wrapped__`` until
+        # AutoGraph swaps in its conversion): each instance has its own tf.function.
+        bound = getattr(py, "__original_wrapped__", None) or getattr(py, "__wrapped__", None)
+        method = isinstance(bound, types.MethodType)
+        code = getattr(bound if method else py, "__code__", None)
         name = getattr(py, "__qualname__", None) or getattr(fn, "name", None) or repr(fn)
         stats = FunctionStats(
             name=str(name),
             code_key=(code.co_filename, code.co_firstlineno) if code else None,
             first_site=attribution.caller_site(1),
             jit_compile=bool(getattr(fn, "_jit_compile", False)),  # private: read, guarded
+            method=method,
         )
         try:
             self._signatures[id(fn)] = inspect.signature(py) if py is not None else None
@@ -295,7 +337,8 @@ class Watcher:
             raise AttributeError(f"{cls.__name__} has no _numpy method")
         original = cls.__dict__["_numpy"]
         local, table = self._local, self.obs.host_syncs
-        user_site = attribution.user_site
+        find_user = attribution.user_frame_and_callee
+        package_of = attribution.third_party_package
         getframe = sys._getframe
 
         def observed_numpy(tensor: Any) -> Any:
@@ -307,14 +350,20 @@ class Watcher:
             finally:
                 t1 = time.perf_counter()
                 caller = getframe(1)
-                site = user_site(caller) or ("<unknown>", 0)
+                frame, callee = find_user(caller)
+                site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None \
+                    else ("<unknown>", 0)
                 stats = table.get(site)
                 if stats is None:
                     stats = table[site] = LineStats(site[0], site[1])
                 stats.count += 1
                 stats.total_s += t1 - t0
                 stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
-                local.last_event = t1
+                package = package_of(callee.f_code) if callee is not None else ""
+                if package:  # the line called a library (Keras's fit), which converted
+                    stats.made_in[package] += 1
+                local.last_event = time.perf_counter()
+                local.statement = None
 
         cls._numpy = observed_numpy
         self._undo.append(lambda: setattr(cls, "_numpy", original))
@@ -328,9 +377,10 @@ class Watcher:
         if not context.executing_eagerly():
             raise RuntimeError("not executing eagerly (TF1 graph mode): no eager ops to watch")
         local, table = self._local, self.obs.eager_ops
-        user_site = attribution.user_site
+        user_frame = attribution.user_frame
         getframe = sys._getframe
         perf_counter = time.perf_counter
+        self._install_execute_timer()
 
         def on_op(op_type: str, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:
@@ -343,18 +393,63 @@ class Watcher:
             if op_type.startswith("__"):
                 return None
             now = perf_counter()
-            site = user_site(getframe(1)) or ("<unknown>", 0)
+            frame = user_frame(getframe(1))
+            if frame is None:
+                site, statement = ("<unknown>", 0), None
+            else:
+                site = (frame.f_code.co_filename, frame.f_lineno)
+                statement = (id(frame), frame.f_code, frame.f_lineno, frame.f_lasti)
+            if local.depth:  # run while a tf.function traces: its time is the function's
+                spent = 0.0
+            elif _continues(local.statement, statement):
+                spent = now - local.last_event
+            else:  # its own execution only: what ran before it belongs to no line
+                spent = now - max(local.exec_start, local.last_event)
             stats = table.get(site)
             if stats is None:
                 stats = table[site] = LineStats(site[0], site[1])
             stats.count += 1
-            stats.total_s += now - local.last_event
+            stats.total_s += spent
             stats.kinds[op_type] += 1
-            local.last_event = now
+            local.statement = statement
+            local.last_event = perf_counter()
             return None
 
         op_callbacks.add_op_callback(on_op)
         self._undo.append(lambda: op_callbacks.remove_op_callback(on_op))
+
+    def _install_execute_timer(self) -> None:
+        """Note when each eager op enters TF's execute, so an op is charged its own time."""
+        try:
+            module, _ = _lookup((EAGER_EXECUTE[0], EAGER_EXECUTE[1][0]))
+            originals = {name: getattr(module, name) for name in EAGER_EXECUTE[1]}
+        except (ImportError, AttributeError) as exc:
+            self.obs.unavailable["eager_op_time"] = (
+                f"{exc}; an eager op is charged the time since the previous event")
+            return
+        local, perf_counter = self._local, time.perf_counter
+
+        def timed(original: Callable[..., Any]) -> Callable[..., Any]:
+            def entry(*args: Any) -> Any:
+                local.exec_start = perf_counter()
+                return original(*args)
+            return entry
+
+        def restore() -> None:
+            for name, original in originals.items():
+                setattr(module, name, original)
+
+        for name, original in originals.items():
+            setattr(module, name, timed(original))
+        self._undo.append(restore)
+
+
+def _continues(previous: tuple | None, current: tuple | None) -> bool:
+    """The op at ``current`` is a later op of the same statement as the op at ``previous``:
+    same frame and line, a later instruction (a loop coming back to the line may have run
+    other lines' Python in between, so it does not continue)."""
+    return (previous is not None and current is not None and previous[:3] == current[:3]
+            and current[3] > previous[3])
 
 
 def _graph_facts(concrete: Any, trace_args: tuple) -> tuple[int | None, bool]:

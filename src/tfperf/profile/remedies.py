@@ -1,0 +1,109 @@
+"""What to change for each cause ``tfperf profile`` names, in words true on the running TF.
+
+Every hint here is applied to a real case by ``tests/profile/test_profile_remedies.py`` on the
+installed TensorFlow, which checks that the cause goes away (the traces drop to one, the syncs
+at the line to none, the eager ops fall); a "does not help" is checked the same way. Measured
+on TF 2.21 (docs/profile.md, "Advice that holds"):
+
+* a Python int, float or str argument traces once per value, with or without
+  ``reduce_retracing=True`` (it generalises tensor shapes, not Python values); a tensor
+  (``tf.constant``) or an ``input_signature`` traces once. NumPy scalars are tensors to TF.
+* tensors of varying shape: ``input_signature`` with ``None`` traces once;
+  ``reduce_retracing=True`` twice (the first shape, then a generalised one).
+* varying dtypes: casting before the call traces once; ``reduce_retracing`` does not merge them.
+* a list whose length varies: a stacked tensor alone still traces per length (its shape
+  changes); with an ``input_signature`` whose length is ``None`` it traces once.
+* a new Python object per call traces per object; reusing one, or passing tensors, once.
+* same arguments, new trace: a ``tf.distribute`` strategy scope (or replica context) differs;
+  a device scope or a changed Python global does not retrace on 2.21 (the global's old value is
+  silently kept).
+
+Where the text depends on the TF version, it is chosen by the running version
+(:func:`tf_version`, injectable for tests): ``reduce_retracing`` is TF 2.9's name for
+``experimental_relax_shapes``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+
+RENAMED_RELAX_SHAPES = (2, 9)  # tf.function(reduce_retracing=) from TF 2.9 on
+
+
+def tf_version() -> tuple[int, int] | None:
+    """(major, minor) of the TensorFlow this process runs; None when none is imported."""
+    tf = sys.modules.get("tensorflow")
+    match = re.match(r"(\d+)\.(\d+)", str(getattr(tf, "__version__", "")))
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def shape_option(version: tuple[int, int] | None) -> str:
+    """The tf.function option that generalises shapes, as the running TF spells it."""
+    if version is not None and version < RENAMED_RELAX_SHAPES:
+        return "experimental_relax_shapes=True"
+    return "reduce_retracing=True"
+
+
+@dataclass(frozen=True)
+class Remedy:
+    rule: str | None  # the lint rule that finds the same cause in source
+    hint: str
+
+
+def for_retrace(kind: str, argument: str, *, version: tuple[int, int] | None,
+                jit_compile: bool = False) -> Remedy:
+    """The remedy for a retrace cause (``retrace.Change.kind``) of ``argument``."""
+    relax = shape_option(version)
+    arg = argument
+    if kind == "python_value":
+        return Remedy("TFP301", (
+            f"pass tf.constant({arg}) instead of the Python value (or give it a "
+            f"tf.TensorSpec in an input_signature): one trace serves every value; "
+            f"{relax} does not help, it generalises tensor shapes, not Python values"))
+    if kind == "shape":
+        hint = (f"give tf.function an input_signature with None for the dimension of {arg} "
+                f"that varies: one trace serves every size; or {relax}: one more trace, then "
+                f"a generalised shape serves every size")
+        if jit_compile:  # XLA compiles per concrete shape: padding bounds the shapes
+            return Remedy("TFP305", hint + f"; or pad {arg} to a few fixed lengths: one "
+                                           f"trace per length")
+        return Remedy("TFP307", hint)
+    if kind == "dtype":
+        return Remedy("TFP501", f"cast {arg} to one dtype before the call (tf.cast): one "
+                                f"trace; {relax} does not merge dtypes")
+    if kind == "new_object":
+        # no lint rule finds this one (TFP302 is about re-created tf.functions)
+        return Remedy(None, f"a new Python object as {arg} is a new trace each call: reuse "
+                            f"one object, or pass the numbers it carries as tensors")
+    if kind == "type":
+        return Remedy("TFP301", f"pass {arg} as one type every call: a tensor of one dtype "
+                                f"(tf.cast({arg}, tf.float32), say)")
+    if kind == "structure":
+        return Remedy("TFP301", (
+            f"keep {arg}'s nesting and length fixed; or pass it as one tensor (tf.stack) with "
+            f"an input_signature whose length dimension is None (a stacked tensor alone "
+            f"still retraces: its shape changes with the length)"))
+    return Remedy(None, (
+        "the arguments matched an earlier trace, so the call's context changed: another "
+        "tf.distribute strategy's scope (tf.saved_model.save also traces once more); make "
+        "the calls under one strategy"))
+
+
+RECREATED = Remedy("TFP302", "create the tf.function once (module level or __init__) and "
+                             "reuse it")
+
+
+def per_instance(owner: str) -> Remedy:
+    """A tf.function method: each instance has its own tf.function, traced anew."""
+    return Remedy("TFP302", f"each {owner} object has its own tf.function, traced on its first "
+                            f"call: create the object once and reuse it")
+
+
+HOST_SYNC = Remedy("TFP201", "each conversion waits for the value and copies it to the host: "
+                             "keep values as tensors in the loop and convert once after it")
+EAGER_STORM = Remedy("TFP101", "replace the Python loop by whole-tensor ops (broadcast, "
+                               "reduce_sum, einsum), then wrap the result in "
+                               "tf.function(jit_compile=True)")
+EAGER_SHARE = Remedy("TFP306", "wrap the hot loop body or training step in tf.function")
