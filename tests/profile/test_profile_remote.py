@@ -27,9 +27,18 @@ SLOW_MS = 40.0
 ATTEMPTS = 3  # TF 2.21's profiler sometimes aborts a MWMS worker while collecting (see docs)
 
 
+def _empty_capture(doc) -> bool:
+    """A worker whose trace TF's profiler wrote nothing for: on a loaded 2-core machine a
+    worker's profiler session sometimes collects no event in the window (seen at load ~10),
+    which says nothing of tfperf's reading or verdicts."""
+    return any((w.get("problem") or "").endswith("returned no trace events")
+               for w in doc["workers"])
+
+
 def _capture_two_workers(capsys, tmp_path):
     """Run the job with worker 1 slowed, capture both through the CLI; retry only when a
-    worker process crashed (its exit says so), never on a wrong verdict."""
+    worker process crashed (its exit says so) or TF's profiler wrote no trace for a worker,
+    never on a wrong verdict; the last attempt's capture is judged whatever it holds."""
     crashes = []
     for attempt in range(ATTEMPTS):
         with LocalJob(2, steps=600, sleep_ms={1: SLOW_MS}) as job:
@@ -39,8 +48,10 @@ def _capture_two_workers(capsys, tmp_path):
                          "--logdir", str(tmp_path / f"try{attempt}")])
             doc = json.loads(capsys.readouterr().out)
             crashed = job.crashed()
-            if not crashed:
+            if not crashed and (not _empty_capture(doc) or attempt == ATTEMPTS - 1):
                 return job, code, doc
+            if not crashed:
+                continue
             crashes.append((crashed, job.log_tail(400)))
     # Each attempt died inside TensorFlow's profiler (a signal, see docs/multi-device.md), not
     # in tfperf: say so loudly rather than fail the suite on TF's crash.
