@@ -387,4 +387,5 @@ def test_a_host_allocation_then_a_kill_is_host_memory_and_alone_only_a_notice():
                         "exceeds 10% of system memory.")
     assert alone.verdict == "nothing-wrong"
     assert [(c.label, c.severity) for c in alone.causes] == [("large-host-allocation", "notice")]
-    assert "stalls" in alone.causes[0].fix
+    assert "stalls" in alone.causes[0].fix and alone.causes[0].fix.endswith("free memory.")
+    assert alone.causes[0].see == "tfperf profile (memory per op)"
