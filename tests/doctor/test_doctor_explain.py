@@ -113,6 +113,19 @@ def test_every_row_catches_a_real_line_first():
     assert {p.id for p in error_patterns()} == hit
 
 
+def test_every_knowledge_table_row_has_exactly_its_headers_fields():
+    """A comma in an unquoted cell shifts the row's later columns (a fix read as its see), and
+    the reader does not complain: a row with extra or missing fields is caught here."""
+    import csv
+
+    data = Path(errors.__file__).parent / "data"
+    for table in sorted(data.glob("*.csv")):
+        with table.open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        bad = [r[0] for r in rows[1:] if len(r) != len(rows[0])]
+        assert bad == [], (table.name, bad)
+
+
 def test_every_row_has_needles_so_no_row_scans_every_line():
     for p in error_patterns():
         assert p.needles, p.id

@@ -262,3 +262,130 @@ def test_the_more_specific_condition_ranks_first():
     top = explain_log(line).causes[0]
     assert top.likely[0][0].startswith("A variable was used after its owner was deleted")
     assert top.likely[1][0].startswith("A TF1-style variable was read before")
+
+
+# --- the third held-out round's misses, each fixed generally and tested on another thread ----
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#580: bash's job report, the command after the core-dump note
+    'external/bazel_tools/tools/test/test-setup.sh: line 52:  7125 Illegal instruction     '
+    '(core dumped) "$@"',
+    # tensorflow/tensorflow#43670: a French shell, after the command it ran
+    "(venv) (base) razafimandimby@razafimandimby-Lenovo-G50-30:~$ python3 -c 'import tensorflow "
+    "as tf; print(tf._version_)' Instruction non permise (core dumped)",
+])
+def test_an_illegal_instruction_followed_or_preceded_by_more_text_is_the_cpu(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("cpu-missing-instructions", "high")
+
+
+@pytest.mark.parametrize(("line", "label", "isa"), [
+    # mozilla/DeepSpeech#1023 (maintainer: the AVX2+FMA build was turned off for such CPUs)
+    ("2017-12-15 22:17:31.710780: F tensorflow/core/platform/cpu_feature_guard.cc:35] The "
+     "TensorFlow library was compiled to use AVX2 instructions, but these aren't available on "
+     "your machine.", "cpu-missing-avx2", "AVX2"),
+    # NVIDIA/TensorRT#2880: no AVX at all is the other cause
+    ("The TensorFlow library was compiled to use AVX instructions, but these aren't available on "
+     "your machine", "cpu-missing-instructions", "AVX"),
+    # Zeta36/tensorflow-tex-wavenet#8: pasted from a rendered page (a typographic apostrophe)
+    ("The TensorFlow library was compiled to use AVX instructions, but these aren’t available on "
+     "your machine.", "cpu-missing-instructions", "AVX"),
+])
+def test_a_build_for_a_newer_cpu_is_told_from_a_cpu_without_avx(line, label, isa):
+    top = explain_log(line + "\nAborted (core dumped)").causes[0]
+    assert top.label == label and top.details["isa"] == [isa]
+    if label == "cpu-missing-avx2":
+        assert "official pip wheel" in top.fix and "TF 1.5" not in top.fix
+        assert "AVX only" in top.cause
+
+
+@pytest.mark.parametrize(("text", "install"), [
+    # microsoft/tensorflow-directml-plugin#367 (tensorflow-cpu 2.12 with the plugin's last
+    # release; a commenter: it works with TF <= 2.10)
+    ("tfdml_plugin.dll not found", "pip install 'tensorflow-cpu==2.10.*'"),
+    # tensorflow/models#10617: a plugin in tensorflow-plugins with a missing TF symbol
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/user/env/miniforge3/"
+     "lib/python3.9/site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not "
+     "found in flat namespace '_TF_AllocateOutput'", "tensorflow-metal release made for"),
+])
+def test_a_pluggable_device_built_for_another_tensorflow(text, install):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("tf-addon-version-mismatch", "high")
+    assert install in top.install, top.install
+
+
+@pytest.mark.parametrize(("text", "detail"), [
+    # taki0112/UGATIT#48 (reporter: the wrong checkpoint folder)
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Assign requires shapes of both"
+     " tensors to match. lhs shape= [256,256] rhs shape= [1048576,256]\n"
+     "         [[{{node save/Assign_105}}]]\n"
+     "tensorflow.python.framework.errors_impl.InvalidArgumentError: Restoring from checkpoint "
+     "failed. This is most likely due to a mismatch between the current graph and", ""),
+    # tangyuhao/GOTURN-Tensorflow#21
+    ("NotFoundError: Restoring from checkpoint failed. This is most likely due to a Variable name "
+     "or other graph key that is missing from the checkpoint. Please ensure that you have not "
+     "altered the graph expected based on the checkpoint. Original error:\n\n"
+     "Key fc1_1/biases not found in checkpoint", "key fc1_1/biases not in the checkpoint"),
+    # tuvovan/NHDRRNet#10 (maintainer: the weights file does not match the model)
+    ("ValueError: You are trying to load a weight file containing 77 layers into a model with 78 "
+     "layers.", "the file has 77 layers, the model 78"),
+])
+def test_a_checkpoint_that_does_not_match_the_model(text, detail):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("checkpoint-mismatch", "high")
+    assert detail in top.detail and "checkpoint this model saved" in top.fix
+
+
+@pytest.mark.parametrize(("text", "variable"), [
+    # tensorflow/tensorflow#28041: the reporter's code runs the initializer before the model
+    ("FailedPreconditionError: Attempting to use uninitialized value dense_2/bias [[node "
+     "dense_2/bias/read (defined at C:/Users/x/rl.py:60) ]]", "dense_2/bias"),
+    # maples1993/Cats_vs_Dogs#2 (running the initializer fixed it)
+    ("FailedPreconditionError (see above for traceback): Attempting to use uninitialized value "
+     "conv1/weights\n         [[node conv1/weights/read (defined at D:\\cats\\model.py:11) ]]",
+     "conv1/weights"),
+])
+def test_an_uninitialised_variable_names_the_initializer_run_too_early(text, variable):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("uninitialized-variable", "high")
+    assert top.details["variable"] == [variable]
+    assert top.fix.startswith("Build the whole graph first")
+    assert "before part of the graph was built" in top.cause
+
+
+def test_the_driver_older_than_ptxas_is_a_compile_time_warning_with_the_driver_to_install():
+    # jax-ml/jax#19821 (the same XLA check TensorFlow's XLA prints)
+    line = ("2024-02-15 14:18:20.201828: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The "
+            "NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version "
+            "(12.3.107). Because the driver is older than the ptxas version, XLA is disabling "
+            "parallel compilation, which may slow down compilation. You should update your NVIDIA "
+            "driver or use the NVIDIA-provided CUDA forward compatibility packages.")
+    ex = explain_log(line)
+    assert ex.verdict == "warning" and ex.exit_status == 1
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("xla-driver-older-than-ptxas", "warning")
+    assert top.detail == "the driver's CUDA 12.2; ptxas 12.3.107"
+    assert top.install.startswith("an NVIDIA driver >= 545.23.06 (linux), the minimum for "
+                                  "CUDA 12.3")
+
+
+def test_a_host_allocation_then_a_kill_is_host_memory_and_alone_only_a_notice():
+    # tensorflow/tensorflow#36429 (maintainer: the model cannot fit into the memory)
+    killed = ("2020-02-01 11:57:36.437688: W tensorflow/core/framework/cpu_allocator_impl.cc:81] "
+              "Allocation of 10616832 exceeds 10% of system memory.\nKilled")
+    top = explain_log(killed).causes[0]
+    assert (top.label, top.severity, top.confidence) == ("host-out-of-memory", "failure", "high")
+    assert top.consequences == ["large-host-allocation"]
+    assert "10.1 MiB (line 1), then the process was killed (line 2)" in top.detail
+    # YunYang1994/tensorflow-yolov3#310: a zh_CN shell's 'Killed' after a progress bar (a
+    # commenter: the machine is too small, lower the batch size)
+    zh = ("W tensorflow/core/framework/allocator.cc:107] Allocation of 132907008 exceeds 10% of "
+          "system memory.\ntrain loss: 4116.41:  10%|██▍        已杀死")
+    assert explain_log(zh).causes[0].label == "host-out-of-memory"
+    # tensorflow/tensorflow#18735: the line alone (a large allocation, the run goes on)
+    alone = explain_log("tensorflow/core/framework/allocator.cc:101] Allocation of 9782001216 "
+                        "exceeds 10% of system memory.")
+    assert alone.verdict == "nothing-wrong"
+    assert [(c.label, c.severity) for c in alone.causes] == [("large-host-allocation", "notice")]
+    assert "stalls" in alone.causes[0].fix and alone.causes[0].fix.endswith("free memory.")
+    assert alone.causes[0].see == "tfperf profile (memory per op)"

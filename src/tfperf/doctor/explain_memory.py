@@ -7,10 +7,16 @@ it may use, ``InUse:`` what live tensors hold) and, from TF 1.14, ``total_region
 request, the allocation failed because no free piece is large enough: fragmentation, whose fix
 (``TF_GPU_ALLOCATOR=cuda_malloc_async``) differs from "use less memory". When the allocator had
 not grown to its limit and could not get more, another process holds the GPU's memory.
+
+Host memory told from its consequence: TensorFlow's "Allocation of N exceeds 10% of system
+memory" is only a warning (most runs go on), but followed by the process being killed (a
+shell's ``Killed``, exit status 137) it is the out-of-memory killer ending a run whose host RAM
+ran out.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
@@ -66,3 +72,25 @@ def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
                                     "and could not grow: other processes hold the GPU's memory")
     return MemoryVerdict(False, f"{_gib(in_use)} in use of {_gib(limit)}: only {_gib(free)} "
                                 f"free for {_gib(request)}")
+
+
+# the shell's report of a SIGKILL (also at the end of a progress line; '已杀死' is zh_CN), or a
+# runner's exit status 137 / -9
+_KILLED = re.compile(r"(?:^|\s)(?:Killed|已杀死)\s*$|"
+                     r"\bexit(?:ed with)? (?:code|status) (?:137|-9)\b")
+
+
+def killed_after(lines: list[str], after: int) -> int | None:
+    """0-based index of the first line after line ``after`` (0-based) saying that the process
+    was killed by the operating system; None when there is none."""
+    for i in range(after + 1, len(lines)):
+        if ("ill" in lines[i] or "137" in lines[i] or "-9" in lines[i] or "杀死" in lines[i]) \
+                and _KILLED.search(lines[i]):
+            return i
+    return None
+
+
+def allocation_detail(details: dict[str, list[str]]) -> str:
+    """'a host allocation of 791.0 MiB' for the largest 'Allocation of N exceeds' seen."""
+    sizes = [n for v in details.get("bytes", []) if (n := _bytes(v)) is not None]
+    return f"a host allocation of {_gib(max(sizes))}" if sizes else "a large host allocation"

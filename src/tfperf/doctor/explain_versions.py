@@ -207,8 +207,13 @@ def _addon_table() -> tuple[tuple[str, str, str], ...]:
 
 
 def _addon_name(details: dict[str, list[str]]) -> str:
-    if details.get("metal"):
+    plugin = (details.get("dml") or details.get("plugin") or [""])[0]  # in tensorflow-plugins/
+    if details.get("metal") or plugin.startswith("libmetal_plugin"):
         return "tensorflow-metal"
+    if "tfdml_plugin" in plugin:
+        return "tensorflow-directml-plugin"
+    if plugin:
+        return f"plugin {plugin}"
     if details.get("lib"):
         return "tensorflow-io"
     if details.get("addons_min") or details.get("tf_have"):
@@ -237,10 +242,19 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
             return f"pip install 'tensorflow-io=={fits[0]}' (built for TensorFlow {mm})"
         return ("install the tensorflow-io release built for TensorFlow "
                 f"{mm or '<major.minor>'} (the compatibility table in tensorflow/io's README)")
+    if addon == "tensorflow-directml-plugin":
+        ver, built_for = next((ver, tfm) for name, ver, tfm in _addon_table() if name == addon)
+        return (f"pip install 'tensorflow-cpu=={built_for}.*' (tensorflow-directml-plugin "
+                f"{ver}, its last release, is built for TensorFlow {built_for} and needs "
+                "tensorflow-cpu; uninstall tensorflow first if both are installed)")
     if addon == "tensorflow-metal":
         return (f"install the tensorflow-metal release made for TensorFlow {mm or 'the installed'}"
                 " (Apple's compatibility table), or the TensorFlow the installed plugin was made "
                 "for")
+    if addon.startswith("plugin "):
+        return (f"install the release of the package that ships tensorflow-plugins/"
+                f"{addon[len('plugin '):]} built for TensorFlow {mm or '<major.minor>'}, or the "
+                "TensorFlow it was built for")
     if addon:
         return (f"install the {addon} release built for TensorFlow {mm or '<major.minor>'}")
     return ""
@@ -300,11 +314,29 @@ def _tf1(details: dict[str, list[str]], v: LogVersions) -> str:
     return f"pip install 'tensorflow==1.15.*'{py} to run it unchanged, or port it to TF 2"
 
 
+def _driver_for_ptxas(details: dict[str, list[str]], v: LogVersions) -> str:
+    from tfperf.doctor import knowledge as K
+
+    ptxas = (details.get("ptxas") or [""])[0]
+    if not ptxas:
+        return ""
+    cuda = _mm(ptxas)
+    os = v.os if v.os in ("windows", "linux") else "linux"
+    need = K.min_driver(cuda, os)
+    if need.toolkit_min is None:
+        return ""
+    have = (details.get("driver_cuda") or [""])[0]
+    have = f" (this driver supports CUDA {have})" if have else ""
+    return (f"an NVIDIA driver >= {need.toolkit_min} ({os}), the minimum for CUDA {cuda}, the "
+            f"CUDA of the ptxas XLA uses{have}")
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
     "tf-addon-version-mismatch": _addon, "no-tensorflow-wheel": _wheel,
     "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
+    "xla-driver-older-than-ptxas": _driver_for_ptxas,
 }
 
 

@@ -314,6 +314,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
                                      else "", cause.details)
         if cause.label == "out-of-memory":
             _judge_memory(cause)
+    _judge_host_kill(by_label, lines)
     versions = _add_install_advice(text, list(by_label.values()))
     if not any(c.severity == "failure" for c in by_label.values()):
         floor = _floor_cause(text, lines, {number - 1 for number, _, _, _ in hits})
@@ -350,6 +351,30 @@ def _judge_memory(cause: Cause) -> None:
         cause.cause, cause.fix, cause.see, cause.source = (row["cause"], row["fix"], row["see"],
                                                            row["source"])
     cause.detail = "; ".join(filter(None, [cause.detail, verdict.detail]))
+
+
+def _judge_host_kill(by_label: dict[str, Cause], lines: list[str]) -> None:
+    """A large host allocation followed by the process being killed: host RAM ran out (the
+    allocation line alone stays a notice: most runs that print it go on)."""
+    from tfperf.doctor.explain_memory import allocation_detail, killed_after
+    from tfperf.doctor.knowledge import label_rows
+
+    alloc = by_label.get("large-host-allocation")
+    if alloc is None or "host-out-of-memory" in by_label:
+        return
+    at = killed_after(lines, alloc.first_line - 1)
+    if at is None:
+        return
+    head = label_rows()["host-out-of-memory"]
+    del by_label["large-host-allocation"]
+    origin, msg = _shown(lines[at])
+    by_label["host-out-of-memory"] = Cause(
+        label="host-out-of-memory", severity="failure", cause=head.cause, fix=head.fix,
+        see=head.see, source=head.source, lines=[*alloc.lines, LogLine(at + 1, msg, "killed",
+                                                                         origin)],
+        consequences=["large-host-allocation"], details=alloc.details,
+        detail=f"{allocation_detail(alloc.details)} (line {alloc.first_line}), then the process "
+               f"was killed (line {at + 1}): the operating system's out-of-memory killer")
 
 
 def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
