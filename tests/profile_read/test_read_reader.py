@@ -121,3 +121,17 @@ def test_bad_files_say_what_is_wrong(tmp_path, data, kind):
     with pytest.raises(CaptureFileError) as err:
         Capture(p)
     assert err.value.kind == kind
+
+
+@pytest.mark.parametrize("name", ["graph", "xla", "input"])
+def test_profiles_own_summary_reads_the_same_without_tensorflow(pb2, capture_of, name):
+    """profile/xplane.py now reads through this reader: its figures are those it computed from
+    TF's generated classes."""
+    from tfperf.profile import xplane
+
+    path = capture_of(name)
+    space = pb2.XSpace()
+    space.ParseFromString(path.read_bytes())
+    ours, theirs = xplane.summarise(path), xplane.summarise(path, space=space)
+    assert ours.to_dict() == theirs.to_dict()
+    assert ours.op_events == theirs.op_events and ours.step_windows == theirs.step_windows

@@ -71,6 +71,7 @@ class OpStat:
     self_ps: int = 0
     total_ps: int = 0
     source: str | None = None
+    module: str | None = None  # XLA ops: the compiled module, "<name>(<program id>)"
 
     @property
     def self_s(self) -> float:
@@ -211,7 +212,7 @@ def summarise_capture(cap: Capture, progress: Callable[[int], None] | None = Non
     out = ReadSummary(path=cap.path, hostnames=list(cap.hostnames),
                       planes=[p.name for p in cap.planes],
                       recorded_errors=list(cap.errors), recorded_warnings=list(cap.warnings))
-    rows: dict[tuple[str, str, str], OpStat] = {}
+    rows: dict[tuple[str, ...], OpStat] = {}
     steps: list[tuple[int, int]] = []
     calls: list[tuple[int, int]] = []
     timelines: list[Timeline] = []
@@ -272,22 +273,32 @@ class _Nest:
             self.finish(s, d, own, p)
 
 
-def _row(rows: dict[tuple[str, str, str], OpStat], name: str, op_type: str, where: str,
-         kind: str) -> OpStat:
-    key = (name, where, kind)
+def _row(rows: dict[tuple[str, ...], OpStat], name: str, op_type: str, where: str,
+         kind: str, module: str | None = None) -> OpStat:
+    key = (name, where, kind, module or "")
     row = rows.get(key)
     if row is None:
-        row = rows[key] = OpStat(name, op_type, where, kind)
+        row = rows[key] = OpStat(name, op_type, where, kind, module=module)
     return row
 
 
+def _module(finder: StatFinder, buf: bytes, a: int, b: int) -> str | None:
+    """The XLA module an HLO op event belongs to, named as the capture's metadata plane
+    names its HloProto: ``<module name>(<program id>)``."""
+    name = finder.get("hlo_module", buf, a, b)
+    if name is None:
+        return None
+    pid = finder.get("program_id", buf, a, b)
+    return f"{name}({pid})" if pid is not None else str(name)
+
+
 def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
-                rows: dict[tuple[str, str, str], OpStat], steps: list[tuple[int, int]],
+                rows: dict[tuple[str, ...], OpStat], steps: list[tuple[int, int]],
                 calls: list[tuple[int, int]], span: list[Any],
                 progress: Callable[[int], None] | None) -> None:
     where = plane.name
     finder = StatFinder(plane, ("step_num", "tf_function_call", "tracing_count", "eager_op",
-                                "is_func", "hlo_op", "source", "source_info"))
+                                "is_func", "hlo_op", "hlo_module", "program_id"))
     # Classify each event metadata once: an op (graph or XLA), EagerExecute, or other.
     graph_ops: dict[int, OpStat] = {}
     cats: dict[int, int] = {}
@@ -348,7 +359,8 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
                                    category(op_type), 1)
                 elif has_hlo and (hlo := finder.get("hlo_op", buf, a, b)) is not None:
                     base = _HLO_SUFFIX.sub("", str(hlo))
-                    payload = (_row(rows, str(hlo), base, where, "xla"), category(base), 2)
+                    payload = (_row(rows, str(hlo), base, where, "xla",
+                                    _module(finder, buf, a, b)), category(base), 2)
                 else:
                     if dur and finder.get("step_num", buf, a, b) is not None:
                         steps.append((start, start + dur))
@@ -393,17 +405,18 @@ _SIXTEEN_BIT = re.compile(r"fp16|f16|bf16|half|hmma|float16", re.IGNORECASE)
 
 
 def _device_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
-                  rows: dict[tuple[str, str, str], OpStat], span: list[Any],
+                  rows: dict[tuple[str, ...], OpStat], span: list[Any],
                   progress: Callable[[int], None] | None) -> None:
     where = plane.name
-    finder = StatFinder(plane, ("tf_op", "hlo_op", "memcpy_details"))
+    finder = StatFinder(plane, ("tf_op", "hlo_op", "hlo_module", "program_id",
+                                "memcpy_details"))
     lines: list[Line] = [ln for ln in plane.lines if ln.name.startswith("Stream")]
     if not lines:
         lines = [ln for ln in plane.lines if ln.name not in DERIVED_LINES]
     names = {mid: meta.name for mid, meta in plane.event_metadata.items()}
     memcpy = {mid for mid, name in names.items() if "memcpy" in name.lower()}
     sixteen = {mid for mid, name in names.items() if _SIXTEEN_BIT.search(name)}
-    by_key: dict[tuple[int, Any], tuple[OpStat, int]] = {}
+    by_key: dict[tuple[int, Any, Any], tuple[OpStat, int]] = {}
     for line in lines:
         tl.lines += 1
         copy_line = "memcpy" in line.name.lower()
@@ -426,7 +439,8 @@ def _device_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
                 continue
             tf_op = finder.get("tf_op", buf, a, b)
             hlo = finder.get("hlo_op", buf, a, b) if tf_op is None else None
-            key = (mid, tf_op or hlo)
+            module = _module(finder, buf, a, b) if hlo is not None else None
+            key = (mid, tf_op or hlo, module)
             hit = by_key.get(key)
             if hit is None:
                 m = _TF_OP_EVENT.match(str(tf_op)) if tf_op else None
@@ -436,7 +450,7 @@ def _device_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
                 elif hlo:
                     base = _HLO_SUFFIX.sub("", str(hlo))
                     op_type = base
-                    row = _row(rows, str(hlo), base, where, "xla")
+                    row = _row(rows, str(hlo), base, where, "xla", module)
                 else:
                     op_type = names.get(mid, "")
                     row = _row(rows, op_type, op_type, where, "kernel")
