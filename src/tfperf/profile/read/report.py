@@ -9,6 +9,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding, Status
 from tfperf.profile.read import diagnose
+from tfperf.profile.read.costs import OpCost, costs_text, op_costs
 from tfperf.profile.read.locate import Located, locate
 from tfperf.profile.read.summary import CATEGORIES, ReadSummary, summarise_capture
 from tfperf.profile.read.xspace import Capture, CaptureFileError
@@ -25,7 +26,7 @@ class ReadReport:
     summaries: list[ReadSummary] = field(default_factory=list)
     diagnosis: list[Finding] = field(default_factory=list)
     verdicts: list[Finding] = field(default_factory=list)
-    costs: dict[str, Any] = field(default_factory=dict)
+    costs: dict[str, list[OpCost]] = field(default_factory=dict)  # per file, ops with FLOPs
 
     @property
     def findings(self) -> list[Finding]:
@@ -40,7 +41,8 @@ class ReadReport:
                 "captures": [summary_dict(s, top) for s in self.summaries],
                 "diagnosis": [f.to_dict() for f in self.diagnosis],
                 "verdicts": [f.to_dict() for f in self.verdicts],
-                "costs": self.costs or None}
+                "op_costs": {f: [c.to_dict() for c in cs] for f, cs in self.costs.items()}
+                or None}
 
     def to_json(self) -> str:
         from tfperf.core.render import to_json
@@ -55,8 +57,7 @@ class ReadReport:
             parts.append(findings_text(self.diagnosis, color=color))
         for s in self.summaries:
             parts.append(summary_text(s))
-        if self.costs.get("text"):
-            parts.append(self.costs["text"])
+            parts.append(costs_text(self.costs.get(s.path, [])))
         if self.verdicts:
             parts.append("Verdicts\n" + findings_text(self.verdicts, color=color))
         elif self.summaries:
@@ -75,10 +76,13 @@ def read(path: str | Path, top: int = TOP) -> ReadReport:
         try:
             with Capture(f) as cap:
                 summary = summarise_capture(cap)
+                costs = op_costs(cap, summary)
         except CaptureFileError as exc:
             report.diagnosis += diagnose.file_findings(str(f), exc)
             continue
         report.summaries.append(summary)
+        if costs:
+            report.costs[str(f)] = costs
         report.diagnosis += diagnose.content_findings(summary)
         report.verdicts += verdicts(summary)
     # The cause first: what breaks the capture, then what makes it odd, then notes.
