@@ -424,7 +424,10 @@ def _flops(st: _State) -> tuple[float | None, str | None, str]:
     if cost.error:
         return None, None, cost.error
     if not cost.flops:
-        return None, cost.precision, "counted: no arithmetic found"
+        if cost.uncounted:
+            return None, cost.precision, "not counted: " + ", ".join(
+                f"{k} ×{n}" for k, n in cost.uncounted.most_common(4))
+        return None, cost.precision, "counted: no arithmetic"
     note = "counted on the traced graph"
     if cost.uncounted:
         note += " (not counted: " + ", ".join(

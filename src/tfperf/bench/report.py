@@ -200,8 +200,11 @@ class SuiteReport(SuiteResult):
                     roof = judged["roof"]
                     rate = (f"{judged['flop_per_s'] / 1e9:.3g}" if judged["flop_per_s"]
                             else f"({judged['byte_per_s'] / 1e9:.3g} GB/s)")
+                    bw = (roof.get("bandwidth") or roof["value"]) / 1e9
+                    where = (f"{roof['precision']} {roof['engine']}"
+                             if judged["bound"] == "compute" else f"memory ({bw:.3g} GB/s)")
                     rows.append([key, v.name, rate, f"{100 * judged['fraction']:.1f} %",
-                                 f"{roof['precision']} {roof['engine']}", judged["bound"]])
+                                 where, judged["bound"]])
                 else:
                     rows.append([key, v.name, "–", "–",
                                  str(v.roofline.get("flops_source") or "")[:60], ""])

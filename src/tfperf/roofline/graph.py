@@ -154,4 +154,11 @@ def graph_cost(fn: Callable[..., Any], args: Sequence[Any] = (),
         return out
     out.error = None
     _count_graph(concrete.graph, out)
+    inner = getattr(fn, "python_function", None)
+    if out.uncounted and inner is not None and getattr(fn, "input_signature", None):
+        # An input_signature with None dimensions hides the shapes these inputs have: count
+        # the same Python function traced for them instead.
+        again = graph_cost(inner, args, kwargs)
+        if again.error is None and sum(again.uncounted.values()) < sum(out.uncounted.values()):
+            return again
     return out

@@ -152,6 +152,11 @@ def cpu_roofs(threads: int | None = None, flags: set[str] | None = None,
                f"{fma_units} FMA units: an upper bound")
         out.compute["fp32"] = Roof("fp32", fp32, "vector units", why)
         out.compute["fp64"] = Roof("fp64", fp32 / 2, "vector units", why + ", FP64 half")
+        if "avx512_fp16" in flags:
+            out.compute["fp16"] = Roof("fp16", fp32 * 2, "vector units", why + ", FP16 twice")
+        else:  # no FP16 arithmetic: TF's CPU kernels compute FP16 in FP32
+            out.compute["fp16"] = Roof("fp16", fp32, "vector units",
+                                       why + "; no FP16 units, so FP16 math runs at FP32 rate")
         if "avx512_bf16" in flags or "amx_bf16" in flags:
             out.compute["bf16"] = Roof("bf16", fp32 * 2, "vector units",
                                        why + ", BF16 dot products twice FP32")

@@ -33,10 +33,11 @@ class StatFinder:
     def __init__(self, plane: Plane, names: tuple[str, ...]):
         self.plane = plane
         self.keys: dict[str, bytes] = {}
+        self.ids: dict[str, int] = {}
         for name in names:
             mid = plane.stat_id(name)
             if mid is not None:
-                self.keys[name] = key_bytes(mid)
+                self.keys[name], self.ids[name] = key_bytes(mid), mid
 
     def has(self, name: str) -> bool:
         return name in self.keys
@@ -47,12 +48,15 @@ class StatFinder:
         if key is None or a == b:
             return None
         i = buf.find(key, a, b)
+        if i < 0:  # its metadata id is not there: the event does not have it
+            return None
         while i >= 0:
             if i >= a + 2 and buf[i - 2] == 0x22 and buf[i - 1] < 0x80:
                 return self._value(buf, i + len(key), i + buf[i - 1])
             i = buf.find(key, i + 1, b)
-        # a long stat (length of two bytes or more): decode them all
-        mid = self.plane.stat_id(name)
+        # the bytes were there but not at a short stat's start: a long stat (a length of two
+        # bytes or more), or the bytes inside another value. Decode them all.
+        mid = self.ids[name]
         for s in decode_stats(buf, a, b):
             if s.metadata_id == mid:
                 return self.plane.stat_names.get(s.value, s.value) if s.kind == "ref" else s.value

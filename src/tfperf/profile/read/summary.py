@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.profile.read.stats import StatFinder
-from tfperf.profile.read.xspace import Capture, Line, Plane, decode_stats
+from tfperf.profile.read.xspace import Capture, Line, Plane
 from tfperf.profile.xplane import DERIVED_LINES, INPUT_OP_TYPES, op_kind
 
 _TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
@@ -49,6 +49,8 @@ COMPUTE, INPUT, COLLECTIVE, HOST, PIPELINE = 0, 1, 2, 3, 4
 # Threads of tf.data's own pool: their ops make the input; the step waits for them only
 # through the iterator (counted as input), so their time stays out of the step's breakdown.
 PIPELINE_LINES = ("tf_data",)
+BOOKKEEPING = ("ThreadpoolListener::", "MemoryAllocation", "MemoryDeallocation",
+               "ExecutorState::Process", "ExecutorDoneCallback", "ParallelFor")
 
 
 def category(op_type: str) -> int:
@@ -312,6 +314,10 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
             graph_ops[mid] = _row(rows, meta.name, "Dataset", where, "dataset")
             cats[mid] = INPUT
     eager_mids = {mid for mid, meta in plane.event_metadata.items() if meta.name == "EagerExecute"}
+    # TF's own bookkeeping events carry stats (thread-pool ids, allocator figures) but never a
+    # step marker or a tf.function call: their stats are not looked at.
+    quiet = {mid for mid, meta in plane.event_metadata.items()
+             if meta.name.startswith(BOOKKEEPING)}
     names = {mid: meta.name for mid, meta in plane.event_metadata.items()}
     want_stats = any(finder.has(n) for n in ("step_num", "tf_function_call", "eager_op",
                                              "hlo_op"))
@@ -350,7 +356,7 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
             payload = None
             if row is not None:
                 payload = (row, cats[mid], 0)
-            elif a != b and want_stats:
+            elif a != b and want_stats and mid not in quiet:
                 if mid in eager_mids:
                     op = finder.get("eager_op", buf, a, b)
                     if op is not None and not finder.get("is_func", buf, a, b):
@@ -537,8 +543,3 @@ def _breakdown(tl: Timeline, windows: list[tuple[int, int]],
         row.idle_s = max(row.duration_s - busy, 0.0)
         bd.steps.append(row)
     return bd
-
-
-def stats_of(cap: Capture, plane: Plane, buf: bytes, a: int, b: int) -> dict[str, Any]:
-    """All stats of one event by name (for diagnosis and tests; slow)."""
-    return plane.stat_dict(decode_stats(buf, a, b))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from tfperf.profile.read.xspace import Blob, Capture, Stat, decode_stats
 
@@ -100,7 +99,3 @@ def load(path: str | os.PathLike[str]) -> SpaceView:
                 {k: Named(name) for k, name in p.stat_names.items()},
                 [_stat(s, cap) for s in p.stats]))
         return SpaceView(planes, list(cap.errors), list(cap.warnings), list(cap.hostnames))
-
-
-def any_value(s: StatView) -> Any:
-    return getattr(s, s._which) if s._which else None

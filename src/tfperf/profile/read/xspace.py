@@ -283,51 +283,88 @@ class Capture:
     def events(self, line: Line) -> Iterator[tuple[int, int, int, bytes, int, int]]:
         """``(metadata_id, start_ps, duration_ps, buf, stats_start, stats_stop)`` per event of
         ``line``, in file order; ``start_ps`` is absolute (line timestamp + offset). Stats are
-        left encoded: :func:`decode_stats` (buf, stats_start, stats_stop) when wanted."""
+        left encoded: :func:`decode_stats` (buf, stats_start, stats_stop) when wanted.
+
+        The hot loop of every summary: the window is read here and each event decoded in
+        place (one key byte per field: XEvent's fields are numbered below 16)."""
         base = line.timestamp_ns * 1000
-        for buf, pos, ev_end in wire.repeated(self.src, line.events_at, line.end, LINE_EVENTS):
-            mid = off = dur = 0
-            st0 = st1 = pos
-            try:
-                while pos < ev_end:
-                    key = buf[pos]
-                    pos += 1
-                    if key == 0x22:  # stats (field 4, length-delimited)
-                        if st0 == st1:
-                            st0 = pos - 1
-                        m, pos = varint(buf, pos)
-                        pos += m
-                        st1 = pos
-                        continue
-                    v = buf[pos]
-                    pos += 1
-                    if v >= 0x80:
-                        v &= 0x7F
-                        shift = 7
-                        while True:
-                            c = buf[pos]
-                            pos += 1
-                            v |= (c & 0x7F) << shift
-                            if c < 0x80:
-                                break
-                            shift += 7
-                    if key == 0x08:
-                        mid = v
-                    elif key == 0x10:
-                        off = v
-                    elif key == 0x18:
-                        dur = v
-                    elif key & 7 != wire.VARINT or key >= 0x80:
-                        raise WireError(f"unexpected field key {key} in an event", pos)
-            except IndexError:
-                raise WireError("an event is cut short", pos, truncated=True) from None
-            if off >= 1 << 63:
-                off -= 1 << 64
-            if dur >= 1 << 63:
-                dur = 0
-            yield mid, base + off, dur, buf, st0, st1
+        pos, end = line.events_at, line.end
+        while pos < end:
+            buf = self.src.read(pos, min(wire.CHUNK, end - pos))
+            if not buf:
+                raise WireError("the file ends inside a line", pos, truncated=True)
+            limit, local = len(buf), 0
+            while local < limit:
+                key = buf[local]
+                try:
+                    n, p = varint(buf, local + 1)
+                except IndexError:
+                    break  # the length crosses the window's end: read on from here
+                if key == 0x22:
+                    stop = p + n
+                elif key & 7 == wire.VARINT:  # another field of the line: skipped
+                    stop = p
+                elif key & 7 == LEN:
+                    stop = p + n
+                else:
+                    stop = local + 1 + (8 if key & 7 == wire.FIXED64 else 4)
+                if stop > limit:
+                    break
+                if key == 0x22:
+                    yield self._event(buf, p, stop, base)
+                local = stop
+            if local == 0:  # one event wider than the window: read it on its own
+                number, wt, a, b = self.src.header(pos, end)
+                if number == LINE_EVENTS and wt == LEN:
+                    data = self.src.read(a, b - a)
+                    if len(data) < b - a:
+                        raise WireError("the file ends inside an event", a, truncated=True)
+                    yield self._event(data, 0, len(data), base)
+                local = b - pos
+            pos += local
 
-
-def read_all(path: str | os.PathLike[str]) -> Capture:
-    """Open and index ``path`` (the caller closes it)."""
-    return Capture(path)
+    @staticmethod
+    def _event(buf: bytes, pos: int, ev_end: int, base: int
+               ) -> tuple[int, int, int, bytes, int, int]:
+        mid = off = dur = 0
+        st0 = st1 = pos
+        try:
+            while pos < ev_end:
+                key = buf[pos]
+                pos += 1
+                if key == 0x22:  # stats (field 4, length-delimited)
+                    if st0 == st1:
+                        st0 = pos - 1
+                    m, pos = varint(buf, pos)
+                    pos += m
+                    st1 = pos
+                    continue
+                v = buf[pos]
+                pos += 1
+                if v >= 0x80:
+                    v &= 0x7F
+                    shift = 7
+                    while True:
+                        c = buf[pos]
+                        pos += 1
+                        v |= (c & 0x7F) << shift
+                        if c < 0x80:
+                            break
+                        shift += 7
+                if key == 0x08:
+                    mid = v
+                elif key == 0x10:
+                    off = v
+                elif key == 0x18:
+                    dur = v
+                elif key & 7 != wire.VARINT or key >= 0x80:
+                    raise WireError(f"unexpected field key {key} in an event", pos)
+        except IndexError:
+            raise WireError("an event is cut short", pos, truncated=True) from None
+        if pos > ev_end:
+            raise WireError("an event's field runs past its end", pos, truncated=True)
+        if off >= 1 << 63:
+            off -= 1 << 64
+        if dur >= 1 << 63:
+            dur = 0
+        return mid, base + off, dur, buf, st0, st1
