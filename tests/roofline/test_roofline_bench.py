@@ -34,3 +34,25 @@ def test_a_rate_above_the_roof_is_an_error():
     assert judged["fraction"] is None and "above the" in judged["error"]
     lines = [ln for ln in result.table().splitlines() if "lie: roofline" in ln]
     assert lines and "above the" in lines[0] and "% of the" not in lines[0]
+
+
+def test_tune_shows_the_baseline_and_the_pick_against_the_roof(tmp_path):
+    pytest.importorskip("tensorflow")
+    from tfperf.tune.search import tune
+
+    src = tmp_path / "work.py"
+    src.write_text(
+        "import tensorflow as tf\n\n"
+        "def work(x):\n"
+        "    return tf.matmul(x, x) + 1.0\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("work", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import tensorflow as tf
+
+    result = tune(module.work, (tf.ones([128, 128]),), budget=15)
+    note = result.baseline["roofline"]
+    assert note.startswith("roofline:") and "% of the FP32 roof" in note
+    assert "baseline roofline:" in result.table()

@@ -438,14 +438,12 @@ def _flops(st: _State) -> tuple[float | None, str | None, str]:
 def _judged(seconds: float, nbytes: float | None, flops: float | None, precision: str | None,
             peaks: Any) -> dict[str, Any]:
     """The fraction of the right roof (precision and engine), or why there is none."""
-    from tfperf.bench.machine import gpu_names
-    from tfperf.roofline.roofs import cpu_roofs, gpu_roofs, judge
+    from tfperf.roofline.call import roofs_here
+    from tfperf.roofline.roofs import judge
 
     if not flops:  # no arithmetic counted: the bandwidth figures above say all there is
         return {}
-    gpus = gpu_names() if peaks is not None and "GPU" in str(peaks.device) else []
-    roofs = gpu_roofs(gpus[0]) if gpus else cpu_roofs(measured=peaks)
-    return judge(flops, nbytes, seconds, roofs, precision)
+    return judge(flops, nbytes, seconds, roofs_here(peaks), precision)
 
 
 def _memory(states: list[_State], isolate: bool) -> None:

@@ -250,28 +250,14 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.3g} GiB"
 
 
-def roof_text(judged: dict[str, Any], flops_source: str | None = None) -> str:
-    """One line: achieved GFLOP/s and its fraction of the right roof (roofline.roofs.judge)."""
-    roof = judged["roof"]
-    if not judged["flop_per_s"]:  # no FLOPs: the bandwidth roof alone
-        return (f"≥ {judged['byte_per_s'] / 1e9:.3g} GB/s moved, {100 * judged['fraction']:.0f}"
-                f" % of the memory roof ({roof['value'] / 1e9:.3g} GB/s; {flops_source})")
-    got = f"{judged['flop_per_s'] / 1e9:.3g} GFLOP/s" + (
-        f" ({flops_source})" if flops_source else "")
-    if judged["bound"] == "memory" and roof.get("bandwidth"):
-        return (f"{got}, {100 * judged['fraction']:.0f} % of the memory roof at its intensity "
-                f"({judged['intensity']:.3g} FLOP/byte × {roof['bandwidth'] / 1e9:.3g} GB/s = "
-                f"{roof['attainable'] / 1e9:.3g} GFLOP/s)")
-    return (f"{got}, {100 * judged['fraction']:.0f} % of the {roof['precision'].upper()} roof "
-            f"({roof['engine']}, {roof['attainable'] / 1e9:.3g} GFLOP/s)")
-
-
 def _roofline_lines(v: VariantResult) -> list[str]:
     r = v.roofline
     judged = r.get("roof") or {}
     if judged.get("error"):
         return [f"roofline: {judged['error']}"]
     if judged.get("fraction") is not None and judged.get("roof"):
+        from tfperf.roofline.call import roof_text
+
         return [roof_text(judged, r.get("flops_source"))]
     if not r.get("gb_per_s"):
         return []

@@ -21,6 +21,9 @@ from tfperf.roofline.hlo import capture_costs
 from tfperf.roofline.roofs import Roof, Roofs, gpu_roofs, judge
 
 MATMUL_LIKE = ("dot", "convolution", "MatMul", "Conv", "Einsum", "BatchMatMul")
+# XLA records the frame that built each op; TF 2.21 often records its own (ops.py): not a
+# source worth showing.
+LIBRARY_PATHS = ("site-packages", "dist-packages", "/tensorflow/python/")
 
 
 @dataclass
@@ -73,6 +76,8 @@ def op_costs(cap: Capture, s: ReadSummary) -> list[OpCost]:
         if entry is None:
             continue
         cost, dtype, ins = entry
+        if ins.source and not any(p in ins.source for p in LIBRARY_PATHS):
+            op.source = ins.source  # the user's line XLA recorded for this op
         if op.where not in roofs:
             roofs[op.where] = (device_roofs(cap, op.where)
                                if op.where.startswith("/device") else None)
