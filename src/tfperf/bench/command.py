@@ -169,7 +169,7 @@ def _run_file(args: argparse.Namespace, bar: Any, baseline: dict[str, Any] | Non
 def _run_suite(args: argparse.Namespace, bar: Any) -> int:
     from tfperf.bench.suite.runner import run_suite
 
-    suite = run_suite(quick=args.quick, progress=bar)
+    suite = run_suite(quick=args.quick, progress=bar, roofline=args.roofline)
     return _emit(suite, args, bar)
 
 

@@ -403,10 +403,47 @@ def _roofline(states: list[_State]) -> Any:
         moved = declared if declared is not None else (
             nbytes_tree(st.timer.args) + nbytes_tree(st.timer.kwargs) + nbytes_tree(st.output)
         ) * r.scale
-        r.roofline = achieved(r.median_s, moved, st.variant.flops, peaks)
+        flops, precision, flops_source = _flops(st)
+        r.roofline = achieved(r.median_s, moved, flops, peaks)
         r.roofline["bytes_source"] = "declared" if declared is not None else \
             "inputs + outputs (lower bound)"
+        r.roofline["flops_source"] = flops_source
+        r.roofline["precision"] = precision
+        r.roofline["roof"] = _judged(r.median_s, moved, flops, precision, peaks)
     return peaks
+
+
+def _flops(st: _State) -> tuple[float | None, str | None, str]:
+    """FLOPs per call: declared, else counted on the graph the variant traces for its inputs
+    (tfperf.roofline.graph), scaled like its time."""
+    if st.variant.flops is not None:
+        return st.variant.flops, None, "declared"
+    from tfperf.roofline.graph import graph_cost
+
+    cost = graph_cost(st.variant.fn, st.timer.args, st.timer.kwargs)
+    if cost.error:
+        return None, None, cost.error
+    if not cost.flops:
+        if cost.uncounted:
+            return None, cost.precision, "not counted: " + ", ".join(
+                f"{k} ×{n}" for k, n in cost.uncounted.most_common(4))
+        return None, cost.precision, "counted: no arithmetic"
+    note = "counted on the traced graph"
+    if cost.uncounted:
+        note += " (not counted: " + ", ".join(
+            f"{k} ×{n}" for k, n in cost.uncounted.most_common(4)) + ")"
+    return cost.flops * st.result.scale, cost.precision, note
+
+
+def _judged(seconds: float, nbytes: float | None, flops: float | None, precision: str | None,
+            peaks: Any) -> dict[str, Any]:
+    """The fraction of the right roof (precision and engine), or why there is none."""
+    from tfperf.roofline.call import roofs_here
+    from tfperf.roofline.roofs import judge
+
+    if not flops:  # no arithmetic counted: the bandwidth figures above say all there is
+        return {}
+    return judge(flops, nbytes, seconds, roofs_here(peaks), precision)
 
 
 def _memory(states: list[_State], isolate: bool) -> None:

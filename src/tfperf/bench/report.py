@@ -177,11 +177,41 @@ class SuiteReport(SuiteResult):
             reasons.append(render.style(line, "red", "bold", color=color)
                            if c.verdict == NOT_MEASURED else line)
         out = [head, *self._preamble(), "", body, "", "why:", *reasons]
+        roofline = self.roofline_rows()
+        if roofline:
+            out += ["", "roofline (FLOPs counted on each variant's traced graph; the roof of "
+                        "its precision and engine):",
+                    render.text_table(("comparison", "variant", "GFLOP/s", "of roof", "roof",
+                                       "bound"), roofline, "llrrll")]
         out += [render.style(f"! {e}", "red", color=color) for e in self.errors]
         counts = self.verdict_counts()
         summary = ", ".join(f"{n} {verdict}" for verdict, n in counts.items() if n)
         out.append(f"\n{len(self.claims)} claims in {self.elapsed_s:.0f} s: {summary}")
         return "\n".join(out)
+
+    def roofline_rows(self) -> list[list[str]]:
+        """Per variant of every comparison that measured its roofline (``--roofline``)."""
+        rows = []
+        for key, res in self.comparisons.items():
+            for v in res.variants:
+                judged = (v.roofline or {}).get("roof") or {}
+                if not v.roofline:
+                    continue
+                if judged.get("error"):
+                    rows.append([key, v.name, "–", "ERROR", judged["error"], ""])
+                elif judged.get("fraction") is not None:
+                    roof = judged["roof"]
+                    rate = (f"{judged['flop_per_s'] / 1e9:.3g}" if judged["flop_per_s"]
+                            else f"({judged['byte_per_s'] / 1e9:.3g} GB/s)")
+                    bw = (roof.get("bandwidth") or roof["value"]) / 1e9
+                    where = (f"{roof['precision']} {roof['engine']}"
+                             if judged["bound"] == "compute" else f"memory ({bw:.3g} GB/s)")
+                    rows.append([key, v.name, rate, f"{100 * judged['fraction']:.1f} %",
+                                 where, judged["bound"]])
+                else:
+                    rows.append([key, v.name, "–", "–",
+                                 str(v.roofline.get("flops_source") or "")[:60], ""])
+        return rows
 
     def to_markdown(self) -> str:
         return "\n".join([*self._preamble(), "",
@@ -225,6 +255,13 @@ def _fmt_bytes(n: float) -> str:
 
 def _roofline_lines(v: VariantResult) -> list[str]:
     r = v.roofline
+    judged = r.get("roof") or {}
+    if judged.get("error"):
+        return [f"roofline: {judged['error']}"]
+    if judged.get("fraction") is not None and judged.get("roof"):
+        from tfperf.roofline.call import roof_text
+
+        return [roof_text(judged, r.get("flops_source"))]
     if not r.get("gb_per_s"):
         return []
     pct = r.get("pct_peak_bandwidth")

@@ -91,6 +91,21 @@ def machine_peaks(refresh: bool = False) -> Peaks:
     return peaks
 
 
+def cached_peaks() -> Peaks | None:
+    """This machine's peaks if they were measured before (never measures; TF must be imported
+    already, as its version is part of the key)."""
+    import sys
+
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return None
+    try:
+        entry = json.loads(cache_file().read_text(encoding="utf-8")).get(_machine_key(tf))
+        return Peaks(**{**entry, "cached": True}) if isinstance(entry, dict) else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def nbytes_tree(value: Any) -> int:
     """Bytes of every tensor/array leaf in a nested value (what a call must at least move)."""
     if isinstance(value, dict):

@@ -24,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "MODULE / FILE.py (and --inputs's module) are imported, so their top level runs. "
             "Exit status: 0 clean, 1 the run raised or advice warns, 2 bad input."),
         epilog="examples:\n  tfperf profile train.py -- --epochs 1\n"
+               "  tfperf profile --read logs/   (a capture made anywhere; no TensorFlow)\n"
                "  tfperf profile --remote worker0:6009,worker1:6009 --duration-ms 2000\n"
                "  tfperf profile mymodel:step --inputs mymodel:make_inputs --steps 5 --json\n"
                "  tfperf profile case_study_bench.py:loop --quick   (a bench file's variant)",
@@ -64,6 +65,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "compute vs collective vs input, the slowest worker")
     p.add_argument("--duration-ms", type=int, default=2000, metavar="N",
                    help="with --remote: how long to capture (default 2000)")
+    p.add_argument("--read", metavar="PATH",
+                   help="read an XProf capture made anywhere (a logdir, a run folder or one "
+                        ".xplane.pb), without TensorFlow: why it is empty or odd, step-time "
+                        "breakdown, top ops, verdicts")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="two captures (before, after): step time, breakdown and ops side by side")
 
 
 def _split_rest(args: argparse.Namespace) -> list[str]:
@@ -95,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
 
     script_args = _split_rest(args)
+    if args.read is not None or args.compare is not None:
+        from tfperf.profile.read.command import run_read
+
+        return run_read(args, script_args)
     if args.remote is not None:
         if args.target is not None or script_args:
             raise UsageError("--remote captures running jobs: give no target")

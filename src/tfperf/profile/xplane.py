@@ -1,6 +1,7 @@
 """Read a profiler capture (``*.xplane.pb``, an XSpace protobuf) into op-time figures.
 
-Only TensorFlow is needed: it ships the generated ``xplane_pb2`` module. What we read:
+The file is read by tfperf's own protobuf reader (``profile/read``), without TensorFlow;
+``summarise`` also takes a space parsed by TF's generated ``xplane_pb2``. What we read:
 
 * host plane ``/host:CPU``: graph ops run by TF executors appear as events named
   ``node_name:OpType``; eager ops as ``EagerExecute`` events carrying an ``eager_op`` stat (the
@@ -68,15 +69,15 @@ def _xplane_pb2() -> Any:
 
 
 def load_xspace(path: str | Path) -> Any:
-    pb2 = _xplane_pb2()
+    """The capture at ``path``, read by tfperf's own reader (``profile/read``): no TensorFlow
+    needed. The objects have the attributes of TF's generated ``xplane_pb2`` classes."""
+    from tfperf.profile.read import view, xspace
+
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise CaptureError(f"cannot read {path}: {exc.strerror or exc}") from None
-    space = pb2.XSpace()
-    try:
-        space.ParseFromString(data)
-    except Exception as exc:
+        space = view.load(path)
+    except xspace.CaptureFileError as exc:
+        if exc.kind == "unreadable":
+            raise CaptureError(str(exc)) from None
         raise CaptureError(f"{path} is not an XSpace protobuf: {exc}") from None
     if not space.planes:
         raise CaptureError(f"{path} holds no profiler planes")

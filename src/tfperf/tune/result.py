@@ -149,6 +149,10 @@ class TuneResult:
             lines.append(f"best: {best.name} ({format_ratio(best.speedup)} the baseline's speed"
                          + (f"; pays back its first call after {best.break_even_calls} calls"
                             if best.break_even_calls else "") + ")")
+        if self.baseline.get("roofline"):
+            lines.append(f"baseline {self.baseline['roofline']}")
+        if best is not None:
+            lines += [f"{best.name} {n}" for n in best.notes if n.startswith("roofline:")]
         n_rej = len(self.rejected)
         if n_rej:
             lines.append(f"{n_rej} rejected (the last column says why)")

@@ -209,6 +209,7 @@ class Search:
         for c in everyone:
             self._break_even(base, c)
         best = self._pick(base, everyone)
+        self._roofline([base] + ([best] if best is not None else []))
         self._clean(keep=best)
         patch = best.record.patch if best else ""
         rec = base.record
@@ -216,7 +217,9 @@ class Search:
             function=self.target.name, path=str(self.target.path),
             machine=machine_info(),
             baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s,
-                      "quartiles_s": rec.quartiles_s},
+                      "quartiles_s": rec.quartiles_s,
+                      "roofline": next((n for n in rec.notes if n.startswith("roofline:")),
+                                       None)},
             candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
             patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
             budget_s=self.budget, device=self.facts.to_dict(),
@@ -224,6 +227,23 @@ class Search:
             original_source=self.target.source,
             best_fn=best.built.fn if best and best.built else None,
             in_file=self.target.in_file, cell=self.target.cell)
+
+    def _roofline(self, lives: list[_Live]) -> None:
+        """The baseline's and the pick's FLOPs, counted on their traced graphs, against the
+        roof of their precision (a note each: ``roofline: ...``); never fails the search."""
+        from tfperf.roofline.call import judge_call, roof_text
+
+        for live in lives:
+            if live.built is None or live.record.median_s is None or self.isolation is not None:
+                continue
+            try:
+                args, kwargs = self._fresh(live)
+                judged = judge_call(live.built.fn, args, kwargs, live.record.median_s)
+            except Exception:
+                continue
+            text = roof_text(judged, judged.get("flops_source"))
+            live.record.notes.append(text if text.startswith("roofline") else
+                                     f"roofline: {text}")
 
     def _clean(self, keep: _Live | None) -> None:
         """Remove the candidates' module copies, but the pick's (its function may trace

@@ -36,6 +36,7 @@ class Context:
     inject: Mapping[str, Mapping[str, Callable[..., Any]]] = field(default_factory=dict)
     comparisons: dict[str, CompareReport] = field(default_factory=dict)
     scaled: list[str] = field(default_factory=list)  # what --quick scaled down, said aloud
+    roofline: bool = False  # --roofline: each variant's FLOPs counted, against the right roof
 
     def compare(self, key: str, variants: Mapping[str, Any] | Sequence[Variant],
                 args: Sequence[Any] = (), baseline: str | None = None, *,
@@ -48,6 +49,7 @@ class Context:
                              else list(variants))
         listed += list(self.inject.get(key, {}).items())
         as_variants = [v if isinstance(v, Variant) else Variant(v[0], v[1]) for v in listed]
+        kw.setdefault("roofline", self.roofline)
         result = compare(as_variants, args, baseline=baseline, budget=budget or self.budget,
                          quick=self.quick, **kw)
         result.settings["suite_key"] = key

@@ -40,7 +40,10 @@ class SuiteResult:
         return {"machine": self.machine, "quick": self.quick, "elapsed_s": self.elapsed_s,
                 "scaled_down": self.scaled, "errors": self.errors,
                 "verdicts": self.verdict_counts(),
-                "claims": [c.to_dict() for c in self.claims]}
+                "claims": [c.to_dict() for c in self.claims],
+                "roofline": {key: {v.name: v.roofline for v in res.variants if v.roofline}
+                             for key, res in self.comparisons.items()
+                             if any(v.roofline for v in res.variants)} or None}
 
     def to_json(self, indent: int | None = 2) -> str:
         return render.to_json(self.to_dict(), indent=indent)

@@ -88,8 +88,10 @@ def _crashed(module: ClaimModule, exc: BaseException) -> tuple[str, list[Claim]]
 def run_suite(quick: bool = False, only: Sequence[str] | None = None,
               modules: Sequence[ClaimModule] | None = None,
               inject: Mapping[str, Mapping[str, Callable[..., Any]]] | None = None,
-              progress: Callable[[float, str], None] | None = None) -> SuiteReport:
-    """Run every claim module (or those measuring an id in ``only``)."""
+              progress: Callable[[float, str], None] | None = None,
+              roofline: bool = False) -> SuiteReport:
+    """Run every claim module (or those measuring an id in ``only``); ``roofline``: each
+    variant's FLOPs and its fraction of the right roof, with no FLOPs declared."""
     import tensorflow as tf
 
     t0 = time.perf_counter()
@@ -102,7 +104,7 @@ def run_suite(quick: bool = False, only: Sequence[str] | None = None,
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tfperf-suite-") as tmp:
         ctx = Context(quick=quick, gpu=gpu, budget=1.5 if quick else 5.0, workdir=Path(tmp),
-                      inject=dict(inject or {}))
+                      inject=dict(inject or {}), roofline=roofline)
         for i, module in enumerate(mods):
             if progress:
                 progress(i / max(1, len(mods)), module.name)

@@ -1,0 +1,33 @@
+"""`tfperf profile --read PATH` and `--compare A B`: no TensorFlow, no XProf plugin."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
+    from tfperf.cli import UsageError
+
+    if args.target is not None or script_args:
+        raise UsageError("--read and --compare take capture paths, not a target to run")
+    if args.read is not None and args.compare is not None:
+        raise UsageError("give --read PATH or --compare A B, not both")
+    for p in [args.read] if args.read is not None else list(args.compare):
+        import os
+
+        if not os.path.exists(p):
+            raise UsageError(f"no such file or folder: {p}")
+    from tfperf.core.render import use_color
+
+    if args.compare is not None:
+        from tfperf.profile.read.compare import compare
+
+        result = compare(*args.compare)
+        print(result.to_json() if args.json else result.text(color=use_color(sys.stdout)))
+        return result.exit_status
+    from tfperf.profile.read.report import read
+
+    report = read(args.read)
+    print(report.to_json() if args.json else report.text(color=use_color(sys.stdout)))
+    return report.exit_status

@@ -1,0 +1,96 @@
+"""`tfperf profile --read` on broken or odd captures: the cause first, with its fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.profile.read.report import read
+
+
+def test_corpus_is_large_enough(corpus):
+    assert len(corpus) >= 10
+
+
+def test_the_cause_is_named_first(corpus):
+    named = {}
+    for label, (path, cause) in corpus.items():
+        report = read(path)
+        first = report.diagnosis[0] if report.diagnosis else None
+        named[label] = (first.data.get("cause") if first else None, cause)
+        assert first is None or first.hint or first.data["cause"] == "host_only", label
+    wrong = {k: v for k, v in named.items() if v[0] != v[1]}
+    assert not wrong, wrong
+
+
+def test_broken_captures_exit_1_and_keep_their_files(corpus, capsys):
+    for label, (path, _cause) in corpus.items():
+        before = {p: p.read_bytes() for p in path.rglob("*") if p.is_file()} \
+            if path.is_dir() else {path: path.read_bytes()}
+        assert main(["profile", "--read", str(path)]) == 1, label
+        after = {p: p.read_bytes() for p in before}
+        assert after == before, label
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_clean_capture_exits_0_with_steps_and_ops(capture_of, capsys):
+    run_folder = capture_of("graph").parent
+    assert main(["profile", "--read", str(run_folder)]) == 0
+    out = capsys.readouterr().out
+    assert "6 step(s) from step markers" in out and "MatMul" in out
+
+
+def test_json_has_the_figures(capture_of, capsys):
+    assert main(["profile", "--read", str(capture_of("graph")), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (cap,) = doc["captures"]
+    assert cap["steps"] == 6 and cap["step_source"] == "step markers"
+    assert {o["type"] for o in cap["top_ops"]} >= {"MatMul", "Relu", "Softmax", "Sum"}
+    (bd,) = cap["breakdown"]
+    assert bd["where"] == "/host:CPU" and 0 < bd["compute_s"] < bd["duration_s"]
+    assert doc["diagnosis"][0]["data"]["cause"] == "host_only"
+
+
+def test_input_bound_and_retrace_verdicts_as_for_tfperfs_own_captures(capture_of):
+    found = {f.code: f for f in read(capture_of("input")).verdicts}
+    assert found["profile.input_bound"].data["threshold"] == "> 20 %"
+    retrace = {f.code: f for f in read(capture_of("retrace")).verdicts}["profile.retrace"]
+    assert retrace.data["traces"] >= 5
+
+
+def test_several_runs_read_the_newest_and_say_so(capture_of, tmp_path):
+    import shutil
+
+    for run in ("2026_01_01_00_00_00", "2026_01_02_00_00_00"):
+        dest = tmp_path / "plugins" / "profile" / run
+        dest.mkdir(parents=True)
+        shutil.copy(capture_of("graph" if run.endswith("1_00_00_00_00") else "xla"), dest)
+    report = read(tmp_path)
+    assert report.files[0].count("2026_01_02") == 1
+    assert report.diagnosis[0].data["cause"] == "several_runs"
+
+
+@pytest.mark.parametrize("argv", [
+    ["profile", "--read", "/no/such/capture"],
+    ["profile", "--compare", "/no/such/a", "/no/such/b"],
+    ["profile", "train.py", "--read", "x"],
+])
+def test_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_reading_never_imports_tensorflow(capture_of):
+    code = ("import sys; from tfperf.cli import main; rc = main(['profile', '--read', "
+            f"{str(capture_of('graph'))!r}, '--json']); "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'; "
+            "assert not [m for m in sys.modules if m.startswith('google.protobuf')]; "
+            "sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

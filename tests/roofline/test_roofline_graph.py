@@ -1,0 +1,44 @@
+"""A function's FLOPs counted on the graph it traces for its inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfperf.roofline.graph import graph_cost
+
+pytestmark = pytest.mark.tf
+
+
+@pytest.fixture(scope="module")
+def tf():
+    return pytest.importorskip("tensorflow")
+
+
+def test_nested_tf_function_calls_are_counted_inside(tf):
+    inner = tf.function(lambda x, w: tf.nn.relu(tf.matmul(x, w)))
+    cost = graph_cost(lambda x, w: tf.reduce_sum(inner(x, w), axis=1),
+                      (tf.ones([32, 16]), tf.ones([16, 8])))
+    assert cost.flops == 2 * 32 * 8 * 16 + 32 * 8 + (32 * 8 - 32)
+    assert {o.type for o in cost.ops} == {"MatMul", "Relu", "Sum"} and not cost.uncounted
+
+
+def test_an_input_signature_with_none_dimensions_is_counted_for_the_given_shapes(tf):
+    spec = tf.TensorSpec([None, None], tf.float32)
+    dynamic = tf.function(lambda a, b: tf.matmul(a, b), input_signature=[spec, spec])
+    cost = graph_cost(dynamic, (tf.ones([64, 32]), tf.ones([32, 16])))
+    assert cost.flops == 2 * 64 * 16 * 32 and not cost.uncounted
+
+
+def test_python_loops_unroll_into_the_count_and_precision_follows_the_flops(tf):
+    def loop(x):
+        for _ in range(3):
+            x = tf.matmul(x, x)
+        return tf.cast(x, tf.float16) * tf.constant(2.0, tf.float16)
+
+    cost = graph_cost(loop, (tf.ones([8, 8]),))
+    assert cost.flops == 3 * 2 * 8**3 + 64 and cost.precision == "float32"
+
+
+def test_a_function_that_does_not_trace_says_why(tf):
+    cost = graph_cost(lambda x: float(x.numpy().sum()), (tf.ones([3]),))
+    assert cost.error and cost.error.startswith("does not trace") and cost.flops == 0
