@@ -152,6 +152,16 @@ CLI_CELLS: list[Any] = [
      "--logdir blocker/cap"),
     ("profile-plot-unwritable", ["profile", "good.py:plain", "--plot", "blocker/p.png"], 2,
      "--plot blocker/p.png"),
+    # profile --read: a capture that cannot be read is a diagnosis (exit 1), a path that is
+    # not there is bad input
+    ("profile-read-missing", ["profile", "--read", "missing.xplane.pb"], 2,
+     "missing.xplane.pb: no such file or folder"),
+    ("profile-read-symlink-loop", ["profile", "--read", "loop.py"], 2,
+     "loop.py: a symlink that leads to no file"),
+    ("profile-read-binary", ["profile", "--read", "binary.py"], 1, ""),
+    ("profile-read-empty", ["profile", "--read", "empty.py"], 1, ""),
+    ("profile-compare-missing", ["profile", "--compare", "binary.py", "missing.xplane.pb"], 2,
+     "missing.xplane.pb: no such file or folder"),
     # lint: a file that does not parse is a finding (TFP000, exit 1), not an error
     ("lint-missing", ["lint", "missing.py"], 2, "missing.py: no such file"),
     ("lint-empty", ["lint", "empty.py"], 0, ""),

@@ -13,11 +13,13 @@ def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
         raise UsageError("--read and --compare take capture paths, not a target to run")
     if args.read is not None and args.compare is not None:
         raise UsageError("give --read PATH or --compare A B, not both")
-    for p in [args.read] if args.read is not None else list(args.compare):
-        import os
+    import os
 
+    for p in [args.read] if args.read is not None else list(args.compare):
         if not os.path.exists(p):
-            raise UsageError(f"no such file or folder: {p}")
+            why = ("a symlink that leads to no file (a loop or a missing target)"
+                   if os.path.islink(p) else "no such file or folder")
+            raise UsageError(f"{p}: {why}")
     from tfperf.core.render import use_color
 
     if args.compare is not None:
