@@ -1,6 +1,6 @@
 """Score ``tfperf explain`` on the development set of real logs (fixtures/explain_logs).
 
-    .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|heldout2|tail|heldout3|all]
+    .venv/bin/python benchmarks/score_explain.py [--split dev|heldout|heldout2|tail|heldout3|heldout4|all]
                                                  [--show-misses] [--src DIR] [--fixtures DIR]
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
-SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3")
+SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4")
 
 
 @dataclass(frozen=True)
