@@ -389,3 +389,301 @@ def test_a_host_allocation_then_a_kill_is_host_memory_and_alone_only_a_notice():
     assert [(c.label, c.severity) for c in alone.causes] == [("large-host-allocation", "notice")]
     assert "stalls" in alone.causes[0].fix and alone.causes[0].fix.endswith("free memory.")
     assert alone.causes[0].see == "tfperf profile (memory per op)"
+
+
+# --- the fourth held-out round's misses, each fixed generally and tested on another thread ----
+
+@pytest.mark.parametrize(("text", "cc", "direction"), [
+    # HuangJunJie2017/BEVDet#314 (a 22.07 TensorRT image on an RTX 4090; 22.12 worked)
+    ("WARNING: Detected NVIDIA NVIDIA GeForce RTX 4090 GPU, which is not yet supported in this "
+     "version of the container\nERROR: No supported GPU(s) detected to run this container",
+     "8.9", "a newer release"),
+    # NVIDIA/DIGITS#1983 (a Tesla K80, dropped by the 18.02 image; 18.01 worked)
+    ("ERROR: Detected NVIDIA Tesla K80 GPU, which is not supported by this container\n"
+     "ERROR: No NVIDIA supported GPU(s) detected to run this container", "3.7",
+     "an older release"),
+])
+def test_a_container_built_for_other_gpus_says_which_release_to_use(text, cc, direction):
+    ex = explain_log(text)
+    assert ex.verdict == "failure"
+    top = ex.causes[0]
+    assert (top.label, top.confidence) == ("container-gpu-unsupported", "high")
+    assert f"compute capability {cc}" in top.detail and direction in top.detail
+    assert "support matrix" in top.fix
+
+
+@pytest.mark.parametrize(("text", "install"), [
+    # microsoft/tensorflow-directml#407 (a commenter: Python 3.5-3.7; 3.7 worked)
+    ("pip3 install tensorflow-directml\nERROR: Could not find a version that satisfies the "
+     "requirement tensorflow-directml (from versions: none)\nERROR: No matching distribution "
+     "found for tensorflow-directml",
+     "tensorflow-directml is a fork of TensorFlow 1.15, with wheels for Python 3.5–3.7 only"),
+    # tensorflow/text#225 (maintainer: no Windows wheels then; tensorflow/text#430: 2.4 was the
+    # first to have them)
+    ("(seg_env) C:\\Users\\antoi\\Documents\\Programming\\Covent Garden\\Segmentation>python -m "
+     "pip install tensorflow-text\nERROR: Could not find a version that satisfies the requirement "
+     "tensorflow-text (from versions: none)\nERROR: No matching distribution found for "
+     "tensorflow-text", "Windows wheels only for 2.4–2.10"),
+    # microsoft/tensorflow-directml-plugin#358 (Python 3.11 before the plugin supported it)
+    ("ERROR: Could not find a version that satisfies the requirement tensorflow-directml-plugin "
+     "(from versions: none)", "tensorflow-directml-plugin publishes wheels for some Pythons"),
+])
+def test_pip_finding_no_wheel_of_any_tensorflow_family_package(text, install):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("no-tensorflow-wheel", "high")
+    assert install in top.install, top.install
+
+
+@pytest.mark.parametrize(("line", "lib"), [
+    # keras-team/keras-tuner#317 (Jetson TX2; donkeycar#908: LD_PRELOAD of it fixed the same)
+    ("ImportError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS "
+     "block", "/usr/lib/aarch64-linux-gnu/libgomp.so.1"),
+    # opencv/opencv#14884: a wheel's own copy, which is the one to preload
+    ("ImportError: /home/f/.local/lib/python3.6/site-packages/sklearn/__check_build/../../"
+     "scikit_learn.libs/libgomp-d22c30c5.so.1.0.0: cannot allocate memory in static TLS block",
+     "scikit_learn.libs/libgomp-d22c30c5.so.1.0.0"),
+])
+def test_static_tls_used_up_names_the_library_to_preload(line, lib):
+    top = explain_log(line).causes[0]
+    assert (top.label, top.confidence) == ("static-tls-exhausted", "high")
+    assert top.detail.endswith(lib) and "LD_PRELOAD" in top.fix
+
+
+def test_a_newer_cudnn_minor_fails_the_older_check_and_its_crash_is_a_consequence():
+    # qianguih/voxelnet#50 (conda install cudnn=7.0.5 fixed it): the '(compatibility version)'
+    # check wants the same major.minor, so 7.1.3 fails a build for 7.0.5
+    log = ("2019-01-18 21:14:06.030010: E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded "
+           "runtime CuDNN library: 7103 (compatibility version 7100) but source was compiled with "
+           "7005 (compatibility version 7000).  If using a binary install, upgrade your CuDNN "
+           "library to match.  If building from sources, make sure the library loaded at runtime "
+           "matches a compatible version specified during compile configuration.\n"
+           "2019-01-18 21:14:06.030486: F tensorflow/core/kernels/conv_ops_3d.cc:395] Check "
+           "failed: stream->parent()->GetConvolveAlgorithms( conv_parameters.ShouldIncludeWinograd"
+           "NonfusedAlgo<T>(), &algorithms) ")
+    ex = explain_log(log)
+    assert [c.label for c in ex.causes] == ["cudnn-version-mismatch"]
+    top = ex.causes[0]
+    assert top.consequences == ["cudnn-handle-failed"]
+    assert "newer than the build's 7.0.5, but this check wants the same major.minor" in top.detail
+    assert top.install.startswith("cuDNN 7.0.x, the build's major.minor (a downgrade from 7.1.3")
+    # the later checks accept a newer minor: an older one is what fails them
+    # (tensorflow/tensorflow#35376, tensorflow/tensorflow#60913)
+    for line, install in [
+        ("Loaded runtime CuDNN library: 7.4.1 but source was compiled with: 7.6.0.  CuDNN library "
+         "major and minor version needs to match or have higher minor version in case of CuDNN "
+         "7.0 or later version.", "cuDNN 7.6 or a newer 7.x (the loaded one is older)"),
+        ("Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0.  CuDNN library "
+         "needs to have matching major version and equal or higher minor version.",
+         "cuDNN 9.3 or a newer 9.x (the loaded one is older)")]:
+        assert explain_log(line).causes[0].install.startswith(install)
+
+
+def test_a_cudnn_major_mismatch_names_the_tensorflow_built_for_the_cudnn_loaded():
+    # nicolov/segmentation_keras#32: cuDNN 6 on a build for 5.1; tensorflow-gpu==1.3.0 fixed it
+    top = explain_log("E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN "
+                      "library: 6021 (compatibility version 6000) but source was compiled with "
+                      "5105 (compatibility version 5100).").causes[0]
+    assert "majors are never compatible" in top.detail
+    assert "or a TensorFlow built for the cuDNN loaded, 6.0 (TensorFlow 1.3.0" in top.install
+    # and any mismatch says to check which TensorFlow Python imports (a virtualenv not active)
+    assert "tf.__file__" in top.fix and "virtualenv" in top.cause
+    # a build for a cuDNN older than every tested release: another TensorFlow runs (the held-out
+    # log itself, anishathalye/neural-style#26: no other thread with a cuDNN 4 build was found)
+    old = _devset("neuralstyle26_cudnn_mismatch_wrong_env_not_activated").causes[0]
+    assert "Python is importing another TensorFlow" in old.install
+
+
+@pytest.mark.parametrize(("text", "mac"), [
+    # tensorflow/tensorflow#44999 (an M1; maintainers: Apple's fork)
+    ("zsh: illegal hardware instruction  python", True),
+    # tensorflow/tensorflow#62860 (macOS's shell wording, an M1 Max)
+    (">>> import tensorflow\nIllegal instruction: 4", True),
+    # tensorflow/tensorflow#17411 (Linux: no Mac advice)
+    ("Illegal instruction (core dumped)", False),
+])
+def test_an_illegal_instruction_on_a_mac_points_to_a_native_arm64_build(text, mac):
+    top = explain_log(text).causes[0]
+    assert top.label == "cpu-missing-instructions"
+    assert ("tensorflow-macos" in top.install and "arm64" in top.install) is mac
+
+
+def test_keras_layer_count_mismatch_names_a_keras_2_file_read_by_keras_3():
+    # google/diffseg#15 (the wording of Keras 2.6+ and of Keras 3's .h5 reader): without a
+    # version the Keras 3 advice is conditional
+    line = ("ValueError: Layer count mismatch when loading weights from file. Model expected 49 "
+            "layers, found 18 saved layers.")
+    top = explain_log(line).causes[0]
+    assert top.label == "checkpoint-mismatch"
+    assert top.detail == "the file has 18 layers, the model 49"
+    assert top.install.startswith("if this is TensorFlow 2.16+ (Keras 3)")
+    assert "TF_USE_LEGACY_KERAS=1" in top.install and "Keras 3" in top.cause
+    # kamalkraj/BERT-NER-TF#29 (TF 2.9.1): Keras 2's own reader in the traceback, no Keras 3
+    keras2 = ('  File "C:\\Users\\AI\\AppData\\Local\\Programs\\Python\\Python310\\lib\\'
+              'site-packages\\keras\\saving\\hdf5_format.py", line 728, in '
+              'load_weights_from_hdf5_group\n'
+              "    raise ValueError(\nValueError: Layer count mismatch when loading weights from "
+              "file. Model expected 2 layers, found 1 saved layers.")
+    assert explain_log(keras2).causes[0].install == ""
+    # niciBume/Cat_Prey_Analyzer#27 (TF 2.16.1, Keras 3.1.1): Keras 3's .h5 reader in the
+    # traceback (that frame, then the diffseg line above: two real lines from two threads)
+    keras3 = ('  File "/home/pi/.local/lib/python3.11/site-packages/keras/src/saving/saving_api.py'
+              '", line 183, in load_model\n    return legacy_h5_format.load_model_from_hdf5('
+              'filepath)\n' + line)
+    sure = explain_log(keras3).causes[0]
+    assert sure.install.startswith("pip install 'tf-keras==")
+
+
+@pytest.mark.parametrize(("text", "op", "install"), [
+    # tensorflow/serving#278: the wording without 'in binary running on' (TF Serving, 2016)
+    ("Op type not registered 'TreePredictions'", "TreePredictions", ""),
+    # Tencent/PocketFlow#265: TF 1.x's import_meta_graph wording
+    ("ValueError: No op named TfplusAllreduce in defined operations", "TfplusAllreduce", ""),
+    # kubeflow/examples#408: a V3 core op on an older model server
+    ("Loading servable: {name: pets-model version: 1} failed: Not found: Op type not registered "
+     "'NonMaxSuppressionV3' in binary running on pets-model-v1-7c65cb44c-pg7wk. Make sure the Op "
+     "and Kernel are registered in the binary running in this process.",
+     "NonMaxSuppressionV3", "a TF Serving at least as new as the TensorFlow that exported"),
+    # tensorflow/hub#705's op, an add-on's: the add-on to install and import
+    ("FileNotFoundError: Op type not registered 'CaseFoldUTF8' in binary running on c231cf5b24fe.",
+     "CaseFoldUTF8", "pip install 'tensorflow-text==<TensorFlow major.minor>.*'"),
+])
+def test_every_wording_of_an_unregistered_op_and_which_kind_of_op_it_is(text, op, install):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("op-not-registered", "high")
+    assert top.detail.startswith(f"op {op}")
+    assert top.install.startswith(install) if install else top.install == ""
+
+
+def test_multi_worker_strategy_created_after_other_tensorflow_calls():
+    # alibaba/EasyRec#22 (maintainers: create the strategy at the beginning of the program)
+    ex = explain_log("RuntimeError: Collective ops must be configured at program startup")
+    top = ex.causes[0]
+    assert (top.label, top.confidence) == ("collective-ops-configured-late", "high")
+    assert "at the very start of the program" in top.fix and "TF_CONFIG" in top.fix
+
+
+@pytest.mark.parametrize(("line", "abi"), [
+    # tensorflow/tensorflow#9137: the op built with the new ABI against the old-ABI wheel
+    ("tensorflow.python.framework.errors_impl.NotFoundError: /home/me/tf_compile/tensorflow/"
+     "tensorflow/examples/adding_an_op/zero_out_op_kernel_1.so: undefined symbol: _ZN10tensorflow8"
+     "internal21CheckOpMessageBuilder9NewStringB5cxx11Ev",
+     "compiled with -D_GLIBCXX_USE_CXX11_ABI=1"),
+    # ContinuumIO/anaconda-issues#9826: the op built with the old ABI, conda's TF with the new
+    ("tensorflow.python.framework.errors_impl.NotFoundError: zero_out.so: undefined symbol: "
+     "_ZN10tensorflow8internal21CheckOpMessageBuilder9NewStringEv",
+     "compiled with -D_GLIBCXX_USE_CXX11_ABI=0"),
+    # davidstutz/tensorflow-cpp-op-example#1 (TF 1.2's docker image, an op built with cmake)
+    ("NotFoundError: build/libinner_product.so: undefined symbol: _ZN10tensorflow8internal21"
+     "CheckOpMessageBuilder9NewStringB5cxx11Ev", "compiled with -D_GLIBCXX_USE_CXX11_ABI=1"),
+])
+def test_a_custom_op_built_with_other_flags_names_the_abi_and_tensorflows_own_flags(line, abi):
+    top = explain_log(line).causes[0]
+    assert (top.label, top.confidence) == ("custom-op-build-mismatch", "high")
+    assert abi in top.detail and "tf.sysconfig.get_compile_flags()" in top.fix
+
+
+def test_tensorflows_own_library_missing_a_symbol_is_not_a_custom_op():
+    # kaldi-asr/kaldi#2731: TensorFlow's own wrapper library (a broken TensorFlow install)
+    ex = explain_log("ImportError: /home/jxu/anaconda3/envs/tf-cpu/lib/python3.6/site-packages/"
+                     "tensorflow/python/_pywrap_tensorflow_internal.so: undefined symbol: _ZN10"
+                     "tensorflow20UnaryDatasetOpKernel11MakeDatasetEPNS_15OpKernelContextEPPNS_"
+                     "11DatasetBaseE")
+    assert "custom-op-build-mismatch" not in [c.label for c in ex.causes]
+
+
+@pytest.mark.parametrize(("line", "reading"), [
+    # Sentdex/pygta5#148 (solved with a reshape: one image given, a batch expected)
+    ("ValueError: Input 0 of layer sequential is incompatible with the layer: expected ndim=4, "
+     "found ndim=3. Full shape received: [32, 270, 3]", "the leading batch axis is missing"),
+    # StevenBanama/C3AE#19 (maintainer: the input needs (1, 64, 64, 3))
+    ("ValueError: Input 0 of layer conv1 is incompatible with the layer: : expected min_ndim=4, "
+     "found ndim=3. Full shape received: [32, 64, 3]", "the leading batch axis is missing"),
+    # ChunML/ssd-tf2#27: grayscale images, no channel axis
+    ("Input 0 of layer conv2d is incompatible with the layer: : expected min_ndim=4, found ndim=3."
+     " Full shape received: [32, 300, 300]", "the trailing channel or feature axis is missing"),
+    # krasserm/super-resolution#74 (maintainer: an RGBA image, convert it to RGB)
+    ("ValueError: Input 0 is incompatible with layer model_3: expected shape=(None, None, None, 3),"
+     " found shape=(1, 499, 552, 4)", "the same rank with other sizes"),
+    # frankkramer-lab/MIScnn#110 (maintainer: 2D code with 3D data)
+    ('Input 0 of layer "batch_normalization" is incompatible with the layer: expected ndim=4, '
+     "found ndim=5. Full shape received: (None, None, None, None, 32)", "one axis too many"),
+])
+def test_a_shape_mismatch_says_which_axis_is_missing(line, reading):
+    top = explain_log(line).causes[0]
+    assert (top.label, top.confidence) == ("input-shape-mismatch", "high")
+    assert reading in top.detail, top.detail
+
+
+@pytest.mark.parametrize(("line", "reading"), [
+    # komo135/trade-rl#9 (a custom block class)
+    ("ValueError: Unknown layer: MBBLOCK. Please ensure this object is passed to the "
+     "`custom_objects` argument.", "MBBLOCK is not a Keras class"),
+    # fizyr/keras-retinanet#1480 (saved with TF 2.3, loaded with 2.2)
+    ("ValueError: Unknown layer: Functional", "saved by a newer TensorFlow/Keras"),
+])
+def test_an_unknown_class_when_loading_is_a_custom_object_or_a_newer_keras(line, reading):
+    top = explain_log(line).causes[0]
+    assert (top.label, top.confidence) == ("keras-unknown-object", "high")
+    assert reading in top.detail and "custom_objects" in top.fix
+
+
+def test_no_gradients_for_batchnorm_statistics_means_all_weights_went_to_the_optimizer():
+    # penny4860/tf2-eager-yolo3#17 (tensorflow/tensorflow#26404: use trainable_variables)
+    top = explain_log("WARNING:tensorflow:Gradients do not exist for variables ['stage0/layer_0/"
+                      "moving_mean:0', 'stage0/layer_0/moving_variance:0',").causes[0]
+    assert top.label == "gradients-missing"
+    assert top.detail.startswith("2 of the 2 variables listed are BatchNorm moving statistics")
+    assert "model.trainable_variables" in top.fix
+    # variables that are trainable get no such reading
+    plain = explain_log("WARNING:tensorflow:Gradients do not exist for variables ['dense/kernel:0"
+                        "'] when minimizing the loss.").causes[0]
+    assert plain.detail == ""
+
+
+@pytest.mark.parametrize("line", [
+    # tianshilu/pMTnet#11 (the later wording)
+    "WARNING:tensorflow:Layer lstm_2 will not use cuDNN kernels since it doesn't meet the "
+    "criteria. It will use a generic GPU kernel as fallback when running on GPU.",
+    # asash/bert4rec_repro#3 (the TF 2.0-2.3 wording; GRU4Rec much slower)
+    "WARNING:tensorflow:Layer gru will not use cuDNN kernel since it doesn't meet the cuDNN kernel"
+    " criteria. It will use generic GPU kernel as fallback when running on GPU",
+])
+def test_an_rnn_without_the_cudnn_kernel_names_the_criteria(line):
+    ex = explain_log(line)
+    assert ex.verdict == "warning"
+    top = ex.causes[0]
+    assert top.label == "rnn-no-cudnn-kernel"
+    for criterion in ("recurrent_dropout=0", "unroll=False", "use_bias=True",
+                      "activation='tanh'", "reset_after=True", "right-padded"):
+        assert criterion in top.cause, criterion
+
+
+def test_every_wording_of_input_running_out_of_data():
+    # tensorflow/tensorflow#25254's title (TF 1.12); 'Your dataset ran out of data' (the TF 1.x
+    # training_arrays wording) is the same alternative of the row
+    top = explain_log('Keras & data.Dataset : "Your dataset iterator ran out of data"').causes[0]
+    assert top.label == "input-ran-out-of-data"
+
+
+def test_gasts_signature_error_is_read_as_gast():
+    # tensorflow/tensorflow#32949 (AutoGraph with gast 0.3: gast==0.2.2 fixed it)
+    top = _devset("tf32949_entity_autgograph_bad_argument_tf20").causes[0]
+    assert top.label == "autograph-could-not-transform"
+    assert "Bad argument number for Name: 3, expecting 4" in top.detail
+    assert top.fix.startswith("If the cause names gast or reads 'Bad argument number for Name'")
+
+
+@pytest.mark.parametrize("text", [
+    # PGM-Lab/InferPy#202: TF 1.14's tf.compat.v1 alias notices
+    "W0114 11:43:25.118856 4442625472 deprecation_wrapper.py:119] From inferpy/models/"
+    "prob_model.py:63: The name tf.Session is deprecated. Please use tf.compat.v1.Session instead.",
+    # Calamari-OCR/calamari#164 (maintainer: it means nothing)
+    "W tensorflow/core/kernels/data/generator_dataset_op.cc:103] Error occurred when finalizing "
+    "GeneratorDataset iterator: Cancelled: Operation was cancelled",
+    # R's reticulate printed the notice without its 'Your ' (rstudio/tensorflow#401, the held-out
+    # log itself: no other thread found shows that wording)
+    "CPU supports instructions that this TensorFlow binary was not compiled to use: AVX2",
+])
+def test_start_up_and_epoch_end_notices_are_nothing_wrong(text):
+    ex = explain_log(text)
+    assert ex.verdict == "nothing-wrong" and ex.exit_status == 0 and not ex.causes

@@ -2,15 +2,18 @@
 
 A knowledge row's ``detail`` template is a "; "-separated list of segments with ``{field}``
 placeholders (the regex's named groups). A segment is shown when at least one of its fields
-was seen; several values of a field are joined. Two fields are computed here because they need
+was seen; several values of a field are joined. Some fields are computed because they need
 arithmetic or a table: ``shape_detail`` (an OOM tensor's size) and ``cuda_error_detail`` (what
-a cuInit error number means).
+a cuInit error number means) here, and the readings of ``explain_readings`` (the axis a shape
+lacks, the C++ ABI of a missing symbol, the cuDNN a build accepts...).
 """
 
 from __future__ import annotations
 
 import re
 from math import prod
+
+from tfperf.doctor import explain_readings as R
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _DTYPE_BYTES = {"float": 4, "float32": 4, "half": 2, "float16": 2, "bfloat16": 2, "double": 8,
@@ -90,7 +93,12 @@ def retrace_detail(details: dict[str, list[str]]) -> str:
 
 
 _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detail,
-             "dlopen_detail": dlopen_detail, "retrace_detail": retrace_detail}
+             "dlopen_detail": dlopen_detail, "retrace_detail": retrace_detail,
+             # what this log's values mean beyond the row (explain_readings)
+             "shape_axis_detail": R.shape_axis_detail, "nontrainable_detail": R.nontrainable_detail,
+             "op_kind_detail": R.op_kind_detail, "abi_detail": R.abi_detail,
+             "unknown_object_detail": R.unknown_object_detail,
+             "container_detail": R.container_detail, "cudnn_detail": R.cudnn_detail}
 
 
 def render_detail(template: str, details: dict[str, list[str]]) -> str:

@@ -36,6 +36,13 @@ _PY = [  # (pattern, how its groups make "3.x")
 ]
 _NUMPY = re.compile(r"NumPy (?P<v>\d+\.\d+\.\d+)\w* as it may crash|"
                     r"^\s*numpy\s+(?P<w>\d+\.\d+\.\d+)", re.I | re.M)
+# Keras's version (a dist-info folder, a pip list line), else the major its own modules tell:
+# legacy_h5_format is Keras 3's .h5 reader, saving/(legacy/)hdf5_format.py Keras 2's (a
+# case-insensitive alternation, or a lookbehind before the literal, cost 7-30 ms on a
+# 200,000-character window: each is kept starting with a literal)
+_KERAS_DIST = re.compile(r"keras-(?P<v>\d+\.\d+\.\d+)\.dist-info")
+_KERAS_PIP = re.compile(r"^[ \t]*[Kk]eras[ \t]+(?P<w>\d+\.\d+\.\d+)\s", re.M)
+_KERAS2_READER = re.compile(r"saving[/\\](?:legacy[/\\])?hdf5_format\.py")
 _CUDART_DLL = re.compile(r"cudart64_(?P<d>\d+)\.dll")
 _CUDART_SO = re.compile(r"libcudart\.so\.(?P<v>\d+(?:\.\d+)?)")
 _CUDA_LIB = re.compile(r"lib(?:cublas|cufft|curand|cusolver|cusparse)\.so\.(?P<v>\d+(?:\.\d+)?)")
@@ -50,6 +57,7 @@ class LogVersions:
     os: str | None = None  # windows | macos | linux, from paths and library names
     cuda: str | None = None  # the CUDA the libraries named belong to
     cudnn: str | None = None
+    keras: str | None = None  # "3" or "2" when only Keras's own modules tell
 
     def as_dict(self) -> dict[str, str]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -115,7 +123,22 @@ def read_versions(text: str) -> LogVersions:
         cuda = m["v"]
     if m := _CUDNN.search(text):
         cudnn = m["a"] or m["b"] or m["c"]
-    return LogVersions(_first(_TF, text), _python(text), numpy, _os(text), cuda, cudnn)
+    return LogVersions(_first(_TF, text), _python(text), numpy, _os(text), cuda, cudnn,
+                       _keras_version(text))
+
+
+def _keras_version(text: str) -> str | None:
+    for m in _KERAS_DIST.finditer(text):
+        before = text[m.start() - 1:m.start()]
+        if not (before.isalnum() or before in ("_", "-")):  # not tf_keras-2.15.0.dist-info
+            return m["v"]
+    if pip := _KERAS_PIP.search(text):
+        return pip["w"]
+    if "legacy_h5_format" in text:
+        return "3"
+    if "hdf5_format.py" in text and _KERAS2_READER.search(text):
+        return "2"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,11 +283,42 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
     return ""
 
 
+# TensorFlow's family packages whose wheels follow another rule than the tensorflow release of
+# their own number: what they are, and the Pythons their wheels cover
+_FAMILY = {
+    # microsoft/tensorflow-directml README (a fork of TF 1.15); its maintainers and
+    # microsoft/tensorflow-directml#407: Python 3.5-3.7 only
+    "tensorflow-directml": ("a fork of TensorFlow 1.15", "3.5–3.7"),
+}
+_SAME_AS_TF = {"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel",
+               "tensorflow-aarch64", "tf-nightly"}
+
+
+def _family_wheel(package: str, v: LogVersions) -> str:
+    """The install line for a TensorFlow family package other than tensorflow itself."""
+    py = f"; this Python is {v.python}" if v.python else ""
+    if package in _FAMILY:
+        what, pythons = _FAMILY[package]
+        newest = pythons.rsplit("–", 1)[-1]
+        return (f"{package} is {what}, with wheels for Python {pythons} only{py}: create an "
+                f"environment with one of those (conda create -n tf python={newest})")
+    if package == "tensorflow-text":
+        return ("tensorflow-text releases follow TensorFlow's major.minor and have Windows wheels "
+                "only for 2.4–2.10 (later ones: Linux x86_64 and Intel macOS); on Windows use WSL2 "
+                f"or TensorFlow 2.10 with tensorflow-text 2.10, with a Python it supports{py}")
+    return (f"{package} publishes wheels for some Pythons and platforms only: use the Python and "
+            f"platform of the TensorFlow release it pairs with{py} (pip download {package} "
+            "--no-deps -v lists the files pip skipped and why)")
+
+
 def _wheel(details: dict[str, list[str]], v: LogVersions) -> str:
     from tfperf.doctor import knowledge as K
 
     configs = K.build_configs("linux", gpu=False)
     req = (details.get("requirement") or details.get("requirement2") or [""])[0]
+    package = re.split(r"[=<>!~]", req, maxsplit=1)[0].strip().lower().replace("_", "-")
+    if package and package not in _SAME_AS_TF:
+        return _family_wheel(package, v)
     if m := re.search(r"==\s*(\d+\.\d+(?:\.\d+)?)", req):
         cfg = K.build_config(m[1], "linux", gpu=False)
         if cfg:
@@ -331,12 +385,98 @@ def _driver_for_ptxas(details: dict[str, list[str]], v: LogVersions) -> str:
             f"CUDA of the ptxas XLA uses{have}")
 
 
+def _cudnn(details: dict[str, list[str]], v: LogVersions) -> str:
+    """The cuDNN this build's check accepts, the TensorFlow releases tested with the cuDNN
+    loaded, and a hint when the build's cuDNN is older than every release in the tested-build
+    table (another, older TensorFlow is running). The table gives the tested cuDNN, which can
+    differ from the one a wheel was compiled with (TF 1.15: tested 7.4, compiled 7.6), so it is
+    not compared with the compiled version otherwise."""
+    from tfperf.doctor import knowledge as K
+    from tfperf.doctor.explain_readings import cudnn_reading
+
+    reading = cudnn_reading(details)
+    if reading is None:
+        return ""
+    os = v.os if v.os in ("windows", "linux") else "linux"
+    configs = K.build_configs(os, gpu=True)
+
+    def built_with(ver: tuple[int, int, int]) -> list[str]:
+        """Releases tested with this major.minor (the table's "7" read as 7.0)."""
+        names = {f"{ver[0]}.{ver[1]}"} | ({str(ver[0])} if ver[1] == 0 else set())
+        return [c.tf_version for c in configs if c.cudnn in names]
+
+    loaded = f"{reading.loaded[0]}.{reading.loaded[1]}"
+    out = f"{reading.install}, or a TensorFlow built for the cuDNN loaded, {loaded}"
+    if tfs := built_with(reading.loaded):
+        out += (f" (TensorFlow {_range(tfs)} {'was' if len(set(tfs)) == 1 else 'were'} tested "
+                f"with it, {os} builds)")
+    known = [V.parse(c.cudnn) for c in configs if c.cudnn]
+    if known and V.parse(f"{reading.compiled[0]}.{reading.compiled[1]}") < min(known):
+        oldest = min(configs, key=lambda c: c.version_tuple)
+        out += (f"; no release in the tested-build table (TensorFlow {oldest.tf_version} and "
+                f"later) was tested with cuDNN {reading.compiled[0]}.{reading.compiled[1]}, so the "
+                "TensorFlow running is older: if you installed a newer one, Python is importing "
+                "another TensorFlow (check python -c \"import tensorflow as tf; "
+                "print(tf.__version__, tf.__file__)\", activate the environment you installed it "
+                "in)")
+    return out
+
+
+def _cpu(details: dict[str, list[str]], v: LogVersions) -> str:
+    """On a Mac (zsh's or macOS's SIGILL wording, macOS paths): Apple silicon's x86 wheel."""
+    mac = v.os == "macos" or details.get("zsh") or details.get("signal_number") == ["4"]
+    if not mac:
+        return ""
+    return ("on a Mac with Apple silicon (M1, M2...) the x86_64 TensorFlow runs under Rosetta 2, "
+            "which has no AVX: use a native arm64 Python (python -c \"import platform; "
+            "print(platform.machine())\" must say arm64; not a terminal set to Open using "
+            "Rosetta) and pip install tensorflow (2.13+ publish macOS arm64 wheels) or Apple's "
+            "tensorflow-macos for 2.5–2.12; an Intel Mac without AVX (made before 2011) needs "
+            "TF 1.5 or a source build")
+
+
+def _op(details: dict[str, list[str]], v: LogVersions) -> str:
+    """An add-on's op: the add-on to install and import; a newer core op: a newer binary."""
+    from tfperf.doctor.explain_readings import op_kind
+
+    kind, package = op_kind(details)
+    mm = _mm(v.tensorflow) if v.tensorflow else "<TensorFlow major.minor>"
+    if kind == "addon":
+        module = package.replace("-", "_")
+        pin = f"=={mm}.*" if package == "tensorflow-text" else ""
+        return (f"pip install '{package}{pin}' (the release built for this TensorFlow) and import "
+                f"{module} before loading the model")
+    if kind in ("core", "serving"):
+        server = "TF Serving" if details.get("serving") else "TensorFlow"
+        return (f"a {server} at least as new as the TensorFlow that exported the model (or export "
+                f"it again with the TensorFlow the {server} binary was built from)")
+    return ""
+
+
+def _checkpoint(details: dict[str, list[str]], v: LogVersions) -> str:
+    """Keras's 'Layer count mismatch' (Keras 2.x and 3): a Keras 2 .h5 read by Keras 3."""
+    if not any(details.get(f) for f in ("model_layers2", "saved_layers2", "model_layers3")):
+        return ""
+    if (v.keras or "").startswith("2"):
+        return ""  # Keras 2 read it: the file belongs to another model (the row's fix)
+    keras3 = (v.keras or "").startswith("3") or bool(
+        v.tensorflow and V.compare(v.tensorflow, "2.16") >= 0)
+    lead = "" if keras3 else "if this is TensorFlow 2.16+ (Keras 3) and the .h5 was saved by " \
+                             "Keras 2: "
+    return (f"{lead}pip install 'tf-keras==<TF major.minor>.*' and set TF_USE_LEGACY_KERAS=1 to "
+            "read the Keras 2 file as it was written, or load it with code updated for Keras 3 "
+            "(build the model, call it on one batch, then load_weights; load_model with "
+            "custom_objects and compile=False); otherwise the file belongs to another model")
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
     "tf-addon-version-mismatch": _addon, "no-tensorflow-wheel": _wheel,
     "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
-    "xla-driver-older-than-ptxas": _driver_for_ptxas,
+    "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
+    "cpu-missing-instructions": _cpu, "op-not-registered": _op,
+    "checkpoint-mismatch": _checkpoint,
 }
 
 

@@ -1,0 +1,261 @@
+"""Readings of the values a matched message carries: which axis a shape lacks, which C++ ABI a
+missing symbol was compiled for, which cuDNN a build accepts, whether an unregistered op is an
+add-on's or a newer core op's.
+
+A knowledge row says what its message means in general; these functions say what this log's
+values mean, for the one-line detail (``explain_details`` registers them as computed fields of
+a row's ``detail`` template) and, for cuDNN, the install line (``explain_versions``). Each takes
+the values the row's regex pulled out (field -> values) and returns '' when they say nothing
+more than the row already does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Details = dict[str, list[str]]
+
+
+def _first(details: Details, *fields: str) -> str:
+    return next((vals[0] for f in fields if (vals := details.get(f))), "")
+
+
+# --- shapes -------------------------------------------------------------------------------------
+
+_CHANNEL_COUNTS = {"1", "3", "4"}  # grayscale, RGB, RGBA: a last axis that looks like channels
+
+
+def _dims(shape: str) -> list[str]:
+    return [d.strip() for d in shape.strip("[]() ").split(",") if d.strip()]
+
+
+def _fits(got: list[str], want: list[str]) -> bool:
+    """Same rank and every size equal where both are known (None and ? match anything)."""
+    free = {"None", "?", "-1"}
+    return len(got) == len(want) and all(g == w or g in free or w in free
+                                         for g, w in zip(got, want, strict=True))
+
+
+_ADD_BATCH = "add the batch axis with x[None] or np.expand_dims(x, 0)"
+_ADD_CHANNEL = "add the channel axis with x[..., None] or np.expand_dims(x, -1)"
+
+
+def shape_axis_detail(details: Details) -> str:
+    """ "received [224, 224, 3] for a rank-4 input: ... the leading batch axis is missing" ."""
+    got = _first(details, "got_shape", "got_shape2", "got_shape3")
+    want_shape = _first(details, "want_shape")
+    want_ndim = _first(details, "want_ndim", "want_ndim2")
+    if not got:
+        got_ndim = _first(details, "got_ndim")
+        return f"rank-{got_ndim} data for a rank-{want_ndim} input" if got_ndim else ""
+    g = _dims(got)
+    if want_shape:
+        w = _dims(want_shape)
+        if len(g) == len(w) - 1 and _fits(g, w[1:]):
+            return f"received {got} for {want_shape}: one sample without its batch axis: " \
+                   f"{_ADD_BATCH}"
+        if len(g) == len(w) - 1 and _fits(g, w[:-1]):
+            return f"received {got} for {want_shape}: the trailing channel axis is missing: " \
+                   f"{_ADD_CHANNEL}"
+        if len(g) == len(w):
+            return f"received {got} for {want_shape}: the same rank with other sizes: resize " \
+                   "the data to the model's input size"
+        return f"received {got}, expected {want_shape}"
+    if not want_ndim:
+        return ""
+    want = int(want_ndim)
+    if len(g) == want - 1:
+        if g[-1] in _CHANNEL_COUNTS:
+            return (f"received {got} for a rank-{want} input: its last axis ({g[-1]}) is a "
+                    f"channel count, so the leading batch axis is missing (one sample): "
+                    f"{_ADD_BATCH}")
+        return (f"received {got} for a rank-{want} input: its last axis ({g[-1]}) is no channel "
+                f"count, so the trailing channel or feature axis is missing: {_ADD_CHANNEL}")
+    if len(g) > want:
+        return (f"received {got} for a rank-{want} input: one axis too many (data batched "
+                "twice, or 3D data for a 2D layer)")
+    return f"received {got} for a rank-{want} input"
+
+
+# --- gradients ----------------------------------------------------------------------------------
+
+_MOVING_STATS = re.compile(r"moving_(?:mean|var)")
+
+
+def nontrainable_detail(details: Details) -> str:
+    """Variables without gradients that are BatchNorm's moving statistics: the optimizer got all
+    the weights, trainable or not."""
+    names = re.findall(r"'([^']+)'", _first(details, "grad_vars"))
+    stats = [n for n in names if _MOVING_STATS.search(n)]
+    if not stats:
+        return ""
+    return (f"{len(stats)} of the {len(names)} variables listed are BatchNorm moving statistics "
+            f"({stats[0]}, ...): non-trainable, so the optimizer was handed all the weights; "
+            "pass model.trainable_variables")
+
+
+# --- ops, symbols, saved classes ----------------------------------------------------------------
+
+# the ops of TensorFlow add-ons: namespaced (Addons>, IO>...) or tensorflow-text's text ops
+_ADDON_OPS = (
+    (re.compile(r"^Addons>"), "tensorflow-addons"),
+    (re.compile(r"^IO>"), "tensorflow-io"),
+    (re.compile(r"^(?:TFText|Text)\w*>|UTF8|[Ww]ordpiece|[Ss]entence[Pp]iece|Tokeniz|RegexSplit|"
+                r"Ngrams"), "tensorflow-text"),
+)
+
+
+def op_kind(details: Details) -> tuple[str, str]:
+    """("addon", its package) | ("core", "") for a newer version of a core op | ("serving", "")
+    for another op TF Serving lacks | ("", "") when the name says nothing."""
+    op = _first(details, "op", "op2")
+    for rx, package in _ADDON_OPS:
+        if op and rx.search(op):
+            return "addon", package
+    if re.search(r"V\d+$", op):
+        return "core", ""
+    return ("serving", "") if op and details.get("serving") else ("", "")
+
+
+def op_kind_detail(details: Details) -> str:
+    op = _first(details, "op", "op2")
+    kind, package = op_kind(details)
+    where = "TF Serving's binary" if details.get("serving") else "the binary loading it"
+    if kind == "addon":
+        return f"{op} is an op of {package}: import it before loading the model"
+    if kind == "core":
+        return (f"{op} is a newer version of a core TensorFlow op: the model was saved by a newer "
+                f"TensorFlow than {where}")
+    if kind == "serving":
+        return (f"the binary is TF Serving's: {op} is a core op newer than its TensorFlow, or a "
+                "custom op it was not built with")
+    return ""
+
+
+_NEW_ABI = re.compile(r"B5cxx11|St7__cxx11")  # [abi:cxx11] tags, std::__cxx11 types
+_OLD_ABI_STRING = re.compile(r"(?<=[EIKRP])Ss(?![a-z])")  # the old ABI's std::string, "Ss"
+# functions that return std::string: the new ABI tags their names, so an untagged one asks for
+# the old ABI's (the CHECK macros' helper, in every op that uses CHECK/DCHECK)
+_RETURNS_STRING = ("CheckOpMessageBuilder9NewStringEv",)
+
+
+def abi_detail(details: Details) -> str:
+    symbol = _first(details, "symbol")
+    if _NEW_ABI.search(symbol):
+        return ("the missing symbol has the C++11 ABI's tag (__cxx11): the library was compiled "
+                "with -D_GLIBCXX_USE_CXX11_ABI=1 (gcc 5+'s default) while this TensorFlow uses "
+                "the old ABI (=0, the official wheels before TF 2.9): build with the flags "
+                "tf.sysconfig.get_compile_flags() prints")
+    if _OLD_ABI_STRING.search(symbol) or symbol.endswith(_RETURNS_STRING):
+        return ("the missing symbol is the old C++ ABI's name (no __cxx11 tag): the library was "
+                "compiled with -D_GLIBCXX_USE_CXX11_ABI=0 (or gcc < 5) while this TensorFlow, if "
+                "it is the release the library was built against, uses the new ABI (=1: the "
+                "official wheels since TF 2.9, conda's builds): build with the flags "
+                "tf.sysconfig.get_compile_flags() prints")
+    return ""
+
+
+# class names Keras itself saves, which older releases do not know
+_NEWER_KERAS = {"Functional": "TF 2.3", "TFOpLambda": "TF 2.4", "SlicingOpLambda": "TF 2.4"}
+
+
+def unknown_object_detail(details: Details) -> str:
+    name = _first(details, "name", "name2")
+    if not name:
+        return ""
+    if name in _NEWER_KERAS:
+        return (f"{name} is a built-in class that {_NEWER_KERAS[name]} and later save: the model "
+                "was saved by a newer TensorFlow/Keras than the one loading it")
+    if name == "KerasLayer":
+        return ("TF Hub's layer: import tensorflow_hub and pass custom_objects={'KerasLayer': "
+                "hub.KerasLayer}")
+    kind = _first(details, "kind") or "class"
+    return f"{name} is not a Keras class: a custom {kind} to pass in custom_objects or register"
+
+
+# --- containers ---------------------------------------------------------------------------------
+
+def container_detail(details: Details) -> str:
+    from tfperf.doctor.knowledge import compute_capability
+
+    gpu = _first(details, "gpu")
+    if not gpu:
+        return ""
+    info = compute_capability(gpu)
+    cc = f"compute capability {info.compute_capability}: " if info else ""
+    if details.get("not_yet"):
+        return f"{cc}the image predates this GPU, so a newer release of the image is needed"
+    return f"{cc}the image no longer supports this GPU, so an older release is needed"
+
+
+# --- cuDNN --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CudnnReading:
+    detail: str  # what the check wanted of the loaded cuDNN, where the versions alone mislead
+    install: str  # the cuDNN to load instead (explain_versions adds the TensorFlow alternative)
+    compiled: tuple[int, int, int]
+    loaded: tuple[int, int, int]
+
+
+def cudnn_version(text: str) -> tuple[int, int, int]:
+    """ "7.1.4" or cudnnGetVersion()'s 7104 (90100 from cuDNN 9) -> (7, 1, 4)."""
+    if "." in text:
+        parts = [int(p) for p in text.split(".")] + [0, 0]
+        return parts[0], parts[1], parts[2]
+    n = int(text)
+    if n >= 10000:
+        return n // 10000, n % 10000 // 100, n % 100
+    return n // 1000, n % 1000 // 100, n % 100
+
+
+def _mm(v: tuple[int, int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def _full(v: tuple[int, int, int]) -> str:
+    return f"{v[0]}.{v[1]}.{v[2]}"
+
+
+def cudnn_reading(details: Details) -> CudnnReading | None:
+    """What the version check in this log's wording wanted, against what was loaded.
+
+    The check changed with TensorFlow (cuda_dnn.cc): the same major.minor ('(compatibility
+    version N)', version / 100 * 100 compared); the same major and an equal or newer minor for
+    cuDNN 7+ ('... in case of CuDNN 7.0 or later'; before 7 the same minor); the same major and
+    an equal or newer minor ('matching major version and equal or higher minor')."""
+    loaded_text = _first(details, "loaded")
+    compiled_text = _first(details, "compiled")
+    if not loaded_text or not compiled_text:
+        return None
+    try:
+        got, want = cudnn_version(loaded_text), cudnn_version(compiled_text)
+    except ValueError:
+        return None
+    if details.get("compat") or (want[0] < 7 and not details.get("rule_minor")):
+        rule = "same-minor"
+    else:
+        rule = "minor-or-newer"
+    newer_ok = f" or a newer {want[0]}.x" if rule == "minor-or-newer" else ".x"
+    wanted = f"{_mm(want)}{newer_ok}"
+    if got[0] != want[0]:
+        return CudnnReading(
+            f"cuDNN {got[0]} loaded, the build wants cuDNN {want[0]}: majors are never compatible",
+            f"cuDNN {wanted} (this build's)", want, got)
+    if got[:2] < want[:2]:
+        # "loaded X, built with Y" already says it: no detail to add
+        return CudnnReading("", f"cuDNN {wanted} (the loaded one is older)", want, got)
+    if rule == "same-minor" and got[1] != want[1]:
+        return CudnnReading(
+            f"the loaded {_full(got)} is newer than the build's {_full(want)}, but this check "
+            "wants the same major.minor: a newer minor fails here",
+            f"cuDNN {_mm(want)}.x, the build's major.minor (a downgrade from {_full(got)}, e.g. "
+            f"apt-get install --allow-downgrades 'libcudnn{want[0]}={_mm(want)}.*' or conda "
+            f"install cudnn={_mm(want)})", want, got)
+    return None
+
+
+def cudnn_detail(details: Details) -> str:
+    reading = cudnn_reading(details)
+    return reading.detail if reading else ""
