@@ -20,6 +20,11 @@ Two ways to get the baseline, as ``tfperf bench`` offers them:
 * **interleaved** (``--interleave-with``): baseline and current side by side in one
   comparison, judged on the per-round ratios (no noise control: both sides share each round).
 
+``--cli N`` adds N self-comparisons the way the issue measured them: ``tfperf bench FILE
+--save`` and ``tfperf bench FILE --compare-to`` in two separate processes (``--cli-budget``
+seconds of rounds each, 10 by default as in ``tfperf bench``), the same step as a bench file;
+each comparison's JSON gives both the verdict and what ``--strict`` says.
+
 For each way: ``--pairs`` self-comparisons (the same code against itself; a "regression" is a
 false alarm, an "inconclusive" is not) and ``--trials`` comparisons of the 30 %-slower step
 (a "regression" is a catch). ``--load N`` starts N busy processes (``while True: pass``) and
@@ -36,9 +41,39 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
+
+BENCH_FILE = '''
+import tensorflow as tf
+import tfperf.bench as bench
+
+TEN = tf.constant(10)
+
+
+@tf.function
+def core(x, w, n):
+    def body(i, y):
+        return i + 1, tf.tanh(tf.matmul(y, w))
+    return tf.while_loop(lambda i, y: i < n, body, (tf.constant(0), x))[1]
+
+
+@bench.inputs
+def make():
+    g = tf.random.Generator.from_seed(0)
+    return g.normal([128, 128]), g.normal([128, 128]) * 0.1
+
+
+@bench.variant
+def step(x, w):
+    y = x
+    for _ in range(10):
+        y = core(y, w, TEN)
+    return y
+'''
 
 
 def start_load(n: int, wait_s: float = 120.0) -> list[subprocess.Popen[bytes]]:
@@ -70,13 +105,45 @@ def main() -> int:
     ap.add_argument("--load", type=int, default=0,
                     help="start this many busy processes and wait for that load average")
     ap.add_argument("--json", metavar="PATH", help="also write every pair's figures here")
+    ap.add_argument("--cli", type=int, default=0, metavar="N",
+                    help="also N self-comparisons through the CLI, each run its own process")
+    ap.add_argument("--cli-budget", type=float, default=10.0)
     args = ap.parse_args()
 
     busy = start_load(args.load) if args.load else []
     try:
-        return run(args)
+        status = run(args)
+        if args.cli:
+            run_cli(args)
+        return status
     finally:
         stop_load(busy)
+
+
+def run_cli(args: argparse.Namespace) -> None:
+    """``--save`` then ``--compare-to`` of an unchanged file, each in its own process."""
+    verdicts, strict, loads = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_file, base = Path(tmp) / "bench_step.py", Path(tmp) / "base.json"
+        bench_file.write_text(BENCH_FILE)
+        tfperf = [sys.executable, "-m", "tfperf", "bench", str(bench_file), "--budget",
+                  str(args.cli_budget), "--no-progress"]
+        for _ in range(args.cli):
+            subprocess.run([*tfperf, "--save", str(base), "--format", "json"], check=True,
+                           capture_output=True)
+            proc = subprocess.run([*tfperf, "--compare-to", str(base), "--format", "json",
+                                   "--fail-over", f"{args.fail_over:.0%}"],
+                                  capture_output=True, text=True)
+            (t,) = json.loads(proc.stdout)["times"]
+            verdicts.append(t["verdict"])
+            strict.append(t["strict_verdict"])
+            loads += [json.loads(base.read_text())["machine"]["load_average_1min"],
+                      os.getloadavg()[0]]
+            print(f"  cli pair: exit {proc.returncode}, {t['reason']}", flush=True)
+    print(f"\nseparate processes through the CLI ({args.cli_budget:g} s each), "
+          f"{loads_text(loads)}:\n  {args.cli} self-comparisons: "
+          f"{dict(Counter(verdicts))}; with --strict (as before the noise control): "
+          f"{dict(Counter(strict))}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
                        ("interleaved (--interleave-with)", interleaved)):
         selfs = [judge(way(fast)) for _ in range(args.pairs)]
         slows = [judge(way(slow)) for _ in range(args.trials)]
+        if not selfs + slows:
+            continue
         loads = [ld for r in selfs + slows for ld in r["load"]]
         print(f"\n{label}, {loads_text(loads)}:")
         print(f"  {args.pairs} self-comparisons: {counts(selfs)}  (a regression here is a "
