@@ -131,8 +131,9 @@ def _headline(res: GateResult) -> str:
     if regs:
         return f"REGRESSION: {len(regs)} found against {res.baseline_source}"
     if res.inconclusive:
+        n = len(res.inconclusive)
         return (f"INCONCLUSIVE: no regression found against {res.baseline_source}, but "
-                f"{len(res.inconclusive)} time(s) could not be judged: the machine changed")
+                f"{n} time{'s' if n > 1 else ''} could not be judged: the machine changed")
     return f"no regression against {res.baseline_source}"
 
 
