@@ -108,6 +108,8 @@ def main() -> int:
     ap.add_argument("--cli", type=int, default=0, metavar="N",
                     help="also N self-comparisons through the CLI, each run its own process")
     ap.add_argument("--cli-budget", type=float, default=10.0)
+    ap.add_argument("--only", choices=("separate", "interleaved"),
+                    help="time one way only (the other's section is left out)")
     args = ap.parse_args()
 
     busy = start_load(args.load) if args.load else []
@@ -201,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         return {"verdict": t.verdict, "strict_verdict": t.strict_verdict, "ratio": t.ratio,
                 "raw_ratio": t.raw_ratio, "yardstick_ratio": t.yardstick_ratio,
                 "detectable": t.detectable, "machine_changes": t.machine_changes,
+                "rounds": [t.baseline_runs, t.current_runs],
                 "reason": t.reason,
                 "load": [base["machine"]["load_average_1min"],
                          cur["machine"]["load_average_1min"]]}
@@ -219,6 +222,8 @@ def run(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {"load_at_start": os.getloadavg()[0], "busy": args.load}
     for label, way in (("separate runs (--compare-to)", separate),
                        ("interleaved (--interleave-with)", interleaved)):
+        if args.only and not label.startswith(args.only):
+            continue
         selfs = [judge(way(fast)) for _ in range(args.pairs)]
         slows = [judge(way(slow)) for _ in range(args.trials)]
         if not selfs + slows:
