@@ -12,7 +12,9 @@ regression gate over benchmarks timed inside a test suite.
   ``tfperf bench --save``); ``--tfperf-store DIR``: as the next run in DIR/<machine>/;
   ``--tfperf-compare PATH``: judged against a saved run with the same rules as
   ``tfperf bench --compare-to`` (``--tfperf-fail-over``), the report in the terminal summary,
-  and the session fails (exit status 1) on a regression.
+  and the session fails (exit status 1) on a regression; a time whose noise control says the
+  machine changed since the saved run is inconclusive, not a failure, unless
+  ``--tfperf-strict``.
 
 This module is loaded by every pytest run in an environment where tfperf is installed, so
 it imports only pytest and the standard library at load; TensorFlow and NumPy load only
@@ -44,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="judge them against a saved run; a regression fails the session")
     group.addoption("--tfperf-fail-over", metavar="PCT", default="10%",
                     help="a slowdown fails only beyond this and significant (default 10%%)")
+    group.addoption("--tfperf-strict", action="store_true",
+                    help="judge times even when the noise control says the machine changed "
+                         "since the saved run (otherwise: inconclusive, not a failure)")
     group.addoption("--tfperf-budget", metavar="SECONDS", type=float, default=1.0,
                     help="seconds of timing rounds per tfperf_bench call (default 1)")
 
@@ -198,7 +203,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if against:
             baseline = load_record(against)
             gate = compare_runs(baseline, record, baseline_source=against,
-                                fail_over=parse_fail_over(config.getoption("tfperf_fail_over")))
+                                fail_over=parse_fail_over(config.getoption("tfperf_fail_over")),
+                                strict=bool(config.getoption("tfperf_strict")))
             config.stash[_GATE] = (gate, notes)
             if gate.exit_status and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

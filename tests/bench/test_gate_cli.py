@@ -118,17 +118,44 @@ def test_same_code_against_itself_is_no_regression(baseline, capsys):
 
 
 def test_separate_runs_compare_their_times(baseline, capsys):
-    """--compare-to a saved run: a 3× slower step cannot hide in any runner's noise."""
+    """--compare-to a saved run: a 3× slower step cannot hide in any runner's noise.
+    --strict: judged even where the noise control would call a loaded runner inconclusive."""
     tmp, base = baseline
     slow = _bench(tmp, "bench_3x.py", spin=300_000)
     rc = main(["bench", slow, "--budget", "1", "--no-progress", "--compare-to", str(base),
-               "--format", "json"])
+               "--format", "json", "--strict"])
     (t,) = json.loads(capsys.readouterr().out)["times"]
     if t["verdict"] != "regression" and t["detectable"] >= 2.0:
         pytest.skip(f"this runner is too loaded to detect 3× (the gate says so: "
                     f"detectable ±{t['detectable']:.0%})")
     assert rc == 1 and t["verdict"] == "regression", t
     assert t["method"] == "ratio of medians, each round divided by the yardstick timed in it"
+
+
+def test_a_baseline_whose_noise_record_says_the_machine_changed_is_inconclusive(
+        baseline, capsys):
+    """The baseline recorded load 40 on this machine's CPUs: the time comparison is
+    inconclusive, exit 0, with a warning, even for a 3× slower step; --strict judges it."""
+    tmp, base = baseline
+    doc = json.loads(base.read_text())
+    doc["machine"]["load_average_1min"] = 40.0
+    loaded = tmp / "loaded_baseline.json"
+    loaded.write_text(json.dumps(doc))
+    slow = _bench(tmp, "bench_3x_loaded.py", spin=300_000)
+    rc = main(["bench", slow, "--budget", "0.5", "--no-progress", "--compare-to", str(loaded)])
+    out, err = capsys.readouterr()
+    assert rc == 0, out
+    assert out.count("INCONCLUSIVE: no regression found against") == 1
+    assert "warning: step: time inconclusive, the machine changed between the runs (load 40.0" \
+        in out
+    assert "time comparison(s) inconclusive: the machine changed" in err
+    rc = main(["bench", slow, "--budget", "0.5", "--no-progress", "--compare-to", str(loaded),
+               "--strict", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    (t,) = doc["times"]
+    assert doc["strict"] is True and t["verdict"] != "inconclusive"
+    assert t["machine_changes"][0].startswith("load 40.0 on")
+    assert rc == (1 if t["verdict"] == "regression" else 0)
 
 
 def test_planted_numpy_call_is_caught_by_counters_alone_with_its_line(baseline, capsys):
@@ -183,6 +210,8 @@ def test_bad_baseline_and_bad_threshold_are_usage_errors(baseline, tmp_path, cap
     assert "--confidence must be between 50% and 99.99%" in capsys.readouterr().err
     assert main(["bench", path, "--save", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+    assert main(["bench", path, "--strict"]) == 2
+    assert "--strict applies to --compare-to" in capsys.readouterr().err
 
 
 def test_store_and_history(baseline, tmp_path, capsys):

@@ -135,7 +135,19 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
 
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
     assert res.ret == 0, res.stdout.str()
-    assert "no regression against" in res.stdout.str()
+    # a loaded runner makes the time inconclusive (the noise control), never a failure
+    assert "no regression against" in res.stdout.str() or \
+        "INCONCLUSIVE: no regression found" in res.stdout.str()
+
+    loaded = pytester.path / "loaded.json"  # the baseline's own record: an overloaded machine
+    doc = json.loads(base.read_text())
+    doc["machine"]["load_average_1min"] = 40.0
+    loaded.write_text(json.dumps(doc))
+    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(loaded))
+    out = res.stdout.str()
+    assert res.ret == 0 and "time inconclusive, the machine changed" in out, out
+    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(loaded), "--tfperf-strict")
+    assert "judged although the machine changed" in res.stdout.str(), res.stdout.str()
 
     pytester.makepyfile(test_b=BENCHED.format(extra="y.numpy()"))
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))

@@ -10,7 +10,10 @@ Two kinds of verdict per variant, on different evidence:
   (:mod:`tfperf.bench.significance`). A regression needs both: the interval lies above 1
   (significant) *and* the ratio exceeds ``1 + fail_over``. The verdict words: ``regression``,
   ``improvement``, ``no change``, ``not comparable`` (the machines' fingerprints differ: never
-  a failure), ``not measured`` (too few rounds on one side, or the variant failed).
+  a failure), ``not measured`` (too few rounds on one side, or the variant failed),
+  ``inconclusive`` (separate runs whose own noise control says the machine changed between
+  them, :mod:`tfperf.bench.noise_control`: never a failure, unless ``strict``; interleaved
+  runs are always judged).
 
 Exit status: 1 when any regression (counter or time) or a variant that ran in the baseline
 fails now; else 0. Rendering lives in :mod:`tfperf.bench.gate_report`.
@@ -24,10 +27,16 @@ from typing import Any
 
 from tfperf.bench.counters import COUNTERS
 from tfperf.bench.machine import fingerprint_differences
+from tfperf.bench.noise_control import load_changes, yardstick_changes, yardstick_ratio
 from tfperf.bench.significance import bootstrap_paired, bootstrap_ratio, mann_whitney_u
 
 REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 NOT_COMPARABLE, NOT_MEASURED = "not comparable", "not measured"
+INCONCLUSIVE = "inconclusive"
+#: how a time was judged (``TimeVerdict.method``)
+BY_ROUND_PAIRS = "median of per-round ratios (interleaved)"
+BY_YARDSTICK = "ratio of medians, each round divided by the yardstick timed in it"
+BY_RAW_MEDIANS = "ratio of medians"
 MIN_ROUNDS = 3
 DEFAULT_FAIL_OVER = 0.10
 DEFAULT_CONFIDENCE = 0.99
@@ -66,7 +75,17 @@ class TimeVerdict:
     baseline_runs: int = 0
     current_runs: int = 0
     method: str = ""
-    raw_ratio: float | None = None  # before dividing by the yardstick
+    #: median now / median baseline of the raw times (what the two medians shown say)
+    raw_ratio: float | None = None
+    #: the same with each round divided by the yardstick timed in it (machine-normalised);
+    #: ``ratio`` is this one when it is set
+    normalised_ratio: float | None = None
+    #: median yardstick now / median yardstick in the baseline: how the machine's speed moved
+    yardstick_ratio: float | None = None
+    #: why the noise control says the machine changed between separate runs
+    machine_changes: list[str] = field(default_factory=list)
+    #: the verdict the figures give on their own (what ``--strict`` reports)
+    strict_verdict: str = ""
 
 
 @dataclass
@@ -77,6 +96,7 @@ class GateResult:
     counters_only: bool
     comparable: bool
     differences: list[tuple[str, Any, Any]]
+    strict: bool = False
     times: list[TimeVerdict] = field(default_factory=list)
     counters: list[CounterChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # variants failing now
@@ -89,6 +109,10 @@ class GateResult:
         return out + self.failures
 
     @property
+    def inconclusive(self) -> list[TimeVerdict]:
+        return [t for t in self.times if t.verdict == INCONCLUSIVE]
+
+    @property
     def exit_status(self) -> int:
         return 1 if self.regressions else 0
 
@@ -98,6 +122,7 @@ class GateResult:
             "fail_over": self.fail_over,
             "confidence": self.confidence,
             "counters_only": self.counters_only,
+            "strict": self.strict,
             "comparable": self.comparable,
             "fingerprint_differences": [{"key": k, "baseline": a, "current": b}
                                         for k, a, b in self.differences],
@@ -184,9 +209,13 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
                   fail_over: float, confidence: float, comparable: bool,
                   why_not: str = "", paired: bool = False,
                   yardsticks: tuple[list[float] | None, list[float] | None] = (None, None),
+                  machine_changes: list[str] | None = None, strict: bool = False,
                   ) -> TimeVerdict:
     """``yardsticks``: each run's per-round yardstick times (:mod:`tfperf.bench.yardstick`);
-    when both match their side's rounds, each round is divided by its yardstick first."""
+    when both match their side's rounds, each round is divided by its yardstick first.
+    ``machine_changes``: the run-level signs that the machine changed between separate runs
+    (load); with the yardsticks' own signs they make the verdict inconclusive unless
+    ``strict`` or ``paired``."""
     tb, ta = before.get("times_s") or [], after.get("times_s") or []
     tv = TimeVerdict(name, NOT_MEASURED, "", baseline_runs=len(tb), current_runs=len(ta))
     stats_b, stats_a = before.get("stats") or {}, after.get("stats") or {}
@@ -202,15 +231,15 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
     yb, ya = yardsticks
     by_yardstick = not paired and yb is not None and ya is not None and \
         len(yb) == len(tb) and len(ya) == len(ta) and all(y > 0 for y in yb + ya)
+    tv.raw_ratio = bootstrap_ratio(tb, ta, confidence=confidence).ratio
     if by_yardstick:
-        tv.raw_ratio = bootstrap_ratio(tb, ta, confidence=confidence).ratio
+        tv.yardstick_ratio = yardstick_ratio(yb, ya)
         tb = [t / y for t, y in zip(tb, yb or [], strict=True)]
         ta = [t / y for t, y in zip(ta, ya or [], strict=True)]
     iv = (bootstrap_paired if paired else bootstrap_ratio)(tb, ta, confidence=confidence)
-    tv.method = "median of per-round ratios (interleaved)" if paired else (
-        "ratio of medians, each round divided by the yardstick timed in it" if by_yardstick
-        else "ratio of medians")
+    tv.method = BY_ROUND_PAIRS if paired else BY_YARDSTICK if by_yardstick else BY_RAW_MEDIANS
     tv.ratio, tv.low, tv.high, tv.detectable = iv.ratio, iv.low, iv.high, iv.detectable
+    tv.normalised_ratio = iv.ratio if by_yardstick else None
     tv.confidence = confidence
     _, tv.p_value = mann_whitney_u(ta, tb)
     interval = f"{iv.ratio:.3f}× [{iv.low:.3f}, {iv.high:.3f}] at {percent(confidence)}"
@@ -225,28 +254,40 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
         why = "within noise" if iv.low <= 1.0 <= iv.high else \
             f"significant but within the ±{fail_over:.0%} threshold"
         tv.reason = f"{iv.ratio - 1:+.1%}, {interval}: {why}"
+    tv.strict_verdict = tv.verdict
+    if not paired:
+        tv.machine_changes = list(machine_changes or [])
+        if by_yardstick:
+            tv.machine_changes += yardstick_changes(yb, ya, fail_over)
+    if tv.machine_changes and not strict:
+        tv.verdict = INCONCLUSIVE
+        tv.reason = (f"inconclusive: the machine changed ({'; '.join(tv.machine_changes)}); "
+                     f"the times alone say {tv.strict_verdict}: {tv.reason}")
     return tv
 
 
 def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
                  fail_over: float = DEFAULT_FAIL_OVER,
                  confidence: float = DEFAULT_CONFIDENCE, counters_only: bool = False,
-                 baseline_source: str = "baseline", paired: bool = False) -> GateResult:
+                 baseline_source: str = "baseline", paired: bool = False,
+                 strict: bool = False) -> GateResult:
     """Judge ``current`` (a run record) against ``baseline`` (a saved one). ``paired``: the
     two were interleaved in one process (``--interleave-with``), round ``i`` of each side by
-    side, so times are judged on per-round ratios."""
+    side, so times are judged on per-round ratios. ``strict``: separate runs are judged on
+    their times even when the noise control says the machine changed between them."""
     diffs = fingerprint_differences(baseline.get("fingerprint") or {},
                                     current.get("fingerprint") or {})
     why_not = "different machine: " + "; ".join(
         f"{k} {a!r} → {b!r}" for k, a, b in diffs) if diffs else ""
     res = GateResult(baseline_source, fail_over, confidence, counters_only,
-                     comparable=not diffs, differences=diffs)
+                     comparable=not diffs, differences=diffs, strict=strict)
     old, new = _by_name(baseline), _by_name(current)
     # the yardstick stands for CPU load: not for a GPU-bound variant
     gpus = (baseline.get("fingerprint") or {}).get("gpus") or \
         (current.get("fingerprint") or {}).get("gpus")
     yardsticks = (None, None) if gpus else (baseline.get("yardstick_s"),
                                             current.get("yardstick_s"))
+    loaded = [] if paired else load_changes(baseline, current)
     for name, after in new.items():
         before = old.get(name)
         if before is None:
@@ -266,13 +307,15 @@ def compare_runs(baseline: dict[str, Any], current: dict[str, Any], *,
                                        after.get("yardstick_s", yardsticks[1]))
         res.times.append(compare_times(name, before, after, fail_over=fail_over,
                                        confidence=confidence, comparable=not diffs,
-                                       why_not=why_not, paired=paired, yardsticks=own))
+                                       why_not=why_not, paired=paired, yardsticks=own,
+                                       machine_changes=loaded, strict=strict))
     for name in old:
         if name not in new:
             res.notes.append(f"{name}: in the baseline, not in this run")
     return res
 
 
-__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_FAIL_OVER", "IMPROVEMENT", "NOT_COMPARABLE",
-           "NOT_MEASURED", "NO_CHANGE", "REGRESSION", "CounterChange", "GateResult",
-           "TimeVerdict", "compare_counters", "compare_runs", "compare_times", "percent"]
+__all__ = ["BY_RAW_MEDIANS", "BY_ROUND_PAIRS", "BY_YARDSTICK", "DEFAULT_CONFIDENCE",
+           "DEFAULT_FAIL_OVER", "IMPROVEMENT", "INCONCLUSIVE", "NOT_COMPARABLE", "NOT_MEASURED",
+           "NO_CHANGE", "REGRESSION", "CounterChange", "GateResult", "TimeVerdict",
+           "compare_counters", "compare_runs", "compare_times", "percent"]

@@ -33,6 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--confidence", metavar="PCT", default="99%",
                    help="the bootstrap interval's confidence (default 99%%; 99.9%% is "
                         "stricter)")
+    g.add_argument("--strict", action="store_true",
+                   help="judge --compare-to times even when the runs' own noise control says "
+                        "the machine changed between them (load, yardstick drift or spread); "
+                        "without it such a comparison is inconclusive: a warning, exit 0")
     g.add_argument("--counters-only", action="store_true",
                    help="count traces, host syncs, eager ops, graph ops and XLA compilations "
                         "without timing rounds (fast, noise-free)")
@@ -89,6 +93,9 @@ def check_arguments(args: argparse.Namespace) -> None:
                          "to FILE.py, not to --suite")
     if args.format == "github" and not (args.compare_to or args.interleave_with):
         raise UsageError("--format github reports a comparison: give --compare-to")
+    if args.strict and not args.compare_to:
+        raise UsageError("--strict applies to --compare-to (separate runs); interleaved runs "
+                         "are always judged")
     if args.compare_to and args.interleave_with:
         raise UsageError("give --compare-to (a saved run) or --interleave-with (the base "
                          "revision's file), not both")
@@ -233,7 +240,12 @@ def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | Non
     gate = compare_runs(baseline, record, fail_over=parse_fail_over(args.fail_over),
                         confidence=parse_confidence(args.confidence),
                         counters_only=args.counters_only, paired=paired,
-                        baseline_source=baseline_source or args.compare_to)
+                        baseline_source=baseline_source or args.compare_to,
+                        strict=args.strict)
+    if gate.inconclusive:  # the report says why; stderr tells a CI log that skims it
+        print(f"tfperf bench: warning: {len(gate.inconclusive)} time comparison(s) "
+              "inconclusive: the machine changed between the runs (--strict judges them "
+              "anyway)", file=sys.stderr)
     if fmt == "text" and not args.counters_only:
         print((shown or result).table(color=use_color()))
         print()
