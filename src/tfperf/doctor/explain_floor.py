@@ -31,13 +31,17 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-# what any error line holds (case-sensitive, as TensorFlow and Python print them)
-_TRIGGER = re.compile(r"Error\b|Exception\b|Check failed|core dumped|Segmentation fault|"
-                      r"Fatal Python error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|"
-                      r"OP_REQUIRES failed|^Aborted|^\s*Killed\s*$|exit code|"
-                      r"error while loading shared libraries|"
-                      r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?[EF](?:\d{4} [\d:.]+ +\d+)? ?"
-                      r"[\w./\\-]+\.(?:cc|h|cpp|c):\d+\]", re.M)
+# what any error line holds (case-sensitive, as TensorFlow and Python print them): literals
+# found with str.find (a regex alternation tried at every position of a long log cost 30-60 ms),
+# and the two that must fill a line
+_TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
+                  "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
+                  "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
+                  "error while loading shared libraries")
+_TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
+# an E- or F-level log line's level and origin, tried where a line starts with E or F and after
+# a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
+_LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c):\d+\]")
 # an E- or F-level line of TensorFlow's C++ logging (glog, or absl's E0713 10:26:18.1  31433 ...)
 _LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])"
                      r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\-]+\.(?:cc|h|cpp|c)):\d+\] ?"
@@ -64,6 +68,10 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
+# literals a line needs before these regexes are tried (a search over a long line is not free)
+_CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
+                "core dumped", "exit")
+_CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
 _STATUS_CLASS = {
@@ -164,15 +172,20 @@ def _candidate_lines(text: str, skip: set[int]) -> list[int]:
     """0-based indices of the lines holding an error word or a known TensorFlow wording, in
     order, not already explained."""
     starts = _line_starts(text)
-    found: set[int] = set()
-    for m in _TRIGGER.finditer(text):
-        found.add(bisect.bisect_right(starts, m.start()) - 1)
-    for needle in _shape_needles():
-        at = text.find(needle)
+    found: set[int] = {li for li, at in enumerate(starts)
+                       if text[at:at + 1] in ("E", "F") and _LEVEL_AT.match(text, at)}
+    for prefix in (": E ", ": F "):
+        at = text.find(prefix)
         while at >= 0:
+            if _LEVEL_AT.match(text, at + 2):
+                found.add(bisect.bisect_right(starts, at) - 1)
+            at = text.find(prefix, at + 1)
+    for needle in (*_TRIGGER_WORDS, *_TRIGGER_LINE_WORDS, *_shape_needles()):
+        at = text.find(needle)
+        while at >= 0:  # one hit per line is enough: go on from the next line
             li = bisect.bisect_right(starts, at) - 1
             found.add(li)
-            at = text.find(needle, starts[li + 1] if li + 1 < len(starts) else len(text))
+            at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
     return sorted(found - skip)
 
 
@@ -200,7 +213,7 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return (cls or "UnknownError"), m["msg"].strip(), True
     if m := _CHECK.search(line):
         return "CheckFailed", m["msg"].strip(), True
-    if m := _CRASH.search(line):
+    if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
         return ("ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip(),
                 False)
     if m := _JSON_NAME.match(line):
@@ -209,9 +222,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return m["cls"], msg.replace('\\"', '"'), False
     if m := _JUPYTER_HEAD.match(line):
         return m["cls"], "", False
-    if (m := _CUDA.search(line)) and not _INFO_LINE.match(line):
+    if (any(w in line for w in _CUDA_WORDS) and (m := _CUDA.search(line))
+            and not _INFO_LINE.match(line)):
         return "CudaError", m["code"], True
-    if m := _LOADER.search(line):
+    if "error while loading shared libraries" in line and (m := _LOADER.search(line)):
         return "LibraryLoadError", m["msg"].strip(), bool(_TF_SOURCE.search(m["prog"]))
     for cls, needle, rx in _shapes():
         if needle in line and rx.search(line):
@@ -335,14 +349,15 @@ def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | 
         if got is None:
             continue
         cls, msg, surely_tf = got
-        if not surely_tf and cls != "ProcessCrash":
-            ctx = "\n".join(lines[i] for i in _context(lines, li))
-            surely_tf = _is_tf(cls, ctx, lines, li)
-        if not surely_tf:  # any other error counts when the log is about TensorFlow at all
+        if not surely_tf:  # any error counts when the log is about TensorFlow at all
             if mentions_tf is None:
                 mentions_tf = bool(_TF_FAMILY.search(text) or re.search("cuda", text, re.I))
-            if not mentions_tf:
-                continue
+            surely_tf = mentions_tf
+        if not surely_tf and cls != "ProcessCrash":  # else its own lines may say so
+            ctx = "\n".join(lines[i] for i in _context(lines, li))
+            surely_tf = _is_tf(cls, ctx, lines, li)
+        if not surely_tf:
+            continue
         rank = 0.0 if cls in TF_ERRORS else _RANK.get(cls, 1.0)
         if not msg:  # a notebook header: its message comes later, keep it last of its rank
             rank += 0.5

@@ -153,22 +153,38 @@ def read_versions(text: str) -> LogVersions:
 # what only TensorFlow 1.x prints: a session error's '(see above for traceback)', the node
 # format '[[Node: X = Op[...' / '[[node X = Op[' of 1.x graphs
 _TF1_WORDING = re.compile(r"Error \(see above for traceback\)|\[\[[Nn]ode:? [^\]\s]+[ .]*= \w+\[")
-# TensorFlow's family in a pip list, a 'name: version' list or a dist-info folder
-_FAMILY_PKG = re.compile(
-    r"(?P<name>\b(?:tf[-_]nightly(?:[-_]gpu|[-_]cpu)?|tfp[-_]nightly|tb[-_]nightly|keras[-_]nightly|"
-    r"tf[-_]estimator[-_]nightly|tf[-_]keras(?:[-_]nightly)?|tensorflow(?:[-_](?:gpu|cpu|probability|"
-    r"estimator))?|tensorboard|keras))(?:[:=\s]+|-)(?P<v>\d+\.\d+(?:\.\d+)?[\w.]*?)"
-    r"(?:\.dist-info|\s|$)", re.M)
+# TensorFlow's family in a pip list or a 'name: version' list (a line of its own, so the regex is
+# tried at line starts only) and in dist-info folders (read from .dist-info backwards)
+_FAMILY_NAMES = (r"tf[-_]nightly(?:[-_]gpu|[-_]cpu)?|tfp[-_]nightly|tb[-_]nightly|keras[-_]nightly|"
+                 r"tf[-_]estimator[-_]nightly|tf[-_]keras(?:[-_]nightly)?|tensorflow(?:[-_](?:gpu|cpu|"
+                 r"probability|estimator))?|tensorboard|keras")
+_FAMILY_LINE = re.compile(rf"[ \t]*(?P<name>{_FAMILY_NAMES})(?:[ \t]*[:=][ \t]*|[ \t]+)"
+                          r"(?P<v>\d+\.\d+[\w.]*)[ \t]*$")
+_FAMILY_DIST = re.compile(rf"(?P<name>{_FAMILY_NAMES})-(?P<v>\d+\.\d+[\w.]*?)$")
+_FAMILY_START = ("tf", "te", "tb", "ke", "Te", "Ke")
 
 
 def family_packages(text: str) -> list[str]:
     """'tensorflow 2.1.0', 'tf-nightly 2.2.0.dev20200401'... as the log lists them (pip list,
-    'name: version', dist-info folders), when at least one is a nightly; [] otherwise."""
+    'name: version', dist-info folders), when at least one is a nightly; [] otherwise. Read from
+    the first and last 100,000 characters, like the versions."""
     if "nightly" not in text and ".dev" not in text:
         return []
+    if len(text) > 2 * _WINDOW:
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     found: dict[str, str] = {}
-    for m in _FAMILY_PKG.finditer(text):
-        found.setdefault(m["name"].lower().replace("_", "-"), m["v"])
+    for line in text.splitlines():  # a Python loop over lines beats a regex tried everywhere
+        if len(line) < 80 and line.lstrip()[:2] in _FAMILY_START and (m := _FAMILY_LINE.match(
+                line)):
+            found.setdefault(m["name"].lower().replace("_", "-"), m["v"])
+    at = text.find(".dist-info")
+    while at >= 0:  # read each dist-info folder name backwards from its suffix
+        start = max(text.rfind(c, 0, at) for c in "/\\ \n'\"") + 1
+        if m := _FAMILY_DIST.match(text, start, at):
+            found.setdefault(m["name"].lower().replace("_", "-"), m["v"])
+        at = text.find(".dist-info", at + 1)
+    if not any("nightly" in name or ".dev" in v for name, v in found.items()):
+        return []
     return [f"{name} {v}" for name, v in found.items()]
 
 
