@@ -108,7 +108,8 @@ _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detai
              "container_detail": R.container_detail, "cudnn_detail": R.cudnn_detail,
              "target_detail": R.target_detail, "serving_detail": R.serving_detail,
              "loader_detail": R.loader_detail, "mixed_detail": R.mixed_detail,
-             "flavour_detail": flavour_detail, "alloc_detail": alloc_detail}
+             "flavour_detail": flavour_detail, "alloc_detail": alloc_detail,
+             "ampere_detail": R.ampere_detail}
 
 
 def render_detail(template: str, details: dict[str, list[str]]) -> str:

@@ -360,3 +360,17 @@ def gpu_wanted(text: str) -> str:
     """Why the log shows that a GPU is wanted although TensorFlow found none ('' if it does not):
     then 'no CUDA library' or 'no driver' is the failure, not a notice."""
     return next((why for rx, why in _GPU_WANTED if rx.search(text)), "")
+
+
+# --- a build older than the GPU -----------------------------------------------------------------
+
+
+def ampere_detail(details: Details) -> str:
+    """cuBLAS failing under a build made with CUDA 10 or older: the GPU may postdate it."""
+    old = _first(details, "old_build")
+    if not old:
+        return ""
+    return (f"if the GPU is an RTX 30-series, A100 or newer (compute capability 8.0+): {old} was "
+            "built with CUDA 10 or older, which predates these GPUs (they need CUDA 11), so its "
+            "cuBLAS kernels fail there; use TensorFlow 2.4 or newer, or NVIDIA's TensorFlow 1.15 "
+            "for CUDA 11 (pip install nvidia-pyindex && pip install nvidia-tensorflow)")

@@ -437,17 +437,12 @@ def _mixed(details: dict[str, list[str]], v: LogVersions) -> str:
             "(e.g. tensorflow with tensorflow-probability, or tf-nightly with tfp-nightly)")
 
 
-def _cublas(details: dict[str, list[str]], v: LogVersions) -> str:
-    """A TensorFlow built with CUDA 10 or older on an Ampere or newer GPU: cuBLAS cannot run."""
-    old = v.series == "1.x" or bool(v.tensorflow and V.compare(v.tensorflow, "2.4") < 0)
-    if not old:
-        return ""
-    which = (f"TensorFlow {v.tensorflow}" if v.tensorflow
-             else "this TensorFlow (1.x, by its wording)")
-    return (f"if the GPU is an RTX 30-series, A100 or newer (compute capability 8.0+): {which} was "
-            "built with CUDA 10 or older, which predates these GPUs (they need CUDA 11), so its "
-            "cuBLAS kernels fail there; use TensorFlow 2.4 or newer, or NVIDIA's TensorFlow 1.15 "
-            "for CUDA 11 (pip install nvidia-pyindex && pip install nvidia-tensorflow)")
+def old_cuda_build(v: LogVersions) -> str:
+    """'TensorFlow 1.15.0' / 'this TensorFlow (1.x, by its wording)' when the log shows a build
+    made with CUDA 10 or older (TensorFlow 2.3 and older), '' otherwise."""
+    if v.tensorflow and V.compare(v.tensorflow, "2.4") < 0:
+        return f"TensorFlow {v.tensorflow}"
+    return "this TensorFlow (1.x, by its wording)" if v.series == "1.x" else ""
 
 
 # TensorFlow's family packages whose wheels follow another rule than the tensorflow release of
@@ -650,7 +645,6 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
-    "cublas-failed": _cublas,
 }
 
 

@@ -353,6 +353,11 @@ def _read_around(cause: Cause, lines: list[str], text: str) -> None:
 
         if found := family_packages(text):
             cause.details["family"] = found
+    elif cause.label == "cublas-failed":
+        from tfperf.doctor.explain_versions import old_cuda_build, read_versions
+
+        if old := old_cuda_build(read_versions(text)):
+            cause.details["old_build"] = [old]
 
 
 def _rank(cause: Cause, order: dict[str, int]) -> float:
