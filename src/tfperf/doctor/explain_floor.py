@@ -8,9 +8,20 @@ and reads it; the likely causes for its class come ranked from ``data/error_clas
 (rows whose ``when`` matches the message first). The result is a cause marked
 ``confidence="low"``: a generic reading, weaker than a row that knows the message.
 
-A Python exception counts only when it is TensorFlow's: a ``tf.errors`` class, or another class
-whose message or traceback mentions TensorFlow, Keras or a TensorFlow add-on. Lines a knowledge
-row already matched (informational ones included) are never read again here.
+What counts as an error line: a Python exception (``SomethingError: ...``, ``...Exception: ...``,
+also as VS Code's JSON error cell, ``"name": "ValueError"`` with its ``"message"``), an E- or
+F-level TensorFlow log line (``E tensorflow/...cc:123] ...``, absl's ``E0713 10:26:18 ...]``), a
+``Check failed``, a crash, a CUDA status, a program the loader could not start, and a message in
+one of TensorFlow's known wordings printed without its class (``data/tf_message_shapes.csv``:
+``Tried to convert 'shape' to a tensor and failed``). It counts when it is TensorFlow's: a
+``tf.errors`` class, a known TensorFlow wording, a TensorFlow log line, or any other error in a log
+that mentions TensorFlow, Keras or a TensorFlow-family package anywhere. Lines a knowledge row
+already matched (informational ones included) are never read again here.
+
+Beyond the class, the reading names the third-party library whose frames raised it
+(``library``: tflearn's own module, not the user's code and not TensorFlow's) and the command a
+shell prompt shows was run (``command``: a tool such as ``scaden``, not ``python``), which the
+ranked causes use ("the library and the installed TensorFlow do not match").
 """
 
 from __future__ import annotations
@@ -20,10 +31,28 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-# what any error line holds (case-sensitive, as TensorFlow and Python print them)
-_TRIGGER = re.compile(r"Error\b|Exception\b|Check failed|core dumped|Segmentation fault|"
-                      r"Fatal Python error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|"
-                      r"OP_REQUIRES failed|^Aborted|^\s*Killed\s*$|exit code", re.M)
+# what any error line holds (case-sensitive, as TensorFlow and Python print them): literals
+# found with str.find (a regex alternation tried at every position of a long log cost 30-60 ms),
+# and the two that must fill a line
+_TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
+                  "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
+                  "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
+                  "error while loading shared libraries")
+_TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
+# an E- or F-level log line's level and origin, tried where a line starts with E or F and after
+# a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
+_LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c):\d+\]")
+# an E- or F-level line of TensorFlow's C++ logging (glog, or absl's E0713 10:26:18.1  31433 ...)
+_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])"
+                     r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\-]+\.(?:cc|h|cpp|c)):\d+\] ?"
+                     r"(?P<msg>.*)$")
+_TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
+# VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
+_JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
+_JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
+_LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
+# the log is about TensorFlow at all: any error in it may be TensorFlow's
+_TF_FAMILY = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs)|\btf\.|tf[-_]nightly")
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
@@ -39,6 +68,10 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
+# literals a line needs before these regexes are tried (a search over a long line is not free)
+_CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
+                "core dumped", "exit")
+_CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
 _STATUS_CLASS = {
@@ -59,8 +92,27 @@ _NB_FRAME = re.compile(r"^\s*(?P<path><ipython-input-[\w-]+>|(?:[A-Za-z]:)?[~\w.
                        r"(?::(?P<line>\d+))? in (?P<func>[\w<>.]+)")
 _NOT_USER = re.compile(r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|"
                        r"<frozen|<string>|[/\\]lib[/\\]python[/\\]|importlib|runpy|ipykernel|"
-                       r"IPython|tornado|asyncio|traitlets|[/\\]tensorflow[/\\]|[/\\]keras[/\\]",
+                       r"IPython|tornado|asyncio|traitlets|[/\\]tensorflow[/\\]|[/\\]keras[/\\]|"
+                       r"[/\\.]egg[/\\]",
                        re.I)
+# a frame inside an installed package (site-packages, dist-packages, an egg): the package
+_PACKAGE_FRAME = re.compile(r"(?:site-packages|dist-packages|\.egg|[/\\]egg)[/\\]"
+                            r"(?P<pkg>[A-Za-z_]\w*)[/\\.]")
+_NOT_A_LIBRARY = frozenset({
+    "tensorflow", "tensorflow_core", "keras", "tf_keras", "tensorflow_estimator", "numpy",
+    "h5py", "google", "absl", "IPython", "ipykernel", "six", "wrapt", "tornado", "traitlets",
+    "asyncio", "importlib", "runpy", "threading", "concurrent", "multiprocessing", "jupyter_core",
+    "zmq", "pydevd", "_pydevd_bundle", "debugpy", "ipywidgets", "tqdm", "pkg_resources",
+    "setuptools"})
+# a shell prompt and the command after it: "(env) [user@host ~]$ scaden example", "$ python x.py"
+# (a '#' only after user@host:path, so a code comment is no prompt)
+_PROMPT = re.compile(r"(?:^|[\s\]>)~])\$ +(?P<cmd>[A-Za-z][\w.-]*)(?: |$)|"
+                     r"^\S+@\S+# +(?P<cmd2>[A-Za-z][\w.-]*)(?: |$)|"
+                     r"^(?:PS )?[A-Za-z]:\\[^>\n]*> *(?P<cmd3>[A-Za-z][\w.-]*)(?: |$)")
+_NOT_A_TOOL = frozenset({"python", "python2", "python3", "py", "ipython", "jupyter", "bash", "sh",
+                         "zsh", "sudo", "cd", "pip", "pip3", "conda", "source", "export", "ls",
+                         "cat", "echo", "docker", "nvidia-smi", "srun", "sbatch", "time", "env",
+                         "CUDA_VISIBLE_DEVICES"})
 _NODE = re.compile(r"\{\{node (?P<a>[^}]+)\}\}|\[\[node (?P<b>[^\s\]]+)|\[\[Node: (?P<c>[^\s=]+)"
                    r" = (?P<optype>\w+)\[|Detected at node '(?P<d>[^']+)'|Node: '(?P<e>[^']+)'|"
                    r"\[Op:(?P<op>\w+)\]|op (?P<f>[A-Z]\w+)\b")
@@ -94,6 +146,9 @@ class ErrorSite:
     dtypes: list[str] = field(default_factory=list)
     user_frame: str = ""
     first_step: bool | None = None  # True: nothing ran before it; None: the log does not say
+    library: str = ""  # the third-party package whose frame raised it (tflearn), if any
+    command: str = ""  # the tool a shell prompt shows was run (scaden), not python
+    severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
 
 
 @dataclass(frozen=True)
@@ -114,31 +169,69 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _candidate_lines(text: str, skip: set[int]) -> list[int]:
-    """0-based indices of the lines holding an error word, in order, not already explained."""
+    """0-based indices of the lines holding an error word or a known TensorFlow wording, in
+    order, not already explained."""
     starts = _line_starts(text)
-    found: dict[int, None] = {}
-    for m in _TRIGGER.finditer(text):
-        li = bisect.bisect_right(starts, m.start()) - 1
-        if li not in skip:
-            found[li] = None
-    return list(found)
+    found: set[int] = {li for li, at in enumerate(starts)
+                       if text[at:at + 1] in ("E", "F") and _LEVEL_AT.match(text, at)}
+    for prefix in (": E ", ": F "):
+        at = text.find(prefix)
+        while at >= 0:
+            if _LEVEL_AT.match(text, at + 2):
+                found.add(bisect.bisect_right(starts, at) - 1)
+            at = text.find(prefix, at + 1)
+    for needle in (*_TRIGGER_WORDS, *_TRIGGER_LINE_WORDS, *_shape_needles()):
+        at = text.find(needle)
+        while at >= 0:  # one hit per line is enough: go on from the next line
+            li = bisect.bisect_right(starts, at) - 1
+            found.add(li)
+            at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
+    return sorted(found - skip)
 
 
-def _classify(line: str) -> tuple[str, str] | None:
-    """(class, message) of an error line, or None."""
+@functools.cache
+def _shapes() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    """(class, needle, regex) of TensorFlow's messages as they are printed without a class."""
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return tuple((r["class"], r["needle"], re.compile(r["pattern"]))
+                 for r in read_table("tf_message_shapes.csv"))
+
+
+@functools.cache
+def _shape_needles() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(needle for _, needle, _ in _shapes()))
+
+
+def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
+    """(class, message, surely TensorFlow's) of the error line ``li``, or None."""
+    line = lines[li]
     if m := _PY_EXC.match(line):
-        return m["cls"], m["msg"].strip()
+        return m["cls"], m["msg"].strip(), False
     if m := _OP_REQUIRES.search(line):
         cls = _STATUS_CLASS.get(m["status"].strip().lower().replace("_", " "))
-        return (cls or "UnknownError"), m["msg"].strip()
+        return (cls or "UnknownError"), m["msg"].strip(), True
     if m := _CHECK.search(line):
-        return "CheckFailed", m["msg"].strip()
-    if m := _CRASH.search(line):
-        return "ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip()
+        return "CheckFailed", m["msg"].strip(), True
+    if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
+        return ("ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip(),
+                False)
+    if m := _JSON_NAME.match(line):
+        msg = next((j["msg"] for nxt in lines[li + 1:li + 3] if (j := _JSON_MESSAGE.match(nxt))),
+                   "")
+        return m["cls"], msg.replace('\\"', '"'), False
     if m := _JUPYTER_HEAD.match(line):
-        return m["cls"], ""
-    if (m := _CUDA.search(line)) and not _INFO_LINE.match(line):
-        return "CudaError", m["code"]
+        return m["cls"], "", False
+    if (any(w in line for w in _CUDA_WORDS) and (m := _CUDA.search(line))
+            and not _INFO_LINE.match(line)):
+        return "CudaError", m["code"], True
+    if "error while loading shared libraries" in line and (m := _LOADER.search(line)):
+        return "LibraryLoadError", m["msg"].strip(), bool(_TF_SOURCE.search(m["prog"]))
+    for cls, needle, rx in _shapes():
+        if needle in line and rx.search(line):
+            return cls, line.strip(), True
+    if m := _LOGGED.match(line):
+        return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
     return None
 
 
@@ -154,12 +247,36 @@ def _context(lines: list[str], at: int) -> list[int]:
 def _is_tf(cls: str, context: str, lines: list[str], at: int) -> bool:
     if cls in TF_ERRORS or cls in ("CheckFailed", "CudaError"):
         return True
-    if cls == "ProcessCrash":
-        return True  # find_error reads a crash only when the log mentions TensorFlow at all
     if _TF_CONTEXT.search(context):
         return True
     above = "\n".join(lines[max(0, at - _MAX_BACK):at])
     return bool(re.search(r"tensorflow|keras|tf_keras", above))
+
+
+def _library(lines: list[str], at: int) -> str:
+    """The third-party package of the innermost traceback frame above the error, if that frame
+    is in an installed package other than TensorFlow's own, Keras's or Python's machinery."""
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        text = lines[li]
+        m = _FRAME.search(text) or _NB_FRAME.match(text)
+        if not m:
+            if _CONTEXT_STOP.match(text):
+                return ""
+            continue
+        pkg = _PACKAGE_FRAME.search(m["path"].replace("\\\\", "\\"))
+        if pkg is None or pkg["pkg"] in _NOT_A_LIBRARY:
+            return ""
+        return pkg["pkg"]
+    return ""
+
+
+def _command(lines: list[str], at: int) -> str:
+    """The tool the last shell prompt above the error ran ('scaden'), when it is not python."""
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        if m := _PROMPT.search(lines[li]):
+            cmd = m["cmd"] or m["cmd2"] or m["cmd3"]
+            return "" if cmd in _NOT_A_TOOL or cmd.startswith("python") else cmd
+    return ""
 
 
 def _user_frame(lines: list[str], at: int, context_lines: list[int]) -> str:
@@ -210,29 +327,38 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.dtypes = list(dict.fromkeys(_DTYPE.findall(context)))[:4]
     site.user_frame = _user_frame(lines, at, ctx)
     site.first_step = _first_step(lines, at)
+    site.library = _library(lines, at)
+    site.command = _command(lines, at)
+    if cls == "LoggedError":
+        site.severity = "warning"
     return site
+
+
+_RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
+         "ProcessCrash": 3.0}
 
 
 def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
     """The error of the log no row explained: a tf.errors class first, then the first other
-    TensorFlow error, then a C++ CHECK, a CUDA status, a crash. None when there is none."""
+    TensorFlow error, then a C++ CHECK, a CUDA status or a library the loader did not find, then
+    an E-level log line, then a crash. None when there is none."""
     found: list[tuple[float, int, str, str]] = []  # (rank, line, class, message)
     mentions_tf: bool | None = None
     for li in _candidate_lines(text, explained):
-        got = _classify(lines[li])
+        got = _classify(lines, li)
         if got is None:
             continue
-        cls, msg = got
-        ctx = "\n".join(lines[i] for i in _context(lines, li))
-        if not _is_tf(cls, ctx, lines, li):
-            continue
-        if cls == "ProcessCrash":
+        cls, msg, surely_tf = got
+        if not surely_tf:  # any error counts when the log is about TensorFlow at all
             if mentions_tf is None:
-                mentions_tf = bool(re.search(r"tensorflow|keras|cuda", text, re.I))
-            if not mentions_tf:
-                continue
-        rank = (0.0 if cls in TF_ERRORS else 3.0 if cls == "ProcessCrash" else
-                2.0 if cls in ("CheckFailed", "CudaError") else 1.0)
+                mentions_tf = bool(_TF_FAMILY.search(text) or re.search("cuda", text, re.I))
+            surely_tf = mentions_tf
+        if not surely_tf and cls != "ProcessCrash":  # else its own lines may say so
+            ctx = "\n".join(lines[i] for i in _context(lines, li))
+            surely_tf = _is_tf(cls, ctx, lines, li)
+        if not surely_tf:
+            continue
+        rank = 0.0 if cls in TF_ERRORS else _RANK.get(cls, 1.0)
         if not msg:  # a notebook header: its message comes later, keep it last of its rank
             rank += 0.5
         found.append((rank, li, cls, msg))
@@ -253,7 +379,7 @@ def _classes() -> dict[str, dict[str, str]]:
 def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
     from tfperf.doctor.knowledge.tables import read_table
 
-    return tuple((r["class"], re.compile(r["when"]) if r["when"] and r["when"] != "@first-step"
+    return tuple((r["class"], re.compile(r["when"]) if r["when"] and not r["when"].startswith("@")
                   else None, r["when"], r["cause"], r["fix"]) for r in
                  read_table("error_class_causes.csv"))
 
@@ -266,25 +392,51 @@ def class_meaning(cls: str) -> tuple[str, str]:
     return row["meaning"], row["source"]
 
 
+# conditions a ranked cause can have besides a regex over the message: what the site read
+_CONDITIONS = {"@first-step": lambda site: bool(site.first_step),
+               "@library": lambda site: bool(site.library),
+               "@command": lambda site: bool(site.command) and not site.first_step}
+
+
 def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
-    """(cause, fix) for the site's class, those whose condition the message meets first."""
+    """(cause, fix) for the site's class, those whose condition the message meets first.
+    ``{library}`` and ``{command}`` in a row's text name what the site read."""
     rows = [r for r in _causes() if r[0] == site.cls] or [r for r in _causes() if r[0] == "*"]
     text = f"{site.message}\n{site.context}\n{site.op}"
     hits, generic = [], []
     for _cls, rx, when, cause, fix in rows:
-        if when == "@first-step":
-            if site.first_step:
+        if when in _CONDITIONS:
+            if _CONDITIONS[when](site):
                 hits.append((cause, fix))
         elif rx is None:
             generic.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
-    return tuple([*hits, *generic][:_TOP_CAUSES])
+    names = {"library": site.library, "command": site.command}
+    return tuple((_fill(c, names), _fill(f, names)) for c, f in [*hits, *generic][:_TOP_CAUSES])
+
+
+def _fill(text: str, names: dict[str, str]) -> str:
+    return re.sub(r"\{(library|command)\}", lambda m: names[m.group(1)], text)
 
 
 def read_error(site: ErrorSite) -> Reading:
     meaning, source = class_meaning(site.cls)
     return Reading(site=site, meaning=meaning, likely=likely_causes(site), source=source)
+
+
+# TensorFlow names a library written for another release looks for (TF1's, tf.contrib...)
+_TF_NAME = re.compile(r"'tensorflow[\w.]*'|\btensorflow\.|'(?:contrib|placeholder|Session|"
+                      r"InteractiveSession|get_variable|variable_scope|ConfigProto|layers|estimator|"
+                      r"compat|keras|app|flags|train|summary|logging|to_float|get_default_graph)'")
+
+
+def library_mismatch(site: ErrorSite) -> bool:
+    """A TensorFlow name the installed TensorFlow lacks, looked for inside a third-party
+    library's own frames: that library and the TensorFlow do not match."""
+    return (bool(site.library) and site.cls in ("AttributeError", "ImportError",
+                                                 "ModuleNotFoundError")
+            and bool(_TF_NAME.search(site.message)))
 
 
 def label_of(cls: str) -> str:
@@ -304,6 +456,10 @@ def detail_of(site: ErrorSite) -> str:
         parts.append("dtypes " + ", ".join(site.dtypes))
     if site.user_frame:
         parts.append(f"your code: {site.user_frame}")
+    if site.library:
+        parts.append(f"raised inside the library {site.library}")
+    if site.command:
+        parts.append(f"the command run: {site.command}")
     if site.first_step:
         parts.append("at the first step (nothing ran before it)")
     return "; ".join(parts)

@@ -263,11 +263,18 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
+    wanted = ""  # the log shows a GPU is wanted (a GPU image, code asking for one)
+    if not gpu and any(row.escalate for _, row, _, _ in hits):
+        from tfperf.doctor.explain_readings import gpu_wanted
+
+        wanted = gpu_wanted(text)
+        gpu = bool(wanted)
 
     by_label: dict[str, Cause] = {}
     infos: dict[str, Informational] = {}
     explainers: dict[str, tuple[str, ...]] = {}
     seen_rows: set[str] = set()
+    escalated: set[str] = set()
     shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
     for number, row, m, raw in hits:
         if row.severity == "info":
@@ -282,6 +289,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             shown[raw] = _shown(raw)
         origin, msg = shown[raw]
         severity = "failure" if row.escalate and gpu else row.severity
+        if row.escalate and gpu:
+            escalated.add(row.label)
         head = describe.get(row.label, row)
         cause = by_label.get(row.label)
         if cause is None:
@@ -310,20 +319,45 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         for key, vals in merged.details.items():
             into.details.setdefault(key, vals)
     for cause in by_label.values():
+        _read_around(cause, lines, text)
         cause.detail = render_detail(describe[cause.label].detail if cause.label in describe
                                      else "", cause.details)
+        if wanted and cause.severity == "failure" and cause.label in escalated:
+            cause.detail = "; ".join(filter(None, [cause.detail, f"a failure here: {wanted}"]))
         if cause.label == "out-of-memory":
             _judge_memory(cause)
     _judge_host_kill(by_label, lines)
     versions = _add_install_advice(text, list(by_label.values()))
     if not any(c.severity == "failure" for c in by_label.values()):
         floor = _floor_cause(text, lines, {number - 1 for number, _, _, _ in hits})
-        if floor is not None:
+        if floor is not None and floor.label not in by_label:
             by_label[floor.label] = floor
+            if floor.details.get("addon"):  # a library's mismatch: its install line too
+                versions = _add_install_advice(text, [floor]) or versions
     causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     return Explanation(n_lines=n_lines, causes=causes, informational=informational,
                        gpu_evidence=gpu, versions=versions)
+
+
+def _read_around(cause: Cause, lines: list[str], text: str) -> None:
+    """Values a cause's detail needs from beyond its own lines: the Keras whose frames rejected
+    an object, the TensorFlow family packages a log lists."""
+    if cause.label == "keras-flavours-mixed":
+        from tfperf.doctor.explain_keras import receiver_path
+
+        if path := receiver_path(lines, cause.first_line - 1):
+            cause.details["receiver"] = [path]
+    elif cause.label == "tf-installs-mixed":
+        from tfperf.doctor.explain_versions import family_packages
+
+        if found := family_packages(text):
+            cause.details["family"] = found
+    elif cause.label == "cublas-failed":
+        from tfperf.doctor.explain_versions import old_cuda_build, read_versions
+
+        if old := old_cuda_build(read_versions(text)):
+            cause.details["old_build"] = [old]
 
 
 def _rank(cause: Cause, order: dict[str, int]) -> float:
@@ -402,7 +436,7 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> Cause | No
     fixes = " ".join(f"{i}) {f}" for i, (_, f) in enumerate(likely, 1))
     shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
     cause = Cause(
-        label=F.label_of(site.cls), severity="failure", confidence="low",
+        label=F.label_of(site.cls), severity=site.severity, confidence="low",
         cause=f"{reading.meaning} No knowledge row matched this message, so this is the generic "
               f"reading of a {site.cls}; most likely first: {numbered}",
         fix=fixes,
@@ -415,7 +449,26 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> Cause | No
     cause.details = {"class": [site.cls], **({"op": [site.op]} if site.op else {}),
                      **({"device": [site.device]} if site.device else {}),
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
+    if F.library_mismatch(site):
+        _as_library_mismatch(cause, site)
     return cause
+
+
+def _as_library_mismatch(cause: Cause, site: Any) -> None:
+    """A TensorFlow name missing inside a third-party library's own frames: the library and the
+    installed TensorFlow do not match, a known cause (still read by the floor: low confidence)."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} raised inside {site.library}, a library built on TensorFlow, "
+                   f"while it ran or was imported ({site.message[:120]}): {site.library} uses a "
+                   "TensorFlow name the installed TensorFlow does not have, so the two do not "
+                   f"match. {head.cause}")
+    cause.fix = head.fix
+    cause.see = head.see
+    cause.source = f"{head.source} ; the library read from the traceback (explain_floor)"
+    cause.details["addon"] = [site.library]
 
 
 def _floor_line(number: int, raw: str) -> LogLine:
