@@ -33,7 +33,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="JSON on stdout (schema in docs/tune.md)")
     p.add_argument("--diff", action="store_true", help="print the winning patch")
     p.add_argument("--apply", action="store_true",
-                   help="write the winning patch into FILE.py (must parse; mode kept)")
+                   help="write the winning patch into FILE.py, and only there: refused when FUNC "
+                        "is defined in another file or FILE.py changed since it was measured "
+                        "(the new text must parse; mode kept)")
     p.add_argument("--no-cache", action="store_true", help="measure again, ignore the cache")
     p.add_argument("--plot", metavar="PATH",
                    help="write a PNG of the candidates (median, IQR, break-even calls; the "
@@ -167,6 +169,6 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
         except PlotError as exc:
             print(f"tfperf tune: error: {exc}", file=sys.stderr)
             return 2
-    if args.apply:
-        print(apply_patch(result), file=sys.stderr)
+    if args.apply:  # only the file named on the command line (TuneError: one line, exit 2)
+        print(apply_patch(result, _split(args.target)[0]), file=sys.stderr)
     return 0
