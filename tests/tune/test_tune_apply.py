@@ -89,17 +89,17 @@ def test_the_cache_never_sends_a_patch_to_another_file(tmp_path, capsys, drop_lo
 
 
 def test_apply_refuses_a_function_of_another_file(tmp_path, capsys, drop_loop):
-    (tmp_path / "helpers_for_apply.py").write_text(SOURCE)
+    helpers = tmp_path / "helpers_for_apply.py"
+    helpers.write_text(SOURCE)
     named = tmp_path / "main_mod.py"
-    named.write_text("import tensorflow as tf\nimport tfperf\nfrom helpers_for_apply import f, make\n\n"
-                     "tfperf.inputs(make)\n")
+    named.write_text("import tensorflow as tf\nimport tfperf\n"
+                     "from helpers_for_apply import f, make\n\ntfperf.inputs(make)\n")
     rc, _, err = _tune(capsys, named, "--apply")
     assert rc == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == (
-        f"tfperf tune: {named}: f was measured in {tmp_path / 'helpers_for_apply.py'}, not in this "
-        f"file: --apply writes only the file it measured; tune {tmp_path / 'helpers_for_apply.py'}:f "
-        "to patch that one")
-    assert (tmp_path / "helpers_for_apply.py").read_text() == SOURCE
+        f"tfperf tune: {named}: f was measured in {helpers}, not in this file: --apply "
+        f"writes only the file it measured; tune {helpers}:f to patch that one")
+    assert helpers.read_text() == SOURCE
 
 
 def test_apply_refuses_a_file_changed_while_it_was_measured(tmp_path, capsys, drop_loop):
