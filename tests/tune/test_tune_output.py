@@ -122,7 +122,13 @@ def test_cache_makes_a_second_run_instant(tmp_path, user_module):
     assert tune(mod.double, args, budget=2).cache == "off"
 
 
-def test_cli_json_diff_and_apply(tmp_path, capsys):
+def test_cli_json_diff_and_apply(tmp_path, capsys, monkeypatch):
+    from tfperf.tune import search
+    from tfperf.tune.levers import loop_reduce
+
+    # The CLI end to end, on the one lever family the patch check needs (the inner loop as a
+    # reduce_sum: 72 eager iterations against 6, a pick a busy machine cannot turn).
+    monkeypatch.setattr(search, "discover", loop_reduce.levers)
     path = tmp_path / "cli_mod.py"
     path.write_text(LOOP_FILE)
     rc = main(["tune", f"{path}:feature", "--budget", "4", "--json", "--no-cache"])

@@ -34,6 +34,7 @@ from tfperf.tune import arrays
 from tfperf.tune.build import Built, apply_levers
 from tfperf.tune.device import BF16_CPU_FLAGS, DeviceFacts
 from tfperf.tune.inputs import InputsFunction, locate
+from tfperf.tune.pick import Rounds
 from tfperf.tune.pool import LocalPool, Slot, device_slots
 from tfperf.tune.screen import Screen
 from tfperf.tune.source import SourceEditError
@@ -357,6 +358,9 @@ class Isolation:
         if not base_runs:
             return
         base.record.median_s = statistics.median(base_runs)
+        run = search.new_run()  # the pick judges per-round ratios of these rounds
+        for live in lives:
+            live.rounds.append(Rounds(run, tuple(medians[id(live)])))
         for live in lives[1:]:
             runs = medians[id(live)]
             pairs = [(b, c) for b, c in zip(base_runs, runs, strict=False) if c > 0]
