@@ -18,11 +18,11 @@ from tfperf.tune.versus import tune_versus_hand  # noqa: E402
 CASES = Path(__file__).parent / "cases"
 
 
-def _versus(name: str, budget: float = 6.0):
+def _versus(name: str, budget: float = 6.0, size: dict | None = None):
     # The search only: how its pick compares with the hand variants is a figure of
     # benchmarks/bench_tune.py (a timing run), not of a test. The budget's clock stands still
     # (conftest.py): every lever is tried, however busy the machine.
-    return tune_versus_hand(CASES / f"{name}.py", budget=budget, timing_runs=0)
+    return tune_versus_hand(CASES / f"{name}.py", budget=budget, size=size, timing_runs=0)
 
 
 def test_case_study_pick_beats_the_loop_and_computes_its_values(tmp_path):
@@ -90,9 +90,18 @@ def test_python_scalar_retrace_is_seen_and_lints_fix_cuts_the_first_call():
     assert fixed.first_call_s < result.baseline["first_call_s"]
 
 
+# Sizes where compiling pays by far more than a busy machine's noise: at the cases' SMALL
+# sizes (64×64; 4 layers of 64) eager and compiled code are within it (tf.function came out
+# ×0.60-0.96 of the eager chain at load 8, and no candidate was told apart). Here, at load
+# 6-8: jit_compile ×3.1 (×2.7-3.4 over 28 rounds) on 256×256, ×3.0 (×2.5-3.6) on 40 layers
+# of 8×8, the bfloat16 casts alone ×0.7-0.8.
+COMPILE_PAYS = {"elementwise": {"rows": 256, "cols": 256},
+                "matmul_chain": {"batch": 8, "width": 8, "layers": 40}}
+
+
 @pytest.mark.parametrize("case", ["elementwise", "matmul_chain"])
 def test_chains_get_compiled(case):
-    v = _versus(case)
+    v = _versus(case, size=COMPILE_PAYS[case])
     best = v.result.best
     assert best is not None and {"tf.function", "jit_compile"} & set(best.levers), \
         v.result.table()
