@@ -10,13 +10,16 @@
    limit, no retrace on a second call with the same inputs, no pfor while_loop fallback) and
    checked against the baseline's outputs of the same calls
    (:func:`tfperf.bench.equivalence.compare_outputs`; reduced precision against the float64
-   truth). Candidates of a rung too close to call by one call are timed interleaved
+   truth; structure, shapes and dtypes against the baseline's: :mod:`tfperf.tune.contract`).
+   Candidates of a rung too close to call by one call are timed interleaved
    (:func:`tfperf.bench.compare`); the rung's fastest becomes the best so far if it helped.
 3. Each lever alone, where the ladder only tried it on top of others.
 4. The best three are timed interleaved in one final run (a share of the budget is kept
-   for it); the pick is the fastest that agrees (ties go to the one lint flags least; with
-   ``calls``, the least time over that many calls, first call included). Its patch is the
-   unified diff of its source against the user's file.
+   for it); the pick (:mod:`tfperf.tune.pick`) agrees, keeps the function's contract, and
+   beats the baseline by more than the noise of the rounds that timed both; lint's
+   preference and then the safest patch decide among candidates those rounds cannot tell
+   apart (with ``calls``: the least time over that many calls, first call included). Its
+   patch is the unified diff of its source against the user's file.
 """
 
 from __future__ import annotations
