@@ -271,7 +271,7 @@ def test_a_winner_within_the_runs_noise_loses_to_the_safer_patch():
     assert search._pick(base, [fast, safe]) is safe
     assert safe.record.notes == [
         "picked over bfloat16 casts (3.44×): this run cannot tell them apart (its speed over "
-        "this one's ×0.85–×1.30 over 7 rounds of one run (95%)); no precision change"]
+        "this one's ×1.15, ×0.80–×1.50 over 7 rounds of one run (95%)); no precision change"]
     # The same median gap, steady in every round: the run tells them apart, the faster wins.
     steady = _timed("bfloat16 casts", [t / 1.15 for t in tff], BASE, precision=True)
     safe.record.notes.clear()
@@ -326,6 +326,29 @@ def test_a_speedup_within_the_runs_noise_is_not_picked():
                                levers=[SimpleNamespace()], rounds=[], built=None)
         assert (search._pick(base, [lone]) is lone) is picked
         assert (lone.record.rejected is None) is picked
+
+
+def test_the_gap_needs_rounds_enough_to_measure_the_noise():
+    """The interval of the median per-round ratio is the sign test's (exact for any spread):
+    six rounds all on one side tell a gain apart, five of six do not; three rounds, too few
+    to measure noise at 95 %, count only a gain beyond ×1.5."""
+    from tfperf.tune.pick import MIN_ROUNDS, gap, median_interval
+
+    assert MIN_ROUNDS == 6
+    assert median_interval([3, 1, 2, 5, 4, 6]) == (1, 6)
+    assert median_interval(list(range(1, 10))) == (2, 8)  # nine rounds: one each side left out
+    base = [1e-3] * 6
+    all_six = _timed("x", [b / 1.1 for b in base], base)
+    base_t = _timed("baseline", base, base)
+    assert gap(all_six, base_t).low == pytest.approx(1.1)
+    five = _timed("x", [b / r for b, r in zip(base, (1.1, 1.1, 1.1, 1.1, 1.1, 0.95),
+                                               strict=True)], base)
+    assert gap(five, base_t).low < 1 < gap(five, base_t).high
+    few = _timed("x", [b / 1.3 for b in base[:3]], base[:3])
+    g = gap(few, _timed("baseline", base[:3], base[:3]))
+    assert not g.measured and g.low < 1 and "too few to measure its noise" in g.describe()
+    far = _timed("x", [b / 3 for b in base[:3]], base[:3])
+    assert gap(far, _timed("baseline", base[:3], base[:3])).low == pytest.approx(2.0)
 
 
 def test_a_slow_baseline_leaves_room_for_what_compare_runs_past_its_budget():

@@ -38,7 +38,7 @@ from typing import Any
 from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
-from tfperf.tune.pick import Rounds, break_tie, not_faster
+from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
@@ -531,7 +531,8 @@ class Search:
             variants.append(Variant(live.record.name, live.built.fn, args=args, kwargs=kwargs,
                                     baseline=live is lives[0]))
         report = compare(variants, budget=seconds, check_equivalence=False, quick=True,
-                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3))
+                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3),
+                         min_rounds=ROUNDS)  # enough for the pick to measure the noise
         by_name = {v.name: v for v in report.variants}
         run = self.new_run()
         for live in lives:
