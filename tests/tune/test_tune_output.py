@@ -87,7 +87,8 @@ def test_patch_applies_safely_and_once(tuned, tmp_path):
     result.path = str(copy)
     assert "patched" in apply_patch(result)
     text = copy.read_text()
-    assert text == result.patched_source and "for j in range" not in text
+    # (which rewrite won is the run's: the CLI test below checks a loop's removal)
+    assert text == result.patched_source and text != LOOP_FILE
     assert stat.S_IMODE(copy.stat().st_mode) == 0o640
     assert "already applied" in apply_patch(result)  # idempotent
     assert copy.read_text() == text
