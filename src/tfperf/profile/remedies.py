@@ -107,3 +107,23 @@ EAGER_STORM = Remedy("TFP101", "replace the Python loop by whole-tensor ops (bro
                                "reduce_sum, einsum), then wrap the result in "
                                "tf.function(jit_compile=True)")
 EAGER_SHARE = Remedy("TFP306", "wrap the hot loop body or training step in tf.function")
+INJECTED_PREFETCH = (2, 12)  # tf.data appends prefetch(AUTOTUNE) itself from TF 2.12
+
+
+def input_pipeline(version: tuple[int, int] | None) -> Remedy:
+    """tf.data's levers, as the running TF needs them: from 2.12 a final prefetch is
+    injected by tf.data itself (lint's TFP601 says the same), so it is not the lever."""
+    if version is not None and version >= INJECTED_PREFETCH:
+        return Remedy("TFP602", "tf.data already prefetches here (TF 2.12+ appends "
+                                "prefetch(AUTOTUNE) itself): cache() what does not change, "
+                                "give map num_parallel_calls=tf.data.AUTOTUNE, or take larger "
+                                "batches so the per-batch cost of the Python loop counts less")
+    return Remedy("TFP601", "end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE); give "
+                            "map num_parallel_calls=tf.data.AUTOTUNE; cache what does not "
+                            "change")
+
+
+PREDICT_PER_ITEM = Remedy("TFP105", "call the model on the item (model(x, training=False)) "
+                                    "instead of model.predict, or predict the whole batch at "
+                                    "once: each predict call builds its own data pipeline and "
+                                    "runs a step function")

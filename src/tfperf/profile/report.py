@@ -11,12 +11,18 @@ from typing import Any
 from tfperf.core import render
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import advice, replicas, retrace
+from tfperf.profile import causes as causes_mod
 from tfperf.profile.observation import Observation
 from tfperf.profile.placement import short_device
 from tfperf.profile.xplane import CaptureSummary
 
 TOP_LINES = 10
 TOP_OPS = 15
+CAUSE_LINES = 4  # hot lines shown per cause
+
+
+def _clip(code: str, width: int = 60) -> str:
+    return code if len(code) <= width else code[:width - 1] + "…"
 
 
 def _short(path: str) -> str:
@@ -59,6 +65,8 @@ class ProfileReport:
     # How a (file, line) site is named in text; default ``path:line``. Notebooks name cells
     # (``cell 12, line 4``) since a cell's file name means nothing to its reader.
     site_label: Callable[[str, int], str] | None = None
+    # Why the run was slow: causes joined from the hot lines and the code (causes.py)
+    causes: list[causes_mod.Cause] = field(default_factory=list)
 
     def site(self, path: str, line: int) -> str:
         if self.site_label is not None:
@@ -104,12 +112,22 @@ class ProfileReport:
             "capture": cap,
             "capture_note": self.capture_note,
             "replicas": self.replicas.to_dict() if self.replicas else None,
+            "steps": self.obs.steps.to_dict() if self.obs.steps else None,
+            "causes": [c.to_dict() for c in self.causes],
             "advice": [f.to_dict() for f in self.findings],
             "not_advice": [f.to_dict() for f in self.not_advice],
             "logdir": self.logdir,
             "unavailable": dict(self.obs.unavailable),
             "error": self.error_dict(),
         }
+
+    def random_ops(self) -> list[str]:
+        """Random ops run inside the steps (eager and tf.function draw different streams)."""
+        steps = self.obs.steps
+        sites = steps.eager_ops if steps is not None else self.obs.eager_ops
+        return sorted({op for site in sites for op in self.obs.eager_ops[site].kinds
+                       if site in self.obs.eager_ops and "Random" in op
+                       and not op.startswith("Stateless")})
 
     def to_json(self) -> str:
         return render.to_json(self.to_dict())
@@ -123,6 +141,7 @@ class ProfileReport:
         out = [b(f"tfperf profile{': ' + self.target if self.target else ''}") +
                f" — {_secs(wall)} observed"
                + (f" (tfperf's own {_secs(own)} left out)" if own >= 1e-3 else "")]
+        out += self._causes_text(b)
         out += self._functions_text(b)
         out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
                                 "syncs", "via")
@@ -153,6 +172,41 @@ class ProfileReport:
             if loc is not None and loc.path and loc.line is not None:
                 f = replace(f, location=Location(path=self.site(loc.path, loc.line)))
             out.append(f)
+        return out
+
+    def _causes_text(self, b: Any) -> list[str]:
+        if not self.causes:
+            return []
+        out = ["", b("Why it is slow (causes, by share of the run)")]
+        number = {c.title: i for i, c in enumerate(self.causes, 1)}
+        for i, c in enumerate(self.causes, 1):
+            within = f", within {number[c.within]}" if c.within in number else ""
+            out.append(f"  {i}. {c.title}: {_secs(c.seconds)}, {_pct(c.share)} of the run"
+                       f"{within}")
+            if c.detail:
+                out.append(f"     {c.detail}")
+            rows = [[self.site(h.path, h.line), _secs(h.seconds),
+                     f"{h.ops:,} ops" if h.ops else f"{h.syncs:,} syncs",
+                     _clip(h.code) + (f"  [{h.internal}: internal]" if h.internal else "")]
+                    for h in c.lines[:CAUSE_LINES]]
+            if rows:
+                out.append(_indent(render.text_table(["line", "time", "events", "code"], rows,
+                                                     "lrrl"), "     "))
+            if len(c.lines) > CAUSE_LINES:
+                out.append(f"     … and {len(c.lines) - CAUSE_LINES} more lines")
+            for f in c.lint[:2]:
+                loc = f.location
+                where = self.site(loc.path, loc.line) if loc and loc.path and loc.line else ""
+                out.append(f"     lint: {where} {f.code} {f.message}")
+            auto = " (automatic: --try-fixes applies it to a copy and measures it)" \
+                if c.automatic and c.trial is None else ""
+            if c.kind == "discarded-op-result":
+                auto = " (never applied automatically: it changes what the code computes)"
+            out.append(f"     fix: {c.fix}{auto}")
+            if c.trial is not None:
+                out.append(f"     measured ({c.trial.patch.name}): {c.trial.summary()}")
+                if c.trial.copy:
+                    out.append(f"     patched copy: {c.trial.copy}")
         return out
 
     def _functions_text(self, b: Any) -> list[str]:
@@ -252,4 +306,24 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
     found = advice.advise(obs, capture, rep.replicas)
     rep.findings = [f for f in found if f.data.get("advice", True)]
     rep.not_advice = [f for f in found if not f.data.get("advice", True)]
+    rep.causes = causes_mod.explain(obs, rep.findings, capture=capture)
+    rep.findings = [_in_its_cause(f, rep.causes) for f in rep.findings]
     return rep
+
+
+def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
+    """An eager-op finding at a line of an eager training step (or the capture's eager
+    share, when a step is the cause) gets the step's fix: vectorising is not the remedy for
+    ops that a training step runs."""
+    step = next((c for c in causes if c.kind == "eager-training-step"), None)
+    if step is None or finding.code not in ("profile.eager_ops", "profile.eager_share"):
+        return finding
+    loc = finding.location
+    if finding.code == "profile.eager_ops" and not any(
+            loc is not None and (h.path, h.line) == (loc.path, loc.line) for h in step.lines):
+        return finding
+    data = dict(finding.data, cause=step.title, rule="TFP306")
+    message = finding.message
+    if finding.code == "profile.eager_ops":
+        message = f"{message.split(' (see ', 1)[0]}: part of the {step.title} (see TFP306)"
+    return replace(finding, message=message, hint=step.fix, data=data)

@@ -19,7 +19,17 @@ from typing import Any
 
 from tfperf.core.usercode import UserCodeError, import_file
 from tfperf.profile import capture as capture_mod
+from tfperf.profile.observation import StepStats
 from tfperf.profile.report import ProfileReport, build_report
+from tfperf.profile.script_exec import (
+    RESULT,
+    STEP,
+    StepClock,
+    compile_marked,
+    exec_as_main,
+    main_module,
+)
+from tfperf.profile.training_step import TrainingStep, find_steps
 from tfperf.profile.watcher import Watcher
 
 DEFAULT_FUNCTION_STEPS = 3
@@ -103,22 +113,101 @@ def check_script(path: str | Path) -> Path:
     return p
 
 
+class _ProfiledSteps(StepClock):
+    """The step loop's steps under observation: each one a profiler step marker (unless the
+    user marks steps), what ran inside the steps per line, and with ``--steps N`` the
+    capture stopped after step N. Its own work runs paused: not the run's time."""
+
+    def __init__(self, session: _Session, stats: StepStats, *, mark: bool,
+                 capture_steps: int | None):
+        super().__init__()
+        self.session, self.stats, self.mark = session, stats, mark
+        self.capture_steps = capture_steps
+        self._trace: Any = None
+        self._before: dict[Any, tuple[int, float]] = {}
+        self._syncs_before: dict[Any, tuple[int, float]] = {}
+
+    def begin(self, index: int) -> None:
+        session = self.session
+        with session.watcher.paused():
+            obs = session.watcher.obs
+            self._before = {k: (s.count, s.total_s) for k, s in obs.eager_ops.items()}
+            self._syncs_before = {k: (s.count, s.total_s) for k, s in obs.host_syncs.items()}
+            if self.mark and session.capture is not None and session.capture.running:
+                import tensorflow as tf
+
+                self._trace = tf.profiler.experimental.Trace(capture_mod.STEP_NAME,
+                                                             step_num=index, _r=1)
+                self._trace.__enter__()
+
+    def end(self, index: int) -> None:
+        session = self.session
+        with session.watcher.paused():
+            if self._trace is not None:
+                self._trace.__exit__(None, None, None)
+                self._trace = None
+            obs, stats = session.watcher.obs, self.stats
+            stats.durations.append(self.durations[-1])
+            for table, before, ops, secs in (
+                    (obs.eager_ops, self._before, stats.eager_ops, stats.eager_s),
+                    (obs.host_syncs, self._syncs_before, stats.host_syncs, stats.host_sync_s)):
+                for site, line in table.items():
+                    count, total = before.get(site, (0, 0.0))
+                    if line.count > count:
+                        ops[site] = ops.get(site, 0) + line.count - count
+                        secs[site] = secs.get(site, 0.0) + line.total_s - total
+            if self.capture_steps is not None and index + 1 >= self.capture_steps \
+                    and session.capture is not None and session.capture.running:
+                session.capture.stop()
+
+
+def _step_label(script: Path, step: TrainingStep) -> str:
+    what = {"marked": "your Trace(step_num=...)", "inline": "eager training step",
+            "function": f"training step {step.function}()"}[step.kind]
+    if step.kind == "function" and step.compiled:
+        what += ", a tf.function"
+    return f"the loop at {script.name}:{step.loop_line} ({what})"
+
+
+def script_steps(script: Path) -> tuple[str, list[TrainingStep]]:
+    """The script's source and the training steps its code shows."""
+    from importlib.util import decode_source
+
+    source = decode_source(script.read_bytes())
+    return source, find_steps(source, str(script))
+
+
 def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = True,
                logdir: str | Path | None = None, steps: int | None = None) -> ProfileReport:
     """Run ``path`` as ``python path argv...`` would, under observation.
 
-    With ``steps``, the profiler capture covers the first ``steps`` top-level tf.function
-    calls; without, the whole run.
+    Where the code shows a training loop (``training_step.py``), its steps are marked: each
+    iteration of the step loop is a step (a profiler step marker, per-step time), and
+    ``steps`` captures the first ``steps`` of them. Elsewhere ``steps`` captures the first
+    ``steps`` top-level tf.function calls; without, the whole run.
     """
     script = check_script(path)
-    session = _Session(capture=capture, logdir=logdir, capture_calls=steps)
+    source, found = script_steps(script)
+    code = compile_marked(source, script, found) if found else None
+    session = _Session(capture=capture, logdir=logdir,
+                       capture_calls=None if code is not None else steps)
+    init: dict[str, Any] = {}
+    if code is not None:
+        stats = session.watcher.obs.steps = StepStats(
+            _step_label(script, found[0]), os.path.realpath(script), found[0].loop_line)
+        clock = _ProfiledSteps(session, stats, mark=found[0].kind != "marked",
+                               capture_steps=steps)
+        init = {STEP: clock, RESULT: clock.result}
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     error: BaseException | None = None
     try:
         with session.capturing(), session.watcher:
-            runpy.run_path(str(script), run_name="__main__")
+            if code is not None:
+                exec_as_main(code, main_module(script, init))
+            else:
+                runpy.run_path(str(script), run_name="__main__")
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the script's own error (SystemExit included) is reported
