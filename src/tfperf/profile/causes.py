@@ -114,10 +114,10 @@ class SourceModel:
         """The innermost statement spanning ``line``."""
         best: ast.stmt | None = None
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or 0):
-                if best is None or (node.lineno >= best.lineno and \
-                        (node.end_lineno or 0) <= (best.end_lineno or 0)):
-                    best = node
+            if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or 0) \
+                    and (best is None or node.lineno >= best.lineno
+                         and (node.end_lineno or 0) <= (best.end_lineno or 0)):
+                best = node
         return best
 
     def code(self, line: int) -> str:

@@ -473,9 +473,9 @@ def _graph_facts(concrete: Any, trace_args: tuple) -> tuple[int | None, bool]:
     return ops, bool(attributes.get("_XlaMustCompile"))
 
 
-# The frame a line's own conversion calls first: ``t.numpy()``, ``float(t)``, ``np.asarray(t)``,
-# ``print(t)``, ``tf.get_static_value(t)``. Any other TF function the line called (``tape.gradient``)
-# converted on its own account.
+# The frame a line's own conversion calls first: ``t.numpy()``, ``float(t)``,
+# ``np.asarray(t)``, ``print(t)``, ``tf.get_static_value(t)``. Any other TF function the line
+# called (``tape.gradient``) converted on its own account.
 _OWN_CONVERSIONS = frozenset({"numpy", "__array__", "__float__", "__int__", "__bool__",
                               "__index__", "__format__", "__complex__", "__reduce__", "__str__",
                               "__repr__", "__iter__", "get_static_value", "_numpy"})
