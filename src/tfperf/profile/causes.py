@@ -115,8 +115,8 @@ class SourceModel:
         best: ast.stmt | None = None
         for node in ast.walk(self.tree):
             if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or 0) \
-                    and (best is None or node.lineno >= best.lineno
-                         and (node.end_lineno or 0) <= (best.end_lineno or 0)):
+                    and (best is None or (node.lineno >= best.lineno
+                         and (node.end_lineno or 0) <= (best.end_lineno or 0))):
                 best = node
         return best
 
