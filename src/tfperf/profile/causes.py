@@ -43,6 +43,11 @@ LINT_GROUPS = ("perf", "correctness", "pedantic")
 _LIBRARY_NAMES = {"keras": "Keras", "tensorflow": "TensorFlow", "tf_keras": "Keras",
                   "numpy": "NumPy"}
 _PREDICT = frozenset({"predict", "predict_on_batch"})
+_PIPELINE_RULES = ("TFP601", "TFP602", "TFP603", "TFP604", "TFP605", "TFP606")
+_NOT_LIBRARY_CALLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault",
+                                "pop", "format", "join", "print", "len", "float", "int", "list",
+                                "zip", "enumerate", "range", "str", "tuple", "dict", "max", "min",
+                                "sum", "sorted", "isinstance", "round", "abs"})
 _LOOP_RULES = ("TFP101", "TFP102", "TFP103", "TFP104", "TFP105", "TFP106", "TFP107",
                "TFP201", "TFP203")
 
@@ -181,7 +186,10 @@ def _outer_call(model: SourceModel, stmt: ast.stmt | None, line: int) -> ast.Cal
         q = model.ctx.call_qualname(node)
         if q is not None and (returns_tensor(q) or q.startswith("tensorflow.")):
             continue  # a TF op of the line's own (its ops are the line's)
-        if type(node.func) in (ast.Attribute, ast.Name):
+        func = node.func
+        name = func.attr if type(func) is ast.Attribute else func.id \
+            if type(func) is ast.Name else None
+        if name is not None and name not in _NOT_LIBRARY_CALLS:
             return node
     return None
 
@@ -345,6 +353,11 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
                 where=f"{Path(x.site[0]).name}:{key_line}"), 0.0, 0.0, fix)
             loop_end = _end_of(model, key_line)
             cause.lint = model.findings_at(key_line, loop_end, rules)
+            if kind == "input-pipeline":  # the pipeline is defined elsewhere in the file
+                cause.lint = model.findings_at(1, len(model.lines), rules)
+                fixable = [f for f in cause.lint if f.hint]
+                if fixable:
+                    cause.fix = f"{fixable[0].hint} (lint {fixable[0].code}); {cause.fix}"
         cause.seconds += x.seconds
         cause.lines.append(_hot(model, x))
     for cause in groups.values():
@@ -383,17 +396,18 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
     """(kind, the line the cause is keyed by — its loop's header —, fix, lint rules)."""
     ctx = model.ctx
     line = x.site[1]
-    if _pipeline_share(x.eager) >= 0.5:
-        return ("input-pipeline", line, remedies.input_pipeline(remedies.tf_version()).hint,
-                ("TFP601", "TFP602", "TFP603", "TFP605"))
-    if x.ops < 100 and (x.syncs is None or x.syncs.count < 10):
-        return None, line, "", ()
     loops = ctx.enclosing_loops(stmt) if stmt is not None else []
     loop_line = loops[-1].lineno if loops else line
     if stmt is not None and loops and any(
             type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _PREDICT
             for n in ast.walk(stmt)):
         return "predict-per-item", loops[0].lineno, remedies.PREDICT_PER_ITEM.hint, ("TFP105",)
+    repeated = bool(loops) or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+    if _pipeline_share(x.eager) >= 0.5 and repeated:
+        return ("input-pipeline", line, remedies.input_pipeline(remedies.tf_version()).hint,
+                _PIPELINE_RULES)
+    if x.ops < 100 and (x.syncs is None or x.syncs.count < 10):
+        return None, line, "", ()
     if loops and x.ops >= 100:
         return "python-loop", loops[0].lineno, remedies.EAGER_STORM.hint, _LOOP_RULES
     if x.ops >= 100:

@@ -1,0 +1,190 @@
+"""One answer for a script: causes ranked by share of the run, joined from the hot lines, the
+code and lint's findings; planted scripts on real TensorFlow (CPU), exact counters."""
+
+import json
+import textwrap
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.profile import runner
+
+EAGER_STEP = """\
+import tensorflow as tf
+tf.random.set_seed(1)
+model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(16, activation="relu"),
+                             tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+x = tf.random.normal([32, 8])
+y = tf.random.normal([32, 1])
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+for epoch in range(3):
+    for xb, yb in dataset:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(xb) - yb))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        for g in gradients:
+            tf.clip_by_norm(g, 1.0)  # thrown away
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    print(float(loss))
+"""
+
+
+def _script(tmp_path, body, name="train.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def _line_of(path, needle):
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if needle in text:
+            return number
+    raise AssertionError(needle)
+
+
+def test_an_eager_training_loop_is_named_first_with_tf_function_and_the_dropped_clip(
+        tf, tmp_path):
+    path = _script(tmp_path, EAGER_STEP)
+    rep = runner.run_script(path, capture=True)
+    assert rep.error is None
+    # steps from the batch loop: 3 epochs × 4 batches, each a profiler step marker
+    steps = rep.obs.steps
+    assert steps is not None and steps.count == 12 and steps.loop_line == 10
+    assert rep.capture is not None and rep.capture.steps == 12
+    assert rep.capture.step_source == "step markers"
+    top = rep.causes[0]
+    assert top.kind == "eager-training-step" and top.step.loop_line == 10
+    assert "@tf.function" in top.fix and top.automatic
+    assert [f.code for f in top.lint] == ["TFP306"]
+    lines = {h.line: h for h in top.lines}
+    update = _line_of(path, "optimizer.apply_gradients")
+    assert lines[update].internal == "inside Keras (optimizer.apply_gradients)"
+    assert lines[_line_of(path, "tape.gradient")].internal == \
+        "inside TensorFlow (tape.gradient)"
+    clip = _line_of(path, "# thrown away")
+    assert lines[clip].internal is None and lines[clip].ops == 12 * 4 * 12  # 12 ops a clip
+    (dropped,) = [c for c in rep.causes if c.kind == "discarded-op-result"]
+    assert dropped.within == top.title and dropped.lines[0].line == clip
+    assert [f.code for f in dropped.lint] == ["TFP108"]
+    assert "gradients = [tf.clip_by_norm(g, 1.0) for g in gradients]" in dropped.fix
+    # every cause is at least 1 % of the run: no 0.0 % line is advice
+    assert all(c.share >= 0.01 for c in rep.causes)
+    # the line-level advice at the update names the step's fix, not vectorising
+    for f in rep.findings:
+        if f.code == "profile.eager_ops":
+            assert f.data["rule"] == "TFP306" and "@tf.function" in f.hint
+
+
+def test_syncs_made_inside_tape_gradient_are_internal_not_the_lines_own(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
+        x = tf.ones([3, 4])
+        for i in range(12):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            value = float(loss)  # the line's own sync
+    """)
+    rep = runner.run_script(path, capture=False)
+    syncs = {s.line: s for s in rep.obs.host_syncs.values() if s.path == str(path)}
+    own = syncs[_line_of(path, "the line's own sync")]
+    assert own.count == 12 and not own.made_in
+    inside = syncs.get(_line_of(path, "tape.gradient"))
+    if inside is not None:  # TF 2.21's Keras converts inside the gradient: all internal
+        assert inside.made_in["tensorflow"] + inside.made_in["keras"] == inside.count
+
+
+def test_keras_predict_per_item_is_its_own_cause(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(4)])
+        items = tf.random.normal([15, 8])
+        out = []
+        for i in range(15):
+            out.append(model.predict(items[i:i + 1], verbose=0))
+    """)
+    rep = runner.run_script(path, capture=False)
+    top = rep.causes[0]
+    assert top.kind == "predict-per-item"
+    assert top.lines[0].line == _line_of(path, "model.predict")
+    assert top.lines[0].internal == "inside Keras (model.predict)"
+    assert "model(x, training=False)" in top.fix
+
+
+def test_a_loop_over_a_slow_dataset_is_the_input_pipeline_with_lints_lever(tf, tmp_path):
+    path = _script(tmp_path, """
+        import time
+        import tensorflow as tf
+
+        def slow(i):
+            time.sleep(0.02)
+            return i
+
+        ds = tf.data.Dataset.range(20).map(lambda i: tf.py_function(slow, [i], tf.int64))
+        total = 0
+        for item in ds:
+            total += 1
+    """)
+    rep = runner.run_script(path, capture=False)
+    top = rep.causes[0]
+    assert top.kind == "input-pipeline" and top.lines[0].line == _line_of(path, "for item")
+    assert "TFP602" in [f.code for f in top.lint] and "num_parallel_calls" in top.fix
+    assert not [c for c in rep.causes if c.lines and c.lines[0].line == _line_of(path, "ds =")]
+
+
+def test_the_case_study_loop_is_a_python_loop_to_vectorise(tf):
+    from tfperf.examples import SLOW
+    from tfperf.examples.case_study_slow import compute_feature_tf_slow
+
+    samples, weights = tf.random.normal([4, 50, 8]), tf.random.normal([50])
+    rep = runner.profile(compute_feature_tf_slow, samples, weights, steps=1, capture=False)
+    top = rep.causes[0]
+    assert top.kind == "python-loop" and top.lines[0].path == str(SLOW)
+    assert {"TFP101", "TFP102"} & {f.code for f in top.lint}
+    assert "vectori" in top.fix or "whole-tensor" in top.fix
+
+
+def test_keras_fit_has_no_eager_step_cause(tf, tmp_path):
+    path = _script(tmp_path, """
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        model.fit(tf.random.normal([64, 8]), tf.random.normal([64, 1]), epochs=2, verbose=0)
+    """)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None and rep.obs.steps is None
+    assert not [c for c in rep.causes if c.kind == "eager-training-step"]
+
+
+def test_json_and_text_carry_the_causes(tf, tmp_path, capsys):
+    path = _script(tmp_path, EAGER_STEP)
+    main(["profile", str(path), "--no-capture", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["steps"]["steps"] == 12 and doc["steps"]["median_s"] > 0
+    kinds = [c["kind"] for c in doc["causes"]]
+    assert kinds[0] == "eager-training-step"
+    assert "discarded-op-result" in kinds
+    assert doc["causes"][0]["step"]["loop_line"] == 10
+    assert doc["causes"][0]["measured"] is None
+    main(["profile", str(path), "--no-capture"])
+    text = capsys.readouterr().out
+    assert "Why it is slow" in text and "1. eager training step" in text
+    assert "never applied automatically" in text
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--try-fixes", "--fix-steps", "2"], "--fix-steps must be at least 4"),
+    (["--fix-rounds", "2"], "go with --try-fixes"),
+])
+def test_try_fixes_options_are_checked(tmp_path, capsys, argv, message):
+    path = _script(tmp_path, "print(1)\n")
+    assert main(["profile", str(path), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_try_fixes_is_for_scripts(capsys):
+    assert main(["profile", "tfperf.examples.case_study_slow:compute_feature_tf_slow",
+                 "--try-fixes"]) == 2
+    assert "--try-fixes is for scripts" in capsys.readouterr().err
