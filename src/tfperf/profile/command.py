@@ -49,7 +49,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "`tfperf bench --quick` uses them")
     p.add_argument("--steps", type=int, metavar="N",
                    help="MODULE:FUNCTION: captured calls after one warm-up (default 3); "
-                        "script: capture only the first N top-level tf.function calls")
+                        "script: capture only the first N steps of its training loop (else "
+                        "the first N top-level tf.function calls)")
     p.add_argument("--logdir", metavar="DIR",
                    help="where the capture goes (default: a new temporary directory)")
     p.add_argument("--verbose", action="store_true",
