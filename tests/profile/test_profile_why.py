@@ -166,6 +166,42 @@ def test_keras_fit_has_no_eager_step_cause(tf, tmp_path):
     """)
     rep = runner.run_script(path, capture=False)
     assert rep.error is None and rep.obs.steps is None
+    assert not [c for c in rep.causes if c.kind in ("eager-training-step", "eager-ops")]
+    top = rep.causes[0]
+    assert top.kind == "keras-fit" and "steps_per_execution" in top.fix
+    assert top.lines[0].internal == "inside Keras (model.fit)"
+
+
+def test_what_to_change_ranks_before_compiled_compute(tf, tmp_path):
+    """A compiled step costs more than the slow input pipeline feeding it, yet the pipeline
+    is named first: compiled compute is the work itself."""
+    path = _script(tmp_path, """
+        import time
+        import tensorflow as tf
+
+        def slow(i):
+            time.sleep(0.03)
+            return i
+
+        w = tf.Variable(tf.random.normal([600, 600]))
+
+        @tf.function
+        def train_step(x):
+            h = tf.ones([600, 600]) * tf.cast(x, tf.float32)
+            for _ in range(8):
+                h = tf.matmul(h, w)
+            return tf.reduce_sum(h)
+
+        ds = tf.data.Dataset.range(12).map(lambda i: tf.py_function(slow, [i], tf.int64))
+        for x in ds:
+            train_step(x)
+    """)
+    rep = runner.run_script(path, capture=False)
+    kinds = [c.kind for c in rep.causes]
+    assert "compiled-step" in kinds and "input-pipeline" in kinds
+    pipeline = rep.causes[kinds.index("input-pipeline")]
+    assert pipeline.share >= 0.05
+    assert kinds.index("input-pipeline") < kinds.index("compiled-step")
     assert not [c for c in rep.causes if c.kind == "eager-training-step"]
 
 
@@ -199,3 +235,56 @@ def test_try_fixes_is_for_scripts(capsys):
     assert main(["profile", "tfperf.examples.case_study_slow:compute_feature_tf_slow",
                  "--try-fixes"]) == 2
     assert "--try-fixes is for scripts" in capsys.readouterr().err
+
+
+def _ops_at(w, code):
+    """Eager ops watched at the line of ``code`` (a function of this file)."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(code)
+    return sum(s.count for s in w.obs.eager_ops.values()
+               if s.path == __file__ and first <= s.line < first + len(lines))
+
+
+def test_the_per_item_remedies_hold(tf):
+    """What the per-item causes say to do, applied: predict → a call of the model, and a
+    model called per item → one tf.function of it: the eager ops at the line fall."""
+    from tfperf.profile import watch
+
+    model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(4)])
+    items = tf.unstack(tf.random.normal([10, 1, 8]))
+    act = tf.function(model)
+
+    def predict_each():
+        return [model.predict(item, verbose=0) for item in items]
+
+    def call_each():
+        return [model(item, training=False) for item in items]
+
+    def compiled_each():
+        return [act(item) for item in items]
+
+    counts = {}
+    for fn in (predict_each, call_each, compiled_each):
+        fn()  # warm: Keras's predict function, the tf.function's trace
+        with watch() as w:
+            fn()
+        counts[fn.__name__] = _ops_at(w, fn)
+    assert counts["predict_each"] >= 100  # Keras's data pipeline per call: a cause
+    assert counts["call_each"] < counts["predict_each"] / 3
+    assert counts["compiled_each"] == 0 < counts["call_each"]
+
+
+def test_steps_per_execution_runs_fewer_calls_of_kerass_step(tf):
+    """The Keras fit remedy: steps_per_execution=8 makes 8× fewer step-function calls."""
+    from tfperf.profile import watch
+
+    x, y = tf.random.normal([256, 4]), tf.random.normal([256, 1])
+    calls = {}
+    for spe in (1, 8):
+        model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(1)])
+        model.compile("sgd", "mse", steps_per_execution=spe)
+        with watch() as w:
+            model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+        calls[spe] = max(f.calls for f in w.obs.functions)
+    assert calls == {1: 32, 8: 4}

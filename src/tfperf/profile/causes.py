@@ -37,7 +37,9 @@ from tfperf.profile.observation import LineStats, Observation, StepStats
 from tfperf.profile.training_step import TrainingStep, find_steps
 
 CAUSE_MIN_SHARE = 0.01  # a cause costing less of the run is not listed
+ACTIONABLE_SHARE = 0.05  # a cause to change from this share ranks before compiled compute
 HOT_LINE_SHARE = 0.002  # lines from this share of the run are read and classified
+EAGER_OPS_MIN = 100  # eager ops at a line from which they are a storm (advice.py's too)
 IN_STEP = 0.5  # a line belongs to the step when this share of its ops ran inside steps
 LINT_GROUPS = ("perf", "correctness", "pedantic")
 _LIBRARY_NAMES = {"keras": "Keras", "tensorflow": "TensorFlow", "tf_keras": "Keras",
@@ -324,7 +326,12 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
             if cause is not None:
                 causes.append(cause)
                 claimed.update((h.path, h.line) for h in cause.lines)
-    # 2. per line: a discarded result (even inside a step), else what the line is
+    # 2. compiled work: Keras's fit, a tf.function step; its line's eager ops are its own
+    compiled = _compiled_causes(obs, models, hot, wall, claimed)
+    causes += compiled
+    for cause in compiled:
+        claimed.update((h.path, h.line) for h in cause.lines)
+    # 3. per line: a discarded result (even inside a step), else what the line is
     groups: dict[tuple[str, str, int], Cause] = {}
     for x in hot:
         model = models.get(x.site[0])
@@ -366,12 +373,69 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
     causes += _advice_causes(findings, obs, wall, claimed, models)
     causes += _input_cause(capture, causes, wall)
     causes = [c for c in causes if c.share >= CAUSE_MIN_SHARE]
-    causes.sort(key=lambda c: (-c.share, c.title))
+    # What to change comes first: compiled work (the model's compute, already in a graph) is
+    # listed after every other cause of ACTIONABLE_SHARE or more.
+    actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE for c in causes)
+    causes.sort(key=lambda c: (actionable and c.kind in _COMPILED, -c.share, c.title))
     return causes
+
+
+_COMPILED = frozenset({"keras-fit", "compiled-step"})
+_KERAS_LOOPS = frozenset({"fit", "evaluate", "fit_generator", "evaluate_generator"})
+
+
+def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list[_Line],
+                     wall: float, claimed: set[tuple[str, int]]) -> list[Cause]:
+    """tf.function calls, by the user line that first called them: Keras's fit (its step
+    functions) or a compiled step of the user's. Their time is compute in a graph (plus the
+    one-off tracing): what is left to change is said, not "wrap it in tf.function"."""
+    by_site: dict[tuple[str, int], list[Any]] = {}
+    for fn in obs.functions:
+        if fn.first_site is not None and fn.first_site not in claimed and fn.calls:
+            by_site.setdefault(fn.first_site, []).append(fn)
+    lines = {x.site: x for x in hot}
+    out = []
+    for site, fns in by_site.items():
+        trace = sum(f.trace_s for f in fns)
+        run = sum(f.run_s for f in fns)
+        calls = sum(f.calls for f in fns)
+        x = lines.get(site)
+        seconds = trace + run + (x.seconds if x is not None else 0.0)
+        if seconds < CAUSE_MIN_SHARE * wall:
+            continue
+        model = models.get(site[0])
+        if model is None and not site[0].startswith("<"):
+            model = load_model(site[0])
+            if model is not None:
+                models[site[0]] = model
+        stmt = model.statement_at(site[1]) if model is not None else None
+        attrs = {n.func.attr for n in ast.walk(stmt) if type(n) is ast.Call
+                 and type(n.func) is ast.Attribute} if stmt is not None else set()
+        if attrs & _PREDICT and model is not None and model.ctx.enclosing_loops(stmt):
+            continue  # predict per item: the line's own cause
+        where = f"{Path(site[0]).name}:{site[1]}"
+        traces = sum(f.traces for f in fns)
+        detail = (f"{calls:,} calls running {_secs(run)} ({_secs(run / max(calls, 1))} a "
+                  f"call); {traces} trace(s) took {_secs(trace)}")
+        if x is not None and x.ops:
+            detail += f"; {x.ops:,} eager ops around the calls ({_secs(x.seconds)})"
+        hot_line = [_hot(model, x)] if x is not None and model is not None else \
+            [HotLine(site[0], site[1], seconds, 0, 0, model.code(site[1]) if model else "")]
+        if attrs & _KERAS_LOOPS:
+            out.append(Cause("keras-fit", f"Keras {sorted(attrs & _KERAS_LOOPS)[0]} at {where} "
+                             f"(compiled)", seconds, seconds / wall, remedies.KERAS_FIT.hint,
+                             hot_line, detail=detail))
+        else:
+            names = ", ".join(sorted({f.name.rsplit(".", 1)[-1] for f in fns}))
+            out.append(Cause("compiled-step", f"compiled {names} called at {where}", seconds,
+                             seconds / wall, remedies.COMPILED_STEP.hint, hot_line,
+                             detail=detail))
+    return out
 
 
 _TITLES = {
     "predict-per-item": "Keras predict per item in the loop at {where}",
+    "model-call-per-item": "model called per item in the loop at {where}",
     "input-pipeline": "input pipeline iterated at {where}",
     "python-loop": "Python loop over tensors at {where}",
     "eager-ops": "eager ops at {where}",
@@ -402,15 +466,20 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
             type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _PREDICT
             for n in ast.walk(stmt)):
         return "predict-per-item", loops[0].lineno, remedies.PREDICT_PER_ITEM.hint, ("TFP105",)
+    pkg, made = _library([s for s in (x.eager,) if s is not None])
+    internal = pkg not in ("", "tensorflow") and made * 2 >= max(x.ops, 1)
+    if loops and internal and x.ops >= EAGER_OPS_MIN:
+        return ("model-call-per-item", loops[0].lineno, remedies.MODEL_CALL_PER_ITEM.hint,
+                ("TFP105", "TFP101"))
     repeated = bool(loops) or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
     if _pipeline_share(x.eager) >= 0.5 and repeated:
         return ("input-pipeline", line, remedies.input_pipeline(remedies.tf_version()).hint,
                 _PIPELINE_RULES)
-    if x.ops < 100 and (x.syncs is None or x.syncs.count < 10):
+    if x.ops < EAGER_OPS_MIN and (x.syncs is None or x.syncs.count < 10):
         return None, line, "", ()
-    if loops and x.ops >= 100:
+    if loops and x.ops >= EAGER_OPS_MIN:
         return "python-loop", loops[0].lineno, remedies.EAGER_STORM.hint, _LOOP_RULES
-    if x.ops >= 100:
+    if x.ops >= EAGER_OPS_MIN and not internal:
         return "eager-ops", loop_line, remedies.EAGER_SHARE.hint, ("TFP306",)
     return None, line, "", ()
 

@@ -127,3 +127,15 @@ PREDICT_PER_ITEM = Remedy("TFP105", "call the model on the item (model(x, traini
                                     "instead of model.predict, or predict the whole batch at "
                                     "once: each predict call builds its own data pipeline and "
                                     "runs a step function")
+MODEL_CALL_PER_ITEM = Remedy("TFP105", "stack the items and call the model once on the batch "
+                                       "when they are independent; when each depends on the "
+                                       "last (an agent acting step by step), compile the call "
+                                       "once, act = tf.function(model), and call act(x) per "
+                                       "item")
+KERAS_FIT = Remedy(None, "the step is compiled already: what is left per step is Keras's own "
+                         "Python around it; compile(..., steps_per_execution=N) runs N batches "
+                         "per call, and a larger batch_size does the same work in fewer steps; "
+                         "the tracing is paid once per fit")
+COMPILED_STEP = Remedy(None, "already a tf.function: its time is the computation itself; "
+                             "jit_compile=True may fuse its ops (tfperf tune measures it on "
+                             "your inputs), and on a GPU mixed precision halves the traffic")
