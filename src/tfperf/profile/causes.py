@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import os
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.profile import remedies
+from tfperf.profile.fixes import tf_function_on_step
 from tfperf.profile.observation import LineStats, Observation, StepStats
 from tfperf.profile.training_step import TrainingStep, find_steps
 
@@ -372,12 +374,17 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
         causes.append(cause)
     causes += _advice_causes(findings, obs, wall, claimed, models)
     causes += _input_cause(capture, causes, wall)
+    return rank(causes)
+
+
+def rank(causes: list[Cause]) -> list[Cause]:
+    """Causes of at least ``CAUSE_MIN_SHARE``, by share; what to change comes first: compiled
+    work (the model's compute, already in a graph) follows every other cause of
+    ``ACTIONABLE_SHARE`` or more."""
     causes = [c for c in causes if c.share >= CAUSE_MIN_SHARE]
-    # What to change comes first: compiled work (the model's compute, already in a graph) is
-    # listed after every other cause of ACTIONABLE_SHARE or more.
     actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE for c in causes)
-    causes.sort(key=lambda c: (actionable and c.kind in _COMPILED, -c.share, c.title))
-    return causes
+    return sorted(causes, key=lambda c: (actionable and c.kind in _COMPILED, -c.share,
+                                         c.title))
 
 
 _COMPILED = frozenset({"keras-fit", "compiled-step"})
@@ -489,8 +496,10 @@ def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: l
     inside = [x for x in hot if _in_step(obs, x, step, model)]
     stats = _stats_of(obs, step)
     if stats is not None:
-        seconds = sum(stats.durations)
-        detail = (f"{stats.count} steps, median {_secs(stats.median_s or 0.0)}; "
+        seconds = sum(stats.work_s) or sum(stats.durations)
+        work = statistics.median(stats.work_s) if stats.work_s else None
+        detail = (f"{stats.count} steps, median {_secs(stats.median_s or 0.0)}"
+                  + (f", of which the step's own work {_secs(work)}" if work else "") + "; "
                   f"{sum(stats.eager_ops.values()):,} eager ops "
                   f"({sum(stats.eager_ops.values()) // max(stats.count, 1):,} a step)")
         syncs = sum(stats.host_syncs.values())
@@ -507,10 +516,14 @@ def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: l
     tf = model.ctx.module_alias("tensorflow") or "tf"
     lint = model.findings_at(step.first_line, step.last_line, ("TFP306",)) or \
         model.findings_at(step.loop_line, step.last_line, ("TFP306",))
+    fix = _step_fix(step, tf)
+    automatic: str | None = "tf.function on the training step"
+    patch = tf_function_on_step(model.source, model.path, step)
+    if patch.source is None:  # compiling it as it is would break it: say what to do first
+        fix, automatic = f"first, {patch.reason}; then {fix}", None
     return Cause("eager-training-step", f"eager training step ({what}) in the loop at {where}",
-                 seconds, seconds / wall, _step_fix(step, tf),
-                 [_hot(model, x) for x in inside], lint,
-                 automatic="tf.function on the training step", step=step, detail=detail)
+                 seconds, seconds / wall, fix, [_hot(model, x) for x in inside], lint,
+                 automatic=automatic, step=step, detail=detail)
 
 
 def _advice_causes(findings: list[Finding], obs: Observation, wall: float,

@@ -93,7 +93,7 @@ def _decorate(source: str, path: str, ctx: Context, tree: ast.Module, step: Trai
     host = _host_work(ctx, list(fn.body))
     if host is not None:
         return Patch(name, "", None, f"the step calls {host}, which needs eager tensors: move "
-                                     f"it out of the step first")
+                                     f"it out of the step")
     lines = source.splitlines(keepends=True)
     indent = lines[fn.lineno - 1][:fn.col_offset]
     lines.insert(fn.lineno - 1, f"{indent}@{tf}.function\n")
@@ -169,7 +169,7 @@ def _extract(source: str, ctx: Context, tree: ast.Module, step: TrainingStep, tf
     if why is None:
         host = _host_work(ctx, block)
         if host is not None:
-            why = f"the step calls {host}, which needs eager tensors (move it out of the step)"
+            why = f"the step calls {host}, which needs eager tensors: move it out of the step"
     if why is not None:
         return Patch(name, "", None, why)
     # The outermost loop around the step loop in the same scope: the function is defined

@@ -84,12 +84,15 @@ class FunctionStats:
 @dataclass
 class StepStats:
     """Steps of an eager loop, marked from the code (``training_step.py``): each step's time,
-    and what ran inside the steps, per user line."""
+    and what ran inside the steps' own work, per user line."""
 
     source: str  # what marks the steps: "the loop at main.py:104 (eager training step)"
     path: str = ""  # the file and line of the step loop
     loop_line: int = 0
     durations: list[float] = field(default_factory=list)  # seconds, step by step
+    # the step's own work (the inline block, or the step function's call), step by step:
+    # what compiling the step acts on; the rest of an iteration is the loop's own
+    work_s: list[float] = field(default_factory=list)
     eager_ops: dict[Site, int] = field(default_factory=dict)  # site → ops run inside steps
     eager_s: dict[Site, float] = field(default_factory=dict)  # site → their time
     host_syncs: dict[Site, int] = field(default_factory=dict)
@@ -113,7 +116,8 @@ class StepStats:
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "steps": self.count, "median_s": self.median_s,
-                "total_s": sum(self.durations), "eager_ops": sum(self.eager_ops.values()),
+                "total_s": sum(self.durations), "work_s": sum(self.work_s),
+                "eager_ops": sum(self.eager_ops.values()),
                 "eager_s": sum(self.eager_s.values()),
                 "host_syncs": sum(self.host_syncs.values())}
 

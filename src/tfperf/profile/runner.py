@@ -12,6 +12,7 @@ import importlib
 import os
 import runpy
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -124,15 +125,13 @@ class _ProfiledSteps(StepClock):
         self.session, self.stats, self.mark = session, stats, mark
         self.capture_steps = capture_steps
         self._trace: Any = None
+        self._work_t0 = 0.0
         self._before: dict[Any, tuple[int, float]] = {}
         self._syncs_before: dict[Any, tuple[int, float]] = {}
 
     def begin(self, index: int) -> None:
         session = self.session
         with session.watcher.paused():
-            obs = session.watcher.obs
-            self._before = {k: (s.count, s.total_s) for k, s in obs.eager_ops.items()}
-            self._syncs_before = {k: (s.count, s.total_s) for k, s in obs.host_syncs.items()}
             if self.mark and session.capture is not None and session.capture.running:
                 import tensorflow as tf
 
@@ -146,8 +145,23 @@ class _ProfiledSteps(StepClock):
             if self._trace is not None:
                 self._trace.__exit__(None, None, None)
                 self._trace = None
-            obs, stats = session.watcher.obs, self.stats
-            stats.durations.append(self.durations[-1])
+            self.stats.durations.append(self.durations[-1])
+            if self.capture_steps is not None and index + 1 >= self.capture_steps \
+                    and session.capture is not None and session.capture.running:
+                session.capture.stop()
+
+    def work_begin(self) -> None:
+        with self.session.watcher.paused():
+            obs = self.session.watcher.obs
+            self._before = {k: (s.count, s.total_s) for k, s in obs.eager_ops.items()}
+            self._syncs_before = {k: (s.count, s.total_s) for k, s in obs.host_syncs.items()}
+        self._work_t0 = time.perf_counter()
+
+    def work_end(self) -> None:
+        elapsed = time.perf_counter() - self._work_t0
+        with self.session.watcher.paused():
+            obs, stats = self.session.watcher.obs, self.stats
+            stats.work_s.append(elapsed)
             for table, before, ops, secs in (
                     (obs.eager_ops, self._before, stats.eager_ops, stats.eager_s),
                     (obs.host_syncs, self._syncs_before, stats.host_syncs, stats.host_sync_s)):
@@ -156,9 +170,6 @@ class _ProfiledSteps(StepClock):
                     if line.count > count:
                         ops[site] = ops.get(site, 0) + line.count - count
                         secs[site] = secs.get(site, 0.0) + line.total_s - total
-            if self.capture_steps is not None and index + 1 >= self.capture_steps \
-                    and session.capture is not None and session.capture.running:
-                session.capture.stop()
 
 
 def _step_label(script: Path, step: TrainingStep) -> str:

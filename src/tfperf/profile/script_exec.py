@@ -45,6 +45,7 @@ class StepClock:
         self.losses: list[Any] = []
         self.results: list[Any] = []
         self._depth = 0
+        self._work_depth = 0
         self._t0 = 0.0
 
     def __call__(self) -> StepClock:
@@ -80,6 +81,44 @@ class StepClock:
     def end(self, index: int) -> None:
         """Called as step ``index`` ends (after its clock)."""
 
+    # -- the step's own work: the inline block, or the call of the step function ------------
+
+    def work(self) -> _Work:
+        """``with __tfperf_step__.work():`` around an inline step's statements."""
+        return _Work(self)
+
+    def call(self, fn: Any) -> Any:
+        """``__tfperf_step__.call(train_step)(x, y)``: the step function's call, as work."""
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with _Work(self):
+                return fn(*args, **kwargs)
+        return run
+
+    def work_begin(self) -> None:
+        """Called as the step's own work starts."""
+
+    def work_end(self) -> None:
+        """Called as the step's own work ends."""
+
+
+class _Work:
+    """One stretch of a step's own work (nested stretches count once)."""
+
+    def __init__(self, clock: StepClock):
+        self.clock = clock
+
+    def __enter__(self) -> None:
+        clock = self.clock
+        if clock._work_depth == 0:
+            clock.work_begin()
+        clock._work_depth += 1
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        clock = self.clock
+        clock._work_depth -= 1
+        if clock._work_depth == 0:
+            clock.work_end()
+
 
 def _find_loop(tree: ast.Module, step: TrainingStep) -> ast.For | ast.While | None:
     for node in ast.walk(tree):
@@ -89,45 +128,65 @@ def _find_loop(tree: ast.Module, step: TrainingStep) -> ast.For | ast.While | No
     return None
 
 
+def _with(expr: ast.expr, body: list[ast.stmt]) -> ast.With:
+    """``with <expr>: body``, placed at the body's first line (no line of its own)."""
+    first, last = body[0], body[-1]
+    wrapper = ast.With(items=[ast.withitem(context_expr=expr)], body=body)
+    ast.copy_location(wrapper, first)
+    wrapper.end_lineno, wrapper.end_col_offset = last.end_lineno, last.end_col_offset
+    for node in ast.walk(expr):
+        ast.copy_location(node, first)
+    return wrapper
+
+
+def _clock() -> ast.Name:
+    return ast.Name(STEP, ast.Load())
+
+
 def instrument(tree: ast.Module, steps: Sequence[TrainingStep], *,
                results: bool = False) -> tuple[ast.Module, int]:
-    """``tree`` with each step loop's body inside ``with __tfperf_step__():`` (and the step
-    function's call kept with ``results``); the number of loops marked."""
+    """``tree`` with each step loop's body inside ``with __tfperf_step__():``, the step's own
+    work marked (an inline step's statements inside ``with __tfperf_step__.work():``, the
+    step function's call as ``__tfperf_step__.call(f)(...)``), and with ``results`` the step
+    function's return value kept; the number of loops marked."""
     marked = 0
     for step in steps:
         loop = _find_loop(tree, step)
         if loop is None:
             continue
-        body = loop.body
-        first, last = body[0], body[-1]
-        wrapper = ast.With(
-            items=[ast.withitem(context_expr=ast.Call(ast.Name(STEP, ast.Load()), [], []))],
-            body=body)
-        ast.copy_location(wrapper, first)
-        wrapper.end_lineno, wrapper.end_col_offset = last.end_lineno, last.end_col_offset
-        for node in ast.walk(wrapper.items[0].context_expr):
-            ast.copy_location(node, first)
-        loop.body = [wrapper]
+        if step.kind == "inline":
+            body = loop.body
+            block = [i for i, s in enumerate(body)
+                     if s.lineno >= step.first_line and (s.end_lineno or 0) <= step.last_line]
+            if block:
+                a, b = block[0], block[-1] + 1
+                work = ast.Call(ast.Attribute(_clock(), "work", ast.Load()), [], [])
+                body[a:b] = [_with(work, body[a:b])]
+        elif step.kind == "function" and step.function:
+            if results:
+                _wrap_call(loop, step, _wrapped)
+            _wrap_call(loop, step, _timed)
+        loop.body = [_with(ast.Call(_clock(), [], []), loop.body)]
         marked += 1
-        if results and step.kind == "function" and step.function:
-            _keep_result(loop, step)
     return tree, marked
 
 
-def _keep_result(loop: ast.AST, step: TrainingStep) -> None:
-    """``train_step(x)`` in the loop → ``__tfperf_result__(train_step(x))``."""
+def _wrap_call(loop: ast.AST, step: TrainingStep, wrap: Any) -> None:
+    """The call of the step function in the loop, replaced by ``wrap(call)``."""
     for node in ast.walk(loop):
         for field, value in ast.iter_fields(node):
             if type(value) is ast.Call and _calls(value, step):
-                setattr(node, field, _wrapped(value))
+                setattr(node, field, wrap(value))
             elif isinstance(value, list):
                 for i, item in enumerate(value):
                     if type(item) is ast.Call and _calls(item, step):
-                        value[i] = _wrapped(item)
+                        value[i] = wrap(item)
 
 
 def _calls(call: ast.Call, step: TrainingStep) -> bool:
     func = call.func
+    if type(func) is ast.Call:  # already wrapped: __tfperf_step__.call(f)(...)
+        return False
     name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
         else None
     return name == step.function and call.lineno == step.call_line
@@ -137,6 +196,15 @@ def _wrapped(call: ast.Call) -> ast.Call:
     out = ast.Call(ast.Name(RESULT, ast.Load()), [call], [])
     ast.copy_location(out, call)
     ast.copy_location(out.func, call)
+    return out
+
+
+def _timed(call: ast.Call) -> ast.Call:
+    """``f(a)`` → ``__tfperf_step__.call(f)(a)``: the arguments are evaluated outside."""
+    wrapper = ast.Call(ast.Attribute(_clock(), "call", ast.Load()), [call.func], [])
+    out = ast.Call(wrapper, call.args, call.keywords)
+    for node in (out, wrapper, wrapper.func, wrapper.func.value):  # type: ignore[attr-defined]
+        ast.copy_location(node, call)
     return out
 
 

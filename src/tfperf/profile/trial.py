@@ -286,7 +286,7 @@ def try_fixes(causes: Sequence[Any], script: Path, argv: Sequence[str], *,
     out = []
     for cause in causes:
         patch = None
-        if cause.automatic and cause.step is not None:
+        if cause.kind == "eager-training-step" and cause.step is not None:
             if os.path.realpath(cause.step.path) != real:
                 patch = Patch(cause.automatic, "", None,
                               f"the step is in {cause.step.path}: --try-fixes patches the "
