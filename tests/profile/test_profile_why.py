@@ -270,3 +270,33 @@ def test_steps_per_execution_runs_fewer_calls_of_kerass_step(tf):
             model.fit(x, y, batch_size=16, epochs=2, verbose=0)
         calls[spe] = max(f.calls for f in w.obs.functions)
     assert calls == {1: 32, 8: 4}
+
+
+KERAS_EAGER = """\
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(1)])
+model.compile("sgd", "mse", run_eagerly=True)
+model.fit(tf.random.normal([256, 8]), tf.random.normal([256, 1]), batch_size=16, epochs=2,
+          verbose=0)
+"""
+
+
+def test_keras_run_eagerly_is_named_with_its_fix_and_the_fix_holds(tf, tmp_path):
+    from tfperf.profile import fixes
+
+    eager = _script(tmp_path, KERAS_EAGER)
+    rep = runner.run_script(eager, capture=False)
+    top = rep.causes[0]
+    assert top.kind == "keras-eager" and "run_eagerly" in top.fix
+    assert top.automatic == "Keras steps compiled (run_eagerly off)"
+    (advice,) = [f for f in rep.findings if f.code == "profile.eager_ops"]
+    assert advice.hint == top.fix and advice.data["cause"] == top.title
+    patch = fixes.keras_compiled(KERAS_EAGER, str(eager))
+    assert patch.source == KERAS_EAGER.replace("run_eagerly=True", "run_eagerly=False")
+    compiled = _script(tmp_path, patch.source, "compiled.py")
+    again = runner.run_script(compiled, capture=False)
+    ops = {p.name: sum(s.count for s in r.obs.eager_ops.values()
+                       if s.line == 4 and s.path == str(p))
+           for p, r in ((eager, rep), (compiled, again))}
+    assert ops["train.py"] > 10 * ops["compiled.py"]  # 32 eager steps against 32 calls
+    assert not [c for c in again.causes if c.kind == "keras-eager"]

@@ -369,6 +369,8 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
                     cause.fix = f"{fixable[0].hint} (lint {fixable[0].code}); {cause.fix}"
         cause.seconds += x.seconds
         cause.lines.append(_hot(model, x))
+        if kind == "keras-eager" and "run_eagerly" in model.source:
+            cause.automatic = "Keras steps compiled (run_eagerly off)"
     for cause in groups.values():
         cause.share = cause.seconds / wall
         causes.append(cause)
@@ -443,6 +445,7 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
 _TITLES = {
     "predict-per-item": "Keras predict per item in the loop at {where}",
     "model-call-per-item": "model called per item in the loop at {where}",
+    "keras-eager": "Keras training run eagerly at {where}",
     "input-pipeline": "input pipeline iterated at {where}",
     "python-loop": "Python loop over tensors at {where}",
     "eager-ops": "eager ops at {where}",
@@ -462,6 +465,11 @@ def _end_of(model: SourceModel, line: int) -> int:
     return (stmt.end_lineno or line) if stmt is not None else line
 
 
+def _calls_attr(stmt: ast.stmt, attrs: frozenset[str]) -> bool:
+    return any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in attrs
+               for n in ast.walk(stmt))
+
+
 def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
               ) -> tuple[str | None, int, str, tuple[str, ...]]:
     """(kind, the line the cause is keyed by — its loop's header —, fix, lint rules)."""
@@ -473,6 +481,10 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
             type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _PREDICT
             for n in ast.walk(stmt)):
         return "predict-per-item", loops[0].lineno, remedies.PREDICT_PER_ITEM.hint, ("TFP105",)
+    if stmt is not None and x.ops >= EAGER_OPS_MIN and _calls_attr(stmt, _KERAS_LOOPS):
+        eager = "run_eagerly" in model.source or "run_functions_eagerly" in model.source
+        fix = remedies.KERAS_EAGER.hint if eager else remedies.KERAS_EAGER_UNKNOWN.hint
+        return "keras-eager", line, fix, ()
     pkg, made = _library([s for s in (x.eager,) if s is not None])
     internal = pkg not in ("", "tensorflow") and made * 2 >= max(x.ops, 1)
     if loops and internal and x.ops >= EAGER_OPS_MIN:

@@ -349,3 +349,35 @@ def lint_safe_fixes(source: str, path: str, codes: set[str]) -> Patch:
         return Patch(name, "", None, "lint offers no safe fix for it")
     return Patch(name, f"{fixed.applied} safe fix(es) of {', '.join(r.code for r in rules)}",
                  fixed.source)
+
+
+def keras_compiled(source: str, path: str) -> Patch:
+    """Keras's steps compiled again: ``run_eagerly=True`` (a ``compile`` keyword, or
+    ``model.run_eagerly = True``) and ``tf.config.run_functions_eagerly(True)`` set to False."""
+    name = "Keras steps compiled (run_eagerly off)"
+    tree = ast.parse(source, path)
+    spots: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            spots += [k.value for k in node.keywords if k.arg == "run_eagerly"
+                      and isinstance(k.value, ast.Constant) and k.value.value is True]
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "run_functions_eagerly" \
+                    and node.args and isinstance(node.args[0], ast.Constant) \
+                    and node.args[0].value is True:
+                spots.append(node.args[0])
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and node.value.value is True and any(
+                    isinstance(t, ast.Attribute) and t.attr == "run_eagerly"
+                    for t in node.targets):
+            spots.append(node.value)
+    if not spots:
+        return Patch(name, "", None, "no run_eagerly=True or run_functions_eagerly(True) in "
+                                     "the script")
+    lines = source.splitlines(keepends=True)
+    for spot in sorted(spots, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        line = lines[spot.lineno - 1]
+        lines[spot.lineno - 1] = (line[:spot.col_offset] + "False"
+                                  + line[spot.end_col_offset or spot.col_offset + 4:])
+    return Patch(name, f"True → False at line(s) {', '.join(str(n.lineno) for n in spots)}",
+                 "".join(lines))

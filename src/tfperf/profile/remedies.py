@@ -139,3 +139,9 @@ KERAS_FIT = Remedy(None, "the step is compiled already: what is left per step is
 COMPILED_STEP = Remedy(None, "already a tf.function: its time is the computation itself; "
                              "jit_compile=True may fuse its ops (tfperf tune measures it on "
                              "your inputs), and on a GPU mixed precision halves the traffic")
+KERAS_EAGER = Remedy(None, "remove run_eagerly=True from compile() (and model.run_eagerly = "
+                           "True, tf.config.run_functions_eagerly(True)): Keras then compiles "
+                           "its train step, one graph per step instead of every op from Python")
+KERAS_EAGER_UNKNOWN = Remedy(None, "Keras ran its steps eagerly: look for run_eagerly=True or "
+                                   "tf.config.run_functions_eagerly(True) (here or in what the "
+                                   "script imports) and remove it")

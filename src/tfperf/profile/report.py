@@ -312,18 +312,28 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
 
 
 def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
-    """An eager-op finding at a line of an eager training step (or the capture's eager
-    share, when a step is the cause) gets the step's fix: vectorising is not the remedy for
-    ops that a training step runs."""
-    step = next((c for c in causes if c.kind == "eager-training-step"), None)
-    if step is None or finding.code not in ("profile.eager_ops", "profile.eager_share"):
+    """Eager-op advice at a line that a cause explains otherwise (a training step's line,
+    Keras run eagerly), and the capture's eager share when such a cause leads, get that
+    cause's fix: vectorising is not the remedy for ops a training step runs."""
+    if finding.code not in ("profile.eager_ops", "profile.eager_share"):
         return finding
     loc = finding.location
-    if finding.code == "profile.eager_ops" and not any(
-            loc is not None and (h.path, h.line) == (loc.path, loc.line) for h in step.lines):
+    if finding.code == "profile.eager_ops":
+        cause = next((c for c in causes if c.kind in _OWN_FIX and loc is not None and any(
+            (h.path, h.line) == (loc.path, loc.line) for h in c.lines)), None)
+    else:
+        cause = next((c for c in causes if c.kind in _OWN_FIX), None)
+    if cause is None:
         return finding
-    data = dict(finding.data, cause=step.title, rule="TFP306")
+    rule = "TFP306" if cause.kind == "eager-training-step" else None
+    data = dict(finding.data, cause=cause.title, rule=rule)
     message = finding.message
     if finding.code == "profile.eager_ops":
-        message = f"{message.split(' (see ', 1)[0]}: part of the {step.title} (see TFP306)"
-    return replace(finding, message=message, hint=step.fix, data=data)
+        see = f" (see {rule})" if rule else ""
+        message = f"{message.split(' (see ', 1)[0]}: part of the {cause.title}{see}"
+    return replace(finding, message=message, hint=cause.fix, data=data)
+
+
+# causes whose fix replaces the generic eager-op advice at their lines
+_OWN_FIX = frozenset({"eager-training-step", "keras-eager", "predict-per-item",
+                      "model-call-per-item"})

@@ -72,6 +72,12 @@ class Trial:
     error: str | None = None
 
     @property
+    def unit(self) -> str:
+        """"step", or "run" when the script has no step loop and was timed whole."""
+        runs = self.before + self.after
+        return "run" if runs and all(r.unit == "run" for r in runs) else "step"
+
+    @property
     def saved_s(self) -> float | None:
         if self.before_step_s is None or self.after_step_s is None:
             return None
@@ -88,7 +94,7 @@ class Trial:
                 "first_step_s": {"before": self.first_before_s, "after": self.first_after_s},
                 "results": self.results, "results_detail": self.results_detail,
                 "traces": self.traces, "error": self.error,
-                "rounds": len(self.before)}
+                "rounds": len(self.before), "unit": self.unit}
 
     def summary(self) -> str:
         """One line: the gain per step with its interval, and whether results agree."""
@@ -101,14 +107,17 @@ class Trial:
         interval = (f", {int(CONFIDENCE * 100)} % interval {self.low:.2f}–{self.high:.2f}×"
                     if self.low is not None else "")
         first = ""
-        if self.first_after_s is not None and self.first_before_s is not None:
+        if self.unit == "step" and self.first_after_s is not None \
+                and self.first_before_s is not None:
             first = (f"; first step {_secs(self.first_after_s)} against "
                      f"{_secs(self.first_before_s)}")
         saved = self.saved_s or 0.0
         verb = "saves" if saved >= 0 else "costs"
-        return (f"{verb} {_secs(abs(saved))} a step ({_secs(self.before_step_s)} → "
+        over = (f"{self.steps} steps × {len(self.before)} rounds" if self.unit == "step" else
+                f"{len(self.before)} whole runs a side (no step loop)")
+        return (f"{verb} {_secs(abs(saved))} a {self.unit} ({_secs(self.before_step_s)} → "
                 f"{_secs(self.after_step_s)}, {self.speedup:.2f}×{interval}) over "
-                f"{self.steps} steps × {len(self.before)} rounds{first}; results: "
+                f"{over}{first}; results: "
                 f"{self.results}" + (f" ({self.results_detail})" if self.results_detail else ""))
 
 
@@ -235,6 +244,8 @@ def compare_results(before: list[SideRun], after: list[SideRun],
         return "not compared", "no run"
     n = min(len(run.losses) for run in (*before, *after))
     if n == 0:
+        if all(run.unit == "run" for run in (*before, *after)):
+            return "not compared", "no step loop, so no loss per step to compare"
         return "not compared", "no loss or step result was seen (the step returns nothing)"
     ref = _array(before[0].losses[:n])
     got = _array(after[0].losses[:n])
@@ -293,6 +304,9 @@ def try_fixes(causes: Sequence[Any], script: Path, argv: Sequence[str], *,
                               f"script itself only")
             else:
                 patch = fixes.tf_function_on_step(source, str(script), cause.step)
+        elif cause.kind == "keras-eager":
+            patch = fixes.keras_compiled(source, str(script))
+            cause.automatic = patch.name if patch.source is not None else None
         elif cause.kind != "discarded-op-result":
             codes = {f.code for f in cause.lint if f.fix is not None
                      and f.fix.applicability is Applicability.SAFE
