@@ -40,6 +40,13 @@ def test_the_gain_per_step_comes_with_its_interval_and_rounds_alternate(tmp_path
     assert (t.first_before_s, t.first_after_s) == (0.5, 2.0)
     assert t.results == "equal" and t.traces == 2
     assert "saves 8.0 ms a step (10.0 ms → 2.0 ms, 5.00×" in t.summary()
+    assert "reduce_retracing" not in t.summary()  # two traces: the optimizer's slots
+    after["traces"] = 7
+    retraced = trial.try_fix(script, [], script.read_text(), PATCH, steps=10, rounds=1,
+                             runner=_fake({"before": before, "after": after})[0],
+                             workdir=tmp_path / "again")
+    assert "traced 7 times: its inputs' shapes vary, add reduce_retracing=True" in \
+        retraced.summary()
     # the copy and its diff are kept; the user's script is untouched
     assert (tmp_path / "fixes" / "train.tf-function-on-the-training-step.py").read_text() \
         == "print('patched')\n"

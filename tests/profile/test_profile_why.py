@@ -197,6 +197,8 @@ def test_json_and_text_carry_the_causes(tf, tmp_path, capsys):
     assert "discarded-op-result" in kinds
     assert doc["causes"][0]["step"]["loop_line"] == 10
     assert doc["causes"][0]["measured"] is None
+    assert doc["facts"] == {"tensorflow": tf.__version__,
+                            "gpus": len(tf.config.list_physical_devices("GPU"))}
     main(["profile", str(path), "--no-capture"])
     text = capsys.readouterr().out
     assert "Why it is slow" in text and "1. eager training step" in text

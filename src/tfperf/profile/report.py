@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from collections.abc import Callable
@@ -112,6 +113,7 @@ class ProfileReport:
             "capture": cap,
             "capture_note": self.capture_note,
             "replicas": self.replicas.to_dict() if self.replicas else None,
+            "facts": quick_facts(),
             "steps": self.obs.steps.to_dict() if self.obs.steps else None,
             "causes": [c.to_dict() for c in self.causes],
             "advice": [f.to_dict() for f in self.findings],
@@ -177,7 +179,14 @@ class ProfileReport:
     def _causes_text(self, b: Any) -> list[str]:
         if not self.causes:
             return []
-        out = ["", b("Why it is slow (causes, by share of the run)")]
+        facts = quick_facts()
+        where = ""
+        if facts.get("tensorflow"):
+            gpus = facts.get("gpus")
+            where = f"; TF {facts['tensorflow']}, " + (
+                "no GPU visible to TensorFlow (tfperf doctor says why)" if gpus == 0 else
+                f"{gpus} GPU(s)" if gpus else "devices unknown")
+        out = ["", b(f"Why it is slow (causes, by share of the run{where})")]
         number = {c.title: i for i, c in enumerate(self.causes, 1)}
         for i, c in enumerate(self.causes, 1):
             within = f", within {number[c.within]}" if c.within in number else ""
@@ -290,6 +299,20 @@ class ProfileReport:
             out.append(f"  on no known device: {_secs(split.unattributed_s)} of op time a step "
                        f"({_pct(1 - (split.attributed_share or 0.0))})")
         return out
+
+
+def quick_facts() -> dict[str, Any]:
+    """The TensorFlow this run used and the GPUs it saw (TF already loaded; nothing else is
+    probed: ``tfperf doctor`` gathers the full facts)."""
+    import sys
+
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return {}
+    facts: dict[str, Any] = {"tensorflow": getattr(tf, "__version__", None), "gpus": None}
+    with contextlib.suppress(Exception):  # a TF that cannot say: unknown, not zero
+        facts["gpus"] = len(tf.config.list_physical_devices("GPU"))
+    return facts
 
 
 def _indent(text: str, pad: str = "  ") -> str:

@@ -32,6 +32,9 @@ DEFAULT_ROUNDS = 2
 WARMUP = 2  # steps left out of the steady-state figures: tracing, first allocations
 CONFIDENCE = 0.95
 CHILD_TIMEOUT_S = 900.0
+# traces of a compiled step that are normal: a first call that creates variables (an
+# optimizer's slots) traces twice; more means the inputs' shapes vary
+RETRACES_OK = 2
 
 
 @dataclass
@@ -115,9 +118,13 @@ class Trial:
         verb = "saves" if saved >= 0 else "costs"
         over = (f"{self.steps} steps × {len(self.before)} rounds" if self.unit == "step" else
                 f"{len(self.before)} whole runs a side (no step loop)")
+        retraced = ""
+        if self.traces is not None and self.traces > RETRACES_OK:
+            retraced = (f"; traced {self.traces} times: its inputs' shapes vary, add "
+                        f"reduce_retracing=True (or an input_signature with None)")
         return (f"{verb} {_secs(abs(saved))} a {self.unit} ({_secs(self.before_step_s)} → "
                 f"{_secs(self.after_step_s)}, {self.speedup:.2f}×{interval}) over "
-                f"{over}{first}; results: "
+                f"{over}{first}{retraced}; results: "
                 f"{self.results}" + (f" ({self.results_detail})" if self.results_detail else ""))
 
 
