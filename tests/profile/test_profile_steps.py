@@ -103,6 +103,26 @@ def test_no_step_where_nothing_trains_per_iteration(source):
     assert find_steps(source, "x.py") == []
 
 
+def test_a_step_function_nested_in_a_method_is_a_step_not_kerass_train_step():
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        class Trainer:
+            def train(self, dataset):
+                @tf.function
+                def train_step(x):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(self.model(x))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+                for x in dataset:
+                    loss = train_step(x)
+    """)
+    (step,) = find_steps(source, "trainer.py")
+    assert (step.kind, step.function, step.compiled, step.loop_line) == \
+        ("function", "train_step", True, 11)
+
+
 def test_the_inline_step_moves_into_a_tf_function_defined_before_the_epoch_loop():
     (step,) = find_steps(INLINE, "train.py")
     patch = fixes.tf_function_on_step(INLINE, "train.py", step)

@@ -154,3 +154,56 @@ def test_the_child_stops_after_its_steps_and_runs_scripts_without_a_step_loop(tf
                               "steps": 5, "out": str(out)})
     assert result["unit"] == "run" and len(result["durations"]) == 1
     assert result["error"] is None
+
+
+TRAINER = """\
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.SGD(0.01)
+
+    def train(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.model(x) - y))
+                grads = tape.gradient(loss, self.model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+"""
+
+MAIN = """\
+import tensorflow as tf
+from trainer import Trainer
+
+tf.random.set_seed(0)
+model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(1)])
+data = tf.data.Dataset.from_tensor_slices((tf.ones([64, 8]), tf.ones([64, 1]))).batch(8)
+Trainer(model).train(data, 2)
+"""
+
+
+def test_a_step_in_a_module_the_script_imports_is_marked_fixed_and_measured(tf, tmp_path):
+    """Research code trains in trainer.py; main.py is what runs. The step loop in the module
+    is marked (16 steps), the patch is of the module, and the trial's after side imports the
+    patched copy in place of it; the user's files are untouched."""
+    from tfperf.profile import runner
+
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    script = tmp_path / "main.py"
+    script.write_text(MAIN)
+    rep = runner.run_script(script, capture=False)
+    assert rep.error is None
+    assert rep.obs.steps.count == 16 and rep.obs.steps.path == str(tmp_path / "trainer.py")
+    top = rep.causes[0]
+    assert top.kind == "eager-training-step" and top.step.path.endswith("trainer.py")
+    (t,) = trial.try_fixes(rep.causes, script, [], steps=6, rounds=1,
+                           workdir=tmp_path / "fixes")
+    assert t.error is None, t.error
+    assert t.copy.endswith("trainer.tf-function-on-the-training-step.py")
+    assert [len(r.durations) for r in (*t.before, *t.after)] == [6, 6]
+    assert t.results == "equal", t.results_detail
+    assert (tmp_path / "trainer.py").read_text() == TRAINER
+    assert script.read_text() == MAIN

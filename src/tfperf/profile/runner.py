@@ -30,6 +30,7 @@ from tfperf.profile.script_exec import (
     exec_as_main,
     main_module,
 )
+from tfperf.profile.step_import import StepModuleFinder, marking_imports
 from tfperf.profile.training_step import TrainingStep, find_steps
 from tfperf.profile.watcher import Watcher
 
@@ -202,23 +203,30 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
     code = compile_marked(source, script, found) if found else None
     session = _Session(capture=capture, logdir=logdir,
                        capture_calls=None if code is not None else steps)
-    init: dict[str, Any] = {}
-    if code is not None:
-        stats = session.watcher.obs.steps = StepStats(
-            _step_label(script, found[0]), os.path.realpath(script), found[0].loop_line)
-        clock = _ProfiledSteps(session, stats, mark=found[0].kind != "marked",
-                               capture_steps=steps)
-        init = {STEP: clock, RESULT: clock.result}
+    stats = StepStats("", "", 0)
+    clock = _ProfiledSteps(session, stats, mark=True, capture_steps=steps)
+    init: dict[str, Any] = {STEP: clock, RESULT: clock.result}
+
+    def marked(step: TrainingStep) -> None:
+        if not stats.path:  # the first loop marked names the steps
+            stats.source = _step_label(Path(step.path), step)
+            stats.path, stats.loop_line = os.path.realpath(step.path), step.loop_line
+            clock.mark = step.kind != "marked"  # the user's own markers are the capture's
+            session.capture_calls = None
+
+    for step in found if code is not None else ():
+        marked(step)
+    finder = StepModuleFinder(script.resolve().parent, init, on_marked=marked)
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     error: BaseException | None = None
     try:
-        with session.capturing(), session.watcher:
+        with session.capturing(), marking_imports(finder), session.watcher:
             if code is not None:
                 exec_as_main(code, main_module(script, init))
             else:
-                runpy.run_path(str(script), run_name="__main__")
+                runpy.run_path(str(script), run_name="__main__", init_globals=init)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the script's own error (SystemExit included) is reported
@@ -226,7 +234,20 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
             error = exc
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
+        _forget_marked(finder)
+    if stats.path and stats.count:
+        session.watcher.obs.steps = stats
     return session.report(error, target=str(path))
+
+
+def _forget_marked(finder: StepModuleFinder) -> None:
+    """Modules compiled with marks leave sys.modules: a later import (the next profile in
+    this process) compiles them afresh."""
+    marked = {os.path.realpath(s.path) for s in finder.marked}
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin and os.path.realpath(origin) in marked:
+            del sys.modules[name]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -199,7 +199,7 @@ def _keras_traced(ctx: Context, node: ast.AST) -> bool:
     """In a Keras model's ``train_step``/``call``...: Keras's own loop runs and compiles it."""
     fn = ctx.enclosing_function(node)
     return isinstance(fn, _DEFS) and fn.name in KERAS_TRACED_METHODS \
-        and ctx.enclosing_class(fn) is not None
+        and isinstance(ctx.parent(fn), ast.ClassDef)  # a method, not a def nested in one
 
 
 def _innermost(steps: list[TrainingStep]) -> list[TrainingStep]:

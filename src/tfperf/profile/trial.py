@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.util import decode_source
 from pathlib import Path
 from typing import Any
 
@@ -168,27 +169,32 @@ def try_fix(script: Path, argv: Sequence[str], source: str, patch: Patch, *,
             steps: int = DEFAULT_STEPS, rounds: int = DEFAULT_ROUNDS,
             workdir: Path | None = None, random_ops: Sequence[str] = (),
             runner: Runner = run_child, timeout: float = CHILD_TIMEOUT_S,
-            loss: str | None = None) -> Trial:
-    """Measure one fix: ``rounds`` rounds of before and after, ``steps`` steps each."""
+            loss: str | None = None, module: Path | None = None) -> Trial:
+    """Measure one fix: ``rounds`` rounds of before and after, ``steps`` steps each.
+    ``module``: the file the patch is of, when not the script (a module it imports)."""
     trial = Trial(patch, steps=steps)
     if patch.source is None:
         return trial
     folder = workdir or Path(tempfile.mkdtemp(prefix="tfperf-fixes-"))
     folder.mkdir(parents=True, exist_ok=True)
     slug = "".join(c if c.isalnum() else "-" for c in patch.name).strip("-")
-    copy = folder / f"{script.stem}.{slug}.py"
+    patched = module or script
+    patched_source = source if module is None else module.read_text(encoding="utf-8")
+    copy = folder / f"{patched.stem}.{slug}.py"
     copy.write_text(patch.source, encoding="utf-8")
-    (folder / f"{script.stem}.{slug}.diff").write_text(patch.diff(source, script.name),
-                                                       encoding="utf-8")
+    (folder / f"{patched.stem}.{slug}.diff").write_text(
+        patch.diff(patched_source, patched.name), encoding="utf-8")
     original = folder / f"{script.stem}.original.py"
     original.write_text(source, encoding="utf-8")
     trial.copy = str(copy)
     for r in range(rounds):
         order = ("before", "after") if r % 2 == 0 else ("after", "before")
         for side in order:
+            after = side == "after"
             spec = {"script": str(script.resolve()), "argv": list(argv), "steps": steps,
-                    "code": str(original if side == "before" else copy),
-                    "function": patch.function if side == "after" else None,
+                    "code": str(copy if after and module is None else original),
+                    "overrides": {str(module): str(copy)} if after and module else {},
+                    "function": patch.function if after else None,
                     "out": str(folder / f"{slug}.{side}.{r}.json"), "timeout": timeout,
                     "loss": loss}
             run = SideRun.from_dict(runner(spec))
@@ -293,7 +299,6 @@ def try_fixes(causes: Sequence[Any], script: Path, argv: Sequence[str], *,
     """Measure the automatic fix of each cause (``causes.Cause``) that has one, on copies of
     ``script``; each trial is attached to its cause (``cause.trial``)."""
     import os
-    from importlib.util import decode_source
 
     from tfperf.core.findings import Applicability
     from tfperf.profile import fixes
@@ -304,13 +309,18 @@ def try_fixes(causes: Sequence[Any], script: Path, argv: Sequence[str], *,
     out = []
     for cause in causes:
         patch = None
+        target = None  # the module patched, when the step lives in one the script imports
         if cause.kind == "eager-training-step" and cause.step is not None:
-            if os.path.realpath(cause.step.path) != real:
-                patch = Patch(cause.automatic, "", None,
-                              f"the step is in {cause.step.path}: --try-fixes patches the "
-                              f"script itself only")
-            else:
+            step_path = os.path.realpath(cause.step.path)
+            if step_path == real:
                 patch = fixes.tf_function_on_step(source, str(script), cause.step)
+            elif step_path.startswith(os.path.dirname(real) + os.sep):
+                target = Path(step_path)
+                patch = fixes.tf_function_on_step(decode_source(target.read_bytes()),
+                                                  step_path, cause.step)
+            else:
+                patch = Patch("tf.function on the training step", "", None,
+                              f"the step is in {cause.step.path}, outside the script's folder")
         elif cause.kind == "keras-eager":
             patch = fixes.keras_compiled(source, str(script))
             cause.automatic = patch.name if patch.source is not None else None
@@ -326,7 +336,8 @@ def try_fixes(causes: Sequence[Any], script: Path, argv: Sequence[str], *,
             continue
         trial = try_fix(script, argv, source, patch, steps=steps, rounds=rounds,
                         workdir=folder, random_ops=random_ops, runner=runner,
-                        loss=cause.step.loss if cause.step is not None else None)
+                        loss=cause.step.loss if cause.step is not None else None,
+                        module=target)
         cause.trial = trial
         out.append(trial)
     return out

@@ -69,6 +69,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         exec_as_main,
         main_module,
     )
+    from tfperf.profile.step_import import StepModuleFinder, marking_imports
     from tfperf.profile.training_step import find_steps
 
     script = Path(spec["script"])
@@ -77,8 +78,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     steps = find_steps(source, str(code_path))
     loss = spec.get("loss") or (steps[0].loss if steps else None)
     code = compile_marked(source, code_path, steps, results=True) if steps else None
-    # No step loop: the whole run is the unit timed (one duration per child)
-    unit = "step" if code is not None else "run"
     if code is None:
         code = compile(source, str(code_path), "exec", dont_inherit=True)
     clock = StepClock(limit=spec["steps"], loss=loss)
@@ -86,12 +85,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     sys.argv = [str(script), *spec.get("argv", [])]
     sys.path.insert(0, str(script.resolve().parent))
     module = main_module(script, {STEP: clock, RESULT: clock.result})
-    out: dict[str, Any] = {"durations": [], "losses": [], "traces": None, "error": None,
-                           "unit": unit}
+    out: dict[str, Any] = {"durations": [], "losses": [], "traces": None, "error": None}
+    finder = StepModuleFinder(script.resolve().parent, {STEP: clock, RESULT: clock.result},
+                              results=True, overrides=spec.get("overrides"))
     devnull = open(os.devnull, "w")  # noqa: SIM115 (kept open while the script runs)
     t0 = time.perf_counter()
     try:
-        with contextlib.redirect_stdout(devnull):
+        with contextlib.redirect_stdout(devnull), marking_imports(finder):
             exec_as_main(code, module)
     except StepsDone:
         pass
@@ -104,13 +104,17 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     finally:
         devnull.close()
     elapsed = time.perf_counter() - t0
+    # No step loop, here or in a module of the script's folder: the whole run is timed
+    unit = "step" if clock.durations else "run"
+    out["unit"] = unit
     out["durations"] = clock.durations if unit == "step" else [elapsed]
     values = clock.losses if loss is not None and any(v is not None for v in clock.losses) \
         else clock.results
     out["losses"] = [_flat(v) for v in values]
     fn = spec.get("function")
-    counter = getattr(module.__dict__.get(fn), "experimental_get_tracing_count", None) \
-        if fn else None
+    owners = [module, *(sys.modules[n] for n in finder.loaded if n in sys.modules)]
+    counter = next((getattr(m.__dict__.get(fn), "experimental_get_tracing_count", None)
+                    for m in owners if fn and fn in m.__dict__), None)
     out["traces"] = counter() if callable(counter) else None
     return out
 
