@@ -74,7 +74,11 @@ def test_the_users_own_step_markers_win():
         "        with tf.profiler.experimental.Trace('train', step_num=step, _r=1):\n"
         "            pass\n        x = tf.reshape")
     (step,) = find_steps(source, "train.py")
-    assert step.kind == "marked" and step.loop_line == 5
+    assert step.kind == "inline" and step.user_marked and step.loop_line == 5
+    plain = "import tensorflow as tf\nfor i in range(3):\n" \
+            "    with tf.profiler.experimental.Trace('s', step_num=i, _r=1):\n        work()\n"
+    (step,) = find_steps(plain, "x.py")
+    assert step.kind == "marked" and step.loop_line == 2
 
 
 @pytest.mark.parametrize("source", [

@@ -302,3 +302,17 @@ def test_keras_run_eagerly_is_named_with_its_fix_and_the_fix_holds(tf, tmp_path)
            for p, r in ((eager, rep), (compiled, again))}
     assert ops["train.py"] > 10 * ops["compiled.py"]  # 32 eager steps against 32 calls
     assert not [c for c in again.causes if c.kind == "keras-eager"]
+
+
+def test_the_users_own_step_markers_are_the_steps_not_doubled(tf, tmp_path):
+    path = _script(tmp_path, EAGER_STEP.replace(
+        "    for xb, yb in dataset:\n        with tf.GradientTape() as tape:",
+        "    for step, (xb, yb) in enumerate(dataset):\n"
+        "        with tf.profiler.experimental.Trace('train', step_num=step, _r=1):\n"
+        "            pass\n"
+        "        with tf.GradientTape() as tape:"))
+    rep = runner.run_script(path, capture=True)
+    assert rep.error is None
+    assert rep.obs.steps.count == 12 and "your Trace(step_num=...)" in rep.obs.steps.source
+    assert rep.capture.steps == 12  # the user's 12 markers; tfperf adds none of its own
+    assert rep.causes[0].kind == "eager-training-step"  # still the cause it names

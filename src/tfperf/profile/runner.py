@@ -178,6 +178,8 @@ def _step_label(script: Path, step: TrainingStep) -> str:
             "function": f"training step {step.function}()"}[step.kind]
     if step.kind == "function" and step.compiled:
         what += ", a tf.function"
+    if step.user_marked:
+        what += ", your Trace(step_num=...)"
     return f"the loop at {script.name}:{step.loop_line} ({what})"
 
 
@@ -211,7 +213,8 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
         if not stats.path:  # the first loop marked names the steps
             stats.source = _step_label(Path(step.path), step)
             stats.path, stats.loop_line = os.path.realpath(step.path), step.loop_line
-            clock.mark = step.kind != "marked"  # the user's own markers are the capture's
+            # the user's own markers are the capture's steps
+            clock.mark = step.kind != "marked" and not step.user_marked
             session.capture_calls = None
 
     for step in found if code is not None else ():

@@ -16,6 +16,7 @@ Plain AST, through lint's semantic model (names resolve as lint resolves them); 
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 
 from tfperf.lint.analysis.callers import called_in_loop
@@ -45,6 +46,7 @@ class TrainingStep:
     call_line: int | None = None  # where the loop calls it
     compiled: bool = False  # already a tf.function
     loss: str | None = None  # the name the loop's frame holds the step's loss in
+    user_marked: bool = False  # the loop's steps are marked by the user's Trace(step_num=)
 
     @property
     def where(self) -> str:
@@ -54,7 +56,8 @@ class TrainingStep:
         return {"kind": self.kind, "path": self.path, "loop_line": self.loop_line,
                 "first_line": self.first_line, "last_line": self.last_line,
                 "tape_line": self.tape_line, "function": self.function,
-                "call_line": self.call_line, "compiled": self.compiled, "loss": self.loss}
+                "call_line": self.call_line, "compiled": self.compiled, "loss": self.loss,
+                "user_marked": self.user_marked}
 
 
 def _is_tape_with(ctx: Context, node: ast.AST) -> bool:
@@ -160,7 +163,9 @@ def _function(ctx: Context, tape: ast.With, fn: ast.FunctionDef | ast.AsyncFunct
 
 def find_steps(source: str, path: str, tree: ast.Module | None = None) -> list[TrainingStep]:
     """The training steps of one module, one per step loop; loops that hold another step
-    loop (epochs around batches) are left out. User-marked loops win over found ones."""
+    loop (epochs around batches) are left out. Where the user marks steps
+    (``Trace(..., step_num=...)``), only their loops are step loops: a training step found in
+    one is kept with ``user_marked``, a marked loop without one is of kind "marked"."""
     if "GradientTape" not in source and "step_num" not in source:
         return []
     if tree is None:
@@ -169,9 +174,7 @@ def find_steps(source: str, path: str, tree: ast.Module | None = None) -> list[T
         except (SyntaxError, ValueError):
             return []
     ctx = Context(tree, source, path)
-    marked = _marked(ctx)
-    if marked:
-        return _innermost(marked)
+    marked = _innermost(_marked(ctx))
     found: list[TrainingStep] = []
     for node in ctx.nodes_of(ast.With):
         if not isinstance(node, ast.With) or not _is_tape_with(ctx, node) \
@@ -188,7 +191,14 @@ def find_steps(source: str, path: str, tree: ast.Module | None = None) -> list[T
             step = _function(ctx, node, fn) if isinstance(fn, _DEFS) else None
         if step is not None and all(s.loop_line != step.loop_line for s in found):
             found.append(step)
-    return _innermost(found)
+    if not marked:
+        return _innermost(found)
+    # The user's loops are the step loops; a training step found in one of them is kept,
+    # marked as the user's (its markers are the capture's steps)
+    user_loops = {m.loop_line for m in marked}
+    own = [dataclasses.replace(s, user_marked=True) for s in found if s.loop_line in user_loops]
+    kept = {s.loop_line for s in own}
+    return own + [m for m in marked if m.loop_line not in kept]
 
 
 def _end(node: ast.stmt) -> int:
