@@ -316,3 +316,52 @@ def test_the_users_own_step_markers_are_the_steps_not_doubled(tf, tmp_path):
     assert rep.obs.steps.count == 12 and "your Trace(step_num=...)" in rep.obs.steps.source
     assert rep.capture.steps == 12  # the user's 12 markers; tfperf adds none of its own
     assert rep.causes[0].kind == "eager-training-step"  # still the cause it names
+
+
+GENERATOR_FIT = """\
+import time
+import numpy as np
+import tensorflow as tf
+
+x, y = np.ones([96, 4], np.float32), np.ones([96, 1], np.float32)
+
+def gen():
+    for i in range(96):
+        time.sleep(0.005)
+        yield x[i], y[i]
+
+ds = tf.data.Dataset.from_generator(
+    gen, output_signature=(tf.TensorSpec([4]), tf.TensorSpec([1]))).batch(16)
+model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(ds, epochs=2, verbose=0)
+"""
+
+
+def test_python_in_a_fit_pipeline_is_named_before_the_compiled_fit_and_the_fix_holds(
+        tf, tmp_path):
+    slow = _script(tmp_path, GENERATOR_FIT)
+    rep = runner.run_script(slow, capture=True)
+    top = rep.causes[0]
+    assert top.kind == "input-pipeline" and "from_generator" in top.title
+    assert "precompute" in top.fix
+    # 2 epochs × 96 elements, each a sleep of 5 ms in the generator: at least 0.96 s of Python
+    assert top.seconds >= 0.96
+    fixed = _script(tmp_path, GENERATOR_FIT.replace(
+        "ds = tf.data.Dataset.from_generator(\n    gen, output_signature=(tf.TensorSpec([4]), "
+        "tf.TensorSpec([1]))).batch(16)",
+        "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)"), "fixed.py")
+    again = runner.run_script(fixed, capture=True)
+    assert not [c for c in again.causes if c.kind == "input-pipeline"]
+    assert sum(again.capture.by_type.get(op, 0.0) for op in ("PyFunc", "EagerPyFunc")) == 0
+
+
+def test_an_error_in_a_marked_script_is_reported_at_its_own_line(tf, tmp_path):
+    path = _script(tmp_path, EAGER_STEP.replace(
+        "    print(float(loss))", "    raise RuntimeError('boom')  # the error"))
+    rep = runner.run_script(path, capture=False)
+    assert rep.obs.steps.count == 4  # the first epoch's four steps ran
+    tb = rep.error_dict()["traceback"]
+    assert tb.splitlines()[1] == (f'  File "{path}", line {_line_of(path, "# the error")}, '
+                                  f'in <module>')
+    assert "runner.py" not in tb and "script_exec.py" not in tb

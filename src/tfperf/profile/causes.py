@@ -375,6 +375,7 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
         cause.share = cause.seconds / wall
         causes.append(cause)
     causes += _advice_causes(findings, obs, wall, claimed, models)
+    causes += _python_in_pipeline(capture, models, causes, wall)
     causes += _input_cause(capture, causes, wall)
     return rank(causes)
 
@@ -566,6 +567,35 @@ def _advice_causes(findings: list[Finding], obs: Observation, wall: float,
                              seconds, seconds / wall, f.hint or "", [], lint[:3],
                              detail=f.message))
     return out
+
+
+_PYTHON_OPS = ("PyFunc", "EagerPyFunc", "PyFuncStateless")
+PYTHON_IN_PIPELINE_SHARE = 0.10  # of the run, from which Python in tf.data is a cause
+
+
+def _python_in_pipeline(capture: Any, models: dict[str, SourceModel], causes: list[Cause],
+                        wall: float) -> list[Cause]:
+    """tf.data running Python for every element (``from_generator``, ``py_function`` in a
+    ``map``): the capture's PyFunc time, where the hot files build such a pipeline. Inside a
+    compiled step (Keras's fit) the wait for the next batch is that time, not the model's."""
+    if capture is None or any(c.kind == "input-pipeline" and c.share >= PYTHON_IN_PIPELINE_SHARE
+                              for c in causes):
+        return []
+    seconds = sum(capture.by_type.get(op, 0.0) for op in _PYTHON_OPS)
+    if seconds < PYTHON_IN_PIPELINE_SHARE * wall:
+        return []
+    where = [(m, f) for m in models.values() for f in m.findings if f.code == "TFP605"]
+    sources = [m for m in models.values() if "from_generator" in m.source]
+    if not where and not sources:
+        return []
+    lint = [f for _, f in where]
+    what = "a tf.py_function in Dataset.map" if where else "Dataset.from_generator"
+    fix = (f"tf.data runs Python for every element ({what}), one element at a time under "
+           f"Python's lock: precompute the data into arrays or TFRecord files, or write the "
+           f"per-element work with TF ops; then cache() what does not change")
+    return [Cause("input-pipeline", f"Python inside the input pipeline ({what})", seconds,
+                  min(seconds / wall, 1.0), fix, lint=lint,
+                  detail=f"the capture's Python ops (PyFunc) ran {_secs(seconds)}")]
 
 
 def _input_cause(capture: Any, causes: list[Cause], wall: float) -> list[Cause]:

@@ -93,7 +93,7 @@ class ProfileReport:
         if self.error is None:
             return None
         tb = "".join(traceback.format_exception(type(self.error), self.error,
-                                                self.error.__traceback__))
+                                                _users_part(self.error.__traceback__)))
         return {"type": type(self.error).__name__, "message": str(self.error),
                 "traceback": tb}
 
@@ -195,7 +195,7 @@ class ProfileReport:
             if c.detail:
                 out.append(f"     {c.detail}")
             rows = [[self.site(h.path, h.line), _secs(h.seconds),
-                     f"{h.ops:,} ops" if h.ops else f"{h.syncs:,} syncs",
+                     f"{h.ops:,} ops" if h.ops else f"{h.syncs:,} syncs" if h.syncs else "–",
                      _clip(h.code) + (f"  [{h.internal}: internal]" if h.internal else "")]
                     for h in c.lines[:CAUSE_LINES]]
             if rows:
@@ -299,6 +299,20 @@ class ProfileReport:
             out.append(f"  on no known device: {_secs(split.unattributed_s)} of op time a step "
                        f"({_pct(1 - (split.attributed_share or 0.0))})")
         return out
+
+
+def _users_part(tb: Any) -> Any:
+    """The traceback from the first frame that is not tfperf's own running machinery (the
+    runner, runpy): the user's script is where it starts; all of it when none is theirs."""
+    from tfperf.profile.attribution import is_user_file
+
+    start = tb
+    while start is not None:
+        name = start.tb_frame.f_code.co_filename
+        if is_user_file(name) and "runpy" not in name:
+            return start
+        start = start.tb_next
+    return tb
 
 
 def quick_facts() -> dict[str, Any]:
