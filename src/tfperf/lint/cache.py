@@ -14,7 +14,12 @@ stat is unchanged gets its key without being read or hashed. A file modified wit
 :data:`RACY_S` seconds of the run is not recorded (its next change could keep the same
 timestamp: git's "racy" case).
 
-Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``), written
+A module's summary (:mod:`tfperf.analysis.summary`, when the run's rules have cross-module
+checks) is kept with its findings: it too depends on the bytes alone, and the project's
+checks are run again every run from the summaries, cached or new.
+
+Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``, with
+``"summary": {...}`` when there is one), written
 once at the end, atomically. A file per entry cost about a millisecond of file-system work
 per linted file, a fifth of a cold run; a pack costs one write, and a warm run reads a few
 files instead of one per source file. Packs are merged when there are more than
@@ -32,20 +37,26 @@ import time
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfperf import __version__
 from tfperf.core.files import prepare_cache_dir
 from tfperf.core.findings import Applicability, Edit, Finding, Fix, Location, Status
 
+if TYPE_CHECKING:
+    from tfperf.analysis.summary import ModuleSummary
+
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Changes whenever any module of ``tfperf.lint`` (rules included) changes."""
-    root = Path(__file__).resolve().parent
+    """Changes whenever any module of ``tfperf.lint`` (rules included) or of the project
+    model ``tfperf.analysis`` changes."""
+    package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(__version__.encode())
-    for p in sorted(root.rglob("*.py")):
-        st = p.stat()
-        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for root in (package / "lint", package / "analysis"):
+        for p in sorted(root.rglob("*.py")):
+            st = p.stat()
+            h.update(f"{p.relative_to(package)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 
@@ -90,6 +101,8 @@ class LintCache:
         self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}|{salt}".encode()
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
+        self._summaries: dict[str, dict] = {}
+        self._new_summaries: dict[str, dict] = {}
         self._stats: dict[str, str] = {}
         self._new: dict[str, list] = {}
         self._new_stats: dict[str, str] = {}
@@ -148,7 +161,7 @@ class LintCache:
         if self._index is None:
             index: dict[str, list] = {}
             for pack in self._packs():
-                entries, stats = _read_pack(pack)
+                entries, stats = _read_pack(pack, self._summaries)
                 index.update(entries)
                 self._stats.update(stats)
             self._index = index
@@ -167,19 +180,35 @@ class LintCache:
         self.misses += 1
         return None
 
-    def put(self, key: str, findings: Sequence[Finding]) -> None:
+    def summary(self, key: str, path: str) -> ModuleSummary | None:
+        """The module summary stored with the entry ``key`` (read back for ``path``)."""
+        raw = self._summaries.get(key)
+        if raw is None:
+            return None
+        from tfperf.analysis.summary import ModuleSummary
+
+        try:
+            return ModuleSummary.from_json(path, raw)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, findings: Sequence[Finding],
+            summary: ModuleSummary | None = None) -> None:
         """Remember an entry; :meth:`flush` writes the run's entries in one pack."""
         self._new[key] = [_finding_to_json(f) for f in findings]
+        if summary is not None:
+            self._new_summaries[key] = summary.to_json()
 
     def flush(self) -> None:
         if not self._new and not self._new_stats:
             return
         entries, self._new = self._new, {}
         stats, self._new_stats = self._new_stats, {}
+        summaries, self._new_summaries = self._new_summaries, {}
         try:
             prepare_cache_dir(self.packs_dir, root=self.dir)  # with markers that keep git out
             _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries,
-                        stats)
+                        stats, summaries)
             packs = self._packs()
             if len(packs) > MAX_PACKS:
                 self._merge(packs)
@@ -189,8 +218,9 @@ class LintCache:
     def _merge(self, packs: list[Path]) -> None:
         merged: dict[str, list] = {}
         merged_stats: dict[str, str] = {}
+        summaries: dict[str, dict] = {}
         for pack in packs:
-            entries, stats = _read_pack(pack)
+            entries, stats = _read_pack(pack, summaries)
             for key, value in entries.items():
                 merged.pop(key, None)  # re-insert: the dict's order is the entries' age
                 merged[key] = value
@@ -201,14 +231,15 @@ class LintCache:
         keep_stats = {sig: key for sig, key in list(merged_stats.items())[-MAX_ENTRIES:]
                       if key in keep}
         _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", keep,
-                    keep_stats)
+                    keep_stats, summaries)
         for pack in packs:
             with contextlib.suppress(OSError):
                 pack.unlink()
 
 
-def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
-    """→ (key → findings, file stat → key)."""
+def _read_pack(pack: Path, summaries: dict[str, dict] | None = None
+               ) -> tuple[dict[str, list], dict[str, str]]:
+    """→ (key → findings, file stat → key); summaries go to ``summaries`` (key → data)."""
     out: dict[str, list] = {}
     stats: dict[str, str] = {}
     try:
@@ -228,14 +259,21 @@ def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
             continue  # a damaged line: that entry is analysed again
         if isinstance(key, str) and isinstance(findings, list):
             out[key] = findings
+            summary = entry.get("summary")
+            if summaries is not None and isinstance(summary, dict):
+                summaries[key] = summary
     return out, stats
 
 
-def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str]) -> None:
+def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str],
+                summaries: dict[str, dict] | None = None) -> None:
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for key, findings in entries.items():
-            fh.write(json.dumps({"key": key, "findings": findings}, separators=(",", ":")))
+            entry: dict = {"key": key, "findings": findings}
+            if summaries and key in summaries:
+                entry["summary"] = summaries[key]
+            fh.write(json.dumps(entry, separators=(",", ":")))
             fh.write("\n")
         for sig, key in stats.items():
             fh.write(json.dumps({"stat": sig, "key": key}, separators=(",", ":")))

@@ -4,6 +4,7 @@ notebook reader, the session and the cache)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tfperf.core.findings import Finding
 
@@ -20,6 +21,9 @@ class FileResult:
     # its fixes could not be written (it keeps its findings; the other files go on).
     errors: list[str] = field(default_factory=list)
     cache_key: str = ""       # the file's cache key, when the process that read it made it
+    # The module's summary (tfperf.analysis.summary.ModuleSummary), when the run's rules
+    # have cross-module checks; they run once every file is summarised.
+    summary: Any = None
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfperf.core.findings import Applicability, Edit, Finding, Fix, Status
+from tfperf.core.findings import Applicability, Edit, Finding, Fix, Location, Status
 
 if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
     from tfperf.lint.semantic import Context
 
 # Sections every rule's docs must have, in this order (as ``## Heading`` lines).
@@ -147,6 +148,32 @@ class Rule:
     def check_module(self, ctx: Context) -> Iterable[Finding]:
         """Findings from whole-module analysis (called once per module, after the walk)."""
         return ()
+
+    def publish(self, ctx: Context) -> list[Any] | None:
+        """Facts about this module that :meth:`check_project` needs from it (JSON-able: lists,
+        dicts, strings, numbers; a position is a ``*pos`` key holding
+        :func:`tfperf.analysis.summary.position`'s list, so notebooks can map it). Stored in
+        the module's summary, cached with its findings."""
+        return None
+
+    def check_project(self, project: Project) -> Iterable[Finding]:
+        """Findings that need more than one module: asked once per run, after every module
+        is summarised, of the whole project (:class:`tfperf.analysis.project.Project`). Build
+        them with :meth:`project_finding`; they carry no fix."""
+        return ()
+
+    @classmethod
+    def wants_project(cls) -> bool:
+        return cls.check_project is not Rule.check_project
+
+    def project_finding(self, path: str, pos: list[int], message: str | None = None, *,
+                        hint: str | None = None) -> Finding:
+        """A finding of this rule at a summary's position ``pos`` in the file ``path``."""
+        line, col, end_line, end_col, cell = pos
+        return Finding(code=self.code, name=self.name, message=message or self.message,
+                       status=Status.WARN, hint=self.hint if hint is None else hint,
+                       location=Location(path=path, line=line, column=col, end_line=end_line,
+                                         end_column=end_col, cell=cell or None))
 
     def applies_to(self, ctx: Context) -> bool:
         """A cheap once-per-module gate: ``False`` only where neither :meth:`check` nor

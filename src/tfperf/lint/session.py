@@ -14,7 +14,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
 from tfperf.lint.discovery import DiscoveryError, check_paths, iter_discover
-from tfperf.lint.engine import Dispatcher, sort_key
+from tfperf.lint.engine import Dispatcher, project_findings, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
@@ -59,6 +59,12 @@ class LintOutcome:
     target: TargetTF | None = None
 
 
+def _ignored(config, path: str, finding: Finding) -> bool:
+    """``per-file-ignores`` of the configuration cover this finding."""
+    off = config.ignored_codes(Path(path))
+    return any(o.upper() == "ALL" or finding.code.startswith(o.upper()) for o in off)
+
+
 def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[Rule]:
     """Rules for these selectors; ``ValueError`` for a selector that matches no rule."""
     unknown = registry.unknown_selectors([*(select or []), *ignore, *extend_select])
@@ -77,7 +83,8 @@ def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, i
                  version_set: bool = False, targets: FileTargets | None = None,
                  key_salt: bytes | None = None) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
-    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set)
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set,
+                                       defer_project=True)
     _WORKER["options"] = options
     _WORKER["targets"] = targets
     _WORKER["key_salt"] = key_salt
@@ -163,8 +170,9 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
-        return _lint_files(paths, Dispatcher(rules, tf_version, version_set), options,
-                           targets, key_salt), 1
+        return _lint_files(paths, Dispatcher(rules, tf_version, version_set,
+                                             defer_project=True),
+                           options, targets, key_salt), 1
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -251,6 +259,7 @@ def run(request: LintRequest) -> LintOutcome:
     except TargetError as exc:
         raise ValueError(str(exc)) from None
     options = RunOptions(fix=request.fix, unsafe=request.unsafe, diff=request.diff)
+    project_rules = [r for r in rules if r.wants_project()]
     targets = FileTargets(target)  # each file's own project pin, unless tf-version is set
 
     cache = None
@@ -291,8 +300,9 @@ def run(request: LintRequest) -> LintOutcome:
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
-            if hit is not None:
-                results[path] = FileResult(path, hit)
+            summary = cache.summary(key, path) if hit is not None and project_rules else None
+            if hit is not None and (summary is not None or not project_rules):
+                results[path] = FileResult(path, hit, summary=summary)
                 continue
             keys[path] = key
         todo.append(path)
@@ -305,7 +315,7 @@ def run(request: LintRequest) -> LintOutcome:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
         if cache is not None and key and not r.notes and not r.errors:
-            cache.put(key, r.findings)
+            cache.put(key, r.findings, r.summary)
             if r.cache_key:  # keyed in a worker: its stat is recorded here
                 cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
                              key)
@@ -317,10 +327,12 @@ def run(request: LintRequest) -> LintOutcome:
         r = results.get(path)  # type: ignore[assignment]
         if r is None:
             continue
-        off = config.ignored_codes(Path(path))
-        findings.extend(f for f in r.findings
-                        if not any(o.upper() == "ALL" or f.code.startswith(o.upper())
-                                   for o in off))
+        findings.extend(f for f in r.findings if not _ignored(config, path, f))
+    if project_rules:  # every module is summarised: the cross-module checks
+        summaries = [results[p].summary for p in files
+                     if p in results and results[p].summary is not None]
+        findings.extend(f for f in project_findings(project_rules, summaries, findings)
+                        if not _ignored(config, f.location.path or "", f))
     findings.sort(key=sort_key)
     ordered = [results[p] for p in files if p in results]
     return LintOutcome(findings=findings, rules=rules, files=len(files),

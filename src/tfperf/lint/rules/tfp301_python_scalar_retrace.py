@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from collections.abc import Iterator
 
+from tfperf.analysis.project import Project
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.tf_functions import (
     receiving_param,
@@ -376,3 +378,22 @@ plain Python functions.
             edits = [ctx.replace(a, f"{tf}.constant({ctx.source_of(a)})") for a in varying]
             fix = self.unsafe_fix(*edits, description="pass the value as a tensor")
         yield self.finding(ctx, node, fix=fix)
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        """Calls of a ``tf.function`` of another module: what the module's own check
+        cannot see."""
+        for site, (module, fn) in project.sites():
+            call = site.call
+            if site.module.path == module.path or call.traced or call.guarded \
+                    or not call.loop or call.star:
+                continue
+            if fn.traced not in ("decorated", "wrapped") or fn.signature:
+                continue
+            varying = [a for a in call.args if a.varies]
+            if varying:
+                where = os.path.basename(module.path)
+                yield self.project_finding(
+                    site.module.path, call.pos,
+                    f"{self.message} ({', '.join(a.text for a in varying)} passed to "
+                    f"{fn.qualname} of {where})")
+

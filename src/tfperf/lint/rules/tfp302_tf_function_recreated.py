@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from tfperf.analysis.project import Project
+from tfperf.analysis.summary import position, qualnames
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, block_holding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
-from tfperf.lint.analysis.syntax import keywords_of
-from tfperf.lint.analysis.tf_functions import is_tf_function_call
+from tfperf.lint.analysis.syntax import keywords_of, own_nodes
+from tfperf.lint.analysis.tf_functions import is_tf_function_call, wrapping
 from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -68,6 +70,32 @@ def _exports_graph(ctx: Context, use: ast.Call) -> bool:
             if type(n) is ast.Call and (ctx.qualname(n.func) or "").endswith(
                     "summary.trace_on"):
                 return True
+    return False
+
+
+# Methods run once per object (or per build): a tf.function made there is made once.
+_SETUP_METHODS = frozenset({"__init__", "build", "setup", "set_up", "setUp", "compile",
+                            "__post_init__", "reset", "_build", "init"})
+
+
+def _guarded_by(ctx: Context, stmt: ast.AST, fn: ast.AST, attr: str) -> bool:
+    """``stmt`` runs under an ``if``/``try`` of ``fn`` that asks about ``self.<attr>``
+    (``if self.f is None:``, ``if not hasattr(self, "f")``), or about anything kept
+    between calls (a cache): the object is made once, or once per key."""
+    for p in ctx.ancestors(stmt):
+        if p is fn:
+            return False
+        if type(p) in (ast.If, ast.While):
+            for n in ast.walk(p.test):
+                if type(n) is ast.Attribute and n.attr == attr:
+                    return True
+                if type(n) is ast.Constant and n.value == attr:
+                    return True
+                if type(n) is ast.Attribute and type(n.value) is ast.Name \
+                        and n.value.id == "self":
+                    return True  # a flag or cache kept on the object
+        if type(p) is ast.Try:
+            return True  # `try: return self._fns[k] except KeyError: ...`
     return False
 
 
@@ -388,3 +416,43 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
             else:
                 return None  # the object escapes (returned, stored, passed): kept
         return calls or None
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Methods that rebuild ``self.<attr> = tf.function(...)`` on every call (no guard
+        keeps the first one): each call of the method traces anew."""
+        if not ctx.spells_tf_function:
+            return None
+        facts = []
+        for fn, q in qualnames(ctx).items():
+            if type(fn) not in _DEFS or fn.name in _SETUP_METHODS or ctx.is_tf_function(fn):
+                continue
+            for n in own_nodes(fn):
+                if type(n) is not ast.Assign or len(n.targets) != 1:
+                    continue
+                target = n.targets[0]
+                if type(target) is not ast.Attribute or type(target.value) is not ast.Name \
+                        or target.value.id != "self":
+                    continue
+                value = n.value
+                if not (is_tf_function_call(ctx, value) or wrapping(ctx, value) is not None):
+                    continue
+                if _guarded_by(ctx, n, fn, target.attr):
+                    continue
+                facts.append({"fn": q, "attr": target.attr, "pos": position(ctx, n.value)})
+        return facts
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                site = project.hot_call(module.path, fact["fn"])
+                if site is None:
+                    continue
+                method = fact["fn"].rsplit(".", 1)[-1]
+                yield self.project_finding(
+                    module.path, fact["pos"],
+                    f"self.{fact['attr']} = tf.function(...) is rebuilt on every call of "
+                    f"{method}() (called per iteration at {project.where(site)}): traced "
+                    "again every time",
+                    hint=f"build it once (in __init__, or under `if self.{fact['attr']} is "
+                         "None:`) and call the one object")
+

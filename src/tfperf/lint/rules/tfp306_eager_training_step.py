@@ -6,7 +6,10 @@ import ast
 import dataclasses
 import textwrap
 from collections.abc import Iterator
+from typing import Any
 
+from tfperf.analysis.project import Project
+from tfperf.analysis.summary import position_of, qualnames
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.analysis.host import host_conversion
@@ -83,6 +86,16 @@ def _host_work(ctx: Context, fn: ast.AST) -> tuple[str, bool] | None:
                 return label, True  # random draws would be frozen into the trace
             maybe = maybe or label
     return (maybe, False) if maybe else None
+
+
+def _step_function(ctx: Context, fn: Any, tape: ast.AST) -> bool:
+    """``fn`` is a training step, not compiled, and ``tape`` is its first tape (one
+    finding per step function)."""
+    if not _trains(fn.body) or decorated_into_tf_function(ctx, fn):
+        return False  # (the module's own decorator compiles it)
+    first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
+                       and _is_tape_with(ctx, n)), None)
+    return first_tape is tape
 
 
 def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
@@ -419,31 +432,33 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                 yield self.finding(ctx, node, end_node=node.items[-1].context_expr)
             return
         fn = ctx.enclosing_function(node)
-        if type(fn) not in _DEFS or not _trains(fn.body):
+        if type(fn) not in _DEFS or not _step_function(ctx, fn, node):
             return
-        if decorated_into_tf_function(ctx, fn):  # type: ignore[arg-type]
-            return  # the module's own decorator compiles it
-        first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
-                           and _is_tape_with(ctx, n)), None)
-        if first_tape is not node:
-            return  # one finding per step function
         call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
         if call is None or eager_guarded(ctx, call):
-            return  # a step called elsewhere may well be compiled there (tf.function(step))
-        found = _host_work(ctx, fn)  # type: ignore[arg-type]
+            return  # called elsewhere: the project's check (a caller may compile it)
+        yield self._step_finding(ctx, fn)
+
+    def _step_finding(self, ctx: Context, fn: Any, where: str = "") -> Finding:
+        """The finding on the step function ``fn``'s header (``where``: the call in another
+        module that runs it per iteration, named in the message)."""
+        found = _host_work(ctx, fn)
         message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE
+        if where:
+            message = f"{message} (called per iteration at {where})"
         if found is None:
-            finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
+            finding = self.finding(ctx, fn, message,
+                                   fix=None if where else self._fix(ctx, fn))
         elif found[1]:
             host = found[0]
             finding = self.finding(
-                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",  # type: ignore[arg-type]
+                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",
                 hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
                      "part with @tf.function")
         else:
             host = found[0]
             finding = self.finding(
-                ctx, fn, f"{message} (it calls {host}: compilable only if that runs on Python "  # type: ignore[arg-type]
+                ctx, fn, f"{message} (it calls {host}: compilable only if that runs on Python "
                 "values, not tensors)",
                 hint=f"check what {host} receives: on Python values it runs once, while "
                      "tracing; on tensors move it out of the step or use TF ops; then "
@@ -451,7 +466,41 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,  # type: ignore[type-var]
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))  # type: ignore[operator]
-        yield dataclasses.replace(finding, location=header)
+        return dataclasses.replace(finding, location=header)
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Step functions this module does not call in a loop: another module may."""
+        if not ctx.imports_tf or not _mentions_training(ctx):
+            return None
+        names = qualnames(ctx)
+        facts = []
+        for fn, q in names.items():
+            if type(fn) not in _DEFS:
+                continue
+            tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
+                         and _is_tape_with(ctx, n)), None)
+            if tape is None or ctx.enclosing_function(tape) is not fn \
+                    or ctx.in_tf_function(tape) or eager_guarded(ctx, tape) \
+                    or ctx.enclosing_loops(tape) or not _step_function(ctx, fn, tape):
+                continue
+            call = called_in_loop(ctx, fn)
+            if call is not None and not eager_guarded(ctx, call):
+                continue  # reported by the module's own check
+            f = self._step_finding(ctx, fn, "{where}")
+            facts.append({"fn": q, "pos": position_of(f), "message": f.message,
+                          "hint": f.hint})
+        return facts
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                site = project.hot_call(module.path, fact["fn"])
+                if site is None:
+                    continue
+                yield self.project_finding(module.path, fact["pos"],
+                                           fact["message"].replace("{where}",
+                                                                   project.where(site)),
+                                           hint=fact["hint"])
 
     def _fix(self, ctx: Context, fn: ast.AST) -> Fix | None:
         tf = ctx.module_alias("tensorflow")

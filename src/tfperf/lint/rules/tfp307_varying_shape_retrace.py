@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from tfperf.analysis.project import Project
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.pipelines import batches_into_tf_function, static_padded_shapes
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -21,6 +22,15 @@ def _varying_lengths(step: ast.Call) -> str | None:
     elif method == "bucket_by_sequence_length":
         return "bucketed by length: one trace per bucket and batch length"
     return None
+
+
+def _relax_hint(tf: list[int]) -> str:
+    """What helps on the TensorFlow the module targets (the oldest release its pin admits):
+    ``reduce_retracing`` exists from TF 2.9, ``experimental_relax_shapes`` before it."""
+    oldest = tuple(tf[:2]) if len(tf) >= 2 else (2, 99)
+    relax = "reduce_retracing=True" if oldest >= (2, 9) else "experimental_relax_shapes=True"
+    return ("give the tf.function an input_signature with None for the leading dimension "
+            f"(tf.TensorSpec([None, ...])), or {relax}; or pad to a few fixed sizes")
 
 
 class VaryingShapeRetrace(Rule):
@@ -194,3 +204,27 @@ unknown.
             return
         yield self.finding(ctx, target.creation,
                            f"tf.function fed batches of varying shape ({how})")
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        """A ``tf.function`` (of any module) called per iteration of an eager loop with a
+        tensor whose leading size changes per iteration: rows picked by a mask or a
+        condition, a slice whose bound moves, a buffer grown by the loop."""
+        reported: set[tuple[str, str]] = set()
+        for site, (module, fn) in project.sites():
+            call = site.call
+            if call.traced or call.guarded or not call.loop or call.star:
+                continue
+            if fn.traced not in ("decorated", "wrapped") or fn.signature or fn.relaxed:
+                continue
+            growing = [a for a in call.args if a.leading]
+            key = (module.path, fn.qualname)
+            if not growing or key in reported:
+                continue
+            reported.add(key)
+            text = ", ".join(a.text for a in growing)
+            yield self.project_finding(
+                module.path, fn.pos,
+                f"tf.function fed tensors whose leading size changes per iteration ({text} at "
+                f"{project.where(site)}): a new trace per size",
+                hint=_relax_hint(module.tf))
+

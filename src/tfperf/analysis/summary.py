@@ -1,0 +1,530 @@
+"""A module's summary: what other modules need to know about it, as plain data.
+
+Extracted once per module from the semantic model (:class:`tfperf.lint.semantic.Context`),
+cached with the module's findings (by the hash of its bytes), and joined with the other
+modules' summaries by :class:`tfperf.analysis.project.Project`. It depends on the module's
+own text alone: names imported from elsewhere stay references (``("agent", "Agent.train")``)
+until the project resolves them.
+
+What it holds:
+
+- ``functions``: each module-level function and method (``f``, ``Class.method``), and each
+  name or ``self`` attribute bound to ``tf.function(g)``: its parameters, the kinds of their
+  defaults, whether TensorFlow traces it (and with an ``input_signature`` or relaxed
+  shapes), what it returns;
+- ``calls``: each call that may reach a function of the project (a function of this
+  module, a name imported from a module that is not a known library, a method of an
+  instance of such a class, ``self.method``), with where it runs (the function around it,
+  whether once per iteration of an eager loop, or traced) and the kinds of the values
+  passed (a Python number that changes per iteration, a tensor whose leading size does);
+- ``imports``: the names the module imports from modules that may be the project's own;
+- ``facts``: what each rule with a cross-module check publishes about the module
+  (``Rule.publish``), read back by its ``Rule.check_project``;
+- ``noqa``: the module's ``# noqa`` comments, so that findings made from summaries obey them.
+
+Positions are ``[line, column, end line, end column, cell]`` in characters (cell 0 outside
+notebooks), as findings report them.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.analysis import kinds
+from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
+from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.semantic import Context
+
+Pos = list[int]  # [line, column, end line, end column, cell]
+
+# Top-level packages that are never the project's own: calls into them are not summarised.
+LIBRARY_ROOTS = frozenset({
+    "tensorflow", "keras", "tf_keras", "numpy", "scipy", "pandas", "sklearn", "matplotlib",
+    "torch", "jax", "flax", "gym", "gymnasium", "cv2", "PIL", "tqdm", "absl", "seaborn",
+    "h5py", "yaml", "requests", "IPython", "google", "transformers", "wandb", "mlflow",
+    "skimage", "imageio", "six", "pytest", "tensorflow_datasets", "tensorflow_probability",
+    "tensorflow_addons", "tensorflow_hub", "tensorflow_text", "tensorboard", "sonnet",
+    "gpflow", "horovod", "ray", "optuna", "plotly", "networkx", "nltk", "spacy", "librosa",
+    "tf_agents", "baselines", "stable_baselines", "stable_baselines3", "albumentations",
+})
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TEXT = 40  # characters of an argument's source kept for messages
+
+
+@dataclass
+class ArgFact:
+    """One value passed at a call: ``slot`` is the position ("0", "1"...) or the keyword;
+    ``varies``: a Python number that changes per iteration of a loop around the call;
+    ``leading``: a tensor or array whose first dimension changes per iteration."""
+
+    slot: str
+    kind: str
+    varies: bool = False
+    leading: bool = False
+    text: str = ""
+
+
+@dataclass
+class CallFact:
+    """A call that may reach a function of the project. ``callee``: (module, qualname),
+    module "" for this module, else as imported (``"agent"``, ``".utils"``); ``caller``:
+    the qualname of the function the call runs in ("" at module level); ``loop``: what the
+    innermost loop around it (within its function) iterates, "" when none ("dataset",
+    "range", "while", "other"); ``traced``: the call runs in traced code; ``guarded``: in a
+    branch that runs eagerly on purpose; ``star``: ``*args``/``**kwargs`` hide the slots."""
+
+    callee: tuple[str, str]
+    pos: Pos
+    caller: str = ""
+    loop: str = ""
+    traced: bool = False
+    guarded: bool = False
+    args: list[ArgFact] = field(default_factory=list)
+    star: bool = False
+
+
+@dataclass
+class FunctionFact:
+    """A function other modules may call. ``params``: positional then keyword-only names
+    (``self`` included for methods); ``defaults``: parameter → the kind of its default;
+    ``traced``: "" (run eagerly), "decorated", "wrapped" (``tf.function(g)``) or "keras"
+    (a Keras ``call``/``train_step``); ``signature``: made with an ``input_signature``;
+    ``relaxed``: ``reduce_retracing``/``experimental_relax_shapes``; ``returns``: a kind."""
+
+    qualname: str
+    pos: Pos
+    params: list[str] = field(default_factory=list)
+    defaults: dict[str, str] = field(default_factory=dict)
+    traced: str = ""
+    signature: bool = False
+    relaxed: bool = False
+    returns: str = kinds.UNKNOWN
+    method: bool = False
+
+
+@dataclass(repr=False)
+class ModuleSummary:
+    path: str
+    functions: dict[str, FunctionFact] = field(default_factory=dict)
+    calls: list[CallFact] = field(default_factory=list)
+    imports: dict[str, list[str]] = field(default_factory=dict)  # name → [module, attribute]
+    facts: dict[str, Any] = field(default_factory=dict)          # rule code → JSON data
+    noqa: dict[str, str] = field(default_factory=dict)           # "cell:line" → codes
+    tf: list[int] = field(default_factory=list)  # targeted TF: [major, minor, newest major, minor]
+
+    def __repr__(self) -> str:
+        return f"ModuleSummary({self.path!r}, {len(self.functions)} functions, " \
+               f"{len(self.calls)} calls)"
+
+    # ---------------------------------------------------------------- plain data
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "functions": [[f.qualname, f.pos, f.params, f.defaults, f.traced, f.signature,
+                           f.relaxed, f.returns, f.method] for f in self.functions.values()],
+            "calls": [[list(c.callee), c.pos, c.caller, c.loop, c.traced, c.guarded,
+                       [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
+                       c.star] for c in self.calls],
+            "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
+        }
+
+    @classmethod
+    def from_json(cls, path: str, data: dict[str, Any]) -> ModuleSummary:
+        functions = {}
+        for q, pos, params, defaults, tr, sig, rel, ret, method in data.get("functions", ()):
+            functions[q] = FunctionFact(q, pos, params, defaults, tr, sig, rel, ret, method)
+        calls = [CallFact((callee[0], callee[1]), pos, caller, loop, tr, guarded,
+                          [ArgFact(*a) for a in args], star)
+                 for callee, pos, caller, loop, tr, guarded, args, star in data.get("calls", ())]
+        return cls(path, functions, calls, dict(data.get("imports", {})),
+                   dict(data.get("facts", {})), dict(data.get("noqa", {})),
+                   list(data.get("tf", [])))
+
+    def map_positions(self, move: Callable[[Pos], Pos]) -> None:
+        """Re-express every position (a notebook's joined lines → its cells)."""
+        for f in self.functions.values():
+            f.pos = move(f.pos)
+        for c in self.calls:
+            c.pos = move(c.pos)
+        for facts in self.facts.values():
+            for fact in facts if isinstance(facts, list) else ():
+                if isinstance(fact, dict):
+                    for k, v in fact.items():
+                        if k.endswith("pos") and isinstance(v, list) and len(v) == 5:
+                            fact[k] = move(v)
+
+    def move_noqa(self, move: Callable[[Pos], Pos]) -> None:
+        """Re-key the ``# noqa`` lines by the positions ``move`` gives."""
+        moved = {}
+        for key, codes in self.noqa.items():
+            cell, line = (int(p) for p in key.split(":"))
+            pos = move([line, 0, line, 0, cell])
+            moved[f"{pos[4]}:{pos[0]}"] = codes
+        self.noqa = moved
+
+    def suppressed(self, code: str, pos: Pos) -> bool:
+        """A ``# noqa`` on the line at ``pos`` covers ``code``."""
+        codes = self.noqa.get(f"{pos[4]}:{pos[0]}")
+        if codes is None:
+            return False
+        return codes == "" or any(code.startswith(c) for c in codes.split(","))
+
+
+# -------------------------------------------------------------------- extraction
+
+
+def position(ctx: Context, node: Any) -> Pos:
+    line, col, end_line, end_col = ctx.span(node)
+    return [line, col, end_line, end_col, 0]
+
+
+def header_position(ctx: Context, node: Any) -> Pos:
+    """A ``def``'s first line only (where a finding about the whole function points)."""
+    line, col, _, _ = ctx.span(node)
+    return [line, col, line, len(ctx.lines[line - 1].rstrip("\r\n")), 0]
+
+
+def project_module(spec: str) -> bool:
+    """A module that may be the project's own (not the standard library, not a library)."""
+    if spec.startswith("."):
+        return True
+    root = spec.split(".", 1)[0]
+    return bool(root) and root not in LIBRARY_ROOTS and root not in _STDLIB
+
+
+def qualnames(ctx: Context) -> dict[ast.AST, str]:
+    """Module-level functions and classes' methods (nested classes too) → qualname."""
+    def compute() -> dict[ast.AST, str]:
+        out: dict[ast.AST, str] = {}
+
+        def visit(body: list[Any], prefix: str) -> None:
+            for stmt in body:
+                if type(stmt) in _DEFS:
+                    out[stmt] = prefix + stmt.name
+                elif type(stmt) is ast.ClassDef:
+                    out[stmt] = prefix + stmt.name
+                    visit(stmt.body, f"{prefix}{stmt.name}.")
+                elif type(stmt) in (ast.If, ast.Try):
+                    visit(stmt.body, prefix)
+                    visit(stmt.orelse, prefix)
+        visit(ctx.tree.body, "")
+        return out
+    return ctx.cached("analysis.qualnames", compute)
+
+
+def enclosing_qualname(ctx: Context, node: Any) -> str:
+    """The qualname of the summarised function ``node`` runs in ("" at module level; a
+    nested function counts as the function around it, which is where it is usually run)."""
+    names = qualnames(ctx)
+    found = ""
+    for fn in ctx.enclosing_functions(node):
+        q = names.get(fn)
+        if q is not None:
+            found = q
+    return found
+
+
+def _imports(ctx: Context) -> dict[str, list[str]]:
+    """Local name → [module, attribute] for module-level imports of the project's modules
+    (attribute "" for ``import a.b as m``)."""
+    out: dict[str, list[str]] = {}
+    node: Any
+    for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        if ctx.scope_of(node) is not ctx.tree:
+            continue
+        if type(node) is ast.Import:
+            for a in node.names:
+                if project_module(a.name):
+                    out[a.asname or a.name.split(".", 1)[0]] = \
+                        [a.name if a.asname else a.name.split(".", 1)[0], ""]
+        else:
+            spec = "." * node.level + (node.module or "")
+            if not project_module(spec) or spec == "":
+                continue
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = [spec, a.name]
+    return out
+
+
+def _import_of(ctx: Context, name: Any) -> tuple[str, str] | None:
+    """What a name bound by an import refers to: (module, attribute) ("" for a module)."""
+    b = ctx.binding(name)
+    if b is None or b.kind != "import":
+        return None
+    node = b.value
+    for a in node.names:
+        bound = a.asname or (a.name.split(".", 1)[0] if type(node) is ast.Import else a.name)
+        if bound != name.id:
+            continue
+        if type(node) is ast.Import:
+            module = a.name if a.asname else a.name.split(".", 1)[0]
+            return (module, "") if project_module(module) else None
+        spec = "." * node.level + (node.module or "")
+        return (spec, a.name) if spec and project_module(spec) else None
+    return None
+
+
+def _class_ref(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | None:
+    """The class ``expr`` is an instance of, when it is made from a class of this module or
+    of a project module: ``x = Agent(...)``, ``self.agent = Agent(...)``, a parameter
+    annotated ``Agent``."""
+    if depth > 4:
+        return None
+    value: ast.AST | None = None
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is None:
+            return None
+        if b.kind == "assign" and b.value is not expr:
+            value = b.value
+        elif b.kind == "param" and b.value.annotation is not None:
+            return _class_of(ctx, b.value.annotation)
+        else:
+            return None
+    elif type(expr) is ast.Attribute and type(expr.value) is ast.Name \
+            and expr.value.id == "self":
+        values = kinds.self_assignments(ctx, expr).get(expr.attr, [])
+        if len(values) != 1:
+            return None
+        value = values[0]
+    if type(value) is ast.Call:
+        return _class_of(ctx, value.func)
+    if value is not None and type(value) in (ast.Name, ast.Attribute):
+        return _class_ref(ctx, value, depth + 1)
+    return None
+
+
+def _class_of(ctx: Context, func: Any) -> tuple[str, str] | None:
+    """``Agent`` / ``agents.Agent`` naming a class of this module or a project module."""
+    if type(func) is ast.Name:
+        b = ctx.binding(func)
+        if b is not None and b.kind == "class":
+            q = qualnames(ctx).get(b.value)
+            return ("", q) if q else None
+        if b is not None and b.kind == "import":
+            ref = _import_of(ctx, func)
+            return ref if ref is not None and ref[1] and ref[1][:1].isupper() else None
+        return None
+    if type(func) is ast.Attribute and type(func.value) is ast.Name and func.attr[:1].isupper():
+        ref = _import_of(ctx, func.value)
+        if ref is not None:
+            module, attr = ref
+            return (module, f"{attr}.{func.attr}" if attr else func.attr)
+    return None
+
+
+def _root_name(expr: Any) -> str | None:
+    while type(expr) is ast.Attribute:
+        expr = expr.value
+    return expr.id if type(expr) is ast.Name else None
+
+
+def _library_names(ctx: Context) -> frozenset[str]:
+    """Names the module binds only by importing a library (``tf``, ``np``, ``os``): a call
+    on one of them never reaches the project."""
+    def compute() -> frozenset[str]:
+        bound: dict[str, bool] = {}
+        node: Any
+        for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+            for a in node.names:
+                if type(node) is ast.Import:
+                    name, spec = a.asname or a.name.split(".", 1)[0], a.name
+                else:
+                    name, spec = a.asname or a.name, "." * node.level + (node.module or "")
+                bound[name] = bound.get(name, True) and not project_module(spec)
+        return frozenset(n for n, lib in bound.items() if lib)
+    return ctx.cached("analysis.library_names", compute)
+
+
+def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
+    """Where ``call`` may lead in the project: (module, qualname), or ``None``."""
+    func = call.func
+    if type(func) is ast.Name:
+        b = ctx.binding(func)
+        if b is None:
+            return None
+        if b.kind == "def":
+            q = qualnames(ctx).get(b.value)
+            return ("", q) if q else None
+        if b.kind == "import":
+            ref = _import_of(ctx, func)
+            return ref if ref is not None and ref[1] else None
+        if b.kind == "assign" and ctx.scope_of(b.value) is ctx.tree \
+                and wrapping(ctx, b.value) is not None:
+            return ("", func.id)  # step = tf.function(g)
+        return None
+    if type(func) is not ast.Attribute:
+        return None
+    owner = func.value
+    if type(owner) is ast.Name:
+        if owner.id in ("self", "cls"):
+            cls = ctx.enclosing_class(func)
+            q = qualnames(ctx).get(cls) if cls is not None else None
+            return ("", f"{q}.{func.attr}") if q else None
+        ref = _import_of(ctx, owner)
+        if ref is not None:
+            module, attr = ref
+            return (module, f"{attr}.{func.attr}" if attr else func.attr)
+    cls_ref = _class_ref(ctx, owner)
+    if cls_ref is not None:
+        return (cls_ref[0], f"{cls_ref[1]}.{func.attr}")
+    return None
+
+
+def _loop_kind(ctx: Context, call: Any) -> str:
+    loops = ctx.enclosing_loops(call)
+    if not loops:
+        return ""
+    loop: Any = loops[0]
+    if type(loop) is ast.While:
+        return "while"
+    it = getattr(loop, "iter", None)
+    if it is None and getattr(loop, "generators", None):
+        it = loop.generators[0].iter
+    if it is not None:
+        if ctx.is_builtin_call(it, "range"):
+            return "range"
+        if ctx.imports_tf and ctx.is_dataset(it):
+            return "dataset"
+    return "other"
+
+
+def _text(ctx: Context, node: Any) -> str:
+    text = ctx.source_of(node) if getattr(node, "lineno", None) else ""
+    text = " ".join(text.split())
+    return text if len(text) <= _TEXT else text[:_TEXT - 1] + "…"
+
+
+def _arg_facts(ctx: Context, call: Any, in_loop: bool) -> list[ArgFact]:
+    out = []
+    slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
+    slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    for slot, value in slots:
+        kind = kinds.kind_of(ctx, value)
+        varies = in_loop and kind in (kinds.NUMBER, kinds.UNKNOWN) \
+            and kinds.python_number_varies(ctx, value, call)
+        leading = in_loop and kind not in kinds.PYTHON_VALUES \
+            and kinds.leading_size_varies(ctx, value, call)
+        out.append(ArgFact(slot, kinds.NUMBER if varies else kind, varies, leading,
+                           _text(ctx, value) if varies or leading else ""))
+    return out
+
+
+def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:
+    """(input_signature given, shapes relaxed) from a decorator or ``tf.function(...)``."""
+    if type(creation) is not ast.Call:
+        return False, False
+    sig = relaxed = False
+    for k in creation.keywords:
+        if k.arg == "input_signature" and not (type(k.value) is ast.Constant
+                                               and k.value.value is None):
+            sig = True
+        elif k.arg in ("reduce_retracing", "experimental_relax_shapes") \
+                and not (type(k.value) is ast.Constant and k.value.value is False):
+            relaxed = True
+    return sig, relaxed
+
+
+def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> FunctionFact:
+    args = fn.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    defaults = {}
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        d = kinds.param_default(ctx, a)
+        if d is not None:
+            defaults[a.arg] = kinds.kind_of(ctx, d)
+    traced_how = ""
+    sig = relaxed = False
+    deco = tf_function_decorator_or_wrapper(ctx, fn)
+    if deco is not None:
+        traced_how = "decorated"
+        sig, relaxed = _tf_options(ctx, deco)
+    elif ctx.is_tf_function(fn):
+        traced_how = "keras" if method and fn.name in ("call", "train_step", "test_step",
+                                                       "predict_step") else "wrapped"
+    return FunctionFact(qualname, header_position(ctx, fn), params, defaults, traced_how,
+                        sig, relaxed, kinds.returned_kind(ctx, fn), method)
+
+
+def _wrapped_facts(ctx: Context, names: dict[ast.AST, str]) -> Iterable[FunctionFact]:
+    """``step = tf.function(g)`` at module level, ``self.step = tf.function(self._g)`` in a
+    class: a traced function other modules call by that name."""
+    node: Any
+    for node in ctx.nodes_of(ast.Assign):
+        if len(node.targets) != 1 or type(node.value) is not ast.Call:
+            continue
+        wrapped = wrapping(ctx, node.value)
+        if wrapped is None:
+            continue
+        target = node.targets[0]
+        if type(target) is ast.Name and ctx.scope_of(node) is ctx.tree:
+            qualname, method = target.id, False
+        elif type(target) is ast.Attribute and type(target.value) is ast.Name \
+                and target.value.id == "self":
+            cls = ctx.enclosing_class(node)
+            q = names.get(cls) if cls is not None else None
+            if q is None:
+                continue
+            qualname, method = f"{q}.{target.attr}", True
+        else:
+            continue
+        fact = _function_fact(ctx, wrapped.fn, qualname, False) \
+            if type(wrapped.fn) in _DEFS else FunctionFact(qualname, [])
+        fact.pos = position(ctx, node)
+        fact.traced = "wrapped"
+        fact.signature, fact.relaxed = _tf_options(ctx, wrapped.creation)
+        if method and fact.params[:1] == ["self"]:
+            fact.params = fact.params[1:]  # bound: `self._g` was wrapped
+        fact.method = False
+        yield fact
+
+
+def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
+    """The summary of the module ``ctx`` models; ``publishers``: rules whose
+    ``publish(ctx)`` adds facts for their cross-module checks."""
+    summary = ModuleSummary(ctx.path, tf=[*ctx.tf_version, *ctx.tf_newest])
+    names = qualnames(ctx)
+    for node, q in names.items():
+        if type(node) in _DEFS:
+            method = type(ctx.parent(node)) is ast.ClassDef
+            summary.functions[q] = _function_fact(ctx, node, q, method)
+    for fact in _wrapped_facts(ctx, names):
+        summary.functions.setdefault(fact.qualname, fact)
+    summary.imports = _imports(ctx)
+    local = {q.rsplit(".", 1)[-1] for q in summary.functions}
+    imported = set(summary.imports)
+    by_attr, by_name = ctx.call_groups()
+    libraries = _library_names(ctx)
+    candidates = [c for n, lst in by_name.items() if n in local or n in imported for c in lst]
+    candidates += [c for lst in by_attr.values() for c in lst
+                   if _root_name(c.func) not in libraries]
+    for call in candidates:
+        ref = callee_ref(ctx, call)
+        if ref is None or (ref[0] == "" and ref[1] not in summary.functions
+                           and ref[1].split(".", 1)[0] not in summary.imports):
+            continue
+        loop = _loop_kind(ctx, call)
+        summary.calls.append(CallFact(
+            ref, position(ctx, call), enclosing_qualname(ctx, call), loop,
+            traced(ctx, call), eager_guarded(ctx, call), _arg_facts(ctx, call, bool(loop)),
+            any(type(a) is ast.Starred for a in call.args)
+            or any(k.arg is None for k in call.keywords)))
+    summary.calls.sort(key=lambda c: c.pos)
+    for rule in publishers:
+        facts = rule.publish(ctx)
+        if facts:
+            summary.facts[rule.code] = facts
+    return summary
+
+
+def position_of(finding: Any) -> Pos:
+    """A finding's location as a summary position."""
+    loc = finding.location
+    return [loc.line or 0, loc.column or 0, loc.end_line or loc.line or 0,
+            loc.end_column or 0, loc.cell or 0]
