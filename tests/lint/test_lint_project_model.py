@@ -202,3 +202,16 @@ def test_notebook_calls_into_a_module_of_its_folder(tmp_path):
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False)), tmp_path)
     step = [f for f in found if f[0] == "TFP306"]
     assert step and step[0][1] == "agent.py" and "train.ipynb, cell 3, line 2" in step[0][3]
+
+
+def test_an_import_is_not_resolved_into_a_folder_beside_the_importer(tmp_path):
+    # Two repositories linted together: repo_b's `utils` is not what repo_a imports.
+    a = _summary("from utils import step\nfor i in range(9):\n    step(i)\n",
+                 str(tmp_path / "repo_a" / "train.py"))
+    b = _summary("import tensorflow as tf\n@tf.function\ndef step(i):\n    return i\n",
+                 str(tmp_path / "repo_b" / "utils.py"))
+    sub = _summary("def step(i):\n    return i\n", str(tmp_path / "repo_a" / "lib" / "utils.py"))
+    project = Project([a, b, sub])
+    assert project.module(a.path, "utils") is None
+    assert project.module(a.path, "lib.utils").path == sub.path
+    assert list(project.sites()) == []

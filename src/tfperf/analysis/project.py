@@ -49,6 +49,20 @@ def _module_names(path: str) -> list[tuple[str, ...]]:
     return [tuple(parts[-k:]) for k in range(1, min(len(parts), 6) + 1)]
 
 
+def _import_root(path: str, parts: int) -> str:
+    """The folder from which ``path`` is imported by a dotted name of ``parts`` parts."""
+    root = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == "__init__.py":
+        root = os.path.dirname(root)
+    for _ in range(parts - 1):
+        root = os.path.dirname(root)
+    return root
+
+
+def _above(folder: str, here: str) -> bool:
+    return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 class Project:
     def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
         self.modules: dict[str, ModuleSummary] = {}
@@ -79,14 +93,16 @@ class Project:
                 if path is not None:
                     return self.modules[path]
             return None
-        paths = self._by_name.get(tuple(spec.split(".")))
+        parts = spec.split(".")
+        here = os.path.dirname(os.path.abspath(importer))
+        # Python finds `a.b` under a folder on its path: the script's own folder, or one
+        # above it (a project root, `sys.path.append("..")`). A file under a folder that is
+        # not above the importer (another repository beside it) is not what it imports.
+        paths = [p for p in self._by_name.get(tuple(parts), ())
+                 if _above(_import_root(p, len(parts)), here)]
         if not paths:
             return None
-        if len(paths) == 1:
-            return self.modules[paths[0]]
-        here = os.path.dirname(os.path.abspath(importer))
-        best = max(paths, key=lambda p: len(os.path.commonpath(
-            [here, os.path.dirname(os.path.abspath(p))])))
+        best = max(paths, key=lambda p: len(_import_root(p, len(parts))))
         return self.modules[best]
 
     # ---------------------------------------------------------------- functions
