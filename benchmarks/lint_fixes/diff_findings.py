@@ -21,9 +21,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from corpus import read_corpus
 from judge import SETS, _key, set_ledger
 from sample import pointer
-from corpus import read_corpus
 
 HERE = Path(__file__).resolve().parent
 TREE = HERE.parents[1] / "src"
