@@ -56,12 +56,35 @@ class _Example:
     frozen dataclass dedenting in ``__post_init__`` cost a pre-commit run on one small file
     about a tenth of its time."""
 
-    __slots__ = ("_raw", "_source", "tf_version")
+    __slots__ = ("_files", "_raw", "_source", "notebook", "spelling", "tf_version")
 
-    def __init__(self, source: str, tf_version: str | None = None) -> None:
+    def __init__(self, source: str, tf_version: str | None = None, *,
+                 files: dict[str, str] | None = None, notebook: bool = False,
+                 spelling: str = "") -> None:
         self._raw = source
         self._source: str | None = None
         self.tf_version = tf_version
+        self._files = files
+        self.notebook = notebook
+        self.spelling = spelling
+
+    @property
+    def files(self) -> dict[str, str]:
+        """The other modules of the example's small project (name → source, dedented as the
+        example is): the example is then ``example.py`` among them, linted as a project."""
+        return {k: example_source(v) for k, v in (self._files or {}).items()}
+
+    @property
+    def cells(self) -> list[str]:
+        """A notebook example's code cells: its source cut at ``# %%`` lines."""
+        cells, current = [], []
+        for line in self.source.splitlines(keepends=True):
+            if line.strip() == "# %%":
+                cells.append("".join(current))
+                current = []
+            else:
+                current.append(line)
+        return [*cells, "".join(current)]
 
     @property
     def source(self) -> str:
@@ -75,7 +98,11 @@ class _Example:
 
 class Valid(_Example):
     """A VALID example: ``source`` must give no finding of the rule. ``tf_version``: the
-    TensorFlow the example targets ("2.10", or a range: ">=2.1"; default: the newest known)."""
+    TensorFlow the example targets ("2.10", or a range: ">=2.1"; default: the newest known).
+    ``files``: other modules of a small project the example is linted with; ``notebook``:
+    the example is a notebook whose cells ``# %%`` lines separate; ``spelling``: which
+    spelling of the rule's shape the example writes (a loop form, an index form, a value
+    through a name, a helper in another module, a notebook), for the metamorphic tests."""
 
     __slots__ = ()
 
@@ -88,15 +115,19 @@ class Invalid(_Example):
     ``fixed``: the source after applying all of this rule's fixes, safe and unsafe
     (``None``: the rule offers no fix here, and the test checks that it offers none).
     ``tf_version``: the TensorFlow the example targets ("2.10", or a range: ">=2.1"; default:
-    the newest known).
+    the newest known). ``files``, ``notebook``, ``spelling``: as for :class:`Valid`; in a
+    project or a notebook, ``count`` counts the findings in every file, ``lines`` those in
+    ``example.py`` (a notebook's: lines within their cells).
     """
 
     __slots__ = ("_fixed", "count", "lines")
 
     def __init__(self, source: str, count: int | None = None,
                  lines: tuple[int, ...] | None = None, fixed: str | None = None,
-                 tf_version: str | None = None) -> None:
-        super().__init__(source, tf_version)
+                 tf_version: str | None = None, *, files: dict[str, str] | None = None,
+                 notebook: bool = False, spelling: str = "") -> None:
+        super().__init__(source, tf_version, files=files, notebook=notebook,
+                         spelling=spelling)
         self.count = count
         self.lines = lines
         self._fixed = fixed
