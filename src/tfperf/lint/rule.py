@@ -77,7 +77,8 @@ class _Example:
     @property
     def cells(self) -> list[str]:
         """A notebook example's code cells: its source cut at ``# %%`` lines."""
-        cells, current = [], []
+        cells: list[str] = []
+        current: list[str] = []
         for line in self.source.splitlines(keepends=True):
             if line.strip() == "# %%":
                 cells.append("".join(current))

@@ -263,10 +263,10 @@ whose results are not put back together.
             yield self.finding(ctx, loop.node, end_node=_header_end(loop.node))
 
 
-def _header_end(node: ast.AST) -> ast.AST:
+def _header_end(node: Any) -> ast.AST:
     t = type(node)
     if t in (ast.For, ast.AsyncFor):
-        return node.iter  # type: ignore[attr-defined]
+        return node.iter
     if t is ast.While:
-        return node.test  # type: ignore[attr-defined]
+        return node.test
     return node
