@@ -21,8 +21,6 @@ from tfperf.lint.semantic import Context
 # elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
 _MODEL_NAME = re.compile(r"(?:^|_)(?:model|net|network|actor|critic|policy|q|dqn|agent_net)s?"
                          r"(?:_|$)|model$|net$", re.IGNORECASE)
-# One observation of an environment: `state`, `obs`, `observation`, `next_state`.
-_STATE_NAME = re.compile(r"^(?:next_|cur_|current_)?(?:state|obs|observation|s)(?:_t)?$")
 _DEPTH = 5
 
 
@@ -59,8 +57,6 @@ def _single(ctx: Context, arg: Any, depth: int = 0) -> bool:
         if b.kind == "other":  # `state, reward, done, _ = env.step(a)`
             stmt = ctx.parent(b.value)
             return type(stmt) is ast.Assign and _env_output(ctx, stmt.value)
-        if b.kind == "param":
-            return bool(_STATE_NAME.match(arg.id))
     return False
 
 
@@ -72,14 +68,14 @@ class PredictPerStep(Rule):
     hint = ("call the model directly, model(x, training=False), or a tf.function around it; "
             "keep predict for many inputs at once")
     claims = ("S13",)
-    group = "preview"  # new (issue 25): waits for judged findings
+    group = "perf"  # judged: dev 8/3/0, held-out 25/11/0 (true/minor/false): docs/lint.md
     node_types = ()
     docs = """\
 ## What it does
 Finds `model.predict(x)` run once per iteration of an eager Python loop, where `x` is one
 input: one example made into a batch of one (`np.reshape(s, [1, n])`, `s[None]`,
-`np.expand_dims(s, 0)`) or one observation of an environment (`env.reset()`, `env.step(a)`;
-a parameter named `state`/`obs`). The loop may be in the same function or anywhere in the
+`np.expand_dims(s, 0)`) or one observation of an environment (`env.reset()`,
+`env.step(a)`). The loop may be in the same function or anywhere in the
 project that calls the function (through any chain of calls): an agent's `act(state)` called
 per environment step from a training script is found. The model is a Keras model by
 construction, or an object named like one (`self.model`, `q_network`, `actor`).
@@ -184,7 +180,7 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     q = model.predict(np.reshape(state, [1, n]))
                     state, reward, done, _ = env.step(int(np.argmax(q)))
         """, count=1, lines=(6,), spelling="loop: while"),
-        # An episode loop with a for over steps; the state from env.step through a name.
+        # An episode loop with a for over steps; the observation from env.step.
         Invalid("""
             import numpy as np
             def play(env, q_network, steps):
@@ -206,12 +202,12 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                         probs = self.model.predict(np.expand_dims(state, 0))
                         state, _, done, _ = env.step(np.random.choice(2, p=probs[0]))
         """, count=1, lines=(9,), spelling="index: expand_dims"),
-        # act(state) forwards a parameter named state; the loop is in the same module.
+        # act(state) makes a batch of one; the loop is in the same module.
         Invalid("""
             import numpy as np
             class Agent:
                 def act(self, state):
-                    return int(np.argmax(self.model.predict(state)))
+                    return int(np.argmax(self.model.predict(state[np.newaxis])))
                 def episode(self, env):
                     state, done = env.reset(), False
                     while not done:

@@ -37,6 +37,19 @@ def _one_hot(ctx: Context, expr: Any, depth: int = 0) -> bool:
     return q in _CASTS and bool(expr.args) and _one_hot(ctx, expr.args[0], depth + 1)
 
 
+def _chosen_on_purpose(ctx: Context, node: ast.AST) -> bool:
+    """In a branch whose test names the one-hot form (``if use_one_hot_embeddings:``) or a
+    TPU: BERT-style code picks the product where it is faster (TPUs), the lookup elsewhere."""
+    p: Any
+    for p in ctx.ancestors(node):
+        if type(p) in (ast.If, ast.IfExp):
+            for n in ast.walk(p.test):
+                word = getattr(n, "id", None) or getattr(n, "attr", None) or ""
+                if "one_hot" in word.lower() or "tpu" in word.lower():
+                    return True
+    return False
+
+
 class OneHotMatmulLookup(Rule):
     code = "TFP409"
     name = "one-hot-matmul-lookup"
@@ -75,8 +88,10 @@ No automatic fix: the one-hot may carry a dtype, `on_value`/`off_value` or label
 that a gather does not.
 
 ## Known limitations
-Only a one-hot as the left operand of a product (`one_hot @ table`); a product with the
-one-hot on the right (`table @ one_hot`, picking columns) and an elementwise
+Not reported in a branch that picks the one-hot product on purpose (`if
+use_one_hot_embeddings:`, a test naming a TPU: on TPUs the product is the faster lookup, as
+BERT's code says). Only a one-hot as the left operand of a product (`one_hot @ table`); a
+product with the one-hot on the right (`table @ one_hot`, picking columns) and an elementwise
 `reduce_sum(q * one_hot(a, n), axis=1)` (cheap when `n` is a handful of actions) are left
 alone.
 """
@@ -92,6 +107,14 @@ alone.
             def loss(logits, labels, n):
                 return tf.nn.softmax_cross_entropy_with_logits(tf.one_hot(labels, n), logits)
         """, spelling="name"),
+        # BERT's TPU path: the product chosen on purpose where it is the faster lookup.
+        Valid("""
+            import tensorflow as tf
+            def embed(ids, table, vocab, use_one_hot_embeddings=False):
+                if use_one_hot_embeddings:
+                    return tf.matmul(tf.one_hot(ids, vocab), table)
+                return tf.gather(table, ids)
+        """, spelling="name: a flag"),
         # A product of two dense matrices.
         Valid("""
             import tensorflow as tf
@@ -165,7 +188,8 @@ alone.
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         n: Any = node
         if type(n) is ast.BinOp:
-            if type(n.op) is ast.MatMult and _one_hot(ctx, n.left):
+            if type(n.op) is ast.MatMult and _one_hot(ctx, n.left) \
+                    and not _chosen_on_purpose(ctx, node):
                 yield self.finding(ctx, node)
             return
         func = n.func
@@ -173,5 +197,6 @@ alone.
         if last not in ("matmul", "dot", "tensordot") or not n.args:
             return
         if ctx.call_qualname(node) in _MATMUL and _one_hot(ctx, n.args[0]) \
-                and not any(k.arg in ("transpose_a", "adjoint_a") for k in n.keywords):
+                and not any(k.arg in ("transpose_a", "adjoint_a") for k in n.keywords) \
+                and not _chosen_on_purpose(ctx, node):
             yield self.finding(ctx, node)

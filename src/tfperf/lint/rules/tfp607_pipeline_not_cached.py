@@ -83,7 +83,7 @@ class PipelineNotCached(Rule):
     hint = ("add .cache() after the last deterministic map (before shuffle, random "
             "augmentation and batch); .cache(filename) when it does not fit in memory")
     claims = ("S19",)
-    group = "preview"  # new (issue 25): waits for judged findings
+    group = "perf"  # judged: 7 true, 3 minor, 0 false on dev and held-out: docs/lint.md
     node_types = ()
     needs_tf = True
     docs = """\
