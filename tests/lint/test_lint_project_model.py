@@ -78,7 +78,23 @@ def test_summary_holds_functions_calls_and_kinds(tmp_path):
     main = _summary(MAIN, str(tmp_path / "main.py"))
     assert agent.functions["scaled"].traced == "decorated"
     assert agent.functions["Agent.train_step"].params == ["self", "x", "y"]
-    assert agent.functions["Agent.train_step"].returns == kinds.TENSOR
+    helpers = _summary("""\
+        import numpy as np
+        import tensorflow as tf
+        def noise(n):
+            return tf.random.normal([n])
+        def pieces(x):
+            return tf.split(x, 2)
+        def table(n):
+            return np.zeros([n, n])
+        def dataset(x):
+            return tf.data.Dataset.from_tensor_slices(x).batch(8)
+        def nothing():
+            pass
+    """, str(tmp_path / "helpers.py"))
+    assert {q: f.returns for q, f in helpers.functions.items()} == {
+        "noise": kinds.TENSOR, "pieces": kinds.TENSOR_LIST, "table": kinds.NDARRAY,
+        "dataset": kinds.DATASET, "nothing": kinds.NONE}
     assert main.imports == {"Agent": ["agent", "Agent"], "scaled": ["agent", "scaled"]}
     calls = {c.callee: c for c in main.calls}
     step = calls[("agent", "Agent.train_step")]  # a method of an instance of an imported class
@@ -215,3 +231,12 @@ def test_an_import_is_not_resolved_into_a_folder_beside_the_importer(tmp_path):
     assert project.module(a.path, "utils") is None
     assert project.module(a.path, "lib.utils").path == sub.path
     assert list(project.sites()) == []
+
+
+def test_a_warm_run_reads_no_file_again_even_one_that_does_not_parse(tmp_path):
+    _write(tmp_path / "p", {"agent.py": AGENT, "main.py": MAIN, "broken.py": "def f(:\n"})
+    req = LintRequest(paths=[str(tmp_path / "p")], cache_dir=tmp_path / "cache")
+    cold = run(req)
+    warm = run(req)
+    assert warm.analysed == 0 and warm.cache_hits == 3
+    assert _found(warm, tmp_path) == _found(cold, tmp_path)

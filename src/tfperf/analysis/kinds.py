@@ -22,9 +22,9 @@ import ast
 from typing import Any
 
 from tfperf.lint.analysis.keras_models import is_keras_model
-from tfperf.lint.analysis.syntax import own_nodes
 from tfperf.lint.analysis.varying import varying_scalar
-from tfperf.lint.semantic import Context
+from tfperf.lint.semantic import Context, returns_tensor
+from tfperf.lint.semantic.tf_api import returns_tensor_list
 
 TENSOR, TENSOR_LIST, NUMBER, BOOL, STRING = "tensor", "tensor_list", "number", "bool", "string"
 NDARRAY, DATASET, MODEL, NONE, UNKNOWN = "ndarray", "dataset", "model", "none", "unknown"
@@ -146,32 +146,74 @@ def _call_kind(ctx: Context, call: Any, depth: int) -> str:
     return UNKNOWN
 
 
+def quick_kind(ctx: Context, expr: Any, _depth: int = 0, follow: bool = True) -> str:
+    """The kind of ``expr`` from its spelling alone: a literal, a call of a TensorFlow,
+    NumPy or Keras API (by what it resolves to), or a name assigned one of those; no value
+    is followed further (``follow=False``: not even a name). What module summaries record
+    (cheap: one look per value); :func:`kind_of` follows values where a rule needs it."""
+    t = type(expr)
+    if t is ast.Constant or t is ast.JoinedStr:
+        return kind_of(ctx, expr)
+    if t is ast.Name and _depth < 2 and follow:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "assign" and b.value is not expr:
+            return quick_kind(ctx, b.value, _depth + 1)
+        return UNKNOWN
+    if t is ast.Call:
+        if ctx.imports_tf and ctx.is_dataset(expr):
+            return DATASET
+        q = ctx.qualname(expr.func)
+        if q is None:
+            return UNKNOWN
+        if q.startswith("numpy."):
+            return NUMBER if q in _NUMPY_SCALAR else NDARRAY
+        if returns_tensor(q):
+            return TENSOR
+        if returns_tensor_list(q):
+            return TENSOR_LIST
+        if is_keras_model(ctx, expr):
+            return MODEL
+    return UNKNOWN
+
+
 def returned_kind(ctx: Context, fn: Any, _depth: int = 0) -> str:
-    """What a function of this module returns: the kind every ``return`` agrees on; a
-    generator or a function without ``return <value>`` gives :data:`UNKNOWN` or
-    :data:`NONE`. Memoised per module."""
+    """What a function of this module returns: the kind every ``return`` agrees on, each
+    told by :func:`quick_kind` from the returned expression's spelling; a generator gives
+    :data:`UNKNOWN`, a function without ``return <value>`` :data:`NONE`. Memoised per
+    module; the returns of every function are grouped in one pass."""
     cache: dict[int, str] = ctx.cached("analysis.returned_kind", dict)
     key = id(fn)
     if key in cache:
         return cache[key]
     cache[key] = UNKNOWN  # a recursive function: unknown while it is being worked out
-    values: list[Any] = []
-    n: Any
-    for n in own_nodes(fn):
-        t = type(n)
-        if t is ast.Return:
-            values.append(n.value)
-        elif t in (ast.Yield, ast.YieldFrom):
-            values = []
-            break
-    else:
-        if not values:
-            cache[key] = NONE
-            return NONE
-    kind = _unify([kind_of(ctx, v, _depth + 1) if v is not None else NONE for v in values]) \
-        if values else UNKNOWN
+    returns, generators = _returns_by_function(ctx)
+    if key in generators:
+        return UNKNOWN
+    values = returns.get(key, [])
+    kind = _unify([quick_kind(ctx, v, follow=False) if v is not None else NONE
+                   for v in values]) \
+        if values else NONE
     cache[key] = kind
     return kind
+
+
+def _returns_by_function(ctx: Context) -> tuple[dict[int, list[Any]], set[int]]:
+    """(id of a function → the values its ``return`` statements return, ids of generator
+    functions), from the module's walk: no function is walked again."""
+    def compute() -> tuple[dict[int, list[Any]], set[int]]:
+        returns: dict[int, list[Any]] = {}
+        generators: set[int] = set()
+        n: Any
+        for n in ctx.nodes_of(ast.Return):
+            fn = ctx.enclosing_function(n)
+            if fn is not None:
+                returns.setdefault(id(fn), []).append(n.value)
+        for n in ctx.nodes_of(ast.Yield, ast.YieldFrom):
+            fn = ctx.enclosing_function(n)
+            if fn is not None:
+                generators.add(id(fn))
+        return returns, generators
+    return ctx.cached("analysis.returns_by_function", compute)
 
 
 def _name_kind(ctx: Context, name: Any, depth: int) -> str:
@@ -236,28 +278,33 @@ def _attribute_kind(ctx: Context, attr: Any, depth: int) -> str:
 
 def self_assignments(ctx: Context, node: Any) -> dict[str, list[ast.expr]]:
     """For the class around ``node``: each ``self.<attr>`` the class's methods assign, with
-    the values assigned (``self.x = v``; ``self.x: T = v``). Memoised per class."""
+    the values assigned (``self.x = v``; ``self.x: T = v``). One pass over the module's
+    assignments, grouped by class."""
     cls = ctx.enclosing_class(node)
     if cls is None:
         return {}
-    cache: dict[int, dict[str, list[ast.expr]]] = ctx.cached("analysis.self_assignments", dict)
-    key = id(cls)
-    found = cache.get(key)
-    if found is None:
-        found = {}
-        for n in ast.walk(cls):
+    return _self_assignments_by_class(ctx).get(id(cls), {})
+
+
+def _self_assignments_by_class(ctx: Context) -> dict[int, dict[str, list[ast.expr]]]:
+    def compute() -> dict[int, dict[str, list[ast.expr]]]:
+        out: dict[int, dict[str, list[ast.expr]]] = {}
+        n: Any
+        for n in ctx.nodes_of(ast.Assign, ast.AnnAssign):
             if type(n) is ast.Assign:
                 targets, value = n.targets, n.value
-            elif type(n) is ast.AnnAssign and n.value is not None:
+            elif n.value is not None:
                 targets, value = [n.target], n.value
             else:
                 continue
             for tg in targets:
                 if type(tg) is ast.Attribute and type(tg.value) is ast.Name \
                         and tg.value.id == "self":
-                    found.setdefault(tg.attr, []).append(value)
-        cache[key] = found
-    return found
+                    cls = ctx.enclosing_class(n)
+                    if cls is not None:
+                        out.setdefault(id(cls), {}).setdefault(tg.attr, []).append(value)
+        return out
+    return ctx.cached("analysis.self_assignments", compute)
 
 
 def python_number_varies(ctx: Context, expr: Any, at: Any) -> bool:

@@ -21,7 +21,7 @@ module shows in the findings of every module that depends on it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tfperf.analysis.summary import CallFact, FunctionFact, ModuleSummary
@@ -73,6 +73,7 @@ class Project:
             self._by_file[os.path.normpath(os.path.abspath(s.path))] = s.path
             for name in _module_names(s.path):
                 self._by_name.setdefault(name, []).append(s.path)
+        self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
         self._hot: dict[tuple[str, str], Site] | None = None
 
@@ -150,12 +151,8 @@ class Project:
     def _caller_table(self) -> dict[tuple[str, str], list[Site]]:
         if self._callers is None:
             table: dict[tuple[str, str], list[Site]] = {}
-            for m in self.modules.values():
-                for c in m.calls:
-                    found = self.resolve(m, c.callee)
-                    if found is not None:
-                        key = (found[0].path, found[1].qualname)
-                        table.setdefault(key, []).append(Site(m, c))
+            for site, (module, fn) in self.sites():
+                table.setdefault((module.path, fn.qualname), []).append(site)
             self._callers = table
         return self._callers
 
@@ -163,13 +160,22 @@ class Project:
         """Every call in the project that reaches the function ``qualname`` of ``path``."""
         return self._caller_table().get((path, qualname), [])
 
-    def sites(self) -> Iterator[tuple[Site, tuple[ModuleSummary, FunctionFact]]]:
-        """Every call that reaches a function of the project, with that function."""
-        for m in self.modules.values():
-            for c in m.calls:
-                found = self.resolve(m, c.callee)
-                if found is not None:
-                    yield Site(m, c), found
+    def sites(self) -> list[tuple[Site, tuple[ModuleSummary, FunctionFact]]]:
+        """Every call that reaches a function of the project, with that function (each
+        call resolved once per project)."""
+        if self._resolved is None:
+            out = []
+            cache: dict[tuple[str, str, str], tuple[ModuleSummary, FunctionFact] | None] = {}
+            for m in self.modules.values():
+                for c in m.calls:
+                    key = (m.path, *c.callee)
+                    if key not in cache:
+                        cache[key] = self.resolve(m, c.callee)
+                    found = cache[key]
+                    if found is not None:
+                        out.append((Site(m, c), found))
+            self._resolved = out
+        return self._resolved
 
     # ---------------------------------------------------------------- hot functions
 

@@ -71,7 +71,8 @@ class ArgFact:
 
 @dataclass
 class CallFact:
-    """A call that may reach a function of the project. ``callee``: (module, qualname),
+    """A call that may reach a function of the project (``pos``: where, for a call in a
+    loop; zeros elsewhere, where no message names it). ``callee``: (module, qualname),
     module "" for this module, else as imported (``"agent"``, ``".utils"``); ``caller``:
     the qualname of the function the call runs in ("" at module level); ``loop``: what the
     innermost loop around it (within its function) iterates, "" when none ("dataset",
@@ -178,15 +179,29 @@ class ModuleSummary:
 # -------------------------------------------------------------------- extraction
 
 
+def _ascii(ctx: Context) -> bool:
+    """The module is ASCII: ``ast``'s byte columns are its character columns (no need to
+    split it into lines, which most modules never are)."""
+    return ctx.cached("analysis.ascii", ctx.source.isascii)
+
+
 def position(ctx: Context, node: Any) -> Pos:
+    if _ascii(ctx):
+        return [node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                node.end_col_offset or 0, 0]
     line, col, end_line, end_col = ctx.span(node)
     return [line, col, end_line, end_col, 0]
 
 
 def header_position(ctx: Context, node: Any) -> Pos:
-    """A ``def``'s first line only (where a finding about the whole function points)."""
-    line, col, _, _ = ctx.span(node)
-    return [line, col, line, len(ctx.lines[line - 1].rstrip("\r\n")), 0]
+    """A ``def``'s header: from ``def`` to the end of its name (where a finding about the
+    whole function points)."""
+    head = len("async def " if type(node) is ast.AsyncFunctionDef else "def ")
+    if _ascii(ctx):
+        line, col = node.lineno, node.col_offset
+    else:
+        line, col, _, _ = ctx.span(node)
+    return [line, col, line, col + head + len(node.name), 0]
 
 
 def project_module(spec: str) -> bool:
@@ -319,27 +334,67 @@ def _class_of(ctx: Context, func: Any) -> tuple[str, str] | None:
     return None
 
 
+def _owner_root(func: Any, owners: frozenset[str], own_method: bool) -> bool:
+    """``func`` (``a.b.m``) may reach the project: its root is ``self``/``cls`` calling a
+    method name of this module (or an attribute of ``self``), or a name that imports a
+    project module or may hold an instance of a project class."""
+    owner = func.value
+    if type(owner) is ast.Name:  # the common case, without walking a chain
+        name: str = owner.id
+        return own_method if name in ("self", "cls") else name in owners
+    root = _root_name(owner)
+    if root in ("self", "cls"):
+        return own_method or type(func.value) is ast.Attribute
+    return root in owners
+
+
+def _owner_names(ctx: Context, imported: set[str]) -> frozenset[str]:
+    """Names that may hold something of the project: those importing a project module
+    (or a name of one), those assigned an instance of what may be a project class
+    (``agent = Agent(...)``, ``net = models.Net()``: a capitalised name not imported from a
+    library, or anything of an imported project module), and annotated parameters."""
+    def compute() -> frozenset[str]:
+        out = set(imported)
+        libraries = _library_names(ctx)
+        n: Any
+        for n in ctx.nodes_of(ast.Assign):
+            value = n.value
+            if type(value) is not ast.Call:
+                continue
+            f = value.func
+            root = _root_name(f)
+            if root is None or root in libraries:
+                continue
+            last: str = f.id if type(f) is ast.Name else getattr(f, "attr", "")
+            if last[:1].isupper() or root in imported:
+                out.update(t.id for t in n.targets if type(t) is ast.Name)
+        for n in ctx.nodes_of(ast.arg):
+            if n.annotation is not None:
+                out.add(n.arg)
+        return frozenset(out)
+    return ctx.cached("analysis.owner_names", compute)
+
+
+def _library_names(ctx: Context) -> frozenset[str]:
+    """Names the module binds by importing from a library (``tf``, ``np``, ``Sequential``
+    from keras): nothing called through them is the project's."""
+    out: set[str] = set()
+    n: Any
+    for n in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        for a in n.names:
+            if type(n) is ast.Import:
+                name, spec = a.asname or a.name.split(".", 1)[0], a.name
+            else:
+                name, spec = a.asname or a.name, "." * n.level + (n.module or "")
+            if not project_module(spec):
+                out.add(name)
+    return frozenset(out)
+
+
 def _root_name(expr: Any) -> str | None:
     while type(expr) is ast.Attribute:
         expr = expr.value
     return expr.id if type(expr) is ast.Name else None
-
-
-def _library_names(ctx: Context) -> frozenset[str]:
-    """Names the module binds only by importing a library (``tf``, ``np``, ``os``): a call
-    on one of them never reaches the project."""
-    def compute() -> frozenset[str]:
-        bound: dict[str, bool] = {}
-        node: Any
-        for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
-            for a in node.names:
-                if type(node) is ast.Import:
-                    name, spec = a.asname or a.name.split(".", 1)[0], a.name
-                else:
-                    name, spec = a.asname or a.name, "." * node.level + (node.module or "")
-                bound[name] = bound.get(name, True) and not project_module(spec)
-        return frozenset(n for n, lib in bound.items() if lib)
-    return ctx.cached("analysis.library_names", compute)
 
 
 def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
@@ -401,15 +456,21 @@ def _text(ctx: Context, node: Any) -> str:
     return text if len(text) <= _TEXT else text[:_TEXT - 1] + "…"
 
 
-def _arg_facts(ctx: Context, call: Any, in_loop: bool) -> list[ArgFact]:
+def _arg_facts(ctx: Context, call: Any, looked_at: bool) -> list[ArgFact]:
+    """The values passed at ``call``. Their kinds (:func:`kinds.quick_kind`), and whether
+    they change per iteration, are worked out where the project's checks ask (``looked_at``:
+    a call in a loop that may reach a traced function); elsewhere the slots only."""
     out = []
     slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
     slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
     for slot, value in slots:
-        kind = kinds.kind_of(ctx, value)
-        varies = in_loop and kind in (kinds.NUMBER, kinds.UNKNOWN) \
+        if not looked_at:
+            out.append(ArgFact(slot, kinds.UNKNOWN))
+            continue
+        kind = kinds.quick_kind(ctx, value)
+        varies = kind in (kinds.NUMBER, kinds.UNKNOWN) \
             and kinds.python_number_varies(ctx, value, call)
-        leading = in_loop and kind not in kinds.PYTHON_VALUES \
+        leading = kind not in kinds.PYTHON_VALUES \
             and kinds.leading_size_varies(ctx, value, call)
         out.append(ArgFact(slot, kinds.NUMBER if varies else kind, varies, leading,
                            _text(ctx, value) if varies or leading else ""))
@@ -435,17 +496,20 @@ def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> Functi
     args = fn.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     defaults = {}
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        d = kinds.param_default(ctx, a)
+    positional = [*args.posonlyargs, *args.args]
+    for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                    strict=True):
+        defaults[a.arg] = kinds.quick_kind(ctx, d)
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if d is not None:
-            defaults[a.arg] = kinds.kind_of(ctx, d)
+            defaults[a.arg] = kinds.quick_kind(ctx, d)
     traced_how = ""
     sig = relaxed = False
     deco = tf_function_decorator_or_wrapper(ctx, fn)
     if deco is not None:
         traced_how = "decorated"
         sig, relaxed = _tf_options(ctx, deco)
-    elif ctx.is_tf_function(fn):
+    elif ctx.may_trace and ctx.is_tf_function(fn):
         traced_how = "keras" if method and fn.name in ("call", "train_step", "test_step",
                                                        "predict_step") else "wrapped"
     return FunctionFact(qualname, header_position(ctx, fn), params, defaults, traced_how,
@@ -455,9 +519,12 @@ def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> Functi
 def _wrapped_facts(ctx: Context, names: dict[ast.AST, str]) -> Iterable[FunctionFact]:
     """``step = tf.function(g)`` at module level, ``self.step = tf.function(self._g)`` in a
     class: a traced function other modules call by that name."""
+    if not ctx.spells_tf_function:
+        return
     node: Any
     for node in ctx.nodes_of(ast.Assign):
-        if len(node.targets) != 1 or type(node.value) is not ast.Call:
+        if len(node.targets) != 1 or type(node.value) is not ast.Call \
+                or not _calls_function(node.value):
             continue
         wrapped = wrapping(ctx, node.value)
         if wrapped is None:
@@ -485,10 +552,29 @@ def _wrapped_facts(ctx: Context, names: dict[ast.AST, str]) -> Iterable[Function
         yield fact
 
 
+def _calls_function(call: Any) -> bool:
+    """``x.function(...)``, ``function(...)`` or ``x.function(...)(...)``: a spelling
+    ``tf.function`` may have (cheap test before any name is resolved)."""
+    f = call.func
+    if type(f) is ast.Call:
+        f = f.func
+    return (type(f) is ast.Attribute and f.attr == "function") or (
+        type(f) is ast.Name and f.id == "function")
+
+
 def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
     """The summary of the module ``ctx`` models; ``publishers``: rules whose
     ``publish(ctx)`` adds facts for their cross-module checks."""
     summary = ModuleSummary(ctx.path, tf=[*ctx.tf_version, *ctx.tf_newest])
+    summary.imports = _imports(ctx)
+    for rule in publishers:
+        facts = rule.publish(ctx)
+        if facts:
+            summary.facts[rule.code] = facts
+    if not summary.imports and not ctx.imports_tf and not summary.facts:
+        # Neither TensorFlow nor another module of the project: nothing here runs or
+        # reaches TensorFlow code, so no cross-module question is about it.
+        return summary
     names = qualnames(ctx)
     for node, q in names.items():
         if type(node) in _DEFS:
@@ -496,30 +582,38 @@ def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
             summary.functions[q] = _function_fact(ctx, node, q, method)
     for fact in _wrapped_facts(ctx, names):
         summary.functions.setdefault(fact.qualname, fact)
-    summary.imports = _imports(ctx)
     local = {q.rsplit(".", 1)[-1] for q in summary.functions}
     imported = set(summary.imports)
     by_attr, by_name = ctx.call_groups()
-    libraries = _library_names(ctx)
+    owners = _owner_names(ctx, imported)
+    methods = {q.rsplit(".", 1)[-1] for q in summary.functions if "." in q}
     candidates = [c for n, lst in by_name.items() if n in local or n in imported for c in lst]
-    candidates += [c for lst in by_attr.values() for c in lst
-                   if _root_name(c.func) not in libraries]
+    # An attribute call may reach the project only through `self`/`cls` (a method of the
+    # class: its name is one), an imported module or an instance of a project class.
+    candidates += [c for attr, lst in by_attr.items() for c in lst
+                   if _owner_root(c.func, owners, attr in methods)]
+    by_function: dict[int, tuple[str, bool]] = {}
     for call in candidates:
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
                            and ref[1].split(".", 1)[0] not in summary.imports):
             continue
         loop = _loop_kind(ctx, call)
+        local_fn = summary.functions.get(ref[1]) if ref[0] == "" else None
+        looked_at = bool(loop) and (local_fn is None or bool(local_fn.traced))
+        inner = ctx.enclosing_function(call)
+        where = by_function.get(id(inner))
+        if where is None:  # the same for every call of one function: worked out once
+            where = by_function[id(inner)] = (enclosing_qualname(ctx, call),
+                                               traced(ctx, call))
+        # A position is only ever shown for a call in a loop (the call that makes a
+        # function run per iteration, a value passed per iteration).
         summary.calls.append(CallFact(
-            ref, position(ctx, call), enclosing_qualname(ctx, call), loop,
-            traced(ctx, call), eager_guarded(ctx, call), _arg_facts(ctx, call, bool(loop)),
+            ref, position(ctx, call) if loop else [0, 0, 0, 0, 0], where[0], loop,
+            where[1], eager_guarded(ctx, call), _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords)))
     summary.calls.sort(key=lambda c: c.pos)
-    for rule in publishers:
-        facts = rule.publish(ctx)
-        if facts:
-            summary.facts[rule.code] = facts
     return summary
 
 

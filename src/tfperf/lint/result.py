@@ -21,9 +21,10 @@ class FileResult:
     # its fixes could not be written (it keeps its findings; the other files go on).
     errors: list[str] = field(default_factory=list)
     cache_key: str = ""       # the file's cache key, when the process that read it made it
-    # The module's summary (tfperf.analysis.summary.ModuleSummary), when the run's rules
-    # have cross-module checks; they run once every file is summarised.
-    summary: Any = None
+    # The module's summary as plain data (tfperf.analysis.summary.ModuleSummary.to_json),
+    # when the run's rules have cross-module checks; they run once every file is
+    # summarised. Plain data: it crosses from worker processes and goes to the cache as is.
+    summary: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

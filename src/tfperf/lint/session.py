@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
@@ -20,6 +21,9 @@ from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
 from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
+
+if TYPE_CHECKING:
+    from tfperf.lint.cache import LintCache
 
 # Below this many files to analyse, worker start-up costs more than it saves.
 MIN_FILES_PER_WORKER = 24
@@ -57,6 +61,33 @@ class LintOutcome:
     analysed: int = 0
     workers: int = 1
     target: TargetTF | None = None
+
+
+def _project(rules: list[Rule], results: dict[str, FileResult],
+             file_keys: list[tuple[str, str]], hit_keys: dict[str, str],
+             cache: LintCache | None, known: list[Finding]) -> list[Finding]:
+    """The rules' cross-module findings over every file's summary: as a run over exactly
+    these files (same keys) left them in the cache, else worked out (and stored)."""
+    from tfperf.analysis.summary import ModuleSummary
+    from tfperf.lint.cache import project_digest
+
+    digest = None
+    if cache is not None and all(key for _, key in file_keys):
+        digest = project_digest(cache.salt, file_keys)
+        cached = cache.project(digest)
+        if cached is not None:
+            return cached
+    summaries = []
+    for path, _ in file_keys:
+        data = results[path].summary
+        if data is None and cache is not None and path in hit_keys:
+            data = cache.summary(hit_keys[path])
+        if data:
+            summaries.append(ModuleSummary.from_json(path, data))
+    found = project_findings(rules, summaries, known)
+    if digest is not None:
+        cache.put_project(digest, found)
+    return found
 
 
 def _ignored(config, path: str, finding: Finding) -> bool:
@@ -272,6 +303,7 @@ def run(request: LintRequest) -> LintOutcome:
                           salt=f"tf{_version_key((target.version, target.newest))}")
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
+    hit_keys: dict[str, str] = {}
     todo: list[str] = []
     # An empty cache cannot hit: the workers key each file from the bytes they read.
     key_salt = cache.salt if cache is not None and cache.empty() else None
@@ -300,9 +332,9 @@ def run(request: LintRequest) -> LintOutcome:
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
-            summary = cache.summary(key, path) if hit is not None and project_rules else None
-            if hit is not None and (summary is not None or not project_rules):
-                results[path] = FileResult(path, hit, summary=summary)
+            if hit is not None and (not project_rules or cache.has_summary(key)):
+                results[path] = FileResult(path, hit)
+                hit_keys[path] = key  # its summary is read only if the project changed
                 continue
             keys[path] = key
         todo.append(path)
@@ -315,13 +347,10 @@ def run(request: LintRequest) -> LintOutcome:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
         if cache is not None and key and not r.notes and not r.errors:
-            cache.put(key, r.findings, r.summary)
+            cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
                 cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
                              key)
-    if cache is not None:
-        cache.flush()
-
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]
@@ -329,10 +358,13 @@ def run(request: LintRequest) -> LintOutcome:
             continue
         findings.extend(f for f in r.findings if not _ignored(config, path, f))
     if project_rules:  # every module is summarised: the cross-module checks
-        summaries = [results[p].summary for p in files
-                     if p in results and results[p].summary is not None]
-        findings.extend(f for f in project_findings(project_rules, summaries, findings)
+        file_keys = [(p, hit_keys.get(p) or keys.get(p) or results[p].cache_key)
+                     for p in files if p in results]
+        findings.extend(f for f in _project(project_rules, results, file_keys, hit_keys,
+                                            cache, findings)
                         if not _ignored(config, f.location.path or "", f))
+    if cache is not None:
+        cache.flush()
     findings.sort(key=sort_key)
     ordered = [results[p] for p in files if p in results]
     return LintOutcome(findings=findings, rules=rules, files=len(files),
