@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bench_lint_speed import _parse_walk
 
+from tfperf.analysis.summary import ModuleSummary
 from tfperf.lint.discovery import discover
 from tfperf.lint.engine import Dispatcher, project_findings
 from tfperf.lint.result import RunOptions
@@ -53,7 +54,8 @@ def main() -> int:
 
     def run_lint(path: str) -> None:
         with _few_collections():
-            summaries.extend(r.summary for r in _lint_files([path], lint, options, targets)
+            summaries.extend((r.path, r.summary)
+                             for r in _lint_files([path], lint, options, targets)
                              if r.summary is not None)
 
     ways = [("floor", run_floor), ("no rules", run_bare), ("lint", run_lint)]
@@ -65,7 +67,7 @@ def main() -> int:
             fn(path)
             cpu[name] += time.thread_time() - t
     t = time.thread_time()
-    project_findings(lint.project_rules, summaries)
+    project_findings(lint.project_rules, [ModuleSummary.loads(p, d) for p, d in summaries])
     project_s = time.thread_time() - t
     cpu["lint"] += project_s
     print(f"{len(files)} files, {len(rules)} rules; CPU seconds: "

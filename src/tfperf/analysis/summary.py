@@ -134,6 +134,18 @@ class ModuleSummary:
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
         }
 
+    def dumps(self) -> str:
+        """The summary as compact JSON text (:meth:`loads` reads it back)."""
+        import json
+
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, path: str, text: str) -> ModuleSummary:
+        import json
+
+        return cls.from_json(path, json.loads(text))
+
     @classmethod
     def from_json(cls, path: str, data: dict[str, Any]) -> ModuleSummary:
         functions = {}
@@ -214,22 +226,27 @@ def project_module(spec: str) -> bool:
 
 def qualnames(ctx: Context) -> dict[ast.AST, str]:
     """Module-level functions and classes' methods (nested classes too) → qualname."""
-    def compute() -> dict[ast.AST, str]:
-        out: dict[ast.AST, str] = {}
+    return ctx.cached("analysis.qualnames", lambda: _qualnames(ctx.tree.body))
 
-        def visit(body: list[Any], prefix: str) -> None:
-            for stmt in body:
-                if type(stmt) in _DEFS:
-                    out[stmt] = prefix + stmt.name
-                elif type(stmt) is ast.ClassDef:
-                    out[stmt] = prefix + stmt.name
-                    visit(stmt.body, f"{prefix}{stmt.name}.")
-                elif type(stmt) in (ast.If, ast.Try):
-                    visit(stmt.body, prefix)
-                    visit(stmt.orelse, prefix)
-        visit(ctx.tree.body, "")
-        return out
-    return ctx.cached("analysis.qualnames", compute)
+
+def _qualnames(body: list[Any]) -> dict[ast.AST, str]:
+    # A loop, not a recursive closure: a closure that calls itself is a reference cycle,
+    # which would keep the module's tree alive until the garbage collector's next full
+    # pass (trees are meant to be freed by reference counting the moment a module is done).
+    out: dict[ast.AST, str] = {}
+    todo: list[tuple[list[Any], str]] = [(body, "")]
+    while todo:
+        stmts, prefix = todo.pop()
+        for stmt in stmts:
+            if type(stmt) in _DEFS:
+                out[stmt] = prefix + stmt.name
+            elif type(stmt) is ast.ClassDef:
+                out[stmt] = prefix + stmt.name
+                todo.append((stmt.body, f"{prefix}{stmt.name}."))
+            elif type(stmt) in (ast.If, ast.Try):
+                todo.append((stmt.body, prefix))
+                todo.append((stmt.orelse, prefix))
+    return out
 
 
 def enclosing_qualname(ctx: Context, node: Any) -> str:
@@ -457,16 +474,15 @@ def _text(ctx: Context, node: Any) -> str:
 
 
 def _arg_facts(ctx: Context, call: Any, looked_at: bool) -> list[ArgFact]:
-    """The values passed at ``call``. Their kinds (:func:`kinds.quick_kind`), and whether
-    they change per iteration, are worked out where the project's checks ask (``looked_at``:
-    a call in a loop that may reach a traced function); elsewhere the slots only."""
-    out = []
+    """The values passed at ``call``: their kinds (:func:`kinds.quick_kind`), and whether
+    they change per iteration, where the project's checks ask (``looked_at``: a call in a
+    loop that may reach a traced function); none elsewhere."""
+    out: list[ArgFact] = []
+    if not looked_at:
+        return out
     slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
     slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
     for slot, value in slots:
-        if not looked_at:
-            out.append(ArgFact(slot, kinds.UNKNOWN))
-            continue
         kind = kinds.quick_kind(ctx, value)
         varies = kind in (kinds.NUMBER, kinds.UNKNOWN) \
             and kinds.python_number_varies(ctx, value, call)
@@ -492,6 +508,9 @@ def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:
     return sig, relaxed
 
 
+_KERAS_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
+
+
 def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> FunctionFact:
     args = fn.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -509,9 +528,9 @@ def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> Functi
     if deco is not None:
         traced_how = "decorated"
         sig, relaxed = _tf_options(ctx, deco)
-    elif ctx.may_trace and ctx.is_tf_function(fn):
-        traced_how = "keras" if method and fn.name in ("call", "train_step", "test_step",
-                                                       "predict_step") else "wrapped"
+    elif (ctx.spells_tf_function or (method and fn.name in _KERAS_TRACED)) \
+            and ctx.is_tf_function(fn):
+        traced_how = "keras" if method and fn.name in _KERAS_TRACED else "wrapped"
     return FunctionFact(qualname, header_position(ctx, fn), params, defaults, traced_how,
                         sig, relaxed, kinds.returned_kind(ctx, fn), method)
 
@@ -562,6 +581,16 @@ def _calls_function(call: Any) -> bool:
         type(f) is ast.Name and f.id == "function")
 
 
+def _may_guard(ctx: Context) -> bool:
+    """Some test here may ask whether code runs eagerly (the words
+    :func:`eager_guarded` looks for): most modules have none, and their calls need no
+    look at the tests around them."""
+    source = ctx.source
+    return ctx.cached("analysis.may_guard", lambda: any(
+        w in source for w in ("eager", "torch", "symbolic", "inside_function",
+                              "keras_tensor", '"numpy"', "'numpy'")))
+
+
 def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
     """The summary of the module ``ctx`` models; ``publishers``: rules whose
     ``publish(ctx)`` adds facts for their cross-module checks."""
@@ -610,7 +639,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
         # function run per iteration, a value passed per iteration).
         summary.calls.append(CallFact(
             ref, position(ctx, call) if loop else [0, 0, 0, 0, 0], where[0], loop,
-            where[1], eager_guarded(ctx, call), _arg_facts(ctx, call, looked_at),
+            where[1], _may_guard(ctx) and eager_guarded(ctx, call),
+            _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords)))
     summary.calls.sort(key=lambda c: c.pos)

@@ -39,7 +39,6 @@ import time
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from tfperf import __version__
 from tfperf.core.files import prepare_cache_dir
@@ -111,8 +110,8 @@ class LintCache:
         self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}|{salt}".encode()
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
-        self._summaries: dict[str, Any] = {}  # key → summary, or its JSON text until asked
-        self._new_summaries: dict[str, dict] = {}
+        self._summaries: dict[str, str] = {}  # key → summary JSON ("": the file had none)
+        self._new_summaries: dict[str, str] = {}
         self._projects: dict[str, list] = {}
         self._new_projects: dict[str, list] = {}
         self._stats: dict[str, str] = {}
@@ -197,17 +196,11 @@ class LintCache:
         summary, one that does not parse, stores an empty one)."""
         return key in self._summaries
 
-    def summary(self, key: str) -> dict | None:
-        """The module summary (plain data) stored with the entry ``key``; ``None`` when it
-        has none (empty: the file gave none). Summaries are decoded only when asked for: a
-        warm run over unchanged files reuses the project's findings without them."""
-        raw = self._summaries.get(key)
-        if isinstance(raw, str):
-            try:
-                raw = self._summaries[key] = json.loads(raw)
-            except ValueError:
-                return None
-        return raw or None
+    def summary(self, key: str) -> str | None:
+        """The module summary (JSON text) stored with the entry ``key``; ``None`` when it
+        has none (the file gave none). Decoded only by whoever asks: a warm run over
+        unchanged files reuses the project's findings without them."""
+        return self._summaries.get(key) or None
 
     def project(self, digest: str) -> list[Finding] | None:
         """The cross-module findings of a project whose files and targets ``digest`` names
@@ -226,7 +219,7 @@ class LintCache:
                                       for f in findings if f.location is not None]
 
     def put(self, key: str, findings: Sequence[Finding],
-            summary: dict | None = None, summarised: bool = False) -> None:
+            summary: str | None = None, summarised: bool = False) -> None:
         """Remember an entry; :meth:`flush` writes the run's entries in one pack.
         ``summarised``: the run summarises modules (an empty summary is kept where this
         file gave none, so that a warm run knows it has nothing to read)."""
@@ -234,7 +227,7 @@ class LintCache:
         if summary is not None:
             self._new_summaries[key] = summary
         elif summarised:
-            self._new_summaries[key] = {}
+            self._new_summaries[key] = ""
 
     def flush(self) -> None:
         if not self._new and not self._new_stats and not self._new_projects:
@@ -256,7 +249,7 @@ class LintCache:
     def _merge(self, packs: list[Path]) -> None:
         merged: dict[str, list] = {}
         merged_stats: dict[str, str] = {}
-        summaries: dict[str, Any] = {}
+        summaries: dict[str, str] = {}
         projects: dict[str, list] = {}
         for pack in packs:
             entries, stats = _read_pack(pack, summaries, projects)
@@ -276,7 +269,7 @@ class LintCache:
                 pack.unlink()
 
 
-def _read_pack(pack: Path, summaries: dict[str, Any] | None = None,
+def _read_pack(pack: Path, summaries: dict[str, str] | None = None,
                projects: dict[str, list] | None = None
                ) -> tuple[dict[str, list], dict[str, str]]:
     """→ (key → findings, file stat → key); summaries go to ``summaries`` (key → their
@@ -292,7 +285,7 @@ def _read_pack(pack: Path, summaries: dict[str, Any] | None = None,
         if line.startswith("S\t"):  # S<tab>key<tab>summary JSON: kept as text until asked
             parts = line.split("\t", 2)
             if summaries is not None and len(parts) == 3:
-                summaries[parts[1]] = parts[2]
+                summaries[parts[1]] = parts[2].strip()
             continue
         try:
             entry = json.loads(line)
@@ -314,7 +307,7 @@ def _read_pack(pack: Path, summaries: dict[str, Any] | None = None,
 
 
 def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str],
-                summaries: dict[str, Any] | None = None,
+                summaries: dict[str, str] | None = None,
                 projects: dict[str, list] | None = None) -> None:
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -323,9 +316,7 @@ def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str],
             fh.write("\n")
             summary = (summaries or {}).get(key)
             if summary is not None:
-                text = summary if isinstance(summary, str) else json.dumps(
-                    summary, separators=(",", ":"))
-                fh.write(f"S\t{key}\t{text}\n")
+                fh.write(f"S\t{key}\t{summary}\n")
         for sig, key in stats.items():
             fh.write(json.dumps({"stat": sig, "key": key}, separators=(",", ":")))
             fh.write("\n")

@@ -23,12 +23,12 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
         from tfperf.lint.notebook import lint_notebook_text
 
         result = lint_notebook_text(text, path, dispatcher, options, summaries)
-        result.summary = summaries[-1].to_json() if summaries else None
+        result.summary = summaries[-1].dumps() if summaries else None
         return result
     result = FileResult(path)
     if not (options.fix or options.diff):
         result.findings = lint_source(text, path, dispatcher=dispatcher, summary_out=summaries)
-        result.summary = summaries[-1].to_json() if summaries else None
+        result.summary = summaries[-1].dumps() if summaries else None
         return result
     from tfperf.lint.fix import fix_source
 
@@ -38,7 +38,7 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
         return lint_source(s, path, dispatcher=dispatcher, summary_out=summaries)
 
     fixed = fix_source(text, lint_again, unsafe=options.unsafe)
-    result.summary = summaries[-1].to_json() if summaries else None
+    result.summary = summaries[-1].dumps() if summaries else None
     result.findings = fixed.remaining
     if fixed.error:
         result.findings.append(error_finding(path, f"fixes not applied: {fixed.error}"))

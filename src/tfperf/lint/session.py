@@ -83,7 +83,10 @@ def _project(rules: list[Rule], results: dict[str, FileResult],
         if data is None and cache is not None and path in hit_keys:
             data = cache.summary(hit_keys[path])
         if data:
-            summaries.append(ModuleSummary.from_json(path, data))
+            try:
+                summaries.append(ModuleSummary.loads(path, data))
+            except (ValueError, KeyError, TypeError):  # a damaged cache line: left out
+                continue
     found = project_findings(rules, summaries, known)
     if digest is not None:
         cache.put_project(digest, found)
