@@ -58,7 +58,7 @@ def main(batches, model):
 
 def _summary(source: str, path: str) -> ModuleSummary:
     source = textwrap.dedent(source)
-    return summarize(Context(ast.parse(source), source, path))
+    return summarize(Context(ast.parse(source), source, path), complete=True)
 
 
 def _write(root, files: dict[str, str]) -> None:
@@ -240,3 +240,27 @@ def test_a_warm_run_reads_no_file_again_even_one_that_does_not_parse(tmp_path):
     warm = run(req)
     assert warm.analysed == 0 and warm.cache_hits == 3
     assert _found(warm, tmp_path) == _found(cold, tmp_path)
+
+
+def test_a_module_no_question_can_reach_keeps_a_lean_summary(tmp_path):
+    # No project import, no published fact: only its traced functions and the calls of
+    # them in loops matter to the project (lint's summary); tune asks for all of it.
+    source = """\
+        import tensorflow as tf
+        @tf.function
+        def step(x):
+            return x + 1
+        def helper(x):
+            return step(x)
+        for i in range(10):
+            step(tf.ones([i]))
+        helper(tf.ones([1]))
+    """
+    path = str(tmp_path / "m.py")
+    text = textwrap.dedent(source)
+    lean = summarize(Context(ast.parse(text), text, path))
+    assert set(lean.functions) == {"step"}
+    assert [c.callee for c in lean.calls] == [("", "step")]
+    complete = _summary(source, path)
+    assert set(complete.functions) == {"step", "helper"}
+    assert [c.callee for c in complete.calls] == [("", "step"), ("", "step")]

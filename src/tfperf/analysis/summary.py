@@ -11,12 +11,15 @@ What it holds:
 - ``functions``: each module-level function and method (``f``, ``Class.method``), and each
   name or ``self`` attribute bound to ``tf.function(g)``: its parameters, the kinds of their
   defaults, whether TensorFlow traces it (and with an ``input_signature`` or relaxed
-  shapes), what it returns;
+  shapes), what it returns (kinds told from spellings: :func:`kinds.quick_kind`); in a
+  module that does not import TensorFlow, only its name and place;
 - ``calls``: each call that may reach a function of the project (a function of this
   module, a name imported from a module that is not a known library, a method of an
-  instance of such a class, ``self.method``), with where it runs (the function around it,
-  whether once per iteration of an eager loop, or traced) and the kinds of the values
-  passed (a Python number that changes per iteration, a tensor whose leading size does);
+  instance of such a class, ``self.method``) from a function or a loop (module-level code
+  outside loops runs once), with where it runs (the function around it, whether once per
+  iteration of an eager loop, or traced) and, for calls in loops that may reach traced
+  code, the kinds of the values passed (a Python number that changes per iteration, a
+  tensor whose leading size does);
 - ``imports``: the names the module imports from modules that may be the project's own;
 - ``facts``: what each rule with a cross-module check publishes about the module
   (``Rule.publish``), read back by its ``Rule.check_project``;
@@ -591,9 +594,16 @@ def _may_guard(ctx: Context) -> bool:
                               "keras_tensor", '"numpy"', "'numpy'")))
 
 
-def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
+def summarize(ctx: Context, publishers: Iterable[Any] = (),
+              complete: bool = False) -> ModuleSummary:
     """The summary of the module ``ctx`` models; ``publishers``: rules whose
-    ``publish(ctx)`` adds facts for their cross-module checks."""
+    ``publish(ctx)`` adds facts for their cross-module checks.
+
+    A module that imports no module of the project and publishes no fact can take part in
+    a cross-module question only as the home of a traced function (called from elsewhere,
+    or from its own loops): unless ``complete``, its summary then holds only those
+    functions and the calls of them in loops. Lint's checks need no more; tune asks for
+    the complete summary."""
     summary = ModuleSummary(ctx.path, tf=[*ctx.tf_version, *ctx.tf_newest])
     summary.imports = _imports(ctx)
     for rule in publishers:
@@ -604,13 +614,25 @@ def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
         # Neither TensorFlow nor another module of the project: nothing here runs or
         # reaches TensorFlow code, so no cross-module question is about it.
         return summary
+    lean = not complete and not summary.imports and not summary.facts
+    if lean and not ctx.may_trace:
+        return summary  # and no traced function either
     names = qualnames(ctx)
+    full = ctx.imports_tf  # elsewhere a function is a link in a chain of calls, no more
     for node, q in names.items():
         if type(node) in _DEFS:
             method = type(ctx.parent(node)) is ast.ClassDef
-            summary.functions[q] = _function_fact(ctx, node, q, method)
+            if lean:
+                fact = _function_fact(ctx, node, q, method)
+                if fact.traced:
+                    summary.functions[q] = fact
+                continue
+            summary.functions[q] = _function_fact(ctx, node, q, method) if full \
+                else FunctionFact(q, header_position(ctx, node), method=method)
     for fact in _wrapped_facts(ctx, names):
         summary.functions.setdefault(fact.qualname, fact)
+    if lean and not summary.functions:
+        return summary
     local = {q.rsplit(".", 1)[-1] for q in summary.functions}
     imported = set(summary.imports)
     by_attr, by_name = ctx.call_groups()
@@ -623,14 +645,16 @@ def summarize(ctx: Context, publishers: Iterable[Any] = ()) -> ModuleSummary:
                    if _owner_root(c.func, owners, attr in methods)]
     by_function: dict[int, tuple[str, bool]] = {}
     for call in candidates:
+        inner = ctx.enclosing_function(call)
+        loop = _loop_kind(ctx, call)
+        if (inner is None or lean) and not loop:
+            continue  # module-level code run once: it makes nothing run per iteration
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
                            and ref[1].split(".", 1)[0] not in summary.imports):
             continue
-        loop = _loop_kind(ctx, call)
         local_fn = summary.functions.get(ref[1]) if ref[0] == "" else None
         looked_at = bool(loop) and (local_fn is None or bool(local_fn.traced))
-        inner = ctx.enclosing_function(call)
         where = by_function.get(id(inner))
         if where is None:  # the same for every call of one function: worked out once
             where = by_function[id(inner)] = (enclosing_qualname(ctx, call),
