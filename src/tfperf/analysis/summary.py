@@ -514,6 +514,15 @@ def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:
 _KERAS_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
 
 
+def _is_traced(ctx: Context, fn: Any, method: bool) -> bool:
+    """``fn`` is compiled by TensorFlow: decorated (or by a wrapper of ``tf.function``),
+    wrapped, or a Keras model's traced method."""
+    if tf_function_decorator_or_wrapper(ctx, fn) is not None:
+        return True
+    return (ctx.spells_tf_function or (method and fn.name in _KERAS_TRACED)) \
+        and ctx.is_tf_function(fn)
+
+
 def _function_fact(ctx: Context, fn: Any, qualname: str, method: bool) -> FunctionFact:
     args = fn.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -623,9 +632,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         if type(node) in _DEFS:
             method = type(ctx.parent(node)) is ast.ClassDef
             if lean:
-                fact = _function_fact(ctx, node, q, method)
-                if fact.traced:
-                    summary.functions[q] = fact
+                if _is_traced(ctx, node, method):
+                    summary.functions[q] = _function_fact(ctx, node, q, method)
                 continue
             summary.functions[q] = _function_fact(ctx, node, q, method) if full \
                 else FunctionFact(q, header_position(ctx, node), method=method)
@@ -636,7 +644,7 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     local = {q.rsplit(".", 1)[-1] for q in summary.functions}
     imported = set(summary.imports)
     by_attr, by_name = ctx.call_groups()
-    owners = _owner_names(ctx, imported)
+    owners = frozenset() if lean else _owner_names(ctx, imported)
     methods = {q.rsplit(".", 1)[-1] for q in summary.functions if "." in q}
     candidates = [c for n, lst in by_name.items() if n in local or n in imported for c in lst]
     # An attribute call may reach the project only through `self`/`cls` (a method of the
@@ -644,6 +652,7 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     candidates += [c for attr, lst in by_attr.items() for c in lst
                    if _owner_root(c.func, owners, attr in methods)]
     by_function: dict[int, tuple[str, bool]] = {}
+    tf_module = ctx.imports_tf  # without TensorFlow nothing here is traced or guarded
     for call in candidates:
         inner = ctx.enclosing_function(call)
         loop = _loop_kind(ctx, call)
@@ -658,12 +667,12 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         where = by_function.get(id(inner))
         if where is None:  # the same for every call of one function: worked out once
             where = by_function[id(inner)] = (enclosing_qualname(ctx, call),
-                                               traced(ctx, call))
+                                               tf_module and traced(ctx, call))
         # A position is only ever shown for a call in a loop (the call that makes a
         # function run per iteration, a value passed per iteration).
         summary.calls.append(CallFact(
             ref, position(ctx, call) if loop else [0, 0, 0, 0, 0], where[0], loop,
-            where[1], _may_guard(ctx) and eager_guarded(ctx, call),
+            where[1], tf_module and _may_guard(ctx) and eager_guarded(ctx, call),
             _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords)))
