@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfperf.analysis.loops import Loop, loops
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.loops import element_loop
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context, returns_tensor
+
+if TYPE_CHECKING:
+    from tfperf.analysis.loops import Loop
 
 # How collected pieces are put back together: the loop rebuilt one tensor from them.
 _REJOINED = frozenset({"stack", "concat", "add_n", "convert_to_tensor", "pack",
@@ -244,6 +246,8 @@ whose results are not put back together.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf:
             return
+        from tfperf.analysis.loops import loops
+
         for loop in loops(ctx):
             if loop.form not in ("for", "while", "comprehension") or loop.shape != "map":
                 continue

@@ -5,17 +5,17 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfperf.analysis.kinds import MODEL, kind_of
-from tfperf.analysis.project import Project
-from tfperf.analysis.summary import enclosing_qualname, position
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 # What a model is usually called, where its construction is out of sight (an attribute set
 # elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
@@ -25,6 +25,8 @@ _DEPTH = 5
 
 
 def _model_like(ctx: Context, owner: Any) -> bool:
+    from tfperf.analysis.kinds import MODEL, kind_of
+
     if is_keras_model(ctx, owner) or kind_of(ctx, owner) == MODEL:
         return True
     name = owner.attr if type(owner) is ast.Attribute else getattr(owner, "id", "")
@@ -247,6 +249,10 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
 
     def publish(self, ctx: Context) -> list[dict] | None:
         by_attr, _ = ctx.call_groups()
+        if "predict" not in by_attr:
+            return None
+        from tfperf.analysis.summary import enclosing_qualname, position
+
         facts = []
         for call in by_attr.get("predict", ()):
             owner: Any = call.func.value

@@ -6,8 +6,8 @@ import ast
 import os
 import textwrap
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from tfperf.analysis.project import Project
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.tf_functions import (
     receiving_param,
@@ -17,6 +17,9 @@ from tfperf.lint.analysis.tf_functions import (
 from tfperf.lint.analysis.varying import HANDFUL, literal_count, varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 
 def _scalar_in_loop(arg: str) -> str:

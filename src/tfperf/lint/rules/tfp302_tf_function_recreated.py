@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from tfperf.analysis.project import Project
-from tfperf.analysis.summary import position, qualnames
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, block_holding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
@@ -15,6 +14,9 @@ from tfperf.lint.analysis.tf_functions import is_tf_function_call, wrapping
 from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -422,6 +424,8 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
         keeps the first one): each call of the method traces anew."""
         if not ctx.spells_tf_function:
             return None
+        from tfperf.analysis.summary import position, qualnames
+
         facts = []
         for fn, q in qualnames(ctx).items():
             if type(fn) not in _DEFS or fn.name in _SETUP_METHODS or ctx.is_tf_function(fn):

@@ -6,10 +6,8 @@ import ast
 import dataclasses
 import textwrap
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfperf.analysis.project import Project
-from tfperf.analysis.summary import position_of, qualnames
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
 from tfperf.lint.analysis.host import host_conversion
@@ -17,6 +15,9 @@ from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -472,6 +473,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         """Step functions this module does not call in a loop: another module may."""
         if not ctx.imports_tf or not _mentions_training(ctx):
             return None
+        from tfperf.analysis.summary import position_of, qualnames
+
         names = qualnames(ctx)
         facts = []
         for fn, q in names.items():

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from tfperf.analysis.project import Project
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.pipelines import batches_into_tf_function, static_padded_shapes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 
 def _varying_lengths(step: ast.Call) -> str | None:

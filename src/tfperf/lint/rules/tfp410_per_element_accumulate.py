@@ -6,7 +6,6 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from tfperf.analysis.loops import loops
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import resolve_def
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -248,6 +247,8 @@ a function or lambda of this module.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf:
             return
+        from tfperf.analysis.loops import loops
+
         seen: set[int] = set()
         for loop in loops(ctx):
             node: Any = loop.node
