@@ -335,6 +335,139 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
         """, count=1, lines=(3,)),
     )
 
+    # Issue 25: `self.f = tf.function(...)` rebuilt in a method called per step, here or
+    # from another module of the project, or a notebook; each with its VALID twin.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.act = tf.function(model)
+                def step(self, obs):
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    for t in range(1000):
+                        obs = env.step(self.step(obs))
+        """, spelling="loop: for"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.act = tf.function(model)
+                def step(self, obs):
+                    return self.act(obs)
+            def replay(policy: Policy, observations):
+                for i in range(len(observations)):
+                    policy.step(observations[i])
+        """, spelling="index: x[i]"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                    self.act = tf.function(self._act)
+                def _act(self, obs):
+                    return self.model(obs)
+                def step(self, obs):
+                    return self.act(obs)
+            def run(policy, env):
+                obs = env.reset()
+                for t in range(1000):
+                    obs = env.step(policy.step(obs))
+        """, spelling="name: built once in __init__"),
+        Valid("""
+            from policy import Policy
+            policy = Policy(None)
+            for t in range(1000):
+                policy.step(t)
+        """, files={"policy.py": """
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                    self._act = None
+                def step(self, obs):
+                    if self._act is None:
+                        self._act = tf.function(self.model)
+                    return self._act(obs)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+            # %%
+            p = Policy()
+            p.step(1.0)
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+            def replay(policy: Policy, observations):
+                for i in range(len(observations)):
+                    policy.step(observations[i])
+        """, count=1, lines=(4,), spelling="index: x[i]"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    forward = self.model.call
+                    self.act = tf.function(forward)
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    while True:
+                        obs = env.step(self.step(obs))
+        """, count=1, lines=(5,), spelling="name"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    for t in range(1000):
+                        obs = env.step(self.step(obs))
+        """, count=1, lines=(4,), spelling="loop: for"),
+        Invalid("""
+            from policy import Policy
+            policy = Policy(None)
+            t = 0
+            while t < 1000:
+                policy.step(t)
+                t += 1
+        """, files={"policy.py": """
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(lambda o: self.model(o), reduce_retracing=True)
+                    return self.act(obs)
+            # %%
+            p = Policy()
+            for t in range(100):
+                p.step(t)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function  # every finding is a tf.function made here
 

@@ -419,6 +419,182 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         """),
     )
 
+    # Issue 25's spellings: the step in another module of the project, called per epoch
+    # from a training script (the project's check), through a method of an instance, and
+    # in a notebook that imports it; each with its VALID twin.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def epoch(batches):
+                for x, y in batches:
+                    one(x, y)
+            def one(x, y):
+                train_step(x, y)
+        """, spelling="loop: through a chain of calls"),
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, spelling="index: x[i]"),
+        Valid("""
+            from agent import Agent
+            agent = Agent()
+            for epoch in range(100):
+                agent.train_step(1.0, 2.0)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                @tf.function
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+        """}, spelling="module"),
+        Valid("""
+            from steps import train_step
+            train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, spelling="name: called once"),
+        Valid("""
+            from steps import train_step
+            # %%
+            train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, spelling="index: x[i]"),
+        Invalid("""
+            from agent import Agent
+            agent = Agent()
+            for epoch in range(100):
+                agent.train_step(1.0, 2.0)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            from steps import train_step
+            def fit(batches):
+                for x, y in batches:
+                    train_step(x, y)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, count=1, lines=(), spelling="name: a module's function"),
+        Invalid("""
+            from steps import train_step
+            # %%
+            for epoch in range(10):
+                train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def epoch(batches):
+                for x, y in batches:
+                    one(x, y)
+            def one(x, y):
+                train_step(x, y)
+        """, count=1, lines=(4,), spelling="loop: through a chain of calls"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf or not _mentions_training(ctx) or not _is_tape_with(ctx, node):
             return

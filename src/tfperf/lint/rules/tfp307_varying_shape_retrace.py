@@ -193,6 +193,144 @@ unknown.
         """, count=1, lines=(4,)),
     )
 
+    # Issue 25: tensors whose leading size changes per iteration (rows picked by a mask, a
+    # growing buffer, a moving slice), also across modules and in a notebook.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+            def replay(batch):
+                return tf.reduce_mean(batch)
+            def train(env):
+                buffer = []
+                done = False
+                while not done:
+                    obs, done = env.step()
+                    buffer.append(obs)
+                    replay(np.array(buffer))
+        """, spelling="loop: while, a growing buffer"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def group_loss(x):
+                return tf.reduce_mean(x)
+            def losses(x, groups, n):
+                for g in groups:
+                    rows = tf.gather(x, tf.range(n))
+                    group_loss(rows)
+        """, spelling="name: the same rows each time"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(reduce_retracing=True)
+            def centroid(points):
+                return tf.reduce_mean(points, axis=0)
+            def centroids(x, labels, k):
+                return [centroid(x[labels == c]) for c in range(k)]
+        """, spelling="index: a mask, relaxed"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(batch):
+                return tf.reduce_sum(batch)
+            def run(x, n):
+                for i in range(0, n, 32):
+                    step(x[i:i + 32])
+        """, spelling="index: fixed-width slices"),
+        Valid("""
+            from model import fit_batch
+            import numpy as np
+            memory = []
+            for t in range(1000):
+                memory.append(t)
+                fit_batch(np.array(memory[-64:]))
+        """, files={"model.py": """
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+            def fit_batch(batch):
+                return tf.reduce_mean(batch)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(reduce_retracing=True)
+            def total(x):
+                return tf.reduce_sum(x)
+            # %%
+            for t in range(1, 100):
+                total(tf.range(t))
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function
+            def replay(batch):
+                return tf.reduce_mean(batch)
+            def train(env):
+                buffer = []
+                done = False
+                while not done:
+                    obs, done = env.step()
+                    buffer.append(obs)
+                    replay(np.array(buffer))
+        """, count=1, lines=(4,), spelling="loop: while, a growing buffer"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def centroid(points):
+                return tf.reduce_mean(points, axis=0)
+            def centroids(x, labels, k):
+                return [centroid(x[labels == c]) for c in range(k)]
+        """, count=1, lines=(3,), spelling="index: a mask"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def encode(prefix):
+                return tf.reduce_sum(prefix, axis=0)
+            def prefixes(seq, n):
+                out = []
+                for t in range(1, n):
+                    out.append(encode(seq[:t]))
+                return out
+        """, count=1, lines=(3,), spelling="index: a moving slice"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def group_loss(x):
+                return tf.reduce_mean(x)
+            def losses(x, groups):
+                for g in groups:
+                    rows = tf.boolean_mask(x, tf.equal(groups, g))
+                    group_loss(rows)
+        """, count=1, lines=(3,), spelling="name: tf.boolean_mask"),
+        Invalid("""
+            from model import fit_batch
+            import numpy as np
+            memory = []
+            for t in range(1000):
+                memory.append(t)
+                fit_batch(np.array(memory))
+        """, files={"model.py": """
+            import tensorflow as tf
+            @tf.function
+            def fit_batch(batch):
+                return tf.reduce_mean(batch)
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def total(x):
+                return tf.reduce_sum(x)
+            # %%
+            x = tf.random.normal([100])
+            for t in range(1, 100):
+                total(x[:t])
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function and ("padded_batch" in ctx.source
                                            or "bucket_by" in ctx.source)
