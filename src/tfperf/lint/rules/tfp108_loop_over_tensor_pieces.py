@@ -115,7 +115,8 @@ No automatic fix: the whole-tensor form depends on what the body computes.
 Not reported: loops that carry a value from one iteration to the next (a recurrence, an
 RNN stepped over `tf.unstack(x, axis=1)`), a different layer or function per piece
 (`[head(p) for head, p in zip(self.heads, pieces)]`), a model's variables (each is a
-different tensor: see TFP109 for updates of them), loops over a range that TFP101 or TFP103
+different tensor; their per-variable updates are not reported yet), loops over a range
+that TFP101 or TFP103
 already report (a tensor walked element by element, appended then stacked), and pieces
 whose results are not put back together.
 """
