@@ -1,6 +1,6 @@
 """Time the before/after shapes of the issue-25 rules on this machine's TensorFlow.
 
-    python benchmarks/lint_fixes/rule_claims.py [--cases TFP108,TFP408] [--budget 2] [--small]
+    python benchmarks/lint_fixes/rule_claims.py [--cases TFP109,TFP408] [--budget 2] [--small]
 
 Each case builds the pattern a rule reports and the form its hint asks for, with tensors of
 our own, and times both with tfperf's comparison core (interleaved rounds, ratio of medians;
@@ -35,7 +35,7 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
     s = 4 if small else 1
     out: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = {}
 
-    # TFP108: a softplus per channel group of one tensor, concatenated back.
+    # TFP109: a softplus per channel group of one tensor, concatenated back.
     x = tf.random.normal([256 // s, 64, 64])
 
     def pieces(x: Any) -> Any:
@@ -43,7 +43,7 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
 
     def whole(x: Any) -> Any:
         return tf.math.softplus(x) * 2.0
-    out["TFP108"] = (pieces, whole, (x,))
+    out["TFP109"] = (pieces, whole, (x,))
 
     # TFP408: the logit of each row's label.
     logits = tf.random.normal([4096 // s, 1000])
@@ -165,7 +165,7 @@ def _generator(tf: Any, small: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
-                    default="TFP108,TFP408,TFP408b,TFP409,TFP410,TFP110,TFP607,TFP608")
+                    default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP110,TFP607,TFP608")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)

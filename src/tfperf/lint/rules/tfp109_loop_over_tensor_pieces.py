@@ -1,4 +1,4 @@
-"""TFP108: the same TensorFlow work done piece by piece over one tensor, then put back together."""
+"""TFP109: the same TensorFlow work done piece by piece over one tensor, then put back together."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _rejoined(loop: Loop) -> str | None:
 
 
 class LoopOverTensorPieces(Rule):
-    code = "TFP108"
+    code = "TFP109"
     name = "loop-over-tensor-pieces"
     message = ("the same TF op run on each piece of one tensor, then put back together: "
                "one op over the whole tensor does it")
