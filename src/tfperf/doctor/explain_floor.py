@@ -86,8 +86,9 @@ _CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.
 # VS Code's debugger: "Exception has occurred: OSError", the message on the next line
 _VSCODE = re.compile(r"^\s*Exception has occurred: (?:[\w.]+\.)?(?P<cls>\w+)\s*$")
 # JavaScript: "Error: msg", "Uncaught (in promise) TypeError: msg"
-_JS_ERROR = re.compile(r"^\s*(?:Uncaught (?:\(in promise\) )?(?P<cls>(?:[A-Z]\w*)?Error)|"
-                       r"(?P<bare>Error)): (?P<msg>\S.*)$")
+# (a browser console may put the script's location first: "tensor.ts:398 Uncaught (in promise)")
+_JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?(?:Uncaught (?:\(in promise\) )?"
+                       r"(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|(?P<bare>Error)): (?P<msg>\S.*)$")
 # TensorFlow Lite's error reporter ("ERROR: " at the start of a line) about its own things
 _TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
                            r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"

@@ -87,20 +87,28 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
             found.add(bisect.bisect_right(starts, at) - 1)
             at = text.find(prefix, at + 1)
     found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F"))
-    out = []
+    out: list[LooseLine] = []
     for li in sorted(found - explained):
-        if li >= len(lines) or not (kind := _shape(lines[li])) or _prefix_of_next(lines, li,
-                                                                                 explained):
+        if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
+                                                                               explained):
             continue
         out.append(LooseLine(li, kind, is_tf_line(lines[li])))
-    return out
+    # a traceback's header belongs to the exception line that ends it
+    return [loose for i, loose in enumerate(out)
+            if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
 
 
-def _prefix_of_next(lines: list[str], li: int, explained: set[int]) -> bool:
-    """A log prefix alone on its line (a paste broke the line after ']') whose message, the next
-    non-blank line, a row explained: the two are one explained line."""
-    m = _LEVEL.match(lines[li])
-    if m is None or lines[li][m.end():].strip():
+# a marker that starts a message (a log prefix, a Python logger's 'WARNING:tensorflow:'), then at
+# most one word: a paste broke the line there and the message goes on on the next line
+_CUT_HEAD = re.compile(r"(?:\]|\b(?:WARNING|ERROR|INFO):[\w.]*:?)\s*\S*\s*$")
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
+
+
+def _head_of_next(lines: list[str], li: int, explained: set[int]) -> bool:
+    """A message's head alone at the end of its line (a log prefix, or 'WARNING:tensorflow:Skipping'
+    where a paste broke the line) whose message, the next non-blank line, a row explained: the
+    two are one explained line."""
+    if not _CUT_HEAD.search(lines[li]):
         return False
     nxt = next((i for i in range(li + 1, min(len(lines), li + 3)) if lines[i].strip()), None)
     return nxt is not None and nxt in explained
