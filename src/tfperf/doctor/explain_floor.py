@@ -74,7 +74,7 @@ _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
 _LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
-_TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite)|\btf\.|tf[-_]nightly|"
+TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite)|\btf\.|tf[-_]nightly|"
                       r"\btf-(?:layers|core|converter|backend)|@tensorflow")
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
@@ -87,8 +87,9 @@ _CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.
 _VSCODE = re.compile(r"^\s*Exception has occurred: (?:[\w.]+\.)?(?P<cls>\w+)\s*$")
 # JavaScript: "Error: msg", "Uncaught (in promise) TypeError: msg"
 # (a browser console may put the script's location first: "tensor.ts:398 Uncaught (in promise)")
-_JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?(?:Uncaught (?:\(in promise\) )?"
-                       r"(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|(?P<bare>Error)): (?P<msg>\S.*)$")
+_JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
+                       r"(?:Uncaught (?:\(in promise\) )?(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|"
+                       r"(?P<bare>Error)): (?P<msg>\S.*)$")
 # TensorFlow Lite's error reporter ("ERROR: " at the start of a line) about its own things
 _TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
                            r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
@@ -123,7 +124,7 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-_TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
@@ -363,11 +364,11 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     if cls == "ProcessCrash":
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
-                if _TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
+                if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
     block = _message_block(lines, at, explained)
-    if _TF_CONTEXT.search("\n".join(lines[li] for li in block)):
+    if TF_CONTEXT.search("\n".join(lines[li] for li in block)):
         return "its message names TensorFlow things"
-    if _TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
+    if TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
         return "its traceback runs through TensorFlow code or a TensorFlow call"
     return ""
 

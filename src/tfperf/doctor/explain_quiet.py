@@ -62,11 +62,11 @@ def _shape(text: str) -> str:
 def is_tf_line(text: str) -> bool:
     """The line is TensorFlow's own: a log line from its sources, its Python loggers, TFLite's
     reporter, or a line naming TensorFlow things (tensorflow, keras, tf., a tensor, a layer...)."""
-    from tfperf.doctor.explain_floor import _TF_CODE, _TF_CONTEXT
+    from tfperf.doctor.explain_floor import TF_CODE, TF_CONTEXT
 
     if (m := _LEVEL.match(text)) and _TF_SOURCE.search(m["file"]):
         return True
-    return bool(_TF_LOGGER.search(text) or _TF_CONTEXT.search(text) or _TF_CODE.search(text))
+    return bool(_TF_LOGGER.search(text) or TF_CONTEXT.search(text) or TF_CODE.search(text))
 
 
 def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseLine]:
