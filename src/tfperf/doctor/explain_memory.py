@@ -98,23 +98,32 @@ def allocation_detail(details: dict[str, list[str]]) -> str:
     return f"a host allocation of {_gib(max(sizes))}" if sizes else "a large host allocation"
 
 
-# the machine's RAM as a log shows it: /proc/meminfo, free's table, a stated size, a summary line
-_RAM = (re.compile(r"MemTotal:\s+(?P<kb>\d+) kB"),
-        re.compile(r"^\s*Mem:\s+(?P<size>[\d.]+\s?[KMGT]i?B?)\s", re.M),
-        re.compile(r"(?P<size>\d+(?:\.\d+)?\s?[GT]i?B) (?:of )?(?:system )?(?:RAM|memory)\b|"
-                   r"\bRAM:? (?P<size2>\d+(?:\.\d+)?\s?[GT]i?B)\b"))
+# the machine's RAM as a log shows it: /proc/meminfo, free's table, a stated size ('8 GB RAM',
+# 'RAM: 12 GB', '32gb of RAM'); looked for only on lines holding one of the literals ("memory"
+# alone is on too many of TensorFlow's own lines)
+_RAM_WORDS = ("MemTotal", "Mem:", "RAM")
+_RAM = re.compile(r"MemTotal:\s+(?P<kb>\d+) kB|^\s*Mem:\s+(?P<free>[\d.]+\s?[KMGT]i?B?)\s|"
+                  r"(?P<size>\d+(?:\.\d+)?\s?[GgTt]i?[Bb]) (?:of )?RAM\b|"
+                  r"\bRAM:? (?P<size2>\d+(?:\.\d+)?\s?[GgTt]i?[Bb])\b")
+_SIZE = re.compile(r"([\d.]+)\s?([KMGTkmgt])")
+_POWER = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _LARGE_SHARE = 0.5  # TensorFlow's own threshold for the total allocated (cpu_allocator_impl.cc)
 
 
 def ram_shown(text: str) -> int | None:
     """Bytes of RAM the log shows (the largest figure), or None."""
     sizes = []
-    for rx in _RAM:
-        for m in rx.finditer(text):
-            if m.groupdict().get("kb"):
-                sizes.append(int(m["kb"]) * 1024)
-            elif (n := _bytes(m.groupdict().get("size") or m.groupdict().get("size2") or "")):
-                sizes.append(n)
+    for word in _RAM_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+            line = text[start:end if end >= 0 else len(text)]
+            for m in _RAM.finditer(line):
+                if m["kb"]:
+                    sizes.append(int(m["kb"]) * 1024)
+                elif size := _SIZE.match(m["free"] or m["size"] or m["size2"] or ""):
+                    sizes.append(int(float(size[1]) * _POWER[size[2].upper()]))
+            at = text.find(word, end) if end >= 0 else -1
     return max(sizes) if sizes else None
 
 

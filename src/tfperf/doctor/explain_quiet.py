@@ -86,7 +86,9 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
         while at >= 0:
             found.add(bisect.bisect_right(starts, at) - 1)
             at = text.find(prefix, at + 1)
-    found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F"))
+    # glog's "W tensorflow/..." and absl's "W0713 ..." (not "Epoch", "Found")
+    found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F")
+                 and (text[at + 1:at + 2] == " " or text[at + 1:at + 2].isdigit()))
     out: list[LooseLine] = []
     for li in sorted(found - explained):
         if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,

@@ -408,15 +408,20 @@ def cpu_by_design(text: str) -> str:
     """Why TensorFlow runs on the CPU by design in the program that printed the log ('' when the
     log does not show it): a missing CUDA library is then no failure, whatever else shows a GPU
     is wanted (the NVIDIA image of a JAX program)."""
+    if "alphafold" not in text and "run_docker.py" not in text:  # the patterns' literals
+        return ""
     return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text)), "")
 
 
 # --- TensorFlow.js ------------------------------------------------------------------------------
 
-_TFJS = re.compile(r"tf\.serialization\.registerClass|TensorFlow\.js|@tensorflow/tfjs|tfjs-|"
-                   r"\btf-(?:layers|core)\b|^\s+at \S+ \([^)\n]*\.(?:js|ts|mjs):\d+", re.M)
+_TFJS_WORDS = ("tf.serialization.registerClass", "TensorFlow.js", "@tensorflow/tfjs", "tfjs-",
+               "tf-layers", "tf-core")
+_JS_FRAME = re.compile(r"^\s+at \S+ \([^)\n]*\.(?:js|ts|mjs)(?:\?\w+)?:\d+", re.M)
 
 
 def is_tfjs(text: str) -> bool:
     """The log is TensorFlow.js's: its wording, its packages, or JavaScript stack frames."""
-    return bool(_TFJS.search(text))
+    if any(w in text for w in _TFJS_WORDS):
+        return True
+    return any(w in text for w in (".js:", ".ts:", ".mjs:")) and bool(_JS_FRAME.search(text))
