@@ -9,14 +9,35 @@ and reads it; the likely causes for its class come ranked from ``data/error_clas
 ``confidence="low"``: a generic reading, weaker than a row that knows the message.
 
 What counts as an error line: a Python exception (``SomethingError: ...``, ``...Exception: ...``,
-also as VS Code's JSON error cell, ``"name": "ValueError"`` with its ``"message"``), an E- or
+TensorFlow's private ``_SymbolicException``, also as VS Code's JSON error cell, ``"name":
+"ValueError"`` with its ``"message"``, or its debugger's ``Exception has occurred: OSError`` with
+the message on the next line), R's ``Error in py_call_impl(...) :`` (reticulate; the Python class on
+the same or the next line), JavaScript's ``Error: ...`` (also ``Uncaught (in promise) TypeError:``),
+TensorFlow Lite's error reporter (``ERROR: Didn't find op for builtin opcode ...``), an E- or
 F-level TensorFlow log line (``E tensorflow/...cc:123] ...``, absl's ``E0713 10:26:18 ...]``), a
 ``Check failed``, a crash, a CUDA status, a program the loader could not start, and a message in
 one of TensorFlow's known wordings printed without its class (``data/tf_message_shapes.csv``:
-``Tried to convert 'shape' to a tensor and failed``). It counts when it is TensorFlow's: a
-``tf.errors`` class, a known TensorFlow wording, a TensorFlow log line, or any other error in a log
-that mentions TensorFlow, Keras or a TensorFlow-family package anywhere. Lines a knowledge row
-already matched (informational ones included) are never read again here.
+``Tried to convert 'shape' to a tensor and failed``).
+
+It is read as TensorFlow's (``tf_reason``) only when the error itself ties it to TensorFlow:
+
+1. its form is TensorFlow's: a ``tf.errors`` class or status, TensorFlow's private exception
+   classes, a CHECK, a CUDA status, a known TensorFlow wording, an E/F line from TensorFlow's own
+   source files, TFLite's error reporter, a TensorFlow program the loader could not start;
+2. its message block (the error line and the lines that continue it, up to a blank line, a log
+   line or a line a row explained) names TensorFlow things (tensorflow, keras, ``tf.``, a tensor,
+   a layer, a shape, a dtype, CUDA...);
+3. its traceback runs through TensorFlow: a frame of the traceback that ends in it (Python's
+   above it, back to where that traceback starts; R's ``Detailed traceback`` and JavaScript's
+   ``at ...`` frames below it) is in TensorFlow-family code (tensorflow, keras, tf_keras, tflearn,
+   tfjs, tflite...) or its code line calls TensorFlow;
+4. a crash (no message of its own) counts when the process printed TensorFlow's lines before it
+   (within 200 lines).
+
+Anything else is the application's own error or another library's, however often the log names
+TensorFlow elsewhere (an audio file the program cannot open, after TFLite's start-up line): it is
+not blamed on TensorFlow, and the explainer lists it apart as "not TensorFlow's". Lines a
+knowledge row already matched (informational ones included) are never read again here.
 
 Beyond the class, the reading names the third-party library whose frames raised it
 (``library``: tflearn's own module, not the user's code and not TensorFlow's) and the command a
@@ -29,6 +50,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 # what any error line holds (case-sensitive, as TensorFlow and Python print them): literals
@@ -37,7 +59,7 @@ from dataclasses import dataclass, field
 _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
-                  "error while loading shared libraries")
+                  "error while loading shared libraries", "ERROR: ")
 _TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
 # an E- or F-level log line's level and origin, tried where a line starts with E or F and after
 # a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
@@ -51,10 +73,27 @@ _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
 _LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
-# the log is about TensorFlow at all: any error in it may be TensorFlow's
-_TF_FAMILY = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs)|\btf\.|tf[-_]nightly")
-_PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
+# TensorFlow-family code or a call into it, in a traceback's frames and code lines
+TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite)|\btf\.|tf[-_]nightly|"
+                      r"\btf-(?:layers|core|converter|backend)|@tensorflow")
+_PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
+# TensorFlow's own private exception classes (tensorflow/python/eager/core.py)
+_TF_PRIVATE = frozenset({"_SymbolicException", "_NotOkStatusException", "_FallbackException"})
+# R's reticulate: "Error in py_call_impl(callable, dots$args, dots$keywords) : ValueError: ..."
+_R_CALL = re.compile(r"^\s*Error in py_\w+\(.*?\)\s*:\s*(?P<rest>.*?)\s*$")
+_CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.*)$")
+# VS Code's debugger: "Exception has occurred: OSError", the message on the next line
+_VSCODE = re.compile(r"^\s*Exception has occurred: (?:[\w.]+\.)?(?P<cls>\w+)\s*$")
+# JavaScript: "Error: msg", "Uncaught (in promise) TypeError: msg"
+# (a browser console may put the script's location first: "tensor.ts:398 Uncaught (in promise)")
+_JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
+                       r"(?:Uncaught (?:\(in promise\) )?(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|"
+                       r"(?P<bare>Error)): (?P<msg>\S.*)$")
+# TensorFlow Lite's error reporter ("ERROR: " at the start of a line) about its own things
+_TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
+                           r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
+                           r"[Rr]egistration|kernel)\b.*)$")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
@@ -85,8 +124,11 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-_TF_CONTEXT = re.compile(r"tensorflow|keras|tf_keras|\btf\.|tensor|Tensor|[Ll]ayer|\bshape|"
-                         r"dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap")
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
+                         r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
+                         r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
+                         r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
+                         r"SavedModel|saved_model|\beager\b|\bgraph\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NB_FRAME = re.compile(r"^\s*(?P<path><ipython-input-[\w-]+>|(?:[A-Za-z]:)?[~\w./\\ -]+\.py)"
                        r"(?::(?P<line>\d+))? in (?P<func>[\w<>.]+)")
@@ -203,11 +245,34 @@ def _shape_needles() -> tuple[str, ...]:
     return tuple(dict.fromkeys(needle for _, needle, _ in _shapes()))
 
 
+def _next_text(lines: list[str], li: int) -> tuple[int, str]:
+    """(index, text) of the first non-blank line after ``li`` within 2 lines, or (-1, '')."""
+    for nxt in range(li + 1, min(len(lines), li + 3)):
+        if lines[nxt].strip():
+            return nxt, lines[nxt].strip()
+    return -1, ""
+
+
 def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     """(class, message, surely TensorFlow's) of the error line ``li``, or None."""
     line = lines[li]
     if m := _PY_EXC.match(line):
-        return m["cls"], m["msg"].strip(), False
+        return m["cls"], m["msg"].strip(), m["cls"] in _TF_PRIVATE
+    if "Error in py_" in line and (m := _R_CALL.match(line)):
+        rest = m["rest"]
+        if not rest:  # the message on the next line: a Python class there is read on its own
+            _, rest = _next_text(lines, li)
+            if not rest or _PY_EXC.match(rest):
+                return None
+        if c := _CLASS_MSG.match(rest):
+            return c["cls"], c["msg"].strip(), c["cls"] in _TF_PRIVATE
+        return "RError", rest, False
+    if "Exception has occurred" in line and (m := _VSCODE.match(line)):
+        return m["cls"], _next_text(lines, li)[1], m["cls"] in _TF_PRIVATE
+    if "ERROR: " in line and (m := _TFLITE_ERROR.match(line)):
+        return "TfLiteError", m["msg"].strip(), True
+    if "Error: " in line and (m := _JS_ERROR.match(line)):
+        return m["cls"] or m["bare"], m["msg"].strip(), False
     if m := _OP_REQUIRES.search(line):
         cls = _STATUS_CLASS.get(m["status"].strip().lower().replace("_", " "))
         return (cls or "UnknownError"), m["msg"].strip(), True
@@ -244,13 +309,68 @@ def _context(lines: list[str], at: int) -> list[int]:
     return out
 
 
-def _is_tf(cls: str, context: str, lines: list[str], at: int) -> bool:
-    if cls in TF_ERRORS or cls in ("CheckFailed", "CudaError"):
-        return True
-    if _TF_CONTEXT.search(context):
-        return True
-    above = "\n".join(lines[max(0, at - _MAX_BACK):at])
-    return bool(re.search(r"tensorflow|keras|tf_keras", above))
+# a line that is part of a traceback: a frame, its code (indented or numbered), a notebook's
+# arrows and rules, a blank line between notebook frames
+_TRACEBACK_LINE = re.compile(r'^\s*(?:File "|at |-+>|\d+ |\.\.\.|\[\.\.\. skipping|$)|^\s+\S|'
+                             r"^-{3,}|^\S+\.py:?\d* in |^<ipython-input|^\S+\.py:\d+: in \S")
+# a frame line (Python's, a notebook's, pytest's): the line after it is its code, whatever its
+# indent
+_FRAME_LINE = re.compile(r'^\s*File "|^\S+\.py:?\d* in |^<ipython-input|^\S+\.py:\d+: in \S')
+_BLOCK_END = re.compile(r"^\s*$|^(?:[^\n]{0,40}?\d\d:\d\d:\d\d[.,]\d+:? )?[IWEF](?:\d{4} )?[ \d:.]*"
+                        r"[\w./\\-]+\.(?:cc|h|cpp|c|py):\d+\]|^\s*(?:INFO|WARNING|ERROR)\b|"
+                        r"^\s*Traceback \(most recent|^\s*Detailed traceback")
+_MAX_BLOCK = 12  # lines a message may continue over
+
+
+def _message_block(lines: list[str], at: int, explained: AbstractSet[int]) -> list[int]:
+    """The error line and the lines that continue its message: up to a blank line, a log line, a
+    traceback's start or a line a row explained."""
+    out = [at]
+    for li in range(at + 1, min(len(lines), at + 1 + _MAX_BLOCK)):
+        if li in explained or _BLOCK_END.match(lines[li]) or _PY_EXC.match(lines[li]):
+            break
+        out.append(li)
+    return out
+
+
+def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
+    """The frames of the traceback that ends in the error at ``at``: Python's above it, back to
+    the traceback's start (only traceback-shaped lines), and R's ``Detailed traceback`` or
+    JavaScript's ``at ...`` frames below its message (from ``after`` on)."""
+    out: list[str] = []
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        text = lines[li]
+        if _CONTEXT_STOP.match(text) or _JUPYTER_HEAD.match(text):
+            break
+        if not (_TRACEBACK_LINE.match(text) or (li > 0 and _FRAME_LINE.match(lines[li - 1]))):
+            break
+        out.append(text)
+    for li in range(after, min(len(lines), after + _MAX_CONTEXT)):
+        text = lines[li]
+        if text.strip().startswith("Detailed traceback"):
+            continue
+        if not (text.lstrip().startswith(("at ", 'File "')) or (text[:1].isspace() and out)):
+            break
+        out.append(text)
+    return out
+
+
+def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
+              explained: AbstractSet[int] = frozenset()) -> str:
+    """Why the error at line ``at`` is TensorFlow's: '' when nothing in it ties it to TensorFlow
+    (the application's own error, or another library's)."""
+    if surely_tf or cls in TF_ERRORS or cls in ("CheckFailed", "CudaError", "TfLiteError"):
+        return "its form is TensorFlow's"
+    if cls == "ProcessCrash":
+        above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
+        return ("the process printed TensorFlow's lines before it crashed"
+                if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
+    block = _message_block(lines, at, explained)
+    if TF_CONTEXT.search("\n".join(lines[li] for li in block)):
+        return "its message names TensorFlow things"
+    if TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
+        return "its traceback runs through TensorFlow code or a TensorFlow call"
+    return ""
 
 
 def _library(lines: list[str], at: int) -> str:
@@ -335,37 +455,47 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
 
 
 _RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
+         "TfLiteError": 2.0,
          "ProcessCrash": 3.0}
 
 
-def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
-    """The error of the log no row explained: a tf.errors class first, then the first other
+@dataclass(frozen=True)
+class ForeignError:
+    """An error line the floor did not blame on TensorFlow: nothing in it ties it to TensorFlow."""
+
+    line: int  # 0-based
+    cls: str
+    message: str
+
+
+def scan_errors(text: str, lines: list[str],
+                explained: set[int]) -> tuple[ErrorSite | None, list[ForeignError]]:
+    """The error of the log no row explained (a tf.errors class first, then the first other
     TensorFlow error, then a C++ CHECK, a CUDA status or a library the loader did not find, then
-    an E-level log line, then a crash. None when there is none."""
+    an E-level log line, then a crash), and the error lines that are not TensorFlow's."""
     found: list[tuple[float, int, str, str]] = []  # (rank, line, class, message)
-    mentions_tf: bool | None = None
+    foreign: list[ForeignError] = []
     for li in _candidate_lines(text, explained):
         got = _classify(lines, li)
         if got is None:
             continue
         cls, msg, surely_tf = got
-        if not surely_tf:  # any error counts when the log is about TensorFlow at all
-            if mentions_tf is None:
-                mentions_tf = bool(_TF_FAMILY.search(text) or re.search("cuda", text, re.I))
-            surely_tf = mentions_tf
-        if not surely_tf and cls != "ProcessCrash":  # else its own lines may say so
-            ctx = "\n".join(lines[i] for i in _context(lines, li))
-            surely_tf = _is_tf(cls, ctx, lines, li)
-        if not surely_tf:
+        if not tf_reason(lines, li, cls, surely_tf, explained):
+            foreign.append(ForeignError(li, cls, msg))
             continue
         rank = 0.0 if cls in TF_ERRORS else _RANK.get(cls, 1.0)
         if not msg:  # a notebook header: its message comes later, keep it last of its rank
             rank += 0.5
         found.append((rank, li, cls, msg))
     if not found:
-        return None
+        return None, foreign
     _, li, cls, msg = min(found, key=lambda f: (f[0], f[1]))
-    return _site(lines, li, cls, msg)
+    return _site(lines, li, cls, msg), foreign
+
+
+def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
+    """The TensorFlow error of the log no row explained (``scan_errors``), or None."""
+    return scan_errors(text, lines, explained)[0]
 
 
 @functools.cache
@@ -441,7 +571,7 @@ def library_mismatch(site: ErrorSite) -> bool:
 
 def label_of(cls: str) -> str:
     """InvalidArgumentError -> invalid-argument-error; CheckFailed -> check-failed."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", cls).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", cls.lstrip("_")).lower()
 
 
 def detail_of(site: ErrorSite) -> str:

@@ -122,6 +122,9 @@ def op_kind_detail(details: Details) -> str:
     op = _first(details, "op", "op2")
     kind, package = op_kind(details)
     where = "TF Serving's binary" if details.get("serving") else "the binary loading it"
+    if kind == "addon" and details.get("serving"):
+        return (f"{op} is an op of {package}, which this TF Serving binary was not built with (a "
+                "Python import cannot add it to the model server)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
     if kind == "core":
@@ -374,3 +377,51 @@ def ampere_detail(details: Details) -> str:
             "built with CUDA 10 or older, which predates these GPUs (they need CUDA 11), so its "
             "cuBLAS kernels fail there; use TensorFlow 2.4 or newer, or NVIDIA's TensorFlow 1.15 "
             "for CUDA 11 (pip install nvidia-pyindex && pip install nvidia-tensorflow)")
+
+
+# --- a package pinning another TensorFlow -------------------------------------------------------
+
+
+def pin_detail(details: Details) -> str:
+    """'csbdeep needs tensorflow < 2, installed 2.3.0' from the package's own check or pip's."""
+    pkg = _first(details, "pin_pkg", "pin_pkg2")
+    req = _first(details, "pin_req", "pin_req2")
+    if not (pkg and req):
+        return ""
+    ver = _first(details, "pin_ver")
+    have = _first(details, "tf_have3", "tf_have4")
+    return (f"{pkg}{' ' + ver if ver else ''} needs tensorflow {req}"
+            + (f", installed {have}" if have else ""))
+
+
+# --- TensorFlow that runs on the CPU by design --------------------------------------------------
+
+_CPU_BY_DESIGN = (
+    (re.compile(r"\brun_docker\.py:\d+\]|\brun_alphafold\.py\b|[/\\]alphafold[/\\]"),
+     "AlphaFold runs its model in JAX and TensorFlow only for its input pipeline, pinned to the "
+     "CPU (alphafold/model/features.py: tf.device('/device:CPU:0')), so a CUDA library TensorFlow "
+     "cannot load changes nothing: not a failure"),
+)
+
+
+def cpu_by_design(text: str) -> str:
+    """Why TensorFlow runs on the CPU by design in the program that printed the log ('' when the
+    log does not show it): a missing CUDA library is then no failure, whatever else shows a GPU
+    is wanted (the NVIDIA image of a JAX program)."""
+    if "alphafold" not in text and "run_docker.py" not in text:  # the patterns' literals
+        return ""
+    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text)), "")
+
+
+# --- TensorFlow.js ------------------------------------------------------------------------------
+
+_TFJS_WORDS = ("tf.serialization.registerClass", "TensorFlow.js", "@tensorflow/tfjs", "tfjs-",
+               "tf-layers", "tf-core")
+_JS_FRAME = re.compile(r"^\s+at \S+ \([^)\n]*\.(?:js|ts|mjs)(?:\?\w+)?:\d+", re.M)
+
+
+def is_tfjs(text: str) -> bool:
+    """The log is TensorFlow.js's: its wording, its packages, or JavaScript stack frames."""
+    if any(w in text for w in _TFJS_WORDS):
+        return True
+    return any(w in text for w in (".js:", ".ts:", ".mjs:")) and bool(_JS_FRAME.search(text))

@@ -359,6 +359,8 @@ def _addon_name(details: dict[str, list[str]]) -> str:
 
 
 def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
+    if details.get("pin_req") or details.get("pin_req2"):
+        return _pinned(details, v)
     addon = _addon_name(details)
     tf = (details.get("tf_have") or [v.tensorflow or ""])[0]
     mm = _mm(tf) if tf else ""
@@ -421,6 +423,28 @@ def _requires_tf(addon: str, details: dict[str, list[str]], v: LogVersions) -> s
         f"install the {addon} release made for TensorFlow {mm or 'the installed one'}")
     up = f", or upgrade TensorFlow to {need} or newer (this {addon} needs it)" if need else ""
     return f"{pin}{up}; keep the two in step (each {addon} release pairs with one TensorFlow)"
+
+
+def _pinned(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A package whose requirement pins another TensorFlow ('csbdeep only supports tensorflow <
+    2', pip's 'X requires tensorflow<2.3,>=2.2, but you have tensorflow 2.3.0'): the TensorFlow it
+    asks for, or a release of it made for the TensorFlow installed."""
+    from tfperf.doctor import knowledge as K
+
+    pkg = (details.get("pin_pkg") or details.get("pin_pkg2") or [""])[0]
+    req = re.sub(r"\s+", "", (details.get("pin_req") or details.get("pin_req2") or [""])[0])
+    have = (details.get("tf_have3") or details.get("tf_have4") or [v.tensorflow or ""])[0]
+    tf1 = ""
+    if re.fullmatch(r"<2(?:\.0)*", req):  # TF 1.x only: its last release and its Pythons
+        cfg = K.build_config("1.15.0", "linux", gpu=False)
+        pythons = f", Python {cfg.python_text}" if cfg else ""
+        tf1 = f" (the last is 1.15{pythons}; tensorflow-gpu==1.15.* for the GPU)"
+    fits = [ver for name, ver, tfm in _addon_table() if name == pkg and have and tfm == _mm(have)]
+    newer = (f"pip install '{pkg}=={fits[0]}' (made for TensorFlow {_mm(have)})" if fits else
+             f"a release of {pkg} (or of the package that installed it) made for TensorFlow "
+             f"{have or 'the one installed'}: pip install -U {pkg}")
+    return (f"pip install 'tensorflow{req}'{tf1}, the TensorFlow {pkg} asks for, or {newer}; keep "
+            "both in one environment")
 
 
 def _mixed(details: dict[str, list[str]], v: LogVersions) -> str:
@@ -609,6 +633,11 @@ def _op(details: dict[str, list[str]], v: LogVersions) -> str:
 
     kind, package = op_kind(details)
     mm = _mm(v.tensorflow) if v.tensorflow else "<TensorFlow major.minor>"
+    if kind == "addon" and details.get("serving"):  # TF Serving cannot import a Python package
+        return (f"TF Serving's model server holds only the {package} ops it was built with (2.0.0 "
+                "added some tensorflow-text tokenizers): serve with a TF Serving build that links "
+                f"{package}'s ops (TF Serving's custom-op build, or an image that includes them), "
+                "or keep that preprocessing outside the served graph")
     if kind == "addon":
         module = package.replace("-", "_")
         pin = f"=={mm}.*" if package == "tensorflow-text" else ""
@@ -637,6 +666,28 @@ def _checkpoint(details: dict[str, list[str]], v: LogVersions) -> str:
             "custom_objects and compile=False); otherwise the file belongs to another model")
 
 
+def _ptx(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A TensorFlow without native kernels for this GPU: the build variable that adds them."""
+    cc = (details.get("cc") or [""])[0].rstrip(".")
+    if not cc:
+        return ""
+    return (f"kernels for compute capability {cc}: a source build (TensorFlow, or a project that "
+            f"builds it such as torch_xla) sets TF_CUDA_COMPUTE_CAPABILITIES to include {cc} (e.g. "
+            f"\"{cc}\" with the others you need) before building; a pip wheel: a release whose "
+            f"wheels include {cc} (tfperf doctor --plan VERSION --gpu NAME)")
+
+
+def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A TensorFlow.js model: its custom layers must exist in JavaScript."""
+    if not details.get("tfjs"):
+        return ""
+    name = (details.get("name") or details.get("name2") or ["the layer"])[0]
+    return (f"TensorFlow.js: implement {name} in JavaScript (a class extending tf.layers.Layer "
+            "with a static className) and register it with tf.serialization.registerClass before "
+            "tf.loadLayersModel; or convert the model as a graph model (tensorflowjs_converter "
+            "--output_format=tfjs_graph_model), which needs no Keras layer classes")
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
@@ -645,6 +696,7 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
+    "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
 }
 
 
