@@ -7,25 +7,13 @@ charged it to a line), so the outcome does not depend on the machine's load.
 """
 
 import json
-import textwrap
 import time
+
+from profile_scripts import line_of, write_script
 
 from tfperf.core.findings import Status
 from tfperf.profile import advice, runner
 from tfperf.profile.observation import LineStats, Observation
-
-
-def _script(tmp_path, body, name="train.py"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
-
-
-def _line_of(path, needle):
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(needle)
 
 
 def test_final_print_after_a_training_loop_gets_its_own_small_share(tf, tmp_path):
@@ -33,7 +21,7 @@ def test_final_print_after_a_training_loop_gets_its_own_small_share(tf, tmp_path
     first eager op after the loop, which was charged everything since the loop's last event
     (there: the capture's stop; here, certain: a one-second sleep between the two)."""
     gap_file = tmp_path / "gap.json"
-    path = _script(tmp_path, f"""
+    path = write_script(tmp_path, f"""
         import json, time
         import tensorflow as tf
 
@@ -61,7 +49,7 @@ def test_final_print_after_a_training_loop_gets_its_own_small_share(tf, tmp_path
     assert rep.error is None
     gap = json.loads(gap_file.read_text())["gap"]
     ops = {s.line: s for s in rep.obs.eager_ops.values() if s.path == str(path)}
-    printed = ops[_line_of(path, "# the print")]
+    printed = ops[line_of(path, "# the print")]
     assert printed.kinds == {"Mean": 1}
     # its own execution only: far below the second before it (before: at least that second)
     assert printed.total_s < gap / 2
@@ -81,7 +69,7 @@ def test_a_capture_stopped_inside_the_run_is_tfperfs_time(tf, tmp_path, monkeypa
         return out
 
     monkeypatch.setattr(capture_mod.Capture, "stop", slow_stop)
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import tensorflow as tf
 
         @tf.function
@@ -167,7 +155,7 @@ def test_report_keeps_not_advice_in_json_and_out_of_the_advice_text(tf):
 
 
 def test_keras_fit_syncs_are_keras_not_the_fit_line(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import numpy as np
         import tensorflow as tf
 
@@ -179,7 +167,7 @@ def test_keras_fit_syncs_are_keras_not_the_fit_line(tf, tmp_path):
     """)
     rep = runner.run_script(path, capture=False)
     assert rep.error is None
-    fit = _line_of(path, "# fit")
+    fit = line_of(path, "# fit")
     (syncs,) = [s for s in rep.obs.host_syncs.values() if s.line == fit]
     assert syncs.count >= 32 and syncs.made_in["keras"] == syncs.count
     assert not [f for f in rep.findings if f.code == "profile.host_sync"]
@@ -190,7 +178,7 @@ def test_keras_fit_syncs_are_keras_not_the_fit_line(tf, tmp_path):
 def test_eager_share_of_one_off_setup_is_not_advice(tf, tmp_path):
     """The step is a tf.function already; the eager ops are setup (a large random init):
     "wrap the training step in tf.function" would change nothing."""
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import tensorflow as tf
 
         table = tf.Variable(tf.random.normal([1500, 1500]))  # setup: one large eager op
@@ -215,7 +203,7 @@ def test_a_python_loop_over_a_dataset_is_not_an_op_storm(tf, tmp_path):
     """`for batch in ds:` runs an IteratorGetNext per batch, whose time is the input
     pipeline's (here certain: a map that sleeps 8 ms per element): "replace the Python loop by
     whole-tensor ops" and "wrap the loop in tf.function" would be wrong advice."""
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import time
         import tensorflow as tf
 
@@ -234,7 +222,7 @@ def test_a_python_loop_over_a_dataset_is_not_an_op_storm(tf, tmp_path):
     """)
     rep = runner.run_script(path, capture=True, logdir=tmp_path / "logs")
     assert rep.error is None
-    loop = _line_of(path, "# the loop")
+    loop = line_of(path, "# the loop")
     (line,) = [s for s in rep.obs.eager_ops.values() if s.line == loop]
     assert line.kinds["IteratorGetNext"] == 120
     assert line.total_s / rep.obs.wall_s >= advice.EAGER_LINE_MIN_SHARE

@@ -1,28 +1,15 @@
 """Scripts and functions run under observation, on real TensorFlow (CPU)."""
 
-import textwrap
 
 import pytest
+from profile_scripts import line_of, write_script
 
 from tfperf.examples import SLOW
 from tfperf.profile import runner
 
 
-def _script(tmp_path, body, name="prog.py"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
-
-
-def _line_of(path, needle):
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(needle)
-
-
 def test_numpy_in_a_loop_counts_one_sync_per_iteration_at_its_line(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, name="prog.py", body="""
         import sys
         import tensorflow as tf
 
@@ -36,12 +23,14 @@ def test_numpy_in_a_loop_counts_one_sync_per_iteration_at_its_line(tf, tmp_path)
     rep = runner.run_script(path, ["23"], capture=False)
     assert rep.error is None
     syncs = {s.line: s for s in rep.obs.host_syncs.values() if s.path == str(path)}
-    loop_line = _line_of(path, "# the sync")
+    loop_line = line_of(path, "# the sync")
     assert syncs[loop_line].count == 23
     assert syncs[loop_line].kinds == {".numpy()": 23}
     assert syncs[loop_line + 1].count == 1  # float(tensor) after the loop
     assert syncs[loop_line + 1].kinds == {"float()": 1}
-    (finding,) = [f for f in rep.findings if f.code == "profile.host_sync"]
+    # 23 syncs of 8 floats cost well under 0.1 % of a run whose wall time includes TF's
+    # import on a loaded machine, so the finding may be kept as data rather than advice.
+    (finding,) = [f for f in rep.findings + rep.not_advice if f.code == "profile.host_sync"]
     assert finding.location.line == loop_line and finding.data["rule"] == "TFP201"
 
 
@@ -53,7 +42,7 @@ def test_case_study_inner_loop_is_the_top_eager_op_line(tf):
     assert rep.error is None
     top = rep.obs.sorted_lines("eager_ops")[0]
     assert top.path == str(SLOW)
-    assert top.line == _line_of(SLOW, "weighted_sum = weighted_sum + window_data[j]")
+    assert top.line == line_of(SLOW, "weighted_sum = weighted_sum + window_data[j]")
     # 2 calls (warm-up + 1 step) × 4 samples × 50 window steps × 4 ops per line
     assert top.count == 2 * 4 * 50 * 4
     assert set(top.kinds) == {"StridedSlice", "Mul", "AddV2"}
@@ -63,7 +52,7 @@ def test_case_study_inner_loop_is_the_top_eager_op_line(tf):
 
 
 def test_a_script_that_raises_still_reports_what_ran(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, name="prog.py", body="""
         import tensorflow as tf
 
         @tf.function
@@ -89,7 +78,7 @@ def test_a_script_that_raises_still_reports_what_ran(tf, tmp_path):
 def test_sys_exit_zero_is_not_an_error_and_argv_is_restored(tf, tmp_path):
     import sys
 
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, name="prog.py", body="""
         import sys
         assert sys.argv[1:] == ["--flag", "v"], sys.argv
         assert __name__ == "__main__"
@@ -107,7 +96,7 @@ def test_bad_targets_are_input_errors(tmp_path):
         runner.load_callable("no_such_module_xyz:f")
     with pytest.raises(runner.ProfileInputError, match="has no attribute"):
         runner.load_callable("tfperf.examples:no_such_function")
-    broken = _script(tmp_path, "raise ImportError('half-written')\n", name="broken.py")
+    broken = write_script(tmp_path, "raise ImportError('half-written')\n", name="broken.py")
     with pytest.raises(runner.ProfileInputError, match="half-written"):
         runner.load_callable(f"{broken}:f")
 
@@ -152,7 +141,7 @@ def test_command_module_does_not_import_tensorflow():
 
 
 def test_tf_function_recreated_in_a_loop_is_named(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, name="prog.py", body="""
         import tensorflow as tf
 
         def body(x):
@@ -165,11 +154,11 @@ def test_tf_function_recreated_in_a_loop_is_named(tf, tmp_path):
     assert len(rep.obs.functions) == 4
     (finding,) = [f for f in rep.findings if f.name == "tf-function-recreated"]
     assert finding.data["rule"] == "TFP302" and finding.data["objects"] == 4
-    assert finding.location.line == _line_of(path, "def body")
+    assert finding.location.line == line_of(path, "def body")
 
 
 def test_script_capture_stops_after_steps_calls(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, name="prog.py", body="""
         import tensorflow as tf
 
         @tf.function

@@ -2,9 +2,9 @@
 code and lint's findings; planted scripts on real TensorFlow (CPU), exact counters."""
 
 import json
-import textwrap
 
 import pytest
+from profile_scripts import line_of, write_script
 
 from tfperf.cli import main
 from tfperf.profile import runner
@@ -30,22 +30,11 @@ for epoch in range(3):
 """
 
 
-def _script(tmp_path, body, name="train.py"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
-
-
-def _line_of(path, needle):
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(needle)
 
 
 def test_an_eager_training_loop_is_named_first_with_tf_function_and_the_dropped_clip(
         tf, tmp_path):
-    path = _script(tmp_path, EAGER_STEP)
+    path = write_script(tmp_path, EAGER_STEP)
     rep = runner.run_script(path, capture=True)
     assert rep.error is None
     # steps from the batch loop: 3 epochs × 4 batches, each a profiler step marker
@@ -58,11 +47,11 @@ def test_an_eager_training_loop_is_named_first_with_tf_function_and_the_dropped_
     assert "@tf.function" in top.fix and top.automatic
     assert [f.code for f in top.lint] == ["TFP306"]
     lines = {h.line: h for h in top.lines}
-    update = _line_of(path, "optimizer.apply_gradients")
+    update = line_of(path, "optimizer.apply_gradients")
     assert lines[update].internal == "inside Keras (optimizer.apply_gradients)"
-    assert lines[_line_of(path, "tape.gradient")].internal == \
+    assert lines[line_of(path, "tape.gradient")].internal == \
         "inside TensorFlow (tape.gradient)"
-    clip = _line_of(path, "# thrown away")
+    clip = line_of(path, "# thrown away")
     assert lines[clip].internal is None and lines[clip].ops == 12 * 4 * 12  # 12 ops a clip
     (dropped,) = [c for c in rep.causes if c.kind == "discarded-op-result"]
     assert dropped.within == top.title and dropped.lines[0].line == clip
@@ -79,14 +68,14 @@ def test_an_eager_training_loop_is_named_first_with_tf_function_and_the_dropped_
 
 
 def test_steps_n_captures_the_first_n_steps_of_the_loop(tf, tmp_path):
-    path = _script(tmp_path, EAGER_STEP)
+    path = write_script(tmp_path, EAGER_STEP)
     rep = runner.run_script(path, capture=True, steps=5)
     assert rep.obs.steps.count == 12  # every step is timed
     assert rep.capture.steps == 5 and rep.capture.step_source == "step markers"
 
 
 def test_syncs_made_inside_tape_gradient_are_internal_not_the_lines_own(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import tensorflow as tf
         model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
         x = tf.ones([3, 4])
@@ -98,17 +87,17 @@ def test_syncs_made_inside_tape_gradient_are_internal_not_the_lines_own(tf, tmp_
     """)
     rep = runner.run_script(path, capture=False)
     syncs = {s.line: s for s in rep.obs.host_syncs.values() if s.path == str(path)}
-    own = syncs[_line_of(path, "the line's own sync")]
+    own = syncs[line_of(path, "the line's own sync")]
     assert own.count == 12 and not own.made_in
     # TF 2.21 converts once per step inside the gradient (Keras's layers): internal
-    inside = syncs[_line_of(path, "tape.gradient")]
+    inside = syncs[line_of(path, "tape.gradient")]
     assert inside.count == 12 and inside.made_in == {"tensorflow": 12}
     (sync,) = [f for f in rep.not_advice if f.location.line == inside.line]
     assert "made inside tensorflow" in sync.data["not_advice"]
 
 
 def test_keras_predict_per_item_is_its_own_cause(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import tensorflow as tf
         model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(4)])
         items = tf.random.normal([15, 8])
@@ -119,13 +108,13 @@ def test_keras_predict_per_item_is_its_own_cause(tf, tmp_path):
     rep = runner.run_script(path, capture=False)
     top = rep.causes[0]
     assert top.kind == "predict-per-item"
-    assert top.lines[0].line == _line_of(path, "model.predict")
+    assert top.lines[0].line == line_of(path, "model.predict")
     assert top.lines[0].internal == "inside Keras (model.predict)"
     assert "model(x, training=False)" in top.fix
 
 
 def test_a_loop_over_a_slow_dataset_is_the_input_pipeline_with_lints_lever(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import time
         import tensorflow as tf
 
@@ -140,9 +129,9 @@ def test_a_loop_over_a_slow_dataset_is_the_input_pipeline_with_lints_lever(tf, t
     """)
     rep = runner.run_script(path, capture=False)
     top = rep.causes[0]
-    assert top.kind == "input-pipeline" and top.lines[0].line == _line_of(path, "for item")
+    assert top.kind == "input-pipeline" and top.lines[0].line == line_of(path, "for item")
     assert "TFP602" in [f.code for f in top.lint] and "num_parallel_calls" in top.fix
-    assert not [c for c in rep.causes if c.lines and c.lines[0].line == _line_of(path, "ds =")]
+    assert not [c for c in rep.causes if c.lines and c.lines[0].line == line_of(path, "ds =")]
 
 
 def test_the_case_study_loop_is_a_python_loop_to_vectorise(tf):
@@ -158,7 +147,7 @@ def test_the_case_study_loop_is_a_python_loop_to_vectorise(tf):
 
 
 def test_keras_fit_has_no_eager_step_cause(tf, tmp_path):
-    path = _script(tmp_path, """
+    path = write_script(tmp_path, """
         import tensorflow as tf
         model = tf.keras.Sequential([tf.keras.Input([8]), tf.keras.layers.Dense(1)])
         model.compile("sgd", "mse")
@@ -188,7 +177,7 @@ def test_what_to_change_ranks_before_compiled_compute():
 
 
 def test_json_and_text_carry_the_causes(tf, tmp_path, capsys):
-    path = _script(tmp_path, EAGER_STEP)
+    path = write_script(tmp_path, EAGER_STEP)
     main(["profile", str(path), "--no-capture", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["steps"]["steps"] == 12 and doc["steps"]["median_s"] > 0
@@ -210,7 +199,7 @@ def test_json_and_text_carry_the_causes(tf, tmp_path, capsys):
     (["--fix-rounds", "2"], "go with --try-fixes"),
 ])
 def test_try_fixes_options_are_checked(tmp_path, capsys, argv, message):
-    path = _script(tmp_path, "print(1)\n")
+    path = write_script(tmp_path, "print(1)\n")
     assert main(["profile", str(path), *argv]) == 2
     assert message in capsys.readouterr().err
 
@@ -286,7 +275,7 @@ model.fit(tf.random.normal([256, 8]), tf.random.normal([256, 1]), batch_size=16,
 def test_keras_run_eagerly_is_named_with_its_fix_and_the_fix_holds(tf, tmp_path):
     from tfperf.profile import fixes
 
-    eager = _script(tmp_path, KERAS_EAGER)
+    eager = write_script(tmp_path, KERAS_EAGER)
     rep = runner.run_script(eager, capture=False)
     top = rep.causes[0]
     assert top.kind == "keras-eager" and "run_eagerly" in top.fix
@@ -295,7 +284,7 @@ def test_keras_run_eagerly_is_named_with_its_fix_and_the_fix_holds(tf, tmp_path)
     assert advice.hint == top.fix and advice.data["cause"] == top.title
     patch = fixes.keras_compiled(KERAS_EAGER, str(eager))
     assert patch.source == KERAS_EAGER.replace("run_eagerly=True", "run_eagerly=False")
-    compiled = _script(tmp_path, patch.source, "compiled.py")
+    compiled = write_script(tmp_path, patch.source, "compiled.py")
     again = runner.run_script(compiled, capture=False)
     ops = {p.name: sum(s.count for s in r.obs.eager_ops.values()
                        if s.line == 4 and s.path == str(p))
@@ -305,7 +294,7 @@ def test_keras_run_eagerly_is_named_with_its_fix_and_the_fix_holds(tf, tmp_path)
 
 
 def test_the_users_own_step_markers_are_the_steps_not_doubled(tf, tmp_path):
-    path = _script(tmp_path, EAGER_STEP.replace(
+    path = write_script(tmp_path, EAGER_STEP.replace(
         "    for xb, yb in dataset:\n        with tf.GradientTape() as tape:",
         "    for step, (xb, yb) in enumerate(dataset):\n"
         "        with tf.profiler.experimental.Trace('train', step_num=step, _r=1):\n"
@@ -340,14 +329,14 @@ model.fit(ds, epochs=2, verbose=0)
 
 def test_python_in_a_fit_pipeline_is_named_before_the_compiled_fit_and_the_fix_holds(
         tf, tmp_path):
-    slow = _script(tmp_path, GENERATOR_FIT)
+    slow = write_script(tmp_path, GENERATOR_FIT)
     rep = runner.run_script(slow, capture=True)
     top = rep.causes[0]
     assert top.kind == "input-pipeline" and "from_generator" in top.title
     assert "precompute" in top.fix
     # 2 epochs × 96 elements, each a sleep of 5 ms in the generator: at least 0.96 s of Python
     assert top.seconds >= 0.96
-    fixed = _script(tmp_path, GENERATOR_FIT.replace(
+    fixed = write_script(tmp_path, GENERATOR_FIT.replace(
         "ds = tf.data.Dataset.from_generator(\n    gen, output_signature=(tf.TensorSpec([4]), "
         "tf.TensorSpec([1]))).batch(16)",
         "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)"), "fixed.py")
@@ -357,11 +346,11 @@ def test_python_in_a_fit_pipeline_is_named_before_the_compiled_fit_and_the_fix_h
 
 
 def test_an_error_in_a_marked_script_is_reported_at_its_own_line(tf, tmp_path):
-    path = _script(tmp_path, EAGER_STEP.replace(
+    path = write_script(tmp_path, EAGER_STEP.replace(
         "    print(float(loss))", "    raise RuntimeError('boom')  # the error"))
     rep = runner.run_script(path, capture=False)
     assert rep.obs.steps.count == 4  # the first epoch's four steps ran
     tb = rep.error_dict()["traceback"]
-    assert tb.splitlines()[1] == (f'  File "{path}", line {_line_of(path, "# the error")}, '
+    assert tb.splitlines()[1] == (f'  File "{path}", line {line_of(path, "# the error")}, '
                                   f'in <module>')
     assert "runner.py" not in tb and "script_exec.py" not in tb

@@ -62,8 +62,6 @@ def is_user_code(code: CodeType) -> bool:
     return verdict
 
 
-#: code object → the third-party package it belongs to ("" for TF, NumPy, the stdlib, user code)
-_package: dict[CodeType, str] = {}
 # Packages whose frames between a conversion and the user's line do not make it theirs.
 _NOT_THIRD_PARTY = frozenset({"tensorflow", "numpy", "tfperf"})
 _SITE_PREFIXES = tuple(p for p in _LIBRARY_PREFIXES
@@ -72,18 +70,8 @@ _SITE_PREFIXES = tuple(p for p in _LIBRARY_PREFIXES
 
 def third_party_package(code: CodeType) -> str:
     """The installed package (other than TF and NumPy) ``code`` belongs to, else ""."""
-    name = _package.get(code)
-    if name is None:
-        name = ""
-        if not code.co_filename.startswith("<"):
-            path = os.path.realpath(code.co_filename)
-            for prefix in _SITE_PREFIXES:
-                if path.startswith(prefix):
-                    top = path[len(prefix):].split(os.sep, 1)[0].split(".", 1)[0]
-                    name = "" if top in _NOT_THIRD_PARTY else top
-                    break
-        _package[code] = name
-    return name
+    name = library_package(code)
+    return "" if name in _NOT_THIRD_PARTY else name
 
 
 #: code object → the installed top-level package it belongs to, TF and NumPy included
