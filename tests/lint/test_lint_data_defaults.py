@@ -234,3 +234,14 @@ def test_a_changed_pin_is_not_a_cache_hit(tmp_path):
     (tmp_path / "requirements.txt").write_text("tensorflow==2.10\n")
     again = run(request)
     assert again.analysed == 1 and [f.code for f in again.findings] == ["TFP601"]
+
+
+@pytest.mark.parametrize("name", ["REQUIREMENTS.txt", "Requirements-gpu.txt", "requirements.TXT"])
+def test_a_requirements_file_in_any_case_pins_the_project(tmp_path, name):
+    """A held-out repository pinned TF 1.1 in ``REQUIREMENTS.txt``; lint read no pin there and
+    judged its graph-mode code by TF 2.21's rules."""
+    (tmp_path / "train.py").write_text(TUTORIAL)
+    (tmp_path / name).write_text("numpy\ntensorflow==2.10.1\n")
+    request = LintRequest(paths=[str(tmp_path)], select=["TFP601", "TFP602"], cache=False,
+                          jobs=1)
+    assert run(request).target.version == (2, 10)

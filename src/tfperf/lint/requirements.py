@@ -35,11 +35,25 @@ _SETUP_KEYWORDS = frozenset({"install_requires", "extras_require", "requires"})
 _DEPTH = 4
 
 
+def is_requirements_txt(name: str) -> bool:
+    """A pip requirements file by its name: ``requirements*.txt`` in any case
+    (``REQUIREMENTS.txt``, ``Requirements-gpu.txt``; pip reads any name given to ``-r``)."""
+    lower = name.lower()
+    return lower.startswith("requirements") and lower.endswith(".txt")
+
+
+def _requirements_txts(root: Path) -> list[Path]:
+    try:
+        return sorted(p for p in root.iterdir() if is_requirements_txt(p.name) and p.is_file())
+    except OSError:
+        return []
+
+
 def read(root: Path) -> list[tuple[str, str]]:
     """(file name, requirement) for every requirement of the project folder ``root``."""
     out: list[tuple[str, str]] = []
     out += [("pyproject.toml", r) for r in pyproject(root / "pyproject.toml")]
-    for req in sorted(root.glob("requirements*.txt")):
+    for req in _requirements_txts(root):
         out += [(req.name, r) for r in requirements_txt(req)]
     out += [("setup.cfg", r) for r in setup_cfg(root / "setup.cfg")]
     out += [("setup.py", r) for r in setup_py(root / "setup.py")]

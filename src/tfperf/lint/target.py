@@ -36,6 +36,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfperf.lint.requirements import is_requirements_txt
+
 Version = tuple[int, int]
 # The newest TensorFlow release tfperf knows (its doctor's knowledge tables go this far; a
 # test keeps the two in step).
@@ -231,8 +233,7 @@ def folder_kind(folder: str) -> str:
     except OSError:
         return ""
     for name in names:
-        candidate = name in PIN_FILES or (name.startswith("requirements")
-                                          and name.endswith(".txt"))
+        candidate = name in PIN_FILES or is_requirements_txt(name)
         if candidate and os.path.isfile(os.path.join(folder, name)):
             return "pin"
     return "repo" if ".git" in names else ""
