@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example
 from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -109,6 +110,10 @@ No automatic fix: `model(x)` returns a tensor where `predict` returned a NumPy a
 (generators, datasets).
 
 ## Known limitations
+Not reported on TensorFlow 1.x or in a module that builds TF1 graphs (sessions, placeholders,
+eager execution turned off): there `predict` runs a prebuilt graph and `model(x)` would add
+ops to the graph at every call. Standalone Keras 2 on a TF1 backend with no pin in the
+project is read as the installed TensorFlow (pin the project, or pass `--tf-version`).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (each iteration takes one example of the loop's own data: batch them
 instead), and objects that do not look like a model (a scikit-learn estimator named `clf`).
@@ -171,6 +176,27 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             for state in [np.ones(4)] * 3:
                 q = model(state[None], training=False)
         """, notebook=True, spelling="notebook"),
+        # TF 1.x: predict is the ordinary graph-mode call there, and model(x) would add new
+        # ops to the graph at every call (a held-out repository pinned TF 1.1).
+        Valid("""
+            import numpy as np
+            def run(env, model, n):
+                state, done = env.reset(), False
+                while not done:
+                    q = model.predict(np.reshape(state, [1, n]))
+                    state, reward, done, _ = env.step(int(np.argmax(q)))
+        """, tf_version="1.15", spelling="loop: while"),
+        # TF1 graph mode under TF 2 (a session, placeholders): the same.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            tf.compat.v1.disable_eager_execution()
+            def run(env, model, n):
+                state, done = env.reset(), False
+                while not done:
+                    q = model.predict(np.reshape(state, [1, n]))
+                    state, reward, done, _ = env.step(int(np.argmax(q)))
+        """, spelling="loop: while"),
     )
     invalid = (
         Invalid("""
@@ -249,8 +275,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
 
     def publish(self, ctx: Context) -> list[dict] | None:
         by_attr, _ = ctx.call_groups()
-        if "predict" not in by_attr:
-            return None
+        if "predict" not in by_attr or ctx.tf_version < (2, 0) or graph_mode_module(ctx):
+            return None  # TF1's predict runs a graph in a session: the normal call there
         from tfperf.analysis.summary import enclosing_qualname, position
 
         facts = []
