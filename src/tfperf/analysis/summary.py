@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.analysis import kinds
+from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.semantic import Context
@@ -80,7 +81,9 @@ class CallFact:
     the qualname of the function the call runs in ("" at module level); ``loop``: what the
     innermost loop around it (within its function) iterates, "" when none ("dataset",
     "range", "while", "other"); ``traced``: the call runs in traced code; ``guarded``: in a
-    branch that runs eagerly on purpose; ``star``: ``*args``/``**kwargs`` hide the slots."""
+    branch that runs eagerly on purpose; ``star``: ``*args``/``**kwargs`` hide the slots;
+    ``ones``: the slots given one input made into a batch of one, or one observation of an
+    environment (for a call in a loop)."""
 
     callee: tuple[str, str]
     pos: Pos
@@ -90,6 +93,7 @@ class CallFact:
     guarded: bool = False
     args: list[ArgFact] = field(default_factory=list)
     star: bool = False
+    ones: list[str] = field(default_factory=list)  # slots given one input as a batch of one
 
 
 @dataclass
@@ -133,7 +137,7 @@ class ModuleSummary:
                            f.relaxed, f.returns, f.method] for f in self.functions.values()],
             "calls": [[list(c.callee), c.pos, c.caller, c.loop, c.traced, c.guarded,
                        [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
-                       c.star] for c in self.calls],
+                       c.star, c.ones] for c in self.calls],
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
         }
 
@@ -154,9 +158,9 @@ class ModuleSummary:
         functions = {}
         for q, pos, params, defaults, tr, sig, rel, ret, method in data.get("functions", ()):
             functions[q] = FunctionFact(q, pos, params, defaults, tr, sig, rel, ret, method)
-        calls = [CallFact((callee[0], callee[1]), pos, caller, loop, tr, guarded,
-                          [ArgFact(*a) for a in args], star)
-                 for callee, pos, caller, loop, tr, guarded, args, star in data.get("calls", ())]
+        calls = [CallFact((c[0][0], c[0][1]), c[1], c[2], c[3], c[4], c[5],
+                          [ArgFact(*a) for a in c[6]], c[7], list(c[8]) if len(c) > 8 else [])
+                 for c in data.get("calls", ())]
         return cls(path, functions, calls, dict(data.get("imports", {})),
                    dict(data.get("facts", {})), dict(data.get("noqa", {})),
                    list(data.get("tf", [])))
@@ -496,6 +500,15 @@ def _arg_facts(ctx: Context, call: Any, looked_at: bool) -> list[ArgFact]:
     return out
 
 
+def _one_input_slots(ctx: Context, call: Any) -> list[str]:
+    """The slots of ``call`` given one input as a batch of one (``np.reshape(s, [1, n])``,
+    ``x[None]``) or one observation of an environment: a callee that hands it to
+    ``model.predict`` predicts one input per iteration."""
+    slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
+    slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    return [slot for slot, value in slots if one_input(ctx, value)]
+
+
 def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:
     """(input_signature given, shapes relaxed) from a decorator or ``tf.function(...)``."""
     if type(creation) is not ast.Call:
@@ -627,7 +640,9 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     if lean and not ctx.may_trace:
         return summary  # and no traced function either
     names = qualnames(ctx)
-    full = ctx.imports_tf  # elsewhere a function is a link in a chain of calls, no more
+    # Elsewhere a function is a link in a chain of calls, no more, unless a rule published
+    # a fact about it (one that names a parameter needs the parameters).
+    full = ctx.imports_tf or bool(summary.facts)
     for node, q in names.items():
         if type(node) in _DEFS:
             method = type(ctx.parent(node)) is ast.ClassDef
@@ -675,7 +690,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             where[1], tf_module and _may_guard(ctx) and eager_guarded(ctx, call),
             _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
-            or any(k.arg is None for k in call.keywords)))
+            or any(k.arg is None for k in call.keywords),
+            _one_input_slots(ctx, call) if loop else []))
     summary.calls.sort(key=lambda c: c.pos)
     return summary
 

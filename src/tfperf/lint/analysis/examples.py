@@ -5,6 +5,7 @@ example per iteration receives."""
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from tfperf.lint.analysis.varying import per_iteration_data, preserved_operand
 from tfperf.lint.semantic import Context
@@ -86,4 +87,36 @@ def one_example(ctx: Context, arg: ast.AST, loop: ast.AST, depth: int = 0) -> bo
         return inner is not None and one_example(ctx, inner, loop, depth + 1)
     if type(arg) is ast.BinOp:  # `x[None] / 255.0`
         return one_example(ctx, arg.left, loop, depth + 1)
+    return False
+
+
+_ONE_INPUT_DEPTH = 5
+
+
+def _env_output(ctx: Context, value: Any) -> bool:
+    """``env.step(a)`` / ``env.reset()``: one observation per call."""
+    if type(value) is ast.Subscript:
+        value = value.value
+    return type(value) is ast.Call and type(value.func) is ast.Attribute \
+        and value.func.attr in ("step", "reset") \
+        and "env" in (getattr(value.func.value, "id", "") or getattr(value.func.value, "attr",
+                                                                      "")).lower()
+
+
+def one_input(ctx: Context, arg: Any, depth: int = 0) -> bool:
+    """``arg`` is one input made into a batch of one, or one observation of an
+    environment."""
+    if depth > _ONE_INPUT_DEPTH:
+        return False
+    if batch_of_one(ctx, arg) is not None:
+        return True
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)
+        if b is None:
+            return False
+        if b.kind == "assign" and b.value is not arg:
+            return one_input(ctx, b.value, depth + 1) or _env_output(ctx, b.value)
+        if b.kind == "other":  # `state, reward, done, _ = env.step(a)`
+            stmt = ctx.parent(b.value)
+            return type(stmt) is ast.Assign and _env_output(ctx, stmt.value)
     return False

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.examples import batch_of_one, one_example
+from tfperf.lint.analysis.examples import one_example, one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
@@ -16,13 +16,12 @@ from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 if TYPE_CHECKING:
-    from tfperf.analysis.project import Project
+    from tfperf.analysis.project import Project, Site
 
 # What a model is usually called, where its construction is out of sight (an attribute set
 # elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
 _MODEL_NAME = re.compile(r"(?:^|_)(?:model|net|network|actor|critic|policy|q|dqn|agent_net)s?"
                          r"(?:_|$)|model$|net$", re.IGNORECASE)
-_DEPTH = 5
 
 
 def _model_like(ctx: Context, owner: Any) -> bool:
@@ -34,33 +33,29 @@ def _model_like(ctx: Context, owner: Any) -> bool:
     return bool(name) and bool(_MODEL_NAME.search(name))
 
 
-def _env_output(ctx: Context, value: Any) -> bool:
-    """``env.step(a)`` / ``env.reset()``: one observation per call."""
-    if type(value) is ast.Subscript:
-        value = value.value
-    return type(value) is ast.Call and type(value.func) is ast.Attribute \
-        and value.func.attr in ("step", "reset") \
-        and "env" in (getattr(value.func.value, "id", "") or getattr(value.func.value, "attr",
-                                                                      "")).lower()
+def _parameter(ctx: Context, arg: Any) -> str:
+    """The name of the enclosing function's parameter ``arg`` is, else ""."""
+    if type(arg) is not ast.Name:
+        return ""
+    b = ctx.binding(arg)
+    return arg.id if b is not None and b.kind == "param" else ""
 
 
-def _single(ctx: Context, arg: Any, depth: int = 0) -> bool:
-    """``arg`` is one input made into a batch of one, or one observation of an
-    environment."""
-    if depth > _DEPTH:
-        return False
-    if batch_of_one(ctx, arg) is not None:
-        return True
-    if type(arg) is ast.Name:
-        b = ctx.binding(arg)
-        if b is None:
-            return False
-        if b.kind == "assign" and b.value is not arg:
-            return _single(ctx, b.value, depth + 1) or _env_output(ctx, b.value)
-        if b.kind == "other":  # `state, reward, done, _ = env.step(a)`
-            stmt = ctx.parent(b.value)
-            return type(stmt) is ast.Assign and _env_output(ctx, stmt.value)
-    return False
+def _caller_passing_one(project: Project, path: str, fn: str, param: str) -> Site | None:
+    """A call in an eager loop that passes one input (a batch of one, one observation) as
+    the parameter ``param`` of the function ``fn`` of ``path``."""
+    fact = project.function(path, fn)
+    if fact is None or param not in fact.params:
+        return None
+    index = fact.params.index(param)
+    if fact.method and fact.params[:1] in (["self"], ["cls"]):
+        index -= 1  # `agent.act(state)`: slot 0 is the parameter after `self`
+    for site in project.calls_to(path, fn):
+        c = site.call
+        if c.loop and not c.traced and not c.guarded and not c.star \
+                and (str(index) in c.ones or param in c.ones):
+            return site
+    return None
 
 
 class PredictPerStep(Rule):
@@ -80,7 +75,9 @@ input: one example made into a batch of one (`np.reshape(s, [1, n])`, `s[None]`,
 `np.expand_dims(s, 0)`) or one observation of an environment (`env.reset()`,
 `env.step(a)`). The loop may be in the same function or anywhere in the
 project that calls the function (through any chain of calls): an agent's `act(state)` called
-per environment step from a training script is found. The model is a Keras model by
+per environment step from a training script is found. The one input may also be made by the
+caller and passed in: `act(self, state)` that predicts `state`, called per step with
+`np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent). The model is a Keras model by
 construction, or an object named like one (`self.model`, `q_network`, `actor`).
 
 ## Why is this bad?
@@ -186,6 +183,20 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     q = model.predict(np.reshape(state, [1, n]))
                     state, reward, done, _ = env.step(int(np.argmax(q)))
         """, tf_version="1.15", spelling="loop: while"),
+        # The caller passes a whole batch through the parameter: predict is right there.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class DQNAgent:
+                def __init__(self, n):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, states):
+                    return self.model.predict(states)
+            agent = DQNAgent(4)
+            for e in range(100):
+                batch = np.stack(replay_states(e))
+                q = agent.q_values(batch)
+        """, spelling="name: through a parameter"),
         # TF1 graph mode under TF 2 (a session, placeholders): the same.
         Valid("""
             import numpy as np
@@ -271,6 +282,37 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                 action = np.argmax(model.predict(state[None]))
                 state, reward, done, _ = env.step(action)
         """, count=1, notebook=True, spelling="notebook"),
+        # The batch of one made by the caller, passed through a parameter (the classic DQN
+        # agent: `act(state)` predicts what the environment loop reshaped).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class DQNAgent:
+                def __init__(self, n):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def act(self, state):
+                    act_values = self.model.predict(state)
+                    return np.argmax(act_values[0])
+            agent = DQNAgent(4)
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for time in range(500):
+                    action = agent.act(state)
+                    next_state, reward, done, _ = env.step(action)
+                    state = np.reshape(next_state, [1, 4])
+        """, count=1, lines=(7,), spelling="name: through a parameter"),
+        Invalid("""
+            import numpy as np
+            from agent import act
+            for e in range(100):
+                obs = env.reset()
+                for time in range(500):
+                    obs, reward, done, _ = env.step(act(model, obs[None]))
+        """, files={"agent.py": """
+            import numpy as np
+            def act(model, x):
+                return int(np.argmax(model.predict(x)))
+        """}, count=1, spelling="module: a value through a parameter"),
     )
 
     def publish(self, ctx: Context) -> list[dict] | None:
@@ -283,9 +325,17 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         for call in by_attr.get("predict", ()):
             owner: Any = call.func.value
             if not call.args or traced(ctx, call) or eager_guarded(ctx, call) \
-                    or not _model_like(ctx, owner) or not _single(ctx, call.args[0]):
+                    or not _model_like(ctx, owner):
                 continue
             loops = ctx.enclosing_loops(call)
+            if not one_input(ctx, call.args[0]):
+                # `def act(self, state): ... predict(state)`: one input only if the callers
+                # pass one (asked of the project: the call sites' `ones`)
+                param = _parameter(ctx, call.args[0])
+                if param and not loops:
+                    facts.append({"fn": enclosing_qualname(ctx, call),
+                                  "pos": position(ctx, call), "loop": False, "param": param})
+                continue
             if loops and one_example(ctx, call.args[0], loops[0]):
                 continue  # the loop's own data, one example per iteration: TFP105's
             facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
@@ -297,6 +347,14 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             for fact in module.facts.get(self.code, ()):
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"])
+                    continue
+                if "param" in fact:
+                    site = _caller_passing_one(project, module.path, fact["fn"], fact["param"])
+                    if site is not None:
+                        yield self.project_finding(
+                            module.path, fact["pos"],
+                            f"{self.message} (given one input per step at "
+                            f"{project.where(site)})")
                     continue
                 site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
                 if site is not None:
