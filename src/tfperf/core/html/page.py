@@ -28,6 +28,7 @@ border-bottom:1px solid var(--line);padding-bottom:.2em}.tfperf h3{font-size:1em
 .tfperf table{border-collapse:collapse;margin:.4em 0;font-variant-numeric:tabular-nums}
 .tfperf th,.tfperf td{border-bottom:1px solid var(--line);padding:.25em .6em;text-align:left;
 vertical-align:top}.tfperf th{font-weight:600;white-space:nowrap}
+.tfperf .scroll{overflow-x:auto;max-width:100%}.tfperf td{overflow-wrap:break-word}
 .tfperf td.r,.tfperf th.r{text-align:right}.tfperf td.r{white-space:nowrap}
 .tfperf table.sortable th{cursor:pointer;user-select:none}
 .tfperf table.sortable th:after{content:" \\2195";color:var(--muted);font-size:.8em}
@@ -62,7 +63,7 @@ border:1px solid var(--line);vertical-align:middle;margin-right:.4em}
 vertical-align:middle}
 .tfperf .diff .add{background:var(--add);display:block}
 .tfperf .diff .del{background:var(--del);display:block}
-.tfperf .diff .hunk{color:var(--accent);display:block}
+.tfperf .diff .hunk{color:var(--accent);display:block}.tfperf .diff .ctx{display:block}
 .tfperf .tools{float:right}.tfperf button{font:inherit;font-size:.85em;color:var(--fg);
 background:var(--card);border:1px solid var(--line);border-radius:4px;padding:.1em .6em;
 cursor:pointer}

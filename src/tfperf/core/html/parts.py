@@ -132,7 +132,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = ""
         body.append("<tr>" + "".join(cells) + "</tr>")
     classes = " ".join(x for x in ("sortable" if sortable else "", cls) if x)
     klass = f' class="{classes}"' if classes else ""
-    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f'<div class="scroll"><table{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def meter(fraction: float | None) -> str:
@@ -198,8 +199,8 @@ def diff(text: str) -> str:
         cls = ("hunk" if line.startswith("@@") else "add" if line.startswith("+") and not
                line.startswith("+++") else "del" if line.startswith("-") and not
                line.startswith("---") else "")
-        lines.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
-    return '<pre class="diff">' + "\n".join(lines) + "</pre>"
+        lines.append(f'<span class="{cls or "ctx"}">{esc(line) or " "}</span>')
+    return '<pre class="diff">' + "".join(lines) + "</pre>"
 
 
 def pre(text: str) -> str:
@@ -255,7 +256,7 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
     ticks = _ticks(lo, hi, log)
     top = max(hi, ticks[-1])
     bottom = ticks[0] if log else 0.0
-    label_w = min(260, 12 + 7 * max(len(b.label) for b in bars))
+    label_w = min(300, 12 + 7 * max(len(b.label) for b in bars))
     plot_w = WIDTH - label_w - 90
     row, pad = 24, 6
 
@@ -272,11 +273,11 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
         tx = x(t)
         out.append(f'<line class="axis" x1="{tx:.1f}" x2="{tx:.1f}" y1="0" '
                    f'y2="{height - 22}"/><text class="tick" x="{tx:.1f}" y="{height - 8}" '
-                   f'text-anchor="middle">{esc(fmt(t))}</text>')
+                   f'text-anchor="middle">{esc(fmt(t) if t else "0")}</text>')
     for i, b in enumerate(bars):
         y = i * row + pad
         out.append(f'<text x="{label_w - 8}" y="{y + 12}" text-anchor="end">'
-                   f"{esc(_clip(b.label, 36))}</text>")
+                   f"{esc(_clip(b.label, 42))}</text>")
         if finite(b.value) and (b.value or 0) > 0:
             w = max(1.0, x(float(b.value or 0)) - label_w)
             out.append(f'<rect class="{b.tone}" x="{label_w}" y="{y}" width="{w:.1f}" '
@@ -332,7 +333,7 @@ def timeline(columns: Sequence[Column], tones: Mapping[str, str], fmt: Callable[
         ty = plot_h - plot_h * t / top + 5
         out.append(f'<line class="axis" x1="{left}" x2="{WIDTH - 10}" y1="{ty:.1f}" '
                    f'y2="{ty:.1f}"/><text class="tick" x="{left - 4}" y="{ty + 4:.1f}" '
-                   f'text-anchor="end">{esc(fmt(t))}</text>')
+                   f'text-anchor="end">{esc(fmt(t) if t else "0")}</text>')
     for i, c in enumerate(shown):
         y = float(plot_h + 5)
         x = left + i * w
@@ -361,7 +362,12 @@ def timeline(columns: Sequence[Column], tones: Mapping[str, str], fmt: Callable[
 
 
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    """At most ``width`` characters; a long one keeps its start and its end (names that
+    differ only at the end, as tune's candidates do, stay told apart)."""
+    if len(text) <= width:
+        return text
+    head = width // 3
+    return text[:head] + "…" + text[len(text) - (width - head - 1):]
 
 
 def clip(text: str, width: int = 60) -> str:
