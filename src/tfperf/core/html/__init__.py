@@ -38,12 +38,14 @@ def write_report(path: str | Path, kind: str, document: str) -> Path:
 
 def save(page: str, path: str | Path, command: str) -> bool:
     """For a command's ``--html``: write the page (a report's ``to_html()``) to ``path`` and
-    say so on stderr; False, and one line saying why, when it cannot be written."""
+    say so on stderr; False, and one line saying why, when it cannot be written. Missing
+    folders are made, as for ``--plot`` and ``--save``."""
     import sys
 
     from tfperf.core.files import os_error_line, write_new_text
 
     try:
+        Path(path).absolute().parent.mkdir(parents=True, exist_ok=True)
         written = write_new_text(path, page)
     except OSError as exc:
         print(f"tfperf {command}: error: --html {os_error_line(exc)}", file=sys.stderr)

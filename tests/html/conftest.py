@@ -1,0 +1,170 @@
+"""Real reports of every kind, made once a session by the real commands (``--json --html``
+in one run, so the page and the JSON come from the same measurement), and the headless
+Chromium that opens them.
+
+The suite's report is built from a recorded ``tfperf bench --suite article --quick --json``
+of this machine (fixtures/suite_article_quick.json): the whole suite takes minutes.
+
+Artefacts (a screenshot per report kind, light and dark, and each page's figures) go to
+``$TFPERF_ARTIFACTS/html`` when that is set (``.ci/run`` sets it), else to this session's
+pytest temporary folder (``html-artefacts``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+SRC = HERE.parents[1] / "src"
+CASE_STUDY = SRC / "tfperf" / "examples" / "case_study_bench.py"
+# the flags a root, offline, GPU-less machine needs (docs/reports.md says why)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+BENCH_FILE = textwrap.dedent('''\
+    import tensorflow as tf
+    import tfperf.bench as bench
+
+
+    @bench.inputs
+    def make():
+        g = tf.random.Generator.from_seed(0)
+        return g.normal([16, 64, 8]), g.normal([64])
+
+
+    @bench.variant(name="loop", baseline=True)
+    def loop(samples, weights):
+        return tf.stack([tf.reduce_sum(samples[i] * weights[:, None], axis=0)
+                         for i in range(samples.shape[0])])
+
+
+    @bench.variant(name="vectorised")
+    def vectorised(samples, weights):
+        return tf.reduce_sum(samples * weights[None, :, None], axis=1)
+
+
+    @bench.variant(name="einsum")
+    def einsum(samples, weights):
+        return tf.einsum("swd,w->sd", samples, weights)
+
+
+    @bench.variant(name="wrong")
+    def wrong(samples, weights):
+        return tf.reduce_sum(samples, axis=1)
+''')
+
+TUNE_FILE = textwrap.dedent('''\
+    import tensorflow as tf
+    import tfperf
+
+
+    @tfperf.inputs
+    def make():
+        g = tf.random.Generator.from_seed(0)
+        return g.normal([8, 32, 16]), g.normal([32])
+
+
+    def feature(samples, weights):
+        results = []
+        for i in range(samples.shape[0]):
+            window_data = samples[i]
+            acc = tf.zeros([samples.shape[2]])
+            for j in range(samples.shape[1]):
+                acc = acc + window_data[j] * weights[j]
+            results.append(acc)
+        return tf.stack(results)
+''')
+
+
+@dataclass(frozen=True)
+class Report:
+    kind: str
+    page: Path
+    document: str  # the JSON the same run printed
+
+    @property
+    def data(self) -> dict:
+        return json.loads(self.document)
+
+
+def tfperf(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "tfperf", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def _made(kind: str, folder: Path, *args: str, statuses: tuple[int, ...] = (0, 1)) -> Report:
+    page = folder / f"{kind}.html"
+    done = tfperf(*args, "--json", "--html", str(page), cwd=folder)
+    assert done.returncode in statuses, done.stderr[-3000:]
+    assert f"report written to {page}" in done.stderr
+    return Report(kind, page, done.stdout)
+
+
+@pytest.fixture(scope="session")
+def reports(tmp_path_factory) -> dict[str, Report]:
+    """Every report kind, made by its command on this machine (TensorFlow needed)."""
+    pytest.importorskip("tensorflow")
+    folder = tmp_path_factory.mktemp("html-reports")
+    (folder / "bench_file.py").write_text(BENCH_FILE)
+    (folder / "feature.py").write_text(TUNE_FILE)
+    out = {
+        "bench": _made("bench", folder, "bench", "bench_file.py", "--budget", "1"),
+        "profile": _made("profile", folder, "profile", f"{CASE_STUDY}:loop", "--quick",
+                         "--logdir", str(folder / "logs")),
+        "tune": _made("tune", folder, "tune", "feature.py:feature", "--budget", "6",
+                      "--no-cache"),
+        "doctor": _made("doctor", folder, "doctor", "--no-compute"),
+    }
+    out["profile-read"] = _made("profile-read", folder, "profile", "--read",
+                                str(folder / "logs"))
+    from tfperf.core.html import report_page
+
+    document = (HERE / "fixtures" / "suite_article_quick.json").read_text()
+    (folder / "suite.html").write_text(report_page("suite", document))
+    out["suite"] = Report("suite", folder / "suite.html", document)
+    return out
+
+
+@pytest.fixture(scope="session")
+def artefacts(tmp_path_factory) -> Path:
+    where = os.environ.get("TFPERF_ARTIFACTS")
+    folder = Path(where) / "html" if where else tmp_path_factory.mktemp("html-artefacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def find_chromium() -> str | None:
+    """Debian's chromium (``apt-get install chromium``), or the one $TFPERF_CHROMIUM names."""
+    for candidate in (os.environ.get("TFPERF_CHROMIUM"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium driven by Playwright (its own browser download is never used)."""
+    executable = find_chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        executable = None
+    if executable is None:
+        pytest.skip("no headless Chromium here (Debian's chromium and the playwright package; "
+                    ".ci/run installs both): browser tests skipped")
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
