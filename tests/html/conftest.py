@@ -26,7 +26,7 @@ import pytest
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"
 CASE_STUDY = SRC / "tfperf" / "examples" / "case_study_bench.py"
-# the flags a root, offline, GPU-less machine needs (docs/reports.md says why)
+# the flags a root, offline, GPU-less machine needs (docs/html-report.md says why)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
@@ -113,9 +113,18 @@ def _made(kind: str, folder: Path, *args: str, statuses: tuple[int, ...] = (0, 1
 
 @pytest.fixture(scope="session")
 def reports(tmp_path_factory) -> dict[str, Report]:
-    """Every report kind, made by its command on this machine (TensorFlow needed)."""
+    """Every report kind, made by its command on this machine (TensorFlow needed).
+
+    With $TFPERF_HTML_REPORTS naming a folder, the reports are made there once and later
+    sessions reuse them (to rerun the browser tests many times over the same pages)."""
     pytest.importorskip("tensorflow")
-    folder = tmp_path_factory.mktemp("html-reports")
+    kept = os.environ.get("TFPERF_HTML_REPORTS")
+    if kept and (Path(kept) / "made.json").is_file():
+        made = json.loads((Path(kept) / "made.json").read_text())
+        return {kind: Report(kind, Path(kept) / f"{kind}.html", document)
+                for kind, document in made.items()}
+    folder = Path(kept) if kept else tmp_path_factory.mktemp("html-reports")
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "bench_file.py").write_text(BENCH_FILE)
     (folder / "feature.py").write_text(TUNE_FILE)
     out = {
@@ -133,6 +142,8 @@ def reports(tmp_path_factory) -> dict[str, Report]:
     document = (HERE / "fixtures" / "suite_article_quick.json").read_text()
     (folder / "suite.html").write_text(report_page("suite", document))
     out["suite"] = Report("suite", folder / "suite.html", document)
+    if kept:
+        (folder / "made.json").write_text(json.dumps({k: r.document for k, r in out.items()}))
     return out
 
 
