@@ -177,3 +177,15 @@ def test_missing_folders_of_the_html_path_are_made(tmp_path):
 
     out = tmp_path / "reports" / "today" / "r.html"
     assert save("<p>new</p>", out, "bench") and out.read_text() == "<p>new</p>"
+
+
+def test_a_spread_wider_than_the_median_still_draws_its_whisker():
+    # a busy machine: IQR/2 larger than the median, so the low end would be below zero
+    doc = json.dumps({"baseline": "a", "machine": {}, "settings": {}, "variants": [
+        {"name": "a", "median_s": 0.04, "iqr_s": 0.002, "speedup": 1.0},
+        {"name": "b", "median_s": 0.0025, "iqr_s": 0.006, "speedup": 16.0}]})
+    chart = report_page("bench", doc).split("Time per call")[1].split("</svg>")[0]
+    lines = re.findall(r'<line class="whisker" x1="[\d.]+" x2="[\d.]+" y1="(\d+)" y2="(\d+)"',
+                       chart)
+    spans = [y1 for y1, y2 in lines if y1 == y2]  # a whisker's span; its two ends stand up
+    assert len(spans) == 2, lines  # both bars carry one

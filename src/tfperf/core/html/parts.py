@@ -266,7 +266,8 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
                 (math.log10(top) - math.log10(bottom) or 1)
         return label_w + plot_w * v / (top or 1)
 
-    height = len(bars) * row + 30
+    above = 14 if marker_label else 0  # the marker's label gets a line of its own
+    height = len(bars) * row + 30 + above
     out = [f'<svg viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" role="img" '
            f'aria-label="{esc(axis)}">']
     for t in ticks:
@@ -275,7 +276,7 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
                    f'y2="{height - 22}"/><text class="tick" x="{tx:.1f}" y="{height - 8}" '
                    f'text-anchor="middle">{esc(fmt(t) if t else "0")}</text>')
     for i, b in enumerate(bars):
-        y = i * row + pad
+        y = i * row + pad + above
         out.append(f'<text x="{label_w - 8}" y="{y + 12}" text-anchor="end">'
                    f"{esc(_clip(b.label, 42))}</text>")
         if finite(b.value) and (b.value or 0) > 0:
@@ -283,8 +284,10 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
             out.append(f'<rect class="{b.tone}" x="{label_w}" y="{y}" width="{w:.1f}" '
                        f'height="{row - 2 * pad + 4}" data-tip="{esc(b.tip)}">'
                        f"<title>{esc(b.tip)}</title></rect>")
-            if finite(b.lo) and finite(b.hi):
-                x1, x2 = x(float(b.lo or 0)), x(float(b.hi or 0))
+            if finite(b.hi):
+                # a spread reaching zero or below (no lo) starts at the axis
+                x1 = x(float(b.lo)) if finite(b.lo) and (b.lo or 0) > 0 else label_w
+                x2 = x(float(b.hi or 0))
                 out.append(f'<line class="whisker" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y + 8}" '
                            f'y2="{y + 8}"/><line class="whisker" x1="{x1:.1f}" x2="{x1:.1f}" '
                            f'y1="{y + 3}" y2="{y + 13}"/><line class="whisker" x1="{x2:.1f}" '
