@@ -286,7 +286,7 @@ def hbars(bars: Sequence[Bar], fmt: Callable[[float], str], axis: str = "",
                        f"<title>{esc(b.tip)}</title></rect>")
             if finite(b.hi):
                 # a spread reaching zero or below (no lo) starts at the axis
-                x1 = x(float(b.lo)) if finite(b.lo) and (b.lo or 0) > 0 else label_w
+                x1 = x(float(b.lo or 0)) if finite(b.lo) and (b.lo or 0) > 0 else label_w
                 x2 = x(float(b.hi or 0))
                 out.append(f'<line class="whisker" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y + 8}" '
                            f'y2="{y + 8}"/><line class="whisker" x1="{x1:.1f}" x2="{x1:.1f}" '
