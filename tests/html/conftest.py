@@ -3,7 +3,9 @@ in one run, so the page and the JSON come from the same measurement), and the he
 Chromium that opens them.
 
 The suite's report is built from a recorded ``tfperf bench --suite article --quick --json``
-of this machine (fixtures/suite_article_quick.json): the whole suite takes minutes.
+of this machine (fixtures/suite_article_quick.json): the whole suite takes minutes. A
+profile's per-step memory curve from fixtures/profile_memory_steps.json (a planted series:
+the memory view, issue 27, is not merged here yet).
 
 Artefacts (a screenshot per report kind, light and dark, and each page's figures) go to
 ``$TFPERF_ARTIFACTS/html`` when that is set (``.ci/run`` sets it), else to this session's
@@ -113,18 +115,36 @@ def _made(kind: str, folder: Path, *args: str, statuses: tuple[int, ...] = (0, 1
 
 @pytest.fixture(scope="session")
 def reports(tmp_path_factory) -> dict[str, Report]:
-    """Every report kind, made by its command on this machine (TensorFlow needed).
+    """Every report kind: made by its command on this machine (TensorFlow needed), and the
+    two drawn from recorded documents (fixtures/): the article suite (minutes to run) and a
+    profile carrying a per-step memory series (what the memory view will pass).
 
-    With $TFPERF_HTML_REPORTS naming a folder, the reports are made there once and later
-    sessions reuse them (to rerun the browser tests many times over the same pages)."""
+    With $TFPERF_HTML_REPORTS naming a folder, the commands' reports are made there once and
+    later sessions reuse them (to rerun the browser tests many times over the same pages)."""
     pytest.importorskip("tensorflow")
     kept = os.environ.get("TFPERF_HTML_REPORTS")
-    if kept and (Path(kept) / "made.json").is_file():
-        made = json.loads((Path(kept) / "made.json").read_text())
-        return {kind: Report(kind, Path(kept) / f"{kind}.html", document)
-                for kind, document in made.items()}
     folder = Path(kept) if kept else tmp_path_factory.mktemp("html-reports")
     folder.mkdir(parents=True, exist_ok=True)
+    if kept and (folder / "made.json").is_file():
+        made = json.loads((folder / "made.json").read_text())
+        out = {kind: Report(kind, folder / f"{kind}.html", document)
+               for kind, document in made.items()}
+    else:
+        out = _made_by_the_commands(folder)
+        if kept:
+            (folder / "made.json").write_text(json.dumps({k: r.document
+                                                          for k, r in out.items()}))
+    from tfperf.core.html import report_page
+
+    for kind, view, fixture in (("suite", "suite", "suite_article_quick.json"),
+                                ("profile-memory", "profile", "profile_memory_steps.json")):
+        document = (HERE / "fixtures" / fixture).read_text()
+        (folder / f"{kind}.html").write_text(report_page(view, document))
+        out[kind] = Report(kind, folder / f"{kind}.html", document)
+    return out
+
+
+def _made_by_the_commands(folder: Path) -> dict[str, Report]:
     (folder / "bench_file.py").write_text(BENCH_FILE)
     (folder / "feature.py").write_text(TUNE_FILE)
     out = {
@@ -137,13 +157,6 @@ def reports(tmp_path_factory) -> dict[str, Report]:
     }
     out["profile-read"] = _made("profile-read", folder, "profile", "--read",
                                 str(folder / "logs"))
-    from tfperf.core.html import report_page
-
-    document = (HERE / "fixtures" / "suite_article_quick.json").read_text()
-    (folder / "suite.html").write_text(report_page("suite", document))
-    out["suite"] = Report("suite", folder / "suite.html", document)
-    if kept:
-        (folder / "made.json").write_text(json.dumps({k: r.document for k, r in out.items()}))
     return out
 
 

@@ -8,6 +8,7 @@ import json
 import re
 import textwrap
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from html_figures import check_figures, figures_in
@@ -16,10 +17,10 @@ from tfperf.cli import main
 from tfperf.core.html import report_fragment, report_page
 from tfperf.core.html import views as views_pkg
 
-KINDS = ("bench", "profile", "profile-read", "tune", "doctor", "suite")
+KINDS = ("bench", "profile", "profile-read", "tune", "doctor", "suite", "profile-memory")
 # at least this many figures bound to the JSON, so no check passes on an empty page
-LEAST_FIGURES = {"bench": 15, "profile": 10, "profile-read": 10, "tune": 8, "doctor": 0,
-                 "suite": 15}
+LEAST_FIGURES = {"bench": 15, "profile": 10, "profile-read": 10, "tune": 8, "doctor": 10,
+                 "suite": 15, "profile-memory": 15}
 KB = 1024
 
 
@@ -189,3 +190,16 @@ def test_a_spread_wider_than_the_median_still_draws_its_whisker():
                        chart)
     spans = [y1 for y1, y2 in lines if y1 == y2]  # a whisker's span; its two ends stand up
     assert len(spans) == 2, lines  # both bars carry one
+
+
+def test_a_profile_draws_the_memory_series_it_is_given():
+    document = (Path(__file__).parent / "fixtures" / "profile_memory_steps.json").read_text()
+    data = json.loads(document)
+    page = report_page("profile", document)
+    section = page.split("Memory per step")[1].split("tf.function calls")[0]
+    assert section.count('<g data-tip="step ') == len(data["memory_steps"]) == 12
+    assert "highest <span" in section and "at step 9;" in section  # the planted spike
+    assert "step 9: peak 96 MiB" in section
+    assert check_figures(figures_in(page), data) >= 2 * 12 + 3
+    del data["memory_steps"]  # a profile without the memory view: no such section
+    assert "Memory per step" not in report_page("profile", json.dumps(data))

@@ -86,6 +86,15 @@ class Doc:
         return (f'<{tag}{klass} data-path="{esc(path)}" data-value="{value!r}" '
                 f'data-unit="{unit}">{esc(UNITS[unit](value))}</{tag}>')
 
+    def text(self, path: str, tag: str = "span") -> str:
+        """The string at ``path``, shown as it is and bound to its place in the document
+        (``data-unit="t"``), as :meth:`fig` binds a number."""
+        value = self.get(path)
+        if not isinstance(value, str):
+            return f"<{tag}>{NONE}</{tag}>"
+        return (f'<{tag} data-path="{esc(path)}" data-value="{esc(value)}" data-unit="t">'
+                f"{esc(value)}</{tag}>")
+
     def cell(self, path: str, unit: str) -> Cell:
         """A right-aligned table cell holding the figure at ``path``."""
         value = self.get(path)

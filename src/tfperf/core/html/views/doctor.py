@@ -42,8 +42,10 @@ def body(doc: Doc) -> str:
     groups = _groups(checks)
     summary = d.get("summary") or {}
     verdict = "problems found" if d.get("exit_status") else "no failing check"
-    counts = ", ".join(f"{n} {s}" for s, n in summary.items() if n)
-    out = [header(title(doc), f"{verdict}: {counts}"), chain(checks, groups)]
+    counts = ", ".join(f"{doc.fig(f'summary.{s}', 'n')} {esc(s)}" for s, n in summary.items()
+                       if n)
+    out = [header(title(doc), verdict), f"<p>checks: {counts}</p>" if counts else "",
+           chain(checks, groups)]
     facts = Facts.from_dict(d.get("facts") or {})
     rows = [[Cell(label), Cell(value)] for label, value in fact_lines(facts, full=True)]
     out.append(section("Facts", table(["fact", "value"], rows, sortable=False),
@@ -61,7 +63,8 @@ def body(doc: Doc) -> str:
             fix = c.get("fix") if status in ("fail", "warn", "skip") else None
             rows.append([raw(f"<code>{esc(short_id(c['id']))}</code>", c["id"]),
                          raw(badge(status.upper(), status), RANK.get(status, 0)),
-                         Cell(c.get("message")), Cell(fix or ""), raw(facts_cell)])
+                         raw(doc.text(f"checks.{i}.message"), c.get("message")),
+                         Cell(fix or ""), raw(facts_cell)])
         out.append(section(name, table(["check", "verdict", "message", "fix",
                                         "facts behind it"], rows, "lllll")))
     missing = d.get("could_not_look") or []

@@ -1,6 +1,6 @@
 """``tfperf profile TARGET --html``: why it is slow (the causes, with their fixes), the step
 timeline, top ops and lines, retraces and host syncs with the advice, from the profile's JSON
-document."""
+document; the per-step memory curve where the document carries one (``memory_steps``)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ from tfperf.core.html.parts import (
     raw,
     seconds,
     section,
+    size,
     table,
     timeline,
 )
 
 KIND = "profile"
 TOP = 15
+STEP_ROWS = 600  # a long run's memory table stops here (the curve and the JSON keep all)
 
 
 def title(doc: Doc) -> str:
@@ -61,6 +63,7 @@ def body(doc: Doc) -> str:
                    "it; the traceback is at the end)</p>")
     out.append(causes(doc))
     out.append(steps(doc))
+    out.append(memory(doc))
     out.append(functions(doc))
     for key, name, unit in (("host_syncs", "Host syncs (tensor → host), by line", "syncs"),
                             ("eager_ops", "Eager ops, by line", "ops")):
@@ -144,6 +147,32 @@ def steps(doc: Doc) -> str:
                    f"{doc.fig('capture.step_s', 's')}</p>"
                    + timeline(cols, {"step": "bar2"}, seconds, "time of each captured step"))
     return section("Step timeline", "".join(out)) if out else ""
+
+
+def memory(doc: Doc) -> str:
+    """The peak memory of each step, where the document has ``memory_steps``: a list of
+    ``{"step": N, "peak_bytes": B}`` (what the memory view measures; absent, no section)."""
+    series = [s for s in doc.data.get("memory_steps") or [] if isinstance(s, dict)]
+    peaks = [float(s["peak_bytes"]) if finite(s.get("peak_bytes")) else 0.0 for s in series]
+    if not series or max(peaks) <= 0:
+        return ""
+    names = [str(s.get("step", i + 1)) for i, s in enumerate(series)]
+    cols = [Column([("peak", b)], f"step {n}: peak {size(b)}")
+            for n, b in zip(names, peaks, strict=True)]
+    worst = peaks.index(max(peaks))
+    last = len(series) - 1
+    summary = (f"<p>highest {doc.fig(f'memory_steps.{worst}.peak_bytes', 'B')} at step "
+               f"{esc(names[worst])}; first step {doc.fig('memory_steps.0.peak_bytes', 'B')}, "
+               f"last {doc.fig(f'memory_steps.{last}.peak_bytes', 'B')}</p>")
+    rows = [[doc.cell(f"memory_steps.{i}.step", "n") if finite(series[i].get("step"))
+             else Cell(names[i]),
+             doc.cell(f"memory_steps.{i}.peak_bytes", "B")]
+            for i in range(min(len(series), STEP_ROWS))]
+    more = f" (the first {STEP_ROWS})" if len(series) > STEP_ROWS else ""
+    every = (f"<details><summary>every step{more}</summary>"
+             f"{table(['step', 'peak'], rows, 'rr')}</details>")
+    return section("Memory per step", summary + timeline(cols, {"peak": "bar"}, size,
+                                                         "peak memory of each step") + every)
 
 
 def functions(doc: Doc) -> str:
