@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -24,15 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from html_browser import CHROMIUM_ARGS, NO_BROWSER, find_chromium
 
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"
 CASE_STUDY = SRC / "tfperf" / "examples" / "case_study_bench.py"
-# the flags a root, offline, GPU-less machine needs (docs/html-report.md says why)
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
-
 BENCH_FILE = textwrap.dedent('''\
     import tensorflow as tf
     import tfperf.bench as bench
@@ -168,26 +163,14 @@ def artefacts(tmp_path_factory) -> Path:
     return folder
 
 
-def find_chromium() -> str | None:
-    """Debian's chromium (``apt-get install chromium``), or the one $TFPERF_CHROMIUM names."""
-    for candidate in (os.environ.get("TFPERF_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="session")
 def browser():
     """Headless Chromium driven by Playwright (its own browser download is never used)."""
     executable = find_chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        executable = None
     if executable is None:
-        pytest.skip("no headless Chromium here (Debian's chromium and the playwright package; "
-                    ".ci/run installs both): browser tests skipped")
+        pytest.skip(NO_BROWSER)
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched

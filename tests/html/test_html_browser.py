@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from html_browser import NO_BROWSER, find_chromium
 from html_figures import check_figures, figures_in
+
+if find_chromium() is None:  # one line for the whole module, not one per test
+    pytest.skip(NO_BROWSER, allow_module_level=True)
 
 KINDS = ("bench", "suite", "profile", "profile-read", "tune", "doctor", "profile-memory")
 
