@@ -27,8 +27,10 @@ def test_compare_statements_shows_speedups_and_equivalence(run, tf_cells):
     assert rep.variants[1].speedup > 1  # the loop of 16 slices is slower than one op
     text, html = ran.shown("text/plain"), ran.shown("text/html")
     assert "slow (baseline)" in text and "speedup" in text and "yes" in text
-    assert html.startswith("<p><b>tfperf bench</b>") and "<table>" in html
-    assert "<td>vec</td>" in html and "\x1b[" not in html
+    # the HTML report's notebook fragment (docs/html-report.md): scoped, no page around it
+    assert html.startswith('<div class="tfperf"') and '<table class="sortable">' in html
+    assert "<html" not in html and "Speedup over the baseline" in html
+    assert '<td data-value="vec">vec</td>' in html and "\x1b[" not in html
 
 
 def test_named_variants_baseline_and_a_wrong_variant(run, tf_cells):
@@ -40,7 +42,7 @@ def test_named_variants_baseline_and_a_wrong_variant(run, tf_cells):
     wrong = rep.variants[1]
     assert wrong.name == "wrong" and wrong.equivalent is False
     assert "NOT EQUIVALENT to fast" in ran.shown("text/plain")
-    assert "<b>wrong: NOT EQUIVALENT" in ran.shown("text/html")
+    assert '<li class="loud">wrong: NOT EQUIVALENT to fast' in ran.shown("text/html")
 
 
 def test_cell_form_one_statement_per_line_and_a_plot(run, tf_cells):

@@ -179,7 +179,9 @@ def test_doctor_report_as_text_and_html(run, monkeypatch):
     assert d.findings and d.exit_status == (1 if any(f.failed for f in d.findings) else 0)
     text, html = ran.shown("text/plain"), ran.shown("text/html")
     assert text.startswith("tfperf doctor") and "Driver and GPU" in text and "H100" in text
-    assert "<table>" in html and "H100" in html
-    assert "<td>Driver and GPU</td>" in html and "<td>doctor.gpu</td>" not in html  # short ids
+    assert html.startswith('<div class="tfperf"') and "<table" in html and "H100" in html
+    # the chain's groups, the checks by their short ids (doctor.gpu shown as gpu)
+    assert ">Driver and GPU</" in html and "<code>gpu</code>" in html
+    assert "<code>doctor.gpu</code>" not in html
     assert "\x1b[" not in text + html
     assert "unexpected" in str(run("%tfdoctor now").error)

@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     out.add_argument("--markdown", action="store_true", help="a Markdown table on stdout")
     p.add_argument("--plot", metavar="PATH",
                    help="write a PNG bar chart (with --suite: a folder of PNGs)")
+    p.add_argument("--html", metavar="OUT.html",
+                   help="also write the report as one self-contained HTML file (charts, "
+                        "sortable tables; nothing fetched): open it in any browser")
     p.add_argument("--budget", type=float, metavar="SECONDS",
                    help="seconds of interleaved timing rounds (default 10, 3 with --quick)")
     p.add_argument("--baseline", metavar="NAME", help="the variant others are compared with")
@@ -88,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
     gate_command.check_arguments(args)
+    if args.html and (args.history or gate_command.wants_gate(args)):
+        raise UsageError("--html writes a comparison's or the suite's report; the regression "
+                         "gate's (--save, --store, --compare-to, --history...) is text, JSON "
+                         "or Markdown")
     if args.history:
         return gate_command.run_history(args)
     if bool(args.file) == bool(args.suite):
@@ -123,7 +130,7 @@ def _check_inputs(args: argparse.Namespace) -> dict[str, Any] | None:
             if source:
                 check_user_file(source)
         for option, out in (("--save", args.save), ("--store", args.store),
-                            ("--plot", args.plot)):
+                            ("--plot", args.plot), ("--html", args.html)):
             if out:
                 check_output_path(out, option)
     except UserCodeError as exc:
@@ -186,6 +193,11 @@ def _emit(report: Any, args: argparse.Namespace, bar: Any) -> int:
         print(report.to_markdown())
     else:
         print(report.table(color=use_color()))
+    if args.html:
+        from tfperf.core.html import save
+
+        if not save(report.to_html(), args.html, "bench"):
+            return 2
     if args.plot:
         try:
             written = report.plot(Path(args.plot))
@@ -197,3 +209,4 @@ def _emit(report: Any, args: argparse.Namespace, bar: Any) -> int:
         else:
             print(f"plot written to {written}", file=sys.stderr)
     return int(report.exit_status)
+

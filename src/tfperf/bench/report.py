@@ -8,7 +8,6 @@ their renderings; ``compare()`` and ``run_suite()`` return them, so ``result.tab
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 from typing import Any
@@ -137,17 +136,15 @@ class CompareReport(CompareResult):
         p.text(self.table())
 
     def _repr_html_(self) -> str:
-        out = [f"<p><b>tfperf bench</b> {html.escape(machine_line(self.machine))}</p>"]
-        if self.settings.get("quick"):
-            out.append("<p>quick mode: fewer runs, shorter budget</p>")
-        out.append(render.html_table(_HEADERS, self._rows(), _ALIGN))
-        notes = self._footnotes()
-        if notes:
-            items = "".join(f"<li>{'<b>' + html.escape(n) + '</b>' if loud else html.escape(n)}"
-                            "</li>" for loud, n in notes)
-            out.append(f"<ul>{items}</ul>")
-        out.append(f"<p><small>{html.escape(self.speedup_legend())}</small></p>")
-        return "\n".join(out)
+        from tfperf.core.html import report_fragment
+
+        return report_fragment("bench", self.to_json())
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page (``tfperf bench --html``)."""
+        from tfperf.core.html import report_page
+
+        return report_page("bench", self.to_json())
 
 
 class SuiteReport(SuiteResult):
@@ -216,6 +213,17 @@ class SuiteReport(SuiteResult):
     def to_markdown(self) -> str:
         return "\n".join([*self._preamble(), "",
                           render.markdown_table(self._HEADERS, self._rows())]) + "\n"
+
+    def to_html(self) -> str:
+        """The suite as one self-contained HTML page (``--suite article --html``)."""
+        from tfperf.core.html import report_page
+
+        return report_page("suite", self.to_json())
+
+    def _repr_html_(self) -> str:
+        from tfperf.core.html import report_fragment
+
+        return report_fragment("suite", self.to_json())
 
     def plot(self, folder: Path) -> list[Path]:
         from tfperf.bench.plot import plot_result

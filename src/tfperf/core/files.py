@@ -218,6 +218,29 @@ def _discard(fd: int, tmp: str) -> None:
         os.unlink(tmp)
 
 
+def write_new_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
+    """Write an output tfperf makes (a report): an existing file is replaced as
+    :func:`write_text_atomically` replaces it; a new one appears whole or not at all (written
+    beside it under a temporary name, then renamed). OSError when it cannot be written."""
+    p = Path(path)
+    if p.exists() or p.is_symlink():
+        return write_text_atomically(p, text, encoding=encoding)
+    import secrets
+
+    # O_EXCL under a fresh name; mode 0666 less the umask, as a new file of the user's gets
+    tmp = str(p.absolute().parent / f".{p.name}.{secrets.token_hex(4)}.tfperf-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        _write_all(fd, text.encode(encoding))
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, p)
+    except BaseException:
+        _discard(fd, tmp)
+        raise
+    return p
+
+
 def os_error_line(exc: OSError) -> str:
     """One line for an ``OSError``: ``path: reason`` (``x.py: Permission denied``)."""
     if isinstance(exc, WriteRefused):

@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="print facts and checks as JSON (schema: docs/doctor.md)")
     out.add_argument("--markdown", action="store_true",
                      help="print a Markdown report to paste into a bug report")
+    doctor.add_argument("--html", metavar="OUT.html",
+                        help="also write the report as one self-contained HTML file (the "
+                             "chain as facts, verdicts and fixes; nothing fetched)")
     doctor.add_argument("--no-compute", action="store_true",
                         help="skip the live checks (matmul on GPU/CPU, XLA, float16/bfloat16)")
     doctor.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
@@ -68,6 +71,11 @@ def run_doctor(args: argparse.Namespace) -> int:
     if getattr(args, "plan", None) is not None:
         from tfperf.doctor.plan import run_plan
 
+        if args.html:
+            from tfperf.cli import UsageError
+
+            raise UsageError("--html writes this machine's report, not --plan's")
+
         return run_plan(args)
     from tfperf.cli import UsageError
 
@@ -87,6 +95,13 @@ def run_doctor(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-message must be between 8 and 2**34 bytes, "
                          f"not {args.max_message}")
 
+    if args.html:
+        from tfperf.core.usercode import UserCodeError, check_output_path
+
+        try:
+            check_output_path(args.html, "--html")
+        except UserCodeError as exc:
+            raise UsageError(str(exc)) from None
     if args.workers is not None:
         from tfperf.doctor.probes.workers import WorkersSpecError, parse_workers
 
@@ -112,6 +127,12 @@ def run_doctor(args: argparse.Namespace) -> int:
                             worker_index=args.worker_index)
     facts = gather(options)
     findings = judge(facts, compute=options.compute)
+    if args.html:
+        from tfperf.core.html import save
+        from tfperf.doctor.report import report_html
+
+        if not save(report_html(facts, findings), args.html, "doctor"):
+            return 2
     if args.json:
         print(report_json(facts, findings))
     elif args.markdown:

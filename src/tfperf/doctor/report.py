@@ -68,6 +68,13 @@ def report_json(facts: Facts, findings: Sequence[Finding]) -> str:
     })
 
 
+def report_html(facts: Facts, findings: Sequence[Finding]) -> str:
+    """The JSON report's document as one self-contained HTML page (``doctor --html``)."""
+    from tfperf.core.html import report_page
+
+    return report_page("doctor", report_json(facts, findings))
+
+
 # ---------------------------------------------------------------------------------------------
 # facts worth a line in a human report
 

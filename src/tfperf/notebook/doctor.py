@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tfperf.core import render
-from tfperf.core.findings import Finding, Status
+from tfperf.core.findings import Finding
 from tfperf.notebook import display
 
 
@@ -32,16 +31,17 @@ class DoctorResult:
         p.text(self.text())
 
     def _repr_html_(self) -> str:
-        from tfperf.doctor.report import fact_lines, group_of, short_id
+        """The doctor's HTML report (facts → verdicts → fixes), as a notebook output."""
+        from tfperf.core.html import report_fragment
+        from tfperf.doctor.report import report_json
 
-        facts = render.html_table(("fact", "value"), [(k or "", v) for k, v in
-                                                     fact_lines(self.facts)])
-        rows = [(group_of(f.code), str(f.status).upper(), short_id(f.code), f.message,
-                 f.hint if f.status in (Status.FAIL, Status.WARN, Status.SKIP) else "")
-                for f in self.findings]
-        checks = render.html_table(("group", "status", "check", "message", "fix"), rows)
-        last = self.text().rstrip().splitlines()[-1]
-        return f"<p><b>tfperf doctor</b></p>{facts}{checks}<p><b>{last}</b></p>"
+        return report_fragment("doctor", report_json(self.facts, self.findings))
+
+    def to_html(self) -> str:
+        """The same as one self-contained HTML page (``tfperf doctor --html``)."""
+        from tfperf.doctor.report import report_html
+
+        return report_html(self.facts, self.findings)
 
 
 def run_doctor(shell: Any, *, compute: bool, timeout: float) -> tuple[DoctorResult, Any]:

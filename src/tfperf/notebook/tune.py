@@ -68,10 +68,8 @@ def shown(result: Any) -> Any:
     """What to display: the result when it renders itself, else its ``table()`` as text,
     followed by its patch (for a function typed in a cell, the cell's diff: there is no file
     to apply it to)."""
-    if hasattr(result, "_repr_pretty_") or hasattr(result, "_repr_html_"):
-        return result
     table = getattr(result, "table", None)
-    if not callable(table):
+    if hasattr(result, "_repr_pretty_") or not callable(table):
         return result
     text = table()
     patch = getattr(result, "patch", "")
@@ -80,7 +78,8 @@ def shown(result: Any) -> Any:
             "the pick, as a diff of the cell that defines the function (copy its new lines "
             "into the cell; nothing is written):\n")
         text += "\n" + note + patch.rstrip("\n")
-    return display.Rendering(text)
+    html = getattr(result, "_repr_html_", None)  # TuneResult's report, in a front end
+    return display.Rendering(text, html() if callable(html) else None)
 
 
 def run_tune(shell: Any, text: str, budget: float | None = None) -> Any:

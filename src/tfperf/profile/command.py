@@ -61,6 +61,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (the run's own stdout goes to stderr)")
     p.add_argument("--plot", metavar="OUT.png", help="bar chart of the hottest lines and ops")
+    p.add_argument("--html", metavar="OUT.html",
+                   help="also write the report as one self-contained HTML file (the causes, "
+                        "step timeline, top ops and lines; nothing fetched); with --read too")
     p.add_argument("--try-fixes", action="store_true",
                    help="script: apply each automatic fix of the causes found (@tf.function on "
                         "the training step, lint's safe fixes) to a copy of the script, run "
@@ -118,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
         return run_read(args, script_args)
     if args.remote is not None:
+        if args.html:
+            raise UsageError("--html writes a run's report or --read's, not --remote's")
         if args.target is not None or script_args:
             raise UsageError("--remote captures running jobs: give no target")
         return _run_remote(args)
@@ -181,6 +186,11 @@ def run(args: argparse.Namespace) -> int:
             plot_report(report, args.plot)
         except OSError as exc:
             print(f"tfperf profile: cannot write {args.plot}: {exc}", file=sys.stderr)
+            return 2
+    if args.html:
+        from tfperf.core.html import save
+
+        if not save(report.to_html(), args.html, "profile"):
             return 2
     if args.json:
         print(report.to_json(), file=out)
@@ -247,7 +257,8 @@ def _check_target(args: argparse.Namespace, kind: str) -> None:
                 ifound = source(imodule) if imodule and iname else None
                 if ifound is not None:
                     ifound.require_function(iname)
-        for option, out in (("--plot", args.plot), ("--logdir", args.logdir)):
+        for option, out in (("--plot", args.plot), ("--logdir", args.logdir),
+                            ("--html", args.html)):
             if out:
                 check_output_path(out, option)
     except UserCodeError as exc:

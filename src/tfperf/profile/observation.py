@@ -119,7 +119,8 @@ class StepStats:
                 "total_s": sum(self.durations), "work_s": sum(self.work_s),
                 "eager_ops": sum(self.eager_ops.values()),
                 "eager_s": sum(self.eager_s.values()),
-                "host_syncs": sum(self.host_syncs.values())}
+                "host_syncs": sum(self.host_syncs.values()),
+                "durations_s": list(self.durations)}  # step by step: the HTML timeline
 
 
 @dataclass

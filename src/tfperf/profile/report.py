@@ -134,6 +134,17 @@ class ProfileReport:
     def to_json(self) -> str:
         return render.to_json(self.to_dict())
 
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page (``tfperf profile --html``)."""
+        from tfperf.core.html import report_page
+
+        return report_page("profile", self.to_json())
+
+    def _repr_html_(self) -> str:
+        from tfperf.core.html import report_fragment
+
+        return report_fragment("profile", self.to_json())
+
     # -- text ------------------------------------------------------------------------------
 
     def text(self, color: bool = False) -> str:

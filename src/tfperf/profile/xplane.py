@@ -182,6 +182,9 @@ class CaptureSummary:
             "sixteen_bit_share": self.sixteen_bit_share,
             "by_type": dict(sorted(self.by_type.items(), key=lambda kv: -kv[1])),
             "top_ops": [o.to_dict() for o in self.ops[:top]],
+            # each step's (start after the first, duration) in seconds: the HTML timeline
+            "step_windows_s": [[(b - self.step_windows[0][0]) / 1e12, (e - b) / 1e12]
+                               for b, e in self.step_windows],
         }
 
 

@@ -37,6 +37,9 @@ def register(subparsers: Any) -> None:
                         "default: the steady state")
     p.add_argument("--json", action="store_true", help="JSON on stdout (schema in docs/tune.md)")
     p.add_argument("--diff", action="store_true", help="print the winning patch")
+    p.add_argument("--html", metavar="OUT.html",
+                   help="also write the result as one self-contained HTML file (every "
+                        "candidate with its verdict, the patch as a diff; nothing fetched)")
     p.add_argument("--apply", action="store_true",
                    help="write the winning patch into FILE.py, and only there: refused when FUNC "
                         "is defined in another file or FILE.py changed since it was measured "
@@ -124,8 +127,9 @@ def _check(args: argparse.Namespace) -> None:
             check_user_file(ipath).require_function(iname)
         elif not target.may_declare("inputs"):
             raise UsageError(f"{path}: no @tfperf.inputs function; give --inputs FILE.py:FN")
-        if args.plot:
-            check_output_path(args.plot, "--plot")
+        for option, out in (("--plot", args.plot), ("--html", args.html)):
+            if out:
+                check_output_path(out, option)
     except UserCodeError as exc:
         raise UsageError(str(exc)) from None
 
@@ -199,6 +203,11 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
         print(result.table())
         if args.diff and result.patch:
             print(result.patch, end="")
+    if args.html:
+        from tfperf.core.html import save
+
+        if not save(result.to_html(), args.html, "tune"):
+            return 2
     if args.plot:
         from tfperf.bench.plot import PlotError
 

@@ -101,6 +101,17 @@ class TuneResult:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
+    def to_html(self) -> str:
+        """The result as one self-contained HTML page (``tfperf tune --html``)."""
+        from tfperf.core.html import report_page
+
+        return report_page("tune", self.to_json())
+
+    def _repr_html_(self) -> str:
+        from tfperf.core.html import report_fragment
+
+        return report_fragment("tune", self.to_json())
+
     def plot(self, path: str | Path, title: str | None = None) -> Path:
         """A PNG of the candidates (median and IQR per call, speedup and break-even calls;
         rejected ones with their reason); needs matplotlib (the ``plot`` extra), else

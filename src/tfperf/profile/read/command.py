@@ -20,6 +20,15 @@ def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
             why = ("a symlink that leads to no file (a loop or a missing target)"
                    if os.path.islink(p) else "no such file or folder")
             raise UsageError(f"{p}: {why}")
+    if args.html:
+        from tfperf.core.usercode import UserCodeError, check_output_path
+
+        if args.compare is not None:
+            raise UsageError("--html writes --read's report, not --compare's")
+        try:
+            check_output_path(args.html, "--html")
+        except UserCodeError as exc:
+            raise UsageError(str(exc)) from None
     from tfperf.core.render import use_color
 
     if args.compare is not None:
@@ -31,5 +40,10 @@ def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
     from tfperf.profile.read.report import read
 
     report = read(args.read)
+    if args.html:
+        from tfperf.core.html import save
+
+        if not save(report.to_html(), args.html, "profile"):
+            return 2
     print(report.to_json() if args.json else report.text(color=use_color(sys.stdout)))
     return report.exit_status

@@ -49,6 +49,17 @@ class ReadReport:
 
         return to_json(self.to_dict())
 
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page (``tfperf profile --read --html``)."""
+        from tfperf.core.html import report_page
+
+        return report_page("profile-read", self.to_json())
+
+    def _repr_html_(self) -> str:
+        from tfperf.core.html import report_fragment
+
+        return report_fragment("profile-read", self.to_json())
+
     def text(self, color: bool = False) -> str:
         from tfperf.core.render import findings_text, style
 
