@@ -1,0 +1,148 @@
+"""Which layer and which line of the user's code an allocation belongs to.
+
+An allocation event names its graph node (``sequential/dense/MatMul``,
+``gradient_tape/sequential/dense/MatMul/MatMul``). The node's name scope is its layer (Keras
+names a layer's ops under the layer's name); the node's ``traceback`` in the graph TensorFlow
+traced gives the line of the user's code that created it (through AutoGraph too: TF maps the
+converted code back to the user's file). The graphs are collected while the run traces them
+(``GraphCollector``), and from the ``tf.function`` objects the caller names.
+
+Grappler and oneDNN rename some nodes (a fused MatMul+BiasAdd+Relu keeps the last node's
+name; inlined function calls gain their call's prefix): a name not found is looked up again
+without its last, then its first, scope component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from tfperf.profile.attribution import is_user_file
+
+TRACE_STEP = ("tensorflow.python.eager.polymorphic_function.tracing_compilation",
+              "_create_concrete_function")
+BACKWARD_PREFIX = "gradient_tape/"
+
+
+@dataclass(frozen=True)
+class Site:
+    path: str
+    line: int
+
+
+def layer_of(node: str) -> str:
+    """The layer (name scope) of a graph node; '' for a node at the top level."""
+    name = node[len(BACKWARD_PREFIX):] if node.startswith(BACKWARD_PREFIX) else node
+    scope, _, _ = name.rpartition("/")
+    return scope
+
+
+def is_backward(node: str) -> bool:
+    return node.startswith(BACKWARD_PREFIX) or "/gradients/" in node
+
+
+class SiteIndex:
+    """Graph node name → the innermost user frame that created it."""
+
+    def __init__(self) -> None:
+        # Names and sites only, read when a graph is added: keeping the graphs would keep
+        # alive what a leak check must see freed (a tf.function created per step).
+        self._by_node: dict[str, Site | None] = {}
+        self._found: dict[str, Site | None] = {}
+
+    def add_graph(self, graph: Any) -> None:
+        try:
+            for op in graph.get_operations():
+                if op.name not in self._by_node:
+                    self._by_node[op.name] = _user_site(op)
+        except Exception:  # a graph being built elsewhere: what was read stays
+            return
+
+    def add_functions(self, functions: Iterable[Any]) -> None:
+        """``tf.function`` objects (or concrete functions): every graph they traced."""
+        for fn in functions:
+            concretes = []
+            if hasattr(fn, "graph"):
+                concretes = [fn]
+            else:
+                try:
+                    concretes = list(fn._list_all_concrete_functions())  # private: guarded
+                except Exception:
+                    concretes = []
+            for c in concretes:
+                graph = getattr(c, "graph", None)
+                if graph is not None:
+                    self.add_graph(graph)
+
+    def site(self, node: str) -> Site | None:
+        if node in self._found:
+            return self._found[node]
+        found = None
+        for name in _candidates(node):
+            found = self._by_node.get(name)
+            if found is not None:
+                break
+        self._found[node] = found
+        return found
+
+    def __len__(self) -> int:
+        return len(self._by_node)
+
+
+def _candidates(node: str) -> Iterator[str]:
+    yield node
+    parts = node.split("/")
+    for k in range(len(parts) - 1, 0, -1):  # without its last components
+        yield "/".join(parts[:k])
+    for k in range(1, len(parts)):  # without leading components (an inlined call's prefix)
+        yield "/".join(parts[k:])
+
+
+def _user_site(op: Any) -> Site | None:
+    try:
+        frames = op.traceback
+    except Exception:
+        return None
+    for frame in reversed(list(frames)):
+        if is_user_file(frame.filename):
+            return Site(frame.filename, frame.lineno)
+    return None
+
+
+class GraphCollector:
+    """Collects the graph of every concrete function traced inside ``collecting()``."""
+
+    def __init__(self, index: SiteIndex) -> None:
+        self.index = index
+        self.error: str | None = None
+
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        import importlib
+
+        try:
+            module = importlib.import_module(TRACE_STEP[0])
+            original = getattr(module, TRACE_STEP[1])
+        except (ImportError, AttributeError) as exc:
+            self.error = f"graphs not collected: {exc}"
+            yield
+            return
+        index = self.index
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            concrete = original(*args, **kwargs)
+            graph = getattr(concrete, "graph", None)
+            if graph is not None:
+                index.add_graph(graph)
+            return concrete
+
+        setattr(module, TRACE_STEP[1], traced)
+        try:
+            yield
+        finally:
+            setattr(module, TRACE_STEP[1], original)
+
+
+__all__ = ["GraphCollector", "Site", "SiteIndex", "is_backward", "layer_of"]
