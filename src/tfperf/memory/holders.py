@@ -62,9 +62,8 @@ def _on(device_kind: str, value: Any) -> bool:
 def _optimizers(objects: list[Any]) -> list[Any]:
     out = []
     for obj in objects:
-        cls = type(obj)
-        module = getattr(cls, "__module__", "") or ""
-        if "optimizer" not in module:
+        module = getattr(type(obj), "__module__", "")
+        if not isinstance(module, str) or "optimizer" not in module:
             continue
         if hasattr(obj, "apply_gradients") and (hasattr(obj, "variables")):
             out.append(obj)
@@ -108,7 +107,7 @@ def find_holders(inputs: Iterable[Any] = (), device_kind: str = "CPU") -> Holder
         else:
             out.weights_bytes += n
             out.weights_count += 1
-    for value in _leaves(inputs):
+    for value in {id(v): v for v in _leaves(inputs)}.values():  # one tensor passed twice: once
         if isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable) \
                 and _on(device_kind, value):
             out.inputs_bytes += tensor_bytes(value)

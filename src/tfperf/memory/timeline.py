@@ -29,11 +29,14 @@ class StepPeak:
     allocator: str
     start_bytes: int  # in use when the step began
     end_bytes: int  # in use when it ended
-    peak_bytes: int
+    peak_bytes: int  # the allocator's own: chunks as handed out (rounding, fragmentation)
     peak_time_s: float  # since the step began
     duration_s: float
     live: list[AllocEvent] = field(default_factory=list)  # allocated in the capture, live at peak
     timeline: list[tuple[float, int]] = field(default_factory=list)  # (s since start, bytes)
+    #: the peak of what the tensors asked for (requested bytes): the allocator's peak without
+    #: its rounding and the unsplit chunks BFC hands out (up to 2x a request)
+    tensor_peak_bytes: int = 0
 
     @property
     def live_bytes(self) -> int:
@@ -47,7 +50,8 @@ class StepPeak:
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "device": self.device, "allocator": self.allocator,
                 "start_bytes": self.start_bytes, "end_bytes": self.end_bytes,
-                "peak_bytes": self.peak_bytes, "peak_time_s": self.peak_time_s,
+                "peak_bytes": self.peak_bytes, "tensor_peak_bytes": self.tensor_peak_bytes,
+                "peak_time_s": self.peak_time_s,
                 "duration_s": self.duration_s, "live_bytes": self.live_bytes,
                 "held_before_bytes": self.held_before_bytes,
                 "timeline": [[round(t, 9), b] for t, b in self.timeline]}
@@ -100,6 +104,10 @@ def _allocator_steps(events: Sequence[AllocEvent], windows: Sequence[StepWindow]
             _apply(live, e)
             if k == peak_at:
                 at_peak = list(live.values())
+        level = top = start
+        for e in inside:
+            level += e.requested if e.alloc else -e.requested
+            top = max(top, level)
         span = max(w.end_ps - w.start_ps, 1)
         points = [(0.0, start)] + [((e.time_ps - w.start_ps) / 1e12, e.in_use_after)
                                    for e in inside]
@@ -108,7 +116,7 @@ def _allocator_steps(events: Sequence[AllocEvent], windows: Sequence[StepWindow]
                             peak_bytes=max(peak.in_use_after, start),
                             peak_time_s=(peak.time_ps - w.start_ps) / 1e12,
                             duration_s=span / 1e12, live=at_peak,
-                            timeline=downsample(points)))
+                            timeline=downsample(points), tensor_peak_bytes=top))
     return out
 
 
