@@ -117,14 +117,12 @@ def device_of(allocator_name: str) -> str:
     return "CPU"
 
 
-__all__ = [
-    "MKL_SMALL_BYTES",
-    "USE_BFC",
-    "AllocatorState",
-    "device_of",
-    "devices_created",
-    "memory_info",
-    "reset_peak",
-    "state",
-    "switch_on_statistics",
-]
+def cpu_counts_everything() -> bool:
+    """Whether the CPU allocator in place counts every allocation (BFC, switched on)."""
+    return os.environ.get(USE_BFC, "").lower() in ("1", "true") and \
+        memory_info("CPU:0") is not None
+
+
+__all__ = ["MKL_SMALL_BYTES", "USE_BFC", "AllocatorState", "cpu_counts_everything",
+           "device_of", "devices_created", "memory_info", "reset_peak", "state",
+           "switch_on_statistics"]

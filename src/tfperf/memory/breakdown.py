@@ -19,7 +19,7 @@ from typing import Any
 
 from tfperf.memory.events import AllocEvent
 from tfperf.memory.holders import Holders
-from tfperf.memory.sites import SiteIndex, is_backward, layer_of
+from tfperf.memory.sites import SiteIndex, is_backward, layer_of, plain_name
 from tfperf.memory.timeline import StepPeak
 
 CATEGORIES = ("weights", "optimizer_slots", "inputs", "activations", "gradients",
@@ -71,7 +71,7 @@ class Breakdown:
 
 
 def category(e: AllocEvent, optimizer_scopes: Sequence[str]) -> str:
-    node = e.op
+    node = plain_name(e.op)
     if any(k in node for k in INPUT_OPS):
         return "inputs"
     if is_backward(node):

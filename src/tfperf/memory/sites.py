@@ -14,6 +14,7 @@ without its last, then its first, scope component.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,15 +33,26 @@ class Site:
     line: int
 
 
+_CALL_PREFIX = re.compile(r"^(?:(?:Stateful)?PartitionedCall(?:_\d+)?/)+")
+
+
+def plain_name(node: str) -> str:
+    """A node's name without the prefix of the function call it was inlined from
+    (``StatefulPartitionedCall/``: Keras's fit runs its step through one)."""
+    return _CALL_PREFIX.sub("", node)
+
+
 def layer_of(node: str) -> str:
     """The layer (name scope) of a graph node; '' for a node at the top level."""
-    name = node[len(BACKWARD_PREFIX):] if node.startswith(BACKWARD_PREFIX) else node
+    name = plain_name(node)
+    name = name[len(BACKWARD_PREFIX):] if name.startswith(BACKWARD_PREFIX) else name
     scope, _, _ = name.rpartition("/")
     return scope
 
 
 def is_backward(node: str) -> bool:
-    return node.startswith(BACKWARD_PREFIX) or "/gradients/" in node
+    name = plain_name(node)
+    return name.startswith(BACKWARD_PREFIX) or "/gradients/" in name
 
 
 class SiteIndex:
