@@ -5,9 +5,10 @@ Live allocations made during the capture are classified by their node: the backw
 (``gradient_tape/...``) is *gradients*, an optimizer's scope (``adam/...``) its *optimizer
 update* temporaries, input pipeline ops (``IteratorGetNext``) *inputs*, everything else
 *activations*. The part of the peak held from before the capture is split with what Python
-holds (``holders.py``): weights, optimizer slots, the step's input tensors; what none of them
-explains is *other* (tensors the program keeps elsewhere), the only part the breakdown does
-not name.
+holds (``holders.py``): weights, optimizer slots, the step's input tensors, and the traced
+graphs' *constants* (``Const`` ops and what Grappler folds into constants, such as the
+gradient of a mean); what none of them explains is *other* (tensors the program keeps
+elsewhere), the only part the breakdown does not name.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from tfperf.memory.holders import Holders
 from tfperf.memory.sites import SiteIndex, is_backward, layer_of, plain_name
 from tfperf.memory.timeline import StepPeak
 
-CATEGORIES = ("weights", "optimizer_slots", "inputs", "activations", "gradients",
-              "optimizer_update", "other")
+CATEGORIES = ("weights", "optimizer_slots", "inputs", "constants", "activations",
+              "gradients", "optimizer_update", "other")
 INPUT_OPS = ("IteratorGetNext", "OptionalGetValue", "_Arg", "Placeholder")
 TOP = 10
 
@@ -82,14 +83,15 @@ def category(e: AllocEvent, optimizer_scopes: Sequence[str]) -> str:
     return "activations"
 
 
-def _split_held(held: int, holders: Holders | None) -> dict[str, int]:
-    """The bytes held from before the capture, split by what Python holds."""
+def _split_held(held: int, holders: Holders | None, constants: int = 0) -> dict[str, int]:
+    """The bytes held from before the capture, split by what Python holds and the traced
+    graphs' constants."""
     out = dict.fromkeys(CATEGORIES, 0)
     if holders is None:
         out["other"] = held
         return out
     known = {"weights": holders.weights_bytes, "optimizer_slots": holders.slots_bytes,
-             "inputs": holders.inputs_bytes}
+             "inputs": holders.inputs_bytes, "constants": constants}
     total = sum(known.values())
     scale = min(1.0, held / total) if total else 0.0  # never explain more than was held
     for k, v in known.items():
@@ -101,7 +103,8 @@ def _split_held(held: int, holders: Holders | None) -> dict[str, int]:
 def breakdown(peak: StepPeak, holders: Holders | None, sites: SiteIndex | None,
               label: Any = None) -> Breakdown:
     """``label(path, line)`` names a site (default ``path:line``)."""
-    cats = _split_held(peak.held_before_bytes, holders)
+    cats = _split_held(peak.held_before_bytes, holders,
+                       sites.constant_bytes if sites is not None else 0)
     scopes = holders.optimizer_scopes if holders else ()
     by_op: dict[str, Group] = {}
     by_layer: dict[str, Group] = {}

@@ -156,7 +156,8 @@ class Evidence:
                 cls = getattr(importlib.import_module(FUNCTION_CLASS[0]), FUNCTION_CLASS[1])
             except (ImportError, AttributeError):
                 return
-            functions = [o for o in gc.get_objects() if isinstance(o, cls)]
+            is_function = _instances((cls,))
+            functions = [o for o in gc.get_objects() if is_function(o)]
         for fn in functions:
             key = _code_key(fn)
             self.functions[key].add(fn)
@@ -240,56 +241,67 @@ class ContainerInfo:
     name: str  # where it is held: "train.py: history" (a module global), "Trainer.cache"
 
 
-def container_snapshot(min_tensors: int = 1) -> dict[int, tuple[str, int, int]]:
-    """id → (type, tensor count, tensor bytes) of every list, dict, deque and set holding
-    tensors or variables."""
+def _instances(classes: tuple[type, ...]) -> Callable[[Any], bool]:
+    """A fast ``isinstance(x, classes)`` for scanning every object: TF's tensor and function
+    classes are ABCs, whose checks cost microseconds; the answer is cached per type."""
+    known: dict[type, bool] = {}
+
+    def check(obj: Any) -> bool:
+        t = type(obj)
+        verdict = known.get(t)
+        if verdict is None:
+            verdict = known[t] = issubclass(t, classes)
+        return verdict
+
+    return check
+
+
+Containers = dict[int, tuple[str, int, int, Any]]
+
+
+def container_snapshot(min_tensors: int = 1, keep: bool = False) -> Containers:
+    """id → (type, tensor count, tensor bytes, the container if ``keep``) of every list,
+    dict, deque and set holding tensors or variables."""
     import tensorflow as tf
 
     from tfperf.memory.holders import tensor_bytes
 
-    kinds = (list, dict, set)
     deque_type = importlib.import_module("collections").deque
-    out: dict[int, tuple[str, int, int]] = {}
-    tensor_types = (tf.Tensor, tf.Variable)
+    kinds = {list: "list", dict: "dict", set: "set", deque_type: "deque"}
+    is_tensor = _instances((tf.Tensor, tf.Variable))
+    out: Containers = {}
     for obj in gc.get_objects():
-        if not isinstance(obj, (*kinds, deque_type)):
+        kind = kinds.get(type(obj))
+        if kind is None:
             continue
         try:
-            values = obj.values() if isinstance(obj, dict) else obj
+            values = obj.values() if kind == "dict" else obj
             n = nbytes = 0
             for v in values:
-                if isinstance(v, tensor_types):
+                if is_tensor(v):
                     n += 1
                     nbytes += tensor_bytes(v)
-        except Exception:  # changed while read, or an odd subclass
+        except Exception:  # changed while read
             continue
         if n >= min_tensors:
-            out[id(obj)] = (type(obj).__name__, n, nbytes)
+            out[id(obj)] = (kind, n, nbytes, obj if keep else None)
     return out
 
 
-def grown_containers(before: dict[int, tuple[str, int, int]],
-                     after: dict[int, tuple[str, int, int]], at_least: int
+def grown_containers(before: Containers, after: Containers, at_least: int
                      ) -> list[ContainerInfo]:
-    """Containers present in both snapshots whose tensor count grew by ``at_least``."""
+    """Containers present in both snapshots whose tensor count grew by ``at_least`` (a new
+    container full of tensors is a new object, not a growing one: the objects created per
+    step that hold it are the cause, if any). ``after`` must have been taken with ``keep``."""
     grown = []
-    for key, (kind, n, nbytes) in after.items():
+    for key, (kind, n, nbytes, obj) in after.items():
         old = before.get(key)
-        base_n, base_bytes = (old[1], old[2]) if old and old[0] == kind else (0, 0)
-        if old is None and n < at_least:
+        if old is None or old[0] != kind:
             continue
-        if n - base_n >= at_least:
-            obj = _by_id(key)
-            grown.append(ContainerInfo(kind, n - base_n, nbytes - base_bytes,
+        if n - old[1] >= at_least:
+            grown.append(ContainerInfo(kind, n - old[1], nbytes - old[2],
                                        name_of(obj) if obj is not None else kind))
     return sorted(grown, key=lambda c: -c.tensor_bytes)
-
-
-def _by_id(key: int) -> Any:
-    for obj in gc.get_objects():
-        if id(obj) == key:
-            return obj
-    return None
 
 
 def name_of(obj: Any) -> str:

@@ -49,6 +49,8 @@ class Prediction:
     at: str = ""
     live: list[Live] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    #: measured: the step's own peak, above what it started with (tensor bytes, from a
+    #: capture of 3 steps: the highest), compared with ``transient_bytes``
     measured_bytes: int | None = None
     error: str | None = None
 
@@ -60,14 +62,14 @@ class Prediction:
     def error_ratio(self) -> float | None:
         if not self.measured_bytes:
             return None
-        return self.peak_bytes / self.measured_bytes - 1
+        return self.transient_bytes / self.measured_bytes - 1
 
     def to_dict(self) -> dict[str, Any]:
         return {"batch": self.batch, "xla": self.xla, "precision": self.precision,
                 "peak_bytes": self.peak_bytes, "persistent_bytes": self.persistent_bytes,
                 "inputs_bytes": self.inputs_bytes, "transient_bytes": self.transient_bytes,
                 "peak_at": self.at, "live_at_peak": [x.to_dict() for x in self.live[:10]],
-                "unknown": self.unknown, "measured_bytes": self.measured_bytes,
+                "unknown": self.unknown, "measured_transient_bytes": self.measured_bytes,
                 "error_vs_measured": self.error_ratio, "error": self.error}
 
 
@@ -141,7 +143,7 @@ def inputs_at(args: Any, n0: int, batch: int) -> Any:
 # one prediction
 
 
-def _as_function(fn: Callable[..., Any], xla: bool) -> Any:
+def as_function(fn: Callable[..., Any], xla: bool) -> Any:
     import tensorflow as tf
 
     py = getattr(fn, "python_function", None)
@@ -160,7 +162,7 @@ def predict(fn: Callable[..., Any], args: tuple, kwargs: dict, batch: int, *, xl
     n0 = n0 or batch_size_of((args, kwargs)) or batch
     spec_args = specs_for(args, n0, batch)
     spec_kwargs = specs_for(kwargs, n0, batch)
-    tf_fn = function if function is not None else _as_function(fn, xla)
+    tf_fn = function if function is not None else as_function(fn, xla)
     try:
         concrete = tf_fn.get_concrete_function(*spec_args, **spec_kwargs)
     except Exception as exc:
@@ -236,16 +238,35 @@ def measure_peak(fn: Callable[..., Any], args: tuple, kwargs: dict, *, warm: boo
     return int(info["peak"]) if info else None
 
 
+def measured_transient(fn: Callable[..., Any], args: tuple, kwargs: dict,
+                       steps: int = 3) -> int | None:
+    """The step's own peak above what it started with: the highest of ``steps`` captured
+    steps, in tensor bytes (what the tensors asked for, without the allocator's rounding);
+    None when the capture holds no allocation events."""
+    import tempfile
+
+    from tfperf.memory.runner import memory_profile
+
+    with tempfile.TemporaryDirectory(prefix="tfperf-fit-") as logdir:
+        report = memory_profile(fn, *args, steps=steps, leak_steps=0, logdir=logdir, **kwargs)
+    if report.error is not None:
+        raise report.error
+    cpu = next((d for d in report.devices if d.device == "CPU"), None)
+    if cpu is None:
+        return None
+    return max(s.tensor_peak_bytes - s.start_bytes for s in cpu.steps)
+
+
 def measured_prediction(fn: Callable[..., Any], args: tuple, kwargs: dict, p: Prediction,
                         n0: int) -> None:
-    """Run one step at ``p.batch`` and set ``p.measured_bytes``."""
+    """Run the step at ``p.batch`` and set ``p.measured_bytes`` (its own peak)."""
     import gc
 
     real_args = inputs_at(args, n0, p.batch)
     real_kwargs = inputs_at(kwargs, n0, p.batch)
-    runner = _as_function(fn, p.xla)
+    runner = as_function(fn, p.xla)
     try:
-        p.measured_bytes = measure_peak(runner, real_args, real_kwargs)
+        p.measured_bytes = measured_transient(runner, real_args, real_kwargs)
     except Exception as exc:  # out of memory, or the step cannot run at this batch
         p.error = f"the measured run failed: {type(exc).__name__}: {str(exc)[:200]}"
     del real_args, real_kwargs
@@ -266,7 +287,7 @@ def largest_batch(fn: Callable[..., Any], args: tuple, kwargs: dict, limit: int,
     batch is still answered exactly, only with more traces)."""
     grid = list(grid or batch_grid())
     n0 = n0 or batch_size_of((args, kwargs)) or 1
-    function = _as_function(fn, xla)
+    function = as_function(fn, xla)
     tried: dict[int, Prediction] = {}
 
     def fits(b: int) -> bool:
@@ -353,8 +374,8 @@ class FitReport:
                          fmt_bytes(p.transient_bytes), fits, measured, err,
                          self.largest.get(_config(p), "–")])
         out.append(render.text_table(
-            ["precision", "run", "predicted peak", "held", "transient", "fits", "measured",
-             "vs measured", "largest batch"], rows, "llrrrlrrr"))
+            ["precision", "run", "predicted peak", "held", "transient", "fits",
+             "measured transient", "vs measured", "largest batch"], rows, "llrrrlrrr"))
         for p in self.rows:
             if p.error:
                 out.append(f"{p.precision} {'XLA' if p.xla else 'graph'}: {p.error}")

@@ -154,11 +154,12 @@ MAX_FOLDED_BYTES = 10 << 20
 SHAPE_OPS = {"Shape", "Size", "Rank", "ShapeN"}
 
 
-def constant_folded(ops: list[Any]) -> set[Any]:
+def constant_folded(ops: list[Any], frontier: bool = False) -> set[Any]:
     """Ops Grappler's constant folding replaces by constants: stateless ops whose inputs are
     all constants (or shapes the trace fixes), with outputs of at most 10 MiB. Their outputs
     are held for the life of the graph, like ``Const``s (the gradient of a mean, a ``Tile``
-    of 1/N over the batch, is one)."""
+    of 1/N over the batch, is one). ``frontier``: only those a computed op reads (a folded
+    chain leaves one constant, its last)."""
     constant: set[Any] = set()
     out: set[Any] = set()
     for op in ops:
@@ -182,6 +183,9 @@ def constant_folded(ops: list[Any]) -> set[Any]:
                 constant.add(op)
                 if size:
                     out.add(op)
+    if frontier:
+        out = {op for op in out
+               if any(c not in constant for t in op.outputs for c in t.consumers())}
     return out
 
 
@@ -277,6 +281,7 @@ def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth:
     out = GraphPeak()
     use_onednn = onednn()
     folded = constant_folded(ops)
+    kept = constant_folded(ops, frontier=True)  # a folded chain keeps its last constant
     consumers: dict[Any, int] = defaultdict(int)
     for op in ops:
         for t in op.inputs:
@@ -317,7 +322,7 @@ def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth:
                 if buf is not None:
                     buffers[t.ref()] = buf
                     buf.refs += consumers[t.ref()] + (t.ref() in returned)
-                    if op in folded:
+                    if op in kept:
                         out.folded_bytes += buf.bytes
             continue
         inputs = [buffers.get(t.ref()) for t in op.inputs]

@@ -46,10 +46,21 @@ class _Layout:
     aliased_outputs: set[int]  # top-level output tuple indices aliased to parameters
 
 
+MODULE_COMPUTATIONS = 3
+
+
 def _module_span(data: bytes) -> tuple[int, int]:
+    """Where the ``HloModuleProto`` is: inside an ``HloProto`` (its field 1), or the whole
+    buffer (``experimental_get_compiler_ir`` gives a bare module, whose field 1 is its name)."""
     for f, wt, x, y in wire.fields(data, 0, len(data)):
         if f == PROTO_MODULE and wt == LEN:
-            return x, y
+            try:
+                if any(g == MODULE_COMPUTATIONS and gwt == LEN
+                       for g, gwt, _, _ in wire.fields(data, x, y)):
+                    return x, y
+            except wire.WireError:
+                pass
+            break
     return 0, len(data)
 
 

@@ -79,12 +79,18 @@ def _optimizer_variables(opt: Any) -> list[Any]:
         return []
 
 
-def find_holders(inputs: Iterable[Any] = (), device_kind: str = "CPU") -> Holders:
-    """Weights, optimizer slots and inputs held now on ``device_kind`` (CPU, GPU)."""
+def find_holders(inputs: Iterable[Any] = (), device_kind: str = "CPU",
+                 variables: Iterable[Any] | None = None) -> Holders:
+    """Weights, optimizer slots and inputs held now on ``device_kind`` (CPU, GPU).
+
+    ``variables``: those the step uses (its traced functions'); by default every live one."""
     import tensorflow as tf
 
     objects = gc.get_objects()
-    variables = [o for o in objects if isinstance(o, tf.Variable)]
+    if variables is None:
+        variables = [o for o in objects if isinstance(o, tf.Variable)]
+    else:
+        variables = [getattr(v, "_value", v) for v in variables]
     slot_ids: set[int] = set()
     scopes = []
     for opt in _optimizers(objects):

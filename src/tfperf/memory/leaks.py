@@ -81,8 +81,8 @@ class LeakWatch:
         self._devices = list(devices) if devices is not None else None
         self._functions = list(functions)
         self._warmup = warmup
-        self._containers_before: dict[int, tuple[str, int, int]] | None = None
-        self._containers_after: dict[int, tuple[str, int, int]] | None = None
+        self._containers_before: ev.Containers | None = None
+        self._containers_after: ev.Containers | None = None
         self._py_sites_before: Any = None
         self._active = False
         self._expected: int | None = None
@@ -105,7 +105,7 @@ class LeakWatch:
         self._active = False
         self.evidence.__exit__()
         if self._containers_before is not None and self._containers_after is None:
-            self._containers_after = ev.container_snapshot()
+            self._containers_after = ev.container_snapshot(keep=True)
 
     def _device_names(self) -> list[str]:
         if self._devices is None:
@@ -168,8 +168,7 @@ def track_leaks(step: Callable[..., Any], *args: Any, steps: int = DEFAULT_STEPS
 
 
 def judge(samples: list[StepSample], warmup: int, evidence: ev.Evidence,
-          containers_before: dict[int, tuple[str, int, int]] | None,
-          containers_after: dict[int, tuple[str, int, int]] | None,
+          containers_before: ev.Containers | None, containers_after: ev.Containers | None,
           py_sites_before: Any = None) -> LeakReport:
     analysed = samples[warmup:] if len(samples) > warmup else []
     n = len(analysed)
@@ -201,8 +200,10 @@ def judge(samples: list[StepSample], warmup: int, evidence: ev.Evidence,
         if found is not None:
             out.findings.append(_finding(found, per_step, trends))
     if containers_before is not None and containers_after is not None:
-        for c in ev.grown_containers(containers_before, containers_after,
-                                     at_least=max(2, (n - 1) // 2)):
+        grown = ev.grown_containers(containers_before, containers_after,
+                                    at_least=max(2, (n - 1) // 2))
+        containers_after.clear()  # the containers themselves: not kept past the judging
+        for c in grown:
             out.findings.append(_finding(Cause(
                 "tensor-container",
                 f"{c.kind} {c.name} grew by {c.tensors} tensors ({_mib(c.tensor_bytes)}) "

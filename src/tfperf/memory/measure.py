@@ -41,9 +41,12 @@ def call_peak(fn: Callable[..., Any], *args: Any, device: str = "CPU:0",
 
 
 def held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None = None,
-                 **kwargs: Any) -> dict[str, int] | None:
+                 batch: int | None = None, **kwargs: Any) -> dict[str, int] | None:
     """Bytes live at the peak of one call, by kind (``breakdown.CATEGORIES`` of what the
-    call allocated), or None when the capture holds no allocation events."""
+    call allocated), or None when the capture holds no allocation events. With ``batch``,
+    *activations* are only the forward tensors with one row per sample (leading dimension
+    ``batch``); the forward pass's other tensors (a float16 copy of a kernel under mixed
+    precision) are *forward other*."""
     from tfperf.memory.breakdown import category
     from tfperf.memory.runner import memory_profile
 
@@ -56,6 +59,9 @@ def held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None =
     out: dict[str, int] = {}
     for e in cpu.worst.live:
         kind = category(e, ())
+        if kind == "activations" and batch is not None and \
+                not e.shape.startswith(f"[{batch},"):
+            kind = "forward other"
         out[kind] = out.get(kind, 0) + e.requested
     out["peak"] = cpu.worst.tensor_peak_bytes
     return out

@@ -245,7 +245,9 @@ def _read(report: MemoryReport, path: Any, sites: SiteIndex | None, inputs: Any)
         worst = max(steps, key=lambda p: p.peak_bytes)
         kind = "GPU" if device.startswith("GPU") else "CPU"
         try:
-            holders = find_holders(inputs, device_kind=kind)
+            holders = find_holders(inputs, device_kind=kind,
+                                   variables=list(sites.variables.values())
+                                   if sites is not None and sites.variables else None)
         except Exception as exc:  # TF not importable, or an odd object: no split
             holders = None
             report.notes.append(f"weights and inputs not told apart: {exc}")

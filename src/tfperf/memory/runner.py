@@ -106,6 +106,7 @@ def memory_profile(fn: Callable[..., Any], *args: Any, steps: int = DEFAULT_CAPT
     except (Exception, SystemExit) as exc:  # the function's own error: the report says it
         error = exc
     wall = time.perf_counter() - t0
+    session.sites.add_functions(functions)  # traced now: their variables are the step's
     name = target or getattr(fn, "__qualname__", None) or repr(fn)
     return session.report(str(name), error, inputs=(args, kwargs), wall_s=wall)
 

@@ -25,6 +25,8 @@ from tfperf.profile.attribution import is_user_file
 TRACE_STEP = ("tensorflow.python.eager.polymorphic_function.tracing_compilation",
               "_create_concrete_function")
 BACKWARD_PREFIX = "gradient_tape/"
+#: the function tf.function traces to initialise the variables a first trace created
+INITIALIZER_FUNCTION = "initialize_variables"
 
 
 @dataclass(frozen=True)
@@ -63,17 +65,34 @@ class SiteIndex:
         # alive what a leak check must see freed (a tf.function created per step).
         self._by_node: dict[str, Site | None] = {}
         self._found: dict[str, Site | None] = {}
+        # function name → bytes of its graph's constants. By name, the latest trace: a
+        # tf.function that creates variables traces twice, and only the second runs.
+        self._constants: dict[str, int] = {}
+        #: the variables of the functions named by ``add_functions`` (a step's own)
+        self.variables: dict[int, Any] = {}
 
     def add_graph(self, graph: Any) -> None:
         try:
-            for op in graph.get_operations():
+            ops = list(graph.get_operations())
+            for op in ops:
                 if op.name not in self._by_node:
                     self._by_node[op.name] = _user_site(op)
+            name = str(getattr(graph, "name", id(graph)))
+            if name != INITIALIZER_FUNCTION:  # its constants become the variables' values
+                self._constants[name] = _constant_bytes(ops)
         except Exception:  # a graph being built elsewhere: what was read stays
             return
 
+    @property
+    def constant_bytes(self) -> int:
+        """What the graphs' constants hold once their functions run: ``Const`` ops and the
+        outputs Grappler's constant folding makes constants (held from the first call on,
+        so before a capture of later steps)."""
+        return sum(self._constants.values())
+
     def add_functions(self, functions: Iterable[Any]) -> None:
-        """``tf.function`` objects (or concrete functions): every graph they traced."""
+        """``tf.function`` objects (or concrete functions): every graph they traced, and the
+        variables those graphs use."""
         for fn in functions:
             concretes = []
             if hasattr(fn, "graph"):
@@ -87,6 +106,8 @@ class SiteIndex:
                 graph = getattr(c, "graph", None)
                 if graph is not None:
                     self.add_graph(graph)
+                for v in getattr(c, "variables", ()) or ():
+                    self.variables[id(v)] = v
 
     def site(self, node: str) -> Site | None:
         if node in self._found:
@@ -101,6 +122,15 @@ class SiteIndex:
 
     def __len__(self) -> int:
         return len(self._by_node)
+
+
+def _constant_bytes(ops: list[Any]) -> int:
+    from tfperf.memory.graph_memory import constant_folded, tensor_bytes
+
+    total = sum(tensor_bytes(op.outputs[0]) or 0 for op in ops if op.type == "Const")
+    for op in constant_folded(ops, frontier=True):
+        total += sum(tensor_bytes(t) or 0 for t in op.outputs)
+    return total
 
 
 def _candidates(node: str) -> Iterator[str]:

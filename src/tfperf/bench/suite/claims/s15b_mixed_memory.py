@@ -46,8 +46,10 @@ def run(ctx: Context) -> list[Claim]:
     r = ctx.compare("S15b", {"float32": s32, "mixed_float16": s16}, (x, y),
                     baseline="float32", rtol=rtol)
     workdir = ctx.workdir / "S15b" if ctx.workdir else None
-    h32 = held_by_kind(s32, x, y, logdir=workdir / "float32" if workdir else None)
-    h16 = held_by_kind(s16, x, y, logdir=workdir / "mixed" if workdir else None)
+    h32 = held_by_kind(s32, x, y, logdir=workdir / "float32" if workdir else None,
+                       batch=batch)
+    h16 = held_by_kind(s16, x, y, logdir=workdir / "mixed" if workdir else None,
+                       batch=batch)
     measured = None
     unavailable = None
     details: dict[str, object] = {"width": width, "batch": batch}
@@ -59,6 +61,6 @@ def run(ctx: Context) -> list[Claim]:
                        step_peak_ratio=h32["peak"] / max(h16["peak"], 1))
     return [ctx.claim("S15b", "mixed precision halves activation memory", FIGURE, measured,
                       "× (float32's activations over mixed_float16's)",
-                      f"activations live at a training step's peak ({4} Dense {width}, "
-                      f"batch {batch})", using=[r], unavailable=unavailable,
+                      f"activations (one row per sample) live at a training step's peak "
+                      f"(4 Dense {width}, batch {batch})", using=[r], unavailable=unavailable,
                       details=details)]
