@@ -25,9 +25,16 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
             timeout: int = 600) -> subprocess.CompletedProcess[str]:
     full = dict(os.environ)
     full.update(env or {})
-    full.pop("TF_CPU_ALLOCATOR_USE_BFC", None) if env is None else None
+    if env is None:  # the child decides, as a user's shell would
+        full.pop("TF_CPU_ALLOCATOR_USE_BFC", None)
     return subprocess.run([sys.executable, "-m", "tfperf", *args], capture_output=True,
                           text=True, cwd=cwd, env=full, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    """``tfperf`` in a child process (a fresh TensorFlow: the CLI switches the allocator)."""
+    return run_cli
 
 
 @pytest.fixture(params=["ambient", "two-busy"])

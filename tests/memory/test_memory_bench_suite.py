@@ -8,13 +8,11 @@ import textwrap
 
 import pytest
 
-from tests.memory.conftest import run_cli
-
 pytestmark = pytest.mark.tf
 MIB = 1 << 20
 
 
-def test_bench_shows_a_peak_memory_column_when_the_cpu_allocator_counts(tmp_path):
+def test_bench_shows_a_peak_memory_column_when_the_cpu_allocator_counts(cli, tmp_path):
     (tmp_path / "b.py").write_text(textwrap.dedent('''
         import tensorflow as tf
         import tfperf.bench as bench
@@ -31,17 +29,17 @@ def test_bench_shows_a_peak_memory_column_when_the_cpu_allocator_counts(tmp_path
         def matvec(s, w):
             return tf.einsum("btc,t->bc", s, w)
     '''))
-    counted = run_cli("bench", "b.py", "--budget", "0.3", "--json", cwd=tmp_path,
+    counted = cli("bench", "b.py", "--budget", "0.3", "--json", cwd=tmp_path,
                       env={"TF_CPU_ALLOCATOR_USE_BFC": "1"})
     assert counted.returncode == 0, counted.stderr[-2000:]
     mem = {v["name"]: v["memory"] for v in json.loads(counted.stdout)["variants"]}
     product = 64 * 500 * 128 * 4
     assert mem["broadcast"]["above_start_bytes"] >= product
     assert "CPU:0 allocator peak" in mem["broadcast"]["source"]
-    text = run_cli("bench", "b.py", "--budget", "0.3", cwd=tmp_path,
+    text = cli("bench", "b.py", "--budget", "0.3", cwd=tmp_path,
                    env={"TF_CPU_ALLOCATOR_USE_BFC": "1"}).stdout
     assert "peak mem" in text.splitlines()[2], text
-    plain = run_cli("bench", "b.py", "--budget", "0.3", "--json", cwd=tmp_path)
+    plain = cli("bench", "b.py", "--budget", "0.3", "--json", cwd=tmp_path)
     mem = {v["name"]: v["memory"] for v in json.loads(plain.stdout)["variants"]}
     assert mem["broadcast"]["peak_bytes"] is None  # oneDNN's allocator: not guessed
 

@@ -8,8 +8,6 @@ import textwrap
 
 import pytest
 
-from tests.memory.conftest import run_cli
-
 pytestmark = pytest.mark.tf
 MIB = 1 << 20
 
@@ -128,7 +126,8 @@ def test_batch_grid_and_devices():
         parse_device("Quantum 9000")
 
 
-def test_cli_fit_predicts_float32_and_mixed_side_by_side_and_checks_the_prediction(tmp_path):
+def test_cli_fit_predicts_float32_and_mixed_side_by_side_and_checks_the_prediction(
+        cli, tmp_path):
     (tmp_path / "fitmod.py").write_text(textwrap.dedent('''
         import keras
         import tensorflow as tf
@@ -145,7 +144,7 @@ def test_cli_fit_predicts_float32_and_mixed_side_by_side_and_checks_the_predicti
         def make():
             return tf.random.normal([256, 256])
     '''))
-    done = run_cli("profile", "--fit", "fitmod.py:step", "--inputs", "fitmod.py:make",
+    done = cli("profile", "--fit", "fitmod.py:step", "--inputs", "fitmod.py:make",
                    "--batch", "512", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
@@ -156,7 +155,7 @@ def test_cli_fit_predicts_float32_and_mixed_side_by_side_and_checks_the_predicti
     assert main["batch"] == 512 and main["measured_transient_bytes"]
     assert abs(main["error_vs_measured"]) <= 0.15, main
     assert doc["largest_batch"]["float32"] >= 512
-    tiny = run_cli("profile", "--fit", "fitmod.py:step", "--inputs", "fitmod.py:make",
+    tiny = cli("profile", "--fit", "fitmod.py:step", "--inputs", "fitmod.py:make",
                    "--device", "1MiB", cwd=tmp_path)
     assert tiny.returncode == 1 and "does not fit" not in tiny.stderr
     assert "more than" in tiny.stdout

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.memory.conftest import run_cli
-
 pytestmark = pytest.mark.tf
 MIB = 1 << 20
 
@@ -102,8 +100,8 @@ def module(tmp_path):
     return tmp_path
 
 
-def test_cli_switches_the_counting_allocator_on_and_reports_json(module):
-    done = run_cli("profile", "--memory", "memmod:step", "--inputs", "memmod:make",
+def test_cli_switches_the_counting_allocator_on_and_reports_json(cli, module):
+    done = cli("profile", "--memory", "memmod:step", "--inputs", "memmod:make",
                    "--leak-steps", "12", "--json", cwd=module)
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
@@ -115,14 +113,14 @@ def test_cli_switches_the_counting_allocator_on_and_reports_json(module):
     assert doc["leaks"]["steps"] == 12 and not doc["leaks"]["leaks"]
 
 
-def test_cli_exit_1_on_a_leak_with_its_cause(module):
-    done = run_cli("profile", "--memory", "memmod:leaky", "--inputs", "memmod:make",
+def test_cli_exit_1_on_a_leak_with_its_cause(cli, module):
+    done = cli("profile", "--memory", "memmod:leaky", "--inputs", "memmod:make",
                    cwd=module)
     assert done.returncode == 1, done.stderr[-2000:]
     assert "leak:" in done.stdout and "kept grew by" in done.stdout
 
 
-def test_cli_script_steps_are_its_tf_function_calls(tmp_path):
+def test_cli_script_steps_are_its_tf_function_calls(cli, tmp_path):
     (tmp_path / "loop.py").write_text(textwrap.dedent('''
         import tensorflow as tf
         w = tf.Variable(tf.ones([512, 512]))
@@ -134,7 +132,7 @@ def test_cli_script_steps_are_its_tf_function_calls(tmp_path):
             step(x)
         print("ran")
     '''))
-    done = run_cli("profile", "--memory", "loop.py", "--steps", "2", "--json", cwd=tmp_path)
+    done = cli("profile", "--memory", "loop.py", "--steps", "2", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     cpu = next(d for d in doc["devices"] if d["device"] == "CPU")
@@ -149,15 +147,15 @@ def test_cli_script_steps_are_its_tf_function_calls(tmp_path):
     (["--fit", "--device", "Quantum 9000"], "neither a size"),
     (["--memory", "--leak-steps", "-1"], "0 or more"),
 ])
-def test_bad_input_is_one_line_and_exit_2(module, args, message):
-    done = run_cli("profile", "memmod:step", "--inputs", "memmod:make", *args, cwd=module)
+def test_bad_input_is_one_line_and_exit_2(cli, module, args, message):
+    done = cli("profile", "memmod:step", "--inputs", "memmod:make", *args, cwd=module)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_fit_needs_a_function_not_a_script(tmp_path):
+def test_fit_needs_a_function_not_a_script(cli, tmp_path):
     (tmp_path / "s.py").write_text("print(1)\n")
-    done = run_cli("profile", "--fit", "s.py", cwd=tmp_path)
+    done = cli("profile", "--fit", "s.py", cwd=tmp_path)
     assert done.returncode == 2 and "MODULE:FUNCTION" in done.stderr
 
 

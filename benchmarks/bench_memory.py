@@ -1,0 +1,271 @@
+"""The memory view's figures: --fit's predicted peak against the measured one on five
+models, the largest batch under a limit, and the time cost of the memory view.
+
+* predict: for each model (a CNN, an LSTM, a Transformer block, an MLP with a 200k×64
+  embedding, the article's case study) and batch, in a fresh process with the counting CPU
+  allocator (TF_CPU_ALLOCATOR_USE_BFC=1): the peak predicted from the traced graph (nothing
+  run), and the measured one: the highest of 5 captured steps' tensor peaks (what the tensors
+  asked for; the allocator's own peak, with BFC's rounding, printed beside it). Goal: within
+  15 %.
+* largest: per model, a memory limit; the largest batch on the grid (1, 2, 3, 4, 6, 8, 12,
+  16, 24, ...) predicted to fit, and the largest measured to fit (measured around the
+  prediction; the peak grows with the batch). Goal: the measured one or the next smaller.
+* xla: the same prediction under jit_compile=True (XLA's scheduled module) against XLA's
+  measured peak.
+* overhead: a training step of a few ms, timed plain and with the memory view's per-step
+  work (a profiler capture with step markers; the leak sampler's per-step read), interleaved
+  in one process, median of per-round ratios over >= 5 rounds. The counting allocator itself
+  is timed against the default one in two processes run alternately.
+
+Run: .venv/bin/python benchmarks/bench_memory.py [--only predict|largest|xla|overhead]
+     [--models cnn,rnn,...] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+BATCHES = (64, 256)
+LIMITS_MIB = {"cnn": 200, "rnn": 40, "transformer": 150, "embedding": 262, "case_study": 100}
+MIB = 1 << 20
+
+
+def _child(args: list[str], bfc: bool = True) -> dict:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    if bfc:
+        env["TF_CPU_ALLOCATOR_USE_BFC"] = "1"
+    else:
+        env.pop("TF_CPU_ALLOCATOR_USE_BFC", None)
+    done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True,
+                          text=True, env=env, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- in the child -------------------------------------------------------------------------
+
+
+def child_measure(model: str, batch: int, xla: bool, predict_too: bool) -> dict:
+    from memory_models import build
+
+    from tfperf.memory.fit import as_function, predict
+    from tfperf.memory.runner import memory_profile
+
+    fn, args = build(model, batch)
+    out: dict = {"model": model, "batch": batch, "xla": xla}
+    if predict_too:
+        p = predict(fn, args, {}, batch, xla=xla, n0=batch)
+        out.update(predicted=p.peak_bytes, held=p.persistent_bytes + p.inputs_bytes,
+                   transient=p.transient_bytes, error=p.error, unknown=p.unknown)
+    with tempfile.TemporaryDirectory() as logdir:
+        r = memory_profile(as_function(fn, xla), *args, steps=5, leak_steps=0, logdir=logdir)
+    cpu = next(d for d in r.devices if d.device == "CPU")
+    tensor = [s.tensor_peak_bytes for s in cpu.steps]
+    out.update(measured=max(tensor), measured_median=statistics.median(tensor),
+               allocator=max(s.peak_bytes for s in cpu.steps))
+    return out
+
+
+def child_largest(model: str, limit: int) -> dict:
+    from memory_models import build
+
+    from tfperf.memory.fit import largest_batch
+
+    fn, args = build(model, 8)
+    t0 = time.perf_counter()
+    best, tried = largest_batch(fn, args, {}, limit, n0=8)
+    return {"model": model, "predicted_largest": best, "traces": len(tried),
+            "seconds": time.perf_counter() - t0}
+
+
+def child_overhead(rounds: int) -> dict:
+    import keras
+    import tensorflow as tf
+
+    from tfperf.memory.leaks import LeakWatch
+    from tfperf.profile.capture import Capture, step
+
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(512, activation="relu"),
+                              keras.layers.Dense(512, activation="relu"),
+                              keras.layers.Dense(10)])
+    opt = keras.optimizers.Adam()
+    x, y = tf.random.normal([256, 256]), tf.random.normal([256, 10])
+
+    @tf.function
+    def train(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x) - y) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    steps = 40
+    train(x, y)
+
+    def plain() -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            train(x, y).numpy()
+        return (time.perf_counter() - t0) / steps
+
+    def captured() -> float:
+        with tempfile.TemporaryDirectory() as logdir:
+            cap = Capture(Path(logdir))
+            cap.start()
+            t0 = time.perf_counter()
+            for i in range(steps):
+                with step(i):
+                    train(x, y).numpy()
+            elapsed = time.perf_counter() - t0
+            cap.stop()
+        return elapsed / steps
+
+    def sampled() -> float:
+        with LeakWatch() as watch:
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                train(x, y).numpy()
+                watch.step()
+            elapsed = time.perf_counter() - t0
+        return elapsed / steps
+
+    out: dict = {}
+    for name, viewed in (("capture", captured), ("leak sampling", sampled)):
+        viewed()  # warm-up: the profiler's and the sampler's first-use costs
+        p, v, ratios = [], [], []
+        for _ in range(rounds):
+            a, b = plain(), viewed()
+            p.append(a)
+            v.append(b)
+            ratios.append(b / a)
+        out[name] = {"plain_s": statistics.median(p), "viewed_s": statistics.median(v),
+                     "ratio": statistics.median(ratios), "rounds": rounds}
+    out["step_s"] = statistics.median(plain() for _ in range(rounds))
+    return out
+
+
+# -- the figures --------------------------------------------------------------------------
+
+
+def run_predict(models: list[str], xla: bool) -> None:
+    label = "XLA (jit_compile=True)" if xla else "graph"
+    print(f"\npredicted vs measured peak, {label}; measured: highest of 5 steps' tensor peaks "
+          "(allocator's own beside it)")
+    print(f"{'model':<12} {'batch':>5} {'predicted':>10} {'measured':>10} {'median':>10} "
+          f"{'allocator':>10} {'error':>7}")
+    worst = 0.0
+    for model in models:
+        for batch in BATCHES:
+            r = _child([model, str(batch), "xla" if xla else "graph", "predict"])
+            if r.get("error"):
+                print(f"{model:<12} {batch:>5}  error: {r['error'][:80]}")
+                continue
+            err = r["predicted"] / r["measured"] - 1
+            worst = max(worst, abs(err))
+            print(f"{model:<12} {batch:>5} {r['predicted'] / MIB:>8.1f}Mi "
+                  f"{r['measured'] / MIB:>8.1f}Mi {r['measured_median'] / MIB:>8.1f}Mi "
+                  f"{r['allocator'] / MIB:>8.1f}Mi {err:>+7.1%}")
+    print(f"worst |error|: {worst:.1%} (goal: within 15 %)")
+
+
+def run_largest(models: list[str]) -> None:
+    from tfperf.memory.fit import batch_grid
+
+    grid = batch_grid()
+    print("\nlargest batch under a limit: predicted (traced only) vs measured (fresh process "
+          "per batch, highest of 5 steps' tensor peaks)")
+    print(f"{'model':<12} {'limit':>8} {'predicted':>9} {'measured':>9} {'ok':>4} "
+          f"{'traces':>6} {'search s':>8}")
+    for model in models:
+        limit = LIMITS_MIB[model] * MIB
+        p = _child([model, str(limit), "largest"])
+        best = p["predicted_largest"]
+        if best is None:
+            print(f"{model:<12} {LIMITS_MIB[model]:>6}Mi  batch 1 does not fit")
+            continue
+        measured = _measured_largest(model, limit, grid, grid.index(best))
+        ok = measured is not None and best in (measured, grid[max(grid.index(measured) - 1, 0)])
+        print(f"{model:<12} {LIMITS_MIB[model]:>6}Mi {best:>9} {measured!s:>9} "
+              f"{'yes' if ok else 'NO':>4} {p['traces']:>6} {p['seconds']:>8.1f}")
+
+
+def _measured_largest(model: str, limit: int, grid: list[int], start: int) -> int | None:
+    """The largest grid batch measured to fit, searched from ``start`` (peaks grow with the
+    batch: down until one fits, then up while the next fits)."""
+    fits: dict[int, bool] = {}
+
+    def measured_fits(b: int) -> bool:
+        if b not in fits:
+            fits[b] = _child([model, str(b), "graph", "measure"])["measured"] <= limit
+        return fits[b]
+
+    i = start
+    while i > 0 and not measured_fits(grid[i]):
+        i -= 1
+    while i + 1 < len(grid) and measured_fits(grid[i + 1]):
+        i += 1
+    return grid[i] if measured_fits(grid[i]) else None
+
+
+def run_overhead(rounds: int) -> None:
+    r = _child(["overhead", str(rounds)])
+    print(f"\ntime cost of the memory view on a {r['step_s'] * 1e3:.1f} ms training step "
+          f"(counting allocator on; interleaved, median of {rounds} per-round ratios)")
+    for name in ("capture", "leak sampling"):
+        x = r[name]
+        print(f"  {name:<14} {x['plain_s'] * 1e3:7.2f} ms -> {x['viewed_s'] * 1e3:7.2f} ms  "
+              f"{x['ratio']:.2f}x")
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(max(3, rounds // 2)):
+        for bfc in (False, True):
+            times[bfc].append(_child(["overhead", "3"], bfc=bfc)["step_s"])
+    a, b = statistics.median(times[False]), statistics.median(times[True])
+    print(f"  counting allocator (BFC) vs default, separate processes run alternately: "
+          f"{a * 1e3:.2f} ms -> {b * 1e3:.2f} ms  {b / a:.2f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=("predict", "largest", "xla", "overhead"))
+    ap.add_argument("--models", default=",".join(LIMITS_MIB))
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        c = args.child
+        if c[0] == "overhead":
+            print(json.dumps(child_overhead(int(c[1]))))
+        elif c[-1] == "largest":
+            print(json.dumps(child_largest(c[0], int(c[1]))))
+        else:
+            print(json.dumps(child_measure(c[0], int(c[1]), c[2] == "xla",
+                                           c[3] == "predict")))
+        return
+    models = args.models.split(",")
+    import platform
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f}")
+    if args.only in (None, "predict"):
+        run_predict(models, xla=False)
+    if args.only in (None, "largest"):
+        run_largest(models)
+    if args.only in (None, "xla"):
+        run_predict(models, xla=True)
+    if args.only in (None, "overhead"):
+        run_overhead(args.rounds)
+
+
+if __name__ == "__main__":
+    main()
