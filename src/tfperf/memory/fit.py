@@ -480,12 +480,18 @@ def run_fit(spec: str, inputs: str | None, *, batch: int | None, device: DeviceL
     other = "float32" if precision != "float32" else "mixed_float16"
     fn, args, kwargs = _load_under(precision, spec, inputs, quick, resolve_function)
     variants = {}
+    note = ""
     try:
-        variants[other] = _load_under(other, spec, inputs, quick, resolve_function)
+        loaded = _load_under(other, spec, inputs, quick, resolve_function)
     except Exception as exc:  # the module cannot be built twice: say so, predict the one
         note = f"{other} not predicted: loading the target again failed: {exc}"
     else:
-        note = ""
+        if loaded[0] is fn:  # an installed module is imported once: not rebuilt
+            note = (f"{other} not predicted: {spec.rpartition(':')[0]} is a module Python "
+                    "imports once, so its model cannot be built again in that policy: give "
+                    "its file (FILE.py:FUNCTION)")
+        else:
+            variants[other] = loaded
     report = will_it_fit(fn, *args, batch=batch, device=device, precision=precision,
                          variants=variants, target=spec, **kwargs)
     if note:
