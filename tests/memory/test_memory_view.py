@@ -67,7 +67,7 @@ def test_the_breakdown_names_90_percent_of_a_training_steps_peak(tf, tmp_path):
     kernels = (256 * 512 + 512 * 256) * 4
     assert abs(b.categories["weights"] - kernels) <= 0.05 * kernels, b.categories
     assert abs(b.categories["optimizer_slots"] - 2 * kernels) <= 0.05 * 2 * kernels
-    assert b.categories["inputs"] == 2 * MIB
+    assert abs(b.categories["inputs"] - 2 * MIB) <= 0.05 * 2 * MIB
     assert b.categories["activations"] > 0 and b.by_layer
 
 

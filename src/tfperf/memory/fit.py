@@ -368,11 +368,12 @@ class FitReport:
                 "yes" if p.peak_bytes <= self.device.bytes else "NO")
             measured = fmt_bytes(p.measured_bytes) if p.measured_bytes else "–"
             err = f"{p.error_ratio:+.0%}" if p.error_ratio is not None else ""
+            best = self.largest.get(_config(p))
+            largest = "–" if best is None else (f"≥ {best}" if best >= MAX_BATCH else best)
             rows.append([p.precision, "XLA" if p.xla else "graph",
                          "error" if p.error else fmt_bytes(p.peak_bytes),
                          fmt_bytes(p.persistent_bytes + p.inputs_bytes),
-                         fmt_bytes(p.transient_bytes), fits, measured, err,
-                         self.largest.get(_config(p), "–")])
+                         fmt_bytes(p.transient_bytes), fits, measured, err, largest])
         out.append(render.text_table(
             ["precision", "run", "predicted peak", "held", "transient", "fits",
              "measured transient", "vs measured", "largest batch"], rows, "llrrrlrrr"))

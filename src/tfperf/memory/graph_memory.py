@@ -257,16 +257,65 @@ def ready_order(ops: list[Any], depth_first: bool = False) -> list[Any]:
     return out
 
 
+#: ops the executor runs at once in the parallel order (TF's inter-op pool has a thread per
+#: core; two is what a busy 2-core machine gives, and what a step's independent branches —
+#: a weight's gradient beside the next layer's — most often use)
+EXECUTOR_THREADS = 2
+
+
+def parallel_events(ops: list[Any], workers: int) -> list[tuple[Any, bool]]:
+    """(op, starts) events of ``workers`` threads taking ready ops first come first served,
+    each op lasting in proportion to the bytes it reads and writes (a proxy: the memory an
+    op touches, as its time on a CPU roughly does)."""
+    import heapq
+
+    index = {op: k for k, op in enumerate(ops)}
+    waiting: dict[Any, int] = {}
+    users: dict[Any, list[Any]] = defaultdict(list)
+    for op in ops:
+        preds = {i.op for i in op.inputs if i.op in index} | \
+                {c for c in op.control_inputs if c in index}
+        waiting[op] = len(preds)
+        for p in preds:
+            users[p].append(op)
+
+    def cost(op: Any) -> float:
+        moved = sum(tensor_bytes(t) or 0 for t in (*op.inputs, *op.outputs))
+        return 1.0 + moved / 1e6
+
+    ready = [op for op in ops if waiting[op] == 0]
+    events: list[tuple[Any, bool]] = []
+    active: list[tuple[float, int, Any]] = []
+    now = 0.0
+    while ready or active:
+        while ready and len(active) < workers:
+            op = ready.pop(0)
+            events.append((op, True))
+            heapq.heappush(active, (now + cost(op), index[op], op))
+        now, _, op = heapq.heappop(active)
+        events.append((op, False))
+        for u in users[op]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                ready.append(u)
+        ready.sort(key=index.__getitem__)
+    if sum(1 for _, start in events if start) < len(ops):  # a cycle: keep creation order
+        return [(op, start) for op in ops for start in (True, False)]
+    return events
+
+
 def simulate(graph: Any, library: dict[str, Any] | None = None, depth: int = 0,
              persistent_inputs: bool = True) -> GraphPeak:
     """The transient peak of running ``graph`` once (its inputs and variables held): the
-    highest over the orders TF's executor may take (creation order, first ready first, and
-    depth first: with inter-op parallelism its order varies between them from step to
-    step, and a step's peak with it)."""
+    highest over the orders TF's executor may take (creation order, first ready first, depth
+    first, and two threads side by side: with inter-op parallelism its order varies from
+    step to step, and a step's peak with it)."""
     ops = list(graph.get_operations())
     best = _simulate(graph, ops, library, depth, persistent_inputs)
-    for depth_first in (False, True):
-        order = ready_order(ops, depth_first)
+    orders: list[Any] = [ready_order(ops, depth_first) for depth_first in (False, True)]
+    if depth == 0:  # a step's top level runs ops side by side; a loop body's are few
+        orders.append(parallel_events(ops, EXECUTOR_THREADS))
+    for order in orders:
         if order != ops:
             other = _simulate(graph, order, library, depth, persistent_inputs)
             if other.peak_bytes > best.peak_bytes:
@@ -274,8 +323,13 @@ def simulate(graph: Any, library: dict[str, Any] | None = None, depth: int = 0,
     return best
 
 
-def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth: int,
-              persistent_inputs: bool) -> GraphPeak:
+def _simulate(graph: Any, order: list[Any] | list[tuple[Any, bool]],
+              library: dict[str, Any] | None, depth: int, persistent_inputs: bool) -> GraphPeak:
+    """Replay ``order``: ops one after the other, or (op, starts) events of ops that overlap."""
+    events: list[tuple[Any, bool]] = (
+        order if order and isinstance(order[0], tuple)
+        else [(op, start) for op in order for start in (True, False)])
+    ops = [op for op, start in events if start]
     lib = dict(library or {})
     lib.update(_library(graph))
     out = GraphPeak()
@@ -313,8 +367,23 @@ def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth:
             out.at = where
             out.live = _snapshot(buffers)
 
-    for op in ops:
+    extra_live = 0  # scratch and nested peaks of the ops running now
+    running: dict[Any, tuple[list[_Buffer | None], list[tuple[Any, _Buffer]], int]] = {}
+    for op, start in events:
         kind = op.type
+        if not start:  # the op ends: its inputs lose a reader, unused outputs go
+            ended_inputs, ended_made, ended_extra = running.pop(op)
+            extra_live -= ended_extra
+            for buf in ended_inputs:
+                if buf is None:
+                    continue
+                buf.refs -= 1
+                if buf.refs <= 0:
+                    release(buf)
+            for _, buf in ended_made:  # produced and never used
+                if buf.refs <= 0:
+                    release(buf)
+            continue
         if kind in ("Placeholder", "Const", "VarHandleOp") or op in folded:
             for t in op.outputs:
                 held = kind != "Placeholder" or persistent_inputs
@@ -324,6 +393,7 @@ def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth:
                     buf.refs += consumers[t.ref()] + (t.ref() in returned)
                     if op in kept:
                         out.folded_bytes += buf.bytes
+            running[op] = ([], [], 0)
             continue
         inputs = [buffers.get(t.ref()) for t in op.inputs]
         extra = 0
@@ -357,16 +427,9 @@ def _simulate(graph: Any, ops: list[Any], library: dict[str, Any] | None, depth:
         for t, buf in made:
             buffers[t.ref()] = buf
             buf.refs += consumers[t.ref()] + (t.ref() in returned)
-        peak_candidate(extra, op.name)
-        for buf in inputs:
-            if buf is None:
-                continue
-            buf.refs -= 1
-            if buf.refs <= 0:
-                release(buf)
-        for _, buf in made:  # produced and never used
-            if buf.refs <= 0:
-                release(buf)
+        extra_live += extra
+        peak_candidate(extra_live, op.name)
+        running[op] = (inputs, made, extra)
     out.outputs_bytes = sum(b.bytes for r, b in buffers.items() if r in returned
                             and not b.persistent)
     if depth > 0:
