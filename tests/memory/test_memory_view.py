@@ -225,3 +225,15 @@ def test_real_captures_carry_the_stats_the_reader_uses(tf, tmp_path):
     assert mine and mine[0].nbytes >= 512 * 512 * 4 and mine[0].dtype == "float32"
     assert mine[0].allocator and mine[0].in_use_after >= mine[0].nbytes
     del y
+
+
+def test_the_allocator_note_is_said_once_not_repeated_as_a_finding():
+    from tfperf.memory.allocator import AllocatorState
+    from tfperf.memory.report import build_report
+
+    note = "CPU allocator: oneDNN's (mklcpu), allocations under 256 KiB not counted"
+    state = AllocatorState(stats=True, complete=False, switched_on=False, note=note)
+    report = build_report(target="t", capture=None, sites=None, state=state, leaks=None,
+                          error=None)
+    assert report.text().count(note) == 1 and report.findings == []
+    assert report.to_dict()["allocator"]["note"] == note

@@ -219,9 +219,6 @@ def build_report(*, target: str, capture: Any, sites: SiteIndex | None,
             _read(report, capture.xplane, sites, inputs)
     if leaks is not None:
         report.findings += leaks.findings
-    if state is not None and not state.complete:
-        report.findings.append(Finding("memory.allocator", state.note, Status.INFO,
-                                       name="allocator-statistics"))
     return report
 
 
