@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_explain.py [--runs N] [--lines N]
 
-Three logs of ``--lines`` lines (default 10,000) are written to a temporary folder, built
+Four logs of ``--lines`` lines (default 10,000) are written to a temporary folder, built
 from the development set's real logs (tests/doctor/fixtures/explain_logs/):
 
 * ``typical``: a real GPU start-up log, then a training run's console (Keras progress lines,
@@ -10,7 +10,10 @@ from the development set's real logs (tests/doctor/fixtures/explain_logs/):
 * ``training``: the same console with every line of the development set (all its logs,
   nearly every knowledge row meets a line) spread through it once;
 * ``devset``: the development set concatenated and repeated: the worst case, nearly every
-  line a warning, failure or informational line that the rows have to look at.
+  line a warning, failure or informational line that the rows have to look at;
+* ``benign``: the set's benign logs concatenated and repeated: no cause at failure or warning,
+  so the floor reads every error-shaped line and the nothing-wrong check looks at every line
+  no row explained (the programs' own errors and prints among TensorFlow's notices).
 
 For each, the command runs N times as a new Python process (what a user's shell does),
 interleaved with ``python -c "open(LOG,'rb').read()"`` (the cost of starting Python and
@@ -27,6 +30,7 @@ installed tfperf runs.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import statistics
 import subprocess
@@ -69,7 +73,8 @@ def _progress(i: int, epochs: int) -> list[str]:
 
 
 def _write_logs(folder: Path, n: int) -> dict[str, Path]:
-    """typical / training / devset logs of ``n`` lines each (see the module docstring)."""
+    """typical / training / devset / benign logs of ``n`` lines each (see the module
+    docstring)."""
     dev = _devset_lines()
     startup = (LOGS / "tf62170_created_device_t4_benign.log").read_text(
         encoding="utf-8").splitlines()
@@ -91,8 +96,16 @@ def _write_logs(folder: Path, n: int) -> dict[str, Path]:
     for j, line in enumerate(dev):  # every line of the dev set spread through the run
         training.insert(min(len(training), j * spread), line)
     worst = [dev[k % len(dev)] for k in range(n)]
+    quiet: list[str] = []
+    with (LOGS / "index.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row["expected"] == "none":
+                quiet += (LOGS / f"{row['id']}.log").read_text(encoding="utf-8",
+                                                               errors="replace").splitlines()
+    benign = [quiet[k % len(quiet)] for k in range(n)]
     out = {}
-    for name, lines in (("typical", typical), ("training", training[:n]), ("devset", worst)):
+    for name, lines in (("typical", typical), ("training", training[:n]), ("devset", worst),
+                        ("benign", benign)):
         out[name] = folder / f"{name}_{n}.log"
         out[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/score_explain.py [--split SPLIT] [--show-misses] [--src DIR]
                                                  [--fixtures DIR]
 
-SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4 or all (the default).
+SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6 or all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
@@ -37,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
-SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4")
+SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
+          "heldout6")
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ import csv
 import json
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import preview_figures
@@ -145,10 +146,11 @@ def _source_lines(corpus: Path, f: dict) -> list[str]:
     return ("".join(src) if isinstance(src, list) else src).splitlines()
 
 
-def _findings(corpus: Path, python: str,
-              csv_path: Path = SETS["dev"][0]) -> list[tuple[dict, dict, list[str]]]:
+def _findings(corpus: Path, python: str, csv_path: Path = SETS["dev"][0],
+              rules: tuple[str, ...] = ()) -> list[tuple[dict, dict, list[str]]]:
     repos = {r.folder: (r.repo, r.commit) for r in read_corpus(csv_path)}
-    select = {SETS[name][0]: rules for name, rules in PICKED_RULES.items()}.get(csv_path, ())
+    select = rules or {SETS[name][0]: rules for name, rules in PICKED_RULES.items()}.get(
+        csv_path, ())
     out = []
     for f in lint_corpus(corpus, python, select):
         if f["code"] == "TFP000":
@@ -169,7 +171,8 @@ def _set(args: argparse.Namespace) -> tuple[Path, Path, Path]:
 def pending(args: argparse.Namespace) -> int:
     csv_path, _, corpus = _set(args)
     ledger = set_ledger(args.set)
-    todo = [(f, p, lines) for f, p, lines in _findings(corpus, args.python, csv_path)
+    rules = tuple(args.rules.split(",")) if args.rules else ()
+    todo = [(f, p, lines) for f, p, lines in _findings(corpus, args.python, csv_path, rules)
             if _key(p) not in ledger and (not args.code or p["code"] in args.code)]
     for f, p, lines in todo:
         line = int(p["line"] or 0)
@@ -281,6 +284,21 @@ def score(args: argparse.Namespace) -> int:
     return 1 if total["unjudged"] else 0
 
 
+def _kept_if_missing(old: dict, key: str, compute: Callable[[], dict]) -> dict:
+    """A section of precision.json computed anew; where the picked sets it relints are not
+    materialised here, what the file held (its "now" figures too), with a note."""
+    try:
+        new = compute()
+    except SystemExit as exc:  # a folder missing
+        print(f"{key}: kept as it was ({exc})", file=sys.stderr)
+        return old.get(key, {})
+    if "now" in old.get(key, {}) and "now" not in new:
+        print(f"{key}: its folders are not materialised: 'now' kept as it was",
+              file=sys.stderr)
+        new["now"] = old[key]["now"]
+    return new
+
+
 def _picked_section(name: str, what: str, rest: str, python: str,
                     user_only: bool = False) -> dict:
     """precision.json's section for a picked round: its corpus in words, every verdict of its
@@ -298,6 +316,7 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
     for that code and today (findings a fix removed drop out), summed over the held-out
     sets. Every set must be materialised (corpus.py --csv ... --out ...)."""
     held = [name for name in SETS if name.startswith("heldout")]  # not library/rare: picked code
+    old = json.loads(PACKAGE_DATA.read_text(encoding="utf-8")) if PACKAGE_DATA.exists() else {}
     before: dict[str, Counter] = defaultdict(Counter)
     now: dict[str, Counter] = defaultdict(Counter)
     repos = 0
@@ -332,23 +351,24 @@ def write_package_data(dev: dict[str, Counter], python: str) -> None:
                           f"({len(read_corpus(SETS['rare'][0]))} repositories: rare.csv), "
                           "linted only with those rules",
                 "judged": _counts(as_judged(SETS["rare"][1]))},
-            "rare2": _picked_section(
+            "rare2": _kept_if_missing(old, "rare2", lambda: _picked_section(
                 "rare2", "user-style code picked for the default rules still under 5 judged "
                 "findings", " and the rare and candidates sets, linted only with those rules",
-                python),
-            "rare3": _picked_section(
+                python)),
+            "rare3": _kept_if_missing(old, "rare3", lambda: _picked_section(
                 "rare3", "TF1 user-style code picked for TFP706 and TFP707",
                 " and their findings on every other set, linted only with those rules",
-                python, user_only=True),
-            "rare4": _picked_section(
+                python, user_only=True)),
+            "rare4": _kept_if_missing(old, "rare4", lambda: _picked_section(
                 "rare4", "user-style code picked for the preview rules TFP206, TFP601 and "
                 "TFP308", " and their unjudged findings on heldout8 and candidates, linted only "
-                "with those rules", python),
-            "rare5": _picked_section(
+                "with those rules", python)),
+            "rare5": _kept_if_missing(old, "rare5", lambda: _picked_section(
                 "rare5", "fresh TF1 user-style queue pipelines, heavy and light, picked before "
                 "linting", ", linted only with TFP706 as narrowed after round 3", python,
-                user_only=True),
-            "alone": preview_figures.package_figures(python)}
+                user_only=True)),
+            "alone": _kept_if_missing(old, "alone",
+                                      lambda: preview_figures.package_figures(python))}
     PACKAGE_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
                             encoding="utf-8")
     print(f"wrote {PACKAGE_DATA}")
@@ -409,6 +429,8 @@ def main() -> int:
     p.add_argument("--python", default=sys.executable, help="interpreter that has tfperf")
     p.add_argument("--context", type=int, default=4)
     p.add_argument("--code", action="append", help="only this rule (repeatable)")
+    p.add_argument("--rules", default="", help="pending: lint with only these codes "
+                   "(comma-separated; exact codes reach preview rules) instead of the default")
     p.add_argument("--write", action="store_true", help="write the package's precision.json")
     args = p.parse_args()
     if args.what == "sample":

@@ -30,6 +30,34 @@ def _lint(source, rule, tf_version=None):
     return lint_source(source, "example.py", rules=[rule], tf_version=low, tf_newest=high)
 
 
+def _lint_project(example, rule, root):
+    """An example written as a small project (``files``) or a notebook, linted as the
+    command line lints a folder: every module summarised, the cross-module checks run."""
+    import json
+
+    from tfperf.lint.session import LintRequest, run
+
+    for name, text in example.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    if example.notebook:
+        cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                  "source": text} for text in example.cells]
+        main = root / "example.ipynb"
+        main.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                    "nbformat_minor": 5}))
+    else:
+        main = root / "example.py"
+        main.write_text(example.source)
+    out = run(LintRequest(paths=[str(root)], select=[rule.code], cache=False,
+                          tf_version=example.tf_version or ".".join(map(str, NEWEST_KNOWN))))
+    return out.findings, str(main)
+
+
+def _is_project(example):
+    return bool(example.files) or example.notebook
+
+
 def test_the_catalogue_is_not_empty_and_has_the_reference_rules():
     assert {"TFP101", "TFP102", "TFP103"} <= set(CODES)
 
@@ -64,17 +92,32 @@ def test_rule_declares_enough_examples_and_docs(rule):
 
 
 @pytest.mark.parametrize(("rule", "example"), VALID)
-def test_valid_example_gives_no_finding(rule, example):
+def test_valid_example_gives_no_finding(rule, example, tmp_path):
     ast.parse(example.source)  # an example that does not parse proves nothing
-    findings = _lint(example.source, rule, example.tf_version)
+    if _is_project(example):
+        findings, _ = _lint_project(example, rule, tmp_path)
+    else:
+        findings = _lint(example.source, rule, example.tf_version)
     assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
     got = [(f.location.line, f.message) for f in findings if f.code == rule.code]
     assert got == [], f"{rule.code} fired on a VALID example:\n{example.source}"
 
 
 @pytest.mark.parametrize(("rule", "example"), INVALID)
-def test_invalid_example_gives_findings_and_its_fix(rule, example):
+def test_invalid_example_gives_findings_and_its_fix(rule, example, tmp_path):
     ast.parse(example.source)
+    if _is_project(example):
+        findings, main = _lint_project(example, rule, tmp_path)
+        assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
+        mine = [f for f in findings if f.code == rule.code]
+        assert mine, f"{rule.code} did not fire on an INVALID example:\n{example.source}"
+        if example.count is not None:
+            assert len(mine) == example.count, f"{len(mine)} findings, not {example.count}"
+        if example.lines is not None:
+            assert tuple(f.location.line for f in mine if f.location.path == main) \
+                == example.lines
+        assert example.fixed is None, "fixes are checked on single-module examples"
+        return
     findings = _lint(example.source, rule, example.tf_version)
     assert [f for f in findings if f.code in ENGINE] == [], "the example broke the engine"
     mine = [f for f in findings if f.code == rule.code]

@@ -42,3 +42,35 @@ def test_python_loops_unroll_into_the_count_and_precision_follows_the_flops(tf):
 def test_a_function_that_does_not_trace_says_why(tf):
     cost = graph_cost(lambda x: float(x.numpy().sum()), (tf.ones([3]),))
     assert cost.error and cost.error.startswith("does not trace") and cost.flops == 0
+
+
+def test_a_python_loop_over_a_dataset_is_counted_through_autograph_not_traced_forever(tf):
+    # Traced without AutoGraph, `for b in ds` never ends (each next() is a new op); the
+    # trace is stopped and AutoGraph's dataset loop counted instead. Before the limit this
+    # grew to 24 GB and the kernel killed the process.
+    def epoch(x):
+        total = tf.constant(0.0)
+        for batch in tf.data.Dataset.from_tensor_slices(x).batch(4):
+            total += tf.reduce_sum(tf.matmul(batch, batch, transpose_b=True))
+        return total
+
+    cost = graph_cost(epoch, (tf.ones([16, 8]),))
+    assert cost.error is None
+
+
+def test_a_trace_that_unrolls_past_the_op_limit_is_stopped_and_says_why(tf, monkeypatch):
+    import tfperf.roofline.graph as graph
+
+    monkeypatch.setattr(graph, "MAX_TRACED_OPS", 50)
+
+    def long_loop(x):
+        for _ in range(200):
+            x = x * 1.01
+        return x
+
+    cost = graph_cost(long_loop, (tf.ones([4]),))
+    assert cost.error is not None and "passed 50 ops" in cost.error
+    assert cost.flops == 0
+    # the limit is lifted after the trace: an ordinary function traces again
+    monkeypatch.setattr(graph, "MAX_TRACED_OPS", 10_000)
+    assert graph_cost(long_loop, (tf.ones([4]),)).error is None

@@ -32,6 +32,12 @@ def chain(x):
 
 
 
+#: The budget left as the isolated searches see it (the clock stands still, conftest.py):
+#: more than any child's start (17 s on a loaded 2-core machine), so every candidate starts;
+#: a short final timing, too short for a control process (it needs twice a child's start).
+ISOLATED_SEARCH_S, ISOLATED_FINAL_S = 600.0, 2.0
+
+
 def _children_of_this_process() -> list[int]:
     """Live tune children whose parent is this process (none may be left behind)."""
     me, out = os.getpid(), []
@@ -50,8 +56,10 @@ def _children_of_this_process() -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for leftover children")
-def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypatch):
+def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypatch,
+                                                           frozen_budget):
     monkeypatch.setattr(isolate, "STAGE_SLACK", 1.0)  # the hang is killed sooner
+    frozen_budget(search_s=ISOLATED_SEARCH_S, final_s=ISOLATED_FINAL_S)
     # Stateful inputs (a tf.Variable) cannot be shipped: each child calls the module's own
     # inputs function, found by name.
     mod = user_module(CHAIN + "\n\ndef make():\n"
@@ -120,11 +128,12 @@ def test_device_slots_pin_one_process_per_gpu_from_the_facts():
         device_slots("many", two)
 
 
-def test_threads_and_one_process_per_injected_gpu(user_module):
+def test_threads_and_one_process_per_injected_gpu(user_module, frozen_budget):
     """Injected facts stand for two GPUs: each child is pinned to one with
     CUDA_VISIBLE_DEVICES; a float16 candidate needs a GPU and its process sees none here, so it
     is rejected with that reason; thread-pool sizes are set in each child before TensorFlow
-    starts, and the patch is those lines."""
+    starts, and the patch is those lines. (No final rounds: the segfault test has them.)"""
+    frozen_budget(search_s=ISOLATED_SEARCH_S, final_s=0.0)
     from tfperf.tune.levers.precision import ReducedPrecision
     from tfperf.tune.levers.threads import Threads
 

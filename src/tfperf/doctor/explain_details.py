@@ -14,6 +14,7 @@ import re
 from math import prod
 
 from tfperf.doctor import explain_readings as R
+from tfperf.doctor.explain_keras import flavour_detail
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _DTYPE_BYTES = {"float": 4, "float32": 4, "half": 2, "float16": 2, "bfloat16": 2, "double": 8,
@@ -80,6 +81,12 @@ def dlopen_detail(details: dict[str, list[str]]) -> str:
     return out
 
 
+def alloc_detail(details: dict[str, list[str]]) -> str:
+    from tfperf.doctor.explain_memory import allocation_detail
+
+    return allocation_detail(details) if details.get("bytes") else ""
+
+
 def retrace_detail(details: dict[str, list[str]]) -> str:
     """ "Model.make_train_function.<locals>.train_function: 5 of the last 5 calls traced" ."""
     fns = [f.split(" at 0x")[0].rstrip(">") for f in details.get("function", [])]
@@ -98,7 +105,11 @@ _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detai
              "shape_axis_detail": R.shape_axis_detail, "nontrainable_detail": R.nontrainable_detail,
              "op_kind_detail": R.op_kind_detail, "abi_detail": R.abi_detail,
              "unknown_object_detail": R.unknown_object_detail,
-             "container_detail": R.container_detail, "cudnn_detail": R.cudnn_detail}
+             "container_detail": R.container_detail, "cudnn_detail": R.cudnn_detail,
+             "target_detail": R.target_detail, "serving_detail": R.serving_detail,
+             "loader_detail": R.loader_detail, "mixed_detail": R.mixed_detail,
+             "flavour_detail": flavour_detail, "alloc_detail": alloc_detail,
+             "ampere_detail": R.ampere_detail, "pin_detail": R.pin_detail}
 
 
 def render_detail(template: str, details: dict[str, list[str]]) -> str:

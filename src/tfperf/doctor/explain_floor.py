@@ -8,9 +8,41 @@ and reads it; the likely causes for its class come ranked from ``data/error_clas
 (rows whose ``when`` matches the message first). The result is a cause marked
 ``confidence="low"``: a generic reading, weaker than a row that knows the message.
 
-A Python exception counts only when it is TensorFlow's: a ``tf.errors`` class, or another class
-whose message or traceback mentions TensorFlow, Keras or a TensorFlow add-on. Lines a knowledge
-row already matched (informational ones included) are never read again here.
+What counts as an error line: a Python exception (``SomethingError: ...``, ``...Exception: ...``,
+TensorFlow's private ``_SymbolicException``, also as VS Code's JSON error cell, ``"name":
+"ValueError"`` with its ``"message"``, or its debugger's ``Exception has occurred: OSError`` with
+the message on the next line), R's ``Error in py_call_impl(...) :`` (reticulate; the Python class on
+the same or the next line), JavaScript's ``Error: ...`` (also ``Uncaught (in promise) TypeError:``),
+TensorFlow Lite's error reporter (``ERROR: Didn't find op for builtin opcode ...``), an E- or
+F-level TensorFlow log line (``E tensorflow/...cc:123] ...``, absl's ``E0713 10:26:18 ...]``), a
+``Check failed``, a crash, a CUDA status, a program the loader could not start, and a message in
+one of TensorFlow's known wordings printed without its class (``data/tf_message_shapes.csv``:
+``Tried to convert 'shape' to a tensor and failed``).
+
+It is read as TensorFlow's (``tf_reason``) only when the error itself ties it to TensorFlow:
+
+1. its form is TensorFlow's: a ``tf.errors`` class or status, TensorFlow's private exception
+   classes, a CHECK, a CUDA status, a known TensorFlow wording, an E/F line from TensorFlow's own
+   source files, TFLite's error reporter, a TensorFlow program the loader could not start;
+2. its message block (the error line and the lines that continue it, up to a blank line, a log
+   line or a line a row explained) names TensorFlow things (tensorflow, keras, ``tf.``, a tensor,
+   a layer, a shape, a dtype, CUDA...);
+3. its traceback runs through TensorFlow: a frame of the traceback that ends in it (Python's
+   above it, back to where that traceback starts; R's ``Detailed traceback`` and JavaScript's
+   ``at ...`` frames below it) is in TensorFlow-family code (tensorflow, keras, tf_keras, tflearn,
+   tfjs, tflite...) or its code line calls TensorFlow;
+4. a crash (no message of its own) counts when the process printed TensorFlow's lines before it
+   (within 200 lines).
+
+Anything else is the application's own error or another library's, however often the log names
+TensorFlow elsewhere (an audio file the program cannot open, after TFLite's start-up line): it is
+not blamed on TensorFlow, and the explainer lists it apart as "not TensorFlow's". Lines a
+knowledge row already matched (informational ones included) are never read again here.
+
+Beyond the class, the reading names the third-party library whose frames raised it
+(``library``: tflearn's own module, not the user's code and not TensorFlow's) and the command a
+shell prompt shows was run (``command``: a tool such as ``scaden``, not ``python``), which the
+ranked causes use ("the library and the installed TensorFlow do not match").
 """
 
 from __future__ import annotations
@@ -18,14 +50,50 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-# what any error line holds (case-sensitive, as TensorFlow and Python print them)
-_TRIGGER = re.compile(r"Error\b|Exception\b|Check failed|core dumped|Segmentation fault|"
-                      r"Fatal Python error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|"
-                      r"OP_REQUIRES failed|^Aborted|^\s*Killed\s*$|exit code", re.M)
-_PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))"
+# what any error line holds (case-sensitive, as TensorFlow and Python print them): literals
+# found with str.find (a regex alternation tried at every position of a long log cost 30-60 ms),
+# and the two that must fill a line
+_TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
+                  "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
+                  "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
+                  "error while loading shared libraries", "ERROR: ")
+_TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
+# an E- or F-level log line's level and origin, tried where a line starts with E or F and after
+# a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
+_LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c):\d+\]")
+# an E- or F-level line of TensorFlow's C++ logging (glog, or absl's E0713 10:26:18.1  31433 ...)
+_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])"
+                     r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\-]+\.(?:cc|h|cpp|c)):\d+\] ?"
+                     r"(?P<msg>.*)$")
+_TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
+# VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
+_JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
+_JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
+_LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
+# TensorFlow-family code or a call into it, in a traceback's frames and code lines
+TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite)|\btf\.|tf[-_]nightly|"
+                      r"\btf-(?:layers|core|converter|backend)|@tensorflow")
+_PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
+# TensorFlow's own private exception classes (tensorflow/python/eager/core.py)
+_TF_PRIVATE = frozenset({"_SymbolicException", "_NotOkStatusException", "_FallbackException"})
+# R's reticulate: "Error in py_call_impl(callable, dots$args, dots$keywords) : ValueError: ..."
+_R_CALL = re.compile(r"^\s*Error in py_\w+\(.*?\)\s*:\s*(?P<rest>.*?)\s*$")
+_CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.*)$")
+# VS Code's debugger: "Exception has occurred: OSError", the message on the next line
+_VSCODE = re.compile(r"^\s*Exception has occurred: (?:[\w.]+\.)?(?P<cls>\w+)\s*$")
+# JavaScript: "Error: msg", "Uncaught (in promise) TypeError: msg"
+# (a browser console may put the script's location first: "tensor.ts:398 Uncaught (in promise)")
+_JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
+                       r"(?:Uncaught (?:\(in promise\) )?(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|"
+                       r"(?P<bare>Error)): (?P<msg>\S.*)$")
+# TensorFlow Lite's error reporter ("ERROR: " at the start of a line) about its own things
+_TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
+                           r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
+                           r"[Rr]egistration|kernel)\b.*)$")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
@@ -39,6 +107,10 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
+# literals a line needs before these regexes are tried (a search over a long line is not free)
+_CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
+                "core dumped", "exit")
+_CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
 _STATUS_CLASS = {
@@ -52,15 +124,37 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-_TF_CONTEXT = re.compile(r"tensorflow|keras|tf_keras|\btf\.|tensor|Tensor|[Ll]ayer|\bshape|"
-                         r"dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap")
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
+                         r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
+                         r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
+                         r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
+                         r"SavedModel|saved_model|\beager\b|\bgraph\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NB_FRAME = re.compile(r"^\s*(?P<path><ipython-input-[\w-]+>|(?:[A-Za-z]:)?[~\w./\\ -]+\.py)"
                        r"(?::(?P<line>\d+))? in (?P<func>[\w<>.]+)")
 _NOT_USER = re.compile(r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|"
                        r"<frozen|<string>|[/\\]lib[/\\]python[/\\]|importlib|runpy|ipykernel|"
-                       r"IPython|tornado|asyncio|traitlets|[/\\]tensorflow[/\\]|[/\\]keras[/\\]",
+                       r"IPython|tornado|asyncio|traitlets|[/\\]tensorflow[/\\]|[/\\]keras[/\\]|"
+                       r"[/\\.]egg[/\\]",
                        re.I)
+# a frame inside an installed package (site-packages, dist-packages, an egg): the package
+_PACKAGE_FRAME = re.compile(r"(?:site-packages|dist-packages|\.egg|[/\\]egg)[/\\]"
+                            r"(?P<pkg>[A-Za-z_]\w*)[/\\.]")
+_NOT_A_LIBRARY = frozenset({
+    "tensorflow", "tensorflow_core", "keras", "tf_keras", "tensorflow_estimator", "numpy",
+    "h5py", "google", "absl", "IPython", "ipykernel", "six", "wrapt", "tornado", "traitlets",
+    "asyncio", "importlib", "runpy", "threading", "concurrent", "multiprocessing", "jupyter_core",
+    "zmq", "pydevd", "_pydevd_bundle", "debugpy", "ipywidgets", "tqdm", "pkg_resources",
+    "setuptools"})
+# a shell prompt and the command after it: "(env) [user@host ~]$ scaden example", "$ python x.py"
+# (a '#' only after user@host:path, so a code comment is no prompt)
+_PROMPT = re.compile(r"(?:^|[\s\]>)~])\$ +(?P<cmd>[A-Za-z][\w.-]*)(?: |$)|"
+                     r"^\S+@\S+# +(?P<cmd2>[A-Za-z][\w.-]*)(?: |$)|"
+                     r"^(?:PS )?[A-Za-z]:\\[^>\n]*> *(?P<cmd3>[A-Za-z][\w.-]*)(?: |$)")
+_NOT_A_TOOL = frozenset({"python", "python2", "python3", "py", "ipython", "jupyter", "bash", "sh",
+                         "zsh", "sudo", "cd", "pip", "pip3", "conda", "source", "export", "ls",
+                         "cat", "echo", "docker", "nvidia-smi", "srun", "sbatch", "time", "env",
+                         "CUDA_VISIBLE_DEVICES"})
 _NODE = re.compile(r"\{\{node (?P<a>[^}]+)\}\}|\[\[node (?P<b>[^\s\]]+)|\[\[Node: (?P<c>[^\s=]+)"
                    r" = (?P<optype>\w+)\[|Detected at node '(?P<d>[^']+)'|Node: '(?P<e>[^']+)'|"
                    r"\[Op:(?P<op>\w+)\]|op (?P<f>[A-Z]\w+)\b")
@@ -94,6 +188,9 @@ class ErrorSite:
     dtypes: list[str] = field(default_factory=list)
     user_frame: str = ""
     first_step: bool | None = None  # True: nothing ran before it; None: the log does not say
+    library: str = ""  # the third-party package whose frame raised it (tflearn), if any
+    command: str = ""  # the tool a shell prompt shows was run (scaden), not python
+    severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
 
 
 @dataclass(frozen=True)
@@ -114,31 +211,92 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _candidate_lines(text: str, skip: set[int]) -> list[int]:
-    """0-based indices of the lines holding an error word, in order, not already explained."""
+    """0-based indices of the lines holding an error word or a known TensorFlow wording, in
+    order, not already explained."""
     starts = _line_starts(text)
-    found: dict[int, None] = {}
-    for m in _TRIGGER.finditer(text):
-        li = bisect.bisect_right(starts, m.start()) - 1
-        if li not in skip:
-            found[li] = None
-    return list(found)
+    found: set[int] = {li for li, at in enumerate(starts)
+                       if text[at:at + 1] in ("E", "F") and _LEVEL_AT.match(text, at)}
+    for prefix in (": E ", ": F "):
+        at = text.find(prefix)
+        while at >= 0:
+            if _LEVEL_AT.match(text, at + 2):
+                found.add(bisect.bisect_right(starts, at) - 1)
+            at = text.find(prefix, at + 1)
+    for needle in (*_TRIGGER_WORDS, *_TRIGGER_LINE_WORDS, *_shape_needles()):
+        at = text.find(needle)
+        while at >= 0:  # one hit per line is enough: go on from the next line
+            li = bisect.bisect_right(starts, at) - 1
+            found.add(li)
+            at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
+    return sorted(found - skip)
 
 
-def _classify(line: str) -> tuple[str, str] | None:
-    """(class, message) of an error line, or None."""
+@functools.cache
+def _shapes() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    """(class, needle, regex) of TensorFlow's messages as they are printed without a class."""
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return tuple((r["class"], r["needle"], re.compile(r["pattern"]))
+                 for r in read_table("tf_message_shapes.csv"))
+
+
+@functools.cache
+def _shape_needles() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(needle for _, needle, _ in _shapes()))
+
+
+def _next_text(lines: list[str], li: int) -> tuple[int, str]:
+    """(index, text) of the first non-blank line after ``li`` within 2 lines, or (-1, '')."""
+    for nxt in range(li + 1, min(len(lines), li + 3)):
+        if lines[nxt].strip():
+            return nxt, lines[nxt].strip()
+    return -1, ""
+
+
+def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
+    """(class, message, surely TensorFlow's) of the error line ``li``, or None."""
+    line = lines[li]
     if m := _PY_EXC.match(line):
-        return m["cls"], m["msg"].strip()
+        return m["cls"], m["msg"].strip(), m["cls"] in _TF_PRIVATE
+    if "Error in py_" in line and (m := _R_CALL.match(line)):
+        rest = m["rest"]
+        if not rest:  # the message on the next line: a Python class there is read on its own
+            _, rest = _next_text(lines, li)
+            if not rest or _PY_EXC.match(rest):
+                return None
+        if c := _CLASS_MSG.match(rest):
+            return c["cls"], c["msg"].strip(), c["cls"] in _TF_PRIVATE
+        return "RError", rest, False
+    if "Exception has occurred" in line and (m := _VSCODE.match(line)):
+        return m["cls"], _next_text(lines, li)[1], m["cls"] in _TF_PRIVATE
+    if "ERROR: " in line and (m := _TFLITE_ERROR.match(line)):
+        return "TfLiteError", m["msg"].strip(), True
+    if "Error: " in line and (m := _JS_ERROR.match(line)):
+        return m["cls"] or m["bare"], m["msg"].strip(), False
     if m := _OP_REQUIRES.search(line):
         cls = _STATUS_CLASS.get(m["status"].strip().lower().replace("_", " "))
-        return (cls or "UnknownError"), m["msg"].strip()
+        return (cls or "UnknownError"), m["msg"].strip(), True
     if m := _CHECK.search(line):
-        return "CheckFailed", m["msg"].strip()
-    if m := _CRASH.search(line):
-        return "ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip()
+        return "CheckFailed", m["msg"].strip(), True
+    if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
+        return ("ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip(),
+                False)
+    if m := _JSON_NAME.match(line):
+        msg = next((j["msg"] for nxt in lines[li + 1:li + 3] if (j := _JSON_MESSAGE.match(nxt))),
+                   "")
+        return m["cls"], msg.replace('\\"', '"'), False
     if m := _JUPYTER_HEAD.match(line):
-        return m["cls"], ""
-    if (m := _CUDA.search(line)) and not _INFO_LINE.match(line):
-        return "CudaError", m["code"]
+        return m["cls"], "", False
+    if (any(w in line for w in _CUDA_WORDS) and (m := _CUDA.search(line))
+            and not _INFO_LINE.match(line)):
+        return "CudaError", m["code"], True
+    if "error while loading shared libraries" in line and (m := _LOADER.search(line)):
+        return "LibraryLoadError", m["msg"].strip(), bool(_TF_SOURCE.search(m["prog"]))
+    for cls, needle, rx in _shapes():
+        if needle in line and rx.search(line):
+            return cls, line.strip(), True
+    if m := _LOGGED.match(line):
+        return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
     return None
 
 
@@ -151,15 +309,94 @@ def _context(lines: list[str], at: int) -> list[int]:
     return out
 
 
-def _is_tf(cls: str, context: str, lines: list[str], at: int) -> bool:
-    if cls in TF_ERRORS or cls in ("CheckFailed", "CudaError"):
-        return True
+# a line that is part of a traceback: a frame, its code (indented or numbered), a notebook's
+# arrows and rules, a blank line between notebook frames
+_TRACEBACK_LINE = re.compile(r'^\s*(?:File "|at |-+>|\d+ |\.\.\.|\[\.\.\. skipping|$)|^\s+\S|'
+                             r"^-{3,}|^\S+\.py:?\d* in |^<ipython-input|^\S+\.py:\d+: in \S")
+# a frame line (Python's, a notebook's, pytest's): the line after it is its code, whatever its
+# indent
+_FRAME_LINE = re.compile(r'^\s*File "|^\S+\.py:?\d* in |^<ipython-input|^\S+\.py:\d+: in \S')
+_BLOCK_END = re.compile(r"^\s*$|^(?:[^\n]{0,40}?\d\d:\d\d:\d\d[.,]\d+:? )?[IWEF](?:\d{4} )?[ \d:.]*"
+                        r"[\w./\\-]+\.(?:cc|h|cpp|c|py):\d+\]|^\s*(?:INFO|WARNING|ERROR)\b|"
+                        r"^\s*Traceback \(most recent|^\s*Detailed traceback")
+_MAX_BLOCK = 12  # lines a message may continue over
+
+
+def _message_block(lines: list[str], at: int, explained: AbstractSet[int]) -> list[int]:
+    """The error line and the lines that continue its message: up to a blank line, a log line, a
+    traceback's start or a line a row explained."""
+    out = [at]
+    for li in range(at + 1, min(len(lines), at + 1 + _MAX_BLOCK)):
+        if li in explained or _BLOCK_END.match(lines[li]) or _PY_EXC.match(lines[li]):
+            break
+        out.append(li)
+    return out
+
+
+def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
+    """The frames of the traceback that ends in the error at ``at``: Python's above it, back to
+    the traceback's start (only traceback-shaped lines), and R's ``Detailed traceback`` or
+    JavaScript's ``at ...`` frames below its message (from ``after`` on)."""
+    out: list[str] = []
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        text = lines[li]
+        if _CONTEXT_STOP.match(text) or _JUPYTER_HEAD.match(text):
+            break
+        if not (_TRACEBACK_LINE.match(text) or (li > 0 and _FRAME_LINE.match(lines[li - 1]))):
+            break
+        out.append(text)
+    for li in range(after, min(len(lines), after + _MAX_CONTEXT)):
+        text = lines[li]
+        if text.strip().startswith("Detailed traceback"):
+            continue
+        if not (text.lstrip().startswith(("at ", 'File "')) or (text[:1].isspace() and out)):
+            break
+        out.append(text)
+    return out
+
+
+def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
+              explained: AbstractSet[int] = frozenset()) -> str:
+    """Why the error at line ``at`` is TensorFlow's: '' when nothing in it ties it to TensorFlow
+    (the application's own error, or another library's)."""
+    if surely_tf or cls in TF_ERRORS or cls in ("CheckFailed", "CudaError", "TfLiteError"):
+        return "its form is TensorFlow's"
     if cls == "ProcessCrash":
-        return True  # find_error reads a crash only when the log mentions TensorFlow at all
-    if _TF_CONTEXT.search(context):
-        return True
-    above = "\n".join(lines[max(0, at - _MAX_BACK):at])
-    return bool(re.search(r"tensorflow|keras|tf_keras", above))
+        above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
+        return ("the process printed TensorFlow's lines before it crashed"
+                if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
+    block = _message_block(lines, at, explained)
+    if TF_CONTEXT.search("\n".join(lines[li] for li in block)):
+        return "its message names TensorFlow things"
+    if TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
+        return "its traceback runs through TensorFlow code or a TensorFlow call"
+    return ""
+
+
+def _library(lines: list[str], at: int) -> str:
+    """The third-party package of the innermost traceback frame above the error, if that frame
+    is in an installed package other than TensorFlow's own, Keras's or Python's machinery."""
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        text = lines[li]
+        m = _FRAME.search(text) or _NB_FRAME.match(text)
+        if not m:
+            if _CONTEXT_STOP.match(text):
+                return ""
+            continue
+        pkg = _PACKAGE_FRAME.search(m["path"].replace("\\\\", "\\"))
+        if pkg is None or pkg["pkg"] in _NOT_A_LIBRARY:
+            return ""
+        return pkg["pkg"]
+    return ""
+
+
+def _command(lines: list[str], at: int) -> str:
+    """The tool the last shell prompt above the error ran ('scaden'), when it is not python."""
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        if m := _PROMPT.search(lines[li]):
+            cmd = m["cmd"] or m["cmd2"] or m["cmd3"]
+            return "" if cmd in _NOT_A_TOOL or cmd.startswith("python") else cmd
+    return ""
 
 
 def _user_frame(lines: list[str], at: int, context_lines: list[int]) -> str:
@@ -210,36 +447,55 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.dtypes = list(dict.fromkeys(_DTYPE.findall(context)))[:4]
     site.user_frame = _user_frame(lines, at, ctx)
     site.first_step = _first_step(lines, at)
+    site.library = _library(lines, at)
+    site.command = _command(lines, at)
+    if cls == "LoggedError":
+        site.severity = "warning"
     return site
 
 
-def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
-    """The error of the log no row explained: a tf.errors class first, then the first other
-    TensorFlow error, then a C++ CHECK, a CUDA status, a crash. None when there is none."""
+_RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
+         "TfLiteError": 2.0,
+         "ProcessCrash": 3.0}
+
+
+@dataclass(frozen=True)
+class ForeignError:
+    """An error line the floor did not blame on TensorFlow: nothing in it ties it to TensorFlow."""
+
+    line: int  # 0-based
+    cls: str
+    message: str
+
+
+def scan_errors(text: str, lines: list[str],
+                explained: set[int]) -> tuple[ErrorSite | None, list[ForeignError]]:
+    """The error of the log no row explained (a tf.errors class first, then the first other
+    TensorFlow error, then a C++ CHECK, a CUDA status or a library the loader did not find, then
+    an E-level log line, then a crash), and the error lines that are not TensorFlow's."""
     found: list[tuple[float, int, str, str]] = []  # (rank, line, class, message)
-    mentions_tf: bool | None = None
+    foreign: list[ForeignError] = []
     for li in _candidate_lines(text, explained):
-        got = _classify(lines[li])
+        got = _classify(lines, li)
         if got is None:
             continue
-        cls, msg = got
-        ctx = "\n".join(lines[i] for i in _context(lines, li))
-        if not _is_tf(cls, ctx, lines, li):
+        cls, msg, surely_tf = got
+        if not tf_reason(lines, li, cls, surely_tf, explained):
+            foreign.append(ForeignError(li, cls, msg))
             continue
-        if cls == "ProcessCrash":
-            if mentions_tf is None:
-                mentions_tf = bool(re.search(r"tensorflow|keras|cuda", text, re.I))
-            if not mentions_tf:
-                continue
-        rank = (0.0 if cls in TF_ERRORS else 3.0 if cls == "ProcessCrash" else
-                2.0 if cls in ("CheckFailed", "CudaError") else 1.0)
+        rank = 0.0 if cls in TF_ERRORS else _RANK.get(cls, 1.0)
         if not msg:  # a notebook header: its message comes later, keep it last of its rank
             rank += 0.5
         found.append((rank, li, cls, msg))
     if not found:
-        return None
+        return None, foreign
     _, li, cls, msg = min(found, key=lambda f: (f[0], f[1]))
-    return _site(lines, li, cls, msg)
+    return _site(lines, li, cls, msg), foreign
+
+
+def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
+    """The TensorFlow error of the log no row explained (``scan_errors``), or None."""
+    return scan_errors(text, lines, explained)[0]
 
 
 @functools.cache
@@ -253,7 +509,7 @@ def _classes() -> dict[str, dict[str, str]]:
 def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
     from tfperf.doctor.knowledge.tables import read_table
 
-    return tuple((r["class"], re.compile(r["when"]) if r["when"] and r["when"] != "@first-step"
+    return tuple((r["class"], re.compile(r["when"]) if r["when"] and not r["when"].startswith("@")
                   else None, r["when"], r["cause"], r["fix"]) for r in
                  read_table("error_class_causes.csv"))
 
@@ -266,20 +522,32 @@ def class_meaning(cls: str) -> tuple[str, str]:
     return row["meaning"], row["source"]
 
 
+# conditions a ranked cause can have besides a regex over the message: what the site read
+_CONDITIONS = {"@first-step": lambda site: bool(site.first_step),
+               "@library": lambda site: bool(site.library),
+               "@command": lambda site: bool(site.command) and not site.first_step}
+
+
 def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
-    """(cause, fix) for the site's class, those whose condition the message meets first."""
+    """(cause, fix) for the site's class, those whose condition the message meets first.
+    ``{library}`` and ``{command}`` in a row's text name what the site read."""
     rows = [r for r in _causes() if r[0] == site.cls] or [r for r in _causes() if r[0] == "*"]
     text = f"{site.message}\n{site.context}\n{site.op}"
     hits, generic = [], []
     for _cls, rx, when, cause, fix in rows:
-        if when == "@first-step":
-            if site.first_step:
+        if when in _CONDITIONS:
+            if _CONDITIONS[when](site):
                 hits.append((cause, fix))
         elif rx is None:
             generic.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
-    return tuple([*hits, *generic][:_TOP_CAUSES])
+    names = {"library": site.library, "command": site.command}
+    return tuple((_fill(c, names), _fill(f, names)) for c, f in [*hits, *generic][:_TOP_CAUSES])
+
+
+def _fill(text: str, names: dict[str, str]) -> str:
+    return re.sub(r"\{(library|command)\}", lambda m: names[m.group(1)], text)
 
 
 def read_error(site: ErrorSite) -> Reading:
@@ -287,9 +555,23 @@ def read_error(site: ErrorSite) -> Reading:
     return Reading(site=site, meaning=meaning, likely=likely_causes(site), source=source)
 
 
+# TensorFlow names a library written for another release looks for (TF1's, tf.contrib...)
+_TF_NAME = re.compile(r"'tensorflow[\w.]*'|\btensorflow\.|'(?:contrib|placeholder|Session|"
+                      r"InteractiveSession|get_variable|variable_scope|ConfigProto|layers|estimator|"
+                      r"compat|keras|app|flags|train|summary|logging|to_float|get_default_graph)'")
+
+
+def library_mismatch(site: ErrorSite) -> bool:
+    """A TensorFlow name the installed TensorFlow lacks, looked for inside a third-party
+    library's own frames: that library and the TensorFlow do not match."""
+    return (bool(site.library) and site.cls in ("AttributeError", "ImportError",
+                                                 "ModuleNotFoundError")
+            and bool(_TF_NAME.search(site.message)))
+
+
 def label_of(cls: str) -> str:
     """InvalidArgumentError -> invalid-argument-error; CheckFailed -> check-failed."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", cls).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", cls.lstrip("_")).lower()
 
 
 def detail_of(site: ErrorSite) -> str:
@@ -304,6 +586,10 @@ def detail_of(site: ErrorSite) -> str:
         parts.append("dtypes " + ", ".join(site.dtypes))
     if site.user_frame:
         parts.append(f"your code: {site.user_frame}")
+    if site.library:
+        parts.append(f"raised inside the library {site.library}")
+    if site.command:
+        parts.append(f"the command run: {site.command}")
     if site.first_step:
         parts.append("at the first step (nothing ran before it)")
     return "; ".join(parts)

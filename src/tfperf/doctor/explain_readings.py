@@ -122,6 +122,9 @@ def op_kind_detail(details: Details) -> str:
     op = _first(details, "op", "op2")
     kind, package = op_kind(details)
     where = "TF Serving's binary" if details.get("serving") else "the binary loading it"
+    if kind == "addon" and details.get("serving"):
+        return (f"{op} is an op of {package}, which this TF Serving binary was not built with (a "
+                "Python import cannot add it to the model server)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
     if kind == "core":
@@ -259,3 +262,166 @@ def cudnn_reading(details: Details) -> CudnnReading | None:
 def cudnn_detail(details: Details) -> str:
     reading = cudnn_reading(details)
     return reading.detail if reading else ""
+
+
+# --- labels against the output ------------------------------------------------------------------
+
+
+def target_detail(details: Details) -> str:
+    """What 'expected dense to have shape (20,) but got array with shape (1000,)' says about y."""
+    want, got = _dims(_first(details, "want")), _dims(_first(details, "got"))
+    if not want or not got or not (want[-1].isdigit() and got[-1].isdigit()):
+        return ""
+    w, g = int(want[-1]), int(got[-1])
+    if g == w:
+        return ""
+    if g == 1:
+        return (f"one value per sample for {w} output units: integer class ids, which "
+                "sparse_categorical_crossentropy takes (or one-hot them)")
+    if w == 1:
+        return (f"{g} values per sample where one is expected: one-hot rows where the loss wants "
+                "one integer class id per sample (sparse_categorical_crossentropy), or a one-unit "
+                f"output for {g} classes")
+    if g > w:
+        return (f"the labels have {g} values per sample for {w} output units: if {g} is the "
+                "size of one input sample (its length, its pixels), the inputs were passed as "
+                "the labels (check how y was built, e.g. y_train sliced from the data array); if "
+                f"{g} is the number of classes, the last layer needs {g} units")
+    return (f"the labels have {g} values per sample for {w} output units: one-hot rows of {g} "
+            f"classes for a {w}-class output (the class count or the encoding differs)")
+
+
+# --- TensorFlow Serving -------------------------------------------------------------------------
+
+
+def serving_detail(details: Details) -> str:
+    """The defaults of the Docker image, a version folder missing, or a relative path."""
+    servable = _first(details, "servable", "servable2", "servable3")
+    base = _first(details, "base_path", "base_path2", "relative")
+    where = f"servable {servable} at {base}: "
+    if details.get("relative"):
+        return where + "the base path must be absolute (/models/NAME inside the container)"
+    if servable == "model" and base.rstrip("/") == "/models/model":
+        return where + ("these are the Docker image's defaults (MODEL_NAME=model): the model was "
+                        "mounted under another name, so pass -e MODEL_NAME=<the folder under "
+                        "/models> or mount it at /models/model")
+    last = base.rstrip("/\\").rsplit("/", 1)[-1]
+    if details.get("servable2") and (last.isdigit() or last == "variables"):
+        return where + (f"the base path ends in '{last}', inside a model version: give the "
+                        "folder that holds the numeric version folders")
+    if details.get("servable2") and not details.get("servable"):
+        return where + ("the folder exists but holds no numeric version folder: move the "
+                        f"SavedModel into {base.rstrip('/')}/1/")
+    return where + "the path does not exist where the server runs (inside the container)"
+
+
+# --- the loader ---------------------------------------------------------------------------------
+
+
+def loader_detail(details: Details) -> str:
+    program, lib = _first(details, "program"), _first(details, "lib3")
+    if not lib:
+        return ""
+    return (f"the NVIDIA driver provides {lib} at run time, so a GPU build of {program or 'it'} "
+            "started without the driver in sight (in Docker: without --gpus all, nvidia-docker "
+            "or --runtime=nvidia) cannot load")
+
+
+# --- TensorFlow's family in one environment ----------------------------------------------------
+
+
+def mixed_detail(details: Details) -> str:
+    """Stable and nightly packages the log lists (pip list lines, dist-info folders)."""
+    found = details.get("family", [])
+    nightly = [f for f in found if "nightly" in f or ".dev" in f]
+    stable = [f for f in found if f not in nightly]
+    if nightly and stable:
+        return (f"stable and nightly packages side by side: {', '.join(stable)} with "
+                f"{', '.join(nightly)}")
+    if nightly:
+        return f"nightly packages installed: {', '.join(nightly)}"
+    return ""
+
+
+# --- a GPU the log shows is wanted ------------------------------------------------------------
+
+_GPU_WANTED = (
+    (re.compile(r"LD_LIBRARY_PATH:? /usr/local/nvidia/lib"),
+     "the loader path is the one NVIDIA's CUDA container images set (/usr/local/nvidia/lib): the "
+     "program runs in an image made for the GPU"),
+    (re.compile(r"list_physical_devices\(\s*['\"]GPU|is_gpu_available\(|gpu_device_name\(|"
+                r"Num GPUs Available"),
+     "the code asks for the GPU (list_physical_devices('GPU'), is_gpu_available, Num GPUs "
+     "Available)"),
+    (re.compile(r"NVIDIA-SMI \d"), "nvidia-smi's output shows an NVIDIA GPU"),
+    (re.compile(r"Could not satisfy explicit device specification '[^']*device:GPU:\d"),
+     "an op placed on the GPU found none"),
+)
+
+
+def gpu_wanted(text: str) -> str:
+    """Why the log shows that a GPU is wanted although TensorFlow found none ('' if it does not):
+    then 'no CUDA library' or 'no driver' is the failure, not a notice."""
+    return next((why for rx, why in _GPU_WANTED if rx.search(text)), "")
+
+
+# --- a build older than the GPU -----------------------------------------------------------------
+
+
+def ampere_detail(details: Details) -> str:
+    """cuBLAS failing under a build made with CUDA 10 or older: the GPU may postdate it."""
+    old = _first(details, "old_build")
+    if not old:
+        return ""
+    return (f"if the GPU is an RTX 30-series, A100 or newer (compute capability 8.0+): {old} was "
+            "built with CUDA 10 or older, which predates these GPUs (they need CUDA 11), so its "
+            "cuBLAS kernels fail there; use TensorFlow 2.4 or newer, or NVIDIA's TensorFlow 1.15 "
+            "for CUDA 11 (pip install nvidia-pyindex && pip install nvidia-tensorflow)")
+
+
+# --- a package pinning another TensorFlow -------------------------------------------------------
+
+
+def pin_detail(details: Details) -> str:
+    """'csbdeep needs tensorflow < 2, installed 2.3.0' from the package's own check or pip's."""
+    pkg = _first(details, "pin_pkg", "pin_pkg2")
+    req = _first(details, "pin_req", "pin_req2")
+    if not (pkg and req):
+        return ""
+    ver = _first(details, "pin_ver")
+    have = _first(details, "tf_have3", "tf_have4")
+    return (f"{pkg}{' ' + ver if ver else ''} needs tensorflow {req}"
+            + (f", installed {have}" if have else ""))
+
+
+# --- TensorFlow that runs on the CPU by design --------------------------------------------------
+
+_CPU_BY_DESIGN = (
+    (re.compile(r"\brun_docker\.py:\d+\]|\brun_alphafold\.py\b|[/\\]alphafold[/\\]"),
+     "AlphaFold runs its model in JAX and TensorFlow only for its input pipeline, pinned to the "
+     "CPU (alphafold/model/features.py: tf.device('/device:CPU:0')), so a CUDA library TensorFlow "
+     "cannot load changes nothing: not a failure"),
+)
+
+
+def cpu_by_design(text: str) -> str:
+    """Why TensorFlow runs on the CPU by design in the program that printed the log ('' when the
+    log does not show it): a missing CUDA library is then no failure, whatever else shows a GPU
+    is wanted (the NVIDIA image of a JAX program)."""
+    if "alphafold" not in text and "run_docker.py" not in text:  # the patterns' literals
+        return ""
+    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text)), "")
+
+
+# --- TensorFlow.js ------------------------------------------------------------------------------
+
+_TFJS_WORDS = ("tf.serialization.registerClass", "TensorFlow.js", "@tensorflow/tfjs", "tfjs-",
+               "tf-layers", "tf-core")
+_JS_FRAME = re.compile(r"^\s+at \S+ \([^)\n]*\.(?:js|ts|mjs)(?:\?\w+)?:\d+", re.M)
+
+
+def is_tfjs(text: str) -> bool:
+    """The log is TensorFlow.js's: its wording, its packages, or JavaScript stack frames."""
+    if any(w in text for w in _TFJS_WORDS):
+        return True
+    return any(w in text for w in (".js:", ".ts:", ".mjs:")) and bool(_JS_FRAME.search(text))

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from tfperf import __version__
-from tfperf.doctor.explainer import Cause, Explanation
+from tfperf.doctor.explainer import Cause, Explanation, LogLine
 
 EXPLAIN_SCHEMA_VERSION = 2
 _SHOWN_LINES = 3  # distinct log lines quoted per cause
@@ -37,9 +37,23 @@ def ranges(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
+def _quote(line: LogLine, width: int = 120) -> str:
+    text = line.text if len(line.text) <= width else line.text[:width - 1] + "…"
+    return f"line {line.number}: {text}"
+
+
 def summary(ex: Explanation) -> str:
     if ex.verdict == "empty":
         return "the log is empty: nothing to explain"
+    if ex.verdict == "unrecognised" and ex.unknown:
+        first = ex.unknown[0]
+        more = len(ex.unknown) - 1
+        out = (f"nothing recognised as a problem, but a TensorFlow {first.row} tfperf does not "
+               f"know ({_quote(first)}{f'; +{more} more' if more else ''}): which does not prove "
+               "the log is fine")
+        if ex.causes:
+            out += f"; note {ex.causes[0].label}: {first_sentence(ex.causes[0].cause)}"
+        return out
     if ex.verdict == "unrecognised":
         return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}: "
                 "this log is not in tfperf's knowledge base (which does not prove it is fine)")
@@ -57,11 +71,19 @@ def summary(ex: Explanation) -> str:
         return (f"{_TAGS[top.severity]} {top.label}: {first_sentence(top.cause)}. "
                 f"Fix: {fix}.{tail}")
     n_info = sum(len(i.lines) for i in ex.informational)
-    out = f"nothing wrong: {n_info} informational line{'s' if n_info != 1 else ''}"
+    whose = " with TensorFlow" if ex.not_tensorflow else ""
+    out = f"nothing wrong{whose}: {n_info} informational line{'s' if n_info != 1 else ''}"
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"
+    if ex.not_tensorflow:
+        out += (f"; not TensorFlow's ({_NOT_TF}): {_quote(ex.not_tensorflow[0])}"
+                + (f" (+{len(ex.not_tensorflow) - 1} more)" if len(ex.not_tensorflow) > 1 else ""))
     return out
+
+
+_NOT_TF = ("the program's own or another library's: no TensorFlow frame, name, op or log line "
+           "in it")
 
 
 def _quoted(c: Cause) -> list[tuple[str, int, str]]:
@@ -110,7 +132,20 @@ def report_text(ex: Explanation, color: bool = False) -> str:
         for i in ex.informational:
             where = f"line{'s' if len(i.lines) > 1 else ''} {ranges(i.lines)}"
             out.append(f"  {i.id} x{len(i.lines)} ({where}): {i.what}")
+    for title, shown in (("TensorFlow messages tfperf does not know (not recognised, not "
+                          "proven fine)", ex.unknown),
+                         (f"Not TensorFlow's ({_NOT_TF}; not read as a TensorFlow problem)",
+                          ex.not_tensorflow)):
+        if shown:
+            out += ["", style(f"{title}:", "dim", color=color)]
+            out += [f"  {line.row} {_quote(line, 200)}" for line in shown[:_SHOWN_LINES]]
+            if len(shown) > _SHOWN_LINES:
+                out.append(f"  … {len(shown) - _SHOWN_LINES} more")
     return "\n".join(out)
+
+
+def _loose(lines: list[LogLine]) -> list[dict[str, Any]]:
+    return [{"number": ln.number, "text": ln.text, "kind": ln.row} for ln in lines]
 
 
 def report_json(ex: Explanation) -> str:
@@ -122,6 +157,8 @@ def report_json(ex: Explanation) -> str:
         "versions": ex.versions,
         "causes": [c.to_dict() for c in ex.causes],
         "informational": [i.to_dict() for i in ex.informational],
+        **({"unknown": _loose(ex.unknown)} if ex.unknown else {}),
+        **({"not_tensorflow": _loose(ex.not_tensorflow)} if ex.not_tensorflow else {}),
         "exit_status": ex.exit_status})
 
 
@@ -140,4 +177,10 @@ def report_markdown(ex: Explanation) -> str:
     if ex.informational:
         out += ["", "Informational (nothing to do): " + ", ".join(
             f"{i.id} x{len(i.lines)}" for i in ex.informational)]
+    if ex.unknown:
+        out += ["", "TensorFlow messages not recognised: " + "; ".join(
+            f"`{_quote(ln)}`" for ln in ex.unknown[:_SHOWN_LINES])]
+    if ex.not_tensorflow:
+        out += ["", f"Not TensorFlow's ({_NOT_TF}): " + "; ".join(
+            f"`{_quote(ln)}`" for ln in ex.not_tensorflow[:_SHOWN_LINES])]
     return "\n".join(out) + "\n"

@@ -58,6 +58,7 @@ class LogVersions:
     cuda: str | None = None  # the CUDA the libraries named belong to
     cudnn: str | None = None
     keras: str | None = None  # "3" or "2" when only Keras's own modules tell
+    series: str | None = None  # "1.x" when only TF 1.x's own wording tells (no version named)
 
     def as_dict(self) -> dict[str, str]:
         return {k: v for k, v in asdict(self).items() if v}
@@ -71,21 +72,41 @@ def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
 
 
 def _dll_cuda(digits: str) -> str:
-    """cudart64_100.dll -> 10.0, cudart64_90.dll -> 9.0, cudart64_12.dll -> 12."""
+    """cudart64_100.dll -> 10.0, cudart64_90.dll -> 9.0, cudart64_110.dll -> 11 (every CUDA 11.x
+    runtime has that name), cudart64_12.dll -> 12."""
     if len(digits) == 3:
-        return f"{digits[:2]}.{digits[2]}"
+        return digits[:2] if int(digits[:2]) >= 11 else f"{digits[:2]}.{digits[2]}"
     if len(digits) == 2 and digits[0] in "6789":
         return f"{digits[0]}.{digits[1]}"
     return digits
 
 
+def _so_cuda(version: str) -> str:
+    """libcudart.so.10.1 -> 10.1; libcudart.so.11.0 -> 11: from CUDA 11 on a runtime keeps one
+    file name across its major (the .0 is no minor), as cuBLAS and the others do."""
+    major = version.split(".", 1)[0]
+    return major if major.isdigit() and int(major) >= 11 else version
+
+
 def cuda_of_library(name: str) -> str | None:
-    """The CUDA version a runtime library's file name belongs to (None if it does not say)."""
+    """The CUDA version a runtime library's file name belongs to, as far as the name says (a
+    major only from CUDA 11 on); None if it does not say."""
     if m := _CUDART_DLL.search(name):
         return _dll_cuda(m["d"])
     if m := _CUDART_SO.search(name) or _CUDA_LIB.search(name):
-        return m["v"]
+        return _so_cuda(m["v"])
     return None
+
+
+def builds_loading(name: str, os: str) -> list[tuple[str, str, str]]:
+    """(TensorFlow release, CUDA, cuDNN) of the GPU builds that load exactly this library file
+    name (``libcudart.so.11.0``: TF 2.4.0-2.14.0, CUDA 11.0-11.8), from the tested builds and the
+    SONAMEs each CUDA ships (``knowledge.needed_libraries``), oldest first."""
+    from tfperf.doctor import knowledge as K
+
+    out = [(c.tf_version, c.cuda, c.cudnn or "?") for c in K.build_configs(os, gpu=True)
+           if c.cuda and name in K.needed_libraries(c.tf_version, os)]
+    return sorted(out, key=lambda t: V.parse(t[0]))
 
 
 def _python(text: str) -> str | None:
@@ -120,11 +141,51 @@ def read_versions(text: str) -> LogVersions:
     if m := _CUDART_DLL.search(text):
         cuda = _dll_cuda(m["d"])
     elif m := _CUDART_SO.search(text) or _CUDA_LIB.search(text):
-        cuda = m["v"]
+        cuda = _so_cuda(m["v"])
     if m := _CUDNN.search(text):
         cudnn = m["a"] or m["b"] or m["c"]
-    return LogVersions(_first(_TF, text), _python(text), numpy, _os(text), cuda, cudnn,
-                       _keras_version(text))
+    tf = _first(_TF, text)
+    series = "1.x" if not tf and _TF1_WORDING.search(text) else None
+    return LogVersions(tf, _python(text), numpy, _os(text), cuda, cudnn, _keras_version(text),
+                       series)
+
+
+# what only TensorFlow 1.x prints: a session error's '(see above for traceback)', the node
+# format '[[Node: X = Op[...' / '[[node X = Op[' of 1.x graphs
+_TF1_WORDING = re.compile(r"Error \(see above for traceback\)|\[\[[Nn]ode:? [^\]\s]+[ .]*= \w+\[")
+# TensorFlow's family in a pip list or a 'name: version' list (a line of its own, so the regex is
+# tried at line starts only) and in dist-info folders (read from .dist-info backwards)
+_FAMILY_NAMES = (r"tf[-_]nightly(?:[-_]gpu|[-_]cpu)?|tfp[-_]nightly|tb[-_]nightly|keras[-_]nightly|"
+                 r"tf[-_]estimator[-_]nightly|tf[-_]keras(?:[-_]nightly)?|tensorflow(?:[-_](?:gpu|cpu|"
+                 r"probability|estimator))?|tensorboard|keras")
+_FAMILY_LINE = re.compile(rf"[ \t]*(?P<name>{_FAMILY_NAMES})(?:[ \t]*[:=][ \t]*|[ \t]+)"
+                          r"(?P<v>\d+\.\d+[\w.]*)[ \t]*$")
+_FAMILY_DIST = re.compile(rf"(?P<name>{_FAMILY_NAMES})-(?P<v>\d+\.\d+[\w.]*?)$")
+_FAMILY_START = ("tf", "te", "tb", "ke", "Te", "Ke")
+
+
+def family_packages(text: str) -> list[str]:
+    """'tensorflow 2.1.0', 'tf-nightly 2.2.0.dev20200401'... as the log lists them (pip list,
+    'name: version', dist-info folders), when at least one is a nightly; [] otherwise. Read from
+    the first and last 100,000 characters, like the versions."""
+    if "nightly" not in text and ".dev" not in text:
+        return []
+    if len(text) > 2 * _WINDOW:
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
+    found: dict[str, str] = {}
+    for line in text.splitlines():  # a Python loop over lines beats a regex tried everywhere
+        if len(line) < 80 and line.lstrip()[:2] in _FAMILY_START and (m := _FAMILY_LINE.match(
+                line)):
+            found.setdefault(m["name"].lower().replace("_", "-"), m["v"])
+    at = text.find(".dist-info")
+    while at >= 0:  # read each dist-info folder name backwards from its suffix
+        start = max(text.rfind(c, 0, at) for c in "/\\ \n'\"") + 1
+        if m := _FAMILY_DIST.match(text, start, at):
+            found.setdefault(m["name"].lower().replace("_", "-"), m["v"])
+        at = text.find(".dist-info", at + 1)
+    if not any("nightly" in name or ".dev" in v for name, v in found.items()):
+        return []
+    return [f"{name} {v}" for name, v in found.items()]
 
 
 def _keras_version(text: str) -> str | None:
@@ -157,6 +218,10 @@ def _range(versions: list[str]) -> str:
 
 
 def _numpy(details: dict[str, list[str]], v: LogVersions) -> str:
+    if details.get("bfloat16") and not (details.get("numpy") or details.get("api")):
+        return ("pip install --upgrade numpy (TensorFlow's bfloat16 type could not register with "
+                "the NumPy installed: that NumPy is older than the one the wheel was built "
+                "against; stay below NumPy 2 for TensorFlow 2.17 and older: 'numpy<2')")
     if details.get("api"):
         return ("pip install --upgrade 'numpy<2' (the module was compiled against a newer NumPy "
                 f"C API, {details['api'][0]}, than the NumPy installed)")
@@ -199,6 +264,49 @@ def _tf_built_with_cuda(cuda: str, os: str) -> list[str]:
             V.padded(V.parse(c.cuda), 2)[:len(want)] == want]
 
 
+def _span(name: str, builds: list[tuple[str, str, str]], os: str) -> str:
+    """The install line for a library name several CUDA versions share."""
+    groups: list[list[tuple[str, str, str]]] = []
+    for b in builds:
+        if groups and groups[-1][-1][1:] == b[1:]:
+            groups[-1].append(b)
+        else:
+            groups.append([b])
+    each = "; ".join(f"{_range([g[0] for g in grp])}: CUDA {grp[0][1]}, cuDNN {grp[0][2]}"
+                     for grp in groups)
+    cudas = _range([b[1] for b in builds])
+    one = " + " not in name
+    return (f"{name}: {'one file name' if one else 'file names'} for CUDA {cudas}; the "
+            f"TensorFlow builds that load {'it' if one else 'them all'} are "
+            f"{_range([b[0] for b in builds])} ({os} builds), each with its own CUDA and cuDNN "
+            f"({each}); install the CUDA and cuDNN of your TensorFlow (pip show tensorflow; "
+            "tfperf doctor --plan VERSION), or the TensorFlow built for the CUDA you have")
+
+
+def _by_file_names(libs: list[str], os: str) -> str:
+    """The builds that load every library named (each name narrows the releases: TF 2.4 asks for
+    libcusolver.so.10, 2.5+ for libcusolver.so.11), said as one CUDA or as the span a shared
+    name covers ('' when no name is a known CUDA/cuDNN library)."""
+    from tfperf.doctor import knowledge as K
+
+    spans = [(lib, b) for lib in dict.fromkeys(libs) if (b := builds_loading(lib, os))]
+    if not spans:
+        return ""
+    keep = set.intersection(*({x[0] for x in b} for _, b in spans)) or {
+        x[0] for x in spans[0][1]}
+    builds = [x for x in spans[0][1] if x[0] in keep]
+    names = " + ".join(lib for lib, _ in spans)
+    if len({b[1] for b in builds}) > 1:
+        return _span(names, builds, os)
+    named = cuda_of_library(spans[0][0]) or ""  # cudart64_100.dll says 10.0 where the table has 10
+    cuda, tfs = (named if "." in named else builds[0][1]), [b[0] for b in builds]
+    cudnns = sorted({c.cudnn for c in K.build_configs(os, gpu=True)
+                     if c.tf_version in tfs and c.cudnn}, key=V.parse)
+    return (f"the build asks for CUDA {cuda}: TensorFlow {_range(tfs)} ({os} builds) were built "
+            f"with CUDA {cuda} and cuDNN {' or '.join(cudnns)}; install those, or the TensorFlow "
+            "built for the CUDA you have")
+
+
 def _cuda(details: dict[str, list[str]], v: LogVersions) -> str:
     from tfperf.doctor import knowledge as K
 
@@ -207,6 +315,8 @@ def _cuda(details: dict[str, list[str]], v: LogVersions) -> str:
         return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
                 f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have")
     libs = details.get("lib", []) + details.get("lib2", [])
+    if not details.get("cuda") and (out := _by_file_names(libs, os)):
+        return out
     cuda = (details.get("cuda") or [""])[0] or next(
         (c for lib in libs if (c := cuda_of_library(lib))), None) or v.cuda
     if not cuda:
@@ -241,11 +351,16 @@ def _addon_name(details: dict[str, list[str]]) -> str:
         return "tensorflow-io"
     if details.get("addons_min") or details.get("tf_have"):
         return "tensorflow-addons"
+    if named := (details.get("addon_name") or [""])[0]:
+        return {"TensorFlow Probability": "tensorflow-probability",
+                "TF-Agents": "tf-agents"}.get(named, named)
     name = (details.get("addon") or details.get("addon2") or [""])[0]
     return name.replace("_", "-").replace("tf-sentencepiece", "tf_sentencepiece")
 
 
 def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
+    if details.get("pin_req") or details.get("pin_req2"):
+        return _pinned(details, v)
     addon = _addon_name(details)
     tf = (details.get("tf_have") or [v.tensorflow or ""])[0]
     mm = _mm(tf) if tf else ""
@@ -278,9 +393,80 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
         return (f"install the release of the package that ships tensorflow-plugins/"
                 f"{addon[len('plugin '):]} built for TensorFlow {mm or '<major.minor>'}, or the "
                 "TensorFlow it was built for")
-    if addon:
+    if addon == "tensorflow-probability" or details.get("tf_need"):
+        return _requires_tf(addon, details, v)
+    if addon in _KNOWN_ADDONS:
         return (f"install the {addon} release built for TensorFlow {mm or '<major.minor>'}")
+    if addon:  # a library read from the traceback: its own release notes pair it with a TF
+        tf = f"TensorFlow {mm}" if mm else "the TensorFlow installed"
+        return (f"pip show {addon} tensorflow: install the {addon} release made for {tf}, or the "
+                "TensorFlow its release requires (its setup.py, requirements or README), in one "
+                "environment")
     return ""
+
+
+_KNOWN_ADDONS = {"tensorflow-text", "tensorflow-io", "tensorflow-addons",
+                 "tensorflow-recommenders", "tensorflow-decision-forests", "tensorflow-quantum",
+                 "tensorflow-io-gcs-filesystem", "tensorflow-serving", "tensorflow-transform",
+                 "tf_sentencepiece", "tensorflow-hub"}
+
+
+def _requires_tf(addon: str, details: dict[str, list[str]], v: LogVersions) -> str:
+    """An add-on that checks the TensorFlow it runs with (TensorFlow Probability's
+    _ensure_tf_install): its release for the TensorFlow installed, or the TensorFlow it needs."""
+    need = (details.get("tf_need") or [""])[0]
+    have = (details.get("tf_have2") or [v.tensorflow or ""])[0]
+    mm = _mm(have) if have and have[0].isdigit() else ""
+    fits = [ver for name, ver, tfm in _addon_table() if name == addon and tfm == mm]
+    pin = (f"pip install '{addon}=={_mm(fits[0])}.*' (the release made for TensorFlow {mm}, the "
+           "one installed)") if fits else (
+        f"install the {addon} release made for TensorFlow {mm or 'the installed one'}")
+    up = f", or upgrade TensorFlow to {need} or newer (this {addon} needs it)" if need else ""
+    return f"{pin}{up}; keep the two in step (each {addon} release pairs with one TensorFlow)"
+
+
+def _pinned(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A package whose requirement pins another TensorFlow ('csbdeep only supports tensorflow <
+    2', pip's 'X requires tensorflow<2.3,>=2.2, but you have tensorflow 2.3.0'): the TensorFlow it
+    asks for, or a release of it made for the TensorFlow installed."""
+    from tfperf.doctor import knowledge as K
+
+    pkg = (details.get("pin_pkg") or details.get("pin_pkg2") or [""])[0]
+    req = re.sub(r"\s+", "", (details.get("pin_req") or details.get("pin_req2") or [""])[0])
+    have = (details.get("tf_have3") or details.get("tf_have4") or [v.tensorflow or ""])[0]
+    tf1 = ""
+    if re.fullmatch(r"<2(?:\.0)*", req):  # TF 1.x only: its last release and its Pythons
+        cfg = K.build_config("1.15.0", "linux", gpu=False)
+        pythons = f", Python {cfg.python_text}" if cfg else ""
+        tf1 = f" (the last is 1.15{pythons}; tensorflow-gpu==1.15.* for the GPU)"
+    fits = [ver for name, ver, tfm in _addon_table() if name == pkg and have and tfm == _mm(have)]
+    newer = (f"pip install '{pkg}=={fits[0]}' (made for TensorFlow {_mm(have)})" if fits else
+             f"a release of {pkg} (or of the package that installed it) made for TensorFlow "
+             f"{have or 'the one installed'}: pip install -U {pkg}")
+    return (f"pip install 'tensorflow{req}'{tf1}, the TensorFlow {pkg} asks for, or {newer}; keep "
+            "both in one environment")
+
+
+def _mixed(details: dict[str, list[str]], v: LogVersions) -> str:
+    """Stable and nightly packages side by side: which to remove."""
+    found = details.get("family", [])
+    names = [f.split(" ", 1)[0] for f in found]
+    if not names:
+        return ("pip list | grep -iE 'tensorflow|nightly|keras|tfp': uninstall every TensorFlow, "
+                "Keras and add-on package listed (stable and nightly), then install one release "
+                "of each, all stable or all nightly")
+    nightly = [n for n in names if "nightly" in n]
+    keep = "the stable ones" if len(nightly) < len(names) else "one nightly set"
+    return (f"pip uninstall -y {' '.join(names)}; then install {keep} again, all of one release "
+            "(e.g. tensorflow with tensorflow-probability, or tf-nightly with tfp-nightly)")
+
+
+def old_cuda_build(v: LogVersions) -> str:
+    """'TensorFlow 1.15.0' / 'this TensorFlow (1.x, by its wording)' when the log shows a build
+    made with CUDA 10 or older (TensorFlow 2.3 and older), '' otherwise."""
+    if v.tensorflow and V.compare(v.tensorflow, "2.4") < 0:
+        return f"TensorFlow {v.tensorflow}"
+    return "this TensorFlow (1.x, by its wording)" if v.series == "1.x" else ""
 
 
 # TensorFlow's family packages whose wheels follow another rule than the tensorflow release of
@@ -351,6 +537,12 @@ def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
+    if not v.tensorflow and (details.get("k3_layer") or (v.keras or "").startswith("3")):
+        return ("pip install tf-keras (the release of your TensorFlow's major.minor) and set "
+                "TF_USE_LEGACY_KERAS=1 before importing TensorFlow, so code written for Keras 2 "
+                "runs on Keras 2 (or pin TensorFlow 2.15, the last release with Keras 2); in your "
+                "own model, start the Sequential with keras.Input(shape=...) or call it on a "
+                "batch before reading .input/.output")
     if not v.tensorflow:
         return ""
     mm = _mm(v.tensorflow)
@@ -441,6 +633,11 @@ def _op(details: dict[str, list[str]], v: LogVersions) -> str:
 
     kind, package = op_kind(details)
     mm = _mm(v.tensorflow) if v.tensorflow else "<TensorFlow major.minor>"
+    if kind == "addon" and details.get("serving"):  # TF Serving cannot import a Python package
+        return (f"TF Serving's model server holds only the {package} ops it was built with (2.0.0 "
+                "added some tensorflow-text tokenizers): serve with a TF Serving build that links "
+                f"{package}'s ops (TF Serving's custom-op build, or an image that includes them), "
+                "or keep that preprocessing outside the served graph")
     if kind == "addon":
         module = package.replace("-", "_")
         pin = f"=={mm}.*" if package == "tensorflow-text" else ""
@@ -469,6 +666,28 @@ def _checkpoint(details: dict[str, list[str]], v: LogVersions) -> str:
             "custom_objects and compile=False); otherwise the file belongs to another model")
 
 
+def _ptx(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A TensorFlow without native kernels for this GPU: the build variable that adds them."""
+    cc = (details.get("cc") or [""])[0].rstrip(".")
+    if not cc:
+        return ""
+    return (f"kernels for compute capability {cc}: a source build (TensorFlow, or a project that "
+            f"builds it such as torch_xla) sets TF_CUDA_COMPUTE_CAPABILITIES to include {cc} (e.g. "
+            f"\"{cc}\" with the others you need) before building; a pip wheel: a release whose "
+            f"wheels include {cc} (tfperf doctor --plan VERSION --gpu NAME)")
+
+
+def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A TensorFlow.js model: its custom layers must exist in JavaScript."""
+    if not details.get("tfjs"):
+        return ""
+    name = (details.get("name") or details.get("name2") or ["the layer"])[0]
+    return (f"TensorFlow.js: implement {name} in JavaScript (a class extending tf.layers.Layer "
+            "with a static className) and register it with tf.serialization.registerClass before "
+            "tf.loadLayersModel; or convert the model as a graph model (tensorflowjs_converter "
+            "--output_format=tfjs_graph_model), which needs no Keras layer classes")
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
@@ -476,7 +695,8 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
     "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
-    "checkpoint-mismatch": _checkpoint,
+    "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
+    "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
 }
 
 

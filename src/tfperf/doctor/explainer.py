@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,11 @@ class Explanation:
     informational: list[Informational]
     gpu_evidence: bool
     versions: dict[str, str] = field(default_factory=dict)  # read from the log, when needed
+    # with no problem found: lines with an error or warning shape no row explained, TensorFlow's
+    # (a message tfperf cannot read: the log is then "unrecognised") and not TensorFlow's (the
+    # program's own error, another library's warning: listed apart, never blamed on TensorFlow)
+    unknown: list[LogLine] = field(default_factory=list)
+    not_tensorflow: list[LogLine] = field(default_factory=list)
 
     @property
     def problems(self) -> list[Cause]:
@@ -109,6 +115,8 @@ class Explanation:
             return "empty"
         if self.problems:
             return "failure" if any(c.severity == "failure" for c in self.problems) else "warning"
+        if self.unknown:  # a TensorFlow warning or error no row knows: not "nothing wrong"
+            return "unrecognised"
         if self.causes or self.informational:
             return "nothing-wrong"
         return "unrecognised"
@@ -263,11 +271,23 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
+    wanted = ""  # the log shows a GPU is wanted (a GPU image, code asking for one)
+    by_design = ""  # the program runs TensorFlow on the CPU by design (AlphaFold's input pipeline)
+    if not gpu_expected and any(row.id in _GPU_LIBRARY_ROWS for _, row, _, _ in hits):
+        from tfperf.doctor.explain_readings import cpu_by_design
+
+        by_design = cpu_by_design(text)
+    if not gpu and not by_design and any(row.escalate for _, row, _, _ in hits):
+        from tfperf.doctor.explain_readings import gpu_wanted
+
+        wanted = gpu_wanted(text)
+        gpu = bool(wanted)
 
     by_label: dict[str, Cause] = {}
     infos: dict[str, Informational] = {}
     explainers: dict[str, tuple[str, ...]] = {}
     seen_rows: set[str] = set()
+    escalated: set[str] = set()
     shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
     for number, row, m, raw in hits:
         if row.severity == "info":
@@ -282,6 +302,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             shown[raw] = _shown(raw)
         origin, msg = shown[raw]
         severity = "failure" if row.escalate and gpu else row.severity
+        if row.escalate and gpu:
+            escalated.add(row.label)
         head = describe.get(row.label, row)
         cause = by_label.get(row.label)
         if cause is None:
@@ -310,21 +332,85 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         for key, vals in merged.details.items():
             into.details.setdefault(key, vals)
     for cause in by_label.values():
+        _read_around(cause, lines, text)
         cause.detail = render_detail(describe[cause.label].detail if cause.label in describe
                                      else "", cause.details)
+        if wanted and cause.severity == "failure" and cause.label in escalated:
+            cause.detail = "; ".join(filter(None, [cause.detail, f"a failure here: {wanted}"]))
+        if by_design and all(ln.row in _GPU_LIBRARY_ROWS for ln in cause.lines):
+            cause.severity = "notice"  # TensorFlow was never meant to use the GPU here
+            cause.detail = "; ".join(filter(None, [cause.detail, by_design]))
         if cause.label == "out-of-memory":
             _judge_memory(cause)
         _link_memory_view(cause)
-    _judge_host_kill(by_label, lines)
+    _judge_host_kill(by_label, lines, infos)
+    _judge_host_share(by_label, text)
     versions = _add_install_advice(text, list(by_label.values()))
+    explained = {number - 1 for number, _, _, _ in hits}
+    foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
     if not any(c.severity == "failure" for c in by_label.values()):
-        floor = _floor_cause(text, lines, {number - 1 for number, _, _, _ in hits})
-        if floor is not None:
+        floor, foreign = _floor_cause(text, lines, explained)
+        if floor is not None and floor.label not in by_label:
             by_label[floor.label] = floor
+            if floor.details.get("addon"):  # a library's mismatch: its install line too
+                versions = _add_install_advice(text, [floor]) or versions
     causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
-    return Explanation(n_lines=n_lines, causes=causes, informational=informational,
-                       gpu_evidence=gpu, versions=versions)
+    ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
+                     gpu_evidence=gpu, versions=versions)
+    if not ex.problems:
+        _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
+                    foreign)
+    return ex
+
+
+def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
+                foreign: set[int]) -> None:
+    """The error- and warning-shaped lines no row explained: TensorFlow's (unknown) or not."""
+    from tfperf.doctor.explain_quiet import loose_lines
+
+    for loose in loose_lines(text, lines, explained):
+        origin, msg = _shown(lines[loose.line])
+        line = LogLine(loose.line + 1, msg, loose.kind, origin)
+        if loose.tensorflow and loose.line not in foreign:
+            ex.unknown.append(line)
+        else:
+            ex.not_tensorflow.append(line)
+
+
+# rows saying TensorFlow could not load a GPU library at start-up and will not use the GPU (not an
+# import that failed): in a program that runs TensorFlow on the CPU by design they change nothing
+_GPU_LIBRARY_ROWS = frozenset({"dlopen-cudart", "dlopen-failed", "cannot-dlopen-gpu",
+                               "dlopen-libcuda", "cuda-runtime-not-found"})
+
+
+def _read_around(cause: Cause, lines: list[str], text: str) -> None:
+    """Values a cause's detail needs from beyond its own lines: the Keras whose frames rejected
+    an object, the TensorFlow family packages a log lists."""
+    if cause.label == "keras-flavours-mixed":
+        from tfperf.doctor.explain_keras import receiver_path
+
+        if path := receiver_path(lines, cause.first_line - 1):
+            cause.details["receiver"] = [path]
+    elif cause.label == "tf-installs-mixed":
+        from tfperf.doctor.explain_versions import family_packages
+
+        if found := family_packages(text):
+            cause.details["family"] = found
+    elif cause.label == "keras-unknown-object":
+        from tfperf.doctor.explain_readings import is_tfjs
+
+        if is_tfjs(text):
+            cause.details["tfjs"] = ["TensorFlow.js"]
+    elif cause.label == "op-no-device-kernel":  # "Registered:  device='CPU'" on the next lines
+        near = "\n".join(lines[cause.first_line - 1:cause.first_line + 3])
+        if found := list(dict.fromkeys(re.findall(r"device='(\w+)'", near))):
+            cause.details["registered"] = found
+    elif cause.label == "cublas-failed":
+        from tfperf.doctor.explain_versions import old_cuda_build, read_versions
+
+        if old := old_cuda_build(read_versions(text)):
+            cause.details["old_build"] = [old]
 
 
 def _rank(cause: Cause, order: dict[str, int]) -> float:
@@ -363,14 +449,37 @@ def _link_memory_view(cause: Cause) -> None:
         cause.see = memory_view_hint(cause.details)
 
 
-def _judge_host_kill(by_label: dict[str, Cause], lines: list[str]) -> None:
-    """A large host allocation followed by the process being killed: host RAM ran out (the
-    allocation line alone stays a notice: most runs that print it go on)."""
-    from tfperf.doctor.explain_memory import allocation_detail, killed_after
+def _judge_host_kill(by_label: dict[str, Cause], lines: list[str],
+                     infos: dict[str, Informational]) -> None:
+    """A large host allocation, or a shuffle buffer filling, followed by the process being killed:
+    host RAM ran out (the allocation line alone stays a notice: most runs that print it go on)."""
+    from tfperf.doctor.explain_memory import allocation_detail, killed_after, shuffle_killed
     from tfperf.doctor.knowledge import label_rows
 
     alloc = by_label.get("large-host-allocation")
-    if alloc is None or "host-out-of-memory" in by_label:
+    if "host-out-of-memory" in by_label:
+        return
+    if alloc is None:
+        shuffle = infos.get("shuffle-buffer")
+        if shuffle is None or (found := shuffle_killed(lines, shuffle.lines)) is None:
+            return
+        kill, detail = found
+        head = label_rows()["host-out-of-memory"]
+        del infos["shuffle-buffer"]
+        origin, msg = _shown(lines[kill])
+        buffer_lines = [LogLine(n, shown[1], "shuffle-buffer", shown[0])
+                        for n in shuffle.lines if (shown := _shown(lines[n - 1]))]
+        by_label["host-out-of-memory"] = Cause(
+            label="host-out-of-memory", severity="failure",
+            cause="The host's RAM ran out while tf.data's shuffle buffer held its elements: the "
+                  "operating system's out-of-memory killer ended the process (a buffer of a few "
+                  "thousand decoded images takes gigabytes).",
+            fix=f"Lower the shuffle buffer's size (dataset.shuffle(buffer_size), an input reader's "
+                f"shuffle_buffer_size) or shuffle file names or records before decoding, so the "
+                f"buffer holds fewer decoded elements; or give the machine more RAM. {head.fix}",
+            see=head.see, source=head.source,
+            lines=[*buffer_lines, LogLine(kill + 1, msg, "killed", origin)],
+            consequences=["shuffle-buffer"], detail=detail)
         return
     at = killed_after(lines, alloc.first_line - 1)
     if at is None:
@@ -387,6 +496,22 @@ def _judge_host_kill(by_label: dict[str, Cause], lines: list[str]) -> None:
                f"was killed (line {at + 1}): the operating system's out-of-memory killer")
 
 
+def _judge_host_share(by_label: dict[str, Cause], text: str) -> None:
+    """A large host allocation that is a large share of the RAM the log shows (or of the free RAM
+    by TensorFlow's own total count) is a problem, not a notice."""
+    from tfperf.doctor.explain_memory import ram_shown, share_detail
+
+    alloc = by_label.get("large-host-allocation")
+    if alloc is None or alloc.severity != "notice":
+        return
+    share = share_detail(alloc.details, ram_shown(text) if alloc.details.get("bytes") else None)
+    if share:
+        alloc.severity = "warning"
+        alloc.detail = "; ".join(filter(None, [alloc.detail, f"{share}: a large share of the "
+                                               "machine's memory, so lower the batch size (the "
+                                               "evaluation's too) or use a machine with more RAM"]))
+
+
 def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     """Fill ``install`` for the causes that have version advice; the versions read, if any."""
     from tfperf.doctor.explain_versions import has_advice, install_advice, read_versions
@@ -400,19 +525,23 @@ def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     return versions.as_dict()
 
 
-def _floor_cause(text: str, lines: list[str], explained: set[int]) -> Cause | None:
+def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Cause | None,
+                                                                           set[int]]:
+    """The floor's reading of the TensorFlow error no row explained (or None), and the error
+    lines it did not blame on TensorFlow."""
     from tfperf.doctor import explain_floor as F
 
-    site = F.find_error(text, lines, explained)
+    site, foreign_errors = F.scan_errors(text, lines, explained)
+    foreign = {f.line for f in foreign_errors}
     if site is None:
-        return None
+        return None, foreign
     reading = F.read_error(site)
     likely = list(reading.likely)
     numbered = " ".join(f"{i}) {c}" for i, (c, _) in enumerate(likely, 1))
     fixes = " ".join(f"{i}) {f}" for i, (_, f) in enumerate(likely, 1))
     shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
     cause = Cause(
-        label=F.label_of(site.cls), severity="failure", confidence="low",
+        label=F.label_of(site.cls), severity=site.severity, confidence="low",
         cause=f"{reading.meaning} No knowledge row matched this message, so this is the generic "
               f"reading of a {site.cls}; most likely first: {numbered}",
         fix=fixes,
@@ -425,7 +554,26 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> Cause | No
     cause.details = {"class": [site.cls], **({"op": [site.op]} if site.op else {}),
                      **({"device": [site.device]} if site.device else {}),
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
-    return cause
+    if F.library_mismatch(site):
+        _as_library_mismatch(cause, site)
+    return cause, foreign
+
+
+def _as_library_mismatch(cause: Cause, site: Any) -> None:
+    """A TensorFlow name missing inside a third-party library's own frames: the library and the
+    installed TensorFlow do not match, a known cause (still read by the floor: low confidence)."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} raised inside {site.library}, a library built on TensorFlow, "
+                   f"while it ran or was imported ({site.message[:120]}): {site.library} uses a "
+                   "TensorFlow name the installed TensorFlow does not have, so the two do not "
+                   f"match. {head.cause}")
+    cause.fix = head.fix
+    cause.see = head.see
+    cause.source = f"{head.source} ; the library read from the traceback (explain_floor)"
+    cause.details["addon"] = [site.library]
 
 
 def _floor_line(number: int, raw: str) -> LogLine:

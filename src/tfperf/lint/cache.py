@@ -14,7 +14,14 @@ stat is unchanged gets its key without being read or hashed. A file modified wit
 :data:`RACY_S` seconds of the run is not recorded (its next change could keep the same
 timestamp: git's "racy" case).
 
-Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``), written
+A module's summary (:mod:`tfperf.analysis.summary`, when the run's rules have cross-module
+checks) is kept with its findings (a line ``S<tab>key<tab>JSON``, decoded only when asked
+for): it too depends on the bytes alone. The project's checks run again from the summaries,
+cached or new, whenever a file of the run changed; their findings are kept per set of files
+(:func:`project_digest`), so a warm run over the same files decodes no summary.
+
+Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``, with
+``"summary": {...}`` when there is one), written
 once at the end, atomically. A file per entry cost about a millisecond of file-system work
 per linted file, a fifth of a cold run; a pack costs one write, and a warm run reads a few
 files instead of one per source file. Packs are merged when there are more than
@@ -40,12 +47,14 @@ from tfperf.core.findings import Applicability, Edit, Finding, Fix, Location, St
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Changes whenever any module of ``tfperf.lint`` (rules included) changes."""
-    root = Path(__file__).resolve().parent
+    """Changes whenever any module of ``tfperf.lint`` (rules included) or of the project
+    model ``tfperf.analysis`` changes."""
+    package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(__version__.encode())
-    for p in sorted(root.rglob("*.py")):
-        st = p.stat()
-        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for root in (package / "lint", package / "analysis"):
+        for p in sorted(root.rglob("*.py")):
+            st = p.stat()
+            h.update(f"{p.relative_to(package)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 
@@ -68,6 +77,16 @@ def _finding_from_json(d: dict, path: str) -> Finding:
                    data=d.get("data") or {})
 
 
+def project_digest(salt: bytes, keys: Sequence[tuple[str, str]]) -> str:
+    """Names a project: the run's salt and each file's path and key (its bytes and targeted
+    TF). A warm run over the same files reuses the project's cross-module findings; any
+    file changed, added or removed names another project, whose checks run again."""
+    h = hashlib.sha256(salt)
+    for path, key in keys:
+        h.update(f"{os.path.abspath(path)}\0{key}\n".encode())
+    return h.hexdigest()
+
+
 def content_key(salt: bytes, data: bytes, path: str, extra: bytes = b"") -> str:
     """A file's key: what changes its findings (``salt``: lint code, rules, run's target),
     its kind and its bytes (``extra``: the file's own targeted TF)."""
@@ -79,6 +98,7 @@ def content_key(salt: bytes, data: bytes, path: str, extra: bytes = b"") -> str:
 
 
 MAX_PACKS = 8
+MAX_PROJECTS = 16  # projects' cross-module findings kept when packs are merged
 MAX_ENTRIES = 200_000
 RACY_S = 2.0
 
@@ -90,6 +110,10 @@ class LintCache:
         self.salt = f"{code_fingerprint()}|{','.join(sorted(rule_codes))}|{salt}".encode()
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
+        self._summaries: dict[str, str] = {}  # key → summary JSON ("": the file had none)
+        self._new_summaries: dict[str, str] = {}
+        self._projects: dict[str, list] = {}
+        self._new_projects: dict[str, list] = {}
         self._stats: dict[str, str] = {}
         self._new: dict[str, list] = {}
         self._new_stats: dict[str, str] = {}
@@ -148,7 +172,7 @@ class LintCache:
         if self._index is None:
             index: dict[str, list] = {}
             for pack in self._packs():
-                entries, stats = _read_pack(pack)
+                entries, stats = _read_pack(pack, self._summaries, self._projects)
                 index.update(entries)
                 self._stats.update(stats)
             self._index = index
@@ -167,19 +191,55 @@ class LintCache:
         self.misses += 1
         return None
 
-    def put(self, key: str, findings: Sequence[Finding]) -> None:
-        """Remember an entry; :meth:`flush` writes the run's entries in one pack."""
+    def has_summary(self, key: str) -> bool:
+        """The entry ``key`` was stored by a run that summarised modules (a file with no
+        summary, one that does not parse, stores an empty one)."""
+        return key in self._summaries
+
+    def summary(self, key: str) -> str | None:
+        """The module summary (JSON text) stored with the entry ``key``; ``None`` when it
+        has none (the file gave none). Decoded only by whoever asks: a warm run over
+        unchanged files reuses the project's findings without them."""
+        return self._summaries.get(key) or None
+
+    def project(self, digest: str) -> list[Finding] | None:
+        """The cross-module findings of a project whose files and targets ``digest`` names
+        (:func:`project_digest`), when a run over exactly those stored them."""
+        self._load()
+        raw = self._projects.get(digest)
+        if raw is None:
+            return None
+        try:
+            return [_finding_from_json(d, d["path"]) for d in raw]
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def put_project(self, digest: str, findings: Sequence[Finding]) -> None:
+        self._new_projects[digest] = [{**_finding_to_json(f), "path": f.location.path}
+                                      for f in findings if f.location is not None]
+
+    def put(self, key: str, findings: Sequence[Finding],
+            summary: str | None = None, summarised: bool = False) -> None:
+        """Remember an entry; :meth:`flush` writes the run's entries in one pack.
+        ``summarised``: the run summarises modules (an empty summary is kept where this
+        file gave none, so that a warm run knows it has nothing to read)."""
         self._new[key] = [_finding_to_json(f) for f in findings]
+        if summary is not None:
+            self._new_summaries[key] = summary
+        elif summarised:
+            self._new_summaries[key] = ""
 
     def flush(self) -> None:
-        if not self._new and not self._new_stats:
+        if not self._new and not self._new_stats and not self._new_projects:
             return
         entries, self._new = self._new, {}
         stats, self._new_stats = self._new_stats, {}
+        summaries, self._new_summaries = self._new_summaries, {}
+        projects, self._new_projects = self._new_projects, {}
         try:
             prepare_cache_dir(self.packs_dir, root=self.dir)  # with markers that keep git out
             _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries,
-                        stats)
+                        stats, summaries, projects)
             packs = self._packs()
             if len(packs) > MAX_PACKS:
                 self._merge(packs)
@@ -189,8 +249,10 @@ class LintCache:
     def _merge(self, packs: list[Path]) -> None:
         merged: dict[str, list] = {}
         merged_stats: dict[str, str] = {}
+        summaries: dict[str, str] = {}
+        projects: dict[str, list] = {}
         for pack in packs:
-            entries, stats = _read_pack(pack)
+            entries, stats = _read_pack(pack, summaries, projects)
             for key, value in entries.items():
                 merged.pop(key, None)  # re-insert: the dict's order is the entries' age
                 merged[key] = value
@@ -201,14 +263,18 @@ class LintCache:
         keep_stats = {sig: key for sig, key in list(merged_stats.items())[-MAX_ENTRIES:]
                       if key in keep}
         _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", keep,
-                    keep_stats)
+                    keep_stats, summaries, dict(list(projects.items())[-MAX_PROJECTS:]))
         for pack in packs:
             with contextlib.suppress(OSError):
                 pack.unlink()
 
 
-def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
-    """→ (key → findings, file stat → key)."""
+def _read_pack(pack: Path, summaries: dict[str, str] | None = None,
+               projects: dict[str, list] | None = None
+               ) -> tuple[dict[str, list], dict[str, str]]:
+    """→ (key → findings, file stat → key); summaries go to ``summaries`` (key → their
+    JSON text, decoded on demand), projects' cross-module findings to ``projects`` (digest →
+    findings)."""
     out: dict[str, list] = {}
     stats: dict[str, str] = {}
     try:
@@ -216,8 +282,17 @@ def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
     except (OSError, UnicodeDecodeError):
         return out, stats
     for line in text.splitlines():
+        if line.startswith("S\t"):  # S<tab>key<tab>summary JSON: kept as text until asked
+            parts = line.split("\t", 2)
+            if summaries is not None and len(parts) == 3:
+                summaries[parts[1]] = parts[2].strip()
+            continue
         try:
             entry = json.loads(line)
+            if "project" in entry:
+                if projects is not None and isinstance(entry["findings"], list):
+                    projects[entry["project"]] = entry["findings"]
+                continue
             key = entry["key"]
             if "stat" in entry:
                 if isinstance(key, str) and isinstance(entry["stat"], str):
@@ -231,13 +306,21 @@ def _read_pack(pack: Path) -> tuple[dict[str, list], dict[str, str]]:
     return out, stats
 
 
-def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str]) -> None:
+def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str],
+                summaries: dict[str, str] | None = None,
+                projects: dict[str, list] | None = None) -> None:
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for key, findings in entries.items():
             fh.write(json.dumps({"key": key, "findings": findings}, separators=(",", ":")))
             fh.write("\n")
+            summary = (summaries or {}).get(key)
+            if summary is not None:
+                fh.write(f"S\t{key}\t{summary}\n")
         for sig, key in stats.items():
             fh.write(json.dumps({"stat": sig, "key": key}, separators=(",", ":")))
+            fh.write("\n")
+        for digest, found in (projects or {}).items():
+            fh.write(json.dumps({"project": digest, "findings": found}, separators=(",", ":")))
             fh.write("\n")
     os.replace(tmp, target)

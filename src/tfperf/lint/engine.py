@@ -14,11 +14,15 @@ import re
 import tokenize
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.lint.rule import Rule
 from tfperf.lint.semantic import Context
 from tfperf.lint.target import NEWEST_KNOWN
+
+if TYPE_CHECKING:
+    from tfperf.analysis.summary import ModuleSummary
 
 SYNTAX_ERROR, INTERNAL_ERROR = "TFP000", "TFP001"
 # Compiled on first use (re's cache): only a module with a finding and a noqa comment needs it.
@@ -100,7 +104,8 @@ class Dispatcher:
     """The rules of one run, arranged for one walk: node type → rules that want it."""
 
     def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN,
-                 version_set: bool = False, tf_newest: tuple[int, int] | None = None) -> None:
+                 version_set: bool = False, tf_newest: tuple[int, int] | None = None,
+                 defer_project: bool = False) -> None:
         self.rules = list(rules)
         self.tf_version = tf_version
         self.tf_newest = tf_newest  # the newest release admitted (None: tf_version only)
@@ -117,9 +122,16 @@ class Dispatcher:
         self.gated = [r for r in self.rules if r.requires_imports is not None]
         self.needs_tf = [r.code for r in self.rules if r.needs_tf]
         self.module_gated = [r for r in self.rules if r.gated()]
+        # Rules with a cross-module check: each module is then summarised too.
+        self.project_rules = [r for r in self.rules if r.wants_project()]
+        # Set by a run over many files: the project's checks wait for every summary (the
+        # caller runs them); otherwise each module is its own project.
+        self.defer_project = defer_project
 
-    def run(self, tree: ast.Module, source: str, path: str) -> list[Finding]:
-        """Findings of every rule on one parsed module."""
+    def run(self, tree: ast.Module, source: str, path: str,
+            summary_out: list[ModuleSummary] | None = None) -> list[Finding]:
+        """Findings of every rule on one parsed module; with ``summary_out`` (and rules with
+        a cross-module check), the module's summary is appended to it."""
         try:
             ctx = Context(tree, source, path, self.tf_version, self.tf_newest)
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
@@ -165,7 +177,58 @@ class Dispatcher:
             except Exception as exc:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
+        if summary_out is not None and self.project_rules:
+            try:
+                summary_out.append(module_summary(
+                    ctx, [r for r in self.project_rules if r.code not in broken]))
+            except Exception as exc:  # a bug in the project model: the module's rules ran
+                findings.append(internal_error_finding(path, None, exc))
         return findings
+
+
+def module_summary(ctx: Context, publishers: Sequence[Rule]) -> ModuleSummary:
+    """The module's summary (:mod:`tfperf.analysis.summary`) with its ``# noqa`` lines."""
+    from tfperf.analysis.summary import summarize
+
+    summary = summarize(ctx, publishers)
+    if "noqa" in ctx.source.lower():
+        for i, line in enumerate(ctx.lines, start=1):
+            codes = noqa_codes(line)
+            if codes is not None:
+                summary.noqa[f"0:{i}"] = ",".join(sorted(codes))
+    return summary
+
+
+def project_findings(rules: Sequence[Rule], summaries: Sequence[ModuleSummary],
+                     known: Sequence[Finding] = ()) -> list[Finding]:
+    """The cross-module checks of ``rules`` over the project these summaries make, ``#
+    noqa`` applied; a finding a module's own check already made (``known``: same code,
+    file and line) is not repeated. A check that raises gives one TFP001."""
+    if not rules or not summaries:
+        return []
+    from tfperf.analysis.project import Project
+
+    project = Project(summaries)
+    seen = {(f.code, f.location.path, f.location.cell, f.location.line)
+            for f in known if f.location is not None}
+    out: list[Finding] = []
+    for rule in rules:
+        try:
+            found = list(rule.check_project(project))
+        except Exception as exc:
+            out.append(internal_error_finding(summaries[0].path, rule, exc))
+            continue
+        for f in found:
+            loc = f.location
+            m = project.modules.get(loc.path or "") if loc is not None else None
+            if loc is None or m is None:
+                continue
+            if (f.code, loc.path, loc.cell, loc.line) in seen or m.suppressed(
+                    f.code, [loc.line or 0, 0, 0, 0, loc.cell or 0]):
+                continue
+            seen.add((f.code, loc.path, loc.cell, loc.line))
+            out.append(f)
+    return out
 
 
 class _CallIndex:
@@ -257,11 +320,16 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
                 dispatcher: Dispatcher | None = None,
                 tf_version: tuple[int, int] = NEWEST_KNOWN,
                 tree: ast.Module | None = None,
-                tf_newest: tuple[int, int] | None = None) -> list[Finding]:
+                tf_newest: tuple[int, int] | None = None,
+                summary_out: list[ModuleSummary] | None = None) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
     for code targeting TensorFlow ``tf_version`` (up to ``tf_newest``, when its pin admits
     later releases), sorted, ``# noqa`` applied. ``tree``, if
-    given, is ``source`` already parsed (a notebook's cells, parsed one by one)."""
+    given, is ``source`` already parsed (a notebook's cells, parsed one by one).
+
+    Rules with a cross-module check see the module as a project of one, unless the
+    dispatcher defers them (``defer_project``): then the module's summary goes to
+    ``summary_out`` and the caller runs them over every module's summary."""
     if dispatcher is None:
         if rules is None:
             from tfperf.lint.registry import all_rules
@@ -271,7 +339,11 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
         tree, err = parse(source, path)
         if err is not None:
             return [err]
-    findings = dispatcher.run(tree, source, path)  # type: ignore[arg-type]
+    alone = bool(dispatcher.project_rules) and not dispatcher.defer_project
+    out = [] if alone else summary_out
+    findings = dispatcher.run(tree, source, path, out)  # type: ignore[arg-type]
+    if alone and out:
+        findings += project_findings(dispatcher.project_rules, out, findings)
     if findings and "noqa" in source.lower():
         from tfperf.lint.semantic import split_lines
         lines = split_lines(source)

@@ -394,8 +394,24 @@ def kernel_python(nb: dict | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _pos_to_cell(mod: Module, pos: list[int]) -> list[int]:
+    """A summary's position in the joined module → the same place in its cell."""
+    line, col, end_line, end_col, _ = pos
+    if not 1 <= line <= len(mod.line_map):
+        return pos
+    cell, cell_line = mod.line_map[line - 1]
+    source = mod.cells.get(cell)
+    shift = source.indent if source is not None else (lambda line: 0)
+    end_cell, cell_end = mod.line_map[end_line - 1] if 1 <= end_line <= len(mod.line_map) \
+        else (cell, cell_line)
+    if end_cell != cell:
+        cell_end, end_col = cell_line, col
+    return [cell_line, col + shift(cell_line), cell_end, end_col + shift(cell_end), cell]
+
+
 def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
-               kernel: tuple[int, int] | None = None) -> list[Finding]:
+               kernel: tuple[int, int] | None = None,
+               summary_out: list | None = None) -> list[Finding]:
     mod = build_module(cells, path, kernel)
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
         pin = notebook_pin([_cell_text(c) for c in cells
@@ -406,8 +422,15 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
             dispatcher.tf_version, dispatcher.tf_newest = pin.version, pin.upper
     findings = [c.error for c in mod.cells.values() if c.error is not None]
     if mod.text.strip():
-        for f in lint_source(mod.text, path, dispatcher=dispatcher, tree=mod.tree):
+        summaries: list = []
+        for f in lint_source(mod.text, path, dispatcher=dispatcher, tree=mod.tree,
+                             summary_out=summaries):
             findings.append(_to_cell(mod, f))
+        for summary in summaries:
+            summary.map_positions(lambda pos: _pos_to_cell(mod, pos))
+            summary.move_noqa(lambda pos: _pos_to_cell(mod, pos))
+        if summary_out is not None:
+            summary_out.extend(summaries)
     findings.sort(key=lambda f: (f.location.cell or 0, f.location.line or 0,
                                  f.location.column or 0, f.code) if f.location else (0,))
     return findings
@@ -436,7 +459,7 @@ def _set_source(raw: dict, text: str) -> None:
 
 
 def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
-                       options: RunOptions) -> FileResult:
+                       options: RunOptions, summary_out: list | None = None) -> FileResult:
     result = FileResult(path)
     nb, cells, skip, err = read_notebook(text, path)
     if err is not None:
@@ -446,7 +469,7 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
         result.notes.append(f"{path}: skipped: {skip}")
         return result
     kernel = kernel_python(nb)
-    findings = lint_cells(cells, path, dispatcher, kernel)
+    findings = lint_cells(cells, path, dispatcher, kernel, summary_out)
     if not (options.fix or options.diff) or not any(wanted(f, options.unsafe) for f in findings):
         result.findings = findings
         return result
@@ -474,7 +497,9 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
         if not changed:
             break
         applied += changed
-        findings = lint_cells(cells, path, dispatcher, kernel)
+        if summary_out is not None:
+            summary_out.clear()
+        findings = lint_cells(cells, path, dispatcher, kernel, summary_out)
     result.findings = findings
     if applied:
         new_text = json.dumps(nb, indent=layout["indent"], ensure_ascii=layout["ensure_ascii"],

@@ -48,8 +48,9 @@ def doc_problems(rule: type[Rule], docs: bool = True) -> list[str]:
             problems.append(f"docs sections out of order: {known}")
     if rule.group not in GROUPS:
         problems.append(f"group {rule.group!r} is not one of {sorted(GROUPS)}")
-    if not rule.node_types and not rule.wants_module():
-        problems.append("neither node_types nor check_module: the rule can never fire")
+    if not rule.node_types and not rule.wants_module() and not rule.wants_project():
+        problems.append("neither node_types nor check_module nor check_project: the rule "
+                        "can never fire")
     return problems
 
 

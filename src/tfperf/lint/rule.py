@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfperf.core.findings import Applicability, Edit, Finding, Fix, Status
+from tfperf.core.findings import Applicability, Edit, Finding, Fix, Location, Status
 
 if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
     from tfperf.lint.semantic import Context
 
 # Sections every rule's docs must have, in this order (as ``## Heading`` lines).
@@ -55,12 +56,36 @@ class _Example:
     frozen dataclass dedenting in ``__post_init__`` cost a pre-commit run on one small file
     about a tenth of its time."""
 
-    __slots__ = ("_raw", "_source", "tf_version")
+    __slots__ = ("_files", "_raw", "_source", "notebook", "spelling", "tf_version")
 
-    def __init__(self, source: str, tf_version: str | None = None) -> None:
+    def __init__(self, source: str, tf_version: str | None = None, *,
+                 files: dict[str, str] | None = None, notebook: bool = False,
+                 spelling: str = "") -> None:
         self._raw = source
         self._source: str | None = None
         self.tf_version = tf_version
+        self._files = files
+        self.notebook = notebook
+        self.spelling = spelling
+
+    @property
+    def files(self) -> dict[str, str]:
+        """The other modules of the example's small project (name → source, dedented as the
+        example is): the example is then ``example.py`` among them, linted as a project."""
+        return {k: example_source(v) for k, v in (self._files or {}).items()}
+
+    @property
+    def cells(self) -> list[str]:
+        """A notebook example's code cells: its source cut at ``# %%`` lines."""
+        cells: list[str] = []
+        current: list[str] = []
+        for line in self.source.splitlines(keepends=True):
+            if line.strip() == "# %%":
+                cells.append("".join(current))
+                current = []
+            else:
+                current.append(line)
+        return [*cells, "".join(current)]
 
     @property
     def source(self) -> str:
@@ -74,7 +99,11 @@ class _Example:
 
 class Valid(_Example):
     """A VALID example: ``source`` must give no finding of the rule. ``tf_version``: the
-    TensorFlow the example targets ("2.10", or a range: ">=2.1"; default: the newest known)."""
+    TensorFlow the example targets ("2.10", or a range: ">=2.1"; default: the newest known).
+    ``files``: other modules of a small project the example is linted with; ``notebook``:
+    the example is a notebook whose cells ``# %%`` lines separate; ``spelling``: which
+    spelling of the rule's shape the example writes (a loop form, an index form, a value
+    through a name, a helper in another module, a notebook), for the metamorphic tests."""
 
     __slots__ = ()
 
@@ -87,15 +116,19 @@ class Invalid(_Example):
     ``fixed``: the source after applying all of this rule's fixes, safe and unsafe
     (``None``: the rule offers no fix here, and the test checks that it offers none).
     ``tf_version``: the TensorFlow the example targets ("2.10", or a range: ">=2.1"; default:
-    the newest known).
+    the newest known). ``files``, ``notebook``, ``spelling``: as for :class:`Valid`; in a
+    project or a notebook, ``count`` counts the findings in every file, ``lines`` those in
+    ``example.py`` (a notebook's: lines within their cells).
     """
 
     __slots__ = ("_fixed", "count", "lines")
 
     def __init__(self, source: str, count: int | None = None,
                  lines: tuple[int, ...] | None = None, fixed: str | None = None,
-                 tf_version: str | None = None) -> None:
-        super().__init__(source, tf_version)
+                 tf_version: str | None = None, *, files: dict[str, str] | None = None,
+                 notebook: bool = False, spelling: str = "") -> None:
+        super().__init__(source, tf_version, files=files, notebook=notebook,
+                         spelling=spelling)
         self.count = count
         self.lines = lines
         self._fixed = fixed
@@ -147,6 +180,32 @@ class Rule:
     def check_module(self, ctx: Context) -> Iterable[Finding]:
         """Findings from whole-module analysis (called once per module, after the walk)."""
         return ()
+
+    def publish(self, ctx: Context) -> list[Any] | None:
+        """Facts about this module that :meth:`check_project` needs from it (JSON-able: lists,
+        dicts, strings, numbers; a position is a ``*pos`` key holding
+        :func:`tfperf.analysis.summary.position`'s list, so notebooks can map it). Stored in
+        the module's summary, cached with its findings."""
+        return None
+
+    def check_project(self, project: Project) -> Iterable[Finding]:
+        """Findings that need more than one module: asked once per run, after every module
+        is summarised, of the whole project (:class:`tfperf.analysis.project.Project`). Build
+        them with :meth:`project_finding`; they carry no fix."""
+        return ()
+
+    @classmethod
+    def wants_project(cls) -> bool:
+        return cls.check_project is not Rule.check_project
+
+    def project_finding(self, path: str, pos: list[int], message: str | None = None, *,
+                        hint: str | None = None) -> Finding:
+        """A finding of this rule at a summary's position ``pos`` in the file ``path``."""
+        line, col, end_line, end_col, cell = pos
+        return Finding(code=self.code, name=self.name, message=message or self.message,
+                       status=Status.WARN, hint=self.hint if hint is None else hint,
+                       location=Location(path=path, line=line, column=col, end_line=end_line,
+                                         end_column=end_col, cell=cell or None))
 
     def applies_to(self, ctx: Context) -> bool:
         """A cheap once-per-module gate: ``False`` only where neither :meth:`check` nor

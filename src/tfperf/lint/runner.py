@@ -17,18 +17,28 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
     """Lint (and with ``options``, fix) one file's decoded text."""
     # Notebooks and fixes are imported on first use: a pre-commit run over a few .py files
     # (most of whose time is interpreter start and imports) needs neither.
+    summaries: list | None = [] if dispatcher.defer_project and dispatcher.project_rules \
+        else None
     if path.endswith(".ipynb"):
         from tfperf.lint.notebook import lint_notebook_text
 
-        return lint_notebook_text(text, path, dispatcher, options)
+        result = lint_notebook_text(text, path, dispatcher, options, summaries)
+        result.summary = summaries[-1].dumps() if summaries else None
+        return result
     result = FileResult(path)
     if not (options.fix or options.diff):
-        result.findings = lint_source(text, path, dispatcher=dispatcher)
+        result.findings = lint_source(text, path, dispatcher=dispatcher, summary_out=summaries)
+        result.summary = summaries[-1].dumps() if summaries else None
         return result
     from tfperf.lint.fix import fix_source
 
-    fixed = fix_source(text, lambda s: lint_source(s, path, dispatcher=dispatcher),
-                       unsafe=options.unsafe)
+    def lint_again(s: str) -> list:
+        if summaries is not None:
+            summaries.clear()  # the summary of the text as fixed last
+        return lint_source(s, path, dispatcher=dispatcher, summary_out=summaries)
+
+    fixed = fix_source(text, lint_again, unsafe=options.unsafe)
+    result.summary = summaries[-1].dumps() if summaries else None
     result.findings = fixed.remaining
     if fixed.error:
         result.findings.append(error_finding(path, f"fixes not applied: {fixed.error}"))

@@ -9,17 +9,21 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
 from tfperf.lint.discovery import DiscoveryError, check_paths, iter_discover
-from tfperf.lint.engine import Dispatcher, sort_key
+from tfperf.lint.engine import Dispatcher, project_findings, sort_key
 from tfperf.lint.result import FileResult, RunOptions
 from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
 from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
+
+if TYPE_CHECKING:
+    from tfperf.lint.cache import LintCache
 
 # Below this many files to analyse, worker start-up costs more than it saves.
 MIN_FILES_PER_WORKER = 24
@@ -59,6 +63,42 @@ class LintOutcome:
     target: TargetTF | None = None
 
 
+def _project(rules: list[Rule], results: dict[str, FileResult],
+             file_keys: list[tuple[str, str]], hit_keys: dict[str, str],
+             cache: LintCache | None, known: list[Finding]) -> list[Finding]:
+    """The rules' cross-module findings over every file's summary: as a run over exactly
+    these files (same keys) left them in the cache, else worked out (and stored)."""
+    from tfperf.analysis.summary import ModuleSummary
+    from tfperf.lint.cache import project_digest
+
+    digest = None
+    if cache is not None and all(key for _, key in file_keys):
+        digest = project_digest(cache.salt, file_keys)
+        cached = cache.project(digest)
+        if cached is not None:
+            return cached
+    summaries = []
+    for path, _ in file_keys:
+        data = results[path].summary
+        if data is None and cache is not None and path in hit_keys:
+            data = cache.summary(hit_keys[path])
+        if data:
+            try:
+                summaries.append(ModuleSummary.loads(path, data))
+            except (ValueError, KeyError, TypeError):  # a damaged cache line: left out
+                continue
+    found = project_findings(rules, summaries, known)
+    if digest is not None:
+        cache.put_project(digest, found)
+    return found
+
+
+def _ignored(config, path: str, finding: Finding) -> bool:
+    """``per-file-ignores`` of the configuration cover this finding."""
+    off = config.ignored_codes(Path(path))
+    return any(o.upper() == "ALL" or finding.code.startswith(o.upper()) for o in off)
+
+
 def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[Rule]:
     """Rules for these selectors; ``ValueError`` for a selector that matches no rule."""
     unknown = registry.unknown_selectors([*(select or []), *ignore, *extend_select])
@@ -77,7 +117,8 @@ def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, i
                  version_set: bool = False, targets: FileTargets | None = None,
                  key_salt: bytes | None = None) -> None:
     by_code = {r.code: r for r in registry.all_rules()}
-    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set)
+    _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set,
+                                       defer_project=True)
     _WORKER["options"] = options
     _WORKER["targets"] = targets
     _WORKER["key_salt"] = key_salt
@@ -163,8 +204,9 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
     """Lint files, in worker processes when there are enough of them → (results, workers)."""
     n = _workers(jobs, len(paths))
     if n <= 1 or len(paths) < 2:
-        return _lint_files(paths, Dispatcher(rules, tf_version, version_set), options,
-                           targets, key_salt), 1
+        return _lint_files(paths, Dispatcher(rules, tf_version, version_set,
+                                             defer_project=True),
+                           options, targets, key_salt), 1
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -251,6 +293,7 @@ def run(request: LintRequest) -> LintOutcome:
     except TargetError as exc:
         raise ValueError(str(exc)) from None
     options = RunOptions(fix=request.fix, unsafe=request.unsafe, diff=request.diff)
+    project_rules = [r for r in rules if r.wants_project()]
     targets = FileTargets(target)  # each file's own project pin, unless tf-version is set
 
     cache = None
@@ -263,6 +306,7 @@ def run(request: LintRequest) -> LintOutcome:
                           salt=f"tf{_version_key((target.version, target.newest))}")
     results: dict[str, FileResult] = {}
     keys: dict[str, str] = {}
+    hit_keys: dict[str, str] = {}
     todo: list[str] = []
     # An empty cache cannot hit: the workers key each file from the bytes they read.
     key_salt = cache.salt if cache is not None and cache.empty() else None
@@ -291,8 +335,9 @@ def run(request: LintRequest) -> LintOutcome:
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
-            if hit is not None:
+            if hit is not None and (not project_rules or cache.has_summary(key)):
                 results[path] = FileResult(path, hit)
+                hit_keys[path] = key  # its summary is read only if the project changed
                 continue
             keys[path] = key
         todo.append(path)
@@ -305,22 +350,24 @@ def run(request: LintRequest) -> LintOutcome:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
         if cache is not None and key and not r.notes and not r.errors:
-            cache.put(key, r.findings)
+            cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
                 cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
                              key)
-    if cache is not None:
-        cache.flush()
-
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]
         if r is None:
             continue
-        off = config.ignored_codes(Path(path))
-        findings.extend(f for f in r.findings
-                        if not any(o.upper() == "ALL" or f.code.startswith(o.upper())
-                                   for o in off))
+        findings.extend(f for f in r.findings if not _ignored(config, path, f))
+    if project_rules:  # every module is summarised: the cross-module checks
+        file_keys = [(p, hit_keys.get(p) or keys.get(p) or results[p].cache_key)
+                     for p in files if p in results]
+        findings.extend(f for f in _project(project_rules, results, file_keys, hit_keys,
+                                            cache, findings)
+                        if not _ignored(config, f.location.path or "", f))
+    if cache is not None:
+        cache.flush()
     findings.sort(key=sort_key)
     ordered = [results[p] for p in files if p in results]
     return LintOutcome(findings=findings, rules=rules, files=len(files),

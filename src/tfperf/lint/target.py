@@ -7,10 +7,12 @@ not slow there. Rules ask ``ctx.tf_version`` and answer for that version.
 
 Where it comes from, first found wins:
 1. ``[tool.tfperf.lint] tf-version = "2.15"`` (or ``--tf-version``);
-2. the project's own pin: the lowest TensorFlow version its requirements admit, from
-   ``pyproject.toml`` (``[project] dependencies``), ``requirements*.txt``, ``setup.cfg``
-   (``install_requires``) or ``setup.py`` (``install_requires=[...]``) in the nearest folder
-   at or above the linted path that has one — the oldest version the code must run on; an
+2. the project's own pin: the lowest TensorFlow version its requirements admit, read as pip
+   reads them (:mod:`tfperf.lint.requirements`: ``pyproject.toml``'s dependencies and
+   Poetry's, ``requirements*.txt`` with their ``-r`` includes, ``setup.cfg``'s
+   ``install_requires``, ``setup.py``'s ``setup(install_requires=...)`` parsed, never run,
+   ``environment.yml``) in the nearest folder at or above the linted path whose requirements
+   name TensorFlow — the oldest version the code must run on; an
    upper bound alone (``tensorflow<2``) stands for the newest version under it. A notebook's
    own ``!pip install tensorflow==2.4`` (or ``%pip``, or Colab's ``%tensorflow_version 1.x``)
    pins that notebook, over the project's pin (:func:`notebook_pin`);
@@ -50,8 +52,8 @@ _LOWER_BOUND = re.compile(r"(==|~=|>=|>)\s*(\d+)\.(\d+)")
 _UPPER_BOUND = re.compile(r"(<=|<)\s*(\d+)(?:\.(\d+))?")
 # The last minor release of a major line, for an upper bound such as ``tensorflow<2``.
 LAST_MINOR = {1: 15}
-# Files in a project folder that may pin TensorFlow.
-PIN_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+# Files in a project folder that may pin TensorFlow (with requirements*.txt).
+PIN_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def _spec_of(requirement: str) -> str | None:
     if m is None:
         return None
     rest = requirement[m.end("name"):]
-    if rest[:1].isalnum() or rest[:1] in "-_":  # `tensorflow-datasets`: another package
+    if rest[:1].isalnum() or (rest[:1] and rest[:1] in "-_"):  # `tensorflow-datasets`
         return None
     return m.group("spec") or ""
 
@@ -175,19 +177,11 @@ def _below(op: str, major: int, minor: int | None) -> Version | None:
 
 
 def _requirement_lines(root: Path) -> list[tuple[str, str]]:
-    """(file name, requirement text) from the project's usual places (a file that cannot be
-    read pins nothing: the target falls back to the next source)."""
-    out: list[tuple[str, str]] = []
-    pyproject = _text(root / "pyproject.toml")
-    # The quoted strings of the file: dependency lists are lists of quoted requirements.
-    out += [("pyproject.toml", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", pyproject)]
-    for req in sorted(root.glob("requirements*.txt")):
-        out += [(req.name, line) for line in _text(req).splitlines()]
-    out += [("setup.cfg", line) for line in _text(root / "setup.cfg").splitlines()]
-    # setup.py's install_requires=[...] and extras: the file's quoted strings, read, never run.
-    setup_py = _text(root / "setup.py")
-    out += [("setup.py", s) for s in re.findall(r"[\"']([^\"'\n]+)[\"']", setup_py)]
-    return out
+    """(file name, requirement) from the project's files, read as pip reads them
+    (:mod:`tfperf.lint.requirements`; a file that cannot be read pins nothing)."""
+    from tfperf.lint import requirements
+
+    return requirements.read(root)
 
 
 def _text(path: Path) -> str:
@@ -211,11 +205,21 @@ def pin_folder(start: Path | None) -> Path | None:
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         kind = folder_kind(str(d))
-        if kind == "pin":
+        if kind == "pin" and _names_tensorflow(d):
             return d
+        if kind == "pin" and (d / ".git").exists():
+            return None  # a repository root whose files pin no TensorFlow
         if kind == "repo":
             return None
     return None
+
+
+def _names_tensorflow(folder: Path) -> bool:
+    """Some requirement of the folder's files names TensorFlow (pinned or not): else its
+    files are another package's (an example's own ``requirements.txt`` of plotting tools),
+    and the project's pin is further up."""
+    return any(pinned_version(line) is not None or _spec_of(line) is not None
+               for _, line in _requirement_lines(folder))
 
 
 def folder_kind(folder: str) -> str:
@@ -365,10 +369,11 @@ class FileTargets:
         fallback = self.fallback or NEWEST_KNOWN  # set: no tf-version setting in this run
         kind = folder_kind(folder)
         parent = os.path.dirname(folder)
-        if kind == "pin":
+        if kind == "pin" and _names_tensorflow(Path(folder)):
             pin = project_pin(Path(folder))
             found = (pin.version, pin.upper) if pin else (fallback, fallback)
-        elif kind == "repo" or parent == folder:
+        elif kind == "repo" or parent == folder or (
+                kind == "pin" and os.path.isdir(os.path.join(folder, ".git"))):
             found = (fallback, fallback)
         else:
             found = self._of_real_folder(parent)

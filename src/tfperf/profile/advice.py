@@ -160,7 +160,7 @@ def line_findings(obs: Observation) -> list[Finding]:
     return out
 
 
-def _pipeline_op(op_type: str) -> bool:
+def pipeline_op(op_type: str) -> bool:
     """A tf.data op: iterating a dataset in Python runs these, one or two per element."""
     return "Iterator" in op_type or op_type.startswith("Optional") \
         or op_type.endswith("Dataset")
@@ -171,7 +171,7 @@ def _own_ops(s: LineStats) -> int:
     iterator op or two per element, whose time is the input pipeline's, not a loop to
     vectorise. (Ops run inside a library the line called, such as a Keras layer called per
     example, stay the line's: its loop is what to batch.)"""
-    return s.count - sum(n for op, n in s.kinds.items() if _pipeline_op(op))
+    return s.count - sum(n for op, n in s.kinds.items() if pipeline_op(op))
 
 
 def _not_a_storm(s: LineStats) -> str | None:
@@ -197,8 +197,8 @@ def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | Non
     return None
 
 
-def capture_findings(cap: CaptureSummary, *,
-                     repeated_eager: bool | None = None) -> list[Finding]:
+def capture_findings(cap: CaptureSummary, *, repeated_eager: bool | None = None,
+                     version: tuple[int, int] | None = None) -> list[Finding]:
     """``repeated_eager``: whether the watch saw eager ops repeat at a line (None: unknown);
     without that, the capture's eager share is one-off setup, which tf.function cannot
     remove."""
@@ -212,8 +212,7 @@ def capture_findings(cap: CaptureSummary, *,
             code="profile.input_bound", name="input-bound", status=status,
             message=f"{level} input-bound: {_pct(cap.input_share or 0.0)} of step time waits "
                     f"for input (threshold {fired}; see TFP601, TFP602)",
-            hint="end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE); give map "
-                 "num_parallel_calls=tf.data.AUTOTUNE; cache what does not change",
+            hint=remedies.input_pipeline(version or remedies.tf_version()).hint,
             data={"rule": "TFP601", "lever": "prefetch", "value": share, "threshold": fired}))
     share = cap.launch_share
     band = _band(share, LAUNCH_BOUND) if share is not None else None
@@ -329,7 +328,7 @@ def advise(obs: Observation, cap: CaptureSummary | None,
     findings = retrace_findings(obs.functions, obs.wall_s, version=version) + line_findings(obs)
     if cap is not None:
         repeated = None if "eager_ops" in obs.unavailable else repeated_eager_ops(obs)
-        findings += capture_findings(cap, repeated_eager=repeated)
+        findings += capture_findings(cap, repeated_eager=repeated, version=version)
     if split is not None:
         findings += replica_findings(split)
     return findings

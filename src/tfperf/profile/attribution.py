@@ -86,6 +86,26 @@ def third_party_package(code: CodeType) -> str:
     return name
 
 
+#: code object → the installed top-level package it belongs to, TF and NumPy included
+_library: dict[CodeType, str] = {}
+
+
+def library_package(code: CodeType) -> str:
+    """The installed package ``code`` belongs to (``tensorflow``, ``keras``, ``numpy``...),
+    "" for user code, the standard library and code typed in."""
+    name = _library.get(code)
+    if name is None:
+        name = ""
+        if not code.co_filename.startswith("<"):
+            path = os.path.realpath(code.co_filename)
+            for prefix in _SITE_PREFIXES:
+                if path.startswith(prefix):
+                    name = path[len(prefix):].split(os.sep, 1)[0].split(".", 1)[0]
+                    break
+        _library[code] = name
+    return name
+
+
 def user_frame_and_callee(frame: FrameType | None) -> tuple[FrameType | None,
                                                             FrameType | None]:
     """The innermost user frame at or above ``frame``, and the frame it called (None when

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import os
 import sys
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,7 +50,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "`tfperf bench --quick` uses them")
     p.add_argument("--steps", type=int, metavar="N",
                    help="MODULE:FUNCTION: captured calls after one warm-up (default 3); "
-                        "script: capture only the first N top-level tf.function calls")
+                        "script: capture only the first N steps of its training loop (else "
+                        "the first N top-level tf.function calls)")
     p.add_argument("--logdir", metavar="DIR",
                    help="where the capture goes (default: a new temporary directory)")
     p.add_argument("--verbose", action="store_true",
@@ -59,6 +61,15 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (the run's own stdout goes to stderr)")
     p.add_argument("--plot", metavar="OUT.png", help="bar chart of the hottest lines and ops")
+    p.add_argument("--try-fixes", action="store_true",
+                   help="script: apply each automatic fix of the causes found (@tf.function on "
+                        "the training step, lint's safe fixes) to a copy of the script, run "
+                        "the first steps before and after in child processes with the same "
+                        "seeds, and report the gain per step and whether the losses agree")
+    p.add_argument("--fix-steps", type=int, default=None, metavar="N",
+                   help="with --try-fixes: steps each side runs (default 20)")
+    p.add_argument("--fix-rounds", type=int, default=None, metavar="N",
+                   help="with --try-fixes: rounds of before and after (default 2)")
     p.add_argument("--remote", metavar="HOST:PORT[,HOST:PORT...]",
                    help="capture the workers of a running job at once (each runs "
                         "tfperf.serve_profiler(PORT)); per worker and merged: step time, "
@@ -126,6 +137,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("arguments after the target are for scripts; use --inputs")
     if kind == "script" and (args.inputs or args.quick):
         raise UsageError("--inputs and --quick are for MODULE:FUNCTION targets")
+    if kind != "script" and args.try_fixes:
+        raise UsageError("--try-fixes is for scripts (SCRIPT.py); for a function, "
+                         "`tfperf tune` searches and measures its fixes")
+    if (args.fix_steps is not None or args.fix_rounds is not None) and not args.try_fixes:
+        raise UsageError("--fix-steps and --fix-rounds go with --try-fixes")
+    for option, value, least in (("--fix-steps", args.fix_steps, 4),
+                                 ("--fix-rounds", args.fix_rounds, 1)):
+        if value is not None and value < least:
+            raise UsageError(f"{option} must be at least {least}")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
     _check_target(args, kind)  # before TensorFlow is imported: bad input fails fast
@@ -159,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
                                              quick=args.quick)
     except runner.ProfileInputError as exc:
         raise UsageError(str(exc)) from None
+    if args.try_fixes:
+        _try_fixes(report, args, script_args)
     if args.plot:
         from tfperf.profile.plot import plot_report
 
@@ -174,6 +196,27 @@ def run(args: argparse.Namespace) -> int:
 
         print(report.text(color=use_color(out)), file=out)
     return report.exit_status
+
+
+def _try_fixes(report: Any, args: argparse.Namespace, script_args: list[str]) -> None:
+    """Measure each cause's automatic fix on copies of the script (progress on stderr)."""
+    from pathlib import Path
+
+    from tfperf.profile import trial
+
+    wanted = [c for c in report.causes if c.automatic or c.lint]
+    if not wanted:
+        print("tfperf profile: --try-fixes: no cause has an automatic fix", file=sys.stderr)
+        return
+    steps = args.fix_steps or trial.DEFAULT_STEPS
+    rounds = args.fix_rounds or trial.DEFAULT_ROUNDS
+    print(f"tfperf profile: --try-fixes: each fix on a copy of {args.target}, {rounds} "
+          f"round(s) of before and after, {steps} steps each, in child processes…",
+          file=sys.stderr)
+    trials = trial.try_fixes(report.causes, Path(args.target), script_args, steps=steps,
+                             rounds=rounds, random_ops=report.random_ops())
+    for t in trials:
+        print(f"tfperf profile: {t.patch.name}: {t.summary()}", file=sys.stderr)
 
 
 def _check_target(args: argparse.Namespace, kind: str) -> None:

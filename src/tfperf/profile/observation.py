@@ -82,6 +82,47 @@ class FunctionStats:
 
 
 @dataclass
+class StepStats:
+    """Steps of an eager loop, marked from the code (``training_step.py``): each step's time,
+    and what ran inside the steps' own work, per user line."""
+
+    source: str  # what marks the steps: "the loop at main.py:104 (eager training step)"
+    path: str = ""  # the file and line of the step loop
+    loop_line: int = 0
+    durations: list[float] = field(default_factory=list)  # seconds, step by step
+    # the step's own work (the inline block, or the step function's call), step by step:
+    # what compiling the step acts on; the rest of an iteration is the loop's own
+    work_s: list[float] = field(default_factory=list)
+    eager_ops: dict[Site, int] = field(default_factory=dict)  # site → ops run inside steps
+    eager_s: dict[Site, float] = field(default_factory=dict)  # site → their time
+    host_syncs: dict[Site, int] = field(default_factory=dict)
+    host_sync_s: dict[Site, float] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return len(self.durations)
+
+    @property
+    def median_s(self) -> float | None:
+        if not self.durations:
+            return None
+        ordered = sorted(self.durations)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+    @property
+    def eager_total_s(self) -> float:
+        return float(sum(self.eager_s.values()) + sum(self.host_sync_s.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "steps": self.count, "median_s": self.median_s,
+                "total_s": sum(self.durations), "work_s": sum(self.work_s),
+                "eager_ops": sum(self.eager_ops.values()),
+                "eager_s": sum(self.eager_s.values()),
+                "host_syncs": sum(self.host_syncs.values())}
+
+
+@dataclass
 class Observation:
     """Everything the hooks saw in one watched region."""
 
@@ -93,6 +134,8 @@ class Observation:
     unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
     # graph node name → device that ran it (placement.py): splits a capture per replica
     placement: dict[str, str] = field(default_factory=dict)
+    # steps of an eager training loop, where the code showed one (script mode)
+    steps: StepStats | None = None
 
     def sorted_lines(self, which: str) -> list[LineStats]:
         table = self.host_syncs if which == "host_syncs" else self.eager_ops

@@ -107,3 +107,41 @@ EAGER_STORM = Remedy("TFP101", "replace the Python loop by whole-tensor ops (bro
                                "reduce_sum, einsum), then wrap the result in "
                                "tf.function(jit_compile=True)")
 EAGER_SHARE = Remedy("TFP306", "wrap the hot loop body or training step in tf.function")
+INJECTED_PREFETCH = (2, 12)  # tf.data appends prefetch(AUTOTUNE) itself from TF 2.12
+
+
+def input_pipeline(version: tuple[int, int] | None) -> Remedy:
+    """tf.data's levers, as the running TF needs them: from 2.12 a final prefetch is
+    injected by tf.data itself (lint's TFP601 says the same), so it is not the lever."""
+    if version is not None and version >= INJECTED_PREFETCH:
+        return Remedy("TFP602", "tf.data already prefetches here (TF 2.12+ appends "
+                                "prefetch(AUTOTUNE) itself): cache() what does not change, "
+                                "give map num_parallel_calls=tf.data.AUTOTUNE, or take larger "
+                                "batches so the per-batch cost of the Python loop counts less")
+    return Remedy("TFP601", "end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE); give "
+                            "map num_parallel_calls=tf.data.AUTOTUNE; cache what does not "
+                            "change")
+
+
+PREDICT_PER_ITEM = Remedy("TFP105", "call the model on the item (model(x, training=False)) "
+                                    "instead of model.predict, or predict the whole batch at "
+                                    "once: each predict call builds its own data pipeline and "
+                                    "runs a step function")
+MODEL_CALL_PER_ITEM = Remedy("TFP105", "stack the items and call the model once on the batch "
+                                       "when they are independent; when each depends on the "
+                                       "last (an agent acting step by step), compile the call "
+                                       "once, act = tf.function(model), and call act(x) per "
+                                       "item")
+KERAS_FIT = Remedy(None, "the step is compiled already: what is left per step is Keras's own "
+                         "Python around it; compile(..., steps_per_execution=N) runs N batches "
+                         "per call, and a larger batch_size does the same work in fewer steps; "
+                         "the tracing is paid once per fit")
+COMPILED_STEP = Remedy(None, "already a tf.function: its time is the computation itself; "
+                             "jit_compile=True may fuse its ops (tfperf tune measures it on "
+                             "your inputs), and on a GPU mixed precision halves the traffic")
+KERAS_EAGER = Remedy(None, "remove run_eagerly=True from compile() (and model.run_eagerly = "
+                           "True, tf.config.run_functions_eagerly(True)): Keras then compiles "
+                           "its train step, one graph per step instead of every op from Python")
+KERAS_EAGER_UNKNOWN = Remedy(None, "Keras ran its steps eagerly: look for run_eagerly=True or "
+                                   "tf.config.run_functions_eagerly(True) (here or in what the "
+                                   "script imports) and remove it")

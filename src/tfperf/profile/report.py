@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from collections.abc import Callable
@@ -11,12 +12,18 @@ from typing import Any
 from tfperf.core import render
 from tfperf.core.findings import Finding, Location, Status
 from tfperf.profile import advice, replicas, retrace
+from tfperf.profile import causes as causes_mod
 from tfperf.profile.observation import Observation
 from tfperf.profile.placement import short_device
 from tfperf.profile.xplane import CaptureSummary
 
 TOP_LINES = 10
 TOP_OPS = 15
+CAUSE_LINES = 4  # hot lines shown per cause
+
+
+def _clip(code: str, width: int = 60) -> str:
+    return code if len(code) <= width else code[:width - 1] + "…"
 
 
 def _short(path: str) -> str:
@@ -59,6 +66,8 @@ class ProfileReport:
     # How a (file, line) site is named in text; default ``path:line``. Notebooks name cells
     # (``cell 12, line 4``) since a cell's file name means nothing to its reader.
     site_label: Callable[[str, int], str] | None = None
+    # Why the run was slow: causes joined from the hot lines and the code (causes.py)
+    causes: list[causes_mod.Cause] = field(default_factory=list)
 
     def site(self, path: str, line: int) -> str:
         if self.site_label is not None:
@@ -84,7 +93,7 @@ class ProfileReport:
         if self.error is None:
             return None
         tb = "".join(traceback.format_exception(type(self.error), self.error,
-                                                self.error.__traceback__))
+                                                _users_part(self.error.__traceback__)))
         return {"type": type(self.error).__name__, "message": str(self.error),
                 "traceback": tb}
 
@@ -104,12 +113,23 @@ class ProfileReport:
             "capture": cap,
             "capture_note": self.capture_note,
             "replicas": self.replicas.to_dict() if self.replicas else None,
+            "facts": quick_facts(),
+            "steps": self.obs.steps.to_dict() if self.obs.steps else None,
+            "causes": [c.to_dict() for c in self.causes],
             "advice": [f.to_dict() for f in self.findings],
             "not_advice": [f.to_dict() for f in self.not_advice],
             "logdir": self.logdir,
             "unavailable": dict(self.obs.unavailable),
             "error": self.error_dict(),
         }
+
+    def random_ops(self) -> list[str]:
+        """Random ops run inside the steps (eager and tf.function draw different streams)."""
+        steps = self.obs.steps
+        sites = steps.eager_ops if steps is not None else self.obs.eager_ops
+        return sorted({op for site in sites for op in self.obs.eager_ops[site].kinds
+                       if site in self.obs.eager_ops and "Random" in op
+                       and not op.startswith("Stateless")})
 
     def to_json(self) -> str:
         return render.to_json(self.to_dict())
@@ -123,6 +143,7 @@ class ProfileReport:
         out = [b(f"tfperf profile{': ' + self.target if self.target else ''}") +
                f" — {_secs(wall)} observed"
                + (f" (tfperf's own {_secs(own)} left out)" if own >= 1e-3 else "")]
+        out += self._causes_text(b)
         out += self._functions_text(b)
         out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
                                 "syncs", "via")
@@ -153,6 +174,48 @@ class ProfileReport:
             if loc is not None and loc.path and loc.line is not None:
                 f = replace(f, location=Location(path=self.site(loc.path, loc.line)))
             out.append(f)
+        return out
+
+    def _causes_text(self, b: Any) -> list[str]:
+        if not self.causes:
+            return []
+        facts = quick_facts()
+        where = ""
+        if facts.get("tensorflow"):
+            gpus = facts.get("gpus")
+            where = f"; TF {facts['tensorflow']}, " + (
+                "no GPU visible to TensorFlow (tfperf doctor says why)" if gpus == 0 else
+                f"{gpus} GPU(s)" if gpus else "devices unknown")
+        out = ["", b(f"Why it is slow (causes, by share of the run{where})")]
+        number = {c.title: i for i, c in enumerate(self.causes, 1)}
+        for i, c in enumerate(self.causes, 1):
+            within = f", within {number[c.within]}" if c.within in number else ""
+            out.append(f"  {i}. {c.title}: {_secs(c.seconds)}, {_pct(c.share)} of the run"
+                       f"{within}")
+            if c.detail:
+                out.append(f"     {c.detail}")
+            rows = [[self.site(h.path, h.line), _secs(h.seconds),
+                     f"{h.ops:,} ops" if h.ops else f"{h.syncs:,} syncs" if h.syncs else "–",
+                     _clip(h.code) + (f"  [{h.internal}: internal]" if h.internal else "")]
+                    for h in c.lines[:CAUSE_LINES]]
+            if rows:
+                out.append(_indent(render.text_table(["line", "time", "events", "code"], rows,
+                                                     "lrrl"), "     "))
+            if len(c.lines) > CAUSE_LINES:
+                out.append(f"     … and {len(c.lines) - CAUSE_LINES} more lines")
+            for f in c.lint[:2]:
+                loc = f.location
+                where = self.site(loc.path, loc.line) if loc and loc.path and loc.line else ""
+                out.append(f"     lint: {where} {f.code} {f.message}")
+            auto = " (automatic: --try-fixes applies it to a copy and measures it)" \
+                if c.automatic and c.trial is None else ""
+            if c.kind == "discarded-op-result":
+                auto = " (never applied automatically: it changes what the code computes)"
+            out.append(f"     fix: {c.fix}{auto}")
+            if c.trial is not None:
+                out.append(f"     measured ({c.trial.patch.name}): {c.trial.summary()}")
+                if c.trial.copy:
+                    out.append(f"     patched copy: {c.trial.copy}")
         return out
 
     def _functions_text(self, b: Any) -> list[str]:
@@ -238,6 +301,34 @@ class ProfileReport:
         return out
 
 
+def _users_part(tb: Any) -> Any:
+    """The traceback from the first frame that is not tfperf's own running machinery (the
+    runner, runpy): the user's script is where it starts; all of it when none is theirs."""
+    from tfperf.profile.attribution import is_user_file
+
+    start = tb
+    while start is not None:
+        name = start.tb_frame.f_code.co_filename
+        if is_user_file(name) and "runpy" not in name:
+            return start
+        start = start.tb_next
+    return tb
+
+
+def quick_facts() -> dict[str, Any]:
+    """The TensorFlow this run used and the GPUs it saw (TF already loaded; nothing else is
+    probed: ``tfperf doctor`` gathers the full facts)."""
+    import sys
+
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return {}
+    facts: dict[str, Any] = {"tensorflow": getattr(tf, "__version__", None), "gpus": None}
+    with contextlib.suppress(Exception):  # a TF that cannot say: unknown, not zero
+        facts["gpus"] = len(tf.config.list_physical_devices("GPU"))
+    return facts
+
+
 def _indent(text: str, pad: str = "  ") -> str:
     return "\n".join(pad + line for line in text.splitlines())
 
@@ -252,4 +343,34 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
     found = advice.advise(obs, capture, rep.replicas)
     rep.findings = [f for f in found if f.data.get("advice", True)]
     rep.not_advice = [f for f in found if not f.data.get("advice", True)]
+    rep.causes = causes_mod.explain(obs, rep.findings, capture=capture)
+    rep.findings = [_in_its_cause(f, rep.causes) for f in rep.findings]
     return rep
+
+
+def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
+    """Eager-op advice at a line that a cause explains otherwise (a training step's line,
+    Keras run eagerly), and the capture's eager share when such a cause leads, get that
+    cause's fix: vectorising is not the remedy for ops a training step runs."""
+    if finding.code not in ("profile.eager_ops", "profile.eager_share"):
+        return finding
+    loc = finding.location
+    if finding.code == "profile.eager_ops":
+        cause = next((c for c in causes if c.kind in _OWN_FIX and loc is not None and any(
+            (h.path, h.line) == (loc.path, loc.line) for h in c.lines)), None)
+    else:
+        cause = next((c for c in causes if c.kind in _OWN_FIX), None)
+    if cause is None:
+        return finding
+    rule = "TFP306" if cause.kind == "eager-training-step" else None
+    data = dict(finding.data, cause=cause.title, rule=rule)
+    message = finding.message
+    if finding.code == "profile.eager_ops":
+        see = f" (see {rule})" if rule else ""
+        message = f"{message.split(' (see ', 1)[0]}: part of the {cause.title}{see}"
+    return replace(finding, message=message, hint=cause.fix, data=data)
+
+
+# causes whose fix replaces the generic eager-op advice at their lines
+_OWN_FIX = frozenset({"eager-training-step", "keras-eager", "predict-per-item",
+                      "model-call-per-item"})

@@ -12,6 +12,7 @@ import importlib
 import os
 import runpy
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,18 @@ from typing import Any
 
 from tfperf.core.usercode import UserCodeError, import_file
 from tfperf.profile import capture as capture_mod
+from tfperf.profile.observation import StepStats
 from tfperf.profile.report import ProfileReport, build_report
+from tfperf.profile.script_exec import (
+    RESULT,
+    STEP,
+    StepClock,
+    compile_marked,
+    exec_as_main,
+    main_module,
+)
+from tfperf.profile.step_import import StepModuleFinder, marking_imports
+from tfperf.profile.training_step import TrainingStep, find_steps
 from tfperf.profile.watcher import Watcher
 
 DEFAULT_FUNCTION_STEPS = 3
@@ -103,22 +115,121 @@ def check_script(path: str | Path) -> Path:
     return p
 
 
+class _ProfiledSteps(StepClock):
+    """The step loop's steps under observation: each one a profiler step marker (unless the
+    user marks steps), what ran inside the steps per line, and with ``--steps N`` the
+    capture stopped after step N. Its own work runs paused: not the run's time."""
+
+    def __init__(self, session: _Session, stats: StepStats, *, mark: bool,
+                 capture_steps: int | None):
+        super().__init__()
+        self.session, self.stats, self.mark = session, stats, mark
+        self.capture_steps = capture_steps
+        self._trace: Any = None
+        self._work_t0 = 0.0
+        self._before: dict[Any, tuple[int, float]] = {}
+        self._syncs_before: dict[Any, tuple[int, float]] = {}
+
+    def begin(self, index: int) -> None:
+        session = self.session
+        with session.watcher.paused():
+            if self.mark and session.capture is not None and session.capture.running:
+                import tensorflow as tf
+
+                self._trace = tf.profiler.experimental.Trace(capture_mod.STEP_NAME,
+                                                             step_num=index, _r=1)
+                self._trace.__enter__()
+
+    def end(self, index: int) -> None:
+        session = self.session
+        with session.watcher.paused():
+            if self._trace is not None:
+                self._trace.__exit__(None, None, None)
+                self._trace = None
+            self.stats.durations.append(self.durations[-1])
+            if self.capture_steps is not None and index + 1 >= self.capture_steps \
+                    and session.capture is not None and session.capture.running:
+                session.capture.stop()
+
+    def work_begin(self) -> None:
+        with self.session.watcher.paused():
+            obs = self.session.watcher.obs
+            self._before = {k: (s.count, s.total_s) for k, s in obs.eager_ops.items()}
+            self._syncs_before = {k: (s.count, s.total_s) for k, s in obs.host_syncs.items()}
+        self._work_t0 = time.perf_counter()
+
+    def work_end(self) -> None:
+        elapsed = time.perf_counter() - self._work_t0
+        with self.session.watcher.paused():
+            obs, stats = self.session.watcher.obs, self.stats
+            stats.work_s.append(elapsed)
+            for table, before, ops, secs in (
+                    (obs.eager_ops, self._before, stats.eager_ops, stats.eager_s),
+                    (obs.host_syncs, self._syncs_before, stats.host_syncs, stats.host_sync_s)):
+                for site, line in table.items():
+                    count, total = before.get(site, (0, 0.0))
+                    if line.count > count:
+                        ops[site] = ops.get(site, 0) + line.count - count
+                        secs[site] = secs.get(site, 0.0) + line.total_s - total
+
+
+def _step_label(script: Path, step: TrainingStep) -> str:
+    what = {"marked": "your Trace(step_num=...)", "inline": "eager training step",
+            "function": f"training step {step.function}()"}[step.kind]
+    if step.kind == "function" and step.compiled:
+        what += ", a tf.function"
+    if step.user_marked:
+        what += ", your Trace(step_num=...)"
+    return f"the loop at {script.name}:{step.loop_line} ({what})"
+
+
+def script_steps(script: Path) -> tuple[str, list[TrainingStep]]:
+    """The script's source and the training steps its code shows."""
+    from importlib.util import decode_source
+
+    source = decode_source(script.read_bytes())
+    return source, find_steps(source, str(script))
+
+
 def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = True,
                logdir: str | Path | None = None, steps: int | None = None) -> ProfileReport:
     """Run ``path`` as ``python path argv...`` would, under observation.
 
-    With ``steps``, the profiler capture covers the first ``steps`` top-level tf.function
-    calls; without, the whole run.
+    Where the code shows a training loop (``training_step.py``), its steps are marked: each
+    iteration of the step loop is a step (a profiler step marker, per-step time), and
+    ``steps`` captures the first ``steps`` of them. Elsewhere ``steps`` captures the first
+    ``steps`` top-level tf.function calls; without, the whole run.
     """
     script = check_script(path)
-    session = _Session(capture=capture, logdir=logdir, capture_calls=steps)
+    source, found = script_steps(script)
+    code = compile_marked(source, script, found) if found else None
+    session = _Session(capture=capture, logdir=logdir,
+                       capture_calls=None if code is not None else steps)
+    stats = StepStats("", "", 0)
+    clock = _ProfiledSteps(session, stats, mark=True, capture_steps=steps)
+    init: dict[str, Any] = {STEP: clock, RESULT: clock.result}
+
+    def marked(step: TrainingStep) -> None:
+        if not stats.path:  # the first loop marked names the steps
+            stats.source = _step_label(Path(step.path), step)
+            stats.path, stats.loop_line = os.path.realpath(step.path), step.loop_line
+            # the user's own markers are the capture's steps
+            clock.mark = step.kind != "marked" and not step.user_marked
+            session.capture_calls = None
+
+    for step in found if code is not None else ():
+        marked(step)
+    finder = StepModuleFinder(script.resolve().parent, init, on_marked=marked)
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     error: BaseException | None = None
     try:
-        with session.capturing(), session.watcher:
-            runpy.run_path(str(script), run_name="__main__")
+        with session.capturing(), marking_imports(finder), session.watcher:
+            if code is not None:
+                exec_as_main(code, main_module(script, init))
+            else:
+                runpy.run_path(str(script), run_name="__main__", init_globals=init)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the script's own error (SystemExit included) is reported
@@ -126,7 +237,20 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
             error = exc
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
+        _forget_marked(finder)
+    if stats.path and stats.count:
+        session.watcher.obs.steps = stats
     return session.report(error, target=str(path))
+
+
+def _forget_marked(finder: StepModuleFinder) -> None:
+    """Modules compiled with marks leave sys.modules: a later import (the next profile in
+    this process) compiles them afresh."""
+    marked = {os.path.realpath(s.path) for s in finder.marked}
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin and os.path.realpath(origin) in marked:
+            del sys.modules[name]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -339,6 +339,7 @@ class Watcher:
         local, table = self._local, self.obs.host_syncs
         find_user = attribution.user_frame_and_callee
         package_of = attribution.third_party_package
+        library_of = attribution.library_package
         getframe = sys._getframe
 
         def observed_numpy(tensor: Any) -> Any:
@@ -360,6 +361,9 @@ class Watcher:
                 stats.total_s += t1 - t0
                 stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
                 package = package_of(callee.f_code) if callee is not None else ""
+                if not package and callee is not None and callee.f_code.co_name not in \
+                        _OWN_CONVERSIONS and library_of(callee.f_code) == "tensorflow":
+                    package = "tensorflow"  # inside a TF API the line called (tape.gradient)
                 if package:  # the line called a library (Keras's fit), which converted
                     stats.made_in[package] += 1
                 local.last_event = time.perf_counter()
@@ -377,7 +381,8 @@ class Watcher:
         if not context.executing_eagerly():
             raise RuntimeError("not executing eagerly (TF1 graph mode): no eager ops to watch")
         local, table = self._local, self.obs.eager_ops
-        user_frame = attribution.user_frame
+        user_frame = attribution.user_frame_and_callee
+        package_of = attribution.third_party_package
         getframe = sys._getframe
         perf_counter = time.perf_counter
         self._install_execute_timer()
@@ -393,7 +398,7 @@ class Watcher:
             if op_type.startswith("__"):
                 return None
             now = perf_counter()
-            frame = user_frame(getframe(1))
+            frame, callee = user_frame(getframe(1))
             if frame is None:
                 site, statement = ("<unknown>", 0), None
             else:
@@ -411,6 +416,10 @@ class Watcher:
             stats.count += 1
             stats.total_s += spent
             stats.kinds[op_type] += 1
+            if callee is not None:
+                package = package_of(callee.f_code)
+                if package:  # run inside a library the line called (a Keras layer, optimizer)
+                    stats.made_in[package] += 1
             local.statement = statement
             local.last_event = perf_counter()
             return None
@@ -463,6 +472,13 @@ def _graph_facts(concrete: Any, trace_args: tuple) -> tuple[int | None, bool]:
     attributes = getattr(options, "attributes", None) or {}
     return ops, bool(attributes.get("_XlaMustCompile"))
 
+
+# The frame a line's own conversion calls first: ``t.numpy()``, ``float(t)``,
+# ``np.asarray(t)``, ``print(t)``, ``tf.get_static_value(t)``. Any other TF function the line
+# called (``tape.gradient``) converted on its own account.
+_OWN_CONVERSIONS = frozenset({"numpy", "__array__", "__float__", "__int__", "__bool__",
+                              "__index__", "__format__", "__complex__", "__reduce__", "__str__",
+                              "__repr__", "__iter__", "get_static_value", "_numpy"})
 
 _CONVERSIONS = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
                 "__int__": "int()", "__bool__": "bool()", "__index__": "index",

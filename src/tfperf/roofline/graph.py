@@ -9,8 +9,9 @@ not in the graph, an op without a formula) is listed, never guessed. Imports Ten
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,43 @@ def _count_call(op: Any, library: dict[str, Any], out: GraphCost, depth: int) ->
     return True
 
 
+#: A trace that creates more ops than this is stopped. A Python loop over a dataset, traced
+#: without AutoGraph, never ends (each ``next`` is a new op and none raises StopIteration):
+#: it once took 24 GB before the kernel killed it. An unrolled loop that large also takes
+#: minutes to trace, more than a count of FLOPs is worth.
+MAX_TRACED_OPS = 10_000
+
+
+class _TraceTooLarge(Exception):
+    """The trace passed :data:`MAX_TRACED_OPS` ops."""
+
+
+@contextlib.contextmanager
+def _op_limit(limit: int) -> Iterator[None]:
+    """Stop any graph built inside the block once it has created ``limit`` ops (TensorFlow's
+    one op-creation entry point, wrapped for the block; left as it is if it is not there)."""
+    from tensorflow.python.framework import ops
+
+    original = getattr(ops.Graph, "_create_op_internal", None)
+    if original is None:
+        yield
+        return
+    created = 0
+
+    def counted(graph: Any, *a: Any, **k: Any) -> Any:
+        nonlocal created
+        created += 1
+        if created > limit:
+            raise _TraceTooLarge(limit)
+        return original(graph, *a, **k)
+
+    ops.Graph._create_op_internal = counted
+    try:
+        yield
+    finally:
+        ops.Graph._create_op_internal = original
+
+
 def graph_cost(fn: Callable[..., Any], args: Sequence[Any] = (),
                kwargs: dict[str, Any] | None = None) -> GraphCost:
     """Trace ``fn`` on ``args`` and count every op of the graph (imports TensorFlow)."""
@@ -140,13 +178,17 @@ def graph_cost(fn: Callable[..., Any], args: Sequence[Any] = (),
     out = GraphCost()
     concrete = None
     # Plain Python first (loops unroll: the count is per call all the same), AutoGraph if a
-    # tensor-dependent branch needs it.
+    # tensor-dependent branch needs it or plain tracing does not end (a loop over a dataset).
     for autograph in (False, True):
         try:
             traced = (fn if hasattr(fn, "get_concrete_function")
                       else tf.function(fn, autograph=autograph))
-            concrete = traced.get_concrete_function(*args, **(kwargs or {}))
+            with _op_limit(MAX_TRACED_OPS):
+                concrete = traced.get_concrete_function(*args, **(kwargs or {}))
             break
+        except _TraceTooLarge:  # AutoGraph rewraps the message: say it in our words
+            out.error = (f"not counted: the trace passed {MAX_TRACED_OPS:,} ops (a Python loop "
+                         "unrolled into the graph, or one over a dataset, which never ends)")
         except Exception as exc:
             out.error = (f"does not trace: {type(exc).__name__}: "
                          f"{(str(exc).splitlines() or [''])[0][:160]}")

@@ -13,11 +13,16 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "tune",
         help="search tf.function, XLA, vectorized_map, precision and lint's fixes for one "
-             "function; measure every candidate; hand back the fastest that agrees as a patch",
+             "function; measure every candidate; hand back as a patch the one that agrees "
+             "and beats the baseline by more than the run's noise",
         description="Tune FUNC of FILE.py on its inputs (the file's @tfperf.inputs function, "
                     "or --inputs FILE.py:FN): each lever alone and in combination, within a "
                     "time budget; every candidate is an edit of a copy of the module, timed "
-                    "interleaved with the baseline and checked against its outputs. FILE.py "
+                    "interleaved with the baseline and checked against its outputs (values, "
+                    "and the same structure, shapes and dtypes: precision casts cast back at "
+                    "the return). The pick beats the baseline by more than the noise of the "
+                    "rounds that timed both; among candidates those rounds cannot tell apart, "
+                    "the one without a precision change and with fewer levers wins. FILE.py "
                     "is imported and executed (its top level runs, as under `import`). "
                     "Without :FUNC, the file's baseline @variant is tuned. Exit status 2 on "
                     "bad input.")
@@ -33,8 +38,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="JSON on stdout (schema in docs/tune.md)")
     p.add_argument("--diff", action="store_true", help="print the winning patch")
     p.add_argument("--apply", action="store_true",
-                   help="write the winning patch into FILE.py (must parse; mode kept)")
-    p.add_argument("--no-cache", action="store_true", help="measure again, ignore the cache")
+                   help="write the winning patch into FILE.py, and only there: refused when FUNC "
+                        "is defined in another file or FILE.py changed since it was measured "
+                        "(the new text must parse; mode kept)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="measure again, ignore the cache (results are kept per file path, "
+                        "function, source, inputs' shapes, machine and settings)")
     p.add_argument("--plot", metavar="PATH",
                    help="write a PNG of the candidates (median, IQR, break-even calls; the "
                         "rejected ones with why); needs matplotlib (the plot extra)")
@@ -198,6 +207,6 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
         except PlotError as exc:
             print(f"tfperf tune: error: {exc}", file=sys.stderr)
             return 2
-    if args.apply:
-        print(apply_patch(result), file=sys.stderr)
+    if args.apply:  # only the file named on the command line (TuneError: one line, exit 2)
+        print(apply_patch(result, _split(args.target)[0]), file=sys.stderr)
     return 0

@@ -34,6 +34,7 @@ from tfperf.tune import arrays
 from tfperf.tune.build import Built, apply_levers
 from tfperf.tune.device import BF16_CPU_FLAGS, DeviceFacts
 from tfperf.tune.inputs import InputsFunction, locate
+from tfperf.tune.pick import MIN_ROUNDS, Rounds
 from tfperf.tune.pool import LocalPool, Slot, device_slots
 from tfperf.tune.screen import Screen
 from tfperf.tune.source import SourceEditError
@@ -46,8 +47,9 @@ STAGE_SLACK = 10.0
 LOAD_LIMIT = 180.0
 #: Children of the best candidates kept alive for the final rounds (besides the baseline's).
 KEEP = 3
-#: Alternating rounds of the final timing.
-FINAL_ROUNDS = 3
+#: Alternating rounds of the final timing: the fewest whose per-round ratios can tell a
+#: gain from noise (the pick's sign-test interval; each round's share of the time shrinks).
+FINAL_ROUNDS = MIN_ROUNDS
 #: The least spread a speedup must exceed, however close the control came out (one control
 #: is one sample of the process-to-process spread; 1.05 is also what the ladder calls help).
 MIN_SPREAD = 1.05
@@ -357,6 +359,9 @@ class Isolation:
         if not base_runs:
             return
         base.record.median_s = statistics.median(base_runs)
+        run = search.new_run()  # the pick judges per-round ratios of these rounds
+        for live in lives:
+            live.rounds.append(Rounds(run, tuple(medians[id(live)])))
         for live in lives[1:]:
             runs = medians[id(live)]
             pairs = [(b, c) for b, c in zip(base_runs, runs, strict=False) if c > 0]

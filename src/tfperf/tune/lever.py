@@ -23,11 +23,13 @@ from tfperf.tune.target import Target
 @dataclass
 class LeverContext:
     """What levers may look at: the target, the device facts, what the baseline's run
-    showed (``retraced``: module-level tf.function name → why it retraced)."""
+    showed (``retraced``: module-level tf.function name → why it retraced; ``returns``: the
+    snapshots of what its calls returned, None before it ran)."""
 
     target: Target
     facts: DeviceFacts
     retraced: dict[str, str] = field(default_factory=dict)
+    returns: list[Any] | None = None
     cache: dict[str, Any] = field(default_factory=dict)
     isolate: bool = False  # candidates run in processes of their own (--isolate)
     threads: bool = False  # CPU thread-pool levers asked for (--threads; isolation only)

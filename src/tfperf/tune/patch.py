@@ -1,6 +1,9 @@
-"""Writing the winning change into the user's file, with ``lint --fix``'s safety rules: the
-new text must parse, the file is replaced in one rename keeping its mode
-(:func:`tfperf.core.files.write_text_atomically`), and applying twice changes nothing."""
+"""Writing the winning change into the user's file, with ``lint --fix``'s safety rules: only
+the file the function was measured in (and, from the CLI, the very file the user named), only
+while it still holds the text that was measured, the new text must parse, and the file is
+replaced through :func:`tfperf.core.files.write_text_atomically`; applying twice changes
+nothing. Whatever the file system refuses (a missing or read-only file, an unwritable
+folder) is a :class:`~tfperf.tune.target.TuneError` of one line, never a traceback."""
 
 from __future__ import annotations
 
@@ -13,21 +16,45 @@ from tfperf.tune.target import TuneError
 
 
 def apply_patch(result: TuneResult, path: str | Path | None = None) -> str:
-    """Write ``result``'s patch into the file; returns what was done, in words."""
-    if not result.in_file and path is None:
+    """Write ``result``'s patch into the file it was measured on; returns what was done, in
+    words. ``path``: the file the user named; refused unless it is that file."""
+    if not result.in_file:
         where = f"cell {result.cell}" if result.cell is not None else result.path
         raise TuneError(f"{result.function} was defined in {where}, not in a .py file: there "
                         "is no file to apply the patch to; paste the diff's new lines into "
                         "the cell (result.patch)")
-    p = Path(path or result.path)
+    p = Path(result.path)
+    if path is not None and not _same_file(Path(path), p):
+        raise TuneError(f"{path}: {result.function} was measured in {p}, not in this file: "
+                        "--apply writes only the file it measured; tune "
+                        f"{p}:{result.function} to patch that one")
     if not result.patched_source:
         return "nothing to apply: no candidate beat the baseline"
-    current = p.read_text(encoding="utf-8")
+    try:
+        current = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TuneError(f"{p}: cannot read it to apply the patch: {_why(exc)}") from None
     if current == result.patched_source:
         return f"{p}: already applied, unchanged"
     if result.original_source and current != result.original_source:
         raise TuneError(f"{p} changed since it was tuned: run tfperf tune again")
     if not parses(result.patched_source):
         raise TuneError(f"{p}: the patched text does not parse; nothing written")
-    write_text_atomically(p, result.patched_source)
+    try:
+        write_text_atomically(p, result.patched_source)
+    except OSError as exc:
+        raise TuneError(f"{p}: not patched: {_why(exc)}") from None
     return f"{p}: patched ({result.best_name})"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:  # one of them is gone: compare the names
+        return a.resolve() == b.resolve()
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__

@@ -33,6 +33,9 @@ class CandidateResult:
     notes: list[str] = field(default_factory=list)
     # Lower and upper quartile of a call's time, when it was timed in interleaved rounds.
     quartiles_s: list[float] | None = None
+    # The speedup's interval (tune.pick.CONFIDENCE) from the per-round ratios of the latest
+    # run that timed it beside the baseline; None when no run did.
+    speedup_interval: list[float] | None = None
 
     @property
     def kept(self) -> bool:

@@ -9,7 +9,7 @@ from tfperf.bench.schema import MACHINE_SCHEMA
 
 _NUM_OR_NULL = {"type": ["number", "null"]}
 _QUARTILES = {"type": ["array", "null"], "items": {"type": "number"}, "minItems": 2,
-              "maxItems": 2}
+              "maxItems": 2}  # [low, high]: quartiles of a call's time, or a ratio's interval
 
 CANDIDATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -29,6 +29,7 @@ CANDIDATE_SCHEMA: dict[str, Any] = {
         "patch": {"type": "string"},
         "notes": {"type": "array", "items": {"type": "string"}},
         "quartiles_s": _QUARTILES,
+        "speedup_interval": _QUARTILES,
     },
 }
 

@@ -10,13 +10,16 @@
    limit, no retrace on a second call with the same inputs, no pfor while_loop fallback) and
    checked against the baseline's outputs of the same calls
    (:func:`tfperf.bench.equivalence.compare_outputs`; reduced precision against the float64
-   truth). Candidates of a rung too close to call by one call are timed interleaved
+   truth; structure, shapes and dtypes against the baseline's: :mod:`tfperf.tune.contract`).
+   Candidates of a rung too close to call by one call are timed interleaved
    (:func:`tfperf.bench.compare`); the rung's fastest becomes the best so far if it helped.
 3. Each lever alone, where the ladder only tried it on top of others.
 4. The best three are timed interleaved in one final run (a share of the budget is kept
-   for it); the pick is the fastest that agrees (ties go to the one lint flags least; with
-   ``calls``, the least time over that many calls, first call included). Its patch is the
-   unified diff of its source against the user's file.
+   for it); the pick (:mod:`tfperf.tune.pick`) agrees, keeps the function's contract, and
+   beats the baseline by more than the noise of the rounds that timed both; lint's
+   preference and then the safest patch decide among candidates those rounds cannot tell
+   apart (with ``calls``: the least time over that many calls, first call included). Its
+   patch is the unified diff of its source against the user's file.
 """
 
 from __future__ import annotations
@@ -28,32 +31,27 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
+from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
 from tfperf.tune.target import Inputs, Target, TuneError
 
-#: A candidate must beat the baseline by this much to count as "helped".
+#: In the ladder, a rung's fastest becomes the start of the next rungs when it is this much
+#: faster than the best so far (a search heuristic on first estimates; the pick itself goes
+#: by the noise of the final run: :mod:`tfperf.tune.pick`).
 HELPED = 1.05
 #: Earlier rewrites carried to later rungs besides the best so far.
 MAX_SPARE = 2
 #: Candidates within this factor of the best by one call are timed interleaved.
 CLOSE = 1.5
-#: Candidates within this factor of the fastest are a tie (timing noise on a shared
-#: machine), broken by lint: the candidate lint flags least has no Python loop left unrolled
-#: into its graph, whose trace time and graph size grow with the batch.
-TIE = 1.25
-#: Among the tied candidates lint flags equally, those within this factor of the fastest of
-#: them are the same speed as far as a run can tell: the one with the fewest levers (the
-#: smallest patch) is picked, so a lever that adds nothing measurable stays out of the patch.
-SAME = 1.05
 #: Calls of the slowest variant that bench's compare may run past its budget (its warm-up
 #: and the round it is in when the budget ends).
 OVERSHOOT_CALLS = 3
@@ -83,6 +81,7 @@ class _Live:
     built: Built | None = None
     screen: Screen | None = None
     ops: int | None = None  # eager ops per call, when counted
+    rounds: list[Rounds] = field(default_factory=list)  # its times in each interleaved run
 
     @property
     def estimate(self) -> float:
@@ -159,6 +158,7 @@ class Search:
         self.truth_error: str | None = None
         self.base = _Live((), CandidateResult("baseline", []))
         self._done: list[_Live] = []
+        self._runs = itertools.count()  # interleaved runs, numbered: ratios pair within one
         # tfperf.tune.isolate.Isolation when candidates run in child processes (--isolate)
         self.isolation: Any = None
 
@@ -181,6 +181,7 @@ class Search:
 
         base = self.base = self._baseline()
         self.ctx.retraced = dict(base.screen.retraced) if base.screen else {}
+        self.ctx.returns = list(base.screen.outputs) if base.screen else None
         levers = list(self.planted) if self.planted is not None else discover(self.ctx)
         everyone: list[_Live] = []
         usable = []
@@ -450,6 +451,7 @@ class Search:
     def _check(self, live: _Live) -> None:
         """Outputs of the same calls, against the baseline's (or the float64 truth)."""
         from tfperf.bench.equivalence import compare_outputs
+        from tfperf.tune import contract
 
         base_outputs = raw_base = self._base_outputs
         mine = raw_mine = live.screen.outputs if live.screen else []
@@ -459,6 +461,12 @@ class Search:
         if reduced and truth is None and dtype is None:
             live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
             return
+        for b, c in zip(raw_base, raw_mine, strict=False):  # before values: see contract.py
+            kept = contract.check(b, c)
+            if kept.equivalent is False:
+                live.record.equivalent = False
+                live.record.rejected = f"changes the function's contract: {kept.reason}"
+                return
         if dtype is not None:  # judged with the reduced dtype's tolerance
             from tfperf.tune.precision_check import as_dtype
 
@@ -543,14 +551,18 @@ class Search:
             variants.append(Variant(live.record.name, live.built.fn, args=args, kwargs=kwargs,
                                     baseline=live is lives[0]))
         report = compare(variants, budget=seconds, check_equivalence=False, quick=True,
-                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3))
+                         call_limit=self.call_limit() * 4, slow_after=max(1.0, seconds / 3),
+                         min_rounds=ROUNDS)  # enough for the pick to measure the noise
         by_name = {v.name: v for v in report.variants}
+        run = self.new_run()
         for live in lives:
             r = by_name[live.record.name]
             if r.error:
                 live.record.rejected = f"failed while timed: {r.error}"
                 continue
             live.record.median_s = r.median_s
+            times = r.measurement.times if r.status == "ok" and r.measurement else []
+            live.rounds.append(Rounds(run, tuple(t * r.scale for t in times)))
             live.record.quartiles_s = quartiles(r)
             if live is base:
                 live.record.speedup = 1.0
@@ -562,6 +574,10 @@ class Search:
                                          + ("median from an earlier timing run"
                                             if base.record.median_s else "second call")
                                          + " (the baseline is slow)")
+
+    def new_run(self) -> int:
+        """A number for one more interleaved run (its rounds pair with each other only)."""
+        return next(self._runs)
 
     def _untimed(self, base: _Live, everyone: list[_Live]) -> None:
         """Candidates that ran but were not timed in rounds: their second call is their time
@@ -594,8 +610,9 @@ class Search:
         r.break_even_calls = 1 + max(0, math.ceil(extra / (b.median_s - r.median_s)))
 
     def _pick(self, base: _Live, cands: list[_Live]) -> _Live | None:
-        """The fastest candidate that agrees; among those within the noise of it
-        (``TIE``), the one whose patched file lint flags least (lint's advice breaks ties)."""
+        """The fastest candidate that agrees and beats the baseline by more than the noise of
+        the run that timed both; then lint's preference and the safest patch among those the
+        run cannot tell apart (:mod:`tfperf.tune.pick`)."""
         kept = [c for c in cands if c.record.kept and c.record.equivalent is True]
         if self.calls:
             calls = self.calls
@@ -604,13 +621,16 @@ class Search:
                 return (rec.first_call_s or 0.0) + (calls - 1) * (rec.median_s or 0.0)
             best = min(kept, key=lambda c: cost(c.record), default=None)
             return best if best and cost(best.record) < cost(base.record) else None
-        best = max(kept, key=lambda c: c.record.speedup or 0.0, default=None)
-        if best is None or (best.record.speedup or 0.0) <= 1.0:
+        faster = []
+        for c in kept:
+            why = not_faster(c, base)
+            if why is None:
+                faster.append(c)
+            elif why:
+                c.record.rejected = why
+        if not faster:
             return None
-        tied = [c for c in kept if (c.record.speedup or 0.0) * TIE >= (best.record.speedup or 0)]
-        if len(tied) > 1:
-            best = break_tie(tied, [self._lint_count(c) for c in tied])
-        return best
+        return break_tie(faster, [self._lint_count(c) for c in faster])
 
     def _lint_count(self, live: _Live) -> int:
         from tfperf.lint.engine import lint_source
@@ -627,27 +647,6 @@ def rounds_plan(base_s: float, seconds: float) -> tuple[bool, float]:
     if base_s * (20 + OVERSHOOT_CALLS) < seconds:
         return True, seconds - OVERSHOOT_CALLS * base_s
     return False, seconds
-
-
-def break_tie(tied: list[Any], lint_counts: list[int]) -> Any:
-    """The pick among candidates within ``TIE`` of the fastest (``tied[i].record``, with
-    ``lint_counts[i]`` findings in its patched file): the one lint flags least (the fastest of
-    those), then, among those lint flags as often and within ``SAME`` of it, the one with the
-    fewest levers. Each choice that is not simply the fastest is noted on its record."""
-    speed = [c.record.speedup or 0.0 for c in tied]
-    fastest = max(range(len(tied)), key=lambda i: speed[i])
-    best = min(range(len(tied)), key=lambda i: (lint_counts[i], -speed[i]))
-    if best != fastest:
-        tied[best].record.notes.append(f"picked among {len(tied)} candidates within "
-                                       f"{TIE:.2f}× of the fastest: lint flags it least")
-    same = [i for i in range(len(tied))
-            if lint_counts[i] == lint_counts[best] and speed[i] * SAME >= speed[best]]
-    smallest = min(same, key=lambda i: (len(tied[i].record.levers), -speed[i]))
-    if smallest != best:
-        tied[smallest].record.notes.append(
-            f"picked over {tied[best].record.name} ({speed[best]:.2f}×, within {SAME:.2f}×): "
-            "fewer levers, the same speed as far as this run can tell")
-    return tied[smallest]
 
 
 def to_float64(value: Any) -> Any:

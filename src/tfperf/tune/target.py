@@ -136,6 +136,12 @@ class Target:
             old, new = raw, _keep_typed_lines(self.source, raw, text)
         return unified_diff(self.label, old, new)
 
+    @property
+    def qualname(self) -> str:
+        """The function's qualified name (a module-level function's is its name)."""
+        py = inspect.unwrap(getattr(self.fn, "python_function", self.fn))
+        return str(getattr(py, "__qualname__", self.name))
+
     def source_hash(self) -> str:
         return hashlib.sha256(f"{self.name}\n{self.source}".encode()).hexdigest()
 

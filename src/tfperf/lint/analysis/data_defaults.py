@@ -33,6 +33,7 @@ from tfperf.lint.analysis.pipelines import (
     Pipeline,
     is_random_op,
     map_function,
+    map_function_flags,
     parallel_calls_given,
 )
 from tfperf.lint.analysis.syntax import body_nodes, keyword
@@ -252,10 +253,12 @@ def _callee(ctx: Context, name: ast.Name, depth: int, call: ast.Call) -> MapStat
     return None
 
 
-def mapped_function_state(ctx: Context, fn: ast.AST | None) -> MapState:
+def mapped_function_state(ctx: Context, fn: ast.AST | None,
+                          fixed: dict[str, bool] | None = None) -> MapState:
     """:func:`map_state` of the function ``ds.map(fn)`` runs. tf.data calls a ``def`` with
     the element's components only, so its parameters with a ``True``/``False`` default keep
-    it while tracing: ``def prep(img, label, augment=False)`` traces the ``else`` branch."""
+    it while tracing: ``def prep(img, label, augment=False)`` traces the ``else`` branch;
+    ``fixed``: parameters a ``functools.partial`` sets (:func:`map_function_flags`)."""
     flags: dict[str, bool] = {}
     args = getattr(fn, "args", None)
     if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef) and args is not None:
@@ -267,6 +270,7 @@ def mapped_function_state(ctx: Context, fn: ast.AST | None) -> MapState:
         for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             if type(d) is ast.Constant and type(d.value) is bool:
                 flags[a.arg] = d.value
+    flags.update(fixed or {})
     return map_state(ctx, fn, _flags=flags or None)
 
 
@@ -331,5 +335,5 @@ def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bo
         return True
     if method != "map" or not defaults.map_parallelization:
         return False
-    state = mapped_function_state(ctx, map_function(ctx, last))
+    state = mapped_function_state(ctx, map_function(ctx, last), map_function_flags(ctx, last))
     return state.known and not state.stateful

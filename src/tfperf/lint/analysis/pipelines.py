@@ -121,12 +121,36 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
     return from_tfds(ctx, value, _depth + 1)
 
 
-def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
-    """The lambda or module-level/local ``def`` that ``ds.map(fn)`` runs, if visible."""
+_PARTIAL = frozenset({"functools.partial"})
+
+
+def _mapped(call: ast.Call) -> ast.AST | None:
     fn: ast.AST | None = call.args[0] if call.args else None
     for k in call.keywords:
         if k.arg == "map_func":
             fn = k.value
+    return fn
+
+
+def _partial_of(ctx: Context, fn: ast.AST | None, depth: int = 0) -> ast.Call | None:
+    """``functools.partial(f, ...)``, written there or bound to the name ``fn``."""
+    if type(fn) is ast.Name and depth < 3:
+        b = ctx.binding(fn)
+        if b is not None and b.kind == "assign" and b.value is not fn:
+            return _partial_of(ctx, b.value, depth + 1)
+        return None
+    if type(fn) is ast.Call and fn.args and ctx.qualname(fn.func) in _PARTIAL:
+        return fn
+    return None
+
+
+def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
+    """The lambda or module-level/local ``def`` that ``ds.map(fn)`` runs, if visible; seen
+    through ``functools.partial(f, ...)`` (written in the call or bound to a name)."""
+    fn = _mapped(call)
+    partial = _partial_of(ctx, fn)
+    if partial is not None:
+        fn = partial.args[0]
     if type(fn) is ast.Lambda:
         return fn
     if type(fn) is ast.Name:
@@ -134,6 +158,25 @@ def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
         if b is not None and b.kind == "def":
             return b.value
     return None
+
+
+def map_function_flags(ctx: Context, call: ast.Call) -> dict[str, bool]:
+    """Parameters of the mapped function that a ``functools.partial`` fixes to ``True`` or
+    ``False`` (``partial(preprocess, augment=True)``): fixed while tracing, like defaults."""
+    partial = _partial_of(ctx, _mapped(call))
+    fn = map_function(ctx, call)
+    args = getattr(fn, "args", None)
+    if partial is None or args is None:
+        return {}
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    out = {}
+    for name, value in zip(params, partial.args[1:], strict=False):
+        if type(value) is ast.Constant and type(value.value) is bool:
+            out[name] = value.value
+    for k in partial.keywords:
+        if k.arg is not None and type(k.value) is ast.Constant and type(k.value.value) is bool:
+            out[k.arg] = k.value.value
+    return out
 
 
 def called_qualnames(ctx: Context, fn: ast.AST) -> list[str | None]:

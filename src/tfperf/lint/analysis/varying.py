@@ -86,10 +86,12 @@ def _int_const(node: ast.AST) -> bool:
     return type(node) is ast.Constant and type(node.value) is int
 
 
-def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
+def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST,
+                   _depth: int = 0) -> ast.AST | None:
     """If ``expr`` (an argument of the call ``at``) is a Python number that changes on each
     iteration of a loop running ``at``, that loop; else ``None``. Numbers built from such a
-    value with constants (``i + 1``, ``float(i)``, ``step * 0.1``) vary too."""
+    value with constants (``i + 1``, ``float(i)``, ``step * 0.1``, ``min(1.0, i / 20)``,
+    ``math.exp(-i)``) vary too, also through a name the loop assigns them to."""
     t = type(expr)
     if t is ast.Name:
         loops = ctx.enclosing_loops(at)
@@ -108,23 +110,45 @@ def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST) -> ast.AST | None:
                     return comp
             return None
         if b.kind in ("assign", "augassign"):
-            return _counter_loop(ctx, expr, loops)  # type: ignore[arg-type]
+            counter = _counter_loop(ctx, expr, loops)  # type: ignore[arg-type]
+            if counter is not None or b.kind != "assign" or _depth > 4:
+                return counter
+            # `warmup = min(1.0, (step + 1) / 20)` in the loop: a value through a name.
+            value = b.value
+            if value is expr or not any(_inside(ctx, value, loop) for loop in loops):
+                return None
+            return varying_scalar(ctx, value, at, _depth + 1)
         return None
     if t is ast.BinOp:
-        left, right = expr.left, expr.right
-        lv = varying_scalar(ctx, left, at) if type(left) is not ast.Constant else None
-        rv = varying_scalar(ctx, right, at) if type(right) is not ast.Constant else None
-        if lv is None and rv is None:
-            return None
-        # Both sides must be Python numbers: constants or varying values.
-        if (lv is None and not _number_const(left)) or (rv is None and not _number_const(right)):
-            return None
-        return lv or rv
+        return _all_numbers(ctx, [expr.left, expr.right], at, _depth)
     if t is ast.UnaryOp:
-        return varying_scalar(ctx, expr.operand, at)
-    if t is ast.Call and ctx.is_builtin_call(expr, "int", "float") and len(expr.args) == 1:
-        return varying_scalar(ctx, expr.args[0], at)
+        return varying_scalar(ctx, expr.operand, at, _depth)
+    if t is ast.Call and not expr.keywords:
+        if ctx.is_builtin_call(expr, "int", "float") and len(expr.args) == 1:
+            return varying_scalar(ctx, expr.args[0], at, _depth)
+        if expr.args and (ctx.is_builtin_call(expr, *_NUMBER_FUNCTIONS)
+                          or (ctx.qualname(expr.func) or "").startswith("math.")):
+            return _all_numbers(ctx, expr.args, at, _depth)
     return None
+
+
+# Builtins that make a Python number of Python numbers.
+_NUMBER_FUNCTIONS = ("min", "max", "abs", "round", "pow")
+
+
+def _all_numbers(ctx: Context, parts: list[ast.expr], at: ast.AST,
+                 depth: int) -> ast.AST | None:
+    """The loop some of ``parts`` vary with, when every part is a Python number: a
+    numeric constant or a value varying per iteration."""
+    found: ast.AST | None = None
+    for part in parts:
+        if _number_const(part):
+            continue
+        loop = varying_scalar(ctx, part, at, depth)
+        if loop is None:
+            return None
+        found = found or loop
+    return found
 
 
 def _number_const(node: ast.AST) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.tf_functions import (
@@ -15,6 +17,9 @@ from tfperf.lint.analysis.tf_functions import (
 from tfperf.lint.analysis.varying import HANDFUL, literal_count, varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 
 def _scalar_in_loop(arg: str) -> str:
@@ -331,6 +336,123 @@ plain Python functions.
         """, count=1, lines=(5,)),
     )
 
+    # Issue 25's spellings: a value through a name, the tf.function in another module of
+    # the project (found by the project's check), a notebook; each with its VALID twin.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, warmup):
+                return x * warmup
+            for epoch in range(100):
+                warmup = tf.constant(min(1.0, (epoch + 1) / 20))
+                step(tf.ones([3]), warmup)
+        """, spelling="name"),
+        Valid("""
+            from train_lib import step
+            import tensorflow as tf
+            for epoch in range(100):
+                step(tf.ones([3]), tf.constant(epoch / 100))
+        """, files={"train_lib.py": """
+            import tensorflow as tf
+            @tf.function
+            def step(x, scale):
+                return x * scale
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+            def step(scale):
+                return scale * 2.0
+            # %%
+            for i in range(50):
+                step(i * 0.5)
+        """, notebook=True, spelling="notebook"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            i = tf.constant(0)
+            while i < 100:
+                step(tf.ones([3]), i)
+                i += 1
+        """, spelling="loop: while over a tensor"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, warmup):
+                return x * warmup
+            for epoch in range(100):
+                warmup = min(1.0, (epoch + 1) / 20)
+                step(tf.ones([3]), warmup)
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x, warmup):
+                return x * warmup
+            for epoch in range(100):
+                warmup = min(1.0, (epoch + 1) / 20)
+                step(tf.ones([3]), tf.constant(warmup))
+        """, spelling="name"),
+        Invalid("""
+            from train_lib import step
+            import tensorflow as tf
+            for epoch in range(100):
+                step(tf.ones([3]), epoch / 100)
+        """, files={"train_lib.py": """
+            import tensorflow as tf
+            @tf.function
+            def step(x, scale):
+                return x * scale
+        """}, count=1, lines=(4,), spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(scale):
+                return scale * 2.0
+            # %%
+            for i in range(50):
+                step(i * 0.5)
+        """, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            i = 0
+            while i < 100:
+                step(tf.ones([3]), i)
+                i += 1
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x, i):
+                return x * tf.cast(i, tf.float32)
+            i = 0
+            while i < 100:
+                step(tf.ones([3]), tf.constant(i))
+                i += 1
+        """, spelling="loop: while counter"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def scaled(x, s):
+                return x * s
+            outs = [scaled(tf.ones([3]), s * 0.1) for s in range(40)]
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def scaled(x, s):
+                return x * s
+            outs = [scaled(tf.ones([3]), tf.constant(s * 0.1)) for s in range(40)]
+        """, spelling="loop: comprehension"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function  # the called function must be a tf.function of this module
 
@@ -376,3 +498,22 @@ plain Python functions.
             edits = [ctx.replace(a, f"{tf}.constant({ctx.source_of(a)})") for a in varying]
             fix = self.unsafe_fix(*edits, description="pass the value as a tensor")
         yield self.finding(ctx, node, fix=fix)
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        """Calls of a ``tf.function`` of another module: what the module's own check
+        cannot see."""
+        for site, (module, fn) in project.sites():
+            call = site.call
+            if site.module.path == module.path or call.traced or call.guarded \
+                    or not call.loop or call.star:
+                continue
+            if fn.traced not in ("decorated", "wrapped") or fn.signature:
+                continue
+            varying = [a for a in call.args if a.varies]
+            if varying:
+                where = os.path.basename(module.path)
+                yield self.project_finding(
+                    site.module.path, call.pos,
+                    f"{self.message} ({', '.join(a.text for a in varying)} passed to "
+                    f"{fn.qualname} of {where})")
+

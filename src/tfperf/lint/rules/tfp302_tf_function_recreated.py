@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, block_holding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
-from tfperf.lint.analysis.syntax import keywords_of
-from tfperf.lint.analysis.tf_functions import is_tf_function_call
+from tfperf.lint.analysis.syntax import keywords_of, own_nodes
+from tfperf.lint.analysis.tf_functions import is_tf_function_call, wrapping
 from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -68,6 +72,32 @@ def _exports_graph(ctx: Context, use: ast.Call) -> bool:
             if type(n) is ast.Call and (ctx.qualname(n.func) or "").endswith(
                     "summary.trace_on"):
                 return True
+    return False
+
+
+# Methods run once per object (or per build): a tf.function made there is made once.
+_SETUP_METHODS = frozenset({"__init__", "build", "setup", "set_up", "setUp", "compile",
+                            "__post_init__", "reset", "_build", "init"})
+
+
+def _guarded_by(ctx: Context, stmt: ast.AST, fn: ast.AST, attr: str) -> bool:
+    """``stmt`` runs under an ``if``/``try`` of ``fn`` that asks about ``self.<attr>``
+    (``if self.f is None:``, ``if not hasattr(self, "f")``), or about anything kept
+    between calls (a cache): the object is made once, or once per key."""
+    for p in ctx.ancestors(stmt):
+        if p is fn:
+            return False
+        if type(p) in (ast.If, ast.While):
+            for n in ast.walk(p.test):
+                if type(n) is ast.Attribute and n.attr == attr:
+                    return True
+                if type(n) is ast.Constant and n.value == attr:
+                    return True
+                if type(n) is ast.Attribute and type(n.value) is ast.Name \
+                        and n.value.id == "self":
+                    return True  # a flag or cache kept on the object
+        if type(p) is ast.Try:
+            return True  # `try: return self._fns[k] except KeyError: ...`
     return False
 
 
@@ -305,6 +335,139 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
         """, count=1, lines=(3,)),
     )
 
+    # Issue 25: `self.f = tf.function(...)` rebuilt in a method called per step, here or
+    # from another module of the project, or a notebook; each with its VALID twin.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.act = tf.function(model)
+                def step(self, obs):
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    for t in range(1000):
+                        obs = env.step(self.step(obs))
+        """, spelling="loop: for"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.act = tf.function(model)
+                def step(self, obs):
+                    return self.act(obs)
+            def replay(policy: Policy, observations):
+                for i in range(len(observations)):
+                    policy.step(observations[i])
+        """, spelling="index: x[i]"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                    self.act = tf.function(self._act)
+                def _act(self, obs):
+                    return self.model(obs)
+                def step(self, obs):
+                    return self.act(obs)
+            def run(policy, env):
+                obs = env.reset()
+                for t in range(1000):
+                    obs = env.step(policy.step(obs))
+        """, spelling="name: built once in __init__"),
+        Valid("""
+            from policy import Policy
+            policy = Policy(None)
+            for t in range(1000):
+                policy.step(t)
+        """, files={"policy.py": """
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                    self._act = None
+                def step(self, obs):
+                    if self._act is None:
+                        self._act = tf.function(self.model)
+                    return self._act(obs)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+            # %%
+            p = Policy()
+            p.step(1.0)
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+            def replay(policy: Policy, observations):
+                for i in range(len(observations)):
+                    policy.step(observations[i])
+        """, count=1, lines=(4,), spelling="index: x[i]"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    forward = self.model.call
+                    self.act = tf.function(forward)
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    while True:
+                        obs = env.step(self.step(obs))
+        """, count=1, lines=(5,), spelling="name"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+                def run(self, env):
+                    obs = env.reset()
+                    for t in range(1000):
+                        obs = env.step(self.step(obs))
+        """, count=1, lines=(4,), spelling="loop: for"),
+        Invalid("""
+            from policy import Policy
+            policy = Policy(None)
+            t = 0
+            while t < 1000:
+                policy.step(t)
+                t += 1
+        """, files={"policy.py": """
+            import tensorflow as tf
+            class Policy:
+                def __init__(self, model):
+                    self.model = model
+                def step(self, obs):
+                    self.act = tf.function(self.model)
+                    return self.act(obs)
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            class Policy:
+                def step(self, obs):
+                    self.act = tf.function(lambda o: self.model(o), reduce_retracing=True)
+                    return self.act(obs)
+            # %%
+            p = Policy()
+            for t in range(100):
+                p.step(t)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function  # every finding is a tf.function made here
 
@@ -388,3 +551,45 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
             else:
                 return None  # the object escapes (returned, stored, passed): kept
         return calls or None
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Methods that rebuild ``self.<attr> = tf.function(...)`` on every call (no guard
+        keeps the first one): each call of the method traces anew."""
+        if not ctx.spells_tf_function:
+            return None
+        from tfperf.analysis.summary import position, qualnames
+
+        facts = []
+        for fn, q in qualnames(ctx).items():
+            if type(fn) not in _DEFS or fn.name in _SETUP_METHODS or ctx.is_tf_function(fn):
+                continue
+            for n in own_nodes(fn):
+                if type(n) is not ast.Assign or len(n.targets) != 1:
+                    continue
+                target = n.targets[0]
+                if type(target) is not ast.Attribute or type(target.value) is not ast.Name \
+                        or target.value.id != "self":
+                    continue
+                value = n.value
+                if not (is_tf_function_call(ctx, value) or wrapping(ctx, value) is not None):
+                    continue
+                if _guarded_by(ctx, n, fn, target.attr):
+                    continue
+                facts.append({"fn": q, "attr": target.attr, "pos": position(ctx, n.value)})
+        return facts
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                site = project.hot_call(module.path, fact["fn"])
+                if site is None:
+                    continue
+                method = fact["fn"].rsplit(".", 1)[-1]
+                yield self.project_finding(
+                    module.path, fact["pos"],
+                    f"self.{fact['attr']} = tf.function(...) is rebuilt on every call of "
+                    f"{method}() (called per iteration at {project.where(site)}): traced "
+                    "again every time",
+                    hint=f"build it once (in __init__, or under `if self.{fact['attr']} is "
+                         "None:`) and call the one object")
+

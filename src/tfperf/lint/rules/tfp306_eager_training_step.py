@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import textwrap
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import called_in_loop
@@ -14,6 +15,9 @@ from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -83,6 +87,16 @@ def _host_work(ctx: Context, fn: ast.AST) -> tuple[str, bool] | None:
                 return label, True  # random draws would be frozen into the trace
             maybe = maybe or label
     return (maybe, False) if maybe else None
+
+
+def _step_function(ctx: Context, fn: Any, tape: ast.AST) -> bool:
+    """``fn`` is a training step, not compiled, and ``tape`` is its first tape (one
+    finding per step function)."""
+    if not _trains(fn.body) or decorated_into_tf_function(ctx, fn):
+        return False  # (the module's own decorator compiles it)
+    first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
+                       and _is_tape_with(ctx, n)), None)
+    return first_tape is tape
 
 
 def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
@@ -405,6 +419,182 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         """),
     )
 
+    # Issue 25's spellings: the step in another module of the project, called per epoch
+    # from a training script (the project's check), through a method of an instance, and
+    # in a notebook that imports it; each with its VALID twin.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def epoch(batches):
+                for x, y in batches:
+                    one(x, y)
+            def one(x, y):
+                train_step(x, y)
+        """, spelling="loop: through a chain of calls"),
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, spelling="index: x[i]"),
+        Valid("""
+            from agent import Agent
+            agent = Agent()
+            for epoch in range(100):
+                agent.train_step(1.0, 2.0)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                @tf.function
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+        """}, spelling="module"),
+        Valid("""
+            from steps import train_step
+            train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, spelling="name: called once"),
+        Valid("""
+            from steps import train_step
+            # %%
+            train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, count=1, lines=(4,), fixed="""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def fit(xs, ys):
+                for i in range(len(xs)):
+                    train_step(xs[i], ys[i])
+        """, spelling="index: x[i]"),
+        Invalid("""
+            from agent import Agent
+            agent = Agent()
+            for epoch in range(100):
+                agent.train_step(1.0, 2.0)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            from steps import train_step
+            def fit(batches):
+                for x, y in batches:
+                    train_step(x, y)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, count=1, lines=(), spelling="name: a module's function"),
+        Invalid("""
+            from steps import train_step
+            # %%
+            for epoch in range(10):
+                train_step(1.0, 2.0)
+        """, files={"steps.py": """
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """}, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def epoch(batches):
+                for x, y in batches:
+                    one(x, y)
+            def one(x, y):
+                train_step(x, y)
+        """, count=1, lines=(4,), spelling="loop: through a chain of calls"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if not ctx.imports_tf or not _mentions_training(ctx) or not _is_tape_with(ctx, node):
             return
@@ -419,31 +609,33 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                 yield self.finding(ctx, node, end_node=node.items[-1].context_expr)
             return
         fn = ctx.enclosing_function(node)
-        if type(fn) not in _DEFS or not _trains(fn.body):
+        if type(fn) not in _DEFS or not _step_function(ctx, fn, node):
             return
-        if decorated_into_tf_function(ctx, fn):  # type: ignore[arg-type]
-            return  # the module's own decorator compiles it
-        first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)  # type: ignore[arg-type]
-                           and _is_tape_with(ctx, n)), None)
-        if first_tape is not node:
-            return  # one finding per step function
         call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
         if call is None or eager_guarded(ctx, call):
-            return  # a step called elsewhere may well be compiled there (tf.function(step))
-        found = _host_work(ctx, fn)  # type: ignore[arg-type]
+            return  # called elsewhere: the project's check (a caller may compile it)
+        yield self._step_finding(ctx, fn)
+
+    def _step_finding(self, ctx: Context, fn: Any, where: str = "") -> Finding:
+        """The finding on the step function ``fn``'s header (``where``: the call in another
+        module that runs it per iteration, named in the message)."""
+        found = _host_work(ctx, fn)
         message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE
+        if where:
+            message = f"{message} (called per iteration at {where})"
         if found is None:
-            finding = self.finding(ctx, fn, message, fix=self._fix(ctx, fn))  # type: ignore[arg-type]
+            finding = self.finding(ctx, fn, message,
+                                   fix=None if where else self._fix(ctx, fn))
         elif found[1]:
             host = found[0]
             finding = self.finding(
-                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",  # type: ignore[arg-type]
+                ctx, fn, f"{message} (it calls {host}: not compilable as it is)",
                 hint=f"move {host} out of the step (or use TF ops), then compile the tensor "
                      "part with @tf.function")
         else:
             host = found[0]
             finding = self.finding(
-                ctx, fn, f"{message} (it calls {host}: compilable only if that runs on Python "  # type: ignore[arg-type]
+                ctx, fn, f"{message} (it calls {host}: compilable only if that runs on Python "
                 "values, not tensors)",
                 hint=f"check what {host} receives: on Python values it runs once, while "
                      "tracing; on tensors move it out of the step or use TF ops; then "
@@ -451,7 +643,43 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         loc = finding.location
         header = dataclasses.replace(loc, end_line=loc.line,  # type: ignore[type-var]
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))  # type: ignore[operator]
-        yield dataclasses.replace(finding, location=header)
+        return dataclasses.replace(finding, location=header)
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Step functions this module does not call in a loop: another module may."""
+        if not ctx.imports_tf or not _mentions_training(ctx):
+            return None
+        from tfperf.analysis.summary import position_of, qualnames
+
+        names = qualnames(ctx)
+        facts = []
+        for fn, q in names.items():
+            if type(fn) not in _DEFS:
+                continue
+            tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
+                         and _is_tape_with(ctx, n)), None)
+            if tape is None or ctx.enclosing_function(tape) is not fn \
+                    or ctx.in_tf_function(tape) or eager_guarded(ctx, tape) \
+                    or ctx.enclosing_loops(tape) or not _step_function(ctx, fn, tape):
+                continue
+            call = called_in_loop(ctx, fn)
+            if call is not None and not eager_guarded(ctx, call):
+                continue  # reported by the module's own check
+            f = self._step_finding(ctx, fn, "{where}")
+            facts.append({"fn": q, "pos": position_of(f), "message": f.message,
+                          "hint": f.hint})
+        return facts
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                site = project.hot_call(module.path, fact["fn"])
+                if site is None:
+                    continue
+                yield self.project_finding(module.path, fact["pos"],
+                                           fact["message"].replace("{where}",
+                                                                   project.where(site)),
+                                           hint=fact["hint"])
 
     def _fix(self, ctx: Context, fn: ast.AST) -> Fix | None:
         tf = ctx.module_alias("tensorflow")

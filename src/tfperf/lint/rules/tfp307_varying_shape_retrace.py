@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.pipelines import batches_into_tf_function, static_padded_shapes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 
 def _varying_lengths(step: ast.Call) -> str | None:
@@ -21,6 +25,15 @@ def _varying_lengths(step: ast.Call) -> str | None:
     elif method == "bucket_by_sequence_length":
         return "bucketed by length: one trace per bucket and batch length"
     return None
+
+
+def _relax_hint(tf: list[int]) -> str:
+    """What helps on the TensorFlow the module targets (the oldest release its pin admits):
+    ``reduce_retracing`` exists from TF 2.9, ``experimental_relax_shapes`` before it."""
+    oldest = tuple(tf[:2]) if len(tf) >= 2 else (2, 99)
+    relax = "reduce_retracing=True" if oldest >= (2, 9) else "experimental_relax_shapes=True"
+    return ("give the tf.function an input_signature with None for the leading dimension "
+            f"(tf.TensorSpec([None, ...])), or {relax}; or pad to a few fixed sizes")
 
 
 class VaryingShapeRetrace(Rule):
@@ -180,6 +193,144 @@ unknown.
         """, count=1, lines=(4,)),
     )
 
+    # Issue 25: tensors whose leading size changes per iteration (rows picked by a mask, a
+    # growing buffer, a moving slice), also across modules and in a notebook.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+            def replay(batch):
+                return tf.reduce_mean(batch)
+            def train(env):
+                buffer = []
+                done = False
+                while not done:
+                    obs, done = env.step()
+                    buffer.append(obs)
+                    replay(np.array(buffer))
+        """, spelling="loop: while, a growing buffer"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def group_loss(x):
+                return tf.reduce_mean(x)
+            def losses(x, groups, n):
+                for g in groups:
+                    rows = tf.gather(x, tf.range(n))
+                    group_loss(rows)
+        """, spelling="name: the same rows each time"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(reduce_retracing=True)
+            def centroid(points):
+                return tf.reduce_mean(points, axis=0)
+            def centroids(x, labels, k):
+                return [centroid(x[labels == c]) for c in range(k)]
+        """, spelling="index: a mask, relaxed"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(batch):
+                return tf.reduce_sum(batch)
+            def run(x, n):
+                for i in range(0, n, 32):
+                    step(x[i:i + 32])
+        """, spelling="index: fixed-width slices"),
+        Valid("""
+            from model import fit_batch
+            import numpy as np
+            memory = []
+            for t in range(1000):
+                memory.append(t)
+                fit_batch(np.array(memory[-64:]))
+        """, files={"model.py": """
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+            def fit_batch(batch):
+                return tf.reduce_mean(batch)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(reduce_retracing=True)
+            def total(x):
+                return tf.reduce_sum(x)
+            # %%
+            for t in range(1, 100):
+                total(tf.range(t))
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            @tf.function
+            def replay(batch):
+                return tf.reduce_mean(batch)
+            def train(env):
+                buffer = []
+                done = False
+                while not done:
+                    obs, done = env.step()
+                    buffer.append(obs)
+                    replay(np.array(buffer))
+        """, count=1, lines=(4,), spelling="loop: while, a growing buffer"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def centroid(points):
+                return tf.reduce_mean(points, axis=0)
+            def centroids(x, labels, k):
+                return [centroid(x[labels == c]) for c in range(k)]
+        """, count=1, lines=(3,), spelling="index: a mask"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def encode(prefix):
+                return tf.reduce_sum(prefix, axis=0)
+            def prefixes(seq, n):
+                out = []
+                for t in range(1, n):
+                    out.append(encode(seq[:t]))
+                return out
+        """, count=1, lines=(3,), spelling="index: a moving slice"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def group_loss(x):
+                return tf.reduce_mean(x)
+            def losses(x, groups):
+                for g in groups:
+                    rows = tf.boolean_mask(x, tf.equal(groups, g))
+                    group_loss(rows)
+        """, count=1, lines=(3,), spelling="name: tf.boolean_mask"),
+        Invalid("""
+            from model import fit_batch
+            import numpy as np
+            memory = []
+            for t in range(1000):
+                memory.append(t)
+                fit_batch(np.array(memory))
+        """, files={"model.py": """
+            import tensorflow as tf
+            @tf.function
+            def fit_batch(batch):
+                return tf.reduce_mean(batch)
+        """}, count=1, lines=(), spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def total(x):
+                return tf.reduce_sum(x)
+            # %%
+            x = tf.random.normal([100])
+            for t in range(1, 100):
+                total(x[:t])
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function and ("padded_batch" in ctx.source
                                            or "bucket_by" in ctx.source)
@@ -194,3 +345,27 @@ unknown.
             return
         yield self.finding(ctx, target.creation,
                            f"tf.function fed batches of varying shape ({how})")
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        """A ``tf.function`` (of any module) called per iteration of an eager loop with a
+        tensor whose leading size changes per iteration: rows picked by a mask or a
+        condition, a slice whose bound moves, a buffer grown by the loop."""
+        reported: set[tuple[str, str]] = set()
+        for site, (module, fn) in project.sites():
+            call = site.call
+            if call.traced or call.guarded or not call.loop or call.star:
+                continue
+            if fn.traced not in ("decorated", "wrapped") or fn.signature or fn.relaxed:
+                continue
+            growing = [a for a in call.args if a.leading]
+            key = (module.path, fn.qualname)
+            if not growing or key in reported:
+                continue
+            reported.add(key)
+            text = ", ".join(a.text for a in growing)
+            yield self.project_finding(
+                module.path, fn.pos,
+                f"tf.function fed tensors whose leading size changes per iteration ({text} at "
+                f"{project.where(site)}): a new trace per size",
+                hint=_relax_hint(module.tf))
+

@@ -16,6 +16,7 @@ from tfperf.lint.analysis.pipelines import (
     is_random_op,
     is_tf_dataset,
     map_function,
+    map_function_flags,
     parallel_calls_given,
     pipeline,
 )
@@ -559,6 +560,169 @@ in the same module.
         """),  # noqa: E501 (the fixed lines are as long as the fix makes them)
     )
 
+    # Issue 25: a map function passed through functools.partial (or a name bound to one),
+    # whose fixed flags decide which branch TF traces.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return tf.cast(image, tf.float32) / 255.0, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.map(functools.partial(preprocess, augment=False)).batch(32)
+            model.fit(ds, epochs=10)
+        """, spelling="name: partial, the deterministic branch"),
+        Valid("""
+            from functools import partial
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            prep = partial(preprocess, augment=True)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            model.fit(ds.map(prep, num_parallel_calls=tf.data.AUTOTUNE).batch(32), epochs=10)
+        """, spelling="loop: fit epochs, parallel"),
+        Valid("""
+            import tensorflow as tf
+            from data import make
+            model.fit(make(images, labels), epochs=10)
+        """, files={"data.py": """
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            def make(images, labels):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                return ds.map(functools.partial(preprocess, augment=True),
+                              num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+        """}, spelling="module"),
+        Valid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            # %%
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.map(functools.partial(preprocess, augment=False)).batch(32)
+            model.fit(ds, epochs=10)
+        """, notebook=True, spelling="notebook"),
+        Valid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(augment, image, label):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            for epoch in range(10):
+                for x, y in ds.map(functools.partial(preprocess, False)).batch(32):
+                    step(x, y)
+        """, spelling="index: positional flag"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return tf.cast(image, tf.float32) / 255.0, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.map(functools.partial(preprocess, augment=True)).batch(32)
+            model.fit(ds, epochs=10)
+        """, count=1, lines=(8,), fixed="""
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return tf.cast(image, tf.float32) / 255.0, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.map(functools.partial(preprocess, augment=True), num_parallel_calls=tf.data.AUTOTUNE).batch(32)
+            model.fit(ds, epochs=10)
+        """, spelling="name: partial"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        Invalid("""
+            from functools import partial
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            prep = partial(preprocess, augment=True)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            model.fit(ds.map(prep).batch(32), epochs=10)
+        """, count=1, lines=(9,), fixed="""
+            from functools import partial
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            prep = partial(preprocess, augment=True)
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            model.fit(ds.map(prep, num_parallel_calls=tf.data.AUTOTUNE).batch(32), epochs=10)
+        """, spelling="loop: fit epochs"),
+        Invalid("""
+            import tensorflow as tf
+            from data import make
+            model.fit(make(images, labels), epochs=10)
+        """, files={"data.py": """
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            def make(images, labels):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                return ds.map(functools.partial(preprocess, augment=True)).batch(32)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(image, label, augment=False):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            # %%
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.map(functools.partial(preprocess, augment=True)).batch(32)
+            model.fit(ds, epochs=10)
+        """, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import functools
+            import tensorflow as tf
+            def preprocess(augment, image, label):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            for epoch in range(10):
+                for x, y in ds.map(functools.partial(preprocess, True)).batch(32):
+                    step(x, y)
+        """, count=1, lines=(9,), fixed="""
+            import functools
+            import tensorflow as tf
+            def preprocess(augment, image, label):
+                if augment:
+                    image = tf.image.random_flip_left_right(image)
+                return image, label
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            for epoch in range(10):
+                for x, y in ds.map(functools.partial(preprocess, True), num_parallel_calls=tf.data.AUTOTUNE).batch(32):
+                    step(x, y)
+        """, spelling="index: positional flag"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = getattr(node, "func", None)
         if type(func) is not ast.Attribute or func.attr not in PARALLEL_ARG \
@@ -583,7 +747,7 @@ in the same module.
         else:
             defaults = data_defaults(ctx, _whole_chain(ctx, call))
             if defaults.map_parallelization:
-                state = mapped_function_state(ctx, fn)
+                state = mapped_function_state(ctx, fn, map_function_flags(ctx, call))
                 if not state.stateful:
                     return  # TF runs a stateless map in parallel itself
                 why = f"{state.what} is stateful: TF does not parallelise it by itself"

@@ -1,0 +1,190 @@
+"""Time the before/after shapes of the issue-25 rules on this machine's TensorFlow.
+
+    python benchmarks/lint_fixes/rule_claims.py [--cases TFP109,TFP408] [--budget 2] [--small]
+
+Each case builds the pattern a rule reports and the form its hint asks for, with tensors of
+our own, and times both with tfperf's comparison core (interleaved rounds, ratio of medians;
+outputs checked equal), in a ``tf.function`` and eagerly (``claims.print_before_after``).
+Cases that are not one function of tensors are timed by hand, medians of several runs:
+
+- TFP110: ``model.predict(x)`` vs ``model(x, training=False)`` vs a ``tf.function`` around
+  the model, on one input, for a small and a deeper dense model;
+- TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
+- TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
+  parallel ``map`` with TF ops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from claims import print_before_after
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
+                                                          Callable[..., Any], tuple[Any, ...]]]:
+    s = 4 if small else 1
+    out: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = {}
+
+    # TFP109: a softplus per channel group of one tensor, concatenated back.
+    x = tf.random.normal([256 // s, 64, 64])
+
+    def pieces(x: Any) -> Any:
+        return tf.concat([tf.math.softplus(p) * 2.0 for p in tf.split(x, 16, axis=-1)], -1)
+
+    def whole(x: Any) -> Any:
+        return tf.math.softplus(x) * 2.0
+    out["TFP109"] = (pieces, whole, (x,))
+
+    # TFP408: the logit of each row's label.
+    logits = tf.random.normal([4096 // s, 1000])
+    labels = tf.random.uniform([4096 // s], 0, 1000, tf.int32)
+
+    def grid(lg: Any, lb: Any) -> Any:
+        rows = tf.range(tf.shape(lg)[0])
+        return tf.gather_nd(lg, tf.stack([rows, lb], axis=1))
+
+    def batch_dims(lg: Any, lb: Any) -> Any:
+        return tf.gather(lg, lb, batch_dims=1)
+    out["TFP408"] = (grid, batch_dims, (logits, labels))
+    big = tf.random.normal([262144 // s, 16])
+    big_labels = tf.random.uniform([262144 // s], 0, 16, tf.int32)
+    out["TFP408b"] = (grid, batch_dims, (big, big_labels))
+
+    # TFP409: an embedding lookup written as a one-hot product.
+    table = tf.random.normal([20000 // s, 64])
+    ids = tf.random.uniform([512], 0, 20000 // s, tf.int32)
+
+    def one_hot_matmul(t: Any, i: Any) -> Any:
+        return tf.matmul(tf.one_hot(i, tf.shape(t)[0]), t)
+
+    def gather(t: Any, i: Any) -> Any:
+        return tf.gather(t, i)
+    out["TFP409"] = (one_hot_matmul, gather, (table, ids))
+
+    # TFP410: per-segment sums, one element per iteration vs one segment sum.
+    n = 512 // s
+    values = tf.random.normal([n])
+    segs = tf.random.uniform([n], 0, 64, tf.int32)
+
+    def per_element(v: Any, g: Any) -> Any:
+        acc = tf.zeros([64])
+        for i in range(n):
+            acc = tf.tensor_scatter_nd_add(acc, [[g[i]]], [v[i]])
+        return acc
+
+    def segment_sum(v: Any, g: Any) -> Any:
+        return tf.math.unsorted_segment_sum(v, g, 64)
+    out["TFP410"] = (per_element, segment_sum, (values, segs))
+    return out
+
+
+def _median_time(fn: Callable[[], Any], runs: int) -> float:
+    fn()  # warm-up (traces, builds)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _predict(tf: Any, small: bool) -> None:
+    import numpy as np
+
+    for depth in (2, 12):
+        model = tf.keras.Sequential([tf.keras.Input((64,)),
+                                     *[tf.keras.layers.Dense(256, activation="relu")
+                                       for _ in range(depth)], tf.keras.layers.Dense(4)])
+        _predict_one(tf, np, model, depth, 20 if small else 100)
+
+
+def _predict_one(tf: Any, np: Any, model: Any, depth: int, runs: int) -> None:
+    x = np.random.rand(1, 64).astype("float32")
+    compiled = tf.function(lambda v: model(v, training=False))
+    t_predict = _median_time(lambda: model.predict(x, verbose=0), runs)
+    t_call = _median_time(lambda: model(x, training=False), runs)
+    t_fn = _median_time(lambda: compiled(x), runs)
+    print(f"TFP110 depth {depth}: predict {t_predict * 1e3:.2f} ms, model(x) "
+          f"{t_call * 1e3:.2f} ms ({t_predict / t_call:.1f}x), tf.function(model) "
+          f"{t_fn * 1e3:.2f} ms ({t_predict / t_fn:.1f}x)")
+
+
+def _cache(tf: Any, small: bool) -> None:
+    import numpy as np
+
+    n = 64 if small else 256
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i in range(n):
+            img = tf.constant(np.random.randint(0, 255, (128, 128, 3), dtype=np.uint8))
+            p = os.path.join(d, f"{i}.png")
+            tf.io.write_file(p, tf.io.encode_png(img))
+            paths.append(p)
+
+        def load(p: Any) -> Any:
+            return tf.image.resize(tf.image.decode_png(tf.io.read_file(p)), (96, 96))
+
+        base = tf.data.Dataset.from_tensor_slices(paths).map(load)
+        for name, ds in (("no cache", base.batch(32)), ("cache", base.cache().batch(32))):
+            for _ in ds:  # the first pass (fills the cache)
+                pass
+            t = _median_time(lambda ds=ds: [None for _ in ds], 3 if small else 5)
+            print(f"TFP607 {name}: a later epoch {t * 1e3:.1f} ms")
+
+
+def _generator(tf: Any, small: bool) -> None:
+    import numpy as np
+
+    n, size = (128, 4096) if small else (512, 16384)
+    data = np.random.rand(n, size).astype("float32")
+
+    def gen() -> Any:
+        for row in data:
+            yield np.abs(np.fft.rfft(row)).astype("float32")
+
+    slow = tf.data.Dataset.from_generator(
+        gen, output_signature=tf.TensorSpec([size // 2 + 1], tf.float32))
+    fast = tf.data.Dataset.from_tensor_slices(data).map(
+        lambda r: tf.abs(tf.signal.rfft(r)), num_parallel_calls=tf.data.AUTOTUNE)
+    t_slow = _median_time(lambda: [None for _ in slow.batch(32)], 3)
+    t_fast = _median_time(lambda: [None for _ in fast.batch(32)], 3)
+    print(f"TFP608: from_generator {t_slow * 1e3:.1f} ms, parallel map {t_fast * 1e3:.1f} ms "
+          f"({t_slow / t_fast:.1f}x)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases",
+                    default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP110,TFP607,TFP608")
+    ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
+    ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
+    args = ap.parse_args(argv)
+    import tensorflow as tf
+
+    wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
+    tensor_cases = _tensor_cases(tf, args.small)
+    by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator}
+    print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
+    for case in wanted:
+        if case in tensor_cases:
+            before, after, inputs = tensor_cases[case]
+            print_before_after(tf, case, before, after, inputs, args.budget, decimals=3)
+        elif case in by_hand:
+            by_hand[case](tf, args.small)
+        else:
+            print(f"{case}: no case here", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The project: module summaries joined by the import graph of the linted files.
+
+A module is found by the dotted names its path can be imported by (``pkg/agent.py`` is
+``agent`` and ``pkg.agent``; ``pkg/__init__.py`` is ``pkg``), the nearest to the importing
+file first (Python's path puts the script's folder first); relative imports are resolved
+against the importing file's folder. Re-exports (``from .agent import Agent`` in a
+package's ``__init__``) are followed.
+
+Questions rules ask:
+
+- :meth:`Project.resolve`: the function a call reaches, in any module;
+- :meth:`Project.calls_to`: the calls that reach a function, from any module;
+- :meth:`Project.hot_call`: whether a function runs once per iteration of an eager Python
+  loop somewhere (called in a loop, or from a function that is, through any chain of
+  calls outside traced code), and the call that makes it so.
+
+Built every run from that run's summaries (cheap: no source is read), so a change in one
+module shows in the findings of every module that depends on it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tfperf.analysis.summary import CallFact, FunctionFact, ModuleSummary
+
+_DEPTH = 4  # re-exports followed
+
+
+@dataclass(frozen=True)
+class Site:
+    """A call somewhere in the project: the module it is in and the call."""
+
+    module: ModuleSummary
+    call: CallFact
+
+
+def _module_names(path: str) -> list[tuple[str, ...]]:
+    """The dotted names (as tuples of parts, longest last) a file may be imported by."""
+    norm = os.path.normpath(os.path.abspath(path))
+    stem, ext = os.path.splitext(norm)
+    if ext != ".py":
+        return []
+    parts = [p for p in stem.split(os.sep) if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [tuple(parts[-k:]) for k in range(1, min(len(parts), 6) + 1)]
+
+
+def _import_root(path: str, parts: int) -> str:
+    """The folder from which ``path`` is imported by a dotted name of ``parts`` parts."""
+    root = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == "__init__.py":
+        root = os.path.dirname(root)
+    for _ in range(parts - 1):
+        root = os.path.dirname(root)
+    return root
+
+
+def _above(folder: str, here: str) -> bool:
+    return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class Project:
+    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+        self.modules: dict[str, ModuleSummary] = {}
+        self._by_name: dict[tuple[str, ...], list[str]] = {}
+        self._by_file: dict[str, str] = {}
+        for s in summaries:
+            self.modules[s.path] = s
+            self._by_file[os.path.normpath(os.path.abspath(s.path))] = s.path
+            for name in _module_names(s.path):
+                self._by_name.setdefault(name, []).append(s.path)
+        self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
+        self._callers: dict[tuple[str, str], list[Site]] | None = None
+        self._hot: dict[tuple[str, str], Site] | None = None
+
+    # ---------------------------------------------------------------- modules
+
+    def module(self, importer: str, spec: str) -> ModuleSummary | None:
+        """The module ``spec`` (``"agent"``, ``"pkg.agent"``, ``".agent"``) imported from the
+        file ``importer``, when it is one of the project's files."""
+        if spec.startswith("."):
+            level = len(spec) - len(spec.lstrip("."))
+            rest = spec[level:]
+            base = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            target = os.path.join(base, *rest.split(".")) if rest else base
+            for candidate in (target + ".py", os.path.join(target, "__init__.py")):
+                path = self._by_file.get(os.path.normpath(candidate))
+                if path is not None:
+                    return self.modules[path]
+            return None
+        parts = spec.split(".")
+        here = os.path.dirname(os.path.abspath(importer))
+        # Python finds `a.b` under a folder on its path: the script's own folder, or one
+        # above it (a project root, `sys.path.append("..")`). A file under a folder that is
+        # not above the importer (another repository beside it) is not what it imports.
+        paths = [p for p in self._by_name.get(tuple(parts), ())
+                 if _above(_import_root(p, len(parts)), here)]
+        if not paths:
+            return None
+        best = max(paths, key=lambda p: len(_import_root(p, len(parts))))
+        return self.modules[best]
+
+    # ---------------------------------------------------------------- functions
+
+    def resolve(self, module: ModuleSummary, callee: tuple[str, str],
+                _depth: int = 0) -> tuple[ModuleSummary, FunctionFact] | None:
+        """The function ``callee`` (a call's reference, made in ``module``) is, if the
+        project has it."""
+        spec, qualname = callee
+        if _depth > _DEPTH:
+            return None
+        if spec == "":
+            found = module.functions.get(qualname)
+            if found is not None:
+                return module, found
+            head = qualname.split(".", 1)[0]
+            imported = module.imports.get(head)
+            if imported is None:
+                return None
+            rest = qualname[len(head):]
+            return self.resolve(module, (imported[0], (imported[1] or "") + rest
+                                         if imported[1] else rest.lstrip(".")), _depth + 1)
+        target = self.module(module.path, spec)
+        if target is not None:
+            found = target.functions.get(qualname)
+            if found is not None:
+                return target, found
+            head = qualname.split(".", 1)[0]
+            if head in target.imports and target.path != module.path:  # a re-export
+                return self.resolve(target, ("", qualname), _depth + 1)
+        if "." in qualname:  # `from pkg import agent; agent.train()`
+            head, rest = qualname.split(".", 1)
+            sub = self.module(module.path, f"{spec}.{head}" if spec != "." * len(spec)
+                              else f"{spec}{head}")
+            if sub is not None:
+                found = sub.functions.get(rest)
+                if found is not None:
+                    return sub, found
+        return None
+
+    def function(self, path: str, qualname: str) -> FunctionFact | None:
+        m = self.modules.get(path)
+        return m.functions.get(qualname) if m is not None else None
+
+    def _caller_table(self) -> dict[tuple[str, str], list[Site]]:
+        if self._callers is None:
+            table: dict[tuple[str, str], list[Site]] = {}
+            for site, (module, fn) in self.sites():
+                table.setdefault((module.path, fn.qualname), []).append(site)
+            self._callers = table
+        return self._callers
+
+    def calls_to(self, path: str, qualname: str) -> list[Site]:
+        """Every call in the project that reaches the function ``qualname`` of ``path``."""
+        return self._caller_table().get((path, qualname), [])
+
+    def sites(self) -> list[tuple[Site, tuple[ModuleSummary, FunctionFact]]]:
+        """Every call that reaches a function of the project, with that function (each
+        call resolved once per project)."""
+        if self._resolved is None:
+            out = []
+            cache: dict[tuple[str, str, str], tuple[ModuleSummary, FunctionFact] | None] = {}
+            for m in self.modules.values():
+                for c in m.calls:
+                    key = (m.path, *c.callee)
+                    if key not in cache:
+                        cache[key] = self.resolve(m, c.callee)
+                    found = cache[key]
+                    if found is not None:
+                        out.append((Site(m, c), found))
+            self._resolved = out
+        return self._resolved
+
+    # ---------------------------------------------------------------- hot functions
+
+    def hot_call(self, path: str, qualname: str) -> Site | None:
+        """A call that makes the function run once per iteration of an eager Python loop:
+        itself in such a loop, or in a function that runs so (through any chain of calls,
+        none of them traced nor eager on purpose). ``None`` when no such chain exists."""
+        if self._hot is None:
+            self._hot = self._hot_functions()
+        return self._hot.get((path, qualname))
+
+    def _hot_functions(self) -> dict[tuple[str, str], Site]:
+        hot: dict[tuple[str, str], Site] = {}
+        callers = self._caller_table()
+        by_caller: dict[tuple[str, str], list[tuple[tuple[str, str], Site]]] = {}
+        todo: list[tuple[str, str]] = []
+        for key, sites in callers.items():
+            for site in sites:
+                c = site.call
+                if c.traced or c.guarded:
+                    continue
+                by_caller.setdefault((site.module.path, c.caller), []).append((key, site))
+                if c.loop and key not in hot:
+                    hot[key] = site
+                    todo.append(key)
+        while todo:
+            key = todo.pop()
+            fact = self.function(*key)
+            if fact is not None and fact.traced:
+                continue  # what a traced function calls is traced with it
+            for callee, site in by_caller.get(key, ()):
+                if callee not in hot:
+                    hot[callee] = hot[key] if not site.call.loop else site
+                    todo.append(callee)
+        return hot
+
+    def where(self, site: Site) -> str:
+        """``path:line`` of a call, for messages (``path, cell N, line L`` in a notebook)."""
+        pos = site.call.pos
+        name = os.path.basename(site.module.path)
+        return f"{name}:{pos[0]}" if not pos[4] else f"{name}, cell {pos[4]}, line {pos[0]}"

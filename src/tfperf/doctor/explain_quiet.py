@@ -1,0 +1,116 @@
+"""Nothing wrong, or nothing recognised: the lines no row explained, and whether any of them could
+be a TensorFlow problem.
+
+A log with no cause at failure or warning is "nothing wrong" only when every line tfperf did
+not recognise is ordinary output: progress bars, epoch lines, the program's own prints. A line
+with an error or warning shape (an exception, ``ERROR``/``Error:``, ``WARNING``/``Warning:``, a
+``...Warning:`` category, an E-, F- or W-level log line, ``failed``, ``Traceback``) that no row
+knows decides otherwise when it is TensorFlow's (``is_tf_line``: a TensorFlow log line, a
+``WARNING:tensorflow``/``absl`` line, TFLite's reporter, or one naming TensorFlow things): then the
+log holds a TensorFlow message tfperf cannot read, and it says "nothing recognised". The same
+shapes in lines that are not TensorFlow's (the program's own error, pip's or another library's
+warning) are listed apart as "not TensorFlow's" and do not stop "nothing wrong with TensorFlow".
+
+Only run when no problem was found; the lines are found with literal finds (a regex per line of
+a 10,000-line log would cost more than the rest of the check).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+# literals one of which every shaped line holds (case-sensitive, as programs print them)
+_SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
+                "Traceback", "failed", "Failed", "Exception", "Killed", "Aborted",
+                "Segmentation fault", "core dumped", "Check failed")
+_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
+                    r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
+                    r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
+                    r"Segmentation fault|core dumped|Check failed")
+_WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\b\w+Warning\b|warnings\.warn|\bWARN\b")
+# a glog/absl log line at level W, E or F (its origin a source file)
+_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[WEF])"
+                    r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\:-]+\.(?:cc|h|cpp|c|py)):\d+\]")
+_TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor|tflite|keras")
+# TensorFlow's own Python loggers and TFLite's reporter
+_TF_LOGGER = re.compile(r"WARNING:(?:tensorflow|absl|keras)|^\s*(?:WARNING|ERROR|INFO): "
+                        r"[^\n]*\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|[Ii]nterpreter|"
+                        r"[Ss]ubgraph|[Nn]ode|TfLite|TFLite|XNNPACK)\b")
+
+
+@dataclass(frozen=True)
+class LooseLine:
+    """A line no row explained that has an error or warning shape."""
+
+    line: int  # 0-based
+    kind: str  # "error" | "warning"
+    tensorflow: bool  # TensorFlow's (a message tfperf cannot read) or not (the program's own)
+
+
+def _shape(text: str) -> str:
+    if m := _LEVEL.match(text):
+        return "warning" if m["level"] == "W" else "error"
+    if _ERROR.search(text):
+        return "error"
+    if _WARNING.search(text):
+        return "warning"
+    return ""
+
+
+def is_tf_line(text: str) -> bool:
+    """The line is TensorFlow's own: a log line from its sources, its Python loggers, TFLite's
+    reporter, or a line naming TensorFlow things (tensorflow, keras, tf., a tensor, a layer...)."""
+    from tfperf.doctor.explain_floor import TF_CODE, TF_CONTEXT
+
+    if (m := _LEVEL.match(text)) and _TF_SOURCE.search(m["file"]):
+        return True
+    return bool(_TF_LOGGER.search(text) or TF_CONTEXT.search(text) or TF_CODE.search(text))
+
+
+def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseLine]:
+    """The lines with an error or warning shape that no row explained, in order."""
+    starts, pos = [0], 0
+    while (pos := text.find("\n", pos) + 1) > 0:
+        starts.append(pos)
+    found: set[int] = set()
+    for needle in _SHAPE_WORDS:
+        at = text.find(needle)
+        while at >= 0:
+            li = bisect.bisect_right(starts, at) - 1
+            found.add(li)
+            at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
+    for prefix in (": W ", ": E ", ": F "):  # timestamped log lines at W/E/F
+        at = text.find(prefix)
+        while at >= 0:
+            found.add(bisect.bisect_right(starts, at) - 1)
+            at = text.find(prefix, at + 1)
+    # glog's "W tensorflow/..." and absl's "W0713 ..." (not "Epoch", "Found")
+    found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F")
+                 and (text[at + 1:at + 2] == " " or text[at + 1:at + 2].isdigit()))
+    out: list[LooseLine] = []
+    for li in sorted(found - explained):
+        if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
+                                                                               explained):
+            continue
+        out.append(LooseLine(li, kind, is_tf_line(lines[li])))
+    # a traceback's header belongs to the exception line that ends it
+    return [loose for i, loose in enumerate(out)
+            if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
+
+
+# a marker that starts a message (a log prefix, a Python logger's 'WARNING:tensorflow:'), then at
+# most one word: a paste broke the line there and the message goes on on the next line
+_CUT_HEAD = re.compile(r"(?:\]|\b(?:WARNING|ERROR|INFO):[\w.]*:?)\s*\S*\s*$")
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
+
+
+def _head_of_next(lines: list[str], li: int, explained: set[int]) -> bool:
+    """A message's head alone at the end of its line (a log prefix, or 'WARNING:tensorflow:Skipping'
+    where a paste broke the line) whose message, the next non-blank line, a row explained: the
+    two are one explained line."""
+    if not _CUT_HEAD.search(lines[li]):
+        return False
+    nxt = next((i for i in range(li + 1, min(len(lines), li + 3)) if lines[i].strip()), None)
+    return nxt is not None and nxt in explained

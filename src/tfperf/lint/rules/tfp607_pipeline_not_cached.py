@@ -1,0 +1,308 @@
+"""TFP607: a pipeline that reads and decodes its data again every epoch, with no ``cache()``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.data_defaults import mapped_function_state
+from tfperf.lint.analysis.pipelines import (
+    Pipeline,
+    from_tfds,
+    map_function,
+    map_function_flags,
+    pipeline,
+)
+from tfperf.lint.analysis.syntax import body_nodes
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+# Sources that read files: every pass reads them again.
+_FILE_SOURCES = frozenset({
+    "tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset",
+    "tensorflow.data.FixedLengthRecordDataset", "tensorflow.data.Dataset.list_files",
+})
+# What a map does that costs per element and gives the same result every pass.
+_COSTLY_PREFIXES = ("tensorflow.io.decode", "tensorflow.io.parse", "tensorflow.image.decode",
+                    "tensorflow.audio.decode", "tensorflow.io.read_file",
+                    "tensorflow.image.resize", "tensorflow.decode_", "tensorflow.parse_",
+                    "tensorflow.read_file", "tensorflow.compat.v1.parse", "tensorflow.signal.",
+                    "tensorflow.strings.")
+# Steps that make the rest of the pipeline depend on the pass, or end it.
+_BATCHING = frozenset({"batch", "padded_batch", "bucket_by_sequence_length"})
+_EPOCHS_MIN = 2
+
+
+def _costly_map(ctx: Context, step: ast.Call) -> str | None:
+    """A ``map`` whose function decodes, parses, reads or resizes, deterministically: what
+    it calls that costs, named for the message."""
+    fn = map_function(ctx, step)
+    if fn is None:
+        return None
+    state = mapped_function_state(ctx, fn, map_function_flags(ctx, step))
+    if state.stateful:
+        return None  # random augmentation: must run every pass
+    n: Any
+    for n in body_nodes(fn):
+        if type(n) is ast.Call:
+            q = ctx.qualname(n.func) or ""
+            if q.startswith(_COSTLY_PREFIXES):
+                return q.replace("tensorflow.", "tf.", 1)
+    return None
+
+
+def _epochs(ctx: Context, call: Any) -> bool:
+    """``model.fit(ds, epochs=E)`` with ``E`` not a literal below 2."""
+    for k in call.keywords:
+        if k.arg == "epochs":
+            v = k.value
+            return not (type(v) is ast.Constant and type(v.value) is int
+                        and v.value < _EPOCHS_MIN)
+    return False
+
+
+def _reread(ctx: Context, use: Any) -> bool:
+    """``use`` (the pipeline as read) is read once per epoch: iterated by a ``for`` that
+    runs inside another loop, or handed to ``fit`` with several epochs."""
+    p: Any = ctx.parent(use)
+    if type(p) in (ast.For, ast.AsyncFor) and p.iter is use:
+        return bool(ctx.enclosing_loops(p))
+    if type(p) is ast.Call and p.args and p.args[0] is use and type(p.func) is ast.Attribute \
+            and p.func.attr == "fit":
+        return _epochs(ctx, p)
+    return False
+
+
+class PipelineNotCached(Rule):
+    code = "TFP607"
+    name = "pipeline-not-cached"
+    message = ("the pipeline reads and decodes its data again every epoch: no cache() after "
+               "the deterministic steps")
+    hint = ("add .cache() after the last deterministic map (before shuffle, random "
+            "augmentation and batch); .cache(filename) when it does not fit in memory")
+    claims = ("S19",)
+    group = "perf"  # judged: 7 true, 3 minor, 0 false on dev and held-out: docs/lint.md
+    node_types = ()
+    needs_tf = True
+    docs = """\
+## What it does
+Finds a `tf.data` pipeline read once per epoch (a `for` over it inside an epoch loop, or
+`model.fit(ds, epochs=E)`) that reads files (`TFRecordDataset`, `TextLineDataset`,
+`list_files`...) or whose `map` decodes, parses, reads or resizes (`tf.io.decode_*`,
+`tf.io.parse_*`, `tf.io.read_file`, `tf.image.decode_*`, `tf.image.resize`) without random
+operations, and that has no `cache()` anywhere. The finding is on the last such map, where
+`cache()` belongs. Pipelines followed through names, `functools.partial` map functions seen
+through.
+
+## Why is this bad?
+Every epoch the pipeline reads the same files and decodes the same bytes into the same
+tensors again. `cache()` keeps the decoded elements after the first pass (in memory, or in a
+file with `cache(filename)`), so later epochs only run what must change per epoch (shuffle,
+augmentation). TF's data-performance guide: "cache a dataset ... to save some operations
+(like file opening and data reading) from being executed during each epoch" (claim S19's
+pipeline advice).
+
+## Example
+```python
+ds = tf.data.TFRecordDataset(files).map(parse).shuffle(1000).batch(64)
+model.fit(ds, epochs=20)
+```
+
+## Use instead
+```python
+ds = tf.data.TFRecordDataset(files).map(parse).cache().shuffle(1000).batch(64)
+```
+
+## Fix safety
+No automatic fix: the decoded dataset must fit where it is cached (memory, or a file), and
+`cache()` must come before random steps.
+
+## Known limitations
+Not reported: pipelines read once (no epoch loop, `epochs=1`), maps with a random op (they
+must run every epoch; the deterministic part before them could still be cached, which the
+rule does not see), pipelines from `tfds.load` (TFDS caches small datasets itself), and maps
+whose function is not visible here. The rule cannot tell whether the decoded data fits in
+memory.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            ds = tf.data.TFRecordDataset(files).map(parse).cache().shuffle(1000).batch(64)
+            model.fit(ds, epochs=20)
+        """, spelling="loop: fit epochs"),
+        # A new pipeline per fold: each is read once.
+        Valid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            for fold in folds:
+                ds = tf.data.TFRecordDataset(fold).map(parse).batch(64)
+                for batch in ds:
+                    step(batch)
+        """, spelling="loop: pipeline per fold"),
+        # Read once.
+        Valid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            ds = tf.data.TFRecordDataset(files).map(parse).batch(64)
+            model.evaluate(ds)
+        """, spelling="name"),
+        # A random map must run every epoch.
+        Valid("""
+            import tensorflow as tf
+            def augment(x):
+                return tf.image.random_flip_left_right(tf.io.decode_jpeg(x))
+            ds = tf.data.TFRecordDataset(files).map(augment).batch(64)
+            for epoch in range(10):
+                for batch in ds:
+                    step(batch)
+        """, spelling="loop: for in for"),
+        Valid("""
+            import tensorflow as tf
+            def load(path):
+                return tf.image.decode_png(tf.io.read_file(path))
+            ds = tf.data.Dataset.from_tensor_slices(paths).map(load).cache().batch(8)
+            model.fit(ds, epochs=5)
+        """, spelling="index: from_tensor_slices of paths"),
+        Valid("""
+            from data import make
+            model.fit(make(files), epochs=20)
+        """, files={"data.py": """
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            def make(files):
+                return tf.data.TFRecordDataset(files).map(parse).cache().batch(64)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            # %%
+            ds = tf.data.TFRecordDataset(files).map(parse).cache().batch(64)
+            model.fit(ds, epochs=20)
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (
+        Invalid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            ds = tf.data.TFRecordDataset(files).map(parse).shuffle(1000).batch(64)
+            model.fit(ds, epochs=20)
+        """, count=1, lines=(4,), spelling="loop: fit epochs"),
+        # Iterated in an epoch loop, built through names.
+        Invalid("""
+            import tensorflow as tf
+            def load(path):
+                return tf.image.decode_png(tf.io.read_file(path))
+            ds = tf.data.Dataset.from_tensor_slices(paths)
+            ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE)
+            ds = ds.batch(8)
+            for epoch in range(10):
+                for images in ds:
+                    step(images)
+        """, count=1, lines=(5,), spelling="loop: for in for"),
+        # A while loop over epochs.
+        Invalid("""
+            import tensorflow as tf
+            def parse(line):
+                return tf.io.decode_csv(line, [0.0, 0.0])
+            ds = tf.data.TextLineDataset(["a.csv"]).map(parse).batch(32)
+            epoch = 0
+            while epoch < 50:
+                for batch in ds:
+                    step(batch)
+                epoch += 1
+        """, count=1, lines=(4,), spelling="loop: while"),
+        # The map function through functools.partial; fit's epochs held in a name.
+        Invalid("""
+            import functools
+            import tensorflow as tf
+            def load(path, size):
+                return tf.image.resize(tf.image.decode_jpeg(tf.io.read_file(path)), size)
+            ds = tf.data.Dataset.from_tensor_slices(paths).map(
+                functools.partial(load, size=(224, 224))).batch(32)
+            model.fit(ds, epochs=n_epochs)
+        """, count=1, lines=(5,), spelling="name"),
+        # The pipeline is built in another module; the fit in this one.
+        Invalid("""
+            from data import make
+            ds = make(files)
+            model.fit(ds, epochs=20)
+        """, files={"data.py": """
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            def make(files):
+                ds = tf.data.TFRecordDataset(files).map(parse).batch(64)
+                model.fit(ds, epochs=3)
+                return ds
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            def parse(r):
+                return tf.io.parse_single_example(r, {"x": tf.io.FixedLenFeature([], tf.string)})
+            # %%
+            ds = tf.data.TFRecordDataset(files).map(parse).batch(64)
+            # %%
+            model.fit(ds, epochs=20)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        if "map" not in ctx.source:
+            return
+        by_attr, _ = ctx.call_groups()
+        reported: set[int] = set()
+        uses: list[ast.AST] = [c.args[0] for c in by_attr.get("fit", ()) if c.args]
+        loops: list[Any] = ctx.nodes_of(ast.For, ast.AsyncFor)
+        uses += [f.iter for f in loops]
+        for use in uses:
+            if not _reread(ctx, use):
+                continue
+            pipe = pipeline(ctx, use)
+            p: Any = ctx.parent(use)
+            if type(p) in (ast.For, ast.AsyncFor) and any(
+                    loop in ctx.enclosing_loops(p) for loop in ctx.enclosing_loops(pipe.source)):
+                continue  # built anew in the epoch loop (a fold, a sweep): each read is a first
+            where = self._where(ctx, pipe)
+            if where is not None and id(where) not in reported:
+                reported.add(id(where))
+                yield self.finding(ctx, where)
+
+    @staticmethod
+    def _where(ctx: Context, pipe: Pipeline) -> ast.Call | None:
+        """The last deterministic costly map before any batching, when the pipeline has no
+        ``cache()``, is not from TFDS and reads files or decodes."""
+        if from_tfds(ctx, pipe.source) or not pipe.known:
+            return None
+        methods = pipe.methods()
+        if "cache" in methods or "take" in methods:
+            return None
+        files = (ctx.qualname(getattr(pipe.source, "func", None)) or "") in _FILE_SOURCES
+        last = None
+        for step in pipe.steps:
+            method = step.func.attr
+            if method in _BATCHING:
+                break
+            if method in ("map", "interleave", "flat_map") and step.args:
+                if _costly_map(ctx, step) is not None or (files and method == "map"
+                                                          and _deterministic(ctx, step)):
+                    last = step
+                elif method == "map" and not _deterministic(ctx, step):
+                    break  # random from here on: cache() would freeze it
+        return last
+
+
+def _deterministic(ctx: Context, step: ast.Call) -> bool:
+    fn = map_function(ctx, step)
+    if fn is None:
+        return False
+    state = mapped_function_state(ctx, fn, map_function_flags(ctx, step))
+    return state.known and not state.stateful

@@ -1,0 +1,258 @@
+"""TFP608: per-element NumPy work inside the generator of ``Dataset.from_generator``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import resolve_def
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+_FROM_GENERATOR = frozenset({"tensorflow.data.Dataset.from_generator",
+                             "tensorflow.compat.v1.data.Dataset.from_generator"})
+# Calls that only wrap or allocate (cheap per element): not the work the rule is about.
+_LIGHT = frozenset({"numpy.array", "numpy.asarray", "numpy.float32", "numpy.int32",
+                    "numpy.int64", "numpy.float64", "numpy.zeros", "numpy.ones", "numpy.empty",
+                    "numpy.arange", "numpy.random.seed", "numpy.random.randint",
+                    "numpy.random.choice", "numpy.random.shuffle", "numpy.random.permutation",
+                    "numpy.expand_dims", "numpy.reshape", "numpy.squeeze"})
+# Host libraries whose per-element work a generator serialises.
+_HEAVY_ROOTS = ("cv2.", "PIL.", "scipy.", "skimage.", "librosa.", "imageio.", "soundfile.")
+
+
+def _generator_fn(ctx: Context, expr: Any, depth: int = 0) -> ast.AST | None:
+    """The generator function handed to ``from_generator``: a ``def`` (by name or as
+    ``self.method``), a ``lambda: gen(...)``, ``functools.partial(gen, ...)``."""
+    if depth > 3 or expr is None:
+        return None
+    if type(expr) is ast.Lambda and type(expr.body) is ast.Call:
+        return _generator_fn(ctx, expr.body.func, depth + 1)
+    if type(expr) is ast.Call and ctx.qualname(expr.func) == "functools.partial" and expr.args:
+        return _generator_fn(ctx, expr.args[0], depth + 1)
+    if type(expr) is ast.Call and not expr.args and not expr.keywords:  # from_generator(gen())
+        return None
+    found = resolve_def(ctx, expr)
+    if found is not None and type(found) is not ast.Lambda:
+        return found
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "assign" and b.value is not expr:
+            return _generator_fn(ctx, b.value, depth + 1)
+    return None
+
+
+def _heavy_work(ctx: Context, fn: Any) -> str | None:
+    """A NumPy (or image/audio library) call run per yielded element: in a loop that
+    yields, or anywhere in a generator whose ``yield`` is in a loop."""
+    loops = [n for n in ast.walk(fn) if type(n) in (ast.For, ast.While)
+             and any(type(m) in (ast.Yield, ast.YieldFrom) for m in ast.walk(n))]
+    n: Any
+    for loop in loops:
+        for n in ast.walk(loop):
+            if type(n) is not ast.Call:
+                continue
+            q = ctx.qualname(n.func)
+            if q is None:
+                continue
+            if (q.startswith("numpy.") and q not in _LIGHT
+                    and not q.startswith("numpy.random.")) or q.startswith(_HEAVY_ROOTS):
+                return q.replace("numpy.", "np.", 1)
+    return None
+
+
+class GeneratorBoundPipeline(Rule):
+    code = "TFP608"
+    name = "generator-bound-pipeline"
+    message = ("Dataset.from_generator runs its generator in Python, one element at a time: "
+               "its NumPy work cannot run in parallel")
+    hint = ("yield raw items (paths, indices) and do the work in .map(..., "
+            "num_parallel_calls=tf.data.AUTOTUNE) with TF ops, or precompute it once")
+    claims = ("S19",)
+    group = "preview"  # new (issue 25): waits for judged findings
+    node_types = (ast.Call,)
+    callee_names = frozenset({"from_generator"})
+    needs_tf = True
+    docs = """\
+## What it does
+Finds `tf.data.Dataset.from_generator(gen, ...)` whose generator (a function of this module,
+by name, `self.method`, `lambda: gen(...)` or `functools.partial(gen, ...)`) does NumPy work
+per yielded element (any `np.*` call beyond wrapping, allocating and drawing random numbers:
+`np.fft`, `np.clip`, `np.convolve`, `np.pad`, `np.load`...) or calls an image or audio
+library (`cv2`, `PIL`, `scipy`, `skimage`, `librosa`) in the loop that yields.
+
+## Why is this bad?
+tf.data runs a generator in the Python interpreter, under the GIL, strictly one element
+after another: `num_parallel_calls`, autotuning and `prefetch` cannot spread that work over
+cores, so the input pipeline is as fast as one Python thread (TF's `from_generator`
+documentation: "limited portability and scalability ... must run in the same process as
+the Python program"; the data-performance guide's advice is to parallelise the
+transformation work in `map`). TF ops in a parallel `map` run on every core.
+
+## Example
+```python
+def gen():
+    for path in paths:
+        audio = np.load(path)
+        yield np.abs(np.fft.rfft(audio))
+ds = tf.data.Dataset.from_generator(gen, output_signature=spec)
+```
+
+## Use instead
+```python
+ds = tf.data.Dataset.from_tensor_slices(paths).map(
+    lambda p: tf.abs(tf.signal.rfft(load(p))), num_parallel_calls=tf.data.AUTOTUNE)
+```
+
+## Fix safety
+No automatic fix: the work must be rewritten with TF ops (or wrapped in `tf.numpy_function`
+inside a parallel `map`, which still holds the GIL while it runs).
+
+## Known limitations
+Only generators defined in this module; generators that yield arrays already in memory
+(`yield x[i], y[i]`) or only wrap, allocate or draw random numbers (`np.array`, `np.zeros`,
+`np.random.rand(4)`) are not reported: there, the cost per element is small.
+"""
+    valid = (
+        # A partial of a generator that only slices arrays in memory.
+        Valid("""
+            import functools
+            import tensorflow as tf
+            def windows(signal, size):
+                for start in range(0, len(signal) - size, size):
+                    yield signal[start:start + size]
+            ds = tf.data.Dataset.from_generator(functools.partial(windows, sig, 512),
+                                                output_types=tf.float64)
+        """, spelling="index: partial"),
+        # Indices in memory, yielded as they are.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                for i in range(len(x)):
+                    yield x[i], y[i]
+            ds = tf.data.Dataset.from_generator(gen, output_types=(tf.float32, tf.int32))
+        """, spelling="loop: for"),
+        # The work in a parallel map with TF ops.
+        Valid("""
+            import tensorflow as tf
+            def load(p):
+                return tf.io.parse_tensor(tf.io.read_file(p), tf.float32)
+            ds = tf.data.Dataset.from_tensor_slices(paths).map(
+                lambda p: tf.abs(tf.signal.rfft(load(p))), num_parallel_calls=tf.data.AUTOTUNE)
+        """, spelling="name"),
+        # NumPy work outside the loop: done once.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                table = np.fft.rfft(np.ones(1024))
+                while True:
+                    yield table
+            ds = tf.data.Dataset.from_generator(gen, output_types=tf.complex128)
+        """, spelling="loop: while"),
+        Valid("""
+            import tensorflow as tf
+            from feeders import Feeder
+            feeder = Feeder(items)
+            ds = tf.data.Dataset.from_generator(feeder.items, output_types=tf.float32)
+        """, files={"feeders.py": """
+            import numpy as np
+            class Feeder:
+                def __init__(self, items):
+                    self._items = items
+                def items(self):
+                    for it in self._items:
+                        yield np.asarray(it, dtype=np.float32)
+        """}, spelling="module"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                for i in range(100):
+                    yield np.array([i])
+            # %%
+            ds = tf.data.Dataset.from_generator(gen, output_types=tf.int64)
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                for path in paths:
+                    audio = np.load(path)
+                    yield np.abs(np.fft.rfft(audio))
+            ds = tf.data.Dataset.from_generator(gen, output_types=tf.float32)
+        """, count=1, lines=(7,), spelling="loop: for"),
+        # A while True generator with a convolution per element.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                while True:
+                    x = np.random.normal(size=(4096,))
+                    yield np.convolve(x, kernel, mode="same")
+            ds = tf.data.Dataset.from_generator(gen, output_types=tf.float64)
+        """, count=1, lines=(7,), spelling="loop: while"),
+        # A method through a lambda, with OpenCV per image.
+        Invalid("""
+            import cv2
+            import tensorflow as tf
+            class Loader:
+                def frames(self, paths):
+                    for p in paths:
+                        yield cv2.resize(cv2.imread(p), (224, 224))
+                def dataset(self, paths):
+                    return tf.data.Dataset.from_generator(lambda: self.frames(paths),
+                                                          output_types=tf.uint8)
+        """, count=1, lines=(8,), spelling="name"),
+        # functools.partial of a generator.
+        Invalid("""
+            import functools
+            import numpy as np
+            import tensorflow as tf
+            def windows(signal, size):
+                for start in range(0, len(signal) - size, size):
+                    yield np.hanning(size) * signal[start:start + size]
+            ds = tf.data.Dataset.from_generator(functools.partial(windows, sig, 512),
+                                                output_types=tf.float64)
+        """, count=1, lines=(7,), spelling="index: partial"),
+        Invalid("""
+            import tensorflow as tf
+            from feeders import make
+            ds = make(paths)
+        """, files={"feeders.py": """
+            import numpy as np
+            import tensorflow as tf
+            def gen(paths):
+                for p in paths:
+                    yield np.log1p(np.load(p))
+            def make(paths):
+                return tf.data.Dataset.from_generator(lambda: gen(paths), output_types=tf.float32)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def gen():
+                for path in paths:
+                    yield np.abs(np.fft.rfft(np.load(path)))
+            # %%
+            ds = tf.data.Dataset.from_generator(gen, output_types=tf.float32)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        call: Any = node
+        if ctx.call_qualname(node) not in _FROM_GENERATOR:
+            return
+        gen = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "generator"), None)
+        fn = _generator_fn(ctx, gen)
+        if fn is None:
+            return
+        work = _heavy_work(ctx, fn)
+        if work is not None:
+            yield self.finding(ctx, node, f"{self.message} ({work} per element)")
