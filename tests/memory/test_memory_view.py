@@ -142,7 +142,11 @@ def test_cli_script_steps_are_its_tf_function_calls(cli, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--memory", "--batch", "4"], "go with --fit"),
+    (["--memory", "--batch", "4"], "--batch goes with --fit, not --memory"),
+    (["--device", "T4"], "--device goes with --fit"),  # not silently ignored by the time view
+    (["--batch", "4", "--precision", "float32"], "--batch, --precision go with --fit"),
+    (["--leak-steps", "3"], "--leak-steps goes with --memory"),
+    (["--memory", "--try-fixes"], "--try-fixes goes with the time view, not --memory"),
     (["--memory", "--fit"], "give one of them"),
     (["--fit", "--device", "Quantum 9000"], "neither a size"),
     (["--memory", "--leak-steps", "-1"], "0 or more"),
@@ -151,6 +155,13 @@ def test_bad_input_is_one_line_and_exit_2(cli, module, args, message):
     done = cli("profile", "memmod:step", "--inputs", "memmod:make", *args, cwd=module)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_leak_steps_are_for_a_function_not_a_script(cli, tmp_path):
+    (tmp_path / "s.py").write_text("print(1)\n")
+    done = cli("profile", "--memory", "s.py", "--leak-steps", "5", cwd=tmp_path)
+    assert done.returncode == 2 and "--leak-steps is for MODULE:FUNCTION" in done.stderr
+    assert done.stdout == ""  # refused before the script ran
 
 
 def test_fit_needs_a_function_not_a_script(cli, tmp_path):

@@ -37,6 +37,36 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "other is shown beside it")
 
 
+def _fit_only(args: argparse.Namespace) -> list[str]:
+    return [o for o in ("--batch", "--device", "--precision")
+            if getattr(args, o[2:], None) is not None]
+
+
+def _go(options: list[str]) -> str:
+    return f"{', '.join(options)} {'goes' if len(options) == 1 else 'go'}"
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Every ``tfperf profile`` run: the memory view's options given without it, or with an
+    option of the time view's, are bad input (not silently ignored)."""
+    from tfperf.cli import UsageError
+
+    memory, fit = bool(getattr(args, "memory", False)), bool(getattr(args, "fit", False))
+    if not (memory or fit):
+        if fit_only := _fit_only(args):
+            raise UsageError(f"{_go(fit_only)} with --fit (will it fit, before running)")
+        if getattr(args, "leak_steps", None) is not None:
+            raise UsageError("--leak-steps goes with --memory")
+        return
+    view = "--memory" if memory else "--fit"
+    for option, given in (("--try-fixes", getattr(args, "try_fixes", False)),
+                          ("--read", getattr(args, "read", None) is not None),
+                          ("--compare", getattr(args, "compare", None) is not None),
+                          ("--remote", getattr(args, "remote", None) is not None)):
+        if given:
+            raise UsageError(f"{option} goes with the time view, not {view}")
+
+
 def run_memory(args: argparse.Namespace, kind: str, script_args: list[str]) -> int:
     from tfperf.cli import UsageError
 
@@ -44,12 +74,14 @@ def run_memory(args: argparse.Namespace, kind: str, script_args: list[str]) -> i
         raise UsageError("--memory measures a run and --fit predicts one: give one of them")
     if args.leak_steps is not None and args.leak_steps < 0:
         raise UsageError("--leak-steps must be 0 or more")
+    if args.leak_steps is not None and kind == "script":
+        raise UsageError("--leak-steps is for MODULE:FUNCTION: a script's leaks are sampled "
+                         "on each top-level tf.function call after the captured ones")
     if args.batch is not None and args.batch < 1:
         raise UsageError("--batch must be at least 1")
-    fit_only = [o for o, v in (("--batch", args.batch), ("--device", args.device),
-                               ("--precision", args.precision)) if v is not None]
+    fit_only = _fit_only(args)
     if args.memory and fit_only:
-        raise UsageError(f"{', '.join(fit_only)} go with --fit, not --memory")
+        raise UsageError(f"{_go(fit_only)} with --fit, not --memory")
     if args.fit and kind == "script":
         raise UsageError("--fit predicts one step: give MODULE:FUNCTION (the step) and "
                          "--inputs, not a script")
@@ -109,4 +141,4 @@ def run_memory(args: argparse.Namespace, kind: str, script_args: list[str]) -> i
     return int(report.exit_status)
 
 
-__all__ = ["add_options", "run_memory"]
+__all__ = ["add_options", "check_options", "run_memory"]

@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
 
     script_args = _split_rest(args)
+    from tfperf.memory.command import check_options
+
+    check_options(args)
     if args.read is not None or args.compare is not None:
         from tfperf.profile.read.command import run_read
 
