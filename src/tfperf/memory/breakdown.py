@@ -9,6 +9,11 @@ holds (``holders.py``): weights, optimizer slots, the step's input tensors, and 
 graphs' *constants* (``Const`` ops and what Grappler folds into constants, such as the
 gradient of a mean); what none of them explains is *other* (tensors the program keeps
 elsewhere), the only part the breakdown does not name.
+
+A live tensor counts its own bytes (what it requested): BFC may hand an 8 MiB tensor a
+14 MiB free chunk (it splits a chunk only when it is at least twice the request), and what
+the chunks hold beyond their tensors is *allocator_slack*, so the shares still add up to the
+allocator's peak.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from tfperf.memory.sites import SiteIndex, is_backward, layer_of, plain_name
 from tfperf.memory.timeline import StepPeak
 
 CATEGORIES = ("weights", "optimizer_slots", "inputs", "constants", "activations",
-              "gradients", "optimizer_update", "other")
+              "gradients", "optimizer_update", "allocator_slack", "other")
 INPUT_OPS = ("IteratorGetNext", "OptionalGetValue", "_Arg", "Placeholder")
 TOP = 10
 
@@ -71,6 +76,11 @@ class Breakdown:
                 "by_line": [g.to_dict() for g in self.by_line]}
 
 
+def tensor_bytes(e: AllocEvent) -> int:
+    """What the tensor asked for (an event without the figure: what it was handed)."""
+    return min(e.requested, e.nbytes) if e.requested > 0 else e.nbytes
+
+
 def category(e: AllocEvent, optimizer_scopes: Sequence[str]) -> str:
     node = plain_name(e.op)
     if any(k in node for k in INPUT_OPS):
@@ -111,7 +121,9 @@ def breakdown(peak: StepPeak, holders: Holders | None, sites: SiteIndex | None,
     by_line: dict[str, Group] = {}
     sizes: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for e in peak.live:
-        cats[category(e, scopes)] += e.nbytes
+        own = tensor_bytes(e)
+        cats[category(e, scopes)] += own
+        cats["allocator_slack"] += e.nbytes - own
         site = sites.site(e.op) if sites is not None and e.op else None
         where = (label(site.path, site.line) if label else f"{site.path}:{site.line}") \
             if site else None
@@ -123,9 +135,9 @@ def breakdown(peak: StepPeak, holders: Holders | None, sites: SiteIndex | None,
             g = table.get(key)
             if g is None:
                 g = table[key] = Group(key, site=where if table is by_op else None)
-            g.bytes += e.nbytes
+            g.bytes += own
             g.count += 1
-            sizes[f"{id(table)}:{key}"].append((e.nbytes, e.shape))
+            sizes[f"{id(table)}:{key}"].append((own, e.shape))
     for table in (by_op, by_layer, by_line):
         for key, g in table.items():
             shapes = sorted(sizes[f"{id(table)}:{key}"], key=lambda s: -s[0])
@@ -137,4 +149,4 @@ def breakdown(peak: StepPeak, holders: Holders | None, sites: SiteIndex | None,
     return Breakdown(peak.peak_bytes, cats, top(by_op), top(by_layer), top(by_line))
 
 
-__all__ = ["CATEGORIES", "Breakdown", "Group", "breakdown", "category"]
+__all__ = ["CATEGORIES", "Breakdown", "Group", "breakdown", "category", "tensor_bytes"]
