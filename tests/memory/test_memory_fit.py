@@ -159,3 +159,14 @@ def test_cli_fit_predicts_float32_and_mixed_side_by_side_and_checks_the_predicti
                    "--device", "1MiB", cwd=tmp_path)
     assert tiny.returncode == 1 and "does not fit" not in tiny.stderr
     assert "more than" in tiny.stdout
+
+
+def test_a_row_that_did_not_trace_shows_no_sizes():
+    """A precision whose trace failed predicted nothing: its row says so, not '0 B'."""
+    from tfperf.memory.fit import FitReport, Prediction
+
+    failed = Prediction(64, False, "mixed_float16", error="tracing failed: TypeError: dtypes")
+    report = FitReport("m:step", None, 64, [failed])
+    (row,) = [ln for ln in report.text().splitlines() if ln.startswith("mixed_float16 ")
+              and "error" in ln and "tracing failed" not in ln]
+    assert "0 B" not in row and "–" in row

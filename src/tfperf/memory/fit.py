@@ -370,8 +370,11 @@ class FitReport:
             err = f"{p.error_ratio:+.0%}" if p.error_ratio is not None else ""
             best = self.largest.get(_config(p))
             largest = "–" if best is None else (f"≥ {best}" if best >= MAX_BATCH else best)
-            rows.append([p.precision, "XLA" if p.xla else "graph",
-                         "error" if p.error else fmt_bytes(p.peak_bytes),
+            if p.error:  # nothing was predicted: no sizes to show (0 B would be a figure)
+                rows.append([p.precision, "XLA" if p.xla else "graph", "error", "–", "–",
+                             fits, measured, err, largest])
+                continue
+            rows.append([p.precision, "XLA" if p.xla else "graph", fmt_bytes(p.peak_bytes),
                          fmt_bytes(p.persistent_bytes + p.inputs_bytes),
                          fmt_bytes(p.transient_bytes), fits, measured, err, largest])
         out.append(render.text_table(
