@@ -144,7 +144,9 @@ def _simulate(module: Module, layout: _Layout, comp: int, depth: int,
         if ins.opcode in NESTED and depth < 8:
             inner = max((_simulate(module, layout, c, depth + 1)[0] for c in ins.called),
                         default=0)
-        buffer_of = _shares(ins, owner, size, refs, users)
+        buffer_of = _updated_in_place(ins, module, by_id, owner)
+        if buffer_of is None:
+            buffer_of = _shares(ins, owner, size, refs, users)
         if buffer_of is None:
             new = 0 if ins.opcode in NO_BUFFER else _bytes(ins)
             if root is not None and root.opcode == "tuple" and ins.id in root.operands and \
@@ -175,6 +177,29 @@ def _simulate(module: Module, layout: _Layout, comp: int, depth: int,
 
 def _bytes(ins: Instruction) -> int:
     return ins.nbytes
+
+
+def _updated_in_place(ins: Instruction, module: Module, by_id: dict[int, Instruction],
+                      owner: dict[int, int]) -> int | None:
+    """The buffer a ``dynamic-update-slice`` (or a fusion whose root is one, through
+    bitcasts) writes into: its operand's, in place. In the optimized module XLA's copy
+    insertion has already made that safe (a loop's stacked state is updated per iteration,
+    not copied: counting a new buffer doubled an LSTM's peak)."""
+    target: int | None = None
+    if ins.opcode == "dynamic-update-slice" and ins.operands:
+        target = ins.operands[0]
+    elif ins.opcode == "fusion" and ins.called:
+        body = module.computations.get(ins.called[0], [])
+        inner = {i.id: i for i in body}
+        root = body[-1] if body else None
+        while root is not None and root.opcode == "bitcast" and root.operands:
+            root = inner.get(root.operands[0])
+        if root is not None and root.opcode == "dynamic-update-slice":
+            # the fusion's operand that is the updated buffer: the one of the result's size
+            target = next((o for o in ins.operands
+                           if (op := by_id.get(o)) is not None and op.nbytes == ins.nbytes),
+                          None)
+    return owner.get(target) if target is not None else None
 
 
 def _shares(ins: Instruction, owner: dict[int, int], size: dict[int, int],
