@@ -13,8 +13,10 @@ models, the largest batch under a limit, and the time cost of the memory view.
 * xla: the same prediction under jit_compile=True (XLA's scheduled module) against XLA's
   measured peak.
 * overhead: a training step of a few ms, timed plain and with the memory view's per-step
-  work (a profiler capture with step markers; the leak sampler's per-step read), interleaved
-  in one process, median of per-round ratios over >= 5 rounds. The counting allocator itself
+  work (a profiler capture with step markers, in rounds alternating with plain ones; the
+  leak sampler's per-step read, timed on the same steps with and without it), in one
+  process, each round's median step, median of per-round ratios over >= 5 rounds; the leak
+  watch's two garbage-collector scans (once per run) timed apart. The counting allocator itself
   is timed against the default one in two processes run alternately.
 
 Run: .venv/bin/python benchmarks/bench_memory.py [--only predict|largest|xla|overhead]
@@ -119,6 +121,7 @@ def child_overhead(rounds: int) -> dict:
     import keras
     import tensorflow as tf
 
+    from tfperf.memory.evidence import container_snapshot
     from tfperf.memory.leaks import LeakWatch
     from tfperf.profile.capture import Capture, step
 
@@ -139,44 +142,69 @@ def child_overhead(rounds: int) -> dict:
     steps = 40
     train(x, y)
 
+    # Per-step times, and each side's median step: a busy machine's stalls (and the leak
+    # watch's two garbage-collector scans, timed apart below) do not move a median.
     def plain() -> float:
-        t0 = time.perf_counter()
+        times = []
         for _ in range(steps):
+            t0 = time.perf_counter()
             train(x, y).numpy()
-        return (time.perf_counter() - t0) / steps
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
 
     def captured() -> float:
+        times = []
         with tempfile.TemporaryDirectory() as logdir:
             cap = Capture(Path(logdir))
             cap.start()
-            t0 = time.perf_counter()
             for i in range(steps):
+                t0 = time.perf_counter()
                 with step(i):
                     train(x, y).numpy()
-            elapsed = time.perf_counter() - t0
+                times.append(time.perf_counter() - t0)
             cap.stop()
-        return elapsed / steps
+        return statistics.median(times)
 
-    def sampled() -> float:
+    def sampled() -> tuple[float, float]:
+        """The sample is taken after the step: each step is timed without it and with it
+        (the same steps, so a load burst moves both alike)."""
+        bare, times = [], []
         with LeakWatch() as watch:
-            t0 = time.perf_counter()
+            watch.expect(steps)
             for _ in range(steps):
+                t0 = time.perf_counter()
                 train(x, y).numpy()
+                t1 = time.perf_counter()
                 watch.step()
-            elapsed = time.perf_counter() - t0
-        return elapsed / steps
+                bare.append(t1 - t0)
+                times.append(time.perf_counter() - t0)
+        return statistics.median(bare), statistics.median(times)
+
+    def alternating() -> tuple[float, float]:
+        return plain(), captured()
 
     out: dict = {}
-    for name, viewed in (("capture", captured), ("leak sampling", sampled)):
-        viewed()  # warm-up: the profiler's and the sampler's first-use costs
+    for name, pair in (("capture", alternating), ("leak sampling", sampled)):
+        pair()  # warm-up: the profiler's and the sampler's first-use costs
         p, v, ratios = [], [], []
-        for _ in range(rounds):
-            a, b = plain(), viewed()
+        for r in range(rounds):
+            if pair is alternating and r % 2:  # neither side always runs first
+                b = captured()
+                a = plain()
+            else:
+                a, b = pair()
             p.append(a)
             v.append(b)
             ratios.append(b / a)
         out[name] = {"plain_s": statistics.median(p), "viewed_s": statistics.median(v),
-                     "ratio": statistics.median(ratios), "rounds": rounds}
+                     "ratio": statistics.median(ratios), "low": min(ratios),
+                     "high": max(ratios), "rounds": rounds}
+    scans = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        container_snapshot()
+        scans.append(time.perf_counter() - t0)
+    out["scan_s"] = statistics.median(scans)
     out["step_s"] = statistics.median(plain() for _ in range(rounds))
     return out
 
@@ -247,11 +275,14 @@ def _measured_largest(model: str, limit: int, grid: list[int], start: int) -> in
 def run_overhead(rounds: int) -> None:
     r = _child(["overhead", str(rounds)])
     print(f"\ntime cost of the memory view on a {r['step_s'] * 1e3:.1f} ms training step "
-          f"(counting allocator on; interleaved, median of {rounds} per-round ratios)")
+          f"(counting allocator on; one process; each round's median step; median of {rounds} "
+          f"per-round ratios, lowest-highest beside it)")
     for name in ("capture", "leak sampling"):
         x = r[name]
         print(f"  {name:<14} {x['plain_s'] * 1e3:7.2f} ms -> {x['viewed_s'] * 1e3:7.2f} ms  "
-              f"{x['ratio']:.2f}x")
+              f"{x['ratio']:.2f}x  ({x['low']:.2f}-{x['high']:.2f}x)")
+    print(f"  plus the leak watch's two garbage-collector scans for containers of tensors (at "
+          f"the end of the warm-up and at the end), once per run: {r['scan_s']:.2f} s each")
     times: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(max(3, rounds // 2)):
         for bfc in (False, True):
