@@ -17,6 +17,7 @@ A steady loop (every counter flat, memory within its noise) gets no finding.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +93,9 @@ class LeakWatch:
         self._expected = steps
 
     def __enter__(self) -> LeakWatch:
+        # garbage left by earlier work (a notebook's cells, other tests) is freed now, not in
+        # the watched steps, where the collector's frees would read as noise in the RSS
+        gc.collect()
         self.evidence.__enter__()
         self.evidence.adopt(self._functions or None)
         self._active = True
