@@ -269,3 +269,29 @@ def test_a_tensor_counts_its_own_bytes_and_the_chunks_surplus_is_named():
     assert b.categories["activations"] == 8 * MIB
     assert b.categories["allocator_slack"] == 6 * MIB
     assert sum(b.categories.values()) == 14 * MIB and b.covered == 1.0
+
+
+def test_garbage_left_before_the_view_is_not_held_at_its_peak(tf):
+    """16 MiB of tensors in cyclic garbage left by earlier work (old enough that only a full
+    collection frees it) are not the step's: the view collects them before its capture."""
+    import gc
+
+    from tfperf.memory import memory_profile
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    a.payload = tf.random.normal([4096, 1024])  # 16 MiB
+    gc.collect()  # still referenced: moved to the oldest generation
+    del a, b
+    x = tf.random.normal([1024, 256])
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(tf.tile(x, [8, 1]))
+
+    report = memory_profile(step, x, steps=2, leak_steps=0)
+    cpu = next(d for d in report.devices if d.device == "CPU")
+    assert cpu.worst.start_bytes < 16 * MIB, cpu.breakdown.categories

@@ -9,6 +9,7 @@ that the profiler's own buffers do not look like growth. Judge and render: ``rep
 
 from __future__ import annotations
 
+import gc
 import runpy
 import sys
 import time
@@ -88,6 +89,9 @@ def memory_profile(fn: Callable[..., Any], *args: Any, steps: int = DEFAULT_CAPT
     try:
         with session.collector.collecting():
             sync(fn(*args, **kwargs))
+            # garbage left by earlier work (a notebook's cells, other tests) is freed before
+            # the captured steps: held at their peak, it would read as the step's *other*
+            gc.collect()
             session.start_capture()
             for i in range(steps):
                 with _step(session, i):
