@@ -39,6 +39,18 @@ def test_a_planted_allocation_is_reported_at_the_peak(tf, tmp_path):
     assert "Tile" in report.text() and report.exit_status == 0
 
 
+def _held_by_others() -> int:
+    """What the CPU allocator holds for earlier tests' live tensors (0 in a fresh process):
+    the view rightly counts it as *other*, but it is not this test's step."""
+    import gc
+
+    from tfperf.memory.allocator import devices_created, memory_info
+
+    gc.collect()
+    info = memory_info() if devices_created() else None
+    return int(info["current"]) if info else 0
+
+
 def _line_of(text: str) -> int:
     return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1)
                 if text in line and "_line_of" not in line)
@@ -62,9 +74,11 @@ def test_the_breakdown_names_90_percent_of_a_training_steps_peak(tf, tmp_path):
         opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
+    foreign = _held_by_others()
     report = memory_profile(train, x, y, steps=2, leak_steps=0, logdir=tmp_path)
     b = next(d for d in report.devices if d.device == "CPU").breakdown
-    assert b.covered >= 0.9, b.categories
+    named = sum(v for k, v in b.categories.items() if k != "other")
+    assert named / (b.peak_bytes - foreign) >= 0.9, (b.categories, foreign)
     kernels = (256 * 512 + 512 * 256) * 4
     assert abs(b.categories["weights"] - kernels) <= 0.05 * kernels, b.categories
     assert abs(b.categories["optimizer_slots"] - 2 * kernels) <= 0.05 * 2 * kernels
@@ -281,12 +295,13 @@ def test_garbage_left_before_the_view_is_not_held_at_its_peak(tf):
     class Node:
         pass
 
+    x = tf.random.normal([1024, 256])
+    foreign = _held_by_others()
     a, b = Node(), Node()
     a.other, b.other = b, a
     a.payload = tf.random.normal([4096, 1024])  # 16 MiB
     gc.collect()  # still referenced: moved to the oldest generation
     del a, b
-    x = tf.random.normal([1024, 256])
 
     @tf.function
     def step(x):
@@ -294,4 +309,4 @@ def test_garbage_left_before_the_view_is_not_held_at_its_peak(tf):
 
     report = memory_profile(step, x, steps=2, leak_steps=0)
     cpu = next(d for d in report.devices if d.device == "CPU")
-    assert cpu.worst.start_bytes < 16 * MIB, cpu.breakdown.categories
+    assert cpu.worst.start_bytes - foreign < 16 * MIB, (cpu.breakdown.categories, foreign)
