@@ -73,3 +73,15 @@ def test_bad_input_is_one_clear_line(run, tf_cells, cell, message):
     ran = run(cell)
     assert ran.error is not None and message in str(ran.error), str(ran.error)
     assert "Traceback" not in ran.stdout + ran.stderr
+
+
+def test_memory_view_of_a_cell(run, tf_cells):
+    """%%tfprofile --memory: each step's peak and the tensors live at it, by cell and line."""
+    ran = run("%%tfprofile --memory -o --steps 2\n"
+              "big = tf.tile(samples, [256, 1, 1])\n"
+              "total = tf.reduce_sum(big)\n")
+    assert ran.error is None, ran.everything
+    report = ran.result.result
+    cpu = next(d for d in report.devices if d.device == "CPU")
+    assert any(e.shape == "[4096,40,8]" for e in cpu.worst.live)  # 5 MiB: counted by any
+    assert "Peak per step" in ran.shown()

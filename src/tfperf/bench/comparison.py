@@ -18,8 +18,10 @@ The procedure, for variants A, B, C with a shared time budget:
    within dtype-aware tolerances; optionally against a float64 run of the baseline
    (``reference="float64"``) and on gradients (``grad=True``). What cannot be compared is
    ``equivalent=None`` and fails the exit status unless ``allow_unchecked``.
-5. Memory: peak device memory per variant on GPU; on CPU only with ``isolate=True`` (each
-   variant once more in its own process, peak RSS); otherwise not reported.
+5. Memory: peak device memory per variant on GPU; on CPU with ``isolate=True`` (each
+   variant once more in its own process, peak RSS), or in process when the CPU allocator
+   counts every allocation (``TF_CPU_ALLOCATOR_USE_BFC=1``, see docs/memory.md); otherwise
+   not reported.
 """
 
 from __future__ import annotations
@@ -460,12 +462,18 @@ def _memory(states: list[_State], isolate: bool) -> None:
                 continue
             st.result.memory = measure_isolated(st.variant, st.timer.args, st.timer.kwargs)
         return
+    from tfperf.memory.allocator import cpu_counts_everything
+
+    if cpu_counts_everything():
+        _gpu_memory(tf, states, device="CPU:0")
+        return
     for st in states:
         st.result.memory = {"peak_bytes": None,
-                            "source": "not measured on CPU without --isolate"}
+                            "source": "not measured on CPU without --isolate (or "
+                                      "TF_CPU_ALLOCATOR_USE_BFC=1)"}
 
 
-def _gpu_memory(tf: Any, states: list[_State]) -> None:
+def _gpu_memory(tf: Any, states: list[_State], device: str = "GPU:0") -> None:
     from tfperf.core.measure import sync
 
     for st in states:
@@ -475,15 +483,15 @@ def _gpu_memory(tf: Any, states: list[_State]) -> None:
             st.result.memory = {"peak_bytes": None, "source": "not measured: slow variant"}
             continue
         try:
-            tf.config.experimental.reset_memory_stats("GPU:0")
-            before = tf.config.experimental.get_memory_info("GPU:0")["current"]
+            tf.config.experimental.reset_memory_stats(device)
+            before = tf.config.experimental.get_memory_info(device)["current"]
             sync(st.timer.fn(*st.timer.args, **st.timer.kwargs))
-            peak = tf.config.experimental.get_memory_info("GPU:0")["peak"]
+            peak = tf.config.experimental.get_memory_info(device)["peak"]
         except Exception as exc:
-            st.result.memory = {"peak_bytes": None, "source": f"GPU:0 ({describe_error(exc)})"}
+            st.result.memory = {"peak_bytes": None, "source": f"{device} ({describe_error(exc)})"}
             continue
         st.result.memory = {"peak_bytes": peak, "above_start_bytes": peak - before,
-                            "source": "GPU:0 allocator peak, one call"}
+                            "source": f"{device} allocator peak, one call"}
 
 
 __all__ = ["Variant", "compare"]

@@ -24,6 +24,17 @@ _HEADERS = ("variant", "median", "± IQR/2", "runs", "first call", "speedup", "e
 _ALIGN = "lrrrrrlr"
 
 
+def _with_memory(headers: tuple[str, ...], rows: list[list[str]], align: str,
+                 variants: list[Any]) -> tuple[tuple[str, ...], list[list[str]], str]:
+    """The table with a peak-memory column, when some variant's peak was measured."""
+    if not any(v.memory.get("peak_bytes") is not None for v in variants):
+        return headers, rows, align
+    cells = [_fmt_bytes(v.memory["peak_bytes"]) if v.memory.get("peak_bytes") is not None
+             else "–" for v in variants]
+    return (*headers, "peak mem"), [[*r, c] for r, c in zip(rows, cells, strict=True)], \
+        align + "r"
+
+
 class CompareReport(CompareResult):
     """A :class:`CompareResult` with its renderings."""
 
@@ -94,7 +105,8 @@ class CompareReport(CompareResult):
                  machine_line(self.machine)]
         if self.settings.get("quick"):
             lines.append("quick mode: fewer runs, shorter budget; see notes for scaled variants")
-        lines += ["", render.text_table(_HEADERS, self._rows(), _ALIGN)]
+        lines += ["", render.text_table(*_with_memory(_HEADERS, self._rows(), _ALIGN,
+                                                       self.variants))]
         if self.peaks:
             lines.append(f"\nmachine peaks ({self.peaks.get('device')}): "
                          f"{self.peaks['bandwidth_gbs']:.3g} GB/s, "
@@ -118,7 +130,8 @@ class CompareReport(CompareResult):
 
     def to_markdown(self) -> str:
         out = [f"**Machine:** {machine_line(self.machine)}", "",
-               render.markdown_table(_HEADERS, self._rows(), _ALIGN)]
+               render.markdown_table(*_with_memory(_HEADERS, self._rows(), _ALIGN,
+                                                   self.variants))]
         notes = self._footnotes()
         if notes:
             out += [""] + [f"- {'**' + n + '**' if loud else n}" for loud, n in notes]

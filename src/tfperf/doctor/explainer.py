@@ -342,6 +342,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             cause.detail = "; ".join(filter(None, [cause.detail, by_design]))
         if cause.label == "out-of-memory":
             _judge_memory(cause)
+        _link_memory_view(cause)
     _judge_host_kill(by_label, lines, infos)
     _judge_host_share(by_label, text)
     versions = _add_install_advice(text, list(by_label.values()))
@@ -437,6 +438,15 @@ def _judge_memory(cause: Cause) -> None:
         cause.cause, cause.fix, cause.see, cause.source = (row["cause"], row["fix"], row["see"],
                                                            row["source"])
     cause.detail = "; ".join(filter(None, [cause.detail, verdict.detail]))
+
+
+def _link_memory_view(cause: Cause) -> None:
+    """An out-of-memory cause points at the memory view, with the memory that ran out and
+    the tensor shape the log names (``tfperf.memory.oom``)."""
+    from tfperf.memory.oom import OOM_LABELS, memory_view_hint
+
+    if cause.label in OOM_LABELS:
+        cause.see = memory_view_hint(cause.details)
 
 
 def _judge_host_kill(by_label: dict[str, Cause], lines: list[str],

@@ -37,6 +37,8 @@ PROFILE_OPTIONS = (
     Option(("--steps",), "steps", int, "run the cell this many times (default 1)"),
     Option(("--capture",), "capture", bool, "add a TensorFlow profiler capture (op times)"),
     Option(("--logdir",), "logdir", str, "where the capture goes (default: a temp folder)"),
+    Option(("--memory",), "memory", bool, "the memory view: each step's peak and what held "
+                                          "it; leaks from --steps 10 (docs/memory.md)"),
     Option(("-q",), "quiet", bool, "show nothing"),
     Option(("-o",), "output", bool, "return the ProfileReport"),
 )
@@ -134,8 +136,8 @@ class TfperfMagics(Magics):
         """Run a cell (or one statement) under tfperf.watch(): retraces with their cause, host
         syncs and eager ops by cell line; a profiler capture's op times with --capture.
 
-        %%tfprofile [--steps N] [--capture] [--logdir DIR] [-q] [-o]
-        %tfprofile [--steps N] [--capture] [-q] [-o] STATEMENT
+        %%tfprofile [--steps N] [--capture] [--logdir DIR] [--memory] [-q] [-o]
+        %tfprofile [--steps N] [--capture] [--memory] [-q] [-o] STATEMENT
         """
         from tfperf.notebook.profile import profile_cell
 
@@ -150,6 +152,13 @@ class TfperfMagics(Magics):
                 raise MagicError("tfprofile", "no statement given (or use %%tfprofile on a "
                                               "cell)")
             source, first_line = rest, 1
+        if opts["memory"]:
+            from tfperf.notebook.profile import memory_cell
+
+            report = memory_cell(self.shell, source, first_line=first_line,
+                                 steps=opts["steps"], logdir=opts["logdir"],
+                                 quiet=opts["quiet"])
+            return report if opts["output"] else None
         report = profile_cell(self.shell, source, first_line=first_line,
                               steps=opts["steps"] or 1, capture=opts["capture"],
                               logdir=opts["logdir"], quiet=opts["quiet"])

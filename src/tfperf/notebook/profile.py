@@ -81,6 +81,61 @@ def profile_cell(shell: Any, source: str, *, first_line: int, steps: int, captur
     return report
 
 
+def memory_cell(shell: Any, source: str, *, first_line: int, steps: int | None,
+                logdir: str | None, quiet: bool) -> Any:
+    """``%%tfprofile --memory``: the cell run once to warm up, then ``steps`` times (default
+    3) under the profiler: each step's peak and what held it, by cell and line; from
+    ``--steps 10`` it runs ``steps`` times more, sampled for leaks."""
+    if not source.strip():
+        raise MagicError("tfprofile", "the cell is empty")
+    code = compile_cell(shell, "tfprofile", source, first_line=first_line)
+    if logdir is not None:
+        from tfperf.core.usercode import UserCodeError, check_output_path
+
+        try:
+            check_output_path(_path(logdir), "--logdir")
+        except UserCodeError as exc:
+            raise MagicError("tfprofile", str(exc)) from None
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        raise MagicError("tfprofile", "needs TensorFlow: pip install 'tfperf[tf-cpu]'") from None
+    from tfperf.memory.runner import memory_profile
+
+    def cell() -> None:
+        exec(code, shell.user_ns)
+
+    n = steps or 3
+    report = memory_profile(cell, steps=n, leak_steps=n if n >= 10 else 0,
+                            logdir=None if logdir is None else _path(logdir),
+                            target=f"cell {_cell(shell)}")
+    if report.error is not None:
+        report.error = user_traceback(report.error)
+    if not quiet:
+        text = _cells_in_traceback(shell, report.text())
+        label = site_labeller(shell)
+        text = _sites_as_cells(text, label)
+        display.show(display.Rendering(text, _html(text)))
+    if report.error is not None:
+        raise MagicError("tfprofile", f"the cell raised {describe(report.error)}"
+                                      f"{raised_where(shell, report.error)}; the report covers "
+                                      "what ran before it")
+    return report
+
+
+def _sites_as_cells(text: str, label: Any) -> str:
+    """``/tmp/ipykernel_1/123.py:4`` → ``cell 12, line 4`` in the memory view's tables."""
+    import re
+
+    def name(m: re.Match[str]) -> str:
+        try:
+            return str(label(m.group(1), int(m.group(2))))
+        except Exception:
+            return m.group(0)
+
+    return re.sub(r"(\S+\.py|<ipython-input-[^>]+>):(\d+)", name, text)
+
+
 def _path(text: str) -> Any:
     from pathlib import Path
 

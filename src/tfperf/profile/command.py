@@ -85,6 +85,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "breakdown, top ops, verdicts")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="two captures (before, after): step time, breakdown and ops side by side")
+    from tfperf.memory.command import add_options as add_memory_options
+
+    add_memory_options(p)
 
 
 def _split_rest(args: argparse.Namespace) -> list[str]:
@@ -116,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
 
     script_args = _split_rest(args)
+    from tfperf.memory.command import check_options
+
+    check_options(args)
     if args.read is not None or args.compare is not None:
         from tfperf.profile.read.command import run_read
 
@@ -151,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
     _check_target(args, kind)  # before TensorFlow is imported: bad input fails fast
+    if getattr(args, "memory", False) or getattr(args, "fit", False):
+        from tfperf.memory.command import run_memory
+
+        return run_memory(args, kind, script_args)
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:

@@ -402,3 +402,18 @@ def run_function(spec: str, inputs: str | None = None, *, steps: int | None = No
         args, kwargs = make_inputs(inputs)
     return profile(fn, *args, steps=steps or DEFAULT_FUNCTION_STEPS, capture=capture,
                    logdir=logdir, target=spec, **kwargs)
+
+
+def resolve_function(spec: str, inputs: str | None = None, *, quick: bool = False
+                     ) -> tuple[Callable[..., Any], tuple, dict]:
+    """``MODULE:FUNCTION`` (or a bench file's variant) and its arguments, as
+    :func:`run_function` resolves them (other views of a function, ``--memory``, use it)."""
+    from_bench = _from_bench_file(spec, quick)
+    if from_bench is not None:
+        fn, args, kwargs = from_bench
+        if inputs is not None:
+            args, kwargs = make_inputs(inputs)
+        return fn, args, kwargs
+    fn = load_callable(spec)
+    args, kwargs = make_inputs(inputs)
+    return fn, args, kwargs

@@ -77,8 +77,9 @@ input: one example made into a batch of one (`np.reshape(s, [1, n])`, `s[None]`,
 project that calls the function (through any chain of calls): an agent's `act(state)` called
 per environment step from a training script is found. The one input may also be made by the
 caller and passed in: `act(self, state)` that predicts `state`, called per step with
-`np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent). The model is a Keras model by
-construction, or an object named like one (`self.model`, `q_network`, `actor`).
+`np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent). The
+model is a Keras model by construction, or an object named like one (`self.model`,
+`q_network`, `actor`).
 
 ## Why is this bad?
 `predict` is built for many inputs: each call builds a data adapter over its input, and runs
