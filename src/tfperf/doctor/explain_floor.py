@@ -59,7 +59,8 @@ from dataclasses import dataclass, field
 _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
-                  "error while loading shared libraries", "ERROR: ")
+                  "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
+                  "Could not locate ", "Could not load library ")
 _TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
 # an E- or F-level log line's level and origin, tried where a line starts with E or F and after
 # a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
@@ -94,6 +95,17 @@ _JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
 _TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
                            r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
                            r"[Rr]egistration|kernel)\b.*)$")
+# any tool's "ERROR: ..." line (pip, conda, a build, a launcher) read after TFLite's own
+_TOOL_ERROR = re.compile(r"^\s*(?:\[[^\]]{1,40}\]\s*)?(?:ERROR|FATAL|CRITICAL): (?P<msg>\S.*)$")
+# a library a loader could not find, in the words of cuDNN 8's own loader, dlopen wrappers and
+# Windows programs ("Could not locate zlibwapi.dll", "Could not load library
+# cudnn_cnn_infer64_8.dll. Error code 126")
+_LIB_MISSING = re.compile(r"Could not (?:locate|load library|load|find|open) '?(?P<lib>[\w.+-]+\."
+                          r"(?:dll|so(?:\.\d+)*|dylib))'?")
+# libraries of TensorFlow's GPU stack and TensorFlow itself: a loader message naming one is
+# TensorFlow's (zlibwapi is cuDNN 8's own dependency on Windows)
+_GPU_LIBRARY = re.compile(r"(?i)cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvinfer|nvrtc|"
+                          r"nvcuda|libcuda|nccl|zlibwapi|tensorflow|_pywrap|nvJitLink")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
@@ -189,6 +201,7 @@ class ErrorSite:
     user_frame: str = ""
     first_step: bool | None = None  # True: nothing ran before it; None: the log does not say
     library: str = ""  # the third-party package whose frame raised it (tflearn), if any
+    library_code: str = ""  # that frame's code line ("with tf.name_scope(name, values=(x,)):")
     command: str = ""  # the tool a shell prompt shows was run (scaden), not python
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
 
@@ -273,6 +286,11 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return "TfLiteError", m["msg"].strip(), True
     if "Error: " in line and (m := _JS_ERROR.match(line)):
         return m["cls"] or m["bare"], m["msg"].strip(), False
+    if any(w in line for w in ("ERROR: ", "FATAL: ", "CRITICAL: ")) and (
+            m := _TOOL_ERROR.match(line)):
+        return "ToolError", m["msg"].strip(), False
+    if "Could not " in line and (m := _LIB_MISSING.search(line)):
+        return "LibraryLoadError", m.group(0).strip(), bool(_GPU_LIBRARY.search(m["lib"]))
     if m := _OP_REQUIRES.search(line):
         cls = _STATUS_CLASS.get(m["status"].strip().lower().replace("_", " "))
         return (cls or "UnknownError"), m["msg"].strip(), True
@@ -347,7 +365,10 @@ def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
         out.append(text)
     for li in range(after, min(len(lines), after + _MAX_CONTEXT)):
         text = lines[li]
-        if text.strip().startswith("Detailed traceback"):
+        # R prints a blank line, then "Detailed traceback:" (or "Run `reticulate::py_last_error()`")
+        if text.strip().startswith(("Detailed traceback", "Run `reticulate")) or (
+                not text.strip() and not out and li + 1 < len(lines)
+                and lines[li + 1].strip().startswith("Detailed traceback")):
             continue
         if not (text.lstrip().startswith(("at ", 'File "')) or (text[:1].isspace() and out)):
             break
@@ -373,21 +394,23 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     return ""
 
 
-def _library(lines: list[str], at: int) -> str:
+def _library(lines: list[str], at: int) -> tuple[str, str]:
     """The third-party package of the innermost traceback frame above the error, if that frame
-    is in an installed package other than TensorFlow's own, Keras's or Python's machinery."""
+    is in an installed package other than TensorFlow's own, Keras's or Python's machinery, and
+    that frame's code line."""
     for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
         text = lines[li]
         m = _FRAME.search(text) or _NB_FRAME.match(text)
         if not m:
             if _CONTEXT_STOP.match(text):
-                return ""
+                return "", ""
             continue
         pkg = _PACKAGE_FRAME.search(m["path"].replace("\\\\", "\\"))
         if pkg is None or pkg["pkg"] in _NOT_A_LIBRARY:
-            return ""
-        return pkg["pkg"]
-    return ""
+            return "", ""
+        code = lines[li + 1].strip() if li + 1 < at else ""
+        return pkg["pkg"], code
+    return "", ""
 
 
 def _command(lines: list[str], at: int) -> str:
@@ -447,7 +470,7 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.dtypes = list(dict.fromkeys(_DTYPE.findall(context)))[:4]
     site.user_frame = _user_frame(lines, at, ctx)
     site.first_step = _first_step(lines, at)
-    site.library = _library(lines, at)
+    site.library, site.library_code = _library(lines, at)
     site.command = _command(lines, at)
     if cls == "LoggedError":
         site.severity = "warning"
@@ -455,6 +478,7 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
 
 
 _RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
+         "ToolError": 1.5,
          "TfLiteError": 2.0,
          "ProcessCrash": 3.0}
 
@@ -561,12 +585,22 @@ _TF_NAME = re.compile(r"'tensorflow[\w.]*'|\btensorflow\.|'(?:contrib|placeholde
                       r"compat|keras|app|flags|train|summary|logging|to_float|get_default_graph)'")
 
 
+# a call whose signature differs between versions: an argument the installed function lacks
+_SIGNATURE = re.compile(r"unexpected keyword argument|takes (?:from )?\d+ (?:to \d+ )?positional "
+                        r"arguments? but \d+|missing \d+ required (?:positional|keyword-only)")
+
+
 def library_mismatch(site: ErrorSite) -> bool:
     """A TensorFlow name the installed TensorFlow lacks, looked for inside a third-party
-    library's own frames: that library and the TensorFlow do not match."""
-    return (bool(site.library) and site.cls in ("AttributeError", "ImportError",
-                                                 "ModuleNotFoundError")
-            and bool(_TF_NAME.search(site.message)))
+    library's own frames, or a TensorFlow call there with a signature the installed TensorFlow
+    does not have (``tf.name_scope(name, values=...)``, TF 1's): that library and the
+    TensorFlow do not match."""
+    if not site.library:
+        return False
+    if site.cls in ("AttributeError", "ImportError", "ModuleNotFoundError"):
+        return bool(_TF_NAME.search(site.message))
+    return (site.cls == "TypeError" and bool(_SIGNATURE.search(site.message))
+            and bool(re.search(r"\btf\.|\btensorflow\.|\bK\.|\bkeras\.", site.library_code)))
 
 
 def label_of(cls: str) -> str:

@@ -130,9 +130,11 @@ def _os(text: str) -> str | None:
 _WINDOW = 100_000  # characters read from each end of a long log: start-up lines and the traceback
 
 
+@functools.lru_cache(maxsize=4)
 def read_versions(text: str) -> LogVersions:
     """The versions the log names. A long log is read at its start (where start-up and install
-    lines are) and its end (where the traceback is), so its length costs nothing."""
+    lines are) and its end (where the traceback is), so its length costs nothing. (Cached: the
+    evidence, the install lines and the readings ask for the same log's versions.)"""
     if len(text) > 2 * _WINDOW:
         text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     numpy = cuda = cudnn = None
@@ -688,6 +690,15 @@ def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
             "--output_format=tfjs_graph_model), which needs no Keras layer classes")
 
 
+def _conflict(details: dict[str, list[str]], v: LogVersions) -> str:
+    """pip's resolver named the range a TensorFlow package needs: install that range."""
+    req, spec = (details.get("dep_req") or [""])[0], (details.get("dep_spec") or [""])[0]
+    if not req or not spec:
+        return ""
+    who = " ".join(x[0] for x in (details.get("dep_pkg"), details.get("dep_pkgver")) if x)
+    return f"pip install '{req}{spec}' (what {who} declares), then pip check"
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
@@ -697,6 +708,7 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
     "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
+    "tf-dependency-conflict": _conflict,
 }
 
 

@@ -1,0 +1,309 @@
+"""``tfperf explain`` round 7 (issue 31): general mechanisms, each tested on several spellings
+from threads other than the held-out log that showed the gap.
+
+- evidence in the log re-ranks a cause's explanations (a driver too old for the build's CUDA, a
+  CUDA context that could not be created, WSL, Keras's own function retraced, the OS of a GPU
+  check that found nothing);
+- the floor reads any tool's ``ERROR:`` line, a loader's ``Could not locate/load library`` and R's
+  detailed traceback after its blank line;
+- a library calling TensorFlow with a signature the installed TensorFlow lacks is the library
+  against TensorFlow;
+- rows for classes that recur in public threads (devices busy or unavailable, a graph used from
+  another thread, cuDNN's zlib, pip's dependency conflicts).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tfperf.doctor.explain_render import summary
+from tfperf.doctor.explainer import explain_log
+
+# --- evidence: a driver older than the build's CUDA ------------------------------------------
+
+@pytest.mark.parametrize(("text", "driver"), [
+    # TF 1.x's cuDNN failure with the driver line it prints (the kernel module's own words)
+    ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: "
+     "CUDNN_STATUS_NOT_INITIALIZED\n"
+     "E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver version: "
+     "375.26.0", "375.26"),
+    # the same failure, the driver read from nvidia-smi's header, the CUDA from the libraries
+    ("|  NVIDIA-SMI 396.54       Driver Version: 396.54     |\n"
+     "I tensorflow/stream_executor/dso_loader.cc:152] successfully opened CUDA library "
+     "libcublas.so.10.0 locally\n"
+     "E tensorflow/stream_executor/cuda/cuda_dnn.cc:373] Could not create cudnn handle: "
+     "CUDNN_STATUS_INTERNAL_ERROR", "396.54"),
+    # the cuDNN library not found, the driver from the kernel's report, TF 2.4 named
+    ("tensorflow-2.4.1.dist-info\n"
+     "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:200] kernel reported version is: "
+     "440.33.1\n"
+     "UnknownError: Failed to get convolution algorithm. This is probably because cuDNN failed "
+     "to initialize", "440.33"),
+])
+def test_a_driver_older_than_the_builds_cuda_leads_the_fix(text, driver):
+    ex = explain_log(text)
+    top = ex.causes[0]
+    assert top.cause.startswith(f"The NVIDIA driver the log names, {driver}"), top.cause
+    assert top.fix.startswith("Update the NVIDIA driver"), top.fix
+    assert "Update the NVIDIA driver" in summary(ex)
+
+
+def test_a_recent_driver_does_not_lead():
+    # cuDNN's handle failure with a driver new enough for every CUDA 11: memory leads as before
+    ex = explain_log("E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn "
+                     "handle: CUDNN_STATUS_NOT_INITIALIZED\n"
+                     "E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient "
+                     "driver version: 535.104.5")
+    assert "driver the log names" not in ex.causes[0].cause
+    assert "memory" in ex.causes[0].fix.split(".")[0].lower()
+
+
+# --- evidence: a CUDA context that could not be created -----------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#30594 (XLA's platform_util, TF 1.14)
+    "W tensorflow/compiler/xla/service/platform_util.cc:240] unable to create StreamExecutor for "
+    "CUDA:0: failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call "
+    "to cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY: out of memory; total memory reported: "
+    "11523260416\nF tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value "
+    "instead of handling error Internal: no supported devices found for platform CUDA",
+    # junxnone/tio#189 (TF 1.x's implicit initialization)
+    "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization "
+    "on GPU:0 failed. Status: out of memory",
+    # tensorflow/tensorflow#17589 (direct_session)
+    "E tensorflow/core/common_runtime/direct_session.cc:170] Internal: failed initializing "
+    "StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
+    "CUDA_ERROR_OUT_OF_MEMORY; total memory reported: 11719016448",
+])
+def test_a_context_that_could_not_be_created_is_a_busy_gpu_not_a_big_batch(text):
+    top = explain_log(text).causes[0]
+    assert top.cause.startswith("The CUDA context itself could not be created"), top.cause
+    assert "CUDA_VISIBLE_DEVICES" in top.fix.split("Otherwise")[0]
+
+
+def test_an_ordinary_oom_still_leads_with_the_batch():
+    top = explain_log("ResourceExhaustedError: OOM when allocating tensor with shape"
+                      "[16,257,257,32] and type float on /job:localhost/replica:0/task:0/"
+                      "device:GPU:0 by allocator GPU_0_bfc").causes[0]
+    assert top.label == "out-of-memory" and "context" not in top.cause.split(".")[0]
+
+
+# --- devices busy or unavailable, with and without WSL ------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#48558
+    "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization "
+    "on GPU:0 failed. Status: all CUDA-capable devices are busy or unavailable",
+    # google-research/pix2struct#53
+    "tensorflow.python.framework.errors_impl.InternalError: cudaSetDevice() on GPU:0 failed. "
+    "Status: CUDA-capable device(s) is/are busy or unavailable",
+    # the driver API's name for it
+    "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: "
+    "CUDA_ERROR_DEVICE_UNAVAILABLE: CUDA-capable device(s) is/are busy or unavailable",
+])
+def test_devices_busy_or_unavailable_is_known(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.severity, top.confidence) == ("cuda-devices-unavailable", "failure",
+                                                         "high")
+    assert "Exclusive_Process" in top.cause and not top.cause.startswith("This looks like WSL2")
+
+
+@pytest.mark.parametrize("wsl", [
+    "Linux DESKTOP-1 5.10.16.3-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux",
+    "LD_LIBRARY_PATH=/usr/lib/wsl/lib:/usr/local/cuda/lib64",
+    "E tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:967] could not open file to read "
+    "NUMA node: /sys/bus/pci/devices/0000:01:00.0/numa_node\nYour kernel may have been built "
+    "without NUMA support.",
+])
+def test_under_wsl_the_windows_driver_leads(wsl):
+    top = explain_log(wsl + "\nInternalError: CUDA runtime implicit initialization on GPU:0 "
+                      "failed. Status: all CUDA-capable devices are busy or unavailable").causes[0]
+    assert top.label == "cuda-devices-unavailable"
+    assert top.cause.startswith("This looks like WSL2") and "wsl --update" in top.fix
+
+
+# --- a graph used from another thread -------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # jrosebr1/simple-keras-rest-api#4
+    'ValueError: Tensor Tensor("dense_2/Sigmoid:0", shape=(?, 1), dtype=float32) is not an '
+    "element of this graph.",
+    # keras-team/keras#2397's other wording (feed_dict)
+    "TypeError: Cannot interpret feed_dict key as Tensor: Tensor Tensor(\"Placeholder:0\", "
+    "shape=(3, 3, 3, 64), dtype=float32) is not an element of this graph.",
+    # BrikerMan/Kashgari#167
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Tensor Input-Token:0, "
+    "specified in either feed_devices or fetch_devices was not found in the Graph",
+])
+def test_a_graph_used_from_another_thread_is_known(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("graph-used-across-threads", "high")
+    assert "graph.as_default()" in top.fix
+
+
+# --- cuDNN's zlib on Windows, and loader messages the floor reads --------------------------------
+
+@pytest.mark.parametrize("text", [
+    "Could not locate zlibwapi.dll. Please make sure it is in your library path!",  # darknet#8551
+    "Could not load library zlibwapi.dll. Error code 193. Please verify that the library is built "
+    "correctly for your processor architecture (32-bit, 64-bit)",  # KataGo#828
+])
+def test_cudnns_missing_zlib_is_known_without_any_tensorflow_line(text):
+    ex = explain_log("Processing song.mp3\n" + text + "\nFinished")
+    assert (ex.causes[0].label, ex.verdict) == ("zlib-missing-for-cudnn", "failure")
+
+
+@pytest.mark.parametrize(("text", "lib"), [
+    ("Could not load library cudnn_cnn_infer64_8.dll. Error code 126\nPlease make sure "
+     "cudnn_cnn_infer64_8.dll is in your library path!", "cudnn_cnn_infer64_8.dll"),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared "
+     "object file: No such file or directory", "libcudnn_cnn_infer.so.8"),
+])
+def test_the_floor_reads_a_loaders_could_not_load_library(text, lib):
+    ex = explain_log(text)
+    assert ex.verdict == "failure" and ex.causes, ex.verdict
+    assert lib in " ".join(ln.text for ln in ex.causes[0].lines)
+
+
+def test_a_loader_message_about_a_library_not_tensorflows_is_not_blamed():
+    ex = explain_log("Could not locate libfoo_audio.dll. Please make sure it is in your path!")
+    assert not ex.problems
+
+
+# --- pip's conflicts and any tool's ERROR: line ------------------------------------------------
+
+@pytest.mark.parametrize(("text", "install"), [
+    # tensorflow/tensorflow#21939 (pip 18's wording)
+    ("tensorflow 1.10.1 has requirement numpy<=1.14.5,>=1.13.3, but you'll have numpy 1.15.1 "
+     "which is incompatible.", "pip install 'numpy<=1.14.5,>=1.13.3'"),
+    # tensorflow/models#10549 (the resolver's wording since pip 20.3)
+    ("ERROR: pip's dependency resolver does not currently take into account all the packages "
+     "that are installed. This behaviour is the source of the following dependency conflicts.\n"
+     "tensorflow 2.4.4 requires numpy~=1.19.2, but you have numpy 1.21.5 which is incompatible.",
+     "pip install 'numpy~=1.19.2'"),
+    # tensorflow/models#9200 (another of the family, another dependency)
+    ("tensorflow-metadata 0.23.0 requires absl-py<0.9,>=0.7, but you'll have absl-py 0.10.0 which "
+     "is incompatible.", "pip install 'absl-py<0.9,>=0.7'"),
+])
+def test_pips_dependency_conflicts_name_what_to_install(text, install):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.severity) == ("tf-dependency-conflict", "failure")
+    assert top.install.startswith(install), top.install
+
+
+@pytest.mark.parametrize("text", [
+    "ERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: "
+    "'c:\\\\python38\\\\lib\\\\site-packages\\\\tensorflow\\\\python\\\\_pywrap_tensorflow_internal.pyd'",
+    "ERROR: Failed building wheel for tensorflow-text",
+    "FATAL: tensorflow-io could not start: the op library is missing",
+])
+def test_the_floor_reads_any_tools_error_line_about_tensorflow(text):
+    ex = explain_log(text)
+    assert ex.verdict == "failure" and ex.causes[0].confidence == "low"
+    assert ex.causes[0].details["class"] == ["ToolError"]
+
+
+def test_a_tools_error_line_about_something_else_is_not_tensorflows():
+    ex = explain_log("ERROR: Could not open requirements file: [Errno 2] No such file or "
+                     "directory: 'requirements.txt'")
+    assert not ex.problems
+
+
+# --- R's detailed traceback, and Python without streams -----------------------------------------
+
+@pytest.mark.parametrize("body", [
+    # rstudio/keras3#33 (a progress bar writing to stdout)
+    "Error in py_call_impl(callable, dots$args, dots$keywords) : \n"
+    "  AttributeError: 'NoneType' object has no attribute 'write'\n\nDetailed traceback: \n"
+    '  File "C:\\PROGRA~3\\ANACON~1\\envs\\R-TENS~1\\lib\\site-packages\\tensorflow\\contrib\\keras'
+    '\\python\\keras\\utils\\generic_utils.py", line 272, in update\n'
+    "    sys.stdout.write('\\n')",
+    # pyinstaller/pyinstaller#7565 (TensorFlow's logging in a windowed program)
+    "Traceback (most recent call last):\n"
+    '  File "tensorflow\\python\\autograph\\utils\\ag_logging.py", line 145, in warning\n'
+    "AttributeError: 'NoneType' object has no attribute 'flush'",
+])
+def test_python_without_streams_is_the_likeliest_cause(body):
+    ex = explain_log(body)
+    top = ex.causes[0]
+    assert top.confidence == "low" and top.likely, ex.verdict
+    assert top.likely[0][0].startswith("sys.stdout or sys.stderr is None")
+
+
+# --- a library calling TensorFlow with another release's signature -------------------------------
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("with tf.variable_scope(name, values=[x]):",
+     "TypeError: variable_scope() got an unexpected keyword argument 'values'"),
+    ("return tf.nn.softmax_cross_entropy_with_logits(logits, labels)",
+     "TypeError: softmax_cross_entropy_with_logits() takes 1 positional argument but 3 were "
+     "given"),
+])
+def test_a_library_calling_tensorflow_with_another_signature_is_the_library_against_tf(code,
+                                                                                        message):
+    ex = explain_log("Traceback (most recent call last):\n"
+                     '  File "train.py", line 3, in <module>\n    net = build(x)\n'
+                     '  File "/home/u/venv/lib/python3.8/site-packages/oldlib/layers.py", line 9, '
+                     f"in build\n    {code}\n{message}")
+    top = ex.causes[0]
+    assert top.label == "tf-addon-version-mismatch" and top.details["addon"] == ["oldlib"]
+    assert top.fix.startswith("Upgrade oldlib") and "Fix: Upgrade oldlib" in summary(ex)
+
+
+def test_a_users_own_signature_error_stays_generic():
+    ex = explain_log("Traceback (most recent call last):\n"
+                     '  File "/home/u/venv/lib/python3.8/site-packages/oldlib/util.py", line 9, in '
+                     "f\n    return g(a, b)\n"
+                     "TypeError: g() got an unexpected keyword argument 'values'")
+    assert not ex.problems or ex.causes[0].label != "tf-addon-version-mismatch"
+
+
+# --- Keras's own function retraced -------------------------------------------------------------
+
+@pytest.mark.parametrize("obj", [
+    "<tensorflow.python.keras.engine.sequential.Sequential object at 0x7f2185a37630>",
+    "<function Model.make_predict_function.<locals>.predict_function at 0x7f38dc45f0d0>",
+    "<keras.engine.functional.Functional object at 0x7f00aa>",
+])
+def test_keras_own_function_retraced_leads_with_kerass_remedies(obj):
+    top = explain_log(f"WARNING:tensorflow:5 out of the last 5 calls to {obj} triggered "
+                      "tf.function retracing. Tracing is expensive").causes[0]
+    assert top.label == "tf-function-retracing"
+    assert top.cause.startswith("The function traced again is Keras's own"), top.cause
+    assert "{" not in top.cause and "predict_on_batch" in top.fix
+
+
+def test_a_users_own_function_retraced_keeps_the_general_advice():
+    top = explain_log("WARNING:tensorflow:5 out of the last 5 calls to <function step at 0x7f> "
+                      "triggered tf.function retracing.").causes[0]
+    assert "Keras's own" not in top.cause
+
+
+# --- the user's own GPU check found nothing ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "lead"), [
+    # tensorflow/tensorflow#68236 (native Windows, TF 2.16)
+    ("C:\\Users\\me>python check.py\nTensorFlow version: 2.16.1\nIs GPU available? []\n"
+     "Is TensorFlow built with CUDA?: False", "TensorFlow 2.11 and later have no CUDA build"),
+    # tensorflow/tensorflow#60156 (a REPL on Windows)
+    ("Python 3.9.10 (tags/v3.9.10) [MSC v.1929 64 bit (AMD64)] on win32\n>>> import tensorflow as "
+     "tf\n>>> tf.config.list_physical_devices('GPU')\n[]", "TensorFlow 2.11 and later"),
+    # a Linux CPU-only package
+    (">>> import tensorflow as tf\n>>> tf.test.is_built_with_cuda()\nFalse\n",
+     "The TensorFlow installed has no CUDA support"),
+    # macOS
+    ("/Users/me/miniforge3/lib/python3.10/site-packages/tensorflow/__init__.py\n"
+     "Num GPUs Available:  0", "This is macOS"),
+])
+def test_an_empty_gpu_check_is_a_failure_led_by_what_the_log_shows(text, lead):
+    ex = explain_log(text)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("gpu-not-visible", "failure")
+    assert top.cause.startswith(lead), top.cause
+
+
+def test_a_gpu_check_that_found_a_gpu_is_nothing():
+    ex = explain_log(">>> tf.config.list_physical_devices('GPU')\n"
+                     "[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]\n"
+                     ">>> tf.test.is_built_with_cuda()\nTrue")
+    assert not ex.problems
