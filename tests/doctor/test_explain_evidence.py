@@ -307,3 +307,77 @@ def test_a_gpu_check_that_found_a_gpu_is_nothing():
                      "[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]\n"
                      ">>> tf.test.is_built_with_cuda()\nTrue")
     assert not ex.problems
+
+
+# --- a GPU newer than the build's CUDA --------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "gpu"), [
+    # tensorflow/tensorflow#43718: nvidia-smi's table, CUDA 10.1's libraries
+    ("|   0  GeForce RTX 3090    On   | 00000000:0D:00.0  On |\n"
+     "I tensorflow/stream_executor/platform/default/dso_loader.cc:48] Successfully opened dynamic "
+     "library libcudart.so.10.1\nE tensorflow/stream_executor/cuda/cuda_blas.cc:428] failed to run "
+     "cuBLAS routine: CUBLAS_STATUS_EXECUTION_FAILED", "GeForce RTX 3090"),
+    # TF 2.3's device line (the CUDA from the TensorFlow version)
+    ("tensorflow-2.3.0.dist-info\npciBusID: 0000:01:00.0 name: GeForce RTX 3080 "
+     "computeCapability: 8.6\ntensorflow.python.framework.errors_impl.InternalError: Blas GEMM "
+     "launch failed : a.shape=(32, 784), b.shape=(784, 10), m=32, n=10, k=784",
+     "compute capability 8.6"),
+    # TF 1.x's device lines (major/minor; the CUDA from TF 1.x's own wording)
+    ("name: A100-SXM4-40GB major: 8 minor: 0 memoryClockRate(GHz): 1.41\n"
+     "InternalError (see above for traceback): Blas GEMM launch failed", "compute capability 8.0"),
+])
+def test_a_gpu_newer_than_the_builds_cuda_leads(text, gpu):
+    top = explain_log(text).causes[0]
+    assert top.cause.startswith(f"The GPU ({gpu}") and "is newer than the CUDA" in top.cause
+    assert "nvidia-tensorflow" in top.fix.split("Otherwise")[0]
+
+
+def test_a_gpu_the_builds_cuda_knows_does_not_lead():
+    top = explain_log("tensorflow-2.15.0.dist-info\nname: NVIDIA GeForce RTX 3090, pci bus id: "
+                      "0000:01:00.0, compute capability: 8.6\nE external/local_xla/xla/"
+                      "stream_executor/cuda/cuda_blas.cc:1] failed to create cublas handle: "
+                      "cublas error").causes[0]
+    assert top.label == "cublas-failed" and "newer than the CUDA" not in top.cause
+
+
+# --- images of another channel count ---------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "want", "got"), [
+    # bnsreenu/python_for_microscopists#10
+    ("ValueError: Input 0 of layer conv2d_19 is incompatible with the layer: expected axis -1 of "
+     "input shape to have value 3 but received input with shape [None, 128, 128, 1]",
+     "three channels", "one channel"),
+    # krasserm/super-resolution#74 (an RGBA PNG)
+    ("ValueError: Input 0 is incompatible with layer model_3: expected shape=(None, None, None, "
+     "3), found shape=(1, 499, 552, 4)", "three channels", "four channels"),
+    # keras-team/keras#16711 (Keras 2.2's wording)
+    ("ValueError: Error when checking input: expected layer_1_input to have shape (128, 128, 1) "
+     "but got array with shape (128, 128, 3)", "one channel", "three channels"),
+])
+def test_images_of_another_channel_count_lead_with_converting_them(text, want, got):
+    ex = explain_log(text)
+    top = ex.causes[0]
+    assert top.cause.startswith(f"The model expects images with {want}") and got in top.cause
+    assert "Convert the images" in summary(ex)
+
+
+def test_a_size_mismatch_is_not_a_channel_mismatch():
+    top = explain_log("ValueError: Input 0 is incompatible with layer model: expected shape=(None, "
+                      "224, 224, 3), found shape=(None, 256, 256, 3)").causes[0]
+    assert "channels" not in top.cause.split(".")[0]
+
+
+# --- TensorFlow installed over the environment's -----------------------------------------------
+
+@pytest.mark.parametrize("before", [
+    "Successfully installed keras-2.8.0 tensorflow-2.8.0 tensorflow-estimator-2.8.0",
+    "  Attempting uninstall: tensorflow\n    Found existing installation: tensorflow 2.7.0\n"
+    "    Uninstalling tensorflow-2.7.0:",
+    '  File "/content/drive/MyDrive/project/train.py", line 12, in <module>',
+])
+def test_a_reinstalled_tensorflow_leads_a_cudnn_failure(before):
+    top = explain_log(before + "\nUnknownError: Failed to get convolution algorithm. This is "
+                      "probably because cuDNN failed to initialize, so try looking to see if a "
+                      "warning log message was printed above. [Op:Conv2D]").causes[0]
+    assert top.label == "conv-algorithm-failed"
+    assert top.cause.startswith("The log shows") and "Keep the TensorFlow" in top.fix

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
 _WINDOW = 100_000  # characters read at each end of a long log
 # the driver version a log prints, in TensorFlow's, the kernel module's and nvidia-smi's words
@@ -63,14 +66,15 @@ def _fill(template: str, m: re.Match[str]) -> str:
 
 
 def apply_evidence(causes: list[Any], text: str) -> None:
-    """Put first, in each cause, the explanation the log's own evidence points at."""
+    """Put first, in each cause, the explanation the log's own evidence points at: a row of
+    ``cause_evidence.csv``, else the first computed reading that applies (each read once)."""
     rows = _rows()
     labels = {c.label for c in causes}
-    if not any(labels & r[0] for r in rows) and not labels & DRIVER_LABELS:
+    if not any(labels & r[0] for r in rows) and not any(labels & r[0] for r in _COMPUTED):
         return
     window = _window(text)
     found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
-    driver: list[tuple[str, str, str] | None] = []  # the driver reading, made once if needed
+    computed: dict[int, Reading | None] = {}
     for cause in causes:
         for ri, (wanted, needles, rx, lead_cause, lead_fix, source) in enumerate(rows):
             if cause.label not in wanted:
@@ -81,18 +85,20 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                 _lead(cause, _fill(lead_cause, m), _fill(lead_fix, m), source, m.group(0))
                 break
         else:
-            if cause.label not in DRIVER_LABELS:
-                continue
-            if not driver:
-                driver.append(driver_too_old(window))
-            if driver[0]:
-                lead_cause, lead_fix, shown = driver[0]
-                _lead(cause, lead_cause, lead_fix,
-                      "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)", shown)
+            for ci, (wanted_labels, read, source) in enumerate(_COMPUTED):
+                if cause.label not in wanted_labels:
+                    continue
+                if ci not in computed:
+                    computed[ci] = read(window)
+                if got := computed[ci]:
+                    _lead(cause, got[0], got[1], source, got[2])
+                    break
 
 
 def _lead(cause: Any, lead_cause: str, lead_fix: str, source: str, shown: str) -> None:
     shown = " ".join(shown.split())[:120]
+    if cause.confidence == "low":  # the floor's summary gives its first ranked cause
+        cause.likely = [(lead_cause, lead_fix), *cause.likely][:3]
     cause.cause = f"{lead_cause} Otherwise: {cause.cause}"
     cause.fix = f"{lead_fix} Otherwise: {cause.fix}"
     cause.detail = "; ".join(filter(None, [cause.detail, f"the log shows: {shown}"]))
@@ -135,3 +141,131 @@ def driver_too_old(text: str) -> tuple[str, str, str] | None:
             f"Update the NVIDIA driver to {need} or newer (or any recent driver), then run again; "
             "memory settings do not help while the driver is too old.",
             m.group(0))
+
+
+# --- a GPU newer than the CUDA the build was made with ----------------------------------------
+
+# the GPU's compute capability as TensorFlow, its device list and nvidia-smi print it, or its name
+_CC = re.compile(r"[Cc]ompute ?[Cc]apability:? (?P<cc>\d+\.\d+)|major: (?P<maj>\d+) minor: "
+                 r"(?P<min>\d+)")
+_GPU_NAME = re.compile(r"name: (?P<n>(?:NVIDIA )?(?:GeForce |Tesla |Quadro )?[\w -]{2,30}?)"
+                       r"(?:,| major| computeCapability| pciBusID|$)|\|\s+\d+\s+(?P<s>(?:NVIDIA )?"
+                       r"(?:GeForce|Tesla|Quadro|TITAN|RTX|[AHBL]\d)[\w -]{0,30}?)\s{2,}"
+                       r"(?:Off|On)\b", re.M)
+# the newest compute capability major the cubins of a CUDA reach: sm_80 came with CUDA 11.0
+# (8.6 and 8.9 run sm_80/86 cubins), sm_100/sm_120 with 12.8 (NVIDIA's CUDA release notes);
+# a newer GPU has only PTX to JIT, or nothing the build's kernels can run
+_MAX_MAJOR = ((11.0, 7), (12.8, 9))  # (CUDA below this, newest major it has cubins for)
+GPU_BUILD_LABELS = frozenset({
+    "cublas-failed", "conv-algorithm-failed", "cudnn-handle-failed", "no-kernel-image",
+    "ptx-jit-compile", "internal-error", "unknown-error", "check-failed", "cuda-error",
+    "dnn-library-not-found", "process-crash", "cuda-illegal-address"})
+
+
+def _log_cc(text: str) -> tuple[int, str] | None:
+    """(compute capability major, how the log says it) of the GPU the log names."""
+    if m := _CC.search(text):
+        cc = m["cc"] or f"{m['maj']}.{m['min']}"
+        return int(cc.split(".")[0]), f"compute capability {cc}"
+    if m := _GPU_NAME.search(text):
+        from tfperf.doctor import knowledge as K
+
+        name = (m["n"] or m["s"]).strip()
+        info = K.compute_capability(name)
+        if info is not None:
+            return info.cc[0], f"{name}, compute capability {info.compute_capability}"
+    return None
+
+
+def gpu_newer_than_build(text: str) -> Reading | None:
+    """The GPU the log names is newer than every GPU the build's CUDA has kernels for (an RTX
+    30-series under a CUDA 10 build, a Blackwell GPU under CUDA 12.4)."""
+    if "apability" not in text and "major:" not in text and "name:" not in text and "|" not in text:
+        return None
+    from tfperf.doctor import knowledge as K
+    from tfperf.doctor.explain_versions import read_versions
+
+    gpu = _log_cc(text)
+    if gpu is None:
+        return None
+    v = read_versions(text)
+    cuda, how = v.cuda, "the CUDA its libraries name"
+    if not cuda and v.tensorflow:
+        cfg = K.build_config(v.tensorflow, "windows" if v.os == "windows" else "linux", gpu=True)
+        cuda, how = (cfg.cuda, f"TensorFlow {v.tensorflow}'s CUDA") if cfg else (None, "")
+    if not cuda and v.series == "1.x":
+        cuda, how = "10.0", "TensorFlow 1.x's newest CUDA (1.15)"
+    if not cuda:
+        return None
+    try:
+        have = float(".".join(cuda.split(".")[:2]))
+    except ValueError:
+        return None
+    newest = next((major for below, major in _MAX_MAJOR if have < below), None)
+    if newest is None or gpu[0] <= newest:
+        return None
+    need = "CUDA 11 (TensorFlow 2.4 or newer)" if newest < 8 else "CUDA 12.8 or newer"
+    return (f"The GPU ({gpu[1]}) is newer than the CUDA this TensorFlow was built with (CUDA "
+            f"{cuda}, {how}), which has no kernels for it: cuBLAS, cuDNN and TensorFlow's own "
+            "kernels fail or are compiled at start-up.",
+            f"Use a TensorFlow built with {need}; for TF 1.15 code on an RTX 30 / A100, NVIDIA's "
+            "nvidia-tensorflow (pip install nvidia-pyindex && pip install nvidia-tensorflow) or "
+            "its NGC container.",
+            gpu[1])
+
+
+# --- a grayscale image fed to a colour model, or the reverse -------------------------------------
+
+_EXPECTED_GOT = re.compile(
+    r"(?:expected axis -1 of input shape to have value (?P<a>[134])\b[^\n]*?shape "
+    r"[(\[](?P<ga>[^)\]\n]*)[)\]]|"
+    r"expected shape=\((?P<eb>[^)\n]*)\), found shape=\((?P<gb>[^)\n]*)\)|"
+    r"expected \w+ to have shape \((?P<ec>[^)\n]*)\) but got array with shape "
+    r"\((?P<gc>[^)\n]*)\))")
+_COLOUR = {1: "one channel (grayscale)", 3: "three channels (RGB)", 4: "four channels (RGBA)"}
+
+
+def _last(shape: str) -> int | None:
+    tail = shape.rstrip(", ").rsplit(",", 1)[-1].strip()
+    return int(tail) if tail.isdigit() else None
+
+
+def channels_mismatch(text: str) -> Reading | None:
+    """The model wants images of one channel count and got another (1, 3 or 4): a grayscale
+    image for an RGB model, an RGBA PNG, or the reverse."""
+    if "expected" not in text:
+        return None
+    m = _EXPECTED_GOT.search(text)
+    if m is None:
+        return None
+    want = int(m["a"]) if m["a"] else _last(m["eb"] or m["ec"] or "")
+    got = _last(m["ga"] or m["gb"] or m["gc"] or "")
+    if want not in _COLOUR or got not in _COLOUR or want == got:
+        return None
+    return (f"The model expects images with {_COLOUR[want]} and got {_COLOUR[got]}: a grayscale "
+            "image for a colour model, a PNG with an alpha channel, or the reverse.",
+            f"Convert the images to {_COLOUR[want]} before predict/fit (PIL: "
+            f"img.convert('{'L' if want == 1 else 'RGB' if want == 3 else 'RGBA'}'); OpenCV: "
+            "cv2.cvtColor; tf.image.grayscale_to_rgb / rgb_to_grayscale), in training and "
+            "inference alike.",
+            m.group(0))
+
+
+# computed evidence, tried in order after the table's rows: (labels, reader, source)
+_COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
+    (GPU_BUILD_LABELS, gpu_newer_than_build,
+     "NVIDIA CUDA release notes (sm_80 in CUDA 11.0, sm_100/sm_120 in 12.8) ; "
+     "data/gpu_compute_capability.csv ; https://github.com/qqwweee/keras-yolo3/issues/332 "
+     "(nvidia-tensorflow on an RTX 30) ; https://github.com/tensorflow/tensorflow/issues/43718 "
+     "(RTX 3090 under CUDA 10.1) ; https://github.com/NVlabs/stylegan2-ada/issues/61 ; "
+     "https://github.com/DeepLabCut/DeepLabCut/issues/944 ; "
+     "https://github.com/tensorflow/tensorflow/issues/89272 (RTX 5090)"),
+    (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
+     channels_mismatch,
+     "keras engine input_spec (the expected and received shapes) ; "
+     "https://github.com/krasserm/super-resolution/issues/74 (RGBA) ; "
+     "https://github.com/bnsreenu/python_for_microscopists/issues/10 ; "
+     "https://github.com/allanzelener/YAD2K/issues/178 (grayscale) ; "
+     "https://github.com/keras-team/keras/issues/16711"),
+    (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
+)
