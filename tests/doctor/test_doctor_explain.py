@@ -90,6 +90,13 @@ EXAMPLES = {
     "batch-different-shapes": ("InvalidArgumentError (see above for traceback): Cannot batch "
                                "tensors with different shapes in component 0. First element had "
                                "shape [220,195,3] and element 1 had shape [339,460,3]."),
+    # tensorflow/tensorflow#56162 (TF 2.6's MLIR converter)
+    "tflite-select-ops": ("tensorflow.lite.python.convert_phase.ConverterError: <unknown>:0: "
+                          "error: loc(\"truediv/Cast\"): 'tf.Cast' op is neither a custom op nor "
+                          "a flex op"),
+    # tensorflow/tensorflow#27516
+    "tf1-not-eager-compatible": "RuntimeError: tf.placeholder() is not compatible with eager "
+                                "execution.",
     # tensorflow/tensorflow#47820
     "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
                           "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",

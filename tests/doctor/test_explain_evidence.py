@@ -381,3 +381,90 @@ def test_a_reinstalled_tensorflow_leads_a_cudnn_failure(before):
                       "warning log message was printed above. [Op:Conv2D]").causes[0]
     assert top.label == "conv-algorithm-failed"
     assert top.cause.startswith("The log shows") and "Keep the TensorFlow" in top.fix
+
+
+# --- TensorFlow Lite's converter and runtime without the ops a model uses --------------------
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#50237 (the MLIR converter)
+    "Exception: <unknown>:0: error: loc(callsite(callsite(\"model/tf.math.erf/Erf@__inference__"
+    "wrapped_model_20\" at \"PartitionedCall@__inference_signature_wrapper_69\") at "
+    "\"PartitionedCall\")): 'tf.Erf' op is neither a custom op nor a flex op",
+    # tensorflow/tensorflow#34563 (TOCO's wording)
+    "Some of the operators in the model are not supported by the standard TensorFlow Lite "
+    "runtime. If those are native TensorFlow operators, you might be able to use the extended "
+    "runtime by passing --enable_select_tf_ops. Here is a list of operators for which you will "
+    "need custom implementations: TensorListFromTensor, TensorListReserve, While.",
+    # calmiLovesAI/YOLOv3_TensorFlow2#14
+    "<unknown>:0: error: failed while converting: 'main': Ops that can be supported by the flex "
+    "runtime (enabled via setting the -emit-select-tf-ops flag): ResizeNearestNeighbor.",
+    # margelo/react-native-fast-tflite#143 (at run time)
+    "TFLite: Failed to run TFLite Model! Status: unresolved-ops",
+])
+def test_tflite_without_the_ops_a_model_uses_is_known(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("tflite-ops-unsupported", "high")
+    assert "SELECT_TF_OPS" in top.fix
+
+
+# --- TF 1 code under eager TF 2, in the wordings the floor met ---------------------------------
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: tf.placeholder() is not compatible with eager execution.",  # tf#27516
+    # tensorflow/tensorflow#25102 (TF 1.12 with eager enabled)
+    '    raise RuntimeError("tf.placeholder() is not compatible with "\n'
+    "RuntimeError: tf.placeholder() is not compatible with eager execution.",
+    "RuntimeError: tf.summary.FileWriter is not supported when eager execution is enabled. "
+    "Use tf.summary.create_file_writer instead.",
+])
+def test_tf1_graph_code_under_eager_execution_is_tf1_api_on_tf2(text):
+    assert explain_log(text).causes[0].label == "tf1-api-on-tf2"
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    # tensorflow/tensorflow#50978, tensorpack/tensorpack#1520
+    ("RuntimeError: Attempting to capture an EagerTensor without building a function.",
+     "A tensor created eagerly"),
+    # tensorflow/tensorflow#50155, #51351
+    ("TypeError: Cannot convert a symbolic Keras input/output to a numpy array. This error may "
+     "indicate that you're trying to pass a symbolic value to a NumPy call, which is not "
+     "supported.", "A symbolic Keras tensor"),
+    # rstudio-style conda errors: conda's own classes
+    ("PackagesNotFoundError: The following packages are not available from current channels:\n"
+     "  - tensorflow-gpu==2.6", "conda found no package"),
+    ("UnsatisfiableError: The following specifications were found to be incompatible with each "
+     "other:\n  - tensorflow-gpu -> python[version='>=3.7,<3.8.0a0']", "conda cannot find"),
+])
+def test_the_floor_ranks_the_likeliest_cause_of_these_wordings(text, first):
+    top = explain_log(text).causes[0]
+    assert top.confidence == "low" and top.likely[0][0].startswith(first), top.likely
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    # an op's failure as its kernel logs it at W level, with no Python traceback pasted
+    ("2023-05-02 10:11:12.345678: W tensorflow/core/framework/op_kernel.cc:1733] "
+     "INVALID_ARGUMENT: ValueError: callback pyfunc_0 is not found", "invalid-argument-error"),
+    ("W0502 10:11:12.345678  1234 tensorflow/core/framework/op_kernel.cc:1745] UNIMPLEMENTED: "
+     "Cast string to float is not supported", "unimplemented-error"),
+    ("2021-01-01 00:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1767] "
+     "FAILED_PRECONDITION: Could not find variable dense/kernel. This could mean that the "
+     "variable has been deleted.", "failed-precondition-error"),
+])
+def test_the_floor_reads_a_status_an_op_logged_at_warning_level(text, label):
+    ex = explain_log(text)
+    assert (ex.verdict, ex.causes[0].label, ex.causes[0].confidence) == ("failure", label, "low")
+
+
+def test_a_routine_end_of_input_logged_at_warning_level_is_not_an_error():
+    ex = explain_log("2021-01-01 00:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1767] "
+                     "OUT_OF_RANGE: End of sequence")
+    assert not ex.problems
+
+
+def test_a_variable_read_from_another_sessions_container_is_the_graph_across_threads():
+    # keras-team/keras#10431 (the Flask app, after graph.as_default() alone)
+    top = explain_log("tensorflow.python.framework.errors_impl.FailedPreconditionError: Error "
+                      "while reading resource variable dense_1/bias from Container: localhost. "
+                      "This could mean that the variable was uninitialized. Not found: Container "
+                      "localhost does not exist.").causes[0]
+    assert top.label == "graph-used-across-threads"

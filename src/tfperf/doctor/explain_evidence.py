@@ -89,7 +89,7 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                 if cause.label not in wanted_labels:
                     continue
                 if ci not in computed:
-                    computed[ci] = read(window)
+                    computed[ci] = read(text)
                 if got := computed[ci]:
                     _lead(cause, got[0], got[1], source, got[2])
                     break
@@ -113,9 +113,10 @@ def driver_too_old(text: str) -> tuple[str, str, str] | None:
     from tfperf.doctor import versions as V
     from tfperf.doctor.explain_versions import read_versions
 
-    if not any(w in text for w in _DRIVER_WORDS):
+    window = _window(text)
+    if not any(w in window for w in _DRIVER_WORDS):
         return None
-    m = _DRIVER.search(text)
+    m = _DRIVER.search(window)
     if m is None:
         return None
     driver = m["v"]
@@ -148,10 +149,11 @@ def driver_too_old(text: str) -> tuple[str, str, str] | None:
 # the GPU's compute capability as TensorFlow, its device list and nvidia-smi print it, or its name
 _CC = re.compile(r"[Cc]ompute ?[Cc]apability:? (?P<cc>\d+\.\d+)|major: (?P<maj>\d+) minor: "
                  r"(?P<min>\d+)")
+# each literal-led and tried only where its literal is (an alternation is tried at every position)
 _GPU_NAME = re.compile(r"name: (?P<n>(?:NVIDIA )?(?:GeForce |Tesla |Quadro )?[\w -]{2,30}?)"
-                       r"(?:,| major| computeCapability| pciBusID|$)|\|\s+\d+\s+(?P<s>(?:NVIDIA )?"
-                       r"(?:GeForce|Tesla|Quadro|TITAN|RTX|[AHBL]\d)[\w -]{0,30}?)\s{2,}"
-                       r"(?:Off|On)\b", re.M)
+                       r"(?:,| major| computeCapability| pciBusID|$)", re.M)
+_SMI_NAME = re.compile(r"\|\s+\d+\s+(?P<n>(?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN|RTX|[AHBL]\d)"
+                       r"[\w -]{0,30}?)\s{2,}(?:Off|On)\b")
 # the newest compute capability major the cubins of a CUDA reach: sm_80 came with CUDA 11.0
 # (8.6 and 8.9 run sm_80/86 cubins), sm_100/sm_120 with 12.8 (NVIDIA's CUDA release notes);
 # a newer GPU has only PTX to JIT, or nothing the build's kernels can run
@@ -164,13 +166,16 @@ GPU_BUILD_LABELS = frozenset({
 
 def _log_cc(text: str) -> tuple[int, str] | None:
     """(compute capability major, how the log says it) of the GPU the log names."""
-    if m := _CC.search(text):
+    if ("apability" in text or "major: " in text) and (m := _CC.search(text)):
         cc = m["cc"] or f"{m['maj']}.{m['min']}"
         return int(cc.split(".")[0]), f"compute capability {cc}"
-    if m := _GPU_NAME.search(text):
+    m = _GPU_NAME.search(text) if "name: " in text else None
+    if m is None and "|" in text and (" Off " in text or " On " in text):
+        m = _SMI_NAME.search(text)
+    if m is not None:
         from tfperf.doctor import knowledge as K
 
-        name = (m["n"] or m["s"]).strip()
+        name = m["n"].strip()
         info = K.compute_capability(name)
         if info is not None:
             return info.cc[0], f"{name}, compute capability {info.compute_capability}"
@@ -180,12 +185,10 @@ def _log_cc(text: str) -> tuple[int, str] | None:
 def gpu_newer_than_build(text: str) -> Reading | None:
     """The GPU the log names is newer than every GPU the build's CUDA has kernels for (an RTX
     30-series under a CUDA 10 build, a Blackwell GPU under CUDA 12.4)."""
-    if "apability" not in text and "major:" not in text and "name:" not in text and "|" not in text:
-        return None
     from tfperf.doctor import knowledge as K
     from tfperf.doctor.explain_versions import read_versions
 
-    gpu = _log_cc(text)
+    gpu = _log_cc(_window(text))
     if gpu is None:
         return None
     v = read_versions(text)
@@ -233,6 +236,7 @@ def _last(shape: str) -> int | None:
 def channels_mismatch(text: str) -> Reading | None:
     """The model wants images of one channel count and got another (1, 3 or 4): a grayscale
     image for an RGB model, an RGBA PNG, or the reverse."""
+    text = _window(text)
     if "expected" not in text:
         return None
     m = _EXPECTED_GOT.search(text)

@@ -60,7 +60,12 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
-                  "Could not locate ", "Could not load library ")
+                  "Could not locate ", "Could not load library ", *(
+                      f"{status.upper().replace(' ', '_')}: " for status in (
+                          "invalid argument", "not found", "internal", "unknown",
+                          "failed precondition", "resource exhausted", "unimplemented",
+                          "data loss", "permission denied", "unavailable", "aborted",
+                          "deadline exceeded")))
 _TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
 # an E- or F-level log line's level and origin, tried where a line starts with E or F and after
 # a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
@@ -69,6 +74,11 @@ _LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c)
 _LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])"
                      r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\-]+\.(?:cc|h|cpp|c)):\d+\] ?"
                      r"(?P<msg>.*)$")
+# a W-level line of TensorFlow's that carries a status (an op's failure as the kernel logs it:
+# "W tensorflow/core/framework/op_kernel.cc:1733] INVALID_ARGUMENT: ValueError: callback ...")
+_STATUS_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?W(?:\d{4} [\d:.]+ +\d+)? ?"
+                            r"(?P<file>[\w./\\-]+\.(?:cc|h|cpp)):\d+\] ?"
+                            r"(?P<status>[A-Z][A-Z_]{4,}): (?P<msg>.*)$")
 _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
@@ -315,6 +325,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
             return cls, line.strip(), True
     if m := _LOGGED.match(line):
         return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
+    if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
+        cls = _STATUS_CLASS.get(m["status"].lower().replace("_", " "))
+        if cls and cls not in ("OutOfRangeError", "CancelledError"):  # routine ends of input
+            return cls, m["msg"].strip(), True
     return None
 
 
