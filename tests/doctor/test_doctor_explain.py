@@ -94,6 +94,15 @@ EXAMPLES = {
     "tflite-select-ops": ("tensorflow.lite.python.convert_phase.ConverterError: <unknown>:0: "
                           "error: loc(\"truediv/Cast\"): 'tf.Cast' op is neither a custom op nor "
                           "a flex op"),
+    # tensorflow/tensorflow#64349 (TF 2.16's Keras 3)
+    "keras3-api-removed": ("AttributeError: module 'keras._tf_keras.keras.layers' has no "
+                           "attribute 'experimental'"),
+    # tensorflow/tensorflow#38589 (standalone Keras 2.3 on TF 2.3)
+    "keras-tf-internals": ("AttributeError: module 'tensorflow.python.framework.ops' has no "
+                           "attribute '_TensorLike'"),
+    # tensorflow/tensorflow#57058 (tensorflow-metal on an M1 Max)
+    "metal-plugin-failed": ("\tThe Metal Performance Shaders operations encoded on it may not "
+                            "have completed."),
     # tensorflow/tensorflow#27516
     "tf1-not-eager-compatible": "RuntimeError: tf.placeholder() is not compatible with eager "
                                 "execution.",

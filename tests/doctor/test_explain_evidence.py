@@ -468,3 +468,87 @@ def test_a_variable_read_from_another_sessions_container_is_the_graph_across_thr
                       "This could mean that the variable was uninitialized. Not found: Container "
                       "localhost does not exist.").causes[0]
     assert top.label == "graph-used-across-threads"
+
+
+# --- Keras 2 code on Keras 3 (or a Keras against its TensorFlow) --------------------------------
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#64349
+    "AttributeError: module 'keras._tf_keras.keras.layers' has no attribute 'experimental'",
+    # AI4EPS/PhaseNet#90
+    "AttributeError: `conv2d` is not available with Keras 3.",
+    # tencent-quantum-lab/tensorcircuit#155 (keras.engine moved to keras.src in 2.13)
+    "ModuleNotFoundError: No module named 'keras.engine'",
+    "ValueError: Unrecognized keyword arguments passed to Dense: {'weights': [array([[1.]])]}",
+    # tensorflow/tensorflow#38589, tensorflow/models#6177 (standalone Keras 2.3 on TF 2.3)
+    "AttributeError: module 'tensorflow.python.framework.ops' has no attribute '_TensorLike'",
+    # tensorflow/tensorflow#49823 (a Keras for TF 2.5+ on TF 1.15)
+    "AttributeError: module 'tensorflow._api.v1.compat.v2' has no attribute '__internal__'",
+])
+def test_keras_against_its_code_or_its_tensorflow_is_known(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("keras-tf-version-mismatch", "high")
+
+
+@pytest.mark.parametrize(("tf", "install"), [
+    ("tensorflow-1.15.0.dist-info", "pip install 'keras==2.3.1'"),
+    ("tensorflow-2.3.0.dist-info", "pip install 'keras==2.4.3'"),
+    ("tensorflow-2.10.0.dist-info", "pip install 'keras==2.10.*'"),
+])
+def test_standalone_keras_for_an_older_tensorflow_names_the_release_that_matched(tf, install):
+    top = explain_log(tf + "\nAttributeError: module 'tensorflow.python.framework.ops' has no "
+                      "attribute '_TensorLike'").causes[0]
+    assert top.install.startswith(install), top.install
+
+
+def test_a_keras3_name_without_a_version_names_tf_keras():
+    top = explain_log("AttributeError: `conv2d` is not available with Keras 3.").causes[0]
+    assert "tf-keras" in top.install and "TF_USE_LEGACY_KERAS=1" in top.install
+
+
+# --- tensorflow-metal ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # apple/tensorflow_macos#202
+    "Error: command buffer exited with error status.\n\tThe Metal Performance Shaders operations "
+    "encoded on it may not have completed.\n\tError: \n\t(null)",
+    # DeepLabCut/DeepLabCut#1970 (TensorFlow's crash handler, the plugin's frame)
+    "*** Received signal 11 ***\n*** BEGIN MANGLED STACK TRACE ***\n"
+    "5   libmetal_plugin.dylib               0x000000017fc31024 ___Z17dispatchOneKernel + 120",
+])
+def test_tensorflow_metal_failing_is_known(text):
+    assert explain_log(text).causes[0].label == "metal-plugin-failed"
+
+
+def test_a_check_failure_under_tensorflow_metal_leads_with_the_plugin():
+    # tensorflow/tensorflow#54308
+    ex = explain_log("Metal device set to: Apple M1\n"
+                     "2022-02-09 13:55:24.784714: F tensorflow/core/framework/tensor.cc:681] "
+                     "Check failed: IsAligned() ptr = 0x306a33ff0")
+    assert ex.causes[0].label == "check-failed"
+    assert "tensorflow-metal" in summary(ex)
+
+
+def test_tensorflows_crash_handler_is_a_crash_in_tensorflows_form():
+    ex = explain_log("*** Received signal 11 ***\n*** BEGIN MANGLED STACK TRACE ***\n"
+                     "0   libtensorflow_framework.2.dylib     0x000000010ac902fc "
+                     "_ZN10tensorflow7testingL17StacktraceHandlerEiP9__siginfoPv + 160")
+    assert (ex.verdict, ex.causes[0].label) == ("failure", "process-crash")
+
+
+# --- protobuf, and shapes TensorFlow cannot know -------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # protocolbuffers/protobuf#9778 (a runtime older than the generated code)
+    "ImportError: cannot import name 'builder' from 'google.protobuf.internal' "
+    "(/usr/local/lib/python3.9/dist-packages/google/protobuf/internal/__init__.py)",
+    "TypeError: Descriptors cannot be created directly.",
+])
+def test_protobuf_against_its_generated_code_is_known(text):
+    assert explain_log(text).causes[0].label == "protobuf-incompatible"
+
+
+def test_an_unknown_tensorshape_leads_with_setting_the_shape():
+    # tensorflow/tensorflow#49238, keras-team/keras#20573
+    top = explain_log("ValueError: as_list() is not defined on an unknown TensorShape.").causes[0]
+    assert "set_shape" in top.likely[0][1]

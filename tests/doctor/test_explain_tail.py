@@ -44,8 +44,8 @@ CHECK = ("2018-06-14 10:01:02.123456: F tensorflow/core/framework/tensor_shape.c
          "dimensions\nAborted (core dumped)")
 IMPORT = ("Traceback (most recent call last):\n"
           '  File "app.py", line 3, in <module>\n'
-          "    from keras.engine import topology\n"
-          "ModuleNotFoundError: No module named 'keras.engine'")
+          "    from keras.legacy import interfaces\n"
+          "ModuleNotFoundError: No module named 'keras.legacy'")
 
 
 @pytest.mark.parametrize(("text", "cls", "likely", "detail"), [

@@ -60,7 +60,8 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
-                  "Could not locate ", "Could not load library ", *(
+                  "Could not locate ", "Could not load library ", "Received signal",
+                  "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
                           "invalid argument", "not found", "internal", "unknown",
                           "failed precondition", "resource exhausted", "unimplemented",
@@ -122,7 +123,10 @@ _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
 _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
-                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped)|"
+                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
+                    r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
+                    r"double free or corruption|free\(\): invalid pointer|"
+                    r"corrupted size vs\. prev_size)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
                     r"(?:-?\d+ \(0x[0-9A-Fa-f]+\)|13[47]|139|-9|-11)\b)")
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
@@ -131,7 +135,8 @@ _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
 _CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
-                "core dumped", "exit")
+                "core dumped", "exit", "Received signal", "malloc: ***", "double free",
+                "free(): invalid", "corrupted size")
 _CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
@@ -397,6 +402,9 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     if surely_tf or cls in TF_ERRORS or cls in ("CheckFailed", "CudaError", "TfLiteError"):
         return "its form is TensorFlow's"
     if cls == "ProcessCrash":
+        if "Received signal" in lines[at] and "BEGIN MANGLED STACK TRACE" in "\n".join(
+                lines[at:at + 3]):
+            return "TensorFlow's own crash handler printed it"
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
                 if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")

@@ -539,7 +539,8 @@ def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
-    if not v.tensorflow and (details.get("k3_layer") or (v.keras or "").startswith("3")):
+    k3_named = any(details.get(k) for k in ("k3_layer", "k3_api", "k3_api2", "k3_cls"))
+    if not v.tensorflow and (k3_named or (v.keras or "").startswith("3")):
         return ("pip install tf-keras (the release of your TensorFlow's major.minor) and set "
                 "TF_USE_LEGACY_KERAS=1 before importing TensorFlow, so code written for Keras 2 "
                 "runs on Keras 2 (or pin TensorFlow 2.15, the last release with Keras 2); in your "
@@ -548,6 +549,14 @@ def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
     if not v.tensorflow:
         return ""
     mm = _mm(v.tensorflow)
+    # standalone Keras before it followed TensorFlow's minor (2.6): 2.3.1 was the last for TF 1.x
+    # and TF 2.0-2.1, 2.4.3 the one for TF 2.2-2.5 (tensorflow#38589, 4AI/AGN#3)
+    if V.compare(v.tensorflow, "2.2") < 0:
+        return (f"pip install 'keras==2.3.1' (the last standalone Keras for TensorFlow "
+                f"{mm}), or use tf.keras")
+    if V.compare(v.tensorflow, "2.6") < 0:
+        return (f"pip install 'keras==2.4.3' (the standalone Keras for TensorFlow {mm}), or use "
+                "tf.keras")
     if V.compare(v.tensorflow, "2.16") >= 0:
         return (f"pip install 'tf-keras=={mm}.*' and set TF_USE_LEGACY_KERAS=1 before importing "
                 "TensorFlow (Keras 2 code), or port the code to Keras 3")
