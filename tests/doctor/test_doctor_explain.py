@@ -103,6 +103,25 @@ EXAMPLES = {
     # tensorflow/tensorflow#57058 (tensorflow-metal on an M1 Max)
     "metal-plugin-failed": ("\tThe Metal Performance Shaders operations encoded on it may not "
                             "have completed."),
+    # keras-team/keras#13055 (maintainer: the file is not at the path)
+    "model-file-missing": ("OSError: Unable to open file (unable to open file: name = "
+                           "'/Users/mayank/Dekstop/mnist_simple_cnn.h5', errno = 2, error message "
+                           "= 'No such file or directory', flags = 0, o_flags = 0)"),
+    # a Keras functional model called on another shape (keras/engine/functional.py)
+    "keras-input-shape-warning": (
+        "WARNING:tensorflow:Model was constructed with shape (None, 28, 28) for input "
+        "KerasTensor(type_spec=TensorSpec(shape=(None, 28, 28), dtype=tf.float32, "
+        "name='flatten_input'), name='flatten_input'), but it was called on an input with "
+        "incompatible shape (None, 784)."),
+    # GH920/bagan-gp#6
+    "keras-save-load-notes": ("WARNING:tensorflow:Compiled the loaded model, but the compiled "
+                              "metrics have yet to be built."),
+    # talmolab/sleap#680
+    "grappler-cost-estimate": ("W tensorflow/core/grappler/costs/op_level_cost_estimator.cc:690] "
+                               "Error in PredictCost() for the op: op: \"CropAndResize\""),
+    # tensorflow/core/common_runtime/bfc_allocator.cc
+    "bfc-garbage-collection": ("W tensorflow/core/common_runtime/bfc_allocator.cc:338] Garbage "
+                               "collection: deallocate free memory regions (i.e., allocations)"),
     # tensorflow/tensorflow#27516
     "tf1-not-eager-compatible": "RuntimeError: tf.placeholder() is not compatible with eager "
                                 "execution.",

@@ -552,3 +552,65 @@ def test_an_unknown_tensorshape_leads_with_setting_the_shape():
     # tensorflow/tensorflow#49238, keras-team/keras#20573
     top = explain_log("ValueError: as_list() is not defined on an unknown TensorShape.").causes[0]
     assert "set_shape" in top.likely[0][1]
+
+
+# --- GPUs configured too late, data Keras cannot read, dtypes, a model file not there -------------
+
+@pytest.mark.parametrize(("text", "first"), [
+    # hunglc007/tensorflow-yolov4-tflite#171
+    ("RuntimeError: Physical devices cannot be modified after being initialized",
+     "tf.config.set_memory_growth"),
+    # tym-b/implicit-slam#5 (a notebook cell run twice)
+    ("RuntimeError: Virtual devices cannot be modified after being initialized",
+     "tf.config.set_memory_growth"),
+    # qurator-spk/eynollah#99
+    ("ValueError: Memory growth cannot differ between GPU devices", "Memory growth was set"),
+    # YerevaNN/mimic3-benchmarks#132
+    ("ValueError: Failed to find data adapter that can handle input: <class 'numpy.ndarray'>, "
+     "(<class 'list'> containing values of types {\"<class 'int'>\"})", "fit/evaluate/predict got"),
+    ("TypeError: Input 'y' of 'Mul' Op has type float32 that does not match type int32 of "
+     "argument 'x'.", "Two inputs of one op have different dtypes"),
+])
+def test_the_floor_reads_these_tensorflow_errors_and_ranks_their_cause(text, first):
+    ex = explain_log(text)
+    assert ex.verdict == "failure" and ex.causes[0].confidence == "low"
+    assert ex.causes[0].likely[0][0].startswith(first), ex.causes[0].likely
+
+
+@pytest.mark.parametrize("text", [
+    # mvirgo/MLND-Capstone#26 (h5py's wording)
+    "OSError: Unable to open file (unable to open file: name = 'full_CNN_model.h5', errno = 2, "
+    "error message = 'No such file or directory', flags = 0, o_flags = 0)",
+    "OSError: SavedModel file does not exist at: saved_model/{saved_model.pbtxt|saved_model.pb}",
+    "OSError: No file or directory found at models/best.h5",
+])
+def test_a_model_file_not_at_its_path_is_known(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.confidence) == ("model-file-missing", "high")
+    assert "os.getcwd()" in top.fix
+
+
+def test_a_model_called_on_another_shape_is_a_warning_with_both_shapes():
+    ex = explain_log("WARNING:tensorflow:Model was constructed with shape (None, 28, 28) for "
+                     "input KerasTensor(type_spec=TensorSpec(shape=(None, 28, 28), dtype="
+                     "tf.float32, name='flatten_input'), name='flatten_input'), but it was "
+                     "called on an input with incompatible shape (None, 784).")
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("input-shape-mismatch", "warning")
+    assert top.details["built_shape"] == ["(None, 28, 28)"]
+    assert top.details["called_shape"] == ["(None, 784)"]
+
+
+@pytest.mark.parametrize("text", [
+    "WARNING:tensorflow:No training configuration found in the save file, so the model was "
+    "*not* compiled. Compile it manually.",
+    "UserWarning: You are saving your model as an HDF5 file via `model.save()`. This file format "
+    "is considered legacy.",
+    "W0000 00:00:1740860506.427660 2881536 op_level_cost_estimator.cc:699] Error in PredictCost() "
+    "for the op: op: \"CropAndResize\"",
+    "W tensorflow/core/data/root_dataset.cc:286] Optimization loop failed: CANCELLED: Operation "
+    "was cancelled",
+])
+def test_keras_and_grappler_chatter_is_nothing_wrong(text):
+    ex = explain_log(text)
+    assert ex.verdict == "nothing-wrong" and not ex.unknown

@@ -151,7 +151,8 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
+                         r"\bOps?\b|data adapter|\b(?:Physical|Virtual|[Ll]ogical) devices?\b|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
