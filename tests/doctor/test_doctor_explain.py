@@ -113,6 +113,11 @@ EXAMPLES = {
         "KerasTensor(type_spec=TensorSpec(shape=(None, 28, 28), dtype=tf.float32, "
         "name='flatten_input'), name='flatten_input'), but it was called on an input with "
         "incompatible shape (None, 784)."),
+    # tensorflow/hub#896 (deleting the cache folder fixed it)
+    "tfhub-cache-incomplete": ("ValueError: Trying to load a model of incompatible/unknown type. "
+                               "'/var/folders/d8/T/tfhub_modules/9616fd04ec2360621642ef9455b84f4b"
+                               "668e219e' contains neither 'saved_model.pb' nor "
+                               "'saved_model.pbtxt'."),
     # GH920/bagan-gp#6
     "keras-save-load-notes": ("WARNING:tensorflow:Compiled the loaded model, but the compiled "
                               "metrics have yet to be built."),

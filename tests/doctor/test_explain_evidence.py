@@ -614,3 +614,36 @@ def test_a_model_called_on_another_shape_is_a_warning_with_both_shapes():
 def test_keras_and_grappler_chatter_is_nothing_wrong(text):
     ex = explain_log(text)
     assert ex.verdict == "nothing-wrong" and not ex.unknown
+
+
+# --- TensorFlow Hub's cache, and a crash whose frames come after it -------------------------------
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/hub#575 (Windows' temp folder)
+    "OSError: SavedModel file does not exist at: C:\\Users\\me\\AppData\\Local\\Temp\\tfhub_modules"
+    "\\a3b91f2744273e376e489b1c60d6bddddebdc084/{saved_model.pbtxt|saved_model.pb}",
+    # tensorflow/hub#84 (no network on the server)
+    "OSError: https://tfhub.dev/google/elmo/2 does not appear to be a valid module.",
+    # tensorflow/hub#212
+    "RuntimeError: Missing implementation that supports: loader(*('/tmp/tfhub_modules/"
+    "mobilenet_module',), **{})",
+])
+def test_tensorflow_hubs_incomplete_cache_is_known(text):
+    top = explain_log(text).causes[0]
+    assert top.label == "tfhub-cache-incomplete" and "TFHUB_CACHE_DIR" in top.fix
+
+
+def test_a_saved_model_missing_elsewhere_is_a_path_problem():
+    assert explain_log("OSError: SavedModel file does not exist at: export/1/{saved_model.pbtxt|"
+                       "saved_model.pb}").causes[0].label == "model-file-missing"
+
+
+def test_a_crash_whose_faulthandler_frames_run_through_tensorflow_is_tensorflows():
+    ex = explain_log('Fatal Python error: Segmentation fault\n\nThread 0x00007f (most recent call '
+                     'first):\n  File "/usr/local/lib/python3.10/dist-packages/tensorflow/python/'
+                     'eager/execute.py", line 53 in quick_execute')
+    assert (ex.verdict, ex.causes[0].label) == ("failure", "process-crash")
+    other = explain_log('Fatal Python error: Segmentation fault\n\nThread 0x00007f (most recent '
+                        'call first):\n  File "/usr/lib/python3/dist-packages/cv2/__init__.py", '
+                        'line 5 in load')
+    assert not other.problems

@@ -153,6 +153,7 @@ _STATUS_CLASS = {
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
 TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
                          r"\bOps?\b|data adapter|\b(?:Physical|Virtual|[Ll]ogical) devices?\b|"
+                         r"tfhub|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
@@ -406,6 +407,10 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
         if "Received signal" in lines[at] and "BEGIN MANGLED STACK TRACE" in "\n".join(
                 lines[at:at + 3]):
             return "TensorFlow's own crash handler printed it"
+        # Python's faulthandler prints the threads' frames after "Fatal Python error"
+        after = "\n".join(ln for ln in lines[at + 1:at + _MAX_CONTEXT] if 'File "' in ln)
+        if after and TF_CODE.search(after):
+            return "the crashed thread's frames run through TensorFlow"
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
                 if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
