@@ -118,6 +118,12 @@ EXAMPLES = {
                                "'/var/folders/d8/T/tfhub_modules/9616fd04ec2360621642ef9455b84f4b"
                                "668e219e' contains neither 'saved_model.pb' nor "
                                "'saved_model.pbtxt'."),
+    # tensorflow/tensorflow#51986 (training ran)
+    "cpu-frequency-unknown": ("W tensorflow/core/platform/profile_utils/cpu_utils.cc:128] Failed "
+                              "to get CPU frequency: 0 Hz"),
+    # keras-team/keras-hub#184
+    "checkpoint-partial-restore": ("WARNING:tensorflow:Value in checkpoint could not be found in "
+                                   "the restored object: (root).optimizer.iter"),
     # GH920/bagan-gp#6
     "keras-save-load-notes": ("WARNING:tensorflow:Compiled the loaded model, but the compiled "
                               "metrics have yet to be built."),

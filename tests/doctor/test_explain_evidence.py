@@ -647,3 +647,22 @@ def test_a_crash_whose_faulthandler_frames_run_through_tensorflow_is_tensorflows
                         'call first):\n  File "/usr/lib/python3/dist-packages/cv2/__init__.py", '
                         'line 5 in load')
     assert not other.problems
+
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#38260 (aarch64), rstudio/tensorflow#568 (Apple silicon)
+    "W tensorflow/core/platform/profile_utils/cpu_utils.cc:106] Failed to find bogomips or clock "
+    "in /proc/cpuinfo; cannot determine CPU frequency",
+    "2023-04-20 10:00:00.000000: W tensorflow/tsl/platform/profile_utils/cpu_utils.cc:128] Failed "
+    "to get CPU frequency: 0 Hz",
+    # google-research/google-research#190 (evaluation with the optimizer's state unused)
+    "WARNING:tensorflow:Unresolved object in checkpoint: (root).optimizer.beta_1\n"
+    "WARNING:tensorflow:A checkpoint was restored (e.g. tf.train.Checkpoint.restore or "
+    "tf.keras.Model.load_weights) but not all checkpointed values were used. See above for "
+    "specific issues.",
+    "W tensorflow/core/common_runtime/graph_constructor.cc:840] Node 'cond' has 4 outputs but the "
+    "_output_shapes attribute specifies shapes for 44 outputs. Output shapes may be inaccurate.",
+])
+def test_more_harmless_tensorflow_notes_are_nothing_wrong(text):
+    ex = explain_log(text)
+    assert ex.verdict == "nothing-wrong" and not ex.unknown and not ex.problems

@@ -1152,9 +1152,9 @@ def test_an_applications_own_error_after_tensorflow_lines_is_not_blamed_on_tenso
 def test_a_tensorflow_warning_no_row_knows_is_not_nothing_wrong():
     """A TensorFlow-family warning tfperf has no row for must not read as 'nothing wrong' (it is
     'not recognised', with the line named). (Keras 3's legacy-HDF5 note of keras-team/keras#19375
-    was the example until round 7 gave it a row; a checkpoint value not restored is one now.)"""
-    ex = explain_log("WARNING:tensorflow:Value in checkpoint could not be found in the restored "
-                     "object: (root).optimizer.iter")
+    was the example until round 7 gave it a row; this one is made up, so no row will know it.)"""
+    ex = explain_log("WARNING:tensorflow:The frobnicator of layer dense_3 was reset; results may "
+                     "differ from the previous run.")
     assert ex.verdict == "unrecognised" and [ln.row for ln in ex.unknown] == ["warning"]
     from tfperf.doctor.explain_render import report_json, summary
 
