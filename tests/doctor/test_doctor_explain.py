@@ -97,6 +97,10 @@ EXAMPLES = {
     # tensorflow/tensorflow#64349 (TF 2.16's Keras 3)
     "keras3-api-removed": ("AttributeError: module 'keras._tf_keras.keras.layers' has no "
                            "attribute 'experimental'"),
+    # bnsreenu/python_for_microscopists#41
+    "keras-name-moved": ("ImportError: cannot import name 'to_categorical' from 'keras.utils' "
+                         "(C:\\Users\\USER\\anaconda3\\lib\\site-packages\\keras\\utils\\"
+                         "__init__.py)"),
     # tensorflow/tensorflow#38589 (standalone Keras 2.3 on TF 2.3)
     "keras-tf-internals": ("AttributeError: module 'tensorflow.python.framework.ops' has no "
                            "attribute '_TensorLike'"),

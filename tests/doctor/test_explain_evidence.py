@@ -666,3 +666,41 @@ def test_a_crash_whose_faulthandler_frames_run_through_tensorflow_is_tensorflows
 def test_more_harmless_tensorflow_notes_are_nothing_wrong(text):
     ex = explain_log(text)
     assert ex.verdict == "nothing-wrong" and not ex.unknown and not ex.problems
+
+
+@pytest.mark.parametrize("text", [
+    # ardamavi/Game-Bot#37, keras-team/keras#18363, Keras 3's moved preprocessing
+    "ImportError: cannot import name 'to_categorical' from 'keras.utils' (C:\\Users\\me\\Python39"
+    "\\site-packages\\keras\\utils\\__init__.py)",
+    "ImportError: cannot import name 'np_utils' from 'keras.utils' (/venv/lib/python3.9/"
+    "site-packages/keras/utils/__init__.py)",
+    "ImportError: cannot import name 'img_to_array' from 'keras.preprocessing.image'",
+    "AttributeError: module 'keras.utils' has no attribute 'to_categorical'",
+])
+def test_a_keras_name_that_moved_between_versions_is_keras_against_the_code(text):
+    assert explain_log(text).causes[0].label == "keras-tf-version-mismatch"
+
+
+def test_a_private_name_missing_from_tensorflow_is_still_installs_mixed():
+    # tensorflow_probability#860's shape: stable and nightly side by side
+    top = explain_log("ImportError: cannot import name 'naming' from "
+                      "'tensorflow.python.autograph.core'").causes[0]
+    assert top.label == "tf-installs-mixed"
+
+
+@pytest.mark.parametrize("text", [
+    'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Python39'
+    '\\lib\\site-packages\\tensorflow\\python\\_pywrap_tensorflow_internal.pyd" or one of its '
+    "dependencies.",
+    "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: The specified "
+    "module could not be found.",
+])
+def test_windows_dll_failures_in_both_wordings_are_known(text):
+    assert explain_log(text).causes[0].label == "windows-dll-load-failed"
+
+
+def test_a_winerror_126_of_another_library_is_not_tensorflows():
+    ex = explain_log('OSError: [WinError 126] The specified module could not be found. Error '
+                     'loading "C:\\Python39\\lib\\site-packages\\torch\\lib\\c10.dll" or one of '
+                     "its dependencies.")
+    assert not ex.causes or ex.causes[0].label != "windows-dll-load-failed"
