@@ -97,6 +97,8 @@ EXAMPLES = {
     # tensorflow/tensorflow#64349 (TF 2.16's Keras 3)
     "keras3-api-removed": ("AttributeError: module 'keras._tf_keras.keras.layers' has no "
                            "attribute 'experimental'"),
+    # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
+    "loss-nan": "Batch 6: Invalid loss, terminating training",
     # bnsreenu/python_for_microscopists#41
     "keras-name-moved": ("ImportError: cannot import name 'to_categorical' from 'keras.utils' "
                          "(C:\\Users\\USER\\anaconda3\\lib\\site-packages\\keras\\utils\\"

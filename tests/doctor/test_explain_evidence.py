@@ -704,3 +704,26 @@ def test_a_winerror_126_of_another_library_is_not_tensorflows():
                      'loading "C:\\Python39\\lib\\site-packages\\torch\\lib\\c10.dll" or one of '
                      "its dependencies.")
     assert not ex.causes or ex.causes[0].label != "windows-dll-load-failed"
+
+
+@pytest.mark.parametrize("text", [
+    # keras-team/keras-tuner#442 (TerminateOnNaN in a progress bar)
+    "   2/1500 [..............................] - ETA: 46s - loss: nan - accuracy: 0.1719  "
+    "Batch 2: Invalid loss, terminating training",
+    # eternagame/EternaBrain#21 (a NaN loss in the progress line only)
+    "Epoch 12/50\n120/120 [==============================] - 3s 25ms/step - loss: nan - accuracy: "
+    "0.2698",
+    # TF 1.x summaries of NaN weights
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Nan in summary histogram for: "
+    "dense/kernel_0",
+])
+def test_a_nan_loss_is_known_in_its_wordings(text):
+    top = explain_log(text).causes[0]
+    assert (top.label, top.severity) == ("loss-nan", "failure")
+    assert "learning rate" in top.fix
+
+
+def test_a_finite_loss_is_not_nan():
+    ex = explain_log("Epoch 1/5\n120/120 [==============================] - 3s - loss: 0.6931 - "
+                     "nanometers: 3")
+    assert not ex.problems
