@@ -727,3 +727,20 @@ def test_a_finite_loss_is_not_nan():
     ex = explain_log("Epoch 1/5\n120/120 [==============================] - 3s - loss: 0.6931 - "
                      "nanometers: 3")
     assert not ex.problems
+
+
+def test_an_error_python_ignored_in_a_destructor_is_a_notice_not_a_failure():
+    # TF 2.0's iterator deleter at interpreter exit; jannikmi/timezonefinder#376 for the form
+    ex = explain_log("Exception ignored in: <function IteratorResourceDeleter.__del__ at 0x7f>\n"
+                     "Traceback (most recent call last):\n"
+                     '  File "/usr/local/lib/python3.7/dist-packages/tensorflow/python/data/ops/'
+                     'iterator_ops.py", line 546, in __del__\n'
+                     "TypeError: 'NoneType' object is not callable")
+    assert not ex.problems and ex.causes[0].severity == "notice"
+    assert "Python ignored" in ex.causes[0].detail
+    # the same error raised for real is a failure
+    real = explain_log("Traceback (most recent call last):\n"
+                       '  File "/usr/local/lib/python3.7/dist-packages/tensorflow/python/data/ops/'
+                       'iterator_ops.py", line 546, in get_next\n'
+                       "TypeError: 'NoneType' object is not callable")
+    assert real.verdict == "failure"

@@ -221,6 +221,7 @@ class ErrorSite:
     library_code: str = ""  # that frame's code line ("with tf.name_scope(name, values=(x,)):")
     command: str = ""  # the tool a shell prompt shows was run (scaden), not python
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
+    ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
 
 
 @dataclass(frozen=True)
@@ -502,7 +503,22 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.command = _command(lines, at)
     if cls == "LoggedError":
         site.severity = "warning"
+    if _ignored_by_python(lines, at):
+        site.severity = "notice"
+        site.ignored = True
     return site
+
+
+def _ignored_by_python(lines: list[str], at: int) -> bool:
+    """The error was raised in a __del__ or a callback Python ignored ("Exception ignored in:
+    <function IteratorResourceDeleter.__del__ ...>", usually at exit): reported, not raised."""
+    for li in range(at - 1, max(-1, at - _MAX_CONTEXT), -1):
+        text = lines[li]
+        if text.lstrip().startswith("Exception ignored in"):
+            return True
+        if _PY_EXC.match(text) or not text.strip():
+            return False
+    return False
 
 
 _RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
@@ -654,4 +670,7 @@ def detail_of(site: ErrorSite) -> str:
         parts.append(f"the command run: {site.command}")
     if site.first_step:
         parts.append("at the first step (nothing ran before it)")
+    if site.ignored:
+        parts.append("raised in a destructor Python ignored ('Exception ignored in'), usually at "
+                     "exit: it did not stop the run")
     return "; ".join(parts)
