@@ -97,6 +97,9 @@ EXAMPLES = {
     # tensorflow/tensorflow#64349 (TF 2.16's Keras 3)
     "keras3-api-removed": ("AttributeError: module 'keras._tf_keras.keras.layers' has no "
                            "attribute 'experimental'"),
+    # MaybeShewill-CV/CRNN_Tensorflow#275 (TF Serving's REST answer)
+    "serving-signature-mismatch": ('{ "error": "Serving signature name: \\"serving_default\\" not '
+                                   'found in signature def" }'),
     # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
     "loss-nan": "Batch 6: Invalid loss, terminating training",
     # bnsreenu/python_for_microscopists#41

@@ -744,3 +744,22 @@ def test_an_error_python_ignored_in_a_destructor_is_a_notice_not_a_failure():
                        'iterator_ops.py", line 546, in get_next\n'
                        "TypeError: 'NoneType' object is not callable")
     assert real.verdict == "failure"
+
+
+@pytest.mark.parametrize(("text", "detail"), [
+    # tensorpack/tensorpack#1457 (Python's repr of the JSON answer)
+    ("{'error': 'Serving signature name: \"serving_default\" not found in signature def'}",
+     "signature serving_default"),
+    # GoogleCloudPlatform/training-data-analyst#380
+    ('{\n    "error": "Serving signature name: \\"predict\\" not found in signature def"\n}',
+     "signature predict"),
+    ('{ "error": "Failed to process element: 0 key: input_1 of \'instances\' list. Error: Invalid '
+     'argument: JSON object: does not have named input: input_1" }', "input input_1"),
+    # tensorflow/serving#307 (gRPC)
+    ('AbortionError(code=StatusCode.FAILED_PRECONDITION, details="Default serving signature key '
+     'not found.")', ""),
+])
+def test_a_request_that_does_not_match_the_models_signatures_is_known(text, detail):
+    top = explain_log(text).causes[0]
+    assert top.label == "serving-signature-mismatch" and "saved_model_cli show" in top.fix
+    assert top.detail == detail
