@@ -100,6 +100,8 @@ EXAMPLES = {
     # MaybeShewill-CV/CRNN_Tensorflow#275 (TF Serving's REST answer)
     "serving-signature-mismatch": ('{ "error": "Serving signature name: \\"serving_default\\" not '
                                    'found in signature def" }'),
+    # tensorflow/addons#712 (WeightNormalization's unnamed weights in an .h5)
+    "h5-duplicate-names": "RuntimeError: Unable to create link (name already exists)",
     # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
     "loss-nan": "Batch 6: Invalid loss, terminating training",
     # bnsreenu/python_for_microscopists#41

@@ -763,3 +763,31 @@ def test_a_request_that_does_not_match_the_models_signatures_is_known(text, deta
     top = explain_log(text).causes[0]
     assert top.label == "serving-signature-mismatch" and "saved_model_cli show" in top.fix
     assert top.detail == detail
+
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: Unable to create link (name already exists)",  # tensorflow/tensorflow#27688
+    "ValueError: Unable to create group (Name already exists)",  # keras-team/keras#6005
+    "ValueError: Unable to create dataset (name already exists)",
+])
+def test_duplicate_names_in_an_h5_save_are_known(text):
+    top = explain_log(text).causes[0]
+    assert top.label == "h5-duplicate-names" and "unique name" in top.fix
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("OperatorNotAllowedInGraphError: iterating over `tf.Tensor` is not allowed: AutoGraph did "
+     "convert this function.", "An if, while, for or bool() on a tensor"),
+    ("InaccessibleTensorError: The tensor 'Tensor(\"add:0\", shape=(), dtype=float32)' cannot be "
+     "accessed here: it is defined in another function or code block.", "A tensor made inside"),
+    ("ValueError: No gradients provided for any variable: (['dense/kernel:0', 'dense/bias:0'],).",
+     "The loss does not depend on any trainable variable"),
+])
+def test_the_floor_reads_graph_mode_errors_and_ranks_their_cause(text, first):
+    top = explain_log(text).causes[0]
+    assert top.confidence == "low" and top.likely[0][0].startswith(first), top.likely
+
+
+def test_creating_variables_on_a_non_first_call_in_its_older_wording_is_known():
+    assert explain_log("ValueError: Creating variables on a non-first call to a function decorated "
+                       "with tf.function.").causes[0].label == "tf-function-variable-creation"

@@ -153,7 +153,7 @@ _STATUS_CLASS = {
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
 TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
                          r"\bOps?\b|data adapter|\b(?:Physical|Virtual|[Ll]ogical) devices?\b|"
-                         r"tfhub|"
+                         r"tfhub|\bgradients?\b|[Mm]ixed precision|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
