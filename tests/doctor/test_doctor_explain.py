@@ -102,6 +102,14 @@ EXAMPLES = {
                                    'found in signature def" }'),
     # tensorflow/addons#712 (WeightNormalization's unnamed weights in an .h5)
     "h5-duplicate-names": "RuntimeError: Unable to create link (name already exists)",
+    # shap/shap#3971 (Keras 3's input_shape note)
+    "keras3-usage-notes": ("/opt/lib/python3.12/site-packages/keras/src/layers/convolutional/"
+                           "base_conv.py:107: UserWarning: Do not pass an "
+                           "`input_shape`/`input_dim` argument to a layer."),
+    # lovedlim/tensorflow#2
+    "loss-logits-mismatch": ("UserWarning: \"`binary_crossentropy` received `from_logits=True`, "
+                             "but the `output` argument was produced by a sigmoid or softmax "
+                             "activation and thus does not represent logits. Was this intended?\""),
     # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
     "loss-nan": "Batch 6: Invalid loss, terminating training",
     # bnsreenu/python_for_microscopists#41

@@ -791,3 +791,29 @@ def test_the_floor_reads_graph_mode_errors_and_ranks_their_cause(text, first):
 def test_creating_variables_on_a_non_first_call_in_its_older_wording_is_known():
     assert explain_log("ValueError: Creating variables on a non-first call to a function decorated "
                        "with tf.function.").causes[0].label == "tf-function-variable-creation"
+
+
+@pytest.mark.parametrize("text", [
+    "/usr/local/lib/python3.11/dist-packages/keras/src/layers/core/dense.py:87: UserWarning: Do "
+    "not pass an `input_shape`/`input_dim` argument to a layer. When using Sequential models, "
+    "prefer using an `Input(shape)` object as the first layer in the model instead.\n"
+    "  super().__init__(activity_regularizer=activity_regularizer, **kwargs)",
+    "/usr/local/lib/python3.11/dist-packages/keras/src/saving/saving_lib.py:757: UserWarning: "
+    "Skipping variable loading for optimizer 'adam', because it has 2 variables whereas the saved "
+    "optimizer has 10 variables.",
+    "WARNING:absl:`lr` is deprecated in Keras optimizer, please use `learning_rate` or use the "
+    "legacy optimizer, e.g.,tf.keras.optimizers.legacy.Adam.",
+])
+def test_keras3_usage_notes_are_nothing_wrong(text):
+    ex = explain_log(text)
+    assert ex.verdict == "nothing-wrong" and not ex.unknown
+
+
+@pytest.mark.parametrize("loss", ["sparse_categorical_crossentropy", "binary_crossentropy"])
+def test_from_logits_on_a_softmax_output_is_a_warning(loss):
+    top = explain_log(f'/usr/lib/keras/src/backend/tensorflow/nn.py:609: UserWarning: "`{loss}` '
+                      "received `from_logits=True`, but the `output` argument was produced by a "
+                      'Softmax activation and thus does not represent logits. Was this intended?"'
+                      ).causes[0]
+    assert (top.label, top.severity) == ("loss-logits-mismatch", "warning")
+    assert "from_logits=False" in top.fix
