@@ -110,6 +110,10 @@ EXAMPLES = {
     "loss-logits-mismatch": ("UserWarning: \"`binary_crossentropy` received `from_logits=True`, "
                              "but the `output` argument was produced by a sigmoid or softmax "
                              "activation and thus does not represent logits. Was this intended?\""),
+    # tensorflow/tensorflow#49518 (a tensorflow.py in the project)
+    "module-shadowed": ("ImportError: cannot import name 'keras' from partially initialized module "
+                        "'tensorflow' (most likely due to a circular import) (C:\\Users\\me\\"
+                        "repos\\tensorflow\\tensorflow.py)"),
     # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
     "loss-nan": "Batch 6: Invalid loss, terminating training",
     # bnsreenu/python_for_microscopists#41

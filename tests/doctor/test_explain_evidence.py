@@ -817,3 +817,23 @@ def test_from_logits_on_a_softmax_output_is_a_warning(loss):
                       ).causes[0]
     assert (top.label, top.severity) == ("loss-logits-mismatch", "warning")
     assert "from_logits=False" in top.fix
+
+
+@pytest.mark.parametrize("text", [
+    # tensorflow/tensorflow#54208
+    "AttributeError: partially initialized module 'tensorflow' has no attribute 'Tensor' (most "
+    "likely due to a circular import)",
+    "ImportError: cannot import name 'keras' from 'tensorflow' (unknown location)",
+    # Nuitka/Nuitka#2775's shape, for keras
+    "AttributeError: partially initialized module 'keras' has no attribute 'layers' (most likely "
+    "due to a circular import)",
+])
+def test_a_package_shadowed_by_a_file_of_ones_own_is_known(text):
+    top = explain_log(text).causes[0]
+    assert top.label == "tensorflow-shadowed" and "__file__" in top.fix
+
+
+def test_a_wheel_for_another_platform_is_ranked_to_its_tags():
+    top = explain_log("ERROR: tensorflow_gpu-1.15.0-cp37-cp37m-manylinux2010_x86_64.whl is not a "
+                      "supported wheel on this platform.").causes[0]
+    assert top.likely[0][0].startswith("The wheel file was built for another Python")
