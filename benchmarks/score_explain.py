@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/score_explain.py [--split SPLIT] [--show-misses] [--src DIR]
                                                  [--fixtures DIR]
 
-SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6 or all (the default).
+SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7 or all (the
+default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
@@ -20,10 +21,11 @@ was added in, before the fixes it prompted::
 ``--fixtures`` scores a set kept elsewhere (a held-out round: its own ``index.csv`` with the same
 columns and one ``ID.log`` per row), so a round can be scored without copying it in here.
 
-Prints one row per category and the totals; "not recognised" counts logs about a problem that
-got no answer at all (the goal is none: every log that holds an error gets at least the generic
-reading). tests/doctor/test_explain_devset.py asserts the goals (90 % right, 95 % of benign logs
-"nothing wrong", no wrong failure, nothing unrecognised) with the same code.
+Prints one row per category and the totals, then (for the whole set) one row per split; "not
+recognised" counts logs about a problem that got no answer at all (the goal is none: every log that
+holds an error gets at least the generic reading). tests/doctor/test_explain_devset.py asserts the
+goals (90 % right, 95 % of benign logs "nothing wrong", no wrong failure, nothing unrecognised)
+with the same code.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
-          "heldout6")
+          "heldout6", "heldout7")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,21 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def split_table(outcomes: list[Outcome]) -> str:
+    """One row per split: the set's figure split by the round each log came from."""
+    lines = [f"{'split':<12} {'logs':>5} {'right':>6} {'rate':>7} {'wrong failure':>14} "
+             f"{'not recognised':>15}"]
+    names = [s for s in SPLITS if any(o.split == s for o in outcomes)]
+    names += sorted({o.split for o in outcomes} - set(SPLITS))
+    for name in names:
+        group = [o for o in outcomes if o.split == name]
+        right = sum(o.right for o in group)
+        lines.append(f"{name:<12} {len(group):>5} {right:>6} {100 * right / len(group):>6.1f}% "
+                     f"{sum(o.wrong_failure for o in group):>14} "
+                     f"{sum(o.unrecognised for o in group):>15}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="all",
@@ -115,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"split: {args.split}" + ("" if args.fixtures == FIXTURES else f" ({args.fixtures})"))
     print(table(outcomes))
+    if args.split == "all" and len({o.split for o in outcomes}) > 1:
+        print()
+        print(split_table(outcomes))
     if args.show_misses:
         for o in outcomes:
             if not o.right:

@@ -90,6 +90,75 @@ EXAMPLES = {
     "batch-different-shapes": ("InvalidArgumentError (see above for traceback): Cannot batch "
                                "tensors with different shapes in component 0. First element had "
                                "shape [220,195,3] and element 1 had shape [339,460,3]."),
+    # tensorflow/tensorflow#56162 (TF 2.6's MLIR converter)
+    "tflite-select-ops": ("tensorflow.lite.python.convert_phase.ConverterError: <unknown>:0: "
+                          "error: loc(\"truediv/Cast\"): 'tf.Cast' op is neither a custom op nor "
+                          "a flex op"),
+    # tensorflow/tensorflow#64349 (TF 2.16's Keras 3)
+    "keras3-api-removed": ("AttributeError: module 'keras._tf_keras.keras.layers' has no "
+                           "attribute 'experimental'"),
+    # MaybeShewill-CV/CRNN_Tensorflow#275 (TF Serving's REST answer)
+    "serving-signature-mismatch": ('{ "error": "Serving signature name: \\"serving_default\\" not '
+                                   'found in signature def" }'),
+    # tensorflow/addons#712 (WeightNormalization's unnamed weights in an .h5)
+    "h5-duplicate-names": "RuntimeError: Unable to create link (name already exists)",
+    # shap/shap#3971 (Keras 3's input_shape note)
+    "keras3-usage-notes": ("/opt/lib/python3.12/site-packages/keras/src/layers/convolutional/"
+                           "base_conv.py:107: UserWarning: Do not pass an "
+                           "`input_shape`/`input_dim` argument to a layer."),
+    # lovedlim/tensorflow#2
+    "loss-logits-mismatch": ("UserWarning: \"`binary_crossentropy` received `from_logits=True`, "
+                             "but the `output` argument was produced by a sigmoid or softmax "
+                             "activation and thus does not represent logits. Was this intended?\""),
+    # tensorflow/tensorflow#49518 (a tensorflow.py in the project)
+    "module-shadowed": ("ImportError: cannot import name 'keras' from partially initialized module "
+                        "'tensorflow' (most likely due to a circular import) (C:\\Users\\me\\"
+                        "repos\\tensorflow\\tensorflow.py)"),
+    # keras-team/keras-tuner#442 (TerminateOnNaN's wording)
+    "loss-nan": "Batch 6: Invalid loss, terminating training",
+    # bnsreenu/python_for_microscopists#41
+    "keras-name-moved": ("ImportError: cannot import name 'to_categorical' from 'keras.utils' "
+                         "(C:\\Users\\USER\\anaconda3\\lib\\site-packages\\keras\\utils\\"
+                         "__init__.py)"),
+    # tensorflow/tensorflow#38589 (standalone Keras 2.3 on TF 2.3)
+    "keras-tf-internals": ("AttributeError: module 'tensorflow.python.framework.ops' has no "
+                           "attribute '_TensorLike'"),
+    # tensorflow/tensorflow#57058 (tensorflow-metal on an M1 Max)
+    "metal-plugin-failed": ("\tThe Metal Performance Shaders operations encoded on it may not "
+                            "have completed."),
+    # keras-team/keras#13055 (maintainer: the file is not at the path)
+    "model-file-missing": ("OSError: Unable to open file (unable to open file: name = "
+                           "'/Users/mayank/Dekstop/mnist_simple_cnn.h5', errno = 2, error message "
+                           "= 'No such file or directory', flags = 0, o_flags = 0)"),
+    # a Keras functional model called on another shape (keras/engine/functional.py)
+    "keras-input-shape-warning": (
+        "WARNING:tensorflow:Model was constructed with shape (None, 28, 28) for input "
+        "KerasTensor(type_spec=TensorSpec(shape=(None, 28, 28), dtype=tf.float32, "
+        "name='flatten_input'), name='flatten_input'), but it was called on an input with "
+        "incompatible shape (None, 784)."),
+    # tensorflow/hub#896 (deleting the cache folder fixed it)
+    "tfhub-cache-incomplete": ("ValueError: Trying to load a model of incompatible/unknown type. "
+                               "'/var/folders/d8/T/tfhub_modules/9616fd04ec2360621642ef9455b84f4b"
+                               "668e219e' contains neither 'saved_model.pb' nor "
+                               "'saved_model.pbtxt'."),
+    # tensorflow/tensorflow#51986 (training ran)
+    "cpu-frequency-unknown": ("W tensorflow/core/platform/profile_utils/cpu_utils.cc:128] Failed "
+                              "to get CPU frequency: 0 Hz"),
+    # keras-team/keras-hub#184
+    "checkpoint-partial-restore": ("WARNING:tensorflow:Value in checkpoint could not be found in "
+                                   "the restored object: (root).optimizer.iter"),
+    # GH920/bagan-gp#6
+    "keras-save-load-notes": ("WARNING:tensorflow:Compiled the loaded model, but the compiled "
+                              "metrics have yet to be built."),
+    # talmolab/sleap#680
+    "grappler-cost-estimate": ("W tensorflow/core/grappler/costs/op_level_cost_estimator.cc:690] "
+                               "Error in PredictCost() for the op: op: \"CropAndResize\""),
+    # tensorflow/core/common_runtime/bfc_allocator.cc
+    "bfc-garbage-collection": ("W tensorflow/core/common_runtime/bfc_allocator.cc:338] Garbage "
+                               "collection: deallocate free memory regions (i.e., allocations)"),
+    # tensorflow/tensorflow#27516
+    "tf1-not-eager-compatible": "RuntimeError: tf.placeholder() is not compatible with eager "
+                                "execution.",
     # tensorflow/tensorflow#47820
     "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
                           "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",
@@ -251,8 +320,10 @@ def test_details_pulled_out_of_the_lines():
     assert dep.causes[0].detail == ("missing: libcusolver.so.11; a dependency is what is "
                                     "missing: libnvJitLink.so.12")
     retrace = explain_log((DEVSET / "tf41347_retracing_keras_windows.log").read_text())
+    # the retraced function is Keras's own: the evidence that says so follows the count
     assert retrace.causes[0].detail == ("Model.make_train_function.<locals>.train_function: "
-                                        "11 of the last 11 calls traced again")
+                                        "11 of the last 11 calls traced again; the log shows: "
+                                        "calls to <function Model.make_train_function.<locals>")
 
 
 def test_performance_warnings_hand_off_to_lint_rules_and_profile():

@@ -72,8 +72,12 @@ def test_every_expected_label_is_a_known_cause(outcomes):
     from tfperf.doctor.knowledge import label_rows
     from tfperf.doctor.knowledge.tables import read_table
 
-    known = set(label_rows()) | {label_of(r["class"]) for r in read_table("tf_error_classes.csv")}
+    derived = {r["label"] for r in read_table("derived_causes.csv")}  # a reading's own cause
+    known = set(label_rows()) | derived | {label_of(r["class"])
+                                           for r in read_table("tf_error_classes.csv")}
     assert {o.expected for o in outcomes if o.expected != "none"} <= known
     floor_expected = {o.id for o in outcomes if o.expected not in label_rows()
-                      and o.expected != "none"}
-    assert len(floor_expected) <= 2, floor_expected  # a row is the answer, the floor the exception
+                      and o.expected not in derived and o.expected != "none"}
+    # a row is the answer, the floor the exception: scaden62's crash and reticulate65's
+    # AttributeError (Python without streams under R: the floor's ranked causes name it)
+    assert len(floor_expected) <= 2, floor_expected

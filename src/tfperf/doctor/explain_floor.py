@@ -59,7 +59,14 @@ from dataclasses import dataclass, field
 _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
-                  "error while loading shared libraries", "ERROR: ")
+                  "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
+                  "Could not locate ", "Could not load library ", "Received signal",
+                  "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
+                      f"{status.upper().replace(' ', '_')}: " for status in (
+                          "invalid argument", "not found", "internal", "unknown",
+                          "failed precondition", "resource exhausted", "unimplemented",
+                          "data loss", "permission denied", "unavailable", "aborted",
+                          "deadline exceeded")))
 _TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
 # an E- or F-level log line's level and origin, tried where a line starts with E or F and after
 # a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
@@ -68,6 +75,11 @@ _LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c)
 _LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])"
                      r"(?:\d{4} [\d:.]+ +\d+)? ?(?P<file>[\w./\\-]+\.(?:cc|h|cpp|c)):\d+\] ?"
                      r"(?P<msg>.*)$")
+# a W-level line of TensorFlow's that carries a status (an op's failure as the kernel logs it:
+# "W tensorflow/core/framework/op_kernel.cc:1733] INVALID_ARGUMENT: ValueError: callback ...")
+_STATUS_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?W(?:\d{4} [\d:.]+ +\d+)? ?"
+                            r"(?P<file>[\w./\\-]+\.(?:cc|h|cpp)):\d+\] ?"
+                            r"(?P<status>[A-Z][A-Z_]{4,}): (?P<msg>.*)$")
 _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
@@ -94,13 +106,27 @@ _JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
 _TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
                            r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
                            r"[Rr]egistration|kernel)\b.*)$")
+# any tool's "ERROR: ..." line (pip, conda, a build, a launcher) read after TFLite's own
+_TOOL_ERROR = re.compile(r"^\s*(?:\[[^\]]{1,40}\]\s*)?(?:ERROR|FATAL|CRITICAL): (?P<msg>\S.*)$")
+# a library a loader could not find, in the words of cuDNN 8's own loader, dlopen wrappers and
+# Windows programs ("Could not locate zlibwapi.dll", "Could not load library
+# cudnn_cnn_infer64_8.dll. Error code 126")
+_LIB_MISSING = re.compile(r"Could not (?:locate|load library|load|find|open) '?(?P<lib>[\w.+-]+\."
+                          r"(?:dll|so(?:\.\d+)*|dylib))'?")
+# libraries of TensorFlow's GPU stack and TensorFlow itself: a loader message naming one is
+# TensorFlow's (zlibwapi is cuDNN 8's own dependency on Windows)
+_GPU_LIBRARY = re.compile(r"(?i)cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvinfer|nvrtc|"
+                          r"nvcuda|libcuda|nccl|zlibwapi|tensorflow|_pywrap|nvJitLink")
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
 _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
-                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped)|"
+                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
+                    r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
+                    r"double free or corruption|free\(\): invalid pointer|"
+                    r"corrupted size vs\. prev_size)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
                     r"(?:-?\d+ \(0x[0-9A-Fa-f]+\)|13[47]|139|-9|-11)\b)")
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
@@ -109,7 +135,8 @@ _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
 _CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
-                "core dumped", "exit")
+                "core dumped", "exit", "Received signal", "malloc: ***", "double free",
+                "free(): invalid", "corrupted size")
 _CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
@@ -124,7 +151,9 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|"
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
+                         r"\bOps?\b|data adapter|\b(?:Physical|Virtual|[Ll]ogical) devices?\b|"
+                         r"tfhub|\bgradients?\b|[Mm]ixed precision|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
@@ -189,8 +218,10 @@ class ErrorSite:
     user_frame: str = ""
     first_step: bool | None = None  # True: nothing ran before it; None: the log does not say
     library: str = ""  # the third-party package whose frame raised it (tflearn), if any
+    library_code: str = ""  # that frame's code line ("with tf.name_scope(name, values=(x,)):")
     command: str = ""  # the tool a shell prompt shows was run (scaden), not python
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
+    ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
 
 
 @dataclass(frozen=True)
@@ -273,6 +304,11 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return "TfLiteError", m["msg"].strip(), True
     if "Error: " in line and (m := _JS_ERROR.match(line)):
         return m["cls"] or m["bare"], m["msg"].strip(), False
+    if any(w in line for w in ("ERROR: ", "FATAL: ", "CRITICAL: ")) and (
+            m := _TOOL_ERROR.match(line)):
+        return "ToolError", m["msg"].strip(), False
+    if "Could not " in line and (m := _LIB_MISSING.search(line)):
+        return "LibraryLoadError", m.group(0).strip(), bool(_GPU_LIBRARY.search(m["lib"]))
     if m := _OP_REQUIRES.search(line):
         cls = _STATUS_CLASS.get(m["status"].strip().lower().replace("_", " "))
         return (cls or "UnknownError"), m["msg"].strip(), True
@@ -297,6 +333,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
             return cls, line.strip(), True
     if m := _LOGGED.match(line):
         return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
+    if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
+        cls = _STATUS_CLASS.get(m["status"].lower().replace("_", " "))
+        if cls and cls not in ("OutOfRangeError", "CancelledError"):  # routine ends of input
+            return cls, m["msg"].strip(), True
     return None
 
 
@@ -347,7 +387,10 @@ def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
         out.append(text)
     for li in range(after, min(len(lines), after + _MAX_CONTEXT)):
         text = lines[li]
-        if text.strip().startswith("Detailed traceback"):
+        # R prints a blank line, then "Detailed traceback:" (or "Run `reticulate::py_last_error()`")
+        if text.strip().startswith(("Detailed traceback", "Run `reticulate")) or (
+                not text.strip() and not out and li + 1 < len(lines)
+                and lines[li + 1].strip().startswith("Detailed traceback")):
             continue
         if not (text.lstrip().startswith(("at ", 'File "')) or (text[:1].isspace() and out)):
             break
@@ -362,6 +405,13 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     if surely_tf or cls in TF_ERRORS or cls in ("CheckFailed", "CudaError", "TfLiteError"):
         return "its form is TensorFlow's"
     if cls == "ProcessCrash":
+        if "Received signal" in lines[at] and "BEGIN MANGLED STACK TRACE" in "\n".join(
+                lines[at:at + 3]):
+            return "TensorFlow's own crash handler printed it"
+        # Python's faulthandler prints the threads' frames after "Fatal Python error"
+        after = "\n".join(ln for ln in lines[at + 1:at + _MAX_CONTEXT] if 'File "' in ln)
+        if after and TF_CODE.search(after):
+            return "the crashed thread's frames run through TensorFlow"
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
                 if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
@@ -373,21 +423,23 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     return ""
 
 
-def _library(lines: list[str], at: int) -> str:
+def _library(lines: list[str], at: int) -> tuple[str, str]:
     """The third-party package of the innermost traceback frame above the error, if that frame
-    is in an installed package other than TensorFlow's own, Keras's or Python's machinery."""
+    is in an installed package other than TensorFlow's own, Keras's or Python's machinery, and
+    that frame's code line."""
     for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
         text = lines[li]
         m = _FRAME.search(text) or _NB_FRAME.match(text)
         if not m:
             if _CONTEXT_STOP.match(text):
-                return ""
+                return "", ""
             continue
         pkg = _PACKAGE_FRAME.search(m["path"].replace("\\\\", "\\"))
         if pkg is None or pkg["pkg"] in _NOT_A_LIBRARY:
-            return ""
-        return pkg["pkg"]
-    return ""
+            return "", ""
+        code = lines[li + 1].strip() if li + 1 < at else ""
+        return pkg["pkg"], code
+    return "", ""
 
 
 def _command(lines: list[str], at: int) -> str:
@@ -447,14 +499,30 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.dtypes = list(dict.fromkeys(_DTYPE.findall(context)))[:4]
     site.user_frame = _user_frame(lines, at, ctx)
     site.first_step = _first_step(lines, at)
-    site.library = _library(lines, at)
+    site.library, site.library_code = _library(lines, at)
     site.command = _command(lines, at)
     if cls == "LoggedError":
         site.severity = "warning"
+    if _ignored_by_python(lines, at):
+        site.severity = "notice"
+        site.ignored = True
     return site
 
 
+def _ignored_by_python(lines: list[str], at: int) -> bool:
+    """The error was raised in a __del__ or a callback Python ignored ("Exception ignored in:
+    <function IteratorResourceDeleter.__del__ ...>", usually at exit): reported, not raised."""
+    for li in range(at - 1, max(-1, at - _MAX_CONTEXT), -1):
+        text = lines[li]
+        if text.lstrip().startswith("Exception ignored in"):
+            return True
+        if _PY_EXC.match(text) or not text.strip():
+            return False
+    return False
+
+
 _RANK = {"CheckFailed": 2.0, "CudaError": 2.0, "LibraryLoadError": 2.0, "LoggedError": 2.5,
+         "ToolError": 1.5,
          "TfLiteError": 2.0,
          "ProcessCrash": 3.0}
 
@@ -561,12 +629,22 @@ _TF_NAME = re.compile(r"'tensorflow[\w.]*'|\btensorflow\.|'(?:contrib|placeholde
                       r"compat|keras|app|flags|train|summary|logging|to_float|get_default_graph)'")
 
 
+# a call whose signature differs between versions: an argument the installed function lacks
+_SIGNATURE = re.compile(r"unexpected keyword argument|takes (?:from )?\d+ (?:to \d+ )?positional "
+                        r"arguments? but \d+|missing \d+ required (?:positional|keyword-only)")
+
+
 def library_mismatch(site: ErrorSite) -> bool:
     """A TensorFlow name the installed TensorFlow lacks, looked for inside a third-party
-    library's own frames: that library and the TensorFlow do not match."""
-    return (bool(site.library) and site.cls in ("AttributeError", "ImportError",
-                                                 "ModuleNotFoundError")
-            and bool(_TF_NAME.search(site.message)))
+    library's own frames, or a TensorFlow call there with a signature the installed TensorFlow
+    does not have (``tf.name_scope(name, values=...)``, TF 1's): that library and the
+    TensorFlow do not match."""
+    if not site.library:
+        return False
+    if site.cls in ("AttributeError", "ImportError", "ModuleNotFoundError"):
+        return bool(_TF_NAME.search(site.message))
+    return (site.cls == "TypeError" and bool(_SIGNATURE.search(site.message))
+            and bool(re.search(r"\btf\.|\btensorflow\.|\bK\.|\bkeras\.", site.library_code)))
 
 
 def label_of(cls: str) -> str:
@@ -592,4 +670,7 @@ def detail_of(site: ErrorSite) -> str:
         parts.append(f"the command run: {site.command}")
     if site.first_step:
         parts.append("at the first step (nothing ran before it)")
+    if site.ignored:
+        parts.append("raised in a destructor Python ignored ('Exception ignored in'), usually at "
+                     "exit: it did not stop the run")
     return "; ".join(parts)

@@ -365,6 +365,27 @@ def gpu_wanted(text: str) -> str:
     return next((why for rx, why in _GPU_WANTED if rx.search(text)), "")
 
 
+# the answer of a GPU check the user ran: is_built_with_cuda() False, an empty GPU list, "0" GPUs
+# (printed on the check's line, or on the next one in a REPL)
+_NO_GPU_ANSWER = re.compile(
+    r"(?:is_built_with_cuda|is_gpu_available)\(\)\)?[^\n]*?(?:\n\s*(?:>>>\s*)?)?(?:[:=]\s*)?False\b|"
+    r"list_physical_devices\(\s*(?:device_type\s*=\s*)?['\"]GPU['\"]\s*\)\)?[^\n]*?"
+    r"(?:\n\s*(?:>>>\s*)?)?(?:[:=]\s*)?\[\]|"
+    r"(?im:^[^\n]{0,60}\b(?:num(?:ber of)? )?GPUs?(?: [\w ]{0,20})?[:?=]\s*(?:\[\]|0|False)\s*$)")
+
+
+def gpu_not_visible(text: str) -> tuple[int, int] | None:
+    """The 0-based lines (first, last) where the log shows the user's own GPU check answering "no
+    GPU" (``is_built_with_cuda()`` False, ``list_physical_devices('GPU')`` empty, ``Num GPUs
+    Available: 0``), or None."""
+    if "GPU" not in text and "cuda" not in text:
+        return None
+    m = _NO_GPU_ANSWER.search(text)
+    if m is None:
+        return None
+    return text.count("\n", 0, m.start()), text.count("\n", 0, m.end() - 1)
+
+
 # --- a build older than the GPU -----------------------------------------------------------------
 
 

@@ -130,9 +130,11 @@ def _os(text: str) -> str | None:
 _WINDOW = 100_000  # characters read from each end of a long log: start-up lines and the traceback
 
 
+@functools.lru_cache(maxsize=4)
 def read_versions(text: str) -> LogVersions:
     """The versions the log names. A long log is read at its start (where start-up and install
-    lines are) and its end (where the traceback is), so its length costs nothing."""
+    lines are) and its end (where the traceback is), so its length costs nothing. (Cached: the
+    evidence, the install lines and the readings ask for the same log's versions.)"""
     if len(text) > 2 * _WINDOW:
         text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     numpy = cuda = cudnn = None
@@ -537,7 +539,8 @@ def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
-    if not v.tensorflow and (details.get("k3_layer") or (v.keras or "").startswith("3")):
+    k3_named = any(details.get(k) for k in ("k3_layer", "k3_api", "k3_api2", "k3_cls"))
+    if not v.tensorflow and (k3_named or (v.keras or "").startswith("3")):
         return ("pip install tf-keras (the release of your TensorFlow's major.minor) and set "
                 "TF_USE_LEGACY_KERAS=1 before importing TensorFlow, so code written for Keras 2 "
                 "runs on Keras 2 (or pin TensorFlow 2.15, the last release with Keras 2); in your "
@@ -546,6 +549,14 @@ def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
     if not v.tensorflow:
         return ""
     mm = _mm(v.tensorflow)
+    # standalone Keras before it followed TensorFlow's minor (2.6): 2.3.1 was the last for TF 1.x
+    # and TF 2.0-2.1, 2.4.3 the one for TF 2.2-2.5 (tensorflow#38589, 4AI/AGN#3)
+    if V.compare(v.tensorflow, "2.2") < 0:
+        return (f"pip install 'keras==2.3.1' (the last standalone Keras for TensorFlow "
+                f"{mm}), or use tf.keras")
+    if V.compare(v.tensorflow, "2.6") < 0:
+        return (f"pip install 'keras==2.4.3' (the standalone Keras for TensorFlow {mm}), or use "
+                "tf.keras")
     if V.compare(v.tensorflow, "2.16") >= 0:
         return (f"pip install 'tf-keras=={mm}.*' and set TF_USE_LEGACY_KERAS=1 before importing "
                 "TensorFlow (Keras 2 code), or port the code to Keras 3")
@@ -688,6 +699,15 @@ def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
             "--output_format=tfjs_graph_model), which needs no Keras layer classes")
 
 
+def _conflict(details: dict[str, list[str]], v: LogVersions) -> str:
+    """pip's resolver named the range a TensorFlow package needs: install that range."""
+    req, spec = (details.get("dep_req") or [""])[0], (details.get("dep_spec") or [""])[0]
+    if not req or not spec:
+        return ""
+    who = " ".join(x[0] for x in (details.get("dep_pkg"), details.get("dep_pkgver")) if x)
+    return f"pip install '{req}{spec}' (what {who} declares), then pip check"
+
+
 _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "numpy-abi-mismatch": _numpy, "numpy-too-new-for-tf": _numpy_old,
     "protobuf-incompatible": _protobuf, "cuda-library-missing": _cuda,
@@ -697,6 +717,7 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
     "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
+    "tf-dependency-conflict": _conflict,
 }
 
 

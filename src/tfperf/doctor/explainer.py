@@ -345,6 +345,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _link_memory_view(cause)
     _judge_host_kill(by_label, lines, infos)
     _judge_host_share(by_label, text)
+    _judge_gpu_check(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     explained = {number - 1 for number, _, _, _ in hits}
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
@@ -354,6 +355,9 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             by_label[floor.label] = floor
             if floor.details.get("addon"):  # a library's mismatch: its install line too
                 versions = _add_install_advice(text, [floor]) or versions
+    from tfperf.doctor.explain_evidence import apply_evidence
+
+    apply_evidence(list(by_label.values()), text)
     causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
@@ -512,6 +516,32 @@ def _judge_host_share(by_label: dict[str, Cause], text: str) -> None:
                                                "evaluation's too) or use a machine with more RAM"]))
 
 
+def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """The user's own GPU check answering "no GPU" (is_built_with_cuda() False, an empty GPU list)
+    in a log where nothing else is wrong: the GPU is wanted and not used, a failure. Which cause
+    leads (native Windows, macOS, a CPU-only package) is the evidence's to say."""
+    if any(c.severity in ("failure", "warning") for c in by_label.values()):
+        return
+    from tfperf.doctor.explain_readings import gpu_not_visible
+    from tfperf.doctor.knowledge import derived_causes
+
+    found = gpu_not_visible(text)
+    if found is None:
+        return
+    row = derived_causes()["gpu-not-visible"]
+    shown = []
+    for n in range(found[0], min(found[1], len(lines) - 1) + 1):
+        if lines[n].strip():
+            origin, msg = _shown(lines[n])
+            shown.append(LogLine(n + 1, msg, "gpu-check", origin))
+    if not shown:
+        return
+    by_label["gpu-not-visible"] = Cause(
+        label="gpu-not-visible", severity="failure", cause=row["cause"], fix=row["fix"],
+        see=row["see"], source=row["source"], lines=shown,
+        detail="the log's own GPU check found no GPU")
+
+
 def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     """Fill ``install`` for the causes that have version advice; the versions read, if any."""
     from tfperf.doctor.explain_versions import has_advice, install_advice, read_versions
@@ -566,12 +596,19 @@ def _as_library_mismatch(cause: Cause, site: Any) -> None:
 
     head = label_rows()["tf-addon-version-mismatch"]
     cause.label = "tf-addon-version-mismatch"
+    what = ("calls a TensorFlow function with arguments the installed TensorFlow's version of it "
+            f"does not take ({site.library_code[:80]})" if site.cls == "TypeError"
+            else "uses a TensorFlow name the installed TensorFlow does not have")
     cause.cause = (f"{site.cls} raised inside {site.library}, a library built on TensorFlow, "
-                   f"while it ran or was imported ({site.message[:120]}): {site.library} uses a "
-                   "TensorFlow name the installed TensorFlow does not have, so the two do not "
-                   f"match. {head.cause}")
-    cause.fix = head.fix
+                   f"while it ran or was imported ({site.message[:120]}): {site.library} {what}, "
+                   f"so the two do not match. {head.cause}")
+    lib = site.library
+    cause.fix = (f"Upgrade {lib} to a release written for the installed TensorFlow (its newest "
+                 f"release; when the fix is only in its repository, install {lib} from there), or "
+                 f"install the TensorFlow {lib} was written for. {head.fix}")
     cause.see = head.see
+    cause.likely = [(f"{lib} and the installed TensorFlow do not match: {lib} {what}.",
+                     cause.fix.split(". ")[0] + "."), *cause.likely][:3]
     cause.source = f"{head.source} ; the library read from the traceback (explain_floor)"
     cause.details["addon"] = [site.library]
 

@@ -1,0 +1,275 @@
+"""What the log itself shows re-ranks a cause's explanations: the cause it names leads.
+
+A row knows a symptom ("could not create cudnn handle", an out-of-memory, a retrace) and its
+usual causes, most common first. The log around it often says which one it is here: the driver
+version TensorFlow prints beside a cuDNN failure, a CUDA context that could not even be created,
+a WSL kernel, a Keras model's own function being retraced. Rounds 4 to 7 of the held-out logs
+missed most often this way: the class was right, the fix led with the common cause and not the
+one the log named.
+
+Two kinds of evidence, each applied to any cause whose label it lists, whether a row or the
+floor found it:
+
+- ``data/cause_evidence.csv``: a regex over the log (its first and last 100,000 characters) and
+  the cause and fix it puts first (``{name}`` filled from the regex's named groups), with the
+  public threads that confirm the reading;
+- the **driver**: a driver version the log prints (``possibly insufficient driver version``,
+  ``kernel reported version``, ``NVRM version``, nvidia-smi's ``Driver Version``) older than the
+  minimum of the CUDA the log's libraries or TensorFlow version need (``data/cuda_driver_min.csv``),
+  or, with neither known, older than CUDA 9.0 needs (every TensorFlow GPU build since 1.5).
+
+The evidence is said in the detail (``the log shows: ...``) and its text comes first in the
+cause and the fix; the row's own explanation follows ("Otherwise: ...").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
+
+_WINDOW = 100_000  # characters read at each end of a long log
+# the driver version a log prints, in TensorFlow's, the kernel module's and nvidia-smi's words
+_DRIVER = re.compile(r"(?:[Pp]ossibly insufficient driver version|kernel reported version is|"
+                     r"Kernel Module|Driver Version):?\s+(?P<v>\d{3}\.\d+(?:\.\d+)?)")
+_DRIVER_WORDS = ("ossibly insufficient driver version", "kernel reported version is",
+                 "Kernel Module", "Driver Version")
+# causes a driver too old for the build's CUDA can produce
+DRIVER_LABELS = frozenset({
+    "cudnn-handle-failed", "conv-algorithm-failed", "dnn-library-not-found", "cublas-failed",
+    "cuinit-failed", "cufft-plan-failed", "cuda-error", "check-failed", "internal-error",
+    "unknown-error", "process-crash", "no-kernel-image", "driver-too-old"})
+_OLDEST_CUDA = "9.0"  # TensorFlow 1.5 to 1.12's CUDA: no GPU build since 1.5 needs less
+
+
+@functools.cache
+def _rows() -> tuple[tuple[frozenset[str], tuple[str, ...], re.Pattern[str], str, str, str], ...]:
+    """(labels, needles, regex, cause, fix, source): the regex is tried only on a log holding one
+    of its needles (a regex alternation over 200,000 characters costs 10-20 ms)."""
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return tuple((frozenset(r["labels"].split()), tuple(r["needles"].split("|")),
+                  re.compile(r["evidence"], re.M), r["cause"], r["fix"], r["source"])
+                 for r in read_table("cause_evidence.csv"))
+
+
+def _window(text: str) -> str:
+    return text if len(text) <= 2 * _WINDOW else text[:_WINDOW] + "\n" + text[-_WINDOW:]
+
+
+def _fill(template: str, m: re.Match[str]) -> str:
+    values = {k: v or "" for k, v in m.groupdict().items()}  # a group that did not take part: ''
+    return re.sub(r"\{(\w+)\}", lambda g: values.get(g.group(1), g.group(0)), template)
+
+
+def apply_evidence(causes: list[Any], text: str) -> None:
+    """Put first, in each cause, the explanation the log's own evidence points at: a row of
+    ``cause_evidence.csv``, else the first computed reading that applies (each read once)."""
+    rows = _rows()
+    labels = {c.label for c in causes}
+    if not any(labels & r[0] for r in rows) and not any(labels & r[0] for r in _COMPUTED):
+        return
+    window = _window(text)
+    found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
+    computed: dict[int, Reading | None] = {}
+    for cause in causes:
+        for ri, (wanted, needles, rx, lead_cause, lead_fix, source) in enumerate(rows):
+            if cause.label not in wanted:
+                continue
+            if ri not in found:
+                found[ri] = (rx.search(window) if any(n in window for n in needles) else None)
+            if m := found[ri]:
+                _lead(cause, _fill(lead_cause, m), _fill(lead_fix, m), source, m.group(0))
+                break
+        else:
+            for ci, (wanted_labels, read, source) in enumerate(_COMPUTED):
+                if cause.label not in wanted_labels:
+                    continue
+                if ci not in computed:
+                    computed[ci] = read(text)
+                if got := computed[ci]:
+                    _lead(cause, got[0], got[1], source, got[2])
+                    break
+
+
+def _lead(cause: Any, lead_cause: str, lead_fix: str, source: str, shown: str) -> None:
+    shown = " ".join(shown.split())[:120]
+    if cause.confidence == "low":  # the floor's summary gives its first ranked cause
+        cause.likely = [(lead_cause, lead_fix), *cause.likely][:3]
+    cause.cause = f"{lead_cause} Otherwise: {cause.cause}"
+    cause.fix = f"{lead_fix} Otherwise: {cause.fix}"
+    cause.detail = "; ".join(filter(None, [cause.detail, f"the log shows: {shown}"]))
+    cause.details.setdefault("evidence", []).append(shown)
+    cause.source = f"{cause.source} ; evidence: {source}"
+
+
+def driver_too_old(text: str) -> tuple[str, str, str] | None:
+    """(cause, fix, the line's words) when the driver the log prints is older than the CUDA the
+    log's build needs; None when the log names no driver or it is recent enough."""
+    from tfperf.doctor import knowledge as K
+    from tfperf.doctor import versions as V
+    from tfperf.doctor.explain_versions import read_versions
+
+    window = _window(text)
+    if not any(w in window for w in _DRIVER_WORDS):
+        return None
+    m = _DRIVER.search(window)
+    if m is None:
+        return None
+    driver = m["v"]
+    v = read_versions(text)
+    os = "windows" if v.os == "windows" else "linux"
+    cuda, why = v.cuda, "the CUDA its libraries name"
+    if not cuda and v.tensorflow:
+        cfg = K.build_config(v.tensorflow, os, gpu=True)
+        cuda, why = (cfg.cuda, f"the CUDA of TensorFlow {v.tensorflow}") if cfg else (None, "")
+    if not cuda:
+        cuda, why = _OLDEST_CUDA, "the oldest CUDA of any TensorFlow GPU build since 1.5"
+    try:
+        need = K.min_driver(cuda, os).toolkit_min
+        too_old = need is not None and V.parse(driver) < V.parse(need)
+    except ValueError:
+        return None
+    if not too_old:
+        return None
+    newest = K.newest_cuda_for_driver(driver, os)
+    most = f", it runs CUDA {newest} at most" if newest else ""
+    return (f"The NVIDIA driver the log names, {driver}, is older than CUDA {cuda} needs "
+            f"(>= {need} on {os}; {why}){most}: CUDA, cuDNN and cuBLAS cannot start on it.",
+            f"Update the NVIDIA driver to {need} or newer (or any recent driver), then run again; "
+            "memory settings do not help while the driver is too old.",
+            m.group(0))
+
+
+# --- a GPU newer than the CUDA the build was made with ----------------------------------------
+
+# the GPU's compute capability as TensorFlow, its device list and nvidia-smi print it, or its name
+_CC = re.compile(r"[Cc]ompute ?[Cc]apability:? (?P<cc>\d+\.\d+)|major: (?P<maj>\d+) minor: "
+                 r"(?P<min>\d+)")
+# each literal-led and tried only where its literal is (an alternation is tried at every position)
+_GPU_NAME = re.compile(r"name: (?P<n>(?:NVIDIA )?(?:GeForce |Tesla |Quadro )?[\w -]{2,30}?)"
+                       r"(?:,| major| computeCapability| pciBusID|$)", re.M)
+_SMI_NAME = re.compile(r"\|\s+\d+\s+(?P<n>(?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN|RTX|[AHBL]\d)"
+                       r"[\w -]{0,30}?)\s{2,}(?:Off|On)\b")
+# the newest compute capability major the cubins of a CUDA reach: sm_80 came with CUDA 11.0
+# (8.6 and 8.9 run sm_80/86 cubins), sm_100/sm_120 with 12.8 (NVIDIA's CUDA release notes);
+# a newer GPU has only PTX to JIT, or nothing the build's kernels can run
+_MAX_MAJOR = ((11.0, 7), (12.8, 9))  # (CUDA below this, newest major it has cubins for)
+GPU_BUILD_LABELS = frozenset({
+    "cublas-failed", "conv-algorithm-failed", "cudnn-handle-failed", "no-kernel-image",
+    "ptx-jit-compile", "internal-error", "unknown-error", "check-failed", "cuda-error",
+    "dnn-library-not-found", "process-crash", "cuda-illegal-address"})
+
+
+def _log_cc(text: str) -> tuple[int, str] | None:
+    """(compute capability major, how the log says it) of the GPU the log names."""
+    if ("apability" in text or "major: " in text) and (m := _CC.search(text)):
+        cc = m["cc"] or f"{m['maj']}.{m['min']}"
+        return int(cc.split(".")[0]), f"compute capability {cc}"
+    m = _GPU_NAME.search(text) if "name: " in text else None
+    if m is None and "|" in text and (" Off " in text or " On " in text):
+        m = _SMI_NAME.search(text)
+    if m is not None:
+        from tfperf.doctor import knowledge as K
+
+        name = m["n"].strip()
+        info = K.compute_capability(name)
+        if info is not None:
+            return info.cc[0], f"{name}, compute capability {info.compute_capability}"
+    return None
+
+
+def gpu_newer_than_build(text: str) -> Reading | None:
+    """The GPU the log names is newer than every GPU the build's CUDA has kernels for (an RTX
+    30-series under a CUDA 10 build, a Blackwell GPU under CUDA 12.4)."""
+    from tfperf.doctor import knowledge as K
+    from tfperf.doctor.explain_versions import read_versions
+
+    gpu = _log_cc(_window(text))
+    if gpu is None:
+        return None
+    v = read_versions(text)
+    cuda, how = v.cuda, "the CUDA its libraries name"
+    if not cuda and v.tensorflow:
+        cfg = K.build_config(v.tensorflow, "windows" if v.os == "windows" else "linux", gpu=True)
+        cuda, how = (cfg.cuda, f"TensorFlow {v.tensorflow}'s CUDA") if cfg else (None, "")
+    if not cuda and v.series == "1.x":
+        cuda, how = "10.0", "TensorFlow 1.x's newest CUDA (1.15)"
+    if not cuda:
+        return None
+    try:
+        have = float(".".join(cuda.split(".")[:2]))
+    except ValueError:
+        return None
+    newest = next((major for below, major in _MAX_MAJOR if have < below), None)
+    if newest is None or gpu[0] <= newest:
+        return None
+    need = "CUDA 11 (TensorFlow 2.4 or newer)" if newest < 8 else "CUDA 12.8 or newer"
+    return (f"The GPU ({gpu[1]}) is newer than the CUDA this TensorFlow was built with (CUDA "
+            f"{cuda}, {how}), which has no kernels for it: cuBLAS, cuDNN and TensorFlow's own "
+            "kernels fail or are compiled at start-up.",
+            f"Use a TensorFlow built with {need}; for TF 1.15 code on an RTX 30 / A100, NVIDIA's "
+            "nvidia-tensorflow (pip install nvidia-pyindex && pip install nvidia-tensorflow) or "
+            "its NGC container.",
+            gpu[1])
+
+
+# --- a grayscale image fed to a colour model, or the reverse -------------------------------------
+
+_EXPECTED_GOT = re.compile(
+    r"(?:expected axis -1 of input shape to have value (?P<a>[134])\b[^\n]*?shape "
+    r"[(\[](?P<ga>[^)\]\n]*)[)\]]|"
+    r"expected shape=\((?P<eb>[^)\n]*)\), found shape=\((?P<gb>[^)\n]*)\)|"
+    r"expected \w+ to have shape \((?P<ec>[^)\n]*)\) but got array with shape "
+    r"\((?P<gc>[^)\n]*)\))")
+_COLOUR = {1: "one channel (grayscale)", 3: "three channels (RGB)", 4: "four channels (RGBA)"}
+
+
+def _last(shape: str) -> int | None:
+    tail = shape.rstrip(", ").rsplit(",", 1)[-1].strip()
+    return int(tail) if tail.isdigit() else None
+
+
+def channels_mismatch(text: str) -> Reading | None:
+    """The model wants images of one channel count and got another (1, 3 or 4): a grayscale
+    image for an RGB model, an RGBA PNG, or the reverse."""
+    text = _window(text)
+    if "expected" not in text:
+        return None
+    m = _EXPECTED_GOT.search(text)
+    if m is None:
+        return None
+    want = int(m["a"]) if m["a"] else _last(m["eb"] or m["ec"] or "")
+    got = _last(m["ga"] or m["gb"] or m["gc"] or "")
+    if want not in _COLOUR or got not in _COLOUR or want == got:
+        return None
+    return (f"The model expects images with {_COLOUR[want]} and got {_COLOUR[got]}: a grayscale "
+            "image for a colour model, a PNG with an alpha channel, or the reverse.",
+            f"Convert the images to {_COLOUR[want]} before predict/fit (PIL: "
+            f"img.convert('{'L' if want == 1 else 'RGB' if want == 3 else 'RGBA'}'); OpenCV: "
+            "cv2.cvtColor; tf.image.grayscale_to_rgb / rgb_to_grayscale), in training and "
+            "inference alike.",
+            m.group(0))
+
+
+# computed evidence, tried in order after the table's rows: (labels, reader, source)
+_COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
+    (GPU_BUILD_LABELS, gpu_newer_than_build,
+     "NVIDIA CUDA release notes (sm_80 in CUDA 11.0, sm_100/sm_120 in 12.8) ; "
+     "data/gpu_compute_capability.csv ; https://github.com/qqwweee/keras-yolo3/issues/332 "
+     "(nvidia-tensorflow on an RTX 30) ; https://github.com/tensorflow/tensorflow/issues/43718 "
+     "(RTX 3090 under CUDA 10.1) ; https://github.com/NVlabs/stylegan2-ada/issues/61 ; "
+     "https://github.com/DeepLabCut/DeepLabCut/issues/944 ; "
+     "https://github.com/tensorflow/tensorflow/issues/89272 (RTX 5090)"),
+    (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
+     channels_mismatch,
+     "keras engine input_spec (the expected and received shapes) ; "
+     "https://github.com/krasserm/super-resolution/issues/74 (RGBA) ; "
+     "https://github.com/bnsreenu/python_for_microscopists/issues/10 ; "
+     "https://github.com/allanzelener/YAD2K/issues/178 (grayscale) ; "
+     "https://github.com/keras-team/keras/issues/16711"),
+    (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
+)
