@@ -21,7 +21,8 @@ from tfperf.tune.target import TuneError
 #: Reasons of rejection, by their first words (the table's last column).
 REASON_KINDS = ("not applicable", "does not apply", "raises", "disagrees", "too slow",
                 "retraces", "falls back", "not tried", "failed while timed", "no float64",
-                "cannot be compared", "changes the function's contract", "not told apart")
+                "cannot be compared", "changes the function's contract", "not told apart",
+                "not paid back")
 
 
 @dataclass
