@@ -72,9 +72,10 @@ TRACE_S_PER_OP = 1.5e-3
 #: share of the search budget left: it is paid once, so it is measured and weighed with the
 #: calls expected, not dropped by the call limit (which holds for the steady state).
 FIRST_CALL_SHARE = 0.4
-#: Calls the user is taken to make when ``calls`` is not given: a candidate whose first call
+#: Calls the user is taken to make when ``calls`` is not given (a function worth tuning runs
+#: in a loop: a training run's steps, a service's requests): a candidate whose first call
 #: is not paid back within them (its break-even call count) is not picked.
-EXPECTED_CALLS = 1000
+EXPECTED_CALLS = 10_000
 
 Progress = Callable[[str], None]
 
