@@ -149,3 +149,16 @@ def test_tune_rewrites_the_articles_tuple_index_spelling(user_module):
     # 72 eager iterations against one batched op: far beyond any noise.
     assert result.best is not None and result.best.equivalent is True
     assert "loops→" in result.best_name or "reduce_sum" in result.best_name
+
+
+def test_a_scan_of_a_running_sum_is_a_cumsum():
+    from tfperf.tune.levers.loop_model import ScanToCumsum
+
+    text, args, ctx = _spelling("running_mean/scan")
+    lever = ScanToCumsum()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "tf.cumsum(x, axis=0)" in new and "tf.scan" not in new
+    _agrees(text, new, args)
+    text, _, ctx = _spelling("running_mean/prefix_slices")
+    assert lever.applies(ctx) == "no tf.scan of a running sum"

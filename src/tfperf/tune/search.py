@@ -69,8 +69,9 @@ FINAL_SHARE = 0.2
 #: TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
 #: A candidate's first call (a trace of an unrolled loop, an XLA compile) may take up to this
-#: share of the search budget left: it is paid once, so it is measured and weighed with the
-#: calls expected, not dropped by the call limit (which holds for the steady state).
+#: share of the search budget left (at most half the budget): it is paid once, so it is
+#: measured and weighed with the calls expected, not dropped by the call limit (which holds
+#: for the steady state).
 FIRST_CALL_SHARE = 0.4
 #: Calls the user is taken to make when ``calls`` is not given (a function worth tuning runs
 #: in a loop: a training run's steps, a service's requests): a candidate whose first call
@@ -185,7 +186,8 @@ class Search:
     def first_call_limit(self) -> float:
         """The longest a candidate's first call (trace, compile) may take: a share of the
         budget left, never below the steady-state call limit."""
-        return max(self.call_limit(), FIRST_CALL_SHARE * self.left())
+        share = min(FIRST_CALL_SHARE * self.left(), self.budget / 2)
+        return max(self.call_limit(), share)
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -216,6 +218,9 @@ class Search:
         finalists = ranked[:3] + [  # known by one call only, yet maybe the fastest
             c for c in ranked[3:] if c.record.median_s is None
             and c.estimate <= ONE_CALL_DOUBT * ranked[0].estimate][:MAX_FINAL - 3]
+        fewest = fewest_levers(ranked[3:], ranked[:1])
+        if fewest is not None and fewest not in finalists:
+            finalists = [*finalists[:MAX_FINAL - 1], fewest]
         if finalists and self.left(final=True) > 0:
             self.say(f"final timing of {len(finalists)} candidates")
             self._time(base, finalists, share=0.9, final=True)
@@ -429,7 +434,7 @@ class Search:
             return
         self.say(f"{record.name}: build and first calls")
         if self.isolation is not None:
-            self.isolation.build_and_screen(self, live, max(limit, first_limit or 0.0))
+            self.isolation.build_and_screen(self, live, limit, first_limit)
             return
         try:
             text = apply_levers(self.ctx, live.levers)
@@ -667,6 +672,19 @@ class Search:
         if live.built is None:
             return 1 << 30
         return len(lint_source(live.built.source, str(self.target.path)))
+
+
+def fewest_levers(rest: list[_Live], top: list[_Live]) -> _Live | None:
+    """The fastest of ``rest`` with fewer levers than the best of ``top``, when its estimate
+    is within ``ONE_CALL_DOUBT`` of it: a reduction alone may beat the reduction with
+    vectorized_map and XLA on top once both are timed in the same rounds (issue 26: the
+    stack was picked at 0.65× of the plain reduction, which never reached the final)."""
+    if not top:
+        return None
+    best = top[0]
+    fewer = [c for c in rest if len(c.levers) < len(best.levers)
+             and c.estimate <= ONE_CALL_DOUBT * best.estimate]
+    return min(fewer, key=lambda c: (len(c.levers), c.estimate), default=None)
 
 
 def rounds_plan(base_s: float, seconds: float) -> tuple[bool, float]:

@@ -447,6 +447,56 @@ class LoopsBatched(Lever):
         return _every(text, ctx, one)
 
 
+def _scans(text: str, name: str) -> list[tuple[ast.Call, str, str]]:
+    """``tf.scan(lambda a, x: a + x, elems[, initializer=z])`` calls of the function: the
+    loop model's "scan" whose step is a running sum (call, elems, initializer or "")."""
+    from tfperf.analysis.loops import loop_of
+
+    ctx, fn = _context(text, name)
+    out = []
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        model = loop_of(ctx, n)
+        if model is None or model.form != "scan" or len(n.args) != 2:
+            continue
+        step, elems = n.args
+        init = next((k.value for k in n.keywords if k.arg == "initializer"), None)
+        if any(k.arg != "initializer" for k in n.keywords) or not isinstance(step, ast.Lambda) \
+                or len(step.args.args) != 2 or not isinstance(step.body, ast.BinOp) \
+                or not isinstance(step.body.op, ast.Add):
+            continue
+        names = {a.arg for a in step.args.args}
+        sides = [step.body.left, step.body.right]
+        if all(isinstance(x, ast.Name) for x in sides) \
+                and {x.id for x in sides if isinstance(x, ast.Name)} == names:
+            out.append((n, text_of(text, elems), text_of(text, init) if init else ""))
+    return out
+
+
+class ScanToCumsum(Lever):
+    name, slot, stage, traces = "tf.scan→tf.cumsum", "scan", 20, False
+    description = "a tf.scan whose step adds each element to the running value is tf.cumsum"
+    rejections = ("disagrees with the baseline",)
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            found = _scans(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None if found else "no tf.scan of a running sum"
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        text, tf = ensure_tf(text)
+        edits: list[tuple[ast.AST, str]] = []
+        for call, elems, init in _scans(text, ctx.target.name):
+            total = f"{tf}.cumsum({elems}, axis=0)"
+            edits.append((call, f"({init} + {total})" if init else total))
+        if not edits:
+            raise SourceEditError("the tf.scan is gone after the other edits")
+        return replace_nodes(text, edits)
+
+
 def _every(text: str, ctx: LeverContext, rewrite: Any) -> str:
     """Every loop ``rewrite`` can take, innermost first, the model rebuilt after each;
     ``rewrite(text, iteration, tf, depth)`` gets the number of loop levels inside the loop
@@ -496,4 +546,4 @@ def _enclosing(fn: ast.AST, node: ast.AST) -> list[ast.AST]:
 
 def levers(ctx: LeverContext) -> list[Lever]:
     # The plain batching (no axis changes) fitted no spelling the per-example axes did not.
-    return [LoopsVectorizedMap(), LoopsBatched(True)]
+    return [LoopsVectorizedMap(), LoopsBatched(True), ScanToCumsum()]
