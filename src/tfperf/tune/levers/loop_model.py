@@ -252,6 +252,34 @@ class _Batch(ast.NodeTransformer):
                 return arg
             node.args = [arg]
             return node
+        if last == "matvec" and len(node.args) == 2 and not self.batched(node.args[0]) \
+                and self.batched(node.args[1]) and all(
+                    k.arg in ("transpose_a",) and isinstance(k.value, ast.Constant)
+                    for k in node.keywords):
+            # One example's matrix-vector product, on the batch: one matrix product (a
+            # broadcast matvec would run one small product per example).
+            flip = not any(k.value.value for k in node.keywords  # type: ignore[attr-defined]
+                           if k.arg == "transpose_a")
+            prefix = func[:-len("linalg.matvec")] if func.endswith("linalg.matvec") \
+                else f"{self.tf}."
+            call = ast.parse(f"{prefix}matmul(_, _{', transpose_b=True' if flip else ''})",
+                             mode="eval").body
+            assert isinstance(call, ast.Call)
+            call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
+            return call
+        if last == "einsum" and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and "->" in node.args[0].value \
+                and "..." not in node.args[0].value and not node.keywords and not self.depth:
+            spec = node.args[0].value.replace(" ", "")
+            ins, out = spec.split("->")
+            parts = ins.split(",")
+            letter = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in spec)
+            args = [self.visit(a) for a in node.args[1:]]
+            batched = [self.batched(a) for a in node.args[1:]]
+            if len(parts) == len(args) and any(batched):  # the batch axis gets its letter
+                parts = [letter + p if b else p for p, b in zip(parts, batched, strict=True)]
+                node.args = [ast.Constant(",".join(parts) + "->" + letter + out), *args]
+                return node
         if last in GATHERS:  # indices are not lined up against the values' axes
             node.func = self.visit(node.func)
             node.args[:1] = [self.visit(a) for a in node.args[:1]]
