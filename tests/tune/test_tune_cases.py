@@ -106,8 +106,9 @@ def test_chains_compile_agree_and_nothing_else_is_picked(case):
     by = {c.name: c for c in v.result.candidates}
     for name in ("tf.function", "jit_compile"):
         assert by[name].equivalent is True and by[name].first_call_s, v.result.table()
-        assert by[name].rejected is None or by[name].rejected.startswith("not told apart"), \
-            v.result.table()
+        # "not paid back": its compile outweighs its gain over the calls expected (issue 26).
+        assert by[name].rejected is None or by[name].rejected.startswith(
+            ("not told apart", "not paid back")), v.result.table()
     best = v.result.best
     assert best is None or {"tf.function", "jit_compile"} & set(best.levers), v.result.table()
 

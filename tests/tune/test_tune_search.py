@@ -360,3 +360,25 @@ def test_a_slow_baseline_leaves_room_for_what_compare_runs_past_its_budget():
     with_base, seconds = rounds_plan(0.5, 60.0)
     assert with_base and seconds == 60.0 - OVERSHOOT_CALLS * 0.5
     assert seconds + OVERSHOOT_CALLS * 0.5 <= 60.0
+
+
+def test_the_final_timing_gets_the_fastest_candidate_with_fewer_levers():
+    """Issue 26: reduction + vectorized_map + jit_compile was picked at 0.65× of the plain
+    reduction, which never reached the final timing; the fewest-levers candidate within the
+    one-call doubt of the best joins it."""
+    from tfperf.tune.result import CandidateResult
+    from tfperf.tune.search import ONE_CALL_DOUBT, _Live, fewest_levers
+
+    def live(levers: tuple[str, ...], median: float) -> _Live:
+        out = _Live(tuple(Planted(n, "", "") for n in levers),
+                    CandidateResult(" + ".join(levers), list(levers)))
+        out.record.median_s = median
+        return out
+
+    stack = live(("reduce", "vmap", "xla"), 1.0)
+    alone = live(("reduce",), 1.2)
+    two = live(("reduce", "vmap"), 1.1)
+    far = live(("other",), ONE_CALL_DOUBT * 1.5)
+    assert fewest_levers([two, alone, far], [stack]) is alone
+    assert fewest_levers([far], [stack]) is None
+    assert fewest_levers([stack], [alone]) is None

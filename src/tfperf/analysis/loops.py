@@ -30,10 +30,10 @@ older, narrower question (a loop walking one tensor element by element).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.dependence import data_reads, is_reduction_update, loop_flow
 from tfperf.lint.analysis.loops import STACKING_CALLS, range_args, range_stop, sized_by
 from tfperf.lint.semantic import COMPREHENSION_NODES, Context
 
@@ -67,7 +67,9 @@ class Domain:
     (``x`` of ``x.shape[1]``); ``axis``: the axis of ``over`` the iteration walks, when known;
     ``source``: how a tensor list was made ("split", "unstack", "slices", "variables");
     ``index``: the name holding the iteration's integer index; ``items``: the names holding
-    the items themselves (a ``zip`` gives several)."""
+    the items themselves (a ``zip`` gives several); ``parts``: a ``zip``'s domains, one per
+    iterable (each with its own ``over``, ``axis`` and ``items``); ``start``: a ``range``'s
+    start when it is not 0 (or a counter's, when known)."""
 
     kind: str
     over: ast.expr | None = None
@@ -75,6 +77,10 @@ class Domain:
     source: str = ""
     index: str | None = None
     items: tuple[str, ...] = ()
+    parts: tuple[Domain, ...] = ()
+    iterable: ast.expr | None = None
+    start: ast.expr | None = None
+    stop: ast.expr | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,26 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Update:
+    """A carried value updated as an associative reduction of itself (``acc = acc + t``,
+    ``acc += t``, ``acc = tf.maximum(acc, t)``): ``op`` is "add", "sub", "mul", "max", "min",
+    "concat" or "other"; ``term`` is ``t``; ``statement`` whether the update is a statement of
+    the body itself (not nested in a branch or an inner loop)."""
+
+    node: Any
+    name: str
+    op: str
+    term: Any
+    statement: bool
+
+
+@dataclass(frozen=True)
 class Loop:
+    """One loop. Besides the fields of the module's docstring: ``updates``, every update of
+    a carried value that is a reduction of itself; ``running``, the carried values whose only
+    update is such a statement and which the body reads after it, in the same iteration (a
+    running sum read each step: a prefix sum, a scan), where ``shape`` says "carried"."""
+
     node: Any
     form: str
     domain: Domain
@@ -112,6 +137,8 @@ class Loop:
     carried: frozenset[str] = frozenset()
     results: tuple[Result, ...] = field(default=())
     body: tuple[ast.AST, ...] = ()
+    updates: tuple[Update, ...] = ()
+    running: frozenset[str] = frozenset()
 
 
 def loop_of(ctx: Context, node: Any) -> Loop | None:
@@ -176,8 +203,73 @@ def _statement_loop(ctx: Context, node: Any, form: str, domain: Domain) -> Loop:
     recurrent = set(flow.recurrent) - ({domain.index} if domain.index else set())
     shape = "carried" if recurrent else "reduction" if flow.reductions else "map"
     results = _results(ctx, node, domain, flow.reductions)
+    updates = _updates(ctx, node, carried)
     return Loop(node, form, domain, _indexes(domain, body), shape, frozenset(carried),
-                results, body)
+                results, body, updates, _running(ctx, node, updates, flow.reductions))
+
+
+_UPDATE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}
+_UPDATE_CALLS = {"maximum": "max", "minimum": "min", "add": "add", "add_n": "add",
+                 "multiply": "mul", "concat": "concat", "concatenate": "concat"}
+
+
+def _updates(ctx: Context, loop: Any, carried: set[str]) -> tuple[Update, ...]:
+    """Each update of a carried name, when every update of that name is a reduction."""
+    top = {id(s) for s in loop.body}
+    out: list[Update] = []
+    for name in sorted(carried):
+        found = []
+        for stmt in loop.body:
+            for n in ast.walk(stmt):
+                aug = type(n) is ast.AugAssign and type(n.target) is ast.Name \
+                    and n.target.id == name
+                if aug or (type(n) is ast.Assign and any(
+                        type(m) is ast.Name and m.id == name and type(m.ctx) is ast.Store
+                        for t in n.targets for m in ast.walk(t))):
+                    found.append(n)
+        if not found or not all(is_reduction_update(ctx, u, name) for u in found):
+            continue
+        for u in found:
+            op, term = _update_parts(ctx, u, name)
+            out.append(Update(u, name, op, term, id(u) in top))
+    return tuple(out)
+
+
+def _update_parts(ctx: Context, u: Any, name: str) -> tuple[str, Any]:
+    if type(u) is ast.AugAssign:
+        return _UPDATE_OPS.get(type(u.op), "other"), u.value
+    value = u.value
+    if type(value) is ast.BinOp:
+        own_left = type(value.left) is ast.Name and value.left.id == name
+        op = _UPDATE_OPS.get(type(value.op), "other")
+        if op == "sub" and not own_left:
+            op = "other"
+        return op, value.right if own_left else value.left
+    if type(value) is ast.Call:
+        q = ctx.call_qualname(value) or ""
+        sides = list(value.args[:2])
+        first: Any = sides[0] if sides else None
+        if type(first) in (ast.List, ast.Tuple):
+            sides = list(first.elts)
+        term = next((s for s in sides if not (type(s) is ast.Name and s.id == name)), None)
+        return _UPDATE_CALLS.get(q.rsplit(".", 1)[-1], "other"), term
+    return "other", None
+
+
+def _running(ctx: Context, loop: Any, updates: tuple[Update, ...],
+             reductions: frozenset[str]) -> frozenset[str]:
+    """Carried names updated once, by a reduction statement of the body, and read by the
+    body after that statement only: each iteration sees the running value (a prefix)."""
+    out = set()
+    for name in {u.name for u in updates} - set(reductions):
+        mine = [u for u in updates if u.name == name]
+        if len(mine) != 1 or not mine[0].statement:
+            continue
+        at = loop.body.index(mine[0].node)
+        if any(name in data_reads(ctx, s) for s in loop.body[:at]):
+            continue
+        out.add(name)
+    return frozenset(out)
 
 
 def _call_loop(ctx: Context, call: Any) -> Loop | None:
@@ -207,7 +299,7 @@ def domain_of(ctx: Context, target: Any, it: Any) -> Domain:
             and type(target) is ast.Tuple and len(target.elts) == 2:
         index = target.elts[0].id if type(target.elts[0]) is ast.Name else None
         inner = domain_of(ctx, target.elts[1], it.args[0])
-        return Domain(inner.kind, inner.over, inner.axis, inner.source, index, inner.items)
+        return replace(inner, index=index)
     if type(it) is ast.Call and ctx.is_builtin(it.func, "zip") and it.args \
             and type(target) is ast.Tuple and len(target.elts) == len(it.args):
         parts = [domain_of(ctx, t, a) for t, a in zip(target.elts, it.args, strict=True)]
@@ -215,29 +307,31 @@ def domain_of(ctx: Context, target: Any, it: Any) -> Domain:
         first = known[0] if known else parts[0]
         kind = first.kind if all(p.kind == first.kind for p in known) else "list"
         return Domain(kind, first.over, first.axis, first.source, None,
-                      tuple(n for t in target.elts for n in _names(t)))
+                      tuple(n for t in target.elts for n in _names(t)), tuple(parts), it)
     items = tuple(_names(target))
     args = range_args(ctx, it)
     if args is not None:
         stop = range_stop(args)
         sized = sized_by(ctx, stop)
         index = target.id if type(target) is ast.Name else None
+        start = args[0] if len(args) > 1 else None
         if sized is not None:
-            return Domain("range", sized.obj, sized.axis, sized.how, index)
-        return Domain("range", stop, None, "", index)
+            return Domain("range", sized.obj, sized.axis, sized.how, index, (), (), it, start,
+                          stop)
+        return Domain("range", stop, None, "", index, (), (), it, start, stop)
     pieces = _pieces(ctx, it)
     if pieces is not None:
-        return Domain("tensor_list", pieces[0], pieces[1], pieces[2], None, items)
+        return Domain("tensor_list", pieces[0], pieces[1], pieces[2], None, items, (), it)
     if ctx.imports_tf:
         if ctx.is_dataset(it):
-            return Domain("dataset", it, None, "", None, items)
+            return Domain("dataset", it, None, "", None, items, (), it)
         if ctx.is_tensor_like(it):
-            return Domain("tensor_rows", it, 0, "", None, items)
+            return Domain("tensor_rows", it, 0, "", None, items, (), it)
         if ctx.is_tensor_list(it):
-            return Domain("tensor_list", it, None, "call", None, items)
+            return Domain("tensor_list", it, None, "call", None, items, (), it)
     if type(it) in (ast.List, ast.Tuple, ast.ListComp):
-        return Domain("list", it, None, "", None, items)
-    return Domain("unknown", it, None, "", None, items)
+        return Domain("list", it, None, "", None, items, (), it)
+    return Domain("unknown", it, None, "", None, items, (), it)
 
 
 def _pieces(ctx: Context, it: Any, depth: int = 0) -> tuple[ast.expr, int | None, str] | None:
@@ -329,8 +423,8 @@ def _counter(ctx: Context, loop: Any) -> Domain:
             bound = test.comparators[0]
             sized = sized_by(ctx, bound)
             if sized is not None:
-                return Domain("counter", sized.obj, sized.axis, sized.how, name)
-            return Domain("counter", bound, None, "", name)
+                return Domain("counter", sized.obj, sized.axis, sized.how, name, stop=bound)
+            return Domain("counter", bound, None, "", name, stop=bound)
     return Domain("unknown")
 
 

@@ -84,7 +84,8 @@ class _Candidate:
         args, kwargs = self.target.fresh_inputs()
         s = screen(self.fn, args, kwargs, self.namespace, limit=cmd["limit"],
                    watch_retraces=bool(cmd.get("watch_retraces")),
-                   more_if_under=cmd.get("more_if_under"))
+                   more_if_under=cmd.get("more_if_under"),
+                   first_limit=cmd.get("first_limit"))
         out = {"first_call_s": s.first_call_s, "second_call_s": s.second_call_s,
                "error": s.error, "retraces": s.retraces, "fallback": s.fallback,
                "retraced": s.retraced, "ops": None}

@@ -155,7 +155,8 @@ class Isolation:
                 worker.close()
                 return out
             limit = float(screen["limit"])
-            out.screen = worker.call(screen, timeout=3 * limit + STAGE_SLACK)
+            first = max(limit, float(screen.get("first_limit") or 0.0))  # a trace, a compile
+            out.screen = worker.call(screen, timeout=first + 2 * limit + STAGE_SLACK)
             if "exception" not in out.screen and not out.screen.get("error") and measure_s:
                 out.measure = worker.call({"op": "measure", "seconds": measure_s},
                                           timeout=3 * measure_s + 2 * limit + STAGE_SLACK)
@@ -202,7 +203,8 @@ class Isolation:
         if not slow:  # a slow baseline is called once: its first call stands for it
             self._measure_alive(live, self._measure_s(search))
 
-    def build_and_screen(self, search: Any, live: Any, limit: float) -> None:
+    def build_and_screen(self, search: Any, live: Any, limit: float,
+                         first_limit: float | None = None) -> None:
         record = live.record
         if search.left() < self.start_s:
             record.rejected = (f"not tried: the budget was spent (a child process takes about "
@@ -220,7 +222,7 @@ class Isolation:
         # screen in parallel, and settle() measures them one at a time.
         measure_s = None if self.shared_cpu else self._measure_s(search)
         self.pending[id(live)] = self._submit(live, text, live.levers, limit, measure_s,
-                                              count_ops=count)
+                                              count_ops=count, first_limit=first_limit)
 
     def settle(self, search: Any, lives: list[Any]) -> None:
         """Wait for the children of ``lives`` and judge what they gave, in order."""

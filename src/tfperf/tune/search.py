@@ -68,6 +68,15 @@ FINAL_SHARE = 0.2
 #: estimated longer than the call limit is not started (an interrupted trace can leave
 #: TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
+#: A candidate's first call (a trace of an unrolled loop, an XLA compile) may take up to this
+#: share of the search budget left (at most half the budget): it is paid once, so it is
+#: measured and weighed with the calls expected, not dropped by the call limit (which holds
+#: for the steady state).
+FIRST_CALL_SHARE = 0.4
+#: Calls the user is taken to make when ``calls`` is not given (a function worth tuning runs
+#: in a loop: a training run's steps, a service's requests): a candidate whose first call
+#: is not paid back within them (its break-even call count) is not picked.
+EXPECTED_CALLS = 10_000
 
 Progress = Callable[[str], None]
 
@@ -174,6 +183,12 @@ class Search:
         """The longest one call may take (an XLA compile on a busy machine takes seconds)."""
         return max(1.0, min(max(3.0, self.budget / 4), self.left() / 2))
 
+    def first_call_limit(self) -> float:
+        """The longest a candidate's first call (trace, compile) may take: a share of the
+        budget left, never below the steady-state call limit."""
+        share = min(FIRST_CALL_SHARE * self.left(), self.budget / 2)
+        return max(self.call_limit(), share)
+
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> TuneResult:
@@ -203,6 +218,9 @@ class Search:
         finalists = ranked[:3] + [  # known by one call only, yet maybe the fastest
             c for c in ranked[3:] if c.record.median_s is None
             and c.estimate <= ONE_CALL_DOUBT * ranked[0].estimate][:MAX_FINAL - 3]
+        fewest = fewest_levers(ranked[3:], ranked[:1])
+        if fewest is not None and fewest not in finalists:
+            finalists = [*finalists[:MAX_FINAL - 1], fewest]
         if finalists and self.left(final=True) > 0:
             self.say(f"final timing of {len(finalists)} candidates")
             self._time(base, finalists, share=0.9, final=True)
@@ -333,11 +351,11 @@ class Search:
         if any(lv.traces for lv in chosen):
             eager = self._eager_start(chosen)
             ops = self._eager_ops(eager) if eager is not None else None
-            limit = self.call_limit()
+            limit = self.first_call_limit()  # the trace is the first call's cost
             if ops is None and eager is not None and eager.estimate > limit / 2:
                 record.rejected = (f"not tried: the eager code takes {eager.estimate:.2g} s a "
                                    "call, too long to count its ops; tracing them would likely "
-                                   f"outlast the call limit ({limit:.2g} s)")
+                                   f"outlast the first call's limit ({limit:.2g} s)")
                 return live
             if ops and eager is not None:
                 # Tracing an op costs a few times running it eagerly (more on a busy machine);
@@ -346,10 +364,11 @@ class Search:
                 if 2 * ops * per_op > limit:
                     record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a "
                                        f"Python loop) into one graph, about {ops * per_op:.2g} s"
-                                       f" of tracing (the call limit is {limit:.2g} s)")
+                                       f" of tracing (the first call's limit is {limit:.2g} s)")
                     return live
         first = start.record.first_call_s or self.base.record.first_call_s or 1.0
-        self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)))
+        self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)),
+                               first_limit=self.first_call_limit())
         return live
 
     def _eager_start(self, chosen: tuple[Lever, ...]) -> _Live | None:
@@ -407,14 +426,15 @@ class Search:
         live.record.first_call_s = live.screen.first_call_s
         return live
 
-    def _build_and_screen(self, live: _Live, limit: float) -> None:
+    def _build_and_screen(self, live: _Live, limit: float,
+                          first_limit: float | None = None) -> None:
         record = live.record
         if self.left() <= 0:
             record.rejected = "not tried: the budget was spent"
             return
         self.say(f"{record.name}: build and first calls")
         if self.isolation is not None:
-            self.isolation.build_and_screen(self, live, limit)
+            self.isolation.build_and_screen(self, live, limit, first_limit)
             return
         try:
             text = apply_levers(self.ctx, live.levers)
@@ -429,7 +449,8 @@ class Search:
             return
         record.patch = self.target.diff(text)
         args, kwargs = self._fresh(live)
-        live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit)
+        live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
+                             first_limit=first_limit)
         self.judge(live)
 
     def judge(self, live: _Live) -> None:
@@ -625,6 +646,8 @@ class Search:
         for c in kept:
             why = not_faster(c, base)
             if why is None:
+                why = self._not_paid_back(c)
+            if why is None:
                 faster.append(c)
             elif why:
                 c.record.rejected = why
@@ -632,12 +655,36 @@ class Search:
             return None
         return break_tie(faster, [self._lint_count(c) for c in faster])
 
+    def _not_paid_back(self, live: _Live) -> str | None:
+        """Why a candidate faster in the steady state is not picked: its first call (a
+        trace, a compile) is paid back only after more calls than the user is taken to make
+        (``EXPECTED_CALLS``; ``calls`` ranks by the cost of that many calls instead)."""
+        r = live.record
+        if r.break_even_calls is None or r.break_even_calls <= EXPECTED_CALLS:
+            return None
+        return (f"not paid back: its first call ({r.first_call_s:.3g} s) pays back only after "
+                f"{r.break_even_calls} calls, more than the {EXPECTED_CALLS} expected "
+                "(--calls N weighs it for N calls)")
+
     def _lint_count(self, live: _Live) -> int:
         from tfperf.lint.engine import lint_source
 
         if live.built is None:
             return 1 << 30
         return len(lint_source(live.built.source, str(self.target.path)))
+
+
+def fewest_levers(rest: list[_Live], top: list[_Live]) -> _Live | None:
+    """The fastest of ``rest`` with fewer levers than the best of ``top``, when its estimate
+    is within ``ONE_CALL_DOUBT`` of it: a reduction alone may beat the reduction with
+    vectorized_map and XLA on top once both are timed in the same rounds (issue 26: the
+    stack was picked at 0.65× of the plain reduction, which never reached the final)."""
+    if not top:
+        return None
+    best = top[0]
+    fewer = [c for c in rest if len(c.levers) < len(best.levers)
+             and c.estimate <= ONE_CALL_DOUBT * best.estimate]
+    return min(fewer, key=lambda c: (len(c.levers), c.estimate), default=None)
 
 
 def rounds_plan(base_s: float, seconds: float) -> tuple[bool, float]:

@@ -21,7 +21,8 @@ from tfperf.tune.target import TuneError
 #: Reasons of rejection, by their first words (the table's last column).
 REASON_KINDS = ("not applicable", "does not apply", "raises", "disagrees", "too slow",
                 "retraces", "falls back", "not tried", "failed while timed", "no float64",
-                "cannot be compared", "changes the function's contract", "not told apart")
+                "cannot be compared", "changes the function's contract", "not told apart",
+                "not paid back")
 
 
 @dataclass
@@ -128,12 +129,16 @@ def _timed(out: Versus, variants: list[Any], calls: int | None, result: TuneResu
     report = compare(variants, budget=timing_budget, check_equivalence=not stateful,
                      quick=True, slow_after=60.0)
     costs: dict[str, float] = {}
+    # A reduced-precision pick is judged against the float64 truth with its dtype's
+    # tolerance; the float32 hands differ from it by more than float32's: not a disagreement.
+    reduced = result.best is not None and any(
+        n.endswith("casts") or n.endswith("policy") for n in result.best.levers)
     for r in report.variants:
         first = r.first_call_s
         if r.name == "tune's pick" and result.best is not None:
             first = result.best.first_call_s  # its first call happened during the search
         c = _cost(first, r.median_s, calls)
-        if c is not None and (r.name == "tune's pick" or r.equivalent is not False):
+        if c is not None and (r.name == "tune's pick" or r.equivalent is not False or reduced):
             costs[r.name] = c
     out.pick_s = costs.get("tune's pick")
     hand_costs = {k: v for k, v in costs.items() if k != "tune's pick"}

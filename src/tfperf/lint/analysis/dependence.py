@@ -226,6 +226,11 @@ def _reduction_update(ctx: Context, step: ast.AST, name: str) -> bool:
     return len(own) == 1 and not any(name in data_reads(ctx, s) for s in others)
 
 
+def is_reduction_update(ctx: Context, step: ast.AST, name: str) -> bool:
+    """``step`` updates ``name`` as an associative reduction of itself (see above)."""
+    return _reduction_update(ctx, step, name)
+
+
 def loop_flow(ctx: Context, loop: ast.AST) -> LoopFlow:
     """The data flow of ``loop``'s body (a ``for``/``while`` statement); comprehensions
     carry nothing. Memoised per module."""

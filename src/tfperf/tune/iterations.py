@@ -1,0 +1,416 @@
+"""One iteration of a loop as a function of its index, read from the project's loop model
+(:mod:`tfperf.analysis.loops`): the loop levers rewrite what a loop computes, however it is
+spelled (``for i in range(n)``, ``for r in tf.unstack(x)``, ``enumerate``, ``zip``, a
+counter-driven ``while``, a comprehension), instead of matching one spelling.
+
+An :class:`Iteration` says, for a loop whose iterations are independent (the model's "map")
+and whose values leave it one per iteration (appended and stacked, written to ``out[i]``, to a
+``TensorArray``, a comprehension's elements), or which accumulates one associative sum (the
+model's "reduction" with an ``add`` update):
+
+- ``index``: the name holding the iteration's integer index, ``stop``: the iteration count
+  (source text), ``binds``: each item the loop hands out as an expression of the index
+  (``r`` of ``for r in tf.unstack(x)`` is ``x[i]``) and as the whole batch (``x``);
+- ``stmts``: the body's statements that compute the value (the collector and the counter's
+  step left out), ``value``: the per-iteration value;
+- the edits outside the loop that its rewrite needs (the list's creation dropped, its consumer
+  ``tf.stack(out)`` replaced by the new value).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+#: Calls that join a list of per-iteration values into one tensor along a new axis 0.
+STACKS = {"tensorflow.stack", "numpy.array", "numpy.stack", "numpy.asarray",
+          "tensorflow.convert_to_tensor", "tensorflow.constant"}
+#: Calls that reduce a list of values the way they reduce its stack (the list is replaced).
+LIST_REDUCTIONS = {"tensorflow.add_n": "add_n", "tensorflow.math.add_n": "add_n",
+                   "tensorflow.reduce_sum": "", "tensorflow.math.reduce_sum": "",
+                   "tensorflow.reduce_mean": "", "tensorflow.math.reduce_mean": "",
+                   "tensorflow.reduce_max": "", "tensorflow.math.reduce_max": "",
+                   "tensorflow.reduce_min": "", "tensorflow.math.reduce_min": ""}
+CONCATS = {"tensorflow.concat"}
+INDEX = "_tfperf_i"
+
+
+@dataclass
+class Iteration:
+    node: Any  # the loop statement or the comprehension
+    index: str
+    stop: str
+    binds: list[tuple[str, str, str]]  # (item name, as a function of the index, the batch)
+    stmts: list[ast.stmt]
+    value: ast.expr
+    # How the values leave: "stack" (a new axis 0), "concat" (joined along axis 0), "sum"
+    # (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of the list).
+    join: str
+    name: str = ""  # the collector (list, array, accumulator) of a statement loop
+    init: ast.stmt | None = None  # the collector's creation, dropped
+    consumer: ast.expr | None = None  # what takes the collected values, replaced
+    counter_step: ast.stmt | None = None
+    uses_index: bool = False  # the bare index is used other than to subscript
+    nested: bool = False  # the body holds another loop or comprehension
+    subscripts: list[tuple[ast.Subscript, int]] = field(default_factory=list)
+    # Running sums read after their update (a prefix sum): update statement's id → update.
+    running: dict[int, Any] = field(default_factory=dict)
+
+
+MAP_FNS = {"tensorflow.map_fn", "tensorflow.compat.v1.map_fn"}
+
+
+def function_loops(ctx: Any, fn: ast.FunctionDef) -> list[Any]:
+    """The loop model of every loop inside ``fn`` (statements, comprehensions), innermost
+    first (a rewrite of an inner loop keeps the outer one's positions valid when it is
+    applied alone, and the outer one sees the inner one rewritten when rebuilt)."""
+    from tfperf.analysis.loops import loop_of
+
+    inside: list[ast.AST] = [n for n in ast.walk(fn) if isinstance(
+        n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp))]
+    inside += [n for n in ast.walk(fn) if isinstance(n, ast.Call)
+               and ctx.call_qualname(n) in MAP_FNS]
+    found = [m for m in (loop_of(ctx, n) for n in inside) if m is not None]
+    return sorted(found, key=lambda m: -_depth(fn, m.node))
+
+
+def _depth(fn: ast.AST, node: ast.AST) -> int:
+    def walk(n: ast.AST, d: int) -> int | None:
+        if n is node:
+            return d
+        for c in ast.iter_child_nodes(n):
+            got = walk(c, d + 1)
+            if got is not None:
+                return got
+        return None
+    return walk(fn, 0) or 0
+
+
+def text_of(text: str, node: ast.AST) -> str:
+    return ast.get_source_segment(text, node) or ast.unparse(node)
+
+
+def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
+         tensors: frozenset[str] = frozenset()) -> Iteration | None:
+    """The iteration of ``model`` (a loop of ``fn``), or None when it is not a loop of
+    independent iterations whose values leave it one per iteration (or one sum)."""
+    node = model.node
+    if model.form == "comprehension":
+        return _comprehension(ctx, fn, text, model, tensors)
+    if model.form == "map_fn":
+        return _map_fn(ctx, text, node)
+    if model.form not in ("for", "while") or getattr(node, "orelse", None):
+        return None
+    if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom,
+                          ast.Global, ast.Nonlocal))
+           for s in node.body for n in _own_nodes(s)):
+        return None
+    domain = _domain(ctx, text, model, tensors)
+    if domain is None:
+        return None
+    index, stop, binds = domain
+    block = _block_of(fn, node)
+    if block is None:
+        return None
+    stmts = list(node.body)
+    step = None
+    if model.form == "while":
+        steps = [s for s in stmts if isinstance(s, ast.AugAssign)
+                 and isinstance(s.target, ast.Name) and s.target.id == index
+                 and isinstance(s.op, ast.Add) and isinstance(s.value, ast.Constant)
+                 and s.value.value == 1]
+        if len(steps) != 1 or steps[0] is not stmts[-1]:
+            return None
+        step = steps[0]
+        stmts = stmts[:-1]
+        if any(isinstance(n, ast.Name) and n.id == index and isinstance(n.ctx, ast.Store)
+               for s in stmts for n in ast.walk(s)):
+            return None
+    it = _collector(ctx, fn, text, block, node, stmts, index, model)
+    if it is None:
+        return None
+    it.index, it.stop, it.binds, it.counter_step = index, stop, binds, step
+    _finish(it, index)
+    return it
+
+
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    """``node``'s subtree without the bodies of the functions defined in it."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _finish(it: Iteration, index: str) -> None:
+    nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
+    it.nested = any(isinstance(n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp,
+                                   ast.Lambda, ast.FunctionDef)) for n in nodes)
+    inside: set[int] = set()
+    for n in nodes:
+        if isinstance(n, ast.Subscript):
+            parts = list(n.slice.elts) if isinstance(n.slice, ast.Tuple) else [n.slice]
+            for k, p in enumerate(parts):
+                if isinstance(p, ast.Name) and p.id == index:
+                    it.subscripts.append((n, k))
+                    inside.add(id(p))
+    it.uses_index = any(isinstance(n, ast.Name) and n.id == index and id(n) not in inside
+                        for n in nodes)
+
+
+def _domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = frozenset(),
+            ) -> tuple[str, str, list[tuple[str, str, str]]] | None:
+    """(index name, iteration count, item binds) of a loop's domain; ``tensors``: names
+    known to hold tensors (the tuned function's arguments, seen when it ran), whose rows a
+    loop over them walks."""
+    d = model.domain
+    parts = list(d.parts) if d.parts else [d]
+    index = d.index or INDEX
+    binds: list[tuple[str, str, str]] = []
+    stop = None
+    if d.kind in ("range", "counter"):
+        if d.kind == "range":
+            it = d.iterable
+            if not isinstance(it, ast.Call) or len(it.args) != 1 or d.index is None:
+                return None
+        if d.stop is None or d.index is None:
+            return None
+        return d.index, text_of(text, d.stop), []
+    for p in parts:
+        if p.kind in ("unknown", "list") and isinstance(p.over, ast.Name) \
+                and p.over.id in tensors:
+            p = replace(p, kind="tensor_rows", axis=0)
+        if p.kind not in ("tensor_list", "tensor_rows") or p.over is None \
+                or len(p.items) != 1 or p.source not in ("", "unstack"):
+            return None
+        if p.axis not in (0, None):
+            return None
+        over = text_of(text, p.over)
+        if over.endswith(".numpy()"):
+            return None
+        if stop is None:
+            stop = f"{over}.shape[0]"
+        binds.append((p.items[0], f"{over}[{index}]", over))
+    if stop is None:
+        return None
+    return index, stop, binds
+
+
+def _block_of(fn: ast.FunctionDef, node: ast.AST) -> list[ast.stmt] | None:
+    for n in ast.walk(fn):
+        for f in ("body", "orelse", "finalbody"):
+            block = getattr(n, f, None)
+            if isinstance(block, list) and node in block:
+                return block
+    return None
+
+
+def _stores(stmts: list[ast.stmt]) -> set[str]:
+    return {n.id for s in stmts for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _loads(nodes: list[ast.AST]) -> list[ast.Name]:
+    return [n for s in nodes for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
+def _after(fn: ast.FunctionDef, node: ast.AST) -> list[ast.AST]:
+    """Nodes of ``fn`` that come after ``node`` in the text."""
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return [n for n in ast.walk(fn) if hasattr(n, "lineno") and isinstance(n, ast.expr)
+            and (n.lineno, n.col_offset) >= end]
+
+
+def _collector(ctx: Any, fn: ast.FunctionDef, text: str, block: list[ast.stmt], loop: Any,
+               stmts: list[ast.stmt], index: str, model: Any) -> Iteration | None:
+    """The one statement of the body that hands the iteration's value out, the collector's
+    creation before the loop and its one consumer after it."""
+    found: list[tuple[str, ast.stmt, ast.expr, str]] = []  # (name, stmt, value, how)
+    for s in stmts:
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
+                and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "append" \
+                and isinstance(s.value.func.value, ast.Name) and len(s.value.args) == 1:
+            found.append((s.value.func.value.id, s, s.value.args[0], "append"))
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                    and isinstance(t.slice, ast.Name) and t.slice.id == index:
+                found.append((t.value.id, s, s.value, "item"))
+            elif isinstance(t, ast.Name) and isinstance(s.value, ast.Call) \
+                    and isinstance(s.value.func, ast.Attribute) \
+                    and s.value.func.attr == "write" and isinstance(s.value.func.value, ast.Name) \
+                    and s.value.func.value.id == t.id and len(s.value.args) == 2 \
+                    and isinstance(s.value.args[0], ast.Name) and s.value.args[0].id == index:
+                found.append((t.id, s, s.value.args[1], "write"))
+    sums = [u for u in getattr(model, "updates", ()) if u.statement and u.op == "add"
+            and u.term is not None]
+    if len(found) != 1:
+        if found or model.shape != "reduction" or len(sums) != 1 or len(model.updates) != 1:
+            return None
+        return _accumulation(fn, block, loop, stmts, sums[0])
+    name, stmt, value, how = found[0]
+    # A TensorArray is carried from one write to the next: that is the collector, no state;
+    # a running sum read after its update in each iteration is a prefix sum (a cumsum).
+    state = set(model.carried) - {name, index}
+    running = [u for u in getattr(model, "updates", ()) if u.name in state
+               and u.name in getattr(model, "running", ()) and u.op == "add"
+               and u.term is not None]
+    if model.shape != "map" and not (
+            (how == "write" or name not in model.carried)
+            and state <= {u.name for u in running}):
+        return None
+    others = [s for s in stmts if s is not stmt]
+    if any(name in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} for s in others) \
+            or name in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}:
+        return None
+    at = stmts.index(stmt)
+    if _stores(stmts[at + 1:]) & {n.id for n in _loads([value])}:
+        return None
+    pos = block.index(loop)
+    init = next((s for s in reversed(block[:pos]) if isinstance(s, ast.Assign)
+                 and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                 and s.targets[0].id == name), None)
+    if init is None or not _creates(ctx, init.value, how):
+        return None
+    between = block[block.index(init) + 1:pos]
+    if any(name in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} for s in between):
+        return None
+    later = _after(fn, loop)
+    uses = [n for n in later if isinstance(n, ast.Name) and n.id == name]
+    if len(uses) != 1:
+        return None
+    # The body's own names must not be read after the loop (they become the function's);
+    # a running value's may (its last value is what the loop leaves) only where it is
+    # batched, which the rewrite says by raising.
+    if _stores(stmts) & {n.id for n in later if isinstance(n, ast.Name)} - {name}:
+        return None
+    use = uses[0]
+    consumer, join = _consumer_of(ctx, fn, use, how)
+    if consumer is None:
+        return None
+    it = Iteration(loop, index, "", [], others, value, join, name, init, consumer)
+    it.running = {id(u.node): u for u in running}
+    if running and _stores(stmts) & {n.id for n in later if isinstance(n, ast.Name)} - {name}:
+        return None
+    return it
+
+
+def _creates(ctx: Any, value: ast.expr, how: str) -> bool:
+    if how == "append":
+        return isinstance(value, ast.List) and not value.elts
+    if how == "item":
+        return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) \
+            and isinstance(value.left, ast.List) and len(value.left.elts) == 1
+    if how == "write":
+        return isinstance(value, ast.Call) and (ctx.call_qualname(value) or "").endswith(
+            "TensorArray")
+    return False
+
+
+def _parent(fn: ast.AST, node: ast.AST) -> ast.AST | None:
+    for n in ast.walk(fn):
+        for c in ast.iter_child_nodes(n):
+            if c is node:
+                return n
+    return None
+
+
+def _consumer_of(ctx: Any, fn: ast.FunctionDef, use: ast.Name,
+                 how: str) -> tuple[ast.expr | None, str]:
+    p = _parent(fn, use)
+    if how == "write":
+        if isinstance(p, ast.Attribute) and p.attr == "stack":
+            call = _parent(fn, p)
+            if isinstance(call, ast.Call) and call.func is p and not call.args:
+                return call, "stack"
+        return None, ""
+    return _joined(ctx, p, use)
+
+
+def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None, str]:
+    """How the call ``p`` takes the list ``lst``: stacked, concatenated along axis 0, or
+    reduced as a whole."""
+    if not isinstance(p, ast.Call) or not p.args or p.args[0] is not lst:
+        return None, ""
+    q = ctx.call_qualname(p) or ""
+    axis = next((k.value for k in p.keywords if k.arg == "axis"), None)
+    if axis is None and len(p.args) > 1:
+        axis = p.args[1]
+    zero = axis is None or (isinstance(axis, ast.Constant) and axis.value == 0)
+    if q in STACKS and zero and len(p.args) == 1 and all(k.arg == "axis" for k in p.keywords):
+        return p, "stack"
+    if q in CONCATS and axis is not None and zero:
+        return p, "concat"
+    if q in LIST_REDUCTIONS and len(p.args) == 1:
+        return p, LIST_REDUCTIONS[q] or "list"
+    return None, ""
+
+
+def _accumulation(fn: ast.FunctionDef, block: list[ast.stmt], loop: Any,
+                  stmts: list[ast.stmt], update: Any) -> Iteration | None:
+    """A loop that adds one term per iteration to a running total: the term's statements
+    (those the update reads) and the term."""
+    others = [s for s in stmts if s is not update.node]
+    if others and stmts[-1] is not update.node:
+        return None
+    if update.name in {n.id for s in others for n in ast.walk(s) if isinstance(n, ast.Name)}:
+        return None
+    later = _after(fn, loop)
+    if _stores(others) & {n.id for n in later if isinstance(n, ast.Name)}:
+        return None
+    return Iteration(loop, "", "", [], others, update.term, "sum", update.name)
+
+
+def _comprehension(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
+                   tensors: frozenset[str] = frozenset()) -> Iteration | None:
+    """A comprehension joined by its consumer: ``tf.stack([...])``, or ``rows = [...]``
+    taken once by ``tf.stack(rows)`` after it (``name``: rows)."""
+    node = model.node
+    gen = node.generators[0]
+    if gen.ifs or gen.is_async or not isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return None
+    domain = _domain(ctx, text, model, tensors)
+    if domain is None:
+        return None
+    index, stop, binds = domain
+    parent = ctx.parent(node)
+    name = ""
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0], ast.Name) and parent.value is node:
+        name = parent.targets[0].id
+        uses = [n for n in _after(fn, parent) if isinstance(n, ast.Name) and n.id == name]
+        if len(uses) != 1:
+            return None
+        consumer, join = _joined(ctx, _parent(fn, uses[0]), uses[0])
+    else:
+        consumer, join = _joined(ctx, parent, node)
+    if consumer is None:
+        return None
+    it = Iteration(node, index, stop, binds, [], node.elt, join, name, None, consumer)
+    _finish(it, index)
+    return it
+
+
+def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
+    """``tf.map_fn(fn, elems)``: one iteration is ``fn`` of one row of ``elems`` (a lambda of
+    one argument over one tensor, to batch its body; any callable, to map it)."""
+    if len(call.args) != 2 or any(k.arg not in ("fn_output_signature", "dtype")
+                                  for k in call.keywords):
+        return None
+    fn, elems = call.args
+    it = Iteration(call, INDEX, f"{text_of(text, elems)}.shape[0]", [], [], fn, "map_fn",
+                   "", None, call)
+    if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not isinstance(
+            elems, (ast.Tuple, ast.List)) and not fn.args.defaults:
+        over = text_of(text, elems)
+        it.binds = [(fn.args.args[0].arg, f"{over}[{INDEX}]", over)]
+        it.value = fn.body
+        it.join = "stack"
+    _finish(it, INDEX)
+    return it

@@ -1,0 +1,577 @@
+"""Levers derived from the loop model (:mod:`tfperf.analysis.loops`, read by
+:mod:`tfperf.tune.iterations`): whatever the spelling of a loop of independent iterations
+(``range``, ``tf.unstack``, ``enumerate``, ``zip``, a counter-driven ``while``, a
+comprehension; values appended and stacked, written to ``out[i]`` or a ``TensorArray``,
+concatenated, added up):
+
+- ``loops→vectorized_map``: each such loop, innermost first, becomes ``tf.vectorized_map``
+  of one iteration over ``tf.range(n)``: pfor takes the index in any position (``s[i, j]``,
+  ``x[:, i]``, ``table[ids[i]]``), nested loops become maps of maps, an accumulation becomes
+  ``tf.reduce_sum`` of the map of its terms;
+- ``loops→batched ops``: where the body's ops take a batch as they take one example (the
+  index only ever the first subscript), the body runs once on the whole batch (``x[i]`` →
+  ``x``, ``table[ids[i]]`` → ``tf.gather(table, ids)``); its "per-example axes" variant also
+  turns reductions of one example (``tf.norm(r)``, ``tf.reduce_sum(r * r)``) into reductions
+  over the last axis, shifts explicit axes past the batch axis, and lines a per-example
+  scalar (``scale[i]``) up against the result's per-example axes.
+
+Shapes are only known by running: a variant that does not fit raises, disagrees or changes
+the function's contract, and is rejected like every candidate.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+from typing import Any
+
+from tfperf.tune.iterations import Iteration, function_loops, read, text_of
+from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
+
+HELPER = "_tfperf_iteration"
+#: At most this many loops rewritten in one function (a guard against a loop that keeps
+#: matching after its own rewrite).
+MAX_REWRITES = 12
+REDUCTIONS = {"norm", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+              "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_all", "reduce_any",
+              "count_nonzero", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
+              "cumsum", "cumprod", "reduce_euclidean_norm"}
+#: Calls whose arguments after the first are indices (not lined up with values).
+GATHERS = {"gather", "embedding_lookup", "gather_nd", "one_hot"}
+
+
+def _context(text: str, name: str) -> tuple[Any, ast.FunctionDef]:
+    from tfperf.lint.semantic import Context
+
+    tree = parse(text)
+    return Context(tree, text, "<tune>"), find_function(tree, name)
+
+
+def iterations(text: str, name: str, tensors: frozenset[str] = frozenset()) -> list[Iteration]:
+    ctx, fn = _context(text, name)
+    out = []
+    for model in function_loops(ctx, fn):
+        it = read(ctx, fn, text, model, tensors)
+        if it is not None:
+            out.append(it)
+    return out
+
+
+def _stmt_text(text: str, stmt: ast.stmt) -> str:
+    """The statement's lines, dedented to its own column."""
+    rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
+    col = stmt.col_offset
+    return "\n".join(r[col:] if r[:col].strip() == "" else r.lstrip() for r in rows)
+
+
+def _indent(text: str, line: int) -> str:
+    row = text.splitlines()[line - 1]
+    return row[:len(row) - len(row.lstrip())]
+
+
+def _helper_name(text: str) -> str:
+    k = 1
+    while f"{HELPER}{k}" in text:
+        k += 1
+    return f"{HELPER}{k}"
+
+
+def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST, str]]:
+    """The consumer's edit: the joined values as ``value`` (a name or an expression)."""
+    if it.consumer is None:
+        return []
+    if it.join == "stack":
+        return [(it.consumer, value)]
+    if it.join == "concat":
+        return [(it.consumer, f"{tf}.reshape({value}, {tf}.concat([[-1], "
+                              f"{tf}.shape({value})[2:]], 0))")]
+    if it.join == "add_n":
+        return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
+    if it.join == "list":
+        assert isinstance(it.consumer, ast.Call)
+        return [(it.consumer.args[0], value)]
+    return []
+
+
+def _rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result: str,
+                 expression: str | None) -> str:
+    """Replace the loop of ``it``: a statement loop by ``body_lines`` (at its indentation),
+    its collector's creation dropped and its consumer given ``result``; a comprehension's
+    consumer by ``expression``."""
+    if expression is not None and it.name:  # rows = [...] ... tf.stack(rows)
+        return replace_nodes(text, [(it.node, expression), *_joined(it, text, it.name, tf)])
+    if expression is not None:
+        return replace_nodes(text, _joined(it, text, expression, tf))
+    loop = it.node
+    pad = _indent(text, loop.lineno)
+    block = "\n".join(pad + r if r.strip() else r for r in body_lines)
+    text = replace_nodes(text, _joined(it, text, result, tf))  # after the loop: first
+    rows = text.splitlines(keepends=True)
+    rows[loop.lineno - 1:loop.end_lineno] = [block + "\n"]
+    if it.init is not None:  # before the loop: last
+        del rows[it.init.lineno - 1:it.init.end_lineno]
+    return "".join(rows)
+
+
+def vectorized(text: str, it: Iteration, tf: str) -> str:
+    """``it`` as ``tf.vectorized_map`` of one iteration over ``tf.range(n)``."""
+    if it.consumer is None and it.join != "sum":
+        raise SourceEditError("no consumer")
+    if it.running:
+        raise SourceEditError("a running sum carries from one iteration to the next")
+    ranged = f"{tf}.range({it.stop})"
+    if isinstance(it.node, ast.Call):  # tf.map_fn(fn, elems) → tf.vectorized_map(fn, elems)
+        assert isinstance(it.node, ast.Call)
+        fn, elems = (text_of(text, a) for a in it.node.args)
+        return replace_nodes(text, [(it.node, f"{tf}.vectorized_map({fn}, {elems})")])
+    if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
+        elt = text_of(text, it.value)
+        if it.binds:
+            names = ", ".join(b[0] for b in it.binds)
+            picks = ", ".join(b[1] for b in it.binds)
+            elt = f"(lambda {names}: {elt})({picks})"
+        expr = f"{tf}.vectorized_map(lambda {it.index}: {elt}, {ranged})"
+        return _rewrite_one(text, it, tf, [], "", expr)
+    helper = _helper_name(text)
+    lines = [f"def {helper}({it.index}):"]
+    lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
+    for s in it.stmts:
+        lines += ["    " + r for r in _stmt_text(text, s).splitlines()]
+    lines.append(f"    return {text_of(text, it.value)}")
+    mapped = f"{tf}.vectorized_map({helper}, {ranged})"
+    if it.join == "sum":
+        lines.append(f"{it.name} = {it.name} + {tf}.reduce_sum({mapped}, axis=0)")
+        return _rewrite_one(text, it, tf, lines, "", None)
+    lines.append(f"{it.name} = {mapped}")
+    return _rewrite_one(text, it, tf, lines, it.name, None)
+
+
+class _Batch(ast.NodeTransformer):
+    """One iteration's code on the whole batch: ``x[i]`` → ``x``, ``x[i, k]`` → ``x[:, k]``,
+    an item → its tensor, ``t[<batched>]`` → ``tf.gather(t, <batched>)``; with ``axes``,
+    reductions of one example over its last axis and explicit axes shifted past the batch
+    axis; ``expand``: per-example scalars of rank-1 arrays lined up against that many
+    per-example axes."""
+
+    def __init__(self, it: Iteration, tf: str, axes: bool, expand: int,
+                 scalars: set[str], depth: int = 0, index_value: str = "") -> None:
+        self.index_value = index_value  # the batch of indices, where the index is a value
+        self.it, self.tf, self.axes, self.expand, self.scalars = it, tf, axes, expand, scalars
+        self.depth = depth  # batch axes of inner loops already batched, after this one's
+        self.items = {name: whole for name, _, whole in it.binds}
+        self.index = it.index
+        self.failed = ""
+        self.in_gather = 0
+        self.made: set[int] = set()  # nodes the rewrite made (batches)
+        self.locals: set[str] = set()  # the body's names bound to batches
+
+    def visit(self, node: ast.AST) -> Any:
+        new = super().visit(node)
+        if new is not node and isinstance(new, ast.AST):
+            self.made.add(id(new))
+        return new
+
+    def touched(self, node: ast.AST) -> bool:
+        """``node`` (already rewritten) holds a batch: it reads what the rewrite put in."""
+        return any(id(n) in self.made for n in ast.walk(node))
+
+    def batched(self, node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and (n.id == self.index or n.id in self.items)
+                   for n in ast.walk(node))
+
+    def _scalar(self, node: ast.expr, name: str) -> ast.expr:
+        if self.expand and not self.in_gather and name in self.scalars:
+            shape = "[-1]" + " + [1]" * self.expand
+            return ast.parse(f"{self.tf}.reshape({ast.unparse(node)}, {shape})",
+                             mode="eval").body
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        node.value = self.visit(node.value)
+        if self.touched(node.value):  # the names it binds hold batches from here on
+            self.locals |= {n.id for t in node.targets for n in ast.walk(t)
+                            if isinstance(n, ast.Name)}
+        return node
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id in self.locals and isinstance(node.ctx, ast.Load):
+            self.made.add(id(node))
+            return node
+        if node.id == self.index:
+            if self.index_value and isinstance(node.ctx, ast.Load):  # every index at once
+                return ast.parse(self.index_value, mode="eval").body
+            self.failed = f"the index {self.index!r} is used other than as a subscript"
+            return node
+        if node.id in self.items and isinstance(node.ctx, ast.Load):
+            whole = ast.parse(self.items[node.id], mode="eval").body
+            if self.depth:  # inner loops' batch axes come after this one's
+                return ast.Subscript(whole, ast.Tuple([ast.Slice()] + [ast.Constant(None)]
+                                                      * self.depth, ast.Load()), ast.Load())
+            return self._scalar(whole, node.id)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        sl = node.slice
+        parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        at = [k for k, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == self.index]
+        if at:
+            # The index's axis is the first one left: every part before it picks one element.
+            if len(at) > 1 or any(isinstance(p, ast.Slice) or _ellipsis(p)
+                                  for p in parts[:at[0]]):
+                self.failed = "the index's axis is not the first one left"
+                return node
+            value = self.visit(node.value)
+            if len(parts) == 1 and not self.depth:
+                name = node.value.id if isinstance(node.value, ast.Name) else ""
+                return self._scalar(value, name)
+            new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice()] \
+                + [ast.Constant(None)] * self.depth + [self.visit(p) for p in parts[at[0] + 1:]]
+            return ast.Subscript(value, ast.Tuple(new, ast.Load()), node.ctx)
+        if isinstance(node.value, ast.Name) and node.value.id in self.items \
+                and isinstance(node.ctx, ast.Load):  # one item's subscript: past the batch
+            whole = ast.parse(self.items[node.value.id], mode="eval").body
+            new = [ast.Slice()] + [ast.Constant(None)] * self.depth \
+                + [self.visit(p) for p in parts]
+            return ast.Subscript(whole, ast.Tuple(new, ast.Load()), node.ctx)
+        if not isinstance(sl, (ast.Tuple, ast.Slice)) and self.batched(sl):
+            self.in_gather += 1
+            index = self.visit(sl)
+            self.in_gather -= 1
+            value = self.visit(node.value)
+            return ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body, [value, index], [])
+        return self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        func = ast.unparse(node.func)
+        last = func.rsplit(".", 1)[-1]
+        if func == "float" and len(node.args) == 1 and not node.keywords:
+            arg = self.visit(node.args[0])
+            if self.touched(arg):  # float() of one example's value: the batch as it is
+                return arg
+            node.args = [arg]
+            return node
+        if last == "matvec" and len(node.args) == 2 and not self.batched(node.args[0]) \
+                and self.batched(node.args[1]) and all(
+                    k.arg in ("transpose_a",) and isinstance(k.value, ast.Constant)
+                    for k in node.keywords):
+            # One example's matrix-vector product, on the batch: one matrix product (a
+            # broadcast matvec would run one small product per example).
+            flip = not any(k.value.value for k in node.keywords  # type: ignore[attr-defined]
+                           if k.arg == "transpose_a")
+            prefix = func[:-len("linalg.matvec")] if func.endswith("linalg.matvec") \
+                else f"{self.tf}."
+            call = ast.parse(f"{prefix}matmul(_, _{', transpose_b=True' if flip else ''})",
+                             mode="eval").body
+            assert isinstance(call, ast.Call)
+            call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
+            return call
+        if last == "einsum" and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and "->" in node.args[0].value \
+                and "..." not in node.args[0].value and not node.keywords and not self.depth:
+            spec = node.args[0].value.replace(" ", "")
+            ins, out = spec.split("->")
+            parts = ins.split(",")
+            letter = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in spec)
+            args = [self.visit(a) for a in node.args[1:]]
+            batched = [self.batched(a) for a in node.args[1:]]
+            if len(parts) == len(args) and any(batched):  # the batch axis gets its letter
+                parts = [letter + p if b else p for p, b in zip(parts, batched, strict=True)]
+                node.args = [ast.Constant(",".join(parts) + "->" + letter + out), *args]
+                return node
+        if last in GATHERS:  # indices are not lined up against the values' axes
+            node.func = self.visit(node.func)
+            node.args[:1] = [self.visit(a) for a in node.args[:1]]
+            self.in_gather += 1
+            node.args[1:] = [self.visit(a) for a in node.args[1:]]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            self.in_gather -= 1
+        else:
+            self.generic_visit(node)
+        if not self.axes or not node.args or not self.touched(node.args[0]):
+            return node
+        if last not in REDUCTIONS:
+            return node
+        axis = next((k for k in node.keywords if k.arg == "axis"), None)
+        if axis is None and len(node.args) > 1 and last.startswith("reduce_"):
+            node.args[1] = _shifted(node.args[1])
+        elif axis is None:
+            node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
+        else:
+            axis.value = _shifted(axis.value)
+        return node
+
+
+def _ellipsis(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def _shifted(node: ast.expr) -> ast.expr:
+    """An explicit axis past the new batch axis: a non-negative constant + 1."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 0:
+        return ast.Constant(node.value + 1)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return type(node)([_shifted(e) for e in node.elts], ast.Load())
+    return node
+
+
+def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
+            scalars: set[str], depth: int = 0, dtype: str = "") -> str:
+    """``it``'s body run once on the whole batch (``depth``: the batch axes of loops inside
+    it, already batched, which come after its own); a running sum read each iteration
+    becomes a ``tf.cumsum`` of its terms; with ``dtype``, a bare index becomes the batch of
+    indices in that dtype, lined up against ``expand`` per-example axes."""
+    if it.nested or it.join == "map_fn" or (it.uses_index and not dtype):
+        raise SourceEditError("the body is not one example's ops")
+    if it.consumer is None and it.join != "sum":
+        raise SourceEditError("no consumer")
+    if depth and it.join == "sum":
+        raise SourceEditError("an accumulation around batched loops")
+    index_value = ""
+    if it.uses_index:
+        index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
+                       + " + [1]" * expand + ")")
+    fix = _Batch(it, tf, axes, expand, scalars, depth, index_value)
+    stmts = []
+    for s in it.stmts:
+        update = it.running.get(id(s))
+        if update is None:
+            stmts.append(fix.visit(copy.deepcopy(s)))
+            continue
+        term = fix.visit(copy.deepcopy(update.term))
+        if not fix.touched(term):  # the same term each step: the step count times it
+            term = ast.parse(f"{tf}.reshape({tf}.range(1, {it.stop} + 1, dtype={tf}."
+                             f"{dtype or 'float32'}), [-1]{' + [1]' * expand}) * "
+                             f"({ast.unparse(term)})", mode="eval").body
+            total = term
+        else:
+            total = ast.parse(f"{tf}.cumsum(_, axis=0)", mode="eval").body
+            assert isinstance(total, ast.Call)
+            total.args[0] = term
+        new = ast.parse(f"{update.name} = {update.name} + _").body[0]
+        assert isinstance(new, ast.Assign) and isinstance(new.value, ast.BinOp)
+        new.value.right = total
+        stmts.append(new)
+        fix.locals.add(update.name)
+    value = fix.visit(copy.deepcopy(it.value))
+    if fix.failed:
+        raise SourceEditError(fix.failed)
+    value_text = ast.unparse(value)
+    if isinstance(it.node, (ast.ListComp, ast.GeneratorExp, ast.Call)):
+        return _rewrite_one(text, it, tf, [], "", value_text)
+    lines = [r for s in stmts for r in ast.unparse(s).splitlines()]
+    if it.join == "sum":
+        lines.append(f"{it.name} = {it.name} + {tf}.reduce_sum({value_text}, axis=0)")
+        return _rewrite_one(text, it, tf, lines, "", None)
+    lines.append(f"{it.name} = {value_text}")
+    return _rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def tensor_names(ctx: LeverContext) -> frozenset[str]:
+    """The tuned function's parameters that hold tensors or arrays in the run."""
+    ranks, _ = _ranks(ctx)
+    return frozenset(ranks)
+
+
+def _float_dtype(ctx: LeverContext) -> str:
+    """The float dtype of the function's first output (what an index used as a value is
+    cast to), "" when it returns none."""
+    returns = ctx.returns or []
+    first: Any = returns[0] if returns else None
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    kind = getattr(getattr(first, "dtype", None), "name", "")
+    return kind if kind in ("float16", "bfloat16", "float32", "float64") else ""
+
+
+def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
+    """The rank of each argument of the tuned function (by parameter name), and the
+    per-example rank of its first output (its rank less the batch axis)."""
+    import numpy as np
+
+    ranks: dict[str, int] = {}
+    try:
+        fn = find_function(parse(ctx.target.source), ctx.target.name)
+    except SourceEditError:
+        return ranks, 0
+    for p, a in zip(fn.args.args, ctx.target.args, strict=False):
+        shape = getattr(a, "shape", None)
+        if shape is not None:
+            ranks[p.arg] = len(shape)
+    out = 0
+    returns = ctx.returns or []
+    if returns:
+        first = returns[0]
+        while isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        out = max(0, int(np.ndim(first)) - 1) if hasattr(first, "shape") else 0
+    return ranks, out
+
+
+def _found(ctx: LeverContext) -> list[Iteration]:
+    """The loops of the tuned function, as written or once its NumPy round trips are TF ops
+    (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
+    from tfperf.tune.levers.numpy_round_trip import rewrite
+
+    out: list[Iteration] = []
+    texts = [ctx.target.source]
+    with contextlib.suppress(SourceEditError):
+        texts.append(rewrite(ctx.target.source, ctx.target.name))
+    for text in texts:
+        try:
+            out += iterations(text, ctx.target.name, tensor_names(ctx))
+        except SourceEditError:
+            continue
+    return out
+
+
+class LoopsVectorizedMap(Lever):
+    # pfor traces one iteration (not the loop unrolled), so no trace-length guard applies.
+    name, slot, stage, traces = "loops→vectorized_map", "vectorize", 20, False
+    description = ("each loop of independent iterations (any spelling) becomes tf.vectorized_map"
+                   " of one iteration over its index; nested loops, maps of maps")
+    rejections = ("pfor falls back to a tf.while_loop (TensorFlow's warning)",
+                  "an op of the body cannot be vectorised (raises)", "disagrees")
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        found = _found(ctx)
+        return None if found else ("no loop of independent iterations whose values leave it "
+                                   "one per iteration (the loop model)")
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return _every(text, ctx, lambda t, it, tf, depth: vectorized(t, it, tf))
+
+
+class LoopsBatched(Lever):
+    slot, stage, traces = "vectorize", 20, False
+    rejections = ("an op needs one example's shape (raises)",
+                  "an op reduces or mixes across the batch axis (disagrees)")
+
+    def __init__(self, axes: bool) -> None:
+        self.axes = axes
+        self.name = "loops→batched ops" + (" (per-example axes)" if axes else "")
+        self.description = ("a loop's body (any spelling) run once on the whole batch"
+                            + ("; reductions of one example over its last axis" if axes
+                               else ""))
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        found = _found(ctx)
+        if not any(not it.nested and it.join != "map_fn" for it in found):
+            return "no loop whose body is one example's ops indexed by the loop's index"
+        return None
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        ranks, per_example = _ranks(ctx)
+        scalars = {n for n, r in ranks.items() if r == 1}
+
+        dtype = _float_dtype(ctx)
+
+        def one(t: str, it: Iteration, tf: str, depth: int) -> str:
+            # Per-example scalars are lined up only in the variant that knows the axes.
+            return batched(t, it, tf, self.axes, per_example if self.axes else 0, scalars
+                           | {b[0] for b in it.binds if ranks.get(b[2], 0) == 1}, depth,
+                           dtype)
+        return _every(text, ctx, one)
+
+
+def _scans(text: str, name: str) -> list[tuple[ast.Call, str, str]]:
+    """``tf.scan(lambda a, x: a + x, elems[, initializer=z])`` calls of the function: the
+    loop model's "scan" whose step is a running sum (call, elems, initializer or "")."""
+    from tfperf.analysis.loops import loop_of
+
+    ctx, fn = _context(text, name)
+    out = []
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        model = loop_of(ctx, n)
+        if model is None or model.form != "scan" or len(n.args) != 2:
+            continue
+        step, elems = n.args
+        init = next((k.value for k in n.keywords if k.arg == "initializer"), None)
+        if any(k.arg != "initializer" for k in n.keywords) or not isinstance(step, ast.Lambda) \
+                or len(step.args.args) != 2 or not isinstance(step.body, ast.BinOp) \
+                or not isinstance(step.body.op, ast.Add):
+            continue
+        names = {a.arg for a in step.args.args}
+        sides = [step.body.left, step.body.right]
+        if all(isinstance(x, ast.Name) for x in sides) \
+                and {x.id for x in sides if isinstance(x, ast.Name)} == names:
+            out.append((n, text_of(text, elems), text_of(text, init) if init else ""))
+    return out
+
+
+class ScanToCumsum(Lever):
+    name, slot, stage, traces = "tf.scan→tf.cumsum", "scan", 20, False
+    description = "a tf.scan whose step adds each element to the running value is tf.cumsum"
+    rejections = ("disagrees with the baseline",)
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            found = _scans(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None if found else "no tf.scan of a running sum"
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        text, tf = ensure_tf(text)
+        edits: list[tuple[ast.AST, str]] = []
+        for call, elems, init in _scans(text, ctx.target.name):
+            total = f"{tf}.cumsum({elems}, axis=0)"
+            edits.append((call, f"({init} + {total})" if init else total))
+        if not edits:
+            raise SourceEditError("the tf.scan is gone after the other edits")
+        return replace_nodes(text, edits)
+
+
+def _every(text: str, ctx: LeverContext, rewrite: Any) -> str:
+    """Every loop ``rewrite`` can take, innermost first, the model rebuilt after each;
+    ``rewrite(text, iteration, tf, depth)`` gets the number of loop levels inside the loop
+    that were already rewritten (their batch axes come after its own)."""
+    text, tf = ensure_tf(text)
+    tensors = tensor_names(ctx)
+    done = 0
+    levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
+    for _ in range(MAX_REWRITES):
+        for it in iterations(text, ctx.target.name, tensors):
+            node = it.node
+            key = (node.lineno, node.col_offset)
+            try:
+                new = rewrite(text, it, tf, levels.get(key, 0))
+                parse(new)
+            except SourceEditError:
+                continue
+            ctx_fn = _context(text, ctx.target.name)[1]
+            # A sum, an add_n, a reduction of the list leave no batch axis behind.
+            added = 0 if it.join in ("sum", "add_n", "list") else 1
+            for outer in _enclosing(ctx_fn, node):
+                okey = (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
+                levels[okey] = max(levels.get(okey, 0), levels.get(key, 0) + added)
+            text = new
+            done += 1
+            break
+        else:
+            break
+    if not done:
+        raise SourceEditError("no loop of the loop model fits this rewrite")
+    return text
+
+
+def _enclosing(fn: ast.AST, node: ast.AST) -> list[ast.AST]:
+    """The loops and comprehensions of ``fn`` that contain ``node`` (by position)."""
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    out: list[ast.AST] = []
+    for n in ast.walk(fn):
+        if not isinstance(n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp)):
+            continue
+        span = ((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset))
+        if span != (start, end) and span[0] <= start and end <= span[1]:
+            out.append(n)
+    return out
+
+
+def levers(ctx: LeverContext) -> list[Lever]:
+    # The plain batching (no axis changes) fitted no spelling the per-example axes did not.
+    return [LoopsVectorizedMap(), LoopsBatched(True), ScanToCumsum()]

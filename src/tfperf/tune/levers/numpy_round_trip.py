@@ -1,0 +1,139 @@
+"""A NumPy round trip → TensorFlow ops: ``x.numpy()`` and the NumPy calls on it that have a
+TensorFlow equivalent (:mod:`tfperf.tune.numpy_table`, tested op by op) become those ops on
+the tensor, and the final ``tf.constant(...)`` a ``tf.convert_to_tensor``: no copy to the host
+and back, and the code can run in a graph (and later rungs may compile it). An index array
+from the host (``t[ids.numpy()]``) becomes ``tf.gather(t, ids)``; a list of tensors made an
+array (``np.array([...])``) becomes ``tf.stack([...])``, which the loop levers then see as
+any other per-example loop. A NumPy call without an equivalent stays (NumPy takes a tensor):
+where that changes the result, the candidate disagrees and is rejected.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.numpy_table import ARRAYS, DTYPES, NUMPY_TO_TF
+from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
+
+
+def _is_numpy_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr == "numpy" and not node.args and not node.keywords
+
+
+class _ToTensorFlow(ast.NodeTransformer):
+    def __init__(self, ctx: Any, tf: str, host_names: set[str]) -> None:
+        self.ctx, self.tf, self.host = ctx, tf, host_names
+        self.changed = 0
+
+    def _tf(self, name: str) -> ast.expr:
+        return ast.parse(f"{self.tf}.{name}", mode="eval").body
+
+    def _dtype(self, node: ast.expr) -> ast.expr:
+        """``np.float32`` given to a converted call → ``tf.float32``."""
+        q = self.ctx.qualname(node)
+        return self._tf(DTYPES[q].rstrip("_")) if q in DTYPES else node
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        sl = node.slice
+        host_index = _is_numpy_call(sl) or (isinstance(sl, ast.Name) and sl.id in self.host)
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if host_index and isinstance(node, ast.Subscript):  # a host index array: a gather
+            self.changed += 1
+            return ast.Call(self._tf("gather"), [node.value, node.slice], [])
+        return node
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        if _is_numpy_call(node):
+            self.changed += 1
+            assert isinstance(node.func, ast.Attribute)
+            return self.visit(node.func.value)
+        q = self.ctx.call_qualname(node) or ""
+        eq = NUMPY_TO_TF.get(q)
+        if q in ("tensorflow.constant",) and len(node.args) == 1 and not node.keywords:
+            self.generic_visit(node)
+            self.changed += 1
+            node.func = self._tf("convert_to_tensor")
+            return node
+        if q in ARRAYS and len(node.args) == 1 and not node.keywords:
+            self.generic_visit(node)
+            self.changed += 1
+            arg = node.args[0]
+            if isinstance(arg, (ast.List, ast.ListComp, ast.GeneratorExp)):
+                return ast.Call(self._tf("stack"), [arg], [])
+            return arg
+        if eq is None or any(k.arg not in eq.renames for k in node.keywords) \
+                or any(n not in {k.arg for k in node.keywords} for n in eq.needs):
+            return self.generic_visit(node)
+        self.generic_visit(node)
+        self.changed += 1
+        keywords = [ast.keyword(eq.renames[k.arg or ""], self._dtype(k.value))
+                    for k in node.keywords]
+        if eq.axes_one:
+            keywords.append(ast.keyword("axes", ast.Constant(1)))
+        return ast.Call(self._tf(eq.tf), node.args, keywords)
+
+
+def rewrite(text: str, name: str) -> str:
+    """The function ``name`` of ``text`` with its NumPy round trips made TensorFlow ops
+    (statements that change are rewritten whole)."""
+    from tfperf.lint.semantic import Context
+
+    text, tf = ensure_tf(text)
+    tree = parse(text)
+    fn = find_function(tree, name)
+    if not any(_is_numpy_call(n) for n in ast.walk(fn)):
+        raise SourceEditError("no .numpy() in the function")
+    ctx = Context(tree, text, "<tune>")
+    host = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign)
+            for t, v in _pairs(n) if isinstance(t, ast.Name) and _is_numpy_call(v)}
+    fix = _ToTensorFlow(ctx, tf, host)
+    rows = text.splitlines(keepends=True)
+    edits = []
+    for stmt in fn.body:
+        before = ast.dump(stmt)
+        new = fix.visit(stmt)
+        if ast.dump(new) != before:
+            edits.append((stmt, ast.unparse(new)))
+    if not edits:
+        raise SourceEditError("no NumPy round trip with TensorFlow equivalents")
+    for stmt, new_text in sorted(edits, key=lambda e: -e[0].lineno):
+        pad = rows[stmt.lineno - 1][:stmt.col_offset]
+        block = "".join(pad + r + "\n" for r in new_text.splitlines())
+        rows[stmt.lineno - 1:stmt.end_lineno] = [block]
+    return "".join(rows)
+
+
+def _pairs(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]]:
+    out: list[tuple[ast.expr, ast.expr]] = []
+    for t in node.targets:
+        if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                and len(t.elts) == len(node.value.elts):
+            out += list(zip(t.elts, node.value.elts, strict=True))
+        else:
+            out.append((t, node.value))
+    return out
+
+
+class NumpyRoundTrip(Lever):
+    name, slot, stage, traces = "NumPy round trip→TF ops", "numpy", 5, False
+    description = ("x.numpy() and the NumPy calls on it become TensorFlow ops on the tensor "
+                   "(a table tested op by op)")
+    rejections = ("a NumPy call has no equivalent and changes the result (disagrees)",
+                  "NumPy's result dtype differs (changes the function's contract)")
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            rewrite(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return rewrite(text, ctx.target.name)
+
+
+def levers(ctx: LeverContext) -> list[Lever]:
+    return [NumpyRoundTrip()]

@@ -1,0 +1,62 @@
+"""NumPy calls and their TensorFlow equivalents, for code that takes a tensor to the host
+(``.numpy()``), computes there and comes back (``tf.constant(...)``): each entry is tested
+for equal results op by op (tests/tune/test_tune_numpy_table.py), so the round trip's
+rewrite is the same computation on the device.
+
+``NUMPY_TO_TF``: NumPy function (as imported: ``numpy.linalg.norm``) → (TensorFlow function,
+keyword renames, keywords that must be given: a NumPy default that differs from TF's has no
+safe equivalent without them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    tf: str  # the TensorFlow function, after the module's alias (``tf.``)
+    renames: dict[str, str] = field(default_factory=dict)  # NumPy keyword → TF keyword
+    needs: tuple[str, ...] = ()  # NumPy keywords that must be given (NumPy's default differs)
+    axes_one: bool = False  # np.dot: tf.tensordot(a, b, axes=1)
+
+
+_REDUCE = {"axis": "axis", "keepdims": "keepdims"}
+
+NUMPY_TO_TF: dict[str, Equivalent] = {
+    "numpy.linalg.norm": Equivalent("norm", _REDUCE),
+    "numpy.sum": Equivalent("reduce_sum", _REDUCE),
+    "numpy.mean": Equivalent("reduce_mean", _REDUCE),
+    "numpy.max": Equivalent("reduce_max", _REDUCE),
+    "numpy.amax": Equivalent("reduce_max", _REDUCE),
+    "numpy.min": Equivalent("reduce_min", _REDUCE),
+    "numpy.amin": Equivalent("reduce_min", _REDUCE),
+    "numpy.prod": Equivalent("reduce_prod", _REDUCE),
+    "numpy.exp": Equivalent("exp"),
+    "numpy.log": Equivalent("math.log"),
+    "numpy.sqrt": Equivalent("sqrt"),
+    "numpy.square": Equivalent("square"),
+    "numpy.abs": Equivalent("abs"),
+    "numpy.tanh": Equivalent("tanh"),
+    "numpy.sin": Equivalent("sin"),
+    "numpy.cos": Equivalent("cos"),
+    "numpy.maximum": Equivalent("maximum"),
+    "numpy.minimum": Equivalent("minimum"),
+    "numpy.dot": Equivalent("tensordot", axes_one=True),
+    "numpy.matmul": Equivalent("linalg.matmul"),
+    "numpy.tensordot": Equivalent("tensordot", {"axes": "axes"}),
+    "numpy.where": Equivalent("where"),
+    "numpy.concatenate": Equivalent("concat", {"axis": "axis"}, needs=("axis",)),
+    "numpy.stack": Equivalent("stack", {"axis": "axis"}),
+    "numpy.cumsum": Equivalent("cumsum", {"axis": "axis"}, needs=("axis",)),
+    "numpy.transpose": Equivalent("transpose", {"axes": "perm"}),
+    "numpy.expand_dims": Equivalent("expand_dims", {"axis": "axis"}),
+    "numpy.reshape": Equivalent("reshape", {"newshape": "shape"}),
+    "numpy.arange": Equivalent("range", {"dtype": "dtype"}),
+    "numpy.einsum": Equivalent("einsum"),
+}
+#: NumPy dtypes written as ``np.float32`` and their TF names.
+DTYPES = {f"numpy.{d}": d for d in ("float16", "float32", "float64", "int32", "int64",
+                                   "bool_", "uint8")}
+#: Calls that make an array of a list of tensors, or keep a tensor as it is.
+ARRAYS = {"numpy.array", "numpy.asarray"}

@@ -1,0 +1,123 @@
+"""The NumPy → TensorFlow table of the round-trip lever, op by op: each NumPy call on a
+host copy (``x.numpy()``) and its rewrite on the tensor give equal results (same shape,
+dtype, values), checked through the lever itself on real TensorFlow."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
+from tfperf.tune.device import DeviceFacts  # noqa: E402
+from tfperf.tune.lever import LeverContext  # noqa: E402
+from tfperf.tune.levers.numpy_round_trip import NumpyRoundTrip, rewrite  # noqa: E402
+from tfperf.tune.numpy_table import NUMPY_TO_TF  # noqa: E402
+
+# One call per table entry, on x [4, 3], y [3, 5], v [3] (float32), taken to the host.
+CALLS = {
+    "numpy.linalg.norm": "np.linalg.norm(xn, axis=1)",
+    "numpy.sum": "np.sum(xn, axis=0)",
+    "numpy.mean": "np.mean(xn, axis=1, keepdims=True)",
+    "numpy.max": "np.max(xn, axis=1)",
+    "numpy.amax": "np.amax(xn, axis=0)",
+    "numpy.min": "np.min(xn, axis=1)",
+    "numpy.amin": "np.amin(xn, axis=0)",
+    "numpy.prod": "np.prod(xn, axis=1)",
+    "numpy.exp": "np.exp(xn)",
+    "numpy.log": "np.log(np.abs(xn) + 1.0)",
+    "numpy.sqrt": "np.sqrt(np.abs(xn))",
+    "numpy.square": "np.square(xn)",
+    "numpy.abs": "np.abs(xn)",
+    "numpy.tanh": "np.tanh(xn)",
+    "numpy.sin": "np.sin(xn)",
+    "numpy.cos": "np.cos(xn)",
+    "numpy.maximum": "np.maximum(xn, 0.0)",
+    "numpy.minimum": "np.minimum(xn, vn)",
+    "numpy.dot": "np.dot(xn, yn)",
+    "numpy.matmul": "np.matmul(xn, yn)",
+    "numpy.tensordot": "np.tensordot(xn, yn, axes=([1], [0]))",
+    "numpy.where": "np.where(xn > 0, xn, vn)",
+    "numpy.concatenate": "np.concatenate([xn, xn], axis=1)",
+    "numpy.stack": "np.stack([xn, xn], axis=1)",
+    "numpy.cumsum": "np.cumsum(xn, axis=0)",
+    "numpy.transpose": "np.transpose(xn, axes=[1, 0])",
+    "numpy.expand_dims": "np.expand_dims(vn, axis=0)",
+    "numpy.reshape": "np.reshape(xn, (3, 4))",
+    "numpy.arange": "np.arange(1, 5, dtype=np.float32)[:, None] * xn",
+    "numpy.einsum": "np.einsum('ij,jk->ik', xn, yn)",
+}
+
+SOURCE = """
+import numpy as np
+import tensorflow as tf
+
+
+def f(x, y, v):
+    xn, yn, vn = x.numpy(), y.numpy(), v.numpy()
+    return tf.constant(CALL)
+"""
+
+
+def _inputs():
+    g = tf.random.Generator.from_seed(7)
+    return g.normal([4, 3]), g.normal([3, 5]), g.normal([3])
+
+
+def _run(text, args):
+    ns: dict = {}
+    exec(compile(text, "<table>", "exec"), ns)
+    return ns["f"](*args)
+
+
+def test_every_entry_of_the_table_has_a_case():
+    assert set(CALLS) == set(NUMPY_TO_TF)
+
+
+@pytest.mark.parametrize("entry", sorted(CALLS))
+def test_the_tensorflow_equivalent_gives_the_same_result(entry):
+    text = SOURCE.replace("CALL", CALLS[entry])
+    args = _inputs()
+    new = rewrite(text, "f")
+    call = entry.removeprefix("numpy.")
+    assert f"np.{call}(" not in new, new  # rewritten, not left to NumPy
+    assert ".numpy()" not in new
+    base, mine = _run(text, args), _run(new, args)
+    assert isinstance(mine, tf.Tensor)
+    eq = compare_outputs(snapshot(base), snapshot(mine))
+    assert eq.equivalent is True, f"{entry}: {eq.reason}\n{new}"
+
+
+def test_a_host_index_array_becomes_a_gather_and_a_list_of_rows_a_stack():
+    text = """
+import numpy as np
+import tensorflow as tf
+
+
+def f(table, ids):
+    t = table.numpy()
+    rows = np.array([r * 2.0 for r in t[ids.numpy()]])
+    return tf.constant(rows)
+"""
+    g = tf.random.Generator.from_seed(3)
+    args = (g.normal([10, 4]), tf.constant([3, 1, 7]))
+    new = rewrite(text, "f")
+    assert "tf.gather(t, ids)" in new and "tf.stack(" in new, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, eq.reason
+
+
+def test_a_numpy_default_that_differs_is_left_to_numpy():
+    # np.cumsum without an axis flattens; tf.cumsum would not: no rewrite of that call.
+    text = SOURCE.replace("CALL", "np.cumsum(xn)")
+    assert "np.cumsum(xn)" in rewrite(text, "f")
+
+
+def test_the_lever_does_not_apply_without_a_round_trip():
+    target = types.SimpleNamespace(source="import tensorflow as tf\n\ndef f(x):\n    return x\n",
+                                   name="f", path=Path("m.py"), args=(), kwargs={})
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    assert NumpyRoundTrip().applies(ctx) == "no .numpy() in the function"
