@@ -54,7 +54,7 @@ class ProfileReport:
 
     obs: Observation
     capture: CaptureSummary | None = None
-    capture_note: str | None = None  # why there is no capture, when there is none
+    capture_note: str | None = None  # why there is no capture, or what part of the run it holds
     logdir: str | None = None
     error: BaseException | None = None
     target: str | None = None
@@ -266,6 +266,8 @@ class ProfileReport:
         c = self.capture
         where = "host only: no GPU in this capture" if c.host_only else ", ".join(c.devices)
         out = ["", b(f"Op time (profiler capture, {where})"), f"  capture: {c.path}"]
+        if self.capture_note:  # a bounded capture: what part of the run it holds
+            out.append(f"  {self.capture_note}")
         rows = [[o.name, o.type, o.where + (" eager" if o.eager else ""), o.count,
                  _secs(o.self_s)] for o in c.ops[:TOP_OPS]]
         if rows:
