@@ -363,13 +363,14 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
 
 def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
     """Eager-op advice at a line that a cause explains otherwise (a training step's line,
-    Keras run eagerly), and the capture's eager share when such a cause leads, get that
-    cause's fix: vectorising is not the remedy for ops a training step runs."""
+    Keras run eagerly, a predict, a compiled call: anything but a Python loop), and the
+    capture's eager share when such a cause leads, get that cause's fix: vectorising is not
+    the remedy for ops a training step runs."""
     if finding.code not in ("profile.eager_ops", "profile.eager_share"):
         return finding
     loc = finding.location
-    if finding.code == "profile.eager_ops":
-        cause = next((c for c in causes if c.kind in _OWN_FIX and loc is not None and any(
+    if finding.code == "profile.eager_ops":  # any cause but a Python loop's has its own fix
+        cause = next((c for c in causes if c.kind != "python-loop" and loc is not None and any(
             (h.path, h.line) == (loc.path, loc.line) for h in c.lines)), None)
     else:
         cause = next((c for c in causes if c.kind in _OWN_FIX), None)
@@ -384,6 +385,6 @@ def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
     return replace(finding, message=message, hint=cause.fix, data=data)
 
 
-# causes whose fix replaces the generic eager-op advice at their lines
+# causes whose fix replaces the capture's eager-share advice when they lead
 _OWN_FIX = frozenset({"eager-training-step", "keras-eager", "predict-per-item",
-                      "model-call-per-item"})
+                      "predict-per-call", "model-call-per-item", "eager-update"})
