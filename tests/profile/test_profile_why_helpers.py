@@ -82,3 +82,46 @@ def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, t
     gradient = line_of(path, "tape.gradient")
     assert [c for c in rep.causes if any(h.line == gradient for h in c.lines)] == [cause]
 
+
+def test_a_tape_passed_into_the_method_that_updates_makes_the_loop_a_step_loop(
+        tf, tmp_path):
+    path = write_script(tmp_path, UPDATE_IN_A_METHOD)
+    rep = runner.run_script(path, capture=True)
+    assert rep.error is None, rep.error
+    steps = rep.obs.steps
+    assert steps is not None and steps.count == 4  # one step per episode, not the whole run
+    assert steps.loop_line == line_of(path, "for episode")
+    assert rep.capture is not None and rep.capture.steps == 4
+
+
+def test_a_step_loop_in_a_module_the_script_adds_to_sys_path_is_marked(tf, tmp_path):
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "scripts").mkdir()
+    write_script(tmp_path / "utils", name="trainer.py", body="""
+        import tensorflow as tf
+
+        def train(model, optimizer, x, y, steps):
+            for _ in range(steps):  # the step loop
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    path = write_script(tmp_path / "scripts", name="main.py", body="""
+        import os
+        import sys
+        sys.path.append(os.path.join(os.path.dirname(__file__), "..", "utils"))
+        import tensorflow as tf
+        from trainer import train
+
+        model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(1)])
+        train(model, tf.keras.optimizers.SGD(0.01), tf.ones([8, 4]), tf.ones([8, 1]), 6)
+    """)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    steps = rep.obs.steps
+    assert steps is not None and steps.count == 6
+    assert steps.path.endswith("trainer.py")
+    top = rep.causes[0]
+    assert top.kind == "eager-training-step" and top.step is not None
+    assert top.step.path.endswith("trainer.py")
