@@ -33,3 +33,12 @@ def test_a_capture_past_its_memory_budget_stops_and_the_report_says_so(tf, tmp_p
     assert whole.capture_note is None
     assert bounded.capture_note is not None and "first" in bounded.capture_note
     assert "1 MiB" in bounded.capture_note and "1 MiB" in bounded.text()
+
+
+def test_a_negative_capture_budget_is_bad_input(tmp_path, capsys):
+    from tfperf.cli import main
+
+    path = write_script(tmp_path, name="s.py", body="print('ran')\n")
+    assert main(["profile", str(path), "--capture-mb", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--capture-mb" in err and "Traceback" not in err

@@ -40,6 +40,7 @@ from tfperf.profile.training_step import TrainingStep, find_steps
 
 CAUSE_MIN_SHARE = 0.01  # a cause costing less of the run is not listed
 ACTIONABLE_SHARE = 0.05  # a cause to change from this share ranks before compiled compute
+COMPILED_YIELD = 1 / 3  # ... when it is also this part of the compiled cost, at least
 HOT_LINE_SHARE = 0.002  # lines from this share of the run are read and classified
 EAGER_OPS_MIN = 100  # eager ops at a line from which they are a storm (advice.py's too)
 IN_STEP = 0.5  # a line belongs to the step when this share of its ops ran inside steps
@@ -387,9 +388,12 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
 def rank(causes: list[Cause]) -> list[Cause]:
     """Causes of at least ``CAUSE_MIN_SHARE``, by share; what to change comes first: compiled
     work (the model's compute, already in a graph) follows every other cause of
-    ``ACTIONABLE_SHARE`` or more."""
+    ``ACTIONABLE_SHARE`` or more that is also at least ``COMPILED_YIELD`` of the largest
+    compiled cost (a lever that can save 10 % of the run is not named before 57 % of compute)."""
     causes = [c for c in causes if c.share >= CAUSE_MIN_SHARE]
-    actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE for c in causes)
+    compiled = max((c.share for c in causes if c.kind in _COMPILED), default=0.0)
+    actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE
+                     and c.share >= COMPILED_YIELD * compiled for c in causes)
     return sorted(causes, key=lambda c: (actionable and c.kind in _COMPILED, -c.share,
                                          c.title))
 
