@@ -353,7 +353,8 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
                         error=error, target=target)
     if capture is not None:
         rep.replicas = replicas.split(capture, obs.placement)
-    found = advice.advise(obs, capture, rep.replicas)
+    partial = capture is not None and capture_note is not None  # a bounded capture's note
+    found = advice.advise(obs, capture, rep.replicas, partial=partial)
     rep.findings = [f for f in found if f.data.get("advice", True)]
     rep.not_advice = [f for f in found if not f.data.get("advice", True)]
     rep.causes = causes_mod.explain(obs, rep.findings, capture=capture)
