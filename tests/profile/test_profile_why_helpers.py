@@ -83,6 +83,32 @@ def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, t
     assert [c for c in rep.causes if any(h.line == gradient for h in c.lines)] == [cause]
 
 
+
+UPDATES_WITHOUT_A_STEP = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
+    optimizer = tf.keras.optimizers.Adam(0.01)
+    x = tf.ones([1, 4])
+    with tf.GradientTape(persistent=True) as tape:  # once, outside any loop: no step loop
+        losses = [tf.reduce_sum(model(x)) * (i + 1) for i in range(24)]
+    for loss in losses:  # one update per loss
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_updates_in_a_loop_no_step_holds_are_one_eager_update_cause(tf, tmp_path):
+    path = write_script(tmp_path, UPDATES_WITHOUT_A_STEP)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    assert rep.obs.steps is None  # no training step: the lines are read one by one
+    update, gradient = line_of(path, "apply_gradients"), line_of(path, "tape.gradient")
+    (cause,) = [c for c in rep.causes if any(h.line == update for h in c.lines)]
+    assert cause.kind == "eager-update" and cause.fix == remedies.EAGER_UPDATE.hint
+    assert {h.line for h in cause.lines} == {update, gradient}
+
+
 def test_a_tape_passed_into_the_method_that_updates_makes_the_loop_a_step_loop(
         tf, tmp_path):
     path = write_script(tmp_path, UPDATE_IN_A_METHOD)

@@ -36,7 +36,7 @@ from tfperf.core.findings import Finding
 from tfperf.profile import remedies
 from tfperf.profile.fixes import tf_function_on_step
 from tfperf.profile.observation import LineStats, Observation, StepStats
-from tfperf.profile.training_step import TrainingStep, find_steps
+from tfperf.profile.training_step import TrainingStep, find_steps, trains
 
 CAUSE_MIN_SHARE = 0.01  # a cause costing less of the run is not listed
 ACTIONABLE_SHARE = 0.05  # a cause to change from this share ranks before compiled compute
@@ -48,10 +48,8 @@ LINT_GROUPS = ("perf", "correctness", "pedantic")
 _LIBRARY_NAMES = {"keras": "Keras", "tensorflow": "TensorFlow", "tf_keras": "Keras",
                   "numpy": "NumPy"}
 _PREDICT = frozenset({"predict", "predict_on_batch"})
-# a gradient update: its ops run inside the optimizer or the tape, not inside a model call
-_UPDATE = frozenset({"apply_gradients", "minimize", "gradient", "apply"})
-# names only TF's API gives these calls: a tape passed in as a parameter is still a tape
-_UPDATE_NAMES = frozenset({"apply_gradients", "gradient"})
+# an update whose ops ran inside a library (an optimizer's minimize/apply), not a model call
+_UPDATE = frozenset({"minimize", "apply"})
 _PIPELINE_RULES = ("TFP601", "TFP602", "TFP603", "TFP604", "TFP605", "TFP606")
 _NOT_LIBRARY_CALLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault",
                                 "pop", "format", "join", "print", "len", "float", "int", "list",
@@ -519,11 +517,11 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
     pkg, made = _library([s for s in (x.eager,) if s is not None])
     internal = pkg not in ("", "tensorflow") and made * 2 >= max(x.ops, 1)
     call = _outer_call(model, stmt, line)
-    if x.ops >= EAGER_OPS_MIN and call is not None and type(call.func) is ast.Attribute \
-            and call.func.attr in _UPDATE and (call.func.attr in _UPDATE_NAMES
-                                               or made * 2 >= x.ops
-                                               or _receiver_library(model, call.func.value)):
-        # an optimizer update or a tape's gradient, run eagerly again and again
+    if x.ops >= EAGER_OPS_MIN and stmt is not None and (trains([stmt]) or (
+            call is not None and type(call.func) is ast.Attribute
+            and call.func.attr in _UPDATE and made * 2 >= x.ops)):
+        # an optimizer update, or the gradient of trainable weights, run eagerly again and
+        # again (a tape's gradient of an input, a saliency map, is not an update)
         return ("eager-update", loops[0].lineno if loops else _function_line(model, stmt, line),
                 remedies.EAGER_UPDATE.hint, ("TFP306",))
     if loops and internal and x.ops >= EAGER_OPS_MIN:
