@@ -162,16 +162,19 @@ def test_keras_fit_has_no_eager_step_cause(tf, tmp_path):
 
 
 def test_what_to_change_ranks_before_compiled_compute():
-    """Compiled compute is the work itself: a cause to change of 5 % or more is named before
-    it, whatever their shares; under 5 %, share decides; under 1 %, not listed."""
+    """Compiled compute is the work itself: a cause to change of 5 % or more, and at least a
+    third of the compiled cost, is named before it; a smaller lever comes after the main cost
+    (a 10 % lever is not named before 57.5 % of compute); under 1 %, not listed."""
     from tfperf.profile.causes import Cause, rank
 
     def cause(kind, share):
         return Cause(kind, f"{kind} {share}", share * 10, share, "fix")
 
-    fit, pipe, sync = cause("keras-fit", 0.70), cause("input-pipeline", 0.06), \
+    fit, pipe, sync = cause("keras-fit", 0.50), cause("input-pipeline", 0.20), \
         cause("host-sync", 0.005)
     assert rank([fit, pipe, sync]) == [pipe, fit]
+    step, predict = cause("compiled-step", 0.575), cause("predict-per-item", 0.103)
+    assert rank([predict, step]) == [step, predict]
     small = cause("input-pipeline", 0.04)
     assert rank([small, fit]) == [fit, small]
 

@@ -318,17 +318,36 @@ def replica_findings(split: ReplicaSplit) -> list[Finding]:
     return out
 
 
+def _whole_run_eager(finding: Finding, obs: Observation) -> Finding:
+    """A capture that holds only the start of the run (setup, the first step) may be mostly
+    eager when the run is not: its eager share is advice only when the hooks, which saw the
+    whole run, saw eager ops take the same threshold of it."""
+    if finding.code != "profile.eager_share" or finding.data.get("advice", True) is False:
+        return finding
+    wall = obs.wall_s or 0.0
+    eager = sum(s.total_s for s in obs.eager_ops.values())
+    if wall and eager / wall > EAGER_SHARE:
+        return finding
+    return _not_advice(finding, (
+        f"the capture holds only the start of the run; over the whole run eager ops took "
+        f"{_pct(eager / wall if wall else 0.0)} of it"))
+
+
 def advise(obs: Observation, cap: CaptureSummary | None,
            split: ReplicaSplit | None = None, *,
-           version: tuple[int, int] | None = None) -> list[Finding]:
+           version: tuple[int, int] | None = None, partial: bool = False) -> list[Finding]:
     """Every finding; those marked ``data["advice"] is False`` are data, not advice.
-    ``version``: the TF (major, minor) whose advice to give; default the running one."""
+    ``version``: the TF (major, minor) whose advice to give; default the running one.
+    ``partial``: the capture holds only the start of the run (its memory budget)."""
     if version is None:
         version = remedies.tf_version()
     findings = retrace_findings(obs.functions, obs.wall_s, version=version) + line_findings(obs)
     if cap is not None:
         repeated = None if "eager_ops" in obs.unavailable else repeated_eager_ops(obs)
-        findings += capture_findings(cap, repeated_eager=repeated, version=version)
+        found = capture_findings(cap, repeated_eager=repeated, version=version)
+        if partial:
+            found = [_whole_run_eager(f, obs) for f in found]
+        findings += found
     if split is not None:
         findings += replica_findings(split)
     return findings

@@ -36,10 +36,11 @@ from tfperf.core.findings import Finding
 from tfperf.profile import remedies
 from tfperf.profile.fixes import tf_function_on_step
 from tfperf.profile.observation import LineStats, Observation, StepStats
-from tfperf.profile.training_step import TrainingStep, find_steps
+from tfperf.profile.training_step import TrainingStep, find_steps, trains
 
 CAUSE_MIN_SHARE = 0.01  # a cause costing less of the run is not listed
 ACTIONABLE_SHARE = 0.05  # a cause to change from this share ranks before compiled compute
+COMPILED_YIELD = 1 / 3  # ... when it is also this part of the compiled cost, at least
 HOT_LINE_SHARE = 0.002  # lines from this share of the run are read and classified
 EAGER_OPS_MIN = 100  # eager ops at a line from which they are a storm (advice.py's too)
 IN_STEP = 0.5  # a line belongs to the step when this share of its ops ran inside steps
@@ -47,6 +48,8 @@ LINT_GROUPS = ("perf", "correctness", "pedantic")
 _LIBRARY_NAMES = {"keras": "Keras", "tensorflow": "TensorFlow", "tf_keras": "Keras",
                   "numpy": "NumPy"}
 _PREDICT = frozenset({"predict", "predict_on_batch"})
+# an update whose ops ran inside a library (an optimizer's minimize/apply), not a model call
+_UPDATE = frozenset({"minimize", "apply"})
 _PIPELINE_RULES = ("TFP601", "TFP602", "TFP603", "TFP604", "TFP605", "TFP606")
 _NOT_LIBRARY_CALLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault",
                                 "pop", "format", "join", "print", "len", "float", "int", "list",
@@ -383,9 +386,12 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
 def rank(causes: list[Cause]) -> list[Cause]:
     """Causes of at least ``CAUSE_MIN_SHARE``, by share; what to change comes first: compiled
     work (the model's compute, already in a graph) follows every other cause of
-    ``ACTIONABLE_SHARE`` or more."""
+    ``ACTIONABLE_SHARE`` or more that is also at least ``COMPILED_YIELD`` of the largest
+    compiled cost (a lever that can save 10 % of the run is not named before 57 % of compute)."""
     causes = [c for c in causes if c.share >= CAUSE_MIN_SHARE]
-    actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE for c in causes)
+    compiled = max((c.share for c in causes if c.kind in _COMPILED), default=0.0)
+    actionable = any(c.kind not in _COMPILED and c.share >= ACTIONABLE_SHARE
+                     and c.share >= COMPILED_YIELD * compiled for c in causes)
     return sorted(causes, key=lambda c: (actionable and c.kind in _COMPILED, -c.share,
                                          c.title))
 
@@ -421,8 +427,8 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
         stmt = model.statement_at(site[1]) if model is not None else None
         attrs = {n.func.attr for n in ast.walk(stmt) if type(n) is ast.Call
                  and type(n.func) is ast.Attribute} if stmt is not None else set()
-        if attrs & _PREDICT and model is not None and model.ctx.enclosing_loops(stmt):
-            continue  # predict per item: the line's own cause
+        if attrs & _PREDICT and model is not None and _predict_repeated(model, stmt, x):
+            continue  # predict per item: the line's own cause, not compiled computation
         where = f"{Path(site[0]).name}:{site[1]}"
         traces = sum(f.traces for f in fns)
         detail = (f"{calls:,} calls running {_secs(run)} ({_secs(run / max(calls, 1))} a "
@@ -445,6 +451,8 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
 
 _TITLES = {
     "predict-per-item": "Keras predict per item in the loop at {where}",
+    "predict-per-call": "Keras predict called again and again at {where}",
+    "eager-update": "eager gradient updates at {where}",
     "model-call-per-item": "model called per item in the loop at {where}",
     "keras-eager": "Keras training run eagerly at {where}",
     "input-pipeline": "input pipeline iterated at {where}",
@@ -461,6 +469,17 @@ def _header(stmt: ast.stmt) -> tuple[int, int]:
     return stmt.lineno, stmt.end_lineno or stmt.lineno
 
 
+def _function_line(model: SourceModel, stmt: ast.stmt | None, line: int) -> int:
+    """The ``def`` line of the function holding ``stmt``: one cause per function."""
+    best: ast.AST | None = None
+    for node in ast.walk(model.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.lineno <= line <= (node.end_lineno or 0) \
+                and (best is None or node.lineno >= getattr(best, "lineno", 0)):
+            best = node
+    return getattr(best, "lineno", line) if stmt is not None else line
+
+
 def _end_of(model: SourceModel, line: int) -> int:
     stmt = model.statement_at(line)
     return (stmt.end_lineno or line) if stmt is not None else line
@@ -471,6 +490,15 @@ def _calls_attr(stmt: ast.stmt, attrs: frozenset[str]) -> bool:
                for n in ast.walk(stmt))
 
 
+def _predict_repeated(model: SourceModel, stmt: ast.stmt | None, x: _Line | None) -> bool:
+    """A ``predict`` line run many times: in a loop, or in a helper the loop calls (its
+    per-call pipeline ops, a storm of eager ops at the line, show the repeated calls). Its
+    time is predict's per-call overhead, not the compiled step it runs."""
+    if stmt is not None and model.ctx.enclosing_loops(stmt):
+        return True
+    return x is not None and x.ops >= EAGER_OPS_MIN
+
+
 def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
               ) -> tuple[str | None, int, str, tuple[str, ...]]:
     """(kind, the line the cause is keyed by — its loop's header —, fix, lint rules)."""
@@ -478,16 +506,24 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
     line = x.site[1]
     loops = ctx.enclosing_loops(stmt) if stmt is not None else []
     loop_line = loops[-1].lineno if loops else line
-    if stmt is not None and loops and any(
-            type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _PREDICT
-            for n in ast.walk(stmt)):
-        return "predict-per-item", loops[0].lineno, remedies.PREDICT_PER_ITEM.hint, ("TFP105",)
+    if stmt is not None and _calls_attr(stmt, _PREDICT) and _predict_repeated(model, stmt, x):
+        kind = "predict-per-item" if loops else "predict-per-call"
+        return kind, loops[0].lineno if loops else line, remedies.PREDICT_PER_ITEM.hint, \
+            ("TFP105",)
     if stmt is not None and x.ops >= EAGER_OPS_MIN and _calls_attr(stmt, _KERAS_LOOPS):
         eager = "run_eagerly" in model.source or "run_functions_eagerly" in model.source
         fix = remedies.KERAS_EAGER.hint if eager else remedies.KERAS_EAGER_UNKNOWN.hint
         return "keras-eager", line, fix, ()
     pkg, made = _library([s for s in (x.eager,) if s is not None])
     internal = pkg not in ("", "tensorflow") and made * 2 >= max(x.ops, 1)
+    call = _outer_call(model, stmt, line)
+    if x.ops >= EAGER_OPS_MIN and stmt is not None and (trains([stmt]) or (
+            call is not None and type(call.func) is ast.Attribute
+            and call.func.attr in _UPDATE and made * 2 >= x.ops)):
+        # an optimizer update, or the gradient of trainable weights, run eagerly again and
+        # again (a tape's gradient of an input, a saliency map, is not an update)
+        return ("eager-update", loops[0].lineno if loops else _function_line(model, stmt, line),
+                remedies.EAGER_UPDATE.hint, ("TFP306",))
     if loops and internal and x.ops >= EAGER_OPS_MIN:
         return ("model-call-per-item", loops[0].lineno, remedies.MODEL_CALL_PER_ITEM.hint,
                 ("TFP105", "TFP101"))

@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any
 
+from tfperf.profile.capture import DEFAULT_BUDGET_MB
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -56,6 +58,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help="where the capture goes (default: a new temporary directory)")
     p.add_argument("--verbose", action="store_true",
                    help="let TensorFlow's C++ start-up notices through (hidden by default)")
+    p.add_argument("--capture-mb", type=int, default=DEFAULT_BUDGET_MB, metavar="MIB",
+                   help="stop the profiler capture once the process has grown by MIB during "
+                        f"it (default {DEFAULT_BUDGET_MB}; 0: capture the whole run, "
+                        "however long)")
     p.add_argument("--no-capture", action="store_true",
                    help="observe only; no TF profiler capture")
     p.add_argument("--json", action="store_true",
@@ -137,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
                          "HOST:PORT[,HOST:PORT...]")
     if args.steps is not None and args.steps < 1:
         raise UsageError("--steps must be at least 1")
+    if args.capture_mb < 0:
+        raise UsageError("--capture-mb must be 0 (no bound) or more")
     kind = _target_kind(args.target)
     if kind == "missing":
         what = "not a file" if os.path.exists(args.target) else "no such file"
@@ -180,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
         with redirect:
             if kind == "script":
                 report = runner.run_script(args.target, script_args, capture=capture,
-                                           logdir=args.logdir, steps=args.steps)
+                                           logdir=args.logdir, steps=args.steps,
+                                           capture_mb=args.capture_mb or None)
             else:
                 report = runner.run_function(args.target, args.inputs, steps=args.steps,
                                              capture=capture, logdir=args.logdir,

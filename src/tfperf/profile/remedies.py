@@ -132,6 +132,11 @@ MODEL_CALL_PER_ITEM = Remedy("TFP105", "stack the items and call the model once 
                                        "last (an agent acting step by step), compile the call "
                                        "once, act = tf.function(model), and call act(x) per "
                                        "item")
+EAGER_UPDATE = Remedy("TFP306", "compile the update: put the loss, tape.gradient and "
+                                "apply_gradients of one update in a function decorated with "
+                                "@tf.function and call it per update; where the loop updates "
+                                "once per item or time step, sum the losses and update once "
+                                "per batch or episode")
 KERAS_FIT = Remedy(None, "the step is compiled already: what is left per step is Keras's own "
                          "Python around it; compile(..., steps_per_execution=N) runs N batches "
                          "per call, and a larger batch_size does the same work in fewer steps; "

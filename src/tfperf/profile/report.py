@@ -54,7 +54,7 @@ class ProfileReport:
 
     obs: Observation
     capture: CaptureSummary | None = None
-    capture_note: str | None = None  # why there is no capture, when there is none
+    capture_note: str | None = None  # why there is no capture, or what part of the run it holds
     logdir: str | None = None
     error: BaseException | None = None
     target: str | None = None
@@ -266,6 +266,8 @@ class ProfileReport:
         c = self.capture
         where = "host only: no GPU in this capture" if c.host_only else ", ".join(c.devices)
         out = ["", b(f"Op time (profiler capture, {where})"), f"  capture: {c.path}"]
+        if self.capture_note:  # a bounded capture: what part of the run it holds
+            out.append(f"  {self.capture_note}")
         rows = [[o.name, o.type, o.where + (" eager" if o.eager else ""), o.count,
                  _secs(o.self_s)] for o in c.ops[:TOP_OPS]]
         if rows:
@@ -351,7 +353,8 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
                         error=error, target=target)
     if capture is not None:
         rep.replicas = replicas.split(capture, obs.placement)
-    found = advice.advise(obs, capture, rep.replicas)
+    partial = capture is not None and capture_note is not None  # a bounded capture's note
+    found = advice.advise(obs, capture, rep.replicas, partial=partial)
     rep.findings = [f for f in found if f.data.get("advice", True)]
     rep.not_advice = [f for f in found if not f.data.get("advice", True)]
     rep.causes = causes_mod.explain(obs, rep.findings, capture=capture)
@@ -361,13 +364,14 @@ def build_report(obs: Observation, *, error: BaseException | None = None,
 
 def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
     """Eager-op advice at a line that a cause explains otherwise (a training step's line,
-    Keras run eagerly), and the capture's eager share when such a cause leads, get that
-    cause's fix: vectorising is not the remedy for ops a training step runs."""
+    Keras run eagerly, a predict, a compiled call: anything but a Python loop), and the
+    capture's eager share when such a cause leads, get that cause's fix: vectorising is not
+    the remedy for ops a training step runs."""
     if finding.code not in ("profile.eager_ops", "profile.eager_share"):
         return finding
     loc = finding.location
-    if finding.code == "profile.eager_ops":
-        cause = next((c for c in causes if c.kind in _OWN_FIX and loc is not None and any(
+    if finding.code == "profile.eager_ops":  # any cause but a Python loop's has its own fix
+        cause = next((c for c in causes if c.kind != "python-loop" and loc is not None and any(
             (h.path, h.line) == (loc.path, loc.line) for h in c.lines)), None)
     else:
         cause = next((c for c in causes if c.kind in _OWN_FIX), None)
@@ -382,6 +386,6 @@ def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
     return replace(finding, message=message, hint=cause.fix, data=data)
 
 
-# causes whose fix replaces the generic eager-op advice at their lines
+# causes whose fix replaces the capture's eager-share advice when they lead
 _OWN_FIX = frozenset({"eager-training-step", "keras-eager", "predict-per-item",
-                      "model-call-per-item"})
+                      "predict-per-call", "model-call-per-item", "eager-update"})

@@ -49,15 +49,24 @@ class _Session:
     """A watcher plus an optional capture that may stop after a number of steps."""
 
     def __init__(self, *, capture: bool, logdir: str | Path | None,
-                 capture_calls: int | None = None):
+                 capture_calls: int | None = None,
+                 capture_mb: float | None = capture_mod.DEFAULT_BUDGET_MB):
         self.capture = (capture_mod.Capture(Path(logdir) if logdir else
-                                            capture_mod.default_logdir())
+                                            capture_mod.default_logdir(),
+                                            budget_mb=capture_mb)
                         if capture else None)
         self.capture_calls = capture_calls
         self._calls = 0
-        self.watcher = Watcher(placement=capture, on_function_call=self._on_function_call)
+        self.watcher = Watcher(placement=capture, on_function_call=self._on_function_call,
+                               on_ops=self.check_budget)
+
+    def check_budget(self) -> None:
+        if self.capture is not None and self.capture.running:
+            with self.watcher.paused():
+                self.capture.check_budget()
 
     def _on_function_call(self) -> None:
+        self.check_budget()
         # Script mode with --steps N: the capture covers the first N top-level calls.
         if self.capture_calls is None or self.capture is None or not self.capture.running:
             return
@@ -84,6 +93,7 @@ class _Session:
             note = "not captured (--no-capture)"
         else:
             logdir = str(self.capture.logdir)
+            note = self.capture.bound_note()
             if self.capture.xplane is not None:
                 from tfperf.profile import xplane
 
@@ -147,6 +157,7 @@ class _ProfiledSteps(StepClock):
                 self._trace.__exit__(None, None, None)
                 self._trace = None
             self.stats.durations.append(self.durations[-1])
+            session.check_budget()
             if self.capture_steps is not None and index + 1 >= self.capture_steps \
                     and session.capture is not None and session.capture.running:
                 session.capture.stop()
@@ -192,19 +203,22 @@ def script_steps(script: Path) -> tuple[str, list[TrainingStep]]:
 
 
 def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = True,
-               logdir: str | Path | None = None, steps: int | None = None) -> ProfileReport:
+               logdir: str | Path | None = None, steps: int | None = None,
+               capture_mb: float | None = capture_mod.DEFAULT_BUDGET_MB) -> ProfileReport:
     """Run ``path`` as ``python path argv...`` would, under observation.
 
     Where the code shows a training loop (``training_step.py``), its steps are marked: each
     iteration of the step loop is a step (a profiler step marker, per-step time), and
     ``steps`` captures the first ``steps`` of them. Elsewhere ``steps`` captures the first
-    ``steps`` top-level tf.function calls; without, the whole run.
+    ``steps`` top-level tf.function calls; without, the whole run. The capture also stops
+    once the process has grown by ``capture_mb`` MiB (None: no bound).
     """
     script = check_script(path)
     source, found = script_steps(script)
     code = compile_marked(source, script, found) if found else None
     session = _Session(capture=capture, logdir=logdir,
-                       capture_calls=None if code is not None else steps)
+                       capture_calls=None if code is not None else steps,
+                       capture_mb=capture_mb)
     stats = StepStats("", "", 0)
     clock = _ProfiledSteps(session, stats, mark=True, capture_steps=steps)
     init: dict[str, Any] = {STEP: clock, RESULT: clock.result}

@@ -2,11 +2,12 @@
 the ``main.py`` that is run.
 
 While a script runs under ``tfperf profile`` (or a ``--try-fixes`` child), a finder placed
-first on ``sys.meta_path`` looks at each module imported from the script's own folder (never
-an installed package): when its code shows a training step (``training_step.py``), the module
-is compiled with its step loop marked, as the script is (``script_exec.py``), under its own
-file name; its bytecode cache is neither read nor written for that import. ``overrides`` maps a
-module's file to a patched copy whose source is compiled instead (a trial's "after" side).
+first on ``sys.meta_path`` looks at each module imported from the script's own folder, or from
+a folder the script itself put on ``sys.path`` (never an installed package): when its code
+shows a training step (``training_step.py``), the module is compiled with its step loop
+marked, as the script is (``script_exec.py``), under its own file name; its bytecode cache
+is neither read nor written for that import. ``overrides`` maps a module's file to a patched
+copy whose source is compiled instead (a trial's "after" side).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class StepModuleFinder(importlib.abc.MetaPathFinder):
                  results: bool = False, overrides: dict[str, str] | None = None,
                  on_marked: Callable[[TrainingStep], None] | None = None):
         self.root = os.path.realpath(root) + os.sep
+        # folders the run itself adds to sys.path (sys.path.append("../utils")) are the
+        # user's too; those there before it are not
+        self._path_before = frozenset(_folders(sys.path))
         self.init = init_globals
         self.results = results
         self.overrides = {os.path.realpath(k): v for k, v in (overrides or {}).items()}
@@ -65,7 +69,7 @@ class StepModuleFinder(importlib.abc.MetaPathFinder):
                 or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
         origin = os.path.realpath(spec.origin)
-        if not origin.startswith(self.root) or not attribution.is_user_file(origin):
+        if not origin.startswith(self._roots()) or not attribution.is_user_file(origin):
             return None
         source_path = self.overrides.get(origin, spec.origin)
         try:
@@ -92,6 +96,23 @@ class StepModuleFinder(importlib.abc.MetaPathFinder):
         spec.loader = _MarkedLoader(fullname, spec.origin, code, self.init)
         self.loaded.append(fullname)
         return spec
+
+
+    def _roots(self) -> tuple[str, ...]:
+        added = [p for p in _folders(sys.path) if p not in self._path_before]
+        return (self.root, *added)
+
+
+def _folders(entries: Sequence[str]) -> list[str]:
+    """sys.path's folders, resolved, each ending in a separator."""
+    out = []
+    for entry in entries:
+        if isinstance(entry, str):
+            try:
+                out.append(os.path.realpath(entry or os.curdir) + os.sep)
+            except (OSError, ValueError):
+                continue
+    return out
 
 
 @contextmanager

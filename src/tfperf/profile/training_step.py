@@ -4,7 +4,8 @@ iteration, the step's statements, the name that holds its loss.
 An eager training loop has no ``tf.function`` call per step, so a capture of it is one long
 "step". The step is found from the code instead: a ``with tf.GradientTape()`` block whose
 loop body (or function) also trains (``apply_gradients``, ``minimize``, or the gradients of
-``trainable_variables``); the loop that runs it once per iteration is the *step loop*: the
+``trainable_variables``), itself or through a call of a function or method of the module
+that does; the loop that runs it once per iteration is the *step loop*: the
 nearest loop around the tape written inline, or around the call of the step function. Loops
 inside the step (over gradients, over a GAN's two networks) are part of the step, and loops
 around the step loop (epochs) hold many steps. Where the user marks steps themselves
@@ -65,13 +66,19 @@ def _is_tape_with(ctx: Context, node: ast.AST) -> bool:
         ctx.is_call_to(item.context_expr, "tensorflow.GradientTape") for item in node.items)
 
 
-def trains(nodes: list[ast.stmt]) -> bool:
-    """The statements update weights or take the gradients of trainable weights."""
+def trains(nodes: list[ast.stmt], helpers: frozenset[str] = frozenset()) -> bool:
+    """The statements update weights or take the gradients of trainable weights, themselves
+    or through a call of one of ``helpers`` (the module's functions and methods that do:
+    ``agent.train_net(tape)``, the tape passed into the method that updates)."""
     for stmt in nodes:
         for n in ast.walk(stmt):
-            if type(n) is ast.Call and type(n.func) is ast.Attribute:
+            if type(n) is not ast.Call:
+                continue
+            if type(n.func) is ast.Name and n.func.id in helpers:
+                return True
+            if type(n.func) is ast.Attribute:
                 attr = n.func.attr
-                if attr == "apply_gradients" or (
+                if attr in helpers or attr == "apply_gradients" or (
                         attr == "minimize" and any(k.arg in ("tape", "var_list")
                                                    for k in n.keywords)):
                     return True
@@ -81,12 +88,20 @@ def trains(nodes: list[ast.stmt]) -> bool:
     return False
 
 
-def _update_index(body: list[ast.stmt], start: int) -> int:
+def training_helpers(tree: ast.Module) -> frozenset[str]:
+    """Names of the module's functions and methods that train (one level: a helper that
+    only calls another helper is not followed)."""
+    return frozenset(n.name for n in ast.walk(tree)
+                     if isinstance(n, _DEFS) and n.name not in KERAS_TRACED_METHODS
+                     and trains(n.body))
+
+
+def _update_index(body: list[ast.stmt], start: int, helpers: frozenset[str]) -> int:
     """Index of the last statement from ``start`` on that trains (the update): the inline
     step runs from the tape to it."""
     last = start
     for i in range(start, len(body)):
-        if trains([body[i]]):
+        if trains([body[i]], helpers):
             last = i
     return last
 
@@ -130,22 +145,23 @@ def _marked(ctx: Context) -> list[TrainingStep]:
     return out
 
 
-def _inline(ctx: Context, tape: ast.With, loop: ast.For | ast.While) -> TrainingStep | None:
+def _inline(ctx: Context, tape: ast.With, loop: ast.For | ast.While,
+            helpers: frozenset[str]) -> TrainingStep | None:
     body = loop.body
     top = next((s for s in body if s is tape or any(n is tape for n in ast.walk(s))), None)
-    if top is None or not trains(body):
+    if top is None or not trains(body, helpers):
         return None
     start = body.index(top)
-    end = _update_index(body, start)
+    end = _update_index(body, start, helpers)
     block = body[start:end + 1]
     return TrainingStep(ctx.path, "inline", loop.lineno, loop.col_offset,
                         _end(loop), block[0].lineno, block[-1].end_lineno or block[-1].lineno,
                         tape_line=tape.lineno, loss=_loss_name(block))
 
 
-def _function(ctx: Context, tape: ast.With, fn: ast.FunctionDef | ast.AsyncFunctionDef
-              ) -> TrainingStep | None:
-    if not trains(fn.body):
+def _function(ctx: Context, tape: ast.With, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+              helpers: frozenset[str]) -> TrainingStep | None:
+    if not trains(fn.body, helpers - {fn.name}):
         return None
     call = called_in_loop(ctx, fn)
     if call is None:
@@ -175,6 +191,7 @@ def find_steps(source: str, path: str, tree: ast.Module | None = None) -> list[T
             return []
     ctx = Context(tree, source, path)
     marked = _innermost(_marked(ctx))
+    helpers = training_helpers(tree)
     found: list[TrainingStep] = []
     for node in ctx.nodes_of(ast.With):
         if not isinstance(node, ast.With) or not _is_tape_with(ctx, node) \
@@ -185,10 +202,11 @@ def find_steps(source: str, path: str, tree: ast.Module | None = None) -> list[T
         loops = ctx.enclosing_loops(node)
         step: TrainingStep | None = None
         if loops:
-            step = _inline(ctx, node, loops[0]) if isinstance(loops[0], _LOOPS) else None
+            step = _inline(ctx, node, loops[0], helpers) if isinstance(loops[0], _LOOPS) \
+                else None
         else:
             fn = ctx.enclosing_function(node)
-            step = _function(ctx, node, fn) if isinstance(fn, _DEFS) else None
+            step = _function(ctx, node, fn, helpers) if isinstance(fn, _DEFS) else None
         if step is not None and all(s.loop_line != step.loop_line for s in found):
             found.append(step)
     if not marked:

@@ -51,6 +51,7 @@ FUNCTION_CLASS = ("tensorflow.python.eager.polymorphic_function.polymorphic_func
                   "Function")
 TRACE_STEP = ("tensorflow.python.eager.polymorphic_function.tracing_compilation",
               "_create_concrete_function")
+OPS_TICK = 1024  # eager ops between two calls of on_ops
 EAGER_TENSOR_BASE = ("tensorflow.python.framework.ops", "_EagerTensorBase")
 # Where every eager op enters TF's C++ (the generated op wrappers look these up at call time)
 EAGER_EXECUTE = ("tensorflow.python.pywrap_tfe", ("TFE_Py_FastPathExecute", "TFE_Py_Execute"))
@@ -83,7 +84,8 @@ class Watcher:
     def __init__(self, *, functions: bool = True, host_syncs: bool = True,
                  eager_ops: bool = True, placement: bool | None = None, capture: bool = False,
                  logdir: str | Path | None = None,
-                 on_function_call: Callable[[], None] | None = None):
+                 on_function_call: Callable[[], None] | None = None,
+                 on_ops: Callable[[], None] | None = None):
         self.obs = Observation()
         # The placement map only serves a capture: by default on when this watch captures
         # (a watch without one, as bench and tune use, pays nothing for it).
@@ -103,6 +105,7 @@ class Watcher:
         self._active = False
         self._measuring = False  # between the block's start and end: own time counts
         self.on_function_call = on_function_call
+        self.on_ops = on_ops  # called every OPS_TICK eager ops (a capture's memory check)
         self.error: BaseException | None = None
 
     # -- context manager -------------------------------------------------------------------
@@ -386,6 +389,7 @@ class Watcher:
         getframe = sys._getframe
         perf_counter = time.perf_counter
         self._install_execute_timer()
+        ticks = [0]
 
         def on_op(op_type: str, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:
@@ -421,6 +425,10 @@ class Watcher:
                 if package:  # run inside a library the line called (a Keras layer, optimizer)
                     stats.made_in[package] += 1
             local.statement = statement
+            ticks[0] += 1
+            if ticks[0] % OPS_TICK == 0 and self.on_ops is not None:
+                with self.paused():
+                    self.on_ops()
             local.last_event = perf_counter()
             return None
 

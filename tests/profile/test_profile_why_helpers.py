@@ -1,0 +1,153 @@
+"""Causes read through the code's helpers: a ``predict`` in a method the loop calls, and an
+optimizer update in a method the tape is passed to, are named for what they are (predict's
+per-call overhead, an eager update), not as compiled computation or a model called per item.
+Planted scripts on real TensorFlow (CPU)."""
+
+from profile_scripts import line_of, write_script
+
+from tfperf.profile import remedies, runner
+
+PREDICT_IN_A_HELPER = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.Input([4]),
+                                              tf.keras.layers.Dense(8, activation="relu"),
+                                              tf.keras.layers.Dense(2)])
+
+        def predict(self, state):
+            return self.model.predict(state, verbose=0)  # one row a call
+
+        def act(self, state):
+            return int(np.argmax(self.predict(state)[0]))
+
+    agent = Agent()
+    rng = np.random.default_rng(0)
+    for t in range(30):
+        agent.act(rng.random((1, 4), dtype=np.float32))
+"""
+
+
+def test_predict_in_a_helper_called_from_a_loop_is_predict_overhead_not_compiled(
+        tf, tmp_path):
+    path = write_script(tmp_path, PREDICT_IN_A_HELPER)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    line = line_of(path, "one row a call")
+    at_line = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    assert at_line, [c.title for c in rep.causes]
+    assert all(c.kind != "compiled-step" for c in at_line), [c.title for c in at_line]
+    assert at_line[0].kind == "predict-per-call"
+    assert at_line[0].fix == remedies.PREDICT_PER_ITEM.hint
+    assert rep.causes[0] is at_line[0]
+    # no advice at that line tells to vectorise a Python loop it does not have
+    for f in rep.findings:
+        if f.location is not None and f.location.line == line:
+            assert f.hint != remedies.EAGER_STORM.hint, f
+
+
+UPDATE_IN_A_METHOD = """
+    import tensorflow as tf
+
+    class Policy:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
+            self.optimizer = tf.keras.optimizers.Adam(0.01)
+
+        def train_net(self, tape, losses):
+            for loss in losses:  # one update per time step
+                grads = tape.gradient(loss, self.model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+    pi = Policy()
+    x = tf.ones([1, 4])
+    for episode in range(4):
+        with tf.GradientTape(persistent=True) as tape:
+            losses = [tf.reduce_sum(pi.model(x)) for _ in range(8)]
+        pi.train_net(tape, losses)
+"""
+
+
+def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, tmp_path):
+    path = write_script(tmp_path, UPDATE_IN_A_METHOD)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    update = line_of(path, "apply_gradients")
+    (cause,) = [c for c in rep.causes if any(h.line == update for h in c.lines)]
+    assert cause.kind in ("eager-update", "eager-training-step"), cause.title
+    assert "tf.function" in cause.fix and "act = tf.function(model)" not in cause.fix
+    # the tape's gradient, taken in a method the tape was passed to, is part of the update
+    gradient = line_of(path, "tape.gradient")
+    assert [c for c in rep.causes if any(h.line == gradient for h in c.lines)] == [cause]
+
+
+
+UPDATES_WITHOUT_A_STEP = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
+    optimizer = tf.keras.optimizers.Adam(0.01)
+    x = tf.ones([1, 4])
+    with tf.GradientTape(persistent=True) as tape:  # once, outside any loop: no step loop
+        losses = [tf.reduce_sum(model(x)) * (i + 1) for i in range(24)]
+    for loss in losses:  # one update per loss
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_updates_in_a_loop_no_step_holds_are_one_eager_update_cause(tf, tmp_path):
+    path = write_script(tmp_path, UPDATES_WITHOUT_A_STEP)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    assert rep.obs.steps is None  # no training step: the lines are read one by one
+    update, gradient = line_of(path, "apply_gradients"), line_of(path, "tape.gradient")
+    (cause,) = [c for c in rep.causes if any(h.line == update for h in c.lines)]
+    assert cause.kind == "eager-update" and cause.fix == remedies.EAGER_UPDATE.hint
+    assert {h.line for h in cause.lines} == {update, gradient}
+
+
+def test_a_tape_passed_into_the_method_that_updates_makes_the_loop_a_step_loop(
+        tf, tmp_path):
+    path = write_script(tmp_path, UPDATE_IN_A_METHOD)
+    rep = runner.run_script(path, capture=True)
+    assert rep.error is None, rep.error
+    steps = rep.obs.steps
+    assert steps is not None and steps.count == 4  # one step per episode, not the whole run
+    assert steps.loop_line == line_of(path, "for episode")
+    assert rep.capture is not None and rep.capture.steps == 4
+
+
+def test_a_step_loop_in_a_module_the_script_adds_to_sys_path_is_marked(tf, tmp_path):
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "scripts").mkdir()
+    write_script(tmp_path / "utils", name="trainer.py", body="""
+        import tensorflow as tf
+
+        def train(model, optimizer, x, y, steps):
+            for _ in range(steps):  # the step loop
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    path = write_script(tmp_path / "scripts", name="main.py", body="""
+        import os
+        import sys
+        sys.path.append(os.path.join(os.path.dirname(__file__), "..", "utils"))
+        import tensorflow as tf
+        from trainer import train
+
+        model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(1)])
+        train(model, tf.keras.optimizers.SGD(0.01), tf.ones([8, 4]), tf.ones([8, 1]), 6)
+    """)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    steps = rep.obs.steps
+    assert steps is not None and steps.count == 6
+    assert steps.path.endswith("trainer.py")
+    top = rep.causes[0]
+    assert top.kind == "eager-training-step" and top.step is not None
+    assert top.step.path.endswith("trainer.py")
