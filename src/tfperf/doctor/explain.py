@@ -28,8 +28,9 @@ def __getattr__(name: str) -> Any:  # ``from tfperf.doctor.explain import explai
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", nargs="*", metavar="TEXT",
-                        help="log text (each argument one or more lines); '-' reads stdin, as "
-                             "does a pipe or redirect when no TEXT or --file is given")
+                        help="log text (each argument one or more lines), or one log file's "
+                             "path; '-' reads stdin, as does a pipe or redirect when no TEXT "
+                             "or --file is given")
     parser.add_argument("--file", "-f", metavar="LOG", help="read the log from this file")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON output")
@@ -42,6 +43,9 @@ def _read_input(args: argparse.Namespace) -> str:
     text_args = list(args.text or [])
     if args.file and text_args:
         raise UsageError("give the log as TEXT, '-' or --file LOG, not several at once")
+    if not args.file and len(text_args) == 1 and _names_a_file(text_args[0]):
+        # `tfperf explain train.log`: what a user types; a log's text is never one bare path
+        args.file = text_args.pop()
     if args.file:
         path = Path(args.file)
         if not path.exists():
@@ -59,6 +63,22 @@ def _read_input(args: argparse.Namespace) -> str:
     if not text_args:
         return _read_stdin(required=True)
     return "\n".join(text_args)
+
+
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
+
+
+def _names_a_file(arg: str) -> bool:
+    """``arg`` is a path, not log text: one word that is a file here, or that ends like a log
+    file (``train.log``: a missing one is then said to be missing, not explained as text)."""
+    if not arg or any(c.isspace() for c in arg):
+        return False
+    try:
+        if Path(arg).is_file():
+            return True
+    except OSError:
+        return False
+    return arg.lower().endswith(_LOG_SUFFIXES)
 
 
 _USAGE = ("nothing to explain: pass the log as TEXT, pipe it in (tfperf explain < train.log), "
