@@ -95,11 +95,42 @@ def steady(kind: str):
 def test_a_planted_leak_is_caught_with_its_cause(tf, kind, load):
     from tfperf.memory.leaks import track_leaks
 
+    if kind == "predict-graphs":
+        # A model built per step is freed; the leak is the memory that still grows beside the
+        # new predict functions. In a test process that already freed much more (the whole
+        # suite before it), the allocator reuses those pages and the host RSS stays flat, so
+        # this case is judged in a fresh process, as a user's script runs.
+        causes, detail = _in_a_fresh_process(kind)
+        assert causes and causes[0] == kind, (load, detail)
+        return
     report = track_leaks(planted(kind), steps=STEPS)
     causes = [f.name for f in report.leaks]
     assert causes and causes[0] == kind, (load, [f.message for f in report.leaks],
                                           {k: t.reason for k, t in report.trends.items()})
     assert len(report.samples) == STEPS
+
+
+def _in_a_fresh_process(kind: str) -> tuple[list[str], str]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "from test_memory_leaks import planted, STEPS\n"
+        "from tfperf.memory.leaks import track_leaks\n"
+        f"r = track_leaks(planted({kind!r}), steps=STEPS)\n"
+        "assert len(r.samples) == STEPS\n"
+        "print(json.dumps([[f.name for f in r.leaks], [f.message for f in r.leaks],\n"
+        "                  {k: t.reason for k, t in r.trends.items()}]))\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names, messages, reasons = json.loads(done.stdout.strip().splitlines()[-1])
+    return names, f"{messages} {reasons}"
 
 
 @pytest.mark.parametrize("kind", ["keras-fit", "custom-loop", "tf-data", "inference",
