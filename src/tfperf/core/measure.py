@@ -44,7 +44,7 @@ Clock = Callable[[], float]
 # forced completion
 
 
-def _leaves(value: Any) -> list[Any]:
+def leaves(value: Any) -> list[Any]:
     """Flatten lists, tuples, dicts, namedtuples and dataclass-free containers to their leaves."""
     out: list[Any] = []
     stack = [value]
@@ -120,8 +120,8 @@ def sync(value: Any = None) -> None:
     ``value`` may be any nesting of lists, tuples and dicts. ``sync()`` with no value
     synchronises every TF device when some may be asynchronous.
     """
-    leaves = _leaves(value)
-    for leaf in leaves:
+    found = leaves(value)
+    for leaf in found:
         wait = getattr(leaf, "block_until_ready", None)
         if callable(wait):
             wait()
@@ -134,7 +134,7 @@ def sync(value: Any = None) -> None:
     if hooks.sync_devices is not None:
         hooks.sync_devices()
         return
-    for t in leaves:  # older TF: reading a value waits for the kernels that produced it
+    for t in found:  # older TF: reading a value waits for the kernels that produced it
         if isinstance(t, tf.Tensor):
             _read_one_element(tf, t)
         elif isinstance(t, tf.Variable):

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfperf.roofline.roofs import best_gpu_row
+
 _DATA = Path(__file__).parent / "data"
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 1 << 10,
           "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20,
@@ -39,21 +41,11 @@ def _rows() -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def _tokens(name: str) -> set[str]:
-    return {t for t in re.split(r"[^0-9a-z]+", name.lower()) if t}
-
-
 def gpu_memory(name: str) -> DeviceLimit | None:
     """The memory of the GPU called ``name``; the most specific row whose words all appear."""
-    words = _tokens(name)
-    best: tuple[int, dict[str, str]] | None = None
-    for row in _rows():
-        want = row["match"].split()
-        if all(w in words for w in want) and (best is None or len(want) > best[0]):
-            best = (len(want), row)
-    if best is None:
+    row = best_gpu_row(_rows(), name)
+    if row is None:
         return None
-    row = best[1]
     return DeviceLimit(row["gpu"], int(float(row["memory_gib"]) * (1 << 30)), row["source"])
 
 

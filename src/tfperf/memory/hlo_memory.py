@@ -64,15 +64,6 @@ def _module_span(data: bytes) -> tuple[int, int]:
     return 0, len(data)
 
 
-def _ints(buf: bytes, wt: int, a: int, b: int) -> list[int]:
-    if wt == VARINT:
-        return [wire.signed(a)]
-    out, pos = [], a
-    while pos < b:
-        v, pos = wire.varint(buf, pos)
-        out.append(wire.signed(v))
-    return out
-
 
 def _layout(data: bytes) -> _Layout:
     a, b = _module_span(data)
@@ -93,7 +84,7 @@ def _layout(data: bytes) -> _Layout:
                     elif h == MAP_VALUE and hwt == LEN:
                         for k, kwt, u, v in wire.fields(data, r, s):
                             if k == SEQUENCE_IDS:
-                                ids.extend(_ints(data, kwt, u, v))
+                                ids.extend(wire.ints(data, kwt, u, v))
                 schedule[key] = ids
         elif f == MODULE_IO_ALIAS and wt == LEN:
             for g, gwt, p, q in wire.fields(data, x, y):
@@ -101,7 +92,7 @@ def _layout(data: bytes) -> _Layout:
                     continue
                 for h, hwt, r, s in wire.fields(data, p, q):
                     if h == ALIAS_OUTPUT_INDEX:
-                        index = _ints(data, hwt, r, s)
+                        index = wire.ints(data, hwt, r, s)
                         if index:
                             aliased.add(index[0])
     return _Layout(entry, schedule, aliased)

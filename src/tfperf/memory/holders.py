@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tfperf.core.measure import leaves
+
 #: the BFC allocator hands out multiples of 256 bytes
 ROUND = 256
 
@@ -113,24 +115,11 @@ def find_holders(inputs: Iterable[Any] = (), device_kind: str = "CPU",
         else:
             out.weights_bytes += n
             out.weights_count += 1
-    for value in {id(v): v for v in _leaves(inputs)}.values():  # one tensor passed twice: once
+    for value in {id(v): v for v in leaves(inputs)}.values():  # one tensor passed twice: once
         if isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable) \
                 and _on(device_kind, value):
             out.inputs_bytes += tensor_bytes(value)
             out.inputs_count += 1
-    return out
-
-
-def _leaves(value: Any) -> list[Any]:
-    out, stack = [], [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        else:
-            out.append(v)
     return out
 
 

@@ -151,23 +151,13 @@ class Module:
         return 2 * ins.elements // out_spatial * taps * rhs.dims[kin]
 
 
-def _ints(buf: bytes, wt: int, a: int, b: int) -> list[int]:
-    """A repeated int field: packed (length-delimited varints) or one varint."""
-    if wt == VARINT:
-        return [wire.signed(a)]
-    out, pos = [], a
-    while pos < b:
-        v, pos = wire.varint(buf, pos)
-        out.append(wire.signed(v))
-    return out
-
 
 def _shape(buf: bytes, a: int, b: int, ins: Instruction) -> None:
     for f, wt, x, y in wire.fields(buf, a, b):
         if f == SHAPE_TYPE and wt == VARINT:
             ins.dtype = x
         elif f == SHAPE_DIMS:
-            ins.dims.extend(_ints(buf, wt, x, y))
+            ins.dims.extend(wire.ints(buf, wt, x, y))
         elif f == SHAPE_TUPLE and wt == LEN:
             leaf = Instruction()
             _shape(buf, x, y, leaf)
@@ -187,20 +177,20 @@ def _instruction(buf: bytes, a: int, b: int) -> Instruction:
         elif f == INS_ID and wt == VARINT:
             ins.id = wire.signed(x)
         elif f == INS_OPERANDS:
-            ins.operands.extend(_ints(buf, wt, x, y))
+            ins.operands.extend(wire.ints(buf, wt, x, y))
         elif f == INS_CALLED:
-            ins.called.extend(_ints(buf, wt, x, y))
+            ins.called.extend(wire.ints(buf, wt, x, y))
         elif f == INS_DIMENSIONS:
-            ins.reduce_dims.extend(_ints(buf, wt, x, y))
+            ins.reduce_dims.extend(wire.ints(buf, wt, x, y))
         elif f == INS_FEATURE_GROUPS and wt == VARINT:
             ins.feature_groups = max(x, 1)
         elif f == INS_DOT_DIMS and wt == LEN:
             for g, gwt, p, q in wire.fields(buf, x, y):
                 if g == DOT_LHS_CONTRACTING:
-                    ins.lhs_contracting.extend(_ints(buf, gwt, p, q))
+                    ins.lhs_contracting.extend(wire.ints(buf, gwt, p, q))
         elif f == INS_CONV_DIMS and wt == LEN:
             for g, gwt, p, q in wire.fields(buf, x, y):
-                ins.conv.setdefault(g, []).extend(_ints(buf, gwt, p, q))
+                ins.conv.setdefault(g, []).extend(wire.ints(buf, gwt, p, q))
         elif f == INS_WINDOW and wt == LEN:
             for g, gwt, p, q in wire.fields(buf, x, y):
                 if g == WINDOW_DIMS and gwt == LEN:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,22 +67,24 @@ class Roofs:
                 "bandwidth": self.bandwidth.to_dict() if self.bandwidth else None}
 
 
-def _tokens(name: str) -> set[str]:
-    return {t for t in re.split(r"[^0-9a-z]+", name.lower()) if t}
+def best_gpu_row(rows: Iterable[dict[str, str]], name: str) -> dict[str, str] | None:
+    """The row of a GPU table (its ``match`` column: words) for the GPU called ``name``, as
+    NVML or TensorFlow prints it: the most specific row whose words all appear in the name."""
+    words = {t for t in re.split(r"[^0-9a-z]+", name.lower()) if t}
+    best: tuple[int, dict[str, str]] | None = None
+    for row in rows:
+        want = row["match"].split()
+        if all(w in words for w in want) and (best is None or len(want) > best[0]):
+            best = (len(want), row)
+    return best[1] if best is not None else None
 
 
 def gpu_roofs(name: str, tf32_enabled: bool = True) -> Roofs | None:
     """Roofs of the GPU called ``name`` (as NVML or TensorFlow prints it), or None when the
     table does not know it. The most specific row whose words all appear in the name wins."""
-    words = _tokens(name)
-    best: tuple[int, dict[str, str]] | None = None
-    for row in read_table("gpu_peaks.csv"):
-        want = row["match"].split()
-        if all(w in words for w in want) and (best is None or len(want) > best[0]):
-            best = (len(want), row)
-    if best is None:
+    row = best_gpu_row(read_table("gpu_peaks.csv"), name)
+    if row is None:
         return None
-    row = best[1]
     out = Roofs(device=row["gpu"])
     for p in PRECISIONS:
         cell = row.get(f"{p}_{'tops' if p == 'int8' else 'tflops'}", "").strip()

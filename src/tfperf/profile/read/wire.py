@@ -54,6 +54,19 @@ def signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+
+def ints(buf: bytes, wt: int, a: int, b: int) -> list[int]:
+    """A repeated int field as :func:`fields` gives it (``wt``, ``a``, ``b``): packed
+    (length-delimited varints) or one varint, read as int64."""
+    if wt == VARINT:
+        return [signed(a)]
+    out, pos = [], a
+    while pos < b:
+        v, pos = varint(buf, pos)
+        out.append(signed(v))
+    return out
+
+
 def fields(buf: bytes, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int, int]]:
     """``(field, wire_type, value_or_start, end)`` for each field of the message in
     ``buf[pos:end]``: for wire type 2, ``value_or_start`` is where the bytes start and ``end``
