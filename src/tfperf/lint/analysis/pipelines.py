@@ -77,7 +77,19 @@ def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
     pipe = pipeline(ctx, expr)
     if pipe.known or from_tfds(ctx, pipe.source):
         return True
-    return type(pipe.source) is ast.Name and ctx.is_dataset(pipe.source)
+    source = pipe.source
+    if type(source) is not ast.Name:
+        return False
+    if ctx.is_dataset(source):
+        return True
+    # Built in the branches of an `if`/`elif` (files read here, tfds there): the name is a
+    # tf.data pipeline when one of its assignments in this scope starts at a tf.data source.
+    for b in ctx.scope_bindings(source):  # type: ignore[arg-type]
+        if b.kind == "assign" and b.value is not source:
+            other = pipeline(ctx, b.value)
+            if other.known or from_tfds(ctx, other.source):
+                return True
+    return False
 
 
 # TensorFlow Datasets' loader: a tf.data.Dataset, or a dict/tuple of them.

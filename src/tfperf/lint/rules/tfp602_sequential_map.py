@@ -7,12 +7,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from tfperf.analysis.kinds import self_assignments
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.consumption import chained_on, discarded, few_upstream, only_peeked
 from tfperf.lint.analysis.data_defaults import data_defaults, mapped_function_state
 from tfperf.lint.analysis.pipelines import (
     PARALLEL_ARG,
     Pipeline,
+    from_tfds,
     is_random_op,
     is_tf_dataset,
     map_function,
@@ -24,6 +26,7 @@ from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+from tfperf.lint.semantic.tf_api import DATASET_ANNOTATIONS
 
 # TF calls with effects whose order parallel calls could change.
 STATEFUL = frozenset({"tensorflow.print", "tensorflow.summary", "tensorflow.Variable",
@@ -721,6 +724,69 @@ in the same module.
                 for x, y in ds.map(functools.partial(preprocess, True), num_parallel_calls=tf.data.AUTOTUNE).batch(32):
                     step(x, y)
         """, spelling="index: positional flag"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        # TF1 code through `tensorflow.compat.v1`, the pipeline built in the branches of an
+        # `if` (files here, TFDS there): magenta's music_vae reader (dev row F072). No fix:
+        # TF 1.x spells AUTOTUNE `tf.data.experimental.AUTOTUNE`.
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            import tensorflow_datasets as tfds
+            def get_dataset(path, reader=tf.data.TFRecordDataset, augment=None):
+                if path:
+                    files = tf.data.Dataset.list_files(path)
+                    dataset = files.interleave(reader, cycle_length=4)
+                else:
+                    dataset = tfds.load("groove", split="train")
+                return dataset.map(augment).batch(64)
+        """, count=2, lines=(6, 9), tf_version="2.2", spelling="compat.v1, branches"),
+        # A layer given its candidates in `__init__` maps them in `call` (recommenders'
+        # DatasetTopK, dev row F083): the dataset reaches the map through `self`.
+        Invalid("""
+            import tensorflow as tf
+            class TopK(tf.keras.layers.Layer):
+                def __init__(self, candidates: tf.data.Dataset, k: int = 10):
+                    super().__init__()
+                    self._candidates = candidates
+                    self._k = k
+                def call(self, queries):
+                    def scores(batch):
+                        return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
+                    return self._candidates.map(scores).reduce(tf.zeros([1]), lambda s, x: s + x)
+        """, count=1, lines=(10,), fixed="""
+            import tensorflow as tf
+            class TopK(tf.keras.layers.Layer):
+                def __init__(self, candidates: tf.data.Dataset, k: int = 10):
+                    super().__init__()
+                    self._candidates = candidates
+                    self._k = k
+                def call(self, queries):
+                    def scores(batch):
+                        return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
+                    return self._candidates.map(scores, num_parallel_calls=tf.data.AUTOTUNE).reduce(tf.zeros([1]), lambda s, x: s + x)
+        """, tf_version="2.3", spelling="value through self"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # `self._dataset` named like a dataset but given an unannotated parameter (a Grain or
+        # PyTorch dataset has `map` too): not known to be tf.data.
+        Valid("""
+            import tensorflow as tf
+            class Loader:
+                def __init__(self, dataset):
+                    self._dataset = dataset
+                def batches(self, fn):
+                    return self._dataset.map(fn)
+        """, tf_version="2.3"),
+        # The same branches, each step given num_parallel_calls.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            def get_dataset(path, reader=tf.data.TFRecordDataset, augment=None):
+                if path:
+                    files = tf.data.Dataset.list_files(path)
+                    dataset = files.interleave(reader, cycle_length=4, num_parallel_calls=8)
+                else:
+                    dataset = tf.data.TFRecordDataset(["a.tfrecord"])
+                return dataset.map(augment, num_parallel_calls=8).batch(64)
+        """, tf_version="2.2"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -730,7 +796,7 @@ in the same module.
             return
         call: ast.Call = node  # type: ignore[assignment]
         if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
-                or not call.args or not is_tf_dataset(ctx, func.value):
+                or not call.args or not _tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
         if fn is not None and _restructures_only(ctx, fn):
@@ -793,6 +859,33 @@ def _restructures_only(ctx: Context, fn: ast.AST) -> bool:
                 or ctx.binding(func) is not None:
             return False
     return True
+
+
+def _tf_dataset(ctx: Context, expr: ast.AST) -> bool:
+    """``expr`` is a tf.data pipeline: built here, or kept on ``self`` by the class (a
+    ``Layer`` given its candidates in ``__init__`` and mapping them in ``call``): every
+    ``self.x = v`` of the class assigns a tf.data pipeline or a parameter annotated
+    ``tf.data.Dataset`` (the attribute's or the parameter's name alone is not enough:
+    Grain and PyTorch datasets have ``map`` too)."""
+    if is_tf_dataset(ctx, expr):
+        return True
+    source = pipeline(ctx, expr).source
+    if type(source) is not ast.Attribute or type(source.value) is not ast.Name \
+            or source.value.id != "self":
+        return False
+    values = self_assignments(ctx, source).get(source.attr)
+    return bool(values) and all(_built_or_annotated(ctx, v) for v in values)
+
+
+def _built_or_annotated(ctx: Context, value: ast.AST) -> bool:
+    pipe = pipeline(ctx, value)
+    if pipe.known or from_tfds(ctx, pipe.source):
+        return True
+    if type(pipe.source) is not ast.Name:
+        return False
+    b = ctx.binding(pipe.source)
+    return b is not None and b.kind == "param" and b.value.annotation is not None \
+        and ctx.qualname(b.value.annotation) in DATASET_ANNOTATIONS
 
 
 def _whole_chain(ctx: Context, call: ast.Call) -> Pipeline:

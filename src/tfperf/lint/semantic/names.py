@@ -373,6 +373,18 @@ class NameModel(ModuleIndex):
             scope = self.scope_of(scope)
         return None
 
+    def scope_bindings(self, node: ast.Name) -> list[Binding]:
+        """Every binding of ``node``'s name in the scope its use resolves to, in order: the
+        assignments in each branch of an ``if``/``else`` that reach the use."""
+        b = self.binding(node)
+        if b is None:
+            return []
+        _declared, table = self._name_table(node.id)
+        for lst in table.values():
+            if b in lst:
+                return list(lst)
+        return [b]
+
     def qualname(self, expr: ast.AST | None) -> str | None:
         """What a Name or Attribute refers to, canonical (see :func:`canonical`):
         ``tf.transpose`` → ``"tensorflow.transpose"`` after ``import tensorflow as tf``;

@@ -34,6 +34,10 @@ DATASET_SOURCES = frozenset({
     "keras.preprocessing.text_dataset_from_directory",
     "keras.preprocessing.timeseries_dataset_from_array",
 })
+# TF1 code reaches the same tf.data API through ``import tensorflow.compat.v1 as tf``.
+DATASET_SOURCES = DATASET_SOURCES | frozenset(
+    "tensorflow.compat.v1." + q[len("tensorflow."):] for q in DATASET_SOURCES
+    if q.startswith("tensorflow."))
 DATASET_ANNOTATIONS = frozenset({"tensorflow.data.Dataset"})
 TENSOR_ANNOTATIONS = frozenset({
     "tensorflow.Tensor", "tensorflow.Variable", "tensorflow.RaggedTensor",
