@@ -212,6 +212,28 @@ class Project:
                     todo.append(callee)
         return hot
 
+    def entered_from_outside(self, path: str, qualname: str) -> bool:
+        """Every chain of the project's calls that reaches the function starts in a function
+        nothing here calls (a method a framework calls: a vehicle part's ``run``, a
+        sampler's likelihood), never in module-level code: how often it runs is decided
+        outside the linted code. ``False`` for module-level code itself."""
+        if not qualname:
+            return False
+        callers = self._caller_table()
+        seen: set[tuple[str, str]] = set()
+        todo = [(path, qualname)]
+        while todo:
+            key = todo.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            for site in callers.get(key, ()):
+                c = site.call
+                if c.traced or c.guarded or not c.caller:
+                    return False  # traced, eager on purpose, or run once by a script
+                todo.append((site.module.path, c.caller))
+        return True
+
     def where(self, site: Site) -> str:
         """``path:line`` of a call, for messages (``path, cell N, line L`` in a notebook)."""
         pos = site.call.pos

@@ -671,8 +671,10 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     for call in candidates:
         inner = ctx.enclosing_function(call)
         loop = _loop_kind(ctx, call)
-        if (inner is None or lean) and not loop:
+        if lean and not loop:
             continue  # module-level code run once: it makes nothing run per iteration
+        # Module-level code outside loops is kept (caller ""): a script that runs a
+        # function once tells that the function is not only entered from outside.
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
                            and ref[1].split(".", 1)[0] not in summary.imports):

@@ -46,6 +46,18 @@ def calls_of(ctx: Context, fn: ast.AST) -> list[ast.Call]:
         if type(f.value) is ast.Name and f.value.id in ("self", "cls") \
                 and resolve_def(ctx, f) is fn:
             out.append(call)
+    # Through a local alias: `step = self._train_step` (or `= train_step`), then `step(x)`.
+    for alias, calls in by_name.items():
+        if alias == name:
+            continue
+        for call in calls:
+            b = ctx.binding(call.func)  # type: ignore[arg-type]
+            if b is None or b.kind != "assign":
+                continue
+            value = b.value
+            if (getattr(value, "attr", None) == name or getattr(value, "id", None) == name) \
+                    and resolve_def(ctx, value) is fn:
+                out.append(call)
     return out
 
 

@@ -14,6 +14,8 @@ from tfperf.lint.semantic import Context
 _EXPAND_DIMS = frozenset({"tensorflow.expand_dims", "numpy.expand_dims",
                           "keras.ops.expand_dims"})
 _RESHAPES = frozenset({"tensorflow.reshape", "numpy.reshape", "keras.ops.reshape"})
+# A vector made a one-row matrix: `np.atleast_2d(params)`.
+_AT_LEAST_2D = frozenset({"numpy.atleast_2d"})
 _LIST_WRAPPERS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack",
                             "tensorflow.constant", "tensorflow.convert_to_tensor"})
 
@@ -23,7 +25,10 @@ def _is_int(node: ast.AST | None, value: int) -> bool:
 
 
 def _leading_one(shape: ast.AST | None) -> bool:
-    """A shape literal starting with 1: ``(1, -1)``, ``[1, 28, 28]``."""
+    """A shape starting with 1: ``(1, -1)``, ``[1, 28, 28]``, ``(1, *x.shape)``,
+    ``(1,) + x.shape``."""
+    if type(shape) is ast.BinOp and type(shape.op) is ast.Add:
+        return _leading_one(shape.left)
     return type(shape) in (ast.List, ast.Tuple) and bool(shape.elts) \
         and _is_int(shape.elts[0], 1)
 
@@ -60,6 +65,8 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
         return args[0] if _is_int(axis, 0) else None
     if q in _RESHAPES and len(args) >= 2:
         return args[0] if _leading_one(args[1]) else None
+    if q in _AT_LEAST_2D and len(args) == 1:
+        return args[0]
     if q in _LIST_WRAPPERS and args and type(args[0]) is ast.List and len(args[0].elts) == 1:
         return args[0].elts[0]
     func = expr.func

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.examples import one_example, one_input
+from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
@@ -56,6 +56,24 @@ def _caller_passing_one(project: Project, path: str, fn: str, param: str) -> Sit
                 and (str(index) in c.ones or param in c.ones):
             return site
     return None
+
+
+def _batch_of_its_parameter(ctx: Context, arg: Any, depth: int = 0) -> bool:
+    """``arg`` is a parameter of the enclosing function made into a batch of one
+    (``x = x.reshape((1,) + x.shape)``, ``x[None]``): the function predicts one input per
+    call."""
+    if depth > 4:
+        return False
+    example = batch_of_one(ctx, arg)
+    if example is not None:
+        while type(example) in (ast.Attribute, ast.Subscript):  # `obs.image[None]`
+            example = example.value
+        return bool(_parameter(ctx, example))
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)
+        if b is not None and b.kind == "assign" and b.value is not arg:
+            return _batch_of_its_parameter(ctx, b.value, depth + 1)
+    return False
 
 
 class PredictPerStep(Rule):
@@ -314,6 +332,52 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             def act(model, x):
                 return int(np.argmax(model.predict(x)))
         """}, count=1, spelling="module: a value through a parameter"),
+        # A vehicle part whose `run` a framework calls per tick (donkeycar, dev row F089):
+        # the batch of one is made from the argument, and no code here calls `run`.
+        Invalid("""
+            import tensorflow as tf
+            class KerasPilot:
+                def __init__(self):
+                    self.model = tf.keras.models.load_model("pilot.h5")
+                def run(self, img_arr):
+                    img_arr = img_arr.reshape((1,) + img_arr.shape)
+                    steering, throttle = self.model.predict(img_arr)
+                    return steering[0][0], throttle[0][0]
+        """, count=1, lines=(7,), tf_version="2.2", spelling="called from outside"),
+        # One row per filter, `np.atleast_2d` of a parameter vector (nmma, dev row F096).
+        Invalid("""
+            import numpy as np
+            def calc_lc(params, models, filters):
+                out = {}
+                for filt in filters:
+                    model = models[filt]["model"]
+                    x = np.array(params)
+                    out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
+                return out
+        """, count=1, lines=(7,), tf_version="2.9", spelling="loop: atleast_2d"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # The same helper, run once by the script: predict's set-up is paid once.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def classify(image):
+                x = image[None]
+                return int(np.argmax(model.predict(x)))
+            print(classify(np.load("cat.npy")))
+        """),
+        # A batch made from the argument whose first axis is not one.
+        Valid("""
+            import tensorflow as tf
+            class Pilot:
+                def __init__(self):
+                    self.model = tf.keras.models.load_model("pilot.h5")
+                def run(self, frames):
+                    frames = frames.reshape((-1,) + frames.shape[2:])
+                    return self.model.predict(frames)
+        """),
     )
 
     def publish(self, ctx: Context) -> list[dict] | None:
@@ -339,8 +403,11 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                 continue
             if loops and one_example(ctx, call.args[0], loops[0]):
                 continue  # the loop's own data, one example per iteration: TFP105's
-            facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
-                          "loop": bool(loops)})
+            fact = {"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
+                    "loop": bool(loops)}
+            if not loops and _batch_of_its_parameter(ctx, call.args[0]):
+                fact["own"] = True
+            facts.append(fact)
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
@@ -362,3 +429,9 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     yield self.project_finding(
                         module.path, fact["pos"],
                         f"{self.message} (called per step at {project.where(site)})")
+                elif fact.get("own") and project.entered_from_outside(module.path, fact["fn"]):
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        "model.predict on a batch of one made from the function's argument: "
+                        "each call pays predict's set-up for one input (the function is "
+                        "called from outside this code, once per input)")

@@ -593,6 +593,67 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
             def one(x, y):
                 train_step(x, y)
         """, count=1, lines=(4,), spelling="loop: through a chain of calls"),
+        # Called through a local alias, the update made by `optimizer.minimize(..., tape=)`
+        # (syngen's VAE wrapper, dev row F086).
+        Invalid("""
+            import tensorflow as tf
+            class Wrapper:
+                def __init__(self, model):
+                    self.model = model
+                    self.optimizer = tf.keras.optimizers.Adam()
+                def _train_step(self, batch):
+                    with tf.GradientTape() as tape:
+                        self.model(batch)
+                        loss = sum(self.model.losses)
+                    self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
+                                            tape=tape)
+                    return loss
+                def train(self, dataset, epochs):
+                    step = self._train_step
+                    for epoch in range(epochs):
+                        for batch in dataset:
+                            step(batch)
+        """, count=1, lines=(6,), fixed="""
+            import tensorflow as tf
+            class Wrapper:
+                def __init__(self, model):
+                    self.model = model
+                    self.optimizer = tf.keras.optimizers.Adam()
+                @tf.function
+                def _train_step(self, batch):
+                    with tf.GradientTape() as tape:
+                        self.model(batch)
+                        loss = sum(self.model.losses)
+                    self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
+                                            tape=tape)
+                    return loss
+                def train(self, dataset, epochs):
+                    step = self._train_step
+                    for epoch in range(epochs):
+                        for batch in dataset:
+                            step(batch)
+        """, tf_version="2.15", spelling="name: a local alias"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # The alias is the compiled step.
+        Valid("""
+            import tensorflow as tf
+            class Wrapper:
+                def __init__(self, model):
+                    self.model = model
+                    self.optimizer = tf.keras.optimizers.Adam()
+                def _train_step(self, batch):
+                    with tf.GradientTape() as tape:
+                        loss = sum(self.model.losses)
+                    self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
+                                            tape=tape)
+                def train(self, dataset, epochs):
+                    step = tf.function(self._train_step)
+                    for epoch in range(epochs):
+                        for batch in dataset:
+                            step(batch)
+        """, tf_version="2.15"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
