@@ -21,7 +21,7 @@ from corpus import read_corpus  # noqa: E402
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 STYLES = {"tf1", "tf2"}
-FORMS = {"library", "script", "keras-model", "notebook", "research"}
+FORMS = {"library", "script", "keras-model", "notebook", "research", "app"}
 
 
 def test_fixes_csv_is_a_spread_of_pointer_rows():

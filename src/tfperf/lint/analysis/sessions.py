@@ -92,6 +92,24 @@ def session_runs(ctx: Context) -> list[SessionRun]:
     return ctx.cached("sessions.session_runs", compute)
 
 
+_STEP_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def epoch_loops(ctx: Context) -> frozenset[int]:
+    """The ids of the loops that hold another loop running the session: epoch loops,
+    whose own runs and ops come once per epoch (a learning-rate assign, an initial state),
+    not once per step."""
+    def compute() -> frozenset[int]:
+        out: set[int] = set()
+        for run in session_runs(ctx):
+            if run.call.func.attr != "run":
+                continue
+            loops = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _STEP_LOOPS]
+            out.update(id(lp) for lp in loops[1:])
+        return frozenset(out)
+    return ctx.cached("sessions.epoch_loops", compute)
+
+
 def builds_op(ctx: Context, node: ast.AST) -> str | None:
     """What graph op(s) the call ``node`` adds, in words (``tf.argmax``, ``an assign op``,
     ``a Saver``), or ``None`` when it adds none (a non-TF call, ``var.load``, a session)."""

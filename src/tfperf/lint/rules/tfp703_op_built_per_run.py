@@ -7,8 +7,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.callers import called_in_loop
-from tfperf.lint.analysis.sessions import builds_op, session_runs, starts_fresh_graph
+from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.sessions import (
+    builds_op,
+    epoch_loops,
+    session_runs,
+    starts_fresh_graph,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import COMPREHENSION_NODES, FUNCTION_NODES, Context
 
@@ -150,6 +155,31 @@ a global, or built under `if x is None` / `hasattr`) are not. Ops built in one f
 run in another are not followed.
 """
     valid = (
+        # An op built per epoch, around the loop of steps: 50 ops, not growth per step.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for e in range(50):
+                    sess.run(tf.assign(model.lr, 0.002 * 0.97 ** e))
+                    for b in range(num_batches):
+                        sess.run(train)
+        """),
+        # A helper that runs what it builds, called once by the notebook; a private helper
+        # nothing calls (dead code).
+        Valid("""
+            import tensorflow as tf
+            sess = tf.InteractiveSession()
+            def model_nn(sess, input_image, num_iterations=200):
+                sess.run(tf.global_variables_initializer())
+                sess.run(model["input"].assign(input_image))
+                for i in range(num_iterations):
+                    sess.run(train_step)
+                return sess.run(model["input"])
+            image = model_nn(sess, generated_image)
+            def _save_net(net, sess):
+                saver = tf.train.Saver(tf.trainable_variables())
+                saver.save(sess, "/tmp/net")
+        """),
         # Built once, run per step.
         Valid("""
             import tensorflow as tf
@@ -307,8 +337,8 @@ run in another are not followed.
         loops = [lp for lp in ctx.enclosing_loops(creation) if type(lp) in _LOOPS]
         run_loops = ctx.enclosing_loops(run_call)
         if loops and loops[0] in run_loops:
-            if starts_fresh_graph(ctx, loops[0]):
-                return None
+            if starts_fresh_graph(ctx, loops[0]) or id(loops[0]) in epoch_loops(ctx):
+                return None  # a fresh graph each time; or once per epoch: little growth
             return "in each iteration of the loop that runs it in the session"
         if fn is None or type(fn) not in FUNCTION_NODES or starts_fresh_graph(ctx, fn):
             return None
@@ -327,5 +357,9 @@ run in another are not followed.
                 or run_call.func.attr == "restore":  # restoring is done once, at the start
             return None
         if name in _SETUP_NAMES or name.startswith(("build", "_build", "create", "init", "test")):
+            return None
+        callers = calls_of(ctx, fn)
+        if callers or name.startswith("_"):
+            # called here, never in a loop: once; a private helper nothing calls: dead code
             return None
         return f"on every call of {name}(), which runs it in the session"

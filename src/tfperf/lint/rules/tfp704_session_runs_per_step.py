@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.sessions import SessionRun, session_runs
+from tfperf.lint.analysis.sessions import SessionRun, epoch_loops, session_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -74,6 +74,18 @@ Runs on different sessions, runs in branches or inner loops, and runs in differe
 called from the loop are not counted.
 """
     valid = (
+        # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
+        # steps: once per epoch, not per step (char-rnn's train.py).
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for e in range(50):
+                    sess.run(tf.assign(model.lr, 0.002 * 0.97 ** e))
+                    state = sess.run(model.initial_state)
+                    for b in range(num_batches):
+                        loss, state, _ = sess.run([model.cost, model.final_state, train],
+                                                  feed_dict={model.initial_state: state})
+        """),
         Valid("""
             import tensorflow as tf
             with tf.Session() as sess:
@@ -179,6 +191,8 @@ called from the loop are not counted.
             if run.saver is not None:
                 continue
             enclosing = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
+            if enclosing and id(enclosing[0]) in epoch_loops(ctx):
+                continue  # once per epoch, around the loop of steps
             if enclosing and _every_iteration(ctx, run.call, enclosing[0]):
                 key = (id(enclosing[0]), run.session)
                 by_loop[key].append(run)
