@@ -343,7 +343,7 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     img_arr = img_arr.reshape((1,) + img_arr.shape)
                     steering, throttle = self.model.predict(img_arr)
                     return steering[0][0], throttle[0][0]
-        """, count=1, lines=(7,), tf_version="2.2", spelling="called from outside"),
+        """, count=1, lines=(7,), tf_version="2.2", spelling="module: entered from outside the linted code"),
         # One row per filter, `np.atleast_2d` of a parameter vector (nmma, dev row F096).
         Invalid("""
             import numpy as np
@@ -354,7 +354,7 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     x = np.array(params)
                     out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
                 return out
-        """, count=1, lines=(7,), tf_version="2.9", spelling="loop: atleast_2d"),
+        """, count=1, lines=(7,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
     )
     valid = (  # type: ignore[assignment]
         *valid,

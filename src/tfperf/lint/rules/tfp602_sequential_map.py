@@ -737,7 +737,7 @@ in the same module.
                 else:
                     dataset = tfds.load("groove", split="train")
                 return dataset.map(augment).batch(64)
-        """, count=2, lines=(6, 9), tf_version="2.2", spelling="compat.v1, branches"),
+        """, count=2, lines=(6, 9), tf_version="2.2", spelling="name: compat.v1, branches"),
         # A layer given its candidates in `__init__` maps them in `call` (recommenders'
         # DatasetTopK, dev row F083): the dataset reaches the map through `self`.
         Invalid("""
@@ -762,7 +762,7 @@ in the same module.
                     def scores(batch):
                         return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
                     return self._candidates.map(scores, num_parallel_calls=tf.data.AUTOTUNE).reduce(tf.zeros([1]), lambda s, x: s + x)
-        """, tf_version="2.3", spelling="value through self"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        """, tf_version="2.3", spelling="name: through self"),  # noqa: E501 (the fixed line is as long as the fix makes it)
     )
     valid = (  # type: ignore[assignment]
         *valid,
