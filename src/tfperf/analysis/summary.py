@@ -667,14 +667,22 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     candidates += [c for attr, lst in by_attr.items() for c in lst
                    if _owner_root(c.func, owners, attr in methods)]
     by_function: dict[int, tuple[str, bool]] = {}
+    once_seen: set[str] = set()
     tf_module = ctx.imports_tf  # without TensorFlow nothing here is traced or guarded
     for call in candidates:
         inner = ctx.enclosing_function(call)
         loop = _loop_kind(ctx, call)
         if lean and not loop:
             continue  # module-level code run once: it makes nothing run per iteration
-        # Module-level code outside loops is kept (caller ""): a script that runs a
-        # function once tells that the function is not only entered from outside.
+        once = inner is None and not loop
+        if once:
+            # Module-level code outside loops is kept (caller ""), once per callee and with
+            # no argument facts: a script that runs a function once tells that the function
+            # is not only entered from outside.
+            key = _text(ctx, call.func)
+            if key in once_seen:
+                continue
+            once_seen.add(key)
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
                            and ref[1].split(".", 1)[0] not in summary.imports):
@@ -690,7 +698,7 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         summary.calls.append(CallFact(
             ref, position(ctx, call) if loop else [0, 0, 0, 0, 0], where[0], loop,
             where[1], tf_module and _may_guard(ctx) and eager_guarded(ctx, call),
-            _arg_facts(ctx, call, looked_at),
+            [] if once else _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords),
             _one_input_slots(ctx, call) if loop else []))

@@ -343,7 +343,7 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     img_arr = img_arr.reshape((1,) + img_arr.shape)
                     steering, throttle = self.model.predict(img_arr)
                     return steering[0][0], throttle[0][0]
-        """, count=1, lines=(7,), tf_version="2.2", spelling="module: entered from outside the linted code"),
+        """, count=1, lines=(7,), tf_version="2.2", spelling="module: run from outside"),
         # One row per filter, `np.atleast_2d` of a parameter vector (nmma, dev row F096).
         Invalid("""
             import numpy as np

@@ -713,9 +713,14 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         from tfperf.analysis.summary import position_of, qualnames
 
         names = qualnames(ctx)
+        # Only functions that hold a tape are walked (most of a module's functions hold none).
+        holding: set[int] = set()
+        for w in ctx.nodes_of(ast.With, ast.AsyncWith):
+            if _is_tape_with(ctx, w):
+                holding.update(id(f) for f in ctx.enclosing_functions(w))
         facts = []
         for fn, q in names.items():
-            if type(fn) not in _DEFS:
+            if type(fn) not in _DEFS or id(fn) not in holding:
                 continue
             tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
                          and _is_tape_with(ctx, n)), None)
