@@ -84,7 +84,7 @@ def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
         return True
     # Built in the branches of an `if`/`elif` (files read here, tfds there): the name is a
     # tf.data pipeline when one of its assignments in this scope starts at a tf.data source.
-    for b in ctx.scope_bindings(source):  # type: ignore[arg-type]
+    for b in ctx.scope_bindings(source):
         if b.kind == "assign" and b.value is not source:
             other = pipeline(ctx, b.value)
             if other.known or from_tfds(ctx, other.source):
