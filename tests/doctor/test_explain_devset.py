@@ -22,7 +22,7 @@ sys.modules["score_explain"] = score_explain  # dataclasses look their module up
 _spec.loader.exec_module(score_explain)
 
 INDEX_FIELDS = {"id", "split", "category", "expected", "source", "tf_version", "os", "install",
-                "confirmed_by", "confirmation"}
+                "confirmed_by", "confirmation", "answer"}
 
 
 @pytest.fixture(scope="module")
