@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_oom import rank_oom
+
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
 _WINDOW = 100_000  # characters read at each end of a long log
@@ -272,4 +274,11 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/allanzelener/YAD2K/issues/178 (grayscale) ; "
      "https://github.com/keras-team/keras/issues/16711"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
+    (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
+     "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "
+     "https://github.com/stardist/stardist-napari/issues/24 (n_tiles) ; "
+     "https://github.com/juglab/cryoCARE_pip/issues/20 (n_tiles) ; "
+     "https://github.com/vinthony/ghost-free-shadow-removal/issues/15 (resize) ; "
+     "https://github.com/macanv/BERT-BiLSTM-CRF-NER/issues/343 (batch size not applied) ; "
+     "https://github.com/endernewton/tf-faster-rcnn/issues/7 (an idle Jupyter kernel)"),
 )
