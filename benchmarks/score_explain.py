@@ -12,8 +12,8 @@ cause tfperf reports has the expected label and, where the row gives an ``answer
 first explanation (the cause and fix it leads with, before "Otherwise:", or the floor's first
 ranked cause) matches it: the round-8 judge scored cause *and* fix, and an out-of-memory led by
 "lower the batch size" is not right for a batch of one that needs tiling; a benign log is right
-when tfperf says nothing is wrong (no cause at failure or warning). A "wrong failure" is a log whose first answer is a
-failure with another label: the worst kind of miss, and the goal is none.
+when tfperf says nothing is wrong (no cause at failure or warning). A "wrong failure" is a log
+whose first answer is a failure with another label: the worst kind of miss, and the goal is none.
 
 ``--src`` scores another checkout's explainer on this set, e.g. the commit a held-out batch
 was added in, before the fixes it prompted::
