@@ -309,7 +309,8 @@ def test_no_gpu_notices_become_failures_when_a_gpu_is_there():
 
 def test_details_pulled_out_of_the_lines():
     oom = explain_log((DEVSET / "keras9643_oom_multi_gpu_windows.log").read_text())
-    assert oom.causes[0].detail == "tensor [128,128,109,109] float = 742.6 MiB on GPU:1"
+    # the tensor first; the OOM's ranking then says which words of the log it read
+    assert oom.causes[0].detail.startswith("tensor [128,128,109,109] float = 742.6 MiB on GPU:1;")
     cuinit = explain_log("E cuda_driver.cc:313] failed call to cuInit: UNKNOWN ERROR (303)")
     assert cuinit.causes[0].label == "driver-library-missing"
     unknown = explain_log("E cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_UNKNOWN: "

@@ -37,6 +37,7 @@ _UNIT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _ONE_SAMPLE_LARGE = 1 << 30  # a single sample's tensor this large is the input's size, not a batch
 _SMALL_REQUEST = 512 << 20  # a request this small fails only when the memory was already taken
 _BATCH_LIKE = 32  # a leading dimension this large reads as the batch (or batch x sequence)
+_VOCABULARY_LIKE = 100_000  # a 2-D tensor with more rows reads as a vocabulary-sized table
 _HELD_ELSEWHERE = 0.5  # free below this share of total at start: another process holds the rest
 
 _OTHER_PROCESS_FIX = ("Run nvidia-smi and stop the other processes using this GPU (shut down idle "
@@ -75,6 +76,8 @@ def _from_shape(dims: list[int], dtype: str, shown: str) -> Reading | None:
                 "CARE or cryoCARE pass n_tiles, e.g. (1,2,4) or more, to predict), or downscale "
                 "(resize) the image before the model; then stitch the tiles' outputs.",
                 shown)
+    if len(dims) == 2 and dims[0] > _VOCABULARY_LIKE:
+        return None  # an embedding or output table (vocabulary x width), not a batch
     if dims[0] >= _BATCH_LIKE and len(dims) >= 2:
         return (f"The batch is too large: the leading dimension of the tensor that failed, "
                 f"{dims[0]} in {shape} ({_gib(size)}), is the batch (or batch x sequence "
