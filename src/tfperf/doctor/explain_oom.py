@@ -99,17 +99,16 @@ def rank_oom(text: str) -> Reading | None:
         dims = [int(d) for d in m["shape"].replace(" ", "").split(",") if d]
         if dims and (got := _from_shape(dims, (m["dtype"] or "float").lower(), m.group(0))):
             return got
-        if dims:
-            size = math.prod(dims) * _DTYPE_BYTES.get((m["dtype"] or "float").lower(), 4)
-            if size >= _SMALL_REQUEST:
-                return None
+        if dims and (math.prod(dims) * _DTYPE_BYTES.get((m["dtype"] or "float").lower(), 4)
+                     >= _SMALL_REQUEST):
+            return None
     r = _REQUEST.search(text) if "out of memory trying to allocate" in text else None
     if r is None:
         return None
-    size = float(r["n"]) * _UNIT[r["u"][0]]
-    if size >= _SMALL_REQUEST or "InUse:" in text:  # the allocator's own stats judge it then
+    request = float(r["n"]) * _UNIT[r["u"][0]]
+    if request >= _SMALL_REQUEST or "InUse:" in text:  # the allocator's own stats judge it then
         return None
-    return (f"The request that failed is small ({_gib(size)}): the GPU's memory was already "
+    return (f"The request that failed is small ({_gib(request)}): the GPU's memory was already "
             "taken when it was asked for, most often by another process (a second script, an "
             "idle Jupyter kernel that used TensorFlow), else by this model's own weights and "
             "earlier batches.",
