@@ -162,6 +162,13 @@ EXAMPLES = {
     # tensorflow/tensorflow#47820
     "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
                           "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",
+    # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
+    "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
+                          "Use `model.compile(optimizer, loss)`.",
+    # tensorflow/tensorflow#45019 (a zero-filled file among the JPEGs)
+    "image-decode-failed": "tensorflow.python.framework.errors_impl.InvalidArgumentError: "
+                           "Expected image (JPEG, PNG, or GIF), got unknown format starting "
+                           "with '\\000\\000\\000\\000\\000\\000'",
 }
 
 

@@ -151,3 +151,34 @@ def test_the_rnns_wording_of_a_missing_dnn_and_the_split_kernel_line():
                       " \nCould not satisfy explicit device specification '/device:GPU:0' \n"
                       "because no supported kernel for GPU devices is available.")
     assert cause.label == "op-no-device-kernel"
+
+
+# --- long-tail classes mined from public threads (each row keeps its sources) ----------------
+
+@pytest.mark.parametrize("text, label, words", [
+    ("WARNING:tensorflow:Early stopping conditioned on metric `val_accuracy` which is not "
+     "available. Available metrics are: loss,accuracy", "callback-metric-missing",
+     "validation_data"),
+    ("WARNING:tensorflow:Can save best model only with val_acc available, skipping.",
+     "callback-metric-missing", "val_accuracy"),
+    ("RuntimeError: You must compile a model before training/testing. Use "
+     "`model.compile(optimizer, loss)`.", "model-not-compiled", "model.compile"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Expected image (JPEG, PNG, "
+     "or GIF), got unknown format starting with 'RIFF\\x1a\\x00'\n\t [[{{node DecodeJpeg}}]]",
+     "image-decode-failed", "decode_image"),
+    ("ValueError: The last dimension of the inputs to a Dense layer should be defined. Found "
+     "None. Full input shape received: (None, None)", "value-error", "GlobalAveragePooling"),
+    ("ValueError: Tensor conversion requested dtype int32 for Tensor with dtype float32: "
+     "<tf.Tensor: shape=(), dtype=float32, numpy=2.0>", "value-error", "tf.cast"),
+    ("ValueError: `validation_split` is only supported for Tensors or NumPy arrays, found "
+     "following types in the input: [<class 'generator'>]", "value-error", "take(n)"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: TypeError: `generator` "
+     "yielded an element of shape (32, 10) where an element of shape (64, 10) was expected.",
+     "invalid-argument-error", "None for each dimension that varies"),
+    ("AttributeError: 'Tensor' object has no attribute 'numpy'", "attribute-error",
+     "run_eagerly=True"),
+])
+def test_mined_long_tail_classes(text, label, words):
+    cause, lead = _first(text)
+    assert cause.label == label
+    assert words in lead
