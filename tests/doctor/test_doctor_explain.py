@@ -165,6 +165,9 @@ EXAMPLES = {
     # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
     "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
                           "Use `model.compile(optimizer, loss)`.",
+    # Kohulan/DECIMER-Image_Transformer#74 (the notice TensorFlow Addons prints on import)
+    "tfa-end-of-development": "UserWarning: TensorFlow Addons (TFA) has ended development and "
+                              "introduction of new features.",
     # tensorflow/tensorflow#45019 (a zero-filled file among the JPEGs)
     "image-decode-failed": "tensorflow.python.framework.errors_impl.InvalidArgumentError: "
                            "Expected image (JPEG, PNG, or GIF), got unknown format starting "

@@ -74,10 +74,10 @@ def test_a_small_failed_request_points_at_memory_taken_before():
     ("I tensorflow/core/common_runtime/dml/dml_device_factory.cc:45] DirectML device "
      "enumeration: found 3 compatible adapters.", "directml-adapter-choice", "DML_VISIBLE_DEVICES"),
     ("[libprotobuf FATAL google/protobuf/descriptor.cc:1367] CHECK failed: "
-     "GeneratedDatabase()->Add(encoded_file_descriptor, size):", "protobuf-incompatible",
+     "GeneratedDatabase()->Add(encoded_file_descriptor, size):", "protobuf-descriptor-clash",
      "pip uninstall -y tensorflow protobuf"),
     ("ValueError: You have tensorflow 2.18.0 and this requires tf-keras package. Please run "
-     "`pip install tf-keras` or downgrade your tensorflow.", "keras-tf-version-mismatch",
+     "`pip install tf-keras` or downgrade your tensorflow.", "tf-keras-missing",
      "tf-keras"),
     ("2023-05-02 10:11:12.000001: F tensorflow/core/platform/cpu_feature_guard.cc:37] The "
      "TensorFlow library was compiled to use AVX instructions\nqemu: uncaught target signal 6 "
@@ -182,3 +182,37 @@ def test_mined_long_tail_classes(text, label, words):
     cause, lead = _first(text)
     assert cause.label == label
     assert words in lead
+
+
+@pytest.mark.parametrize("text, label, words", [
+    ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme 'hdfs' not "
+     "implemented (file: 'hdfs://nn/data/train-0.tfrecord')", "unimplemented-error",
+     "tensorflow-io"),
+    ("tensorflow.python.framework.errors_impl.AlreadyExistsError: Another metric with the same "
+     "name already exists.", "already-exists-error", "minor version"),
+    ("ValueError: Trying to create optimizer slot variable under the scope for "
+     "tf.distribute.Strategy (<MirroredStrategy object>), which is different from the scope used "
+     "for the original variable", "value-error", "strategy.scope()"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Trying to access resource "
+     "Resource-12-at-0x55 located in device /job:localhost/replica:0/task:0/device:CPU:0 from "
+     "device /job:localhost/replica:0/task:0/device:GPU:0", "invalid-argument-error",
+     "tf.data pipeline"),
+    ("TypeError: ('Keyword argument not understood:', 'kernel_initialization')", "type-error",
+     "version that saved it"),
+    ("tensorflow.python.framework.errors_impl.InternalError: Could not find valid device for node."
+     "\nNode:{{node MatMul}}\nAll kernels registered for op MatMul :\n  device='GPU'; T in "
+     "[DT_FLOAT]", "internal-error", "tf.cast"),
+])
+def test_the_floors_ranked_causes_for_more_classes(text, label, words):
+    cause, lead = _first(text)
+    assert cause.label == label
+    assert words in lead
+
+
+def test_a_new_row_never_takes_over_an_existing_labels_description():
+    """The first row of a label describes it: rows added for a narrower case get their own
+    label (a 'protobuf 4 vs old generated code' message keeps its own fix, 3.20)."""
+    cause, lead = _first("TypeError: Descriptors cannot be created directly.")
+    assert cause.label == "protobuf-incompatible" and "3.20" in lead
+    cause, lead = _first("ImportError: cannot import name 'Adam' from 'keras.optimizers'")
+    assert cause.label == "keras-tf-version-mismatch" and "tf-keras package" not in lead
