@@ -81,7 +81,9 @@ def judge(row: dict[str, str], fixtures: Path = FIXTURES) -> Outcome:
         if right and first is not None and row.get("answer"):
             right = re.search(row["answer"], first_explanation(first)) is not None
         got = f"{first.severity}:{first.label}" if first else "-"
-        wrong_failure = first is not None and not right and first.severity == "failure"
+        # another label at failure (a right label whose explanation misses is only not right)
+        wrong_failure = (first is not None and first.label != row["expected"]
+                         and first.severity == "failure")
     unrecognised = row["expected"] != "none" and ex.verdict == "unrecognised"
     return Outcome(row["id"], row["split"], row["category"], row["expected"], got, right,
                    wrong_failure, unrecognised)
