@@ -165,6 +165,9 @@ EXAMPLES = {
     # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
     "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
                           "Use `model.compile(optimizer, loss)`.",
+    # xarray-contrib/xbatcher#38 (Keras's notice on array-like data, repeated every batch)
+    "input-pipeline-notices": "WARNING:tensorflow:Keras is training/fitting/evaluating on "
+                              "array-like data. Keras may not be optimized for this format",
     # Kohulan/DECIMER-Image_Transformer#74 (the notice TensorFlow Addons prints on import)
     "tfa-end-of-development": "UserWarning: TensorFlow Addons (TFA) has ended development and "
                               "introduction of new features.",

@@ -216,3 +216,18 @@ def test_a_new_row_never_takes_over_an_existing_labels_description():
     assert cause.label == "protobuf-incompatible" and "3.20" in lead
     cause, lead = _first("ImportError: cannot import name 'Adam' from 'keras.optimizers'")
     assert cause.label == "keras-tf-version-mismatch" and "tf-keras package" not in lead
+
+
+@pytest.mark.parametrize("text", [
+    "WARNING:tensorflow:`period` argument is deprecated. Please use `save_freq` to specify the "
+    "frequency in number of batches seen.",
+    "WARNING:tensorflow:Keras is training/fitting/evaluating on array-like data. Keras may not be "
+    "optimized for this format, so if your input data format is supported by TensorFlow I/O we "
+    "recommend using that to load a Dataset instead.",
+    "W tensorflow/core/grappler/optimizers/data/auto_shard.cc:776] AUTO sharding policy will "
+    "apply DATA sharding policy as it failed to apply FILE sharding policy because of the "
+    "following reason: Did not find a shardable source",
+    "UserWarning: TensorFlow Addons (TFA) has ended development and introduction of new features.",
+])
+def test_notices_that_change_nothing_are_nothing_wrong(text):
+    assert explain_log(text).verdict == "nothing-wrong"
