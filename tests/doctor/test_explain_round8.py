@@ -231,3 +231,27 @@ def test_a_new_row_never_takes_over_an_existing_labels_description():
 ])
 def test_notices_that_change_nothing_are_nothing_wrong(text):
     assert explain_log(text).verdict == "nothing-wrong"
+
+
+def test_the_install_line_names_the_versions_the_message_prints():
+    ex = explain_log("ValueError: You have tensorflow 2.19.0 and this requires tf-keras package. "
+                     "Please run `pip install tf-keras` or downgrade your tensorflow.")
+    assert "tf-keras==2.19.*" in ex.causes[0].install
+    ex = explain_log("Python 3.9.7\ntensorflow 2.10.1\n[libprotobuf FATAL google/protobuf/"
+                     "descriptor.cc:1367] CHECK failed: GeneratedDatabase()->Add(encoded_file_"
+                     "descriptor, size):")
+    assert ex.causes[0].label == "protobuf-descriptor-clash"
+    assert "pip uninstall -y tensorflow protobuf" in ex.causes[0].install
+
+
+def test_a_missing_kernel_on_a_mac_names_the_metal_plugin():
+    log = ("  File \"/Users/ana/miniforge3/lib/python3.10/site-packages/tensorflow/python/eager/"
+           "execute.py\", line 52, in quick_execute\n"
+           "tensorflow.python.framework.errors_impl.NotFoundError: No registered 'Unique' OpKernel "
+           "for 'GPU' devices compatible with node {{node Unique}}")
+    cause, lead = _first(log)
+    assert cause.label == "op-no-device-kernel" and lead.startswith("This is a Mac")
+    assert "tensorflow-metal" in lead
+    # the same error on Linux keeps the row's own order
+    _, linux = _first(log.replace("/Users/ana/miniforge3", "/home/ana/venv"))
+    assert "This is a Mac" not in linux
