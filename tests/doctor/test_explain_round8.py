@@ -259,8 +259,8 @@ def test_a_missing_kernel_on_a_mac_names_the_metal_plugin():
 
 def test_samples_whose_axes_multiply_to_the_features_wanted_need_flattening():
     _, lead = _first("ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
-                         "expected axis -1 of input shape to have value 3072, but received input "
-                         "with shape (None, 32, 32, 3)")
+                     "expected axis -1 of input shape to have value 3072, but received input "
+                     "with shape (None, 32, 32, 3)")
     assert "32x32x3" in lead and "Flatten()" in lead
     # another feature count (not a product of the axes) keeps the general reading
     _, other = _first("ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
