@@ -267,3 +267,22 @@ def test_samples_whose_axes_multiply_to_the_features_wanted_need_flattening():
                       "expected axis -1 of input shape to have value 10, but received input with "
                       "shape (None, 12)")
     assert "Flatten()" not in other
+
+
+def test_a_windows_crash_code_after_tensorflow_ran_is_a_crash_not_nothing_wrong():
+    start = ("I tensorflow/stream_executor/platform/default/dso_loader.cc:49] Successfully opened "
+             "dynamic library cudnn64_8.dll\nEpoch 1/5\n\n")
+    for code in ("-1073740791 (0xC0000409)", "-1073741819 (0xC0000005)",
+                 "3221225477 (0xC0000005)"):
+        ex = explain_log(start + f"Process finished with exit code {code}")
+        assert ex.causes and ex.causes[0].label == "process-crash", code
+    # a normal end is not a crash
+    assert explain_log(start + "The program '[42] python.exe' has exited with code 0 (0x0)."
+                       ).verdict == "nothing-wrong"
+
+
+def test_a_small_batch_of_large_samples_names_the_input_size_and_a_matrix_is_no_batch():
+    _, lead = _first(_oom("8,256,512,512"))  # 8 samples of 256 MiB
+    assert "Each sample is large" in lead and "downscale" in lead
+    _, matrix = _first(_oom("40000,60000"))
+    assert "The batch is too large" not in matrix

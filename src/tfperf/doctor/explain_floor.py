@@ -128,7 +128,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
-                    r"(?:-?\d+ \(0x[0-9A-Fa-f]+\)|13[47]|139|-9|-11)\b)")
+                    r"(?:-\d+ \(0x[0-9A-Fa-f]+\)|\d{9,} \(0x[0-9A-Fa-f]+\)|"
+                    r"(?:13[47]|139|-9|-11)\b))")
+# (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"

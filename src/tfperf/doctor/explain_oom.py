@@ -38,6 +38,8 @@ _ONE_SAMPLE_LARGE = 1 << 30  # a single sample's tensor this large is the input'
 _SMALL_REQUEST = 512 << 20  # a request this small fails only when the memory was already taken
 _BATCH_LIKE = 32  # a leading dimension this large reads as the batch (or batch x sequence)
 _VOCABULARY_LIKE = 100_000  # a 2-D tensor with more rows reads as a vocabulary-sized table
+_MATRIX_LIKE = 10_000  # a 2-D tensor this large on both axes is a matrix, not a batch of rows
+_LARGE_SAMPLE = 256 << 20  # one sample's share this large: the input's size matters as much
 _HELD_ELSEWHERE = 0.5  # free below this share of total at start: another process holds the rest
 
 _OTHER_PROCESS_FIX = ("Run nvidia-smi and stop the other processes using this GPU (shut down idle "
@@ -76,8 +78,16 @@ def _from_shape(dims: list[int], dtype: str, shown: str) -> Reading | None:
                 "CARE or cryoCARE pass n_tiles, e.g. (1,2,4) or more, to predict), or downscale "
                 "(resize) the image before the model; then stitch the tiles' outputs.",
                 shown)
-    if len(dims) == 2 and dims[0] > _VOCABULARY_LIKE:
-        return None  # an embedding or output table (vocabulary x width), not a batch
+    if len(dims) == 2 and (dims[0] > _VOCABULARY_LIKE or min(dims) >= _MATRIX_LIKE):
+        return None  # an embedding or output table, or a full matrix: not a batch
+    per_sample = size // dims[0]
+    if 2 <= dims[0] < _BATCH_LIKE and len(dims) >= 3 and per_sample >= _LARGE_SAMPLE:
+        return (f"Each sample is large: the tensor that failed, {shape} ({_gib(size)}), holds "
+                f"{dims[0]} samples of {_gib(per_sample)} each, so the input resolution (image "
+                "or volume size) as much as the batch decides the memory.",
+                "Lower the batch size (down to 1 if need be), and downscale the input or train on "
+                "crops or tiles (patches) of it; mixed precision halves the activations.",
+                shown)
     if dims[0] >= _BATCH_LIKE and len(dims) >= 2:
         return (f"The batch is too large: the leading dimension of the tensor that failed, "
                 f"{dims[0]} in {shape} ({_gib(size)}), is the batch (or batch x sequence "
