@@ -286,3 +286,20 @@ def test_a_small_batch_of_large_samples_names_the_input_size_and_a_matrix_is_no_
     assert "Each sample is large" in lead and "downscale" in lead
     _, matrix = _first(_oom("40000,60000"))
     assert "The batch is too large" not in matrix
+
+
+def test_labels_against_an_output_with_spatial_axes_in_keras_order():
+    """Keras says 'Shapes {labels} and {output} are incompatible': the output keeps axes."""
+    _, lead = _first("ValueError: Shapes (None, 1) and (None, 28, 28, 10) are incompatible")
+    assert "GlobalAveragePooling2D" in lead
+    _, plain = _first("ValueError: Shapes (None, 10) and (None, 5) are incompatible")
+    assert "GlobalAveragePooling" not in plain
+
+
+def test_keras_labels_wordings_with_a_one_axis_shape_are_read_by_the_row():
+    """'(None,)' has a trailing comma; the binary loss says '`logits` and `labels`'."""
+    for text in ("ValueError: Shapes (None, 4) and (None,) are incompatible",
+                 "ValueError: `logits` and `labels` must have the same shape, received "
+                 "((None, 4) vs (None, 1))."):
+        cause, _ = _first(text)
+        assert cause.label == "labels-output-mismatch" and cause.confidence == "high", text
