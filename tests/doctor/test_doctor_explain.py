@@ -165,6 +165,14 @@ EXAMPLES = {
     # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
     "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
                           "Use `model.compile(optimizer, loss)`.",
+    # NixOS/nixpkgs#127329 (no driver library where TensorFlow looked for it)
+    "dlopen-libcuda": "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not "
+                      "load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open "
+                      "shared object file: No such file or directory",
+    # NeuralNine/neuralintents#28 (TF 2.11's new optimizers refuse decay)
+    "keras-optimizer-api": "ValueError: decay is deprecated in the new Keras optimizer, "
+                           "pleasecheck the docstring for valid arguments, or use the legacy "
+                           "optimizer, e.g., tf.keras.optimizers.legacy.SGD.",
     # xarray-contrib/xbatcher#38 (Keras's notice on array-like data, repeated every batch)
     "input-pipeline-notices": "WARNING:tensorflow:Keras is training/fitting/evaluating on "
                               "array-like data. Keras may not be optimized for this format",

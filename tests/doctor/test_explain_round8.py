@@ -303,3 +303,22 @@ def test_keras_labels_wordings_with_a_one_axis_shape_are_read_by_the_row():
                  "((None, 4) vs (None, 1))."):
         cause, _ = _first(text)
         assert cause.label == "labels-output-mismatch" and cause.confidence == "high", text
+
+
+@pytest.mark.parametrize("text", [
+    "TypeError: __init__() got an unexpected keyword argument 'lr'",
+    "ValueError: Argument(s) not recognized: {'lr': 0.001}",
+    "AttributeError: 'SGD' object has no attribute 'get_updates'",
+])
+def test_the_older_keras_optimizer_api(text):
+    cause, lead = _first(text)
+    assert cause.label == "keras-optimizer-api-changed" and "learning_rate=" in lead
+
+
+def test_a_libcuda_import_error_is_a_failure_and_the_lr_warning_a_notice():
+    ex = explain_log("ImportError: libcuda.so.1: cannot open shared object file: No such file or "
+                     "directory")
+    assert ex.causes[0].label == "driver-library-missing" and ex.verdict == "failure"
+    assert explain_log("WARNING:absl:`lr` is deprecated in Keras optimizer, please use "
+                       "`learning_rate` or use the legacy optimizer, e.g.,tf.keras.optimizers."
+                       "legacy.SGD.").verdict == "nothing-wrong"
