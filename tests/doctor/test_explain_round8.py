@@ -322,3 +322,26 @@ def test_a_libcuda_import_error_is_a_failure_and_the_lr_warning_a_notice():
     assert explain_log("WARNING:absl:`lr` is deprecated in Keras optimizer, please use "
                        "`learning_rate` or use the legacy optimizer, e.g.,tf.keras.optimizers."
                        "legacy.SGD.").verdict == "nothing-wrong"
+
+
+@pytest.mark.parametrize("text, label, words", [
+    ("TypeError: `generator` yielded an element that could not be converted to the expected "
+     "type. The expected type was int64, but the yielded element was ['x'].", "type-error",
+     "from_generator"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: ValueError: callback "
+     "pyfunc_3 is not found", "invalid-argument-error", "tf.py_function"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Input to DecodeRaw has length "
+     "784 that is not a multiple of 8, the size of double", "invalid-argument-error",
+     "tf.uint8"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Key: label.  Can't parse "
+     "serialized Example.", "invalid-argument-error", "tf.train.Example"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Unsuccessful "
+     "TensorSliceReader constructor: Failed to get matching files on ./out/model.ckpt: Not "
+     "found: ./out; No such file or directory", "checkpoint-not-found", "latest_checkpoint"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Expected begin[0] in [0, 4], "
+     "but got 6 [Op:StridedSlice]", "invalid-argument-error", "drop_remainder"),
+])
+def test_data_pipeline_and_checkpoint_wordings(text, label, words):
+    cause, lead = _first(text)
+    assert cause.label == label
+    assert words in lead
