@@ -165,6 +165,11 @@ EXAMPLES = {
     # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
     "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
                           "Use `model.compile(optimizer, loss)`.",
+    # tensorflow/core/common_runtime/forward_type_inference.cc (TF 2.11-2.13's notice)
+    "harmless-notices": "W tensorflow/core/common_runtime/forward_type_inference.cc:332] Type "
+                        "inference failed. This indicates an invalid graph that escaped type "
+                        "checking. Error message: INVALID_ARGUMENT: expected compatible input "
+                        "types",
     # NixOS/nixpkgs#127329 (no driver library where TensorFlow looked for it)
     "dlopen-libcuda": "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not "
                       "load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open "

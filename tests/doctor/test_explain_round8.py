@@ -228,6 +228,13 @@ def test_a_new_row_never_takes_over_an_existing_labels_description():
     "apply DATA sharding policy as it failed to apply FILE sharding policy because of the "
     "following reason: Did not find a shardable source",
     "UserWarning: TensorFlow Addons (TFA) has ended development and introduction of new features.",
+    "W tensorflow/core/framework/dataset.cc:959] Input of GeneratorDatasetOp::Dataset will not be "
+    "optimized because the dataset does not implement the AsGraphDefInternal() method needed to "
+    "apply optimizations.",
+    "WARNING:tensorflow:Please add `keras.layers.InputLayer` instead of `keras.Input` to "
+    "Sequential model. `keras.Input` is intended to be used by Functional model.",
+    "WARNING:tensorflow:`write_grads` will be ignored in TensorFlow 2.0 for the `TensorBoard` "
+    "Callback.",
 ])
 def test_notices_that_change_nothing_are_nothing_wrong(text):
     assert explain_log(text).verdict == "nothing-wrong"
