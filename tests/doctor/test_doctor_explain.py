@@ -165,6 +165,9 @@ EXAMPLES = {
     # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
     "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
                           "Use `model.compile(optimizer, loss)`.",
+    # keras/src/optimizers/base_optimizer.py (Keras 3 ignores decay)
+    "keras3-decay-ignored": "keras/src/optimizers/base_optimizer.py:33: UserWarning: Argument "
+                            "`decay` is no longer supported and will be ignored.",
     # tensorflow/core/common_runtime/forward_type_inference.cc (TF 2.11-2.13's notice)
     "harmless-notices": "W tensorflow/core/common_runtime/forward_type_inference.cc:332] Type "
                         "inference failed. This indicates an invalid graph that escaped type "

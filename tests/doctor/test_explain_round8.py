@@ -235,6 +235,12 @@ def test_a_new_row_never_takes_over_an_existing_labels_description():
     "Sequential model. `keras.Input` is intended to be used by Functional model.",
     "WARNING:tensorflow:`write_grads` will be ignored in TensorFlow 2.0 for the `TensorBoard` "
     "Callback.",
+    "keras/src/layers/layer.py:393: UserWarning: `build()` was called on layer 'attn', however "
+    "the layer does not have a `build()` method implemented and it looks like it has unbuilt "
+    "state.\n  warnings.warn(",
+    "keras/src/models/functional.py:225: UserWarning: The structure of `inputs` doesn't match the "
+    "expected structure: ['keras_tensor_7']. Received: the structure of inputs=*\n"
+    "  warnings.warn(",
 ])
 def test_notices_that_change_nothing_are_nothing_wrong(text):
     assert explain_log(text).verdict == "nothing-wrong"
@@ -352,3 +358,10 @@ def test_data_pipeline_and_checkpoint_wordings(text, label, words):
     cause, lead = _first(text)
     assert cause.label == label
     assert words in lead
+
+
+def test_keras_3_ignoring_decay_is_a_warning_about_the_optimizer():
+    cause, lead = _first("keras/src/optimizers/base_optimizer.py:33: UserWarning: Argument "
+                         "`decay` is no longer supported and will be ignored.\n  warnings.warn(")
+    assert (cause.label, cause.severity) == ("keras-optimizer-api-changed", "warning")
+    assert "LearningRateSchedule" in lead
