@@ -162,6 +162,35 @@ EXAMPLES = {
     # tensorflow/tensorflow#47820
     "fragmentation-hint": "If the cause is memory fragmentation maybe the environment variable "
                           "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. ",
+    # iNLyze/DeepLearning-SeGAN-Segmentation#6 (a GAN model trained before it was compiled)
+    "model-not-compiled": "RuntimeError: You must compile a model before training/testing. "
+                          "Use `model.compile(optimizer, loss)`.",
+    # keras/src/optimizers/base_optimizer.py (Keras 3 ignores decay)
+    "keras3-decay-ignored": "keras/src/optimizers/base_optimizer.py:33: UserWarning: Argument "
+                            "`decay` is no longer supported and will be ignored.",
+    # tensorflow/core/common_runtime/forward_type_inference.cc (TF 2.11-2.13's notice)
+    "harmless-notices": "W tensorflow/core/common_runtime/forward_type_inference.cc:332] Type "
+                        "inference failed. This indicates an invalid graph that escaped type "
+                        "checking. Error message: INVALID_ARGUMENT: expected compatible input "
+                        "types",
+    # NixOS/nixpkgs#127329 (no driver library where TensorFlow looked for it)
+    "dlopen-libcuda": "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not "
+                      "load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open "
+                      "shared object file: No such file or directory",
+    # NeuralNine/neuralintents#28 (TF 2.11's new optimizers refuse decay)
+    "keras-optimizer-api": "ValueError: decay is deprecated in the new Keras optimizer, "
+                           "pleasecheck the docstring for valid arguments, or use the legacy "
+                           "optimizer, e.g., tf.keras.optimizers.legacy.SGD.",
+    # xarray-contrib/xbatcher#38 (Keras's notice on array-like data, repeated every batch)
+    "input-pipeline-notices": "WARNING:tensorflow:Keras is training/fitting/evaluating on "
+                              "array-like data. Keras may not be optimized for this format",
+    # Kohulan/DECIMER-Image_Transformer#74 (the notice TensorFlow Addons prints on import)
+    "tfa-end-of-development": "UserWarning: TensorFlow Addons (TFA) has ended development and "
+                              "introduction of new features.",
+    # tensorflow/tensorflow#45019 (a zero-filled file among the JPEGs)
+    "image-decode-failed": "tensorflow.python.framework.errors_impl.InvalidArgumentError: "
+                           "Expected image (JPEG, PNG, or GIF), got unknown format starting "
+                           "with '\\000\\000\\000\\000\\000\\000'",
 }
 
 
@@ -309,7 +338,8 @@ def test_no_gpu_notices_become_failures_when_a_gpu_is_there():
 
 def test_details_pulled_out_of_the_lines():
     oom = explain_log((DEVSET / "keras9643_oom_multi_gpu_windows.log").read_text())
-    assert oom.causes[0].detail == "tensor [128,128,109,109] float = 742.6 MiB on GPU:1"
+    # the tensor first; the OOM's ranking then says which words of the log it read
+    assert oom.causes[0].detail.startswith("tensor [128,128,109,109] float = 742.6 MiB on GPU:1;")
     cuinit = explain_log("E cuda_driver.cc:313] failed call to cuInit: UNKNOWN ERROR (303)")
     assert cuinit.causes[0].label == "driver-library-missing"
     unknown = explain_log("E cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_UNKNOWN: "

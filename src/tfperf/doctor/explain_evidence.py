@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_oom import rank_oom
+
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
 _WINDOW = 100_000  # characters read at each end of a long log
@@ -255,6 +257,34 @@ def channels_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
+_AXIS_VALUE = re.compile(r"expected axis -1 of input shape to have value (?P<want>\d+)\b[^\n]*?"
+                         r"shape[=:]? ?[(\[](?P<got>[^)\]\n]*)[)\]]")
+
+
+def flatten_mismatch(text: str) -> Reading | None:
+    """A layer wants N features and each sample arrives with several axes whose product is N:
+    an image or a sequence reached a Dense layer without being flattened."""
+    text = _window(text)
+    if "expected axis -1" not in text or (m := _AXIS_VALUE.search(text)) is None:
+        return None
+    dims = [d.strip() for d in m["got"].split(",") if d.strip()][1:]  # without the batch axis
+    if len(dims) < 2 or not all(d.isdigit() for d in dims):
+        return None
+    want, size = int(m["want"]), 1
+    for d in dims:
+        size *= int(d)
+    if size != want:
+        return None
+    per_sample = "x".join(dims)
+    return (f"Each sample arrives as {per_sample} and the layer wants {want} features, the same "
+            "values flattened: an image or sequence reached a Dense layer (or a model built for "
+            "flat vectors) without being flattened.",
+            f"Add layers.Flatten() before the Dense layer (or Flatten(input_shape="
+            f"({', '.join(dims)},)) as the first layer), or reshape the data to (samples, "
+            f"{want}) with x.reshape(len(x), -1) when the model was built for flat input.",
+            m.group(0))
+
+
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
     (GPU_BUILD_LABELS, gpu_newer_than_build,
@@ -271,5 +301,16 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/bnsreenu/python_for_microscopists/issues/10 ; "
      "https://github.com/allanzelener/YAD2K/issues/178 (grayscale) ; "
      "https://github.com/keras-team/keras/issues/16711"),
+    (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
+     flatten_mismatch,
+     "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
+     "(Flatten before Dense for image input)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
+    (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
+     "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "
+     "https://github.com/stardist/stardist-napari/issues/24 (n_tiles) ; "
+     "https://github.com/juglab/cryoCARE_pip/issues/20 (n_tiles) ; "
+     "https://github.com/vinthony/ghost-free-shadow-removal/issues/15 (resize) ; "
+     "https://github.com/macanv/BERT-BiLSTM-CRF-NER/issues/343 (batch size not applied) ; "
+     "https://github.com/endernewton/tf-faster-rcnn/issues/7 (an idle Jupyter kernel)"),
 )

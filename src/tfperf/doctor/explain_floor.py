@@ -128,7 +128,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
-                    r"(?:-?\d+ \(0x[0-9A-Fa-f]+\)|13[47]|139|-9|-11)\b)")
+                    r"(?:-\d+ \(0x[0-9A-Fa-f]+\)|\d{9,} \(0x[0-9A-Fa-f]+\)|"
+                    r"(?:13[47]|139|-9|-11)\b))")
+# (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
@@ -276,6 +278,12 @@ def _shape_needles() -> tuple[str, ...]:
     return tuple(dict.fromkeys(needle for _, needle, _ in _shapes()))
 
 
+def _known_wording(cls: str, msg: str) -> bool:
+    """A Python exception whose message is one of TensorFlow's known wordings (a TensorFlow
+    function's name in a TypeError) is TensorFlow's even without a traceback."""
+    return any(c == cls and needle in msg and rx.search(msg) for c, needle, rx in _shapes())
+
+
 def _next_text(lines: list[str], li: int) -> tuple[int, str]:
     """(index, text) of the first non-blank line after ``li`` within 2 lines, or (-1, '')."""
     for nxt in range(li + 1, min(len(lines), li + 3)):
@@ -287,8 +295,9 @@ def _next_text(lines: list[str], li: int) -> tuple[int, str]:
 def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     """(class, message, surely TensorFlow's) of the error line ``li``, or None."""
     line = lines[li]
-    if m := _PY_EXC.match(line):
-        return m["cls"], m["msg"].strip(), m["cls"] in _TF_PRIVATE
+    if m := _PY_EXC.match(line):  # TensorFlow's when its class is private or its wording known
+        msg = m["msg"].strip()
+        return m["cls"], msg, m["cls"] in _TF_PRIVATE or _known_wording(m["cls"], msg)
     if "Error in py_" in line and (m := _R_CALL.match(line)):
         rest = m["rest"]
         if not rest:  # the message on the next line: a Python class there is read on its own

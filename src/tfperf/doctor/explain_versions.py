@@ -563,6 +563,22 @@ def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
     return f"pip install 'keras=={mm}.*' (the Keras released with TensorFlow {mm})"
 
 
+def _tf_keras(details: dict[str, list[str]], v: LogVersions) -> str:
+    """tf-keras at TensorFlow's own major.minor: the message names TensorFlow's version."""
+    tf = (details.get("tfver") or [v.tensorflow or ""])[0]
+    if not tf or V.compare(tf, "2.16") < 0:
+        return ""
+    mm = _mm(tf)
+    return (f"pip install 'tf-keras=={mm}.*' (the tf-keras of TensorFlow {mm}), or "
+            "pip install 'tensorflow<2.16' (the last releases whose tf.keras is Keras 2)")
+
+
+def _protobuf_reinstall(details: dict[str, list[str]], v: LogVersions) -> str:
+    pin = f"=={v.tensorflow}" if v.tensorflow else ""
+    return (f"pip uninstall -y tensorflow protobuf && pip install 'tensorflow{pin}' (in a clean "
+            "virtual environment if it persists)")
+
+
 def _tf1(details: dict[str, list[str]], v: LogVersions) -> str:
     from tfperf.doctor import knowledge as K
 
@@ -717,7 +733,8 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "cpu-missing-instructions": _cpu, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
     "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
-    "tf-dependency-conflict": _conflict,
+    "tf-dependency-conflict": _conflict, "tf-keras-missing": _tf_keras,
+    "protobuf-descriptor-clash": _protobuf_reinstall,
 }
 
 
