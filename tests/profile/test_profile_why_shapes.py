@@ -190,3 +190,26 @@ def test_a_compute_bound_fit_is_not_told_to_cut_kerass_python(tf, tmp_path):
     assert fit_big.fix.startswith("compute-bound"), (fit_big.fix, fit_big.detail)
     assert "steps_per_execution" not in fit_big.fix
     assert fit_small.fix == remedies.KERAS_FIT.hint, fit_small.detail
+
+
+# A GAN step updating its two networks in a loop over (optimizer, network) pairs: one step.
+GAN_PAIRS = """
+    import tensorflow as tf
+
+    gen = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(4)])
+    disc = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(1)])
+    g_opt, d_opt = tf.keras.optimizers.Adam(), tf.keras.optimizers.Adam()
+    for batch in range(10):
+        with tf.GradientTape(persistent=True) as tape:
+            fake = gen(tf.ones([2, 4]))
+            g_loss = -tf.reduce_mean(disc(fake))
+            d_loss = tf.reduce_mean(disc(fake))
+        for opt, net, loss in ((g_opt, gen, g_loss), (d_opt, disc, d_loss)):
+            grads = tape.gradient(loss, net.trainable_variables)
+            opt.apply_gradients(zip(grads, net.trainable_variables))
+"""
+
+
+def test_a_loop_over_a_gans_two_networks_is_not_an_update_per_time_step():
+    _, step, shape = _shape(GAN_PAIRS)
+    assert step.kind == "inline" and shape.update_per_item is None and shape.env is None

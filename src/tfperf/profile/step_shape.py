@@ -112,10 +112,22 @@ def _update_in_loop(ctx: Context, nodes: list[ast.stmt], inside: ast.AST | None
         if not trains([ast.Expr(call)]):
             continue
         loops = [loop for loop in ctx.enclosing_loops(call) if isinstance(loop, _LOOPS)
-                 and loop is not inside and any(loop is n or _within(loop, n) for n in nodes)]
+                 and loop is not inside and any(loop is n or _within(loop, n) for n in nodes)
+                 and not _over_networks(ctx, loop)]
         if loops:
             return call, loops[-1]
     return None
+
+
+def _over_networks(ctx: Context, loop: ast.AST) -> bool:
+    """A loop over a few networks or optimizers (a GAN's generator and discriminator, in a
+    literal tuple or zipped with their optimizers): part of one step, not a time step."""
+    it = getattr(loop, "iter", None)
+    if it is None:
+        return False
+    if isinstance(it, (ast.List, ast.Tuple)):
+        return True
+    return "optim" in ctx.source_of(it).lower()
 
 
 def _within(node: ast.AST, container: ast.AST) -> bool:
