@@ -213,3 +213,35 @@ GAN_PAIRS = """
 def test_a_loop_over_a_gans_two_networks_is_not_an_update_per_time_step():
     _, step, shape = _shape(GAN_PAIRS)
     assert step.kind == "inline" and shape.update_per_item is None and shape.env is None
+
+
+# DQN as a tutorial writes it: one fit() of a replay batch per environment step, in a helper.
+FIT_PER_BATCH = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(8),
+                                              tf.keras.layers.Dense(2)])
+            self.model.compile(loss="mse", optimizer="adam")
+
+        def train(self, states, targets):
+            self.model.fit(states, targets, epochs=1, verbose=0)  # one small batch a call
+
+    agent = Agent()
+    rng = np.random.default_rng(0)
+    for step in range(15):
+        agent.train(rng.random((8, 4), dtype=np.float32), rng.random((8, 2), dtype=np.float32))
+"""
+
+
+def test_fit_called_per_small_batch_is_its_set_up_not_compiled_compute(tf, tmp_path):
+    path = write_script(tmp_path, FIT_PER_BATCH)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    line = line_of(path, "one small batch a call")
+    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    assert cause.kind == "fit-per-call", (cause.title, cause.detail)
+    assert "model.train_on_batch(x, y)" in cause.fix
+    assert rep.causes[0] is cause

@@ -443,7 +443,15 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
             [HotLine(site[0], site[1], seconds, 0, 0, model.code(site[1]) if model else "")]
         around = x.seconds if x is not None else 0.0
         bound = _compute_bound(run, calls, around)
-        if attrs & _KERAS_LOOPS:
+        if attrs & _KERAS_LOOPS and around > run and model is not None \
+                and _predict_repeated(model, stmt, x):
+            # fit called per batch (a replay buffer's 32 rows): its per-call set-up, not its
+            # compiled step, is the cost
+            name = sorted(attrs & _KERAS_LOOPS)[0]
+            out.append(Cause("fit-per-call", f"Keras {name} called again and again at {where}",
+                             seconds, seconds / wall, remedies.fit_per_call(name, around, run),
+                             hot_line, detail=detail))
+        elif attrs & _KERAS_LOOPS:
             fix = remedies.compute_bound(run / max(calls, 1), around / run) if bound \
                 else remedies.KERAS_FIT.hint
             out.append(Cause("keras-fit", f"Keras {sorted(attrs & _KERAS_LOOPS)[0]} at {where} "

@@ -168,6 +168,15 @@ def env_in_step(shape: StepShape, tf: str = "tf") -> str:
             f"(the model call, the loss as one tensor, tape.gradient, apply_gradients)")
 
 
+def fit_per_call(name: str, around_s: float, run_s: float) -> str:
+    """The fix of ``fit``/``evaluate`` called once per small batch (its set-up dominates)."""
+    one = "train_on_batch" if name.startswith("fit") else "test_on_batch"
+    return (f"each {name}() call builds its data adapter, iterator and callbacks before its "
+            f"first batch ({around_s:.2f} s of eager work around {run_s:.2f} s of compiled "
+            f"steps here): for one batch at a time call model.{one}(x, y) (or a "
+            f"@tf.function train step), or give one {name}() call more data")
+
+
 def compute_bound(call_s: float, around_share: float) -> str:
     """The fix text of a compiled step whose time is its computation (long calls, little
     eager work around them): no Python lever; what changes the time is the computation."""
