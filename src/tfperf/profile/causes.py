@@ -597,7 +597,9 @@ def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: l
     inside = [x for x in hot if _in_step(obs, x, step, model)]
     stats = _stats_of(obs, step)
     if stats is not None:
-        seconds = sum(stats.work_s) or sum(stats.durations)
+        # the steps' clocks hold tfperf's own bookkeeping, which the run's wall leaves out:
+        # a step cause is at most the whole run (p02's read 102.6 %)
+        seconds = min(sum(stats.work_s) or sum(stats.durations), wall)
         work = statistics.median(stats.work_s) if stats.work_s else None
         detail = (f"{stats.count} steps, median {_secs(stats.median_s or 0.0)}"
                   + (f", of which the step's own work {_secs(work)}" if work else "") + "; "
