@@ -245,3 +245,25 @@ def test_fit_called_per_small_batch_is_its_set_up_not_compiled_compute(tf, tmp_p
     assert cause.kind == "fit-per-call", (cause.title, cause.detail)
     assert "model.train_on_batch(x, y)" in cause.fix
     assert rep.causes[0] is cause
+
+
+TRAIN_ON_BATCH = """
+    import numpy as np
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.Input([256]), tf.keras.layers.Dense(256),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(loss="mse", optimizer="adam")
+    x, y = np.ones([64, 256], np.float32), np.ones([64, 1], np.float32)
+    for step in range(20):
+        model.train_on_batch(x, y)  # Keras's compiled step, one batch a call
+"""
+
+
+def test_a_compiled_keras_batch_call_is_named_by_the_users_call(tf, tmp_path):
+    path = write_script(tmp_path, TRAIN_ON_BATCH)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    line = line_of(path, "one batch a call")
+    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    assert cause.kind == "compiled-step" and "(Keras train_on_batch)" in cause.title, cause.title

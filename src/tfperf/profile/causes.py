@@ -402,6 +402,7 @@ def rank(causes: list[Cause]) -> list[Cause]:
 
 _COMPILED = frozenset({"keras-fit", "compiled-step"})
 _KERAS_LOOPS = frozenset({"fit", "evaluate", "fit_generator", "evaluate_generator"})
+_KERAS_BATCH = frozenset({"train_on_batch", "test_on_batch"})
 
 
 def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list[_Line],
@@ -459,6 +460,9 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
                              detail=detail))
         else:
             names = ", ".join(sorted({f.name.rsplit(".", 1)[-1] for f in fns}))
+            keras = sorted(attrs & _KERAS_BATCH)
+            if keras:  # Keras's own step function, run by the user's per-batch call
+                names = f"{names} (Keras {keras[0]})"
             fix = remedies.COMPILED_STEP.hint
             if bound:
                 fix = remedies.compute_bound(run / max(calls, 1), around / run) + \
