@@ -485,7 +485,7 @@ def _compute_bound(run: float, calls: int, around: float) -> bool:
 
 
 _TITLES = {
-    "predict-per-item": "Keras predict per item in the loop at {where}",
+    "predict-per-item": "Keras predict called in the loop at {where}",  # an item or a batch
     "predict-per-call": "Keras predict called again and again at {where}",
     "eager-update": "eager gradient updates at {where}",
     "model-call-per-item": "model called per item in the loop at {where}",
