@@ -327,7 +327,8 @@ def test_host_sync_advice_removes_the_syncs(tf, tmp_path):
     rep = runner.run_script(before, capture=False)
     assert rep.error is None
     line = next(i for i, t in enumerate(before.read_text().splitlines(), 1) if "# sync" in t)
-    (finding,) = [f for f in rep.findings if f.code == "profile.host_sync"]
+    # 40 float() syncs of a tiny tensor can cost < 0.1 % of the run: data, not advice, then
+    (finding,) = [f for f in rep.findings + rep.not_advice if f.code == "profile.host_sync"]
     assert finding.location.line == line and finding.data["count"] == 40
     assert "keep values as tensors in the loop and convert once after it" in finding.hint
 

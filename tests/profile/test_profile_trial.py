@@ -207,3 +207,48 @@ def test_a_step_in_a_module_the_script_imports_is_marked_fixed_and_measured(tf, 
     assert t.results == "equal", t.results_detail
     assert (tmp_path / "trainer.py").read_text() == TRAINER
     assert script.read_text() == MAIN
+
+
+STEP_RETURNING_NOTHING = """\
+import tensorflow as tf
+w = tf.Variable(tf.eye(4) * 0.5)
+optimizer = tf.keras.optimizers.SGD(0.01)
+x = tf.ones([4, 4])
+
+
+def train_step():  # updates w in place and returns None: no loss to compare
+    with tf.GradientTape() as tape:
+        h = x
+        for _ in range(30):
+            h = tf.tanh(tf.matmul(h, w) + 0.1)
+        loss = tf.reduce_sum(h)
+    gradients = tape.gradient(loss, [w])
+    optimizer.apply_gradients(zip(gradients, [w]))
+
+
+for i in range(40):
+    train_step()
+"""
+
+
+@pytest.mark.parametrize(("changed", "verdict"), [(False, "equal"), (True, "differ")])
+def test_a_step_that_returns_nothing_is_compared_by_the_weights_it_trains(
+        tf, tmp_path, changed, verdict):
+    """p05's case: the step returns None and keeps its loss to itself; what it changes, the
+    trainable weights after the steps, is compared instead (a planted change differs)."""
+    source = STEP_RETURNING_NOTHING
+    script = tmp_path / "step.py"
+    script.write_text(source)
+    (step,) = find_steps(source, str(script))
+    patch = tf_function_on_step(source, str(script), step)
+    assert patch.source is not None, patch.reason
+    if changed:  # the patched copy trains on another loss: its weights must differ
+        patch = Patch(patch.name, patch.description,
+                      patch.source.replace("loss = tf.reduce_sum(h)",
+                                           "loss = tf.reduce_sum(h) * 3.0"),
+                      function=patch.function)
+    t = trial.try_fix(script, [], source, patch, steps=6, rounds=1,
+                      workdir=tmp_path / "fixes", loss=step.loss)
+    assert t.error is None, t.error
+    assert t.results == verdict, t.results_detail
+    assert "trainable weights after 6 steps" in t.results_detail

@@ -34,8 +34,9 @@ from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.profile import remedies
-from tfperf.profile.fixes import tf_function_on_step
+from tfperf.profile.fixes import host_work, tf_function_on_step
 from tfperf.profile.observation import LineStats, Observation, StepStats
+from tfperf.profile.step_shape import read_shape
 from tfperf.profile.training_step import TrainingStep, find_steps, trains
 
 CAUSE_MIN_SHARE = 0.01  # a cause costing less of the run is not listed
@@ -361,8 +362,11 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
         key = (kind, x.site[0], key_line)
         cause = groups.get(key)
         if cause is None:
-            cause = groups[key] = Cause(kind, _TITLES[kind].format(
-                where=f"{Path(x.site[0]).name}:{key_line}"), 0.0, 0.0, fix)
+            where = f"{Path(x.site[0]).name}:{key_line}"
+            cause = groups[key] = Cause(kind, _TITLES[kind].format(where=where), 0.0, 0.0, fix)
+            fn = _function_at(model, key_line) if kind == "eager-ops" else None
+            if fn is not None:
+                cause.title, cause.fix = _eager_function_cause(model, fn, where)
             loop_end = _end_of(model, key_line)
             cause.lint = model.findings_at(key_line, loop_end, rules)
             if kind == "input-pipeline":  # the pipeline is defined elsewhere in the file
@@ -398,6 +402,7 @@ def rank(causes: list[Cause]) -> list[Cause]:
 
 _COMPILED = frozenset({"keras-fit", "compiled-step"})
 _KERAS_LOOPS = frozenset({"fit", "evaluate", "fit_generator", "evaluate_generator"})
+_KERAS_BATCH = frozenset({"train_on_batch", "test_on_batch"})
 
 
 def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list[_Line],
@@ -437,20 +442,50 @@ def _compiled_causes(obs: Observation, models: dict[str, SourceModel], hot: list
             detail += f"; {x.ops:,} eager ops around the calls ({_secs(x.seconds)})"
         hot_line = [_hot(model, x)] if x is not None and model is not None else \
             [HotLine(site[0], site[1], seconds, 0, 0, model.code(site[1]) if model else "")]
-        if attrs & _KERAS_LOOPS:
-            out.append(Cause("keras-fit", f"Keras {sorted(attrs & _KERAS_LOOPS)[0]} at {where} "
-                             f"(compiled)", seconds, seconds / wall, remedies.KERAS_FIT.hint,
+        around = x.seconds if x is not None else 0.0
+        bound = _compute_bound(run, calls, around)
+        if attrs & _KERAS_LOOPS and around > run and model is not None \
+                and _predict_repeated(model, stmt, x):
+            # fit called per batch (a replay buffer's 32 rows): its per-call set-up, not its
+            # compiled step, is the cost
+            name = sorted(attrs & _KERAS_LOOPS)[0]
+            out.append(Cause("fit-per-call", f"Keras {name} called again and again at {where}",
+                             seconds, seconds / wall, remedies.fit_per_call(name, around, run),
                              hot_line, detail=detail))
+        elif attrs & _KERAS_LOOPS:
+            fix = remedies.compute_bound(run / max(calls, 1), around / run) if bound \
+                else remedies.KERAS_FIT.hint
+            out.append(Cause("keras-fit", f"Keras {sorted(attrs & _KERAS_LOOPS)[0]} at {where} "
+                             f"(compiled)", seconds, seconds / wall, fix, hot_line,
+                             detail=detail))
         else:
             names = ", ".join(sorted({f.name.rsplit(".", 1)[-1] for f in fns}))
+            keras = sorted(attrs & _KERAS_BATCH)
+            if keras:  # Keras's own step function, run by the user's per-batch call
+                names = f"{names} (Keras {keras[0]})"
+            fix = remedies.COMPILED_STEP.hint
+            if bound:
+                fix = remedies.compute_bound(run / max(calls, 1), around / run) + \
+                    "; jit_compile=True may fuse its ops (tfperf tune measures it)"
             out.append(Cause("compiled-step", f"compiled {names} called at {where}", seconds,
-                             seconds / wall, remedies.COMPILED_STEP.hint, hot_line,
-                             detail=detail))
+                             seconds / wall, fix, hot_line, detail=detail))
     return out
 
 
+COMPUTE_BOUND_CALL_S = 0.02  # a compiled call from this long is the model's computation
+COMPUTE_BOUND_AROUND = 0.10  # ... when the eager work around the calls is under this part
+#                              of their running time (one-off set-up included)
+
+
+def _compute_bound(run: float, calls: int, around: float) -> bool:
+    """The compiled calls are long and the eager work around them small: the time is the
+    model's own computation, not Keras's (or the loop's) Python between the calls."""
+    return calls > 0 and run > 0 and run / calls >= COMPUTE_BOUND_CALL_S \
+        and around / run < COMPUTE_BOUND_AROUND
+
+
 _TITLES = {
-    "predict-per-item": "Keras predict per item in the loop at {where}",
+    "predict-per-item": "Keras predict called in the loop at {where}",  # an item or a batch
     "predict-per-call": "Keras predict called again and again at {where}",
     "eager-update": "eager gradient updates at {where}",
     "model-call-per-item": "model called per item in the loop at {where}",
@@ -536,8 +571,29 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
     if loops and x.ops >= EAGER_OPS_MIN:
         return "python-loop", loops[0].lineno, remedies.EAGER_STORM.hint, _LOOP_RULES
     if x.ops >= EAGER_OPS_MIN and not internal:
-        return "eager-ops", loop_line, remedies.EAGER_SHARE.hint, ("TFP306",)
+        # one cause per function: its lines share one fix, @tf.function on it
+        fn_line = _function_line(model, stmt, line) if not loops else loop_line
+        return "eager-ops", fn_line, remedies.EAGER_SHARE.hint, ("TFP306",)
     return None, line, "", ()
+
+
+def _function_at(model: SourceModel, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    return next((n for n in ast.walk(model.tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == line),
+                None)
+
+
+def _eager_function_cause(model: SourceModel, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                          where: str) -> tuple[str, str]:
+    """(title, fix) of eager ops in one function: the function named, with what keeps it
+    from compiling as it is (host work), when something does."""
+    tf = model.ctx.module_alias("tensorflow") or "tf"
+    fix = (f"decorate {fn.name}() (line {fn.lineno}) with @{tf}.function: its ops now run one "
+           f"at a time from Python; add reduce_retracing=True only if its input shapes vary")
+    host = host_work(model.ctx, list(fn.body))
+    if host is not None:
+        fix = f"first move {host} out of {fn.name}() (it needs eager tensors); then {fix}"
+    return f"eager ops in {fn.name}() at {where}", fix
 
 
 def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: list[_Line],
@@ -545,7 +601,9 @@ def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: l
     inside = [x for x in hot if _in_step(obs, x, step, model)]
     stats = _stats_of(obs, step)
     if stats is not None:
-        seconds = sum(stats.work_s) or sum(stats.durations)
+        # the steps' clocks hold tfperf's own bookkeeping, which the run's wall leaves out:
+        # a step cause is at most the whole run (p02's read 102.6 %)
+        seconds = min(sum(stats.work_s) or sum(stats.durations), wall)
         work = statistics.median(stats.work_s) if stats.work_s else None
         detail = (f"{stats.count} steps, median {_secs(stats.median_s or 0.0)}"
                   + (f", of which the step's own work {_secs(work)}" if work else "") + "; "
@@ -566,13 +624,25 @@ def _step_cause(obs: Observation, model: SourceModel, step: TrainingStep, hot: l
     lint = model.findings_at(step.first_line, step.last_line, ("TFP306",)) or \
         model.findings_at(step.loop_line, step.last_line, ("TFP306",))
     fix = _step_fix(step, tf)
+    title = f"eager training step ({what}) in the loop at {where}"
     automatic: str | None = "tf.function on the training step"
-    patch = tf_function_on_step(model.source, model.path, step)
-    if patch.source is None:  # compiling it as it is would break it: say what to do first
-        fix, automatic = f"first, {patch.reason}; then {fix}", None
-    return Cause("eager-training-step", f"eager training step ({what}) in the loop at {where}",
-                 seconds, seconds / wall, fix, [_hot(model, x) for x in inside], lint,
-                 automatic=automatic, step=step, detail=detail)
+    shape = read_shape(model.ctx, model.tree, step)
+    if shape.update_per_item is not None:
+        # an optimizer update per time step: the update count is the cost, not the eager op
+        title = (f"one optimizer update per time step ({shape.update_per_item}"
+                 + (f", in {shape.update_function}()" if shape.update_function else "")
+                 + f"), run eagerly, in the loop at {where}")
+        fix, automatic = remedies.update_per_item(shape, tf), None
+    elif shape.env is not None:  # the episode steps the environment: it stays Python
+        title = f"eager episode loop ({what}, the environment stepped inside) at {where}"
+        fix, automatic = remedies.env_in_step(shape, tf), None
+    else:
+        patch = tf_function_on_step(model.source, model.path, step)
+        if patch.source is None:  # compiling it as it is would break it: say what first
+            fix, automatic = f"first, {patch.reason}; then {fix}", None
+    return Cause("eager-training-step", title, seconds, seconds / wall, fix,
+                 [_hot(model, x) for x in inside], lint, automatic=automatic, step=step,
+                 detail=detail)
 
 
 def _advice_causes(findings: list[Finding], obs: Observation, wall: float,

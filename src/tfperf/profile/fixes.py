@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tfperf.lint.semantic import Context
+from tfperf.profile.step_shape import read_shape
 from tfperf.profile.training_step import TrainingStep
 
 _HOST_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate", "fit", "item"})
@@ -46,7 +47,7 @@ class Patch:
             f"a/{path}", f"b/{path} ({self.name})"))
 
 
-def _host_work(ctx: Context, nodes: list[ast.stmt]) -> str | None:
+def host_work(ctx: Context, nodes: list[ast.stmt]) -> str | None:
     """What in the step needs eager execution, named; None when nothing does."""
     for stmt in nodes:
         for n in ast.walk(stmt):
@@ -74,6 +75,10 @@ def tf_function_on_step(source: str, path: str, step: TrainingStep) -> Patch:
         return Patch(name, "", None, "the script does not `import tensorflow as <name>`")
     if step.compiled:
         return Patch(name, "", None, "the step is already a tf.function")
+    shape = read_shape(ctx, tree, step)
+    if shape.env is not None:  # named before any NumPy call: it is what keeps it eager
+        return Patch(name, "", None, f"the step runs the environment ({shape.env}), which "
+                                     f"stays in Python")
     if step.kind == "function":
         return _decorate(source, path, ctx, tree, step, tf, name)
     if step.kind == "inline":
@@ -90,7 +95,7 @@ def _decorate(source: str, path: str, ctx: Context, tree: ast.Module, step: Trai
         return Patch(name, "", None, f"no function {step.function} at line {step.first_line}")
     if fn.decorator_list:
         return Patch(name, "", None, f"{step.function} has decorators of its own")
-    host = _host_work(ctx, list(fn.body))
+    host = host_work(ctx, list(fn.body))
     if host is not None:
         return Patch(name, "", None, f"the step calls {host}, which needs eager tensors: move "
                                      f"it out of the step")
@@ -167,7 +172,7 @@ def _extract(source: str, ctx: Context, tree: ast.Module, step: TrainingStep, tf
         return Patch(name, "", None, "the step's statements were not found in its loop")
     why = _blocking(block)
     if why is None:
-        host = _host_work(ctx, block)
+        host = host_work(ctx, block)
         if host is not None:
             why = f"the step calls {host}, which needs eager tensors: move it out of the step"
     if why is not None:

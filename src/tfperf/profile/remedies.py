@@ -28,6 +28,10 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfperf.profile.step_shape import StepShape
 
 RENAMED_RELAX_SHAPES = (2, 9)  # tf.function(reduce_retracing=) from TF 2.9 on
 
@@ -137,6 +141,53 @@ EAGER_UPDATE = Remedy("TFP306", "compile the update: put the loss, tape.gradient
                                 "@tf.function and call it per update; where the loop updates "
                                 "once per item or time step, sum the losses and update once "
                                 "per batch or episode")
+
+
+def update_per_item(shape: StepShape, tf: str = "tf") -> str:
+    """The fix of one optimizer update per time step (``step_shape.StepShape``)."""
+    where = f"line {shape.update_loop_line}" if shape.update_loop_line else "the inner loop"
+    text = (f"accumulate the loss over the loop at {where} (sum the per-step losses, or "
+            f"stack the steps' log-probabilities and returns and compute the loss as one "
+            f"tensor), then take one tape.gradient and one apply_gradients per episode or "
+            f"batch: each update is a whole optimizer step run op by op; then compile that "
+            f"update with @{tf}.function")
+    if shape.env is not None:
+        text += f"; keep the environment ({shape.env.text}) in Python"
+    return text
+
+
+def env_in_step(shape: StepShape, tf: str = "tf") -> str:
+    """The fix of an eager episode loop that steps an environment (``StepShape.env``)."""
+    blockers = f"{shape.env}" + (f" and the host-side sampling {shape.host_sample}"
+                                 if shape.host_sample else "")
+    return (f"the episode cannot be one tf.function: it runs {blockers} every environment "
+            f"step, so keep the environment loop in Python and compile the model parts: "
+            f"act with a compiled model call (act = {tf}.function(model), sample from its "
+            f"output), record the states, actions and rewards, then run one "
+            f"@{tf}.function update per episode over the stacked states, actions and returns "
+            f"(the model call, the loss as one tensor, tape.gradient, apply_gradients)")
+
+
+def fit_per_call(name: str, around_s: float, run_s: float) -> str:
+    """The fix of ``fit``/``evaluate`` called once per small batch (its set-up dominates)."""
+    one = "train_on_batch" if name.startswith("fit") else "test_on_batch"
+    return (f"each {name}() call builds its data adapter, iterator and callbacks before its "
+            f"first batch ({around_s:.2f} s of eager work around {run_s:.2f} s of compiled "
+            f"steps here): for one batch at a time call model.{one}(x, y) (or a "
+            f"@tf.function train step), or give one {name}() call more data")
+
+
+def compute_bound(call_s: float, around_share: float) -> str:
+    """The fix text of a compiled step whose time is its computation (long calls, little
+    eager work around them): no Python lever; what changes the time is the computation."""
+    call = f"{call_s * 1e3:.0f} ms" if call_s < 1 else f"{call_s:.2f} s"
+    return (f"compute-bound: each compiled call runs {call} of the model's own ops and the "
+            f"eager work around the calls is {100 * around_share:.1f} % of their time, so "
+            f"no change to the Python loop helps; what is left is the computation itself: a "
+            f"GPU (with mixed precision there), a smaller model or shorter inputs, fewer "
+            f"steps")
+
+
 KERAS_FIT = Remedy(None, "the step is compiled already: what is left per step is Keras's own "
                          "Python around it; compile(..., steps_per_execution=N) runs N batches "
                          "per call, and a larger batch_size does the same work in fewer steps; "

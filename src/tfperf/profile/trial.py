@@ -47,11 +47,13 @@ class SideRun:
     traces: int | None = None
     error: str | None = None
     unit: str = "step"  # "run": no step loop, the whole script was timed
+    weights: list[float] | None = None  # a sample of the trainable weights after the steps
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SideRun:
         return cls(list(d.get("durations") or []), list(d.get("losses") or []),
-                   d.get("traces"), d.get("error"), d.get("unit") or "step")
+                   d.get("traces"), d.get("error"), d.get("unit") or "step",
+                   d.get("weights"))
 
 
 @dataclass
@@ -256,17 +258,26 @@ def compare_results(before: list[SideRun], after: list[SideRun],
     if not before or not after:
         return "not compared", "no run"
     n = min(len(run.losses) for run in (*before, *after))
-    if n == 0:
-        if all(run.unit == "run" for run in (*before, *after)):
-            return "not compared", "no step loop, so no loss per step to compare"
-        return "not compared", "no loss or step result was seen (the step returns nothing)"
-    ref = _array(before[0].losses[:n])
-    got = _array(after[0].losses[:n])
-    if ref is None or got is None:
-        return "not compared", "the steps' losses are not numbers of one shape"
+    if n == 0 and all(run.unit == "run" for run in (*before, *after)):
+        return "not compared", "no step loop, so no loss per step to compare"
+    ref = _array(before[0].losses[:n]) if n else None
+    got = _array(after[0].losses[:n]) if n else None
+    what = f"{n} steps' losses"
+    rows = [run.losses[:n] for run in before[1:]]
+    if ref is None or got is None:  # no loss to compare: what the steps changed instead
+        weights = [run.weights for run in (*before, *after)]
+        if any(w is None for w in weights) or len({len(w or ()) for w in weights}) != 1:
+            if n == 0:
+                return "not compared", ("no loss or step result was seen (the step returns "
+                                        "nothing), and no trainable weights to compare")
+            return "not compared", "the steps' losses are not numbers of one shape"
+        ref, got = _array([before[0].weights]), _array([after[0].weights])
+        steps = min(len(run.durations) for run in (*before, *after))
+        what = f"the trainable weights after {steps} steps"
+        rows = [[run.weights] for run in before[1:]]
     spread = ""
-    for other in before[1:]:
-        again = _array(other.losses[:n])
+    for row in rows:
+        again = _array(row)
         if again is not None:
             own = compare_outputs(ref, again)
             if own.equivalent is False:
@@ -274,10 +285,10 @@ def compare_results(before: list[SideRun], after: list[SideRun],
                           f"{_rel(own.max_rel_err)}")
     verdict = compare_outputs(ref, got)
     if verdict.equivalent:
-        return "equal", f"{n} steps' losses within {verdict.tolerance}{spread}"
+        return "equal", f"{what} within {verdict.tolerance}{spread}"
     if verdict.equivalent is None:
         return "not compared", verdict.reason
-    why = f"{n} steps' losses differ by up to {_rel(verdict.max_rel_err)}"
+    why = f"{what} differ by up to {_rel(verdict.max_rel_err)}"
     if random_ops:
         why += (f": the step draws random numbers ({', '.join(sorted(set(random_ops))[:3])}),"
                 f" and tf.function draws another stream than eager ops do, so they cannot match "

@@ -5,7 +5,8 @@ Runs the script's code (the original, or a patched copy) as ``python SCRIPT.py``
 original's ``__file__``, folder on ``sys.path`` and arguments — with the same seeds on every
 side, its step loop marked; after ``steps`` steps it stops. Writes, as JSON to the spec's
 ``out``: each step's time, each step's loss (the loop's ``loss`` name, or what the step
-function returned) as flat float lists, the step function's trace count, and the error if the
+function returned) as flat float lists, a sample of the trainable weights after the steps (what
+a step that returns nothing changes), the step function's trace count, and the error if the
 script raised before its steps were done. The script's own output is discarded.
 """
 
@@ -44,6 +45,44 @@ def _flat(value: Any) -> list[float] | None:
             return None
         out.extend(float(v) for v in arr.reshape(-1))
     return out
+
+
+WEIGHTS_PER_VARIABLE = 512  # values kept of each trainable variable, evenly strided
+
+
+class _Trainable:
+    """Records each trainable variable the script creates (``tf.variable_creator_scope``),
+    in creation order, so that what a step changes can be compared when it returns nothing
+    (a step that updates its weights in place and returns None)."""
+
+    def __init__(self) -> None:
+        self.made: list[Any] = []
+
+    def __call__(self, next_creator: Any, **kwargs: Any) -> Any:
+        import weakref
+
+        variable = next_creator(**kwargs)
+        if kwargs.get("trainable") is not False:
+            with contextlib.suppress(TypeError):  # an object without weak references
+                self.made.append(weakref.ref(variable))
+        return variable
+
+    def sample(self) -> list[float] | None:
+        """Up to ``WEIGHTS_PER_VARIABLE`` values of each live variable, flat; None if none."""
+        import numpy as np
+
+        out: list[float] = []
+        for ref in self.made:
+            variable = ref()
+            if variable is None:
+                continue
+            try:
+                flat = np.asarray(variable.numpy(), dtype=float).reshape(-1)
+            except Exception:  # a variable of strings, or one not initialised
+                continue
+            stride = max(1, flat.size // WEIGHTS_PER_VARIABLE)
+            out.extend(float(v) for v in flat[::stride][:WEIGHTS_PER_VARIABLE])
+        return out or None
 
 
 def _seed() -> None:
@@ -89,9 +128,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     finder = StepModuleFinder(script.resolve().parent, {STEP: clock, RESULT: clock.result},
                               results=True, overrides=spec.get("overrides"))
     devnull = open(os.devnull, "w")  # noqa: SIM115 (kept open while the script runs)
+    import tensorflow as tf
+
+    trainable = _Trainable()
     t0 = time.perf_counter()
     try:
-        with contextlib.redirect_stdout(devnull), marking_imports(finder):
+        with contextlib.redirect_stdout(devnull), marking_imports(finder), \
+                tf.variable_creator_scope(trainable):
             exec_as_main(code, module)
     except StepsDone:
         pass
@@ -111,6 +154,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     values = clock.losses if loss is not None and any(v is not None for v in clock.losses) \
         else clock.results
     out["losses"] = [_flat(v) for v in values]
+    out["weights"] = trainable.sample() if unit == "step" else None
     fn = spec.get("function")
     owners = [module, *(sys.modules[n] for n in finder.loaded if n in sys.modules)]
     counter = next((getattr(m.__dict__.get(fn), "experimental_get_tracing_count", None)
