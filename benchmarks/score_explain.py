@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/score_explain.py [--split SPLIT] [--show-misses] [--src DIR]
                                                  [--fixtures DIR]
 
-SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9 or
+SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
+heldout9 or
 all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms

@@ -24,11 +24,24 @@ from dataclasses import dataclass
 # literals one of which every shaped line holds (case-sensitive, as programs print them)
 _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
                 "Traceback", "failed", "Failed", "Exception", "Killed", "Aborted",
-                "Segmentation fault", "core dumped", "Check failed")
+                "Segmentation fault", "core dumped", "Check failed", *(
+                    # failure wordings a message can have without an error class or level
+                    "ould not ", "annot ", "an't ", "nable to ", "has no attribute",
+                    "No module named", "No such file", "not found", "Not found", "bad magic",
+                    "ata loss", "precondition", "nvalid argument", "out of memory",
+                    "does not exist", "doesn't exist"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
                     r"Segmentation fault|core dumped|Check failed")
+# the same wordings as a regex: an error when no level or warning word says otherwise
+_FAILURE = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|has no attribute|"
+                      r"No module named|No such file|\b[Nn]ot found\b|bad magic|[Dd]ata loss:|"
+                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory|"
+                      r"\bdo(?:es|esn't) (?:not )?exist")
+# an I-level log line (TensorFlow's information: never an error, whatever its words)
+_INFO_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?I(?:\d{4} [\d:.]+ +\d+)? ?"
+                         r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
 _WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\b\w+Warning\b|warnings\.warn|\bWARN\b")
 # a glog/absl log line at level W, E or F (its origin a source file)
 _LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[WEF])"
@@ -56,6 +69,8 @@ def _shape(text: str) -> str:
         return "error"
     if _WARNING.search(text):
         return "warning"
+    if _FAILURE.search(text) and not _INFO_LEVEL.match(text):
+        return "error"  # a failure in words, without a class ("not an sstable", "has no attribute")
     return ""
 
 

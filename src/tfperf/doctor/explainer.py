@@ -115,11 +115,16 @@ class Explanation:
             return "empty"
         if self.problems:
             return "failure" if any(c.severity == "failure" for c in self.problems) else "warning"
-        if self.unknown:  # a TensorFlow warning or error no row knows: not "nothing wrong"
+        # a TensorFlow error no row or floor reading knows: not "nothing wrong" (a warning no row
+        # knows is listed as a note: a log that holds no error is "nothing wrong found")
+        if any(ln.row == "error" for ln in self.unknown):
             return "unrecognised"
-        if self.causes or self.informational:
+        if self.causes or self.informational or self.unknown:
             return "nothing-wrong"
-        return "unrecognised"
+        # only the program's own errors, and nothing of TensorFlow's recognised: say so
+        if any(ln.row == "error" for ln in self.not_tensorflow):
+            return "unrecognised"
+        return "nothing-wrong"
 
     @property
     def exit_status(self) -> int:
