@@ -56,3 +56,59 @@ def test_a_log_that_holds_no_error_is_nothing_wrong_and_unknown_warnings_are_not
 ])
 def test_a_log_that_holds_an_error_is_never_nothing_wrong(text):
     assert explain_log(text).verdict in ("failure", "warning", "unrecognised")
+
+
+# --- what was passed as the checkpoint path ------------------------------------------------------
+
+_SSTABLE = ": Data loss: not an sstable (bad magic number): perhaps your file is in a different " \
+           "file format and you need to use a different restore operator?"
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    # one shard of a V2 checkpoint: pass its prefix
+    ("Could not open /models/run3/model.ckpt-2000.index" + _SSTABLE,
+     "Pass the prefix /models/run3/model.ckpt-2000 (without '.index')"),
+    # a Keras weights file given to a TF1 saver, logged at W level on Windows
+    (r"2019-04-01 10:00:00.000000: W tensorflow/core/util/tensor_slice_reader.cc:95] Could not "
+     r"open C:\weights\vgg16_notop.h5" + _SSTABLE, "is a .h5 file"),
+    # the TF1 saver's wording, a prefix given without its step
+    ("Unable to open table file ./train_dir/model.ckpt" + _SSTABLE, "with its step"),
+    # a folder, in the Failed precondition wording
+    ("W tensorflow/core/util/tensor_slice_reader.cc:95] Could not open /srv/pretrained/resnet_v2: "
+     "Failed precondition: /srv/pretrained/resnet_v2; Is a directory: perhaps your file is in a "
+     "different file format and you need to use a different restore operator?", "a folder"),
+])
+def test_a_checkpoint_path_that_is_not_a_checkpoint_is_read_from_the_message(text, needle):
+    cause, lead = _first(text)
+    assert (cause.label, cause.severity) == ("checkpoint-path-not-a-checkpoint", "failure")
+    assert needle in lead
+
+
+@pytest.mark.parametrize(("text", "lib"), [
+    ("F tensorflow/stream_executor/cuda/cuda_dnn.cc:222] could not find cudnnGetVersion in cudnn "
+     "DSO; dlerror: undefined symbol: cudnnGetVersion", "cudnn lacks cudnnGetVersion"),
+    ("Check failed: s.ok() could not find cublasCreate_v2 in cublas DSO",
+     "cublas lacks cublasCreate_v2"),
+])
+def test_a_gpu_library_without_the_function_tensorflow_calls_is_a_broken_install(text, lib):
+    cause, lead = _first(text)
+    assert cause.label == "gpu-library-incomplete" and lib in cause.detail
+    assert "Reinstall" in lead
+
+
+# --- errors pasted without their class -----------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "label", "needle"), [
+    ("module 'tensorflow.contrib.slim' has no attribute 'arg_scope'", "attribute-error",
+     "tf.contrib"),
+    ("module 'tensorflow' has no attribute 'frobnicate'", "attribute-error",
+     "moved or was removed"),
+    ("No module named 'tensorflow_frobnicate.ops'", "module-not-found-error", ""),
+    ("cannot import name 'frob_op' from 'tensorflow_frob.ops'", "import-error", ""),
+    ("Could not open /data/shard-7.tfrecord: Data loss: frob checksum mismatch", "data-loss-error",
+     ""),
+])
+def test_an_error_without_its_class_is_read_by_the_floor(text, label, needle):
+    cause, lead = _first(text)
+    assert (cause.label, cause.severity, cause.confidence) == (label, "failure", "low")
+    assert needle in lead

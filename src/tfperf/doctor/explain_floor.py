@@ -133,6 +133,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
 # (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
+# glog/absl I- or W-level lines of any source file (C++ or Python): information and warnings
+_QUIET_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?[IW](?:\d{4} [\d:.]+ +\d+)? ?"
+                          r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
@@ -337,9 +340,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return "CudaError", m["code"], True
     if "error while loading shared libraries" in line and (m := _LOADER.search(line)):
         return "LibraryLoadError", m["msg"].strip(), bool(_TF_SOURCE.search(m["prog"]))
-    for cls, needle, rx in _shapes():
-        if needle in line and rx.search(line):
-            return cls, line.strip(), True
+    if not _QUIET_LEVEL.match(line):  # an I/W-level line's words do not make it an error
+        for cls, needle, rx in _shapes():
+            if needle in line and rx.search(line):
+                return cls, line.strip(), True
     if m := _LOGGED.match(line):
         return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
     if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
