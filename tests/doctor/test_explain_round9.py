@@ -112,3 +112,25 @@ def test_an_error_without_its_class_is_read_by_the_floor(text, label, needle):
     cause, lead = _first(text)
     assert (cause.label, cause.severity, cause.confidence) == (label, "failure", "low")
     assert needle in lead
+
+
+# --- rows that do not hang on punctuation, quotes or one tensor's name ----------------------------
+
+@pytest.mark.parametrize("text", [
+    # a Keras loss target, no trailing period (round 9's log had another target and layer)
+    "NotImplementedError: Cannot convert a symbolic Tensor (3rd_target:0) to a numpy array",
+    # an RNN's zero state with the sentence's period and more
+    "NotImplementedError: Cannot convert a symbolic Tensor (encoder/lstm_2/strided_slice_4:0) to "
+    "a numpy array. This error may indicate that you're trying to pass a Tensor to a NumPy call",
+    # pasted through a web page: typographic quotes around the attribute
+    "AttributeError: module \u2018numpy\u2019 has no attribute \u2018object\u2019",
+])
+def test_numpy_too_new_is_read_whatever_the_tensor_punctuation_or_quotes(text):
+    cause, _ = _first(text)
+    assert (cause.label, cause.confidence) == ("numpy-too-new-for-tf", "high")
+
+
+def test_windows_self_check_names_cudnn_with_or_without_a_full_stop():
+    for text in ("Could not find cuDNN 7.", "Could not find cuDNN 6"):
+        cause, _ = _first(text)
+        assert cause.label == "cuda-library-missing" and cause.details["cudnn"][0] in "76", text

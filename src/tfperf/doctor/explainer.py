@@ -206,6 +206,17 @@ def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
     return tuple(dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles))
 
 
+# typographic quotes a paste through a web page or a word processor puts in: rows quote with ' and "
+_CURLY = ("\u2018", "\u2019", "\u201c", "\u201d", "\u00b4")
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                           "\u00b4": "'"})
+
+
+def straight_quotes(text: str) -> str:
+    """The log with typographic quotes made straight (only searched for: most logs have none)."""
+    return text.translate(_STRAIGHT) if any(q in text for q in _CURLY) else text
+
+
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
     """(non-blank lines, [(line number, row, regex match, raw line)]) in line order."""
     n_lines, hits, _ = _match_lines(text)
@@ -273,6 +284,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     """
     from tfperf.doctor.knowledge import SEVERITY_ORDER, label_rows
 
+    text = straight_quotes(text)
     n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
