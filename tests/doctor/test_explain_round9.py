@@ -134,3 +134,32 @@ def test_windows_self_check_names_cudnn_with_or_without_a_full_stop():
     for text in ("Could not find cuDNN 7.", "Could not find cuDNN 6"):
         cause, _ = _first(text)
         assert cause.label == "cuda-library-missing" and cause.details["cudnn"][0] in "76", text
+
+
+# --- an out-of-memory with a batch of one ---------------------------------------------------------
+
+def _oom(shape: str, stats: str = "") -> str:
+    return (f"{stats}W tensorflow/core/common_runtime/bfc_allocator.cc:275] Ran out of memory "
+            "trying to allocate 20.00MiB.  See logs for memory state.\n"
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+            f"tensor with shape[{shape}] and type float on /job:localhost/replica:0/task:0/"
+            "device:GPU:0 by allocator GPU_0_bfc")
+
+
+def test_a_batch_of_one_leads_with_the_input_size_not_the_batch():
+    cause, lead = _first(_oom("1,32,2400,3000"))  # one large photo: 879 MiB, below tiling's 1 GiB
+    assert cause.label == "out-of-memory"
+    assert lead.startswith("The batch is already 1") and "smaller input" in lead
+    assert "Lower the batch" not in lead
+    # a batch of 64 still names the batch
+    _, batch = _first(_oom("64,32,240,300"))
+    assert "Lower the batch size" in batch and "already 1" not in batch
+
+
+def test_a_batch_of_one_on_a_small_allocator_limit_names_the_gpu_memory():
+    stats = ("I tensorflow/core/common_runtime/bfc_allocator.cc:702] Stats: \n"
+             "Limit:                   734003200\nInUse:                   733000000\n"
+             "MaxInUse:                734003200\n")
+    _, lead = _first(_oom("1,300,400,3", stats))
+    assert "700 MiB of GPU memory" in lead and "more GPU memory" in lead
+    assert "Lower the batch" not in lead
