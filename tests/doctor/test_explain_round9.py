@@ -163,3 +163,66 @@ def test_a_batch_of_one_on_a_small_allocator_limit_names_the_gpu_memory():
     _, lead = _first(_oom("1,300,400,3", stats))
     assert "700 MiB of GPU memory" in lead and "more GPU memory" in lead
     assert "Lower the batch" not in lead
+
+
+# --- the other misses: causes the message itself names ------------------------------------------
+
+_UNIMPLEMENTED = ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme "
+                  "'{scheme}' not implemented (file: '{path}')")
+
+
+def test_a_file_system_scheme_the_build_lacks_is_read_by_its_scheme():
+    _, web = _first(_UNIMPLEMENTED.format(scheme="http", path="http://example.org/m/params.json"))
+    assert "http://" in web and "local" in web
+    _, gcs = _first(_UNIMPLEMENTED.format(scheme="gs", path="gs://a-bucket/ckpt/model"))
+    assert "Google Cloud Storage" in gcs and "Windows" in gcs and "Linux" in gcs
+
+
+def test_sequences_of_different_lengths_name_the_maximum_length():
+    shapes = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: "
+              "[{a}] vs. [{b}]\n\t [[Node: loss/sub = Sub[T=DT_FLOAT]]]")
+    _, lead = _first(shapes.format(a="16,812,128", b="16,600,128"))
+    assert "maximum output length" in lead
+    _, other = _first(shapes.format(a="16,600,128", b="16,600,64"))  # the features differ
+    assert "maximum output length" not in other
+
+
+def test_a_tf1_without_compat_v2_names_the_library_release_that_fits():
+    _, lead = _first("  File \"/opt/lib/python3.6/site-packages/frob/optimizer.py\", line 9\n"
+                     "AttributeError: module 'tensorflow.compat' has no attribute 'v2'")
+    assert "TensorFlow Probability 0.6 for TensorFlow 1.13" in lead
+
+
+def test_a_checksum_that_does_not_match_a_small_download_is_a_stale_url():
+    cause, lead = _first(
+        "NonMatchingChecksumError: Artifact https://example.org/data/frob.tar.gz, downloaded to "
+        "/tmp/tfds/downloads/frob.tmp, has wrong checksum:\n* Expected: UrlInfo(size=1.20 GiB, "
+        "checksum='ab12', filename='frob.tar.gz')\n* Got: UrlInfo(size=812 bytes, checksum='cd34', "
+        "filename='frob.tar.gz')")
+    assert cause.label == "non-matching-checksum-error" and "tfds-nightly" in lead
+
+
+def test_a_record_bad_at_byte_0_is_not_a_tfrecord_at_all():
+    _, first = _first("DataLossError: corrupted record at 0 [Op:IteratorGetNext]")
+    assert "git-lfs" in first and "compression_type" in first
+    _, later = _first("DataLossError: corrupted record at 52428811 [Op:IteratorGetNext]")
+    assert "git-lfs" not in later
+
+
+def test_cudnn_rnn_dropout_state_that_fails_is_gpu_memory():
+    _, lead = _first("tensorflow.python.framework.errors_impl.UnknownError: "
+                     "CUDNN_STATUS_EXECUTION_FAILED\nFailed to set dropout descriptor\n\t "
+                     "[[{{node encoder/bidirectional/CudnnRNNV3}}]]")
+    assert "GPU memory ran out" in lead and "Lower the batch size" in lead
+
+
+def test_a_library_built_for_a_newer_macos_names_the_macos():
+    text = ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/env/lib/python3.9/"
+            "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): Symbol not found: "
+            "_OBJC_CLASS_$_MPSGraphFrob\n  Referenced from: <ABCD> /opt/env/lib/python3.9/"
+            "site-packages/tensorflow-plugins/libmetal_plugin.dylib (which was built for macOS "
+            "13.0)")
+    _, lead = _first(text)
+    assert "Upgrade macOS to 13.0" in lead
+    # the summary's fix is the log's evidence, not a plugin version to install
+    assert "Fix: Upgrade macOS to 13.0" in summary(explain_log(text))

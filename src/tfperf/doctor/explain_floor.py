@@ -92,6 +92,9 @@ _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Err
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 # TensorFlow's own private exception classes (tensorflow/python/eager/core.py)
 _TF_PRIVATE = frozenset({"_SymbolicException", "_NotOkStatusException", "_FallbackException"})
+# exception classes only TensorFlow and its family raise: TensorFlow's even without a traceback
+_TF_FAMILY = frozenset({"ConverterError", "OperatorNotAllowedInGraphError",
+                        "InaccessibleTensorError", "NonMatchingChecksumError"})
 # R's reticulate: "Error in py_call_impl(callable, dots$args, dots$keywords) : ValueError: ..."
 _R_CALL = re.compile(r"^\s*Error in py_\w+\(.*?\)\s*:\s*(?P<rest>.*?)\s*$")
 _CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.*)$")
@@ -300,7 +303,8 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     line = lines[li]
     if m := _PY_EXC.match(line):  # TensorFlow's when its class is private or its wording known
         msg = m["msg"].strip()
-        return m["cls"], msg, m["cls"] in _TF_PRIVATE or _known_wording(m["cls"], msg)
+        return m["cls"], msg, (m["cls"] in _TF_PRIVATE or m["cls"] in _TF_FAMILY
+                               or _known_wording(m["cls"], msg))
     if "Error in py_" in line and (m := _R_CALL.match(line)):
         rest = m["rest"]
         if not rest:  # the message on the next line: a Python class there is read on its own

@@ -69,7 +69,9 @@ def summary(ex: Explanation) -> str:
             fix = f" Fix: {first_sentence(top.likely[0][1])}." if top.likely else ""
             return (f"{_TAGS[top.severity]} {cls} (generic reading, no knowledge row matched): "
                     f"{first_sentence(top.cause)}.{likely}{fix}{tail}")
-        fix = top.install or first_sentence(top.fix)
+        # the log's own evidence leads the fix (a macOS too old for the plugin), else the install
+        fix = (first_sentence(top.fix) if top.details.get("evidence")
+               else top.install or first_sentence(top.fix))
         return (f"{_TAGS[top.severity]} {top.label}: {first_sentence(top.cause)}. "
                 f"Fix: {fix}.{tail}")
     n_info = sum(len(i.lines) for i in ex.informational)
