@@ -226,3 +226,18 @@ def test_a_library_built_for_a_newer_macos_names_the_macos():
     assert "Upgrade macOS to 13.0" in lead
     # the summary's fix is the log's evidence, not a plugin version to install
     assert "Fix: Upgrade macOS to 13.0" in summary(explain_log(text))
+
+
+def test_a_log_of_nothing_but_no_cuda_device_is_a_failure_and_a_missing_library_alone_is_not():
+    alone = ("E0000 00:00:1712345678.123456   4321 cuda_driver.cc:282] failed call to cuInit: "
+             "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected")
+    ex = explain_log(alone)
+    assert ex.verdict == "failure" and ex.causes[0].label == "cuinit-no-device"
+    # the same line in a run that went on (epochs) is the notice it was
+    run = alone + "\nEpoch 1/2\n100/100 [==============================] - 3s - loss: 0.41\n"
+    assert explain_log(run).verdict == "nothing-wrong"
+    # a machine without a GPU prints a missing CUDA runtime alone: nothing wrong
+    lib = ("2023-03-04 05:06:07.000000: W tensorflow/stream_executor/platform/default/"
+           "dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: "
+           "libcudart.so.11.0: cannot open shared object file: No such file or directory")
+    assert explain_log(lib).verdict == "nothing-wrong"

@@ -297,7 +297,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     if not gpu and not by_design and any(row.escalate for _, row, _, _ in hits):
         from tfperf.doctor.explain_readings import gpu_wanted
 
-        wanted = gpu_wanted(text)
+        wanted = gpu_wanted(text) or _only_no_gpu(hits, n_lines)
         gpu = bool(wanted)
 
     by_label: dict[str, Cause] = {}
@@ -383,6 +383,18 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
                     foreign)
     return ex
+
+
+def _only_no_gpu(hits: list[tuple[int, Any, Any, str]], n_lines: int) -> str:
+    """A log that is nothing but the driver saying it sees no CUDA device was posted about that: a
+    machine with the driver loaded is set up for a GPU, so the GPU is wanted (round 9:
+    FPN_Tensorflow#146, one cuInit no-device line, read as 'nothing wrong'). A missing CUDA library
+    alone stays a notice: it is what a machine without a GPU prints (lightweight_mmm#23)."""
+    if n_lines == 0 or len({number for number, _, _, _ in hits}) < n_lines:
+        return ""
+    if not all(row.label == "cuinit-no-device" for _, row, _, _ in hits):
+        return ""
+    return "the log holds nothing but this message, so it was posted about it: a GPU is wanted"
 
 
 def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
