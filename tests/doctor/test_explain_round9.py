@@ -32,6 +32,13 @@ def _first(text: str):
     "attempts to frobnicate failed, returning an empty value. Not found: no frob file.",
     # absl's W-level line of a Python file
     "W0102 03:04:05.678901 139999 frob_utils.py:12] When passing frobs, do not specify `steps`.",
+    # a program's own note that it falls back, and then goes on (a plain "could not" that the log
+    # does not end in is ordinary output)
+    "2023-05-01 12:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This "
+    "TensorFlow binary is optimized to use available CPU instructions.\nCould not find a GPU, "
+    "training on the CPU\nEpoch 1/2\n10/10 - 1s - loss: 0.2\nsaved to out/model.keras",
+    "Loading data...\nCannot find cached features, computing them now\nEpoch 1/2\n"
+    "50/50 - 2s - loss: 0.3\nModel saved",
     # only the program's own output: nothing TensorFlow said, and no error
     ">>> import tensorflow as tf\n>>> print(tf.reduce_sum([1, 2]))\ntf.Tensor(3, shape=(), "
     "dtype=int32)\n>>> print('done')\ndone",

@@ -34,11 +34,15 @@ _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:E
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
                     r"Segmentation fault|core dumped|Check failed")
-# the same wordings as a regex: an error when no level or warning word says otherwise
-_FAILURE = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|has no attribute|"
-                      r"No module named|No such file|\b[Nn]ot found\b|bad magic|[Dd]ata loss:|"
-                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory|"
-                      r"\bdo(?:es|esn't) (?:not )?exist")
+# the same wordings as regexes, when no level or warning word says otherwise: Python's and
+# TensorFlow's own failure messages are errors wherever they stand; a plain "could not" or "not
+# found" is one only where the log ends (a program prints "Could not find a GPU, training on the
+# CPU" and goes on; a failure pasted without its class is the last thing the log says)
+_FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|[Dd]ata loss:|"
+                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory")
+_FAILURE_AT_END = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|"
+                             r"\b[Nn]ot found\b|\bdo(?:es|esn't) (?:not )?exist")
+_END = 2  # non-blank lines at the end of a log where a plain failure wording is an error
 # an I-level log line (TensorFlow's information: never an error, whatever its words)
 _INFO_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?I(?:\d{4} [\d:.]+ +\d+)? ?"
                          r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
@@ -69,8 +73,12 @@ def _shape(text: str) -> str:
         return "error"
     if _WARNING.search(text):
         return "warning"
-    if _FAILURE.search(text) and not _INFO_LEVEL.match(text):
-        return "error"  # a failure in words, without a class ("not an sstable", "has no attribute")
+    if _INFO_LEVEL.match(text):
+        return ""
+    if _FAILURE.search(text):
+        return "error"  # a failure in words, without a class ("Data loss:", "has no attribute")
+    if _FAILURE_AT_END.search(text):
+        return "error at end"  # an error only where the log ends (``loose_lines``)
     return ""
 
 
@@ -105,14 +113,32 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F")
                  and (text[at + 1:at + 2] == " " or text[at + 1:at + 2].isdigit()))
     out: list[LooseLine] = []
+    tail = -1  # where the log's last lines start (found once, when a line needs it)
     for li in sorted(found - explained):
         if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
                                                                                explained):
             continue
+        if kind == "error at end":
+            if tail < 0:
+                tail = _tail_start(lines)
+            if li < tail:
+                continue  # the program went on after it: its own note, ordinary output
+            kind = "error"
         out.append(LooseLine(li, kind, is_tf_line(lines[li])))
     # a traceback's header belongs to the exception line that ends it
     return [loose for i, loose in enumerate(out)
             if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
+
+
+def _tail_start(lines: list[str]) -> int:
+    """The index of the first of the log's last ``_END`` non-blank lines."""
+    seen = 0
+    for li in range(len(lines) - 1, -1, -1):
+        if lines[li].strip():
+            seen += 1
+            if seen == _END:
+                return li
+    return 0
 
 
 # a marker that starts a message (a log prefix, a Python logger's 'WARNING:tensorflow:'), then at
