@@ -25,11 +25,10 @@ from dataclasses import dataclass
 _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
                 "Traceback", "failed", "Failed", "Exception", "Killed", "Aborted",
                 "Segmentation fault", "core dumped", "Check failed", *(
-                    # failure wordings a message can have without an error class or level
-                    "ould not ", "annot ", "an't ", "nable to ", "has no attribute",
-                    "No module named", "No such file", "not found", "Not found", "bad magic",
-                    "ata loss", "precondition", "nvalid argument", "out of memory",
-                    "does not exist", "doesn't exist"))
+                    # failure messages a line can have without an error class or level (the
+                    # plainer wordings are looked for in the log's last lines only)
+                    "has no attribute", "No module named", "No such file", "bad magic",
+                    "ata loss", "precondition", "nvalid argument", "out of memory"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
@@ -112,16 +111,16 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     # glog's "W tensorflow/..." and absl's "W0713 ..." (not "Epoch", "Found")
     found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F")
                  and (text[at + 1:at + 2] == " " or text[at + 1:at + 2].isdigit()))
+    # the log's last lines, where a plain failure wording ("could not ...") is an error
+    tail = _tail_lines(lines)
+    found.update(tail)
     out: list[LooseLine] = []
-    tail = -1  # where the log's last lines start (found once, when a line needs it)
     for li in sorted(found - explained):
         if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
                                                                                explained):
             continue
         if kind == "error at end":
-            if tail < 0:
-                tail = _tail_start(lines)
-            if li < tail:
+            if li not in tail:
                 continue  # the program went on after it: its own note, ordinary output
             kind = "error"
         out.append(LooseLine(li, kind, is_tf_line(lines[li])))
@@ -130,15 +129,15 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
             if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
 
 
-def _tail_start(lines: list[str]) -> int:
-    """The index of the first of the log's last ``_END`` non-blank lines."""
-    seen = 0
+def _tail_lines(lines: list[str]) -> set[int]:
+    """The indices of the log's last ``_END`` non-blank lines."""
+    out: set[int] = set()
     for li in range(len(lines) - 1, -1, -1):
+        if len(out) == _END:
+            break
         if lines[li].strip():
-            seen += 1
-            if seen == _END:
-                return li
-    return 0
+            out.add(li)
+    return out
 
 
 # a marker that starts a message (a log prefix, a Python logger's 'WARNING:tensorflow:'), then at
