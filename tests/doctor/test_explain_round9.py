@@ -30,6 +30,10 @@ def _first(text: str):
     # a W-level TensorFlow line whose words say 'failed' and 'Not found' (the level decides)
     "2023-01-02 03:04:05.678901: W tensorflow/core/platform/cloud/frob_provider.cc:91] All "
     "attempts to frobnicate failed, returning an empty value. Not found: no frob file.",
+    # a Python logger's warning and Python's warnings format: the level decides over 'failed'
+    "WARNING:tensorflow:Frob saving failed for layer dense_3, will retry",
+    "/opt/venv/lib/python3.10/site-packages/keras/src/frob.py:12: UserWarning: frob failed; an "
+    "Error will be raised in Keras 4",
     # absl's W-level line of a Python file
     "W0102 03:04:05.678901 139999 frob_utils.py:12] When passing frobs, do not specify `steps`.",
     # a program's own note that it falls back, and then goes on (a plain "could not" that the log

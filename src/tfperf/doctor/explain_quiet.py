@@ -45,6 +45,10 @@ _END = 2  # non-blank lines at the end of a log where a plain failure wording is
 # an I-level log line (TensorFlow's information: never an error, whatever its words)
 _INFO_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?I(?:\d{4} [\d:.]+ +\d+)? ?"
                          r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
+# a line led by a warning level: a Python logger's 'WARNING:' (WARNING:tensorflow:, WARNING:absl:),
+# or Python's warnings format 'path.py:12: UserWarning: ...'
+_WARNING_LEAD = re.compile(r"^\s*(?:WARNING:|WARNING\s+-\s|(?:[^\s:]+(?::[^\s:]+)?\.py:\d+: )?"
+                           r"[A-Z]\w*Warning: )")
 _WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\b\w+Warning\b|warnings\.warn|\bWARN\b")
 # a glog/absl log line at level W, E or F (its origin a source file)
 _LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[WEF])"
@@ -68,6 +72,8 @@ class LooseLine:
 def _shape(text: str) -> str:
     if m := _LEVEL.match(text):
         return "warning" if m["level"] == "W" else "error"
+    if _WARNING_LEAD.match(text):  # a warning's own level decides over its words ("failed")
+        return "warning"
     if _ERROR.search(text):
         return "error"
     if _WARNING.search(text):
