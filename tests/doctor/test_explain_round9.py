@@ -252,3 +252,12 @@ def test_a_log_of_nothing_but_no_cuda_device_is_a_failure_and_a_missing_library_
            "dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: "
            "libcudart.so.11.0: cannot open shared object file: No such file or directory")
     assert explain_log(lib).verdict == "nothing-wrong"
+
+
+def test_a_checkpoint_file_too_short_is_truncated_not_a_wrong_path():
+    cause, lead = _first("tensorflow.python.framework.errors_impl.DataLossError: Unable to open "
+                         "table file ./pretrained/model.ckpt-5000.index: Data loss: file is too "
+                         "short to be an sstable: perhaps your file is in a different file format "
+                         "and you need to use a different restore operator?")
+    assert cause.label == "checkpoint-path-not-a-checkpoint"
+    assert lead.startswith("The checkpoint file ./pretrained/model.ckpt-5000.index is too short")
