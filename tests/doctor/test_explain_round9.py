@@ -118,6 +118,9 @@ def test_a_gpu_library_without_the_function_tensorflow_calls_is_a_broken_install
     ("cannot import name 'frob_op' from 'tensorflow_frob.ops'", "import-error", ""),
     ("Could not open /data/shard-7.tfrecord: Data loss: frob checksum mismatch", "data-loss-error",
      ""),
+    ("Connection to /job:worker/task:3 failed: Unavailable: frob socket closed",
+     "unavailable-error", ""),
+    ("'KerasTensor' object has no attribute 'frob_shape'", "attribute-error", ""),
 ])
 def test_an_error_without_its_class_is_read_by_the_floor(text, label, needle):
     cause, lead = _first(text)
