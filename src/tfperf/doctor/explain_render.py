@@ -78,8 +78,8 @@ def summary(ex: Explanation) -> str:
     whose = " with TensorFlow" if ex.not_tensorflow else ""
     clean = ("no TensorFlow error in the log" if any(ln.row == "error" for ln in ex.not_tensorflow)
              else "no error in the log")
-    out = (f"nothing wrong{whose}: {clean}; {n_info} informational "
-           f"line{'s' if n_info != 1 else ''}")
+    out = f"nothing wrong{whose}: {clean}" + (
+        f"; {n_info} informational line{'s' if n_info != 1 else ''}" if n_info else "")
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"
