@@ -264,3 +264,15 @@ def test_a_checkpoint_file_too_short_is_truncated_not_a_wrong_path():
                          "and you need to use a different restore operator?")
     assert cause.label == "checkpoint-path-not-a-checkpoint"
     assert lead.startswith("The checkpoint file ./pretrained/model.ckpt-5000.index is too short")
+
+
+def test_a_small_allocator_limit_used_up_names_the_gpu_memory_without_a_shape():
+    text = ("I tensorflow/core/common_runtime/bfc_allocator.cc:702] Stats: \n"
+            "Limit:                   1073741824\nInUse:                   1073000000\n"
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Ran out of memory trying to "
+            "allocate 8.00MiB.  See logs for memory state.\n"
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+            "tensor on /job:localhost/replica:0/task:0/device:GPU:0")
+    cause, lead = _first(text)
+    assert cause.label == "out-of-memory"
+    assert lead.startswith("TensorFlow could use only 1.00 GiB of GPU memory")

@@ -145,6 +145,14 @@ def rank_oom(text: str) -> Reading | None:
     if r is None:
         return None
     request = float(r["n"]) * _UNIT[r["u"][0]]
+    lim = _LIMIT.search(text) if "Limit:" in text else None
+    if lim and int(lim["n"]) < _SMALL_GPU:
+        return (f"TensorFlow could use only {_gib(int(lim['n']))} of GPU memory (its allocator's "
+                "limit) and it is used up: a small GPU, or other processes hold the rest, so even "
+                f"a small request ({_gib(request)}) fails.",
+                "Give TensorFlow more GPU memory (nvidia-smi lists the processes holding it: close "
+                "them; or use a GPU with more memory), or make the model's work smaller (a smaller "
+                "input or batch).", lim.group(0).strip())
     if request >= _SMALL_REQUEST or "InUse:" in text:  # the allocator's own stats judge it then
         return None
     return (f"The request that failed is small ({_gib(request)}): the GPU's memory was already "
