@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/score_explain.py [--split SPLIT] [--show-misses] [--src DIR]
                                                  [--fixtures DIR]
 
-SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8 or
+SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
+heldout9 or
 all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
-          "heldout6", "heldout7", "heldout8")
+          "heldout6", "heldout7", "heldout8", "heldout9")
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,11 @@ def judge(row: dict[str, str], fixtures: Path = FIXTURES) -> Outcome:
                                                                errors="replace"))
     first = ex.causes[0] if ex.causes else None
     if row["expected"] == "none":
-        right = not ex.problems
-        got = "nothing-wrong" if right else f"{ex.problems[0].severity}:{ex.problems[0].label}"
+        # "nothing wrong" as the headline: no cause at failure or warning, and not "not recognised"
+        # (the round-9 judge counted "does not prove the log is fine" as a miss)
+        right = ex.verdict == "nothing-wrong"
+        got = (ex.verdict if not ex.problems
+               else f"{ex.problems[0].severity}:{ex.problems[0].label}")
         wrong_failure = bool(ex.problems) and ex.problems[0].severity == "failure"
     else:
         right = first is not None and first.label == row["expected"]

@@ -92,6 +92,9 @@ _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Err
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 # TensorFlow's own private exception classes (tensorflow/python/eager/core.py)
 _TF_PRIVATE = frozenset({"_SymbolicException", "_NotOkStatusException", "_FallbackException"})
+# exception classes only TensorFlow and its family raise: TensorFlow's even without a traceback
+_TF_FAMILY = frozenset({"ConverterError", "OperatorNotAllowedInGraphError",
+                        "InaccessibleTensorError", "NonMatchingChecksumError"})
 # R's reticulate: "Error in py_call_impl(callable, dots$args, dots$keywords) : ValueError: ..."
 _R_CALL = re.compile(r"^\s*Error in py_\w+\(.*?\)\s*:\s*(?P<rest>.*?)\s*$")
 _CLASS_MSG = re.compile(r"^\s*(?P<cls>_?[A-Z]\w*(?:Error|Exception)): ?(?P<msg>.*)$")
@@ -133,6 +136,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
 # (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
+# glog/absl I- or W-level lines of any source file (C++ or Python): information and warnings
+_QUIET_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?[IW](?:\d{4} [\d:.]+ +\d+)? ?"
+                          r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
@@ -297,7 +303,8 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     line = lines[li]
     if m := _PY_EXC.match(line):  # TensorFlow's when its class is private or its wording known
         msg = m["msg"].strip()
-        return m["cls"], msg, m["cls"] in _TF_PRIVATE or _known_wording(m["cls"], msg)
+        return m["cls"], msg, (m["cls"] in _TF_PRIVATE or m["cls"] in _TF_FAMILY
+                               or _known_wording(m["cls"], msg))
     if "Error in py_" in line and (m := _R_CALL.match(line)):
         rest = m["rest"]
         if not rest:  # the message on the next line: a Python class there is read on its own
@@ -337,9 +344,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return "CudaError", m["code"], True
     if "error while loading shared libraries" in line and (m := _LOADER.search(line)):
         return "LibraryLoadError", m["msg"].strip(), bool(_TF_SOURCE.search(m["prog"]))
-    for cls, needle, rx in _shapes():
-        if needle in line and rx.search(line):
-            return cls, line.strip(), True
+    if not _QUIET_LEVEL.match(line):  # an I/W-level line's words do not make it an error
+        for cls, needle, rx in _shapes():
+            if needle in line and rx.search(line):
+                return cls, line.strip(), True
     if m := _LOGGED.match(line):
         return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
     if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):

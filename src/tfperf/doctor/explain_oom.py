@@ -30,6 +30,8 @@ _SHAPE = re.compile(r"OOM when allocating tensor (?:with|of) shape ?\[(?P<shape>
 _REQUEST = re.compile(r"[Rr]an out of memory trying to allocate (?P<n>[\d.]+) ?(?P<u>[KMGT]i?B)")
 _FREE_AT_START = re.compile(r"totalMemory: (?P<total>[\d.]+) ?(?P<tu>[MG])iB freeMemory: "
                             r"(?P<free>[\d.]+) ?(?P<fu>[MG])iB")
+# the BFC allocator's stats: the memory TensorFlow could use on that device, in bytes
+_LIMIT = re.compile(r"^\s*Limit:\s+(?P<n>\d+)\s*$", re.M)
 _DTYPE_BYTES = {"float": 4, "float32": 4, "int32": 4, "uint32": 4, "half": 2, "float16": 2,
                 "bfloat16": 2, "double": 8, "float64": 8, "int64": 8, "complex64": 8,
                 "uint8": 1, "int8": 1, "bool": 1, "int16": 2, "complex128": 16}
@@ -40,6 +42,7 @@ _BATCH_LIKE = 32  # a leading dimension this large reads as the batch (or batch 
 _VOCABULARY_LIKE = 100_000  # a 2-D tensor with more rows reads as a vocabulary-sized table
 _MATRIX_LIKE = 10_000  # a 2-D tensor this large on both axes is a matrix, not a batch of rows
 _LARGE_SAMPLE = 256 << 20  # one sample's share this large: the input's size matters as much
+_SMALL_GPU = 2 << 30  # an allocator limit below this is a small GPU or one mostly held elsewhere
 _HELD_ELSEWHERE = 0.5  # free below this share of total at start: another process holds the rest
 
 _OTHER_PROCESS_FIX = ("Run nvidia-smi and stop the other processes using this GPU (shut down idle "
@@ -66,9 +69,12 @@ def _held_elsewhere(text: str) -> Reading | None:
             "had a fraction of the GPU to work with.", _OTHER_PROCESS_FIX, m.group(0))
 
 
-def _from_shape(dims: list[int], dtype: str, shown: str) -> Reading | None:
+def _from_shape(dims: list[int], dtype: str, shown: str, limit: int | None = None
+                ) -> Reading | None:
     size = math.prod(dims) * _DTYPE_BYTES.get(dtype, 4)
     shape = "[" + ",".join(map(str, dims)) + "]"
+    if dims[0] == 1 and len(dims) >= 3 and size < _ONE_SAMPLE_LARGE:
+        return _batch_of_one(shape, size, shown, limit)
     if dims[0] == 1 and len(dims) >= 3 and size >= _ONE_SAMPLE_LARGE:
         return (f"A single sample is too large: the tensor that failed, {shape} ({_gib(size)}), "
                 "has a batch of 1, so the input itself (a full-resolution image, a long "
@@ -100,6 +106,26 @@ def _from_shape(dims: list[int], dtype: str, shown: str) -> Reading | None:
     return None
 
 
+def _batch_of_one(shape: str, size: int, shown: str, limit: int | None) -> Reading:
+    """A batch of 1 that still does not fit: the input's size and the GPU's memory decide (round 9:
+    hzy46/fast-neural-style-tensorflow#21, a large photo; anishathalye/neural-style#60, a GPU with
+    370 MB for TensorFlow; both were told to lower a batch that was already 1)."""
+    small = limit is not None and limit < _SMALL_GPU
+    cause = (f"The batch is already 1: the tensor that failed, {shape} ({_gib(size)}), holds one "
+             "sample, so a smaller batch cannot help; the input's size (an image's resolution, a "
+             "sequence's length) and the GPU's memory decide")
+    if small and limit is not None:
+        return (f"{cause}, and TensorFlow could use only {_gib(limit)} of GPU memory (its "
+                "allocator's limit): a small GPU, or other processes hold the rest.",
+                "Give TensorFlow more GPU memory (nvidia-smi lists the processes holding it: close "
+                "them; or use a GPU with more memory), or use a smaller input (resize the image "
+                "before the model, or process it in tiles).", shown)
+    return (f"{cause}.",
+            "Use a smaller input (resize or downscale the image before the model, shorter "
+            "sequences, or process it in tiles and stitch the outputs), or a GPU with more free "
+            "memory (nvidia-smi lists other processes holding it).", shown)
+
+
 def rank_oom(text: str) -> Reading | None:
     """The cause of an out-of-memory the log shows, with its fix; None when it shows none."""
     if held := _held_elsewhere(text):
@@ -107,7 +133,10 @@ def rank_oom(text: str) -> Reading | None:
     m = _SHAPE.search(text) if "OOM when allocating" in text else None
     if m is not None:
         dims = [int(d) for d in m["shape"].replace(" ", "").split(",") if d]
-        if dims and (got := _from_shape(dims, (m["dtype"] or "float").lower(), m.group(0))):
+        lim = _LIMIT.search(text) if "Limit:" in text else None
+        limit = int(lim["n"]) if lim else None
+        if dims and (got := _from_shape(dims, (m["dtype"] or "float").lower(), m.group(0),
+                                        limit)):
             return got
         if dims and (math.prod(dims) * _DTYPE_BYTES.get((m["dtype"] or "float").lower(), 4)
                      >= _SMALL_REQUEST):
@@ -116,6 +145,14 @@ def rank_oom(text: str) -> Reading | None:
     if r is None:
         return None
     request = float(r["n"]) * _UNIT[r["u"][0]]
+    lim = _LIMIT.search(text) if "Limit:" in text else None
+    if lim and int(lim["n"]) < _SMALL_GPU:
+        return (f"TensorFlow could use only {_gib(int(lim['n']))} of GPU memory (its allocator's "
+                "limit) and it is used up: a small GPU, or other processes hold the rest, so even "
+                f"a small request ({_gib(request)}) fails.",
+                "Give TensorFlow more GPU memory (nvidia-smi lists the processes holding it: close "
+                "them; or use a GPU with more memory), or make the model's work smaller (a smaller "
+                "input or batch).", lim.group(0).strip())
     if request >= _SMALL_REQUEST or "InUse:" in text:  # the allocator's own stats judge it then
         return None
     return (f"The request that failed is small ({_gib(request)}): the GPU's memory was already "

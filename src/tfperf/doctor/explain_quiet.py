@@ -24,11 +24,31 @@ from dataclasses import dataclass
 # literals one of which every shaped line holds (case-sensitive, as programs print them)
 _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
                 "Traceback", "failed", "Failed", "Exception", "Killed", "Aborted",
-                "Segmentation fault", "core dumped", "Check failed")
+                "Segmentation fault", "core dumped", "Check failed", *(
+                    # failure messages a line can have without an error class or level (the
+                    # plainer wordings are looked for in the log's last lines only)
+                    "has no attribute", "No module named", "No such file", "bad magic",
+                    "ata loss", "precondition", "nvalid argument", "out of memory"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
                     r"Segmentation fault|core dumped|Check failed")
+# the same wordings as regexes, when no level or warning word says otherwise: Python's and
+# TensorFlow's own failure messages are errors wherever they stand; a plain "could not" or "not
+# found" is one only where the log ends (a program prints "Could not find a GPU, training on the
+# CPU" and goes on; a failure pasted without its class is the last thing the log says)
+_FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|[Dd]ata loss:|"
+                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory")
+_FAILURE_AT_END = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|"
+                             r"\b[Nn]ot found\b|\bdo(?:es|esn't) (?:not )?exist")
+_END = 2  # non-blank lines at the end of a log where a plain failure wording is an error
+# an I-level log line (TensorFlow's information: never an error, whatever its words)
+_INFO_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?I(?:\d{4} [\d:.]+ +\d+)? ?"
+                         r"[\w./\\:-]+\.(?:cc|h|cpp|c|py):\d+\]")
+# a line led by a warning level: a Python logger's 'WARNING:' (WARNING:tensorflow:, WARNING:absl:),
+# or Python's warnings format 'path.py:12: UserWarning: ...'
+_WARNING_LEAD = re.compile(r"^\s*(?:WARNING:|WARNING\s+-\s|(?:[^\s:]+(?::[^\s:]+)?\.py:\d+: )?"
+                           r"[A-Z]\w*Warning: )")
 _WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\b\w+Warning\b|warnings\.warn|\bWARN\b")
 # a glog/absl log line at level W, E or F (its origin a source file)
 _LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[WEF])"
@@ -52,10 +72,18 @@ class LooseLine:
 def _shape(text: str) -> str:
     if m := _LEVEL.match(text):
         return "warning" if m["level"] == "W" else "error"
+    if _WARNING_LEAD.match(text):  # a warning's own level decides over its words ("failed")
+        return "warning"
     if _ERROR.search(text):
         return "error"
     if _WARNING.search(text):
         return "warning"
+    if _INFO_LEVEL.match(text):
+        return ""
+    if _FAILURE.search(text):
+        return "error"  # a failure in words, without a class ("Data loss:", "has no attribute")
+    if _FAILURE_AT_END.search(text):
+        return "error at end"  # an error only where the log ends (``loose_lines``)
     return ""
 
 
@@ -89,15 +117,33 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     # glog's "W tensorflow/..." and absl's "W0713 ..." (not "Epoch", "Found")
     found.update(li for li, at in enumerate(starts) if text[at:at + 1] in ("W", "E", "F")
                  and (text[at + 1:at + 2] == " " or text[at + 1:at + 2].isdigit()))
+    # the log's last lines, where a plain failure wording ("could not ...") is an error
+    tail = _tail_lines(lines)
+    found.update(tail)
     out: list[LooseLine] = []
     for li in sorted(found - explained):
         if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
                                                                                explained):
             continue
+        if kind == "error at end":
+            if li not in tail:
+                continue  # the program went on after it: its own note, ordinary output
+            kind = "error"
         out.append(LooseLine(li, kind, is_tf_line(lines[li])))
     # a traceback's header belongs to the exception line that ends it
     return [loose for i, loose in enumerate(out)
             if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
+
+
+def _tail_lines(lines: list[str]) -> set[int]:
+    """The indices of the log's last ``_END`` non-blank lines."""
+    out: set[int] = set()
+    for li in range(len(lines) - 1, -1, -1):
+        if len(out) == _END:
+            break
+        if lines[li].strip():
+            out.add(li)
+    return out
 
 
 # a marker that starts a message (a log prefix, a Python logger's 'WARNING:tensorflow:'), then at

@@ -46,8 +46,9 @@ def summary(ex: Explanation) -> str:
     if ex.verdict == "empty":
         return "the log is empty: nothing to explain"
     if ex.verdict == "unrecognised" and ex.unknown:
-        first = ex.unknown[0]
-        more = len(ex.unknown) - 1
+        errors = [ln for ln in ex.unknown if ln.row == "error"]
+        first = errors[0]
+        more = len(errors) - 1
         out = (f"nothing recognised as a problem, but a TensorFlow {first.row} tfperf does not "
                f"know ({_quote(first)}{f'; +{more} more' if more else ''}): which does not prove "
                "the log is fine")
@@ -55,8 +56,9 @@ def summary(ex: Explanation) -> str:
             out += f"; note {ex.causes[0].label}: {first_sentence(ex.causes[0].cause)}"
         return out
     if ex.verdict == "unrecognised":
-        return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}: "
-                "this log is not in tfperf's knowledge base (which does not prove it is fine)")
+        return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}, and an "
+                f"error that is not TensorFlow's ({_quote(ex.not_tensorflow[0])}): this log is not "
+                "in tfperf's knowledge base (which does not prove it is fine)")
     if ex.problems:
         top = ex.problems[0]
         more = len(ex.problems) - 1
@@ -67,15 +69,24 @@ def summary(ex: Explanation) -> str:
             fix = f" Fix: {first_sentence(top.likely[0][1])}." if top.likely else ""
             return (f"{_TAGS[top.severity]} {cls} (generic reading, no knowledge row matched): "
                     f"{first_sentence(top.cause)}.{likely}{fix}{tail}")
-        fix = top.install or first_sentence(top.fix)
+        # the log's own evidence leads the fix (a macOS too old for the plugin), else the install
+        fix = (first_sentence(top.fix) if top.details.get("evidence")
+               else top.install or first_sentence(top.fix))
         return (f"{_TAGS[top.severity]} {top.label}: {first_sentence(top.cause)}. "
                 f"Fix: {fix}.{tail}")
     n_info = sum(len(i.lines) for i in ex.informational)
     whose = " with TensorFlow" if ex.not_tensorflow else ""
-    out = f"nothing wrong{whose}: {n_info} informational line{'s' if n_info != 1 else ''}"
+    clean = ("no TensorFlow error in the log" if any(ln.row == "error" for ln in ex.not_tensorflow)
+             else "no error in the log")
+    out = f"nothing wrong{whose}: {clean}" + (
+        f"; {n_info} informational line{'s' if n_info != 1 else ''}" if n_info else "")
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"
+    if ex.unknown:  # warnings only (an unknown error makes the log "unrecognised")
+        more = len(ex.unknown) - 1
+        out += (f"; note: a TensorFlow warning tfperf has no row for, informational "
+                f"({_quote(ex.unknown[0])}{f'; +{more} more' if more else ''})")
     if ex.not_tensorflow:
         out += (f"; not TensorFlow's ({_NOT_TF}): {_quote(ex.not_tensorflow[0])}"
                 + (f" (+{len(ex.not_tensorflow) - 1} more)" if len(ex.not_tensorflow) > 1 else ""))
@@ -132,8 +143,11 @@ def report_text(ex: Explanation, color: bool = False) -> str:
         for i in ex.informational:
             where = f"line{'s' if len(i.lines) > 1 else ''} {ranges(i.lines)}"
             out.append(f"  {i.id} x{len(i.lines)} ({where}): {i.what}")
-    for title, shown in (("TensorFlow messages tfperf does not know (not recognised, not "
-                          "proven fine)", ex.unknown),
+    unknown_title = ("TensorFlow messages tfperf does not know (not recognised, not proven fine)"
+                     if ex.verdict == "unrecognised" else
+                     "TensorFlow warnings tfperf does not know (informational: the log holds no "
+                     "error)")
+    for title, shown in ((unknown_title, ex.unknown),
                          (f"Not TensorFlow's ({_NOT_TF}; not read as a TensorFlow problem)",
                           ex.not_tensorflow)):
         if shown:
@@ -178,7 +192,8 @@ def report_markdown(ex: Explanation) -> str:
         out += ["", "Informational (nothing to do): " + ", ".join(
             f"{i.id} x{len(i.lines)}" for i in ex.informational)]
     if ex.unknown:
-        out += ["", "TensorFlow messages not recognised: " + "; ".join(
+        out += ["", ("TensorFlow messages not recognised: " if ex.verdict == "unrecognised" else
+                     "TensorFlow warnings tfperf has no row for (informational): ") + "; ".join(
             f"`{_quote(ln)}`" for ln in ex.unknown[:_SHOWN_LINES])]
     if ex.not_tensorflow:
         out += ["", f"Not TensorFlow's ({_NOT_TF}): " + "; ".join(

@@ -115,11 +115,16 @@ class Explanation:
             return "empty"
         if self.problems:
             return "failure" if any(c.severity == "failure" for c in self.problems) else "warning"
-        if self.unknown:  # a TensorFlow warning or error no row knows: not "nothing wrong"
+        # a TensorFlow error no row or floor reading knows: not "nothing wrong" (a warning no row
+        # knows is listed as a note: a log that holds no error is "nothing wrong found")
+        if any(ln.row == "error" for ln in self.unknown):
             return "unrecognised"
-        if self.causes or self.informational:
+        if self.causes or self.informational or self.unknown:
             return "nothing-wrong"
-        return "unrecognised"
+        # only the program's own errors, and nothing of TensorFlow's recognised: say so
+        if any(ln.row == "error" for ln in self.not_tensorflow):
+            return "unrecognised"
+        return "nothing-wrong"
 
     @property
     def exit_status(self) -> int:
@@ -201,6 +206,17 @@ def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
     return tuple(dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles))
 
 
+# typographic quotes a paste through a web page or a word processor puts in: rows quote with ' and "
+_CURLY = ("\u2018", "\u2019", "\u201c", "\u201d", "\u00b4")
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                           "\u00b4": "'"})
+
+
+def straight_quotes(text: str) -> str:
+    """The log with typographic quotes made straight (only searched for: most logs have none)."""
+    return text.translate(_STRAIGHT) if any(q in text for q in _CURLY) else text
+
+
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
     """(non-blank lines, [(line number, row, regex match, raw line)]) in line order."""
     n_lines, hits, _ = _match_lines(text)
@@ -268,6 +284,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     """
     from tfperf.doctor.knowledge import SEVERITY_ORDER, label_rows
 
+    text = straight_quotes(text)
     n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
@@ -280,7 +297,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     if not gpu and not by_design and any(row.escalate for _, row, _, _ in hits):
         from tfperf.doctor.explain_readings import gpu_wanted
 
-        wanted = gpu_wanted(text)
+        wanted = gpu_wanted(text) or _only_no_gpu(hits, n_lines)
         gpu = bool(wanted)
 
     by_label: dict[str, Cause] = {}
@@ -366,6 +383,18 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
                     foreign)
     return ex
+
+
+def _only_no_gpu(hits: list[tuple[int, Any, Any, str]], n_lines: int) -> str:
+    """A log that is nothing but the driver saying it sees no CUDA device was posted about that: a
+    machine with the driver loaded is set up for a GPU, so the GPU is wanted (round 9:
+    FPN_Tensorflow#146, one cuInit no-device line, read as 'nothing wrong'). A missing CUDA library
+    alone stays a notice: it is what a machine without a GPU prints (lightweight_mmm#23)."""
+    if n_lines == 0 or len({number for number, _, _, _ in hits}) < n_lines:
+        return ""
+    if not all(row.label == "cuinit-no-device" for _, row, _, _ in hits):
+        return ""
+    return "the log holds nothing but this message, so it was posted about it: a GPU is wanted"
 
 
 def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
