@@ -68,6 +68,11 @@ FINAL_SHARE = 0.2
 #: estimated longer than the call limit is not started (an interrupted trace can leave
 #: TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
+#: Seconds XLA takes to compile one op of an unrolled graph (measured on a 512-step running
+#: sum: 39 s for its ops, about 20 ms each on a loaded machine; 0.25 s for 20 batched ops).
+#: A compile cannot be interrupted (the call limit fires only when it returns), so one
+#: estimated past the first call's limit is not started.
+XLA_S_PER_OP = 1e-2
 #: A candidate's first call (a trace of an unrolled loop, an XLA compile) may take up to this
 #: share of the search budget left (at most half the budget): it is paid once, so it is
 #: measured and weighed with the calls expected, not dropped by the call limit (which holds
@@ -77,6 +82,12 @@ FIRST_CALL_SHARE = 0.4
 #: in a loop: a training run's steps, a service's requests): a candidate whose first call
 #: is not paid back within them (its break-even call count) is not picked.
 EXPECTED_CALLS = 10_000
+#: Tracing eager code for the roofline's FLOP count costs about this many of its calls (an
+#: unrolled Python loop: each op traced costs a few times running it); the count is made only
+#: where that fits the budget left (the baseline's trace was 6–80 s past a 20 s budget).
+TRACE_CALLS = 4.0
+#: The notes after the search (the roofline's trace) may run this share of the budget past it.
+NOTES_SHARE = 0.05
 
 Progress = Callable[[str], None]
 
@@ -255,6 +266,13 @@ class Search:
         for live in lives:
             if live.built is None or live.record.median_s is None or self.isolation is not None:
                 continue
+            cost = self.trace_estimate(live)
+            room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
+            if cost > room:
+                live.record.notes.append(
+                    f"roofline: not counted (tracing it would take about {cost:.2g} s, past the "
+                    f"budget: {room:.2g} s left)")
+                continue
             try:
                 args, kwargs = self._fresh(live)
                 judged = judge_call(live.built.fn, args, kwargs, live.record.median_s)
@@ -263,6 +281,15 @@ class Search:
             text = roof_text(judged, judged.get("flops_source"))
             live.record.notes.append(text if text.startswith("roofline") else
                                      f"roofline: {text}")
+
+    def trace_estimate(self, live: _Live) -> float:
+        """Seconds a trace of ``live`` may take: nothing new for a traced candidate (its
+        graph is cached), else ``TRACE_CALLS`` eager calls or its counted ops' trace."""
+        if any(lv.traces for lv in live.levers):
+            return 0.0
+        per_call = live.record.first_call_s or live.estimate
+        by_ops = (live.ops or 0) * TRACE_S_PER_OP
+        return max(TRACE_CALLS * per_call, by_ops)
 
     def _clean(self, keep: _Live | None) -> None:
         """Remove the candidates' module copies, but the pick's (its function may trace
@@ -361,6 +388,12 @@ class Search:
                 # Tracing an op costs a few times running it eagerly (more on a busy machine);
                 # a trace that may not end within the limit is not started.
                 per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
+                if any(lv.compiles for lv in chosen) and ops * XLA_S_PER_OP > limit:
+                    record.rejected = (f"not tried: XLA would compile {ops} eager ops (a Python "
+                                       f"loop unrolled) in one graph, about "
+                                       f"{ops * XLA_S_PER_OP:.2g} s of compiling, which cannot "
+                                       f"be interrupted (the first call's limit is {limit:.2g} s)")
+                    return live
                 if 2 * ops * per_op > limit:
                     record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a "
                                        f"Python loop) into one graph, about {ops * per_op:.2g} s"
@@ -535,9 +568,14 @@ class Search:
             return None
         from tfperf.bench.equivalence import snapshot
 
-        args, kwargs = to_float64((self.target.args, self.target.kwargs))
         base = self.base.built
         assert base is not None
+        took = self.base.estimate
+        if took > self.left() / 2:  # one more baseline call must not overrun the budget
+            self.truth_error = (f"no time left for a float64 run of the baseline ({took:.2g} s "
+                                f"a call, {max(0.0, self.left()):.2g} s of the search left)")
+            return None
+        args, kwargs = to_float64((self.target.args, self.target.kwargs))
         try:
             value = snapshot(base.fn(*args, **kwargs))
         except Exception as exc:  # the user's code pins float32 somewhere
