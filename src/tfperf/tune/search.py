@@ -239,7 +239,7 @@ class Search:
         for c in everyone:
             self._break_even(base, c)
         best = self._pick(base, everyone)
-        self._roofline([base] + ([best] if best is not None else []))
+        self._roofline([base] + ([best] if best is not None else []), everyone)
         self._clean(keep=best)
         patch = best.record.patch if best else ""
         rec = base.record
@@ -258,7 +258,7 @@ class Search:
             best_fn=best.built.fn if best and best.built else None,
             in_file=self.target.in_file, cell=self.target.cell)
 
-    def _roofline(self, lives: list[_Live]) -> None:
+    def _roofline(self, lives: list[_Live], everyone: list[_Live]) -> None:
         """The baseline's and the pick's FLOPs, counted on their traced graphs, against the
         roof of their precision (a note each: ``roofline: ...``); never fails the search."""
         from tfperf.roofline.call import judge_call, roof_text
@@ -266,7 +266,7 @@ class Search:
         for live in lives:
             if live.built is None or live.record.median_s is None or self.isolation is not None:
                 continue
-            cost = self.trace_estimate(live)
+            cost = self.trace_estimate(live, everyone)
             room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
             if cost > room:
                 live.record.notes.append(
@@ -282,14 +282,24 @@ class Search:
             live.record.notes.append(text if text.startswith("roofline") else
                                      f"roofline: {text}")
 
-    def trace_estimate(self, live: _Live) -> float:
+    def trace_estimate(self, live: _Live, everyone: Sequence[_Live] = ()) -> float:
         """Seconds a trace of ``live`` may take: nothing new for a traced candidate (its
-        graph is cached), else ``TRACE_CALLS`` eager calls or its counted ops' trace."""
+        graph is cached); else the first call of the same code traced (``tf.function`` on
+        top of it: infinite when that trace outlasted its limit), ``TRACE_CALLS`` eager calls
+        or its counted ops' trace, whichever is longest."""
         if any(lv.traces for lv in live.levers):
             return 0.0
         per_call = live.record.first_call_s or live.estimate
-        by_ops = (live.ops or 0) * TRACE_S_PER_OP
-        return max(TRACE_CALLS * per_call, by_ops)
+        guesses = [TRACE_CALLS * per_call, (live.ops or 0) * TRACE_S_PER_OP]
+        for other in everyone:  # the same code, traced: its first call is the trace
+            rest = tuple(lv for lv in other.levers if not lv.traces)
+            if rest != live.levers or rest == other.levers:
+                continue
+            if other.record.first_call_s is not None:
+                guesses.append(other.record.first_call_s)
+            elif (other.record.rejected or "").startswith(("too slow", "not tried")):
+                guesses.append(math.inf)
+        return max(guesses)
 
     def _clean(self, keep: _Live | None) -> None:
         """Remove the candidates' module copies, but the pick's (its function may trace
