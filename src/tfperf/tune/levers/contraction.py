@@ -87,10 +87,10 @@ class ProductSumToEinsum(Lever):
     def applies(self, ctx: LeverContext) -> str | None:
         # The sums appear once the loop levers have batched a loop: judged on the function
         # as written and as those levers leave it (each is tried on top of them).
-        from tfperf.tune.levers.loop_model import _found
+        from tfperf.tune.levers.loop_model import found_loops
 
         fn = find_function(parse(ctx.target.source), ctx.target.name)
-        if _sums(fn) or _found(ctx):
+        if _sums(fn) or found_loops(ctx):
             return None
         return "no sum of a product, and no loop whose batched form may hold one"
 
