@@ -124,10 +124,15 @@ def fills(ctx: LeverContext, text: str, name: str) -> list[Fill]:
     return out
 
 
-def _nest(ctx, text, loop, buf, tensors, loop_of, loop_domain):  # type: ignore[no-untyped-def]
+def _nest(ctx: Any, text: str, loop: ast.stmt, buf: str, tensors: frozenset[str],
+          loop_of: Any, loop_domain: Any) -> Any:
     """The loops of a fill, outermost first, down to the one whose body writes the element."""
-    loops, indices, stops, binds, stmts = [], [], [], [], []
-    node = loop
+    loops: list[ast.stmt] = []
+    indices: list[str] = []
+    stops: list[str] = []
+    binds: list[tuple[str, str]] = []
+    stmts: list[ast.stmt] = []
+    node: Any = loop
     while True:
         if len(loops) == MAX_DEPTH or getattr(node, "orelse", None):
             return None
