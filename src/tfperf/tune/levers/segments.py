@@ -41,7 +41,7 @@ def _substituted(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr:
         def visit_Name(self, n: ast.Name) -> Any:
             return copy.deepcopy(names[n.id]) if n.id in names else n
 
-    return Sub().visit(copy.deepcopy(node))  # type: ignore[no-any-return]
+    return Sub().visit(copy.deepcopy(node))
 
 
 def _uses(node: ast.AST, name: str) -> bool:
