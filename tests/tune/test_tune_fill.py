@@ -120,3 +120,12 @@ def test_the_spellings_numpy_fill_is_mapped():
 def test_a_buffer_read_in_its_own_loop_is_not_a_fill():
     ctx = _context(RECURRENCE, _inputs())
     assert FillToMap().applies(ctx) is not None
+
+
+@pytest.mark.parametrize("spelling", ["numpy_double_range", "numpy_enumerate_helper",
+                                      "while_item_float", "row_fill", "tf_zeros_numpy_value"])
+def test_every_grid_fill_spelling_is_mapped(spelling):
+    text, args, ctx = _spelling(f"grid_fill/{spelling}")
+    new = FillToMap().build(text, ctx)
+    assert not [k for k in _loops_left(new) if k in ("For", "While")], new
+    _agrees(text, new, args)

@@ -74,3 +74,18 @@ def test_per_group_reductions_become_one_segment_op(name):
 def test_a_reduction_over_more_than_one_group_is_left_alone():
     ctx = _context(HEAD + NOT_GROUPS, _inputs())
     assert GroupsToSegments().applies(ctx) is not None
+
+
+@pytest.mark.parametrize("spelling", ["range_named_mask", "comprehension_eq", "while_counter"])
+def test_the_group_means_spellings_become_a_segment_mean(spelling):
+    from test_tune_loop_model import BY_NAME
+
+    comp = BY_NAME["group_means"]  # its spellings read the case file's SIZE, as a constant
+    text = HEAD + f"SIZE = {comp.small!r}\n\n\n" + comp.spellings[spelling]
+    ns = {"SIZE": dict(comp.small), "tf": tf}
+    exec("def make():\n" + "\n".join("    " + r for r in comp.inputs.splitlines()), ns)
+    args = ns["make"]()
+    ctx = _context(text, args)
+    new = GroupsToSegments().build(text, ctx)
+    assert "unsorted_segment_mean" in new, new
+    _agrees(text, new, args)
