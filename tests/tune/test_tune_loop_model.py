@@ -172,3 +172,22 @@ def test_a_scan_of_a_running_sum_is_a_cumsum():
     _agrees(text, new, args)
     text, _, ctx = _spelling("running_mean/prefix_slices")
     assert lever.applies(ctx) == "no tf.scan of a running sum"
+
+
+def test_each_examples_own_element_is_a_batched_gather():
+    # q[i, a[i]] (held-out round 1: the value of the action taken): batched as q[:, a] it
+    # picks every example's action in every row ([n, n]); each row's own is a gather.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(q, a):
+    picked = []
+    for i in range(q.shape[0]):
+        picked.append(q[i, a[i]])
+    return tf.stack(picked)
+'''
+    g = tf.random.Generator.from_seed(2)
+    args = (g.normal([9, 4]), g.uniform([9], 0, 4, dtype=tf.int32))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "batch_dims=1" in new and not _loops_left(new), new
+    _agrees(text, new, args)

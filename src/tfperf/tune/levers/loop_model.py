@@ -226,6 +226,18 @@ class _Batch(ast.NodeTransformer):
             if len(parts) == 1 and not self.depth:
                 name = node.value.id if isinstance(node.value, ast.Name) else ""
                 return self._scalar(value, name)
+            if at[0] == 0 and len(parts) == 2 and not self.depth and self.batched(parts[1]) \
+                    and isinstance(node.ctx, ast.Load):
+                # x[i, ids[i]]: each example's own element of its row (a per-example
+                # lookup), not every example's ids in every row.
+                self.in_gather += 1
+                index = self.visit(parts[1])
+                self.in_gather -= 1
+                call = ast.parse(f"{self.tf}.gather(_, _, axis=1, batch_dims=1)",
+                                 mode="eval").body
+                assert isinstance(call, ast.Call)
+                call.args = [value, index]
+                return call
             new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice()] \
                 + [ast.Constant(None)] * self.depth + [self.visit(p) for p in parts[at[0] + 1:]]
             return ast.Subscript(value, ast.Tuple(new, ast.Load()), node.ctx)
