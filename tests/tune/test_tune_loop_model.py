@@ -191,3 +191,20 @@ def f(q, a):
     new = LoopsBatched(True).build(text, _context(text, args))
     assert "batch_dims=1" in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+def test_a_dot_with_each_example_as_its_second_operand_contracts_the_right_axes():
+    # np.dot(q, v) for each row v (held-out round 1's cosine scores, once the round trip is
+    # TF ops): tf.tensordot(q, rows, axes=1) would contract the batch axis.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(q, rows):
+    return tf.stack([tf.tensordot(q, v, axes=1) / (tf.norm(q) * tf.norm(v))
+                     for v in tf.unstack(rows)])
+'''
+    g = tf.random.Generator.from_seed(4)
+    args = (g.normal([6]), g.normal([10, 6]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "axes=[[-1], [-1]]" in new and not _loops_left(new), new
+    _agrees(text, new, args)

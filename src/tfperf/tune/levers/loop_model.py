@@ -279,6 +279,16 @@ class _Batch(ast.NodeTransformer):
             assert isinstance(call, ast.Call)
             call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
             return call
+        if last == "tensordot" and len(node.args) >= 2 and not self.depth \
+                and not self.batched(node.args[0]) and self.batched(node.args[1]) \
+                and _axes_one(node):
+            # dot(a, v) of one example's vector v: a's last axis against v's, for the batch
+            # of v's the batch axis first (a tensordot with the batch as its second operand
+            # would contract the batch axis).
+            call = ast.parse(f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
+            assert isinstance(call, ast.Call)
+            call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
+            return call
         if last == "einsum" and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) and "->" in node.args[0].value \
                 and "..." not in node.args[0].value and not node.keywords and not self.depth:
@@ -313,6 +323,15 @@ class _Batch(ast.NodeTransformer):
         else:
             axis.value = _shifted(axis.value)
         return node
+
+
+def _axes_one(call: ast.Call) -> bool:
+    """``axes=1`` (a keyword or the third argument) of a tensordot, and nothing else."""
+    axes = next((k.value for k in call.keywords if k.arg == "axes"), None)
+    if axes is None and len(call.args) == 3:
+        axes = call.args[2]
+    others = [k for k in call.keywords if k.arg != "axes"]
+    return isinstance(axes, ast.Constant) and axes.value == 1 and not others
 
 
 def _ellipsis(node: ast.AST) -> bool:
