@@ -129,3 +129,14 @@ def test_every_grid_fill_spelling_is_mapped(spelling):
     new = FillToMap().build(text, ctx)
     assert not [k for k in _loops_left(new) if k in ("For", "While")], new
     _agrees(text, new, args)
+
+
+def test_the_filled_tensor_traces_where_tf_constant_took_the_buffer():
+    # tf.constant(d) of the NumPy buffer, once d is a tensor, raises under tf.function.
+    text, args, ctx = _spelling("pairwise/numpy_fill")
+    new = FillToMap().build(text, ctx)
+    assert "tf.convert_to_tensor(d)" in new, new
+    ns: dict = {}
+    exec(compile(new, "<fill>", "exec"), ns)
+    traced = tf.function(ns["f"])
+    assert traced(*args).shape == ns["f"](*args).shape

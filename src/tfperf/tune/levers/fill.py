@@ -219,7 +219,23 @@ def rewrite(text: str, fill: Fill, tf: str) -> str:
         "".join(pad + r + "\n" for r in lines)]
     init = fill.init  # the buffer is made by the map now
     del rows[init.lineno - 1:init.end_lineno]
-    return "".join(rows)
+    return _as_tensor(ast_text="".join(rows), name=fill.name, tf=tf)
+
+
+def _as_tensor(ast_text: str, name: str, tf: str) -> str:
+    """``tf.constant(buf)`` after the fill → ``tf.convert_to_tensor(buf)``: the buffer is a
+    tensor now, and ``tf.constant`` of a tensor raises under ``tf.function``."""
+    from tfperf.tune.source import replace_nodes
+
+    tree = parse(ast_text)
+    edits: list[tuple[ast.AST, str]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == f"{tf}.constant" \
+                and len(n.args) == 1 and isinstance(n.args[0], ast.Name) \
+                and n.args[0].id == name:
+            kw = "".join(f", {ast.unparse(k)}" for k in n.keywords)
+            edits.append((n, f"{tf}.convert_to_tensor({name}{kw})"))
+    return replace_nodes(ast_text, edits) if edits else ast_text
 
 
 class FillToMap(Lever):
