@@ -191,6 +191,32 @@ def _blocks(fn: ast.FunctionDef) -> list[list[ast.stmt]]:
     return out
 
 
+class _Gathers(ast.NodeTransformer):
+    """``x[i]``/``x[i, k]`` (an index first) → ``tf.gather(x, i)``(``[k]``): pfor turns a
+    strided slice at a mapped index into a while_loop (190 µs against 0.8–60 ms for the
+    grid_fill spelling under tf.function), a gather into one batched gather, and XLA
+    compiles it."""
+
+    def __init__(self, indices: set[str], tf: str) -> None:
+        self.indices, self.tf = indices, tf
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        first = parts[0]
+        if not (isinstance(first, ast.Name) and first.id in self.indices):
+            return node
+        call = ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body,
+                        [node.value, first], [])
+        if len(parts) == 1:
+            return call
+        rest = parts[1:]
+        sl = rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load())
+        return ast.Subscript(call, sl, ast.Load())
+
+
 def _helper_name(text: str) -> str:
     k = 1
     while f"{HELPER}{k}" in text:
@@ -201,11 +227,13 @@ def _helper_name(text: str) -> str:
 def rewrite(text: str, fill: Fill, tf: str) -> str:
     """``fill``'s loops replaced by the element function mapped over the grid."""
     helper = _helper_name(text)
+    gathered = _Gathers(set(fill.indices), tf)
     lines = [f"def {helper}({', '.join(fill.indices)}):"]
-    lines += [f"    {item} = {pick}" for item, pick in fill.binds]
+    lines += [f"    {item} = {ast.unparse(gathered.visit(ast.parse(pick, mode='eval').body))}"
+              for item, pick in fill.binds]
     for s in fill.stmts:
-        lines += ["    " + r for r in ast.unparse(s).splitlines()]
-    lines.append(f"    return {ast.unparse(fill.value)}")
+        lines += ["    " + r for r in ast.unparse(gathered.visit(s)).splitlines()]
+    lines.append(f"    return {ast.unparse(gathered.visit(fill.value))}")
     grid = f"{helper}({', '.join(fill.indices)})"
     for index, stop in reversed(list(zip(fill.indices, fill.stops, strict=True))):
         grid = f"{tf}.vectorized_map(lambda {index}: {grid}, {tf}.range({stop}))"
