@@ -79,3 +79,29 @@ def test_no_float64_run_of_a_baseline_that_leaves_no_time_for_it(user_module, fr
     (cand,) = result.candidates
     said = (cand.rejected or "") + " ".join(cand.notes)
     assert "no time left for a float64 run of the baseline" in said
+
+
+def test_a_candidate_as_slow_as_the_budget_is_not_timed_in_rounds(user_module, monkeypatch):
+    # A planted candidate of 0.8 s a call against 2.4 s of final timing (budget 3, the
+    # final share 0.2 frozen, 0.9 of it): compare would run its warm-up and a round past the
+    # budget. It keeps its one-call estimate; before, it was handed to compare.
+    from planted import Planted
+
+    from tfperf.bench import comparison
+    from tfperf.tune.search import OVERSHOOT_CALLS
+
+    timed: list[list[str]] = []
+    real = comparison.compare
+
+    def spy(variants, **kw):
+        timed.append([v.name for v in variants])
+        return real(variants, **kw)
+
+    monkeypatch.setattr(comparison, "compare", spy)
+    mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
+    slow = Planted("planted: slow", "    time.sleep(0.0)", "    time.sleep(0.8)")
+    result = tune(mod.slow, (tf.ones([4, 3]),), budget=3, levers=[slow])
+    assert OVERSHOOT_CALLS * 0.8 > 0.9 * 0.2 * 3
+    assert not any("planted: slow" in names for names in timed)
+    (cand,) = result.candidates
+    assert cand.median_s is not None and cand.median_s >= 0.8  # its one call stands for it

@@ -607,6 +607,12 @@ class Search:
             self.isolation.time(self, base, cands, share, final)
             return
         seconds = max(0.5, share * self.left(final))
+        # A candidate as slow as the baseline may be (bfloat16 casts of a 7 s Python loop)
+        # cannot be timed in rounds either: compare runs its warm-up and a round of it past
+        # the budget (86 s of a 60 s search). Its one-call estimate stands for it.
+        cands = [c for c in cands if timeable(c.estimate, seconds)]
+        if not cands:
+            return
         # A slow baseline is not timed in rounds (it would eat the budget): its second call
         # stands for it. compare may finish its warm-up and the round it is in past its budget
         # (measured: about 3 calls of the slowest variant), so that much is kept aside: with a
@@ -733,6 +739,12 @@ def fewest_levers(rest: list[_Live], top: list[_Live]) -> _Live | None:
     fewer = [c for c in rest if len(c.levers) < len(best.levers)
              and c.estimate <= ONE_CALL_DOUBT * best.estimate]
     return min(fewer, key=lambda c: (len(c.levers), c.estimate), default=None)
+
+
+def timeable(call_s: float, seconds: float) -> bool:
+    """Whether a variant of ``call_s`` a call can be timed in rounds within ``seconds``:
+    what compare may run past its budget (``OVERSHOOT_CALLS`` calls) must fit in them."""
+    return OVERSHOOT_CALLS * call_s < seconds
 
 
 def rounds_plan(base_s: float, seconds: float) -> tuple[bool, float]:
