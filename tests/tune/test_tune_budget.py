@@ -54,8 +54,8 @@ def test_the_roofline_is_still_counted_when_its_trace_fits(user_module):
 
 
 def test_an_xla_compile_of_an_unrolled_loop_is_not_started(user_module):
-    # 400 eager ops: tracing them fits the first call's limit, compiling them with XLA (about
-    # 10 ms an op) does not; before, jit_compile was started and its compile overran the
+    # 400 eager ops: tracing them fits the first call's limit, compiling them with XLA (30 ms
+    # an op, twice) does not; before, jit_compile was started and its compile overran the
     # limit (39 s against 5 s on a 512-step loop).
     mod = user_module(MANY_OPS.replace("STEPS", "200"))
     result = tune(mod.many, (tf.ones([8]),), budget=4, levers=[TfFunction(), JitCompile()])

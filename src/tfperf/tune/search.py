@@ -68,11 +68,12 @@ FINAL_SHARE = 0.2
 #: estimated longer than the call limit is not started (an interrupted trace can leave
 #: TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
-#: Seconds XLA takes to compile one op of an unrolled graph (measured on a 512-step running
-#: sum: 39 s for its ops, about 20 ms each on a loaded machine; 0.25 s for 20 batched ops).
-#: A compile cannot be interrupted (the call limit fires only when it returns), so one
-#: estimated past the first call's limit is not started.
-XLA_S_PER_OP = 1e-2
+#: Seconds XLA takes to compile one op of an unrolled graph, counted twice as for traces:
+#: measured 25 ms an op (a 512-step running sum: 39 s) to over 80 ms under load (a 300-step
+#: discounted return, 1202 ops: past 100 s; compile time grows faster than the op count),
+#: 0.25 s for 20 batched ops. A compile cannot be interrupted (the call limit fires only
+#: when it returns), so one estimated past the first call's limit is not started.
+XLA_S_PER_OP = 3e-2
 #: A candidate's first call (a trace of an unrolled loop, an XLA compile) may take up to this
 #: share of the search budget left (at most half the budget): it is paid once, so it is
 #: measured and weighed with the calls expected, not dropped by the call limit (which holds
@@ -398,7 +399,7 @@ class Search:
                 # Tracing an op costs a few times running it eagerly (more on a busy machine);
                 # a trace that may not end within the limit is not started.
                 per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
-                if any(lv.compiles for lv in chosen) and ops * XLA_S_PER_OP > limit:
+                if any(lv.compiles for lv in chosen) and 2 * ops * XLA_S_PER_OP > limit:
                     record.rejected = (f"not tried: XLA would compile {ops} eager ops (a Python "
                                        f"loop unrolled) in one graph, about "
                                        f"{ops * XLA_S_PER_OP:.2g} s of compiling, which cannot "
