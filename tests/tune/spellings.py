@@ -648,7 +648,160 @@ RUNNING_MEAN = Computation(
     },
 )
 
-COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN)
+GRID_FILL = Computation(
+    "grid_fill", "a Gaussian similarity of every row of a [n, d] to every row of b [m, d], "
+    "written element by element into a matrix → [n, m] (held-out round 1's misses, restated)",
+    {"n": 6, "m": 5, "d": 3}, {"n": 32, "m": 24, "d": 8},
+    _d("""
+        g = tf.random.Generator.from_seed(6)
+        return g.normal([SIZE["n"], SIZE["d"]]), g.normal([SIZE["m"], SIZE["d"]])
+    """),
+    {
+        "numpy_double_range": _d("""
+            def f(a, b):
+                sim = np.zeros((a.shape[0], b.shape[0]), dtype=np.float32)
+                for i in range(a.shape[0]):
+                    for j in range(b.shape[0]):
+                        diff = a[i] - b[j]
+                        sim[i, j] = tf.exp(-0.5 * tf.reduce_sum(diff * diff))
+                return tf.convert_to_tensor(sim)
+        """),
+        "numpy_enumerate_helper": _d("""
+            def f(a, b):
+                def similarity(p, q):
+                    return tf.exp(-0.5 * tf.reduce_sum(tf.square(p - q)))
+
+                out = np.zeros((len(a), len(b)))
+                for i, p in enumerate(a):
+                    for j, q in enumerate(b):
+                        out[i, j] = similarity(p, q)
+                return tf.cast(out, tf.float32)
+        """),
+        "while_item_float": _d("""
+            def f(a, b):
+                n, m = a.shape[0], b.shape[0]
+                k = np.empty((n, m), dtype=np.float32)
+                i = 0
+                while i < n:
+                    j = 0
+                    while j < m:
+                        k[i][j] = float(tf.exp(-0.5 * tf.reduce_sum((a[i] - b[j]) ** 2)))
+                        j += 1
+                    i += 1
+                return tf.constant(k)
+        """),
+        "row_fill": _d("""
+            def f(a, b):
+                out = np.zeros((a.shape[0], b.shape[0]), dtype=np.float32)
+                for i in range(a.shape[0]):
+                    out[i] = tf.exp(-0.5 * tf.reduce_sum(tf.square(a[i] - b), axis=1)).numpy()
+                return tf.constant(out)
+        """),
+        "tf_zeros_numpy_value": _d("""
+            def f(a, b):
+                grid = np.zeros([a.shape[0], b.shape[0]], np.float32)
+                for i in range(a.shape[0]):
+                    for j in range(b.shape[0]):
+                        d2 = tf.reduce_sum(tf.math.squared_difference(a[i], b[j]))
+                        grid[i, j] = tf.exp(-d2 / 2.0).numpy()
+                return tf.convert_to_tensor(grid)
+        """),
+    },
+    {
+        "hand_broadcast": _d("""
+            def hand_broadcast(a, b):
+                d2 = tf.reduce_sum(tf.square(a[:, None, :] - b[None, :, :]), axis=-1)
+                return tf.exp(-0.5 * d2)
+        """),
+        "hand_matmul": _d("""
+            def hand_matmul(a, b):
+                d2 = (tf.reduce_sum(a * a, 1)[:, None] + tf.reduce_sum(b * b, 1)[None, :]
+                      - 2.0 * tf.matmul(a, b, transpose_b=True))
+                return tf.exp(-0.5 * tf.maximum(d2, 0.0))
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(a, b):
+                d2 = tf.reduce_sum(tf.square(a[:, None, :] - b[None, :, :]), axis=-1)
+                return tf.exp(-0.5 * d2)
+        """),
+    },
+)
+
+GROUP_MEANS = Computation(
+    "group_means", "the mean of the rows of x [n, d] in each group of ids [n] (every id in "
+    "range(k) present) → [k, d] (held-out round 1's per-class centroids, restated)",
+    {"n": 40, "d": 3, "k": 5}, {"n": 2048, "d": 64, "k": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(8)
+        ids = tf.concat([tf.range(SIZE["k"]),
+                         g.uniform([SIZE["n"] - SIZE["k"]], 0, SIZE["k"], dtype=tf.int32)], 0)
+        return g.normal([SIZE["n"], SIZE["d"]]), ids
+    """),
+    {
+        "range_named_mask": _d("""
+            def f(x, ids):
+                means = []
+                for c in range(SIZE["k"]):
+                    members = tf.equal(ids, c)
+                    means.append(tf.reduce_mean(tf.boolean_mask(x, members), axis=0))
+                return tf.stack(means)
+        """),
+        "comprehension_eq": _d("""
+            def f(x, ids):
+                k = SIZE["k"]
+                return tf.stack([tf.reduce_mean(tf.boolean_mask(x, ids == c), axis=0)
+                                 for c in range(k)])
+        """),
+        "while_counter": _d("""
+            def f(x, ids):
+                out = []
+                c = 0
+                while c < SIZE["k"]:
+                    rows = tf.boolean_mask(x, tf.math.equal(ids, c))
+                    out.append(tf.reduce_mean(rows, 0))
+                    c += 1
+                return tf.stack(out)
+        """),
+        "gather_where": _d("""
+            def f(x, ids):
+                out = []
+                for c in range(SIZE["k"]):
+                    idx = tf.where(ids == c)[:, 0]
+                    out.append(tf.reduce_mean(tf.gather(x, idx), axis=0))
+                return tf.stack(out)
+        """),
+        "sum_over_count": _d("""
+            def f(x, ids):
+                out = []
+                for c in range(SIZE["k"]):
+                    mask = tf.equal(ids, c)
+                    total = tf.reduce_sum(tf.boolean_mask(x, mask), axis=0)
+                    count = tf.reduce_sum(tf.cast(mask, tf.float32))
+                    out.append(total / count)
+                return tf.stack(out)
+        """),
+    },
+    {
+        "hand_segment_mean": _d("""
+            def hand_segment_mean(x, ids):
+                return tf.math.unsorted_segment_mean(x, ids, SIZE["k"])
+        """),
+        "hand_one_hot": _d("""
+            def hand_one_hot(x, ids):
+                member = tf.one_hot(ids, SIZE["k"], dtype=x.dtype)
+                return tf.matmul(member, x, transpose_a=True) / tf.reduce_sum(member, 0)[:, None]
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x, ids):
+                return tf.math.unsorted_segment_mean(x, ids, SIZE["k"])
+        """),
+    },
+)
+
+COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
+                GROUP_MEANS)
 
 
 @dataclass(frozen=True)

@@ -156,9 +156,11 @@ def test_tune_rewrites_the_articles_tuple_index_spelling(user_module):
     batched = by["loops→batched ops (per-example axes)"]
     assert batched.rejected is None and batched.equivalent is True
     assert by["loops→vectorized_map"].equivalent is True
-    # 72 eager iterations against one batched op: far beyond any noise.
+    # 72 eager iterations against one batched op: far beyond any noise. The pick may be
+    # that op or the loop unrolled and compiled whole by XLA (jit_compile: as fast, once
+    # its compile is paid); either is equivalent.
+    assert batched.speedup is not None and batched.speedup > 5
     assert result.best is not None and result.best.equivalent is True
-    assert "loops→" in result.best_name or "reduce_sum" in result.best_name
 
 
 def test_a_scan_of_a_running_sum_is_a_cumsum():
@@ -172,3 +174,39 @@ def test_a_scan_of_a_running_sum_is_a_cumsum():
     _agrees(text, new, args)
     text, _, ctx = _spelling("running_mean/prefix_slices")
     assert lever.applies(ctx) == "no tf.scan of a running sum"
+
+
+def test_each_examples_own_element_is_a_batched_gather():
+    # q[i, a[i]] (held-out round 1: the value of the action taken): batched as q[:, a] it
+    # picks every example's action in every row ([n, n]); each row's own is a gather.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(q, a):
+    picked = []
+    for i in range(q.shape[0]):
+        picked.append(q[i, a[i]])
+    return tf.stack(picked)
+'''
+    g = tf.random.Generator.from_seed(2)
+    args = (g.normal([9, 4]), g.uniform([9], 0, 4, dtype=tf.int32))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "batch_dims=1" in new and not _loops_left(new), new
+    _agrees(text, new, args)
+
+
+def test_a_dot_with_each_example_as_its_second_operand_contracts_the_right_axes():
+    # np.dot(q, v) for each row v (held-out round 1's cosine scores, once the round trip is
+    # TF ops): tf.tensordot(q, rows, axes=1) would contract the batch axis.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(q, rows):
+    return tf.stack([tf.tensordot(q, v, axes=1) / (tf.norm(q) * tf.norm(v))
+                     for v in tf.unstack(rows)])
+'''
+    g = tf.random.Generator.from_seed(4)
+    args = (g.normal([6]), g.normal([10, 6]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "axes=[[-1], [-1]]" in new and not _loops_left(new), new
+    _agrees(text, new, args)

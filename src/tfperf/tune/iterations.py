@@ -106,7 +106,7 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
                           ast.Global, ast.Nonlocal))
            for s in node.body for n in _own_nodes(s)):
         return None
-    domain = _domain(ctx, text, model, tensors)
+    domain = loop_domain(ctx, text, model, tensors)
     if domain is None:
         return None
     index, stop, binds = domain
@@ -163,7 +163,7 @@ def _finish(it: Iteration, index: str) -> None:
                         for n in nodes)
 
 
-def _domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = frozenset(),
+def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = frozenset(),
             ) -> tuple[str, str, list[tuple[str, str, str]]] | None:
     """(index name, iteration count, item binds) of a loop's domain; ``tensors``: names
     known to hold tensors (the tuned function's arguments, seen when it ran), whose rows a
@@ -375,7 +375,7 @@ def _comprehension(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     gen = node.generators[0]
     if gen.ifs or gen.is_async or not isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return None
-    domain = _domain(ctx, text, model, tensors)
+    domain = loop_domain(ctx, text, model, tensors)
     if domain is None:
         return None
     index, stop, binds = domain

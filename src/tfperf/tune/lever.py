@@ -51,6 +51,7 @@ class Lever:
     dtype: str | None = None  # the reduced dtype a precision lever computes in
     wraps_calls: bool = False  # each call of the candidate runs inside ``scope``
     traces: bool = False  # it traces the function's Python (a Python loop is unrolled)
+    compiles: bool = False  # XLA compiles the traced graph (slow for big graphs)
     description: str = ""
     rejections: tuple[str, ...] = ()
 

@@ -68,6 +68,12 @@ FINAL_SHARE = 0.2
 #: estimated longer than the call limit is not started (an interrupted trace can leave
 #: TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
+#: Seconds XLA takes to compile one op of an unrolled graph, counted twice as for traces:
+#: measured 25 ms an op (a 512-step running sum: 39 s) to over 80 ms under load (a 300-step
+#: discounted return, 1202 ops: past 100 s; compile time grows faster than the op count),
+#: 0.25 s for 20 batched ops. A compile cannot be interrupted (the call limit fires only
+#: when it returns), so one estimated past the first call's limit is not started.
+XLA_S_PER_OP = 3e-2
 #: A candidate's first call (a trace of an unrolled loop, an XLA compile) may take up to this
 #: share of the search budget left (at most half the budget): it is paid once, so it is
 #: measured and weighed with the calls expected, not dropped by the call limit (which holds
@@ -77,6 +83,12 @@ FIRST_CALL_SHARE = 0.4
 #: in a loop: a training run's steps, a service's requests): a candidate whose first call
 #: is not paid back within them (its break-even call count) is not picked.
 EXPECTED_CALLS = 10_000
+#: Tracing eager code for the roofline's FLOP count costs about this many of its calls (an
+#: unrolled Python loop: each op traced costs a few times running it); the count is made only
+#: where that fits the budget left (the baseline's trace was 6–80 s past a 20 s budget).
+TRACE_CALLS = 4.0
+#: The notes after the search (the roofline's trace) may run this share of the budget past it.
+NOTES_SHARE = 0.05
 
 Progress = Callable[[str], None]
 
@@ -228,7 +240,7 @@ class Search:
         for c in everyone:
             self._break_even(base, c)
         best = self._pick(base, everyone)
-        self._roofline([base] + ([best] if best is not None else []))
+        self._roofline([base] + ([best] if best is not None else []), everyone)
         self._clean(keep=best)
         patch = best.record.patch if best else ""
         rec = base.record
@@ -247,13 +259,20 @@ class Search:
             best_fn=best.built.fn if best and best.built else None,
             in_file=self.target.in_file, cell=self.target.cell)
 
-    def _roofline(self, lives: list[_Live]) -> None:
+    def _roofline(self, lives: list[_Live], everyone: list[_Live]) -> None:
         """The baseline's and the pick's FLOPs, counted on their traced graphs, against the
         roof of their precision (a note each: ``roofline: ...``); never fails the search."""
         from tfperf.roofline.call import judge_call, roof_text
 
         for live in lives:
             if live.built is None or live.record.median_s is None or self.isolation is not None:
+                continue
+            cost = self.trace_estimate(live, everyone)
+            room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
+            if cost > room:
+                live.record.notes.append(
+                    f"roofline: not counted (tracing it would take about {cost:.2g} s, past the "
+                    f"budget: {room:.2g} s left)")
                 continue
             try:
                 args, kwargs = self._fresh(live)
@@ -263,6 +282,25 @@ class Search:
             text = roof_text(judged, judged.get("flops_source"))
             live.record.notes.append(text if text.startswith("roofline") else
                                      f"roofline: {text}")
+
+    def trace_estimate(self, live: _Live, everyone: Sequence[_Live] = ()) -> float:
+        """Seconds a trace of ``live`` may take: nothing new for a traced candidate (its
+        graph is cached); else the first call of the same code traced (``tf.function`` on
+        top of it: infinite when that trace outlasted its limit), ``TRACE_CALLS`` eager calls
+        or its counted ops' trace, whichever is longest."""
+        if any(lv.traces for lv in live.levers):
+            return 0.0
+        per_call = live.record.first_call_s or live.estimate
+        guesses = [TRACE_CALLS * per_call, (live.ops or 0) * TRACE_S_PER_OP]
+        for other in everyone:  # the same code, traced: its first call is the trace
+            rest = tuple(lv for lv in other.levers if not lv.traces)
+            if rest != live.levers or rest == other.levers:
+                continue
+            if other.record.first_call_s is not None:
+                guesses.append(other.record.first_call_s)
+            elif (other.record.rejected or "").startswith(("too slow", "not tried")):
+                guesses.append(math.inf)
+        return max(guesses)
 
     def _clean(self, keep: _Live | None) -> None:
         """Remove the candidates' module copies, but the pick's (its function may trace
@@ -361,6 +399,12 @@ class Search:
                 # Tracing an op costs a few times running it eagerly (more on a busy machine);
                 # a trace that may not end within the limit is not started.
                 per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
+                if any(lv.compiles for lv in chosen) and 2 * ops * XLA_S_PER_OP > limit:
+                    record.rejected = (f"not tried: XLA would compile {ops} eager ops (a Python "
+                                       f"loop unrolled) in one graph, about "
+                                       f"{ops * XLA_S_PER_OP:.2g} s of compiling, which cannot "
+                                       f"be interrupted (the first call's limit is {limit:.2g} s)")
+                    return live
                 if 2 * ops * per_op > limit:
                     record.rejected = (f"not tried: tracing would unroll {ops} eager ops (a "
                                        f"Python loop) into one graph, about {ops * per_op:.2g} s"
@@ -535,9 +579,14 @@ class Search:
             return None
         from tfperf.bench.equivalence import snapshot
 
-        args, kwargs = to_float64((self.target.args, self.target.kwargs))
         base = self.base.built
         assert base is not None
+        took = self.base.estimate
+        if took > self.left() / 2:  # one more baseline call must not overrun the budget
+            self.truth_error = (f"no time left for a float64 run of the baseline ({took:.2g} s "
+                                f"a call, {max(0.0, self.left()):.2g} s of the search left)")
+            return None
+        args, kwargs = to_float64((self.target.args, self.target.kwargs))
         try:
             value = snapshot(base.fn(*args, **kwargs))
         except Exception as exc:  # the user's code pins float32 somewhere
@@ -559,6 +608,12 @@ class Search:
             self.isolation.time(self, base, cands, share, final)
             return
         seconds = max(0.5, share * self.left(final))
+        # A candidate as slow as the baseline may be (bfloat16 casts of a 7 s Python loop)
+        # cannot be timed in rounds either: compare runs its warm-up and a round of it past
+        # the budget (86 s of a 60 s search). Its one-call estimate stands for it.
+        cands = [c for c in cands if timeable(c.estimate, seconds)]
+        if not cands:
+            return
         # A slow baseline is not timed in rounds (it would eat the budget): its second call
         # stands for it. compare may finish its warm-up and the round it is in past its budget
         # (measured: about 3 calls of the slowest variant), so that much is kept aside: with a
@@ -685,6 +740,12 @@ def fewest_levers(rest: list[_Live], top: list[_Live]) -> _Live | None:
     fewer = [c for c in rest if len(c.levers) < len(best.levers)
              and c.estimate <= ONE_CALL_DOUBT * best.estimate]
     return min(fewer, key=lambda c: (len(c.levers), c.estimate), default=None)
+
+
+def timeable(call_s: float, seconds: float) -> bool:
+    """Whether a variant of ``call_s`` a call can be timed in rounds within ``seconds``:
+    what compare may run past its budget (``OVERSHOOT_CALLS`` calls) must fit in them."""
+    return OVERSHOOT_CALLS * call_s < seconds
 
 
 def rounds_plan(base_s: float, seconds: float) -> tuple[bool, float]:

@@ -95,7 +95,7 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     return []
 
 
-def _rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result: str,
+def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result: str,
                  expression: str | None) -> str:
     """Replace the loop of ``it``: a statement loop by ``body_lines`` (at its indentation),
     its collector's creation dropped and its consumer given ``result``; a comprehension's
@@ -133,7 +133,7 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
             picks = ", ".join(b[1] for b in it.binds)
             elt = f"(lambda {names}: {elt})({picks})"
         expr = f"{tf}.vectorized_map(lambda {it.index}: {elt}, {ranged})"
-        return _rewrite_one(text, it, tf, [], "", expr)
+        return rewrite_one(text, it, tf, [], "", expr)
     helper = _helper_name(text)
     lines = [f"def {helper}({it.index}):"]
     lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
@@ -143,9 +143,9 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
     mapped = f"{tf}.vectorized_map({helper}, {ranged})"
     if it.join == "sum":
         lines.append(f"{it.name} = {it.name} + {tf}.reduce_sum({mapped}, axis=0)")
-        return _rewrite_one(text, it, tf, lines, "", None)
+        return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {mapped}")
-    return _rewrite_one(text, it, tf, lines, it.name, None)
+    return rewrite_one(text, it, tf, lines, it.name, None)
 
 
 class _Batch(ast.NodeTransformer):
@@ -226,6 +226,18 @@ class _Batch(ast.NodeTransformer):
             if len(parts) == 1 and not self.depth:
                 name = node.value.id if isinstance(node.value, ast.Name) else ""
                 return self._scalar(value, name)
+            if at[0] == 0 and len(parts) == 2 and not self.depth and self.batched(parts[1]) \
+                    and isinstance(node.ctx, ast.Load):
+                # x[i, ids[i]]: each example's own element of its row (a per-example
+                # lookup), not every example's ids in every row.
+                self.in_gather += 1
+                index = self.visit(parts[1])
+                self.in_gather -= 1
+                call = ast.parse(f"{self.tf}.gather(_, _, axis=1, batch_dims=1)",
+                                 mode="eval").body
+                assert isinstance(call, ast.Call)
+                call.args = [value, index]
+                return call
             new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice()] \
                 + [ast.Constant(None)] * self.depth + [self.visit(p) for p in parts[at[0] + 1:]]
             return ast.Subscript(value, ast.Tuple(new, ast.Load()), node.ctx)
@@ -267,6 +279,16 @@ class _Batch(ast.NodeTransformer):
             assert isinstance(call, ast.Call)
             call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
             return call
+        if last == "tensordot" and len(node.args) >= 2 and not self.depth \
+                and not self.batched(node.args[0]) and self.batched(node.args[1]) \
+                and _axes_one(node):
+            # dot(a, v) of one example's vector v: a's last axis against v's, for the batch
+            # of v's the batch axis first (a tensordot with the batch as its second operand
+            # would contract the batch axis).
+            call = ast.parse(f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
+            assert isinstance(call, ast.Call)
+            call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
+            return call
         if last == "einsum" and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) and "->" in node.args[0].value \
                 and "..." not in node.args[0].value and not node.keywords and not self.depth:
@@ -301,6 +323,15 @@ class _Batch(ast.NodeTransformer):
         else:
             axis.value = _shifted(axis.value)
         return node
+
+
+def _axes_one(call: ast.Call) -> bool:
+    """``axes=1`` (a keyword or the third argument) of a tensordot, and nothing else."""
+    axes = next((k.value for k in call.keywords if k.arg == "axes"), None)
+    if axes is None and len(call.args) == 3:
+        axes = call.args[2]
+    others = [k for k in call.keywords if k.arg != "axes"]
+    return isinstance(axes, ast.Constant) and axes.value == 1 and not others
 
 
 def _ellipsis(node: ast.AST) -> bool:
@@ -359,13 +390,13 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         raise SourceEditError(fix.failed)
     value_text = ast.unparse(value)
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp, ast.Call)):
-        return _rewrite_one(text, it, tf, [], "", value_text)
+        return rewrite_one(text, it, tf, [], "", value_text)
     lines = [r for s in stmts for r in ast.unparse(s).splitlines()]
     if it.join == "sum":
         lines.append(f"{it.name} = {it.name} + {tf}.reduce_sum({value_text}, axis=0)")
-        return _rewrite_one(text, it, tf, lines, "", None)
+        return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
-    return _rewrite_one(text, it, tf, lines, it.name, None)
+    return rewrite_one(text, it, tf, lines, it.name, None)
 
 
 def tensor_names(ctx: LeverContext) -> frozenset[str]:
@@ -409,7 +440,7 @@ def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
     return ranks, out
 
 
-def _found(ctx: LeverContext) -> list[Iteration]:
+def found_loops(ctx: LeverContext) -> list[Iteration]:
     """The loops of the tuned function, as written or once its NumPy round trips are TF ops
     (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
     from tfperf.tune.levers.numpy_round_trip import rewrite
@@ -435,12 +466,12 @@ class LoopsVectorizedMap(Lever):
                   "an op of the body cannot be vectorised (raises)", "disagrees")
 
     def applies(self, ctx: LeverContext) -> str | None:
-        found = _found(ctx)
+        found = found_loops(ctx)
         return None if found else ("no loop of independent iterations whose values leave it "
                                    "one per iteration (the loop model)")
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        return _every(text, ctx, lambda t, it, tf, depth: vectorized(t, it, tf))
+        return every_loop(text, ctx, lambda t, it, tf, depth: vectorized(t, it, tf))
 
 
 class LoopsBatched(Lever):
@@ -456,7 +487,7 @@ class LoopsBatched(Lever):
                                else ""))
 
     def applies(self, ctx: LeverContext) -> str | None:
-        found = _found(ctx)
+        found = found_loops(ctx)
         if not any(not it.nested and it.join != "map_fn" for it in found):
             return "no loop whose body is one example's ops indexed by the loop's index"
         return None
@@ -472,7 +503,7 @@ class LoopsBatched(Lever):
             return batched(t, it, tf, self.axes, per_example if self.axes else 0, scalars
                            | {b[0] for b in it.binds if ranks.get(b[2], 0) == 1}, depth,
                            dtype)
-        return _every(text, ctx, one)
+        return every_loop(text, ctx, one)
 
 
 def _scans(text: str, name: str) -> list[tuple[ast.Call, str, str]]:
@@ -525,7 +556,7 @@ class ScanToCumsum(Lever):
         return replace_nodes(text, edits)
 
 
-def _every(text: str, ctx: LeverContext, rewrite: Any) -> str:
+def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     """Every loop ``rewrite`` can take, innermost first, the model rebuilt after each;
     ``rewrite(text, iteration, tf, depth)`` gets the number of loop levels inside the loop
     that were already rewritten (their batch axes come after its own)."""

@@ -31,6 +31,7 @@ class TfFunction(Lever):
 
 class JitCompile(Lever):
     name, slot, stage, traces = "jit_compile", "compile", 40, True
+    compiles = True
     description = "tf.function(jit_compile=True): XLA fuses the graph's ops into few kernels"
     rejections = ("XLA cannot compile an op (raises)", "compiles on every call",
                   "disagrees with the baseline")

@@ -1,0 +1,123 @@
+"""A sum of a broadcast product, ``tf.reduce_sum(a * b, axis=k)``, as one contraction.
+
+What a loop computes often ends as a product broadcast over a batch and summed (a weighted
+sum over a window, one example's matrix-vector product written as ``r[:, None] * w``, a
+masked sum): the product is materialised before the sum. ``tf.einsum`` contracts the same
+axes without it. The axes are only known when the code runs, so the rewrite calls a helper
+written into the module that builds the einsum from the operands' static shapes (the
+broadcast's size-1 axes squeezed, the summed axes left out of the output) and keeps the
+product where a shape or dtype is not known or differs. This lever runs after the loop
+rewrites (their batched bodies are where such sums appear) and before the compile levers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
+
+HELPER = "_tfperf_contract"
+SUMS = {"reduce_sum"}
+
+#: The helper written into the module (``TF`` → the module's TensorFlow alias). It must be
+#: plain Python of the user's module (the patch shows it), so it is kept short.
+HELPER_SOURCE = '''
+
+def _tfperf_contract(a, b, axis=None):
+    """tfperf tune: TF.reduce_sum(a * b, axis) as one TF.einsum (no broadcast product)."""
+    a, b = TF.convert_to_tensor(a), TF.convert_to_tensor(b)
+    ra, rb = a.shape.rank, b.shape.rank
+    if ra is None or rb is None or a.dtype != b.dtype or not (ra and rb) \
+            or not a.dtype.is_floating:
+        return TF.reduce_sum(a * b, axis=axis)
+    rank = max(ra, rb)
+    sa = [1] * (rank - ra) + a.shape.as_list()
+    sb = [1] * (rank - rb) + b.shape.as_list()
+    if None in sa or None in sb or any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
+        return TF.reduce_sum(a * b, axis=axis)
+    axes = range(rank) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    summed = {k % rank for k in axes}
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    spec_a, spec_b, out, drop_a, drop_b = "", "", "", [], []
+    for d in range(rank):
+        has_a, has_b = d >= rank - ra, d >= rank - rb
+        if has_a and has_b and sa[d] != sb[d]:  # a broadcast axis: the size-1 side squeezed
+            if sa[d] == 1:
+                drop_a.append(d - (rank - ra))
+                has_a = False
+            else:
+                drop_b.append(d - (rank - rb))
+                has_b = False
+        spec_a += letters[d] if has_a else ""
+        spec_b += letters[d] if has_b else ""
+        out += "" if d in summed else letters[d]
+    if drop_a:
+        a = TF.squeeze(a, drop_a)
+    if drop_b:
+        b = TF.squeeze(b, drop_b)
+    return TF.einsum(spec_a + "," + spec_b + "->" + out, a, b)
+'''
+
+
+def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, ast.BinOp, ast.expr | None]]:
+    """``reduce_sum(a * b[, axis])`` calls of the function (and of the helpers the loop levers
+    wrote into it): the call, the product, the axis."""
+    out = []
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call) or not n.args or not isinstance(n.args[0], ast.BinOp) \
+                or not isinstance(n.args[0].op, ast.Mult):
+            continue
+        name = ast.unparse(n.func).rsplit(".", 1)[-1]
+        if name not in SUMS or len(n.args) > 2 or any(k.arg != "axis" for k in n.keywords):
+            continue
+        axis = n.args[1] if len(n.args) == 2 else next((k.value for k in n.keywords), None)
+        out.append((n, n.args[0], axis))
+    return out
+
+
+class ProductSumToEinsum(Lever):
+    name, slot, stage, traces = "sum of a product→einsum", "contract", 30, False
+    description = ("tf.reduce_sum(a * b, axis) (what a batched loop's weighted sum or "
+                   "matrix-vector product becomes) as one tf.einsum, without the broadcast "
+                   "product")
+    rejections = ("the shapes are unknown: the product is kept (no gain)",
+                  "disagrees (summation order)")
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        # The sums appear once the loop levers have batched a loop: judged on the function
+        # as written and as those levers leave it (each is tried on top of them).
+        from tfperf.tune.levers.loop_model import found_loops
+
+        fn = find_function(parse(ctx.target.source), ctx.target.name)
+        if _sums(fn) or found_loops(ctx):
+            return None
+        return "no sum of a product, and no loop whose batched form may hold one"
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        text, tf = ensure_tf(text)
+        fn = find_function(parse(text), ctx.target.name)
+        found = _sums(fn)
+        if not found:
+            raise SourceEditError("no tf.reduce_sum of a product in the function")
+        edits: list[tuple[ast.AST, str]] = []
+        for call, product, axis in found:
+            if any(call is not other and _inside(call, other) for other, _, _ in found):
+                continue  # an outer sum takes the inner one whole
+            a = ast.get_source_segment(text, product.left) or ast.unparse(product.left)
+            b = ast.get_source_segment(text, product.right) or ast.unparse(product.right)
+            ax = "None" if axis is None else (ast.get_source_segment(text, axis)
+                                             or ast.unparse(axis))
+            edits.append((call, f"{HELPER}({a}, {b}, {ax})"))
+        text = replace_nodes(text, edits)
+        if f"def {HELPER}(" not in text:
+            text = text.rstrip("\n") + "\n" + HELPER_SOURCE.replace("TF.", f"{tf}.")
+        return text
+
+
+def _inside(inner: ast.AST, outer: ast.AST) -> bool:
+    return any(n is inner for n in ast.walk(outer))
+
+
+def levers(ctx: LeverContext) -> list[Lever]:
+    return [ProductSumToEinsum()]

@@ -1,0 +1,79 @@
+"""The sum of a broadcast product as one contraction: the helper written into the module
+agrees with ``tf.reduce_sum(a * b, axis)`` for every broadcast and axis form (and keeps the
+product where it cannot contract), and the lever rewrites what the loop levers leave
+(a per-example ``r[:, None] * w`` summed, batched) to it. No timing: the search measures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_tune_loop_model import _agrees, _spelling  # noqa: E402
+
+from tfperf.tune.levers.contraction import HELPER, HELPER_SOURCE, ProductSumToEinsum  # noqa: E402
+from tfperf.tune.levers.loop_model import LoopsBatched  # noqa: E402
+from tfperf.tune.source import SourceEditError  # noqa: E402
+
+
+def _helper():
+    ns = {"tf": tf}
+    exec(HELPER_SOURCE.replace("TF.", "tf."), ns)
+    return ns[HELPER]
+
+
+G = tf.random.Generator.from_seed(7)
+FORMS = [  # (a, b, axis): the spellings' batched sums, and the broadcast forms around them
+    (G.normal([6, 12, 8]), G.normal([12])[None, :, None], 1),   # a weighted window sum
+    (G.normal([6, 12, 8]), tf.reshape(G.normal([12]), [12, 1]), 1),  # rank-2 weights
+    (G.normal([5, 7])[:, :, None], G.normal([7, 3]), 1),        # x[:, :, None] * w: a matmul
+    (G.normal([5, 7]), G.normal([5, 7]), None),                 # a dot product of all
+    (G.normal([5, 7]), G.normal([5, 7]), -1),                   # row-wise dots
+    (G.normal([5, 1, 7]), G.normal([1, 4, 7]), [0, 2]),         # both sides broadcast
+    (G.normal([3, 4, 5]), G.normal([3, 4, 5]), (1, 2)),
+    (G.normal([5, 7]), 2.0, 1),                                 # a Python scalar: kept
+    (tf.constant([[1, 2], [3, 4]]), tf.constant([5, 6]), 1),    # integers: kept
+]
+
+
+@pytest.mark.parametrize("k", range(len(FORMS)))
+def test_the_contraction_agrees_with_the_sum_of_the_product(k):
+    a, b, axis = FORMS[k]
+    want = tf.reduce_sum(a * b, axis=axis)
+    got = _helper()(a, b, axis)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_the_contraction_traces_and_vectorises():
+    contract = _helper()
+    a, b, _ = FORMS[0]
+    traced = tf.function(lambda a, b: contract(a, b, 1))
+    np.testing.assert_allclose(traced(a, b).numpy(), tf.reduce_sum(a * b, 1).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    x, w = G.normal([8, 7]), G.normal([7, 3])
+    mapped = tf.vectorized_map(lambda r: contract(r[:, None], w, 0), x)
+    np.testing.assert_allclose(mapped.numpy(), tf.matmul(x, w).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_the_batched_per_example_sum_becomes_one_contraction():
+    # r[:, None] * w summed over the features, per example: batched, the product is
+    # [n, f, u]; contracted, it is one matrix product.
+    text, args, ctx = _spelling("per_example/enumerate_prealloc")
+    batched = LoopsBatched(True).build(text, ctx)
+    lever = ProductSumToEinsum()
+    assert lever.applies(ctx) is None
+    new = lever.build(batched, ctx)
+    assert f"{HELPER}(" in new and "reduce_sum(" not in new.split(f"def {HELPER}")[0], new
+    _agrees(text, new, args)
+
+
+def test_no_sum_of_a_product_is_no_edit():
+    text, _, ctx = _spelling("lookups/index_append")
+    with pytest.raises(SourceEditError):
+        ProductSumToEinsum().build(text, ctx)
