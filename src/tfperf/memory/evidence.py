@@ -275,9 +275,11 @@ def container_snapshot(min_tensors: int = 1, keep: bool = False) -> Containers:
         if kind is None:
             continue
         try:
-            values = obj.values() if kind == "dict" else obj
+            # gc.get_referents, not iteration: gc can hand back a list another thread is
+            # still building, whose empty slots crash an iterator (seen once in the suite);
+            # tp_traverse skips them. A dict's referents are its keys and values.
             n = nbytes = 0
-            for v in values:
+            for v in gc.get_referents(obj):
                 if is_tensor(v):
                     n += 1
                     nbytes += tensor_bytes(v)
