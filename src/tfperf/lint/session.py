@@ -69,10 +69,11 @@ def _project(rules: list[Rule], results: dict[str, FileResult],
     """The rules' cross-module findings over every file's summary: as a run over exactly
     these files (same keys) left them in the cache, else worked out (and stored)."""
     from tfperf.analysis.summary import ModuleSummary
-    from tfperf.lint.cache import project_digest
 
     digest = None
     if cache is not None and all(key for _, key in file_keys):
+        from tfperf.lint.cache import project_digest  # not loaded by a --no-cache run
+
         digest = project_digest(cache.salt, file_keys)
         cached = cache.project(digest)
         if cached is not None:
@@ -278,6 +279,14 @@ def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
 
 
 def run(request: LintRequest) -> LintOutcome:
+    # The main process unpickles every worker's results and reads every summary back:
+    # objects by the hundred thousand, with every result of the run alive, which the
+    # default collector would rescan again and again.
+    with _few_collections():
+        return _run(request)
+
+
+def _run(request: LintRequest) -> LintOutcome:
     try:
         check_paths(request.paths)  # before anything is read, linted or written
     except DiscoveryError as exc:
