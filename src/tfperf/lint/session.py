@@ -169,6 +169,7 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             else _version_key((dispatcher.tf_version, dispatcher.tf_newest))
         result = lint_file(path, for_file(path), options, data=data)
         result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
+        result.version_key = version
         return result
 
     with _few_collections():
@@ -361,8 +362,8 @@ def _run(request: LintRequest) -> LintOutcome:
         if cache is not None and key and not r.notes and not r.errors:
             cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
-                cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
-                             key)
+                version = r.version_key or _version_key(targets.range(r.path))
+                cache.record(r.path, f"\0tf{version}".encode(), key)
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]
