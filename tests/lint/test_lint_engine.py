@@ -433,3 +433,25 @@ def test_module_gates_of_traced_code(src, tf_fn, traced):
     from tfperf.lint.semantic import Context
     ctx = Context(ast.parse(src), src)
     assert (ctx.may_have_tf_function, ctx.may_trace) == (tf_fn, traced)
+
+
+def test_a_call_filter_keeps_aliased_spellings_of_its_apis():
+    """TFP706 is handed only calls that may resolve to a queue batch (its call filter): an
+    alias whose name still says "batch", and one assigned, are among them as before."""
+    rule = registry.get("TFP706")
+    source = '''
+import tensorflow as tf
+from tensorflow.train import shuffle_batch as my_batch
+
+def inputs(image, label):
+    image = tf.image.random_brightness(image, max_delta=63)
+    return my_batch([image, label], batch_size=128, capacity=1000, min_after_dequeue=500)
+
+queue_batch = tf.train.batch
+
+def more(image, label):
+    image = tf.image.random_flip_left_right(image)
+    return queue_batch([image, label], batch_size=128)
+'''
+    found = [f.location.line for f in lint_source(source, rules=[rule])]
+    assert found == [7, 13]

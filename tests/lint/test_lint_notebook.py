@@ -58,6 +58,19 @@ def test_ipython_syntax_is_masked_into_valid_python(cell):
     assert masked.masked.count("\n") == cell.count("\n")  # lines map 1:1
 
 
+@pytest.mark.parametrize(("cell", "masked"), [
+    # Each search of the magic test alone finds its candidate; blank lines at column 0.
+    ("x = 1\nobj?\n", "x = 1\npass\n"),
+    ("x = 1\nfiles = !ls\n", "x = 1\npass\n"),
+    ("x = 1\n; f a\n", "x = 1\npass\n"),
+    ("x = 1 \t\n\t\ny = 2\n", "x = 1 \t\n\ny = 2\n"),
+    ("x = 1\n  ", "x = 1\n"),
+    ("x = 10 % 3\ny = a != b\n", "x = 10 % 3\ny = a != b\n"),
+])
+def test_magic_candidates_and_blank_lines_of_a_cell(cell, masked):
+    assert mask_cell(Cell(1, cell)).masked == masked
+
+
 def test_modulo_continuation_is_kept():
     masked = mask_cell(Cell(1, "x = (10\n     % 3)\n")).masked
     assert "% 3" in masked

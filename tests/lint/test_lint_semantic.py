@@ -305,3 +305,21 @@ def test_a_package_of_ones_own_named_keras_is_not_keras():
     source = "from ..backend import floatx\nfloatx()\n"
     ctx = Context(ast.parse(source), source, "keras/layers/core.py")
     assert ctx.call_qualname(last_call(ctx)) == "keras.backend.floatx"
+
+
+@pytest.mark.parametrize("source", [
+    "a = 1\nb = 2\n", "a = 1\r\nb = 2", "a = 1\rb = 2\r\n\n", "", "\n",
+    # Characters `str.splitlines` breaks at and Python's tokenizer does not: inside a
+    # string or a comment, and a form feed as whitespace at the start of a line.
+    "s = 'a\x0cb'\n\x0cx = 1\n", "# \u2028 \x85 \x1c\ny = 2\n", "t = '\x0b'\r\n",
+])
+def test_split_lines_numbers_lines_as_ast_does(source: str) -> None:
+    from tfperf.lint.semantic import split_lines
+
+    lines = split_lines(source)
+    assert "".join(lines) == source
+    assert all(line.endswith(("\n", "\r")) for line in lines[:-1])
+    # Line N is the line ast numbers N: each statement starts where ast says.
+    for stmt in ast.parse(source).body:
+        first = (ast.get_source_segment(source, stmt) or "").split("=")[0]
+        assert lines[stmt.lineno - 1][stmt.col_offset:].startswith(first)

@@ -76,6 +76,9 @@ class Project:
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
         self._hot: dict[tuple[str, str], Site] | None = None
+        # Path arithmetic, memoised: every call site asks for its module's folder again.
+        self._roots: dict[tuple[str, int], str] = {}
+        self._folders: dict[str, str] = {}
 
     # ---------------------------------------------------------------- modules
 
@@ -95,16 +98,27 @@ class Project:
                     return self.modules[path]
             return None
         parts = spec.split(".")
-        here = os.path.dirname(os.path.abspath(importer))
+        candidates = self._by_name.get(tuple(parts))
+        if not candidates:
+            return None
+        here = self._folders.get(importer)
+        if here is None:
+            here = self._folders[importer] = os.path.dirname(os.path.abspath(importer))
         # Python finds `a.b` under a folder on its path: the script's own folder, or one
         # above it (a project root, `sys.path.append("..")`). A file under a folder that is
         # not above the importer (another repository beside it) is not what it imports.
-        paths = [p for p in self._by_name.get(tuple(parts), ())
-                 if _above(_import_root(p, len(parts)), here)]
+        roots = [(self._root_of(p, len(parts)), p) for p in candidates]
+        paths = [(root, p) for root, p in roots if _above(root, here)]
         if not paths:
             return None
-        best = max(paths, key=lambda p: len(_import_root(p, len(parts))))
+        best = max(paths, key=lambda rp: len(rp[0]))[1]  # the first of the longest, as before
         return self.modules[best]
+
+    def _root_of(self, path: str, parts: int) -> str:
+        root = self._roots.get((path, parts))
+        if root is None:
+            root = self._roots[(path, parts)] = _import_root(path, parts)
+        return root
 
     # ---------------------------------------------------------------- functions
 

@@ -664,8 +664,9 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     candidates = [c for n, lst in by_name.items() if n in local or n in imported for c in lst]
     # An attribute call may reach the project only through `self`/`cls` (a method of the
     # class: its name is one), an imported module or an instance of a project class.
-    candidates += [c for attr, lst in by_attr.items() for c in lst
-                   if _owner_root(c.func, owners, attr in methods)]
+    for attr, lst in by_attr.items():
+        own_method = attr in methods
+        candidates += [c for c in lst if _owner_root(c.func, owners, own_method)]
     by_function: dict[int, tuple[str, bool]] = {}
     once_seen: set[str] = set()
     tf_module = ctx.imports_tf  # without TensorFlow nothing here is traced or guarded

@@ -241,7 +241,7 @@ class _CallIndex:
         self.ctx = ctx
         self.filters = filters
         self._order: dict[ast.Call, int] | None = None
-        self._name_calls: list[ast.Call] | None = None
+        self._name_calls: list[list[ast.Call]] | None = None  # calls of resolvable names
 
     def _in_order(self, parts: list[list[ast.Call]]) -> list[ast.Call]:
         parts = [p for p in parts if p]
@@ -263,15 +263,15 @@ class _CallIndex:
             return []  # nothing here resolves to TensorFlow or Keras
         # A bare name may be an alias (`from tensorflow import transpose as T`): every call
         # of a bare name that may resolve is a candidate; an attribute call only with the
-        # right name.
+        # right name. Filtered group by group, then put in walk order: what is sorted is
+        # the few calls that match, not every call of a bare name.
+        qualname, qualnames = self.ctx.call_qualname, f.qualnames
         if self._name_calls is None:
             resolvable = self.ctx.resolvable_names
-            self._name_calls = self._in_order(
-                [lst for n, lst in by_name.items() if n in resolvable])
-        candidates = self._in_order([*(by_attr[n] for n in by_attr.keys() & f.lasts),
-                                     self._name_calls])
-        qualname, qualnames = self.ctx.call_qualname, f.qualnames
-        return [c for c in candidates if qualname(c) in qualnames]  # type: ignore[operator]
+            self._name_calls = [lst for n, lst in by_name.items() if n in resolvable]
+        groups = [*(by_attr[n] for n in by_attr.keys() & f.lasts), *self._name_calls]
+        return self._in_order([[c for c in g if qualname(c) in qualnames]  # type: ignore[operator]
+                               for g in groups])
 
 
 class _CallFilter:

@@ -152,12 +152,18 @@ def _is_automagic(stripped: str) -> bool:
 # Lines of spaces and tabs only, as textwrap.dedent empties them.
 _BLANK_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)
 # A superset of the lines `_is_magic` accepts (an escape first, `?` last, a shell
-# assignment), found in one search of the cell's text instead of a test per line.
-_MAGIC_CANDIDATE = re.compile(r"^\s*[%!?,;/]|\?\s*$|=\s*[!%]", re.MULTILINE)
+# assignment), found in a search of the cell's text instead of a test per line. Three
+# searches, the last two only where their character occurs: one search of the three
+# alternatives tries each of them at every position of the text.
+_ESCAPE_FIRST = re.compile(r"^\s*[%!?,;/]", re.MULTILINE)
+_HELP_LAST = re.compile(r"\?\s*$", re.MULTILINE)
+_SHELL_VALUE = re.compile(r"=\s*[!%]")
 
 
 def _may_hold_magic(text: str, one_line: bool) -> bool:
-    if _MAGIC_CANDIDATE.search(text) is not None:
+    if _ESCAPE_FIRST.search(text) is not None \
+            or ("?" in text and _HELP_LAST.search(text) is not None) \
+            or (("!" in text or "%" in text) and _SHELL_VALUE.search(text) is not None):
         return True
     return one_line and _is_automagic(text.strip())
 
@@ -190,10 +196,10 @@ def mask_cell(cell: Cell) -> Cell:
     if text[:1] not in ("", " ", "\t", "\n"):
         # A first line at column 0 leaves no common margin: all textwrap.dedent would do is
         # empty the lines of spaces and tabs, without its per-line loop (most cells).
-        dedented = _BLANK_LINE.sub("", text)
+        dedented = _BLANK_LINE.sub("", text) if _may_hold_blank_line(text) else text
         if dedented != text:
             lines = dedented.split("\n")
-        cell.masked = _mask_lines(lines, one_line)
+        cell.masked = _mask_lines(lines, one_line, dedented)
     else:
         readings = _ipython_readings(lines)
         # The first reading that parses (IPython 9's, unless only the older one does).
@@ -242,13 +248,20 @@ def _taken(lines: list[str], dedented: list[str]) -> tuple[int, ...]:
     return tuple(len(a) - len(b) for a, b in zip(lines, dedented, strict=True))
 
 
-def _mask_lines(lines: list[str], one_line: bool) -> str:
-    """The cell's (dedented) lines with IPython's syntax masked, line for line."""
-    if not _may_hold_magic("\n".join(lines), one_line):
+def _may_hold_blank_line(text: str) -> bool:
+    """Some line holds only spaces and tabs (`_BLANK_LINE`): one ends in a blank."""
+    return " \n" in text or "\t\n" in text or text.endswith((" ", "\t"))
+
+
+def _mask_lines(lines: list[str], one_line: bool, joined: str | None = None) -> str:
+    """The cell's (dedented) lines with IPython's syntax masked, line for line (``joined``:
+    the lines joined, when the caller has that text)."""
+    text = "\n".join(lines) if joined is None else joined
+    if not _may_hold_magic(text, one_line):
         # Most cells hold no line that could be a magic: no need to follow brackets and
         # strings line by line to know which candidates IPython would see. (A `%%` cell
         # never comes here: its first line is a candidate.)
-        return "\n".join(lines)
+        return text
     out: list[str] = []
     depth, quote, cont, magic_cont = 0, None, False, False
     for line in lines:

@@ -69,10 +69,11 @@ def _project(rules: list[Rule], results: dict[str, FileResult],
     """The rules' cross-module findings over every file's summary: as a run over exactly
     these files (same keys) left them in the cache, else worked out (and stored)."""
     from tfperf.analysis.summary import ModuleSummary
-    from tfperf.lint.cache import project_digest
 
     digest = None
     if cache is not None and all(key for _, key in file_keys):
+        from tfperf.lint.cache import project_digest  # not loaded by a --no-cache run
+
         digest = project_digest(cache.salt, file_keys)
         cached = cache.project(digest)
         if cached is not None:
@@ -168,6 +169,7 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             else _version_key((dispatcher.tf_version, dispatcher.tf_newest))
         result = lint_file(path, for_file(path), options, data=data)
         result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
+        result.version_key = version
         return result
 
     with _few_collections():
@@ -278,6 +280,14 @@ def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
 
 
 def run(request: LintRequest) -> LintOutcome:
+    # The main process unpickles every worker's results and reads every summary back:
+    # objects by the hundred thousand, with every result of the run alive, which the
+    # default collector would rescan again and again.
+    with _few_collections():
+        return _run(request)
+
+
+def _run(request: LintRequest) -> LintOutcome:
     try:
         check_paths(request.paths)  # before anything is read, linted or written
     except DiscoveryError as exc:
@@ -352,8 +362,8 @@ def run(request: LintRequest) -> LintOutcome:
         if cache is not None and key and not r.notes and not r.errors:
             cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
-                cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
-                             key)
+                version = r.version_key or _version_key(targets.range(r.path))
+                cache.record(r.path, f"\0tf{version}".encode(), key)
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]

@@ -63,12 +63,12 @@ def _kept_names(ctx: Context, fn: ast.AST) -> frozenset[str]:
     per function, cached: a TF1 helper builds many ops)."""
     def compute() -> frozenset[str]:
         kept: set[str] = set()
-        for n in ast.walk(fn):
-            if type(n) is ast.Assign and type(n.value) is ast.Name \
+        for n in _statements_in(ctx, fn, ast.Assign):
+            if type(n.value) is ast.Name \
                     and any(type(t) in (ast.Attribute, ast.Subscript) for t in n.targets):
                 kept.add(n.value.id)
-            elif type(n) is ast.Global:
-                kept.update(n.names)
+        for n in _statements_in(ctx, fn, ast.Global):
+            kept.update(n.names)
         return frozenset(kept)
     return ctx.cached(f"tfp703_kept:{id(fn)}", compute)
 
@@ -77,13 +77,21 @@ def _assignments_in(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr]]:
     """The values assigned to each plain name in ``fn`` (one walk per function, cached)."""
     def compute() -> dict[str, list[ast.expr]]:
         out: dict[str, list[ast.expr]] = {}
-        for a in ast.walk(fn):
-            if type(a) is ast.Assign:
-                for t in a.targets:
-                    if type(t) is ast.Name:
-                        out.setdefault(t.id, []).append(a.value)
+        for a in _statements_in(ctx, fn, ast.Assign):
+            for t in a.targets:
+                if type(t) is ast.Name:
+                    out.setdefault(t.id, []).append(a.value)
         return out
     return ctx.cached(f"tfp703_assignments:{id(fn)}", compute)
+
+
+def _statements_in(ctx: Context, fn: ast.AST, typ: type) -> list:
+    """The statements of type ``typ`` anywhere in ``fn``, in ``ast.walk(fn)`` order, from the
+    module index (a statement lies within its function's lines: only those are checked)."""
+    first, last = fn.lineno, fn.end_lineno or fn.lineno
+    return [n for n in ctx.nodes_of(typ)
+            if first <= n.lineno <= last
+            and any(a is fn for a in ctx.ancestors(n))]
 
 
 

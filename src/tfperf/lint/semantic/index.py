@@ -38,8 +38,14 @@ def _child_fields(typ: type) -> tuple[str, ...]:
     return fields
 
 
+# Line breaks of ``str.splitlines`` that are not line breaks to ``ast``.
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 def split_lines(source: str) -> list[str]:
     """Lines as ``ast`` numbers them (``\\n``, ``\\r\\n``, ``\\r``), endings kept."""
+    if not any(c in source for c in _OTHER_BREAKS):
+        return source.splitlines(keepends=True)  # the same lines, about twice as fast
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
 
 
