@@ -11,7 +11,8 @@ Where it comes from, first found wins:
    reads them (:mod:`tfperf.lint.requirements`: ``pyproject.toml``'s dependencies and
    Poetry's, ``requirements*.txt`` with their ``-r`` includes, ``setup.cfg``'s
    ``install_requires``, ``setup.py``'s ``setup(install_requires=...)`` parsed, never run,
-   ``environment.yml``) in the nearest folder at or above the linted path whose requirements
+   ``environment.yml``, a conda package list such as ``conda list --export > mytf2env.txt``)
+   in the nearest folder at or above the linted path whose requirements
    name TensorFlow — the oldest version the code must run on; an
    upper bound alone (``tensorflow<2``) stands for the newest version under it. A notebook's
    own ``!pip install tensorflow==2.4`` (or ``%pip``, or Colab's ``%tensorflow_version 1.x``)
@@ -39,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfperf.lint.requirements import is_requirements_txt
+from tfperf.lint.requirements import is_conda_list, is_requirements_txt
 
 Version = tuple[int, int]
 # The newest TensorFlow release tfperf knows (its doctor's knowledge tables go this far; a
@@ -238,6 +239,8 @@ def folder_kind(folder: str) -> str:
     for name in names:
         candidate = name in PIN_FILES or is_requirements_txt(name)
         if candidate and os.path.isfile(os.path.join(folder, name)):
+            return "pin"
+        if name.endswith(".txt") and is_conda_list(Path(folder, name)):
             return "pin"
     return "repo" if ".git" in names else ""
 
