@@ -127,3 +127,21 @@ def test_tf1_and_multi_backend_keras_spellings_target_tf_1_15(src):
 ])
 def test_tf2_code_and_tf2_spellings_infer_nothing(src):
     assert _target(src) is None, src
+
+
+def test_a_pin_equal_to_the_installed_tf_is_not_a_cache_hit_of_the_unpinned_run(tmp_path):
+    # Unpinned, the module's own APIs chose TF 1.15; pinned to the very release the unpinned
+    # run fell back to, the pin chooses: the same bytes and releases, another target.
+    from tfperf.lint.target import NEWEST_KNOWN, installed_version
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    _project(root)
+    fallback = installed_version()
+    major, minor = fallback.version if fallback is not None else NEWEST_KNOWN
+    lint = lambda: [f for f in run(LintRequest(  # noqa: E731
+        paths=[str(root)], select=["TFP110"], cache=True, cache_dir=cache)).findings
+        if f.code == "TFP110"]
+    assert lint() == []
+    (root / "requirements.txt").write_text(f"tensorflow=={major}.{minor}\n")
+    assert len(lint()) == 1

@@ -129,6 +129,13 @@ def _lint_chunk(paths: list[str]) -> list[FileResult]:
                        _WORKER.get("targets"), _WORKER.get("key_salt"))  # type: ignore[arg-type]
 
 
+def _target_key(targets: FileTargets, path: str) -> bytes:
+    """The file's target as part of its cache key: its releases, and whether a pin chose
+    them (without one, the module's own APIs may choose: lint/code_target.py)."""
+    guess = "" if targets.pinned(path) else "?"
+    return f"\0tf{_version_key(targets.range(path))}{guess}".encode()
+
+
 def _version_key(versions: tuple[tuple[int, int], tuple[int, int] | None]) -> str:
     """The targeted releases as part of a cache key: the oldest alone when that is all the
     target admits (so the keys of a pinned project do not change), else both."""
@@ -167,10 +174,10 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             data = Path(path).read_bytes()
         except OSError:
             return lint_file(path, for_file(path), options)  # says why it cannot be read
-        version = _version_key(targets.range(path)) if targets is not None \
-            else _version_key((dispatcher.tf_version, dispatcher.tf_newest))
+        target = _target_key(targets, path) if targets is not None \
+            else f"\0tf{_version_key((dispatcher.tf_version, dispatcher.tf_newest))}".encode()
         result = lint_file(path, for_file(path), options, data=data)
-        result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
+        result.cache_key = content_key(key_salt, data, path, target)
         return result
 
     with _few_collections():
@@ -333,8 +340,7 @@ def run(request: LintRequest) -> LintOutcome:
         if cache is not None and key_salt is None:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
-                version = _version_key(targets.range(path))
-                key = cache.key_of(path, f"\0tf{version}".encode())
+                key = cache.key_of(path, _target_key(targets, path))
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
@@ -355,8 +361,7 @@ def run(request: LintRequest) -> LintOutcome:
         if cache is not None and key and not r.notes and not r.errors:
             cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
-                cache.record(r.path, f"\0tf{_version_key(targets.range(r.path))}".encode(),
-                             key)
+                cache.record(r.path, _target_key(targets, r.path), key)
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]
