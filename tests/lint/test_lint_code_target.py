@@ -145,3 +145,53 @@ def test_a_pin_equal_to_the_installed_tf_is_not_a_cache_hit_of_the_unpinned_run(
     assert lint() == []
     (root / "requirements.txt").write_text(f"tensorflow=={major}.{minor}\n")
     assert len(lint()) == 1
+
+
+ACTOR_TF1 = """\
+import tensorflow as tf
+import keras.backend as K
+from keras.models import Model
+from keras.layers import Input, Dense
+
+class Actor:
+    def __init__(self):
+        inp = Input((4,))
+        self.model = Model(inp, Dense(2)(inp))
+        self.opt = tf.train.AdamOptimizer(1e-3)
+
+    def predict(self, s):
+        return self.model.predict(s)
+"""
+DDPG = """\
+import numpy as np
+from keras.models import load_model
+from actor import Actor
+
+class DDPG:
+    def __init__(self):
+        self.net = load_model("q.h5")
+
+    def policy_action(self, s):
+        return self.net.predict(np.expand_dims(s, axis=0))[0]
+
+    def train(self, env):
+        for e in range(1000):
+            s, done = env.reset(), False
+            while not done:
+                s, r, done, _ = env.step(self.policy_action(s))
+"""
+
+
+@pytest.mark.parametrize(("actor", "pin", "found"), [
+    (ACTOR_TF1, None, 0),  # imports a TF 1.x module of the project: the program is TF 1.x
+    (ACTOR_TF1.replace("tf.train.AdamOptimizer", "tf.keras.optimizers.Adam"), None, 1),
+    (ACTOR_TF1, "tensorflow==2.4\n", 1),  # pinned: the pin says
+])
+def test_a_module_importing_a_tf1_module_of_the_project_runs_on_tf1(tmp_path, actor, pin,
+                                                                    found):
+    (tmp_path / "actor.py").write_text(actor)
+    (tmp_path / "ddpg.py").write_text(DDPG)
+    if pin:
+        (tmp_path / "requirements.txt").write_text(pin)
+    ddpg = [f for f in _tfp110(tmp_path) if f.location.path.endswith("ddpg.py")]
+    assert len(ddpg) == found

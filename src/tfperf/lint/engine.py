@@ -140,6 +140,7 @@ class Dispatcher:
             if self.infer_target:
                 from tfperf.lint.code_target import inferred_target
 
+                ctx.tf_unpinned = True
                 inferred = inferred_target(ctx)
                 if inferred is not None:
                     ctx.tf_version, ctx.tf_newest = inferred.version, inferred.upper

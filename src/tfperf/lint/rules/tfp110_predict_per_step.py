@@ -17,6 +17,7 @@ from tfperf.lint.semantic import Context
 
 if TYPE_CHECKING:
     from tfperf.analysis.project import Project, Site
+    from tfperf.analysis.summary import ModuleSummary
 
 # What a model is usually called, where its construction is out of sight (an attribute set
 # elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
@@ -91,6 +92,17 @@ _AGENT_LOOP = """
 """
 
 
+def _imports_tf1(project: Project, module: ModuleSummary) -> bool:
+    """``module`` (no pin targets it) imports a module of the project that targets TF 1.x
+    (its own APIs say so: lint/code_target.py): one process runs one TensorFlow, so this
+    module runs on TF 1.x too (an agent script importing its TF1 actor and critic)."""
+    for spec, _ in module.imports.values():
+        other = project.module(module.path, spec)
+        if other is not None and other.tf and tuple(other.tf[:2]) < (2, 0):
+            return True
+    return False
+
+
 class PredictPerStep(Rule):
     code = "TFP110"
     name = "predict-per-step"
@@ -147,9 +159,11 @@ ops to the graph at every call. A project with no pin is read as the installed T
 except a module whose own APIs are TF 1.x or multi-backend Keras (`tf.Session`,
 `K.set_session`, `tf.train.AdamOptimizer`, `Model(input=, output=)`, `fit(nb_epoch=)`,
 standalone `keras.optimizers.Adam(lr=...)`, an import of `keras.backend.tensorflow_backend`)
-and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15. A
-multi-backend Keras module without any of these spellings is still read as TF 2 (pin the
-project, or pass `--tf-version`).
+and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15, and
+so does, for this rule, an unpinned module that imports such a module of the project (one
+process runs one TensorFlow: an agent script importing its TF1 actor). A multi-backend Keras
+program without any of these spellings is still read as TF 2 (pin the project, or pass
+`--tf-version`).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (each iteration takes one example of the loop's own data: batch them
 instead), and objects that do not look like a model (a scikit-learn estimator named `clf`).
@@ -517,11 +531,17 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             if not loops and _batch_of_its_parameter(ctx, call.args[0]):
                 fact["own"] = True
             facts.append(fact)
+        if ctx.tf_unpinned:
+            for fact in facts:
+                fact["unpinned"] = True
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
-            for fact in module.facts.get(self.code, ()):
+            facts = module.facts.get(self.code, ())
+            if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
+                continue  # the program runs on TF 1.x: predict is the graph-mode call
+            for fact in facts:
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"])
                     continue
