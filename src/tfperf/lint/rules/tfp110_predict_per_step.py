@@ -389,6 +389,40 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
                 return out
         """, count=1, lines=(7,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
+        # A batch of one converted on the way (shape kept): anita-hu/TF2-RL's agents,
+        # `np.expand_dims(state, axis=0).astype(np.float32)` in `act()` per env step.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class DDPG:
+                def __init__(self):
+                    self.actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def act(self, state):
+                    state = np.expand_dims(state, axis=0).astype(np.float32)
+                    return self.actor.predict(state)
+                def train(self, env):
+                    s, done = env.reset(), False
+                    while not done:
+                        s, r, done, _ = env.step(self.act(s))
+        """, count=1, lines=(8,), spelling="name: astype of expand_dims"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model):
+                obs = env.reset()
+                for t in range(1000):
+                    x = tf.cast(obs[None], tf.float32)
+                    obs, r, done, _ = env.step(np.argmax(model.predict(x)))
+        """, count=1, lines=(7,), spelling="index: tf.cast of x[None]"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model):
+                obs = env.reset()
+                for t in range(1000):
+                    q = model.predict(np.asarray(np.reshape(obs, (1, -1)), dtype=np.float32))
+                    obs, r, done, _ = env.step(np.argmax(q))
+        """, count=1, lines=(6,), spelling="loop: np.asarray of a reshape"),
         # The twins of the TF 1.x / multi-backend Keras VALIDs below: pinned to TF 2 ...
         Invalid("""
             import numpy as np
@@ -491,6 +525,15 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                 return int(np.argmax(model.predict(x)))
             print(classify(np.load("cat.npy")))
         """),
+        # A converted batch of many (the twin of the astype INVALID): predict is right.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model, episodes):
+                for e in range(episodes):
+                    states = np.stack(collect(env)).astype(np.float32)
+                    values = model.predict(states)
+        """, spelling="name: astype of a stacked batch"),
         # A batch made from the argument whose first axis is not one.
         Valid("""
             import tensorflow as tf
