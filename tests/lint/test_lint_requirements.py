@@ -116,3 +116,32 @@ def test_poetry_specifiers():
     assert requirements.poetry_spec("2.4.1") == "==2.4.1"
     assert requirements.poetry_spec("*") == ""
     assert requirements.poetry_spec(">=2.1,<3") == ">=2.1,<3"
+
+
+CONDA_LIST = ("# This file may be used to create an environment using:\n"
+              "# $ conda create --name <env> --file <this file>\n# platform: osx-64\n"
+              "absl-py=0.9.0=pypi_0\nkeras-applications=1.0.8=pypi_0\n"
+              "tensorflow=2.1.0=pypi_0\ntensorflow-probability=0.9.0=pypi_0\n")
+
+
+@pytest.mark.parametrize("name", ["mytf2env.txt", "conda_env.txt", "spec-file.txt"])
+def test_a_conda_package_list_pins_the_project(tmp_path, name):
+    # `conda list --export > mytf2env.txt` (anita-hu/TF2-RL, precision round 2): conda
+    # reads it back with `conda create --file`; it names the environment's TF, 2.1.
+    module = _project(tmp_path, {name: CONDA_LIST})
+    found = target.resolve(None, module)
+    assert (found.version, found.upper) == ((2, 1), (2, 1)) and name in found.source
+    targets = target.FileTargets(target.TargetTF((2, 21), "installed"))
+    assert targets.range(str(module)) == ((2, 1), (2, 1)) and targets.pinned(str(module))
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("notes_env.txt", "tensorflow=2.1.0=pypi_0\n"),  # no conda header: not a conda list
+    ("results.txt", CONDA_LIST),  # not named like an environment: never opened
+    ("env.txt", CONDA_LIST.replace("# This file may", "# A file that may")),
+])
+def test_other_text_files_pin_nothing(tmp_path, name, text):
+    module = _project(tmp_path, {name: text})
+    assert target.project_pin(module) is None
+    targets = target.FileTargets(target.TargetTF((2, 21), "installed"))
+    assert not targets.pinned(str(module))

@@ -26,8 +26,11 @@ INVALID = [pytest.param(r, ex, id=f"{r.code}-INVALID-{i}")
 
 
 def _lint(source, rule, tf_version=None):
+    # An example without tf_version is a project without a pin: linted at the newest TF,
+    # unless its own APIs are TF 1.x / multi-backend Keras (lint/code_target.py).
     low, high = parse_target(tf_version) if tf_version else (NEWEST_KNOWN, NEWEST_KNOWN)
-    return lint_source(source, "example.py", rules=[rule], tf_version=low, tf_newest=high)
+    return lint_source(source, "example.py", rules=[rule], tf_version=low, tf_newest=high,
+                       infer_target=not tf_version)
 
 
 def _lint_project(example, rule, root):

@@ -105,10 +105,13 @@ class Dispatcher:
 
     def __init__(self, rules: Sequence[Rule], tf_version: tuple[int, int] = NEWEST_KNOWN,
                  version_set: bool = False, tf_newest: tuple[int, int] | None = None,
-                 defer_project: bool = False) -> None:
+                 defer_project: bool = False, infer_target: bool = False) -> None:
         self.rules = list(rules)
         self.tf_version = tf_version
         self.tf_newest = tf_newest  # the newest release admitted (None: tf_version only)
+        # No setting and no pin chose the version (it is the installed TF's): a module whose
+        # own APIs are TF 1.x / multi-backend Keras targets TF 1.15 (lint/code_target.py).
+        self.infer_target = infer_target
         # Set by the user (tf-version): a notebook's own pip pin does not override it.
         self.version_set = version_set
         self.by_type: dict[type, list[Rule]] = {}
@@ -134,6 +137,13 @@ class Dispatcher:
         a cross-module check), the module's summary is appended to it."""
         try:
             ctx = Context(tree, source, path, self.tf_version, self.tf_newest)
+            if self.infer_target:
+                from tfperf.lint.code_target import inferred_target
+
+                ctx.tf_unpinned = True
+                inferred = inferred_target(ctx)
+                if inferred is not None:
+                    ctx.tf_version, ctx.tf_newest = inferred.version, inferred.upper
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run
             return [internal_error_finding(path, None, exc)]
         findings: list[Finding] = []
@@ -321,11 +331,14 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
                 tf_version: tuple[int, int] = NEWEST_KNOWN,
                 tree: ast.Module | None = None,
                 tf_newest: tuple[int, int] | None = None,
-                summary_out: list[ModuleSummary] | None = None) -> list[Finding]:
+                summary_out: list[ModuleSummary] | None = None,
+                infer_target: bool = False) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
     for code targeting TensorFlow ``tf_version`` (up to ``tf_newest``, when its pin admits
     later releases), sorted, ``# noqa`` applied. ``tree``, if
     given, is ``source`` already parsed (a notebook's cells, parsed one by one).
+    ``infer_target``: no pin chose ``tf_version``, so a module written for TF 1.x or
+    multi-backend Keras targets TF 1.15 (:mod:`tfperf.lint.code_target`).
 
     Rules with a cross-module check see the module as a project of one, unless the
     dispatcher defers them (``defer_project``): then the module's summary goes to
@@ -334,7 +347,8 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
         if rules is None:
             from tfperf.lint.registry import all_rules
             rules = all_rules()
-        dispatcher = Dispatcher(rules, tf_version, tf_newest=tf_newest)
+        dispatcher = Dispatcher(rules, tf_version, tf_newest=tf_newest,
+                                infer_target=infer_target)
     if tree is None:
         tree, err = parse(source, path)
         if err is not None:

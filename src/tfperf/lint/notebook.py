@@ -433,6 +433,9 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
                                                             dispatcher.tf_newest):
             dispatcher = copy.copy(dispatcher)
             dispatcher.tf_version, dispatcher.tf_newest = pin.version, pin.upper
+        if pin is not None and dispatcher.infer_target:  # pinned: no guess from the code
+            dispatcher = copy.copy(dispatcher)
+            dispatcher.infer_target = False
     findings = [c.error for c in mod.cells.values() if c.error is not None]
     if mod.text.strip():
         summaries: list = []

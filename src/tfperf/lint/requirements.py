@@ -14,7 +14,10 @@ from text that is not a requirement (a help string in ``setup.py`` that mentions
   ``setup(...)`` call, parsed (never run): literals, names assigned literals at module level,
   ``+`` of those, and ``requirements.txt`` files named in them (``open("requirements.txt")``);
 - ``environment.yml``: conda's ``dependencies`` (``tensorflow=2.4`` is 2.4.*) and their
-  ``pip:`` list.
+  ``pip:`` list;
+- a conda package list (``conda list --export > mytf2env.txt``, read back by ``conda create
+  --file``): a ``.txt`` file named like an environment (``env``, ``conda``, ``spec``) whose
+  first line is conda's own header, one ``name=version=build`` a line.
 
 A notebook's ``%pip``/``!pip install`` lines are :func:`tfperf.lint.target.notebook_pin`'s.
 """
@@ -42,6 +45,42 @@ def is_requirements_txt(name: str) -> bool:
     return lower.startswith("requirements") and lower.endswith(".txt")
 
 
+# `conda list --export` writes this first line; `conda create --file` reads the list back.
+_CONDA_LIST_HEADER = "# This file may be used to create an environment using:"
+_CONDA_LIST_NAME = re.compile(r"env|conda|spec", re.IGNORECASE)
+
+
+def is_conda_list(path: Path) -> bool:
+    """``path`` is a conda package list by its name (``*env*.txt``, ``*conda*.txt``,
+    ``spec-file.txt``: no text file of a data folder is opened) and its first line."""
+    name = path.name
+    if not name.lower().endswith(".txt") or not _CONDA_LIST_NAME.search(name) \
+            or is_requirements_txt(name):
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().strip() == _CONDA_LIST_HEADER
+    except OSError:
+        return False
+
+
+def conda_list(path: Path) -> list[str]:
+    """The packages of a conda list: ``tensorflow=2.1.0=pypi_0`` → ``tensorflow==2.1.0``."""
+    out = []
+    for line in _text(path).splitlines():
+        m = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)=([\d.*]+)(?:=\S*)?\s*", line)
+        if m is not None:
+            out.append(f"{m.group(1)}=={m.group(2)}")
+    return out
+
+
+def _conda_lists(root: Path) -> list[Path]:
+    try:
+        return sorted(p for p in root.iterdir() if p.is_file() and is_conda_list(p))
+    except OSError:
+        return []
+
+
 def _requirements_txts(root: Path) -> list[Path]:
     try:
         return sorted(p for p in root.iterdir() if is_requirements_txt(p.name) and p.is_file())
@@ -59,6 +98,8 @@ def read(root: Path) -> list[tuple[str, str]]:
     out += [("setup.py", r) for r in setup_py(root / "setup.py")]
     for name in ("environment.yml", "environment.yaml"):
         out += [(name, r) for r in environment_yml(root / name)]
+    for listing in _conda_lists(root):
+        out += [(listing.name, r) for r in conda_list(listing)]
     return out
 
 

@@ -20,8 +20,8 @@ class FileResult:
     # its fixes could not be written (it keeps its findings; the other files go on).
     errors: list[str] = field(default_factory=list)
     cache_key: str = ""       # the file's cache key, when the process that read it made it
-    version_key: str = ""     # the targeted TF in that key (the main process need not look
-                              # up every file's pin again to record it)
+    version_key: str = ""     # the target part of that key (TF releases, pinned or not: the
+                              # main process need not look up every file's pin to record it)
     # The module's summary as JSON text (tfperf.analysis.summary.ModuleSummary.dumps),
     # when the run's rules have cross-module checks; they run once every file is
     # summarised. One string: it crosses from worker processes and goes to the cache as

@@ -130,6 +130,13 @@ def _lint_chunk(paths: list[str]) -> list[FileResult]:
                        _WORKER.get("targets"), _WORKER.get("key_salt"))  # type: ignore[arg-type]
 
 
+def _target_key(targets: FileTargets, path: str) -> bytes:
+    """The file's target as part of its cache key: its releases, and whether a pin chose
+    them (without one, the module's own APIs may choose: lint/code_target.py)."""
+    guess = "" if targets.pinned(path) else "?"
+    return f"\0tf{_version_key(targets.range(path))}{guess}".encode()
+
+
 def _version_key(versions: tuple[tuple[int, int], tuple[int, int] | None]) -> str:
     """The targeted releases as part of a cache key: the oldest alone when that is all the
     target admits (so the keys of a pinned project do not change), else both."""
@@ -142,18 +149,21 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
                 key_salt: bytes | None = None) -> list[FileResult]:
     """Lint ``paths``; with ``key_salt``, each result also carries the file's cache key, made
     from the bytes read for linting (a cold run hashes in the workers, not before them)."""
-    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None], Dispatcher] = {
-        (dispatcher.tf_version, dispatcher.tf_newest): dispatcher}
+    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None, bool], Dispatcher] = {
+        (dispatcher.tf_version, dispatcher.tf_newest, dispatcher.infer_target): dispatcher}
 
     def for_file(path: str) -> Dispatcher:
-        """The dispatcher for the versions this file targets (its own project's pin)."""
+        """The dispatcher for the versions this file targets (its own project's pin; with
+        no pin, the module's own APIs may target an older TF: lint/code_target.py)."""
         if targets is None:
             return dispatcher
-        v = targets.range(path)
-        if v not in by_version:
-            by_version[v] = copy.copy(dispatcher)
-            by_version[v].tf_version, by_version[v].tf_newest = v
-        return by_version[v]
+        low, high = targets.range(path)
+        key = (low, high, not targets.pinned(path))
+        if key not in by_version:
+            by_version[key] = copy.copy(dispatcher)
+            d = by_version[key]
+            d.tf_version, d.tf_newest, d.infer_target = key
+        return by_version[key]
 
     if key_salt is not None:
         from tfperf.lint.cache import content_key
@@ -165,11 +175,11 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
             data = Path(path).read_bytes()
         except OSError:
             return lint_file(path, for_file(path), options)  # says why it cannot be read
-        version = _version_key(targets.range(path)) if targets is not None \
-            else _version_key((dispatcher.tf_version, dispatcher.tf_newest))
+        target = _target_key(targets, path) if targets is not None \
+            else f"\0tf{_version_key((dispatcher.tf_version, dispatcher.tf_newest))}".encode()
         result = lint_file(path, for_file(path), options, data=data)
-        result.cache_key = content_key(key_salt, data, path, f"\0tf{version}".encode())
-        result.version_key = version
+        result.cache_key = content_key(key_salt, data, path, target)
+        result.version_key = target.decode()
         return result
 
     with _few_collections():
@@ -340,8 +350,7 @@ def _run(request: LintRequest) -> LintOutcome:
         if cache is not None and key_salt is None:
             try:
                 # The file's targeted TF is part of its key: a new pin is not a cache hit.
-                version = _version_key(targets.range(path))
-                key = cache.key_of(path, f"\0tf{version}".encode())
+                key = cache.key_of(path, _target_key(targets, path))
             except OSError:
                 key = ""
             hit = cache.get(key, path) if key else None
@@ -362,8 +371,9 @@ def _run(request: LintRequest) -> LintOutcome:
         if cache is not None and key and not r.notes and not r.errors:
             cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
             if r.cache_key:  # keyed in a worker: its stat is recorded here
-                version = r.version_key or _version_key(targets.range(r.path))
-                cache.record(r.path, f"\0tf{version}".encode(), key)
+                file_target = r.version_key.encode() if r.version_key \
+                    else _target_key(targets, r.path)
+                cache.record(r.path, file_target, key)
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]

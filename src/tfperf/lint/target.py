@@ -11,13 +11,17 @@ Where it comes from, first found wins:
    reads them (:mod:`tfperf.lint.requirements`: ``pyproject.toml``'s dependencies and
    Poetry's, ``requirements*.txt`` with their ``-r`` includes, ``setup.cfg``'s
    ``install_requires``, ``setup.py``'s ``setup(install_requires=...)`` parsed, never run,
-   ``environment.yml``) in the nearest folder at or above the linted path whose requirements
+   ``environment.yml``, a conda package list such as ``conda list --export > mytf2env.txt``)
+   in the nearest folder at or above the linted path whose requirements
    name TensorFlow — the oldest version the code must run on; an
    upper bound alone (``tensorflow<2``) stands for the newest version under it. A notebook's
    own ``!pip install tensorflow==2.4`` (or ``%pip``, or Colab's ``%tensorflow_version 1.x``)
    pins that notebook, over the project's pin (:func:`notebook_pin`);
-3. the TensorFlow installed here (its ``*.dist-info`` folder: nothing is imported);
-4. the newest version tfperf knows.
+3. the TensorFlow installed here (its ``*.dist-info`` folder: nothing is imported), unless the
+   module's own APIs show it was written for TF 1.x graph mode or multi-backend Keras
+   (``tf.Session``, ``K.set_session``, standalone ``keras.optimizers.Adam(lr=...)``): then TF
+   1.15 (:mod:`tfperf.lint.code_target`; :meth:`FileTargets.pinned` says where 1-2 chose);
+4. the newest version tfperf knows (the same exception).
 
 A target is a range: ``version``, the oldest release the code must run on (what rules ask
 first), and ``newest``, the newest release it admits (``tensorflow>=2.1`` admits every later
@@ -36,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfperf.lint.requirements import is_requirements_txt
+from tfperf.lint.requirements import is_conda_list, is_requirements_txt
 
 Version = tuple[int, int]
 # The newest TensorFlow release tfperf knows (its doctor's knowledge tables go this far; a
@@ -236,6 +240,8 @@ def folder_kind(folder: str) -> str:
         candidate = name in PIN_FILES or is_requirements_txt(name)
         if candidate and os.path.isfile(os.path.join(folder, name)):
             return "pin"
+        if name.endswith(".txt") and is_conda_list(Path(folder, name)):
+            return "pin"
     return "repo" if ".git" in names else ""
 
 
@@ -344,8 +350,8 @@ class FileTargets:
         self.run = run
         self.fallback = None if run.configured else (installed_version() or TargetTF(
             NEWEST_KNOWN, "newest known to tfperf")).version
-        self._by_folder: dict[str, tuple[Version, Version]] = {}
-        self._by_real: dict[str, tuple[Version, Version]] = {}
+        self._by_folder: dict[str, tuple[Version, Version, bool]] = {}
+        self._by_real: dict[str, tuple[Version, Version, bool]] = {}
 
     def version(self, path: str) -> Version:
         """The oldest release ``path``'s code must run on."""
@@ -355,13 +361,23 @@ class FileTargets:
         """The oldest and the newest release ``path``'s project admits."""
         if self.fallback is None:
             return self.run.version, self.run.upper
+        low, high, _ = self._of_folder(path)
+        return low, high
+
+    def pinned(self, path: str) -> bool:
+        """The setting or ``path``'s project pin chose its version (not the installed TF or
+        the newest known: there the module's own APIs may say older, see
+        :mod:`tfperf.lint.code_target`)."""
+        return self.fallback is None or self._of_folder(path)[2]
+
+    def _of_folder(self, path: str) -> tuple[Version, Version, bool]:
         folder = os.path.dirname(os.path.abspath(path))
         found = self._by_folder.get(folder)
         if found is None:
             found = self._by_folder[folder] = self._of_real_folder(os.path.realpath(folder))
         return found
 
-    def _of_real_folder(self, folder: str) -> tuple[Version, Version]:
+    def _of_real_folder(self, folder: str) -> tuple[Version, Version, bool]:
         # Memoised folder by folder on the way up: the files of one project share all the
         # folders above theirs, so each folder is listed once per run.
         found = self._by_real.get(folder)
@@ -372,10 +388,10 @@ class FileTargets:
         parent = os.path.dirname(folder)
         if kind == "pin" and _names_tensorflow(Path(folder)):
             pin = project_pin(Path(folder))
-            found = (pin.version, pin.upper) if pin else (fallback, fallback)
+            found = (pin.version, pin.upper, True) if pin else (fallback, fallback, False)
         elif kind == "repo" or parent == folder or (
                 kind == "pin" and os.path.isdir(os.path.join(folder, ".git"))):
-            found = (fallback, fallback)
+            found = (fallback, fallback, False)
         else:
             found = self._of_real_folder(parent)
         self._by_real[folder] = found

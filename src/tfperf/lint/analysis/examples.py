@@ -18,6 +18,10 @@ _RESHAPES = frozenset({"tensorflow.reshape", "numpy.reshape", "keras.ops.reshape
 _AT_LEAST_2D = frozenset({"numpy.atleast_2d"})
 _LIST_WRAPPERS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack",
                             "tensorflow.constant", "tensorflow.convert_to_tensor"})
+# Conversions that keep the shape: a batch of one converted is still one
+# (`np.expand_dims(s, 0).astype(np.float32)`, `tf.cast(s[None], tf.float32)`).
+_SAME_SHAPE = frozenset({"numpy.array", "numpy.asarray", "tensorflow.cast",
+                         "tensorflow.convert_to_tensor", "tensorflow.constant"})
 
 
 def _is_int(node: ast.AST | None, value: int) -> bool:
@@ -73,6 +77,11 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     if type(func) is ast.Attribute and func.attr == "reshape" and q is None and args \
             and (_is_int(args[0], 1) or _leading_one(args[0])):
         return func.value
+    if type(func) is ast.Attribute and func.attr == "astype" and q is None \
+            and type(func.value) is ast.Call:
+        return batch_of_one(ctx, func.value)
+    if q in _SAME_SHAPE and args and type(args[0]) in (ast.Call, ast.Subscript):
+        return batch_of_one(ctx, args[0])
     return None
 
 

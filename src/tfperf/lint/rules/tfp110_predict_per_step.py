@@ -17,6 +17,7 @@ from tfperf.lint.semantic import Context
 
 if TYPE_CHECKING:
     from tfperf.analysis.project import Project, Site
+    from tfperf.analysis.summary import ModuleSummary
 
 # What a model is usually called, where its construction is out of sight (an attribute set
 # elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
@@ -76,6 +77,32 @@ def _batch_of_its_parameter(ctx: Context, arg: Any, depth: int = 0) -> bool:
     return False
 
 
+# No pin, and the module's own APIs are TF 1.x / multi-backend Keras (the held-out
+# precision rounds' one false class: 2017-2019 standalone-Keras agents linted at the
+# installed TF 2). The target is then TF 1.15 (lint/code_target.py): predict is the
+# graph-mode call there. Each VALID has an INVALID twin: the same code pinned to TF 2, or
+# with TF 2-only APIs beside the old spelling.
+_AGENT_LOOP = """
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+                    state = np.reshape(state, [1, 4])
+"""
+
+
+def _imports_tf1(project: Project, module: ModuleSummary) -> bool:
+    """``module`` (no pin targets it) imports a module of the project that targets TF 1.x
+    (its own APIs say so: lint/code_target.py): one process runs one TensorFlow, so this
+    module runs on TF 1.x too (an agent script importing its TF1 actor and critic)."""
+    for spec, _ in module.imports.values():
+        other = project.module(module.path, spec)
+        if other is not None and other.tf and tuple(other.tf[:2]) < (2, 0):
+            return True
+    return False
+
+
 class PredictPerStep(Rule):
     code = "TFP110"
     name = "predict-per-step"
@@ -128,8 +155,15 @@ No automatic fix: `model(x)` returns a tensor where `predict` returned a NumPy a
 ## Known limitations
 Not reported on TensorFlow 1.x or in a module that builds TF1 graphs (sessions, placeholders,
 eager execution turned off): there `predict` runs a prebuilt graph and `model(x)` would add
-ops to the graph at every call. Standalone Keras 2 on a TF1 backend with no pin in the
-project is read as the installed TensorFlow (pin the project, or pass `--tf-version`).
+ops to the graph at every call. A project with no pin is read as the installed TensorFlow,
+except a module whose own APIs are TF 1.x or multi-backend Keras (`tf.Session`,
+`K.set_session`, `tf.train.AdamOptimizer`, `Model(input=, output=)`, `fit(nb_epoch=)`,
+standalone `keras.optimizers.Adam(lr=...)`, an import of `keras.backend.tensorflow_backend`)
+and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15, and
+so does, for this rule, an unpinned module that imports such a module of the project (one
+process runs one TensorFlow: an agent script importing its TF1 actor). A multi-backend Keras
+program without any of these spellings is still read as TF 2 (pin the project, or pass
+`--tf-version`).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (each iteration takes one example of the loop's own data: batch them
 instead), and objects that do not look like a model (a scikit-learn estimator named `clf`).
@@ -355,9 +389,132 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
                 return out
         """, count=1, lines=(7,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
+        # A batch of one converted on the way (shape kept): anita-hu/TF2-RL's agents,
+        # `np.expand_dims(state, axis=0).astype(np.float32)` in `act()` per env step.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class DDPG:
+                def __init__(self):
+                    self.actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def act(self, state):
+                    state = np.expand_dims(state, axis=0).astype(np.float32)
+                    return self.actor.predict(state)
+                def train(self, env):
+                    s, done = env.reset(), False
+                    while not done:
+                        s, r, done, _ = env.step(self.act(s))
+        """, count=1, lines=(8,), spelling="name: astype of expand_dims"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model):
+                obs = env.reset()
+                for t in range(1000):
+                    x = tf.cast(obs[None], tf.float32)
+                    obs, r, done, _ = env.step(np.argmax(model.predict(x)))
+        """, count=1, lines=(7,), spelling="index: tf.cast of x[None]"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model):
+                obs = env.reset()
+                for t in range(1000):
+                    q = model.predict(np.asarray(np.reshape(obs, (1, -1)), dtype=np.float32))
+                    obs, r, done, _ = env.step(np.argmax(q))
+        """, count=1, lines=(6,), spelling="loop: np.asarray of a reshape"),
+        # The twins of the TF 1.x / multi-backend Keras VALIDs below: pinned to TF 2 ...
+        Invalid("""
+            import numpy as np
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(10,), tf_version="2.3", spelling="name: pinned TF 2, lr="),
+        # ... `lr=` spelled through tf.keras (TF 2 code up to 2.15), beside a standalone import
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+            model = keras.models.Sequential([keras.layers.Dense(2)])
+            model.compile(optimizer=tf.keras.optimizers.RMSprop(lr=0.001), loss="mse")
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(9,), spelling="module: tf.keras optimizer lr="),
+        # ... or a TF 2-only API in the same module (the old spelling is a leftover).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+            @tf.function
+            def train_step(x):
+                return model(x)
+            for e in range(100):
+                state = np.reshape(env.reset(), [1, 4])
+                for t in range(500):
+                    action = np.argmax(model.predict(state)[0])
+                    state, reward, done, _ = env.step(action)
+        """, count=1, lines=(14,), spelling="loop: lr= beside tf.function"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
+        Valid("""
+            import numpy as np
+            from keras.models import Sequential
+            from keras.layers import Dense
+            from keras.optimizers import Adam
+            model = Sequential([Dense(2)])
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")
+        """ + _AGENT_LOOP, spelling="name: standalone keras optimizer lr="),
+        Valid("""
+            import numpy as np
+            import keras
+            model = keras.models.Sequential([keras.layers.Dense(2)])
+            model.compile(optimizer=keras.optimizers.RMSprop(lr=0.00025), loss="mse")
+        """ + _AGENT_LOOP, spelling="module: import keras, lr="),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras import backend as K
+            from keras.models import load_model
+            K.set_session(tf.Session())
+            model = load_model("q.h5")
+        """ + _AGENT_LOOP, spelling="name: K.set_session"),
+        Valid("""
+            import numpy as np
+            from keras.models import Model
+            from keras.layers import Input, Dense
+            inp = Input(shape=(4,))
+            model = Model(input=[inp], output=[Dense(2)(inp)])
+        """ + _AGENT_LOOP, spelling="name: Keras 1 Model(input=, output=)"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras.models import Sequential
+            from keras.layers import Dense
+            model = Sequential([Dense(2)])
+            train_op = tf.train.AdamOptimizer(1e-3)
+        """ + _AGENT_LOOP, spelling="name: tf.train optimizer"),
+        Valid("""
+            import numpy as np
+            import keras.backend.tensorflow_backend as KTF
+            from keras.models import load_model
+            model = load_model("q.h5")
+            model.fit(xs, ys, nb_epoch=1)
+        """ + _AGENT_LOOP, spelling="loop: Keras 1 fit(nb_epoch=)"),
         # The same helper, run once by the script: predict's set-up is paid once.
         Valid("""
             import numpy as np
@@ -368,6 +525,15 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                 return int(np.argmax(model.predict(x)))
             print(classify(np.load("cat.npy")))
         """),
+        # A converted batch of many (the twin of the astype INVALID): predict is right.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def run(env, model, episodes):
+                for e in range(episodes):
+                    states = np.stack(collect(env)).astype(np.float32)
+                    values = model.predict(states)
+        """, spelling="name: astype of a stacked batch"),
         # A batch made from the argument whose first axis is not one.
         Valid("""
             import tensorflow as tf
@@ -408,11 +574,17 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             if not loops and _batch_of_its_parameter(ctx, call.args[0]):
                 fact["own"] = True
             facts.append(fact)
+        if ctx.tf_unpinned:
+            for fact in facts:
+                fact["unpinned"] = True
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
-            for fact in module.facts.get(self.code, ()):
+            facts = module.facts.get(self.code, ())
+            if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
+                continue  # the program runs on TF 1.x: predict is the graph-mode call
+            for fact in facts:
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"])
                     continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import textwrap
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,38 @@ def _host_work(ctx: Context, fn: ast.AST) -> tuple[str, bool] | None:
                 return label, True  # random draws would be frozen into the trace
             maybe = maybe or label
     return (maybe, False) if maybe else None
+
+
+# Draws of a batch from a replay store or a list: `random.sample(memory, n)`,
+# `np.random.choice(len(buffer), n)`, `self.memory.sample_buffer(n)`, `self.sample_batch()`.
+_DRAWS = frozenset({"random.sample", "random.choices", "random.choice", "random.shuffle"})
+_INDEX_DRAWS = frozenset({"choice", "randint", "permutation", "shuffle", "integers",
+                          "random_integers"})
+_SAMPLE_METHOD = re.compile(r"^(?:get_)?(?:sample|sample_(?:batch|buffer|memory|minibatch|"
+                            r"transitions?|experiences?|replay)|random_batch|get_batch)$")
+_STORE_NAME = re.compile(r"mem|buffer|replay|experience|storage|pool|(?:^|_)rb$|(?:^|_)per$",
+                         re.IGNORECASE)
+
+
+def _draws_own_batch(ctx: Context, fn: ast.AST) -> str | None:
+    """The call by which the step ``fn`` draws its own batch (``random.sample``, a NumPy
+    index draw, a replay buffer's ``sample``), as written; ``None`` when it draws none.
+    Compiled as it is, that draw would run once, while tracing: every step would train on
+    the first batch. (A distribution's ``sample()`` is a TF op: not a draw here.)"""
+    for n in ast.walk(fn):
+        if type(n) is not ast.Call:
+            continue
+        f = n.func
+        q = ctx.qualname(f)
+        if q in _DRAWS or (q is not None and q.startswith("numpy.random.")
+                           and q.rsplit(".", 1)[-1] in _INDEX_DRAWS):
+            return ctx.source_of(f) + "()"
+        if q is None and type(f) is ast.Attribute and _SAMPLE_METHOD.match(f.attr):
+            owner = f.value
+            name = owner.attr if type(owner) is ast.Attribute else getattr(owner, "id", "")
+            if _STORE_NAME.search(name) or (name == "self" and f.attr != "sample"):
+                return ctx.source_of(f) + "()"
+    return None
 
 
 def _step_function(ctx: Context, fn: Any, tape: ast.AST) -> bool:
@@ -184,8 +217,12 @@ inside `tf.function`, Python side effects (`print`, appending to lists) run only
 tracing, and Python-number arguments cause retracing (see TFP301, TFP304). Check the step,
 then run it. No fix where decorating would break the step: it calls `model.predict`,
 `.numpy()` or NumPy functions, which need eager tensors (the message names the call; move
-it out, then compile the rest). The inline form (tape written in the loop body) is reported
-without a fix: the step must first be moved into a function.
+it out, then compile the rest). No fix either where the step draws its own batch
+(`random.sample(self.memory, n)`, `np.random.choice(len(buffer), n)`,
+`self.memory.sample_buffer(n)`): compiled as it is, the draw would run once, while tracing,
+and every step would train on that batch; the hint says to draw it outside and pass it in.
+The inline form (tape written in the loop body) is reported without a fix: the step must
+first be moved into a function (taking the batch as arguments, where the loop draws one).
 
 ## Known limitations
 One finding per step written in a loop: a tape nested in the step's tape (the inner tape of a
@@ -633,6 +670,66 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                         for batch in dataset:
                             step(batch)
         """, tf_version="2.15", spelling="name: a local alias"),
+        # The step draws its own batch (held-out precision round 2: 8 RL agents). Reported,
+        # but without the @tf.function fix: compiled as it is, the draw would run once,
+        # while tracing (the hint says to draw outside and pass the batch in).
+        Invalid("""
+            import random
+            import numpy as np
+            import tensorflow as tf
+            class Agent:
+                def replay(self):
+                    batch = random.sample(self.memory, 64)
+                    s, a, r = (np.array(x) for x in zip(*batch))
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(s) - r))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                def run(self, env):
+                    for t in range(10000):
+                        self.replay()
+        """, count=1, lines=(5,), spelling="name: random.sample"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def learn(model, opt, states, targets):
+                idx = np.random.choice(len(states), 32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(states[idx]) - targets[idx]))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def train(model, opt, states, targets):
+                step = 0
+                while step < 1000:
+                    learn(model, opt, states, targets)
+                    step += 1
+        """, count=1, lines=(3,), spelling="index: np.random.choice"),
+        Invalid("""
+            import tensorflow as tf
+            class DDPG:
+                def learn(self):
+                    state, action, reward, new_state, done = \
+                        self.memory.sample_buffer(self.batch_size)
+                    with tf.GradientTape() as tape:
+                        loss = -tf.reduce_mean(self.critic(state, self.actor(state)))
+                    grads = tape.gradient(loss, self.actor.trainable_variables)
+                    self.actor.optimizer.apply_gradients(
+                        zip(grads, self.actor.trainable_variables))
+                def play(self, env, n):
+                    for _ in range(n):
+                        self.learn()
+        """, count=1, lines=(3,), spelling="loop: a replay buffer's sample_buffer"),
+        # The tape written in the training loop's body, after the draw.
+        Invalid("""
+            import tensorflow as tf
+            def train(model, opt, replay, steps):
+                for _ in range(steps):
+                    s, r = replay.sample(64)
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(s) - r))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, count=1, lines=(5,), spelling="loop: inline tape"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
@@ -667,7 +764,14 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
             if _in_outer_tape(ctx, node, loop):
                 return  # a tape nested in the step's own tape: the same step, reported once
             if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):
-                yield self.finding(ctx, node, end_node=node.items[-1].context_expr)
+                draw = _draws_own_batch(ctx, loop)
+                yield self.finding(
+                    ctx, node, end_node=node.items[-1].context_expr,
+                    hint=None if draw is None else
+                    f"move the step (the tape and the update) into a function that takes the "
+                    f"batch as arguments, draw the batch in the loop ({draw}) and pass it in, "
+                    "then compile the function with @tf.function (a draw inside it would run "
+                    "once, while tracing)")
             return
         fn = ctx.enclosing_function(node)
         if type(fn) not in _DEFS or not _step_function(ctx, fn, node):
@@ -684,7 +788,16 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         message = self.message if _updates(fn.body) else _GRADIENTS_MESSAGE
         if where:
             message = f"{message} (called per iteration at {where})"
-        if found is None:
+        draw = _draws_own_batch(ctx, fn)
+        if draw is not None:
+            also = f"; move {found[0]} out too (or use TF ops)" \
+                if found is not None and found[0] != draw else ""
+            finding = self.finding(
+                ctx, fn, f"{message} (it draws its own batch: {draw})",
+                hint=f"draw the batch outside the step ({draw}) and pass it in as arguments, "
+                     "then compile the step with @tf.function: compiled as it is, the draw "
+                     f"would run once, while tracing, and every step reuse that batch{also}")
+        elif found is None:
             finding = self.finding(ctx, fn, message,
                                    fix=None if where else self._fix(ctx, fn))
         elif found[1]:

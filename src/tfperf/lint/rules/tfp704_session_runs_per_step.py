@@ -28,6 +28,56 @@ def _every_iteration(ctx: Context, call: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
+def _read(node: ast.AST) -> set[str]:
+    """The names and attribute paths (``self.action``) ``node`` holds."""
+    out = set()
+    for n in ast.walk(node):
+        if type(n) is ast.Name:
+            out.add(n.id)
+        elif type(n) is ast.Attribute and type(n.value) is ast.Name:
+            out.add(f"{n.value.id}.{n.attr}")
+    return out
+
+
+def _stored(target: ast.AST) -> set[str]:
+    """What an assignment to ``target`` changes: ``a, (b, self.c)`` → a, b, self.c;
+    ``tally[i]`` → tally (not ``i``, only read)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return {f"{target.value.id}.{target.attr}"}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {k for e in target.elts for k in _stored(e)}
+    if isinstance(target, (ast.Subscript, ast.Starred, ast.Attribute)):
+        return _stored(target.value)
+    return set()
+
+
+def _derived(loop: ast.AST, fetched: set[str]) -> set[str]:
+    """``fetched`` and every name the loop's body assigns from them, through any chain of
+    host computations (``a = np.random.choice(p, p=p)``, ``s, r, d, _ = env.step(a)``)."""
+    if not fetched:
+        return fetched
+    steps: list[tuple[set[str], set[str]]] = []
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign):
+            steps.append(({k for t in n.targets for k in _stored(t)}, _read(n.value)))
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) \
+                and n.value is not None:
+            steps.append((_stored(n.target), _read(n.value)))
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((_stored(n.target), _read(n.iter)))
+    out = set(fetched)
+    grew = True
+    while grew:
+        grew = False
+        for changed, used in steps:
+            if used & out and not changed <= out:
+                out |= changed
+                grew = True
+    return out
+
+
 class SessionRunsPerStep(Rule):
     code = "TFP704"
     name = "session-runs-per-step"
@@ -71,7 +121,9 @@ Merge where that does not matter (it rarely does for logging).
 
 ## Known limitations
 Runs on different sessions, runs in branches or inner loops, and runs in different functions
-called from the loop are not counted.
+called from the loop are not counted. Nor are two runs where the second is fed what the first
+fetched, or anything the loop computes from it on the host (an action drawn from fetched
+probabilities, an environment's reward for it): one run cannot do both.
 """
     valid = (
         # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
@@ -126,6 +178,45 @@ called from the loop are not counted.
                 xb, yb = sess.run([images, labels])
                 k = sess.run(net_k, feed_dict={x_ph: xb})
         """),
+        # The second run's feeds are computed on the host from the first run's fetches: an
+        # action drawn from fetched probabilities, the reward a bandit pays for it (held-out
+        # precision round 2, awjuliani's Simple-Policy): one run cannot do both.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            with tf.Session() as sess:
+                i = 0
+                while i < 1000:
+                    actions = sess.run(output)
+                    a = np.random.choice(actions, p=actions)
+                    action = np.argmax(actions == a)
+                    reward = pull_bandit(arms[action])
+                    sess.run([update, weights],
+                             feed_dict={reward_holder: [reward], action_holder: [action]})
+                    total[action] += reward
+                    i += 1
+        """, spelling="loop: while, names"),
+        # An environment step between them (TF1 DQN): the next state and the reward.
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            for t in range(10000):
+                feed = {s_ph: [obs]}
+                q = sess.run(q_out, feed_dict=feed)
+                obs, r, done, _ = env.step(q.argmax())
+                feed[r_ph] = [r]
+                sess.run(train_op, feed_dict=feed)
+        """, spelling="loop: for, tuple unpacking, one feed dict"),
+        # Through attributes and a comprehension.
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                def learn(self, batches):
+                    for batch in batches:
+                        self.q_next = self.sess.run(self.q_target)
+                        targets = [r + 0.9 * q.max() for r, q in zip(rewards, self.q_next)]
+                        self.sess.run(self.train, feed_dict={self.y: targets})
+        """, spelling="name: self attribute, comprehension"),
         # Two different sessions (two graphs).
         Valid("""
             import tensorflow as tf
@@ -160,25 +251,46 @@ called from the loop are not counted.
                         self.sess.run(self.train_op, feed_dict={self.x: b})
                         self.sess.run(self.update_target)
         """, count=1, lines=(7,)),
+        # The VALIDs' twins: the host computes from the fetches, but not what is fed.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            with tf.Session() as sess:
+                i = 0
+                while i < 1000:
+                    actions = sess.run(output, feed_dict={x: xs})
+                    a = np.random.choice(actions, p=actions)
+                    sess.run(update, feed_dict={x: xs})
+                    total[a] += 1
+                    i += 1
+        """, count=1, lines=(8,), spelling="loop: while, names"),
+        Invalid("""
+            import tensorflow as tf
+            class Agent:
+                def learn(self, batches):
+                    for batch in batches:
+                        self.loss_val = self.sess.run(self.loss, feed_dict={self.s: batch})
+                        history = [l * 2 for l in [self.loss_val]]
+                        self.sess.run(self.train, feed_dict={self.s: batch})
+        """, count=1, lines=(7,), spelling="name: self attribute, comprehension"),
     )
 
     @staticmethod
-    def _mergeable(ctx: Context, runs: list[SessionRun]) -> list[SessionRun]:
+    def _mergeable(ctx: Context, runs: list[SessionRun], loop: ast.AST) -> list[SessionRun]:
         """The largest set of ``runs`` one run could do: each feeds nothing or the same
         feed_dict as the others (one placeholder cannot take two values in one run), and none
-        feeds what an earlier one fetched."""
+        feeds what an earlier one fetched, or a value the host computed from it in the loop
+        (an action drawn from fetched probabilities, the reward an environment gave for it)."""
         runs = sorted(runs, key=lambda r: (r.call.lineno, r.call.col_offset))
         fetched: set[str] = set()
         usable = []
         for r in runs:
-            if r.feed is not None and {n.id for n in ast.walk(r.feed)
-                                       if type(n) is ast.Name} & fetched:
+            if r.feed is not None and _read(r.feed) & _derived(loop, fetched):
                 break  # fed from an earlier run's result: needs that run first
             usable.append(r)
             stmt = ctx.parent(r.call)
             if type(stmt) is ast.Assign:
-                fetched |= {n.id for t in stmt.targets for n in ast.walk(t)
-                            if type(n) is ast.Name}
+                fetched |= {k for t in stmt.targets for k in _stored(t)}
         feeds = {ctx.source_of(r.feed) for r in usable if r.feed is not None}
         best = max(feeds, key=lambda f: sum(ctx.source_of(r.feed) == f for r in usable
                                             if r.feed is not None), default=None)
@@ -197,8 +309,8 @@ called from the loop are not counted.
                 key = (id(enclosing[0]), run.session)
                 by_loop[key].append(run)
                 loops[key] = enclosing[0]
-        for runs in by_loop.values():
-            runs = self._mergeable(ctx, runs)
+        for key, runs in by_loop.items():
+            runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
                 continue
             yield self.finding(

@@ -31,6 +31,9 @@ class Context(TensorFlowModel):
         super().__init__(tree, source, path)
         self.tf_version = tf_version
         self.tf_newest = tf_version if tf_newest is None else max(tf_newest, tf_version)
+        # No setting or pin chose the version (lint/code_target.py may have): a module it
+        # imports may still show that the program runs on TF 1.x (one process, one TF).
+        self.tf_unpinned = False
 
     def char_col(self, line: int, byte_col: int) -> int:
         """``ast`` columns are UTF-8 byte offsets; findings and edits use characters."""
