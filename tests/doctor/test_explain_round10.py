@@ -90,3 +90,14 @@ def test_logs_it_cannot_vouch_for_are_not_nothing_wrong(text: str) -> None:
 ])
 def test_known_notices_stay_nothing_wrong(text: str) -> None:
     assert explain_log(text).verdict == "nothing-wrong"
+
+
+def test_a_gpu_kernel_jit_compile_failure_names_the_cuda_toolkit_xla_looks_for() -> None:
+    # tensorflow/tensorflow#57162's shape with another op
+    text = ('  File "/opt/conda/lib/python3.10/site-packages/tensorflow/python/eager/execute.py", '
+            "line 52, in quick_execute\n    tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, "
+            "device_name, op_name,\ntensorflow.python.framework.errors_impl.UnknownError: JIT "
+            "compilation failed. [Op:Softplus]")
+    label, lead = _lead(text)
+    assert label == "unknown-error"
+    assert "xla_gpu_cuda_data_dir" in lead
