@@ -191,6 +191,16 @@ EXAMPLES = {
     "image-decode-failed": "tensorflow.python.framework.errors_impl.InvalidArgumentError: "
                            "Expected image (JPEG, PNG, or GIF), got unknown format starting "
                            "with '\\000\\000\\000\\000\\000\\000'",
+    # tensorflow/tensorflow#10061 (a cp35 Windows wheel under Python 2.7), other name and tags
+    "unsupported-wheel": "tensorflow-2.1.0-cp37-cp37m-win_amd64.whl is not a supported wheel on "
+                         "this platform.",
+    # tensorflow/tensorflow#34369 (a set among GradientTape's sources)
+    "nest-sets-not-sequences": "Sets are not currently considered sequences, but this may change "
+                               "in the future, so consider avoiding using them.",
+    # tensorflow/tensorflow#31154 (TF_CONFIG set after MultiWorkerMirroredStrategy was made)
+    "strategy-devices-not-visible": "W0101 00:00:00.000000 1 cross_device_ops.py:1182] Not all "
+                                    "devices in `tf.distribute.Strategy` are visible to "
+                                    "TensorFlow.",
 }
 
 

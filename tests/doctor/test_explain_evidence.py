@@ -836,4 +836,5 @@ def test_a_package_shadowed_by_a_file_of_ones_own_is_known(text):
 def test_a_wheel_for_another_platform_is_ranked_to_its_tags():
     top = explain_log("ERROR: tensorflow_gpu-1.15.0-cp37-cp37m-manylinux2010_x86_64.whl is not a "
                       "supported wheel on this platform.").causes[0]
-    assert top.likely[0][0].startswith("The wheel file was built for another Python")
+    # a knowledge row now reads it (round 10), with the wheel's tags named in its detail
+    assert top.label == "unsupported-wheel" and "CPython 3.7 on Linux x86-64" in top.detail

@@ -41,11 +41,8 @@ def _first(text: str):
     "2023-05-01 12:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This "
     "TensorFlow binary is optimized to use available CPU instructions.\nCould not find a GPU, "
     "training on the CPU\nEpoch 1/2\n10/10 - 1s - loss: 0.2\nsaved to out/model.keras",
-    "Loading data...\nCannot find cached features, computing them now\nEpoch 1/2\n"
-    "50/50 - 2s - loss: 0.3\nModel saved",
-    # only the program's own output: nothing TensorFlow said, and no error
-    ">>> import tensorflow as tf\n>>> print(tf.reduce_sum([1, 2]))\ntf.Tensor(3, shape=(), "
-    "dtype=int32)\n>>> print('done')\ndone",
+    # (a log of only the program's own output, no line tfperf knows, is now "nothing recognised":
+    # round 10, test_explain_round10.py)
 ])
 def test_a_log_that_holds_no_error_is_nothing_wrong_and_unknown_warnings_are_notes(text):
     ex = explain_log(text)

@@ -68,6 +68,21 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                           "data loss", "permission denied", "unavailable", "aborted",
                           "deadline exceeded")))
 _TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
+# a TensorFlow runtime error's op context ('[[node X (defined at ...)]]', TF 1.x's '[[Node: X =
+# Op[...]]]', '[[{{node X}}]]'): the line before it is the error's message, which logs and pastes
+# often show without its class ('Assign requires shapes of both tensors to match ...')
+_OP_CONTEXT_WORDS = ("[[node ", "[[Node: ", "[[{{node ")
+_OP_CONTEXT = re.compile(r"^\s*\[\[(?:node |Node: |\{\{node )")
+# the status class a classless message's wording names (the first that matches; else UnknownError)
+_WORDING_CLASS = (
+    (re.compile(r"not implemented|[Uu]nimplemented|not supported"), "UnimplementedError"),
+    (re.compile(r"\bOOM\b|[Oo]ut of memory|[Rr]esource exhausted"), "ResourceExhaustedError"),
+    (re.compile(r"[Nn]ot found|No such file|does not exist|Unsuccessful TensorSliceReader"),
+     "NotFoundError"),
+    (re.compile(r"[Pp]ermission denied"), "PermissionDeniedError"),
+    (re.compile(r"uninitiali[sz]ed|not initiali[sz]ed|[Pp]recondition"), "FailedPreconditionError"),
+    (re.compile(r"[Ss]hape|[Ii]nvalid|\bmust\b|[Ee]xpected|[Ii]ncompatible|match|[Cc]annot|"
+                r"dtype|\bindex\b"), "InvalidArgumentError"))
 # an E- or F-level log line's level and origin, tried where a line starts with E or F and after
 # a timestamp's ': ' (a regex tried at every position of a long log cost 20-30 ms)
 _LEVEL_AT = re.compile(r"[EF](?:\d{4} [\d:.]+ +\d+)? ?[\w./\\-]+\.(?:cc|h|cpp|c):\d+\]")
@@ -249,7 +264,7 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _candidate_lines(text: str, skip: set[int]) -> list[int]:
+def _candidate_lines(text: str, lines: list[str], skip: set[int]) -> list[int]:
     """0-based indices of the lines holding an error word or a known TensorFlow wording, in
     order, not already explained."""
     starts = _line_starts(text)
@@ -267,7 +282,30 @@ def _candidate_lines(text: str, skip: set[int]) -> list[int]:
             li = bisect.bisect_right(starts, at) - 1
             found.add(li)
             at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
+    found.update(_before_op_context(text, starts, lines))
     return sorted(found - skip)
+
+
+def _before_op_context(text: str, starts: list[int], lines: list[str]) -> set[int]:
+    """The message lines just above an op context whose block holds no error word (a message
+    printed without its class): ``_classify`` reads them."""
+    out: set[int] = set()
+    for needle in _OP_CONTEXT_WORDS:
+        at = text.find(needle)
+        while at >= 0:
+            li = bisect.bisect_right(starts, at) - 1
+            prev = next((i for i in range(li - 1, max(-1, li - 3), -1)
+                         if i < len(lines) and lines[i].strip()), None)
+            if prev is not None and not _OP_CONTEXT.match(lines[prev]):
+                block = [lines[i] for i in range(max(0, prev - 5), prev + 1)]
+                if not any(w in b for b in block for w in _TRIGGER_WORDS):
+                    out.add(prev)
+            at = text.find(needle, starts[li + 1]) if li + 1 < len(starts) else -1
+    return out
+
+
+def _wording_class(msg: str) -> str:
+    return next((cls for rx, cls in _WORDING_CLASS if rx.search(msg)), "UnknownError")
 
 
 @functools.cache
@@ -350,6 +388,10 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
                 return cls, line.strip(), True
     if m := _LOGGED.match(line):
         return "LoggedError", m["msg"].strip(), bool(_TF_SOURCE.search(m["file"]))
+    if not _OP_CONTEXT.match(line) and (nxt := _next_text(lines, li))[0] >= 0 and (
+            _OP_CONTEXT.match(nxt[1])) and not _QUIET_LEVEL.match(line):
+        msg = line.strip()  # a runtime error's message above its op context, without its class
+        return _wording_class(msg), msg, True
     if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
         cls = _STATUS_CLASS.get(m["status"].lower().replace("_", " "))
         if cls and cls not in ("OutOfRangeError", "CancelledError"):  # routine ends of input
@@ -560,7 +602,7 @@ def scan_errors(text: str, lines: list[str],
     an E-level log line, then a crash), and the error lines that are not TensorFlow's."""
     found: list[tuple[float, int, str, str]] = []  # (rank, line, class, message)
     foreign: list[ForeignError] = []
-    for li in _candidate_lines(text, explained):
+    for li in _candidate_lines(text, lines, explained):
         got = _classify(lines, li)
         if got is None:
             continue

@@ -446,3 +446,25 @@ def is_tfjs(text: str) -> bool:
     if any(w in text for w in _TFJS_WORDS):
         return True
     return any(w in text for w in (".js:", ".ts:", ".mjs:")) and bool(_JS_FRAME.search(text))
+
+
+# --- a wheel pip will not install here ----------------------------------------------------------
+
+_WHEEL_TAGS = re.compile(r"-(?P<py>(?:cp|py)\d+)-(?P<abi>[\w]+)-(?P<plat>[\w.]+?)\.whl$")
+_PLATFORMS = (("win_amd64", "Windows 64-bit"), ("win32", "Windows 32-bit"),
+              ("macosx", "macOS"), ("aarch64", "Linux ARM64"), ("arm64", "ARM64"),
+              ("x86_64", "Linux x86-64 (64-bit)"), ("i686", "Linux 32-bit"), ("any", "any OS"))
+
+
+def wheel_detail(details: Details) -> str:
+    """'built for CPython 3.5 on Windows 64-bit' from a wheel's file name: its tags are what pip
+    compares with the interpreter (Python version, OS, 32/64-bit)."""
+    wheel = _first(details, "wheel")
+    if not (m := _WHEEL_TAGS.search(wheel)):
+        return ""
+    py = m["py"]
+    ver = f"{py[2]}.{py[3:]}" if py.startswith("cp") and len(py) > 3 else py[2:]
+    lang = "CPython" if py.startswith("cp") else "Python"
+    plat = next((name for tag, name in _PLATFORMS if tag in m["plat"]), m["plat"])
+    return (f"the wheel is built for {lang} {ver} on {plat}: the interpreter running pip must be "
+            "that Python version, OS and bitness")

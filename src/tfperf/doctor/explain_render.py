@@ -46,7 +46,7 @@ def summary(ex: Explanation) -> str:
     if ex.verdict == "empty":
         return "the log is empty: nothing to explain"
     if ex.verdict == "unrecognised" and ex.unknown:
-        errors = [ln for ln in ex.unknown if ln.row == "error"]
+        errors = [ln for ln in ex.unknown if ln.row == "error"] or ex.unknown
         first = errors[0]
         more = len(errors) - 1
         out = (f"nothing recognised as a problem, but a TensorFlow {first.row} tfperf does not "
@@ -55,6 +55,10 @@ def summary(ex: Explanation) -> str:
         if ex.causes:
             out += f"; note {ex.causes[0].label}: {first_sentence(ex.causes[0].cause)}"
         return out
+    if ex.verdict == "unrecognised" and not ex.not_tensorflow:
+        return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}: no "
+                "line is one tfperf knows, so it cannot say what this log is about (which does not "
+                "prove it is fine)")
     if ex.verdict == "unrecognised":
         return (f"nothing recognised in {ex.n_lines} line{'s' if ex.n_lines != 1 else ''}, and an "
                 f"error that is not TensorFlow's ({_quote(ex.not_tensorflow[0])}): this log is not "

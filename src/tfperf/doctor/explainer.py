@@ -91,6 +91,13 @@ class Informational:
                 "lines": self.lines, "example": self.example, "source": self.source}
 
 
+# a TensorFlow warning about how work is placed or distributed (its module or its words): when
+# no row knows it, it may be the very problem (a strategy that sees fewer devices than its
+# cluster), so the log is not vouched for
+_SETUP_WARNING = re.compile(r"distribute|cross_device|collective|multi_worker|cluster|placer|"
+                            r"TF_CONFIG|[Dd]evices? (?:are|is) (?:not )?visible|placement|replica")
+
+
 @dataclass
 class Explanation:
     n_lines: int  # non-blank lines read
@@ -118,6 +125,18 @@ class Explanation:
         # a TensorFlow error no row or floor reading knows: not "nothing wrong" (a warning no row
         # knows is listed as a note: a log that holds no error is "nothing wrong found")
         if any(ln.row == "error" for ln in self.unknown):
+            return "unrecognised"
+        # "nothing wrong" only where the log shows nothing unknown that could matter: a log no
+        # line of which tfperf recognises or even finds warning- or error-shaped (a slow run's
+        # step times, a benchmark's figures: posted about something tfperf cannot read), or one
+        # holding a warning no row knows from the parts of TensorFlow that place and distribute
+        # work (a strategy, a cluster, devices), is one it cannot vouch for (round 10)
+        if not (self.causes or self.informational or self.unknown or self.not_tensorflow):
+            return "unrecognised"
+        if any(ln.row == "warning" and _SETUP_WARNING.search(f"{ln.origin or ''} {ln.text}")
+               for ln in self.unknown) or any(
+                ln.row == "warning" and ln.origin and _SETUP_WARNING.search(ln.origin)
+                for ln in self.not_tensorflow):  # absl's W line of a distribution module
             return "unrecognised"
         if self.causes or self.informational or self.unknown:
             return "nothing-wrong"
