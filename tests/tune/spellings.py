@@ -514,6 +514,13 @@ LOOKUPS = Computation(
                 return tf.map_fn(lambda p: tf.gather(table, p[0]) * tf.cast(p[1], tf.float32),
                                  (ids, scale), fn_output_signature=tf.float32)
         """),
+        "map_fn_elems_keyword": _d("""
+            def f(table, ids, scale):
+                def one(pair):
+                    k, s = pair
+                    return tf.gather(table, k) * tf.cast(s, tf.float32)
+                return tf.map_fn(one, elems=(ids, scale), dtype=tf.float32)
+        """),
         "embedding_lookup_loop": _d("""
             def f(table, ids, scale):
                 out = []

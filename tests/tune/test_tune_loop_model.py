@@ -97,6 +97,7 @@ MAPPED = ["weighted_sum/enumerate_columns",  # x[:, j, :]: the index not first
           "pairwise/row_at_a_time",          # one row against all
           "pairwise/nested_rows",            # two loops: a map of maps
           "lookups/map_fn_pairs",            # tf.map_fn over a tuple
+          "lookups/map_fn_elems_keyword",    # elems= and dtype= given by keyword (round 2)
           "weighted_sum/inner_add_n"]        # tf.add_n of a comprehension
 
 

@@ -397,6 +397,10 @@ class Search:
             record.rejected = "not applicable: two levers of one slot"
             return live
         first_limit = first_limit or self.first_call_limit()
+        if any(lv.traces for lv in chosen) and self._keeps_host_copy(chosen):
+            record.rejected = ("not tried: the code it traces still calls .numpy() (a graph "
+                               "cannot; the NumPy round trip's rewrite did not remove it)")
+            return live
         if any(lv.traces for lv in chosen):
             risk = self._first_call_risk(chosen, first_limit) or (
                 "its first call overran a shorter limit" if measure_first else None)
@@ -410,6 +414,15 @@ class Search:
         self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)),
                                first_limit=first_limit)
         return live
+
+    def _keeps_host_copy(self, chosen: tuple[Lever, ...]) -> bool:
+        from tfperf.tune.levers.numpy_round_trip import keeps_host_copy
+
+        try:
+            text = apply_levers(self.ctx, chosen)
+        except Exception:  # the build says why, with the candidate
+            return False
+        return keeps_host_copy(text, self.target.name)
 
     def _second_chance(self, base: _Live, everyone: list[_Live]) -> list[_Live]:
         """Candidates whose first call (a trace, a compile) overran its limit, tried again
