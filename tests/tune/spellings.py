@@ -398,6 +398,11 @@ NORMS = Computation(
             def f(x):
                 return tf.constant(np.array([np.linalg.norm(r) for r in x.numpy()]))
         """),
+        "numpy_array_methods": _d("""
+            def f(x):
+                xn = x.numpy()
+                return tf.constant(np.sqrt((xn * xn).sum(axis=1)).astype(np.float32))
+        """),
         "feature_loop": _d("""
             def f(x):
                 out = []

@@ -143,6 +143,14 @@ def test_a_numpy_round_trip_then_its_loop(name):
     _agrees(text, batched, args)
 
 
+def test_a_numpy_round_trip_through_array_methods_leaves_no_host_copy():
+    # Held-out round 2: the rewrite left xn.sum(...) on a tensor (no such method: raised).
+    text, args, ctx = _spelling("norms/numpy_array_methods")
+    new = NumpyRoundTrip().build(text, ctx)
+    assert ".numpy()" not in new and ".sum(" not in new and ".astype(" not in new, new
+    _agrees(text, new, args)
+
+
 def test_tune_rewrites_the_articles_tuple_index_spelling(user_module):
     """Issue 26: tf.function and jit_compile were too slow to trace, vectorized_map and
     loop→batched ops "not applicable: the loop index 'i' is used other than as x[i]"."""

@@ -487,7 +487,8 @@ class Search:
             record.rejected = f"does not apply: {exc}"
             return None
         got = probe.first_call(self.target, text, self.workdir, limit=min(limit, left),
-                               load_limit=max(1.0, min(left, 180.0)))
+                               load_limit=max(1.0, min(left - min(limit, left) / 2,
+                                                       4 * CHILD_START_S)))
         if got.unavailable is not None:
             record.rejected = (f"not tried: {risk}, whose trace or compile might outlast the "
                                f"first call's limit ({limit:.2g} s) and cannot be interrupted "
