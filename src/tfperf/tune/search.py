@@ -65,14 +65,16 @@ MAX_FINAL = 5
 #: Share of the budget kept for the final timing of the best candidates.
 FINAL_SHARE = 0.2
 #: Seconds to trace one eager op into a graph (measured on the §5 loop: 1–2 ms); a trace
-#: estimated longer than the call limit is not started (an interrupted trace can leave
-#: TensorFlow in graph mode).
+#: estimated longer than the call limit runs first in a child process (an interrupted trace
+#: can leave TensorFlow in graph mode).
 TRACE_S_PER_OP = 1.5e-3
 #: Seconds XLA takes to compile one op of an unrolled graph, counted twice as for traces:
 #: measured 25 ms an op (a 512-step running sum: 39 s) to over 80 ms under load (a 300-step
 #: discounted return, 1202 ops: past 100 s; compile time grows faster than the op count),
-#: 0.25 s for 20 batched ops. A compile cannot be interrupted (the call limit fires only
-#: when it returns), so one estimated past the first call's limit is not started.
+#: 0.25 s for 20 batched ops; but 0.4-16 s measured where this guessed 20-53 s (held-out
+#: round 2). A compile cannot be interrupted (the call limit fires only when it returns), so
+#: one this guess puts past the first call's limit runs first in a child process killed at
+#: the limit (:mod:`tfperf.tune.probe`): the guess only decides where, never whether.
 XLA_S_PER_OP = 3e-2
 #: Seconds a child process may take to start (Python, TensorFlow, the user's module) on a
 #: loaded machine, kept aside when a first call is measured in one.
