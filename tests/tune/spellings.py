@@ -398,6 +398,11 @@ NORMS = Computation(
             def f(x):
                 return tf.constant(np.array([np.linalg.norm(r) for r in x.numpy()]))
         """),
+        "numpy_array_methods": _d("""
+            def f(x):
+                xn = x.numpy()
+                return tf.constant(np.sqrt((xn * xn).sum(axis=1)).astype(np.float32))
+        """),
         "feature_loop": _d("""
             def f(x):
                 out = []
@@ -513,6 +518,13 @@ LOOKUPS = Computation(
             def f(table, ids, scale):
                 return tf.map_fn(lambda p: tf.gather(table, p[0]) * tf.cast(p[1], tf.float32),
                                  (ids, scale), fn_output_signature=tf.float32)
+        """),
+        "map_fn_elems_keyword": _d("""
+            def f(table, ids, scale):
+                def one(pair):
+                    k, s = pair
+                    return tf.gather(table, k) * tf.cast(s, tf.float32)
+                return tf.map_fn(one, elems=(ids, scale), dtype=tf.float32)
         """),
         "embedding_lookup_loop": _d("""
             def f(table, ids, scale):

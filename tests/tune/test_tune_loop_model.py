@@ -97,6 +97,7 @@ MAPPED = ["weighted_sum/enumerate_columns",  # x[:, j, :]: the index not first
           "pairwise/row_at_a_time",          # one row against all
           "pairwise/nested_rows",            # two loops: a map of maps
           "lookups/map_fn_pairs",            # tf.map_fn over a tuple
+          "lookups/map_fn_elems_keyword",    # elems= and dtype= given by keyword (round 2)
           "weighted_sum/inner_add_n"]        # tf.add_n of a comprehension
 
 
@@ -140,6 +141,14 @@ def test_a_numpy_round_trip_then_its_loop(name):
     batched = LoopsBatched(True).build(new, ctx)
     assert _loops_left(batched) == [], batched
     _agrees(text, batched, args)
+
+
+def test_a_numpy_round_trip_through_array_methods_leaves_no_host_copy():
+    # Held-out round 2: the rewrite left xn.sum(...) on a tensor (no such method: raised).
+    text, args, ctx = _spelling("norms/numpy_array_methods")
+    new = NumpyRoundTrip().build(text, ctx)
+    assert ".numpy()" not in new and ".sum(" not in new and ".astype(" not in new, new
+    _agrees(text, new, args)
 
 
 def test_tune_rewrites_the_articles_tuple_index_spelling(user_module):

@@ -96,6 +96,15 @@ class _Candidate:
             out["ops"] = self._ops(cmd["limit"])
         return out
 
+    def first(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call, timed (a trace or compile that may overrun: the parent kills us)."""
+        import time
+
+        args, kwargs = self.target.fresh_inputs()
+        t0 = time.perf_counter()
+        self.fn(*args, **kwargs)
+        return {"first_call_s": time.perf_counter() - t0}
+
     def _ops(self, limit: float) -> int | None:
         """Eager ops one more call runs (tracing levers are not started past a count)."""
         from tfperf.bench.deadline import CallTimeout, time_limit

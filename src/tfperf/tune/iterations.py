@@ -397,14 +397,33 @@ def _comprehension(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     return it
 
 
+#: tf.map_fn keywords that do not change what one iteration computes.
+_MAP_FN_KEYWORDS = frozenset({"fn_output_signature", "dtype", "parallel_iterations",
+                              "back_prop", "swap_memory", "infer_shape", "name"})
+
+
+def map_fn_parts(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
+    """``fn`` and ``elems`` of ``tf.map_fn(fn, elems, ...)``, given by position or keyword
+    (``elems=(a, b)``); None when another keyword changes the iteration."""
+    given = {k.arg: k.value for k in call.keywords}
+    if None in given or any(k not in _MAP_FN_KEYWORDS | {"fn", "elems"} for k in given) \
+            or len(call.args) > 2:
+        return None
+    parts = [*call.args] + [given[k] for k in ("fn", "elems")[len(call.args):] if k in given]
+    if len(parts) != 2:
+        return None
+    return parts[0], parts[1]
+
+
 def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
     """``tf.map_fn(fn, elems)``: one iteration is ``fn`` of one row of ``elems`` (a lambda of
     one argument over one tensor, to batch its body; any callable, to map it)."""
-    if len(call.args) != 2 or any(k.arg not in ("fn_output_signature", "dtype")
-                                  for k in call.keywords):
+    found = map_fn_parts(call)
+    if found is None:
         return None
-    fn, elems = call.args
-    it = Iteration(call, INDEX, f"{text_of(text, elems)}.shape[0]", [], [], fn, "map_fn",
+    fn, elems = found
+    first = elems.elts[0] if isinstance(elems, (ast.Tuple, ast.List)) and elems.elts else elems
+    it = Iteration(call, INDEX, f"{text_of(text, first)}.shape[0]", [], [], fn, "map_fn",
                    "", None, call)
     if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not isinstance(
             elems, (ast.Tuple, ast.List)) and not fn.args.defaults:

@@ -60,3 +60,20 @@ DTYPES = {f"numpy.{d}": d for d in ("float16", "float32", "float64", "int32", "i
                                    "bool_", "uint8")}
 #: Calls that make an array of a list of tensors, or keep a tensor as it is.
 ARRAYS = {"numpy.array", "numpy.asarray"}
+#: NumPy array methods (on a host copy, which the rewrite makes a tensor: a tensor has none of
+#: them) → the TensorFlow function called with the value first. ``reshape`` takes its shape
+#: as separate ints or one sequence; the reductions take the keywords of ``_REDUCE`` only.
+METHODS: dict[str, Equivalent] = {
+    "reshape": Equivalent("reshape"),
+    "astype": Equivalent("cast"),
+    "sum": Equivalent("reduce_sum", _REDUCE),
+    "mean": Equivalent("reduce_mean", _REDUCE),
+    "max": Equivalent("reduce_max", _REDUCE),
+    "min": Equivalent("reduce_min", _REDUCE),
+    "prod": Equivalent("reduce_prod", _REDUCE),
+    "flatten": Equivalent("reshape"),
+    "ravel": Equivalent("reshape"),
+    "copy": Equivalent("identity"),
+}
+#: Array attributes → the TensorFlow function of the value (``x.T``).
+ATTRIBUTES = {"T": "transpose"}

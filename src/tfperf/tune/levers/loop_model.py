@@ -26,7 +26,7 @@ import contextlib
 import copy
 from typing import Any
 
-from tfperf.tune.iterations import Iteration, function_loops, read, text_of
+from tfperf.tune.iterations import Iteration, function_loops, map_fn_parts, read, text_of
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
@@ -123,8 +123,10 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
         raise SourceEditError("a running sum carries from one iteration to the next")
     ranged = f"{tf}.range({it.stop})"
     if isinstance(it.node, ast.Call):  # tf.map_fn(fn, elems) → tf.vectorized_map(fn, elems)
-        assert isinstance(it.node, ast.Call)
-        fn, elems = (text_of(text, a) for a in it.node.args)
+        parts = map_fn_parts(it.node)
+        if parts is None:
+            raise SourceEditError("a tf.map_fn keyword changes its iterations")
+        fn, elems = (text_of(text, a) for a in parts)
         return replace_nodes(text, [(it.node, f"{tf}.vectorized_map({fn}, {elems})")])
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
         elt = text_of(text, it.value)

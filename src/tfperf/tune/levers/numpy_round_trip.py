@@ -14,13 +14,23 @@ import ast
 from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.numpy_table import ARRAYS, DTYPES, NUMPY_TO_TF
+from tfperf.tune.numpy_table import ARRAYS, ATTRIBUTES, DTYPES, METHODS, NUMPY_TO_TF
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
 
 def _is_numpy_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
         and node.func.attr == "numpy" and not node.args and not node.keywords
+
+
+def keeps_host_copy(text: str, name: str) -> bool:
+    """Whether the function ``name`` of ``text`` still calls ``.numpy()`` (a traced graph
+    cannot: tf.function and XLA raise on it)."""
+    try:
+        fn = find_function(parse(text), name)
+    except SourceEditError:
+        return False
+    return any(_is_numpy_call(n) for n in ast.walk(fn))
 
 
 class _ToTensorFlow(ast.NodeTransformer):
@@ -45,11 +55,57 @@ class _ToTensorFlow(ast.NodeTransformer):
             return ast.Call(self._tf("gather"), [node.value, node.slice], [])
         return node
 
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES \
+                and isinstance(node.ctx, ast.Load) and not self._is_module(node.value):
+            self.changed += 1
+            return ast.Call(self._tf(ATTRIBUTES[node.attr]), [node.value], [])
+        return node
+
+    def _is_module(self, node: ast.expr) -> bool:
+        """``np``, ``tf``, ``math``...: a name bound to a module (its attributes are not an
+        array's)."""
+        return self.ctx.qualname(node) is not None
+
+    def _method(self, node: ast.Call) -> ast.expr | None:
+        """``value.reshape(...)``, ``value.astype(d)``, ``value.sum(axis=...)``...: an array's
+        method, as the TensorFlow function of the value (a tensor has no such methods)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in METHODS \
+                or self._is_module(func.value):
+            return None
+        eq = METHODS[func.attr]
+        if any(k.arg not in eq.renames for k in node.keywords):
+            return None
+        value = func.value
+        if func.attr == "reshape":
+            if not node.args or node.keywords:
+                return None
+            shape = node.args[0] if len(node.args) == 1 else ast.List(list(node.args))
+            return ast.Call(self._tf("reshape"), [value, shape], [])
+        if func.attr in ("flatten", "ravel"):
+            if node.args or node.keywords:
+                return None
+            return ast.Call(self._tf("reshape"), [value, ast.List([ast.Constant(-1)])], [])
+        if func.attr == "astype":
+            if len(node.args) != 1:
+                return None
+            return ast.Call(self._tf("cast"), [value, self._dtype(node.args[0])], [])
+        if node.args:  # positional axis, out=...: NumPy's own signature, left alone
+            return None
+        keywords = [ast.keyword(eq.renames[k.arg or ""], k.value) for k in node.keywords]
+        return ast.Call(self._tf(eq.tf), [value], keywords)
+
     def visit_Call(self, node: ast.Call) -> Any:
         if _is_numpy_call(node):
             self.changed += 1
             assert isinstance(node.func, ast.Attribute)
             return self.visit(node.func.value)
+        method = self._method(node)
+        if method is not None:
+            self.changed += 1
+            return self.generic_visit(method)
         q = self.ctx.call_qualname(node) or ""
         eq = NUMPY_TO_TF.get(q)
         if q in ("tensorflow.constant",) and len(node.args) == 1 and not node.keywords:
@@ -63,7 +119,8 @@ class _ToTensorFlow(ast.NodeTransformer):
             arg = node.args[0]
             if isinstance(arg, (ast.List, ast.ListComp, ast.GeneratorExp)):
                 return ast.Call(self._tf("stack"), [arg], [])
-            return arg
+            # a name may hold a list of tensors: packed into one, as the array was
+            return ast.Call(self._tf("convert_to_tensor"), [arg], [])
         if eq is None or any(k.arg not in eq.renames for k in node.keywords) \
                 or any(n not in {k.arg for k in node.keywords} for n in eq.needs):
             return self.generic_visit(node)
