@@ -71,6 +71,23 @@ def test_results_that_differ_are_said_to_and_random_draws_explain_why(tmp_path):
     assert t.results == "differ" and "random" not in t.results_detail
 
 
+def test_float_drift_that_grows_after_equal_first_steps_is_equal_with_its_reason(tmp_path):
+    # p01 (round 2, a DCGAN): equal for 3 steps, then a gap that grows to 0.4 % by step 20
+    ref = [1.0 + 0.01 * k for k in range(20)]
+    before = {"durations": [0.01] * 20, "losses": [[x] for x in ref]}
+    after = {"durations": [0.01] * 20,
+             "losses": [[x * (1 + (1e-9 if k < 3 else 2e-4 * k))] for k, x in enumerate(ref)]}
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=20, rounds=1,
+                      runner=_fake({"before": before, "after": after})[0], workdir=tmp_path)
+    assert t.results == "equal"
+    assert "3 steps' losses equal" in t.results_detail and "drift" in t.results_detail
+    # a gap from the second step on is not drift: something else was computed
+    after["losses"] = [[x * (1 if k == 0 else 1.01)] for k, x in enumerate(ref)]
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=20, rounds=1,
+                      runner=_fake({"before": before, "after": after})[0], workdir=tmp_path)
+    assert t.results == "differ"
+
+
 def test_a_baseline_that_varies_by_itself_is_said_to(tmp_path):
     # rounds: before, after, then after, before: the second baseline is the odd one
     runs = iter([{"durations": [0.01] * 5, "losses": [[1.0]] * 5},
