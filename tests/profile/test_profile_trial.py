@@ -106,7 +106,17 @@ def test_no_loss_no_comparison_and_a_failing_side_is_not_measured(tmp_path):
     assert t.results == "not compared" and "returns nothing" in t.results_detail
     t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
                       runner=lambda spec: {"error": "ValueError: boom"}, workdir=tmp_path)
-    assert t.speedup is None and t.summary() == "not measured: before: ValueError: boom"
+    assert t.speedup is None and \
+        t.summary() == "not measured: the original failed: ValueError: boom"
+    # p03 (round 2): a traced error is a page of frames; the copy's failure, with its last line
+    traced = ("TypeError: in user code:\n\n    File \"agent.py\", line 58, in train_step  *\n"
+              "        states = tf.convert_to_tensor(state_arr[batch])\n\n"
+              "    TypeError: Only integers ... are valid indices\n")
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
+                      runner=_fake({"before": quiet, "after": {"error": traced}})[0],
+                      workdir=tmp_path)
+    assert t.summary() == ("not measured: the patched copy failed: TypeError: Only integers "
+                           "... are valid indices")
     unpatched = Patch("tf.function on the training step", "", None, "the step calls .numpy()")
     t = trial.try_fix(tmp_path / "t.py", [], "", unpatched, runner=lambda spec: {})
     assert t.summary() == "not applied: the step calls .numpy()"

@@ -209,6 +209,15 @@ def try_fix(script: Path, argv: Sequence[str], source: str, patch: Patch, *,
 # -- judging ----------------------------------------------------------------------------------
 
 
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return text
+    head = lines[0].split(":", 1)[0]  # "TypeError: in user code:" … "TypeError: the reason"
+    return lines[-1] if lines[-1].startswith(head) or len(lines) == 1 else \
+        f"{head}: {lines[-1]}"
+
+
 def _steady(runs: list[SideRun]) -> list[float]:
     return [t for run in runs
             for t in (run.durations if run.unit == "run" else run.durations[WARMUP:])]
@@ -220,8 +229,11 @@ def _first(runs: list[SideRun]) -> float | None:
 
 
 def _judge(trial: Trial, random_ops: Sequence[str]) -> None:
-    errors = [f"{side}: {run.error}" for side, runs in (("before", trial.before),
-                                                        ("after", trial.after))
+    # the error's last line (a traced error is a page of "in user code" frames); the fixed
+    # copy's failure said as such, not as a measurement that could not be made
+    errors = [f"{what}: {_last_line(run.error)}"
+              for what, runs in (("the original failed", trial.before),
+                                 ("the patched copy failed", trial.after))
               for run in runs if run.error]
     if errors:
         trial.error = errors[0]
