@@ -99,6 +99,32 @@ def test_a_baseline_that_varies_by_itself_is_said_to(tmp_path):
     assert t.results == "equal" and "vary from run to run" in t.results_detail
 
 
+def test_a_gap_is_judged_against_the_originals_own_run_to_run_spread(tmp_path):
+    """p03 (round 2, PPO): the original's reruns with the same seeds already differ; the fix's
+    gap was reported as "differ" without weighing it against that."""
+    def runs(first_again, after_rows):
+        # rounds: before, after, then after, before (the rerun of the original)
+        base = [[1.0 + 0.1 * k] for k in range(6)]
+        again = [[x[0] * (1.1 if k else first_again)] for k, x in enumerate(base)]
+        return iter([{"durations": [0.01] * 6, "losses": base},
+                     {"durations": [0.01] * 6, "losses": after_rows(base)},
+                     {"durations": [0.01] * 6, "losses": after_rows(base)},
+                     {"durations": [0.01] * 6, "losses": again}])
+
+    def judged(first_again, after_rows):
+        it = runs(first_again, after_rows)
+        return trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=6, rounds=2,
+                             runner=lambda spec: next(it), workdir=tmp_path)
+
+    t = judged(1.05, lambda base: [[x[0] * 1.04] for x in base])  # 4 %, the original's 10 %
+    assert t.results == "equal" and "own run-to-run spread" in t.results_detail
+    t = judged(1.05, lambda base: [[x[0] * (1.01 if k == 0 else 1.3)]
+                                   for k, x in enumerate(base)])
+    assert t.results == "not conclusive" and "first step" in t.results_detail
+    t = judged(1.0, lambda base: [[x[0] * 1.3] for x in base])  # apart at once, 3x the spread
+    assert t.results == "differ"
+
+
 def test_no_loss_no_comparison_and_a_failing_side_is_not_measured(tmp_path):
     quiet = {"durations": [0.01] * 5, "losses": []}
     t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
