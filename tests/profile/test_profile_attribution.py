@@ -229,3 +229,23 @@ def test_a_python_loop_over_a_dataset_is_not_an_op_storm(tf, tmp_path):
     assert not [f for f in rep.findings if f.code in ("profile.eager_ops", "profile.eager_share")]
     (kept,) = [f for f in rep.not_advice if f.code == "profile.eager_ops"]
     assert "tf.data iterator ops" in kept.data["not_advice"]
+
+
+def test_a_package_pip_installed_into_a_folder_on_the_path_is_a_library(tmp_path):
+    """p08 (round 2): TensorBoard installed with ``pip --target`` into a folder on
+    PYTHONPATH was taken for user code ("decorate when_multiple_values() with
+    @tf.function" inside TensorBoard's own file). The script's own folder stays user code."""
+    from tfperf.profile import attribution
+
+    deps = tmp_path / "deps"
+    (deps / "fakeboard" / "plugins").mkdir(parents=True)
+    (deps / "fakeboard" / "plugins" / "summary.py").write_text("x = 1\n")
+    (deps / "fakeboard-1.0.dist-info").mkdir()
+    (deps / "fakeboard-1.0.dist-info" / "RECORD").write_text(
+        "fakeboard/__init__.py,,\nfakeboard/plugins/summary.py,,\n"
+        "fakeboard-1.0.dist-info/RECORD,,\n../../bin/fakeboard,,\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("x = 1\n")
+    found = attribution.installed_elsewhere([str(deps), str(project)])
+    assert found == (str((deps / "fakeboard").resolve()) + "/",)

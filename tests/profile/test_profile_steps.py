@@ -193,3 +193,57 @@ def test_the_marked_loop_keeps_every_line_number(tf, tmp_path):
     with pytest.raises(StepsDone):
         exec_as_main(code, main_module(path, {"__tfperf_step__": limited}))
     assert len(limited.durations) == 2
+
+
+AGENT = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.w = tf.Variable(tf.ones([3, 1]))
+        self.opt = tf.keras.optimizers.SGD(0.01)
+        self.clip = 0.2
+
+    def learn(self, states, targets):
+        batches = [np.arange(i, i + 4) for i in range(0, 12, 4)]
+        for batch in batches:
+            with tf.GradientTape() as tape:
+                x = tf.convert_to_tensor(states[batch])
+                loss = tf.reduce_mean((tf.matmul(x, self.w) - targets[batch]) ** 2)
+                loss = loss * (1 + self.clip)
+            grads = tape.gradient(loss, [self.w])
+            self.opt.apply_gradients(zip(grads, [self.w]))
+        return float(loss)
+
+
+agent = Agent()
+states = np.random.default_rng(0).normal(size=(12, 3)).astype(np.float32)
+targets = np.ones((12, 1))  # float64, as NumPy makes it: eager code mixes it with float32
+losses = [agent.learn(states, targets) for _ in range(3)]
+"""
+
+
+def test_a_step_in_a_method_indexing_numpy_by_the_loop_is_compiled_once_at_module_level(
+        tf, tmp_path):
+    """p03 (round 2, PPO): the step indexed NumPy arrays by the loop variable (a TypeError
+    once traced) and was defined inside learn(), re-created and retraced per call."""
+    (step,) = find_steps(AGENT, "agent.py")
+    patch = fixes.tf_function_on_step(AGENT, "agent.py", step)
+    assert patch.source is not None, patch.reason
+    tree = ast.parse(patch.source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train_step")
+    assert tree.body.index(fn) < next(i for i, n in enumerate(tree.body)
+                                      if isinstance(n, ast.ClassDef))
+    assert [a.arg for a in fn.args.args] == ["self", "states_batch", "targets_batch"]
+    assert "[batch]" not in ast.unparse(fn)
+    assert "train_step(self, tfperf_host_input(states[batch]), " \
+           "tfperf_host_input(targets[batch]))" in patch.source
+    eager: dict = {}
+    exec(compile(AGENT, "agent.py", "exec"), eager)
+    compiled: dict = {}
+    exec(compile(patch.source, "agent.py", "exec"), compiled)
+    assert compiled["train_step"].experimental_get_tracing_count() <= 2  # not once per learn()
+    np = eager["np"]
+    np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)

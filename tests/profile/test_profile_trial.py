@@ -71,6 +71,23 @@ def test_results_that_differ_are_said_to_and_random_draws_explain_why(tmp_path):
     assert t.results == "differ" and "random" not in t.results_detail
 
 
+def test_float_drift_that_grows_after_equal_first_steps_is_equal_with_its_reason(tmp_path):
+    # p01 (round 2, a DCGAN): equal for 3 steps, then a gap that grows to 0.4 % by step 20
+    ref = [1.0 + 0.01 * k for k in range(20)]
+    before = {"durations": [0.01] * 20, "losses": [[x] for x in ref]}
+    after = {"durations": [0.01] * 20,
+             "losses": [[x * (1 + (1e-9 if k < 3 else 2e-4 * k))] for k, x in enumerate(ref)]}
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=20, rounds=1,
+                      runner=_fake({"before": before, "after": after})[0], workdir=tmp_path)
+    assert t.results == "equal"
+    assert "3 steps' losses equal" in t.results_detail and "drift" in t.results_detail
+    # a gap from the second step on is not drift: something else was computed
+    after["losses"] = [[x * (1 if k == 0 else 1.01)] for k, x in enumerate(ref)]
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=20, rounds=1,
+                      runner=_fake({"before": before, "after": after})[0], workdir=tmp_path)
+    assert t.results == "differ"
+
+
 def test_a_baseline_that_varies_by_itself_is_said_to(tmp_path):
     # rounds: before, after, then after, before: the second baseline is the odd one
     runs = iter([{"durations": [0.01] * 5, "losses": [[1.0]] * 5},
@@ -82,6 +99,32 @@ def test_a_baseline_that_varies_by_itself_is_said_to(tmp_path):
     assert t.results == "equal" and "vary from run to run" in t.results_detail
 
 
+def test_a_gap_is_judged_against_the_originals_own_run_to_run_spread(tmp_path):
+    """p03 (round 2, PPO): the original's reruns with the same seeds already differ; the fix's
+    gap was reported as "differ" without weighing it against that."""
+    def runs(first_again, after_rows):
+        # rounds: before, after, then after, before (the rerun of the original)
+        base = [[1.0 + 0.1 * k] for k in range(6)]
+        again = [[x[0] * (1.1 if k else first_again)] for k, x in enumerate(base)]
+        return iter([{"durations": [0.01] * 6, "losses": base},
+                     {"durations": [0.01] * 6, "losses": after_rows(base)},
+                     {"durations": [0.01] * 6, "losses": after_rows(base)},
+                     {"durations": [0.01] * 6, "losses": again}])
+
+    def judged(first_again, after_rows):
+        it = runs(first_again, after_rows)
+        return trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=6, rounds=2,
+                             runner=lambda spec: next(it), workdir=tmp_path)
+
+    t = judged(1.05, lambda base: [[x[0] * 1.04] for x in base])  # 4 %, the original's 10 %
+    assert t.results == "equal" and "own run-to-run spread" in t.results_detail
+    t = judged(1.05, lambda base: [[x[0] * (1.01 if k == 0 else 1.3)]
+                                   for k, x in enumerate(base)])
+    assert t.results == "not conclusive" and "first step" in t.results_detail
+    t = judged(1.0, lambda base: [[x[0] * 1.3] for x in base])  # apart at once, 3x the spread
+    assert t.results == "differ"
+
+
 def test_no_loss_no_comparison_and_a_failing_side_is_not_measured(tmp_path):
     quiet = {"durations": [0.01] * 5, "losses": []}
     t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
@@ -89,7 +132,17 @@ def test_no_loss_no_comparison_and_a_failing_side_is_not_measured(tmp_path):
     assert t.results == "not compared" and "returns nothing" in t.results_detail
     t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
                       runner=lambda spec: {"error": "ValueError: boom"}, workdir=tmp_path)
-    assert t.speedup is None and t.summary() == "not measured: before: ValueError: boom"
+    assert t.speedup is None and \
+        t.summary() == "not measured: the original failed: ValueError: boom"
+    # p03 (round 2): a traced error is a page of frames; the copy's failure, with its last line
+    traced = ("TypeError: in user code:\n\n    File \"agent.py\", line 58, in train_step  *\n"
+              "        states = tf.convert_to_tensor(state_arr[batch])\n\n"
+              "    TypeError: Only integers ... are valid indices\n")
+    t = trial.try_fix(tmp_path / "t.py", [], "", PATCH, steps=5, rounds=1,
+                      runner=_fake({"before": quiet, "after": {"error": traced}})[0],
+                      workdir=tmp_path)
+    assert t.summary() == ("not measured: the patched copy failed: TypeError: Only integers "
+                           "... are valid indices")
     unpatched = Patch("tf.function on the training step", "", None, "the step calls .numpy()")
     t = trial.try_fix(tmp_path / "t.py", [], "", unpatched, runner=lambda spec: {})
     assert t.summary() == "not applied: the step calls .numpy()"

@@ -151,3 +151,32 @@ def test_a_step_loop_in_a_module_the_script_adds_to_sys_path_is_marked(tf, tmp_p
     top = rep.causes[0]
     assert top.kind == "eager-training-step" and top.step is not None
     assert top.step.path.endswith("trainer.py")
+
+
+SOFT_UPDATE = """
+    import tensorflow as tf
+
+    actor = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(8),
+                                 tf.keras.layers.Dense(8), tf.keras.layers.Dense(2)])
+    target = tf.keras.models.clone_model(actor)
+    tau = 0.005
+    for step in range(40):
+        weights = []
+        targets = target.weights
+        for i, weight in enumerate(actor.weights):
+            weights.append(weight * tau + targets[i] * (1 - tau))  # soft update
+        target.set_weights(weights)
+"""
+
+
+def test_a_soft_target_update_is_a_per_weight_loop_not_a_model_called_per_item(tf, tmp_path):
+    """p10 (round 2, DDPG): arithmetic on a model's weights in a loop over them runs inside
+    Keras's variable operators; it was named "model called per item" with act = tf.function
+    (model) as its fix."""
+    path = write_script(tmp_path, SOFT_UPDATE)
+    rep = runner.run_script(path, capture=False)
+    assert rep.error is None, rep.error
+    line = line_of(path, "soft update")
+    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    assert cause.kind == "weight-loop" and cause.fix == remedies.WEIGHT_LOOP.hint
+    assert "per-weight Python loop" in cause.title and "tf.function(model)" not in cause.fix

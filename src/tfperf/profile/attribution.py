@@ -31,7 +31,35 @@ def _library_prefixes() -> tuple[str, ...]:
     return tuple(sorted(prefixes))
 
 
-_LIBRARY_PREFIXES = _library_prefixes()
+def installed_elsewhere(entries: list[str]) -> tuple[str, ...]:
+    """Packages pip installed into a folder put on the path (``pip install --target``,
+    PYTHONPATH): ``<folder>/<package>/`` for each top-level name a ``.dist-info`` there lists.
+    Third-party code, though not under site-packages; the user's own folders have no
+    ``.dist-info`` next to their code."""
+    out = set()
+    for entry in entries:
+        if not entry or entry.rstrip(os.sep).endswith(("site-packages", "dist-packages")):
+            continue
+        try:
+            infos = [d for d in os.scandir(entry) if d.name.endswith(".dist-info")]
+        except OSError:
+            continue
+        root = str(Path(entry).resolve())
+        for info in infos:
+            try:
+                record = Path(info.path, "RECORD").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            for row in record.splitlines():
+                top = row.split(",", 1)[0].split("/", 1)[0]
+                if top and not top.endswith((".dist-info", ".data")) and top not in ("..", "bin"):
+                    out.add(os.path.join(root, top.removesuffix(".py")) +
+                            ("" if top.endswith(".py") else os.sep))
+    return tuple(sorted(out))
+
+
+_TARGET_PACKAGES = installed_elsewhere(sys.path)
+_LIBRARY_PREFIXES = _library_prefixes() + _TARGET_PACKAGES
 
 #: code object → True when it belongs to user code
 _user_code: dict[CodeType, bool] = {}
@@ -90,6 +118,9 @@ def library_package(code: CodeType) -> str:
                 if path.startswith(prefix):
                     name = path[len(prefix):].split(os.sep, 1)[0].split(".", 1)[0]
                     break
+            else:
+                name = next((os.path.basename(p.rstrip(os.sep)) for p in _TARGET_PACKAGES
+                             if path.startswith(p)), "")
         _library[code] = name
     return name
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import os
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -489,6 +489,7 @@ _TITLES = {
     "predict-per-call": "Keras predict called again and again at {where}",
     "eager-update": "eager gradient updates at {where}",
     "model-call-per-item": "model called per item in the loop at {where}",
+    "weight-loop": "per-weight Python loop of small ops at {where}",
     "keras-eager": "Keras training run eagerly at {where}",
     "input-pipeline": "input pipeline iterated at {where}",
     "python-loop": "Python loop over tensors at {where}",
@@ -559,6 +560,9 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
         # again (a tape's gradient of an input, a saliency map, is not an update)
         return ("eager-update", loops[0].lineno if loops else _function_line(model, stmt, line),
                 remedies.EAGER_UPDATE.hint, ("TFP306",))
+    if loops and x.ops >= EAGER_OPS_MIN and stmt is not None and _over_weights(loops) \
+            and not _calls_model(stmt):
+        return "weight-loop", loops[0].lineno, remedies.WEIGHT_LOOP.hint, ("TFP101",)
     if loops and internal and x.ops >= EAGER_OPS_MIN:
         return ("model-call-per-item", loops[0].lineno, remedies.MODEL_CALL_PER_ITEM.hint,
                 ("TFP105", "TFP101"))
@@ -575,6 +579,26 @@ def _classify(model: SourceModel, stmt: ast.stmt | None, x: _Line
         fn_line = _function_line(model, stmt, line) if not loops else loop_line
         return "eager-ops", fn_line, remedies.EAGER_SHARE.hint, ("TFP306",)
     return None, line, "", ()
+
+
+_WEIGHT_LISTS = frozenset({"weights", "trainable_weights", "non_trainable_weights",
+                           "variables", "trainable_variables", "get_weights"})
+
+
+def _over_weights(loops: Sequence[ast.AST]) -> bool:
+    """A loop over a model's weights (``for i, w in enumerate(model.weights)``)."""
+    return any(type(n) is ast.Attribute and n.attr in _WEIGHT_LISTS
+               for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor))
+               for n in ast.walk(loop.iter))
+
+
+def _calls_model(stmt: ast.stmt) -> bool:
+    """Any call but a list's append and the usual pure-Python helpers: arithmetic on weights
+    calls nothing (its ops run inside Keras's variable operators, not a model call)."""
+    return any(type(n) is ast.Call and not (
+        (type(n.func) is ast.Attribute and n.func.attr in ("append", "extend"))
+        or (type(n.func) is ast.Name and n.func.id in ("len", "range", "enumerate", "zip")))
+        for n in ast.walk(stmt))
 
 
 def _function_at(model: SourceModel, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -27,6 +27,7 @@ from tfperf.profile.training_step import TrainingStep
 _HOST_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate", "fit", "item"})
 _HOST_BUILTINS = frozenset({"float", "int", "bool", "print", "input", "open", "len"})
 _STEP_NAMES = ("train_step", "tfperf_train_step")
+_CONVERT_NAMES = ("tfperf_host_input", "tfperf_host_input_")
 
 
 @dataclass(frozen=True)
@@ -208,35 +209,110 @@ def _extract(source: str, ctx: Context, tree: ast.Module, step: TrainingStep, tf
     used_after = _loaded_outside(scope, block)
     returns = sorted((stored & used_after) | carried
                      | ({step.loss} if step.loss in stored else set()))
-    fname = next((n for n in _STEP_NAMES if n not in loaded | stored | _bound(tree)), None)
+    taken = loaded | stored | _bound(tree)
+    fname = next((n for n in _STEP_NAMES if n not in taken), None)
     if fname is None:
         return Patch(name, "", None, "no free name for the step function")
+    # A step inside a function (a method called every few env steps, say) is defined once
+    # at module level: defined in the function, it would be re-created and retraced per call.
+    # The function's own names the step reads (``self`` included) become parameters.
+    at = outer
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        top = [a for a in ctx.ancestors(scope) if not isinstance(a, ast.Module)]
+        if all(isinstance(a, ast.ClassDef) for a in top):
+            if "super" in loaded:
+                return Patch(name, "", None, "the step calls super(), which needs its method")
+            at = top[-1] if top and isinstance(top[-1], ast.stmt) else scope
+            args = scope.args
+            own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            own |= _names(scope.body)[1]
+            params = sorted(set(params) | (free & own))
+            if args.args and args.args[0].arg in params:  # self first, as in a method
+                params.remove(args.args[0].arg)
+                params.insert(0, args.args[0].arg)
     lines = source.splitlines(keepends=True)
     first, last = block[0], block[-1]
+    end = last.end_lineno or last.lineno
+    # NumPy arrays indexed by what the loop gives (``state_arr[batch]``) are indexed before
+    # the call: a traced tensor cannot index a NumPy array.
+    hoisted = _host_indexing(block, set(params), taken)
+    convert = next((n for n in _CONVERT_NAMES if n not in taken), None) if hoisted else None
+    if hoisted and convert is None:
+        return Patch(name, "", None, "no free name for the host-input conversion")
+    body = _replace(lines[first.lineno - 1:end], first.lineno, hoisted)
+    args_in = {p: p for p in params}
+    if hoisted:
+        inside = {id(n) for node, _, _ in hoisted for n in ast.walk(node)}
+        still = {n.id for b in block for n in ast.walk(b)
+                 if type(n) is ast.Name and id(n) not in inside}
+        args_in = {p: p for p in params if p in still}
+        args_in |= {new: f"{convert}({text})" for _, new, text in hoisted}
     body_indent = lines[first.lineno - 1][:first.col_offset]
-    outer_indent = lines[outer.lineno - 1][:outer.col_offset]
-    body = lines[first.lineno - 1:last.end_lineno]
+    outer_indent = lines[at.lineno - 1][:at.col_offset]
     shift = len(body_indent) - len(outer_indent) - 4
     moved = [_reindent(line, shift) for line in body]
     ret = f"{outer_indent}    return {', '.join(returns)}\n" if returns else ""
-    definition = ([f"{outer_indent}@{tf}.function\n",
-                   f"{outer_indent}def {fname}({', '.join(params)}):\n"]
+    helper = [f"{outer_indent}def {convert}(x):  # tfperf: NumPy float64 meets float32 tensors "
+              f"as float32 in eager code\n",
+              f"{outer_indent}    x = {tf}.convert_to_tensor(x)\n",
+              f"{outer_indent}    return {tf}.cast(x, {tf}.float32) if x.dtype == "
+              f"{tf}.float64 else x\n", "\n"] if convert else []
+    definition = (helper + [f"{outer_indent}@{tf}.function\n",
+                            f"{outer_indent}def {fname}({', '.join(args_in)}):\n"]
                   + moved + ([ret] if ret else []) + ["\n"])
-    call = f"{fname}({', '.join(params)})"
+    call = f"{fname}({', '.join(args_in.values())})"
     if returns:
         call = f"{', '.join(returns)} = {call}"
-    end = last.end_lineno or last.lineno
-    new = (lines[:outer.lineno - 1] + definition + lines[outer.lineno - 1:first.lineno - 1]
+    new = (lines[:at.lineno - 1] + definition + lines[at.lineno - 1:first.lineno - 1]
            + [f"{body_indent}{call}\n"] + lines[end:])
     text = "".join(new)
     try:
         ast.parse(text)
     except SyntaxError as exc:
         return Patch(name, "", None, f"the moved step does not parse ({exc.msg}): left as is")
+    where = "at module level" if at is not outer else "once"
+    sliced = (f"; the NumPy indexing by the loop ({', '.join(t for _, _, t in hoisted)}) is done "
+              f"before the call" if hoisted else "")
     return Patch(name, (f"move the step (lines {first.lineno}–{last.end_lineno}) into "
-                        f"@{tf}.function {fname}({', '.join(params)}), defined before line "
-                        f"{outer.lineno}, and call it from the loop"),
+                        f"@{tf}.function {fname}({', '.join(args_in)}), defined {where} before "
+                        f"line {at.lineno}, and call it from the loop{sliced}"),
                  text, function=fname)
+
+
+def _host_indexing(block: list[ast.stmt], params: set[str],
+                   taken: set[str]) -> list[tuple[ast.Subscript, str, str]]:
+    """``array[i]`` in the step where both are inputs and the array is not rebound by the
+    step: (node, the parameter that replaces it, its text)."""
+    _, stored = _names(block)
+    out: list[tuple[ast.Subscript, str, str]] = []
+    names: dict[str, str] = {}
+    for stmt in block:
+        for n in ast.walk(stmt):
+            if type(n) is not ast.Subscript or type(n.ctx) is not ast.Load \
+                    or type(n.value) is not ast.Name or type(n.slice) is not ast.Name \
+                    or n.value.id not in params or n.slice.id not in params \
+                    or n.value.id in stored or n.lineno != n.end_lineno:
+                continue
+            text = f"{n.value.id}[{n.slice.id}]"
+            if text not in names:
+                new = f"{n.value.id}_{n.slice.id}"
+                while new in taken or new in names.values():
+                    new += "_"
+                names[text] = new
+            out.append((n, names[text], text))
+    return out
+
+
+def _replace(body: list[str], first_line: int,
+             hoisted: list[tuple[ast.Subscript, str, str]]) -> list[str]:
+    """``body`` (lines from ``first_line``) with each hoisted subscript replaced by its name."""
+    raw = [line.encode("utf-8") for line in body]
+    for node, new, _ in sorted(hoisted, key=lambda h: (h[0].lineno, h[0].col_offset),
+                               reverse=True):
+        i = node.lineno - first_line
+        end = node.end_col_offset or node.col_offset
+        raw[i] = raw[i][:node.col_offset] + new.encode("utf-8") + raw[i][end:]
+    return [line.decode("utf-8") for line in raw]
 
 
 def _inside(node: ast.AST, container: ast.AST) -> bool:

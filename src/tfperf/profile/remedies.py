@@ -136,6 +136,12 @@ MODEL_CALL_PER_ITEM = Remedy("TFP105", "stack the items and call the model once 
                                        "last (an agent acting step by step), compile the call "
                                        "once, act = tf.function(model), and call act(x) per "
                                        "item")
+WEIGHT_LOOP = Remedy("TFP101", "a Python loop of small ops per weight (a soft target update "
+                               "`w * tau + t * (1 - tau)`, say): each op runs eagerly, one "
+                               "weight at a time; compile the loop once in a @tf.function that "
+                               "assigns each variable in place, target.assign(tau * w + "
+                               "(1 - tau) * target), instead of building a list for "
+                               "set_weights (a host copy of every weight)")
 EAGER_UPDATE = Remedy("TFP306", "compile the update: put the loss, tape.gradient and "
                                 "apply_gradients of one update in a function decorated with "
                                 "@tf.function and call it per update; where the loop updates "

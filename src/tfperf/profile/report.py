@@ -388,5 +388,5 @@ def _in_its_cause(finding: Finding, causes: list[causes_mod.Cause]) -> Finding:
 
 # causes whose fix replaces the capture's eager-share advice when they lead
 _OWN_FIX = frozenset({"eager-training-step", "keras-eager", "predict-per-item",
-                      "predict-per-call", "model-call-per-item", "eager-update",
+                      "predict-per-call", "model-call-per-item", "weight-loop", "eager-update",
                       "fit-per-call"})
