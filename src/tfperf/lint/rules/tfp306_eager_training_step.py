@@ -167,6 +167,33 @@ def _step_in_loop(decorator: str = "") -> str:
     """))
 
 
+def _aliased_step(decorator: str = "") -> str:
+    """A method step called through a local alias (syngen's VAE wrapper, dev row F086);
+    ``decorator`` is the line the fix adds above the step (the INVALID example and its fixed
+    form share everything else)."""
+    head = f"    {decorator}\n" if decorator else ""
+    return textwrap.dedent("""\
+        import tensorflow as tf
+        class Wrapper:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = tf.keras.optimizers.Adam()
+    """) + head + textwrap.indent(textwrap.dedent("""\
+        def _train_step(self, batch):
+            with tf.GradientTape() as tape:
+                self.model(batch)
+                loss = sum(self.model.losses)
+            self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
+                                    tape=tape)
+            return loss
+        def train(self, dataset, epochs):
+            step = self._train_step
+            for epoch in range(epochs):
+                for batch in dataset:
+                    step(batch)
+    """), "    ")
+
+
 class EagerTrainingStep(Rule):
     code = "TFP306"
     name = "eager-training-step"
@@ -632,44 +659,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         """, count=1, lines=(4,), spelling="loop: through a chain of calls"),
         # Called through a local alias, the update made by `optimizer.minimize(..., tape=)`
         # (syngen's VAE wrapper, dev row F086).
-        Invalid("""
-            import tensorflow as tf
-            class Wrapper:
-                def __init__(self, model):
-                    self.model = model
-                    self.optimizer = tf.keras.optimizers.Adam()
-                def _train_step(self, batch):
-                    with tf.GradientTape() as tape:
-                        self.model(batch)
-                        loss = sum(self.model.losses)
-                    self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
-                                            tape=tape)
-                    return loss
-                def train(self, dataset, epochs):
-                    step = self._train_step
-                    for epoch in range(epochs):
-                        for batch in dataset:
-                            step(batch)
-        """, count=1, lines=(6,), fixed="""
-            import tensorflow as tf
-            class Wrapper:
-                def __init__(self, model):
-                    self.model = model
-                    self.optimizer = tf.keras.optimizers.Adam()
-                @tf.function
-                def _train_step(self, batch):
-                    with tf.GradientTape() as tape:
-                        self.model(batch)
-                        loss = sum(self.model.losses)
-                    self.optimizer.minimize(loss=loss, var_list=self.model.trainable_weights,
-                                            tape=tape)
-                    return loss
-                def train(self, dataset, epochs):
-                    step = self._train_step
-                    for epoch in range(epochs):
-                        for batch in dataset:
-                            step(batch)
-        """, tf_version="2.15", spelling="name: a local alias"),
+        Invalid(_aliased_step(), count=1, lines=(6,), fixed=_aliased_step("@tf.function"),
+                tf_version="2.15", spelling="name: a local alias"),
         # The step draws its own batch (held-out precision round 2: 8 RL agents). Reported,
         # but without the @tf.function fix: compiled as it is, the draw would run once,
         # while tracing (the hint says to draw outside and pass the batch in).
