@@ -5,6 +5,7 @@ TF predates ``map_parallelization``, the pipeline turns it off, or the function 
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterator
 
 from tfperf.analysis.kinds import self_assignments
@@ -46,6 +47,24 @@ def _pure_tf(ctx: Context, fn: ast.AST) -> bool:
                 or q.startswith(("tensorflow.summary.", "tensorflow.compat.v1.")):
             return False
     return True
+
+
+def _top_k_layer(map_args: str) -> str:
+    """A layer given its candidates in `__init__` maps them in `call` (recommenders'
+    DatasetTopK, dev row F083): the dataset reaches the map through `self`. ``map_args``: the
+    map's arguments (the INVALID example's and its fixed form's are all they differ in)."""
+    return textwrap.dedent(f"""\
+        import tensorflow as tf
+        class TopK(tf.keras.layers.Layer):
+            def __init__(self, candidates: tf.data.Dataset, k: int = 10):
+                super().__init__()
+                self._candidates = candidates
+                self._k = k
+            def call(self, queries):
+                def scores(batch):
+                    return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
+                return self._candidates.map({map_args}).reduce(tf.zeros([1]), lambda s, x: s + x)
+    """)  # noqa: E501 (the example's lines are as long as the layer writes them)
 
 
 class SequentialMap(Rule):
@@ -738,31 +757,9 @@ in the same module.
                     dataset = tfds.load("groove", split="train")
                 return dataset.map(augment).batch(64)
         """, count=2, lines=(6, 9), tf_version="2.2", spelling="name: compat.v1, branches"),
-        # A layer given its candidates in `__init__` maps them in `call` (recommenders'
-        # DatasetTopK, dev row F083): the dataset reaches the map through `self`.
-        Invalid("""
-            import tensorflow as tf
-            class TopK(tf.keras.layers.Layer):
-                def __init__(self, candidates: tf.data.Dataset, k: int = 10):
-                    super().__init__()
-                    self._candidates = candidates
-                    self._k = k
-                def call(self, queries):
-                    def scores(batch):
-                        return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
-                    return self._candidates.map(scores).reduce(tf.zeros([1]), lambda s, x: s + x)
-        """, count=1, lines=(10,), fixed="""
-            import tensorflow as tf
-            class TopK(tf.keras.layers.Layer):
-                def __init__(self, candidates: tf.data.Dataset, k: int = 10):
-                    super().__init__()
-                    self._candidates = candidates
-                    self._k = k
-                def call(self, queries):
-                    def scores(batch):
-                        return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
-                    return self._candidates.map(scores, num_parallel_calls=tf.data.AUTOTUNE).reduce(tf.zeros([1]), lambda s, x: s + x)
-        """, tf_version="2.3", spelling="name: through self"),  # noqa: E501 (the fixed line is as long as the fix makes it)
+        Invalid(_top_k_layer("scores"), count=1, lines=(10,),
+                fixed=_top_k_layer("scores, num_parallel_calls=tf.data.AUTOTUNE"),
+                tf_version="2.3", spelling="name: through self"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
