@@ -82,12 +82,14 @@ def _batch_of_its_parameter(ctx: Context, arg: Any, depth: int = 0) -> bool:
 # installed TF 2). The target is then TF 1.15 (lint/code_target.py): predict is the
 # graph-mode call there. Each VALID has an INVALID twin: the same code pinned to TF 2, or
 # with TF 2-only APIs beside the old spelling.
-_AGENT_LOOP = """
+_AGENT_STEPS = """
             for e in range(100):
                 state = np.reshape(env.reset(), [1, 4])
                 for t in range(500):
                     action = np.argmax(model.predict(state)[0])
                     state, reward, done, _ = env.step(action)
+"""  # the INVALID twins' loop; the VALIDs' reshapes the next state too
+_AGENT_LOOP = _AGENT_STEPS + """\
                     state = np.reshape(state, [1, 4])
 """
 
@@ -430,26 +432,17 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             from keras.layers import Dense
             from keras.optimizers import Adam
             model = Sequential([Dense(2)])
-            model.compile(optimizer=Adam(lr=0.001), loss="mse")
-            for e in range(100):
-                state = np.reshape(env.reset(), [1, 4])
-                for t in range(500):
-                    action = np.argmax(model.predict(state)[0])
-                    state, reward, done, _ = env.step(action)
-        """, count=1, lines=(10,), tf_version="2.3", spelling="name: pinned TF 2, lr="),
+            model.compile(optimizer=Adam(lr=0.001), loss="mse")""" + _AGENT_STEPS,
+                count=1, lines=(10,), tf_version="2.3", spelling="name: pinned TF 2, lr="),
         # ... `lr=` spelled through tf.keras (TF 2 code up to 2.15), beside a standalone import
         Invalid("""
             import numpy as np
             import tensorflow as tf
             import keras
             model = keras.models.Sequential([keras.layers.Dense(2)])
-            model.compile(optimizer=tf.keras.optimizers.RMSprop(lr=0.001), loss="mse")
-            for e in range(100):
-                state = np.reshape(env.reset(), [1, 4])
-                for t in range(500):
-                    action = np.argmax(model.predict(state)[0])
-                    state, reward, done, _ = env.step(action)
-        """, count=1, lines=(9,), spelling="module: tf.keras optimizer lr="),
+            model.compile(optimizer=tf.keras.optimizers.RMSprop(lr=0.001), loss="mse")"""
+                + _AGENT_STEPS,
+                count=1, lines=(9,), spelling="module: tf.keras optimizer lr="),
         # ... or a TF 2-only API in the same module (the old spelling is a leftover).
         Invalid("""
             import numpy as np
@@ -461,13 +454,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             model.compile(optimizer=Adam(lr=0.001), loss="mse")
             @tf.function
             def train_step(x):
-                return model(x)
-            for e in range(100):
-                state = np.reshape(env.reset(), [1, 4])
-                for t in range(500):
-                    action = np.argmax(model.predict(state)[0])
-                    state, reward, done, _ = env.step(action)
-        """, count=1, lines=(14,), spelling="loop: lr= beside tf.function"),
+                return model(x)""" + _AGENT_STEPS,
+                count=1, lines=(14,), spelling="loop: lr= beside tf.function"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
