@@ -3,7 +3,8 @@ optimizer update in a method the tape is passed to, are named for what they are 
 per-call overhead, an eager update), not as compiled computation or a model called per item.
 Planted scripts on real TensorFlow (CPU)."""
 
-from profile_scripts import line_of, write_script
+import profile_scripts
+from profile_scripts import causes_at, line_of, write_script
 
 from tfperf.profile import remedies, runner
 
@@ -36,7 +37,7 @@ def test_predict_in_a_helper_called_from_a_loop_is_predict_overhead_not_compiled
     rep = runner.run_script(path, capture=False)
     assert rep.error is None, rep.error
     line = line_of(path, "one row a call")
-    at_line = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    at_line = causes_at(rep, line)
     assert at_line, [c.title for c in rep.causes]
     assert all(c.kind != "compiled-step" for c in at_line), [c.title for c in at_line]
     assert at_line[0].kind == "predict-per-call"
@@ -48,26 +49,7 @@ def test_predict_in_a_helper_called_from_a_loop_is_predict_overhead_not_compiled
             assert f.hint != remedies.EAGER_STORM.hint, f
 
 
-UPDATE_IN_A_METHOD = """
-    import tensorflow as tf
-
-    class Policy:
-        def __init__(self):
-            self.model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
-            self.optimizer = tf.keras.optimizers.Adam(0.01)
-
-        def train_net(self, tape, losses):
-            for loss in losses:  # one update per time step
-                grads = tape.gradient(loss, self.model.trainable_variables)
-                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-
-    pi = Policy()
-    x = tf.ones([1, 4])
-    for episode in range(4):
-        with tf.GradientTape(persistent=True) as tape:
-            losses = [tf.reduce_sum(pi.model(x)) for _ in range(8)]
-        pi.train_net(tape, losses)
-"""
+UPDATE_IN_A_METHOD = profile_scripts.UPDATE_PER_TIME_STEP.format(time_steps=8)
 
 
 def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, tmp_path):
@@ -75,12 +57,12 @@ def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, t
     rep = runner.run_script(path, capture=False)
     assert rep.error is None, rep.error
     update = line_of(path, "apply_gradients")
-    (cause,) = [c for c in rep.causes if any(h.line == update for h in c.lines)]
+    (cause,) = causes_at(rep, update)
     assert cause.kind in ("eager-update", "eager-training-step"), cause.title
     assert "tf.function" in cause.fix and "act = tf.function(model)" not in cause.fix
     # the tape's gradient, taken in a method the tape was passed to, is part of the update
     gradient = line_of(path, "tape.gradient")
-    assert [c for c in rep.causes if any(h.line == gradient for h in c.lines)] == [cause]
+    assert causes_at(rep, gradient) == [cause]
 
 
 
@@ -104,7 +86,7 @@ def test_updates_in_a_loop_no_step_holds_are_one_eager_update_cause(tf, tmp_path
     assert rep.error is None, rep.error
     assert rep.obs.steps is None  # no training step: the lines are read one by one
     update, gradient = line_of(path, "apply_gradients"), line_of(path, "tape.gradient")
-    (cause,) = [c for c in rep.causes if any(h.line == update for h in c.lines)]
+    (cause,) = causes_at(rep, update)
     assert cause.kind == "eager-update" and cause.fix == remedies.EAGER_UPDATE.hint
     assert {h.line for h in cause.lines} == {update, gradient}
 
@@ -177,6 +159,6 @@ def test_a_soft_target_update_is_a_per_weight_loop_not_a_model_called_per_item(t
     rep = runner.run_script(path, capture=False)
     assert rep.error is None, rep.error
     line = line_of(path, "soft update")
-    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    (cause,) = causes_at(rep, line)
     assert cause.kind == "weight-loop" and cause.fix == remedies.WEIGHT_LOOP.hint
     assert "per-weight Python loop" in cause.title and "tf.function(model)" not in cause.fix

@@ -5,7 +5,8 @@ read as code, and run on real TensorFlow (CPU)."""
 
 import ast
 
-from profile_scripts import line_of, write_script
+import profile_scripts
+from profile_scripts import causes_at, line_of, write_script
 
 from tfperf.lint.semantic import Context
 from tfperf.profile import runner
@@ -53,28 +54,7 @@ ACTOR_CRITIC = """
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """
 
-# REINFORCE as a tutorial writes it: the tape is passed to a method that takes one gradient
-# and one Adam update per time step of the episode.
-UPDATE_PER_TIME_STEP = """
-    import tensorflow as tf
-
-    class Policy:
-        def __init__(self):
-            self.model = tf.keras.Sequential([tf.keras.Input([4]), tf.keras.layers.Dense(2)])
-            self.optimizer = tf.keras.optimizers.Adam(0.01)
-
-        def train_net(self, tape, losses):
-            for loss in losses:  # one update per time step
-                grads = tape.gradient(loss, self.model.trainable_variables)
-                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-
-    pi = Policy()
-    x = tf.ones([1, 4])
-    for episode in range(4):
-        with tf.GradientTape(persistent=True) as tape:
-            losses = [tf.reduce_sum(pi.model(x)) for _ in range(12)]
-        pi.train_net(tape, losses)
-"""
+UPDATE_PER_TIME_STEP = profile_scripts.UPDATE_PER_TIME_STEP.format(time_steps=12)
 
 
 def _shape(source: str):
@@ -241,7 +221,7 @@ def test_fit_called_per_small_batch_is_its_set_up_not_compiled_compute(tf, tmp_p
     rep = runner.run_script(path, capture=False)
     assert rep.error is None, rep.error
     line = line_of(path, "one small batch a call")
-    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    (cause,) = causes_at(rep, line)
     assert cause.kind == "fit-per-call", (cause.title, cause.detail)
     assert "model.train_on_batch(x, y)" in cause.fix
     assert rep.causes[0] is cause
@@ -265,5 +245,5 @@ def test_a_compiled_keras_batch_call_is_named_by_the_users_call(tf, tmp_path):
     rep = runner.run_script(path, capture=False)
     assert rep.error is None, rep.error
     line = line_of(path, "one batch a call")
-    (cause,) = [c for c in rep.causes if any(h.line == line for h in c.lines)]
+    (cause,) = causes_at(rep, line)
     assert cause.kind == "compiled-step" and "(Keras train_on_batch)" in cause.title, cause.title
