@@ -2,6 +2,7 @@
 import textwrap
 from pathlib import Path
 
+from tfperf.profile import runner
 from tfperf.profile.causes import Cause
 from tfperf.profile.report import ProfileReport
 
@@ -47,3 +48,12 @@ def line_of(path: Path, needle: str) -> int:
 def causes_at(rep: ProfileReport, line: int) -> list[Cause]:
     """The causes of ``rep`` that hold ``line`` among their hot lines."""
     return [c for c in rep.causes if any(h.line == line for h in c.lines)]
+
+
+def run_planted(folder: Path, body: str, *, capture: bool = False) -> tuple[Path, ProfileReport]:
+    """``body`` written into ``folder`` (:func:`write_script`) and profiled; the run must end
+    without an error."""
+    path = write_script(folder, body)
+    rep = runner.run_script(path, capture=capture)
+    assert rep.error is None, rep.error
+    return path, rep

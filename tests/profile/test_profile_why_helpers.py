@@ -4,7 +4,7 @@ per-call overhead, an eager update), not as compiled computation or a model call
 Planted scripts on real TensorFlow (CPU)."""
 
 import profile_scripts
-from profile_scripts import causes_at, line_of, write_script
+from profile_scripts import causes_at, line_of, run_planted, write_script
 
 from tfperf.profile import remedies, runner
 
@@ -33,9 +33,7 @@ PREDICT_IN_A_HELPER = """
 
 def test_predict_in_a_helper_called_from_a_loop_is_predict_overhead_not_compiled(
         tf, tmp_path):
-    path = write_script(tmp_path, PREDICT_IN_A_HELPER)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, PREDICT_IN_A_HELPER)
     line = line_of(path, "one row a call")
     at_line = causes_at(rep, line)
     assert at_line, [c.title for c in rep.causes]
@@ -53,9 +51,7 @@ UPDATE_IN_A_METHOD = profile_scripts.UPDATE_PER_TIME_STEP.format(time_steps=8)
 
 
 def test_an_optimizer_update_in_a_loop_is_an_eager_update_not_a_model_call(tf, tmp_path):
-    path = write_script(tmp_path, UPDATE_IN_A_METHOD)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, UPDATE_IN_A_METHOD)
     update = line_of(path, "apply_gradients")
     (cause,) = causes_at(rep, update)
     assert cause.kind in ("eager-update", "eager-training-step"), cause.title
@@ -81,9 +77,7 @@ UPDATES_WITHOUT_A_STEP = """
 
 
 def test_updates_in_a_loop_no_step_holds_are_one_eager_update_cause(tf, tmp_path):
-    path = write_script(tmp_path, UPDATES_WITHOUT_A_STEP)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, UPDATES_WITHOUT_A_STEP)
     assert rep.obs.steps is None  # no training step: the lines are read one by one
     update, gradient = line_of(path, "apply_gradients"), line_of(path, "tape.gradient")
     (cause,) = causes_at(rep, update)
@@ -93,9 +87,7 @@ def test_updates_in_a_loop_no_step_holds_are_one_eager_update_cause(tf, tmp_path
 
 def test_a_tape_passed_into_the_method_that_updates_makes_the_loop_a_step_loop(
         tf, tmp_path):
-    path = write_script(tmp_path, UPDATE_IN_A_METHOD)
-    rep = runner.run_script(path, capture=True)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, UPDATE_IN_A_METHOD, capture=True)
     steps = rep.obs.steps
     assert steps is not None and steps.count == 4  # one step per episode, not the whole run
     assert steps.loop_line == line_of(path, "for episode")
@@ -155,9 +147,7 @@ def test_a_soft_target_update_is_a_per_weight_loop_not_a_model_called_per_item(t
     """p10 (round 2, DDPG): arithmetic on a model's weights in a loop over them runs inside
     Keras's variable operators; it was named "model called per item" with act = tf.function
     (model) as its fix."""
-    path = write_script(tmp_path, SOFT_UPDATE)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, SOFT_UPDATE)
     line = line_of(path, "soft update")
     (cause,) = causes_at(rep, line)
     assert cause.kind == "weight-loop" and cause.fix == remedies.WEIGHT_LOOP.hint

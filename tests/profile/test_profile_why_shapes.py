@@ -6,7 +6,7 @@ read as code, and run on real TensorFlow (CPU)."""
 import ast
 
 import profile_scripts
-from profile_scripts import causes_at, line_of, write_script
+from profile_scripts import causes_at, line_of, run_planted, write_script
 
 from tfperf.lint.semantic import Context
 from tfperf.profile import runner
@@ -83,9 +83,7 @@ def test_an_update_per_time_step_is_found_in_the_method_the_step_calls():
 
 
 def test_an_episode_loop_is_named_with_the_env_kept_in_python(tf, tmp_path):
-    path = write_script(tmp_path, ACTOR_CRITIC)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, ACTOR_CRITIC)
     top = rep.causes[0]
     assert top.kind == "eager-training-step" and "environment" in top.title, top.title
     assert f"env.step() at line {line_of(path, 'env.step(action)')}" in top.fix
@@ -94,9 +92,7 @@ def test_an_episode_loop_is_named_with_the_env_kept_in_python(tf, tmp_path):
 
 
 def test_one_update_per_time_step_is_named_with_one_update_per_episode(tf, tmp_path):
-    path = write_script(tmp_path, UPDATE_PER_TIME_STEP)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    _, rep = run_planted(tmp_path, UPDATE_PER_TIME_STEP)
     top = rep.causes[0]
     assert "one optimizer update per time step" in top.title, top.title
     assert "train_net()" in top.title
@@ -128,9 +124,7 @@ EAGER_HELPER = """
 
 
 def test_the_eager_lines_of_one_function_are_one_cause_naming_it(tf, tmp_path):
-    path = write_script(tmp_path, EAGER_HELPER)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, EAGER_HELPER)
     lines = {line_of(path, "the forward pass"), line_of(path, "not an update")}
     holding = [c for c in rep.causes if {h.line for h in c.lines} & lines]
     assert len(holding) == 1, [(c.title, [h.line for h in c.lines]) for c in rep.causes]
@@ -217,9 +211,7 @@ FIT_PER_BATCH = """
 
 
 def test_fit_called_per_small_batch_is_its_set_up_not_compiled_compute(tf, tmp_path):
-    path = write_script(tmp_path, FIT_PER_BATCH)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, FIT_PER_BATCH)
     line = line_of(path, "one small batch a call")
     (cause,) = causes_at(rep, line)
     assert cause.kind == "fit-per-call", (cause.title, cause.detail)
@@ -241,9 +233,7 @@ TRAIN_ON_BATCH = """
 
 
 def test_a_compiled_keras_batch_call_is_named_by_the_users_call(tf, tmp_path):
-    path = write_script(tmp_path, TRAIN_ON_BATCH)
-    rep = runner.run_script(path, capture=False)
-    assert rep.error is None, rep.error
+    path, rep = run_planted(tmp_path, TRAIN_ON_BATCH)
     line = line_of(path, "one batch a call")
     (cause,) = causes_at(rep, line)
     assert cause.kind == "compiled-step" and "(Keras train_on_batch)" in cause.title, cause.title
