@@ -6,17 +6,9 @@ from the held-out log that prompted it, so a test passes only when the reading i
 from __future__ import annotations
 
 import pytest
+from explain_reading import first_cause
 
 from tfperf.doctor.explainer import explain_log
-
-
-def _first(text: str):
-    ex = explain_log(text)
-    assert ex.causes, ex.verdict
-    cause = ex.causes[0]
-    lead = (" ".join(cause.likely[0]) if cause.confidence == "low" and cause.likely else
-            " ".join(t.split(" Otherwise: ")[0] for t in (cause.cause, cause.fix)))
-    return cause, lead
 
 
 def _oom(shape: str, dtype: str = "float") -> str:
@@ -28,20 +20,20 @@ def _oom(shape: str, dtype: str = "float") -> str:
 # --- an out-of-memory ranked by the log's own numbers -------------------------------------------
 
 def test_a_single_sample_of_gigabytes_is_tiled_or_downscaled_not_batched_smaller():
-    cause, lead = _first(_oom("1,64,2048,2048"))  # one 2048x2048 image, 64 channels: 1 GiB
+    cause, lead = first_cause(_oom("1,64,2048,2048"))  # one 2048x2048 image, 64 channels: 1 GiB
     assert cause.label == "out-of-memory"
     assert "single sample" in lead and "tiles" in lead and "downscale" in lead
     # a small tensor with a batch of one says nothing of the sort
-    _, small = _first(_oom("1,64,64,64"))
+    _, small = first_cause(_oom("1,64,64,64"))
     assert "single sample" not in small
 
 
 def test_a_large_leading_dimension_is_the_batch_and_a_value_not_applied_is_named():
-    cause, lead = _first(_oom("512,56,56,64", "half"))
+    cause, lead = first_cause(_oom("512,56,56,64", "half"))
     assert cause.label == "out-of-memory"
     assert "512" in lead and "batch" in lead and "not the one in use" in lead
     # a vocabulary-sized table is not a batch
-    _, table = _first(_oom("250000,512"))
+    _, table = first_cause(_oom("250000,512"))
     assert "The batch is too large" not in table
 
 
@@ -49,7 +41,7 @@ def test_little_free_memory_at_start_means_another_process_holds_the_gpu():
     log = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Found device 0 with "
            "properties:\nname: GeForce GTX 1080 Ti major: 6 minor: 1 memoryClockRate(GHz): 1.582"
            "\ntotalMemory: 10.91GiB freeMemory: 1.20GiB\n" + _oom("64,128,56,56"))
-    _, lead = _first(log)
+    _, lead = first_cause(log)
     assert lead.startswith("Another process held the GPU's memory") and "nvidia-smi" in lead
 
 
@@ -57,7 +49,7 @@ def test_a_small_failed_request_points_at_memory_taken_before():
     log = ("W tensorflow/core/common_runtime/bfc_allocator.cc:217] Ran out of memory trying to "
            "allocate 128.00MiB. See logs for memory state.\n"
            "ResourceExhaustedError: OOM when allocating tensor of shape [] and type float")
-    _, lead = _first(log)
+    _, lead = first_cause(log)
     assert "small (128 MiB)" in lead and "another process" in lead
 
 
@@ -87,7 +79,7 @@ def test_a_small_failed_request_points_at_memory_taken_before():
      "checkpoint-not-found", "Train the model first"),
 ])
 def test_rows_for_the_classes_round_8_had_none_for(text, label, words):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == label
     assert words in lead
 
@@ -95,23 +87,24 @@ def test_rows_for_the_classes_round_8_had_none_for(text, label, words):
 # --- a class's causes led by the message ----------------------------------------------------------
 
 def test_no_gradients_for_your_own_variables_leads_with_the_loss_outside_the_tape():
-    _, lead = _first("ValueError: No gradients provided for any variable: ['w:0', 'b:0'].")
+    _, lead = first_cause("ValueError: No gradients provided for any variable: ['w:0', 'b:0'].")
     assert "minimize" in lead and "GradientTape" in lead
     # a Keras layer's weights: the ranked causes as before (the targets come first)
-    _, keras = _first("ValueError: No gradients provided for any variable: "
-                      "['dense/kernel:0', 'dense/bias:0'].")
+    _, keras = first_cause("ValueError: No gradients provided for any variable: "
+                           "['dense/kernel:0', 'dense/bias:0'].")
     assert "minimize" not in keras
 
 
 def test_a_per_step_output_against_per_sample_labels_is_pooled():
-    _, lead = _first("ValueError: `logits` and `labels` must have the same shape, received "
-                     "((None, 200, 3) vs (None, 3)).")
+    _, lead = first_cause("ValueError: `logits` and `labels` must have the same shape, received "
+                          "((None, 200, 3) vs (None, 3)).")
     assert "GlobalAveragePooling1D" in lead
 
 
 def test_a_sequence_layer_fed_four_dimensions_is_reshaped_after_the_layer_before():
-    cause, lead = _first('ValueError: Input 0 of layer "gru_2" is incompatible with the layer: '
-                         "expected ndim=3, found ndim=4. Full shape received: (None, 30, 8, 16)")
+    cause, lead = first_cause(
+        'ValueError: Input 0 of layer "gru_2" is incompatible with the layer: '
+        "expected ndim=3, found ndim=4. Full shape received: (None, 30, 8, 16)")
     assert cause.label == "input-shape-mismatch"
     assert "layer before" in lead and "Reshape" in lead
 
@@ -119,25 +112,26 @@ def test_a_sequence_layer_fed_four_dimensions_is_reshaped_after_the_layer_before
 def test_a_custom_op_missing_from_tf_serving_needs_a_server_built_with_it():
     log = ("E tensorflow_serving/util/retrier.cc:37] Loading servable: {name: ranker version: 3} "
            "failed: Not found: Op type not registered 'MyFancyGather' in binary running on host.")
-    _, lead = _first(log)
+    _, lead = first_cause(log)
     assert "built with" in lead and "MyFancyGather" in lead
     # an add-on's op keeps the add-on's reading (import it)
     addon = ("E tensorflow_serving/util/retrier.cc:37] Loading servable: {name: t version: 1} "
              "failed: Not found: Op type not registered 'Addons>GatherTree' in binary")
-    _, lead = _first(addon)
+    _, lead = first_cause(addon)
     assert "custom op (from the model's own code" not in lead
 
 
 def test_a_resource_that_no_longer_exists_leads_with_clear_session():
-    cause, lead = _first("tensorflow.python.framework.errors_impl.NotFoundError: Resource "
-                         "localhost/hash_table_7/N10tensorflow6lookup15LookupInterfaceE does not "
-                         "exist.")
+    cause, lead = first_cause(
+        "tensorflow.python.framework.errors_impl.NotFoundError: Resource "
+        "localhost/hash_table_7/N10tensorflow6lookup15LookupInterfaceE does not "
+        "exist.")
     assert cause.confidence == "low" and "clear_session" in lead
 
 
 def test_a_typeerror_naming_a_tensorflow_function_is_never_unrecognised():
-    cause, lead = _first("TypeError: crop_and_resize() got an unexpected keyword argument "
-                         "'box_ind'")
+    cause, lead = first_cause("TypeError: crop_and_resize() got an unexpected keyword argument "
+                              "'box_ind'")
     assert cause.label == "type-error" and "upgrade TensorFlow" in lead
     # the same error from a function TensorFlow does not have, or one whose name other
     # libraries share (pandas' concat), stays the user's
@@ -147,11 +141,13 @@ def test_a_typeerror_naming_a_tensorflow_function_is_never_unrecognised():
 
 
 def test_the_rnns_wording_of_a_missing_dnn_and_the_split_kernel_line():
-    assert _first("UnknownError: Graph execution error:\nFail to find the dnn implementation.\n"
-                  "\t [[{{node CudnnRNN}}]]")[0].label == "dnn-library-not-found"
-    cause, _ = _first("InvalidArgumentError: Cannot assign a device for operation RngReadAndSkip:"
-                      " \nCould not satisfy explicit device specification '/device:GPU:0' \n"
-                      "because no supported kernel for GPU devices is available.")
+    assert first_cause(
+        "UnknownError: Graph execution error:\nFail to find the dnn implementation.\n"
+        "\t [[{{node CudnnRNN}}]]")[0].label == "dnn-library-not-found"
+    cause, _ = first_cause(
+        "InvalidArgumentError: Cannot assign a device for operation RngReadAndSkip:"
+        " \nCould not satisfy explicit device specification '/device:GPU:0' \n"
+        "because no supported kernel for GPU devices is available.")
     assert cause.label == "op-no-device-kernel"
 
 
@@ -181,7 +177,7 @@ def test_the_rnns_wording_of_a_missing_dnn_and_the_split_kernel_line():
      "run_eagerly=True"),
 ])
 def test_mined_long_tail_classes(text, label, words):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == label
     assert words in lead
 
@@ -206,7 +202,7 @@ def test_mined_long_tail_classes(text, label, words):
      "[DT_FLOAT]", "internal-error", "tf.cast"),
 ])
 def test_the_floors_ranked_causes_for_more_classes(text, label, words):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == label
     assert words in lead
 
@@ -214,9 +210,9 @@ def test_the_floors_ranked_causes_for_more_classes(text, label, words):
 def test_a_new_row_never_takes_over_an_existing_labels_description():
     """The first row of a label describes it: rows added for a narrower case get their own
     label (a 'protobuf 4 vs old generated code' message keeps its own fix, 3.20)."""
-    cause, lead = _first("TypeError: Descriptors cannot be created directly.")
+    cause, lead = first_cause("TypeError: Descriptors cannot be created directly.")
     assert cause.label == "protobuf-incompatible" and "3.20" in lead
-    cause, lead = _first("ImportError: cannot import name 'Adam' from 'keras.optimizers'")
+    cause, lead = first_cause("ImportError: cannot import name 'Adam' from 'keras.optimizers'")
     assert cause.label == "keras-tf-version-mismatch" and "tf-keras package" not in lead
 
 
@@ -264,23 +260,25 @@ def test_a_missing_kernel_on_a_mac_names_the_metal_plugin():
            "execute.py\", line 52, in quick_execute\n"
            "tensorflow.python.framework.errors_impl.NotFoundError: No registered 'Unique' OpKernel "
            "for 'GPU' devices compatible with node {{node Unique}}")
-    cause, lead = _first(log)
+    cause, lead = first_cause(log)
     assert cause.label == "op-no-device-kernel" and lead.startswith("This is a Mac")
     assert "tensorflow-metal" in lead
     # the same error on Linux keeps the row's own order
-    _, linux = _first(log.replace("/Users/ana/miniforge3", "/home/ana/venv"))
+    _, linux = first_cause(log.replace("/Users/ana/miniforge3", "/home/ana/venv"))
     assert "This is a Mac" not in linux
 
 
 def test_samples_whose_axes_multiply_to_the_features_wanted_need_flattening():
-    _, lead = _first("ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
-                     "expected axis -1 of input shape to have value 3072, but received input "
-                     "with shape (None, 32, 32, 3)")
+    _, lead = first_cause(
+        "ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
+        "expected axis -1 of input shape to have value 3072, but received input "
+        "with shape (None, 32, 32, 3)")
     assert "32x32x3" in lead and "Flatten()" in lead
     # another feature count (not a product of the axes) keeps the general reading
-    _, other = _first("ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
-                      "expected axis -1 of input shape to have value 10, but received input with "
-                      "shape (None, 12)")
+    _, other = first_cause(
+        "ValueError: Input 0 of layer \"dense_3\" is incompatible with the layer: "
+        "expected axis -1 of input shape to have value 10, but received input with "
+        "shape (None, 12)")
     assert "Flatten()" not in other
 
 
@@ -297,17 +295,17 @@ def test_a_windows_crash_code_after_tensorflow_ran_is_a_crash_not_nothing_wrong(
 
 
 def test_a_small_batch_of_large_samples_names_the_input_size_and_a_matrix_is_no_batch():
-    _, lead = _first(_oom("8,256,512,512"))  # 8 samples of 256 MiB
+    _, lead = first_cause(_oom("8,256,512,512"))  # 8 samples of 256 MiB
     assert "Each sample is large" in lead and "downscale" in lead
-    _, matrix = _first(_oom("40000,60000"))
+    _, matrix = first_cause(_oom("40000,60000"))
     assert "The batch is too large" not in matrix
 
 
 def test_labels_against_an_output_with_spatial_axes_in_keras_order():
     """Keras says 'Shapes {labels} and {output} are incompatible': the output keeps axes."""
-    _, lead = _first("ValueError: Shapes (None, 1) and (None, 28, 28, 10) are incompatible")
+    _, lead = first_cause("ValueError: Shapes (None, 1) and (None, 28, 28, 10) are incompatible")
     assert "GlobalAveragePooling2D" in lead
-    _, plain = _first("ValueError: Shapes (None, 10) and (None, 5) are incompatible")
+    _, plain = first_cause("ValueError: Shapes (None, 10) and (None, 5) are incompatible")
     assert "GlobalAveragePooling" not in plain
 
 
@@ -316,7 +314,7 @@ def test_keras_labels_wordings_with_a_one_axis_shape_are_read_by_the_row():
     for text in ("ValueError: Shapes (None, 4) and (None,) are incompatible",
                  "ValueError: `logits` and `labels` must have the same shape, received "
                  "((None, 4) vs (None, 1))."):
-        cause, _ = _first(text)
+        cause, _ = first_cause(text)
         assert cause.label == "labels-output-mismatch" and cause.confidence == "high", text
 
 
@@ -326,7 +324,7 @@ def test_keras_labels_wordings_with_a_one_axis_shape_are_read_by_the_row():
     "AttributeError: 'SGD' object has no attribute 'get_updates'",
 ])
 def test_the_older_keras_optimizer_api(text):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == "keras-optimizer-api-changed" and "learning_rate=" in lead
 
 
@@ -357,13 +355,14 @@ def test_a_libcuda_import_error_is_a_failure_and_the_lr_warning_a_notice():
      "but got 6 [Op:StridedSlice]", "invalid-argument-error", "drop_remainder"),
 ])
 def test_data_pipeline_and_checkpoint_wordings(text, label, words):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == label
     assert words in lead
 
 
 def test_keras_3_ignoring_decay_is_a_warning_about_the_optimizer():
-    cause, lead = _first("keras/src/optimizers/base_optimizer.py:33: UserWarning: Argument "
-                         "`decay` is no longer supported and will be ignored.\n  warnings.warn(")
+    cause, lead = first_cause(
+        "keras/src/optimizers/base_optimizer.py:33: UserWarning: Argument "
+        "`decay` is no longer supported and will be ignored.\n  warnings.warn(")
     assert (cause.label, cause.severity) == ("keras-optimizer-api-changed", "warning")
     assert "LearningRateSchedule" in lead

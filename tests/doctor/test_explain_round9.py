@@ -7,19 +7,10 @@ from the held-out log that prompted it, so a test passes only when the reading i
 from __future__ import annotations
 
 import pytest
+from explain_reading import first_cause
 
 from tfperf.doctor.explain_render import summary
 from tfperf.doctor.explainer import explain_log
-
-
-def _first(text: str):
-    ex = explain_log(text)
-    assert ex.causes, ex.verdict
-    cause = ex.causes[0]
-    lead = (" ".join(cause.likely[0]) if cause.confidence == "low" and cause.likely else
-            " ".join(t.split(" Otherwise: ")[0] for t in (cause.cause, cause.fix)))
-    return cause, lead
-
 
 # --- a log that holds no error is "nothing wrong" -------------------------------------------------
 
@@ -87,7 +78,7 @@ _SSTABLE = ": Data loss: not an sstable (bad magic number): perhaps your file is
      "different file format and you need to use a different restore operator?", "a folder"),
 ])
 def test_a_checkpoint_path_that_is_not_a_checkpoint_is_read_from_the_message(text, needle):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert (cause.label, cause.severity) == ("checkpoint-path-not-a-checkpoint", "failure")
     assert needle in lead
 
@@ -99,7 +90,7 @@ def test_a_checkpoint_path_that_is_not_a_checkpoint_is_read_from_the_message(tex
      "cublas lacks cublasCreate_v2"),
 ])
 def test_a_gpu_library_without_the_function_tensorflow_calls_is_a_broken_install(text, lib):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == "gpu-library-incomplete" and lib in cause.detail
     assert "Reinstall" in lead
 
@@ -120,7 +111,7 @@ def test_a_gpu_library_without_the_function_tensorflow_calls_is_a_broken_install
     ("'KerasTensor' object has no attribute 'frob_shape'", "attribute-error", ""),
 ])
 def test_an_error_without_its_class_is_read_by_the_floor(text, label, needle):
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert (cause.label, cause.severity, cause.confidence) == (label, "failure", "low")
     assert needle in lead
 
@@ -137,13 +128,13 @@ def test_an_error_without_its_class_is_read_by_the_floor(text, label, needle):
     "AttributeError: module \u2018numpy\u2019 has no attribute \u2018object\u2019",
 ])
 def test_numpy_too_new_is_read_whatever_the_tensor_punctuation_or_quotes(text):
-    cause, _ = _first(text)
+    cause, _ = first_cause(text)
     assert (cause.label, cause.confidence) == ("numpy-too-new-for-tf", "high")
 
 
 def test_windows_self_check_names_cudnn_with_or_without_a_full_stop():
     for text in ("Could not find cuDNN 7.", "Could not find cuDNN 6"):
-        cause, _ = _first(text)
+        cause, _ = first_cause(text)
         assert cause.label == "cuda-library-missing" and cause.details["cudnn"][0] in "76", text
 
 
@@ -158,12 +149,13 @@ def _oom(shape: str, stats: str = "") -> str:
 
 
 def test_a_batch_of_one_leads_with_the_input_size_not_the_batch():
-    cause, lead = _first(_oom("1,32,2400,3000"))  # one large photo: 879 MiB, below tiling's 1 GiB
+    # one large photo: 879 MiB, below tiling's 1 GiB
+    cause, lead = first_cause(_oom("1,32,2400,3000"))
     assert cause.label == "out-of-memory"
     assert lead.startswith("The batch is already 1") and "smaller input" in lead
     assert "Lower the batch" not in lead
     # a batch of 64 still names the batch
-    _, batch = _first(_oom("64,32,240,300"))
+    _, batch = first_cause(_oom("64,32,240,300"))
     assert "Lower the batch size" in batch and "already 1" not in batch
 
 
@@ -171,7 +163,7 @@ def test_a_batch_of_one_on_a_small_allocator_limit_names_the_gpu_memory():
     stats = ("I tensorflow/core/common_runtime/bfc_allocator.cc:702] Stats: \n"
              "Limit:                   734003200\nInUse:                   733000000\n"
              "MaxInUse:                734003200\n")
-    _, lead = _first(_oom("1,300,400,3", stats))
+    _, lead = first_cause(_oom("1,300,400,3", stats))
     assert "700 MiB of GPU memory" in lead and "more GPU memory" in lead
     assert "Lower the batch" not in lead
 
@@ -183,29 +175,29 @@ _UNIMPLEMENTED = ("tensorflow.python.framework.errors_impl.UnimplementedError: F
 
 
 def test_a_file_system_scheme_the_build_lacks_is_read_by_its_scheme():
-    _, web = _first(_UNIMPLEMENTED.format(scheme="http", path="http://example.org/m/params.json"))
+    _, web = first_cause(_UNIMPLEMENTED.format(scheme="http", path="http://example.org/m/params.json"))
     assert "http://" in web and "local" in web
-    _, gcs = _first(_UNIMPLEMENTED.format(scheme="gs", path="gs://a-bucket/ckpt/model"))
+    _, gcs = first_cause(_UNIMPLEMENTED.format(scheme="gs", path="gs://a-bucket/ckpt/model"))
     assert "Google Cloud Storage" in gcs and "Windows" in gcs and "Linux" in gcs
 
 
 def test_sequences_of_different_lengths_name_the_maximum_length():
     shapes = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: "
               "[{a}] vs. [{b}]\n\t [[Node: loss/sub = Sub[T=DT_FLOAT]]]")
-    _, lead = _first(shapes.format(a="16,812,128", b="16,600,128"))
+    _, lead = first_cause(shapes.format(a="16,812,128", b="16,600,128"))
     assert "maximum output length" in lead
-    _, other = _first(shapes.format(a="16,600,128", b="16,600,64"))  # the features differ
+    _, other = first_cause(shapes.format(a="16,600,128", b="16,600,64"))  # the features differ
     assert "maximum output length" not in other
 
 
 def test_a_tf1_without_compat_v2_names_the_library_release_that_fits():
-    _, lead = _first("  File \"/opt/lib/python3.6/site-packages/frob/optimizer.py\", line 9\n"
-                     "AttributeError: module 'tensorflow.compat' has no attribute 'v2'")
+    _, lead = first_cause("  File \"/opt/lib/python3.6/site-packages/frob/optimizer.py\", line 9\n"
+                          "AttributeError: module 'tensorflow.compat' has no attribute 'v2'")
     assert "TensorFlow Probability 0.6 for TensorFlow 1.13" in lead
 
 
 def test_a_checksum_that_does_not_match_a_small_download_is_a_stale_url():
-    cause, lead = _first(
+    cause, lead = first_cause(
         "NonMatchingChecksumError: Artifact https://example.org/data/frob.tar.gz, downloaded to "
         "/tmp/tfds/downloads/frob.tmp, has wrong checksum:\n* Expected: UrlInfo(size=1.20 GiB, "
         "checksum='ab12', filename='frob.tar.gz')\n* Got: UrlInfo(size=812 bytes, checksum='cd34', "
@@ -214,16 +206,16 @@ def test_a_checksum_that_does_not_match_a_small_download_is_a_stale_url():
 
 
 def test_a_record_bad_at_byte_0_is_not_a_tfrecord_at_all():
-    _, first = _first("DataLossError: corrupted record at 0 [Op:IteratorGetNext]")
+    _, first = first_cause("DataLossError: corrupted record at 0 [Op:IteratorGetNext]")
     assert "git-lfs" in first and "compression_type" in first
-    _, later = _first("DataLossError: corrupted record at 52428811 [Op:IteratorGetNext]")
+    _, later = first_cause("DataLossError: corrupted record at 52428811 [Op:IteratorGetNext]")
     assert "git-lfs" not in later
 
 
 def test_cudnn_rnn_dropout_state_that_fails_is_gpu_memory():
-    _, lead = _first("tensorflow.python.framework.errors_impl.UnknownError: "
-                     "CUDNN_STATUS_EXECUTION_FAILED\nFailed to set dropout descriptor\n\t "
-                     "[[{{node encoder/bidirectional/CudnnRNNV3}}]]")
+    _, lead = first_cause("tensorflow.python.framework.errors_impl.UnknownError: "
+                          "CUDNN_STATUS_EXECUTION_FAILED\nFailed to set dropout descriptor\n\t "
+                          "[[{{node encoder/bidirectional/CudnnRNNV3}}]]")
     assert "GPU memory ran out" in lead and "Lower the batch size" in lead
 
 
@@ -233,7 +225,7 @@ def test_a_library_built_for_a_newer_macos_names_the_macos():
             "_OBJC_CLASS_$_MPSGraphFrob\n  Referenced from: <ABCD> /opt/env/lib/python3.9/"
             "site-packages/tensorflow-plugins/libmetal_plugin.dylib (which was built for macOS "
             "13.0)")
-    _, lead = _first(text)
+    _, lead = first_cause(text)
     assert "Upgrade macOS to 13.0" in lead
     # the summary's fix is the log's evidence, not a plugin version to install
     assert "Fix: Upgrade macOS to 13.0" in summary(explain_log(text))
@@ -255,10 +247,11 @@ def test_a_log_of_nothing_but_no_cuda_device_is_a_failure_and_a_missing_library_
 
 
 def test_a_checkpoint_file_too_short_is_truncated_not_a_wrong_path():
-    cause, lead = _first("tensorflow.python.framework.errors_impl.DataLossError: Unable to open "
-                         "table file ./pretrained/model.ckpt-5000.index: Data loss: file is too "
-                         "short to be an sstable: perhaps your file is in a different file format "
-                         "and you need to use a different restore operator?")
+    cause, lead = first_cause(
+        "tensorflow.python.framework.errors_impl.DataLossError: Unable to open "
+        "table file ./pretrained/model.ckpt-5000.index: Data loss: file is too "
+        "short to be an sstable: perhaps your file is in a different file format "
+        "and you need to use a different restore operator?")
     assert cause.label == "checkpoint-path-not-a-checkpoint"
     assert lead.startswith("The checkpoint file ./pretrained/model.ckpt-5000.index is too short")
 
@@ -270,6 +263,6 @@ def test_a_small_allocator_limit_used_up_names_the_gpu_memory_without_a_shape():
             "allocate 8.00MiB.  See logs for memory state.\n"
             "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
             "tensor on /job:localhost/replica:0/task:0/device:GPU:0")
-    cause, lead = _first(text)
+    cause, lead = first_cause(text)
     assert cause.label == "out-of-memory"
     assert lead.startswith("TensorFlow could use only 1.00 GiB of GPU memory")
