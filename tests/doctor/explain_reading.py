@@ -15,3 +15,10 @@ def first_cause(text: str) -> tuple[Cause, str]:
     lead = (" ".join(cause.likely[0]) if cause.confidence == "low" and cause.likely else
             " ".join(t.split(" Otherwise: ")[0] for t in (cause.cause, cause.fix)))
     return cause, lead
+
+
+def assert_reads(text: str, label: str, words: str) -> None:
+    """``text``'s first cause has ``label`` and leads with a reading that holds ``words``."""
+    cause, lead = first_cause(text)
+    assert cause.label == label
+    assert words in lead

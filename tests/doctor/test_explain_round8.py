@@ -6,7 +6,7 @@ from the held-out log that prompted it, so a test passes only when the reading i
 from __future__ import annotations
 
 import pytest
-from explain_reading import first_cause
+from explain_reading import assert_reads, first_cause
 
 from tfperf.doctor.explainer import explain_log
 
@@ -79,9 +79,7 @@ def test_a_small_failed_request_points_at_memory_taken_before():
      "checkpoint-not-found", "Train the model first"),
 ])
 def test_rows_for_the_classes_round_8_had_none_for(text, label, words):
-    cause, lead = first_cause(text)
-    assert cause.label == label
-    assert words in lead
+    assert_reads(text, label, words)
 
 
 # --- a class's causes led by the message ----------------------------------------------------------
@@ -177,9 +175,7 @@ def test_the_rnns_wording_of_a_missing_dnn_and_the_split_kernel_line():
      "run_eagerly=True"),
 ])
 def test_mined_long_tail_classes(text, label, words):
-    cause, lead = first_cause(text)
-    assert cause.label == label
-    assert words in lead
+    assert_reads(text, label, words)
 
 
 @pytest.mark.parametrize("text, label, words", [
@@ -202,9 +198,7 @@ def test_mined_long_tail_classes(text, label, words):
      "[DT_FLOAT]", "internal-error", "tf.cast"),
 ])
 def test_the_floors_ranked_causes_for_more_classes(text, label, words):
-    cause, lead = first_cause(text)
-    assert cause.label == label
-    assert words in lead
+    assert_reads(text, label, words)
 
 
 def test_a_new_row_never_takes_over_an_existing_labels_description():
@@ -355,9 +349,7 @@ def test_a_libcuda_import_error_is_a_failure_and_the_lr_warning_a_notice():
      "but got 6 [Op:StridedSlice]", "invalid-argument-error", "drop_remainder"),
 ])
 def test_data_pipeline_and_checkpoint_wordings(text, label, words):
-    cause, lead = first_cause(text)
-    assert cause.label == label
-    assert words in lead
+    assert_reads(text, label, words)
 
 
 def test_keras_3_ignoring_decay_is_a_warning_about_the_optimizer():
