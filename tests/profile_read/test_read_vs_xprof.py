@@ -84,4 +84,8 @@ def test_compiled_cluster_time_agrees_with_xprof(capture_of):
     (fn,) = [op for op in theirs if op.startswith("__inference_xla_step")]
     assert rows[fn].total_s * 1e6 == pytest.approx(theirs[fn], rel=TOLERANCE)
     xla_s = sum(o.self_s for o in ours.ops if o.kind == "xla")
-    assert xla_s + rows[fn].self_s == pytest.approx(rows[fn].total_s, rel=TOLERANCE)
+    # The XLA ops account for the call's time (nothing lost). They may sum to a little more:
+    # XLA:CPU can run independent ops at once on its worker threads (5.5 % over, once, in a
+    # fresh-clone run), so the bound above is looser than the one below.
+    covered = xla_s + rows[fn].self_s
+    assert rows[fn].total_s * (1 - TOLERANCE) <= covered <= rows[fn].total_s * 1.25
