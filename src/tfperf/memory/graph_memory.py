@@ -221,10 +221,10 @@ def static_value(t: Any, depth: int = 0) -> Any:
     return None
 
 
-def ready_order(ops: list[Any], depth_first: bool = False) -> list[Any]:
-    """An order TF's executor may take: ops whose inputs are all computed run in the order
-    they became ready (first ready, first run), or ``depth_first``: the op made ready last
-    runs next, as an executor thread does when it runs a finished op's successor inline."""
+def _dependencies(ops: list[Any]) -> tuple[dict[Any, int], dict[Any, int],
+                                             dict[Any, list[Any]]]:
+    """Each op's position, how many of ``ops`` it waits on (data and control inputs), and the
+    ops that wait on it: what both schedules below start from."""
     index = {op: k for k, op in enumerate(ops)}
     waiting: dict[Any, int] = {}
     users: dict[Any, list[Any]] = defaultdict(list)
@@ -234,6 +234,14 @@ def ready_order(ops: list[Any], depth_first: bool = False) -> list[Any]:
         waiting[op] = len(preds)
         for p in preds:
             users[p].append(op)
+    return index, waiting, users
+
+
+def ready_order(ops: list[Any], depth_first: bool = False) -> list[Any]:
+    """An order TF's executor may take: ops whose inputs are all computed run in the order
+    they became ready (first ready, first run), or ``depth_first``: the op made ready last
+    runs next, as an executor thread does when it runs a finished op's successor inline."""
+    index, waiting, users = _dependencies(ops)
     queue = [op for op in ops if waiting[op] == 0]
     if depth_first:
         queue.reverse()
@@ -269,15 +277,7 @@ def parallel_events(ops: list[Any], workers: int) -> list[tuple[Any, bool]]:
     op touches, as its time on a CPU roughly does)."""
     import heapq
 
-    index = {op: k for k, op in enumerate(ops)}
-    waiting: dict[Any, int] = {}
-    users: dict[Any, list[Any]] = defaultdict(list)
-    for op in ops:
-        preds = {i.op for i in op.inputs if i.op in index} | \
-                {c for c in op.control_inputs if c in index}
-        waiting[op] = len(preds)
-        for p in preds:
-            users[p].append(op)
+    index, waiting, users = _dependencies(ops)
 
     def cost(op: Any) -> float:
         moved = sum(tensor_bytes(t) or 0 for t in (*op.inputs, *op.outputs))
