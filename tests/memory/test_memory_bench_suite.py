@@ -4,6 +4,9 @@ article suite's memory claims (S14c, S15b). (%%tfprofile --memory: tests/noteboo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -45,17 +48,34 @@ def test_bench_shows_a_peak_memory_column_when_the_cpu_allocator_counts(cli, tmp
 
 
 def test_the_suites_memory_claims_are_measured(tf, tmp_path):
-    from tfperf.bench.suite.runner import run_suite
-    from tfperf.bench.suite.verdict import DIRECTION_HOLDS, HOLDS
-
-    result = run_suite(quick=True, only=["S14c", "S15b"])
-    claims = {c.id: c for c in result.claims}
-    s15b = claims["S15b"]
-    assert s15b.measured is not None and s15b.measured > 1.3, s15b.reason
-    assert s15b.verdict in (HOLDS, DIRECTION_HOLDS)
-    assert s15b.details["float32"]["activations"] > s15b.details["mixed_float16"]["activations"]
-    s14c = claims["S14c"]
-    assert s14c.measured is not None, s14c.reason
-    assert (s14c.verdict == HOLDS) == (s14c.measured >= 1.05)
-    assert s14c.details["xla_peak_bytes"] and s14c.details["graph_peak_bytes"]
-
+    # Measured in a fresh process, as `tfperf bench --suite` runs it: after most of the test
+    # suite has run in this process, S15b once read 1.0x (a busy fresh-clone run), while the
+    # same claim read 1.5x three times alone under the same load.
+    code = textwrap.dedent("""
+        import json
+        from tfperf.bench.suite.runner import run_suite
+        from tfperf.bench.suite.verdict import DIRECTION_HOLDS, HOLDS
+        claims = {c.id: c for c in run_suite(quick=True, only=["S14c", "S15b"]).claims}
+        s15b, s14c = claims["S15b"], claims["S14c"]
+        d = s15b.details
+        print(json.dumps({
+            "s15b": [s15b.measured, s15b.verdict in (HOLDS, DIRECTION_HOLDS), s15b.reason,
+                     d.get("float32", {}).get("activations"),
+                     d.get("mixed_float16", {}).get("activations")],
+            "s14c": [s14c.measured, s14c.verdict == HOLDS, s14c.reason,
+                     bool(s14c.details.get("xla_peak_bytes")),
+                     bool(s14c.details.get("graph_peak_bytes"))]}))
+    """)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    measured, holds, reason, act32, act16 = out["s15b"]
+    assert measured is not None and measured > 1.3, reason
+    assert holds, reason
+    assert act32 > act16
+    measured, holds, reason, xla_peak, graph_peak = out["s14c"]
+    assert measured is not None, reason
+    assert holds == (measured >= 1.05)
+    assert xla_peak and graph_peak
