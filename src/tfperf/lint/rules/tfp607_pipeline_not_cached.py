@@ -33,6 +33,16 @@ _COSTLY_PREFIXES = ("tensorflow.io.decode", "tensorflow.io.parse", "tensorflow.i
 # Steps that make the rest of the pipeline depend on the pass, or end it.
 _BATCHING = frozenset({"batch", "padded_batch", "bucket_by_sequence_length"})
 _EPOCHS_MIN = 2
+# TFDS caches small datasets itself from tensorflow-datasets 2.1.0 (February 2020, after
+# TF 2.1); code that targets TF 2.0 or older ran a TFDS that decoded every record again on
+# every pass unless the pipeline cached.
+_TFDS_AUTOCACHE_TF = (2, 1)
+_TFDS_MESSAGE = ("the TFDS pipeline reads and decodes its records again every epoch (TFDS "
+                 "caches small datasets itself only from 2.1.0, after this TF): no cache()")
+_TFDS_HINT = ("add .cache() before this step (after the deterministic maps), or load with "
+              "in_memory=True")
+# Steps that keep a TFDS pipeline's elements the same every pass: cache() may follow them.
+_KEEPS_ELEMENTS = frozenset({"map", "filter"})
 
 
 def _costly_map(ctx: Context, step: ast.Call) -> str | None:
@@ -187,8 +197,51 @@ memory.
             ds = tf.data.TFRecordDataset(files).map(parse).cache().batch(64)
             model.fit(ds, epochs=20)
         """, notebook=True, spelling="notebook"),
+        # TFDS 2.1.0 and later cache a small dataset themselves (TF 2.1 was out before it).
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            train = tfds.load("mnist", split="train", as_supervised=True)
+            ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).shuffle(1000).batch(64)
+            model.fit(ds, epochs=12)
+        """, tf_version="2.4", spelling="tfds: auto-cached"),
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            train = tfds.load("mnist", split="train", as_supervised=True)
+            ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).cache()
+            ds = ds.shuffle(1000).batch(64)
+            model.fit(ds, epochs=12)
+        """, tf_version="2.0", spelling="tfds: cached"),
+        Valid("""
+            import tensorflow_datasets as tfds
+            train = tfds.load("mnist", split="train", as_supervised=True, in_memory=True)
+            model.fit(train.shuffle(1000).batch(64), epochs=12)
+        """, tf_version="1.14", spelling="tfds: in memory"),
     )
     invalid = (
+        # TFDS before its auto-caching: every epoch decodes every PNG record again.
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            train = tfds.load("mnist", split="train", as_supervised=True)
+            ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).shuffle(1000).batch(64)
+            model.fit(ds, epochs=12)
+        """, count=1, lines=(4,), tf_version="2.0", spelling="tfds: fit epochs"),
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            def normalize(image, label):
+                return tf.cast(image, tf.float32) / 255, label
+            # %%
+            dataset, info = tfds.load("fashion_mnist", as_supervised=True, with_info=True)
+            train, test = dataset["train"], dataset["test"]
+            train = train.map(normalize)
+            # %%
+            train = train.repeat().shuffle(60000).batch(32)
+            # %%
+            model.fit(train, epochs=10, steps_per_epoch=1875)
+        """, count=1, lines=(1,), notebook=True, tf_version="1.14", spelling="tfds: notebook"),
         Invalid("""
             import tensorflow as tf
             def parse(r):
@@ -274,16 +327,21 @@ memory.
             where = self._where(ctx, pipe)
             if where is not None and id(where) not in reported:
                 reported.add(id(where))
-                yield self.finding(ctx, where)
+                if from_tfds(ctx, pipe.source):
+                    yield self.finding(ctx, where, _TFDS_MESSAGE, hint=_TFDS_HINT)
+                else:
+                    yield self.finding(ctx, where)
 
     @staticmethod
     def _where(ctx: Context, pipe: Pipeline) -> ast.Call | None:
         """The last deterministic costly map before any batching, when the pipeline has no
         ``cache()``, is not from TFDS and reads files or decodes."""
-        if from_tfds(ctx, pipe.source) or not pipe.known:
-            return None
         methods = pipe.methods()
         if "cache" in methods or "take" in methods:
+            return None
+        if from_tfds(ctx, pipe.source):
+            return _tfds_where(ctx, pipe) if ctx.tf_version < _TFDS_AUTOCACHE_TF else None
+        if not pipe.known:
             return None
         files = (ctx.qualname(getattr(pipe.source, "func", None)) or "") in _FILE_SOURCES
         last = None
@@ -298,6 +356,20 @@ memory.
                 elif method == "map" and not _deterministic(ctx, step):
                     break  # random from here on: cache() would freeze it
         return last
+
+
+def _tfds_where(ctx: Context, pipe: Pipeline) -> ast.Call | None:
+    """A TFDS pipeline (decoded by TFDS on every pass before its auto-caching): the first
+    step that ``cache()`` must come before (shuffle, repeat, batch, a random map), after any
+    deterministic maps and filters."""
+    if "in_memory" in ctx.source:  # tfds.load(..., in_memory=True) keeps it in RAM
+        return None
+    for step in pipe.steps:
+        method = step.func.attr
+        if method in _KEEPS_ELEMENTS and (method == "filter" or _deterministic(ctx, step)):
+            continue
+        return step
+    return None
 
 
 def _deterministic(ctx: Context, step: ast.Call) -> bool:
