@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import resolve_def
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -17,6 +18,13 @@ _CONCAT = frozenset({"tensorflow.concat", "tensorflow.compat.v1.concat", "numpy.
 _WRAPPERS = frozenset({"tensorflow.cast", "tensorflow.expand_dims", "tensorflow.reshape",
                        "tensorflow.transpose", "tensorflow.identity", "numpy.expand_dims",
                        "tensorflow.compat.v1.cast"})
+# A row range spread across the columns: ``tf.ones_like(idx) * r[:, None]``,
+# ``tf.tile(r[:, None], [1, k])``, ``tf.broadcast_to(r[:, None], shape)``.
+_SPREAD = frozenset({"tensorflow.tile", "tensorflow.broadcast_to", "numpy.tile",
+                     "numpy.broadcast_to", "tensorflow.compat.v1.tile"})
+_ONES = frozenset({"tensorflow.ones_like", "tensorflow.ones", "numpy.ones_like", "numpy.ones",
+                   "tensorflow.zeros_like", "tensorflow.zeros", "numpy.zeros_like",
+                   "numpy.zeros"})
 _DEPTH = 6
 
 
@@ -44,6 +52,18 @@ def _unwrap(ctx: Context, expr: Any) -> Any:
 def _is_row_range(ctx: Context, expr: Any) -> bool:
     """``tf.range(n)`` (0 to n by 1), possibly cast or expanded: one index per row."""
     expr = _unwrap(ctx, expr)
+    if type(expr) is ast.BinOp and type(expr.op) in (ast.Mult, ast.Add):
+        # ones * rows (or zeros + rows): the row numbers broadcast to the index's shape
+        sides = (expr.left, expr.right)
+        filler = ("ones" if type(expr.op) is ast.Mult else "zeros")
+        for row, other in (sides, sides[::-1]):
+            o = _unwrap(ctx, other)
+            if type(o) is ast.Call and (ctx.call_qualname(o) or "") in _ONES \
+                    and filler in (ctx.call_qualname(o) or "") and _is_row_range(ctx, row):
+                return True
+        return False
+    if type(expr) is ast.Call and ctx.call_qualname(expr) in _SPREAD and expr.args:
+        return _is_row_range(ctx, expr.args[0])
     if type(expr) is not ast.Call or ctx.call_qualname(expr) not in _RANGE:
         return False
     args = expr.args
@@ -63,11 +83,17 @@ def _int(node: Any) -> int | None:
     return None
 
 
-def _grid(ctx: Context, indices: Any) -> bool:
+def _grid(ctx: Context, indices: Any, depth: int = 0) -> bool:
     """``indices`` pairs each row number with a per-row index: ``tf.stack([tf.range(n),
     y], axis=1)``, ``tf.concat([r[:, None], y[:, None]], 1)`` with ``r = tf.range(n)``, the
-    same transposed, or the two stacked from ``tf.meshgrid``'s first output."""
+    same transposed, or the two stacked from ``tf.meshgrid``'s first output; also what a
+    helper of this module returns (``_to_nd_indices(idx)``)."""
     expr = _value(ctx, indices)
+    if type(expr) is ast.Call and depth < 2:
+        fn: Any = resolve_def(ctx, expr.func)
+        if fn is not None and type(fn) is not ast.Lambda:
+            returns = [n.value for n in ast.walk(fn) if type(n) is ast.Return and n.value]
+            return bool(returns) and all(_grid(ctx, r, depth + 1) for r in returns)
     transposed = False
     if type(expr) is ast.Call and ctx.call_qualname(expr) == "tensorflow.transpose" \
             and expr.args:
@@ -177,8 +203,32 @@ second is something else; not reported on code targeting TF older than 1.14 (no
             a = tf.constant([0, 1, 2, 3, 0, 1, 2, 3])
             picked = tf.gather(q, a, batch_dims=1)
         """, notebook=True, spelling="notebook"),
+        # A helper that pairs two per-row indices: no row range, a real gather_nd.
+        Valid("""
+            import tensorflow as tf
+            def to_pairs(rows, cols):
+                return tf.stack([rows, cols], axis=-1)
+            def pick(params, rows, cols):
+                return tf.gather_nd(params, to_pairs(rows, cols))
+        """, spelling="helper: pairs"),
     )
     invalid = (
+        # The grid built by a helper of the module, its rows spread by ones_like * range.
+        Invalid("""
+            import tensorflow as tf
+            def to_nd_indices(indices):
+                rows = tf.ones_like(indices) * tf.expand_dims(tf.range(tf.shape(indices)[0]), 1)
+                return tf.stack([rows, indices], axis=-1)
+            def gather_per_row(inputs, indices):
+                grid = to_nd_indices(tf.cast(indices, tf.int32))
+                return tf.gather_nd(inputs, grid)
+        """, count=1, lines=(7,), spelling="helper: ones_like rows"),
+        Invalid("""
+            import tensorflow as tf
+            def pick(p, idx, n, k):
+                rows = tf.tile(tf.expand_dims(tf.range(n), 1), [1, k])
+                return tf.gather_nd(p, tf.stack([rows, idx], axis=-1))
+        """, count=1, lines=(4,), spelling="index: tiled rows"),
         Invalid("""
             import tensorflow as tf
             def pick(logits, labels):
