@@ -44,23 +44,92 @@ def _generator_fn(ctx: Context, expr: Any, depth: int = 0) -> ast.AST | None:
     return None
 
 
-def _heavy_work(ctx: Context, fn: Any) -> str | None:
-    """A NumPy (or image/audio library) call run per yielded element: in a loop that
-    yields, or anywhere in a generator whose ``yield`` is in a loop."""
+# Reading a file per element: on one thread, one element after another.
+_LOADS = frozenset({"numpy.load", "numpy.loadtxt", "numpy.fromfile", "numpy.genfromtxt"})
+
+
+def _attribute_callee(ctx: Context, func: Any) -> str | None:
+    """What ``self.attr`` holds when the class sets it from a library function: ``self.f =
+    np.load``, or ``self.f = f`` with ``f=np.load`` a default of the method's parameter."""
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+            or func.value.id != "self":
+        return None
+    cls = ctx.enclosing_class(func)
+    if cls is None:
+        return None
+    n: Any
+    for n in ast.walk(cls):
+        if type(n) is not ast.Assign or len(n.targets) != 1:
+            continue
+        t: Any = n.targets[0]
+        if not (type(t) is ast.Attribute and t.attr == func.attr
+                and type(t.value) is ast.Name and t.value.id == "self"):
+            continue
+        value: Any = n.value
+        if type(value) is ast.Name:
+            fn = ctx.enclosing_function(n)
+            if fn is not None:
+                args = fn.args
+                params = args.posonlyargs + args.args
+                defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults,
+                                    strict=True))
+                defaults.update((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults,
+                                                               strict=True) if d)
+                value = next((d for a, d in defaults.items() if a.arg == value.id), value)
+        q = ctx.qualname(value)
+        if q is not None:
+            return q
+    return None
+
+
+def _element_loop(fn: Any) -> bool:
+    """``fn`` fills an array one element at a time: a Python loop whose body assigns to
+    ``a[i]`` / ``a[i, j]`` with a loop variable."""
+    n: Any
+    for n in ast.walk(fn):
+        if type(n) is not ast.For:
+            continue
+        names = {m.id for m in ast.walk(n.target) if type(m) is ast.Name}
+        for m in ast.walk(n):
+            if type(m) in (ast.Assign, ast.AugAssign):
+                targets = m.targets if type(m) is ast.Assign else [m.target]
+                for t in targets:
+                    if type(t) is ast.Subscript and any(
+                            type(x) is ast.Name and x.id in names for x in ast.walk(t.slice)):
+                        return True
+    return False
+
+
+def _heavy_work(ctx: Context, fn: Any) -> tuple[ast.Call, str] | None:
+    """The costliest call run per yielded element (in a loop that yields, or anywhere in a
+    generator whose ``yield`` is in a loop): a helper of this module that fills an array
+    element by element in Python, else a file read or an image/audio library call, else any
+    other NumPy work beyond wrapping, allocating and drawing random numbers."""
     loops = [n for n in ast.walk(fn) if type(n) in (ast.For, ast.While)
              and any(type(m) in (ast.Yield, ast.YieldFrom) for m in ast.walk(n))]
+    best: tuple[int, ast.Call, str] | None = None
+    seen: set[int] = set()
     n: Any
     for loop in loops:
         for n in ast.walk(loop):
-            if type(n) is not ast.Call:
+            if type(n) is not ast.Call or id(n) in seen:
                 continue
-            q = ctx.qualname(n.func)
+            seen.add(id(n))
+            rank, label = 0, ""
+            q = ctx.qualname(n.func) or _attribute_callee(ctx, n.func)
             if q is None:
-                continue
-            if (q.startswith("numpy.") and q not in _LIGHT
-                    and not q.startswith("numpy.random.")) or q.startswith(_HEAVY_ROOTS):
-                return q.replace("numpy.", "np.", 1)
-    return None
+                helper: Any = resolve_def(ctx, n.func)
+                if helper is not None and helper is not fn and type(helper) is not ast.Lambda \
+                        and _element_loop(helper):
+                    rank, label = 3, f"{helper.name}() fills an array one value at a time"
+            elif q in _LOADS or q.startswith(_HEAVY_ROOTS):
+                rank, label = 2, q
+            elif q.startswith("numpy.") and q not in _LIGHT and not q.startswith("numpy.random."):
+                rank, label = 1, q
+            if rank and (best is None or rank > best[0]):
+                suffix = ", for every element" if rank == 3 else " per element"
+                best = (rank, n, label.replace("numpy.", "np.", 1) + suffix)
+    return None if best is None else (best[1], best[2])
 
 
 class GeneratorBoundPipeline(Rule):
@@ -176,6 +245,31 @@ Only generators defined in this module; generators that yield arrays already in 
             # %%
             ds = tf.data.Dataset.from_generator(gen, output_types=tf.int64)
         """, notebook=True, spelling="notebook"),
+        # The prior computed with whole-array ops: no per-value Python loop.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def attention_prior(n, m, g=0.2):
+                grid = np.arange(m)[None, :] / m - np.arange(n)[:, None] / n
+                return 1 - np.exp(-grid ** 2 / (2 * g * g))
+            def gen():
+                for text, mel in pairs:
+                    yield text, mel
+            ds = tf.data.Dataset.from_generator(gen, output_types=(tf.int32, tf.float32))
+        """, spelling="helper: element loop"),
+        # The class keeps file names and the loading is a TF map.
+        Valid("""
+            import tensorflow as tf
+            class MelDataset:
+                def __init__(self, files, load_fn=None):
+                    self.files = files
+                    self.load_fn = load_fn
+                def generator(self):
+                    for f in self.files:
+                        yield f
+                def create(self):
+                    return tf.data.Dataset.from_generator(self.generator, output_types=tf.string)
+        """, spelling="name: loader attribute"),
     )
     invalid = (
         Invalid("""
@@ -186,7 +280,7 @@ Only generators defined in this module; generators that yield arrays already in 
                     audio = np.load(path)
                     yield np.abs(np.fft.rfft(audio))
             ds = tf.data.Dataset.from_generator(gen, output_types=tf.float32)
-        """, count=1, lines=(7,), spelling="loop: for"),
+        """, count=1, lines=(5,), spelling="loop: for"),
         # A while True generator with a convolution per element.
         Invalid("""
             import numpy as np
@@ -196,7 +290,7 @@ Only generators defined in this module; generators that yield arrays already in 
                     x = np.random.normal(size=(4096,))
                     yield np.convolve(x, kernel, mode="same")
             ds = tf.data.Dataset.from_generator(gen, output_types=tf.float64)
-        """, count=1, lines=(7,), spelling="loop: while"),
+        """, count=1, lines=(6,), spelling="loop: while"),
         # A method through a lambda, with OpenCV per image.
         Invalid("""
             import cv2
@@ -208,7 +302,7 @@ Only generators defined in this module; generators that yield arrays already in 
                 def dataset(self, paths):
                     return tf.data.Dataset.from_generator(lambda: self.frames(paths),
                                                           output_types=tf.uint8)
-        """, count=1, lines=(8,), spelling="name"),
+        """, count=1, lines=(6,), spelling="name"),
         # functools.partial of a generator.
         Invalid("""
             import functools
@@ -219,7 +313,7 @@ Only generators defined in this module; generators that yield arrays already in 
                     yield np.hanning(size) * signal[start:start + size]
             ds = tf.data.Dataset.from_generator(functools.partial(windows, sig, 512),
                                                 output_types=tf.float64)
-        """, count=1, lines=(7,), spelling="index: partial"),
+        """, count=1, lines=(6,), spelling="index: partial"),
         Invalid("""
             import tensorflow as tf
             from feeders import make
@@ -242,6 +336,36 @@ Only generators defined in this module; generators that yield arrays already in 
             # %%
             ds = tf.data.Dataset.from_generator(gen, output_types=tf.float32)
         """, count=1, notebook=True, spelling="notebook"),
+        # A helper that fills an array value by value, called per element.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def attention_prior(n, m, g=0.2):
+                prior = np.zeros((n, m), dtype=np.float32)
+                for i in range(n):
+                    for j in range(m):
+                        prior[i, j] = 1 - np.exp(-(j / m - i / n) ** 2 / (2 * g * g))
+                return prior
+            def gen():
+                for text, mel in pairs:
+                    yield text, mel, attention_prior(len(text), len(mel))
+            types = (tf.int32, tf.float32, tf.float32)
+            ds = tf.data.Dataset.from_generator(gen, output_types=types)
+        """, count=1, lines=(11,), spelling="helper: element loop"),
+        # The loader a class keeps: np.load by default.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class MelDataset:
+                def __init__(self, files, load_fn=np.load):
+                    self.files = files
+                    self.load_fn = load_fn
+                def generator(self):
+                    for f in self.files:
+                        yield self.load_fn(f)
+                def create(self):
+                    return tf.data.Dataset.from_generator(self.generator, output_types=tf.float32)
+        """, count=1, lines=(9,), spelling="name: loader attribute"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -255,4 +379,5 @@ Only generators defined in this module; generators that yield arrays already in 
             return
         work = _heavy_work(ctx, fn)
         if work is not None:
-            yield self.finding(ctx, node, f"{self.message} ({work} per element)")
+            site, label = work
+            yield self.finding(ctx, site, f"{self.message} ({label})")
