@@ -204,7 +204,7 @@ memory.
             train = tfds.load("mnist", split="train", as_supervised=True)
             ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).shuffle(1000).batch(64)
             model.fit(ds, epochs=12)
-        """, tf_version="2.4", spelling="tfds: auto-cached"),
+        """, tf_version="2.4", spelling="name: tfds auto-cached"),
         Valid("""
             import tensorflow as tf
             import tensorflow_datasets as tfds
@@ -212,12 +212,12 @@ memory.
             ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).cache()
             ds = ds.shuffle(1000).batch(64)
             model.fit(ds, epochs=12)
-        """, tf_version="2.0", spelling="tfds: cached"),
+        """, tf_version="2.0", spelling="name: tfds cached"),
         Valid("""
             import tensorflow_datasets as tfds
             train = tfds.load("mnist", split="train", as_supervised=True, in_memory=True)
             model.fit(train.shuffle(1000).batch(64), epochs=12)
-        """, tf_version="1.14", spelling="tfds: in memory"),
+        """, tf_version="1.14", spelling="name: tfds in memory"),
     )
     invalid = (
         # TFDS before its auto-caching: every epoch decodes every PNG record again.
@@ -227,7 +227,7 @@ memory.
             train = tfds.load("mnist", split="train", as_supervised=True)
             ds = train.map(lambda x, y: (tf.cast(x, tf.float32) / 255, y)).shuffle(1000).batch(64)
             model.fit(ds, epochs=12)
-        """, count=1, lines=(4,), tf_version="2.0", spelling="tfds: fit epochs"),
+        """, count=1, lines=(4,), tf_version="2.0", spelling="name: tfds fit epochs"),
         Invalid("""
             import tensorflow as tf
             import tensorflow_datasets as tfds
@@ -241,7 +241,7 @@ memory.
             train = train.repeat().shuffle(60000).batch(32)
             # %%
             model.fit(train, epochs=10, steps_per_epoch=1875)
-        """, count=1, lines=(1,), notebook=True, tf_version="1.14", spelling="tfds: notebook"),
+        """, count=1, lines=(1,), notebook=True, tf_version="1.14", spelling="notebook: tfds"),
         Invalid("""
             import tensorflow as tf
             def parse(r):
