@@ -21,10 +21,13 @@ def _prefetched_later(ctx: Context, batch: ast.Call) -> bool:
     later in the same function (or module) that builds it (a name re-assigned, another
     branch: not told apart, so not reported)."""
     p: Any = ctx.parent(batch)
-    while type(p) is ast.Attribute and type(ctx.parent(p)) is ast.Call:
+    while type(p) is ast.Attribute:
+        outer: Any = ctx.parent(p)
+        if type(outer) is not ast.Call:
+            break
         if p.attr == "prefetch":
             return True
-        p = ctx.parent(ctx.parent(p))
+        p = ctx.parent(outer)
     scope: Any = ctx.enclosing_function(batch) or ctx.tree
     end = getattr(batch, "end_lineno", batch.lineno)
     n: Any
