@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value, loads_bound_by
@@ -157,6 +158,49 @@ def _tile_spec(ctx: Context, node: ast.Call) -> tuple[ast.expr, ast.expr, set[in
     return None
 
 
+def _flat_batch_tile(ctx: Context, node: ast.Call) -> str | None:
+    """``tf.reshape(tf.tile(tf.reshape(x, [-1]), [n]), [n, ...])``: ``n`` stacked copies of
+    ``x`` (a size-1 batch axis tiled, spelled through a flat vector) handed, directly or
+    through one name, to a batch op that broadcasts batch axes: the message, else ``None``."""
+    if ctx.call_qualname(node) not in TILE_CALLS:
+        return None
+    flat, multiples = _arg(node, 0, "input", "x"), _arg(node, 1, "multiples")
+    if type(flat) is ast.Name:
+        flat = assigned_value(ctx, flat)
+    if type(flat) is not ast.Call or ctx.call_qualname(flat) not in _RESHAPE_CALLS:
+        return None
+    shape = _arg(flat, 1, "shape")
+    if not (type(shape) in (ast.List, ast.Tuple) and len(shape.elts) == 1
+            and _literal_int(shape.elts[0]) == -1):
+        return None
+    if type(multiples) in (ast.List, ast.Tuple):
+        if len(multiples.elts) != 1:
+            return None
+        multiples = multiples.elts[0]
+    outer: Any = ctx.parent(node)
+    if type(outer) is not ast.Call or ctx.call_qualname(outer) not in _RESHAPE_CALLS \
+            or _arg(outer, 0, "tensor") is not node:
+        return None
+    new_shape: Any = _arg(outer, 1, "shape")
+    if type(new_shape) not in (ast.List, ast.Tuple) or len(new_shape.elts) < 3 \
+            or multiples is None or ctx.source_of(new_shape.elts[0]) != ctx.source_of(multiples):
+        return None
+    uses: list[Any] = [outer]
+    holder: Any = ctx.parent(outer)
+    if type(holder) is ast.Assign and len(holder.targets) == 1 \
+            and type(holder.targets[0]) is ast.Name:
+        uses = loads_bound_by(ctx, ctx.scope_of(holder), holder.targets[0].id, outer)
+    for use in uses:
+        op: Any = ctx.parent(use)
+        if type(op) is ast.Call and use in op.args[:2]:
+            since = BATCH_BROADCASTING_OPS.get(ctx.qualname(op.func) or "")
+            if since is not None and ctx.tf_newest >= since:
+                return (f"tf.tile stacks copies of one tensor (a flat tile reshaped to a batch "
+                        f"axis) that {ctx.source_of(op.func)} broadcasts: the tiled copy is "
+                        "not needed")
+    return None
+
+
 def _transposed(ctx: Context, call: ast.AST | None, operand: ast.AST,
                 repeated: set[int] | None) -> set[int] | None:
     """The repeated axes after ``call`` transposes ``operand`` by a literal permutation
@@ -280,6 +324,21 @@ result's shape); `keras.ops.repeat` and `tf.repeat` are taken as tiles only alon
 axis whose count is read from the other operand's shape.
 """
     valid = (
+        # The stacked copies are the result itself (no op that broadcasts them).
+        Valid("""
+            import tensorflow as tf
+            def copies(grid, batch_size):
+                flat = tf.reshape(grid, [-1])
+                return tf.reshape(tf.tile(flat, [batch_size]), [batch_size, 4, -1])
+        """, tf_version="2.1"),
+        # Before TF 1.14 matmul does not broadcast batch axes: the copies are needed.
+        Valid("""
+            import tensorflow as tf
+            def warp(grid, theta, batch_size):
+                flat = tf.reshape(grid, [-1])
+                grid = tf.reshape(tf.tile(flat, [batch_size]), [batch_size, 4, -1])
+                return tf.matmul(theta, grid)
+        """, tf_version="1.13"),
         # The tile decides the output shape (the other operand is a scalar).
         Valid("""
             import tensorflow as tf
@@ -400,6 +459,14 @@ axis whose count is read from the other operand's shape.
         """),
     )
     invalid = (
+        # n copies stacked through a flat vector, then a batch matmul (DeepReg's warp_grid).
+        Invalid("""
+            import tensorflow as tf
+            def warp(grid, theta, batch_size):
+                flat = tf.reshape(grid, [-1])
+                grid = tf.reshape(tf.tile(flat, [batch_size]), [batch_size, 4, -1])
+                return tf.matmul(theta, grid)
+        """, count=1, lines=(4,), tf_version="2.1"),
         Invalid("""
             import tensorflow as tf
             def f(x, w):
@@ -480,6 +547,10 @@ axis whose count is read from the other operand's shape.
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         spec = _tile_spec(ctx, node)  # type: ignore[arg-type]
         if spec is None:
+            return
+        stacked = _flat_batch_tile(ctx, node)  # type: ignore[arg-type]
+        if stacked is not None:
+            yield self.finding(ctx, node, stacked)
             return
         tiled, multiples, repeated = spec
         if not (_shape_sources(ctx, multiples) or _names_in(multiples)) \
