@@ -11,12 +11,16 @@ Cases that are not one function of tensors are timed by hand, medians of several
   the model, on one input, for a small and a deeper dense model;
 - TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
 - TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
-  parallel ``map`` with TF ops.
+  parallel ``map`` with TF ops;
+- TFP609: one pass of a training-like consumer (a matmul per batch) over a pipeline with
+  ``prefetch`` before ``batch`` vs after it, TF's own ``inject_prefetch`` turned off (what a
+  TF before 2.12 runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -85,6 +89,34 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
     def segment_sum(v: Any, g: Any) -> Any:
         return tf.math.unsorted_segment_sum(v, g, 64)
     out["TFP410"] = (per_element, segment_sum, (values, segs))
+
+    # TFP115: a bilinear product per pair of 12 fields vs once per field (DeepCTR, F071).
+    fields = tf.random.normal([12, 1024 // s, 64])
+    w = tf.random.normal([64, 64])
+
+    def per_pair(f: Any, w: Any) -> Any:
+        items = tf.unstack(f)
+        return tf.stack([tf.tensordot(a, w, axes=(-1, 0)) * b
+                         for a, b in itertools.combinations(items, 2)])
+
+    def per_item(f: Any, w: Any) -> Any:
+        items = tf.unstack(f)
+        vw = [tf.tensordot(a, w, axes=(-1, 0)) for a in items]
+        return tf.stack([vw[i] * items[j]
+                         for i, j in itertools.combinations(range(len(items)), 2)])
+    out["TFP115"] = (per_pair, per_item, (fields, w))
+
+    # TFP403: a grid stacked batch times through a flat tile, then a batch matmul (F067).
+    grid = tf.random.normal([4, 32768 // s])
+    theta = tf.random.normal([16, 3, 4])
+
+    def flat_tile(g: Any, t: Any) -> Any:
+        b = tf.shape(t)[0]
+        return tf.matmul(t, tf.reshape(tf.tile(tf.reshape(g, [-1]), [b]), [b, 4, -1]))
+
+    def broadcast(g: Any, t: Any) -> Any:
+        return tf.matmul(t, g)
+    out["TFP403flat"] = (flat_tile, broadcast, (grid, theta))
     return out
 
 
@@ -162,10 +194,33 @@ def _generator(tf: Any, small: bool) -> None:
           f"({t_slow / t_fast:.1f}x)")
 
 
+def _prefetch_order(tf: Any, small: bool) -> None:
+    n = 2048 if small else 8192
+    x = tf.random.normal([n, 64])
+    w = tf.random.normal([64, 512])
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+
+    @tf.function
+    def step(batch: Any) -> Any:
+        return tf.reduce_sum(tf.matmul(tf.tanh(tf.matmul(batch, w)), w, transpose_b=True))
+
+    base = tf.data.Dataset.from_tensor_slices(x).map(lambda e: tf.sin(e) * 2.0)
+    before = base.prefetch(tf.data.AUTOTUNE).batch(64).with_options(options)
+    after = base.batch(64).prefetch(tf.data.AUTOTUNE).with_options(options)
+    times = {}
+    for name, ds in (("prefetch before batch", before), ("batch then prefetch", after)):
+        times[name] = _median_time(lambda ds=ds: [step(b) for b in ds], 3 if small else 5)
+    a, b = times["prefetch before batch"], times["batch then prefetch"]
+    print(f"TFP609: prefetch before batch {a * 1e3:.1f} ms, batch then prefetch "
+          f"{b * 1e3:.1f} ms a pass ({a / b:.2f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
-                    default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP110,TFP607,TFP608")
+                    default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
+                            "TFP110,TFP607,TFP608,TFP609")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -173,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
 
     wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
     tensor_cases = _tensor_cases(tf, args.small)
-    by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator}
+    by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator,
+               "TFP609": _prefetch_order}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

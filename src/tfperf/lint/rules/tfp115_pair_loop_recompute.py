@@ -8,6 +8,7 @@ from typing import Any
 
 from tfperf.analysis.loops import loops
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.traced import traced
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -21,6 +22,12 @@ _PRODUCTS = frozenset({
     "tensorflow.compat.v1.tensordot", "keras.backend.dot", "keras.ops.matmul",
     "keras.ops.tensordot", "keras.ops.einsum", "tensorflow.keras.backend.dot",
 })
+# Methods Keras runs in a traced graph (under fit, evaluate, predict).
+_KERAS_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
+# TF 2 runs grappler on every tf.function graph: its arithmetic optimizer merges identical
+# products (same op, same inputs), so the repeats cost graph size and tracing, not run time
+# (measured: rule_claims.py TFP115, 0.97 in a tf.function at TF 2.21; 2.3x eagerly).
+_GRAPPLER_DEDUP_TF = (2, 0)
 
 
 def _loop_names(node: Any) -> set[str]:
@@ -50,7 +57,8 @@ Each item is in `n - 1` pairs, so its product is computed `n - 1` times: `n(n-1)
 where `n` suffice. In a traced function every one is a separate op in the graph; eagerly,
 a separate kernel launch. Computing the per-item products once before the pair loop (or as
 one batched product over the stacked items) gives the same values (development row F071,
-DeepCTR's BilinearInteraction: "speed up BilinearInteraction").
+DeepCTR's BilinearInteraction at TF 1.4: "speed up BilinearInteraction"). Measured here
+(`rule_claims.py TFP115`, 12 fields of 1024x64): 2.3x eagerly.
 
 ## Example
 ```python
@@ -68,9 +76,13 @@ p = [tf.multiply(vw[i], inputs[j]) for i, j in itertools.combinations(range(len(
 No automatic fix: the per-item list must be built before the loop.
 
 ## Known limitations
-Only products of one item with loop-invariant values; a product of both items of a pair
-(which must be computed per pair) is not reported, nor a per-item product in a nested
-loop over items (the inner loop's invariant work: TFP107, preview).
+Not reported in a graph that TF 2 traces (a `tf.function`, a Keras `call`): there grappler's
+arithmetic optimizer merges identical products (same op, same inputs), and the pair loop
+costs graph size and tracing time only (`rule_claims.py`: 0.97 in a `tf.function` at TF
+2.21, 2.3x eagerly, 12 fields). Only products of one item with loop-invariant values; a
+product of both items of a pair (which must be computed per pair) is not reported, nor a
+per-item product in a nested loop over items (the inner loop's invariant work: TFP107,
+preview).
 """
     valid = (
         # Per-item products computed once, indexed per pair.
@@ -116,8 +128,26 @@ loop over items (the inner loop's invariant work: TFP107, preview).
             # %%
             p = [vw[i] * fields[j] for i, j in itertools.combinations(range(len(fields)), 2)]
         """, notebook=True, spelling="notebook"),
+        # A TF 2 Keras layer: traced under fit, where grappler merges the repeats.
+        Valid("""
+            import itertools
+            import tensorflow as tf
+            class Bilinear(tf.keras.layers.Layer):
+                def call(self, inputs):
+                    return [tf.tensordot(a, self.W, axes=(-1, 0)) * b
+                            for a, b in itertools.combinations(inputs, 2)]
+        """, tf_version="2.4", spelling="name: keras call, TF 2"),
     )
     invalid = (
+        # The same layer on TF 1.x (DeepCTR's, F071).
+        Invalid("""
+            import itertools
+            import tensorflow as tf
+            class Bilinear(tf.keras.layers.Layer):
+                def call(self, inputs):
+                    return [tf.tensordot(a, self.W, axes=(-1, 0)) * b
+                            for a, b in itertools.combinations(inputs, 2)]
+        """, count=1, lines=(5,), tf_version="1.4", spelling="name: keras call, TF 1"),
         # DeepCTR's BilinearInteraction (dev F071), items paired directly.
         Invalid("""
             import itertools
@@ -190,8 +220,17 @@ loop over items (the inner loop's invariant work: TFP107, preview).
                 if used & bound:
                     continue  # reads a value the body computes per pair
                 touched = [names for names in items if names & used]
-                if len(touched) == 1:
+                if len(touched) == 1 and not self._merged_by_grappler(ctx, node):
                     yield self.finding(ctx, node)
+
+    @staticmethod
+    def _merged_by_grappler(ctx: Context, node: Any) -> bool:
+        """In a graph TF 2 traces (a ``tf.function``, a Keras ``call``), where grappler
+        merges the identical products."""
+        if ctx.tf_version < _GRAPPLER_DEDUP_TF:
+            return False
+        fn: Any = ctx.enclosing_function(node)
+        return traced(ctx, node) or getattr(fn, "name", "") in _KERAS_TRACED
 
     @staticmethod
     def _pairs_call(ctx: Context, it: Any) -> Any:
