@@ -131,7 +131,9 @@ class GatherNdIndexGrid(Rule):
 Finds `tf.gather_nd(params, indices)` whose `indices` pair every row number with one
 per-row index: `tf.stack([tf.range(n), idx], axis=1)` (or `axis=-1`, `tf.concat` of the two
 columns, the two stacked on axis 0 and transposed), followed through names, casts and
-`expand_dims`. That picks `params[i, idx[i]]` for each row `i`.
+`expand_dims`, and into a helper of the module that returns such a grid; the row numbers may
+be spread over the columns (`tf.ones_like(idx) * tf.range(n)[:, None]`, `tf.tile`,
+`tf.broadcast_to`). That picks `params[i, idx[i]]` for each row `i`.
 
 ## Why is this bad?
 The grid is a new `[n, 2]` int tensor built per call (a range, a stack, often casts), and

@@ -132,7 +132,9 @@ No automatic fix: the decoded dataset must fit where it is cached (memory, or a 
 ## Known limitations
 Not reported: pipelines read once (no epoch loop, `epochs=1`), maps with a random op (they
 must run every epoch; the deterministic part before them could still be cached, which the
-rule does not see), pipelines from `tfds.load` (TFDS caches small datasets itself), and maps
+rule does not see), pipelines from `tfds.load` where the code targets TF 2.1 or later
+(`tensorflow-datasets` caches small datasets itself from its 2.1.0, February 2020; before
+it, a TFDS pipeline is reported at the first step `cache()` must precede), and maps
 whose function is not visible here. The rule cannot tell whether the decoded data fits in
 memory.
 """

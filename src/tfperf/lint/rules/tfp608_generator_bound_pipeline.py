@@ -150,7 +150,11 @@ Finds `tf.data.Dataset.from_generator(gen, ...)` whose generator (a function of 
 by name, `self.method`, `lambda: gen(...)` or `functools.partial(gen, ...)`) does NumPy work
 per yielded element (any `np.*` call beyond wrapping, allocating and drawing random numbers:
 `np.fft`, `np.clip`, `np.convolve`, `np.pad`, `np.load`...) or calls an image or audio
-library (`cv2`, `PIL`, `scipy`, `skimage`, `librosa`) in the loop that yields.
+library (`cv2`, `PIL`, `scipy`, `skimage`, `librosa`) in the loop that yields, or calls a
+helper of the module that fills an array one value at a time in a Python loop. The finding
+is on the costliest such call (the helper, then a file load or image/audio library, then
+other NumPy); a loader kept on `self` (`self.load = load` with `load=np.load` as the
+parameter's default) is seen through.
 
 ## Why is this bad?
 tf.data runs a generator in the Python interpreter, under the GIL, strictly one element
