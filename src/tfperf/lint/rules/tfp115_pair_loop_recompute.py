@@ -195,7 +195,7 @@ preview).
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
-        if "itertools" not in ctx.source:
+        if not ctx.imports_tf or "itertools" not in ctx.source:
             return
         for loop in loops(ctx):
             domain = loop.domain
