@@ -161,7 +161,11 @@ class PythonScalarRetrace(Rule):
 Finds calls of a `tf.function` (decorated, wrapped as `f = tf.function(g)`, or a decorated
 method called as `self.step(...)`) inside a loop, with an argument that is a Python number
 taking a new value each iteration: a `range()` loop variable, the index of `enumerate()`, an
-`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`).
+`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`). Also across
+functions and modules of the project: a `tf.function` of another module called so, and a
+value passed per iteration to an eager function that hands that parameter on, as it is, to
+a `tf.function` (`def learn(self, x, beta): return self.update(x, beta=beta)`, or
+`**kwargs` handed on whole), reported at the call that passes the value.
 
 ## Why is this bad?
 `tf.function` treats Python values as part of the trace's key: each new value builds and
