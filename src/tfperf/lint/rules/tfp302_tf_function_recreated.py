@@ -436,6 +436,15 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
     # method (a decorated inner def) or returned by a factory method, seen through callers.
     valid = (  # type: ignore[assignment]
         *valid,
+        # A script's main() builds and runs the loop once.
+        Valid("""
+            import tensorflow as tf
+            def make_loop(n):
+                return tf.function(lambda: tf.range(n))
+            def main():
+                return make_loop(10)()
+            main()
+        """, spelling="name: a factory's result called once"),
         Valid("""
             import tensorflow as tf
             class Program:
@@ -502,6 +511,19 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
             for _ in range(100):
                 p.run()
         """, count=1, lines=(9,), spelling="name: a factory's result called on the spot"),
+        # Run() is called by an executor outside the linted code (lingvo's program).
+        Invalid("""
+            import tensorflow as tf
+            class TrainProgram:
+                def _GetHostTrainLoop(self, strategy):
+                    @tf.function
+                    def _TpuFunction():
+                        return strategy.run(lambda: tf.constant(1.0))
+                    return _TpuFunction
+                def Run(self, strategy=None):
+                    metrics = self._GetHostTrainLoop(strategy)()
+                    return metrics
+        """, count=1, lines=(9,), spelling="name: a factory called from outside"),
         Invalid("""
             import tensorflow as tf
             class Sampler:
@@ -770,9 +792,19 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
                         "per iteration: traced again every time")
                     continue
                 site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
+                method = fact["fn"].rsplit(".", 1)[-1]
+                if site is None and made == "factory" \
+                        and project.entered_from_outside(module.path, fact["fn"]):
+                    # `Run()` of a program an executor calls: each call traces anew, and
+                    # how often it runs is decided outside the linted code.
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"{fact['factory']}() returns a new tf.function, called on the spot "
+                        f"in {method}() (called from outside this code): traced again on "
+                        "every call")
+                    continue
                 if site is None:
                     continue
-                method = fact["fn"].rsplit(".", 1)[-1]
                 if made == "factory":
                     yield self.project_finding(
                         module.path, fact["pos"],
