@@ -88,7 +88,7 @@ def _new_tf_function(ctx: Context, fn: ast.AST, value: ast.AST | None) -> bool:
     if value is None:
         return False
     if type(value) is ast.Call:
-        return is_tf_function_call(ctx, value) and bool(value.args) \
+        return (is_tf_function_call(ctx, value) and bool(value.args)) \
             or wrapping(ctx, value) is not None
     if type(value) is not ast.Name:
         return False
