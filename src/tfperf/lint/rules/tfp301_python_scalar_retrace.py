@@ -27,10 +27,11 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KWARGS = "**"  # a forwarder's ``**kwargs`` handed on whole
 
 
-def _forwarded_params(ctx: Context, fn: ast.AST, call: ast.Call) -> list[str]:
+def _forwarded_params(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                      call: ast.Call) -> list[str]:
     """The parameters of ``fn`` that ``call`` (in ``fn``) passes on as they are: a
     parameter named as an argument, or ``**kwargs`` handed on whole (``_KWARGS``)."""
-    args = fn.args  # type: ignore[attr-defined]
+    args = fn.args
     own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     out = []
     for value in (*call.args, *(k.value for k in call.keywords if k.arg is not None)):
@@ -684,7 +685,7 @@ plain Python functions.
                         type(func.value) is ast.Name and func.value.id in ("self", "cls")):
                     continue
                 fn = ctx.enclosing_function(call)
-                if fn is None or type(fn) not in _DEFS or traced(ctx, call):
+                if not isinstance(fn, _DEFS) or traced(ctx, call):
                     continue
                 params = _forwarded_params(ctx, fn, call)
                 if not params:

@@ -729,15 +729,16 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
                 if deco is None:
                     continue
                 report = deco
-            fn = ctx.enclosing_function(made)
-            if fn is None or type(fn) not in _DEFS or ctx.is_tf_function(fn) \
-                    or type(ctx.parent(fn)) is not ast.ClassDef \
-                    or fn.name in _SETUP_METHODS or ctx.enclosing_loops(made):
+            owner = ctx.enclosing_function(made)
+            if owner is None or type(owner) not in _DEFS or ctx.is_tf_function(owner) \
+                    or type(ctx.parent(owner)) is not ast.ClassDef \
+                    or owner.name in _SETUP_METHODS or ctx.enclosing_loops(made):
                 continue
             uses = self._single_uses(ctx, made)
             if uses and not any(ctx.enclosing_loops(u) for u in uses) \
                     and not any(_exports_graph(ctx, u) for u in uses):
-                facts.append({"fn": names[fn], "pos": position(ctx, report), "made": "inner"})
+                facts.append({"fn": names[owner], "pos": position(ctx, report),
+                              "made": "inner"})
         for call in ctx.nodes_of(ast.Call):
             inner = call.func
             if type(inner) is not ast.Call:
