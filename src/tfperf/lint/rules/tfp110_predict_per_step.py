@@ -547,6 +547,11 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         return [(c, c.func.value) for c in by_attr.get("predict", ())
                 if c.args and _model_like(ctx, c.func.value)]
 
+    @staticmethod
+    def model_input(call: ast.Call) -> ast.expr:
+        """What the model is given: the call's first argument."""
+        return call.args[0]
+
     def keep_fact(self, project: Project, module: ModuleSummary, fact: dict) -> bool:
         """Whether a published call is still reported once the whole project is seen."""
         return True
@@ -563,20 +568,21 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         for call, _owner in calls:
             if traced(ctx, call) or eager_guarded(ctx, call):
                 continue
+            given = self.model_input(call)
             loops = ctx.enclosing_loops(call)
-            if not one_input(ctx, call.args[0]):
+            if not one_input(ctx, given):
                 # `def act(self, state): ... predict(state)`: one input only if the callers
                 # pass one (asked of the project: the call sites' `ones`)
-                param = _parameter(ctx, call.args[0])
+                param = _parameter(ctx, given)
                 if param and not loops:
                     facts.append({"fn": enclosing_qualname(ctx, call),
                                   "pos": position(ctx, call), "loop": False, "param": param})
                 continue
-            if loops and one_example(ctx, call.args[0], loops[0]):
+            if loops and one_example(ctx, given, loops[0]):
                 continue  # the loop's own data, one example per iteration: TFP105's
             fact = {"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                     "loop": bool(loops)}
-            if not loops and _batch_of_its_parameter(ctx, call.args[0]):
+            if not loops and _batch_of_its_parameter(ctx, given):
                 fact["own"] = True
             facts.append(fact)
         if ctx.tf_unpinned:

@@ -118,8 +118,9 @@ for TFP110 (its `predict` twin), the loop may be anywhere in the project that ca
 function through a chain of calls (an agent's `act(state)` called per environment step from
 a training script), and the one input may be made by the caller and passed in. The model
 is a Keras model by construction, or an attribute or name that reads like a network
-(`self.model`, `self._network`, `actor`, `q_net`) and is not a function, class or import
-of the module.
+(`self.model`, `self._network`, `actor`, `q_net`, one of `self._adv_networks[player]`) and
+is not a function, class or import of the module; a model of several inputs is given them
+as a tuple (`net((obs[None], mask))`), the first of which is the one input.
 
 ## Why is this bad?
 Called eagerly, a Keras model runs each layer's ops one by one from Python, with their
@@ -341,6 +342,20 @@ than the figures above.
                     while not done:
                         state, _, done, _ = env.step(self.act(state))
         """, count=1, lines=(8,), spelling="name"),
+        # One of several networks, given a tuple of inputs, per step of a game's traversal.
+        Invalid("""
+            import tensorflow as tf
+            class Solver:
+                def __init__(self, n):
+                    self._adv_networks = [tf.keras.Sequential([tf.keras.layers.Dense(n)])
+                                          for _ in range(2)]
+                def _advantages(self, info_state, mask, player):
+                    state = tf.constant(info_state, dtype=tf.float32)
+                    return self._adv_networks[player]((tf.expand_dims(state, 0), mask))[0]
+                def solve(self, states, mask):
+                    for s in states:
+                        self._advantages(s, mask, 0)
+        """, count=1, lines=(8,), spelling="index: one of several networks"),
         # The agent in another module; the environment loop in this one.
         Invalid("""
             import gym
@@ -387,6 +402,15 @@ than the figures above.
         """, count=1, notebook=True, spelling="notebook"),
     )
 
+    @staticmethod
+    def model_input(call: ast.Call) -> ast.expr:
+        """The model's input: the first argument, or the first of a tuple or list of inputs
+        (``net((obs[None], mask))``, a model of several inputs)."""
+        first = call.args[0]
+        if type(first) in (ast.Tuple, ast.List) and first.elts:
+            return first.elts[0]
+        return first
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """Direct calls of a network: ``model(x)``, ``self.actor(x)``, whose first argument
         may be one input (made into a batch of one, or a parameter the callers may give
@@ -397,14 +421,19 @@ than the figures above.
         out: list[tuple[ast.Call, Any]] = []
         candidates = [c for a, lst in by_attr.items() if _NETWORK_NAME.search(a) for c in lst]
         candidates += [c for n, lst in by_name.items() if n not in _BUILTINS for c in lst]
+        candidates += [c for c in ctx.nodes_of(ast.Call)  # type: ignore[misc]
+                       if type(c.func) is ast.Subscript]
         for call in candidates:
             if not call.args or type(call.args[0]) is ast.Starred:
                 continue
-            arg = call.args[0]
+            arg = self.model_input(call)
             if not (one_input(ctx, arg) or type(arg) is ast.Name):
                 continue
-            if not _few_or_traced_loop(ctx, call) and _network(ctx, call.func):
-                out.append((call, call.func))
+            func: Any = call.func
+            if type(func) is ast.Subscript:  # `self._networks[player](x)`: one of several
+                func = func.value
+            if not _few_or_traced_loop(ctx, call) and _network(ctx, func):
+                out.append((call, func))
         if out and _compiled_call_here(ctx):
             return []
         return sorted(out, key=lambda p: (p[0].lineno, p[0].col_offset))
