@@ -55,6 +55,18 @@ def _network(ctx: Context, func: Any) -> bool:
     return bool(_NETWORK_NAME.search(name))
 
 
+def _may_be_network(ctx: Context, name: ast.Name) -> bool:
+    """A cheap superset of :func:`_network` for a bare name: a parameter named like a
+    network or annotated, or a name assigned here (a model made by a call)."""
+    b = ctx.binding(name)
+    if b is None:
+        return False
+    if b.kind == "param":
+        return getattr(b.value, "annotation", None) is not None \
+            or bool(_NETWORK_NAME.search(name.id))
+    return b.kind == "assign"
+
+
 def _compiled_call_here(ctx: Context) -> bool:
     """A class of this module compiles its own ``call``/``__call__`` (``@tf.function def
     call``): its instances run a graph when called, and this module may call them."""
@@ -421,17 +433,20 @@ than the figures above.
         out: list[tuple[ast.Call, Any]] = []
         candidates = [c for a, lst in by_attr.items() if _NETWORK_NAME.search(a) for c in lst]
         candidates += [c for n, lst in by_name.items() if n not in _BUILTINS for c in lst]
-        candidates += [c for c in ctx.nodes_of(ast.Call)  # type: ignore[misc]
-                       if type(c.func) is ast.Subscript]
+        if "](" in ctx.source:  # a call of a subscript somewhere: `nets[i](x)`
+            candidates += [c for c in ctx.nodes_of(ast.Call)  # type: ignore[misc]
+                           if type(c.func) is ast.Subscript]
         for call in candidates:
             if not call.args or type(call.args[0]) is ast.Starred:
-                continue
-            arg = self.model_input(call)
-            if not (one_input(ctx, arg) or type(arg) is ast.Name):
                 continue
             func: Any = call.func
             if type(func) is ast.Subscript:  # `self._networks[player](x)`: one of several
                 func = func.value
+            if type(func) is ast.Name and not _may_be_network(ctx, func):
+                continue  # cheap test first: most bare-name calls are functions, imports
+            arg = self.model_input(call)
+            if not (one_input(ctx, arg) or type(arg) is ast.Name):
+                continue
             if not _few_or_traced_loop(ctx, call) and _network(ctx, func):
                 out.append((call, func))
         if out and _compiled_call_here(ctx):

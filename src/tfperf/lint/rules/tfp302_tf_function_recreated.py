@@ -712,13 +712,15 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
 
         facts: list[dict] = []
         factories: set[str] = set()
-        for fn, q in names.items():
-            if type(fn) not in _DEFS or ctx.is_tf_function(fn):
+        for ret in ctx.nodes_of(ast.Return):
+            fn = ctx.enclosing_function(ret)
+            if fn is None or type(fn) not in _DEFS:
                 continue
-            for n in own_nodes(fn):
-                if type(n) is ast.Return and _new_tf_function(ctx, fn, n.value):
-                    factories.add(q.rsplit(".", 1)[-1])
-                    break
+            q = names.get(fn)
+            if q is None or q.rsplit(".", 1)[-1] in factories:
+                continue
+            if _new_tf_function(ctx, fn, ret.value) and not ctx.is_tf_function(fn):
+                factories.add(q.rsplit(".", 1)[-1])
         for made in (*ctx.nodes_of(ast.Call), *ctx.nodes_of(ast.FunctionDef)):
             if type(made) is ast.Call:
                 report: ast.AST = made
