@@ -29,6 +29,7 @@ _NETWORK_NAME = re.compile(
 # Binding kinds of a name that is not a network: a function, a class, an import.
 _NOT_A_NETWORK = frozenset({"def", "class", "import"})
 _BUILTINS = frozenset(dir(builtins))
+_LIBRARIES = frozenset({"tensorflow", "keras", "tf_keras"})
 
 
 def _network(ctx: Context, func: Any) -> bool:
@@ -45,6 +46,10 @@ def _network(ctx: Context, func: Any) -> bool:
         assigned = b is not None and b.kind == "assign"
     elif type(func) is not ast.Attribute:
         return False
+    else:
+        q = ctx.qualname(func)
+        if q and q.split(".", 1)[0] in _LIBRARIES:
+            return False  # `tf.keras.Model(inputs, outputs)` builds a model, runs none
     if tf_function_called(ctx, func) is not None:
         return False  # compiled already
     if is_keras_model(ctx, func) or kind_of(ctx, func) == MODEL:
@@ -204,6 +209,15 @@ than the figures above.
                 state = env.reset()
                 return np.argmax(model(np.reshape(state, [1, n])))
         """, spelling="index: reshape"),
+        # A model built from the library's class, not run.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def build(inputs):
+                return tf.keras.Model(inputs, tf.keras.layers.Dense(2)(inputs))
+            for n in range(100):
+                build(np.reshape(np.ones(4), [1, 4]))
+        """, spelling="name: the library's Model class"),
         # A Python function named like a policy is not a network.
         Valid("""
             import numpy as np
