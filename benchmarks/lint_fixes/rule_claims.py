@@ -8,7 +8,7 @@ outputs checked equal), in a ``tf.function`` and eagerly (``claims.print_before_
 Cases that are not one function of tensors are timed by hand, medians of several runs:
 
 - TFP110: ``model.predict(x)`` vs ``model(x, training=False)`` vs a ``tf.function`` around
-  the model, on one input, for a small and a deeper dense model;
+  the model, on one input, for a small and a deeper dense model (TFP111: the last two);
 - TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
 - TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
   parallel ``map`` with TF ops;
@@ -149,6 +149,9 @@ def _predict_one(tf: Any, np: Any, model: Any, depth: int, runs: int) -> None:
     print(f"TFP110 depth {depth}: predict {t_predict * 1e3:.2f} ms, model(x) "
           f"{t_call * 1e3:.2f} ms ({t_predict / t_call:.1f}x), tf.function(model) "
           f"{t_fn * 1e3:.2f} ms ({t_predict / t_fn:.1f}x)")
+    # TFP111: the same eager call against the tf.function its hint asks for.
+    print(f"TFP111 depth {depth}: model(x) {t_call * 1e3:.2f} ms, tf.function(model) "
+          f"{t_fn * 1e3:.2f} ms ({t_call / t_fn:.1f}x)")
 
 
 def _cache(tf: Any, small: bool) -> None:

@@ -667,6 +667,10 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     for attr, lst in by_attr.items():
         own_method = attr in methods
         candidates += [c for c in lst if _owner_root(c.func, owners, own_method)]
+    # Functions a rule asks about its callers' values for (a fact with `watch_args`: an
+    # eager function handing its parameter on to a tf.function).
+    watched = {f["fn"] for facts in summary.facts.values() if type(facts) is list
+               for f in facts if type(f) is dict and f.get("watch_args")}
     by_function: dict[int, tuple[str, bool]] = {}
     once_seen: set[str] = set()
     tf_module = ctx.imports_tf  # without TensorFlow nothing here is traced or guarded
@@ -689,7 +693,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
                            and ref[1].split(".", 1)[0] not in summary.imports):
             continue
         local_fn = summary.functions.get(ref[1]) if ref[0] == "" else None
-        looked_at = bool(loop) and (local_fn is None or bool(local_fn.traced))
+        looked_at = bool(loop) and (local_fn is None or bool(local_fn.traced)
+                                    or ref[1] in watched)
         where = by_function.get(id(inner))
         if where is None:  # the same for every call of one function: worked out once
             where = by_function[id(inner)] = (enclosing_qualname(ctx, call),

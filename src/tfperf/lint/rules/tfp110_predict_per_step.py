@@ -534,32 +534,55 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         """),
     )
 
-    def publish(self, ctx: Context) -> list[dict] | None:
+    # Said of a function that makes a batch of one from its argument and runs the model on
+    # it, called from outside the linted code (TFP111 says it of a direct call).
+    own_message = ("model.predict on a batch of one made from the function's argument: "
+                   "each call pays predict's set-up for one input (the function is "
+                   "called from outside this code, once per input)")
+
+    def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
+        """The calls this rule asks about, each with the model it runs: ``model.predict(x)``
+        with a model-like owner."""
         by_attr, _ = ctx.call_groups()
-        if "predict" not in by_attr or ctx.tf_version < (2, 0) or graph_mode_module(ctx):
+        return [(c, c.func.value) for c in by_attr.get("predict", ())
+                if c.args and _model_like(ctx, c.func.value)]
+
+    @staticmethod
+    def model_input(call: ast.Call) -> ast.expr:
+        """What the model is given: the call's first argument."""
+        return call.args[0]
+
+    def keep_fact(self, project: Project, module: ModuleSummary, fact: dict) -> bool:
+        """Whether a published call is still reported once the whole project is seen."""
+        return True
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        if ctx.tf_version < (2, 0):
             return None  # TF1's predict runs a graph in a session: the normal call there
+        calls = self.model_calls(ctx)
+        if not calls or graph_mode_module(ctx):
+            return None
         from tfperf.analysis.summary import enclosing_qualname, position
 
         facts = []
-        for call in by_attr.get("predict", ()):
-            owner: Any = call.func.value
-            if not call.args or traced(ctx, call) or eager_guarded(ctx, call) \
-                    or not _model_like(ctx, owner):
+        for call, _owner in calls:
+            if traced(ctx, call) or eager_guarded(ctx, call):
                 continue
+            given = self.model_input(call)
             loops = ctx.enclosing_loops(call)
-            if not one_input(ctx, call.args[0]):
+            if not one_input(ctx, given):
                 # `def act(self, state): ... predict(state)`: one input only if the callers
                 # pass one (asked of the project: the call sites' `ones`)
-                param = _parameter(ctx, call.args[0])
+                param = _parameter(ctx, given)
                 if param and not loops:
                     facts.append({"fn": enclosing_qualname(ctx, call),
                                   "pos": position(ctx, call), "loop": False, "param": param})
                 continue
-            if loops and one_example(ctx, call.args[0], loops[0]):
+            if loops and one_example(ctx, given, loops[0]):
                 continue  # the loop's own data, one example per iteration: TFP105's
             fact = {"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                     "loop": bool(loops)}
-            if not loops and _batch_of_its_parameter(ctx, call.args[0]):
+            if not loops and _batch_of_its_parameter(ctx, given):
                 fact["own"] = True
             facts.append(fact)
         if ctx.tf_unpinned:
@@ -573,6 +596,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
                 continue  # the program runs on TF 1.x: predict is the graph-mode call
             for fact in facts:
+                if not self.keep_fact(project, module, fact):
+                    continue
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"])
                     continue
@@ -590,8 +615,4 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                         module.path, fact["pos"],
                         f"{self.message} (called per step at {project.where(site)})")
                 elif fact.get("own") and project.entered_from_outside(module.path, fact["fn"]):
-                    yield self.project_finding(
-                        module.path, fact["pos"],
-                        "model.predict on a batch of one made from the function's argument: "
-                        "each call pays predict's set-up for one input (the function is "
-                        "called from outside this code, once per input)")
+                    yield self.project_finding(module.path, fact["pos"], self.own_message)

@@ -14,12 +14,66 @@ from tfperf.lint.analysis.tf_functions import (
     tf_function_called,
     tf_function_callee_names,
 )
+from tfperf.lint.analysis.traced import traced
 from tfperf.lint.analysis.varying import HANDFUL, literal_count, varying_scalar
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 if TYPE_CHECKING:
-    from tfperf.analysis.project import Project
+    from tfperf.analysis.project import Project, Site
+    from tfperf.analysis.summary import FunctionFact
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_KWARGS = "**"  # a forwarder's ``**kwargs`` handed on whole
+
+
+def _forwarded_params(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                      call: ast.Call) -> list[str]:
+    """The parameters of ``fn`` that ``call`` (in ``fn``) passes on as they are: a
+    parameter named as an argument, or ``**kwargs`` handed on whole (``_KWARGS``)."""
+    args = fn.args
+    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    out = []
+    for value in (*call.args, *(k.value for k in call.keywords if k.arg is not None)):
+        if type(value) is ast.Name and value.id in own:
+            b = ctx.binding(value)
+            if b is not None and b.kind == "param" and ctx.scope_of(b.value) is fn:
+                out.append(value.id)
+    kwarg = args.kwarg.arg if args.kwarg is not None else None
+    if kwarg and any(k.arg is None and type(k.value) is ast.Name and k.value.id == kwarg
+                     for k in call.keywords):
+        out.append(_KWARGS)
+    return out
+
+
+def _param_of_slot(fact: FunctionFact, slot: str) -> str | None:
+    """The parameter of ``fact``'s function that a call's argument in ``slot`` (a position
+    or a keyword) lands in; ``_KWARGS`` for a keyword it does not name."""
+    if not slot.isdigit():
+        return slot if slot in fact.params else _KWARGS
+    params = fact.params
+    if fact.method and params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    i = int(slot)
+    return params[i] if i < len(params) else None
+
+
+def _varying_into(project: Project, path: str, fact: dict) -> list[tuple[Site, str]]:
+    """Calls in eager loops that pass a per-iteration Python number into a parameter the
+    function of ``fact`` hands on to its tf.function, each with the value's text."""
+    fn = project.function(path, fact["fn"])
+    if fn is None:
+        return []
+    forwarded = set(fact["params"])
+    out = []
+    for site in project.calls_to(path, fact["fn"]):
+        c = site.call
+        if not c.loop or c.traced or c.guarded:
+            continue
+        texts = [a.text for a in c.args if a.varies and _param_of_slot(fn, a.slot) in forwarded]
+        if texts:
+            out.append((site, ", ".join(texts)))
+    return out
 
 
 def _scalar_in_loop(arg: str) -> str:
@@ -108,7 +162,11 @@ class PythonScalarRetrace(Rule):
 Finds calls of a `tf.function` (decorated, wrapped as `f = tf.function(g)`, or a decorated
 method called as `self.step(...)`) inside a loop, with an argument that is a Python number
 taking a new value each iteration: a `range()` loop variable, the index of `enumerate()`, an
-`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`).
+`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`). Also across
+functions and modules of the project: a `tf.function` of another module called so, and a
+value passed per iteration to an eager function that hands that parameter on, as it is, to
+a `tf.function` (`def learn(self, x, beta): return self.update(x, beta=beta)`, or
+`**kwargs` handed on whole), reported at the call that passes the value.
 
 ## Why is this bad?
 `tf.function` treats Python values as part of the trace's key: each new value builds and
@@ -453,6 +511,114 @@ plain Python functions.
         """, spelling="loop: comprehension"),
     )
 
+    # Issue 25, fourth pass: the number reaches the tf.function through an eager function
+    # that hands its parameter on (by name, or in **kwargs), in this module or another.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            def train(x, lr):
+                return step(x, lr)
+            for epoch in range(100):
+                lr = tf.constant(0.1 * 0.95 ** epoch)
+                train(tf.ones([3]), lr)
+        """, spelling="name: through an eager forwarder"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            def train(x, lr):
+                y = step(x, lr)
+                return y
+            for epoch in range(100):
+                train(tf.ones([3]), 0.01)
+        """, spelling="loop: one value through a forwarder"),
+        Valid("""
+            from trainer import Trainer
+            import tensorflow as tf
+            t = Trainer()
+            for step in range(1000):
+                t.run(tf.ones([3]), warmup=tf.constant(min(1.0, step / 100)))
+        """, files={"trainer.py": """
+            import tensorflow as tf
+            class Trainer:
+                @tf.function
+                def loss(self, x, warmup=0.0):
+                    return tf.reduce_sum(x) * warmup
+                def run(self, x, **kwargs):
+                    return self.loss(x, **kwargs)
+        """}, spelling="module: **kwargs handed on"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([3]), tf.TensorSpec([])])
+            def step(x, lr):
+                return x * lr
+            def train(x, lr):
+                return step(x, lr)
+            # %%
+            for epoch in range(100):
+                train(tf.ones([3]), 0.1 * 0.95 ** epoch)
+        """, notebook=True, spelling="notebook: through a forwarder"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            def train(x, lr):
+                return step(x, lr)
+            for epoch in range(100):
+                lr = 0.1 * 0.95 ** epoch
+                train(tf.ones([3]), lr)
+        """, count=1, lines=(9,), spelling="name: through an eager forwarder"),
+        Invalid("""
+            import tensorflow as tf
+            class Agent:
+                @tf.function
+                def update(self, x, beta):
+                    return x * beta
+                def learn(self, x, beta=0.4):
+                    return self.update(x, beta=beta)
+            agent = Agent()
+            frame = 0
+            while frame < 10000:
+                agent.learn(tf.ones([3]), beta=min(1.0, 0.4 + frame * 0.6 / 10000))
+                frame += 1
+        """, count=1, lines=(11,), spelling="loop: while counter through a method"),
+        Invalid("""
+            from trainer import Trainer
+            import tensorflow as tf
+            t = Trainer()
+            for step in range(1000):
+                t.run(tf.ones([3]), warmup=min(1.0, step / 100))
+        """, files={"trainer.py": """
+            import tensorflow as tf
+            class Trainer:
+                @tf.function
+                def loss(self, x, warmup=0.0):
+                    return tf.reduce_sum(x) * warmup
+                def run(self, x, **kwargs):
+                    return self.loss(x, **kwargs)
+        """}, count=1, lines=(5,), spelling="module: **kwargs handed on"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            def train(x, lr):
+                return step(x, lr)
+            # %%
+            for epoch in range(100):
+                train(tf.ones([3]), 0.1 * 0.95 ** epoch)
+        """, count=1, notebook=True, spelling="notebook: through a forwarder"),
+    )
+
     def applies_to(self, ctx: Context) -> bool:
         return ctx.spells_tf_function  # the called function must be a tf.function of this module
 
@@ -499,9 +665,60 @@ plain Python functions.
             fix = self.unsafe_fix(*edits, description="pass the value as a tensor")
         yield self.finding(ctx, node, fix=fix)
 
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Functions run eagerly that pass one of their parameters, as it is, to a
+        ``tf.function`` of this module (``def train(x, lr): return step(x, lr)``, or
+        ``**kwargs`` handed on whole): a caller's per-iteration Python number reaches the
+        trace key through them. ``watch_args``: the summary keeps the kinds of the values
+        their callers pass in loops."""
+        if not ctx.spells_tf_function or not ctx.imports_tf:
+            return None
+        from tfperf.analysis.summary import enclosing_qualname, position
+
+        names = tf_function_callee_names(ctx)
+        by_attr, by_name = ctx.call_groups()
+        facts = []
+        for name in names:
+            for call in (*by_name.get(name, ()), *by_attr.get(name, ())):
+                func = call.func
+                if type(func) is ast.Attribute and not (
+                        type(func.value) is ast.Name and func.value.id in ("self", "cls")):
+                    continue
+                fn = ctx.enclosing_function(call)
+                if not isinstance(fn, _DEFS) or traced(ctx, call):
+                    continue
+                params = _forwarded_params(ctx, fn, call)
+                if not params:
+                    continue
+                target = tf_function_called(ctx, func)
+                if target is None or "input_signature" in target.options:
+                    continue
+                opt = target.options.get("experimental_follow_type_hints")
+                if type(opt) is ast.Constant and opt.value is True:
+                    continue
+                facts.append({"fn": enclosing_qualname(ctx, call), "params": params,
+                              "pos": position(ctx, call), "target": name,
+                              "watch_args": True})
+        return facts or None
+
     def check_project(self, project: Project) -> Iterator[Finding]:
         """Calls of a ``tf.function`` of another module: what the module's own check
-        cannot see."""
+        cannot see; and per-iteration numbers handed on to a ``tf.function`` by an eager
+        function they are passed to (in any module)."""
+        seen: set[tuple[str, tuple[int, ...]]] = set()
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                for site, texts in _varying_into(project, module.path, fact):
+                    key = (site.module.path, tuple(site.call.pos))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    method = fact["fn"].rsplit(".", 1)[-1]
+                    where = os.path.basename(module.path)
+                    yield self.project_finding(
+                        site.module.path, site.call.pos,
+                        f"{self.message} ({texts} passed to {method}() of {where}, which "
+                        f"hands it on to the tf.function {fact['target']})")
         for site, (module, fn) in project.sites():
             call = site.call
             if site.module.path == module.path or call.traced or call.guarded \

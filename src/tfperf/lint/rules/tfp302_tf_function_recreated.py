@@ -11,6 +11,7 @@ from tfperf.lint.analysis.assignments import assigned_value, block_holding
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
 from tfperf.lint.analysis.syntax import keywords_of, own_nodes
 from tfperf.lint.analysis.tf_functions import is_tf_function_call, wrapping
+from tfperf.lint.analysis.traced import traced
 from tfperf.lint.analysis.varying import HANDFUL
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -80,6 +81,27 @@ _SETUP_METHODS = frozenset({"__init__", "build", "setup", "set_up", "setUp", "co
                             "__post_init__", "reset", "_build", "init"})
 
 
+def _new_tf_function(ctx: Context, fn: ast.AST, value: ast.AST | None) -> bool:
+    """``value`` (returned by ``fn``) is a ``tf.function`` made by this call of ``fn``:
+    ``tf.function(g)``, or the name of a decorated ``def``/``tf.function(...)`` made in
+    ``fn`` (not one kept on ``self`` or in a cache)."""
+    if value is None:
+        return False
+    if type(value) is ast.Call:
+        return (is_tf_function_call(ctx, value) and bool(value.args)) \
+            or wrapping(ctx, value) is not None
+    if type(value) is not ast.Name:
+        return False
+    b = ctx.binding(value)
+    if b is None or ctx.scope_of(b.value) is not fn:
+        return False
+    if b.kind == "def":
+        return type(b.value) in _DEFS and b.value.decorator_list != [] \
+            and ctx.tf_function_decorator(b.value) is not None
+    return b.kind == "assign" and type(b.value) is ast.Call \
+        and is_tf_function_call(ctx, b.value) and bool(b.value.args)
+
+
 def _guarded_by(ctx: Context, stmt: ast.AST, fn: ast.AST, attr: str) -> bool:
     """``stmt`` runs under an ``if``/``try`` of ``fn`` that asks about ``self.<attr>``
     (``if self.f is None:``, ``if not hasattr(self, "f")``), or about anything kept
@@ -120,7 +142,13 @@ away, over and over:
 - `tf.function(g)` or a decorated inner `def` inside a function that calls it right there
   (once), when that function is itself called in a loop, or is not called in its module at
   all (a helper such as `train_step`, called from elsewhere: a tf.function built to be called
-  once never pays off).
+  once never pays off);
+- with the whole project in view: `self.f = tf.function(...)` rebuilt, or a decorated inner
+  `def` made and called once, in a method that runs once per iteration of an eager loop
+  somewhere in the project (through any chain of calls); and the result of a factory that
+  returns a new `tf.function` (`return tf.function(g)`, or a decorated inner `def`
+  returned) called on the spot, `self._make_loop(s)()`, in a loop or in a function that
+  runs per iteration.
 
 ## Why is this bad?
 A `tf.function` object keeps its traces. A new object has none: its first call traces the
@@ -404,8 +432,131 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
             p.step(1.0)
         """, notebook=True, spelling="notebook"),
     )
+    # Issue 25, fourth pass: a tf.function made per call and called on the spot, in a
+    # method (a decorated inner def) or returned by a factory method, seen through callers.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # A script's main() builds and runs the loop once.
+        Valid("""
+            import tensorflow as tf
+            def make_loop(n):
+                return tf.function(lambda: tf.range(n))
+            def main():
+                return make_loop(10)()
+            main()
+        """, spelling="name: a factory's result called once"),
+        Valid("""
+            import tensorflow as tf
+            class Program:
+                def _make_loop(self, n):
+                    @tf.function
+                    def loop():
+                        return tf.range(n)
+                    return loop
+                def build(self):
+                    self._loop = self._make_loop(10)
+                def run(self):
+                    return self._loop()
+            p = Program()
+            p.build()
+            for _ in range(100):
+                p.run()
+        """, spelling="name: a factory's result kept"),
+        Valid("""
+            import tensorflow as tf
+            class Sampler:
+                def sample(self, x):
+                    @tf.function
+                    def draw(v):
+                        return v * 2.0
+                    return draw(x)
+            s = Sampler()
+            s.sample(tf.ones([3]))
+        """, spelling="loop: an inner def, called once"),
+        Valid("""
+            from program import Program
+            p = Program()
+            loop = p.make_loop(10)
+            for _ in range(100):
+                loop()
+        """, files={"program.py": """
+            import tensorflow as tf
+            class Program:
+                def make_loop(self, n):
+                    return tf.function(lambda: tf.range(n))
+        """}, spelling="module: a factory called once"),
+        Valid("""
+            import tensorflow as tf
+            def make_step(scale):
+                return tf.function(lambda x: x * scale)
+            step = make_step(2.0)
+            # %%
+            for i in range(100):
+                step(tf.ones([3]))
+        """, notebook=True, spelling="notebook: a factory called once"),
+    )
     invalid = (  # type: ignore[assignment]
         *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class Program:
+                def _make_loop(self, n):
+                    @tf.function
+                    def loop():
+                        return tf.range(n)
+                    return loop
+                def run(self):
+                    return self._make_loop(10)()
+            p = Program()
+            for _ in range(100):
+                p.run()
+        """, count=1, lines=(9,), spelling="name: a factory's result called on the spot"),
+        # Run() is called by an executor outside the linted code (lingvo's program).
+        Invalid("""
+            import tensorflow as tf
+            class TrainProgram:
+                def _GetHostTrainLoop(self, strategy):
+                    @tf.function
+                    def _TpuFunction():
+                        return strategy.run(lambda: tf.constant(1.0))
+                    return _TpuFunction
+                def Run(self, strategy=None):
+                    metrics = self._GetHostTrainLoop(strategy)()
+                    return metrics
+        """, count=1, lines=(9,), spelling="name: a factory called from outside"),
+        Invalid("""
+            import tensorflow as tf
+            class Sampler:
+                def sample(self, x):
+                    @tf.function
+                    def draw(v):
+                        return v * 2.0
+                    return draw(x)
+            s = Sampler()
+            for _ in range(100):
+                s.sample(tf.ones([3]))
+        """, count=1, lines=(4,), spelling="loop: an inner def in a method"),
+        Invalid("""
+            from program import Program
+            p = Program()
+            for _ in range(100):
+                p.run()
+        """, files={"program.py": """
+            import tensorflow as tf
+            class Program:
+                def make_loop(self, n):
+                    return tf.function(lambda: tf.range(n))
+                def run(self):
+                    return self.make_loop(10)()
+        """}, count=1, lines=(), spelling="module: a factory's result called per run"),
+        Invalid("""
+            import tensorflow as tf
+            def make_step(scale):
+                return tf.function(lambda x: x * scale)
+            # %%
+            for i in range(100):
+                make_step(2.0)(tf.ones([3]))
+        """, count=1, notebook=True, spelling="notebook: a factory called per iteration"),
         Invalid("""
             import tensorflow as tf
             class Policy:
@@ -552,15 +703,70 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
                 return None  # the object escapes (returned, stored, passed): kept
         return calls or None
 
+    def _made_on_the_spot(self, ctx: Context, names: dict[ast.AST, str]) -> list[dict]:
+        """Functions the module check leaves to the project: a ``tf.function`` made in a
+        method and called there once (``made: "inner"``), and the result of a factory that
+        returns a new ``tf.function`` called on the spot (``self._make_loop(s)()``, ``made:
+        "factory"``; ``loop``: in a loop of the same function)."""
+        from tfperf.analysis.summary import enclosing_qualname, position
+
+        facts: list[dict] = []
+        factories: set[str] = set()
+        for ret in ctx.nodes_of(ast.Return):
+            fn = ctx.enclosing_function(ret)
+            if fn is None or type(fn) not in _DEFS:
+                continue
+            q = names.get(fn)
+            if q is None or q.rsplit(".", 1)[-1] in factories:
+                continue
+            if _new_tf_function(ctx, fn, ret.value) and not ctx.is_tf_function(fn):
+                factories.add(q.rsplit(".", 1)[-1])
+        for made in (*ctx.nodes_of(ast.Call), *ctx.nodes_of(ast.FunctionDef)):
+            if type(made) is ast.Call:
+                report: ast.AST = made
+                if not is_tf_function_call(ctx, made) or not made.args:
+                    continue
+            else:
+                deco = ctx.tf_function_decorator(made) if made.decorator_list else None
+                if deco is None:
+                    continue
+                report = deco
+            owner = ctx.enclosing_function(made)
+            if owner is None or type(owner) not in _DEFS or ctx.is_tf_function(owner) \
+                    or type(ctx.parent(owner)) is not ast.ClassDef \
+                    or owner.name in _SETUP_METHODS or ctx.enclosing_loops(made):
+                continue
+            uses = self._single_uses(ctx, made)
+            if uses and not any(ctx.enclosing_loops(u) for u in uses) \
+                    and not any(_exports_graph(ctx, u) for u in uses):
+                facts.append({"fn": names[owner], "pos": position(ctx, report),
+                              "made": "inner"})
+        for call in ctx.nodes_of(ast.Call):
+            inner = call.func
+            if type(inner) is not ast.Call:
+                continue
+            f = inner.func
+            name = f.id if type(f) is ast.Name else (
+                f.attr if type(f) is ast.Attribute and type(f.value) is ast.Name
+                and f.value.id == "self" else None)
+            if name is None or name not in factories or traced(ctx, call):
+                continue
+            facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
+                          "made": "factory", "factory": name,
+                          "loop": bool(ctx.enclosing_loops(call))})
+        return facts
+
     def publish(self, ctx: Context) -> list[dict] | None:
         """Methods that rebuild ``self.<attr> = tf.function(...)`` on every call (no guard
-        keeps the first one): each call of the method traces anew."""
+        keeps the first one): each call of the method traces anew; and the shapes of
+        :meth:`_made_on_the_spot`."""
         if not ctx.spells_tf_function:
             return None
         from tfperf.analysis.summary import position, qualnames
 
-        facts = []
-        for fn, q in qualnames(ctx).items():
+        names = qualnames(ctx)
+        facts = self._made_on_the_spot(ctx, names)
+        for fn, q in names.items():
             if type(fn) not in _DEFS or fn.name in _SETUP_METHODS or ctx.is_tf_function(fn):
                 continue
             for n in own_nodes(fn):
@@ -581,10 +787,40 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
-                site = project.hot_call(module.path, fact["fn"])
+                made = fact.get("made")
+                if made == "factory" and fact["loop"]:
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"{fact['factory']}() returns a new tf.function, called here once "
+                        "per iteration: traced again every time")
+                    continue
+                site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
+                method = fact["fn"].rsplit(".", 1)[-1]
+                if site is None and made == "factory" \
+                        and project.entered_from_outside(module.path, fact["fn"]):
+                    # `Run()` of a program an executor calls: each call traces anew, and
+                    # how often it runs is decided outside the linted code.
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"{fact['factory']}() returns a new tf.function, called on the spot "
+                        f"in {method}() (called from outside this code): traced again on "
+                        "every call")
+                    continue
                 if site is None:
                     continue
-                method = fact["fn"].rsplit(".", 1)[-1]
+                if made == "factory":
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"{fact['factory']}() returns a new tf.function, called on the spot "
+                        f"in {method}() (called per iteration at {project.where(site)}): "
+                        "traced again every time")
+                    continue
+                if made == "inner":
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"a tf.function made in {method}() and called there once (called "
+                        f"per iteration at {project.where(site)}): traced again every time")
+                    continue
                 yield self.project_finding(
                     module.path, fact["pos"],
                     f"self.{fact['attr']} = tf.function(...) is rebuilt on every call of "
