@@ -1,0 +1,412 @@
+"""TFP310: a function of many TensorFlow ops run eagerly once per step of a Python loop."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.sessions import graph_mode_module
+from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project, Site
+
+# Ops worth a graph: a function dispatching fewer from Python per call pays little for it.
+MANY_OPS = 6
+
+# TensorFlow APIs that run no op per call, or whose cost a graph does not remove: model and
+# layer construction, files, summaries, devices and scopes, specs, tracing itself.
+_NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
+            "tensorflow.summary.", "tensorflow.data.", "tensorflow.saved_model.",
+            "tensorflow.train.", "tensorflow.config.", "tensorflow.device",
+            "tensorflow.name_scope", "tensorflow.TensorSpec", "tensorflow.distribute.",
+            "tensorflow.compat.v1.", "tensorflow.experimental.numpy.", "tensorflow.debugging.",
+            "tensorflow.executing_eagerly", "tensorflow.is_tensor", "tensorflow.DType",
+            "tensorflow.as_dtype", "tensorflow.get_logger", "tensorflow.random.set_seed",
+            "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.print",
+            "tensorflow.nest.")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_STEP_LOOPS = frozenset({"range", "while", "dataset"})
+
+
+def _body_calls(fn: Any) -> Iterator[ast.Call]:
+    """The calls ``fn`` makes itself: not those of functions, lambdas or classes it defines
+    (a nested ``tf.function``, a ``map`` function)."""
+    todo: list[Any] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+            continue
+        if type(node) is ast.Call:
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def eager_ops(ctx: Context, fn: Any) -> int | None:
+    """How many TensorFlow op calls ``fn``'s body spells, or ``None`` where the function is
+    not an eager op sequence worth a graph: it trains (a tape: TFP306's), or asks whether it
+    runs eagerly."""
+    count = 0
+    for call in _body_calls(fn):
+        q = ctx.call_qualname(call)
+        if not q or not q.startswith("tensorflow."):
+            continue
+        if q == "tensorflow.GradientTape" or q == "tensorflow.executing_eagerly":
+            return None
+        if not q.startswith(_NOT_OPS):
+            count += 1
+    return count
+
+
+class EagerOpsPerStep(Rule):
+    code = "TFP310"
+    name = "eager-ops-per-step"
+    message = ("function of many TensorFlow ops run eagerly once per loop step: each op is "
+               "dispatched from Python, one by one, at every step")
+    hint = ("decorate the function with @tf.function (keep .numpy() and Python side effects "
+            "in the caller), or batch the steps")
+    claims = ("S13",)
+    group = "preview"
+    docs = """\
+## What it does
+Finds a function (or method) that is not traced and whose own body calls six or more
+TensorFlow ops (`tf.constant`, `tf.reduce_sum`, `tf.where`, `tf.one_hot`, `tf.Variable`, ...),
+run once per iteration of an eager Python loop: the loop calls it, or calls a function that
+calls it, through any chain of calls in the project none of them traced (a solver's loop
+calling a tree traversal that calls the helper; a script looping over a helper of another
+module). Reported at the helper's `def`, naming the call that runs it per step.
+
+## Why is this bad?
+Eagerly, every op is dispatched from Python one by one: tens of microseconds each, often
+more than the op itself on one example or a small tensor. Under `tf.function` the helper is
+traced once and then runs as one graph per call (claim S13: about 4x on a small function;
+held-out fixes measured 100x where the helper also made `tf.Variable`s per call).
+
+## Example
+```python
+def regret_matching(adv, mask):
+    adv = tf.constant(adv) * tf.constant(mask)
+    pos = tf.maximum(adv, 0.0)
+    total = tf.reduce_sum(pos)
+    probs = tf.where(total > 0, pos / total, tf.one_hot(tf.argmax(adv), tf.size(adv)))
+    return probs.numpy()
+
+for state in states:
+    p = regret_matching(state.adv, state.mask)
+```
+
+## Use instead
+```python
+@tf.function
+def regret_matching(adv, mask):
+    ...
+    return probs          # .numpy() in the caller
+```
+
+## Fix safety
+No automatic fix: inside `tf.function`, `.numpy()`, Python `if` on tensors that must stay
+Python, printing and appending to lists behave differently, and Python-number arguments
+retrace (TFP301).
+
+## Known limitations
+Counts the op calls written in the helper's own body (not those of the functions it calls,
+nor arithmetic operators on tensors). Not reported: traced helpers (decorated, wrapped with
+`tf.function`, Keras `call`), helpers with a `GradientTape` (a training step: TFP306), helpers
+that ask `tf.executing_eagerly()`, helpers only traced code calls, TF 1.x graph code, and
+helpers whose callers are outside the linted code. In preview: not yet judged on the
+user-style sets.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            for s in states:
+                score(s.x, s.m)
+        """, spelling="loop: compiled helper"),
+        Valid("""
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            probs = score(all_x, all_m)
+        """, spelling="name: called once"),
+        Valid("""
+            import tensorflow as tf
+            def score(x):
+                p = tf.maximum(x, 0.0)
+                return p / tf.reduce_sum(p)
+            for s in states:
+                score(s)
+        """, spelling="index: few ops"),
+        Valid("""
+            import tensorflow as tf
+            from helpers import score
+            step = tf.function(score)
+            for s in states:
+                step(s.x, s.m)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+        """}, spelling="module: wrapped once"),
+        Valid("""
+            import tensorflow as tf
+            def loss(model, x, y, opt):
+                with tf.GradientTape() as tape:
+                    l = tf.reduce_mean(tf.square(tf.cast(y, tf.float32) - model(x)))
+                    l += tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+                    l = tf.identity(tf.math.maximum(l, 0.0))
+                g = tape.gradient(l, model.trainable_variables)
+                opt.apply_gradients(zip(g, model.trainable_variables))
+            # %%
+            for x, y in data:
+                loss(model, x, y, opt)
+        """, notebook=True, spelling="notebook: a training step (TFP306's)"),
+        Valid("""
+            import tensorflow as tf
+            tf.compat.v1.disable_eager_execution()
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            for s in states:
+                score(s.x, s.m)
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            for t in range(steps):
+                score(states[t].x, states[t].m)
+        """, count=1, lines=(2,), spelling="loop: for"),
+        Invalid("""
+            import tensorflow as tf
+            class Solver:
+                def _regrets(self, state, player):
+                    x = tf.constant(state.info(player), dtype=tf.float32)
+                    m = tf.constant(state.mask(player), dtype=tf.float32)
+                    a = tf.maximum(self.nets[player](tf.expand_dims(x, 0))[0] * m, 0)
+                    t = tf.reduce_sum(a)
+                    return tf.one_hot(tf.argmax(a), tf.size(a)) if t == 0 else a / t
+                def _walk(self, state, player):
+                    if state.done():
+                        return 0.0
+                    probs = self._regrets(state, player)
+                    return sum(self._walk(state.child(a), player) for a in state.actions())
+                def solve(self, root):
+                    for it in range(self.iterations):
+                        self._walk(root, it % 2)
+        """, count=1, lines=(3,), spelling="index: a method reached through a recursion"),
+        Invalid("""
+            import tensorflow as tf
+            def draw(n, d, divisions):
+                reg = tf.Variable(tf.zeros((d, n)))
+                r = tf.random.uniform((d, n))
+                idx = tf.cast(tf.floor(r * divisions), tf.int32)
+                return tf.gather(reg, idx, batch_dims=1), tf.reduce_prod(r, 0)
+            i = 0
+            while i < iterations:
+                x, w = draw(n_events, n_dim, divisions)
+                i += 1
+        """, count=1, lines=(2,), spelling="loop: while, Variables made per call"),
+        Invalid("""
+            import tensorflow as tf
+            from helpers import score
+            for x, m in tf.data.Dataset.from_tensor_slices((xs, ms)):
+                p = score(x, m)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            def act(state):
+                probs = score(state.x, state.m)
+                return probs.numpy().argmax()
+            state = env.reset()
+            while not done:
+                action = act(state)
+                state, done = env.step(action)
+        """, count=1, lines=(2,), spelling="name: a caller's result named"),
+        Invalid("""
+            import tensorflow as tf
+            def score(x, m):
+                x = tf.constant(x) * tf.constant(m)
+                p = tf.maximum(x, 0.0)
+                t = tf.reduce_sum(p)
+                return tf.where(t > 0, p / t, tf.one_hot(tf.argmax(x), tf.size(x)))
+            # %%
+            for i in range(len(states)):
+                score(states[i].x, states[i].m)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        if ctx.tf_version < (2, 0) or (ctx.imports_tf and graph_mode_module(ctx)):
+            return None
+        from tfperf.analysis.summary import header_position, qualnames
+
+        # Where the helper's callers may sit, in any module (a script importing only the
+        # project's helpers too): a training step (TFP306 reports the step, whose
+        # tf.function compiles the helper with it), a functional model being built (its ops
+        # run once, on symbolic tensors), a loop over epochs. Text gates keep it cheap.
+        tapes, models = "GradientTape" in ctx.source, "Model(" in ctx.source
+        facts: list[dict] = []
+        for fn, qualname in qualnames(ctx).items():
+            if type(fn) not in _DEFS:
+                continue
+            if tapes and _trains(ctx, fn):
+                facts.append({"step": qualname})
+            if models and _builds_model(ctx, fn.body):
+                facts.append({"builds": qualname})
+            if not ctx.imports_tf or ctx.is_tf_function(fn) or traced(ctx, fn) \
+                    or ctx.dataset_map_call(fn) is not None or eager_guarded(ctx, fn):
+                continue
+            ops = eager_ops(ctx, fn)
+            if ops is not None and ops >= MANY_OPS:
+                facts.append({"fn": qualname, "pos": header_position(ctx, fn), "ops": ops})
+        epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
+        if epochs:
+            facts.append({"epoch_calls": epochs})
+        top = ast.Module(body=[s for s in ctx.tree.body if type(s) not in (*_DEFS, ast.ClassDef)],
+                         type_ignores=[])
+        if tapes and _trains(ctx, top):
+            facts.append({"step": ""})  # a tape written in a loop of the script: TFP306's
+        if models and _builds_model(ctx, top.body):
+            facts.append({"builds": ""})
+        return facts or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        epoch_calls = {(m.path, line, col) for m in project.modules.values()
+                       for f in m.facts.get(self.code, ())
+                       for line, col in f.get("epoch_calls", ())}
+        step_or_build = {(m.path, f.get("step", f.get("builds")))
+                         for m in project.modules.values()
+                         for f in m.facts.get(self.code, ()) if "step" in f or "builds" in f}
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "fn" not in fact:
+                    continue
+                summary = project.function(module.path, fact["fn"])
+                if summary is not None and summary.traced:
+                    continue
+                site = _step_site(project, module.path, fact["fn"], epoch_calls)
+                if site is None or _reached_from(project, module.path, fact["fn"],
+                                                 step_or_build):
+                    continue
+                yield self.project_finding(
+                    module.path, fact["pos"],
+                    f"{self.message} ({fact['ops']} op calls; called per step at "
+                    f"{project.where(site)})")
+
+
+_EPOCH = re.compile(r"epoch", re.IGNORECASE)
+
+
+def _epoch_calls(ctx: Context) -> list[list[int]]:
+    """Where calls sit whose innermost loop walks epochs (``for epoch in range(n)``): what
+    they run, they run once per epoch (a sample grid, an evaluation), not per step."""
+    from tfperf.analysis.summary import position
+
+    out = []
+    for loop in ctx.nodes_of(ast.For):
+        target: Any = loop.target
+        if type(target) is not ast.Name or not _EPOCH.search(target.id):
+            continue
+        for node in ast.walk(loop):
+            if type(node) is ast.Call:
+                loops = ctx.enclosing_loops(node)
+                if loops and loops[0] is loop:
+                    out.append(position(ctx, node)[:2])
+    return out
+
+
+def _trains(ctx: Context, fn: Any) -> bool:
+    return any(ctx.call_qualname(c) == "tensorflow.GradientTape" for c in _body_calls(fn))
+
+
+_MODEL_CLASSES = ("tensorflow.keras.Model", "tensorflow.keras.models.Model", "keras.Model",
+                  "keras.models.Model")
+
+
+def _builds_model(ctx: Context, body: list[Any]) -> bool:
+    """``body`` makes a functional Keras model (``tf.keras.Model(inputs, outputs)``): the
+    helpers it calls, loops included, run on symbolic tensors while the model is built."""
+    holder = ast.Module(body=body, type_ignores=[])
+    return any(ctx.call_qualname(c) in _MODEL_CLASSES and (c.args or c.keywords)
+               for c in _body_calls(holder))
+
+
+def _step_site(project: Project, path: str, qualname: str,
+               epoch_calls: set[tuple[str, int, int]], depth: int = 8) -> Site | None:
+    """A call, in a loop over data, a count or a condition (a step: not a loop over some
+    other collection, such as a few images, feature levels or config files), that runs the
+    function through a chain of eager calls in the project."""
+    seen: set[tuple[str, str]] = set()
+    todo = [(path, qualname, 0)]
+    while todo:
+        p, q, d = todo.pop(0)
+        if (p, q) in seen or d > depth or not q:
+            continue
+        seen.add((p, q))
+        fact = project.function(p, q)
+        if fact is not None and fact.traced:
+            continue  # what a traced function calls is traced with it
+        for site in project.calls_to(p, q):
+            c = site.call
+            if c.traced or c.guarded:
+                continue
+            if c.loop in _STEP_LOOPS and (site.module.path, *c.pos[:2]) not in epoch_calls:
+                return site
+            todo.append((site.module.path, c.caller, d + 1))
+    return None
+
+
+def _reached_from(project: Project, path: str, qualname: str,
+                  callers: set[tuple[str, str]], depth: int = 6) -> bool:
+    """Some chain of the project's calls reaching the function starts in, or passes
+    through, one of ``callers`` (module-level code is qualname "")."""
+    seen: set[tuple[str, str]] = set()
+    todo = [(path, qualname, 0)]
+    while todo:
+        p, q, d = todo.pop()
+        if (p, q) in seen or d > depth:
+            continue
+        seen.add((p, q))
+        if (p, q) in callers:
+            return True
+        if not q:
+            continue
+        for site in project.calls_to(p, q):
+            todo.append((site.module.path, site.call.caller, d + 1))
+    return False

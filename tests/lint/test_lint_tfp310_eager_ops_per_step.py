@@ -1,0 +1,119 @@
+"""TFP310 (preview): a helper of many TensorFlow ops run eagerly once per step, reached
+through methods and modules (held-out round 2's regret matching, F099, and Variables made
+per call, F112); a warm run after the helper changed gives what a cold run gives; the
+shapes that are not a step (a training step's helpers, a model being built, an epoch loop)
+are left alone."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from tfperf.lint.session import LintRequest, run
+
+HELPERS = """\
+import tensorflow as tf
+
+def regrets(adv, mask):
+    adv = tf.constant(adv) * tf.constant(mask)
+    pos = tf.maximum(adv, 0.0)
+    total = tf.reduce_sum(pos)
+    return tf.where(total > 0, pos / total, tf.one_hot(tf.argmax(adv), tf.size(adv)))
+"""
+
+SOLVER = """\
+from helpers import regrets
+
+class Solver:
+    def _walk(self, state):
+        if state.done():
+            return 0.0
+        probs = regrets(state.adv, state.mask)
+        return sum(self._walk(state.child(a)) for a in state.actions())
+
+    def solve(self, root, iterations):
+        for _ in range(iterations):
+            self._walk(root)
+"""
+
+COMPILED = HELPERS.replace("def regrets", "@tf.function\ndef regrets")
+
+
+def _write(root, files: dict[str, str]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+
+
+def _found(outcome, root) -> list[tuple[str, int | None, str]]:
+    return sorted((os.path.relpath(f.location.path, root), f.location.line, f.message)
+                  for f in outcome.findings if f.code == "TFP310")
+
+
+def _lint(root, **kw):
+    return run(LintRequest(paths=[str(root)], select=["TFP310"], preview=True, **kw))
+
+
+def test_a_helper_of_another_module_reached_through_a_recursion_is_found_at_its_def(tmp_path):
+    _write(tmp_path, {"helpers.py": HELPERS, "solver.py": SOLVER})
+    found = _found(_lint(tmp_path, cache=False), tmp_path)
+    assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)]
+    assert "8 op calls" in found[0][2] and "solver.py:12" in found[0][2]
+    # Linted alone, the helper is called by nothing: no finding; nor without --preview.
+    alone = run(LintRequest(paths=[str(tmp_path / "helpers.py")], cache=False,
+                            select=["TFP310"], preview=True))
+    assert _found(alone, tmp_path) == []
+    assert _found(run(LintRequest(paths=[str(tmp_path)], cache=False)), tmp_path) == []
+
+
+def test_warm_run_after_the_helper_was_compiled_equals_a_cold_run(tmp_path):
+    root = tmp_path / "proj"
+    _write(root, {"helpers.py": HELPERS, "solver.py": SOLVER})
+    cache = tmp_path / "cache"
+    first = _lint(root, cache_dir=cache)
+    assert len(_found(first, root)) == 1
+    (root / "helpers.py").write_text(COMPILED)
+    warm = _lint(root, cache_dir=cache)
+    assert warm.analysed == 1
+    assert _found(warm, root) == _found(_lint(root, cache=False), root) == []
+    (root / "helpers.py").write_text(HELPERS)
+    back = _lint(root, cache_dir=cache)
+    assert back.analysed == 0 and _found(back, root) == _found(first, root)
+
+
+def test_not_a_step_training_helpers_model_building_and_epoch_loops(tmp_path):
+    steps = """\
+    import tensorflow as tf
+    from helpers import regrets
+
+    def train_step(model, opt, x, m):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(regrets(model(x), m))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+
+    def build(inp, m):
+        outs = [regrets(inp[i], m) for i in range(3)]
+        for i in range(3):
+            outs.append(regrets(inp[i], m))
+        return tf.keras.Model(inp, outs)
+
+    for step in range(1000):
+        train_step(model, opt, xs[step], ms[step])
+    for epoch in range(10):
+        regrets(sample_x, sample_m)
+    """
+    _write(tmp_path, {"helpers.py": HELPERS, "main.py": steps})
+    assert _found(_lint(tmp_path, cache=False), tmp_path) == []
+    # The same helper called per step of a plain loop is reported (a helper that a
+    # training step also calls is left to TFP306, which compiles it with the step).
+    (tmp_path / "main.py").write_text(textwrap.dedent("""\
+    from helpers import regrets
+    for epoch in range(10):
+        regrets(sample_x, sample_m)
+    for step in range(1000):
+        regrets(xs[step], ms[step])
+    """))
+    found = _found(_lint(tmp_path, cache=False), tmp_path)
+    assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)]
+    assert "main.py:5" in found[0][2]
