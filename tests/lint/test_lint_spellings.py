@@ -11,7 +11,8 @@ import pytest
 from tfperf.lint import registry
 
 ISSUE25_RULES = ("TFP109", "TFP110", "TFP301", "TFP302", "TFP306", "TFP307", "TFP408",
-                 "TFP409", "TFP410", "TFP602", "TFP607", "TFP608", "TFP609", "TFP115", "TFP107")
+                 "TFP409", "TFP410", "TFP602", "TFP607", "TFP608", "TFP609", "TFP115", "TFP107",
+                 "TFP601")
 KINDS = ("loop", "index", "name", "module", "notebook")
 
 

@@ -318,6 +318,30 @@ def printing_loop(ctx: Context, loop: ast.AST) -> bool:
     return True
 
 
+def looking_loop(ctx: Context, loop: ast.AST) -> bool:
+    """``for rec in ds: parsed = tf.io.parse_single_example(rec, spec)``: a loop whose body
+    only binds names to TensorFlow ops of the element (and shows them), so nothing is kept
+    from one element to the next: a look at the data (a notebook parsing the record it just
+    wrote), with no work for a prefetch to overlap."""
+    body = [s for s in getattr(loop, "body", ()) if type(s) is not ast.Pass]
+    if not body or getattr(loop, "orelse", None):
+        return False
+    for stmt in body:
+        if type(stmt) is ast.Expr:
+            call = stmt.value
+            if not (type(call) is ast.Call and type(call.func) is ast.Name
+                    and call.func.id in SHOW_CALLS):
+                return False
+            continue
+        if type(stmt) is not ast.Assign or not all(type(t) is ast.Name for t in stmt.targets):
+            return False
+        for n in ast.walk(stmt.value):
+            if type(n) is ast.Call and not (ctx.qualname(n.func) or "").startswith(
+                    "tensorflow."):
+                return False
+    return True
+
+
 def next_of_iter(ctx: Context, iter_call: ast.AST) -> bool:
     """``next(iter(ds))``: one element looked at, not a consumed pipeline."""
     parent = ctx.parent(iter_call)

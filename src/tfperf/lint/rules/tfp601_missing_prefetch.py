@@ -9,13 +9,19 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.consumption import read_once
+from tfperf.lint.analysis.consumption import (
+    few_session_runs,
+    handed_for_one_next,
+    one_pass,
+    read_once,
+)
 from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
 from tfperf.lint.analysis.pipelines import (
     BATCHING_METHODS,
     PREFETCHING_SOURCES,
     Pipeline,
     from_tfds,
+    looking_loop,
     next_of_iter,
     pipeline,
     printing_loop,
@@ -34,26 +40,66 @@ FILE_SOURCES = frozenset({
     "tensorflow.data.Dataset.from_generator", "tensorflow.data.experimental.make_csv_dataset",
     "tensorflow.data.Dataset.load", "tensorflow.data.experimental.load",
 })
+# TF1 iterators: their get_next() advances with every session.run that depends on it.
+GRAPH_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterator"})
 # Steps after which a pipeline is only being peeked at, not consumed for real.
 PEEK_STEPS = frozenset({"take", "as_numpy_iterator"})
 
 
 def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     """Expressions consumed as datasets: ``model.fit(ds)``/``evaluate``/``predict`` (first
-    argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
+    argument or ``x=``; not a single pass in module-level code), ``for x in ds`` (not a loop
+    that only looks), ``iter(ds)`` (not a look at one element), and TF1's iterators
+    (``ds.make_one_shot_iterator()``, ``tf.data.make_initializable_iterator(ds)``), whose
+    ``get_next()`` advances with every ``session.run``."""
     for node in ctx.nodes_of(ast.For, ast.AsyncFor):
-        if not printing_loop(ctx, node):
+        if not printing_loop(ctx, node) and not looking_loop(ctx, node):
             yield node.iter
     for node in ctx.calls:
         func = node.func
         if type(func) is ast.Attribute and func.attr in CONSUMERS:
             arg = node.args[0] if node.args else keyword(node, "x")
-            if arg is not None:
+            if arg is not None and not one_pass(ctx, arg):
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
                 and ctx.binding(func) is None and not next_of_iter(ctx, node) \
-                and not read_once(ctx, node):
+                and not read_once(ctx, node) and not handed_for_one_next(ctx, node):
             yield node.args[0]
+        else:
+            ds = graph_iterated(ctx, node)
+            if ds is not None:
+                yield ds
+
+
+def graph_iterated(ctx: Context, call: ast.Call) -> ast.expr | None:
+    """The dataset of ``ds.make_one_shot_iterator()`` / ``make_initializable_iterator()``
+    or ``tf.compat.v1.data.make_one_shot_iterator(ds)``: only a tf.data dataset has them."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in GRAPH_ITERATORS and not call.args:
+        q = ctx.qualname(func)
+        if q is None or not q.startswith("tensorflow."):
+            return func.value
+        return None
+    q = ctx.qualname(func) if type(func) in (ast.Attribute, ast.Name) else None
+    if q is not None and q.startswith("tensorflow.") and q.rsplit(".", 1)[-1] \
+            in GRAPH_ITERATORS and len(call.args) == 1:
+        return call.args[0]
+    return None
+
+
+def _one_batch(ctx: Context, pipe: Pipeline) -> bool:
+    """The pipeline batches everything into one element (``batch(cardinality(ds))``,
+    ``batch(len(images))`` of what the source slices): nothing for a prefetch to overlap."""
+    for step in pipe.steps:
+        if step.func.attr != "batch" or not (step.args or keyword(step, "batch_size")):
+            continue
+        size = step.args[0] if step.args else keyword(step, "batch_size")
+        for n in ast.walk(size):  # type: ignore[arg-type]
+            if type(n) is ast.Call and (getattr(n.func, "attr", None) == "cardinality"
+                                        or (ctx.qualname(n.func) or "").endswith(
+                                            ".cardinality")):
+                return True
+    return False
 
 
 def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
@@ -116,7 +162,21 @@ def _given_tf_data(ctx: Context, step: ast.Call) -> bool:
     return False
 
 
-def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
+def _returning_lambdas(ctx: Context) -> Iterator[tuple[ast.Lambda, str]]:
+    """Lambdas handed to a caller the module does not show, with their name: passed as an
+    argument (``train(input_fn=lambda: ds)``) or bound to a name (``input_fn = lambda:
+    ...``) that no call here names."""
+    for lam in ctx.nodes_of(ast.Lambda):
+        parent = ctx.parent(lam)
+        if type(parent) is ast.keyword and parent.arg:
+            yield lam, parent.arg  # type: ignore[misc]
+        elif type(parent) is ast.Assign and len(parent.targets) == 1 \
+                and type(parent.targets[0]) is ast.Name \
+                and not _called_here(ctx, parent.targets[0].id):
+            yield lam, parent.targets[0].id  # type: ignore[misc]
+
+
+def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.AST, ast.expr, Pipeline]]:
     """Finished pipelines a function hands to a caller this module does not show: ``return
     ds`` where ``ds`` is a tf.data pipeline that is batched, in a function (an ``input_fn``,
     a dataset factory) that no call in the module names, so its consumer is elsewhere (an
@@ -136,7 +196,11 @@ def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
         if pipe.known or from_tfds(ctx, source) \
                 or any(_given_tf_data(ctx, step) for step in pipe.steps) \
                 or (named is not None and _tf_data_marked(ctx, fn, named)):
-            yield ret, pipe
+            yield ret, value, pipe
+    for lam, _ in _returning_lambdas(ctx):
+        pipe = pipeline(ctx, lam.body)
+        if pipe.known and any(m in BATCHING_METHODS and m != "unbatch" for m in pipe.methods()):
+            yield lam, lam.body, pipe
 
 
 def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
@@ -152,6 +216,17 @@ def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
     return source not in FILE_SOURCES and not work
 
 
+def autotune(ctx: Context, tf: str) -> str:
+    """The buffer size to write for the targeted TF: ``tf.data.AUTOTUNE`` from TF 2.4 (the
+    alias is missing in 2.3), ``tf.data.experimental.AUTOTUNE`` from 1.13, else one batch
+    ahead (``1``: TF 1.12 and older spell it ``tf.contrib.data.AUTOTUNE`` or lack it)."""
+    if ctx.tf_version >= (2, 4):
+        return f"{tf}.data.AUTOTUNE"
+    if ctx.tf_version >= (1, 13):
+        return f"{tf}.data.experimental.AUTOTUNE"
+    return "1"
+
+
 class MissingPrefetch(Rule):
     code = "TFP601"
     name = "missing-prefetch"
@@ -159,7 +234,7 @@ class MissingPrefetch(Rule):
     # (each finding adds why TF does not add the prefetch itself)
     hint = "end the pipeline with .prefetch(tf.data.AUTOTUNE)"
     claims = ("S19",)
-    group = "preview"
+    group = "perf"  # issue 25: every judged finding still reported is true or minor
     fixable = True
     docs = """\
 ## What it does
@@ -380,8 +455,139 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 data = data.batch(16).map(decode)
                 return data
         """, tf_version="1.15"),
+        # Issue 25's spellings, VALID twins (the same shapes with the prefetch, or with
+        # nothing to overlap).
+        # loop: a TF1 iterator over a prefetched pipeline.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32).prefetch(1)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, tf_version="1.12", spelling="loop: TF1 iterator"),
+        # loop: a loop that only parses each record it looks at (keeps nothing).
+        Valid("""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity):
+                parsed = tf.io.parse_single_example(record, spec)
+                print(parsed)
+        """, tf_version="2.6", spelling="loop: look only"),
+        # index: the whole set in one batch (batch(cardinality)): one element.
+        Valid("""
+            import tensorflow as tf
+            def whole_set(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(int(tf.data.experimental.cardinality(data)))
+        """, tf_version="2.1", spelling="index: one batch"),
+        # name: an input_fn lambda whose pipeline ends in a prefetch.
+        Valid("""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)).prefetch(2))
+            estimator.train(input_fn=input_fn)
+        """, tf_version="1.11", spelling="name: lambda input_fn"),
+        Valid("""
+            from inputs import input_fn
+            estimator.train(input_fn=lambda: input_fn(["a.tfrecord"]))
+        """, files={"inputs.py": """
+            import tensorflow as tf
+            def input_fn(files):
+                ds = tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(64)
+                return ds.prefetch(tf.data.experimental.AUTOTUNE)
+        """}, tf_version="1.15", spelling="module"),
+        # notebook: a few sample images predicted once; a batch drawn once for a plot.
+        Valid("""
+            import tensorflow as tf
+            sample_ds = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            # %%
+            pred = model.predict(sample_ds.batch(6))
+            # %%
+            def show(batches):
+                images, labels = next(batches)
+                plt.imshow(images[0])
+            show(iter(tf.data.Dataset.from_tensor_slices(paths).map(load_image).batch(9)))
+        """, notebook=True, tf_version="2.0", spelling="notebook"),
     )
     invalid = (
+        # Issue 25's spellings.
+        # loop: a TF1 iterator advanced by every session.run of the training loop.
+        Invalid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32).prefetch(1)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, tf_version="1.12", spelling="loop: TF1 iterator"),
+        # loop: the records parsed and handed to a training step.
+        Invalid("""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity):
+                parsed = tf.io.parse_single_example(record, spec)
+                train_step(parsed)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity).prefetch(tf.data.AUTOTUNE):
+                parsed = tf.io.parse_single_example(record, spec)
+                train_step(parsed)
+        """, tf_version="2.6", spelling="loop: look only"),  # noqa: E501 (as long as the fix makes it)
+        # index: batches of a fixed size from the same slices.
+        Invalid("""
+            import tensorflow as tf
+            def batches(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(128)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def batches(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(128).prefetch(tf.data.experimental.AUTOTUNE)
+        """, tf_version="2.1", spelling="index: one batch"),
+        # name: an Estimator input_fn written as a lambda bound to a name.
+        Invalid("""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)))
+            estimator.train(input_fn=input_fn)
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)).prefetch(1))
+            estimator.train(input_fn=input_fn)
+        """, tf_version="1.11", spelling="name: lambda input_fn"),
+        Invalid("""
+            from inputs import input_fn
+            estimator.train(input_fn=lambda: input_fn(["a.tfrecord"]))
+        """, files={"inputs.py": """
+            import tensorflow as tf
+            def input_fn(files):
+                ds = tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(64)
+                return ds
+        """}, count=1, tf_version="1.15", spelling="module"),
+        # notebook: the same pipeline trained on, every epoch.
+        Invalid("""
+            import tensorflow as tf
+            train_ds = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            # %%
+            history = model.fit(train_ds.batch(32), epochs=10)
+        """, count=1, lines=(1,), notebook=True, tf_version="2.0", spelling="notebook"),
         Invalid("""
             import tensorflow as tf
             def train(model, files, parse):
@@ -516,7 +722,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             def input_fn(files, batch_size=32):
                 ds = tf.data.TFRecordDataset(files)
                 ds = ds.map(tf.io.parse_tensor_example).batch(batch_size)
-                return ds.prefetch(tf.data.AUTOTUNE)
+                return ds.prefetch(tf.data.experimental.AUTOTUNE)
         """, tf_version="1.15"),
         # Another library's reader, marked as tf.data by a tf.data transformation; the
         # factory is handed out as a closure, never called here.
@@ -547,13 +753,17 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
         if not ctx.imports_tf:
             return
         seen: set[int] = set()
+        iterated = {id(d) for d in map(lambda c: graph_iterated(ctx, c), ctx.calls) if d}
         for expr in sorted(consumed_datasets(ctx), key=lambda e: (e.lineno, e.col_offset)):
             if method_call(expr, *PEEK_STEPS):
                 continue
             pipe = across_functions(ctx, pipeline(ctx, expr))
-            if not pipe.known:
-                continue
-            if _nothing_to_overlap(ctx.qualname(pipe.source.func), pipe.methods()):
+            if not pipe.known and not (id(expr) in iterated and pipe.steps):
+                continue  # a TF1 iterator proves a tf.data dataset, whatever built it
+            if id(expr) in iterated and few_session_runs(ctx):
+                continue  # a TF1 demo that runs its graph a handful of times
+            source = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
+            if _nothing_to_overlap(source, pipe.methods()) or _one_batch(ctx, pipe):
                 continue
             end = assigned_value(ctx, expr) if type(expr) is ast.Name else expr
             if end is None or id(end) in seen:
@@ -567,29 +777,31 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             tf = ctx.module_alias("tensorflow")
             fix = None
             if tf is not None:
-                fix = self.safe_fix(ctx.insert_after(end, f".prefetch({tf}.data.AUTOTUNE)"),
+                fix = self.safe_fix(ctx.insert_after(end, f".prefetch({autotune(ctx, tf)})"),
                                     description="prefetch at the end of the pipeline")
-            yield self.finding(ctx, expr, f"{self.message} ({defaults.why_no_prefetch})",
+            # A TF1 iterator is made where the graph is built: the edit goes where the
+            # pipeline ends, so the finding stands there.
+            place: ast.AST = end if id(expr) in iterated else expr
+            yield self.finding(ctx, place, f"{self.message} ({defaults.why_no_prefetch})",
                                fix=fix)
-        for ret, pipe in returned_pipelines(ctx):
-            yield from self._returned(ctx, ret, pipe)
+        for at, value, pipe in returned_pipelines(ctx):
+            yield from self._returned(ctx, at, value, pipe)
 
-    def _returned(self, ctx: Context, ret: ast.Return, pipe: Pipeline) -> Iterator[Finding]:
+    def _returned(self, ctx: Context, at: ast.AST, value: ast.expr,
+                  pipe: Pipeline) -> Iterator[Finding]:
         """A finished pipeline returned to a caller not seen here, with per-element work
         and no prefetch, where TF adds none."""
         src = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
-        if _nothing_to_overlap(src, pipe.methods()):
+        if _nothing_to_overlap(src, pipe.methods()) or _one_batch(ctx, pipe):
             return
         defaults = data_defaults(ctx, pipe)
         if defaults.inject_prefetch or asynchronous_end(ctx, pipe, defaults):
             return
-        value = ret.value
-        assert value is not None
         tf = ctx.module_alias("tensorflow")
         fix = None
         if tf is not None:
-            fix = self.safe_fix(ctx.insert_after(value, f".prefetch({tf}.data.AUTOTUNE)"),
+            fix = self.safe_fix(ctx.insert_after(value, f".prefetch({autotune(ctx, tf)})"),
                                 description="prefetch at the end of the returned pipeline")
         yield self.finding(
-            ctx, ret, f"tf.data pipeline returned to its caller without a final prefetch: "
+            ctx, at, f"tf.data pipeline returned to its caller without a final prefetch: "
             f"input and compute take turns ({defaults.why_no_prefetch})", fix=fix)
