@@ -180,6 +180,25 @@ def test_tfp601_leaves_alone_what_has_nothing_to_overlap():
     assert lint_source(source, "t.py", rules=[registry.get("TFP601")], tf_version=(2, 0)) == []
 
 
+def test_tfp607_follows_a_factory_of_the_module_but_not_its_endless_stream():
+    # Issue 25: `ds = make_dataset(files)` then fit for 20 epochs re-reads and re-parses;
+    # the factory's repeat() handed to fit with steps_per_epoch is a stream whose passes
+    # are not seen (Keras keeps one iterator across its epochs).
+    source = ("import tensorflow as tf\n"
+              "def parse(r):\n"
+              "    return tf.io.parse_single_example(\n"
+              "        r, {'x': tf.io.FixedLenFeature([], tf.string)})\n"
+              "def make_dataset(files):\n"
+              "    ds = tf.data.TFRecordDataset(files).map(parse)\n"
+              "    return ds.shuffle(1000).batch(64)\n"
+              "def make_stream(files):\n"
+              "    return tf.data.TFRecordDataset(files).map(parse).repeat().batch(64)\n"
+              "def train(model, files):\n"
+              "    model.fit(make_dataset(files), epochs=20)\n"
+              "    model.fit(make_stream(files), epochs=20, steps_per_epoch=100)\n")
+    assert [f.location.line for f in _lint(source, "TFP607")] == [6]
+
+
 # ------------------------------------------------------------------ SAFE fixes, executed
 
 def _run(source: str, name: str):

@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.syntax import body_nodes, keyword
+from tfperf.lint.analysis.syntax import body_nodes, keyword, own_nodes
 from tfperf.lint.analysis.tf_functions import (
     SHAPE_OPTIONS,
     TfFunction,
@@ -67,6 +67,26 @@ def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
         break
     steps.reverse()
     return Pipeline(node, steps, False)
+
+
+def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
+    """A pipeline whose source is a call of a function defined in this module
+    (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
+    pipeline built in one function and consumed in another. One level, one ``return``."""
+    call = pipe.source
+    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:
+        return pipe
+    b = ctx.binding(call.func)
+    if b is None or b.kind != "def":
+        return pipe
+    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]
+    if len(returns) != 1:
+        return pipe
+    value = getattr(returns[0], "value", None)
+    if value is None:
+        return pipe
+    inner = pipeline(ctx, value)
+    return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 
 def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:

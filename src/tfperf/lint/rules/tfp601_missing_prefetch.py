@@ -20,6 +20,7 @@ from tfperf.lint.analysis.pipelines import (
     BATCHING_METHODS,
     PREFETCHING_SOURCES,
     Pipeline,
+    across_functions,
     from_tfds,
     looking_loop,
     next_of_iter,
@@ -100,26 +101,6 @@ def _one_batch(ctx: Context, pipe: Pipeline) -> bool:
                                             ".cardinality")):
                 return True
     return False
-
-
-def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
-    """A pipeline whose source is a call of a function defined in this module
-    (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
-    pipeline built in one function and consumed in another. One level, one ``return``."""
-    call = pipe.source
-    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:
-        return pipe
-    b = ctx.binding(call.func)
-    if b is None or b.kind != "def":
-        return pipe
-    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]
-    if len(returns) != 1:
-        return pipe
-    value = getattr(returns[0], "value", None)
-    if value is None:
-        return pipe
-    inner = pipeline(ctx, value)
-    return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 
 def _called_here(ctx: Context, name: str) -> bool:
