@@ -227,7 +227,10 @@ the module builds and returns it and another consumes it (`model.fit(make_datase
 one level deep, a single `return`), or that a function returns batched to a caller the
 module does not show (an Estimator `input_fn`, a dataset factory no call here names; the
 dataset built from a tf.data source, or from another library's reader once a `tf.data`
-transformation such as `apply(tf.data.experimental.unbatch())` marks it) — **where TensorFlow does
+transformation such as `apply(tf.data.experimental.unbatch())` marks it; also an input_fn
+written as a lambda handed to a caller: `input_fn = lambda: ...`), or that TF1 reads through
+`make_one_shot_iterator()`/`make_initializable_iterator()` (whatever reader started it: only
+a tf.data dataset has them; reported where the pipeline ends) — **where TensorFlow does
 not add the prefetch by itself**: the targeted TensorFlow (see `tf-version` in
 [lint](../lint.md)) is older than 2.12, or the pipeline's options turn the injection off
 (`experimental_optimization.inject_prefetch = False`,
@@ -267,7 +270,8 @@ model.fit(ds, epochs=10)
 ```
 
 ## Fix safety
-The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last built. It is
+The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last built
+(`tf.data.experimental.AUTOTUNE` for code targeting TF 1.13–2.3, `prefetch(1)` before). It is
 **safe**: prefetching yields the same elements in the same order; it only produces them
 ahead of time (so a `py_function` with side effects runs a little earlier, and a few more
 elements are held in memory).
@@ -282,6 +286,11 @@ elements (`for x in ds: print(x)`: nothing to overlap), or that do no per-elemen
 or Keras dataset utilities (`image_dataset_from_directory`...) or
 `tf.data.experimental.make_csv_dataset`, which end with one already, when no per-element work
 follows them (`.cache()`, `.repeat()`).
+Nor are pipelines with nothing to overlap: a loop that only binds TensorFlow ops of each
+element (parses what it looks at and keeps nothing), one `predict`/`evaluate` pass in
+module-level code, an iterator handed to a function of the module that draws one `next()`
+from it, `batch(cardinality(ds))` (the whole set in one element), and a TF1 iterator in a
+module whose `session.run`s are a handful (a demo of ten steps).
 Options are followed through `with_options(name)` where `name` is set in the same module;
 options built elsewhere count as TF's defaults. TF 2.11 is treated as not injecting (its
 API docs were not checked).
