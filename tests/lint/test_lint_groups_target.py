@@ -103,7 +103,7 @@ def test_rules_and_rule_show_the_group_and_its_precision(capsys):
     text = capsys.readouterr().out
     assert "Group: migration (off by default" in text and "Precision:" in text
     # A preview rule judged alone on user-style code shows those figures, from the package data
-    assert main(["rule", "TFP107"]) == 0
+    assert main(["rule", "TFP308"]) == 0
     text = capsys.readouterr().out
     assert "Group: preview" in text
     assert re.search(r"linted alone on user-style code: \d+/\d+ true or minor", text), text

@@ -138,6 +138,67 @@ def test_tfp601_prefetch_anywhere_and_unknown_sources_are_quiet():
     assert _lint(source, "TFP601") == []
 
 
+def test_tfp601_runs_by_default_and_follows_estimator_input_fns_and_tf1_iterators():
+    # Issue 25 (dev F053, F064, F090): an input_fn lambda handed to an Estimator, a TF1
+    # iterator over a pipeline another object's reader starts; default rules, TF 1.x.
+    source = ("import tensorflow as tf\n"
+              "input_fn = lambda: (tf.data.TextLineDataset(path).batch(256)\n"
+              "                    .map(lambda x: (x, x)))\n"
+              "estimator.train(input_fn=input_fn)\n"
+              "def graph_input(reader, parse):\n"
+              "    d = reader.read()\n"
+              "    d = d.map(parse)\n"
+              "    d = d.batch(32)\n"
+              "    return d.make_one_shot_iterator().get_next()\n")
+    assert "TFP601" in {r.code for r in registry.select()}
+    found = [f for f in lint_source(source, "t.py", rules=registry.select(), tf_version=(1, 11))
+             if f.code == "TFP601"]
+    assert [f.location.line for f in found] == [2, 8]
+    # The fix is spelled for the targeted TF: no AUTOTUNE before 1.13.
+    assert all("prefetch(1)" in e.content for f in found for e in f.fix.edits)
+
+
+def test_tfp601_leaves_alone_what_has_nothing_to_overlap():
+    # Issue 25's false classes: a loop that only parses what it looks at, one pass of
+    # predict in notebook code, an iterator handed to a function that draws one batch, the
+    # whole set in one batch, a TF1 demo that runs its graph ten times.
+    source = ("import tensorflow as tf\n"
+              "spec = {'id': tf.io.FixedLenFeature([], tf.int64)}\n"
+              "for rec in tf.data.TFRecordDataset(['c.tfrecord']).map(tf.identity):\n"
+              "    parsed = tf.io.parse_single_example(rec, spec)\n"
+              "pred = model.predict(tf.data.Dataset.from_tensor_slices(p).map(load).batch(6))\n"
+              "def show(batches):\n"
+              "    images = next(batches)\n"
+              "show(iter(tf.data.Dataset.from_tensor_slices(p).map(load).batch(9)))\n"
+              "def whole(images):\n"
+              "    data = tf.data.Dataset.from_tensor_slices(images).map(tf.abs)\n"
+              "    return data.batch(int(tf.data.experimental.cardinality(data)))\n"
+              "x = tf.data.TFRecordDataset(['t']).map(tf.io.parse_tensor).batch(64)\n"
+              "x = tf.data.make_one_shot_iterator(x).get_next()\n"
+              "for it in range(10):\n"
+              "    sess.run(x)\n")
+    assert lint_source(source, "t.py", rules=[registry.get("TFP601")], tf_version=(2, 0)) == []
+
+
+def test_tfp607_follows_a_factory_of_the_module_but_not_its_endless_stream():
+    # Issue 25: `ds = make_dataset(files)` then fit for 20 epochs re-reads and re-parses;
+    # the factory's repeat() handed to fit with steps_per_epoch is a stream whose passes
+    # are not seen (Keras keeps one iterator across its epochs).
+    source = ("import tensorflow as tf\n"
+              "def parse(r):\n"
+              "    return tf.io.parse_single_example(\n"
+              "        r, {'x': tf.io.FixedLenFeature([], tf.string)})\n"
+              "def make_dataset(files):\n"
+              "    ds = tf.data.TFRecordDataset(files).map(parse)\n"
+              "    return ds.shuffle(1000).batch(64)\n"
+              "def make_stream(files):\n"
+              "    return tf.data.TFRecordDataset(files).map(parse).repeat().batch(64)\n"
+              "def train(model, files):\n"
+              "    model.fit(make_dataset(files), epochs=20)\n"
+              "    model.fit(make_stream(files), epochs=20, steps_per_epoch=100)\n")
+    assert [f.location.line for f in _lint(source, "TFP607")] == [6]
+
+
 # ------------------------------------------------------------------ SAFE fixes, executed
 
 def _run(source: str, name: str):

@@ -263,3 +263,22 @@ def test_tfp107_says_what_a_copy_costs_eagerly_and_in_a_graph():
     assert "computed again each time" in on_eager.message
     assert "unrolled into a graph" in on_graph.message
     assert "computed again" not in on_graph.message
+
+
+def test_tfp107_runs_by_default_once_its_judged_findings_are_true_or_minor():
+    # Issue 25: its false classes (a loop run once by default, an op under a per-item
+    # branch, a variable a step advances, a dtype of the loop's item) are left alone now,
+    # and every judged finding still reported is minor, so it joins the default set (dev
+    # F028, F054, F055: an expand_dims, a cast, a reduce_any rebuilt per iteration).
+    source = """\
+import tensorflow as tf
+def remember(parallel, previous_states, internals):
+    deps = []
+    for previous, internal in zip(previous_states, internals):
+        indices = tf.expand_dims(input=parallel, axis=1)
+        deps.append(tf.tensor_scatter_nd_update(previous, indices, internal))
+    return deps
+"""
+    assert "TFP107" in {r.code for r in registry.select()}
+    (found,) = lint_source(source, "t.py", rules=registry.select())
+    assert found.code == "TFP107" and found.location.line == 5

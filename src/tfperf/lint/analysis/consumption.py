@@ -178,6 +178,47 @@ def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
     return not ctx.enclosing_loops(parent) and ctx.enclosing_function(parent) is None
 
 
+def few_session_runs(ctx: Context) -> bool:
+    """Every ``session.run``/``eval`` of the module runs a handful of times: a TF1 demo
+    (ten fine-tuning steps, one batch inferred), where a TF1 iterator yields a few batches."""
+    return _few_session_runs(ctx)
+
+
+def one_pass(ctx: Context, expr: ast.AST) -> bool:
+    """``expr`` is what ``model.evaluate``/``predict`` is given in module-level code outside
+    any loop: the dataset is passed over once (a test set scored, a few samples predicted)."""
+    return _one_pass_use(ctx, expr)
+
+
+def handed_for_one_next(ctx: Context, iter_call: ast.Call) -> bool:
+    """``show(iter(ds))`` where ``show`` is a function of the module whose parameter is only
+    ever read by ``next(param)`` calls outside any loop of it: one batch drawn (a plot of
+    samples), not a stream a prefetch would overlap."""
+    call = ctx.parent(iter_call)
+    if type(call) is not ast.Call or iter_call not in call.args \
+            or type(call.func) is not ast.Name:
+        return False
+    b = ctx.binding(call.func)
+    fn = b.value if b is not None and b.kind == "def" else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = fn.args.posonlyargs + fn.args.args
+    index = call.args.index(iter_call)
+    if index >= len(params) or any(type(a) is ast.Starred for a in call.args[:index]):
+        return False
+    name = params[index].arg
+    reads = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name
+             and type(n.ctx) is ast.Load]
+    for read in reads:
+        nxt = ctx.parent(read)
+        if type(nxt) is not ast.Call or type(nxt.func) is not ast.Name \
+                or nxt.func.id != "next" or not nxt.args or nxt.args[0] is not read:
+            return False
+        if any(ctx.enclosing_function(lp) is fn for lp in ctx.enclosing_loops(nxt)):
+            return False
+    return bool(reads)
+
+
 def _reads(ctx: Context, top: ast.AST) -> list[ast.Name] | None:
     """The reads of the name the dataset expression ``top`` is assigned to (``ds = top``:
     the loads that refer to this very assignment), or ``None`` where ``top`` is not simply

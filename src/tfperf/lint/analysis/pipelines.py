@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.syntax import body_nodes, keyword
+from tfperf.lint.analysis.syntax import body_nodes, keyword, own_nodes
 from tfperf.lint.analysis.tf_functions import (
     SHAPE_OPTIONS,
     TfFunction,
@@ -67,6 +67,26 @@ def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
         break
     steps.reverse()
     return Pipeline(node, steps, False)
+
+
+def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
+    """A pipeline whose source is a call of a function defined in this module
+    (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
+    pipeline built in one function and consumed in another. One level, one ``return``."""
+    call = pipe.source
+    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:
+        return pipe
+    b = ctx.binding(call.func)
+    if b is None or b.kind != "def":
+        return pipe
+    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]
+    if len(returns) != 1:
+        return pipe
+    value = getattr(returns[0], "value", None)
+    if value is None:
+        return pipe
+    inner = pipeline(ctx, value)
+    return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
 
 
 def is_tf_dataset(ctx: Context, expr: ast.AST) -> bool:
@@ -315,6 +335,30 @@ def printing_loop(ctx: Context, loop: ast.AST) -> bool:
         if not ((type(func) is ast.Name and func.id in SHOW_CALLS)
                 or ctx.qualname(func) == "tensorflow.print"):
             return False
+    return True
+
+
+def looking_loop(ctx: Context, loop: ast.AST) -> bool:
+    """``for rec in ds: parsed = tf.io.parse_single_example(rec, spec)``: a loop whose body
+    only binds names to TensorFlow ops of the element (and shows them), so nothing is kept
+    from one element to the next: a look at the data (a notebook parsing the record it just
+    wrote), with no work for a prefetch to overlap."""
+    body = [s for s in getattr(loop, "body", ()) if type(s) is not ast.Pass]
+    if not body or getattr(loop, "orelse", None):
+        return False
+    for stmt in body:
+        if type(stmt) is ast.Expr:
+            call = stmt.value
+            if not (type(call) is ast.Call and type(call.func) is ast.Name
+                    and call.func.id in SHOW_CALLS):
+                return False
+            continue
+        if type(stmt) is not ast.Assign or not all(type(t) is ast.Name for t in stmt.targets):
+            return False
+        for n in ast.walk(stmt.value):
+            if type(n) is ast.Call and not (ctx.qualname(n.func) or "").startswith(
+                    "tensorflow."):
+                return False
     return True
 
 

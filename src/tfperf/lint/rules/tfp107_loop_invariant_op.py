@@ -285,7 +285,7 @@ class LoopInvariantOp(Rule):
                      "time)")
     hint = "compute it once before the loop and reuse the result"
     claims = ("S12",)
-    group = "preview"
+    group = "perf"  # issue 25: every judged finding still reported is minor (docs/lint.md)
     node_types = (ast.Call,)
     docs = """\
 ## What it does
@@ -498,8 +498,104 @@ eagerly it saves 1.08-1.09x (a scalar cast, an `expand_dims`) to 1.7-3.1x (a tra
                         out.append(x * tf.reduce_sum(self.w))
                     return out
         """),
+        # Issue 25's spellings, VALID twins: the op reads what the iteration changes.
+        Valid("""
+            import tensorflow as tf
+            def shrink(x, params, n):
+                i = 0
+                while i < n:
+                    x = x * tf.cast(params[i], x.dtype)
+                    i += 1
+                return x
+        """, spelling="loop: while counter"),
+        Valid("""
+            import tensorflow as tf
+            def columns(table, n):
+                out = []
+                for i in range(n):
+                    out.append(tf.reduce_sum(table[:, i]))
+                return out
+        """, spelling="index: column slice"),
+        Valid("""
+            import tensorflow as tf
+            def decay(x, rates):
+                for rate in rates:
+                    scale = tf.math.exp(-rate)
+                    x = x * scale
+                return x
+        """, spelling="name"),
+        Valid("""
+            from helpers import rescale
+            def train(model, batches, scales):
+                model.fit(rescale(batches, scales))
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def rescale(batches, scales):
+                out = []
+                for b, s in zip(batches, scales):
+                    out.append(b * tf.math.log(s))
+                return out
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            weights = tf.random.normal([64, 64])
+            # %%
+            v = tf.ones([64, 1])
+            for _ in range(20):
+                v = tf.linalg.matmul(weights, v)
+                v = v / tf.linalg.norm(v)
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
+        # Issue 25's spellings: a while counter, a fixed column, through a name, a value
+        # from another module of the project, a notebook cell.
+        Invalid("""
+            import tensorflow as tf
+            def shrink(x, params, n):
+                i = 0
+                while i < n:
+                    x = x * tf.cast(params["eta"], x.dtype)
+                    i += 1
+                return x
+        """, count=1, lines=(5,), spelling="loop: while counter"),
+        Invalid("""
+            import tensorflow as tf
+            def columns(table, rows, n):
+                out = []
+                for i in range(n):
+                    out.append(rows[i] * tf.reduce_sum(table[:, 0]))
+                return out
+        """, count=1, lines=(5,), spelling="index: column slice"),
+        Invalid("""
+            import tensorflow as tf
+            def decay(x, rates, n):
+                rate = rates["decay"]
+                for step in range(n):
+                    scale = tf.math.exp(-rate)
+                    x = x * scale
+                return x
+        """, count=1, lines=(5,), spelling="name"),
+        Invalid("""
+            from helpers import rescale
+            def train(model, batches, scale):
+                model.fit(rescale(batches, scale))
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def rescale(batches, scale):
+                out = []
+                for b in batches:
+                    out.append(b * tf.math.log(scale))
+                return out
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            weights = tf.random.normal([64, 64])
+            # %%
+            v = tf.ones([64, 1])
+            for _ in range(20):
+                v = tf.linalg.matmul(tf.transpose(weights), v)
+                v = v / tf.linalg.norm(v)
+        """, count=1, notebook=True, spelling="notebook"),
         Invalid("""
             import tensorflow as tf
             def encode(x, encode_params, clip_level, num_iters):

@@ -9,13 +9,20 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
-from tfperf.lint.analysis.consumption import read_once
+from tfperf.lint.analysis.consumption import (
+    few_session_runs,
+    handed_for_one_next,
+    one_pass,
+    read_once,
+)
 from tfperf.lint.analysis.data_defaults import asynchronous_end, data_defaults
 from tfperf.lint.analysis.pipelines import (
     BATCHING_METHODS,
     PREFETCHING_SOURCES,
     Pipeline,
+    across_functions,
     from_tfds,
+    looking_loop,
     next_of_iter,
     pipeline,
     printing_loop,
@@ -34,46 +41,66 @@ FILE_SOURCES = frozenset({
     "tensorflow.data.Dataset.from_generator", "tensorflow.data.experimental.make_csv_dataset",
     "tensorflow.data.Dataset.load", "tensorflow.data.experimental.load",
 })
+# TF1 iterators: their get_next() advances with every session.run that depends on it.
+GRAPH_ITERATORS = frozenset({"make_one_shot_iterator", "make_initializable_iterator"})
 # Steps after which a pipeline is only being peeked at, not consumed for real.
 PEEK_STEPS = frozenset({"take", "as_numpy_iterator"})
 
 
 def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
     """Expressions consumed as datasets: ``model.fit(ds)``/``evaluate``/``predict`` (first
-    argument or ``x=``), ``for x in ds``, ``iter(ds)``."""
+    argument or ``x=``; not a single pass in module-level code), ``for x in ds`` (not a loop
+    that only looks), ``iter(ds)`` (not a look at one element), and TF1's iterators
+    (``ds.make_one_shot_iterator()``, ``tf.data.make_initializable_iterator(ds)``), whose
+    ``get_next()`` advances with every ``session.run``."""
     for node in ctx.nodes_of(ast.For, ast.AsyncFor):
-        if not printing_loop(ctx, node):
+        if not printing_loop(ctx, node) and not looking_loop(ctx, node):
             yield node.iter
     for node in ctx.calls:
         func = node.func
         if type(func) is ast.Attribute and func.attr in CONSUMERS:
             arg = node.args[0] if node.args else keyword(node, "x")
-            if arg is not None:
+            if arg is not None and not one_pass(ctx, arg):
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
                 and ctx.binding(func) is None and not next_of_iter(ctx, node) \
-                and not read_once(ctx, node):
+                and not read_once(ctx, node) and not handed_for_one_next(ctx, node):
             yield node.args[0]
+        else:
+            ds = graph_iterated(ctx, node)
+            if ds is not None:
+                yield ds
 
 
-def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
-    """A pipeline whose source is a call of a function defined in this module
-    (``train_ds = make_dataset(files)``) continues inside it, from what it returns: the
-    pipeline built in one function and consumed in another. One level, one ``return``."""
-    call = pipe.source
-    if pipe.known or type(call) is not ast.Call or type(call.func) is not ast.Name:
-        return pipe
-    b = ctx.binding(call.func)
-    if b is None or b.kind != "def":
-        return pipe
-    returns = [n for n in own_nodes(b.value) if type(n) is ast.Return and n.value is not None]
-    if len(returns) != 1:
-        return pipe
-    value = getattr(returns[0], "value", None)
-    if value is None:
-        return pipe
-    inner = pipeline(ctx, value)
-    return Pipeline(inner.source, inner.steps + pipe.steps, inner.known)
+def graph_iterated(ctx: Context, call: ast.Call) -> ast.expr | None:
+    """The dataset of ``ds.make_one_shot_iterator()`` / ``make_initializable_iterator()``
+    or ``tf.compat.v1.data.make_one_shot_iterator(ds)``: only a tf.data dataset has them."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in GRAPH_ITERATORS and not call.args:
+        q = ctx.qualname(func)
+        if q is None or not q.startswith("tensorflow."):
+            return func.value
+        return None
+    q = ctx.qualname(func) if type(func) in (ast.Attribute, ast.Name) else None
+    if q is not None and q.startswith("tensorflow.") and q.rsplit(".", 1)[-1] \
+            in GRAPH_ITERATORS and len(call.args) == 1:
+        return call.args[0]
+    return None
+
+
+def _one_batch(ctx: Context, pipe: Pipeline) -> bool:
+    """The pipeline batches everything into one element (``batch(cardinality(ds))``,
+    ``batch(len(images))`` of what the source slices): nothing for a prefetch to overlap."""
+    for step in pipe.steps:
+        if step.func.attr != "batch" or not (step.args or keyword(step, "batch_size")):
+            continue
+        size = step.args[0] if step.args else keyword(step, "batch_size")
+        for n in ast.walk(size):  # type: ignore[arg-type]
+            if type(n) is ast.Call and (getattr(n.func, "attr", None) == "cardinality"
+                                        or (ctx.qualname(n.func) or "").endswith(
+                                            ".cardinality")):
+                return True
+    return False
 
 
 def _called_here(ctx: Context, name: str) -> bool:
@@ -116,7 +143,21 @@ def _given_tf_data(ctx: Context, step: ast.Call) -> bool:
     return False
 
 
-def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
+def _returning_lambdas(ctx: Context) -> Iterator[tuple[ast.Lambda, str]]:
+    """Lambdas handed to a caller the module does not show, with their name: passed as an
+    argument (``train(input_fn=lambda: ds)``) or bound to a name (``input_fn = lambda:
+    ...``) that no call here names."""
+    for lam in ctx.nodes_of(ast.Lambda):
+        parent = ctx.parent(lam)
+        if type(parent) is ast.keyword and parent.arg:
+            yield lam, parent.arg  # type: ignore[misc]
+        elif type(parent) is ast.Assign and len(parent.targets) == 1 \
+                and type(parent.targets[0]) is ast.Name \
+                and not _called_here(ctx, parent.targets[0].id):
+            yield lam, parent.targets[0].id  # type: ignore[misc]
+
+
+def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.AST, ast.expr, Pipeline]]:
     """Finished pipelines a function hands to a caller this module does not show: ``return
     ds`` where ``ds`` is a tf.data pipeline that is batched, in a function (an ``input_fn``,
     a dataset factory) that no call in the module names, so its consumer is elsewhere (an
@@ -136,7 +177,11 @@ def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.Return, Pipeline]]:
         if pipe.known or from_tfds(ctx, source) \
                 or any(_given_tf_data(ctx, step) for step in pipe.steps) \
                 or (named is not None and _tf_data_marked(ctx, fn, named)):
-            yield ret, pipe
+            yield ret, value, pipe
+    for lam, _ in _returning_lambdas(ctx):
+        pipe = pipeline(ctx, lam.body)
+        if pipe.known and any(m in BATCHING_METHODS and m != "unbatch" for m in pipe.methods()):
+            yield lam, lam.body, pipe
 
 
 def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
@@ -152,6 +197,17 @@ def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
     return source not in FILE_SOURCES and not work
 
 
+def autotune(ctx: Context, tf: str) -> str:
+    """The buffer size to write for the targeted TF: ``tf.data.AUTOTUNE`` from TF 2.4 (the
+    alias is missing in 2.3), ``tf.data.experimental.AUTOTUNE`` from 1.13, else one batch
+    ahead (``1``: TF 1.12 and older spell it ``tf.contrib.data.AUTOTUNE`` or lack it)."""
+    if ctx.tf_version >= (2, 4):
+        return f"{tf}.data.AUTOTUNE"
+    if ctx.tf_version >= (1, 13):
+        return f"{tf}.data.experimental.AUTOTUNE"
+    return "1"
+
+
 class MissingPrefetch(Rule):
     code = "TFP601"
     name = "missing-prefetch"
@@ -159,7 +215,7 @@ class MissingPrefetch(Rule):
     # (each finding adds why TF does not add the prefetch itself)
     hint = "end the pipeline with .prefetch(tf.data.AUTOTUNE)"
     claims = ("S19",)
-    group = "preview"
+    group = "perf"  # issue 25: every judged finding still reported is true or minor
     fixable = True
     docs = """\
 ## What it does
@@ -171,7 +227,10 @@ the module builds and returns it and another consumes it (`model.fit(make_datase
 one level deep, a single `return`), or that a function returns batched to a caller the
 module does not show (an Estimator `input_fn`, a dataset factory no call here names; the
 dataset built from a tf.data source, or from another library's reader once a `tf.data`
-transformation such as `apply(tf.data.experimental.unbatch())` marks it) — **where TensorFlow does
+transformation such as `apply(tf.data.experimental.unbatch())` marks it; also an input_fn
+written as a lambda handed to a caller: `input_fn = lambda: ...`), or that TF1 reads through
+`make_one_shot_iterator()`/`make_initializable_iterator()` (whatever reader started it: only
+a tf.data dataset has them; reported where the pipeline ends) — **where TensorFlow does
 not add the prefetch by itself**: the targeted TensorFlow (see `tf-version` in
 [lint](../lint.md)) is older than 2.12, or the pipeline's options turn the injection off
 (`experimental_optimization.inject_prefetch = False`,
@@ -211,7 +270,8 @@ model.fit(ds, epochs=10)
 ```
 
 ## Fix safety
-The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last built. It is
+The fix appends `.prefetch(tf.data.AUTOTUNE)` where the consumed dataset is last built
+(`tf.data.experimental.AUTOTUNE` for code targeting TF 1.13–2.3, `prefetch(1)` before). It is
 **safe**: prefetching yields the same elements in the same order; it only produces them
 ahead of time (so a `py_function` with side effects runs a little earlier, and a few more
 elements are held in memory).
@@ -226,6 +286,11 @@ elements (`for x in ds: print(x)`: nothing to overlap), or that do no per-elemen
 or Keras dataset utilities (`image_dataset_from_directory`...) or
 `tf.data.experimental.make_csv_dataset`, which end with one already, when no per-element work
 follows them (`.cache()`, `.repeat()`).
+Nor are pipelines with nothing to overlap: a loop that only binds TensorFlow ops of each
+element (parses what it looks at and keeps nothing), one `predict`/`evaluate` pass in
+module-level code, an iterator handed to a function of the module that draws one `next()`
+from it, `batch(cardinality(ds))` (the whole set in one element), and a TF1 iterator in a
+module whose `session.run`s are a handful (a demo of ten steps).
 Options are followed through `with_options(name)` where `name` is set in the same module;
 options built elsewhere count as TF's defaults. TF 2.11 is treated as not injecting (its
 API docs were not checked).
@@ -380,8 +445,139 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 data = data.batch(16).map(decode)
                 return data
         """, tf_version="1.15"),
+        # Issue 25's spellings, VALID twins (the same shapes with the prefetch, or with
+        # nothing to overlap).
+        # loop: a TF1 iterator over a prefetched pipeline.
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32).prefetch(1)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, tf_version="1.12", spelling="loop: TF1 iterator"),
+        # loop: a loop that only parses each record it looks at (keeps nothing).
+        Valid("""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity):
+                parsed = tf.io.parse_single_example(record, spec)
+                print(parsed)
+        """, tf_version="2.6", spelling="loop: look only"),
+        # index: the whole set in one batch (batch(cardinality)): one element.
+        Valid("""
+            import tensorflow as tf
+            def whole_set(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(int(tf.data.experimental.cardinality(data)))
+        """, tf_version="2.1", spelling="index: one batch"),
+        # name: an input_fn lambda whose pipeline ends in a prefetch.
+        Valid("""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)).prefetch(2))
+            estimator.train(input_fn=input_fn)
+        """, tf_version="1.11", spelling="name: lambda input_fn"),
+        Valid("""
+            from inputs import input_fn
+            estimator.train(input_fn=lambda: input_fn(["a.tfrecord"]))
+        """, files={"inputs.py": """
+            import tensorflow as tf
+            def input_fn(files):
+                ds = tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(64)
+                return ds.prefetch(tf.data.experimental.AUTOTUNE)
+        """}, tf_version="1.15", spelling="module"),
+        # notebook: a few sample images predicted once; a batch drawn once for a plot.
+        Valid("""
+            import tensorflow as tf
+            sample_ds = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            # %%
+            pred = model.predict(sample_ds.batch(6))
+            # %%
+            def show(batches):
+                images, labels = next(batches)
+                plt.imshow(images[0])
+            show(iter(tf.data.Dataset.from_tensor_slices(paths).map(load_image).batch(9)))
+        """, notebook=True, tf_version="2.0", spelling="notebook"),
     )
     invalid = (
+        # Issue 25's spellings.
+        # loop: a TF1 iterator advanced by every session.run of the training loop.
+        Invalid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["train.tfrecord"]).map(tf.io.parse_tensor)
+            ds = ds.batch(32).prefetch(1)
+            batch = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                while True:
+                    sess.run(train_op, {x: sess.run(batch)})
+        """, tf_version="1.12", spelling="loop: TF1 iterator"),
+        # loop: the records parsed and handed to a training step.
+        Invalid("""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity):
+                parsed = tf.io.parse_single_example(record, spec)
+                train_step(parsed)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            spec = {"id": tf.io.FixedLenFeature([], tf.int64)}
+            for record in tf.data.TFRecordDataset(["contacts.tfrecord"]).map(tf.identity).prefetch(tf.data.AUTOTUNE):
+                parsed = tf.io.parse_single_example(record, spec)
+                train_step(parsed)
+        """, tf_version="2.6", spelling="loop: look only"),  # noqa: E501 (as long as the fix makes it)
+        # index: batches of a fixed size from the same slices.
+        Invalid("""
+            import tensorflow as tf
+            def batches(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(128)
+        """, count=1, lines=(5,), fixed="""
+            import tensorflow as tf
+            def batches(images):
+                data = tf.data.Dataset.from_tensor_slices(images)
+                data = data.map(lambda x: tf.cast(x, tf.float32))
+                return data.batch(128).prefetch(tf.data.experimental.AUTOTUNE)
+        """, tf_version="2.1", spelling="index: one batch"),
+        # name: an Estimator input_fn written as a lambda bound to a name.
+        Invalid("""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)))
+            estimator.train(input_fn=input_fn)
+        """, count=1, lines=(2,), fixed="""
+            import tensorflow as tf
+            input_fn = lambda: (tf.data.TextLineDataset("train.txt").batch(256)
+                                .map(lambda x: (x, x)).prefetch(1))
+            estimator.train(input_fn=input_fn)
+        """, tf_version="1.11", spelling="name: lambda input_fn"),
+        Invalid("""
+            from inputs import input_fn
+            estimator.train(input_fn=lambda: input_fn(["a.tfrecord"]))
+        """, files={"inputs.py": """
+            import tensorflow as tf
+            def input_fn(files):
+                ds = tf.data.TFRecordDataset(files).map(tf.io.parse_tensor).batch(64)
+                return ds
+        """}, count=1, tf_version="1.15", spelling="module"),
+        # notebook: the same pipeline trained on, every epoch.
+        Invalid("""
+            import tensorflow as tf
+            train_ds = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            # %%
+            history = model.fit(train_ds.batch(32), epochs=10)
+        """, count=1, lines=(1,), notebook=True, tf_version="2.0", spelling="notebook"),
         Invalid("""
             import tensorflow as tf
             def train(model, files, parse):
@@ -516,7 +712,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             def input_fn(files, batch_size=32):
                 ds = tf.data.TFRecordDataset(files)
                 ds = ds.map(tf.io.parse_tensor_example).batch(batch_size)
-                return ds.prefetch(tf.data.AUTOTUNE)
+                return ds.prefetch(tf.data.experimental.AUTOTUNE)
         """, tf_version="1.15"),
         # Another library's reader, marked as tf.data by a tf.data transformation; the
         # factory is handed out as a closure, never called here.
@@ -547,13 +743,17 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
         if not ctx.imports_tf:
             return
         seen: set[int] = set()
+        iterated = {id(d) for d in map(lambda c: graph_iterated(ctx, c), ctx.calls) if d}
         for expr in sorted(consumed_datasets(ctx), key=lambda e: (e.lineno, e.col_offset)):
             if method_call(expr, *PEEK_STEPS):
                 continue
             pipe = across_functions(ctx, pipeline(ctx, expr))
-            if not pipe.known:
-                continue
-            if _nothing_to_overlap(ctx.qualname(pipe.source.func), pipe.methods()):
+            if not pipe.known and not (id(expr) in iterated and pipe.steps):
+                continue  # a TF1 iterator proves a tf.data dataset, whatever built it
+            if id(expr) in iterated and few_session_runs(ctx):
+                continue  # a TF1 demo that runs its graph a handful of times
+            source = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
+            if _nothing_to_overlap(source, pipe.methods()) or _one_batch(ctx, pipe):
                 continue
             end = assigned_value(ctx, expr) if type(expr) is ast.Name else expr
             if end is None or id(end) in seen:
@@ -567,29 +767,31 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             tf = ctx.module_alias("tensorflow")
             fix = None
             if tf is not None:
-                fix = self.safe_fix(ctx.insert_after(end, f".prefetch({tf}.data.AUTOTUNE)"),
+                fix = self.safe_fix(ctx.insert_after(end, f".prefetch({autotune(ctx, tf)})"),
                                     description="prefetch at the end of the pipeline")
-            yield self.finding(ctx, expr, f"{self.message} ({defaults.why_no_prefetch})",
+            # A TF1 iterator is made where the graph is built: the edit goes where the
+            # pipeline ends, so the finding stands there.
+            place: ast.AST = end if id(expr) in iterated else expr
+            yield self.finding(ctx, place, f"{self.message} ({defaults.why_no_prefetch})",
                                fix=fix)
-        for ret, pipe in returned_pipelines(ctx):
-            yield from self._returned(ctx, ret, pipe)
+        for at, value, pipe in returned_pipelines(ctx):
+            yield from self._returned(ctx, at, value, pipe)
 
-    def _returned(self, ctx: Context, ret: ast.Return, pipe: Pipeline) -> Iterator[Finding]:
+    def _returned(self, ctx: Context, at: ast.AST, value: ast.expr,
+                  pipe: Pipeline) -> Iterator[Finding]:
         """A finished pipeline returned to a caller not seen here, with per-element work
         and no prefetch, where TF adds none."""
         src = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
-        if _nothing_to_overlap(src, pipe.methods()):
+        if _nothing_to_overlap(src, pipe.methods()) or _one_batch(ctx, pipe):
             return
         defaults = data_defaults(ctx, pipe)
         if defaults.inject_prefetch or asynchronous_end(ctx, pipe, defaults):
             return
-        value = ret.value
-        assert value is not None
         tf = ctx.module_alias("tensorflow")
         fix = None
         if tf is not None:
-            fix = self.safe_fix(ctx.insert_after(value, f".prefetch({tf}.data.AUTOTUNE)"),
+            fix = self.safe_fix(ctx.insert_after(value, f".prefetch({autotune(ctx, tf)})"),
                                 description="prefetch at the end of the returned pipeline")
         yield self.finding(
-            ctx, ret, f"tf.data pipeline returned to its caller without a final prefetch: "
+            ctx, at, f"tf.data pipeline returned to its caller without a final prefetch: "
             f"input and compute take turns ({defaults.why_no_prefetch})", fix=fix)
