@@ -99,3 +99,31 @@ def test_a_placeholder_in_a_help_text_is_no_error() -> None:
 def test_the_floor_ranks_the_cause_each_error_is_known_for(text: str, label: str,
                                                            words: str) -> None:
     assert_reads(text, label, words)
+
+
+@pytest.mark.parametrize(("text", "label", "words"), [
+    ("  File \"train.py\", line 60, in <module>\n    plt.plot(history.history['val_acc'])\n"
+     "KeyError: 'val_acc'", "keras-metric-key-renamed", "'val_accuracy'"),
+    ("  File \"/opt/conda/lib/python3.7/site-packages/keras/__init__.py\", line 6, in <module>\n"
+     "    'Keras requires TensorFlow 2.2 or higher. '\nImportError: Keras requires TensorFlow 2.2 "
+     "or higher. Install TensorFlow via `pip install tensorflow`", "keras-tf-version-mismatch",
+     "Keras"),
+    ("  File \"/usr/lib/python3.7/site-packages/tensorflow/python/keras/utils/generic_utils.py\", "
+     "line 192, in deserialize_keras_object\nTypeError: __init__() got an unexpected keyword "
+     "argument 'ragged'", "type-error", "newer TensorFlow"),
+])
+def test_keras_names_and_versions(text: str, label: str, words: str) -> None:
+    assert_reads(text, label, words)
+
+
+@pytest.mark.parametrize("kill", [
+    "zsh: killed     python train.py",
+    "./scripts/train.sh: line 40: 10644 Killed                  python src/main.py --bs=128",
+])
+def test_a_shell_reporting_a_sigkill_after_tensorflow_lines_is_the_oom_killer(kill: str) -> None:
+    text = ("2019-11-12 08:28:17.093006: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1115] "
+            "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 4900 MB "
+            f"memory) -> physical GPU (device: 0, name: GeForce GTX 1080 Ti)\n{kill}\n")
+    cause, lead = first_cause(text)
+    assert cause.label == "process-crash"
+    assert "out-of-memory killer" in lead
