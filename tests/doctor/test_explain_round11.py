@@ -127,3 +127,36 @@ def test_a_shell_reporting_a_sigkill_after_tensorflow_lines_is_the_oom_killer(ki
     cause, lead = first_cause(text)
     assert cause.label == "process-crash"
     assert "out-of-memory killer" in lead
+
+
+@pytest.mark.parametrize("text", [
+    # TF 2.1-2.3 at start-up on machines without Hadoop (tensorflow/tensorflow#36141)
+    "2020-01-22 20:21:52.312444: E tensorflow/core/platform/hadoop/hadoop_file_system.cc:132] "
+    "HadoopFileSystem load error: libhdfs.so: cannot open shared object file: No such file or "
+    "directory\nTensor(\"Sum:0\", shape=(), dtype=float32)",
+    # the profiler's CUPTI, not needed to train (tensorflow/tensorflow#35860)
+    "2020-05-06 22:12:04.677122: E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1419] "
+    "function cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)ApiCallback, this)"
+    "failed with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+    "2021-03-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] "
+    "Could not load dynamic library 'libcupti.so.11.0'; dlerror: libcupti.so.11.0: cannot open "
+    "shared object file: No such file or directory",
+    # grappler's own report on a graph with a loop (alibaba/EasyRec#163: ignore it)
+    "2019-07-02 15:08:43.119749: E tensorflow/core/grappler/optimizers/dependency_optimizer.cc:697]"
+    " Iteration = 1, topological sort failed with message: The graph couldn't be sorted in "
+    "topological order.",
+    # TF 1.x's Python INFO lines of an Estimator or a SavedModel export
+    "INFO:tensorflow:Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/device:"
+    "GPU:0',)\nINFO:tensorflow:Assets added to graph.\nINFO:tensorflow:SavedModel written to: "
+    "export/1/saved_model.pb",
+])
+def test_benign_error_level_lines_are_nothing_wrong(text: str) -> None:
+    """The base called the first four a failure or a logged error, and the last 'not
+    recognised'."""
+    assert explain_log(text).verdict == "nothing-wrong"
+
+
+def test_an_info_line_that_reports_an_error_is_still_read() -> None:
+    text = ("INFO:tensorflow:Error reported to Coordinator: <class 'tensorflow.python.framework."
+            "errors_impl.OutOfRangeError'>, End of sequence\n")
+    assert explain_log(text).verdict != "nothing-wrong"
