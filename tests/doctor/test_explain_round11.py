@@ -160,3 +160,17 @@ def test_an_info_line_that_reports_an_error_is_still_read() -> None:
     text = ("INFO:tensorflow:Error reported to Coordinator: <class 'tensorflow.python.framework."
             "errors_impl.OutOfRangeError'>, End of sequence\n")
     assert explain_log(text).verdict != "nothing-wrong"
+
+
+@pytest.mark.parametrize(("text", "label", "words"), [
+    ("ImportError: Could not find the DLL(s) 'msvcp140_1.dll'. TensorFlow requires that these DLLs "
+     "be installed in a directory that is named in your %PATH% environment variable.",
+     "msvc-runtime-missing", "Redistributable"),
+    ("ImportError: dlopen(/opt/homebrew/lib/python3.10/site-packages/tensorflow/python/"
+     "_pywrap_tensorflow_internal.so, 0x0002): tried: '/opt/homebrew/lib/python3.10/site-packages/"
+     "tensorflow/python/_pywrap_tensorflow_internal.so' (mach-o file, but is an incompatible "
+     "architecture (have 'x86_64', need 'arm64e'))\nFailed to load the native TensorFlow runtime.",
+     "macos-wrong-architecture", "arm64"),
+])
+def test_platform_mismatches_at_import(text: str, label: str, words: str) -> None:
+    assert_reads(text, label, words)
