@@ -197,6 +197,9 @@ EXAMPLES = {
     # tensorflow/tensorflow#34369 (a set among GradientTape's sources)
     "nest-sets-not-sequences": "Sets are not currently considered sequences, but this may change "
                                "in the future, so consider avoiding using them.",
+    # zjy-ucas/ChineseNER#37 (an absl flag read before app.run parsed the command line)
+    "absl-flags-unparsed": "absl.flags._exceptions.UnparsedFlagAccessError: Trying to access flag "
+                           "--clip before flags were parsed.",
     # tensorflow/tensorflow#39143 (the TensorBoard profiler without the privilege to read counters)
     "cupti-unavailable": "E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1419] function "
                          "cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)"

@@ -174,3 +174,31 @@ def test_an_info_line_that_reports_an_error_is_still_read() -> None:
 ])
 def test_platform_mismatches_at_import(text: str, label: str, words: str) -> None:
     assert_reads(text, label, words)
+
+
+_KERAS = ("  File \"/usr/local/lib/python3.8/site-packages/tensorflow/python/keras/engine/"
+          "training.py\", line 2376, in summary\n")
+
+
+@pytest.mark.parametrize(("text", "label", "words"), [
+    (_KERAS + "ValueError: This model has not yet been built. Build the model first by calling "
+     "`build()` or calling `fit()` with some data, or specify an `input_shape` argument in the "
+     "first layer(s) for automatic build.", "value-error", "input shape"),
+    ("ValueError: Variable RNN/basic_lstm_cell/weights already exists, disallowed. Did you mean to "
+     "set reuse=True in VarScope? Originally defined at:\n\n  File \"/usr/local/lib/python3.4/"
+     "dist-packages/tensorflow/contrib/rnn/python/ops/core_rnn_cell_impl.py\", line 747, in "
+     "_linear", "value-error", "reset_default_graph"),
+    (_KERAS + "ValueError: Output tensors of a Functional model must be the output of a TensorFlow "
+     "`Layer` (thus holding past layer metadata). Found: Tensor(\"truediv:0\")",
+     "value-error", "Lambda"),
+    (_KERAS + "KeyError: 'The optimizer cannot recognize variable conv1d_transpose_24/kernel:0. "
+     "This usually means you are trying to call the optimizer to update different parts of the model "
+     "separately.'", "key-error", "optimizer.build"),
+    ("  File \"/usr/lib/python3/dist-packages/tensorflow/python/client/session.py\", line 227, in "
+     "for_fetch\nTypeError: Fetch argument None has invalid type <class 'NoneType'>", "type-error",
+     "merge_all"),
+    ("absl.flags._exceptions.UnparsedFlagAccessError: Trying to access flag --model_dir before "
+     "flags were parsed.", "absl-flags-unparsed", "app.run"),
+])
+def test_keras_and_tf1_usage_errors(text: str, label: str, words: str) -> None:
+    assert_reads(text, label, words)
