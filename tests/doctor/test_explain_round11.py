@@ -192,8 +192,8 @@ _KERAS = ("  File \"/usr/local/lib/python3.8/site-packages/tensorflow/python/ker
      "`Layer` (thus holding past layer metadata). Found: Tensor(\"truediv:0\")",
      "value-error", "Lambda"),
     (_KERAS + "KeyError: 'The optimizer cannot recognize variable conv1d_transpose_24/kernel:0. "
-     "This usually means you are trying to call the optimizer to update different parts of the model "
-     "separately.'", "key-error", "optimizer.build"),
+     "This usually means you are trying to call the optimizer to update different parts of the "
+     "model separately.'", "key-error", "optimizer.build"),
     ("  File \"/usr/lib/python3/dist-packages/tensorflow/python/client/session.py\", line 227, in "
      "for_fetch\nTypeError: Fetch argument None has invalid type <class 'NoneType'>", "type-error",
      "merge_all"),
