@@ -202,3 +202,21 @@ _KERAS = ("  File \"/usr/local/lib/python3.8/site-packages/tensorflow/python/ker
 ])
 def test_keras_and_tf1_usage_errors(text: str, label: str, words: str) -> None:
     assert_reads(text, label, words)
+
+
+@pytest.mark.parametrize(("text", "label", "words"), [
+    ("W tensorflow/core/framework/op_kernel.cc:1839] OP_REQUIRES failed at "
+     "example_parsing_ops.cc:98 : INVALID_ARGUMENT: Feature: image/encoded (data type: string) "
+     "is required but could not be found.", "invalid-argument-error", "feature description"),
+    ("  File \"/usr/local/lib/python3.8/dist-packages/keras/utils/image_dataset.py\", line 238, in "
+     "image_dataset_from_directory\nValueError: No images found in directory /content/data/train. "
+     "Allowed formats: ('.bmp', '.gif', '.jpeg', '.jpg', '.png')", "value-error", "subfolders"),
+    ("E tensorflow/stream_executor/cuda/cuda_driver.cc:981] failed to synchronize the stop event: "
+     "CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated", "cuda-error", "TDR"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for "
+     "operation MatMul: Could not satisfy explicit device specification '/device:GPU:0' because no "
+     "devices matching that specification are registered in this process; available devices: "
+     "/job:localhost/replica:0/task:0/device:CPU:0", "invalid-argument-error", "no GPU"),
+])
+def test_data_and_device_errors(text: str, label: str, words: str) -> None:
+    assert_reads(text, label, words)
