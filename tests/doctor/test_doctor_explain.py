@@ -197,6 +197,10 @@ EXAMPLES = {
     # tensorflow/tensorflow#34369 (a set among GradientTape's sources)
     "nest-sets-not-sequences": "Sets are not currently considered sequences, but this may change "
                                "in the future, so consider avoiding using them.",
+    # tensorflow/tensorflow#47064 (tape.gradient inside a persistent tape's with block)
+    "persistent-tape-inside": "WARNING:tensorflow:Calling GradientTape.gradient on a persistent "
+                              "tape inside its context is significantly less efficient than "
+                              "calling it outside the context",
     # zjy-ucas/ChineseNER#37 (an absl flag read before app.run parsed the command line)
     "absl-flags-unparsed": "absl.flags._exceptions.UnparsedFlagAccessError: Trying to access flag "
                            "--clip before flags were parsed.",
