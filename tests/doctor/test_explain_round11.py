@@ -220,3 +220,12 @@ def test_keras_and_tf1_usage_errors(text: str, label: str, words: str) -> None:
 ])
 def test_data_and_device_errors(text: str, label: str, words: str) -> None:
     assert_reads(text, label, words)
+
+
+def test_a_failing_import_inside_standalone_keras_names_the_keras_release() -> None:
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+            "    from keras.models import Sequential\n  File \"/opt/conda/lib/python3.7/site-"
+            "packages/keras/backend.py\", line 39, in <module>\n    from tensorflow.python.eager."
+            "context import get_config\nImportError: cannot import name 'get_config' from "
+            "'tensorflow.python.eager.context'\n")
+    assert_reads(text, "tf-installs-mixed", "Standalone Keras is of another release")
