@@ -197,6 +197,8 @@ EXAMPLES = {
     # tensorflow/tensorflow#34369 (a set among GradientTape's sources)
     "nest-sets-not-sequences": "Sets are not currently considered sequences, but this may change "
                                "in the future, so consider avoiding using them.",
+    # tensorflow/tensorflow#21554 (import tensorflow in a notebook kills its kernel)
+    "notebook-kernel-died": "The kernel appears to have died. It will restart automatically.",
     # tensorflow/tensorflow#47064 (tape.gradient inside a persistent tape's with block)
     "persistent-tape-inside": "WARNING:tensorflow:Calling GradientTape.gradient on a persistent "
                               "tape inside its context is significantly less efficient than "
