@@ -197,6 +197,27 @@ EXAMPLES = {
     # tensorflow/tensorflow#34369 (a set among GradientTape's sources)
     "nest-sets-not-sequences": "Sets are not currently considered sequences, but this may change "
                                "in the future, so consider avoiding using them.",
+    # tensorflow/tensorflow#21554 (import tensorflow in a notebook kills its kernel)
+    "notebook-kernel-died": "The kernel appears to have died. It will restart automatically.",
+    # tensorflow/tensorflow#47064 (tape.gradient inside a persistent tape's with block)
+    "persistent-tape-inside": "WARNING:tensorflow:Calling GradientTape.gradient on a persistent "
+                              "tape inside its context is significantly less efficient than "
+                              "calling it outside the context",
+    # zjy-ucas/ChineseNER#37 (an absl flag read before app.run parsed the command line)
+    "absl-flags-unparsed": "absl.flags._exceptions.UnparsedFlagAccessError: Trying to access flag "
+                           "--clip before flags were parsed.",
+    # tensorflow/tensorflow#39143 (the TensorBoard profiler without the privilege to read counters)
+    "cupti-unavailable": "E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1419] function "
+                         "cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)"
+                         "ApiCallback, this)failed with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+    # tensorflow/tensorflow#36141 (Raspberry Pi, TF 2.x: the result is printed after it)
+    "hdfs-unavailable": "E tensorflow/core/platform/hadoop/hadoop_file_system.cc:132] "
+                        "HadoopFileSystem load error: libhdfs.so: cannot open shared object file: "
+                        "No such file or directory",
+    # taki0112/Densenet-Tensorflow#22
+    "grappler-topological-sort": "E tensorflow/core/grappler/optimizers/dependency_optimizer.cc:"
+                                 "697] Iteration = 0, topological sort failed with message: The "
+                                 "graph couldn't be sorted in topological order.",
     # tensorflow/tensorflow#31154 (TF_CONFIG set after MultiWorkerMirroredStrategy was made)
     "strategy-devices-not-visible": "W0101 00:00:00.000000 1 cross_device_ops.py:1182] Not all "
                                     "devices in `tf.distribute.Strategy` are visible to "

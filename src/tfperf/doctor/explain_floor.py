@@ -67,7 +67,8 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                           "failed precondition", "resource exhausted", "unimplemented",
                           "data loss", "permission denied", "unavailable", "aborted",
                           "deadline exceeded")))
-_TRIGGER_LINE_WORDS = ("Aborted", "Killed")  # _CRASH wants them to fill the line
+# _CRASH wants the first two to fill the line; zsh reports a SIGKILL as 'zsh: killed  python ...'
+_TRIGGER_LINE_WORDS = ("Aborted", "Killed", "zsh: killed")
 # a TensorFlow runtime error's op context ('[[node X (defined at ...)]]', TF 1.x's '[[Node: X =
 # Op[...]]]', '[[{{node X}}]]'): the line before it is the error's message, which logs and pastes
 # often show without its class ('Assign requires shapes of both tensors to match ...')
@@ -147,7 +148,10 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"corrupted size vs\. prev_size)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
                     r"(?:-\d+ \(0x[0-9A-Fa-f]+\)|\d{9,} \(0x[0-9A-Fa-f]+\)|"
-                    r"(?:13[47]|139|-9|-11)\b))")
+                    r"(?:13[47]|139|-9|-11)\b))|"
+                    # the shell's report of a SIGKILL naming the job: zsh's 'zsh: killed  python
+                    # x.py', bash's './run.sh: line 40: 10644 Killed  python x.py'
+                    r"(?P<msg5>\bzsh: killed\s.*|\bline \d+:\s+\d+ Killed\s.*)")
 # (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
@@ -157,7 +161,8 @@ _QUIET_LEVEL = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?[IW](?:\d{
 _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z_]+|"
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
-_CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "Fatal Python error",
+_CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "killed",
+                "Fatal Python error",
                 "core dumped", "exit", "Received signal", "malloc: ***", "double free",
                 "free(): invalid", "corrupted size")
 _CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
@@ -369,8 +374,8 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     if m := _CHECK.search(line):
         return "CheckFailed", m["msg"].strip(), True
     if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
-        return ("ProcessCrash", (m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or "").strip(),
-                False)
+        msg = m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or m["msg5"] or ""
+        return "ProcessCrash", msg.strip(), False
     if m := _JSON_NAME.match(line):
         msg = next((j["msg"] for nxt in lines[li + 1:li + 3] if (j := _JSON_MESSAGE.match(nxt))),
                    "")
