@@ -219,3 +219,31 @@ def f(q, rows):
     new = LoopsBatched(True).build(text, _context(text, args))
     assert "axes=[[-1], [-1]]" in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+def test_a_list_built_in_two_branches_keeps_its_stack():
+    # Held-out round 3 (c13): the list is a comprehension in each branch of an if, stacked
+    # once after; rewriting one branch's comprehension replaced the shared tf.stack, and the
+    # other branch returned a Python list ("changes the function's contract").
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(x, scale):
+    if scale.shape[0] == x.shape[0]:
+        rows = [tf.exp(r) * s for r, s in zip(tf.unstack(x), tf.unstack(scale))]
+    else:
+        rows = [r * 2.0 for r in tf.unstack(x)]
+    return tf.stack(rows, axis=0)
+'''
+    g = tf.random.Generator.from_seed(5)
+    for k in (8, 1):  # the first branch taken, then the second
+        args = (g.normal([8, 5]), g.normal([k]))
+        ctx = _context(text, args)
+        for lever in (LoopsVectorizedMap(), LoopsBatched(True)):
+            try:
+                new = lever.build(text, ctx)
+            except SourceEditError:
+                continue
+            _agrees(text, new, args)
+        new = LoopsVectorizedMap().build(text, ctx)
+        assert "vectorized_map" in new, new

@@ -80,7 +80,7 @@ def _helper_name(text: str) -> str:
 
 def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST, str]]:
     """The consumer's edit: the joined values as ``value`` (a name or an expression)."""
-    if it.consumer is None:
+    if it.consumer is None or (it.shared and it.join == "stack"):
         return []
     if it.join == "stack":
         return [(it.consumer, value)]
