@@ -51,7 +51,8 @@ class _Finder:
 
     def __init__(self, fn: ast.FunctionDef, text: str) -> None:
         self.fn, self.text = fn, text
-        self.products = [n for n in ast.walk(fn) if _operands(n) is not None]
+        self.products: list[ast.expr] = [n for n in ast.walk(fn) if isinstance(n, ast.expr)
+                                         and _operands(n) is not None]
         factors = {id(f) for p in self.products for f in _operands(p) or ()}
         self.names: dict[str, ast.Assign] = {}
         self.reads: dict[str, list[ast.Name]] = {}
