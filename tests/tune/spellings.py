@@ -862,8 +862,60 @@ DIAGONAL_SCALING = Computation(
     },
 )
 
+SMOOTHING = Computation(
+    "smoothing", "exponential smoothing of a series x [t, d] with factor a: each step's level "
+    "moves a fraction a towards the new row, the levels of every step stacked (held-out "
+    "round 3's smoothed forecasts and round 2's running statistics, restated)",
+    {"t": 12, "d": 3}, {"t": 600, "d": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(10)
+        return tf.cumsum(g.normal([SIZE["t"], SIZE["d"]]), axis=0), tf.constant(0.25)
+    """),
+    {
+        "range_append": _d("""
+            def f(x, a):
+                level = x[0]
+                levels = []
+                for t in range(x.shape[0]):
+                    level = level + a * (x[t] - level)
+                    levels.append(level)
+                return tf.stack(levels)
+        """),
+        "rows_helper": _d("""
+            def f(x, a):
+                def step(level, row):
+                    return (1.0 - a) * level + a * row
+
+                state = x[0]
+                out = []
+                for row in tf.unstack(x):
+                    state = step(state, row)
+                    out.append(state)
+                return tf.stack(out, axis=0)
+        """),
+        "slice_concat": _d("""
+            def f(x, a):
+                level = x[0]
+                pieces = [x[:1]]
+                for row in x[1:]:
+                    level = a * row + (1 - a) * level
+                    pieces.append(level[None, :])
+                return tf.concat(pieces, axis=0)
+        """),
+    },
+    {
+        "hand_scan_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_scan_xla(x, a):
+                levels = tf.scan(lambda level, row: level + a * (row - level), x[1:],
+                                 initializer=x[0])
+                return tf.concat([x[:1], levels], axis=0)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
-                GROUP_MEANS, DIAGONAL_SCALING)
+                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING)
 
 
 @dataclass(frozen=True)

@@ -186,8 +186,7 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
             return None
         return d.index, text_of(text, d.stop), []
     for p in parts:
-        if p.kind in ("unknown", "list") and isinstance(p.over, ast.Name) \
-                and p.over.id in tensors:
+        if p.kind in ("unknown", "list") and _tensor_ref(p.over, tensors):
             p = replace(p, kind="tensor_rows", axis=0)
         if p.kind not in ("tensor_list", "tensor_rows") or p.over is None \
                 or len(p.items) != 1 or p.source not in ("", "unstack"):
@@ -203,6 +202,13 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if stop is None:
         return None
     return index, stop, binds
+
+
+def _tensor_ref(node: ast.AST | None, tensors: frozenset[str]) -> bool:
+    """``node`` is a tensor argument or a slice of one (``x``, ``x[1:]``)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in tensors
 
 
 def _block_of(fn: ast.FunctionDef, node: ast.AST) -> list[ast.stmt] | None:

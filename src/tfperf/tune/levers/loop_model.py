@@ -407,7 +407,7 @@ def tensor_names(ctx: LeverContext) -> frozenset[str]:
     return frozenset(ranks)
 
 
-def _float_dtype(ctx: LeverContext) -> str:
+def float_dtype(ctx: LeverContext) -> str:
     """The float dtype of the function's first output (what an index used as a value is
     cast to), "" when it returns none."""
     returns = ctx.returns or []
@@ -498,7 +498,7 @@ class LoopsBatched(Lever):
         ranks, per_example = _ranks(ctx)
         scalars = {n for n, r in ranks.items() if r == 1}
 
-        dtype = _float_dtype(ctx)
+        dtype = float_dtype(ctx)
 
         def one(t: str, it: Iteration, tf: str, depth: int) -> str:
             # Per-example scalars are lined up only in the variant that knows the axes.
