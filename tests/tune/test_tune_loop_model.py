@@ -247,3 +247,52 @@ def f(x, scale):
             _agrees(text, new, args)
         new = LoopsVectorizedMap().build(text, ctx)
         assert "vectorized_map" in new, new
+
+
+FIRST_TERM = {  # a sum over channels started by its first term, three ways (held-out round 3 c01)
+    "if_index": '''
+def f(a, b):
+    n = a.shape[-1]
+    for c in range(n):
+        overlap = tf.reduce_sum(a[..., c] * b[..., c])
+        score = overlap / (tf.reduce_sum(a[..., c]) + 1.0)
+        if c == 0:
+            total = score
+        else:
+            total = total + score
+    return total / n
+''',
+    "conditional_expression": '''
+def f(a, b):
+    for c in range(a.shape[-1]):
+        score = tf.reduce_sum(a[..., c] * b[..., c]) / (tf.reduce_sum(a[..., c]) + 1.0)
+        total = score if c == 0 else total + score
+    return total
+''',
+    "none_start": '''
+def f(a, b):
+    total = None
+    for c in range(a.shape[-1]):
+        score = tf.reduce_sum(a[..., c] * b[..., c]) / (tf.reduce_sum(a[..., c]) + 1.0)
+        if total is None:
+            total = score
+        else:
+            total += score
+    return total
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIRST_TERM))
+def test_a_sum_started_by_its_first_term_is_a_sum(spelling):
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + FIRST_TERM[spelling]
+    g = tf.random.Generator.from_seed(6)
+    args = (g.uniform([4, 8, 8, 3]), g.uniform([4, 8, 8, 3]))
+    ctx = _context(text, args)
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and not _loops_left(new), new
+    _agrees(text, new, args)
