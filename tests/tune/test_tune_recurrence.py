@@ -86,3 +86,19 @@ def test_the_scan_traces_one_step_not_one_per_row():
 
     _agrees(text, new, args)
     assert ops(new) * 20 < ops(text)
+
+
+def test_a_state_its_first_step_sets_is_not_taken():
+    # Held-out round 3 c01: total is set in the first step's branch, read in the others;
+    # the scan had no first value for it (raised UnboundLocalError).
+    text = HEAD + '''
+def f(x):
+    for t in range(x.shape[0]):
+        if t == 0:
+            total = x[t]
+        else:
+            total = total * 0.5 + x[t]
+    return total
+'''
+    args = (tf.random.Generator.from_seed(3).normal([5, 2]),)
+    assert LoopToScan().applies(_context(text, args)) is not None

@@ -159,6 +159,13 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     state = sorted(set(model.carried) - set(lists) - {index})
     if not state:
         raise SourceEditError("no state carried from one step to the next")
+    start = (loop.lineno, loop.col_offset)
+    set_before = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                  and not isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) < start}
+    set_before |= {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    if set(state) - set_before:
+        raise SourceEditError("a state the loop reads is not set before it (its first step "
+                              "sets it)")
     end = (loop.end_lineno, loop.end_col_offset)
     later = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
              and (n.lineno, n.col_offset) >= end}
