@@ -102,3 +102,20 @@ def f(x):
 '''
     args = (tf.random.Generator.from_seed(3).normal([5, 2]),)
     assert LoopToScan().applies(_context(text, args)) is not None
+
+
+def test_the_scans_eager_steps_are_not_taken_for_an_unrolled_trace():
+    # Held-out round 2 c08: the eager scan ran 2 286 ops (its steps), which the first call's
+    # guard read as a loop XLA would unroll: scan + jit_compile "not tried" (its real first
+    # call: 0.16 s). The same count without the scan is still a risk.
+    import types
+
+    from tfperf.tune.levers.tf_function import levers as compile_levers
+    from tfperf.tune.search import Search
+
+    jit = next(lv for lv in compile_levers(None) if lv.compiles)  # type: ignore[arg-type]
+    eager = types.SimpleNamespace(estimate=0.05)
+    fake = types.SimpleNamespace(_eager_start=lambda chosen: eager,
+                                 _eager_ops=lambda live: 50_000)
+    assert Search._first_call_risk(fake, (jit,), 2.0) is not None  # type: ignore[arg-type]
+    assert Search._first_call_risk(fake, (LoopToScan(), jit), 2.0) is None  # type: ignore[arg-type]

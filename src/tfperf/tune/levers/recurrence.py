@@ -249,6 +249,7 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
 
 class LoopToScan(Lever):
     name, slot, stage, traces = "recurrence→tf.scan", "scan", 20, False
+    graph_loop = True  # eagerly one op per step; traced, one loop (no unrolling guard)
     description = ("a loop carrying a state from step to step (a recurrence, any loop "
                    "spelling the model reads) as one tf.scan: one loop in the graph, not "
                    "one copy of the body per step")
