@@ -119,3 +119,34 @@ def test_the_scans_eager_steps_are_not_taken_for_an_unrolled_trace():
                                  _eager_ops=lambda live: 50_000)
     assert Search._first_call_risk(fake, (jit,), 2.0) is not None  # type: ignore[arg-type]
     assert Search._first_call_risk(fake, (LoopToScan(), jit), 2.0) is None  # type: ignore[arg-type]
+
+
+RANGES = {  # the index's values scanned as they come: a start, a step, walked back
+    "from_one": '''
+def f(x, a):
+    level = x[0]
+    out = [level]
+    for t in range(1, x.shape[0]):
+        level = a * x[t] + (1.0 - a) * level
+        out.append(level)
+    return tf.stack(out)
+''',
+    "discounted_return": '''
+def f(x, a):
+    running = tf.zeros([x.shape[1]])
+    returns = []
+    for t in reversed(range(x.shape[0])):
+        running = x[t] + a * running
+        returns.append(running)
+    return tf.stack(returns)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RANGES))
+def test_a_range_with_a_start_or_walked_back_is_scanned_over_its_values(spelling):
+    text = HEAD + RANGES[spelling]
+    args = (tf.random.Generator.from_seed(4).normal([7, 3]), tf.constant(0.9))
+    new = LoopToScan().build(text, _context(text, args))
+    assert "tf.scan(" in new and not _loops(new), new
+    _agrees(text, new, args)

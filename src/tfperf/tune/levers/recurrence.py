@@ -114,8 +114,31 @@ class _IndexAsValue(ast.NodeTransformer):
                          mode="eval").body
 
 
-def _recurrences(ctx: Any, fn: ast.FunctionDef, text: str,
-                 tensors: frozenset[str]) -> list[tuple[Any, Any]]:
+def _steps(ctx: Any, text: str, model: Any, tensors: frozenset[str],
+           tf: str) -> tuple[str, str, list[tuple[str, str, str]]] | None:
+    """(index name, the scan's elements, item binds) of a loop: a ``range`` with any start
+    and step, or ``reversed`` (a discounted return walks back), scans the index values
+    themselves; another domain the loop model reads, the positions 0..n-1."""
+    from tfperf.lint.analysis.loops import range_args
+
+    node = model.node
+    it = node.iter
+    if isinstance(node.target, ast.Name):
+        reverse = isinstance(it, ast.Call) and ctx.is_builtin(it.func, "reversed") \
+            and len(it.args) == 1 and not it.keywords
+        args = range_args(ctx, it.args[0] if reverse else it)
+        if args is not None and 1 <= len(args) <= 3:
+            elems = f"{tf}.range({', '.join(text_of(text, a) for a in args)})"
+            return node.target.id, f"{tf}.reverse({elems}, [0])" if reverse else elems, []
+    domain = loop_domain(ctx, text, model, tensors)
+    if domain is None:
+        return None
+    index, stop, binds = domain
+    return index, f"{tf}.range({stop})", binds
+
+
+def _recurrences(ctx: Any, fn: ast.FunctionDef, text: str, tensors: frozenset[str],
+                 tf: str) -> list[tuple[Any, Any]]:
     """(loop model, its domain) of each carried ``for`` loop the rewrite can take."""
     out = []
     for model in function_loops(ctx, fn):
@@ -126,7 +149,7 @@ def _recurrences(ctx: Any, fn: ast.FunctionDef, text: str,
                               ast.Nonlocal, ast.For, ast.While))
                for s in node.body for n in ast.walk(s)):
             continue
-        domain = loop_domain(ctx, text, model, tensors)
+        domain = _steps(ctx, text, model, tensors, tf)
         if domain is None or _block_of(fn, node) is None:
             continue
         out.append((model, domain))
@@ -141,10 +164,10 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     tree = parse(text)
     fn = find_function(tree, name)
     ctx = Context(tree, text, "<tune>")
-    found = _recurrences(ctx, fn, text, tensors)
+    found = _recurrences(ctx, fn, text, tensors, tf)
     if not found:
         raise SourceEditError("no loop carrying a state from one step to the next")
-    model, (index, stop, binds) = found[0]
+    model, (index, elems, binds) = found[0]
     loop: ast.For = model.node
     appends = _appends(loop)
     lists = [a[1] for a in appends]
@@ -193,12 +216,13 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     lines.append(f"    return {packed}, {out_tuple}")
     first = "_tfperf_first"
     lines += [
-        f"{first} = {STEP}(({packed}, ()), 0)",
+        f"_tfperf_steps = {elems}",
+        f"{first} = {STEP}(({packed}, ()), _tfperf_steps[0])",
         # The state's first value in the dtype and shape the first step gives it.
         f"_tfperf_init = ({tf}.nest.map_structure(lambda s, f: {tf}.cast(s, f.dtype) + "
         f"{tf}.zeros_like(f), {packed}, {first}[0]), "
         f"{tf}.nest.map_structure({tf}.zeros_like, {first}[1]))",
-        f"_tfperf_states, _tfperf_outs = {tf}.scan({STEP}, {tf}.range({stop}), "
+        f"_tfperf_states, _tfperf_outs = {tf}.scan({STEP}, _tfperf_steps, "
         f"initializer=_tfperf_init)",
     ]
     lines += [f"{c} = _tfperf_states[{k}][-1]" for k, c in enumerate(state) if c in later]
@@ -212,8 +236,6 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
                      and s.targets[0].id == lst), None)
         if init is None or not isinstance(init.value, ast.List):
             raise SourceEditError(f"{lst!r} is not created as a list before the loop")
-        if _names(init.value, False) & set(state):
-            raise SourceEditError(f"{lst!r} starts with a value of the state")
         inits.append(init)
     # Consumers after the loop first (later text), then the loop, then the lists' creation.
     edits: list[tuple[ast.AST, str]] = []
@@ -226,19 +248,22 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
                            f"{tf}.shape({steps})[2:]], 0))", "0"
         else:
             joined, axis = f"{JOIN_HELPER}({steps}, {how})", how
-        given = [text_of(text, e) for e in inits[k].value.elts]  # type: ignore[attr-defined]
-        if given and how == "stack":
-            joined = f"{tf}.concat([{tf}.stack([{', '.join(given)}]), {joined}], axis=0)"
-        elif given:
-            joined = f"{tf}.concat([{', '.join(given)}, {joined}], axis={axis})"
+        # A list that starts with values keeps them, taken where the user's list took them.
+        begun = f"_tfperf_start{k}"
+        if inits[k].value.elts and how == "stack":  # type: ignore[attr-defined]
+            joined = f"{tf}.concat([{tf}.stack({begun}), {joined}], axis=0)"
+        elif inits[k].value.elts:  # type: ignore[attr-defined]
+            joined = f"{tf}.concat([*{begun}, {joined}], axis={axis})"
         edits.append((call, joined))
     from tfperf.tune.source import replace_nodes
 
     text = replace_nodes(text, edits)
     rows = text.splitlines(keepends=True)
     rows[loop.lineno - 1:loop.end_lineno] = [block]
-    for init in sorted(inits, key=lambda s: -s.lineno):
-        del rows[init.lineno - 1:init.end_lineno]
+    for k, init in sorted(enumerate(inits), key=lambda p: -p[1].lineno):
+        values = init.value.elts  # type: ignore[attr-defined]
+        kept = [" " * init.col_offset + f"_tfperf_start{k} = {text_of(text, init.value)}\n"]
+        rows[init.lineno - 1:init.end_lineno] = kept if values else []
     text = "".join(rows)
     if any(how not in ("stack", "0", "-0") for _, how in consumers) \
             and f"def {JOIN_HELPER}(" not in text:
