@@ -64,8 +64,9 @@ def f(v, m):
 
 
 def test_tune_picks_the_broadcast_over_the_diagonal_product(user_module):
-    # At 16 x 256 x 256 the two products multiply through 255 zeros per useful term: the
-    # broadcast is more than 10x faster on any machine (8.5 ms against 0.45 ms here).
+    # At 16 x 256 x 256 the products multiply through 255 zeros per useful term. Eagerly the
+    # broadcast's three element-wise passes are about as fast as two MKL matmuls (0.9-1.2x
+    # here); under a compile rung they fuse into one pass: 11-16x, far beyond any noise.
     comp = BY_NAME["diagonal_scaling"]
     mod = user_module(HEAD + comp.spellings["named_chain"])
     g = tf.random.Generator.from_seed(2)
@@ -74,10 +75,8 @@ def test_tune_picks_the_broadcast_over_the_diagonal_product(user_module):
     from tfperf.tune import tune
 
     result = tune(mod.f, args, budget=20)
-    by = {c.name: c for c in result.candidates}
-    cand = by["diagonal matmul→broadcast product"]
-    assert cand.rejected is None and cand.equivalent is True
-    assert cand.speedup is not None and cand.speedup > 3
-    # The pick: the broadcast, alone or under a compile rung (whichever timed fastest).
-    assert result.best is not None and result.best.speedup is not None
-    assert result.best.speedup > 3, result.table()
+    lever = "diagonal matmul→broadcast product"
+    mine = [c for c in result.candidates if lever in c.levers]
+    assert mine and all(c.equivalent is not False for c in mine), result.table()
+    assert max(c.speedup or 0.0 for c in mine) > 3, result.table()
+    assert result.best is not None and lever in result.best.levers, result.table()

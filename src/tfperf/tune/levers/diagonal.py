@@ -3,8 +3,9 @@
 ``tf.linalg.diag(v) @ m`` scales the rows of ``m`` by ``v`` and ``m @ tf.linalg.diag(v)`` its
 columns, but the product builds the ``n × n`` matrix and multiplies through its zeros:
 ``n`` times the work of ``v[..., :, None] * m`` (a graph normalisation ``D A D`` of a batch of
-256-node graphs: 8.5 ms against 0.45 ms on the 2-core CPU, held-out round 2). Batch axes
-broadcast the same way in both. The diagonal may be built in the product or bound to a name
+256-node graphs: 8.5 ms against 0.45 ms under XLA on the 2-core CPU, held-out round 2; eagerly
+the broadcast's element-wise passes are about as fast as MKL's matmuls, so the gain comes with
+the compile rungs stacked on it). Batch axes broadcast the same way in both. The diagonal may be built in the product or bound to a name
 first (``d = tf.linalg.diag(d)``) when every later read of that name is such a product: the
 name then keeps the vector.
 """
