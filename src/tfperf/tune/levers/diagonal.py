@@ -5,9 +5,9 @@ columns, but the product builds the ``n × n`` matrix and multiplies through its
 ``n`` times the work of ``v[..., :, None] * m`` (a graph normalisation ``D A D`` of a batch of
 256-node graphs: 8.5 ms against 0.45 ms under XLA on the 2-core CPU, held-out round 2; eagerly
 the broadcast's element-wise passes are about as fast as MKL's matmuls, so the gain comes with
-the compile rungs stacked on it). Batch axes broadcast the same way in both. The diagonal may be built in the product or bound to a name
-first (``d = tf.linalg.diag(d)``) when every later read of that name is such a product: the
-name then keeps the vector.
+the compile rungs stacked on it). Batch axes broadcast the same way in both. The diagonal
+may be built in the product or bound to a name first (``d = tf.linalg.diag(d)``) when every
+later read of that name is such a product: the name then keeps the vector.
 """
 
 from __future__ import annotations
