@@ -812,8 +812,110 @@ GROUP_MEANS = Computation(
     },
 )
 
+DIAGONAL_SCALING = Computation(
+    "diagonal_scaling", "correlations from a batch of covariance matrices c [b, n, n]: each "
+    "entry divided by the two standard deviations, D^-1/2 C D^-1/2 (held-out round 2's graph "
+    "normalisation by a diagonal matrix product, restated)",
+    {"b": 2, "n": 6}, {"b": 16, "n": 256},
+    _d("""
+        g = tf.random.Generator.from_seed(9)
+        x = g.normal([SIZE["b"], SIZE["n"], 2 * SIZE["n"]])
+        return (tf.matmul(x, x, transpose_b=True) / (2.0 * SIZE["n"]),)
+    """),
+    {
+        "named_chain": _d("""
+            def f(c):
+                inv_std = 1.0 / tf.sqrt(tf.linalg.diag_part(c))
+                scale = tf.linalg.diag(inv_std)
+                return scale @ c @ scale
+        """),
+        "matmul_calls": _d("""
+            def f(c):
+                inv_std = tf.math.rsqrt(tf.linalg.diag_part(c))
+                return tf.matmul(tf.matmul(tf.linalg.diag(inv_std), c), tf.linalg.diag(inv_std))
+        """),
+        "rebound_name": _d("""
+            def f(c):
+                d = tf.linalg.diag_part(c) ** -0.5
+                d = tf.linalg.diag(d)
+                return tf.linalg.matmul(d, tf.linalg.matmul(c, d))
+        """),
+        "two_statements": _d("""
+            def f(c):
+                inv_std = 1.0 / tf.sqrt(tf.linalg.diag_part(c))
+                rows = tf.linalg.diag(inv_std) @ c
+                return rows @ tf.linalg.diag(inv_std)
+        """),
+    },
+    {
+        "hand_broadcast": _d("""
+            def hand_broadcast(c):
+                inv_std = tf.math.rsqrt(tf.linalg.diag_part(c))
+                return c * inv_std[:, :, None] * inv_std[:, None, :]
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(c):
+                inv_std = tf.math.rsqrt(tf.linalg.diag_part(c))
+                return c * inv_std[:, :, None] * inv_std[:, None, :]
+        """),
+    },
+)
+
+SMOOTHING = Computation(
+    "smoothing", "exponential smoothing of a series x [t, d] with factor a: each step's level "
+    "moves a fraction a towards the new row, the levels of every step stacked (held-out "
+    "round 3's smoothed forecasts and round 2's running statistics, restated)",
+    {"t": 12, "d": 3}, {"t": 600, "d": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(10)
+        return tf.cumsum(g.normal([SIZE["t"], SIZE["d"]]), axis=0), tf.constant(0.25)
+    """),
+    {
+        "range_append": _d("""
+            def f(x, a):
+                level = x[0]
+                levels = []
+                for t in range(x.shape[0]):
+                    level = level + a * (x[t] - level)
+                    levels.append(level)
+                return tf.stack(levels)
+        """),
+        "rows_helper": _d("""
+            def f(x, a):
+                def step(level, row):
+                    return (1.0 - a) * level + a * row
+
+                state = x[0]
+                out = []
+                for row in tf.unstack(x):
+                    state = step(state, row)
+                    out.append(state)
+                return tf.stack(out, axis=0)
+        """),
+        "slice_concat": _d("""
+            def f(x, a):
+                level = x[0]
+                pieces = [x[:1]]
+                for row in x[1:]:
+                    level = a * row + (1 - a) * level
+                    pieces.append(level[None, :])
+                return tf.concat(pieces, axis=0)
+        """),
+    },
+    {
+        "hand_scan_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_scan_xla(x, a):
+                levels = tf.scan(lambda level, row: level + a * (row - level), x[1:],
+                                 initializer=x[0])
+                return tf.concat([x[:1], levels], axis=0)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
-                GROUP_MEANS)
+                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING)
 
 
 @dataclass(frozen=True)

@@ -219,3 +219,80 @@ def f(q, rows):
     new = LoopsBatched(True).build(text, _context(text, args))
     assert "axes=[[-1], [-1]]" in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+def test_a_list_built_in_two_branches_keeps_its_stack():
+    # Held-out round 3 (c13): the list is a comprehension in each branch of an if, stacked
+    # once after; rewriting one branch's comprehension replaced the shared tf.stack, and the
+    # other branch returned a Python list ("changes the function's contract").
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(x, scale):
+    if scale.shape[0] == x.shape[0]:
+        rows = [tf.exp(r) * s for r, s in zip(tf.unstack(x), tf.unstack(scale))]
+    else:
+        rows = [r * 2.0 for r in tf.unstack(x)]
+    return tf.stack(rows, axis=0)
+'''
+    g = tf.random.Generator.from_seed(5)
+    for k in (8, 1):  # the first branch taken, then the second
+        args = (g.normal([8, 5]), g.normal([k]))
+        ctx = _context(text, args)
+        for lever in (LoopsVectorizedMap(), LoopsBatched(True)):
+            try:
+                new = lever.build(text, ctx)
+            except SourceEditError:
+                continue
+            _agrees(text, new, args)
+        new = LoopsVectorizedMap().build(text, ctx)
+        assert "vectorized_map" in new, new
+
+
+FIRST_TERM = {  # a sum over channels started by its first term, three ways (held-out round 3 c01)
+    "if_index": '''
+def f(a, b):
+    n = a.shape[-1]
+    for c in range(n):
+        overlap = tf.reduce_sum(a[..., c] * b[..., c])
+        score = overlap / (tf.reduce_sum(a[..., c]) + 1.0)
+        if c == 0:
+            total = score
+        else:
+            total = total + score
+    return total / n
+''',
+    "conditional_expression": '''
+def f(a, b):
+    for c in range(a.shape[-1]):
+        score = tf.reduce_sum(a[..., c] * b[..., c]) / (tf.reduce_sum(a[..., c]) + 1.0)
+        total = score if c == 0 else total + score
+    return total
+''',
+    "none_start": '''
+def f(a, b):
+    total = None
+    for c in range(a.shape[-1]):
+        score = tf.reduce_sum(a[..., c] * b[..., c]) / (tf.reduce_sum(a[..., c]) + 1.0)
+        if total is None:
+            total = score
+        else:
+            total += score
+    return total
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIRST_TERM))
+def test_a_sum_started_by_its_first_term_is_a_sum(spelling):
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + FIRST_TERM[spelling]
+    g = tf.random.Generator.from_seed(6)
+    args = (g.uniform([4, 8, 8, 3]), g.uniform([4, 8, 8, 3]))
+    ctx = _context(text, args)
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and not _loops_left(new), new
+    _agrees(text, new, args)

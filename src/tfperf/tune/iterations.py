@@ -56,6 +56,10 @@ class Iteration:
     subscripts: list[tuple[ast.Subscript, int]] = field(default_factory=list)
     # Running sums read after their update (a prefix sum): update statement's id → update.
     running: dict[int, Any] = field(default_factory=dict)
+    # The collector's name is bound elsewhere too (another branch builds the list its own
+    # way): the consumer is shared and stays; a stack of the batched tensor along axis 0 is
+    # that tensor (TF's and NumPy's), and the other binding still hands it a list.
+    shared: bool = False
 
 
 MAP_FNS = {"tensorflow.map_fn", "tensorflow.compat.v1.map_fn"}
@@ -182,8 +186,7 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
             return None
         return d.index, text_of(text, d.stop), []
     for p in parts:
-        if p.kind in ("unknown", "list") and isinstance(p.over, ast.Name) \
-                and p.over.id in tensors:
+        if p.kind in ("unknown", "list") and _tensor_ref(p.over, tensors):
             p = replace(p, kind="tensor_rows", axis=0)
         if p.kind not in ("tensor_list", "tensor_rows") or p.over is None \
                 or len(p.items) != 1 or p.source not in ("", "unstack"):
@@ -199,6 +202,13 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if stop is None:
         return None
     return index, stop, binds
+
+
+def _tensor_ref(node: ast.AST | None, tensors: frozenset[str]) -> bool:
+    """``node`` is a tensor argument or a slice of one (``x``, ``x[1:]``)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in tensors
 
 
 def _block_of(fn: ast.FunctionDef, node: ast.AST) -> list[ast.stmt] | None:
@@ -384,15 +394,23 @@ def _comprehension(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 \
             and isinstance(parent.targets[0], ast.Name) and parent.value is node:
         name = parent.targets[0].id
-        uses = [n for n in _after(fn, parent) if isinstance(n, ast.Name) and n.id == name]
+        uses = [n for n in _after(fn, parent) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load)]
         if len(uses) != 1:
             return None
         consumer, join = _joined(ctx, _parent(fn, uses[0]), uses[0])
+        stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
+                  and not isinstance(n.ctx, ast.Load)]
+        shared = len(stores) > 1
+        if shared and join != "stack":
+            return None
     else:
         consumer, join = _joined(ctx, parent, node)
+        shared = False
     if consumer is None:
         return None
     it = Iteration(node, index, stop, binds, [], node.elt, join, name, None, consumer)
+    it.shared = shared
     _finish(it, index)
     return it
 

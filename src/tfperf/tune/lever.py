@@ -52,6 +52,9 @@ class Lever:
     wraps_calls: bool = False  # each call of the candidate runs inside ``scope``
     traces: bool = False  # it traces the function's Python (a Python loop is unrolled)
     compiles: bool = False  # XLA compiles the traced graph (slow for big graphs)
+    # Its loop runs step by step eagerly but is one loop in a traced graph (tf.scan): the
+    # eager ops its code runs say nothing of the trace's length.
+    graph_loop: bool = False
     description: str = ""
     rejections: tuple[str, ...] = ()
 

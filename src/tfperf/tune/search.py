@@ -453,7 +453,7 @@ class Search:
         """Why the first call of ``chosen`` (a trace, an XLA compile) might outlast ``limit``
         (judged from the eager code it traces: its ops and their time), or None."""
         eager = self._eager_start(chosen)
-        if eager is None:
+        if eager is None or any(lv.graph_loop for lv in chosen):
             return None
         ops = self._eager_ops(eager)
         if ops is None:

@@ -80,7 +80,7 @@ def _helper_name(text: str) -> str:
 
 def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST, str]]:
     """The consumer's edit: the joined values as ``value`` (a name or an expression)."""
-    if it.consumer is None:
+    if it.consumer is None or (it.shared and it.join == "stack"):
         return []
     if it.join == "stack":
         return [(it.consumer, value)]
@@ -407,7 +407,7 @@ def tensor_names(ctx: LeverContext) -> frozenset[str]:
     return frozenset(ranks)
 
 
-def _float_dtype(ctx: LeverContext) -> str:
+def float_dtype(ctx: LeverContext) -> str:
     """The float dtype of the function's first output (what an index used as a value is
     cast to), "" when it returns none."""
     returns = ctx.returns or []
@@ -442,6 +442,72 @@ def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
     return ranks, out
 
 
+def _first_term(loop: ast.For, stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``if i == 0: acc = t`` ``else: acc = acc + t`` (or ``acc = t if i == 0 else acc + t``,
+    ``if acc is None: ...``): a sum whose first term is its start, as (acc, t)."""
+    def first(test: ast.expr, acc: str) -> bool:
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return False
+        sides = [test.left, test.comparators[0]]
+        names = [x.id for x in sides if isinstance(x, ast.Name)]
+        consts = [x.value for x in sides if isinstance(x, ast.Constant)]
+        index = loop.target.id if isinstance(loop.target, ast.Name) else None
+        if isinstance(test.ops[0], ast.Eq):
+            return consts == [0] and names == [index] and index is not None
+        return isinstance(test.ops[0], ast.Is) and consts == [None] and names == [acc]
+
+    def later(value: ast.expr, acc: str) -> ast.expr | None:
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            for own, term in ((value.left, value.right), (value.right, value.left)):
+                if isinstance(own, ast.Name) and own.id == acc:
+                    return term
+        return None
+
+    def assigned(s: ast.stmt) -> tuple[str, ast.expr] | None:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name):
+            return s.targets[0].id, s.value
+        if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) \
+                and isinstance(s.target, ast.Name):
+            return s.target.id, ast.BinOp(ast.Name(s.target.id, ast.Load()), ast.Add(), s.value)
+        return None
+
+    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
+        a, b = assigned(stmt.body[0]), assigned(stmt.orelse[0])
+        if a is None or b is None or a[0] != b[0] or not first(stmt.test, a[0]):
+            return None
+        term = later(b[1], a[0])
+        if term is not None and ast.unparse(term) == ast.unparse(a[1]):
+            return a[0], a[1]
+        return None
+    got = assigned(stmt)
+    if got is not None and isinstance(got[1], ast.IfExp) and first(got[1].test, got[0]):
+        term = later(got[1].orelse, got[0])
+        if term is not None and ast.unparse(term) == ast.unparse(got[1].body):
+            return got[0], got[1].body
+    return None
+
+
+def first_term_sums(text: str, name: str) -> str:
+    """Each loop's sum started by its first term (``if i == 0: total = loss else: total =
+    total + loss``) as a sum from 0 (``total = 0`` before the loop, ``total = total +
+    (loss)`` in it): the loop model's plain accumulation, which the loop levers take."""
+    for _ in range(MAX_REWRITES):
+        fn = find_function(parse(text), name)
+        hit = next(((loop, stmt, got) for loop in ast.walk(fn) if isinstance(loop, ast.For)
+                    for stmt in loop.body
+                    for got in [_first_term(loop, stmt)] if got is not None), None)
+        if hit is None:
+            return text
+        loop, stmt, (acc, term) = hit
+        seg = ast.get_source_segment(text, term) or ast.unparse(term)
+        text = replace_nodes(text, [(stmt, f"{acc} = {acc} + ({seg})")])
+        rows = text.splitlines(keepends=True)
+        rows.insert(loop.lineno - 1, f"{_indent(text, loop.lineno)}{acc} = 0\n")
+        text = "".join(rows)
+    return text
+
+
 def found_loops(ctx: LeverContext) -> list[Iteration]:
     """The loops of the tuned function, as written or once its NumPy round trips are TF ops
     (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
@@ -451,6 +517,10 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
     texts = [ctx.target.source]
     with contextlib.suppress(SourceEditError):
         texts.append(rewrite(ctx.target.source, ctx.target.name))
+    with contextlib.suppress(SourceEditError):
+        summed = first_term_sums(ctx.target.source, ctx.target.name)
+        if summed != ctx.target.source:
+            texts.append(summed)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -498,7 +568,7 @@ class LoopsBatched(Lever):
         ranks, per_example = _ranks(ctx)
         scalars = {n for n, r in ranks.items() if r == 1}
 
-        dtype = _float_dtype(ctx)
+        dtype = float_dtype(ctx)
 
         def one(t: str, it: Iteration, tf: str, depth: int) -> str:
             # Per-example scalars are lined up only in the variant that knows the axes.
@@ -563,6 +633,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     ``rewrite(text, iteration, tf, depth)`` gets the number of loop levels inside the loop
     that were already rewritten (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
+    text = first_term_sums(text, ctx.target.name)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
