@@ -213,11 +213,11 @@ gains more than the figures above.
                         loss = tf.reduce_mean(self.actor(batch))
                     grads = tape.gradient(loss, self.actor.trainable_variables)
                     self.opt.apply_gradients(zip(grads, self.actor.trainable_variables))
-            def run(env, agent, batches):
-                state, done = env.reset(), False
-                while not done:
-                    state, reward, done, _ = env.step(agent.act(state))
-                    agent.train(next(batches))
+            agent = Agent(4)
+            state, done = env.reset(), False
+            while not done:
+                state, reward, done, _ = env.step(agent.act(state))
+                agent.train(next(batches))
         """, spelling="loop: with a training step"),
         # A batch per iteration.
         Valid("""
