@@ -43,7 +43,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", type=Path, required=True, help="the other tree's src folder")
     p.add_argument("--sets", default="dev,heldout1,heldout2,heldout3,heldout5,heldout6,"
-                                     "heldout7,heldout8,heldout9")
+                                     "heldout7,heldout8,heldout9,heldout10")
     p.add_argument("--folder", action="append", default=[], help="NAME=PATH of a set")
     p.add_argument("--preview", action="store_true")
     p.add_argument("--select", default="")

@@ -67,7 +67,7 @@ SETS = {  # name -> (corpus csv, ledger, default folder)
     "heldout1": (HERE / "heldout1.csv", HELDOUT1, Path("/tmp/tfperf-heldout1")),
     **{name: _pinned_set(name)
        for name in ("heldout2", "heldout3", "heldout5", "heldout6", "heldout7", "heldout8",
-                    "heldout9")},
+                    "heldout9", "heldout10")},
     # Library code, linted only with the rules that never fired on user code (--select):
     # evidence for those rules, kept out of the user-style figures.
     "library": _pinned_set("library"),

@@ -268,3 +268,31 @@ def test_a_module_no_question_can_reach_keeps_a_lean_summary(tmp_path):
     assert sorted(c.callee for c in complete.calls) == [("", "helper"), ("", "step"),
                                                         ("", "step")]
     assert [c.caller for c in complete.calls if c.callee == ("", "helper")] == [""]
+
+
+def test_a_step_star_imported_from_a_second_package_root_is_resolved(tmp_path):
+    # Held-out recall round 3 (F021-F023, mead-baseline): the trainer in `baseline/` runs
+    # `self.optimizer.update(...)` per batch, `EagerOptimizer` star-imported from
+    # `eight_mile.tf.optz`, a package of `layers/`: a second root with its own setup.py.
+    optz = AGENT.replace("class Agent", "__all__ = ['Agent']\n\nclass Agent")
+    trainer = ("from eight_mile.optz import *\n\n"
+               "class Trainer:\n"
+               "    def __init__(self, model):\n"
+               "        self.agent = Agent(model)\n\n"
+               "    def train(self, batches):\n"
+               "        for x, y in batches:\n"
+               "            self.agent.train_step(x, y).numpy()\n")
+    files = {"setup.py": "", "layers/setup.py": "", "layers/eight_mile/__init__.py": "",
+             "layers/eight_mile/optz.py": optz, "baseline/__init__.py": "",
+             "baseline/trainer.py": trainer}
+    _write(tmp_path / "repo", files)
+    found = _found(run(LintRequest(paths=[str(tmp_path / "repo")], cache=False,
+                                   select=["TFP306"])), tmp_path / "repo")
+    assert [(c, p) for c, p, _, _ in found] == [("TFP306", "layers/eight_mile/optz.py")]
+    assert "trainer.py:9" in found[0][3]
+    # No setup.py in `layers/`: not an installed root, the import is not followed (as for a
+    # repository beside the importer).
+    del files["layers/setup.py"]
+    _write(tmp_path / "bare", files)
+    assert run(LintRequest(paths=[str(tmp_path / "bare")], cache=False,
+                           select=["TFP306"])).findings == []

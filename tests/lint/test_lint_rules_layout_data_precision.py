@@ -138,9 +138,10 @@ def test_tfp601_prefetch_anywhere_and_unknown_sources_are_quiet():
     assert _lint(source, "TFP601") == []
 
 
-def test_tfp601_runs_by_default_and_follows_estimator_input_fns_and_tf1_iterators():
+def test_tfp601_is_preview_and_follows_estimator_input_fns_and_tf1_iterators():
     # Issue 25 (dev F053, F064, F090): an input_fn lambda handed to an Estimator, a TF1
-    # iterator over a pipeline another object's reader starts; default rules, TF 1.x.
+    # iterator over a pipeline another object's reader starts; TF 1.x. Back in preview after
+    # precision round 3 (a false finding on a 3-record demo file; 66.7 % on fresh user code).
     source = ("import tensorflow as tf\n"
               "input_fn = lambda: (tf.data.TextLineDataset(path).batch(256)\n"
               "                    .map(lambda x: (x, x)))\n"
@@ -150,9 +151,9 @@ def test_tfp601_runs_by_default_and_follows_estimator_input_fns_and_tf1_iterator
               "    d = d.map(parse)\n"
               "    d = d.batch(32)\n"
               "    return d.make_one_shot_iterator().get_next()\n")
-    assert "TFP601" in {r.code for r in registry.select()}
-    found = [f for f in lint_source(source, "t.py", rules=registry.select(), tf_version=(1, 11))
-             if f.code == "TFP601"]
+    assert "TFP601" not in {r.code for r in registry.select()}
+    assert registry.get("TFP601").group == "preview"
+    found = lint_source(source, "t.py", rules=[registry.get("TFP601")], tf_version=(1, 11))
     assert [f.location.line for f in found] == [2, 8]
     # The fix is spelled for the targeted TF: no AUTOTUNE before 1.13.
     assert all("prefetch(1)" in e.content for f in found for e in f.fix.edits)
@@ -197,6 +198,25 @@ def test_tfp607_follows_a_factory_of_the_module_but_not_its_endless_stream():
               "    model.fit(make_dataset(files), epochs=20)\n"
               "    model.fit(make_stream(files), epochs=20, steps_per_epoch=100)\n")
     assert [f.location.line for f in _lint(source, "TFP607")] == [6]
+
+
+def test_tfp607_leaves_alone_in_memory_arrays_that_nothing_reads_or_decodes():
+    # Precision round 3's false class: CIFAR-10 from keras.datasets, sliced, standardised and
+    # resized to 227 per epoch. Nothing is read or decoded again, and cache() after the
+    # resize would hold ~31 GB. Paths sliced and decoded in the map are still reported.
+    source = ("import tensorflow as tf\n"
+              "from tensorflow import keras\n"
+              "(x, y), _ = keras.datasets.cifar10.load_data()\n"
+              "def process(image, label):\n"
+              "    image = tf.image.per_image_standardization(image)\n"
+              "    return tf.image.resize(image, (227, 227)), label\n"
+              "ds = tf.data.Dataset.from_tensor_slices((x, y)).map(process).batch(32)\n"
+              "model.fit(ds, epochs=50)\n"
+              "def load(path):\n"
+              "    return tf.image.resize(tf.io.decode_png(tf.io.read_file(path)), (64, 64))\n"
+              "files = tf.data.Dataset.from_tensor_slices(paths).map(load).batch(32)\n"
+              "model.fit(files, epochs=50)\n")
+    assert [f.location.line for f in _lint(source, "TFP607")] == [11]
 
 
 # ------------------------------------------------------------------ SAFE fixes, executed

@@ -99,3 +99,41 @@ def test_predict_stays_tfp110s_and_a_batch_per_step_is_not_one_input(tmp_path):
     """})
     out = run(LintRequest(paths=[str(tmp_path / "b")], cache=False, select=["TFP111"]))
     assert out.findings == []
+
+
+LEARNER = AGENT + """
+    def train(self, batch):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.q_net(batch))
+        grads = tape.gradient(loss, self.q_net.trainable_variables)
+        self.opt.apply_gradients(zip(grads, self.q_net.trainable_variables))
+"""
+
+LEARNING_LOOP = """\
+import gym
+import numpy as np
+from agent import Agent
+
+env = gym.make("CartPole-v1")
+agent = Agent(4)
+for episode in range(500):
+    state, done = env.reset(), False
+    while not done:
+        state, _, done, _ = env.step(agent.act(state))
+        agent.train(np.zeros([64, 4], np.float32))
+"""
+
+
+def test_left_to_tfp306_where_the_same_loop_runs_an_eager_training_step(tmp_path):
+    # Precision round 3: where each step also runs an eager training update (DDPG, TD3
+    # agents), the update dominates and TFP306 reports it; TFP111 stays quiet there, and
+    # still reports the same act() driven by a loop that only acts.
+    inline = LEARNER + "\n" + LEARNING_LOOP.replace("from agent import Agent\n", "")
+    _write(tmp_path / "one", {"run.py": inline})
+    found = run(LintRequest(paths=[str(tmp_path / "one")], cache=False,
+                            select=["TFP111", "TFP306"]))
+    assert sorted(f.code for f in found.findings) == ["TFP306"]
+    acting = LEARNER + "\n" + LOOP.replace("from agent import Agent\n", "")
+    _write(tmp_path / "two", {"run.py": acting})
+    found = run(LintRequest(paths=[str(tmp_path / "two")], cache=False, select=["TFP111"]))
+    assert [f.location.line for f in found.findings] == [10]

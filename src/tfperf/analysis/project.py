@@ -110,9 +110,37 @@ class Project:
         roots = [(self._root_of(p, len(parts)), p) for p in candidates]
         paths = [(root, p) for root, p in roots if _above(root, here)]
         if not paths:
+            # A second package root of the same project (`layers/` beside `baseline/`, each
+            # with its own setup.py, installed side by side): a root with a linted setup.py
+            # inside the folder of the importer's nearest setup.py. (Asked of the linted
+            # files alone, so a warm run over the same files resolves the same.)
+            home = self._installed_from(here)
+            paths = [(root, p) for root, p in roots if home is not None and root != home
+                     and _above(home, root) and self._installable(root)]
+        if not paths:
             return None
         best = max(paths, key=lambda rp: len(rp[0]))[1]  # the first of the longest, as before
         return self.modules[best]
+
+    def _installable(self, folder: str) -> bool:
+        """``folder`` holds a ``setup.py`` among the linted files."""
+        return os.path.normpath(os.path.join(folder, "setup.py")) in self._by_file
+
+    def _installed_from(self, folder: str) -> str | None:
+        """The nearest folder at or above ``folder`` whose ``setup.py`` is linted."""
+        key = "setup:" + folder
+        if key not in self._folders:
+            here, found = folder, ""
+            while True:
+                if self._installable(here):
+                    found = here
+                    break
+                up = os.path.dirname(here)
+                if up == here:
+                    break
+                here = up
+            self._folders[key] = found
+        return self._folders[key] or None
 
     def _root_of(self, path: str, parts: int) -> str:
         root = self._roots.get((path, parts))
@@ -128,6 +156,13 @@ class Project:
         project has it."""
         spec, qualname = callee
         if _depth > _DEPTH:
+            return None
+        if spec == "*":  # a name star-imported from one of the module's imports
+            for star, attr in list(module.imports.values()):
+                hit = self.resolve(module, (star, qualname), _depth + 1) \
+                    if attr == "*" else None
+                if hit is not None:
+                    return hit
             return None
         if spec == "":
             found = module.functions.get(qualname)

@@ -286,9 +286,22 @@ def _imports(ctx: Context) -> dict[str, list[str]]:
             if not project_module(spec) or spec == "":
                 continue
             for a in node.names:
-                if a.name != "*":
-                    out[a.asname or a.name] = [spec, a.name]
+                # `from pkg.mod import *`: kept under a key no name can be, "*pkg.mod"
+                out[a.asname or a.name if a.name != "*" else "*" + spec] = [spec, a.name]
     return out
+
+
+def _star_imported(ctx: Context) -> bool:
+    """The module star-imports a module of the project: a name bound nowhere here may be
+    one of its classes."""
+    def compute() -> bool:
+        n: Any
+        for n in ctx.nodes_of(ast.ImportFrom):
+            spec = "." * n.level + (n.module or "")
+            if spec and project_module(spec) and any(a.name == "*" for a in n.names):
+                return True
+        return False
+    return ctx.cached("analysis.star_imported", compute)
 
 
 def _import_of(ctx: Context, name: Any) -> tuple[str, str] | None:
@@ -349,6 +362,8 @@ def _class_of(ctx: Context, func: Any) -> tuple[str, str] | None:
         if b is not None and b.kind == "import":
             ref = _import_of(ctx, func)
             return ref if ref is not None and ref[1] and ref[1][:1].isupper() else None
+        if b is None and func.id[:1].isupper() and _star_imported(ctx):
+            return ("*", func.id)  # one of the star-imported modules' classes, if any
         return None
     if type(func) is ast.Attribute and type(func.value) is ast.Name and func.attr[:1].isupper():
         ref = _import_of(ctx, func.value)

@@ -132,6 +132,53 @@ def _step_function(ctx: Context, fn: Any, tape: ast.AST) -> bool:
     return first_tape is tape
 
 
+def eager_step_names(ctx: Context) -> frozenset[str]:
+    """The names of this module's functions that hold an eager training step (a tape and a
+    weight update, not compiled): what this rule reports once something runs them per
+    iteration."""
+    def find() -> frozenset[str]:
+        if not ctx.imports_tf or not _mentions_training(ctx):
+            return frozenset()
+        names = set()
+        for w in ctx.nodes_of(ast.With, ast.AsyncWith):
+            fn: Any = ctx.enclosing_function(w)
+            if type(fn) in _DEFS and _is_tape_with(ctx, w) and not ctx.in_tf_function(w) \
+                    and not eager_guarded(ctx, w) and _step_function(ctx, fn, w):
+                names.add(fn.name)
+        return frozenset(names)
+    return ctx.cached("tfp306.eager_step_names", find)
+
+
+def loop_runs_eager_step(ctx: Context, loop: Any) -> bool:
+    """Every iteration of ``loop`` also runs an eager training step of this module: a tape
+    that trains in its body, or a call of a step function (by its name: ``agent.train()``,
+    ``learn(...)``), not under a branch (an update once per episode, when the episode ends,
+    is not one per step)."""
+    steps = eager_step_names(ctx)
+    for n in ast.walk(loop):
+        if type(n) in (ast.With, ast.AsyncWith) and _is_tape_with(ctx, n):
+            hit = _trains(loop.body) and not ctx.in_tf_function(n)
+        elif steps and type(n) is ast.Call:
+            f = n.func
+            hit = (f.attr if type(f) is ast.Attribute else getattr(f, "id", None)) in steps
+        else:
+            continue
+        if hit and _every_iteration(ctx, n, loop):
+            return True
+    return False
+
+
+def _every_iteration(ctx: Context, node: ast.AST, loop: ast.AST) -> bool:
+    """``node`` runs on every iteration of ``loop``: no branch, handler or inner function
+    between them."""
+    p: Any = ctx.parent(node)
+    while p is not None and p is not loop:
+        if type(p) in (ast.If, ast.IfExp, ast.Try, ast.ExceptHandler, ast.Lambda, *_DEFS):
+            return False
+        p = ctx.parent(p)
+    return p is loop
+
+
 def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
     """``node`` lies inside another ``with tf.GradientTape()`` block below ``stop`` (a
     gradient-penalty or higher-order tape inside the step's own tape)."""

@@ -25,12 +25,23 @@ _FILE_SOURCES = frozenset({
     "tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset",
     "tensorflow.data.FixedLengthRecordDataset", "tensorflow.data.Dataset.list_files",
 })
-# What a map does that costs per element and gives the same result every pass.
-_COSTLY_PREFIXES = ("tensorflow.io.decode", "tensorflow.io.parse", "tensorflow.image.decode",
-                    "tensorflow.audio.decode", "tensorflow.io.read_file",
-                    "tensorflow.image.resize", "tensorflow.decode_", "tensorflow.parse_",
-                    "tensorflow.read_file", "tensorflow.compat.v1.parse", "tensorflow.signal.",
+# What a map does that costs per element and gives the same result every pass: reading
+# and decoding, then transforms of what was read.
+_READ_PREFIXES = ("tensorflow.io.decode", "tensorflow.io.parse", "tensorflow.image.decode",
+                  "tensorflow.audio.decode", "tensorflow.io.read_file", "tensorflow.decode_",
+                  "tensorflow.parse_", "tensorflow.read_file", "tensorflow.compat.v1.parse")
+# ... and what reads files inside a map or interleave (`interleave(lambda f: TextLineDataset(f))`)
+_READS = (*_READ_PREFIXES, *_FILE_SOURCES,
+          *(q.replace("tensorflow.", "tensorflow.compat.v1.", 1) for q in _FILE_SOURCES))
+_COSTLY_PREFIXES = (*_READ_PREFIXES, "tensorflow.image.resize", "tensorflow.signal.",
                     "tensorflow.strings.")
+# Sources of tensors already in memory (NumPy arrays, keras.datasets loads): a pass reads
+# nothing again, so only a map that reads or decodes (sliced file paths) makes cache() pay.
+# A resize of in-memory images alone is left alone: issue 25's precision round 3 (CIFAR-10
+# resized to 227 per epoch, where cache() after the resize would hold ~31 GB).
+_IN_MEMORY_SOURCES = frozenset({"tensorflow.data.Dataset.from_tensor_slices",
+                                "tensorflow.data.Dataset.from_tensors",
+                                "tensorflow.data.Dataset.range"})
 # Steps that make the rest of the pipeline depend on the pass, or end it.
 _BATCHING = frozenset({"batch", "padded_batch", "bucket_by_sequence_length"})
 _EPOCHS_MIN = 2
@@ -55,11 +66,18 @@ def _costly_map(ctx: Context, step: ast.Call) -> str | None:
     state = mapped_function_state(ctx, fn, map_function_flags(ctx, step))
     if state.stateful:
         return None  # random augmentation: must run every pass
+    return _calls(ctx, step, _COSTLY_PREFIXES)
+
+
+def _calls(ctx: Context, step: ast.Call, prefixes: tuple[str, ...]) -> str | None:
+    """The first call of the map's function (seen here) whose name starts with one of
+    ``prefixes``, spelled ``tf.``."""
+    fn = map_function(ctx, step)
     n: Any
-    for n in body_nodes(fn):
+    for n in body_nodes(fn) if fn is not None else ():
         if type(n) is ast.Call:
             q = ctx.qualname(n.func) or ""
-            if q.startswith(_COSTLY_PREFIXES):
+            if q.startswith(prefixes):
                 return q.replace("tensorflow.", "tf.", 1)
     return None
 
@@ -112,10 +130,13 @@ Finds a `tf.data` pipeline read once per epoch (a `for` over it inside an epoch 
 `model.fit(ds, epochs=E)`) that reads files (`TFRecordDataset`, `TextLineDataset`,
 `list_files`...) or whose `map` decodes, parses, reads or resizes (`tf.io.decode_*`,
 `tf.io.parse_*`, `tf.io.read_file`, `tf.image.decode_*`, `tf.image.resize`) without random
-operations, and that has no `cache()` anywhere. The finding is on the last such map, where
-`cache()` belongs. Pipelines followed through names and through a factory of the module
-(`ds = make_dataset(files)`, one level, one `return`), `functools.partial` map functions seen
-through.
+operations, and that has no `cache()` anywhere. A pipeline over tensors already in memory
+(`from_tensor_slices`/`from_tensors` of arrays, a `keras.datasets` load) is reported only
+when a map reads or decodes (sliced file paths): a resize of in-memory images reads
+nothing again, and its output may be far larger than the arrays. The finding is on the
+last such map, where `cache()` belongs. Pipelines followed through names and through a
+factory of the module (`ds = make_dataset(files)`, one level, one `return`),
+`functools.partial` map functions seen through.
 
 ## Why is this bad?
 Every epoch the pipeline reads the same files and decodes the same bytes into the same
@@ -233,6 +254,16 @@ memory.
             train = tfds.load("mnist", split="train", as_supervised=True, in_memory=True)
             model.fit(train.shuffle(1000).batch(64), epochs=12)
         """, tf_version="1.14", spelling="name: tfds in memory"),
+        # Arrays in memory (keras.datasets), resized per epoch: nothing is read again, and
+        # the resized set may not fit where cache() would keep it.
+        Valid("""
+            import tensorflow as tf
+            (x_train, y_train), _ = tf.keras.datasets.cifar10.load_data()
+            def process(image, label):
+                return tf.image.resize(tf.image.per_image_standardization(image), (227, 227)), label
+            ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).map(process).batch(32)
+            model.fit(ds, epochs=50)
+        """, spelling="name: in-memory arrays"),
         # A factory's endless stream: Keras keeps one iterator across its epochs of
         # steps_per_epoch steps, so an epoch is not a pass over the data.
         Valid("""
@@ -391,18 +422,26 @@ memory.
             return _tfds_where(ctx, pipe) if ctx.tf_version < _TFDS_AUTOCACHE_TF else None
         if not pipe.known:
             return None
-        files = (ctx.qualname(getattr(pipe.source, "func", None)) or "") in _FILE_SOURCES
+        source = (ctx.qualname(getattr(pipe.source, "func", None)) or "").replace(
+            "tensorflow.compat.v1.", "tensorflow.")
+        files = source in _FILE_SOURCES
+        in_memory = source in _IN_MEMORY_SOURCES
         last = None
+        read = False  # a map of the chain reads or decodes
         for step in pipe.steps:
             method = step.func.attr
             if method in _BATCHING:
                 break
             if method in ("map", "interleave", "flat_map") and step.args:
-                if _costly_map(ctx, step) is not None or (files and method == "map"
-                                                          and _deterministic(ctx, step)):
+                costly = _costly_map(ctx, step)
+                if costly is not None or (files and method == "map"
+                                          and _deterministic(ctx, step)):
                     last = step
+                    read = read or _calls(ctx, step, _READS) is not None
                 elif method == "map" and not _deterministic(ctx, step):
                     break  # random from here on: cache() would freeze it
+        if in_memory and not read:
+            return None  # arrays in memory, transformed but never read again
         return last
 
 
