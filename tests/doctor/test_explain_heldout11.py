@@ -115,3 +115,13 @@ def test_a_tensorflow_private_name_missing_inside_another_library_is_that_librar
           "'tensorflow.python.framework.ops' has no attribute '_TensorLike'")
     assert_reads(tb.format(lib="tensorlayer"), "tf-addon-version-mismatch", "tensorlayer")
     assert first_cause(tb.format(lib="keras"))[0].label == "keras-tf-version-mismatch"
+
+
+def test_a_fed_value_in_another_layout_names_the_reshape() -> None:
+    assert_reads("ValueError: Cannot feed value of shape (128, 784) for Tensor 'Placeholder:0', "
+                 "which has shape '(?, 28, 28, 1)'", "value-error", "x.reshape(-1, 28, 28, 1)")
+
+
+def test_a_placeholder_left_out_of_the_feed_names_the_feed_dict() -> None:
+    assert_reads("InvalidArgumentError: You must feed a value for placeholder tensor 'labels' "
+                 "with dtype int64 and shape [?]", "invalid-argument-error", "feed_dict")

@@ -285,6 +285,51 @@ def flatten_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
+_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)', "
+                  r"which has shape '?\((?P<want>[^)\n]*)\)")
+
+
+def _dims(shape: str) -> list[str]:
+    return [d.strip() for d in shape.split(",") if d.strip()]
+
+
+def fed_shape_mismatch(text: str) -> Reading | None:
+    """A value fed to a placeholder against the placeholder's shape: only the batch axis differs
+    from a fixed batch (round 11's tfcnnvis9: one image fed to a placeholder of batch 2), or the
+    same values arrive in another layout."""
+    text = _window(text)
+    if "Cannot feed value of shape" not in text or (m := _FED.search(text)) is None:
+        return None
+    got, want, name = _dims(m["got"]), _dims(m["want"]), m["t"]
+    batch_only = len(got) == len(want) > 1 and got[1:] == want[1:] and got[0] != want[0]
+    if batch_only and want[0].isdigit():
+        return (f"The placeholder {name} was declared with a fixed batch of {want[0]} and a value "
+                f"with {got[0]} in its batch axis was fed: a single sample or the last smaller "
+                "batch, or a feed dict that maps this placeholder to another array than the one "
+                "meant for it.",
+                f"Feed exactly {want[0]} samples to {name} (pass the feed dict built for it), or "
+                "declare its batch axis None (tf.compat.v1.placeholder(dtype, [None, "
+                f"{', '.join(want[1:])}])) so any batch size feeds.",
+                m.group(0))
+    rest_got, rest_want = got[1:], want[1:]
+    if (rest_got and rest_want and all(d.isdigit() for d in rest_got + rest_want)
+            and rest_got != rest_want and _product(rest_got) == _product(rest_want)):
+        return (f"Each sample fed to {name} holds the values the placeholder wants ("
+                f"{'x'.join(rest_want)}) in another layout ({'x'.join(rest_got)}): flattened, "
+                "unflattened or with its axes in another order.",
+                f"Reshape the data to the placeholder's shape before feeding it (x.reshape(-1, "
+                f"{', '.join(rest_want)})), or build the placeholder for the data's layout.",
+                m.group(0))
+    return None
+
+
+def _product(dims: list[str]) -> int:
+    size = 1
+    for d in dims:
+        size *= int(d)
+    return size
+
+
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
     (GPU_BUILD_LABELS, gpu_newer_than_build,
@@ -305,6 +350,9 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      flatten_mismatch,
      "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
      "(Flatten before Dense for image input)"),
+    (frozenset({"value-error"}), fed_shape_mismatch,
+     "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
+     "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "
