@@ -125,3 +125,13 @@ def test_a_fed_value_in_another_layout_names_the_reshape() -> None:
 def test_a_placeholder_left_out_of_the_feed_names_the_feed_dict() -> None:
     assert_reads("InvalidArgumentError: You must feed a value for placeholder tensor 'labels' "
                  "with dtype int64 and shape [?]", "invalid-argument-error", "feed_dict")
+
+
+def test_a_tensorflow_name_a_library_cannot_import_is_that_librarys_not_mixed_installs() -> None:
+    tb = ('  File "/usr/local/lib/python3.8/site-packages/{lib}/__init__.py", line 4, in <module>\n'
+          "    from tensorflow.python.framework.ops import _TensorLike\nImportError: cannot import "
+          "name '_TensorLike' from 'tensorflow.python.framework.ops' (/usr/local/lib/python3.8/"
+          "site-packages/tensorflow/python/framework/ops.py)")
+    assert_reads(tb.format(lib="tensorlayer"), "tf-addon-version-mismatch", "tensorlayer")
+    # inside TensorFlow's own files it stays two releases' files in one environment
+    assert first_cause(tb.format(lib="tensorflow/python"))[0].label == "tf-installs-mixed"

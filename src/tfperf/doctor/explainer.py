@@ -405,24 +405,27 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     return ex
 
 
-# rows that read a TensorFlow internal missing as standalone Keras against another TensorFlow;
-# raised inside another library's own frames, the missing name is that library's mismatch
-_KERAS_INTERNAL_ROWS = frozenset({"keras-tf-internals"})
+# rows that read a TensorFlow name missing as a Keras or TensorFlow install problem; raised inside
+# another library's own frames, the name is that library's (written for another TensorFlow)
+_TF_NAME_MISSING_ROWS = frozenset({"keras-tf-internals", "tf-installs-mixed"})
 
 
 def _defer_to_library(by_label: dict[str, Cause], lines: list[str]) -> set[int]:
-    """Drop a Keras-internals cause whose error a third-party library raised (TensorLayer's
-    ``tf_ops._TensorLike``, round 11), so the floor reads it as that library's mismatch with
-    the installed TensorFlow; the line indices it explained, now unexplained."""
+    """Drop a cause of those rows whose error a third-party library raised over a TensorFlow
+    module's name (TensorLayer's ``tf_ops._TensorLike``, round 11), so the floor reads it as
+    that library's mismatch with the installed TensorFlow; the line indices it explained, now
+    unexplained."""
     from tfperf.doctor.explain_floor import raising_library
 
-    cause = by_label.get("keras-tf-version-mismatch")
-    if cause is None or any(ln.row not in _KERAS_INTERNAL_ROWS for ln in cause.lines):
-        return set()
-    if not all(raising_library(lines, ln.number - 1) for ln in cause.lines):
-        return set()
-    del by_label["keras-tf-version-mismatch"]
-    return {ln.number - 1 for ln in cause.lines}
+    released: set[int] = set()
+    for label, cause in list(by_label.items()):
+        if any(ln.row not in _TF_NAME_MISSING_ROWS or "'tensorflow" not in lines[ln.number - 1]
+               for ln in cause.lines):
+            continue
+        if all(raising_library(lines, ln.number - 1) for ln in cause.lines):
+            del by_label[label]
+            released |= {ln.number - 1 for ln in cause.lines}
+    return released
 
 
 def _only_no_gpu(hits: list[tuple[int, Any, Any, str]], n_lines: int) -> str:
