@@ -80,6 +80,9 @@ def test_a_core_op_missing_in_tf_serving_is_a_newer_export_not_a_custom_op() -> 
             "{name: default version: 1} failed: Not found: Op type not registered "
             "'StatelessRandomUniformV2' in binary running on host.")
     assert_reads(core, "op-not-registered", "core TensorFlow op")
+    # a core op by TensorFlow's own list, with no suffix to tell it (tensorflow/serving#924)
+    assert_reads(core.replace("StatelessRandomUniformV2", "ClipByValue"), "op-not-registered",
+                 "core TensorFlow op")
     custom = core.replace("StatelessRandomUniformV2", "RoiAlignFused")
     assert_reads(custom, "op-not-registered", "custom op")
 

@@ -330,6 +330,42 @@ def _product(dims: list[str]) -> int:
     return size
 
 
+_SERVING_OP = re.compile(r"(?:[Ss]ervable|tensorflow_serving|tensorflow_model_server)[^\n]*?"
+                         r"Op type not registered '(?P<op>[\w>.]+)'")
+_SERVING_CORE = (
+    "TensorFlow Serving runs the model in its own binary, built from its own TensorFlow: '{op}' "
+    "is a core TensorFlow op (TensorFlow registers it; a gradient op or a newer version of an op "
+    "often) that the TensorFlow inside this TF Serving build does not have yet, so the model was "
+    "exported with a newer TensorFlow than the server was built from.",
+    "Serve with a TF Serving at least as new as the TensorFlow that exported the model (a newer "
+    "tensorflow/serving image or release; a source build with its tensorflow dependency at the "
+    "exporting version), or export the model again with the TensorFlow release the server was "
+    "built from.")
+_SERVING_CUSTOM = (
+    "TensorFlow Serving runs the model in its own binary, which holds only the ops linked into "
+    "it: '{op}' is a custom op (from the model's own code or a third-party package, not "
+    "TensorFlow's), so the stock tensorflow_model_server binary was not built with it.",
+    "Serve with a tensorflow_model_server built with the op linked in (TF Serving's custom-op "
+    "guide: add the op's kernel library to the server's build), or export the model without the "
+    "custom op (replace it with standard TensorFlow ops).")
+
+
+def serving_op(text: str) -> Reading | None:
+    """An op TF Serving's binary lacks: a core op (TensorFlow registers it: the export is from a
+    newer TensorFlow than the server's, round 11's TanhGrad) or a custom op it was not built with;
+    an add-on's op is left to the row's own text."""
+    from tfperf.doctor.explain_readings import is_core_op, op_kind
+
+    text = _window(text)
+    if "Op type not registered" not in text or (m := _SERVING_OP.search(text)) is None:
+        return None
+    op = m["op"]
+    if op_kind({"op": [op]})[0] == "addon" or op.startswith("TF_"):
+        return None
+    lead = _SERVING_CORE if is_core_op(op) else _SERVING_CUSTOM
+    return lead[0].replace("{op}", op), lead[1], m.group(0)
+
+
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
     (GPU_BUILD_LABELS, gpu_newer_than_build,
@@ -353,6 +389,13 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
     (frozenset({"value-error"}), fed_shape_mismatch,
      "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
      "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),
+    (frozenset({"op-not-registered"}), serving_op,
+     "tensorflow/core/framework/op.cc (Op type not registered) ; data/tf_core_ops.csv (tf.raw_ops "
+     "of TensorFlow 2.21.0) ; https://github.com/tensorflow/serving/issues/116 (TanhGrad: an "
+     "export from a newer TensorFlow than the server's; rebuilt with the matching TensorFlow) ; "
+     "https://github.com/tensorflow/serving/issues/1155 (a V2 core op on an older model server) ; "
+     "tensorflow_serving/g3doc/custom_op.md (serving a custom op needs it built into the server) "
+     "; https://github.com/tensorflow/serving/issues/896 (google/seq2seq's att_sum_bahdanau)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "
