@@ -71,6 +71,11 @@ _ADDON = ("tensorflow.python.framework.errors_impl.NotFoundError: {path}/site-pa
 def test_an_addon_in_a_conda_environment_names_condas_tensorflow() -> None:
     assert_reads(_ADDON.format(path="/home/u/miniconda3/envs/nlp/lib/python3.7"),
                  "tf-addon-version-mismatch", "came from conda")
+    # a const method's symbol (_ZNK...), tensorflow-io's library, an Anaconda environment
+    assert_reads("NotFoundError: /home/u/anaconda3/envs/x/lib/python3.9/site-packages/"
+                 "tensorflow_io/core/python/ops/libtensorflow_io.so: undefined symbol: "
+                 "_ZNK10tensorflow8OpKernel11TraceStringERKNS_15OpKernelContextEb",
+                 "tf-addon-version-mismatch", "came from conda")
     _, lead = first_cause(_ADDON.format(path="/usr/local/lib/python3.8"))
     assert "came from conda" not in lead
 
