@@ -143,3 +143,21 @@ def test_a_tensorflow_name_a_library_cannot_import_is_that_librarys_not_mixed_in
     assert_reads(tb.format(lib="tensorlayer"), "tf-addon-version-mismatch", "tensorlayer")
     # inside TensorFlow's own files it stays two releases' files in one environment
     assert first_cause(tb.format(lib="tensorflow/python"))[0].label == "tf-installs-mixed"
+
+
+@pytest.mark.parametrize(("text", "label", "words"), [
+    # TF 1.x graph-mode errors of the kind round 11 held (code written for another TF release)
+    ("ValueError: Attempt to have a second RNNCell use the weights of a variable scope that "
+     "already has weights: 'rnn/basic_lstm_cell'; and the cell was not constructed as "
+     "BasicLSTMCell(..., reuse=True).", "value-error", "new cell for each layer"),
+    ("ValueError: Only call `sparse_softmax_cross_entropy_with_logits` with named arguments "
+     "(labels=..., logits=..., ...)", "value-error", "labels=y, logits=logits"),
+    ("TypeError: Expected int32, got list containing Tensors of type '_Message' instead.",
+     "type-error", "tf.concat([a, b], axis)"),
+    ("InvalidArgumentError: Cannot assign a device for operation 'MatMul': Operation was "
+     "explicitly assigned to /device:GPU:0 but available devices are [ /job:localhost/replica:0/"
+     "task:0/cpu:0 ].", "invalid-argument-error", "allow_soft_placement"),
+])
+def test_tf1_graph_errors_of_code_written_for_another_release(text: str, label: str,
+                                                              words: str) -> None:
+    assert_reads(text, label, words)
