@@ -4,7 +4,7 @@
                                                  [--fixtures DIR]
 
 SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
-heldout9, heldout10, tail2 or
+heldout9, heldout10, tail2, heldout11 or
 all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
-          "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tail2")
+          "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tail2",
+          "heldout11")
 
 
 @dataclass(frozen=True)

@@ -285,6 +285,87 @@ def flatten_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
+_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)', "
+                  r"which has shape '?\((?P<want>[^)\n]*)\)")
+
+
+def _dims(shape: str) -> list[str]:
+    return [d.strip() for d in shape.split(",") if d.strip()]
+
+
+def fed_shape_mismatch(text: str) -> Reading | None:
+    """A value fed to a placeholder against the placeholder's shape: only the batch axis differs
+    from a fixed batch (round 11's tfcnnvis9: one image fed to a placeholder of batch 2), or the
+    same values arrive in another layout."""
+    text = _window(text)
+    if "Cannot feed value of shape" not in text or (m := _FED.search(text)) is None:
+        return None
+    got, want, name = _dims(m["got"]), _dims(m["want"]), m["t"]
+    batch_only = len(got) == len(want) > 1 and got[1:] == want[1:] and got[0] != want[0]
+    if batch_only and want[0].isdigit():
+        return (f"The placeholder {name} was declared with a fixed batch of {want[0]} and a value "
+                f"with {got[0]} in its batch axis was fed: a single sample or the last smaller "
+                "batch, or a feed dict that maps this placeholder to another array than the one "
+                "meant for it.",
+                f"Feed exactly {want[0]} samples to {name} (pass the feed dict built for it), or "
+                "declare its batch axis None (tf.compat.v1.placeholder(dtype, [None, "
+                f"{', '.join(want[1:])}])) so any batch size feeds.",
+                m.group(0))
+    rest_got, rest_want = got[1:], want[1:]
+    if (rest_got and rest_want and all(d.isdigit() for d in rest_got + rest_want)
+            and rest_got != rest_want and _product(rest_got) == _product(rest_want)):
+        return (f"Each sample fed to {name} holds the values the placeholder wants ("
+                f"{'x'.join(rest_want)}) in another layout ({'x'.join(rest_got)}): flattened, "
+                "unflattened or with its axes in another order.",
+                f"Reshape the data to the placeholder's shape before feeding it (x.reshape(-1, "
+                f"{', '.join(rest_want)})), or build the placeholder for the data's layout.",
+                m.group(0))
+    return None
+
+
+def _product(dims: list[str]) -> int:
+    size = 1
+    for d in dims:
+        size *= int(d)
+    return size
+
+
+_SERVING_OP = re.compile(r"(?:[Ss]ervable|tensorflow_serving|tensorflow_model_server)[^\n]*?"
+                         r"Op type not registered '(?P<op>[\w>.]+)'")
+_SERVING_CORE = (
+    "TensorFlow Serving runs the model in its own binary, built from its own TensorFlow: '{op}' "
+    "is a core TensorFlow op (TensorFlow registers it; a gradient op or a newer version of an op "
+    "often) that the TensorFlow inside this TF Serving build does not have yet, so the model was "
+    "exported with a newer TensorFlow than the server was built from.",
+    "Serve with a TF Serving at least as new as the TensorFlow that exported the model (a newer "
+    "tensorflow/serving image or release; a source build with its tensorflow dependency at the "
+    "exporting version), or export the model again with the TensorFlow release the server was "
+    "built from.")
+_SERVING_CUSTOM = (
+    "TensorFlow Serving runs the model in its own binary, which holds only the ops linked into "
+    "it: '{op}' is a custom op (from the model's own code or a third-party package, not "
+    "TensorFlow's), so the stock tensorflow_model_server binary was not built with it.",
+    "Serve with a tensorflow_model_server built with the op linked in (TF Serving's custom-op "
+    "guide: add the op's kernel library to the server's build), or export the model without the "
+    "custom op (replace it with standard TensorFlow ops).")
+
+
+def serving_op(text: str) -> Reading | None:
+    """An op TF Serving's binary lacks: a core op (TensorFlow registers it: the export is from a
+    newer TensorFlow than the server's, round 11's TanhGrad) or a custom op it was not built with;
+    an add-on's op is left to the row's own text."""
+    from tfperf.doctor.explain_readings import is_core_op, op_kind
+
+    text = _window(text)
+    if "Op type not registered" not in text or (m := _SERVING_OP.search(text)) is None:
+        return None
+    op = m["op"]
+    if op_kind({"op": [op]})[0] == "addon" or op.startswith("TF_"):
+        return None
+    lead = _SERVING_CORE if is_core_op(op) else _SERVING_CUSTOM
+    return lead[0].replace("{op}", op), lead[1], m.group(0)
+
+
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
     (GPU_BUILD_LABELS, gpu_newer_than_build,
@@ -305,6 +386,16 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      flatten_mismatch,
      "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
      "(Flatten before Dense for image input)"),
+    (frozenset({"value-error"}), fed_shape_mismatch,
+     "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
+     "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),
+    (frozenset({"op-not-registered"}), serving_op,
+     "tensorflow/core/framework/op.cc (Op type not registered) ; data/tf_core_ops.csv (tf.raw_ops "
+     "of TensorFlow 2.21.0) ; https://github.com/tensorflow/serving/issues/116 (TanhGrad: an "
+     "export from a newer TensorFlow than the server's; rebuilt with the matching TensorFlow) ; "
+     "https://github.com/tensorflow/serving/issues/1155 (a V2 core op on an older model server) ; "
+     "tensorflow_serving/g3doc/custom_op.md (serving a custom op needs it built into the server) "
+     "; https://github.com/tensorflow/serving/issues/896 (google/seq2seq's att_sum_bahdanau)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "

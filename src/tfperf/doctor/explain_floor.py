@@ -462,12 +462,22 @@ def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
     return out
 
 
+# the dynamic loader's own words: a shared library, a symbol or a symbol version it could not find
+_NATIVE_LOAD = re.compile(r"version [`']?(?:GLIBC|GLIBCXX|CXXABI)_[\d.]+'? not found|"
+                          r"undefined symbol: |cannot open shared object file|DLL load failed|"
+                          r"\.(?:so|dylib|dll)\b[^\n]*(?:[Ss]ymbol not found|image not found)")
+
+
 def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
               explained: AbstractSet[int] = frozenset()) -> str:
     """Why the error at line ``at`` is TensorFlow's: '' when nothing in it ties it to TensorFlow
     (the application's own error, or another library's)."""
     if surely_tf or cls in TF_ERRORS or cls in ("CheckFailed", "CudaError", "TfLiteError"):
         return "its form is TensorFlow's"
+    if cls in ("ImportError", "OSError") and _NATIVE_LOAD.search(lines[at]):
+        # what importing TensorFlow or an add-on prints when its native library cannot load
+        # (round 11's ghostplant1: a bare 'GLIBC_2.23 not found' was set aside)
+        return "a native library failed to load at import, as TensorFlow's and its add-ons' do"
     if cls == "ProcessCrash":
         if "Received signal" in lines[at] and "BEGIN MANGLED STACK TRACE" in "\n".join(
                 lines[at:at + 3]):
@@ -504,6 +514,12 @@ def _library(lines: list[str], at: int) -> tuple[str, str]:
         code = lines[li + 1].strip() if li + 1 < at else ""
         return pkg["pkg"], code
     return "", ""
+
+
+def raising_library(lines: list[str], at: int) -> str:
+    """The third-party package (not TensorFlow's, Keras's or Python's machinery) whose frame
+    raised the error at line ``at``, or ''."""
+    return _library(lines, at)[0]
 
 
 def _command(lines: list[str], at: int) -> str:

@@ -11,6 +11,7 @@ more than the row already does.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -106,6 +107,20 @@ _ADDON_OPS = (
 )
 
 
+def is_core_op(op: str) -> bool:
+    """An op TensorFlow itself registers: a name of ``data/tf_core_ops.csv`` (``tf.raw_ops`` of
+    TensorFlow 2.21.0, 1462 ops), a newer version of one (``...V2``) or a gradient op
+    (``...Grad``, as ``TanhGrad``)."""
+    return bool(re.search(r"(?:V\d+|Grad)$", op)) or op in _core_ops()
+
+
+@functools.cache
+def _core_ops() -> frozenset[str]:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return frozenset(r["op"] for r in read_table("tf_core_ops.csv"))
+
+
 def op_kind(details: Details) -> tuple[str, str]:
     """("addon", its package) | ("core", "") for a newer version of a core op | ("serving", "")
     for another op TF Serving lacks | ("", "") when the name says nothing."""
@@ -113,7 +128,7 @@ def op_kind(details: Details) -> tuple[str, str]:
     for rx, package in _ADDON_OPS:
         if op and rx.search(op):
             return "addon", package
-    if re.search(r"V\d+$", op):
+    if re.search(r"V\d+$", op) or (op and details.get("serving") and is_core_op(op)):
         return "core", ""
     return ("serving", "") if op and details.get("serving") else ("", "")
 
@@ -128,8 +143,9 @@ def op_kind_detail(details: Details) -> str:
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
     if kind == "core":
-        return (f"{op} is a newer version of a core TensorFlow op: the model was saved by a newer "
-                f"TensorFlow than {where}")
+        what = "a newer version of a core" if re.search(r"V\d+$", op) else "a core"
+        return (f"{op} is {what} TensorFlow op: the model was saved by a newer TensorFlow than "
+                f"{where}")
     if kind == "serving":
         return (f"the binary is TF Serving's: {op} is a core op newer than its TensorFlow, or a "
                 "custom op it was not built with")

@@ -357,6 +357,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         if not repeat:
             _add_details(cause.details, m)
 
+    released = _defer_to_library(by_label, lines)
     present = set(by_label)
     for label in list(by_label):
         root = _root(label, present, explainers)
@@ -383,7 +384,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_host_share(by_label, text)
     _judge_gpu_check(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
-    explained = {number - 1 for number, _, _, _ in hits}
+    explained = {number - 1 for number, _, _, _ in hits} - released
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
     if not any(c.severity == "failure" for c in by_label.values()):
         floor, foreign = _floor_cause(text, lines, explained)
@@ -402,6 +403,29 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
                     foreign)
     return ex
+
+
+# rows that read a TensorFlow name missing as a Keras or TensorFlow install problem; raised inside
+# another library's own frames, the name is that library's (written for another TensorFlow)
+_TF_NAME_MISSING_ROWS = frozenset({"keras-tf-internals", "tf-installs-mixed"})
+
+
+def _defer_to_library(by_label: dict[str, Cause], lines: list[str]) -> set[int]:
+    """Drop a cause of those rows whose error a third-party library raised over a TensorFlow
+    module's name (TensorLayer's ``tf_ops._TensorLike``, round 11), so the floor reads it as
+    that library's mismatch with the installed TensorFlow; the line indices it explained, now
+    unexplained."""
+    from tfperf.doctor.explain_floor import raising_library
+
+    released: set[int] = set()
+    for label, cause in list(by_label.items()):
+        if any(ln.row not in _TF_NAME_MISSING_ROWS or "'tensorflow" not in lines[ln.number - 1]
+               for ln in cause.lines):
+            continue
+        if all(raising_library(lines, ln.number - 1) for ln in cause.lines):
+            del by_label[label]
+            released |= {ln.number - 1 for ln in cause.lines}
+    return released
 
 
 def _only_no_gpu(hits: list[tuple[int, Any, Any, str]], n_lines: int) -> str:
