@@ -105,3 +105,12 @@ def test_tf1_free_memory_that_is_most_of_the_gpu_stays_the_batch() -> None:
 def test_the_2gb_wording_alone_is_recognised() -> None:
     assert explain_log("Cannot create a tensor proto whose content is larger than 2GB.")\
         .verdict != "unrecognised"
+
+
+def test_keras_image_helpers_missing_from_preprocessing_are_keras_29s_move() -> None:
+    text = ('  File "/opt/venv/lib/python3.9/site-packages/imgtools/io.py", line 31, in read\n'
+            "    img = image.load_img(path, target_size=size)\n"
+            "AttributeError: module 'keras.preprocessing.image' has no attribute 'load_img'")
+    cause, lead = first_cause(text)
+    assert cause.label in {"keras-tf-version-mismatch", "attribute-error"}
+    assert "keras.utils.load_img" in lead and "2.9" in lead
