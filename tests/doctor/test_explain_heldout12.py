@@ -114,3 +114,15 @@ def test_keras_image_helpers_missing_from_preprocessing_are_keras_29s_move() -> 
     cause, lead = first_cause(text)
     assert cause.label in {"keras-tf-version-mismatch", "attribute-error"}
     assert "keras.utils.load_img" in lead and "2.9" in lead
+
+
+@pytest.mark.parametrize("text", [
+    '  File "detect.py", line 40, in main\n    interpreter.allocate_tensors()\n'
+    "RuntimeError: Internal: Unsupported data type in custom op handler: 1006632960Node number "
+    "0 (EdgeTpuDelegateForCustomOp) failed to prepare.",
+    "RuntimeError: Failed to prepare for TPU. Failed precondition: Package requires runtime "
+    "version (14), which is newer than this runtime version (13).Node number 0 "
+    "(edgetpu-custom-op) failed to prepare.",
+])
+def test_the_edge_tpu_delegate_failing_to_prepare_is_the_runtime_pair(text: str) -> None:
+    assert_reads(text, "runtime-error", "tflite_runtime")
