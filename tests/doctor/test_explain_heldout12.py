@@ -126,3 +126,18 @@ def test_keras_image_helpers_missing_from_preprocessing_are_keras_29s_move() -> 
 ])
 def test_the_edge_tpu_delegate_failing_to_prepare_is_the_runtime_pair(text: str) -> None:
     assert_reads(text, "runtime-error", "tflite_runtime")
+
+
+def test_an_internal_error_in_an_add_ons_own_op_names_the_add_on() -> None:
+    text = ('  File "/usr/lib/python3.8/site-packages/tensorflow_io/python/ops/audio_ops.py", '
+            "line 120, in decode_wav\n    return core_ops.io_audio_decode_wav(input, shape)\n"
+            "tensorflow.python.framework.errors_impl.InternalError: unable to read chunk header "
+            "[Op:IO>AudioDecodeWAV]")
+    assert_reads(text, "internal-error", "tensorflow_io")
+
+
+def test_an_internal_error_in_tensorflows_own_op_stays_tensorflows() -> None:
+    text = ('  File "/usr/lib/python3.8/site-packages/tensorflow/python/ops/gen_math_ops.py", '
+            "line 5000, in segment_sum\ntensorflow.python.framework.errors_impl.InternalError: "
+            "unexpected segment state [Op:SegmentSum]")
+    assert "TensorFlow release" in first_cause(text)[1]
