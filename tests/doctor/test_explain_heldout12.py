@@ -141,3 +141,12 @@ def test_an_internal_error_in_tensorflows_own_op_stays_tensorflows() -> None:
             "line 5000, in segment_sum\ntensorflow.python.framework.errors_impl.InternalError: "
             "unexpected segment state [Op:SegmentSum]")
     assert "TensorFlow release" in first_cause(text)[1]
+
+
+def test_the_cudnn_rnn_op_missing_is_a_build_without_it() -> None:
+    text = ("tensorflow.python.framework.errors_impl.NotFoundError: Op type not registered "
+            "'CudnnRNNParamsSize' in binary running on WIN-DESKTOP. Make sure the Op and Kernel "
+            "are registered in the binary running in this process.")
+    cause, lead = first_cause(text)
+    assert cause.label in {"op-not-registered", "not-found-error"}
+    assert "CuDNNLSTM" in lead and "LSTM/GRU" in lead
