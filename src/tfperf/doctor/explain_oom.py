@@ -28,8 +28,9 @@ Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 _SHAPE = re.compile(r"OOM when allocating tensor (?:with|of) shape ?\[(?P<shape>[\d, ]+)\]"
                     r"(?: and type (?P<dtype>\w+))?")
 _REQUEST = re.compile(r"[Rr]an out of memory trying to allocate (?P<n>[\d.]+) ?(?P<u>[KMGT]i?B)")
-_FREE_AT_START = re.compile(r"totalMemory: (?P<total>[\d.]+) ?(?P<tu>[MG])iB freeMemory: "
-                            r"(?P<free>[\d.]+) ?(?P<fu>[MG])iB")
+# the device's memory when TensorFlow created it: TF 1.5+ on one line, TF 1.0-1.4 on two
+_FREE_AT_START = re.compile(r"[Tt]otal ?[Mm]emory: (?P<total>[\d.]+) ?(?P<tu>[MG])iB\s*"
+                            r"[Ff]ree ?[Mm]emory: (?P<free>[\d.]+) ?(?P<fu>[MG])iB")
 # the BFC allocator's stats: the memory TensorFlow could use on that device, in bytes
 _LIMIT = re.compile(r"^\s*Limit:\s+(?P<n>\d+)\s*$", re.M)
 _DTYPE_BYTES = {"float": 4, "float32": 4, "int32": 4, "uint32": 4, "half": 2, "float16": 2,
@@ -57,7 +58,7 @@ def _gib(n: float) -> str:
 
 
 def _held_elsewhere(text: str) -> Reading | None:
-    m = _FREE_AT_START.search(text) if "freeMemory" in text else None
+    m = _FREE_AT_START.search(text) if "reeMemory" in text or "ree memory" in text else None
     if m is None:
         return None
     total = float(m["total"]) * _UNIT[m["tu"]]
