@@ -456,7 +456,7 @@ class Search:
         if eager is None or any(lv.graph_loop for lv in chosen):
             return None
         ops = self._eager_ops(eager)
-        if ops is None:
+        if not ops:  # uncounted, or none: a function already a tf.function runs as one call
             if eager.estimate > limit / 2:
                 return (f"the eager code takes {eager.estimate:.2g} s a call, too long to count "
                         "its ops")
