@@ -158,7 +158,7 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
         return start(Search(target, budget, facts or gather(), calls, levers, progress),
                      threads=threads, devices=devices, ray=ray)
     key = None
-    if cache:
+    if cache and target.enclosed_in is None:  # a closure's constants are not in the key
         from tfperf.tune import cache as store
 
         key = store.key(target, budget, calls)
@@ -421,7 +421,7 @@ class Search:
         from tfperf.tune.levers.numpy_round_trip import keeps_host_copy
 
         try:
-            text = apply_levers(self.ctx, chosen)
+            text = apply_levers(self.ctx, chosen, )
         except Exception:  # the build says why, with the candidate
             return False
         return keeps_host_copy(text, self.target.name)
