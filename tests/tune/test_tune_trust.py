@@ -91,3 +91,31 @@ def test_a_candidate_returning_a_0d_tensor_gives_back_the_users_python_float(use
     got = result.best_fn(pred, labels)
     assert type(got) is float and got == mod.accuracy(pred, labels)
     assert "return float(" in result.patch
+
+
+NORMS = """
+import tensorflow as tf
+
+
+def norms(x):
+    return tf.reduce_sum(x * x, axis=1)
+"""
+
+
+def test_reduced_precision_is_judged_by_the_users_dtype_unless_asked_for(user_module):
+    # Round 4's c13: bfloat16 casts picked at a 1.9 % error on a float32 result. The user
+    # of a float32 function gets float32's tolerance, unless they opt into reduced precision.
+    from tfperf.tune.device import DeviceFacts
+    from tfperf.tune.levers.precision import ReducedPrecision
+
+    mod = user_module(NORMS)
+    x = tf.random.stateless_normal([64, 64], seed=[3, 4])
+    facts = DeviceFacts(cpu_flags=frozenset({"avx512_bf16"}))
+    (exact,) = tune(mod.norms, (x,), budget=3, levers=[ReducedPrecision("bfloat16")],
+                    facts=facts).candidates
+    assert exact.equivalent is False and exact.rejected.startswith("disagrees"), exact.rejected
+    assert any("reduced_precision=True" in n for n in exact.notes)
+    (asked,) = tune(mod.norms, (x,), budget=3, levers=[ReducedPrecision("bfloat16")],
+                    facts=facts, reduced_precision=True).candidates
+    assert asked.equivalent is True, asked.rejected
+    assert asked.max_rel_err is not None and asked.max_rel_err > 1e-4
