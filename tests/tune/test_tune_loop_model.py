@@ -296,3 +296,31 @@ def test_a_sum_started_by_its_first_term_is_a_sum(spelling):
     new = lever.build(text, ctx)
     assert "vectorized_map" in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+def test_an_every_row_but_one_mask_is_vectorised_as_a_gather(caplog):
+    # Held-out round 4 (an NT-Xent loss): ``z[tf.range(n) != i]`` in a per-example loop made
+    # pfor fall back to a while_loop (no converter for Where) and broke the batched rewrite.
+    from tfperf.tune.screen import FALLBACK_NEEDLES
+
+    text = '''import tensorflow as tf
+
+
+def f(z):
+    total = 0.0
+    for i in range(z.shape[0]):
+        others = z[tf.range(z.shape[0]) != i]
+        total += tf.reduce_sum(tf.exp(tf.linalg.matvec(others, z[i])))
+    return total
+'''
+    args = (tf.random.Generator.from_seed(8).normal([12, 5]),)
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("mask.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    new = LoopsVectorizedMap().build(text, ctx)
+    assert "!=" not in new and "tf.gather(z, " in new, new
+    with caplog.at_level("WARNING"):
+        _agrees(text, new, args)
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if any(n in m for n in FALLBACK_NEEDLES)], said

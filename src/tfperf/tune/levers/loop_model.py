@@ -508,6 +508,33 @@ def first_term_sums(text: str, name: str) -> str:
     return text
 
 
+def masks_as_gathers(text: str, name: str, tf: str) -> str:
+    """Each "every row but one" mask ``x[tf.range(n) != i]`` as the gather of those rows,
+    ``tf.gather(x, tf.range(n - 1) + tf.cast(tf.range(n - 1) >= i, tf.int32))``: the same
+    rows for an ``i`` in ``[0, n)`` (another ``i`` changes the shape: the check says so),
+    and ops pfor vectorises, where a boolean mask is a ``Where`` it runs in a while_loop."""
+    fn = find_function(parse(text), name)
+    edits: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Compare):
+            continue
+        cmp = node.slice
+        if len(cmp.ops) != 1 or not isinstance(cmp.ops[0], ast.NotEq):
+            continue
+        sides = [cmp.left, cmp.comparators[0]]
+        ranges = [x for x in sides if isinstance(x, ast.Call) and len(x.args) == 1
+                  and not x.keywords and text_of(text, x.func) == f"{tf}.range"]
+        if len(ranges) != 1:
+            continue
+        (rng,) = ranges
+        other = sides[1] if sides[0] is rng else sides[0]
+        n, i = text_of(text, rng.args[0]), text_of(text, other)
+        rows = f"{tf}.range(({n}) - 1)"
+        edits.append((node, f"{tf}.gather({text_of(text, node.value)}, {rows} + "
+                            f"{tf}.cast({rows} >= {tf}.cast({i}, {tf}.int32), {tf}.int32))"))
+    return replace_nodes(text, edits) if edits else text
+
+
 def found_loops(ctx: LeverContext) -> list[Iteration]:
     """The loops of the tuned function, as written or once its NumPy round trips are TF ops
     (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
@@ -634,6 +661,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     that were already rewritten (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
     text = first_term_sums(text, ctx.target.name)
+    text = masks_as_gathers(text, ctx.target.name, tf)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
