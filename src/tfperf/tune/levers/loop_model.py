@@ -313,6 +313,15 @@ class _Batch(ast.NodeTransformer):
             self.in_gather -= 1
         else:
             self.generic_visit(node)
+        if last == "bincount" and node.args and self.touched(node.args[0]) \
+                and not any(k.arg == "axis" for k in node.keywords):
+            # One example's counts, for each example: its values as one row, counted per row
+            # (a bincount of the batch would count every example's values together).
+            value = ast.unparse(node.args[0])
+            node.args[0] = ast.parse(f"{self.tf}.reshape({value}, [{self.tf}.shape({value})[0],"
+                                     " -1])", mode="eval").body
+            node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
+            return node
         if not self.axes or not node.args or not self.touched(node.args[0]):
             return node
         if last not in REDUCTIONS:
