@@ -343,3 +343,28 @@ def f(x):
     new = LoopsBatched(axes=True).build(text, ctx)
     assert "axis=-1" in new and not _loops_left(new) and "map_fn" not in new, new
     _agrees(text, new, args)
+
+
+def test_a_counter_under_an_if_is_a_sum_the_loop_levers_take():
+    # Held-out round 4 (c11): ``if pred[k] == labels[k]: hits += 1`` was no loop of the model
+    # (a Python if per element); as ``hits += 1 * tf.cast(cond, tf.int32)`` it is a sum.
+    text = '''import tensorflow as tf
+
+
+def f(pred, labels):
+    hits = 0
+    for k in range(pred.shape[0]):
+        if pred[k] == labels[k]:
+            hits += 1
+    return hits
+'''
+    args = (tf.constant([i % 3 for i in range(20)]), tf.constant([i % 2 for i in range(20)]))
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("count.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "if pred" not in new and "tf.vectorized_map(" in new, new
+    assert int(_run(new, args)) == _run(text, args)  # a tensor here; tune converts it back
