@@ -113,7 +113,7 @@ def test_no_float64_run_of_a_baseline_that_leaves_no_time_for_it(user_module, fr
     mod = user_module(SLOW_BASE.replace("SLEEP", "0.6"))
     facts = DeviceFacts(cpu_flags=frozenset({"avx512_bf16"}))
     result = tune(mod.slow, (tf.ones([4, 3]),), budget=2, levers=[ReducedPrecision("bfloat16")],
-                  facts=facts)
+                  facts=facts, reduced_precision=True)  # judged against the float64 run
     (cand,) = result.candidates
     said = (cand.rejected or "") + " ".join(cand.notes)
     assert "no time left for a float64 run of the baseline" in said

@@ -76,7 +76,10 @@ def test_tune_picks_the_broadcast_over_the_diagonal_product(user_module):
 
     result = tune(mod.f, args, budget=20)
     lever = "diagonal matmul→broadcast product"
-    mine = [c for c in result.candidates if lever in c.levers]
+    # Exact candidates: a reduced-precision one is judged by float32's tolerance (it opts
+    # in with reduced_precision=True) and disagrees on a machine whose facts offer bfloat16.
+    mine = [c for c in result.candidates if lever in c.levers
+            and not any(lv.endswith(" casts") for lv in c.levers)]
     assert mine and all(c.equivalent is not False for c in mine), result.table()
     assert max(c.speedup or 0.0 for c in mine) > 3, result.table()
     assert result.best is not None and lever in result.best.levers, result.table()

@@ -71,7 +71,7 @@ def _policy() -> str:
 
 def test_a_model_from_the_inputs_factory_is_built_under_the_policy(user_module):
     mod = user_module(STEP, "policy_step")
-    result = tune(mod.train_step, inputs=mod.make, budget=5, facts=GPU,
+    result = tune(mod.train_step, inputs=mod.make, budget=5, facts=GPU, reduced_precision=True,
                   levers=[MixedPolicy("mixed_bfloat16")])
     assert _policy() == "float32"  # the candidate's policy did not leak
     cand = next(c for c in result.candidates if c.name == "mixed_bfloat16 policy")
@@ -87,7 +87,7 @@ def test_a_model_from_the_inputs_factory_is_built_under_the_policy(user_module):
 def test_a_model_built_inside_the_function_runs_each_call_under_the_policy(user_module):
     mod = user_module(PREDICT, "policy_predict")
     x = tf.random.stateless_normal([16, 8], seed=[5, 6])
-    result = tune(mod.predict, (x,), budget=5, facts=GPU,
+    result = tune(mod.predict, (x,), budget=5, facts=GPU, reduced_precision=True,
                   levers=[MixedPolicy("mixed_float16")])
     assert _policy() == "float32"
     cand = next(c for c in result.candidates if c.name == "mixed_float16 policy")
@@ -100,7 +100,7 @@ def test_a_model_built_inside_the_function_runs_each_call_under_the_policy(user_
     # Without it the model returns float16 to a caller that had float32: not the function's
     # contract (as Keras' guide says, keep the last layer float32).
     mod = user_module(PREDICT.replace(', dtype="float32"', ""), "policy_predict16")
-    (cand,) = tune(mod.predict, (x,), budget=2, facts=GPU,
+    (cand,) = tune(mod.predict, (x,), budget=2, facts=GPU, reduced_precision=True,
                    levers=[MixedPolicy("mixed_float16")]).candidates
     assert cand.rejected == ("changes the function's contract: output: dtype float16, the "
                              "baseline has float32")
@@ -114,6 +114,7 @@ def test_a_model_built_inside_the_function_runs_each_call_under_the_policy(user_
 def test_a_model_built_before_or_no_model_is_not_applicable(user_module, source, name, why):
     mod = user_module(source, "policy_na")
     result = tune(getattr(mod, name), (tf.ones([4, 8]),), budget=2, facts=GPU,
+                  reduced_precision=True,
                   levers=[MixedPolicy("mixed_bfloat16")])
     (cand,) = result.candidates
     assert cand.rejected.startswith("not applicable: ") and why in cand.rejected
@@ -122,7 +123,7 @@ def test_a_model_built_before_or_no_model_is_not_applicable(user_module, source,
 def test_a_prebuilt_model_argument_and_a_device_without_fast_math(user_module):
     mod = user_module(STEP, "policy_plain")
     (args, _) = mod.make()
-    result = tune(mod.train_step, args, budget=2, facts=GPU,
+    result = tune(mod.train_step, args, budget=2, facts=GPU, reduced_precision=True,
                   levers=[MixedPolicy("mixed_bfloat16")])
     assert "passed in already built" in result.candidates[0].rejected
     slow = tune(mod.train_step, inputs=mod.make, budget=2, facts=NO_FAST_MATH,
@@ -141,6 +142,7 @@ def test_under_isolate_the_childs_model_is_built_under_the_policy(user_module, f
     mod = user_module(STEP, "policy_isolated")
     cpu_bf16 = DeviceFacts(cpu_flags=frozenset({"avx512_bf16"}))  # no GPU needed for it
     result = tune(mod.train_step, inputs=mod.make, budget=20, facts=cpu_bf16, isolate=True,
+                  reduced_precision=True,
                   levers=[MixedPolicy("mixed_bfloat16")])
     (cand,) = result.candidates
     assert cand.equivalent is True, result.table()

@@ -296,3 +296,75 @@ def test_a_sum_started_by_its_first_term_is_a_sum(spelling):
     new = lever.build(text, ctx)
     assert "vectorized_map" in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+def test_an_every_row_but_one_mask_is_vectorised_as_a_gather(caplog):
+    # Held-out round 4 (an NT-Xent loss): ``z[tf.range(n) != i]`` in a per-example loop made
+    # pfor fall back to a while_loop (no converter for Where) and broke the batched rewrite.
+    from tfperf.tune.screen import FALLBACK_NEEDLES
+
+    text = '''import tensorflow as tf
+
+
+def f(z):
+    total = 0.0
+    for i in range(z.shape[0]):
+        others = z[tf.range(z.shape[0]) != i]
+        total += tf.reduce_sum(tf.exp(tf.linalg.matvec(others, z[i])))
+    return total
+'''
+    args = (tf.random.Generator.from_seed(8).normal([12, 5]),)
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("mask.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    new = LoopsVectorizedMap().build(text, ctx)
+    assert "!=" not in new and "tf.gather(z, " in new, new
+    with caplog.at_level("WARNING"):
+        _agrees(text, new, args)
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if any(n in m for n in FALLBACK_NEEDLES)], said
+
+
+def test_a_bincount_of_each_example_is_counted_per_row():
+    # Held-out round 4 (c05): the batched form counted every example's values together (a
+    # shape [] where the map gave [32]); one example's bincount is its row's, axis=-1.
+    text = '''import tensorflow as tf
+
+
+def f(x):
+    return tf.map_fn(lambda img: tf.reduce_max(tf.math.bincount(img)), x)
+'''
+    args = (tf.random.stateless_uniform([6, 4, 5], seed=[1, 1], maxval=9, dtype=tf.int32),)
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("counts.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    new = LoopsBatched(axes=True).build(text, ctx)
+    assert "axis=-1" in new and not _loops_left(new) and "map_fn" not in new, new
+    _agrees(text, new, args)
+
+
+def test_a_counter_under_an_if_is_a_sum_the_loop_levers_take():
+    # Held-out round 4 (c11): ``if pred[k] == labels[k]: hits += 1`` was no loop of the model
+    # (a Python if per element); as ``hits += 1 * tf.cast(cond, tf.int32)`` it is a sum.
+    text = '''import tensorflow as tf
+
+
+def f(pred, labels):
+    hits = 0
+    for k in range(pred.shape[0]):
+        if pred[k] == labels[k]:
+            hits += 1
+    return hits
+'''
+    args = (tf.constant([i % 3 for i in range(20)]), tf.constant([i % 2 for i in range(20)]))
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("count.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "if pred" not in new and "tf.vectorized_map(" in new, new
+    assert int(_run(new, args)) == _run(text, args)  # a tensor here; tune converts it back

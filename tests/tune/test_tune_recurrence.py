@@ -150,3 +150,20 @@ def test_a_range_with_a_start_or_walked_back_is_scanned_over_its_values(spelling
     new = LoopToScan().build(text, _context(text, args))
     assert "tf.scan(" in new and not _loops(new), new
     _agrees(text, new, args)
+
+
+def test_a_tensorarray_written_step_by_step_is_not_a_scan_state():
+    # Held-out round 4 (a reverse GAE loop): the TensorArray was carried as the scan's state
+    # and the candidate raised; it is a buffer, not a value: not applicable, with the reason.
+    text = HEAD + '''
+def f(x):
+    n = tf.shape(x)[0]
+    acc = tf.TensorArray(tf.float32, size=n + 1, clear_after_read=False)
+    acc = acc.write(n, tf.constant(0.0))
+    for t in tf.range(n - 1, -1, -1):
+        acc = acc.write(t, x[t] + 0.9 * acc.read(t + 1))
+    return acc.stack()[:n]
+'''
+    args = (tf.random.Generator.from_seed(4).normal([6]),)
+    why = LoopToScan().applies(_context(text, args))
+    assert why is not None and "TensorArray" in why, why

@@ -96,7 +96,7 @@ def test_float16_is_rejected_on_cpu_and_tried_with_gpu_facts(user_module):
     # An A100's facts: the lever is tried, and judged against the float64 truth with
     # float16's tolerance (it computes in float16 and casts its result back to float32).
     gpu = tune(mod.dense, args, budget=3, levers=[ReducedPrecision("float16")],
-               facts=DeviceFacts(gpus=((8, 0),)))
+               facts=DeviceFacts(gpus=((8, 0),)), reduced_precision=True)
     (cand,) = gpu.candidates
     assert cand.equivalent is True, cand.rejected
     assert cand.max_rel_err is not None and 1e-5 < cand.max_rel_err < 1e-2
@@ -146,7 +146,7 @@ def test_precision_casts_cast_the_float32_outputs_back_at_each_return(user_modul
     mod = user_module(NORMS, "stats_mod")
     x = tf.random.stateless_normal([16, 64], seed=[1, 2])
     result = tune(mod.stats, (x,), budget=3, levers=[ReducedPrecision("bfloat16")],
-                  facts=BF16_CPU)
+                  facts=BF16_CPU, reduced_precision=True)
     (cand,) = result.candidates
     # the size (int32) stays as it is; the float sums come back as float32
     assert cand.equivalent is True, result.table()
@@ -168,7 +168,8 @@ def test_precision_too_far_from_the_truth_is_rejected(user_module):
 
     result = tune(mod.cancel, (tf.random.Generator.from_seed(0).normal([4, 512]),), budget=3,
                   levers=[ReducedPrecision("bfloat16")],
-                  facts=DeviceFacts(cpu_flags=frozenset({"avx512_bf16"})))
+                  facts=DeviceFacts(cpu_flags=frozenset({"avx512_bf16"})),
+                  reduced_precision=True)
     (cand,) = result.candidates
     assert cand.equivalent is False
     assert cand.rejected.startswith("disagrees with the baseline")

@@ -18,6 +18,7 @@ from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.lint_fixes import LintFix, apply_fixes
+from tfperf.tune.returns import keep_scalar_return, scalar_type
 from tfperf.tune.source import is_tf_function_decorator, parse, tf_alias
 
 
@@ -29,9 +30,11 @@ class Built:
     path: Path
 
 
-def apply_levers(ctx: LeverContext, levers: Sequence[Lever]) -> str:
+def apply_levers(ctx: LeverContext, levers: Sequence[Lever],
+                 keep_return: bool = True) -> str:
     """The module source with every lever applied: lint fixes first (their positions are in
-    the original), then the others by stage."""
+    the original), then the others by stage; then the user's scalar return type kept
+    (:mod:`tfperf.tune.returns`; ``keep_return=False``: the levers' text alone)."""
     text = ctx.target.source
     fixes = [lv for lv in levers if isinstance(lv, LintFix)]
     if fixes:
@@ -39,6 +42,9 @@ def apply_levers(ctx: LeverContext, levers: Sequence[Lever]) -> str:
     for lever in sorted((lv for lv in levers if not isinstance(lv, LintFix)),
                         key=lambda lv: lv.stage):
         text = lever.build(text, ctx)
+    kind = scalar_type(ctx.returns)
+    if levers and kind is not None and keep_return:
+        text = keep_scalar_return(text, ctx.target.name, kind)
     parse(text)
     return text
 

@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="measure again, ignore the cache (results are kept per file path, "
                         "function, source, inputs' shapes, machine and settings)")
+    p.add_argument("--reduced-precision", action="store_true",
+                   help="accept bfloat16/float16 candidates at their own dtype's tolerance "
+                        "(default: judged by the tolerance of the dtype FUNC returns)")
     p.add_argument("--plot", metavar="PATH",
                    help="write a PNG of the candidates (median, IQR, break-even calls; the "
                         "rejected ones with why); needs matplotlib (the plot extra)")
@@ -196,7 +199,8 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
                   cache=not args.no_cache, progress=say,
                   isolate=bool(getattr(args, "isolate", False)),
                   threads=bool(getattr(args, "threads", False)),
-                  devices=getattr(args, "devices", None), ray=getattr(args, "ray", None))
+                  devices=getattr(args, "devices", None), ray=getattr(args, "ray", None),
+                  reduced_precision=bool(getattr(args, "reduced_precision", False)))
     if args.json:
         print(result.to_json())
     else:

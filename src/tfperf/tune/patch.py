@@ -18,6 +18,10 @@ from tfperf.tune.target import TuneError
 def apply_patch(result: TuneResult, path: str | Path | None = None) -> str:
     """Write ``result``'s patch into the file it was measured on; returns what was done, in
     words. ``path``: the file the user named; refused unless it is that file."""
+    if not result.in_file and result.cell is None and str(result.path).endswith(".py"):
+        raise TuneError(f"{result.function} is the inner function of a factory in "
+                        f"{result.path}: the patch shows its def lifted to the top level, "
+                        "and is not applied; paste its changed lines into the inner def")
     if not result.in_file:
         where = f"cell {result.cell}" if result.cell is not None else result.path
         raise TuneError(f"{result.function} was defined in {where}, not in a .py file: there "

@@ -132,7 +132,7 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
          calls: int | None = None, levers: Sequence[Lever] | None = None,
          cache: bool = False, progress: Progress | None = None, isolate: bool = False,
          threads: bool = False, devices: int | str | None = None,
-         ray: str | None = None) -> TuneResult:
+         ray: str | None = None, reduced_precision: bool = False) -> TuneResult:
     """Search tune's levers for ``fn`` on these inputs; see the module docstring.
 
     ``inputs``: a factory of fresh ``(args, kwargs)`` for stateful functions (a train step);
@@ -144,6 +144,9 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
     try CPU thread-pool sizes too (a process-wide setting); ``devices``: candidates screened
     in parallel, one process per device (a count or ``"auto"``); ``ray``: candidates' processes
     on a Ray cluster at that address (``"local"``: a local Ray instance).
+    ``reduced_precision``: accept a reduced-precision candidate (bfloat16, float16) at its
+    own dtype's tolerance; by default every candidate is judged by the tolerance of the
+    dtype the function returns (a float32 result: float32's), as its caller would be.
     """
     import tensorflow as tf  # noqa: F401  (the candidates run TF; import it once, here)
 
@@ -155,17 +158,20 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
     if isolate:  # results of isolated runs are not cached (the key does not say how)
         from tfperf.tune.isolate import start
 
-        return start(Search(target, budget, facts or gather(), calls, levers, progress),
+        return start(Search(target, budget, facts or gather(), calls, levers, progress,
+                            reduced_precision),
                      threads=threads, devices=devices, ray=ray)
     key = None
-    if cache:
+    # neither a closure's constants nor the precision asked for are in the key
+    if cache and target.enclosed_in is None and not reduced_precision:
         from tfperf.tune import cache as store
 
         key = store.key(target, budget, calls)
         hit = store.load(key, target)
         if hit is not None:
             return hit
-    result = Search(target, budget, facts or gather(), calls, levers, progress).run()
+    result = Search(target, budget, facts or gather(), calls, levers, progress,
+                    reduced_precision).run()
     if key is not None:
         from tfperf.tune import cache as store
 
@@ -177,8 +183,9 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
 class Search:
     def __init__(self, target: Target, budget: float, facts: DeviceFacts,
                  calls: int | None, levers: Sequence[Lever] | None,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, reduced_precision: bool = False) -> None:
         self.target, self.budget, self.facts, self.calls = target, budget, facts, calls
+        self.reduced_precision = reduced_precision
         self.planted = levers
         self.say = progress or (lambda s: None)
         self.t0 = time.perf_counter()
@@ -421,7 +428,7 @@ class Search:
         from tfperf.tune.levers.numpy_round_trip import keeps_host_copy
 
         try:
-            text = apply_levers(self.ctx, chosen)
+            text = apply_levers(self.ctx, chosen, )
         except Exception:  # the build says why, with the candidate
             return False
         return keeps_host_copy(text, self.target.name)
@@ -456,7 +463,7 @@ class Search:
         if eager is None or any(lv.graph_loop for lv in chosen):
             return None
         ops = self._eager_ops(eager)
-        if ops is None:
+        if not ops:  # uncounted, or none: a function already a tf.function runs as one call
             if eager.estimate > limit / 2:
                 return (f"the eager code takes {eager.estimate:.2g} s a call, too long to count "
                         "its ops")
@@ -620,7 +627,12 @@ class Search:
         reduced = any(lv.reduced_precision for lv in live.levers)
         truth = self._truth() if reduced else None
         dtype = next((lv.dtype for lv in live.levers if lv.reduced_precision and lv.dtype), None)
-        if reduced and truth is None and dtype is None:
+        if reduced and not self.reduced_precision:  # the caller's dtype's tolerance
+            dtype = None
+            live.record.notes.append(
+                "judged by the tolerance of the dtype the function returns, not the reduced "
+                "one's: reduced_precision=True (--reduced-precision) accepts its own")
+        elif reduced and truth is None and dtype is None:
             live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
             return
         for b, c in zip(raw_base, raw_mine, strict=False):  # before values: see contract.py

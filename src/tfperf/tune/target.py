@@ -46,12 +46,15 @@ class Target:
     cell: int | None = None
     namespace: dict[str, Any] | None = None  # the function's globals (the module's, a cell's)
     raw_source: str | None = None  # a cell as typed (``%magic`` lines), when IPython has it
+    enclosed_in: str | None = None  # a factory's inner function: its qualified name
 
     @property
     def label(self) -> str:
         """How the patch names the source: the file's name, or ``cell N``."""
         if self.in_file:
             return self.path.name
+        if self.enclosed_in is not None:
+            return f"{self.path.name} ({self.enclosed_in}, lifted to the top level)"
         return f"cell {self.cell}" if self.cell is not None else str(self.path)
 
     @property
@@ -67,9 +70,11 @@ class Target:
         if not callable(fn) or name is None or not inspect.isfunction(py):
             raise TuneError(f"{fn!r} is not a Python function: tune needs a function "
                             "defined with `def` in a .py file")
+        if py.__qualname__ != name and _is_closure(py):
+            return _lifted(fn, py, tuple(args), kwargs, inputs)
         if py.__qualname__ != name:
-            raise TuneError(f"{py.__qualname__}: tune needs a module-level function "
-                            "(not a method, a nested function or a lambda)")
+            raise TuneError(f"{py.__qualname__}: tune needs a module-level function or "
+                            "the inner function of a factory (not a method or a lambda)")
         module = sys.modules.get(py.__module__)
         try:
             path = Path(inspect.getsourcefile(py) or "")
@@ -144,6 +149,60 @@ class Target:
 
     def source_hash(self) -> str:
         return hashlib.sha256(f"{self.name}\n{self.source}".encode()).hexdigest()
+
+
+def _is_closure(py: Any) -> bool:
+    """A ``def`` nested in a function (a loss factory's inner function), not a lambda."""
+    parts = py.__qualname__.split(".")
+    return len(parts) >= 3 and parts[-2] == "<locals>" and py.__name__ != "<lambda>"
+
+
+def _lifted(fn: Callable[..., Any], py: Any, args: tuple[Any, ...],
+            kwargs: Mapping[str, Any] | None, inputs: Inputs | None) -> Target:
+    """The inner function of a factory (``def trace_loss(r): def loss(y, p): ...; return
+    loss``), tuned as if it were defined at the top level: its ``def`` dedented after the
+    file's imports, its free variables bound as the constants the factory captured. No file
+    holds that text, so the patch is shown, never applied (the user pastes it into the
+    inner ``def``)."""
+    import textwrap
+
+    where = py.__qualname__
+    if py.__code__.co_filename and Path(py.__code__.co_filename).is_file():
+        text = Path(py.__code__.co_filename).read_text(encoding="utf-8")
+    else:
+        text = "".join(linecache.getlines(py.__code__.co_filename))
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        raise TuneError(f"{where}: the text it was defined from does not parse") from None
+    first = py.__code__.co_firstlineno
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.name == py.__name__
+                 and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == first), None)
+    if node is None or node.end_lineno is None:
+        raise TuneError(f"{where}: its source cannot be found; tune needs the text it was "
+                        "defined from, in a .py file or a notebook cell")
+    if any(isinstance(n, ast.Nonlocal) for n in ast.walk(node)):
+        raise TuneError(f"{where}: it assigns its factory's variables (nonlocal): tune "
+                        "needs them as constants")
+    lines = text.splitlines(keepends=True)
+    body = textwrap.dedent("".join(lines[first - 1:node.end_lineno]))
+    imports = [ast.get_source_segment(text, n) or "" for n in tree.body
+               if isinstance(n, (ast.Import, ast.ImportFrom))]
+    source = "".join(f"{i}\n" for i in imports) + "\n\n" + body
+    namespace = dict(py.__globals__)
+    for var, cell in zip(py.__code__.co_freevars, py.__closure__ or (), strict=False):
+        try:
+            namespace[var] = cell.cell_contents
+        except ValueError:  # a variable the factory has not bound yet
+            raise TuneError(f"{where}: its free variable {var!r} is not bound") from None
+    namespace[py.__name__] = fn
+    module = sys.modules.get(py.__module__) or sys.modules["__main__"]
+    if inputs is not None:
+        args, kwargs = inputs()
+    return Target(fn, py.__name__, Path(py.__code__.co_filename), source, module,
+                  tuple(args), dict(kwargs or {}), inputs, in_file=False, cell=None,
+                  namespace=namespace, enclosed_in=py.__qualname__)
 
 
 def _memory_source(py: Any) -> tuple[str, int | None]:

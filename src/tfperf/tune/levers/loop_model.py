@@ -313,6 +313,20 @@ class _Batch(ast.NodeTransformer):
             self.in_gather -= 1
         else:
             self.generic_visit(node)
+        if last == "bincount" and node.args and self.touched(node.args[0]) \
+                and not any(k.arg == "axis" for k in node.keywords):
+            # One example's counts, for each example: its values as one row, counted per row
+            # (a bincount of the batch would count every example's values together).
+            rows = ast.parse(f"{self.tf}.reshape(_, [{self.tf}.shape(_)[0], -1])",
+                             mode="eval").body
+            assert isinstance(rows, ast.Call)
+            first = rows.args[1].elts[0]  # type: ignore[attr-defined]
+            first.value.args[0] = copy.deepcopy(node.args[0])
+            rows.args[0] = node.args[0]  # the batch the rewrite made: still "touched"
+            self.made.add(id(rows))
+            node.args[0] = rows
+            node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
+            return node
         if not self.axes or not node.args or not self.touched(node.args[0]):
             return node
         if last not in REDUCTIONS:
@@ -508,6 +522,55 @@ def first_term_sums(text: str, name: str) -> str:
     return text
 
 
+def counted_sums(text: str, name: str, tf: str) -> str:
+    """Each counter in a loop, ``if cond: n += 1`` (an int added when a test holds, no
+    ``else``), as the sum it is, ``n += 1 * tf.cast(cond, tf.int32)``: the loop model's plain
+    accumulation, which the loop levers take (a Python ``if`` on a tensor runs one
+    host round trip per element)."""
+    fn = find_function(parse(text), name)
+    edits: list[tuple[ast.AST, str]] = []
+    for loop in ast.walk(fn):
+        if not isinstance(loop, ast.For):
+            continue
+        for stmt in loop.body:
+            if not isinstance(stmt, ast.If) or stmt.orelse or len(stmt.body) != 1:
+                continue
+            add = stmt.body[0]
+            if isinstance(add, ast.AugAssign) and isinstance(add.op, ast.Add) \
+                    and isinstance(add.target, ast.Name) and isinstance(add.value, ast.Constant) \
+                    and type(add.value.value) is int:
+                edits.append((stmt, f"{add.target.id} += {add.value.value} * "
+                                    f"{tf}.cast({text_of(text, stmt.test)}, {tf}.int32)"))
+    return replace_nodes(text, edits) if edits else text
+
+
+def masks_as_gathers(text: str, name: str, tf: str) -> str:
+    """Each "every row but one" mask ``x[tf.range(n) != i]`` as the gather of those rows,
+    ``tf.gather(x, tf.range(n - 1) + tf.cast(tf.range(n - 1) >= i, tf.int32))``: the same
+    rows for an ``i`` in ``[0, n)`` (another ``i`` changes the shape: the check says so),
+    and ops pfor vectorises, where a boolean mask is a ``Where`` it runs in a while_loop."""
+    fn = find_function(parse(text), name)
+    edits: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Compare):
+            continue
+        cmp = node.slice
+        if len(cmp.ops) != 1 or not isinstance(cmp.ops[0], ast.NotEq):
+            continue
+        sides = [cmp.left, cmp.comparators[0]]
+        ranges = [x for x in sides if isinstance(x, ast.Call) and len(x.args) == 1
+                  and not x.keywords and text_of(text, x.func) == f"{tf}.range"]
+        if len(ranges) != 1:
+            continue
+        (rng,) = ranges
+        other = sides[1] if sides[0] is rng else sides[0]
+        n, i = text_of(text, rng.args[0]), text_of(text, other)
+        rows = f"{tf}.range(({n}) - 1)"
+        edits.append((node, f"{tf}.gather({text_of(text, node.value)}, {rows} + "
+                            f"{tf}.cast({rows} >= {tf}.cast({i}, {tf}.int32), {tf}.int32))"))
+    return replace_nodes(text, edits) if edits else text
+
+
 def found_loops(ctx: LeverContext) -> list[Iteration]:
     """The loops of the tuned function, as written or once its NumPy round trips are TF ops
     (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
@@ -521,6 +584,11 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
         summed = first_term_sums(ctx.target.source, ctx.target.name)
         if summed != ctx.target.source:
             texts.append(summed)
+    with contextlib.suppress(SourceEditError):
+        counted = counted_sums(*ensure_tf(ctx.target.source)[:1], ctx.target.name,
+                               ensure_tf(ctx.target.source)[1])
+        if counted != ctx.target.source:
+            texts.append(counted)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -634,6 +702,8 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     that were already rewritten (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
     text = first_term_sums(text, ctx.target.name)
+    text = masks_as_gathers(text, ctx.target.name, tf)
+    text = counted_sums(text, ctx.target.name, tf)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it

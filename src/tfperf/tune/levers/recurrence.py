@@ -156,6 +156,13 @@ def _recurrences(ctx: Any, fn: ast.FunctionDef, text: str, tensors: frozenset[st
     return out
 
 
+def _buffers(loop: ast.For, state: list[str]) -> set[str]:
+    """States the body writes into or reads from by method (``ta = ta.write(t, v)``)."""
+    return {n.func.value.id for n in ast.walk(loop) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr in ("write", "read", "scatter")
+            and isinstance(n.func.value, ast.Name) and n.func.value.id in state}
+
+
 def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> str:
     """The first carried loop of ``name`` as a ``tf.scan``; raises ``SourceEditError``."""
     from tfperf.lint.semantic import Context
@@ -182,6 +189,10 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     state = sorted(set(model.carried) - set(lists) - {index})
     if not state:
         raise SourceEditError("no state carried from one step to the next")
+    buffers = sorted(_buffers(loop, state))
+    if buffers:  # a scan's state is tensors; a TensorArray's handle is not one
+        raise SourceEditError(f"the state {buffers[0]!r} is a buffer written step by step "
+                              "(TensorArray .write/.read), not a value a scan can carry")
     start = (loop.lineno, loop.col_offset)
     set_before = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
                   and not isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) < start}
