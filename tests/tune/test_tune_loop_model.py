@@ -368,3 +368,41 @@ def f(pred, labels):
     new = lever.build(text, ctx)
     assert "if pred" not in new and "tf.vectorized_map(" in new, new
     assert int(_run(new, args)) == _run(text, args)  # a tensor here; tune converts it back
+
+
+WINDOWS = {  # per-start window sums joined along the time axis (held-out round 5, c12)
+    "comprehension_axis1": '''
+def f(r):
+    T = 5
+    sums = [tf.reduce_sum(tf.slice(r, [0, k, 0], [tf.shape(r)[0], T, tf.shape(r)[-1]]),
+                          axis=1, keepdims=True)
+            for k in range(tf.shape(r)[1] - T)]
+    return tf.concat(sums, axis=1)
+''',
+    "append_last_axis": '''
+def f(r):
+    out = []
+    for k in range(tf.shape(r)[1] - 5):
+        out.append(tf.reduce_sum(r[:, k:k + 5, :], axis=1, keepdims=True))
+    return tf.concat(out, -2)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(WINDOWS))
+def test_values_joined_along_another_axis_are_vectorised(spelling):
+    # Only tf.concat along axis 0 was read as the loop's join: windows joined along time
+    # (axis 1 of each value) left the comprehension without a loop lever ("no loop of
+    # independent iterations whose values leave it one per iteration").
+    text = "import numpy as np\nimport tensorflow as tf\n\n\n" + WINDOWS[spelling]
+    args = (tf.random.Generator.from_seed(12).normal([3, 40, 2]),)
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("windows.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None, lever.applies(ctx)
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and not [k for k in _loops_left(new)
+                                            if k in ("For", "While", "ListComp")], new
+    _agrees(text, new, args)

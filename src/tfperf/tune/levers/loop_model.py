@@ -26,7 +26,15 @@ import contextlib
 import copy
 from typing import Any
 
-from tfperf.tune.iterations import Iteration, function_loops, map_fn_parts, read, text_of
+from tfperf.tune.iterations import (
+    JOIN_HELPER,
+    JOIN_SOURCE,
+    Iteration,
+    function_loops,
+    map_fn_parts,
+    read,
+    text_of,
+)
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
@@ -87,6 +95,8 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join == "concat":
         return [(it.consumer, f"{tf}.reshape({value}, {tf}.concat([[-1], "
                               f"{tf}.shape({value})[2:]], 0))")]
+    if it.join.startswith("concat:"):
+        return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
@@ -100,6 +110,8 @@ def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result
     """Replace the loop of ``it``: a statement loop by ``body_lines`` (at its indentation),
     its collector's creation dropped and its consumer given ``result``; a comprehension's
     consumer by ``expression``."""
+    if it.join.startswith("concat:") and f"def {JOIN_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + JOIN_SOURCE.replace("TF.", f"{tf}.")
     if expression is not None and it.name:  # rows = [...] ... tf.stack(rows)
         return replace_nodes(text, [(it.node, expression), *_joined(it, text, it.name, tf)])
     if expression is not None:

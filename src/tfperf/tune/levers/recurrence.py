@@ -22,22 +22,11 @@ import ast
 import copy
 from typing import Any
 
-from tfperf.tune.iterations import function_loops, loop_domain, text_of
+from tfperf.tune.iterations import JOIN_HELPER, JOIN_SOURCE, function_loops, loop_domain, text_of
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
 STEP = "_tfperf_step"
-JOIN_HELPER = "_tfperf_concat_steps"
-#: tf.concat of the steps' values along an axis other than 0 (``TF``: the module's alias).
-JOIN_SOURCE = '''
-
-def _tfperf_concat_steps(steps, axis):
-    """tfperf tune: TF.concat(list(steps), axis) of values stacked along a new axis 0."""
-    k = axis % (steps.shape.rank - 1)
-    moved = TF.experimental.numpy.moveaxis(steps, 0, k)
-    shape = TF.shape(moved)
-    return TF.reshape(moved, TF.concat([shape[:k], [-1], shape[k + 2:]], 0))
-'''
 
 
 def _names(node: ast.AST, store: bool) -> set[str]:
