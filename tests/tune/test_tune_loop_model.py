@@ -406,3 +406,31 @@ def test_values_joined_along_another_axis_are_vectorised(spelling):
     assert "vectorized_map" in new and not [k for k in _loops_left(new)
                                             if k in ("For", "While", "ListComp")], new
     _agrees(text, new, args)
+
+
+def test_a_double_loop_writing_at_a_counter_is_one_loop_over_the_counter():
+    # Held-out round 5 (c11, a GNN layer): `ta = ta.write(idx, x); idx += 1` inside two
+    # loops was not a loop whose values leave it (the write is at the counter, not an index).
+    text = "import numpy as np\nimport tensorflow as tf\n\n\n" + '''
+def f(x, w):
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    idx = 0
+    for m in range(tf.shape(x)[1]):
+        for k in range(tf.shape(x)[2]):
+            y = tf.matmul(x[:, m, k, :], w) + tf.reduce_sum(x[:, m, :, :], axis=1)
+            ta = ta.write(idx, y)
+            idx += 1
+    return tf.transpose(ta.stack(), [1, 0, 2])
+'''
+    g = tf.random.Generator.from_seed(11)
+    args = (g.normal([2, 3, 4, 5]), g.normal([5, 5]))
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("counter.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None, lever.applies(ctx)
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and "idx // (tf.shape(x)[2])" in new and not [
+        k for k in _loops_left(new) if k in ("For", "While")], new
+    _agrees(text, new, args)
