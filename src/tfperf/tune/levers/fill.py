@@ -92,7 +92,7 @@ def _scattered(value: ast.expr, name: str, indices: list[str]) -> ast.expr | Non
                     and isinstance(where.elts[0], (ast.List, ast.Tuple))) \
             or not (isinstance(what, ast.List) and len(what.elts) == 1):
         return None
-    at = where.elts[0].elts  # type: ignore[attr-defined]
+    at = where.elts[0].elts
     if [p.id if isinstance(p, ast.Name) else None for p in at] != indices:
         return None
     return what.elts[0]
