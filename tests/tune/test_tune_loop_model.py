@@ -368,3 +368,69 @@ def f(pred, labels):
     new = lever.build(text, ctx)
     assert "if pred" not in new and "tf.vectorized_map(" in new, new
     assert int(_run(new, args)) == _run(text, args)  # a tensor here; tune converts it back
+
+
+WINDOWS = {  # per-start window sums joined along the time axis (held-out round 5, c12)
+    "comprehension_axis1": '''
+def f(r):
+    T = 5
+    sums = [tf.reduce_sum(tf.slice(r, [0, k, 0], [tf.shape(r)[0], T, tf.shape(r)[-1]]),
+                          axis=1, keepdims=True)
+            for k in range(tf.shape(r)[1] - T)]
+    return tf.concat(sums, axis=1)
+''',
+    "append_last_axis": '''
+def f(r):
+    out = []
+    for k in range(tf.shape(r)[1] - 5):
+        out.append(tf.reduce_sum(r[:, k:k + 5, :], axis=1, keepdims=True))
+    return tf.concat(out, -2)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(WINDOWS))
+def test_values_joined_along_another_axis_are_vectorised(spelling):
+    # Only tf.concat along axis 0 was read as the loop's join: windows joined along time
+    # (axis 1 of each value) left the comprehension without a loop lever ("no loop of
+    # independent iterations whose values leave it one per iteration").
+    text = "import numpy as np\nimport tensorflow as tf\n\n\n" + WINDOWS[spelling]
+    args = (tf.random.Generator.from_seed(12).normal([3, 40, 2]),)
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("windows.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None, lever.applies(ctx)
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and not [k for k in _loops_left(new)
+                                            if k in ("For", "While", "ListComp")], new
+    _agrees(text, new, args)
+
+
+def test_a_double_loop_writing_at_a_counter_is_one_loop_over_the_counter():
+    # Held-out round 5 (c11, a GNN layer): `ta = ta.write(idx, x); idx += 1` inside two
+    # loops was not a loop whose values leave it (the write is at the counter, not an index).
+    text = "import numpy as np\nimport tensorflow as tf\n\n\n" + '''
+def f(x, w):
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    idx = 0
+    for m in range(tf.shape(x)[1]):
+        for k in range(tf.shape(x)[2]):
+            y = tf.matmul(x[:, m, k, :], w) + tf.reduce_sum(x[:, m, :, :], axis=1)
+            ta = ta.write(idx, y)
+            idx += 1
+    return tf.transpose(ta.stack(), [1, 0, 2])
+'''
+    g = tf.random.Generator.from_seed(11)
+    args = (g.normal([2, 3, 4, 5]), g.normal([5, 5]))
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("counter.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    lever = LoopsVectorizedMap()
+    assert lever.applies(ctx) is None, lever.applies(ctx)
+    new = lever.build(text, ctx)
+    assert "vectorized_map" in new and "idx // (tf.shape(x)[2])" in new and not [
+        k for k in _loops_left(new) if k in ("For", "While")], new
+    _agrees(text, new, args)

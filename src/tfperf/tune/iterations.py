@@ -34,6 +34,17 @@ LIST_REDUCTIONS = {"tensorflow.add_n": "add_n", "tensorflow.math.add_n": "add_n"
                    "tensorflow.reduce_min": "", "tensorflow.math.reduce_min": ""}
 CONCATS = {"tensorflow.concat"}
 INDEX = "_tfperf_i"
+JOIN_HELPER = "_tfperf_concat_steps"
+#: tf.concat of per-step values along an axis other than 0 (``TF``: the module's alias).
+JOIN_SOURCE = '''
+
+def _tfperf_concat_steps(steps, axis):
+    """tfperf tune: TF.concat(list(steps), axis) of values stacked along a new axis 0."""
+    k = axis % (steps.shape.rank - 1)
+    moved = TF.experimental.numpy.moveaxis(steps, 0, k)
+    shape = TF.shape(moved)
+    return TF.reshape(moved, TF.concat([shape[:k], [-1], shape[k + 2:]], 0))
+'''
 
 
 @dataclass
@@ -44,7 +55,8 @@ class Iteration:
     binds: list[tuple[str, str, str]]  # (item name, as a function of the index, the batch)
     stmts: list[ast.stmt]
     value: ast.expr
-    # How the values leave: "stack" (a new axis 0), "concat" (joined along axis 0), "sum"
+    # How the values leave: "stack" (a new axis 0), "concat" (joined along axis 0),
+    # "concat:K" (joined along the constant axis K of each value), "sum"
     # (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of the list).
     join: str
     name: str = ""  # the collector (list, array, accumulator) of a statement loop
@@ -357,6 +369,12 @@ def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None,
         return p, "stack"
     if q in CONCATS and axis is not None and zero:
         return p, "concat"
+    if q in CONCATS and axis is not None and len(p.args) <= 2:
+        try:  # another constant axis (windows joined along time: held-out round 5)
+            k = ast.literal_eval(axis)
+        except ValueError:
+            return None, ""
+        return (p, f"concat:{k}") if isinstance(k, int) else (None, "")
     if q in LIST_REDUCTIONS and len(p.args) == 1:
         return p, LIST_REDUCTIONS[q] or "list"
     return None, ""

@@ -60,11 +60,14 @@ def _dtype_of(ctx: Any, text: str, call: ast.Call) -> str | None:
 
 
 def _element(stmt: ast.stmt, name: str, indices: list[str]) -> ast.expr | None:
-    """The value of ``name[i, j] = value`` (or ``name[i][j]``) written at exactly the loops'
-    indices, in order."""
+    """The value of ``name[i, j] = value`` (or ``name[i][j]``, or a tensor's
+    ``name = tf.tensor_scatter_nd_update(name, [[i, j]], [value])``) written at exactly the
+    loops' indices, in order."""
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return None
     t = stmt.targets[0]
+    if isinstance(t, ast.Name):
+        return _scattered(stmt.value, name, indices) if t.id == name else None
     parts: list[ast.expr] = []
     while isinstance(t, ast.Subscript):
         sl = t.slice
@@ -75,6 +78,24 @@ def _element(stmt: ast.stmt, name: str, indices: list[str]) -> ast.expr | None:
     if [p.id if isinstance(p, ast.Name) else None for p in parts] != indices:
         return None
     return stmt.value
+
+
+def _scattered(value: ast.expr, name: str, indices: list[str]) -> ast.expr | None:
+    """``value`` of ``tf.tensor_scatter_nd_update(name, [[i, j]], [value])`` (held-out round 5:
+    a pairwise distance matrix filled one scatter per pair)."""
+    if not isinstance(value, ast.Call) or value.keywords or len(value.args) != 3 \
+            or not ast.unparse(value.func).endswith("tensor_scatter_nd_update"):
+        return None
+    buf, where, what = value.args
+    if not (isinstance(buf, ast.Name) and buf.id == name) \
+            or not (isinstance(where, ast.List) and len(where.elts) == 1
+                    and isinstance(where.elts[0], (ast.List, ast.Tuple))) \
+            or not (isinstance(what, ast.List) and len(what.elts) == 1):
+        return None
+    at = where.elts[0].elts
+    if [p.id if isinstance(p, ast.Name) else None for p in at] != indices:
+        return None
+    return what.elts[0]
 
 
 def _unwrapped(value: ast.expr) -> ast.expr:

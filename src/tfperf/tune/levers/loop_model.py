@@ -26,7 +26,15 @@ import contextlib
 import copy
 from typing import Any
 
-from tfperf.tune.iterations import Iteration, function_loops, map_fn_parts, read, text_of
+from tfperf.tune.iterations import (
+    JOIN_HELPER,
+    JOIN_SOURCE,
+    Iteration,
+    function_loops,
+    map_fn_parts,
+    read,
+    text_of,
+)
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
@@ -87,6 +95,8 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join == "concat":
         return [(it.consumer, f"{tf}.reshape({value}, {tf}.concat([[-1], "
                               f"{tf}.shape({value})[2:]], 0))")]
+    if it.join.startswith("concat:"):
+        return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
@@ -100,6 +110,8 @@ def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result
     """Replace the loop of ``it``: a statement loop by ``body_lines`` (at its indentation),
     its collector's creation dropped and its consumer given ``result``; a comprehension's
     consumer by ``expression``."""
+    if it.join.startswith("concat:") and f"def {JOIN_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + JOIN_SOURCE.replace("TF.", f"{tf}.")
     if expression is not None and it.name:  # rows = [...] ... tf.stack(rows)
         return replace_nodes(text, [(it.node, expression), *_joined(it, text, it.name, tf)])
     if expression is not None:
@@ -544,6 +556,65 @@ def counted_sums(text: str, name: str, tf: str) -> str:
     return replace_nodes(text, edits) if edits else text
 
 
+def _range_stop(node: ast.expr) -> ast.expr | None:
+    """``n`` of ``range(n)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "range" and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    return None
+
+
+def flat_counters(text: str, name: str) -> str:
+    """A double loop over ``range(a)`` and ``range(b)`` whose inner body ends by stepping a
+    counter (``idx = 0`` before the loops, ``idx += 1`` last) that it uses only as the place
+    it writes (``ta = ta.write(idx, v)``, held-out round 5's GNN layer), as one loop over the
+    counter, ``for idx in range(a * b)`` with ``i = idx // b; j = idx % b``: the loop model's
+    loop whose values leave it at its index, which the loop levers take."""
+    fn = find_function(parse(text), name)
+    rows = text.splitlines(keepends=True)
+    for outer in ast.walk(fn):
+        if not isinstance(outer, ast.For) or outer.orelse or len(outer.body) != 1:
+            continue
+        inner = outer.body[0]
+        if not isinstance(inner, ast.For) or inner.orelse or len(inner.body) < 2:
+            continue
+        a, b = _range_stop(outer.iter), _range_stop(inner.iter)
+        step = inner.body[-1]
+        if a is None or b is None or not isinstance(outer.target, ast.Name) \
+                or not isinstance(inner.target, ast.Name) \
+                or not isinstance(step, ast.AugAssign) or not isinstance(step.op, ast.Add) \
+                or not isinstance(step.target, ast.Name) \
+                or not (isinstance(step.value, ast.Constant) and step.value.value == 1):
+            continue
+        counter = step.target.id
+        if outer.target.id in {n.id for n in ast.walk(b) if isinstance(n, ast.Name)}:
+            continue
+        block = next((b for n in ast.walk(fn) for b in (getattr(n, "body", None),)
+                      if isinstance(b, list) and outer in b), [])
+        before = block[:block.index(outer)] if outer in block else []
+        init = next((x for x in reversed(before) if isinstance(x, ast.Assign)
+                     and [text_of(text, t) for t in x.targets] == [counter]), None)
+        if init is None or not (isinstance(init.value, ast.Constant)
+                                and init.value.value == 0):
+            continue
+        writes = [n for n in ast.walk(inner) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and n.func.attr == "write"
+                  and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == counter]
+        uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == counter]
+        if len(writes) != 1 or len(uses) != 3:  # the creation, the write, the step
+            continue
+        pad = _indent(text, outer.lineno)
+        head = [f"{pad}for {counter} in range(({text_of(text, a)}) * ({text_of(text, b)})):\n",
+                f"{pad}    {outer.target.id} = {counter} // ({text_of(text, b)})\n",
+                f"{pad}    {inner.target.id} = {counter} % ({text_of(text, b)})\n"]
+        body = []
+        for stmt in inner.body[:-1]:
+            body += [f"{pad}    {r}\n" for r in _stmt_text(text, stmt).splitlines()]
+        rows[outer.lineno - 1:outer.end_lineno] = head + body
+        return "".join(rows)
+    return text
+
+
 def masks_as_gathers(text: str, name: str, tf: str) -> str:
     """Each "every row but one" mask ``x[tf.range(n) != i]`` as the gather of those rows,
     ``tf.gather(x, tf.range(n - 1) + tf.cast(tf.range(n - 1) >= i, tf.int32))``: the same
@@ -589,6 +660,10 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
                                ensure_tf(ctx.target.source)[1])
         if counted != ctx.target.source:
             texts.append(counted)
+    with contextlib.suppress(SourceEditError):
+        flat = flat_counters(ctx.target.source, ctx.target.name)
+        if flat != ctx.target.source:
+            texts.append(flat)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -704,6 +779,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     text = first_term_sums(text, ctx.target.name)
     text = masks_as_gathers(text, ctx.target.name, tf)
     text = counted_sums(text, ctx.target.name, tf)
+    text = flat_counters(text, ctx.target.name)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it

@@ -22,22 +22,11 @@ import ast
 import copy
 from typing import Any
 
-from tfperf.tune.iterations import function_loops, loop_domain, text_of
+from tfperf.tune.iterations import JOIN_HELPER, JOIN_SOURCE, function_loops, loop_domain, text_of
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
 STEP = "_tfperf_step"
-JOIN_HELPER = "_tfperf_concat_steps"
-#: tf.concat of the steps' values along an axis other than 0 (``TF``: the module's alias).
-JOIN_SOURCE = '''
-
-def _tfperf_concat_steps(steps, axis):
-    """tfperf tune: TF.concat(list(steps), axis) of values stacked along a new axis 0."""
-    k = axis % (steps.shape.rank - 1)
-    moved = TF.experimental.numpy.moveaxis(steps, 0, k)
-    shape = TF.shape(moved)
-    return TF.reshape(moved, TF.concat([shape[:k], [-1], shape[k + 2:]], 0))
-'''
 
 
 def _names(node: ast.AST, store: bool) -> set[str]:
@@ -163,6 +152,33 @@ def _buffers(loop: ast.For, state: list[str]) -> set[str]:
             and isinstance(n.func.value, ast.Name) and n.func.value.id in state}
 
 
+#: tf.Variable methods that change the variable in place.
+VARIABLE_WRITES = frozenset({"assign", "assign_add", "assign_sub", "scatter_update",
+                             "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
+                             "scatter_max", "scatter_min", "scatter_nd_update",
+                             "scatter_nd_add", "scatter_nd_sub", "batch_scatter_update"})
+
+
+def _variables_written(text: str, loop: ast.For) -> list[str]:
+    """The variables the body changes in place (``alpha.assign(...)``), as source text.
+
+    The step run once to learn the state's dtype and shape would change them too, and the
+    scan would start one step ahead (held-out round 5, an HMM forward pass): they are read
+    before that step and put back after it."""
+    local = set().union(*(_names(s, True) for s in loop.body)) | _names(loop.target, True)
+    out: list[str] = []
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr in VARIABLE_WRITES:
+            if _names(n.func.value, False) & local:
+                raise SourceEditError(f"the body changes a variable it picks per step "
+                                      f"({ast.unparse(n.func)})")
+            name = text_of(text, n.func.value)
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> str:
     """The first carried loop of ``name`` as a ``tf.scan``; raises ``SourceEditError``."""
     from tfperf.lint.semantic import Context
@@ -226,9 +242,12 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     lines += ["    " + r for r in body]
     lines.append(f"    return {packed}, {out_tuple}")
     first = "_tfperf_first"
+    kept = _variables_written(text, loop)
+    lines += [f"_tfperf_steps = {elems}"]
+    lines += [f"_tfperf_kept{k} = {tf}.identity({v}.read_value())" for k, v in enumerate(kept)]
+    lines += [f"{first} = {STEP}(({packed}, ()), _tfperf_steps[0])"]
+    lines += [f"{v}.assign(_tfperf_kept{k})" for k, v in enumerate(kept)]
     lines += [
-        f"_tfperf_steps = {elems}",
-        f"{first} = {STEP}(({packed}, ()), _tfperf_steps[0])",
         # The state's first value in the dtype and shape the first step gives it.
         f"_tfperf_init = ({tf}.nest.map_structure(lambda s, f: {tf}.cast(s, f.dtype) + "
         f"{tf}.zeros_like(f), {packed}, {first}[0]), "
