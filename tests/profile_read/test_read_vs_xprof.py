@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -84,8 +85,10 @@ def test_compiled_cluster_time_agrees_with_xprof(capture_of):
     (fn,) = [op for op in theirs if op.startswith("__inference_xla_step")]
     assert rows[fn].total_s * 1e6 == pytest.approx(theirs[fn], rel=TOLERANCE)
     xla_s = sum(o.self_s for o in ours.ops if o.kind == "xla")
-    # The XLA ops account for the call's time (nothing lost). They may sum to a little more:
-    # XLA:CPU can run independent ops at once on its worker threads (5.5 % over, once, in a
-    # fresh-clone run), so the bound above is looser than the one below.
+    # The XLA ops account for the call's time (nothing lost). They may sum to more: XLA:CPU runs
+    # independent ops at once on its worker threads, one per core at most, and each op's time is
+    # its wall span, stretched when a busy machine preempts it (5.5 % over in one fresh-clone run,
+    # 39 % with two busy processes on 2 cores). So the bound above is the core count.
     covered = xla_s + rows[fn].self_s
-    assert rows[fn].total_s * (1 - TOLERANCE) <= covered <= rows[fn].total_s * 1.25
+    workers = max(1, os.cpu_count() or 1)
+    assert rows[fn].total_s * (1 - TOLERANCE) <= covered <= rows[fn].total_s * (workers + TOLERANCE)
