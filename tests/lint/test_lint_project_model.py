@@ -9,6 +9,8 @@ import json
 import os
 import textwrap
 
+from project_files import found, write_project
+
 from tfperf.analysis import kinds
 from tfperf.analysis.project import Project
 from tfperf.analysis.summary import ModuleSummary, summarize
@@ -61,16 +63,9 @@ def _summary(source: str, path: str) -> ModuleSummary:
     return summarize(Context(ast.parse(source), source, path), complete=True)
 
 
-def _write(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-
 
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
-    return sorted((f.code, os.path.relpath(f.location.path, root), f.location.line, f.message)
-                  for f in outcome.findings)
+    return found(outcome, root)
 
 
 def test_summary_holds_functions_calls_and_kinds(tmp_path):
@@ -159,7 +154,7 @@ def test_a_chain_of_calls_makes_a_function_hot_and_traced_code_does_not(tmp_path
 
 
 def test_cross_module_findings(tmp_path):
-    _write(tmp_path, {"agent.py": AGENT, "main.py": MAIN})
+    write_project(tmp_path, {"agent.py": AGENT, "main.py": MAIN})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False, preview=True)),
                    tmp_path)
     codes = {(code, path) for code, path, _, _ in found}
@@ -174,7 +169,7 @@ def test_cross_module_findings(tmp_path):
 
 def test_warm_run_after_a_callee_changed_in_another_file_equals_a_cold_run(tmp_path):
     root = tmp_path / "proj"
-    _write(root, {"agent.py": AGENT, "main.py": MAIN})
+    write_project(root, {"agent.py": AGENT, "main.py": MAIN})
     cache = tmp_path / "cache"
     req = LintRequest(paths=[str(root)], cache_dir=cache, preview=True)
     first = run(req)
@@ -199,7 +194,7 @@ def test_warm_run_after_a_callee_changed_in_another_file_equals_a_cold_run(tmp_p
 
 
 def test_project_findings_obey_noqa_and_per_file_ignores(tmp_path):
-    _write(tmp_path, {"agent.py": AGENT.replace("    def train_step(self, x, y):",
+    write_project(tmp_path, {"agent.py": AGENT.replace("    def train_step(self, x, y):",
                                                 "    def train_step(self, x, y):  # noqa: TFP306"),
                       "main.py": MAIN})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False)), tmp_path)
@@ -214,7 +209,7 @@ def test_notebook_calls_into_a_module_of_its_folder(tmp_path):
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": "for i in range(10):\n    agent.train_step(np.ones(3), np.ones(3))\n"}]
     nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    _write(tmp_path, {"agent.py": AGENT, "train.ipynb": json.dumps(nb)})
+    write_project(tmp_path, {"agent.py": AGENT, "train.ipynb": json.dumps(nb)})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False)), tmp_path)
     step = [f for f in found if f[0] == "TFP306"]
     assert step and step[0][1] == "agent.py" and "train.ipynb, cell 3, line 2" in step[0][3]
@@ -234,7 +229,7 @@ def test_an_import_is_not_resolved_into_a_folder_beside_the_importer(tmp_path):
 
 
 def test_a_warm_run_reads_no_file_again_even_one_that_does_not_parse(tmp_path):
-    _write(tmp_path / "p", {"agent.py": AGENT, "main.py": MAIN, "broken.py": "def f(:\n"})
+    write_project(tmp_path / "p", {"agent.py": AGENT, "main.py": MAIN, "broken.py": "def f(:\n"})
     req = LintRequest(paths=[str(tmp_path / "p")], cache_dir=tmp_path / "cache")
     cold = run(req)
     warm = run(req)
@@ -285,7 +280,7 @@ def test_a_step_star_imported_from_a_second_package_root_is_resolved(tmp_path):
     files = {"setup.py": "", "layers/setup.py": "", "layers/eight_mile/__init__.py": "",
              "layers/eight_mile/optz.py": optz, "baseline/__init__.py": "",
              "baseline/trainer.py": trainer}
-    _write(tmp_path / "repo", files)
+    write_project(tmp_path / "repo", files)
     found = _found(run(LintRequest(paths=[str(tmp_path / "repo")], cache=False,
                                    select=["TFP306"])), tmp_path / "repo")
     assert [(c, p) for c, p, _, _ in found] == [("TFP306", "layers/eight_mile/optz.py")]
@@ -293,6 +288,6 @@ def test_a_step_star_imported_from_a_second_package_root_is_resolved(tmp_path):
     # No setup.py in `layers/`: not an installed root, the import is not followed (as for a
     # repository beside the importer).
     del files["layers/setup.py"]
-    _write(tmp_path / "bare", files)
+    write_project(tmp_path / "bare", files)
     assert run(LintRequest(paths=[str(tmp_path / "bare")], cache=False,
                            select=["TFP306"])).findings == []

@@ -4,8 +4,7 @@ agent changed gives what a cold run gives."""
 
 from __future__ import annotations
 
-import os
-import textwrap
+from project_files import found, write_project
 
 from tfperf.lint.session import LintRequest, run
 
@@ -37,19 +36,13 @@ for episode in range(500):
 COMPILED = AGENT.replace("    def act", "    @tf.function\n    def act")
 
 
-def _write(root, files: dict[str, str]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-
 
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
-    return sorted((f.code, os.path.relpath(f.location.path, root), f.location.line, f.message)
-                  for f in outcome.findings if f.code == "TFP111")
+    return found(outcome, root, "TFP111")
 
 
 def test_found_at_the_agent_through_the_loop_in_another_module(tmp_path):
-    _write(tmp_path, {"agent.py": AGENT, "train.py": LOOP})
+    write_project(tmp_path, {"agent.py": AGENT, "train.py": LOOP})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False, select=["TFP111"])),
                    tmp_path)
     assert [(c, p, line) for c, p, line, _ in found] == [("TFP111", "agent.py", 10)]
@@ -60,14 +53,14 @@ def test_found_at_the_agent_through_the_loop_in_another_module(tmp_path):
                                    select=["TFP111"])), tmp_path)
     assert [line for _, _, line, _ in alone] == [10] and "from outside" in alone[0][3]
     # The loop's caller compiled: the one graph runs per step, nothing to report.
-    _write(tmp_path / "c", {"agent.py": COMPILED, "train.py": LOOP})
+    write_project(tmp_path / "c", {"agent.py": COMPILED, "train.py": LOOP})
     assert _found(run(LintRequest(paths=[str(tmp_path / "c")], cache=False,
                                   select=["TFP111"])), tmp_path / "c") == []
 
 
 def test_warm_run_after_the_agent_changed_equals_a_cold_run(tmp_path):
     root = tmp_path / "proj"
-    _write(root, {"agent.py": AGENT, "train.py": LOOP})
+    write_project(root, {"agent.py": AGENT, "train.py": LOOP})
     req = LintRequest(paths=[str(root)], cache_dir=tmp_path / "cache", select=["TFP111"])
     first = run(req)
     assert len(_found(first, root)) == 1
@@ -87,11 +80,11 @@ def test_warm_run_after_the_agent_changed_equals_a_cold_run(tmp_path):
 
 
 def test_predict_stays_tfp110s_and_a_batch_per_step_is_not_one_input(tmp_path):
-    _write(tmp_path, {"agent.py": AGENT.replace("self.q_net(", "self.q_net.predict("),
+    write_project(tmp_path, {"agent.py": AGENT.replace("self.q_net(", "self.q_net.predict("),
                       "train.py": LOOP})
     out = run(LintRequest(paths=[str(tmp_path)], cache=False, select=["TFP110", "TFP111"]))
     assert sorted(f.code for f in out.findings) == ["TFP110"]
-    _write(tmp_path / "b", {"main.py": """\
+    write_project(tmp_path / "b", {"main.py": """\
         import tensorflow as tf
         model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
         for batch in tf.data.Dataset.range(10).batch(4):
@@ -129,11 +122,11 @@ def test_left_to_tfp306_where_the_same_loop_runs_an_eager_training_step(tmp_path
     # agents), the update dominates and TFP306 reports it; TFP111 stays quiet there, and
     # still reports the same act() driven by a loop that only acts.
     inline = LEARNER + "\n" + LEARNING_LOOP.replace("from agent import Agent\n", "")
-    _write(tmp_path / "one", {"run.py": inline})
+    write_project(tmp_path / "one", {"run.py": inline})
     found = run(LintRequest(paths=[str(tmp_path / "one")], cache=False,
                             select=["TFP111", "TFP306"]))
     assert sorted(f.code for f in found.findings) == ["TFP306"]
     acting = LEARNER + "\n" + LOOP.replace("from agent import Agent\n", "")
-    _write(tmp_path / "two", {"run.py": acting})
+    write_project(tmp_path / "two", {"run.py": acting})
     found = run(LintRequest(paths=[str(tmp_path / "two")], cache=False, select=["TFP111"]))
     assert [f.location.line for f in found.findings] == [10]

@@ -4,8 +4,7 @@ module; a warm run after the forwarder changed gives what a cold run gives."""
 
 from __future__ import annotations
 
-import os
-import textwrap
+from project_files import found, write_project
 
 from tfperf.lint.session import LintRequest, run
 
@@ -36,19 +35,13 @@ CONVERTS = TRAINER.replace("return self.loss(x, **kwargs)",
                            "return self.loss(x, tf.constant(kwargs['warmup']))")
 
 
-def _write(root, files: dict[str, str]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-
 
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
-    return sorted((f.code, os.path.relpath(f.location.path, root), f.location.line, f.message)
-                  for f in outcome.findings if f.code == "TFP301")
+    return found(outcome, root, "TFP301")
 
 
 def test_a_number_handed_on_by_a_method_of_another_module_is_found_at_the_caller(tmp_path):
-    _write(tmp_path, {"trainer.py": TRAINER, "main.py": MAIN})
+    write_project(tmp_path, {"trainer.py": TRAINER, "main.py": MAIN})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False, select=["TFP301"])),
                    tmp_path)
     assert [(p, line) for _, p, line, _ in found] == [("main.py", 7)]
@@ -61,7 +54,7 @@ def test_a_number_handed_on_by_a_method_of_another_module_is_found_at_the_caller
 
 def test_warm_run_after_the_forwarder_changed_equals_a_cold_run(tmp_path):
     root = tmp_path / "proj"
-    _write(root, {"trainer.py": TRAINER, "main.py": MAIN})
+    write_project(root, {"trainer.py": TRAINER, "main.py": MAIN})
     req = LintRequest(paths=[str(root)], cache_dir=tmp_path / "cache", select=["TFP301"])
     first = run(req)
     assert len(_found(first, root)) == 1

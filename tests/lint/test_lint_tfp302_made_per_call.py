@@ -5,8 +5,7 @@ warm run after the method changed gives what a cold run gives."""
 
 from __future__ import annotations
 
-import os
-import textwrap
+from project_files import found, write_project
 
 from tfperf.lint.session import LintRequest, run
 
@@ -49,15 +48,9 @@ KEPT = PROGRAM.replace("    def run(self):\n        return self._make_loop(10)()
     "    @tf.function\n    def sample(self, x):\n        return x * 2.0")
 
 
-def _write(root, files: dict[str, str]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-
 
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
-    return sorted((f.code, os.path.relpath(f.location.path, root), f.location.line, f.message)
-                  for f in outcome.findings if f.code == "TFP302")
+    return found(outcome, root, "TFP302")
 
 
 def _lint(root, **kw):
@@ -65,7 +58,7 @@ def _lint(root, **kw):
 
 
 def test_factory_and_inner_def_in_methods_run_per_iteration_elsewhere(tmp_path):
-    _write(tmp_path, {"program.py": PROGRAM, "main.py": MAIN})
+    write_project(tmp_path, {"program.py": PROGRAM, "main.py": MAIN})
     found = _found(_lint(tmp_path, cache=False), tmp_path)
     assert [(p, line) for _, p, line, _ in found] == [("program.py", 11), ("program.py", 14)]
     assert "_make_loop() returns a new tf.function" in found[0][3]
@@ -75,13 +68,13 @@ def test_factory_and_inner_def_in_methods_run_per_iteration_elsewhere(tmp_path):
     alone = _found(_lint(tmp_path / "program.py", cache=False), tmp_path)
     assert [(p, line) for _, p, line, _ in alone] == [("program.py", 11)]
     assert "called from outside this code" in alone[0][3]
-    _write(tmp_path / "k", {"program.py": KEPT, "main.py": MAIN})
+    write_project(tmp_path / "k", {"program.py": KEPT, "main.py": MAIN})
     assert _found(_lint(tmp_path / "k", cache=False), tmp_path / "k") == []
 
 
 def test_warm_run_after_the_methods_changed_equals_a_cold_run(tmp_path):
     root = tmp_path / "proj"
-    _write(root, {"program.py": PROGRAM, "main.py": MAIN})
+    write_project(root, {"program.py": PROGRAM, "main.py": MAIN})
     cache = tmp_path / "cache"
     first = _lint(root, cache_dir=cache)
     assert len(_found(first, root)) == 2

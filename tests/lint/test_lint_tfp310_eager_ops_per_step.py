@@ -6,8 +6,9 @@ are left alone."""
 
 from __future__ import annotations
 
-import os
 import textwrap
+
+from project_files import found, write_project
 
 from tfperf.lint.session import LintRequest, run
 
@@ -39,15 +40,9 @@ class Solver:
 COMPILED = HELPERS.replace("def regrets", "@tf.function\ndef regrets")
 
 
-def _write(root, files: dict[str, str]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-
 
 def _found(outcome, root) -> list[tuple[str, int | None, str]]:
-    return sorted((os.path.relpath(f.location.path, root), f.location.line, f.message)
-                  for f in outcome.findings if f.code == "TFP310")
+    return [(path, line, message) for _, path, line, message in found(outcome, root, "TFP310")]
 
 
 def _lint(root, **kw):
@@ -55,7 +50,7 @@ def _lint(root, **kw):
 
 
 def test_a_helper_of_another_module_reached_through_a_recursion_is_found_at_its_def(tmp_path):
-    _write(tmp_path, {"helpers.py": HELPERS, "solver.py": SOLVER})
+    write_project(tmp_path, {"helpers.py": HELPERS, "solver.py": SOLVER})
     found = _found(_lint(tmp_path, cache=False), tmp_path)
     assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)]
     assert "8 op calls" in found[0][2] and "solver.py:12" in found[0][2]
@@ -68,7 +63,7 @@ def test_a_helper_of_another_module_reached_through_a_recursion_is_found_at_its_
 
 def test_warm_run_after_the_helper_was_compiled_equals_a_cold_run(tmp_path):
     root = tmp_path / "proj"
-    _write(root, {"helpers.py": HELPERS, "solver.py": SOLVER})
+    write_project(root, {"helpers.py": HELPERS, "solver.py": SOLVER})
     cache = tmp_path / "cache"
     first = _lint(root, cache_dir=cache)
     assert len(_found(first, root)) == 1
@@ -103,7 +98,7 @@ def test_not_a_step_training_helpers_model_building_and_epoch_loops(tmp_path):
     for epoch in range(10):
         regrets(sample_x, sample_m)
     """
-    _write(tmp_path, {"helpers.py": HELPERS, "main.py": steps})
+    write_project(tmp_path, {"helpers.py": HELPERS, "main.py": steps})
     assert _found(_lint(tmp_path, cache=False), tmp_path) == []
     # The same helper called per step of a plain loop is reported (a helper that a
     # training step also calls is left to TFP306, which compiles it with the step).
