@@ -63,7 +63,6 @@ def _summary(source: str, path: str) -> ModuleSummary:
     return summarize(Context(ast.parse(source), source, path), complete=True)
 
 
-
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
     return found(outcome, root)
 

@@ -36,7 +36,6 @@ for episode in range(500):
 COMPILED = AGENT.replace("    def act", "    @tf.function\n    def act")
 
 
-
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
     return found(outcome, root, "TFP111")
 

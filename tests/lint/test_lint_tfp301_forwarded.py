@@ -35,7 +35,6 @@ CONVERTS = TRAINER.replace("return self.loss(x, **kwargs)",
                            "return self.loss(x, tf.constant(kwargs['warmup']))")
 
 
-
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
     return found(outcome, root, "TFP301")
 

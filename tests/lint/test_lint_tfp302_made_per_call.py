@@ -48,7 +48,6 @@ KEPT = PROGRAM.replace("    def run(self):\n        return self._make_loop(10)()
     "    @tf.function\n    def sample(self, x):\n        return x * 2.0")
 
 
-
 def _found(outcome, root) -> list[tuple[str, str, int | None, str]]:
     return found(outcome, root, "TFP302")
 

@@ -40,7 +40,6 @@ class Solver:
 COMPILED = HELPERS.replace("def regrets", "@tf.function\ndef regrets")
 
 
-
 def _found(outcome, root) -> list[tuple[str, int | None, str]]:
     return [(path, line, message) for _, path, line, message in found(outcome, root, "TFP310")]
 
