@@ -12,7 +12,13 @@ Questions rules ask:
 - :meth:`Project.calls_to`: the calls that reach a function, from any module;
 - :meth:`Project.hot_call`: whether a function runs once per iteration of an eager Python
   loop somewhere (called in a loop, or from a function that is, through any chain of
-  calls outside traced code), and the call that makes it so.
+  calls outside traced code), and the call that makes it so; ``env=True``: once per step
+  of an environment (the loop's body calls ``env.step``).
+
+A call on an attribute whose class is chosen at run time (``self.deep_q.predict_movement``)
+reaches every project method of that name whose parameters fit the call, where the name
+is not one library objects define (:func:`tfperf.analysis.summary.distinctive_method`) and
+few classes define it.
 
 Built every run from that run's summaries (cheap: no source is read), so a change in one
 module shows in the findings of every module that depends on it.
@@ -24,9 +30,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tfperf.analysis.summary import CallFact, FunctionFact, ModuleSummary
+from tfperf.analysis.summary import BY_METHOD_NAME, CallFact, FunctionFact, ModuleSummary
 
 _DEPTH = 4  # re-exports followed
+# A method name that more classes define than this is a protocol (``act``, ``learn``), not
+# a link worth following by name alone.
+_MAX_BY_NAME = 6
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,16 @@ def _import_root(path: str, parts: int) -> str:
     return root
 
 
+def _fits(fact: FunctionFact, call: CallFact) -> bool:
+    """The method's parameters take the call's arguments (positions and keywords)."""
+    if call.star or not fact.params:  # no parameters kept: a module without TensorFlow
+        return True
+    params = fact.params[1:] if fact.params[:1] in (["self"], ["cls"]) else fact.params
+    given = [a.slot for a in call.args]
+    positional = sum(1 for s in given if s.isdigit())
+    return positional <= len(params) and all(s.isdigit() or s in params for s in given)
+
+
 def _above(folder: str, here: str) -> bool:
     return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -76,6 +95,8 @@ class Project:
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
         self._hot: dict[tuple[str, str], Site] | None = None
+        self._env_hot: dict[tuple[str, str], Site] | None = None
+        self._by_method: dict[str, list[tuple[ModuleSummary, FunctionFact]]] | None = None
         # Path arithmetic, memoised: every call site asks for its module's folder again.
         self._roots: dict[tuple[str, int], str] = {}
         self._folders: dict[str, str] = {}
@@ -193,6 +214,22 @@ class Project:
                     return sub, found
         return None
 
+    def by_method_name(self, call: CallFact) -> list[tuple[ModuleSummary, FunctionFact]]:
+        """The project methods a call by method name alone may reach: each method of that
+        name whose parameters take the call's arguments; none where too many classes
+        define it."""
+        if self._by_method is None:
+            index: dict[str, list[tuple[ModuleSummary, FunctionFact]]] = {}
+            for m in self.modules.values():
+                for fact in m.functions.values():
+                    if fact.method and "." in fact.qualname:
+                        index.setdefault(fact.qualname.rsplit(".", 1)[1], []).append((m, fact))
+            self._by_method = index
+        found = self._by_method.get(call.callee[1], [])
+        if len(found) > _MAX_BY_NAME:
+            return []
+        return [(m, f) for m, f in found if _fits(f, call)]
+
     def function(self, path: str, qualname: str) -> FunctionFact | None:
         m = self.modules.get(path)
         return m.functions.get(qualname) if m is not None else None
@@ -213,10 +250,13 @@ class Project:
         """Every call that reaches a function of the project, with that function (each
         call resolved once per project)."""
         if self._resolved is None:
-            out = []
+            out: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] = []
             cache: dict[tuple[str, str, str], tuple[ModuleSummary, FunctionFact] | None] = {}
             for m in self.modules.values():
                 for c in m.calls:
+                    if c.callee[0] == BY_METHOD_NAME:
+                        out.extend((Site(m, c), hit) for hit in self.by_method_name(c))
+                        continue
                     key = (m.path, *c.callee)
                     if key not in cache:
                         cache[key] = self.resolve(m, c.callee)
@@ -228,15 +268,20 @@ class Project:
 
     # ---------------------------------------------------------------- hot functions
 
-    def hot_call(self, path: str, qualname: str) -> Site | None:
+    def hot_call(self, path: str, qualname: str, env: bool = False) -> Site | None:
         """A call that makes the function run once per iteration of an eager Python loop:
         itself in such a loop, or in a function that runs so (through any chain of calls,
-        none of them traced nor eager on purpose). ``None`` when no such chain exists."""
+        none of them traced nor eager on purpose). ``None`` when no such chain exists.
+        ``env``: only loops that step an environment count."""
+        if env:
+            if self._env_hot is None:
+                self._env_hot = self._hot_functions(env=True)
+            return self._env_hot.get((path, qualname))
         if self._hot is None:
             self._hot = self._hot_functions()
         return self._hot.get((path, qualname))
 
-    def _hot_functions(self) -> dict[tuple[str, str], Site]:
+    def _hot_functions(self, env: bool = False) -> dict[tuple[str, str], Site]:
         hot: dict[tuple[str, str], Site] = {}
         callers = self._caller_table()
         by_caller: dict[tuple[str, str], list[tuple[tuple[str, str], Site]]] = {}
@@ -247,7 +292,7 @@ class Project:
                 if c.traced or c.guarded:
                     continue
                 by_caller.setdefault((site.module.path, c.caller), []).append((key, site))
-                if c.loop and key not in hot:
+                if c.loop and (c.env or not env) and key not in hot:
                     hot[key] = site
                     todo.append(key)
         while todo:
@@ -257,7 +302,8 @@ class Project:
                 continue  # what a traced function calls is traced with it
             for callee, site in by_caller.get(key, ()):
                 if callee not in hot:
-                    hot[callee] = hot[key] if not site.call.loop else site
+                    seeds = site.call.loop and (site.call.env or not env)
+                    hot[callee] = site if seeds else hot[key]
                     todo.append(callee)
         return hot
 

@@ -32,6 +32,7 @@ notebooks), as findings report them.
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -83,7 +84,9 @@ class CallFact:
     "range", "while", "other"); ``traced``: the call runs in traced code; ``guarded``: in a
     branch that runs eagerly on purpose; ``star``: ``*args``/``**kwargs`` hide the slots;
     ``ones``: the slots given one input made into a batch of one, or one observation of an
-    environment (for a call in a loop)."""
+    environment (for a call in a loop); ``env``: that loop steps an environment
+    (``env.step(a)`` in its body): each iteration is one environment step, whatever the
+    batch a callee is given."""
 
     callee: tuple[str, str]
     pos: Pos
@@ -94,6 +97,7 @@ class CallFact:
     args: list[ArgFact] = field(default_factory=list)
     star: bool = False
     ones: list[str] = field(default_factory=list)  # slots given one input as a batch of one
+    env: bool = False
 
 
 @dataclass
@@ -137,7 +141,7 @@ class ModuleSummary:
                            f.relaxed, f.returns, f.method] for f in self.functions.values()],
             "calls": [[list(c.callee), c.pos, c.caller, c.loop, c.traced, c.guarded,
                        [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
-                       c.star, c.ones] for c in self.calls],
+                       c.star, c.ones, c.env] for c in self.calls],
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
         }
 
@@ -159,7 +163,8 @@ class ModuleSummary:
         for q, pos, params, defaults, tr, sig, rel, ret, method in data.get("functions", ()):
             functions[q] = FunctionFact(q, pos, params, defaults, tr, sig, rel, ret, method)
         calls = [CallFact((c[0][0], c[0][1]), c[1], c[2], c[3], c[4], c[5],
-                          [ArgFact(*a) for a in c[6]], c[7], list(c[8]) if len(c) > 8 else [])
+                          [ArgFact(*a) for a in c[6]], c[7], list(c[8]) if len(c) > 8 else [],
+                          bool(c[9]) if len(c) > 9 else False)
                  for c in data.get("calls", ())]
         return cls(path, functions, calls, dict(data.get("imports", {})),
                    dict(data.get("facts", {})), dict(data.get("noqa", {})),
@@ -442,7 +447,9 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
     if type(func) is ast.Name:
         b = ctx.binding(func)
         if b is None:
-            return None
+            # Bound nowhere here, not a builtin: one of the star-imported modules' names.
+            star = _star_imported(ctx) and not hasattr(builtins, func.id)
+            return ("*", func.id) if star else None
         if b.kind == "def":
             q = qualnames(ctx).get(b.value)
             return ("", q) if q else None
@@ -468,7 +475,43 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
     cls_ref = _class_ref(ctx, owner)
     if cls_ref is not None:
         return (cls_ref[0], f"{cls_ref[1]}.{func.attr}")
+    if type(owner) is ast.Attribute and _root_name(owner) in ("self", "cls") \
+            and distinctive_method(func.attr):
+        # `self.deep_q.predict_movement(x)`, the attribute's class chosen at run time:
+        # whichever project class defines that method (the project resolves the name).
+        return (BY_METHOD_NAME, func.attr)
     return None
+
+
+# A call's module when only its method's name is known (:func:`callee_ref`).
+BY_METHOD_NAME = "?"
+
+# Method names that library objects define (Keras models, layers and optimizers, datasets,
+# sessions, environments, containers, files, scikit-learn...): an attribute of unknown class
+# calling one of them is as likely a library object as a project class, so the name alone
+# resolves nothing.
+_LIBRARY_METHODS = frozenset({
+    "predict", "fit", "evaluate", "call", "build", "compile", "save", "load", "load_weights",
+    "save_weights", "get_weights", "set_weights", "summary", "train_on_batch",
+    "predict_on_batch", "test_on_batch", "get_config", "from_config", "compute_output_shape",
+    "add_weight", "add_loss", "add_metric", "reset_states", "reset_state", "update_state",
+    "result", "apply_gradients", "minimize", "get_updates", "get_gradients", "gradient",
+    "watch", "map", "batch", "shuffle", "repeat", "prefetch", "cache", "take", "skip",
+    "filter", "zip", "unbatch", "padded_batch", "interleave", "run", "close", "step", "reset",
+    "render", "seed", "sample", "append", "extend", "insert", "remove", "pop", "get", "update",
+    "items", "keys", "values", "copy", "clear", "setdefault", "add", "discard", "format",
+    "join", "split", "strip", "read", "write", "open", "flush", "sort", "index", "count",
+    "transform", "fit_transform", "inverse_transform", "score", "forward", "train", "eval",
+    "assign", "assign_add", "assign_sub", "numpy", "item", "reshape", "astype", "mean", "sum",
+    "max", "min", "put", "info", "debug", "warning", "error", "log", "send", "recv", "start",
+    "stop", "wait", "acquire", "release", "submit", "apply", "encode", "decode",
+})
+
+
+def distinctive_method(name: str) -> bool:
+    """A method name that names a project method when the receiver's class is unknown:
+    not a dunder, not a name library objects define."""
+    return not name.startswith("__") and name not in _LIBRARY_METHODS
 
 
 def _loop_kind(ctx: Context, call: Any) -> str:
@@ -487,6 +530,26 @@ def _loop_kind(ctx: Context, call: Any) -> str:
         if ctx.imports_tf and ctx.is_dataset(it):
             return "dataset"
     return "other"
+
+
+def steps_environment(ctx: Context, loop: Any) -> bool:
+    """The loop's own body steps an environment: ``env.step(a)``, ``self.env.step(a)``."""
+    def compute() -> bool:
+        for n in ast.walk(loop):
+            if type(n) is ast.Call and env_step(n):
+                return True
+        return False
+    return bool(ctx.cached(f"analysis.env_loop.{id(loop)}", compute))
+
+
+def env_step(call: Any) -> bool:
+    """``env.step(a)`` / ``self.env.step(a)`` / ``envs.step(actions)``."""
+    f = call.func
+    if type(f) is not ast.Attribute or f.attr != "step" or not call.args:
+        return False
+    owner = f.value
+    name = getattr(owner, "id", "") or getattr(owner, "attr", "")
+    return "env" in name.lower()
 
 
 def _text(ctx: Context, node: Any) -> str:
@@ -676,7 +739,10 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     by_attr, by_name = ctx.call_groups()
     owners = frozenset() if lean else _owner_names(ctx, imported)
     methods = {q.rsplit(".", 1)[-1] for q in summary.functions if "." in q}
-    candidates = [c for n, lst in by_name.items() if n in local or n in imported for c in lst]
+    star = not lean and _star_imported(ctx)
+    candidates = [c for n, lst in by_name.items()
+                  if n in local or n in imported or (star and not hasattr(builtins, n))
+                  for c in lst]
     # An attribute call may reach the project only through `self`/`cls` (a method of the
     # class: its name is one), an imported module or an instance of a project class.
     for attr, lst in by_attr.items():
@@ -722,7 +788,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             [] if once else _arg_facts(ctx, call, looked_at),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords),
-            _one_input_slots(ctx, call) if loop else []))
+            _one_input_slots(ctx, call) if loop else [],
+            bool(loop) and steps_environment(ctx, ctx.enclosing_loops(call)[0])))
     summary.calls.sort(key=lambda c: c.pos)
     return summary
 

@@ -115,6 +115,9 @@ class PredictPerStep(Rule):
     claims = ("S13",)
     group = "perf"  # judged: dev 8/3/0, held-out 25/11/0 (true/minor/false): docs/lint.md
     node_types = ()
+    # A function that predicts on its parameter and runs once per environment step is
+    # reported even where no caller shows the input is one (a step's few observations).
+    per_env_step = True
     docs = """\
 ## What it does
 Finds `model.predict(x)` run once per iteration of an eager Python loop, where `x` is one
@@ -608,6 +611,16 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                             module.path, fact["pos"],
                             f"{self.message} (given one input per step at "
                             f"{project.where(site)})")
+                    elif self.per_env_step:
+                        # Run once per environment step (through any chain of callers,
+                        # in any module): a step's few observations, never a dataset.
+                        site = project.hot_call(module.path, fact["fn"], env=True)
+                        if site is not None:
+                            yield self.project_finding(
+                                module.path, fact["pos"],
+                                "model.predict once per environment step: predict's set-up "
+                                "costs more than the model on a step's few inputs (called "
+                                f"per environment step at {project.where(site)})")
                     continue
                 site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
                 if site is not None:

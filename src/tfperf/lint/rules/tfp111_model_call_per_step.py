@@ -114,6 +114,7 @@ _AGENT_LOOP = """
 
 class ModelCallPerStep(PredictPerStep):
     code = "TFP111"
+    per_env_step = False  # an eager call per step on a few observations: TFP306/TFP310 territory
     name = "model-call-per-step"
     message = ("model called eagerly on one input per loop step: every layer's ops are "
                "dispatched from Python at each step")
