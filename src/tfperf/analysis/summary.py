@@ -535,10 +535,7 @@ def _loop_kind(ctx: Context, call: Any) -> str:
 def steps_environment(ctx: Context, loop: Any) -> bool:
     """The loop's own body steps an environment: ``env.step(a)``, ``self.env.step(a)``."""
     def compute() -> bool:
-        for n in ast.walk(loop):
-            if type(n) is ast.Call and env_step(n):
-                return True
-        return False
+        return any(type(n) is ast.Call and env_step(n) for n in ast.walk(loop))
     return bool(ctx.cached(f"analysis.env_loop.{id(loop)}", compute))
 
 
