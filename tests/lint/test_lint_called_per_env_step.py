@@ -215,3 +215,44 @@ def test_warm_run_after_the_loop_moved_out_equals_a_cold_run(tmp_path):
     cold = found(run(LintRequest(paths=[str(root)], cache=False, select=["TFP110"],
                                  tf_version="2.15")), root, "TFP110")
     assert warm == cold == []
+
+
+# One image per call, allocated as a batch of one and filled in place, then transposed:
+# still one input (the first axis stays first); the loop over files is in another module.
+DETECTOR = """\
+import numpy as np
+import tensorflow as tf
+
+class Detector:
+    def __init__(self, path):
+        self.model = tf.keras.models.load_model(path)
+
+    def detect(self, img):
+        batch = np.zeros((1, 3, img.shape[0], img.shape[1]))
+        for c in range(3):
+            batch[0, c] = img[:, :, c]
+        return self.model.predict(batch.transpose(0, 2, 3, 1))
+"""
+
+EVALUATE = """\
+import os
+import cv2
+from detector import Detector
+
+detector = Detector("weights.h5")
+for name in os.listdir("images"):
+    faces = detector.detect(cv2.imread(name))
+"""
+
+
+def test_one_image_allocated_as_a_batch_of_one(tmp_path):
+    write_project(tmp_path, {"detector.py": DETECTOR, "evaluate.py": EVALUATE})
+    got = _tfp110(tmp_path)
+    assert [(p, line) for p, line, _ in got] == [("detector.py", 12)]
+    assert "evaluate.py:7" in got[0][2]
+    # VALID twins: every image in one allocated batch; the axes moved so that the
+    # allocation's leading one is no longer the batch axis.
+    for twin in (DETECTOR.replace("np.zeros((1, 3,", "np.zeros((len(img), 3,"),
+                 DETECTOR.replace("transpose(0, 2, 3, 1)", "transpose(2, 3, 1, 0)")):
+        write_project(tmp_path, {"detector.py": twin})
+        assert _tfp110(tmp_path) == []

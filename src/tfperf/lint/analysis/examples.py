@@ -119,13 +119,43 @@ def _env_output(ctx: Context, value: Any) -> bool:
                                                                       "")).lower()
 
 
+# Allocations whose shape is their first argument: `np.zeros((1, 3, h, w))`, filled in place
+# with one example.
+_ALLOCATIONS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full",
+                          "tensorflow.zeros", "tensorflow.ones", "tensorflow.fill"})
+
+
+def _allocated_one(ctx: Context, expr: Any) -> bool:
+    """``np.zeros((1, 3, h, w))``: an array of one example, allocated to be filled."""
+    if type(expr) is not ast.Call or not expr.args:
+        return False
+    shape = expr.args[0] if ctx.call_qualname(expr) in _ALLOCATIONS else None
+    return shape is not None and _leading_one(shape)
+
+
+def _keeps_leading_axis(call: Any) -> bool:
+    """``a.astype(t)``, ``a.copy()``, ``a.transpose(0, ...)``: the first axis stays first."""
+    attr = call.func.attr
+    if attr in ("astype", "copy"):
+        return True
+    if attr != "transpose" or not call.args:
+        return False
+    first = call.args[0]
+    if type(first) in (ast.Tuple, ast.List):
+        first = first.elts[0] if first.elts else None
+    return _is_int(first, 0)
+
+
 def one_input(ctx: Context, arg: Any, depth: int = 0) -> bool:
     """``arg`` is one input made into a batch of one, or one observation of an
     environment."""
     if depth > _ONE_INPUT_DEPTH:
         return False
-    if batch_of_one(ctx, arg) is not None:
+    if batch_of_one(ctx, arg) is not None or _allocated_one(ctx, arg):
         return True
+    if type(arg) is ast.Call and type(arg.func) is ast.Attribute \
+            and ctx.call_qualname(arg) is None and _keeps_leading_axis(arg):
+        return one_input(ctx, arg.func.value, depth + 1)  # `batch.transpose(0, 2, 3, 1)`
     if type(arg) is ast.Name:
         b = ctx.binding(arg)
         if b is None:
