@@ -127,7 +127,15 @@ input: one example made into a batch of one (`np.reshape(s, [1, n])`, `s[None]`,
 project that calls the function (through any chain of calls): an agent's `act(state)` called
 per environment step from a training script is found. The one input may also be made by the
 caller and passed in: `act(self, state)` that predicts `state`, called per step with
-`np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent). The
+`np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent); one
+image allocated as a batch of one and filled in place (`np.zeros((1, h, w, 3))`, then
+`.transpose(0, ...)`/`.astype(...)`) is one input too. A function that predicts its
+parameter and runs once per step of an environment loop (a loop whose body calls
+`env.step(...)`), through any chain of callers, is reported whatever its callers pass: a
+step's few observations or a replay batch, each call pays `predict`'s set-up. Chains follow
+`self` attributes whose class is chosen at run time by method name (`self.deep_q
+.predict_movement(x)` reaches the project's `predict_movement` methods, where the name is not
+one library objects define) and star imports. The
 model is a Keras model by construction, or an object named like one (`self.model`,
 `q_network`, `actor`).
 
@@ -618,8 +626,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                         if site is not None:
                             yield self.project_finding(
                                 module.path, fact["pos"],
-                                "model.predict once per environment step: predict's set-up "
-                                "costs more than the model on a step's few inputs (called "
+                                "model.predict at every environment step: its per-call "
+                                "set-up costs more than a small model's forward pass (called "
                                 f"per environment step at {project.where(site)})")
                     continue
                 site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
