@@ -158,6 +158,12 @@ SPELLINGS = {
     "attribute-of-run-time-class": (
         {"nets.py": NETS, "agent.py": AGENT, "train.py": TRAIN_BY_ATTRIBUTE},
         ("nets.py", 9), "train.py:9"),
+    # The agent imports neither TensorFlow nor a module of the project: the network is
+    # handed to it.
+    "agent-importing-nothing": (
+        {"nets.py": NETS, "agent.py": AGENT.replace("from nets import QNet\n\n", "")
+         .replace("nn_cls=QNet", "nn_cls=None"), "train.py": TRAIN_BY_ATTRIBUTE},
+        ("nets.py", 9), "train.py:9"),
     "imported-helper-in-nested-loops": (
         {"helpers.py": HELPERS, "train.py": TRAIN_BY_IMPORT}, ("helpers.py", 4), "train.py:10"),
     "star-imported-helper": (

@@ -508,6 +508,20 @@ _LIBRARY_METHODS = frozenset({
 })
 
 
+def _calls_by_method_name(ctx: Context) -> bool:
+    """The module calls a distinctive method on an attribute of ``self`` (its class chosen
+    at run time): a link the project resolves by the method's name."""
+    by_attr, _ = ctx.call_groups()
+    for attr, calls in by_attr.items():
+        if not distinctive_method(attr):
+            continue
+        for c in calls:
+            owner: Any = getattr(c.func, "value", None)
+            if type(owner) is ast.Attribute and _root_name(owner) in ("self", "cls"):
+                return True
+    return False
+
+
 def distinctive_method(name: str) -> bool:
     """A method name that names a project method when the receiver's class is unknown:
     not a dunder, not a name library objects define."""
@@ -707,11 +721,14 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         facts = rule.publish(ctx)
         if facts:
             summary.facts[rule.code] = facts
-    if not summary.imports and not ctx.imports_tf and not summary.facts:
+    # Calls by method name through an attribute of `self` (`self.deep_q.predict_movement`)
+    # may reach the project's TensorFlow code whatever this module imports.
+    links = not summary.imports and not summary.facts and _calls_by_method_name(ctx)
+    if not summary.imports and not ctx.imports_tf and not summary.facts and not links:
         # Neither TensorFlow nor another module of the project: nothing here runs or
         # reaches TensorFlow code, so no cross-module question is about it.
         return summary
-    lean = not complete and not summary.imports and not summary.facts
+    lean = not complete and not summary.imports and not summary.facts and not links
     if lean and not ctx.may_trace:
         return summary  # and no traced function either
     names = qualnames(ctx)
