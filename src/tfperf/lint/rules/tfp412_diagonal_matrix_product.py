@@ -101,7 +101,8 @@ then does `n` times more multiply-adds than needed (`n³` for a square operand i
 `n²`) and reads the zeros from memory. Scaling the rows (or columns) by `v` with a broadcast
 multiply is the same result. Measured on TF 2.21 CPU in a `tf.function`
 (`benchmarks/bench_lint_new_shapes.py --only diag`): `matmul(diag(v), x)` against
-`v[:, None] * x`, 2.8× at n = 256 and 48.5× at n = 1024.
+`v[:, None] * x`, 2.2–2.8× at n = 256 and 14–49× at n = 1024 (two runs on a loaded
+2-core machine).
 
 ## Example
 ```python

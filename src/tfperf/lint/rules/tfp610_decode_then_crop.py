@@ -102,8 +102,8 @@ only to throw most of it away. `tf.io.decode_and_crop_jpeg` decodes only the par
 JPEG the window covers (TensorFlow's API docs: "equivalent to a combination of decode and
 crop, but much faster by only decoding partial jpeg image"). Measured on TF 2.21 CPU in a
 `tf.function` (`benchmarks/bench_lint_new_shapes.py --only crop`, a 1024×1536 JPEG, a 224×224
-window): 20.3 ms → 9.2 ms (2.2×). tensorflow/benchmarks made this change in its ImageNet
-preprocessing.
+window): 2.2–2.8× (about 20–23 ms → 8–9 ms, two runs on a loaded 2-core machine).
+tensorflow/benchmarks made this change in its ImageNet preprocessing.
 
 ## Example
 ```python
