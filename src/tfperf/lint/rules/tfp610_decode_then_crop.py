@@ -182,7 +182,13 @@ before 1.4 is left alone (the fused op's first release as recalled, not checked 
             contents = tf.io.read_file("cat.jpg")
             # %%
             image = tf.io.decode_and_crop_jpeg(contents, [10, 10, 100, 100])
-        """, notebook=True, spelling="notebook"),
+        """, notebook=True, spelling="notebook"),        # Before TF 1.4: left alone.
+        Valid("""
+            import tensorflow as tf
+            def load(contents, y, x, h, w):
+                image = tf.image.decode_jpeg(contents, channels=3)
+                return tf.image.crop_to_bounding_box(image, y, x, h, w)
+        """, tf_version="1.3", spelling="name: TF 1.3"),
     )
     invalid = (
         Invalid("""
