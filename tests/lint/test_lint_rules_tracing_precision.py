@@ -103,20 +103,43 @@ def test_tfp203_follows_one_run_through_branches(body, lines):
 # ---------------------------------------------------------------- fixes that keep behaviour
 
 
+def test_tfp203_is_silent_on_run_once_module_code():
+    """Module-level code outside a loop runs once per run (a notebook's one-off print, a
+    setup matrix: every such finding on judged user code was minor); in a loop at module
+    level, or in a function (called from anywhere), the round trip is still reported."""
+    once = ("import tensorflow as tf\n"
+            "x = tf.random.normal([3])\n"
+            "print(f'{tf.squeeze(x.numpy())}')\n"
+            "y = tf.constant(x.numpy() * 2)\n")
+    assert _findings(once, "TFP203") == []
+    looped = ("import tensorflow as tf\n"
+              "x = tf.random.normal([3])\n"
+              "for _ in range(100):\n"
+              "    y = tf.constant(x.numpy() * 2)\n"
+              "ys = [tf.constant(x.numpy() * k) for k in range(3)]\n")
+    assert [f.location.line for f in _findings(looped, "TFP203")] == [4, 5]
+    in_function = ("import tensorflow as tf\n"
+                   "def f(x: tf.Tensor):\n"
+                   "    return tf.constant(x.numpy() * 2)\n")
+    assert [f.location.line for f in _findings(in_function, "TFP203")] == [3]
+
+
 def test_tfp203_safe_fix_keeps_values_dtype_and_gradient_stop(tf):
+    # In a loop: module-level code outside one runs once and is not reported.
     src = ("import tensorflow as tf\n"
            "w = tf.Variable([[1.5, -2.0], [0.25, 4.0]])\n"
-           "with tf.GradientTape(persistent=True) as tape:\n"
-           "    snap = tf.constant(w.numpy())\n"
-           "    loss = tf.reduce_sum(snap * w)\n"
-           "grad = tape.gradient(loss, w).numpy()\n"
-           "through_snap = tape.gradient(snap, w)\n"
+           "for step in range(2):\n"
+           "    with tf.GradientTape(persistent=True) as tape:\n"
+           "        snap = tf.constant(w.numpy())\n"
+           "        loss = tf.reduce_sum(snap * w)\n"
+           "    grad = tape.gradient(loss, w).numpy()\n"
+           "    through_snap = tape.gradient(snap, w)\n"
            "w.assign_add(tf.ones([2, 2]))\n"
            "value = snap.numpy()\n")
     [finding] = _findings(src, "TFP203")
     assert finding.fix is not None and finding.fix.applicability.name == "SAFE"
     fixed = _fixed(src, "TFP203")
-    assert "snap = tf.stop_gradient(w)" in fixed
+    assert "        snap = tf.stop_gradient(w)" in fixed
     before, after = _run(src), _run(fixed)
     assert (before["value"] == after["value"]).all()  # a snapshot: the assign does not leak
     assert before["value"].dtype == after["value"].dtype

@@ -188,6 +188,13 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
+def _runs_once(ctx: Context, scope: ast.AST, node: ast.AST) -> bool:
+    """``node`` is module-level code outside any loop (a script's or a notebook cell's top
+    level): it runs once per run, so its round trip is a one-off (judged minor every time on
+    user code: a demo's print, a setup matrix)."""
+    return type(scope) is ast.Module and not ctx.in_loop(node)
+
+
 class HostRoundTrip(Rule):
     code = "TFP203"
     name = "host-round-trip"
@@ -239,8 +246,10 @@ back, so the copy is needed anyway and the way back is a few bytes; a conversion
 that no single run reaches both of (`if`/`else`
 branches, two `except` handlers, a branch that returns first); `tf.Variable(t.numpy())`
 (initialisation), file names (`tf.io.read_file(path.numpy())`), conversions inside traced
-functions (TFP202 reports them), inside `tf.py_function` bodies, and host values computed by
-other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot.
+functions (TFP202 reports them), inside `tf.py_function` bodies, host values computed by
+other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF cannot, and
+module-level code outside any loop (a script's or a notebook cell's top level: it runs once
+per run; every such finding on judged user code was a one-off demo or setup, judged minor).
 """
     valid = (
         # Stays on the device.
@@ -347,6 +356,19 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                     return arr
                 return tf.constant(arr)
         """),
+        # Module-level code outside a loop runs once per run: a notebook's one-off look at a
+        # layer's output, a setup matrix (judged minor each time on user code).
+        Valid("""
+            import tensorflow as tf
+            backcast = tf.random.normal([1, 7])
+            print(f"Backcast: {tf.squeeze(backcast.numpy())}")
+        """),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            w = tf.random.normal([128, 513])
+            inversion = tf.constant(np.nan_to_num(np.linalg.pinv(w.numpy())))
+        """),
     )
     invalid = (
         # The DQN target built in NumPy from the model's output, inside the tape.
@@ -374,26 +396,31 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
         Invalid("""
             import tensorflow as tf
             w = tf.Variable(tf.ones([3]))
-            snapshot = tf.constant(w.numpy())
-        """, count=1, lines=(3,), fixed="""
+            def snapshot():
+                return tf.constant(w.numpy())
+        """, count=1, lines=(4,), fixed="""
             import tensorflow as tf
             w = tf.Variable(tf.ones([3]))
-            snapshot = tf.stop_gradient(w)
+            def snapshot():
+                return tf.stop_gradient(w)
         """),
+        # Module level, but in a loop: once per step.
         Invalid("""
             import numpy as np
             import tensorflow as tensorflow_alias
-            x = tensorflow_alias.random.uniform([8])
-            y = tensorflow_alias.convert_to_tensor(np.log1p(x.numpy()))
-        """, count=1, lines=(4,)),
+            for step in range(1000):
+                x = tensorflow_alias.random.uniform([8])
+                y = tensorflow_alias.convert_to_tensor(np.log1p(x.numpy()))
+        """, count=1, lines=(5,)),
         # Through a variable, and with np.asarray; `from tensorflow import ...` spellings.
         Invalid("""
             import numpy as np
             from tensorflow import reduce_sum, zeros
-            t = zeros([4])
-            a = np.asarray(t) ** 2
-            s = reduce_sum(a)
-        """, count=1, lines=(5,)),
+            def f():
+                t = zeros([4])
+                a = np.asarray(t) ** 2
+                return reduce_sum(a)
+        """, count=1, lines=(6,)),
         Invalid("""
             import tensorflow as tf
             def f(x: tf.Tensor):
@@ -427,7 +454,8 @@ other libraries (`scipy.signal.lfilter(b, a, x.numpy())`), which may do what TF 
                 i = bisect_right(spans[0], line) - 1
                 if i < 0 or line > spans[1][i]:
                     continue
-            if id(scope_of(node)) not in scopes:
+            scope = scope_of(node)
+            if id(scope) not in scopes or _runs_once(ctx, scope, node):
                 continue
             q = ctx.call_qualname(node)
             if q is None or not _tensor_op(q):
