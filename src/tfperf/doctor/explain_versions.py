@@ -360,6 +360,10 @@ def _addon_name(details: dict[str, list[str]]) -> str:
     return name.replace("_", "-").replace("tf-sentencepiece", "tf_sentencepiece")
 
 
+# the log names no TensorFlow version: say where the reader finds it, never a bare placeholder
+_INSTALLED_MM = "as installed (its major.minor: pip show tensorflow)"
+
+
 def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
     if details.get("pin_req") or details.get("pin_req2"):
         return _pinned(details, v)
@@ -381,7 +385,7 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
         if fits:
             return f"pip install 'tensorflow-io=={fits[0]}' (built for TensorFlow {mm})"
         return ("install the tensorflow-io release built for TensorFlow "
-                f"{mm or '<major.minor>'} (the compatibility table in tensorflow/io's README)")
+                f"{mm or _INSTALLED_MM} (the compatibility table in tensorflow/io's README)")
     if addon == "tensorflow-directml-plugin":
         ver, built_for = next((ver, tfm) for name, ver, tfm in _addon_table() if name == addon)
         return (f"pip install 'tensorflow-cpu=={built_for}.*' (tensorflow-directml-plugin "
@@ -393,12 +397,18 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
                 "for")
     if addon.startswith("plugin "):
         return (f"install the release of the package that ships tensorflow-plugins/"
-                f"{addon[len('plugin '):]} built for TensorFlow {mm or '<major.minor>'}, or the "
+                f"{addon[len('plugin '):]} built for TensorFlow {mm or _INSTALLED_MM}, or the "
                 "TensorFlow it was built for")
     if addon == "tensorflow-probability" or details.get("tf_need"):
         return _requires_tf(addon, details, v)
     if addon in _KNOWN_ADDONS:
-        return (f"install the {addon} release built for TensorFlow {mm or '<major.minor>'}")
+        if mm:
+            return f"install the {addon} release built for TensorFlow {mm}"
+        return (f"install the {addon} release built for TensorFlow {_INSTALLED_MM}; a TensorFlow "
+                f"built from source (or a distribution's own build) exports other symbols than "
+                f"the pip wheels {addon} is built against (another compiler or C++ ABI): install "
+                f"the pip TensorFlow of that release, or build {addon} from source against the "
+                f"TensorFlow installed")
     if addon:  # a library read from the traceback: its own release notes pair it with a TF
         tf = f"TensorFlow {mm}" if mm else "the TensorFlow installed"
         return (f"pip show {addon} tensorflow: install the {addon} release made for {tf}, or the "

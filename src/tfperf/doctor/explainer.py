@@ -259,7 +259,45 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
         found = done[raw]
         if found is not None:
             hits.append((li + 1, found[0], found[1], raw))
+    hits.extend(_match_wrapped(lines, {h[0] - 1 for h in hits}, patterns))
+    hits.sort(key=lambda h: h[0])
     return n_lines, hits, lines
+
+
+# an error's message that goes on after its line: "SomeError: text" or pip's "ERROR: text" ending
+# mid-sentence (no full stop, colon or bracket closing it), the way a terminal, a notebook or a
+# wrapping library (TensorFlow Probability's version check) breaks a long message
+_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.:)\]}>\s]\s*$")
+# a line that starts a record of its own: a traceback, a log prefix, another error, a prompt
+_NEW_RECORD = re.compile(r"^\s*(?:$|Traceback|File \"|During handling|The above exception|"
+                         r"[IWEF]\d{4}\b|\d{4}-\d\d-\d\d|[\w.]*(?:Error|Exception|Warning):|"
+                         r"ERROR:|WARNING:|INFO:|>>>|\$ |In \[|-{5,}|\^)")
+_WRAP_MAX = 3  # continuation lines joined to a head
+
+
+def _match_wrapped(lines: list[str], matched: set[int],
+                   patterns: list[Any]) -> list[tuple[int, Any, Any, str]]:
+    """Hits on error messages wrapped over several lines: each unmatched head line joined with
+    the lines that continue it, matched as one line and reported at the head's number."""
+    out: list[tuple[int, Any, Any, str]] = []
+    for li, raw in enumerate(lines):
+        if li in matched or len(raw) > 400 or ("rror" not in raw and "xception" not in raw) \
+                or not _WRAPPED_HEAD.match(raw):
+            continue
+        parts = [raw.rstrip()]
+        for nxt in lines[li + 1:li + 1 + _WRAP_MAX]:
+            if _NEW_RECORD.match(nxt) or len(nxt) > 400:
+                break
+            parts.append(nxt.strip())
+        if len(parts) == 1:
+            continue
+        joined = " ".join(parts)
+        rows = _candidates([joined], patterns).get(0, [])
+        found = next(((patterns[ri], m) for ri in rows
+                      if (m := patterns[ri].regex.search(joined))), None)
+        if found is not None:
+            out.append((li + 1, found[0], found[1], joined))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
