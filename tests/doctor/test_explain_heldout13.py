@@ -152,3 +152,21 @@ def test_an_addon_fix_without_a_version_names_where_to_read_it(text: str) -> Non
     shown = " ".join(filter(None, (ex.causes[0].fix, ex.causes[0].install)))
     assert "<major.minor>" not in shown
     assert "pip show tensorflow" in shown
+
+
+def _tf_errors_classes() -> list[str]:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return [r["class"] for r in read_table("tf_error_classes.csv") if r["status"]]
+
+
+@pytest.mark.parametrize("cls", _tf_errors_classes())
+def test_every_tf_errors_class_gets_ranked_causes_without_a_row(cls: str) -> None:
+    """The floor under every error: a tf.errors class with a message no row knows still gets
+    its likely causes ranked, at lower confidence than a row's reading."""
+    ex = explain_log(f"tensorflow.python.framework.errors_impl.{cls}: op Foo on device "
+                     "/job:localhost/replica:0/task:0/device:CPU:0 failed")
+    assert ex.verdict != "unrecognised"
+    cause = ex.causes[0]
+    assert cause.severity == "failure"
+    assert cause.confidence != "low" or cause.likely, cls
