@@ -259,8 +259,9 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
         found = done[raw]
         if found is not None:
             hits.append((li + 1, found[0], found[1], raw))
-    hits.extend(_match_wrapped(lines, {h[0] - 1 for h in hits}, patterns))
-    hits.sort(key=lambda h: h[0])
+    wrapped = _match_wrapped(lines, {h[0] - 1 for h in hits}, patterns)
+    if wrapped:  # rare: most logs have none, and the hits are in line order already
+        hits = sorted(hits + wrapped, key=lambda h: h[0])
     return n_lines, hits, lines
 
 
@@ -279,7 +280,7 @@ def _match_wrapped(lines: list[str], matched: set[int],
                    patterns: list[Any]) -> list[tuple[int, Any, Any, str]]:
     """Hits on error messages wrapped over several lines: each unmatched head line joined with
     the lines that continue it, matched as one line and reported at the head's number."""
-    out: list[tuple[int, Any, Any, str]] = []
+    heads: list[tuple[int, str]] = []
     for li, raw in enumerate(lines):
         if li in matched or len(raw) > 400 or ("rror" not in raw and "xception" not in raw) \
                 or not _WRAPPED_HEAD.match(raw):
@@ -289,10 +290,12 @@ def _match_wrapped(lines: list[str], matched: set[int],
             if _NEW_RECORD.match(nxt) or len(nxt) > 400:
                 break
             parts.append(nxt.strip())
-        if len(parts) == 1:
-            continue
-        joined = " ".join(parts)
-        rows = _candidates([joined], patterns).get(0, [])
+        if len(parts) > 1:
+            heads.append((li, " ".join(parts)))
+    out: list[tuple[int, Any, Any, str]] = []
+    # one needle search over all the joined lines (each search walks every row's needles)
+    for hi, rows in sorted(_candidates([j for _, j in heads], patterns).items()):
+        li, joined = heads[hi]
         found = next(((patterns[ri], m) for ri in rows
                       if (m := patterns[ri].regex.search(joined))), None)
         if found is not None:
