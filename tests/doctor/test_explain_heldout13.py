@@ -170,3 +170,18 @@ def test_every_tf_errors_class_gets_ranked_causes_without_a_row(cls: str) -> Non
     cause = ex.causes[0]
     assert cause.severity == "failure"
     assert cause.confidence != "low" or cause.likely, cls
+
+
+@pytest.mark.parametrize("kill", ["[1]    48213 killed     python3 train.py --epochs 50",
+                                  "[2]+  Killed                  nohup python fit.py"])
+def test_a_job_control_kill_after_the_allocation_is_host_oom(kill: str) -> None:
+    ex = explain_log("W tensorflow/core/framework/cpu_allocator_impl.cc:82] Allocation of "
+                     "2147483648 exceeds 10% of free system memory.\nEpoch 1/3\n" + kill)
+    assert ex.causes[0].label == "host-out-of-memory"
+
+
+def test_a_notebook_out_of_ram_is_host_oom_without_any_tensorflow_line() -> None:
+    ex = explain_log("Your session crashed after using all available RAM. Automatically "
+                     "restarting.")
+    assert ex.causes[0].label == "host-out-of-memory"
+    assert ex.causes[0].severity == "failure"
