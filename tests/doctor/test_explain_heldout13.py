@@ -185,3 +185,26 @@ def test_a_notebook_out_of_ram_is_host_oom_without_any_tensorflow_line() -> None
                      "restarting.")
     assert ex.causes[0].label == "host-out-of-memory"
     assert ex.causes[0].severity == "failure"
+
+
+def test_a_single_digit_minimum_checked_as_text_is_the_check_not_the_install() -> None:
+    assert_reads("    raise ImportError('Please upgrade your TensorFlow installation to v1.9.*.')\n"
+                 "ImportError: Please upgrade your TensorFlow installation to v1.9.*.",
+                 "tf-addon-version-mismatch", "compares version strings")
+
+
+def test_a_two_digit_minimum_is_an_install_too_old() -> None:
+    cause, lead = first_cause("ImportError: Please upgrade your TensorFlow installation to "
+                              "v1.12.*.")
+    assert cause.label == "tf-addon-version-mismatch"
+    assert "compares version strings" not in lead and "1.12" in (cause.install or "")
+
+
+def test_pips_conflict_with_an_environment_marker_names_the_tensorflow_to_install() -> None:
+    ex = explain_log("ERROR: pip's dependency resolver does not currently take into account all "
+                     "the packages that are installed. This behaviour is the source of the "
+                     "following dependency conflicts.\ntensorflow-text 2.14.0 requires "
+                     "tensorflow<2.15,>=2.14.0; platform_machine != \"arm64\" or platform_system "
+                     "!= \"Darwin\", but you have tensorflow 2.13.1 which is incompatible.")
+    assert ex.causes[0].label == "tf-addon-version-mismatch"
+    assert "tensorflow<2.15,>=2.14.0" in (ex.causes[0].install or "")

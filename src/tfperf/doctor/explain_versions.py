@@ -429,6 +429,10 @@ def _requires_tf(addon: str, details: dict[str, list[str]], v: LogVersions) -> s
     need = (details.get("tf_need") or [""])[0]
     have = (details.get("tf_have2") or [v.tensorflow or ""])[0]
     mm = _mm(have) if have and have[0].isdigit() else ""
+    if not addon:  # a library's own check that does not name the library: the traceback does
+        return (f"upgrade TensorFlow to {need or 'the release it names'} or newer (what the "
+                f"package that checks it needs), or install a release of that package made for "
+                f"TensorFlow {mm or _INSTALLED_MM}: the traceback's frames name the package")
     fits = [ver for name, ver, tfm in _addon_table() if name == addon and tfm == mm]
     pin = (f"pip install '{addon}=={_mm(fits[0])}.*' (the release made for TensorFlow {mm}, the "
            "one installed)") if fits else (
