@@ -208,3 +208,16 @@ def test_pips_conflict_with_an_environment_marker_names_the_tensorflow_to_instal
                      "!= \"Darwin\", but you have tensorflow 2.13.1 which is incompatible.")
     assert ex.causes[0].label == "tf-addon-version-mismatch"
     assert "tensorflow<2.15,>=2.14.0" in (ex.causes[0].install or "")
+
+
+@pytest.mark.parametrize("text", [
+    "E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed "
+    "to query event: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure\n"
+    "F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:273] Unexpected Event status: 1",
+    "E tensorflow/stream_executor/cuda/cuda_driver.cc:1010] failed to synchronize the stop event: "
+    "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure",
+])
+def test_a_launch_failure_is_a_kernel_stopped_by_the_driver_or_a_watchdog(text: str) -> None:
+    cause, lead = first_cause(text)
+    assert cause.label == "cuda-error"
+    assert "driver" in lead and "TDR" in lead
