@@ -221,3 +221,12 @@ def test_a_launch_failure_is_a_kernel_stopped_by_the_driver_or_a_watchdog(text: 
     cause, lead = first_cause(text)
     assert cause.label == "cuda-error"
     assert "driver" in lead and "TDR" in lead
+
+
+def test_an_addons_custom_op_mismatch_names_the_release_built_for_the_tensorflow_shown() -> None:
+    ex = explain_log("tensorflow 2.6.2\ntensorflow.python.framework.errors_impl.NotFoundError: "
+                     "/opt/venv/lib/python3.8/site-packages/tensorflow_addons/custom_ops/layers/"
+                     "_correlation_cost_ops.so: undefined symbol: _ZN10tensorflow15OpKernelContext"
+                     "5inputEN4absl11string_viewEPPKNS_6TensorE")
+    assert ex.causes[0].label == "tf-addon-version-mismatch"
+    assert "tensorflow-addons==0.14.0" in (ex.causes[0].install or "")

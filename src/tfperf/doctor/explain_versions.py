@@ -402,6 +402,10 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
     if addon == "tensorflow-probability" or details.get("tf_need"):
         return _requires_tf(addon, details, v)
     if addon in _KNOWN_ADDONS:
+        fits = [ver for name, ver, tfm in _addon_table() if name == addon and mm and tfm == mm]
+        if fits:
+            return (f"pip install '{addon}=={fits[0]}' (its compiled ops are built against "
+                    f"TensorFlow {mm}, the one installed)")
         if mm:
             return f"install the {addon} release built for TensorFlow {mm}"
         return (f"install the {addon} release built for TensorFlow {_INSTALLED_MM}; a TensorFlow "
