@@ -230,3 +230,17 @@ def test_an_addons_custom_op_mismatch_names_the_release_built_for_the_tensorflow
                      "5inputEN4absl11string_viewEPPKNS_6TensorE")
     assert ex.causes[0].label == "tf-addon-version-mismatch"
     assert "tensorflow-addons==0.14.0" in (ex.causes[0].install or "")
+
+
+@pytest.mark.parametrize("shown", [
+    "tensorflow==2.6.2\nnumpy==1.19.5",
+    "Successfully installed keras-2.6.0 tensorflow-2.6.2 tensorboard-2.6.0",
+    "Name: tensorflow\nVersion: 2.6.2\nSummary: TensorFlow is an open source machine learning "
+    "framework for everyone.",
+])
+def test_the_tensorflow_version_is_read_from_pip_freeze_install_and_show(shown: str) -> None:
+    ex = explain_log(shown + "\ntensorflow.python.framework.errors_impl.NotFoundError: /opt/venv/"
+                     "lib/python3.8/site-packages/tensorflow_addons/custom_ops/layers/"
+                     "_correlation_cost_ops.so: undefined symbol: _ZN10tensorflow15OpKernelContext"
+                     "5inputEN4absl11string_viewEPPKNS_6TensorE")
+    assert "tensorflow-addons==0.14.0" in (ex.causes[0].install or "")

@@ -23,10 +23,17 @@ from tfperf.doctor import versions as V
 _TF = [
     re.compile(r"tensorflow(?:[-_](?:gpu|cpu|macos|intel))?[-_](?P<v>\d+\.\d+\.\d+)"
                r"(?:\.dist-info|-cp\d|-py\d|\.tar|\.whl)"),
-    re.compile(r"(?im)^\s*tensorflow(?:-gpu|-cpu|-macos|-intel)?\s+(?P<v>\d+\.\d+\.\d+)\s"),
+    re.compile(r"(?im)^\s*tensorflow(?:-gpu|-cpu|-macos|-intel)?\s+(?P<v>\d+\.\d+\.\d+)(?:\s|$)"),
     re.compile(r"[Tt]ensor[Ff]low version:? v?(?P<v>\d+\.\d+\.\d+)\b"),
     re.compile(r"currently using is (?P<v>\d+\.\d+\.\d+)"),
     re.compile(r"tf\.__version__\)?\s*\n\s*'?(?P<v>\d+\.\d+\.\d+)"),
+    # pip freeze / a requirements line, pip's install summary, pip show (each starts with a
+    # literal or a line start: a case-insensitive pattern costs milliseconds on a long log)
+    re.compile(r"(?m)^[ \t]*tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b"),
+    re.compile(r"Successfully installed [^\n]*?\btensorflow(?:-gpu|-cpu|-macos|-intel)?-"
+               r"(?P<v>\d+\.\d+\.\d+)\b"),
+    re.compile(r"Name: tensorflow(?:-gpu|-cpu|-macos|-intel)?[ \t]*\r?\nVersion: "
+               r"(?P<v>\d+\.\d+\.\d+)"),
 ]
 _PY = [  # (pattern, how its groups make "3.x")
     re.compile(r"[Pp]ython(?P<v>3\.\d{1,2})[/\\](?:site|dist)-packages"),
