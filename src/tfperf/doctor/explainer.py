@@ -269,8 +269,9 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
 # mid-sentence (no full stop, colon or bracket closing it), the way a terminal, a notebook or a
 # wrapping library (TensorFlow Probability's version check) breaks a long message
 _WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.:)\]}>\s]\s*$")
-# a line that starts a record of its own: a traceback, a log prefix, another error, a prompt
-_NEW_RECORD = re.compile(r"^\s*(?:$|Traceback|File \"|During handling|The above exception|"
+# a line that starts a record of its own: an indented one (a traceback's frame or code, a log's
+# continuation), a traceback, a log prefix, another error, a prompt
+_NEW_RECORD = re.compile(r"^(?:\s|$|Traceback|File \"|During handling|The above exception|"
                          r"[IWEF]\d{4}\b|\d{4}-\d\d-\d\d|[\w.]*(?:Error|Exception|Warning):|"
                          r"ERROR:|WARNING:|INFO:|>>>|\$ |In \[|-{5,}|\^)")
 _WRAP_MAX = 3  # continuation lines joined to a head
