@@ -4,16 +4,17 @@
                                                  [--fixtures DIR]
 
 SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
-heldout9, heldout10, tail2, heldout11, heldout12 or
+heldout9, heldout10, tail2, heldout11, heldout12, heldout13, tail3 or
 all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
 cause tfperf reports has the expected label and, where the row gives an ``answer`` (a regex), its
-first explanation (the cause and fix it leads with, before "Otherwise:", or the floor's first
-ranked cause) matches it: the round-8 judge scored cause *and* fix, and an out-of-memory led by
-"lower the batch size" is not right for a batch of one that needs tiling; a benign log is right
-when tfperf says nothing is wrong (no cause at failure or warning). A "wrong failure" is a log
+first explanation (the cause and fix it leads with, before "Otherwise:", with the install line the
+headline shows; or the floor's first ranked cause) matches it: the round-8 judge scored cause
+*and* fix, and an out-of-memory led by "lower the batch size" is not right for a batch of one
+that needs tiling; a benign log is right when tfperf says nothing is wrong (no cause at failure or
+warning). A "wrong failure" is a log
 whose first answer is a failure with another label: the worst kind of miss, and the goal is none.
 
 ``--src`` scores another checkout's explainer on this set, e.g. the commit a held-out batch
@@ -47,7 +48,7 @@ FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
           "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tail2",
-          "heldout11", "heldout12")
+          "heldout11", "heldout12", "heldout13", "tail3")
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,12 @@ def first_explanation(cause: Any) -> str:
     before "Otherwise:" (evidence in the log leads, the row's general text follows)."""
     if cause.confidence == "low" and cause.likely:
         return " ".join(cause.likely[0])
-    return " ".join(t.split(" Otherwise: ")[0] for t in (cause.cause, cause.fix))
+    first = [t.split(" Otherwise: ")[0] for t in (cause.cause, cause.fix)]
+    # the headline's fix is the install line when the log's evidence does not lead (render.py)
+    install = getattr(cause, "install", "")
+    if install and not cause.details.get("evidence"):
+        first.append(install)
+    return " ".join(first)
 
 
 def score(split: str = "all", fixtures: Path = FIXTURES) -> list[Outcome]:

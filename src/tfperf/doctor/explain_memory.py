@@ -77,8 +77,10 @@ def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
 
 # the shell's report of a SIGKILL (also at the end of a progress line; '已杀死' is zh_CN; dash's
 # './train.sh: 60: 11880 killed  python3 ...' and bash's 'line 52:  7125 Killed  python ...' name
-# the job), or a runner's exit status 137 / -9
+# the job, as job control does: bash's '[1]+  Killed  python ...', zsh's '[1]  12345 killed
+# python ...'), or a runner's exit status 137 / -9
 _KILLED = re.compile(r"(?:^|\s)(?:Killed|已杀死)\s*$|:\s+\d+\s+[Kk]illed\s|\bzsh: killed\s|"
+                     r"^\[\d+\][+-]?\s+(?:\d+\s+)?[Kk]illed\s|"
                      r"\bexit(?:ed with)? (?:code|status) (?:137|-9)\b")
 
 

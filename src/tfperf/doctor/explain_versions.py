@@ -23,10 +23,17 @@ from tfperf.doctor import versions as V
 _TF = [
     re.compile(r"tensorflow(?:[-_](?:gpu|cpu|macos|intel))?[-_](?P<v>\d+\.\d+\.\d+)"
                r"(?:\.dist-info|-cp\d|-py\d|\.tar|\.whl)"),
-    re.compile(r"(?im)^\s*tensorflow(?:-gpu|-cpu|-macos|-intel)?\s+(?P<v>\d+\.\d+\.\d+)\s"),
+    re.compile(r"(?im)^\s*tensorflow(?:-gpu|-cpu|-macos|-intel)?\s+(?P<v>\d+\.\d+\.\d+)(?:\s|$)"),
     re.compile(r"[Tt]ensor[Ff]low version:? v?(?P<v>\d+\.\d+\.\d+)\b"),
     re.compile(r"currently using is (?P<v>\d+\.\d+\.\d+)"),
     re.compile(r"tf\.__version__\)?\s*\n\s*'?(?P<v>\d+\.\d+\.\d+)"),
+    # pip freeze / a requirements line, pip's install summary, pip show (each starts with a
+    # literal or a line start: a case-insensitive pattern costs milliseconds on a long log)
+    re.compile(r"(?m)^[ \t]*tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b"),
+    re.compile(r"Successfully installed [^\n]*?\btensorflow(?:-gpu|-cpu|-macos|-intel)?-"
+               r"(?P<v>\d+\.\d+\.\d+)\b"),
+    re.compile(r"Name: tensorflow(?:-gpu|-cpu|-macos|-intel)?[ \t]*\r?\nVersion: "
+               r"(?P<v>\d+\.\d+\.\d+)"),
 ]
 _PY = [  # (pattern, how its groups make "3.x")
     re.compile(r"[Pp]ython(?P<v>3\.\d{1,2})[/\\](?:site|dist)-packages"),
@@ -360,6 +367,10 @@ def _addon_name(details: dict[str, list[str]]) -> str:
     return name.replace("_", "-").replace("tf-sentencepiece", "tf_sentencepiece")
 
 
+# the log names no TensorFlow version: say where the reader finds it, never a bare placeholder
+_INSTALLED_MM = "as installed (its major.minor: pip show tensorflow)"
+
+
 def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
     if details.get("pin_req") or details.get("pin_req2"):
         return _pinned(details, v)
@@ -381,7 +392,7 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
         if fits:
             return f"pip install 'tensorflow-io=={fits[0]}' (built for TensorFlow {mm})"
         return ("install the tensorflow-io release built for TensorFlow "
-                f"{mm or '<major.minor>'} (the compatibility table in tensorflow/io's README)")
+                f"{mm or _INSTALLED_MM} (the compatibility table in tensorflow/io's README)")
     if addon == "tensorflow-directml-plugin":
         ver, built_for = next((ver, tfm) for name, ver, tfm in _addon_table() if name == addon)
         return (f"pip install 'tensorflow-cpu=={built_for}.*' (tensorflow-directml-plugin "
@@ -393,12 +404,22 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
                 "for")
     if addon.startswith("plugin "):
         return (f"install the release of the package that ships tensorflow-plugins/"
-                f"{addon[len('plugin '):]} built for TensorFlow {mm or '<major.minor>'}, or the "
+                f"{addon[len('plugin '):]} built for TensorFlow {mm or _INSTALLED_MM}, or the "
                 "TensorFlow it was built for")
     if addon == "tensorflow-probability" or details.get("tf_need"):
         return _requires_tf(addon, details, v)
     if addon in _KNOWN_ADDONS:
-        return (f"install the {addon} release built for TensorFlow {mm or '<major.minor>'}")
+        fits = [ver for name, ver, tfm in _addon_table() if name == addon and mm and tfm == mm]
+        if fits:
+            return (f"pip install '{addon}=={fits[0]}' (its compiled ops are built against "
+                    f"TensorFlow {mm}, the one installed)")
+        if mm:
+            return f"install the {addon} release built for TensorFlow {mm}"
+        return (f"install the {addon} release built for TensorFlow {_INSTALLED_MM}; a TensorFlow "
+                f"built from source (or a distribution's own build) exports other symbols than "
+                f"the pip wheels {addon} is built against (another compiler or C++ ABI): install "
+                f"the pip TensorFlow of that release, or build {addon} from source against the "
+                f"TensorFlow installed")
     if addon:  # a library read from the traceback: its own release notes pair it with a TF
         tf = f"TensorFlow {mm}" if mm else "the TensorFlow installed"
         return (f"pip show {addon} tensorflow: install the {addon} release made for {tf}, or the "
@@ -419,6 +440,10 @@ def _requires_tf(addon: str, details: dict[str, list[str]], v: LogVersions) -> s
     need = (details.get("tf_need") or [""])[0]
     have = (details.get("tf_have2") or [v.tensorflow or ""])[0]
     mm = _mm(have) if have and have[0].isdigit() else ""
+    if not addon:  # a library's own check that does not name the library: the traceback does
+        return (f"upgrade TensorFlow to {need or 'the release it names'} or newer (what the "
+                f"package that checks it needs), or install a release of that package made for "
+                f"TensorFlow {mm or _INSTALLED_MM}: the traceback's frames name the package")
     fits = [ver for name, ver, tfm in _addon_table() if name == addon and tfm == mm]
     pin = (f"pip install '{addon}=={_mm(fits[0])}.*' (the release made for TensorFlow {mm}, the "
            "one installed)") if fits else (

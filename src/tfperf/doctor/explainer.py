@@ -259,7 +259,49 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
         found = done[raw]
         if found is not None:
             hits.append((li + 1, found[0], found[1], raw))
+    wrapped = _match_wrapped(lines, {h[0] - 1 for h in hits}, patterns)
+    if wrapped:  # rare: most logs have none, and the hits are in line order already
+        hits = sorted(hits + wrapped, key=lambda h: h[0])
     return n_lines, hits, lines
+
+
+# an error's message that goes on after its line: "SomeError: text" or pip's "ERROR: text" ending
+# mid-sentence (no full stop, colon or bracket closing it), the way a terminal, a notebook or a
+# wrapping library (TensorFlow Probability's version check) breaks a long message
+_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.:)\]}>\s]\s*$")
+# a line that starts a record of its own: an indented one (a traceback's frame or code, a log's
+# continuation), a traceback, a log prefix, another error, a prompt
+_NEW_RECORD = re.compile(r"^(?:\s|$|Traceback|File \"|During handling|The above exception|"
+                         r"[IWEF]\d{4}\b|\d{4}-\d\d-\d\d|[\w.]*(?:Error|Exception|Warning):|"
+                         r"ERROR:|WARNING:|INFO:|>>>|\$ |In \[|-{5,}|\^)")
+_WRAP_MAX = 3  # continuation lines joined to a head
+
+
+def _match_wrapped(lines: list[str], matched: set[int],
+                   patterns: list[Any]) -> list[tuple[int, Any, Any, str]]:
+    """Hits on error messages wrapped over several lines: each unmatched head line joined with
+    the lines that continue it, matched as one line and reported at the head's number."""
+    heads: list[tuple[int, str]] = []
+    for li, raw in enumerate(lines):
+        if li in matched or len(raw) > 400 or ("rror" not in raw and "xception" not in raw) \
+                or not _WRAPPED_HEAD.match(raw):
+            continue
+        parts = [raw.rstrip()]
+        for nxt in lines[li + 1:li + 1 + _WRAP_MAX]:
+            if _NEW_RECORD.match(nxt) or len(nxt) > 400:
+                break
+            parts.append(nxt.strip())
+        if len(parts) > 1:
+            heads.append((li, " ".join(parts)))
+    out: list[tuple[int, Any, Any, str]] = []
+    # one needle search over all the joined lines (each search walks every row's needles)
+    for hi, rows in sorted(_candidates([j for _, j in heads], patterns).items()):
+        li, joined = heads[hi]
+        found = next(((patterns[ri], m) for ri in rows
+                      if (m := patterns[ri].regex.search(joined))), None)
+        if found is not None:
+            out.append((li + 1, found[0], found[1], joined))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
