@@ -55,9 +55,10 @@ class Iteration:
     binds: list[tuple[str, str, str]]  # (item name, as a function of the index, the batch)
     stmts: list[ast.stmt]
     value: ast.expr
-    # How the values leave: "stack" (a new axis 0), "concat" (joined along axis 0),
-    # "concat:K" (joined along the constant axis K of each value), "sum"
-    # (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of the list).
+    # How the values leave: "stack" (a new axis 0), "stack:K" (a new constant axis K),
+    # "concat" (joined along axis 0), "concat:K" (joined along the constant axis K of each
+    # value), "sum" (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of
+    # the list).
     join: str
     name: str = ""  # the collector (list, array, accumulator) of a statement loop
     init: ast.stmt | None = None  # the collector's creation, dropped
@@ -367,6 +368,12 @@ def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None,
     zero = axis is None or (isinstance(axis, ast.Constant) and axis.value == 0)
     if q in STACKS and zero and len(p.args) == 1 and all(k.arg == "axis" for k in p.keywords):
         return p, "stack"
+    if q == "tensorflow.stack" and len(p.args) <= 2 and all(k.arg == "axis" for k in p.keywords):
+        try:  # another constant axis: the stack along axis 0, that axis moved there
+            k = ast.literal_eval(axis)  # type: ignore[arg-type]
+        except ValueError:
+            return None, ""
+        return (p, f"stack:{k}") if isinstance(k, int) else (None, "")
     if q in CONCATS and axis is not None and zero:
         return p, "concat"
     if q in CONCATS and axis is not None and len(p.args) <= 2:

@@ -95,6 +95,9 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join == "concat":
         return [(it.consumer, f"{tf}.reshape({value}, {tf}.concat([[-1], "
                               f"{tf}.shape({value})[2:]], 0))")]
+    if it.join.startswith("stack:"):
+        return [(it.consumer, f"{tf}.experimental.numpy.moveaxis({value}, 0, "
+                              f"{it.join.split(':')[1]})")]
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join == "add_n":
