@@ -70,20 +70,54 @@ def f(r):
         k += 1
     return tf.stack(rows)
 ''',
-}
-
-NOT_WINDOWS = {
     "prefix_grows_with_the_index": '''
 def f(r):
     return tf.stack([tf.reduce_sum(r[:, :k + 1], axis=1) for k in range(r.shape[1])])
+''',
+    "clipped_edges_strided_range_stack_last_axis": '''
+def f(r):
+    d = r.shape[-1]
+    half = 3
+    return tf.stack([tf.reduce_mean(r[:, :, max(i - half, 0):min(i + half, d)], axis=-1)
+                     for i in range(0, d, 5)], axis=-1)
+''',
+    "clipped_windows_in_a_branch_joined_along_a_named_axis": '''
+def f(r, channels_last=False):
+    d_axis = 1 if channels_last else -1
+    d = r.shape[d_axis]
+    if channels_last:
+        r = tf.stack([tf.reduce_mean(r[:, max(i - 2, 0):min(i + 2, d)], axis=d_axis)
+                      for i in range(0, d, 3)], axis=d_axis)
+    else:
+        r = tf.stack([tf.reduce_mean(r[:, :, max(i - 2, 0):min(i + 2, d)], axis=d_axis)
+                      for i in range(0, d, 3)], axis=d_axis)
+    return r
+''',
+    "trailing_moving_average_from_one": '''
+def f(r):
+    avg = []
+    for i in range(1, r.shape[0]):
+        avg.append(tf.reduce_mean(r[max(0, i - 4):i + 1], axis=0))
+    return tf.stack(avg)
+''',
+}
+
+NOT_WINDOWS = {
+    "a_strided_window": '''
+def f(r):
+    return tf.stack([tf.reduce_sum(r[:, k:k + 6:2], axis=1) for k in range(r.shape[1] - 6)])
+''',
+    "a_window_maximum": '''
+def f(r):
+    return tf.stack([tf.reduce_max(r[:, k:k + 3], axis=1) for k in range(r.shape[1] - 3)])
 ''',
     "reduced_along_another_axis": '''
 def f(r):
     return tf.stack([tf.reduce_sum(r[:, k:k + 3], axis=2) for k in range(r.shape[1] - 3)])
 ''',
-    "width_depends_on_the_index": '''
+    "the_window_of_another_tensor_each_step": '''
 def f(r):
-    return tf.stack([tf.reduce_sum(r[:, k:2 * k + 1], axis=1) for k in range(5)])
+    return tf.stack([tf.reduce_sum(r[k][:, k:k + 3], axis=1) for k in range(3)])
 ''',
 }
 
