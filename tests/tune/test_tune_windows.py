@@ -85,12 +85,13 @@ def f(r):
 def f(r, channels_last=False):
     d_axis = 1 if channels_last else -1
     d = r.shape[d_axis]
+    step = 3
     if channels_last:
         r = tf.stack([tf.reduce_mean(r[:, max(i - 2, 0):min(i + 2, d)], axis=d_axis)
-                      for i in range(0, d, 3)], axis=d_axis)
+                      for i in range(0, d, step)], axis=d_axis)
     else:
         r = tf.stack([tf.reduce_mean(r[:, :, max(i - 2, 0):min(i + 2, d)], axis=d_axis)
-                      for i in range(0, d, 3)], axis=d_axis)
+                      for i in range(0, d, step)], axis=d_axis)
     return r
 ''',
     "trailing_moving_average_from_one": '''

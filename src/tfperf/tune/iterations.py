@@ -223,14 +223,19 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
 
 def _shifted_range(text: str, call: ast.Call, name: str,
                    ) -> tuple[str, str, list[tuple[str, str, str]]] | None:
-    """``for name in range(a, b, s)`` (``s`` a positive int): a loop over ``INDEX`` in
+    """``for name in range(a, b, s)`` (``s`` a positive int or a name, taken as positive: a
+    negative one counts wrong, and the rewrite disagrees): a loop over ``INDEX`` in
     ``range(count)`` whose item ``name`` is ``a + s * INDEX``."""
     step = call.args[2] if len(call.args) == 3 else ast.Constant(1)
-    if not (isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0):
+    if isinstance(step, ast.Name):
+        s = step.id
+    elif isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0:
+        s = str(step.value)
+    else:
         return None
-    a, b, s = text_of(text, call.args[0]), text_of(text, call.args[1]), step.value
-    count = f"({b} - ({a}) + {s - 1}) // {s}" if s > 1 else f"{b} - ({a})"
-    pick = f"({a}) + {s} * {INDEX}" if s > 1 else f"({a}) + {INDEX}"
+    a, b = text_of(text, call.args[0]), text_of(text, call.args[1])
+    count = f"({b} - ({a}) + {s} - 1) // {s}" if s != "1" else f"{b} - ({a})"
+    pick = f"({a}) + {s} * {INDEX}" if s != "1" else f"({a}) + {INDEX}"
     return INDEX, count, [(name, pick, f"tf.range({a}, {b}, {s})")]
 
 
