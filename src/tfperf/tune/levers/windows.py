@@ -20,7 +20,7 @@ over long axes of large values): the equivalence check judges it on the inputs i
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tfperf.tune.iterations import Iteration
 from tfperf.tune.lever import Lever, LeverContext
@@ -34,10 +34,11 @@ HELPER = "_tfperf_window_sums"
 #: (``TF``: the module's alias).
 HELPER_SOURCE = '''
 
-def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean):
-    """tfperf tune: the sums (means) of x[lows[k]:highs[k]] along `axis` for every k,
-    stacked along a new axis 0, as differences of one cumsum (`sliced`: the axis the
-    slice moves along, the same axis once the rank is known)."""
+def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", at=0):
+    """tfperf tune: the sums (means) of x[lows[k]:highs[k]] along `axis` for every k, as
+    differences of one cumsum (`sliced`: the axis the slice moves along, the same axis once
+    the rank is known), stacked along a new axis 0, or as `join` ("stack", "concat") of
+    them along axis `at` would give them (in place where that is the window axis)."""
     x = TF.convert_to_tensor(x)
     rank = x.shape.rank
     axis %= rank
@@ -55,8 +56,19 @@ def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean):
         shape = [1] * rank
         shape[axis] = -1
         sums = sums / TF.reshape(TF.cast(highs - lows, sums.dtype), shape)
+    if (join == "stack" and not keepdims or join == "concat" and keepdims) \
+            and at % rank == axis:
+        return sums  # the windows already lie where the join puts them
     stacked = TF.transpose(sums, [axis] + [d for d in range(rank) if d != axis])
-    return TF.expand_dims(stacked, axis + 1) if keepdims else stacked
+    stacked = TF.expand_dims(stacked, axis + 1) if keepdims else stacked
+    if join == "stack":
+        return TF.experimental.numpy.moveaxis(stacked, 0, at)
+    if join == "concat":
+        k = at % (stacked.shape.rank - 1)
+        moved = TF.experimental.numpy.moveaxis(stacked, 0, k)
+        shape = TF.shape(moved)
+        return TF.reshape(moved, TF.concat([shape[:k], [-1], shape[k + 2:]], 0))
+    return stacked
 '''
 REDUCTIONS = {"reduce_sum": False, "reduce_mean": True}
 
@@ -256,6 +268,11 @@ def windows(text: str, it: Iteration, tf: str, depth: int) -> str:
     if f"def {HELPER}(" not in text:
         # Appended after every node of the loop: their positions stay valid.
         text = text.rstrip("\n") + "\n" + HELPER_SOURCE.replace("TF.", f"{tf}.")
+    how, _, at = it.join.partition(":")
+    if how in ("stack", "concat") and it.consumer is not None and not it.shared:
+        # The helper joins them itself (in place, without moving axes, where it can).
+        expr = f"{expr[:-1]}, {how!r}, {at or 0})"
+        it = replace(it, join="stack")
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
         return rewrite_one(text, it, tf, [], "", expr)
     if it.join == "sum":
