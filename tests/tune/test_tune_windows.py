@@ -143,12 +143,13 @@ def _loops_in_f(text: str) -> list[str]:
             if isinstance(n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp))]
 
 
+@pytest.mark.parametrize("band", [False, True], ids=["cumsum", "band"])
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
-def test_window_sums_become_one_cumsum_difference(spelling):
+def test_window_sums_become_one_cumsum_difference_or_band_product(spelling, band):
     text = HEAD + SPELLINGS[spelling]
     args = (tf.random.Generator.from_seed(26).normal([20, 40, 12]),)
     ctx = _context(text, args)
-    lever = WindowsToCumsum()
+    lever = WindowsToCumsum(band)
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert "_tfperf_window_sums(" in new and not _loops_in_f(new), new
@@ -161,3 +162,4 @@ def test_what_is_not_a_window_starting_at_the_index_is_left_alone(spelling):
     text = HEAD + NOT_WINDOWS[spelling]
     ctx = _context(text, (tf.random.Generator.from_seed(26).normal([3, 20, 12]),))
     assert WindowsToCumsum().applies(ctx) is not None
+    assert WindowsToCumsum(band=True).applies(ctx) is not None

@@ -34,11 +34,13 @@ HELPER = "_tfperf_window_sums"
 #: (``TF``: the module's alias).
 HELPER_SOURCE = '''
 
-def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", at=0):
+def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", at=0,
+                        band=False):
     """tfperf tune: the sums (means) of x[lows[k]:highs[k]] along `axis` for every k, as
     differences of one cumsum (`sliced`: the axis the slice moves along, the same axis once
     the rank is known), stacked along a new axis 0, or as `join` ("stack", "concat") of
-    them along axis `at` would give them (in place where that is the window axis)."""
+    them along axis `at` would give them (in place where that is the window axis); `band`:
+    one product with a 0/1 band matrix instead (what XLA on a CPU compiles well)."""
     x = TF.convert_to_tensor(x)
     rank = x.shape.rank
     axis %= rank
@@ -49,9 +51,18 @@ def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", a
     lows, highs = lows + TF.zeros_like(highs), highs + TF.zeros_like(lows)
     lows = TF.clip_by_value(TF.where(lows < 0, lows + n, lows), 0, n)
     highs = TF.maximum(TF.clip_by_value(TF.where(highs < 0, highs + n, highs), 0, n), lows)
-    c = TF.cumsum(x, axis=axis)
-    c = TF.concat([TF.zeros_like(TF.gather(c, [0], axis=axis)), c], axis)
-    sums = TF.gather(c, highs, axis=axis) - TF.gather(c, lows, axis=axis)
+    if band:
+        if x.shape[axis] is not None and lows.shape[0] is not None \
+                and x.shape[axis] * lows.shape[0] > 1 << 26:
+            raise ValueError("a band matrix of more than 2**26 entries")
+        rows = TF.range(n)[:, None]
+        inside = (rows >= lows[None, :]) & (rows < highs[None, :])
+        sums = TF.tensordot(x, TF.cast(inside, x.dtype), [[axis], [0]])
+        sums = TF.experimental.numpy.moveaxis(sums, -1, axis)
+    else:
+        c = TF.cumsum(x, axis=axis)
+        c = TF.concat([TF.zeros_like(TF.gather(c, [0], axis=axis)), c], axis)
+        sums = TF.gather(c, highs, axis=axis) - TF.gather(c, lows, axis=axis)
     if mean:
         shape = [1] * rank
         shape[axis] = -1
@@ -261,7 +272,7 @@ def window_value(it: Iteration, tf: str) -> str | None:
             f"{w.mean})")
 
 
-def windows(text: str, it: Iteration, tf: str, depth: int) -> str:
+def windows(text: str, it: Iteration, tf: str, band: bool = False) -> str:
     expr = window_value(it, tf)
     if expr is None:
         raise SourceEditError("not a sum or mean of a window that moves with the index")
@@ -273,6 +284,8 @@ def windows(text: str, it: Iteration, tf: str, depth: int) -> str:
         # The helper joins them itself (in place, without moving axes, where it can).
         expr = f"{expr[:-1]}, {how!r}, {at or 0})"
         it = replace(it, join="stack")
+    if band:
+        expr = f"{expr[:-1]}, band=True)"
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
         return rewrite_one(text, it, tf, [], "", expr)
     if it.join == "sum":
@@ -282,10 +295,21 @@ def windows(text: str, it: Iteration, tf: str, depth: int) -> str:
 
 
 class WindowsToCumsum(Lever):
-    name, slot, stage, traces = "window sums→cumsum difference", "vectorize", 20, False
-    description = ("a loop over window starts summing or averaging the window that starts at"
-                   " the index (x[:, k:k + T], tf.slice) becomes one cumsum and a difference")
-    rejections = ("disagrees (the prefix sum's rounding, over a long axis of large values)",)
+    slot, stage, traces = "vectorize", 20, False
+
+    def __init__(self, band: bool = False) -> None:
+        self.band = band
+        if band:
+            self.name = "window sums→band matmul"
+            self.description = ("a loop summing or averaging a window whose bounds move with"
+                                " its variable becomes one product with a 0/1 band matrix")
+            self.rejections = ("more than 2**26 band entries (raises)",)
+        else:
+            self.name = "window sums→cumsum difference"
+            self.description = ("a loop summing or averaging a window whose bounds move with"
+                                " its variable becomes one cumsum and a difference")
+            self.rejections = ("disagrees (the prefix sum's rounding, over a long axis of "
+                               "large values)",)
 
     def applies(self, ctx: LeverContext) -> str | None:
         if any(window_value(it, "tf") for it in found_loops(ctx)):
@@ -293,8 +317,10 @@ class WindowsToCumsum(Lever):
         return "no loop summing or averaging a window that starts at its index"
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        return every_loop(text, ctx, windows)
+        return every_loop(text, ctx, lambda t, it, tf, depth: windows(t, it, tf, self.band))
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
-    return [WindowsToCumsum()]
+    # Both: a cumsum is linear in the axis but XLA on a CPU lowers it as a reduce-window;
+    # the band product costs axis × windows but compiles to one matmul.
+    return [WindowsToCumsum(), WindowsToCumsum(band=True)]
