@@ -55,9 +55,10 @@ class Iteration:
     binds: list[tuple[str, str, str]]  # (item name, as a function of the index, the batch)
     stmts: list[ast.stmt]
     value: ast.expr
-    # How the values leave: "stack" (a new axis 0), "concat" (joined along axis 0),
-    # "concat:K" (joined along the constant axis K of each value), "sum"
-    # (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of the list).
+    # How the values leave: "stack" (a new axis 0), "stack:K" (a new constant axis K),
+    # "concat" (joined along axis 0), "concat:K" (joined along the constant axis K of each
+    # value), "sum" (an accumulation: ``name = name + value``), "add_n"/"list" (a reduction of
+    # the list).
     join: str
     name: str = ""  # the collector (list, array, accumulator) of a statement loop
     init: ast.stmt | None = None  # the collector's creation, dropped
@@ -122,7 +123,7 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
                           ast.Global, ast.Nonlocal))
            for s in node.body for n in _own_nodes(s)):
         return None
-    domain = loop_domain(ctx, text, model, tensors)
+    domain = loop_domain(ctx, text, model, tensors, ranges=True)
     if domain is None:
         return None
     index, stop, binds = domain
@@ -180,10 +181,11 @@ def _finish(it: Iteration, index: str) -> None:
 
 
 def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = frozenset(),
-            ) -> tuple[str, str, list[tuple[str, str, str]]] | None:
+                ranges: bool = False) -> tuple[str, str, list[tuple[str, str, str]]] | None:
     """(index name, iteration count, item binds) of a loop's domain; ``tensors``: names
     known to hold tensors (the tuned function's arguments, seen when it ran), whose rows a
-    loop over them walks."""
+    loop over them walks; ``ranges``: ``range(a, b[, s])`` read too, its variable an item
+    ``a + s * i`` of a fresh index ``i`` over the count (whose batch is ``tf.range(a, b, s)``)."""
     d = model.domain
     parts = list(d.parts) if d.parts else [d]
     index = d.index or INDEX
@@ -192,6 +194,9 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if d.kind in ("range", "counter"):
         if d.kind == "range":
             it = d.iterable
+            if ranges and isinstance(it, ast.Call) and len(it.args) in (2, 3) \
+                    and not it.keywords and d.index is not None:
+                return _shifted_range(text, it, d.index)
             if not isinstance(it, ast.Call) or len(it.args) != 1 or d.index is None:
                 return None
         if d.stop is None or d.index is None:
@@ -214,6 +219,24 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if stop is None:
         return None
     return index, stop, binds
+
+
+def _shifted_range(text: str, call: ast.Call, name: str,
+                   ) -> tuple[str, str, list[tuple[str, str, str]]] | None:
+    """``for name in range(a, b, s)`` (``s`` a positive int or a name, taken as positive: a
+    negative one counts wrong, and the rewrite disagrees): a loop over ``INDEX`` in
+    ``range(count)`` whose item ``name`` is ``a + s * INDEX``."""
+    step = call.args[2] if len(call.args) == 3 else ast.Constant(1)
+    if isinstance(step, ast.Name):
+        s = step.id
+    elif isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0:
+        s = str(step.value)
+    else:
+        return None
+    a, b = text_of(text, call.args[0]), text_of(text, call.args[1])
+    count = f"({b} - ({a}) + {s} - 1) // {s}" if s != "1" else f"{b} - ({a})"
+    pick = f"({a}) + {s} * {INDEX}" if s != "1" else f"({a}) + {INDEX}"
+    return INDEX, count, [(name, pick, f"tf.range({a}, {b}, {s})")]
 
 
 def _tensor_ref(node: ast.AST | None, tensors: frozenset[str]) -> bool:
@@ -367,17 +390,30 @@ def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None,
     zero = axis is None or (isinstance(axis, ast.Constant) and axis.value == 0)
     if q in STACKS and zero and len(p.args) == 1 and all(k.arg == "axis" for k in p.keywords):
         return p, "stack"
+    if q == "tensorflow.stack" and len(p.args) <= 2 and all(k.arg == "axis" for k in p.keywords):
+        # another axis: the stack along axis 0, that axis moved there
+        k = _axis_text(axis)
+        return (p, f"stack:{k}") if k else (None, "")
     if q in CONCATS and axis is not None and zero:
         return p, "concat"
     if q in CONCATS and axis is not None and len(p.args) <= 2:
-        try:  # another constant axis (windows joined along time: held-out round 5)
-            k = ast.literal_eval(axis)
-        except ValueError:
-            return None, ""
-        return (p, f"concat:{k}") if isinstance(k, int) else (None, "")
+        k = _axis_text(axis)  # (windows joined along time: held-out round 5)
+        return (p, f"concat:{k}") if k else (None, "")
     if q in LIST_REDUCTIONS and len(p.args) == 1:
         return p, LIST_REDUCTIONS[q] or "list"
     return None, ""
+
+
+def _axis_text(axis: ast.expr | None) -> str:
+    """A join's axis as source text: a constant int, or a name (``axis=d_axis``, evaluated
+    where the join is); empty for anything else."""
+    if isinstance(axis, ast.Name):
+        return axis.id
+    try:
+        k = ast.literal_eval(axis) if axis is not None else None
+    except ValueError:
+        return ""
+    return str(k) if isinstance(k, int) and not isinstance(k, bool) else ""
 
 
 def _accumulation(fn: ast.FunctionDef, block: list[ast.stmt], loop: Any,
@@ -403,7 +439,7 @@ def _comprehension(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     gen = node.generators[0]
     if gen.ifs or gen.is_async or not isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return None
-    domain = loop_domain(ctx, text, model, tensors)
+    domain = loop_domain(ctx, text, model, tensors, ranges=True)
     if domain is None:
         return None
     index, stop, binds = domain

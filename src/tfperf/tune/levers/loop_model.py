@@ -95,6 +95,9 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join == "concat":
         return [(it.consumer, f"{tf}.reshape({value}, {tf}.concat([[-1], "
                               f"{tf}.shape({value})[2:]], 0))")]
+    if it.join.startswith("stack:"):
+        return [(it.consumer, f"{tf}.experimental.numpy.moveaxis({value}, 0, "
+                              f"{it.join.split(':')[1]})")]
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join == "add_n":
@@ -231,6 +234,18 @@ class _Batch(ast.NodeTransformer):
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         at = [k for k, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == self.index]
         if at:
+            if len(at) == 1 and at[0] > 0 and not self.depth and isinstance(node.ctx, ast.Load) \
+                    and all(_whole(p) for p in parts[:at[0]]):
+                # x[:, i, ...]: the batch is that axis moved first (the axis kept).
+                moved = ast.parse(f"{self.tf}.experimental.numpy.moveaxis(_, {at[0]}, 0)",
+                                  mode="eval").body
+                assert isinstance(moved, ast.Call)
+                moved.args[0] = self.visit(node.value)
+                rest = [self.visit(p) for p in parts[at[0] + 1:]]
+                if not rest:
+                    return moved
+                return ast.Subscript(moved, ast.Tuple([ast.Slice()] * (at[0] + 1) + rest,
+                                                      ast.Load()), node.ctx)
             # The index's axis is the first one left: every part before it picks one element.
             if len(at) > 1 or any(isinstance(p, ast.Slice) or _ellipsis(p)
                                   for p in parts[:at[0]]):
@@ -360,6 +375,12 @@ def _axes_one(call: ast.Call) -> bool:
         axes = call.args[2]
     others = [k for k in call.keywords if k.arg != "axes"]
     return isinstance(axes, ast.Constant) and axes.value == 1 and not others
+
+
+def _whole(node: ast.AST) -> bool:
+    """``:`` (a whole axis)."""
+    return isinstance(node, ast.Slice) and node.lower is None and node.upper is None \
+        and node.step is None
 
 
 def _ellipsis(node: ast.AST) -> bool:

@@ -24,7 +24,7 @@ SEGMENT_OPS = {"reduce_sum": "unsorted_segment_sum", "reduce_mean": "unsorted_se
                "reduce_max": "unsorted_segment_max", "reduce_min": "unsorted_segment_min"}
 
 
-def _inlined(it: Iteration) -> ast.expr | None:
+def inlined(it: Iteration) -> ast.expr | None:
     """The iteration's value with the body's single-name assignments substituted (None when
     the body does anything else)."""
     names: dict[str, ast.expr] = {}
@@ -66,7 +66,7 @@ def _group_of(cond: ast.expr, index: str) -> ast.expr | None:
 
 def segment_value(it: Iteration, tf: str) -> str | None:
     """The segment op computing every group's value at once, or None."""
-    value = _inlined(it)
+    value = inlined(it)
     if value is None or not isinstance(value, ast.Call) or not value.args:
         return None
     op = SEGMENT_OPS.get(ast.unparse(value.func).rsplit(".", 1)[-1])
