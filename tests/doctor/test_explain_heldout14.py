@@ -183,3 +183,20 @@ def test_tensorflow_addons_range_warning_names_the_release_for_the_tensorflow_sh
     assert ex.causes[0].label == "tf-addon-version-mismatch"
     assert ex.causes[0].severity == "failure"
     assert "tensorflow-addons==0.14.0" in ex.causes[0].install
+
+
+def test_a_traceback_cut_inside_tensorflows_import_is_tensorflows() -> None:
+    # the paste stops before the exception line; its frames run through tensorflow/__init__.py
+    ex = explain_log("Traceback (most recent call last):\n  File \"main.py\", line 4, in <module>\n"
+                     "    import tensorflow as tf\n  File \"/home/u/venv/lib/python3.11/"
+                     "site-packages/tensorflow/__init__.py\", line 40, in <module>\n"
+                     "    from tensorflow.python import pywrap_tensorflow")
+    assert not ex.not_tensorflow
+    assert ex.unknown
+
+
+def test_a_traceback_cut_in_the_programs_own_code_stays_not_tensorflows() -> None:
+    ex = explain_log("Traceback (most recent call last):\n  File \"main.py\", line 4, in <module>\n"
+                     "    import pandas as pd\n  File \"/home/u/venv/lib/python3.11/site-packages/"
+                     "pandas/__init__.py\", line 22, in <module>\n    from pandas.compat import x")
+    assert ex.not_tensorflow
