@@ -200,3 +200,14 @@ def test_a_traceback_cut_in_the_programs_own_code_stays_not_tensorflows() -> Non
                      "    import pandas as pd\n  File \"/home/u/venv/lib/python3.11/site-packages/"
                      "pandas/__init__.py\", line 22, in <module>\n    from pandas.compat import x")
     assert ex.not_tensorflow
+
+
+@pytest.mark.parametrize(("check", "words"), [
+    ("work_element_count > 0 (0 vs. 0)", "no elements"),
+    ("work_element_count > 0.", "2^31"),
+])
+def test_a_launch_count_check_without_a_negative_count_ranks_its_two_causes(
+        check: str, words: str) -> None:
+    _, lead = first_cause(
+        f"F ./tensorflow/core/util/gpu_launch_config.h:129] Check failed: {check}")
+    assert words in lead
