@@ -161,6 +161,12 @@ def test_a_global_step_that_goes_on_advancing_is_nothing_wrong() -> None:
     assert not any(c.severity in ("failure", "warning") for c in ex.causes)
 
 
+def test_slims_rising_global_step_lines_are_progress_too() -> None:
+    ex = explain_log(_STALL + "INFO:tensorflow:global step 401: loss = 7.9 (20.2 sec/step)\n"
+                     "INFO:tensorflow:global step 402: loss = 7.8 (19.9 sec/step)")
+    assert not any(c.severity in ("failure", "warning") for c in ex.causes)
+
+
 def test_a_global_step_rate_of_zero_stays_a_warning() -> None:
     ex = explain_log(_STALL + "INFO:tensorflow:global_step/sec: 0")
     assert ex.causes[0].label == "global-step-stalled"

@@ -658,13 +658,14 @@ def _numbers_after(text: str, literal: str, rx: re.Pattern[str]) -> list[str]:
 
 def _judge_step_progress(by_label: dict[str, Cause], text: str) -> None:
     """"Global step has not been increased" in a run whose step counter goes on advancing (a
-    global_step/sec above 0, or Estimator's step numbers rising): each step is slow enough that
-    the hook read the same step twice; nothing is stuck, so it is a notice, not a warning."""
+    global_step/sec above 0, or Estimator's or slim's step numbers rising): each step is slow
+    enough that the hook read the same step twice; nothing is stuck, so it is a notice."""
     stalled = by_label.get("global-step-stalled")
     if stalled is None or stalled.severity != "warning":
         return
     rates = [float(n) for n in _numbers_after(text, "global_step/sec: ", _STEP_RATE)]
-    steps = [int(n) for n in _numbers_after(text, " step = ", _STEP_AT)]
+    steps = ([int(n) for n in _numbers_after(text, " step = ", _STEP_AT)]  # Estimator's
+             or [int(n) for n in _numbers_after(text, "global step ", _STEP_AT)])  # slim's
     if any(r > 0 for r in rates):
         shown = f"global_step/sec: {next(r for r in rates if r > 0):g}"
     elif len(set(steps)) > 1 and steps[-1] > steps[0]:
