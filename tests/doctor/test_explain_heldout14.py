@@ -217,3 +217,9 @@ def test_a_launch_count_check_without_a_negative_count_ranks_its_two_causes(
     _, lead = first_cause(
         f"F ./tensorflow/core/util/gpu_launch_config.h:129] Check failed: {check}")
     assert words in lead
+
+
+def test_load_layers_model_on_a_graph_model() -> None:
+    assert_reads("ValueError: 'className' and 'config' must set.\n    at deserializeKerasObject "
+                 "(node_modules/@tensorflow/tfjs-layers/dist/tf-layers.node.js:429:19)",
+                 "tfjs-wrong-model-loader", "tf.loadGraphModel(url) for graph-model")
