@@ -87,6 +87,15 @@ def alloc_detail(details: dict[str, list[str]]) -> str:
     return allocation_detail(details) if details.get("bytes") else ""
 
 
+def glob_detail(details: dict[str, list[str]]) -> str:
+    """The file pattern that matched nothing, or that it was empty (the value never arrived)."""
+    if details.get("glob_pattern"):
+        return f"pattern {details['glob_pattern'][0]!r}"
+    if details.get("glob_empty"):
+        return "the pattern is empty: the flag or setting that should hold it was not given"
+    return ""
+
+
 def retrace_detail(details: dict[str, list[str]]) -> str:
     """ "Model.make_train_function.<locals>.train_function: 5 of the last 5 calls traced" ."""
     fns = [f.split(" at 0x")[0].rstrip(">") for f in details.get("function", [])]
@@ -101,6 +110,7 @@ def retrace_detail(details: dict[str, list[str]]) -> str:
 
 _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detail,
              "dlopen_detail": dlopen_detail, "retrace_detail": retrace_detail,
+             "glob_detail": glob_detail,
              # what this log's values mean beyond the row (explain_readings)
              "shape_axis_detail": R.shape_axis_detail, "nontrainable_detail": R.nontrainable_detail,
              "op_kind_detail": R.op_kind_detail, "abi_detail": R.abi_detail,

@@ -129,10 +129,33 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
             if li not in tail:
                 continue  # the program went on after it: its own note, ordinary output
             kind = "error"
-        out.append(LooseLine(li, kind, is_tf_line(lines[li])))
+        out.append(LooseLine(li, kind, is_tf_line(lines[li]) or _traceback_runs_through_tf(
+            lines, li)))
     # a traceback's header belongs to the exception line that ends it
     return [loose for i, loose in enumerate(out)
             if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]
+
+
+_FRAMES_READ = 60  # lines of a traceback read below its header
+
+
+def _traceback_runs_through_tf(lines: list[str], li: int) -> bool:
+    """A traceback's header whose frames run through TensorFlow's (or Keras's) code: the error it
+    ends in is TensorFlow's even when the paste stops before the exception line (round 14's
+    NumPy 2 import cut inside tensorflow/__init__.py)."""
+    if not _TRACEBACK_HEAD.search(lines[li]):
+        return False
+    from tfperf.doctor.explain_floor import TF_CODE
+
+    frames = [lines[li]]  # a paste may join the first frame to the header
+    for text in lines[li + 1:li + 1 + _FRAMES_READ]:
+        if not _FRAME_OR_CODE.match(text):
+            break
+        frames.append(text)
+    return any(TF_CODE.search(f) for f in frames if 'File "' in f)
+
+
+_FRAME_OR_CODE = re.compile(r'^\s+\S|^\s*File "')
 
 
 def _tail_lines(lines: list[str]) -> set[int]:

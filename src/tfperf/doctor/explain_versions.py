@@ -379,9 +379,14 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
     mm = _mm(tf) if tf else ""
     if addon == "tensorflow-addons" and details.get("addons_min"):
         lo, hi = details["addons_min"][0], details["addons_max"][0]
-        return (f"the installed tensorflow-addons supports TensorFlow >= {lo} and < {hi}"
-                + (f", not {tf}" if tf else "") + f": pip install 'tensorflow>={lo},<{hi}', or "
-                "the tensorflow-addons release whose range covers your TensorFlow")
+        head = (f"the installed tensorflow-addons supports TensorFlow >= {lo} and < {hi}"
+                + (f", not {tf}" if tf else ""))
+        fits = [ver for name, ver, tfm in _addon_table() if name == addon and mm and tfm == mm]
+        if fits:  # the release built for the TensorFlow the warning names
+            return (f"{head}: pip install 'tensorflow-addons=={fits[0]}' (built for TensorFlow "
+                    f"{mm}), or pip install 'tensorflow>={lo},<{hi}'")
+        return (f"{head}: pip install 'tensorflow>={lo},<{hi}', or the tensorflow-addons "
+                "release whose range covers your TensorFlow")
     if addon == "tensorflow-text":
         if mm:
             return f"pip install 'tensorflow-text=={mm}.*' (the release built for TensorFlow {mm})"

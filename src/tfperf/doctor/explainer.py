@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -424,6 +425,9 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _link_memory_view(cause)
     _judge_host_kill(by_label, lines, infos)
     _judge_host_share(by_label, text)
+    _judge_step_progress(by_label, text)
+    _judge_tensor_count(by_label, text)
+    _judge_addon_range(by_label)
     _judge_gpu_check(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     explained = {number - 1 for number, _, _, _ in hits} - released
@@ -628,6 +632,105 @@ def _judge_host_share(by_label: dict[str, Cause], text: str) -> None:
         alloc.detail = "; ".join(filter(None, [alloc.detail, f"{share}: a large share of the "
                                                "machine's memory, so lower the batch size (the "
                                                "evaluation's too) or use a machine with more RAM"]))
+
+
+# the step counter's own report (StepCounterHook, TPUEstimator) and Estimator's loss line, each
+# matched just after its literal (a regex scan of a 10,000-line log costs milliseconds)
+_STEP_RATE = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
+_STEP_AT = re.compile(r"\d+")
+
+
+def _find_all(text: str, literal: str) -> list[int]:
+    """Where ``literal`` occurs in ``text`` (str.find: faster than a regex scan of the log)."""
+    out: list[int] = []
+    at = text.find(literal)
+    while at >= 0:
+        out.append(at)
+        at = text.find(literal, at + len(literal))
+    return out
+
+
+def _numbers_after(text: str, literal: str, rx: re.Pattern[str]) -> list[str]:
+    """The numbers ``rx`` reads right after each occurrence of ``literal`` in ``text``."""
+    return [m.group(0) for at in _find_all(text, literal)
+            if (m := rx.match(text, at + len(literal)))]
+
+
+def _judge_step_progress(by_label: dict[str, Cause], text: str) -> None:
+    """"Global step has not been increased" in a run whose step counter goes on advancing (a
+    global_step/sec above 0, or Estimator's or slim's step numbers rising): each step is slow
+    enough that the hook read the same step twice; nothing is stuck, so it is a notice."""
+    stalled = by_label.get("global-step-stalled")
+    if stalled is None or stalled.severity != "warning":
+        return
+    rates = [float(n) for n in _numbers_after(text, "global_step/sec: ", _STEP_RATE)]
+    steps = ([int(n) for n in _numbers_after(text, " step = ", _STEP_AT)]  # Estimator's
+             or [int(n) for n in _numbers_after(text, "global step ", _STEP_AT)])  # slim's
+    if any(r > 0 for r in rates):
+        shown = f"global_step/sec: {next(r for r in rates if r > 0):g}"
+    elif len(set(steps)) > 1 and steps[-1] > steps[0]:
+        shown = f"step {steps[0]} to {steps[-1]}"
+    else:
+        return
+    progress = (f"The run progresses ({shown}): each step is slow, so the step-counter hook saw "
+                "the same step twice; nothing is stuck (a smaller batch makes steps faster and "
+                "the warning rarer).")
+    stalled.severity = "notice"
+    stalled.cause = f"{progress} Were it stuck: {stalled.cause}"
+    stalled.detail = "; ".join(filter(None, [stalled.detail, f"the log shows {shown}"]))
+
+
+_NUM_TENSORS = re.compile(r"['\"]?: ?(\d+)")
+_LEAK_MIN_REPORTS = 3  # rising on this many tf.memory() reports in a row is a leak, not noise
+
+
+def _judge_tensor_count(by_label: dict[str, Cause], text: str) -> None:
+    """tf.memory() reports (TensorFlow.js) are a notice, unless numTensors rises report after
+    report: tensors made per call and never disposed, a leak that ends in an out-of-memory."""
+    report = by_label.get("tfjs-tensor-leak")
+    if report is None:
+        return
+    counts = [int(m.group(1)) for at in _find_all(text, "numTensors")
+              if (m := _NUM_TENSORS.match(text, at + len("numTensors")))]
+    run = best = 1
+    for before, after in itertools.pairwise(counts):
+        run = run + 1 if after > before else 1
+        best = max(best, run)
+    if best < _LEAK_MIN_REPORTS:
+        report.cause = ("tf.memory() reports a tensor count that does not keep rising: nothing "
+                        f"leaks. Were it to rise call after call: {report.cause}")
+        return
+    report.severity = "warning"
+    report.detail = "; ".join(filter(None, [report.detail, (
+        f"numTensors rose from {counts[0]} to {counts[-1]} over {len(counts)} reports")]))
+
+
+def _judge_addon_range(by_label: dict[str, Cause]) -> None:
+    """An add-on's "TensorFlow X is not supported" warning whose declared range is a known erratum
+    of the add-on's own check (``addon_check_errata.csv``: tensorflow-addons 0.11.0 says
+    "strictly below 2.3.0" yet supports TF 2.3) for the TensorFlow it names: a false alarm."""
+    cause = by_label.get("tf-addon-version-mismatch")
+    if cause is None or cause.severity != "failure":
+        return
+    d = cause.details
+    lo, hi, have = (d.get(k, [""])[0] for k in ("addons_min", "addons_max", "tf_have"))
+    if not (lo and hi and have) or set(d) & {"addon", "addon2", "lib", "metal", "dml"}:
+        return  # not the Python-ops range warning alone (a symbol error is never a false alarm)
+    from tfperf.doctor.knowledge.tables import read_table
+
+    mm = ".".join(have.split(".")[:2])
+    erratum = next((r for r in read_table("addon_check_errata.csv")
+                    if (r["declared_min"], r["declared_max"], r["supports_tf_minor"])
+                    == (lo, hi, mm)), None)
+    if erratum is None:
+        return
+    cause.severity = "notice"
+    cause.cause = (f"A false alarm: the {erratum['addon']} release that declares TensorFlow >= "
+                   f"{lo} and < {hi} does support TensorFlow {mm} (its own check excludes the "
+                   "release it was built for, an off-by-one its maintainers fixed); nothing to "
+                   f"do, a later {erratum['addon']} release silences it. Were the versions "
+                   f"really apart: {cause.cause}")
+    cause.source = f"{cause.source} ; {erratum['source']}"
 
 
 def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
