@@ -297,6 +297,43 @@ raised on an out-of-range index no longer does.
                     s += words[i]
                 return s
         """),
+        # Issue 25's spellings (eighth pass): the twins of the channel-weighted sums below.
+        # A feature extractor's outputs (a list of maps of other shapes), enumerated.
+        Valid("""
+            import tensorflow as tf
+            def style_loss(vgg, fake, weights):
+                loss = 0.0
+                for i, feat in enumerate(vgg(fake)):
+                    loss += weights[i] * tf.reduce_mean(feat)
+                return loss
+        """, spelling="loop: enumerate over a model's outputs"),
+        # Each channel's term reads the running map: a recurrence, not a sum.
+        Valid("""
+            import tensorflow as tf
+            def cam(output, weights):
+                cam = tf.zeros(output.shape[0:2])
+                for i in range(output.shape[-1]):
+                    cam = cam + tf.tanh(cam) * output[:, :, i]
+                return cam
+        """, spelling="index: channel slice, recurrence"),
+        Valid("""
+            from helpers import style_loss
+            def run(vgg, fake, weights):
+                return style_loss(vgg, fake, weights)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def style_loss(vgg, fake, weights):
+                loss = 0.0
+                for i, feat in enumerate(vgg(fake)):
+                    loss += weights[i] * tf.reduce_mean(feat)
+                return loss
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            output = tf.ones([7, 7, 64])
+            # %%
+            cam = tf.reduce_sum(output * tf.ones([64]), axis=-1)
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
         Invalid("""
@@ -369,6 +406,48 @@ raised on an out-of-range index no longer does.
                     acc += x[i]
                 return acc, i
         """, count=1),
+        # Issue 25's spellings (eighth pass): a class-activation map summed channel by channel
+        # (`for i, w in enumerate(weights)`: the index picks another tensor's channel).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def cam(output, grads):
+                weights = tf.reduce_mean(grads, axis=(0, 1))
+                cam = np.ones(output.shape[0:2], dtype=np.float32)
+                for i, w in enumerate(weights):
+                    cam += w * output[:, :, i]
+                return cam
+        """, count=1, lines=(7,), spelling="loop: enumerate over a tensor"),
+        Invalid("""
+            import tensorflow as tf
+            def cam(output, weights):
+                cam = tf.zeros(output.shape[0:2])
+                for i in range(output.shape[-1]):
+                    cam = cam + weights[i] * output[:, :, i]
+                return cam
+        """, count=1, lines=(5,), spelling="index: channel slice"),
+        Invalid("""
+            from helpers import cam
+            def run(output, grads):
+                return cam(output, grads)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def cam(output, grads):
+                weights = tf.reduce_mean(grads, axis=(0, 1))
+                total = tf.zeros(output.shape[0:2])
+                for i, w in enumerate(weights):
+                    total += w * output[:, :, i]
+                return total
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            output = tf.ones([7, 7, 64])
+            weights = tf.reduce_mean(output, axis=(0, 1))
+            # %%
+            cam = tf.zeros([7, 7])
+            for i, w in enumerate(weights):
+                cam += w * output[:, :, i]
+        """, count=1, notebook=True, spelling="notebook"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
