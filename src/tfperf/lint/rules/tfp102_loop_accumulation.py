@@ -54,6 +54,16 @@ def _stored_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
     return False
 
 
+def _read_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
+    """``name`` is read in the loop outside its accumulations: each iteration uses the
+    running value (an offset into the next slice), a prefix sum rather than one total."""
+    inside = {id(n) for s in walk_body(loop) if s is stmt or (
+        type(s) in (ast.Assign, ast.AugAssign) and (_accumulation(s) or ("",))[0] == name)
+        for n in ast.walk(s)}  # the sum's own terms (`ans = ans + a; ans = ans + b`)
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+               and id(n) not in inside for n in walk_body(loop))
+
+
 def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
     """A ``range`` loop whose term calls a TensorFlow op on the loop index (``acc +=
     tf.constant(k / 2.)``, ``ans = ans + tf.math.lgamma(c + k)``): one op per index, where
@@ -334,6 +344,17 @@ raised on an out-of-range index no longer does.
             # %%
             cam = tf.reduce_sum(output * tf.ones([64]), axis=-1)
         """, notebook=True, spelling="notebook"),
+        # A running offset read by the next slice: a prefix sum (tf.cumsum), not one total.
+        Valid("""
+            import tensorflow as tf
+            def per_type(inputs, natoms, ntypes):
+                start = 0
+                outs = []
+                for t in range(ntypes):
+                    outs.append(tf.slice(inputs, [0, start], [-1, natoms[2 + t]]))
+                    start += natoms[2 + t]
+                return outs
+        """),
     )
     invalid = (
         Invalid("""
@@ -485,6 +506,8 @@ raised on an out-of-range index no longer does.
             return
         if flow.depends_on_recurrence(ctx, term):
             return  # `h = h + f(h, x[i])`: each step needs the previous one
+        if _read_elsewhere(loop, acc, node):
+            return  # a running offset each iteration uses (`tf.slice(x, [start])`): a scan
         # Evidence that tensors are summed (the loop bound alone may be any number).
         if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
                 or does_tensor_work(ctx, list(ast.walk(term)))):
