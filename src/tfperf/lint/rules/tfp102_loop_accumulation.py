@@ -156,7 +156,9 @@ class LoopAccumulation(Rule):
     docs = """\
 ## What it does
 Finds a running sum built in a Python loop that walks a tensor element by element
-(`acc = acc + a[i] * w[i]`, `acc += x[i]`, `total += row` over `for row in t`).
+(`acc = acc + a[i] * w[i]`, `acc += x[i]`, `total += row` over `for row in t`, `cam += w *
+out[:, :, i]` over `for i, w in enumerate(weights)`). A running value the loop reads before
+it is complete (an offset into the next slice) is a prefix sum, not reported.
 
 ## Why is this bad?
 Every iteration launches an add (and a multiply, a gather...) on one small slice: Python

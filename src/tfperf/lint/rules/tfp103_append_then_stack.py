@@ -128,7 +128,10 @@ Finds a list that starts empty, gets one tensor appended per iteration of a loop
 or over a tensor, and is then turned into one tensor with `tf.stack`, `tf.concat`,
 `tf.add_n` or `tf.convert_to_tensor`; the finding is on each `append`. The same for a list
 comprehension over a range or a tensor that is stacked (`tf.stack([f(x[i]) for i in
-range(n)])`); the finding is on the comprehension.
+range(n)])`); the finding is on the comprehension. And a list returned to the caller where
+each element is a TensorFlow op on the loop's index as a number (`masks.append(tf.equal(labels,
+i))` for `i in range(n)`): one op over `tf.range(n)` with a broadcast builds them all (not an
+index that only names the result, a variable or a user's function per index).
 
 ## Why is this bad?
 The loop computes the result one slice at a time (small ops, Python overhead per element),

@@ -118,7 +118,11 @@ class SessionRunsPerStep(Rule):
 ## What it does
 In TF1 graph code, finds loops whose every iteration calls `run` on the same session two or
 more times (`sess.run(train_op, feed)` then `sess.run(loss, feed)`, or a read of a variable
-next to the training run). Runs under an `if` (every 100 steps) are not counted.
+next to the training run). Runs under an `if` (every 100 steps) are not counted. Also a loop
+over items (`for vec in vectors`, `for i in range(len(weights))`, `enumerate(layers)`) whose
+one run per iteration, fed nothing, fetches tensors the item holds (`vec.means[0]`,
+`weights[i]`, `layer.kernel`): `sess.run([v.means[0] for v in vectors])` before the loop
+reads them all in one round trip.
 
 ## Why is this bad?
 Each `session.run` is a round trip: Python to the runtime, pruning the graph for the fetches,
