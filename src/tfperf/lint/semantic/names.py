@@ -195,9 +195,6 @@ class NameModel(ModuleIndex):
                         mod = relative_module(self.path, node.level, mod,
                                               [a.name for a in node.names])
                     q = canonical(f"{mod}.{alias.name}") if mod else None
-                    if alias.name == STAR_TF and mod and not canonical(mod).startswith(
-                            ("tensorflow", "keras")):
-                        q = "tensorflow"  # `from deepmd.env import tf`: a package's re-export
                 out.append((self.scope_of(node), Binding(name, "import", _pos(node), q, node)))
             return out
         if t is ast.arg:

@@ -131,8 +131,6 @@ class TensorFlowModel(NameModel):
                 continue
             if any(n.split(".", 1)[0] in TF_ROOTS for n in names):
                 return True
-            if t is ast.ImportFrom and any(a.name == "tf" for a in node.names):
-                return True  # `from deepmd.env import tf`: TensorFlow re-exported by a package
         return False
 
     @property
