@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.analysis.trips import FEW_OP_STEPS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -371,7 +372,9 @@ def _step_site(project: Project, path: str, qualname: str,
                epoch_calls: set[tuple[str, int, int]], depth: int = 8) -> Site | None:
     """A call, in a loop over data, a count or a condition (a step: not a loop over some
     other collection, such as a few images, feature levels or config files), that runs the
-    function through a chain of eager calls in the project."""
+    function through a chain of eager calls in the project. A loop the code says runs the
+    call fewer than ``FEW_OP_STEPS`` times (``range(20)``, ``i < max_iterations``) is not a
+    step: the search goes on to its caller."""
     seen: set[tuple[str, str]] = set()
     todo = [(path, qualname, 0)]
     while todo:
@@ -386,7 +389,9 @@ def _step_site(project: Project, path: str, qualname: str,
             c = site.call
             if c.traced or c.guarded:
                 continue
-            if c.loop in _STEP_LOOPS and (site.module.path, *c.pos[:2]) not in epoch_calls:
+            few = c.trips is not None and c.trips < FEW_OP_STEPS  # a trace would not pay
+            if c.loop in _STEP_LOOPS and not few \
+                    and (site.module.path, *c.pos[:2]) not in epoch_calls:
                 return site
             todo.append((site.module.path, c.caller, d + 1))
     return None
