@@ -12,6 +12,10 @@ that loses by being compiled.
 * rnn: a small Keras LSTM on one sequence of 10 steps.
 * ops6: six ops on a 5 x 12 matrix (k-means assignment; TFP310's eager ops per step).
 * ops12, ops48: chains of 12 and 48 small elementwise ops on the same matrix.
+
+Then TFP207's claim: a random batch drawn with NumPy and converted to a tensor against
+``tf.random.uniform`` of the same shape, a large batch of images and small GAN noise
+(medians of interleaved rounds, ratio NumPy / TensorFlow).
 """
 
 from __future__ import annotations
@@ -93,6 +97,29 @@ def main() -> None:
     _case("ops6", ops6, small, a.rounds, a.calls)
     _case("ops12", chain(12), small, a.rounds, a.calls)
     _case("ops48", chain(48), small, a.rounds, a.calls)
+    _random(max(a.rounds, 7))
+
+
+def _random(rounds: int) -> None:
+    import numpy as np
+    import tensorflow as tf
+
+    for shape in ((32, 224, 224, 3), (64, 100)):
+        def host(shape: tuple[int, ...] = shape) -> Any:
+            return tf.convert_to_tensor(np.random.uniform(-1, 1, size=shape).astype(np.float32))
+
+        def device(shape: tuple[int, ...] = shape) -> Any:
+            return tf.random.uniform(shape, -1, 1)
+
+        host(), device()
+        a: list[float] = []
+        b: list[float] = []
+        for _ in range(rounds):
+            a.append(_median_call(host, 5))
+            b.append(_median_call(device, 5))
+        ha, db = statistics.median(a), statistics.median(b)
+        print(f"random {shape}: numpy+convert {ha * 1e3:.3f} ms  tf.random {db * 1e3:.3f} ms  "
+              f"ratio {ha / db:.1f}x")
 
 
 if __name__ == "__main__":

@@ -19,13 +19,14 @@ from typing import Any
 from tfperf.lint.analysis.varying import literal_count
 from tfperf.lint.semantic import COMPREHENSION_NODES, Context
 
-# A model call per step: below this many calls a trace does not pay. Measured here: a
-# 2-layer MLP pays back its trace after 25 calls, a small Keras LSTM (slow eagerly on
-# Keras 3) after 7; 16 is the bound TFP111 already kept for its own loop.
+# A model call per step: below this many calls a trace does not pay. Measured here
+# (bench_lint_trip_count.py, two runs): a 2-layer MLP on a batch of one pays back its trace
+# after 25-26 calls, a small Keras LSTM (slow eagerly on Keras 3) after 5-7; 16 is the
+# bound TFP111 already kept for its own loop, now asked through names and callers too.
 FEW_MODEL_CALLS = 16
-# A step of a few small eager ops: below this many calls a trace does not pay. Measured
-# here: 6 to 12 small ops never pay (a graph call costs more than their eager dispatch),
-# 48 ops pay back after about 100 calls.
+# A step of eager ops: below this many calls a trace does not pay. Measured here: 6 or 12
+# small ops never pay (a graph call costs more than their eager dispatch), 48 ops pay back
+# after 48-103 calls; TFP310 reports steps from 6 ops, most of them small.
 FEW_OP_STEPS = 128
 
 
