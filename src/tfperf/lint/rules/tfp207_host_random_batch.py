@@ -54,7 +54,7 @@ def _dims(ctx: Context, call: ast.Call) -> list[Any] | None:
             return None
         size = bindings[0].value
     if type(size) in (ast.Tuple, ast.List):
-        return list(size.elts)  # type: ignore[union-attr]
+        return list(size.elts)
     return [size] if size is not None else None
 
 
@@ -107,9 +107,10 @@ through names bound once: `shape = (32, 224, 224, 3)`; `size=shape`).
 ## Why is this bad?
 NumPy draws on one host thread and the batch is then copied into a tensor (and to the
 device); TensorFlow's random ops draw with every core, or on the GPU where the model runs.
-Measured on TF 2.21 CPU here (2 busy cores, `benchmarks/bench_lint_trip_count.py`): a `[32, 224, 224, 3]` float32 batch, `np.random.uniform` + conversion 83 ms
-against `tf.random.uniform` 42 ms (2.0×); on a GPU the copy is saved too. A small batch
-(`[64, 100]` GAN noise) is faster drawn by NumPy (0.03 ms against 0.09 ms): it is not
+Measured on TF 2.21 CPU here (2 busy cores, `benchmarks/bench_lint_trip_count.py`): a
+`[32, 224, 224, 3]` float32 batch, `np.random.uniform` + conversion 83 ms against
+`tf.random.uniform` 42 ms (2.0×); on a GPU the copy is saved too. A small batch (`[64, 100]`
+GAN noise) is faster drawn by NumPy (0.03 ms against 0.09 ms): it is not
 reported.
 
 ## Example
@@ -133,7 +134,8 @@ NumPy's draw (float64) differs from TensorFlow's default (float32).
 ## Known limitations
 Preview: no judged finding yet. Not reported in traced code (TFP202's), in loops the code
 says run it fewer than 16 times, in a loop of a module that imports neither TensorFlow
-nor Keras (a helper of such a module called per step is reported), on a sampler of a `Generator` object (`rng.normal`), or
+nor Keras (a helper of such a module called per step is reported), on a sampler of a
+`Generator` object (`rng.normal`), or
 where the sizes are not literal and fewer than four dimensions are given.
 """
     valid = (
@@ -226,6 +228,8 @@ where the sizes are not literal and fewer than four dimensions are given.
 
         facts = []
         for call in ctx.nodes_of(ast.Call):
+            if type(call) is not ast.Call:
+                continue
             if ctx.call_qualname(call) not in _SAMPLERS or traced(ctx, call) \
                     or not large_batch(ctx, call):
                 continue
