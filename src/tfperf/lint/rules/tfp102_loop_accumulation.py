@@ -168,7 +168,10 @@ weighted sum (S16 → S17) is this pattern.
 A `range` loop whose term is a TensorFlow op applied to the loop index itself
 (`ans = ans + tf.math.lgamma(c + k / 2.)` for `k in range(1, d)`) is reported too: one op over
 `tf.range(1, d)` and one reduction replace `d` small ops. Running values that depend on the
-previous iteration's result (`h = h + f(h)`) are not sums and are not reported.
+previous iteration's result (`h = h + f(h)`) are not sums and are not reported. Nor is a sum
+whose term calls a model (`u = u + tf.nn.softmax(model(u_aug[k]))` over K augmentations):
+the loop's cost is the model calls, which one reduction does not remove (precision round 4:
+judged false; the useful change, one call on the concatenated batch, is another one).
 
 ## Example
 ```python

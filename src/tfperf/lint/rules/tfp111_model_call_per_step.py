@@ -169,8 +169,10 @@ of its trace key.
 Judged by its author on the development and held-out sets (23 findings: 17 true, 6 minor,
 0 false); no fresh precision round has judged it yet. Not reported on TensorFlow 1.x
 or in a module that builds TF1 graphs (there `model(x)` adds ops to a graph), inside
-traced code (a function only `tf.function`s call, a loop over `tf.range`), in loops of a
-few literal iterations (a grid of nine augmented images), on a batch per iteration (a loop
+traced code (a function only `tf.function`s call, a loop over `tf.range`), in loops the
+code says run the call fewer than 16 times in all (a grid of nine augmented images; a
+caller's loop over a literal list of nine URLs, through a name; `for i in range(10)` around
+a function given one input; `tfperf.lint.analysis.trips`: a trace does not pay there), on a batch per iteration (a loop
 over a dataset or over chunks: the overhead is shared by the batch), on a name made here by
 a call that is not a Keras model, in a module that imports neither TensorFlow nor Keras, on
 calls TFP105 reports (one example of the loop's own

@@ -119,8 +119,13 @@ Counts the op calls written in the helper's own body (not those of the functions
 nor arithmetic operators on tensors). Not reported: traced helpers (decorated, wrapped with
 `tf.function`, Keras `call`), helpers with a `GradientTape` (a training step: TFP306), helpers
 that ask `tf.executing_eagerly()`, helpers only traced code calls, TF 1.x graph code, and
-helpers whose callers are outside the linted code. In preview: not yet judged on the
-user-style sets.
+helpers whose callers are outside the linted code, and helpers run from loops the code says
+run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` with
+`max_iterations = 100`; `tfperf.lint.analysis.trips`): measured on TF 2.21 here
+(`benchmarks/bench_lint_trip_count.py`), a step of 6 or 12 small ops never pays back a trace
+(a graph call costs more than their eager dispatch) and 48 ops pay back after 48–103 calls
+(precision round 4: a 6-op k-means step run at most 100 times, judged false three times).
+In preview: not yet judged on the user-style sets.
 """
     valid = (
         Valid("""

@@ -152,6 +152,11 @@ In `preview` (not on by default): on the 153 repositories judged so far it fired
 (minor); a default rule needs at least 5 judged findings at 80 % or better (docs/lint.md,
 "Rules that rarely fire").
 
+Not reported where the initial value is data read in rather than built in the code from
+literals and sizes: a parameter, a value converted from another library
+(`vocab.embedding.idx_to_vec.asnumpy()`), `np.load`, `tf.io`/checkpoint reads. Such a table
+(a pretrained embedding) is usually large, and as a `tf.constant` it would be copied into
+every traced graph (precision round 4: judged false twice).
 Not reported: attributes of a module that reads variables as a collection (`m.variables`,
 `layer.weights`, `get_weights()`, `save_weights`, a `tf.train.Checkpoint`); variables that
 are assigned anywhere in the module, handed to other code, or returned; attributes of a
