@@ -173,10 +173,10 @@ traced code (a function only `tf.function`s call, a loop over `tf.range`), in lo
 code says run the call fewer than 16 times in all (a grid of nine augmented images; a
 caller's loop over a literal list of nine URLs, through a name; `for i in range(10)` around
 a function given one input; `tfperf.lint.analysis.trips`: a trace does not pay there), on
-a batch per iteration (a loop over a dataset or over chunks: the overhead is shared by the batch), on a name made here by
-a call that is not a Keras model, in a module that imports neither TensorFlow nor Keras, on
-calls TFP105 reports (one example of the loop's own
-data per iteration: batch them instead), in a module whose classes compile their own
+a batch per iteration (a loop over a dataset or over chunks: the overhead is shared by the
+batch), on a name made here by a call that is not a Keras model, in a module that imports
+neither TensorFlow nor Keras, on calls TFP105 reports (one example of the loop's own data per
+iteration: batch them instead), in a module whose classes compile their own
 `call`, and where the loop that runs the call per step also runs an eager training step of
 the same module (a tape that trains, or a call of a function TFP306 reports, by its name:
 `agent.train()`): the update costs far more than the call, and TFP306's advice is the fix
