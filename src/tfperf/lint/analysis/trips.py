@@ -6,7 +6,7 @@ one-off trace to save a little on every iteration. Where the loop runs a handful
 (``range(9)``, a loop over a literal list of nine URLs, ``while ... i < max_iterations`` with
 ``max_iterations = 100``), the trace costs more than it saves: measured on TF 2.21 here
 (``benchmarks/bench_lint_trip_count.py``), a compiled 2-layer model pays back its trace
-after about 25 calls, 48 small ops after about 100, six small ops never. A count is known
+after about 25 calls, 48 small ops after 30 to 100, six small ops never. A count is known
 only from literals: a literal bound, a literal collection, or a name bound once in its
 scope to one of those.
 """
@@ -20,13 +20,13 @@ from tfperf.lint.analysis.varying import literal_count
 from tfperf.lint.semantic import COMPREHENSION_NODES, Context
 
 # A model call per step: below this many calls a trace does not pay. Measured here
-# (bench_lint_trip_count.py, two runs): a 2-layer MLP on a batch of one pays back its trace
-# after 25-26 calls, a small Keras LSTM (slow eagerly on Keras 3) after 5-7; 16 is the
+# (bench_lint_trip_count.py, three runs): a 2-layer MLP on a batch of one pays back its trace
+# after 24-26 calls, a small Keras LSTM (slow eagerly on Keras 3) after 5-7; 16 is the
 # bound TFP111 already kept for its own loop, now asked through names and callers too.
 FEW_MODEL_CALLS = 16
 # A step of eager ops: below this many calls a trace does not pay. Measured here: 6 or 12
 # small ops never pay (a graph call costs more than their eager dispatch), 48 ops pay back
-# after 48-103 calls; TFP310 reports steps from 6 ops, most of them small.
+# after 29-103 calls (three runs); TFP310 reports steps from 6 ops, most of them small.
 FEW_OP_STEPS = 128
 
 

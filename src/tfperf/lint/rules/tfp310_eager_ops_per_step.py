@@ -123,7 +123,7 @@ helpers whose callers are outside the linted code, and helpers run from loops th
 run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` with
 `max_iterations = 100`; `tfperf.lint.analysis.trips`): measured on TF 2.21 here
 (`benchmarks/bench_lint_trip_count.py`), a step of 6 or 12 small ops never pays back a trace
-(a graph call costs more than their eager dispatch) and 48 ops pay back after 48–103 calls
+(a graph call costs more than their eager dispatch) and 48 ops pay back after 29–103 calls
 (precision round 4: a 6-op k-means step run at most 100 times, judged false three times).
 In preview: not yet judged on the user-style sets.
 """
