@@ -32,11 +32,27 @@ def _loops(source: str) -> tuple[Context, list[ast.AST]]:
     ("for i in range(n):\n    f(i)\n", None),  # unbound
     ("n = 3\nn = 4\nfor i in range(n):\n    f(i)\n", None),  # bound twice
     ("for x in data:\n    f(x)\n", None),
+    ("for images, labels in ds.take(1):\n    f(images)\n", 1),
     ("while not done:\n    step()\n", None),
 ])
 def test_trip_count_only_from_literals(source, count):
     ctx, loops = _loops(source)
     assert trip_count(ctx, loops[0]) == count
+
+
+def test_tfp111_quiet_on_nine_augmentations_of_one_batch_taken_once(tmp_path):
+    # The image classification tutorials' augmentation grid: nine calls in all.
+    grid = """\
+import tensorflow as tf
+import matplotlib.pyplot as plt
+data_augmentation = tf.keras.Sequential([tf.keras.layers.RandomFlip("horizontal")])
+for image, _ in train_dataset.take(1):
+    first_image = image[0]
+    for i in range(9):
+        augmented_image = data_augmentation(tf.expand_dims(first_image, 0))
+        plt.imshow(augmented_image[0] / 255)
+"""
+    assert _codes(tmp_path, {"m.py": grid}, "TFP111") == []
 
 
 def test_runs_per_entry_multiplies_nested_loops_and_gives_up_on_any_unknown():

@@ -52,7 +52,7 @@ def _only_value(ctx: Context, node: Any) -> Any:
 
 def trip_count(ctx: Context, loop: Any) -> int | None:
     """How many times ``loop`` runs its body, when literals say: ``for _ in range(20)``,
-    ``for url in urls`` (``urls = [...]``), ``while i < n`` / ``while not done and i < n``
+    ``for url in urls`` (``urls = [...]``), ``for x, y in ds.take(1)``, ``while i < n`` / ``while not done and i < n``
     (``n`` a literal, or a name bound once to one); else None."""
     if type(loop) is ast.While:
         return _while_bound(ctx, loop.test)
@@ -71,6 +71,9 @@ def trip_count(ctx: Context, loop: Any) -> int | None:
         if ctx.is_builtin_call(candidate, "range") and len(candidate.args) == 1 \
                 and not candidate.keywords:
             return _int_of(ctx, candidate.args[0])
+        if type(candidate) is ast.Call and type(candidate.func) is ast.Attribute \
+                and candidate.func.attr == "take" and len(candidate.args) == 1:
+            return _int_of(ctx, candidate.args[0])  # `ds.take(1)`: at most that many
     return None
 
 
