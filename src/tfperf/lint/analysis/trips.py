@@ -52,8 +52,8 @@ def _only_value(ctx: Context, node: Any) -> Any:
 
 def trip_count(ctx: Context, loop: Any) -> int | None:
     """How many times ``loop`` runs its body, when literals say: ``for _ in range(20)``,
-    ``for url in urls`` (``urls = [...]``), ``for x, y in ds.take(1)``, ``while i < n`` / ``while not done and i < n``
-    (``n`` a literal, or a name bound once to one); else None."""
+    ``for url in urls`` (``urls = [...]``), ``for x, y in ds.take(1)``, ``while i < n`` /
+    ``while not done and i < n`` (``n`` a literal, or a name bound once to one); else None."""
     if type(loop) is ast.While:
         return _while_bound(ctx, loop.test)
     if type(loop) in COMPREHENSION_NODES:
