@@ -59,20 +59,19 @@ def _dims(ctx: Context, call: ast.Call) -> list[Any] | None:
 
 
 def large_batch(ctx: Context, call: ast.Call) -> bool:
-    """The call draws a batch of images (four dimensions or more) or, by its literal
-    sizes, at least ``LARGE`` values."""
+    """The call draws, by its literal sizes, at least ``LARGE`` values, or a batch of images:
+    four dimensions or more, none a literal 1 or 2 (``(n, 1, 1, 1)`` is one value per image,
+    broadcast)."""
     dims = _dims(ctx, call)
     if not dims:
         return False
-    if len(dims) >= 4:
-        return True
+    sizes = [_int(ctx, d) for d in dims]
     total = 1
-    for d in dims:
-        n = _int(ctx, d)
-        if n is None:
-            return False
-        total *= n
-    return total >= LARGE
+    for n in sizes:
+        total *= n if n is not None else 1
+    if total >= LARGE:
+        return True
+    return len(dims) >= 4 and not any(n is not None and n <= 2 for n in sizes)
 
 
 _LOOP = """
@@ -101,8 +100,9 @@ class HostRandomBatch(Rule):
 Finds a NumPy sampler (`np.random.rand`/`randn`/`random`/`uniform`/`normal`/`randint`/
 `standard_normal`...) run once per iteration of an eager Python loop, directly or in a
 function the loop calls (in any module of the project), that draws a large batch: four
-dimensions or more (a batch of images), or at least 2^20 values by its literal sizes (also
-through names bound once: `shape = (32, 224, 224, 3)`; `size=shape`).
+dimensions or more, none a literal 1 or 2 (a batch of images; `(n, 1, 1, 1)` is one value
+per image), or at least 2^20 values by its literal sizes (also through names bound once:
+`shape = (32, 224, 224, 3)`; `size=shape`).
 
 ## Why is this bad?
 NumPy draws on one host thread and the batch is then copied into a tensor (and to the
@@ -157,6 +157,14 @@ where the sizes are not literal and fewer than four dimensions are given.
             for step in range(100):
                 model(images)
         """, spelling="loop: drawn once, before the loop"),
+        # One gamma per image, broadcast: (n, 1, 1, 1) values.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            for x, y in batches:
+                x = x ** np.random.uniform(0.9, 1.1, (x.shape[0], 1, 1, 1))
+                model(x)
+        """, spelling="loop: one value per image"),
         Valid("""
             import numpy as np
             import tensorflow as tf
