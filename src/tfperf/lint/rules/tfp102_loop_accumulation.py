@@ -85,6 +85,16 @@ def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
 _STRING_OPS = ("tensorflow.as_string", "tensorflow.strings.")
 
 
+def _calls_a_model(ctx: Context, term: ast.expr) -> bool:
+    """The summed term runs a model (``softmax(model(u_aug[k]))``, one augmentation per
+    step): the loop's cost is the model calls, which one reduction does not remove; the
+    useful change (one call on the concatenated batch) is another one (issue 25's precision
+    round 4: a sum over K=2 augmentations judged false)."""
+    from tfperf.lint.rules.tfp111_model_call_per_step import network
+
+    return any(type(n) is ast.Call and network(ctx, n.func) for n in ast.walk(term))
+
+
 def _not_a_sum(ctx: Context, acc_binding: object, term: ast.expr) -> bool:
     """``+=`` that does not add numbers: a Python list grown with ``acc += [t]`` (the
     tensors are concatenated later), or strings joined (``msg += tf.as_string(i)``)."""
@@ -170,7 +180,10 @@ weighted sum (S16 → S17) is this pattern.
 A `range` loop whose term is a TensorFlow op applied to the loop index itself
 (`ans = ans + tf.math.lgamma(c + k / 2.)` for `k in range(1, d)`) is reported too: one op over
 `tf.range(1, d)` and one reduction replace `d` small ops. Running values that depend on the
-previous iteration's result (`h = h + f(h)`) are not sums and are not reported.
+previous iteration's result (`h = h + f(h)`) are not sums and are not reported. Nor is a sum
+whose term calls a model (`u = u + tf.nn.softmax(model(u_aug[k]))` over K augmentations):
+the loop's cost is the model calls, which one reduction does not remove (precision round 4:
+judged false; the useful change, one call on the concatenated batch, is another one).
 
 ## Example
 ```python
@@ -501,7 +514,8 @@ raised on an out-of-range index no longer does.
             return  # `range(7)` over `feats = self.vgg(x)`: a model's outputs, maybe a list
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         b = ctx.binding(acc_ref)  # type: ignore[arg-type]
-        if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop):
+        if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop) \
+                or _calls_a_model(ctx, term):
             return
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:
