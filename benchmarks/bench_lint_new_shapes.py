@@ -1,7 +1,8 @@
 """What the rules for shapes no rule covered claim (TFP411, TFP412, TFP610, and a list_files
 rule not written), each measured on this machine's TensorFlow, slow form against the fix.
 
-    python benchmarks/bench_lint_new_shapes.py [--rounds 7] [--only ragged,diag,crop,list_files]
+    python benchmarks/bench_lint_new_shapes.py [--rounds 7]
+        [--only ragged,diag,crop,list_files,parse]
 
 For each claim it prints the median seconds of each form and the ratio slow / fast; the
 rounds interleave the two forms so machine load hits both alike.
@@ -12,6 +13,8 @@ rounds interleave the two forms so machine load hits both alike.
   `tf.function`.
 * crop (TFP610): `tf.io.decode_jpeg` then `tf.image.crop_to_bounding_box` against
   `tf.io.decode_and_crop_jpeg` with the same window, in a `tf.function`.
+* parse (TFP611): `map(parse_single_example).batch(256)` against
+  `batch(256).map(parse_example)` over 20000 local records.
 * list_files (no rule: the claim did not hold here, see docs/lint.md): iterating
   `tf.data.Dataset.list_files(names)` over an explicit list
   of existing file names against `tf.data.Dataset.from_tensor_slices(names)`.
@@ -134,7 +137,41 @@ def list_files(tf: Any, rounds: int) -> None:
         _print("2000 explicit file names", "list_files", "from_tensor_slices", s, f)
 
 
-CLAIMS = {"ragged": ragged, "diag": diag, "crop": crop, "list_files": list_files}
+def parse(tf: Any, rounds: int) -> None:
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as d:
+        path = str(Path(d) / "records.tfrecord")
+        with tf.io.TFRecordWriter(path) as w:
+            for i in range(20000):
+                feature = {
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(
+                        value=np.random.rand(16).tolist())),
+                    "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))}
+                w.write(tf.train.Example(features=tf.train.Features(
+                    feature=feature)).SerializeToString())
+        spec = {"x": tf.io.FixedLenFeature([16], tf.float32),
+                "y": tf.io.FixedLenFeature([], tf.int64)}
+
+        def slow() -> int:
+            ds = tf.data.TFRecordDataset(path).map(
+                lambda r: tf.io.parse_single_example(r, spec)).batch(256)
+            return sum(1 for _ in ds)
+
+        def fast() -> int:
+            ds = tf.data.TFRecordDataset(path).batch(256).map(
+                lambda r: tf.io.parse_example(r, spec))
+            return sum(1 for _ in ds)
+
+        if slow() != fast():
+            raise SystemExit("parse: the two forms disagree")
+        s, f = _interleaved(slow, fast, rounds, 1)
+        _print("20000 records, batch 256 (TFP611)", "parse_single_example then batch",
+               "batch then parse_example", s, f)
+
+
+CLAIMS = {"ragged": ragged, "diag": diag, "crop": crop, "list_files": list_files,
+          "parse": parse}
 
 
 def main() -> int:

@@ -94,8 +94,7 @@ class Project:
                 self._by_name.setdefault(name, []).append(s.path)
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
-        self._hot: dict[tuple[str, str], Site] | None = None
-        self._env_hot: dict[tuple[str, str], Site] | None = None
+        self._hot: dict[tuple[bool, int], dict[tuple[str, str], Site]] = {}
         self._by_method: dict[str, list[tuple[ModuleSummary, FunctionFact]]] | None = None
         # Path arithmetic, memoised: every call site asks for its module's folder again.
         self._roots: dict[tuple[str, int], str] = {}
@@ -268,31 +267,36 @@ class Project:
 
     # ---------------------------------------------------------------- hot functions
 
-    def hot_call(self, path: str, qualname: str, env: bool = False) -> Site | None:
+    def hot_call(self, path: str, qualname: str, env: bool = False,
+                 few: int = 0) -> Site | None:
         """A call that makes the function run once per iteration of an eager Python loop:
         itself in such a loop, or in a function that runs so (through any chain of calls,
         none of them traced nor eager on purpose). ``None`` when no such chain exists.
-        ``env``: only loops that step an environment count."""
-        if env:
-            if self._env_hot is None:
-                self._env_hot = self._hot_functions(env=True)
-            return self._env_hot.get((path, qualname))
-        if self._hot is None:
-            self._hot = self._hot_functions()
-        return self._hot.get((path, qualname))
+        ``env``: only loops that step an environment count. ``few``: a loop that the code
+        says runs the call fewer times than this per entry of its function (``range(9)``,
+        a literal list) starts no chain: a trace would not pay there."""
+        key = (env, few)
+        if key not in self._hot:
+            self._hot[key] = self._hot_functions(env, few)
+        return self._hot[key].get((path, qualname))
 
-    def _hot_functions(self, env: bool = False) -> dict[tuple[str, str], Site]:
+    def _hot_functions(self, env: bool = False, few: int = 0) -> dict[tuple[str, str], Site]:
         hot: dict[tuple[str, str], Site] = {}
         callers = self._caller_table()
         by_caller: dict[tuple[str, str], list[tuple[tuple[str, str], Site]]] = {}
         todo: list[tuple[str, str]] = []
+
+        def seeds(c: CallFact) -> bool:
+            return bool(c.loop) and (c.env or not env) \
+                and (c.trips is None or c.trips >= few)
+
         for key, sites in callers.items():
             for site in sites:
                 c = site.call
                 if c.traced or c.guarded:
                     continue
                 by_caller.setdefault((site.module.path, c.caller), []).append((key, site))
-                if c.loop and (c.env or not env) and key not in hot:
+                if seeds(c) and key not in hot:
                     hot[key] = site
                     todo.append(key)
         while todo:
@@ -302,8 +306,7 @@ class Project:
                 continue  # what a traced function calls is traced with it
             for callee, site in by_caller.get(key, ()):
                 if callee not in hot:
-                    seeds = site.call.loop and (site.call.env or not env)
-                    hot[callee] = site if seeds else hot[key]
+                    hot[callee] = site if seeds(site.call) else hot[key]
                     todo.append(callee)
         return hot
 

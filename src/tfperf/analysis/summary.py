@@ -42,6 +42,7 @@ from tfperf.analysis import kinds
 from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.analysis.trips import runs_per_entry
 from tfperf.lint.semantic import Context
 
 Pos = list[int]  # [line, column, end line, end column, cell]
@@ -86,7 +87,9 @@ class CallFact:
     ``ones``: the slots given one input made into a batch of one, or one observation of an
     environment (for a call in a loop); ``env``: that loop steps an environment
     (``env.step(a)`` in its body): each iteration is one environment step, whatever the
-    batch a callee is given."""
+    batch a callee is given. ``trips``: for a call in a loop, how many times it runs each
+    time its function is entered, where literals say (:mod:`tfperf.lint.analysis.trips`);
+    None when unknown."""
 
     callee: tuple[str, str]
     pos: Pos
@@ -98,6 +101,7 @@ class CallFact:
     star: bool = False
     ones: list[str] = field(default_factory=list)  # slots given one input as a batch of one
     env: bool = False
+    trips: int | None = None
 
 
 @dataclass
@@ -141,7 +145,7 @@ class ModuleSummary:
                            f.relaxed, f.returns, f.method] for f in self.functions.values()],
             "calls": [[list(c.callee), c.pos, c.caller, c.loop, c.traced, c.guarded,
                        [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
-                       c.star, c.ones, c.env] for c in self.calls],
+                       c.star, c.ones, c.env, c.trips] for c in self.calls],
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
         }
 
@@ -164,7 +168,7 @@ class ModuleSummary:
             functions[q] = FunctionFact(q, pos, params, defaults, tr, sig, rel, ret, method)
         calls = [CallFact((c[0][0], c[0][1]), c[1], c[2], c[3], c[4], c[5],
                           [ArgFact(*a) for a in c[6]], c[7], list(c[8]) if len(c) > 8 else [],
-                          bool(c[9]) if len(c) > 9 else False)
+                          bool(c[9]) if len(c) > 9 else False, c[10] if len(c) > 10 else None)
                  for c in data.get("calls", ())]
         return cls(path, functions, calls, dict(data.get("imports", {})),
                    dict(data.get("facts", {})), dict(data.get("noqa", {})),
@@ -803,7 +807,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             any(type(a) is ast.Starred for a in call.args)
             or any(k.arg is None for k in call.keywords),
             _one_input_slots(ctx, call) if loop else [],
-            bool(loop) and steps_environment(ctx, ctx.enclosing_loops(call)[0])))
+            bool(loop) and steps_environment(ctx, ctx.enclosing_loops(call)[0]),
+            runs_per_entry(ctx, call) if loop else None))
     summary.calls.sort(key=lambda c: c.pos)
     return summary
 

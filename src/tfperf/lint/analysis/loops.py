@@ -187,6 +187,8 @@ def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | No
         gen_target, it = loop.generators[0].target, loop.generators[0].iter
     else:
         return None
+    if type(gen_target) is ast.Tuple:
+        return _enumerated_tensor(ctx, loop, gen_target, it)
     if type(gen_target) is not ast.Name:
         return None
     var = gen_target.id
@@ -217,6 +219,30 @@ def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | No
         uses = any(type(n) is ast.Name and n.id == var for n in nodes)
         if uses and does_tensor_work(ctx, nodes):
             return ElementLoop(loop, var, "iterate", None)
+    return None
+
+
+def _enumerated_tensor(ctx: Context, loop: ast.AST, target: ast.Tuple,
+                       it: ast.AST) -> ElementLoop | None:
+    """``for i, x in enumerate(t)`` over a tensor ``t``, eagerly: ``range(len(t))`` and
+    ``t[i]`` at once. The index counts when the body indexes with it (``out[:, :, i]``, a
+    channel of another tensor), else the element when the body does tensor work on it."""
+    if not (type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate"
+            and len(it.args) == 1 and not it.keywords and ctx.is_builtin(it.func, "enumerate")):
+        return None
+    if len(target.elts) != 2 or not all(type(e) is ast.Name for e in target.elts):
+        return None
+    index, element = (e.id for e in target.elts)
+    seq = it.args[0]
+    if not ctx.imports_tf or not ctx.is_tensor_like(seq) or ctx.in_tf_function(loop):
+        return None
+    nodes = list(walk_body(loop))
+    if not does_tensor_work(ctx, nodes):
+        return None
+    if any(indexes_with(n, index) for n in nodes):
+        return ElementLoop(loop, index, "index", Sized(seq, "shape", 0))
+    if any(type(n) is ast.Name and n.id == element for n in nodes):
+        return ElementLoop(loop, element, "iterate", None)
     return None
 
 

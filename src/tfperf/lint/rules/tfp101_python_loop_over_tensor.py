@@ -34,7 +34,8 @@ class PythonLoopOverTensor(Rule):
 ## What it does
 Finds Python loops that visit a tensor one element (row, slice) at a time and do tensor work
 per element: `for i in range(x.shape[0])`, `range(len(t))`, `range(tf.shape(t)[0])` with `t[i]`
-in the body, or iterating a tensor directly (`for row in t`) outside `tf.function`. A nest
+in the body, or iterating a tensor directly (`for row in t`, `for i, row in enumerate(t)`)
+outside `tf.function`. A nest
 of such loops (rows, then columns) is one finding, on the outermost loop.
 
 ## Why is this bad?

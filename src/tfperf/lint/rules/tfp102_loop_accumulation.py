@@ -54,6 +54,16 @@ def _stored_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
     return False
 
 
+def _read_elsewhere(loop: ast.AST, name: str, stmt: ast.AST) -> bool:
+    """``name`` is read in the loop outside its accumulations: each iteration uses the
+    running value (an offset into the next slice), a prefix sum rather than one total."""
+    inside = {id(n) for s in walk_body(loop) if s is stmt or (
+        type(s) in (ast.Assign, ast.AugAssign) and (_accumulation(s) or ("",))[0] == name)
+        for n in ast.walk(s)}  # the sum's own terms (`ans = ans + a; ans = ans + b`)
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+               and id(n) not in inside for n in walk_body(loop))
+
+
 def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
     """A ``range`` loop whose term calls a TensorFlow op on the loop index (``acc +=
     tf.constant(k / 2.)``, ``ans = ans + tf.math.lgamma(c + k)``): one op per index, where
@@ -73,6 +83,16 @@ def _op_of_index(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
 
 
 _STRING_OPS = ("tensorflow.as_string", "tensorflow.strings.")
+
+
+def _calls_a_model(ctx: Context, term: ast.expr) -> bool:
+    """The summed term runs a model (``softmax(model(u_aug[k]))``, one augmentation per
+    step): the loop's cost is the model calls, which one reduction does not remove; the
+    useful change (one call on the concatenated batch) is another one (issue 25's precision
+    round 4: a sum over K=2 augmentations judged false)."""
+    from tfperf.lint.rules.tfp111_model_call_per_step import network
+
+    return any(type(n) is ast.Call and network(ctx, n.func) for n in ast.walk(term))
 
 
 def _not_a_sum(ctx: Context, acc_binding: object, term: ast.expr) -> bool:
@@ -146,7 +166,9 @@ class LoopAccumulation(Rule):
     docs = """\
 ## What it does
 Finds a running sum built in a Python loop that walks a tensor element by element
-(`acc = acc + a[i] * w[i]`, `acc += x[i]`, `total += row` over `for row in t`).
+(`acc = acc + a[i] * w[i]`, `acc += x[i]`, `total += row` over `for row in t`, `cam += w *
+out[:, :, i]` over `for i, w in enumerate(weights)`). A running value the loop reads before
+it is complete (an offset into the next slice) is a prefix sum, not reported.
 
 ## Why is this bad?
 Every iteration launches an add (and a multiply, a gather...) on one small slice: Python
@@ -158,7 +180,10 @@ weighted sum (S16 → S17) is this pattern.
 A `range` loop whose term is a TensorFlow op applied to the loop index itself
 (`ans = ans + tf.math.lgamma(c + k / 2.)` for `k in range(1, d)`) is reported too: one op over
 `tf.range(1, d)` and one reduction replace `d` small ops. Running values that depend on the
-previous iteration's result (`h = h + f(h)`) are not sums and are not reported.
+previous iteration's result (`h = h + f(h)`) are not sums and are not reported. Nor is a sum
+whose term calls a model (`u = u + tf.nn.softmax(model(u_aug[k]))` over K augmentations):
+the loop's cost is the model calls, which one reduction does not remove (precision round 4:
+judged false; the useful change, one call on the concatenated batch, is another one).
 
 ## Example
 ```python
@@ -297,6 +322,54 @@ raised on an out-of-range index no longer does.
                     s += words[i]
                 return s
         """),
+        # Issue 25's spellings (eighth pass): the twins of the channel-weighted sums below.
+        # A feature extractor's outputs (a list of maps of other shapes), enumerated.
+        Valid("""
+            import tensorflow as tf
+            def style_loss(vgg, fake, weights):
+                loss = 0.0
+                for i, feat in enumerate(vgg(fake)):
+                    loss += weights[i] * tf.reduce_mean(feat)
+                return loss
+        """, spelling="loop: enumerate over a model's outputs"),
+        # Each channel's term reads the running map: a recurrence, not a sum.
+        Valid("""
+            import tensorflow as tf
+            def cam(output, weights):
+                cam = tf.zeros(output.shape[0:2])
+                for i in range(output.shape[-1]):
+                    cam = cam + tf.tanh(cam) * output[:, :, i]
+                return cam
+        """, spelling="index: channel slice, recurrence"),
+        Valid("""
+            from helpers import style_loss
+            def run(vgg, fake, weights):
+                return style_loss(vgg, fake, weights)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def style_loss(vgg, fake, weights):
+                loss = 0.0
+                for i, feat in enumerate(vgg(fake)):
+                    loss += weights[i] * tf.reduce_mean(feat)
+                return loss
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            output = tf.ones([7, 7, 64])
+            # %%
+            cam = tf.reduce_sum(output * tf.ones([64]), axis=-1)
+        """, notebook=True, spelling="notebook"),
+        # A running offset read by the next slice: a prefix sum (tf.cumsum), not one total.
+        Valid("""
+            import tensorflow as tf
+            def per_type(inputs, natoms, ntypes):
+                start = 0
+                outs = []
+                for t in range(ntypes):
+                    outs.append(tf.slice(inputs, [0, start], [-1, natoms[2 + t]]))
+                    start += natoms[2 + t]
+                return outs
+        """),
     )
     invalid = (
         Invalid("""
@@ -369,6 +442,48 @@ raised on an out-of-range index no longer does.
                     acc += x[i]
                 return acc, i
         """, count=1),
+        # Issue 25's spellings (eighth pass): a class-activation map summed channel by channel
+        # (`for i, w in enumerate(weights)`: the index picks another tensor's channel).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def cam(output, grads):
+                weights = tf.reduce_mean(grads, axis=(0, 1))
+                cam = np.ones(output.shape[0:2], dtype=np.float32)
+                for i, w in enumerate(weights):
+                    cam += w * output[:, :, i]
+                return cam
+        """, count=1, lines=(7,), spelling="loop: enumerate over a tensor"),
+        Invalid("""
+            import tensorflow as tf
+            def cam(output, weights):
+                cam = tf.zeros(output.shape[0:2])
+                for i in range(output.shape[-1]):
+                    cam = cam + weights[i] * output[:, :, i]
+                return cam
+        """, count=1, lines=(5,), spelling="index: channel slice"),
+        Invalid("""
+            from helpers import cam
+            def run(output, grads):
+                return cam(output, grads)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def cam(output, grads):
+                weights = tf.reduce_mean(grads, axis=(0, 1))
+                total = tf.zeros(output.shape[0:2])
+                for i, w in enumerate(weights):
+                    total += w * output[:, :, i]
+                return total
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            output = tf.ones([7, 7, 64])
+            weights = tf.reduce_mean(output, axis=(0, 1))
+            # %%
+            cam = tf.zeros([7, 7])
+            for i, w in enumerate(weights):
+                cam += w * output[:, :, i]
+        """, count=1, notebook=True, spelling="notebook"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -399,13 +514,16 @@ raised on an out-of-range index no longer does.
             return  # `range(7)` over `feats = self.vgg(x)`: a model's outputs, maybe a list
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         b = ctx.binding(acc_ref)  # type: ignore[arg-type]
-        if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop):
+        if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop) \
+                or _calls_a_model(ctx, term):
             return
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:
             return
         if flow.depends_on_recurrence(ctx, term):
             return  # `h = h + f(h, x[i])`: each step needs the previous one
+        if _read_elsewhere(loop, acc, node):
+            return  # a running offset each iteration uses (`tf.slice(x, [start])`): a scan
         # Evidence that tensors are summed (the loop bound alone may be any number).
         if not (ctx.is_tensor_like(acc_ref) or ctx.is_tensor_like(term)
                 or does_tensor_work(ctx, list(ast.walk(term)))):

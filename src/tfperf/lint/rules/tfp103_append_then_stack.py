@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.dependence import loop_flow
+from tfperf.lint.analysis.dependence import depends_on, loop_flow
 from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
@@ -19,7 +19,7 @@ from tfperf.lint.analysis.loops import (
     walk_body,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.semantic import Context
+from tfperf.lint.semantic import Context, returns_tensor
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
 
@@ -74,6 +74,43 @@ def _callee_per_iteration(loop: ast.AST) -> bool:
     return type(loop) is ast.For and _calls_by_target(walk_body(loop), loop_targets(loop))
 
 
+RETURNED = ("one tensor per loop index built by TensorFlow ops on the index, returned as a "
+            "list: one op over tf.range builds them all")
+
+
+def _loop_value(ctx: Context, loop: ast.For, value: ast.expr) -> ast.expr:
+    """``value`` or, for a name bound once in ``loop``'s body, what it was bound to."""
+    if type(value) is not ast.Name:
+        return value
+    b = ctx.binding(value)
+    if b is None or b.kind != "assign" or not any(n is b.value for n in ast.walk(loop)):
+        return value
+    return b.value
+
+
+def _op_of_index(ctx: Context, loop: ast.For, value: ast.expr) -> bool:
+    """``value`` is a TensorFlow op whose positional inputs depend on the loop's index as a
+    number (``tf.less_equal(start, float(i))``, ``tf.equal(labels, i)``): the same op over
+    ``tf.range(n)`` and a broadcast gives every element at once. Not a user's function or a
+    layer (one per index), nor an index that only names the result (``name=f"l{i}"``)."""
+    var = {loop.target.id} if type(loop.target) is ast.Name else set()
+    if type(value) is not ast.Call or not var:
+        return False
+    found = False
+    for n in ast.walk(value):
+        if type(n) is not ast.Call:
+            continue
+        q = ctx.qualname(n.func)
+        if q is None:
+            if not (type(n.func) is ast.Name and ctx.is_builtin(n.func, n.func.id)):
+                return False  # a user's function, a layer, a method: not one small op
+            continue
+        if not returns_tensor(q) or "Variable" in q or "variable" in q:
+            return False
+        found = found or any(depends_on(ctx, loop, a, var) for a in n.args)
+    return found
+
+
 class AppendThenStack(Rule):
     code = "TFP103"
     name = "append-then-stack"
@@ -82,7 +119,7 @@ class AppendThenStack(Rule):
             "tf.vectorized_map / tf.map_fn, or tf.TensorArray inside tf.function")
     claims = ("S12",)
     group = "perf"
-    node_types = (ast.Call,)
+    node_types = (ast.Call, ast.Return)
     needs_tf = True  # nothing to report where neither TF nor Keras is imported
     callee_names = _STACKING_NAMES
     docs = """\
@@ -91,7 +128,10 @@ Finds a list that starts empty, gets one tensor appended per iteration of a loop
 or over a tensor, and is then turned into one tensor with `tf.stack`, `tf.concat`,
 `tf.add_n` or `tf.convert_to_tensor`; the finding is on each `append`. The same for a list
 comprehension over a range or a tensor that is stacked (`tf.stack([f(x[i]) for i in
-range(n)])`); the finding is on the comprehension.
+range(n)])`); the finding is on the comprehension. And a list returned to the caller where
+each element is a TensorFlow op on the loop's index as a number (`masks.append(tf.equal(labels,
+i))` for `i in range(n)`): one op over `tf.range(n)` with a broadcast builds them all (not an
+index that only names the result, a variable or a user's function per index).
 
 ## Why is this bad?
 The loop computes the result one slice at a time (small ops, Python overhead per element),
@@ -256,6 +296,54 @@ element.
                     out.append(x[i] * 2)
                 return stack(out)
         """),
+        # Issue 25's spellings (eighth pass): the twins of the returned per-index lists below.
+        # The index only names each output: the inputs are the same every time.
+        Valid("""
+            import tensorflow as tf
+            def heads(x, n):
+                outs = []
+                for i in range(n):
+                    outs.append(tf.identity(x, name=f"head_{i}"))
+                return outs
+        """, spelling="loop: for over range, index in a name only"),
+        # One variable per index: state, not values one op could compute.
+        Valid("""
+            import tensorflow as tf
+            def slots(n, dim):
+                vs = []
+                for i in range(n):
+                    vs.append(tf.Variable(tf.zeros([dim]) + float(i)))
+                return vs
+        """, spelling="index: a variable per index"),
+        # A user's function per index: not one small op.
+        Valid("""
+            import tensorflow as tf
+            def masks(labels, n):
+                out = []
+                for i in range(n):
+                    m = make_mask(labels, i)
+                    out.append(m)
+                return out
+        """, spelling="name: a user's function"),
+        Valid("""
+            from helpers import heads
+            def run(x):
+                return heads(x, 8)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def heads(x, n):
+                outs = []
+                for i in range(n):
+                    outs.append(tf.identity(x, name=f"head_{i}"))
+                return outs
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            labels = tf.constant([0, 1, 2])
+            # %%
+            def class_masks(labels, n):
+                return tf.equal(labels[:, None], tf.range(n))
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
         # A comprehension over rows, stacked: one small op per row.
@@ -309,9 +397,65 @@ element.
                         out.append(-x[i])
                 return stack(out)
         """, count=2, lines=(6, 8)),
+        # Issue 25's spellings (eighth pass): a list of per-index masks returned (the caller
+        # walks or stacks it): one comparison against tf.range(n) builds them all.
+        Invalid("""
+            import tensorflow as tf
+            def class_masks(labels, n):
+                masks = []
+                for i in range(n):
+                    masks.append(tf.equal(labels, i))
+                return masks
+        """, count=1, lines=(5,), spelling="loop: for over range"),
+        Invalid("""
+            import tensorflow as tf
+            def col_masks(start, end, mask, n=50):
+                col_masks = []
+                for i in range(n):
+                    float_i = float(i)
+                    col_mask = tf.logical_and(
+                        tf.logical_and(tf.less_equal(start, float_i), tf.less_equal(float_i, end)),
+                        mask)
+                    col_masks.append(col_mask)
+                return col_masks
+        """, count=1, lines=(9,), spelling="index: the index as a number, through float()"),
+        Invalid("""
+            import tensorflow as tf
+            def shifted(x, n):
+                out = []
+                for k in range(n):
+                    rolled = tf.roll(x, k, axis=0)
+                    out.append(rolled)
+                return out
+        """, count=1, lines=(6,), spelling="name: the op through a name"),
+        Invalid("""
+            from helpers import class_masks
+            def run(labels):
+                return class_masks(labels, 10)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def class_masks(labels, n):
+                masks = []
+                for i in range(n):
+                    masks.append(tf.equal(labels, i))
+                return masks
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            labels = tf.constant([0, 1, 2])
+            # %%
+            def class_masks(labels, n):
+                masks = []
+                for i in range(n):
+                    masks.append(tf.equal(labels, i))
+                return masks
+        """, count=1, notebook=True, spelling="notebook"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if type(node) is ast.Return:
+            yield from self._returned(ctx, node)
+            return
         func = node.func
         last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
         if last not in _STACKING_NAMES or not node.args:
@@ -349,6 +493,35 @@ element.
                 # A loop that carries a state (an RNN cell stepped, a decoder fed its last
                 # output) is sequential, whatever it appends: no one op builds the list.
                 yield self.finding(ctx, call)
+
+    def _returned(self, ctx: Context, node: ast.Return) -> Iterator[Finding]:
+        """``return masks`` where ``masks`` started empty and got, per index of a range,
+        one TensorFlow op on that index (the caller stacks or walks the list)."""
+        lst = node.value
+        if type(lst) is not ast.Name or not ctx.imports_tf:
+            return
+        init = ctx.binding(lst)
+        if init is None or init.kind != "assign" or type(init.value) is not ast.List \
+                or init.value.elts:
+            return
+        appends = []
+        for call in ast.walk(ctx.scope_of(node)):
+            if type(call) is ast.Call and type(call.func) is ast.Attribute \
+                    and type(call.func.value) is ast.Name and call.func.value.id == lst.id \
+                    and call.func.attr in ("append", "extend", "insert", "pop", "remove"):
+                appends.append(call)
+        if len(appends) != 1 or appends[0].func.attr != "append" or len(appends[0].args) != 1:
+            return  # the list is changed otherwise too: not one element per index
+        call = appends[0]
+        loops = ctx.enclosing_loops(call)
+        if not loops or type(loops[0]) is not ast.For or len(loops) > 1:
+            return
+        loop = loops[0]
+        if range_args(ctx, loop.iter) is None or not self._per_element_iter(ctx, loop.iter) \
+                or loop_flow(ctx, loop).recurrent:
+            return
+        if _op_of_index(ctx, loop, _loop_value(ctx, loop, call.args[0])):
+            yield self.finding(ctx, call, RETURNED)
 
     def _comprehension(self, ctx: Context, lst: ast.AST) -> ast.AST | None:
         """``tf.stack([f(x[i]) for i in range(n)])`` (or a name bound to the comprehension

@@ -42,9 +42,11 @@ def _parameter(ctx: Context, arg: Any) -> str:
     return arg.id if b is not None and b.kind == "param" else ""
 
 
-def _caller_passing_one(project: Project, path: str, fn: str, param: str) -> Site | None:
+def _caller_passing_one(project: Project, path: str, fn: str, param: str,
+                        few: int = 0) -> Site | None:
     """A call in an eager loop that passes one input (a batch of one, one observation) as
-    the parameter ``param`` of the function ``fn`` of ``path``."""
+    the parameter ``param`` of the function ``fn`` of ``path``; ``few``: not in a loop that
+    the code says runs fewer times than this."""
     fact = project.function(path, fn)
     if fact is None or param not in fact.params:
         return None
@@ -54,7 +56,8 @@ def _caller_passing_one(project: Project, path: str, fn: str, param: str) -> Sit
     for site in project.calls_to(path, fn):
         c = site.call
         if c.loop and not c.traced and not c.guarded and not c.star \
-                and (str(index) in c.ones or param in c.ones):
+                and (str(index) in c.ones or param in c.ones) \
+                and (c.trips is None or c.trips >= few):
             return site
     return None
 
@@ -118,6 +121,9 @@ class PredictPerStep(Rule):
     # A function that predicts on its parameter and runs once per environment step is
     # reported even where no caller shows the input is one (a step's few observations).
     per_env_step = True
+    # Loops the code says run a call fewer times than this are not hot (0: every loop is).
+    # predict's fix (a direct call) costs no trace, so any count pays here.
+    few_calls = 0
     docs = """\
 ## What it does
 Finds `model.predict(x)` run once per iteration of an eager Python loop, where `x` is one
@@ -613,7 +619,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     yield self.project_finding(module.path, fact["pos"])
                     continue
                 if "param" in fact:
-                    site = _caller_passing_one(project, module.path, fact["fn"], fact["param"])
+                    site = _caller_passing_one(project, module.path, fact["fn"], fact["param"],
+                                               self.few_calls)
                     if site is not None:
                         yield self.project_finding(
                             module.path, fact["pos"],
@@ -630,7 +637,8 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                                 "set-up costs more than a small model's forward pass (called "
                                 f"per environment step at {project.where(site)})")
                     continue
-                site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
+                site = project.hot_call(module.path, fact["fn"], few=self.few_calls) \
+                    if fact["fn"] else None
                 if site is not None:
                     yield self.project_finding(
                         module.path, fact["pos"],

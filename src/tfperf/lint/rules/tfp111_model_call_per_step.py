@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.tf_functions import tf_function_called
-from tfperf.lint.analysis.varying import literal_count
+from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
 from tfperf.lint.rule import Invalid, Valid
 from tfperf.lint.rules.tfp110_predict_per_step import PredictPerStep
 from tfperf.lint.rules.tfp306_eager_training_step import eager_step_names, loop_runs_eager_step
@@ -33,7 +33,7 @@ _BUILTINS = frozenset(dir(builtins))
 _LIBRARIES = frozenset({"tensorflow", "keras", "tf_keras"})
 
 
-def _network(ctx: Context, func: Any) -> bool:
+def network(ctx: Context, func: Any) -> bool:
     """``func`` (what is called) is a Keras model by construction, or a network by its name
     (``self._network``, ``actor``) that is not a function, class or import of this module,
     nor a ``tf.function``."""
@@ -62,7 +62,7 @@ def _network(ctx: Context, func: Any) -> bool:
 
 
 def _may_be_network(ctx: Context, name: ast.Name) -> bool:
-    """A cheap superset of :func:`_network` for a bare name: a parameter named like a
+    """A cheap superset of :func:`network` for a bare name: a parameter named like a
     network or annotated, or a name assigned here (a model made by a call)."""
     b = ctx.binding(name)
     if b is None:
@@ -83,23 +83,16 @@ def _compiled_call_here(ctx: Context) -> bool:
     return False
 
 
-_FEW = 16  # a grid of augmented images to show, a handful of samples: not a hot loop
-
-
 def _few_or_traced_loop(ctx: Context, call: ast.Call) -> bool:
-    """The innermost loop around ``call`` runs a few literal times (``range(9)``, a literal
-    list), or walks ``tf.range`` (written to be traced by a ``tf.function`` caller)."""
+    """The loops around ``call`` run it a few times, as the code says (``range(9)``, a
+    literal list, a name bound to one: a trace would not pay), or the innermost walks
+    ``tf.range`` (written to be traced by a ``tf.function`` caller)."""
     loops = ctx.enclosing_loops(call)
     if not loops:
         return False
+    if few_runs(ctx, call, FEW_MODEL_CALLS):
+        return True
     it = getattr(loops[0], "iter", None)
-    if it is None:
-        return False
-    if type(it) in (ast.List, ast.Tuple, ast.Set):
-        return len(it.elts) <= _FEW
-    if ctx.is_builtin_call(it, "range"):
-        count = literal_count(ctx, it)
-        return count is not None and count <= _FEW
     return type(it) is ast.Call and ctx.call_qualname(it) == "tensorflow.range"
 
 
@@ -115,6 +108,9 @@ _AGENT_LOOP = """
 class ModelCallPerStep(PredictPerStep):
     code = "TFP111"
     per_env_step = False  # an eager call per step on a few observations: TFP306/TFP310 territory
+    # The fix is a tf.function: its trace pays back only after tens of calls (issue 25's
+    # precision round 4: 9 URLs, a 20-step loop).
+    few_calls = FEW_MODEL_CALLS
     name = "model-call-per-step"
     message = ("model called eagerly on one input per loop step: every layer's ops are "
                "dispatched from Python at each step")
@@ -173,12 +169,14 @@ of its trace key.
 Judged by its author on the development and held-out sets (23 findings: 17 true, 6 minor,
 0 false); no fresh precision round has judged it yet. Not reported on TensorFlow 1.x
 or in a module that builds TF1 graphs (there `model(x)` adds ops to a graph), inside
-traced code (a function only `tf.function`s call, a loop over `tf.range`), in loops of a
-few literal iterations (a grid of nine augmented images), on a batch per iteration (a loop
-over a dataset or over chunks: the overhead is shared by the batch), on a name made here by
-a call that is not a Keras model, in a module that imports neither TensorFlow nor Keras, on
-calls TFP105 reports (one example of the loop's own
-data per iteration: batch them instead), in a module whose classes compile their own
+traced code (a function only `tf.function`s call, a loop over `tf.range`), in loops the
+code says run the call fewer than 16 times in all (a grid of nine augmented images; a
+caller's loop over a literal list of nine URLs, through a name; `for i in range(10)` around
+a function given one input; `tfperf.lint.analysis.trips`: a trace does not pay there), on
+a batch per iteration (a loop over a dataset or over chunks: the overhead is shared by the
+batch), on a name made here by a call that is not a Keras model, in a module that imports
+neither TensorFlow nor Keras, on calls TFP105 reports (one example of the loop's own data per
+iteration: batch them instead), in a module whose classes compile their own
 `call`, and where the loop that runs the call per step also runs an eager training step of
 the same module (a tape that trains, or a call of a function TFP306 reports, by its name:
 `agent.train()`): the update costs far more than the call, and TFP306's advice is the fix
@@ -489,7 +487,7 @@ gains more than the figures above.
             arg = self.model_input(call)
             if not (one_input(ctx, arg) or type(arg) is ast.Name):
                 continue
-            if not _few_or_traced_loop(ctx, call) and _network(ctx, func):
+            if not _few_or_traced_loop(ctx, call) and network(ctx, func):
                 out.append((call, func))
         if out and _compiled_call_here(ctx):
             return []

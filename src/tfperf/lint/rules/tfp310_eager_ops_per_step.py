@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.analysis.trips import FEW_OP_STEPS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -118,8 +119,13 @@ Counts the op calls written in the helper's own body (not those of the functions
 nor arithmetic operators on tensors). Not reported: traced helpers (decorated, wrapped with
 `tf.function`, Keras `call`), helpers with a `GradientTape` (a training step: TFP306), helpers
 that ask `tf.executing_eagerly()`, helpers only traced code calls, TF 1.x graph code, and
-helpers whose callers are outside the linted code. In preview: not yet judged on the
-user-style sets.
+helpers whose callers are outside the linted code, and helpers run from loops the code says
+run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` with
+`max_iterations = 100`; `tfperf.lint.analysis.trips`): measured on TF 2.21 here
+(`benchmarks/bench_lint_trip_count.py`), a step of 6 or 12 small ops never pays back a trace
+(a graph call costs more than their eager dispatch) and 48 ops pay back after 29–103 calls
+(precision round 4: a 6-op k-means step run at most 100 times, judged false three times).
+In preview: not yet judged on the user-style sets.
 """
     valid = (
         Valid("""
@@ -371,7 +377,9 @@ def _step_site(project: Project, path: str, qualname: str,
                epoch_calls: set[tuple[str, int, int]], depth: int = 8) -> Site | None:
     """A call, in a loop over data, a count or a condition (a step: not a loop over some
     other collection, such as a few images, feature levels or config files), that runs the
-    function through a chain of eager calls in the project."""
+    function through a chain of eager calls in the project. A loop the code says runs the
+    call fewer than ``FEW_OP_STEPS`` times (``range(20)``, ``i < max_iterations``) is not a
+    step: the search goes on to its caller."""
     seen: set[tuple[str, str]] = set()
     todo = [(path, qualname, 0)]
     while todo:
@@ -386,7 +394,9 @@ def _step_site(project: Project, path: str, qualname: str,
             c = site.call
             if c.traced or c.guarded:
                 continue
-            if c.loop in _STEP_LOOPS and (site.module.path, *c.pos[:2]) not in epoch_calls:
+            few = c.trips is not None and c.trips < FEW_OP_STEPS  # a trace would not pay
+            if c.loop in _STEP_LOOPS and not few \
+                    and (site.module.path, *c.pos[:2]) not in epoch_calls:
                 return site
             todo.append((site.module.path, c.caller, d + 1))
     return None

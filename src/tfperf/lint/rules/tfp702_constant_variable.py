@@ -27,6 +27,40 @@ _PLACEHOLDER_INITS = frozenset({
     "tensorflow.fill", "tensorflow.constant_initializer", "tensorflow.random.normal",
     "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
 })
+# Calls that read data in (a pretrained table, a saved array): a value loaded, not built.
+_LOADERS = ("numpy.load", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile",
+            "numpy.memmap", "tensorflow.io.", "tensorflow.saved_model.", "tensorflow.train.",
+            "tensorflow.keras.models.load_model", "pickle.", "h5py.")
+
+
+def built_here(ctx: Context, value: ast.AST | None, depth: int = 0) -> bool:
+    """The variable's initial value is built in this code from literals and sizes (a
+    mask, a window, a small table), not data read in (a pretrained embedding passed in,
+    loaded, or converted from another library: ``vocab.embedding.idx_to_vec.asnumpy()``).
+    A loaded table is usually large, and a ``tf.constant`` of it would be copied into
+    every traced graph (the 2 GB GraphDef limit; issue 25's precision round 4)."""
+    if value is None or depth > 3:
+        return False
+    tp = type(value)
+    if tp is ast.Constant:
+        return True
+    if tp in (ast.List, ast.Tuple):
+        return all(built_here(ctx, e, depth + 1) for e in value.elts)
+    if tp is ast.UnaryOp:
+        return built_here(ctx, value.operand, depth + 1)
+    if tp is ast.BinOp:
+        return built_here(ctx, value.left, depth + 1) \
+            and built_here(ctx, value.right, depth + 1)
+    if tp is ast.Name:
+        b = ctx.binding(value)  # type: ignore[arg-type]
+        # A size or a local built value; a parameter or an import is data from outside.
+        return b is not None and b.kind == "assign" and built_here(ctx, b.value, depth + 1)
+    if tp is ast.Call:
+        q = ctx.call_qualname(value) or ""
+        return q.startswith(("tensorflow.", "numpy.")) and not q.startswith(_LOADERS)
+    return False
+
+
 _FIX_KEYWORDS = frozenset({"trainable", "dtype", "name", "initial_value"})
 
 
@@ -118,6 +152,11 @@ In `preview` (not on by default): on the 153 repositories judged so far it fired
 (minor); a default rule needs at least 5 judged findings at 80 % or better (docs/lint.md,
 "Rules that rarely fire").
 
+Not reported where the initial value is data read in rather than built in the code from
+literals and sizes: a parameter, a value converted from another library
+(`vocab.embedding.idx_to_vec.asnumpy()`), `np.load`, `tf.io`/checkpoint reads. Such a table
+(a pretrained embedding) is usually large, and as a `tf.constant` it would be copied into
+every traced graph (precision round 4: judged false twice).
 Not reported: attributes of a module that reads variables as a collection (`m.variables`,
 `layer.weights`, `get_weights()`, `save_weights`, a `tf.train.Checkpoint`); variables that
 are assigned anywhere in the module, handed to other code, or returned; attributes of a
@@ -263,6 +302,9 @@ variables.
         trainable = kw.get("trainable")
         if not (type(trainable) is ast.Constant and trainable.value is False):
             return
+        initial = node.args[0] if node.args else kw.get("initial_value")
+        if not built_here(ctx, initial):
+            return  # data read in: a Variable is the right container for it
         stmt = ctx.parent(node)
         if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.value is not node:
             return

@@ -28,6 +28,33 @@ def _every_iteration(ctx: Context, call: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
+def _item_read(fetch: ast.expr, items: set[str]) -> bool:
+    """``fetch`` reads a tensor held by the loop's item, without building anything:
+    ``layer.W``, ``vec.means[0]``, ``weights[i]``; not ``v.assign(x)`` (an op per run)."""
+    if any(type(n) is ast.Call for n in ast.walk(fetch)):
+        return False
+    root = fetch
+    while type(root) in (ast.Attribute, ast.Subscript):
+        root = root.value
+    if type(root) is not ast.Name:
+        return False
+    if root.id in items:
+        return True
+    # `weights[i]`: indexed by the item itself, not `train_ops[step % 2]` (alternating ops).
+    return any(type(sub) is ast.Subscript and type(sub.slice) is ast.Name
+               and sub.slice.id in items for sub in ast.walk(fetch))
+
+
+def _per_item_run(ctx: Context, run: SessionRun, loop: ast.AST) -> bool:
+    """A run with no feed whose fetches are tensors held by the loop's item (a layer's
+    weights, one vector's parameters): each iteration only reads another tensor of a list
+    the graph already holds, so one run before the loop fetches them all."""
+    if run.feed is not None or not run.fetches or type(loop) not in (ast.For, ast.AsyncFor):
+        return False
+    items = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
+    return all(_item_read(f, items) for f in run.fetches)
+
+
 def _read(node: ast.AST) -> set[str]:
     """The names and attribute paths (``self.action``) ``node`` holds."""
     out = set()
@@ -91,7 +118,11 @@ class SessionRunsPerStep(Rule):
 ## What it does
 In TF1 graph code, finds loops whose every iteration calls `run` on the same session two or
 more times (`sess.run(train_op, feed)` then `sess.run(loss, feed)`, or a read of a variable
-next to the training run). Runs under an `if` (every 100 steps) are not counted.
+next to the training run). Runs under an `if` (every 100 steps) are not counted. Also a loop
+over items (`for vec in vectors`, `for i in range(len(weights))`, `enumerate(layers)`) whose
+one run per iteration, fed nothing, fetches tensors the item holds (`vec.means[0]`,
+`weights[i]`, `layer.kernel`): `sess.run([v.means[0] for v in vectors])` before the loop
+reads them all in one round trip.
 
 ## Why is this bad?
 Each `session.run` is a round trip: Python to the runtime, pruning the graph for the fetches,
@@ -224,6 +255,44 @@ probabilities, an environment's reward for it): one run cannot do both.
                 actor_sess.run(act)
                 critic_sess.run(learn)
         """),
+        # Issue 25's spellings (eighth pass): the twins of the per-item runs below. Each
+        # item is a batch fed to the same fetch: one run cannot feed them all.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for xb in batches:
+                    print(sess.run(loss, feed_dict={x: xb}))
+        """, spelling="loop: for over items, fed"),
+        # Alternating training ops (a GAN's two updates): ordered, not a list read once.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for step in range(1000):
+                    sess.run(train_ops[step % 2])
+        """, spelling="index: alternating ops"),
+        # Each item builds an op (an assign): TFP703's question, not a tensor to read.
+        Valid("""
+            import tensorflow as tf
+            def reset(sess, layers):
+                for layer in layers:
+                    w = layer.kernel
+                    sess.run(tf.compat.v1.assign(w, tf.zeros_like(w)))
+        """, spelling="name: an op built per item"),
+        Valid("""
+            from helpers import evaluate
+            def run(sess, batches):
+                return evaluate(sess, batches)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def evaluate(sess, batches):
+                return [sess.run(acc, feed_dict={x: b}) for b in batches]
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            # %%
+            values = sess.run([layer.kernel for layer in layers])
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
         # hunkim/DeepLearningZeroToAll's lab 3 (three runs per step).
@@ -273,6 +342,53 @@ probabilities, an environment's reward for it): one run cannot do both.
                         history = [l * 2 for l in [self.loss_val]]
                         self.sess.run(self.train, feed_dict={self.s: batch})
         """, count=1, lines=(7,), spelling="name: self attribute, comprehension"),
+        # Issue 25's spellings (eighth pass): one run per item of a list of tensors the graph
+        # already holds (a layer's weights, a vector's parameters), read back one by one.
+        Invalid("""
+            import tensorflow as tf
+            def export(sess, vectors):
+                nodes = []
+                for vec in vectors:
+                    means, sigmas = sess.run([vec.means[0], vec.sigma[0]])
+                    nodes.append((means, sigmas))
+                return nodes
+        """, count=1, lines=(5,), spelling="loop: for over items"),
+        Invalid("""
+            import tensorflow as tf
+            def export(sess, weights):
+                out = []
+                for i in range(len(weights)):
+                    out.append(sess.run(weights[i]))
+                return out
+        """, count=1, lines=(5,), spelling="index: weights[i]"),
+        Invalid("""
+            import tensorflow as tf
+            def export(sess, layers):
+                for i, layer in enumerate(layers):
+                    w = sess.run(layer.kernel)
+                    save(i, w)
+        """, count=1, lines=(4,), spelling="name: enumerate, saved per item"),
+        Invalid("""
+            from helpers import export
+            def run(sess, layers):
+                return export(sess, layers)
+        """, files={"helpers.py": """
+            import tensorflow as tf
+            def export(sess, layers):
+                return {layer.name: read(sess, layer) for layer in layers}
+            def read(sess, layer):
+                out = []
+                for v in layer.variables:
+                    out.append(sess.run(v))
+                return out
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            # %%
+            for layer in layers:
+                print(layer.name, sess.run(layer.kernel).shape)
+        """, count=1, notebook=True, spelling="notebook"),
     )
 
     @staticmethod
@@ -310,6 +426,12 @@ probabilities, an environment's reward for it): one run cannot do both.
                 by_loop[key].append(run)
                 loops[key] = enclosing[0]
         for key, runs in by_loop.items():
+            if len(runs) == 1 and _per_item_run(ctx, runs[0], loops[key]):
+                yield self.finding(
+                    ctx, runs[0].call,
+                    f"{runs[0].session}.run once per item of the loop, each fetching a tensor "
+                    "the item holds: one run before the loop can fetch them all")
+                continue
             runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
                 continue

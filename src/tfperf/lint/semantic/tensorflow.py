@@ -33,6 +33,26 @@ _STRUCTURE_OPS = {"scan": ("initializer", 2), "foldl": ("initializer", 2),
                   "foldr": ("initializer", 2), "map_fn": ("fn_output_signature", -1)}
 
 
+def _unpacked_iterable(target: ast.AST, name: str, it: ast.expr) -> ast.expr | None:
+    """What loop variable ``name`` is an element of: ``it`` itself, except through
+    ``enumerate(xs)`` (the index is a number, the element one of ``xs``) and ``zip(a, b)``
+    (each name one of its own iterable). ``for x, y in ds`` keeps ``ds``: a dataset's tuple."""
+    if type(target) is not ast.Tuple or len(target.elts) < 2 or type(it) is not ast.Call \
+            or type(it.func) is not ast.Name or it.keywords:
+        return it
+    elts = target.elts
+    if it.func.id == "enumerate" and len(it.args) == 1 and len(elts) == 2:
+        if type(elts[0]) is ast.Name and elts[0].id == name:
+            return None  # the counter
+        return it.args[0]
+    if it.func.id == "zip" and len(it.args) == len(elts):
+        for elt, arg in zip(elts, it.args, strict=True):
+            if any(type(n) is ast.Name and n.id == name for n in ast.walk(elt)):
+                return arg
+        return None
+    return it
+
+
 def _structure_call(call: ast.Call, qualname: str) -> bool:
     """``tf.scan(fn, elems, [0., 0.])``: a higher-order op whose initializer is a list or
     tuple literal returns a list of tensors, not one tensor; so does ``tf.unstack(x,
@@ -353,8 +373,9 @@ class TensorFlowModel(NameModel):
         if b.kind == "augassign":
             return self.is_tensor_like(b.value.value) or self.is_tensor_like(b.value.target)
         if b.kind == "for":
-            it = b.value.iter
-            return self.is_tensor_like(it) or self.is_dataset(it) or self.is_tensor_list(it)
+            it = _unpacked_iterable(b.value.target, b.name, b.value.iter)
+            return it is not None and (self.is_tensor_like(it) or self.is_dataset(it)
+                                       or self.is_tensor_list(it))
         if b.kind == "param":
             return self._param_tensor_like(b.value)
         if b.kind == "other" and type(b.value) in (ast.Tuple, ast.List):

@@ -1,0 +1,108 @@
+"""How often a loop runs, where the code says so: the fact per-step rules ask before they
+report.
+
+A per-step rule's fix (a ``tf.function`` around the step, a model compiled once) pays a
+one-off trace to save a little on every iteration. Where the loop runs a handful of times
+(``range(9)``, a loop over a literal list of nine URLs, ``while ... i < max_iterations`` with
+``max_iterations = 100``), the trace costs more than it saves: measured on TF 2.21 here
+(``benchmarks/bench_lint_trip_count.py``), a compiled 2-layer model pays back its trace
+after about 25 calls, 48 small ops after 30 to 100, six small ops never. A count is known
+only from literals: a literal bound, a literal collection, or a name bound once in its
+scope to one of those.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tfperf.lint.analysis.varying import literal_count
+from tfperf.lint.semantic import COMPREHENSION_NODES, Context
+
+# A model call per step: below this many calls a trace does not pay. Measured here
+# (bench_lint_trip_count.py, three runs): a 2-layer MLP on a batch of one pays back its trace
+# after 24-26 calls, a small Keras LSTM (slow eagerly on Keras 3) after 5-7; 16 is the
+# bound TFP111 already kept for its own loop, now asked through names and callers too.
+FEW_MODEL_CALLS = 16
+# A step of eager ops: below this many calls a trace does not pay. Measured here: 6 or 12
+# small ops never pay (a graph call costs more than their eager dispatch), 48 ops pay back
+# after 29-103 calls (three runs); TFP310 reports steps from 6 ops, most of them small.
+FEW_OP_STEPS = 128
+
+
+def _int_of(ctx: Context, node: Any) -> int | None:
+    """An int literal, or a name bound once in its scope to one (``max_iterations = 100``)."""
+    if type(node) is ast.Constant and type(node.value) is int:
+        return int(node.value)
+    value = _only_value(ctx, node)
+    if type(value) is ast.Constant and type(value.value) is int:
+        return int(value.value)
+    return None
+
+
+def _only_value(ctx: Context, node: Any) -> Any:
+    """What a name is bound to, when its scope binds it exactly once, by a plain assignment."""
+    if type(node) is not ast.Name:
+        return None
+    bindings = ctx.scope_bindings(node)
+    if len(bindings) != 1 or bindings[0].kind != "assign":
+        return None
+    return bindings[0].value
+
+
+def trip_count(ctx: Context, loop: Any) -> int | None:
+    """How many times ``loop`` runs its body, when literals say: ``for _ in range(20)``,
+    ``for url in urls`` (``urls = [...]``), ``for x, y in ds.take(1)``, ``while i < n`` /
+    ``while not done and i < n`` (``n`` a literal, or a name bound once to one); else None."""
+    if type(loop) is ast.While:
+        return _while_bound(ctx, loop.test)
+    if type(loop) in COMPREHENSION_NODES:
+        it = loop.generators[0].iter
+    else:
+        it = getattr(loop, "iter", None)
+    if it is None:
+        return None
+    for candidate in (it, _only_value(ctx, it)):
+        if candidate is None:
+            continue
+        count = literal_count(ctx, candidate)
+        if count is not None:
+            return count
+        if ctx.is_builtin_call(candidate, "range") and len(candidate.args) == 1 \
+                and not candidate.keywords:
+            return _int_of(ctx, candidate.args[0])
+        if type(candidate) is ast.Call and type(candidate.func) is ast.Attribute \
+                and candidate.func.attr == "take" and len(candidate.args) == 1:
+            return _int_of(ctx, candidate.args[0])  # `ds.take(1)`: at most that many
+    return None
+
+
+def _while_bound(ctx: Context, test: Any) -> int | None:
+    """``i < n``, alone or in an ``and``: at most ``n`` iterations (a counter from 0)."""
+    parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    bounds = []
+    for p in parts:
+        if type(p) is ast.Compare and len(p.ops) == 1 and type(p.left) is ast.Name:
+            op = type(p.ops[0])
+            bound = _int_of(ctx, p.comparators[0])
+            if bound is not None and op in (ast.Lt, ast.LtE):
+                bounds.append(bound + (op is ast.LtE))
+    return min(bounds) if bounds else None
+
+
+def runs_per_entry(ctx: Context, node: Any) -> int | None:
+    """How many times ``node`` runs each time its function (or the module) is entered: the
+    product of its enclosing loops' trip counts; None when any loop's count is unknown."""
+    total = 1
+    for loop in ctx.enclosing_loops(node):
+        count = trip_count(ctx, loop)
+        if count is None:
+            return None
+        total *= count
+    return total
+
+
+def few_runs(ctx: Context, node: Any, limit: int) -> bool:
+    """``node`` sits in loops that the code says run it fewer than ``limit`` times in all."""
+    runs = runs_per_entry(ctx, node)
+    return runs is not None and bool(ctx.enclosing_loops(node)) and runs < limit
