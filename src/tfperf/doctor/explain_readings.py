@@ -121,6 +121,19 @@ def _core_ops() -> frozenset[str]:
     return frozenset(r["op"] for r in read_table("tf_core_ops.csv"))
 
 
+def contrib_module(op: str) -> str:
+    """The tf.contrib module that registered ``op`` in TensorFlow 1.x ('' if none): the ops of
+    ``data/tf_contrib_ops.csv`` that TensorFlow 2.21 does not register."""
+    return _contrib_ops().get(op, "") if op not in _core_ops() else ""
+
+
+@functools.cache
+def _contrib_ops() -> dict[str, str]:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return {r["op"]: r["module"] for r in read_table("tf_contrib_ops.csv")}
+
+
 def op_kind(details: Details) -> tuple[str, str]:
     """("addon", its package) | ("core", "") for a newer version of a core op | ("serving", "")
     for another op TF Serving lacks | ("", "") when the name says nothing."""
@@ -128,7 +141,9 @@ def op_kind(details: Details) -> tuple[str, str]:
     for rx, package in _ADDON_OPS:
         if op and rx.search(op):
             return "addon", package
-    if re.search(r"V\d+$", op) or (op and details.get("serving") and is_core_op(op)):
+    if op and not details.get("serving") and contrib_module(op):
+        return "contrib", contrib_module(op)
+    if re.search(r"V\d+$", op) or (op and is_core_op(op)):
         return "core", ""
     return ("serving", "") if op and details.get("serving") else ("", "")
 
@@ -142,6 +157,8 @@ def op_kind_detail(details: Details) -> str:
                 "Python import cannot add it to the model server)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
+    if kind == "contrib":
+        return f"{op} is an op of {package}, removed with tf.contrib in TensorFlow 2.0"
     if kind == "core":
         what = "a newer version of a core" if re.search(r"V\d+$", op) else "a core"
         return (f"{op} is {what} TensorFlow op: the model was saved by a newer TensorFlow than "
