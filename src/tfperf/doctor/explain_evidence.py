@@ -376,6 +376,14 @@ _CONTRIB_OP = (
     "that registers the op (import {module_path}, even if unused); on TensorFlow 2, export the "
     "model again without the contrib op (its TF 2 replacement: tensorflow-addons for most of "
     "tf.contrib's layers and image ops, as tfa.image.resampler for tf.contrib.resampler).")
+_MOVED_CONTRIB_OP = (
+    "'{op}' is an op of {module} in TensorFlow 1.x, registered only when that module is imported "
+    "(contrib ops are registered lazily), and a core op in TensorFlow 2: the graph was built with "
+    "{module} and the process loading it never imported the module (or its binary, a C++ or "
+    "serving build, was not linked with tf.contrib's ops).",
+    "On TensorFlow 1.x import the module before loading the graph (import {module_path}, even if "
+    "unused; a C++ program must link the contrib op's kernel library); or load the model with "
+    "TensorFlow 2, where the op is built in.")
 _NEWER_CORE_OP = (
     "'{op}' is a core TensorFlow op (TensorFlow 2.21 registers it; data/tf_core_ops.csv) that the "
     "TensorFlow loading the model does not have yet: the model was saved by a newer TensorFlow "
@@ -389,7 +397,12 @@ def op_origin(text: str) -> Reading | None:
     """Where an op that is not registered lives, outside TF Serving: a tf.contrib op
     (data/tf_contrib_ops.csv: gone in TF 2) or a core op of a newer TensorFlow
     (data/tf_core_ops.csv); an add-on's op is left to the row's own text."""
-    from tfperf.doctor.explain_readings import contrib_module, is_core_op, op_kind
+    from tfperf.doctor.explain_readings import (
+        contrib_module,
+        contrib_moved_to_core,
+        is_core_op,
+        op_kind,
+    )
 
     text = _window(text)
     if ("Op type not registered" not in text and "No op named" not in text) or (
@@ -399,7 +412,7 @@ def op_origin(text: str) -> Reading | None:
     if op_kind({"op": [op]})[0] == "addon":
         return None
     if module := contrib_module(op):
-        lead = _CONTRIB_OP
+        lead = _MOVED_CONTRIB_OP if contrib_moved_to_core(op) else _CONTRIB_OP
         path = module.replace("tf.", "tensorflow.", 1)
         return (lead[0].replace("{op}", op).replace("{module}", module),
                 lead[1].replace("{module_path}", path).replace("{module}", module), m.group(0))

@@ -59,7 +59,8 @@ from dataclasses import dataclass, field
 _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmentation fault",
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
-                  "error while loading shared libraries", "ERROR: ", "' failed.", "FATAL: ", "CRITICAL: ",
+                  "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
+                  "' failed.",
                   "Could not locate ", "Could not load library ", "Received signal",
                   "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
                       f"{status.upper().replace(' ', '_')}: " for status in (

@@ -122,16 +122,25 @@ def _core_ops() -> frozenset[str]:
 
 
 def contrib_module(op: str) -> str:
-    """The tf.contrib module that registered ``op`` in TensorFlow 1.x ('' if none): the ops of
-    ``data/tf_contrib_ops.csv`` that TensorFlow 2.21 does not register."""
-    return _contrib_ops().get(op, "") if op not in _core_ops() else ""
+    """The tf.contrib module that registered ``op`` in TensorFlow 1.x ('' if none), from
+    ``data/tf_contrib_ops.csv``: its ops that TensorFlow 2.21 does not register, and those that
+    moved into core (``contrib_moved_to_core``)."""
+    module, moved = _contrib_ops().get(op, ("", False))
+    return module if moved or op not in _core_ops() else ""
+
+
+def contrib_moved_to_core(op: str) -> bool:
+    """A tf.contrib op of TensorFlow 1.x that TensorFlow 2 registers as a core op (the block LSTM
+    and GRU cells, ImageProjectiveTransformV2)."""
+    return _contrib_ops().get(op, ("", False))[1]
 
 
 @functools.cache
-def _contrib_ops() -> dict[str, str]:
+def _contrib_ops() -> dict[str, tuple[str, bool]]:
     from tfperf.doctor.knowledge.tables import read_table
 
-    return {r["op"]: r["module"] for r in read_table("tf_contrib_ops.csv")}
+    return {r["op"]: (r["module"], r["core_in_tf2"] == "yes")
+            for r in read_table("tf_contrib_ops.csv")}
 
 
 def op_kind(details: Details) -> tuple[str, str]:
@@ -157,6 +166,8 @@ def op_kind_detail(details: Details) -> str:
                 "Python import cannot add it to the model server)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
+    if kind == "contrib" and contrib_moved_to_core(op):
+        return f"{op} is an op of {package} in TensorFlow 1.x (imported lazily), core in TF 2"
     if kind == "contrib":
         return f"{op} is an op of {package}, removed with tf.contrib in TensorFlow 2.0"
     if kind == "core":
