@@ -145,3 +145,15 @@ def test_cuinit_without_the_kernel_driver_on_a_host_is_a_failure() -> None:
 
 def test_cuinit_without_the_kernel_driver_in_a_container_stays_benign() -> None:
     assert explain_log(_CUINIT.format(host="3f2a9c1b7d0e")).verdict == "nothing-wrong"
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("ValueError: Unknown activation function: swish. Please ensure this object is passed to the "
+     "`custom_objects` argument.", "built-in activation from TF 2.2"),
+    ("ValueError: Unknown loss function: focal_loss", "a custom loss"),
+    ("ValueError: Unknown metric function: f1_score", "a custom metric"),
+])
+def test_keras_2s_unknown_function_wording_is_an_unknown_object(text: str, words: str) -> None:
+    cause, _ = first_cause(text)
+    assert cause.label == "keras-unknown-object"
+    assert words in cause.detail

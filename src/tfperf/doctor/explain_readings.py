@@ -205,6 +205,9 @@ def abi_detail(details: Details) -> str:
 
 # class names Keras itself saves, which older releases do not know
 _NEWER_KERAS = {"Functional": "TF 2.3", "TFOpLambda": "TF 2.4", "SlicingOpLambda": "TF 2.4"}
+# built-in activations of later tf.keras releases (tf.keras.activations.swish in TF 2.2, gelu in
+# TF 2.4): an older Keras loading a model that names them does not know them
+_NEWER_ACTIVATIONS = {"swish": "TF 2.2", "gelu": "TF 2.4"}
 
 
 def unknown_object_detail(details: Details) -> str:
@@ -218,6 +221,11 @@ def unknown_object_detail(details: Details) -> str:
         return ("TF Hub's layer: import tensorflow_hub and pass custom_objects={'KerasLayer': "
                 "hub.KerasLayer}")
     kind = _first(details, "kind") or "class"
+    if kind == "activation" and name in _NEWER_ACTIVATIONS:
+        since = _NEWER_ACTIVATIONS[name]
+        return (f"{name} is a built-in activation from {since} on: the model was saved by (or "
+                "written for) a newer TensorFlow/Keras than the one loading it; upgrade it, or "
+                "pass your own function for it in custom_objects")
     return f"{name} is not a Keras class: a custom {kind} to pass in custom_objects or register"
 
 
