@@ -157,3 +157,10 @@ def test_keras_2s_unknown_function_wording_is_an_unknown_object(text: str, words
     cause, _ = first_cause(text)
     assert cause.label == "keras-unknown-object"
     assert words in cause.detail
+
+
+def test_nvidia_smi_failing_to_reach_the_driver_is_a_driver_not_running() -> None:
+    ex = explain_log("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+                     "driver. Make sure that the latest NVIDIA driver is installed and running.")
+    assert ex.causes[0].label == "kernel-driver-not-running"
+    assert ex.causes[0].severity == "failure"

@@ -406,6 +406,8 @@ _GPU_WANTED = (
      "the code asks for the GPU (list_physical_devices('GPU'), is_gpu_available, Num GPUs "
      "Available)"),
     (re.compile(r"NVIDIA-SMI \d"), "nvidia-smi's output shows an NVIDIA GPU"),
+    (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate"),
+     "nvidia-smi was run (it could not reach the driver): the GPU is what the log is about"),
     (re.compile(r"Could not satisfy explicit device specification '[^']*device:GPU:\d"),
      "an op placed on the GPU found none"),
 )
