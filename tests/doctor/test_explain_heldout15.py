@@ -164,3 +164,26 @@ def test_nvidia_smi_failing_to_reach_the_driver_is_a_driver_not_running() -> Non
                      "driver. Make sure that the latest NVIDIA driver is installed and running.")
     assert ex.causes[0].label == "kernel-driver-not-running"
     assert ex.causes[0].severity == "failure"
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("ValueError: Could not interpret loss function identifier: focal", "keras-unknown-object"),
+    ("TypeError: Unexpected keyword argument passed to optimizer: amsgrad",
+     "keras-optimizer-api-changed"),
+])
+def test_keras_identifier_and_optimizer_argument_errors_are_read(text: str, label: str) -> None:
+    cause, _ = first_cause(text)
+    assert cause.label == label
+
+
+@pytest.mark.parametrize(("what", "words"), [
+    ("std::bad_alloc'\n  what():  std::bad_alloc", "allocation failed"),
+    ("google::protobuf::FatalException'\n  what():  CHECK failed: (index) < (current_size_):",
+     "C++ exception nobody caught"),
+])
+def test_an_uncaught_cpp_exception_is_read_from_its_terminate_line(what: str,
+                                                                  words: str) -> None:
+    text = ("2024-01-01 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+            "This TensorFlow binary is optimized\nterminate called after throwing an instance "
+            f"of '{what}\nAborted (core dumped)")
+    assert_reads(text, "process-crash", words)

@@ -60,7 +60,7 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
-                  "' failed.",
+                  "' failed.", "terminate called after throwing",
                   "Could not locate ", "Could not load library ", "Received signal",
                   "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
@@ -377,6 +377,9 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return (cls or "UnknownError"), m["msg"].strip(), True
     if m := _CHECK.search(line):
         return "CheckFailed", m["msg"].strip(), True
+    if "terminate called after throwing" in line:  # an uncaught C++ exception: its type and what()
+        what = _next_text(lines, li)[1]
+        return "ProcessCrash", " ".join(filter(None, [line.strip(), what.strip()])), False
     if "Assertion " in line and (m := _ASSERT.search(line)):
         return "CheckFailed", m["msg"].strip(), bool(_TF_SOURCE.search(line)) or "Eigen" in line
     if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):

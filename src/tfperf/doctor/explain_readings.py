@@ -211,7 +211,7 @@ _NEWER_ACTIVATIONS = {"swish": "TF 2.2", "gelu": "TF 2.4"}
 
 
 def unknown_object_detail(details: Details) -> str:
-    name = _first(details, "name", "name2")
+    name = _first(details, "name", "name2", "name3")
     if not name:
         return ""
     if name in _NEWER_KERAS:
@@ -220,7 +220,7 @@ def unknown_object_detail(details: Details) -> str:
     if name == "KerasLayer":
         return ("TF Hub's layer: import tensorflow_hub and pass custom_objects={'KerasLayer': "
                 "hub.KerasLayer}")
-    kind = _first(details, "kind") or "class"
+    kind = (_first(details, "kind", "kind2") or "class").replace(" function", "")
     if kind == "activation" and name in _NEWER_ACTIVATIONS:
         since = _NEWER_ACTIVATIONS[name]
         return (f"{name} is a built-in activation from {since} on: the model was saved by (or "
