@@ -4,7 +4,8 @@
                                                  [--fixtures DIR]
 
 SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
-heldout9, heldout10, tail2, heldout11, heldout12, heldout13, tail3 or
+heldout9, heldout10, tail2, heldout11, heldout12, heldout13, tail3, heldout14, tail4,
+heldout15, tail5 or
 all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
@@ -48,7 +49,8 @@ FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
 CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
           "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tail2",
-          "heldout11", "heldout12", "heldout13", "tail3", "heldout14", "tail4")
+          "heldout11", "heldout12", "heldout13", "tail3", "heldout14", "tail4",
+          "heldout15", "tail5")
 
 
 @dataclass(frozen=True)

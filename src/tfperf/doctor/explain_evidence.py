@@ -366,6 +366,61 @@ def serving_op(text: str) -> Reading | None:
     return lead[0].replace("{op}", op), lead[1], m.group(0)
 
 
+_ANY_OP = re.compile(r"Op type not registered '(?P<op>[\w>.]+)'|No op named (?P<op2>[\w>.]+) in "
+                     r"defined operations")
+_CONTRIB_OP = (
+    "'{op}' is an op of {module} (TensorFlow 1.x's contrib, registered only when that module is "
+    "imported, and removed with all of tf.contrib in TensorFlow 2.0): the graph or SavedModel was "
+    "built with it, and this TensorFlow does not have it.",
+    "Load it with TensorFlow 1.x (1.15 is the last with tf.contrib) after importing the module "
+    "that registers the op (import {module_path}, even if unused); on TensorFlow 2, export the "
+    "model again without the contrib op (its TF 2 replacement: tensorflow-addons for most of "
+    "tf.contrib's layers and image ops, as tfa.image.resampler for tf.contrib.resampler).")
+_MOVED_CONTRIB_OP = (
+    "'{op}' is an op of {module} in TensorFlow 1.x, registered only when that module is imported "
+    "(contrib ops are registered lazily), and a core op in TensorFlow 2: the graph was built with "
+    "{module} and the process loading it never imported the module (or its binary, a C++ or "
+    "serving build, was not linked with tf.contrib's ops).",
+    "On TensorFlow 1.x import the module before loading the graph (import {module_path}, even if "
+    "unused; a C++ program must link the contrib op's kernel library); or load the model with "
+    "TensorFlow 2, where the op is built in.")
+_NEWER_CORE_OP = (
+    "'{op}' is a core TensorFlow op (TensorFlow 2.21 registers it; data/tf_core_ops.csv) that the "
+    "TensorFlow loading the model does not have yet: the model was saved by a newer TensorFlow "
+    "(TF Hub models and SavedModels exported with a recent release use ops older releases lack).",
+    "Load it with a TensorFlow at least as new as the one that saved it (pip install -U "
+    "tensorflow, and tensorflow-hub with it), or export the model again with the older "
+    "TensorFlow (or pick a model version published for it).")
+
+
+def op_origin(text: str) -> Reading | None:
+    """Where an op that is not registered lives, outside TF Serving: a tf.contrib op
+    (data/tf_contrib_ops.csv: gone in TF 2) or a core op of a newer TensorFlow
+    (data/tf_core_ops.csv); an add-on's op is left to the row's own text."""
+    from tfperf.doctor.explain_readings import (
+        contrib_module,
+        contrib_moved_to_core,
+        is_core_op,
+        op_kind,
+    )
+
+    text = _window(text)
+    if ("Op type not registered" not in text and "No op named" not in text) or (
+            m := _ANY_OP.search(text)) is None:
+        return None
+    op = m["op"] or m["op2"]
+    if op_kind({"op": [op]})[0] == "addon":
+        return None
+    if module := contrib_module(op):
+        lead = _MOVED_CONTRIB_OP if contrib_moved_to_core(op) else _CONTRIB_OP
+        path = module.replace("tf.", "tensorflow.", 1)
+        return (lead[0].replace("{op}", op).replace("{module}", module),
+                lead[1].replace("{module_path}", path).replace("{module}", module), m.group(0))
+    if is_core_op(op):
+        return _NEWER_CORE_OP[0].replace("{op}", op), _NEWER_CORE_OP[1], m.group(0)
+    return None
+
+
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
     (GPU_BUILD_LABELS, gpu_newer_than_build,
@@ -396,6 +451,12 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/tensorflow/serving/issues/1155 (a V2 core op on an older model server) ; "
      "tensorflow_serving/g3doc/custom_op.md (serving a custom op needs it built into the server) "
      "; https://github.com/tensorflow/serving/issues/896 (google/seq2seq's att_sum_bahdanau)"),
+    (frozenset({"op-not-registered"}), op_origin,
+     "tensorflow/core/framework/op.cc (Op type not registered) ; data/tf_contrib_ops.csv (the ops "
+     "tensorflow/contrib registered, gone in TF 2.0) ; data/tf_core_ops.csv (tf.raw_ops of "
+     "TensorFlow 2.21.0) ; https://github.com/ethz-asl/hfnet/issues/34 (Resampler, "
+     "tf.contrib.resampler, on TF 2) ; https://github.com/tensorflow/hub/issues/890 "
+     "(DisableCopyOnRead: a model saved by a newer TF, loaded by TF 2.6)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "

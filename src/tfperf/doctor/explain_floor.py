@@ -60,6 +60,7 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
+                  "' failed.", "terminate called after throwing",
                   "Could not locate ", "Could not load library ", "Received signal",
                   "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
@@ -139,6 +140,9 @@ _GPU_LIBRARY = re.compile(r"(?i)cudnn|cublas|cudart|cufft|curand|cusolver|cuspar
 _JUPYTER_HEAD = re.compile(r"^\s*(?P<cls>[A-Z]\w*(?:Error|Exception))\s{3,}"
                            r"Traceback \(most recent call last\)")
 _CHECK = re.compile(r"Check failed: (?P<msg>.*)")
+# C's assert() (glibc: "prog: file:line: function: Assertion `expr' failed."): a CHECK of the
+# library named in the line (Eigen's GPU device, a CUDA wrapper), read with the file and function
+_ASSERT = re.compile(r"^\S*?:? ?(?P<msg>\S+:\d+: [^\n]*?Assertion [`'][^\n]+' failed)")
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
 _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
@@ -373,6 +377,11 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         return (cls or "UnknownError"), m["msg"].strip(), True
     if m := _CHECK.search(line):
         return "CheckFailed", m["msg"].strip(), True
+    if "terminate called after throwing" in line:  # an uncaught C++ exception: its type and what()
+        what = _next_text(lines, li)[1]
+        return "ProcessCrash", " ".join(filter(None, [line.strip(), what.strip()])), False
+    if "Assertion " in line and (m := _ASSERT.search(line)):
+        return "CheckFailed", m["msg"].strip(), bool(_TF_SOURCE.search(line)) or "Eigen" in line
     if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
         msg = m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or m["msg5"] or ""
         return "ProcessCrash", msg.strip(), False

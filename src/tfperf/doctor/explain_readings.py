@@ -121,6 +121,28 @@ def _core_ops() -> frozenset[str]:
     return frozenset(r["op"] for r in read_table("tf_core_ops.csv"))
 
 
+def contrib_module(op: str) -> str:
+    """The tf.contrib module that registered ``op`` in TensorFlow 1.x ('' if none), from
+    ``data/tf_contrib_ops.csv``: its ops that TensorFlow 2.21 does not register, and those that
+    moved into core (``contrib_moved_to_core``)."""
+    module, moved = _contrib_ops().get(op, ("", False))
+    return module if moved or op not in _core_ops() else ""
+
+
+def contrib_moved_to_core(op: str) -> bool:
+    """A tf.contrib op of TensorFlow 1.x that TensorFlow 2 registers as a core op (the block LSTM
+    and GRU cells, ImageProjectiveTransformV2)."""
+    return _contrib_ops().get(op, ("", False))[1]
+
+
+@functools.cache
+def _contrib_ops() -> dict[str, tuple[str, bool]]:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    return {r["op"]: (r["module"], r["core_in_tf2"] == "yes")
+            for r in read_table("tf_contrib_ops.csv")}
+
+
 def op_kind(details: Details) -> tuple[str, str]:
     """("addon", its package) | ("core", "") for a newer version of a core op | ("serving", "")
     for another op TF Serving lacks | ("", "") when the name says nothing."""
@@ -128,7 +150,9 @@ def op_kind(details: Details) -> tuple[str, str]:
     for rx, package in _ADDON_OPS:
         if op and rx.search(op):
             return "addon", package
-    if re.search(r"V\d+$", op) or (op and details.get("serving") and is_core_op(op)):
+    if op and not details.get("serving") and contrib_module(op):
+        return "contrib", contrib_module(op)
+    if re.search(r"V\d+$", op) or (op and is_core_op(op)):
         return "core", ""
     return ("serving", "") if op and details.get("serving") else ("", "")
 
@@ -142,6 +166,10 @@ def op_kind_detail(details: Details) -> str:
                 "Python import cannot add it to the model server)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
+    if kind == "contrib" and contrib_moved_to_core(op):
+        return f"{op} is an op of {package} in TensorFlow 1.x (imported lazily), core in TF 2"
+    if kind == "contrib":
+        return f"{op} is an op of {package}, removed with tf.contrib in TensorFlow 2.0"
     if kind == "core":
         what = "a newer version of a core" if re.search(r"V\d+$", op) else "a core"
         return (f"{op} is {what} TensorFlow op: the model was saved by a newer TensorFlow than "
@@ -177,10 +205,13 @@ def abi_detail(details: Details) -> str:
 
 # class names Keras itself saves, which older releases do not know
 _NEWER_KERAS = {"Functional": "TF 2.3", "TFOpLambda": "TF 2.4", "SlicingOpLambda": "TF 2.4"}
+# built-in activations of later tf.keras releases (tf.keras.activations.swish in TF 2.2, gelu in
+# TF 2.4): an older Keras loading a model that names them does not know them
+_NEWER_ACTIVATIONS = {"swish": "TF 2.2", "gelu": "TF 2.4"}
 
 
 def unknown_object_detail(details: Details) -> str:
-    name = _first(details, "name", "name2")
+    name = _first(details, "name", "name2", "name3")
     if not name:
         return ""
     if name in _NEWER_KERAS:
@@ -189,7 +220,12 @@ def unknown_object_detail(details: Details) -> str:
     if name == "KerasLayer":
         return ("TF Hub's layer: import tensorflow_hub and pass custom_objects={'KerasLayer': "
                 "hub.KerasLayer}")
-    kind = _first(details, "kind") or "class"
+    kind = (_first(details, "kind", "kind2") or "class").replace(" function", "")
+    if kind == "activation" and name in _NEWER_ACTIVATIONS:
+        since = _NEWER_ACTIVATIONS[name]
+        return (f"{name} is a built-in activation from {since} on: the model was saved by (or "
+                "written for) a newer TensorFlow/Keras than the one loading it; upgrade it, or "
+                "pass your own function for it in custom_objects")
     return f"{name} is not a Keras class: a custom {kind} to pass in custom_objects or register"
 
 
@@ -370,6 +406,8 @@ _GPU_WANTED = (
      "the code asks for the GPU (list_physical_devices('GPU'), is_gpu_available, Num GPUs "
      "Available)"),
     (re.compile(r"NVIDIA-SMI \d"), "nvidia-smi's output shows an NVIDIA GPU"),
+    (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate"),
+     "nvidia-smi was run (it could not reach the driver): the GPU is what the log is about"),
     (re.compile(r"Could not satisfy explicit device specification '[^']*device:GPU:\d"),
      "an op placed on the GPU found none"),
 )

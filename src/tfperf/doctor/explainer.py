@@ -359,7 +359,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     if not gpu and not by_design and any(row.escalate for _, row, _, _ in hits):
         from tfperf.doctor.explain_readings import gpu_wanted
 
-        wanted = gpu_wanted(text) or _only_no_gpu(hits, n_lines)
+        wanted = (gpu_wanted(text) or _only_no_gpu(hits, n_lines)
+                  or _driver_not_loaded(hits, text))
         gpu = bool(wanted)
 
     by_label: dict[str, Cause] = {}
@@ -484,6 +485,29 @@ def _only_no_gpu(hits: list[tuple[int, Any, Any, str]], n_lines: int) -> str:
     if not all(row.label == "cuinit-no-device" for _, row, _, _ in hits):
         return ""
     return "the log holds nothing but this message, so it was posted about it: a GPU is wanted"
+
+
+# the diagnostic's host: a container's (Docker names one by 12 hex digits of its id) or a hosted
+# notebook's, whose images ship libcuda on CPU runtimes too
+_DRIVER_HOST = re.compile(r"running on this host \((?P<host>[^)]*)\)")
+_CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$|colab|kaggle|sagemaker", re.I)
+
+
+def _driver_not_loaded(hits: list[tuple[int, Any, Any, str]], text: str) -> str:
+    """cuInit ran and found no device while the kernel module is not loaded, on a host that is not
+    a container: the driver's user library (libcuda) is installed there, so the machine was set
+    up for a GPU whose driver is not running (a machine without a driver has no libcuda: cuInit
+    fails to load, error 303/34, instead; round 15: tensorflow#255). Containers and hosted
+    notebooks (Colab's CPU runtime: heldout5's nba84) ship libcuda without a GPU."""
+    labels = {row.label for _, row, _, _ in hits}
+    if not {"cuinit-no-device", "kernel-driver-not-running"} <= labels:
+        return ""
+    host = m["host"] if (m := _DRIVER_HOST.search(text)) else ""
+    if not host or _CONTAINER_HOST.search(host) or "/content/" in text or "colab" in text:
+        return ""
+    return ("cuInit ran (the driver's libcuda is installed) yet the NVIDIA kernel module is not "
+            f"loaded on the host {host}: the machine was set up for a GPU whose driver is not "
+            "running")
 
 
 def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
