@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
 from tfperf.lint.analysis.loops import (
+    body_outside_sinks,
     does_tensor_work,
     element_loop,
     header_end,
     in_chunks,
     measures_list,
-    walk_body,
 )
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -309,8 +309,9 @@ AutoGraph turns into a graph loop.
             return False
         if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
             return False  # `range(len(nodes))` over a parameter: most often a list of tensors
-        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
-        if not does_tensor_work(ctx, list(walk_body(node))):
+        # Indexing alone (to print, plot or convert each row) launches no op worth batching,
+        # nor do ops whose results only go to a plot, a print or a file write per item.
+        if not does_tensor_work(ctx, body_outside_sinks(ctx, node)):
             return False
         # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
         # so the loop cannot become one whole-tensor op.

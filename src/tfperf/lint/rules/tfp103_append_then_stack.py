@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import depends_on, loop_flow
-from tfperf.lint.analysis.host import host_conversion
+from tfperf.lint.analysis.host import host_array, host_conversion
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
     in_chunks,
@@ -483,9 +483,9 @@ element.
                 continue
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):
                 continue
-            q = ctx.call_qualname(call.args[0])
-            if q is not None and q.startswith("numpy."):
-                continue  # NumPy arrays collected (stacked by TF once): not TF ops per element
+            if host_array(ctx, call.args[0]):
+                continue  # host arrays collected (`cv2.resize(...) / 255`, NumPy), converted
+                # by TF once: no TF op per element
             loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
                     and not _callee_per_iteration(loops[0]) \

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.analysis.callers import called_in_loop
+from tfperf.lint.analysis.callers import calls_of
 from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
+from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -166,6 +167,17 @@ def loop_runs_eager_step(ctx: Context, loop: Any) -> bool:
         if hit and _every_iteration(ctx, n, loop):
             return True
     return False
+
+
+def _hot_local_call(ctx: Context, fn: Any) -> ast.Call | None:
+    """A call of ``fn`` in this module run per iteration of an eager loop that the code
+    does not say runs it only a handful of times (``for _ in range(2)`` in a checkpoint
+    demo: two eager steps cost less than one trace, see ``analysis.trips``)."""
+    for call in calls_of(ctx, fn):
+        if ctx.in_loop(call) and not ctx.in_tf_function(call) \
+                and not eager_guarded(ctx, call) and not few_runs(ctx, call, FEW_MODEL_CALLS):
+            return call
+    return None
 
 
 def _every_iteration(ctx: Context, node: ast.AST, loop: ast.AST) -> bool:
@@ -801,7 +813,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
             loop = loops[0]
             if _in_outer_tape(ctx, node, loop):
                 return  # a tape nested in the step's own tape: the same step, reported once
-            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):
+            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body) \
+                    and not few_runs(ctx, node, FEW_MODEL_CALLS):
                 draw = _draws_own_batch(ctx, loop)
                 yield self.finding(
                     ctx, node, end_node=node.items[-1].context_expr,
@@ -814,8 +827,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         fn = ctx.enclosing_function(node)
         if type(fn) not in _DEFS or not _step_function(ctx, fn, node):
             return
-        call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
-        if call is None or eager_guarded(ctx, call):
+        if _hot_local_call(ctx, fn) is None:
             return  # called elsewhere: the project's check (a caller may compile it)
         yield self._step_finding(ctx, fn)
 
@@ -879,8 +891,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                     or ctx.in_tf_function(tape) or eager_guarded(ctx, tape) \
                     or ctx.enclosing_loops(tape) or not _step_function(ctx, fn, tape):
                 continue
-            call = called_in_loop(ctx, fn)
-            if call is not None and not eager_guarded(ctx, call):
+            if _hot_local_call(ctx, fn) is not None:
                 continue  # reported by the module's own check
             f = self._step_finding(ctx, fn, "{where}")
             facts.append({"fn": q, "pos": position_of(f), "message": f.message,
@@ -890,7 +901,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
-                site = project.hot_call(module.path, fact["fn"])
+                site = project.hot_call(module.path, fact["fn"], few=FEW_MODEL_CALLS)
                 if site is None:
                     continue
                 yield self.project_finding(module.path, fact["pos"],
