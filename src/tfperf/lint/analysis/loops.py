@@ -157,18 +157,39 @@ def host_sink(ctx: Context, call: ast.Call) -> bool:
         ("tensorflow.", "keras.")) and not ctx.is_tensor_like(f.value)
 
 
-def body_outside_sinks(ctx: Context, loop: ast.AST) -> list[ast.AST]:
-    """The nodes a loop runs per iteration, less the arguments of its sink calls
-    (:func:`host_sink`)."""
+def _split_at_sinks(ctx: Context, roots: list[ast.AST],
+                    skip: set[int]) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The nodes under ``roots`` outside sink calls (and outside ``skip``), and the sink
+    calls met."""
     out: list[ast.AST] = []
-    stack = list(reversed(loop_body(loop)))
+    sinks: list[ast.AST] = []
+    stack = list(reversed(roots))
     while stack:
         n = stack.pop()
+        if id(n) in skip:
+            continue
         if type(n) is ast.Call and host_sink(ctx, n):
+            sinks.append(n)
             continue
         out.append(n)
         stack.extend(ast.iter_child_nodes(n))
-    return out
+    return out, sinks
+
+
+def body_outside_sinks(ctx: Context, loop: ast.AST) -> list[ast.AST]:
+    """The nodes a loop runs per iteration, less the arguments of its sink calls
+    (:func:`host_sink`) and less the assignments of names that only those arguments read
+    (``img = tf.reshape(x[i], (28, 28)); plt.imshow(img)``)."""
+    body = loop_body(loop)
+    out, sinks = _split_at_sinks(ctx, body, set())
+    shown = {n.id for s in sinks for n in ast.walk(s)
+             if type(n) is ast.Name and type(n.ctx) is ast.Load}
+    if not shown:
+        return out
+    read = {n.id for n in out if type(n) is ast.Name and type(n.ctx) is ast.Load}
+    skip = {id(n) for n in out if type(n) is ast.Assign and len(n.targets) == 1
+            and type(n.targets[0]) is ast.Name and n.targets[0].id in shown - read}
+    return _split_at_sinks(ctx, body, skip)[0] if skip else out
 
 
 def walk_body(loop: ast.AST) -> Iterator[ast.AST]:
