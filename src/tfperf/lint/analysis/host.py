@@ -81,7 +81,7 @@ def host_array(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> bool:
         sides = [s for s in (expr.left, expr.right) if type(s) is not ast.Constant]
         return bool(sides) and all(host_array(ctx, s, _depth + 1) for s in sides)
     if t is ast.Name:
-        b = ctx.binding(expr)
+        b = ctx.binding(expr)  # type: ignore[arg-type]
         if b is None or b.kind != "assign":
             return False
         return host_array(ctx, b.value, _depth + 1)

@@ -67,7 +67,10 @@ simplest case (a running sum).
 Not reported: loops over Python lists (`range(len(layers))`, the lists `tf.split`,
 `tf.gradients` or `tf.trainable_variables()` return, `tf.unstack` along another axis than
 the first: channels or a static RNN's time steps), over datasets, loops whose body only
-indexes (to print, plot or convert each row) without tensor work, loops with a recurrence
+indexes (to print, plot or convert each row) without tensor work or whose tensor work only
+feeds a plot, a print or a file write (`plt.imshow(tf.reshape(images[i], (28, 28)))`, through
+a name only those calls read), a `tf.range(len(paths))` counter over the indices of a Python
+list (`paths[k]` loaded and predicted one by one), loops with a recurrence
 (a value read before it is re-bound in the iteration and not a plain running sum/max: a
 hand-unrolled RNN, `x = layer(x)`), and iterating a tensor inside `tf.function`, which
 AutoGraph turns into a graph loop.

@@ -167,7 +167,8 @@ autoregressive decoding): their steps cannot run at once.
 Not reported: a comprehension over the items of a host array (`pred = out.numpy()`, then
 `[post(pred[i], mask[i]) for i in range(len(pred))]`, no item taken from a known tensor) with
 a function that is not TensorFlow's: host post-processing, converted once, with no TF op per
-element.
+element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced from
+`cv2.imread(...)`, `cv2.resize(...)`, NumPy results), converted once.
 """
     valid = (
         # A cell stepped with its state carried from one iteration to the next: sequential,

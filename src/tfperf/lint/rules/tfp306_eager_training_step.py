@@ -317,7 +317,10 @@ are already compiled (decorated, wrapped with `tf.function(step)`,
 Keras `train_step`), steps called once, steps this module never calls (their callers,
 elsewhere, may compile them: `tf.function(step)`, `strategy.run` in a `tf.function`), loops
 in a branch that asks for eager execution on purpose (`if mode == 'eager_tf':`, a debug
-mode), and tapes that do not train (gradients for saliency maps, for instance).
+mode), tapes that do not train (gradients for saliency maps, for instance), and steps the
+code runs fewer than 16 times in all by its literal bounds (`for _ in range(2)` in a
+checkpoint demo, through names and callers: `tfperf.lint.analysis.trips`): a trace costs
+more than a handful of eager steps save.
 """
     valid = (
         # Compiled step.
@@ -689,7 +692,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         Invalid("""
             from steps import train_step
             # %%
-            for epoch in range(10):
+            for epoch in range(100):
                 train_step(1.0, 2.0)
         """, files={"steps.py": """
             import tensorflow as tf
