@@ -210,6 +210,20 @@ AutoGraph turns into a graph loop.
                 ax.matshow(attention[head][:-1, :])
                 print([int(v) for v in attention[head][0]])
         """),
+        # A tensor counter over a Python list's items (file paths): `range(len(paths))` in
+        # another spelling; and ops whose results only go to a plot.
+        Valid("""
+            import os
+            import matplotlib.pyplot as plt
+            import tensorflow as tf
+            paths = [os.path.join("img", f) for f in os.listdir("img")]
+            for k in tf.range(len(paths)):
+                show_and_predict(paths[tf.cast(k, tf.int64)])
+            def grid(images):
+                for i in range(images.shape[0]):
+                    plt.subplot(4, 4, i + 1)
+                    plt.imshow(tf.reshape(images[i], (28, 28)) * 255.0)
+        """),
         # `tf` rebound to something else: not TensorFlow any more.
         Valid("""
             import tensorflow as tf

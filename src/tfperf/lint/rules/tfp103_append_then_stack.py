@@ -171,6 +171,19 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
 `cv2.imread(...)`, `cv2.resize(...)`, NumPy results), converted once.
 """
     valid = (
+        # Host arrays (OpenCV crops scaled to [0, 1]) appended, converted once.
+        Valid("""
+            import random
+            import cv2
+            import tensorflow as tf
+            def crops(img, count, size):
+                out = []
+                for i in range(count):
+                    y, x = random.randint(0, 64), random.randint(0, 64)
+                    crop = cv2.resize(img[y:y + 64, x:x + 64], (size, size))
+                    out.append(crop / 255.0)
+                return tf.convert_to_tensor(out)
+        """),
         # A cell stepped with its state carried from one iteration to the next: sequential,
         # whatever is appended.
         Valid("""

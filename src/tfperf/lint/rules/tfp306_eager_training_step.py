@@ -323,6 +323,19 @@ checkpoint demo, through names and callers: `tfperf.lint.analysis.trips`): a tra
 more than a handful of eager steps save.
 """
     valid = (
+        # A step the code runs twice (a checkpoint demo): a trace costs more than it saves.
+        Valid("""
+            import tensorflow as tf
+            def train_one_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def demo(model, opt, x, manager):
+                for _ in range(2):
+                    train_one_step(model, opt, x)
+                    manager.save()
+        """),
         # Compiled step.
         Valid("""
             import tensorflow as tf
