@@ -223,3 +223,30 @@ def test_tfp306_still_reports_a_step_per_batch_of_a_dataset(tmp_path):
                        "optimizer)")
     assert "for batch in dataset" in hot
     assert _codes(tmp_path, {"m.py": hot}, "TFP306") == [("m.py", 2)]
+
+
+# --- TFP601 (preview): a fit of one step in all ------------------------------------------
+
+ONE_STEP_FIT = """\
+import tensorflow as tf
+def toy(n):
+    x = tf.random.uniform([n, 8])
+    return tf.data.Dataset.from_tensor_slices((x, x)).shuffle(n).map(lambda a, b: (a * 2, b))\\
+        .batch(4)
+def main(model):
+    model.fit(x=toy(64), y=None, epochs=1, steps_per_epoch=STEPS)
+"""
+
+
+def _preview_codes(tmp_path, files, code):
+    write_project(tmp_path, files)
+    outcome = run(LintRequest(paths=[str(tmp_path)], cache=False, select=[code], preview=True,
+                              tf_version="2.3"))
+    return [(p, line) for _, p, line, _ in found(outcome, tmp_path, code)]
+
+
+def test_tfp601_quiet_on_a_fit_of_one_step_reported_at_a_hundred(tmp_path):
+    one = {"m.py": ONE_STEP_FIT.replace("STEPS", "1")}
+    assert _preview_codes(tmp_path / "one", one, "TFP601") == []
+    many = {"m.py": ONE_STEP_FIT.replace("STEPS", "100")}
+    assert _preview_codes(tmp_path / "many", many, "TFP601") == [("m.py", 7)]
