@@ -206,7 +206,7 @@ def test_notebook_calls_into_a_module_of_its_folder(tmp_path):
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": "from agent import Agent\nimport numpy as np\nagent = Agent(None)\n"},
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-              "source": "for i in range(10):\n    agent.train_step(np.ones(3), np.ones(3))\n"}]
+              "source": "for i in range(100):\n    agent.train_step(np.ones(3), np.ones(3))\n"}]
     nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     write_project(tmp_path, {"agent.py": AGENT, "train.ipynb": json.dumps(nb)})
     found = _found(run(LintRequest(paths=[str(tmp_path)], cache=False)), tmp_path)

@@ -188,8 +188,10 @@ def test_tfp306_fix_trains_to_the_same_weights(tf):
            "    return loss\n"
            "x = tf.constant([[1.0, 2.0], [3.0, 4.0], [0.5, -1.0]])\n"
            "y = tf.constant([1.0, 2.0, 0.0])\n"
-           "for _ in range(5):\n"
-           "    train_step(x, y)\n"
+           "def fit(steps):\n"  # a bound no literal gives: not a handful of steps
+           "    for _ in range(steps):\n"
+           "        train_step(x, y)\n"
+           "fit(5)\n"
            "result = w.numpy()\n")
     fixed = _fixed(src, "TFP306")
     assert "@tf.function\ndef train_step" in fixed

@@ -55,3 +55,34 @@ def converts_a_tensor(ctx: Context, conv: HostConversion) -> bool:
     if ctx.is_tensor_like(conv.operand):
         return True
     return conv.kind == "numpy" and not other_framework_imported(ctx)
+
+
+# Libraries whose calls return host arrays (NumPy arrays, images), never TensorFlow tensors.
+HOST_ARRAY_ROOTS = ("numpy.", "cv2.", "PIL.", "scipy.", "skimage.", "imageio.")
+
+
+def host_array(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> bool:
+    """``expr`` is surely a host array, not a tensor: a call into NumPy or an image library
+    (``cv2.resize(img, ...)``), a tensor's ``.numpy()``/``np.array(t)``, a slice of one
+    (``img[y:y + h, x:x + w]``), arithmetic of one with numbers or another (``crop / 255``),
+    or a name whose last binding before the use is one (through a few assignments)."""
+    if expr is None or _depth > 6 or ctx.is_tensor_like(expr):
+        return False
+    t = type(expr)
+    if t is ast.Call:
+        conv = host_conversion(ctx, expr)
+        if conv is not None and conv.kind in ("numpy", "np"):
+            return True
+        q = ctx.call_qualname(expr)
+        return q is not None and q.startswith(HOST_ARRAY_ROOTS)
+    if t is ast.Subscript:
+        return host_array(ctx, expr.value, _depth + 1)
+    if t is ast.BinOp:
+        sides = [s for s in (expr.left, expr.right) if type(s) is not ast.Constant]
+        return bool(sides) and all(host_array(ctx, s, _depth + 1) for s in sides)
+    if t is ast.Name:
+        b = ctx.binding(expr)  # type: ignore[arg-type]
+        if b is None or b.kind != "assign":
+            return False
+        return host_array(ctx, b.value, _depth + 1)
+    return False

@@ -125,6 +125,73 @@ def loop_body(loop: ast.AST) -> list[ast.AST]:
     return parts
 
 
+def counts_list_items(ctx: Context, it: ast.AST) -> bool:
+    """``tf.range(len(paths))``: a tensor counter over the indices of something that is not
+    a tensor (a Python list of file paths or layers), as ``range(len(paths))`` is: the items
+    are Python objects, not a tensor's elements."""
+    if type(it) is not ast.Call or ctx.qualname(it.func) != "tensorflow.range" or not it.args:
+        return False
+    sized = sized_by(ctx, range_stop(list(it.args)))
+    return sized is not None and sized.how == "len" and not ctx.is_tensor_like(sized.obj)
+
+
+# Calls that only show or store their arguments: plots, prints, image and file writes.
+_SINK_ROOTS = ("matplotlib.", "seaborn.", "PIL.", "IPython.display.", "cv2.imshow",
+               "cv2.imwrite")
+_SINK_METHODS = frozenset({"imshow", "matshow", "plot", "scatter", "hist", "bar", "text",
+                           "set_title", "set_xlabel", "set_ylabel", "savefig", "write",
+                           "writerow"})
+
+
+def host_sink(ctx: Context, call: ast.Call) -> bool:
+    """``call`` shows or stores what it is given (``plt.imshow(...)``, ``ax.plot(...)``,
+    ``print(...)``, ``f.write(...)``): a loop doing its tensor work for such calls is drawing
+    or logging item by item, and batching that work saves nothing next to the sink."""
+    f = call.func
+    if type(f) is ast.Name and f.id == "print" and ctx.is_builtin(f, "print"):
+        return True
+    q = ctx.qualname(f) or ""
+    if q.startswith(_SINK_ROOTS):
+        return True
+    return type(f) is ast.Attribute and f.attr in _SINK_METHODS and not q.startswith(
+        ("tensorflow.", "keras.")) and not ctx.is_tensor_like(f.value)
+
+
+def _split_at_sinks(ctx: Context, roots: list[ast.AST],
+                    skip: set[int]) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The nodes under ``roots`` outside sink calls (and outside ``skip``), and the sink
+    calls met."""
+    out: list[ast.AST] = []
+    sinks: list[ast.AST] = []
+    stack = list(reversed(roots))
+    while stack:
+        n = stack.pop()
+        if id(n) in skip:
+            continue
+        if type(n) is ast.Call and host_sink(ctx, n):
+            sinks.append(n)
+            continue
+        out.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return out, sinks
+
+
+def body_outside_sinks(ctx: Context, loop: ast.AST) -> list[ast.AST]:
+    """The nodes a loop runs per iteration, less the arguments of its sink calls
+    (:func:`host_sink`) and less the assignments of names that only those arguments read
+    (``img = tf.reshape(x[i], (28, 28)); plt.imshow(img)``)."""
+    body = loop_body(loop)
+    out, sinks = _split_at_sinks(ctx, body, set())
+    shown = {n.id for s in sinks for n in ast.walk(s)
+             if type(n) is ast.Name and type(n.ctx) is ast.Load}
+    if not shown:
+        return out
+    read = {n.id for n in out if type(n) is ast.Name and type(n.ctx) is ast.Load}
+    skip = {id(n) for n in out if type(n) is ast.Assign and len(n.targets) == 1
+            and type(n.targets[0]) is ast.Name and n.targets[0].id in shown - read}
+    return _split_at_sinks(ctx, body, skip)[0] if skip else out
+
+
 def walk_body(loop: ast.AST) -> Iterator[ast.AST]:
     for stmt in loop_body(loop):
         yield from ast.walk(stmt)
@@ -214,7 +281,8 @@ def _element_loop(ctx: Context, loop: ast.AST, strict: bool) -> ElementLoop | No
         return None
     # Iterating a tensor (including `tf.range(n)`) eagerly. Inside tf.function AutoGraph
     # turns this into a graph loop, a different trade-off: stay quiet there.
-    if ctx.imports_tf and ctx.is_tensor_like(it) and not ctx.in_tf_function(loop):
+    if ctx.imports_tf and ctx.is_tensor_like(it) and not ctx.in_tf_function(loop) \
+            and not counts_list_items(ctx, it):
         nodes = list(walk_body(loop))
         uses = any(type(n) is ast.Name and n.id == var for n in nodes)
         if uses and does_tensor_work(ctx, nodes):

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import loop_flow
 from tfperf.lint.analysis.loops import (
+    body_outside_sinks,
     does_tensor_work,
     element_loop,
     header_end,
     in_chunks,
     measures_list,
-    walk_body,
 )
 from tfperf.lint.analysis.tensors import surely_tensor
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -67,7 +67,10 @@ simplest case (a running sum).
 Not reported: loops over Python lists (`range(len(layers))`, the lists `tf.split`,
 `tf.gradients` or `tf.trainable_variables()` return, `tf.unstack` along another axis than
 the first: channels or a static RNN's time steps), over datasets, loops whose body only
-indexes (to print, plot or convert each row) without tensor work, loops with a recurrence
+indexes (to print, plot or convert each row) without tensor work or whose tensor work only
+feeds a plot, a print or a file write (`plt.imshow(tf.reshape(images[i], (28, 28)))`, through
+a name only those calls read), a `tf.range(len(paths))` counter over the indices of a Python
+list (`paths[k]` loaded and predicted one by one), loops with a recurrence
 (a value read before it is re-bound in the iteration and not a plain running sum/max: a
 hand-unrolled RNN, `x = layer(x)`), and iterating a tensor inside `tf.function`, which
 AutoGraph turns into a graph loop.
@@ -207,6 +210,20 @@ AutoGraph turns into a graph loop.
                 ax.matshow(attention[head][:-1, :])
                 print([int(v) for v in attention[head][0]])
         """),
+        # A tensor counter over a Python list's items (file paths): `range(len(paths))` in
+        # another spelling; and ops whose results only go to a plot.
+        Valid("""
+            import os
+            import matplotlib.pyplot as plt
+            import tensorflow as tf
+            paths = [os.path.join("img", f) for f in os.listdir("img")]
+            for k in tf.range(len(paths)):
+                show_and_predict(paths[tf.cast(k, tf.int64)])
+            def grid(images):
+                for i in range(images.shape[0]):
+                    plt.subplot(4, 4, i + 1)
+                    plt.imshow(tf.reshape(images[i], (28, 28)) * 255.0)
+        """),
         # `tf` rebound to something else: not TensorFlow any more.
         Valid("""
             import tensorflow as tf
@@ -309,8 +326,9 @@ AutoGraph turns into a graph loop.
             return False
         if el.sized is not None and el.sized.how == "len" and measures_list(ctx, el.sized.obj):
             return False  # `range(len(nodes))` over a parameter: most often a list of tensors
-        # Indexing alone (to print, plot or convert each row) launches no op worth batching.
-        if not does_tensor_work(ctx, list(walk_body(node))):
+        # Indexing alone (to print, plot or convert each row) launches no op worth batching,
+        # nor do ops whose results only go to a plot, a print or a file write per item.
+        if not does_tensor_work(ctx, body_outside_sinks(ctx, node)):
             return False
         # A recurrence (`h = cell(x[t], h)`): each iteration needs the previous one's result,
         # so the loop cannot become one whole-tensor op.

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import depends_on, loop_flow
-from tfperf.lint.analysis.host import host_conversion
+from tfperf.lint.analysis.host import host_array, host_conversion
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
     in_chunks,
@@ -167,9 +167,23 @@ autoregressive decoding): their steps cannot run at once.
 Not reported: a comprehension over the items of a host array (`pred = out.numpy()`, then
 `[post(pred[i], mask[i]) for i in range(len(pred))]`, no item taken from a known tensor) with
 a function that is not TensorFlow's: host post-processing, converted once, with no TF op per
-element.
+element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced from
+`cv2.imread(...)`, `cv2.resize(...)`, NumPy results), converted once.
 """
     valid = (
+        # Host arrays (OpenCV crops scaled to [0, 1]) appended, converted once.
+        Valid("""
+            import random
+            import cv2
+            import tensorflow as tf
+            def crops(img, count, size):
+                out = []
+                for i in range(count):
+                    y, x = random.randint(0, 64), random.randint(0, 64)
+                    crop = cv2.resize(img[y:y + 64, x:x + 64], (size, size))
+                    out.append(crop / 255.0)
+                return tf.convert_to_tensor(out)
+        """),
         # A cell stepped with its state carried from one iteration to the next: sequential,
         # whatever is appended.
         Valid("""
@@ -483,9 +497,9 @@ element.
                 continue
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):
                 continue
-            q = ctx.call_qualname(call.args[0])
-            if q is not None and q.startswith("numpy."):
-                continue  # NumPy arrays collected (stacked by TF once): not TF ops per element
+            if host_array(ctx, call.args[0]):
+                continue  # host arrays collected (`cv2.resize(...) / 255`, NumPy), converted
+                # by TF once: no TF op per element
             loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
                     and not _callee_per_iteration(loops[0]) \

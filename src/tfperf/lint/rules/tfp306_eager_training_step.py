@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.analysis.callers import called_in_loop
+from tfperf.lint.analysis.callers import calls_of
 from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
+from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -168,6 +169,17 @@ def loop_runs_eager_step(ctx: Context, loop: Any) -> bool:
     return False
 
 
+def _hot_local_call(ctx: Context, fn: Any) -> ast.Call | None:
+    """A call of ``fn`` in this module run per iteration of an eager loop that the code
+    does not say runs it only a handful of times (``for _ in range(2)`` in a checkpoint
+    demo: two eager steps cost less than one trace, see ``analysis.trips``)."""
+    for call in calls_of(ctx, fn):
+        if ctx.in_loop(call) and not ctx.in_tf_function(call) \
+                and not eager_guarded(ctx, call) and not few_runs(ctx, call, FEW_MODEL_CALLS):
+            return call
+    return None
+
+
 def _every_iteration(ctx: Context, node: ast.AST, loop: ast.AST) -> bool:
     """``node`` runs on every iteration of ``loop``: no branch, handler or inner function
     between them."""
@@ -305,9 +317,25 @@ are already compiled (decorated, wrapped with `tf.function(step)`,
 Keras `train_step`), steps called once, steps this module never calls (their callers,
 elsewhere, may compile them: `tf.function(step)`, `strategy.run` in a `tf.function`), loops
 in a branch that asks for eager execution on purpose (`if mode == 'eager_tf':`, a debug
-mode), and tapes that do not train (gradients for saliency maps, for instance).
+mode), tapes that do not train (gradients for saliency maps, for instance), and steps the
+code runs fewer than 16 times in all by its literal bounds (`for _ in range(2)` in a
+checkpoint demo, through names and callers: `tfperf.lint.analysis.trips`): a trace costs
+more than a handful of eager steps save.
 """
     valid = (
+        # A step the code runs twice (a checkpoint demo): a trace costs more than it saves.
+        Valid("""
+            import tensorflow as tf
+            def train_one_step(model, opt, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(model(x) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+            def demo(model, opt, x, manager):
+                for _ in range(2):
+                    train_one_step(model, opt, x)
+                    manager.save()
+        """),
         # Compiled step.
         Valid("""
             import tensorflow as tf
@@ -677,7 +705,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         Invalid("""
             from steps import train_step
             # %%
-            for epoch in range(10):
+            for epoch in range(100):
                 train_step(1.0, 2.0)
         """, files={"steps.py": """
             import tensorflow as tf
@@ -801,7 +829,8 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
             loop = loops[0]
             if _in_outer_tape(ctx, node, loop):
                 return  # a tape nested in the step's own tape: the same step, reported once
-            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body):
+            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body) \
+                    and not few_runs(ctx, node, FEW_MODEL_CALLS):
                 draw = _draws_own_batch(ctx, loop)
                 yield self.finding(
                     ctx, node, end_node=node.items[-1].context_expr,
@@ -814,8 +843,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
         fn = ctx.enclosing_function(node)
         if type(fn) not in _DEFS or not _step_function(ctx, fn, node):
             return
-        call = called_in_loop(ctx, fn)  # type: ignore[arg-type]
-        if call is None or eager_guarded(ctx, call):
+        if _hot_local_call(ctx, fn) is None:
             return  # called elsewhere: the project's check (a caller may compile it)
         yield self._step_finding(ctx, fn)
 
@@ -879,8 +907,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
                     or ctx.in_tf_function(tape) or eager_guarded(ctx, tape) \
                     or ctx.enclosing_loops(tape) or not _step_function(ctx, fn, tape):
                 continue
-            call = called_in_loop(ctx, fn)
-            if call is not None and not eager_guarded(ctx, call):
+            if _hot_local_call(ctx, fn) is not None:
                 continue  # reported by the module's own check
             f = self._step_finding(ctx, fn, "{where}")
             facts.append({"fn": q, "pos": position_of(f), "message": f.message,
@@ -890,7 +917,7 @@ mode), and tapes that do not train (gradients for saliency maps, for instance).
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
-                site = project.hot_call(module.path, fact["fn"])
+                site = project.hot_call(module.path, fact["fn"], few=FEW_MODEL_CALLS)
                 if site is None:
                     continue
                 yield self.project_finding(module.path, fact["pos"],

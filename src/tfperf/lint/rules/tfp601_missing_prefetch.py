@@ -60,7 +60,7 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
         func = node.func
         if type(func) is ast.Attribute and func.attr in CONSUMERS:
             arg = node.args[0] if node.args else keyword(node, "x")
-            if arg is not None and not one_pass(ctx, arg):
+            if arg is not None and not one_pass(ctx, arg) and not _one_step(node):
                 yield arg
         elif type(func) is ast.Name and func.id == "iter" and len(node.args) == 1 \
                 and ctx.binding(func) is None and not next_of_iter(ctx, node) \
@@ -70,6 +70,22 @@ def consumed_datasets(ctx: Context) -> Iterator[ast.expr]:
             ds = graph_iterated(ctx, node)
             if ds is not None:
                 yield ds
+
+
+def _literal_int(node: ast.AST | None, default: int | None) -> int | None:
+    if node is None:
+        return default
+    if type(node) is ast.Constant and type(node.value) is int:
+        return int(node.value)
+    return None
+
+
+def _one_step(call: ast.Call) -> bool:
+    """``model.fit(ds, epochs=1, steps_per_epoch=1)`` / ``evaluate(ds, steps=1)``: the code
+    says one batch is drawn in all, so a prefetch has no step to overlap it with."""
+    steps = _literal_int(keyword(call, "steps_per_epoch") or keyword(call, "steps"), None)
+    epochs = _literal_int(keyword(call, "epochs"), 1)
+    return steps is not None and epochs is not None and steps * epochs <= 1
 
 
 def graph_iterated(ctx: Context, call: ast.Call) -> ast.expr | None:
@@ -281,7 +297,8 @@ Pipelines passed in from elsewhere (a parameter, another module's function, a fu
 several `return`s), returned unbatched (the caller batches, and may prefetch, them), peeked
 at with `take(n)`, `next(iter(ds))`, an iterator whose only reads are `next(it)` calls that
 no loop repeats (`it = iter(test_ds); batch = next(it)`) or a loop that only prints the
-elements (`for x in ds: print(x)`: nothing to overlap), or that do no per-element work
+elements (`for x in ds: print(x)`: nothing to overlap), fitted or evaluated for one step
+in all by literals (`fit(ds, epochs=1, steps_per_epoch=1)`), or that do no per-element work
 (in-memory slices, batched) are not reported; nor are pipelines with a `prefetch` anywhere,
 or Keras dataset utilities (`image_dataset_from_directory`...) or
 `tf.data.experimental.make_csv_dataset`, which end with one already, when no per-element work
