@@ -36,6 +36,7 @@ from tfperf.tune.iterations import (
     text_of,
 )
 from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
 HELPER = "_tfperf_iteration"
@@ -685,6 +686,11 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
         flat = flat_counters(ctx.target.source, ctx.target.name)
         if flat != ctx.target.source:
             texts.append(flat)
+    with contextlib.suppress(SourceEditError):
+        hosted, tf = ensure_tf(ctx.target.source)
+        hosted = host_lists(hosted, ctx.target.name, tf)
+        if hosted != ctx.target.source:
+            texts.append(hosted)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -801,6 +807,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     text = masks_as_gathers(text, ctx.target.name, tf)
     text = counted_sums(text, ctx.target.name, tf)
     text = flat_counters(text, ctx.target.name)
+    text = host_lists(text, ctx.target.name, tf)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
