@@ -37,6 +37,7 @@ from tfperf.tune.iterations import (
 )
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
+from tfperf.tune.levers.split_sums import split_sums
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
 HELPER = "_tfperf_iteration"
@@ -691,6 +692,10 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
         hosted = host_lists(hosted, ctx.target.name, tf)
         if hosted != ctx.target.source:
             texts.append(hosted)
+    with contextlib.suppress(SourceEditError):
+        split = split_sums(ctx.target.source, ctx.target.name)
+        if split != ctx.target.source:
+            texts.append(split)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -808,6 +813,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     text = counted_sums(text, ctx.target.name, tf)
     text = flat_counters(text, ctx.target.name)
     text = host_lists(text, ctx.target.name, tf)
+    text = split_sums(text, ctx.target.name)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
