@@ -69,7 +69,7 @@ def iterations(text: str, name: str, tensors: frozenset[str] = frozenset()) -> l
     return out
 
 
-def _stmt_text(text: str, stmt: ast.stmt) -> str:
+def stmt_text(text: str, stmt: ast.stmt) -> str:
     """The statement's lines, dedented to its own column."""
     rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
     col = stmt.col_offset
@@ -81,7 +81,7 @@ def _indent(text: str, line: int) -> str:
     return row[:len(row) - len(row.lstrip())]
 
 
-def _helper_name(text: str) -> str:
+def helper_name(text: str) -> str:
     k = 1
     while f"{HELPER}{k}" in text:
         k += 1
@@ -153,11 +153,11 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
             elt = f"(lambda {names}: {elt})({picks})"
         expr = f"{tf}.vectorized_map(lambda {it.index}: {elt}, {ranged})"
         return rewrite_one(text, it, tf, [], "", expr)
-    helper = _helper_name(text)
+    helper = helper_name(text)
     lines = [f"def {helper}({it.index}):"]
     lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
     for s in it.stmts:
-        lines += ["    " + r for r in _stmt_text(text, s).splitlines()]
+        lines += ["    " + r for r in stmt_text(text, s).splitlines()]
     lines.append(f"    return {text_of(text, it.value)}")
     mapped = f"{tf}.vectorized_map({helper}, {ranged})"
     if it.join == "sum":
@@ -632,7 +632,7 @@ def flat_counters(text: str, name: str) -> str:
                 f"{pad}    {inner.target.id} = {counter} % ({text_of(text, b)})\n"]
         body = []
         for stmt in inner.body[:-1]:
-            body += [f"{pad}    {r}\n" for r in _stmt_text(text, stmt).splitlines()]
+            body += [f"{pad}    {r}\n" for r in stmt_text(text, stmt).splitlines()]
         rows[outer.lineno - 1:outer.end_lineno] = head + body
         return "".join(rows)
     return text

@@ -20,11 +20,11 @@ import ast
 from tfperf.tune.iterations import Iteration, text_of
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import (
-    _helper_name,
-    _stmt_text,
     every_loop,
     found_loops,
+    helper_name,
     rewrite_one,
+    stmt_text,
 )
 from tfperf.tune.source import SourceEditError
 
@@ -71,11 +71,11 @@ def _scattered(text: str, it: Iteration, tf: str) -> str:
         rest = ", ".join(text_of(text, a) for a in it.value.args[1:])
         rest += "".join(f", {k.arg}={text_of(text, k.value)}" for k in it.value.keywords)
         value = f"{text_of(text, it.value.func)}({value}{rest})"
-    helper = _helper_name(text)
+    helper = helper_name(text)
     lines = [f"def {helper}({it.index}):"]
     lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
     for s in it.stmts:
-        lines += ["    " + r for r in _stmt_text(text, s).splitlines()]
+        lines += ["    " + r for r in stmt_text(text, s).splitlines()]
     lines.append(f"    return {value}, {lo}")
     rows, starts = f"{helper}_rows", f"{helper}_starts"
     lines.append(f"{rows}, {starts} = {tf}.vectorized_map({helper}, {tf}.range({it.stop}))")
