@@ -111,15 +111,17 @@ def _loops(text: str) -> int:
     return sum(1 for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)))
 
 
+@pytest.mark.parametrize("mapped", [False, True])
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
-def test_a_sum_of_padded_values_is_one_scatter_add(spelling):
+def test_a_sum_of_padded_values_is_one_scatter_add(spelling, mapped):
     text, args = HEAD + SPELLINGS[spelling], _args()
     ctx = _context(text, args)
-    lever = PaddedSumsScatter()
+    lever = PaddedSumsScatter(mapped)
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert _loops(new) == 0 and _calls(new, "pad") == 0, new
     assert _calls(new, "scatter_nd") == _calls(text, "pad"), new
+    assert ("vectorized_map" in new) == mapped, new  # batched: no map, no trace per call
     eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 

@@ -450,6 +450,25 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     return rewrite_one(text, it, tf, lines, it.name, None)
 
 
+def batched_parts(it: Iteration, tf: str, parts: list[ast.expr]) -> tuple[list[str],
+                                                                         list[str | None]]:
+    """The body's statements of ``it`` run once on the whole batch, and each of ``parts``
+    (expressions of one iteration) on the batch: None for a part that does not depend on
+    the iteration (the same value each time)."""
+    if it.nested or it.join == "map_fn" or it.running:
+        raise SourceEditError("the body is not one example's ops")
+    index_value = f"{tf}.range({it.stop})" if it.uses_index else ""
+    fix = _Batch(it, tf, True, 0, set(), 0, index_value)
+    stmts = [fix.visit(copy.deepcopy(s)) for s in it.stmts]
+    out: list[str | None] = []
+    for part in parts:
+        new = fix.visit(copy.deepcopy(part))
+        out.append(ast.unparse(new) if fix.touched(new) else None)
+    if fix.failed:
+        raise SourceEditError(fix.failed)
+    return [r for s in stmts for r in ast.unparse(s).splitlines()], out
+
+
 def tensor_names(ctx: LeverContext) -> frozenset[str]:
     """The tuned function's parameters that hold tensors or arrays in the run."""
     ranks, _ = _ranks(ctx)

@@ -16,10 +16,12 @@ above) as one loop per total (:mod:`tfperf.tune.levers.split_sums`).
 from __future__ import annotations
 
 import ast
+import copy
 
-from tfperf.tune.iterations import Iteration, text_of
+from tfperf.tune.iterations import Iteration
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import (
+    batched_parts,
     every_loop,
     found_loops,
     helper_name,
@@ -59,26 +61,40 @@ def padded(term: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     return term.args[0], pairs[0][0]
 
 
-def _scattered(text: str, it: Iteration, tf: str) -> str:
+def _scattered(text: str, it: Iteration, tf: str, mapped: bool) -> str:
+    """The accumulation of ``it`` as one scatter-add: the values and their first rows of
+    every iteration computed on the batch where the body takes one (no trace, no loop), or
+    (``mapped``, or where the body cannot be batched) by ``tf.vectorized_map`` of the
+    iteration."""
     if it.join != "sum" or it.running or isinstance(it.node, (ast.ListComp, ast.GeneratorExp,
                                                                 ast.Call)):
         raise SourceEditError("not a statement loop's sum")
     got = padded(it.value)
     if got is None:
         raise SourceEditError("the term is not a padded value")
-    value, lo = text_of(text, got[0]), text_of(text, got[1])
+    value_node, lo_node = got
     if _call_name(it.value) == "cast" and isinstance(it.value, ast.Call):
-        rest = ", ".join(text_of(text, a) for a in it.value.args[1:])
-        rest += "".join(f", {k.arg}={text_of(text, k.value)}" for k in it.value.keywords)
-        value = f"{text_of(text, it.value.func)}({value}{rest})"
+        cast = copy.deepcopy(it.value)
+        cast.args[0] = value_node  # the cast of the value: the cast of its padding
+        value_node = cast
     helper = helper_name(text)
-    lines = [f"def {helper}({it.index}):"]
-    lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
-    for s in it.stmts:
-        lines += ["    " + r for r in stmt_text(text, s).splitlines()]
-    lines.append(f"    return {value}, {lo}")
     rows, starts = f"{helper}_rows", f"{helper}_starts"
-    lines.append(f"{rows}, {starts} = {tf}.vectorized_map({helper}, {tf}.range({it.stop}))")
+    try:
+        if mapped:
+            raise SourceEditError("mapped")
+        lines, (batch_rows, batch_starts) = batched_parts(it, tf, [value_node, lo_node])
+        every = f"{tf}.range({it.stop})"
+        value, lo = ast.unparse(value_node), ast.unparse(lo_node)
+        lines.append(f"{rows} = " + (batch_rows or f"{tf}.broadcast_to({value}, {tf}.concat("
+                                     f"[{tf}.shape({every}), {tf}.shape({value})], 0))"))
+        lines.append(f"{starts} = " + (batch_starts or f"{tf}.zeros_like({every}) + ({lo})"))
+    except SourceEditError:
+        lines = [f"def {helper}({it.index}):"]
+        lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
+        for s in it.stmts:
+            lines += ["    " + r for r in stmt_text(text, s).splitlines()]
+        lines.append(f"    return {ast.unparse(value_node)}, {ast.unparse(lo_node)}")
+        lines.append(f"{rows}, {starts} = {tf}.vectorized_map({helper}, {tf}.range({it.stop}))")
     places = (f"{tf}.reshape({tf}.cast({starts}, {tf}.int32)[:, None] + "
               f"{tf}.range({tf}.shape({rows})[1])[None, :], [-1, 1])")
     values = f"{tf}.reshape({rows}, {tf}.concat([[-1], {tf}.shape({rows})[2:]], 0))"
@@ -88,10 +104,16 @@ def _scattered(text: str, it: Iteration, tf: str) -> str:
 
 
 class PaddedSumsScatter(Lever):
-    name, slot, stage, traces = "padded sums→scatter-add", "vectorize", 20, False
-    description = ("a loop adding a zero-padded value per iteration to a total becomes one "
-                   "tf.scatter_nd of every iteration's rows at their places")
-    rejections = ("the padded axis is not the first (raises)", "disagrees")
+    slot, stage, traces = "vectorize", 20, False
+    rejections = ("an op needs one example's shape (raises)", "disagrees")
+
+    def __init__(self, mapped: bool = False) -> None:
+        self.mapped = mapped
+        self.name = "padded sums→scatter-add" + (" (vectorized_map)" if mapped else "")
+        self.description = ("a loop adding a zero-padded value per iteration to a total "
+                            "becomes one tf.scatter_nd of every iteration's rows at their "
+                            "places, the rows computed " + ("by tf.vectorized_map" if mapped
+                                                            else "on the whole batch"))
 
     def applies(self, ctx: LeverContext) -> str | None:
         found = found_loops(ctx)
@@ -100,8 +122,8 @@ class PaddedSumsScatter(Lever):
         return None
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        return every_loop(text, ctx, lambda t, it, tf, depth: _scattered(t, it, tf))
+        return every_loop(text, ctx, lambda t, it, tf, depth: _scattered(t, it, tf, self.mapped))
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
-    return [PaddedSumsScatter()]
+    return [PaddedSumsScatter(), PaddedSumsScatter(mapped=True)]
