@@ -69,6 +69,16 @@ def f(logits, w):
         d.append(tf.reduce_sum(tf.abs(a - b)).numpy().tolist())
     return d
 ''',
+    "counter_while_of_argmin_items": '''
+def f(logits, w):
+    picks = []
+    k = 0
+    while k < logits.shape[0]:
+        m = tf.argmin(logits[k] * w).numpy()
+        picks.append(m.item())
+        k += 1
+    return picks
+''',
 }
 
 NOT_HOST_LISTS = {

@@ -65,7 +65,7 @@ def _list_of(rows: str, how: str, tf: str) -> str:
     return f"list({host})"
 
 
-def _block_of(fn: ast.FunctionDef, loop: ast.For) -> list[ast.stmt] | None:
+def _block_of(fn: ast.FunctionDef, loop: ast.stmt) -> list[ast.stmt] | None:
     for n in ast.walk(fn):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(n, field, None)
@@ -138,6 +138,49 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For, tf: str) -> list[tuple
     return edits
 
 
+def _plain_store(s: ast.stmt) -> bool:
+    """``name = value`` or ``name += value`` (a counter's step)."""
+    if isinstance(s, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in s.targets)
+    return isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)
+
+
+def _one_list(text: str, fn: ast.FunctionDef, loop: ast.While, tf: str) -> str | None:
+    """A counter-driven ``while`` loop appending host values to one list, its values kept
+    tensors and copied to the host once after it (None if it is not such a loop)."""
+    block = _block_of(fn, loop)
+    if block is None or loop.orelse:
+        return None
+    appends = [s for s in loop.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+               and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "append"
+               and isinstance(s.value.func.value, ast.Name) and len(s.value.args) == 1
+               and not s.value.keywords]
+    if len(appends) != 1 or not all(s in appends or _plain_store(s) for s in loop.body):
+        return None
+    call = appends[0].value
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and isinstance(call.func.value, ast.Name)
+    name, got = call.func.value.id, _unhosted(call.args[0])
+    if got is None or any(name in _names(s) for s in loop.body if s is not appends[0]) \
+            or name in _names(loop.test):
+        return None
+    pos = block.index(loop)
+    init = next((s for s in reversed(block[:pos]) if isinstance(s, ast.Assign)
+                 and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                 and s.targets[0].id == name), None)
+    if init is None or not (isinstance(init.value, ast.List) and not init.value.elts) \
+            or any(name in _names(s) for s in block[block.index(init) + 1:pos]):
+        return None
+    edits: list[tuple[ast.AST, str]] = [(init, f"{ROWS}{name} = []"), (
+        appends[0], f"{ROWS}{name}.append({ast.get_source_segment(text, got[0])})")]
+    edits += [(s, _unhosted_assign(text, s)) for s in loop.body
+              if isinstance(s, ast.Assign) and _unhosted(s.value) is not None]
+    rows = text.splitlines(keepends=True)
+    rows.insert(loop.end_lineno or loop.lineno,
+                f"{' ' * loop.col_offset}{name} = {_list_of(ROWS + name, got[1], tf)}\n")
+    return replace_nodes("".join(rows), edits)
+
+
 def _unhosted_assign(text: str, s: ast.Assign) -> str:
     """The assignment with its host conversion left out (``v = t.numpy()`` → ``v = t``)."""
     got = _unhosted(s.value)
@@ -171,6 +214,11 @@ def host_lists(text: str, name: str, tf: str) -> str:
             edits = _split(text, fn, node, tf)
         elif isinstance(node, ast.ListComp) and len(node.generators) == 1:
             edits = _comprehension(text, node, tf)
+        elif isinstance(node, ast.While):
+            new = _one_list(text, fn, node, tf)
+            if new is not None:
+                return host_lists(new, name, tf)
+            continue
         else:
             continue
         if edits:
