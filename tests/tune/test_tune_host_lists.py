@@ -79,6 +79,14 @@ def f(logits, w):
         k += 1
     return picks
 ''',
+    "np_array_of_each_row_then_np_array": '''
+def f(logits, w):
+    rows = []
+    for i in range(len(logits)):
+        rows.append(np.array(tf.nn.softmax(logits[i] * w)))
+    rows = np.array(rows)
+    return rows
+''',
 }
 
 NOT_HOST_LISTS = {

@@ -22,6 +22,8 @@ ROWS = "_tfperf_rows_"
 #: Python conversions of one host value and the conversion of the whole list that gives
 #: the same Python values ("" = the NumPy rows themselves).
 CASTS = {"int": "int", "float": "float", "bool": "bool"}
+#: The names NumPy is imported as (``np.array(t)`` of a tensor is its host copy).
+NUMPY = frozenset({"np", "numpy"})
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -38,8 +40,8 @@ def _method(node: ast.AST, attr: str) -> ast.expr | None:
 
 def _unhosted(node: ast.expr) -> tuple[ast.expr, str] | None:
     """(the tensor, how the list of its values is converted) of a host conversion of one
-    value: ``int(t)``, ``float(t.numpy())``, ``t.numpy()``, ``t.numpy().item()``…; None when
-    ``node`` is no host conversion."""
+    value: ``int(t)``, ``float(t.numpy())``, ``t.numpy()``, ``np.array(t)``,
+    ``t.numpy().item()``…; None when ``node`` is no host conversion."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id in CASTS and len(node.args) == 1 and not node.keywords:
         inner = _unhosted(node.args[0])
@@ -52,6 +54,10 @@ def _unhosted(node: ast.expr) -> tuple[ast.expr, str] | None:
     got = _method(node, "numpy")
     if got is not None:
         return got, ""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("array", "asarray") and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id in NUMPY and len(node.args) == 1 and not node.keywords:
+        return node.args[0], ""  # np.array(t): the host copy .numpy() makes
     return None
 
 
