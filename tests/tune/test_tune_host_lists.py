@@ -87,6 +87,16 @@ def f(logits, w):
     rows = np.array(rows)
     return rows
 ''',
+    "zip_rounded_numpy_scalars_and_rounded_floats": '''
+def f(logits, w):
+    kept = []
+    shown = []
+    for a, b in zip(logits, tf.nn.softmax(logits)):
+        d = tf.reduce_max(a * b).numpy()
+        kept.append(round(d, 3))
+        shown.append(round(float(tf.reduce_min(a)), 2))
+    return kept, shown
+''',
 }
 
 NOT_HOST_LISTS = {

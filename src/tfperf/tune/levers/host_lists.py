@@ -54,6 +54,12 @@ def _unhosted(node: ast.expr) -> tuple[ast.expr, str] | None:
     got = _method(node, "numpy")
     if got is not None:
         return got, ""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round" \
+            and len(node.args) == 2 and not node.keywords \
+            and isinstance(node.args[1], ast.Constant) and type(node.args[1].value) is int:
+        inner = _unhosted(node.args[0])  # round(v, 3) of each host scalar, as it was
+        cast = inner[1] if inner and inner[1] in CASTS else ""
+        return (inner[0] if inner else node.args[0]), f"round:{node.args[1].value}:{cast}"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in ("array", "asarray") and isinstance(node.func.value, ast.Name) \
             and node.func.value.id in NUMPY and len(node.args) == 1 and not node.keywords:
@@ -66,6 +72,10 @@ def _list_of(rows: str, how: str, tf: str) -> str:
     host = f"{tf}.stack({rows}).numpy()"
     if how == "tolist":
         return f"{host}.tolist()"
+    if how.startswith("round:"):
+        _, digits, cast = how.split(":")
+        one = f"{cast}(v)" if cast else "v"
+        return f"list(map(lambda v: round({one}, {digits}), {host}))"  # no comprehension
     if how:
         return f"list(map({how}, {host}.tolist()))"
     return f"list({host})"
