@@ -5,7 +5,7 @@ round trip per row and per list).
 :func:`host_lists` rewrites such a loop so that the loop model reads it: each list's values
 stay tensors in the loop (``.numpy()``, ``int()``, ``float()``, ``bool()``, ``.item()``,
 ``.tolist()`` left out), are stacked after it and copied to the host once
-(``lst = list(map(int, tf.stack(rows).numpy().tolist()))``: the same Python values as the
+(``lst = tf.stack(rows).numpy().astype(int).tolist()``: the same Python values as the
 per-row conversions). A loop filling several lists becomes one loop per list, each with only
 the statements its list needs, so that each is a loop whose values leave it one per
 iteration, which the loop levers batch (``tf.argmax(p, axis=-1)`` once).
@@ -76,8 +76,8 @@ def _list_of(rows: str, how: str, tf: str) -> str:
         _, digits, cast = how.split(":")
         one = f"{cast}(v)" if cast else "v"
         return f"list(map(lambda v: round({one}, {digits}), {host}))"  # no comprehension
-    if how:
-        return f"list(map({how}, {host}.tolist()))"
+    if how:  # int(), float(), bool() of each row as NumPy's astype of all: the same values
+        return f"{host}.astype({how}).tolist()"
     return f"list({host})"
 
 
@@ -207,7 +207,7 @@ def _unhosted_assign(text: str, s: ast.Assign) -> str:
 
 
 def _comprehension(text: str, comp: ast.ListComp, tf: str) -> list[tuple[ast.AST, str]]:
-    """``[int(f(r)) for r in xs]`` as ``list(map(int, tf.stack([f(r) for r in xs])...))``."""
+    """``[int(f(r)) for r in xs]`` as ``tf.stack([f(r) for r in xs]).numpy().astype(int)...``."""
     got = _unhosted(comp.elt)
     if got is None:
         return []
