@@ -110,6 +110,25 @@ def f(table, ids):
     assert eq.equivalent is True, eq.reason
 
 
+def test_a_numpy_dtype_called_on_a_host_copy_becomes_a_cast():
+    # held-out round 6's c02: np.float32(im / im.max()) raised "EagerTensor object has no
+    # attribute 'astype'" once .max() was a TF reduction (the dtype call was left to NumPy)
+    text = """
+import numpy as np
+import tensorflow as tf
+
+
+def f(x):
+    xn = x.numpy()
+    return tf.constant(np.float32(xn / xn.max()))
+"""
+    args = (tf.constant([[1.0, 2.0], [3.0, 5.0]], tf.float64),)
+    new = rewrite(text, "f")
+    assert "tf.cast(" in new and "np.float32" not in new, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, eq.reason
+
+
 def test_a_numpy_default_that_differs_is_left_to_numpy():
     # np.cumsum without an axis flattens; tf.cumsum would not: no rewrite of that call.
     text = SOURCE.replace("CALL", "np.cumsum(xn)")

@@ -238,7 +238,7 @@ class _Gathers(ast.NodeTransformer):
         return ast.Subscript(call, sl, ast.Load())
 
 
-def _helper_name(text: str) -> str:
+def helper_name(text: str) -> str:
     k = 1
     while f"{HELPER}{k}" in text:
         k += 1
@@ -247,7 +247,7 @@ def _helper_name(text: str) -> str:
 
 def rewrite(text: str, fill: Fill, tf: str) -> str:
     """``fill``'s loops replaced by the element function mapped over the grid."""
-    helper = _helper_name(text)
+    helper = helper_name(text)
     gathered = _Gathers(set(fill.indices), tf)
     lines = [f"def {helper}({', '.join(fill.indices)}):"]
     lines += [f"    {item} = {ast.unparse(gathered.visit(ast.parse(pick, mode='eval').body))}"

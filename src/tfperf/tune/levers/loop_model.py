@@ -36,6 +36,8 @@ from tfperf.tune.iterations import (
     text_of,
 )
 from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.levers.host_lists import host_lists
+from tfperf.tune.levers.split_sums import split_sums
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
 HELPER = "_tfperf_iteration"
@@ -46,6 +48,9 @@ REDUCTIONS = {"norm", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "
               "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_all", "reduce_any",
               "count_nonzero", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
               "cumsum", "cumprod", "reduce_euclidean_norm"}
+#: Array methods that reduce (``x.max()``): of one example, not of the batch.
+REDUCTION_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "argmax", "argmin",
+                     "any", "all", "ptp", "cumsum", "cumprod"}
 #: Calls whose arguments after the first are indices (not lined up with values).
 GATHERS = {"gather", "embedding_lookup", "gather_nd", "one_hot"}
 
@@ -67,7 +72,7 @@ def iterations(text: str, name: str, tensors: frozenset[str] = frozenset()) -> l
     return out
 
 
-def _stmt_text(text: str, stmt: ast.stmt) -> str:
+def stmt_text(text: str, stmt: ast.stmt) -> str:
     """The statement's lines, dedented to its own column."""
     rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
     col = stmt.col_offset
@@ -79,7 +84,7 @@ def _indent(text: str, line: int) -> str:
     return row[:len(row) - len(row.lstrip())]
 
 
-def _helper_name(text: str) -> str:
+def helper_name(text: str) -> str:
     k = 1
     while f"{HELPER}{k}" in text:
         k += 1
@@ -151,11 +156,11 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
             elt = f"(lambda {names}: {elt})({picks})"
         expr = f"{tf}.vectorized_map(lambda {it.index}: {elt}, {ranged})"
         return rewrite_one(text, it, tf, [], "", expr)
-    helper = _helper_name(text)
+    helper = helper_name(text)
     lines = [f"def {helper}({it.index}):"]
     lines += [f"    {name} = {pick}" for name, pick, _ in it.binds]
     for s in it.stmts:
-        lines += ["    " + r for r in _stmt_text(text, s).splitlines()]
+        lines += ["    " + r for r in stmt_text(text, s).splitlines()]
     lines.append(f"    return {text_of(text, it.value)}")
     mapped = f"{tf}.vectorized_map({helper}, {ranged})"
     if it.join == "sum":
@@ -287,6 +292,13 @@ class _Batch(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
+                and self.touched(self.visit(copy.deepcopy(node.func.value))):
+            # an array method of one example's value (held-out round 6's c02: im / im.max()
+            # per image), not a module's function (tf.argmax)
+            self.failed = (f"a reduction method of one example (.{last}()) would reduce "
+                           "the whole batch")
+            return node
         if func == "float" and len(node.args) == 1 and not node.keywords:
             arg = self.visit(node.args[0])
             if self.touched(arg):  # float() of one example's value: the batch as it is
@@ -446,6 +458,25 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def batched_parts(it: Iteration, tf: str, parts: list[ast.expr]) -> tuple[list[str],
+                                                                         list[str | None]]:
+    """The body's statements of ``it`` run once on the whole batch, and each of ``parts``
+    (expressions of one iteration) on the batch: None for a part that does not depend on
+    the iteration (the same value each time)."""
+    if it.nested or it.join == "map_fn" or it.running:
+        raise SourceEditError("the body is not one example's ops")
+    index_value = f"{tf}.range({it.stop})" if it.uses_index else ""
+    fix = _Batch(it, tf, True, 0, set(), 0, index_value)
+    stmts = [fix.visit(copy.deepcopy(s)) for s in it.stmts]
+    out: list[str | None] = []
+    for part in parts:
+        new = fix.visit(copy.deepcopy(part))
+        out.append(ast.unparse(new) if fix.touched(new) else None)
+    if fix.failed:
+        raise SourceEditError(fix.failed)
+    return [r for s in stmts for r in ast.unparse(s).splitlines()], out
 
 
 def tensor_names(ctx: LeverContext) -> frozenset[str]:
@@ -630,7 +661,7 @@ def flat_counters(text: str, name: str) -> str:
                 f"{pad}    {inner.target.id} = {counter} % ({text_of(text, b)})\n"]
         body = []
         for stmt in inner.body[:-1]:
-            body += [f"{pad}    {r}\n" for r in _stmt_text(text, stmt).splitlines()]
+            body += [f"{pad}    {r}\n" for r in stmt_text(text, stmt).splitlines()]
         rows[outer.lineno - 1:outer.end_lineno] = head + body
         return "".join(rows)
     return text
@@ -685,6 +716,15 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
         flat = flat_counters(ctx.target.source, ctx.target.name)
         if flat != ctx.target.source:
             texts.append(flat)
+    with contextlib.suppress(SourceEditError):
+        hosted, tf = ensure_tf(ctx.target.source)
+        hosted = host_lists(hosted, ctx.target.name, tf)
+        if hosted != ctx.target.source:
+            texts.append(hosted)
+    with contextlib.suppress(SourceEditError):
+        split = split_sums(ctx.target.source, ctx.target.name)
+        if split != ctx.target.source:
+            texts.append(split)
     for text in texts:
         try:
             out += iterations(text, ctx.target.name, tensor_names(ctx))
@@ -801,6 +841,8 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     text = masks_as_gathers(text, ctx.target.name, tf)
     text = counted_sums(text, ctx.target.name, tf)
     text = flat_counters(text, ctx.target.name)
+    text = host_lists(text, ctx.target.name, tf)
+    text = split_sums(text, ctx.target.name)
     tensors = tensor_names(ctx)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it

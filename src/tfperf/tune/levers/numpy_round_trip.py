@@ -113,6 +113,12 @@ class _ToTensorFlow(ast.NodeTransformer):
             self.changed += 1
             node.func = self._tf("convert_to_tensor")
             return node
+        if q in DTYPES and len(node.args) == 1 and not node.keywords:
+            # np.float32(x): x cast to that dtype (a tensor has no astype; held-out round 6)
+            self.generic_visit(node)
+            self.changed += 1
+            return ast.Call(self._tf("cast"), [node.args[0], self._tf(DTYPES[q].rstrip("_"))],
+                            [])
         if q in ARRAYS and len(node.args) == 1 and not node.keywords:
             self.generic_visit(node)
             self.changed += 1
