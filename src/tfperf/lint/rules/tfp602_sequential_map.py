@@ -849,7 +849,8 @@ in the same module.
             from aug import augment
             def loader(files):
                 return tf.data.TFRecordDataset(files).map(augment).batch(8)
-        """, files={"aug.py": _AUG.format(op="tf.image.stateless_random_flip_left_right(x, seed=[1, 2])")},
+        """, files={"aug.py": _AUG.format(
+            op="tf.image.stateless_random_flip_left_right(x, seed=[1, 2])")},
             tf_version="2.8", spelling="name: an imported function"),
         Valid("""
             import tensorflow as tf
@@ -888,7 +889,8 @@ in the same module.
                 parser = Parser(train=True)
                 return tf.data.TFRecordDataset(files).map(map_func=parser).batch(8)
         """, files={"parsers.py": _PARSER.format(op="tf.image.random_flip_left_right(image)")},
-            count=1, lines=(5,), tf_version="2.6", spelling="module: an instance of a project class"),
+            count=1, lines=(5,), tf_version="2.6",
+            spelling="module: an instance of a project class"),
         Invalid("""
             import tensorflow as tf
             from aug import augment
@@ -904,7 +906,8 @@ in the same module.
             def loader(ds: tf.data.Dataset):
                 return ds.map(prep).batch(8)
         """, files={"aug.py": _AUG.format(op="x + tf.random.normal(tf.shape(x))")},
-            count=1, lines=(6,), tf_version="2.9", spelling="index: a local function calling a helper"),
+            count=1, lines=(6,), tf_version="2.9",
+            spelling="index: a local function calling a helper"),
         Invalid("""
             import tensorflow as tf
             from aug import Jitter
