@@ -197,7 +197,7 @@ program without any of these spellings is still read as TF 2 (pin the project, o
 One example of the loop's own data per call (`model.predict(x[i:i + 1])` for `i` over `x`,
 `np.expand_dims(x[i], 0)`, a slice through a name) is reported on any TensorFlow, TF 1.x and
 session code included, with its own advice: one `predict` over all the examples. In graph
-mode a session run per example costs 46x one batched run for a small dense network and 3.5x
+mode a session run per example costs 46-49x one batched run for a small dense network and 3.5x
 for a small convnet on 80x80x4 frames, before Keras's own per-call work
 (`benchmarks/bench_lint_graph_predict.py`, TF 2.21's v1 graph mode).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
