@@ -27,7 +27,7 @@ module shows in the findings of every module that depends on it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from tfperf.analysis.summary import BY_METHOD_NAME, CallFact, FunctionFact, ModuleSummary
@@ -228,6 +228,39 @@ class Project:
         if len(found) > _MAX_BY_NAME:
             return []
         return [(m, f) for m, f in found if _fits(f, call)]
+
+    def reachable(self, module: ModuleSummary, callee: tuple[str, str],
+                  limit: int = 64) -> Iterator[tuple[ModuleSummary, FunctionFact]]:
+        """The project functions a call of ``callee`` (made in ``module``) may run, through
+        any chain of calls, nearest first (at most ``limit``). A class counts as a unit: an
+        instance built or called (``SSDAugmentation(...)``, ``ds.map(parser)``) reaches
+        every method of its class, and so does any one of its methods (``self._parse_fn``
+        set to one of them at run time)."""
+        seen: set[tuple[str, str]] = set()
+        todo: list[tuple[ModuleSummary, tuple[str, str]]] = [(module, callee)]
+        while todo and len(seen) < limit:
+            m, ref = todo.pop(0)
+            hits = []
+            hit = self.resolve(m, ref)
+            if hit is not None:
+                hits.append(hit)
+            for special in ("__call__", "__init__"):  # the class itself: its module
+                found = self.resolve(m, (ref[0], f"{ref[1]}.{special}"))
+                if found is not None:
+                    hits.append(found)
+                    break
+            for home, fact in hits:
+                cls = fact.qualname.rsplit(".", 1)[0] if fact.method else ""
+                group = [f for q, f in home.functions.items()
+                         if cls and q.rsplit(".", 1)[0] == cls] or [fact]
+                for f in group:
+                    key = (home.path, f.qualname)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    yield home, f
+                    todo.extend((home, c.callee) for c in home.calls
+                                if c.caller == f.qualname and c.callee[0] != BY_METHOD_NAME)
 
     def function(self, path: str, qualname: str) -> FunctionFact | None:
         m = self.modules.get(path)

@@ -454,7 +454,7 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
             # Bound nowhere here, not a builtin: one of the star-imported modules' names.
             star = _star_imported(ctx) and not hasattr(builtins, func.id)
             return ("*", func.id) if star else None
-        if b.kind == "def":
+        if b.kind in ("def", "class"):  # a class: its instance is built (and called)
             q = qualnames(ctx).get(b.value)
             return ("", q) if q else None
         if b.kind == "import":
@@ -753,6 +753,9 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     if lean and not summary.functions:
         return summary
     local = {q.rsplit(".", 1)[-1] for q in summary.functions}
+    # Classes with methods here: `RandomExpand(...)` builds one (Project.reachable).
+    classes = {q.rsplit(".", 1)[0] for q in summary.functions if "." in q}
+    local |= {c for c in classes if "." not in c}
     imported = set(summary.imports)
     by_attr, by_name = ctx.call_groups()
     owners = frozenset() if lean else _owner_names(ctx, imported)
@@ -789,6 +792,7 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             once_seen.add(key)
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
+                           and ref[1] not in classes
                            and ref[1].split(".", 1)[0] not in summary.imports):
             continue
         local_fn = summary.functions.get(ref[1]) if ref[0] == "" else None

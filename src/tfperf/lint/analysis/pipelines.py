@@ -156,7 +156,8 @@ def from_tfds(ctx: Context, expr: ast.AST, _depth: int = 0) -> bool:
 _PARTIAL = frozenset({"functools.partial"})
 
 
-def _mapped(call: ast.Call) -> ast.AST | None:
+def mapped_argument(call: ast.Call) -> ast.AST | None:
+    """What ``ds.map(f)`` / ``ds.map(map_func=f)`` is given to run."""
     fn: ast.AST | None = call.args[0] if call.args else None
     for k in call.keywords:
         if k.arg == "map_func":
@@ -179,7 +180,7 @@ def _partial_of(ctx: Context, fn: ast.AST | None, depth: int = 0) -> ast.Call | 
 def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
     """The lambda or module-level/local ``def`` that ``ds.map(fn)`` runs, if visible; seen
     through ``functools.partial(f, ...)`` (written in the call or bound to a name)."""
-    fn = _mapped(call)
+    fn = mapped_argument(call)
     partial = _partial_of(ctx, fn)
     if partial is not None:
         fn = partial.args[0]
@@ -195,7 +196,7 @@ def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
 def map_function_flags(ctx: Context, call: ast.Call) -> dict[str, bool]:
     """Parameters of the mapped function that a ``functools.partial`` fixes to ``True`` or
     ``False`` (``partial(preprocess, augment=True)``): fixed while tracing, like defaults."""
-    partial = _partial_of(ctx, _mapped(call))
+    partial = _partial_of(ctx, mapped_argument(call))
     fn = map_function(ctx, call)
     args = getattr(fn, "args", None)
     if partial is None or args is None:

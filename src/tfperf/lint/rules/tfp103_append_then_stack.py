@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import depends_on, loop_flow
@@ -74,6 +75,20 @@ def _callee_per_iteration(loop: ast.AST) -> bool:
     return type(loop) is ast.For and _calls_by_target(walk_body(loop), loop_targets(loop))
 
 
+def _preallocated(value: ast.AST) -> bool:
+    """``[0] * n``, ``[None] * n``, ``n * [None]``, ``[None for _ in range(n)]``: a list of
+    ``n`` placeholder slots, each to be written once by index."""
+    if type(value) is ast.BinOp and type(value.op) is ast.Mult:
+        for side in (value.left, value.right):
+            if type(side) is ast.List and len(side.elts) == 1 \
+                    and type(side.elts[0]) is ast.Constant:
+                return True
+        return False
+    return type(value) is ast.ListComp and type(value.elt) is ast.Constant
+
+
+WRITTEN = ("one tensor per loop index written into a list of slots, then stacked: build them "
+           "with one op")
 RETURNED = ("one tensor per loop index built by TensorFlow ops on the index, returned as a "
             "list: one op over tf.range builds them all")
 
@@ -131,7 +146,10 @@ comprehension over a range or a tensor that is stacked (`tf.stack([f(x[i]) for i
 range(n)])`); the finding is on the comprehension. And a list returned to the caller where
 each element is a TensorFlow op on the loop's index as a number (`masks.append(tf.equal(labels,
 i))` for `i in range(n)`): one op over `tf.range(n)` with a broadcast builds them all (not an
-index that only names the result, a variable or a user's function per index).
+index that only names the result, a variable or a user's function per index). And a list of
+slots made first (`out = [0] * n`, `[None for _ in range(n)]`) with one tensor written per
+index of the loop (`out[b] = tf.case(...)` for `b in range(batch_size)`), then stacked: the
+finding is on the write (not a slot chosen by a table, NumPy values, a carried state).
 
 ## Why is this bad?
 The loop computes the result one slice at a time (small ops, Python overhead per element),
@@ -358,6 +376,56 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
             def class_masks(labels, n):
                 return tf.equal(labels[:, None], tf.range(n))
         """, notebook=True, spelling="notebook"),
+        # Issue 25's spellings (ninth pass): a list of slots made first (`[0] * n`), one
+        # tensor written per index, then stacked. VALID twins: a state carried between slots,
+        # a slot chosen by a table, NumPy slots, a helper writing constants, three slots.
+        Valid("""
+            import tensorflow as tf
+            def unroll(x, h, steps):
+                out = [None] * steps
+                for t in range(steps):
+                    h = tf.tanh(x[t] + h)
+                    out[t] = tf.identity(h)
+                return tf.stack(out)
+        """, spelling="loop: a state carried between slots"),
+        Valid("""
+            import tensorflow as tf
+            def scatter(rows, order, n):
+                out = [0] * n
+                for i in range(n):
+                    out[order[i]] = tf.reduce_sum(rows[i])
+                return tf.stack(out)
+        """, spelling="index: a slot chosen by a table"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def tables(n, dim):
+                slots = n * [None]
+                for i in range(n):
+                    slots[i] = np.full([dim], float(i))
+                return tf.stack(slots)
+        """, spelling="name: NumPy slots"),
+        Valid("""
+            from cells import new_state
+            def step(c, n):
+                return new_state(c, n)
+        """, files={"cells.py": """
+            import tensorflow as tf
+            def new_state(c, levels):
+                out = [0] * len(levels)
+                for i in range(len(levels)):
+                    out[i] = tf.identity(levels[i])
+                return tf.stack(out)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            x = tf.ones([3, 4])
+            # %%
+            parts = [None] * 3
+            for i in range(3):
+                parts[i] = tf.reduce_sum(x[i])
+            total = tf.stack(parts)
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
         # A comprehension over rows, stacked: one small op per row.
@@ -411,6 +479,58 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
                         out.append(-x[i])
                 return stack(out)
         """, count=2, lines=(6, 8)),
+        # Slots made first, one tensor op written per index, stacked (a hierarchical LSTM's
+        # per-example `new_c[b] = tf.case(...)` over `range(batch_size)`).
+        Invalid("""
+            import tensorflow as tf
+            def new_cell(c, f, z, batch_size):
+                new_c = [0] * batch_size
+                for b in range(batch_size):
+                    new_c[b] = tf.where(z[b] > 0, c[b], f[b] * c[b])
+                return tf.stack(new_c, axis=0)
+        """, count=1, lines=(5,), spelling="loop: slots written per index of a range"),
+        Invalid("""
+            import tensorflow as tf
+            class Cell:
+                def new_cell(self, c, f, i, g, z):
+                    new_c = [0] * self._batch_size
+                    for b in range(self._batch_size):
+                        def copy_c():
+                            return tf.identity(c[b])
+                        def update_c():
+                            return tf.add(tf.multiply(f[b], c[b]), tf.multiply(i[b], g[b]))
+                        new_c[b] = tf.cond(tf.equal(tf.squeeze(z[b]), 1.0), update_c, copy_c)
+                    return tf.stack(new_c, axis=0)
+        """, count=1, lines=(10,), spelling="index: per-row branches on self's batch size"),
+        Invalid("""
+            import tensorflow as tf
+            def rows(x, w, n):
+                slots = [None for _ in range(n)]
+                for i in range(n):
+                    slots[i] = tf.reduce_sum(x[i] * w, axis=0)
+                return tf.concat(slots, axis=0)
+        """, count=1, lines=(5,), spelling="name: slots made by a comprehension, concatenated"),
+        Invalid("""
+            from cells import new_state
+            def step(c, z, n):
+                return new_state(c, z, n)
+        """, files={"cells.py": """
+            import tensorflow as tf
+            def new_state(c, z, n):
+                out = n * [None]
+                for b in range(n):
+                    out[b] = tf.where(z[b] > 0, c[b], tf.zeros_like(c[b]))
+                return tf.stack(out)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            x = tf.ones([64, 4])
+            # %%
+            parts = [None] * 64
+            for i in range(64):
+                parts[i] = tf.reduce_sum(x[i])
+            total = tf.stack(parts)
+        """, count=1, notebook=True, spelling="notebook"),
         # Issue 25's spellings (eighth pass): a list of per-index masks returned (the caller
         # walks or stacks it): one comparison against tf.range(n) builds them all.
         Invalid("""
@@ -484,8 +604,12 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
         if type(lst) is not ast.Name:
             return
         init = ctx.binding(lst)
-        if init is None or init.kind != "assign" or type(init.value) is not ast.List \
-                or init.value.elts:
+        if init is None or init.kind != "assign":
+            return
+        if _preallocated(init.value):
+            yield from self._written_by_index(ctx, node, lst, init)
+            return
+        if type(init.value) is not ast.List or init.value.elts:
             return
         scope = ctx.scope_of(node)
         for call in ast.walk(scope):
@@ -507,6 +631,35 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
                 # A loop that carries a state (an RNN cell stepped, a decoder fed its last
                 # output) is sequential, whatever it appends: no one op builds the list.
                 yield self.finding(ctx, call)
+
+    def _written_by_index(self, ctx: Context, node: ast.AST, lst: ast.Name,
+                          init: Any) -> Iterator[Finding]:
+        """``out = [0] * n``, then ``out[i] = <tensor op>`` per index of a loop over a range
+        or a tensor, then ``tf.stack(out)``: the append form with the slots made first."""
+        for stmt in ast.walk(ctx.scope_of(node)):
+            if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0]
+            if type(target) is not ast.Subscript or type(target.value) is not ast.Name \
+                    or target.value.id != lst.id or ctx.binding(target.value) != init:
+                continue
+            if not (init.pos <= (stmt.lineno, stmt.col_offset) < (node.lineno, node.col_offset)):
+                continue
+            value = stmt.value
+            q = ctx.call_qualname(value) if type(value) is ast.Call else None
+            if type(value) is not ast.Call or (q is not None and q.startswith("numpy.")):
+                continue  # a constant, a name, NumPy: not one TF op per slot
+            loops = ctx.enclosing_loops(stmt)
+            if not loops or not self._per_element(ctx, loops[0]):
+                continue
+            # The slot is the loop's own index (`out[b]` for `b in range(n)`), not a
+            # position computed elsewhere (a scatter by a host table).
+            if type(target.slice) is not ast.Name \
+                    or target.slice.id not in loop_targets(loops[0]):
+                continue
+            if _callee_per_iteration(loops[0]) or loop_flow(ctx, loops[0]).recurrent:
+                continue
+            yield self.finding(ctx, stmt, WRITTEN)
 
     def _returned(self, ctx: Context, node: ast.Return) -> Iterator[Finding]:
         """``return masks`` where ``masks`` started empty and got, per index of a range,

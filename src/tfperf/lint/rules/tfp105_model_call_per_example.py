@@ -192,20 +192,26 @@ the rule cannot tell are Keras models (a parameter without annotation, an attrib
                 yield from self._check(node, ctx, node.func)
 
     def _check(self, node: ast.Call, ctx: Context, model: ast.AST) -> Iterator[Finding]:
-        if type(model) is not ast.Name:
-            return
-        arg = _model_input(node)
-        if arg is None:
-            return
-        b = ctx.binding(model)  # cached; is_keras_model needs an assigned name or a parameter
-        if b is None or b.kind not in ("assign", "param"):
-            return
-        loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) is not ast.While]
-        if not loops or not is_keras_model(ctx, model):
-            return
-        if any(iterates_dataset(ctx, loop) for loop in loops):
-            return
-        # The innermost loop must be the one feeding examples: the same example run again in
-        # an inner loop (augmenting one image nine times to show them) is not per-example.
-        if one_example(ctx, arg, loops[0]):
+        if tfp105_reports(ctx, node, model):
             yield self.finding(ctx, node)
+
+
+def tfp105_reports(ctx: Context, node: ast.Call, model: ast.AST) -> bool:
+    """Whether TFP105 reports the call ``node`` of ``model`` (TFP110 leaves such calls to
+    it, and reports the rest of the same shape)."""
+    if type(model) is not ast.Name:
+        return False
+    arg = _model_input(node)
+    if arg is None:
+        return False
+    b = ctx.binding(model)  # cached; is_keras_model needs an assigned name or a parameter
+    if b is None or b.kind not in ("assign", "param"):
+        return False
+    loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) is not ast.While]
+    if not loops or not is_keras_model(ctx, model):
+        return False
+    if any(iterates_dataset(ctx, loop) for loop in loops):
+        return False
+    # The innermost loop must be the one feeding examples: the same example run again in
+    # an inner loop (augmenting one image nine times to show them) is not per-example.
+    return one_example(ctx, arg, loops[0])

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.rules.tfp105_model_call_per_example import tfp105_reports
 from tfperf.lint.semantic import Context
 
 if TYPE_CHECKING:
@@ -108,6 +110,12 @@ def _imports_tf1(project: Project, module: ModuleSummary) -> bool:
     return False
 
 
+EXAMPLE_MESSAGE = ("model.predict on one example of the loop's own data per iteration: "
+                   "predict them all in one call")
+EXAMPLE_HINT = ("model.predict(x, batch_size=256) on the whole array (or a batched "
+                "tf.data dataset), then loop over the predictions")
+
+
 class PredictPerStep(Rule):
     code = "TFP110"
     name = "predict-per-step"
@@ -124,6 +132,9 @@ class PredictPerStep(Rule):
     # Loops the code says run a call fewer times than this are not hot (0: every loop is).
     # predict's fix (a direct call) costs no trace, so any count pays here.
     few_calls = 0
+    # One example of the loop's own data per call (`x[i:i + 1]` for `i` over `x`), where
+    # TFP105 (preview) cannot tell the model is Keras's: reported on any TensorFlow.
+    per_example = True
     docs = """\
 ## What it does
 Finds `model.predict(x)` run once per iteration of an eager Python loop, where `x` is one
@@ -183,9 +194,16 @@ so does, for this rule, an unpinned module that imports such a module of the pro
 process runs one TensorFlow: an agent script importing its TF1 actor). A multi-backend Keras
 program without any of these spellings is still read as TF 2 (pin the project, or pass
 `--tf-version`).
+One example of the loop's own data per call (`model.predict(x[i:i + 1])` for `i` over `x`,
+`np.expand_dims(x[i], 0)`, a slice through a name) is reported on any TensorFlow, TF 1.x and
+session code included, with its own advice: one `predict` over all the examples. In graph
+mode a session run per example costs 46-49x one batched run for a small dense network and 3.5x
+for a small convnet on 80x80x4 frames, before Keras's own per-call work
+(`benchmarks/bench_lint_graph_predict.py`, TF 2.21's v1 graph mode).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
-calls TFP105 reports (each iteration takes one example of the loop's own data: batch them
-instead), and objects that do not look like a model (a scikit-learn estimator named `clf`).
+calls TFP105 reports (a model it can tell is Keras's, one example of the loop's own data per
+iteration: its finding says the same), and objects that do not look like a model (a
+scikit-learn estimator named `clf`).
 """
     valid = (
         # One predict over all inputs.
@@ -280,6 +298,64 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
                     q = model.predict(np.reshape(state, [1, n]))
                     state, reward, done, _ = env.step(int(np.argmax(q)))
         """, spelling="loop: while"),
+        # Issue 25's spellings (ninth pass): one example of the loop's own data per predict,
+        # on any TensorFlow. VALID twins: one predict over all, a chunk per iteration, not a
+        # model, one image shown nine times, TFP105's own call (a model it can see is Keras).
+        Valid("""
+            import numpy as np
+            from .models import get_embedding_model
+            def embed(x):
+                model = get_embedding_model()
+                return model.predict(x, batch_size=32)
+        """, tf_version="1.12", spelling="loop: one predict over all frames"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Scorer:
+                def __init__(self, path):
+                    self.model = tf.keras.models.load_model(path)
+                def score(self, x):
+                    out = []
+                    for i in range(0, len(x), 64):
+                        out.append(self.model.predict(x[i:i + 64]))
+                    return np.concatenate(out)
+        """, spelling="index: a chunk per iteration"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def fit_all(clf, x):
+                sess = tf.Session()
+                preds = []
+                for i in range(len(x)):
+                    row = x[i:i + 1]
+                    preds.append(clf.predict(row))
+                return preds
+        """, tf_version="1.15", spelling="name: not a model"),
+        Valid("""
+            import numpy as np
+            from nets import build
+            def classify(images):
+                model = build()
+                return model.predict(np.stack(images))
+        """, files={"nets.py": """
+            import tensorflow as tf
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        """}, spelling="module"),
+        Valid("""
+            import numpy as np
+            from nets import build
+            model = build()
+            # %%
+            preds = model.predict(frames, batch_size=64)
+        """, notebook=True, spelling="notebook"),
+        Valid("""
+            import keras
+            model = keras.models.load_model("m.keras")
+            preds = []
+            for i in range(len(x_test)):
+                preds.append(model.predict(x_test[i:i + 1]))
+        """, spelling="loop: TFP105's own call"),
     )
     invalid = (
         Invalid("""
@@ -473,6 +549,56 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
             def train_step(x):
                 return model(x)""" + _AGENT_STEPS,
                 count=1, lines=(14,), spelling="loop: lr= beside tf.function"),
+        # Issue 25's spellings (ninth pass): one example of the loop's own data per predict
+        # (`x[idx:idx + 1]` per frame), reported on TF 1.x too: one predict over all frames
+        # is the fix on any TensorFlow.
+        Invalid("""
+            import numpy as np
+            from .models import get_embedding_model
+            def embed(x):
+                model = get_embedding_model()
+                embedding = []
+                for idx in range(x.shape[0]):
+                    embedding.append(model.predict(x[idx:idx+1]).flatten())
+                return np.array(embedding)
+        """, count=1, lines=(7,), tf_version="1.12", spelling="loop: one frame per iteration"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class Scorer:
+                def __init__(self, path):
+                    self.model = tf.keras.models.load_model(path)
+                def score(self, x):
+                    return [self.model.predict(np.expand_dims(x[i], 0)) for i in range(len(x))]
+        """, count=1, lines=(7,), spelling="index: expand_dims of x[i] on self.model"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def run_all(net, x):
+                sess = tf.Session()
+                preds = []
+                for i in range(len(x)):
+                    row = x[i:i + 1]
+                    preds.append(net.predict(row))
+                return preds
+        """, count=1, lines=(8,), tf_version="1.15", spelling="name: a slice through a name"),
+        Invalid("""
+            from nets import build
+            def classify(images):
+                model = build()
+                return [model.predict(img[None]) for img in images]
+        """, files={"nets.py": """
+            import tensorflow as tf
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import numpy as np
+            from nets import build
+            model = build()
+            # %%
+            preds = [model.predict(frames[i:i + 1]) for i in range(len(frames))]
+        """, count=1, notebook=True, spelling="notebook"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
@@ -574,19 +700,32 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         return True
 
     def publish(self, ctx: Context) -> list[dict] | None:
-        if ctx.tf_version < (2, 0):
-            return None  # TF1's predict runs a graph in a session: the normal call there
         calls = self.model_calls(ctx)
-        if not calls or graph_mode_module(ctx):
+        if not calls:
+            return None
+        # TF1's predict runs a graph in a session: the normal call there, and `model(x)`
+        # would add ops per call. One example of the loop's own data per call is slow on
+        # any TensorFlow (a session run per example: bench_lint_graph_predict.py), and
+        # its fix, one predict over all of them, holds there too.
+        graph = ctx.tf_version < (2, 0) or graph_mode_module(ctx)
+        if graph and not self.per_example:
             return None
         from tfperf.analysis.summary import enclosing_qualname, position
 
-        facts = []
-        for call, _owner in calls:
+        facts: list[dict] = []
+        for call, owner in calls:
             if traced(ctx, call) or eager_guarded(ctx, call):
                 continue
             given = self.model_input(call)
             loops = ctx.enclosing_loops(call)
+            if self.per_example and loops and one_example(ctx, given, loops[0]) \
+                    and not iterates_dataset(ctx, loops[0]) \
+                    and not tfp105_reports(ctx, call, owner):
+                facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
+                              "loop": True, "example": True})
+                continue
+            if graph:
+                continue
             if not one_input(ctx, given):
                 # `def act(self, state): ... predict(state)`: one input only if the callers
                 # pass one (asked of the project: the call sites' `ones`)
@@ -611,9 +750,14 @@ instead), and objects that do not look like a model (a scikit-learn estimator na
         for module in project.modules.values():
             facts = module.facts.get(self.code, ())
             if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
-                continue  # the program runs on TF 1.x: predict is the graph-mode call
+                # the program runs on TF 1.x: predict is the graph-mode call
+                facts = [f for f in facts if f.get("example")]
             for fact in facts:
                 if not self.keep_fact(project, module, fact):
+                    continue
+                if fact.get("example"):
+                    yield self.project_finding(module.path, fact["pos"], EXAMPLE_MESSAGE,
+                                               hint=EXAMPLE_HINT)
                     continue
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"])

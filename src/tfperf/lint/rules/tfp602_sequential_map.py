@@ -5,8 +5,10 @@ TF predates ``map_parallelization``, the pipeline turns it off, or the function 
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.analysis.kinds import self_assignments
 from tfperf.core.findings import Finding, Fix
@@ -20,6 +22,7 @@ from tfperf.lint.analysis.pipelines import (
     is_tf_dataset,
     map_function,
     map_function_flags,
+    mapped_argument,
     parallel_calls_given,
     pipeline,
 )
@@ -28,6 +31,10 @@ from tfperf.lint.analysis.traced import PY_FUNCTIONS
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 from tfperf.lint.semantic.tf_api import DATASET_ANNOTATIONS
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
+    from tfperf.analysis.summary import ModuleSummary
 
 # TF calls with effects whose order parallel calls could change.
 STATEFUL = frozenset({"tensorflow.print", "tensorflow.summary", "tensorflow.Variable",
@@ -65,6 +72,39 @@ def _top_k_layer(map_args: str) -> str:
                     return tf.math.top_k(tf.matmul(queries, batch, transpose_b=True), self._k).values
                 return self._candidates.map({map_args}).reduce(tf.zeros([1]), lambda s, x: s + x)
     """)  # noqa: E501 (the example's lines are as long as the layer writes them)
+
+
+# Small projects for the cross-module examples: a parser class whose `__call__` reaches an
+# augmentation method, a module function calling a helper, a callable class.
+_PARSER = """
+    import tensorflow as tf
+    class Parser:
+        def __init__(self, train=False):
+            self._parse_fn = self._parse_train if train else self._parse_eval
+        def __call__(self, record):
+            return self._parse_fn(tf.io.parse_tensor(record, tf.float32))
+        def _parse_train(self, image):
+            return self._augment(image)
+        def _parse_eval(self, image):
+            return image
+        def _augment(self, image):
+            return {op}
+"""
+_AUG = """
+    import tensorflow as tf
+    def _flip(x):
+        return {op}
+    def augment(x):
+        return _flip(tf.cast(x, tf.float32))
+"""
+_JITTER = """
+    import tensorflow as tf
+    class Jitter:
+        def __init__(self, scale):
+            self.scale = scale
+        def __call__(self, x):
+            return {op}
+"""
 
 
 class SequentialMap(Rule):
@@ -156,8 +196,13 @@ from the shared random state in a different order, so the augmentations differ),
 the pipeline sets `deterministic=False`. No fix without a module-level `tensorflow` alias.
 
 ## Known limitations
-On TF 2.6+ a `map` whose function is not visible here (a parameter, an import, a method) is
-not reported: TF parallelises it when it is stateless, which cannot be told. Options are
+On TF 2.6+ a `map` whose function is in another module of the linted project (an imported
+function, an instance of a project class, `map_func=parser` with `parser = Parser(...)`, a
+local function calling an imported helper) is reported when what it runs, through any chain
+of calls in any module, is stateful (a random op, `py_function`): the project model follows
+the calls, a class counting as a unit (any of its methods may run). A function not visible
+anywhere in the linted files (a parameter, a library) is not reported: TF parallelises it
+when it is stateless, which cannot be told. Options are
 followed through `with_options(name)` in the same chain or upstream of the `map`, `name` set
 in the same module.
 """
@@ -786,6 +831,103 @@ in the same module.
         """, tf_version="2.2"),
     )
 
+    # Issue 25's spellings (ninth pass): from TF 2.6 a map runs in parallel by itself unless
+    # its function is stateful; what it runs may be in another module of the project (the
+    # project model follows the calls). VALID twins: the same code with stateless helpers.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from parsers import Parser
+            def loader(files):
+                parser = Parser(train=True)
+                return tf.data.TFRecordDataset(files).map(map_func=parser).batch(8)
+        """, files={"parsers.py": _PARSER.format(op="tf.image.flip_left_right(image)")},
+            tf_version="2.6", spelling="module: an instance of a project class"),
+        Valid("""
+            import tensorflow as tf
+            from aug import augment
+            def loader(files):
+                return tf.data.TFRecordDataset(files).map(augment).batch(8)
+        """, files={"aug.py": _AUG.format(
+            op="tf.image.stateless_random_flip_left_right(x, seed=[1, 2])")},
+            tf_version="2.8", spelling="name: an imported function"),
+        Valid("""
+            import tensorflow as tf
+            from aug import augment
+            def prep(x, y):
+                return augment(x), y
+            def loader(ds: tf.data.Dataset):
+                return ds.map(prep).batch(8)
+        """, files={"aug.py": _AUG.format(op="tf.image.flip_left_right(x)")},
+            tf_version="2.9", spelling="index: a local function calling a helper"),
+        Valid("""
+            import tensorflow as tf
+            from aug import Jitter
+            def loader(ds: tf.data.Dataset):
+                for scale in (0.5, 1.0):
+                    ds = ds.map(Jitter(scale))
+                return ds.batch(8)
+        """, files={"aug.py": _JITTER.format(op="x * self.scale")},
+            tf_version="2.6", spelling="loop: an instance built in the call"),
+        Valid("""
+            import tensorflow as tf
+            from aug import augment
+            # %%
+            ds = tf.data.TFRecordDataset(["a.tfrecord"]).map(augment).batch(8)
+            # %%
+            model.fit(ds, epochs=10)
+        """, files={"aug.py": _AUG.format(op="tf.image.flip_left_right(x)")}, notebook=True,
+            tf_version="2.10", spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            from parsers import Parser
+            def loader(files):
+                parser = Parser(train=True)
+                return tf.data.TFRecordDataset(files).map(map_func=parser).batch(8)
+        """, files={"parsers.py": _PARSER.format(op="tf.image.random_flip_left_right(image)")},
+            count=1, lines=(5,), tf_version="2.6",
+            spelling="module: an instance of a project class"),
+        Invalid("""
+            import tensorflow as tf
+            from aug import augment
+            def loader(files):
+                return tf.data.TFRecordDataset(files).map(augment).batch(8)
+        """, files={"aug.py": _AUG.format(op="tf.image.random_flip_left_right(x)")},
+            count=1, lines=(4,), tf_version="2.8", spelling="name: an imported function"),
+        Invalid("""
+            import tensorflow as tf
+            from aug import augment
+            def prep(x, y):
+                return augment(x), y
+            def loader(ds: tf.data.Dataset):
+                return ds.map(prep).batch(8)
+        """, files={"aug.py": _AUG.format(op="x + tf.random.normal(tf.shape(x))")},
+            count=1, lines=(6,), tf_version="2.9",
+            spelling="index: a local function calling a helper"),
+        Invalid("""
+            import tensorflow as tf
+            from aug import Jitter
+            def loader(ds: tf.data.Dataset):
+                for scale in (0.5, 1.0):
+                    ds = ds.map(Jitter(scale))
+                return ds.batch(8)
+        """, files={"aug.py": _JITTER.format(op="x * tf.random.uniform([], 0.0, self.scale)")},
+            count=1, lines=(5,), tf_version="2.6", spelling="loop: an instance built in the call"),
+        Invalid("""
+            import tensorflow as tf
+            from aug import augment
+            # %%
+            ds = tf.data.TFRecordDataset(["a.tfrecord"]).map(augment).batch(8)
+            # %%
+            model.fit(ds, epochs=10)
+        """, files={"aug.py": _AUG.format(op="tf.py_function(lambda v: v, [x], tf.float32)")},
+            count=1, notebook=True, tf_version="2.10", spelling="notebook"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = getattr(node, "func", None)
         if type(func) is not ast.Attribute or func.attr not in PARALLEL_ARG \
@@ -793,7 +935,7 @@ in the same module.
             return
         call: ast.Call = node  # type: ignore[assignment]
         if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
-                or not call.args or not _tf_dataset(ctx, func.value):
+                or mapped_argument(call) is None or not _tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
         if fn is not None and _restructures_only(ctx, fn):
@@ -819,6 +961,71 @@ in the same module.
             message = f"Dataset.map without num_parallel_calls: one element at a time ({why})"
         yield self.finding(ctx, node, message, fix=self._fix(ctx, call, fn))
 
+    @staticmethod
+    def _left_to_project(ctx: Context, call: ast.Call, fn: ast.AST | None) -> bool:
+        """A ``map`` TF parallelises by itself unless its function is stateful, where what
+        the function runs is in another module (an imported function, an instance of an
+        imported class, a local function calling one): the project decides."""
+        if call.func.attr != "map":
+            return False
+        if not data_defaults(ctx, _whole_chain(ctx, call)).map_parallelization:
+            return False
+        state = mapped_function_state(ctx, fn, map_function_flags(ctx, call))
+        return not state.stateful and bool(_project_refs(ctx, call, fn))
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """``{"map": pos, "refs": [...]}``: a ``map`` TF parallelises unless what it runs
+        in other modules is stateful (refs: the calls that lead there); ``{"draws": fn,
+        "what": op}``: a function of this module that is stateful as TF sees it (a random
+        op, ``py_function``...), the callees it runs here included."""
+        if not ctx.imports_tf:
+            return None
+        from tfperf.analysis.summary import position, qualnames
+
+        facts: list[dict] = []
+        by_attr, _ = ctx.call_groups()
+        for call in by_attr.get("map", ()):
+            if not self._reported_here_or_left(ctx, call):
+                continue
+            fn = map_function(ctx, call)
+            if self._left_to_project(ctx, call, fn):
+                facts.append({"map": position(ctx, call),
+                              "refs": [list(r) for r in _project_refs(ctx, call, fn)]})
+        if any(w in ctx.source for w in _STATEFUL_WORDS):
+            for node, q in qualnames(ctx).items():
+                if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    state = mapped_function_state(ctx, node)
+                    if state.stateful:
+                        facts.append({"draws": q, "what": state.what})
+        return facts or None
+
+    def _reported_here_or_left(self, ctx: Context, call: ast.Call) -> bool:
+        """The checks :meth:`check` makes before asking whether TF parallelises the map."""
+        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+                or mapped_argument(call) is None or not _tf_dataset(ctx, call.func.value):
+            return False
+        fn = map_function(ctx, call)
+        if fn is not None and _restructures_only(ctx, fn):
+            return False
+        return not (discarded(ctx, call) or only_peeked(ctx, call) or few_upstream(ctx, call))
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "map" not in fact:
+                    continue
+                for ref in fact["refs"]:
+                    found = _draws(project, module, (ref[0], ref[1]))
+                    if found is None:
+                        continue
+                    where, what = found
+                    yield self.project_finding(
+                        module.path, fact["map"],
+                        "Dataset.map without num_parallel_calls: one element at a time "
+                        f"({what} in {where} is stateful: TF does not parallelise it by "
+                        "itself)")
+                    break
+
     def _fix(self, ctx: Context, call: ast.Call, fn: ast.AST | None) -> Fix | None:
         tf = ctx.module_alias("tensorflow")
         if tf is None:
@@ -831,6 +1038,51 @@ in the same module.
             type(deterministic) is ast.Constant and deterministic.value is False)
         make = self.safe_fix if safe else self.unsafe_fix
         return make(edit, description="run the function in parallel, order kept")
+
+
+# Words without which no function of a module draws random numbers or runs Python (a
+# cheap gate before looking at each function).
+_STATEFUL_WORDS = ("random", "py_function", "numpy_function", "py_func")
+
+
+def _project_refs(ctx: Context, call: ast.Call, fn: ast.AST | None) -> list[tuple[str, str]]:
+    """Where in the project the function ``ds.map(fn)`` runs may lead: the mapped object
+    itself (an imported function, an instance of a project class) or, for a function
+    visible here, the calls in it (and in the local functions it calls) that reach
+    other modules."""
+    from tfperf.analysis.summary import callee_ref, project_module
+
+    if fn is None:
+        mapped = mapped_argument(call)
+        if type(mapped) is ast.Call:  # `ds.map(Augment(0.5))`: an instance, its class
+            ref = callee_ref(ctx, mapped)
+            return [ref] if ref is not None and ref[0] not in ("", "?") else []
+        if type(mapped) is not ast.Name:
+            return []
+        ref = callee_ref(ctx, ast.Call(func=mapped, args=[], keywords=[]))
+        if ref is None:
+            b = ctx.binding(mapped)
+            if b is not None and b.kind == "assign" and type(b.value) is ast.Call:
+                ref = callee_ref(ctx, b.value)  # `parser = Parser(...)`: its class
+        return [ref] if ref is not None and ref[0] != "" else []
+    refs = []
+    for n in body_nodes(fn):
+        if type(n) is ast.Call:
+            ref = callee_ref(ctx, n)
+            if ref is not None and ref[0] not in ("", "?", "*") and project_module(ref[0]):
+                refs.append(ref)
+    return refs
+
+
+def _draws(project: Project, module: ModuleSummary,
+           ref: tuple[str, str]) -> tuple[str, str] | None:
+    """The first function reachable from ``ref`` that is stateful (its published
+    ``draws`` fact): (``qualname`` at ``path``, the op), else ``None``."""
+    for home, fact in project.reachable(module, ref):
+        for f in home.facts.get("TFP602", ()):
+            if f.get("draws") == fact.qualname:
+                return f"{fact.qualname} ({os.path.basename(home.path)})", f["what"]
+    return None
 
 
 # Builtins that only regroup components: ``lambda x: tuple(x[k] for k in keys)``.
