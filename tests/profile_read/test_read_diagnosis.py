@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -51,7 +52,11 @@ def test_json_has_the_figures(capture_of, capsys):
     assert cap["steps"] == 6 and cap["step_source"] == "step markers"
     assert {o["type"] for o in cap["top_ops"]} >= {"MatMul", "Relu", "Softmax", "Sum"}
     (bd,) = cap["breakdown"]
-    assert bd["where"] == "/host:CPU" and 0 < bd["compute_s"] < bd["duration_s"]
+    # Op time is summed over the host's inter-op threads (one per core at most), and each op's
+    # span stretches when a busy machine preempts it: under two busy loops on 2 cores it read
+    # 1.18x the step once. So the bound is the core count, as for XLA:CPU in test_read_vs_xprof.
+    workers = max(1, os.cpu_count() or 1)
+    assert bd["where"] == "/host:CPU" and 0 < bd["compute_s"] <= bd["duration_s"] * workers
     assert doc["diagnosis"][0]["data"]["cause"] == "host_only"
 
 
