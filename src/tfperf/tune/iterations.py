@@ -23,6 +23,8 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tfperf.tune.source import block_of
+
 #: Calls that join a list of per-iteration values into one tensor along a new axis 0.
 STACKS = {"tensorflow.stack", "numpy.array", "numpy.stack", "numpy.asarray",
           "tensorflow.convert_to_tensor", "tensorflow.constant"}
@@ -127,7 +129,7 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     if domain is None:
         return None
     index, stop, binds = domain
-    block = _block_of(fn, node)
+    block = block_of(fn, node)
     if block is None:
         return None
     stmts = list(node.body)
@@ -244,15 +246,6 @@ def _tensor_ref(node: ast.AST | None, tensors: frozenset[str]) -> bool:
     while isinstance(node, ast.Subscript):
         node = node.value
     return isinstance(node, ast.Name) and node.id in tensors
-
-
-def _block_of(fn: ast.FunctionDef, node: ast.AST) -> list[ast.stmt] | None:
-    for n in ast.walk(fn):
-        for f in ("body", "orelse", "finalbody"):
-            block = getattr(n, f, None)
-            if isinstance(block, list) and node in block:
-                return block
-    return None
 
 
 def _stores(stmts: list[ast.stmt]) -> set[str]:

@@ -145,6 +145,20 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def uses_name(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def block_of(fn: ast.AST, node: ast.AST) -> list[ast.stmt] | None:
+    """The statement list (a body, else or finally block) under ``fn`` that holds ``node``."""
+    for n in ast.walk(fn):
+        for f in ("body", "orelse", "finalbody"):
+            block = getattr(n, f, None)
+            if isinstance(block, list) and node in block:
+                return block
+    return None
+
+
 def index_uses(node: ast.AST, index: str) -> tuple[list[ast.Subscript], bool]:
     """(``X[index]`` subscripts of plain names in ``node``, whether ``index`` is also used
     any other way)."""

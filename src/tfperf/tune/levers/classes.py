@@ -18,7 +18,7 @@ from typing import Any
 from tfperf.tune.iterations import Iteration
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import REDUCTIONS, every_loop, found_loops, rewrite_one
-from tfperf.tune.source import SourceEditError
+from tfperf.tune.source import SourceEditError, uses_name
 
 HELPER = "_tfperf_over_members"
 #: A reduction that reduced every axis, now every axis but the class axis (``TF``: alias).
@@ -34,10 +34,6 @@ COMPARES = {"equal": ast.Eq, "not_equal": ast.NotEq, "less": ast.Lt, "greater": 
 #: Reductions whose axis argument this rewrite keeps right (the class axis is last).
 AXIS_REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
                    "reduce_any", "reduce_all", "count_nonzero"}
-
-
-def _uses(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
 def _expr(text: str) -> ast.expr:
@@ -60,7 +56,7 @@ class _ClassAxis(ast.NodeTransformer):
 
     def _against(self, other: ast.expr, op: ast.cmpop, swapped: bool) -> ast.expr | None:
         """``other OP c`` for every class ``c``: ``other`` gains the class axis."""
-        if any(isinstance(n, ast.Call) for n in ast.walk(other)) or _uses(other, self.var):
+        if any(isinstance(n, ast.Call) for n in ast.walk(other)) or uses_name(other, self.var):
             return None  # (``other`` is written twice: only names, attributes, subscripts)
         o, tf = ast.unparse(other), self.tf
         left = f"{tf}.expand_dims({o}, -1)"

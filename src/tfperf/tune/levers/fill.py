@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
+from tfperf.tune.source import SourceEditError, ensure_tf, find_function, names_in, parse
 
 HELPER = "_tfperf_element"
 #: Buffers: (module, function) → whether the dtype defaults to float64 (NumPy) or float32.
@@ -139,7 +139,7 @@ def fills(ctx: LeverContext, text: str, name: str) -> list[Fill]:
                 continue
             loops, indices, stops, binds, stmts, value = found
             between = block[block.index(init) + 1:k]
-            if any(buf in _names(s) for s in between):
+            if any(buf in names_in(s) for s in between):
                 continue
             out.append(Fill(init, loops, indices, stops, binds, stmts, value, buf, dtype))
     return out
@@ -190,16 +190,12 @@ def _nest(ctx: Any, text: str, loop: ast.stmt, buf: str, tensors: frozenset[str]
             node = last
             continue
         value = _element(last, buf, indices)
-        if value is None or buf in _names(value):
+        if value is None or buf in names_in(value):
             return None
         # An inner counter's reset (j = 0 before its while) is the map's index now.
         stmts = [s for s in stmts if not (isinstance(s, ast.Assign) and all(
             isinstance(t, ast.Name) and t.id in indices for t in s.targets))]
         return loops, indices, stops, binds, stmts, _unwrapped(value)
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _blocks(fn: ast.FunctionDef) -> list[list[ast.stmt]]:

@@ -16,7 +16,14 @@ from __future__ import annotations
 import ast
 import copy
 
-from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    block_of,
+    find_function,
+    names_in,
+    parse,
+    replace_nodes,
+)
 
 ROWS = "_tfperf_rows_"
 #: Python conversions of one host value and the conversion of the whole list that gives
@@ -24,10 +31,6 @@ ROWS = "_tfperf_rows_"
 CASTS = {"int": "int", "float": "float", "bool": "bool"}
 #: The names NumPy is imported as (``np.array(t)`` of a tensor is its host copy).
 NUMPY = frozenset({"np", "numpy"})
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _method(node: ast.AST, attr: str) -> ast.expr | None:
@@ -81,19 +84,10 @@ def _list_of(rows: str, how: str, tf: str) -> str:
     return f"list({host})"
 
 
-def _block_of(fn: ast.FunctionDef, loop: ast.stmt) -> list[ast.stmt] | None:
-    for n in ast.walk(fn):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if isinstance(block, list) and loop in block:
-                return block
-    return None
-
-
 def _split(text: str, fn: ast.FunctionDef, loop: ast.For, tf: str) -> list[tuple[ast.AST, str]]:
     """The edits that turn ``loop`` into one loop per host list (none if it is not such a
     loop)."""
-    block = _block_of(fn, loop)
+    block = block_of(fn, loop)
     if block is None or loop.orelse:
         return []
     appends: list[tuple[str, ast.stmt, ast.expr, str]] = []  # (list, stmt, tensor, how)
@@ -115,12 +109,12 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For, tf: str) -> list[tuple
     if not appends or len(set(lists)) != len(lists):
         return []
     stored = {t.id for s in assigns for t in s.targets if isinstance(t, ast.Name)}
-    if stored & set(lists) or any(set(lists) & _names(s.value) for s in assigns) \
-            or any(set(lists) & _names(a[2]) for a in appends):
+    if stored & set(lists) or any(set(lists) & names_in(s.value) for s in assigns) \
+            or any(set(lists) & names_in(a[2]) for a in appends):
         return []
     pos = block.index(loop)
     after = [n for s in block[pos + 1:] for n in ast.walk(s) if isinstance(n, ast.Name)]
-    loop_names = _names(loop.target) | stored
+    loop_names = names_in(loop.target) | stored
     if loop_names & {n.id for n in after}:
         return []  # the body's names are read after the loop: splitting would change them
     inits: dict[str, ast.Assign] = {}
@@ -130,7 +124,7 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For, tf: str) -> list[tuple
                      and s.targets[0].id == name), None)
         if init is None or not (isinstance(init.value, ast.List) and not init.value.elts):
             return []
-        if any(name in _names(s) for s in block[block.index(init) + 1:pos]):
+        if any(name in names_in(s) for s in block[block.index(init) + 1:pos]):
             return []
         inits[name] = init
     pad = " " * loop.col_offset
@@ -138,13 +132,13 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For, tf: str) -> list[tuple
            f"{ast.get_source_segment(text, loop.iter)}:"
     out: list[str] = []
     for name, stmt, tensor, how in appends:
-        need = set(_names(tensor))
+        need = set(names_in(tensor))
         body: list[str] = []
         for s in reversed(loop.body[:loop.body.index(stmt)]):
             if isinstance(s, ast.Assign) and need & {t.id for t in s.targets
                                                       if isinstance(t, ast.Name)}:
                 body.insert(0, _unhosted_assign(text, s))
-                need |= _names(s.value)
+                need |= names_in(s.value)
         body.append(f"{ROWS}{name}.append({ast.get_source_segment(text, tensor)})")
         lines = [head] + ["    " + r for b in body for r in b.splitlines()]
         lines.append(f"{name} = {_list_of(ROWS + name, how, tf)}")
@@ -164,7 +158,7 @@ def _plain_store(s: ast.stmt) -> bool:
 def _one_list(text: str, fn: ast.FunctionDef, loop: ast.While, tf: str) -> str | None:
     """A counter-driven ``while`` loop appending host values to one list, its values kept
     tensors and copied to the host once after it (None if it is not such a loop)."""
-    block = _block_of(fn, loop)
+    block = block_of(fn, loop)
     if block is None or loop.orelse:
         return None
     appends = [s for s in loop.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
@@ -177,15 +171,15 @@ def _one_list(text: str, fn: ast.FunctionDef, loop: ast.While, tf: str) -> str |
     assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and isinstance(call.func.value, ast.Name)
     name, got = call.func.value.id, _unhosted(call.args[0])
-    if got is None or any(name in _names(s) for s in loop.body if s is not appends[0]) \
-            or name in _names(loop.test):
+    if got is None or any(name in names_in(s) for s in loop.body if s is not appends[0]) \
+            or name in names_in(loop.test):
         return None
     pos = block.index(loop)
     init = next((s for s in reversed(block[:pos]) if isinstance(s, ast.Assign)
                  and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                  and s.targets[0].id == name), None)
     if init is None or not (isinstance(init.value, ast.List) and not init.value.elts) \
-            or any(name in _names(s) for s in block[block.index(init) + 1:pos]):
+            or any(name in names_in(s) for s in block[block.index(init) + 1:pos]):
         return None
     edits: list[tuple[ast.AST, str]] = [(init, f"{ROWS}{name} = []"), (
         appends[0], f"{ROWS}{name}.append({ast.get_source_segment(text, got[0])})")]

@@ -24,7 +24,7 @@ from typing import Any
 
 from tfperf.tune.iterations import JOIN_HELPER, JOIN_SOURCE, function_loops, loop_domain, text_of
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
+from tfperf.tune.source import SourceEditError, block_of, ensure_tf, find_function, parse
 
 STEP = "_tfperf_step"
 
@@ -32,15 +32,6 @@ STEP = "_tfperf_step"
 def _names(node: ast.AST, store: bool) -> set[str]:
     kind = (ast.Store, ast.Del) if store else (ast.Load,)
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, kind)}
-
-
-def _block_of(fn: ast.AST, node: ast.AST) -> list[ast.stmt] | None:
-    for n in ast.walk(fn):
-        for f in ("body", "orelse", "finalbody"):
-            block = getattr(n, f, None)
-            if isinstance(block, list) and node in block:
-                return block
-    return None
 
 
 def _appends(loop: ast.For) -> list[tuple[ast.Expr, str, ast.expr]]:
@@ -139,7 +130,7 @@ def _recurrences(ctx: Any, fn: ast.FunctionDef, text: str, tensors: frozenset[st
                for s in node.body for n in ast.walk(s)):
             continue
         domain = _steps(ctx, text, model, tensors, tf)
-        if domain is None or _block_of(fn, node) is None:
+        if domain is None or block_of(fn, node) is None:
             continue
         out.append((model, domain))
     return out
@@ -257,7 +248,7 @@ def rewrite(text: str, name: str, tensors: frozenset[str], dtype: str = "") -> s
     ]
     lines += [f"{c} = _tfperf_states[{k}][-1]" for k, c in enumerate(state) if c in later]
     block = "\n".join(pad + r for r in lines) + "\n"
-    block_stmts = _block_of(fn, loop) or []
+    block_stmts = block_of(fn, loop) or []
     pos = block_stmts.index(loop)
     inits = []  # each list's creation before the loop, with the values it starts with
     for lst in lists:

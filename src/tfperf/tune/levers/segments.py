@@ -18,7 +18,7 @@ from typing import Any
 from tfperf.tune.iterations import Iteration
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import every_loop, found_loops, rewrite_one
-from tfperf.tune.source import SourceEditError
+from tfperf.tune.source import SourceEditError, uses_name
 
 SEGMENT_OPS = {"reduce_sum": "unsorted_segment_sum", "reduce_mean": "unsorted_segment_mean",
                "reduce_max": "unsorted_segment_max", "reduce_min": "unsorted_segment_min"}
@@ -44,10 +44,6 @@ def _substituted(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr:
     return Sub().visit(copy.deepcopy(node))
 
 
-def _uses(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
 def _group_of(cond: ast.expr, index: str) -> ast.expr | None:
     """``ids`` of ``tf.equal(ids, c)`` / ``ids == c`` (either order), ``c`` the index."""
     if isinstance(cond, ast.Call) and ast.unparse(cond.func).rsplit(".", 1)[-1] == "equal" \
@@ -59,7 +55,7 @@ def _group_of(cond: ast.expr, index: str) -> ast.expr | None:
     else:
         return None
     for ids, c in (pair, pair[::-1]):
-        if isinstance(c, ast.Name) and c.id == index and not _uses(ids, index):
+        if isinstance(c, ast.Name) and c.id == index and not uses_name(ids, index):
             return ids
     return None
 
@@ -82,7 +78,7 @@ def segment_value(it: Iteration, tf: str) -> str | None:
         return None
     rows, cond = masked.args
     ids = _group_of(cond, it.index)
-    if ids is None or _uses(rows, it.index):
+    if ids is None or uses_name(rows, it.index):
         return None
     return f"{tf}.math.{op}({ast.unparse(rows)}, {ast.unparse(ids)}, {it.stop})"
 

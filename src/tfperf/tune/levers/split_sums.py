@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.iterations import text_of
-from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
+from tfperf.tune.source import SourceEditError, find_function, names_in, parse, replace_nodes
 
 
 def _stmt_text(text: str, stmt: ast.stmt) -> str:
@@ -17,10 +17,6 @@ def _stmt_text(text: str, stmt: ast.stmt) -> str:
     rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
     col = stmt.col_offset
     return "\n".join(r[col:] if r[:col].strip() == "" else r.lstrip() for r in rows)
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _sum_of(s: ast.stmt) -> tuple[str, ast.expr] | None:
@@ -53,8 +49,8 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For) -> str | None:
     if len(sums) < 2 or len(set(totals)) != len(totals):
         return None
     stored = {t.id for s in assigns for t in s.targets if isinstance(t, ast.Name)}
-    if stored & set(totals) or any(set(totals) & _names(s.value) for s in assigns) \
-            or any(set(totals) & _names(term) for _, _, term in sums):
+    if stored & set(totals) or any(set(totals) & names_in(s.value) for s in assigns) \
+            or any(set(totals) & names_in(term) for _, _, term in sums):
         return None
     block = next((b for n in ast.walk(fn) for f in ("body", "orelse", "finalbody")
                   for b in [getattr(n, f, None)] if isinstance(b, list) and loop in b), None)
@@ -62,19 +58,19 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For) -> str | None:
         return None
     after = {n.id for s in block[block.index(loop) + 1:] for n in ast.walk(s)
              if isinstance(n, ast.Name)}
-    if (_names(loop.target) | stored) & after:
+    if (names_in(loop.target) | stored) & after:
         return None
     pad = " " * loop.col_offset
     head = f"for {text_of(text, loop.target)} in {text_of(text, loop.iter)}:"
     out = []
     for _, stmt, term in sums:
-        need = _names(term)
+        need = names_in(term)
         body = [_stmt_text(text, stmt)]
         for s in reversed(loop.body[:loop.body.index(stmt)]):
             if isinstance(s, ast.Assign) and need & {t.id for t in s.targets
                                                       if isinstance(t, ast.Name)}:
                 body.insert(0, _stmt_text(text, s))
-                need |= _names(s.value)
+                need |= names_in(s.value)
         out.append(("\n" + pad).join([head] + ["    " + r for b in body
                                                 for r in b.splitlines()]))
     return ("\n" + pad).join(out)

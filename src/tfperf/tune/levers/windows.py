@@ -26,7 +26,7 @@ from tfperf.tune.iterations import Iteration
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import every_loop, found_loops, rewrite_one
 from tfperf.tune.levers.segments import inlined
-from tfperf.tune.source import SourceEditError
+from tfperf.tune.source import SourceEditError, uses_name
 
 HELPER = "_tfperf_window_sums"
 #: The windows ``[lows[k], highs[k])`` of ``x`` along ``axis`` (bounds read as a slice reads
@@ -98,14 +98,10 @@ class Window:
     mean: bool
 
 
-def _uses(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
 def _every(node: ast.expr, var: str, ks: str, tf: str) -> str | None:
     """``node`` (an index expression) for every value of ``var`` at once (``ks``: a 1-D
     tensor of them): arithmetic, ``max``/``min``; None for anything else that reads ``var``."""
-    if not _uses(node, var):
+    if not uses_name(node, var):
         return ast.unparse(node)
     if isinstance(node, ast.Name):
         return f"({ks})"
@@ -146,11 +142,11 @@ def _full(part: ast.expr) -> bool:
 def _subscript_window(node: ast.Subscript, var: str, ks: str, tf: str,
                       ) -> tuple[str, int, str, str] | None:
     """``x[..., lo(k):hi(k), ...]``: (x, axis, low, high); the other parts whole axes."""
-    if _uses(node.value, var):
+    if uses_name(node.value, var):
         return None
     parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
     found = [p for p, part in enumerate(parts) if isinstance(part, ast.Slice)
-             and _uses(part, var)]
+             and uses_name(part, var)]
     if len(found) != 1:
         return None
     pos = found[0]
@@ -192,10 +188,10 @@ def _slice_window(node: ast.Call, var: str, ks: str, tf: str,
         return None
     x, begin, size = node.args
     if not isinstance(begin, (ast.List, ast.Tuple)) or not isinstance(size, (ast.List, ast.Tuple)) \
-            or len(begin.elts) != len(size.elts) or _uses(x, var) or _uses(size, var):
+            or len(begin.elts) != len(size.elts) or uses_name(x, var) or uses_name(size, var):
         return None
     rank = len(begin.elts)
-    found = [p for p, b in enumerate(begin.elts) if _uses(b, var)]
+    found = [p for p, b in enumerate(begin.elts) if uses_name(b, var)]
     if len(found) != 1:
         return None
     pos = found[0]
