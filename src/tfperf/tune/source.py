@@ -111,6 +111,13 @@ def set_tf_function(text: str, name: str, options: Mapping[str, bool | int | str
     return "".join(lines)
 
 
+def stmt_text(text: str, stmt: ast.stmt) -> str:
+    """The statement's lines, dedented to its own column."""
+    rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
+    col = stmt.col_offset
+    return "\n".join(r[col:] if r[:col].strip() == "" else r.lstrip() for r in rows)
+
+
 def function_source(text: str, name: str) -> str:
     """The text of ``def name`` with its decorators."""
     tree = parse(text)

@@ -38,7 +38,15 @@ from tfperf.tune.iterations import (
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
-from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    ensure_tf,
+    find_function,
+    indent_of,
+    parse,
+    replace_nodes,
+    stmt_text,
+)
 
 HELPER = "_tfperf_iteration"
 #: At most this many loops rewritten in one function (a guard against a loop that keeps
@@ -70,18 +78,6 @@ def iterations(text: str, name: str, tensors: frozenset[str] = frozenset()) -> l
         if it is not None:
             out.append(it)
     return out
-
-
-def stmt_text(text: str, stmt: ast.stmt) -> str:
-    """The statement's lines, dedented to its own column."""
-    rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
-    col = stmt.col_offset
-    return "\n".join(r[col:] if r[:col].strip() == "" else r.lstrip() for r in rows)
-
-
-def _indent(text: str, line: int) -> str:
-    row = text.splitlines()[line - 1]
-    return row[:len(row) - len(row.lstrip())]
 
 
 def helper_name(text: str) -> str:
@@ -125,7 +121,7 @@ def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result
     if expression is not None:
         return replace_nodes(text, _joined(it, text, expression, tf))
     loop = it.node
-    pad = _indent(text, loop.lineno)
+    pad = indent_of(text, loop.lineno)
     block = "\n".join(pad + r if r.strip() else r for r in body_lines)
     text = replace_nodes(text, _joined(it, text, result, tf))  # after the loop: first
     rows = text.splitlines(keepends=True)
@@ -581,7 +577,7 @@ def first_term_sums(text: str, name: str) -> str:
         seg = ast.get_source_segment(text, term) or ast.unparse(term)
         text = replace_nodes(text, [(stmt, f"{acc} = {acc} + ({seg})")])
         rows = text.splitlines(keepends=True)
-        rows.insert(loop.lineno - 1, f"{_indent(text, loop.lineno)}{acc} = 0\n")
+        rows.insert(loop.lineno - 1, f"{indent_of(text, loop.lineno)}{acc} = 0\n")
         text = "".join(rows)
     return text
 
@@ -655,7 +651,7 @@ def flat_counters(text: str, name: str) -> str:
         uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == counter]
         if len(writes) != 1 or len(uses) != 3:  # the creation, the write, the step
             continue
-        pad = _indent(text, outer.lineno)
+        pad = indent_of(text, outer.lineno)
         head = [f"{pad}for {counter} in range(({text_of(text, a)}) * ({text_of(text, b)})):\n",
                 f"{pad}    {outer.target.id} = {counter} // ({text_of(text, b)})\n",
                 f"{pad}    {inner.target.id} = {counter} % ({text_of(text, b)})\n"]

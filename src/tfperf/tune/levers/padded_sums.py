@@ -26,9 +26,8 @@ from tfperf.tune.levers.loop_model import (
     found_loops,
     helper_name,
     rewrite_one,
-    stmt_text,
 )
-from tfperf.tune.source import SourceEditError
+from tfperf.tune.source import SourceEditError, stmt_text
 
 
 def _call_name(node: ast.AST) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.iterations import text_of
-from tfperf.tune.source import SourceEditError, find_function, names_in, parse, replace_nodes
-
-
-def _stmt_text(text: str, stmt: ast.stmt) -> str:
-    """The statement's lines, dedented to its own column."""
-    rows = text.splitlines()[stmt.lineno - 1:stmt.end_lineno]
-    col = stmt.col_offset
-    return "\n".join(r[col:] if r[:col].strip() == "" else r.lstrip() for r in rows)
+from tfperf.tune.source import (
+    SourceEditError,
+    find_function,
+    names_in,
+    parse,
+    replace_nodes,
+    stmt_text,
+)
 
 
 def _sum_of(s: ast.stmt) -> tuple[str, ast.expr] | None:
@@ -65,11 +65,11 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For) -> str | None:
     out = []
     for _, stmt, term in sums:
         need = names_in(term)
-        body = [_stmt_text(text, stmt)]
+        body = [stmt_text(text, stmt)]
         for s in reversed(loop.body[:loop.body.index(stmt)]):
             if isinstance(s, ast.Assign) and need & {t.id for t in s.targets
                                                       if isinstance(t, ast.Name)}:
-                body.insert(0, _stmt_text(text, s))
+                body.insert(0, stmt_text(text, s))
                 need |= names_in(s.value)
         out.append(("\n" + pad).join([head] + ["    " + r for b in body
                                                 for r in b.splitlines()]))
