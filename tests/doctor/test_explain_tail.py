@@ -1183,7 +1183,10 @@ def _index_rows():
 # and a fixed one must leave the list (strict xfail): a Keras predict-loop retracing warning the
 # maintainer called harmless, and a slow shuffle-buffer fill read only as a notice
 _OPEN_MISSES = {"spliceai56_predict_retracing_warning_tf23_benign",
-                "ivis56_shuffle_buffer_refilled_each_epoch_tf20_sequence"}
+                "ivis56_shuffle_buffer_refilled_each_epoch_tf20_sequence",
+                # round 16: stock tensorflow shadowing tensorflow-directml; nothing in the log
+                # names DirectML (only CUDA libraries not found), so nothing reads it yet
+                "directml80_stock_tf_shadows_tf_directml_wsl2_cuda_libs"}
 _XFAIL = pytest.mark.xfail(strict=True, reason="an open round-10 miss (docs/explain.md)")
 
 

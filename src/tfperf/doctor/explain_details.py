@@ -96,6 +96,14 @@ def glob_detail(details: dict[str, list[str]]) -> str:
     return ""
 
 
+def ckpt_empty_detail(details: dict[str, list[str]]) -> str:
+    """A checkpoint looked for at an empty path: the value never arrived."""
+    if details.get("ckpt_empty") and not any(details.get(k) for k in ("ckpt", "ckpt2", "ckpt3")):
+        return ("the checkpoint path is empty: the flag, argument or config key that should name "
+                "the checkpoint (its prefix, e.g. model.ckpt-1000) was not given")
+    return ""
+
+
 def retrace_detail(details: dict[str, list[str]]) -> str:
     """ "Model.make_train_function.<locals>.train_function: 5 of the last 5 calls traced" ."""
     fns = [f.split(" at 0x")[0].rstrip(">") for f in details.get("function", [])]
@@ -110,7 +118,7 @@ def retrace_detail(details: dict[str, list[str]]) -> str:
 
 _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detail,
              "dlopen_detail": dlopen_detail, "retrace_detail": retrace_detail,
-             "glob_detail": glob_detail,
+             "glob_detail": glob_detail, "ckpt_empty_detail": ckpt_empty_detail,
              # what this log's values mean beyond the row (explain_readings)
              "shape_axis_detail": R.shape_axis_detail, "nontrainable_detail": R.nontrainable_detail,
              "op_kind_detail": R.op_kind_detail, "abi_detail": R.abi_detail,

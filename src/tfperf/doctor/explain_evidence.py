@@ -78,6 +78,14 @@ def apply_evidence(causes: list[Any], text: str) -> None:
     found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
     computed: dict[int, Reading | None] = {}
     for cause in causes:
+        # a GPU the log names that is newer than the build's CUDA is read before the rows: it
+        # names this machine's fault, where a row reads a status word's usual meaning
+        if cause.label in _COMPUTED[0][0]:
+            if 0 not in computed:
+                computed[0] = _COMPUTED[0][1](text)
+            if got := computed[0]:
+                _lead(cause, got[0], got[1], _COMPUTED[0][2], got[2])
+                continue
         for ri, (wanted, needles, rx, lead_cause, lead_fix, source) in enumerate(rows):
             if cause.label not in wanted:
                 continue

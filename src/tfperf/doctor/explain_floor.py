@@ -53,6 +53,12 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+# a status word after a glog line's '] ' in TF 1.x's spelling ("W op_kernel.cc:1192] Not found:
+# Unsuccessful TensorSliceReader ..."): an error at any level unless a row says it is benign
+_MIXED_STATUS_NEEDLES = tuple(f"] {w}: " for w in (
+    "Not found", "Invalid argument", "Resource exhausted", "Failed precondition", "Internal",
+    "Data loss", "Unimplemented", "Permission denied", "Unavailable", "Aborted", "Unknown",
+    "Deadline exceeded", "Already exists"))
 # what any error line holds (case-sensitive, as TensorFlow and Python print them): literals
 # found with str.find (a regex alternation tried at every position of a long log cost 30-60 ms),
 # and the two that must fill a line
@@ -62,7 +68,14 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
                   "' failed.", "terminate called after throwing",
                   "Could not locate ", "Could not load library ", "Received signal",
-                  "malloc: ***", "double free or corruption", "free(): invalid pointer", *(
+                  "malloc: ***", "double free or corruption", "free(): invalid pointer",
+                  # native crashes outside TensorFlow's log format: a debugger's stop reason
+                  # (LLDB/gdb), Apple's framework assertions, the shell's signal report, malloc
+                  "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION", "failed assertion",
+                  "terminated by signal", "Incorrect checksum for freed object",
+                  "received signal SIG",
+                  # a W-level line of TF 1.x that carries a status in its mixed-case spelling
+                  *_MIXED_STATUS_NEEDLES, *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
                           "invalid argument", "not found", "internal", "unknown",
                           "failed precondition", "resource exhausted", "unimplemented",
@@ -96,7 +109,7 @@ _LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?(?P<level>[EF])
 # "W tensorflow/core/framework/op_kernel.cc:1733] INVALID_ARGUMENT: ValueError: callback ...")
 _STATUS_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?W(?:\d{4} [\d:.]+ +\d+)? ?"
                             r"(?P<file>[\w./\\-]+\.(?:cc|h|cpp)):\d+\] ?"
-                            r"(?P<status>[A-Z][A-Z_]{4,}): (?P<msg>.*)$")
+                            r"(?P<status>[A-Z][A-Z_]{4,}|[A-Z][a-z]+(?: [a-z]+)?): (?P<msg>.*)$")
 _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
@@ -149,7 +162,10 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
                     r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
                     r"double free or corruption|free\(\): invalid pointer|"
-                    r"corrupted size vs\. prev_size)|"
+                    r"corrupted size vs\. prev_size|stop reason = EXC_BAD_\w+[^\n]*|"
+                    r"EXC_BAD_(?:ACCESS|INSTRUCTION)[^\n]*|[^\s:]+:\d+: failed assertion [^\n]*|"
+                    r"terminated by signal SIG\w+[^\n]*|received signal SIG\w+[^\n]*|"
+                    r"Incorrect checksum for freed object[^\n]*)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
                     r"(?:-\d+ \(0x[0-9A-Fa-f]+\)|\d{9,} \(0x[0-9A-Fa-f]+\)|"
                     r"(?:13[47]|139|-9|-11)\b))|"
@@ -168,7 +184,8 @@ _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z
 _CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "killed",
                 "Fatal Python error",
                 "core dumped", "exit", "Received signal", "malloc: ***", "double free",
-                "free(): invalid", "corrupted size")
+                "free(): invalid", "corrupted size", "EXC_BAD_", "failed assertion",
+                "terminated by signal", "received signal SIG", "Incorrect checksum")
 _CUDA_WORDS = ("CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_", "CUDNN_STATUS_")
 
 # the tf.errors classes (errors_impl.py) and the absl/C++ status spellings that map to them
@@ -495,6 +512,9 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
         after = "\n".join(ln for ln in lines[at + 1:at + _MAX_CONTEXT] if 'File "' in ln)
         if after and TF_CODE.search(after):
             return "the crashed thread's frames run through TensorFlow"
+        window = "\n".join(lines[max(0, at - _MAX_BACK):at + _MAX_CONTEXT])
+        if component := crashed_component(window):
+            return f"the crash's lines name {component}, a part of TensorFlow's stack"
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
                 if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
@@ -504,6 +524,30 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     if TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
         return "its traceback runs through TensorFlow code or a TensorFlow call"
     return ""
+
+
+# the native libraries of TensorFlow's stack a crash's frames or assertion can name, most specific
+# first (the crashed component: error_class_causes.csv ranks its fix first)
+_COMPONENTS = (
+    ("the tensorflow-metal plugin (Apple's Metal Performance Shaders)",
+     re.compile(r"libmetal_plugin|metal_plugin::|Metal device set to|MetalPerformanceShaders|"
+                r"\bMPS(?:Matrix|NDArray|"
+                r"Graph|Kernel|Core)|tensorflow[-_]macos|tensorflow[-_]metal")),
+    ("DirectML (tensorflow-directml)", re.compile(r"(?i)directml")),
+    ("cuDNN", re.compile(r"libcudnn|cudnn\w*64_\d+\.dll")),
+    ("cuBLAS", re.compile(r"libcublas|cublas\w*64_\d+\.dll")),
+    ("NCCL", re.compile(r"libnccl|ncclComm|ncclAllReduce")),
+    ("the CUDA driver or runtime", re.compile(r"libcuda\.so|libcudart|nvcuda\.dll|cudart64")),
+    ("a custom op library", re.compile(r"[\w.-]+_ops?\.(?:so|dylib|dll)\b")),
+    ("TensorFlow's native core", re.compile(r"libtensorflow_framework|_pywrap_tensorflow_internal|"
+                                            r"libtensorflow_cc|libtensorflow\.so|"
+                                            r"tensorflow::")),
+)
+
+
+def crashed_component(text: str) -> str:
+    """The component of TensorFlow's native stack a crash's lines name ('' if none)."""
+    return next((name for name, rx in _COMPONENTS if rx.search(text)), "")
 
 
 def _library(lines: list[str], at: int) -> tuple[str, str]:

@@ -429,6 +429,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_step_progress(by_label, text)
     _judge_tensor_count(by_label, text)
     _judge_addon_range(by_label)
+    _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     explained = {number - 1 for number, _, _, _ in hits} - released
@@ -755,6 +756,30 @@ def _judge_addon_range(by_label: dict[str, Cause]) -> None:
                    f"do, a later {erratum['addon']} release silences it. Were the versions "
                    f"really apart: {cause.cause}")
     cause.source = f"{cause.source} ; {erratum['source']}"
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def _judge_ptxas_compare(by_label: dict[str, Cause]) -> None:
+    """"ptxas X, which is older than Y" where X is not older than Y: the check's own fault (TF
+    1.12 compared the versions wrongly: 10.0.145 "older than" 9.2.88), a false alarm."""
+    cause = by_label.get("ptxas-problem")
+    if cause is None or cause.severity == "failure":
+        return
+    old, least = (cause.details.get(k, [""])[0] for k in ("ptxas_old", "ptxas_min"))
+    if not (old and least) or _version_key(old) < _version_key(least):
+        return
+    if any(ln.row != "ptxas-fallback" for ln in cause.lines) or len(
+            {ln.text for ln in cause.lines}) > 1:
+        return  # another ptxas line says something of its own
+    cause.severity = "notice"
+    cause.cause = (f"A false alarm: ptxas {old} is not older than {least}; the warning comes from "
+                   "the version check of TensorFlow 1.12's XLA, which compared the versions "
+                   "wrongly, so nothing is wrong with this ptxas. Had it been older: "
+                   f"{cause.cause}")
+    cause.source = f"{cause.source} ; https://github.com/tensorflow/tensorflow/issues/23874"
 
 
 def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
