@@ -53,9 +53,10 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-# a status word after a glog line's '] ' in TF 1.x's spelling ("W op_kernel.cc:1192] Not found:
+# a status word in TF 1.x's spelling, as a glog line carries it ("W op_kernel.cc:1192] Not found:
 # Unsuccessful TensorSliceReader ..."): an error at any level unless a row says it is benign
-_MIXED_STATUS_NEEDLES = tuple(f"] {w}: " for w in (
+# (without the '] ' before it: a needle starting with ']', on every glog line, cost 2 ms more)
+_MIXED_STATUS_NEEDLES = tuple(f"{w}: " for w in (
     "Not found", "Invalid argument", "Resource exhausted", "Failed precondition", "Internal",
     "Data loss", "Unimplemented", "Permission denied", "Unavailable", "Aborted", "Unknown",
     "Deadline exceeded", "Already exists"))
