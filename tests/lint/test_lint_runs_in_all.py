@@ -105,3 +105,40 @@ def test_tfp110_quiet_on_four_plots_at_module_level_and_reports_a_loop_over_all(
     assert _lines(tmp_path, {"few.py": few}) == []
     many = few.replace("range(4)", "range(len(images))")
     assert _lines(tmp_path, {"many.py": many}) == [("many.py", 4)]
+
+
+PIPELINES = """\
+import tensorflow as tf
+def parse(path):
+    return tf.image.random_flip_left_right(tf.image.decode_jpeg(tf.io.read_file(path)))
+train = tf.data.Dataset.list_files("train/*.jpg").map(parse).batch(32)
+test = tf.data.Dataset.list_files("test/*.jpg").map(parse).batch(32)
+for epoch in range(10):
+    for x in train:
+        step(x)
+"""
+
+
+def test_tfp602_quiet_on_a_split_a_script_never_reads(tmp_path):
+    assert _lines(tmp_path, {"s.py": PIPELINES}, "TFP602") == [("s.py", 4)]
+
+
+def test_tfp602_reports_an_unread_split_of_an_importable_module(tmp_path):
+    # No loop at top level: the module may be imported, and `test` read there.
+    lib = PIPELINES.split("for epoch")[0] + "model.fit(train, epochs=10)\n"
+    assert _lines(tmp_path, {"data.py": lib}, "TFP602") == [("data.py", 4), ("data.py", 5)]
+
+
+def test_tfp602_quiet_on_a_split_evaluated_in_a_main_called_once(tmp_path):
+    main = PIPELINES.split("train =")[0] + (
+        "def main():\n"
+        "    train = tf.data.Dataset.list_files('train/*.jpg').map(parse).batch(32)\n"
+        "    test = tf.data.Dataset.list_files('test/*.jpg').map(parse).batch(32)\n"
+        "    model.fit(train, epochs=10)\n"
+        "    model.evaluate(test)\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n")
+    assert _lines(tmp_path, {"m.py": main}, "TFP602") == [("m.py", 5)]
+    per_epoch = main.replace("    main()\n", "    for e in range(epochs):\n        main()\n")
+    assert _lines(tmp_path, {"p.py": per_epoch}, "TFP602") == [("m.py", 5), ("p.py", 5),
+                                                                ("p.py", 6)]
