@@ -155,7 +155,10 @@ step's few observations or a replay batch, each call pays `predict`'s set-up. Ch
 .predict_movement(x)` reaches the project's `predict_movement` methods, where the name is not
 one library objects define) and star imports. The
 model is a Keras model by construction, or an object named like one (`self.model`,
-`q_network`, `actor`).
+`q_network`, `actor`). Where the code says predict runs fewer than 16 times in all (a
+`range(4)` plot loop at module level, a 14-step forecast in a helper the script calls once:
+`analysis.trips.runs_in_all`, through this module's callers) the saving is paid once and
+nothing is reported, unless another module calls into the file.
 
 ## Why is this bad?
 `predict` is built for many inputs: each call builds a data adapter over its input, and runs
