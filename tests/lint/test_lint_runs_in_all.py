@@ -142,3 +142,14 @@ def test_tfp602_quiet_on_a_split_evaluated_in_a_main_called_once(tmp_path):
     per_epoch = main.replace("    main()\n", "    for e in range(epochs):\n        main()\n")
     assert _lines(tmp_path, {"p.py": per_epoch}, "TFP602") == [("m.py", 5), ("p.py", 5),
                                                                 ("p.py", 6)]
+
+
+def test_tfp602_printing_a_split_reads_none_of_it(tmp_path):
+    # A notebook-style script: the test split printed, then predicted once at the end.
+    shown = PIPELINES.split("train =")[0] + (
+        "test = tf.data.Dataset.list_files('test/*.jpg').map(parse)\n"
+        "print(test, len(test))\n"
+        "predictions = model.predict(test.batch(32))\n")
+    assert _lines(tmp_path, {"a.py": shown}, "TFP602") == []
+    trained = shown.replace("model.predict(test.batch(32))", "model.fit(test.batch(32))")
+    assert _lines(tmp_path, {"b.py": trained}, "TFP602") == [("b.py", 4)]

@@ -45,8 +45,12 @@ PEEK_MAX = 100
 def _peek_use(ctx: Context, load: ast.AST) -> bool:
     """``load`` (a read of the dataset's name) only looks at a few elements:
     ``ds.take(k)`` with a small literal ``k``, ``next(iter(ds))``, or a loop over ``ds`` that
-    only prints (as TFP601 counts them)."""
+    only prints (as TFP601 counts them); ``print(ds)``, ``len(ds)`` (its repr, its
+    cardinality: no element is read)."""
     parent = ctx.parent(load)
+    if ctx.is_builtin_call(parent, "print", "repr", "str", "type", "len") \
+            and load in parent.args:
+        return True
     if type(parent) is ast.Expr:
         return True  # `ds` alone on a line: a notebook shows its repr, nothing is read
     if type(parent) is ast.Attribute and parent.attr == "take":
