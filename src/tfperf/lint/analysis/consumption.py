@@ -48,8 +48,8 @@ def _peek_use(ctx: Context, load: ast.AST) -> bool:
     only prints (as TFP601 counts them); ``print(ds)``, ``len(ds)`` (its repr, its
     cardinality: no element is read)."""
     parent = ctx.parent(load)
-    if ctx.is_builtin_call(parent, "print", "repr", "str", "type", "len") \
-            and load in parent.args:
+    if type(parent) is ast.Call and load in parent.args \
+            and ctx.is_builtin_call(parent, "print", "repr", "str", "type", "len"):
         return True
     if type(parent) is ast.Expr:
         return True  # `ds` alone on a line: a notebook shows its repr, nothing is read
