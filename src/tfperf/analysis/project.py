@@ -95,6 +95,7 @@ class Project:
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
         self._hot: dict[tuple[bool, int], dict[tuple[str, str], Site]] = {}
+        self._imported_by: set[str] | None = None  # modules another module calls into
         self._by_method: dict[str, list[tuple[ModuleSummary, FunctionFact]]] | None = None
         # Path arithmetic, memoised: every call site asks for its module's folder again.
         self._roots: dict[tuple[str, int], str] = {}
@@ -342,6 +343,15 @@ class Project:
                     hot[callee] = site if seeds(site.call) else hot[key]
                     todo.append(callee)
         return hot
+
+    def called_from_other_modules(self, path: str) -> bool:
+        """Some call in another module reaches a function of ``path``: counts of how often
+        its code runs that ``path`` alone gives (:func:`tfperf.lint.analysis.trips.entries`)
+        leave those calls out."""
+        if self._imported_by is None:
+            self._imported_by = {key[0] for key, sites in self._caller_table().items()
+                                 if any(site.module.path != key[0] for site in sites)}
+        return path in self._imported_by
 
     def entered_from_outside(self, path: str, qualname: str) -> bool:
         """Every chain of the project's calls that reaches the function starts in a function

@@ -11,6 +11,7 @@ import ast
 from tfperf.lint.analysis.assignments import assigned_value, precedes
 from tfperf.lint.analysis.pipelines import next_of_iter, pipeline, printing_loop
 from tfperf.lint.analysis.syntax import keyword
+from tfperf.lint.analysis.trips import runs_in_all
 from tfperf.lint.semantic import DATASET_METHODS, Context
 
 
@@ -44,8 +45,12 @@ PEEK_MAX = 100
 def _peek_use(ctx: Context, load: ast.AST) -> bool:
     """``load`` (a read of the dataset's name) only looks at a few elements:
     ``ds.take(k)`` with a small literal ``k``, ``next(iter(ds))``, or a loop over ``ds`` that
-    only prints (as TFP601 counts them)."""
+    only prints (as TFP601 counts them); ``print(ds)``, ``len(ds)`` (its repr, its
+    cardinality: no element is read)."""
     parent = ctx.parent(load)
+    if type(parent) is ast.Call and load in parent.args \
+            and ctx.is_builtin_call(parent, "print", "repr", "str", "type", "len"):
+        return True
     if type(parent) is ast.Expr:
         return True  # `ds` alone on a line: a notebook shows its repr, nothing is read
     if type(parent) is ast.Attribute and parent.attr == "take":
@@ -162,9 +167,10 @@ ONE_PASS_CALLS = frozenset({"evaluate", "predict"})
 
 
 def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
-    """``model.evaluate(ds)``/``model.predict(x=ds)`` in module-level code outside any loop
-    (a function could be called every epoch): the dataset is read once (a test set scored
-    after training), so a sequential map costs one pass at most."""
+    """``model.evaluate(ds)``/``model.predict(x=ds)`` run once in all (:func:`runs_in_all`:
+    module-level code outside any loop, or a function this module calls once, such as
+    ``main()`` under the main guard; a function called every epoch is not): the dataset is
+    read once (a test set scored after training), so a sequential map costs one pass."""
     parent = ctx.parent(load)
     if type(parent) is ast.keyword:
         if parent.arg != "x":
@@ -175,7 +181,7 @@ def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
     if type(parent) is not ast.Call or type(parent.func) is not ast.Attribute \
             or parent.func.attr not in ONE_PASS_CALLS:
         return False
-    return not ctx.enclosing_loops(parent) and ctx.enclosing_function(parent) is None
+    return runs_in_all(ctx, parent) == 1
 
 
 def few_session_runs(ctx: Context) -> bool:
@@ -319,11 +325,29 @@ def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
     a peek (:func:`_peek_use`) or a single pass (:func:`_one_pass_use`), following datasets
     derived from it by further steps (``fast = ds.batch(8)``) and returned to a caller here
     (``test = make()``); ``None`` if it cannot tell."""
-    reads: list[ast.AST] | None = list(_reads(ctx, top) or []) \
-        if type(ctx.parent(top)) is ast.Assign else [top]  # not assigned: used in place
+    if type(ctx.parent(top)) is ast.Assign:
+        found = _reads(ctx, top)
+        if found == [] and _unread_means_unused(ctx, top):
+            return False  # built and never read: never iterated
+        reads: list[ast.AST] = list(found or [])
+    else:
+        reads = [top]  # not assigned: used in place
     if not reads:
         return None
     return _reads_consume(ctx, reads, depth)
+
+
+def _unread_means_unused(ctx: Context, top: ast.AST) -> bool:
+    """A name nothing here reads is read nowhere: a function's local, a notebook's name,
+    or a name of a script that does its work at top level (a loop there: importing it
+    would run that loop, so no other module imports names from it). A module-level name
+    of an importable module may be read by another module."""
+    scope = ctx.scope_of(top)
+    if type(scope) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return True
+    if ctx.path.endswith(".ipynb"):
+        return True
+    return any(type(stmt) in (ast.For, ast.While) for stmt in getattr(ctx.tree, "body", ()))
 
 
 def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int) -> bool | None:

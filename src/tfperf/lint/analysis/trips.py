@@ -62,11 +62,27 @@ def trip_count(ctx: Context, loop: Any) -> int | None:
         it = getattr(loop, "iter", None)
     if it is None:
         return None
-    for candidate in (it, _only_value(ctx, it)):
+    return _iterable_count(ctx, it, getattr(loop, "end_lineno", None) or it.lineno)
+
+
+def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | None:
+    """How many values ``it`` yields, where literals say; ``enumerate(x)`` / ``reversed(x)``
+    / ``list(x)`` / ``sorted(x)`` as ``x``, ``zip(a, b)`` as its shortest known part."""
+    if depth > 3:
+        return None
+    if type(it) is ast.Call and len(it.args) == 1 and not it.keywords \
+            and ctx.is_builtin_call(it, "enumerate", "reversed", "list", "sorted", "tuple"):
+        return _iterable_count(ctx, it.args[0], until, depth + 1)
+    if type(it) is ast.Call and it.args and not it.keywords \
+            and ctx.is_builtin_call(it, "zip"):
+        counts = [c for c in (_iterable_count(ctx, a, until, depth + 1) for a in it.args)
+                  if c is not None]
+        return min(counts) if counts else None
+    for candidate in (it, None if _grown(ctx, it, until) else _only_value(ctx, it)):
         if candidate is None:
             continue
         count = literal_count(ctx, candidate)
-        if count is not None:
+        if count:  # an empty literal is filled later (`rewards = []`, then appends)
             return count
         if ctx.is_builtin_call(candidate, "range") and len(candidate.args) == 1 \
                 and not candidate.keywords:
@@ -75,6 +91,25 @@ def trip_count(ctx: Context, loop: Any) -> int | None:
                 and candidate.func.attr == "take" and len(candidate.args) == 1:
             return _int_of(ctx, candidate.args[0])  # `ds.take(1)`: at most that many
     return None
+
+
+# Methods that change how many items a list, set or dict holds.
+_GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop",
+                      "remove", "clear"})
+
+
+def _grown(ctx: Context, name: Any, until: int) -> bool:
+    """The name's collection is changed in place before the loop ends (line ``until``:
+    ``rewards.append(r)`` before or inside it, ``urls += more``): its literal does not give
+    its length then."""
+    if type(name) is not ast.Name:
+        return False
+    for load in ctx.name_loads(name.id):
+        parent = ctx.parent(load)
+        if type(parent) is ast.Attribute and parent.attr in _GROWING \
+                and load.lineno <= until:
+            return True
+    return any(b.kind == "augassign" for b in ctx.scope_bindings(name))
 
 
 def _while_bound(ctx: Context, test: Any) -> int | None:
@@ -102,7 +137,59 @@ def runs_per_entry(ctx: Context, node: Any) -> int | None:
     return total
 
 
+def entries(ctx: Context, fn: Any, _seen: frozenset[int] = frozenset()) -> int | None:
+    """How many times this module enters the function ``fn`` in one run of it: 1 for module
+    level (``fn`` None: a script's or a notebook's top level runs once); for a function of
+    the module (not a method, not decorated), the sum over its calls here of how often each
+    runs (:func:`runs_in_all`), when every use of its name is such a call. None when the
+    module does not say: no call here (entered from outside), the name passed on as a value
+    (a callback, a ``map`` function), recursion, or a call whose count is unknown. Calls
+    from other modules are not seen here: rules that see the project drop the count where
+    another module calls the function (:meth:`tfperf.analysis.project.Project.calls_to`)."""
+    if fn is None:
+        return 1
+    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef) or fn.decorator_list \
+            or id(fn) in _seen or type(ctx.enclosing_class(fn)) is ast.ClassDef:
+        return None
+    total = 0
+    for load in ctx.name_loads(fn.name):
+        b = ctx.binding(load)
+        if b is None or b.kind != "def" or b.value is not fn:
+            continue
+        call = ctx.parent(load)
+        if type(call) is not ast.Call or call.func is not load:
+            return None  # passed on as a value: who calls it, and how often, is unknown
+        runs = runs_in_all(ctx, call, _seen | {id(fn)})
+        if runs is None:
+            return None
+        total += runs
+    return total or None
+
+
+def runs_in_all(ctx: Context, node: Any, _seen: frozenset[int] = frozenset()) -> int | None:
+    """How many times ``node`` runs in one run of its module, where the code says: its
+    enclosing loops' trip counts times the times its function is entered
+    (:func:`entries`, through callers in this module); None when any of them is unknown."""
+    per_entry = runs_per_entry(ctx, node)
+    if per_entry is None:
+        return None
+    fn = ctx.enclosing_function(node)
+    if fn is not None and type(fn) is ast.Lambda:
+        return None
+    times = entries(ctx, fn, _seen)
+    return None if times is None else per_entry * times
+
+
 def few_runs(ctx: Context, node: Any, limit: int) -> bool:
     """``node`` sits in loops that the code says run it fewer than ``limit`` times in all."""
     runs = runs_per_entry(ctx, node)
     return runs is not None and bool(ctx.enclosing_loops(node)) and runs < limit
+
+
+def few_runs_in_all(ctx: Context, node: Any, limit: int) -> bool:
+    """``node`` runs fewer than ``limit`` times in one run of its module, counted through
+    loops and callers (:func:`runs_in_all`): a loop over ``range(4)`` at module level, a
+    helper that a script calls once. False where the count is unknown: a rule keeps
+    reporting there."""
+    runs = runs_in_all(ctx, node)
+    return runs is not None and runs < limit

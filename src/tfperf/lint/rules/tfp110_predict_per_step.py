@@ -13,6 +13,7 @@ from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
+from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs_in_all
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.rules.tfp105_model_call_per_example import tfp105_reports
 from tfperf.lint.semantic import Context
@@ -154,7 +155,10 @@ step's few observations or a replay batch, each call pays `predict`'s set-up. Ch
 .predict_movement(x)` reaches the project's `predict_movement` methods, where the name is not
 one library objects define) and star imports. The
 model is a Keras model by construction, or an object named like one (`self.model`,
-`q_network`, `actor`).
+`q_network`, `actor`). Where the code says predict runs fewer than 16 times in all (a
+`range(4)` plot loop at module level, a 14-step forecast in a helper the script calls once:
+`analysis.trips.runs_in_all`, through this module's callers) the saving is paid once and
+nothing is reported, unless another module calls into the file.
 
 ## Why is this bad?
 `predict` is built for many inputs: each call builds a data adapter over its input, and runs
@@ -358,6 +362,44 @@ scikit-learn estimator named `clf`).
         """, spelling="loop: TFP105's own call"),
     )
     invalid = (
+        # The run-once VALIDs' twins (stop 37): a count the code does not give.
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            for i in range(len(test_images)):
+                f1 = model.predict(test_images[0].reshape(1, 28, 28, 1))[i]
+        """, count=1, lines=(4,), spelling="loop: range(len(x)) at module level"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def forecast(series):
+                out = []
+                for step in range(14):
+                    out.append(model.predict(series[None, -30:])[0, 0])
+                    series = np.append(series, out[-1])
+                return out
+            if __name__ == "__main__":
+                for path in paths:
+                    print(forecast(np.load(path)))
+        """, count=1, lines=(7,), spelling="name: a helper called per file"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def forecast(series):
+                out = []
+                for step in range(14):
+                    out.append(model.predict(series[None, -30:])[0, 0])
+                    series = np.append(series, out[-1])
+                return out
+            if __name__ == "__main__":
+                print(forecast(np.load("s.npy")))
+        """, files={"serve.py": """
+            from example import forecast
+            def handle(requests):
+                return [forecast(r) for r in requests]
+        """}, count=1, lines=(7,), spelling="module: called per request by another module"),
         Invalid("""
             import numpy as np
             import tensorflow as tf
@@ -602,6 +644,42 @@ scikit-learn estimator named `clf`).
     )
     valid = (  # type: ignore[assignment]
         *valid,
+        # Stop 37 (how often the code runs, analysis/trips.py): loops and callers that the
+        # code says run predict a handful of times in all: the saving is paid once.
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            for i in range(4):
+                f1 = model.predict(test_images[0].reshape(1, 28, 28, 1))[i]
+        """, spelling="loop: range(4) at module level"),
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            for i, path in enumerate(["cat.png", "dog.png", "bird.png"]):
+                pred = model.predict(load(path)[None])
+        """, spelling="index: enumerate of a literal list"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def forecast(series):
+                out = []
+                for step in range(14):
+                    out.append(model.predict(series[None, -30:])[0, 0])
+                    series = np.append(series, out[-1])
+                return out
+            if __name__ == "__main__":
+                print(forecast(np.load("s.npy")))
+        """, spelling="name: a helper the script calls once"),
+        Valid("""
+            import numpy as np
+            from nets import build
+            model = build()
+            # %%
+            labels = ["cat", "dog", "bird"]
+            for name in labels:
+                print(name, model.predict(np.load(name + ".npy")[None]))
+        """, notebook=True, spelling="notebook: a literal list of three"),
         Valid("""
             import numpy as np
             from keras.models import Sequential
@@ -723,6 +801,8 @@ scikit-learn estimator named `clf`).
                     and not tfp105_reports(ctx, call, owner):
                 facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                               "loop": True, "example": True})
+                if few_runs_in_all(ctx, call, FEW_MODEL_CALLS):
+                    facts[-1]["few"] = True
                 continue
             if graph:
                 continue
@@ -740,6 +820,8 @@ scikit-learn estimator named `clf`).
                     "loop": bool(loops)}
             if not loops and _batch_of_its_parameter(ctx, given):
                 fact["own"] = True
+            if loops and few_runs_in_all(ctx, call, FEW_MODEL_CALLS):
+                fact["few"] = True
             facts.append(fact)
         if ctx.tf_unpinned:
             for fact in facts:
@@ -754,6 +836,11 @@ scikit-learn estimator named `clf`).
                 facts = [f for f in facts if f.get("example")]
             for fact in facts:
                 if not self.keep_fact(project, module, fact):
+                    continue
+                if fact.get("few") and not project.called_from_other_modules(module.path):
+                    # the loops and this module's callers run it a handful of times in all
+                    # (a 4-image plot loop, a helper a script calls once): the saving is
+                    # paid back once, a fraction of a second
                     continue
                 if fact.get("example"):
                     yield self.project_finding(module.path, fact["pos"], EXAMPLE_MESSAGE,

@@ -116,6 +116,31 @@ cost is paid once (`analysis.consumption`, shared with TFP602).
             test = test.batch(32)
             model.evaluate(test)
         """),
+        # Stop 37 (how often code runs, analysis/trips.py): a test split built in a script
+        # that never reads it, or evaluated in a function the script calls once.
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            def scale(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+            train, test = tfds.load("mnist", split=["train", "test"], as_supervised=True)
+            train = train.batch(32).map(scale)
+            test = test.map(scale).batch(32)
+            for epoch in range(10):
+                for x, y in train:
+                    step(x, y)
+        """, spelling="name: a test split never read"),
+        Valid("""
+            import tensorflow as tf
+            def scale(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+            def main(train, test: tf.data.Dataset):
+                model.fit(train.batch(32).map(scale), epochs=10)
+                test = test.map(scale).batch(32)
+                model.evaluate(test)
+            if __name__ == "__main__":
+                main(*load())
+        """, spelling="module: evaluated in a main() called once"),
         Valid("""
             import tensorflow as tf
             ds = tf.data.Dataset.range(100).batch(10).map(lambda x: tf.cast(x, tf.float32) / 9.0)
@@ -149,6 +174,33 @@ cost is paid once (`analysis.consumption`, shared with TFP602).
         """),
     )
     invalid = (
+        # The stop 37 VALIDs' twins: the split read every epoch, the function run per epoch.
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+            def scale(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+            train, test = tfds.load("mnist", split=["train", "test"], as_supervised=True)
+            train = train.batch(32).map(scale)
+            test = test.map(scale).batch(32)
+            for epoch in range(10):
+                for x, y in train:
+                    step(x, y)
+                for x, y in test:
+                    check(x, y)
+        """, count=1, lines=(7,), spelling="name: a test split read every epoch"),
+        Invalid("""
+            import tensorflow as tf
+            def scale(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+            def run_epoch(train, test: tf.data.Dataset):
+                model.fit(train.batch(32).map(scale), epochs=1)
+                test = test.map(scale).batch(32)
+                model.evaluate(test)
+            if __name__ == "__main__":
+                for epoch in range(epochs):
+                    run_epoch(*load())
+        """, count=1, lines=(6,), spelling="module: evaluated in a function run per epoch"),
         Invalid("""
             import tensorflow as tf
             ds = tf.data.Dataset.range(100)
