@@ -163,3 +163,52 @@ def test_a_first_call_that_overran_is_tried_again_with_the_budget_left(user_modu
     assert cand.first_call_s is not None and cand.first_call_s >= 9, cand.rejected
     assert not (cand.rejected or "").startswith(("not tried", "too slow")), cand.rejected
     assert any(n.startswith("tried again with a first-call limit") for n in cand.notes)
+
+
+LOOP_SUM = """
+import time
+
+import tensorflow as tf
+
+
+def total(x):
+    y = x
+    for _ in range(300):
+        y = y + x
+    return y
+"""
+
+
+def test_a_rewrite_without_the_loop_is_compiled_before_the_loop(user_module, monkeypatch):
+    # Held-out round 6's c01: the batched rewrite agreed but was not faster eagerly, and the
+    # compile rung traced the user's 256-step loop first (13 s): the rewrite's compiled
+    # forms were then "not tried: the budget was spent". Planted: the budget is spent once
+    # the loop itself has been compiled; the rewrite (one op, slower eagerly by a sleep)
+    # must have been compiled before (ordered by the eager ops a trace would unroll).
+    from tfperf.tune.levers.tf_function import TfFunction
+    from tfperf.tune.search import FINAL_SHARE, Search
+
+    spent: list[str] = []
+    real = Search._build_and_screen
+
+    def build(self, live, limit, first_limit=None):
+        real(self, live, limit, first_limit)
+        if [lv.name for lv in live.levers] == ["tf.function"]:
+            spent.append(live.record.name)  # the loop, traced: the budget goes with it
+
+    def left(self, final: bool = False) -> float:
+        if spent:
+            return 0.0
+        return FINAL_SHARE * self.budget if final else (1 - FINAL_SHARE) * self.budget
+
+    monkeypatch.setattr(Search, "_build_and_screen", build)
+    monkeypatch.setattr(Search, "left", left)
+    mod = user_module(LOOP_SUM)
+    batched = Planted("planted: batched", "    y = x\n    for _ in range(300):\n"
+                      "        y = y + x\n", "    time.sleep(0.05)\n    y = x * 301.0\n")
+    result = tune(mod.total, (tf.ones([4, 3]),), budget=10, levers=[batched, TfFunction()])
+    by = {c.name: c for c in result.candidates}
+    assert spent, "the loop's tf.function was never tried"
+    both = by["planted: batched + tf.function"]
+    assert not (both.rejected or "").startswith("not tried"), both.rejected
+    assert both.first_call_s is not None and both.equivalent is True

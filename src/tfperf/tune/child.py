@@ -82,16 +82,26 @@ class _Candidate:
         from tfperf.tune.screen import screen
 
         args, kwargs = self.target.fresh_inputs()
+        varied = None
+        if cmd.get("varied") and self.target.inputs is None:  # the parent's, made alike
+            from tfperf.tune.varied import vary
+
+            v_args, v_kwargs = vary((tuple(args), dict(kwargs)))
+            varied = (tuple(v_args), dict(v_kwargs))
         s = screen(self.fn, args, kwargs, self.namespace, limit=cmd["limit"],
                    watch_retraces=bool(cmd.get("watch_retraces")),
                    more_if_under=cmd.get("more_if_under"),
-                   first_limit=cmd.get("first_limit"))
+                   first_limit=cmd.get("first_limit"), varied=varied)
         out = {"first_call_s": s.first_call_s, "second_call_s": s.second_call_s,
                "error": s.error, "retraces": s.retraces, "fallback": s.fallback,
-               "retraced": s.retraced, "ops": None}
+               "retraced": s.retraced, "ops": None, "varied_error": s.varied_error}
         path = Path(cmd["out"])
         out["outputs"] = {"skeleton": arrays.save(s.outputs, path, "outputs"),
                           "npz": str(path)}
+        if s.varied_output is not None:
+            vpath = path.with_name(path.stem + "_varied.npz")
+            out["varied_output"] = {"skeleton": arrays.save(s.varied_output, vpath,
+                                                            "outputs"), "npz": str(vpath)}
         if cmd.get("count_ops") and not s.error:
             out["ops"] = self._ops(cmd["limit"])
         return out

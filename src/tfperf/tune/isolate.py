@@ -189,7 +189,7 @@ class Isolation:
         live.built = Built(_elsewhere, {}, target.source, search.workdir / "baseline.py")
         future = self._submit(live, None, (), max(2 * search.budget, 1.0), None,
                               watch_retraces=True, more_if_under=search.budget / 8,
-                              count_ops=True)
+                              count_ops=True, varied=search.varied is not None)
         out = future.result()
         why = out.failed or out.load_error or out.rejected or \
             (out.screen or {}).get("exception") or (out.screen or {}).get("error")
@@ -198,6 +198,8 @@ class Isolation:
                 out.worker.close()
             raise TuneError(f"{target.name}: the function fails in a child process: {why}")
         self._fill(search, live, out, judge=False)
+        if live.screen is not None:
+            search.settle_varied(live.screen)
         self.base, self.start_s = live, out.start_s or 0.0
         slow = live.screen is not None and live.screen.second_call_s is None
         if not slow:  # a slow baseline is called once: its first call stands for it
@@ -222,7 +224,8 @@ class Isolation:
         # screen in parallel, and settle() measures them one at a time.
         measure_s = None if self.shared_cpu else self._measure_s(search)
         self.pending[id(live)] = self._submit(live, text, live.levers, limit, measure_s,
-                                              count_ops=count, first_limit=first_limit)
+                                              count_ops=count, first_limit=first_limit,
+                                              varied=search.varied_for() is not None)
 
     def settle(self, search: Any, lives: list[Any]) -> None:
         """Wait for the children of ``lives`` and judge what they gave, in order."""
@@ -270,9 +273,15 @@ class Isolation:
         if s.get("outputs"):
             outputs = arrays.load(s["outputs"]["skeleton"], s["outputs"]["npz"])
             Path(s["outputs"]["npz"]).unlink(missing_ok=True)
+        varied_output = None
+        if s.get("varied_output"):
+            varied_output = arrays.load(s["varied_output"]["skeleton"],
+                                        s["varied_output"]["npz"])
+            Path(s["varied_output"]["npz"]).unlink(missing_ok=True)
         live.screen = Screen(first_call_s=s["first_call_s"], second_call_s=s["second_call_s"],
                              outputs=list(outputs), error=s["error"], retraces=s["retraces"],
-                             fallback=s["fallback"], retraced=dict(s["retraced"]))
+                             fallback=s["fallback"], retraced=dict(s["retraced"]),
+                             varied_output=varied_output, varied_error=s.get("varied_error"))
         live.ops = s.get("ops")
         record.first_call_s = s["first_call_s"]
         if judge:

@@ -165,6 +165,8 @@ class TuneResult:
                             if best.break_even_calls else "") + ")")
         if self.baseline.get("roofline"):
             lines.append(f"baseline {self.baseline['roofline']}")
+        if self.baseline.get("varied_inputs"):
+            lines.append(f"equivalence: {self.baseline['varied_inputs']}")
         if best is not None:
             lines += [f"{best.name} {n}" for n in best.notes if n.startswith("roofline:")]
         n_rej = len(self.rejected)

@@ -31,6 +31,8 @@ class Screen:
     retraces: int = 0  # traces during the calls after the first (same inputs)
     fallback: str | None = None
     retraced: dict[str, str] = field(default_factory=dict)  # function → cause (watched)
+    varied_output: Any = None  # the output of one call on the varied inputs (tune/varied.py)
+    varied_error: str | None = None  # why that call failed (its calls on the user's passed)
 
 
 class _Records(logging.Handler):
@@ -74,11 +76,14 @@ def tracing_count(namespace: dict[str, Any], fn: Any) -> int:
 def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
            namespace: dict[str, Any], *, limit: float, calls: int = 2,
            watch_retraces: bool = False, more_if_under: float | None = None,
-           first_limit: float | None = None) -> Screen:
+           first_limit: float | None = None,
+           varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> Screen:
     """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``; only
     once when the first call took longer than ``more_if_under`` seconds. ``first_limit``:
     the first call's own limit (default ``limit``): a trace or an XLA compile is paid once,
-    so a slow first call is measured, and only the calls after it must be quick."""
+    so a slow first call is measured, and only the calls after it must be quick.
+    ``varied``: other inputs of the same shapes and dtypes (:mod:`tfperf.tune.varied`),
+    called once more after those calls (not when the first call was slow), under ``limit``."""
     out = Screen()
     with _captured() as messages:
         try:
@@ -113,10 +118,26 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
             out.error = f"{which} did not finish within {this:.3g} s"
         except Exception as exc:  # the user's code, edited: any error rejects the candidate
             out.error = describe_error(exc)
+    if varied is not None and out.error is None and len(out.outputs) == calls:
+        _varied_call(fn, varied, limit, out)
     hits = [m for m in messages if any(n in m for n in FALLBACK_NEEDLES)]
     if hits:
         out.fallback = hits[0].strip().splitlines()[0][:200]
     return out
+
+
+def _varied_call(fn: Callable[..., Any], varied: tuple[tuple[Any, ...], dict[str, Any]],
+                 limit: float, out: Screen) -> None:
+    """One call on the varied inputs: its output, or why it failed."""
+    try:
+        with time_limit(limit):
+            value = fn(*varied[0], **varied[1])
+            sync(value)
+        out.varied_output = snapshot(value)
+    except CallTimeout:
+        out.varied_error = f"a call did not finish within {limit:.3g} s"
+    except Exception as exc:  # the user's code, edited
+        out.varied_error = describe_error(exc)
 
 
 def _watched(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],

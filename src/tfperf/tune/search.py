@@ -194,6 +194,11 @@ class Search:
         self.truth: Any = None
         self.truth_error: str | None = None
         self.base = _Live((), CandidateResult("baseline", []))
+        # The varied inputs (tune/varied.py) and the baseline's output on them; None when
+        # the check is off, and ``varied_note`` says why (or that it is on).
+        self.varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self.varied_base: Any = None
+        self.varied_note = ""
         self._done: list[_Live] = []
         self._runs = itertools.count()  # interleaved runs, numbered: ratios pair within one
         # tfperf.tune.isolate.Isolation when candidates run in child processes (--isolate)
@@ -267,7 +272,8 @@ class Search:
             baseline={"median_s": rec.median_s, "first_call_s": rec.first_call_s,
                       "quartiles_s": rec.quartiles_s,
                       "roofline": next((n for n in rec.notes if n.startswith("roofline:")),
-                                       None)},
+                                       None),
+                      "varied_inputs": self.varied_note},
             candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
             patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
             budget_s=self.budget, device=self.facts.to_dict(),
@@ -350,6 +356,8 @@ class Search:
                 if frozenset(map(id, start)) not in seen:  # one set of levers, one candidate
                     seen.add(frozenset(map(id, start)))
                     starts.append(start)
+            if any(lv.traces for lv in group) and len(starts) > 1:
+                starts = self._cheapest_trace_first(starts)
             rung = []
             for start in starts:
                 for lv in group:
@@ -377,6 +385,24 @@ class Search:
                       and c.levers[:-1] == before.levers and c.levers[-1].stage < 40]
             spare = spare[:MAX_SPARE]
         return out
+
+    def _cheapest_trace_first(self, starts: list[tuple[Lever, ...]]
+                              ) -> list[tuple[Lever, ...]]:
+        """The starts of a rung of tracing levers, those whose eager code runs fewest ops
+        first (a trace, an XLA compile grows with them): a rewrite that removed the loop is
+        compiled before the user's loop is unrolled into a graph, whose trace may spend the
+        budget (held-out round 6's c01: the batched svd's compiled forms were "not tried:
+        the budget was spent" after a 13 s trace of the 256-step loop). Ops are counted once
+        a start (the count the first-call risk needs anyway); a start whose ops are not
+        counted (too slow a call to spend one more on) goes last, order kept among equals."""
+        def cost(start: tuple[Lever, ...]) -> float:
+            eager = self._eager_start(start)
+            if eager is None or any(lv.graph_loop for lv in start):
+                return math.inf  # its eager ops do not say how long its trace is
+            ops = self._eager_ops(eager)
+            return math.inf if ops is None else float(ops)
+
+        return sorted(starts, key=cost)
 
     def _alone(self, base: _Live, levers: list[Lever]) -> list[_Live]:
         """Each lever alone that the ladder only tried on top of others, while budget lasts
@@ -554,6 +580,7 @@ class Search:
         self.say("baseline")
         live = _Live((), CandidateResult("baseline", []))
         if self.isolation is not None:
+            self.varied = self._varied_inputs(self.target.args, self.target.kwargs)
             self.isolation.baseline(self, live)
             return live
         try:
@@ -562,14 +589,58 @@ class Search:
             raise TuneError(f"{self.target.name}: cannot load a copy of its module: {exc}") \
                 from None
         args, kwargs = self.target.fresh_inputs()
+        self.varied = self._varied_inputs(args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                              limit=max(2 * self.budget, 1.0), watch_retraces=True,
-                             more_if_under=self.budget / 8)
+                             more_if_under=self.budget / 8, varied=self.varied)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
                             f"{live.screen.error}")
         live.record.first_call_s = live.screen.first_call_s
+        self.settle_varied(live.screen)
         return live
+
+    def _varied_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                       ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """The user's inputs varied (:mod:`tfperf.tune.varied`); None for stateful inputs
+        (an inputs factory: a model's state is not something to vary)."""
+        if self.target.inputs is not None:
+            self.varied_note = ("checked on the user's inputs only: a stateful function (an "
+                                "inputs factory) keeps its inputs as they are")
+            return None
+        from tfperf.tune.varied import vary
+
+        v_args, v_kwargs = vary((tuple(args), dict(kwargs)))
+        return tuple(v_args), dict(v_kwargs)
+
+    def settle_varied(self, s: Screen) -> None:
+        """Keep the baseline's output on the varied inputs, or turn the check off (with
+        why) where the baseline itself fails there or returns non-finite values it did not
+        return on the user's inputs: those inputs are outside what the function takes."""
+        from tfperf.tune.varied import nonfinite
+
+        if self.varied is None:
+            return
+        if s.varied_error is not None:
+            self.varied_note = ("checked on the user's inputs only: the baseline fails on the "
+                                f"varied inputs ({s.varied_error})")
+        elif s.varied_output is None:
+            self.varied_note = ("checked on the user's inputs only: the baseline's first call "
+                                f"took {s.first_call_s or 0.0:.2g} s, over an eighth of the "
+                                "budget (one more call on varied inputs would cost as much)")
+        elif nonfinite(s.varied_output) > max((nonfinite(o) for o in s.outputs), default=0):
+            self.varied_note = ("checked on the user's inputs only: the baseline returns "
+                                "non-finite values on the varied inputs")
+        else:
+            self.varied_base = s.varied_output
+            self.varied_note = ("also checked on varied inputs (the user's, varied per example "
+                                "and along the last axis; integer indices rolled)")
+            return
+        self.varied = None
+
+    def varied_for(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """The varied inputs for a candidate's screen, when the check is on."""
+        return self.varied if self.varied_base is not None else None
 
     def _build_and_screen(self, live: _Live, limit: float,
                           first_limit: float | None = None) -> None:
@@ -595,7 +666,7 @@ class Search:
         record.patch = self.target.diff(text)
         args, kwargs = self._fresh(live)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
-                             first_limit=first_limit)
+                             first_limit=first_limit, varied=self.varied_for())
         if live.screen.error and live.screen.first_call_s is None and first_limit and \
                 "did not finish" in live.screen.error:
             live.first_over = max(limit, first_limit)
@@ -671,6 +742,36 @@ class Search:
             live.record.rejected = f"disagrees with the baseline: {worst.reason}"
         elif worst.equivalent is None:
             live.record.rejected = f"cannot be compared: {worst.reason}"
+        else:
+            self._check_varied(live, dtype)
+
+    def _check_varied(self, live: _Live, dtype: str | None) -> None:
+        """The candidate's output on the varied inputs against the baseline's (the user's
+        inputs may be too uniform to tell a rewrite that mixes examples from the function);
+        a reduced-precision candidate with its dtype's tolerance, as on the user's inputs."""
+        from tfperf.bench.equivalence import compare_outputs
+
+        s = live.screen
+        if self.varied_base is None or s is None:
+            return
+        if s.varied_error is not None:
+            live.record.equivalent = False
+            live.record.rejected = (f"fails on varied inputs, where the baseline runs: "
+                                    f"{s.varied_error}")
+            return
+        if s.varied_output is None:  # not called (a slow first call): said in its notes
+            live.record.notes.append("not checked on the varied inputs (not called on them)")
+            return
+        base, mine = self.varied_base, s.varied_output
+        if dtype is not None:
+            from tfperf.tune.precision_check import as_dtype
+
+            base, mine = as_dtype(base, dtype), as_dtype(mine, dtype)
+        eq = compare_outputs(base, mine)
+        if eq.equivalent is not True:
+            live.record.equivalent = False if eq.equivalent is False else None
+            live.record.rejected = ("disagrees with the baseline on varied inputs (the user's "
+                                    f"inputs could not tell them apart): {eq.reason}")
 
     @property
     def _base_outputs(self) -> list[Any]:

@@ -1,0 +1,121 @@
+"""A second set of inputs for the equivalence check, derived from the user's so they stay valid.
+
+User inputs are often uniform (``tf.ones``, ``tf.range``, images of one constant, identical
+rows, images that all reach 255), and on such inputs a rewrite that mixes examples (the max
+of the whole batch for each example's max), drops an axis's variation (a mean over the wrong
+axis) or swaps axes can agree with the baseline by accident. So every candidate is also
+compared with the baseline on a varied copy of the inputs, same shapes and dtypes:
+
+- floats (and complex): each element scaled by a factor that changes with its index along
+  axis 0 and, differently, along the last axis; a non-constant array keeps its range and
+  sign (``lo + (x - lo) · f``, ``f`` in [0.25, 1]); a constant one is scaled by [1, 2] (its
+  sign kept, zero stays zero); whole-number arrays (labels, counts) stay whole, and a
+  two-valued one (a 0/1 mask) is rolled as booleans are;
+- small integer data (``uint8``, ``int8``, ``uint16``, ``int16``: pixels) like floats,
+  rounded, within their own range;
+- integer indices (``int32``, ``int64``...) and booleans rolled by one along axis 0 and the
+  last axis: the same values, never out of range;
+- scalars, strings, Python numbers, variables and models as they are.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+#: Integer dtypes taken as data (pixels) and varied like floats; wider ones are indices.
+DATA_INTS = frozenset({"uint8", "int8", "uint16", "int16"})
+
+
+def vary(value: Any) -> Any:
+    """``value`` (a structure of inputs) with every array leaf varied (module docstring)."""
+    tf = sys.modules.get("tensorflow")
+    if isinstance(value, dict):
+        out = {k: vary(v) for k, v in value.items()}
+        try:  # an OrderedDict stays one
+            return out if type(value) is dict else type(value)(out)
+        except TypeError:
+            return out
+    if isinstance(value, (list, tuple)):
+        items = [vary(v) for v in value]
+        if hasattr(value, "_fields"):  # namedtuple
+            return type(value)(*items)
+        return type(value)(items)
+    if isinstance(value, np.ndarray):
+        return vary_array(value)
+    if tf is not None and isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable):
+        if value.dtype == tf.string or value.dtype == tf.resource or value.dtype == tf.variant:
+            return value
+        return tf.constant(vary_array(value.numpy()), dtype=value.dtype)
+    return value
+
+
+def vary_array(x: np.ndarray) -> np.ndarray:
+    """One array varied, same shape and dtype (module docstring)."""
+    if x.ndim == 0 or x.size < 2:
+        return x
+    kind = x.dtype.kind
+    if kind == "b" or (kind in "iu" and x.dtype.name not in DATA_INTS):
+        return _rolled(x)
+    if kind in "iu":
+        return _scaled(x.astype(np.float64), whole=True).astype(x.dtype)
+    if kind == "c":
+        f = factors(x.shape)
+        return (x * f).astype(x.dtype)
+    if kind == "f" or x.dtype.kind == "V":  # "V": bfloat16 and friends (ml_dtypes)
+        try:
+            wide = x.astype(np.float64)
+        except (TypeError, ValueError):
+            return x
+        finite = wide[np.isfinite(wide)]
+        whole = finite.size > 0 and bool(np.all(finite == np.round(finite)))
+        if whole and np.unique(finite).size == 2:  # a 0/1 mask: permuted, as booleans
+            return _rolled(x)
+        return _scaled(wide, whole=whole).astype(x.dtype)
+    return x
+
+
+def factors(shape: tuple[int, ...]) -> np.ndarray:
+    """Per-index factors in [0.25, 1]: one pattern along axis 0 times another along the last
+    axis (golden-ratio steps: no two neighbours alike, and the two patterns differ, so a
+    symmetric input does not stay symmetric)."""
+    first = 1.0 - 0.5 * ((np.arange(shape[0]) * 0.6180339887) % 1.0)
+    last = 1.0 - 0.5 * ((np.arange(shape[-1]) * 0.3819660113 + 0.5) % 1.0)
+    f = first.reshape((shape[0],) + (1,) * (len(shape) - 1))
+    return f * last
+
+
+def _scaled(x: np.ndarray, whole: bool) -> np.ndarray:
+    f = factors(x.shape)
+    ok = np.isfinite(x)
+    finite = x[ok]
+    if finite.size == 0:
+        return x
+    lo, hi = float(finite.min()), float(finite.max())
+    # range and sign kept (lo ≤ y ≤ hi); one constant (ones, a plain image): scaled by
+    # [1, 2), its sign kept
+    y = lo + (x - lo) * f if hi > lo else x * (2.0 - f)
+    if whole and hi > lo:  # labels, counts: lo and hi are whole, rounding stays within
+        y = np.round(y)
+    return np.where(ok, y, x)
+
+
+def _rolled(x: np.ndarray) -> np.ndarray:
+    out = np.roll(x, 1, axis=0)
+    return np.roll(out, 1, axis=-1) if x.ndim > 1 else out
+
+
+def nonfinite(value: Any) -> int:
+    """Non-finite float elements in a snapshot (NumPy leaves in containers)."""
+    if isinstance(value, dict):
+        return sum(nonfinite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(nonfinite(v) for v in value)
+    arr = value if isinstance(value, (np.ndarray, np.generic)) else None
+    if arr is None and isinstance(value, float):
+        arr = np.asarray(value)
+    if arr is None or np.asarray(arr).dtype.kind not in "fc":
+        return 0
+    return int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
