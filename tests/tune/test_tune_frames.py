@@ -67,6 +67,11 @@ def f(x, hop):
         frames.append(frame)
     return tf.stack(frames, axis=1)
 ''',
+    # starts that are not regular (no tf.signal.frame: the gather)
+    "irregular_starts": '''
+def f(x, hop):
+    return tf.stack([x[:, k * k:k * k + 16] for k in range(9)], axis=1)
+''',
     # c09's shape: the loop in a helper the tuned function calls, the list's name rebound
     # to its stack and read after
     "in_a_helper_rebound": '''

@@ -40,8 +40,19 @@ def _tfperf_frames(x, axis, lows, highs, join="", at=0):
     highs = TF.maximum(TF.clip_by_value(TF.where(highs < 0, highs + n, highs), 0, n), lows)
     widths = highs - lows
     TF.debugging.assert_equal(widths, widths[0], message="frames of different lengths")
-    places = lows[:, None] + TF.range(widths[0])[None, :]
-    frames = TF.gather(x, places, axis=axis)  # x's axes, `axis` now [frames, width]
+    frames = None
+    starts, width = TF.get_static_value(lows), TF.get_static_value(widths[0])
+    if starts is not None and width is not None and len(starts) > 1 and width > 0:
+        step = int(starts[1] - starts[0])
+        if step > 0 and all(int(b - a) == step for a, b in zip(starts[:-1], starts[1:])):
+            # regular starts (known here): tf.signal.frame, which copies without an index
+            rest = x[(slice(None),) * axis + (slice(int(starts[0]), None),)]
+            framed = TF.signal.frame(rest, int(width), step, axis=axis)
+            if framed.shape[axis] is not None and framed.shape[axis] >= len(starts):
+                frames = framed[(slice(None),) * axis + (slice(0, len(starts)),)]
+    if frames is None:
+        places = lows[:, None] + TF.range(widths[0])[None, :]
+        frames = TF.gather(x, places, axis=axis)  # x's axes, `axis` now [frames, width]
     if join == "stack" and at % (rank + 1) == axis:
         return frames  # the frames already lie where the stack puts them
     frames = TF.experimental.numpy.moveaxis(frames, axis, 0)
