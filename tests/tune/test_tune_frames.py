@@ -157,3 +157,28 @@ def test_slices_that_are_not_stacked_frames_are_left(spelling):
     text, args = HEAD + NOT_FRAMES[spelling], _args()
     with pytest.raises(SourceEditError):
         FramesToGather().build(text, _context(text, args))
+
+
+def _generated(spelling: str) -> tuple[str, tuple]:
+    """A spelling of the generator's ``frames`` computation and its small inputs."""
+    from spellings import FRAMES
+
+    head = HEAD.replace("import tensorflow", "import numpy as np\nimport tensorflow")
+    text = head + f"SIZE = {FRAMES.small!r}\n\n\n" + FRAMES.spellings[spelling]
+    ns: dict = {"SIZE": dict(FRAMES.small), "tf": tf}
+    exec("def make():\n" + "\n".join("    " + r for r in FRAMES.inputs.splitlines()), ns)
+    return text, ns["make"]()
+
+
+@pytest.mark.parametrize("spelling", ["tf_range_append_stack", "comprehension",
+                                      "range_step_starts", "tensor_array_transposed",
+                                      "while_tf_slice", "named_start", "helper_rebound"])
+def test_the_generated_frames_spellings_are_one_gather(spelling):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    text, args = _generated(spelling)
+    new = FramesToGather().build(text, _context(text, args))
+    assert _loops(new) == 0, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"

@@ -196,3 +196,22 @@ def f(x, y):
     assert _loops(new) == 0 and "shifted(x, 0.3)" in new, new
     eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
+
+
+@pytest.mark.parametrize("spelling", ["append_stack", "comprehension_unstack", "name_bound",
+                                      "tensor_array", "while_counter", "enumerate_prealloc",
+                                      "helper_rebound"])
+def test_the_generated_scaling_spellings_are_batched(spelling):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from spellings import PER_EXAMPLE_SCALING as comp
+
+    text = HEAD + comp.spellings[spelling]
+    ns: dict = {"SIZE": dict(comp.small), "tf": tf}
+    exec("def make():\n" + "\n".join("    " + r for r in comp.inputs.splitlines()), ns)
+    args = ns["make"]()
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert _loops(new) == 0, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"
