@@ -215,3 +215,25 @@ def test_the_generated_scaling_spellings_are_batched(spelling):
     assert _loops(new) == 0, new
     eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
+
+
+@pytest.mark.parametrize("spelling", ["comprehension_sum_of_a_product", "rows_of_rank_one"])
+def test_a_batched_sum_of_one_examples_product_is_still_one_contraction(spelling):
+    # the batched loop leaves _tfperf_per_example(tf.reduce_sum, a * b): the einsum lever
+    # takes it as it took tf.reduce_sum(a * b, axis=-1) (rank 1) before
+    from tfperf.tune.levers.contraction import ProductSumToEinsum
+
+    rows = HEAD + '''
+def f(x, y):
+    return tf.stack([tf.reduce_sum(r * s) for r, s in zip(tf.unstack(x), tf.unstack(y))])
+'''
+    text = rows if spelling == "rows_of_rank_one" else HEAD + SPELLINGS[spelling]
+    args = _args(numpy=False)
+    if spelling == "rows_of_rank_one":
+        args = tuple(tf.reshape(a, [6, -1]) for a in args)
+    ctx = _context(text, args)
+    batched = LoopsBatched(True).build(text, ctx)
+    new = ProductSumToEinsum().build(batched, ctx)
+    assert "_tfperf_contract(" in new and _loops(new) == 0, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"
