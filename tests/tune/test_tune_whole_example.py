@@ -237,3 +237,46 @@ def f(x, y):
     assert "_tfperf_contract(" in new and _loops(new) == 0, new
     eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
+
+
+BODIES = {  # one example's body as the template loop→batched ops lever reads it
+    "reduce_max_without_axis": ("out.append(x[i] / tf.reduce_max(x[i]))", False),
+    "reduce_sum_axis_zero": ("out.append(x[i] - tf.reduce_mean(x[i], axis=0))", False),
+    "numpy_module_max": ("out.append(x[i] / np.max(x[i]))", False),
+    "a_reducing_helper": ("out.append(scaled(x[i]))", False),
+    "reduction_from_the_end": ("out.append(x[i] - tf.reduce_mean(x[i], axis=-1, keepdims=True))",
+                               True),
+    "element_wise": ("out.append(tf.nn.relu(x[i]) * 2.0)", True),
+}
+
+
+@pytest.mark.parametrize("body", sorted(BODIES))
+def test_the_template_batched_body_refuses_a_reduction_across_the_batch(body):
+    # stop 36's wrong pick, again through the older template lever (x[i] → x, nothing else):
+    # on these inputs every example has the same maximum and row means, so the equivalence
+    # check cannot tell the batch's reduction from each example's: the lever itself refuses
+    from tfperf.tune.levers.vectorized_map import BatchedBody
+
+    line, batched = BODIES[body]
+    text = HEAD + f'''
+def scaled(im):
+    return im / tf.reduce_max(im)
+
+
+def f(x, y):
+    out = []
+    for i in range(x.shape[0]):
+        {line}
+    return tf.stack(out)
+'''
+    x = np.tile(np.linspace(0.5, 2.0, 12).reshape(1, 3, 4), (5, 1, 1))
+    args = (tf.constant(x, tf.float32), None)
+    ctx = _context(text, args)
+    if not batched:
+        with pytest.raises(SourceEditError):
+            BatchedBody().build(text, ctx)
+        return
+    new = BatchedBody().build(text, ctx)
+    assert _loops(new) == 0, new
+    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"

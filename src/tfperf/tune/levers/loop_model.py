@@ -73,6 +73,8 @@ def _tfperf_per_example(reduce, x, **kwargs):
     never over the batch axis."""
     return reduce(x, axis=list(range(1, len(x.shape))), **kwargs)
 '''
+#: Module names whose attributes are functions, not array methods (``np.max(x)``).
+MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
 GATHERS = {"gather", "embedding_lookup", "gather_nd", "one_hot"}
 
@@ -475,6 +477,47 @@ def reducing_functions(text: str) -> frozenset[str]:
                 in REDUCTIONS | WHOLE_REDUCTIONS | REDUCTION_METHODS for n in ast.walk(fn)):
             out.add(fn.name)
     return frozenset(out)
+
+
+def reduces_the_batch(stmts: list[ast.stmt], text: str) -> str:
+    """Why one example's statements, given the whole batch as it is (``x[i]`` → ``x``, no
+    axis moved), would reduce across the batch: a reduction without an axis counted from
+    the end (``tf.reduce_max(im)``, ``axis=0``), a reduction method (``im.max()``), a module
+    function that reduces; "" where none does. Inputs whose examples agree (every image's
+    maximum 255) cannot tell such a rewrite apart, so it is refused, not measured."""
+    reducing = reducing_functions(text)
+    for n in (n for s in stmts for n in ast.walk(s)):
+        if not isinstance(n, ast.Call):
+            continue
+        func = ast.unparse(n.func)
+        last = func.rsplit(".", 1)[-1]
+        if func in reducing:
+            return f"{func}() reduces one example: given the batch it would reduce it"
+        method = isinstance(n.func, ast.Attribute) and not (
+            isinstance(n.func.value, ast.Name) and n.func.value.id in MODULES)
+        if method and last in REDUCTION_METHODS:
+            axis = next((k.value for k in n.keywords if k.arg == "axis"),
+                        n.args[0] if n.args else None)
+            if axis is None or not _from_the_end(axis):
+                return f"a reduction method of one example (.{last}()) would reduce the batch"
+        elif not method and last in (REDUCTIONS | WHOLE_REDUCTIONS | REDUCTION_METHODS) \
+                - {"softmax", "log_softmax"}:  # (their default axis is the last)
+            axis = next((k.value for k in n.keywords if k.arg == "axis"),
+                        n.args[1] if len(n.args) > 1 else None)
+            if axis is None or not _from_the_end(axis):
+                return (f"{last} of one example without an axis counted from the end would "
+                        "reduce across the batch")
+    return ""
+
+
+def _from_the_end(node: ast.expr) -> bool:
+    """A constant negative axis, or a list of them."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return False
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return bool(values) and all(isinstance(v, int) and v < 0 for v in values)
 
 
 def _plain(node: ast.AST) -> bool:
