@@ -914,8 +914,187 @@ SMOOTHING = Computation(
     },
 )
 
+PER_EXAMPLE_SCALING = Computation(
+    "per_example_scaling", "each image of x [n, h, w, c] divided by its own maximum (a reduction "
+    "of one whole example, held-out round 6's c02) → [n, h, w, c]",
+    {"n": 6, "h": 8, "w": 8, "c": 3}, {"n": 64, "h": 64, "w": 64, "c": 3},
+    _d("""
+        g = tf.random.Generator.from_seed(11)
+        scale = tf.reshape(tf.range(1, SIZE["n"] + 1, dtype=tf.float32), [-1, 1, 1, 1])
+        return (g.uniform([SIZE["n"], SIZE["h"], SIZE["w"], SIZE["c"]]) * scale,)
+    """),
+    {
+        "append_stack": _d("""
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(x[i] / tf.reduce_max(x[i]))
+                return tf.stack(out)
+        """),
+        "comprehension_unstack": _d("""
+            def f(x):
+                return tf.stack([im / tf.reduce_max(im) for im in tf.unstack(x)])
+        """),
+        "name_bound": _d("""
+            def f(x):
+                out = []
+                for i in range(len(x)):
+                    peak = tf.math.reduce_max(x[i])
+                    out.append(x[i] / peak)
+                return tf.stack(out)
+        """),
+        "tensor_array": _d("""
+            def f(x):
+                ta = tf.TensorArray(x.dtype, size=x.shape[0])
+                for i in range(x.shape[0]):
+                    ta = ta.write(i, x[i] / tf.reduce_max(x[i]))
+                return ta.stack()
+        """),
+        "while_counter": _d("""
+            def f(x):
+                out = []
+                i = 0
+                while i < x.shape[0]:
+                    out.append(x[i] / tf.reduce_max(x[i]))
+                    i += 1
+                return tf.stack(out)
+        """),
+        "enumerate_prealloc": _d("""
+            def f(x):
+                out = [None] * x.shape[0]
+                for i, im in enumerate(tf.unstack(x)):
+                    out[i] = im / tf.reduce_max(im)
+                return tf.stack(out)
+        """),
+        "helper_rebound": _d("""
+            def f(x):
+                return scaled(x)
+
+
+            def scaled(x):
+                out = []
+                for im in tf.unstack(x):
+                    out.append(im / tf.reduce_max(im))
+                out = tf.stack(out)
+                return out
+        """),
+        "numpy_method": _d("""
+            def f(x):
+                return tf.constant(np.stack([im / im.max() for im in x.numpy()]))
+        """),
+        "map_fn": _d("""
+            def f(x):
+                return tf.map_fn(lambda im: im / tf.reduce_max(im), x)
+        """),
+    },
+    {
+        "hand_keepdims": _d("""
+            def hand_keepdims(x):
+                return x / tf.reduce_max(x, axis=[1, 2, 3], keepdims=True)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x):
+                return x / tf.reduce_max(x, axis=[1, 2, 3], keepdims=True)
+        """),
+    },
+)
+
+FRAMES = Computation(
+    "frames", "frames of T samples every hop samples of each signal of x [b, t] → [b, frames, T] "
+    "(an STFT's framing, held-out round 6's c09)",
+    {"b": 3, "t": 101, "T": 16, "hop": 5}, {"b": 8, "t": 16000, "T": 512, "hop": 128},
+    _d("""
+        g = tf.random.Generator.from_seed(12)
+        return (g.normal([SIZE["b"], SIZE["t"]]),)
+    """),
+    {
+        "tf_range_append_stack": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                frames = []
+                for i in tf.range((x.shape[1] - T) // hop + 1):
+                    frames.append(x[:, i * hop:i * hop + T])
+                return tf.stack(frames, axis=1)
+        """),
+        "comprehension": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                n = (x.shape[1] - T) // hop + 1
+                return tf.stack([x[:, k * hop:k * hop + T] for k in range(n)], axis=1)
+        """),
+        "range_step_starts": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                frames = []
+                for s in range(0, x.shape[1] - T + 1, hop):
+                    frames.append(x[:, s:s + T])
+                return tf.stack(frames, axis=1)
+        """),
+        "tensor_array_transposed": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                n = (x.shape[1] - T) // hop + 1
+                ta = tf.TensorArray(x.dtype, size=n)
+                for k in range(n):
+                    ta = ta.write(k, x[:, k * hop:k * hop + T])
+                return tf.transpose(ta.stack(), [1, 0, 2])
+        """),
+        "while_tf_slice": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                out = []
+                k = 0
+                while k < (x.shape[1] - T) // hop + 1:
+                    out.append(tf.slice(x, [0, k * hop], [-1, T]))
+                    k += 1
+                return tf.stack(out, axis=1)
+        """),
+        "named_start": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                frames = []
+                for i in range((x.shape[1] - T) // hop + 1):
+                    start = i * hop
+                    frame = x[:, start:start + T]
+                    frames.append(frame)
+                return tf.stack(frames, axis=1)
+        """),
+        "helper_rebound": _d("""
+            def f(x):
+                return framed(x, SIZE["T"], SIZE["hop"])
+
+
+            def framed(x, length, step):
+                frame = []
+                for i in tf.range((x.shape[-1] - length) // step + 1):
+                    frame.append(x[..., i * step:i * step + length])
+                frame = tf.stack(frame, axis=-2)
+                return frame
+        """),
+        "numpy_stack": _d("""
+            def f(x):
+                T, hop = SIZE["T"], SIZE["hop"]
+                xn = x.numpy()
+                n = (xn.shape[1] - T) // hop + 1
+                return tf.constant(np.stack([xn[:, k * hop:k * hop + T] for k in range(n)], axis=1))
+        """),
+    },
+    {
+        "hand_frame": _d("""
+            def hand_frame(x):
+                return tf.signal.frame(x, SIZE["T"], SIZE["hop"])
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x):
+                return tf.signal.frame(x, SIZE["T"], SIZE["hop"])
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
-                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING)
+                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES)
 
 
 @dataclass(frozen=True)

@@ -320,7 +320,15 @@ def _collector(ctx: Any, fn: ast.FunctionDef, text: str, block: list[ast.stmt], 
     if any(name in {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} for s in between):
         return None
     later = _after(fn, loop)
-    uses = [n for n in later if isinstance(n, ast.Name) and n.id == name]
+    # ``frame = tf.stack(frame, axis=-2)``: the list's name rebound to its join; what reads
+    # the name after that reads the join, not the list (held-out round 6's c09)
+    rebinding = next((s for s in block[pos + 1:] if isinstance(s, ast.Assign)
+                      and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                      and s.targets[0].id == name), None)
+    bound = (rebinding.end_lineno, rebinding.end_col_offset) if rebinding else None
+    uses = [n for n in later if isinstance(n, ast.Name) and n.id == name
+            and (rebinding is None or n is not rebinding.targets[0])
+            and (bound is None or (n.lineno, n.col_offset) < bound)]
     if len(uses) != 1:
         return None
     # The body's own names must not be read after the loop (they become the function's);

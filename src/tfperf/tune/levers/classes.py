@@ -1,6 +1,7 @@
 """Per-class loops as one pass with a class axis: a loop over class ids (``range(k)``,
 ``range(1, k)``, any spelling the loop model reads) whose body compares tensors with the class
-id (``y == c``, ``tf.equal(y, c)``, inside ``tf.where``/``tf.cast``) and reduces the masks it
+id (``y == c``, ``tf.equal(y, c)``, inside ``tf.where``/``tf.cast``) or with a value of it (a
+bin's edges ``e[c]``/``e[c + 1]``, ``lo + c * w``: held-out round 6's c07) and reduces the masks it
 builds (``tf.reduce_sum(mask)``, a mean, along leading axes) runs once: each comparison against
 every class at once (``y[..., None] == [0, 1, …]``: a one-hot mask, the classes along a new last
 axis), each reduction over what it reduced before (all axes but the class axis when it
@@ -31,6 +32,7 @@ def _tfperf_over_members(reduce, x, **kwargs):
 '''
 COMPARES = {"equal": ast.Eq, "not_equal": ast.NotEq, "less": ast.Lt, "greater": ast.Gt,
             "less_equal": ast.LtE, "greater_equal": ast.GtE}
+ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//"}
 #: Reductions whose axis argument this rewrite keeps right (the class axis is last).
 AXIS_REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
                    "reduce_any", "reduce_all", "count_nonzero"}
@@ -54,13 +56,41 @@ class _ClassAxis(ast.NodeTransformer):
         return any(id(n) in self.made or (isinstance(n, ast.Name) and n.id in self.locals)
                    for n in ast.walk(node))
 
-    def _against(self, other: ast.expr, op: ast.cmpop, swapped: bool) -> ast.expr | None:
-        """``other OP c`` for every class ``c``: ``other`` gains the class axis."""
+    def _every(self, node: ast.expr, ids: str) -> str | None:
+        """``node``, an expression of the class id, for every class at once (``c``, ``lo + c
+        * w``, a bin edge ``edges[c + 1]`` → ``tf.gather(edges, classes + 1)``), or None;
+        ``ids``: every id, in the dtype the arithmetic around it needs (an index: int)."""
+        if not uses_name(node, self.var):
+            return ast.unparse(node)
+        if isinstance(node, ast.Name):
+            return f"({ids})"
+        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+            left, right = self._every(node.left, ids), self._every(node.right, ids)
+            if left is None or right is None:
+                return None
+            return f"({left} {ARITHMETIC[type(node.op)]} {right})"
+        if isinstance(node, ast.Subscript) and not uses_name(node.value, self.var) \
+                and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            index = self._every(node.slice, self.classes)
+            if index is None:
+                return None
+            return f"{self.tf}.gather({ast.unparse(node.value)}, {index})"
+        return None
+
+    def _against(self, other: ast.expr, op: ast.cmpop, swapped: bool,
+                 side: ast.expr) -> ast.expr | None:
+        """``other OP v(c)`` for every class ``c`` (``side``: ``v(c)``, the id or a value of
+        it such as a bin edge): ``other`` gains the class axis."""
         if any(isinstance(n, ast.Call) for n in ast.walk(other)) or uses_name(other, self.var):
             return None  # (``other`` is written twice: only names, attributes, subscripts)
         o, tf = ast.unparse(other), self.tf
+        dtype = f"{tf}.convert_to_tensor({o}).dtype"
+        every = self.classes if isinstance(side, ast.Name) \
+            else self._every(side, f"{tf}.cast({self.classes}, {dtype})")
+        if every is None:
+            return None
         left = f"{tf}.expand_dims({o}, -1)"
-        right = f"{tf}.cast({self.classes}, {tf}.convert_to_tensor({o}).dtype)"
+        right = f"{tf}.cast({every}, {dtype})"
         pair = (right, left) if swapped else (left, right)
         new = ast.Compare(_expr(pair[0]), [op], [_expr(pair[1])])
         self.made.add(id(new))
@@ -79,8 +109,8 @@ class _ClassAxis(ast.NodeTransformer):
         if len(node.ops) == 1:
             left, right = node.left, node.comparators[0]
             for side, other, swapped in ((right, left, False), (left, right, True)):
-                if isinstance(side, ast.Name) and side.id == self.var:
-                    new = self._against(other, node.ops[0], swapped)
+                if uses_name(side, self.var):
+                    new = self._against(other, node.ops[0], swapped, side)
                     if new is not None:
                         return new
         return self.generic_visit(node)
@@ -113,8 +143,8 @@ class _ClassAxis(ast.NodeTransformer):
         name = ast.unparse(node.func).rsplit(".", 1)[-1]
         if name in COMPARES and len(node.args) == 2 and not node.keywords:
             for k, side in enumerate(node.args):
-                if isinstance(side, ast.Name) and side.id == self.var:
-                    new = self._against(node.args[1 - k], COMPARES[name](), k == 0)
+                if uses_name(side, self.var):
+                    new = self._against(node.args[1 - k], COMPARES[name](), k == 0, side)
                     if new is not None:
                         return new
         self.generic_visit(node)

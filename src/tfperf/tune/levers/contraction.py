@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.levers.loop_model import WHOLE_HELPER
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
 HELPER = "_tfperf_contract"
@@ -27,6 +28,8 @@ HELPER_SOURCE = '''
 def _tfperf_contract(a, b, axis=None):
     """tfperf tune: TF.reduce_sum(a * b, axis) as one TF.einsum (no broadcast product)."""
     a, b = TF.convert_to_tensor(a), TF.convert_to_tensor(b)
+    if axis == "examples":  # each example's sum: every axis but the batch axis (axis 0)
+        axis = list(range(1, max(len(a.shape), len(b.shape))))
     ra, rb = a.shape.rank, b.shape.rank
     if ra is None or rb is None or a.dtype != b.dtype or not (ra and rb) \
             or not a.dtype.is_floating:
@@ -63,8 +66,15 @@ def _tfperf_contract(a, b, axis=None):
 def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, ast.BinOp, ast.expr | None]]:
     """``reduce_sum(a * b[, axis])`` calls of the function (and of the helpers the loop levers
     wrote into it): the call, the product, the axis."""
-    out = []
+    out: list[tuple[ast.Call, ast.BinOp, ast.expr | None]] = []
     for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == WHOLE_HELPER \
+                and len(n.args) == 2 and not n.keywords \
+                and ast.unparse(n.args[0]).rsplit(".", 1)[-1] in SUMS \
+                and isinstance(n.args[1], ast.BinOp) and isinstance(n.args[1].op, ast.Mult):
+            # a batched loop's sum of one example's product, over each example's axes
+            out.append((n, n.args[1], ast.Constant("examples")))
+            continue
         if not isinstance(n, ast.Call) or not n.args or not isinstance(n.args[0], ast.BinOp) \
                 or not isinstance(n.args[0].op, ast.Mult):
             continue
@@ -108,6 +118,8 @@ class ProductSumToEinsum(Lever):
             b = ast.get_source_segment(text, product.right) or ast.unparse(product.right)
             ax = "None" if axis is None else (ast.get_source_segment(text, axis)
                                              or ast.unparse(axis))
+            if isinstance(axis, ast.Constant) and axis.value == "examples":
+                ax = repr("examples")
             edits.append((call, f"{HELPER}({a}, {b}, {ax})"))
         text = replace_nodes(text, edits)
         if f"def {HELPER}(" not in text:

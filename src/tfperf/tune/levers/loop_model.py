@@ -59,6 +59,22 @@ REDUCTIONS = {"norm", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "
 #: Array methods that reduce (``x.max()``): of one example, not of the batch.
 REDUCTION_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "argmax", "argmin",
                      "any", "all", "ptp", "cumsum", "cumprod"}
+#: Reductions of a whole tensor when given no axis (of one example: every axis but the batch's).
+WHOLE_REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+                    "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_all",
+                    "reduce_any", "reduce_euclidean_norm", "count_nonzero"}
+#: Array methods that reduce the whole array when given no axis (``argmax`` flattens instead).
+WHOLE_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "any", "all", "ptp"}
+WHOLE_HELPER = "_tfperf_per_example"
+WHOLE_SOURCE = '''
+
+def _tfperf_per_example(reduce, x, **kwargs):
+    """tfperf tune: `reduce` of each example of the batch x (axis 0) over its every axis,
+    never over the batch axis."""
+    return reduce(x, axis=list(range(1, len(x.shape))), **kwargs)
+'''
+#: Module names whose attributes are functions, not array methods (``np.max(x)``).
+MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
 GATHERS = {"gather", "embedding_lookup", "gather_nd", "one_hot"}
 
@@ -174,7 +190,9 @@ class _Batch(ast.NodeTransformer):
     per-example axes."""
 
     def __init__(self, it: Iteration, tf: str, axes: bool, expand: int,
-                 scalars: set[str], depth: int = 0, index_value: str = "") -> None:
+                 scalars: set[str], depth: int = 0, index_value: str = "",
+                 reducing: frozenset[str] = frozenset()) -> None:
+        self.reducing = reducing  # the module's functions that reduce what they are given
         self.index_value = index_value  # the batch of indices, where the index is a value
         self.it, self.tf, self.axes, self.expand, self.scalars = it, tf, axes, expand, scalars
         self.depth = depth  # batch axes of inner loops already batched, after this one's
@@ -184,6 +202,8 @@ class _Batch(ast.NodeTransformer):
         self.in_gather = 0
         self.made: set[int] = set()  # nodes the rewrite made (batches)
         self.locals: set[str] = set()  # the body's names bound to batches
+        self.wholes: set[int] = set()  # reductions of a whole example (one value each)
+        self.whole_names: dict[str, ast.Call] = {}  # body names bound to one of them
 
     def visit(self, node: ast.AST) -> Any:
         new = super().visit(node)
@@ -206,8 +226,64 @@ class _Batch(ast.NodeTransformer):
                              mode="eval").body
         return node
 
+    def _whole_example(self, node: ast.Call, method: bool) -> ast.expr | None:
+        """A reduction of one whole example (``im.max()``, ``tf.reduce_max(im)``) of any
+        rank, on the batch: over every axis after the batch axis (``axis=tuple(range(1,
+        im.ndim))``), the batch axis never reduced; None where that is not written here (an
+        operand that is not a plain name or subscript is not read twice; loops inside it
+        batched already put their axes after this one's)."""
+        value = node.func.value if method else node.args[0]  # type: ignore[attr-defined]
+        if method and (node.args or node.keywords):
+            return None
+        if method and node.func.attr not in WHOLE_METHODS:  # type: ignore[attr-defined]
+            return None
+        if self.depth:
+            return None
+        new = self.visit(copy.deepcopy(value))
+        if not self.touched(new) or (method and not _plain(new)):
+            return None
+        text = ast.unparse(new)
+        if not _plain(new):  # computed once, by the helper written into the module
+            call = ast.parse(f"{WHOLE_HELPER}({ast.unparse(node.func)}, _)", mode="eval").body
+            assert isinstance(call, ast.Call)
+            call.args[1] = new
+            call.keywords = [self.visit(k) for k in node.keywords]
+            self.made.add(id(call))
+            self.wholes.add(id(call))
+            return call
+        axes = f"tuple(range(1, {text}.ndim))" if method \
+            else f"list(range(1, len({text}.shape)))"
+        call = copy.deepcopy(node)
+        if method:
+            call.func.value = new  # type: ignore[attr-defined]
+        else:
+            call.args = [new]
+            call.keywords = [self.visit(k) for k in call.keywords]
+        call.keywords.append(ast.keyword("axis", ast.parse(axes, mode="eval").body))
+        self.made.add(id(call))
+        self.wholes.add(id(call))
+        return call
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        node.left, node.right = self.visit(node.left), self.visit(node.right)
+        if self.touched(node.left) and self.touched(node.right):
+            # one example's reduced scalar against one example's tensor (im / im.max(), or
+            # m = im.max() and im / m): the batch of scalars keeps its reduced axes, so that
+            # it lines up per example
+            for side in (node.left, node.right):
+                call = self.whole_names.get(side.id) if isinstance(side, ast.Name) \
+                    else side if id(side) in self.wholes else None
+                if isinstance(call, ast.Call) and not any(k.arg == "keepdims"
+                                                          for k in call.keywords):
+                    call.keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+        return node
+
     def visit_Assign(self, node: ast.Assign) -> Any:
         node.value = self.visit(node.value)
+        if id(node.value) in self.wholes and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            assert isinstance(node.value, ast.Call)
+            self.whole_names[node.targets[0].id] = node.value
         if self.touched(node.value):  # the names it binds hold batches from here on
             self.locals |= {n.id for t in node.targets for n in ast.walk(t)
                             if isinstance(n, ast.Name)}
@@ -291,9 +367,24 @@ class _Batch(ast.NodeTransformer):
         if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
                 and self.touched(self.visit(copy.deepcopy(node.func.value))):
             # an array method of one example's value (held-out round 6's c02: im / im.max()
-            # per image), not a module's function (tf.argmax)
+            # per image), not a module's function (tf.argmax): over every axis but the
+            # batch's, never over the batch
+            whole = self._whole_example(node, method=True)
+            if whole is not None:
+                return whole
             self.failed = (f"a reduction method of one example (.{last}()) would reduce "
                            "the whole batch")
+            return node
+        if last in WHOLE_REDUCTIONS and self.axes and len(node.args) == 1 \
+                and not any(k.arg in ("axis", "reduction_indices") for k in node.keywords):
+            whole = self._whole_example(node, method=False)
+            if whole is not None:
+                return whole
+        if func in self.reducing and any(self.touched(self.visit(copy.deepcopy(a)))
+                                         for a in [*node.args, *node.keywords]):
+            # a function of the module given one example's value reduces it: given the
+            # batch, its reduction would take the batch (round 6's c02 in a helper)
+            self.failed = f"{func}() reduces one example: given the batch it would reduce it"
             return node
         if func == "float" and len(node.args) == 1 and not node.keywords:
             arg = self.visit(node.args[0])
@@ -376,6 +467,66 @@ class _Batch(ast.NodeTransformer):
         return node
 
 
+def reducing_functions(text: str) -> frozenset[str]:
+    """Names of the module's functions (top level or nested) that call a reduction: given a
+    batch where they were given one example, they would reduce across it."""
+    out = set()
+    for fn in ast.walk(parse(text)):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1]
+                in REDUCTIONS | WHOLE_REDUCTIONS | REDUCTION_METHODS for n in ast.walk(fn)):
+            out.add(fn.name)
+    return frozenset(out)
+
+
+def reduces_the_batch(stmts: list[ast.stmt], text: str) -> str:
+    """Why one example's statements, given the whole batch as it is (``x[i]`` → ``x``, no
+    axis moved), would reduce across the batch: a reduction without an axis counted from
+    the end (``tf.reduce_max(im)``, ``axis=0``), a reduction method (``im.max()``), a module
+    function that reduces; "" where none does. Inputs whose examples agree (every image's
+    maximum 255) cannot tell such a rewrite apart, so it is refused, not measured."""
+    reducing = reducing_functions(text)
+    for n in (n for s in stmts for n in ast.walk(s)):
+        if not isinstance(n, ast.Call):
+            continue
+        func = ast.unparse(n.func)
+        last = func.rsplit(".", 1)[-1]
+        if func in reducing:
+            return f"{func}() reduces one example: given the batch it would reduce it"
+        method = isinstance(n.func, ast.Attribute) and not (
+            isinstance(n.func.value, ast.Name) and n.func.value.id in MODULES)
+        if method and last in REDUCTION_METHODS:
+            axis = next((k.value for k in n.keywords if k.arg == "axis"),
+                        n.args[0] if n.args else None)
+            if axis is None or not _from_the_end(axis):
+                return f"a reduction method of one example (.{last}()) would reduce the batch"
+        elif not method and last in (REDUCTIONS | WHOLE_REDUCTIONS | REDUCTION_METHODS) \
+                - {"softmax", "log_softmax"}:  # (their default axis is the last)
+            axis = next((k.value for k in n.keywords if k.arg == "axis"),
+                        n.args[1] if len(n.args) > 1 else None)
+            if axis is None or not _from_the_end(axis):
+                return (f"{last} of one example without an axis counted from the end would "
+                        "reduce across the batch")
+    return ""
+
+
+def _from_the_end(node: ast.expr) -> bool:
+    """A constant negative axis, or a list of them."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return False
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return bool(values) and all(isinstance(v, int) and v < 0 for v in values)
+
+
+def _plain(node: ast.AST) -> bool:
+    """A name, attribute or subscript by names and constants: cheap to read twice."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Slice,
+                              ast.Tuple, ast.Load, ast.UnaryOp, ast.USub))
+               for n in ast.walk(node))
+
+
 def _axes_one(call: ast.Call) -> bool:
     """``axes=1`` (a keyword or the third argument) of a tensordot, and nothing else."""
     axes = next((k.value for k in call.keywords if k.arg == "axes"), None)
@@ -420,7 +571,7 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     if it.uses_index:
         index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
                        + " + [1]" * expand + ")")
-    fix = _Batch(it, tf, axes, expand, scalars, depth, index_value)
+    fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
     stmts = []
     for s in it.stmts:
         update = it.running.get(id(s))
@@ -456,15 +607,16 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     return rewrite_one(text, it, tf, lines, it.name, None)
 
 
-def batched_parts(it: Iteration, tf: str, parts: list[ast.expr]) -> tuple[list[str],
-                                                                         list[str | None]]:
+def batched_parts(it: Iteration, tf: str, parts: list[ast.expr], text: str,
+                  ) -> tuple[list[str], list[str | None]]:
     """The body's statements of ``it`` run once on the whole batch, and each of ``parts``
     (expressions of one iteration) on the batch: None for a part that does not depend on
-    the iteration (the same value each time)."""
+    the iteration (the same value each time); ``text``: the module (its functions that
+    reduce are not given the batch)."""
     if it.nested or it.join == "map_fn" or it.running:
         raise SourceEditError("the body is not one example's ops")
     index_value = f"{tf}.range({it.stop})" if it.uses_index else ""
-    fix = _Batch(it, tf, True, 0, set(), 0, index_value)
+    fix = _Batch(it, tf, True, 0, set(), 0, index_value, reducing_functions(text))
     stmts = [fix.visit(copy.deepcopy(s)) for s in it.stmts]
     out: list[str | None] = []
     for part in parts:
@@ -690,42 +842,65 @@ def masks_as_gathers(text: str, name: str, tf: str) -> str:
     return replace_nodes(text, edits) if edits else text
 
 
+def called_functions(text: str, name: str) -> list[str]:
+    """``name`` and the module-level functions it reaches by name (calls, and the decorators
+    of those it calls, which run around them), in the order found: a loop in a helper the
+    tuned function calls is the tuned function's loop too (held-out round 6's c09: the
+    frames are sliced in ``stft``, which the tuned function calls)."""
+    tree = parse(text)
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    out, todo = [], [name]
+    while todo:
+        current = todo.pop(0)
+        if current in out or current not in defs:
+            continue
+        out.append(current)
+        fn = defs[current]
+        for n in [*ast.walk(fn), *fn.decorator_list]:
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                todo.append(n.func.id)
+            elif isinstance(n, ast.Name) and n in fn.decorator_list:
+                todo.append(n.id)
+    return out
+
+
+def _loop_texts(text: str, name: str) -> list[str]:
+    """The module as written and after each of the passes that give the loop levers their
+    loops, for the function ``name``."""
+    texts = [text]
+    for make in (lambda: first_term_sums(text, name),
+                 lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
+                 lambda: flat_counters(text, name),
+                 lambda: host_lists(ensure_tf(text)[0], name, ensure_tf(text)[1]),
+                 lambda: split_sums(text, name)):
+        with contextlib.suppress(SourceEditError):
+            changed = make()
+            if changed != text:
+                texts.append(changed)
+    return texts
+
+
 def found_loops(ctx: LeverContext) -> list[Iteration]:
-    """The loops of the tuned function, as written or once its NumPy round trips are TF ops
-    (an earlier rung: ``for r in x.numpy()`` is a loop over a tensor's rows then)."""
+    """The loops of the tuned function (and of the module's functions it calls), as written
+    or once its NumPy round trips are TF ops (an earlier rung: ``for r in x.numpy()`` is a
+    loop over a tensor's rows then)."""
     from tfperf.tune.levers.numpy_round_trip import rewrite
 
     out: list[Iteration] = []
-    texts = [ctx.target.source]
+    source, name = ctx.target.source, ctx.target.name
+    texts = _loop_texts(source, name)
     with contextlib.suppress(SourceEditError):
-        texts.append(rewrite(ctx.target.source, ctx.target.name))
-    with contextlib.suppress(SourceEditError):
-        summed = first_term_sums(ctx.target.source, ctx.target.name)
-        if summed != ctx.target.source:
-            texts.append(summed)
-    with contextlib.suppress(SourceEditError):
-        counted = counted_sums(*ensure_tf(ctx.target.source)[:1], ctx.target.name,
-                               ensure_tf(ctx.target.source)[1])
-        if counted != ctx.target.source:
-            texts.append(counted)
-    with contextlib.suppress(SourceEditError):
-        flat = flat_counters(ctx.target.source, ctx.target.name)
-        if flat != ctx.target.source:
-            texts.append(flat)
-    with contextlib.suppress(SourceEditError):
-        hosted, tf = ensure_tf(ctx.target.source)
-        hosted = host_lists(hosted, ctx.target.name, tf)
-        if hosted != ctx.target.source:
-            texts.append(hosted)
-    with contextlib.suppress(SourceEditError):
-        split = split_sums(ctx.target.source, ctx.target.name)
-        if split != ctx.target.source:
-            texts.append(split)
+        texts.insert(1, rewrite(source, name))
     for text in texts:
         try:
-            out += iterations(text, ctx.target.name, tensor_names(ctx))
+            out += iterations(text, name, tensor_names(ctx))
         except SourceEditError:
             continue
+    with contextlib.suppress(SourceEditError):
+        for helper in called_functions(source, name)[1:]:
+            for text in _loop_texts(source, helper):
+                with contextlib.suppress(SourceEditError):
+                    out += iterations(text, helper, frozenset())
     return out
 
 
@@ -829,21 +1004,39 @@ class ScanToCumsum(Lever):
 
 
 def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
-    """Every loop ``rewrite`` can take, innermost first, the model rebuilt after each;
-    ``rewrite(text, iteration, tf, depth)`` gets the number of loop levels inside the loop
-    that were already rewritten (their batch axes come after its own)."""
+    """Every loop ``rewrite`` can take, innermost first, the model rebuilt after each, in the
+    tuned function and in the module's functions it calls; ``rewrite(text, iteration, tf,
+    depth)`` gets the number of loop levels inside the loop that were already rewritten
+    (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
-    text = first_term_sums(text, ctx.target.name)
-    text = masks_as_gathers(text, ctx.target.name, tf)
-    text = counted_sums(text, ctx.target.name, tf)
-    text = flat_counters(text, ctx.target.name)
-    text = host_lists(text, ctx.target.name, tf)
-    text = split_sums(text, ctx.target.name)
-    tensors = tensor_names(ctx)
+    done = 0
+    for name in called_functions(text, ctx.target.name):
+        tensors = tensor_names(ctx) if name == ctx.target.name else frozenset()
+        with contextlib.suppress(SourceEditError):
+            text, count = _every_loop_of(text, name, tensors, tf, rewrite)
+            done += count
+    if not done:
+        raise SourceEditError("no loop of the loop model fits this rewrite")
+    if f"{WHOLE_HELPER}(" in text and f"def {WHOLE_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + WHOLE_SOURCE
+    return text
+
+
+def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
+                   rewrite: Any) -> tuple[str, int]:
+    """``every_loop`` in the function ``name``: the module and the loops rewritten (the
+    module as it was where none is)."""
+    before = text
+    text = first_term_sums(text, name)
+    text = masks_as_gathers(text, name, tf)
+    text = counted_sums(text, name, tf)
+    text = flat_counters(text, name)
+    text = host_lists(text, name, tf)
+    text = split_sums(text, name)
     done = 0
     levels: dict[tuple[int, int], int] = {}  # loop start → levels rewritten inside it
     for _ in range(MAX_REWRITES):
-        for it in iterations(text, ctx.target.name, tensors):
+        for it in iterations(text, name, tensors):
             node = it.node
             key = (node.lineno, node.col_offset)
             try:
@@ -851,7 +1044,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
                 parse(new)
             except SourceEditError:
                 continue
-            ctx_fn = _context(text, ctx.target.name)[1]
+            ctx_fn = _context(text, name)[1]
             # A sum, an add_n, a reduction of the list leave no batch axis behind.
             added = 0 if it.join in ("sum", "add_n", "list") else 1
             for outer in _enclosing(ctx_fn, node):
@@ -862,9 +1055,7 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
             break
         else:
             break
-    if not done:
-        raise SourceEditError("no loop of the loop model fits this rewrite")
-    return text
+    return (text, done) if done else (before, 0)
 
 
 def _enclosing(fn: ast.AST, node: ast.AST) -> list[ast.AST]:

@@ -81,7 +81,7 @@ def _scattered(text: str, it: Iteration, tf: str, mapped: bool) -> str:
     try:
         if mapped:
             raise SourceEditError("mapped")
-        lines, (batch_rows, batch_starts) = batched_parts(it, tf, [value_node, lo_node])
+        lines, (batch_rows, batch_starts) = batched_parts(it, tf, [value_node, lo_node], text)
         every = f"{tf}.range({it.stop})"
         value, lo = ast.unparse(value_node), ast.unparse(lo_node)
         lines.append(f"{rows} = " + (batch_rows or f"{tf}.broadcast_to({value}, {tf}.concat("

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.levers.loop_model import reduces_the_batch
 from tfperf.tune.source import (
     SourceEditError,
     ensure_tf,
@@ -138,6 +139,10 @@ def _rewrite(text: str, ctx: LeverContext, batched: bool) -> str:
     index, stop = loop.target.id, range_stop(loop)
     assert stop is not None
     body = ast.Module(body=loop.body, type_ignores=[])
+    if batched:
+        why = reduces_the_batch(loop.body, text)
+        if why:  # (the per-example-axes lever of the loop model moves such axes)
+            raise SourceEditError(why)
     subs, other = index_uses(body, index)
     if other or not subs:
         raise SourceEditError(f"the loop index {index!r} is used other than as x[{index}]")

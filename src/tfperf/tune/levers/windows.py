@@ -247,16 +247,37 @@ def window_of(value: ast.expr, var: str, ks: str, tf: str) -> Window | None:
     return Window(x, axis_text, at, low, high, keepdims, mean)
 
 
+def loop_variable(it: Iteration, tf: str) -> tuple[str, str] | None:
+    """The loop's variable and every value of it at once (a 1-D tensor's source), or None."""
+    if not it.binds:  # for k in range(n): the index is the variable
+        return it.index, f"{tf}.range({it.stop})"
+    if len(it.binds) == 1 and it.binds[0][2].startswith("tf.range("):
+        return it.binds[0][0], it.binds[0][2].replace("tf.", f"{tf}.", 1)
+    return None
+
+
+def slice_window(value: ast.expr, var: str, ks: str, tf: str,
+                 ) -> tuple[str, int, str, str] | None:
+    """``value`` as a slice whose bounds move with ``var`` (``x[..., lo:hi]`` or
+    ``tf.slice``): (x, axis, low, high: "" for the axis end), or None."""
+    if isinstance(value, ast.Subscript):
+        return _subscript_window(value, var, ks, tf)
+    if isinstance(value, ast.Call):
+        sliced = _slice_window(value, var, ks, tf)
+        if sliced is not None:
+            x, at, low, high, rank = sliced
+            return x, at % rank, low, high
+    return None
+
+
 def window_value(it: Iteration, tf: str) -> str | None:
     """Every window of the loop at once, stacked along a new axis 0, or None."""
     if it.nested or it.running:
         return None
-    if not it.binds:  # for k in range(n): the index is the variable
-        var, ks = it.index, f"{tf}.range({it.stop})"
-    elif len(it.binds) == 1 and it.binds[0][2].startswith("tf.range("):
-        var, ks = it.binds[0][0], it.binds[0][2].replace("tf.", f"{tf}.", 1)
-    else:
+    found = loop_variable(it, tf)
+    if found is None:
         return None
+    var, ks = found
     value = inlined(it)
     if value is None:
         return None
