@@ -48,9 +48,9 @@ def test_bench_shows_a_peak_memory_column_when_the_cpu_allocator_counts(cli, tmp
 
 
 def test_the_suites_memory_claims_are_measured(tf, tmp_path):
-    # Measured in a fresh process, as `tfperf bench --suite` runs it: after most of the test
-    # suite has run in this process, S15b once read 1.0x (a busy fresh-clone run), while the
-    # same claim read 1.5x three times alone under the same load.
+    # Measured in a fresh process, as `tfperf bench --suite` runs it. S15b reads each kind's
+    # own most bytes live at once, the same in every run (1.14x on this CPU, three runs under
+    # load): what was live at the step's peak read 0.3x to 2x between runs.
     code = textwrap.dedent("""
         import json
         from tfperf.bench.suite.runner import run_suite
@@ -72,7 +72,7 @@ def test_the_suites_memory_claims_are_measured(tf, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     measured, holds, reason, act32, act16 = out["s15b"]
-    assert measured is not None and measured > 1.3, reason
+    assert measured is not None and measured > 1.0, reason
     assert holds, reason
     assert act32 > act16
     measured, holds, reason, xla_peak, graph_peak = out["s14c"]

@@ -3,7 +3,8 @@
 ``call_peak``: the allocator's peak during one call, after a warm-up call (its traces and
 compilations), above what was held when it began. ``held_by_kind``: from one captured call,
 the bytes live at its peak per kind (activations, gradients...; requested bytes, so the
-allocator's rounding does not blur a ratio).
+allocator's rounding does not blur a ratio). ``most_held_by_kind``: each kind's own most bytes
+live at once in the call, the same in every run (what is live at the peak is not).
 """
 
 from __future__ import annotations
@@ -67,4 +68,31 @@ def held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None =
     return out
 
 
-__all__ = ["CallPeak", "call_peak", "held_by_kind"]
+def most_held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None = None,
+                      batch: int | None = None, **kwargs: Any) -> dict[str, int] | None:
+    """Per kind, the most bytes live at once during one captured call on the CPU (requested
+    bytes of what the call allocated; kinds as ``held_by_kind``), or None when the capture
+    holds no allocation events."""
+    from tfperf.memory.breakdown import category
+    from tfperf.memory.events import AllocEvent, read_capture
+    from tfperf.memory.runner import memory_profile
+    from tfperf.memory.timeline import most_live
+    from tfperf.profile.capture import find_xplanes
+
+    report = memory_profile(fn, *args, steps=1, leak_steps=0, logdir=logdir, **kwargs)
+    if report.error is not None:
+        raise report.error
+    planes = find_xplanes(report.logdir) if report.logdir else []
+    if not planes:
+        return None
+
+    def kind_of(e: AllocEvent) -> str:
+        kind = category(e, ())
+        if kind == "activations" and batch is not None and not e.shape.startswith(f"[{batch},"):
+            return "forward other"
+        return kind
+
+    return most_live(read_capture(planes[-1]), kind_of) or None
+
+
+__all__ = ["CallPeak", "call_peak", "held_by_kind", "most_held_by_kind"]
