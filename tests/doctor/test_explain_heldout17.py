@@ -139,4 +139,4 @@ def test_a_python_function_op_in_a_served_graph_is_never_servable():
                   "'EagerPyFunc' in binary running on 7f3a. Make sure the Op and Kernel are "
                   "registered in the binary running in this process.\n")
     assert top.label == "op-not-registered"
-    assert "Python" in first_explanation(top) and "not a version gap" in first_explanation(top)
+    assert "Python" in first_explanation(top) and "No TensorFlow version" in first_explanation(top)
