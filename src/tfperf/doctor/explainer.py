@@ -753,7 +753,8 @@ def _judge_own_file(by_label: dict[str, Cause], text: str) -> None:
     """A file of the user's named like a package (keras.py, tensorflow.py) on the traceback
     shadows the package only where the traceback shows it so: an ``import PKG`` whose next frame
     is that file, or the package missing what it always has (``module 'PKG' has no attribute``,
-    Python 2's ``'module' object has no attribute``, a circular import, not a package). A script merely named keras.py that uses tf.keras shadows nothing."""
+    Python 2's ``'module' object has no attribute``, a circular import, not a package). A script
+    merely named keras.py that uses tf.keras shadows nothing."""
     cause = by_label.get("tensorflow-shadowed")
     if cause is None or any(ln.row != "own-file-shadows-package" for ln in cause.lines):
         return
