@@ -140,3 +140,44 @@ def test_a_python_function_op_in_a_served_graph_is_never_servable():
                   "registered in the binary running in this process.\n")
     assert top.label == "op-not-registered"
     assert "Python" in first_explanation(top) and "No TensorFlow version" in first_explanation(top)
+
+
+# --- more numbers: pip's offered releases, cuDNN's spatial size, XLA's constant input ------------
+
+def test_the_releases_pip_offers_name_the_interpreters_python():
+    top, _ = _top("ERROR: Could not find a version that satisfies the requirement tensorflow==1.15 "
+                  "(from versions: 2.2.0rc1, 2.2.0rc2, 2.2.0, 2.3.0, 2.4.0)\n"
+                  "ERROR: No matching distribution found for tensorflow==1.15\n")
+    text = first_explanation(top)
+    assert top.label == "no-tensorflow-wheel"
+    assert "Python 3.8" in text and "2.7-3.7" in text, text
+
+
+def test_pip_offering_nothing_keeps_the_general_reading():
+    top, _ = _top("ERROR: Could not find a version that satisfies the requirement tensorflow "
+                  "(from versions: none)\nERROR: No matching distribution found for tensorflow\n")
+    assert "this interpreter is Python" not in first_explanation(top)
+
+
+def test_a_cudnn_descriptor_with_a_spatial_size_0_is_an_input_too_small():
+    top, _ = _top("F tensorflow/stream_executor/cuda/cuda_dnn.cc:521] could not convert "
+                  "BatchDescriptor {count: 64 feature_map_count: 512 spatial: 1 0  value_min: "
+                  "0.000000 value_max: 0.000000 layout: BatchDepthYX} to cudnn tensor descriptor: "
+                  "CUDNN_STATUS_BAD_PARAM\n")
+    assert "too small" in first_explanation(top), first_explanation(top)
+
+
+def test_xla_names_the_op_whose_input_must_be_a_compile_time_constant():
+    top, _ = _top("tensorflow.python.framework.errors_impl.InvalidArgumentError: Input 1 to node "
+                  "`model/sequence_mask/Range` with op Range must be a compile-time constant.\n")
+    text = first_explanation(top)
+    assert "Range" in text and "Python int" in text, text
+
+
+def test_keras_graph_disconnected_names_the_missing_input():
+    top, _ = _top('ValueError: Graph disconnected: cannot obtain value for tensor KerasTensor('
+                  "type_spec=TensorSpec(shape=(None, 8), dtype=tf.float32, name='aux'), "
+                  "name='aux', description=\"created by layer 'aux'\") at layer \"aux\". The "
+                  "following previous layers were accessed without issue: ['img', 'conv2d']\n")
+    assert top.label == "keras-graph-disconnected"
+    assert "aux" in top.detail

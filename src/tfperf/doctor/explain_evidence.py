@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfperf.doctor.explain_oom import rank_oom
+from tfperf.doctor.explain_pip import offered_python
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -449,6 +450,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      flatten_mismatch,
      "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
      "(Flatten before Dense for image input)"),
+    (frozenset({"no-tensorflow-wheel"}), offered_python,
+     "pip's candidate list (only releases with a wheel for the running interpreter) ; "
+     "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
+     "https://github.com/diracdeltas/spleeter4max/issues/56 (only 2.5.x offered: Python 3.9)"),
     (frozenset({"value-error"}), fed_shape_mismatch,
      "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
      "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),
