@@ -181,3 +181,27 @@ def test_keras_graph_disconnected_names_the_missing_input():
                   "following previous layers were accessed without issue: ['img', 'conv2d']\n")
     assert top.label == "keras-graph-disconnected"
     assert "aux" in top.detail
+
+
+def test_a_runtime_concat_one_pixel_off_is_an_input_size_the_poolings_do_not_divide():
+    top, _ = _top("InvalidArgumentError: ConcatOp : Dimensions of inputs should match: shape[0] = "
+                  "[4,25,25,512] vs. shape[1] = [4,24,24,256]\n"
+                  "\t [[node model/concatenate/concat]]\n")
+    assert "one pixel" in first_explanation(top), first_explanation(top)
+
+
+def test_a_concat_of_other_batches_keeps_the_general_reading():
+    top, _ = _top("InvalidArgumentError: ConcatOp : Dimensions of inputs should match: shape[0] = "
+                  "[4,25,25,512] vs. shape[1] = [8,25,25,256]\n")
+    assert "one pixel" not in first_explanation(top)
+
+
+@pytest.mark.parametrize(("sizes", "needle"), [
+    ("logits_size=[16,11] labels_size=[16,10]", "class count"),
+    ("logits_size=[64,48] labels_size=[32,48]", "reshape with -1"),
+    ("logits_size=[50,5] labels_size=[1,50]", "class ids"),
+])
+def test_logits_and_labels_are_read_by_which_number_differs(sizes, needle):
+    top, _ = _top(f"InvalidArgumentError: logits and labels must be broadcastable: {sizes}\n"
+                  "\t [[node categorical_crossentropy/softmax_cross_entropy_with_logits]]\n")
+    assert needle in first_explanation(top), first_explanation(top)

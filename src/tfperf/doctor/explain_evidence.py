@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_numbers import concat_off_by_one, logits_labels_numbers
 from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import offered_python
 
@@ -450,6 +451,14 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      flatten_mismatch,
      "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
      "(Flatten before Dense for image input)"),
+    (frozenset({"invalid-argument-error"}), concat_off_by_one,
+     "tensorflow/core/kernels/concat_op.cc (ConcatOp: the two shapes) ; "
+     "https://github.com/jakeret/unet/issues/14 (35 vs 34: the input size and the U-Net depth)"),
+    (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
+     logits_labels_numbers,
+     "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
+     "https://github.com/krishnaik06/Deep-Learning-Car-Brand/issues/5 (8 units for 7 classes: a "
+     "desktop.ini read as a class folder)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
