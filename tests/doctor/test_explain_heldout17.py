@@ -205,3 +205,14 @@ def test_logits_and_labels_are_read_by_which_number_differs(sizes, needle):
     top, _ = _top(f"InvalidArgumentError: logits and labels must be broadcastable: {sizes}\n"
                   "\t [[node categorical_crossentropy/softmax_cross_entropy_with_logits]]\n")
     assert needle in first_explanation(top), first_explanation(top)
+
+
+def test_rows_a_square_factor_apart_are_a_hard_coded_flatten_over_larger_images():
+    top, _ = _top("InvalidArgumentError: Incompatible shapes: [144,512] vs. [16,512]\n"
+                  "\t [[node model/sub]]\n")
+    assert "3x3 rows per sample" in first_explanation(top), first_explanation(top)
+
+
+def test_rows_two_apart_keep_the_general_reading():
+    top, _ = _top("InvalidArgumentError: Incompatible shapes: [32,10] vs. [16,10]\n")
+    assert "rows per sample" not in first_explanation(top)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.doctor.explain_numbers import concat_off_by_one, logits_labels_numbers
+from tfperf.doctor.explain_numbers import concat_off_by_one, logits_labels_numbers, rows_per_sample
 from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import offered_python
 
@@ -454,6 +454,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
     (frozenset({"invalid-argument-error"}), concat_off_by_one,
      "tensorflow/core/kernels/concat_op.cc (ConcatOp: the two shapes) ; "
      "https://github.com/jakeret/unet/issues/14 (35 vs 34: the input size and the U-Net depth)"),
+    (frozenset({"invalid-argument-error"}), rows_per_sample,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
+     "[-1, 896] over larger images)"),
     (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
      logits_labels_numbers,
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "

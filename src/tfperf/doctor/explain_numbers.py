@@ -16,6 +16,8 @@ Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
 _CONCAT = re.compile(r"ConcatOp ?: Dimensions of inputs should match: shape\[0\] = "
                      r"\[(?P<a>[\d,]+)\] vs\. shape\[1\] = \[(?P<b>[\d,]+)\]")
+_INCOMPATIBLE = re.compile(r"Incompatible shapes: \[(?P<a>\d+),(?P<x>\d+)\] vs\. "
+                          r"\[(?P<b>\d+),(?P<y>\d+)\]")
 _LOGITS = re.compile(r"logits and labels must be (?:broadcastable|same size): "
                      r"logits_size=\[(?P<l>\d+),(?P<lc>\d+)\] "
                      r"labels_size=\[(?P<y>\d+),(?P<yc>\d+)\]")
@@ -46,6 +48,29 @@ def concat_off_by_one(text: str) -> Reading | None:
                     "(16 for four poolings, 32 for five), or use fewer levels for this size, or "
                     "crop/pad the larger tensor before concatenating.", m.group(0))
     return None
+
+
+def rows_per_sample(text: str) -> Reading | None:
+    """Two rank-2 shapes with the same width whose rows differ by a square factor (25 = 5x5):
+    a reshape to [-1, width] over images larger than the size the width was computed for makes
+    each sample several rows, one per extra cell of the feature map."""
+    if "Incompatible shapes" not in text or (m := _INCOMPATIBLE.search(text)) is None:
+        return None
+    a, b, x, y = int(m["a"]), int(m["b"]), int(m["x"]), int(m["y"])
+    if x != y or a == b or max(a, b) % min(a, b):
+        return None
+    k = max(a, b) // min(a, b)
+    side = round(k ** 0.5)
+    if k < 4 or side * side != k:
+        return None
+    return (f"The two tensors have the same width {x} but {max(a, b)} against {min(a, b)} rows: "
+            f"{k} = {side}x{side} rows per sample. A reshape to [-1, {x}] (a flatten written "
+            f"with a hard-coded size) over a feature map {side} times larger per side than the "
+            "one the size was computed for: the input images are larger than the size the "
+            "model was written for.",
+            "Feed images of the size the model was written for (resize them), or flatten with "
+            "the real size (tf.keras.layers.Flatten, tf.reshape(x, [tf.shape(x)[0], -1])) and "
+            "give the next layer that width.", m.group(0))
 
 
 def logits_labels_numbers(text: str) -> Reading | None:
