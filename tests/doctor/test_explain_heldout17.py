@@ -216,3 +216,12 @@ def test_rows_a_square_factor_apart_are_a_hard_coded_flatten_over_larger_images(
 def test_rows_two_apart_keep_the_general_reading():
     top, _ = _top("InvalidArgumentError: Incompatible shapes: [32,10] vs. [16,10]\n")
     assert "rows per sample" not in first_explanation(top)
+
+
+def test_a_system_library_a_package_loads_is_named_with_its_os_package():
+    top, _ = _top('Traceback (most recent call last):\n  File "/usr/lib/python3/dist-packages/'
+                  'h5py/__init__.py", line 26, in <module>\n    from . import _errors\n'
+                  "ImportError: libhdf5_serial.so.103: cannot open shared object file: No such "
+                  "file or directory\n")
+    text = first_explanation(top)
+    assert "libhdf5_serial.so.103" in text and "apt" in text, text
