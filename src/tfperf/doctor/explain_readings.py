@@ -362,8 +362,10 @@ def serving_detail(details: Details) -> str:
         return where + (f"the base path ends in '{last}', inside a model version: give the "
                         "folder that holds the numeric version folders")
     if details.get("servable2") and not details.get("servable"):
-        return where + ("the folder exists but holds no numeric version folder: move the "
-                        f"SavedModel into {base.rstrip('/')}/1/")
+        root = base if base.endswith("://") else base.rstrip("/") + "/"  # s3:// stays whole
+        return where + ("the folder exists but holds no numeric version folder (a folder named "
+                        "by an integer: 1, 2 or 00000123, not v0.1): move the SavedModel into "
+                        f"{root}1/")
     return where + "the path does not exist where the server runs (inside the container)"
 
 
