@@ -226,16 +226,3 @@ def test_a_system_library_a_package_loads_is_named_with_its_os_package():
     text = first_explanation(top)
     assert "libhdf5_serial.so.103" in text and "apt" in text, text
 
-
-def test_a_checkpoint_write_to_a_long_windows_path_is_the_path_length():
-    path = "runs\\" + "\\".join(f"param_{i}_value_{i * 7}" for i in range(12)) + "\\ckpt-10.index"
-    top, _ = _top("tensorflow.python.framework.errors_impl.NotFoundError: Failed to create a "
-                  f"NewWriteableFile: {path}.tempstate123 : The system cannot find the path "
-                  "specified.\n; No such process [Op:SaveV2]\n")
-    assert top.label == "windows-long-paths", top.label
-
-
-def test_a_short_missing_checkpoint_folder_is_no_long_path():
-    top, _ = _top("tensorflow.python.framework.errors_impl.NotFoundError: Failed to create a "
-                  "directory: ./logs\\train; No such file or directory\n")
-    assert top.label != "windows-long-paths"
