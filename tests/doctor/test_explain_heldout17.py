@@ -226,3 +226,22 @@ def test_a_system_library_a_package_loads_is_named_with_its_os_package():
     text = first_explanation(top)
     assert "libhdf5_serial.so.103" in text and "apt" in text, text
 
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ("TypeError: Could not locate class 'Sequential'. Make sure custom classes are decorated with "
+     "`@keras.saving.register_keras_serializable()`.", "Keras 2"),
+    ("TypeError: Could not deserialize class 'Dense' because its parent module "
+     "keras.src.layers.core.dense cannot be imported.", "saved by Keras 3"),
+])
+def test_a_built_in_keras_class_not_found_is_a_keras_major_mismatch(line, needle):
+    top, _ = _top(line + "\n")
+    assert top.label == "keras-unknown-object"
+    assert needle in first_explanation(top), first_explanation(top)
+
+
+def test_a_custom_class_not_found_keeps_the_custom_objects_reading():
+    top, _ = _top("TypeError: Could not locate class 'TokenAndPositionEmbedding'. Make sure "
+                  "custom classes are decorated with `@keras.saving.register_keras_serializable()`.\n")
+    assert "custom_objects" in first_explanation(top)
+    assert "major" not in first_explanation(top)

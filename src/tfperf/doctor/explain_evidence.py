@@ -403,6 +403,13 @@ _NEWER_CORE_OP = (
     "TensorFlow (or pick a model version published for it).")
 
 
+def keras_major(text: str) -> Reading | None:
+    """A built-in Keras class the loading Keras cannot find (explain_readings reads it)."""
+    from tfperf.doctor.explain_readings import keras_major_reading
+
+    return keras_major_reading(text)
+
+
 def op_origin(text: str) -> Reading | None:
     """Where an op that is not registered lives, outside TF Serving: a tf.contrib op
     (data/tf_contrib_ops.csv: gone in TF 2) or a core op of a newer TensorFlow
@@ -463,6 +470,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
      "https://github.com/krishnaik06/Deep-Learning-Car-Brand/issues/5 (8 units for 7 classes: a "
      "desktop.ini read as a class folder)"),
+    (frozenset({"keras-unknown-object"}), keras_major,
+     "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
+     "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "
+     "class 'Model' under TensorFlow 2.16+: pinned TensorFlow 2.15.1, the last Keras 2)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
