@@ -233,6 +233,8 @@ def test_a_system_library_a_package_loads_is_named_with_its_os_package():
      "`@keras.saving.register_keras_serializable()`.", "Keras 2"),
     ("TypeError: Could not deserialize class 'Dense' because its parent module "
      "keras.src.layers.core.dense cannot be imported.", "saved by Keras 3"),
+    ("TypeError: Could not deserialize class 'Sequential' because its parent module "
+     "keras.src.engine.sequential cannot be imported.", "saved by Keras 2"),
 ])
 def test_a_built_in_keras_class_not_found_is_a_keras_major_mismatch(line, needle):
     top, _ = _top(line + "\n")
@@ -242,6 +244,7 @@ def test_a_built_in_keras_class_not_found_is_a_keras_major_mismatch(line, needle
 
 def test_a_custom_class_not_found_keeps_the_custom_objects_reading():
     top, _ = _top("TypeError: Could not locate class 'TokenAndPositionEmbedding'. Make sure "
-                  "custom classes are decorated with `@keras.saving.register_keras_serializable()`.\n")
+                  "custom classes are decorated with "
+                  "`@keras.saving.register_keras_serializable()`.\n")
     assert "custom_objects" in first_explanation(top)
     assert "major" not in first_explanation(top)

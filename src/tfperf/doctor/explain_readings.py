@@ -221,11 +221,19 @@ _BUILTIN_KERAS = frozenset({
 
 def _keras_major_detail(name: str, module: str) -> str:
     """A built-in class the loading Keras cannot find, read by the module the file names."""
-    if module.startswith("keras.src."):
+    if module.startswith("keras.src.") and not module.startswith("keras.src.engine."):
+        # Keras 2.13-2.15 wrote keras.src.engine.*; keras.src.models/layers.* is Keras 3's
         return (f"{name} is a built-in Keras class in the module {module}, which only Keras 3 "
                 "has: the file was saved by Keras 3 (TensorFlow 2.16+) and is loaded by Keras 2 "
                 "(tf.keras of TensorFlow 2.15 or older): load it under Keras 3, or save it again "
                 "from Keras 3 in a format Keras 2 reads (weights only, or rebuild the model)")
+    if module:
+        return (f"{name} is a built-in Keras class in the module {module}, which only Keras 2 "
+                "has (keras.engine, or keras.src.engine in Keras 2.13-2.15): the file was saved by "
+                "Keras 2 (TensorFlow 2.15 or older) and is loaded by Keras 3 (TensorFlow 2.16+): "
+                "load it with Keras 2 (pip install tf-keras and import tf_keras, or "
+                "TF_USE_LEGACY_KERAS=1; or TensorFlow 2.15), or rebuild the model in Keras 3 and "
+                "load only its weights")
     return (f"{name} is a built-in Keras class, so the file was written by another Keras major "
             "version than the one loading it (most often a Keras 2 / tf.keras file, .h5 or JSON, "
             "loaded by Keras 3, the default from TensorFlow 2.16): load it with Keras 2 (pip "
