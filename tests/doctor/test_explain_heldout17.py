@@ -248,3 +248,10 @@ def test_a_custom_class_not_found_keeps_the_custom_objects_reading():
                   "`@keras.saving.register_keras_serializable()`.\n")
     assert "custom_objects" in first_explanation(top)
     assert "major" not in first_explanation(top)
+
+
+def test_a_full_batch_against_a_partial_last_batch_is_the_remainder():
+    top, _ = _top("InvalidArgumentError: Incompatible shapes: [64,5] vs. [23,5]\n"
+                  "\t [[node mul_3]] [Op:__inference_train_function_912]\n")
+    text = first_explanation(top)
+    assert "last batch" in text and "drop_remainder" in text, text

@@ -51,18 +51,38 @@ def concat_off_by_one(text: str) -> Reading | None:
 
 
 def rows_per_sample(text: str) -> Reading | None:
-    """Two rank-2 shapes with the same width whose rows differ by a square factor (25 = 5x5):
-    a reshape to [-1, width] over images larger than the size the width was computed for makes
-    each sample several rows, one per extra cell of the feature map."""
+    """Two rank-2 shapes with the same width: rows a square factor apart (25 = 5x5) are a reshape
+    to [-1, width] over images larger than the size the width was computed for (each sample
+    several rows, one per extra cell of the feature map); a batch-sized count (a multiple of 8)
+    against a smaller count that does not divide it is the epoch's partial last batch meeting a
+    tensor built for the full batch."""
     if "Incompatible shapes" not in text or (m := _INCOMPATIBLE.search(text)) is None:
         return None
     a, b, x, y = int(m["a"]), int(m["b"]), int(m["x"]), int(m["y"])
-    if x != y or a == b or max(a, b) % min(a, b):
+    if x != y or a == b:
         return None
+    big, small = max(a, b), min(a, b)
+    if big % small:  # not a whole factor: a configured batch against a partial last batch
+        return _last_batch(big, small, x, m.group(0)) if big % 8 == 0 else None
     k = max(a, b) // min(a, b)
     side = round(k ** 0.5)
-    if k < 4 or side * side != k:
-        return None
+    if k < 4 or side * side != k:  # no square: the full batch against a last batch that divides it
+        return _last_batch(big, small, x, m.group(0)) if big % 8 == 0 else None
+    return _square_rows(a, b, x, k, side, m.group(0))
+
+
+def _last_batch(big: int, small: int, x: int, shown: str) -> Reading:
+    return (f"The two tensors have the same width {x} but {big} against {small} rows: the last "
+            f"batch of an epoch holds {small} samples (the data's size is not a multiple of "
+            f"{big}) while a tensor in the model, the loss or a metric was built for exactly "
+            f"{big} rows (a batch size written into a shape, a placeholder, a state or a "
+            "constant).",
+            "Drop the partial batch (dataset.batch(n, drop_remainder=True), or steps = "
+            "len(data) // batch_size), or build that tensor from the real batch "
+            "(tf.shape(x)[0]) instead of the configured batch size.", shown)
+
+
+def _square_rows(a: int, b: int, x: int, k: int, side: int, shown: str) -> Reading:
     return (f"The two tensors have the same width {x} but {max(a, b)} against {min(a, b)} rows: "
             f"{k} = {side}x{side} rows per sample. A reshape to [-1, {x}] (a flatten written "
             f"with a hard-coded size) over a feature map {side} times larger per side than the "
@@ -70,7 +90,7 @@ def rows_per_sample(text: str) -> Reading | None:
             "model was written for.",
             "Feed images of the size the model was written for (resize them), or flatten with "
             "the real size (tf.keras.layers.Flatten, tf.reshape(x, [tf.shape(x)[0], -1])) and "
-            "give the next layer that width.", m.group(0))
+            "give the next layer that width.", shown)
 
 
 def logits_labels_numbers(text: str) -> Reading | None:
