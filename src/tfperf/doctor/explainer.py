@@ -240,19 +240,22 @@ def straight_quotes(text: str) -> str:
 # a stderr captured and printed as a Python repr (a test's assertion message, a subprocess's output
 # in a list): its quotes escaped and its line breaks written as backslash-n. Only one that ends a
 # line (before indentation, a traceback's words or an ...Error) is a break: in a Windows path
-# (C:\\Users\\nick) it is none.
-_REPR_BREAK = re.compile(r"\\n(?=[ \t]|Traceback|File |During handling|[A-Z]\w*(?:Error|Exception|"
-                         r"Warning)\b|'|$)", re.M)
+# (C:\\Users\\nick) it is none. One pass finds and undoes them all (most logs have none; a
+# second pass over a large non-ASCII text would cost milliseconds).
+_REPR_ESCAPE = re.compile(r"\\(?:(?P<quote>['\"])|n(?=[ \t]|Traceback|File |During handling|"
+                          r"[A-Z]\w*(?:Error|Exception|Warning)\b|'|$))", re.M)
+
+
+def _unescape_one(m: re.Match[str]) -> str:
+    return m["quote"] or "\n"
 
 
 def unescaped(text: str) -> str:
     """The log with a repr'd stderr's escapes undone (``\\'`` ``\\"`` and its ``\\n`` breaks):
     rows quote with plain quotes and read one message a line. Text without them is unchanged."""
-    if "\\'" in text or '\\"' in text:
-        text = text.replace("\\'", "'").replace('\\"', '"')
-    if text.count("\\n") >= 2 and _REPR_BREAK.search(text):
-        text = _REPR_BREAK.sub("\n", text)
-    return text
+    if _REPR_ESCAPE.search(text) is None:
+        return text
+    return _REPR_ESCAPE.sub(_unescape_one, text)
 
 
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
@@ -759,12 +762,20 @@ def _judge_own_file(by_label: dict[str, Cause], text: str) -> None:
     if cause is None or any(ln.row != "own-file-shadows-package" for ln in cause.lines):
         return
     owns, pkgs = cause.details.get("own_file", []), cause.details.get("own_pkg", [])
-    for own, pkg in zip(owns, pkgs, strict=False):
-        p = re.escape(pkg)
-        if re.search(rf"(?:import|from) {p}\b[^\n]*\n[ \t]*File \"{re.escape(own)}\"|"
-                     rf"module '{p}' has no attribute|partially initialized module '{p}'|"
-                     rf"'{p}' is not a package|'module' object has no attribute", text):
+    if "'module' object has no attribute" in text:  # Python 2's wording names no module
+        return
+    for own, pkg in dict.fromkeys(zip(owns, pkgs, strict=False)):
+        if any(w in text for w in (f"module '{pkg}' has no attribute", f"'{pkg}' is not a package",
+                                   f"partially initialized module '{pkg}'")):
             return
+        needle = f'File "{own}"'  # the frame right after an `import PKG` line is the own file
+        at = text.find(needle)
+        while at >= 0:
+            end = text.rfind("\n", 0, at)
+            line = text[text.rfind("\n", 0, max(end, 0)) + 1:max(end, 0)].strip()
+            if line.startswith((f"import {pkg}", f"from {pkg}")):
+                return
+            at = text.find(needle, at + 1)
     del by_label["tensorflow-shadowed"]
 
 
