@@ -29,7 +29,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_numbers import concat_off_by_one, logits_labels_numbers, rows_per_sample
 from tfperf.doctor.explain_oom import rank_oom
+from tfperf.doctor.explain_pip import offered_python
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -401,6 +403,13 @@ _NEWER_CORE_OP = (
     "TensorFlow (or pick a model version published for it).")
 
 
+def keras_major(text: str) -> Reading | None:
+    """A built-in Keras class the loading Keras cannot find (explain_readings reads it)."""
+    from tfperf.doctor.explain_readings import keras_major_reading
+
+    return keras_major_reading(text)
+
+
 def op_origin(text: str) -> Reading | None:
     """Where an op that is not registered lives, outside TF Serving: a tf.contrib op
     (data/tf_contrib_ops.csv: gone in TF 2) or a core op of a newer TensorFlow
@@ -449,6 +458,26 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      flatten_mismatch,
      "keras engine input_spec (expected axis -1 to have value N) ; the Keras Sequential guide "
      "(Flatten before Dense for image input)"),
+    (frozenset({"invalid-argument-error"}), concat_off_by_one,
+     "tensorflow/core/kernels/concat_op.cc (ConcatOp: the two shapes) ; "
+     "https://github.com/jakeret/unet/issues/14 (35 vs 34: the input size and the U-Net depth)"),
+    (frozenset({"invalid-argument-error"}), rows_per_sample,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
+     "[-1, 896] over larger images)"),
+    (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
+     logits_labels_numbers,
+     "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
+     "https://github.com/krishnaik06/Deep-Learning-Car-Brand/issues/5 (8 units for 7 classes: a "
+     "desktop.ini read as a class folder)"),
+    (frozenset({"keras-unknown-object"}), keras_major,
+     "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
+     "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "
+     "class 'Model' under TensorFlow 2.16+: pinned TensorFlow 2.15.1, the last Keras 2)"),
+    (frozenset({"no-tensorflow-wheel"}), offered_python,
+     "pip's candidate list (only releases with a wheel for the running interpreter) ; "
+     "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
+     "https://github.com/diracdeltas/spleeter4max/issues/56 (only 2.5.x offered: Python 3.9)"),
     (frozenset({"value-error"}), fed_shape_mismatch,
      "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
      "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),

@@ -210,10 +210,62 @@ _NEWER_KERAS = {"Functional": "TF 2.3", "TFOpLambda": "TF 2.4", "SlicingOpLambda
 _NEWER_ACTIVATIONS = {"swish": "TF 2.2", "gelu": "TF 2.4"}
 
 
+# classes every Keras has: one Keras 3 "could not locate" was saved by another Keras major
+_BUILTIN_KERAS = frozenset({
+    "Model", "Sequential", "Functional", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv3D",
+    "LSTM", "GRU", "SimpleRNN", "Embedding", "Dropout", "Flatten", "Reshape", "Activation",
+    "BatchNormalization", "LayerNormalization", "MaxPooling2D", "AveragePooling2D",
+    "GlobalAveragePooling2D", "Concatenate", "Add", "Multiply", "Lambda", "TimeDistributed",
+    "Bidirectional", "ZeroPadding2D", "UpSampling2D", "Conv2DTranspose", "DepthwiseConv2D"})
+
+
+def _keras_major_detail(name: str, module: str) -> str:
+    """A built-in class the loading Keras cannot find, read by the module the file names."""
+    if module.startswith("keras.src.") and not module.startswith("keras.src.engine."):
+        # Keras 2.13-2.15 wrote keras.src.engine.*; keras.src.models/layers.* is Keras 3's
+        return (f"{name} is a built-in Keras class in the module {module}, which only Keras 3 "
+                "has: the file was saved by Keras 3 (TensorFlow 2.16+) and is loaded by Keras 2 "
+                "(tf.keras of TensorFlow 2.15 or older): load it under Keras 3, or save it again "
+                "from Keras 3 in a format Keras 2 reads (weights only, or rebuild the model)")
+    if module:
+        return (f"{name} is a built-in Keras class in the module {module}, which only Keras 2 "
+                "has (keras.engine, or keras.src.engine in Keras 2.13-2.15): the file was saved by "
+                "Keras 2 (TensorFlow 2.15 or older) and is loaded by Keras 3 (TensorFlow 2.16+): "
+                "load it with Keras 2 (pip install tf-keras and import tf_keras, or "
+                "TF_USE_LEGACY_KERAS=1; or TensorFlow 2.15), or rebuild the model in Keras 3 and "
+                "load only its weights")
+    return (f"{name} is a built-in Keras class, so the file was written by another Keras major "
+            "version than the one loading it (most often a Keras 2 / tf.keras file, .h5 or JSON, "
+            "loaded by Keras 3, the default from TensorFlow 2.16): load it with Keras 2 (pip "
+            "install tf-keras and import tf_keras, or TF_USE_LEGACY_KERAS=1; or TensorFlow 2.15), "
+            "or rebuild the model in Keras 3 and load only its weights")
+
+
+_KERAS_MAJOR = re.compile(r"Could not locate class '(?P<name>\w+)'|Could not deserialize class "
+                          r"'(?P<name4>\w+)' because its parent module (?P<kmodule>keras[\w.]*)")
+
+
+def keras_major_reading(text: str) -> tuple[str, str, str] | None:
+    """(cause, fix, the words) when the class Keras cannot find is one every Keras has: the
+    file and the loading Keras are of different major versions, not a custom object."""
+    if "Could not" not in text or (m := _KERAS_MAJOR.search(text)) is None:
+        return None
+    name, module = m["name"] or m["name4"], m["kmodule"] or ""
+    if name not in _BUILTIN_KERAS and not module.startswith(("keras.src.", "keras.engine.")):
+        return None
+    reading = _keras_major_detail(name, module)
+    cause, _, fix = reading.partition(": load ")
+    return cause + ".", "Load " + fix + ".", m.group(0)
+
+
 def unknown_object_detail(details: Details) -> str:
-    name = _first(details, "name", "name2", "name3")
+    name = _first(details, "name", "name2", "name3", "name4")
     if not name:
         return ""
+    module = _first(details, "kmodule")
+    if (details.get("name4") or details.get("name2")) and (
+            name in _BUILTIN_KERAS or module.startswith(("keras.src.", "keras.engine."))):
+        return _keras_major_detail(name, module)
     if name in _NEWER_KERAS:
         return (f"{name} is a built-in class that {_NEWER_KERAS[name]} and later save: the model "
                 "was saved by a newer TensorFlow/Keras than the one loading it")
@@ -362,8 +414,10 @@ def serving_detail(details: Details) -> str:
         return where + (f"the base path ends in '{last}', inside a model version: give the "
                         "folder that holds the numeric version folders")
     if details.get("servable2") and not details.get("servable"):
-        return where + ("the folder exists but holds no numeric version folder: move the "
-                        f"SavedModel into {base.rstrip('/')}/1/")
+        root = base if base.endswith("://") else base.rstrip("/") + "/"  # s3:// stays whole
+        return where + ("the folder exists but holds no numeric version folder (a folder named "
+                        "by an integer: 1, 2 or 00000123, not v0.1): move the SavedModel into "
+                        f"{root}1/")
     return where + "the path does not exist where the server runs (inside the container)"
 
 

@@ -237,6 +237,27 @@ def straight_quotes(text: str) -> str:
     return text.translate(_STRAIGHT) if any(q in text for q in _CURLY) else text
 
 
+# a stderr captured and printed as a Python repr (a test's assertion message, a subprocess's output
+# in a list): its quotes escaped and its line breaks written as backslash-n. Only one that ends a
+# line (before indentation, a traceback's words or an ...Error) is a break: in a Windows path
+# (C:\\Users\\nick) it is none. One pass finds and undoes them all (most logs have none; a
+# second pass over a large non-ASCII text would cost milliseconds).
+_REPR_ESCAPE = re.compile(r"\\(?:(?P<quote>['\"])|n(?=[ \t]|Traceback|File |During handling|"
+                          r"[A-Z]\w*(?:Error|Exception|Warning)\b|'|$))", re.M)
+
+
+def _unescape_one(m: re.Match[str]) -> str:
+    return m["quote"] or "\n"
+
+
+def unescaped(text: str) -> str:
+    """The log with a repr'd stderr's escapes undone (``\\'`` ``\\"`` and its ``\\n`` breaks):
+    rows quote with plain quotes and read one message a line. Text without them is unchanged."""
+    if _REPR_ESCAPE.search(text) is None:
+        return text
+    return _REPR_ESCAPE.sub(_unescape_one, text)
+
+
 def _match(text: str) -> tuple[int, list[tuple[int, Any, Any, str]]]:
     """(non-blank lines, [(line number, row, regex match, raw line)]) in line order."""
     n_lines, hits, _ = _match_lines(text)
@@ -346,7 +367,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     """
     from tfperf.doctor.knowledge import SEVERITY_ORDER, label_rows
 
-    text = straight_quotes(text)
+    text = unescaped(straight_quotes(text))
     n_lines, hits, lines = _match_lines(text)
     describe = label_rows()
     gpu = bool(gpu_expected) or any(row.gpu_evidence for _, row, _, _ in hits)
@@ -428,6 +449,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_host_share(by_label, text)
     _judge_step_progress(by_label, text)
     _judge_tensor_count(by_label, text)
+    _judge_own_file(by_label, text)
     _judge_addon_range(by_label)
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
@@ -728,6 +750,33 @@ def _judge_tensor_count(by_label: dict[str, Cause], text: str) -> None:
     report.severity = "warning"
     report.detail = "; ".join(filter(None, [report.detail, (
         f"numTensors rose from {counts[0]} to {counts[-1]} over {len(counts)} reports")]))
+
+
+def _judge_own_file(by_label: dict[str, Cause], text: str) -> None:
+    """A file of the user's named like a package (keras.py, tensorflow.py) on the traceback
+    shadows the package only where the traceback shows it so: an ``import PKG`` whose next frame
+    is that file, or the package missing what it always has (``module 'PKG' has no attribute``,
+    Python 2's ``'module' object has no attribute``, a circular import, not a package). A script
+    merely named keras.py that uses tf.keras shadows nothing."""
+    cause = by_label.get("tensorflow-shadowed")
+    if cause is None or any(ln.row != "own-file-shadows-package" for ln in cause.lines):
+        return
+    owns, pkgs = cause.details.get("own_file", []), cause.details.get("own_pkg", [])
+    if "'module' object has no attribute" in text:  # Python 2's wording names no module
+        return
+    for own, pkg in dict.fromkeys(zip(owns, pkgs, strict=False)):
+        if any(w in text for w in (f"module '{pkg}' has no attribute", f"'{pkg}' is not a package",
+                                   f"partially initialized module '{pkg}'")):
+            return
+        needle = f'File "{own}"'  # the frame right after an `import PKG` line is the own file
+        at = text.find(needle)
+        while at >= 0:
+            end = text.rfind("\n", 0, at)
+            line = text[text.rfind("\n", 0, max(end, 0)) + 1:max(end, 0)].strip()
+            if line.startswith((f"import {pkg}", f"from {pkg}")):
+                return
+            at = text.find(needle, at + 1)
+    del by_label["tensorflow-shadowed"]
 
 
 def _judge_addon_range(by_label: dict[str, Cause]) -> None:

@@ -1,0 +1,127 @@
+"""Readings decided by the numbers an error message gives, not by its words alone.
+
+Two shapes in one message say which of a class's causes it is: a concatenation whose inputs
+differ by one pixel in height or width is a skip connection over an input size that the poolings
+do not divide; logits and labels with the same batch and another class count are a class count
+that differs (a stray class folder), with the same class count and batches a factor apart a
+reshape with -1 over the wrong sample size, and labels of shape [1, batch] are class ids given to
+a loss that takes one-hot rows.
+"""
+
+from __future__ import annotations
+
+import re
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
+
+_CONCAT = re.compile(r"ConcatOp ?: Dimensions of inputs should match: shape\[0\] = "
+                     r"\[(?P<a>[\d,]+)\] vs\. shape\[1\] = \[(?P<b>[\d,]+)\]")
+_INCOMPATIBLE = re.compile(r"Incompatible shapes: \[(?P<a>\d+),(?P<x>\d+)\] vs\. "
+                          r"\[(?P<b>\d+),(?P<y>\d+)\]")
+_LOGITS = re.compile(r"logits and labels must be (?:broadcastable|same size): "
+                     r"logits_size=\[(?P<l>\d+),(?P<lc>\d+)\] "
+                     r"labels_size=\[(?P<y>\d+),(?P<yc>\d+)\]")
+
+
+def _dims(text: str) -> list[int]:
+    return [int(d) for d in text.split(",") if d]
+
+
+def concat_off_by_one(text: str) -> Reading | None:
+    """A runtime ConcatOp of two rank-4 tensors whose batch agrees and whose spatial sizes differ
+    by exactly one: the encoder's odd feature map against the decoder's doubled one."""
+    if "ConcatOp" not in text or (m := _CONCAT.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) != 4 or len(b) != 4 or a[0] != b[0]:
+        return None
+    # NCHW or NHWC: the two spatial axes are 2, 3 or 1, 2; the channel axis may differ freely
+    for spatial in ((2, 3), (1, 2)):
+        diffs = [abs(a[i] - b[i]) for i in spatial]
+        if max(diffs) == 1 and all(a[i] > 1 for i in spatial):
+            sizes = " vs ".join("x".join(str(t[i]) for i in spatial) for t in (a, b))
+            return (f"The two tensors joined differ by one pixel ({sizes}): a skip connection (a "
+                    "U-Net or encoder-decoder) meets the upsampled tensor one pixel off, because a "
+                    "pooling floored an odd height or width and the upsampling doubled it back. "
+                    "The input's size is not a multiple of 2 to the number of poolings.",
+                    "Resize or pad the input so its height and width are multiples of 2**levels "
+                    "(16 for four poolings, 32 for five), or use fewer levels for this size, or "
+                    "crop/pad the larger tensor before concatenating.", m.group(0))
+    return None
+
+
+def rows_per_sample(text: str) -> Reading | None:
+    """Two rank-2 shapes with the same width: rows a square factor apart (25 = 5x5) are a reshape
+    to [-1, width] over images larger than the size the width was computed for (each sample
+    several rows, one per extra cell of the feature map); a batch-sized count (a multiple of 8)
+    against a smaller count that does not divide it is the epoch's partial last batch meeting a
+    tensor built for the full batch."""
+    if "Incompatible shapes" not in text or (m := _INCOMPATIBLE.search(text)) is None:
+        return None
+    a, b, x, y = int(m["a"]), int(m["b"]), int(m["x"]), int(m["y"])
+    if x != y or a == b:
+        return None
+    big, small = max(a, b), min(a, b)
+    if big % small:  # not a whole factor: a configured batch against a partial last batch
+        return _last_batch(big, small, x, m.group(0)) if big % 8 == 0 else None
+    k = max(a, b) // min(a, b)
+    side = round(k ** 0.5)
+    if k < 4 or side * side != k:  # no square: the full batch against a last batch that divides it
+        return _last_batch(big, small, x, m.group(0)) if big % 8 == 0 else None
+    return _square_rows(a, b, x, k, side, m.group(0))
+
+
+def _last_batch(big: int, small: int, x: int, shown: str) -> Reading:
+    return (f"The two tensors have the same width {x} but {big} against {small} rows: the last "
+            f"batch of an epoch holds {small} samples (the data's size is not a multiple of "
+            f"{big}) while a tensor in the model, the loss or a metric was built for exactly "
+            f"{big} rows (a batch size written into a shape, a placeholder, a state or a "
+            "constant).",
+            "Drop the partial batch (dataset.batch(n, drop_remainder=True), or steps = "
+            "len(data) // batch_size), or build that tensor from the real batch "
+            "(tf.shape(x)[0]) instead of the configured batch size.", shown)
+
+
+def _square_rows(a: int, b: int, x: int, k: int, side: int, shown: str) -> Reading:
+    return (f"The two tensors have the same width {x} but {max(a, b)} against {min(a, b)} rows: "
+            f"{k} = {side}x{side} rows per sample. A reshape to [-1, {x}] (a flatten written "
+            f"with a hard-coded size) over a feature map {side} times larger per side than the "
+            "one the size was computed for: the input images are larger than the size the "
+            "model was written for.",
+            "Feed images of the size the model was written for (resize them), or flatten with "
+            "the real size (tf.keras.layers.Flatten, tf.reshape(x, [tf.shape(x)[0], -1])) and "
+            "give the next layer that width.", shown)
+
+
+def logits_labels_numbers(text: str) -> Reading | None:
+    """What logits_size=[n,c] against labels_size=[m,d] says: the class count, the batch, or
+    class ids where one-hot rows were expected."""
+    if "logits_size=" not in text or (m := _LOGITS.search(text)) is None:
+        return None
+    n, c, k, d = (int(m[g]) for g in ("l", "lc", "y", "yc"))
+    shown = m.group(0)
+    if n == k and c != d:
+        return (f"The output has {c} units and the labels {d} classes (same batch of {n}): the "
+                "class count differs. With labels from a folder per class, a stray folder or "
+                "file read as a class (desktop.ini, .ipynb_checkpoints, a 'test' folder) adds "
+                "one; otherwise the last layer's units= is not the number of classes.",
+                f"Give the last layer as many units as classes ({d} here if the labels are right): "
+                "print(len(train_generator.class_indices)) or the distinct labels, and remove "
+                "folders that are not classes from the data directory.", shown)
+    if k == 1 and d == n:
+        return (f"The labels are {d} class ids in one row (labels_size=[1,{d}] for a batch of "
+                f"{n}): a loss that takes one-hot rows ({c} columns) got integer ids.",
+                "Use the sparse loss for integer ids (sparse_softmax_cross_entropy_with_logits, "
+                f"sparse_categorical_crossentropy), or one-hot the labels to {c} columns "
+                "(tf.one_hot(labels, depth)).", shown)
+    if c == d and n != k and max(n, k) % min(n, k) == 0:
+        f = max(n, k) // min(n, k)
+        many = "logits" if n > k else "labels"
+        return (f"Logits and labels have the same {c} classes but batches of {n} and {k} ({many} "
+                f"{f}x): a reshape with -1 over another sample size than the data's (x reshaped "
+                "to [-1, N] with N not the size of one sample, e.g. images of another size than "
+                "the model assumes) multiplied or divided the batch.",
+                "Print the shapes of the input and labels per batch; reshape with the real sample "
+                "size (or tf.shape) and resize the data to the size the model was built for.",
+                shown)
+    return None

@@ -1,0 +1,76 @@
+"""The Python a pip log implies, read from the TensorFlow releases pip says it can install.
+
+pip's "Could not find a version that satisfies the requirement tensorflow==2.3.0 (from versions:
+2.5.0rc0, ..., 2.5.0)" lists exactly the releases that publish a wheel for the interpreter
+running pip. Each release supports a range of Pythons (``data/tf_cpu_build_configs.csv``), so
+the Pythons every listed release supports, less those of the older releases it does not list,
+are the interpreter's: 2.5 listed and 2.4 not is Python 3.9. The requested release's own range
+then says what to change.
+"""
+
+from __future__ import annotations
+
+import re
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
+
+_OFFERED = re.compile(
+    r"Could not find a version that satisfies the requirement "
+    r"(?P<req>tensorflow(?:[-_](?:gpu|cpu))?)(?:==(?P<want>\d+\.\d+)[\w.]*)?[^\n]*?"
+    r"\(from versions: (?P<offered>[^)\n]+)\)")
+_MINOR = re.compile(r"^(\d+)\.(\d+)")
+
+
+def _minor(version: str) -> tuple[int, int] | None:
+    m = _MINOR.match(version.strip())
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def _py_key(python: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in python.split("."))
+
+
+def offered_python(text: str) -> Reading | None:
+    """(cause, fix, pip's line) when the releases pip lists pin the interpreter's Python down;
+    None when the log lists none, or the listed releases do not agree on one."""
+    if "(from versions:" not in text or (m := _OFFERED.search(text)) is None:
+        return None
+    offered = {v for part in m["offered"].split(",") if (v := _minor(part))}
+    if not offered:
+        return None
+    from tfperf.doctor.knowledge.builds import build_configs
+
+    pythons: dict[tuple[int, int], set[str]] = {}
+    for cfg in build_configs("linux", gpu=False):
+        if (mm := _minor(cfg.tf_version)) is not None:
+            pythons.setdefault(mm, set()).update(cfg.python_list)
+    known = [mm for mm in offered if mm in pythons]
+    if not known:
+        return None
+    top = max(known)
+    candidates = set().union(*pythons.values())
+    for mm, pys in pythons.items():
+        if mm in offered:
+            candidates &= pys
+        elif mm < top:  # an older release pip does not list has no wheel for this Python
+            candidates -= pys
+    if not candidates:
+        return None
+    ours = "/".join(sorted(candidates, key=_py_key))
+    listed = ", ".join(f"{a}.{b}" for a, b in sorted(offered))
+    cause = (f"pip lists only TensorFlow {listed}: the releases with a wheel for the Python "
+             f"running pip. Python {ours} is the one they all support while the older releases "
+             f"pip leaves out do not, so this interpreter is Python {ours}")
+    fix = "Use a Python the requested release supports (a virtual or conda environment with it)"
+    want = _minor(m["want"] or "")
+    if want and want in pythons and not candidates & pythons[want]:
+        need = sorted(pythons[want], key=_py_key)
+        cause += (f"; TensorFlow {want[0]}.{want[1]} publishes wheels for Python "
+                  f"{need[0]}-{need[-1]} only.")
+        fix = (f"Install TensorFlow {want[0]}.{want[1]} under Python {need[0]}-{need[-1]} (a "
+               f"virtual or conda environment with that Python), or require a release this "
+               f"Python {ours} has ({listed}) where the code allows it.")
+    else:
+        cause += "."
+        fix += f", or one of the releases pip lists ({listed})."
+    return cause, fix, m.group(0)
