@@ -46,7 +46,7 @@ class Site:
     call: CallFact
 
 
-def _module_names(path: str) -> list[tuple[str, ...]]:
+def module_names(path: str) -> list[tuple[str, ...]]:
     """The dotted names (as tuples of parts, longest last) a file may be imported by."""
     norm = os.path.normpath(os.path.abspath(path))
     stem, ext = os.path.splitext(norm)
@@ -90,7 +90,7 @@ class Project:
         for s in summaries:
             self.modules[s.path] = s
             self._by_file[os.path.normpath(os.path.abspath(s.path))] = s.path
-            for name in _module_names(s.path):
+            for name in module_names(s.path):
                 self._by_name.setdefault(name, []).append(s.path)
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None

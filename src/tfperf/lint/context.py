@@ -1,0 +1,240 @@
+"""Project context for a run over single files: the modules of the file's project that the
+project model needs to see what only callers (or callees) show.
+
+`tfperf lint train.py` used to model ``train.py`` alone: the step it calls in ``steps.py``,
+the map function in ``aug.py``, the loop in another file that calls its step were unseen.
+Here, for each file named on the command line (or matched by a glob), the project root is
+the nearest folder at or above it holding ``pyproject.toml``, ``setup.py``, ``setup.cfg``
+or ``.git``; its Python modules (walked as discovery walks a folder: hidden, virtual
+environment and git-ignored folders skipped, ``exclude`` applied) are scanned for their
+import lines (text only: nothing is parsed, let alone run), and the context is the modules
+the import graph links to the given files: those they import and those that import them,
+each transitively, nearest first, within the bounds below. The context is summarised (and
+cached) like any linted file; only the given files' findings are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tfperf.analysis.project import module_names
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+MAX_SCANNED_FILES = 2000     # modules of the root read for their import lines
+MAX_CONTEXT_FILES = 64       # modules added as context, nearest in the import graph first
+MAX_CONTEXT_BYTES = 2_000_000
+MAX_SCANNED_BYTES = 400_000  # a module larger than this is not context (generated code)
+
+# An import statement at the start of a line: `from X import names` (names possibly in
+# parentheses over several lines) or `import a.b as c, d`.
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)"
+    r"|import[ \t]+([^\n#;]+))", re.MULTILINE)
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+@dataclass
+class Context:
+    """The context chosen for a run: its roots, the modules added, and why fewer were."""
+
+    roots: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    truncated: bool = False  # the bounds left linked modules out
+
+    def describe(self) -> str:
+        if not self.files:
+            where = f" under {', '.join(self.roots)}" if self.roots else \
+                " (no pyproject.toml, setup.py, setup.cfg or .git above the files)"
+            return f"project context: none{where}"
+        more = f"; bounded at {MAX_CONTEXT_FILES} files / {MAX_CONTEXT_BYTES // 1000} kB" \
+            if self.truncated else ""
+        return (f"project context: {len(self.files)} module{'s' * (len(self.files) != 1)} "
+                f"of {', '.join(self.roots)}{more}: {', '.join(map(self._short, self.files))}")
+
+    def _short(self, path: str) -> str:
+        root = next((r for r in self.roots if _above(r, os.path.dirname(path))), None)
+        return os.path.relpath(path, root) if root else path
+
+
+def project_root(path: str) -> str | None:
+    """The nearest folder at or above ``path``'s folder with a project marker."""
+    here = os.path.dirname(os.path.realpath(path))
+    while True:
+        if any(os.path.lexists(os.path.join(here, m)) for m in ROOT_MARKERS):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+
+
+def _import_specs(text: str) -> list[str]:
+    """Dotted module names this text may import: ``a.b`` for ``import a.b``; ``a.b`` and
+    ``a.b.x`` for ``from a.b import x`` (``x`` may be a submodule); relative ones keep
+    their dots."""
+    specs: list[str] = []
+    for m in _IMPORT.finditer(text):
+        base, names, plain = m.group(1), m.group(2), m.group(3)
+        if plain is not None:
+            specs += [n.split(" as ")[0].strip() for n in plain.split(",")]
+            continue
+        specs.append(base)
+        for n in _NAME.findall((names or "").strip("()")):
+            if n != "as" and "." not in n:
+                specs.append(base + n if base.endswith(".") else f"{base}.{n}")
+    return [s for s in specs if s]
+
+
+def _notebook_code(text: str) -> str:
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    out = []
+    for c in cells if isinstance(cells, list) else []:
+        if isinstance(c, dict) and c.get("cell_type") == "code":
+            src = c.get("source", "")
+            out.append("".join(src) if isinstance(src, list) else str(src))
+    return "\n".join(out)
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > MAX_SCANNED_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return _notebook_code(text) if path.endswith(".ipynb") else text
+
+
+class _Graph:
+    """The root's modules and their import edges, resolved as the project model resolves
+    them (nearest import root above the importer; else, inside the project, a name few
+    modules have)."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = modules
+        self.by_name: dict[tuple[str, ...], list[str]] = {}
+        self.by_file = {os.path.normpath(m): m for m in modules}
+        for m in modules:
+            for name in module_names(m):
+                self.by_name.setdefault(name, []).append(m)
+
+    def resolve(self, importer: str, spec: str) -> list[str]:
+        if spec.startswith("."):
+            level = len(spec) - len(spec.lstrip("."))
+            base = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            rest = spec[level:]
+            target = os.path.join(base, *rest.split(".")) if rest else base
+            hits = [self.by_file.get(os.path.normpath(c))
+                    for c in (target + ".py", os.path.join(target, "__init__.py"))]
+            return [h for h in hits if h]
+        parts = tuple(spec.split("."))
+        candidates = self.by_name.get(parts, [])
+        here = os.path.dirname(os.path.abspath(importer))
+        above = [c for c in candidates if _above(_import_root(c, len(parts)), here)]
+        if above:
+            return [max(above, key=lambda c: len(_import_root(c, len(parts))))]
+        return candidates if len(candidates) <= 2 else []
+
+
+def _import_root(path: str, parts: int) -> str:
+    root = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == "__init__.py":
+        root = os.path.dirname(root)
+    for _ in range(parts - 1):
+        root = os.path.dirname(root)
+    return root
+
+
+def _above(folder: str, here: str) -> bool:
+    return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _root_modules(root: str, excluded: Callable[[Path], bool] | None) -> list[str]:
+    from tfperf.lint.discovery import walk
+
+    out: list[str] = []
+    for _, real in walk(Path(root), excluded):
+        if real.endswith(".py"):
+            out.append(real)
+            if len(out) >= MAX_SCANNED_FILES:
+                break
+    return out
+
+
+def find_context(given: Sequence[str], linted: Iterable[str],
+                 excluded: Callable[[Path], bool] | None = None) -> Context:
+    """The context modules for the files named on the command line (``given``), leaving out
+    what the run lints anyway (``linted``)."""
+    context = Context()
+    seeds_by_root: dict[str, list[str]] = {}
+    for g in given:
+        root = project_root(g)
+        if root is not None:
+            seeds_by_root.setdefault(root, []).append(os.path.realpath(g))
+    skip = {os.path.realpath(p) for p in linted}
+    budget_files, budget_bytes = MAX_CONTEXT_FILES, MAX_CONTEXT_BYTES
+    for root, seeds in seeds_by_root.items():
+        context.roots.append(root)
+        modules = _root_modules(root, excluded)
+        graph = _Graph(modules)
+        texts: dict[str, str | None] = {}
+
+        def text_of(path: str) -> str | None:
+            if path not in texts:
+                texts[path] = _read_text(path)
+            return texts[path]
+
+        def imports_of(path: str) -> list[str]:
+            text = text_of(path)
+            if not text:
+                return []
+            return [t for s in _import_specs(text) for t in graph.resolve(path, s)]
+
+        imported_by: dict[str, list[str]] | None = None  # built only if a seed is imported
+
+        def importers_of(path: str) -> list[str]:
+            nonlocal imported_by
+            if imported_by is None:
+                imported_by = {}
+                for m in modules:
+                    for t in imports_of(m):
+                        imported_by.setdefault(t, []).append(m)
+            return imported_by.get(path, [])
+
+        # Breadth first, both ways from the seeds: a callee's callee, a caller's caller;
+        # not a caller's other callees (they do not reach the given files).
+        frontier = [(s, d) for s in seeds for d in ("down", "up")]
+        seen = set(seeds)
+        while frontier:
+            step: list[tuple[str, str]] = []
+            for path, way in frontier:
+                if way == "up" and path.endswith(".ipynb"):
+                    continue
+                for n in (imports_of(path) if way == "down" else importers_of(path)):
+                    if n in seen:
+                        continue
+                    seen.add(n)
+                    step.append((n, way))
+                    if n in skip:
+                        continue
+                    size = len(text_of(n) or "")
+                    if budget_files <= 0 or size > budget_bytes or text_of(n) is None:
+                        context.truncated = context.truncated or text_of(n) is not None
+                        continue
+                    budget_files -= 1
+                    budget_bytes -= size
+                    context.files.append(n)
+            frontier = step
+    return context
