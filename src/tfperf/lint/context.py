@@ -127,6 +127,27 @@ class _Graph:
         for m in modules:
             for name in module_names(m):
                 self.by_name.setdefault(name, []).append(m)
+        self.texts: dict[str, str | None] = {}
+        self.imported_by: dict[str, list[str]] | None = None  # built when first asked
+
+    def text_of(self, path: str) -> str | None:
+        if path not in self.texts:
+            self.texts[path] = _read_text(path)
+        return self.texts[path]
+
+    def imports_of(self, path: str) -> list[str]:
+        text = self.text_of(path)
+        if not text:
+            return []
+        return [t for s in _import_specs(text) for t in self.resolve(path, s)]
+
+    def importers_of(self, path: str) -> list[str]:
+        if self.imported_by is None:
+            self.imported_by = {}
+            for m in self.modules:
+                for t in self.imports_of(m):
+                    self.imported_by.setdefault(t, []).append(m)
+        return self.imported_by.get(path, [])
 
     def resolve(self, importer: str, spec: str) -> list[str]:
         if spec.startswith("."):
@@ -189,29 +210,7 @@ def find_context(given: Sequence[str], linted: Iterable[str],
         context.roots.append(root)
         modules = _root_modules(root, excluded)
         graph = _Graph(modules)
-        texts: dict[str, str | None] = {}
-
-        def text_of(path: str) -> str | None:
-            if path not in texts:
-                texts[path] = _read_text(path)
-            return texts[path]
-
-        def imports_of(path: str) -> list[str]:
-            text = text_of(path)
-            if not text:
-                return []
-            return [t for s in _import_specs(text) for t in graph.resolve(path, s)]
-
-        imported_by: dict[str, list[str]] | None = None  # built only if a seed is imported
-
-        def importers_of(path: str) -> list[str]:
-            nonlocal imported_by
-            if imported_by is None:
-                imported_by = {}
-                for m in modules:
-                    for t in imports_of(m):
-                        imported_by.setdefault(t, []).append(m)
-            return imported_by.get(path, [])
+        text_of, imports_of, importers_of = graph.text_of, graph.imports_of, graph.importers_of
 
         # Breadth first, both ways from the seeds: a callee's callee, a caller's caller;
         # not a caller's other callees (they do not reach the given files).

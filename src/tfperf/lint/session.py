@@ -460,7 +460,7 @@ def _lint_context(paths: list[str], rules: list[Rule], jobs: int, target: Target
             continue
         results[r.path] = r
         known += r.findings
-        key = keys.get(r.path)
-        if cache is not None and key and not r.notes:
-            cache.put(key, r.findings, r.summary, summarised=True)
+        stored = keys.get(r.path)
+        if cache is not None and stored and not r.notes:
+            cache.put(stored, r.findings, r.summary, summarised=True)
     return known
