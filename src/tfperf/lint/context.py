@@ -84,9 +84,10 @@ def _import_specs(text: str) -> list[str]:
             specs += [n.split(" as ")[0].strip() for n in plain.split(",")]
             continue
         specs.append(base)
-        for n in _NAME.findall((names or "").strip("()")):
-            if n != "as" and "." not in n:
-                specs.append(base + n if base.endswith(".") else f"{base}.{n}")
+        for part in (names or "").strip().strip("()").split(","):
+            n = _NAME.match(part.strip())
+            if n and "." not in n.group():
+                specs.append(base + n.group() if base.endswith(".") else f"{base}.{n.group()}")
     return [s for s in specs if s]
 
 
