@@ -143,8 +143,28 @@ def test_an_unparsable_or_unlinked_module_is_no_error_and_no_finding(tmp_path):
     assert out.errors == [] and all(f.code != "TFP000" for f in out.findings)
     assert ("TFP306", "steps.py") in _codes(out, tmp_path)
     names = sorted(os.path.basename(f) for f in out.context.files)
-    assert names == ["train.py"]  # not the module only the caller imports, nor other.py
+    assert names == ["broken.py", "train.py"]  # linked (and left out silently); not other.py
     assert "TFP000" in {f.code for f in _lint(tmp_path, "broken.py").findings}  # given: shown
+
+
+def test_an_object_built_in_one_module_and_stepped_in_another(tmp_path):
+    # runner.py builds the trainer and hands it to explorer.py, which imports neither module
+    # yet runs its step per episode: a caller's other module is context too.
+    runner = "from steps import Trainer\nfrom explorer import Explorer\n\n" \
+             "def run(model):\n    Explorer(Trainer(model)).explore()\n"
+    explorer = ("import numpy as np\n\nclass Explorer:\n    def __init__(self, learner):\n"
+                "        self.learner = learner\n\n    def explore(self):\n"
+                "        for episode in range(500):\n"
+                "            self.learner.update_networks(np.ones(3), np.ones(3))\n")
+    write_project(tmp_path, {".git/HEAD": "", "runner.py": runner, "explorer.py": explorer,
+                             "steps.py": STEPS.replace("train_step", "update_networks")})
+    assert ("TFP306", "steps.py") in _codes(_lint(tmp_path, "steps.py"), tmp_path)
+    assert ("TFP306", "steps.py") not in _codes(
+        _lint(tmp_path, "steps.py", project_context=False), tmp_path)
+    # VALID twin: the explorer runs it once.
+    (tmp_path / "explorer.py").write_text(explorer.replace(
+        "        for episode in range(500):\n    ", ""))
+    assert ("TFP306", "steps.py") not in _codes(_lint(tmp_path, "steps.py"), tmp_path)
 
 
 def test_fixes_never_touch_a_context_module(tmp_path):

@@ -8,8 +8,9 @@ the nearest folder at or above it holding ``pyproject.toml``, ``setup.py``, ``se
 or ``.git``; its Python modules (walked as discovery walks a folder: hidden, virtual
 environment and git-ignored folders skipped, ``exclude`` applied) are scanned for their
 import lines (text only: nothing is parsed, let alone run), and the context is the modules
-the import graph links to the given files: those they import and those that import them,
-each transitively, nearest first, within the bounds below. The context is summarised (and
+the import graph links to the given files: those they import, those that import them, and
+so on either way (a caller's other modules too: an object one module builds may be stepped
+in another), nearest first, within the bounds below. The context is summarised (and
 cached) like any linted file; only the given files' findings are reported.
 """
 
@@ -211,30 +212,30 @@ def find_context(given: Sequence[str], linted: Iterable[str],
         context.roots.append(root)
         modules = _root_modules(root, excluded)
         graph = _Graph(modules)
-        text_of, imports_of, importers_of = graph.text_of, graph.imports_of, graph.importers_of
 
-        # Breadth first, both ways from the seeds: a callee's callee, a caller's caller;
-        # not a caller's other callees (they do not reach the given files).
-        frontier = [(s, d) for s in seeds for d in ("down", "up")]
+        # Breadth first from the seeds over import links either way: a callee's callee, a
+        # caller's caller, and a caller's other modules (an object built in `runner.py` from
+        # the given `agent.py` is stepped in `explorer.py`, which imports neither).
+        frontier = list(seeds)
         seen = set(seeds)
         while frontier:
-            step: list[tuple[str, str]] = []
-            for path, way in frontier:
-                if way == "up" and path.endswith(".ipynb"):
-                    continue
-                for n in (imports_of(path) if way == "down" else importers_of(path)):
+            step: list[str] = []
+            for path in frontier:
+                for n in [*graph.imports_of(path), *graph.importers_of(path)]:
                     if n in seen:
                         continue
                     seen.add(n)
-                    step.append((n, way))
+                    step.append(n)
                     if n in skip:
                         continue
-                    size = len(text_of(n) or "")
-                    if budget_files <= 0 or size > budget_bytes or text_of(n) is None:
-                        context.truncated = context.truncated or text_of(n) is not None
+                    text = graph.text_of(n)
+                    if text is None:
+                        continue
+                    if budget_files <= 0 or len(text) > budget_bytes:
+                        context.truncated = True
                         continue
                     budget_files -= 1
-                    budget_bytes -= size
+                    budget_bytes -= len(text)
                     context.files.append(n)
             frontier = step
     return context
