@@ -192,7 +192,10 @@ def test_warm_run_equals_cold_and_follows_a_context_module_edit(tmp_path):
 
 
 def test_a_notebook_sees_the_modules_it_imports(tmp_path):
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+    # An output image makes the notebook larger than any module scanned for context.
+    image = {"output_type": "display_data", "metadata": {},
+             "data": {"image/png": "A" * (lint_context.MAX_SCANNED_BYTES + 1)}}
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [image], "execution_count": 1,
               "source": "import numpy as np\nfrom steps import scaled\n"},
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": "for i in range(100):\n    w = min(1.0, (i + 1) / 20)\n"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfperf.analysis.project import module_names
+from tfperf.analysis.project import import_root, is_above, module_names
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_SCANNED_FILES = 2000     # modules of the root read for their import lines
@@ -58,7 +58,7 @@ class Context:
                 f"of {', '.join(self.roots)}{more}: {', '.join(map(self._short, self.files))}")
 
     def _short(self, path: str) -> str:
-        root = next((r for r in self.roots if _above(r, os.path.dirname(path))), None)
+        root = next((r for r in self.roots if is_above(r, os.path.dirname(path))), None)
         return os.path.relpath(path, root) if root else path
 
 
@@ -105,9 +105,9 @@ def _notebook_code(text: str) -> str:
     return "\n".join(out)
 
 
-def _read_text(path: str) -> str | None:
+def _read_text(path: str, limit: int | None = MAX_SCANNED_BYTES) -> str | None:
     try:
-        if os.path.getsize(path) > MAX_SCANNED_BYTES:
+        if limit is not None and os.path.getsize(path) > limit:
             return None
         with open(path, "rb") as fh:
             data = fh.read()
@@ -137,6 +137,10 @@ class _Graph:
             self.texts[path] = _read_text(path)
         return self.texts[path]
 
+    def read_given(self, path: str) -> None:
+        """A file asked about is read whatever its size (a notebook with its images)."""
+        self.texts[path] = _read_text(path, limit=None)
+
     def imports_of(self, path: str) -> list[str]:
         text = self.text_of(path)
         if not text:
@@ -165,23 +169,10 @@ class _Graph:
         parts = tuple(spec.split("."))
         candidates = self.by_name.get(parts, [])
         here = os.path.dirname(os.path.abspath(importer))
-        above = [c for c in candidates if _above(_import_root(c, len(parts)), here)]
+        above = [c for c in candidates if is_above(import_root(c, len(parts)), here)]
         if above:
-            return [max(above, key=lambda c: len(_import_root(c, len(parts))))]
+            return [max(above, key=lambda c: len(import_root(c, len(parts))))]
         return candidates if len(candidates) <= 2 else []
-
-
-def _import_root(path: str, parts: int) -> str:
-    root = os.path.dirname(os.path.abspath(path))
-    if os.path.basename(path) == "__init__.py":
-        root = os.path.dirname(root)
-    for _ in range(parts - 1):
-        root = os.path.dirname(root)
-    return root
-
-
-def _above(folder: str, here: str) -> bool:
-    return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _root_modules(root: str, excluded: Callable[[Path], bool] | None) -> list[str]:
@@ -212,13 +203,15 @@ def find_context(given: Sequence[str], linted: Iterable[str],
         context.roots.append(root)
         modules = _root_modules(root, excluded)
         graph = _Graph(modules)
+        for s in seeds:
+            graph.read_given(s)
 
         # Breadth first from the seeds over import links either way: a callee's callee, a
         # caller's caller, and a caller's other modules (an object built in `runner.py` from
         # the given `agent.py` is stepped in `explorer.py`, which imports neither).
         frontier = list(seeds)
         seen = set(seeds)
-        while frontier:
+        while frontier and budget_files > 0:
             step: list[str] = []
             for path in frontier:
                 for n in [*graph.imports_of(path), *graph.importers_of(path)]:
@@ -232,10 +225,12 @@ def find_context(given: Sequence[str], linted: Iterable[str],
                     if text is None:
                         continue
                     if budget_files <= 0 or len(text) > budget_bytes:
-                        context.truncated = True
+                        context.truncated = True  # the nearest kept, the rest left out
                         continue
                     budget_files -= 1
                     budget_bytes -= len(text)
                     context.files.append(n)
             frontier = step
+        if frontier:  # the count bound stopped the walk with links still to follow
+            context.truncated = True
     return context
