@@ -187,8 +187,16 @@ def test_warm_run_equals_cold_and_follows_a_context_module_edit(tmp_path):
     warm = run(req)
     assert warm.analysed == 0 and found(warm, root) == found(cold, root)
     assert ("TFP306", "steps.py") in _codes(warm, root)
+    assert (tmp_path / "cache" / "context_imports.json").is_file()  # the import scan kept
     (root / "train.py").write_text(TRAIN_ONCE)  # the caller, a context module, changed
     assert ("TFP306", "steps.py") not in _codes(run(req), root)
+    # A new caller (a module the last scan did not have) is seen by the next warm run.
+    (root / "loop.py").write_text(TRAIN.replace("def main", "def main2"))
+    again = run(req)
+    assert ("TFP306", "steps.py") in _codes(again, root)
+    assert again.context is not None and any(f.endswith("loop.py") for f in again.context.files)
+    assert found(again, root) == found(run(LintRequest(paths=[str(root / "steps.py")],
+                                                       cache=False, preview=True)), root)
 
 
 def test_a_notebook_sees_the_modules_it_imports(tmp_path):

@@ -138,16 +138,22 @@ class _Graph:
     them (nearest import root above the importer; else, inside the project, a name few
     modules have)."""
 
-    def __init__(self, modules: list[str]) -> None:
+    def __init__(self, modules: list[str], known: dict[str, list] | None = None) -> None:
         self.modules = modules
+        # path → [mtime_ns, size, import specs]: the scan of an unchanged module, kept by
+        # the lint cache between runs (a warm run reads no module's text again).
+        self.known: dict[str, list] = known if known is not None else {}
+        self.changed = False
+        self.used: set[str] = set()  # the modules this run asked about
         self.by_name: dict[tuple[str, ...], list[str]] = {}
         self.by_file = {os.path.normpath(m): m for m in modules}
         for m in modules:
             for name in module_names(m):
                 self.by_name.setdefault(name, []).append(m)
-        self.texts: dict[str, str | None] = {}
         self.imported_by: dict[str, list[str]] | None = None  # built when first asked
         self.roots: dict[tuple[str, int], str] = {}
+        # (importer's folder, name) → modules: a folder's modules import alike
+        self.resolved: dict[tuple[str, str], list[str]] = {}
 
     def _root(self, path: str, parts: int) -> str:
         root = self.roots.get((path, parts))
@@ -155,20 +161,30 @@ class _Graph:
             root = self.roots[(path, parts)] = import_root(path, parts)
         return root
 
-    def text_of(self, path: str) -> str | None:
-        if path not in self.texts:
-            self.texts[path] = _read_text(path)
-        return self.texts[path]
+    def specs_of(self, path: str, limit: int | None = MAX_SCANNED_BYTES) -> list[str]:
+        """The module names ``path`` imports (none for a module over ``limit`` bytes)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return []
+        self.used.add(path)
+        entry = self.known.get(path)
+        if isinstance(entry, list) and len(entry) == 3 and entry[:2] == [st.st_mtime_ns,
+                                                                         st.st_size] \
+                and isinstance(entry[2], list) and all(isinstance(x, str) for x in entry[2]):
+            return entry[2]
+        text = _read_text(path, limit)
+        specs = _import_specs(text) if text else []
+        self.known[path] = [st.st_mtime_ns, st.st_size, specs]
+        self.changed = True
+        return specs
 
     def read_given(self, path: str) -> None:
         """A file asked about is read whatever its size (a notebook with its images)."""
-        self.texts[path] = _read_text(path, limit=None)
+        self.specs_of(path, limit=None)
 
     def imports_of(self, path: str) -> list[str]:
-        text = self.text_of(path)
-        if not text:
-            return []
-        return [t for s in _import_specs(text) for t in self.resolve(path, s)]
+        return [t for s in self.specs_of(path) for t in self.resolve(path, s)]
 
     def importers_of(self, path: str) -> list[str]:
         if self.imported_by is None:
@@ -194,11 +210,17 @@ class _Graph:
         if not candidates:
             return []  # a library module: the common case, answered first
         here = os.path.dirname(importer)  # paths here are already absolute (realpath)
+        memo = self.resolved.get((here, spec))
+        if memo is not None:
+            return memo
         roots = [(self._root(c, len(parts)), c) for c in candidates]
         above = [(r, c) for r, c in roots if is_above(r, here)]
         if above:
-            return [max(above, key=lambda rc: len(rc[0]))[1]]
-        return candidates if len(candidates) <= 2 else []
+            found = [max(above, key=lambda rc: len(rc[0]))[1]]
+        else:
+            found = candidates if len(candidates) <= 2 else []
+        self.resolved[(here, spec)] = found
+        return found
 
 
 def _root_modules(root: str, excluded: Callable[[Path], bool] | None) -> list[str]:
@@ -214,10 +236,15 @@ def _root_modules(root: str, excluded: Callable[[Path], bool] | None) -> list[st
 
 
 def find_context(given: Sequence[str], linted: Iterable[str],
-                 excluded: Callable[[Path], bool] | None = None) -> Context:
+                 excluded: Callable[[Path], bool] | None = None,
+                 scan_cache: Path | None = None) -> Context:
     """The context modules for the files named on the command line (``given``), leaving out
-    what the run lints anyway (``linted``)."""
+    what the run lints anyway (``linted``); ``scan_cache``: a file keeping each module's
+    import lines by its size and time, between runs."""
     context = Context()
+    known = _load_scan(scan_cache)
+    used: set[str] = set()
+    changed = False
     seeds_by_root: dict[str, list[str]] = {}
     for g in given:
         root = project_root(g)
@@ -228,7 +255,7 @@ def find_context(given: Sequence[str], linted: Iterable[str],
     for root, seeds in seeds_by_root.items():
         context.roots.append(root)
         modules = _root_modules(root, excluded)
-        graph = _Graph(modules)
+        graph = _Graph(modules, known)
         for s in seeds:
             graph.read_given(s)
 
@@ -247,16 +274,47 @@ def find_context(given: Sequence[str], linted: Iterable[str],
                     step.append(n)
                     if n in skip:
                         continue
-                    text = graph.text_of(n)
-                    if text is None:
+                    try:
+                        size = os.path.getsize(n)
+                    except OSError:
                         continue
-                    if budget_files <= 0 or len(text) > budget_bytes:
+                    if size > MAX_SCANNED_BYTES:
+                        continue  # generated code, not context
+                    if budget_files <= 0 or size > budget_bytes:
                         context.truncated = True  # the nearest kept, the rest left out
                         continue
                     budget_files -= 1
-                    budget_bytes -= len(text)
+                    budget_bytes -= size
                     context.files.append(n)
             frontier = step
         if frontier:  # the count bound stopped the walk with links still to follow
             context.truncated = True
+        changed = changed or graph.changed or len(graph.used) < len(known)
+        used |= graph.used
+    if changed and scan_cache is not None:
+        _store_scan(scan_cache, {p: known[p] for p in used if p in known})
     return context
+
+
+def _load_scan(path: Path | None) -> dict[str, list]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}  # none yet, or damaged: scanned again
+    return data if isinstance(data, dict) else {}
+
+
+def _store_scan(path: Path, known: dict[str, list]) -> None:
+    """Best effort, as the lint cache is: a run that cannot write it scans again next time."""
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".context-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(known, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        return

@@ -391,7 +391,8 @@ def _run(request: LintRequest) -> LintOutcome:
         else config.project_context
     named = _named_files(request.paths, files) if project_rules and on else []
     if named:
-        context = find_context(named, files, config.excluded)
+        context = find_context(named, files, config.excluded,
+                               cache.dir / "context_imports.json" if cache is not None else None)
         context_files = context.files
     if project_rules:  # every module is summarised: the cross-module checks
         known = list(findings)
