@@ -104,6 +104,14 @@ def test_a_step_called_per_step_from_another_file_is_found_in_the_step_alone(tmp
     assert off.context is None
 
 
+def test_a_file_named_through_a_symlinked_folder(tmp_path):
+    _project(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    for name, code in (("steps.py", "TFP306"), ("train.py", "TFP301")):
+        out = _lint(tmp_path / "link", name)
+        assert (code, name) in _codes(out, tmp_path / "link")
+
+
 def test_the_callers_python_number_to_another_modules_tf_function(tmp_path):
     _project(tmp_path)
     assert ("TFP301", "train.py") in _codes(_lint(tmp_path, "train.py"), tmp_path)

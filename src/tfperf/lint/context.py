@@ -63,8 +63,10 @@ class Context:
 
 
 def project_root(path: str) -> str | None:
-    """The nearest folder at or above ``path``'s folder with a project marker."""
-    here = os.path.dirname(os.path.realpath(path))
+    """The nearest folder at or above ``path``'s folder with a project marker (spelled as
+    the path is: through a symlinked folder, the context is spelled through it too, so
+    that imports resolve among the same spellings as the given file's)."""
+    here = os.path.dirname(os.path.abspath(path))
     while True:
         if any(os.path.lexists(os.path.join(here, m)) for m in ROOT_MARKERS):
             return here
@@ -209,7 +211,7 @@ class _Graph:
         candidates = self.by_name.get(parts)
         if not candidates:
             return []  # a library module: the common case, answered first
-        here = os.path.dirname(importer)  # paths here are already absolute (realpath)
+        here = os.path.dirname(importer)  # paths here are already absolute
         memo = self.resolved.get((here, spec))
         if memo is not None:
             return memo
@@ -227,9 +229,10 @@ def _root_modules(root: str, excluded: Callable[[Path], bool] | None) -> list[st
     from tfperf.lint.discovery import walk
 
     out: list[str] = []
-    for _, real in walk(Path(root), excluded):
-        if real.endswith(".py"):
-            out.append(real)
+    for spelled, _ in walk(Path(root), excluded):
+        path = str(spelled)
+        if path.endswith(".py"):
+            out.append(path)
             if len(out) >= MAX_SCANNED_FILES:
                 break
     return out
@@ -249,7 +252,7 @@ def find_context(given: Sequence[str], linted: Iterable[str],
     for g in given:
         root = project_root(g)
         if root is not None:
-            seeds_by_root.setdefault(root, []).append(os.path.realpath(g))
+            seeds_by_root.setdefault(root, []).append(os.path.abspath(g))
     skip = {os.path.realpath(p) for p in linted}
     budget_files, budget_bytes = MAX_CONTEXT_FILES, MAX_CONTEXT_BYTES
     for root, seeds in seeds_by_root.items():
@@ -272,7 +275,7 @@ def find_context(given: Sequence[str], linted: Iterable[str],
                         continue
                     seen.add(n)
                     step.append(n)
-                    if n in skip:
+                    if os.path.realpath(n) in skip:
                         continue
                     try:
                         size = os.path.getsize(n)
