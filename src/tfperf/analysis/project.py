@@ -46,7 +46,7 @@ class Site:
     call: CallFact
 
 
-def _module_names(path: str) -> list[tuple[str, ...]]:
+def module_names(path: str) -> list[tuple[str, ...]]:
     """The dotted names (as tuples of parts, longest last) a file may be imported by."""
     norm = os.path.normpath(os.path.abspath(path))
     stem, ext = os.path.splitext(norm)
@@ -58,7 +58,7 @@ def _module_names(path: str) -> list[tuple[str, ...]]:
     return [tuple(parts[-k:]) for k in range(1, min(len(parts), 6) + 1)]
 
 
-def _import_root(path: str, parts: int) -> str:
+def import_root(path: str, parts: int) -> str:
     """The folder from which ``path`` is imported by a dotted name of ``parts`` parts."""
     root = os.path.dirname(os.path.abspath(path))
     if os.path.basename(path) == "__init__.py":
@@ -78,7 +78,7 @@ def _fits(fact: FunctionFact, call: CallFact) -> bool:
     return positional <= len(params) and all(s.isdigit() or s in params for s in given)
 
 
-def _above(folder: str, here: str) -> bool:
+def is_above(folder: str, here: str) -> bool:
     return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -90,7 +90,7 @@ class Project:
         for s in summaries:
             self.modules[s.path] = s
             self._by_file[os.path.normpath(os.path.abspath(s.path))] = s.path
-            for name in _module_names(s.path):
+            for name in module_names(s.path):
                 self._by_name.setdefault(name, []).append(s.path)
         self._resolved: list[tuple[Site, tuple[ModuleSummary, FunctionFact]]] | None = None
         self._callers: dict[tuple[str, str], list[Site]] | None = None
@@ -129,7 +129,7 @@ class Project:
         # above it (a project root, `sys.path.append("..")`). A file under a folder that is
         # not above the importer (another repository beside it) is not what it imports.
         roots = [(self._root_of(p, len(parts)), p) for p in candidates]
-        paths = [(root, p) for root, p in roots if _above(root, here)]
+        paths = [(root, p) for root, p in roots if is_above(root, here)]
         if not paths:
             # A second package root of the same project (`layers/` beside `baseline/`, each
             # with its own setup.py, installed side by side): a root with a linted setup.py
@@ -137,7 +137,7 @@ class Project:
             # files alone, so a warm run over the same files resolves the same.)
             home = self._installed_from(here)
             paths = [(root, p) for root, p in roots if home is not None and root != home
-                     and _above(home, root) and self._installable(root)]
+                     and is_above(home, root) and self._installable(root)]
         if not paths:
             return None
         best = max(paths, key=lambda rp: len(rp[0]))[1]  # the first of the longest, as before
@@ -166,7 +166,7 @@ class Project:
     def _root_of(self, path: str, parts: int) -> str:
         root = self._roots.get((path, parts))
         if root is None:
-            root = self._roots[(path, parts)] = _import_root(path, parts)
+            root = self._roots[(path, parts)] = import_root(path, parts)
         return root
 
     # ---------------------------------------------------------------- functions

@@ -46,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--diff", action="store_true",
                    help="show the fixes as a diff, write nothing")
     p.add_argument("--no-cache", action="store_true", help="analyse every file again")
+    p.add_argument("--no-project-context", action="store_true",
+                   help="model a file named alone by itself, without the modules of its "
+                        "project that import it or that it imports")
+    p.add_argument("--show-context", action="store_true",
+                   help="say on stderr which project modules were modelled as context")
     p.add_argument("--jobs", "-j", type=int, default=0,
                    help="worker processes (default: all cores when there are many files)")
     p.set_defaults(func=run_lint)
@@ -70,7 +75,8 @@ def run_lint(args: argparse.Namespace) -> int:
         extend_select=_codes(args.extend_select) or [],
         fix=args.fix or (args.unsafe_fixes and not args.diff), unsafe=args.unsafe_fixes,
         diff=args.diff, cache=not args.no_cache, jobs=args.jobs, preview=args.preview,
-        tf_version=args.tf_version)
+        tf_version=args.tf_version,
+        project_context=False if args.no_project_context else None)
     try:
         outcome = run(request)
     except ValueError as exc:  # bad selectors, missing paths, bad config
@@ -92,6 +98,11 @@ def _print(outcome, args: argparse.Namespace) -> None:
     out = sys.stdout
     for note in outcome.notes:
         print(f"tfperf lint: {note}", file=sys.stderr)
+    if getattr(args, "show_context", False):
+        line = outcome.context.describe() if outcome.context is not None \
+            else "project context: not used (turned off, a folder linted whole, or no " \
+                 "cross-module rule selected)"
+        print(f"tfperf lint: {line}", file=sys.stderr)
     if args.diff:
         for diff in outcome.diffs:
             out.write(diff)

@@ -8,6 +8,8 @@ extend-select = ["TFP7"]         # add the TF1-migration group
 preview = false                  # true: run the rules still in preview too
 tf-version = "2.15"              # the TensorFlow the code targets (default: the project's
                                  # pin, else the installed TensorFlow, else the newest)
+project-context = true           # false: a file named alone is modelled alone (see
+                                 # lint/context.py)
 exclude = ["legacy/**", "*_pb2.py"]
 [tool.tfperf.lint.per-file-ignores]
 "tests/**" = ["TFP101"]
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 KEYS = {"select", "ignore", "extend-select", "exclude", "per-file-ignores", "preview",
-        "tf-version"}
+        "tf-version", "project-context"}
 
 
 class ConfigError(ValueError):
@@ -42,6 +44,7 @@ class LintConfig:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     preview: bool = False                        # run the rules of the "preview" group too
     tf_version: str | None = None                # the TensorFlow the code targets ("2.15")
+    project_context: bool = True                 # model named files with their project
 
     def _rel(self, path: Path) -> str | None:
         try:
@@ -172,6 +175,11 @@ def load_config(paths: list[str]) -> LintConfig:
     if not isinstance(preview, bool):
         raise ConfigError(f"{pyproject}: [tool.tfperf.lint] preview must be true or false")
     cfg.preview = preview
+    context = section.get("project-context", True)
+    if not isinstance(context, bool):
+        raise ConfigError(f"{pyproject}: [tool.tfperf.lint] project-context must be true or "
+                          "false")
+    cfg.project_context = context
     tf_version = section.get("tf-version")
     if tf_version is not None:
         from tfperf.lint.target import TargetError, parse_target

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from tfperf.core.findings import Finding
 from tfperf.lint import registry
 from tfperf.lint.config import load_config
+from tfperf.lint.context import Context, find_context
 from tfperf.lint.discovery import DiscoveryError, check_paths, iter_discover
 from tfperf.lint.engine import Dispatcher, project_findings, sort_key
 from tfperf.lint.result import FileResult, RunOptions
@@ -45,6 +46,9 @@ class LintRequest:
     preview: bool = False              # run the "preview" group's rules too
     tf_version: str | None = None      # the TensorFlow targeted (default: see lint/target.py)
     cache_dir: Path | None = None      # default: <project root>/.tfperf_cache/lint
+    # Files named on the command line are modelled with their project's modules linked by
+    # imports (lint/context.py); None: as the configuration says (default on).
+    project_context: bool | None = None
 
 
 @dataclass
@@ -61,6 +65,7 @@ class LintOutcome:
     analysed: int = 0
     workers: int = 1
     target: TargetTF | None = None
+    context: Context | None = None     # the project context used, if any was looked for
 
 
 def _project(rules: list[Rule], results: dict[str, FileResult],
@@ -380,12 +385,28 @@ def _run(request: LintRequest) -> LintOutcome:
         if r is None:
             continue
         findings.extend(f for f in r.findings if not _ignored(config, path, f))
+    context = None
+    context_files: list[str] = []
+    on = request.project_context if request.project_context is not None \
+        else config.project_context
+    named = _named_files(request.paths, files) if project_rules and on else []
+    if named:
+        context = find_context(named, files, config.excluded,
+                               cache.dir / "context_imports.json" if cache is not None else None)
+        context_files = context.files
     if project_rules:  # every module is summarised: the cross-module checks
+        known = list(findings)
+        if context_files:
+            known += _lint_context(context_files, rules, request.jobs, target, targets,
+                                   cache, results, keys, hit_keys)
+        reported = {os.path.realpath(p) for p in files}
         file_keys = [(p, hit_keys.get(p) or keys.get(p) or results[p].cache_key)
-                     for p in files if p in results]
+                     for p in [*files, *context_files] if p in results]
         findings.extend(f for f in _project(project_rules, results, file_keys, hit_keys,
-                                            cache, findings)
-                        if not _ignored(config, f.location.path or "", f))
+                                            cache, known)
+                        if not _ignored(config, f.location.path or "", f)
+                        and (not context_files
+                             or os.path.realpath(f.location.path or "") in reported))
     if cache is not None:
         cache.flush()
     findings.sort(key=sort_key)
@@ -396,4 +417,51 @@ def _run(request: LintRequest) -> LintOutcome:
                        notes=[n for r in ordered for n in r.notes],
                        errors=[*unlisted, *(e for r in ordered for e in r.errors)],
                        cache_hits=cache.hits if cache else 0, analysed=len(todo),
-                       workers=workers, target=target)
+                       workers=workers, target=target, context=context)
+
+
+def _named_files(paths: list[str], files: list[str]) -> list[str]:
+    """The linted files the command line named (a file, or a glob's match), not found by
+    walking a folder: they get project context."""
+    folders = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
+    if not folders:
+        return list(files)
+    return [f for f in files
+            if not any(os.path.realpath(f).startswith(d.rstrip(os.sep) + os.sep)
+                       for d in folders)]
+
+
+def _lint_context(paths: list[str], rules: list[Rule], jobs: int, target: TargetTF,
+                  targets: FileTargets, cache: LintCache | None,
+                  results: dict[str, FileResult], keys: dict[str, str],
+                  hit_keys: dict[str, str]) -> list[Finding]:
+    """Summarise the context modules (from the cache where it holds them), never fixing
+    them; their findings are returned for de-duplication only, never reported, and a
+    module that cannot be read or parsed is left out silently (not the user's request)."""
+    todo: list[str] = []
+    known: list[Finding] = []
+    for path in paths:
+        if cache is not None:
+            try:
+                key = cache.key_of(path, _target_key(targets, path))
+            except OSError:
+                continue
+            hit = cache.get(key, path)
+            if hit is not None and cache.has_summary(key):
+                results[path] = FileResult(path, hit)
+                hit_keys[path] = key
+                known += hit
+                continue
+            keys[path] = key
+        todo.append(path)
+    fresh, _ = analyse(todo, rules, RunOptions(), jobs, target.version, target.configured,
+                       targets) if todo else ([], 1)
+    for r in fresh:
+        if r.errors:  # not read: left out
+            continue
+        results[r.path] = r
+        known += r.findings
+        stored = keys.get(r.path)
+        if cache is not None and stored and not r.notes:
+            cache.put(stored, r.findings, r.summary, summarised=True)
+    return known
