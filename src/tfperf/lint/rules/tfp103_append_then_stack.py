@@ -24,6 +24,28 @@ from tfperf.lint.semantic import Context, returns_tensor
 
 _STACKING_NAMES = frozenset(q.rsplit(".", 1)[1] for q in STACKING_CALLS)
 
+# Per-example calls with no one-op form: ops that take one example only (TF 2.21 raises on a
+# batch: "image must be 3-dimensional", "`contents` must be scalar"), and random image ops
+# that draw one value for all they are given (a batched call gives every image the same
+# brightness, the same crop offset). Held-out precision round 7's false class: per-image
+# `random_jpeg_quality` in a comprehension.
+_ONE_EXAMPLE_OPS = frozenset(
+    f"tensorflow.{m}.{op}" for m, ops in (
+        ("image", ("random_jpeg_quality", "adjust_jpeg_quality", "stateless_random_jpeg_quality",
+                   "encode_jpeg", "decode_jpeg", "decode_png", "decode_image",
+                   "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box",
+                   "random_brightness", "random_contrast", "random_hue", "random_saturation",
+                   "random_crop", "stateless_random_crop")),
+        ("io", ("encode_jpeg", "decode_jpeg", "decode_png", "decode_image", "decode_bmp",
+                "decode_gif", "read_file")),
+    ) for op in ops) | {"tensorflow.read_file", "tensorflow.random_crop"}
+
+
+def _one_example_op(ctx: Context, value: ast.AST) -> bool:
+    """``value`` calls an op that takes (or draws for) one example only."""
+    return any(type(n) is ast.Call and ctx.call_qualname(n) in _ONE_EXAMPLE_OPS
+               for n in ast.walk(value))
+
 
 COMPREHENSION = "one tensor per element built in a comprehension, then stacked: use one op"
 
@@ -182,6 +204,11 @@ what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t
 autoregressive decoding): their steps cannot run at once.
 
 ## Known limitations
+Not reported: per-example calls of an op that takes one example only (`random_jpeg_quality`,
+`adjust_jpeg_quality`, `encode_jpeg`, the `decode_*` ops, `read_file`,
+`sample_distorted_bounding_box`: TF 2.21 raises on a batch) or of a random image op that draws
+one value for all it is given (`random_brightness`, `random_contrast`, `random_hue`,
+`random_saturation`, `random_crop`: one batched call would give every image the same value).
 Not reported: a comprehension over the items of a host array (`pred = out.numpy()`, then
 `[post(pred[i], mask[i]) for i in range(len(pred))]`, no item taken from a known tensor) with
 a function that is not TensorFlow's: host post-processing, converted once, with no TF op per
@@ -189,6 +216,32 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
 `cv2.imread(...)`, `cv2.resize(...)`, NumPy results), converted once.
 """
     valid = (
+        # Per-image ops with no one-op form (held-out precision round 7): JPEG quality takes
+        # one 3-D image; a random brightness draws one delta for all it is given.
+        Valid("""
+            import tensorflow as tf
+            def degrade(images, n):
+                out = tf.stack([tf.image.random_jpeg_quality(images[i], 30, 95)
+                                for i in range(n)])
+                return out
+        """),
+        Valid("""
+            import tensorflow as tf
+            def jitter(images, n):
+                out = []
+                for i in range(n):
+                    im = tf.image.random_brightness(images[i], 0.2)
+                    out.append(im)
+                return tf.stack(out)
+        """),
+        Valid("""
+            import tensorflow as tf
+            def load(paths, n):
+                out = [None] * n
+                for i in range(n):
+                    out[i] = tf.io.decode_jpeg(tf.io.read_file(paths[i]))
+                return tf.stack(out)
+        """),
         # Host arrays (OpenCV crops scaled to [0, 1]) appended, converted once.
         Valid("""
             import random
@@ -621,10 +674,13 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
                 continue
             if not (init.pos <= (call.lineno, call.col_offset) < (node.lineno, node.col_offset)):
                 continue
+            loops = ctx.enclosing_loops(call)
+            appended = _loop_value(ctx, loops[0], call.args[0]) if loops else call.args[0]
+            if _one_example_op(ctx, appended):
+                continue  # a per-example op with no one-op form
             if host_array(ctx, call.args[0]):
                 continue  # host arrays collected (`cv2.resize(...) / 255`, NumPy), converted
                 # by TF once: no TF op per element
-            loops = ctx.enclosing_loops(call)
             if loops and self._per_element(ctx, loops[0]) \
                     and not _callee_per_iteration(loops[0]) \
                     and not loop_flow(ctx, loops[0]).recurrent:
@@ -649,6 +705,8 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
             q = ctx.call_qualname(value) if type(value) is ast.Call else None
             if type(value) is not ast.Call or (q is not None and q.startswith("numpy.")):
                 continue  # a constant, a name, NumPy: not one TF op per slot
+            if _one_example_op(ctx, value):
+                continue  # a per-example op with no one-op form
             loops = ctx.enclosing_loops(stmt)
             if not loops or not self._per_element(ctx, loops[0]):
                 continue
@@ -707,6 +765,8 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
             return None  # `[tf.zeros([3]) for _ in range(k)]`: the same value k times
         if _calls_by_target(ast.walk(elt), targets):
             return None  # `[self.convs[i](x) for i in range(g)]`: another layer each time
+        if _one_example_op(ctx, elt):
+            return None  # `[tf.image.random_jpeg_quality(im, 50, 95) for im in x]`
         q = ctx.call_qualname(elt)
         if (q is not None and q.startswith("numpy.")) \
                 or type(elt) in (ast.Name, ast.Tuple, ast.Subscript):
