@@ -115,7 +115,7 @@ RETURNED = ("one tensor per loop index built by TensorFlow ops on the index, ret
             "list: one op over tf.range builds them all")
 
 
-def _loop_value(ctx: Context, loop: ast.For, value: ast.expr) -> ast.expr:
+def _loop_value(ctx: Context, loop: ast.AST, value: ast.expr) -> ast.expr:
     """``value`` or, for a name bound once in ``loop``'s body, what it was bound to."""
     if type(value) is not ast.Name:
         return value
