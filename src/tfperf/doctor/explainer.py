@@ -899,6 +899,8 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
     cause.details = {"class": [site.cls], **({"op": [site.op]} if site.op else {}),
                      **({"device": [site.device]} if site.device else {}),
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
+    if F.clause_leads(site):
+        cause.details["clause"] = [likely[0][0][:120]]
     if F.library_mismatch(site):
         _as_library_mismatch(cause, site)
     return cause, foreign
