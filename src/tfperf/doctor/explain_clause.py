@@ -31,7 +31,7 @@ def _rows() -> tuple[tuple[re.Pattern[str], str, str, str], ...]:
 def _fill(template: str, m: re.Match[str]) -> str:
     values = {k: (v or "").strip(" '\",") for k, v in m.groupdict().items()}
     values["match"] = " ".join(m.group(0).split())[:80]
-    for name in [k for k, v in values.items() if not v and "{%s}" % k in template]:
+    for name in [k for k, v in values.items() if not v and "{" + k + "}" in template]:
         template = re.sub(_SENTENCE % name, "", template).strip()
     return re.sub(r"\{(\w+)\}", lambda g: values.get(g.group(1), g.group(0)), template)
 
