@@ -130,6 +130,7 @@ def logits_labels_numbers(text: str) -> Reading | None:
 _RAN_OUT = re.compile(r"ran out of data[^\n]{0,200}?\(in this case, (?P<n>\d+) batches\)")
 _BAR_DONE = re.compile(r"^\s*(?P<n>\d+)/(?P=n) \[=", re.M)
 _VAL_STEPS = re.compile(r"validation_steps\s*[=:]\s*(?P<n>\d+)")
+_NEAR = 6000  # characters read on each side of the warning
 _EPOCH_SUMMARY = re.compile(r"^\s*(?P<n>\d+)/(?P=n) \[=+\] - \d[^\n]*$", re.M)
 
 
@@ -141,9 +142,11 @@ def validation_ran_out(text: str) -> tuple[str, str, str] | None:
     if "ran out of data" not in text or (m := _RAN_OUT.search(text)) is None:
         return None
     n = int(m["n"])
-    vs = _VAL_STEPS.search(text)
-    bars = [int(b["n"]) for b in _BAR_DONE.finditer(text)]
-    summaries = [s.group(0) for s in _EPOCH_SUMMARY.finditer(text)]
+    # the fit the warning belongs to: its progress bars and epoch summaries lie around it
+    near = text[max(0, m.start() - _NEAR):m.end() + _NEAR]
+    vs = _VAL_STEPS.search(near)
+    bars = [int(b["n"]) for b in _BAR_DONE.finditer(near)]
+    summaries = [s.group(0) for s in _EPOCH_SUMMARY.finditer(near)]
     lost_val = ("val_" in summaries[0] and any("val_" not in s for s in summaries[1:])
                 if summaries else False)
     why = ""
