@@ -72,7 +72,7 @@ def test_a_gpu_only_op_in_a_process_without_a_gpu_needs_the_gpu():
         "InvalidArgumentError (see above for traceback): No OpKernel was registered to support "
         "Op 'Roialign' with these attrs.  Registered devices: [CPU], Registered kernels:\n"
         "  device='GPU'; T in [DT_FLOAT]\n")
-    assert "only on GPU" in text and "only CPU" in text, text
+    assert "only on GPU" in text and "no GPU (only CPU)" in text, text
 
 
 # --- (2) the floor reads the message's own clause ---------------------------------------------

@@ -115,9 +115,9 @@ def kernel_reading(text: str) -> tuple[str, str, str] | None:
         present = {d.strip() for d in have["d"].split(",") if d.strip()}
         if present and not present & set(devices):
             return (f"{name} has kernels only on {', '.join(devices)}, and this process has "
-                    f"only {', '.join(sorted(present))}: the op needs a device TensorFlow does "
-                    "not see here (a GPU-only custom op on a CPU-only TensorFlow, or a GPU its "
-                    "CUDA libraries did not load).",
+                    f"no {devices[0]} (only {', '.join(sorted(present))}): the op needs a device "
+                    "TensorFlow does not see here (a GPU-only custom op on a CPU-only "
+                    "TensorFlow, or a GPU its CUDA libraries did not load).",
                     f"Run it where a {devices[0]} is visible (the GPU build of TensorFlow with "
                     "its CUDA and cuDNN; tf.config.list_physical_devices('GPU') must list it), or "
                     "build the op with a kernel for the device you have.", shown)

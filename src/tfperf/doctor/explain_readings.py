@@ -546,9 +546,14 @@ def cpu_by_design(text: str) -> str:
     """Why TensorFlow runs on the CPU by design in the program that printed the log ('' when the
     log does not show it): a missing CUDA library is then no failure, whatever else shows a GPU
     is wanted (the NVIDIA image of a JAX program)."""
-    if "alphafold" not in text and "run_docker.py" not in text:  # the patterns' literals
+    # each pattern holds one of these literals: the search starts at the first one found (a
+    # regex without a literal prefix scans a large log slowly)
+    at = min((i for lit in ("alphafold", "run_docker.py") if (i := text.find(lit)) >= 0),
+             default=-1)
+    if at < 0:
         return ""
-    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text)), "")
+    start = max(0, at - len("run_"))
+    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text, start)), "")
 
 
 # --- TensorFlow.js ------------------------------------------------------------------------------

@@ -382,8 +382,13 @@ def metal_pairing(tf: str) -> str:
         head = f"no tensorflow-metal is made for TensorFlow {mm}: the last, {last}, "
     elif mm:
         head = f"Apple's table lists no tensorflow-metal for TensorFlow {mm}; the last, {last}, "
-    else:
-        head = f"the last tensorflow-metal, {last}, "
+    else:  # the TensorFlow is not known: the table's newest pairs, so a pair that exists is named
+        recent = sorted(pairs, key=lambda p: (V.parse(p[0]), V.parse(p[1])))[-4:]
+        table = ", ".join(f"{ver} for {tfm}" for ver, tfm in recent)
+        return (f"install the tensorflow-metal release made for your TensorFlow (Apple's table: "
+                f"{table}; none after TensorFlow {newest}), or pip install "
+                f"'tensorflow=={newest}.*' 'tensorflow-metal=={last}', or pip uninstall "
+                "tensorflow-metal to run on the CPU")
     return (f"{head}supports TensorFlow {' and '.join(tfs)}: use that pair (pip install "
             f"'tensorflow=={newest}.*' 'tensorflow-metal=={last}'), or pip uninstall "
             "tensorflow-metal to run on the CPU")
