@@ -5,8 +5,8 @@
 
 SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8,
 heldout9, heldout10, tail2, heldout11, heldout12, heldout13, tail3, heldout14, tail4,
-heldout15, tail5, heldout16, tail6, heldout17, tail7 or
-all (the default).
+heldout15, tail5, heldout16, tail6, heldout17, tail7, heldout18, tail8
+or all (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
 (index.csv: source, TF version, OS, install kind, confirmation). A log is right when the first
@@ -50,7 +50,8 @@ CATEGORIES = ("performance", "gpu-runtime", "runtime", "install", "benign")
 SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout5",
           "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tail2",
           "heldout11", "heldout12", "heldout13", "tail3", "heldout14", "tail4",
-          "heldout15", "tail5", "heldout16", "tail6", "heldout17", "tail7")
+          "heldout15", "tail5", "heldout16", "tail6", "heldout17", "tail7",
+          "heldout18", "tail8")
 
 
 @dataclass(frozen=True)

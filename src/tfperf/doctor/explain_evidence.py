@@ -29,7 +29,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.doctor.explain_numbers import concat_off_by_one, logits_labels_numbers, rows_per_sample
+from tfperf.doctor.explain_kernels import kernel_reading
+from tfperf.doctor.explain_numbers import (
+    concat_off_by_one,
+    logits_labels_numbers,
+    rows_per_sample,
+    validation_ran_out,
+)
 from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import offered_python
 
@@ -80,31 +86,49 @@ def apply_evidence(causes: list[Any], text: str) -> None:
     found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
     computed: dict[int, Reading | None] = {}
     for cause in causes:
+        if cause.details.get("clause"):  # the floor read the message's own clause: it leads
+            continue
         # a GPU the log names that is newer than the build's CUDA is read before the rows: it
         # names this machine's fault, where a row reads a status word's usual meaning
-        if cause.label in _COMPUTED[0][0]:
-            if 0 not in computed:
-                computed[0] = _COMPUTED[0][1](text)
-            if got := computed[0]:
-                _lead(cause, got[0], got[1], _COMPUTED[0][2], got[2])
-                continue
+        # so is a kernel-registration message's own list (what the node asked for against
+        # what is registered): it decides between a dtype, a device and a missing build
+        led = False
+        for ci in _LEADING:
+            if cause.label in _COMPUTED[ci][0]:
+                if ci not in computed:
+                    computed[ci] = _COMPUTED[ci][1](text)
+                if got := computed[ci]:
+                    _lead(cause, got[0], got[1], _COMPUTED[ci][2], got[2])
+                    led = True
+                    break
+        if led:
+            continue
         for ri, (wanted, needles, rx, lead_cause, lead_fix, source) in enumerate(rows):
             if cause.label not in wanted:
                 continue
             if ri not in found:
                 found[ri] = (rx.search(window) if any(n in window for n in needles) else None)
             if m := found[ri]:
-                _lead(cause, _fill(lead_cause, m), _fill(lead_fix, m), source, m.group(0))
+                fix = _fill(lead_fix, m)
+                if "{metal_pairing}" in fix:  # the plugin release from Apple's table
+                    fix = fix.replace("{metal_pairing}", _metal(text))
+                _lead(cause, _fill(lead_cause, m), fix, source, m.group(0))
                 break
         else:
             for ci, (wanted_labels, read, source) in enumerate(_COMPUTED):
-                if cause.label not in wanted_labels:
+                if ci in _LEADING or cause.label not in wanted_labels:
                     continue
                 if ci not in computed:
                     computed[ci] = read(text)
                 if got := computed[ci]:
                     _lead(cause, got[0], got[1], source, got[2])
                     break
+
+
+def _metal(text: str) -> str:
+    from tfperf.doctor.explain_versions import metal_pairing, read_versions
+
+    return metal_pairing(read_versions(text).tensorflow or "")
 
 
 def _lead(cause: Any, lead_cause: str, lead_fix: str, source: str, shown: str) -> None:
@@ -447,6 +471,11 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "(RTX 3090 under CUDA 10.1) ; https://github.com/NVlabs/stylegan2-ada/issues/61 ; "
      "https://github.com/DeepLabCut/DeepLabCut/issues/944 ; "
      "https://github.com/tensorflow/tensorflow/issues/89272 (RTX 5090)"),
+    (frozenset({"op-no-device-kernel", "not-found-error", "invalid-argument-error",
+                "internal-error", "unknown-error", "logged-error"}), kernel_reading,
+     "tensorflow/core/framework/op_kernel.cc (FindKernelDef: Requested Attributes / Registered) ; "
+     "tensorflow/core/common_runtime/placer.cc (Could not find valid device for node; All "
+     "kernels registered for op) ; https://github.com/tensorflow/tensorflow/issues/31112"),
     (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
      channels_mismatch,
      "keras engine input_spec (the expected and received shapes) ; "
@@ -494,6 +523,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "TensorFlow 2.21.0) ; https://github.com/ethz-asl/hfnet/issues/34 (Resampler, "
      "tf.contrib.resampler, on TF 2) ; https://github.com/tensorflow/hub/issues/890 "
      "(DisableCopyOnRead: a model saved by a newer TF, loaded by TF 2.6)"),
+    (frozenset({"input-ran-out-of-data", "callback-metric-missing"}), validation_ran_out,
+     "keras/engine/training.py (fit's validation: validation_steps batches per epoch; the "
+     "warning's '(in this case, N batches)') ; https://github.com/tensorflow/tensorflow/issues/"
+     "64035 (25 = validation_steps: the validation input not repeated)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "
@@ -503,3 +536,4 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/macanv/BERT-BiLSTM-CRF-NER/issues/343 (batch size not applied) ; "
      "https://github.com/endernewton/tf-faster-rcnn/issues/7 (an idle Jupyter kernel)"),
 )
+_LEADING = (0, 1)  # read before the rows: the GPU the log names, the kernel list

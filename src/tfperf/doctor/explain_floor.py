@@ -53,6 +53,8 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from tfperf.doctor.explain_clause import clause_causes
+
 # a status word in TF 1.x's spelling, as a glog line carries it ("W op_kernel.cc:1192] Not found:
 # Unsuccessful TensorSliceReader ..."): an error at any level unless a row says it is benign
 # (without the '] ' before it: a needle starting with ']', on every glog line, cost 2 ms more)
@@ -734,7 +736,7 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
     """(cause, fix) for the site's class, those whose condition the message meets first.
     ``{library}`` and ``{command}`` in a row's text name what the site read."""
     rows = [r for r in _causes() if r[0] == site.cls] or [r for r in _causes() if r[0] == "*"]
-    text = f"{site.message}\n{site.context}\n{site.op}"
+    text = _site_text(site)
     hits, generic = [], []
     for _cls, rx, when, cause, fix in rows:
         if when in _CONDITIONS:
@@ -745,7 +747,21 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
         elif rx.search(text):
             hits.append((cause, fix))
     names = {"library": site.library, "command": site.command}
-    return tuple((_fill(c, names), _fill(f, names)) for c, f in [*hits, *generic][:_TOP_CAUSES])
+    # what the message's own clause names (a size of 0, a missing tag, an unknown field, a
+    # component's source file) comes before what the class usually means
+    ranked = [*clause_causes(text, "first"), *hits, *clause_causes(text, "after-class"),
+              *generic]
+    return tuple((_fill(c, names), _fill(f, names)) for c, f in ranked[:_TOP_CAUSES])
+
+
+def _site_text(site: ErrorSite) -> str:
+    return f"{site.message}\n{site.context}\n{site.op}"
+
+
+def clause_leads(site: ErrorSite) -> bool:
+    """The message's own clause names the cause (a reading of rank ``first``): the log's other
+    evidence does not go before it."""
+    return bool(clause_causes(_site_text(site), "first"))
 
 
 def _fill(text: str, names: dict[str, str]) -> str:

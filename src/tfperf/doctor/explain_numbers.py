@@ -125,3 +125,44 @@ def logits_labels_numbers(text: str) -> Reading | None:
                 "size (or tf.shape) and resize the data to the size the model was built for.",
                 shown)
     return None
+
+
+_RAN_OUT = re.compile(r"ran out of data[^\n]{0,200}?\(in this case, (?P<n>\d+) batches\)")
+_BAR_DONE = re.compile(r"^\s*(?P<n>\d+)/(?P=n) \[=", re.M)
+_VAL_STEPS = re.compile(r"validation_steps\s*[=:]\s*(?P<n>\d+)")
+_NEAR = 6000  # characters read on each side of the warning
+_EPOCH_SUMMARY = re.compile(r"^\s*(?P<n>\d+)/(?P=n) \[=+\] - \d[^\n]*$", re.M)
+
+
+def validation_ran_out(text: str) -> tuple[str, str, str] | None:
+    """(cause, fix, words) when the input Keras says ran out is the validation data: the batches
+    the warning names equal the printed ``validation_steps``, or are fewer than one full
+    training epoch (a training shortfall counts steps_per_epoch x epochs), or the epochs after
+    the first lose their val_ metrics."""
+    if "ran out of data" not in text or (m := _RAN_OUT.search(text)) is None:
+        return None
+    n = int(m["n"])
+    # the fit the warning belongs to: its progress bars and epoch summaries lie around it
+    near = text[max(0, m.start() - _NEAR):m.end() + _NEAR]
+    vs = _VAL_STEPS.search(near)
+    bars = [int(b["n"]) for b in _BAR_DONE.finditer(near)]
+    summaries = [s.group(0) for s in _EPOCH_SUMMARY.finditer(near)]
+    lost_val = ("val_" in summaries[0] and any("val_" not in s for s in summaries[1:])
+                if summaries else False)
+    why = ""
+    if vs and int(vs["n"]) == n:
+        why = f"the {n} batches it names are validation_steps={n}"
+    elif bars and n < max(bars):
+        why = (f"the {n} batches it names are fewer than one training epoch ({max(bars)} steps), "
+               "so they are the validation steps, not steps_per_epoch x epochs")
+    elif lost_val:
+        why = "epoch 1 has val_ metrics and the later epochs have none"
+    if not why:
+        return None
+    return (f"The input that ran out is the validation data ({why}): fit asks it for "
+            "validation_steps batches at every epoch's end, it gave them once, so later epochs "
+            "skip validation (no val_loss: callbacks monitoring it skip): the validation "
+            "dataset is not repeated.",
+            "Add .repeat() to the validation dataset (or leave validation_steps unset for a "
+            "finite tf.data dataset, so Keras reads it to its end each epoch; a generator must "
+            "loop); the training input is fine.", m.group(0)[:120])

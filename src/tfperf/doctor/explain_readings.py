@@ -102,6 +102,10 @@ def nontrainable_detail(details: Details) -> str:
 _ADDON_OPS = (
     (re.compile(r"^Addons>"), "tensorflow-addons"),
     (re.compile(r"^IO>"), "tensorflow-io"),
+    # the TF 1.x sentencepiece ops (google/sentencepiece's tensorflow/ package, tf_sentencepiece,
+    # used by TF 1 Hub modules); tensorflow-text's own are Sentencepiece...Op
+    (re.compile(r"^Sentencepiece(?:Encode(?:Sparse|Dense)|Decode|IdToPiece|PieceToId|"
+                r"GetPieceSize|GetPieceType)$"), "tf_sentencepiece"),
     (re.compile(r"^(?:TFText|Text)\w*>|UTF8|[Ww]ordpiece|[Ss]entence[Pp]iece|Tokeniz|RegexSplit|"
                 r"Ngrams"), "tensorflow-text"),
 )
@@ -164,6 +168,11 @@ def op_kind_detail(details: Details) -> str:
     if kind == "addon" and details.get("serving"):
         return (f"{op} is an op of {package}, which this TF Serving binary was not built with (a "
                 "Python import cannot add it to the model server)")
+    if kind == "addon" and package == "tf_sentencepiece":
+        return (f"{op} is an op of tf_sentencepiece, TensorFlow 1.x's sentencepiece package (not "
+                "tensorflow-text): the model is a TF 1 one; load it under TF 1.x with "
+                "import tf_sentencepiece, or use the model's TF 2 version (built on "
+                "tensorflow-text)")
     if kind == "addon":
         return f"{op} is an op of {package}: import it before loading the model"
     if kind == "contrib" and contrib_moved_to_core(op):
@@ -537,9 +546,14 @@ def cpu_by_design(text: str) -> str:
     """Why TensorFlow runs on the CPU by design in the program that printed the log ('' when the
     log does not show it): a missing CUDA library is then no failure, whatever else shows a GPU
     is wanted (the NVIDIA image of a JAX program)."""
-    if "alphafold" not in text and "run_docker.py" not in text:  # the patterns' literals
+    # each pattern holds one of these literals: the search starts at the first one found (a
+    # regex without a literal prefix scans a large log slowly)
+    at = min((i for lit in ("alphafold", "run_docker.py") if (i := text.find(lit)) >= 0),
+             default=-1)
+    if at < 0:
         return ""
-    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text)), "")
+    start = max(0, at - len("run_"))
+    return next((why for rx, why in _CPU_BY_DESIGN if rx.search(text, start)), "")
 
 
 # --- TensorFlow.js ------------------------------------------------------------------------------

@@ -367,6 +367,33 @@ def _addon_name(details: dict[str, list[str]]) -> str:
     return name.replace("_", "-").replace("tf-sentencepiece", "tf_sentencepiece")
 
 
+def metal_pairing(tf: str) -> str:
+    """The tensorflow-metal release to install for TensorFlow ``tf`` (major.minor or full), from
+    Apple's table: where none exists for it (newer than the last plugin release, or unknown),
+    the newest TensorFlow a release supports, so the fix names releases that exist."""
+    pairs = [(ver, tfm) for name, ver, tfm in _addon_table() if name == "tensorflow-metal"]
+    mm = _mm(tf) if tf else ""
+    if fits := [ver for ver, tfm in pairs if tfm == mm]:
+        return (f"pip install 'tensorflow-metal=={fits[-1]}' (the release made for TensorFlow "
+                f"{mm}, Apple's table)")
+    last, newest = max(pairs, key=lambda p: (V.parse(p[0]), V.parse(p[1])))
+    tfs = sorted({tfm for ver, tfm in pairs if ver == last}, key=V.parse)
+    if mm and V.parse(mm) > V.parse(newest):
+        head = f"no tensorflow-metal is made for TensorFlow {mm}: the last, {last}, "
+    elif mm:
+        head = f"Apple's table lists no tensorflow-metal for TensorFlow {mm}; the last, {last}, "
+    else:  # the TensorFlow is not known: the table's newest pairs, so a pair that exists is named
+        recent = sorted(pairs, key=lambda p: (V.parse(p[0]), V.parse(p[1])))[-4:]
+        table = ", ".join(f"{ver} for {tfm}" for ver, tfm in recent)
+        return (f"install the tensorflow-metal release made for your TensorFlow (Apple's table: "
+                f"{table}; none after TensorFlow {newest}), or pip install "
+                f"'tensorflow=={newest}.*' 'tensorflow-metal=={last}', or pip uninstall "
+                "tensorflow-metal to run on the CPU")
+    return (f"{head}supports TensorFlow {' and '.join(tfs)}: use that pair (pip install "
+            f"'tensorflow=={newest}.*' 'tensorflow-metal=={last}'), or pip uninstall "
+            "tensorflow-metal to run on the CPU")
+
+
 # the log names no TensorFlow version: say where the reader finds it, never a bare placeholder
 _INSTALLED_MM = "as installed (its major.minor: pip show tensorflow)"
 
@@ -404,9 +431,7 @@ def _addon(details: dict[str, list[str]], v: LogVersions) -> str:
                 f"{ver}, its last release, is built for TensorFlow {built_for} and needs "
                 "tensorflow-cpu; uninstall tensorflow first if both are installed)")
     if addon == "tensorflow-metal":
-        return (f"install the tensorflow-metal release made for TensorFlow {mm or 'the installed'}"
-                " (Apple's compatibility table), or the TensorFlow the installed plugin was made "
-                "for")
+        return metal_pairing(tf)
     if addon.startswith("plugin "):
         return (f"install the release of the package that ships tensorflow-plugins/"
                 f"{addon[len('plugin '):]} built for TensorFlow {mm or _INSTALLED_MM}, or the "

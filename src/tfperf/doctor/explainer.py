@@ -198,6 +198,10 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         starts.append(pos)
         pos += len(k) + 1
     blob = b"\n".join(keys)
+    # the log's whitespace-separated words: a needle whose inner word is not among them cannot
+    # occur, and is not searched for (a third of the needles are absent from a typical log, and
+    # each search reads the whole log)
+    words = frozenset(blob.split())
     by_key: dict[int, list[int]] = {}
     every = range(len(keys))
     for ri, p in enumerate(patterns):
@@ -206,7 +210,9 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
             hit = every
         else:
             hit = set()
-            for needle in _needle_keys(p.needles):
+            for needle, inner in _needle_keys(p.needles):
+                if inner and not inner <= words:
+                    continue
                 at = blob.find(needle)
                 while at >= 0:
                     ki = bisect.bisect_right(starts, at) - 1
@@ -222,8 +228,18 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
 
 
 @functools.cache
-def _needle_keys(needles: tuple[str, ...]) -> tuple[bytes, ...]:
-    return tuple(dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles))
+def _needle_keys(needles: tuple[str, ...]) -> tuple[tuple[bytes, frozenset[bytes]], ...]:
+    """Each needle as a key, with its inner words: those whitespace bounds on both sides
+    within the needle, so any line holding the needle holds them as whole words."""
+    keys = dict.fromkeys(n.encode("ascii").translate(_DIGITS) for n in needles)
+    return tuple((k, _inner_words(k)) for k in keys)
+
+
+def _inner_words(needle: bytes) -> frozenset[bytes]:
+    parts = needle.split()
+    lo = 0 if needle[:1].isspace() else 1
+    hi = len(parts) if needle[-1:].isspace() else len(parts) - 1
+    return frozenset(parts[lo:hi])
 
 
 # typographic quotes a paste through a web page or a word processor puts in: rows quote with ' and "
@@ -899,6 +915,8 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
     cause.details = {"class": [site.cls], **({"op": [site.op]} if site.op else {}),
                      **({"device": [site.device]} if site.device else {}),
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
+    if F.clause_leads(site):
+        cause.details["clause"] = [likely[0][0][:120]]
     if F.library_mismatch(site):
         _as_library_mismatch(cause, site)
     return cause, foreign
