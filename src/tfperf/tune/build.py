@@ -18,7 +18,7 @@ from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.lint_fixes import LintFix, apply_fixes
-from tfperf.tune.returns import keep_scalar_return, scalar_type
+from tfperf.tune.returns import keep_return_types, return_conversion
 from tfperf.tune.source import is_tf_function_decorator, parse, tf_alias
 
 
@@ -33,7 +33,7 @@ class Built:
 def apply_levers(ctx: LeverContext, levers: Sequence[Lever],
                  keep_return: bool = True) -> str:
     """The module source with every lever applied: lint fixes first (their positions are in
-    the original), then the others by stage; then the user's scalar return type kept
+    the original), then the others by stage; then the user's return types kept
     (:mod:`tfperf.tune.returns`; ``keep_return=False``: the levers' text alone)."""
     text = ctx.target.source
     fixes = [lv for lv in levers if isinstance(lv, LintFix)]
@@ -42,9 +42,9 @@ def apply_levers(ctx: LeverContext, levers: Sequence[Lever],
     for lever in sorted((lv for lv in levers if not isinstance(lv, LintFix)),
                         key=lambda lv: lv.stage):
         text = lever.build(text, ctx)
-    kind = scalar_type(ctx.returns)
-    if levers and kind is not None and keep_return:
-        text = keep_scalar_return(text, ctx.target.name, kind)
+    conversion = return_conversion(ctx.return_kinds)
+    if levers and conversion is not None and keep_return:
+        text = keep_return_types(text, ctx.target.name, conversion)
     parse(text)
     return text
 
