@@ -67,8 +67,17 @@ def load(ctx: LeverContext, text: str, workdir: Path) -> Built:
             is_tf_function_decorator(d, alias) for d in node.decorator_list))
 
     chosen = [n for n in tree.body if fresh(n)]
+    remade = {n.name for n in chosen if isinstance(n, ast.ClassDef)}
+    chosen = [n for n in tree.body if n in chosen or _makes_instance(n, remade)]
     namespace = dict(target.globals)
     namespace["__file__"] = str(path)
     code = compile(ast.Module(body=chosen, type_ignores=[]), str(path), "exec")
     exec(code, namespace)  # the user's own definitions, edited: this is what tune measures
     return Built(namespace[target.name], namespace, text, path)
+
+
+def _makes_instance(node: ast.stmt, classes: set[str]) -> bool:
+    """``LAYER = Cutout()``: a module-level instance of a class the candidate edits is made
+    again from the edited class (the old instance would keep running the old methods)."""
+    return bool(classes) and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+        and isinstance(node.value.func, ast.Name) and node.value.func.id in classes
