@@ -31,8 +31,10 @@ def kind_of(value: Any) -> str:
         return "NumPy array"
     tf = sys.modules.get("tensorflow")
     if tf is not None:
+        # a variable reads as a tensor (eagerly ``v.assign_add(...)`` returns the variable, a
+        # trace of it a tensor: the caller does tensor math with either)
         for name, cls in (("RaggedTensor", tf.RaggedTensor), ("SparseTensor", tf.SparseTensor),
-                          ("IndexedSlices", tf.IndexedSlices), ("tf.Variable", tf.Variable),
+                          ("IndexedSlices", tf.IndexedSlices), ("tensor", tf.Variable),
                           ("tensor", tf.Tensor)):
             if isinstance(value, cls):
                 return name
