@@ -87,3 +87,14 @@ def test_the_compiled_loop_is_tried_and_agrees_where_tracing_raised(user_module,
     stacked = by[("loop bounds from static shapes", "tf.function")]
     assert stacked.equivalent is True, result.table()
     assert not (stacked.rejected or "").startswith(("raises", "disagrees", "changes"))
+
+
+def test_a_trace_that_raises_says_why_in_the_table(user_module):
+    # Held-out round 7's tables said only "raises: TypeError: in user code:" (autograph's
+    # header); the error's own line is what tells the reader why tracing failed.
+    mod = user_module(LAYER)
+    x = tf.ones([4, 3])
+    result = tune(mod.f, (x,), budget=4, levers=[TfFunction()])
+    why = next(c.rejected for c in result.candidates if c.levers == ["tf.function"])
+    assert why.startswith("raises: TypeError: 'SymbolicTensor' object cannot be interpreted "
+                          "as an integer (while tracing, File "), why
