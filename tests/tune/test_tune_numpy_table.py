@@ -139,7 +139,8 @@ def test_the_lever_does_not_apply_without_a_round_trip():
     target = types.SimpleNamespace(source="import tensorflow as tf\n\ndef f(x):\n    return x\n",
                                    name="f", path=Path("m.py"), args=(), kwargs={})
     ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    assert NumpyRoundTrip().applies(ctx) == "no .numpy() in the function"
+    assert NumpyRoundTrip().applies(ctx) == ("no .numpy() and no NumPy call with a TensorFlow "
+                                             "equivalent in the function")
 
 
 # One call per array method or attribute of the table, on the host copies xn [4, 3], vn [3]:

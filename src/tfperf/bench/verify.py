@@ -18,6 +18,7 @@ timing, on the outputs it snapshotted.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,8 +45,21 @@ class Outputs:
 
 
 def describe_error(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     first = text[0] if text else ""
+    if first == "in user code:" and len(text) > 1:
+        # a trace's error: autograph's header, the user's frames, the error itself, and
+        # sometimes Keras' "Arguments received by Layer.call()" after it
+        text = [re.sub(r"\x1b\[[0-9;]*m", "", t) for t in text]  # Keras' bold
+        errors = [i for i, t in enumerate(text) if i and re.match(r"[\w.]+(Error|Exception): ", t)]
+        at = errors[-1] if errors else len(text) - 1
+        last = text[at]
+        if "Exception encountered when calling" in last and at + 1 < len(text):
+            last = f"{type(exc).__name__}: {text[at + 1]}"  # Keras: the reason on the next line
+        where = next((t for t in reversed(text) if t.startswith("File ")), "")
+        head = last if last.startswith(f"{type(exc).__name__}:") else \
+            f"{type(exc).__name__}: {last}"
+        return (f"{head} (while tracing, {where})" if where else f"{head} (while tracing)")[:300]
     return f"{type(exc).__name__}: {first}"[:300]
 
 

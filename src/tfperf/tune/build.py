@@ -18,7 +18,7 @@ from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.lint_fixes import LintFix, apply_fixes
-from tfperf.tune.returns import keep_scalar_return, scalar_type
+from tfperf.tune.returns import keep_return_types, return_conversion
 from tfperf.tune.source import is_tf_function_decorator, parse, tf_alias
 
 
@@ -33,7 +33,7 @@ class Built:
 def apply_levers(ctx: LeverContext, levers: Sequence[Lever],
                  keep_return: bool = True) -> str:
     """The module source with every lever applied: lint fixes first (their positions are in
-    the original), then the others by stage; then the user's scalar return type kept
+    the original), then the others by stage; then the user's return types kept
     (:mod:`tfperf.tune.returns`; ``keep_return=False``: the levers' text alone)."""
     text = ctx.target.source
     fixes = [lv for lv in levers if isinstance(lv, LintFix)]
@@ -42,9 +42,9 @@ def apply_levers(ctx: LeverContext, levers: Sequence[Lever],
     for lever in sorted((lv for lv in levers if not isinstance(lv, LintFix)),
                         key=lambda lv: lv.stage):
         text = lever.build(text, ctx)
-    kind = scalar_type(ctx.returns)
-    if levers and kind is not None and keep_return:
-        text = keep_scalar_return(text, ctx.target.name, kind)
+    conversion = return_conversion(ctx.return_kinds)
+    if levers and conversion is not None and keep_return:
+        text = keep_return_types(text, ctx.target.name, conversion)
     parse(text)
     return text
 
@@ -67,8 +67,17 @@ def load(ctx: LeverContext, text: str, workdir: Path) -> Built:
             is_tf_function_decorator(d, alias) for d in node.decorator_list))
 
     chosen = [n for n in tree.body if fresh(n)]
+    remade = {n.name for n in chosen if isinstance(n, ast.ClassDef)}
+    chosen = [n for n in tree.body if n in chosen or _makes_instance(n, remade)]
     namespace = dict(target.globals)
     namespace["__file__"] = str(path)
     code = compile(ast.Module(body=chosen, type_ignores=[]), str(path), "exec")
     exec(code, namespace)  # the user's own definitions, edited: this is what tune measures
     return Built(namespace[target.name], namespace, text, path)
+
+
+def _makes_instance(node: ast.stmt, classes: set[str]) -> bool:
+    """``LAYER = Cutout()``: a module-level instance of a class the candidate edits is made
+    again from the edited class (the old instance would keep running the old methods)."""
+    return bool(classes) and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+        and isinstance(node.value.func, ast.Name) and node.value.func.id in classes

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.tune.device import DeviceFacts
+from tfperf.tune.kinds import Kinds
 from tfperf.tune.target import Target
 
 
@@ -30,6 +31,7 @@ class LeverContext:
     facts: DeviceFacts
     retraced: dict[str, str] = field(default_factory=dict)
     returns: list[Any] | None = None
+    return_kinds: list[Kinds] | None = None  # each baseline call's leaf kinds (tune/kinds.py)
     cache: dict[str, Any] = field(default_factory=dict)
     isolate: bool = False  # candidates run in processes of their own (--isolate)
     threads: bool = False  # CPU thread-pool levers asked for (--threads; isolation only)

@@ -1,43 +1,56 @@
-"""The user's scalar return type, kept: a function that returns a Python ``float`` (``int``)
-or a NumPy ``float64`` still does so after a rewrite or a ``tf.function`` that makes it return
-a 0-d tensor. The candidate's function is renamed and a function of the user's name and
-signature converts its result (``float(...)``, ``np.float64(...)``) outside any graph, so
-the patch keeps the function's contract instead of being rejected for changing it."""
+"""The user's return types, kept: a function that returns a Python ``float`` (``int``), a
+NumPy scalar or NumPy arrays (alone or in a list, tuple or dict) still does so after a rewrite
+or a ``tf.function`` that makes it return tensors. The candidate's function is renamed and a
+function of the user's name and signature converts its result (``float(...)``,
+``np.float64(...)``, ``np.asarray(...)``, ``tf.nest.map_structure(np.asarray, ...)`` for a
+container) outside any graph, so the patch keeps the function's contract instead of being
+rejected for changing it (held-out round 7's c06: a list of tensors for a list of arrays)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
+from tfperf.tune.kinds import Kinds
+from tfperf.tune.source import find_function, parse, tf_alias
 
-from tfperf.tune.source import find_function, parse
+#: A leaf kind (tune/kinds.py) → the conversion written around the candidate ("np." is
+#: NumPy's alias in the module).
+_CONVERSIONS = {"Python float": "float", "Python int": "int", "NumPy array": "np.asarray"}
 
-#: The baseline's leaf type → the conversion written around the candidate (None: numpy's).
-_CONVERSIONS: dict[type, str | None] = {float: "float", int: "int", np.float64: None}
 
-
-def scalar_type(returns: Sequence[Any] | None) -> type | None:
-    """The type every baseline call returned, when it is a convertible scalar."""
-    kinds = {type(r) for r in returns or ()}
-    if len(kinds) != 1:
+def return_conversion(kinds: Sequence[Kinds] | None) -> str | None:
+    """The conversion every baseline call's result needs, spelled with ``np.``/``tf.`` (None:
+    the calls disagree, the leaves are of several kinds, or tensors need none)."""
+    if not kinds or any(k != kinds[0] for k in kinds) or not kinds[0]:
         return None
-    kind = kinds.pop()
-    return kind if kind in _CONVERSIONS else None
+    leaves = {kind for _, kind in kinds[0]}
+    if len(leaves) != 1:
+        return None
+    kind = leaves.pop()
+    conversion = _CONVERSIONS.get(kind)
+    if conversion is None and kind.startswith("NumPy "):  # a NumPy scalar: np.float32(...)
+        conversion = "np." + kind.split(" ", 1)[1]
+    if conversion is None:
+        return None
+    if kinds[0] == [("output", kind)]:
+        return conversion
+    return f"tf.nest.map_structure({conversion}, " + "{})"
 
 
-def keep_scalar_return(text: str, name: str, kind: type) -> str:
-    """``text`` with ``name`` converting what it returns to ``kind`` (unchanged when the
-    conversion cannot be spelled: NumPy not imported)."""
+def keep_return_types(text: str, name: str, conversion: str) -> str:
+    """``text`` with ``name`` converting what it returns by ``conversion`` (from
+    :func:`return_conversion`; unchanged when it cannot be spelled: NumPy or TensorFlow not
+    imported)."""
     tree = parse(text)
     fn = find_function(tree, name)
-    conversion = _CONVERSIONS[kind]
-    if conversion is None:
-        alias = _numpy_alias(tree)
-        if alias is None:
-            return text
-        conversion = f"{alias}.{kind.__name__}"
+    for module, alias in (("np.", _numpy_alias(tree)), ("tf.", tf_alias(tree))):
+        if module in conversion:
+            if alias is None:
+                return text
+            conversion = conversion.replace(module, alias + ".")
+    if "{}" not in conversion:
+        conversion += "({})"
     inner = f"_{name}_value"
     while any(isinstance(n, ast.FunctionDef) and n.name == inner for n in tree.body):
         inner = f"_{inner}"
@@ -49,9 +62,10 @@ def keep_scalar_return(text: str, name: str, kind: type) -> str:
     call += [f"*{a.vararg.arg}"] if a.vararg else []
     call += [f"{p.arg}={p.arg}" for p in a.kwonlyargs]
     call += [f"**{a.kwarg.arg}"] if a.kwarg else []
+    result = f"{inner}({', '.join(call)})"
     wrapper = (f"\n\ndef {name}({ast.unparse(a)}):\n"
-               f"    # the user's return type, kept (the rewrite returns a 0-d tensor)\n"
-               f"    return {conversion}({inner}({', '.join(call)}))\n")
+               f"    # the user's return types, kept (the rewrite returns tensors)\n"
+               f"    return {conversion.format(result)}\n")
     end = fn.end_lineno or fn.lineno
     if not lines[end - 1].endswith("\n"):
         lines[end - 1] += "\n"

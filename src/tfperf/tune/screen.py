@@ -17,6 +17,7 @@ from tfperf.bench.deadline import CallTimeout, time_limit
 from tfperf.bench.equivalence import snapshot
 from tfperf.bench.verify import describe_error
 from tfperf.core.measure import sync
+from tfperf.tune.kinds import Kinds, leaf_kinds
 
 #: What TensorFlow logs when pfor cannot vectorise an op and loops instead.
 FALLBACK_NEEDLES = ("while_loop for converting", "Using a while_loop")
@@ -27,6 +28,7 @@ class Screen:
     first_call_s: float | None = None
     second_call_s: float | None = None
     outputs: list[Any] = field(default_factory=list)
+    kinds: list[Kinds] = field(default_factory=list)  # each output's leaf kinds (tune/kinds.py)
     error: str | None = None
     retraces: int = 0  # traces during the calls after the first (same inputs)
     fallback: str | None = None
@@ -105,10 +107,12 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
                     out.first_call_s = elapsed
                     if more_if_under is not None and elapsed > more_if_under:
                         out.outputs.append(snapshot(value))
+                        out.kinds.append(leaf_kinds(value))
                         break
                 elif k == 1:
                     out.second_call_s = elapsed
                 out.outputs.append(snapshot(value))
+                out.kinds.append(leaf_kinds(value))
             if len(out.outputs) > 1:
                 out.retraces = tracing_count(namespace, fn) - before
         except CallTimeout:

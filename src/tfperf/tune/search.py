@@ -37,6 +37,7 @@ from typing import Any
 
 from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
+from tfperf.tune.kinds import Kinds, kind_of
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
 from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
@@ -230,6 +231,7 @@ class Search:
         base = self.base = self._baseline()
         self.ctx.retraced = dict(base.screen.retraced) if base.screen else {}
         self.ctx.returns = list(base.screen.outputs) if base.screen else None
+        self.ctx.return_kinds = _return_kinds(base.screen) if base.screen else None
         levers = list(self.planted) if self.planted is not None else discover(self.ctx)
         everyone: list[_Live] = []
         usable = []
@@ -690,8 +692,9 @@ class Search:
 
     def _check(self, live: _Live) -> None:
         """Outputs of the same calls, against the baseline's (or the float64 truth)."""
-        from tfperf.bench.equivalence import compare_outputs
+        from tfperf.bench.equivalence import Equivalence, compare_outputs
         from tfperf.tune import contract
+        from tfperf.tune.kinds import compare_kinds
 
         base_outputs = raw_base = self._base_outputs
         mine = raw_mine = live.screen.outputs if live.screen else []
@@ -706,8 +709,15 @@ class Search:
         elif reduced and truth is None and dtype is None:
             live.record.rejected = f"no float64 reference to judge it: {self.truth_error}"
             return
-        for b, c in zip(raw_base, raw_mine, strict=False):  # before values: see contract.py
+        base_kinds = self.base.screen.kinds if self.base and self.base.screen else []
+        my_kinds = live.screen.kinds if live.screen else []
+        for k, (b, c) in enumerate(zip(raw_base, raw_mine, strict=False)):  # see contract.py
             kept = contract.check(b, c)
+            if kept.equivalent is not False:  # the same structure: now each leaf's kind
+                why = compare_kinds(base_kinds[k] if k < len(base_kinds) else None,
+                                    my_kinds[k] if k < len(my_kinds) else None)
+                if why is not None:
+                    kept = Equivalence(False, reason=why)
             if kept.equivalent is False:
                 live.record.equivalent = False
                 live.record.rejected = f"changes the function's contract: {kept.reason}"
@@ -979,3 +989,14 @@ def to_float64(value: Any) -> Any:
         return x
 
     return tf.nest.map_structure(cast, value)
+
+
+def _return_kinds(screen: Screen) -> list[Kinds]:
+    """The baseline's leaf kinds; from a child process (``--isolate``) only snapshots come
+    back, whose Python numbers are still what the function returned (its arrays may have been
+    tensors: not guessed)."""
+    if screen.kinds:
+        return list(screen.kinds)
+    if screen.outputs and all(isinstance(o, (int, float)) for o in screen.outputs):
+        return [[("output", kind_of(o))] for o in screen.outputs]
+    return []

@@ -1,7 +1,9 @@
 """A NumPy round trip → TensorFlow ops: ``x.numpy()`` and the NumPy calls on it that have a
 TensorFlow equivalent (:mod:`tfperf.tune.numpy_table`, tested op by op) become those ops on
 the tensor, and the final ``tf.constant(...)`` a ``tf.convert_to_tensor``: no copy to the host
-and back, and the code can run in a graph (and later rungs may compile it). An index array
+and back, and the code can run in a graph (and later rungs may compile it). NumPy calls made
+on tensors with no ``.numpy()`` at all (``np.sum`` of a list of tensors: a trace raises "Cannot
+convert a symbolic tf.Tensor to a numpy array") are rewritten the same way. An index array
 from the host (``t[ids.numpy()]``) becomes ``tf.gather(t, ids)``; a list of tensors made an
 array (``np.array([...])``) becomes ``tf.stack([...])``, which the loop levers then see as
 any other per-example loop. A NumPy call without an equivalent stays (NumPy takes a tensor):
@@ -147,8 +149,10 @@ def rewrite(text: str, name: str) -> str:
     text, tf = ensure_tf(text)
     tree = parse(text)
     fn = find_function(tree, name)
-    if not any(_is_numpy_call(n) for n in ast.walk(fn)):
-        raise SourceEditError("no .numpy() in the function")
+    # Without a .numpy() in sight the NumPy calls may still get tensors (``np.sum`` of a list
+    # of tensors: held-out round 7's c11), which a trace cannot convert: they are rewritten
+    # the same way; a call that really gets NumPy arrays then returns a tensor, which the
+    # contract check rejects where the caller would see it.
     ctx = Context(tree, text, "<tune>")
     host = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign)
             for t, v in _pairs(n) if isinstance(t, ast.Name) and _is_numpy_call(v)}
@@ -161,7 +165,8 @@ def rewrite(text: str, name: str) -> str:
         if ast.dump(new) != before:
             edits.append((stmt, ast.unparse(new)))
     if not edits:
-        raise SourceEditError("no NumPy round trip with TensorFlow equivalents")
+        raise SourceEditError("no .numpy() and no NumPy call with a TensorFlow equivalent in "
+                              "the function")
     for stmt, new_text in sorted(edits, key=lambda e: -e[0].lineno):
         pad = rows[stmt.lineno - 1][:stmt.col_offset]
         block = "".join(pad + r + "\n" for r in new_text.splitlines())
