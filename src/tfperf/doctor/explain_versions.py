@@ -386,7 +386,9 @@ def metal_pairing(tf: str) -> str:
         recent = sorted(pairs, key=lambda p: (V.parse(p[0]), V.parse(p[1])))[-4:]
         table = ", ".join(f"{ver} for {tfm}" for ver, tfm in recent)
         return (f"install the tensorflow-metal release made for your TensorFlow (Apple's table: "
-                f"{table}; none after TensorFlow {newest}), or pip install "
+                f"{table}; none after TensorFlow {newest}), or the TensorFlow the installed "
+                "plugin was made for (the one it was installed with: a newer add-on's "
+                "requirement may have replaced it), or pip install "
                 f"'tensorflow=={newest}.*' 'tensorflow-metal=={last}', or pip uninstall "
                 "tensorflow-metal to run on the CPU")
     return (f"{head}supports TensorFlow {' and '.join(tfs)}: use that pair (pip install "
