@@ -92,7 +92,7 @@ def kernel_reading(text: str) -> tuple[str, str, str] | None:
         if not lists:
             continue
         anywhere = sorted({t for _, types in lists for t in types})
-        if wanted not in anywhere:
+        if anywhere and wanted not in anywhere:
             return (f"No kernel of {name} takes {attr}={_names([wanted])}: the kernels this "
                     f"TensorFlow registers for it take {_names(anywhere)}, so the input reaching "
                     "it has the wrong dtype (an integer, float64 or string tensor where a "
@@ -101,7 +101,7 @@ def kernel_reading(text: str) -> tuple[str, str, str] | None:
                     f"(tf.cast(x, tf.{_cast_to(anywhere)}); one of "
                     f"{_names(anywhere)}), or use the op meant for that dtype.", shown)
         devices = sorted({dev for dev, types in lists if wanted in types})
-        if device and device not in devices:
+        if device and devices and device not in devices:
             return (f"{name} has a {_names([wanted])} kernel only on {', '.join(devices)}, not "
                     f"on the {device} it was placed on: the device lacks this kernel (an op "
                     "with CPU-only kernels pinned to a GPU, a plugin device that registers "
@@ -113,7 +113,7 @@ def kernel_reading(text: str) -> tuple[str, str, str] | None:
     # TF 1.x lists the devices this process has: none of them among the kernels' devices
     if (have := re.search(r"Registered devices: \[(?P<d>[^\]]*)\]", block)):
         present = {d.strip() for d in have["d"].split(",") if d.strip()}
-        if present and not present & set(devices):
+        if present and devices and not present & set(devices):
             return (f"{name} has kernels only on {', '.join(devices)}, and this process has "
                     f"no {devices[0]} (only {', '.join(sorted(present))}): the op needs a device "
                     "TensorFlow does not see here (a GPU-only custom op on a CPU-only "
@@ -123,7 +123,7 @@ def kernel_reading(text: str) -> tuple[str, str, str] | None:
                     "build the op with a kernel for the device you have.", shown)
     if requested:
         return None
-    if device and device not in devices:
+    if device and devices and device not in devices:
         return (f"{name} has kernels only on {', '.join(devices)}, not on the {device} it was "
                 "placed on: the device lacks this kernel (an op with CPU-only kernels pinned to "
                 "a GPU, a plugin device that registers fewer ops).",
@@ -148,5 +148,5 @@ _TF_NAMES = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_HALF": "float16"
 
 def _cast_to(types: list[str]) -> str:
     """The dtype to name in the fix: float32 where registered, else the first listed."""
-    best = "DT_FLOAT" if "DT_FLOAT" in types else types[0]
+    best = "DT_FLOAT" if "DT_FLOAT" in types or not types else types[0]
     return _TF_NAMES.get(best, best.removeprefix("DT_").lower())

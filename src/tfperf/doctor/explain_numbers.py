@@ -59,8 +59,8 @@ def rows_per_sample(text: str) -> Reading | None:
     if "Incompatible shapes" not in text or (m := _INCOMPATIBLE.search(text)) is None:
         return None
     a, b, x, y = int(m["a"]), int(m["b"]), int(m["x"]), int(m["y"])
-    if x != y or a == b:
-        return None
+    if x != y or a == b or min(a, b) == 0:
+        return None  # an empty side (a batch of 0 rows) has no ratio to read
     big, small = max(a, b), min(a, b)
     if big % small:  # not a whole factor: a configured batch against a partial last batch
         return _last_batch(big, small, x, m.group(0)) if big % 8 == 0 else None
@@ -114,7 +114,7 @@ def logits_labels_numbers(text: str) -> Reading | None:
                 "Use the sparse loss for integer ids (sparse_softmax_cross_entropy_with_logits, "
                 f"sparse_categorical_crossentropy), or one-hot the labels to {c} columns "
                 "(tf.one_hot(labels, depth)).", shown)
-    if c == d and n != k and max(n, k) % min(n, k) == 0:
+    if c == d and n != k and min(n, k) > 0 and max(n, k) % min(n, k) == 0:
         f = max(n, k) // min(n, k)
         many = "logits" if n > k else "labels"
         return (f"Logits and labels have the same {c} classes but batches of {n} and {k} ({many} "

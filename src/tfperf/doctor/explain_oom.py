@@ -72,6 +72,8 @@ def _held_elsewhere(text: str) -> Reading | None:
 
 def _from_shape(dims: list[int], dtype: str, shown: str, limit: int | None = None
                 ) -> Reading | None:
+    if not dims or 0 in dims:
+        return None  # an empty tensor cannot exhaust memory: no size to read
     size = math.prod(dims) * _DTYPE_BYTES.get(dtype, 4)
     shape = "[" + ",".join(map(str, dims)) + "]"
     if dims[0] == 1 and len(dims) >= 3 and size < _ONE_SAMPLE_LARGE:
