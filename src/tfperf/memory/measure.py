@@ -2,9 +2,8 @@
 
 ``call_peak``: the allocator's peak during one call, after a warm-up call (its traces and
 compilations), above what was held when it began. ``held_by_kind``: from one captured call,
-the bytes live at its peak per kind (activations, gradients...; requested bytes, so the
-allocator's rounding does not blur a ratio). ``most_held_by_kind``: each kind's own most bytes
-live at once in the call, the same in every run (what is live at the peak is not).
+the bytes per kind (activations, gradients...) live at its peak and each kind's own most live
+at once (the same in every run; what is live at the peak is not).
 """
 
 from __future__ import annotations
@@ -41,38 +40,22 @@ def call_peak(fn: Callable[..., Any], *args: Any, device: str = "CPU:0",
     return CallPeak(int(after["peak"]), int(after["peak"] - before["current"]))
 
 
+@dataclass(frozen=True)
+class KindBytes:
+    """One captured call's bytes by kind (``breakdown.CATEGORIES`` of what it allocated;
+    requested bytes, so the allocator's rounding does not blur a ratio)."""
+
+    at_peak: dict[str, int]  # live at the call's peak, and "peak": the tensors' peak
+    most: dict[str, int]  # each kind's own most live at once: the same in every run
+
+
 def held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None = None,
-                 batch: int | None = None, **kwargs: Any) -> dict[str, int] | None:
-    """Bytes live at the peak of one call, by kind (``breakdown.CATEGORIES`` of what the
-    call allocated), or None when the capture holds no allocation events. With ``batch``,
-    *activations* are only the forward tensors with one row per sample (leading dimension
-    ``batch``); the forward pass's other tensors (a float16 copy of a kernel under mixed
-    precision) are *forward other*."""
-    from tfperf.memory.breakdown import category
-    from tfperf.memory.runner import memory_profile
-
-    report = memory_profile(fn, *args, steps=1, leak_steps=0, logdir=logdir, **kwargs)
-    if report.error is not None:
-        raise report.error
-    cpu = next((d for d in report.devices if d.device == "CPU"), None)
-    if cpu is None:
-        return None
-    out: dict[str, int] = {}
-    for e in cpu.worst.live:
-        kind = category(e, ())
-        if kind == "activations" and batch is not None and \
-                not e.shape.startswith(f"[{batch},"):
-            kind = "forward other"
-        out[kind] = out.get(kind, 0) + e.requested
-    out["peak"] = cpu.worst.tensor_peak_bytes
-    return out
-
-
-def most_held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | None = None,
-                      batch: int | None = None, **kwargs: Any) -> dict[str, int] | None:
-    """Per kind, the most bytes live at once during one captured call on the CPU (requested
-    bytes of what the call allocated; kinds as ``held_by_kind``), or None when the capture
-    holds no allocation events."""
+                 batch: int | None = None, **kwargs: Any) -> KindBytes | None:
+    """One call captured on the CPU, its bytes by kind, or None when the capture holds no
+    allocation events. With ``batch``, *activations* are only the forward tensors with one
+    row per sample (leading dimension ``batch``); the forward pass's other tensors (a float16
+    copy of a kernel under mixed precision) are *forward other*. What is live at the peak
+    moves with the threads' order between runs; each kind's most at once does not."""
     from tfperf.memory.breakdown import category
     from tfperf.memory.events import AllocEvent, read_capture
     from tfperf.memory.runner import memory_profile
@@ -82,8 +65,9 @@ def most_held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | N
     report = memory_profile(fn, *args, steps=1, leak_steps=0, logdir=logdir, **kwargs)
     if report.error is not None:
         raise report.error
+    cpu = next((d for d in report.devices if d.device == "CPU"), None)
     planes = find_xplanes(report.logdir) if report.logdir else []
-    if not planes:
+    if cpu is None or not planes:
         return None
 
     def kind_of(e: AllocEvent) -> str:
@@ -92,7 +76,11 @@ def most_held_by_kind(fn: Callable[..., Any], *args: Any, logdir: str | Path | N
             return "forward other"
         return kind
 
-    return most_live(read_capture(planes[-1]), kind_of) or None
+    at_peak: dict[str, int] = {}
+    for e in cpu.worst.live:
+        at_peak[kind_of(e)] = at_peak.get(kind_of(e), 0) + e.requested
+    at_peak["peak"] = cpu.worst.tensor_peak_bytes
+    return KindBytes(at_peak, most_live(read_capture(planes[-1]), kind_of))
 
 
-__all__ = ["CallPeak", "call_peak", "held_by_kind", "most_held_by_kind"]
+__all__ = ["CallPeak", "KindBytes", "call_peak", "held_by_kind"]

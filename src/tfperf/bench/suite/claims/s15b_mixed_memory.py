@@ -14,7 +14,7 @@ def run(ctx: Context) -> list[Claim]:
     import keras
     import tensorflow as tf
 
-    from tfperf.memory.measure import held_by_kind, most_held_by_kind
+    from tfperf.memory.measure import held_by_kind
 
     width, batch = (256, 1024) if ctx.quick else (512, 4096)
 
@@ -48,22 +48,17 @@ def run(ctx: Context) -> list[Claim]:
     workdir = ctx.workdir / "S15b" if ctx.workdir else None
     # The activations a step keeps: each kind's own most bytes live at once, the same in
     # every run. What is live at the step's peak moved between runs (0.3x to 2x here).
-    k32 = most_held_by_kind(s32, x, y, logdir=workdir / "float32" if workdir else None,
-                            batch=batch)
-    k16 = most_held_by_kind(s16, x, y, logdir=workdir / "mixed" if workdir else None,
-                            batch=batch)
-    h32 = held_by_kind(s32, x, y, batch=batch)
-    h16 = held_by_kind(s16, x, y, batch=batch)
+    h32 = held_by_kind(s32, x, y, logdir=workdir / "float32" if workdir else None, batch=batch)
+    h16 = held_by_kind(s16, x, y, logdir=workdir / "mixed" if workdir else None, batch=batch)
     measured = None
     unavailable = None
     details: dict[str, object] = {"width": width, "batch": batch}
-    if not k32 or not k16 or not k16.get("activations"):
+    if not h32 or not h16 or not h16.most.get("activations"):
         unavailable = "the capture held no allocation events (the allocator keeps no statistics)"
     else:
-        measured = k32.get("activations", 0) / k16["activations"]
-        details.update(float32=k32, mixed_float16=k16)
-        if h32 and h16:
-            details.update(step_peak_ratio=h32["peak"] / max(h16["peak"], 1))
+        measured = h32.most.get("activations", 0) / h16.most["activations"]
+        details.update(float32=h32.most, mixed_float16=h16.most,
+                       step_peak_ratio=h32.at_peak["peak"] / max(h16.at_peak["peak"], 1))
     return [ctx.claim("S15b", "mixed precision halves activation memory", FIGURE, measured,
                       "× (float32's activations over mixed_float16's)",
                       f"activations (one row per sample) a training step keeps, most at once "
