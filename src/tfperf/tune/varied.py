@@ -26,24 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from tfperf.bench.equivalence import map_leaves
+
 #: Integer dtypes taken as data (pixels) and varied like floats; wider ones are indices.
 DATA_INTS = frozenset({"uint8", "int8", "uint16", "int16"})
 
 
 def vary(value: Any) -> Any:
     """``value`` (a structure of inputs) with every array leaf varied (module docstring)."""
+    return map_leaves(value, lambda leaf, _: _vary_leaf(leaf))
+
+
+def _vary_leaf(value: Any) -> Any:
     tf = sys.modules.get("tensorflow")
-    if isinstance(value, dict):
-        out = {k: vary(v) for k, v in value.items()}
-        try:  # an OrderedDict stays one
-            return out if type(value) is dict else type(value)(out)
-        except TypeError:
-            return out
-    if isinstance(value, (list, tuple)):
-        items = [vary(v) for v in value]
-        if hasattr(value, "_fields"):  # namedtuple
-            return type(value)(*items)
-        return type(value)(items)
     if isinstance(value, np.ndarray):
         return vary_array(value)
     if tf is not None and isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable):
@@ -123,10 +118,12 @@ def _rolled(x: np.ndarray) -> np.ndarray:
 
 def nonfinite(value: Any) -> int:
     """Non-finite float elements in a snapshot (NumPy leaves in containers)."""
-    if isinstance(value, dict):
-        return sum(nonfinite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(nonfinite(v) for v in value)
+    counts: list[int] = []
+    map_leaves(value, lambda leaf, _: counts.append(_nonfinite_leaf(leaf)))
+    return sum(counts)
+
+
+def _nonfinite_leaf(value: Any) -> int:
     arr = value if isinstance(value, (np.ndarray, np.generic)) else None
     if arr is None and isinstance(value, float):
         arr = np.asarray(value)
