@@ -98,3 +98,32 @@ def test_a_trace_that_raises_says_why_in_the_table(user_module):
     why = next(c.rejected for c in result.candidates if c.levers == ["tf.function"])
     assert why.startswith("raises: TypeError: 'SymbolicTensor' object cannot be interpreted "
                           "as an integer (while tracing, File "), why
+
+
+def test_an_expression_keeps_its_parentheses():
+    # `tf.shape(a + b)[0]` spelt `a + b.shape[0]` would add a to b's first dimension
+    source = DIRECT.replace("def f(x):", "def f(x, y):").replace("tf.shape(x)", "tf.shape(x + y)")
+    out = rewrite(source, "f", set())
+    assert "range((x + y).shape[0])" in out, out
+
+
+def test_a_name_bound_before_its_tensor_is_rebound_is_left_alone():
+    # `n = tf.shape(x)[0]; x = x[:3]; range(n)` is the old x's length, not the new one's
+    rebound = THROUGH_A_NAME.replace("    for i in range(n):",
+                                     "    x = x[:3]\n    for i in range(n):")
+    with pytest.raises(SourceEditError):
+        rewrite(rebound, "f", set())
+    after = THROUGH_A_NAME.replace("    return tf.stack(out)",
+                                   "    x = tf.stack(out)\n    return x")
+    assert "range(x.shape[0])" in rewrite(after, "f", set())  # rebound after the loop: fine
+    in_a_loop = THROUGH_A_NAME.replace("    for i in range(n):\n", "    for _ in range(2):\n"
+                                       "     for i in range(n):\n").replace(
+        "    return tf.stack(out)", "     x = x[1:]\n    return tf.stack(out)")
+    with pytest.raises(SourceEditError):  # the second pass reads the rebound x
+        rewrite(in_a_loop, "f", set())
+
+
+def test_a_bound_spread_over_lines_is_rewritten():
+    source = DIRECT.replace("range(tf.shape(x)[0])", "range(tf.shape(\n            x)[0])")
+    out = rewrite(source, "f", set())
+    assert "range(x.shape[0])" in out, out

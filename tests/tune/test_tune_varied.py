@@ -193,3 +193,28 @@ def test_a_stateful_function_keeps_its_inputs(user_module):
     result = tune(mod.centre, inputs=lambda: ((tf.ones([3, 3]),), {}), budget=4,
                   levers=[same])
     assert "stateful function" in result.baseline["varied_inputs"]
+
+
+@pytest.mark.parametrize("value, dtype", [(255, np.uint8), (-100, np.int8), (127, np.int8),
+                                          (60000, np.uint16), (40000.0, np.float16)],
+                         ids=["uint8-255", "int8-minus-100", "int8-max", "uint16", "float16"])
+def test_a_constant_array_scaled_up_stays_within_its_dtype(value, dtype):
+    # scaled by up to 2: uint8 255 wrapped to 62..., int8 -100 flipped sign, float16 became inf
+    x = np.full((6, 5), value, dtype=dtype)
+    v = vary_array(x)
+    assert v.dtype == x.dtype and np.all(np.isfinite(v.astype(np.float64)))
+    assert np.all(np.sign(v.astype(np.float64)) == np.sign(float(x.flat[0])))
+    assert np.all(np.abs(v.astype(np.float64)) >= abs(float(x.flat[0]))), v
+
+
+def test_a_constant_whole_number_float_array_stays_whole():
+    v = vary_array(np.full((6, 5), 3.0, np.float32))  # a tf.ones-like count or mask
+    assert np.all(v == np.round(v)) and v.min() >= 3.0 and v.max() <= 6.0, v
+    assert len(np.unique(v)) > 1
+
+
+def test_clipping_keeps_what_was_not_finite():
+    x = np.full((4, 4), 40000.0, np.float16)
+    x[0, 0], x[1, 1] = np.inf, np.nan
+    v = vary_array(x)
+    assert v[0, 0] == np.inf and np.isnan(v[1, 1]) and np.isfinite(v).sum() == 14

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,10 +104,11 @@ def _leaf(value: Any) -> Any:
     return Opaque(type(value).__name__)
 
 
-def snapshot(value: Any) -> Any:
-    """Host copy of an output: containers kept with their exact types, leaves as NumPy."""
+def map_leaves(value: Any, fn: Callable[[Any, str], Any], where: str = "output") -> Any:
+    """``value`` with each leaf replaced by ``fn(leaf, where)`` (``where``: its path,
+    ``output[0]['k']``); containers (mappings, lists, tuples) kept with their exact types."""
     if isinstance(value, Mapping):
-        out = {k: snapshot(v) for k, v in value.items()}
+        out = {k: map_leaves(v, fn, f"{where}[{k!r}]") for k, v in value.items()}
         if type(value) is dict:
             return out
         try:  # OrderedDict and the like keep their type: a dict is not an OrderedDict
@@ -116,11 +117,16 @@ def snapshot(value: Any) -> Any:
         except TypeError:
             return out
     if isinstance(value, (list, tuple)):
-        items = [snapshot(v) for v in value]
+        items = [map_leaves(v, fn, f"{where}[{i}]") for i, v in enumerate(value)]
         if hasattr(value, "_fields"):  # namedtuple
             return type(value)(*items)
         return type(value)(items)
-    return _leaf(value)
+    return fn(value, where)
+
+
+def snapshot(value: Any) -> Any:
+    """Host copy of an output: containers kept with their exact types, leaves as NumPy."""
+    return map_leaves(value, lambda leaf, _: _leaf(leaf))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ outputs, before the snapshot, and the contract check compares them leaf by leaf.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from tfperf.bench.equivalence import map_leaves
 
 #: One output's leaves: (where, kind), in the order bench's core walks them.
 Kinds = list[tuple[str, str]]
@@ -43,17 +44,9 @@ def kind_of(value: Any) -> str:
 
 def leaf_kinds(value: Any, where: str = "output") -> Kinds:
     """Every leaf of ``value`` with its kind (containers are bench's core's to compare)."""
-    if isinstance(value, Mapping):
-        out: Kinds = []
-        for k, v in value.items():
-            out += leaf_kinds(v, f"{where}[{k!r}]")
-        return out
-    if isinstance(value, (list, tuple)):
-        out = []
-        for i, v in enumerate(value):
-            out += leaf_kinds(v, f"{where}[{i}]")
-        return out
-    return [(where, kind_of(value))]
+    out: Kinds = []
+    map_leaves(value, lambda leaf, at: out.append((at, kind_of(leaf))), where)
+    return out
 
 
 def compare_kinds(baseline: Kinds | None, candidate: Kinds | None) -> str | None:

@@ -12,7 +12,8 @@ compared with the baseline on a varied copy of the inputs, same shapes and dtype
   sign kept, zero stays zero); whole-number arrays (labels, counts) stay whole, and a
   two-valued one (a 0/1 mask) is rolled as booleans are;
 - small integer data (``uint8``, ``int8``, ``uint16``, ``int16``: pixels) like floats,
-  rounded, within their own range;
+  rounded, within their own range; every scaled array is clipped to its dtype's range (a
+  constant 255 ``uint8`` image stays 255, a ``float16`` one does not overflow);
 - integer indices (``int32``, ``int64``...) and booleans rolled by one along axis 0 and the
   last axis: the same values, never out of range;
 - scalars, strings, Python numbers, variables and models as they are.
@@ -25,24 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from tfperf.bench.equivalence import map_leaves
+
 #: Integer dtypes taken as data (pixels) and varied like floats; wider ones are indices.
 DATA_INTS = frozenset({"uint8", "int8", "uint16", "int16"})
 
 
 def vary(value: Any) -> Any:
     """``value`` (a structure of inputs) with every array leaf varied (module docstring)."""
+    return map_leaves(value, lambda leaf, _: _vary_leaf(leaf))
+
+
+def _vary_leaf(value: Any) -> Any:
     tf = sys.modules.get("tensorflow")
-    if isinstance(value, dict):
-        out = {k: vary(v) for k, v in value.items()}
-        try:  # an OrderedDict stays one
-            return out if type(value) is dict else type(value)(out)
-        except TypeError:
-            return out
-    if isinstance(value, (list, tuple)):
-        items = [vary(v) for v in value]
-        if hasattr(value, "_fields"):  # namedtuple
-            return type(value)(*items)
-        return type(value)(items)
     if isinstance(value, np.ndarray):
         return vary_array(value)
     if tf is not None and isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable):
@@ -60,7 +56,7 @@ def vary_array(x: np.ndarray) -> np.ndarray:
     if kind == "b" or (kind in "iu" and x.dtype.name not in DATA_INTS):
         return _rolled(x)
     if kind in "iu":
-        return _scaled(x.astype(np.float64), whole=True).astype(x.dtype)
+        return _within(_scaled(x.astype(np.float64), whole=True), x.dtype)
     if kind == "c":
         f = factors(x.shape)
         return (x * f).astype(x.dtype)
@@ -73,8 +69,21 @@ def vary_array(x: np.ndarray) -> np.ndarray:
         whole = finite.size > 0 and bool(np.all(finite == np.round(finite)))
         if whole and np.unique(finite).size == 2:  # a 0/1 mask: permuted, as booleans
             return _rolled(x)
-        return _scaled(wide, whole=whole).astype(x.dtype)
+        return _within(_scaled(wide, whole=whole), x.dtype)
     return x
+
+
+def _within(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``y`` cast to ``dtype`` after clipping to its range: a constant scaled up by as much as
+    2 would wrap (uint8 255 → 62, int8 -100 → 112) or overflow (float16 40000 → inf)."""
+    info: np.iinfo | np.finfo | None
+    try:
+        info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype)
+    except (TypeError, ValueError):  # bfloat16 and friends: float32's range, not reached by 2x
+        info = None
+    if info is not None:
+        y = np.where(np.isfinite(y), np.clip(y, info.min, info.max), y)  # inf, nan kept
+    return y.astype(dtype)
 
 
 def factors(shape: tuple[int, ...]) -> np.ndarray:
@@ -97,7 +106,7 @@ def _scaled(x: np.ndarray, whole: bool) -> np.ndarray:
     # range and sign kept (lo ≤ y ≤ hi); one constant (ones, a plain image): scaled by
     # [1, 2), its sign kept
     y = lo + (x - lo) * f if hi > lo else x * (2.0 - f)
-    if whole and hi > lo:  # labels, counts: lo and hi are whole, rounding stays within
+    if whole:  # labels, counts: lo and hi are whole, rounding stays within
         y = np.round(y)
     return np.where(ok, y, x)
 
@@ -109,10 +118,12 @@ def _rolled(x: np.ndarray) -> np.ndarray:
 
 def nonfinite(value: Any) -> int:
     """Non-finite float elements in a snapshot (NumPy leaves in containers)."""
-    if isinstance(value, dict):
-        return sum(nonfinite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(nonfinite(v) for v in value)
+    counts: list[int] = []
+    map_leaves(value, lambda leaf, _: counts.append(_nonfinite_leaf(leaf)))
+    return sum(counts)
+
+
+def _nonfinite_leaf(value: Any) -> int:
     arr = value if isinstance(value, (np.ndarray, np.generic)) else None
     if arr is None and isinstance(value, float):
         arr = np.asarray(value)

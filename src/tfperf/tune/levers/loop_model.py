@@ -629,8 +629,26 @@ def batched_parts(it: Iteration, tf: str, parts: list[ast.expr], text: str,
 
 def tensor_names(ctx: LeverContext) -> frozenset[str]:
     """The tuned function's parameters that hold tensors or arrays in the run."""
-    ranks, _ = _ranks(ctx)
-    return frozenset(ranks)
+    return frozenset(tensor_ranks(ctx))
+
+
+def tensor_ranks(ctx: LeverContext) -> dict[str, int]:
+    """The rank of each of the tuned function's parameters that holds a tensor or an array in
+    the run (passed by position or by keyword)."""
+    ranks: dict[str, int] = {}
+    try:
+        fn = find_function(parse(ctx.target.source), ctx.target.name)
+    except SourceEditError:
+        return ranks
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    given = list(zip(params, ctx.target.args, strict=False))
+    given += [(k, v) for k, v in ctx.target.kwargs.items()
+              if k in params or k in {a.arg for a in fn.args.kwonlyargs}]
+    for name, value in given:
+        shape = getattr(value, "shape", None)
+        if shape is not None:
+            ranks[name] = len(shape)
+    return ranks
 
 
 def float_dtype(ctx: LeverContext) -> str:
@@ -649,15 +667,7 @@ def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
     per-example rank of its first output (its rank less the batch axis)."""
     import numpy as np
 
-    ranks: dict[str, int] = {}
-    try:
-        fn = find_function(parse(ctx.target.source), ctx.target.name)
-    except SourceEditError:
-        return ranks, 0
-    for p, a in zip(fn.args.args, ctx.target.args, strict=False):
-        shape = getattr(a, "shape", None)
-        if shape is not None:
-            ranks[p.arg] = len(shape)
+    ranks = tensor_ranks(ctx)
     out = 0
     returns = ctx.returns or []
     if returns:

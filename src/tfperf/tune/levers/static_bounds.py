@@ -15,10 +15,20 @@ Cutout()``: the build makes the instance again from the edited class)."""
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.source import SourceEditError, find_function, parse, tf_alias
+from tfperf.tune.levers.loop_model import tensor_ranks
+from tfperf.tune.source import (
+    SourceEditError,
+    find_function,
+    names_in,
+    parse,
+    replace_nodes,
+    tf_alias,
+)
+
+#: Expressions that take ``.shape`` without parentheses (``a + b`` needs them).
+_ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 
 
 def _shape_of(node: ast.expr, tf: str | None) -> tuple[ast.expr, int] | None:
@@ -49,17 +59,45 @@ def _scopes(tree: ast.Module, fn: ast.FunctionDef) -> list[ast.FunctionDef]:
     return out
 
 
+def _at(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno or 0, node.end_col_offset or 0  # type: ignore[attr-defined]
+
+
+def _still_holds(scope: ast.FunctionDef, binding: ast.Assign, use: ast.Call) -> bool:
+    """``n = tf.shape(X)[k]`` still is X's shape where ``use`` reads ``n``: ``n`` is bound
+    only there, before ``use``, and no name of X is bound again after it until ``use`` (or,
+    when a loop around ``use`` starts after the binding, until that loop ends: its next pass
+    reads the rebound X)."""
+    target = binding.targets[0]
+    assert isinstance(target, ast.Name)
+    stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)]
+    if sum(n.id == target.id for n in stores) != 1 or _end(binding) > _at(use):
+        return False
+    until = _at(use)
+    for loop in ast.walk(scope):
+        if isinstance(loop, (ast.For, ast.While)) and _at(binding) < _at(loop) \
+                and _at(loop) <= _at(use) <= _end(loop):
+            until = max(until, _end(loop))
+    shape_of = names_in(binding.value)
+    return not any(n.id in shape_of and _end(binding) < _at(n) < until for n in stores)
+
+
 def _bounds(scope: ast.FunctionDef, tf: str | None,
-            tensors: set[str]) -> list[tuple[ast.expr, str]]:
+            tensors: set[str]) -> list[tuple[ast.AST, str]]:
     """Each ``range`` argument of a ``for`` loop in ``scope`` that has a static spelling."""
-    names: dict[str, tuple[ast.expr, int]] = {}
+    names: dict[str, tuple[ast.Assign, tuple[ast.expr, int]]] = {}
     for node in ast.walk(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             found = _shape_of(node.value, tf)
             if found is not None:
-                names[node.targets[0].id] = found
-    edits = []
+                names[node.targets[0].id] = (node, found)
+    edits: list[tuple[ast.AST, str]] = []
     for node in ast.walk(scope):
         it = node.iter if isinstance(node, (ast.For, ast.comprehension)) else None
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -67,25 +105,25 @@ def _bounds(scope: ast.FunctionDef, tf: str | None,
             continue
         for arg in it.args:
             found = _shape_of(arg, tf)
-            if found is None and isinstance(arg, ast.Name) and arg.id in names:
-                found = names[arg.id]
+            if found is None and isinstance(arg, ast.Name) and arg.id in names \
+                    and _still_holds(scope, names[arg.id][0], it):
+                found = names[arg.id][1]
             if found is None and isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
                     and arg.func.id == "len" and len(arg.args) == 1 \
                     and isinstance(arg.args[0], ast.Name) and arg.args[0].id in tensors:
                 found = (arg.args[0], 0)
             if found is not None:
-                edits.append((arg, f"{ast.unparse(found[0])}.shape[{found[1]}]"))
+                shaped = ast.unparse(found[0])
+                if not isinstance(found[0], _ATOMS):
+                    shaped = f"({shaped})"
+                edits.append((arg, f"{shaped}.shape[{found[1]}]"))
     return edits
 
 
-def _tensor_params(ctx: LeverContext, fn: ast.FunctionDef) -> set[str]:
-    """The tuned function's parameters bound to arrays or tensors (``len`` of them is their
-    first dimension; of a list it is not a shape)."""
-    names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    values: list[tuple[str, Any]] = list(zip(names, ctx.target.args, strict=False))
-    values += list(ctx.target.kwargs.items())
-    return {n for n, v in values if hasattr(v, "shape") and hasattr(v, "dtype")
-            and len(getattr(v, "shape", ())) > 0}
+def _tensor_params(ctx: LeverContext) -> set[str]:
+    """The tuned function's parameters bound to arrays or tensors of rank 1 or more (``len``
+    of them is their first dimension; of a list or a scalar it is not a shape)."""
+    return {n for n, rank in tensor_ranks(ctx).items() if rank > 0}
 
 
 def rewrite(text: str, name: str, tensors: set[str]) -> str:
@@ -98,14 +136,7 @@ def rewrite(text: str, name: str, tensors: set[str]) -> str:
     if not edits:
         raise SourceEditError("no loop over range() of a dynamic shape (tf.shape(x)[k], "
                               "len(x) of a tensor) in the function or what it calls")
-    rows = text.splitlines(keepends=True)
-    for node, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        if node.end_lineno != node.lineno or node.end_col_offset is None:
-            continue
-        row = rows[node.lineno - 1].encode()
-        row = row[:node.col_offset] + new.encode() + row[node.end_col_offset:]
-        rows[node.lineno - 1] = row.decode()
-    return "".join(rows)
+    return replace_nodes(text, edits)
 
 
 class StaticLoopBounds(Lever):
@@ -122,8 +153,7 @@ class StaticLoopBounds(Lever):
         return None
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        fn = find_function(parse(text), ctx.target.name)
-        return rewrite(text, ctx.target.name, _tensor_params(ctx, fn))
+        return rewrite(text, ctx.target.name, _tensor_params(ctx))
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
