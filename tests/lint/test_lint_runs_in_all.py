@@ -185,3 +185,27 @@ def test_runs_in_all_walks_each_helper_a_bounded_number_of_times(monkeypatch):
              and getattr(n.func, "attr", None) == "evaluate"]
     assert [runs_in_all(ctx, c) for c in calls] == [6 ** 6] * 6  # the paths, counted
     assert max(walks[f"l{layer}_{i}"] for layer in range(7) for i in range(6)) == 1
+
+
+SCORE = """\
+import tensorflow as tf
+def parse(path):
+    return tf.image.random_flip_left_right(tf.image.decode_jpeg(tf.io.read_file(path)))
+def score(model, files):
+    test = tf.data.Dataset.list_files(files).map(parse).batch(32)
+    scaled = tf.data.Dataset.from_tensor_slices(files).map(lambda x: x / 255.0).batch(32)
+    return model.evaluate(test), model.evaluate(scaled)
+if __name__ == "__main__":
+    score(tf.keras.models.load_model("m.keras"), "test/*.jpg")
+"""
+PER_EPOCH = "from ev import score\nfor epoch in range(10):\n    score(model, 'val/*.jpg')\n"
+
+
+@pytest.mark.parametrize(("code", "line"), [("TFP602", 5), ("TFP603", 6)])
+def test_a_helper_the_script_calls_once_is_reported_where_another_module_calls_it(
+        tmp_path, code, line):
+    # Counted through this module's callers, `score` runs once: quiet alone; another module
+    # calls it every epoch, which this module's count leaves out (review 37 item 6).
+    assert _lines(tmp_path / "alone", {"ev.py": SCORE}, code) == []
+    assert _lines(tmp_path / "both", {"ev.py": SCORE, "train.py": PER_EPOCH}, code) \
+        == [("ev.py", line)]
