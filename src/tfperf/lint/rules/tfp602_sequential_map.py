@@ -144,11 +144,12 @@ pipeline that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)
 that is only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, its repr shown,
 `next(it)` in loops of a literal count of at most 100 runs, a TF1 one-shot iterator in a
 module whose every `session.run` is so bounded, a loop that only prints) or read once
-(`model.evaluate(test_ds)`/`predict` in module-level code outside any loop: a test set
-scored after training), also through datasets derived from it (`test_batches =
-test_ds.batch(32)`) and returned from a function to its callers in the module (`train, test
-= make_sets()`; not in a module with an `if __name__ == "__main__":` guard, which is
-imported elsewhere too).
+(`model.evaluate(test_ds)`/`predict` run once in all: in module-level code outside any
+loop, or in a function this module calls once, unless another module of the project calls
+into this one; a test set scored after training), also through datasets derived from it
+(`test_batches = test_ds.batch(32)`) and returned from a function to its callers in the
+module (`train, test = make_sets()`; not in a module with an `if __name__ == "__main__":`
+guard, which is imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the

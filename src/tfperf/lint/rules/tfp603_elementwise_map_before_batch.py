@@ -121,7 +121,9 @@ No automatic fix. The rule is conservative: any op that is not known to be eleme
 values, random ops), several statements, or a map not directly followed by `batch` (a
 `shuffle` in between, `padded_batch`) keeps it quiet. So does a pipeline read once or only
 peeked at (a test split passed once to `model.evaluate`, `take(5)` printed): its per-element
-cost is paid once (`analysis.consumption`, shared with TFP602).
+cost is paid once (`analysis.consumption`, shared with TFP602). A pass counted once only
+through this module's calls of its function (`main()` under the main guard) is still
+reported where another module of the project calls into this one: it may do so every epoch.
 """
     valid = (
         # A test split read once, after training: its per-element cost is paid once.
