@@ -153,3 +153,59 @@ def test_tfp602_printing_a_split_reads_none_of_it(tmp_path):
     assert _lines(tmp_path, {"a.py": shown}, "TFP602") == []
     trained = shown.replace("model.predict(test.batch(32))", "model.fit(test.batch(32))")
     assert _lines(tmp_path, {"b.py": trained}, "TFP602") == [("b.py", 4)]
+
+
+def _lattice(layers: int, width: int) -> str:
+    """A generated module: ``width`` helpers per layer, each calling every helper of the
+    layer below, and ``model.evaluate(ds.map(f).batch(32))`` at the bottom (review 37)."""
+    lines = ["import tensorflow as tf", "def f(x):", "    return x"]
+    for i in range(width):
+        lines += [f"def l0_{i}(model, ds):", "    model.evaluate(ds.map(f).batch(32))"]
+    for layer in range(1, layers):
+        for i in range(width):
+            lines.append(f"def l{layer}_{i}(model, ds):")
+            lines += [f"    l{layer - 1}_{j}(model, ds)" for j in range(width)]
+    lines += [f"l{layers - 1}_{i}(model, ds)" for i in range(width)]
+    return "\n".join(lines) + "\n"
+
+
+def test_runs_in_all_walks_each_helper_a_bounded_number_of_times(monkeypatch):
+    # Without a memo every call path was walked again: 6 ** depth walks of the bottom
+    # helpers (a 10-layer file took 171 s). Counted, not timed: the walks of each helper.
+    walks: dict[str, int] = {}
+    name_loads = Context.name_loads
+
+    def counted(self, name):
+        walks[name] = walks.get(name, 0) + 1
+        return name_loads(self, name)
+
+    monkeypatch.setattr(Context, "name_loads", counted)
+    ctx = _ctx(_lattice(layers=7, width=6))
+    calls = [n for n in ast.walk(ctx.tree) if type(n) is ast.Call
+             and getattr(n.func, "attr", None) == "evaluate"]
+    assert [runs_in_all(ctx, c) for c in calls] == [6 ** 6] * 6  # the paths, counted
+    assert max(walks[f"l{layer}_{i}"] for layer in range(7) for i in range(6)) == 1
+
+
+SCORE = """\
+import tensorflow as tf
+def parse(path):
+    return tf.image.random_flip_left_right(tf.image.decode_jpeg(tf.io.read_file(path)))
+def score(model, files):
+    test = tf.data.Dataset.list_files(files).map(parse).batch(32)
+    scaled = tf.data.Dataset.from_tensor_slices(files).map(lambda x: x / 255.0).batch(32)
+    return model.evaluate(test), model.evaluate(scaled)
+if __name__ == "__main__":
+    score(tf.keras.models.load_model("m.keras"), "test/*.jpg")
+"""
+PER_EPOCH = "from ev import score\nfor epoch in range(10):\n    score(model, 'val/*.jpg')\n"
+
+
+@pytest.mark.parametrize(("code", "line"), [("TFP602", 5), ("TFP603", 6)])
+def test_a_helper_the_script_calls_once_is_reported_where_another_module_calls_it(
+        tmp_path, code, line):
+    # Counted through this module's callers, `score` runs once: quiet alone; another module
+    # calls it every epoch, which this module's count leaves out (review 37 item 6).
+    assert _lines(tmp_path / "alone", {"ev.py": SCORE}, code) == []
+    assert _lines(tmp_path / "both", {"ev.py": SCORE, "train.py": PER_EPOCH}, code) \
+        == [("ev.py", line)]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfperf.analysis.project import import_root, is_above, module_names
+from tfperf.lint.notebook import cell_text, read_notebook
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_SCANNED_FILES = 2000     # modules of the root read for their import lines
@@ -110,17 +111,11 @@ def _import_specs(text: str) -> list[str]:
     return [s for s in specs if s]
 
 
-def _notebook_code(text: str) -> str:
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        return ""
-    out = []
-    for c in cells if isinstance(cells, list) else []:
-        if isinstance(c, dict) and c.get("cell_type") == "code":
-            src = c.get("source", "")
-            out.append("".join(src) if isinstance(src, list) else str(src))
-    return "\n".join(out)
+def _notebook_code(text: str, path: str) -> str:
+    """The code cells of a notebook's text, joined; "" where it is not a Python notebook."""
+    _, cells, _, _ = read_notebook(text, path)
+    return "\n".join(cell_text(c) for c in cells
+                     if isinstance(c, dict) and c.get("cell_type") == "code")
 
 
 def _read_text(path: str, limit: int | None = MAX_SCANNED_BYTES) -> str | None:
@@ -132,7 +127,7 @@ def _read_text(path: str, limit: int | None = MAX_SCANNED_BYTES) -> str | None:
     except OSError:
         return None
     text = data.decode("utf-8", errors="replace")
-    return _notebook_code(text) if path.endswith(".ipynb") else text
+    return _notebook_code(text, path) if path.endswith(".ipynb") else text
 
 
 class _Graph:

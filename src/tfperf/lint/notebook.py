@@ -307,7 +307,8 @@ def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, F
     return nb, cells, "", None
 
 
-def _cell_text(cell: dict) -> str:
+def cell_text(cell: dict) -> str:
+    """A cell's source as one string (a list of lines joined; nbformat 3's ``input``)."""
     src = cell.get("source", cell.get("input", ""))
     return "".join(src) if isinstance(src, list) else str(src or "")
 
@@ -334,7 +335,7 @@ def build_module(cells: list[dict], path: str, kernel: tuple[int, int] | None = 
         for i, raw in enumerate(cells, start=1):
             if not isinstance(raw, dict) or raw.get("cell_type") != "code":
                 continue
-            cell = mask_cell(Cell(i, _cell_text(raw)))
+            cell = mask_cell(Cell(i, cell_text(raw)))
             mod.cells[i] = cell
             cell_lines = cell.masked.split("\n")
             if not cell.skipped and cell.masked.strip():
@@ -427,7 +428,7 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
                summary_out: list | None = None) -> list[Finding]:
     mod = build_module(cells, path, kernel)
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
-        pin = notebook_pin([_cell_text(c) for c in cells
+        pin = notebook_pin([cell_text(c) for c in cells
                             if isinstance(c, dict) and c.get("cell_type") == "code"])
         if pin is not None and (pin.version, pin.upper) != (dispatcher.tf_version,
                                                             dispatcher.tf_newest):
@@ -504,7 +505,7 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
         changed = 0
         for idx, fixes in by_cell.items():
             raw = cells[idx - 1]
-            old = _cell_text(raw)
+            old = cell_text(raw)
             new, n, _ = apply_edits(old, fixes)
             if n and new != old and not mask_cell(Cell(idx, new)).skipped \
                     and _parses(mask_cell(Cell(idx, new)).masked):

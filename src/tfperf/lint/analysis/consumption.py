@@ -166,11 +166,13 @@ def _few_session_runs(ctx: Context) -> bool:
 ONE_PASS_CALLS = frozenset({"evaluate", "predict"})
 
 
-def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
+def _one_pass_use(ctx: Context, load: ast.AST, callers: bool = True) -> bool:
     """``model.evaluate(ds)``/``model.predict(x=ds)`` run once in all (:func:`runs_in_all`:
     module-level code outside any loop, or a function this module calls once, such as
     ``main()`` under the main guard; a function called every epoch is not): the dataset is
-    read once (a test set scored after training), so a sequential map costs one pass."""
+    read once (a test set scored after training), so a sequential map costs one pass.
+    ``callers=False``: module-level code only, where a function's count would rest on this
+    module's calls alone (another module may call it every epoch)."""
     parent = ctx.parent(load)
     if type(parent) is ast.keyword:
         if parent.arg != "x":
@@ -180,6 +182,8 @@ def _one_pass_use(ctx: Context, load: ast.AST) -> bool:
         return False
     if type(parent) is not ast.Call or type(parent.func) is not ast.Attribute \
             or parent.func.attr not in ONE_PASS_CALLS:
+        return False
+    if not callers and ctx.enclosing_function(parent) is not None:
         return False
     return runs_in_all(ctx, parent) == 1
 
@@ -320,7 +324,8 @@ def _surely_bound(ctx: Context, value: object, use: ast.AST) -> bool:
     return node is not None and precedes(ctx, node, use)
 
 
-def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
+def _consumption(ctx: Context, top: ast.AST, depth: int = 0,
+                 callers: bool = True) -> bool | None:
     """Whether the dataset ``top`` builds is consumed for real: ``False`` when every read is
     a peek (:func:`_peek_use`) or a single pass (:func:`_one_pass_use`), following datasets
     derived from it by further steps (``fast = ds.batch(8)``) and returned to a caller here
@@ -334,7 +339,7 @@ def _consumption(ctx: Context, top: ast.AST, depth: int = 0) -> bool | None:
         reads = [top]  # not assigned: used in place
     if not reads:
         return None
-    return _reads_consume(ctx, reads, depth)
+    return _reads_consume(ctx, reads, depth, callers)
 
 
 def _unread_means_unused(ctx: Context, top: ast.AST) -> bool:
@@ -350,18 +355,19 @@ def _unread_means_unused(ctx: Context, top: ast.AST) -> bool:
     return any(type(stmt) in (ast.For, ast.While) for stmt in getattr(ctx.tree, "body", ()))
 
 
-def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int) -> bool | None:
+def _reads_consume(ctx: Context, reads: list[ast.AST], depth: int,
+                   callers: bool = True) -> bool | None:
     """:func:`_consumption` over the reads of a dataset's name."""
     if depth > 4:
         return None
     for load in reads:
-        if _peek_use(ctx, load) or _one_pass_use(ctx, load):
+        if _peek_use(ctx, load) or _one_pass_use(ctx, load, callers):
             continue
         derived = _derived(ctx, load)
-        if derived is not None and _consumption(ctx, derived, depth + 1) is False:
+        if derived is not None and _consumption(ctx, derived, depth + 1, callers) is False:
             continue
         returned = _returned_reads(ctx, derived or load)
-        if returned and _reads_consume(ctx, list(returned), depth + 1) is False:
+        if returned and _reads_consume(ctx, list(returned), depth + 1, callers) is False:
             continue
         return True
     return False
@@ -374,15 +380,25 @@ def _derived(ctx: Context, load: ast.AST) -> ast.AST | None:
     return chain[-1] if chain else None
 
 
-def only_peeked(ctx: Context, call: ast.Call) -> bool:
+def only_peeked(ctx: Context, call: ast.Call, callers: bool = True) -> bool:
     """The dataset ``call`` makes (bound to a name, or used in place) is only ever peeked at
     (:func:`_peek_use`: a guide printing ``ds.take(5)``, ten ``next(it)`` of a demo) or
     passed over once (:func:`_one_pass_use`: ``model.evaluate(test_ds)`` after training),
     also through datasets derived from it and returned to callers here. One read that does
-    anything else (a ``fit``, a loop, passing it on) and it counts as consumed."""
+    anything else (a ``fit``, a loop, passing it on) and it counts as consumed.
+    ``callers=False``: a pass counts as one only in module-level code (see
+    :func:`read_once_through_callers`)."""
     chained = chained_on(ctx, call)
     top = chained[-1] if chained else call
-    return _consumption(ctx, top) is False
+    return _consumption(ctx, top, 0, callers) is False
+
+
+def read_once_through_callers(ctx: Context, call: ast.Call) -> bool:
+    """:func:`only_peeked` holds only because this module calls the function that passes
+    over the dataset once (``main()`` under the main guard): calls from other modules are
+    not counted, so a rule that sees the project reports it where another module calls
+    into this one (:meth:`tfperf.analysis.project.Project.called_from_other_modules`)."""
+    return only_peeked(ctx, call) and not only_peeked(ctx, call, callers=False)
 
 
 def few_upstream(ctx: Context, call: ast.Call) -> bool:

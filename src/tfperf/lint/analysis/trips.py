@@ -146,38 +146,66 @@ def entries(ctx: Context, fn: Any, _seen: frozenset[int] = frozenset()) -> int |
     (a callback, a ``map`` function), recursion, or a call whose count is unknown. Calls
     from other modules are not seen here: rules that see the project drop the count where
     another module calls the function (:meth:`tfperf.analysis.project.Project.calls_to`)."""
-    if fn is None:
-        return 1
-    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef) or fn.decorator_list \
-            or id(fn) in _seen or type(ctx.enclosing_class(fn)) is ast.ClassDef:
-        return None
-    total = 0
-    for load in ctx.name_loads(fn.name):
-        b = ctx.binding(load)
-        if b is None or b.kind != "def" or b.value is not fn:
-            continue
-        call = ctx.parent(load)
-        if type(call) is not ast.Call or call.func is not load:
-            return None  # passed on as a value: who calls it, and how often, is unknown
-        runs = runs_in_all(ctx, call, _seen | {id(fn)})
-        if runs is None:
-            return None
-        total += runs
-    return total or None
+    return _entries(ctx, fn, _seen)[0]
 
 
 def runs_in_all(ctx: Context, node: Any, _seen: frozenset[int] = frozenset()) -> int | None:
     """How many times ``node`` runs in one run of its module, where the code says: its
     enclosing loops' trip counts times the times its function is entered
     (:func:`entries`, through callers in this module); None when any of them is unknown."""
+    return _runs_in_all(ctx, node, _seen)[0]
+
+
+def _entries(ctx: Context, fn: Any, seen: frozenset[int]) -> tuple[int | None, bool]:
+    """:func:`entries`, and whether the answer met a function still being counted (a
+    cycle). The count does not depend on who asks, so it is kept per module by the
+    function's id: without that every call path is walked again, and a lattice of helpers
+    costs (callers per function) ** depth. An answer that met a cycle is not kept: it
+    depends on where the walk began."""
+    if fn is None:
+        return 1, False
+    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef) or fn.decorator_list \
+            or type(ctx.enclosing_class(fn)) is ast.ClassDef:
+        return None, False
+    if id(fn) in seen:
+        return None, True  # recursion
+    memo: dict[int, int | None] = ctx.cached("trips.entries", dict)
+    if id(fn) in memo:
+        return memo[id(fn)], False
+    count, cyclic = _count_entries(ctx, fn, seen | {id(fn)})
+    if not cyclic:
+        memo[id(fn)] = count
+    return count, cyclic
+
+
+def _count_entries(ctx: Context, fn: Any, seen: frozenset[int]) -> tuple[int | None, bool]:
+    """The sum over ``fn``'s calls in this module of how often each runs (:func:`entries`)."""
+    total, cyclic = 0, False
+    for load in ctx.name_loads(fn.name):
+        b = ctx.binding(load)
+        if b is None or b.kind != "def" or b.value is not fn:
+            continue
+        call = ctx.parent(load)
+        if type(call) is not ast.Call or call.func is not load:
+            return None, False  # passed on as a value: who calls it, and how often, is unknown
+        runs, met_cycle = _runs_in_all(ctx, call, seen)
+        cyclic = cyclic or met_cycle
+        if runs is None:
+            return None, cyclic
+        total += runs
+    return total or None, cyclic
+
+
+def _runs_in_all(ctx: Context, node: Any, seen: frozenset[int]) -> tuple[int | None, bool]:
+    """:func:`runs_in_all`, and whether the answer met a cycle (:func:`_entries`)."""
     per_entry = runs_per_entry(ctx, node)
     if per_entry is None:
-        return None
+        return None, False
     fn = ctx.enclosing_function(node)
     if fn is not None and type(fn) is ast.Lambda:
-        return None
-    times = entries(ctx, fn, _seen)
-    return None if times is None else per_entry * times
+        return None, False
+    times, cyclic = _entries(ctx, fn, seen)
+    return (None if times is None else per_entry * times), cyclic
 
 
 def few_runs(ctx: Context, node: Any, limit: int) -> bool:

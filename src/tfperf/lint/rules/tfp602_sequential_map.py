@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 from tfperf.analysis.kinds import self_assignments
 from tfperf.core.findings import Finding, Fix
-from tfperf.lint.analysis.consumption import chained_on, discarded, few_upstream, only_peeked
+from tfperf.lint.analysis.consumption import (
+    chained_on,
+    discarded,
+    few_upstream,
+    only_peeked,
+    read_once_through_callers,
+)
 from tfperf.lint.analysis.data_defaults import data_defaults, mapped_function_state
 from tfperf.lint.analysis.pipelines import (
     PARALLEL_ARG,
@@ -138,11 +144,12 @@ pipeline that keeps a handful of elements upstream (`ds.take(5).repeat(2).map(f)
 that is only peeked at (`take(k)` with a small `k`, `next(iter(ds))`, its repr shown,
 `next(it)` in loops of a literal count of at most 100 runs, a TF1 one-shot iterator in a
 module whose every `session.run` is so bounded, a loop that only prints) or read once
-(`model.evaluate(test_ds)`/`predict` in module-level code outside any loop: a test set
-scored after training), also through datasets derived from it (`test_batches =
-test_ds.batch(32)`) and returned from a function to its callers in the module (`train, test
-= make_sets()`; not in a module with an `if __name__ == "__main__":` guard, which is
-imported elsewhere too).
+(`model.evaluate(test_ds)`/`predict` run once in all: in module-level code outside any
+loop, or in a function this module calls once, unless another module of the project calls
+into this one; a test set scored after training), also through datasets derived from it
+(`test_batches = test_ds.batch(32)`) and returned from a function to its callers in the
+module (`train, test = make_sets()`; not in a module with an `if __name__ == "__main__":`
+guard, which is imported elsewhere too).
 
 ## Why is this bad?
 Without `num_parallel_calls` tf.data runs `fn` on one element at a time, on one thread: the
@@ -946,20 +953,9 @@ in the same module.
             return  # only a few elements looked at, or one pass: little to run in parallel for
         if few_upstream(ctx, call):
             return  # `ds.take(5).map(f)`: a handful of elements
-        if func.attr == "interleave":  # TF never parallelises an interleave by itself
-            message = ("Dataset.interleave without num_parallel_calls: one input at a time "
-                       "(TF does not parallelise interleave by itself)")
-        else:
-            defaults = data_defaults(ctx, _whole_chain(ctx, call))
-            if defaults.map_parallelization:
-                state = mapped_function_state(ctx, fn, map_function_flags(ctx, call))
-                if not state.stateful:
-                    return  # TF runs a stateless map in parallel itself
-                why = f"{state.what} is stateful: TF does not parallelise it by itself"
-            else:
-                why = defaults.why_no_parallel_map
-            message = f"Dataset.map without num_parallel_calls: one element at a time ({why})"
-        yield self.finding(ctx, node, message, fix=self._fix(ctx, call, fn))
+        message = _message(ctx, call, fn)
+        if message is not None:
+            yield self.finding(ctx, node, message, fix=self._fix(ctx, call, fn))
 
     @staticmethod
     def _left_to_project(ctx: Context, call: ast.Call, fn: ast.AST | None) -> bool:
@@ -984,6 +980,11 @@ in the same module.
 
         facts: list[dict] = []
         by_attr, _ = ctx.call_groups()
+        for attr in PARALLEL_ARG:
+            for call in by_attr.get(attr, ()):
+                message = self._left_for_other_callers(ctx, call)
+                if message is not None:
+                    facts.append({"once": position(ctx, call), "message": message})
         for call in by_attr.get("map", ()):
             if not self._reported_here_or_left(ctx, call):
                 continue
@@ -999,6 +1000,20 @@ in the same module.
                         facts.append({"draws": q, "what": state.what})
         return facts or None
 
+    @staticmethod
+    def _left_for_other_callers(ctx: Context, call: ast.Call) -> str | None:
+        """The message :meth:`check` would give ``call`` were its pipeline not read once
+        through this module's callers only (:func:`read_once_through_callers`): another
+        module may call that function every epoch."""
+        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+                or mapped_argument(call) is None or not _tf_dataset(ctx, call.func.value):
+            return None
+        fn = map_function(ctx, call)
+        if (fn is not None and _restructures_only(ctx, fn)) or discarded(ctx, call) \
+                or few_upstream(ctx, call) or not read_once_through_callers(ctx, call):
+            return None
+        return _message(ctx, call, fn)
+
     def _reported_here_or_left(self, ctx: Context, call: ast.Call) -> bool:
         """The checks :meth:`check` makes before asking whether TF parallelises the map."""
         if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
@@ -1012,6 +1027,8 @@ in the same module.
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
+                if "once" in fact and project.called_from_other_modules(module.path):
+                    yield self.project_finding(module.path, fact["once"], fact["message"])
                 if "map" not in fact:
                     continue
                 for ref in fact["refs"]:
@@ -1043,6 +1060,23 @@ in the same module.
 # Words without which no function of a module draws random numbers or runs Python (a
 # cheap gate before looking at each function).
 _STATEFUL_WORDS = ("random", "py_function", "numpy_function", "py_func")
+
+
+def _message(ctx: Context, call: ast.Call, fn: ast.AST | None) -> str | None:
+    """The finding's message for a map or interleave without ``num_parallel_calls``; None
+    where TF runs a stateless map in parallel itself."""
+    if call.func.attr == "interleave":
+        return ("Dataset.interleave without num_parallel_calls: one input at a time "
+                "(TF does not parallelise interleave by itself)")
+    defaults = data_defaults(ctx, _whole_chain(ctx, call))
+    if defaults.map_parallelization:
+        state = mapped_function_state(ctx, fn, map_function_flags(ctx, call))
+        if not state.stateful:
+            return None
+        why = f"{state.what} is stateful: TF does not parallelise it by itself"
+    else:
+        why = defaults.why_no_parallel_map
+    return f"Dataset.map without num_parallel_calls: one element at a time ({why})"
 
 
 def _project_refs(ctx: Context, call: ast.Call, fn: ast.AST | None) -> list[tuple[str, str]]:

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.consumption import discarded, few_upstream, only_peeked
+from tfperf.lint.analysis.consumption import (
+    discarded,
+    few_upstream,
+    only_peeked,
+    read_once_through_callers,
+)
 from tfperf.lint.analysis.pipelines import is_tf_dataset, map_function
 from tfperf.lint.analysis.syntax import method_call
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 # Ops that work element by element (same result on a batch as on each element stacked).
 ELEMENTWISE = frozenset({
@@ -64,6 +73,17 @@ def _returned(fn: ast.AST) -> ast.expr | None:
     return None
 
 
+# A helper that scores a test set once, called once under the main guard.
+_SCORED_ONCE_HERE = """
+    import tensorflow as tf
+    def score(model, images):
+        ds = tf.data.Dataset.from_tensor_slices(images)
+        return model.evaluate(ds.map(lambda x: tf.cast(x, tf.float32) / 255.0).batch(32))
+    if __name__ == "__main__":
+        score(tf.keras.models.load_model("m.keras"), tf.zeros([64, 28, 28]))
+"""
+
+
 class ElementwiseMapBeforeBatch(Rule):
     code = "TFP603"
     name = "elementwise-map-before-batch"
@@ -101,7 +121,9 @@ No automatic fix. The rule is conservative: any op that is not known to be eleme
 values, random ops), several statements, or a map not directly followed by `batch` (a
 `shuffle` in between, `padded_batch`) keeps it quiet. So does a pipeline read once or only
 peeked at (a test split passed once to `model.evaluate`, `take(5)` printed): its per-element
-cost is paid once (`analysis.consumption`, shared with TFP602).
+cost is paid once (`analysis.consumption`, shared with TFP602). A pass counted once only
+through this module's calls of its function (`main()` under the main guard) is still
+reported where another module of the project calls into this one: it may do so every epoch.
 """
     valid = (
         # A test split read once, after training: its per-element cost is paid once.
@@ -172,6 +194,7 @@ cost is paid once (`analysis.consumption`, shared with TFP602).
             def f(q):
                 return q.map(lambda x: x * 2).batch(3)
         """),
+        Valid(_SCORED_ONCE_HERE),
     )
     invalid = (
         # The stop 37 VALIDs' twins: the split read every epoch, the function run per epoch.
@@ -221,31 +244,62 @@ cost is paid once (`analysis.consumption`, shared with TFP602).
             ds = Dataset.from_tensor_slices({'a': [1, 2], 'b': [3, 4]})
             ds = ds.map(lambda d: {'a': cast(d['a'], float32) * 2.0, 'b': d['b']}).batch(2)
         """, count=1, lines=(4,)),
+        # A helper this script calls once, and another module every epoch: this module's
+        # count of its calls leaves the other module's out (its VALID twin: no other module).
+        Invalid(_SCORED_ONCE_HERE, count=1, lines=(4,),
+                files={"train.py": "from example import score\n"
+                                   "for epoch in range(10):\n    score(model, data)\n"}),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        call = self._elementwise_batch(node, ctx)
+        if call is None or discarded(ctx, call) or few_upstream(ctx, call) \
+                or only_peeked(ctx, call):
+            return  # a pipeline read once or only peeked at: the per-element cost is paid once
+        yield self.finding(ctx, node)
+
+    def publish(self, ctx: Context) -> list[list[int]] | None:
+        """The positions of the findings :meth:`check` leaves out only because this module
+        calls the function that reads the dataset once: another module may call it every
+        epoch (:meth:`check_project` asks)."""
+        if not ctx.imports_tf:
+            return None
+        from tfperf.analysis.summary import position
+
+        by_attr, _ = ctx.call_groups()
+        found = [position(ctx, c) for c in by_attr.get("batch", ())
+                 if self._elementwise_batch(c, ctx) is not None and not discarded(ctx, c)
+                 and not few_upstream(ctx, c) and read_once_through_callers(ctx, c)]
+        return found or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            if project.called_from_other_modules(module.path):
+                for pos in module.facts.get(self.code, ()):
+                    yield self.project_finding(module.path, pos)
+
+    @staticmethod
+    def _elementwise_batch(node: ast.AST, ctx: Context) -> ast.Call | None:
+        """``ds.map(fn).batch(n)`` (``node`` the ``batch`` call) with an element-wise ``fn``."""
         if not method_call(node, "batch") or not ctx.imports_tf:
-            return
+            return None
         recv = node.func.value
         if type(recv) is ast.Name:
             b = ctx.binding(recv)
             if b is None or b.kind != "assign":
-                return
+                return None
             recv = b.value
         if not method_call(recv, "map") or len(recv.args) != 1 \
                 or not is_tf_dataset(ctx, recv.func.value):
-            return
+            return None
         fn = map_function(ctx, recv)
         if fn is None:
-            return
+            return None
         args = fn.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
-            return
+            return None
         params = {a.arg for a in args.posonlyargs + args.args}
         ret = _returned(fn)
         if ret is None or not _elementwise(ctx, ret, params):
-            return
-        call: ast.Call = node  # type: ignore[assignment]
-        if discarded(ctx, call) or only_peeked(ctx, call) or few_upstream(ctx, call):
-            return  # a pipeline read once or only peeked at: the per-element cost is paid once
-        yield self.finding(ctx, node)
+            return None
+        return node  # type: ignore[return-value]
