@@ -13,6 +13,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
 from tfperf.tune.device import DeviceFacts  # noqa: E402
 from tfperf.tune.lever import LeverContext  # noqa: E402
@@ -42,12 +44,6 @@ def f(x, w):
 }
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_an_index_on_a_later_axis_is_batched_with_that_axis_first(spelling):
     text = HEAD + SPELLINGS[spelling]
@@ -56,11 +52,11 @@ def test_an_index_on_a_later_axis_is_batched_with_that_axis_first(spelling):
     target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
                                    path=Path("axis.py"), inputs=None)
     ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
+    ctx.returns = [snapshot(run_f(text, args))]
     lever = LoopsBatched(True)
     assert lever.applies(ctx) is None
     new = lever.build(text, ctx)
     fn = next(n for n in ast.parse(new).body if isinstance(n, ast.FunctionDef))
     assert not [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.ListComp))], new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"

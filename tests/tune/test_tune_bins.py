@@ -8,16 +8,14 @@ timing); a body that uses the bin's edge other than in a comparison is left."""
 from __future__ import annotations
 
 import ast
-import types
-from pathlib import Path
 
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.classes import ClassesToClassAxis  # noqa: E402
 from tfperf.tune.source import SourceEditError  # noqa: E402
 
@@ -86,20 +84,6 @@ def _args() -> tuple:
     return (x, err, tf.linspace(20.0, 90.0, 11))
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("bins.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
 def _loops(text: str) -> int:
     fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)
               and n.name == "f")
@@ -110,12 +94,12 @@ def _loops(text: str) -> int:
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_bins_compared_with_edges_run_once_with_a_bin_axis(spelling):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "bins.py")
     lever = ClassesToClassAxis()
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -123,4 +107,4 @@ def test_bins_compared_with_edges_run_once_with_a_bin_axis(spelling):
 def test_an_edge_used_as_a_value_is_left(spelling):
     text, args = HEAD + LEFT_ALONE[spelling], _args()
     with pytest.raises(SourceEditError):
-        ClassesToClassAxis().build(text, _context(text, args))
+        ClassesToClassAxis().build(text, lever_context(text, args, "bins.py"))

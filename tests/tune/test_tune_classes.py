@@ -7,16 +7,14 @@ alone."""
 from __future__ import annotations
 
 import ast
-import types
-from pathlib import Path
 
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.classes import ClassesToClassAxis  # noqa: E402
 
 HEAD = "import numpy as np\nimport tensorflow as tf\n\n\n"
@@ -85,20 +83,6 @@ def _args() -> tuple:
     return (y_true, tf.nn.softmax(g.normal([4, 16, 16, 6])))
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("classes.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
 def _loops_in_f(text: str) -> list[str]:
     fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "f")
     return [type(n).__name__ for n in ast.walk(fn)
@@ -108,16 +92,16 @@ def _loops_in_f(text: str) -> list[str]:
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_a_loop_over_class_ids_runs_once_with_a_class_axis(spelling):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "classes.py")
     lever = ClassesToClassAxis()
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert not _loops_in_f(new), new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
 @pytest.mark.parametrize("spelling", sorted(NOT_PER_CLASS))
 def test_what_is_not_a_per_class_mask_loop_is_left_alone(spelling):
     text = HEAD + NOT_PER_CLASS[spelling]
-    assert ClassesToClassAxis().applies(_context(text, _args())) is not None
+    assert ClassesToClassAxis().applies(lever_context(text, _args(), "classes.py")) is not None

@@ -4,17 +4,15 @@ on inputs that differ along every axis (no timing); slices that are not frames a
 
 from __future__ import annotations
 
-import ast
-import types
 from pathlib import Path
 
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, loops_left, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.frames import FramesToGather  # noqa: E402
 from tfperf.tune.source import SourceEditError  # noqa: E402
 
@@ -116,39 +114,18 @@ def _args() -> tuple:
     return (g.normal([3, 101]), 5)
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("frames.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
-def _loops(text: str) -> int:
-    """Loops left in the module's functions (tfperf's own helpers aside)."""
-    return sum(1 for fn in ast.parse(text).body if isinstance(fn, ast.FunctionDef)
-               and not fn.name.startswith("_tfperf") for n in ast.walk(fn)
-               if isinstance(n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp)))
-
-
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_frames_sliced_in_a_loop_are_one_gather(spelling):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "frames.py")
     lever = FramesToGather()
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
-    assert _loops(new) == 0 and "_tfperf_frames(" in new, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert loops_left(new) == 0 and "_tfperf_frames(" in new, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
-    traced = tf.function(lambda *a: _run(new, a))  # one gather: traces without the loop
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(traced(*args)))
+    traced = tf.function(lambda *a: run_f(new, a))  # one gather: traces without the loop
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(traced(*args)))
     assert eq.equivalent is True, eq.reason
 
 
@@ -156,7 +133,7 @@ def test_frames_sliced_in_a_loop_are_one_gather(spelling):
 def test_slices_that_are_not_stacked_frames_are_left(spelling):
     text, args = HEAD + NOT_FRAMES[spelling], _args()
     with pytest.raises(SourceEditError):
-        FramesToGather().build(text, _context(text, args))
+        FramesToGather().build(text, lever_context(text, args, "frames.py"))
 
 
 def _generated(spelling: str) -> tuple[str, tuple]:
@@ -178,7 +155,7 @@ def test_the_generated_frames_spellings_are_one_gather(spelling):
 
     sys.path.insert(0, str(Path(__file__).parent))
     text, args = _generated(spelling)
-    new = FramesToGather().build(text, _context(text, args))
-    assert _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    new = FramesToGather().build(text, lever_context(text, args, "frames.py"))
+    assert loops_left(new) == 0, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"

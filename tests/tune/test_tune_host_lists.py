@@ -7,17 +7,15 @@ on its inputs (no timing); loops that are not host lists are left as they are.""
 from __future__ import annotations
 
 import ast
-import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.host_lists import host_lists  # noqa: E402
 from tfperf.tune.levers.loop_model import LoopsBatched, LoopsVectorizedMap  # noqa: E402
 
@@ -135,20 +133,6 @@ def _args() -> tuple:
     return (3.0 * g.normal([64, 5]), g.normal([5]))
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("host_lists.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
 def _f(text: str) -> ast.FunctionDef:
     return next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)
                 and n.name == "f")
@@ -173,7 +157,7 @@ def _kinds(out):
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_host_values_in_lists_are_batched_and_copied_once(spelling):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "host_lists.py")
     lever = LoopsBatched(True)
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
@@ -181,7 +165,7 @@ def test_host_values_in_lists_are_batched_and_copied_once(spelling):
     # one copy to the host per list, none per row
     lists = len(SPELLINGS[spelling].split(".append(")) - 1 or 1
     assert _numpy_calls(new) == lists, new
-    before, after = _run(text, args), _run(new, args)
+    before, after = run_f(text, args), run_f(new, args)
     eq = compare_outputs(snapshot(before), snapshot(after))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
     # the same Python kinds row by row (int stays int, NumPy scalars stay NumPy scalars)
@@ -192,9 +176,9 @@ def test_host_values_in_lists_are_batched_and_copied_once(spelling):
                                       "enumerate_bare_numpy_rows"])
 def test_host_lists_are_mapped_by_vectorized_map_too(spelling):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    new = LoopsVectorizedMap().build(text, _context(text, args))
+    new = LoopsVectorizedMap().build(text, lever_context(text, args, "host_lists.py"))
     assert _loops(new) == 0 and "vectorized_map" in new, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -217,10 +201,10 @@ def f(images, w):
     rng = np.random.default_rng(3)
     images = rng.uniform(0.0, 1.0, size=(6, 4, 4, 2)) * np.arange(1, 7)[:, None, None, None]
     args = (images, None)
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "host_lists.py")
     # built (stop 37) as each image over its own axes: at 266e1b2 it divided by the batch's
     # max; at 80836c9 it was not built
     new = LoopsBatched(True).build(text, ctx)
     assert ".max(axis=tuple(range(1, images.ndim)), keepdims=True)" in new, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"

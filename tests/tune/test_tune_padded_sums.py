@@ -7,16 +7,14 @@ loop model reads; other paddings are left alone."""
 from __future__ import annotations
 
 import ast
-import types
-from pathlib import Path
 
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.loop_model import LoopsVectorizedMap  # noqa: E402
 from tfperf.tune.levers.padded_sums import PaddedSumsScatter  # noqa: E402
 
@@ -86,20 +84,6 @@ def _args() -> tuple:
     return (g.normal([17, 16, 3]), starts)
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("padded.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
 def _calls(text: str, attr: str) -> int:
     fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "f")
     return sum(1 for n in ast.walk(fn) if isinstance(n, ast.Call)
@@ -115,28 +99,28 @@ def _loops(text: str) -> int:
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_a_sum_of_padded_values_is_one_scatter_add(spelling, mapped):
     text, args = HEAD + SPELLINGS[spelling], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "padded.py")
     lever = PaddedSumsScatter(mapped)
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert _loops(new) == 0 and _calls(new, "pad") == 0, new
     assert _calls(new, "scatter_nd") == _calls(text, "pad"), new
     assert ("vectorized_map" in new) == mapped, new  # batched: no map, no trace per call
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
 def test_a_loop_adding_to_two_totals_is_two_loops_the_loop_levers_map():
     text, args = HEAD + SPELLINGS["two_totals_cast_pad_by_start_and_end"], _args()
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "padded.py")
     assert LoopsVectorizedMap().applies(ctx) is None
     new = LoopsVectorizedMap().build(text, ctx)
     assert _loops(new) == 0 and new.count("tf.vectorized_map(") == 2, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
 @pytest.mark.parametrize("spelling", sorted(NOT_PADDED_SUMS))
 def test_other_paddings_are_left_alone(spelling):
     text = HEAD + NOT_PADDED_SUMS[spelling]
-    assert PaddedSumsScatter().applies(_context(text, _args())) is not None
+    assert PaddedSumsScatter().applies(lever_context(text, _args(), "padded.py")) is not None

@@ -6,8 +6,6 @@ reduction of the whole batch disagrees (no timing)."""
 
 from __future__ import annotations
 
-import ast
-import types
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +13,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rewrites import lever_context, loops_left, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.loop_model import LoopsBatched  # noqa: E402
 from tfperf.tune.source import SourceEditError  # noqa: E402
 
@@ -112,34 +110,13 @@ def _args(numpy: bool) -> tuple:
     return (tf.constant(x, tf.float32), tf.constant(y, tf.float32))
 
 
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("whole_example.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
-def _loops(text: str) -> int:
-    """Loops left in the module's functions (tfperf's own helpers aside)."""
-    return sum(1 for fn in ast.parse(text).body if isinstance(fn, ast.FunctionDef)
-               and not fn.name.startswith("_tfperf") for n in ast.walk(fn)
-               if isinstance(n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp)))
-
-
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_a_whole_example_reduction_is_batched_past_the_batch_axis(spelling):
     text = HEAD + SPELLINGS[spelling]
     args = _args(numpy=spelling.startswith(("zip_", "numpy_")))
-    new = LoopsBatched(True).build(text, _context(text, args))
-    assert _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    new = LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
+    assert loops_left(new) == 0, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -151,7 +128,7 @@ def f(x, y):
     return x / tf.reduce_max(x) + y
 '''
     args = _args(numpy=False)
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(wrong, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(wrong, args)))
     assert eq.equivalent is False
 
 
@@ -160,7 +137,7 @@ def test_a_flattening_reduction_method_is_not_batched(spelling):
     text = HEAD + LEFT_ALONE[spelling]
     args = _args(numpy=True)
     with pytest.raises(SourceEditError):
-        LoopsBatched(True).build(text, _context(text, args))
+        LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
 
 
 def test_a_helper_that_reduces_one_example_is_not_given_the_batch():
@@ -179,7 +156,7 @@ def f(x, y):
     x[:, 1:] *= np.arange(1, 5)[:, None, None]
     args = (tf.constant(x, tf.float32), tf.ones([4, 3, 2]))
     with pytest.raises(SourceEditError):
-        LoopsBatched(True).build(text, _context(text, args))
+        LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
 
 
 def test_a_helper_without_a_reduction_is_given_the_batch():
@@ -192,9 +169,9 @@ def f(x, y):
     return tf.stack([shifted(x[i], 0.3) + y[i] for i in range(x.shape[0])])
 '''
     args = _args(numpy=False)
-    new = LoopsBatched(True).build(text, _context(text, args))
-    assert _loops(new) == 0 and "shifted(x, 0.3)" in new, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    new = LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
+    assert loops_left(new) == 0 and "shifted(x, 0.3)" in new, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -211,9 +188,9 @@ def test_the_generated_scaling_spellings_are_batched(spelling):
     ns: dict = {"SIZE": dict(comp.small), "tf": tf}
     exec("def make():\n" + "\n".join("    " + r for r in comp.inputs.splitlines()), ns)
     args = ns["make"]()
-    new = LoopsBatched(True).build(text, _context(text, args))
-    assert _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    new = LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
+    assert loops_left(new) == 0, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -231,11 +208,11 @@ def f(x, y):
     args = _args(numpy=False)
     if spelling == "rows_of_rank_one":
         args = tuple(tf.reshape(a, [6, -1]) for a in args)
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "whole_example.py")
     batched = LoopsBatched(True).build(text, ctx)
     new = ProductSumToEinsum().build(batched, ctx)
-    assert "_tfperf_contract(" in new and _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert "_tfperf_contract(" in new and loops_left(new) == 0, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
@@ -271,12 +248,12 @@ def f(x, y):
 '''
     x = np.tile(np.linspace(0.5, 2.0, 12).reshape(1, 3, 4), (5, 1, 1))
     args = (tf.constant(x, tf.float32), None)
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "whole_example.py")
     if not batched:
         with pytest.raises(SourceEditError):
             BatchedBody().build(text, ctx)
         return
     new = BatchedBody().build(text, ctx)
-    assert _loops(new) == 0, new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    assert loops_left(new) == 0, new
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"

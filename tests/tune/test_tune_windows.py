@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,9 @@ tf = pytest.importorskip("tensorflow")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from rewrites import lever_context, run_f  # noqa: E402  (tests/tune/rewrites.py)
+
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
-from tfperf.tune.device import DeviceFacts  # noqa: E402
-from tfperf.tune.lever import LeverContext  # noqa: E402
 from tfperf.tune.levers.windows import WindowsToCumsum  # noqa: E402
 
 HEAD = "import numpy as np\nimport tensorflow as tf\n\n\n"
@@ -123,20 +122,6 @@ def f(r):
 }
 
 
-def _context(text: str, args: tuple) -> LeverContext:
-    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
-                                   path=Path("windows.py"), inputs=None)
-    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
-    ctx.returns = [snapshot(_run(text, args))]
-    return ctx
-
-
-def _run(text: str, args: tuple):
-    ns: dict = {}
-    exec(compile(text, "<rewrite>", "exec"), ns)
-    return ns["f"](*args)
-
-
 def _loops_in_f(text: str) -> list[str]:
     fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "f")
     return [type(n).__name__ for n in ast.walk(fn)
@@ -148,18 +133,19 @@ def _loops_in_f(text: str) -> list[str]:
 def test_window_sums_become_one_cumsum_difference_or_band_product(spelling, band):
     text = HEAD + SPELLINGS[spelling]
     args = (tf.random.Generator.from_seed(26).normal([20, 40, 12]),)
-    ctx = _context(text, args)
+    ctx = lever_context(text, args, "windows.py")
     lever = WindowsToCumsum(band)
     assert lever.applies(ctx) is None, lever.applies(ctx)
     new = lever.build(text, ctx)
     assert "_tfperf_window_sums(" in new and not _loops_in_f(new), new
-    eq = compare_outputs(snapshot(_run(text, args)), snapshot(_run(new, args)))
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
 @pytest.mark.parametrize("spelling", sorted(NOT_WINDOWS))
 def test_what_is_not_a_window_starting_at_the_index_is_left_alone(spelling):
     text = HEAD + NOT_WINDOWS[spelling]
-    ctx = _context(text, (tf.random.Generator.from_seed(26).normal([3, 20, 12]),))
+    args = (tf.random.Generator.from_seed(26).normal([3, 20, 12]),)
+    ctx = lever_context(text, args, "windows.py")
     assert WindowsToCumsum().applies(ctx) is not None
     assert WindowsToCumsum(band=True).applies(ctx) is not None
