@@ -100,6 +100,29 @@ def parse(source: str, path: str) -> tuple[ast.Module | None, Finding | None]:
         return None, error_finding(path, f"cannot parse: {exc}")
 
 
+def python2_copy(source: str, path: str) -> tuple[str, ast.Module] | None:
+    """``source`` read as Python 2 (:mod:`tfperf.lint.python2`): the normalised copy and its
+    tree, when the text does not parse as it is, is not syntax of a newer Python, and the
+    copy parses; else ``None``."""
+    from tfperf.lint import newer_syntax, python2
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source, filename=path)
+        return None
+    except SyntaxError as exc:
+        if newer_syntax.newer_syntax(source, exc) is not None:
+            return None
+    except (ValueError, MemoryError, RecursionError):
+        return None
+    copy = python2.normalise(source)
+    if copy is None:
+        return None
+    tree, _ = parse(copy, path)
+    return None if tree is None else (copy, tree)
+
+
 class Dispatcher:
     """The rules of one run, arranged for one walk: node type → rules that want it."""
 
@@ -332,13 +355,16 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
                 tree: ast.Module | None = None,
                 tf_newest: tuple[int, int] | None = None,
                 summary_out: list[ModuleSummary] | None = None,
-                infer_target: bool = False) -> list[Finding]:
+                infer_target: bool = False,
+                notes: list[str] | None = None) -> list[Finding]:
     """All findings of ``rules`` (default: every registered rule) in one module's source,
     for code targeting TensorFlow ``tf_version`` (up to ``tf_newest``, when its pin admits
     later releases), sorted, ``# noqa`` applied. ``tree``, if
     given, is ``source`` already parsed (a notebook's cells, parsed one by one).
     ``infer_target``: no pin chose ``tf_version``, so a module written for TF 1.x or
     multi-backend Keras targets TF 1.15 (:mod:`tfperf.lint.code_target`).
+    A module that parses only as Python 2 is linted on a copy normalised in place
+    (:func:`python2_copy`: same lines), and one line saying so goes to ``notes``.
 
     Rules with a cross-module check see the module as a project of one, unless the
     dispatcher defers them (``defer_project``): then the module's summary goes to
@@ -352,7 +378,13 @@ def lint_source(source: str, path: str = "<string>", rules: Sequence[Rule] | Non
     if tree is None:
         tree, err = parse(source, path)
         if err is not None:
-            return [err]
+            py2 = python2_copy(source, path)
+            if py2 is None:
+                return [err]
+            from tfperf.lint.python2 import NOTE
+            source, tree = py2
+            if notes is not None:
+                notes.append(f"{path}: {NOTE}")
     alone = bool(dispatcher.project_rules) and not dispatcher.defer_project
     out = [] if alone else summary_out
     findings = dispatcher.run(tree, source, path, out)  # type: ignore[arg-type]

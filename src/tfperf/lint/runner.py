@@ -26,9 +26,14 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
         result.summary = summaries[-1].dumps() if summaries else None
         return result
     result = FileResult(path)
-    if not (options.fix or options.diff):
-        result.findings = lint_source(text, path, dispatcher=dispatcher, summary_out=summaries)
+    fixing = options.fix or options.diff
+    if not fixing or _python2_only(text, path):
+        result.findings = lint_source(text, path, dispatcher=dispatcher, summary_out=summaries,
+                                      notes=result.notes)
         result.summary = summaries[-1].dumps() if summaries else None
+        if fixing and result.notes:
+            result.notes.append(f"{path}: not fixed: the fixes are written for Python 3 "
+                                f"source and this file is Python 2; it is left unchanged")
         return result
     from tfperf.lint.fix import fix_source
 
@@ -48,6 +53,13 @@ def lint_text(text: str, path: str, dispatcher: Dispatcher,
         if options.diff:
             result.diff = unified_diff(path, text, fixed.source)
     return result
+
+
+def _python2_only(text: str, path: str) -> bool:
+    """Whether ``text`` parses only as Python 2 (``--fix`` then writes nothing to it)."""
+    from tfperf.lint.engine import python2_copy
+
+    return python2_copy(text, path) is not None
 
 
 def lint_file(path: str | Path, dispatcher: Dispatcher,
