@@ -361,6 +361,13 @@ def _class_ref(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | Non
     return None
 
 
+def instance_class(ctx: Context, expr: Any) -> tuple[str, str] | None:
+    """The project class ``expr`` is an instance of, as (module spec, qualname): spec ""
+    for a class of this module (``self.actor = Actor(...)``, ``x: Actor``), else the
+    import it came through (``from .network import Actor``); ``None`` if not known."""
+    return _class_ref(ctx, expr)
+
+
 def _class_of(ctx: Context, func: Any) -> tuple[str, str] | None:
     """``Agent`` / ``agents.Agent`` naming a class of this module or a project module."""
     if type(func) is ast.Name:

@@ -11,6 +11,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
+from tfperf.lint.analysis.receivers import project_classes_defining, receiver
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs_in_all
@@ -63,6 +64,19 @@ def _caller_passing_one(project: Project, path: str, fn: str, param: str,
                 and (c.trips is None or c.trips >= few):
             return site
     return None
+
+
+def _project_method(project: Project, module: ModuleSummary, cls: list | None,
+                    code: str) -> bool:
+    """``cls`` (module spec, qualname: a published call's receiver class) is a class of
+    another project module that defines ``predict`` and is no Keras model."""
+    if not cls:
+        return False
+    target = project.module(module.path, cls[0])
+    if target is None:
+        return False
+    return any(f.get("defines") == cls[1] and not f.get("keras")
+               for f in target.facts.get(code, ()))
 
 
 def _batch_of_its_parameter(ctx: Context, arg: Any, depth: int = 0) -> bool:
@@ -766,7 +780,8 @@ scikit-learn estimator named `clf`).
         with a model-like owner."""
         by_attr, _ = ctx.call_groups()
         return [(c, c.func.value) for c in by_attr.get("predict", ())
-                if c.args and _model_like(ctx, c.func.value)]
+                if c.args and receiver(ctx, c.func.value, "predict") != "own"
+                and _model_like(ctx, c.func.value)]
 
     @staticmethod
     def model_input(call: ast.Call) -> ast.expr:
@@ -778,9 +793,23 @@ scikit-learn estimator named `clf`).
         return True
 
     def publish(self, ctx: Context) -> list[dict] | None:
+        from tfperf.analysis.summary import position, qualnames
+
+        # This module's classes defining `predict`: another module's `x.predict(...)` on an
+        # instance of one runs that method, not Keras's (asked in check_project). Only
+        # where this rule keys on the name (not a subclass's own calls).
+        defined = [{"defines": qualnames(ctx)[c], "keras": keras, "pos": position(ctx, c)}
+                   for c, keras in project_classes_defining(ctx, "predict")
+                   if c in qualnames(ctx)] \
+            if type(self).model_calls is PredictPerStep.model_calls else []
+        facts = self._call_facts(ctx) or []
+        return facts + defined or None
+
+    def _call_facts(self, ctx: Context) -> list[dict] | None:
         calls = self.model_calls(ctx)
         if not calls:
             return None
+        from tfperf.analysis.summary import enclosing_qualname, position
         # TF1's predict runs a graph in a session: the normal call there, and `model(x)`
         # would add ops per call. One example of the loop's own data per call is slow on
         # any TensorFlow (a session run per example: bench_lint_graph_predict.py), and
@@ -788,8 +817,6 @@ scikit-learn estimator named `clf`).
         graph = ctx.tf_version < (2, 0) or graph_mode_module(ctx)
         if graph and not self.per_example:
             return None
-        from tfperf.analysis.summary import enclosing_qualname, position
-
         facts: list[dict] = []
         for call, owner in calls:
             if traced(ctx, call) or eager_guarded(ctx, call):
@@ -826,11 +853,18 @@ scikit-learn estimator named `clf`).
         if ctx.tf_unpinned:
             for fact in facts:
                 fact["unpinned"] = True
+        if facts and type(self).model_calls is PredictPerStep.model_calls:
+            owners = {tuple(position(ctx, c)): owner for c, owner in calls}
+            for fact in facts:
+                ref = receiver(ctx, owners.get(tuple(fact["pos"])), "predict")
+                if isinstance(ref, tuple):
+                    fact["cls"] = list(ref)  # a class of another project module
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
-            facts = module.facts.get(self.code, ())
+            facts = [f for f in module.facts.get(self.code, ()) if "defines" not in f
+                     and not _project_method(project, module, f.get("cls"), self.code)]
             if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
                 # the program runs on TF 1.x: predict is the graph-mode call
                 facts = [f for f in facts if f.get("example")]
