@@ -94,7 +94,8 @@ SAME_MODULE_KERAS = KERAS_NETWORK + "\n" + AGENT.replace("from network import Ac
 @pytest.mark.parametrize("spelling", [
     SAME_MODULE,
     # annotated parameter
-    SAME_MODULE.replace("    def run(self, steps):", "    def run(self, steps, actor: Actor = None):")
+    SAME_MODULE.replace("    def run(self, steps):",
+                        "    def run(self, steps, actor: Actor = None):")
     .replace("self._actor.predict", "actor.predict"),
     # a local name
     SAME_MODULE.replace("        obs = self.env.reset()",

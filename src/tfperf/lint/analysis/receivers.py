@@ -41,7 +41,8 @@ def defines(cls: ast.ClassDef, method: str) -> bool:
 
 def project_classes_defining(ctx: Context, method: str) -> list[tuple[ast.ClassDef, bool]]:
     """This module's classes that define ``method``, each with whether it is a Keras class."""
-    return [(c, keras_class(ctx, c)) for c in ctx.nodes_of(ast.ClassDef) if defines(c, method)]
+    classes: list[ast.ClassDef] = list(ctx.nodes_of(ast.ClassDef))  # type: ignore[arg-type]
+    return [(c, keras_class(ctx, c)) for c in classes if defines(c, method)]
 
 
 def receiver(ctx: Context, owner: Any, method: str) -> str | tuple[str, str] | None:

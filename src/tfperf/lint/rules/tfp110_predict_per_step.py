@@ -856,7 +856,8 @@ scikit-learn estimator named `clf`).
         if facts and type(self).model_calls is PredictPerStep.model_calls:
             owners = {tuple(position(ctx, c)): owner for c, owner in calls}
             for fact in facts:
-                ref = receiver(ctx, owners.get(tuple(fact["pos"])), "predict")
+                pos: list[int] = fact["pos"]  # type: ignore[assignment]
+                ref = receiver(ctx, owners.get(tuple(pos)), "predict")
                 if isinstance(ref, tuple):
                     fact["cls"] = list(ref)  # a class of another project module
         return facts
