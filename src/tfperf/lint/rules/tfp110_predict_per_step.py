@@ -220,10 +220,32 @@ for a small convnet on 80x80x4 frames, before Keras's own per-call work
 (`benchmarks/bench_lint_graph_predict.py`, TF 2.21's v1 graph mode).
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (a model it can tell is Keras's, one example of the loop's own data per
-iteration: its finding says the same), and objects that do not look like a model (a
-scikit-learn estimator named `clf`).
+iteration: its finding says the same), objects that do not look like a model (a
+scikit-learn estimator named `clf`), and an instance of a class the project defines with its
+own `predict` that is no Keras model (`self._actor = Actor(...)`, from this module or another
+one linted with it): that call runs the project's method; a Keras `predict` inside it is
+reported where it is.
 """
     valid = (
+        # The project's own `predict` (a model call and a squashing), not Keras's (round 6).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Actor:
+                def __init__(self, n):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(n)])
+                def predict(self, obs):
+                    return tf.tanh(self.model(obs))
+            class Agent:
+                def __init__(self, env):
+                    self.env = env
+                    self._actor = Actor(4)
+                def run(self):
+                    obs, done = self.env.reset(), False
+                    while not done:
+                        action = self._actor.predict(tf.expand_dims(obs, 0))
+                        obs, reward, done, _ = self.env.step(np.asarray(action)[0])
+        """, spelling="attribute"),
         # One predict over all inputs.
         Valid("""
             import numpy as np
