@@ -245,7 +245,7 @@ reported where it is.
                     while not done:
                         action = self._actor.predict(tf.expand_dims(obs, 0))
                         obs, reward, done, _ = self.env.step(np.asarray(action)[0])
-        """, spelling="attribute"),
+        """, spelling="name: a project class's own predict"),
         # One predict over all inputs.
         Valid("""
             import numpy as np
