@@ -140,6 +140,9 @@ def test_a_second_after_the_gpu_list_is_no_wait():
     "I tensorflow_serving/core/loader_harness.cc:86] Successfully loaded servable version "
     "{name: resnet version: 3}",
     "I0501 10:00:00.000 1 grpc_server.cc:4117] Started GRPCInferenceService at 0.0.0.0:8001",
+    "I tensorflow_serving/sources/storage_path/file_system_storage_path_source.cc:390] "
+    "File-system polling update: Servable:{name: m version: 7}; Servable path: /models/m/7; "
+    "Polling frequency: 1",
     "I tensorflow_datasets/core/dataset_builder.py:400] Reusing dataset mnist (/root/"
     "tensorflow_datasets/mnist/3.0.1)",
 ])
