@@ -198,3 +198,22 @@ def test_facts_read_platform_sites_and_memory():
     assert facts.user_site_tf.endswith("site-packages") and "envs" in facts.env_site
     assert facts.compute_capabilities == ("8.6",)
     assert facts.device_memory == 12 << 30
+
+
+def test_a_gpu_the_wheel_has_no_kernels_for_is_a_ptx_jit_at_start():
+    ex = explain_log(
+        "TensorFlow version: 2.14.0\n"
+        "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device "
+        "/job:localhost/replica:0/task:0/device:GPU:0 with 79000 MB memory:  -> device: 0, "
+        "name: NVIDIA H100 80GB HBM3, pci bus id: 0000:19:00.0, compute capability: 9.0\n")
+    assert ex.causes and ex.causes[0].label == "ptx-jit-compile", ex.verdict
+    assert "compute capability 9.0 runs only its PTX" in ex.causes[0].cause
+
+
+def test_a_gpu_the_wheel_has_kernels_for_is_no_finding():
+    ex = explain_log(
+        "TensorFlow version: 2.14.0\n"
+        "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device "
+        "/job:localhost/replica:0/task:0/device:GPU:0 with 38000 MB memory:  -> device: 0, "
+        "name: NVIDIA A100-SXM4-40GB, pci bus id: 0000:19:00.0, compute capability: 8.0\n")
+    assert not ex.problems

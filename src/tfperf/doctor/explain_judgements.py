@@ -152,15 +152,40 @@ def _triton_op(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
         "Triton serving the model")
 
 
+def _wheel_without_kernels(facts: LogFacts) -> str:
+    """'TensorFlow X's pip wheel has kernels for ...; compute capability Y runs only its PTX'
+    when the log names the TensorFlow, the platform is Linux and a GPU whose compute capability
+    the wheel has no native code for (``tf_wheel_build_info.csv``, ``gpus.arch_support``); ''
+    otherwise (a source build or another package may have other kernels: the wheel is assumed)."""
+    tf = facts.versions.tensorflow
+    if not tf or facts.versions.os not in (None, "linux") or not facts.compute_capabilities:
+        return ""
+    from tfperf.doctor import knowledge as K
+
+    try:
+        wheel = K.wheel_build_info(tf, "linux")
+        if wheel is None:
+            return ""
+        jit = [cc for cc in facts.compute_capabilities if K.arch_support(cc, wheel) == "ptx"]
+    except ValueError:
+        return ""
+    if not jit:
+        return ""
+    return (f"TensorFlow {tf}'s pip wheel has native kernels for {' '.join(wheel.archs)}; "
+            f"compute capability {', '.join(jit)} runs only its PTX")
+
+
 def _ptx_wait(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
-    if not facts.stops_at_gpu_setup or any(c.severity in ("failure", "warning")
-                                           for c in by_label.values()):
+    if any(c.severity in ("failure", "warning") for c in by_label.values()):
+        return None
+    wheel = _wheel_without_kernels(facts)
+    if not facts.stops_at_gpu_setup and not wheel:
         return None
     from tfperf.doctor.knowledge import label_rows
 
     head = label_rows()["ptx-jit-compile"]
-    shown = facts.stops_at_gpu_setup
-    if facts.compute_capabilities:
+    shown = "; ".join(filter(None, [facts.stops_at_gpu_setup, wheel]))
+    if facts.compute_capabilities and not wheel:
         shown += f"; compute capability {', '.join(facts.compute_capabilities)}"
     return Judgement(
         "ptx-jit-compile",
@@ -169,7 +194,8 @@ def _ptx_wait(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
         "compute capability (a source build without it in TF_CUDA_COMPUTE_CAPABILITIES, a wheel "
         "older than the GPU), the driver JIT-compiles every kernel from PTX first, which takes "
         f"minutes. {head.cause}",
-        head.fix, f"{head.source} ; https://github.com/tensorflow/tensorflow/issues/22043",
+        head.fix, f"{head.source} ; https://github.com/tensorflow/tensorflow/issues/22043 ; "
+        "data/tf_wheel_build_info.csv (the archs of each pip wheel)",
         shown, adds=True)
 
 
