@@ -187,11 +187,13 @@ def _ptx_wait(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
     shown = "; ".join(filter(None, [facts.stops_at_gpu_setup, wheel]))
     if facts.compute_capabilities and not wheel:
         shown += f"; compute capability {', '.join(facts.compute_capabilities)}"
+    waits = ("The start-up waits at the GPU list" if facts.stops_at_gpu_setup
+             else "The start-up will wait minutes at the GPU list")
     return Judgement(
         "ptx-jit-compile",
-        "The start-up waits at the GPU list (" + shown + "): after 'Adding visible gpu devices' "
-        "TensorFlow creates the devices and, when the build has no kernels for this GPU's "
-        "compute capability (a source build without it in TF_CUDA_COMPUTE_CAPABILITIES, a wheel "
+        f"{waits} ({shown}): after 'Adding visible gpu devices' TensorFlow creates the devices "
+        "and, when the build has no kernels for this GPU's compute capability (a source build "
+        "without it in TF_CUDA_COMPUTE_CAPABILITIES, a wheel "
         "older than the GPU), the driver JIT-compiles every kernel from PTX first, which takes "
         f"minutes. {head.cause}",
         head.fix, f"{head.source} ; https://github.com/tensorflow/tensorflow/issues/22043 ; "

@@ -626,6 +626,12 @@ def _judge_memory(cause: Cause, text: str) -> None:
     facts = read_facts(text)
     big = (facts.oom_tensor is not None and facts.device_memory is not None
            and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory)
+    if verdict.fragmented and big and facts.oom_tensor and facts.device_memory:
+        share = 100 * facts.oom_tensor.size / facts.device_memory
+        cause.detail = "; ".join(filter(None, [cause.detail, (
+            f"the tensor that failed is {share:.0f} % of the device memory by itself: its size, "
+            "not fragmentation, is the cause")]))
+        return
     if verdict.fragmented and not big:
         row = derived_causes()["gpu-memory-fragmentation"]
         cause.consequences.append(cause.label)
