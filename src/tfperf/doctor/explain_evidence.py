@@ -142,6 +142,11 @@ def _lead(cause: Any, lead_cause: str, lead_fix: str, source: str, shown: str) -
     cause.source = f"{cause.source} ; evidence: {source}"
 
 
+def lead(cause: Any, lead_cause: str, lead_fix: str, source: str, shown: str) -> None:
+    """Put a reading's cause and fix ahead of ``cause``'s own (the facts' judgements use it)."""
+    _lead(cause, lead_cause, lead_fix, source, shown)
+
+
 def driver_too_old(text: str) -> tuple[str, str, str] | None:
     """(cause, fix, the line's words) when the driver the log prints is older than the CUDA the
     log's build needs; None when the log names no driver or it is recent enough."""

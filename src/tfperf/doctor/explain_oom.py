@@ -87,6 +87,18 @@ def _from_shape(dims: list[int], dtype: str, shown: str, limit: int | None = Non
                 "CARE or cryoCARE pass n_tiles, e.g. (1,2,4) or more, to predict), or downscale "
                 "(resize) the image before the model; then stitch the tiles' outputs.",
                 shown)
+    if len(dims) == 2 and dims[1] > _VOCABULARY_LIKE >= dims[0]:
+        share = (f", {100 * size / limit:.0f} % of the {_gib(limit)} TensorFlow could use"
+                 if limit else "")
+        return (f"One layer is too big: the tensor that failed, {shape} ({_gib(size)}{share}), is "
+                f"{dims[0]} rows of {dims[1]:,} values: the output (logits) of a layer with "
+                f"{dims[1]:,} units, a softmax over that many classes or a vocabulary; it, its "
+                "gradient and the optimizer's copies do not fit, and no allocator setting "
+                "(fragmentation) changes that.",
+                "Make that layer smaller: fewer classes (merge or drop rare ones), a sampled "
+                "softmax (tf.nn.sampled_softmax_loss) or another loss that needs no full "
+                "[batch, classes] matrix, a lower batch size; or split the layer across GPUs.",
+                shown)
     if len(dims) == 2 and (dims[0] > _VOCABULARY_LIKE or min(dims) >= _MATRIX_LIKE):
         return None  # an embedding or output table, or a full matrix: not a batch
     per_sample = size // dims[0]

@@ -459,7 +459,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             cause.severity = "notice"  # TensorFlow was never meant to use the GPU here
             cause.detail = "; ".join(filter(None, [cause.detail, by_design]))
         if cause.label == "out-of-memory":
-            _judge_memory(cause)
+            _judge_memory(cause, text)
         _link_memory_view(cause)
     _judge_host_kill(by_label, lines, infos)
     _judge_host_share(by_label, text)
@@ -481,6 +481,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     from tfperf.doctor.explain_evidence import apply_evidence
 
     apply_evidence(list(by_label.values()), text)
+    _apply_judgements(by_label, lines, text)
     causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
@@ -608,15 +609,30 @@ def _rank(cause: Cause, order: dict[str, int]) -> float:
 # refining: fragmentation, versions to install, and the floor under every error
 
 
-def _judge_memory(cause: Cause) -> None:
-    """An OOM whose dump shows more free memory than the request is fragmentation."""
+_ONE_TENSOR_SHARE = 0.1  # a single tensor this share of the device memory is too big by itself
+
+
+def _judge_memory(cause: Cause, text: str) -> None:
+    """An OOM whose dump shows more free memory than the request is fragmentation, unless the
+    tensor that failed is by itself a large share of the device's memory (round 19: a
+    [1792, 241084] logits tensor of 1.6 GiB on a 12 GiB limit is a layer too big)."""
+    from tfperf.doctor.explain_facts import read_facts
     from tfperf.doctor.explain_memory import judge_oom
     from tfperf.doctor.knowledge import derived_causes
 
     verdict = judge_oom(cause.details)
     if verdict is None:
         return
-    if verdict.fragmented:
+    facts = read_facts(text)
+    big = (facts.oom_tensor is not None and facts.device_memory is not None
+           and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory)
+    if verdict.fragmented and big and facts.oom_tensor and facts.device_memory:
+        share = 100 * facts.oom_tensor.size / facts.device_memory
+        cause.detail = "; ".join(filter(None, [cause.detail, (
+            f"the tensor that failed is {share:.0f} % of the device memory by itself: its size, "
+            "not fragmentation, is the cause")]))
+        return
+    if verdict.fragmented and not big:
         row = derived_causes()["gpu-memory-fragmentation"]
         cause.consequences.append(cause.label)
         cause.label = "gpu-memory-fragmentation"
@@ -871,6 +887,30 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
         label="gpu-not-visible", severity="failure", cause=row["cause"], fix=row["fix"],
         see=row["see"], source=row["source"], lines=shown,
         detail="the log's own GPU check found no GPU")
+
+
+def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """The facts' judgements (``explain_judgements``): each leads the cause it names (``*``: the
+    first failure) or adds a warning of its own; the first judgement's words end up first."""
+    from tfperf.doctor.explain_evidence import lead
+    from tfperf.doctor.explain_facts import read_facts
+    from tfperf.doctor.explain_judgements import judge
+    from tfperf.doctor.knowledge import SEVERITY_ORDER
+
+    for j in reversed(judge(read_facts(text), by_label, text)):
+        if j.adds:
+            at = next((n for n, ln in enumerate(lines) if "Adding visible gpu devices" in ln),
+                      len(lines) - 1)
+            origin, msg = _shown(lines[at]) if lines else (None, "")
+            by_label.setdefault(j.label, Cause(
+                label=j.label, severity="warning", cause=j.cause, fix=j.fix, see="",
+                source=j.source, lines=[LogLine(at + 1, msg, "facts", origin)], detail=j.shown))
+            continue
+        failures = sorted((c for c in by_label.values() if c.severity == "failure"),
+                          key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
+        target = by_label.get(j.label) if j.label != "*" else (failures[0] if failures else None)
+        if target is not None:
+            lead(target, j.cause, j.fix, j.source, j.shown)
 
 
 def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:

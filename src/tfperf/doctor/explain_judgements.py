@@ -1,0 +1,209 @@
+"""Judgements over the facts a log holds (``explain_facts``), each with its source.
+
+An unsupported combination is a finding even when no error line names it: TensorFlow 2.11+ with
+no GPU found and nothing showing Linux (native Windows has no GPU build since 2.11), a start-up
+that stops at the GPU list (the driver JIT-compiling PTX for a GPU the build has no kernels for),
+TensorFlow imported from a user site over the env the program runs in, a CUDA runtime of another
+version than the build's, a Jetson's GPU sharing the system RAM, a custom op in Triton. Each
+judgement either leads a cause a row already found (its words go first, the row's follow after
+"Otherwise:") or is a cause of its own for the explainer to add.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tfperf.doctor.explain_facts import LogFacts
+
+
+@dataclass(frozen=True)
+class Judgement:
+    label: str  # the cause it leads, or the label of the cause it adds
+    cause: str
+    fix: str
+    source: str
+    shown: str  # the facts it read, as the detail shows them
+    adds: bool = False  # a cause of its own (severity ``warning``), not a lead
+
+
+_TF_NO_WINDOWS_GPU = (2, 11)
+_NO_GPU_LABELS = frozenset({"gpu-not-visible"})
+_JETSON_OOM = frozenset({"out-of-memory", "gpu-memory-fragmentation", "resource-exhausted-error",
+                         "cuda-error", "internal-error"})
+
+
+def _mm(version: str | None) -> tuple[int, int] | None:
+    if not version:
+        return None
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _shadowed(facts: LogFacts) -> Judgement | None:
+    user = facts.user_site_tf
+    if not user or not facts.env_site:
+        return None
+    return Judgement(
+        "*",
+        f"The traceback imports TensorFlow from the user site ({user}) while the program runs in "
+        f"an environment of its own ({facts.env_site.rsplit('lib', 1)[0]}): a copy installed with "
+        "pip install --user (or pip outside the env) shadows the env's TensorFlow, so the "
+        "TensorFlow, and the CUDA it wants, is not the one the env was set up with.",
+        "Remove the user-site copy (python -m pip uninstall tensorflow tensorflow-gpu with the "
+        "env deactivated, or delete it from ~/.local/lib/pythonX.Y/site-packages), or run with "
+        "PYTHONNOUSERSITE=1; then check python -c 'import tensorflow as tf; print(tf.__file__)' "
+        "points into the env.",
+        "Python's site module (the user site is put on sys.path ahead of the interpreter's "
+        "site-packages unless PYTHONNOUSERSITE is set; recalled, not checked here) ; "
+        "https://github.com/ContinuumIO/anaconda-issues/issues/11805",
+        f"TensorFlow from {user}; env {facts.env_site}")
+
+
+def _windows_no_gpu(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
+    cause = next((by_label[lb] for lb in _NO_GPU_LABELS if lb in by_label), None)
+    if cause is None or cause.details.get("evidence"):
+        return None
+    tf = _mm(facts.versions.tensorflow)
+    if tf is None or tf < _TF_NO_WINDOWS_GPU or facts.versions.os in ("linux", "macos") or (
+            facts.platforms & {"wsl", "colab", "jetson", "aarch64", "container"}):
+        return None
+    v = facts.versions.tensorflow
+    return Judgement(
+        "gpu-not-visible",
+        f"The log shows TensorFlow {v} and nothing that says Linux: on native Windows TensorFlow "
+        "2.11 and later have no GPU build (pip's tensorflow there is CPU-only whatever CUDA and "
+        "cuDNN are installed), so no GPU is found; TF 2.10 was the last native-Windows GPU "
+        "release.",
+        "Run TensorFlow in WSL2 (pip install 'tensorflow[and-cuda]' inside it), or on native "
+        "Windows install TF 2.10 with CUDA 11.2 and cuDNN 8.1 (pip install 'tensorflow<2.11', "
+        "Python 3.7-3.10), or use tensorflow-cpu with the DirectML plugin.",
+        "https://www.tensorflow.org/install/pip#windows-native ; https://github.com/tensorflow/"
+        "tensorflow/issues/60241 (maintainer: 2.10 was the last native-Windows GPU release)",
+        f"TensorFlow {v}, no Linux/WSL path")
+
+
+def _cuda_runtime(facts: LogFacts, by_label: dict[str, Any], text: str) -> Judgement | None:
+    if "cuda-runtime-mismatch" not in by_label:
+        return None
+    from tfperf.doctor import knowledge as K
+
+    os = facts.versions.os or "windows"
+    tf = facts.versions.tensorflow
+    if tf:
+        config = K.build_config(tf, os, gpu=True)
+        wants = [(tf, config.cuda)] if config and config.cuda else []
+    elif "tensorflow_core" in text:  # the package layout of TF 2.0 and 2.1 only
+        wants = [(c.tf_version, c.cuda) for c in (K.build_config(v, os, gpu=True)
+                                                  for v in ("2.0.0", "2.1.0")) if c and c.cuda]
+    else:
+        return None
+    if not wants:
+        return None
+    named = " or ".join(f"TensorFlow {t} is built for CUDA {c}" for t, c in wants)
+    have = facts.versions.cuda
+    return Judgement(
+        "cuda-runtime-mismatch",
+        f"{named} (the tested-build table){'' if not have else f'; the log names CUDA {have}'}: "
+        "the CUDA runtime it loaded is another version's, which lacks the symbols the build "
+        "calls.",
+        f"Install CUDA {wants[0][1]} and put its bin folder first on PATH, or the TensorFlow "
+        "built for the CUDA you have (tfperf doctor --plan VERSION).",
+        "data/tf_gpu_build_configs.csv (TensorFlow's tested build configurations)",
+        "tensorflow_core in the paths (TF 2.0/2.1)" if not tf else f"TensorFlow {tf}")
+
+
+def _jetson_memory(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
+    if "jetson" not in facts.platforms or not (_JETSON_OOM & set(by_label)):
+        return None
+    return Judgement(
+        "*",
+        "This is a Jetson (the log names it): its GPU has no memory of its own but shares the "
+        "board's RAM with the CPU and the OS, so TensorFlow's default of reserving nearly all "
+        "GPU memory, or a model that would fit a discrete GPU, runs the shared memory out.",
+        "Cap TensorFlow's share (tf.config.experimental.set_memory_growth(gpu, True), or a "
+        "memory_limit of a few GB with tf.config.set_logical_device_configuration; TF1: "
+        "per_process_gpu_memory_fraction), close other programs (a desktop), add swap, and use "
+        "a smaller batch or input.",
+        "NVIDIA Jetson documentation (integrated GPU, memory shared with the CPU; recalled, not "
+        "checked here) ; https://forums.developer.nvidia.com (per_process_gpu_memory_fraction on "
+        "Jetson)",
+        "a Jetson: GPU memory shared with the CPU")
+
+
+def _triton_op(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
+    if "triton" not in facts.platforms or "op-not-registered" not in by_label:
+        return None
+    return Judgement(
+        "op-not-registered",
+        "The model is served by Triton's TensorFlow backend, which loads only TensorFlow's own "
+        "ops: an op of an add-on (tensorflow-text's NormalizeUTF8, SentencePiece, ...) is there "
+        "only if its op library is loaded into the server; installing the Python package or "
+        "importing it in a client does nothing.",
+        "Load the add-on's op library (the .so of the same tensorflow-text version as the "
+        "backend's TensorFlow, e.g. python/ops/_normalize_ops.so) into tritonserver with "
+        "LD_PRELOAD, or export a model without those ops (preprocess in the client).",
+        "Triton's TensorFlow backend documentation on custom operations (LD_PRELOAD of the op "
+        "library; recalled, not checked here) ; https://github.com/triton-inference-server/"
+        "server/issues/3093",
+        "Triton serving the model")
+
+
+def _wheel_without_kernels(facts: LogFacts) -> str:
+    """'TensorFlow X's pip wheel has kernels for ...; compute capability Y runs only its PTX'
+    when the log names the TensorFlow, the platform is Linux and a GPU whose compute capability
+    the wheel has no native code for (``tf_wheel_build_info.csv``, ``gpus.arch_support``); ''
+    otherwise (a source build or another package may have other kernels: the wheel is assumed)."""
+    tf = facts.versions.tensorflow
+    if not tf or facts.versions.os not in (None, "linux") or not facts.compute_capabilities:
+        return ""
+    from tfperf.doctor import knowledge as K
+
+    try:
+        wheel = K.wheel_build_info(tf, "linux")
+        if wheel is None:
+            return ""
+        jit = [cc for cc in facts.compute_capabilities if K.arch_support(cc, wheel) == "ptx"]
+    except ValueError:
+        return ""
+    if not jit:
+        return ""
+    return (f"TensorFlow {tf}'s pip wheel has native kernels for {' '.join(wheel.archs)}; "
+            f"compute capability {', '.join(jit)} runs only its PTX")
+
+
+def _ptx_wait(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
+    if any(c.severity in ("failure", "warning") for c in by_label.values()):
+        return None
+    wheel = _wheel_without_kernels(facts)
+    if not facts.stops_at_gpu_setup and not wheel:
+        return None
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["ptx-jit-compile"]
+    shown = "; ".join(filter(None, [facts.stops_at_gpu_setup, wheel]))
+    if facts.compute_capabilities and not wheel:
+        shown += f"; compute capability {', '.join(facts.compute_capabilities)}"
+    waits = ("The start-up waits at the GPU list" if facts.stops_at_gpu_setup
+             else "The start-up will wait minutes at the GPU list")
+    return Judgement(
+        "ptx-jit-compile",
+        f"{waits} ({shown}): after 'Adding visible gpu devices' TensorFlow creates the devices "
+        "and, when the build has no kernels for this GPU's compute capability (a source build "
+        "without it in TF_CUDA_COMPUTE_CAPABILITIES, a wheel "
+        "older than the GPU), the driver JIT-compiles every kernel from PTX first, which takes "
+        f"minutes. {head.cause}",
+        head.fix, f"{head.source} ; https://github.com/tensorflow/tensorflow/issues/22043 ; "
+        "data/tf_wheel_build_info.csv (the archs of each pip wheel)",
+        shown, adds=True)
+
+
+def judge(facts: LogFacts, by_label: dict[str, Any], text: str) -> list[Judgement]:
+    """The judgements the facts support, in the order they should lead."""
+    found = [_windows_no_gpu(facts, by_label), _cuda_runtime(facts, by_label, text),
+             _triton_op(facts, by_label), _jetson_memory(facts, by_label), _shadowed(facts),
+             _ptx_wait(facts, by_label)]
+    return [j for j in found if j is not None]
