@@ -9,12 +9,12 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from tests.tune.planted import Planted  # noqa: E402
+
 from tfperf.tune import tune  # noqa: E402
 from tfperf.tune.levers.numpy_round_trip import NumpyRoundTrip, rewrite  # noqa: E402
 from tfperf.tune.levers.tf_function import JitCompile, TfFunction  # noqa: E402
 from tfperf.tune.source import SourceEditError  # noqa: E402
-
-from tests.tune.planted import Planted  # noqa: E402
 
 CONSTANT_ONLY = """
 import tensorflow as tf
