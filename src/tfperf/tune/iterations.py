@@ -384,6 +384,9 @@ def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None,
     reduced as a whole."""
     if not isinstance(p, ast.Call) or not p.args or p.args[0] is not lst:
         return None, ""
+    if ctx.is_builtin(p.func, "sum") and len(p.args) == 1 and not p.keywords:
+        # Python's sum of tensors, no start: 0 + t1 + t2 ... is their add_n (round 8's c09)
+        return p, "add_n"
     q = ctx.call_qualname(p) or ""
     axis = next((k.value for k in p.keywords if k.arg == "axis"), None)
     if axis is None and len(p.args) > 1:

@@ -651,6 +651,44 @@ def tensor_ranks(ctx: LeverContext) -> dict[str, int]:
     return ranks
 
 
+def stacked_lists(ctx: LeverContext) -> dict[str, int]:
+    """The tuned function's parameters that hold a list or tuple of two or more tensors or
+    arrays of one shape and dtype (a model's outputs, one per stage: held-out round 8's c09),
+    with the rank of their stack: a loop over one is a loop over the rows of that stack."""
+    out: dict[str, int] = {}
+    try:
+        fn = find_function(parse(ctx.target.source), ctx.target.name)
+    except SourceEditError:
+        return out
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    given = list(zip(params, ctx.target.args, strict=False))
+    given += [(k, v) for k, v in ctx.target.kwargs.items() if k in params]
+    for name, value in given:
+        if not isinstance(value, (list, tuple)) or len(value) < 2:
+            continue
+        kinds = {(tuple(getattr(v, "shape", ()) or ()), str(getattr(v, "dtype", "")))
+                 if hasattr(v, "shape") and hasattr(v, "dtype") else None for v in value}
+        if len(kinds) == 1 and None not in kinds:
+            out[name] = len(next(iter(kinds))[0]) + 1  # type: ignore[index]
+    return out
+
+
+def stack_lists_first(text: str, name: str, lists: list[str], tf: str) -> str:
+    """``name = tf.stack(name)`` for each list of ``lists`` the function ``name`` reads,
+    as its first statements (after a docstring): the batch its loops were rewritten over."""
+    fn = find_function(parse(text), name)
+    body = fn.body
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) \
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str) \
+        else body[0]
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    lines = text.splitlines(keepends=True)
+    pad = lines[first.lineno - 1][:first.col_offset]
+    new = "".join(f"{pad}{n} = {tf}.stack({n})\n" for n in lists if n in used)
+    lines.insert(first.lineno - 1, new)
+    return "".join(lines)
+
+
 def float_dtype(ctx: LeverContext) -> str:
     """The float dtype of the function's first output (what an index used as a value is
     cast to), "" when it returns none."""
@@ -667,7 +705,7 @@ def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
     per-example rank of its first output (its rank less the batch axis)."""
     import numpy as np
 
-    ranks = tensor_ranks(ctx)
+    ranks = {**stacked_lists(ctx), **tensor_ranks(ctx)}
     out = 0
     returns = ctx.returns or []
     if returns:
@@ -903,7 +941,7 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
         texts.insert(1, rewrite(source, name))
     for text in texts:
         try:
-            out += iterations(text, name, tensor_names(ctx))
+            out += iterations(text, name, tensor_names(ctx) | frozenset(stacked_lists(ctx)))
         except SourceEditError:
             continue
     with contextlib.suppress(SourceEditError):
@@ -1020,10 +1058,14 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
     done = 0
+    lists = stacked_lists(ctx)
     for name in called_functions(text, ctx.target.name):
-        tensors = tensor_names(ctx) if name == ctx.target.name else frozenset()
+        tensors = tensor_names(ctx) | frozenset(lists) if name == ctx.target.name \
+            else frozenset()
         with contextlib.suppress(SourceEditError):
             text, count = _every_loop_of(text, name, tensors, tf, rewrite)
+            if count and name == ctx.target.name and lists:
+                text = stack_lists_first(text, name, list(lists), tf)
             done += count
     if not done:
         raise SourceEditError("no loop of the loop model fits this rewrite")

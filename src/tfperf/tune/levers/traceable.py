@@ -131,9 +131,13 @@ class Traceable(Lever):
 
     def applies(self, ctx: LeverContext) -> str | None:
         try:
-            self.build(ctx.target.source, ctx)
+            new = self.build(ctx.target.source, ctx)
         except SourceEditError as exc:
             return str(exc)
+        # A tf.range loop is one loop in the traced graph: the eager ops it runs step by
+        # step do not say how long its trace is (round 8's c05: "may unroll 13377 ops").
+        self.graph_loop = ".range(" in new and new.count(".range(") > \
+            ctx.target.source.count(".range(")
         return None
 
     def build(self, text: str, ctx: LeverContext) -> str:
