@@ -504,6 +504,8 @@ def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
     if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not isinstance(
             elems, (ast.Tuple, ast.List)) and not fn.args.defaults:
         over = text_of(text, elems)
+        if not isinstance(elems, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            over = f"({over})"  # ``a * b`` indexed is ``(a * b)[i]``
         it.binds = [(fn.args.args[0].arg, f"{over}[{INDEX}]", over)]
         it.value = fn.body
         it.join = "stack"

@@ -46,6 +46,7 @@ from tfperf.tune.source import (
     parse,
     replace_nodes,
     stmt_text,
+    tf_alias,
 )
 
 HELPER = "_tfperf_iteration"
@@ -890,6 +891,51 @@ def masks_as_gathers(text: str, name: str, tf: str) -> str:
     return replace_nodes(text, edits) if edits else text
 
 
+def conds_as_wheres(text: str, name: str, tf: str) -> str:
+    """``tf.cond(p, lambda: a, lambda: b)`` inside a loop or a lambda (a per-example body:
+    held-out round 8's c01, a ``tf.map_fn`` whose ``tf.cond`` returns 1 or 0) as
+    ``tf.where(p, a, b)``: both branches computed, the one ``p`` picks kept — the same value
+    when the branches are plain expressions of one shape (another shape broadcasts or
+    raises: the check says so), and an op the loop levers batch, where a cond is not."""
+    fn = find_function(parse(text), name)
+    inside = [n for n in ast.walk(fn) if isinstance(
+        n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.Lambda))]
+    seen: set[int] = set()
+    edits: list[tuple[ast.AST, str]] = []
+    for outer in inside:
+        for node in ast.walk(outer):
+            if id(node) in seen or not isinstance(node, ast.Call) \
+                    or text_of(text, node.func) != f"{tf}.cond" or node.keywords \
+                    or len(node.args) != 3:
+                continue
+            branches = node.args[1:]
+            if not all(isinstance(b, ast.Lambda) and not b.args.args and not b.args.vararg
+                       and not any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr))
+                                   and _stateful(n, text) for n in ast.walk(b.body))
+                       for b in branches):
+                continue
+            seen.add(id(node))
+            a, b = (text_of(text, br.body) for br in branches)  # type: ignore[attr-defined]
+            edits.append((node, f"{tf}.where({text_of(text, node.args[0])}, {a}, {b})"))
+    edits = [e for e in edits if not any(o is not e[0] and _within(e[0], o)
+                                         for o, _ in edits)]
+    return replace_nodes(text, edits) if edits else text
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(outer))
+
+
+def _stateful(node: ast.AST, text: str) -> bool:
+    """A call whose running matters beyond its value (random draws, assignments, prints),
+    or a nested lambda/walrus: left to the cond."""
+    if isinstance(node, (ast.Lambda, ast.NamedExpr)):
+        return True
+    name = text_of(text, node.func) if isinstance(node, ast.Call) else ""
+    return any(w in name for w in ("random", "assign", "print", "Print", "py_function",
+                                   "numpy_function", "scatter_nd_update", "append"))
+
+
 def called_functions(text: str, name: str) -> list[str]:
     """``name`` and the module-level functions it reaches by name (calls, and the decorators
     of those it calls, which run around them), in the order found: a loop in a helper the
@@ -939,6 +985,10 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
     texts = _loop_texts(source, name)
     with contextlib.suppress(SourceEditError):
         texts.insert(1, rewrite(source, name))
+    with contextlib.suppress(SourceEditError):  # a cond in a body is a where to the levers
+        wheres = conds_as_wheres(source, name, tf_alias(parse(source)) or "tf")
+        if wheres != source:
+            texts.append(wheres)
     for text in texts:
         try:
             out += iterations(text, name, tensor_names(ctx) | frozenset(stacked_lists(ctx)))
@@ -1081,6 +1131,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     before = text
     text = first_term_sums(text, name)
     text = masks_as_gathers(text, name, tf)
+    text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
     text = flat_counters(text, name)
     text = host_lists(text, name, tf)
