@@ -349,10 +349,13 @@ class Search:
         that changed nothing and plain ``tf.function`` was never measured). The ladder does
         not build these again. Their first call gets a short limit here (a trace of an unrolled
         loop must not spend the rewrites' budget); one that overran gets its second chance
-        after the ladder."""
+        after the ladder, and one whose trace is judged longer waits for its rung."""
         limit = min(self.first_call_limit(), max(3.0, PLAIN_FIRST_SHARE * self.budget))
+        # A trace judged longer than that (a long unrolled loop: held-out round 6's c01, 13 s)
+        # keeps its place in the ladder, after the rewrites that remove the loop.
         rung = [self._candidate((lv,), base, first_limit=limit) for lv in levers
-                if lv.slot == "compile" and lv.traces]
+                if lv.slot == "compile" and lv.traces
+                and self._first_call_risk((lv,), limit) is None]
         self._settle(rung)
         self._done = list(rung)
         return rung
