@@ -384,6 +384,9 @@ def _joined(ctx: Any, p: ast.AST | None, lst: ast.AST) -> tuple[ast.expr | None,
     reduced as a whole."""
     if not isinstance(p, ast.Call) or not p.args or p.args[0] is not lst:
         return None, ""
+    if ctx.is_builtin(p.func, "sum") and len(p.args) == 1 and not p.keywords:
+        # Python's sum of tensors, no start: 0 + t1 + t2 ... is their add_n (round 8's c09)
+        return p, "add_n"
     q = ctx.call_qualname(p) or ""
     axis = next((k.value for k in p.keywords if k.arg == "axis"), None)
     if axis is None and len(p.args) > 1:
@@ -501,6 +504,8 @@ def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
     if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not isinstance(
             elems, (ast.Tuple, ast.List)) and not fn.args.defaults:
         over = text_of(text, elems)
+        if not isinstance(elems, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            over = f"({over})"  # ``a * b`` indexed is ``(a * b)[i]``
         it.binds = [(fn.args.args[0].arg, f"{over}[{INDEX}]", over)]
         it.value = fn.body
         it.join = "stack"

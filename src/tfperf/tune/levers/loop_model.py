@@ -46,6 +46,7 @@ from tfperf.tune.source import (
     parse,
     replace_nodes,
     stmt_text,
+    tf_alias,
 )
 
 HELPER = "_tfperf_iteration"
@@ -651,6 +652,44 @@ def tensor_ranks(ctx: LeverContext) -> dict[str, int]:
     return ranks
 
 
+def stacked_lists(ctx: LeverContext) -> dict[str, int]:
+    """The tuned function's parameters that hold a list or tuple of two or more tensors or
+    arrays of one shape and dtype (a model's outputs, one per stage: held-out round 8's c09),
+    with the rank of their stack: a loop over one is a loop over the rows of that stack."""
+    out: dict[str, int] = {}
+    try:
+        fn = find_function(parse(ctx.target.source), ctx.target.name)
+    except SourceEditError:
+        return out
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    given = list(zip(params, ctx.target.args, strict=False))
+    given += [(k, v) for k, v in ctx.target.kwargs.items() if k in params]
+    for name, value in given:
+        if not isinstance(value, (list, tuple)) or len(value) < 2:
+            continue
+        kinds = {(tuple(getattr(v, "shape", ()) or ()), str(getattr(v, "dtype", "")))
+                 if hasattr(v, "shape") and hasattr(v, "dtype") else None for v in value}
+        if len(kinds) == 1 and None not in kinds:
+            out[name] = len(next(iter(kinds))[0]) + 1  # type: ignore[index]
+    return out
+
+
+def stack_lists_first(text: str, name: str, lists: list[str], tf: str) -> str:
+    """``name = tf.stack(name)`` for each list of ``lists`` the function ``name`` reads,
+    as its first statements (after a docstring): the batch its loops were rewritten over."""
+    fn = find_function(parse(text), name)
+    body = fn.body
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) \
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str) \
+        else body[0]
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    lines = text.splitlines(keepends=True)
+    pad = lines[first.lineno - 1][:first.col_offset]
+    new = "".join(f"{pad}{n} = {tf}.stack({n})\n" for n in lists if n in used)
+    lines.insert(first.lineno - 1, new)
+    return "".join(lines)
+
+
 def float_dtype(ctx: LeverContext) -> str:
     """The float dtype of the function's first output (what an index used as a value is
     cast to), "" when it returns none."""
@@ -667,7 +706,7 @@ def _ranks(ctx: LeverContext) -> tuple[dict[str, int], int]:
     per-example rank of its first output (its rank less the batch axis)."""
     import numpy as np
 
-    ranks = tensor_ranks(ctx)
+    ranks = {**stacked_lists(ctx), **tensor_ranks(ctx)}
     out = 0
     returns = ctx.returns or []
     if returns:
@@ -852,6 +891,51 @@ def masks_as_gathers(text: str, name: str, tf: str) -> str:
     return replace_nodes(text, edits) if edits else text
 
 
+def conds_as_wheres(text: str, name: str, tf: str) -> str:
+    """``tf.cond(p, lambda: a, lambda: b)`` inside a loop or a lambda (a per-example body:
+    held-out round 8's c01, a ``tf.map_fn`` whose ``tf.cond`` returns 1 or 0) as
+    ``tf.where(p, a, b)``: both branches computed, the one ``p`` picks kept — the same value
+    when the branches are plain expressions of one shape (another shape broadcasts or
+    raises: the check says so), and an op the loop levers batch, where a cond is not."""
+    fn = find_function(parse(text), name)
+    inside = [n for n in ast.walk(fn) if isinstance(
+        n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.Lambda))]
+    seen: set[int] = set()
+    edits: list[tuple[ast.AST, str]] = []
+    for outer in inside:
+        for node in ast.walk(outer):
+            if id(node) in seen or not isinstance(node, ast.Call) \
+                    or text_of(text, node.func) != f"{tf}.cond" or node.keywords \
+                    or len(node.args) != 3:
+                continue
+            branches = node.args[1:]
+            if not all(isinstance(b, ast.Lambda) and not b.args.args and not b.args.vararg
+                       and not any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr))
+                                   and _stateful(n, text) for n in ast.walk(b.body))
+                       for b in branches):
+                continue
+            seen.add(id(node))
+            a, b = (text_of(text, br.body) for br in branches)  # type: ignore[attr-defined]
+            edits.append((node, f"{tf}.where({text_of(text, node.args[0])}, {a}, {b})"))
+    edits = [e for e in edits if not any(o is not e[0] and _within(e[0], o)
+                                         for o, _ in edits)]
+    return replace_nodes(text, edits) if edits else text
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(outer))
+
+
+def _stateful(node: ast.AST, text: str) -> bool:
+    """A call whose running matters beyond its value (random draws, assignments, prints),
+    or a nested lambda/walrus: left to the cond."""
+    if isinstance(node, (ast.Lambda, ast.NamedExpr)):
+        return True
+    name = text_of(text, node.func) if isinstance(node, ast.Call) else ""
+    return any(w in name for w in ("random", "assign", "print", "Print", "py_function",
+                                   "numpy_function", "scatter_nd_update", "append"))
+
+
 def called_functions(text: str, name: str) -> list[str]:
     """``name`` and the module-level functions it reaches by name (calls, and the decorators
     of those it calls, which run around them), in the order found: a loop in a helper the
@@ -901,9 +985,13 @@ def found_loops(ctx: LeverContext) -> list[Iteration]:
     texts = _loop_texts(source, name)
     with contextlib.suppress(SourceEditError):
         texts.insert(1, rewrite(source, name))
+    with contextlib.suppress(SourceEditError):  # a cond in a body is a where to the levers
+        wheres = conds_as_wheres(source, name, tf_alias(parse(source)) or "tf")
+        if wheres != source:
+            texts.append(wheres)
     for text in texts:
         try:
-            out += iterations(text, name, tensor_names(ctx))
+            out += iterations(text, name, tensor_names(ctx) | frozenset(stacked_lists(ctx)))
         except SourceEditError:
             continue
     with contextlib.suppress(SourceEditError):
@@ -1020,10 +1108,14 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     (their batch axes come after its own)."""
     text, tf = ensure_tf(text)
     done = 0
+    lists = stacked_lists(ctx)
     for name in called_functions(text, ctx.target.name):
-        tensors = tensor_names(ctx) if name == ctx.target.name else frozenset()
+        tensors = tensor_names(ctx) | frozenset(lists) if name == ctx.target.name \
+            else frozenset()
         with contextlib.suppress(SourceEditError):
             text, count = _every_loop_of(text, name, tensors, tf, rewrite)
+            if count and name == ctx.target.name and lists:
+                text = stack_lists_first(text, name, list(lists), tf)
             done += count
     if not done:
         raise SourceEditError("no loop of the loop model fits this rewrite")
@@ -1039,6 +1131,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     before = text
     text = first_term_sums(text, name)
     text = masks_as_gathers(text, name, tf)
+    text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
     text = flat_counters(text, name)
     text = host_lists(text, name, tf)

@@ -111,8 +111,7 @@ class _ToTensorFlow(ast.NodeTransformer):
         q = self.ctx.call_qualname(node) or ""
         eq = NUMPY_TO_TF.get(q)
         if q in ("tensorflow.constant",) and len(node.args) == 1 and not node.keywords:
-            self.generic_visit(node)
-            self.changed += 1
+            self.generic_visit(node)  # not counted: alone it changes no op (round 8's c06)
             node.func = self._tf("convert_to_tensor")
             return node
         if q in DTYPES and len(node.args) == 1 and not node.keywords:
@@ -164,7 +163,7 @@ def rewrite(text: str, name: str) -> str:
         new = fix.visit(stmt)
         if ast.dump(new) != before:
             edits.append((stmt, ast.unparse(new)))
-    if not edits:
+    if not edits or not fix.changed:  # tf.constant→tf.convert_to_tensor alone is no lever
         raise SourceEditError("no .numpy() and no NumPy call with a TensorFlow equivalent in "
                               "the function")
     for stmt, new_text in sorted(edits, key=lambda e: -e[0].lineno):

@@ -120,7 +120,7 @@ def _bounds(scope: ast.FunctionDef, tf: str | None,
     return edits
 
 
-def _tensor_params(ctx: LeverContext) -> set[str]:
+def tensor_params(ctx: LeverContext) -> set[str]:
     """The tuned function's parameters bound to arrays or tensors of rank 1 or more (``len``
     of them is their first dimension; of a list or a scalar it is not a shape)."""
     return {n for n, rank in tensor_ranks(ctx).items() if rank > 0}
@@ -153,7 +153,7 @@ class StaticLoopBounds(Lever):
         return None
 
     def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name, _tensor_params(ctx))
+        return rewrite(text, ctx.target.name, tensor_params(ctx))
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
