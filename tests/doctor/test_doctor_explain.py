@@ -218,6 +218,10 @@ EXAMPLES = {
     "grappler-topological-sort": "E tensorflow/core/grappler/optimizers/dependency_optimizer.cc:"
                                  "697] Iteration = 0, topological sort failed with message: The "
                                  "graph couldn't be sorted in topological order.",
+    # horovod/horovod#2619 (held-out round 20): Horovod's ops built against another TensorFlow
+    "horovod-built-for-other-tf": "horovod.common.exceptions.HorovodVersionMismatchError: "
+                                  "Framework tensorflow installed with version 2.3.0 but found "
+                                  "version 2.4.1.",
     # tensorflow/tensorflow#31154 (TF_CONFIG set after MultiWorkerMirroredStrategy was made)
     "strategy-devices-not-visible": "W0101 00:00:00.000000 1 cross_device_ops.py:1182] Not all "
                                     "devices in `tf.distribute.Strategy` are visible to "

@@ -405,6 +405,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     explainers: dict[str, tuple[str, ...]] = {}
     seen_rows: set[str] = set()
     escalated: set[str] = set()
+    native_failures: set[str] = set()  # labels a row reports as a failure by itself
     shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
     for number, row, m, raw in hits:
         if row.severity == "info":
@@ -419,6 +420,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             shown[raw] = _shown(raw)
         origin, msg = shown[raw]
         severity = "failure" if row.escalate and gpu else row.severity
+        if row.severity == "failure":
+            native_failures.add(row.label)
         if row.escalate and gpu:
             escalated.add(row.label)
         head = describe.get(row.label, row)
@@ -482,7 +485,11 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
 
     apply_evidence(list(by_label.values()), text)
     _apply_judgements(by_label, lines, text)
-    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
+    judged = escalated - native_failures  # failures only because a GPU is judged wanted
+    if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
+        judged = set()
+    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER),
+                                                      c.label in judged, c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
                      gpu_evidence=gpu, versions=versions)
