@@ -167,3 +167,39 @@ def test_a_gpu_notice_judged_a_failure_still_leads_when_it_is_the_only_failure()
         "not exist\n")
     ex = explain_log(log)
     assert ex.causes and ex.causes[0].severity == "failure", ex.verdict
+
+
+# --- held-out round 20: an add-on's CUDA symbol, tfmot under Keras 3, WSL2's ldconfig notice -----
+
+def test_an_addon_missing_a_cuda_runtime_symbol_wants_the_gpu_tensorflow_package():
+    ex = explain_log("tensorflow.python.framework.errors_impl.NotFoundError: /opt/venv/lib/"
+                     "python3.8/site-packages/tensorflow_addons/custom_ops/image/_image_ops.so: "
+                     "undefined symbol: cudaLaunchKernel\n")
+    cause = ex.causes[0]
+    assert cause.label == "tf-addon-version-mismatch", cause.label
+    assert "not tensorflow-cpu" in cause.detail, cause.detail
+
+
+def test_an_addon_missing_a_tensorflow_symbol_is_not_told_about_cuda():
+    ex = explain_log("tensorflow.python.framework.errors_impl.NotFoundError: /opt/venv/lib/"
+                     "python3.8/site-packages/tensorflow_addons/custom_ops/image/_image_ops.so: "
+                     "undefined symbol: _ZN10tensorflow8OpKernel11TraceStringEPNS_15OpKernel"
+                     "ContextEb\n")
+    cause = ex.causes[0]
+    assert cause.label == "tf-addon-version-mismatch", cause.label
+    assert "CUDA runtime" not in cause.detail, cause.detail
+
+
+def test_a_keras3_layer_given_to_tfmot_is_keras_against_tensorflow():
+    label, first = _first("ValueError: `to_annotate` can only be a `keras.layers.Layer` "
+                          "instance. You passed an instance of type: Conv2D.\n")
+    assert label == "keras-tf-version-mismatch", (label, first)
+    assert "Keras 3" in first, first
+
+
+def test_wsl2_ldconfig_notice_about_libcuda_is_nothing_wrong():
+    ex = explain_log("Processing triggers for libc-bin (2.35-0ubuntu3.1) ...\n"
+                     "/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic "
+                     "link\n")
+    assert not ex.problems, ex.verdict
+    assert any(i.id == "wsl-libcuda-not-symlink" for i in ex.informational)
