@@ -203,3 +203,30 @@ def test_wsl2_ldconfig_notice_about_libcuda_is_nothing_wrong():
                      "link\n")
     assert not ex.problems, ex.verdict
     assert any(i.id == "wsl-libcuda-not-symlink" for i in ex.informational)
+
+
+# --- TF Serving re-adding a model at every poll without ever loading it -------------------------
+
+def _polls(name: str, n: int) -> str:
+    one = ("2024-02-02 09:00:0{i}.000000: I tensorflow_serving/model_servers/server_core.cc:465] "
+           "Adding/updating models.\n"
+           "2024-02-02 09:00:0{i}.000001: I tensorflow_serving/model_servers/server_core.cc:594]  "
+           "(Re-)adding model: {name}\n"
+           "2024-02-02 09:00:0{i}.000002: I tensorflow_serving/model_servers/server_core.cc:486] "
+           "Finished adding/updating models\n")
+    return "".join(one.format(i=i, name=name) for i in range(n))
+
+
+def test_a_model_re_added_every_poll_and_never_loaded_is_a_finding():
+    ex = explain_log(_polls("ranker", 4))
+    assert ex.causes and ex.causes[0].label == "tf-serving-model-path", ex.verdict
+    assert "ranker" in ex.causes[0].detail and "never loaded" in ex.causes[0].detail
+
+
+def test_a_model_that_loads_between_polls_stays_quiet():
+    log = _polls("ranker", 4) + (
+        "2024-02-02 09:00:09.000000: I tensorflow_serving/core/loader_harness.cc:74] Loading "
+        "servable version {name: ranker version: 3}\n"
+        "2024-02-02 09:00:09.500000: I tensorflow_serving/core/loader_harness.cc:95] "
+        "Successfully loaded servable version {name: ranker version: 3}\n")
+    assert not explain_log(log).problems
