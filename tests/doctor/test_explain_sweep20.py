@@ -230,3 +230,19 @@ def test_a_model_that_loads_between_polls_stays_quiet():
         "2024-02-02 09:00:09.500000: I tensorflow_serving/core/loader_harness.cc:95] "
         "Successfully loaded servable version {name: ranker version: 3}\n")
     assert not explain_log(log).problems
+
+
+# --- the kernel's OOM killer ending the Python process -------------------------------------------
+
+def test_the_kernel_oom_killer_ending_python_is_host_memory():
+    ex = explain_log("[ 5123.456789] python3.8 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_"
+                     "MOVABLE), order=0, oom_score_adj=0\n[ 5123.460000] Out of memory: Killed "
+                     "process 4242 (python3.8) total-vm:9100000kB, anon-rss:3500000kB\n")
+    cause = ex.causes[0]
+    assert cause.label == "host-out-of-memory", cause.label
+    assert "python3.8" in cause.detail and "integrated GPU" in cause.cause
+
+
+def test_the_kernel_killing_another_program_is_not_tensorflows_memory():
+    ex = explain_log("Out of memory: Killed process 900 (chrome) total-vm:4000000kB\n")
+    assert not ex.causes or ex.causes[0].label != "host-out-of-memory"
