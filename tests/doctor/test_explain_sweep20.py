@@ -246,3 +246,24 @@ def test_the_kernel_oom_killer_ending_python_is_host_memory():
 def test_the_kernel_killing_another_program_is_not_tensorflows_memory():
     ex = explain_log("Out of memory: Killed process 900 (chrome) total-vm:4000000kB\n")
     assert not ex.causes or ex.causes[0].label != "host-out-of-memory"
+
+
+# --- an error raised by TensorFlow's own __init__.py: a broken build -----------------------------
+
+def test_a_name_error_in_tensorflows_own_init_is_a_broken_build():
+    label, first = _first(
+        ">>> import tensorflow\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "/opt/conda/lib/python3.8/site-packages/tensorflow/__init__.py", line 441, '
+        "in <module>\n    _keras_module = _os.path.join(_here, 'keras')\n"
+        "NameError: name '_here' is not defined\n")
+    assert label == "name-error", (label, first)
+    assert "broken" in first and "another build" in first, first
+
+
+def test_a_name_error_in_the_users_code_is_not_a_broken_build():
+    ex = explain_log(
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/train.py", line 12, in <module>\n    model.fit(x, y, epochs=epocs)\n'
+        "NameError: name 'epocs' is not defined\n")
+    assert all("broken" not in first_explanation(c) for c in ex.causes), ex.verdict
