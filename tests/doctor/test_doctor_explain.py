@@ -218,6 +218,16 @@ EXAMPLES = {
     "grappler-topological-sort": "E tensorflow/core/grappler/optimizers/dependency_optimizer.cc:"
                                  "697] Iteration = 0, topological sort failed with message: The "
                                  "graph couldn't be sorted in topological order.",
+    # horovod/horovod#2619 (held-out round 20): Horovod's ops built against another TensorFlow
+    "horovod-built-for-other-tf": "horovod.common.exceptions.HorovodVersionMismatchError: "
+                                  "Framework tensorflow installed with version 2.3.0 but found "
+                                  "version 2.4.1.",
+    # tensorflow/model-optimization#1181 (held-out round 20): a Keras 3 layer given to tfmot
+    "tfmot-keras3-layer": "ValueError: `to_annotate` can only be a `keras.layers.Layer` instance. "
+                          "You passed an instance of type: Conv2D.",
+    # yuk7/ArchWSL#248 (held-out round 20): WSL2's driver libraries are copies, not symlinks
+    "wsl-libcuda-not-symlink": "/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a "
+                               "symbolic link",
     # tensorflow/tensorflow#31154 (TF_CONFIG set after MultiWorkerMirroredStrategy was made)
     "strategy-devices-not-visible": "W0101 00:00:00.000000 1 cross_device_ops.py:1182] Not all "
                                     "devices in `tf.distribute.Strategy` are visible to "

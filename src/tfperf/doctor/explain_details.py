@@ -68,7 +68,7 @@ def cuda_error_detail(details: dict[str, list[str]]) -> str:
 
 def dlopen_detail(details: dict[str, list[str]]) -> str:
     """ "missing: libcudnn.so.8, libcublas.so.11" plus a dependency the dlerror names instead."""
-    libs = details.get("lib", []) + details.get("lib2", [])
+    libs = details.get("lib", []) + details.get("lib2", []) + details.get("lib3", [])
     out = f"missing: {', '.join(libs)}" if libs else ""
     deps = []
     for err in details.get("dlerror", []):

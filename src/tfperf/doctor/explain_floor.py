@@ -274,6 +274,7 @@ class ErrorSite:
     command: str = ""  # the tool a shell prompt shows was run (scaden), not python
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
     ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
+    in_tf_init: bool = False  # raised by the code of TensorFlow's own package __init__.py
 
 
 @dataclass(frozen=True)
@@ -572,6 +573,23 @@ def _library(lines: list[str], at: int) -> tuple[str, str]:
     return "", ""
 
 
+# TensorFlow's own package initialisers (tensorflow_core: the 2.0/2.1 layout)
+_TF_INIT = re.compile(r"[/\\]tensorflow(?:_core)?(?:[/\\]python)?[/\\]__init__\.py$")
+
+
+def _in_tf_init(lines: list[str], at: int) -> bool:
+    """The innermost traceback frame above the error is a TensorFlow package's __init__.py: the
+    installed TensorFlow's own import code raised it (round 20: a nightly whose
+    tensorflow_core/__init__.py used sys without importing it)."""
+    for li in range(at - 1, max(-1, at - _MAX_BACK), -1):
+        m = _FRAME.search(lines[li])
+        if m:
+            return bool(_TF_INIT.search(m["path"]))
+        if _CONTEXT_STOP.match(lines[li]):
+            return False
+    return False
+
+
 def raising_library(lines: list[str], at: int) -> str:
     """The third-party package (not TensorFlow's, Keras's or Python's machinery) whose frame
     raised the error at line ``at``, or ''."""
@@ -637,6 +655,7 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.first_step = _first_step(lines, at)
     site.library, site.library_code = _library(lines, at)
     site.command = _command(lines, at)
+    site.in_tf_init = _in_tf_init(lines, at)
     if cls == "LoggedError":
         site.severity = "warning"
     if _ignored_by_python(lines, at):
@@ -729,7 +748,8 @@ def class_meaning(cls: str) -> tuple[str, str]:
 # conditions a ranked cause can have besides a regex over the message: what the site read
 _CONDITIONS = {"@first-step": lambda site: bool(site.first_step),
                "@library": lambda site: bool(site.library),
-               "@command": lambda site: bool(site.command) and not site.first_step}
+               "@command": lambda site: bool(site.command) and not site.first_step,
+               "@tf-init": lambda site: site.in_tf_init}
 
 
 def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:

@@ -11,6 +11,7 @@ judgement either leads a cause a row already found (its words go first, the row'
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,9 +202,43 @@ def _ptx_wait(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
         shown, adds=True)
 
 
+_READDED = re.compile(r"\(Re-\)adding model: (\S+)")
+# any line of a servable's load, or of a row that already names the base path's problem
+_LOADING = re.compile(r"Loading servable|[Ll]oaded servable|Reading SavedModel|Approving load|"
+                      r"No versions of servable|Could not find base path")
+_POLLS = 3  # the config re-read this many times without a load: the model never loads
+
+
+def _serving_never_loads(by_label: dict[str, Any], text: str) -> Judgement | None:
+    """TF Serving re-adds a model at every config poll but never starts loading it (round 20:
+    tensorflow/serving#2189, ten I lines read as nothing wrong)."""
+    if "(Re-)adding model" not in text or _LOADING.search(text) or by_label:
+        return None
+    counts: dict[str, int] = {}
+    for name in _READDED.findall(text):
+        counts[name] = counts.get(name, 0) + 1
+    stuck = [name for name, n in counts.items() if n >= _POLLS]
+    if not stuck:
+        return None
+    names = ", ".join(stuck)
+    return Judgement(
+        "tf-serving-model-path",
+        f"TensorFlow Serving re-reads its model config at every poll and re-adds {names} each "
+        "time, but never starts loading it (no 'Loading servable' or 'Reading SavedModel' line "
+        "follows): the model's base_path in the config does not exist where the server runs "
+        "(inside the container), is relative, or holds no numeric version folder, so there is "
+        "nothing to load and requests for it answer 'Servable not found'.",
+        "Check each model's base_path in --model_config_file as the server sees it (an absolute "
+        "path inside the container, on a mounted volume) and that it holds "
+        "<base_path>/<version>/saved_model.pb.",
+        "tensorflow_serving/model_servers/server_core.cc ((Re-)adding model at each config "
+        "poll) ; https://github.com/tensorflow/serving/issues/2189",
+        f"{names} re-added {max(counts[n] for n in stuck)} times, never loaded", adds=True)
+
+
 def judge(facts: LogFacts, by_label: dict[str, Any], text: str) -> list[Judgement]:
     """The judgements the facts support, in the order they should lead."""
     found = [_windows_no_gpu(facts, by_label), _cuda_runtime(facts, by_label, text),
              _triton_op(facts, by_label), _jetson_memory(facts, by_label), _shadowed(facts),
-             _ptx_wait(facts, by_label)]
+             _ptx_wait(facts, by_label), _serving_never_loads(by_label, text)]
     return [j for j in found if j is not None]

@@ -411,6 +411,8 @@ def serving_detail(details: Details) -> str:
     """The defaults of the Docker image, a version folder missing, or a relative path."""
     servable = _first(details, "servable", "servable2", "servable3")
     base = _first(details, "base_path", "base_path2", "relative")
+    if not servable and not base:  # a client's "Servable not found": no path in the log
+        return ""
     where = f"servable {servable} at {base}: "
     if details.get("relative"):
         return where + "the base path must be absolute (/models/NAME inside the container)"

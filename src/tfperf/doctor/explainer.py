@@ -405,6 +405,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     explainers: dict[str, tuple[str, ...]] = {}
     seen_rows: set[str] = set()
     escalated: set[str] = set()
+    native_failures: set[str] = set()  # labels a row reports as a failure by itself
     shown: dict[str, tuple[str | None, str]] = {}  # a repeated line is cut and parsed once
     for number, row, m, raw in hits:
         if row.severity == "info":
@@ -419,6 +420,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             shown[raw] = _shown(raw)
         origin, msg = shown[raw]
         severity = "failure" if row.escalate and gpu else row.severity
+        if row.severity == "failure":
+            native_failures.add(row.label)
         if row.escalate and gpu:
             escalated.add(row.label)
         head = describe.get(row.label, row)
@@ -463,6 +466,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
         _link_memory_view(cause)
     _judge_host_kill(by_label, lines, infos)
     _judge_host_share(by_label, text)
+    _judge_kernel_oom(by_label, lines)
     _judge_step_progress(by_label, text)
     _judge_tensor_count(by_label, text)
     _judge_own_file(by_label, text)
@@ -482,7 +486,11 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
 
     apply_evidence(list(by_label.values()), text)
     _apply_judgements(by_label, lines, text)
-    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
+    judged = escalated - native_failures  # failures only because a GPU is judged wanted
+    if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
+        judged = set()
+    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER),
+                                                      c.label in judged, c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
                      gpu_evidence=gpu, versions=versions)
@@ -695,6 +703,39 @@ def _judge_host_kill(by_label: dict[str, Cause], lines: list[str],
         consequences=["large-host-allocation"], details=alloc.details,
         detail=f"{allocation_detail(alloc.details)} (line {alloc.first_line}), then the process "
                f"was killed (line {at + 1}): the operating system's out-of-memory killer")
+
+
+# the Linux kernel's OOM killer: its report of the process it killed, and its invocation
+_KERNEL_OOM = re.compile(r"Out of memory: Kill(?:ed)? process \d+ \((?P<victim>[^)\n]+)\)|"
+                         r"\binvoked oom-killer\b")
+
+
+def _judge_kernel_oom(by_label: dict[str, Cause], lines: list[str]) -> None:
+    """The kernel's OOM killer ended a Python process and no row found a failure: the machine's
+    RAM ran out (round 20: deep_sort_yolov3#111 on a Jetson Nano, whose GPU shares that RAM; the
+    kernel's lines read as not TensorFlow's)."""
+    from tfperf.doctor.knowledge import label_rows
+
+    if any(c.severity == "failure" for c in by_label.values()):
+        return
+    hits = [(n, m) for n, ln in enumerate(lines) if (m := _KERNEL_OOM.search(ln))]
+    victims = [m["victim"] for _, m in hits if m["victim"]]
+    if not victims or not any(v.lower().startswith(("python", "ipykernel")) for v in victims):
+        return
+    head = label_rows()["host-out-of-memory"]
+    shown = [LogLine(n + 1, msg, "kernel-oom", origin)
+             for n, _ in hits for origin, msg in [_shown(lines[n])]]
+    by_label["host-out-of-memory"] = Cause(
+        label="host-out-of-memory", severity="failure",
+        cause="The Linux kernel's out-of-memory killer ended the program: the machine's RAM ran "
+              "out (on a Jetson or another board with an integrated GPU, the GPU's memory is that "
+              "same RAM, so TensorFlow reserving GPU memory takes it from the system).",
+        fix="Use less memory (a smaller batch, model or input, fewer data-loading workers), cap "
+            "TensorFlow's GPU memory on a shared-memory board (set_memory_growth or a "
+            "memory_limit), add swap, or use a machine with more RAM.",
+        see=head.see, source="the Linux kernel's OOM killer (mm/oom_kill.c) ; "
+                             "https://github.com/qidian213/deep_sort_yolov3/issues/111",
+        lines=shown, detail=f"the kernel killed {', '.join(dict.fromkeys(victims))}")
 
 
 def _judge_host_share(by_label: dict[str, Cause], text: str) -> None:
