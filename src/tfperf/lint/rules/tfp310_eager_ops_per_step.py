@@ -280,7 +280,7 @@ In preview: not yet judged on the user-style sets.
     def publish(self, ctx: Context) -> list[dict] | None:
         if ctx.tf_version < (2, 0) or (ctx.imports_tf and graph_mode_module(ctx)):
             return None
-        from tfperf.analysis.summary import header_position, qualnames
+        from tfperf.analysis.summary import header_position, position, qualnames
 
         # Where the helper's callers may sit, in any module (a script importing only the
         # project's helpers too): a training step (TFP306 reports the step, whose
@@ -301,6 +301,10 @@ In preview: not yet judged on the user-style sets.
             ops = eager_ops(ctx, fn)
             if ops is not None and ops >= MANY_OPS:
                 facts.append({"fn": qualname, "pos": header_position(ctx, fn), "ops": ops})
+            elif ops is not None:
+                loop = variable_op_loop(ctx, fn)
+                if loop is not None:
+                    facts.append({"fn": qualname, "pos": position(ctx, loop), "ops": 0})
         epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
         if epochs:
             facts.append({"epoch_calls": epochs})
@@ -330,10 +334,62 @@ In preview: not yet judged on the user-style sets.
                 if site is None or _reached_from(project, module.path, fact["fn"],
                                                  step_or_build):
                     continue
+                if fact["ops"]:
+                    what = f"{fact['ops']} op calls"
+                    message = self.message
+                else:
+                    what = "ops per model variable"
+                    message = _PER_VARIABLE
                 yield self.project_finding(
                     module.path, fact["pos"],
-                    f"{self.message} ({fact['ops']} op calls; called per step at "
-                    f"{project.where(site)})")
+                    f"{message} ({what}; called per step at {project.where(site)})")
+
+
+_PER_VARIABLE = ("loop over a model's variables dispatching TensorFlow ops eagerly, in a "
+                 "function run once per loop step: one op (or more) per variable, each "
+                 "dispatched from Python, at every step")
+# A model's (or layer's, optimizer's) variables: dozens to hundreds of them.
+_VARIABLE_LISTS = frozenset({"trainable_variables", "variables", "weights", "trainable_weights",
+                             "non_trainable_variables", "non_trainable_weights"})
+# Methods of a tf.Variable that each dispatch an op.
+_VARIABLE_OPS = frozenset({"assign", "assign_add", "assign_sub", "read_value", "scatter_add",
+                           "scatter_update", "scatter_nd_update"})
+_LOOPS = (ast.For, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _walks_variables(it: Any) -> bool:
+    """``it`` (a loop's iterable, ``zip``/``enumerate`` of them too) is a model's variables."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("zip", "enumerate"):
+        return any(_walks_variables(a) for a in it.args)
+    return type(it) is ast.Attribute and it.attr in _VARIABLE_LISTS
+
+
+def _iterables(loop: Any) -> list[Any]:
+    return [loop.iter] if type(loop) is ast.For else [g.iter for g in loop.generators]
+
+
+def variable_op_loop(ctx: Context, fn: Any) -> ast.AST | None:
+    """The first loop of ``fn``'s own body (a ``for`` or a comprehension) that walks a
+    model's variables and dispatches an op per variable: a variable method
+    (``w.assign(...)``, ``w.read_value()``) or a TensorFlow op. ``None`` where there is
+    none, or where the function asks whether it runs eagerly."""
+    todo: list[Any] = list(fn.body)
+    while todo:
+        node = todo.pop(0)
+        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+            continue
+        if type(node) in _LOOPS and any(_walks_variables(i) for i in _iterables(node)):
+            body = node.body if type(node) is ast.For else [node]
+            for sub in (n for b in body for n in ast.walk(b)):
+                if type(sub) is not ast.Call:
+                    continue
+                func: Any = sub.func
+                q = ctx.call_qualname(sub)
+                if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS) or (
+                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)):
+                    return node
+        todo.extend(ast.iter_child_nodes(node))
+    return None
 
 
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
