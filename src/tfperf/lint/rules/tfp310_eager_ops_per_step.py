@@ -130,6 +130,41 @@ In preview: not yet judged on the user-style sets.
     valid = (
         Valid("""
             import tensorflow as tf
+            class Agent:
+                @tf.function
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+                def learn(self):
+                    while self.steps < self.max_steps:
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, spelling="loop: per-variable update, traced"),
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                def _copy(self, net, net_targ):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(w)
+                def __init__(self, net, net_targ):
+                    self._copy(net, net_targ)
+        """, spelling="index: per-variable copy run once"),
+        Valid("""
+            import tensorflow as tf
+            def snapshot(model):
+                return [w.read_value() for w in model.weights]
+            for epoch in range(epochs):
+                model.fit(ds)
+                snapshot(model)
+        """, spelling="name: weights read per epoch"),
+        Valid("""
+            import tensorflow as tf
+            def names(model):
+                return [w.name for w in model.weights]
+            for step in range(steps):
+                names(model)
+        """, spelling="index: no op per variable"),
+        Valid("""
+            import tensorflow as tf
             @tf.function
             def score(x, m):
                 x = tf.constant(x) * tf.constant(m)
@@ -196,6 +231,39 @@ In preview: not yet judged on the user-style sets.
         """),
     )
     invalid = (
+        Invalid("""
+            import tensorflow as tf
+            from base import Agent
+            class SAC(Agent):
+                @tf.function
+                def _update_critic(self, batch):
+                    return batch
+                def _update(self):
+                    for step in range(self.gradient_steps):
+                        self._update_critic(self.buffer.sample())
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, files={"base.py": """
+            import tensorflow as tf
+            class Agent:
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+        """}, count=1, spelling="module: a base class's per-variable update, run per step"),
+        Invalid("""
+            import tensorflow as tf
+            class Process:
+                def loop(self, total_steps):
+                    for _ in range(total_steps):
+                        self.step()
+                @tf.function
+                def inner(self):
+                    return self.model(self.x)
+                def step(self):
+                    before = [w.read_value() for w in self.model.weights]
+                    self.inner()
+                    after = [w.read_value() for w in self.model.weights]
+                    return before, after
+        """, count=2, lines=(10, 12), spelling="name: weights read per step, method by self"),
         Invalid("""
             import tensorflow as tf
             def score(x, m):
@@ -302,9 +370,8 @@ In preview: not yet judged on the user-style sets.
             if ops is not None and ops >= MANY_OPS:
                 facts.append({"fn": qualname, "pos": header_position(ctx, fn), "ops": ops})
             elif ops is not None:
-                loop = variable_op_loop(ctx, fn)
-                if loop is not None:
-                    facts.append({"fn": qualname, "pos": position(ctx, loop), "ops": 0})
+                facts.extend({"fn": qualname, "pos": position(ctx, loop), "ops": 0}
+                             for loop in variable_op_loops(ctx, fn))
         epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
         if epochs:
             facts.append({"epoch_calls": epochs})
@@ -368,11 +435,11 @@ def _iterables(loop: Any) -> list[Any]:
     return [loop.iter] if type(loop) is ast.For else [g.iter for g in loop.generators]
 
 
-def variable_op_loop(ctx: Context, fn: Any) -> ast.AST | None:
-    """The first loop of ``fn``'s own body (a ``for`` or a comprehension) that walks a
-    model's variables and dispatches an op per variable: a variable method
-    (``w.assign(...)``, ``w.read_value()``) or a TensorFlow op. ``None`` where there is
-    none, or where the function asks whether it runs eagerly."""
+def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
+    """The loops of ``fn``'s own body (``for`` or comprehensions, outermost) that walk a
+    model's variables and dispatch an op per variable: a variable method
+    (``w.assign(...)``, ``w.read_value()``) or a TensorFlow op."""
+    found: list[ast.AST] = []
     todo: list[Any] = list(fn.body)
     while todo:
         node = todo.pop(0)
@@ -387,9 +454,13 @@ def variable_op_loop(ctx: Context, fn: Any) -> ast.AST | None:
                 q = ctx.call_qualname(sub)
                 if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS) or (
                         q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)):
-                    return node
+                    found.append(node)
+                    break
+            else:
+                todo.extend(ast.iter_child_nodes(node))
+            continue
         todo.extend(ast.iter_child_nodes(node))
-    return None
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
