@@ -82,6 +82,12 @@ calls it, through any chain of calls in the project none of them traced (a solve
 calling a tree traversal that calls the helper; a script looping over a helper of another
 module). Reported at the helper's `def`, naming the call that runs it per step.
 
+Also a loop over a model's variables (`.trainable_variables`, `.variables`, `.weights`, and
+`zip`s of them; a `for` or a comprehension) that dispatches an op per variable
+(`w.assign(...)`, `w.read_value()`, a TensorFlow op) in such a function, whatever its own op
+count: a soft target update, an EMA, weights read before and after each step. Reported at
+the loop. The call chain follows `self.m()` into a base class of another project module.
+
 ## Why is this bad?
 Eagerly, every op is dispatched from Python one by one: tens of microseconds each, often
 more than the op itself on one example or a small tensor. Under `tf.function` the helper is
