@@ -82,6 +82,12 @@ calls it, through any chain of calls in the project none of them traced (a solve
 calling a tree traversal that calls the helper; a script looping over a helper of another
 module). Reported at the helper's `def`, naming the call that runs it per step.
 
+Also a loop over a model's variables (`.trainable_variables`, `.variables`, `.weights`, and
+`zip`s of them; a `for` or a comprehension) that dispatches an op per variable
+(`w.assign(...)`, `w.read_value()`, a TensorFlow op) in such a function, whatever its own op
+count: a soft target update, an EMA, weights read before and after each step. Reported at
+the loop. The call chain follows `self.m()` into a base class of another project module.
+
 ## Why is this bad?
 Eagerly, every op is dispatched from Python one by one: tens of microseconds each, often
 more than the op itself on one example or a small tensor. Under `tf.function` the helper is
@@ -128,6 +134,41 @@ run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` w
 In preview: not yet judged on the user-style sets.
 """
     valid = (
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                @tf.function
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+                def learn(self):
+                    while self.steps < self.max_steps:
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, spelling="loop: per-variable update, traced"),
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                def _copy(self, net, net_targ):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(w)
+                def __init__(self, net, net_targ):
+                    self._copy(net, net_targ)
+        """, spelling="index: per-variable copy run once"),
+        Valid("""
+            import tensorflow as tf
+            def snapshot(model):
+                return [w.read_value() for w in model.weights]
+            for epoch in range(epochs):
+                model.fit(ds)
+                snapshot(model)
+        """, spelling="name: weights read per epoch"),
+        Valid("""
+            import tensorflow as tf
+            def names(model):
+                return [w.name for w in model.weights]
+            for step in range(steps):
+                names(model)
+        """, spelling="index: no op per variable"),
         Valid("""
             import tensorflow as tf
             @tf.function
@@ -196,6 +237,39 @@ In preview: not yet judged on the user-style sets.
         """),
     )
     invalid = (
+        Invalid("""
+            import tensorflow as tf
+            from base import Agent
+            class SAC(Agent):
+                @tf.function
+                def _update_critic(self, batch):
+                    return batch
+                def _update(self):
+                    for step in range(self.gradient_steps):
+                        self._update_critic(self.buffer.sample())
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, files={"base.py": """
+            import tensorflow as tf
+            class Agent:
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+        """}, count=1, spelling="module: a base class's per-variable update, run per step"),
+        Invalid("""
+            import tensorflow as tf
+            class Process:
+                def loop(self, total_steps):
+                    for _ in range(total_steps):
+                        self.step()
+                @tf.function
+                def inner(self):
+                    return self.model(self.x)
+                def step(self):
+                    before = [w.read_value() for w in self.model.weights]
+                    self.inner()
+                    after = [w.read_value() for w in self.model.weights]
+                    return before, after
+        """, count=2, lines=(10, 12), spelling="name: weights read per step, method by self"),
         Invalid("""
             import tensorflow as tf
             def score(x, m):
@@ -280,7 +354,7 @@ In preview: not yet judged on the user-style sets.
     def publish(self, ctx: Context) -> list[dict] | None:
         if ctx.tf_version < (2, 0) or (ctx.imports_tf and graph_mode_module(ctx)):
             return None
-        from tfperf.analysis.summary import header_position, qualnames
+        from tfperf.analysis.summary import header_position, position, qualnames
 
         # Where the helper's callers may sit, in any module (a script importing only the
         # project's helpers too): a training step (TFP306 reports the step, whose
@@ -301,6 +375,9 @@ In preview: not yet judged on the user-style sets.
             ops = eager_ops(ctx, fn)
             if ops is not None and ops >= MANY_OPS:
                 facts.append({"fn": qualname, "pos": header_position(ctx, fn), "ops": ops})
+            elif ops is not None:
+                facts.extend({"fn": qualname, "pos": position(ctx, loop), "ops": 0}
+                             for loop in variable_op_loops(ctx, fn))
         epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
         if epochs:
             facts.append({"epoch_calls": epochs})
@@ -330,10 +407,66 @@ In preview: not yet judged on the user-style sets.
                 if site is None or _reached_from(project, module.path, fact["fn"],
                                                  step_or_build):
                     continue
+                if fact["ops"]:
+                    what = f"{fact['ops']} op calls"
+                    message = self.message
+                else:
+                    what = "ops per model variable"
+                    message = _PER_VARIABLE
                 yield self.project_finding(
                     module.path, fact["pos"],
-                    f"{self.message} ({fact['ops']} op calls; called per step at "
-                    f"{project.where(site)})")
+                    f"{message} ({what}; called per step at {project.where(site)})")
+
+
+_PER_VARIABLE = ("loop over a model's variables dispatching TensorFlow ops eagerly, in a "
+                 "function run once per loop step: one op (or more) per variable, each "
+                 "dispatched from Python, at every step")
+# A model's (or layer's, optimizer's) variables: dozens to hundreds of them.
+_VARIABLE_LISTS = frozenset({"trainable_variables", "variables", "weights", "trainable_weights",
+                             "non_trainable_variables", "non_trainable_weights"})
+# Methods of a tf.Variable that each dispatch an op.
+_VARIABLE_OPS = frozenset({"assign", "assign_add", "assign_sub", "read_value", "scatter_add",
+                           "scatter_update", "scatter_nd_update"})
+_LOOPS = (ast.For, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _walks_variables(it: Any) -> bool:
+    """``it`` (a loop's iterable, ``zip``/``enumerate`` of them too) is a model's variables."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("zip", "enumerate"):
+        return any(_walks_variables(a) for a in it.args)
+    return type(it) is ast.Attribute and it.attr in _VARIABLE_LISTS
+
+
+def _iterables(loop: Any) -> list[Any]:
+    return [loop.iter] if type(loop) is ast.For else [g.iter for g in loop.generators]
+
+
+def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
+    """The loops of ``fn``'s own body (``for`` or comprehensions, outermost) that walk a
+    model's variables and dispatch an op per variable: a variable method
+    (``w.assign(...)``, ``w.read_value()``) or a TensorFlow op."""
+    found: list[ast.AST] = []
+    todo: list[Any] = list(fn.body)
+    while todo:
+        node = todo.pop(0)
+        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+            continue
+        if type(node) in _LOOPS and any(_walks_variables(i) for i in _iterables(node)):
+            body = node.body if type(node) is ast.For else [node]
+            for sub in (n for b in body for n in ast.walk(b)):
+                if type(sub) is not ast.Call:
+                    continue
+                func: Any = sub.func
+                q = ctx.call_qualname(sub)
+                if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS) or (
+                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)):
+                    found.append(node)
+                    break
+            else:
+                todo.extend(ast.iter_child_nodes(node))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
