@@ -42,7 +42,7 @@ from tfperf.analysis import kinds
 from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
-from tfperf.lint.analysis.trips import runs_per_entry
+from tfperf.lint.analysis.trips import PROGRESS_BARS, PROGRESS_RANGES, runs_per_entry
 from tfperf.lint.semantic import Context
 
 Pos = list[int]  # [line, column, end line, end column, cell]
@@ -553,12 +553,24 @@ def _loop_kind(ctx: Context, call: Any) -> str:
     it = getattr(loop, "iter", None)
     if it is None and getattr(loop, "generators", None):
         it = loop.generators[0].iter
-    if it is not None:
-        if ctx.is_builtin_call(it, "range"):
-            return "range"
-        if ctx.imports_tf and ctx.is_dataset(it):
-            return "dataset"
-    return "other"
+    return _iterable_kind(ctx, it) if it is not None else "other"
+
+
+def _iterable_kind(ctx: Context, it: Any, depth: int = 0) -> str:
+    """What a loop's iterable walks, seen through the wrappers that yield what they wrap
+    (``enumerate``, ``iter``, a ``tqdm`` bar) and ``zip`` (a range or a dataset zipped with
+    anything walks it too): "range", "dataset" or "other"."""
+    if depth > 4 or type(it) is not ast.Call:
+        return "dataset" if ctx.imports_tf and ctx.is_dataset(it) else "other"
+    if ctx.is_builtin_call(it, "range") or ctx.call_qualname(it) in PROGRESS_RANGES:
+        return "range"
+    if it.args and (ctx.is_builtin_call(it, "enumerate", "iter")
+                    or ctx.call_qualname(it) in PROGRESS_BARS):
+        return _iterable_kind(ctx, it.args[0], depth + 1)
+    if ctx.is_builtin_call(it, "zip"):
+        kinds = {_iterable_kind(ctx, a, depth + 1) for a in it.args}
+        return next((k for k in ("range", "dataset") if k in kinds), "other")
+    return "dataset" if ctx.imports_tf and ctx.is_dataset(it) else "other"
 
 
 def steps_environment(ctx: Context, loop: Any) -> bool:
