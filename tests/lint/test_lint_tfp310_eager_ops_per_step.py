@@ -118,6 +118,7 @@ from tqdm import tqdm
 from helpers import regrets
 
 def run_epoch(batches, n):
+    bar = tqdm(range(n), unit="batch")
     for i in {loop}:
         regrets(batches[i].adv, batches[i].mask)
 
@@ -129,14 +130,15 @@ def main(batches, n, epochs):
 
 def test_the_per_step_loop_is_named_through_progress_bars_and_enumerate(tmp_path):
     # A per-batch loop spelled `tqdm(range(n))`, `enumerate(tqdm(ds))` or `zip(range(n), ds)`
-    # is the step loop: the finding names its call (train.py:6), not the caller's per-epoch loop
-    # (train.py:10), which the first push named for `tqdm(range(n))`.
-    for loop in ("tqdm(range(n))", "enumerate(tqdm(range(n)))", "zip(range(n), batches)"):
+    # is the step loop: the finding names its call (train.py:7), not the caller's per-epoch loop
+    # (train.py:11), which the first push named for `tqdm(range(n))`.
+    for loop in ("tqdm(range(n))", "enumerate(tqdm(range(n)))", "zip(range(n), batches)",
+                 "bar"):
         write_project(tmp_path, {"helpers.py": HELPERS,
                                  "train.py": TRAIN.replace("{loop}", loop)})
         found = _found(_lint(tmp_path, cache=False), tmp_path)
         assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)], loop
-        assert "train.py:6" in found[0][2], (loop, found[0][2])
+        assert "train.py:7" in found[0][2], (loop, found[0][2])
     # VALID twin: the per-batch loop runs a few fixed items (`tqdm(range(3))`, under the
     # step bar) and the caller's loop is per epoch: no step loop runs the helper.
     write_project(tmp_path, {"helpers.py": HELPERS,

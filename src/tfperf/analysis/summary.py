@@ -560,7 +560,13 @@ def _iterable_kind(ctx: Context, it: Any, depth: int = 0) -> str:
     """What a loop's iterable walks, seen through the wrappers that yield what they wrap
     (``enumerate``, ``iter``, a ``tqdm`` bar) and ``zip`` (a range or a dataset zipped with
     anything walks it too): "range", "dataset" or "other"."""
-    if depth > 4 or type(it) is not ast.Call:
+    if depth > 4:
+        return "other"
+    if type(it) is ast.Name:  # `bar = tqdm(range(n))`, then `for i in bar:`
+        b = ctx.binding(it)
+        if b is not None and b.kind == "assign" and type(b.value) is ast.Call:
+            return _iterable_kind(ctx, b.value, depth + 1)
+    if type(it) is not ast.Call:
         return "dataset" if ctx.imports_tf and ctx.is_dataset(it) else "other"
     if ctx.is_builtin_call(it, "range") or ctx.call_qualname(it) in PROGRESS_RANGES:
         return "range"
