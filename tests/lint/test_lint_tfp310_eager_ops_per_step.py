@@ -6,6 +6,7 @@ are left alone."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from project_files import found, write_project
@@ -145,3 +146,24 @@ def test_the_per_step_loop_is_named_through_progress_bars_and_enumerate(tmp_path
                              "train.py": TRAIN.replace("{loop}", "tqdm(range(3))")
                              .replace("for e in", "for epoch in")})
     assert _found(_lint(tmp_path, cache=False), tmp_path) == []
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                  "execution_count": None, "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_helper_called_once_per_epoch_is_not_a_step(tmp_path):
+    # Precision round 6 (a BERT notebook): a dataset builder called once per epoch, from a
+    # later cell, was reported "per step": the epoch calls were kept in joined-line numbers
+    # while the calls' positions had moved to cells, so none matched.
+    intro = "import tensorflow as tf\nx = 1\ny = 2\nz = 3\n"
+    per_epoch = "for epoch in range(epochs):\n    regrets(adv, mask)\n"
+    write_project(tmp_path, {"nb.ipynb": _notebook(intro, HELPERS, per_epoch)})
+    assert _found(_lint(tmp_path, cache=False), tmp_path) == []
+    # Its hot twin: the same cells with a loop over steps.
+    write_project(tmp_path, {"nb.ipynb": _notebook(
+        intro, HELPERS, per_epoch.replace("epoch in range(epochs)", "step in range(steps)"))})
+    hits = _found(_lint(tmp_path, cache=False), tmp_path)
+    assert len(hits) == 1 and "cell 3, line 2" in hits[0][2], hits

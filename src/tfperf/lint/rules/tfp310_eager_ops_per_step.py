@@ -30,7 +30,8 @@ _NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
             "tensorflow.executing_eagerly", "tensorflow.is_tensor", "tensorflow.DType",
             "tensorflow.as_dtype", "tensorflow.get_logger", "tensorflow.random.set_seed",
             "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.print",
-            "tensorflow.nest.")
+            "tensorflow.nest.", "tensorflow.io.FixedLen", "tensorflow.io.VarLenFeature",
+            "tensorflow.io.SparseFeature", "tensorflow.io.RaggedFeature")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _STEP_LOOPS = frozenset({"range", "while", "dataset"})
 
@@ -134,6 +135,18 @@ run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` w
 In preview: not yet judged on the user-style sets.
 """
     valid = (
+        Valid("""
+            import tensorflow as tf
+            def features(n):
+                return {"ids": tf.io.FixedLenFeature([n], tf.int64),
+                        "mask": tf.io.FixedLenFeature([n], tf.int64),
+                        "label": tf.io.FixedLenFeature([], tf.int64),
+                        "start": tf.io.FixedLenFeature([], tf.int64),
+                        "end": tf.io.FixedLenFeature([], tf.int64),
+                        "tokens": tf.io.VarLenFeature(tf.int64)}
+            for step in range(steps):
+                spec = features(128)
+        """, spelling="name: parsing specs are not ops"),
         Valid("""
             import tensorflow as tf
             class Agent:
@@ -378,9 +391,10 @@ In preview: not yet judged on the user-style sets.
             elif ops is not None:
                 facts.extend({"fn": qualname, "pos": position(ctx, loop), "ops": 0}
                              for loop in variable_op_loops(ctx, fn))
-        epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
-        if epochs:
-            facts.append({"epoch_calls": epochs})
+        if "epoch" in ctx.source.lower():
+            # One fact per call, under a "pos" key: a notebook's positions are moved to its
+            # cells with the calls' (a list of lines was left in joined-line numbers).
+            facts.extend({"epoch_pos": pos} for pos in _epoch_calls(ctx))
         top = ast.Module(body=[s for s in ctx.tree.body if type(s) not in (*_DEFS, ast.ClassDef)],
                          type_ignores=[])
         if tapes and _trains(ctx, top):
@@ -390,9 +404,9 @@ In preview: not yet judged on the user-style sets.
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
-        epoch_calls = {(m.path, line, col) for m in project.modules.values()
-                       for f in m.facts.get(self.code, ())
-                       for line, col in f.get("epoch_calls", ())}
+        epoch_calls = {(m.path, f["epoch_pos"][0], f["epoch_pos"][1], f["epoch_pos"][4])
+                       for m in project.modules.values()
+                       for f in m.facts.get(self.code, ()) if "epoch_pos" in f}
         step_or_build = {(m.path, f.get("step", f.get("builds")))
                          for m in project.modules.values()
                          for f in m.facts.get(self.code, ()) if "step" in f or "builds" in f}
@@ -486,7 +500,7 @@ def _epoch_calls(ctx: Context) -> list[list[int]]:
             if type(node) is ast.Call:
                 loops = ctx.enclosing_loops(node)
                 if loops and loops[0] is loop:
-                    out.append(position(ctx, node)[:2])
+                    out.append(position(ctx, node))
     return out
 
 
@@ -507,7 +521,7 @@ def _builds_model(ctx: Context, body: list[Any]) -> bool:
 
 
 def _step_site(project: Project, path: str, qualname: str,
-               epoch_calls: set[tuple[str, int, int]], depth: int = 8) -> Site | None:
+               epoch_calls: set[tuple[str, int, int, int]], depth: int = 8) -> Site | None:
     """A call, in a loop over data, a count or a condition (a step: not a loop over some
     other collection, such as a few images, feature levels or config files), that runs the
     function through a chain of eager calls in the project. A loop the code says runs the
@@ -529,7 +543,7 @@ def _step_site(project: Project, path: str, qualname: str,
                 continue
             few = c.trips is not None and c.trips < FEW_OP_STEPS  # a trace would not pay
             if c.loop in _STEP_LOOPS and not few \
-                    and (site.module.path, *c.pos[:2]) not in epoch_calls:
+                    and (site.module.path, c.pos[0], c.pos[1], c.pos[4]) not in epoch_calls:
                 return site
             todo.append((site.module.path, c.caller, d + 1))
     return None
