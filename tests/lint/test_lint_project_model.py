@@ -290,3 +290,48 @@ def test_a_step_star_imported_from_a_second_package_root_is_resolved(tmp_path):
     write_project(tmp_path / "bare", files)
     assert run(LintRequest(paths=[str(tmp_path / "bare")], cache=False,
                            select=["TFP306"])).findings == []
+
+
+def test_a_method_a_subclass_inherits_from_a_base_in_another_module_is_resolved(tmp_path):
+    # `self._update_target(...)` in SAC runs OffPolicy._update_target (off_policy.py): the
+    # call reaches it, so the per-step loop in sac.py makes it hot (rl-toolkit's shape).
+    pkg = tmp_path / "policy"
+    base = _summary("""\
+        import tensorflow as tf
+
+        class OffPolicy:
+            def _update_target(self, net, net_targ, tau):
+                for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                    w_t.assign(tau * w + (1.0 - tau) * w_t)
+    """, str(pkg / "off_policy.py"))
+    sac = _summary("""\
+        import tensorflow as tf
+        from policy.off_policy import OffPolicy
+
+        class Base2(OffPolicy):
+            pass
+
+        class SAC(Base2):
+            def _update(self):
+                for step in range(self.gradient_steps):
+                    self._update_target(self.critic, self.critic_targ, self.tau)
+    """, str(pkg / "sac.py"))
+    assert sac.bases == {"Base2": [["policy.off_policy", "OffPolicy"]], "SAC": [["", "Base2"]]}
+    assert ModuleSummary.loads(sac.path, sac.dumps()).bases == sac.bases
+    project = Project([base, sac])
+    sites = project.calls_to(str(pkg / "off_policy.py"), "OffPolicy._update_target")
+    assert [os.path.basename(s.module.path) for s in sites] == ["sac.py"]
+    assert project.hot_call(str(pkg / "off_policy.py"), "OffPolicy._update_target") is not None
+    # A method the subclass defines itself is its own, not the base's.
+    own = _summary("""\
+        from policy.off_policy import OffPolicy
+
+        class SAC(OffPolicy):
+            def _update_target(self, net, net_targ, tau):
+                pass
+            def _update(self):
+                for step in range(self.gradient_steps):
+                    self._update_target(self.critic, self.critic_targ, self.tau)
+    """, str(pkg / "sac.py"))
+    assert Project([base, own]).calls_to(
+        str(pkg / "off_policy.py"), "OffPolicy._update_target") == []

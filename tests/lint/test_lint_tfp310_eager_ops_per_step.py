@@ -6,6 +6,7 @@ are left alone."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from project_files import found, write_project
@@ -111,3 +112,58 @@ def test_not_a_step_training_helpers_model_building_and_epoch_loops(tmp_path):
     found = _found(_lint(tmp_path, cache=False), tmp_path)
     assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)]
     assert "main.py:5" in found[0][2]
+
+
+TRAIN = """\
+from tqdm import tqdm
+from helpers import regrets
+
+def run_epoch(batches, n):
+    bar = tqdm(range(n), unit="batch")
+    for i in {loop}:
+        regrets(batches[i].adv, batches[i].mask)
+
+def main(batches, n, epochs):
+    for e in range(epochs):
+        run_epoch(batches, n)
+"""
+
+
+def test_the_per_step_loop_is_named_through_progress_bars_and_enumerate(tmp_path):
+    # A per-batch loop spelled `tqdm(range(n))`, `enumerate(tqdm(ds))` or `zip(range(n), ds)`
+    # is the step loop: the finding names its call (train.py:7), not the caller's per-epoch loop
+    # (train.py:11), which the first push named for `tqdm(range(n))`.
+    for loop in ("tqdm(range(n))", "enumerate(tqdm(range(n)))", "zip(range(n), batches)",
+                 "bar"):
+        write_project(tmp_path, {"helpers.py": HELPERS,
+                                 "train.py": TRAIN.replace("{loop}", loop)})
+        found = _found(_lint(tmp_path, cache=False), tmp_path)
+        assert [(p, line) for p, line, _ in found] == [("helpers.py", 3)], loop
+        assert "train.py:7" in found[0][2], (loop, found[0][2])
+    # VALID twin: the per-batch loop runs a few fixed items (`tqdm(range(3))`, under the
+    # step bar) and the caller's loop is per epoch: no step loop runs the helper.
+    write_project(tmp_path, {"helpers.py": HELPERS,
+                             "train.py": TRAIN.replace("{loop}", "tqdm(range(3))")
+                             .replace("for e in", "for epoch in")})
+    assert _found(_lint(tmp_path, cache=False), tmp_path) == []
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                  "execution_count": None, "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_helper_called_once_per_epoch_is_not_a_step(tmp_path):
+    # Precision round 6 (a BERT notebook): a dataset builder called once per epoch, from a
+    # later cell, was reported "per step": the epoch calls were kept in joined-line numbers
+    # while the calls' positions had moved to cells, so none matched.
+    intro = "import tensorflow as tf\nx = 1\ny = 2\nz = 3\n"
+    per_epoch = "for epoch in range(epochs):\n    regrets(adv, mask)\n"
+    write_project(tmp_path, {"nb.ipynb": _notebook(intro, HELPERS, per_epoch)})
+    assert _found(_lint(tmp_path, cache=False), tmp_path) == []
+    # Its hot twin: the same cells with a loop over steps.
+    write_project(tmp_path, {"nb.ipynb": _notebook(
+        intro, HELPERS, per_epoch.replace("epoch in range(epochs)", "step in range(steps)"))})
+    hits = _found(_lint(tmp_path, cache=False), tmp_path)
+    assert len(hits) == 1 and "cell 3, line 2" in hits[0][2], hits

@@ -34,6 +34,11 @@ def _loops(source: str) -> tuple[Context, list[ast.AST]]:
     ("for x in data:\n    f(x)\n", None),
     ("for images, labels in ds.take(1):\n    f(images)\n", 1),
     ("while not done:\n    step()\n", None),
+    # A progress bar yields what it wraps; `trange(n)` is `tqdm(range(n))`.
+    ("from tqdm import tqdm\nfor i in tqdm(range(20), desc='x'):\n    f(i)\n", 20),
+    ("from tqdm.auto import trange\nfor i in trange(20):\n    f(i)\n", 20),
+    ("from tqdm import tqdm\nfor i, x in enumerate(tqdm(data)):\n    f(x)\n", None),
+    ("def tqdm(x):\n    return x[:2]\nfor i in tqdm(range(20)):\n    f(i)\n", None),
 ])
 def test_trip_count_only_from_literals(source, count):
     ctx, loops = _loops(source)

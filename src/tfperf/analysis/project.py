@@ -189,6 +189,9 @@ class Project:
             found = module.functions.get(qualname)
             if found is not None:
                 return module, found
+            inherited = self._inherited(module, qualname, _depth)
+            if inherited is not None:
+                return inherited
             head = qualname.split(".", 1)[0]
             imported = module.imports.get(head)
             if imported is None:
@@ -201,6 +204,9 @@ class Project:
             found = target.functions.get(qualname)
             if found is not None:
                 return target, found
+            inherited = self._inherited(target, qualname, _depth)
+            if inherited is not None:
+                return inherited
             head = qualname.split(".", 1)[0]
             if head in target.imports and target.path != module.path:  # a re-export
                 return self.resolve(target, ("", qualname), _depth + 1)
@@ -212,6 +218,19 @@ class Project:
                 found = sub.functions.get(rest)
                 if found is not None:
                     return sub, found
+        return None
+
+    def _inherited(self, module: ModuleSummary, qualname: str,
+                   depth: int) -> tuple[ModuleSummary, FunctionFact] | None:
+        """``Cls.m`` that ``Cls`` (a class of ``module``) does not define: a project base
+        class's ``m``, nearest base first."""
+        if "." not in qualname or not module.bases:
+            return None
+        cls, method = qualname.rsplit(".", 1)
+        for spec, base in module.bases.get(cls, ()):
+            hit = self.resolve(module, (spec, f"{base}.{method}"), depth + 1)
+            if hit is not None:
+                return hit
         return None
 
     def by_method_name(self, call: CallFact) -> list[tuple[ModuleSummary, FunctionFact]]:

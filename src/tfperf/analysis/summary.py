@@ -42,7 +42,7 @@ from tfperf.analysis import kinds
 from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
-from tfperf.lint.analysis.trips import runs_per_entry
+from tfperf.lint.analysis.trips import PROGRESS_BARS, PROGRESS_RANGES, runs_per_entry
 from tfperf.lint.semantic import Context
 
 Pos = list[int]  # [line, column, end line, end column, cell]
@@ -132,6 +132,9 @@ class ModuleSummary:
     facts: dict[str, Any] = field(default_factory=dict)          # rule code → JSON data
     noqa: dict[str, str] = field(default_factory=dict)           # "cell:line" → codes
     tf: list[int] = field(default_factory=list)  # targeted TF: [major, minor, newest major, minor]
+    # class qualname → its bases that name a class of this module or a project module, as
+    # call references ([module, qualname]): `self.m()` in a subclass runs a base's `m`.
+    bases: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"ModuleSummary({self.path!r}, {len(self.functions)} functions, " \
@@ -147,6 +150,7 @@ class ModuleSummary:
                        [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
                        c.star, c.ones, c.env, c.trips] for c in self.calls],
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
+            "bases": self.bases,
         }
 
     def dumps(self) -> str:
@@ -172,7 +176,7 @@ class ModuleSummary:
                  for c in data.get("calls", ())]
         return cls(path, functions, calls, dict(data.get("imports", {})),
                    dict(data.get("facts", {})), dict(data.get("noqa", {})),
-                   list(data.get("tf", [])))
+                   list(data.get("tf", [])), dict(data.get("bases", {})))
 
     def map_positions(self, move: Callable[[Pos], Pos]) -> None:
         """Re-express every position (a notebook's joined lines → its cells)."""
@@ -549,12 +553,30 @@ def _loop_kind(ctx: Context, call: Any) -> str:
     it = getattr(loop, "iter", None)
     if it is None and getattr(loop, "generators", None):
         it = loop.generators[0].iter
-    if it is not None:
-        if ctx.is_builtin_call(it, "range"):
-            return "range"
-        if ctx.imports_tf and ctx.is_dataset(it):
-            return "dataset"
-    return "other"
+    return _iterable_kind(ctx, it) if it is not None else "other"
+
+
+def _iterable_kind(ctx: Context, it: Any, depth: int = 0) -> str:
+    """What a loop's iterable walks, seen through the wrappers that yield what they wrap
+    (``enumerate``, ``iter``, a ``tqdm`` bar) and ``zip`` (a range or a dataset zipped with
+    anything walks it too): "range", "dataset" or "other"."""
+    if depth > 4:
+        return "other"
+    if type(it) is ast.Name:  # `bar = tqdm(range(n))`, then `for i in bar:`
+        b = ctx.binding(it)
+        if b is not None and b.kind == "assign" and type(b.value) is ast.Call:
+            return _iterable_kind(ctx, b.value, depth + 1)
+    if type(it) is not ast.Call:
+        return "dataset" if ctx.imports_tf and ctx.is_dataset(it) else "other"
+    if ctx.is_builtin_call(it, "range") or ctx.call_qualname(it) in PROGRESS_RANGES:
+        return "range"
+    if it.args and (ctx.is_builtin_call(it, "enumerate", "iter")
+                    or ctx.call_qualname(it) in PROGRESS_BARS):
+        return _iterable_kind(ctx, it.args[0], depth + 1)
+    if ctx.is_builtin_call(it, "zip"):
+        kinds = {_iterable_kind(ctx, a, depth + 1) for a in it.args}
+        return next((k for k in ("range", "dataset") if k in kinds), "other")
+    return "dataset" if ctx.imports_tf and ctx.is_dataset(it) else "other"
 
 
 def steps_environment(ctx: Context, loop: Any) -> bool:
@@ -716,6 +738,18 @@ def _may_guard(ctx: Context) -> bool:
                               "keras_tensor", '"numpy"', "'numpy'")))
 
 
+def _project_bases(ctx: Context, names: dict[ast.AST, str]) -> dict[str, list[list[str]]]:
+    """Each class's bases that are classes of this module or of a project module."""
+    out: dict[str, list[list[str]]] = {}
+    for node, q in names.items():
+        if type(node) is ast.ClassDef and node.bases:
+            refs = [list(ref) for ref in map(lambda b: _class_of(ctx, b), node.bases)
+                    if ref is not None]
+            if refs:
+                out[q] = refs
+    return out
+
+
 def summarize(ctx: Context, publishers: Iterable[Any] = (),
               complete: bool = False) -> ModuleSummary:
     """The summary of the module ``ctx`` models; ``publishers``: rules whose
@@ -759,6 +793,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         summary.functions.setdefault(fact.qualname, fact)
     if lean and not summary.functions:
         return summary
+    if not lean:
+        summary.bases = _project_bases(ctx, names)
     local = {q.rsplit(".", 1)[-1] for q in summary.functions}
     # Classes with methods here: `RandomExpand(...)` builds one (Project.reachable).
     classes = {q.rsplit(".", 1)[0] for q in summary.functions if "." in q}
@@ -774,7 +810,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     # An attribute call may reach the project only through `self`/`cls` (a method of the
     # class: its name is one), an imported module or an instance of a project class.
     for attr, lst in by_attr.items():
-        own_method = attr in methods
+        # A method of this module's class, or one a subclass here may inherit.
+        own_method = attr in methods or bool(summary.bases)
         candidates += [c for c in lst if _owner_root(c.func, owners, own_method)]
     # Functions a rule asks about its callers' values for (a fact with `watch_args`: an
     # eager function handing its parameter on to a tf.function).
@@ -800,7 +837,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         ref = callee_ref(ctx, call)
         if ref is None or (ref[0] == "" and ref[1] not in summary.functions
                            and ref[1] not in classes
-                           and ref[1].split(".", 1)[0] not in summary.imports):
+                           and ref[1].split(".", 1)[0] not in summary.imports
+                           and ref[1].rsplit(".", 1)[0] not in summary.bases):
             continue
         local_fn = summary.functions.get(ref[1]) if ref[0] == "" else None
         looked_at = bool(loop) and (local_fn is None or bool(local_fn.traced)

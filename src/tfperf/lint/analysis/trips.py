@@ -65,6 +65,14 @@ def trip_count(ctx: Context, loop: Any) -> int | None:
     return _iterable_count(ctx, it, getattr(loop, "end_lineno", None) or it.lineno)
 
 
+# Progress bars yield what they wrap (`tqdm(range(n), desc=...)`); `trange(n)` is
+# `tqdm(range(n))`.
+PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+                           "tqdm.std.tqdm", "tqdm.autonotebook.tqdm"})
+PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange",
+                             "tqdm.std.trange", "tqdm.autonotebook.trange"})
+
+
 def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | None:
     """How many values ``it`` yields, where literals say; ``enumerate(x)`` / ``reversed(x)``
     / ``list(x)`` / ``sorted(x)`` as ``x``, ``zip(a, b)`` as its shortest known part."""
@@ -73,6 +81,10 @@ def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | 
     if type(it) is ast.Call and len(it.args) == 1 and not it.keywords \
             and ctx.is_builtin_call(it, "enumerate", "reversed", "list", "sorted", "tuple"):
         return _iterable_count(ctx, it.args[0], until, depth + 1)
+    if type(it) is ast.Call and it.args and ctx.call_qualname(it) in PROGRESS_BARS:
+        return _iterable_count(ctx, it.args[0], until, depth + 1)
+    if type(it) is ast.Call and len(it.args) == 1 and ctx.call_qualname(it) in PROGRESS_RANGES:
+        return _int_of(ctx, it.args[0])
     if type(it) is ast.Call and it.args and not it.keywords \
             and ctx.is_builtin_call(it, "zip"):
         counts = [c for c in (_iterable_count(ctx, a, until, depth + 1) for a in it.args)

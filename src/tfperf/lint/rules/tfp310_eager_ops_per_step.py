@@ -30,7 +30,8 @@ _NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
             "tensorflow.executing_eagerly", "tensorflow.is_tensor", "tensorflow.DType",
             "tensorflow.as_dtype", "tensorflow.get_logger", "tensorflow.random.set_seed",
             "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.print",
-            "tensorflow.nest.")
+            "tensorflow.nest.", "tensorflow.io.FixedLen", "tensorflow.io.VarLenFeature",
+            "tensorflow.io.SparseFeature", "tensorflow.io.RaggedFeature")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _STEP_LOOPS = frozenset({"range", "while", "dataset"})
 
@@ -82,6 +83,12 @@ calls it, through any chain of calls in the project none of them traced (a solve
 calling a tree traversal that calls the helper; a script looping over a helper of another
 module). Reported at the helper's `def`, naming the call that runs it per step.
 
+Also a loop over a model's variables (`.trainable_variables`, `.variables`, `.weights`, and
+`zip`s of them; a `for` or a comprehension) that dispatches an op per variable
+(`w.assign(...)`, `w.read_value()`, a TensorFlow op) in such a function, whatever its own op
+count: a soft target update, an EMA, weights read before and after each step. Reported at
+the loop. The call chain follows `self.m()` into a base class of another project module.
+
 ## Why is this bad?
 Eagerly, every op is dispatched from Python one by one: tens of microseconds each, often
 more than the op itself on one example or a small tensor. Under `tf.function` the helper is
@@ -128,6 +135,53 @@ run them fewer than 128 times (`range(20)`, `while ... and i < max_iterations` w
 In preview: not yet judged on the user-style sets.
 """
     valid = (
+        Valid("""
+            import tensorflow as tf
+            def features(n):
+                return {"ids": tf.io.FixedLenFeature([n], tf.int64),
+                        "mask": tf.io.FixedLenFeature([n], tf.int64),
+                        "label": tf.io.FixedLenFeature([], tf.int64),
+                        "start": tf.io.FixedLenFeature([], tf.int64),
+                        "end": tf.io.FixedLenFeature([], tf.int64),
+                        "tokens": tf.io.VarLenFeature(tf.int64)}
+            for step in range(steps):
+                spec = features(128)
+        """, spelling="name: parsing specs are not ops"),
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                @tf.function
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+                def learn(self):
+                    while self.steps < self.max_steps:
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, spelling="loop: per-variable update, traced"),
+        Valid("""
+            import tensorflow as tf
+            class Agent:
+                def _copy(self, net, net_targ):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(w)
+                def __init__(self, net, net_targ):
+                    self._copy(net, net_targ)
+        """, spelling="index: per-variable copy run once"),
+        Valid("""
+            import tensorflow as tf
+            def snapshot(model):
+                return [w.read_value() for w in model.weights]
+            for epoch in range(epochs):
+                model.fit(ds)
+                snapshot(model)
+        """, spelling="name: weights read per epoch"),
+        Valid("""
+            import tensorflow as tf
+            def names(model):
+                return [w.name for w in model.weights]
+            for step in range(steps):
+                names(model)
+        """, spelling="index: no op per variable"),
         Valid("""
             import tensorflow as tf
             @tf.function
@@ -196,6 +250,39 @@ In preview: not yet judged on the user-style sets.
         """),
     )
     invalid = (
+        Invalid("""
+            import tensorflow as tf
+            from base import Agent
+            class SAC(Agent):
+                @tf.function
+                def _update_critic(self, batch):
+                    return batch
+                def _update(self):
+                    for step in range(self.gradient_steps):
+                        self._update_critic(self.buffer.sample())
+                        self._update_target(self.critic, self.critic_targ, self.tau)
+        """, files={"base.py": """
+            import tensorflow as tf
+            class Agent:
+                def _update_target(self, net, net_targ, tau):
+                    for w, w_t in zip(net.trainable_variables, net_targ.trainable_variables):
+                        w_t.assign(tau * w + (1.0 - tau) * w_t)
+        """}, count=1, spelling="module: a base class's per-variable update, run per step"),
+        Invalid("""
+            import tensorflow as tf
+            class Process:
+                def loop(self, total_steps):
+                    for _ in range(total_steps):
+                        self.step()
+                @tf.function
+                def inner(self):
+                    return self.model(self.x)
+                def step(self):
+                    before = [w.read_value() for w in self.model.weights]
+                    self.inner()
+                    after = [w.read_value() for w in self.model.weights]
+                    return before, after
+        """, count=2, lines=(10, 12), spelling="name: weights read per step, method by self"),
         Invalid("""
             import tensorflow as tf
             def score(x, m):
@@ -280,7 +367,7 @@ In preview: not yet judged on the user-style sets.
     def publish(self, ctx: Context) -> list[dict] | None:
         if ctx.tf_version < (2, 0) or (ctx.imports_tf and graph_mode_module(ctx)):
             return None
-        from tfperf.analysis.summary import header_position, qualnames
+        from tfperf.analysis.summary import header_position, position, qualnames
 
         # Where the helper's callers may sit, in any module (a script importing only the
         # project's helpers too): a training step (TFP306 reports the step, whose
@@ -301,9 +388,13 @@ In preview: not yet judged on the user-style sets.
             ops = eager_ops(ctx, fn)
             if ops is not None and ops >= MANY_OPS:
                 facts.append({"fn": qualname, "pos": header_position(ctx, fn), "ops": ops})
-        epochs = _epoch_calls(ctx) if "epoch" in ctx.source.lower() else []
-        if epochs:
-            facts.append({"epoch_calls": epochs})
+            elif ops is not None:
+                facts.extend({"fn": qualname, "pos": position(ctx, loop), "ops": 0}
+                             for loop in variable_op_loops(ctx, fn))
+        if "epoch" in ctx.source.lower():
+            # One fact per call, under a "pos" key: a notebook's positions are moved to its
+            # cells with the calls' (a list of lines was left in joined-line numbers).
+            facts.extend({"epoch_pos": pos} for pos in _epoch_calls(ctx))
         top = ast.Module(body=[s for s in ctx.tree.body if type(s) not in (*_DEFS, ast.ClassDef)],
                          type_ignores=[])
         if tapes and _trains(ctx, top):
@@ -313,9 +404,9 @@ In preview: not yet judged on the user-style sets.
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
-        epoch_calls = {(m.path, line, col) for m in project.modules.values()
-                       for f in m.facts.get(self.code, ())
-                       for line, col in f.get("epoch_calls", ())}
+        epoch_calls = {(m.path, f["epoch_pos"][0], f["epoch_pos"][1], f["epoch_pos"][4])
+                       for m in project.modules.values()
+                       for f in m.facts.get(self.code, ()) if "epoch_pos" in f}
         step_or_build = {(m.path, f.get("step", f.get("builds")))
                          for m in project.modules.values()
                          for f in m.facts.get(self.code, ()) if "step" in f or "builds" in f}
@@ -330,10 +421,66 @@ In preview: not yet judged on the user-style sets.
                 if site is None or _reached_from(project, module.path, fact["fn"],
                                                  step_or_build):
                     continue
+                if fact["ops"]:
+                    what = f"{fact['ops']} op calls"
+                    message = self.message
+                else:
+                    what = "ops per model variable"
+                    message = _PER_VARIABLE
                 yield self.project_finding(
                     module.path, fact["pos"],
-                    f"{self.message} ({fact['ops']} op calls; called per step at "
-                    f"{project.where(site)})")
+                    f"{message} ({what}; called per step at {project.where(site)})")
+
+
+_PER_VARIABLE = ("loop over a model's variables dispatching TensorFlow ops eagerly, in a "
+                 "function run once per loop step: one op (or more) per variable, each "
+                 "dispatched from Python, at every step")
+# A model's (or layer's, optimizer's) variables: dozens to hundreds of them.
+_VARIABLE_LISTS = frozenset({"trainable_variables", "variables", "weights", "trainable_weights",
+                             "non_trainable_variables", "non_trainable_weights"})
+# Methods of a tf.Variable that each dispatch an op.
+_VARIABLE_OPS = frozenset({"assign", "assign_add", "assign_sub", "read_value", "scatter_add",
+                           "scatter_update", "scatter_nd_update"})
+_LOOPS = (ast.For, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _walks_variables(it: Any) -> bool:
+    """``it`` (a loop's iterable, ``zip``/``enumerate`` of them too) is a model's variables."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("zip", "enumerate"):
+        return any(_walks_variables(a) for a in it.args)
+    return type(it) is ast.Attribute and it.attr in _VARIABLE_LISTS
+
+
+def _iterables(loop: Any) -> list[Any]:
+    return [loop.iter] if type(loop) is ast.For else [g.iter for g in loop.generators]
+
+
+def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
+    """The loops of ``fn``'s own body (``for`` or comprehensions, outermost) that walk a
+    model's variables and dispatch an op per variable: a variable method
+    (``w.assign(...)``, ``w.read_value()``) or a TensorFlow op."""
+    found: list[ast.AST] = []
+    todo: list[Any] = list(fn.body)
+    while todo:
+        node = todo.pop(0)
+        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+            continue
+        if type(node) in _LOOPS and any(_walks_variables(i) for i in _iterables(node)):
+            body = node.body if type(node) is ast.For else [node]
+            for sub in (n for b in body for n in ast.walk(b)):
+                if type(sub) is not ast.Call:
+                    continue
+                func: Any = sub.func
+                q = ctx.call_qualname(sub)
+                if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS) or (
+                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)):
+                    found.append(node)
+                    break
+            else:
+                todo.extend(ast.iter_child_nodes(node))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
@@ -353,7 +500,7 @@ def _epoch_calls(ctx: Context) -> list[list[int]]:
             if type(node) is ast.Call:
                 loops = ctx.enclosing_loops(node)
                 if loops and loops[0] is loop:
-                    out.append(position(ctx, node)[:2])
+                    out.append(position(ctx, node))
     return out
 
 
@@ -374,7 +521,7 @@ def _builds_model(ctx: Context, body: list[Any]) -> bool:
 
 
 def _step_site(project: Project, path: str, qualname: str,
-               epoch_calls: set[tuple[str, int, int]], depth: int = 8) -> Site | None:
+               epoch_calls: set[tuple[str, int, int, int]], depth: int = 8) -> Site | None:
     """A call, in a loop over data, a count or a condition (a step: not a loop over some
     other collection, such as a few images, feature levels or config files), that runs the
     function through a chain of eager calls in the project. A loop the code says runs the
@@ -396,7 +543,7 @@ def _step_site(project: Project, path: str, qualname: str,
                 continue
             few = c.trips is not None and c.trips < FEW_OP_STEPS  # a trace would not pay
             if c.loop in _STEP_LOOPS and not few \
-                    and (site.module.path, *c.pos[:2]) not in epoch_calls:
+                    and (site.module.path, c.pos[0], c.pos[1], c.pos[4]) not in epoch_calls:
                 return site
             todo.append((site.module.path, c.caller, d + 1))
     return None
