@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.graph_growth import (
+    calls_building_ops_per_step,
+    functions_building_ops,
+    graph_code,
+    loop_calls_elsewhere,
+)
 from tfperf.lint.analysis.sessions import (
     builds_op,
     epoch_loops,
+    graph_mode_module,
     session_runs,
     starts_fresh_graph,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import COMPREHENSION_NODES, FUNCTION_NODES, Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 # What a helper function may build per call without being reported: only the classic leaks
 # of value-setting and saving helpers are (an initializer or a model op built in a function
@@ -109,6 +121,21 @@ def _conditional(ctx: Context, call: ast.Call) -> bool:
             return True
         child = p
     return False
+
+
+def _built_once(ctx: Context, call: ast.AST, fn: ast.AST) -> bool:
+    """The op built by ``call`` in ``fn`` is built once (guarded) or kept for later calls."""
+    return _once_guarded(ctx, call, fn) or _cached(ctx, call, fn)
+
+
+def _loop_header(loop: ast.AST) -> str:
+    """``for step in range(n)`` / ``while not done``, shortened: names the loop without a
+    line number (a notebook's module lines are not its cells')."""
+    if type(loop) is ast.While:
+        text = f"while {ast.unparse(loop.test)}"
+    else:
+        text = f"for {ast.unparse(loop.target)} in {ast.unparse(loop.iter)}"
+    return text if len(text) <= 50 else text[:47] + "..."
 
 
 class OpBuiltPerRun(Rule):
@@ -298,6 +325,7 @@ run in another are not followed.
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         seen: set[int] = set()
+        reported: set[int] = set()
         for run in session_runs(ctx):
             for creation in self._creations(ctx, run):
                 if id(creation) in seen:
@@ -307,8 +335,61 @@ run in another are not followed.
                 if where is None:
                     continue
                 what = builds_op(ctx, creation)
+                reported.add(id(ctx.enclosing_function(creation)))
                 yield self.finding(ctx, creation,
                                    f"{what} built {where}: the graph grows every time")
+        if not graph_mode_module(ctx):
+            return
+        # Across functions: a method or helper the session's step loop calls builds ops.
+        for call, callee, loop, what in calls_building_ops_per_step(ctx, _built_once):
+            if id(callee) in reported:
+                continue  # reported inside the helper already
+            yield self.finding(
+                ctx, call,
+                f"{what} built on every call of {getattr(callee, 'name', '?')}(), which the "
+                f"session loop `{_loop_header(loop)}` calls per iteration: the graph grows "
+                "every time")
+
+    def publish(self, ctx: Context) -> list[Any] | None:
+        """The functions here that build ops per call (TF1 graph code), and the calls
+        this module's session loops make into other modules."""
+        if not ctx.imports_tf:
+            return None
+        from tfperf.analysis.summary import callee_ref, position, qualnames
+
+        facts: list[dict] = []
+        if graph_code(ctx):
+            names = qualnames(ctx)
+            facts += [{"builds": names[fn], "what": what}
+                      for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
+        if graph_mode_module(ctx):
+            for call, loop in loop_calls_elsewhere(ctx):
+                ref = callee_ref(ctx, call)
+                if ref is not None and ref[0] != "?":
+                    facts.append({"calls": list(ref), "pos": position(ctx, call),
+                                  "loop": _loop_header(loop)})
+        return facts or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "calls" not in fact:
+                    continue
+                hit = project.resolve(module, (fact["calls"][0], fact["calls"][1]))
+                if hit is None:
+                    continue
+                home, fn = hit
+                what = next((f["what"] for f in home.facts.get(self.code, ())
+                             if f.get("builds") == fn.qualname), None)
+                if what is None:
+                    continue
+                name = fn.qualname.rsplit(".", 1)[-1]
+                where = os.path.basename(home.path)
+                yield self.project_finding(
+                    module.path, fact["pos"],
+                    f"{what} built on every call of {name}() ({where}), which the "
+                    f"session loop `{fact['loop']}` calls per iteration: the graph grows "
+                    "every time")
 
     @staticmethod
     def _creations(ctx: Context, run) -> Iterator[ast.AST]:
