@@ -168,3 +168,37 @@ def test_the_file_named_alone_sees_the_callee_through_its_project(tmp_path):
     write_project(tmp_path, {".git/HEAD": "", "model.py": MODEL, "train.py": TRAIN})
     out = run(LintRequest(paths=[str(tmp_path / "train.py")], cache=False))
     assert [f.location.line for f in out.findings if f.code == "TFP703"] == [7]
+
+
+MODEL_WITH_TRAIN = MODEL + """\
+    def train(self, batch):
+        return self.sess.run(self.train_op, feed_dict={self.x: batch})
+"""
+
+# The shape of round 7's F026: the script imports no TensorFlow; the session runs inside the
+# model's own train(), and summary() builds summary ops on every call.
+SCRIPT = """\
+from model import Model
+model = Model()
+for epoch in range(10):
+    for i in range(100):
+        model.train(data[i])
+        model.summary()
+"""
+
+
+def test_a_script_without_tensorflow_whose_loop_runs_the_session_through_a_method(tmp_path):
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": SCRIPT})
+    assert _project(tmp_path) == [("train.py", 6)]
+
+
+def test_the_same_script_calling_summary_per_epoch_is_quiet(tmp_path):
+    per_epoch = SCRIPT.replace("        model.summary()\n", "    model.summary()\n")
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": per_epoch})
+    assert _project(tmp_path) == []
+
+
+def test_a_loop_that_never_runs_the_session_is_quiet(tmp_path):
+    no_run = SCRIPT.replace("        model.train(data[i])\n", "")
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": no_run})
+    assert _project(tmp_path) == []

@@ -73,19 +73,26 @@ def builds_ops_per_call(ctx: Context, fn: ast.AST, once: OnceTest,
 
 
 def session_step_loops(ctx: Context) -> list[ast.AST]:
-    """The innermost loops that run a session per iteration (``sess.run`` in the body of
-    the same function), not epoch loops around them, not loops that make a fresh graph."""
+    """The innermost loops that run a session per iteration (``sess.run`` in the body, or
+    a call of the module's function that runs one), not epoch loops around them, not
+    loops that make a fresh graph."""
     def compute() -> list[ast.AST]:
-        out: list[ast.AST] = []
-        epochs = epoch_loops(ctx)
+        found: list[ast.AST] = []
         for run in session_runs(ctx):
-            if run.call.func.attr != "run" or ctx.in_tf_function(run.call):
-                continue
-            loops = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _STEP_LOOPS]
-            if not loops or id(loops[0]) in epochs or starts_fresh_graph(ctx, loops[0]):
-                continue
-            if all(lp is not loops[0] for lp in out):
-                out.append(loops[0])
+            if run.call.func.attr == "run" and not ctx.in_tf_function(run.call):
+                found.append(innermost_loop(ctx, run.call))  # type: ignore[arg-type]
+        for call in ctx.calls:
+            callee = resolve_def(ctx, call.func)
+            if callee is not None and innermost_loop(ctx, call) is not None \
+                    and not ctx.in_tf_function(call) and runs_session(ctx, callee):
+                found.append(innermost_loop(ctx, call))  # type: ignore[arg-type]
+        loops = [lp for lp in found if lp is not None]
+        outer = {id(o) for lp in loops for o in ctx.enclosing_loops(lp)} | set(epoch_loops(ctx))
+        out: list[ast.AST] = []
+        for lp in loops:
+            if id(lp) not in outer and not starts_fresh_graph(ctx, lp) \
+                    and all(lp is not o for o in out):
+                out.append(lp)
         return out
     return ctx.cached("graph_growth.session_step_loops", compute)
 
@@ -98,11 +105,9 @@ def calls_building_ops_per_step(ctx: Context, once: OnceTest
     seen: set[int] = set()
     for loop in session_step_loops(ctx):
         fn = ctx.enclosing_function(loop)
-        for n in ast.walk(loop):
-            if type(n) is not ast.Call or id(n) in seen or ctx.enclosing_function(n) is not fn:
+        for n in loop_calls(ctx, loop):
+            if id(n) in seen:
                 continue
-            if loop not in ctx.enclosing_loops(n):
-                continue  # the loop's iterable: evaluated once
             seen.add(id(n))
             callee = resolve_def(ctx, n.func)
             if callee is None:
@@ -159,13 +164,47 @@ def functions_building_ops(ctx: Context, once: OnceTest) -> Iterator[tuple[ast.A
                 yield n, what
 
 
-def loop_calls_elsewhere(ctx: Context) -> Iterator[tuple[ast.Call, ast.AST]]:
-    """``(call, loop)`` for each call in a session step loop that does not resolve to a
-    function of this module (one of another module, an inherited method): the project
-    says whether it builds ops."""
-    for loop in session_step_loops(ctx):
-        fn = ctx.enclosing_function(loop)
-        for n in ast.walk(loop):
-            if type(n) is ast.Call and ctx.enclosing_function(n) is fn \
-                    and loop in ctx.enclosing_loops(n) and resolve_def(ctx, n.func) is None:
-                yield n, loop
+def step_loop_candidates(ctx: Context) -> Iterator[ast.AST]:
+    """Loops (for, while) outside traced code: each may be a session's step loop, through
+    the functions of other modules it calls."""
+    for typ in _STEP_LOOPS:
+        for lp in ctx.nodes_of(typ):
+            if not ctx.in_tf_function(lp) and not starts_fresh_graph(ctx, lp):
+                yield lp
+
+
+def runs_here(ctx: Context, loop: ast.AST) -> bool:
+    """``loop`` runs a session per iteration, by its own ``sess.run`` or a call of the
+    module's function that runs one."""
+    return any(lp is loop for lp in session_step_loops(ctx)) or any(
+        innermost_loop(ctx, r.call) is loop for r in session_runs(ctx)
+        if r.call.func.attr == "run")
+
+
+def runs_session(ctx: Context, fn: ast.AST, depth: int = _DEPTH) -> bool:
+    """``fn`` runs a session (``sess.run``) itself or through the module's functions it
+    calls: a loop that calls it runs the session once per iteration."""
+    if type(fn) not in DEF_NODES or depth <= 0:
+        return False
+    def compute() -> bool:
+        if any(r.call.func.attr == "run" and ctx.enclosing_function(r.call) is fn
+               for r in session_runs(ctx)):
+            return True
+        return any(callee is not fn and runs_session(ctx, callee, depth - 1)
+                   for callee in (resolve_def(ctx, c.func) for c in _own_calls(ctx, fn))
+                   if callee is not None)
+    return ctx.cached(f"graph_growth.runs:{id(fn)}:{depth}", compute)
+
+
+def innermost_loop(ctx: Context, node: ast.AST) -> ast.AST | None:
+    loops = [lp for lp in ctx.enclosing_loops(node) if type(lp) in _STEP_LOOPS]
+    return loops[0] if loops else None
+
+
+def loop_calls(ctx: Context, loop: ast.AST) -> Iterator[ast.Call]:
+    """Calls run once per iteration of ``loop`` whose innermost step loop it is."""
+    fn = ctx.enclosing_function(loop)
+    for n in ast.walk(loop):
+        if type(n) is ast.Call and ctx.enclosing_function(n) is fn \
+                and innermost_loop(ctx, n) is loop:
+            yield n
