@@ -202,3 +202,28 @@ def test_a_loop_that_never_runs_the_session_is_quiet(tmp_path):
     no_run = SCRIPT.replace("        model.train(data[i])\n", "")
     write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": no_run})
     assert _project(tmp_path) == []
+
+
+@pytest.mark.parametrize("src", [
+    # a handful of iterations (a test over two options): a handful of copies, no growth
+    HELPER_CHAIN.replace("for step in range(100):", "for keepdims in [True, False]:"),
+    # once per variable of a model, not per step
+    HELPER_CHAIN.replace("for step in range(100):", "for step in self.weights:"),
+    # the op is built only under a debugging option that is off unless asked for
+    HELPER_CHAIN.replace("def set_w(v):\n    return tf.assign(w, v)",
+                         "def set_w(v, dump=False):\n    if dump:\n"
+                         "        tf.io.write_graph(g, '.', 'g.pb')\n    return v"),
+])
+def test_valid_twins_of_the_loop_and_the_option(src):
+    assert _tfp703(src) == []
+
+
+def test_a_helper_of_another_module_that_builds_and_runs_its_op(tmp_path):
+    # round 4 F026's shape: utils.add_noise runs sess.run(tf.truncated_normal(...)) per batch
+    utils = ("import tensorflow as tf\n"
+             "def add_noise(data, sess):\n"
+             "    return data + sess.run(tf.truncated_normal(data.shape))\n")
+    train = ("import tensorflow as tf\nfrom utils import *\nsess = tf.Session()\n"
+             "for b in range(n):\n    x = add_noise(batch, sess)\n    sess.run(train_op)\n")
+    write_project(tmp_path, {"utils.py": utils, "train.py": train})
+    assert _project(tmp_path) == [("train.py", 5)]

@@ -13,6 +13,7 @@ from tfperf.lint.analysis.sessions import (
     session_runs,
     starts_fresh_graph,
 )
+from tfperf.lint.analysis.trips import trip_count
 from tfperf.lint.semantic import Context
 
 _STEP_LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -21,7 +22,11 @@ _DEPTH = 4  # callee chains followed this deep (a helper of a helper of a method
 # Names of functions that run once by convention: what they build is the graph itself.
 SETUP_PREFIXES = ("__init__", "build", "_build", "create", "_create", "init", "_init",
                   "setup", "_setup", "make", "_make", "define", "_define", "construct",
-                  "add_", "_add_", "main", "test", "restore", "load", "_load")
+                  "main", "test", "restore", "load", "_load")
+# A loop that runs this few times builds this few copies: no growth worth a finding.
+FEW_TRIPS = 16
+# Iterables of a model's variables: a loop over them runs once per variable, not per step.
+_VARIABLE_WORDS = ("weights", "variables", "params", "layers")
 
 # TF1 summary ops (graph mode only: in TF2 these write eagerly and are gated out by the
 # module's graph mode); `tf.summary.FileWriter` and friends build nothing.
@@ -46,6 +51,38 @@ def _summary_op(ctx: Context, call: ast.Call) -> str | None:
     return None
 
 
+def _under_off_option(ctx: Context, node: ast.AST, fn: ast.AST) -> bool:
+    """``node`` runs only under ``if flag:`` where ``flag`` is a parameter of ``fn`` that
+    defaults to ``False``/``None`` (a debugging option, off unless asked for)."""
+    args = getattr(fn, "args", None)
+    if args is None:
+        return False
+    params = [*args.posonlyargs, *args.args]
+    off = {a.arg for a, d in zip(params[len(params) - len(args.defaults):], args.defaults,
+                                 strict=True)
+           if type(d) is ast.Constant and d.value in (False, None)}
+    off |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+            if type(d) is ast.Constant and d.value in (False, None)}
+    child = node
+    for p in ctx.ancestors(node):
+        if p is fn:
+            return False
+        if type(p) is ast.If and child is not p.test and child not in p.orelse \
+                and type(p.test) is ast.Name and p.test.id in off:
+            return True
+        child = p
+    return False
+
+
+def few_trips(ctx: Context, loop: ast.AST) -> bool:
+    """``loop`` runs a handful of times (literals say), or once per variable of a model."""
+    n = trip_count(ctx, loop)
+    if n is not None and n <= FEW_TRIPS:
+        return True
+    it = getattr(loop, "iter", None)
+    return it is not None and any(w in ast.unparse(it) for w in _VARIABLE_WORDS)
+
+
 def builds_ops_per_call(ctx: Context, fn: ast.AST, once: OnceTest,
                         depth: int = _DEPTH) -> str | None:
     """What ``fn`` adds to the graph on every call, in words, directly or through the
@@ -58,7 +95,7 @@ def builds_ops_per_call(ctx: Context, fn: ast.AST, once: OnceTest,
         if ctx.in_tf_function(fn.body[0]) or starts_fresh_graph(ctx, fn):
             return None
         for call in _own_calls(ctx, fn):
-            if once(ctx, call, fn):
+            if once(ctx, call, fn) or _under_off_option(ctx, call, fn):
                 continue
             what = builds_op(ctx, call) or _summary_op(ctx, call)
             if what is not None:
@@ -104,6 +141,8 @@ def calls_building_ops_per_step(ctx: Context, once: OnceTest
     condition's branch is not asked: a branch taken every 100 steps still grows)."""
     seen: set[int] = set()
     for loop in session_step_loops(ctx):
+        if few_trips(ctx, loop):
+            continue
         fn = ctx.enclosing_function(loop)
         for n in loop_calls(ctx, loop):
             if id(n) in seen:
@@ -141,18 +180,6 @@ def _callbacks(ctx: Context, fn: ast.AST | None, func: ast.expr
         cb = resolve_def(ctx, arg) if arg is not None else None
         if arg is not None and cb is not None and cb is not fn:
             yield arg, cb
-
-
-# Words of TF1 graph code: a module holding one builds graph ops when its functions run.
-_GRAPH_WORDS = ("placeholder", "Session", "compat.v1", "get_variable", "variable_scope",
-                "disable_eager", "disable_v2")
-
-
-def graph_code(ctx: Context) -> bool:
-    """The module is TF1 graph code (its ``tf.*`` calls add graph nodes when run): it targets
-    TF 1.x, or spells a TF1 graph API."""
-    return ctx.imports_tf and (ctx.tf_version < (2, 0)
-                               or any(w in ctx.source for w in _GRAPH_WORDS))
 
 
 def functions_building_ops(ctx: Context, once: OnceTest) -> Iterator[tuple[ast.AST, str]]:

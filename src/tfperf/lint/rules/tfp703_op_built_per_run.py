@@ -12,8 +12,8 @@ from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
 from tfperf.lint.analysis.graph_growth import (
     calls_building_ops_per_step,
+    few_trips,
     functions_building_ops,
-    graph_code,
     loop_calls,
     runs_here,
     runs_session,
@@ -372,7 +372,7 @@ a lambda.
 
         facts: list[dict] = []
         names = qualnames(ctx)
-        if graph_code(ctx):
+        if ctx.imports_tf:  # graph code when the project's session loop calls it
             facts += [{"builds": names[fn], "what": what}
                       for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
             facts += [{"runs": q} for fn, q in names.items()
@@ -388,7 +388,7 @@ a lambda.
             if calls or runs:  # a loop that runs and calls nothing: it makes its outer an epoch
                 facts.append({"loop": _loop_header(loop), "at": position(ctx, loop)[:2],
                               "outer": [position(ctx, o)[:2] for o in ctx.enclosing_loops(loop)],
-                              "runs": runs, "calls": calls})
+                              "runs": runs, "few": few_trips(ctx, loop), "calls": calls})
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
@@ -406,12 +406,14 @@ a lambda.
                     running.append((lp, hits))
             epochs = [tuple(o) for lp, _ in running for o in lp["outer"]]
             for lp, hits in running:
-                if tuple(lp["at"]) in epochs:
-                    continue  # once per epoch, around a loop of steps
+                if tuple(lp["at"]) in epochs or lp.get("few"):
+                    continue  # once per epoch, around a loop of steps; or a handful of times
                 for c, hit in hits:
                     if hit is None:
                         continue
                     home, fn = hit
+                    if home is module and lp["runs"]:
+                        continue  # this module's own check reports it (check_module)
                     built = fact_of(home, "builds", fn.qualname)
                     if built is None:
                         continue
