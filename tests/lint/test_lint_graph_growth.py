@@ -227,3 +227,11 @@ def test_a_helper_of_another_module_that_builds_and_runs_its_op(tmp_path):
              "for b in range(n):\n    x = add_noise(batch, sess)\n    sess.run(train_op)\n")
     write_project(tmp_path, {"utils.py": utils, "train.py": train})
     assert _project(tmp_path) == [("train.py", 5)]
+
+
+def test_a_helper_reading_the_graph_collections_builds_nothing():
+    # WorldModels' get_model_params: runs each existing variable, adds no node
+    src = HELPER_CHAIN.replace(
+        "def set_w(v):\n    return tf.assign(w, v)",
+        "def set_w(v):\n    return [sess.run(x) for x in tf.trainable_variables()]")
+    assert _tfp703(src) == []

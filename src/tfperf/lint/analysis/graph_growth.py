@@ -33,6 +33,13 @@ _VARIABLE_WORDS = ("weights", "variables", "params", "layers")
 _SUMMARY_OPS = frozenset({"scalar", "histogram", "image", "audio", "text", "merge",
                           "merge_all", "tensor_summary"})
 
+# Getters of the graph's collections and objects: they return what exists, add no node.
+_GETTERS = frozenset({"trainable_variables", "global_variables", "local_variables",
+                      "all_variables", "model_variables", "moving_average_variables",
+                      "get_collection", "get_collection_ref", "get_default_graph",
+                      "get_default_session", "global_step", "get_global_step",
+                      "get_variable_scope"})
+
 OnceTest = Callable[[Context, ast.AST, ast.AST], bool]
 
 
@@ -98,6 +105,9 @@ def builds_ops_per_call(ctx: Context, fn: ast.AST, once: OnceTest,
             if once(ctx, call, fn) or _under_off_option(ctx, call, fn):
                 continue
             what = builds_op(ctx, call) or _summary_op(ctx, call)
+            if what is not None and (ctx.qualname(call.func) or "").rsplit(".", 1)[-1] \
+                    in _GETTERS:
+                what = None
             if what is not None:
                 return what
             callee = resolve_def(ctx, call.func)
