@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.graph_growth import (
+    calls_building_ops_per_step,
+    few_trips,
+    functions_building_ops,
+    loop_calls,
+    runs_here,
+    runs_session,
+    step_loop_candidates,
+)
 from tfperf.lint.analysis.sessions import (
     builds_op,
     epoch_loops,
+    graph_mode_module,
     session_runs,
     starts_fresh_graph,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import COMPREHENSION_NODES, FUNCTION_NODES, Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
 
 # What a helper function may build per call without being reported: only the classic leaks
 # of value-setting and saving helpers are (an initializer or a model op built in a function
@@ -111,6 +126,21 @@ def _conditional(ctx: Context, call: ast.Call) -> bool:
     return False
 
 
+def _built_once(ctx: Context, call: ast.AST, fn: ast.AST) -> bool:
+    """The op built by ``call`` in ``fn`` is built once (guarded) or kept for later calls."""
+    return _once_guarded(ctx, call, fn) or _cached(ctx, call, fn)
+
+
+def _loop_header(loop: ast.AST) -> str:
+    """``for step in range(n)`` / ``while not done``, shortened: names the loop without a
+    line number (a notebook's module lines are not its cells')."""
+    if type(loop) is ast.While:
+        text = f"while {ast.unparse(loop.test)}"
+    else:
+        text = f"for {ast.unparse(loop.target)} in {ast.unparse(loop.iter)}"
+    return text if len(text) <= 50 else text[:47] + "..."
+
+
 class OpBuiltPerRun(Rule):
     code = "TFP703"
     name = "op-built-per-run"
@@ -120,7 +150,8 @@ class OpBuiltPerRun(Rule):
     claims = ("S9",)
     group = "perf"
     node_types = ()
-    requires_imports = frozenset({"tensorflow"})
+    # Not gated on importing TensorFlow: a training script that imports only the project's
+    # model module publishes its loops (check_module asks for TensorFlow itself).
     docs = """\
 ## What it does
 In TF1 graph code (sessions), finds an op that is built in the same loop iteration, or the
@@ -159,8 +190,17 @@ Helpers are reported when this module calls them once per loop iteration, or whe
 build a Saver, a placeholder or an assign op and run it themselves; a helper that runs
 once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`, `test*`), one that makes a
 fresh graph or session, and an op kept for later calls (stored in an attribute, a cache or
-a global, or built under `if x is None` / `hasattr`) are not. Ops built in one function and
-run in another are not followed.
+a global, or built under `if x is None` / `hasattr`) are not.
+
+Across functions (TF1 graph code): a method, helper or callback that builds ops on every
+call (directly or through the module's functions it calls; `tf.summary` ops count) is
+reported at its call in a loop that runs a session each iteration (not an epoch loop
+around it), naming the loop; a function of another module of the project through its
+summary. Quiet under `tf.function`, in TF2 eager modules, in functions named as setup
+(`__init__`, `build*`, `create*`, `make*`, `define*`, `add_*`, `load*`, `restore*`...).
+Not followed: a callback passed to another module's loop or a library's (gpflow's
+`ScipyOptimizer`), a method reached by its name only (`self.net.summary()` of unknown class),
+a lambda.
 """
     valid = (
         # An op built per epoch, around the loop of steps: 50 ops, not growth per step.
@@ -297,7 +337,10 @@ run in another are not followed.
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf:
+            return
         seen: set[int] = set()
+        reported: set[int] = set()
         for run in session_runs(ctx):
             for creation in self._creations(ctx, run):
                 if id(creation) in seen:
@@ -307,8 +350,80 @@ run in another are not followed.
                 if where is None:
                     continue
                 what = builds_op(ctx, creation)
+                reported.add(id(ctx.enclosing_function(creation)))
                 yield self.finding(ctx, creation,
                                    f"{what} built {where}: the graph grows every time")
+        if not graph_mode_module(ctx):
+            return
+        # Across functions: a method or helper the session's step loop calls builds ops.
+        for call, callee, loop, what in calls_building_ops_per_step(ctx, _built_once):
+            if id(callee) in reported:
+                continue  # reported inside the helper already
+            yield self.finding(
+                ctx, call,
+                f"{what} built on every call of {getattr(callee, 'name', '?')}(), which the "
+                f"session loop `{_loop_header(loop)}` calls per iteration: the graph grows "
+                "every time")
+
+    def publish(self, ctx: Context) -> list[Any] | None:
+        """The functions here that build ops per call or run a session (TF1 graph code),
+        and the loops that call the project's functions (which may run a session)."""
+        from tfperf.analysis.summary import callee_ref, position, project_module, qualnames
+
+        facts: list[dict] = []
+        names = qualnames(ctx)
+        if ctx.imports_tf:  # graph code when the project's session loop calls it
+            facts += [{"builds": names[fn], "what": what}
+                      for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
+            facts += [{"runs": q} for fn, q in names.items()
+                      if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef)
+                      and runs_session(ctx, fn)]
+        for loop in step_loop_candidates(ctx):
+            calls = []
+            for call in loop_calls(ctx, loop):
+                ref = callee_ref(ctx, call)
+                if ref is not None and ref[0] != "?" and (ref[0] == "" or project_module(ref[0])):
+                    calls.append([ref[0], ref[1], position(ctx, call)])
+            runs = graph_mode_module(ctx) and runs_here(ctx, loop)
+            if calls or runs:  # a loop that runs and calls nothing: it makes its outer an epoch
+                facts.append({"loop": _loop_header(loop), "at": position(ctx, loop)[:2],
+                              "outer": [position(ctx, o)[:2] for o in ctx.enclosing_loops(loop)],
+                              "runs": runs, "few": few_trips(ctx, loop), "calls": calls})
+        return facts or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        def fact_of(home: Any, key: str, qualname: str) -> dict | None:
+            return next((f for f in home.facts.get(self.code, ()) if f.get(key) == qualname),
+                        None)
+
+        for module in project.modules.values():
+            loops = [f for f in module.facts.get(self.code, ()) if "calls" in f]
+            running = []
+            for lp in loops:
+                hits = [(c, project.resolve(module, (c[0], c[1]))) for c in lp["calls"]]
+                if lp["runs"] or any(h is not None and fact_of(h[0], "runs", h[1].qualname)
+                                     for _, h in hits):
+                    running.append((lp, hits))
+            epochs = [tuple(o) for lp, _ in running for o in lp["outer"]]
+            for lp, hits in running:
+                if tuple(lp["at"]) in epochs or lp.get("few"):
+                    continue  # once per epoch, around a loop of steps; or a handful of times
+                for c, hit in hits:
+                    if hit is None:
+                        continue
+                    home, fn = hit
+                    if home is module and lp["runs"]:
+                        continue  # this module's own check reports it (check_module)
+                    built = fact_of(home, "builds", fn.qualname)
+                    if built is None:
+                        continue
+                    name = fn.qualname.rsplit(".", 1)[-1]
+                    where = os.path.basename(home.path)
+                    yield self.project_finding(
+                        module.path, c[2],
+                        f"{built['what']} built on every call of {name}() ({where}), which "
+                        f"the session loop `{lp['loop']}` calls per iteration: the graph "
+                        "grows every time")
 
     @staticmethod
     def _creations(ctx: Context, run) -> Iterator[ast.AST]:

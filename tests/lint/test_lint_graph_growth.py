@@ -1,0 +1,237 @@
+"""TFP703 across functions: TF1 graph ops built in a method, helper or callback that a
+session's step loop calls (held-out recall round 7 F024/F025/F026, F012's shape)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from project_files import found, write_project
+
+from tfperf.lint.engine import lint_source
+from tfperf.lint.session import LintRequest, run
+
+
+def _tfp703(src: str) -> list[int]:
+    return [f.location.line for f in lint_source(textwrap.dedent(src), "train.py")
+            if f.code == "TFP703"]
+
+
+METHOD = """\
+import tensorflow as tf
+class Trainer:
+    def __init__(self):
+        self.sess = tf.Session()
+        self.lr = tf.Variable(0.1)
+        self.loss = tf.reduce_sum(self.lr)
+    def summary(self):
+        return tf.summary.scalar("loss", self.loss)
+    def lr_op(self, v):
+        return tf.exp(tf.add_n([self.lr, v]))
+    def fit(self, n):
+        for step in range(n):
+            self.sess.run(self.train_op)
+            self.sess.run(self.summary())
+"""
+
+HELPER_CHAIN = """\
+import tensorflow as tf
+sess = tf.Session()
+w = tf.Variable(1.0)
+def set_w(v):
+    return tf.assign(w, v)
+def update(v):
+    return set_w(v * 0.5)
+for step in range(100):
+    sess.run(train)
+    sess.run(update(step))
+"""
+
+CALLBACK = """\
+import tensorflow as tf
+sess = tf.Session()
+counter = tf.Variable(0)
+def optimize(session, n, step_callback):
+    for i in range(n):
+        session.run(train)
+        step_callback(i)
+def bump(i):
+    sess.run(tf.assign_add(counter, 1))
+optimize(sess, 100, bump)
+"""
+
+WHILE_METHOD = METHOD.replace("for step in range(n):", "while not self.done:")
+
+
+@pytest.mark.parametrize(("src", "lines"), [
+    (METHOD, [14]),                # a method on self
+    (WHILE_METHOD, [14]),          # the same in a while loop
+    (HELPER_CHAIN, [10]),          # through a helper that calls a helper
+    (CALLBACK, [10]),              # a callback passed to the loop (reported at the argument)
+])
+def test_ops_built_by_a_function_the_session_loop_calls_are_reported(src, lines):
+    assert _tfp703(src) == lines
+
+
+@pytest.mark.parametrize("src", [
+    # TF2 eager: no session, no graph that grows
+    """
+    import tensorflow as tf
+    lr = tf.Variable(0.1)
+    def decay(v):
+        return lr.assign(v)
+    for step in range(100):
+        decay(0.1 / (step + 1))
+    """,
+    # built once: the ops are made by __init__ / build_graph before the loop
+    """
+    import tensorflow as tf
+    class M:
+        def __init__(self):
+            self.x = tf.placeholder(tf.float32)
+        def build_graph(self):
+            self.y = tf.reduce_sum(self.x)
+        def fit(self, sess, n):
+            self.build_graph()
+            for step in range(n):
+                sess.run(self.y)
+    """,
+    # the helper only runs prebuilt ops
+    METHOD.replace("return tf.summary.scalar(\"loss\", self.loss)", "return self.summ_op"),
+    # the helper is traced
+    METHOD.replace("    def summary(self):", "    @tf.function\n    def summary(self):"),
+    # the op is kept for later calls (built once under a guard)
+    METHOD.replace("        return tf.summary.scalar(\"loss\", self.loss)",
+                   "        if self._s is None:\n"
+                   "            self._s = tf.summary.scalar(\"loss\", self.loss)\n"
+                   "        return self._s"),
+    # a callback that builds nothing
+    CALLBACK.replace("sess.run(tf.assign_add(counter, 1))", "print(i)"),
+    # the function is called per epoch, around the step loop
+    """
+    import tensorflow as tf
+    sess = tf.Session()
+    w = tf.Variable(1.0)
+    def set_w(v):
+        return tf.assign(w, v)
+    for epoch in range(10):
+        sess.run(set_w(epoch))
+        for b in range(100):
+            sess.run(train)
+    """,
+])
+def test_valid_twins_stay_quiet(src):
+    assert _tfp703(src) == []
+
+
+MODEL = """\
+import tensorflow as tf
+class Model:
+    def __init__(self):
+        self.x = tf.placeholder(tf.float32, [None, 3])
+        self.lr = tf.Variable(0.1)
+        self.loss = tf.reduce_sum(self.x)
+    def summary(self):
+        return tf.summary.merge([tf.summary.scalar("loss", self.loss)])
+    def summary_op(self):
+        return self._summary
+"""
+
+TRAIN = """\
+import tensorflow as tf
+from model import Model
+model = Model()
+sess = tf.Session()
+for step in range(1000):
+    sess.run(train_op)
+    sess.run(model.summary())
+"""
+
+
+def _project(root):
+    return [(f[1], f[2]) for f in found(run(LintRequest(paths=[str(root)], cache=False)), root)
+            if f[0] == "TFP703"]
+
+
+def test_a_method_of_another_module_building_ops_per_step_is_reported(tmp_path):
+    write_project(tmp_path, {"model.py": MODEL, "train.py": TRAIN})
+    assert _project(tmp_path) == [("train.py", 7)]
+
+
+def test_a_method_of_another_module_running_prebuilt_ops_is_quiet(tmp_path):
+    write_project(tmp_path, {"model.py": MODEL,
+                             "train.py": TRAIN.replace("model.summary()", "model.summary_op()")})
+    assert _project(tmp_path) == []
+
+
+def test_the_file_named_alone_sees_the_callee_through_its_project(tmp_path):
+    write_project(tmp_path, {".git/HEAD": "", "model.py": MODEL, "train.py": TRAIN})
+    out = run(LintRequest(paths=[str(tmp_path / "train.py")], cache=False))
+    assert [f.location.line for f in out.findings if f.code == "TFP703"] == [7]
+
+
+MODEL_WITH_TRAIN = MODEL + """\
+    def train(self, batch):
+        return self.sess.run(self.train_op, feed_dict={self.x: batch})
+"""
+
+# The shape of round 7's F026: the script imports no TensorFlow; the session runs inside the
+# model's own train(), and summary() builds summary ops on every call.
+SCRIPT = """\
+from model import Model
+model = Model()
+for epoch in range(10):
+    for i in range(100):
+        model.train(data[i])
+        model.summary()
+"""
+
+
+def test_a_script_without_tensorflow_whose_loop_runs_the_session_through_a_method(tmp_path):
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": SCRIPT})
+    assert _project(tmp_path) == [("train.py", 6)]
+
+
+def test_the_same_script_calling_summary_per_epoch_is_quiet(tmp_path):
+    per_epoch = SCRIPT.replace("        model.summary()\n", "    model.summary()\n")
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": per_epoch})
+    assert _project(tmp_path) == []
+
+
+def test_a_loop_that_never_runs_the_session_is_quiet(tmp_path):
+    no_run = SCRIPT.replace("        model.train(data[i])\n", "")
+    write_project(tmp_path, {"model.py": MODEL_WITH_TRAIN, "train.py": no_run})
+    assert _project(tmp_path) == []
+
+
+@pytest.mark.parametrize("src", [
+    # a handful of iterations (a test over two options): a handful of copies, no growth
+    HELPER_CHAIN.replace("for step in range(100):", "for keepdims in [True, False]:"),
+    # once per variable of a model, not per step
+    HELPER_CHAIN.replace("for step in range(100):", "for step in self.weights:"),
+    # the op is built only under a debugging option that is off unless asked for
+    HELPER_CHAIN.replace("def set_w(v):\n    return tf.assign(w, v)",
+                         "def set_w(v, dump=False):\n    if dump:\n"
+                         "        tf.io.write_graph(g, '.', 'g.pb')\n    return v"),
+])
+def test_valid_twins_of_the_loop_and_the_option(src):
+    assert _tfp703(src) == []
+
+
+def test_a_helper_of_another_module_that_builds_and_runs_its_op(tmp_path):
+    # round 4 F026's shape: utils.add_noise runs sess.run(tf.truncated_normal(...)) per batch
+    utils = ("import tensorflow as tf\n"
+             "def add_noise(data, sess):\n"
+             "    return data + sess.run(tf.truncated_normal(data.shape))\n")
+    train = ("import tensorflow as tf\nfrom utils import *\nsess = tf.Session()\n"
+             "for b in range(n):\n    x = add_noise(batch, sess)\n    sess.run(train_op)\n")
+    write_project(tmp_path, {"utils.py": utils, "train.py": train})
+    assert _project(tmp_path) == [("train.py", 5)]
+
+
+def test_a_helper_reading_the_graph_collections_builds_nothing():
+    # WorldModels' get_model_params: runs each existing variable, adds no node
+    src = HELPER_CHAIN.replace(
+        "def set_w(v):\n    return tf.assign(w, v)",
+        "def set_w(v):\n    return [sess.run(x) for x in tf.trainable_variables()]")
+    assert _tfp703(src) == []
