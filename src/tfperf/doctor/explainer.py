@@ -198,10 +198,11 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         starts.append(pos)
         pos += len(k) + 1
     blob = b"\n".join(keys)
-    # the log's whitespace-separated words: a needle whose inner word is not among them cannot
-    # occur, and is not searched for (a third of the needles are absent from a typical log, and
-    # each search reads the whole log)
-    words = frozenset(blob.split())
+    # the log's whitespace-separated words, each with the distinct lines that hold it: a needle
+    # with inner words (whole words inside it) can only occur in the lines that hold all of
+    # them, so it is looked for in the lines of its rarest inner word, not in the whole log
+    # (a search of the whole log for each of some 600 needles cost 60 ms on 10,000 lines)
+    holding = _word_lines(keys, _inner_vocabulary(tuple(p.needles for p in patterns)))
     by_key: dict[int, list[int]] = {}
     every = range(len(keys))
     for ri, p in enumerate(patterns):
@@ -211,7 +212,11 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         else:
             hit = set()
             for needle, inner in _needle_keys(p.needles):
-                if inner and not inner <= words:
+                if inner:
+                    if not inner <= holding.keys():
+                        continue
+                    rarest = min((holding[w] for w in inner), key=len)
+                    hit.update(ki for ki in rarest if needle in keys[ki])
                     continue
                 at = blob.find(needle)
                 while at >= 0:
@@ -225,6 +230,22 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         for li in where[keys[ki]]:
             out[li] = rows
     return out
+
+
+def _word_lines(keys: list[bytes], vocabulary: frozenset[bytes]) -> dict[bytes, list[int]]:
+    """word of ``vocabulary`` → the indices of the keys that hold it as a whitespace-separated
+    word, each once (only the needles' inner words are indexed: a set intersection per line)."""
+    holding: dict[bytes, list[int]] = {}
+    for ki, key in enumerate(keys):
+        for word in vocabulary.intersection(key.split()):
+            holding.setdefault(word, []).append(ki)
+    return holding
+
+
+@functools.cache
+def _inner_vocabulary(needles: tuple[tuple[str, ...], ...]) -> frozenset[bytes]:
+    """Every inner word of the rows' needles."""
+    return frozenset(w for row in needles for _, inner in _needle_keys(row) for w in inner)
 
 
 @functools.cache
@@ -243,14 +264,18 @@ def _inner_words(needle: bytes) -> frozenset[bytes]:
 
 
 # typographic quotes a paste through a web page or a word processor puts in: rows quote with ' and "
-_CURLY = ("\u2018", "\u2019", "\u201c", "\u201d", "\u00b4")
-_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                           "\u00b4": "'"})
+_STRAIGHT = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\u00b4", "'"))
 
 
 def straight_quotes(text: str) -> str:
-    """The log with typographic quotes made straight (only searched for: most logs have none)."""
-    return text.translate(_STRAIGHT) if any(q in text for q in _CURLY) else text
+    """The log with typographic quotes made straight (only searched for: most logs have none).
+
+    One ``str.replace`` per quote present: ``str.translate`` with a table goes through Python's
+    mapping one character at a time, 40 ms on a 10,000-line log that holds one curly quote."""
+    for curly, straight in _STRAIGHT:
+        if curly in text:
+            text = text.replace(curly, straight)
+    return text
 
 
 # a stderr captured and printed as a Python repr (a test's assertion message, a subprocess's output
