@@ -193,16 +193,14 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
     for li, key in enumerate(_keys(lines)):
         where.setdefault(key, []).append(li)
     keys = list(where)
-    starts, pos = [], 0
-    for k in keys:
-        starts.append(pos)
-        pos += len(k) + 1
-    blob = b"\n".join(keys)
-    # the log's whitespace-separated words, each with the distinct lines that hold it: a needle
-    # with inner words (whole words inside it) can only occur in the lines that hold all of
-    # them, so it is looked for in the lines of its rarest inner word, not in the whole log
-    # (a search of the whole log for each of some 600 needles cost 60 ms on 10,000 lines)
-    holding = _word_lines(keys, _inner_vocabulary(tuple(p.needles for p in patterns)))
+    # the log's whitespace-separated words, each with the distinct lines that hold it. A needle
+    # is looked for only in lines that can hold it: with inner words (whole words inside it), in
+    # the lines of its rarest one; else in the lines of the words that contain its longest part
+    # (a part has no whitespace, so it lies inside one word), found in the log's distinct words.
+    # A search of the whole log for each of some 600 needles cost 60 ms on 10,000 lines.
+    holding = _word_lines(keys)
+    words = list(holding)
+    word_blob = _Blob(words)
     by_key: dict[int, list[int]] = {}
     every = range(len(keys))
     for ri, p in enumerate(patterns):
@@ -215,14 +213,16 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
                 if inner:
                     if not inner <= holding.keys():
                         continue
-                    rarest = min((holding[w] for w in inner), key=len)
-                    hit.update(ki for ki in rarest if needle in keys[ki])
+                    near = min((holding[w] for w in inner), key=len)
+                    hit.update(ki for ki in near if needle in keys[ki])
                     continue
-                at = blob.find(needle)
-                while at >= 0:
-                    ki = bisect.bisect_right(starts, at) - 1
-                    hit.add(ki)
-                    at = blob.find(needle, starts[ki] + len(keys[ki]) + 1)  # next key on
+                parts = needle.split()
+                if not parts:  # only whitespace (no row has one): look in every line
+                    hit.update(ki for ki, key in enumerate(keys) if needle in key)
+                    continue
+                near_words = word_blob.holding(max(parts, key=len))
+                hit.update(ki for ki in {ki for wi in near_words for ki in holding[words[wi]]}
+                           if needle in keys[ki])
         for ki in hit:
             by_key.setdefault(ki, []).append(ri)
     out: dict[int, list[int]] = {}
@@ -232,20 +232,36 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
     return out
 
 
-def _word_lines(keys: list[bytes], vocabulary: frozenset[bytes]) -> dict[bytes, list[int]]:
-    """word of ``vocabulary`` → the indices of the keys that hold it as a whitespace-separated
-    word, each once (only the needles' inner words are indexed: a set intersection per line)."""
+def _word_lines(keys: list[bytes]) -> dict[bytes, list[int]]:
+    """word → the indices of the keys that hold it as a whitespace-separated word, each once."""
     holding: dict[bytes, list[int]] = {}
     for ki, key in enumerate(keys):
-        for word in vocabulary.intersection(key.split()):
+        for word in set(key.split()):
             holding.setdefault(word, []).append(ki)
     return holding
 
 
-@functools.cache
-def _inner_vocabulary(needles: tuple[tuple[str, ...], ...]) -> frozenset[bytes]:
-    """Every inner word of the rows' needles."""
-    return frozenset(w for row in needles for _, inner in _needle_keys(row) for w in inner)
+class _Blob:
+    """Items (none holding a newline) joined by newlines: which items hold a byte string."""
+
+    def __init__(self, items: list[bytes]) -> None:
+        self.items = items
+        self.blob = b"\n".join(items)
+        self.starts: list[int] = []
+        pos = 0
+        for item in items:
+            self.starts.append(pos)
+            pos += len(item) + 1
+
+    def holding(self, part: bytes) -> list[int]:
+        """Indices of the items that hold ``part`` (no newline in it), in order."""
+        found = []
+        at = self.blob.find(part)
+        while at >= 0:
+            i = bisect.bisect_right(self.starts, at) - 1
+            found.append(i)
+            at = self.blob.find(part, self.starts[i] + len(self.items[i]) + 1)  # next item on
+        return found
 
 
 @functools.cache
