@@ -759,7 +759,9 @@ def _judge_kernel_oom(by_label: dict[str, Cause], lines: list[str]) -> None:
 
     if any(c.severity == "failure" for c in by_label.values()):
         return
-    hits = [(n, m) for n, ln in enumerate(lines) if (m := _KERNEL_OOM.search(ln))]
+    hits = [(n, m) for n, ln in enumerate(lines)
+            if ("Out of memory: Kill" in ln or "invoked oom-killer" in ln)  # the regex's literals
+            and (m := _KERNEL_OOM.search(ln))]
     victims = [m["victim"] for _, m in hits if m["victim"]]
     if not victims or not any(v.lower().startswith(("python", "ipykernel")) for v in victims):
         return
