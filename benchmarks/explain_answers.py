@@ -4,9 +4,10 @@ speed change (a speed change that moves one answer is not a speed change).
     .venv/bin/python benchmarks/explain_answers.py write OUT.json [--src DIR]
     .venv/bin/python benchmarks/explain_answers.py compare A.json B.json
 
-``write`` renders each fixture log (tests/doctor/fixtures/explain_logs, every split) and the two
-10,000-line logs of bench_explain_cpu.py as text, JSON and Markdown, with the exit status, and
-stores them keyed by log id; ``--src`` runs another checkout's explainer on this checkout's logs.
+``write`` renders each fixture log (tests/doctor/fixtures/explain_logs, every split), each of them
+repeated 4 times (``x4:ID``: the paths that read a repeated line once), and the two 10,000-line
+logs of bench_explain_cpu.py as text, JSON and Markdown, with the exit status, and stores them
+keyed by log id; ``--src`` runs another checkout's explainer on this checkout's logs.
 ``compare`` prints every log whose answer differs in any byte and exits 1 if one does.
 """
 
@@ -41,6 +42,7 @@ def _write(out: Path, src: str | None) -> None:
     with (FIXTURES / "index.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     texts = {r["id"]: (FIXTURES / f"{r['id']}.log").read_text(errors="replace") for r in rows}
+    texts.update({f"x4:{k}": "\n".join([v] * 4) for k, v in list(texts.items())})
     texts["long:set"] = _long_log([r["id"] for r in rows])
     texts["long:benign"] = _long_log([r["id"] for r in rows if r["expected"] == "none"])
     answers = {}
