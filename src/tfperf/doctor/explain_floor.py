@@ -294,10 +294,21 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+@functools.lru_cache(maxsize=2)
+def distinct_lines(text: str) -> str:
+    """The log's distinct lines (split at newlines only), each once, in order: a literal or a
+    one-line regex absent from them is absent from the log, and a log of repeated lines is
+    much shorter this way. (Its line numbers are not the log's.)"""
+    return "\n".join(dict.fromkeys(text.split("\n")))
+
+
 def _candidate_lines(text: str, lines: list[str], skip: set[int]) -> list[int]:
     """0-based indices of the lines holding an error word or a known TensorFlow wording, in
     order, not already explained."""
     starts = _line_starts(text)
+    distinct = distinct_lines(text)
+    # a word absent from the distinct lines is not searched for in the whole log
+    absent = distinct if len(distinct) < len(text) // 2 else ""
     found: set[int] = {li for li, at in enumerate(starts)
                        if text[at:at + 1] in ("E", "F") and _LEVEL_AT.match(text, at)}
     for prefix in (": E ", ": F "):
@@ -307,6 +318,8 @@ def _candidate_lines(text: str, lines: list[str], skip: set[int]) -> list[int]:
                 found.add(bisect.bisect_right(starts, at) - 1)
             at = text.find(prefix, at + 1)
     for needle in (*_TRIGGER_WORDS, *_TRIGGER_LINE_WORDS, *_shape_needles()):
+        if absent and needle not in absent:
+            continue
         at = text.find(needle)
         while at >= 0:  # one hit per line is enough: go on from the next line
             li = bisect.bisect_right(starts, at) - 1

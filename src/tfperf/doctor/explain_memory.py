@@ -87,9 +87,14 @@ _KILLED = re.compile(r"(?:^|\s)(?:Killed|已杀死)\s*$|:\s+\d+\s+[Kk]illed\s|\b
 def killed_after(lines: list[str], after: int) -> int | None:
     """0-based index of the first line after line ``after`` (0-based) saying that the process
     was killed by the operating system; None when there is none."""
+    read: dict[str, bool] = {}  # a repeated line is read once
     for i in range(after + 1, len(lines)):
-        if ("ill" in lines[i] or "137" in lines[i] or "-9" in lines[i] or "杀死" in lines[i]) \
-                and _KILLED.search(lines[i]):
+        line = lines[i]
+        said = read.get(line)
+        if said is None:
+            said = read[line] = bool(("ill" in line or "137" in line or "-9" in line
+                                      or "杀死" in line) and _KILLED.search(line))
+        if said:
             return i
     return None
 

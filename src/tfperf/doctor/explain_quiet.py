@@ -121,16 +121,23 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     tail = _tail_lines(lines)
     found.update(tail)
     out: list[LooseLine] = []
+    shapes: dict[str, str] = {}  # a repeated line's shape and owner are read once
+    owners: dict[str, bool] = {}
     for li in sorted(found - explained):
-        if li >= len(lines) or not (kind := _shape(lines[li])) or _head_of_next(lines, li,
-                                                                               explained):
+        if li >= len(lines):
+            continue
+        line = lines[li]
+        if (kind := shapes.get(line)) is None:
+            kind = shapes[line] = _shape(line)
+        if not kind or _head_of_next(lines, li, explained):
             continue
         if kind == "error at end":
             if li not in tail:
                 continue  # the program went on after it: its own note, ordinary output
             kind = "error"
-        out.append(LooseLine(li, kind, is_tf_line(lines[li]) or _traceback_runs_through_tf(
-            lines, li)))
+        if (tf := owners.get(line)) is None:
+            tf = owners[line] = is_tf_line(line)
+        out.append(LooseLine(li, kind, tf or _traceback_runs_through_tf(lines, li)))
     # a traceback's header belongs to the exception line that ends it
     return [loose for i, loose in enumerate(out)
             if not (_TRACEBACK_HEAD.search(lines[loose.line]) and i + 1 < len(out))]

@@ -484,6 +484,8 @@ def gpu_wanted(text: str) -> str:
     return next((why for rx, why in _GPU_WANTED if rx.search(text)), "")
 
 
+# the calls whose answer may be printed on the next line (the other answers are one line each)
+_NO_GPU_CALLS = ("is_built_with_cuda", "is_gpu_available", "list_physical_devices(")
 # the answer of a GPU check the user ran: is_built_with_cuda() False, an empty GPU list, "0" GPUs
 # (printed on the check's line, or on the next one in a REPL)
 _NO_GPU_ANSWER = re.compile(
@@ -502,6 +504,13 @@ def gpu_not_visible(text: str) -> tuple[int, int] | None:
     Available: 0``), or None."""
     if "GPU" not in text and "cuda" not in text:
         return None
+    if not any(call in text for call in _NO_GPU_CALLS):
+        # only the one-line answers can match: a log of repeated lines is read once per line
+        from tfperf.doctor.explain_floor import distinct_lines
+
+        distinct = distinct_lines(text)
+        if len(distinct) < len(text) // 2 and _NO_GPU_ANSWER.search(distinct) is None:
+            return None
     m = _NO_GPU_ANSWER.search(text)
     if m is None:
         return None
