@@ -191,9 +191,11 @@ def test_a_rewrite_without_the_loop_is_compiled_before_the_loop(user_module, mon
     from tfperf.tune.search import FINAL_SHARE, Search
 
     spent: list[str] = []
+    built: list[str] = []  # the candidates built, in order
     real = Search._build_and_screen
 
     def build(self, live, limit, first_limit=None):
+        built.append(live.record.name)
         real(self, live, limit, first_limit)
         if [lv.name for lv in live.levers] == ["tf.function"]:
             spent.append(live.record.name)  # the loop, traced: the budget goes with it
@@ -210,8 +212,12 @@ def test_a_rewrite_without_the_loop_is_compiled_before_the_loop(user_module, mon
                       "        y = y + x\n", "    time.sleep(0.3)\n    y = x * 1201.0\n")
     result = tune(mod.total, (tf.ones([4, 3]),), budget=10, levers=[batched, TfFunction()])
     by = {c.name: c for c in result.candidates}
-    # the loop's trace was built (and spent the budget), or judged too long to try
-    assert spent or by["tf.function"].rejected.startswith("not tried"), result.table()
     both = by["planted: batched + tf.function"]
+    # The intent: the rewrite's compiled form is built before the loop's trace (which
+    # spends the budget once built, or is judged too long to try at all).
+    assert both.name in built, (built, result.table())
+    assert "tf.function" not in built or built.index(both.name) < built.index(
+        "tf.function"), (built, result.table())
+    assert spent or by["tf.function"].rejected.startswith("not tried"), result.table()
     assert not (both.rejected or "").startswith("not tried"), both.rejected
     assert both.first_call_s is not None and both.equivalent is True

@@ -35,6 +35,7 @@ class Screen:
     retraced: dict[str, str] = field(default_factory=dict)  # function → cause (watched)
     varied_output: Any = None  # the output of one call on the varied inputs (tune/varied.py)
     varied_error: str | None = None  # why that call failed (its calls on the user's passed)
+    varied_timed_out: bool = False  # that call ran past its limit: no verdict, not a failure
 
 
 class _Records(logging.Handler):
@@ -85,7 +86,9 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     the first call's own limit (default ``limit``): a trace or an XLA compile is paid once,
     so a slow first call is measured, and only the calls after it must be quick.
     ``varied``: other inputs of the same shapes and dtypes (:mod:`tfperf.tune.varied`),
-    called once more after those calls (not when the first call was slow), under ``limit``."""
+    called once more after those calls (not when the first call was slow), under the first
+    call's limit: new values may trace again (an eager ``tf.vectorized_map`` converts its
+    body on every call), and a call cut short by a busy machine says nothing of its output."""
     out = Screen()
     with _captured() as messages:
         try:
@@ -123,7 +126,7 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
         except Exception as exc:  # the user's code, edited: any error rejects the candidate
             out.error = describe_error(exc)
     if varied is not None and out.error is None and len(out.outputs) == calls:
-        _varied_call(fn, varied, limit, out)
+        _varied_call(fn, varied, max(limit, first_limit or 0.0), out)
     hits = [m for m in messages if any(n in m for n in FALLBACK_NEEDLES)]
     if hits:
         out.fallback = hits[0].strip().splitlines()[0][:200]
@@ -140,8 +143,24 @@ def _varied_call(fn: Callable[..., Any], varied: tuple[tuple[Any, ...], dict[str
         out.varied_output = snapshot(value)
     except CallTimeout:
         out.varied_error = f"a call did not finish within {limit:.3g} s"
+        out.varied_timed_out = True
     except Exception as exc:  # the user's code, edited
         out.varied_error = describe_error(exc)
+
+
+def steady_call_s(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  limit: float) -> float | None:
+    """Seconds of one more call on inputs already traced for, or None when it raised or ran
+    past ``limit`` (its output is not looked at: the screen judged that)."""
+    t0 = time.perf_counter()
+    try:
+        with time_limit(limit):
+            sync(fn(*args, **kwargs))
+    except CallTimeout:
+        return None
+    except Exception:  # it ran twice before: an error now is no timing
+        return None
+    return time.perf_counter() - t0
 
 
 def _watched(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
