@@ -657,12 +657,14 @@ def _rank(cause: Cause, order: dict[str, int]) -> float:
 
 
 _ONE_TENSOR_SHARE = 0.1  # a single tensor this share of the device memory is too big by itself
+_FREE_HEADROOM = 2  # free memory this many times the tensor could well hold it in one piece
 
 
 def _judge_memory(cause: Cause, text: str) -> None:
     """An OOM whose dump shows more free memory than the request is fragmentation, unless the
-    tensor that failed is by itself a large share of the device's memory (round 19: a
-    [1792, 241084] logits tensor of 1.6 GiB on a 12 GiB limit is a layer too big)."""
+    tensor that failed is by itself a large share of the device's memory and needs most of what
+    is free (round 19: a [1792, 241084] logits tensor of 1.6 GiB on a 12 GiB limit with 1.6 GiB
+    free is a layer too big; the same tensor with 5 GiB free is fragmentation, review 38)."""
     from tfperf.doctor.explain_facts import read_facts
     from tfperf.doctor.explain_memory import judge_oom
     from tfperf.doctor.knowledge import derived_causes
@@ -672,7 +674,8 @@ def _judge_memory(cause: Cause, text: str) -> None:
         return
     facts = read_facts(text)
     big = (facts.oom_tensor is not None and facts.device_memory is not None
-           and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory)
+           and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory
+           and verdict.free < _FREE_HEADROOM * facts.oom_tensor.size)
     if verdict.fragmented and big and facts.oom_tensor and facts.device_memory:
         share = 100 * facts.oom_tensor.size / facts.device_memory
         cause.detail = "; ".join(filter(None, [cause.detail, (
