@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tfperf.doctor.explain_versions import read_versions
 from tfperf.doctor.explainer import explain_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -69,3 +70,12 @@ def test_a_large_tensor_that_needs_all_the_free_memory_is_its_size():
                      + _OOM.format(shape="3000,120000"))
     assert ex.causes[0].label == "out-of-memory", ex.causes[0].label
     assert "not fragmentation, is the cause" in ex.causes[0].detail
+
+
+# --- (11) the TF-version pattern's left boundary ------------------------------------------------
+
+def test_another_packages_tf_version_is_not_tensorflows():
+    assert read_versions("onnx-tf version 1.10.0\n").tensorflow is None
+    assert read_versions("tensorflow_tf_version 1.10.0\n").tensorflow is None
+    assert read_versions("tf version 2.13.1\n").tensorflow == "2.13.1"
+    assert read_versions("print(tf.__version__) 2.4.0\n").tensorflow == "2.4.0"
