@@ -976,7 +976,8 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
 
 def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
     """The facts' judgements (``explain_judgements``): each leads the cause it names (``*``: the
-    first failure) or adds a warning of its own; the first judgement's words end up first."""
+    first failure), follows its words as a remark, or adds a warning of its own; the first
+    judgement's words end up first."""
     from tfperf.doctor.explain_evidence import lead
     from tfperf.doctor.explain_facts import read_facts
     from tfperf.doctor.explain_judgements import judge
@@ -994,7 +995,10 @@ def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -
         failures = sorted((c for c in by_label.values() if c.severity == "failure"),
                           key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
         target = by_label.get(j.label) if j.label != "*" else (failures[0] if failures else None)
-        if target is not None:
+        if target is not None and j.follows:
+            target.cause, target.fix = f"{target.cause} {j.cause}", f"{target.fix} {j.fix}"
+            target.source = f"{target.source} ; {j.source}"
+        elif target is not None:
             lead(target, j.cause, j.fix, j.source, j.shown)
 
 
