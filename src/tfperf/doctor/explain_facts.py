@@ -62,7 +62,7 @@ class LogFacts:
     versions: LogVersions
     platforms: frozenset[str]  # wsl, jetson, aarch64, colab, container, triton (and versions.os)
     tf_roots: tuple[str, ...]  # the site folders TensorFlow's frames come from, in order
-    env_site: str  # a conda env / venv site the interpreter's own frames come from ('' if none)
+    env_site: str  # the conda env / venv root the interpreter's own frames come from ('' if none)
     gpus: tuple[str, ...]
     compute_capabilities: tuple[str, ...]
     device_memory: int | None  # bytes: the GPU's total, or the allocator's limit
@@ -86,8 +86,8 @@ def _roots(text: str) -> tuple[tuple[str, ...], str]:
     env = ""
     for m in re.finditer(r"File \"(?P<path>[^\"\n]+)\"", text):
         path = m["path"]
-        if _ENV_SITE.search(path) and not _USER_SITE.search(path):
-            env = path
+        if (site := _ENV_SITE.search(path)) and not _USER_SITE.search(path):
+            env = path[:site.end() - len("/lib/")]  # the env's root, not the frame's file
             break
     return roots, env
 

@@ -26,6 +26,7 @@ class Judgement:
     source: str
     shown: str  # the facts it read, as the detail shows them
     adds: bool = False  # a cause of its own (severity ``warning``), not a lead
+    follows: bool = False  # a remark after the cause's own words, not ahead of them
 
 
 _TF_NO_WINDOWS_GPU = (2, 11)
@@ -44,14 +45,35 @@ def _mm(version: str | None) -> tuple[int, int] | None:
         return None
 
 
-def _shadowed(facts: LogFacts) -> Judgement | None:
+# failures an install can cause: the user-site copy leads only these (review 38: a label
+# mismatch in the user's own code is not the install's fault)
+_INSTALL_SHAPED = frozenset({
+    "tensorflow-import-failed", "cuda-library-missing", "cuda-runtime-mismatch",
+    "cuda-runtime-not-found", "cudnn-version-mismatch", "dnn-library-not-found",
+    "driver-library-missing", "driver-too-old", "driver-dso-mismatch", "gpu-library-incomplete",
+    "windows-dll-load-failed",
+    "custom-op-build-mismatch", "tf-addon-version-mismatch", "keras-tf-version-mismatch",
+    "keras-flavours-mixed", "tf-installs-mixed", "package-broken-or-shadowed",
+    "numpy-abi-mismatch", "numpy-too-new-for-tf", "protobuf-incompatible", "tf-keras-missing",
+    "wheel-for-another-python", "unsupported-wheel", "gpu-not-visible"})
+
+
+def _first_failure(by_label: dict[str, Any]) -> Any:
+    """The failure a ``*`` judgement would lead (the explainer's order: a row's before the
+    floor's, then by line)."""
+    failures = [c for c in by_label.values() if c.severity == "failure"]
+    return min(failures, key=lambda c: (c.confidence == "low", c.first_line), default=None)
+
+
+def _shadowed(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
     user = facts.user_site_tf
-    if not user or not facts.env_site:
+    first = _first_failure(by_label)
+    if not user or not facts.env_site or first is None:
         return None
     return Judgement(
-        "*",
+        first.label if first.label in _INSTALL_SHAPED else "tf-installs-mixed",
         f"The traceback imports TensorFlow from the user site ({user}) while the program runs in "
-        f"an environment of its own ({facts.env_site.rsplit('lib', 1)[0]}): a copy installed with "
+        f"an environment of its own ({facts.env_site}): a copy installed with "
         "pip install --user (or pip outside the env) shadows the env's TensorFlow, so the "
         "TensorFlow, and the CUDA it wants, is not the one the env was set up with.",
         "Remove the user-site copy (python -m pip uninstall tensorflow tensorflow-gpu with the "
@@ -61,10 +83,19 @@ def _shadowed(facts: LogFacts) -> Judgement | None:
         "Python's site module (the user site is put on sys.path ahead of the interpreter's "
         "site-packages unless PYTHONNOUSERSITE is set; recalled, not checked here) ; "
         "https://github.com/ContinuumIO/anaconda-issues/issues/11805",
-        f"TensorFlow from {user}; env {facts.env_site}")
+        f"TensorFlow from {user}; env {facts.env_site}",
+        adds=first.label not in _INSTALL_SHAPED)
 
 
-def _windows_no_gpu(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
+# Windows named in words (a version banner, a wheel's platform tag, a Windows user folder)
+_WINDOWS_WORDS = re.compile(r"\bWindows\b|\bwin(?:32|_amd64)\b|AppData")
+
+
+def _windows_no_gpu(facts: LogFacts, by_label: dict[str, Any], text: str
+                    ) -> Judgement | None:
+    """TF 2.11+ finds no GPU: on native Windows that is the missing GPU build. It leads only on
+    evidence of Windows; with no OS shown it follows the row's own cause as a remark (review 38:
+    a Linux user's pasted check reads the same)."""
     cause = next((by_label[lb] for lb in _NO_GPU_LABELS if lb in by_label), None)
     if cause is None or cause.details.get("evidence"):
         return None
@@ -73,39 +104,70 @@ def _windows_no_gpu(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | No
             facts.platforms & {"wsl", "colab", "jetson", "aarch64", "container"}):
         return None
     v = facts.versions.tensorflow
+    windows = facts.versions.os == "windows" or bool(_WINDOWS_WORDS.search(text))
+    said = (f"The log shows TensorFlow {v} on Windows:" if windows else
+            f"If this is native Windows (the log shows TensorFlow {v} and no OS):")
     return Judgement(
         "gpu-not-visible",
-        f"The log shows TensorFlow {v} and nothing that says Linux: on native Windows TensorFlow "
-        "2.11 and later have no GPU build (pip's tensorflow there is CPU-only whatever CUDA and "
-        "cuDNN are installed), so no GPU is found; TF 2.10 was the last native-Windows GPU "
-        "release.",
-        "Run TensorFlow in WSL2 (pip install 'tensorflow[and-cuda]' inside it), or on native "
-        "Windows install TF 2.10 with CUDA 11.2 and cuDNN 8.1 (pip install 'tensorflow<2.11', "
-        "Python 3.7-3.10), or use tensorflow-cpu with the DirectML plugin.",
+        f"{said} TensorFlow 2.11 and later have no GPU build on native Windows (pip's tensorflow "
+        "there is CPU-only whatever CUDA and cuDNN are installed), so no GPU is found; TF 2.10 "
+        "was the last native-Windows GPU release.",
+        f"{'' if windows else 'On native Windows: '}Run TensorFlow in WSL2 (pip install "
+        "'tensorflow[and-cuda]' inside it), or on native Windows install TF 2.10 with CUDA 11.2 "
+        "and cuDNN 8.1 (pip install 'tensorflow<2.11', Python 3.7-3.10), or use tensorflow-cpu "
+        "with the DirectML plugin.",
         "https://www.tensorflow.org/install/pip#windows-native ; https://github.com/tensorflow/"
         "tensorflow/issues/60241 (maintainer: 2.10 was the last native-Windows GPU release)",
-        f"TensorFlow {v}, no Linux/WSL path")
+        f"TensorFlow {v}, {'Windows' if windows else 'no OS'} shown, no Linux/WSL path",
+        follows=not windows)
+
+
+def _same_cuda(named: str, built: str) -> bool:
+    """The log's CUDA is the build's: the same major.minor, or a bare major that is the build's."""
+    a, b = named.split("."), built.split(".")
+    return a[:2] == b[:2] or ((len(a) == 1 or len(b) == 1) and a[0] == b[0])
+
+
+def _build_cuda(tf: str, os: str | None) -> str | None:
+    """The CUDA TensorFlow ``tf``'s GPU build uses on ``os``; with no OS shown, the one the Linux
+    and the Windows tables agree on (review 38), where a table without that GPU build (native
+    Windows after 2.10) cannot be the one that ran."""
+    from tfperf.doctor import knowledge as K
+
+    cudas = [c.cuda if (c := K.build_config(tf, o, gpu=True)) else None
+             for o in ([os] if os else ["linux", "windows"])]
+    known = [c for c in cudas if c]
+    if not known or any(not _same_cuda(c, known[0]) for c in known):
+        return None
+    return max(known, key=len)  # "10.0" over the Windows table's "10"
 
 
 def _cuda_runtime(facts: LogFacts, by_label: dict[str, Any], text: str) -> Judgement | None:
     if "cuda-runtime-mismatch" not in by_label:
         return None
-    from tfperf.doctor import knowledge as K
-
-    os = facts.versions.os or "windows"
     tf = facts.versions.tensorflow
     if tf:
-        config = K.build_config(tf, os, gpu=True)
-        wants = [(tf, config.cuda)] if config and config.cuda else []
+        wants = [(tf, c)] if (c := _build_cuda(tf, facts.versions.os)) else []
     elif "tensorflow_core" in text:  # the package layout of TF 2.0 and 2.1 only
-        wants = [(c.tf_version, c.cuda) for c in (K.build_config(v, os, gpu=True)
-                                                  for v in ("2.0.0", "2.1.0")) if c and c.cuda]
+        wants = [(v, c) for v in ("2.0.0", "2.1.0") if (c := _build_cuda(v, facts.versions.os))]
     else:
         return None
     if not wants:
         return None
     named = " or ".join(f"TensorFlow {t} is built for CUDA {c}" for t, c in wants)
     have = facts.versions.cuda
+    shown = "tensorflow_core in the paths (TF 2.0/2.1)" if not tf else f"TensorFlow {tf}"
+    source = "data/tf_gpu_build_configs.csv (TensorFlow's tested build configurations)"
+    if have and len(wants) == 1 and _same_cuda(have, wants[0][1]):
+        return Judgement(
+            "cuda-runtime-mismatch",
+            f"{named} (the tested-build table) and the log names CUDA {have}, the same: the "
+            "installed CUDA matches, so the cudart missing the symbol is another copy found "
+            "first on PATH (LD_LIBRARY_PATH on Linux), or the driver is older than that CUDA.",
+            f"Find the cudart the process loads and remove or move stray copies behind CUDA "
+            f"{wants[0][1]}'s bin folder on PATH, and install a driver that supports CUDA "
+            f"{wants[0][1]} (nvidia-smi shows the CUDA the driver supports).",
+            source, f"{shown}; CUDA {have}")
     return Judgement(
         "cuda-runtime-mismatch",
         f"{named} (the tested-build table){'' if not have else f'; the log names CUDA {have}'}: "
@@ -113,8 +175,7 @@ def _cuda_runtime(facts: LogFacts, by_label: dict[str, Any], text: str) -> Judge
         "calls.",
         f"Install CUDA {wants[0][1]} and put its bin folder first on PATH, or the TensorFlow "
         "built for the CUDA you have (tfperf doctor --plan VERSION).",
-        "data/tf_gpu_build_configs.csv (TensorFlow's tested build configurations)",
-        "tensorflow_core in the paths (TF 2.0/2.1)" if not tf else f"TensorFlow {tf}")
+        source, shown)
 
 
 def _jetson_memory(facts: LogFacts, by_label: dict[str, Any]) -> Judgement | None:
@@ -238,7 +299,8 @@ def _serving_never_loads(by_label: dict[str, Any], text: str) -> Judgement | Non
 
 def judge(facts: LogFacts, by_label: dict[str, Any], text: str) -> list[Judgement]:
     """The judgements the facts support, in the order they should lead."""
-    found = [_windows_no_gpu(facts, by_label), _cuda_runtime(facts, by_label, text),
-             _triton_op(facts, by_label), _jetson_memory(facts, by_label), _shadowed(facts),
+    found = [_windows_no_gpu(facts, by_label, text), _cuda_runtime(facts, by_label, text),
+             _triton_op(facts, by_label), _jetson_memory(facts, by_label),
+             _shadowed(facts, by_label),
              _ptx_wait(facts, by_label), _serving_never_loads(by_label, text)]
     return [j for j in found if j is not None]

@@ -46,6 +46,7 @@ def _gib(n: int) -> str:
 class MemoryVerdict:
     fragmented: bool
     detail: str
+    free: int = 0  # bytes the allocator held free when the request failed
 
 
 def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
@@ -67,7 +68,7 @@ def judge_oom(details: dict[str, list[str]]) -> MemoryVerdict | None:
     if free >= request:
         return MemoryVerdict(True, f"{_gib(free)} free of the {_gib(held)} the allocator holds "
                                    f"({_gib(in_use)} in use), yet {_gib(request)} could not be "
-                                   "allocated in one piece")
+                                   "allocated in one piece", free)
     if held < limit:
         return MemoryVerdict(False, f"the allocator holds {_gib(held)} of its {_gib(limit)} limit "
                                     "and could not grow: other processes hold the GPU's memory")

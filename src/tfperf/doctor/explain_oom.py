@@ -44,6 +44,8 @@ _VOCABULARY_LIKE = 100_000  # a 2-D tensor with more rows reads as a vocabulary-
 _MATRIX_LIKE = 10_000  # a 2-D tensor this large on both axes is a matrix, not a batch of rows
 _LARGE_SAMPLE = 256 << 20  # one sample's share this large: the input's size matters as much
 _SMALL_GPU = 2 << 30  # an allocator limit below this is a small GPU or one mostly held elsewhere
+_LAYER_SHARE = 0.1  # a wide tensor this share of the limit is itself the cause, not the last straw
+_LAYER_LARGE = 1 << 30  # ... or, with no limit shown, this large
 _HELD_ELSEWHERE = 0.5  # free below this share of total at start: another process holds the rest
 
 _OTHER_PROCESS_FIX = ("Run nvidia-smi and stop the other processes using this GPU (shut down idle "
@@ -87,7 +89,8 @@ def _from_shape(dims: list[int], dtype: str, shown: str, limit: int | None = Non
                 "CARE or cryoCARE pass n_tiles, e.g. (1,2,4) or more, to predict), or downscale "
                 "(resize) the image before the model; then stitch the tiles' outputs.",
                 shown)
-    if len(dims) == 2 and dims[1] > _VOCABULARY_LIKE >= dims[0]:
+    if len(dims) == 2 and dims[1] > _VOCABULARY_LIKE >= dims[0] and (
+            size >= _LAYER_SHARE * limit if limit else size >= _LAYER_LARGE):
         share = (f", {100 * size / limit:.0f} % of the {_gib(limit)} TensorFlow could use"
                  if limit else "")
         return (f"One layer is too big: the tensor that failed, {shape} ({_gib(size)}{share}), is "

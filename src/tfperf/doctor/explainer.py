@@ -657,12 +657,14 @@ def _rank(cause: Cause, order: dict[str, int]) -> float:
 
 
 _ONE_TENSOR_SHARE = 0.1  # a single tensor this share of the device memory is too big by itself
+_FREE_HEADROOM = 2  # free memory this many times the tensor could well hold it in one piece
 
 
 def _judge_memory(cause: Cause, text: str) -> None:
     """An OOM whose dump shows more free memory than the request is fragmentation, unless the
-    tensor that failed is by itself a large share of the device's memory (round 19: a
-    [1792, 241084] logits tensor of 1.6 GiB on a 12 GiB limit is a layer too big)."""
+    tensor that failed is by itself a large share of the device's memory and needs most of what
+    is free (round 19: a [1792, 241084] logits tensor of 1.6 GiB on a 12 GiB limit with 1.6 GiB
+    free is a layer too big; the same tensor with 5 GiB free is fragmentation, review 38)."""
     from tfperf.doctor.explain_facts import read_facts
     from tfperf.doctor.explain_memory import judge_oom
     from tfperf.doctor.knowledge import derived_causes
@@ -672,7 +674,8 @@ def _judge_memory(cause: Cause, text: str) -> None:
         return
     facts = read_facts(text)
     big = (facts.oom_tensor is not None and facts.device_memory is not None
-           and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory)
+           and facts.oom_tensor.size >= _ONE_TENSOR_SHARE * facts.device_memory
+           and verdict.free < _FREE_HEADROOM * facts.oom_tensor.size)
     if verdict.fragmented and big and facts.oom_tensor and facts.device_memory:
         share = 100 * facts.oom_tensor.size / facts.device_memory
         cause.detail = "; ".join(filter(None, [cause.detail, (
@@ -973,7 +976,8 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
 
 def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
     """The facts' judgements (``explain_judgements``): each leads the cause it names (``*``: the
-    first failure) or adds a warning of its own; the first judgement's words end up first."""
+    first failure), follows its words as a remark, or adds a warning of its own; the first
+    judgement's words end up first."""
     from tfperf.doctor.explain_evidence import lead
     from tfperf.doctor.explain_facts import read_facts
     from tfperf.doctor.explain_judgements import judge
@@ -991,7 +995,10 @@ def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -
         failures = sorted((c for c in by_label.values() if c.severity == "failure"),
                           key=lambda c: (_rank(c, SEVERITY_ORDER), c.first_line))
         target = by_label.get(j.label) if j.label != "*" else (failures[0] if failures else None)
-        if target is not None:
+        if target is not None and j.follows:
+            target.cause, target.fix = f"{target.cause} {j.cause}", f"{target.fix} {j.fix}"
+            target.source = f"{target.source} ; {j.source}"
+        elif target is not None:
             lead(target, j.cause, j.fix, j.source, j.shown)
 
 
