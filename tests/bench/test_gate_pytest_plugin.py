@@ -143,11 +143,17 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
     doc = json.loads(base.read_text())
     doc["machine"]["load_average_1min"] = 40.0
     loaded.write_text(json.dumps(doc))
-    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(loaded))
+    # on a busy runner a small budget can give too few rounds ("not measured"): the load
+    # warning must show either way, and the session must not fail on time
+    res = run("--tfperf-budget", "1.0", "--tfperf-compare", str(loaded))
     out = res.stdout.str()
-    assert res.ret == 0 and "time inconclusive, the machine changed" in out, out
-    res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(loaded), "--tfperf-strict")
-    assert "judged although the machine changed" in res.stdout.str(), res.stdout.str()
+    assert res.ret == 0, out
+    assert "time inconclusive, the machine changed" in out or \
+        "time not measured (too few rounds" in out and "the machine changed between" in out, out
+    res = run("--tfperf-budget", "1.0", "--tfperf-compare", str(loaded), "--tfperf-strict")
+    out = res.stdout.str()
+    assert "judged although the machine changed" in out or \
+        "time not measured (too few rounds" in out and "the machine changed between" in out, out
 
     pytester.makepyfile(test_b=BENCHED.format(extra="y.numpy()"))
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))

@@ -392,3 +392,22 @@ def test_interleaved_runs_stay_decisive_whatever_the_load():
     res = compare_runs(base, cur, paired=True)
     assert res.times[0].verdict == REGRESSION and res.times[0].machine_changes == []
     assert res.exit_status == 1
+
+
+def test_too_few_rounds_on_a_loaded_machine_says_the_machine_changed():
+    """A busy runner can leave a small budget too few rounds: the time is "not measured",
+    never a failure, and the load that likely caused it is said, not dropped."""
+    base = _loaded(_run(_times(1e-3, seed=1)), 7.0)
+    cur = _loaded(_run(_times(1e-3, n=2, seed=2)), 6.5)
+    res = compare_runs(base, cur)
+    (t,) = res.times
+    assert t.verdict == NOT_MEASURED and res.exit_status == 0
+    assert t.machine_changes[0] == "load 7.0 on 2 CPUs in the baseline run, above 3"
+    text = render_gate(res, "text")
+    assert "warning: step: time not measured (too few rounds to test (30 in the baseline, " \
+        "2 now; 3 needed)), and the machine changed between the runs (load 7.0" in text
+    # a quiet machine: too few rounds, and no load warning
+    quiet = compare_runs(_loaded(_run(_times(1e-3, seed=1)), 0.8),
+                         _loaded(_run(_times(1e-3, n=2, seed=2)), 1.2))
+    assert quiet.times[0].verdict == NOT_MEASURED and quiet.times[0].machine_changes == []
+    assert "warning" not in render_gate(quiet, "text")

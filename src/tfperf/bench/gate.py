@@ -226,6 +226,8 @@ def compare_times(name: str, before: dict[str, Any], after: dict[str, Any], *,
     if len(tb) < MIN_ROUNDS or len(ta) < MIN_ROUNDS:
         tv.reason = (f"too few rounds to test ({len(tb)} in the baseline, {len(ta)} now; "
                      f"{MIN_ROUNDS} needed)")
+        # a loaded machine is the usual reason a budget gives too few rounds: say so
+        tv.machine_changes = [] if paired else list(machine_changes or [])
         return tv
     paired = paired and len(ta) == len(tb)
     yb, ya = yardsticks

@@ -8,6 +8,7 @@ from tfperf.bench.gate import (
     BY_YARDSTICK,
     IMPROVEMENT,
     INCONCLUSIVE,
+    NOT_MEASURED,
     NOT_COMPARABLE,
     REGRESSION,
     CounterChange,
@@ -105,7 +106,11 @@ def _machine_warnings(res: GateResult) -> list[str]:
         if not t.machine_changes:
             continue
         why = "; ".join(t.machine_changes)
-        if t.verdict == INCONCLUSIVE:
+        if t.verdict == NOT_MEASURED:
+            out.append(f"warning: {t.variant}: time not measured ({t.reason}), and the machine "
+                       f"changed between the runs ({why}), which may be why. Rerun both on a "
+                       "quiet machine or with a larger budget")
+        elif t.verdict == INCONCLUSIVE:
             out.append(f"warning: {t.variant}: time inconclusive, the machine changed between "
                        f"the runs ({why}); the times alone say {t.strict_verdict} "
                        f"({_x(t.ratio)}). Rerun both on a quiet machine, time both in one run "
