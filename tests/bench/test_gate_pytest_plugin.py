@@ -149,11 +149,11 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
     out = res.stdout.str()
     assert res.ret == 0, out
     assert "time inconclusive, the machine changed" in out or \
-        "time not measured (too few rounds" in out and "the machine changed between" in out, out
+        ("time not measured (too few rounds" in out and "the machine changed between" in out), out
     res = run("--tfperf-budget", "1.0", "--tfperf-compare", str(loaded), "--tfperf-strict")
     out = res.stdout.str()
     assert "judged although the machine changed" in out or \
-        "time not measured (too few rounds" in out and "the machine changed between" in out, out
+        ("time not measured (too few rounds" in out and "the machine changed between" in out), out
 
     pytester.makepyfile(test_b=BENCHED.format(extra="y.numpy()"))
     res = run("--tfperf-budget", "0.2", "--tfperf-compare", str(base))
