@@ -147,3 +147,17 @@ def test_cpu_notices_a_console_wrapped_at_80_columns_are_nothing_wrong(line: str
     ex = explain_log(">>> import tensorflow as tf\n" + _console(line) + "\n>>> print(1)\n1\n")
     assert ex.verdict == "nothing-wrong", ex.verdict
     assert [i.id for i in ex.informational] == ["cpu-feature-guard"]
+
+
+def test_another_component_s_error_in_a_tensorflow_program_is_read_not_left_unrecognised() -> None:
+    text = ("$ python3 classify.py --model mobilenet_v2_quant_edgetpu.tflite --input parrot.jpg\n"
+            "Traceback (most recent call last):\n  File \"classify.py\", line 4, in <module>\n"
+            "    from PIL import Image\nModuleNotFoundError: No module named 'PIL'\n")
+    ex = explain_log(text)
+    assert ex.verdict == "failure", ex.verdict
+    cause = ex.causes[0]
+    assert cause.confidence == "low" and "not TensorFlow" in cause.cause
+    assert "classify.py:4" in cause.detail
+    # the same error in a log that shows no TensorFlow program stays the program's own
+    plain = explain_log(text.replace("mobilenet_v2_quant_edgetpu.tflite", "photo.png"))
+    assert plain.verdict == "unrecognised" and plain.not_tensorflow

@@ -736,6 +736,23 @@ def scan_errors(text: str, lines: list[str],
     return _site(lines, li, cls, msg), foreign
 
 
+# what shows a program runs TensorFlow or one of its runtimes when no line of TensorFlow's is
+# in the log: a model file of its formats on the command line or in a message, TF_CODE's names
+_TF_PROGRAM = re.compile(r"\.(?:tflite|pb|h5|keras)\b|saved_model|" + TF_CODE.pattern)
+
+
+def site_in_tf_program(text: str, lines: list[str],
+                       foreign: list[ForeignError]) -> tuple[ErrorSite, str] | None:
+    """The first error that is not TensorFlow's, read as the floor reads TensorFlow's, and what
+    shows the program uses TensorFlow (a model file, a runtime's name), when the log shows that:
+    the failing component is another (OpenCV, the Edge TPU runtime, the C++ runtime), but the
+    program is a TensorFlow one, so the error is read rather than left "not recognised"."""
+    if not foreign or not (m := _TF_PROGRAM.search(text)):
+        return None
+    f = min(foreign, key=lambda e: (_RANK.get(e.cls, 1.0), e.line))
+    return _site(lines, f.line, f.cls, f.message), m.group(0)
+
+
 def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:
     """The TensorFlow error of the log no row explained (``scan_errors``), or None."""
     return scan_errors(text, lines, explained)[0]

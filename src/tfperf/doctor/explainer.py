@@ -1046,6 +1046,17 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
 
     site, foreign_errors = F.scan_errors(text, lines, explained)
     foreign = {f.line for f in foreign_errors}
+    component = ""
+    if site is None and not explained and (
+            got := F.site_in_tf_program(text, lines, foreign_errors)):
+        # nothing else recognised, in a program that uses TensorFlow: read the other component's
+        # error rather than say "not recognised" (round 21: cv2's static TLS, a TFLite delegate)
+        site, shows = got
+        foreign.discard(site.line)
+        who = f" but {site.library}, whose frame raised it" if site.library else ""
+        component = (f"The failing component is not TensorFlow{who} (no TensorFlow frame, name "
+                     f"or op in the error), in a program that uses TensorFlow (the log names "
+                     f"'{shows}'). ")
     if site is None:
         return None, foreign
     reading = F.read_error(site)
@@ -1055,7 +1066,8 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
     shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
     cause = Cause(
         label=F.label_of(site.cls), severity=site.severity, confidence="low",
-        cause=f"{reading.meaning} No knowledge row matched this message, so this is the generic "
+        cause=f"{component}{reading.meaning} No knowledge row matched this message, so this is "
+              f"the generic "
               f"reading of a {site.cls}; most likely first: {numbered}",
         fix=fixes,
         see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
