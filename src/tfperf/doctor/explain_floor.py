@@ -119,10 +119,14 @@ _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
 _LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
-TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite)|\btf\.|tf[-_]nightly|"
-                      r"\btf-(?:layers|core|converter|backend)|@tensorflow")
+TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite|edgetpu|pycoral)|\btf\.|"
+                      r"tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
+# a tf.errors class a TF 1.x training loop caught and logged ("Caught OutOfRangeError. Stopping
+# Training. FIFOQueue '_3_prefetch_queue' is closed and has insufficient elements ..."): an error
+# when the input never came (current size 0); otherwise the routine end of num_epochs
+_CAUGHT = re.compile(r"\bCaught (?:[\w.]+\.)?(?P<cls>[A-Z]\w*Error)\b[.:]?\s*(?P<msg>.*)$")
 # TensorFlow's own private exception classes (tensorflow/python/eager/core.py)
 _TF_PRIVATE = frozenset({"_SymbolicException", "_NotOkStatusException", "_FallbackException"})
 # exception classes only TensorFlow and its family raise: TensorFlow's even without a traceback
@@ -386,6 +390,9 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
         msg = m["msg"].strip()
         return m["cls"], msg, (m["cls"] in _TF_PRIVATE or m["cls"] in _TF_FAMILY
                                or _known_wording(m["cls"], msg))
+    if "Caught " in line and (m := _CAUGHT.search(line)) and m["cls"] in TF_ERRORS and (
+            m["cls"] != "OutOfRangeError" or "current size 0)" in line):
+        return m["cls"], m["msg"].strip(), True
     if "Error in py_" in line and (m := _R_CALL.match(line)):
         rest = m["rest"]
         if not rest:  # the message on the next line: a Python class there is read on its own
@@ -727,6 +734,23 @@ def scan_errors(text: str, lines: list[str],
         return None, foreign
     _, li, cls, msg = min(found, key=lambda f: (f[0], f[1]))
     return _site(lines, li, cls, msg), foreign
+
+
+# what shows a program runs TensorFlow or one of its runtimes when no line of TensorFlow's is
+# in the log: a model file of its formats on the command line or in a message, TF_CODE's names
+_TF_PROGRAM = re.compile(r"\.(?:tflite|pb|h5|keras)\b|saved_model|" + TF_CODE.pattern)
+
+
+def site_in_tf_program(text: str, lines: list[str],
+                       foreign: list[ForeignError]) -> tuple[ErrorSite, str] | None:
+    """The first error that is not TensorFlow's, read as the floor reads TensorFlow's, and what
+    shows the program uses TensorFlow (a model file, a runtime's name), when the log shows that:
+    the failing component is another (OpenCV, the Edge TPU runtime, the C++ runtime), but the
+    program is a TensorFlow one, so the error is read rather than left "not recognised"."""
+    if not foreign or not (m := _TF_PROGRAM.search(text)):
+        return None
+    f = min(foreign, key=lambda e: (_RANK.get(e.cls, 1.0), e.line))
+    return _site(lines, f.line, f.cls, f.message), m.group(0)
 
 
 def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:

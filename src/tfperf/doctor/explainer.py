@@ -338,7 +338,8 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
             hits.append((li + 1, found[0], found[1], raw))
     wrapped = _match_wrapped(lines, {h[0] - 1 for h in hits}, patterns)
     if wrapped:  # rare: most logs have none, and the hits are in line order already
-        hits = sorted(hits + wrapped, key=lambda h: h[0])
+        joined_at = {h[0] for h in wrapped}  # a wrapped line's whole message wins over its head
+        hits = sorted([h for h in hits if h[0] not in joined_at] + wrapped, key=lambda h: h[0])
     return n_lines, hits, lines
 
 
@@ -370,6 +371,7 @@ def _match_wrapped(lines: list[str], matched: set[int],
             parts.append(nxt.strip())
         if len(parts) > 1:
             heads.append((li, " ".join(parts)))
+    heads += _terminal_wrapped(lines, matched)
     out: list[tuple[int, Any, Any, str]] = []
     # one needle search over all the joined lines (each search walks every row's needles)
     for hi, rows in sorted(_candidates([j for _, j in heads], patterns).items()):
@@ -379,6 +381,34 @@ def _match_wrapped(lines: list[str], matched: set[int],
         if found is not None:
             out.append((li + 1, found[0], found[1], joined))
     return out
+
+
+# a log line cut by a console's fixed width (Windows' 80 columns): a glog/absl prefix on a line
+# of exactly that width (79 when the paste dropped the space the cut fell on)
+_TERMINAL_WIDTHS = (79, 80)
+_LOG_LINE_HEAD = re.compile(r"^(?:[^\n]{0,40}?\d\d:\d\d:\d\d[.,]\d+:? )?[IWEF]"
+                            r"(?:\d{4} [\d:.]+ +\d+)? ")
+_TERMINAL_MAX = 5  # console lines joined to a head
+
+
+def _terminal_wrapped(lines: list[str], matched: set[int]) -> list[tuple[int, str]]:
+    """Log lines a console wrapped at its width: each head of that width joined with the lines
+    that go on from it (without a space where the cut fell inside a word), up to a line a row
+    matched on its own; the head matched or not, as alone it is a generic I- or W-level line."""
+    heads: list[tuple[int, str]] = []
+    for li, raw in enumerate(lines):
+        if len(raw) != _TERMINAL_WIDTHS[-1] or not _LOG_LINE_HEAD.match(raw):
+            continue
+        joined, piece = raw, raw
+        for ni, nxt in enumerate(lines[li + 1:li + 1 + _TERMINAL_MAX], li + 1):
+            if len(piece) not in _TERMINAL_WIDTHS or ni in matched or not nxt.strip() \
+                    or _LOG_LINE_HEAD.match(nxt):
+                break
+            joined += ("" if len(piece) == _TERMINAL_WIDTHS[-1] else " ") + nxt
+            piece = nxt
+        if joined != raw:
+            heads.append((li, joined))
+    return heads
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1023,6 +1053,17 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
 
     site, foreign_errors = F.scan_errors(text, lines, explained)
     foreign = {f.line for f in foreign_errors}
+    component = ""
+    if site is None and not explained and (
+            got := F.site_in_tf_program(text, lines, foreign_errors)):
+        # nothing else recognised, in a program that uses TensorFlow: read the other component's
+        # error rather than say "not recognised" (round 21: cv2's static TLS, a TFLite delegate)
+        site, shows = got
+        foreign.discard(site.line)
+        who = f" but {site.library}, whose frame raised it" if site.library else ""
+        component = (f"The failing component is not TensorFlow{who} (no TensorFlow frame, name "
+                     f"or op in the error), in a program that uses TensorFlow (the log names "
+                     f"'{shows}'). ")
     if site is None:
         return None, foreign
     reading = F.read_error(site)
@@ -1032,7 +1073,8 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
     shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
     cause = Cause(
         label=F.label_of(site.cls), severity=site.severity, confidence="low",
-        cause=f"{reading.meaning} No knowledge row matched this message, so this is the generic "
+        cause=f"{component}{reading.meaning} No knowledge row matched this message, so this is "
+              f"the generic "
               f"reading of a {site.cls}; most likely first: {numbered}",
         fix=fixes,
         see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
