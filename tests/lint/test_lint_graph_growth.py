@@ -8,7 +8,9 @@ import textwrap
 import pytest
 from project_files import found, write_project
 
+from tfperf.lint.analysis.graph_growth import SETUP_PREFIXES
 from tfperf.lint.engine import lint_source
+from tfperf.lint.rules.tfp703_op_built_per_run import OpBuiltPerRun
 from tfperf.lint.session import LintRequest, run
 
 
@@ -209,6 +211,9 @@ def test_a_loop_that_never_runs_the_session_is_quiet(tmp_path):
     HELPER_CHAIN.replace("for step in range(100):", "for keepdims in [True, False]:"),
     # once per variable of a model, not per step
     HELPER_CHAIN.replace("for step in range(100):", "for step in self.weights:"),
+    HELPER_CHAIN.replace("for step in range(100):", "for step in tf.trainable_variables():"),
+    HELPER_CHAIN.replace("for step in range(100):", "for i, (v, g) in enumerate(zip(params, gs)):"),
+    HELPER_CHAIN.replace("for step in range(100):", "for step in range(len(self.layers)):"),
     # the op is built only under a debugging option that is off unless asked for
     HELPER_CHAIN.replace("def set_w(v):\n    return tf.assign(w, v)",
                          "def set_w(v, dump=False):\n    if dump:\n"
@@ -216,6 +221,13 @@ def test_a_loop_that_never_runs_the_session_is_quiet(tmp_path):
 ])
 def test_valid_twins_of_the_loop_and_the_option(src):
     assert _tfp703(src) == []
+
+
+@pytest.mark.parametrize("bound", ["hparams.steps", "self.hparams.train_steps",
+                                   "params.num_steps", "FLAGS.num_layers_steps"])
+def test_a_step_loop_bounded_by_hyper_parameters_is_not_a_loop_over_variables(bound):
+    # review 38, item 8: `params`/`layers` in the bound's text read as "a model's variables"
+    assert _tfp703(HELPER_CHAIN.replace("range(100)", f"range({bound})")) == [10]
 
 
 def test_a_helper_of_another_module_that_builds_and_runs_its_op(tmp_path):
@@ -235,3 +247,10 @@ def test_a_helper_reading_the_graph_collections_builds_nothing():
         "def set_w(v):\n    return tf.assign(w, v)",
         "def set_w(v):\n    return [sess.run(x) for x in tf.trainable_variables()]")
     assert _tfp703(src) == []
+
+
+def test_the_setup_names_the_docs_list_are_the_ones_the_rule_treats_as_setup():
+    # review 38, item 15: the docs listed `add_*`, which the code never treated as setup
+    listed = OpBuiltPerRun.docs.split("in functions named as setup\n(", 1)[1].split(")")[0]
+    names = [n.strip("`*. \n") for n in listed.replace("\n", " ").split(",")]
+    assert [n for n in names if n and not n.startswith(SETUP_PREFIXES)] == []

@@ -197,7 +197,7 @@ call (directly or through the module's functions it calls; `tf.summary` ops coun
 reported at its call in a loop that runs a session each iteration (not an epoch loop
 around it), naming the loop; a function of another module of the project through its
 summary. Quiet under `tf.function`, in TF2 eager modules, in functions named as setup
-(`__init__`, `build*`, `create*`, `make*`, `define*`, `add_*`, `load*`, `restore*`...).
+(`__init__`, `build*`, `create*`, `make*`, `define*`, `load*`, `restore*`...).
 Not followed: a callback passed to another module's loop or a library's (gpflow's
 `ScipyOptimizer`), a method reached by its name only (`self.net.summary()` of unknown class),
 a lambda.
