@@ -254,3 +254,36 @@ def test_the_setup_names_the_docs_list_are_the_ones_the_rule_treats_as_setup():
     listed = OpBuiltPerRun.docs.split("in functions named as setup\n(", 1)[1].split(")")[0]
     names = [n.strip("`*. \n") for n in listed.replace("\n", " ").split(",")]
     assert [n for n in names if n and not n.startswith(SETUP_PREFIXES)] == []
+
+
+HELPERS = """\
+import tensorflow as tf
+def add_noise(x):
+    return x + tf.random.normal(tf.shape(x))
+"""
+CELLS = ["# title\nsome text\nmore",
+         "import tensorflow as tf\nfrom helpers import add_noise\n"
+         "tf.compat.v1.disable_eager_execution()",
+         "x = tf.compat.v1.placeholder(tf.float32, [None])\nsess = tf.compat.v1.Session()",
+         "def local_noise(x):\n    return x + tf.random.normal(tf.shape(x))",
+         "for step in range(100000):\n    z = local_noise(x)\n    y = add_noise(x)\n"
+         "    sess.run(y, {x: [1.0]})"]
+
+
+def _notebook(cells: list[str]) -> str:
+    import json
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "markdown" if i == 0 else "code", "metadata": {}, "source": c,
+         **({} if i == 0 else {"outputs": [], "execution_count": None})}
+        for i, c in enumerate(cells)]})
+
+
+def test_a_notebook_calling_a_helper_of_another_module_is_reported_in_its_cell(tmp_path):
+    # review 38, item 2: the cross-module finding kept the joined-line position (13:9)
+    write_project(tmp_path, {"helpers.py": HELPERS, "train.ipynb": _notebook(CELLS)})
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert sorted((f.location.cell or 0, f.location.line, f.location.column,
+                   f.message.split("(")[0])
+                  for f in out.findings if f.code == "TFP703") == [
+        (5, 2, 8, "tf.random.normal built on every call of local_noise"),
+        (5, 3, 8, "tf.random.normal built on every call of add_noise")]

@@ -383,7 +383,8 @@ a lambda.
             for call in loop_calls(ctx, loop):
                 ref = callee_ref(ctx, call)
                 if ref is not None and ref[0] != "?" and (ref[0] == "" or project_module(ref[0])):
-                    calls.append([ref[0], ref[1], position(ctx, call)])
+                    # under a "pos" key: map_positions moves it to a notebook's cell
+                    calls.append({"ref": list(ref), "call_pos": position(ctx, call)})
             runs = graph_mode_module(ctx) and runs_here(ctx, loop)
             if calls or runs:  # a loop that runs and calls nothing: it makes its outer an epoch
                 facts.append({"loop": _loop_header(loop), "at": position(ctx, loop)[:2],
@@ -400,7 +401,7 @@ a lambda.
             loops = [f for f in module.facts.get(self.code, ()) if "calls" in f]
             running = []
             for lp in loops:
-                hits = [(c, project.resolve(module, (c[0], c[1]))) for c in lp["calls"]]
+                hits = [(c, project.resolve(module, tuple(c["ref"]))) for c in lp["calls"]]
                 if lp["runs"] or any(h is not None and fact_of(h[0], "runs", h[1].qualname)
                                      for _, h in hits):
                     running.append((lp, hits))
@@ -420,7 +421,7 @@ a lambda.
                     name = fn.qualname.rsplit(".", 1)[-1]
                     where = os.path.basename(home.path)
                     yield self.project_finding(
-                        module.path, c[2],
+                        module.path, c["call_pos"],
                         f"{built['what']} built on every call of {name}() ({where}), which "
                         f"the session loop `{lp['loop']}` calls per iteration: the graph "
                         "grows every time")
