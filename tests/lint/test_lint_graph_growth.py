@@ -287,3 +287,86 @@ def test_a_notebook_calling_a_helper_of_another_module_is_reported_in_its_cell(t
                   for f in out.findings if f.code == "TFP703") == [
         (5, 2, 8, "tf.random.normal built on every call of local_noise"),
         (5, 3, 8, "tf.random.normal built on every call of add_noise")]
+
+
+# review 38, item 1: TF2 code serving a frozen graph in a session of its own; the
+# preprocessing runs eagerly (`.numpy()`): nothing grows
+FROZEN = """\
+import tensorflow as tf
+class Detector:
+    def __init__(self, path):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            gd = tf.compat.v1.GraphDef()
+            with tf.io.gfile.GFile(path, "rb") as f:
+                gd.ParseFromString(f.read())
+            tf.import_graph_def(gd, name="")
+        self.sess = tf.compat.v1.Session(graph=self.graph)
+    def detect(self, image):
+        return self.sess.run("boxes:0", {"image:0": image})
+"""
+PREP = """\
+import tensorflow as tf
+def preprocess(image):
+    image = tf.image.resize(image, (320, 320))
+    return tf.cast(image, tf.uint8).numpy()
+"""
+SERVE = """\
+import cv2
+from frozen import Detector
+from prep import preprocess
+det = Detector("model.pb")
+cap = cv2.VideoCapture(0)
+while True:
+    ok, frame = cap.read()
+    if not ok:
+        break
+    boxes = det.detect(preprocess(frame))
+"""
+
+
+@pytest.mark.parametrize("pin", [None, "tensorflow==2.15.0\n"])
+def test_tf2_eager_helpers_called_per_run_of_a_frozen_graph_session_are_quiet(tmp_path, pin):
+    files = {"frozen.py": FROZEN, "prep.py": PREP, "run.py": SERVE}
+    write_project(tmp_path, {**files, **({"requirements.txt": pin} if pin else {})})
+    assert _project(tmp_path) == []
+
+
+def test_an_eager_helper_in_the_frozen_graph_module_itself_is_quiet(tmp_path):
+    frozen = FROZEN.replace('        return self.sess.run("boxes:0", {"image:0": image})',
+                            "        image = tf.image.resize(image, (320, 320)).numpy()\n"
+                            '        return self.sess.run("boxes:0", {"image:0": image})')
+    serve = SERVE.replace("det.detect(preprocess(frame))", "det.detect(frame)")
+    write_project(tmp_path, {"frozen.py": frozen, "run.py": serve,
+                             "requirements.txt": "tensorflow==2.15.0\n"})
+    assert _project(tmp_path) == []
+
+
+def test_the_same_program_in_tf1_grows_the_default_graph(tmp_path):
+    # TF1: every op goes into the default graph, whichever graph the session runs
+    write_project(tmp_path, {"frozen.py": FROZEN, "prep.py": PREP.replace(".numpy()", ""),
+                             "run.py": SERVE, "requirements.txt": "tensorflow==1.15.0\n"})
+    assert _project(tmp_path) == [("run.py", 10)]
+
+
+def test_a_tf2_program_with_eager_off_in_its_loop_module_grows_the_graph(tmp_path):
+    # the helper's module is plain TF, the loop's module turns eager off: graph code
+    serve = ("import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n"
+             + SERVE.replace("boxes = det.detect(preprocess(frame))",
+                             "boxes = sess.run(preprocess(frame))"))
+    write_project(tmp_path, {"prep.py": PREP.replace(".numpy()", ""), "run.py": serve,
+                             "requirements.txt": "tensorflow==2.15.0\n"})
+    assert _project(tmp_path) == [("run.py", 12)]
+
+
+def test_a_loop_in_the_frozen_graph_module_calling_its_eager_helper_is_quiet():
+    src = FROZEN + """\
+    def prep(self, image):
+        return tf.image.resize(image, (320, 320)).numpy()
+    def serve(self, frames):
+        for f in frames:
+            self.sess.run("boxes:0", {"image:0": self.prep(f)})
+"""
+    assert _tfp703(src) == []
+    assert _tfp703(src.replace("tf.compat.v1.Session(graph=self.graph)",
+                               "tf.compat.v1.Session()")) == [17]
