@@ -287,6 +287,12 @@ def test_a_notebook_calling_a_helper_of_another_module_is_reported_in_its_cell(t
                   for f in out.findings if f.code == "TFP703") == [
         (5, 2, 8, "tf.random.normal built on every call of local_noise"),
         (5, 3, 8, "tf.random.normal built on every call of add_noise")]
+    # and its noqa is looked up on the cell's line
+    noqa = [*CELLS[:4], CELLS[4].replace("add_noise(x)", "add_noise(x)  # noqa: TFP703")]
+    (tmp_path / "train.ipynb").write_text(_notebook(noqa))
+    out = run(LintRequest(paths=[str(tmp_path)], cache=False))
+    assert [f.message.split("(")[0] for f in out.findings if f.code == "TFP703"] == [
+        "tf.random.normal built on every call of local_noise"]
 
 
 # review 38, item 1: TF2 code serving a frozen graph in a session of its own; the
