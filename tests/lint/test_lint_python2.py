@@ -16,6 +16,8 @@ FORMS = [
     ('print "step", i\n', 'print("step", i)\n'),
     ("print\nprint x\n", "print()\nprint(x)\n"),
     ("print >>sys.stderr, x,\nprint x\n", "print(  sys.stderr, x,)\nprint(x)\n"),
+    # no blank after `print`: the `>>` itself becomes the parenthesis (review 38, item 3)
+    ("print>>sys.stderr, 'x'\nprint x\n", "print( sys.stderr, 'x')\nprint(x)\n"),
     ("print x  # done\n", "print(x)  # done\n"),
     ("if a: print a; b = 1\n", "if a: print(a); b = 1\n"),
     ('exec "x = 1" in ns\n', 'exec("x = 1" ,  ns)\n'),
@@ -73,6 +75,15 @@ def test_a_python2_file_gets_the_findings_of_its_python3_twin_on_the_same_lines(
         [(f.code, f.location.line, f.location.column) for f in py3]
     assert notes == ["train.py: read as Python 2 source (print statements and the like "
                      "normalised in a copy; the file is unchanged)"]
+
+
+def test_print_to_a_stream_with_no_blank_keeps_the_file_linted():
+    # `print>>sys.stderr, ...` is a common Python 2 spelling: once broken by the rewrite,
+    # the whole file was TFP000 "cannot parse"
+    src = "import sys\n" + TF1_LOOP + "        print>>sys.stderr, 'done'\n"
+    assert [(f.code, f.location.line) for f in lint_source(src, "train.py",
+                                                           tf_version=(1, 15))] == \
+        [("TFP703", 6)]
 
 
 def test_a_file_python2_cannot_read_either_keeps_todays_error():

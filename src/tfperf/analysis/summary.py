@@ -184,12 +184,21 @@ class ModuleSummary:
             f.pos = move(f.pos)
         for c in self.calls:
             c.pos = move(c.pos)
+        def move_in(fact: Any) -> None:
+            # A rule's fact: a position under any key ending in "pos", also in the dicts of
+            # a list it holds (TFP703's calls of a loop).
+            if isinstance(fact, list):
+                for item in fact:
+                    move_in(item)
+            elif isinstance(fact, dict):
+                for k, v in fact.items():
+                    if k.endswith("pos") and isinstance(v, list) and len(v) == 5:
+                        fact[k] = move(v)
+                    elif isinstance(v, list):
+                        move_in(v)
+
         for facts in self.facts.values():
-            for fact in facts if isinstance(facts, list) else ():
-                if isinstance(fact, dict):
-                    for k, v in fact.items():
-                        if k.endswith("pos") and isinstance(v, list) and len(v) == 5:
-                            fact[k] = move(v)
+            move_in(facts if isinstance(facts, list) else ())
 
     def move_noqa(self, move: Callable[[Pos], Pos]) -> None:
         """Re-key the ``# noqa`` lines by the positions ``move`` gives."""

@@ -118,7 +118,10 @@ def _statement_edits(tokens: list[tokenize.TokenInfo], i: int) -> list[_Edit]:
         # The blank after the keyword becomes the parenthesis (``print"x"`` has none).
         edits = [_Edit(*tok.end, 0 if tok.end == nxt.start else 1, "(")]
         if tok.string == "print" and nxt.string == ">>":
-            edits.append(_Edit(*nxt.start, 2, "  "))
+            # ``print>>f``: no blank, so the ``>>`` itself becomes the parenthesis (two
+            # edits at one column would overwrite each other)
+            edits = [_Edit(*nxt.start, 2, "( ")] if tok.end == nxt.start \
+                else [*edits, _Edit(*nxt.start, 2, "  ")]
         if tok.string == "exec":
             edits.extend(_Edit(*t.start, 2, ", ") for t in _depth0(tokens, i + 1, end)
                          if t.type == tokenize.NAME and t.string == "in")

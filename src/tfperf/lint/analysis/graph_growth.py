@@ -87,7 +87,24 @@ def few_trips(ctx: Context, loop: ast.AST) -> bool:
     if n is not None and n <= FEW_TRIPS:
         return True
     it = getattr(loop, "iter", None)
-    return it is not None and any(w in ast.unparse(it) for w in _VARIABLE_WORDS)
+    return it is not None and _walks_variables(it)
+
+
+def _walks_variables(it: ast.AST) -> bool:
+    """``it`` is a model's variables by its own name (``self.weights``,
+    ``tf.trainable_variables()``; ``zip``/``enumerate`` of them, ``range(len(...))`` of
+    them), not by a word inside a step bound (``range(hparams.num_steps)``)."""
+    if type(it) is ast.Call:
+        f = it.func
+        name = f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
+        if name in ("zip", "enumerate"):
+            return any(_walks_variables(a) for a in it.args)
+        if name == "range" and len(it.args) == 1 and type(it.args[0]) is ast.Call \
+                and getattr(it.args[0].func, "id", None) == "len":
+            return any(_walks_variables(a) for a in it.args[0].args)
+        it = f
+    name = it.attr if type(it) is ast.Attribute else getattr(it, "id", "")
+    return any(name == w or name.endswith("_" + w) for w in _VARIABLE_WORDS)
 
 
 def builds_ops_per_call(ctx: Context, fn: ast.AST, once: OnceTest,

@@ -85,9 +85,10 @@ module). Reported at the helper's `def`, naming the call that runs it per step.
 
 Also a loop over a model's variables (`.trainable_variables`, `.variables`, `.weights`, and
 `zip`s of them; a `for` or a comprehension) that dispatches an op per variable
-(`w.assign(...)`, `w.read_value()`, a TensorFlow op) in such a function, whatever its own op
-count: a soft target update, an EMA, weights read before and after each step. Reported at
-the loop. The call chain follows `self.m()` into a base class of another project module.
+(`w.assign(...)`, `w.read_value()`, a TensorFlow op given the variable) in such a function,
+whatever its own op count: a soft target update, an EMA, weights read before and after each
+step. Reported at the loop. The call chain follows `self.m()` into a base class of another
+project module.
 
 ## Why is this bad?
 Eagerly, every op is dispatched from Python one by one: tens of microseconds each, often
@@ -182,6 +183,16 @@ In preview: not yet judged on the user-style sets.
             for step in range(steps):
                 names(model)
         """, spelling="index: no op per variable"),
+        Valid("""
+            import tensorflow as tf
+            def total(cfg, losses):
+                out = 0.0
+                for w, l in zip(cfg.weights, losses):
+                    out = out + w * tf.reduce_mean(l)
+                return out
+            for step in range(steps):
+                total(cfg, [tf.ones([4]), tf.ones([4])])
+        """, spelling="index: loss weights, no op on them"),
         Valid("""
             import tensorflow as tf
             @tf.function
@@ -392,8 +403,9 @@ In preview: not yet judged on the user-style sets.
                 facts.extend({"fn": qualname, "pos": position(ctx, loop), "ops": 0}
                              for loop in variable_op_loops(ctx, fn))
         if "epoch" in ctx.source.lower():
-            # One fact per call, under a "pos" key: a notebook's positions are moved to its
-            # cells with the calls' (a list of lines was left in joined-line numbers).
+            # One fact per call, under "epoch_pos": `map_positions` moves a notebook's
+            # positions to its cells only under keys ending in "pos" (a list of lines was left
+            # in joined-line numbers).
             facts.extend({"epoch_pos": pos} for pos in _epoch_calls(ctx))
         top = ast.Module(body=[s for s in ctx.tree.body if type(s) not in (*_DEFS, ast.ClassDef)],
                          type_ignores=[])
@@ -451,8 +463,27 @@ def _walks_variables(it: Any) -> bool:
     return type(it) is ast.Attribute and it.attr in _VARIABLE_LISTS
 
 
-def _iterables(loop: Any) -> list[Any]:
-    return [loop.iter] if type(loop) is ast.For else [g.iter for g in loop.generators]
+def _variable_names(target: Any, it: Any) -> set[str]:
+    """The names ``target`` binds to the variables ``it`` walks (``w`` of ``for w, l in
+    zip(model.weights, losses)``; not ``l``)."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("zip", "enumerate"):
+        parts = it.args if it.func.id == "zip" else [None, *it.args[:1]]
+        if type(target) in (ast.Tuple, ast.List) and len(target.elts) == len(parts):
+            return {n for t, p in zip(target.elts, parts, strict=True) if p is not None
+                    for n in _variable_names(t, p)}
+        return {target.id} if type(target) is ast.Name and _walks_variables(it) else set()
+    if _walks_variables(it):
+        return {n.id for n in ast.walk(target) if type(n) is ast.Name}
+    return set()
+
+
+def _targets(loop: Any) -> list[tuple[Any, Any]]:
+    return [(loop.target, loop.iter)] if type(loop) is ast.For \
+        else [(g.target, g.iter) for g in loop.generators]
+
+
+def _mentions(exprs: Any, names: set[str]) -> bool:
+    return any(type(n) is ast.Name and n.id in names for e in exprs for n in ast.walk(e))
 
 
 def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
@@ -465,15 +496,21 @@ def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
         node = todo.pop(0)
         if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
             continue
-        if type(node) in _LOOPS and any(_walks_variables(i) for i in _iterables(node)):
+        names = set().union(*(_variable_names(t, i) for t, i in _targets(node))) \
+            if type(node) in _LOOPS else set()
+        if names:
+            # An op on a variable: its method, or a TensorFlow op given it (an op elsewhere
+            # in the body, on a loss weight of `cfg.weights`, is not one per variable).
             body = node.body if type(node) is ast.For else [node]
             for sub in (n for b in body for n in ast.walk(b)):
                 if type(sub) is not ast.Call:
                     continue
                 func: Any = sub.func
                 q = ctx.call_qualname(sub)
-                if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS) or (
-                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)):
+                if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS
+                        and _mentions([func.value], names)) or (
+                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)
+                        and _mentions([*sub.args, *(k.value for k in sub.keywords)], names)):
                     found.append(node)
                     break
             else:

@@ -20,6 +20,7 @@ from tfperf.lint.analysis.graph_growth import (
     step_loop_candidates,
 )
 from tfperf.lint.analysis.sessions import (
+    GRAPH_MODE_CALLS,
     builds_op,
     epoch_loops,
     graph_mode_module,
@@ -131,6 +132,25 @@ def _built_once(ctx: Context, call: ast.AST, fn: ast.AST) -> bool:
     return _once_guarded(ctx, call, fn) or _cached(ctx, call, fn)
 
 
+def _default_graph_code(ctx: Context) -> bool:
+    """Ops built here go into the default graph a session runs: TF1, or a TF2 module in graph
+    mode; not a TF2 module whose sessions each run a graph of their own (``Session(graph=g)``
+    serving a frozen model) while its other ops, and its callers', run eagerly."""
+    if ctx.tf_version < (2, 0):
+        return True
+    if not graph_mode_module(ctx):
+        return False
+    made = [c for c in ctx.calls if ctx.qualname(c.func) in GRAPH_MODE_CALLS]
+    return not made or not all(_own_graph(ctx, c) for c in made)
+
+
+def _own_graph(ctx: Context, call: ast.Call) -> bool:
+    """``tf.Graph()``, or a session made on an explicit graph (``Session(graph=g)``)."""
+    name = (ctx.qualname(call.func) or "").rsplit(".", 1)[-1]
+    return name == "Graph" or (name.endswith("Session") and (
+        len(call.args) > 1 or any(k.arg == "graph" for k in call.keywords)))
+
+
 def _loop_header(loop: ast.AST) -> str:
     """``for step in range(n)`` / ``while not done``, shortened: names the loop without a
     line number (a notebook's module lines are not its cells')."""
@@ -196,8 +216,10 @@ Across functions (TF1 graph code): a method, helper or callback that builds ops 
 call (directly or through the module's functions it calls; `tf.summary` ops count) is
 reported at its call in a loop that runs a session each iteration (not an epoch loop
 around it), naming the loop; a function of another module of the project through its
-summary. Quiet under `tf.function`, in TF2 eager modules, in functions named as setup
-(`__init__`, `build*`, `create*`, `make*`, `define*`, `add_*`, `load*`, `restore*`...).
+summary (in TF2, when the helper's module or the loop's is graph code). Quiet under
+`tf.function`, in TF2 eager modules and TF2 modules whose sessions run graphs of their own
+(`Session(graph=g)`, a frozen model served), in functions named as setup
+(`__init__`, `build*`, `create*`, `make*`, `define*`, `load*`, `restore*`...).
 Not followed: a callback passed to another module's loop or a library's (gpflow's
 `ScipyOptimizer`), a method reached by its name only (`self.net.summary()` of unknown class),
 a lambda.
@@ -353,7 +375,7 @@ a lambda.
                 reported.add(id(ctx.enclosing_function(creation)))
                 yield self.finding(ctx, creation,
                                    f"{what} built {where}: the graph grows every time")
-        if not graph_mode_module(ctx):
+        if not (graph_mode_module(ctx) and _default_graph_code(ctx)):
             return
         # Across functions: a method or helper the session's step loop calls builds ops.
         for call, callee, loop, what in calls_building_ops_per_step(ctx, _built_once):
@@ -372,8 +394,11 @@ a lambda.
 
         facts: list[dict] = []
         names = qualnames(ctx)
+        # "graph": ops built here grow the default graph; else only where the calling loop's
+        # module is graph code (TF2 eager code called per run of a frozen graph grows none)
+        graph = _default_graph_code(ctx)
         if ctx.imports_tf:  # graph code when the project's session loop calls it
-            facts += [{"builds": names[fn], "what": what}
+            facts += [{"builds": names[fn], "what": what, "graph": graph}
                       for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
             facts += [{"runs": q} for fn, q in names.items()
                       if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -383,12 +408,14 @@ a lambda.
             for call in loop_calls(ctx, loop):
                 ref = callee_ref(ctx, call)
                 if ref is not None and ref[0] != "?" and (ref[0] == "" or project_module(ref[0])):
-                    calls.append([ref[0], ref[1], position(ctx, call)])
+                    # under a "pos" key: map_positions moves it to a notebook's cell
+                    calls.append({"ref": list(ref), "call_pos": position(ctx, call)})
             runs = graph_mode_module(ctx) and runs_here(ctx, loop)
             if calls or runs:  # a loop that runs and calls nothing: it makes its outer an epoch
                 facts.append({"loop": _loop_header(loop), "at": position(ctx, loop)[:2],
                               "outer": [position(ctx, o)[:2] for o in ctx.enclosing_loops(loop)],
-                              "runs": runs, "few": few_trips(ctx, loop), "calls": calls})
+                              "runs": runs, "few": few_trips(ctx, loop), "calls": calls,
+                              "graph": graph})
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
@@ -400,7 +427,7 @@ a lambda.
             loops = [f for f in module.facts.get(self.code, ()) if "calls" in f]
             running = []
             for lp in loops:
-                hits = [(c, project.resolve(module, (c[0], c[1]))) for c in lp["calls"]]
+                hits = [(c, project.resolve(module, tuple(c["ref"]))) for c in lp["calls"]]
                 if lp["runs"] or any(h is not None and fact_of(h[0], "runs", h[1].qualname)
                                      for _, h in hits):
                     running.append((lp, hits))
@@ -415,12 +442,12 @@ a lambda.
                     if home is module and lp["runs"]:
                         continue  # this module's own check reports it (check_module)
                     built = fact_of(home, "builds", fn.qualname)
-                    if built is None:
+                    if built is None or not (built["graph"] or lp["graph"]):
                         continue
                     name = fn.qualname.rsplit(".", 1)[-1]
                     where = os.path.basename(home.path)
                     yield self.project_finding(
-                        module.path, c[2],
+                        module.path, c["call_pos"],
                         f"{built['what']} built on every call of {name}() ({where}), which "
                         f"the session loop `{lp['loop']}` calls per iteration: the graph "
                         "grows every time")
