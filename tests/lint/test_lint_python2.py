@@ -102,3 +102,13 @@ def test_cli_lints_a_python2_file_says_so_once_and_fix_leaves_it_unchanged(tmp_p
     assert main(["lint", "--no-cache", "--tf-version", "1.15", "--fix", str(f)]) == 1
     assert "not fixed" in capsys.readouterr().err
     assert f.read_text() == TF1_LOOP
+
+
+@pytest.mark.parametrize("clause", ["except Exception, e:", "except (IOError, OSError), err:",
+                                    "except tf.errors.OutOfRangeError, e:"])
+def test_a_python2_except_binding_alone_is_read_as_python2_not_as_pep758(clause):
+    # Python 3.11-3.13 say "multiple exception types must be parenthesized" for both; a
+    # lower-case last name is Python 2's binding (a real file was told it needs Python 3.14)
+    source = f"try:\n    pass\n{clause}\n    pass\n"
+    found = python2_copy(source, "m.py")
+    assert found is not None and " as " in found[0]

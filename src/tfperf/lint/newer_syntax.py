@@ -25,6 +25,9 @@ from collections.abc import Iterator
 Version = tuple[int, int]
 RUNNING: Version = (sys.version_info[0], sys.version_info[1])
 
+# Python 2's `except ValueError, e:` binds a name; PEP 758 lists classes, which are CapWords:
+# a last item in lower case is the Python 2 binding, not newer syntax.
+_PY2_EXCEPT_BINDING = re.compile(r"^\s*except\s+[^:]+,\s*[a-z_][a-z0-9_]*\s*:")
 _TYPE_STATEMENT = re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*(\[.*\])?\s*=")
 _TYPE_PARAMS = re.compile(r"^\s*(?:(?:async\s+)?def|class)\s+[A-Za-z_]\w*\s*\[")
 _T_PREFIXES = frozenset({"t", "tr", "rt"})
@@ -51,7 +54,7 @@ def newer_syntax(source: str, exc: SyntaxError,
             return (3, 12), "PEP 695 type parameters"
     if running < (3, 14):
         if (exc.msg or "").startswith("multiple exception types must be parenthesized") \
-                and " as " not in line:
+                and " as " not in line and not _PY2_EXCEPT_BINDING.match(line):
             return (3, 14), "PEP 758 except without parentheses"
         if _template_string(line):
             return (3, 14), "PEP 750 template string"
