@@ -167,3 +167,106 @@ def test_a_notebook_helper_called_once_per_epoch_is_not_a_step(tmp_path):
         intro, HELPERS, per_epoch.replace("epoch in range(epochs)", "step in range(steps)"))})
     hits = _found(_lint(tmp_path, cache=False), tmp_path)
     assert len(hits) == 1 and "cell 3, line 2" in hits[0][2], hits
+
+
+# Stop 38, precision: helpers whose Python side @tf.function would change (held-out
+# precision rounds: Real-ESRGAN's random.choice, Python queue, len() of a tensor; a
+# Pixel2Pixel np.random draw), each with a hot twin that is still found.
+PYTHON_SIDE = {
+    "python random": ("k = random.choice([1, 2, 3])", "k = 2"),
+    "numpy random": ("k = np.random.uniform()", "k = 0.5"),
+    "numpy random through an alias": ("k = npr.rand()", "k = 0.5"),
+    "a tensor's length as a Python int": ("k = len(tf.unique(adv)[0])", "k = tf.size(adv)"),
+    "state on self": ("self.seen = adv", "seen = adv"),
+    "a queue on self": ("self.queue.append(adv)", "queue = [adv]"),
+    "a global counter": ("global STEPS\n    STEPS += 1", "steps = 1"),
+}
+_HELPER = """\
+import random
+import numpy as np
+import numpy.random as npr
+import tensorflow as tf
+
+STEPS = 0
+
+class Drawer:
+    def regrets(self, adv, mask):
+        {line}
+        adv = tf.constant(adv) * tf.constant(mask)
+        pos = tf.maximum(adv, 0.0)
+        total = tf.reduce_sum(pos)
+        return tf.where(total > 0, pos / total, tf.one_hot(tf.argmax(adv), tf.size(adv)))
+"""
+_LOOP = """\
+from helpers import Drawer
+
+def solve(states, iterations):
+    d = Drawer()
+    for i in range(iterations):
+        d.regrets(states[i].adv, states[i].mask)
+"""
+
+
+def test_a_helper_whose_python_side_a_trace_would_freeze_is_not_found(tmp_path):
+    for name, (frozen, plain) in PYTHON_SIDE.items():
+        for line, expect in ((frozen, []), (plain, [("helpers.py", 9)])):
+            root = tmp_path / f"{len(list(tmp_path.iterdir()))}"
+            helper = _HELPER.format(line=line.replace("\n", "\n    "))
+            write_project(root, {"helpers.py": helper, "solver.py": _LOOP})
+            got = [(p, n) for p, n, _ in _found(_lint(root, cache=False), root)]
+            assert got == expect, (name, line)
+
+
+def test_a_helper_returning_numpy_values_it_computed_is_not_found(tmp_path):
+    body = HELPERS.replace("import tensorflow as tf", "import numpy as np\nimport tensorflow as tf")
+    for ret, expect in (("return np.stack([pos, total])", []),
+                        ("out = np.array(total)\n    return out", []),
+                        ("return tf.stack([pos, total])", [("helpers.py", 4)])):
+        root = tmp_path / f"{len(list(tmp_path.iterdir()))}"
+        helper = body.replace("    return tf.where(", f"    {ret}\n    _ = tf.where(")
+        write_project(root, {"helpers.py": helper, "solver.py": SOLVER})
+        got = [(p, n) for p, n, _ in _found(_lint(root, cache=False), root)]
+        assert got == expect, ret
+
+
+_VAR_HELPERS = """\
+import tensorflow as tf
+
+def augment(x):
+    x = tf.image.random_flip_left_right(x)
+    x = tf.pad(x, [[0, 0], [4, 4], [4, 4], [0, 0]])
+    x = tf.image.random_crop(x, tf.shape(x))
+    x = tf.clip_by_value(x, 0.0, 1.0)
+    x = tf.cast(x, tf.float32)
+    return tf.identity(x)
+
+def ema(model, ema_model, decay):
+    for v, e in zip(model.trainable_variables, ema_model.trainable_variables):
+        e.assign(decay * e + (1 - decay) * v)
+"""
+_TRAIN = """\
+import tensorflow as tf
+{session}
+from helpers import augment, ema
+
+def train(dataset, model, ema_model, optimizer):
+    for batch in dataset:
+        with tf.GradientTape() as tape:
+            x = augment(batch)
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        ema(model, ema_model, 0.999)
+"""
+
+
+def test_the_step_recorded_by_a_tape_in_a_loop_is_the_tape_not_the_function(tmp_path):
+    """MixMatch: the helper called under the tape runs in the step TFP306 reports (compiling
+    the step is the fix); the EMA over every variable after the tape is per-batch eager work.
+    A compat.v1 session opened only for GPU options does not hide the training step."""
+    for n, session in enumerate(("", "session = tf.compat.v1.InteractiveSession()")):
+        root = tmp_path / str(n)
+        write_project(root, {"helpers.py": _VAR_HELPERS,
+                             "main.py": _TRAIN.format(session=session)})
+        got = [(p, line) for p, line, _ in _found(_lint(root, cache=False), root)]
+        assert got == [("helpers.py", 12)], session

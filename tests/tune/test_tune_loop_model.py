@@ -434,3 +434,22 @@ def f(x, w):
     assert "vectorized_map" in new and "idx // (tf.shape(x)[2])" in new and not [
         k for k in _loops_left(new) if k in ("For", "While")], new
     _agrees(text, new, args)
+
+
+
+def test_a_per_device_tower_loop_is_not_batched():
+    """A TF1 multi-device tower loop (each iteration under its own ``tf.device``) is "per
+    device" in the loop model: tune's loop levers (which start from ``function_loops``) get
+    no such loop; its twin on one device is one of them. (The levers leave a ``with`` body
+    alone anyway; this keeps a later lever that enters ``with`` from batching towers.)"""
+    from tfperf.lint.semantic import Context
+    from tfperf.tune.iterations import function_loops
+
+    tower = ("import tensorflow as tf\n\n\ndef f(x, w):\n    outs = []\n"
+             "    for i in range(x.shape[0]):\n        with tf.device({device}):\n"
+             "            outs.append(tf.linalg.matvec(w, x[i]))\n    return tf.stack(outs)\n")
+    for device, kept in (("'/gpu:%d' % i", 0), ("f'/gpu:{i}'", 0), ("'/cpu:0'", 1)):
+        text = tower.format(device=device)
+        tree = ast.parse(text)
+        fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+        assert len(function_loops(Context(tree, text, "t.py"), fn)) == kept, device

@@ -139,6 +139,7 @@ class Loop:
     body: tuple[ast.AST, ...] = ()
     updates: tuple[Update, ...] = ()
     running: frozenset[str] = frozenset()
+    per_device: bool = False
 
 
 def loop_of(ctx: Context, node: Any) -> Loop | None:
@@ -205,7 +206,74 @@ def _statement_loop(ctx: Context, node: Any, form: str, domain: Domain) -> Loop:
     results = _results(ctx, node, domain, flow.reductions)
     updates = _updates(ctx, node, carried)
     return Loop(node, form, domain, _indexes(domain, body), shape, frozenset(carried),
-                results, body, updates, _running(ctx, node, updates, flow.reductions))
+                results, body, updates, _running(ctx, node, updates, flow.reductions),
+                enters_device_per_iteration(ctx, node))
+
+
+# What places the ops of a ``with`` block on a device (canonical names; any ``.device(...)``
+# or ``.scope()`` of a name set from the iteration is read the same way).
+_DEVICE_SCOPES = frozenset({"tensorflow.device", "tensorflow.compat.v1.device"})
+
+
+def enters_device_per_iteration(ctx: Context, loop: Any) -> bool:
+    """The body of statement ``loop`` enters a ``with`` whose device varies with the loop's
+    target (directly, or through names the body sets from it): ``tf.device('/gpu:%d' % i)``,
+    ``tf.device(d)`` for ``d`` in a device list, ``strategy[i].scope()``."""
+    withs: list[Any] = [n for s in loop.body for n in ast.walk(s)
+                        if type(n) in (ast.With, ast.AsyncWith)]
+    if not withs:
+        return False
+    target = getattr(loop, "target", None)
+    varying = set(_names(target)) if target is not None else set()
+    if type(loop) is ast.While:
+        varying |= {n.id for s in loop.body for n in ast.walk(s)
+                    if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    for stmt in loop.body:  # names the body derives from the iteration, in order
+        for n in ast.walk(stmt):
+            if type(n) is ast.Assign and _reads(n.value) & varying:
+                varying |= {t.id for tg in n.targets for t in ast.walk(tg)
+                            if type(t) is ast.Name}
+    for w in withs:
+        for item in w.items:
+            expr = item.context_expr
+            if type(expr) is not ast.Call:
+                continue
+            q = ctx.call_qualname(expr) or ""
+            func: Any = expr.func
+            attr = func.attr if type(func) is ast.Attribute else ""
+            if q in _DEVICE_SCOPES or attr == "device":
+                if any(_reads(a) & varying for a in [*expr.args, *(k.value for k in
+                                                                   expr.keywords)]):
+                    return True
+            elif attr == "scope" and _reads(func.value) & varying:
+                return True
+    return False
+
+
+def _reads(node: Any) -> set[str]:
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name}
+
+
+def per_device_lines(ctx: Context) -> frozenset[int]:
+    """Lines whose innermost loop is a per-device tower loop (:attr:`Loop.per_device`):
+    findings there that would batch the loop are not made. A loop nested inside a tower
+    keeps its own lines (a comprehension inside a tower is the tower's)."""
+    def compute() -> frozenset[int]:
+        if "device" not in ctx.source and "scope" not in ctx.source:
+            return frozenset()
+        owner: dict[int, tuple[int, bool]] = {}  # line -> (depth of its loop, per device)
+        node: Any
+        for node in ctx.nodes_of(ast.For, ast.AsyncFor, ast.While):
+            start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
+            model = loop_of(ctx, node)
+            device = model is not None and model.per_device
+            depth = start - end  # an inner loop spans fewer lines: it wins
+            for line in range(start, end + 1):
+                held = owner.get(line)
+                if held is None or depth > held[0]:
+                    owner[line] = (depth, device)
+        return frozenset(line for line, (_, device) in owner.items() if device)
+    return ctx.cached("analysis.per_device_lines", compute)
 
 
 _UPDATE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}

@@ -147,6 +147,7 @@ class Dispatcher:
         self.module_rules = [r for r in self.rules if r.wants_module()]
         self.gated = [r for r in self.rules if r.requires_imports is not None]
         self.needs_tf = [r.code for r in self.rules if r.needs_tf]
+        self.batching = frozenset(r.code for r in self.rules if r.batches_loops)
         self.module_gated = [r for r in self.rules if r.gated()]
         # Rules with a cross-module check: each module is then summarised too.
         self.project_rules = [r for r in self.rules if r.wants_project()]
@@ -210,6 +211,11 @@ class Dispatcher:
             except Exception as exc:
                 broken.add(rule.code)
                 findings.append(internal_error_finding(path, rule, exc))
+        if ctx.dead_lines and findings:  # a rule that walked into unreachable code
+            findings = [f for f in findings if f.location is None
+                        or f.location.line not in ctx.dead_lines]
+        if self.batching and findings:
+            findings = _outside_towers(ctx, findings, self.batching)
         if summary_out is not None and self.project_rules:
             try:
                 summary_out.append(module_summary(
@@ -217,6 +223,20 @@ class Dispatcher:
             except Exception as exc:  # a bug in the project model: the module's rules ran
                 findings.append(internal_error_finding(path, None, exc))
         return findings
+
+
+def _outside_towers(ctx: Context, findings: list[Finding],
+                    batching: frozenset[str]) -> list[Finding]:
+    """``findings`` less those of loop-batching rules on lines of a per-device tower loop."""
+    if not any(f.code in batching for f in findings):
+        return findings
+    from tfperf.analysis.loops import per_device_lines
+
+    towers = per_device_lines(ctx)
+    if not towers:
+        return findings
+    return [f for f in findings if f.code not in batching or f.location is None
+            or f.location.line not in towers]
 
 
 def module_summary(ctx: Context, publishers: Sequence[Rule]) -> ModuleSummary:

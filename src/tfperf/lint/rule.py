@@ -172,6 +172,11 @@ class Rule:
     # half the modules of user code, and of their assignments, import neither).
     needs_tf: ClassVar[bool] = False
     fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
+    # ``True`` where a finding advises batching a loop's iterations into one op: the engine
+    # drops such findings inside a per-device tower loop (``with tf.device(...)`` chosen by
+    # the iteration, :func:`tfperf.analysis.loops.per_device_lines`), whose iterations
+    # must stay on their own devices.
+    batches_loops: ClassVar[bool] = False
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Finding]:
         """Findings for one node of a type in ``node_types``."""

@@ -90,7 +90,9 @@ def function_loops(ctx: Any, fn: ast.FunctionDef) -> list[Any]:
         n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp))]
     inside += [n for n in ast.walk(fn) if isinstance(n, ast.Call)
                and ctx.call_qualname(n) in MAP_FNS]
-    found = [m for m in (loop_of(ctx, n) for n in inside) if m is not None]
+    # A per-device tower loop places each iteration on its own device: never batched.
+    found = [m for m in (loop_of(ctx, n) for n in inside) if m is not None
+             and not m.per_device]
     return sorted(found, key=lambda m: -_depth(fn, m.node))
 
 

@@ -134,9 +134,12 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
 def starts_fresh_graph(ctx: Context, block: ast.AST) -> bool:
     """``block`` (a loop or function) makes a new graph or session, so what it builds goes
     into a graph of its own, not one that grows."""
+    fresh = ctx.cached("sessions.fresh_graph_calls", lambda: [
+        c for c in ctx.calls if ctx.qualname(c.func) in _FRESH])
+    if not fresh:  # most modules: no walk of each loop and function
+        return False
     def compute() -> bool:
-        return any(type(n) is ast.Call and ctx.qualname(n.func) in _FRESH
-                   for n in ast.walk(block))
+        return any(c is block or any(a is block for a in ctx.ancestors(c)) for c in fresh)
     return ctx.cached(f"sessions.starts_fresh_graph:{id(block)}", compute)
 
 

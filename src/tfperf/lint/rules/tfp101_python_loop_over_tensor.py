@@ -22,6 +22,7 @@ from tfperf.lint.semantic import Context
 
 class PythonLoopOverTensor(Rule):
     code = "TFP101"
+    batches_loops = True
     name = "python-loop-over-tensor"
     message = "Python loop over tensor elements: one small op per element"
     hint = ("replace the loop by whole-tensor ops (broadcasting, tf.reduce_*, tf.einsum, "

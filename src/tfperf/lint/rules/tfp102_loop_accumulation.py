@@ -154,6 +154,7 @@ def _plain_ref(node: ast.AST) -> bool:
 
 class LoopAccumulation(Rule):
     code = "TFP102"
+    batches_loops = True
     name = "loop-accumulation"
     message = "tensor accumulated element by element in a Python loop: one reduction does it"
     hint = ("sum the whole tensor at once: tf.reduce_sum(x, axis=0), or tf.einsum / "

@@ -150,6 +150,7 @@ def _op_of_index(ctx: Context, loop: ast.For, value: ast.expr) -> bool:
 
 class AppendThenStack(Rule):
     code = "TFP103"
+    batches_loops = True
     name = "append-then-stack"
     message = "tensors appended to a list in a loop, then stacked: build them with one op"
     hint = ("compute all elements with one whole-tensor op; if the body cannot be vectorised, "

@@ -108,6 +108,7 @@ def _growths(ctx: Context, loop: ast.AST, target: str) -> list[ast.AST]:
 
 class ConcatGrownInLoop(Rule):
     code = "TFP104"
+    batches_loops = True
     name = "concat-grown-in-loop"
     message = "tensor grown with tf.concat in a loop: every iteration copies all of it again"
     hint = ("append the pieces to a list and tf.concat once after the loop, compute them in "

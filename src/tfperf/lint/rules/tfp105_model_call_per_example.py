@@ -25,6 +25,7 @@ def _model_input(call: ast.Call) -> ast.expr | None:
 
 class ModelCallPerExample(Rule):
     code = "TFP105"
+    batches_loops = True
     name = "model-call-per-example"
     message = "Keras model run one example at a time in a loop: batch the examples"
     hint = ("call the model (or model.predict) once on the whole batch, e.g. "

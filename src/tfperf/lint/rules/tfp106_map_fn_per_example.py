@@ -270,6 +270,7 @@ PER_IMAGE = ("augmentation layer derived from BaseImageAugmentationLayer runs au
 
 class MapFnPerExample(Rule):
     code = "TFP106"
+    batches_loops = True
     name = "map-fn-per-example"
     message = "tf.map_fn runs batchable ops one element at a time in a loop"
     hint = ("call the ops on the whole batch (they broadcast or take a batch axis), or "

@@ -276,6 +276,7 @@ def _per_item_branch(ctx: Context, node: ast.AST, loop: ast.AST, bound: set[str]
 
 class LoopInvariantOp(Rule):
     code = "TFP107"
+    batches_loops = True
     name = "loop-invariant-op"
     message = "TensorFlow op with the same inputs in every iteration: computed again each time"
     #: In a traced function or TF1 graph code the loop is unrolled when the graph is built, and

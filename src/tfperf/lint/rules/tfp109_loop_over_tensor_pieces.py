@@ -66,6 +66,7 @@ def _rejoined(loop: Loop) -> str | None:
 
 class LoopOverTensorPieces(Rule):
     code = "TFP109"
+    batches_loops = True
     name = "loop-over-tensor-pieces"
     message = ("the same TF op run on each piece of one tensor, then put back together: "
                "one op over the whole tensor does it")

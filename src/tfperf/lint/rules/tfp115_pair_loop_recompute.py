@@ -36,6 +36,7 @@ def _loop_names(node: Any) -> set[str]:
 
 class PairLoopRecompute(Rule):
     code = "TFP115"
+    batches_loops = True
     name = "pair-loop-recompute"
     message = ("a product that depends on one item of the pair is computed again for every "
                "pair it is in: n*(n-1)/2 products where n do")

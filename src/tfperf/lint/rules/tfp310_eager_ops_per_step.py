@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
@@ -63,6 +64,70 @@ def eager_ops(ctx: Context, fn: Any) -> int | None:
         if not q.startswith(_NOT_OPS):
             count += 1
     return count
+
+
+# Python-side randomness: a trace draws it once and freezes it into the graph.
+_HOST_RANDOM = ("random.", "numpy.random.")
+# Methods that change a Python container kept on ``self`` or in a global.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "clear",
+                       "remove", "update", "add"})
+
+
+def python_side(ctx: Context, fn: Any) -> bool:
+    """``fn`` computes on the Python side in a way ``@tf.function`` would change: it draws
+    Python or NumPy randomness (``random.choice``, ``np.random.rand``: drawn once at trace),
+    keeps state that changes per call (``self.x = ...``, ``self.pool.append(...)``,
+    ``global``/``nonlocal``: done once at trace), takes a tensor op's length as a Python
+    value (``len(tf.unique(x)[0])``: fails in a graph), or returns NumPy values it computed
+    (``np.stack(...)``, ``np.array(...)``: the caller gets tensors instead)."""
+    numpy_names: set[str] = set()
+    for node in _body_nodes(fn):
+        t = type(node)
+        if t in (ast.Global, ast.Nonlocal):
+            return True
+        if t in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            targets = node.targets if t is ast.Assign else [node.target]
+            if any(type(x) is ast.Attribute and type(x.value) is ast.Name
+                   and x.value.id == "self" for tg in targets for x in ast.walk(tg)):
+                return True
+            value = node.value
+            if t is ast.Assign and type(value) is ast.Call \
+                    and (ctx.call_qualname(value) or "").startswith("numpy."):
+                numpy_names.update(x.id for tg in targets for x in ast.walk(tg)
+                                   if type(x) is ast.Name)
+        elif t is ast.Call:
+            q = ctx.call_qualname(node) or ""
+            if q.startswith(_HOST_RANDOM):
+                return True
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in _MUTATORS \
+                    and type(func.value) is ast.Attribute \
+                    and type(func.value.value) is ast.Name and func.value.value.id == "self":
+                return True
+            if ctx.is_builtin(func, "len") and node.args and type(node.args[0]) in (
+                    ast.Call, ast.Subscript) and any(
+                    (ctx.call_qualname(c) or "").startswith("tensorflow.")
+                    for c in ast.walk(node.args[0]) if type(c) is ast.Call):
+                return True
+        elif t is ast.Return and node.value is not None:
+            value = node.value
+            if type(value) is ast.Call and (ctx.call_qualname(value) or "").startswith("numpy."):
+                return True
+            if type(value) is ast.Name and value.id in numpy_names:
+                return True
+    return False
+
+
+def _body_nodes(fn: Any) -> Iterator[Any]:
+    """Every node of ``fn``'s own body, in order enough for names bound before a return
+    (not those of functions, lambdas or classes it defines)."""
+    todo: list[Any] = list(reversed(fn.body))
+    while todo:
+        node = todo.pop()
+        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
+            continue
+        yield node
+        todo.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 class EagerOpsPerStep(Rule):
@@ -376,9 +441,14 @@ In preview: not yet judged on the user-style sets.
     )
 
     def publish(self, ctx: Context) -> list[dict] | None:
-        if ctx.tf_version < (2, 0) or (ctx.imports_tf and graph_mode_module(ctx)):
+        if ctx.tf_version < (2, 0):
             return None
         from tfperf.analysis.summary import header_position, position, qualnames
+
+        # A TF 1.x graph module's helpers are not reported; its training steps and model
+        # builders still are facts: a script that opens a compat.v1 session only to set GPU
+        # options (MixMatch's main.py) runs an eager tape step calling other modules' helpers.
+        graph = ctx.imports_tf and graph_mode_module(ctx)
 
         # Where the helper's callers may sit, in any module (a script importing only the
         # project's helpers too): a training step (TFP306 reports the step, whose
@@ -390,11 +460,16 @@ In preview: not yet judged on the user-style sets.
             if type(fn) not in _DEFS:
                 continue
             if tapes and _trains(ctx, fn):
-                facts.append({"step": qualname})
+                looped = _tapes_in_loops(ctx, fn)
+                if looped:  # the step is what the tape records, not the whole function
+                    facts.extend({"taped_pos": position(ctx, c)} for c in looped)
+                else:
+                    facts.append({"step": qualname})
             if models and _builds_model(ctx, fn.body):
                 facts.append({"builds": qualname})
-            if not ctx.imports_tf or ctx.is_tf_function(fn) or traced(ctx, fn) \
-                    or ctx.dataset_map_call(fn) is not None or eager_guarded(ctx, fn):
+            if graph or not ctx.imports_tf or ctx.is_tf_function(fn) or traced(ctx, fn) \
+                    or ctx.dataset_map_call(fn) is not None or eager_guarded(ctx, fn) \
+                    or python_side(ctx, fn):
                 continue
             ops = eager_ops(ctx, fn)
             if ops is not None and ops >= MANY_OPS:
@@ -422,6 +497,9 @@ In preview: not yet judged on the user-style sets.
         step_or_build = {(m.path, f.get("step", f.get("builds")))
                          for m in project.modules.values()
                          for f in m.facts.get(self.code, ()) if "step" in f or "builds" in f}
+        taped = {(m.path, f["taped_pos"][0], f["taped_pos"][1], f["taped_pos"][4])
+                 for m in project.modules.values()
+                 for f in m.facts.get(self.code, ()) if "taped_pos" in f}
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
                 if "fn" not in fact:
@@ -431,7 +509,7 @@ In preview: not yet judged on the user-style sets.
                     continue
                 site = _step_site(project, module.path, fact["fn"], epoch_calls)
                 if site is None or _reached_from(project, module.path, fact["fn"],
-                                                 step_or_build):
+                                                 step_or_build, taped):
                     continue
                 if fact["ops"]:
                     what = f"{fact['ops']} op calls"
@@ -586,10 +664,27 @@ def _step_site(project: Project, path: str, qualname: str,
     return None
 
 
+def _tapes_in_loops(ctx: Context, fn: Any) -> list[ast.Call]:
+    """The calls recorded by a ``with tf.GradientTape()`` written inside a loop of ``fn``'s
+    own body (the loop body is the training step; these calls are what it compiles)."""
+    out: list[ast.Call] = []
+    for node in _body_nodes(fn):
+        if type(node) not in (ast.For, ast.AsyncFor, ast.While):
+            continue
+        for w in (n for s in node.body for n in ast.walk(s) if type(n) is ast.With):
+            if any(type(i.context_expr) is ast.Call and ctx.call_qualname(i.context_expr)
+                   == "tensorflow.GradientTape" for i in w.items):
+                out.extend(c for s in w.body for c in ast.walk(s) if type(c) is ast.Call)
+    return out
+
+
 def _reached_from(project: Project, path: str, qualname: str,
-                  callers: set[tuple[str, str]], depth: int = 6) -> bool:
+                  callers: set[tuple[str, str]],
+                  taped: AbstractSet[tuple[str, int, int, int]] = frozenset(),
+                  depth: int = 6) -> bool:
     """Some chain of the project's calls reaching the function starts in, or passes
-    through, one of ``callers`` (module-level code is qualname "")."""
+    through, one of ``callers`` (module-level code is qualname "") or one of the ``taped``
+    calls (path, line, column, cell: recorded by a tape in a step loop)."""
     seen: set[tuple[str, str]] = set()
     todo = [(path, qualname, 0)]
     while todo:
@@ -602,5 +697,8 @@ def _reached_from(project: Project, path: str, qualname: str,
         if not q:
             continue
         for site in project.calls_to(p, q):
+            pos = site.call.pos
+            if (site.module.path, pos[0], pos[1], pos[4]) in taped:
+                return True
             todo.append((site.module.path, site.call.caller, d + 1))
     return False

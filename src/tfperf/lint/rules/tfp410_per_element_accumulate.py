@@ -92,6 +92,7 @@ def _pad_and_add(ctx: Context, n: Any, carried: set[str]) -> bool:
 
 class PerElementAccumulate(Rule):
     code = "TFP410"
+    batches_loops = True
     name = "per-element-accumulate"
     message = ("values added into a tensor one element (or one padded piece) per iteration: "
                "one segment sum or scatter does them all")

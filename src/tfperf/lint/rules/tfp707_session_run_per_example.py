@@ -135,6 +135,7 @@ def _one_example_per_call(ctx: Context, run: SessionRun, value: ast.AST) -> ast.
 
 class SessionRunPerExample(Rule):
     code = "TFP707"
+    batches_loops = True
     name = "session-run-per-example"
     message = "session.run fed one example at a time in a loop: feed a batch"
     hint = ("stack the examples and run once per batch: sess.run(out, feed_dict={x: "

@@ -30,6 +30,27 @@ _SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "id", "att
                           "arg", "module", "level", "conversion", "is_async", "simple",
                           "rest", "kwd_attrs"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Statements after which nothing in the same block runs.
+_TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# Nodes holding statement lists, and those lists' fields.
+_BLOCK_TYPES = frozenset({ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                          ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith,
+                          ast.Try, ast.ExceptHandler, *([ast.TryStar] if hasattr(ast, "TryStar")
+                                                          else [])})
+_STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody"})
+
+
+def live_statements(node: ast.AST, field: str, block: list[Any]) -> list[Any]:
+    """The statements of ``block`` (``node``'s ``field``) that can run: none after a
+    ``return``/``raise``/``continue``/``break`` of the same block, none in the body of
+    ``if False:`` / ``if 0:``. Unreachable code is analysed by no rule."""
+    if field == "body" and type(node) is ast.If and type(node.test) is ast.Constant \
+            and not node.test.value and node.test.value is not None:
+        return []
+    for i, stmt in enumerate(block[:-1]):
+        if isinstance(stmt, _TERMINATORS):
+            return block[:i + 1]
+    return block
 
 
 def _child_fields(typ: type) -> tuple[str, ...]:
@@ -97,6 +118,8 @@ class ModuleIndex:
         # Local aliases: this loop runs once per node of every file.
         AST, Name, Store = ast.AST, ast.Name, ast.Store
         binders, leaves = BINDER_TYPES, _LEAF_TYPES
+        blocks, statement_fields = _BLOCK_TYPES, _STATEMENT_FIELDS
+        dead: list[Any] = []  # unreachable statements: not indexed, their lines recorded
         get_list = by_type.get
         push = nodes.append
         for node in nodes:  # the list grows while it is iterated: a queue without pops
@@ -117,11 +140,17 @@ class ModuleIndex:
             fields = fields_of.get(typ)
             if fields is None:
                 fields = _child_fields(typ)
+            block = typ in blocks
             for f in fields:
                 value = getattr(node, f, None)
                 if value is None:
                     continue
                 if type(value) is list:
+                    if block and f in statement_fields:
+                        live = live_statements(node, f, value)
+                        if live is not value:
+                            dead.extend(value[len(live):] if live else value)
+                            value = live
                     for item in value:
                         if isinstance(item, AST):
                             parents[item] = node
@@ -131,6 +160,9 @@ class ModuleIndex:
                     push(value)
         self._by_type = by_type
         self._parents = parents
+        self.dead_lines: frozenset[int] = frozenset(
+            line for stmt in dead
+            for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
         self._raw_bindings = raw
         self._raw_calls = cast("list[ast.Call]", by_type.get(ast.Call, []))
 

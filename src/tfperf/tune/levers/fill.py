@@ -158,8 +158,8 @@ def _nest(ctx: Any, text: str, loop: ast.stmt, buf: str, tensors: frozenset[str]
         if len(loops) == MAX_DEPTH or getattr(node, "orelse", None):
             return None
         model = loop_of(ctx, node)
-        if model is None or model.form not in ("for", "while"):
-            return None
+        if model is None or model.form not in ("for", "while") or model.per_device:
+            return None  # a per-device tower loop keeps its iterations on their devices
         dom = loop_domain(ctx, text, model, tensors)
         if dom is None:
             return None
