@@ -685,6 +685,8 @@ def stack_lists_first(text: str, name: str, lists: list[str], tf: str) -> str:
     used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     lines = text.splitlines(keepends=True)
     pad = lines[first.lineno - 1][:first.col_offset]
+    if pad.strip():  # ``def f(xs): return …``: an insert there would copy the ``def``
+        raise SourceEditError(f"{name}'s first statement shares a line with its def")
     new = "".join(f"{pad}{n} = {tf}.stack({n})\n" for n in lists if n in used)
     lines.insert(first.lineno - 1, new)
     return "".join(lines)
@@ -1153,10 +1155,11 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     for name in called_functions(text, ctx.target.name):
         tensors = tensor_names(ctx) | frozenset(lists) if name == ctx.target.name \
             else frozenset()
-        with contextlib.suppress(SourceEditError):
-            text, count = _every_loop_of(text, name, tensors, tf, rewrite)
+        with contextlib.suppress(SourceEditError):  # all of the function's edits, or none
+            rewritten, count = _every_loop_of(text, name, tensors, tf, rewrite)
             if count and name == ctx.target.name and lists:
-                text = stack_lists_first(text, name, list(lists), tf)
+                rewritten = stack_lists_first(rewritten, name, list(lists), tf)
+            text = rewritten
             done += count
     if not done:
         raise SourceEditError("no loop of the loop model fits this rewrite")
