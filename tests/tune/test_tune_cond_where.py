@@ -55,3 +55,81 @@ def test_a_per_row_cond_is_batched(user_module):
     found = {c.name: c for c in result.candidates}[lever.name]
     assert found.rejected is None and found.equivalent is True, result.table()
     assert result.best_name == lever.name, result.table()  # 512 eager conds → a few ops
+
+
+GUARDED_LOG = """
+import tensorflow as tf
+
+
+def f(x):
+    return tf.map_fn(lambda r: tf.cond(r > 0.0, lambda: tf.math.log(r),
+                                       lambda: tf.constant(0.0)), x)
+"""
+
+USER_BRANCH = """
+import tensorflow as tf
+
+counts = tf.Variable(0.0)
+
+
+def update_counts(r):
+    counts.assign_add(1.0)
+    return r
+
+
+def f(x):
+    return tf.map_fn(lambda r: tf.cond(r > 0.0, lambda: update_counts(r), lambda: r), x)
+"""
+
+DIVIDED = """
+import tensorflow as tf
+
+
+def f(x):
+    return tf.map_fn(lambda r: tf.cond(tf.abs(r) > 0.0, lambda: 1.0 / r, lambda: r / 2), x)
+"""
+
+
+@pytest.mark.parametrize("source", [GUARDED_LOG, USER_BRANCH, DIVIDED],
+                         ids=["guarded-log", "user-function", "division-by-data"])
+def test_a_cond_whose_branch_is_not_total_stays(source):
+    # both branches of a where run: log(0), 1/0 or a user's assignment on the excluded side
+    assert conds_as_wheres(source, "f", "tf") == source
+
+
+def test_a_cond_of_total_ops_and_a_constant_division_is_a_where():
+    source = DIVIDED.replace("1.0 / r", "tf.maximum(r, 0.0) * 3").replace("tf.abs(r)", "r")
+    assert "tf.where(r > 0.0, tf.maximum(r, 0.0) * 3, r / 2)" in conds_as_wheres(
+        source, "f", "tf")
+
+
+def test_the_gradient_check_sees_nan_through_a_where_of_a_guarded_log():
+    from tfperf.tune.gradient_check import finite_gradient_lost
+
+    def guarded(x):
+        return tf.map_fn(lambda r: tf.cond(r > 0.0, lambda: tf.math.log(r),
+                                           lambda: tf.constant(0.0)), x)
+
+    def where(x):
+        return tf.where(x > 0.0, tf.math.log(x), 0.0)
+
+    x = tf.constant([0.0, 1.5, -2.0, 3.0])
+    assert np.array_equal(guarded(x).numpy(), where(x).numpy())  # forward: the same
+    why = finite_gradient_lost(guarded, where, (x,), {})
+    assert why is not None and "NaN or Inf" in why, why
+    assert finite_gradient_lost(guarded, guarded, (x,), {}) is None
+
+
+def test_the_search_rejects_a_where_whose_gradient_is_nan(user_module):
+    from planted import Planted
+
+    old = "tf.cond(r > 0.0, lambda: tf.math.log(r),\n                                       " \
+          "lambda: tf.constant(0.0))"
+    assert old in GUARDED_LOG
+    lever = Planted("planted where", old, "tf.where(r > 0.0, tf.math.log(r), 0.0)")
+    mod = user_module(GUARDED_LOG)
+    x = tf.constant(np.linspace(-2.0, 2.0, 65).astype(np.float32))  # with 0: 1/0
+    result = tune(mod.f, (x,), budget=10, levers=[lever])
+    found = {c.name: c for c in result.candidates}["planted where"]
+    assert found.rejected is not None and "gradient" in found.rejected, result.table()
+    assert result.best_name != "planted where"

@@ -62,8 +62,19 @@ def by_name(result, name):
     return next(c for c in result.candidates if c.name == name)
 
 
-def test_plain_compiled_forms_are_measured_before_any_rewrite_and_built_once(user_module):
-    mod = user_module(LOOP)
+SLOW_TRACE = LOOP.replace("    out = []\n", "    if not tf.executing_eagerly():\n"
+                          "        time.sleep(3.5)  # a trace on a busy machine\n"
+                          "    out = []\n").replace("import tensorflow", "import time\n\n"
+                                                   "import tensorflow")
+
+
+@pytest.mark.parametrize("source", [LOOP, SLOW_TRACE], ids=["as-is", "trace-slowed-as-by-load"])
+def test_plain_compiled_forms_are_measured_before_any_rewrite_and_built_once(
+        user_module, roomy_limits, source):
+    # Limits no load reaches (roomy_limits): the order and the verdict are the test's, not
+    # the machine's; the second case plants a trace 3.5 s long, past the 3 s a budget of 12
+    # gives the plain forms' first call, which rejected tf.function before.
+    mod = user_module(source)
     x = tf.constant(np.random.default_rng(3).normal(size=(8, 8)).astype(np.float32))
     rewrite_lever = Planted("planted rewrite", "# rewrite me", "# rewritten")
     result = tune(mod.f, (x,), budget=12,

@@ -43,3 +43,25 @@ def test_a_sum_over_a_list_of_outputs_is_one_batched_reduction(user_module, sour
     target, outs = _inputs(2)
     np.testing.assert_allclose(float(result.best_fn(target, outs)), float(mod.f(target, outs)),
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("source", [
+    "import tensorflow as tf\ndef f(xs): return sum(xs)\n",
+    'import tensorflow as tf\ndef f(xs):\n    "Sum."; return sum(xs)\n',
+], ids=["one-line-def", "docstring-and-body-on-a-line"])
+def test_stacking_first_on_a_line_shared_with_the_def_is_refused(source):
+    # an insert at that line copied the def: a dead duplicate, the stack never ran
+    from tfperf.tune.levers.loop_model import stack_lists_first
+    from tfperf.tune.source import SourceEditError
+
+    with pytest.raises(SourceEditError):
+        stack_lists_first(source, "f", ["xs"], "tf")
+
+
+def test_stacking_first_goes_after_a_docstring():
+    from tfperf.tune.levers.loop_model import stack_lists_first
+
+    source = 'import tensorflow as tf\ndef f(xs):\n    "Sum."\n    return sum(xs)\n'
+    assert stack_lists_first(source, "f", ["xs"], "tf") == (
+        'import tensorflow as tf\ndef f(xs):\n    "Sum."\n    xs = tf.stack(xs)\n'
+        '    return sum(xs)\n')

@@ -98,7 +98,7 @@ def test_code_that_traces_already_is_left_alone():
         rewrite(PLAIN.replace("w, h = (2, 3)", "w, h = 2, 3"), "f", {"x"})
 
 
-def test_a_layer_with_a_tensor_if_in_call_is_compiled(user_module):
+def test_a_layer_with_a_tensor_if_in_call_is_compiled(user_module, roomy_limits):
     mod = user_module(LAYER)
     rng = np.random.default_rng(4)
     x = tf.constant(rng.uniform(0, 1, size=(16, 6, 6, 3)).astype(np.float32)
@@ -111,13 +111,15 @@ def test_a_layer_with_a_tensor_if_in_call_is_compiled(user_module):
     assert both.rejected is None and both.equivalent is True, result.table()
 
 
-def test_boxes_unpacked_with_a_break_are_compiled(user_module):
+def test_boxes_unpacked_with_a_break_are_compiled(user_module, roomy_limits):
     mod = user_module(BOXES)
     result = tune(mod.f, (_boxes(1),), budget=20, levers=[Traceable(), TfFunction()])
     by = {tuple(c.levers): c for c in result.candidates}
     assert by[("tf.function",)].rejected.startswith("raises"), result.table()
     both = by[(Traceable.name, "tf.function")]
     assert both.rejected is None and both.equivalent is True, result.table()
-    eager = mod.f(_boxes(2))
-    np.testing.assert_allclose(result.best_fn(_boxes(2)) if result.best_fn else eager, eager,
-                               rtol=1e-5)
+    # the candidate itself (whether picked or not), on boxes it was not tuned on
+    compiled = tf.function(user_module(rewrite(BOXES, "f", {"boxes"}), "rewritten").f)
+    eager = mod.f(_boxes(2)).numpy()
+    assert eager.any()  # some boxes: a comparison of zeros would say little
+    np.testing.assert_allclose(compiled(_boxes(2)).numpy(), eager, rtol=1e-5)

@@ -119,6 +119,7 @@ class _Live:
     rounds: list[Rounds] = field(default_factory=list)  # its times in each interleaved run
     inputs: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # what the screen called
     timed_again: bool = False  # its one timed call was checked by another (_time_again)
+    replaced_conds: bool = False  # its code has fewer tf.cond than the user's (both run)
 
     @property
     def estimate(self) -> float:
@@ -698,6 +699,7 @@ class Search:
             record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
             return
         record.patch = self.target.diff(text)
+        live.replaced_conds = text.count(".cond(") < self.ctx.target.source.count(".cond(")
         args, kwargs = self._fresh(live)
         live.inputs = (args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
@@ -790,6 +792,26 @@ class Search:
             live.record.rejected = f"cannot be compared: {worst.reason}"
         else:
             self._check_varied(live, dtype)
+            if live.record.rejected is None:
+                self._check_gradient(live)
+
+    def _check_gradient(self, live: _Live) -> None:
+        """A candidate that replaced a ``tf.cond`` runs both branches: its gradient must be
+        finite where the user's is (a guarded ``log`` gives NaN through ``tf.where``)."""
+        from tfperf.tune.gradient_check import finite_gradient_lost
+
+        base = self.base.built
+        if not live.replaced_conds or live.built is None or base is None \
+                or live.inputs is None:
+            return
+        if self.target.inputs is not None:  # fresh inputs per call: none to share
+            live.record.notes.append("its gradient was not checked (a stateful function)")
+            return
+        args, kwargs = live.inputs
+        why = finite_gradient_lost(base.fn, live.built.fn, args, kwargs)
+        if why is not None:
+            live.record.equivalent = False
+            live.record.rejected = f"changes the function's gradient: {why}"
 
     def _check_varied(self, live: _Live, dtype: str | None) -> None:
         """The candidate's output on the varied inputs against the baseline's (the user's

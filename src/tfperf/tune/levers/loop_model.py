@@ -685,6 +685,8 @@ def stack_lists_first(text: str, name: str, lists: list[str], tf: str) -> str:
     used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     lines = text.splitlines(keepends=True)
     pad = lines[first.lineno - 1][:first.col_offset]
+    if pad.strip():  # ``def f(xs): return …``: an insert there would copy the ``def``
+        raise SourceEditError(f"{name}'s first statement shares a line with its def")
     new = "".join(f"{pad}{n} = {tf}.stack({n})\n" for n in lists if n in used)
     lines.insert(first.lineno - 1, new)
     return "".join(lines)
@@ -896,7 +898,12 @@ def conds_as_wheres(text: str, name: str, tf: str) -> str:
     held-out round 8's c01, a ``tf.map_fn`` whose ``tf.cond`` returns 1 or 0) as
     ``tf.where(p, a, b)``: both branches computed, the one ``p`` picks kept — the same value
     when the branches are plain expressions of one shape (another shape broadcasts or
-    raises: the check says so), and an op the loop levers batch, where a cond is not."""
+    raises: the check says so), and an op the loop levers batch, where a cond is not.
+
+    Both branches run, so only *total* branches are taken (:func:`total_branch`): a guarded
+    ``log``/``sqrt``/division gives NaN or Inf on the side the guard excludes, and through
+    ``tf.where`` its gradient is NaN (0 · Inf) where the cond's was finite; a user function
+    may assign or draw, and would then run on both sides."""
     fn = find_function(parse(text), name)
     inside = [n for n in ast.walk(fn) if isinstance(
         n, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.Lambda))]
@@ -910,9 +917,7 @@ def conds_as_wheres(text: str, name: str, tf: str) -> str:
                 continue
             branches = node.args[1:]
             if not all(isinstance(b, ast.Lambda) and not b.args.args and not b.args.vararg
-                       and not any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr))
-                                   and _stateful(n, text) for n in ast.walk(b.body))
-                       for b in branches):
+                       and total_branch(b.body, text, tf) for b in branches):
                 continue
             seen.add(id(node))
             a, b = (text_of(text, br.body) for br in branches)  # type: ignore[attr-defined]
@@ -922,18 +927,56 @@ def conds_as_wheres(text: str, name: str, tf: str) -> str:
     return replace_nodes(text, edits) if edits else text
 
 
+#: TensorFlow ops (after the module alias) finite on every finite input, with finite
+#: gradients there, and without side effects: what a branch run on the other side's inputs
+#: may call. ``exp``, ``log``, ``sqrt``, ``pow``, divisions, ``gather``, random draws,
+#: assignments and every user function are missing on purpose.
+TOTAL_OPS = frozenset({
+    "constant", "cast", "identity", "stop_gradient", "zeros_like", "ones_like", "zeros",
+    "ones", "fill", "shape", "size", "rank", "stack", "concat", "reshape", "transpose",
+    "squeeze", "expand_dims", "abs", "math.abs", "negative", "math.negative", "square",
+    "math.square", "maximum", "math.maximum", "minimum", "math.minimum", "add",
+    "math.add", "subtract", "math.subtract", "multiply", "math.multiply", "reduce_sum",
+    "math.reduce_sum", "reduce_mean", "math.reduce_mean", "reduce_max", "math.reduce_max",
+    "reduce_min", "math.reduce_min", "tanh", "math.tanh", "sigmoid", "math.sigmoid",
+    "nn.relu", "nn.sigmoid", "nn.tanh", "clip_by_value", "sign", "math.sign", "greater",
+    "math.greater", "less", "math.less", "equal", "math.equal", "logical_and",
+    "math.logical_and", "logical_or", "math.logical_or", "logical_not", "math.logical_not",
+    "matmul", "linalg.matmul", "einsum",
+})
+
+
+def total_branch(expr: ast.AST, text: str, tf: str) -> bool:
+    """An expression that computes a finite value with a finite gradient on any finite
+    input and changes nothing: names, constants, subscripts with constant indices,
+    ``+ - *``, comparisons, a division by a non-zero number, and :data:`TOTAL_OPS` calls
+    — judged by what a call targets (its qualified name), never by words in it."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            target = text_of(text, node.func)
+            if not target.startswith(f"{tf}.") or target[len(tf) + 1:] not in TOTAL_OPS:
+                return False
+        elif isinstance(node, ast.BinOp):
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+                d = node.right
+                if not (isinstance(d, ast.Constant) and isinstance(d.value, (int, float))
+                        and not isinstance(d.value, bool) and d.value != 0):
+                    return False
+            elif not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.MatMult)):
+                return False  # ``**`` (a negative base, a zero to a negative power)
+        elif isinstance(node, ast.Subscript):
+            if any(not isinstance(n, (ast.Constant, ast.Slice, ast.Tuple, ast.UnaryOp,
+                                      ast.USub, ast.expr_context))
+                   for n in ast.walk(node.slice)):
+                return False  # an index from data may be out of range on the other side
+        elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
+                               ast.YieldFrom)):
+            return False
+    return True
+
+
 def _within(node: ast.AST, outer: ast.AST) -> bool:
     return any(n is node for n in ast.walk(outer))
-
-
-def _stateful(node: ast.AST, text: str) -> bool:
-    """A call whose running matters beyond its value (random draws, assignments, prints),
-    or a nested lambda/walrus: left to the cond."""
-    if isinstance(node, (ast.Lambda, ast.NamedExpr)):
-        return True
-    name = text_of(text, node.func) if isinstance(node, ast.Call) else ""
-    return any(w in name for w in ("random", "assign", "print", "Print", "py_function",
-                                   "numpy_function", "scatter_nd_update", "append"))
 
 
 def called_functions(text: str, name: str) -> list[str]:
@@ -1112,10 +1155,11 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
     for name in called_functions(text, ctx.target.name):
         tensors = tensor_names(ctx) | frozenset(lists) if name == ctx.target.name \
             else frozenset()
-        with contextlib.suppress(SourceEditError):
-            text, count = _every_loop_of(text, name, tensors, tf, rewrite)
+        with contextlib.suppress(SourceEditError):  # all of the function's edits, or none
+            rewritten, count = _every_loop_of(text, name, tensors, tf, rewrite)
             if count and name == ctx.target.name and lists:
-                text = stack_lists_first(text, name, list(lists), tf)
+                rewritten = stack_lists_first(rewritten, name, list(lists), tf)
+            text = rewritten
             done += count
     if not done:
         raise SourceEditError("no loop of the loop model fits this rewrite")
