@@ -4,7 +4,9 @@ analysed (held-out precision rounds: 5 false TFP103, one false TFP704)."""
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +141,41 @@ def test_code_after_a_branch_that_returns_is_reachable() -> None:
     assert "TFP704" in _codes(source)
     source = _SESSION_LOOP.format(guard="if False:\n        pass\n    else:\n        pass")
     assert "TFP704" in _codes(source)
+
+
+_CELLS = ["import tensorflow as tf",
+          "x = tf.constant([1.0, 2.0])\n{stop}",
+          "total = tf.constant(0.0)\nfor i in range(1000):\n"
+          "    total = total + tf.reduce_sum(x * i)\nprint(total)"]
+
+
+def _notebook_codes(tmp_path: Path, stop: str) -> list[tuple[str, int | None, int]]:
+    from tfperf.lint.session import LintRequest, run
+
+    cells = [c.format(stop=stop) for c in _CELLS]
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                     "execution_count": None, "source": c} for c in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    found = run(LintRequest(paths=[str(tmp_path / "nb.ipynb")], cache=False)).findings
+    return [(f.code, f.location.cell, f.location.line) for f in found if f.location]
+
+
+@pytest.mark.parametrize("stop", ["raise SystemExit('stop: run the cells below by hand')",
+                                  "raise ValueError('shown on purpose')"])
+def test_a_cell_that_raises_does_not_hide_the_cells_after_it(tmp_path: Path,
+                                                             stop: str) -> None:
+    """Each notebook cell runs on its own: a top-level raise in one cell leaves the later
+    cells reachable (review 38b, item 1)."""
+    assert ("TFP102", 3, 3) in _notebook_codes(tmp_path, "pass")  # the twin without it
+    assert ("TFP102", 3, 3) in _notebook_codes(tmp_path, stop)
+
+
+def test_a_raise_inside_a_function_still_hides_the_rest_of_it(tmp_path: Path) -> None:
+    """The twin: the in-function skip stays (code after a function's raise never runs)."""
+    stop = "def f(x):\n    raise SystemExit('stop')\n    total = tf.constant(0.0)\n" \
+           "    for i in range(1000):\n        total = total + tf.reduce_sum(x * i)\n" \
+           "    return total"
+    assert not [c for c in _notebook_codes(tmp_path, stop) if c[0] == "TFP102" and c[1] == 2]
+    live = stop.replace("    raise SystemExit('stop')\n", "")
+    assert ("TFP102", 2, 5) in _notebook_codes(tmp_path, live)

@@ -43,7 +43,11 @@ _STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody"})
 def live_statements(node: ast.AST, field: str, block: list[Any]) -> list[Any]:
     """The statements of ``block`` (``node``'s ``field``) that can run: none after a
     ``return``/``raise``/``continue``/``break`` of the same block, none in the body of
-    ``if False:`` / ``if 0:``. Unreachable code is analysed by no rule."""
+    ``if False:`` / ``if 0:``. Unreachable code is analysed by no rule. A module's own
+    body is never cut: a notebook is linted as one module of joined cells, and a cell that
+    raises (``raise SystemExit('stop')``) leaves the later cells runnable by hand."""
+    if type(node) is ast.Module:
+        return block
     if field == "body" and type(node) is ast.If and type(node.test) is ast.Constant \
             and not node.test.value and node.test.value is not None:
         return []
