@@ -143,6 +143,39 @@ def test_code_after_a_branch_that_returns_is_reachable() -> None:
     assert "TFP704" in _codes(source)
 
 
+def test_a_comprehension_inside_a_tower_keeps_its_findings() -> None:
+    """A comprehension over one shard's elements is a per-element loop on one device: only
+    the tower's own iterations are not batched (review 38b, item 2)."""
+    tower = """
+    import tensorflow as tf
+
+
+    def towers(x, num_gpus):
+        outs = []
+        for i in range(num_gpus):
+            with tf.device('/gpu:%d' % i):
+                shard = x[i]
+                sums = tf.stack([tf.reduce_sum(shard[j]) for j in range(shard.shape[0])])
+            outs.append(sums)
+        return outs
+    """
+    plain = tower.replace("            with tf.device('/gpu:%d' % i):\n", "") \
+        .replace("                shard", "            shard").replace("                sums",
+                                                                         "            sums")
+    in_tower = sorted((f.code, f.location.line) for f in lint_source(textwrap.dedent(tower),
+                                                                       "m.py")
+                      if f.code.startswith("TFP10"))
+    outside = sorted((f.code, f.location.line) for f in lint_source(textwrap.dedent(plain),
+                                                                      "m.py")
+                     if f.code.startswith("TFP10"))
+    # The twin without the tower: the comprehension's findings and the loop's own append.
+    assert ("TFP101", 9) in outside and ("TFP103", 9) in outside, outside
+    assert ("TFP103", 10) in outside, outside
+    # In the tower: the comprehension's findings stay; the tower's own append is dropped.
+    assert ("TFP101", 10) in in_tower and ("TFP103", 10) in in_tower, in_tower
+    assert ("TFP103", 11) not in in_tower, in_tower
+
+
 _CELLS = ["import tensorflow as tf",
           "x = tf.constant([1.0, 2.0])\n{stop}",
           "total = tf.constant(0.0)\nfor i in range(1000):\n"

@@ -254,26 +254,37 @@ def _reads(node: Any) -> set[str]:
     return {n.id for n in ast.walk(node) if type(n) is ast.Name}
 
 
-def per_device_lines(ctx: Context) -> frozenset[int]:
-    """Lines whose innermost loop is a per-device tower loop (:attr:`Loop.per_device`):
-    findings there that would batch the loop are not made. A loop nested inside a tower
-    keeps its own lines (a comprehension inside a tower is the tower's)."""
-    def compute() -> frozenset[int]:
+def in_tower(ctx: Context, line: int, column: int | None) -> bool:
+    """Whether the innermost loop around ``(line, column)`` is a per-device tower loop
+    (:attr:`Loop.per_device`): findings there that would batch the loop are not made.
+    Loops are told apart by position, not whole lines: a loop or a comprehension nested
+    inside a tower is its own loop and keeps its findings (one over a shard's elements is
+    a per-element loop on one device). A finding without a column is placed at the line's
+    start."""
+    at = (line, column or 0)
+    innermost: tuple[tuple[int, int], bool] | None = None
+    for begin, finish, device in _loop_spans(ctx):
+        if begin <= at <= finish and (innermost is None or begin > innermost[0]):
+            innermost = (begin, device)  # nested spans: the innermost starts last
+    return innermost is not None and innermost[1]
+
+
+def _loop_spans(ctx: Context) -> tuple[tuple[tuple[int, int], tuple[int, int], bool], ...]:
+    """Each loop's (start, end) position and whether it is a tower; none without a tower."""
+    def compute() -> tuple[tuple[tuple[int, int], tuple[int, int], bool], ...]:
         if "device" not in ctx.source and "scope" not in ctx.source:
-            return frozenset()
-        owner: dict[int, tuple[int, bool]] = {}  # line -> (depth of its loop, per device)
+            return ()
+        spans = []
         node: Any
-        for node in ctx.nodes_of(ast.For, ast.AsyncFor, ast.While):
-            start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
-            model = loop_of(ctx, node)
-            device = model is not None and model.per_device
-            depth = start - end  # an inner loop spans fewer lines: it wins
-            for line in range(start, end + 1):
-                held = owner.get(line)
-                if held is None or depth > held[0]:
-                    owner[line] = (depth, device)
-        return frozenset(line for line, (_, device) in owner.items() if device)
-    return ctx.cached("analysis.per_device_lines", compute)
+        for node in ctx.nodes_of(ast.For, ast.AsyncFor, ast.While, *COMPREHENSION_NODES):
+            model = None if type(node) in COMPREHENSION_NODES else loop_of(ctx, node)
+            end_line = getattr(node, "end_lineno", None) or node.lineno
+            end_col = getattr(node, "end_col_offset", None)
+            spans.append(((node.lineno, node.col_offset),
+                          (end_line, 1 << 30 if end_col is None else end_col),
+                          model is not None and model.per_device))
+        return tuple(spans) if any(device for _, _, device in spans) else ()
+    return ctx.cached("analysis.loop_spans", compute)
 
 
 _UPDATE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}

@@ -227,16 +227,14 @@ class Dispatcher:
 
 def _outside_towers(ctx: Context, findings: list[Finding],
                     batching: frozenset[str]) -> list[Finding]:
-    """``findings`` less those of loop-batching rules on lines of a per-device tower loop."""
+    """``findings`` less those of loop-batching rules whose innermost loop is a per-device
+    tower loop (a loop or comprehension nested in a tower keeps its findings)."""
     if not any(f.code in batching for f in findings):
         return findings
-    from tfperf.analysis.loops import per_device_lines
+    from tfperf.analysis.loops import in_tower
 
-    towers = per_device_lines(ctx)
-    if not towers:
-        return findings
     return [f for f in findings if f.code not in batching or f.location is None
-            or f.location.line not in towers]
+            or not in_tower(ctx, f.location.line, f.location.column)]
 
 
 def module_summary(ctx: Context, publishers: Sequence[Rule]) -> ModuleSummary:

@@ -174,7 +174,7 @@ class Rule:
     fixable: ClassVar[bool] = False   # whether the rule ever offers a fix
     # ``True`` where a finding advises batching a loop's iterations into one op: the engine
     # drops such findings inside a per-device tower loop (``with tf.device(...)`` chosen by
-    # the iteration, :func:`tfperf.analysis.loops.per_device_lines`), whose iterations
+    # the iteration, :func:`tfperf.analysis.loops.in_tower`), whose iterations
     # must stay on their own devices.
     batches_loops: ClassVar[bool] = False
 
