@@ -234,6 +234,7 @@ def _outside_towers(ctx: Context, findings: list[Finding],
     from tfperf.analysis.loops import in_tower
 
     return [f for f in findings if f.code not in batching or f.location is None
+            or f.location.line is None
             or not in_tower(ctx, f.location.line, f.location.column)]
 
 
