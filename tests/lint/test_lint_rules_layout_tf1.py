@@ -177,3 +177,36 @@ def test_tfp704_counts_the_runs_one_run_could_do():
            "    l = sess.run(loss, feed_dict=fd)\n")
     [f] = _lint(src, "TFP704")
     assert f.message.startswith("3 sess.run calls") and f.location.line == 6
+
+
+TIED_FEEDS = """\
+import tensorflow as tf
+
+with tf.Session() as sess:
+    for step in range(1000):
+        sess.run(train_a, feed_dict={x: xa})
+        sess.run(loss_a, feed_dict={x: xa})
+        sess.run(train_b, feed_dict={y: yb})
+        sess.run(loss_b, feed_dict={y: yb})
+"""
+
+
+def test_tfp704_two_feeds_tied_give_the_same_finding_whatever_the_hash_seed(tmp_path):
+    # the feeds were a set, so which pair was reported moved with PYTHONHASHSEED (a judged
+    # set's finding changed line between two runs of the same code)
+    import os
+    import subprocess
+    import sys
+    prog = tmp_path / "prog.py"
+    prog.write_text(TIED_FEEDS)
+    code = ("import sys; from tfperf.lint import registry; "
+            "from tfperf.lint.engine import lint_source; "
+            "print([(f.code, f.location.line) for f in lint_source(open(sys.argv[1]).read(), "
+            "'prog.py', rules=[registry.get('TFP704')])])")
+    seen = set()
+    for seed in ("1", "2", "3", "6"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code, str(prog)], env=env, text=True,
+                             capture_output=True, check=True).stdout.strip()
+        seen.add(out)
+    assert seen == {"[('TFP704', 6)]"}

@@ -407,7 +407,9 @@ probabilities, an environment's reward for it): one run cannot do both.
             stmt = ctx.parent(r.call)
             if type(stmt) is ast.Assign:
                 fetched |= {k for t in stmt.targets for k in _stored(t)}
-        feeds = {ctx.source_of(r.feed) for r in usable if r.feed is not None}
+        # in the runs' order, so a tie goes to the first feed, whatever the hash seed
+        feeds = list(dict.fromkeys(ctx.source_of(r.feed) for r in usable
+                                   if r.feed is not None))
         best = max(feeds, key=lambda f: sum(ctx.source_of(r.feed) == f for r in usable
                                             if r.feed is not None), default=None)
         return [r for r in usable if r.feed is None or ctx.source_of(r.feed) == best]
