@@ -133,3 +133,49 @@ def test_the_search_rejects_a_where_whose_gradient_is_nan(user_module):
     found = {c.name: c for c in result.candidates}["planted where"]
     assert found.rejected is not None and "gradient" in found.rejected, result.table()
     assert result.best_name != "planted where"
+
+
+SHORT_GUARD = """
+import tensorflow as tf
+
+
+def f(ts):
+    out = []
+    for t in ts:
+        out.append(tf.cond(tf.size(t) > 3, lambda: t[3] * 2.0, lambda: tf.constant(0.0)))
+    return tf.stack(out)
+"""
+
+
+@pytest.mark.parametrize("branch", [
+    "t[3] * 2.0", "tf.reshape(t, [2, 2])[0, 0]", "tf.reduce_sum(tf.concat([t, t[:1]], 0))",
+    "tf.reduce_sum(tf.stack([t[:4], tf.ones([4])]))", "tf.reduce_sum(tf.fill([4], t[0]))",
+    "tf.reduce_sum(tf.matmul(tf.reshape(t, [2, 2]), tf.ones([2, 2])))",
+    "tf.reduce_sum(tf.einsum('i,i->', t[:4], tf.ones([4])))"],
+    ids=["constant-index", "reshape", "concat", "stack", "fill", "matmul", "einsum"])
+def test_a_branch_that_raises_where_the_guard_excludes_stays_a_cond(branch):
+    # review 38b item 4: both sides of a where run, and on a short t these raise where
+    # the user's function returns 0.0
+    source = SHORT_GUARD.replace("t[3] * 2.0", branch)
+    assert conds_as_wheres(source, "f", "tf") == source
+
+
+def test_a_slice_in_a_branch_is_total():
+    new = conds_as_wheres(SHORT_GUARD.replace("t[3] * 2.0", "tf.reduce_sum(t[1:]) * 2.0"),
+                          "f", "tf")
+    assert "tf.where(tf.size(t) > 3, tf.reduce_sum(t[1:]) * 2.0, tf.constant(0.0))" in new
+
+
+def test_the_pick_runs_where_the_users_function_runs(user_module):
+    # All the sample inputs are long, so a where of t[3] agreed on them; the pick must
+    # still run on a short t, as the user's function does (it returns 0.0 there).
+    mod = user_module(SHORT_GUARD)
+    long = [tf.constant(np.arange(k, k + 6, dtype=np.float32)) for k in range(48)]
+    result = tune(mod.f, (long,), budget=10, levers=[LoopsBatched(axes=True)])
+    short = [tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])]  # same shape: a batch
+    expected = mod.f(short).numpy()
+    for cand in result.candidates:
+        assert "tf.where(tf.size(t) > 3" not in (cand.patch or ""), result.table()
+    if result.best is not None and result.patched_source:
+        picked = user_module(result.patched_source, name="picked")
+        assert np.array_equal(picked.f(short).numpy(), expected), result.table()

@@ -258,3 +258,30 @@ def test_a_speedup_within_two_baseline_processes_spread_is_not_picked():
                                         "against the first")
     assert lives[1].record.rejected is None and lives[2].record.rejected is None
     assert iso.control == {"ratio": 1.1111, "rounds": 3} and closed == [1]
+
+
+def test_an_isolated_cond_rewrite_says_its_gradient_was_not_checked(monkeypatch, tmp_path):
+    # review 38b item 5: the functions live in the children, so the gradient check cannot
+    # run; the candidate says so (before, it was skipped with no word)
+    from types import SimpleNamespace
+
+    from tfperf.tune.result import CandidateResult
+    from tfperf.tune.search import Search
+
+    source = "def f(r):\n    return tf.cond(r > 0.0, lambda: r, lambda: -r)\n"
+    edited = "def f(r):\n    return tf.where(r > 0.0, r, -r)\n"
+    monkeypatch.setattr(isolate, "apply_levers", lambda ctx, levers: edited)
+    record = CandidateResult("planted where", ["planted where"])
+    live = SimpleNamespace(levers=(), record=record, replaced_conds=False, inputs=None)
+    search = SimpleNamespace(left=lambda: 600.0, ctx=SimpleNamespace(
+        target=SimpleNamespace(source=source)), target=SimpleNamespace(diff=lambda t: "diff"),
+        workdir=tmp_path, varied_for=lambda: None)
+    pool = SimpleNamespace(start_s=1.0, shared_cpu=True, pending={},
+                           _submit=lambda *a, **k: None)
+    isolate.Isolation.build_and_screen(pool, search, live, limit=1.0)
+    assert live.replaced_conds is True
+    Search._check_gradient(SimpleNamespace(base=live, isolation=pool,
+                                           target=SimpleNamespace(inputs=None)), live)
+    assert any("gradient was not checked" in n and "--isolate" in n for n in record.notes), \
+        record.notes
+    assert record.rejected is None

@@ -18,6 +18,12 @@ from typing import Any
 import numpy as np
 
 
+def replaces_conds(source: str, text: str) -> bool:
+    """The edited ``text`` has fewer ``tf.cond`` than the user's ``source``: a rewrite that
+    runs both branches, whose gradient is to be checked."""
+    return text.count(".cond(") < source.count(".cond(")
+
+
 def gradients(fn: Callable[..., Any], args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> list[Any] | None:
     """Host copies of d(sum of float outputs)/d(each float input), None for an input the

@@ -33,6 +33,7 @@ from typing import Any
 from tfperf.tune import arrays
 from tfperf.tune.build import Built, apply_levers
 from tfperf.tune.device import BF16_CPU_FLAGS, DeviceFacts
+from tfperf.tune.gradient_check import replaces_conds
 from tfperf.tune.inputs import InputsFunction, locate
 from tfperf.tune.pick import MIN_ROUNDS, Rounds
 from tfperf.tune.pool import LocalPool, Slot, device_slots
@@ -218,6 +219,7 @@ class Isolation:
             record.rejected = f"does not apply: {exc}"
             return
         record.patch = search.target.diff(text)
+        live.replaced_conds = replaces_conds(search.ctx.target.source, text)
         live.built = Built(_elsewhere, {}, text, search.workdir / "isolated.py")
         count = not any(lv.traces for lv in live.levers)
         # On a shared CPU, parallel children would disturb each other's times: they only

@@ -684,6 +684,8 @@ class Search:
             record.rejected = "not tried: the budget was spent"
             return
         self.say(f"{record.name}: build and first calls")
+        from tfperf.tune.gradient_check import replaces_conds
+
         if self.isolation is not None:
             self.isolation.build_and_screen(self, live, limit, first_limit)
             return
@@ -699,7 +701,7 @@ class Search:
             record.rejected = f"the edited code fails to load: {type(exc).__name__}: {exc}"
             return
         record.patch = self.target.diff(text)
-        live.replaced_conds = text.count(".cond(") < self.ctx.target.source.count(".cond(")
+        live.replaced_conds = replaces_conds(self.ctx.target.source, text)
         args, kwargs = self._fresh(live)
         live.inputs = (args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
@@ -801,6 +803,10 @@ class Search:
         from tfperf.tune.gradient_check import finite_gradient_lost
 
         base = self.base.built
+        if live.replaced_conds and self.isolation is not None:  # the functions are children's
+            live.record.notes.append("its gradient was not checked (--isolate: it runs in its "
+                                     "own process)")
+            return
         if not live.replaced_conds or live.built is None or base is None \
                 or live.inputs is None:
             return

@@ -930,10 +930,12 @@ def conds_as_wheres(text: str, name: str, tf: str) -> str:
 #: TensorFlow ops (after the module alias) finite on every finite input, with finite
 #: gradients there, and without side effects: what a branch run on the other side's inputs
 #: may call. ``exp``, ``log``, ``sqrt``, ``pow``, divisions, ``gather``, random draws,
-#: assignments and every user function are missing on purpose.
+#: assignments and every user function are missing on purpose, and so are the ops that
+#: check shapes (``reshape``, ``concat``, ``stack``, ``matmul``, ``einsum``, ``fill``):
+#: a guard on a size or rank excludes the inputs they raise on (review 38b item 4).
 TOTAL_OPS = frozenset({
     "constant", "cast", "identity", "stop_gradient", "zeros_like", "ones_like", "zeros",
-    "ones", "fill", "shape", "size", "rank", "stack", "concat", "reshape", "transpose",
+    "ones", "shape", "size", "rank", "transpose",
     "squeeze", "expand_dims", "abs", "math.abs", "negative", "math.negative", "square",
     "math.square", "maximum", "math.maximum", "minimum", "math.minimum", "add",
     "math.add", "subtract", "math.subtract", "multiply", "math.multiply", "reduce_sum",
@@ -942,15 +944,17 @@ TOTAL_OPS = frozenset({
     "nn.relu", "nn.sigmoid", "nn.tanh", "clip_by_value", "sign", "math.sign", "greater",
     "math.greater", "less", "math.less", "equal", "math.equal", "logical_and",
     "math.logical_and", "logical_or", "math.logical_or", "logical_not", "math.logical_not",
-    "matmul", "linalg.matmul", "einsum",
 })
 
 
 def total_branch(expr: ast.AST, text: str, tf: str) -> bool:
     """An expression that computes a finite value with a finite gradient on any finite
-    input and changes nothing: names, constants, subscripts with constant indices,
-    ``+ - *``, comparisons, a division by a non-zero number, and :data:`TOTAL_OPS` calls
-    — judged by what a call targets (its qualified name), never by words in it."""
+    input and changes nothing: names, constants, slices with constant bounds (``x[1:]``,
+    ``x[:, 0:2]``: a short input gives a short slice, not an error), an index into a literal
+    tuple or list, ``+ - *``, comparisons, a division by a non-zero number, and
+    :data:`TOTAL_OPS` calls — judged by what a call targets (its qualified name), never by
+    words in it. ``t[3]`` is not total: the guard (``tf.size(t) > 3``) may be what keeps it
+    in range."""
     for node in ast.walk(expr):
         if isinstance(node, ast.Call):
             target = text_of(text, node.func)
@@ -962,17 +966,30 @@ def total_branch(expr: ast.AST, text: str, tf: str) -> bool:
                 if not (isinstance(d, ast.Constant) and isinstance(d.value, (int, float))
                         and not isinstance(d.value, bool) and d.value != 0):
                     return False
-            elif not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.MatMult)):
-                return False  # ``**`` (a negative base, a zero to a negative power)
-        elif isinstance(node, ast.Subscript):
-            if any(not isinstance(n, (ast.Constant, ast.Slice, ast.Tuple, ast.UnaryOp,
-                                      ast.USub, ast.expr_context))
-                   for n in ast.walk(node.slice)):
-                return False  # an index from data may be out of range on the other side
+            elif not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+                return False  # ``**`` (a negative base...), ``@`` (checks shapes)
+        elif isinstance(node, ast.Subscript) and not _total_subscript(node):
+            return False  # an index may be out of range on the side the guard excludes
         elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
                                ast.YieldFrom)):
             return False
     return True
+
+
+def _total_subscript(node: ast.Subscript) -> bool:
+    """A slice (or slices) with constant bounds, or any constant index into a literal
+    tuple or list (its length is in the source)."""
+    if isinstance(node.value, (ast.Tuple, ast.List)):
+        k = node.slice
+        if isinstance(k, ast.Constant) and isinstance(k.value, int):
+            return -len(node.value.elts) <= k.value < len(node.value.elts)
+        parts = [k]
+    else:
+        parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not all(isinstance(p, ast.Slice) for p in parts):
+            return False
+    return all(isinstance(n, (ast.Constant, ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub,
+                              ast.expr_context)) for p in parts for n in ast.walk(p))
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
