@@ -202,7 +202,10 @@ def test_an_uncaught_cpp_exception_in_a_tensorflow_program_is_the_cpp_runtime_s(
     "  File \"predict.py\", line 5, in <module>\n    os.makedirs(out)\n"
     "  File \"/usr/lib/python3.10/os.py\", line 225, in makedirs\n    mkdir(name, mode)\n"
     "FileExistsError: [Errno 17] File exists: 'out'\n",
-    # the program's own error in its own frame (a missing PIL in an Edge TPU script)
+    # the program's own error in its own frame (a missing PIL in an Edge TPU script, the model
+    # file its own open() did not find)
+    "  File \"predict.py\", line 3, in <module>\n    buf = open(args.model, \"rb\").read()\n"
+    "FileNotFoundError: [Errno 2] No such file or directory: 'model.tflite'\n",
     "  File \"predict.py\", line 4, in <module>\n    from PIL import Image\n"
     "ModuleNotFoundError: No module named 'PIL'\n",
 ])

@@ -746,10 +746,10 @@ _TF_PROGRAM = re.compile(r"\.(?:tflite|pb|h5|keras)\b|saved_model|" + TF_CODE.pa
 # shares the process's native libraries with TensorFlow's
 _COMPANION_PACKAGE = re.compile(r"tensorflow\w*|tflite\w*|tfjs\w*|tensorflowjs\w*|pycoral|"
                                 r"edgetpu|ydf|cv2|tensorrt")
-# a message that names such a component, or the C++ runtime's own exceptions
-_COMPANION_WORDS = re.compile(r"(?i)edgetpu|/dev/apex_\d|tflite|delegate|\bcv2\b|opencv|"
-                              r"libtensorflow|tensorflow|tf_serving|tfjs|_ops?\.(?:so|dll|dylib)\b|"
-                              r"std::")
+# a message that names such a component's library or device, or the C++ runtime's own
+# exceptions (not a model file's name: 'model.tflite' in the program's own open() is its own)
+_COMPANION_WORDS = re.compile(r"(?i)edgetpu|/dev/apex_\d|delegate|\bcv2\b|opencv|"
+                              r"libtensorflow|tf_serving|_ops?\.(?:so|dll|dylib)\b|std::")
 # native failures that are no Python program's own error (a loader's is one only when it names
 # a component: an ordinary library's missing .so is the environment's, not TensorFlow's stack's)
 _NATIVE_CLASSES = frozenset({"ProcessCrash", "CheckFailed", "LoggedError", "TfLiteError"})
