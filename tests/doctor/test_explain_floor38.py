@@ -149,15 +149,83 @@ def test_cpu_notices_a_console_wrapped_at_80_columns_are_nothing_wrong(line: str
     assert [i.id for i in ex.informational] == ["cpu-feature-guard"]
 
 
-def test_another_component_s_error_in_a_tensorflow_program_is_read_not_left_unrecognised() -> None:
-    text = ("$ python3 classify.py --model mobilenet_v2_quant_edgetpu.tflite --input parrot.jpg\n"
-            "Traceback (most recent call last):\n  File \"classify.py\", line 4, in <module>\n"
-            "    from PIL import Image\nModuleNotFoundError: No module named 'PIL'\n")
+_PROGRAM = ("$ python3 run.py --model model.h5\nTraceback (most recent call last):\n"
+            "  File \"run.py\", line 9, in <module>\n    run(model)\n")
+
+
+@pytest.mark.parametrize(("frame", "error", "component"), [
+    ("/home/me/.local/lib/python3.9/site-packages/cv2/__init__.py\", line 181, in bootstrap\n"
+     "    raise ImportError('ERROR: recursion')", "ImportError: ERROR: recursion is detected "
+     "during loading of \"cv2\" binary extensions. Check OpenCV installation.", "cv2"),
+    ("/usr/local/lib/python3.10/dist-packages/ydf/learner/generic_learner.py\", line 200, in "
+     "train\n    return self._train_imp(ds)", "RuntimeError: INVALID_ARGUMENT: No training "
+     "examples", "ydf"),
+])
+def test_a_tensorflow_companion_s_error_in_a_tensorflow_program_is_read_as_that_component_s(
+        frame: str, error: str, component: str) -> None:
+    text = _PROGRAM + "  File \"" + frame + "\n" + error + "\n"
     ex = explain_log(text)
     assert ex.verdict == "failure", ex.verdict
     cause = ex.causes[0]
-    assert cause.confidence == "low" and "not TensorFlow" in cause.cause
-    assert "classify.py:4" in cause.detail
+    assert cause.confidence == "low"
+    assert cause.cause.startswith(f"{error.split(':')[0]} was raised by {component}, not by "
+                                  "TensorFlow")
+    # the component's own reading and causes, not TensorFlow's with a prefix
+    assert "TensorFlow or Keras ran" not in cause.cause
+    assert all(component in c for c, _ in cause.likely[:2])
+    assert "run.py:9" in cause.detail
     # the same error in a log that shows no TensorFlow program stays the program's own
-    plain = explain_log(text.replace("mobilenet_v2_quant_edgetpu.tflite", "photo.png"))
+    plain = explain_log(text.replace("model.h5", "photo.png"))
+    assert plain.verdict == "unrecognised" and plain.not_tensorflow
+
+
+def test_an_uncaught_cpp_exception_in_a_tensorflow_program_is_the_cpp_runtime_s() -> None:
+    ex = explain_log("$ python predict.py --model model.h5\nterminate called after throwing an "
+                     "instance of 'std::system_error'\n  what():  Resource temporarily "
+                     "unavailable\nAborted (core dumped)\n")
+    assert ex.verdict == "failure", ex.verdict
+    cause = ex.causes[0]
+    assert "raised by the C++ runtime, not by TensorFlow" in cause.cause
+    assert "what()" in cause.likely[0][0]
+
+
+@pytest.mark.parametrize("body", [
+    # the review's log: pandas raised it in a Keras script (a .h5 on the command line)
+    "  File \"predict.py\", line 12, in <module>\n    df = pd.read_csv(args.csv)\n"
+    "  File \"/usr/lib/python3/dist-packages/pandas/io/parsers.py\", line 610, in read_csv\n"
+    "    return _read(filepath_or_buffer, kwds)\n"
+    "FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'\n",
+    "  File \"predict.py\", line 14, in <module>\n    x = np.load('features.npy')\n"
+    "  File \"/usr/lib/python3/dist-packages/numpy/lib/npyio.py\", line 405, in load\n"
+    "    fid = stack.enter_context(open(os_fspath(file), \"rb\"))\n"
+    "FileNotFoundError: [Errno 2] No such file or directory: 'features.npy'\n",
+    "  File \"predict.py\", line 5, in <module>\n    os.makedirs(out)\n"
+    "  File \"/usr/lib/python3.10/os.py\", line 225, in makedirs\n    mkdir(name, mode)\n"
+    "FileExistsError: [Errno 17] File exists: 'out'\n",
+    # the program's own error in its own frame (a missing PIL in an Edge TPU script, the model
+    # file its own open() did not find)
+    "  File \"predict.py\", line 3, in <module>\n    buf = open(args.model, \"rb\").read()\n"
+    "FileNotFoundError: [Errno 2] No such file or directory: 'model.tflite'\n",
+    "  File \"predict.py\", line 4, in <module>\n    from PIL import Image\n"
+    "ModuleNotFoundError: No module named 'PIL'\n",
+])
+@pytest.mark.parametrize("shows", ["model.h5", "saved_model/1", "~/.keras/models/m.keras",
+                                   "mobilenet_v2_quant_edgetpu.tflite"])
+def test_a_program_s_own_error_in_an_ordinary_library_stays_not_tensorflow_s(
+        body: str, shows: str) -> None:
+    ex = explain_log(f"$ python predict.py --model {shows}\nTraceback (most recent call last):\n"
+                     + body)
+    assert ex.verdict == "unrecognised", (ex.verdict, ex.causes and ex.causes[0].cause)
+    assert ex.not_tensorflow
+
+
+def test_a_loader_error_is_read_only_when_it_names_a_tensorflow_library() -> None:
+    head = "$ ./label_image --graph=inception.pb\n./label_image: error while loading shared "
+    ex = explain_log(head + "libraries: libtensorflow_framework.so.2: cannot open shared object "
+                     "file: No such file or directory\n")
+    assert ex.verdict == "failure", ex.verdict
+    assert ex.causes[0].label == "library-load-error"
+    # an ordinary library the loader did not find, in a program with a .pb: the environment's
+    plain = explain_log(head + "libraries: libpng16.so.16: cannot open shared object file: No "
+                        "such file or directory\n")
     assert plain.verdict == "unrecognised" and plain.not_tensorflow

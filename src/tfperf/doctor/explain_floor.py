@@ -741,16 +741,95 @@ def scan_errors(text: str, lines: list[str],
 _TF_PROGRAM = re.compile(r"\.(?:tflite|pb|h5|keras)\b|saved_model|" + TF_CODE.pattern)
 
 
+# the packages that run TensorFlow's work or ship with it: its native runtimes and add-ons
+# (tflite_runtime, pycoral, TF-DF, TF Serving's client, TF.js's converter) and OpenCV, which
+# shares the process's native libraries with TensorFlow's
+_COMPANION_PACKAGE = re.compile(r"tensorflow\w*|tflite\w*|tfjs\w*|tensorflowjs\w*|pycoral|"
+                                r"edgetpu|ydf|cv2|tensorrt")
+# a message that names such a component's library or device, or the C++ runtime's own
+# exceptions (not a model file's name: 'model.tflite' in the program's own open() is its own)
+_COMPANION_WORDS = re.compile(r"(?i)edgetpu|/dev/apex_\d|delegate|\bcv2\b|opencv|"
+                              r"libtensorflow|tf_serving|_ops?\.(?:so|dll|dylib)\b|std::")
+# native failures that are no Python program's own error (a loader's is one only when it names
+# a component: an ordinary library's missing .so is the environment's, not TensorFlow's stack's)
+_NATIVE_CLASSES = frozenset({"ProcessCrash", "CheckFailed", "LoggedError", "TfLiteError"})
+
+
+CPP_RUNTIME = "the C++ runtime"
+
+
+def foreign_component(lines: list[str], f: ForeignError) -> str:
+    """The component of a TensorFlow program that raised the error ``f`` when it is one that
+    runs TensorFlow's work or ships with it (a runtime, an add-on, OpenCV, the C++ runtime),
+    or '' for the program's own error or an ordinary library's (pandas, NumPy, os)."""
+    lib = raising_library(lines, f.line)
+    if lib and _COMPANION_PACKAGE.fullmatch(lib):
+        return lib
+    named = _COMPANION_WORDS.search(f.message)
+    if named and named.group(0) == "std::":
+        return CPP_RUNTIME
+    if lib:  # an ordinary library's own frame raised it
+        return ""
+    if named:
+        return f"the component the message names ('{named.group(0)}')"
+    if f.cls in _NATIVE_CLASSES:
+        return "a native library of the program"
+    return ""
+
+
 def site_in_tf_program(text: str, lines: list[str],
-                       foreign: list[ForeignError]) -> tuple[ErrorSite, str] | None:
-    """The first error that is not TensorFlow's, read as the floor reads TensorFlow's, and what
-    shows the program uses TensorFlow (a model file, a runtime's name), when the log shows that:
-    the failing component is another (OpenCV, the Edge TPU runtime, the C++ runtime), but the
-    program is a TensorFlow one, so the error is read rather than left "not recognised"."""
+                       foreign: list[ForeignError]) -> tuple[ErrorSite, str, str] | None:
+    """The first error of a component that runs TensorFlow's work or ships with it (OpenCV,
+    the Edge TPU runtime, the C++ runtime: ``foreign_component``), not TensorFlow's itself, in
+    a log that shows a TensorFlow program (a model file, a runtime's name): the site, what shows
+    the program, the component. The program's own error or an ordinary library's (a pandas
+    FileNotFoundError in a Keras script) gives None: it stays "not TensorFlow's"."""
     if not foreign or not (m := _TF_PROGRAM.search(text)):
         return None
-    f = min(foreign, key=lambda e: (_RANK.get(e.cls, 1.0), e.line))
-    return _site(lines, f.line, f.cls, f.message), m.group(0)
+    named = [(f, c) for f in foreign if (c := foreign_component(lines, f))]
+    if not named:
+        return None
+    f, component = min(named, key=lambda fc: (_RANK.get(fc[0].cls, 1.0), fc[0].line))
+    return _site(lines, f.line, f.cls, f.message), m.group(0), component
+
+
+# an uncaught C++ exception (other than std::bad_alloc, a row) in a TensorFlow program
+_CPP_CAUSES = (
+    ("A native library the program loaded (a TensorFlow runtime, an add-on's op library, OpenCV) "
+     "threw a C++ exception nothing caught, so the process aborted; the what() line says what "
+     "failed (a file, a device, a thread or a lock it could not get).",
+     "Read the what() line and act on what it names; to see which library threw, run under gdb "
+     "(catch throw) and read the backtrace's library names."),
+    ("Two native libraries in one process were built against different C++ runtimes "
+     "(libstdc++ releases, an old conda or system copy loaded first).",
+     "Import TensorFlow first, or install the libraries from one channel (pip or conda, not "
+     "both), so one libstdc++ serves them all."),
+)
+
+
+def component_reading(site: ErrorSite, component: str, shows: str) -> Reading:
+    """The reading of an error another component of a TensorFlow program raised: its meaning and
+    causes are the component's (the message's own clause first), not TensorFlow's."""
+    meaning = (f"{site.cls} was raised by {component}, not by TensorFlow (no TensorFlow frame, "
+               f"name or op in the error), in a program that uses TensorFlow (the log names "
+               f"'{shows}').")
+    own = _CPP_CAUSES if component == CPP_RUNTIME else (
+        (f"{component} does not match the rest of the install: its release, the runtime or "
+         f"driver it needs, or the TensorFlow/Python it was built for.",
+         f"Install the release of {component} made for the installed runtime, TensorFlow and "
+         f"Python (its install page), then import it alone to check."),
+        (f"What {component} was given cannot be used by it: a model file made for another "
+         f"runtime or compiler, a device that is absent or busy, a path that does not exist.",
+         f"Check the file, device or path the message and your frame name, and run {component}'s "
+         f"own example on this machine."),
+        (f"A defect of {component} itself.",
+         f"Search {component}'s issue tracker for the message's words."),
+    )
+    text = _site_text(site)
+    ranked = [*clause_causes(text, "first"), *own]
+    return Reading(site=site, meaning=meaning, likely=tuple(ranked[:_TOP_CAUSES]),
+                   source=f"the failing component: {component} (its own causes, not "
+                          f"data/error_class_causes.csv's)")
 
 
 def find_error(text: str, lines: list[str], explained: set[int]) -> ErrorSite | None:

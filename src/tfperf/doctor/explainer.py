@@ -1053,33 +1053,33 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
 
     site, foreign_errors = F.scan_errors(text, lines, explained)
     foreign = {f.line for f in foreign_errors}
-    component = ""
+    reading, component = None, ""
     if site is None and not explained and (
             got := F.site_in_tf_program(text, lines, foreign_errors)):
-        # nothing else recognised, in a program that uses TensorFlow: read the other component's
-        # error rather than say "not recognised" (round 21: cv2's static TLS, a TFLite delegate)
-        site, shows = got
+        # nothing else recognised, in a program that uses TensorFlow, and the error is a
+        # component's that runs TensorFlow's work or ships with it: read it as that component's
+        # rather than say "not recognised" (round 21: cv2's static TLS, a TFLite delegate)
+        site, shows, component = got
         foreign.discard(site.line)
-        who = f" but {site.library}, whose frame raised it" if site.library else ""
-        component = (f"The failing component is not TensorFlow{who} (no TensorFlow frame, name "
-                     f"or op in the error), in a program that uses TensorFlow (the log names "
-                     f"'{shows}'). ")
+        reading = F.component_reading(site, component, shows)
     if site is None:
         return None, foreign
-    reading = F.read_error(site)
+    reading = reading or F.read_error(site)
+    whose = f" from {component}" if component else ""
     likely = list(reading.likely)
     numbered = " ".join(f"{i}) {c}" for i, (c, _) in enumerate(likely, 1))
     fixes = " ".join(f"{i}) {f}" for i, (_, f) in enumerate(likely, 1))
     shown = [ln for ln in site.context_lines[:4] if lines[ln].strip()]
     cause = Cause(
         label=F.label_of(site.cls), severity=site.severity, confidence="low",
-        cause=f"{component}{reading.meaning} No knowledge row matched this message, so this is "
+        cause=f"{reading.meaning} No knowledge row matched this message, so this is "
               f"the generic "
-              f"reading of a {site.cls}; most likely first: {numbered}",
+              f"reading of a {site.cls}{whose}; most likely first: {numbered}",
         fix=fixes,
         see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
             "this wording can become a knowledge row (data/error_patterns.csv)",
-        source=f"{reading.source} ; ranked causes: data/error_class_causes.csv",
+        source=(reading.source if component else
+                f"{reading.source} ; ranked causes: data/error_class_causes.csv"),
         lines=[_floor_line(ln + 1, lines[ln]) for ln in shown],
         likely=likely)
     cause.detail = F.detail_of(site)
