@@ -154,7 +154,9 @@ Merge where that does not matter (it rarely does for logging).
 Runs on different sessions, runs in branches or inner loops, and runs in different functions
 called from the loop are not counted. Nor are two runs where the second is fed what the first
 fetched, or anything the loop computes from it on the host (an action drawn from fetched
-probabilities, an environment's reward for it): one run cannot do both.
+probabilities, an environment's reward for it): one run cannot do both. Nor a run that
+fetches an op an earlier run fetched (two generator updates per step): one run executes an
+op once.
 """
     valid = (
         # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
@@ -175,6 +177,15 @@ probabilities, an environment's reward for it): one run cannot do both.
                 for step in range(1000):
                     _, loss_val = sess.run([train, loss], feed_dict={x: xs})
         """),
+        # The same train op run twice in a step (two generator updates per discriminator
+        # update): one run would execute it once; the counter run alone is one cheap op.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                for it in range(max_it):
+                    sess.run([g_step], feed_dict={z: z_ipt})
+                    g_summary_opt, _ = sess.run([g_summary, g_step], feed_dict={z: z_ipt})
+        """, spelling="loop: the same op run twice"),
         # The second run happens every 100 steps only.
         Valid("""
             import tensorflow as tf
@@ -399,10 +410,15 @@ probabilities, an environment's reward for it): one run cannot do both.
         (an action drawn from fetched probabilities, the reward an environment gave for it)."""
         runs = sorted(runs, key=lambda r: (r.call.lineno, r.call.col_offset))
         fetched: set[str] = set()
+        ran: set[str] = set()
         usable = []
         for r in runs:
             if r.feed is not None and _read(r.feed) & _derived(loop, fetched):
                 break  # fed from an earlier run's result: needs that run first
+            this = {ctx.source_of(f) for f in r.fetches}
+            if this & ran:
+                break  # the same op again (a second generator update): one run does it once
+            ran |= this
             usable.append(r)
             stmt = ctx.parent(r.call)
             if type(stmt) is ast.Assign:
