@@ -12,36 +12,21 @@ them. Asserts nothing.
 
 from __future__ import annotations
 
-import csv
 import statistics
 import sys
 import time
-from pathlib import Path
+
+from explain_logs import largest, long_log, rows
 
 from tfperf.doctor.explainer import explain_log
-
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "doctor" / "fixtures" / "explain_logs"
-LINES = 10_000
-
-
-def _log(ids: list[str]) -> str:
-    lines: list[str] = []
-    for log_id in ids:
-        lines += (FIXTURES / f"{log_id}.log").read_text(errors="replace").splitlines()
-    out: list[str] = []
-    while len(out) < LINES:
-        out += lines
-    return "\n".join(out[:LINES])
 
 
 def main() -> None:
     label = sys.argv[1] if len(sys.argv) > 1 else "this"
-    with (FIXTURES / "index.csv").open(encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    logs = {"set": _log([r["id"] for r in rows]),
-            "benign": _log([r["id"] for r in rows if r["expected"] == "none"]),
-            "repeat": _log(sorted((r["id"] for r in rows), key=lambda i: -(
-                FIXTURES / f"{i}.log").stat().st_size)[:6])}
+    ids = [r["id"] for r in rows()]
+    logs = {"set": long_log(ids),
+            "benign": long_log([r["id"] for r in rows() if r["expected"] == "none"]),
+            "repeat": long_log(largest(ids))}
     for name, text in logs.items():
         explain_log(text)  # warm-up: regexes compiled, tables read
         times, walls = [], []

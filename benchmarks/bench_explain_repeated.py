@@ -11,13 +11,12 @@ Asserts nothing.
 
 from __future__ import annotations
 
-import csv
 import time
-from pathlib import Path
+
+from explain_logs import largest, long_log, rows, text
 
 from tfperf.doctor.explainer import explain_log
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "doctor" / "fixtures" / "explain_logs"
 LINES = (
     "2024-01-01 10:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator "
     "(GPU_0_bfc) ran out of memory trying to allocate 1.00GiB (rounded to 1073741824)requested "
@@ -40,12 +39,9 @@ def _fastest(text: str) -> float:
 
 
 def main() -> None:
-    with (FIXTURES / "index.csv").open(encoding="utf-8") as fh:
-        ids = [r["id"] for r in csv.DictReader(fh)]
-    largest = sorted(ids, key=lambda i: -(FIXTURES / f"{i}.log").stat().st_size)[:6]
-    for log_id in largest:
-        lines = (FIXTURES / f"{log_id}.log").read_text(errors="replace").splitlines()
-        repeated = "\n".join((lines * (10_000 // len(lines) + 1))[:10_000])
+    for log_id in largest([r["id"] for r in rows()]):
+        lines = text(log_id).splitlines()
+        repeated = long_log([log_id])
         print(f"{log_id[:48]:48} {len(lines):3} lines {_fastest(chr(10).join(lines)):6.1f} ms"
               f"  repeated to 10,000 lines {_fastest(repeated):6.1f} ms CPU")
     for line in LINES:

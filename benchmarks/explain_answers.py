@@ -13,24 +13,12 @@ keyed by log id; ``--src`` runs another checkout's explainer on this checkout's 
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "doctor" / "fixtures" / "explain_logs"
-LINES = 10_000
-
-
-def _long_log(ids: list[str]) -> str:
-    lines: list[str] = []
-    for log_id in ids:
-        lines += (FIXTURES / f"{log_id}.log").read_text(errors="replace").splitlines()
-    out: list[str] = []
-    while len(out) < LINES:
-        out += lines
-    return "\n".join(out[:LINES])
+from explain_logs import long_log, rows
+from explain_logs import text as log_text
 
 
 def _write(out: Path, src: str | None) -> None:
@@ -39,12 +27,11 @@ def _write(out: Path, src: str | None) -> None:
     from tfperf.doctor.explain_render import report_json, report_markdown, report_text
     from tfperf.doctor.explainer import explain_log
 
-    with (FIXTURES / "index.csv").open(encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    texts = {r["id"]: (FIXTURES / f"{r['id']}.log").read_text(errors="replace") for r in rows}
+    index = rows()
+    texts = {r["id"]: log_text(r["id"]) for r in index}
     texts.update({f"x4:{k}": "\n".join([v] * 4) for k, v in list(texts.items())})
-    texts["long:set"] = _long_log([r["id"] for r in rows])
-    texts["long:benign"] = _long_log([r["id"] for r in rows if r["expected"] == "none"])
+    texts["long:set"] = long_log([r["id"] for r in index])
+    texts["long:benign"] = long_log([r["id"] for r in index if r["expected"] == "none"])
     answers = {}
     for log_id, text in texts.items():
         ex = explain_log(text)
