@@ -136,3 +136,29 @@ def test_valid_twin_the_decode_code_line_of_another_error_is_not_h5py() -> None:
 ])
 def test_valid_twins_benign_logs_with_the_same_words_are_nothing_wrong(text: str) -> None:
     assert explain_log(text).verdict == "nothing-wrong"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("ValueError: This model has not yet been built. Build the model first by calling `build()` "
+     "or by calling the model on a batch of data.\n", "input shape"),
+    ("ValueError: This model has never been called, this its weights have not yet been created, "
+     "so no summary can be displayed. Build the model first (e.g. by calling it on some test "
+     "data).\n", "input shape"),
+    ("ValueError: No images found in directory /data/flowers. Allowed formats: ('.bmp', '.gif', "
+     "'.jpeg', '.jpg', '.png')\n", "subfolder"),
+    ("ValueError: Failed to find data adapter that can handle input: <class 'numpy.ndarray'>, "
+     "(<class 'list'> containing values of types {\"<class 'int'>\"})\n", "list"),
+    ("ValueError: Unrecognized data type: x=<mylib.GraphLoader object at 0x7f3a> (of type "
+     "<class 'mylib.GraphLoader'>)\n", "Keras 3"),
+    ("TypeError: Fetch argument None has invalid type <class 'NoneType'>\n", "merge_all"),
+])
+def test_keras_and_tf1_wordings_alone_are_read_not_unrecognised(text: str, words: str) -> None:
+    ex = explain_log(text)
+    assert ex.verdict != "unrecognised"
+    assert words in first_explanation(ex.causes[0])
+
+
+def test_a_model_without_a_loss_is_at_least_read_as_its_class() -> None:
+    ex = explain_log("ValueError: The model cannot be compiled because it has no loss to "
+                     "optimize.\n")
+    assert ex.verdict != "unrecognised" and ex.causes[0].label == "value-error"
