@@ -162,3 +162,25 @@ def test_a_model_without_a_loss_is_at_least_read_as_its_class() -> None:
     ex = explain_log("ValueError: The model cannot be compiled because it has no loss to "
                      "optimize.\n")
     assert ex.verdict != "unrecognised" and ex.causes[0].label == "value-error"
+
+
+@pytest.mark.parametrize("text", [
+    "TypeError: Could not build a TypeSpec for KerasTensor(type_spec=TensorSpec(shape=(None, 8), "
+    "dtype=tf.float32, name=None), name='dense/BiasAdd:0', description=\"created by layer "
+    "'dense'\") of unsupported type <class 'keras.engine.keras_tensor.KerasTensor'>.\n",
+    "TypeError: Could not build a TypeSpec for <KerasTensor: shape=(None, 32) dtype=float32 "
+    "(created by layer 'embedding')> with type KerasTensor\n",
+])
+def test_a_tf_function_on_a_kerastensor_is_wrapped_in_a_layer(text: str) -> None:
+    label, first = _first(text)
+    assert label == "type-error"
+    assert "KerasTensor" in first and "Lambda" in first
+
+
+@pytest.mark.parametrize("arg", ["steps_per_epoch", "validation_steps"])
+def test_a_generator_without_steps_is_given_its_steps(arg: str) -> None:
+    label, first = _first(f"ValueError: `{arg}=None` is only valid for a generator based on the "
+                          "`keras.utils.Sequence` class. Please specify `steps_per_epoch` or use "
+                          "the `keras.utils.Sequence` class.\n")
+    assert label == "value-error"
+    assert "steps_per_epoch=math.ceil" in first
