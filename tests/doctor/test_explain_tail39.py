@@ -184,3 +184,12 @@ def test_a_generator_without_steps_is_given_its_steps(arg: str) -> None:
                           "the `keras.utils.Sequence` class.\n")
     assert label == "value-error"
     assert "steps_per_epoch=math.ceil" in first
+
+
+def test_an_ml_dtypes_release_tensorflow_does_not_expect_is_named() -> None:
+    label, first = _first("  File \"/venv/lib/python3.10/site-packages/tensorflow/python/framework/"
+                          "dtypes.py\", line 37, in <module>\n    _np_float8_e4m3b11 = "
+                          "ml_dtypes.float8_e4m3b11\nAttributeError: module 'ml_dtypes' has no "
+                          "attribute 'float8_e4m3b11'\n")
+    assert label == "attribute-error"
+    assert "ml_dtypes<0.3" in first
