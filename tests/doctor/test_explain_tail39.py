@@ -196,8 +196,8 @@ def test_an_ml_dtypes_release_tensorflow_does_not_expect_is_named() -> None:
 
 
 def test_len_of_a_kerastensor_is_code_older_than_tf24() -> None:
-    label, first = _first("TypeError: Keras symbolic inputs/outputs do not implement `__len__`. You "
-                          "may be trying to pass Keras symbolic inputs/outputs to a TF API that "
-                          "does not register dispatching.\n")
+    label, first = _first("TypeError: Keras symbolic inputs/outputs do not implement `__len__`. "
+                          "You may be trying to pass Keras symbolic inputs/outputs to a TF API "
+                          "that does not register dispatching.\n")
     assert label == "type-error"
     assert "2.4" in first and "len()" in first
