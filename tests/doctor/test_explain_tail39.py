@@ -201,3 +201,24 @@ def test_len_of_a_kerastensor_is_code_older_than_tf24() -> None:
                           "that does not register dispatching.\n")
     assert label == "type-error"
     assert "2.4" in first and "len()" in first
+
+
+@pytest.mark.parametrize("text, label", [
+    ("ValueError: Dimension 0 in both shapes must be equal, but are 64 and 3. Shapes are "
+     "[64,3,7,7] and [7,7,3,64]. for 'Assign_2' (op: 'Assign') with input shapes: [64,3,7,7], "
+     "[7,7,3,64].\n", "value-error"),
+    ("InvalidArgumentError: Dimension 1 in both shapes must be equal, but are 10 and 1000. Shapes "
+     "are [2048,10] and [2048,1000]. for 'Assign_320' (op: 'Assign') with input shapes: "
+     "[2048,10], [2048,1000].\n", "invalid-argument-error"),
+])
+def test_weights_of_a_model_built_otherwise_are_named(text: str, label: str) -> None:
+    got, first = _first(text)
+    assert got == label
+    assert "built differently" in first and "by_name=True" in first
+
+
+def test_valid_twin_a_graph_shape_clash_that_is_no_assign_keeps_its_reading() -> None:
+    # the same wording for a Mul, not an Assign: no weights are being loaded
+    _, first = _first("ValueError: Dimensions must be equal, but are 10 and 1 for '{{node mul}} = "
+                      "Mul[T=DT_FLOAT](x, y)' with input shapes: [?,10], [?,1].\n")
+    assert "Weights are loaded" not in first
