@@ -20,7 +20,14 @@ _LIGHT = frozenset({"numpy.array", "numpy.asarray", "numpy.float32", "numpy.int3
                     "numpy.random.choice", "numpy.random.shuffle", "numpy.random.permutation",
                     "numpy.expand_dims", "numpy.reshape", "numpy.squeeze"})
 # Host libraries whose per-element work a generator serialises.
-_HEAVY_ROOTS = ("cv2.", "PIL.", "scipy.", "skimage.", "librosa.", "imageio.", "soundfile.")
+_HEAVY_ROOTS = ("cv2.", "PIL.", "scipy.", "skimage.", "librosa.", "imageio.", "soundfile.",
+                "keras.preprocessing.image.load_img", "keras.utils.load_img", "h5py.",
+                "pandas.read_", "pickle.load", "json.load", "tifffile.", "nibabel.", "pydicom.")
+# TF ops called in a generator run eagerly, one element after another, in its Python thread.
+_EAGER_TF = ("tensorflow.image.", "tensorflow.io.decode_", "tensorflow.io.read_file",
+             "tensorflow.audio.", "tensorflow.signal.")
+# A helper's helpers are read this deep for the work above.
+_HELPER_DEPTH = 2
 
 
 def _generator_fn(ctx: Context, expr: Any, depth: int = 0) -> ast.AST | None:
@@ -37,10 +44,27 @@ def _generator_fn(ctx: Context, expr: Any, depth: int = 0) -> ast.AST | None:
     found = resolve_def(ctx, expr)
     if found is not None and type(found) is not ast.Lambda:
         return found
+    if type(expr) is ast.Call:  # from_generator(Loader(paths)): its __call__ or __iter__
+        return _instance_generator(ctx, expr)
     if type(expr) is ast.Name:
         b = ctx.binding(expr)
         if b is not None and b.kind == "assign" and b.value is not expr:
             return _generator_fn(ctx, b.value, depth + 1)
+    return None
+
+
+def _instance_generator(ctx: Context, call: ast.Call) -> ast.AST | None:
+    """The ``__call__`` (or ``__iter__``) of a class of this module that ``call`` makes."""
+    if type(call.func) is not ast.Name:
+        return None
+    b = ctx.binding(call.func)
+    cls: Any = b.value if b is not None and b.kind == "class" else None
+    if type(cls) is not ast.ClassDef:
+        return None
+    for name in ("__call__", "__iter__"):
+        for stmt in cls.body:
+            if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and stmt.name == name:
+                return stmt
     return None
 
 
@@ -100,6 +124,79 @@ def _element_loop(fn: Any) -> bool:
     return False
 
 
+def _call_rank(q: str) -> int:
+    """2: a file read or an image/audio library; 1: other NumPy work beyond wrapping,
+    allocating and random draws, or a TF image/decode op run eagerly; 0: light."""
+    if q in _LOADS or q.startswith(_HEAVY_ROOTS):
+        return 2
+    if q.startswith("numpy.") and q not in _LIGHT and not q.startswith("numpy.random."):
+        return 1
+    return 1 if q.startswith(_EAGER_TF) else 0
+
+
+def _helper_work(ctx: Context, helper: Any, seen: set[int],
+                 depth: int) -> tuple[int, str] | None:
+    """The costliest work a helper of this module (``load_image(path)``) does, through its
+    own helpers ``depth`` deep: a file read or image library (2) or other NumPy work (1)."""
+    if depth <= 0 or id(helper) in seen:
+        return None
+    seen.add(id(helper))
+    best: tuple[int, str] | None = None
+    n: Any
+    for n in ast.walk(helper):
+        if type(n) is not ast.Call:
+            continue
+        q = ctx.qualname(n.func)
+        found: tuple[int, str] | None = None
+        if q is not None:
+            r = _call_rank(q)
+            found = (r, q.replace("numpy.", "np.", 1)) if r else None
+        else:
+            inner: Any = resolve_def(ctx, n.func)
+            if inner is not None and type(inner) is not ast.Lambda:
+                found = _helper_work(ctx, inner, seen, depth - 1)
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    return best
+
+
+_KERAS_AUG = frozenset({"keras.preprocessing.image.ImageDataGenerator",
+                        "keras.src.legacy.preprocessing.image.ImageDataGenerator"})
+# ImageDataGenerator arguments that change no pixel per image.
+_NO_AUG = frozenset({"rescale", "dtype", "data_format", "validation_split"})
+
+
+def _keras_iterator(ctx: Context, expr: Any, depth: int = 0) -> str | None:
+    """``expr`` (or what a lambda returns, or a name bound to it) is a Keras
+    ``ImageDataGenerator`` iterator that loads or augments images in Python, image by image:
+    ``flow_from_directory``/``flow_from_dataframe``, or ``flow`` of a generator given
+    augmentation arguments."""
+    if expr is None or depth > 3:
+        return None
+    if type(expr) is ast.Lambda:
+        return _keras_iterator(ctx, expr.body, depth + 1)
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "assign" and b.value is not expr:
+            return _keras_iterator(ctx, b.value, depth + 1)
+        return None
+    if type(expr) is not ast.Call or type(expr.func) is not ast.Attribute:
+        return None
+    attr = expr.func.attr
+    if attr not in ("flow", "flow_from_directory", "flow_from_dataframe"):
+        return None
+    made: Any = expr.func.value
+    if type(made) is ast.Name:
+        b = ctx.binding(made)
+        made = b.value if b is not None and b.kind == "assign" else None
+    is_gen = type(made) is ast.Call and ctx.qualname(made.func) in _KERAS_AUG
+    if attr != "flow":
+        return f"ImageDataGenerator.{attr} loads (and augments) each image in Python"
+    if is_gen and any(k.arg not in _NO_AUG for k in made.keywords):
+        return "ImageDataGenerator.flow augments each image in Python"
+    return None
+
+
 def _heavy_work(ctx: Context, fn: Any) -> tuple[ast.Call, str] | None:
     """The costliest call run per yielded element (in a loop that yields, or anywhere in a
     generator whose ``yield`` is in a loop): a helper of this module that fills an array
@@ -119,13 +216,16 @@ def _heavy_work(ctx: Context, fn: Any) -> tuple[ast.Call, str] | None:
             q = ctx.qualname(n.func) or _attribute_callee(ctx, n.func)
             if q is None:
                 helper: Any = resolve_def(ctx, n.func)
-                if helper is not None and helper is not fn and type(helper) is not ast.Lambda \
-                        and _element_loop(helper):
-                    rank, label = 3, f"{helper.name}() fills an array one value at a time"
-            elif q in _LOADS or q.startswith(_HEAVY_ROOTS):
-                rank, label = 2, q
-            elif q.startswith("numpy.") and q not in _LIGHT and not q.startswith("numpy.random."):
-                rank, label = 1, q
+                if helper is not None and helper is not fn and type(helper) is not ast.Lambda:
+                    if _element_loop(helper):
+                        rank, label = 3, f"{helper.name}() fills an array one value at a time"
+                    else:
+                        inner = _helper_work(ctx, helper, {id(fn)}, _HELPER_DEPTH)
+                        if inner is not None:
+                            rank, label = inner[0], f"{helper.name}() calls {inner[1]}"
+            else:
+                rank = _call_rank(q)
+                label = q
             if rank and (best is None or rank > best[0]):
                 suffix = ", for every element" if rank == 3 else " per element"
                 best = (rank, n, label.replace("numpy.", "np.", 1) + suffix)
@@ -262,6 +362,33 @@ Only generators defined in this module; generators that yield arrays already in 
             ds = tf.data.Dataset.from_generator(gen, output_types=(tf.int32, tf.float32))
         """, spelling="loop: helper element loop"),
         # The class keeps file names and the loading is a TF map.
+        # A helper that only wraps what is in memory.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def as_pair(i):
+                return np.asarray(x[i], dtype=np.float32), y[i]
+            def gen():
+                for i in range(len(x)):
+                    yield as_pair(i)
+            ds = tf.data.Dataset.from_generator(gen, output_types=(tf.float32, tf.int32))
+        """, spelling="name: a light helper"),
+        Valid("""
+            import tensorflow as tf
+            class Pairs:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __call__(self):
+                    for i in range(len(self.x)):
+                        yield self.x[i], self.y[i]
+            ds = tf.data.Dataset.from_generator(Pairs(x, y), output_types=(tf.float32, tf.int32))
+        """, spelling="index: a class instance"),
+        Valid("""
+            import tensorflow as tf
+            datagen = tf.keras.preprocessing.image.ImageDataGenerator(rescale=1 / 255)
+            flow = datagen.flow(x_train, y_train, batch_size=32)
+            ds = tf.data.Dataset.from_generator(lambda: flow, output_types=(tf.float32, tf.float32))
+        """, spelling="name: a Keras iterator"),
         Valid("""
             import tensorflow as tf
             class MelDataset:
@@ -356,6 +483,38 @@ Only generators defined in this module; generators that yield arrays already in 
             types = (tf.int32, tf.float32, tf.float32)
             ds = tf.data.Dataset.from_generator(gen, output_types=types)
         """, count=1, lines=(11,), spelling="loop: helper element loop"),
+        # A helper of a helper decodes each image with PIL.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            from PIL import Image
+            def read(path):
+                return np.asarray(Image.open(path).convert("RGB"))
+            def load_image(path):
+                return read(path) / 255.0
+            def gen():
+                for path, label in zip(paths, labels):
+                    yield load_image(path), label
+            ds = tf.data.Dataset.from_generator(gen, output_types=(tf.float32, tf.int32))
+        """, count=1, lines=(10,), spelling="name: a light helper"),
+        Invalid("""
+            import cv2
+            import tensorflow as tf
+            class Frames:
+                def __init__(self, paths):
+                    self.paths = paths
+                def __call__(self):
+                    for i in range(len(self.paths)):
+                        yield cv2.resize(cv2.imread(self.paths[i]), (224, 224))
+            ds = tf.data.Dataset.from_generator(Frames(paths), output_types=tf.uint8)
+        """, count=1, lines=(8,), spelling="index: a class instance"),
+        Invalid("""
+            import tensorflow as tf
+            datagen = tf.keras.preprocessing.image.ImageDataGenerator(rotation_range=20,
+                                                                      horizontal_flip=True)
+            flow = datagen.flow_from_directory("data/train", target_size=(224, 224))
+            ds = tf.data.Dataset.from_generator(lambda: flow, output_types=(tf.float32, tf.float32))
+        """, count=1, lines=(5,), spelling="name: a Keras iterator"),
         # The loader a class keeps: np.load by default.
         Invalid("""
             import numpy as np
@@ -378,6 +537,10 @@ Only generators defined in this module; generators that yield arrays already in 
             return
         gen = call.args[0] if call.args else next(
             (k.value for k in call.keywords if k.arg == "generator"), None)
+        keras_iter = _keras_iterator(ctx, gen)
+        if keras_iter is not None:
+            yield self.finding(ctx, node, f"{self.message} ({keras_iter})")
+            return
         fn = _generator_fn(ctx, gen)
         if fn is None:
             return

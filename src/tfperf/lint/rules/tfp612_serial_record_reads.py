@@ -1,0 +1,239 @@
+"""TFP612: many TFRecord files read one after another (no ``num_parallel_reads``, or
+``flat_map(TFRecordDataset)`` where a parallel ``interleave`` reads several at once)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.consumption import discarded, only_peeked
+from tfperf.lint.analysis.pipelines import map_function
+from tfperf.lint.analysis.syntax import keyword, method_call
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+READERS = frozenset({"tensorflow.data.TFRecordDataset",
+                     "tensorflow.compat.v1.data.TFRecordDataset"})
+# Calls that give a list of many file names.
+_GLOBS = frozenset({"glob.glob", "glob.iglob", "tensorflow.io.gfile.glob",
+                    "tensorflow.gfile.Glob", "tensorflow.compat.v1.gfile.Glob",
+                    "tensorflow.io.gfile.listdir", "os.listdir",
+                    "tensorflow.data.Dataset.list_files",
+                    "tensorflow.compat.v1.data.Dataset.list_files"})
+_SLICES = frozenset({"tensorflow.data.Dataset.from_tensor_slices",
+                     "tensorflow.compat.v1.data.Dataset.from_tensor_slices"})
+# Wrappers that keep a list a list.
+_KEEP = frozenset({"sorted", "list", "tuple"})
+
+
+def many_files(ctx: Context, expr: Any, depth: int = 0) -> bool:
+    """``expr`` surely names several files: a glob or listing (also sorted or listed), a
+    comprehension, a literal list of two or more, ``list_files``, or a name bound to one."""
+    if expr is None or depth > 4:
+        return False
+    t = type(expr)
+    if t in (ast.List, ast.Tuple):
+        return len(expr.elts) >= 2 or any(type(e) is ast.Starred for e in expr.elts)
+    if t in (ast.ListComp, ast.GeneratorExp):
+        return True
+    if t is ast.Call:
+        if type(expr.func) is ast.Name and expr.func.id in _KEEP and expr.args:
+            return many_files(ctx, expr.args[0], depth + 1)
+        q = ctx.qualname(expr.func)
+        if q in _GLOBS:
+            return True
+        if q in _SLICES:
+            return bool(expr.args) and many_files(ctx, expr.args[0], depth + 1)
+        if type(expr.func) is ast.Attribute and expr.func.attr in ("shuffle", "repeat") \
+                and q is None:
+            return many_files(ctx, expr.func.value, depth + 1)
+        return False
+    if t is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "assign" and b.value is not None \
+                and b.value is not expr:
+            return many_files(ctx, b.value, depth + 1)
+    return False
+
+
+def _opens_records(ctx: Context, fn: Any) -> ast.Call | None:
+    """The ``TFRecordDataset`` call a ``flat_map`` function makes (the reader class itself,
+    a lambda, or a ``def`` that returns it)."""
+    if fn is None:
+        return None
+    if type(fn) is ast.Lambda:
+        body = fn.body
+        return body if type(body) is ast.Call and ctx.call_qualname(body) in READERS else None
+    if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        for n in ast.walk(fn):
+            if type(n) is ast.Return and type(n.value) is ast.Call \
+                    and ctx.call_qualname(n.value) in READERS:
+                return n.value
+    return None
+
+
+class SerialRecordReads(Rule):
+    code = "TFP612"
+    name = "serial-record-reads"
+    message = ("many TFRecord files read one after another: no read overlaps another, "
+               "one core decompresses")
+    hint = ("read several files at once: TFRecordDataset(files, num_parallel_reads="
+            "tf.data.AUTOTUNE), or files.interleave(tf.data.TFRecordDataset, "
+            "num_parallel_calls=tf.data.AUTOTUNE)")
+    claims = ("S19",)
+    group = "preview"  # new (issue 25, stop 38's serial-reader misses): waits for judged findings
+    node_types = (ast.Call,)
+    callee_names = frozenset({"TFRecordDataset", "flat_map"})
+    needs_tf = True
+    docs = """\
+## What it does
+Finds `tf.data.TFRecordDataset(files)` given several files (a glob or listing, a
+comprehension, a literal list of two or more, `list_files`, or a name bound to one) without
+`num_parallel_reads`, and `files.flat_map(tf.data.TFRecordDataset)` (the class itself, a
+lambda or a function of the module that returns a reader).
+
+## Why is this bad?
+Without `num_parallel_reads` a `TFRecordDataset` opens its files one at a time, and
+`flat_map` reads one file to its end before the next: one thread reads and decompresses,
+and every read waits on the one before. The tf.data performance guide's "Parallelizing data
+extraction" advises `interleave(..., num_parallel_calls=tf.data.AUTOTUNE)`; the reader's
+`num_parallel_reads` does the same. The gain is largest where a read waits (network or
+cloud storage) or decompresses (`compression_type="GZIP"`); from files in the page cache
+the reading is cheap and the gain small. Measured with `benchmarks/lint_fixes/rule_claims.py
+--cases TFP612` on TF 2.21 CPU here (2 busy cores, 16 local files of 1024 records of 4 KiB):
+see docs/lint.md "Stop 39, pass A".
+
+## Example
+```python
+files = tf.io.gfile.glob("data/train-*.tfrecord")
+ds = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+```
+
+## Use instead
+```python
+ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
+ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+```
+
+## Fix safety
+No automatic fix: parallel reads interleave the files' records, so the order of elements
+changes (set `deterministic` or shuffle as before, as the pipeline needs).
+
+## Known limitations
+Preview: no judged finding yet. Silent where the file list is a parameter or comes from a
+function the rule does not read, on one file, and on pipelines thrown away or only peeked at.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            files = tf.io.gfile.glob("data/train-*.tfrecord")
+            ds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, spelling="name: the files through a name"),
+        Valid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset("data/train.tfrecord")
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, spelling="index: one file"),
+        Valid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/*.tfrecord")
+            ds = files.interleave(tf.data.TFRecordDataset, cycle_length=4,
+                                  num_parallel_calls=tf.data.AUTOTUNE)
+            for epoch in range(10):
+                for batch in ds.map(parse).batch(32):
+                    train(batch)
+        """, spelling="loop: interleave"),
+        Valid("""
+            import tensorflow as tf
+            from readers import records
+            model.fit(records("data").batch(32), epochs=10)
+        """, files={"readers.py": """
+            import glob
+            import tensorflow as tf
+            def records(root):
+                files = sorted(glob.glob(root + "/*.tfrecord"))
+                return tf.data.TFRecordDataset(files, num_parallel_reads=8)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            # %%
+            ds = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], None, None, 4)
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, notebook=True, spelling="notebook"),
+        # Counting the records once: read once, its speed cannot matter.
+        Valid("""
+            import tensorflow as tf
+            files = tf.io.gfile.glob("data/*.tfrecord")
+            tf.data.TFRecordDataset(files)
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import tensorflow as tf
+            files = tf.io.gfile.glob("data/train-*.tfrecord")
+            ds = tf.data.TFRecordDataset(files)
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, count=1, lines=(3,), spelling="name: the files through a name"),
+        Invalid("""
+            import tensorflow as tf
+            ds = tf.data.TFRecordDataset(["data/a.tfrecord", "data/b.tfrecord"])
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, count=1, lines=(2,), spelling="index: a list of files"),
+        Invalid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/*.tfrecord")
+            ds = files.flat_map(tf.data.TFRecordDataset)
+            for epoch in range(10):
+                for batch in ds.map(parse).batch(32):
+                    train(batch)
+        """, count=1, lines=(3,), spelling="loop: flat_map"),
+        Invalid("""
+            import tensorflow as tf
+            def read(name):
+                return tf.data.TFRecordDataset(name, compression_type="GZIP")
+            files = tf.data.Dataset.list_files("data/*.tfrecord.gz")
+            ds = files.flat_map(read).map(parse).batch(32)
+            model.fit(ds, epochs=10)
+        """, count=1, lines=(5,), spelling="name: flat_map of a function"),
+        Invalid("""
+            import tensorflow as tf
+            from readers import records
+            model.fit(records("data").batch(32), epochs=10)
+        """, files={"readers.py": """
+            import glob
+            import tensorflow as tf
+            def records(root):
+                files = sorted(glob.glob(root + "/*.tfrecord"))
+                return tf.data.TFRecordDataset(files)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            # %%
+            ds = tf.data.TFRecordDataset([f"data/{i}.tfrecord" for i in range(8)])
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        call: Any = node
+        func = call.func
+        if method_call(node, "flat_map"):
+            fn = call.args[0] if call.args else None
+            reader = fn if fn is not None and ctx.qualname(fn) in READERS else \
+                _opens_records(ctx, map_function(ctx, call))
+            if reader is None or not ctx.is_dataset(func.value):
+                return
+        elif ctx.call_qualname(node) in READERS:
+            if len(call.args) >= 4 or keyword(call, "num_parallel_reads") is not None:
+                return
+            files = call.args[0] if call.args else keyword(call, "filenames")
+            if not many_files(ctx, files):
+                return
+        else:
+            return
+        if discarded(ctx, call) or only_peeked(ctx, call):
+            return  # thrown away or read once: its speed cannot matter
+        yield self.finding(ctx, node)
