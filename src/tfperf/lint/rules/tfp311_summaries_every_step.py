@@ -1,5 +1,5 @@
-"""TFP311: summaries computed and written on every training step (in a traced step with no
-``record_if`` or every-N guard; TF1's ``merge_all`` fetched in every ``session.run``)."""
+"""TFP311: summaries computed and written on every training step of a traced step (no
+``record_if`` or every-N guard). TF1's merged summary fetched every run is TFP708."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.syntax import keyword, method_call
+from tfperf.lint.analysis.syntax import method_call
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -16,15 +16,13 @@ from tfperf.lint.semantic import Context
 _TF2 = frozenset({"tensorflow.summary.histogram", "tensorflow.summary.image",
                   "tensorflow.summary.audio", "tensorflow.summary.text",
                   "tensorflow.summary.scalar", "tensorflow.summary.write"})
-_MERGE_ALL = frozenset({"tensorflow.compat.v1.summary.merge_all", "tensorflow.summary.merge_all",
-                        "tensorflow.compat.v1.summary.merge", "tensorflow.summary.merge"})
 # Words that say some code chooses when summaries are recorded.
 _GUARDS = ("record_if", "should_record_summaries", "record_summaries")
 # Updates that make a traced function a training step.
 _TRAIN_CALLS = frozenset({"apply_gradients", "minimize", "gradient"})
 
 
-def _guarded(ctx: Context, node: ast.AST, stop: ast.AST | None) -> bool:
+def guarded(ctx: Context, node: ast.AST, stop: ast.AST | None) -> bool:
     """``node`` runs under an ``if`` (or a conditional expression) between it and ``stop``
     (its loop or function): a step that records only now and then."""
     for p in ctx.ancestors(node):
@@ -42,43 +40,6 @@ def _training_step(ctx: Context, fn: ast.AST) -> bool:
     return any(method_call(n, *_TRAIN_CALLS) for n in ast.walk(fn))
 
 
-def _fetches(call: ast.Call) -> list[ast.AST]:
-    """What a ``session.run`` fetches, flattened one level (a list, tuple or dict)."""
-    f: Any = call.args[0] if call.args else keyword(call, "fetches")
-    if f is None:
-        return []
-    if type(f) in (ast.List, ast.Tuple):
-        return list(f.elts)
-    if type(f) is ast.Dict:
-        return [v for v in f.values if v is not None]
-    return [f]
-
-
-def _merged_names(ctx: Context) -> set[str]:
-    """Names bound to ``merge_all()``/``merge([...])`` in this module (``self.merged`` as
-    ``merged``)."""
-    out: set[str] = set()
-    for call in ctx.calls:
-        if ctx.call_qualname(call) not in _MERGE_ALL:
-            continue
-        p: Any = ctx.parent(call)
-        if type(p) is ast.Assign:
-            for t in p.targets:
-                if type(t) is ast.Name:
-                    out.add(t.id)
-                elif type(t) is ast.Attribute:
-                    out.add(t.attr)
-    return out
-
-
-def _names(expr: Any) -> str | None:
-    if type(expr) is ast.Name:
-        return expr.id
-    if type(expr) is ast.Attribute:
-        return expr.attr
-    return None
-
-
 class SummariesEveryStep(Rule):
     code = "TFP311"
     name = "summaries-every-step"
@@ -89,28 +50,26 @@ class SummariesEveryStep(Rule):
     claims = ("S19",)
     group = "preview"  # new (issue 25, stop 38's summary-op misses): waits for judged findings
     node_types = (ast.Call,)
-    callee_names = frozenset({"histogram", "image", "audio", "text", "scalar", "write", "run"})
+    callee_names = frozenset({"histogram", "image", "audio", "text", "scalar", "write"})
     needs_tf = True
     docs = """\
 ## What it does
-Finds summary ops run on every training step:
-- TF2: `tf.summary.histogram`/`image`/`audio`/`text`/`scalar`/`write` in a `tf.function`
-  that computes or applies gradients, not under an `if` in that function, in a module that
-  never calls `tf.summary.record_if` (or `should_record_summaries`); one finding per step
-  function, on its first summary op;
-- TF1: a `session.run` in a loop, not under an `if` in the loop, that fetches a name bound
-  to `tf.summary.merge_all()` or `merge([...])` in this module.
+Finds `tf.summary.histogram`/`image`/`audio`/`text`/`scalar`/`write` in a `tf.function`
+that computes or applies gradients, not under an `if` in that function, in a module that
+never calls `tf.summary.record_if` (or `should_record_summaries`); one finding per step
+function, on its first summary op. TF1's merged summary fetched in every `session.run` is
+TFP708.
 
 ## Why is this bad?
 A summary op in a traced step runs every time the step runs: a histogram reduces each
-weight to buckets, an image summary encodes PNGs, and each writes an event to the file. TF1's
-`merge_all` fetched with the train op copies the serialized summary to Python every step,
-and `add_summary` parses and queues it. TensorBoard shows a handful of points per thousand
+weight to buckets, an image summary encodes PNGs, and each writes an event to the file.
+TensorBoard shows a handful of points per thousand
 steps. TF's guide (`tf.summary` "record_if", the TF1 `MonitoredTrainingSession`'s
 `save_summaries_steps=100`) records every N steps. The cost per step depends on how much is
 summarised against how much the step computes: measured with
-`benchmarks/lint_fixes/rule_claims.py --cases TFP311,TFP311v1` on TF 2.21 CPU here (see
-docs/lint.md "Stop 39, pass A").
+`benchmarks/lint_fixes/rule_claims.py --cases TFP311` on TF 2.21 CPU here, a 4-layer dense
+step with histograms of every weight and gradient: no stable gain (1.02×, 1.71×, 0.70× in
+three runs; docs/lint.md "Stop 39, pass A"), unlike TF1's fetched summary (TFP708).
 
 ## Example
 ```python
@@ -135,9 +94,10 @@ def train_step(x, y, step):
 No automatic fix: how often to record is the user's choice.
 
 ## Known limitations
-Preview: no judged finding yet. A module that calls `record_if` anywhere is taken as
-guarded (the caller may wrap the loop); a step in another module, a summary op in a
-helper the step calls, and Keras's `TensorBoard(histogram_freq=1)` callback are not read.
+Preview: no finding on the user code read in stop 39 (TF1's form, TFP708, gave 15). A
+module that calls `record_if` anywhere is taken as guarded (the caller may wrap the loop);
+a step in another module, a summary op in a helper the step calls, and Keras's
+`TensorBoard(histogram_freq=1)` callback are not read.
 """
     _STEP = """
             import tensorflow as tf
@@ -190,17 +150,20 @@ helper the step calls, and Keras's `TensorBoard(histogram_freq=1)` callback are 
                 with tf.summary.record_if(step % 50 == 0):
                     tf.summary.histogram("logits", model(x), step=step)
         """}, spelling="module"),
-        Valid("""
-            import tensorflow as tf
-            tf.compat.v1.summary.scalar("loss", loss)
-            merged = tf.compat.v1.summary.merge_all()
+        Valid(_STEP + """
             # %%
-            for i in range(10000):
-                if i % 100 == 0:
-                    _, s = sess.run([train_op, merged], feed_dict={x: xs[i]})
-                    writer.add_summary(s, i)
-                else:
-                    sess.run(train_op, feed_dict={x: xs[i]})
+            @tf.function
+            def train_step(x, y, step):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+            # %%
+            for step, (x, y) in enumerate(ds):
+                loss = train_step(x, y, step)
+                if step % 100 == 0:
+                    tf.summary.scalar("loss", loss, step=step)
         """, notebook=True, spelling="notebook"),
     )
     invalid = (
@@ -257,39 +220,27 @@ helper the step calls, and Keras's `TensorBoard(histogram_freq=1)` callback are 
                 opt.apply_gradients(zip(grads, model.trainable_variables))
                 tf.summary.histogram("logits", model(x), step=step)
         """}, count=1, spelling="module"),
-        Invalid("""
-            import tensorflow as tf
-            tf.compat.v1.summary.scalar("loss", loss)
-            merged = tf.compat.v1.summary.merge_all()
+        Invalid(_STEP + """
             # %%
-            for i in range(10000):
-                _, s = sess.run([train_op, merged], feed_dict={x: xs[i]})
-                writer.add_summary(s, i)
+            @tf.function
+            def train_step(x, y, step):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                tf.summary.scalar("loss", loss, step=step)
+                return loss
         """, count=1, notebook=True, spelling="notebook"),
-        Invalid("""
-            import tensorflow.compat.v1 as tf
-            class Model:
-                def build(self):
-                    self.merged = tf.summary.merge_all()
-                def train(self, sess, batches):
-                    for step, (x, y) in enumerate(batches):
-                        summary, _ = sess.run([self.merged, self.train_op],
-                                              feed_dict={self.x: x, self.y: y})
-                        self.writer.add_summary(summary, step)
-        """, count=1, lines=(7,), spelling="name: self.merged"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
         if type(call.func) is not ast.Attribute:
             return
-        if call.func.attr == "run":
-            yield from self._check_run(call, ctx)
-            return
         if ctx.call_qualname(call) not in _TF2:
             return
         fn = ctx.tf_function_of(call)
-        if fn is None or any(w in ctx.source for w in _GUARDS) or _guarded(ctx, call, fn):
+        if fn is None or any(w in ctx.source for w in _GUARDS) or guarded(ctx, call, fn):
             return
         if not _training_step(ctx, fn):
             return
@@ -303,15 +254,6 @@ helper the step calls, and Keras's `TensorBoard(histogram_freq=1)` callback are 
         for c in sorted(ctx.calls, key=lambda c: (c.lineno, c.col_offset)):
             if type(c.func) is ast.Attribute and ctx.call_qualname(c) in _TF2:
                 fn = ctx.tf_function_of(c)
-                if fn is not None and not _guarded(ctx, c, fn):
+                if fn is not None and not guarded(ctx, c, fn):
                     out.setdefault(id(fn), c)
         return out
-
-    def _check_run(self, call: ast.Call, ctx: Context) -> Iterator[Finding]:
-        merged = ctx.cached("tfp311.merged", lambda: _merged_names(ctx))
-        if not merged or not any(_names(f) in merged for f in _fetches(call)):
-            return
-        loops = ctx.enclosing_loops(call)
-        if not loops or _guarded(ctx, call, loops[0]):
-            return
-        yield self.finding(ctx, call)
