@@ -235,7 +235,7 @@ a step in another module, a summary op in a helper the step calls, and Keras's
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
-        if type(call.func) is not ast.Attribute:
+        if type(call.func) is not ast.Attribute or "summary" not in ctx.source:
             return
         if ctx.call_qualname(call) not in _TF2:
             return

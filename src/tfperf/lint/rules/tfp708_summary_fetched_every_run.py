@@ -32,7 +32,10 @@ def _merged_names(ctx: Context) -> set[str]:
     """Names bound to ``merge_all()``/``merge([...])`` in this module (``self.merged`` as
     ``merged``)."""
     out: set[str] = set()
-    for call in ctx.calls:
+    by_attr, by_name = ctx.call_groups()
+    candidates = [*by_attr.get("merge_all", ()), *by_attr.get("merge", ()),
+                  *by_name.get("merge_all", ())]
+    for call in candidates:
         if ctx.call_qualname(call) not in _MERGE:
             continue
         p: Any = ctx.parent(call)
@@ -211,7 +214,8 @@ then.
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
-        if type(call.func) is not ast.Attribute or call.func.attr != "run":
+        if type(call.func) is not ast.Attribute or call.func.attr != "run" \
+                or "merge" not in ctx.source:
             return
         merged = ctx.cached("tfp708.merged", lambda: _merged_names(ctx))
         fetches = _fetches(call)
