@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import bound_arguments, calls_of
 from tfperf.lint.analysis.consumption import discarded, only_peeked
 from tfperf.lint.analysis.pipelines import map_function
 from tfperf.lint.analysis.syntax import keyword, method_call
@@ -26,6 +28,9 @@ _SLICES = frozenset({"tensorflow.data.Dataset.from_tensor_slices",
                      "tensorflow.compat.v1.data.Dataset.from_tensor_slices"})
 # Wrappers that keep a list a list.
 _KEEP = frozenset({"sorted", "list", "tuple"})
+# Parameter names that say "several files" (``filenames``, ``train_files``, ``file_list``).
+_MANY_NAME = re.compile(r"(^|_)(filenames|files|file_list|file_names|paths|tfrecords|"
+                        r"records_files|shards)$")
 
 
 def many_files(ctx: Context, expr: Any, depth: int = 0) -> bool:
@@ -55,7 +60,37 @@ def many_files(ctx: Context, expr: Any, depth: int = 0) -> bool:
         if b is not None and b.kind == "assign" and b.value is not None \
                 and b.value is not expr:
             return many_files(ctx, b.value, depth + 1)
+        if b is not None and b.kind == "param":
+            return _many_through_callers(ctx, expr, depth)
     return False
+
+
+def _many_through_callers(ctx: Context, name: ast.Name, depth: int) -> bool:
+    """A parameter holds several files: a call here passes it a list of them, or no call
+    here says and its name is plural (``filenames``, ``train_files``)."""
+    fn = ctx.enclosing_function(name)
+    if fn is None:
+        return False
+    passed = [bound_arguments(fn, c) for c in calls_of(ctx, fn)]
+    known = [v[name.id] for v in passed if v is not None and name.id in v]
+    if known:
+        return any(many_files(ctx, v, depth + 1) for v in known)
+    fn_name = str(getattr(fn, "name", ""))
+    if fn_name in ctx.cached("tfp612.passed", lambda: _passed_names(ctx)) \
+            or "reader" in fn_name.lower():
+        return False  # a reader handed to a library (reader=fn): it is given one file a call
+    return bool(_MANY_NAME.search(name.id.lower()))
+
+
+def _passed_names(ctx: Context) -> set[str]:
+    """Names passed as arguments of some call of the module (``reader=_gzip_reader_fn``,
+    ``ds.interleave(read)``): functions that others call, maybe one file at a time."""
+    out: set[str] = set()
+    for call in ctx.calls:
+        for a in (*call.args, *(k.value for k in call.keywords)):
+            if type(a) is ast.Name:
+                out.add(a.id)
+    return out
 
 
 def _opens_records(ctx: Context, fn: Any) -> ast.Call | None:
@@ -85,14 +120,17 @@ class SerialRecordReads(Rule):
     claims = ("S19",)
     group = "preview"  # new (issue 25, stop 38's serial-reader misses): waits for judged findings
     node_types = (ast.Call,)
-    callee_names = frozenset({"TFRecordDataset", "flat_map"})
+    callee_names = frozenset({"TFRecordDataset", "flat_map", "interleave"})
     needs_tf = True
     docs = """\
 ## What it does
 Finds `tf.data.TFRecordDataset(files)` given several files (a glob or listing, a
-comprehension, a literal list of two or more, `list_files`, or a name bound to one) without
-`num_parallel_reads`, and `files.flat_map(tf.data.TFRecordDataset)` (the class itself, a
-lambda or a function of the module that returns a reader).
+comprehension, a literal list of two or more, `list_files`, or a name bound to one; a
+parameter that a call in the module passes such a list, or, where no call here says, a
+parameter named in the plural: `filenames`, `train_files`, `file_list`, `paths`) without
+`num_parallel_reads`, and `files.flat_map(tf.data.TFRecordDataset)` or
+`files.interleave(tf.data.TFRecordDataset, cycle_length=n)` without `num_parallel_calls`
+(the class itself, a lambda or a function of the module that returns a reader).
 
 ## Why is this bad?
 Without `num_parallel_reads` a `TFRecordDataset` opens its files one at a time, and
@@ -128,8 +166,9 @@ reading `gs://` shards), above the bar for the default group; it stays in previe
 the gain measured here, on local files, is small or negative for `num_parallel_reads` (see
 docs/lint.md "Stop 39, pass A"): the hint pays where reads wait (remote storage) or the
 files are many, and the code does not say where its files are. Silent where the file list
-is a parameter or comes from a function the rule does not read, on one file, and on
-pipelines thrown away or only peeked at.
+comes from a function the rule does not read or is a parameter whose callers here pass one
+file, on one file, and on pipelines thrown away or only peeked at. The parameter and
+`interleave` forms were added after the judged findings above.
 """
     valid = (
         Valid("""
@@ -169,6 +208,22 @@ pipelines thrown away or only peeked at.
             ds = tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], None, None, 4)
             model.fit(ds.map(parse).batch(32), epochs=10)
         """, notebook=True, spelling="notebook"),
+        # A parameter its caller gives one file.
+        Valid("""
+            import tensorflow as tf
+            def make(path):
+                return tf.data.TFRecordDataset(path).map(parse).batch(32)
+            model.fit(make("data/train.tfrecord"), epochs=10)
+        """, spelling="name: a parameter"),
+        # A reader function handed to a library, which calls it per file in parallel (a
+        # function named as a reader is taken as one, even where it is handed over elsewhere).
+        Valid("""
+            import tensorflow as tf
+            def gzip_reader(filenames):
+                return tf.data.TFRecordDataset(filenames, compression_type="GZIP")
+            ds = tf.data.experimental.make_batched_features_dataset(
+                "data/*.gz", 32, spec, reader=gzip_reader, reader_num_threads=8)
+        """),
         # Counting the records once: read once, its speed cannot matter.
         Valid("""
             import tensorflow as tf
@@ -206,6 +261,19 @@ pipelines thrown away or only peeked at.
         """, count=1, lines=(5,), spelling="name: flat_map of a function"),
         Invalid("""
             import tensorflow as tf
+            def input_fn(filenames, batch_size=32):
+                ds = tf.data.TFRecordDataset(filenames)
+                return ds.map(parse).shuffle(1000).repeat().batch(batch_size)
+            estimator.train(lambda: input_fn(tf.io.gfile.glob("gs://b/train-*")), steps=10000)
+        """, count=1, lines=(3,), spelling="name: a parameter"),
+        Invalid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("data/*.tfrecord")
+            ds = files.interleave(tf.data.TFRecordDataset, cycle_length=4)
+            model.fit(ds.map(parse).batch(32), epochs=10)
+        """, count=1, lines=(3,), spelling="loop: interleave without parallel calls"),
+        Invalid("""
+            import tensorflow as tf
             from readers import records
             model.fit(records("data").batch(32), epochs=10)
         """, files={"readers.py": """
@@ -226,7 +294,17 @@ pipelines thrown away or only peeked at.
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
         func = call.func
-        if method_call(node, "flat_map"):
+        if method_call(node, "interleave"):
+            # interleave(reader, cycle_length) with no num_parallel_calls: round robin, one
+            # thread, one read at a time.
+            if len(call.args) >= 4 or keyword(call, "num_parallel_calls") is not None:
+                return
+            fn = call.args[0] if call.args else keyword(call, "map_func")
+            reader = fn if fn is not None and ctx.qualname(fn) in READERS else \
+                _opens_records(ctx, map_function(ctx, call))
+            if reader is None or not ctx.is_dataset(func.value):
+                return
+        elif method_call(node, "flat_map"):
             fn = call.args[0] if call.args else None
             reader = fn if fn is not None and ctx.qualname(fn) in READERS else \
                 _opens_records(ctx, map_function(ctx, call))
