@@ -14,6 +14,7 @@ from tfperf.lint.semantic import Context
 
 _ADDERS = frozenset({"tensorflow.add_n", "tensorflow.math.add_n", "tensorflow.add",
                      "tensorflow.math.add"})
+_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
 _STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.For)
 
 
@@ -88,9 +89,9 @@ class GradientPerLossTerm(Rule):
     docs = """\
 ## What it does
 Finds, in one function (or module level):
-- two or more `tape.gradient(term, variables)` calls (a `tf.GradientTape`) with the same
-  `variables` written alike and different terms, whose results are then added (`a + b`,
-  `+=`, `tf.add_n`, `sum`);
+- two or more `tape.gradient(term, variables)` calls (a `tf.GradientTape`), or TF1's
+  `tf.gradients(term, variables)`, with the same `variables` written alike and different
+  terms, whose results are then added (`a + b`, `+=`, `tf.add_n`, `sum`);
 - `tape.gradient(term, variables)` in a loop or comprehension over loss terms (`variables`
   not depending on the loop), its results added;
 - two or more `opt.minimize(term, var_list)` of the same optimizer with the same `var_list`
@@ -178,6 +179,13 @@ branches (stages of training).
                 out = model(x)
                 return task_loss(y, out) + aux_loss(out)
         """}, spelling="module"),
+        # TF1: the generator's and the critic's gradients, each on its own variables.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            g_grads = tf.gradients(g_loss, g_vars)
+            d_grads = tf.gradients(d_loss, d_vars)
+            train_op = opt.apply_gradients(zip(g_grads + d_grads, g_vars + d_vars))
+        """),
         Valid(_TAPE + """
             # %%
             for x, y in ds:
@@ -234,6 +242,13 @@ branches (stages of training).
             def aux_loss(out):
                 return tf.reduce_mean(tf.abs(out))
         """}, count=1, lines=(5,), spelling="module"),
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            g_rec = tf.gradients(rec_loss, params)
+            g_kl = tf.gradients(kl_loss, params)
+            grads = [a + b for a, b in zip(g_rec, g_kl)]
+            train_op = opt.apply_gradients(zip(grads, params))
+        """, count=1, lines=(2,)),
         Invalid(_TAPE + """
             # %%
             with tf.GradientTape(persistent=True) as tape:
@@ -247,13 +262,14 @@ branches (stages of training).
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
-        if not ctx.imports_tf or (".gradient(" not in ctx.source
-                                  and ".minimize(" not in ctx.source):
+        if not ctx.imports_tf or not any(w in ctx.source for w in (".gradient(", ".gradients(",
+                                                                   ".minimize(")):
             return
         node = ctx.tree
         by_scope: dict[int, tuple[ast.AST, list[ast.Call]]] = {}
         for call in ctx.calls:
-            if method_call(call, "gradient", "minimize"):
+            if method_call(call, "gradient", "minimize") or (
+                    method_call(call, "gradients") and ctx.call_qualname(call) in _GRADIENTS):
                 scope: ast.AST = ctx.enclosing_function(call) or node
                 by_scope.setdefault(id(scope), (scope, []))[1].append(call)
         for scope, calls in by_scope.values():
@@ -264,7 +280,11 @@ branches (stages of training).
         groups: dict[tuple[str, str, str], list[ast.Call]] = {}
         for call in calls:
             func: Any = call.func
-            if func.attr == "gradient":
+            if func.attr == "gradients":  # TF1's tf.gradients(ys, xs): no tape to check
+                if keyword(call, "grad_ys") is not None:
+                    continue
+                target, sources = _args(call, "ys", "xs")
+            elif func.attr == "gradient":
                 if not _is_tape(ctx, func.value) or keyword(call, "output_gradients"):
                     continue
                 target, sources = _args(call, "target", "sources")
@@ -275,7 +295,7 @@ branches (stages of training).
             src = ctx.source_of(sources)
             key = (func.attr, ctx.source_of(func.value), src)
             loops = ctx.enclosing_loops(call)
-            if func.attr == "gradient" and loops and self._per_term_loop(ctx, scope, call,
+            if func.attr != "minimize" and loops and self._per_term_loop(ctx, scope, call,
                                                                           loops[0], target,
                                                                           sources):
                 yield self.finding(ctx, call)
@@ -287,7 +307,7 @@ branches (stages of training).
             targets = {ctx.source_of(_args(c, "target", "loss")[0]) for c in group}
             if len(targets) < 2:
                 continue
-            if kind == "gradient":
+            if kind != "minimize":
                 names = {n for n in (_bound_name(ctx, c) for c in group) if n}
                 if len(names) < 2 or not _summed(ctx, scope, names, 2):
                     continue
