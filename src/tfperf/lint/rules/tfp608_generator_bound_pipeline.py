@@ -68,6 +68,13 @@ def _instance_generator(ctx: Context, call: ast.Call) -> ast.AST | None:
     return None
 
 
+# Words without which a module's generators do none of the work above (a cheap gate).
+# Only the libraries whose per-element work is heavy: a generator module that reads JSON or
+# calls TF ops eagerly is left to check() where from_generator is called in it.
+_WORK_WORDS = ("numpy", "cv2", "PIL", "scipy", "skimage", "librosa", "imageio", "soundfile",
+               "h5py", "tifffile", "nibabel", "pydicom")
+
+
 # Reading a file per element: on one thread, one element after another.
 _LOADS = frozenset({"numpy.load", "numpy.loadtxt", "numpy.fromfile", "numpy.genfromtxt"})
 
@@ -243,7 +250,9 @@ class GeneratorBoundPipeline(Rule):
     group = "perf"  # issue 25: all judged true or minor (docs/lint.md); hits dev fixes
     node_types = (ast.Call,)
     callee_names = frozenset({"from_generator"})
-    needs_tf = True
+    # Not needs_tf: a generator module of plain NumPy publishes its generators' work for a
+    # from_generator call in another module (check() itself needs TF's from_generator).
+    needs_tf = False
     docs = """\
 ## What it does
 Finds `tf.data.Dataset.from_generator(gen, ...)` whose generator (a function of this module,
@@ -340,6 +349,16 @@ Only generators defined in this module; generators that yield arrays already in 
                     for it in self._items:
                         yield np.asarray(it, dtype=np.float32)
         """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            from feeders import pairs
+            ds = tf.data.Dataset.from_generator(pairs, output_types=(tf.float32, tf.int32))
+            model.fit(ds.batch(32), epochs=10)
+        """, files={"feeders.py": """
+            def pairs():
+                for i in range(len(x)):
+                    yield x[i], y[i]
+        """}),
         Valid("""
             import numpy as np
             import tensorflow as tf
@@ -515,6 +534,18 @@ Only generators defined in this module; generators that yield arrays already in 
             flow = datagen.flow_from_directory("data/train", target_size=(224, 224))
             ds = tf.data.Dataset.from_generator(lambda: flow, output_types=(tf.float32, tf.float32))
         """, count=1, lines=(5,), spelling="name: a Keras iterator"),
+        # The generator imported from another module, handed over here.
+        Invalid("""
+            import tensorflow as tf
+            from feeders import spectra
+            ds = tf.data.Dataset.from_generator(spectra, output_types=tf.float32)
+            model.fit(ds.batch(32), epochs=10)
+        """, files={"feeders.py": """
+            import numpy as np
+            def spectra():  # plain NumPy: no TensorFlow in this module
+                for p in paths:
+                    yield np.abs(np.fft.rfft(np.load(p)))
+        """}, count=1, lines=(3,)),
         # The loader a class keeps: np.load by default.
         Invalid("""
             import numpy as np
@@ -530,6 +561,62 @@ Only generators defined in this module; generators that yield arrays already in 
                     return tf.data.Dataset.from_generator(self.generator, output_types=tf.float32)
         """, count=1, lines=(9,), spelling="name: loader attribute"),
     )
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        # Cross-module: generators with per-element work (by qualname, with what they do),
+        # and from_generator calls handed a generator imported from another module.
+        from types import SimpleNamespace
+
+        from tfperf.analysis.summary import callee_ref, position, qualnames
+
+        source = ctx.source
+        work_here = "yield" in source and any(w in source for w in _WORK_WORDS)
+        if not work_here and "from_generator" not in source:
+            return None
+        facts: list[dict] = []
+        if work_here:
+            for fn, qualname in qualnames(ctx).items():
+                if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef) or not any(
+                        type(n) in (ast.Yield, ast.YieldFrom) for n in ast.walk(fn)):
+                    continue
+                work = _heavy_work(ctx, fn)
+                if work is not None:
+                    facts.append({"gen": qualname, "label": work[1],
+                                  "pos": position(ctx, work[0])})
+        for call in ctx.calls:
+            if not (type(call.func) is ast.Attribute and call.func.attr == "from_generator") \
+                    or ctx.call_qualname(call) not in _FROM_GENERATOR:
+                continue
+            gen: Any = call.args[0] if call.args else next(
+                (k.value for k in call.keywords if k.arg == "generator"), None)
+            if type(gen) is ast.Lambda and type(gen.body) is ast.Call:
+                gen = gen.body.func
+            elif type(gen) is ast.Call and ctx.qualname(gen.func) == "functools.partial" \
+                    and gen.args:
+                gen = gen.args[0]
+            # Where a call of the generator would lead: an imported name or module attribute
+            # (a generator of this module is check()'s).
+            ref = callee_ref(ctx, SimpleNamespace(func=gen)) if gen is not None else None
+            if ref is not None and ref[0] != "":
+                facts.append({"from": list(ref), "pos": position(ctx, call)})
+        return facts or None
+
+    def check_project(self, project: Any) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                ref = fact.get("from")
+                if not ref:
+                    continue
+                hit = project.resolve(module, (ref[0], ref[1]))
+                if hit is None:
+                    continue
+                target, fn = hit
+                work = next((f for f in target.facts.get(self.code, ())
+                             if f.get("gen") == fn.qualname), None)
+                if work is not None:
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"{self.message} ({fn.qualname}() in {target.path}: {work['label']})")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
