@@ -264,6 +264,15 @@ helper of the module that fills an array one value at a time in a Python loop. T
 is on the costliest such call (the helper, then a file load or image/audio library, then
 other NumPy); a loader kept on `self` (`self.load = load` with `load=np.load` as the
 parameter's default) is seen through.
+Stop 39 widened it: a helper of the module called per element (`yield load_image(p)`) is
+read two helpers deep for that work; an instance of a class of the module (`Loader(paths)`)
+is read through its `__call__` or `__iter__`; Keras image loading (`load_img`), `h5py`,
+`pandas.read_*`, `pickle`/`json` loads, medical-image readers and TF image/decode ops (run
+eagerly, element by element, in the generator's thread) count; a Keras
+`ImageDataGenerator` iterator handed over (`lambda: datagen.flow_from_directory(...)`, or
+`flow` of a generator given augmentation arguments) is reported at the call; so is a
+generator imported from another module of the project (`from feeders import spectra`),
+whose module may be plain NumPy.
 
 ## Why is this bad?
 tf.data runs a generator in the Python interpreter, under the GIL, strictly one element
@@ -293,7 +302,9 @@ No automatic fix: the work must be rewritten with TF ops (or wrapped in `tf.nump
 inside a parallel `map`, which still holds the GIL while it runs).
 
 ## Known limitations
-Only generators defined in this module; generators that yield arrays already in memory
+Generators of this module, or imported from another module of the project (there only
+where that module names a heavy library: NumPy, OpenCV, PIL, SciPy...); generators that
+yield arrays already in memory
 (`yield x[i], y[i]`) or only wrap, allocate or draw random numbers (`np.array`, `np.zeros`,
 `np.random.rand(4)`) are not reported: there, the cost per element is small.
 """
