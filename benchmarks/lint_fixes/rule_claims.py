@@ -15,6 +15,15 @@ Cases that are not one function of tensors are timed by hand, medians of several
 - TFP609: one pass of a training-like consumer (a matmul per batch) over a pipeline with
   ``prefetch`` before ``batch`` vs after it, TF's own ``inject_prefetch`` turned off (what a
   TF before 2.12 runs).
+- TFP612: one pass over 16 TFRecord files (plain and GZIP; each record decoded in a parallel
+  ``map``) read by one ``TFRecordDataset`` without ``num_parallel_reads`` vs with it, and
+  ``list_files(...).flat_map(TFRecordDataset)`` vs ``interleave(..., num_parallel_calls=
+  AUTOTUNE)``;
+- TFP311: a traced training step writing scalar and histogram summaries every step vs the
+  same step under ``tf.summary.record_if(step % 100 == 0)``; TFP708: TF1's ``merge_all``
+  fetched with the train op every ``session.run`` vs every 100th;
+- TFP116 (a tensor case): one ``tape.gradient`` per loss term, summed, vs one gradient of the
+  summed loss.
 """
 
 from __future__ import annotations
@@ -117,6 +126,31 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
     def broadcast(g: Any, t: Any) -> Any:
         return tf.matmul(t, g)
     out["TFP403flat"] = (flat_tile, broadcast, (grid, theta))
+
+    # TFP116: three loss terms of one two-layer network, a gradient each vs one gradient.
+    xb = tf.random.normal([512 // s, 256])
+    w1 = tf.random.normal([256, 512]) * 0.05
+    w2 = tf.random.normal([512, 64]) * 0.05
+
+    def terms(x: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+        h = tf.nn.relu(tf.matmul(x, a))
+        out = tf.matmul(h, b)
+        return (tf.reduce_mean(out ** 2), tf.reduce_mean(tf.abs(out)),
+                1e-4 * (tf.reduce_sum(a ** 2) + tf.reduce_sum(b ** 2)))
+
+    def per_term(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([a, b])
+            losses = terms(x, a, b)
+        grads = [tape.gradient(term, [a, b]) for term in losses]
+        return [tf.add_n([g[k] for g in grads]) for k in range(2)]
+
+    def summed(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch([a, b])
+            loss = tf.add_n(list(terms(x, a, b)))
+        return tape.gradient(loss, [a, b])
+    out["TFP116"] = (per_term, summed, (xb, w1, w2))
     return out
 
 
@@ -219,11 +253,135 @@ def _prefetch_order(tf: Any, small: bool) -> None:
           f"{b * 1e3:.1f} ms a pass ({a / b:.2f}x)")
 
 
+def _tfrecords(tf: Any, small: bool) -> None:
+    import numpy as np
+
+    n_files, per_file = 16, (256 if small else 1024)
+    with tempfile.TemporaryDirectory() as d:
+        for compression in ("", "GZIP"):
+            options = tf.io.TFRecordOptions(compression_type=compression or None)
+            files = []
+            for i in range(n_files):
+                p = os.path.join(d, f"{compression or 'plain'}-{i}.tfrecord")
+                with tf.io.TFRecordWriter(p, options) as w:
+                    for _ in range(per_file):
+                        w.write(np.random.rand(1024).astype("float32").tobytes())
+                files.append(p)
+            kind = compression or "plain"
+            serial = tf.data.TFRecordDataset(files, compression_type=compression)
+            parallel = tf.data.TFRecordDataset(files, compression_type=compression,
+                                               num_parallel_reads=tf.data.AUTOTUNE)
+            names = tf.data.Dataset.from_tensor_slices(files)
+
+            def open_one(f: Any, c: str = compression) -> Any:
+                return tf.data.TFRecordDataset(f, compression_type=c)
+            flat = names.flat_map(open_one)
+            inter = names.interleave(open_one, cycle_length=tf.data.AUTOTUNE,
+                                     num_parallel_calls=tf.data.AUTOTUNE)
+            def decode(r: Any) -> Any:  # the parse a training pipeline runs after reading
+                return tf.reduce_sum(tf.io.decode_raw(r, tf.float32))
+            runs = 3 if small else 5
+            t = {name: _median_time(lambda ds=ds: [None for _ in ds.map(
+                     decode, num_parallel_calls=tf.data.AUTOTUNE).batch(256)], runs)
+                 for name, ds in (("serial", serial), ("parallel", parallel),
+                                  ("flat_map", flat), ("interleave", inter))}
+            print(f"TFP612 {kind}: TFRecordDataset(files) {t['serial'] * 1e3:.1f} ms, "
+                  f"num_parallel_reads {t['parallel'] * 1e3:.1f} ms "
+                  f"({t['serial'] / t['parallel']:.2f}x); flat_map {t['flat_map'] * 1e3:.1f} ms, "
+                  f"parallel interleave {t['interleave'] * 1e3:.1f} ms "
+                  f"({t['flat_map'] / t['interleave']:.2f}x)")
+
+
+def _summaries(tf: Any, small: bool) -> None:
+    steps = 100 if small else 300
+    model = tf.keras.Sequential([tf.keras.Input((128,)),
+                                 *[tf.keras.layers.Dense(256, activation="relu")
+                                   for _ in range(4)], tf.keras.layers.Dense(10)])
+    opt = tf.keras.optimizers.SGD(0.01)
+    x = tf.random.normal([64, 128])
+    y = tf.random.uniform([64], 0, 10, tf.int64)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def make_step(every_n: int) -> Callable[[Any], Any]:
+        @tf.function
+        def step(i: Any) -> Any:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+            # tf.summary.write (TF's own op: scalar/histogram need TensorBoard, not installed
+            # here); a histogram of each weight and gradient as histogram() would write.
+            with tf.summary.record_if(i % every_n == 0):
+                tf.summary.write("loss", loss, step=i)
+                for k, (v, g) in enumerate(zip(model.trainable_variables, grads, strict=True)):
+                    for tag, t in ((f"w{k}", v), (f"g{k}", g)):
+                        lo, hi = tf.reduce_min(t), tf.reduce_max(t)
+                        tf.summary.write(tag, tf.histogram_fixed_width(t, [lo, hi + 1e-6], 30),
+                                         step=i)
+            return loss
+        return step
+
+    with tempfile.TemporaryDirectory() as d:
+        writer = tf.summary.create_file_writer(d)
+
+        def run(step: Callable[[Any], Any]) -> None:
+            with writer.as_default():
+                for i in range(steps):
+                    step(tf.constant(i, tf.int64))
+            writer.flush()
+        every, guarded = make_step(1), make_step(100)
+        t_every = _median_time(lambda: run(every), 3)
+        t_guard = _median_time(lambda: run(guarded), 3)
+    print(f"TFP311: summaries every step {t_every / steps * 1e3:.2f} ms a step, "
+          f"under record_if(every 100) {t_guard / steps * 1e3:.2f} ms a step "
+          f"({t_every / t_guard:.2f}x)")
+
+
+def _merge_all(tf: Any, small: bool) -> None:
+    """TF1: ``merge_all`` fetched with the train op every step and added to the writer, vs
+    every 100th step (the summaries of four dense layers' weights and the loss)."""
+    import numpy as np
+
+    v1 = tf.compat.v1
+    steps = 100 if small else 300
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [64, 128])
+        h = x
+        for k in range(4):
+            w = v1.get_variable(f"w{k}", [h.shape[-1], 256])
+            h = tf.nn.relu(tf.matmul(h, w))
+            v1.summary.histogram(f"w{k}", w)
+        loss = tf.reduce_mean(h ** 2)
+        v1.summary.scalar("loss", loss)
+        train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
+        merged = v1.summary.merge_all()
+        init = v1.global_variables_initializer()
+    feed = {x: np.random.rand(64, 128).astype("float32")}
+    with tempfile.TemporaryDirectory() as d, v1.Session(graph=graph) as sess:
+        writer = v1.summary.FileWriter(d)
+        sess.run(init)
+
+        def run(every: int) -> None:
+            for i in range(steps):
+                if i % every == 0:
+                    _, s = sess.run([train, merged], feed)
+                    writer.add_summary(s, i)
+                else:
+                    sess.run(train, feed)
+            writer.flush()
+        t_every = _median_time(lambda: run(1), 3)
+        t_guard = _median_time(lambda: run(100), 3)
+        writer.close()
+    print(f"TFP708: merge_all every step {t_every / steps * 1e3:.2f} ms a step, "
+          f"every 100 steps {t_guard / steps * 1e3:.2f} ms a step ({t_every / t_guard:.2f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
-                            "TFP110,TFP607,TFP608,TFP609")
+                            "TFP110,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -232,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
     tensor_cases = _tensor_cases(tf, args.small)
     by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator,
-               "TFP609": _prefetch_order}
+               "TFP609": _prefetch_order, "TFP612": _tfrecords, "TFP311": _summaries,
+               "TFP708": _merge_all}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:
