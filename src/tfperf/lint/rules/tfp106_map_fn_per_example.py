@@ -328,6 +328,30 @@ def _map_over_parameter(ctx: Context, call: ast.Call,
     return {"maps": arg.id, "fn": q, "index": index, "local": bool(calls_of(ctx, owner))}
 
 
+# A function mapped per element is short and takes the element (and perhaps one more
+# argument): longer module-level functions (a training loop, a model builder) are not
+# judged for other modules, which keeps publishing cheap.
+_SHORT_LINES = 12
+
+
+def _short(fn: ast.FunctionDef) -> bool:
+    return (fn.end_lineno or fn.lineno) - fn.lineno <= _SHORT_LINES \
+        and len(fn.args.posonlyargs) + len(fn.args.args) <= 2
+
+
+def _imports_project_module(ctx: Context) -> bool:
+    """A module-level import of a module that may be the project's own."""
+    from tfperf.analysis.summary import project_module
+
+    for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        if type(node) is ast.ImportFrom:
+            if node.level or project_module(node.module or ""):
+                return True
+        elif any(project_module(a.name) for a in node.names):
+            return True
+    return False
+
+
 def _may_be_function(ctx: Context, value: ast.AST) -> bool:
     """A value that may be a function: a lambda, a ``functools.partial``, or a name bound
     to a ``def`` or an import."""
@@ -780,10 +804,12 @@ there a per-element loop is the right tool.
         if ctx.imports_tf:
             for node, q in names.items():
                 if type(node) is ast.FunctionDef and ctx.scope_of(node) is ctx.tree \
-                        and node.args.args:
+                        and node.args.args and _short(node):
                     verdict = _verdict(ctx, node)
                     if verdict is not None:
                         facts.append({"judged": q, "verdict": list(verdict)})
+        if not _imports_project_module(ctx):
+            return facts or None  # no call here can reach another module's map
         for call in ctx.nodes_of(ast.Call):
             slots = [(str(i), a) for i, a in enumerate(call.args)]
             slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
