@@ -57,11 +57,44 @@ def _qual_last(ctx: Context, func: ast.AST) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Distribution classes, and the methods that evaluate a distribution of scalar parameters
+# at each value of their input (`Normal(0., 1.).survival_function(x)`): elementwise.
+_DISTRIBUTIONS = ("tensorflow.distributions.", "tensorflow.compat.v1.distributions.",
+                  "tensorflow.contrib.distributions.", "tensorflow_probability.distributions.")
+_DISTRIBUTION_ELEMENTWISE = frozenset({
+    "prob", "log_prob", "cdf", "log_cdf", "survival_function", "log_survival_function",
+    "quantile",
+})
+
+
 def is_elementwise_api(qualname: str | None) -> bool:
     if not qualname:
         return False
+    if qualname.startswith(_DISTRIBUTIONS):
+        return qualname.rsplit(".", 1)[-1] in _DISTRIBUTION_ELEMENTWISE
     return qualname.startswith(("tensorflow.", "keras.ops.")) \
         and qualname.rsplit(".", 1)[-1] in _ELEMENTWISE_LAST
+
+
+def _scalar_distribution_method(ctx: Context, fn: ast.Attribute) -> str | None:
+    """``dist.survival_function`` with ``dist = tfd.Normal(loc=0., scale=1.)`` (every
+    parameter a number): the method's name under the class's, e.g.
+    ``tensorflow.distributions.Normal.survival_function``; else ``None``."""
+    if type(fn.value) is not ast.Name or fn.attr not in _DISTRIBUTION_ELEMENTWISE:
+        return None
+    b = ctx.binding(fn.value)
+    made = b.value if b is not None and b.kind == "assign" else None
+    if type(made) is not ast.Call:
+        return None
+    q = ctx.qualname(made.func) or ""
+    if not q.startswith(_DISTRIBUTIONS):
+        return None
+    for v in (*made.args, *(k.value for k in made.keywords)):
+        if type(v) is ast.UnaryOp and type(v.op) is ast.USub:
+            v = v.operand
+        if not (type(v) is ast.Constant and type(v.value) in (int, float)):
+            return None  # a batch of distributions: a row is not the whole
+    return f"{q}.{fn.attr}"
 
 
 def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str | None:
@@ -87,6 +120,10 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
         if b.kind == "assign":
             return mapped_function(ctx, b.value, _depth + 1)
         return None
+    if t is ast.Attribute:
+        method = _scalar_distribution_method(ctx, fn)  # type: ignore[arg-type]
+        if method is not None:
+            return method
     if t is ast.Attribute and type(fn.value) is ast.Name and fn.value.id == "self":
         cls = ctx.enclosing_class(fn)
         if cls is not None:
@@ -408,7 +445,9 @@ class MapFnPerExample(Rule):
     docs = """\
 ## What it does
 Finds `tf.map_fn(fn, elems)` where `fn` can be seen (a lambda, a `def` in the module, a
-`functools.partial` of one, a method, or a TensorFlow function such as `tf.math.sigmoid`) and
+`functools.partial` of one, a method, a TensorFlow function such as `tf.math.sigmoid`, or a
+method that evaluates a distribution of numeric parameters at each value, such as
+`dist.survival_function` with `dist = tfd.Normal(loc=0., scale=1.)`) and
 does nothing that only a per-element loop can do. When `fn` is a parameter of the function
 that maps it (`def apply(h, X): return tf.map_fn(h, X)`), what its callers pass is judged:
 those of this module, or, where it has none, those of other modules of the project (the
@@ -745,6 +784,24 @@ there a per-element loop is the right tool.
             # %%
             y = apply(tf.math.sigmoid, tf.ones([64, 8]))
         """, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+            diffs = tf.random.normal([256])
+            dist = tfp.distributions.Normal(loc=0., scale=1.)
+            margins = tf.map_fn(dist.survival_function, diffs)
+        """, count=1, lines=(5,), spelling="name: a method of a distribution of numbers"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+            mus = tf.zeros([256])
+            diffs = tf.random.normal([256])
+            dist = tfp.distributions.Normal(loc=mus, scale=1.)
+            margins = tf.map_fn(dist.survival_function, diffs)
+        """, spelling="name: a batch of distributions"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
