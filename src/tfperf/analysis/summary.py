@@ -483,11 +483,20 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
         if b.kind == "assign" and ctx.scope_of(b.value) is ctx.tree \
                 and wrapping(ctx, b.value) is not None:
             return ("", func.id)  # step = tf.function(g)
+        if b.kind == "param":  # `def fit(ds, step_fn=train_step)`: the default runs
+            default = _default_left(ctx, b.value)
+            return _function_named(ctx, default) if type(default) is ast.Name else None
         return None
     if type(func) is not ast.Attribute:
         return None
     owner = func.value
     if type(owner) is ast.Name:
+        if owner.id == "self":  # `self.step = train_step` in __init__, `self.step(...)`
+            values = kinds.self_assignments(ctx, func).get(func.attr)
+            if values is not None and len(values) == 1 and type(values[0]) is ast.Name:
+                ref = _function_named(ctx, values[0])
+                if ref is not None:
+                    return ref
         if owner.id in ("self", "cls"):
             cls = ctx.enclosing_class(func)
             q = qualnames(ctx).get(cls) if cls is not None else None
@@ -505,6 +514,67 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
         # whichever project class defines that method (the project resolves the name).
         return (BY_METHOD_NAME, func.attr)
     return None
+
+
+def _function_named(ctx: Context, name: Any) -> tuple[str, str] | None:
+    """Stop 39, pass B: the reference of a function a name holds as a value (a ``def`` of
+    this module, or a function imported from a project module): what calling a parameter
+    defaulting to it, or an attribute assigned it, runs."""
+    b = ctx.binding(name)
+    if b is None:
+        return None
+    if b.kind == "def":
+        q = qualnames(ctx).get(b.value)
+        return ("", q) if q else None
+    if b.kind == "import":
+        ref = _import_of(ctx, name)
+        return ref if ref is not None and ref[1] else None
+    return None
+
+
+def _functions_held(ctx: Context, functions: set[str]) -> set[str]:
+    """Names of parameters defaulting to one of ``functions`` (``step_fn=train_step``) and
+    attributes of ``self`` assigned one (``self.step = train_step``): calls through them
+    may reach the project (:func:`callee_ref` decides)."""
+    out: set[str] = set()
+    for fn in ctx.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
+        a = fn.args  # type: ignore[attr-defined]
+        positional = [*a.posonlyargs, *a.args]
+        pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True),
+                 *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+        out.update(p.arg for p, d in pairs if type(d) is ast.Name and d.id in functions)
+    for n in ctx.nodes_of(ast.Assign):
+        v = n.value  # type: ignore[attr-defined]
+        if type(v) is ast.Name and v.id in functions:
+            out.update(t.attr for t in n.targets  # type: ignore[attr-defined]
+                       if type(t) is ast.Attribute and type(t.value) is ast.Name
+                       and t.value.id == "self")
+    return out
+
+
+def _default_left(ctx: Context, arg: Any) -> Any:
+    """The default of the parameter ``arg`` where no call of its function in this module
+    gives it a value (a caller passing its own function decides what runs); else None."""
+    from tfperf.lint.analysis.callers import bound_arguments, calls_of
+
+    fn = ctx.scope_of(arg)
+    args = getattr(fn, "args", None)
+    if args is None or type(fn) not in _DEFS:
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    default = None
+    if arg in positional:
+        i = positional.index(arg) - (len(positional) - len(args.defaults))
+        default = args.defaults[i] if i >= 0 else None
+    elif arg in args.kwonlyargs:
+        default = args.kw_defaults[args.kwonlyargs.index(arg)]
+    if default is None:
+        return None
+    for call in calls_of(ctx, fn):
+        bound = bound_arguments(fn, call)
+        if bound is None or bound.get(arg.arg) is not default:
+            return None
+    return default
 
 
 # A call's module when only its method's name is known (:func:`callee_ref`).
@@ -813,14 +883,15 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     owners = frozenset() if lean else _owner_names(ctx, imported)
     methods = {q.rsplit(".", 1)[-1] for q in summary.functions if "." in q}
     star = not lean and _star_imported(ctx)
+    held = set() if lean else _functions_held(ctx, local | imported)
     candidates = [c for n, lst in by_name.items()
                   if n in local or n in imported or (star and not hasattr(builtins, n))
-                  for c in lst]
+                  or n in held for c in lst]
     # An attribute call may reach the project only through `self`/`cls` (a method of the
     # class: its name is one), an imported module or an instance of a project class.
     for attr, lst in by_attr.items():
         # A method of this module's class, or one a subclass here may inherit.
-        own_method = attr in methods or bool(summary.bases)
+        own_method = attr in methods or bool(summary.bases) or attr in held
         candidates += [c for c in lst if _owner_root(c.func, owners, own_method)]
     # Functions a rule asks about its callers' values for (a fact with `watch_args`: an
     # eager function handing its parameter on to a tf.function).

@@ -77,5 +77,27 @@ def is_keras_model(ctx: Context, expr: ast.AST | None, depth: int = 0) -> bool:
         return b.value is not expr and is_keras_model(ctx, b.value, depth + 1)
     if b.kind == "param":
         ann = b.value.annotation
-        return ann is not None and ctx.qualname(ann) in MODEL_CLASSES
+        if ann is not None:
+            return ctx.qualname(ann) in MODEL_CLASSES
+        return _model_from_every_caller(ctx, b.value, depth)
     return False
+
+
+def _model_from_every_caller(ctx: Context, arg: ast.arg, depth: int) -> bool:
+    """Stop 39, pass B: the parameter ``arg`` is given a Keras model by every call of its
+    function in this module (``def predict_one(m, row): ...``, ``predict_one(model, r)``):
+    a model through a name that does not say so. No caller here: unknown, not a model."""
+    from tfperf.lint.analysis.callers import bound_arguments, calls_of
+
+    fn = ctx.scope_of(arg)
+    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return False
+    calls = calls_of(ctx, fn)
+    if not calls:
+        return False
+    for call in calls:
+        bound = bound_arguments(fn, call)
+        value = None if bound is None else bound.get(arg.arg)
+        if value is None or not is_keras_model(ctx, value, depth + 1):
+            return False
+    return True

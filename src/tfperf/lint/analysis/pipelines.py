@@ -64,9 +64,35 @@ def pipeline(ctx: Context, expr: ast.AST, _depth: int = 0) -> Pipeline:
                 break
             node = value
             continue
+        if type(node) is ast.Attribute:
+            value = _one_self_assignment(ctx, node)
+            if value is None:
+                break
+            node = value
+            continue
         break
     steps.reverse()
     return Pipeline(node, steps, False)
+
+
+def _one_self_assignment(ctx: Context, attr: ast.Attribute) -> ast.expr | None:
+    """Stop 39, pass B: ``self.ds`` that the class's methods assign once (``self.ds =
+    ds.map(f).batch(32)`` in ``build()``): the dataset built in one method and read in
+    another. Assigned twice or more (a train and a test split), or never, or given from
+    outside (a parameter: its pipeline is the caller's): not followed."""
+    if type(attr.value) is not ast.Name or attr.value.id != "self" \
+            or type(attr.ctx) is not ast.Load:
+        return None
+    from tfperf.analysis.kinds import self_assignments
+
+    values = self_assignments(ctx, attr).get(attr.attr)
+    if values is None or len(values) != 1:
+        return None
+    value = values[0]
+    if type(value) is ast.Name:  # `self.ds = ds`: a pipeline built here, not a parameter
+        b = ctx.binding(value)
+        return value if b is not None and b.kind == "assign" else None
+    return value if type(value) is ast.Call else None
 
 
 def across_functions(ctx: Context, pipe: Pipeline) -> Pipeline:
@@ -190,6 +216,10 @@ def map_function(ctx: Context, call: ast.Call) -> ast.AST | None:
         b = ctx.binding(fn)
         if b is not None and b.kind == "def":
             return b.value
+    if type(fn) is ast.Attribute:  # `ds.map(self.load)`: a method of the class here
+        from tfperf.lint.analysis.callers import resolve_def
+
+        return resolve_def(ctx, fn)
     return None
 
 

@@ -68,6 +68,68 @@ def _counter_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST
     return bumped_in if seen_int_init else None
 
 
+# Operators a Python number recurrence updates with (``lr *= 0.99``, ``t += 0.5``).
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)
+
+
+def _recurrence_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST | None:
+    """A Python number carried by a loop: ``eps = 1.0`` before it, then ``eps = max(0.01,
+    eps * 0.995)`` or ``lr *= 0.99`` in one of ``loops`` (a decay schedule kept in Python):
+    a new value each iteration. Every store of the name in its scope must be a numeric
+    constant or such an update of the name itself; the loop.
+    A literal loop over a handful of values is a few traces, on purpose: not reported."""
+    scope = ctx.scope_of(name)
+    updated_in: ast.AST | None = None
+    seen_init = False
+    for node in _stores(ctx).get((id(scope), name.id), ()):
+        stmt = ctx.parent(node)
+        if type(stmt) is ast.AugAssign:
+            if not (type(stmt.op) in _ARITHMETIC and _number_const(stmt.value)):
+                return None
+        elif type(stmt) is ast.Assign and stmt.targets == [node]:
+            if _number_const(stmt.value):
+                seen_init = True
+                continue
+            if not _updates_itself(ctx, stmt.value, name.id):
+                return None
+        else:
+            return None  # bound some other way (a loop target, a tuple, a call's result)
+        loop = next((lp for lp in ctx.enclosing_loops(stmt) if lp in loops), None)
+        if loop is None:
+            return None  # updated outside the loop that runs the call
+        updated_in = updated_in or loop
+    if updated_in is None or not seen_init:
+        return None
+    if type(updated_in) in (ast.For, ast.AsyncFor):
+        count = literal_count(ctx, updated_in.iter)
+        if count is not None and count <= HANDFUL:
+            return None
+    return updated_in
+
+
+def _updates_itself(ctx: Context, expr: ast.AST, name: str, depth: int = 0) -> bool:
+    """``expr`` is a number made of ``name`` and numeric constants only (``eps * 0.995``,
+    ``max(0.01, eps * 0.99)``, ``round(t + 0.1, 3)``), and ``name`` is in it."""
+    if depth > 6:
+        return False
+    t = type(expr)
+    if t is ast.Name:
+        return expr.id == name
+    if t is ast.BinOp:
+        parts = [expr.left, expr.right]
+    elif t is ast.UnaryOp:
+        parts = [expr.operand]
+    elif t is ast.Call and not expr.keywords and expr.args and (
+            ctx.is_builtin_call(expr, "int", "float", *_NUMBER_FUNCTIONS)
+            or (ctx.qualname(expr.func) or "").startswith("math.")):
+        parts = list(expr.args)
+    else:
+        return False
+    if not all(_number_const(p) or _updates_itself(ctx, p, name, depth + 1) for p in parts):
+        return False
+    return any(not _number_const(p) for p in parts)
+
+
 def _stores(ctx: Context) -> dict[tuple[int, str], list[ast.Name]]:
     """(id of scope, name) → the names stored in that scope (not in nested ones), in
     ``ast.walk`` order: built once per module from the engine's walk, instead of walking a
@@ -111,6 +173,8 @@ def varying_scalar(ctx: Context, expr: ast.AST, at: ast.AST,
             return None
         if b.kind in ("assign", "augassign"):
             counter = _counter_loop(ctx, expr, loops)  # type: ignore[arg-type]
+            if counter is None:
+                counter = _recurrence_loop(ctx, expr, loops)  # type: ignore[arg-type]
             if counter is not None or b.kind != "assign" or _depth > 4:
                 return counter
             # `warmup = min(1.0, (step + 1) / 20)` in the loop: a value through a name.

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import bound_arguments, calls_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
+    from tfperf.analysis.summary import ModuleSummary
 
 MAP_FN_CALLS = frozenset({"tensorflow.map_fn", "tensorflow.compat.v1.map_fn"})
 PARTIAL_CALLS = frozenset({"functools.partial"})
@@ -50,11 +57,44 @@ def _qual_last(ctx: Context, func: ast.AST) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Distribution classes, and the methods that evaluate a distribution of scalar parameters
+# at each value of their input (`Normal(0., 1.).survival_function(x)`): elementwise.
+_DISTRIBUTIONS = ("tensorflow.distributions.", "tensorflow.compat.v1.distributions.",
+                  "tensorflow.contrib.distributions.", "tensorflow_probability.distributions.")
+_DISTRIBUTION_ELEMENTWISE = frozenset({
+    "prob", "log_prob", "cdf", "log_cdf", "survival_function", "log_survival_function",
+    "quantile",
+})
+
+
 def is_elementwise_api(qualname: str | None) -> bool:
     if not qualname:
         return False
+    if qualname.startswith(_DISTRIBUTIONS):
+        return qualname.rsplit(".", 1)[-1] in _DISTRIBUTION_ELEMENTWISE
     return qualname.startswith(("tensorflow.", "keras.ops.")) \
         and qualname.rsplit(".", 1)[-1] in _ELEMENTWISE_LAST
+
+
+def _scalar_distribution_method(ctx: Context, fn: ast.Attribute) -> str | None:
+    """``dist.survival_function`` with ``dist = tfd.Normal(loc=0., scale=1.)`` (every
+    parameter a number): the method's name under the class's, e.g.
+    ``tensorflow.distributions.Normal.survival_function``; else ``None``."""
+    if type(fn.value) is not ast.Name or fn.attr not in _DISTRIBUTION_ELEMENTWISE:
+        return None
+    b = ctx.binding(fn.value)
+    made = b.value if b is not None and b.kind == "assign" else None
+    if type(made) is not ast.Call:
+        return None
+    q = ctx.qualname(made.func) or ""
+    if not q.startswith(_DISTRIBUTIONS):
+        return None
+    for v in (*made.args, *(k.value for k in made.keywords)):
+        if type(v) is ast.UnaryOp and type(v.op) is ast.USub:
+            v = v.operand
+        if not (type(v) is ast.Constant and type(v.value) in (int, float)):
+            return None  # a batch of distributions: a row is not the whole
+    return f"{q}.{fn.attr}"
 
 
 def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str | None:
@@ -80,6 +120,10 @@ def mapped_function(ctx: Context, fn: ast.AST, _depth: int = 0) -> ast.AST | str
         if b.kind == "assign":
             return mapped_function(ctx, b.value, _depth + 1)
         return None
+    if t is ast.Attribute:
+        method = _scalar_distribution_method(ctx, fn)  # type: ignore[arg-type]
+        if method is not None:
+            return method
     if t is ast.Attribute and type(fn.value) is ast.Name and fn.value.id == "self":
         cls = ctx.enclosing_class(fn)
         if cls is not None:
@@ -257,6 +301,125 @@ def signature_blocks(ctx: Context, call: ast.Call) -> bool:
                         return True
     return False
 
+ELEMENTWISE_HINT = "call the op on the whole tensor: it is elementwise"
+
+
+def _verdict(ctx: Context, fn: ast.AST | str) -> tuple[str | None, str | None] | None:
+    """Whether mapping ``fn`` one element at a time is reported, and how: (message, hint),
+    ``None`` meaning the rule's own; ``None`` when the per-element loop is right."""
+    if elementwise_only(ctx, fn):
+        return ELEMENTWISE, ELEMENTWISE_HINT
+    if isinstance(fn, str) or blocked(ctx, fn):
+        return None
+    if adds_batch_axis(ctx, fn):
+        return BATCH_OF_ONE, None
+    return None, None
+
+
+def passed_functions(ctx: Context, arg: ast.AST) -> list[tuple[ast.Call, ast.AST | str]]:
+    """``arg`` is a parameter of the function it is used in: what each call of that function
+    in this module passes to it, each seen (a def, a lambda, a partial, a TF function).
+    Empty when it has no caller here, or a caller passes something unseen or nothing."""
+    if type(arg) is not ast.Name:
+        return []
+    b = ctx.binding(arg)
+    if b is None or b.kind != "param":
+        return []
+    owner = ctx.scope_of(b.value)
+    if type(owner) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return []
+    out: list[tuple[ast.Call, ast.AST | str]] = []
+    for call in calls_of(ctx, owner):
+        bound = bound_arguments(owner, call)
+        value = None if bound is None else bound.get(arg.id)
+        fn = None if value is None else mapped_function(ctx, value)
+        if fn is None:
+            return []
+        out.append((call, fn))
+    return out
+
+
+def _map_over_parameter(ctx: Context, call: ast.Call,
+                        names: dict[ast.AST, str]) -> dict | None:
+    """``tf.map_fn(h, X)`` with ``h`` a parameter of the function it is in: which function,
+    which parameter (``index``: its position for a caller, past ``self``), and whether this
+    module calls that function (then :meth:`MapFnPerExample.check` judges it here)."""
+    if ctx.call_qualname(call) not in MAP_FN_CALLS:
+        return None
+    arg = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "fn"), None)
+    if type(arg) is not ast.Name or signature_blocks(ctx, call) \
+            or _vectorized_alternative(ctx, call):
+        return None
+    b = ctx.binding(arg)
+    if b is None or b.kind != "param":
+        return None
+    owner = ctx.scope_of(b.value)
+    q = names.get(owner) if owner is not None else None
+    if type(owner) not in (ast.FunctionDef, ast.AsyncFunctionDef) or q is None:
+        return None
+    params = [a.arg for a in (*owner.args.posonlyargs, *owner.args.args)]
+    if type(ctx.parent(owner)) is ast.ClassDef and params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    index = params.index(arg.id) if arg.id in params else -1
+    return {"maps": arg.id, "fn": q, "index": index, "local": bool(calls_of(ctx, owner))}
+
+
+# A function mapped per element is short and takes the element (and perhaps one more
+# argument): longer module-level functions (a training loop, a model builder) are not
+# judged for other modules, which keeps publishing cheap.
+_SHORT_LINES = 12
+
+
+def _short(fn: ast.FunctionDef) -> bool:
+    return (fn.end_lineno or fn.lineno) - fn.lineno <= _SHORT_LINES \
+        and len(fn.args.posonlyargs) + len(fn.args.args) <= 2
+
+
+def _imports_project_module(ctx: Context) -> bool:
+    """A module-level import of a module that may be the project's own."""
+    from tfperf.analysis.summary import project_module
+
+    for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        if type(node) is ast.ImportFrom:
+            if node.level or project_module(node.module or ""):
+                return True
+        elif any(project_module(a.name) for a in node.names):
+            return True
+    return False
+
+
+def _may_be_function(ctx: Context, value: ast.AST) -> bool:
+    """A value that may be a function: a lambda, a ``functools.partial``, or a name bound
+    to a ``def`` or an import."""
+    t = type(value)
+    if t is ast.Lambda:
+        return True
+    if t is ast.Call:
+        return (ctx.qualname(value.func) or "") in PARTIAL_CALLS
+    if t is ast.Name:
+        b = ctx.binding(value)  # type: ignore[arg-type]
+        return b is not None and b.kind in ("def", "import")
+    if t is ast.Attribute:  # tf.math.sigmoid
+        return (ctx.qualname(value) or "").startswith(("tensorflow.", "keras.ops."))
+    return False
+
+
+def _judged(project: Project, module: ModuleSummary, fact: dict) -> list | None:
+    """The verdict on the function a call passes: judged in the caller's module, or in
+    the module it imports it from (``None``: not reported, or not known)."""
+    if "verdict" in fact:
+        return fact["verdict"]
+    hit = project.resolve(module, ("", fact["name"]))
+    if hit is None:
+        return None
+    home, fn = hit
+    for f in home.facts.get("TFP106", ()):
+        if f.get("judged") == fn.qualname:
+            return f["verdict"]
+    return None
+
+
 _PER_IMAGE_BASES = frozenset({"BaseImageAugmentationLayer"})
 _PER_IMAGE_METHODS = frozenset({"augment_image", "augment_images"})
 
@@ -282,8 +445,15 @@ class MapFnPerExample(Rule):
     docs = """\
 ## What it does
 Finds `tf.map_fn(fn, elems)` where `fn` can be seen (a lambda, a `def` in the module, a
-`functools.partial` of one, a method, or a TensorFlow function such as `tf.math.sigmoid`) and
-does nothing that only a per-element loop can do. The message says which case it is:
+`functools.partial` of one, a method, a TensorFlow function such as `tf.math.sigmoid`, or a
+method that evaluates a distribution of numeric parameters at each value, such as
+`dist.survival_function` with `dist = tfd.Normal(loc=0., scale=1.)`) and
+does nothing that only a per-element loop can do. When `fn` is a parameter of the function
+that maps it (`def apply(h, X): return tf.map_fn(h, X)`), what its callers pass is judged:
+those of this module, or, where it has none, those of other modules of the project (the
+function passed defined there or imported from a third module); reported at the map when
+every caller passes a function it would report, with the caller in the message.
+The message says which case it is:
 `fn` is elementwise (`tf.math.sigmoid`, `lambda x: tf.cast(x > 0, tf.float32)`), `fn` adds a
 batch axis of one to call an op that takes a batch (`tf.expand_dims(x, 0)` before a
 convolution), or `fn` is a composition of batchable ops. Also finds Keras/KerasCV image
@@ -322,7 +492,9 @@ No automatic fix: the batched form of a function depends on what it computes (ax
 one), and `tf.vectorized_map` needs every output to have the same shape.
 
 ## Known limitations
-Not reported: functions the rule cannot see (a parameter, an imported function) or that hand
+Not reported: functions the rule cannot see (an imported function mapped directly, a
+parameter whose callers pass something unseen, or no caller in the project), a parameter
+one of whose callers passes a function only a per-element loop can run, or functions that hand
 the element to a helper it cannot see (a method of an object built elsewhere, the project's
 own import: it may read and decode a file per element), functions
 that call Python or NumPy (`tf.py_function`, `.numpy()`), decode files or strings, run their
@@ -504,6 +676,134 @@ there a per-element loop is the right tool.
         """, count=1, lines=(5,)),
     )
 
+    # Stop 39, pass B: the mapped function comes in through a parameter
+    # (`def apply(h, X): return tf.map_fn(h, X)`), judged at every caller, in this module
+    # or another; VALID where a caller maps what only a per-element loop can do.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+            def to_text(r):
+                return tf.py_function(lambda v: v * 2, [r], tf.float32)
+            y = apply(to_text, tf.ones([64, 8]))
+        """, spelling="name: a parameter given a host call"),
+        Valid("""
+            import tensorflow as tf
+            def apply(h, paths):
+                return tf.map_fn(h, paths, fn_output_signature=tf.uint8)
+            def load(path):
+                return tf.io.decode_jpeg(tf.io.read_file(path))
+            for epoch in range(10):
+                images = apply(load, tf.constant(["a.jpg", "b.jpg"]))
+        """, spelling="loop: a parameter given a decoder"),
+        Valid("""
+            import tensorflow as tf
+            def per_column(h, X, i):
+                return tf.map_fn(h, X[:, i])
+            def to_text(r):
+                return tf.py_function(lambda v: v * 2, [r], tf.float32)
+            X = tf.ones([64, 8, 4])
+            y = per_column(to_text, X, 1)
+        """, spelling="index: a parameter given a host call"),
+        Valid("""
+            from maplib import apply
+            import tensorflow as tf
+            def to_text(r):
+                return tf.py_function(lambda v: v * 2, [r], tf.float32)
+            y = apply(to_text, tf.ones([64, 8]))
+        """, files={"maplib.py": """
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+            # %%
+            y = apply(lambda r: tf.py_function(lambda v: v, [r], tf.float32), tf.ones([64, 8]))
+        """, notebook=True, spelling="notebook"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+            y = apply(lambda r: tf.nn.relu(r) * 2.0, tf.ones([64, 8]))
+        """, count=1, lines=(3,), spelling="name: a parameter given an elementwise lambda"),
+        Invalid("""
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+            def per_row(r):
+                return tf.reduce_sum(r * 2.0)
+            for epoch in range(10):
+                y = apply(per_row, tf.ones([64, 8]))
+        """, count=1, lines=(3,), spelling="loop: a parameter given a def, per epoch"),
+        Invalid("""
+            import tensorflow as tf
+            def per_column(h, X, i):
+                return tf.map_fn(h, X[:, i])
+            def per_row(r):
+                return tf.reduce_sum(r * 2.0)
+            X = tf.ones([64, 8, 4])
+            y = per_column(per_row, X, 1)
+        """, count=1, lines=(3,), spelling="index: X[:, i] mapped by a parameter"),
+        Invalid("""
+            from maplib import apply
+            import tensorflow as tf
+            def per_row(r):
+                return tf.reduce_sum(r * 2.0)
+            y = apply(per_row, tf.ones([64, 8]))
+        """, files={"maplib.py": """
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            from maplib import apply
+            from rows import per_row
+            import tensorflow as tf
+            y = apply(per_row, tf.ones([64, 8]))
+        """, files={"maplib.py": """
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+        """, "rows.py": """
+            import tensorflow as tf
+            def per_row(r):
+                return tf.reduce_sum(r * 2.0)
+        """}, count=1, spelling="module: the function imported from a third module"),
+        Invalid("""
+            import tensorflow as tf
+            def apply(h, X):
+                return tf.map_fn(h, X)
+            # %%
+            y = apply(tf.math.sigmoid, tf.ones([64, 8]))
+        """, count=1, notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+            diffs = tf.random.normal([256])
+            dist = tfp.distributions.Normal(loc=0., scale=1.)
+            margins = tf.map_fn(dist.survival_function, diffs)
+        """, count=1, lines=(5,), spelling="name: a method of a distribution of numbers"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+            mus = tf.zeros([256])
+            diffs = tf.random.normal([256])
+            dist = tfp.distributions.Normal(loc=mus, scale=1.)
+            margins = tf.map_fn(dist.survival_function, diffs)
+        """, spelling="name: a batch of distributions"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.ClassDef:
             yield from self._per_image_layer(node, ctx)
@@ -521,18 +821,109 @@ there a per-element loop is the right tool.
         if _vectorized_alternative(ctx, node):
             return  # `tf.vectorized_map(f, x) if ok else tf.map_fn(f, x)`: a chosen fallback
         fn = mapped_function(ctx, fn_arg)
-        if fn is None:
+        if fn is not None:
+            found = _verdict(ctx, fn)
+            if found is not None:
+                yield self.finding(ctx, node, found[0], hint=found[1])
             return
-        if elementwise_only(ctx, fn):
-            yield self.finding(ctx, node, ELEMENTWISE,
-                               hint="call the op on the whole tensor: it is elementwise")
+        # Stop 39, pass B: the function comes in through a parameter of the function that
+        # maps it (`def apply(h, X): return tf.map_fn(h, X)`): judged at its callers here.
+        passed = passed_functions(ctx, fn_arg)
+        if not passed:
             return
-        if isinstance(fn, str) or blocked(ctx, fn):
+        verdicts = [_verdict(ctx, f) for _, f in passed]
+        first = verdicts[0]
+        if first is None or any(v is None for v in verdicts):
+            return  # one caller maps something only a loop can do: the loop is right there
+        call = passed[0][0]
+        yield self.finding(
+            ctx, node, f"{first[0] or self.message} (the function passed in as "
+            f"{fn_arg.id} at line {ctx.location(call).line})",
+            hint=first[1])
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Stop 39, pass B: the facts a map over a parameter needs when its callers are in
+        other modules. ``{"maps": param, ...}``: ``tf.map_fn`` over a parameter of a
+        function of this module; ``{"passes": callee, ...}``: a call of a project function
+        of another module that passes a function (its verdict, judged here, or the name
+        it imports); ``{"judged": qualname, ...}``: a module-level function of this module
+        that a per-element map of it would be reported for."""
+        from tfperf.analysis.summary import callee_ref, position, qualnames
+
+        facts: list[dict] = []
+        names = qualnames(ctx)
+        if ctx.imports_tf and "map_fn" in ctx.source:
+            by_attr, by_name = ctx.call_groups()
+            for call in (*by_attr.get("map_fn", ()), *by_name.get("map_fn", ())):
+                fact = _map_over_parameter(ctx, call, names)
+                if fact is not None:
+                    facts.append({**fact, "pos": position(ctx, call)})
+        if ctx.imports_tf:
+            for node, q in names.items():
+                if type(node) is ast.FunctionDef and ctx.scope_of(node) is ctx.tree \
+                        and node.args.args and _short(node):
+                    verdict = _verdict(ctx, node)
+                    if verdict is not None:
+                        facts.append({"judged": q, "verdict": list(verdict)})
+        if not _imports_project_module(ctx):
+            return facts or None  # no call here can reach another module's map
+        for call in ctx.nodes_of(ast.Call):
+            slots = [(str(i), a) for i, a in enumerate(call.args)]
+            slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            given = [(slot, v) for slot, v in slots if _may_be_function(ctx, v)]
+            if not given:
+                continue
+            ref = callee_ref(ctx, call)
+            if ref is None or ref[0] in ("", "?"):
+                continue  # this module's own callees: judged by check
+            for slot, value in given:
+                fact = {"passes": list(ref), "slot": slot, "pos": position(ctx, call),
+                        "text": ast.unparse(value)[:40]}
+                fn = mapped_function(ctx, value)
+                if fn is not None:
+                    verdict = _verdict(ctx, fn)
+                    fact["verdict"] = None if verdict is None else list(verdict)
+                elif type(value) is ast.Name:
+                    fact["name"] = value.id  # imported: the project resolves it
+                else:
+                    continue
+                facts.append(fact)
+        return facts or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        """A ``tf.map_fn`` over a parameter whose callers in other modules all pass a
+        function it should not map one element at a time: reported at the map."""
+        maps: dict[tuple[str, str], list[tuple[ModuleSummary, dict]]] = {}
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "maps" in fact and not fact["local"]:
+                    maps.setdefault((module.path, fact["fn"]), []).append((module, fact))
+        if not maps:
             return
-        if adds_batch_axis(ctx, fn):
-            yield self.finding(ctx, node, BATCH_OF_ONE)
-            return
-        yield self.finding(ctx, node)
+        passes: dict[tuple[str, str, str], list[tuple[ModuleSummary, dict]]] = {}
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "passes" not in fact:
+                    continue
+                hit = project.resolve(module, (fact["passes"][0], fact["passes"][1]))
+                if hit is not None and (hit[0].path, hit[1].qualname) in maps:
+                    passes.setdefault((hit[0].path, hit[1].qualname, fact["slot"]),
+                                      []).append((module, fact))
+        for (path, qualname), found in maps.items():
+            for _, fact in found:
+                given = passes.get((path, qualname, str(fact["index"])), []) \
+                    + passes.get((path, qualname, fact["maps"]), [])
+                verdicts = [_judged(project, m, f) for m, f in given]
+                judged = [v for v in verdicts if v is not None]
+                if not judged or len(judged) < len(verdicts):
+                    continue  # one caller maps something only a loop can do
+                caller, first = given[0]
+                message = judged[0][0] or self.message
+                yield self.project_finding(
+                    path, fact["pos"],
+                    f"{message} (the function {first['text']} passed in as {fact['maps']} "
+                    f"at {os.path.basename(caller.path)}:{first['pos'][0]})",
+                    hint=judged[0][1])
 
     def _per_image_layer(self, cls: ast.ClassDef, ctx: Context) -> Iterator[Finding]:
         for base in cls.bases:

@@ -155,7 +155,10 @@ class PredictPerStep(Rule):
 Finds `model.predict(x)` run once per iteration of an eager Python loop, where `x` is one
 input: one example made into a batch of one (`np.reshape(s, [1, n])`, `s[None]`,
 `np.expand_dims(s, 0)`) or one observation of an environment (`env.reset()`,
-`env.step(a)`). The loop may be in the same function or anywhere in the
+`env.step(a)`). The model is a Keras model by construction or by its name (`self.model`,
+`q_net`), or a parameter that every caller in its module gives a Keras model
+(`def predict_one(m, row)` called as `predict_one(model, r)`). The loop may be in the same
+function or anywhere in the
 project that calls the function (through any chain of calls): an agent's `act(state)` called
 per environment step from a training script is found. The one input may also be made by the
 caller and passed in: `act(self, state)` that predicts `state`, called per step with
@@ -796,6 +799,54 @@ reported where it is.
     own_message = ("model.predict on a batch of one made from the function's argument: "
                    "each call pays predict's set-up for one input (the function is "
                    "called from outside this code, once per input)")
+
+    # Stop 39, pass B: a model through a parameter that does not say so
+    # (`def predict_one(m, row)`), every caller here passing a Keras model.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def predict_one(m, rows):
+                return m.predict(rows)
+            res = predict_one(model, np.load("x.npy"))
+        """, spelling="name: a model passed in once, all rows at once"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Lookup:
+                def predict(self, row):
+                    return row.sum()
+            model = tf.keras.models.load_model("m.h5")
+            def predict_one(m, row):
+                return m.predict(row[None])
+            first = predict_one(model, np.zeros(4))
+            res = [predict_one(Lookup(), r) for r in np.load("x.npy")]
+        """, spelling="loop: one caller passes something else"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def predict_one(m, row):
+                return m.predict(row[None])
+            res = [predict_one(model, r) for r in np.load("x.npy")]
+        """, count=1, lines=(5,), spelling="name: a model passed in as m"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def predict_one(m, row):
+                return m.predict(row[None])
+            def main():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                X = np.load("x.npy")
+                for i in range(len(X)):
+                    predict_one(model, X[i])
+        """, count=1, lines=(4,), spelling="loop: a model passed in as m, x[i]"),
+    )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """The calls this rule asks about, each with the model it runs: ``model.predict(x)``

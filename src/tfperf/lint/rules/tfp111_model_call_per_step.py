@@ -69,8 +69,26 @@ def _may_be_network(ctx: Context, name: ast.Name) -> bool:
         return False
     if b.kind == "param":
         return getattr(b.value, "annotation", None) is not None \
-            or bool(_NETWORK_NAME.search(name.id))
+            or bool(_NETWORK_NAME.search(name.id)) or is_keras_model(ctx, name)
     return b.kind == "assign"
+
+
+def _model_attributes(ctx: Context) -> frozenset[str]:
+    """Attributes that a method of a class here assigns a Keras model made on the spot
+    (``self.q = keras.Sequential([...])``) and that :data:`_NETWORK_NAME` leaves out: the
+    construction says what the name does not (:func:`network` then asks every assignment)."""
+    def compute() -> frozenset[str]:
+        out: set[str] = set()
+        for n in ctx.nodes_of(ast.Assign):
+            if type(n.value) is not ast.Call:
+                continue
+            for tg in n.targets:
+                if type(tg) is ast.Attribute and type(tg.value) is ast.Name \
+                        and tg.value.id == "self" and not _NETWORK_NAME.search(tg.attr) \
+                        and is_keras_model(ctx, n.value):
+                    out.add(tg.attr)
+        return frozenset(out)
+    return ctx.cached("tfp111.model_attributes", compute)
 
 
 def _compiled_call_here(ctx: Context) -> bool:
@@ -132,7 +150,9 @@ of a Python loop on one input: one example made into a batch of one (`s[None]`,
 for TFP110 (its `predict` twin), the loop may be anywhere in the project that calls the
 function through a chain of calls (an agent's `act(state)` called per environment step from
 a training script), and the one input may be made by the caller and passed in. The model
-is a Keras model by construction, or an attribute or name that reads like a network
+is a Keras model by construction (also `self.q` where a method of its class assigns
+`self.q = keras.Sequential(...)`, and a parameter every caller in the module gives a Keras
+model), or an attribute or name that reads like a network
 (`self.model`, `self._network`, `actor`, `q_net`, one of `self._adv_networks[player]`) and
 is not a function, class or import of the module; a model of several inputs is given them
 as a tuple (`net((obs[None], mask))`), the first of which is the one input.
@@ -463,6 +483,114 @@ gains more than the figures above.
             return first.elts[0]
         return first
 
+    # Stop 39, pass B: a model whose name does not say so, called through `self.q` assigned
+    # a Keras model in the class, or through a parameter every caller gives a model.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import gym
+            import numpy as np
+            import tensorflow as tf
+            class Critic:
+                def __init__(self):
+                    self.q = tf.function(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+                def value(self, state):
+                    return self.q(state)[0]
+            env = gym.make("CartPole-v1")
+            critic = Critic()
+            for episode in range(500):
+                state = np.reshape(env.reset(), [1, 4])
+                done = False
+                while not done:
+                    v = critic.value(state)
+                    state, reward, done, _ = env.step(0)
+                    state = np.reshape(state, [1, 4])
+        """, spelling="name: self.q compiled once"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def call_all(m, rows):
+                return m(rows)
+            out = call_all(model, np.load("x.npy"))
+        """, spelling="name: a model passed in once, all rows at once"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import gym
+            import numpy as np
+            import tensorflow as tf
+            class Critic:
+                def __init__(self):
+                    self.q = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                def value(self, state):
+                    return self.q(state)[0]
+            env = gym.make("CartPole-v1")
+            critic = Critic()
+            for episode in range(500):
+                state = np.reshape(env.reset(), [1, 4])
+                done = False
+                while not done:
+                    v = critic.value(state)
+                    state, reward, done, _ = env.step(0)
+                    state = np.reshape(state, [1, 4])
+        """, count=1, lines=(8,), spelling="name: self.q assigned a Sequential"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def call_one(m, row):
+                return m(row[None])
+            out = [call_one(model, r) for r in np.load("x.npy")]
+        """, count=1, lines=(5,), spelling="name: a model passed in as m"),
+        Invalid("""
+            import gym
+            import numpy as np
+            from critic import Critic
+            env = gym.make("CartPole-v1")
+            critic = Critic()
+            for episode in range(500):
+                state = np.reshape(env.reset(), [1, 4])
+                done = False
+                while not done:
+                    v = critic.value(state)
+                    state, reward, done, _ = env.step(0)
+                    state = np.reshape(state, [1, 4])
+        """, files={"critic.py": """
+            import tensorflow as tf
+            class Critic:
+                def __init__(self):
+                    self.q = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                def value(self, state):
+                    return self.q(state)[0]
+        """}, count=1, spelling="module: self.q in another module"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import gym
+            import numpy as np
+            from critic import Critic
+            env = gym.make("CartPole-v1")
+            critic = Critic()
+            for episode in range(500):
+                state = np.reshape(env.reset(), [1, 4])
+                done = False
+                while not done:
+                    v = critic.value(state)
+                    state, reward, done, _ = env.step(0)
+                    state = np.reshape(state, [1, 4])
+        """, files={"critic.py": """
+            import tensorflow as tf
+            class Critic:
+                def __init__(self):
+                    self.q = tf.function(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+                def value(self, state):
+                    return self.q(state)[0]
+        """}, spelling="module: self.q compiled in another module"),
+    )
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """Direct calls of a network: ``model(x)``, ``self.actor(x)``, whose first argument
         may be one input (made into a batch of one, or a parameter the callers may give
@@ -473,6 +601,9 @@ gains more than the figures above.
         out: list[tuple[ast.Call, Any]] = []
         candidates = [c for a, lst in by_attr.items() if _NETWORK_NAME.search(a) for c in lst]
         candidates += [c for n, lst in by_name.items() if n not in _BUILTINS for c in lst]
+        # Stop 39, pass B: `self.q(x)` named like nothing, assigned a Keras model in the class
+        candidates += [c for a in _model_attributes(ctx) for c in by_attr.get(a, ())
+                       if type(c.func.value) is ast.Name and c.func.value.id == "self"]
         if "](" in ctx.source:  # a call of a subscript somewhere: `nets[i](x)`
             candidates += [c for c in ctx.nodes_of(ast.Call)  # type: ignore[misc]
                            if type(c.func) is ast.Subscript]

@@ -162,7 +162,9 @@ class PythonScalarRetrace(Rule):
 Finds calls of a `tf.function` (decorated, wrapped as `f = tf.function(g)`, or a decorated
 method called as `self.step(...)`) inside a loop, with an argument that is a Python number
 taking a new value each iteration: a `range()` loop variable, the index of `enumerate()`, an
-`n += 1` counter, or arithmetic on one of those (`i + 1`, `float(step)`). Also across
+`n += 1` counter, a number the loop carries (`eps = max(0.05, eps * 0.995)`, `lr *= 0.99`,
+with a numeric start before the loop), or arithmetic on one of those (`i + 1`,
+`float(step)`), also through a name the loop assigns them to. Also across
 functions and modules of the project: a `tf.function` of another module called so, and a
 value passed per iteration to an eager function that hands that parameter on, as it is, to
 a `tf.function` (`def learn(self, x, beta): return self.update(x, beta=beta)`, or
@@ -617,6 +619,163 @@ plain Python functions.
             for epoch in range(100):
                 train(tf.ones([3]), 0.1 * 0.95 ** epoch)
         """, count=1, notebook=True, spelling="notebook: through a forwarder"),
+    )
+
+    # Stop 39, pass B: a Python number the loop carries (a decay kept in Python:
+    # ``eps = max(0.01, eps * 0.995)``, ``lr *= 0.9``), passed by name.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+            eps = 1.0
+            for step in range(1000):
+                eps = max(0.05, eps * 0.995)
+                act(tf.ones([3]), tf.constant(eps))
+        """, spelling="name: a decay carried by the loop"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            lr = 0.1
+            for stage in range(3):
+                lr *= 0.5
+                step(tf.ones([3]), lr)
+        """, spelling="loop: a handful of values, on purpose"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            lr = tf.Variable(0.1)
+            for batch in [tf.ones([3])] * 100:
+                lr.assign(lr * 0.99)
+                step(batch, lr)
+        """, spelling="loop: over data, a variable"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, t):
+                return x * t
+            xs = tf.ones([100, 3])
+            t = tf.constant(0.0)
+            for i in range(100):
+                step(xs[i], t)
+                t = t + 0.01
+        """, spelling="index: x[i] with a time kept as a tensor"),
+        Valid("""
+            from agent_lib import act
+            import tensorflow as tf
+            eps = 1.0
+            while eps > 0.01:
+                act(tf.ones([3]), tf.constant(eps))
+                eps *= 0.99
+        """, files={"agent_lib.py": """
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+        """}, spelling="module: a decay carried by a while"),
+        Valid("""
+            import tensorflow as tf
+            @tf.function(input_signature=[tf.TensorSpec([3]), tf.TensorSpec([])])
+            def act(x, eps):
+                return x * eps
+            eps = 1.0
+            # %%
+            for step in range(1000):
+                eps = max(0.05, eps * 0.995)
+                act(tf.ones([3]), eps)
+        """, notebook=True, spelling="notebook: a decay carried by the loop"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+            eps = 1.0
+            for step in range(1000):
+                eps = max(0.05, eps * 0.995)
+                act(tf.ones([3]), eps)
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+            eps = 1.0
+            for step in range(1000):
+                eps = max(0.05, eps * 0.995)
+                act(tf.ones([3]), tf.constant(eps))
+        """, spelling="name: a decay carried by the loop"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            lr = 0.1
+            for batch in [tf.ones([3])] * 100:
+                lr *= 0.99
+                step(batch, lr)
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x, lr):
+                return x * lr
+            lr = 0.1
+            for batch in [tf.ones([3])] * 100:
+                lr *= 0.99
+                step(batch, tf.constant(lr))
+        """, spelling="loop: over data, lr *= 0.99"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def step(x, t):
+                return x * t
+            xs = tf.ones([100, 3])
+            t = 0.0
+            for i in range(100):
+                step(xs[i], t)
+                t = t + 0.01
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            @tf.function
+            def step(x, t):
+                return x * t
+            xs = tf.ones([100, 3])
+            t = 0.0
+            for i in range(100):
+                step(xs[i], tf.constant(t))
+                t = t + 0.01
+        """, spelling="index: x[i] with a time carried by the loop"),
+        Invalid("""
+            from agent_lib import act
+            import tensorflow as tf
+            eps = 1.0
+            while eps > 0.01:
+                act(tf.ones([3]), eps)
+                eps *= 0.99
+        """, files={"agent_lib.py": """
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+        """}, count=1, lines=(5,), spelling="module: a decay carried by a while"),
+        Invalid("""
+            import tensorflow as tf
+            @tf.function
+            def act(x, eps):
+                return x * eps
+            eps = 1.0
+            # %%
+            for step in range(1000):
+                eps = max(0.05, eps * 0.995)
+                act(tf.ones([3]), eps)
+        """, count=1, notebook=True, spelling="notebook: a decay carried by the loop"),
     )
 
     def applies_to(self, ctx: Context) -> bool:

@@ -885,6 +885,98 @@ more than a handful of eager steps save.
                                      end_column=len(ctx.lines[loc.line - 1].rstrip("\r\n")))  # type: ignore[operator]
         return dataclasses.replace(finding, location=header)
 
+    # Stop 39, pass B: the step of another module reached through a name that holds it:
+    # a parameter defaulting to it, an attribute of `self` assigned it.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from lib import train_step
+            def fit(model, opt, ds, epochs, step_fn=train_step):
+                for epoch in range(epochs):
+                    for x, y in ds:
+                        step_fn(model, opt, x, y)
+            ds = tf.data.Dataset.from_tensor_slices((tf.ones([64, 4]), tf.ones([64, 1]))).batch(8)
+            fit(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.optimizers.Adam(), ds, 10,
+                step_fn=tf.function(train_step))
+        """, files={"lib.py": """
+            import tensorflow as tf
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+        """}, spelling="module: a default the caller replaces"),
+        Valid("""
+            import tensorflow as tf
+            from lib import train_step
+            class Trainer:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                    self.step = tf.function(train_step)
+                def fit(self, ds, epochs):
+                    for epoch in range(epochs):
+                        for x, y in ds:
+                            self.step(self.model, self.opt, x, y)
+            ds = tf.data.Dataset.from_tensor_slices((tf.ones([64, 4]), tf.ones([64, 1]))).batch(8)
+            Trainer().fit(ds, 10)
+        """, files={"lib.py": """
+            import tensorflow as tf
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+        """}, spelling="module: self.step compiled"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            from lib import train_step
+            def fit(model, opt, ds, epochs, step_fn=train_step):
+                for epoch in range(epochs):
+                    for x, y in ds:
+                        step_fn(model, opt, x, y)
+            ds = tf.data.Dataset.from_tensor_slices((tf.ones([64, 4]), tf.ones([64, 1]))).batch(8)
+            fit(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.optimizers.Adam(), ds, 10)
+        """, files={"lib.py": """
+            import tensorflow as tf
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+        """}, count=1, spelling="module: a parameter defaulting to the step"),
+        Invalid("""
+            import tensorflow as tf
+            from lib import train_step
+            class Trainer:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.Adam()
+                    self.step = train_step
+                def fit(self, ds, epochs):
+                    for epoch in range(epochs):
+                        for x, y in ds:
+                            self.step(self.model, self.opt, x, y)
+            ds = tf.data.Dataset.from_tensor_slices((tf.ones([64, 4]), tf.ones([64, 1]))).batch(8)
+            Trainer().fit(ds, 10)
+        """, files={"lib.py": """
+            import tensorflow as tf
+            def train_step(model, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+        """}, count=1, spelling="module: self.step assigned the step"),
+    )
+
     def publish(self, ctx: Context) -> list[dict] | None:
         """Step functions this module does not call in a loop: another module may."""
         if not ctx.imports_tf or not _mentions_training(ctx):

@@ -135,8 +135,10 @@ operations, and that has no `cache()` anywhere. A pipeline over tensors already 
 when a map reads or decodes (sliced file paths): a resize of in-memory images reads
 nothing again, and its output may be far larger than the arrays. The finding is on the
 last such map, where `cache()` belongs. Pipelines followed through names and through a
-factory of the module (`ds = make_dataset(files)`, one level, one `return`),
-`functools.partial` map functions seen through.
+factory of the module (`ds = make_dataset(files)`, one level, one `return`), through an
+attribute the class assigns once from a pipeline built in a method (`self.ds =
+ds.map(...).batch(32)` in `build()`, read per epoch in `train()`; a `self.ds` given from
+outside is the caller's), `functools.partial` and `self.method` map functions seen through.
 
 ## Why is this bad?
 Every epoch the pipeline reads the same files and decodes the same bytes into the same
@@ -378,6 +380,55 @@ memory.
             # %%
             model.fit(ds, epochs=20)
         """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    # Stop 39, pass B: the pipeline built in one method (kept on `self`) and read every
+    # epoch in another; its map function a method of the class.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            class Trainer:
+                def __init__(self, files):
+                    self.files = files
+                def build(self):
+                    ds = tf.data.Dataset.from_tensor_slices(self.files)
+                    self.ds = ds.map(self.load).cache().batch(32)
+                def load(self, path):
+                    return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), [64, 64])
+                def train(self, model, epochs):
+                    for epoch in range(epochs):
+                        for x in self.ds:
+                            model.train_on_batch(x, x)
+        """, spelling="name: self.ds cached"),
+        Valid("""
+            import tensorflow as tf
+            class Trainer:
+                def __init__(self, dataset):
+                    self.ds = dataset
+                def train(self, model, epochs):
+                    for epoch in range(epochs):
+                        for x in self.ds:
+                            model.train_on_batch(x, x)
+        """, spelling="name: self.ds given from outside"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class Trainer:
+                def __init__(self, files):
+                    self.files = files
+                def build(self):
+                    ds = tf.data.Dataset.from_tensor_slices(self.files)
+                    self.ds = ds.map(self.load).batch(32)
+                def load(self, path):
+                    return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), [64, 64])
+                def train(self, model, epochs):
+                    for epoch in range(epochs):
+                        for x in self.ds:
+                            model.train_on_batch(x, x)
+        """, count=1, lines=(7,), spelling="name: self.ds built in one method, read in another"),
     )
 
     def check_module(self, ctx: Context) -> Iterator[Finding]:
