@@ -38,6 +38,8 @@ from tfperf.tune.iterations import (
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
+from tfperf.tune.map_bodies import mapped_side_effects
+from tfperf.tune.prefix_slices import cumulative, prefix_reduction, prefix_uppers
 from tfperf.tune.source import (
     SourceEditError,
     ensure_tf,
@@ -159,6 +161,9 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
         parts = map_fn_parts(it.node)
         if parts is None:
             raise SourceEditError("a tf.map_fn keyword changes its iterations")
+        why = mapped_side_effects(text, parts[0])
+        if why:  # pfor runs the function's Python once, the map once per element
+            raise SourceEditError(why)
         fn, elems = (text_of(text, a) for a in parts)
         return replace_nodes(text, [(it.node, f"{tf}.vectorized_map({fn}, {elems})")])
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
@@ -362,9 +367,35 @@ class _Batch(ast.NodeTransformer):
             return ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body, [value, index], [])
         return self.generic_visit(node)
 
+    def stop_of(self, node: ast.expr) -> str | None:
+        """The iteration count, where ``node`` is the iteration's index (the loop's, or a
+        map's item over ``tf.range(n)``); None for anything else."""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id == self.index:
+            return self.it.stop
+        whole = self.items.get(node.id)
+        if whole is None:
+            return None
+        call = ast.parse(whole, mode="eval").body
+        if not isinstance(call, ast.Call) or not ast.unparse(call.func).endswith("range") \
+                or call.keywords:
+            return None
+        if len(call.args) == 1:
+            return ast.unparse(call.args[0])
+        if len(call.args) == 2 and isinstance(call.args[0], ast.Constant) \
+                and call.args[0].value == 0:
+            return ast.unparse(call.args[1])
+        return None
+
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        pre = None if self.depth else prefix_reduction(node, self.stop_of)
+        if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
+            rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
+            return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER),
+                             mode="eval").body
         if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
                 and self.touched(self.visit(copy.deepcopy(node.func.value))):
             # an array method of one example's value (held-out round 6's c02: im / im.max()
@@ -562,14 +593,15 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     it, already batched, which come after its own); a running sum read each iteration
     becomes a ``tf.cumsum`` of its terms; with ``dtype``, a bare index becomes the batch of
     indices in that dtype, lined up against ``expand`` per-example axes."""
-    if it.nested or it.join == "map_fn" or (it.uses_index and not dtype):
+    uses_index = it.uses_index and _bare_index(it)
+    if it.nested or it.join == "map_fn" or (uses_index and not dtype):
         raise SourceEditError("the body is not one example's ops")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
     if depth and it.join == "sum":
         raise SourceEditError("an accumulation around batched loops")
     index_value = ""
-    if it.uses_index:
+    if uses_index:
         index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
                        + " + [1]" * expand + ")")
     fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
@@ -606,6 +638,19 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def _bare_index(it: Iteration) -> bool:
+    """The index is used as a value, other than as a subscript or the bound of a prefix
+    reduction (``tf.reduce_sum(x[:i])``, batched as one cumulative op)."""
+    nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
+    skip = prefix_uppers(nodes, lambda n: it.stop if isinstance(n, ast.Name)
+                         and n.id == it.index else None)
+    for sub, k in it.subscripts:
+        parts = list(sub.slice.elts) if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        skip.add(id(parts[k]))
+    return any(isinstance(n, ast.Name) and n.id == it.index and id(n) not in skip
+               for n in nodes)
 
 
 def batched_parts(it: Iteration, tf: str, parts: list[ast.expr], text: str,
