@@ -64,7 +64,7 @@ def test_a_map_of_a_function_without_side_effects_becomes_vectorized_map(name):
 
 @pytest.mark.parametrize("name", PREFIXES)
 def test_a_prefix_sum_of_every_step_is_one_exclusive_cumsum(name):
-    text, args, ctx = _spelling(name)
+    text, _, ctx = _spelling(name)
     new = LoopsBatched(True).build(text, ctx)
     fn = next(n for n in ast.parse(new).body if isinstance(n, ast.FunctionDef) and n.name == "f")
     own = "\n".join(ast.unparse(s) for s in fn.body  # (a def inside f, left unused)
