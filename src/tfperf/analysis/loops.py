@@ -42,7 +42,6 @@ TF_LOOPS = {
     "tensorflow.map_fn": ("map_fn", 1), "tensorflow.vectorized_map": ("vectorized_map", 1),
     "tensorflow.scan": ("scan", 1), "tensorflow.foldl": ("fold", 1),
     "tensorflow.foldr": ("fold", 1), "tensorflow.while_loop": ("while_loop", 2),
-    "keras.backend.map_fn": ("map_fn", 1), "keras.ops.map": ("map_fn", 1),
     "tensorflow.compat.v1.map_fn": ("map_fn", 1), "tensorflow.compat.v1.while_loop":
         ("while_loop", 2), "tensorflow.compat.v1.scan": ("scan", 1),
 }
