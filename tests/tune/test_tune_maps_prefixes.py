@@ -32,6 +32,10 @@ from tfperf.tune.source import SourceEditError  # noqa: E402
 
 BY_NAME = {c.name: c for c in COMPUTATIONS}
 MAPS = [f"mapped_rows/{s}" for s in BY_NAME["mapped_rows"].spellings]
+# Not built: an unbatched matrix times one example's vector broadcast (w * r, [k, d] * [d]),
+# a reshape of one example to a column: mapped by pfor, batched not (misses in the figures).
+MATVECS = [f"mapped_matvec/{s}" for s in BY_NAME["mapped_matvec"].spellings
+           if s not in ("def_reshape_matmul", "map_fn_broadcast_sum", "keras_backend_dot")]
 # (running_before_add: an accumulator read before its update, not built: a miss in the figures)
 PREFIXES = [f"prefix_sums/{s}" for s in BY_NAME["prefix_sums"].spellings
             if s != "running_before_add"]
@@ -44,7 +48,7 @@ def _no_map_left(new: str) -> bool:
     return not calls & {"map_fn", "map", "vectorized_map"}
 
 
-@pytest.mark.parametrize("name", MAPS + PREFIXES)
+@pytest.mark.parametrize("name", MAPS + MATVECS + PREFIXES + ["norms/map_fn"])
 def test_the_mapped_body_runs_once_on_the_batch(name):
     text, args, ctx = _spelling(name)
     lever = LoopsBatched(True)
@@ -54,7 +58,8 @@ def test_the_mapped_body_runs_once_on_the_batch(name):
     _agrees(text, new, args)
 
 
-@pytest.mark.parametrize("name", MAPS)
+@pytest.mark.parametrize("name", MAPS + [f"mapped_matvec/{s}" for s in
+                                         BY_NAME["mapped_matvec"].spellings])
 def test_a_map_of_a_function_without_side_effects_becomes_vectorized_map(name):
     text, args, ctx = _spelling(name)
     new = LoopsVectorizedMap().build(text, ctx)

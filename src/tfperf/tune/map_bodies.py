@@ -7,6 +7,7 @@ whatever the callable's spelling:
   its statements inlined (``t = ...`` bindings, then ``return ...``), its parameter the element;
 - ``functools.partial(g, w=w)``: ``g`` with the given arguments bound, the one left the element;
 - a lambda whose body calls such a function (``lambda r: score(r, w)``): the call inlined;
+- a TensorFlow function given by name (``tf.map_fn(tf.norm, x)``): its call on the element;
 - Keras backend reductions (``K.sum(v)``) read as the TensorFlow reductions they are.
 
 A body with Python side effects (``print``, ``.numpy()``, appending to a list, ``global``,
@@ -18,6 +19,7 @@ it once per element, a batched body once; pfor (``tf.vectorized_map``) traces it
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +36,7 @@ DATA_SHAPED = {"boolean_mask", "unique", "unique_with_counts", "ragged", "py_fun
 SIDE_EFFECTS = {"print", "numpy", "append", "extend", "insert", "pop", "update", "write",
                 "add", "assign", "assign_add", "assign_sub", "setdefault", "input", "open"}
 _MAX_INLINE = 4  # nested inlining depth (a function calling a function...)
+ELEMENT = "_tfperf_element"  # the element's name where the mapped callable names none
 
 
 @dataclass
@@ -68,7 +71,7 @@ def _strip(node: ast.AST) -> ast.AST:
     """``node`` without source positions (read with ``ast.unparse``, never as a segment)."""
     for n in ast.walk(node):
         for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-            if hasattr(n, attr):
+            with contextlib.suppress(AttributeError):  # (a node made here has none)
                 delattr(n, attr)
     return node
 
@@ -192,6 +195,11 @@ def _resolve(ctx: Any, fn: ast.FunctionDef, module: ast.Module, node: ast.expr,
         if defn is None or side_effects(defn):
             return None
         return _bind(defn, [], {})
+    if isinstance(node, ast.Attribute) and (ctx.qualname(node) or "").startswith(
+            "tensorflow.") and not any(isinstance(n, ast.Call) for n in ast.walk(node)):
+        # a TensorFlow function of one tensor (tf.map_fn(tf.norm, x)): its call on the row
+        call = ast.Call(copy.deepcopy(node), [ast.Name(ELEMENT, ast.Load())], [])
+        return MapBody(ELEMENT, call)
     if isinstance(node, ast.Call) and ctx.call_qualname(node) == "functools.partial" \
             and node.args and isinstance(node.args[0], ast.Name) \
             and all(k.arg for k in node.keywords):
