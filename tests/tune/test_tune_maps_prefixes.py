@@ -192,3 +192,41 @@ def test_valid_a_suffix_is_not_a_prefix():
     except SourceEditError:
         return
     assert "cumsum" not in new, new
+
+
+def test_a_plain_function_called_per_example_is_inlined_and_batched():
+    # A comprehension (or a loop) calling a module function per row: its reduction of one
+    # example was refused as "reduces one example" before; inlined, it is a reduction over
+    # the example's own axis.
+    text = _module("""
+        def norm_of(r):
+            squared = r * r
+            return tf.sqrt(tf.reduce_sum(squared))
+
+
+        def f(x):
+            return tf.stack([norm_of(r) for r in tf.unstack(x)])
+        """)
+    ctx = lever_context(text, (X,), "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    f_text = new[new.index("def f("):]
+    assert "norm_of(" not in f_text and loops_left(new) == 0, new
+    _agrees(text, new, (X,))
+
+
+def test_valid_a_function_with_a_side_effect_is_not_inlined():
+    text = _module("""
+        calls = []
+
+
+        def norm_of(r):
+            calls.append(r)
+            return tf.sqrt(tf.reduce_sum(r * r))
+
+
+        def f(x):
+            return tf.stack([norm_of(r) for r in tf.unstack(x)])
+        """)
+    ctx = lever_context(text, (X,), "m.py")
+    with pytest.raises(SourceEditError):
+        LoopsBatched(True).build(text, ctx)

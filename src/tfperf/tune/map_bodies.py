@@ -285,3 +285,18 @@ def mapped_side_effects(text: str, callable_: ast.expr) -> str:
         if why:
             return why
     return ""
+
+
+def inline_calls(text: str, node: ast.AST, part: ast.AST) -> ast.AST:
+    """``part`` (a copy of code of the loop ``node`` of ``text``) with the calls of plain
+    functions of the module or of the function around the loop replaced by their bodies
+    (``norm_of(r)`` → ``tf.sqrt(tf.reduce_sum(r * r))``), so that the batching sees the
+    reductions of one example they hold; functions with side effects are left as calls."""
+    module = ast.parse(text)
+    line = getattr(node, "lineno", None)
+    around = [f for f in ast.walk(module) if isinstance(f, ast.FunctionDef) and line
+              and f.lineno <= line <= (f.end_lineno or f.lineno)]
+    if not around:
+        return part
+    fn = max(around, key=lambda f: f.lineno)  # the innermost
+    return _Inline(fn, module, 0).visit(part)

@@ -38,7 +38,7 @@ from tfperf.tune.iterations import (
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
-from tfperf.tune.map_bodies import mapped_side_effects
+from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
 from tfperf.tune.prefix_slices import cumulative, prefix_reduction, prefix_uppers
 from tfperf.tune.source import (
     SourceEditError,
@@ -608,8 +608,8 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     stmts = []
     for s in it.stmts:
         update = it.running.get(id(s))
-        if update is None:
-            stmts.append(fix.visit(copy.deepcopy(s)))
+        if update is None:  # (a plain function called per example: its body, inlined)
+            stmts.append(fix.visit(inline_calls(text, it.node, copy.deepcopy(s))))
             continue
         term = fix.visit(copy.deepcopy(update.term))
         if not fix.touched(term):  # the same term each step: the step count times it
@@ -626,7 +626,7 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         new.value.right = total
         stmts.append(new)
         fix.locals.add(update.name)
-    value = fix.visit(copy.deepcopy(it.value))
+    value = fix.visit(inline_calls(text, it.node, copy.deepcopy(it.value)))
     if fix.failed:
         raise SourceEditError(fix.failed)
     value_text = ast.unparse(value)
