@@ -119,8 +119,10 @@ def prefix_uppers(nodes: list[ast.AST], stop_of: Callable[[ast.expr], str | None
     return out
 
 
-def cumulative(prefix: Prefix, tf: str, rank_one: bool, whole_helper: str) -> str:
-    """The batched text of ``prefix``: row ``i`` is the reduction at step ``i``."""
+def cumulative(prefix: Prefix, tf: str, rank_one: bool, whole_helper: str,
+               bound: dict[str, str] | None = None) -> str:
+    """The batched text of ``prefix``: row ``i`` is the reduction at step ``i``; ``bound``:
+    names the function binds once, to their expressions (``n = x.shape[0]``)."""
     form, _ = CUMULATIVE[prefix.reduction]
     x = ast.unparse(prefix.base)
     excl = "" if prefix.inclusive else ", exclusive=True"
@@ -128,6 +130,18 @@ def cumulative(prefix: Prefix, tf: str, rank_one: bool, whole_helper: str) -> st
     if prefix.every_axis and not rank_one:  # each prefix's other axes reduced too
         text = f"{whole_helper}({tf}.{prefix.reduction}, {text})"
     whole = {f"{x}.shape[0]", f"len({x})", f"{tf}.shape({x})[0]"}
-    if prefix.stop.replace(" ", "") not in {w.replace(" ", "") for w in whole}:
+    stop = (bound or {}).get(prefix.stop, prefix.stop)
+    if stop.replace(" ", "") not in {w.replace(" ", "") for w in whole}:
         text = f"{text}[:{prefix.stop}]"  # (a loop over fewer steps than x has rows)
     return text
+
+
+def bound_once(fn: ast.FunctionDef) -> dict[str, str]:
+    """Names ``fn`` binds once, by a plain assignment of its own body, to that text."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return {s.targets[0].id: ast.unparse(s.value) for s in fn.body
+            if isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and stores.get(s.targets[0].id) == 1}

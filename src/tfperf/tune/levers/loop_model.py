@@ -39,7 +39,12 @@ from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
 from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
-from tfperf.tune.prefix_slices import cumulative, prefix_reduction, prefix_uppers
+from tfperf.tune.prefix_slices import (
+    bound_once,
+    cumulative,
+    prefix_reduction,
+    prefix_uppers,
+)
 from tfperf.tune.source import (
     SourceEditError,
     ensure_tf,
@@ -199,6 +204,7 @@ class _Batch(ast.NodeTransformer):
                  scalars: set[str], depth: int = 0, index_value: str = "",
                  reducing: frozenset[str] = frozenset()) -> None:
         self.reducing = reducing  # the module's functions that reduce what they are given
+        self.bound: dict[str, str] = {}  # names the function binds once (n = x.shape[0])
         self.index_value = index_value  # the batch of indices, where the index is a value
         self.it, self.tf, self.axes, self.expand, self.scalars = it, tf, axes, expand, scalars
         self.depth = depth  # batch axes of inner loops already batched, after this one's
@@ -394,7 +400,7 @@ class _Batch(ast.NodeTransformer):
         pre = None if self.depth else prefix_reduction(node, self.stop_of)
         if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
             rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
-            return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER),
+            return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER, self.bound),
                              mode="eval").body
         if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
                 and self.touched(self.visit(copy.deepcopy(node.func.value))):
@@ -605,6 +611,7 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
                        + " + [1]" * expand + ")")
     fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
+    fix.bound = _bound_around(text, it.node)
     stmts = []
     for s in it.stmts:
         update = it.running.get(id(s))
@@ -638,6 +645,14 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
+    """Names the innermost function around ``node`` binds once (:func:`bound_once`)."""
+    line = getattr(node, "lineno", 0)
+    around = [f for f in ast.walk(parse(text)) if isinstance(f, ast.FunctionDef)
+              and f.lineno <= line <= (f.end_lineno or f.lineno)]
+    return bound_once(max(around, key=lambda f: f.lineno)) if around else {}
 
 
 def _bare_index(it: Iteration) -> bool:
