@@ -230,3 +230,15 @@ def test_valid_a_function_with_a_side_effect_is_not_inlined():
     ctx = lever_context(text, (X,), "m.py")
     with pytest.raises(SourceEditError):
         LoopsBatched(True).build(text, ctx)
+
+
+def test_an_op_named_like_a_list_method_is_no_side_effect():
+    # tf.add / tf.math.add are ops; a set's .add() is a side effect (read apart by receiver).
+    text = _module("""
+        def f(x):
+            return tf.map_fn(lambda r: tf.reduce_sum(tf.math.add(r, 1.0)), x)
+        """)
+    ctx = lever_context(text, (X,), "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "map_fn" not in new[new.index("def f("):], new
+    _agrees(text, new, (X,))

@@ -35,6 +35,9 @@ DATA_SHAPED = {"boolean_mask", "unique", "unique_with_counts", "ragged", "py_fun
 #: Calls with Python side effects (or a host round trip) inside the mapped function.
 SIDE_EFFECTS = {"print", "numpy", "append", "extend", "insert", "pop", "update", "write",
                 "add", "assign", "assign_add", "assign_sub", "setdefault", "input", "open"}
+#: Usual aliases of modules whose ``add`` is an op (not a set's).
+MODULE_ALIASES = {"tf", "tensorflow", "np", "numpy", "K", "keras", "backend", "math", "tnp",
+                  "ops"}
 _MAX_INLINE = 4  # nested inlining depth (a function calling a function...)
 ELEMENT = "_tfperf_element"  # the element's name where the mapped callable names none
 
@@ -59,12 +62,20 @@ def side_effects(node: ast.AST) -> str:
                 return "the mapped function writes to an attribute or an item"
         if isinstance(n, ast.Call):
             last = ast.unparse(n.func).rsplit(".", 1)[-1]
-            if last in SIDE_EFFECTS:
+            if last in SIDE_EFFECTS and not (last == "add" and _of_a_module(n.func)):
                 return f"the mapped function calls {last}() (a Python side effect)"
             if last in DATA_SHAPED or (last == "where" and len(n.args) == 1
                                        and not n.keywords):
                 return f"the mapped function calls {last}() (a shape set by the data)"
     return ""
+
+
+def _of_a_module(func: ast.expr) -> bool:
+    """``tf.add``, ``tf.math.add``: a function of a module (by its usual alias), an op,
+    not a method of a value (``seen.add``)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in MODULE_ALIASES
 
 
 def _strip(node: ast.AST) -> ast.AST:
