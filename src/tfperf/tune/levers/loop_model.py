@@ -845,6 +845,65 @@ def first_term_sums(text: str, name: str) -> str:
     return text
 
 
+def _exclusive_sum(loop: ast.For) -> tuple[ast.stmt, str, ast.expr] | None:
+    """(the update, the accumulator, its term) of a sum the body reads before it adds the
+    step's term (``out.append(acc); acc = acc + x[i]``): an exclusive prefix sum."""
+    body = loop.body
+    for k, u in enumerate(body[1:], start=1):
+        if isinstance(u, ast.AugAssign) and isinstance(u.op, ast.Add) \
+                and isinstance(u.target, ast.Name):
+            acc, term = u.target.id, u.value
+        elif isinstance(u, ast.Assign) and len(u.targets) == 1 \
+                and isinstance(u.targets[0], ast.Name) and isinstance(u.value, ast.BinOp) \
+                and isinstance(u.value.op, ast.Add) and isinstance(u.value.left, ast.Name) \
+                and u.value.left.id == u.targets[0].id:
+            acc, term = u.targets[0].id, u.value.right
+        else:
+            continue
+        if isinstance(term, ast.Constant) or acc in names_of(term):  # (a counter; no sum)
+            continue
+        before, after = body[:k], body[k + 1:]
+        loads = {n.id for s in before for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        stores = {n.id for s in body for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and s is not u}
+        if acc not in loads or acc in stores or any(acc in names_of(s) for s in after) \
+                or stores & names_of(term):
+            continue
+        return u, acc, term
+    return None
+
+
+def names_of(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def exclusive_sums(text: str, name: str) -> str:
+    """Each loop's sum read before its update (an exclusive prefix sum) as one read after
+    it: the update moved first, each earlier read ``acc`` → ``(acc - (term))``; the loop
+    model's running sum then (a ``tf.cumsum`` of the terms, less each step's own term)."""
+    for _ in range(MAX_REWRITES):
+        fn = find_function(parse(text), name)
+        hit = next(((loop, got) for loop in ast.walk(fn) if isinstance(loop, ast.For)
+                    for got in [_exclusive_sum(loop)] if got is not None), None)
+        if hit is None:
+            return text
+        loop, (update, acc, term) = hit
+        seg = ast.get_source_segment(text, term) or ast.unparse(term)
+        k = loop.body.index(update)
+        reads = [(n, f"({acc} - ({seg}))") for s in loop.body[:k] for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and n.id == acc and isinstance(n.ctx, ast.Load)]
+        moved = stmt_text(text, update).strip()
+        first = loop.body[0].lineno
+        text = replace_nodes(text, [*reads, (update, "")])
+        rows = text.splitlines(keepends=True)
+        if not rows[update.lineno - 1].strip():  # the update's own line, emptied
+            del rows[update.lineno - 1]
+        rows.insert(first - 1, f"{indent_of(text, first)}{moved}\n")
+        text = "".join(rows)
+    return text
+
+
 def counted_sums(text: str, name: str, tf: str) -> str:
     """Each counter in a loop, ``if cond: n += 1`` (an int added when a test holds, no
     ``else``), as the sum it is, ``n += 1 * tf.cast(cond, tf.int32)``: the loop model's plain
@@ -1083,6 +1142,7 @@ def _loop_texts(text: str, name: str) -> list[str]:
     loops, for the function ``name``."""
     texts = [text]
     for make in (lambda: first_term_sums(text, name),
+                 lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: flat_counters(text, name),
                  lambda: host_lists(ensure_tf(text)[0], name, ensure_tf(text)[1]),
@@ -1251,6 +1311,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     module as it was where none is)."""
     before = text
     text = first_term_sums(text, name)
+    text = exclusive_sums(text, name)
     text = masks_as_gathers(text, name, tf)
     text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
