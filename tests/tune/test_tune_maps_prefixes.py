@@ -274,3 +274,10 @@ def test_valid_a_sum_also_read_after_its_update_is_left_as_written():
             return tf.stack(before), tf.stack(after)
         """)
     assert exclusive_sums(text, "f") == text
+
+
+def test_an_inclusive_prefix_less_its_own_row_is_the_exclusive_cumsum():
+    text, args, ctx = _spelling("prefix_sums/inclusive_minus_own")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "exclusive=True" in new and " - lengths" not in new, new
+    _agrees(text, new, args)

@@ -145,3 +145,15 @@ def bound_once(fn: ast.FunctionDef) -> dict[str, str]:
     return {s.targets[0].id: ast.unparse(s.value) for s in fn.body
             if isinstance(s, ast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], ast.Name) and stores.get(s.targets[0].id) == 1}
+
+
+def exclusive_of(left: ast.Call, right: ast.expr, tf: str) -> str | None:
+    """``tf.cumsum(x, axis=0) - x`` (an inclusive prefix sum less each step's own row) as
+    the exclusive ``tf.cumsum(x, axis=0, exclusive=True)``; None for anything else."""
+    if ast.unparse(left.func) != f"{tf}.cumsum" or len(left.args) != 1 \
+            or [(k.arg, ast.unparse(k.value)) for k in left.keywords] != [("axis", "0")]:
+        return None
+    x = ast.unparse(left.args[0])
+    if ast.unparse(right) != x:
+        return None
+    return f"{tf}.cumsum({x}, axis=0, exclusive=True)"

@@ -42,6 +42,7 @@ from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
 from tfperf.tune.prefix_slices import (
     bound_once,
     cumulative,
+    exclusive_of,
     prefix_reduction,
     prefix_uppers,
 )
@@ -278,6 +279,13 @@ class _Batch(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         node.left, node.right = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call) \
+                and self.touched(node.right):
+            # sum(x[:i + 1]) - x[i] of every step is sum(x[:i]): the exclusive cumsum
+            # (one op, not a cumsum and a subtraction)
+            excl = exclusive_of(node.left, node.right, self.tf)
+            if excl is not None:
+                return ast.parse(excl, mode="eval").body
         if self.touched(node.left) and self.touched(node.right):
             # one example's reduced scalar against one example's tensor (im / im.max(), or
             # m = im.max() and im / m): the batch of scalars keeps its reduced axes, so that
