@@ -206,6 +206,7 @@ class _Batch(ast.NodeTransformer):
                  reducing: frozenset[str] = frozenset()) -> None:
         self.reducing = reducing  # the module's functions that reduce what they are given
         self.bound: dict[str, str] = {}  # names the function binds once (n = x.shape[0])
+        self.ranks: dict[str, int] = {}  # the tuned function's arguments' ranks in the run
         self.index_value = index_value  # the batch of indices, where the index is a value
         self.it, self.tf, self.axes, self.expand, self.scalars = it, tf, axes, expand, scalars
         self.depth = depth  # batch axes of inner loops already batched, after this one's
@@ -458,8 +459,14 @@ class _Batch(ast.NodeTransformer):
                 and _axes_one(node):
             # dot(a, v) of one example's vector v: a's last axis against v's, for the batch
             # of v's the batch axis first (a tensordot with the batch as its second operand
-            # would contract the batch axis).
-            call = ast.parse(f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
+            # would contract the batch axis); a matrix a (rank 2, seen in the run) against
+            # vectors: one matmul with transpose_b (the tensordot runs a transposed copy).
+            a, v = node.args[0], node.args[1]
+            matrix = isinstance(a, ast.Name) and self.ranks.get(a.id) == 2 \
+                and isinstance(v, ast.Name) and v.id in self.items \
+                and self.ranks.get(self.items[v.id]) == 2
+            call = ast.parse(f"{self.tf}.matmul(_, _, transpose_b=True)" if matrix
+                             else f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
             assert isinstance(call, ast.Call)
             call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
             return call
@@ -472,6 +479,17 @@ class _Batch(ast.NodeTransformer):
             letter = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in spec)
             args = [self.visit(a) for a in node.args[1:]]
             batched = [self.batched(a) for a in node.args[1:]]
+            product = _matrix_vector(parts, out, batched)
+            if product is not None and len(args) == 2:
+                # A shared matrix times one example's vector ("kd,d->k"): for the batch,
+                # one matrix product (an einsum of the batch runs no faster than a transposed
+                # copy and a GEMM; MatMul with transpose_b is one oneDNN call).
+                mi, vi, flip = product
+                call = ast.parse(f"{self.tf}.matmul(_, _{', transpose_b=True' if flip else ''})",
+                                 mode="eval").body
+                assert isinstance(call, ast.Call)
+                call.args = [args[vi], args[mi]]
+                return call
             if len(parts) == len(args) and any(batched):  # the batch axis gets its letter
                 parts = [letter + p if b else p for p, b in zip(parts, batched, strict=True)]
                 node.args = [ast.Constant(",".join(parts) + "->" + letter + out), *args]
@@ -573,6 +591,22 @@ def _plain(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
+def _matrix_vector(parts: list[str], out: str, batched: list[bool],
+                   ) -> tuple[int, int, bool] | None:
+    """(the matrix's operand, the vector's, whether the matrix is transposed) of an einsum
+    of a shared matrix and one example's vector contracted over the vector's one axis
+    (``"kd,d->k"``: transposed; ``"dk,d->k"``, ``"d,dk->k"``: not); None otherwise."""
+    if len(parts) != 2 or batched.count(True) != 1:
+        return None
+    v = batched.index(True)
+    m = 1 - v
+    vec, mat = parts[v], parts[m]
+    if len(vec) != 1 or len(mat) != 2 or len(set(mat)) != 2 or vec not in mat \
+            or out != mat.replace(vec, ""):
+        return None
+    return m, v, mat[1] == vec
+
+
 def _axes_one(call: ast.Call) -> bool:
     """``axes=1`` (a keyword or the third argument) of a tensordot, and nothing else."""
     axes = next((k.value for k in call.keywords if k.arg == "axes"), None)
@@ -602,7 +636,8 @@ def _shifted(node: ast.expr) -> ast.expr:
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
-            scalars: set[str], depth: int = 0, dtype: str = "") -> str:
+            scalars: set[str], depth: int = 0, dtype: str = "",
+            ranks: dict[str, int] | None = None) -> str:
     """``it``'s body run once on the whole batch (``depth``: the batch axes of loops inside
     it, already batched, which come after its own); a running sum read each iteration
     becomes a ``tf.cumsum`` of its terms; with ``dtype``, a bare index becomes the batch of
@@ -620,6 +655,7 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
                        + " + [1]" * expand + ")")
     fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
     fix.bound = _bound_around(text, it.node)
+    fix.ranks = ranks or {}
     stmts = []
     for s in it.stmts:
         update = it.running.get(id(s))
@@ -1235,7 +1271,7 @@ class LoopsBatched(Lever):
             # Per-example scalars are lined up only in the variant that knows the axes.
             return batched(t, it, tf, self.axes, per_example if self.axes else 0, scalars
                            | {b[0] for b in it.binds if ranks.get(b[2], 0) == 1}, depth,
-                           dtype)
+                           dtype, ranks)
         return every_loop(text, ctx, one)
 
 
