@@ -1093,8 +1093,258 @@ FRAMES = Computation(
     },
 )
 
+MAPPED_ROWS = Computation(
+    "mapped_rows", "a tf.map_fn (or Keras map) of a function of one row: a weighted row sum of "
+    "an element-wise formula, each row r of x [n, d] → sum(tanh(r) * w + c) (held-out rounds 8 "
+    "and 9: K.map_fn of a formula, a map_fn row sum) → [n]",
+    {"n": 48, "d": 16}, {"n": 1024, "d": 64},
+    _d("""
+        g = tf.random.Generator.from_seed(12)
+        return g.normal([SIZE["n"], SIZE["d"]]), g.normal([SIZE["d"]]), tf.constant(0.5)
+    """),
+    {
+        "lambda": _d("""
+            def f(x, w, c):
+                return tf.map_fn(lambda r: tf.reduce_sum(tf.tanh(r) * w + c), x)
+        """),
+        "nested_def": _d("""
+            def f(x, w, c):
+                def row(r):
+                    return tf.reduce_sum(tf.tanh(r) * w + c)
+                return tf.map_fn(row, x)
+        """),
+        "def_statements_signature": _d("""
+            def f(x, w, c):
+                def row(r):
+                    t = tf.tanh(r)
+                    scored = t * w + c
+                    return tf.reduce_sum(scored)
+                return tf.map_fn(row, x, fn_output_signature=tf.float32)
+        """),
+        "module_def_partial": _d("""
+            def f(x, w, c):
+                import functools
+                return tf.map_fn(functools.partial(_row_score, w=w, c=c), x)
+
+
+            def _row_score(r, w, c):
+                return tf.reduce_sum(tf.tanh(r) * w + c)
+        """),
+        "keras_backend": _d("""
+            def f(x, w, c):
+                from tensorflow.keras import backend as K
+                return K.map_fn(lambda r: K.sum(K.tanh(r) * w + c), x)
+        """),
+        "keras_ops_map": _d("""
+            def f(x, w, c):
+                import keras
+                return keras.ops.map(lambda r: tf.reduce_sum(tf.tanh(r) * w + c), x)
+        """),
+        "lambda_by_name_dtype": _d("""
+            def f(x, w, c):
+                score = lambda r: tf.reduce_sum(tf.tanh(r) * w + c)  # noqa: E731
+                return tf.map_fn(score, x, dtype=tf.float32)
+        """),
+        "keywords": _d("""
+            def f(x, w, c):
+                return tf.map_fn(fn=lambda r: tf.reduce_sum(tf.math.tanh(r) * w + c), elems=x,
+                                 parallel_iterations=10)
+        """),
+        "module_def": _d("""
+            def f(x, w, c):
+                return tf.map_fn(lambda r: _score(r, w, c), x)
+
+
+            def _score(r, w, c):
+                return tf.reduce_sum(tf.tanh(r) * w + c, axis=-1)
+        """),
+    },
+    {
+        "hand_batched": _d("""
+            def hand_batched(x, w, c):
+                return tf.reduce_sum(tf.tanh(x) * w + c, axis=1)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x, w, c):
+                return tf.reduce_sum(tf.tanh(x) * w + c, axis=1)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x, w, c):
+                return tf.reduce_sum(tf.tanh(x) * w + c, axis=1)
+        """),
+    },
+)
+
+PREFIX_SUMS = Computation(
+    "prefix_sums", "offsets of variable-length items: the sum of lengths[:i] for each i of "
+    "lengths [n] (int32), an exclusive prefix sum (held-out round 8's c08, round 9's c02, c10) "
+    "→ [n]",
+    {"n": 40}, {"n": 1024},
+    _d("""
+        g = tf.random.Generator.from_seed(13)
+        return (g.uniform([SIZE["n"]], 1, 50, dtype=tf.int32),)
+    """),
+    {
+        "map_fn_range": _d("""
+            def f(lengths):
+                n = lengths.shape[0]
+                return tf.map_fn(lambda i: tf.reduce_sum(lengths[:i]), tf.range(n))
+        """),
+        "comprehension": _d("""
+            def f(lengths):
+                return tf.stack([tf.reduce_sum(lengths[:i]) for i in range(len(lengths))])
+        """),
+        "append_loop": _d("""
+            def f(lengths):
+                offsets = []
+                for i in range(lengths.shape[0]):
+                    offsets.append(tf.reduce_sum(lengths[:i]))
+                return tf.stack(offsets)
+        """),
+        "inclusive_minus_own": _d("""
+            def f(lengths):
+                out = []
+                for i in range(lengths.shape[0]):
+                    out.append(tf.reduce_sum(lengths[:i + 1]) - lengths[i])
+                return tf.stack(out)
+        """),
+        "running_before_add": _d("""
+            def f(lengths):
+                acc = tf.constant(0, dtype=lengths.dtype)
+                offsets = []
+                for i in range(lengths.shape[0]):
+                    offsets.append(acc)
+                    acc = acc + lengths[i]
+                return tf.stack(offsets)
+        """),
+        "map_fn_def_signature": _d("""
+            def f(lengths):
+                def offset(i):
+                    return tf.reduce_sum(lengths[0:i])
+                return tf.map_fn(offset, tf.range(tf.shape(lengths)[0]),
+                                 fn_output_signature=tf.int32)
+        """),
+        "while_counter": _d("""
+            def f(lengths):
+                out = []
+                i = 0
+                while i < lengths.shape[0]:
+                    out.append(tf.reduce_sum(lengths[:i]))
+                    i += 1
+                return tf.stack(out)
+        """),
+        "tensor_array": _d("""
+            def f(lengths):
+                ta = tf.TensorArray(tf.int32, size=lengths.shape[0])
+                for i in range(lengths.shape[0]):
+                    ta = ta.write(i, tf.math.reduce_sum(lengths[:i]))
+                return ta.stack()
+        """),
+        "enumerate_unstack": _d("""
+            def f(lengths):
+                out = []
+                for i, _ in enumerate(tf.unstack(lengths)):
+                    out.append(tf.reduce_sum(lengths[:i]))
+                return tf.stack(out)
+        """),
+    },
+    {
+        "hand_cumsum": _d("""
+            def hand_cumsum(lengths):
+                return tf.cumsum(lengths, exclusive=True)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(lengths):
+                return tf.cumsum(lengths, exclusive=True)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(lengths):
+                return tf.cumsum(lengths, exclusive=True)
+        """),
+    },
+)
+
+MAPPED_MATVEC = Computation(
+    "mapped_matvec", "W @ x_i for each row of x [n, d] with one shared W [k, d], in a map or a "
+    "loop (held-out round 9's c06: a map_fn of W @ x) → [n, k]",
+    {"n": 32, "d": 16, "k": 8}, {"n": 1024, "d": 64, "k": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(14)
+        return g.normal([SIZE["n"], SIZE["d"]]), g.normal([SIZE["k"], SIZE["d"]])
+    """),
+    {
+        "map_fn_matvec": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.linalg.matvec(w, r), x)
+        """),
+        "map_fn_expand_matmul": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.squeeze(tf.matmul(w, tf.expand_dims(r, -1)), -1),
+                                 x)
+        """),
+        "def_reshape_matmul": _d("""
+            def f(x, w):
+                def project(r):
+                    col = tf.reshape(r, [-1, 1])
+                    return tf.reshape(w @ col, [-1])
+                return tf.map_fn(project, x, fn_output_signature=tf.float32)
+        """),
+        "map_fn_tensordot": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.tensordot(w, r, axes=1), x)
+        """),
+        "map_fn_einsum": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.einsum("kd,d->k", w, r), x)
+        """),
+        "map_fn_broadcast_sum": _d("""
+            def f(x, w):
+                return tf.map_fn(lambda r: tf.reduce_sum(w * r, axis=1), x)
+        """),
+        "comprehension": _d("""
+            def f(x, w):
+                return tf.stack([tf.linalg.matvec(w, r) for r in tf.unstack(x)])
+        """),
+        "keras_backend_dot": _d("""
+            def f(x, w):
+                from tensorflow.keras import backend as K
+                return K.map_fn(lambda r: K.sum(w * r, axis=-1), x)
+        """),
+        "partial_module_def": _d("""
+            def f(x, w):
+                import functools
+                return tf.map_fn(functools.partial(_project, w), x)
+
+
+            def _project(w, r):
+                return tf.linalg.matvec(w, r)
+        """),
+    },
+    {
+        "hand_matmul": _d("""
+            def hand_matmul(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x, w):
+                return tf.matmul(x, w, transpose_b=True)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
-                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES)
+                GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
+                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC)
 
 
 @dataclass(frozen=True)

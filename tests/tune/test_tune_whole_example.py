@@ -155,8 +155,17 @@ def f(x, y):
     x[:, 0, 0] = 2.0
     x[:, 1:] *= np.arange(1, 5)[:, None, None]
     args = (tf.constant(x, tf.float32), tf.ones([4, 3, 2]))
-    with pytest.raises(SourceEditError):
-        LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
+    try:
+        new = LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
+    except SourceEditError:
+        return  # refused: safe
+    # Since stop 39 a plain helper is inlined before the batching, so its reduction of one
+    # image is read with the image's axes: the rewrite must then be right where the images'
+    # maxima differ (which these inputs cannot tell).
+    assert "scaled(" not in new[new.index("def f("):], new
+    other = (tf.constant(x * np.arange(1, 5)[:, None, None], tf.float32), args[1])
+    eq = compare_outputs(snapshot(run_f(text, other)), snapshot(run_f(new, other)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"
 
 
 def test_a_helper_without_a_reduction_is_given_the_batch():
@@ -170,7 +179,8 @@ def f(x, y):
 '''
     args = _args(numpy=False)
     new = LoopsBatched(True).build(text, lever_context(text, args, "whole_example.py"))
-    assert loops_left(new) == 0 and "shifted(x, 0.3)" in new, new
+    # (inlined since stop 39: the helper's body on the batch)
+    assert loops_left(new) == 0 and "tf.nn.relu(x - 0.3)" in new, new
     eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
     assert eq.equivalent is True, f"{eq.reason}\n{new}"
 

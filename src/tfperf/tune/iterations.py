@@ -78,6 +78,10 @@ class Iteration:
 
 
 MAP_FNS = {"tensorflow.map_fn", "tensorflow.compat.v1.map_fn"}
+#: Keras's maps of a function over the rows of a tensor (canonical names), which run as
+#: ``tf.map_fn`` does: tune reads them as its "map_fn" loops (lint's loop model is left as
+#: it is, so that no lint finding changes with tune's reading).
+KERAS_MAPS = {"keras.backend.map_fn", "keras.ops.map"}
 
 
 def function_loops(ctx: Any, fn: ast.FunctionDef) -> list[Any]:
@@ -93,7 +97,18 @@ def function_loops(ctx: Any, fn: ast.FunctionDef) -> list[Any]:
     # A per-device tower loop places each iteration on its own device: never batched.
     found = [m for m in (loop_of(ctx, n) for n in inside) if m is not None
              and not m.per_device]
+    found += [_keras_map(n) for n in ast.walk(fn) if isinstance(n, ast.Call)
+              and ctx.call_qualname(n) in KERAS_MAPS and map_fn_parts(n) is not None]
     return sorted(found, key=lambda m: -_depth(fn, m.node))
+
+
+def _keras_map(call: ast.Call) -> Any:
+    """The loop model's "map_fn" of a Keras map (``K.map_fn(fn, x)``, ``keras.ops.map``)."""
+    from tfperf.analysis.loops import Domain, Loop
+
+    parts = map_fn_parts(call)
+    assert parts is not None
+    return Loop(call, "map_fn", Domain("tensor_rows", parts[1], 0))
 
 
 def _depth(fn: ast.AST, node: ast.AST) -> int:
@@ -120,7 +135,7 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     if model.form == "comprehension":
         return _comprehension(ctx, fn, text, model, tensors)
     if model.form == "map_fn":
-        return _map_fn(ctx, text, node)
+        return _map_fn(ctx, fn, text, node)
     if model.form not in ("for", "while") or getattr(node, "orelse", None):
         return None
     if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom,
@@ -481,9 +496,11 @@ _MAP_FN_KEYWORDS = frozenset({"fn_output_signature", "dtype", "parallel_iteratio
 
 
 def map_fn_parts(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
-    """``fn`` and ``elems`` of ``tf.map_fn(fn, elems, ...)``, given by position or keyword
-    (``elems=(a, b)``); None when another keyword changes the iteration."""
+    """``fn`` and ``elems`` of ``tf.map_fn(fn, elems, ...)`` (``keras.ops.map(f, xs)``), given
+    by position or keyword (``elems=(a, b)``); None when another keyword changes the
+    iteration."""
     given = {k.arg: k.value for k in call.keywords}
+    given = {{"f": "fn", "xs": "elems"}.get(k, k) if k else k: v for k, v in given.items()}
     if None in given or any(k not in _MAP_FN_KEYWORDS | {"fn", "elems"} for k in given) \
             or len(call.args) > 2:
         return None
@@ -493,9 +510,13 @@ def map_fn_parts(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
     return parts[0], parts[1]
 
 
-def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
-    """``tf.map_fn(fn, elems)``: one iteration is ``fn`` of one row of ``elems`` (a lambda of
-    one argument over one tensor, to batch its body; any callable, to map it)."""
+def _map_fn(ctx: Any, fn_def: ast.FunctionDef, text: str, call: ast.Call) -> Iteration | None:
+    """``tf.map_fn(fn, elems)``: one iteration is ``fn`` of one row of ``elems`` (a function
+    of one argument over one tensor, to batch its body: :mod:`tfperf.tune.map_bodies` reads a
+    lambda, a def, a partial; any callable, to map it)."""
+    from tfperf.tune.map_bodies import map_body
+    from tfperf.tune.source import tf_alias
+
     found = map_fn_parts(call)
     if found is None:
         return None
@@ -503,13 +524,14 @@ def _map_fn(ctx: Any, text: str, call: ast.Call) -> Iteration | None:
     first = elems.elts[0] if isinstance(elems, (ast.Tuple, ast.List)) and elems.elts else elems
     it = Iteration(call, INDEX, f"{text_of(text, first)}.shape[0]", [], [], fn, "map_fn",
                    "", None, call)
-    if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not isinstance(
-            elems, (ast.Tuple, ast.List)) and not fn.args.defaults:
+    body = None if isinstance(elems, (ast.Tuple, ast.List)) \
+        else map_body(ctx, fn_def, ctx.tree, fn, tf_alias(ctx.tree) or "tf")
+    if body is not None:
         over = text_of(text, elems)
         if not isinstance(elems, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
             over = f"({over})"  # ``a * b`` indexed is ``(a * b)[i]``
-        it.binds = [(fn.args.args[0].arg, f"{over}[{INDEX}]", over)]
-        it.value = fn.body
+        it.binds = [(body.param, f"{over}[{INDEX}]", over)]
+        it.value = body.value
         it.join = "stack"
     _finish(it, INDEX)
     return it

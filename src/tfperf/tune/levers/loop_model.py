@@ -38,6 +38,14 @@ from tfperf.tune.iterations import (
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
+from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
+from tfperf.tune.prefix_slices import (
+    bound_once,
+    cumulative,
+    exclusive_of,
+    prefix_reduction,
+    prefix_uppers,
+)
 from tfperf.tune.source import (
     SourceEditError,
     ensure_tf,
@@ -159,6 +167,9 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
         parts = map_fn_parts(it.node)
         if parts is None:
             raise SourceEditError("a tf.map_fn keyword changes its iterations")
+        why = mapped_side_effects(text, parts[0])
+        if why:  # pfor runs the function's Python once, the map once per element
+            raise SourceEditError(why)
         fn, elems = (text_of(text, a) for a in parts)
         return replace_nodes(text, [(it.node, f"{tf}.vectorized_map({fn}, {elems})")])
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
@@ -194,6 +205,8 @@ class _Batch(ast.NodeTransformer):
                  scalars: set[str], depth: int = 0, index_value: str = "",
                  reducing: frozenset[str] = frozenset()) -> None:
         self.reducing = reducing  # the module's functions that reduce what they are given
+        self.bound: dict[str, str] = {}  # names the function binds once (n = x.shape[0])
+        self.ranks: dict[str, int] = {}  # the tuned function's arguments' ranks in the run
         self.index_value = index_value  # the batch of indices, where the index is a value
         self.it, self.tf, self.axes, self.expand, self.scalars = it, tf, axes, expand, scalars
         self.depth = depth  # batch axes of inner loops already batched, after this one's
@@ -267,6 +280,13 @@ class _Batch(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         node.left, node.right = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call) \
+                and self.touched(node.right):
+            # sum(x[:i + 1]) - x[i] of every step is sum(x[:i]): the exclusive cumsum
+            # (one op, not a cumsum and a subtraction)
+            excl = exclusive_of(node.left, node.right, self.tf)
+            if excl is not None:
+                return ast.parse(excl, mode="eval").body
         if self.touched(node.left) and self.touched(node.right):
             # one example's reduced scalar against one example's tensor (im / im.max(), or
             # m = im.max() and im / m): the batch of scalars keeps its reduced axes, so that
@@ -362,9 +382,35 @@ class _Batch(ast.NodeTransformer):
             return ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body, [value, index], [])
         return self.generic_visit(node)
 
+    def stop_of(self, node: ast.expr) -> str | None:
+        """The iteration count, where ``node`` is the iteration's index (the loop's, or a
+        map's item over ``tf.range(n)``); None for anything else."""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id == self.index:
+            return self.it.stop
+        whole = self.items.get(node.id)
+        if whole is None:
+            return None
+        call = ast.parse(whole, mode="eval").body
+        if not isinstance(call, ast.Call) or not ast.unparse(call.func).endswith("range") \
+                or call.keywords:
+            return None
+        if len(call.args) == 1:
+            return ast.unparse(call.args[0])
+        if len(call.args) == 2 and isinstance(call.args[0], ast.Constant) \
+                and call.args[0].value == 0:
+            return ast.unparse(call.args[1])
+        return None
+
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        pre = None if self.depth else prefix_reduction(node, self.stop_of)
+        if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
+            rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
+            return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER, self.bound),
+                             mode="eval").body
         if isinstance(node.func, ast.Attribute) and last in REDUCTION_METHODS \
                 and self.touched(self.visit(copy.deepcopy(node.func.value))):
             # an array method of one example's value (held-out round 6's c02: im / im.max()
@@ -413,8 +459,14 @@ class _Batch(ast.NodeTransformer):
                 and _axes_one(node):
             # dot(a, v) of one example's vector v: a's last axis against v's, for the batch
             # of v's the batch axis first (a tensordot with the batch as its second operand
-            # would contract the batch axis).
-            call = ast.parse(f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
+            # would contract the batch axis); a matrix a (rank 2, seen in the run) against
+            # vectors: one matmul with transpose_b (the tensordot runs a transposed copy).
+            a, v = node.args[0], node.args[1]
+            matrix = isinstance(a, ast.Name) and self.ranks.get(a.id) == 2 \
+                and isinstance(v, ast.Name) and v.id in self.items \
+                and self.ranks.get(self.items[v.id]) == 2
+            call = ast.parse(f"{self.tf}.matmul(_, _, transpose_b=True)" if matrix
+                             else f"{func}(_, _, axes=[[-1], [-1]])", mode="eval").body
             assert isinstance(call, ast.Call)
             call.args = [self.visit(node.args[1]), self.visit(node.args[0])]
             return call
@@ -427,6 +479,17 @@ class _Batch(ast.NodeTransformer):
             letter = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in spec)
             args = [self.visit(a) for a in node.args[1:]]
             batched = [self.batched(a) for a in node.args[1:]]
+            product = _matrix_vector(parts, out, batched)
+            if product is not None and len(args) == 2:
+                # A shared matrix times one example's vector ("kd,d->k"): for the batch,
+                # one matrix product (an einsum of the batch runs no faster than a transposed
+                # copy and a GEMM; MatMul with transpose_b is one oneDNN call).
+                mi, vi, flip = product
+                call = ast.parse(f"{self.tf}.matmul(_, _{', transpose_b=True' if flip else ''})",
+                                 mode="eval").body
+                assert isinstance(call, ast.Call)
+                call.args = [args[vi], args[mi]]
+                return call
             if len(parts) == len(args) and any(batched):  # the batch axis gets its letter
                 parts = [letter + p if b else p for p, b in zip(parts, batched, strict=True)]
                 node.args = [ast.Constant(",".join(parts) + "->" + letter + out), *args]
@@ -528,6 +591,22 @@ def _plain(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
+def _matrix_vector(parts: list[str], out: str, batched: list[bool],
+                   ) -> tuple[int, int, bool] | None:
+    """(the matrix's operand, the vector's, whether the matrix is transposed) of an einsum
+    of a shared matrix and one example's vector contracted over the vector's one axis
+    (``"kd,d->k"``: transposed; ``"dk,d->k"``, ``"d,dk->k"``: not); None otherwise."""
+    if len(parts) != 2 or batched.count(True) != 1:
+        return None
+    v = batched.index(True)
+    m = 1 - v
+    vec, mat = parts[v], parts[m]
+    if len(vec) != 1 or len(mat) != 2 or len(set(mat)) != 2 or vec not in mat \
+            or out != mat.replace(vec, ""):
+        return None
+    return m, v, mat[1] == vec
+
+
 def _axes_one(call: ast.Call) -> bool:
     """``axes=1`` (a keyword or the third argument) of a tensordot, and nothing else."""
     axes = next((k.value for k in call.keywords if k.arg == "axes"), None)
@@ -557,27 +636,31 @@ def _shifted(node: ast.expr) -> ast.expr:
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
-            scalars: set[str], depth: int = 0, dtype: str = "") -> str:
+            scalars: set[str], depth: int = 0, dtype: str = "",
+            ranks: dict[str, int] | None = None) -> str:
     """``it``'s body run once on the whole batch (``depth``: the batch axes of loops inside
     it, already batched, which come after its own); a running sum read each iteration
     becomes a ``tf.cumsum`` of its terms; with ``dtype``, a bare index becomes the batch of
     indices in that dtype, lined up against ``expand`` per-example axes."""
-    if it.nested or it.join == "map_fn" or (it.uses_index and not dtype):
+    uses_index = it.uses_index and _bare_index(it)
+    if it.nested or it.join == "map_fn" or (uses_index and not dtype):
         raise SourceEditError("the body is not one example's ops")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
     if depth and it.join == "sum":
         raise SourceEditError("an accumulation around batched loops")
     index_value = ""
-    if it.uses_index:
+    if uses_index:
         index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
                        + " + [1]" * expand + ")")
     fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
+    fix.bound = _bound_around(text, it.node)
+    fix.ranks = ranks or {}
     stmts = []
     for s in it.stmts:
         update = it.running.get(id(s))
-        if update is None:
-            stmts.append(fix.visit(copy.deepcopy(s)))
+        if update is None:  # (a plain function called per example: its body, inlined)
+            stmts.append(fix.visit(inline_calls(text, it.node, copy.deepcopy(s))))
             continue
         term = fix.visit(copy.deepcopy(update.term))
         if not fix.touched(term):  # the same term each step: the step count times it
@@ -594,7 +677,7 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         new.value.right = total
         stmts.append(new)
         fix.locals.add(update.name)
-    value = fix.visit(copy.deepcopy(it.value))
+    value = fix.visit(inline_calls(text, it.node, copy.deepcopy(it.value)))
     if fix.failed:
         raise SourceEditError(fix.failed)
     value_text = ast.unparse(value)
@@ -606,6 +689,27 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
+    """Names the innermost function around ``node`` binds once (:func:`bound_once`)."""
+    line = getattr(node, "lineno", 0)
+    around = [f for f in ast.walk(parse(text)) if isinstance(f, ast.FunctionDef)
+              and f.lineno <= line <= (f.end_lineno or f.lineno)]
+    return bound_once(max(around, key=lambda f: f.lineno)) if around else {}
+
+
+def _bare_index(it: Iteration) -> bool:
+    """The index is used as a value, other than as a subscript or the bound of a prefix
+    reduction (``tf.reduce_sum(x[:i])``, batched as one cumulative op)."""
+    nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
+    skip = prefix_uppers(nodes, lambda n: it.stop if isinstance(n, ast.Name)
+                         and n.id == it.index else None)
+    for sub, k in it.subscripts:
+        parts = list(sub.slice.elts) if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        skip.add(id(parts[k]))
+    return any(isinstance(n, ast.Name) and n.id == it.index and id(n) not in skip
+               for n in nodes)
 
 
 def batched_parts(it: Iteration, tf: str, parts: list[ast.expr], text: str,
@@ -781,6 +885,65 @@ def first_term_sums(text: str, name: str) -> str:
         text = replace_nodes(text, [(stmt, f"{acc} = {acc} + ({seg})")])
         rows = text.splitlines(keepends=True)
         rows.insert(loop.lineno - 1, f"{indent_of(text, loop.lineno)}{acc} = 0\n")
+        text = "".join(rows)
+    return text
+
+
+def _exclusive_sum(loop: ast.For) -> tuple[ast.stmt, str, ast.expr] | None:
+    """(the update, the accumulator, its term) of a sum the body reads before it adds the
+    step's term (``out.append(acc); acc = acc + x[i]``): an exclusive prefix sum."""
+    body = loop.body
+    for k, u in enumerate(body[1:], start=1):
+        if isinstance(u, ast.AugAssign) and isinstance(u.op, ast.Add) \
+                and isinstance(u.target, ast.Name):
+            acc, term = u.target.id, u.value
+        elif isinstance(u, ast.Assign) and len(u.targets) == 1 \
+                and isinstance(u.targets[0], ast.Name) and isinstance(u.value, ast.BinOp) \
+                and isinstance(u.value.op, ast.Add) and isinstance(u.value.left, ast.Name) \
+                and u.value.left.id == u.targets[0].id:
+            acc, term = u.targets[0].id, u.value.right
+        else:
+            continue
+        if isinstance(term, ast.Constant) or acc in names_of(term):  # (a counter; no sum)
+            continue
+        before, after = body[:k], body[k + 1:]
+        loads = {n.id for s in before for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        stores = {n.id for s in body for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and s is not u}
+        if acc not in loads or acc in stores or any(acc in names_of(s) for s in after) \
+                or stores & names_of(term):
+            continue
+        return u, acc, term
+    return None
+
+
+def names_of(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def exclusive_sums(text: str, name: str) -> str:
+    """Each loop's sum read before its update (an exclusive prefix sum) as one read after
+    it: the update moved first, each earlier read ``acc`` → ``(acc - (term))``; the loop
+    model's running sum then (a ``tf.cumsum`` of the terms, less each step's own term)."""
+    for _ in range(MAX_REWRITES):
+        fn = find_function(parse(text), name)
+        hit = next(((loop, got) for loop in ast.walk(fn) if isinstance(loop, ast.For)
+                    for got in [_exclusive_sum(loop)] if got is not None), None)
+        if hit is None:
+            return text
+        loop, (update, acc, term) = hit
+        seg = ast.get_source_segment(text, term) or ast.unparse(term)
+        k = loop.body.index(update)
+        reads = [(n, f"({acc} - ({seg}))") for s in loop.body[:k] for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and n.id == acc and isinstance(n.ctx, ast.Load)]
+        moved = stmt_text(text, update).strip()
+        first = loop.body[0].lineno
+        text = replace_nodes(text, [*reads, (update, "")])
+        rows = text.splitlines(keepends=True)
+        if not rows[update.lineno - 1].strip():  # the update's own line, emptied
+            del rows[update.lineno - 1]
+        rows.insert(first - 1, f"{indent_of(text, first)}{moved}\n")
         text = "".join(rows)
     return text
 
@@ -1023,6 +1186,7 @@ def _loop_texts(text: str, name: str) -> list[str]:
     loops, for the function ``name``."""
     texts = [text]
     for make in (lambda: first_term_sums(text, name),
+                 lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: flat_counters(text, name),
                  lambda: host_lists(ensure_tf(text)[0], name, ensure_tf(text)[1]),
@@ -1107,7 +1271,7 @@ class LoopsBatched(Lever):
             # Per-example scalars are lined up only in the variant that knows the axes.
             return batched(t, it, tf, self.axes, per_example if self.axes else 0, scalars
                            | {b[0] for b in it.binds if ranks.get(b[2], 0) == 1}, depth,
-                           dtype)
+                           dtype, ranks)
         return every_loop(text, ctx, one)
 
 
@@ -1191,6 +1355,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     module as it was where none is)."""
     before = text
     text = first_term_sums(text, name)
+    text = exclusive_sums(text, name)
     text = masks_as_gathers(text, name, tf)
     text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
