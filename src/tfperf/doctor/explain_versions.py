@@ -600,6 +600,15 @@ def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
+    if flavour := (details.get("tf_keras") or [""])[0]:
+        # tf_keras itself failed on TensorFlow's internals: tf-keras is released with each
+        # TensorFlow minor and reads its private API, so only the same minor works (tf-keras#676)
+        mm = _mm(v.tensorflow) if v.tensorflow else "<your TensorFlow's major.minor>"
+        if flavour == "nightly" or (v.tensorflow and ".dev" in v.tensorflow):
+            return ("pip install tf-keras-nightly (a tf-nightly needs the nightly tf-keras: the "
+                    "released tf-keras does not match it)")
+        return (f"pip install 'tf-keras=={mm}.*' (tf-keras must be the release of the same "
+                "minor as TensorFlow; with tf-nightly install tf-keras-nightly)")
     k3_named = any(details.get(k) for k in ("k3_layer", "k3_api", "k3_api2", "k3_cls"))
     if not v.tensorflow and (k3_named or (v.keras or "").startswith("3")):
         return ("pip install tf-keras (the release of your TensorFlow's major.minor) and set "
@@ -715,6 +724,31 @@ def _cpu(details: dict[str, list[str]], v: LogVersions) -> str:
             "TF 1.5 or a source build")
 
 
+# a TensorFlow wheel file the log names (pip's download line, a URL, a path): a community
+# build (fo40225's Windows wheels, lakshayg's) or an old official one
+_WHEEL_FILE = re.compile(r"(?P<w>tensorflow(?:[-_](?:gpu|cpu))?-\d+\.\d+\.\d+[\w.]*?-[\w.-]+?"
+                         r"\.whl)\b")
+
+
+def wheel_file(text: str) -> str | None:
+    """The TensorFlow wheel file a log names (``tensorflow-0.12.1-cp27-none-linux_x86_64.whl``)."""
+    if ".whl" not in text:
+        return None
+    m = _WHEEL_FILE.search(text)
+    return m["w"] if m else None
+
+
+def _avx2(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A wheel built for AVX2 (or FMA, AVX-512) the log names: that file is the build to replace,
+    so 'the official wheel' is no answer when it is the one installed."""
+    wheel, isa = (details.get("wheel") or [""])[0], (details.get("isa") or ["AVX2"])[0]
+    if not wheel:
+        return ""
+    return (f"the wheel installed, {wheel}, was compiled for {isa}, which this CPU lacks: install "
+            f"a wheel built without {isa} (for this CPU's instruction set), or build TensorFlow "
+            "from source on this machine (bazel build --config=opt uses the CPU's own flags)")
+
+
 def _op(details: dict[str, list[str]], v: LogVersions) -> str:
     """An add-on's op: the add-on to install and import; a newer core op: a newer binary."""
     from tfperf.doctor.explain_readings import op_kind
@@ -791,7 +825,7 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "tf-addon-version-mismatch": _addon, "no-tensorflow-wheel": _wheel,
     "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
     "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
-    "cpu-missing-instructions": _cpu, "op-not-registered": _op,
+    "cpu-missing-instructions": _cpu, "cpu-missing-avx2": _avx2, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
     "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
     "tf-dependency-conflict": _conflict, "tf-keras-missing": _tf_keras,

@@ -669,6 +669,14 @@ def _read_around(cause: Cause, lines: list[str], text: str) -> None:
         near = "\n".join(lines[cause.first_line - 1:cause.first_line + 3])
         if found := list(dict.fromkeys(re.findall(r"device='(\w+)'", near))):
             cause.details["registered"] = found
+    elif cause.label == "keras-tf-version-mismatch" and ("tf_keras" in text or "tf-keras" in text):
+        cause.details["tf_keras"] = ["nightly" if re.search(r"tf[-_]nightly|\.dev20\d{6}", text)
+                                     else "release"]
+    elif cause.label == "cpu-missing-avx2":  # the wheel the log installed, when it names one
+        from tfperf.doctor.explain_versions import wheel_file
+
+        if wheel := wheel_file(text):
+            cause.details["wheel"] = [wheel]
     elif cause.label == "cublas-failed":
         from tfperf.doctor.explain_versions import old_cuda_build, read_versions
 
