@@ -732,6 +732,8 @@ _WHEEL_FILE = re.compile(r"(?P<w>tensorflow(?:[-_](?:gpu|cpu))?-\d+\.\d+\.\d+[\w
 
 def wheel_file(text: str) -> str | None:
     """The TensorFlow wheel file a log names (``tensorflow-0.12.1-cp27-none-linux_x86_64.whl``)."""
+    if len(text) > 2 * _WINDOW:  # install lines are at a long log's start
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     if ".whl" not in text:
         return None
     m = _WHEEL_FILE.search(text)
