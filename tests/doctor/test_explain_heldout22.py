@@ -199,3 +199,26 @@ def test_valid_twin_a_missing_h5_path_stays_a_wrong_path() -> None:
                              "{saved_model.pbtxt|saved_model.pb}\n")
     assert label == "model-file-missing"
     assert "quote" not in first and "not a SavedModel folder" not in first
+
+
+# --- protobuf 5+'s own gencode/runtime check: the versions it names -----------------------------
+
+@pytest.mark.parametrize("line, says", [
+    ("google.protobuf.runtime_version.VersionError: Detected mismatched Protobuf Gencode/Runtime "
+     "major versions when loading tensorflow/core/protobuf/struct.proto: gencode 5.28.3 runtime "
+     "4.25.3. Same major version is required.", "protobuf>=5.28,<6"),
+    ("google.protobuf.runtime_version.VersionError: Detected incompatible Protobuf Gencode/Runtime "
+     "versions when loading tensorboard/compat/proto/summary.proto: gencode 5.29.1 runtime 5.27.2."
+     " Runtime version cannot be older than the linked gencode version.", "protobuf>=5.29,<6"),
+])
+def test_protobuf_gencode_and_runtime_versions_name_the_protobuf_to_install(line: str,
+                                                                            says: str) -> None:
+    label, _, first = _first(line + "\n")
+    assert label == "protobuf-incompatible" and says in first
+    assert "installed 4.25.3:" in first or "installed 5.27.2:" in first  # the version, no period
+
+
+def test_valid_twin_protobuf_requires_version_keeps_its_pin() -> None:
+    label, _, first = _first("This program requires version 3.19.0 of the Protocol Buffer runtime "
+                             "library, but the installed version is 3.11.2.\n")
+    assert label == "protobuf-incompatible" and "protobuf==3.19.*" in first

@@ -259,6 +259,13 @@ def _numpy_old(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _protobuf(details: dict[str, list[str]], v: LogVersions) -> str:
+    gen, run = ((details.get(k) or [""])[0] for k in ("protobuf_gen", "protobuf_run"))
+    if gen and run:  # protobuf 5+'s own check: the runtime must be the gencode's major, not older
+        major = V.parse(gen)[0]
+        return (f"pip install 'protobuf>={_mm(gen)},<{major + 1}' (the generated code is protobuf "
+                f"{gen}, the runtime installed {run}: the runtime must be the same major and not "
+                "older), or the release of the package whose _pb2 files failed that matches your "
+                "protobuf")
     need = (details.get("protobuf_need") or [""])[0]
     if need:
         return f"pip install 'protobuf=={_mm(need)}.*' (the version the program was built for)"
