@@ -222,3 +222,20 @@ def test_valid_twin_protobuf_requires_version_keeps_its_pin() -> None:
     label, _, first = _first("This program requires version 3.19.0 of the Protocol Buffer runtime "
                              "library, but the installed version is 3.11.2.\n")
     assert label == "protobuf-incompatible" and "protobuf==3.19.*" in first
+
+
+# --- Windows' DLL start-up failure: AVX for official wheels, AVX2 for many community ones ------
+
+def test_a_dll_initialization_failure_names_avx_and_the_avx2_community_wheels() -> None:
+    label, _, first = _first("  File \"C:\\Python36\\lib\\site-packages\\tensorflow\\python\\"
+                             "pywrap_tensorflow.py\", line 58, in <module>\nImportError: DLL load "
+                             "failed: A dynamic link library (DLL) initialization routine "
+                             "failed.\n")
+    assert label == "cpu-missing-instructions"
+    assert "AVX2" in first and "Coreinfo" in first
+
+
+def test_valid_twin_a_linux_illegal_instruction_keeps_the_general_fix() -> None:
+    label, _, first = _first(">>> import tensorflow as tf\nIllegal instruction (core dumped)\n")
+    assert label == "cpu-missing-instructions"
+    assert "Coreinfo" not in first and "AVX" in first

@@ -721,6 +721,14 @@ def _cudnn(details: dict[str, list[str]], v: LogVersions) -> str:
 def _cpu(details: dict[str, list[str]], v: LogVersions) -> str:
     """On a Mac (zsh's or macOS's SIGILL wording, macOS paths): Apple silicon's x86 wheel."""
     mac = v.os == "macos" or details.get("zsh") or details.get("signal_number") == ["4"]
+    if not mac and (details.get("win_init") or details.get("win_code")):
+        # Windows says only that the DLL's start-up hit an instruction the CPU lacks: which set
+        # depends on the wheel (community Windows wheels are often AVX2 builds: fo40225's)
+        return ("the CPU lacks an instruction set this wheel was built for: official wheels "
+                "(TensorFlow 1.6+) need AVX, many community Windows wheels (fo40225's) AVX2 too; "
+                "check the CPU's flags (Microsoft's Coreinfo, or its spec page) and install a "
+                "wheel built for what it has (TensorFlow 1.5 or a community build without AVX, "
+                "an AVX-only build for a CPU without AVX2), or build from source")
     if not mac:
         return ""
     return ("on a Mac with Apple silicon (M1, M2...) the x86_64 TensorFlow runs under Rosetta 2, "
