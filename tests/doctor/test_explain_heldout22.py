@@ -239,3 +239,24 @@ def test_valid_twin_a_linux_illegal_instruction_keeps_the_general_fix() -> None:
     label, _, first = _first(">>> import tensorflow as tf\nIllegal instruction (core dumped)\n")
     assert label == "cpu-missing-instructions"
     assert "Coreinfo" not in first and "AVX" in first
+
+
+# --- a TensorFlow version and a cudart of another CUDA major in one log -------------------------
+
+_TF210 = ("  File \"C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python39\\lib\\site-packages\\"
+          "tensorflow\\__init__.py\", line 3\ntensorflow version: 2.10.0\n")
+_DSO = "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] "
+
+
+def test_a_cudart_of_another_cuda_than_the_named_release_is_pointed_out() -> None:
+    text = _TF210 + (_DSO + "Could not load dynamic library 'cudart64_100.dll'; dlerror: "
+                     "cudart64_100.dll not found\n")
+    install = explain_log(text).causes[0].install
+    assert "CUDA 11.2 and cuDNN 8.1" in install and "cudart64_100.dll = CUDA 10.0" in install
+
+
+def test_valid_twin_the_release_own_cudart_gets_no_second_build_note() -> None:
+    text = _TF210 + (_DSO + "Could not load dynamic library 'cudart64_110.dll'; dlerror: "
+                     "cudart64_110.dll not found\n")
+    install = explain_log(text).causes[0].install
+    assert "CUDA 11.2 and cuDNN 8.1" in install and "another build" not in install

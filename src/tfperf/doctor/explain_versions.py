@@ -331,10 +331,18 @@ def _cuda(details: dict[str, list[str]], v: LogVersions) -> str:
     from tfperf.doctor import knowledge as K
 
     os = v.os if v.os in ("windows", "linux") else "linux"
-    if v.tensorflow and (cfg := K.build_config(v.tensorflow, os, gpu=True)) and cfg.cuda:
-        return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
-                f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have")
     libs = details.get("lib", []) + details.get("lib2", [])
+    if v.tensorflow and (cfg := K.build_config(v.tensorflow, os, gpu=True)) and cfg.cuda:
+        # a library of another CUDA major than the build's: another TensorFlow is the one running
+        # (a second install, an old environment), so say which CUDA that name belongs to
+        # (cudart only: TF 2.4, a CUDA 11.0 build, asks for libcusolver.so.10 by design)
+        other = next(((lib, c) for lib in libs if "cudart" in lib and (c := cuda_of_library(lib))
+                      and c.split(".")[0] != cfg.cuda.split(".")[0]), None)
+        also = (f"; but the log asks for {other[0]} = CUDA {other[1]}: the TensorFlow that runs "
+                "is another build (pip show tensorflow tensorflow-gpu; python -c \"import "
+                "tensorflow as tf; print(tf.__version__, tf.__file__)\")" if other else "")
+        return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
+                f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have{also}")
     if not details.get("cuda") and (out := _by_file_names(libs, os)):
         return out
     cuda = (details.get("cuda") or [""])[0] or next(
