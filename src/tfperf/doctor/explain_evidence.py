@@ -195,6 +195,14 @@ _GPU_NAME = re.compile(r"name: (?P<n>(?:NVIDIA )?(?:GeForce |Tesla |Quadro )?[\w
                        r"(?:,| major| computeCapability| pciBusID|$)", re.M)
 _SMI_NAME = re.compile(r"\|\s+\d+\s+(?P<n>(?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN|RTX|[AHBL]\d)"
                        r"[\w -]{0,30}?)\s{2,}(?:Off|On)\b")
+# the poster's own words ("RTX 3070", "GTX1080 Ti", "GPU是笔记本的3070"): a GeForce model number
+# after RTX/GTX, or a bare RTX-era number (20x0-50x0) shortly after "GPU" (round 22's sentiment2)
+_PROSE_GPU = re.compile(r"\b(?P<line>RTX|GTX) ?(?P<num>[1-5]0[5-9]0(?: ?Ti)?)\b")
+_PROSE_BARE_GPU = re.compile(r"GPU[^\n\d]{0,12}?(?P<num>[2-5]0[5-9]0(?: ?Ti)?)\b")
+# the CUDA and TensorFlow the poster says they run ("cuda10.0", "CUDA 10.1", "tensorflow1.14",
+# "tensorflow-gpu 1.15"): read only once a GPU newer than CUDA 10's kernels is named
+_PROSE_CUDA = re.compile(r"\b(?:CUDA|[Cc]uda)[ _-]?(?:[Vv]ersion[: ]*|v)?(?P<v>\d{1,2}\.\d)\b")
+_PROSE_TF = re.compile(r"\b(?:[Tt]ensor[Ff]low|TF|tf)(?:-gpu)?[ =_-]{0,2}v?(?P<v>[12]\.\d{1,2})\b")
 # the newest compute capability major the cubins of a CUDA reach: sm_80 came with CUDA 11.0
 # (8.6 and 8.9 run sm_80/86 cubins), sm_100/sm_120 with 12.8 (NVIDIA's CUDA release notes);
 # a newer GPU has only PTX to JIT, or nothing the build's kernels can run
@@ -213,14 +221,37 @@ def _log_cc(text: str) -> tuple[int, str] | None:
     m = _GPU_NAME.search(text) if "name: " in text else None
     if m is None and "|" in text and (" Off " in text or " On " in text):
         m = _SMI_NAME.search(text)
-    if m is not None:
+    name = m["n"].strip() if m is not None else _prose_gpu(text)
+    if name:
         from tfperf.doctor import knowledge as K
 
-        name = m["n"].strip()
         info = K.compute_capability(name)
         if info is not None:
             return info.cc[0], f"{name}, compute capability {info.compute_capability}"
     return None
+
+
+def _prose_gpu(text: str) -> str | None:
+    """A GeForce model the poster names in words, as the catalogue spells it."""
+    if "TX" in text and (m := _PROSE_GPU.search(text)):
+        return f"GeForce {m['line']} {m['num']}"
+    if "GPU" in text and (m := _PROSE_BARE_GPU.search(text)):
+        return f"GeForce RTX {m['num']}"
+    return None
+
+
+def _prose_cuda(text: str) -> tuple[str | None, str]:
+    """The CUDA a poster says they run, else the one their TensorFlow (named in words) was
+    built with; ("", "") when neither is said."""
+    from tfperf.doctor import knowledge as K
+
+    if ("uda" in text or "UDA" in text) and (m := _PROSE_CUDA.search(text)):
+        return m["v"], "the CUDA the log names"
+    if m := _PROSE_TF.search(text):
+        cfg = K.build_config(m["v"], "linux", gpu=True)
+        if cfg is not None:
+            return cfg.cuda, f"TensorFlow {m['v']}'s CUDA"
+    return None, ""
 
 
 def gpu_newer_than_build(text: str) -> Reading | None:
@@ -237,6 +268,8 @@ def gpu_newer_than_build(text: str) -> Reading | None:
     if not cuda and v.tensorflow:
         cfg = K.build_config(v.tensorflow, "windows" if v.os == "windows" else "linux", gpu=True)
         cuda, how = (cfg.cuda, f"TensorFlow {v.tensorflow}'s CUDA") if cfg else (None, "")
+    if not cuda:
+        cuda, how = _prose_cuda(_window(text))
     if not cuda and v.series == "1.x":
         cuda, how = "10.0", "TensorFlow 1.x's newest CUDA (1.15)"
     if not cuda:
@@ -249,6 +282,8 @@ def gpu_newer_than_build(text: str) -> Reading | None:
     if newest is None or gpu[0] <= newest:
         return None
     need = "CUDA 11 (TensorFlow 2.4 or newer)" if newest < 8 else "CUDA 12.8 or newer"
+    if "capability 8.6" in gpu[1]:  # sm_86 came with CUDA 11.1; TF 2.5 is the first built with 11.2
+        need = "CUDA 11.1 or newer (TensorFlow 2.5 or newer, built with CUDA 11.2 / cuDNN 8.1)"
     return (f"The GPU ({gpu[1]}) is newer than the CUDA this TensorFlow was built with (CUDA "
             f"{cuda}, {how}), which has no kernels for it: cuBLAS, cuDNN and TensorFlow's own "
             "kernels fail or are compiled at start-up.",

@@ -492,7 +492,9 @@ _NO_GPU_ANSWER = re.compile(
     r"(?:is_built_with_cuda|is_gpu_available)\(\)\)?[^\n]*?(?:\n\s*(?:>>>\s*)?)?(?:[:=]\s*)?False\b|"
     r"list_physical_devices\(\s*(?:device_type\s*=\s*)?['\"]GPU['\"]\s*\)\)?[^\n]*?"
     r"(?:\n\s*(?:>>>\s*)?)?(?:[:=]\s*)?\[\]|"
-    r"(?im:^[^\n]{0,60}\b(?:num(?:ber of)? )?GPUs?(?: [\w ]{0,20})?[:?=]\s*(?:\[\]|0|False)\s*$)|"
+    # (a count, not an index: 'Active GPU index: 0' names the first GPU, round 22's gputest4)
+    r"(?im:^[^\n]{0,60}\b(?:num(?:ber of)? )?GPUs?"
+    r"(?: (?![\w ]*?\b(?:index|id|ordinal)\b)[\w ]{0,20})?[:?=]\s*(?:\[\]|0|False)\s*$)|"
     # the user's own print of the check's answer: 'GPU is NOT AVAILABLE', 'No GPU found'
     r"(?im:^[^\n]{0,40}\b(?:GPU (?:is )?not (?:available|found|detected)|no GPU (?:is )?"
     r"(?:available|found|detected))[.!]?\s*$)")

@@ -87,6 +87,11 @@ def summary(ex: Explanation) -> str:
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"
+        if top.label == "cuda-library-missing" and top.install:
+            # the same one line is what a CPU-only machine prints and what a GPU user posts
+            # (lightweight_mmm#23 vs dc_tts#59): nothing wrong for one, the install for the other
+            out += ("; if this machine has an NVIDIA GPU for TensorFlow, it is not used: "
+                    f"{top.install}")
     if ex.unknown:  # warnings only (an unknown error makes the log "unrecognised")
         more = len(ex.unknown) - 1
         out += (f"; note: a TensorFlow warning tfperf has no row for, informational "

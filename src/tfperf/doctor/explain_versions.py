@@ -259,6 +259,13 @@ def _numpy_old(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _protobuf(details: dict[str, list[str]], v: LogVersions) -> str:
+    gen, run = ((details.get(k) or [""])[0] for k in ("protobuf_gen", "protobuf_run"))
+    if gen and run:  # protobuf 5+'s own check: the runtime must be the gencode's major, not older
+        major = V.parse(gen)[0]
+        return (f"pip install 'protobuf>={_mm(gen)},<{major + 1}' (the generated code is protobuf "
+                f"{gen}, the runtime installed {run}: the runtime must be the same major and not "
+                "older), or the release of the package whose _pb2 files failed that matches your "
+                "protobuf")
     need = (details.get("protobuf_need") or [""])[0]
     if need:
         return f"pip install 'protobuf=={_mm(need)}.*' (the version the program was built for)"
@@ -324,10 +331,18 @@ def _cuda(details: dict[str, list[str]], v: LogVersions) -> str:
     from tfperf.doctor import knowledge as K
 
     os = v.os if v.os in ("windows", "linux") else "linux"
-    if v.tensorflow and (cfg := K.build_config(v.tensorflow, os, gpu=True)) and cfg.cuda:
-        return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
-                f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have")
     libs = details.get("lib", []) + details.get("lib2", [])
+    if v.tensorflow and (cfg := K.build_config(v.tensorflow, os, gpu=True)) and cfg.cuda:
+        # a library of another CUDA major than the build's: another TensorFlow is the one running
+        # (a second install, an old environment), so say which CUDA that name belongs to
+        # (cudart only: TF 2.4, a CUDA 11.0 build, asks for libcusolver.so.10 by design)
+        other = next(((lib, c) for lib in libs if "cudart" in lib and (c := cuda_of_library(lib))
+                      and c.split(".")[0] != cfg.cuda.split(".")[0]), None)
+        also = (f"; but the log asks for {other[0]} = CUDA {other[1]}: the TensorFlow that runs "
+                "is another build (pip show tensorflow tensorflow-gpu; python -c \"import "
+                "tensorflow as tf; print(tf.__version__, tf.__file__)\")" if other else "")
+        return (f"TensorFlow {v.tensorflow} ({os} build) needs CUDA {cfg.cuda} and cuDNN "
+                f"{cfg.cudnn}: install those, or the TensorFlow built for the CUDA you have{also}")
     if not details.get("cuda") and (out := _by_file_names(libs, os)):
         return out
     cuda = (details.get("cuda") or [""])[0] or next(
@@ -600,6 +615,15 @@ def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
+    if flavour := (details.get("tf_keras") or [""])[0]:
+        # tf_keras itself failed on TensorFlow's internals: tf-keras is released with each
+        # TensorFlow minor and reads its private API, so only the same minor works (tf-keras#676)
+        mm = _mm(v.tensorflow) if v.tensorflow else "<your TensorFlow's major.minor>"
+        if flavour == "nightly" or (v.tensorflow and ".dev" in v.tensorflow):
+            return ("pip install tf-keras-nightly (a tf-nightly needs the nightly tf-keras: the "
+                    "released tf-keras does not match it)")
+        return (f"pip install 'tf-keras=={mm}.*' (tf-keras must be the release of the same "
+                "minor as TensorFlow; with tf-nightly install tf-keras-nightly)")
     k3_named = any(details.get(k) for k in ("k3_layer", "k3_api", "k3_api2", "k3_cls"))
     if not v.tensorflow and (k3_named or (v.keras or "").startswith("3")):
         return ("pip install tf-keras (the release of your TensorFlow's major.minor) and set "
@@ -705,6 +729,14 @@ def _cudnn(details: dict[str, list[str]], v: LogVersions) -> str:
 def _cpu(details: dict[str, list[str]], v: LogVersions) -> str:
     """On a Mac (zsh's or macOS's SIGILL wording, macOS paths): Apple silicon's x86 wheel."""
     mac = v.os == "macos" or details.get("zsh") or details.get("signal_number") == ["4"]
+    if not mac and (details.get("win_init") or details.get("win_code")):
+        # Windows says only that the DLL's start-up hit an instruction the CPU lacks: which set
+        # depends on the wheel (community Windows wheels are often AVX2 builds: fo40225's)
+        return ("the CPU lacks an instruction set this wheel was built for: official wheels "
+                "(TensorFlow 1.6+) need AVX, many community Windows wheels (fo40225's) AVX2 too; "
+                "check the CPU's flags (Microsoft's Coreinfo, or its spec page) and install a "
+                "wheel built for what it has (TensorFlow 1.5 or a community build without AVX, "
+                "an AVX-only build for a CPU without AVX2), or build from source")
     if not mac:
         return ""
     return ("on a Mac with Apple silicon (M1, M2...) the x86_64 TensorFlow runs under Rosetta 2, "
@@ -713,6 +745,33 @@ def _cpu(details: dict[str, list[str]], v: LogVersions) -> str:
             "Rosetta) and pip install tensorflow (2.13+ publish macOS arm64 wheels) or Apple's "
             "tensorflow-macos for 2.5–2.12; an Intel Mac without AVX (made before 2011) needs "
             "TF 1.5 or a source build")
+
+
+# a TensorFlow wheel file the log names (pip's download line, a URL, a path): a community
+# build (fo40225's Windows wheels, lakshayg's) or an old official one
+_WHEEL_FILE = re.compile(r"(?P<w>tensorflow(?:[-_](?:gpu|cpu))?-\d+\.\d+\.\d+[\w.]*?-[\w.-]+?"
+                         r"\.whl)\b")
+
+
+def wheel_file(text: str) -> str | None:
+    """The TensorFlow wheel file a log names (``tensorflow-0.12.1-cp27-none-linux_x86_64.whl``)."""
+    if len(text) > 2 * _WINDOW:  # install lines are at a long log's start
+        text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
+    if ".whl" not in text:
+        return None
+    m = _WHEEL_FILE.search(text)
+    return m["w"] if m else None
+
+
+def _avx2(details: dict[str, list[str]], v: LogVersions) -> str:
+    """A wheel built for AVX2 (or FMA, AVX-512) the log names: that file is the build to replace,
+    so 'the official wheel' is no answer when it is the one installed."""
+    wheel, isa = (details.get("wheel") or [""])[0], (details.get("isa") or ["AVX2"])[0]
+    if not wheel:
+        return ""
+    return (f"the wheel installed, {wheel}, was compiled for {isa}, which this CPU lacks: install "
+            f"a wheel built without {isa} (for this CPU's instruction set), or build TensorFlow "
+            "from source on this machine (bazel build --config=opt uses the CPU's own flags)")
 
 
 def _op(details: dict[str, list[str]], v: LogVersions) -> str:
@@ -791,7 +850,7 @@ _ADVICE: dict[str, Callable[[dict[str, list[str]], LogVersions], str]] = {
     "tf-addon-version-mismatch": _addon, "no-tensorflow-wheel": _wheel,
     "glibc-too-old": _glibc, "keras-tf-version-mismatch": _keras, "tf1-api-on-tf2": _tf1,
     "xla-driver-older-than-ptxas": _driver_for_ptxas, "cudnn-version-mismatch": _cudnn,
-    "cpu-missing-instructions": _cpu, "op-not-registered": _op,
+    "cpu-missing-instructions": _cpu, "cpu-missing-avx2": _avx2, "op-not-registered": _op,
     "checkpoint-mismatch": _checkpoint, "tf-installs-mixed": _mixed,
     "ptx-jit-compile": _ptx, "keras-unknown-object": _unknown_object,
     "tf-dependency-conflict": _conflict, "tf-keras-missing": _tf_keras,

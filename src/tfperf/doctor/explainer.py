@@ -647,6 +647,16 @@ _GPU_LIBRARY_ROWS = frozenset({"dlopen-cudart", "dlopen-failed", "cannot-dlopen-
                                "dlopen-libcuda", "cuda-runtime-not-found"})
 
 
+# the traceback runs tf_keras's own code: a frame in its package (or its import, see below;
+# literal-led: an alternation is tried at every position of a long log)
+_TF_KERAS_FRAME = re.compile(r"tf_keras[/\\]")
+
+
+def _runs_tf_keras(text: str) -> bool:
+    return ("import tf_keras" in text or "from tf_keras " in text
+            or _TF_KERAS_FRAME.search(text) is not None)
+
+
 def _read_around(cause: Cause, lines: list[str], text: str) -> None:
     """Values a cause's detail needs from beyond its own lines: the Keras whose frames rejected
     an object, the TensorFlow family packages a log lists."""
@@ -669,6 +679,15 @@ def _read_around(cause: Cause, lines: list[str], text: str) -> None:
         near = "\n".join(lines[cause.first_line - 1:cause.first_line + 3])
         if found := list(dict.fromkeys(re.findall(r"device='(\w+)'", near))):
             cause.details["registered"] = found
+    elif (cause.label == "keras-tf-version-mismatch" and "tf_keras" in text
+          and _runs_tf_keras(text)):  # tf_keras's own code (not Keras 3's keras._tf_keras alias)
+        cause.details["tf_keras"] = ["nightly" if re.search(r"tf[-_]nightly|\.dev20\d{6}", text)
+                                     else "release"]
+    elif cause.label == "cpu-missing-avx2":  # the wheel the log installed, when it names one
+        from tfperf.doctor.explain_versions import wheel_file
+
+        if wheel := wheel_file(text):
+            cause.details["wheel"] = [wheel]
     elif cause.label == "cublas-failed":
         from tfperf.doctor.explain_versions import old_cuda_build, read_versions
 
