@@ -286,6 +286,35 @@ def self_assignments(ctx: Context, node: Any) -> dict[str, list[ast.expr]]:
     return _self_assignments_by_class(ctx).get(id(cls), {})
 
 
+def set_only_in_class(ctx: Context, node: Any, attr: str) -> bool:
+    """Review 39 (2): every store of ``.<attr>`` in the module is ``self.<attr>`` in the
+    class around ``node``. A store through another receiver (``trainer.step =
+    tf.function(trainer.step)`` in a script) or in another class (a subclass) may replace
+    what the class assigned, so its own assignments do not say what runs."""
+    cls = ctx.enclosing_class(node)
+    if cls is None:
+        return False
+    return all(owner == id(cls) for owner in _attribute_stores(ctx).get(attr, ()))
+
+
+def _attribute_stores(ctx: Context) -> dict[str, list[int | None]]:
+    """``attr`` → for each store of ``<x>.attr`` in the module: the id of its class when the
+    receiver is ``self``, else None."""
+    def compute() -> dict[str, list[int | None]]:
+        out: dict[str, list[int | None]] = {}
+        n: Any
+        for n in ctx.nodes_of(ast.Attribute):
+            if type(n.ctx) is not ast.Store:
+                continue
+            owner: int | None = None
+            if type(n.value) is ast.Name and n.value.id == "self":
+                cls = ctx.enclosing_class(n)
+                owner = id(cls) if cls is not None else None
+            out.setdefault(n.attr, []).append(owner)
+        return out
+    return ctx.cached("analysis.attribute_stores", compute)
+
+
 def _self_assignments_by_class(ctx: Context) -> dict[int, dict[str, list[ast.expr]]]:
     def compute() -> dict[int, dict[str, list[ast.expr]]]:
         out: dict[int, dict[str, list[ast.expr]]] = {}

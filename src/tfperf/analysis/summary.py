@@ -493,7 +493,8 @@ def callee_ref(ctx: Context, call: Any) -> tuple[str, str] | None:
     if type(owner) is ast.Name:
         if owner.id == "self":  # `self.step = train_step` in __init__, `self.step(...)`
             values = kinds.self_assignments(ctx, func).get(func.attr)
-            if values is not None and len(values) == 1 and type(values[0]) is ast.Name:
+            if values is not None and len(values) == 1 and type(values[0]) is ast.Name \
+                    and kinds.set_only_in_class(ctx, func, func.attr):
                 ref = _function_named(ctx, values[0])
                 if ref is not None:
                     return ref
@@ -553,8 +554,9 @@ def _functions_held(ctx: Context, functions: set[str]) -> set[str]:
 
 
 def _default_left(ctx: Context, arg: Any) -> Any:
-    """The default of the parameter ``arg`` where no call of its function in this module
-    gives it a value (a caller passing its own function decides what runs); else None."""
+    """The default of the parameter ``arg`` where calls of its function in this module
+    leave it, and none gives it a value (a caller passing its own function decides what
+    runs); else None."""
     from tfperf.lint.analysis.callers import bound_arguments, calls_of
 
     fn = ctx.scope_of(arg)
@@ -568,9 +570,12 @@ def _default_left(ctx: Context, arg: Any) -> Any:
         default = args.defaults[i] if i >= 0 else None
     elif arg in args.kwonlyargs:
         default = args.kw_defaults[args.kwonlyargs.index(arg)]
-    if default is None:
+    calls = calls_of(ctx, fn)
+    if default is None or not calls:
+        # Review 39 (1): no call here reaches it: its callers are in other modules,
+        # whose arguments (a compiled step passed in) this module does not see.
         return None
-    for call in calls_of(ctx, fn):
+    for call in calls:
         bound = bound_arguments(fn, call)
         if bound is None or bound.get(arg.arg) is not default:
             return None

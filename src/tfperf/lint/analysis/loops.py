@@ -378,3 +378,16 @@ def small_literal_range(ctx: Context, loop: ast.AST, limit: int = 8) -> bool:
         return False
     stop = args[0] if len(args) == 1 else args[1]
     return type(stop) is ast.Constant and type(stop.value) is int and stop.value <= limit
+
+
+def guarded(ctx: Context, node: ast.AST, stop: ast.AST | None) -> bool:
+    """``node`` runs under an ``if`` (or a conditional expression) between it and ``stop``
+    (its loop or function): a step that records only now and then."""
+    for p in ctx.ancestors(node):
+        if p is stop:
+            return False
+        if type(p) in (ast.If, ast.IfExp):
+            return True
+        if type(p) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+            return False
+    return False

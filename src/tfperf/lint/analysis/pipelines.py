@@ -83,11 +83,11 @@ def _one_self_assignment(ctx: Context, attr: ast.Attribute) -> ast.expr | None:
     if type(attr.value) is not ast.Name or attr.value.id != "self" \
             or type(attr.ctx) is not ast.Load:
         return None
-    from tfperf.analysis.kinds import self_assignments
+    from tfperf.analysis.kinds import self_assignments, set_only_in_class
 
     values = self_assignments(ctx, attr).get(attr.attr)
-    if values is None or len(values) != 1:
-        return None
+    if values is None or len(values) != 1 or not set_only_in_class(ctx, attr, attr.attr):
+        return None  # Review 39 (2): also assigned from outside (`t.ds = t.ds.cache()`)
     value = values[0]
     if type(value) is ast.Name:  # `self.ds = ds`: a pipeline built here, not a parameter
         b = ctx.binding(value)

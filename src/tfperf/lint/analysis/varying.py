@@ -5,8 +5,9 @@ loop picks per iteration (what a batched call could take at once)."""
 from __future__ import annotations
 
 import ast
+from typing import Any
 
-from tfperf.lint.analysis.loops import loop_targets
+from tfperf.lint.analysis.loops import guarded, loop_targets
 from tfperf.lint.semantic import Context
 
 # A literal loop over this many values or fewer is "a handful": a few traces, on purpose.
@@ -74,9 +75,10 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)
 
 def _recurrence_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.AST | None:
     """A Python number carried by a loop: ``eps = 1.0`` before it, then ``eps = max(0.01,
-    eps * 0.995)`` or ``lr *= 0.99`` in one of ``loops`` (a decay schedule kept in Python):
-    a new value each iteration. Every store of the name in its scope must be a numeric
-    constant or such an update of the name itself; the loop.
+    eps * 0.995)`` or ``lr *= 0.99`` in the innermost of ``loops``, not under an ``if``
+    there (a decay schedule kept in Python): a new value each iteration. Every store of
+    the name in its scope must be a numeric constant or such an update of the name
+    itself; the loop.
     A literal loop over a handful of values is a few traces, on purpose: not reported."""
     scope = ctx.scope_of(name)
     updated_in: ast.AST | None = None
@@ -94,10 +96,12 @@ def _recurrence_loop(ctx: Context, name: ast.Name, loops: list[ast.AST]) -> ast.
                 return None
         else:
             return None  # bound some other way (a loop target, a tuple, a call's result)
-        loop = next((lp for lp in ctx.enclosing_loops(stmt) if lp in loops), None)
-        if loop is None:
-            return None  # updated outside the loop that runs the call
-        updated_in = updated_in or loop
+        # Review 39 (3): updated in the innermost loop that runs the call, not under an
+        # `if` there: an update once an epoch (an outer loop) or at a few steps (piecewise
+        # decay) is a handful of traces, not one per call.
+        if loops[0] not in ctx.enclosing_loops(stmt) or guarded(ctx, stmt, loops[0]):
+            return None
+        updated_in = updated_in or loops[0]
     if updated_in is None or not seen_init:
         return None
     if type(updated_in) in (ast.For, ast.AsyncFor):
@@ -315,3 +319,51 @@ def preserved_operand(ctx: Context, call: ast.Call) -> ast.expr | None:
     if call.args and ctx.qualname(func) in _PRESERVING_CALLS:
         return call.args[0]
     return None
+
+
+def python_int(ctx: Context, expr: ast.AST, _seen: frozenset[str] = frozenset()) -> bool:
+    """Review 39 (10): ``expr`` is surely a Python ``int`` (a ``range`` index, a counter,
+    integer arithmetic of them), so ``tf.constant(expr)`` is an ``int32`` tensor. A Python
+    float becomes ``float32``, whatever the dtype of the tensors it meets (float64 inputs
+    then fail): where this is False the dtype a tensor should take is unknown here."""
+    t = type(expr)
+    if t is ast.Constant:
+        return type(expr.value) is int
+    if t is ast.BinOp:
+        return type(expr.op) is not ast.Div \
+            and python_int(ctx, expr.left, _seen) and python_int(ctx, expr.right, _seen)
+    if t is ast.UnaryOp:
+        return python_int(ctx, expr.operand, _seen)
+    if t is ast.Call:
+        if ctx.is_builtin_call(expr, "int", "len"):
+            return True
+        return bool(expr.args) and not expr.keywords \
+            and ctx.is_builtin_call(expr, "min", "max", "abs") \
+            and all(python_int(ctx, a, _seen) for a in expr.args)
+    if t is not ast.Name:
+        return False
+    name: str = expr.id
+    if name in _seen:
+        return True  # `n = n + 1`: int when every other store is
+    seen = _seen | {name}
+    stores = _stores(ctx).get((id(ctx.scope_of(expr)), name), [])
+    if not stores:
+        return False
+    for node in stores:
+        stmt: Any = ctx.parent(node)
+        if type(stmt) is ast.Tuple:  # `for i, x in enumerate(xs)`: the index
+            loop: Any = ctx.parent(stmt)
+            ok = type(loop) in (ast.For, ast.AsyncFor, ast.comprehension) \
+                and loop.target is stmt and stmt.elts[0] is node \
+                and ctx.is_builtin_call(loop.iter, "enumerate")
+        elif type(stmt) in (ast.For, ast.AsyncFor, ast.comprehension):
+            ok = stmt.target is node and ctx.is_builtin_call(stmt.iter, "range")
+        elif type(stmt) is ast.AugAssign:
+            ok = type(stmt.op) is not ast.Div and python_int(ctx, stmt.value, seen)
+        elif type(stmt) is ast.Assign and stmt.targets == [node]:
+            ok = python_int(ctx, stmt.value, seen)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.loops import guarded
 from tfperf.lint.analysis.syntax import method_call
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -20,19 +21,6 @@ _TF2 = frozenset({"tensorflow.summary.histogram", "tensorflow.summary.image",
 _GUARDS = ("record_if", "should_record_summaries", "record_summaries")
 # Updates that make a traced function a training step.
 _TRAIN_CALLS = frozenset({"apply_gradients", "minimize", "gradient"})
-
-
-def guarded(ctx: Context, node: ast.AST, stop: ast.AST | None) -> bool:
-    """``node`` runs under an ``if`` (or a conditional expression) between it and ``stop``
-    (its loop or function): a step that records only now and then."""
-    for p in ctx.ancestors(node):
-        if p is stop:
-            return False
-        if type(p) in (ast.If, ast.IfExp):
-            return True
-        if type(p) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-            return False
-    return False
 
 
 def _training_step(ctx: Context, fn: ast.AST) -> bool:

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.loops import guarded
 from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.rules.tfp311_summaries_every_step import guarded
 from tfperf.lint.semantic import Context
 
 _MERGE = frozenset({"tensorflow.compat.v1.summary.merge_all", "tensorflow.summary.merge_all",
@@ -46,6 +46,32 @@ def _merged_names(ctx: Context) -> set[str]:
                 elif type(t) is ast.Attribute:
                     out.add(t.attr)
     return out
+
+
+def _is_merged(ctx: Context, expr: Any, merged: set[str]) -> bool:
+    """Review 39 (11): ``expr`` (a fetch) holds a merged summary. Its binding in scope
+    decides where it is seen (``merged = merge_all()`` here: yes; ``merged = tf.concat(...)``
+    in another function: a tensor, no); a name whose value is not seen here (a parameter, a
+    helper's result, an attribute of another object) goes by the name as before."""
+    if _name(expr) not in merged:
+        return False
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        values = [b.value] if b is not None and b.kind == "assign" else []
+    elif type(expr) is ast.Attribute and type(expr.value) is ast.Name \
+            and expr.value.id == "self":
+        from tfperf.analysis.kinds import self_assignments
+
+        values = self_assignments(ctx, expr).get(expr.attr) or []
+    else:
+        values = []
+    if not values:
+        return True
+    for v in values:
+        q = ctx.call_qualname(v) if type(v) is ast.Call else None
+        if q in _MERGE or q is None:
+            return True  # a merge, or a value not known here (a helper's result)
+    return False  # every value a library call other than a merge (tf.concat, ...)
 
 
 def _name(expr: Any) -> str | None:
@@ -219,9 +245,10 @@ then.
             return
         merged = ctx.cached("tfp708.merged", lambda: _merged_names(ctx))
         fetches = _fetches(call)
-        if not merged or not any(_name(f) in merged for f in fetches):
+        summaries = [f for f in fetches if _is_merged(ctx, f, merged)]
+        if not summaries:
             return
-        if all(_name(f) in merged for f in fetches):
+        if len(summaries) == len(fetches):
             return  # the summary run by itself (once an epoch, an evaluation): not a step
         loops = ctx.enclosing_loops(call)
         if not loops or guarded(ctx, call, loops[0]):
