@@ -28,6 +28,21 @@ def _training_step(ctx: Context, fn: ast.AST) -> bool:
     return any(method_call(n, *_TRAIN_CALLS) for n in ast.walk(fn))
 
 
+_SCALAR = "tensorflow.summary.scalar"
+
+
+def _after_the_steps(ctx: Context, fn: ast.AST, call: ast.AST) -> bool:
+    """Review 39 (8): ``fn`` loops over its training steps (a whole epoch traced) and
+    ``call`` lies outside that loop: one summary per call of ``fn``, not per step."""
+    around = ctx.enclosing_loops(call)
+    for n in ast.walk(fn):
+        if method_call(n, *_TRAIN_CALLS) and ctx.enclosing_function(n) is fn:
+            loops = ctx.enclosing_loops(n)
+            if loops and loops[-1] not in around:
+                return True
+    return False
+
+
 class SummariesEveryStep(Rule):
     code = "TFP311"
     name = "summaries-every-step"
@@ -43,7 +58,9 @@ class SummariesEveryStep(Rule):
     docs = """\
 ## What it does
 Finds `tf.summary.histogram`/`image`/`audio`/`text`/`scalar`/`write` in a `tf.function`
-that computes or applies gradients, not under an `if` in that function, in a module that
+that computes or applies gradients (scalars only alongside another summary op: a loss
+scalar alone is cheap; not after a loop of steps in the function: a traced epoch records
+once), not under an `if` in that function, in a module that
 never calls `tf.summary.record_if` (or `should_record_summaries`); one finding per step
 function, on its first summary op. TF1's merged summary fetched in every `session.run` is
 TFP708.
@@ -86,6 +103,10 @@ Preview: no finding on the user code read in stop 39 (TF1's form, TFP708, gave 1
 module that calls `record_if` anywhere is taken as guarded (the caller may wrap the loop);
 a step in another module, a summary op in a helper the step calls, and Keras's
 `TensorBoard(histogram_freq=1)` callback are not read.
+Review 39 (8): a step whose only summaries are scalars is left alone (the one real hit
+before, tensorflow/graphics's NeRF `model.py`, was three loss scalars), and so is a summary
+after the loop of a traced epoch. What is left rests on "most are never looked at", not on a
+measured gain (above): precision on user code is unmeasured since this change.
 """
     _STEP = """
             import tensorflow as tf
@@ -217,8 +238,34 @@ a step in another module, a summary op in a helper the step calls, and Keras's
                 grads = tape.gradient(loss, model.trainable_variables)
                 opt.apply_gradients(zip(grads, model.trainable_variables))
                 tf.summary.scalar("loss", loss, step=step)
+                tf.summary.histogram("w", model.trainable_variables[0], step=step)
                 return loss
         """, count=1, notebook=True, spelling="notebook"),
+    )
+    # Review 39 (8): a lone loss scalar (cheap), and a traced epoch that records once after
+    # its loop of steps.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid(_STEP + """
+            @tf.function
+            def train_step(x, y, step):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                tf.summary.scalar("loss", loss, step=step)
+                return loss
+        """, spelling="name: a loss scalar"),
+        Valid(_STEP + """
+            @tf.function
+            def train_epoch(ds, epoch):
+                for x, y in ds:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((model(x) - y) ** 2)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    opt.apply_gradients(zip(grads, model.trainable_variables))
+                tf.summary.histogram("w0", model.trainable_variables[0], step=epoch)
+        """, spelling="loop: once an epoch"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -230,7 +277,7 @@ a step in another module, a summary op in a helper the step calls, and Keras's
         fn = ctx.tf_function_of(call)
         if fn is None or any(w in ctx.source for w in _GUARDS) or guarded(ctx, call, fn):
             return
-        if not _training_step(ctx, fn):
+        if not _training_step(ctx, fn) or _after_the_steps(ctx, fn, call):
             return
         first = ctx.cached("tfp311.first", lambda: self._first_summaries(ctx))
         if first.get(id(fn)) is call:
@@ -239,9 +286,14 @@ a step in another module, a summary op in a helper the step calls, and Keras's
     def _first_summaries(self, ctx: Context) -> dict[int, ast.Call]:
         """The first summary op (in source order) of each traced function: one finding a step."""
         out: dict[int, ast.Call] = {}
+        beyond_scalars: set[int] = set()
         for c in sorted(ctx.calls, key=lambda c: (c.lineno, c.col_offset)):
-            if type(c.func) is ast.Attribute and ctx.call_qualname(c) in _TF2:
+            q = ctx.call_qualname(c) if type(c.func) is ast.Attribute else None
+            if q in _TF2:
                 fn = ctx.tf_function_of(c)
                 if fn is not None and not guarded(ctx, c, fn):
                     out.setdefault(id(fn), c)
-        return out
+                    if q != _SCALAR:
+                        beyond_scalars.add(id(fn))
+        # Review 39 (8): scalars alone are cheap (a few floats a step): not reported.
+        return {k: c for k, c in out.items() if k in beyond_scalars}

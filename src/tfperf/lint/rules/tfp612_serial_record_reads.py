@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import bound_arguments, calls_of
 from tfperf.lint.analysis.consumption import discarded, only_peeked
 from tfperf.lint.analysis.pipelines import map_function
@@ -63,6 +64,37 @@ def many_files(ctx: Context, expr: Any, depth: int = 0) -> bool:
         if b is not None and b.kind == "param":
             return _many_through_callers(ctx, expr, depth)
     return False
+
+
+def _in_file_order(ctx: Context, call: ast.Call) -> bool:
+    """Review 39 (9): files read one by one from a list put in order on purpose
+    (``from_tensor_slices(sorted(files))``, ``list_files(..., shuffle=False)``) with no
+    ``shuffle`` before or after: the records are wanted in file order (an export lined up
+    with the files), which a parallel read would change."""
+    from tfperf.lint.analysis.pipelines import pipeline
+
+    pipe = pipeline(ctx, call.func.value)
+    node: Any = call
+    after: list[str] = []
+    while type(p := ctx.parent(node)) is ast.Attribute and type(ctx.parent(p)) is ast.Call:
+        after.append(p.attr)
+        node = ctx.parent(p)
+    if "shuffle" in pipe.methods() or "shuffle" in after:
+        return False
+    source: Any = pipe.source
+    if type(source) is not ast.Call:
+        return False
+    q = ctx.call_qualname(source)
+    if q is not None and q.endswith("list_files"):
+        order = keyword(source, "shuffle")
+        return type(order) is ast.Constant and order.value is False
+    if q not in _SLICES or not source.args:
+        return False
+    files: Any = source.args[0]
+    if type(files) is ast.Name:
+        files = assigned_value(ctx, files)
+    return type(files) is ast.Call and type(files.func) is ast.Name \
+        and files.func.id in ("sorted", "natsorted")
 
 
 def _many_through_callers(ctx: Context, name: ast.Name, depth: int) -> bool:
@@ -169,6 +201,12 @@ files are many, and the code does not say where its files are. Silent where the 
 comes from a function the rule does not read or is a parameter whose callers here pass one
 file, on one file, and on pipelines thrown away or only peeked at. The parameter and
 `interleave` forms were added after the judged findings above.
+Review 39 (9): a `flat_map`/`interleave` over a file list put in order on purpose
+(`from_tensor_slices(sorted(files))`, `list_files(..., shuffle=False)`) with no `shuffle`
+before or after is left alone: a parallel read reorders the records, and such reads export
+rows that must line up with the files (calico/basenji `bin/tfr_qc.py`, `bin/tfr_hdf5.py`).
+The direct form (`TFRecordDataset(sorted(files))`) is still reported: there
+`num_parallel_reads` reorders too; check the order is not needed before taking the hint.
 """
     valid = (
         Valid("""
@@ -290,6 +328,26 @@ file, on one file, and on pipelines thrown away or only peeked at. The parameter
             model.fit(ds.map(parse).batch(32), epochs=10)
         """, count=1, notebook=True, spelling="notebook"),
     )
+    # Review 39 (9): records exported in file order (sorted files, or list_files with
+    # shuffle=False): a parallel read would reorder them.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import glob
+            import numpy as np
+            import tensorflow as tf
+            def export_labels(pattern):
+                names = sorted(glob.glob(pattern))
+                ds = tf.data.Dataset.from_tensor_slices(names).flat_map(tf.data.TFRecordDataset)
+                np.save("labels.npy", np.array([r.numpy() for r in ds]))
+        """, spelling="loop: flat_map in file order"),
+        Valid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("shards/*.tfrecord", shuffle=False)
+            for rec in files.flat_map(tf.data.TFRecordDataset):
+                write_row(rec)
+        """, spelling="name: list_files without shuffle"),
+    )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
@@ -320,4 +378,7 @@ file, on one file, and on pipelines thrown away or only peeked at. The parameter
             return
         if discarded(ctx, call) or only_peeked(ctx, call):
             return  # thrown away or read once: its speed cannot matter
+        if type(func) is ast.Attribute and func.attr in ("flat_map", "interleave") \
+                and _in_file_order(ctx, call):
+            return
         yield self.finding(ctx, node)
