@@ -34,3 +34,21 @@ def test_decode_alone_is_h5py3(line):
 def test_decode_of_another_object_is_not_read_as_h5py():  # VALID twin
     ex = explain_log("AttributeError: 'NoneType' object has no attribute 'decode'\n")
     assert not any("h5py" in f for c in ex.causes for _, f in c.likely)
+
+
+_CONDA = ("UnsatisfiableError: The following specifications were found\n"
+          "to be incompatible with the existing python installation in your environment:\n\n"
+          "Specifications:\n\n  - {spec} -> python[version='>=3.5,<3.6.0a0|>=3.7,<3.8.0a0']\n\n"
+          "Your python: python=3.9.7\n")
+
+
+def test_conda_tf_without_a_build_for_the_python():
+    ex = explain_log(_CONDA.format(spec="tensorflow-gpu==2.0.0"))
+    top = ex.causes[0]
+    assert top.label == "tf-no-build-for-python"
+    assert "tensorflow-gpu 2.0.0" in top.detail and ">=3.7,<3.8.0a0" in top.detail
+
+
+def test_conda_other_package_is_not_tensorflows_python():  # VALID twin
+    ex = explain_log(_CONDA.format(spec="numpy==1.16.0"))
+    assert all(c.label != "tf-no-build-for-python" for c in ex.causes)
