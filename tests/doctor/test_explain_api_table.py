@@ -166,3 +166,12 @@ def test_a_row_keeps_its_answer():  # VALID twin: tf.Session is the TF1-on-TF2 r
 def test_other_attribute_errors_keep_the_floor():  # VALID twin: not a TensorFlow module's name
     ex = explain_log("AttributeError: 'Tensor' object has no attribute 'numpy'\n")
     assert all(not c.source.startswith(API_SOURCE) for c in ex.causes)
+
+
+def test_own_file_is_outside_site_packages():
+    from tfperf.doctor.explain_api import _own_file
+
+    assert _own_file('  File "/home/u/tensorflow.py", line 3, in <module>\n') == \
+        "/home/u/tensorflow.py"
+    assert _own_file('  File "/usr/lib/python3/site-packages/tensorflow/__init__.py", line 3\n') \
+        == ""

@@ -29,9 +29,9 @@ _MISSING = re.compile(
 # keras wheel's _v1 tree, not read): a name there is left to the floor
 _NOT_HELD = ("tf.estimator", "tf.compat.v1.estimator", "tf.compat.v2.estimator", "tf.contrib.",
              "tf.compat.v1.keras", "tf.compat.v2.keras")
-# a traceback frame in a file of the user's named like the package (not in site-packages)
-_OWN_FILE = re.compile(r"""(?:File "|from ')(?P<path>(?:(?!site-packages|dist-packages)"""
-                       r"""[^"'\n])*[/\\]tensorflow(?:\.py|[/\\]__init__\.py))["']""")
+# a traceback frame in a file of the user's named like the package (not in site-packages): the
+# file name first (literal-led: a pattern that starts at every 'File "' is slow on a long log)
+_OWN_NAME = re.compile(r"""[/\\]tensorflow(?:\.py|[/\\]__init__\.py)["']""")
 API_LABEL = "tf-api-not-in-this-release"
 API_SOURCE = "data/tf_api_by_version.csv.gz"
 _INTERNAL = ("python", "core", "compiler", "lite", "tools", "tsl", "src")
@@ -69,9 +69,11 @@ def namespace(module: str) -> tuple[str | None, str]:
     return ".".join(["tf", *parts]), hint
 
 
-def missing_api(lines: list[str]) -> list[MissingApi]:
+def missing_api(lines: list[str], only: set[int] | None = None) -> list[MissingApi]:
+    """The missing public names the lines report (``only``: these line indices)."""
     out = []
-    for i, line in enumerate(lines):
+    for i in sorted(only) if only is not None else range(len(lines)):
+        line = lines[i] if i < len(lines) else ""
         if "tensorflow" not in line and "keras" not in line:
             continue
         m = _MISSING.search(line)
@@ -93,8 +95,16 @@ def _minor(version: str) -> str:
 
 
 def _own_file(text: str) -> str:
-    m = _OWN_FILE.search(text)
-    return m["path"] if m else ""
+    for m in _OWN_NAME.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        head = text[start:m.end()]
+        at = max(head.rfind('File "'), head.rfind("from '"))
+        if at < 0:
+            continue
+        path = head[at + 6:-1]
+        if "site-packages" not in path and "dist-packages" not in path:
+            return path
+    return ""
 
 
 def _close(table: ApiTable, symbol: str) -> list[str]:
@@ -227,7 +237,7 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
         c.confidence == "low" or all(ln.row in _GUESSING_ROWS for ln in c.lines))]
     if not floor:
         return
-    found = missing_api(lines)
+    found = missing_api(lines, {ln.number - 1 for c in floor for ln in c.lines})
     if not found:
         return
     from tfperf.doctor.explain_versions import read_versions

@@ -53,16 +53,29 @@ class ApiTable:
             out += self.releases[index[first]:index[last or first] + 1]
         return tuple(out)
 
+    @functools.cached_property
+    def _by_last(self) -> dict[str, list[str]]:
+        """last part -> symbols (built once: a log may ask several names, a long log many)."""
+        out: dict[str, list[str]] = {}
+        for s in self.rows:
+            out.setdefault(s.rpartition(".")[2], []).append(s)
+        return out
+
+    @functools.cached_property
+    def _by_namespace(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for s in self.rows:
+            ns, _, last = s.rpartition(".")
+            out.setdefault(ns, []).append(last)
+        return out
+
     def names_in(self, namespace: str) -> list[str]:
         """The last parts of the symbols directly under ``namespace`` (``tf.nn`` -> relu ...)."""
-        prefix = namespace + "."
-        return [s[len(prefix):] for s in self.rows
-                if s.startswith(prefix) and "." not in s[len(prefix):]]
+        return list(self._by_namespace.get(namespace, ()))
 
     def ending_with(self, name: str, release: str) -> list[str]:
         """Symbols of ``release`` whose last part is ``name`` (where a moved name lives now)."""
-        suffix = "." + name
-        return sorted(s for s in self.rows if s.endswith(suffix) and release in self.versions(s))
+        return sorted(s for s in self._by_last.get(name, ()) if release in self.versions(s))
 
 
 def parse(table_text: str, sources_text: str) -> ApiTable:
