@@ -52,3 +52,17 @@ def test_conda_tf_without_a_build_for_the_python():
 def test_conda_other_package_is_not_tensorflows_python():  # VALID twin
     ex = explain_log(_CONDA.format(spec="numpy==1.16.0"))
     assert all(c.label != "tf-no-build-for-python" for c in ex.causes)
+
+
+def test_cuda_initialization_error_names_the_driver_first():
+    ex = explain_log("tensorflow.python.framework.errors_impl.InternalError: cudaSetDevice() "
+                     "failed. Status: initialization error\n")
+    top = ex.causes[0]
+    assert "driver" in top.likely[0][0] and "Update the NVIDIA driver" in top.likely[0][1]
+    assert "fork" in top.likely[1][0]
+
+
+def test_cuda_symbol_not_found_keeps_its_row():  # VALID twin: another status of the same call
+    ex = explain_log("tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() "
+                     "failed. Status: cudaGetDevice symbol not found.\n")
+    assert ex.causes[0].label == "cuda-runtime-mismatch"
