@@ -14,11 +14,13 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tfperf.doctor.explainer import Cause
     from tfperf.doctor.knowledge.api_versions import ApiTable
+
+# the explainer's Cause is typed Any here, as in explain_evidence (explainer imports this module)
+Cause = Any
 
 _MISSING = re.compile(
     r"module '(?P<mod>(?:tensorflow|keras)(?:\.[\w.]+)?)' has no attribute '(?P<name>\w+)'"
