@@ -158,6 +158,18 @@ def test_a_guessing_row_is_settled_by_the_table():
     assert ex.causes[0].label == API_LABEL
 
 
+@pytest.mark.parametrize("log, symbol", [
+    ("module 'tensorflow' has no attribute 'frobnicate'", "tf.frobnicate"),
+    ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+     "ModuleNotFoundError: No module named 'keras.layers.core.merge'",
+     "tf.keras.layers.core.merge"),
+])
+def test_never_public_names_are_read_by_the_table(log, symbol):
+    top = explain_log(log + "\n").causes[0]
+    assert top.cause.startswith(f"{symbol} is not a public TensorFlow name")
+    assert "moved or was removed before TF 1.12" in top.cause
+
+
 def test_a_row_keeps_its_answer():  # VALID twin: tf.Session is the TF1-on-TF2 row's
     ex = explain_log("AttributeError: module 'tensorflow' has no attribute 'Session'\n")
     assert ex.causes[0].label == "tf1-api-on-tf2"

@@ -139,8 +139,8 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     if not have:
         moved = _moved(table, symbol, latest)
         close = _close(table, symbol)
-        cause = (f"{symbol} is not a public TensorFlow name in any release ({span}): a name of "
-                 f"an older TF, renamed or removed before {first_known} (code written for that "
+        cause = (f"{symbol} is not a public TensorFlow name in any release ({span}): a name "
+                 f"that moved or was removed before TF {first_known} (code written for an older "
                  "TF), a misspelling, a module of TensorFlow's or Keras's internals, or a name of "
                  "a third-party package" + (f"; the name is public as {', '.join(moved)} in TF "
                                             f"{latest}" if moved else ""))
