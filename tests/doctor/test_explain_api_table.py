@@ -44,6 +44,8 @@ def test_parse_rejects_bad_tables():
         parse(_TABLE, "release,keras,symbols,source\n2.0.0,,1,x\n1.13.1,,1,y\n")
     with pytest.raises(ValueError, match="not a TensorFlow version"):
         parse(_TABLE, "release,keras,symbols,source\nlatest,,1,x\n")
+    with pytest.raises(ValueError, match="unexpected header"):
+        parse("name,releases\ntf.x,1.13\n", _SOURCES)
     bad = parse("symbol,versions\ntf.x,1.13-3.0\n", _SOURCES)
     with pytest.raises(ValueError, match="not in the table"):
         bad.versions("tf.x")

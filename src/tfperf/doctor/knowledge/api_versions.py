@@ -89,7 +89,12 @@ def parse(table_text: str, sources_text: str) -> ApiTable:
         keras[release] = row.get("keras", "")
     if sorted(releases, key=version_key) != releases:
         raise ValueError("tf_api_sources.csv: releases out of order")
-    rows = {r["symbol"]: r["versions"] for r in csv.DictReader(io.StringIO(table_text))}
+    # symbols and ranges hold no comma or quote: a split reads the 15,000 rows ~5x faster than
+    # csv.DictReader (the table is read once, on the first log that names a missing TF name)
+    head, _, body = table_text.partition("\n")
+    if head.strip() != "symbol,versions":
+        raise ValueError(f"tf_api_by_version: unexpected header {head!r}")
+    rows = dict(line.split(",", 1) for line in body.splitlines() if line)
     return ApiTable(tuple(releases), keras, rows)
 
 
