@@ -80,6 +80,12 @@ def test_reading_newer_than_the_log():
     assert "tensorflow>=1.13" in fix
 
 
+def test_reading_newer_names_the_place_in_the_logs_release():
+    _, fix, _ = reading("tf.keras.layers.Rescaling", "2.0.0", "", "", T)
+    assert "pip install 'tensorflow>=2.15'" in fix
+    assert "on TF 2.0, use tf.keras.layers.experimental.preprocessing.Rescaling" in fix
+
+
 def test_reading_removed_with_compat_v1():
     cause, fix, _ = reading("tf.Session", "2.0.0", "", "", T)
     assert "removed in TF 2.0" in cause

@@ -197,6 +197,8 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     fix = f"Upgrade TensorFlow to {first} or newer: pip install 'tensorflow>={first}'"
     if last != latest:
         fix += f" (and <= {last}: later releases dropped it)"
+    if tf in releases and (here := _moved(table, symbol, tf)):  # the name's place in this TF
+        fix += f"; or, on TF {tf}, use {here[0]}"
     return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
 
 
