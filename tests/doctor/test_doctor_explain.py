@@ -232,6 +232,9 @@ EXAMPLES = {
     "strategy-devices-not-visible": "W0101 00:00:00.000000 1 cross_device_ops.py:1182] Not all "
                                     "devices in `tf.distribute.Strategy` are visible to "
                                     "TensorFlow.",
+    # srama2512/PONI#5 (held-out round 23): conda, a TensorFlow with no build for the Python
+    "conda-tf-no-build-for-python": "  - tensorflow-gpu==1.15.0 -> "
+                                    "python[version='>=3.6,<3.7.0a0|>=3.7,<3.8.0a0']",
 }
 
 

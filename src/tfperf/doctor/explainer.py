@@ -555,6 +555,11 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
 
     apply_evidence(list(by_label.values()), text)
     _apply_judgements(by_label, lines, text)
+    if any(c.confidence == "low" or c.label in _API_GUESSES  # a missing tf.X: the API table
+           for c in by_label.values()):
+        from tfperf.doctor.explain_api import apply_api_versions
+
+        apply_api_versions(list(by_label.values()), lines, text)
     judged = escalated - native_failures  # failures only because a GPU is judged wanted
     if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
         judged = set()
@@ -572,6 +577,10 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
 # rows that read a TensorFlow name missing as a Keras or TensorFlow install problem; raised inside
 # another library's own frames, the name is that library's (written for another TensorFlow)
 _TF_NAME_MISSING_ROWS = frozenset({"keras-tf-internals", "tf-installs-mixed"})
+
+
+# labels whose rows guess at a missing TensorFlow name (explain_api settles them by the table)
+_API_GUESSES = frozenset({"tf-installs-mixed", "keras-tf-version-mismatch"})
 
 
 def _defer_to_library(by_label: dict[str, Cause], lines: list[str]) -> set[int]:
