@@ -37,3 +37,63 @@ def test_tfp116_terms_by_keyword_still_found(tmp_path):
         op = opt.apply_gradients(zip([a + b for a, b in zip(ga, gb)], ws))
     """, "TFP116", preview=True)
     assert [(f.code, f.location.line) for f in found] == [("TFP116", 3)]
+
+
+_EPISODE_AGENT = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Memory:
+        def __init__(self):
+            self.ep_obs, self.ep_act = [], []
+        def store(self, obs, act):
+            self.ep_obs.append(obs)
+            self.ep_act.append(act)
+        def reset(self):
+            self.ep_obs, self.ep_act = [], []
+
+    class Agent:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            self.opt = tf.keras.optimizers.Adam()
+            self.memory = Memory()
+        def learn(self):
+            obs = {STACK}
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(obs))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+            self.memory.reset()
+
+    agent = Agent()
+    for episode in range(500):
+        for t in range(200):
+            agent.memory.store(np.zeros(4, np.float32), 0)
+        agent.learn()
+"""
+
+
+def test_tfp306_episode_step_hint_relaxes_shapes(tmp_path):
+    # One update per variable-length episode: a bare tf.function would retrace per length.
+    found = _lint(tmp_path, _EPISODE_AGENT.replace("{STACK}", "np.vstack(self.memory.ep_obs)"),
+                  "TFP306")
+    assert [f.location.line for f in found] == [19]
+    assert "as long as an episode" in found[0].message
+    assert "reduce_retracing=True" in (found[0].hint or "")
+    assert "input_signature" in (found[0].hint or "")
+
+
+def test_tfp306_fixed_batch_step_keeps_the_plain_hint(tmp_path):
+    # The twin: the last 32 transitions (every episode here is 200 steps): one shape.
+    found = _lint(tmp_path, _EPISODE_AGENT.replace(
+        "{STACK}", "np.vstack(self.memory.ep_obs[-32:])"), "TFP306")
+    assert [f.location.line for f in found] == [19]
+    assert "episode" not in found[0].message
+    assert "reduce_retracing" not in (found[0].hint or "")
+
+
+def test_tfp306_episode_hint_on_old_tf_names_relax_shapes(tmp_path):
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.4.1\n")
+    found = _lint(tmp_path, _EPISODE_AGENT.replace("{STACK}", "np.array(self.memory.ep_obs)"),
+                  "TFP306")
+    assert "experimental_relax_shapes=True" in (found[0].hint or "")

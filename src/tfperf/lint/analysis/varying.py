@@ -315,3 +315,63 @@ def preserved_operand(ctx: Context, call: ast.Call) -> ast.expr | None:
     if call.args and ctx.qualname(func) in _PRESERVING_CALLS:
         return call.args[0]
     return None
+
+
+# Calls that turn a whole Python list into one array or tensor (its length the list's).
+_STACKERS = frozenset({
+    "numpy.vstack", "numpy.hstack", "numpy.stack", "numpy.array", "numpy.asarray",
+    "numpy.concatenate", "tensorflow.stack", "tensorflow.concat", "tensorflow.convert_to_tensor",
+    "tensorflow.constant"})
+
+
+def _list_key(expr: ast.AST) -> str | None:
+    """``self.memory.ep_obs`` → ep_obs, ``rewards`` → rewards."""
+    if type(expr) is ast.Attribute:
+        return expr.attr
+    if type(expr) is ast.Name:
+        return expr.id
+    return None
+
+
+def _episode_lists(ctx: Context) -> frozenset[str]:
+    """The lists the module both grows (``x.append(...)``) and empties (``x = []``,
+    ``x.clear()``, ``del x[:]``): an episode's transitions, as long as the episode was."""
+    def compute() -> frozenset[str]:
+        grown: set[str] = set()
+        emptied: set[str] = set()
+        for call in ctx.calls:
+            f = call.func
+            if type(f) is ast.Attribute and (k := _list_key(f.value)) is not None:
+                if f.attr in ("append", "extend"):
+                    grown.add(k)
+                elif f.attr == "clear" and not call.args:
+                    emptied.add(k)
+        for node in ctx.nodes_of(ast.Assign):
+            assert isinstance(node, ast.Assign)
+            value = node.value
+            for t in node.targets:
+                pairs = list(zip(t.elts, value.elts, strict=True)) if type(t) is ast.Tuple \
+                    and type(value) is ast.Tuple and len(t.elts) == len(value.elts) \
+                    else [(t, value)]
+                emptied.update(k for tt, v in pairs if type(v) is ast.List and not v.elts
+                               and (k := _list_key(tt)) is not None)
+        return frozenset(grown & emptied)
+    return ctx.cached("varying.episode_lists", compute)
+
+
+def episode_list_input(ctx: Context, fn: ast.AST) -> str | None:
+    """The source of a call in ``fn`` that stacks a whole episode list into one array
+    (``np.vstack(self.memory.ep_obs)``): each call of ``fn`` then gets inputs as long as that
+    episode, a length that changes from call to call. ``None``: no such call."""
+    for n in ast.walk(fn):
+        if type(n) is not ast.Call or not n.args:
+            continue
+        if ctx.call_qualname(n) not in _STACKERS:
+            continue
+        arg = n.args[0]
+        if type(arg) not in (ast.Name, ast.Attribute):
+            continue  # a slice, a sample of a fixed size, a comprehension over a batch
+        k = _list_key(arg)
+        if k is not None and k in _episode_lists(ctx):
+            return ctx.source_of(n)
+    return None
