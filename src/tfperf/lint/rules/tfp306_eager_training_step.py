@@ -1004,7 +1004,7 @@ more than a handful of eager steps save.
                     grads = tape.gradient(loss, self.model.trainable_variables)
                     self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
                     self.rewards = []
-            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.optimizers.Adam())
+            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.optimizers.SGD())
             for episode in range(500):
                 for t in range(200):
                     agent.rewards.append(1.0)
@@ -1029,7 +1029,7 @@ more than a handful of eager steps save.
                 def learn(self):
                     self.update(tf.constant(np.array(self.rewards, np.float32)))
                     self.rewards = []
-            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.optimizers.Adam())
+            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.optimizers.SGD())
             for episode in range(500):
                 for t in range(200):
                     agent.rewards.append(1.0)
