@@ -26,14 +26,46 @@ def literal_count(ctx: Context, it: ast.AST) -> int | None:
     return None
 
 
+# Calls that hand their iterable's values on unchanged: builtins, and progress bars
+# (``tqdm(range(n))``, ``progress(range(n))``), named by their last part.
+_PASS_THROUGH_BUILTINS = ("list", "tuple", "reversed", "sorted", "iter")
+_PROGRESS_BARS = ("tqdm", "tqdm_notebook", "progress", "progressbar", "progress_bar", "track",
+                  "pbar", "bar")
+
+
+def _passed_through(ctx: Context, it: ast.AST) -> ast.AST:
+    """``it`` without the wrappers that yield its values unchanged: ``tqdm(range(n))``,
+    ``reversed(range(n))``, ``progress(range(n), desc=...)`` → ``range(n)``."""
+    for _ in range(3):
+        if type(it) is not ast.Call or len(it.args) != 1:
+            return it
+        if not (ctx.is_builtin_call(it, *_PASS_THROUGH_BUILTINS)
+                or _callee_name(it) in _PROGRESS_BARS):
+            return it
+        it = it.args[0]
+    return it
+
+
+def _ranges(ctx: Context, it: ast.AST) -> bool:
+    """``range(...)``, or tqdm's ``trange(...)`` (a range with a progress bar)."""
+    return ctx.is_builtin_call(it, "range") or (
+        type(it) is ast.Call and _callee_name(it) in ("trange", "tnrange"))
+
+
+def _callee_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
+
+
 def _python_number_source(ctx: Context, it: ast.AST, target: ast.AST, name: str) -> bool:
     """Whether ``for <target> in <it>`` binds ``name`` to a Python number per iteration:
     ``range(...)``; the index of ``enumerate(...)``; a literal list of numbers."""
+    it = _passed_through(ctx, it)
     count = literal_count(ctx, it)
     if count is not None and count <= HANDFUL:
         return False
     if type(target) is ast.Name:
-        if ctx.is_builtin_call(it, "range"):
+        if _ranges(ctx, it):
             return True
         if type(it) in (ast.List, ast.Tuple):
             return all(type(e) is ast.Constant and type(e.value) in (int, float)
