@@ -97,3 +97,36 @@ def test_tfp306_episode_hint_on_old_tf_names_relax_shapes(tmp_path):
     found = _lint(tmp_path, _EPISODE_AGENT.replace("{STACK}", "np.array(self.memory.ep_obs)"),
                   "TFP306")
     assert "experimental_relax_shapes=True" in (found[0].hint or "")
+
+
+def test_tfp704_gradients_read_then_applied_still_merge(tmp_path):
+    # `gvs` comes from the optimizer object but is no update; `tf.train` and
+    # `optimizer.apply_gradients` are not values of the ops (the module has `train =
+    # optimizer.minimize(...)`): one update, one read, mergeable.
+    found = _lint(tmp_path, """
+        import tensorflow as tf
+        W = tf.Variable(5.)
+        cost = tf.reduce_mean(tf.square(W - 1.0))
+        optimizer = tf.train.GradientDescentOptimizer(learning_rate=0.01)
+        train = optimizer.minimize(cost)
+        gvs = optimizer.compute_gradients(cost, [W])
+        apply_gradients = optimizer.apply_gradients(gvs)
+        sess = tf.Session()
+        for step in range(100):
+            print(step, sess.run([W, gvs]))
+            sess.run(apply_gradients)
+    """, "TFP704")
+    assert [(f.code, f.location.line) for f in found] == [("TFP704", 12)]
+
+
+def test_tfp704_second_network_update_not_merged(tmp_path):
+    found = _lint(tmp_path, """
+        import tensorflow as tf
+        d_train = tf.train.AdamOptimizer(1e-4).minimize(d_loss, var_list=d_vars)
+        g_train = tf.train.AdamOptimizer(1e-4).minimize(g_loss, var_list=g_vars)
+        sess = tf.Session()
+        for step in range(100):
+            sess.run(d_train, feed_dict={x: xs})
+            sess.run(g_train, feed_dict={x: xs})
+    """, "TFP704")
+    assert found == []

@@ -214,12 +214,27 @@ def _update_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
             for keys, value, direct in steps:
                 if keys <= out:
                     continue
-                if direct or any(_key(n) in out for n in ast.walk(value)
-                                 if type(n) in (ast.Name, ast.Attribute)):
+                if direct or any(_key(n) in out for n in _held(ctx, value)):
                     out |= keys
                     grew = True
         return frozenset(out), frozenset(assigned)
     return ctx.cached("sessions.update_names", compute)
+
+
+def _held(ctx: Context, value: ast.AST) -> list[ast.AST]:
+    """The names and attributes ``value`` holds as values: ``[d_op, self.g_op]``,
+    ``tf.group(train_op)``; not a call's callee (``opt.apply_gradients``), nor the object
+    a method or module attribute is read from (``optimizer`` in ``optimizer.compute_...``,
+    ``tf.train``)."""
+    out: list[ast.AST] = []
+    for n in ast.walk(value):
+        if type(n) not in (ast.Name, ast.Attribute):
+            continue
+        p = ctx.parent(n)
+        if (type(p) is ast.Call and p.func is n) or (type(p) is ast.Attribute and p.value is n):
+            continue
+        out.append(n)
+    return out
 
 
 def _named_update(name: str) -> bool:
