@@ -86,8 +86,9 @@ relaxed shapes make static shapes (`x.shape[1]`) `None` inside the function.
 
 ## Known limitations
 Only loops of this module over a pipeline it builds (re-assignments followed) and calls that
-pass the loop's elements are seen; `padded_shapes` held in a variable are taken as
-unknown.
+pass the loop's elements are seen. `padded_shapes` through names are read where each name
+is assigned once (`MAX_LEN = 40`, `SHAPES = ([MAX_LEN], [MAX_LEN])`); a parameter or an
+attribute is taken as unknown (padded to each batch's longest).
 """
     valid = (
         # An input_signature with None dimensions: one trace.
