@@ -130,3 +130,20 @@ def test_tfp704_second_network_update_not_merged(tmp_path):
             sess.run(g_train, feed_dict={x: xs})
     """, "TFP704")
     assert found == []
+
+
+def test_tfp704_names_from_another_module_read_by_their_last_part(tmp_path):
+    # Ops of a model built elsewhere: d_op and g_op are train ops (ordered, not merged);
+    # train_loss and summary_op are reads (merged with the update: one finding).
+    (tmp_path / "model.py").write_text("class GAN:\n    pass\n")
+    found = _lint(tmp_path, """
+        import tensorflow as tf
+        from model import GAN
+        model = GAN()
+        with tf.Session() as s:
+            for step in range(100):
+                s.run(model.d_op, feed_dict={model.x: xs})
+                s.run(model.g_op, feed_dict={model.x: xs})
+                s.run([model.train_loss, model.summary_op], feed_dict={model.x: xs})
+    """, "TFP704")
+    assert [(f.code, f.location.line) for f in found] == [("TFP704", 9)]

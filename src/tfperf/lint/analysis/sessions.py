@@ -5,6 +5,7 @@ between runs grows the graph)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from tfperf.lint.semantic import Context, returns_tensor
@@ -165,10 +166,14 @@ def graph_mode_module(ctx: Context) -> bool:
 _UPDATE_METHODS = frozenset({"minimize", "apply_gradients", "apply_updates", "get_updates"})
 _UPDATE_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.", "contrib.")
                           for n in ("contrib.layers.optimize_loss", "layers.optimize_loss"))
-# Name parts that say a train op where its definition is out of reach (another module:
-# ``model.d_op``, ``self.g_optim``, ``train_step``); not a counter (``global_step``).
+# Name endings that say a train op where its definition is out of reach (another module:
+# ``model.d_op``, ``self.g_optim``, ``train_step``); not a counter (``global_step``), and not
+# when another part says a read (``summary_op``, ``init_op``, ``train_loss``).
 _UPDATE_WORDS = frozenset({"op", "ops", "optim", "optimizer", "optimizers", "opt", "solver",
-                           "train", "trainer", "minimize", "minimizer"})
+                           "train", "trainer", "minimize", "minimizer", "step"})
+_READ_WORDS = frozenset({"summary", "summ", "merged", "init", "initializer", "loss", "acc",
+                         "accuracy", "pred", "prediction", "eval", "metric", "metrics",
+                         "global", "reset", "assign", "copy", "sync", "target"})
 
 
 def _key(expr: ast.AST) -> str | None:
@@ -238,8 +243,8 @@ def _held(ctx: Context, value: ast.AST) -> list[ast.AST]:
 
 
 def _named_update(name: str) -> bool:
-    words = {w.lower() for w in name.split("_") if w}
-    return bool(words & _UPDATE_WORDS) or (name.endswith("_step") and name != "global_step")
+    words = [w.lower() for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", name) if w]
+    return bool(words) and words[-1] in _UPDATE_WORDS and not set(words) & _READ_WORDS
 
 
 def fetches_update(ctx: Context, run: SessionRun) -> bool:
