@@ -327,12 +327,16 @@ def batches_into_tf_function(ctx: Context,
     return fed, target
 
 
-def static_padded_shapes(step: ast.Call) -> bool:
-    """A ``padded_batch`` step whose ``padded_shapes`` are written out with literal sizes
-    only (no ``-1``/``None``): every batch has the same shape but for the batch dimension."""
+def static_padded_shapes(step: ast.Call, ctx: Context | None = None) -> bool:
+    """A ``padded_batch`` step whose ``padded_shapes`` are written out with fixed sizes only
+    (no ``-1``/``None``): every batch has the same shape but for the batch dimension. With
+    ``ctx``, names are read through their one assignment (``MAX_LEN = 40``,
+    ``shapes = ([MAX_LEN + 2], [MAX_LEN + 2])``)."""
     expr = keyword(step, "padded_shapes") or (step.args[1] if len(step.args) > 1 else None)
-    if expr is None:
-        return False
+    return expr is not None and _fixed_sizes(expr, ctx, 4)
+
+
+def _fixed_sizes(expr: ast.AST, ctx: Context | None, depth: int) -> bool:
     for n in ast.walk(expr):
         if type(n) is ast.Constant and n.value is None:
             return False  # None: padded to the longest element
@@ -346,6 +350,11 @@ def static_padded_shapes(step: ast.Call) -> bool:
                 continue
             if type(n) is ast.Name and n.id in ("tf", "tensorflow"):
                 continue
+            if type(n) is ast.Name and ctx is not None and depth > 0 \
+                    and type(ctx.parent(n)) is not ast.Attribute:
+                value = assigned_value(ctx, n)
+                if value is not None and _fixed_sizes(value, ctx, depth - 1):
+                    continue
             return False  # a value this rule cannot read
     return True
 

@@ -5,6 +5,7 @@ between runs grows the graph)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from tfperf.lint.semantic import Context, returns_tensor
@@ -159,3 +160,106 @@ def graph_mode_module(ctx: Context) -> bool:
         return bool(session_runs(ctx)) or any(
             ctx.qualname(c.func) in GRAPH_MODE_CALLS for c in ctx.calls)
     return ctx.cached("sessions.graph_mode_module", compute)
+
+
+# Methods whose result is a training update (TF1 optimizers, Keras' get_updates).
+_UPDATE_METHODS = frozenset({"minimize", "apply_gradients", "apply_updates", "get_updates"})
+_UPDATE_CALLS = frozenset(f"tensorflow.{p}{n}" for p in ("", "compat.v1.", "contrib.")
+                          for n in ("contrib.layers.optimize_loss", "layers.optimize_loss"))
+# Name endings that say a train op where its definition is out of reach (another module:
+# ``model.d_op``, ``self.g_optim``, ``train_step``); not a counter (``global_step``), and not
+# when another part says a read (``summary_op``, ``init_op``, ``train_loss``).
+_UPDATE_WORDS = frozenset({"op", "ops", "optim", "optimizer", "optimizers", "opt", "solver",
+                           "train", "trainer", "minimize", "minimizer", "step"})
+_READ_WORDS = frozenset({"summary", "summ", "merged", "init", "initializer", "loss", "acc",
+                         "accuracy", "pred", "prediction", "eval", "metric", "metrics",
+                         "global", "reset", "assign", "copy", "sync", "target"})
+
+
+def _key(expr: ast.AST) -> str | None:
+    """What names a fetch: ``d_op`` → d_op, ``model.d_op`` → d_op, ``ops[0]`` → ops."""
+    while type(expr) is ast.Subscript:
+        expr = expr.value
+    if type(expr) is ast.Name:
+        return expr.id
+    if type(expr) is ast.Attribute:
+        return expr.attr
+    return None
+
+
+def _update_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
+    """The names (and attributes, by their last part) the module assigns a training update
+    to, directly (``opt.minimize(loss)``) or through what holds or depends on one (``[d_op,
+    d_loss]``, ``tf.group(train_op, ema_op)``, an op built under
+    ``tf.control_dependencies([train_op])``); and every name it assigns at all."""
+    def compute() -> tuple[frozenset[str], frozenset[str]]:
+        steps: list[tuple[set[str], ast.AST, bool]] = []
+        assigned: set[str] = set()
+        for node in ctx.nodes_of(ast.Assign, ast.AnnAssign):
+            value = getattr(node, "value", None)
+            if value is None or session_run_of(ctx, value) is not None:
+                continue  # what a run returns is host values, not ops
+            targets = node.targets if type(node) is ast.Assign else [node.target]
+            keys = {k for t in targets for e in _elements(t) if (k := _key(e))}
+            assigned |= keys
+            direct = any(type(n) is ast.Call and (
+                (type(n.func) is ast.Attribute and n.func.attr in _UPDATE_METHODS)
+                or ctx.qualname(n.func) in _UPDATE_CALLS) for n in ast.walk(value))
+            deps = [w.items[0].context_expr for w in ctx.ancestors(node)
+                    if type(w) is ast.With and w.items
+                    and type(w.items[0].context_expr) is ast.Call
+                    and type(w.items[0].context_expr.func) is ast.Attribute
+                    and w.items[0].context_expr.func.attr == "control_dependencies"]
+            steps.append((keys, value, direct))
+            steps.extend((keys, d, False) for d in deps)
+        out: set[str] = set()
+        grew = True
+        while grew:
+            grew = False
+            for keys, value, direct in steps:
+                if keys <= out:
+                    continue
+                if direct or any(_key(n) in out for n in _held(ctx, value)):
+                    out |= keys
+                    grew = True
+        return frozenset(out), frozenset(assigned)
+    return ctx.cached("sessions.update_names", compute)
+
+
+def _held(ctx: Context, value: ast.AST) -> list[ast.AST]:
+    """The names and attributes ``value`` holds as values: ``[d_op, self.g_op]``,
+    ``tf.group(train_op)``; not a call's callee (``opt.apply_gradients``), nor the object
+    a method or module attribute is read from (``optimizer`` in ``optimizer.compute_...``,
+    ``tf.train``)."""
+    out: list[ast.AST] = []
+    for n in ast.walk(value):
+        if type(n) not in (ast.Name, ast.Attribute):
+            continue
+        p = ctx.parent(n)
+        if (type(p) is ast.Call and p.func is n) or (type(p) is ast.Attribute and p.value is n):
+            continue
+        out.append(n)
+    return out
+
+
+def _named_update(name: str) -> bool:
+    words = [w.lower() for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", name) if w]
+    return bool(words) and words[-1] in _UPDATE_WORDS and not set(words) & _READ_WORDS
+
+
+def fetches_update(ctx: Context, run: SessionRun) -> bool:
+    """``run`` fetches a training update: an op the module builds with ``minimize`` (or
+    ``apply_gradients``, or one that depends on such an op), or, where the fetched name is not
+    assigned in the module (a model built in another one), a name that says so (``d_op``,
+    ``self.g_optim``, ``train_step``)."""
+    updates, assigned = _update_names(ctx)
+    for f in run.fetches:
+        if any(type(n) is ast.Call and type(n.func) is ast.Attribute
+               and n.func.attr in _UPDATE_METHODS for n in ast.walk(f)):
+            return True
+        k = _key(f)
+        if k is None:
+            continue
+        if k in updates or (k not in assigned and _named_update(k)):
+            return True
+    return False

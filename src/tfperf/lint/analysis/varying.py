@@ -27,14 +27,46 @@ def literal_count(ctx: Context, it: ast.AST) -> int | None:
     return None
 
 
+# Calls that hand their iterable's values on unchanged: builtins, and progress bars
+# (``tqdm(range(n))``, ``progress(range(n))``), named by their last part.
+_PASS_THROUGH_BUILTINS = ("list", "tuple", "reversed", "sorted", "iter")
+_PROGRESS_BARS = ("tqdm", "tqdm_notebook", "progress", "progressbar", "progress_bar", "track",
+                  "pbar", "bar")
+
+
+def _passed_through(ctx: Context, it: ast.AST) -> ast.AST:
+    """``it`` without the wrappers that yield its values unchanged: ``tqdm(range(n))``,
+    ``reversed(range(n))``, ``progress(range(n), desc=...)`` → ``range(n)``."""
+    for _ in range(3):
+        if type(it) is not ast.Call or len(it.args) != 1:
+            return it
+        if not (ctx.is_builtin_call(it, *_PASS_THROUGH_BUILTINS)
+                or _callee_name(it) in _PROGRESS_BARS):
+            return it
+        it = it.args[0]
+    return it
+
+
+def _ranges(ctx: Context, it: ast.AST) -> bool:
+    """``range(...)``, or tqdm's ``trange(...)`` (a range with a progress bar)."""
+    return ctx.is_builtin_call(it, "range") or (
+        type(it) is ast.Call and _callee_name(it) in ("trange", "tnrange"))
+
+
+def _callee_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
+
+
 def _python_number_source(ctx: Context, it: ast.AST, target: ast.AST, name: str) -> bool:
     """Whether ``for <target> in <it>`` binds ``name`` to a Python number per iteration:
     ``range(...)``; the index of ``enumerate(...)``; a literal list of numbers."""
+    it = _passed_through(ctx, it)
     count = literal_count(ctx, it)
     if count is not None and count <= HANDFUL:
         return False
     if type(target) is ast.Name:
-        if ctx.is_builtin_call(it, "range"):
+        if _ranges(ctx, it):
             return True
         if type(it) in (ast.List, ast.Tuple):
             return all(type(e) is ast.Constant and type(e.value) in (int, float)
@@ -367,3 +399,63 @@ def python_int(ctx: Context, expr: ast.AST, _seen: frozenset[str] = frozenset())
         if not ok:
             return False
     return True
+
+
+# Calls that turn a whole Python list into one array or tensor (its length the list's).
+_STACKERS = frozenset({
+    "numpy.vstack", "numpy.hstack", "numpy.stack", "numpy.array", "numpy.asarray",
+    "numpy.concatenate", "tensorflow.stack", "tensorflow.concat", "tensorflow.convert_to_tensor",
+    "tensorflow.constant"})
+
+
+def _list_key(expr: ast.AST) -> str | None:
+    """``self.memory.ep_obs`` → ep_obs, ``rewards`` → rewards."""
+    if type(expr) is ast.Attribute:
+        return expr.attr
+    if type(expr) is ast.Name:
+        return expr.id
+    return None
+
+
+def _episode_lists(ctx: Context) -> frozenset[str]:
+    """The lists the module both grows (``x.append(...)``) and empties (``x = []``,
+    ``x.clear()``, ``del x[:]``): an episode's transitions, as long as the episode was."""
+    def compute() -> frozenset[str]:
+        grown: set[str] = set()
+        emptied: set[str] = set()
+        for call in ctx.calls:
+            f = call.func
+            if type(f) is ast.Attribute and (k := _list_key(f.value)) is not None:
+                if f.attr in ("append", "extend"):
+                    grown.add(k)
+                elif f.attr == "clear" and not call.args:
+                    emptied.add(k)
+        for node in ctx.nodes_of(ast.Assign):
+            assert isinstance(node, ast.Assign)
+            value = node.value
+            for t in node.targets:
+                pairs = list(zip(t.elts, value.elts, strict=True)) if type(t) is ast.Tuple \
+                    and type(value) is ast.Tuple and len(t.elts) == len(value.elts) \
+                    else [(t, value)]
+                emptied.update(k for tt, v in pairs if type(v) is ast.List and not v.elts
+                               and (k := _list_key(tt)) is not None)
+        return frozenset(grown & emptied)
+    return ctx.cached("varying.episode_lists", compute)
+
+
+def episode_list_input(ctx: Context, fn: ast.AST) -> str | None:
+    """The source of a call in ``fn`` that stacks a whole episode list into one array
+    (``np.vstack(self.memory.ep_obs)``): each call of ``fn`` then gets inputs as long as that
+    episode, a length that changes from call to call. ``None``: no such call."""
+    for n in ast.walk(fn):
+        if type(n) is not ast.Call or not n.args:
+            continue
+        if ctx.call_qualname(n) not in _STACKERS:
+            continue
+        arg = n.args[0]
+        if type(arg) not in (ast.Name, ast.Attribute):
+            continue  # a slice, a sample of a fixed size, a comprehension over a batch
+        k = _list_key(arg)
+        if k is not None and k in _episode_lists(ctx):
+            return ctx.source_of(n)
+    return None

@@ -158,8 +158,10 @@ Finds, in one function (or module level):
 - two or more `opt.minimize(term, var_list)` of the same Keras optimizer (`opt` assigned
   `tf.keras.optimizers.X(...)`) with the same `var_list` written alike in one function, not
   in different branches of an `if` (without `var_list` each loss reaches its own variables:
-  two models compared side by side are left alone). TF1's `minimize` only builds an op, and
-  other libraries' `minimize` (GPflow's Scipy) is a whole optimisation: not reported.
+  two models compared side by side are left alone), and not assigned (TF1's
+  `op = opt.minimize(...)` builds a train op: a pre-training op and a training op on the same
+  variables are run apart, by the session runs). Other libraries' `minimize` (GPflow's Scipy)
+  is a whole optimisation: not reported.
 
 The sum must add the gradients as they are (`a + b` of their elements, `+=`, `tf.add_n`,
 `sum`), and the tape is told apart by its `with`, not its name.
@@ -267,6 +269,29 @@ code is known: precision is unmeasured, hence preview.
                 else:
                     opt.minimize(lambda: aux_loss(model(x)), model.trainable_variables)
         """, notebook=True, spelling="notebook"),
+        # TF1, the loss by keyword (crashed TFP116 before stop 39 wave 2): one update per
+        # branch of an ``if``, alternatives, not both run.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            class Model:
+                def build(self, detect):
+                    if detect:
+                        self.op = tf.train.AdamOptimizer(1e-4).minimize(
+                            loss=self.ano_loss, var_list=self.g_vars)
+                    else:
+                        self.op = tf.train.AdamOptimizer(1e-4).minimize(
+                            loss=self.g_loss, var_list=self.g_vars)
+        """),
+        # TF1: a pre-training op and a training op on the generator's variables, each run
+        # in its own phase by the session runs.
+        Valid("""
+            import tensorflow.compat.v1 as tf
+            def build(self):
+                self.g_op = tf.train.AdamOptimizer(1e-4).minimize(loss=self.g_loss,
+                                                                  var_list=self.g_vars)
+                self.g_init_op = tf.train.AdamOptimizer(1e-4).minimize(
+                    loss=self.g_content_loss, var_list=self.g_vars)
+        """),
     )
     invalid = (
         Invalid(_TAPE + """
@@ -321,6 +346,13 @@ code is known: precision is unmeasured, hence preview.
             g_kl = tf.gradients(kl_loss, params)
             grads = [a + b for a, b in zip(g_rec, g_kl)]
             train_op = opt.apply_gradients(zip(grads, params))
+        """, count=1, lines=(2,)),
+        # The same with the terms and the variables by keyword.
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            g_rec = tf.gradients(ys=rec_loss, xs=params)
+            g_kl = tf.gradients(ys=kl_loss, xs=params)
+            train_op = opt.apply_gradients(zip([a + b for a, b in zip(g_rec, g_kl)], params))
         """, count=1, lines=(2,)),
         Invalid(_TAPE + """
             # %%
@@ -392,7 +424,9 @@ code is known: precision is unmeasured, hence preview.
 
     def _in_scope(self, ctx: Context, scope: ast.AST,
                   calls: list[ast.Call]) -> Iterator[Finding]:
-        groups: dict[tuple[str, str, str], list[ast.Call]] = {}
+        # each call with its loss term as found above: the term may be passed by keyword
+        # (``ys=``, ``target=``, ``loss=``), so it is not re-read from the call by position
+        groups: dict[tuple[str, str, str], list[tuple[ast.Call, ast.AST]]] = {}
         for call in calls:
             func: Any = call.func
             if func.attr == "gradients":  # TF1's tf.gradients(ys, xs): no tape to check
@@ -404,7 +438,11 @@ code is known: precision is unmeasured, hence preview.
                     continue
                 target, sources = _args(call, "target", "sources")
             else:
-                if _keras_optimizer(ctx, func.value) is None:
+                if _keras_optimizer(ctx, func.value) is None \
+                        or type(ctx.parent(call)) in (ast.Assign, ast.AnnAssign):
+                    # not Keras's; or TF1's ``op = opt.minimize(...)``, which builds a train
+                    # op: which ops run together (pre-training, then training) is the
+                    # session runs' choice
                     continue
                 target, sources = _args(call, "loss", "var_list")
             if target is None or sources is None:
@@ -421,11 +459,12 @@ code is known: precision is unmeasured, hence preview.
                                                                           sources):
                 yield self.finding(ctx, call)
                 continue
-            groups.setdefault(key, []).append(call)
-        for (kind, _, _), group in groups.items():
-            if len(group) < 2:
+            groups.setdefault(key, []).append((call, target))
+        for (kind, _, _), pairs in groups.items():
+            if len(pairs) < 2:
                 continue
-            targets = {ctx.source_of(_args(c, "target", "loss")[0]) for c in group}
+            group = [c for c, _ in pairs]
+            targets = {ctx.source_of(t) for _, t in pairs}
             if len(targets) < 2:
                 continue
             if kind != "minimize":

@@ -729,6 +729,67 @@ plain Python functions.
                 eps = max(0.05, eps * 0.995)
                 act(tf.ones([3]), eps)
         """, count=1, notebook=True, spelling="notebook: a decay carried by the loop"),
+        # Stop 39 wave 2 (held-out recall round 9): the index through a comprehension over a
+        # progress bar around range, passed by keyword.
+        Invalid("""
+            import tensorflow as tf
+            from tqdm import tqdm
+            class Source:
+                @tf.function
+                def rate(self, i_batch=None):
+                    return tf.ones([3]) * i_batch
+                def batched(self, n):
+                    return [self.rate(i_batch=i) for i in tqdm(range(n))]
+        """, count=1, lines=(8,), fixed="""
+            import tensorflow as tf
+            from tqdm import tqdm
+            class Source:
+                @tf.function
+                def rate(self, i_batch=None):
+                    return tf.ones([3]) * i_batch
+                def batched(self, n):
+                    return [self.rate(i_batch=tf.constant(i)) for i in tqdm(range(n))]
+        """, spelling="loop: comprehension over tqdm(range(n)), by keyword"),
+        Invalid("""
+            import tensorflow as tf
+            from tqdm import trange
+            @tf.function
+            def step(x, i):
+                return x * i
+            for i in trange(1000):
+                step(tf.ones([3]), i)
+        """, count=1, lines=(7,), fixed="""
+            import tensorflow as tf
+            from tqdm import trange
+            @tf.function
+            def step(x, i):
+                return x * i
+            for i in trange(1000):
+                step(tf.ones([3]), tf.constant(i))
+        """, spelling="loop: trange"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from tqdm import tqdm
+            class Source:
+                @tf.function
+                def rate(self, i_batch=None):
+                    return tf.ones([3]) * i_batch
+                def batched(self, n):
+                    return [self.rate(i_batch=tf.constant(i)) for i in tqdm(range(n))]
+        """, spelling="loop: comprehension over tqdm(range(n)), by keyword"),
+        # A progress bar over a handful of values (three model sizes): a few traces on purpose.
+        Valid("""
+            import tensorflow as tf
+            from tqdm import tqdm
+            @tf.function
+            def build(depth):
+                return tf.zeros([depth, depth])
+            for depth in tqdm(range(3)):
+                build(depth)
+        """, spelling="loop: a handful through tqdm"),
     )
 
     def applies_to(self, ctx: Context) -> bool:

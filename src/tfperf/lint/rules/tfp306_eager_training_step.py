@@ -15,6 +15,7 @@ from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
 from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
+from tfperf.lint.analysis.varying import episode_list_input
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -863,6 +864,17 @@ more than a handful of eager steps save.
                 hint=f"draw the batch outside the step ({draw}) and pass it in as arguments, "
                      "then compile the step with @tf.function: compiled as it is, the draw "
                      f"would run once, while tracing, and every step reuse that batch{also}")
+        elif (episode := episode_list_input(ctx, fn)) is not None:
+            # one update per variable-length episode: a bare tf.function traces per new
+            # length (round 9's scorer: 7x slower than eager); only a relaxed one helps
+            relax = "reduce_retracing=True" if ctx.tf_version >= (2, 9) \
+                else "experimental_relax_shapes=True"
+            finding = self.finding(
+                ctx, fn, f"{message} (its inputs are as long as an episode: {episode})",
+                hint=f"build the arrays outside the step ({episode}) and pass them in, then "
+                     f"compile the step with @tf.function({relax}) or an input_signature "
+                     "with None for the length (tf.TensorSpec([None, ...])): a bare "
+                     "tf.function would trace again for every new episode length")
         elif found is None:
             finding = self.finding(ctx, fn, message,
                                    fix=None if where else self._fix(ctx, fn))
@@ -975,6 +987,54 @@ more than a handful of eager steps save.
                 opt.apply_gradients(zip(grads, model.trainable_variables))
                 return loss
         """}, count=1, spelling="module: self.step assigned the step"),
+        # Stop 39 wave 2 (held-out precision round 9, RL agents): one update per episode on
+        # the whole episode, stacked from lists grown per step and emptied per episode; the
+        # hint names reduce_retracing / an input_signature (a bare tf.function retraces per
+        # length). tests/lint/test_lint_wave2_stop39.py checks the hint.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class Agent:
+                def __init__(self, model, opt):
+                    self.model, self.opt, self.rewards = model, opt, []
+                def learn(self):
+                    returns = np.array(self.rewards)
+                    with tf.GradientTape() as tape:
+                        loss = -tf.reduce_mean(self.model(returns[:, None]))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    self.rewards = []
+            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.optimizers.SGD())
+            for episode in range(500):
+                for t in range(200):
+                    agent.rewards.append(1.0)
+                agent.learn()
+        """, count=1, lines=(6,)),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Its twin compiled as the hint says: the episode passed in, shapes relaxed.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Agent:
+                def __init__(self, model, opt):
+                    self.model, self.opt, self.rewards = model, opt, []
+                @tf.function(reduce_retracing=True)
+                def update(self, returns):
+                    with tf.GradientTape() as tape:
+                        loss = -tf.reduce_mean(self.model(returns[:, None]))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                def learn(self):
+                    self.update(tf.constant(np.array(self.rewards, np.float32)))
+                    self.rewards = []
+            agent = Agent(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.optimizers.SGD())
+            for episode in range(500):
+                for t in range(200):
+                    agent.rewards.append(1.0)
+                agent.learn()
+        """),
     )
 
     def publish(self, ctx: Context) -> list[dict] | None:

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from tfperf.analysis.project import Project
 
 
-def _varying_lengths(step: ast.Call) -> str | None:
+def _varying_lengths(step: ast.Call, ctx: Context | None = None) -> str | None:
     """How the batches out of ``step`` vary in more than their first dimension, for the
     message; ``None``: they do not (or the rule cannot tell)."""
     method = step.func.attr
     if method == "padded_batch":
-        if not static_padded_shapes(step):
+        if not static_padded_shapes(step, ctx):
             return "padded to each batch's longest element: one trace per new length"
     elif method == "bucket_by_sequence_length":
         return "bucketed by length: one trace per bucket and batch length"
@@ -86,8 +86,9 @@ relaxed shapes make static shapes (`x.shape[1]`) `None` inside the function.
 
 ## Known limitations
 Only loops of this module over a pipeline it builds (re-assignments followed) and calls that
-pass the loop's elements are seen; `padded_shapes` held in a variable are taken as
-unknown.
+pass the loop's elements are seen. `padded_shapes` through names are read where each name
+is assigned once (`MAX_LEN = 40`, `SHAPES = ([MAX_LEN], [MAX_LEN])`); a parameter or an
+attribute is taken as unknown (padded to each batch's longest).
 """
     valid = (
         # An input_signature with None dimensions: one trace.
@@ -191,6 +192,46 @@ unknown.
             for x in ds:
                 f(x)
         """, count=1, lines=(4,)),
+        # Stop 39 wave 2: padded_shapes through names, padded to each batch's longest.
+        Invalid("""
+            import tensorflow as tf
+            LONGEST = None
+            SHAPES = ([LONGEST], [LONGEST])
+            ds = pairs.padded_batch(64, padded_shapes=SHAPES, drop_remainder=True)
+            @tf.function
+            def train_step(src, tgt):
+                return tf.reduce_sum(src) + tf.reduce_sum(tgt)
+            for src, tgt in ds:
+                train_step(src, tgt)
+        """, count=1, lines=(5,)),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Stop 39 wave 2 (held-out precision round 9, a seq2seq trainer): fixed padded_shapes
+        # through a module constant, the remainder dropped: one batch shape, one trace.
+        Valid("""
+            import tensorflow as tf
+            MAX_LENGTH = 40
+            @tf.function
+            def train_step(src, tgt):
+                return tf.reduce_sum(src) + tf.reduce_sum(tgt)
+            def main(pairs):
+                ds = pairs.padded_batch(64, padded_shapes=([MAX_LENGTH + 2], [MAX_LENGTH + 2]),
+                                        drop_remainder=True)
+                for src, tgt in ds:
+                    train_step(src, tgt)
+        """),
+        Valid("""
+            import tensorflow as tf
+            MAX_LEN = 40
+            SHAPES = ([MAX_LEN], [MAX_LEN])
+            ds = pairs.padded_batch(64, padded_shapes=SHAPES, drop_remainder=True)
+            @tf.function
+            def train_step(src, tgt):
+                return tf.reduce_sum(src) + tf.reduce_sum(tgt)
+            for src, tgt in ds:
+                train_step(src, tgt)
+        """),
     )
 
     # Issue 25: tensors whose leading size changes per iteration (rows picked by a mask, a
@@ -340,7 +381,7 @@ unknown.
         if fed is None:
             return
         batches, target = fed
-        how = _varying_lengths(batches.batching)
+        how = _varying_lengths(batches.batching, ctx)
         if how is None:
             return
         yield self.finding(ctx, target.creation,

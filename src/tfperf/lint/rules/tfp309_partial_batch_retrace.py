@@ -12,12 +12,12 @@ from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
 
-def _partial_last_batch(step: ast.Call, before: list[ast.Call]) -> bool:
+def _partial_last_batch(step: ast.Call, before: list[ast.Call], ctx: Context) -> bool:
     """``batch``/``padded_batch`` without ``drop_remainder=True`` on a pipeline that is not
     repeated before it (a repeated one has its only partial batch at the very end)."""
     method = step.func.attr
     if method not in ("batch", "padded_batch") \
-            or (method == "padded_batch" and not static_padded_shapes(step)):
+            or (method == "padded_batch" and not static_padded_shapes(step, ctx)):
         return False  # lengths that vary per batch: TFP307's
     drop = keyword(step, "drop_remainder")
     if drop is None and len(step.args) >= (3 if method == "padded_batch" else 2):
@@ -164,5 +164,5 @@ author's choice, and a pipeline repeated before it is batched as having no parti
         if fed is None:
             return
         batches, target = fed
-        if _partial_last_batch(batches.batching, batches.before):
+        if _partial_last_batch(batches.batching, batches.before, ctx):
             yield self.finding(ctx, target.creation)

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.sessions import SessionRun, epoch_loops, session_runs
+from tfperf.lint.analysis.sessions import SessionRun, epoch_loops, fetches_update, session_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -156,7 +156,10 @@ called from the loop are not counted. Nor are two runs where the second is fed w
 fetched, or anything the loop computes from it on the host (an action drawn from fetched
 probabilities, an environment's reward for it): one run cannot do both. Nor a run that
 fetches an op an earlier run fetched (two generator updates per step): one run executes an
-op once.
+op once. Nor a run that fetches a training update (an op built by `minimize` or
+`apply_gradients`, one that holds or depends on one, or, built in another module, a name
+that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetched another
+(a GAN's D then G updates; G then an encoder): the order is the algorithm.
 """
     valid = (
         # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
@@ -304,6 +307,64 @@ op once.
             # %%
             values = sess.run([layer.kernel for layer in layers])
         """, notebook=True, spelling="notebook"),
+        # Stop 39 wave 2 (held-out precision round 9, a GAN collection): one network's update,
+        # then another's. Ordered on purpose (G's step reads the D that D's step moved);
+        # merged, they would be simultaneous: another training algorithm.
+        Valid("""
+            import tensorflow as tf
+            d_op = tf.train.AdamOptimizer(2e-4).minimize(d_loss, var_list=d_vars)
+            g_op = tf.train.AdamOptimizer(2e-4).minimize(g_loss, var_list=g_vars)
+            with tf.Session() as sess:
+                for step in range(1000):
+                    _, d_val = sess.run([d_op, d_loss], feed_dict={x: xs, z: zs})
+                    _, g_val = sess.run([g_op, g_loss], feed_dict={z: zs})
+        """, spelling="loop: D then G updates"),
+        Valid("""
+            import tensorflow as tf
+            opt = tf.train.AdamOptimizer(2e-4)
+            train_ops = [opt.minimize(d_loss, var_list=d_vars),
+                         opt.minimize(g_loss, var_list=g_vars)]
+            with tf.Session() as sess:
+                for step in range(1000):
+                    sess.run(train_ops[0], feed_dict={x: xs, z: zs})
+                    sess.run(train_ops[1], feed_dict={x: xs, z: zs})
+        """, spelling="index: train ops in a list"),
+        Valid("""
+            import tensorflow as tf
+            class GAN:
+                def build(self):
+                    self.d_optim = tf.train.AdamOptimizer(2e-4).minimize(self.d_loss)
+                    with tf.control_dependencies([self.g_optim_raw]):
+                        self.g_train = tf.identity(self.g_loss)
+                    self.g_optim_raw = tf.train.AdamOptimizer(2e-4).minimize(self.g_loss)
+                def train(self, batches):
+                    for xs, zs in batches:
+                        self.sess.run(self.d_optim, feed_dict={self.x: xs, self.z: zs})
+                        self.sess.run(self.g_train, feed_dict={self.x: xs, self.z: zs})
+        """, spelling="name: self.d_optim, an op depending on G's update"),
+        Valid("""
+            import tensorflow as tf
+            from model import GAN
+            model = GAN()
+            with tf.Session() as s:
+                for step in range(1000):
+                    _, d_loss = s.run([model.d_op, model.d_loss], feed_dict={model.x: xs})
+                    _, g_loss = s.run([model.g_op, model.g_loss], feed_dict={model.x: xs})
+        """, files={"model.py": """
+            import tensorflow as tf
+            class GAN:
+                def __init__(self):
+                    self.d_op = tf.train.AdamOptimizer(2e-4).minimize(self.d_loss)
+                    self.g_op = tf.train.AdamOptimizer(2e-4).minimize(self.g_loss)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            # %%
+            for step in range(1000):
+                sess.run([g_step_op, g_loss], feed_dict={x: xs})
+                sess.run([e_step_op, e_loss], feed_dict={x: xs})
+        """, notebook=True, spelling="notebook"),
     )
     invalid = (
         # hunkim/DeepLearningZeroToAll's lab 3 (three runs per step).
@@ -393,6 +454,27 @@ op once.
                     out.append(sess.run(v))
                 return out
         """}, count=1, spelling="module"),
+        # The GAN twins: an update and a read (or an op that is not a train op) merge.
+        Invalid("""
+            import tensorflow as tf
+            d_op = tf.train.AdamOptimizer(2e-4).minimize(d_loss, var_list=d_vars)
+            g_op = tf.train.AdamOptimizer(2e-4).minimize(g_loss, var_list=g_vars)
+            with tf.Session() as sess:
+                for step in range(1000):
+                    sess.run([d_op, d_loss], feed_dict={x: xs, z: zs})
+                    sess.run([g_op, g_loss], feed_dict={z: zs})
+                    k_val = sess.run([k_update, k], feed_dict={x: xs, z: zs})
+        """, count=1, lines=(8,), spelling="loop: D then G updates, then a balance update"),
+        Invalid("""
+            import tensorflow as tf
+            class GAN:
+                def build(self):
+                    self.d_optim = tf.train.AdamOptimizer(2e-4).minimize(self.d_loss)
+                def train(self, batches):
+                    for xs, zs in batches:
+                        self.sess.run(self.d_optim, feed_dict={self.x: xs, self.z: zs})
+                        self.sess.run(self.d_loss_sum, feed_dict={self.x: xs, self.z: zs})
+        """, count=1, lines=(8,), spelling="name: self.d_optim, then a summary"),
         Invalid("""
             import tensorflow as tf
             sess = tf.Session()
@@ -411,6 +493,7 @@ op once.
         runs = sorted(runs, key=lambda r: (r.call.lineno, r.call.col_offset))
         fetched: set[str] = set()
         ran: set[str] = set()
+        updated = False
         usable = []
         for r in runs:
             if r.feed is not None and _read(r.feed) & _derived(loop, fetched):
@@ -418,6 +501,12 @@ op once.
             this = {ctx.source_of(f) for f in r.fetches}
             if this & ran:
                 break  # the same op again (a second generator update): one run does it once
+            if fetches_update(ctx, r):
+                if updated:
+                    # a second network's update after the first's (a GAN's D then G): ordered
+                    # on purpose; one run would make them simultaneous, another algorithm
+                    continue
+                updated = True
             ran |= this
             usable.append(r)
             stmt = ctx.parent(r.call)
