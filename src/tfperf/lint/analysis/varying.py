@@ -387,9 +387,10 @@ def python_int(ctx: Context, expr: ast.AST, _seen: frozenset[str] = frozenset())
             loop: Any = ctx.parent(stmt)
             ok = type(loop) in (ast.For, ast.AsyncFor, ast.comprehension) \
                 and loop.target is stmt and stmt.elts[0] is node \
-                and ctx.is_builtin_call(loop.iter, "enumerate")
+                and ctx.is_builtin_call(_passed_through(ctx, loop.iter), "enumerate")
         elif type(stmt) in (ast.For, ast.AsyncFor, ast.comprehension):
-            ok = stmt.target is node and ctx.is_builtin_call(stmt.iter, "range")
+            # ``range(n)``, through ``tqdm``/``reversed``/... wrappers, or ``trange(n)``
+            ok = stmt.target is node and _ranges(ctx, _passed_through(ctx, stmt.iter))
         elif type(stmt) is ast.AugAssign:
             ok = type(stmt.op) is not ast.Div and python_int(ctx, stmt.value, seen)
         elif type(stmt) is ast.Assign and stmt.targets == [node]:
