@@ -1,0 +1,251 @@
+"""TFP312: ``tf.config.run_functions_eagerly(True)`` left in code that trains or serves."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfperf.core.findings import Finding
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+_NAMES = frozenset({"run_functions_eagerly", "experimental_run_functions_eagerly"})
+_QUALNAMES = frozenset({f"tensorflow.{ns}.{n}" for n in _NAMES
+                        for ns in ("config", "config.experimental", "compat.v1.config",
+                                   "compat.v2.config")})
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("test_") or name == "conftest.py" or name.endswith("_test.py")
+
+
+def _argument(call: ast.Call) -> ast.AST | None:
+    if call.args:
+        return call.args[0]
+    for k in call.keywords:
+        if k.arg == "run_eagerly":
+            return k.value
+    return None
+
+
+def _true_names(ctx: Context) -> frozenset[str]:
+    """Module names every assignment of which binds ``True`` (``DEBUG = True``): a flag
+    no code path sets to anything else."""
+    def compute() -> frozenset[str]:
+        seen: dict[str, bool] = {}
+        for n in ast.walk(ctx.tree):
+            targets: list[ast.AST] = []
+            value: ast.AST | None = None
+            if type(n) is ast.Assign:
+                targets, value = list(n.targets), n.value
+            elif type(n) in (ast.AnnAssign, ast.AugAssign):
+                targets, value = [n.target], getattr(n, "value", None)  # type: ignore[attr-defined]
+            elif type(n) in (ast.For, ast.With, ast.NamedExpr, ast.arg):
+                for t in ast.walk(n):
+                    if type(t) is ast.Name and type(t.ctx) is ast.Store:
+                        seen[t.id] = False
+                if type(n) is ast.arg:
+                    seen[n.arg] = False  # type: ignore[attr-defined]
+                continue
+            true = type(value) is ast.Constant and value.value is True \
+                and type(n) is not ast.AugAssign
+            for t in targets:
+                for name in ast.walk(t):
+                    if type(name) is ast.Name:
+                        seen[name.id] = seen.get(name.id, True) and true \
+                            and type(t) is ast.Name
+        return frozenset(k for k, v in seen.items() if v)
+    return ctx.cached("tfp312_true_names", compute)
+
+
+def _forces_true(ctx: Context, arg: ast.AST | None) -> bool:
+    """``arg`` is ``True`` whatever runs: a literal, or a name bound only to ``True``
+    (a parameter, an attribute such as ``args.eager`` or a flag is a choice made at run
+    time: quiet)."""
+    if type(arg) is ast.Constant:
+        return arg.value is True
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)
+        return b is not None and b.kind == "assign" and arg.id in _true_names(ctx)
+    return False
+
+
+def _guarded(ctx: Context, call: ast.Call) -> bool:
+    """Under an ``if`` (a debug flag), a conditional expression or an ``except``."""
+    return any(type(p) in (ast.If, ast.IfExp, ast.ExceptHandler, ast.Match)
+               for p in ctx.ancestors(call))
+
+
+def _reset_after(ctx: Context, call: ast.Call) -> bool:
+    """The same scope sets eager functions back (any argument other than ``True``) later
+    on: a bracket around one debugging or comparison step."""
+    scope = ctx.scope_of(call)
+    end = (call.lineno, call.col_offset)
+    for other in ctx.calls:
+        if other is call or (other.lineno, other.col_offset) <= end:
+            continue
+        if not _callee_matches(ctx, other) or ctx.scope_of(other) is not scope:
+            continue
+        if not _forces_true(ctx, _argument(other)):
+            return True
+    return False
+
+
+def _callee_matches(ctx: Context, call: ast.Call) -> bool:
+    f = call.func
+    last = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+    return last in _NAMES and ctx.call_qualname(call) in _QUALNAMES
+
+
+class FunctionsForcedEager(Rule):
+    code = "TFP312"
+    name = "functions-forced-eager"
+    message = "tf.config.run_functions_eagerly(True): every tf.function runs op by op in Python"
+    hint = "remove it, or guard it by a debug flag (`if args.debug:`)"
+    claims = ("S13",)
+    group = "preview"  # judged on the development corpus: too few findings (docs/lint.md)
+    node_types = (ast.Call,)
+    callee_names = _NAMES
+    needs_tf = True
+    docs = """\
+## What it does
+Finds `tf.config.run_functions_eagerly(True)` and its older name
+`tf.config.experimental_run_functions_eagerly(True)` (TF 2.0 to 2.x; the first from 2.3),
+in any import spelling (`from tensorflow import config`, an alias), called with `True` or a
+name bound only to `True`, unguarded, in code that is not a test.
+
+## Why is this bad?
+The switch is global: every `tf.function` in the process, Keras' `fit` step included, then
+runs its Python body op by op instead of as one traced graph (claim S13; TF's guide calls it
+a debugging aid). Left in a training or serving script it silently costs what
+`tf.function` was there to save: a small traced train step ran 3-6x slower forced eager on
+TF 2.21 CPU (`benchmarks/lint_fixes/rule_claims.py --cases TFP312`).
+
+## Example
+```python
+import tensorflow as tf
+tf.config.run_functions_eagerly(True)   # left from a debugging session
+
+@tf.function
+def train_step(x, y):
+    ...
+```
+
+## Use instead
+```python
+if args.debug:
+    tf.config.run_functions_eagerly(True)
+```
+
+## Fix safety
+No fix: removing the call changes what runs (Python side effects and prints in traced
+code run once per trace instead of per call), so the edit needs a person.
+
+## Known limitations
+Quiet: a call under an `if`/`except` (a debug flag), in test files (`test_*.py`,
+`*_test.py`, `conftest.py`), when the same scope sets it back to another value afterwards
+(a bracket around one comparison), and an argument that is a parameter, an attribute or a
+CLI flag (`args.eager`, `FLAGS.debug`): a choice made at run time.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            def main(args):
+                if args.debug:
+                    tf.config.run_functions_eagerly(True)
+                for x in range(10):
+                    step(tf.constant(x))
+        """, spelling="loop: guarded by a debug flag"),
+        Valid("""
+            import tensorflow as tf
+            def configure(eager):
+                tf.config.run_functions_eagerly(eager)
+            configure(args.eager)
+        """, spelling="index: a parameter"),
+        Valid("""
+            import tensorflow as tf
+            DEBUG = True
+            if __name__ == "__main__":
+                DEBUG = False
+            tf.config.run_functions_eagerly(DEBUG)
+        """, spelling="name: a name also bound to False"),
+        Valid("""
+            import tensorflow as tf
+            def compare(step, x):
+                tf.config.run_functions_eagerly(True)
+                eager = step(x)
+                tf.config.run_functions_eagerly(False)
+                return eager, step(x)
+        """),
+        Valid("""
+            from setup_tf import configure
+            configure(debug=False)
+        """, files={"setup_tf.py": """
+            import tensorflow as tf
+            def configure(debug):
+                if debug:
+                    tf.config.experimental_run_functions_eagerly(True)
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            # %%
+            tf.config.run_functions_eagerly(True)
+            print(step(tf.constant(1.0)))
+            # %%
+            tf.config.run_functions_eagerly(False)
+        """, notebook=True, spelling="notebook"),
+        Valid("""
+            import tensorflow as tf
+            tf.config.run_functions_eagerly(args.eager)
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import tensorflow as tf
+            def main(ds):
+                tf.config.run_functions_eagerly(True)
+                for x in ds:
+                    step(x)
+        """, count=1, lines=(3,), spelling="loop: left before the training loop"),
+        Invalid("""
+            from tensorflow import config
+            config.experimental_run_functions_eagerly(run_eagerly=True)
+        """, count=1, lines=(2,), spelling="index: from tensorflow import config"),
+        Invalid("""
+            import tensorflow as tf
+            EAGER = True
+            tf.config.run_functions_eagerly(EAGER)
+        """, count=1, lines=(3,), spelling="name: a name bound only to True"),
+        Invalid("""
+            from setup_tf import configure
+            configure()
+        """, files={"setup_tf.py": """
+            import tensorflow as tf
+            def configure():
+                tf.config.experimental_run_functions_eagerly(True)
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            # %%
+            tf.config.run_functions_eagerly(True)
+            # %%
+            model.fit(ds, epochs=10)
+        """, count=1, lines=(1,), notebook=True, spelling="notebook"),
+        Invalid("""
+            import tensorflow as tfx
+            tfx.compat.v1.config.experimental_run_functions_eagerly(True)
+        """, count=1, lines=(2,)),
+    )
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        if type(node) is not ast.Call or not _callee_matches(ctx, node):
+            return
+        if _is_test_file(ctx.path) or not _forces_true(ctx, _argument(node)):
+            return
+        if _guarded(ctx, node) or _reset_after(ctx, node):
+            return
+        name = "experimental_run_functions_eagerly" if "experimental" in (
+            ctx.call_qualname(node) or "") else "run_functions_eagerly"
+        yield self.finding(ctx, node, f"tf.config.{name}(True): every tf.function runs op by "
+                                      "op in Python, not as a traced graph")
