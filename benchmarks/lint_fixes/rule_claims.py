@@ -22,6 +22,9 @@ Cases that are not one function of tensors are timed by hand, medians of several
 - TFP311: a traced training step writing scalar and histogram summaries every step vs the
   same step under ``tf.summary.record_if(step % 100 == 0)``; TFP708: TF1's ``merge_all``
   fetched with the train op every ``session.run`` vs every 100th;
+- TFP312: one small traced training step (a 4-layer dense model, SGD with learning rate 0,
+  so every call returns the same loss) called with ``tf.config.run_functions_eagerly(True)``
+  vs as its graph, through the comparison core;
 - TFP116 (a tensor case): one ``tape.gradient`` per loss term, summed, vs one gradient of the
   summed loss.
 """
@@ -377,11 +380,52 @@ def _merge_all(tf: Any, small: bool) -> None:
           f"every 100 steps {t_guard / steps * 1e3:.2f} ms a step ({t_every / t_guard:.2f}x)")
 
 
+def _forced_eager(tf: Any, small: bool) -> None:
+    """TFP312: the same ``tf.function`` train step run with functions forced eager (the
+    switch set around each call: it is a global, read when the function is called) and
+    as its traced graph."""
+    from tfperf.bench.comparison import compare
+
+    width = 64 if small else 256
+    model = tf.keras.Sequential([tf.keras.Input((128,)),
+                                 *[tf.keras.layers.Dense(width, activation="relu")
+                                   for _ in range(4)], tf.keras.layers.Dense(10)])
+    opt = tf.keras.optimizers.SGD(0.0)  # updates run, weights stay: outputs comparable
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    x = tf.random.normal([64, 128])
+    y = tf.random.uniform([64], 0, 10, tf.int64)
+
+    @tf.function
+    def step(x: Any, y: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    def forced(x: Any, y: Any) -> Any:
+        tf.config.run_functions_eagerly(True)
+        try:
+            return step(x, y)
+        finally:
+            tf.config.run_functions_eagerly(False)
+
+    report = compare({"forced_eager": forced, "graph": step}, (x, y), baseline="graph",
+                     budget=4.0 if small else 8.0, rtol=1e-4, atol=1e-4)
+    times = {v.name: v.median_s for v in report.variants}
+    tb, ta = times.get("forced_eager"), times.get("graph")
+    if tb and ta:
+        print(f"TFP312: train step forced eager {tb * 1e3:.2f} ms, as a graph "
+              f"{ta * 1e3:.2f} ms ({tb / ta:.2f}x)")
+    else:
+        print(f"TFP312: {report.table()}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
-                            "TFP110,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116")
+                            "TFP110,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,TFP312")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -391,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     tensor_cases = _tensor_cases(tf, args.small)
     by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator,
                "TFP609": _prefetch_order, "TFP612": _tfrecords, "TFP311": _summaries,
-               "TFP708": _merge_all}
+               "TFP708": _merge_all, "TFP312": _forced_eager}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:
