@@ -44,6 +44,7 @@ class MissingApi:
     symbol: str  # "tf.sort", "tf.keras.layers.Rescaling"
     line: int  # 0-based line index of the message
     hint: str  # what the module's own name tells of the release ("2.x", ">= 2.16", "")
+    module: bool = False  # "No module named ...": a missing module, never a shadowed package's name
 
 
 def namespace(module: str) -> tuple[str | None, str]:
@@ -82,13 +83,15 @@ def missing_api(lines: list[str], only: set[int] | None = None) -> list[MissingA
         if m is None:
             continue
         if m["mod3"]:
+            if "." not in m["mod3"]:  # the top package itself (keras): not installed, the floor's
+                continue
             ns, hint = namespace(m["mod3"])
             symbol = ns
         else:
             ns, hint = namespace(m["mod"] or m["mod2"])
             symbol = f"{ns}.{m['name'] or m['name2']}" if ns else None
         if symbol and symbol != "tf" and not symbol.startswith(_NOT_HELD):
-            out.append(MissingApi(symbol, i, hint))
+            out.append(MissingApi(symbol, i, hint, module=bool(m["mod3"])))
     return out
 
 
@@ -124,9 +127,29 @@ def _moved(table: ApiTable, symbol: str, release: str) -> list[str]:
             if s != symbol and s.startswith(root + ".") and ".compat.v1." not in s][:3]
 
 
+# the table's tf.keras rows from Keras 3 on (TF 2.16+) were read with a one-line-import regex and
+# miss hundreds of names Keras 3 imports over several lines (review 39b, item 1): until the rows
+# are rebuilt, no answer about a tf.keras name is taken from them
+_KERAS3 = (2, 16)
+
+
+def _keras3_rows_asked(symbol: str, tf: str, have: tuple[str, ...], latest: str) -> bool:
+    """The answer about a tf.keras name would rest on a Keras 3 row lacking it: a range that ends
+    at 2.15 or later (before the table's last), or a log's TF 2.16+ the name's range skips. A name
+    a row has is there (the regex lost names, it added none)."""
+    if not symbol.startswith("tf.keras.") or not have or (tf and tf in have):
+        return False
+    last = have[-1]
+    return ((last != latest and _key(last) >= (2, 15))
+            or bool(tf and _key(tf) >= _KERAS3))
+
+
 def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
-            table: ApiTable) -> tuple[str, str, str]:
-    """(cause, fix, detail) for a public name the running TensorFlow lacks."""
+            table: ApiTable, module: bool = False) -> tuple[str, str, str] | None:
+    """(cause, fix, detail) for a public name the running TensorFlow lacks; None where the table
+    cannot say (the floor's reading stands): a missing module public in the log's release (a
+    missing module is no evidence of a shadowed package), a tf.keras name whose answer rests on
+    the table's Keras 3 rows."""
     releases = table.releases
     first_known, latest = releases[0], releases[-1]
     span = f"TF {first_known}-{latest}, read from the wheels; before {first_known}: unknown"
@@ -136,6 +159,13 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     where = (f"this log's TF is {log_tf}" if log_tf else
              f"this log's TF is {hint} (from the module's name)" if hint else
              "the log does not say which TF runs")
+    newer = False
+    if tf and key(tf) > key(latest):  # a release after the table's: read as its newest row
+        where += f", newer than the table (read as TF {latest}, the table's newest)"
+        tf, newer = latest, True
+    if _keras3_rows_asked(symbol, tf, have, latest):
+        return None
+    older = bool(tf) and key(tf) < key(first_known)
     if not have:
         moved = _moved(table, symbol, latest)
         close = _close(table, symbol)
@@ -151,9 +181,11 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         return cause, fix, f"{symbol}: no TF release has it; {where}"
     first, last = have[0], have[-1]
     in_log = tf in have if tf and tf in releases else None
-    if in_log or (in_log is None and first == first_known and last == latest
-                  and not (tf and key(tf) < key(first_known))):
-        cause = (f"{symbol} is public in " + (f"TF {tf} (this log's)" if in_log else
+    if in_log or (in_log is None and first == first_known and last == latest and not older):
+        if module:
+            return None
+        whose = "the table's newest; this log's is newer" if newer else "this log's"
+        cause = (f"{symbol} is public in " + (f"TF {tf} ({whose})" if in_log else
                                               f"every TF {first}-{last}")
                  + ", so the 'tensorflow' Python imported is not the installed package: "
                  + (f"your own {own_file} shadows it" if own_file else
@@ -168,7 +200,7 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
     removed = (tf and key(tf) > key(last)) or (not tf and last != latest and (
         first == first_known or hint in ("2.x", ">= 2.16")))
-    if removed:
+    if removed and last != latest:
         after = releases[releases.index(last) + 1]
         alt = ""
         rest = symbol[3:]
@@ -192,6 +224,15 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
                      f"(pip install 'tensorflow<{after}')")
         fix = "; ".join(fixes)
         return cause, fix[0].upper() + fix[1:], f"{symbol}: TF {first}-{last}; {where}"
+    if older and first == first_known:  # the table's floor is not when the name came
+        cause = (f"{symbol} is public in TF {first_known}" + (f"-{last}" if last != first else "")
+                 + f"; {where}, before the table's first release: whether it has the name, the "
+                 "table does not know (it may be older than the name, or not the installed "
+                 "package)")
+        fix = ("Run python -c 'import tensorflow as tf; print(tf.__version__, tf.__file__)': a "
+               "path outside site-packages is your file to rename; else check the name in the "
+               f"API docs of TF {log_tf}, or use a TF whose API has it")
+        return cause, fix, f"{symbol}: TF {first}-{last} (before {first_known}: unknown); {where}"
     cause = (f"{symbol} exists from TF {first}" + (f" to {last}" if last != latest else "")
              + f"; {where}" + (": older" if tf else ", so it is older"))
     fix = f"Upgrade TensorFlow to {first} or newer: pip install 'tensorflow>={first}'"
@@ -255,7 +296,9 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
         hit = next((f for f in found if f.line in numbers), None)
         if hit is None:
             continue
-        said = reading(hit.symbol, log_tf, hit.hint, own, table)
+        said = reading(hit.symbol, log_tf, hit.hint, own, table, hit.module)
+        if said is None:
+            continue  # the table cannot say: the floor's reading stands
         if cause.confidence == "low" and not _settles(cause):
             cause.detail = "; ".join(filter(None, [said[2], cause.detail]))
             continue  # a specific class cause leads; the table's fact goes with it
