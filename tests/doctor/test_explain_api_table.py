@@ -97,18 +97,12 @@ def test_reading_removed_unknown_version_from_module_hint():
     assert "removed in TF 2.0" in cause and "2.x (from the module's name)" in cause
 
 
-def test_reading_keras3_removal_is_not_answered_from_the_keras3_rows():
-    # review 39b item 1: the Keras 3 rows (TF 2.16+) miss names imported over several lines, so a
-    # tf.keras name whose answer rests on them is left to the floor (None), until a rebuild
-    assert reading("tf.keras.layers.experimental.preprocessing.Rescaling", "2.16.1",
-                   "", "", T) is None
-    assert reading("tf.keras.layers.Dense", None, ">= 2.16", "", T) is not None  # in every row
-    t = parse("symbol,versions\ntf.keras.layers.BatchNormalization,1.12-2.15\n", _SOURCES)
-    assert reading("tf.keras.layers.BatchNormalization", None, "", "", t) is None
-    assert reading("tf.keras.layers.BatchNormalization", "2.16.1", "", "", t) is None
-    # an upgrade whose upper bound would come from a Keras 3 row: left to the floor too
-    t = parse("symbol,versions\ntf.keras.layers.GroupNormalization,2.15\n", _SOURCES)
-    assert reading("tf.keras.layers.GroupNormalization", "2.0.0", "", "", t) is None
+def test_reading_keras3_removal_names_tf_keras():
+    said = reading("tf.keras.layers.experimental.preprocessing.Rescaling", "2.16.1", "", "", T)
+    assert said is not None
+    cause, fix, _ = said
+    assert "removed in TF 2.16" in cause and "Keras 3" in cause
+    assert "tf.keras.layers.Rescaling" in fix and "TF_USE_LEGACY_KERAS=1" in fix
 
 
 def test_reading_a_tf_newer_than_the_table_reads_its_newest_row():  # review 39b item 3
@@ -191,6 +185,43 @@ def test_real_table_facts():
     assert (api_versions._DATA / api_versions.TABLE).stat().st_size < 1_000_000
     with gzip.open(api_versions._DATA / api_versions.TABLE, "rt") as fh:
         assert fh.readline().strip() == "symbol,versions"
+
+
+def test_moved_names_the_shortest_public_spelling():  # review 39b item 5
+    _, fix, _ = reading("tf.data.AUTOTUNE", "2.3.0", "", "", api_table())
+    assert fix.endswith("on TF 2.3, use tf.data.experimental.AUTOTUNE"), fix
+
+
+def test_real_table_holds_keras3_multiline_imports():  # review 39b item 1
+    t = api_table()
+    assert t.versions("tf.keras.layers.BatchNormalization")[-1] == "2.21"
+    assert "2.18" in t.versions("tf.keras.layers.AveragePooling2D")
+    assert t.versions("tf.keras.layers.GroupNormalization")[-1] == "2.21"
+
+
+@pytest.mark.tf
+def test_the_installed_tf_names_are_in_the_tables_row():  # review 39b item 1: the ground truth
+    import types
+
+    tf = pytest.importorskip("tensorflow")
+    t = api_table()
+    release = ".".join(tf.__version__.split(".")[:2])
+    if release not in t.releases:
+        pytest.skip(f"installed TF {tf.__version__} is not one of the table's releases")
+    missing = []
+    for ns in ("tf", "tf.nn", "tf.math", "tf.keras", "tf.keras.layers", "tf.keras.optimizers",
+               "tf.keras.losses", "tf.keras.activations"):
+        mod = tf
+        for part in ns.split(".")[1:]:
+            mod = getattr(mod, part)
+        for name in dir(mod):
+            # tf's own submodules outside the generated API (tf.tools, tf.security) are no API
+            if name.startswith("_") or (ns == "tf" and isinstance(getattr(mod, name),
+                                                                  types.ModuleType)):
+                continue
+            if release not in t.versions(f"{ns}.{name}"):
+                missing.append(f"{ns}.{name}")
+    assert missing == []
 
 
 @pytest.mark.parametrize("log, said", [

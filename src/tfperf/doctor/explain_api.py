@@ -123,33 +123,17 @@ def _moved(table: ApiTable, symbol: str, release: str) -> list[str]:
     """Where the same last name is public in ``release`` (a name that moved namespace)."""
     root = "tf.keras" if symbol.startswith("tf.keras.") else "tf"
     name = symbol.rpartition(".")[2]
-    return [s for s in table.ending_with(name, release)
-            if s != symbol and s.startswith(root + ".") and ".compat.v1." not in s][:3]
-
-
-# the table's tf.keras rows from Keras 3 on (TF 2.16+) were read with a one-line-import regex and
-# miss hundreds of names Keras 3 imports over several lines (review 39b, item 1): until the rows
-# are rebuilt, no answer about a tf.keras name is taken from them
-_KERAS3 = (2, 16)
-
-
-def _keras3_rows_asked(symbol: str, tf: str, have: tuple[str, ...], latest: str) -> bool:
-    """The answer about a tf.keras name would rest on a Keras 3 row lacking it: a range that ends
-    at 2.15 or later (before the table's last), or a log's TF 2.16+ the name's range skips. A name
-    a row has is there (the regex lost names, it added none)."""
-    if not symbol.startswith("tf.keras.") or not have or (tf and tf in have):
-        return False
-    last = have[-1]
-    return ((last != latest and _key(last) >= (2, 15))
-            or bool(tf and _key(tf) >= _KERAS3))
+    # the shortest public spelling first: tf.data.experimental.X before tf.compat.v2.data...
+    return sorted((s for s in table.ending_with(name, release)
+                   if s != symbol and s.startswith(root + ".") and ".compat.v1." not in s),
+                  key=lambda s: (".compat." in s, len(s), s))[:3]
 
 
 def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
             table: ApiTable, module: bool = False) -> tuple[str, str, str] | None:
     """(cause, fix, detail) for a public name the running TensorFlow lacks; None where the table
     cannot say (the floor's reading stands): a missing module public in the log's release (a
-    missing module is no evidence of a shadowed package), a tf.keras name whose answer rests on
-    the table's Keras 3 rows."""
+    missing module is no evidence of a shadowed package)."""
     releases = table.releases
     first_known, latest = releases[0], releases[-1]
     span = f"TF {first_known}-{latest}, read from the wheels; before {first_known}: unknown"
@@ -163,8 +147,6 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     if tf and key(tf) > key(latest):  # a release after the table's: read as its newest row
         where += f", newer than the table (read as TF {latest}, the table's newest)"
         tf, newer = latest, True
-    if _keras3_rows_asked(symbol, tf, have, latest):
-        return None
     older = bool(tf) and key(tf) < key(first_known)
     if not have:
         moved = _moved(table, symbol, latest)
