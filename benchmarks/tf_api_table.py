@@ -7,7 +7,7 @@ Rerun (network only here; nothing is installed, each wheel is read as a zip and 
 
 For each release it downloads the wheel with ``pip download --no-deps --only-binary=:all:``
 (``tensorflow-cpu`` where it exists, else ``tensorflow``), reads the generated API modules
-(``tensorflow/__init__.py`` and ``tensorflow/_api/v1|v2/**/__init__.py``: lines
+(``tensorflow/__init__.py`` and ``tensorflow/_api/v1|v2/**/__init__.py``: with ``ast``, every
 ``from ... import X [as Y]``) and, for tf.keras, the Keras that release ships (TF <= 2.5: its own
 ``_api/v2/keras``; TF 2.6-2.15: the ``keras`` 2.x wheel of the same minor, ``keras/api/_v2/keras``;
 TF >= 2.16: the Keras 3 wheel its METADATA asks for at least, ``keras/api``). A per-release cache
@@ -25,6 +25,7 @@ per release: the wheel files read and their sha256, which Keras the release ship
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import gzip
 import hashlib
@@ -57,12 +58,19 @@ def vkey(version: str) -> tuple[int, ...]:
 
 
 def _names(text: str) -> set[str]:
-    """Public names one generated API module binds (``from M import X [as Y]``)."""
+    """Public names one generated API module binds (``from M import X [as Y]``, any layout: Keras
+    3 splits a long import over lines, ``from M import (\n    X as X,\n)``, which a line regex
+    misses: review 39b item 1)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # not Python 3 source: the line reading, as before
+        return {m.group(3) or m.group(2) for m in _FROM.finditer(text)
+                if not (m.group(3) or m.group(2)).startswith("_") and m.group(1) != "__future__"}
     out = set()
-    for m in _FROM.finditer(text):
-        name = m.group(3) or m.group(2)
-        if not name.startswith("_") and m.group(1) != "__future__":
-            out.add(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            out |= {a.asname or a.name for a in node.names
+                    if a.name != "*" and not (a.asname or a.name).startswith("_")}
     return out
 
 
@@ -202,7 +210,20 @@ def _keras_for(release: str, meta: str, dest: Path) -> tuple[set[str], str, list
 def read_release(release: str, dest: Path) -> dict[str, object] | None:
     cache = dest / f"api_{release}.json"
     if cache.exists():
-        return json.loads(cache.read_text())
+        record: dict[str, object] = json.loads(cache.read_text())
+        if record.get("parser") != "ast" and not str(record["keras"]).startswith("tf"):
+            # a cache read with the line regex: its tf.keras part again, from the Keras wheel
+            # (TF's own generated modules hold one-line imports only, so that part stands)
+            k_symbols, keras, k_src = _keras_for(release, f"Requires-Dist: {record['keras']}"
+                                                 .replace("keras ", "keras>="), dest)
+            if not k_symbols:
+                raise SystemExit(f"{release}: {keras}")
+            record["symbols"] = sorted(set(record["symbols"]) | k_symbols)  # type: ignore[call-overload]
+            record["parser"] = "ast"
+            cache.write_text(json.dumps(record))
+            print(f"{release}: {len(record['symbols'])} symbols after the ast reading",  # type: ignore[arg-type]
+                  file=sys.stderr)
+        return record
     path = _wheel(dest, release)
     if path is not None and f"-{release}-" not in path.name:  # never another release's file
         raise SystemExit(f"{release}: got {path.name}")
@@ -224,7 +245,8 @@ def read_release(release: str, dest: Path) -> dict[str, object] | None:
         symbols |= k_symbols
         sources += k_src
     path.unlink()
-    record = {"release": release, "symbols": sorted(symbols), "sources": sources, "keras": keras}
+    record = {"release": release, "symbols": sorted(symbols), "sources": sources, "keras": keras,
+              "parser": "ast"}
     cache.write_text(json.dumps(record))
     print(f"{release}: {len(symbols)} symbols, keras {keras}", file=sys.stderr)
     return record
@@ -252,7 +274,12 @@ def read_site(site: Path) -> dict[str, object]:
     symbols |= keras_symbols(kread, root) | {"tf.keras"}
     keras = f"keras {md.version('keras')}"
     return {"release": minor(release) + "." + release.split(".")[2].split("rc")[0],
-            "symbols": sorted(symbols), "sources": [f"site-packages tensorflow {release}"],
+            # no wheel, no sha256: the installed venv; its Keras is the one installed there, not
+            # the minimum METADATA asks for (the rule of the 2.16-2.20 rows): review 39b item 8
+            "symbols": sorted(symbols),
+            "sources": [f"site-packages tensorflow {release} (installed venv; no wheel sha256)",
+                        f"site-packages {keras} (the installed Keras; 2.16-2.20 rows: the "
+                        "minimum keras in the wheel's METADATA)"],
             "keras": keras}
 
 

@@ -98,10 +98,59 @@ def test_reading_removed_unknown_version_from_module_hint():
 
 
 def test_reading_keras3_removal_names_tf_keras():
-    cause, fix, _ = reading("tf.keras.layers.experimental.preprocessing.Rescaling", "2.16.1",
-                            "", "", T)
+    said = reading("tf.keras.layers.experimental.preprocessing.Rescaling", "2.16.1", "", "", T)
+    assert said is not None
+    cause, fix, _ = said
     assert "removed in TF 2.16" in cause and "Keras 3" in cause
     assert "tf.keras.layers.Rescaling" in fix and "TF_USE_LEGACY_KERAS=1" in fix
+
+
+def test_reading_a_tf_newer_than_the_table_reads_its_newest_row():  # review 39b item 3
+    said = reading("tf.sort", "2.22.0", "", "", T.__class__(T.releases, T.keras, {
+        "tf.sort": "1.13-2.16"}))
+    assert said is not None
+    cause, _, detail = said
+    assert "not the installed package" in cause and "this log's is newer" in cause
+    assert "newer than the table (read as TF 2.16" in detail
+    cause, fix, _ = reading("tf.Session", "3.1.0", "", "", T)  # removed: the table's facts
+    assert "removed in TF 2.0" in cause and "tensorflow<2.0" in fix
+
+
+def test_explain_a_log_newer_than_the_table_does_not_crash():  # review 39b item 3
+    latest = api_table().releases[-1]
+    major, minor = latest.split(".")
+    log = (f"tf.__version__ = {major}.{int(minor) + 1}.0\n"
+           "AttributeError: module 'tensorflow' has no attribute 'sort'\n")
+    top = explain_log(log).causes[0]
+    assert "newer than the table" in top.detail and "not the installed package" in top.cause
+
+
+def test_reading_a_tf_older_than_the_table_names_no_floor():  # review 39b item 4
+    cause, fix, detail = reading("tf.Session", "1.4.0", "", "", T)
+    assert "exists from" not in cause and "table does not know" in cause
+    assert "Upgrade" not in fix and ">=" not in fix
+    assert "before 1.12: unknown" in detail
+    cause, fix, _ = reading("tf.sort", "1.4.0", "", "", T)  # came after the floor: still known
+    assert "exists from TF 1.13" in cause and "tensorflow>=1.13" in fix
+
+
+@pytest.mark.parametrize("log", [
+    "  File \"train.py\", line 1, in <module>\n    import keras\n"
+    "ModuleNotFoundError: No module named 'keras'\n",
+    "tensorflow==2.16.1\n  File \"train.py\", line 1, in <module>\n"
+    "ModuleNotFoundError: No module named 'keras.layers'\n",
+    "ModuleNotFoundError: No module named 'tensorflow.keras'\n",
+])
+def test_a_missing_module_is_never_read_as_a_shadowed_package(log):  # review 39b item 2
+    top = explain_log(log).causes[0]
+    assert "not the installed package" not in top.cause
+    assert not top.source.startswith(API_SOURCE)
+    assert "not installed" in top.cause
+
+
+def test_a_missing_top_package_is_not_a_tf_name():
+    assert missing_api(["ModuleNotFoundError: No module named 'keras'"]) == []
+    assert missing_api(["ModuleNotFoundError: No module named 'tensorflow'"]) == []
 
 
 def test_reading_in_every_release_is_not_the_package():
@@ -136,6 +185,43 @@ def test_real_table_facts():
     assert (api_versions._DATA / api_versions.TABLE).stat().st_size < 1_000_000
     with gzip.open(api_versions._DATA / api_versions.TABLE, "rt") as fh:
         assert fh.readline().strip() == "symbol,versions"
+
+
+def test_moved_names_the_shortest_public_spelling():  # review 39b item 5
+    _, fix, _ = reading("tf.data.AUTOTUNE", "2.3.0", "", "", api_table())
+    assert fix.endswith("on TF 2.3, use tf.data.experimental.AUTOTUNE"), fix
+
+
+def test_real_table_holds_keras3_multiline_imports():  # review 39b item 1
+    t = api_table()
+    assert t.versions("tf.keras.layers.BatchNormalization")[-1] == "2.21"
+    assert "2.18" in t.versions("tf.keras.layers.AveragePooling2D")
+    assert t.versions("tf.keras.layers.GroupNormalization")[-1] == "2.21"
+
+
+@pytest.mark.tf
+def test_the_installed_tf_names_are_in_the_tables_row():  # review 39b item 1: the ground truth
+    import types
+
+    tf = pytest.importorskip("tensorflow")
+    t = api_table()
+    release = ".".join(tf.__version__.split(".")[:2])
+    if release not in t.releases:
+        pytest.skip(f"installed TF {tf.__version__} is not one of the table's releases")
+    missing = []
+    for ns in ("tf", "tf.nn", "tf.math", "tf.keras", "tf.keras.layers", "tf.keras.optimizers",
+               "tf.keras.losses", "tf.keras.activations"):
+        mod = tf
+        for part in ns.split(".")[1:]:
+            mod = getattr(mod, part)
+        for name in dir(mod):
+            # tf's own submodules outside the generated API (tf.tools, tf.security) are no API
+            if name.startswith("_") or (ns == "tf" and isinstance(getattr(mod, name),
+                                                                  types.ModuleType)):
+                continue
+            if release not in t.versions(f"{ns}.{name}"):
+                missing.append(f"{ns}.{name}")
+    assert missing == []
 
 
 @pytest.mark.parametrize("log, said", [

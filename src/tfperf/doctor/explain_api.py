@@ -44,6 +44,7 @@ class MissingApi:
     symbol: str  # "tf.sort", "tf.keras.layers.Rescaling"
     line: int  # 0-based line index of the message
     hint: str  # what the module's own name tells of the release ("2.x", ">= 2.16", "")
+    module: bool = False  # "No module named ...": a missing module, never a shadowed package's name
 
 
 def namespace(module: str) -> tuple[str | None, str]:
@@ -82,13 +83,15 @@ def missing_api(lines: list[str], only: set[int] | None = None) -> list[MissingA
         if m is None:
             continue
         if m["mod3"]:
+            if "." not in m["mod3"]:  # the top package itself (keras): not installed, the floor's
+                continue
             ns, hint = namespace(m["mod3"])
             symbol = ns
         else:
             ns, hint = namespace(m["mod"] or m["mod2"])
             symbol = f"{ns}.{m['name'] or m['name2']}" if ns else None
         if symbol and symbol != "tf" and not symbol.startswith(_NOT_HELD):
-            out.append(MissingApi(symbol, i, hint))
+            out.append(MissingApi(symbol, i, hint, module=bool(m["mod3"])))
     return out
 
 
@@ -120,13 +123,17 @@ def _moved(table: ApiTable, symbol: str, release: str) -> list[str]:
     """Where the same last name is public in ``release`` (a name that moved namespace)."""
     root = "tf.keras" if symbol.startswith("tf.keras.") else "tf"
     name = symbol.rpartition(".")[2]
-    return [s for s in table.ending_with(name, release)
-            if s != symbol and s.startswith(root + ".") and ".compat.v1." not in s][:3]
+    # the shortest public spelling first: tf.data.experimental.X before tf.compat.v2.data...
+    return sorted((s for s in table.ending_with(name, release)
+                   if s != symbol and s.startswith(root + ".") and ".compat.v1." not in s),
+                  key=lambda s: (".compat." in s, len(s), s))[:3]
 
 
 def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
-            table: ApiTable) -> tuple[str, str, str]:
-    """(cause, fix, detail) for a public name the running TensorFlow lacks."""
+            table: ApiTable, module: bool = False) -> tuple[str, str, str] | None:
+    """(cause, fix, detail) for a public name the running TensorFlow lacks; None where the table
+    cannot say (the floor's reading stands): a missing module public in the log's release (a
+    missing module is no evidence of a shadowed package)."""
     releases = table.releases
     first_known, latest = releases[0], releases[-1]
     span = f"TF {first_known}-{latest}, read from the wheels; before {first_known}: unknown"
@@ -136,6 +143,11 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     where = (f"this log's TF is {log_tf}" if log_tf else
              f"this log's TF is {hint} (from the module's name)" if hint else
              "the log does not say which TF runs")
+    newer = False
+    if tf and key(tf) > key(latest):  # a release after the table's: read as its newest row
+        where += f", newer than the table (read as TF {latest}, the table's newest)"
+        tf, newer = latest, True
+    older = bool(tf) and key(tf) < key(first_known)
     if not have:
         moved = _moved(table, symbol, latest)
         close = _close(table, symbol)
@@ -151,9 +163,11 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         return cause, fix, f"{symbol}: no TF release has it; {where}"
     first, last = have[0], have[-1]
     in_log = tf in have if tf and tf in releases else None
-    if in_log or (in_log is None and first == first_known and last == latest
-                  and not (tf and key(tf) < key(first_known))):
-        cause = (f"{symbol} is public in " + (f"TF {tf} (this log's)" if in_log else
+    if in_log or (in_log is None and first == first_known and last == latest and not older):
+        if module:
+            return None
+        whose = "the table's newest; this log's is newer" if newer else "this log's"
+        cause = (f"{symbol} is public in " + (f"TF {tf} ({whose})" if in_log else
                                               f"every TF {first}-{last}")
                  + ", so the 'tensorflow' Python imported is not the installed package: "
                  + (f"your own {own_file} shadows it" if own_file else
@@ -168,7 +182,7 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
     removed = (tf and key(tf) > key(last)) or (not tf and last != latest and (
         first == first_known or hint in ("2.x", ">= 2.16")))
-    if removed:
+    if removed and last != latest:
         after = releases[releases.index(last) + 1]
         alt = ""
         rest = symbol[3:]
@@ -192,6 +206,15 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
                      f"(pip install 'tensorflow<{after}')")
         fix = "; ".join(fixes)
         return cause, fix[0].upper() + fix[1:], f"{symbol}: TF {first}-{last}; {where}"
+    if older and first == first_known:  # the table's floor is not when the name came
+        cause = (f"{symbol} is public in TF {first_known}" + (f"-{last}" if last != first else "")
+                 + f"; {where}, before the table's first release: whether it has the name, the "
+                 "table does not know (it may be older than the name, or not the installed "
+                 "package)")
+        fix = ("Run python -c 'import tensorflow as tf; print(tf.__version__, tf.__file__)': a "
+               "path outside site-packages is your file to rename; else check the name in the "
+               f"API docs of TF {log_tf}, or use a TF whose API has it")
+        return cause, fix, f"{symbol}: TF {first}-{last} (before {first_known}: unknown); {where}"
     cause = (f"{symbol} exists from TF {first}" + (f" to {last}" if last != latest else "")
              + f"; {where}" + (": older" if tf else ", so it is older"))
     fix = f"Upgrade TensorFlow to {first} or newer: pip install 'tensorflow>={first}'"
@@ -255,7 +278,9 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
         hit = next((f for f in found if f.line in numbers), None)
         if hit is None:
             continue
-        said = reading(hit.symbol, log_tf, hit.hint, own, table)
+        said = reading(hit.symbol, log_tf, hit.hint, own, table, hit.module)
+        if said is None:
+            continue  # the table cannot say: the floor's reading stands
         if cause.confidence == "low" and not _settles(cause):
             cause.detail = "; ".join(filter(None, [said[2], cause.detail]))
             continue  # a specific class cause leads; the table's fact goes with it
