@@ -168,3 +168,33 @@ def test_methods_that_cannot_leave_their_class_are_clear_errors(user_module):
         tune(len, ([1],), budget=5)
     with pytest.raises(TuneError, match="isolate"):
         tune(mod.Base().f, (x,), budget=5, isolate=True)
+
+
+CLI_FILE = PREDICTOR + """
+
+def make_inputs():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return (tf.constant(rng.normal(size=(48, 5, 64)), tf.float32),
+            tf.constant(rng.normal(size=(48, 64)), tf.float32))
+"""
+
+
+def test_the_cli_names_a_method_as_file_obj_method_and_applies_it(tmp_path, capsys,
+                                                                  monkeypatch):
+    from tfperf.cli import main
+    from tfperf.tune import search
+
+    monkeypatch.setattr(search, "discover",
+                        lambda ctx: [Planted("planted: einsum", LOOP, BATCHED)])
+    path = tmp_path / "clicks.py"
+    path.write_text(CLI_FILE, encoding="utf-8")
+    rc = main(["tune", f"{path}:predictor.predict", "--inputs", f"{path}:make_inputs",
+               "--budget", "20", "--apply", "--no-cache"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    text = path.read_text(encoding="utf-8")
+    assert f"rows = {BATCHED}" in text and "    def predict(self, cand, user):" in text
+    assert main(["tune", f"{path}:predictor.nothing", "--inputs", f"{path}:make_inputs",
+                 "--budget", "5"]) == 2
+    assert "no function 'predictor.nothing'" in capsys.readouterr().err
