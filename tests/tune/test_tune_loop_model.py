@@ -499,3 +499,55 @@ def test_operands_of_equal_example_ranks_are_not_given_an_axis():
     new = LoopsBatched(True).build(text, _context(text, args))
     assert "None" not in new and not _loops_left(new), new
     _agrees(text, new, args)
+
+
+MASKED = {  # one row's reduction of its masked elements, spelled as users do
+    "map_fn_tuple_min": '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_min(tf.boolean_mask(x[0], x[1])), (d, m), tf.float32)
+''',
+    "map_fn_tuple_max_kw": '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_max(tf.boolean_mask(x[0], x[1])), elems=(d, m),
+                     fn_output_signature=tf.float32)
+''',
+    "loop_sum": '''
+def f(d, m):
+    out = []
+    for i in range(d.shape[0]):
+        out.append(tf.reduce_sum(tf.boolean_mask(d[i], m[i])))
+    return tf.stack(out)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MASKED))
+def test_a_masked_reduction_of_each_row_is_one_where_and_an_axis_reduction(spelling):
+    # Held-out round 10's c01 (batch-hard triplet loss: each row's closest negative); a row
+    # whose mask is empty gets the empty reduction's value (inf, -inf, 0) both ways.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + MASKED[spelling]
+    g = tf.random.Generator.from_seed(7)
+    m = g.uniform([10, 6]) < 0.5
+    m = tf.concat([tf.zeros([1, 6], tf.bool), m[1:]], axis=0)  # row 0: nothing selected
+    args = (g.normal([10, 6]), m)
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert ".where(" in new and "boolean_mask" not in new and not _loops_left(new), new
+    assert "map_fn" not in new
+    _agrees(text, new, args)
+
+
+def test_a_masked_row_that_is_not_reduced_is_not_batched():
+    # The VALID twin: each row's selected elements, stacked (ragged rows), are not one
+    # reduction: no where() rewrite; the map stays.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_min(tf.boolean_mask(x[0], x[1]) * 2.0), (d, m),
+                     tf.float32)
+'''
+    args = (tf.ones([4, 3]), tf.ones([4, 3], tf.bool))
+    with pytest.raises(SourceEditError):
+        LoopsBatched(True).build(text, _context(text, args))

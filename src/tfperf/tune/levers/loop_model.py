@@ -314,6 +314,28 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(lined))
         return (lined, after[1]) if low == 0 else (after[0], lined)
 
+    def masked_reduction(self, node: ast.Call, last: str) -> ast.expr | None:
+        """``reduce_min(boolean_mask(x, m))`` of one example: on the batch, the reduction of
+        ``where(m, x, identity)`` over every example axis (held-out round 10's c01: a row's
+        closest negative); an empty mask gives the identity, as the empty reduction does."""
+        from tfperf.tune.map_bodies import MASKED_IDENTITY, masked_reductions
+
+        if last not in MASKED_IDENTITY or id(node.args[0] if node.args else None) not in \
+                masked_reductions(node):
+            return None
+        mask_call = node.args[0]
+        assert isinstance(mask_call, ast.Call)
+        x, m = (self.visit(copy.deepcopy(a)) for a in mask_call.args)
+        if not (self.touched(x) and self.touched(m)) or not _plain(x):
+            return None
+        xs, tf = ast.unparse(x), self.tf
+        text = (f"{ast.unparse(node.func)}({tf}.where({ast.unparse(m)}, {xs}, "
+                f"{tf}.cast({MASKED_IDENTITY[last]}, {xs}.dtype)), "
+                f"axis={tf}.range(1, {tf}.rank({xs})))")
+        new = ast.parse(text, mode="eval").body
+        self.made.add(id(new))
+        return new
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         before = (node.left, node.right)
         node.left, node.right = self.line_up(before, (self.visit(node.left),
@@ -444,6 +466,9 @@ class _Batch(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        masked = None if self.depth else self.masked_reduction(node, last)
+        if masked is not None:
+            return masked
         if last in ELEMENTWISE_PAIRS and len(node.args) == 2 and not node.keywords:
             before = (node.args[0], node.args[1])
             node.args = list(self.line_up(before, (self.visit(node.args[0]),
