@@ -453,3 +453,101 @@ def test_a_per_device_tower_loop_is_not_batched():
         tree = ast.parse(text)
         fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
         assert len(function_loops(Context(tree, text, "t.py"), fn)) == kept, device
+
+
+BROADCAST = {  # one example's c[i] (rank 2) times u[i] (rank 1): u broadcasts per example
+    "binop_range": '''
+def f(c, u):
+    return tf.stack([tf.reduce_sum(c[i] * u[i], axis=-1) for i in range(c.shape[0])])
+''',
+    "multiply_start": '''
+def f(c, u):
+    return tf.stack([tf.reduce_sum(tf.multiply(c[i], u[i]), axis=-1)
+                     for i in range(0, 12)], axis=0)
+''',
+    "zip_items": '''
+def f(c, u):
+    out = []
+    for ci, ui in zip(tf.unstack(c), tf.unstack(u)):
+        out.append(tf.reduce_sum(ui * ci, axis=-1))
+    return tf.stack(out)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BROADCAST))
+def test_operands_of_unequal_example_ranks_line_up_after_the_batch_axis(spelling):
+    # Held-out round 10's c04m: batched as c * u, u's batch axis met c's candidate axis
+    # ("Incompatible shapes: [128,5,256] vs. [128,256]"); u's example axes go after the batch.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + BROADCAST[spelling]
+    g = tf.random.Generator.from_seed(5)
+    args = (g.normal([12, 5, 8]), g.normal([12, 8]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "[:, None]" in new and not _loops_left(new), new
+    _agrees(text, new, args)
+
+
+def test_operands_of_equal_example_ranks_are_not_given_an_axis():
+    # The VALID twin: c[i] * u[i] of equal ranks broadcast as the batch does already.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + BROADCAST["binop_range"]
+    g = tf.random.Generator.from_seed(6)
+    args = (g.normal([12, 8]), g.normal([12, 8]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert "None" not in new and not _loops_left(new), new
+    _agrees(text, new, args)
+
+
+MASKED = {  # one row's reduction of its masked elements, spelled as users do
+    "map_fn_tuple_min": '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_min(tf.boolean_mask(x[0], x[1])), (d, m), tf.float32)
+''',
+    "map_fn_tuple_max_kw": '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_max(tf.boolean_mask(x[0], x[1])), elems=(d, m),
+                     fn_output_signature=tf.float32)
+''',
+    "loop_sum": '''
+def f(d, m):
+    out = []
+    for i in range(d.shape[0]):
+        out.append(tf.reduce_sum(tf.boolean_mask(d[i], m[i])))
+    return tf.stack(out)
+''',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MASKED))
+def test_a_masked_reduction_of_each_row_is_one_where_and_an_axis_reduction(spelling):
+    # Held-out round 10's c01 (batch-hard triplet loss: each row's closest negative); a row
+    # whose mask is empty gets the empty reduction's value (inf, -inf, 0) both ways.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + MASKED[spelling]
+    g = tf.random.Generator.from_seed(7)
+    m = g.uniform([10, 6]) < 0.5
+    m = tf.concat([tf.zeros([1, 6], tf.bool), m[1:]], axis=0)  # row 0: nothing selected
+    args = (g.normal([10, 6]), m)
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert ".where(" in new and "boolean_mask" not in new and not _loops_left(new), new
+    assert "map_fn" not in new
+    _agrees(text, new, args)
+
+
+def test_a_masked_row_that_is_not_reduced_is_not_batched():
+    # The VALID twin: each row's selected elements, stacked (ragged rows), are not one
+    # reduction: no where() rewrite; the map stays.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + '''
+def f(d, m):
+    return tf.map_fn(lambda x: tf.reduce_min(tf.boolean_mask(x[0], x[1]) * 2.0), (d, m),
+                     tf.float32)
+'''
+    args = (tf.ones([4, 3]), tf.ones([4, 3], tf.bool))
+    with pytest.raises(SourceEditError):
+        LoopsBatched(True).build(text, _context(text, args))

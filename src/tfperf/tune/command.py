@@ -26,7 +26,9 @@ def register(subparsers: Any) -> None:
                     "is imported and executed (its top level runs, as under `import`). "
                     "Without :FUNC, the file's baseline @variant is tuned. Exit status 2 on "
                     "bad input.")
-    p.add_argument("target", metavar="FILE.py[:FUNC]", help="the function to tune")
+    p.add_argument("target", metavar="FILE.py[:FUNC]",
+                   help="the function to tune (FUNC may be obj.method: a method of a "
+                        "module-level object, a Keras layer's call)")
     p.add_argument("--inputs", metavar="FILE.py:FN",
                    help="a function returning the arguments (a tuple, one value, or a dict "
                         "of keyword arguments)")
@@ -155,7 +157,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
             raise TuneError(f"{path}: name the function to tune as {path}:FUNC")
         fn: Any = base.fn
     else:
-        fn = getattr(module, name, None)
+        fn = module
+        for part in name.split("."):  # FILE.py:obj.method: a bound method of a module's object
+            fn = getattr(fn, part, None)
         if not callable(fn):
             raise TuneError(f"{path}: no function {name!r}")
     if args.inputs:

@@ -20,6 +20,7 @@ model's "reduction" with an ``add`` update):
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -502,12 +503,41 @@ def map_fn_parts(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
     given = {k.arg: k.value for k in call.keywords}
     given = {{"f": "fn", "xs": "elems"}.get(k, k) if k else k: v for k, v in given.items()}
     if None in given or any(k not in _MAP_FN_KEYWORDS | {"fn", "elems"} for k in given) \
-            or len(call.args) > 2:
+            or len(call.args) > 3 or (len(call.args) == 3 and "dtype" in given):
         return None
-    parts = [*call.args] + [given[k] for k in ("fn", "elems")[len(call.args):] if k in given]
+    # tf.map_fn(fn, elems, tf.float32): the third positional is the output's dtype
+    positional = call.args[:2]
+    parts = [*positional] + [given[k] for k in ("fn", "elems")[len(positional):] if k in given]
     if len(parts) != 2:
         return None
     return parts[0], parts[1]
+
+
+def _tuple_parts(value: ast.expr, param: str, count: int) -> ast.expr | None:
+    """``value`` with each ``param[k]`` (a constant ``k`` below ``count``) as its own name
+    (``_tfperf_i_e{k}``); None where ``param`` is used any other way."""
+    value = copy.deepcopy(value)
+
+    class Parts(ast.NodeTransformer):
+        ok = True
+
+        def visit_Subscript(self, node: ast.Subscript) -> Any:
+            if isinstance(node.value, ast.Name) and node.value.id == param:
+                k = node.slice
+                if isinstance(k, ast.Constant) and isinstance(k.value, int) \
+                        and 0 <= k.value < count and isinstance(node.ctx, ast.Load):
+                    return ast.Name(f"{INDEX}_e{k.value}", ast.Load())
+                self.ok = False
+            return self.generic_visit(node)
+
+        def visit_Name(self, node: ast.Name) -> Any:
+            if node.id == param:
+                self.ok = False
+            return node
+
+    fix = Parts()
+    new = fix.visit(value)
+    return new if fix.ok else None
 
 
 def _map_fn(ctx: Any, fn_def: ast.FunctionDef, text: str, call: ast.Call) -> Iteration | None:
@@ -524,9 +554,16 @@ def _map_fn(ctx: Any, fn_def: ast.FunctionDef, text: str, call: ast.Call) -> Ite
     first = elems.elts[0] if isinstance(elems, (ast.Tuple, ast.List)) and elems.elts else elems
     it = Iteration(call, INDEX, f"{text_of(text, first)}.shape[0]", [], [], fn, "map_fn",
                    "", None, call)
-    body = None if isinstance(elems, (ast.Tuple, ast.List)) \
-        else map_body(ctx, fn_def, ctx.tree, fn, tf_alias(ctx.tree) or "tf")
-    if body is not None:
+    body = map_body(ctx, fn_def, ctx.tree, fn, tf_alias(ctx.tree) or "tf")
+    if body is not None and isinstance(elems, (ast.Tuple, ast.List)):
+        # map_fn over a tuple (values, mask): the element read only as x[0], x[1]
+        parts = _tuple_parts(body.value, body.param, len(elems.elts))
+        if parts is not None:
+            it.binds = [(f"{INDEX}_e{k}", f"{text_of(text, e)}[{INDEX}]", text_of(text, e))
+                        for k, e in enumerate(elems.elts)]
+            it.value = parts
+            it.join = "stack"
+    elif body is not None:
         over = text_of(text, elems)
         if not isinstance(elems, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
             over = f"({over})"  # ``a * b`` indexed is ``(a * b)[i]``

@@ -51,7 +51,10 @@ class MapBody:
 def side_effects(node: ast.AST) -> str:
     """Why ``node`` (a mapped function's code) must not be batched or traced once: "" when
     nothing in it has a Python side effect or a shape set by the data."""
+    reduced = masked_reductions(node)
     for n in ast.walk(node):
+        if id(n) in reduced:  # reduce_min(boolean_mask(x, m)): one value, whatever m holds
+            continue
         if isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Raise,
                           ast.With, ast.Try, ast.Delete, ast.Import, ast.ImportFrom)):
             return f"the mapped function holds a {type(n).__name__.lower()} statement"
@@ -68,6 +71,26 @@ def side_effects(node: ast.AST) -> str:
                                        and not n.keywords):
                 return f"the mapped function calls {last}() (a shape set by the data)"
     return ""
+
+
+#: Reductions whose value over the masked elements is a reduction of ``where(m, x, identity)``.
+MASKED_IDENTITY = {"reduce_min": "float('inf')", "reduce_max": "-float('inf')",
+                   "reduce_sum": "0", "reduce_prod": "1"}
+
+
+def masked_reductions(node: ast.AST) -> set[int]:
+    """Ids of the ``boolean_mask(x, m)`` calls that are the whole argument of a reduction of
+    every element (``reduce_min(boolean_mask(x, m))``): their shape, set by the data, is
+    reduced away."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1] in \
+                MASKED_IDENTITY and len(n.args) == 1 and not n.keywords:
+            arg = n.args[0]
+            if isinstance(arg, ast.Call) and ast.unparse(arg.func).rsplit(".", 1)[-1] == \
+                    "boolean_mask" and len(arg.args) == 2 and not arg.keywords:
+                found.add(id(arg))
+    return found
 
 
 def _of_a_module(func: ast.expr) -> bool:

@@ -39,6 +39,7 @@ from tfperf.tune.build import Built, apply_levers, load
 from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.kinds import Kinds, kind_of
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
+from tfperf.tune.methods import target_of
 from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
@@ -158,8 +159,12 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
     """
     import tensorflow as tf  # noqa: F401  (the candidates run TF; import it once, here)
 
-    target = Target.from_function(fn, tuple(args), kwargs, inputs)
+    target = target_of(fn, tuple(args), kwargs, inputs)
     isolate = isolate or threads or devices is not None or ray is not None
+    if isolate and target.method_home is not None:  # a child cannot rebuild the instance
+        raise TuneError(f"{target.method_of}: --isolate needs a module-level function (a "
+                        "child process imports it by name); a bound method's instance "
+                        "stays in this process")
     if isolate and not target.in_file:  # a child process imports the function by name
         raise TuneError(f"{target.name}: --isolate needs a function defined in a .py file (a "
                         f"child process imports it); this one was defined in {target.label}")
@@ -171,7 +176,9 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
                      threads=threads, devices=devices, ray=ray)
     key = None
     # neither a closure's constants nor the precision asked for are in the key
-    if cache and target.enclosed_in is None and not reduced_precision:
+    # nor a method's instance (its weights)
+    if cache and target.enclosed_in is None and target.method_home is None \
+            and not reduced_precision:
         from tfperf.tune import cache as store
 
         key = store.key(target, budget, calls)
@@ -287,8 +294,9 @@ class Search:
             candidates=[c.record for c in everyone], best_name=best.record.name if best else None,
             patch=patch, search_s=round(time.perf_counter() - self.t0, 3),
             budget_s=self.budget, device=self.facts.to_dict(),
-            patched_source=best.built.source if best and best.built else "",
-            original_source=self.target.source,
+            patched_source=self.target.to_file(best.built.source)
+            if best and best.built else "",
+            original_source=self.target.file_source,
             best_fn=best.built.fn if best and best.built else None,
             in_file=self.target.in_file, cell=self.target.cell)
 

@@ -47,6 +47,19 @@ class Target:
     namespace: dict[str, Any] | None = None  # the function's globals (the module's, a cell's)
     raw_source: str | None = None  # a cell as typed (``%magic`` lines), when IPython has it
     enclosed_in: str | None = None  # a factory's inner function: its qualified name
+    method_home: Any = None  # a method's place in its class (tfperf.tune.methods.MethodHome)
+    method_of: str | None = None  # a method: its qualified name (``Class.method``)
+
+    @property
+    def file_source(self) -> str:
+        """The user's file as measured (a method's source is its lifted ``def``)."""
+        return self.method_home.file_text if self.method_home is not None else self.source
+
+    def to_file(self, text: str) -> str:
+        """``text`` (an edit of ``source``) as the user's file: a method put back."""
+        if self.method_home is None:
+            return text
+        return str(self.method_home.to_file(text, self.source, self.name))
 
     @property
     def label(self) -> str:
@@ -73,8 +86,9 @@ class Target:
         if py.__qualname__ != name and _is_closure(py):
             return _lifted(fn, py, tuple(args), kwargs, inputs)
         if py.__qualname__ != name:
-            raise TuneError(f"{py.__qualname__}: tune needs a module-level function or "
-                            "the inner function of a factory (not a method or a lambda)")
+            raise TuneError(f"{py.__qualname__}: tune needs a module-level function, a "
+                            "bound method (obj.method), or the inner function of a factory "
+                            "(not a lambda, nor a method taken from its class)")
         module = sys.modules.get(py.__module__)
         try:
             path = Path(inspect.getsourcefile(py) or "")
@@ -133,7 +147,7 @@ class Target:
         form, which the Python that IPython ran has as ``get_ipython()`` calls)."""
         from tfperf.lint.result import unified_diff
 
-        old, new = self.source, text
+        old, new = self.file_source, self.to_file(text)
         raw = self.raw_source
         if raw is not None and old.endswith("\n") and not raw.endswith("\n"):
             raw += "\n"  # IPython's history keeps a cell without its last newline

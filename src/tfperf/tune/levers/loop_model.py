@@ -194,6 +194,11 @@ def vectorized(text: str, it: Iteration, tf: str) -> str:
     return rewrite_one(text, it, tf, lines, it.name, None)
 
 
+#: Element-wise functions of two tensors that broadcast them (tf.multiply(c[i], u[i])).
+ELEMENTWISE_PAIRS = frozenset({"multiply", "add", "subtract", "divide", "truediv",
+                               "maximum", "minimum", "pow", "squared_difference"})
+
+
 class _Batch(ast.NodeTransformer):
     """One iteration's code on the whole batch: ``x[i]`` → ``x``, ``x[i, k]`` → ``x[:, k]``,
     an item → its tensor, ``t[<batched>]`` → ``tf.gather(t, <batched>)``; with ``axes``,
@@ -278,8 +283,63 @@ class _Batch(ast.NodeTransformer):
         self.wholes.add(id(call))
         return call
 
+    def example_rank(self, node: ast.expr) -> int | None:
+        """The rank of one example of ``node``, where ``node`` is one example of an argument
+        (``x[i]``, or the item ``x`` of ``for x in xs``); None for anything else."""
+        if self.depth:
+            return None
+        name = None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and isinstance(node.slice, ast.Name) \
+                and (node.slice.id == self.index or node.slice.id in self.items):
+            name = node.value.id
+        elif isinstance(node, ast.Name) and node.id in self.items:
+            name = self.items[node.id]
+        rank = self.ranks.get(name or "")
+        return rank - 1 if rank else None
+
+    def line_up(self, before: tuple[ast.expr, ast.expr],
+                after: tuple[ast.expr, ast.expr]) -> tuple[ast.expr, ast.expr]:
+        """Two operands of an element-wise op, batched: ``c[i] * u[i]`` with ``c[i]`` of
+        rank 2 and ``u[i]`` of rank 1 broadcasts ``u[i]`` against ``c[i]``'s last axes; on
+        the batch, ``u``'s example axes go after the batch axis (``u[:, None, :]``), not
+        against ``c``'s batch axis (held-out round 10's c04m)."""
+        r0, r1 = self.example_rank(before[0]), self.example_rank(before[1])
+        if r0 is None or r1 is None or r0 == r1:
+            return after
+        low = 0 if r0 < r1 else 1
+        side = after[low]
+        lined = ast.Subscript(side, ast.Tuple([ast.Slice()] + [ast.Constant(None)]
+                                              * abs(r0 - r1), ast.Load()), ast.Load())
+        self.made.add(id(lined))
+        return (lined, after[1]) if low == 0 else (after[0], lined)
+
+    def masked_reduction(self, node: ast.Call, last: str) -> ast.expr | None:
+        """``reduce_min(boolean_mask(x, m))`` of one example: on the batch, the reduction of
+        ``where(m, x, identity)`` over every example axis (held-out round 10's c01: a row's
+        closest negative); an empty mask gives the identity, as the empty reduction does."""
+        from tfperf.tune.map_bodies import MASKED_IDENTITY, masked_reductions
+
+        if last not in MASKED_IDENTITY or id(node.args[0] if node.args else None) not in \
+                masked_reductions(node):
+            return None
+        mask_call = node.args[0]
+        assert isinstance(mask_call, ast.Call)
+        x, m = (self.visit(copy.deepcopy(a)) for a in mask_call.args)
+        if not (self.touched(x) and self.touched(m)) or not _plain(x):
+            return None
+        xs, tf = ast.unparse(x), self.tf
+        text = (f"{ast.unparse(node.func)}({tf}.where({ast.unparse(m)}, {xs}, "
+                f"{tf}.cast({MASKED_IDENTITY[last]}, {xs}.dtype)), "
+                f"axis={tf}.range(1, {tf}.rank({xs})))")
+        new = ast.parse(text, mode="eval").body
+        self.made.add(id(new))
+        return new
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        node.left, node.right = self.visit(node.left), self.visit(node.right)
+        before = (node.left, node.right)
+        node.left, node.right = self.line_up(before, (self.visit(node.left),
+                                                      self.visit(node.right)))
         if isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call) \
                 and self.touched(node.right):
             # sum(x[:i + 1]) - x[i] of every step is sum(x[:i]): the exclusive cumsum
@@ -406,6 +466,14 @@ class _Batch(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> Any:
         func = ast.unparse(node.func)
         last = func.rsplit(".", 1)[-1]
+        masked = None if self.depth else self.masked_reduction(node, last)
+        if masked is not None:
+            return masked
+        if last in ELEMENTWISE_PAIRS and len(node.args) == 2 and not node.keywords:
+            before = (node.args[0], node.args[1])
+            node.args = list(self.line_up(before, (self.visit(node.args[0]),
+                                                   self.visit(node.args[1]))))
+            return node
         pre = None if self.depth else prefix_reduction(node, self.stop_of)
         if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
             rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
