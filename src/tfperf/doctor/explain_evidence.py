@@ -33,8 +33,10 @@ from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
     logits_labels_numbers,
+    position_past_table,
     rows_per_sample,
     validation_ran_out,
+    validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import offered_python
@@ -516,6 +518,15 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/framework/op_kernel.cc (FindKernelDef: Requested Attributes / Registered) ; "
      "tensorflow/core/common_runtime/placer.cc (Could not find valid device for node; All "
      "kernels registered for op) ; https://github.com/tensorflow/tensorflow/issues/31112"),
+    (frozenset({"input-shape-mismatch", "value-error"}), validation_unbatched,
+     "keras engine input_spec (expected ndim=N, found ndim=N-1) ; tf.data guide (a dataset "
+     "yields single elements until .batch()) ; https://github.com/tensorflow/tensorflow/issues/"
+     "44250 (val_ds built without .batch(): expected ndim=4, found ndim=3)"),
+    (frozenset({"embedding-index-out-of-range", "invalid-argument-error"}), position_past_table,
+     "tensorflow/core/kernels/gather_functor.h (indices[i] = id is not in [0, size)) ; "
+     "BERT's max_position_embeddings (512) ; Hugging Face tokenizers (truncation, max_length) ; "
+     "https://github.com/ScalaConsultants/Aspect-Based-Sentiment-Analysis/issues/51 "
+     "(indices[0,529] = 529 is not in [0, 512): a text longer than BERT's positions)"),
     (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
      channels_mismatch,
      "keras engine input_spec (the expected and received shapes) ; "
