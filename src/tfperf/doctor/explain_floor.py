@@ -279,6 +279,7 @@ class ErrorSite:
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
     ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
     in_tf_init: bool = False  # raised by the code of TensorFlow's own package __init__.py
+    frames: str = ""  # the traceback's frames above the error (what ran: iterator_get_next)
 
 
 @dataclass(frozen=True)
@@ -676,6 +677,7 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.library, site.library_code = _library(lines, at)
     site.command = _command(lines, at)
     site.in_tf_init = _in_tf_init(lines, at)
+    site.frames = "\n".join(_traceback_lines(lines, at, len(lines)))
     if cls == "LoggedError":
         site.severity = "warning"
     if _ignored_by_python(lines, at):
@@ -861,11 +863,15 @@ def class_meaning(cls: str) -> tuple[str, str]:
     return row["meaning"], row["source"]
 
 
+_ITERATOR_NEXT = re.compile(r"iterator_get_next|IteratorGetNext|_next_internal")
 # conditions a ranked cause can have besides a regex over the message: what the site read
 _CONDITIONS = {"@first-step": lambda site: bool(site.first_step),
                "@library": lambda site: bool(site.library),
                "@command": lambda site: bool(site.command) and not site.first_step,
-               "@tf-init": lambda site: site.in_tf_init}
+               "@tf-init": lambda site: site.in_tf_init,
+               # the error came out of a dataset iterator's next element (its frames or node)
+               "@iterator-next": lambda site: bool(_ITERATOR_NEXT.search(
+                   f"{site.frames}\n{site.context}\n{site.op}"))}
 
 
 def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
