@@ -183,3 +183,63 @@ def test_keras_for_tf_1_12_is_keras_2_2_5() -> None:
     ex = explain_log("tensorflow==1.12.0\nkeras==2.4.3\nImportError: Keras requires TensorFlow "
                      "2.2 or higher. Install TensorFlow via `pip install tensorflow`\n")
     assert "keras==2.2.5" in ex.causes[0].install
+
+
+def test_a_pin_between_released_versions_was_never_released() -> None:
+    label, _, first = _first(
+        "$ pip install tensorflow-text==2.4.5\nERROR: Could not find a version that satisfies "
+        "the requirement tensorflow-text==2.4.5 (from versions: 2.3.0, 2.4.1, 2.4.3, 2.5.0)\n"
+        "ERROR: No matching distribution found for tensorflow-text==2.4.5\n")
+    assert label == "no-tensorflow-wheel"
+    assert "never released" in first and "2.4.3" in first and "2.5.0" in first
+
+
+def test_a_keras_pin_copied_from_tensorflows_version_names_the_keras_of_that_tf() -> None:
+    _, _, first = _first(
+        "pip install keras==1.14\nERROR: Could not find a version that satisfies the requirement "
+        "keras==1.14 (from versions: 0.3.3, 1.0.8, 1.2.2, 2.0.9, 2.2.5, 2.3.1, 2.4.3)\n")
+    assert "never released" in first and "keras==2.3.1" in first
+
+
+def test_a_pin_newer_than_every_listed_release_stays_a_python_question() -> None:
+    _, _, first = _first(
+        "ERROR: Could not find a version that satisfies the requirement tensorflow==2.16.1 (from "
+        "versions: 2.2.0, 2.3.0, 2.4.0)\nERROR: No matching distribution found for "
+        "tensorflow==2.16.1\n")
+    assert "never released" not in first
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: loading this checkpoint requires TensorFlow 2.3 or higher\n",
+    "Error: tensorflow version >= 1.15 is required for this op\n",
+])
+def test_a_version_the_message_requires_is_read_as_too_old(line: str) -> None:
+    ex = explain_log(line)
+    assert "names the version it needs" in first_explanation(ex.causes[0])
+
+
+def test_a_self_check_that_cannot_load_the_msvc_runtime_names_the_redistributable() -> None:
+    ex = explain_log(
+        'Traceback (most recent call last):\n  File "C:\\\\Python38\\\\lib\\\\site-packages\\\\'
+        'tensorflow\\\\python\\\\platform\\\\self_check.py", line 50, in preload_check\n'
+        "    ctypes.WinDLL(build_info.msvcp_dll_name)\n"
+        '  File "C:\\\\Python38\\\\lib\\\\ctypes\\\\__init__.py", line 373, in __init__\n'
+        "    self._handle = _dlopen(self._name, mode)\n"
+        "OSError: [WinError 126] The specified module could not be found\n")
+    assert "Visual C++ Redistributable" in first_explanation(ex.causes[0])
+
+
+def test_an_oserror_of_another_frame_keeps_its_general_reading() -> None:
+    ex = explain_log('Traceback (most recent call last):\n  File "/usr/lib/python3.8/site-'
+                     'packages/tensorflow/python/saved_model/loader_impl.py", line 113, in '
+                     "parse_saved_model\n    raise IOError(\n"
+                     "OSError: SavedModel file does not exist at: ./export/1/{saved_model.pbtxt|"
+                     "saved_model.pb}\n")
+    assert "Visual C++" not in first_explanation(ex.causes[0])
+
+
+def test_a_file_system_scheme_line_without_a_class_is_tensorflows() -> None:
+    ex = explain_log("I1203 10:00:01 training_loop: Error recorded from infeed: File system "
+                     "scheme '[local]' not implemented (file: '/tmp/data/train-0001.tfrecord')\n")
+    assert ex.verdict == "failure"
+    assert "gs://" in first_explanation(ex.causes[0])

@@ -39,7 +39,7 @@ from tfperf.doctor.explain_numbers import (
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
-from tfperf.doctor.explain_pip import offered_python
+from tfperf.doctor.explain_pip import offered_python, pin_not_released
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -554,6 +554,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
      "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "
      "class 'Model' under TensorFlow 2.16+: pinned TensorFlow 2.15.1, the last Keras 2)"),
+    (frozenset({"no-tensorflow-wheel", "tool-error"}), pin_not_released,
+     "pip's candidate list (every release it can install for this interpreter) ; "
+     "https://github.com/keras-team/keras/issues/14149 (Keras 2.2.4 / 2.3.0 for TF 1.13.1: "
+     "Keras was not numbered like TensorFlow)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "

@@ -850,9 +850,16 @@ def _classes() -> dict[str, dict[str, str]]:
 def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
     from tfperf.doctor.knowledge.tables import read_table
 
-    return tuple((r["class"], re.compile(r["when"]) if r["when"] and not r["when"].startswith("@")
-                  else None, r["when"], r["cause"], r["fix"]) for r in
+    def compiled(when: str) -> re.Pattern[str] | None:
+        if when.startswith(_FRAMES):  # a regex over the traceback's frames, not the message
+            return re.compile(when[len(_FRAMES):])
+        return re.compile(when) if when and not when.startswith("@") else None
+
+    return tuple((r["class"], compiled(r["when"]), r["when"], r["cause"], r["fix"]) for r in
                  read_table("error_class_causes.csv"))
+
+
+_FRAMES = "@frames:"  # error_class_causes' prefix for a condition on what ran (the frames)
 
 
 def class_meaning(cls: str) -> tuple[str, str]:
@@ -886,6 +893,9 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
                 hits.append((cause, fix))
         elif rx is None:
             generic.append((cause, fix))
+        elif when.startswith(_FRAMES):
+            if rx.search(f"{site.frames}\n{site.context}"):
+                hits.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
     names = {"library": site.library, "command": site.command}

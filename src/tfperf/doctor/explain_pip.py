@@ -74,3 +74,50 @@ def offered_python(text: str) -> Reading | None:
         cause += "."
         fix += f", or one of the releases pip lists ({listed})."
     return cause, fix, m.group(0)
+
+
+# pip's list for any package pinned with ==: "requirement keras==1.13 (from versions: ...)"
+_PINNED = re.compile(r"Could not find a version that satisfies the requirement "
+                     r"(?P<pkg>[A-Za-z0-9][\w.-]*)(?:\[[\w,-]+\])?==(?P<want>\d+(?:\.\d+)*)"
+                     r"(?![\w.*])[^\n(]*\(from versions: (?P<offered>[^)\n]*)\)")
+_RELEASE = re.compile(r"^\d+(?:\.\d+)*$")  # a final release (no rc, dev, post)
+
+
+def _key(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in version.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:  # 2.3 == 2.3.0
+        parts.pop()
+    return tuple(parts)
+
+
+def pin_not_released(text: str) -> Reading | None:
+    """(cause, fix, pip's line) when the pinned version is not a release at all: pip lists
+    releases of the package both older and newer than it (so this Python is offered that
+    stretch of releases) and not the pinned one. A version that was never published: the fix
+    names the releases around it, not another Python. Keras before 2.6 was not numbered like
+    TensorFlow: a keras==1.x pin copied from TensorFlow's version names no Keras."""
+    if "(from versions:" not in text or (m := _PINNED.search(text)) is None:
+        return None
+    want = _key(m["want"])
+    listed = [v.strip() for v in m["offered"].split(",") if _RELEASE.match(v.strip())]
+    if not listed or any(_key(v) == want for v in listed):
+        return None
+    older = [v for v in listed if _key(v) < want]
+    newer = [v for v in listed if _key(v) > want]
+    if not older or not newer:
+        return None  # the pin is past either end: a Python or platform question, not this
+    below = max(older, key=_key)
+    above = min(newer, key=_key)
+    pkg = m["pkg"]
+    cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it can "
+             f"install here, older ones ({below}) and newer ones ({above}) among them, and no "
+             f"{m['want']}; the pin names a version that does not exist, not a missing wheel.")
+    fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
+           f"versions {pkg} lists them all).")
+    if pkg.lower() == "keras" and want < (2, 6):
+        cause += (" Standalone Keras was not numbered like TensorFlow before 2.6: a TensorFlow "
+                  "version is not a Keras version.")
+        fix = ("Install the Keras of that TensorFlow: keras==2.2.5 for TF 1.12 and older, "
+               "keras==2.3.1 for TF 1.13 to 2.1, keras==2.4.3 for TF 2.2 to 2.5, and keras of "
+               "TensorFlow's own major.minor from TF 2.6 on (or use tf.keras).")
+    return cause, fix, m.group(0)
