@@ -243,3 +243,19 @@ def test_a_file_system_scheme_line_without_a_class_is_tensorflows() -> None:
                      "scheme '[local]' not implemented (file: '/tmp/data/train-0001.tfrecord')\n")
     assert ex.verdict == "failure"
     assert "gs://" in first_explanation(ex.causes[0])
+
+
+def test_pfor_falling_back_on_random_ops_names_the_augmentation_layers() -> None:
+    label, _, first = _first(
+        "WARNING:tensorflow:Using a while_loop for converting StatelessRandomGetKeyCounter cause "
+        "there is no registered converter for this op.\n"
+        "WARNING:tensorflow:Using a while_loop for converting ImageProjectiveTransformV3 cause "
+        "there is no registered converter for this op.\nEpoch 1/30\n")
+    assert label == "vectorized-map-fallback"
+    assert "augmentation" in first and "dataset.map" in first
+
+
+def test_pfor_falling_back_on_another_op_keeps_its_general_reading() -> None:
+    _, _, first = _first("WARNING:tensorflow:Using a while_loop for converting MatrixDiagPartV3 "
+                         "cause there is no registered converter for this op.\n")
+    assert "augmentation" not in first
