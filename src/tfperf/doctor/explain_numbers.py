@@ -181,12 +181,12 @@ def position_past_table(text: str) -> Reading | None:
     the sequence (``indices[0,529] = 529``: the ids are 0, 1, 2 ... along the axis), or the log
     names a table of positions, and the id reaches the table's size. The sequence is longer than
     the model's position table: truncate it, the table's size is the model's, not a vocabulary."""
-    m = _GATHER_ID.search(text)
-    if m is None:
+    if "is not in [0, " not in text or (m := _GATHER_ID.search(text)) is None:
         return None
     pos, got, size = _dims(m["pos"]), int(m["id"]), int(m["size"])
     own_index = bool(pos) and pos[-1] == got
-    if not (own_index or (got == size and _POSITION_WORDS.search(text))):
+    near = text[max(0, m.start() - _NEAR_CHARS):m.end() + _NEAR_CHARS]  # this error's traceback
+    if not (own_index or (got == size and _POSITION_WORDS.search(near))):
         return None
     why = (f"the id {got} sits at index {got} of its sequence, so the ids count positions"
            if own_index else f"the id {got} is exactly the table's size in a log of a model "
@@ -201,6 +201,7 @@ def position_past_table(text: str) -> Reading | None:
             m.group(0))
 
 
+_NEAR_CHARS = 4000  # the text around an error read for its words (a traceback's length)
 # fit(..., validation_data=NAME): the name of the validation input
 _VAL_NAME = re.compile(r"validation_data\s*=\s*(?P<name>[A-Za-z_]\w*)\b(?!\s*[\[(.])")
 _NDIM = re.compile(r"expected (?:min_)?ndim=(?P<want>\d+), found ndim=(?P<got>\d+)")
@@ -210,12 +211,13 @@ def validation_unbatched(text: str) -> Reading | None:
     """(cause, fix, words) when a rank-one-short input error comes from a validation dataset the
     log's code builds without .batch() while the training one is batched: Keras reads each of
     its elements as a batch, one axis short."""
+    if "found ndim=" not in text or "validation_data" not in text:
+        return None
     nd, vm = _NDIM.search(text), _VAL_NAME.search(text)
     if nd is None or vm is None or int(nd["want"]) != int(nd["got"]) + 1:
         return None
     name = vm["name"]
-    built = [ln for ln in text.splitlines()
-             if re.match(rf"\s*{re.escape(name)}\s*=[^=]", ln)]
+    built = _assignments(text, name)
     if not built or any(".batch(" in ln or "padded_batch(" in ln for ln in built):
         return None
     if not any("Dataset" in ln or "dataset" in ln for ln in built):
@@ -229,3 +231,17 @@ def validation_unbatched(text: str) -> Reading | None:
             f"Batch the validation dataset like the training one: {name} = {name}.batch(BATCH) "
             "(before prefetch), or pass validation_data as arrays with validation_batch_size.",
             built[0].strip())
+
+
+def _assignments(text: str, name: str) -> list[str]:
+    """The lines of ``text`` that assign ``name`` (``name = ...``), found by str.find: a regex
+    over every line of a long log costs tens of milliseconds."""
+    out, at = [], text.find(name)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        line = text[start:end if end >= 0 else len(text)]
+        if re.match(rf"\s*{re.escape(name)}\s*=[^=]", line):
+            out.append(line)
+        at = text.find(name, (end if end >= 0 else len(text)))
+    return out
