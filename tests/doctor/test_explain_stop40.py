@@ -269,3 +269,21 @@ def test_conda_packages_not_found_is_read_as_no_build_on_the_channels() -> None:
         "  - https://repo.anaconda.com/pkgs/main/linux-aarch64\n")
     assert label == "conda-package-not-in-channels"
     assert "conda search" in first
+
+
+_DLL = ("Traceback (most recent call last):\n  File \"C:\\\\Anaconda3\\\\lib\\\\site-packages\\\\"
+        "tensorflow\\\\python\\\\pywrap_tensorflow.py\", line 18, in swig_import_helper\n"
+        "ImportError: DLL load failed: The specified module could not be found.\n")
+
+
+def test_the_gpu_package_without_cuda_named_leads_with_the_cpu_package() -> None:
+    label, _, first = _first("pip install --upgrade tensorflow_gpu==1.4.0\n" + _DLL)
+    assert label == "windows-dll-load-failed"
+    assert "pip install tensorflow (the CPU package)" in first
+
+
+def test_the_gpu_package_with_its_cuda_dll_named_keeps_the_dll_reading() -> None:
+    _, _, first = _first("pip install tensorflow-gpu==1.13.1\nCould not find 'cudart64_100.dll'. "
+                         "TensorFlow requires that this DLL be installed in a directory that is "
+                         "named in your %PATH% environment variable.\n" + _DLL)
+    assert "(the CPU package)" not in first
