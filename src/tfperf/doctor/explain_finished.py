@@ -26,7 +26,7 @@ _HARD = re.compile(
     r"Current allocation summary follows|[Ii]llegal instruction", re.M)
 # a warning by its shape: Python's warnings, glog/absl W lines, Keras/TF WARNING lines
 _SOFT = re.compile(r"\b(?:Runtime|User|Deprecation|PendingDeprecation|Future|Resource)Warning\b|"
-                   r"(?:^|\s)W(?:\d{4})? ?[\d:. ]*[\w./\\-]+\.(?:cc|h|py):\d+\]|"
+                   r"(?:^|\s)W(?:\d{4})? ?[\d:. ]*[\w./\\:-]+\.(?:cc|h|py):\d+\]|"
                    r"^\s*(?:WARNING|Warning|W)[: ]|WARNING:(?:tensorflow|absl|root)")
 # the BFC allocator's retry line: a warning until an out-of-memory error follows it
 _ALLOCATOR = re.compile(r"[Rr]an out of memory trying to allocate")
