@@ -292,6 +292,7 @@ def test_the_gpu_package_with_its_cuda_dll_named_keeps_the_dll_reading() -> None
 def test_a_windows_w_line_of_the_allocator_in_a_run_that_goes_on_is_a_note() -> None:
     ex = explain_log("2019-01-10 12:00:01.000001: W C:\\users\\nwani\\_bazel_nwani\\execroot\\"
                      "tensorflow\\core\\common_runtime\\bfc_allocator.cc:211] Allocator "
-                     "(GPU_0_bfc) ran out of memory trying to allocate 3.71GiB with freed_by_count=0.\n"
+                     "(GPU_0_bfc) ran out of memory trying to allocate 3.71GiB with "
+                     "freed_by_count=0.\n"
                      "Epoch 3/50\n")
     assert ex.verdict == "nothing-wrong"
