@@ -296,3 +296,19 @@ def test_a_windows_w_line_of_the_allocator_in_a_run_that_goes_on_is_a_note() -> 
                      "freed_by_count=0.\n"
                      "Epoch 3/50\n")
     assert ex.verdict == "nothing-wrong"
+
+
+def test_a_gpu_library_that_did_not_load_in_a_run_that_goes_on_is_not_demoted() -> None:
+    ex = explain_log("2021-05-01 10:00:00.000001: W tensorflow/stream_executor/platform/default/"
+                     "dso_loader.cc:60] Could not load dynamic library 'libcudnn.so.8'; dlerror: "
+                     "libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+                     "2021-05-01 10:00:00.100000: I tensorflow/core/common_runtime/gpu/"
+                     "gpu_device.cc:1733] Found device 0 with properties: pciBusID: 0000:01:00.0 "
+                     "name: GeForce RTX 2080 Ti computeCapability: 7.5\n"
+                     "2021-05-01 10:00:00.200000: W tensorflow/core/common_runtime/gpu/"
+                     "gpu_device.cc:1766] Cannot dlopen some GPU libraries. Please make sure the "
+                     "missing libraries mentioned above are installed properly if you would like "
+                     "to use GPU.\n"
+                     "Epoch 1/10\n100/100 [==============================] - 40s 400ms/step - "
+                     "loss: 0.6931\n")
+    assert ex.causes[0].severity == "failure"

@@ -6,8 +6,8 @@ because in many threads the run died right after them. When the log shows no err
 either the run going on after the line (epochs, steps, "Saved", results, exit code 0) or the
 message hedging itself ("may indicate", "may mean", "not a failure"), the line is a note, not the
 cause: the cause becomes a notice that says so and keeps the original reading as "were it to
-fail". Rows escalated because a GPU is wanted are not touched (a run that goes on on the CPU is
-still the failure). The allocator's own line without an out-of-memory error after it is its
+fail". Rows about the GPU stack (escalated ones, and those whose line proves a GPU) are not
+touched: a run that goes on without the GPU it wanted still failed. The allocator's own line without an out-of-memory error after it is its
 retry warning (TensorFlow raises ResourceExhaustedError when the retry fails too).
 """
 
@@ -59,11 +59,15 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
     run went on or the message hedges; the labels demoted."""
     if _HARD.search(text):
         return set()
-    from tfperf.doctor.knowledge import label_rows
+    from tfperf.doctor.knowledge import error_patterns, label_rows
 
+    # rows about the GPU stack: a run that goes on without the GPU it wanted still failed
+    gpu_rows = {p.id for p in error_patterns() if p.escalate or p.gpu_evidence}
     demoted: set[str] = set()
     for label, cause in list(by_label.items()):
         if cause.severity != "failure" or label in escalated or cause.confidence == "low":
+            continue
+        if any(ln.row in gpu_rows for ln in cause.lines):
             continue
         raws = [lines[ln.number - 1] for ln in cause.lines if ln.number - 1 < len(lines)]
         if not raws or not all(_soft(r) for r in raws):
