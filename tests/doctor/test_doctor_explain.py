@@ -54,8 +54,6 @@ EXPLAIN_SCHEMA = {
 
 # Lines for the rows no development-set log happens to exercise (each a real TF wording).
 EXAMPLES = {
-    "conda-packages-not-found": "PackagesNotFoundError: The following packages are not "
-                                "available from current channels:",
     "retracing-expensive": "Tracing is expensive and the excessive number of tracings could be "
                            "due to (1) creating @tf.function repeatedly in a loop,",
     "mixed-precision-slow": "WARNING:tensorflow:Mixed precision compatibility check "

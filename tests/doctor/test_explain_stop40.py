@@ -261,13 +261,13 @@ def test_pfor_falling_back_on_another_op_keeps_its_general_reading() -> None:
     assert "augmentation" not in first
 
 
-def test_conda_packages_not_found_is_read_as_no_build_on_the_channels() -> None:
+def test_condas_package_list_after_a_blank_line_is_part_of_its_message() -> None:
     label, _, first = _first(
         "(tf) $ conda install tensorflow==1.14\nSolving environment: failed\n\n"
         "PackagesNotFoundError: The following packages are not available from current channels:"
         "\n\n  - tensorflow==1.14\n\nCurrent channels:\n\n"
         "  - https://repo.anaconda.com/pkgs/main/linux-aarch64\n")
-    assert label == "conda-package-not-in-channels"
+    assert label == "packages-not-found-error"
     assert "conda search" in first
 
 

@@ -7,8 +7,9 @@ either the run going on after the line (epochs, steps, "Saved", results, exit co
 message hedging itself ("may indicate", "may mean", "not a failure"), the line is a note, not the
 cause: the cause becomes a notice that says so and keeps the original reading as "were it to
 fail". Rows about the GPU stack (escalated ones, and those whose line proves a GPU) are not
-touched: a run that goes on without the GPU it wanted still failed. The allocator's own line without an out-of-memory error after it is its
-retry warning (TensorFlow raises ResourceExhaustedError when the retry fails too).
+touched: a run that goes on without the GPU it wanted still failed. The allocator's own line
+without an out-of-memory error after it is its retry warning (TensorFlow raises
+ResourceExhaustedError when the retry fails too).
 """
 
 from __future__ import annotations

@@ -482,10 +482,19 @@ def _message_block(lines: list[str], at: int, explained: AbstractSet[int]) -> li
     traceback's start or a line a row explained."""
     out = [at]
     for li in range(at + 1, min(len(lines), at + 1 + _MAX_BLOCK)):
+        if _list_after_blank(lines, li, out):  # "...:" then a blank line and "  - item" (conda)
+            continue
         if li in explained or _BLOCK_END.match(lines[li]) or _PY_EXC.match(lines[li]):
             break
         out.append(li)
     return out
+
+
+def _list_after_blank(lines: list[str], li: int, block: list[int]) -> bool:
+    """A blank line between a message that ends with ':' and the list it introduces (conda's
+    "not available from current channels:", a blank line, "  - tensorflow==1.14")."""
+    return (not lines[li].strip() and lines[block[-1]].rstrip().endswith(":")
+            and li + 1 < len(lines) and lines[li + 1].lstrip().startswith("- "))
 
 
 def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
