@@ -312,3 +312,19 @@ def test_a_gpu_library_that_did_not_load_in_a_run_that_goes_on_is_not_demoted() 
                      "Epoch 1/10\n100/100 [==============================] - 40s 400ms/step - "
                      "loss: 0.6931\n")
     assert ex.causes[0].severity == "failure"
+
+
+@pytest.mark.parametrize(("python", "said"), [("3.14.0", "newer than every Python"),
+                                              ("3.9.7", "32-bit Python"),
+                                              ("3.13.1", "only the newest releases")])
+def test_no_release_offered_at_all_reads_the_python_the_log_names(python: str, said: str) -> None:
+    _, _, first = _first(f"$ python -V\nPython {python}\n$ pip install tensorflow\nERROR: Could "
+                         "not find a version that satisfies the requirement tensorflow (from "
+                         "versions: none)\nERROR: No matching distribution found for tensorflow\n")
+    assert said in first
+
+
+def test_no_release_offered_without_a_python_named_keeps_the_general_reading() -> None:
+    _, _, first = _first("ERROR: Could not find a version that satisfies the requirement "
+                         "tensorflow (from versions: none)\n")
+    assert "although releases" not in first and "newer than every" not in first

@@ -39,7 +39,7 @@ from tfperf.doctor.explain_numbers import (
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
-from tfperf.doctor.explain_pip import offered_python, pin_not_released
+from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -558,6 +558,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "pip's candidate list (every release it can install for this interpreter) ; "
      "https://github.com/keras-team/keras/issues/14149 (Keras 2.2.4 / 2.3.0 for TF 1.13.1: "
      "Keras was not numbered like TensorFlow)"),
+    (frozenset({"no-tensorflow-wheel"}), no_wheel_at_all,
+     "pip's candidate list ('from versions: none': no release for this interpreter) ; "
+     "data/tf_cpu_build_configs.csv (each release's Pythons) ; TensorFlow's install guide "
+     "(64-bit Python only; pip 19.0 or later)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
