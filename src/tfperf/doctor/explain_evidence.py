@@ -33,11 +33,13 @@ from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
     logits_labels_numbers,
+    position_past_table,
     rows_per_sample,
     validation_ran_out,
+    validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
-from tfperf.doctor.explain_pip import offered_python
+from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -516,6 +518,15 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/framework/op_kernel.cc (FindKernelDef: Requested Attributes / Registered) ; "
      "tensorflow/core/common_runtime/placer.cc (Could not find valid device for node; All "
      "kernels registered for op) ; https://github.com/tensorflow/tensorflow/issues/31112"),
+    (frozenset({"input-shape-mismatch", "value-error"}), validation_unbatched,
+     "keras engine input_spec (expected ndim=N, found ndim=N-1) ; tf.data guide (a dataset "
+     "yields single elements until .batch()) ; https://github.com/tensorflow/tensorflow/issues/"
+     "44250 (val_ds built without .batch(): expected ndim=4, found ndim=3)"),
+    (frozenset({"embedding-index-out-of-range", "invalid-argument-error"}), position_past_table,
+     "tensorflow/core/kernels/gather_functor.h (indices[i] = id is not in [0, size)) ; "
+     "BERT's max_position_embeddings (512) ; Hugging Face tokenizers (truncation, max_length) ; "
+     "https://github.com/ScalaConsultants/Aspect-Based-Sentiment-Analysis/issues/51 "
+     "(indices[0,529] = 529 is not in [0, 512): a text longer than BERT's positions)"),
     (frozenset({"input-shape-mismatch", "value-error", "invalid-argument-error"}),
      channels_mismatch,
      "keras engine input_spec (the expected and received shapes) ; "
@@ -543,6 +554,14 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
      "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "
      "class 'Model' under TensorFlow 2.16+: pinned TensorFlow 2.15.1, the last Keras 2)"),
+    (frozenset({"no-tensorflow-wheel", "tool-error"}), pin_not_released,
+     "pip's candidate list (every release it can install for this interpreter) ; "
+     "https://github.com/keras-team/keras/issues/14149 (Keras 2.2.4 / 2.3.0 for TF 1.13.1: "
+     "Keras was not numbered like TensorFlow)"),
+    (frozenset({"no-tensorflow-wheel"}), no_wheel_at_all,
+     "pip's candidate list ('from versions: none': no release for this interpreter) ; "
+     "data/tf_cpu_build_configs.csv (each release's Pythons) ; TensorFlow's install guide "
+     "(64-bit Python only; pip 19.0 or later)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "

@@ -279,6 +279,7 @@ class ErrorSite:
     severity: str = "failure"  # a logged E-level line alone: "warning" (the run may go on)
     ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
     in_tf_init: bool = False  # raised by the code of TensorFlow's own package __init__.py
+    frames: str = ""  # the traceback's frames above the error (what ran: iterator_get_next)
 
 
 @dataclass(frozen=True)
@@ -481,10 +482,19 @@ def _message_block(lines: list[str], at: int, explained: AbstractSet[int]) -> li
     traceback's start or a line a row explained."""
     out = [at]
     for li in range(at + 1, min(len(lines), at + 1 + _MAX_BLOCK)):
+        if _list_after_blank(lines, li, out):  # "...:" then a blank line and "  - item" (conda)
+            continue
         if li in explained or _BLOCK_END.match(lines[li]) or _PY_EXC.match(lines[li]):
             break
         out.append(li)
     return out
+
+
+def _list_after_blank(lines: list[str], li: int, block: list[int]) -> bool:
+    """A blank line between a message that ends with ':' and the list it introduces (conda's
+    "not available from current channels:", a blank line, "  - tensorflow==1.14")."""
+    return (not lines[li].strip() and lines[block[-1]].rstrip().endswith(":")
+            and li + 1 < len(lines) and lines[li + 1].lstrip().startswith("- "))
 
 
 def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
@@ -676,6 +686,7 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     site.library, site.library_code = _library(lines, at)
     site.command = _command(lines, at)
     site.in_tf_init = _in_tf_init(lines, at)
+    site.frames = "\n".join(_traceback_lines(lines, at, len(lines)))
     if cls == "LoggedError":
         site.severity = "warning"
     if _ignored_by_python(lines, at):
@@ -848,9 +859,16 @@ def _classes() -> dict[str, dict[str, str]]:
 def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
     from tfperf.doctor.knowledge.tables import read_table
 
-    return tuple((r["class"], re.compile(r["when"]) if r["when"] and not r["when"].startswith("@")
-                  else None, r["when"], r["cause"], r["fix"]) for r in
+    def compiled(when: str) -> re.Pattern[str] | None:
+        if when.startswith(_FRAMES):  # a regex over the traceback's frames, not the message
+            return re.compile(when[len(_FRAMES):])
+        return re.compile(when) if when and not when.startswith("@") else None
+
+    return tuple((r["class"], compiled(r["when"]), r["when"], r["cause"], r["fix"]) for r in
                  read_table("error_class_causes.csv"))
+
+
+_FRAMES = "@frames:"  # error_class_causes' prefix for a condition on what ran (the frames)
 
 
 def class_meaning(cls: str) -> tuple[str, str]:
@@ -861,11 +879,15 @@ def class_meaning(cls: str) -> tuple[str, str]:
     return row["meaning"], row["source"]
 
 
+_ITERATOR_NEXT = re.compile(r"iterator_get_next|IteratorGetNext|_next_internal")
 # conditions a ranked cause can have besides a regex over the message: what the site read
 _CONDITIONS = {"@first-step": lambda site: bool(site.first_step),
                "@library": lambda site: bool(site.library),
                "@command": lambda site: bool(site.command) and not site.first_step,
-               "@tf-init": lambda site: site.in_tf_init}
+               "@tf-init": lambda site: site.in_tf_init,
+               # the error came out of a dataset iterator's next element (its frames or node)
+               "@iterator-next": lambda site: bool(_ITERATOR_NEXT.search(
+                   f"{site.frames}\n{site.context}\n{site.op}"))}
 
 
 def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
@@ -880,6 +902,9 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
                 hits.append((cause, fix))
         elif rx is None:
             generic.append((cause, fix))
+        elif when.startswith(_FRAMES):
+            if rx.search(f"{site.frames}\n{site.context}"):
+                hits.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
     names = {"library": site.library, "command": site.command}

@@ -166,3 +166,82 @@ def validation_ran_out(text: str) -> tuple[str, str, str] | None:
             "Add .repeat() to the validation dataset (or leave validation_steps unset for a "
             "finite tf.data dataset, so Keras reads it to its end each epoch; a generator must "
             "loop); the training input is fine.", m.group(0)[:120])
+
+
+# an id outside a gather's table, with the position it sits at (TensorFlow's gather check)
+_GATHER_ID = re.compile(r"indices\[(?P<pos>[\d,]+)\] = (?P<id>\d+) is not in \[0, (?P<size>\d+)\)")
+# words that name a table of positions (BERT-like models, Keras position embeddings)
+_POSITION_WORDS = re.compile(r"position(?:_ids|_embeddings?|al)|PositionEmbedding|"
+                             r"max_position_embeddings|max_len(?:gth)?\b|BERT|[Bb]ert|"
+                             r"transformers|RoBERTa|GPT", re.I)
+
+
+def position_past_table(text: str) -> Reading | None:
+    """(cause, fix, words) when the id out of range is a position: it equals its own index along
+    the sequence (``indices[0,529] = 529``: the ids are 0, 1, 2 ... along the axis), or the log
+    names a table of positions, and the id reaches the table's size. The sequence is longer than
+    the model's position table: truncate it, the table's size is the model's, not a vocabulary."""
+    if "is not in [0, " not in text or (m := _GATHER_ID.search(text)) is None:
+        return None
+    pos, got, size = _dims(m["pos"]), int(m["id"]), int(m["size"])
+    own_index = bool(pos) and pos[-1] == got
+    near = text[max(0, m.start() - _NEAR_CHARS):m.end() + _NEAR_CHARS]  # this error's traceback
+    if not (own_index or (got == size and _POSITION_WORDS.search(near))):
+        return None
+    why = (f"the id {got} sits at index {got} of its sequence, so the ids count positions"
+           if own_index else f"the id {got} is exactly the table's size in a log of a model "
+           "with a position table")
+    return (f"The sequence is longer than the model's table of positions ({why}): a position "
+            f"embedding of {size} rows (BERT and most transformers: 512) has no row for position "
+            f"{got}. The table's size is fixed by the pretrained model; it is not a vocabulary "
+            "to enlarge.",
+            f"Truncate or split the input to at most {size} tokens before the model (the "
+            f"tokenizer's truncation=True, max_length={size}, or a sliding window over long "
+            "texts); keep the pretrained embedding's size.",
+            m.group(0))
+
+
+_NEAR_CHARS = 4000  # the text around an error read for its words (a traceback's length)
+# fit(..., validation_data=NAME): the name of the validation input
+_VAL_NAME = re.compile(r"validation_data\s*=\s*(?P<name>[A-Za-z_]\w*)\b(?!\s*[\[(.])")
+_NDIM = re.compile(r"expected (?:min_)?ndim=(?P<want>\d+), found ndim=(?P<got>\d+)")
+
+
+def validation_unbatched(text: str) -> Reading | None:
+    """(cause, fix, words) when a rank-one-short input error comes from a validation dataset the
+    log's code builds without .batch() while the training one is batched: Keras reads each of
+    its elements as a batch, one axis short."""
+    if "found ndim=" not in text or "validation_data" not in text:
+        return None
+    nd, vm = _NDIM.search(text), _VAL_NAME.search(text)
+    if nd is None or vm is None or int(nd["want"]) != int(nd["got"]) + 1:
+        return None
+    name = vm["name"]
+    built = _assignments(text, name)
+    if not built or any(".batch(" in ln or "padded_batch(" in ln for ln in built):
+        return None
+    if not any("Dataset" in ln or "dataset" in ln for ln in built):
+        return None
+    if not re.search(r"\.(?:padded_)?batch\(", text):  # the training input is batched
+        return None
+    return (f"The validation dataset '{name}' is never batched (the log's code builds it "
+            f"without .batch()), while the training one is: Keras reads each validation element "
+            f"as a batch, one axis short (ndim={nd['got']} where the model wants "
+            f"ndim={nd['want']}).",
+            f"Batch the validation dataset like the training one: {name} = {name}.batch(BATCH) "
+            "(before prefetch), or pass validation_data as arrays with validation_batch_size.",
+            built[0].strip())
+
+
+def _assignments(text: str, name: str) -> list[str]:
+    """The lines of ``text`` that assign ``name`` (``name = ...``), found by str.find: a regex
+    over every line of a long log costs tens of milliseconds."""
+    out, at = [], text.find(name)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        line = text[start:end if end >= 0 else len(text)]
+        if re.match(rf"\s*{re.escape(name)}\s*=[^=]", line):
+            out.append(line)
+        at = text.find(name, (end if end >= 0 else len(text)))
+    return out

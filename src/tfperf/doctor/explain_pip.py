@@ -74,3 +74,112 @@ def offered_python(text: str) -> Reading | None:
         cause += "."
         fix += f", or one of the releases pip lists ({listed})."
     return cause, fix, m.group(0)
+
+
+# pip's list for any package pinned with ==: "requirement keras==1.13 (from versions: ...)"
+_PINNED = re.compile(r"Could not find a version that satisfies the requirement "
+                     r"(?P<pkg>[A-Za-z0-9][\w.-]*)(?:\[[\w,-]+\])?==(?P<want>\d+(?:\.\d+)*)"
+                     r"(?![\w.*])[^\n(]*\(from versions: (?P<offered>[^)\n]*)\)")
+_RELEASE = re.compile(r"^\d+(?:\.\d+)*$")  # a final release (no rc, dev, post)
+
+
+def _key(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in version.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:  # 2.3 == 2.3.0
+        parts.pop()
+    return tuple(parts)
+
+
+def pin_not_released(text: str) -> Reading | None:
+    """(cause, fix, pip's line) when the pinned version is not a release at all: pip lists
+    releases of the package both older and newer than it (so this Python is offered that
+    stretch of releases) and not the pinned one. A version that was never published: the fix
+    names the releases around it, not another Python. Keras before 2.6 was not numbered like
+    TensorFlow: a keras==1.x pin copied from TensorFlow's version names no Keras."""
+    if "(from versions:" not in text or (m := _PINNED.search(text)) is None:
+        return None
+    want = _key(m["want"])
+    listed = [v.strip() for v in m["offered"].split(",") if _RELEASE.match(v.strip())]
+    if not listed or any(_key(v) == want for v in listed):
+        return None
+    older = [v for v in listed if _key(v) < want]
+    newer = [v for v in listed if _key(v) > want]
+    if not older or not newer:
+        return None  # the pin is past either end: a Python or platform question, not this
+    below = max(older, key=_key)
+    above = min(newer, key=_key)
+    pkg = m["pkg"]
+    cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it can "
+             f"install here, older ones ({below}) and newer ones ({above}) among them, and no "
+             f"{m['want']}; the pin names a version that does not exist, not a missing wheel.")
+    fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
+           f"versions {pkg} lists them all).")
+    if pkg.lower() == "keras" and want < (2, 6):
+        cause += (" Standalone Keras was not numbered like TensorFlow before 2.6: a TensorFlow "
+                  "version is not a Keras version.")
+        fix = ("Install the Keras of that TensorFlow: keras==2.2.5 for TF 1.12 and older, "
+               "keras==2.3.1 for TF 1.13 to 2.1, keras==2.4.3 for TF 2.2 to 2.5, and keras of "
+               "TensorFlow's own major.minor from TF 2.6 on (or use tf.keras).")
+    return cause, fix, m.group(0)
+
+
+_NONE = re.compile(r"Could not find a version that satisfies the requirement "
+                   r"(?P<req>tensorflow(?:[-_](?:gpu|cpu))?)(?![\w-])(?:==(?P<want>\d+\.\d+)[\w.]*)?"
+                   r"[^\n]*?\(from versions: none\)")
+
+
+def no_wheel_at_all(text: str) -> Reading | None:
+    """(cause, fix, pip's line) when pip offers no TensorFlow release at all ("from versions:
+    none") and the log names the Python: a Python no release supports (newer than the newest
+    release's, older than the oldest), else a Python that releases do support, so the
+    interpreter's build or platform has no wheels (32-bit, an OS or CPU without wheels, a pip too
+    old for the wheels' tags)."""
+    if "(from versions: none)" not in text or (m := _NONE.search(text)) is None:
+        return None
+    from tfperf.doctor.explain_versions import read_versions
+    from tfperf.doctor.knowledge.builds import build_configs
+
+    v = read_versions(text)
+    py = v.python
+    if not py:
+        return None
+    releases: dict[tuple[int, int], list[str]] = {}
+    for cfg in build_configs(v.os if v.os in ("windows", "macos") else "linux", gpu=False):
+        if (mm := _minor(cfg.tf_version)) is not None:
+            releases.setdefault(mm, []).extend(cfg.python_list)
+    having = sorted(mm for mm, pys in releases.items() if py in pys)
+    newest = max(releases)
+    span = sorted(set(releases[newest]), key=_py_key)
+    if not having:
+        side = ("newer than" if _py_key(py) > max(_py_key(p) for p in span) else "older than")
+        return (f"pip offers no TensorFlow at all: this interpreter is Python {py}, {side} every "
+                f"Python TensorFlow publishes wheels for (the newest release, "
+                f"{newest[0]}.{newest[1]}, supports Python {span[0]}-{span[-1]}).",
+                f"Create an environment with a Python TensorFlow supports (Python {span[0]}-"
+                f"{span[-1]} for TensorFlow {newest[0]}.{newest[1]}; tfperf doctor --plan VERSION "
+                "names each release's Pythons) and install TensorFlow there.",
+                m.group(0))
+    first, last = having[0], having[-1]
+    recent = sorted(releases)[-2:]  # the two newest releases in the table
+    if first in recent:
+        older = sorted({p for mm, pys in releases.items() if mm not in recent for p in pys},
+                       key=_py_key)
+        return (f"pip offers no TensorFlow at all for Python {py}: only the newest releases "
+                f"({first[0]}.{first[1]} on) publish wheels for it, so an index or a date before "
+                f"them, or a platform without those wheels, has none: Python {py} was newer than "
+                "TensorFlow's releases supported.",
+                f"Use a Python the earlier releases support (an environment with Python "
+                f"{older[-1] if older else py} or older), or install TensorFlow "
+                f"{first[0]}.{first[1]} or newer where it publishes wheels for Python {py}.",
+                m.group(0))
+    return (f"pip offers no TensorFlow at all although releases {first[0]}.{first[1]} to "
+            f"{last[0]}.{last[1]} publish wheels for Python {py}: this interpreter or platform "
+            "has none: a 32-bit Python, an operating system or CPU without wheels (Windows on "
+            "ARM, 32-bit ARM Linux, macOS on Apple silicon before TF 2.13), or a pip too old to "
+            "accept the wheels' tags.",
+            "Check the interpreter: python -c 'import struct, platform; "
+            "print(struct.calcsize(\"P\") * 8, platform.machine())' must say 64 and "
+            "x86_64/AMD64 (or arm64/aarch64 for the "
+            "releases that have them); install a 64-bit Python, upgrade pip (python -m pip install "
+            "--upgrade pip), then install TensorFlow again.",
+            m.group(0))

@@ -631,11 +631,21 @@ def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
                 "runs on Keras 2 (or pin TensorFlow 2.15, the last release with Keras 2); in your "
                 "own model, start the Sequential with keras.Input(shape=...) or call it on a "
                 "batch before reading .input/.output")
+    if not v.tensorflow and (need := (details.get("k_tf_min") or [""])[0]):
+        # Keras 2.4+ refuses a TensorFlow older than it needs, so the one installed is older: a
+        # TF 1.x has no Keras numbered like it (no keras==1.13.*), its Keras is 2.3.1 or 2.2.5
+        return (f"pip install 'keras==2.3.1' (the last standalone Keras for a TensorFlow older "
+                f"than {need}: TF 1.13 to 2.1; keras==2.2.5 for TF 1.12 and older), or pip "
+                f"install 'tensorflow>={need}' (then use tf.keras)")
     if not v.tensorflow:
         return ""
     mm = _mm(v.tensorflow)
     # standalone Keras before it followed TensorFlow's minor (2.6): 2.3.1 was the last for TF 1.x
-    # and TF 2.0-2.1, 2.4.3 the one for TF 2.2-2.5 (tensorflow#38589, 4AI/AGN#3)
+    # and TF 2.0-2.1, 2.4.3 the one for TF 2.2-2.5 (tensorflow#38589, 4AI/AGN#3); Keras 2.3.0
+    # supports TF 1.13 and newer, 2.2.5 was the last for TF 1.x only (keras#14149, bert4keras#369)
+    if V.compare(v.tensorflow, "1.13") < 0:
+        return (f"pip install 'keras==2.2.5' (the last Keras 2.2, for TensorFlow 1.x such as "
+                f"{mm}; there is no keras=={mm}.*), or use tf.keras")
     if V.compare(v.tensorflow, "2.2") < 0:
         return (f"pip install 'keras==2.3.1' (the last standalone Keras for TensorFlow "
                 f"{mm}), or use tf.keras")

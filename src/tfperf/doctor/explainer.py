@@ -543,6 +543,9 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
+    from tfperf.doctor.explain_finished import judge_finished
+
+    demoted = judge_finished(by_label, lines, text, escalated)  # a run that went on (stop 40)
     explained = {number - 1 for number, _, _, _ in hits} - released
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
     if not any(c.severity == "failure" for c in by_label.values()):
@@ -564,7 +567,8 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
         judged = set()
     causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER),
-                                                      c.label in judged, c.first_line))
+                                                      c.label in judged, c.label in demoted,
+                                                      c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
     ex = Explanation(n_lines=n_lines, causes=causes, informational=informational,
                      gpu_evidence=gpu, versions=versions)

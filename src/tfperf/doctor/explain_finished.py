@@ -1,0 +1,101 @@
+"""A run that went on is not a failure (issue 31, stop 40).
+
+Some rows read lines that are warnings by their shape (a Python ``RuntimeWarning:``, a
+W-level glog line, the BFC allocator's "ran out of memory trying to allocate") as failures,
+because in many threads the run died right after them. When the log shows no error at all and
+either the run going on after the line (epochs, steps, "Saved", results, exit code 0) or the
+message hedging itself ("may indicate", "may mean", "not a failure"), the line is a note, not the
+cause: the cause becomes a notice that says so and keeps the original reading as "were it to
+fail". Rows about the GPU stack (escalated ones, and those whose line proves a GPU) are not
+touched: a run that goes on without the GPU it wanted still failed. The allocator's own line
+without an out-of-memory error after it is its retry warning (TensorFlow raises
+ResourceExhaustedError when the retry fails too).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# an error the log holds (any of these keeps every failure as it is)
+_HARD = re.compile(
+    r"Traceback \(most recent call last\)|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?!\w)"
+    r"(?:[:\s]|$)|\bAborted\b|core dumped|Segmentation fault|^\s*Killed\b|Check failed|"
+    r"(?:^|\s)F\d{4} |\] *F |^F tensorflow|OOM when allocating|[Rr]esource ?[Ee]xhausted|"
+    r"RESOURCE_EXHAUSTED|exit(?:ed)? (?:with )?(?:code|status) [1-9]|Fatal Python error|"
+    r"non-zero (?:exit )?status|See logs for memory state|\[\[[Nn]ode:? |"
+    r"Current allocation summary follows|[Ii]llegal instruction", re.M)
+# a warning by its shape: Python's warnings, glog/absl W lines, Keras/TF WARNING lines
+_SOFT = re.compile(r"\b(?:Runtime|User|Deprecation|PendingDeprecation|Future|Resource)Warning\b|"
+                   r"(?:^|\s)W(?:\d{4})? ?[\d:. ]*[\w./\\:-]+\.(?:cc|h|py):\d+\]|"
+                   r"^\s*(?:WARNING|Warning|W)[: ]|WARNING:(?:tensorflow|absl|root)")
+# the BFC allocator's retry line: a warning until an out-of-memory error follows it
+_ALLOCATOR = re.compile(r"[Rr]an out of memory trying to allocate")
+# the message says itself that it may not matter
+_HEDGE = re.compile(r"\bmay (?:indicate|mean|consume|cause|be|slow)\b|not a failure|"
+                    r"could be performance gains|can be (?:safely )?ignored", re.I)
+# the run going on after a line: progress, saving, results, a clean exit
+_WENT_ON = re.compile(
+    r"^\s*Epoch \d+/\d+|^\s*\d+/\d+ \[[=>.]|\bstep[ =:]+\d+|\bloss[ =:]+\d|\bacc(?:uracy)?[ =:]+\d|"
+    r"\b[Ss]av(?:ed|ing) (?:model|checkpoint|to|the)|\bSaved\b|exit(?:ed)? (?:with )?"
+    r"(?:code|status) 0\b|\b(?:Done|Finished|Completed)\b|\b[Tt]est (?:accuracy|loss)\b|"
+    r"\bIteration \d+|\bresults?:", re.M)
+
+
+def _soft(raw: str) -> bool:
+    return bool(_SOFT.search(raw) or _ALLOCATOR.search(raw))
+
+
+def _went_on(lines: list[str], after: int) -> str:
+    """The first line after index ``after`` that shows the run going on ('' if none)."""
+    for raw in lines[after + 1:]:
+        if _WENT_ON.search(raw):
+            return raw.strip()[:80]
+    return ""
+
+
+def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
+                   escalated: set[str]) -> set[str]:
+    """Demote to notices the failures of warning-shaped lines in a log with no error where the
+    run went on or the message hedges; the labels demoted."""
+    if _HARD.search(text):
+        return set()
+    from tfperf.doctor.knowledge import error_patterns, label_rows
+
+    # rows about the GPU stack: a run that goes on without the GPU it wanted still failed
+    gpu_rows = {p.id for p in error_patterns() if p.escalate or p.gpu_evidence}
+    demoted: set[str] = set()
+    for label, cause in list(by_label.items()):
+        if cause.severity != "failure" or label in escalated or cause.confidence == "low":
+            continue
+        if any(ln.row in gpu_rows for ln in cause.lines):
+            continue
+        raws = [lines[ln.number - 1] for ln in cause.lines if ln.number - 1 < len(lines)]
+        if not raws or not all(_soft(r) for r in raws):
+            continue
+        allocator = all(_ALLOCATOR.search(r) for r in raws)
+        went_on = _went_on(lines, max(ln.number for ln in cause.lines) - 1)
+        hedged = all(_HEDGE.search(r) for r in raws)
+        if not (went_on or hedged or allocator):
+            continue
+        why = (f"the run went on after it ('{went_on}')" if went_on else
+               "the allocator retries and TensorFlow raises an out-of-memory error only when "
+               "that fails too; none follows here" if allocator else
+               "the message itself says it may not matter, and no error follows it")
+        if allocator and (row := label_rows().get("gpu-memory-pressure")) is not None:
+            cause.consequences.append(label)
+            cause.label, cause.cause, cause.fix = row.label, row.cause, row.fix
+            cause.see, cause.source = row.see, f"{row.source} ; {cause.source}"
+            del by_label[label]
+            by_label[row.label] = cause
+            label = row.label
+        else:
+            cause.cause = (f"A warning, not the cause of a failure: {why}. Were the run to fail "
+                           f"right after it: {cause.cause}")
+            cause.fix = (f"Nothing is needed for the run to work; the line can be ignored. Were "
+                         f"it followed by a failure: {cause.fix}")
+        cause.severity = "notice"
+        cause.install = ""
+        cause.detail = "; ".join(filter(None, [cause.detail, f"a warning here: {why}"]))
+        demoted.add(label)
+    return demoted
