@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.syntax import is_test_file
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -14,11 +15,6 @@ _NAMES = frozenset({"run_functions_eagerly", "experimental_run_functions_eagerly
 _QUALNAMES = frozenset({f"tensorflow.{ns}.{n}" for n in _NAMES
                         for ns in ("config", "config.experimental", "compat.v1.config",
                                    "compat.v2.config")})
-
-
-def _is_test_file(path: str) -> bool:
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name.startswith("test_") or name == "conftest.py" or name.endswith("_test.py")
 
 
 def _argument(call: ast.Call) -> ast.AST | None:
@@ -348,7 +344,7 @@ reports nothing once tests, flags and brackets are left out, so no finding could
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is not ast.Call or not _callee_matches(ctx, node):
             return
-        if _is_test_file(ctx.path) or not _forces_true(ctx, _argument(node)):
+        if is_test_file(ctx.path) or not _forces_true(ctx, _argument(node)):
             return
         if _guarded(ctx, node) or _reset_after(ctx, node):
             return
