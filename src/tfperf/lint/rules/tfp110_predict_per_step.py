@@ -148,7 +148,9 @@ per environment step from a training script is found. The one input may also be 
 caller and passed in: `act(self, state)` that predicts `state`, called per step with
 `np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent); one
 image allocated as a batch of one and filled in place (`np.zeros((1, h, w, 3))`, then
-`.transpose(0, ...)`/`.astype(...)`) is one input too. A function that predicts its
+`.transpose(0, ...)`/`.astype(...)`) is one input too, and so is a batch of one passed
+through `np.transpose(x, (0, ...))`/`tf.transpose` keeping axis 0 first or a `tf.cast`
+(an image per scale of a detector's pyramid). A function that predicts its
 parameter and runs once per step of an environment loop (a loop whose body calls
 `env.step(...)`), through any chain of callers, is reported whatever its callers pass: a
 step's few observations or a replay batch, each call pays `predict`'s set-up. Chains follow
