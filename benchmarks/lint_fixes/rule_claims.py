@@ -9,6 +9,11 @@ Cases that are not one function of tensors are timed by hand, medians of several
 
 - TFP110: ``model.predict(x)`` vs ``model(x, training=False)`` vs a ``tf.function`` around
   the model, on one input, for a small and a deeper dense model (TFP111: the last two);
+- TFP110b/TFP117: ``model.predict(x)`` vs ``model(x, training=False)`` on a small convnet
+  (three 3x3 convolutions, MTCNN's first stage in size) for inputs of 1, 8 and 64 images of
+  24x24x3, 20 calls each (a loop over image scales, Monte-Carlo samples of one block), and
+  one call on 20,000 images, where ``predict`` batches (32 a step) and ``model(x)`` runs the
+  whole array at once (where predict is right: large inputs);
 - TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
 - TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
   parallel ``map`` with TF ops;
@@ -189,6 +194,45 @@ def _predict_one(tf: Any, np: Any, model: Any, depth: int, runs: int) -> None:
     # TFP111: the same eager call against the tf.function its hint asks for.
     print(f"TFP111 depth {depth}: model(x) {t_call * 1e3:.2f} ms, tf.function(model) "
           f"{t_fn * 1e3:.2f} ms ({t_call / t_fn:.1f}x)")
+
+
+def _predict_sizes(tf: Any, small: bool) -> None:
+    """TFP110b/TFP117: predict against a direct call, by input size (medians of 20-call
+    loops), and one large input where predict's batching is what it is for."""
+    import numpy as np
+
+    model = tf.keras.Sequential([tf.keras.Input((24, 24, 3)),
+                                 tf.keras.layers.Conv2D(10, 3, activation="relu"),
+                                 tf.keras.layers.MaxPool2D(),
+                                 tf.keras.layers.Conv2D(16, 3, activation="relu"),
+                                 tf.keras.layers.Conv2D(32, 3, activation="relu"),
+                                 tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(2)])
+    calls, runs = 20, (3 if small else 7)
+    for n in (1, 8, 64):
+        x = np.random.rand(n, 24, 24, 3).astype("float32")
+        np.testing.assert_allclose(model.predict(x, verbose=0),
+                                   model(x, training=False).numpy(), rtol=1e-4, atol=1e-5)
+
+        def by_predict(x: Any = x) -> None:
+            for _ in range(calls):
+                model.predict(x, verbose=0)
+
+        def by_call(x: Any = x) -> None:
+            for _ in range(calls):
+                model(x, training=False).numpy()
+
+        tp, tc = _median_time(by_predict, runs), _median_time(by_call, runs)
+        print(f"TFP110b/TFP117: {calls} calls on {n} image(s): predict {tp * 1e3:.1f} ms, "
+              f"model(x) {tc * 1e3:.1f} ms ({tp / tc:.1f}x)")
+    big = np.random.rand(2000 if small else 20000, 24, 24, 3).astype("float32")
+    tp = _median_time(lambda: model.predict(big, batch_size=32, verbose=0), 3)
+    tk = _median_time(lambda: model.predict(big, batch_size=1024, verbose=0), 3)
+    tc = _median_time(lambda: model(big, training=False).numpy(), 3)
+    print(f"TFP110b/TFP117: one call on {len(big)} images: predict 32 a step "
+          f"{tp * 1e3:.0f} ms ({tp / tc:.2f}x), 1024 a step {tk * 1e3:.0f} ms "
+          f"({tk / tc:.2f}x), model(x) at once {tc * 1e3:.0f} ms (it holds every "
+          f"activation of the whole array at once: predict bounds that memory)")
 
 
 def _cache(tf: Any, small: bool) -> None:
@@ -425,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
-                            "TFP110,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,TFP312")
+                            "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
+                            "TFP312")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -433,8 +478,9 @@ def main(argv: list[str] | None = None) -> int:
 
     wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
     tensor_cases = _tensor_cases(tf, args.small)
-    by_hand = {"TFP110": _predict, "TFP607": _cache, "TFP608": _generator,
-               "TFP609": _prefetch_order, "TFP612": _tfrecords, "TFP311": _summaries,
+    by_hand = {"TFP110": _predict, "TFP110b": _predict_sizes, "TFP607": _cache,
+               "TFP608": _generator, "TFP609": _prefetch_order, "TFP612": _tfrecords,
+               "TFP311": _summaries,
                "TFP708": _merge_all, "TFP312": _forced_eager}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:

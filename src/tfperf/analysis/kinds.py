@@ -19,6 +19,7 @@ or array whose first dimension changes from one iteration to the next: one trace
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from tfperf.lint.analysis.keras_models import is_keras_model
@@ -457,3 +458,18 @@ def _ref(node: Any) -> str | None:
     if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
         return f"self.{node.attr}"
     return None
+
+
+# What a model is usually called, where its construction is out of sight (an attribute set
+# elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
+_MODEL_NAME = re.compile(r"(?:^|_)(?:model|net|network|actor|critic|policy|q|dqn|agent_net)s?"
+                         r"(?:_|$)|model$|net$", re.IGNORECASE)
+
+
+def model_like(ctx: Context, owner: Any) -> bool:
+    """``owner`` (of a ``.predict``/call) is a Keras model by construction or by kind, or is
+    named like one (TFP110, TFP117)."""
+    if is_keras_model(ctx, owner) or kind_of(ctx, owner) == MODEL:
+        return True
+    name = owner.attr if type(owner) is ast.Attribute else getattr(owner, "id", "")
+    return bool(name) and bool(_MODEL_NAME.search(name))

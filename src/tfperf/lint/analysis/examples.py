@@ -133,6 +133,25 @@ def _allocated_one(ctx: Context, expr: Any) -> bool:
     return shape is not None and _leading_one(shape)
 
 
+# Library calls that keep the first axis first: a transpose whose permutation starts at 0,
+# and the shape-keeping conversions.
+_TRANSPOSES = frozenset({"numpy.transpose", "tensorflow.transpose", "keras.ops.transpose"})
+
+
+def _leading_axis_kept(ctx: Context, call: ast.Call) -> ast.expr | None:
+    """The operand of ``np.transpose(x, (0, ...))`` / ``tf.cast(x, t)``: its batch axis is
+    the result's; else None."""
+    q = ctx.call_qualname(call)
+    if q in _SAME_SHAPE:
+        return call.args[0]
+    if q not in _TRANSPOSES:
+        return None
+    perm = call.args[1] if len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg in ("axes", "perm")), None)
+    first = perm.elts[0] if type(perm) in (ast.Tuple, ast.List) and perm.elts else None
+    return call.args[0] if _is_int(first, 0) else None
+
+
 def _keeps_leading_axis(call: Any) -> bool:
     """``a.astype(t)``, ``a.copy()``, ``a.transpose(0, ...)``: the first axis stays first."""
     attr = call.func.attr
@@ -156,6 +175,10 @@ def one_input(ctx: Context, arg: Any, depth: int = 0) -> bool:
     if type(arg) is ast.Call and type(arg.func) is ast.Attribute \
             and ctx.call_qualname(arg) is None and _keeps_leading_axis(arg):
         return one_input(ctx, arg.func.value, depth + 1)  # `batch.transpose(0, 2, 3, 1)`
+    if type(arg) is ast.Call and arg.args:
+        inner = _leading_axis_kept(ctx, arg)
+        if inner is not None:  # `np.transpose(x[None], (0, 2, 1, 3))`, `tf.cast(x[None], t)`
+            return one_input(ctx, inner, depth + 1)
     if type(arg) is ast.Name:
         b = ctx.binding(arg)
         if b is None:

@@ -212,18 +212,33 @@ def _update_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
                     and w.items[0].context_expr.func.attr == "control_dependencies"]
             steps.append((keys, value, direct))
             steps.extend((keys, d, False) for d in deps)
-        out: set[str] = set()
-        grew = True
-        while grew:
-            grew = False
-            for keys, value, direct in steps:
-                if keys <= out:
-                    continue
-                if direct or any(_key(n) in out for n in _held(ctx, value)):
-                    out |= keys
-                    grew = True
-        return frozenset(out), frozenset(assigned)
+        return frozenset(_closure(ctx, steps)), frozenset(assigned)
     return ctx.cached("sessions.update_names", compute)
+
+
+def _closure(ctx: Context, steps: list[tuple[set[str], ast.AST, bool]]) -> set[str]:
+    """The keys of the steps that build an update directly, and of every step holding such
+    a key, through any chain: a worklist over the steps by the keys they hold, each step's
+    value walked once (linear in the module; a fixed point re-walking every value per pass
+    took 45 s on a generated 3,000-line file)."""
+    holders: dict[str, list[int]] = {}
+    for i, (_, value, direct) in enumerate(steps):
+        if not direct:
+            for k in {_key(n) for n in _held(ctx, value)}:
+                if k is not None:
+                    holders.setdefault(k, []).append(i)
+    out: set[str] = set()
+    work = [i for i, (_, _, direct) in enumerate(steps) if direct]
+    done: set[int] = set()
+    while work:
+        i = work.pop()
+        if i in done:
+            continue
+        done.add(i)
+        for k in steps[i][0] - out:
+            out.add(k)
+            work.extend(j for j in holders.get(k, ()) if j not in done)
+    return out
 
 
 def _held(ctx: Context, value: ast.AST) -> list[ast.AST]:

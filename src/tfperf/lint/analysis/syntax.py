@@ -52,3 +52,10 @@ def own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
         for c in ast.iter_child_nodes(n):
             if type(c) not in (*FUNCTION_NODES, ast.ClassDef):
                 stack.append(c)
+
+
+def is_test_file(path: str) -> bool:
+    """``test_*.py``, ``*_test.py`` or ``conftest.py``: code that runs once under a test
+    runner, where a debug switch or a repeated call is the point (TFP312, TFP117)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("test_") or name == "conftest.py" or name.endswith("_test.py")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from tfperf.analysis.kinds import model_like
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
-from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.receivers import project_classes_defining, receiver
 from tfperf.lint.analysis.sessions import graph_mode_module
@@ -22,21 +21,6 @@ from tfperf.lint.semantic import Context
 if TYPE_CHECKING:
     from tfperf.analysis.project import Project, Site
     from tfperf.analysis.summary import ModuleSummary
-
-# What a model is usually called, where its construction is out of sight (an attribute set
-# elsewhere, a parameter): `self.model`, `self.q_network`, `actor`, `policy_net`.
-_MODEL_NAME = re.compile(r"(?:^|_)(?:model|net|network|actor|critic|policy|q|dqn|agent_net)s?"
-                         r"(?:_|$)|model$|net$", re.IGNORECASE)
-
-
-def _model_like(ctx: Context, owner: Any) -> bool:
-    from tfperf.analysis.kinds import MODEL, kind_of
-
-    if is_keras_model(ctx, owner) or kind_of(ctx, owner) == MODEL:
-        return True
-    name = owner.attr if type(owner) is ast.Attribute else getattr(owner, "id", "")
-    return bool(name) and bool(_MODEL_NAME.search(name))
-
 
 def _parameter(ctx: Context, arg: Any) -> str:
     """The name of the enclosing function's parameter ``arg`` is, else ""."""
@@ -164,7 +148,9 @@ per environment step from a training script is found. The one input may also be 
 caller and passed in: `act(self, state)` that predicts `state`, called per step with
 `np.reshape(state, [1, n])` or an environment's observation (the classic DQN agent); one
 image allocated as a batch of one and filled in place (`np.zeros((1, h, w, 3))`, then
-`.transpose(0, ...)`/`.astype(...)`) is one input too. A function that predicts its
+`.transpose(0, ...)`/`.astype(...)`) is one input too, and so is a batch of one passed
+through `np.transpose(x, (0, ...))`/`tf.transpose` keeping axis 0 first or a `tf.cast`
+(an image per scale of a detector's pyramid). A function that predicts its
 parameter and runs once per step of an environment loop (a loop whose body calls
 `env.step(...)`), through any chain of callers, is reported whatever its callers pass: a
 step's few observations or a replay batch, each call pays `predict`'s set-up. Chains follow
@@ -846,6 +832,40 @@ reported where it is.
                 for i in range(len(X)):
                     predict_one(model, X[i])
         """, count=1, lines=(4,), spelling="loop: a model passed in as m, x[i]"),
+        # Stop 40 (round 10's F024): a batch of one moved through a library transpose that
+        # keeps the batch axis first, one image scale per iteration.
+        Invalid("""
+            import numpy as np
+            class Detector:
+                def stage1(self, image, scales):
+                    boxes = []
+                    for scale in scales:
+                        img_x = np.expand_dims(resize(image, scale), 0)
+                        img_y = np.transpose(img_x, (0, 2, 1, 3))
+                        boxes.append(self._pnet.predict(img_y))
+                    return boxes
+        """, count=1, lines=(8,), spelling="index: np.transpose of a batch of one"),
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.keras")
+            def score(rows):
+                return [model.predict(tf.cast(tf.transpose(r[None], perm=[0, 2, 1]),
+                                              tf.float32)) for r in rows]
+        """, count=1, lines=(4,), spelling="name: tf.cast of a transposed batch of one"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # The twin: the transpose moves the boxes' axis first, a batch of all candidates.
+        Valid("""
+            import numpy as np
+            class Detector:
+                def stage2(self, crops_per_image):
+                    out = []
+                    for crops in crops_per_image:
+                        x = np.transpose(crops, (3, 1, 0, 2))
+                        out.append(self._rnet.predict(x))
+                    return out
+        """, spelling="index: a transpose that moves another axis first"),
     )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
@@ -854,7 +874,7 @@ reported where it is.
         by_attr, _ = ctx.call_groups()
         return [(c, c.func.value) for c in by_attr.get("predict", ())
                 if c.args and receiver(ctx, c.func.value, "predict") != "own"
-                and _model_like(ctx, c.func.value)]
+                and model_like(ctx, c.func.value)]
 
     @staticmethod
     def model_input(call: ast.Call) -> ast.expr:

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.syntax import is_test_file
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -14,11 +15,6 @@ _NAMES = frozenset({"run_functions_eagerly", "experimental_run_functions_eagerly
 _QUALNAMES = frozenset({f"tensorflow.{ns}.{n}" for n in _NAMES
                         for ns in ("config", "config.experimental", "compat.v1.config",
                                    "compat.v2.config")})
-
-
-def _is_test_file(path: str) -> bool:
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name.startswith("test_") or name == "conftest.py" or name.endswith("_test.py")
 
 
 def _argument(call: ast.Call) -> ast.AST | None:
@@ -76,9 +72,41 @@ def _forces_true(ctx: Context, arg: ast.AST | None) -> bool:
     return False
 
 
+# Words of a test that asks which TensorFlow (or backend) is there, or whether the file
+# runs as a script: set-up every run goes through, not a debug choice (round 10's F009:
+# `if _tf_available:` ... `else:` of a version check, at import of a library).
+_SETUP_WORDS = ("available", "version", "installed", "find_spec", "use_tf", "use_torch",
+                "use_jax", "backend", "__main__", "is_tf", "tf_ok", "has_tf")
+# Words that make it a choice all the same: `if tf_version_ok and args.debug:`.
+_CHOICE_WORDS = ("debug", "eager", "verbose", "test", "profil", "args", "flag", "opt",
+                 "config", "mode", "dev")
+
+
+def _words(test: ast.AST) -> list[str]:
+    out: list[str] = []
+    for n in ast.walk(test):
+        if type(n) is ast.Name:
+            out.append(n.id.lower())
+        elif type(n) is ast.Attribute:
+            out.append(n.attr.lower())
+        elif type(n) is ast.Constant and type(n.value) is str:
+            out.append(n.value.lower())
+    return out
+
+
+def _setup_test(test: ast.AST) -> bool:
+    """A test asking whether (or which) TensorFlow is importable, or whether the module runs
+    as a script, and naming no flag or debug choice."""
+    words = _words(test)
+    return any(w in word for word in words for w in _SETUP_WORDS) \
+        and not any(w in word for word in words for w in _CHOICE_WORDS)
+
+
 def _guarded(ctx: Context, call: ast.Call) -> bool:
-    """Under an ``if`` (a debug flag), a conditional expression or an ``except``."""
-    return any(type(p) in (ast.If, ast.IfExp, ast.ExceptHandler, ast.Match)
+    """Under an ``if`` (a debug flag), a conditional expression or an ``except``; an ``if``
+    that checks TensorFlow is importable, or runs the script, guards nothing."""
+    return any(type(p) in (ast.IfExp, ast.ExceptHandler, ast.Match)
+               or (type(p) is ast.If and not _setup_test(p.test))
                for p in ctx.ancestors(call))
 
 
@@ -155,7 +183,9 @@ No fix: removing the call changes what runs (Python side effects and prints in t
 code run once per trace instead of per call), so the edit needs a person.
 
 ## Known limitations
-Quiet: a call under an `if`/`except` (a debug flag), in test files (`test_*.py`,
+Quiet: a call under an `if`/`except` (a debug flag; an `if` that only checks
+TensorFlow is importable or of some version, or `if __name__ == "__main__":`, is no
+guard: every run of the program goes through it), in test files (`test_*.py`,
 `*_test.py`, `conftest.py`), when the same scope sets it back to another value afterwards
 (a bracket around one comparison), and an argument that is a parameter, an attribute or a
 CLI flag (`args.eager`, `FLAGS.debug`): a choice made at run time. A function, or a loop,
@@ -270,12 +300,51 @@ reports nothing once tests, flags and brackets are left out, so no finding could
             import tensorflow as tfx
             tfx.compat.v1.config.experimental_run_functions_eagerly(True)
         """, count=1, lines=(2,)),
+        # Stop 40 (round 10's F009): under `if`s that check TensorFlow is there, at import.
+        Invalid("""
+            import importlib.util
+            import logging
+            _tf_available = importlib.util.find_spec("tensorflow") is not None
+            if _tf_available:
+                import tensorflow as tf
+                if int(tf.__version__.split(".")[0]) < 2:
+                    logging.info("TensorFlow 2 is needed")
+                else:
+                    tf.config.run_functions_eagerly(True)
+        """, count=1, lines=(9,), spelling="name: under an if that TensorFlow is importable"),
+        Invalid("""
+            import tensorflow as tf
+            if __name__ == "__main__":
+                tf.config.run_functions_eagerly(True)
+                for epoch in range(10):
+                    train_epoch(ds)
+        """, count=1, lines=(3,), spelling="loop: under the script's main guard"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Their twins: the same checks with a debug choice beside them.
+        Valid("""
+            import importlib.util
+            import os
+            _tf_available = importlib.util.find_spec("tensorflow") is not None
+            if _tf_available and os.environ.get("MYLIB_DEBUG"):
+                import tensorflow as tf
+                tf.config.run_functions_eagerly(True)
+        """, spelling="name: TensorFlow importable and a debug variable"),
+        Valid("""
+            import tensorflow as tf
+            if __name__ == "__main__":
+                if args.eager:
+                    tf.config.run_functions_eagerly(True)
+                for epoch in range(10):
+                    train_epoch(ds)
+        """, spelling="loop: a flag under the script's main guard"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is not ast.Call or not _callee_matches(ctx, node):
             return
-        if _is_test_file(ctx.path) or not _forces_true(ctx, _argument(node)):
+        if is_test_file(ctx.path) or not _forces_true(ctx, _argument(node)):
             return
         if _guarded(ctx, node) or _reset_after(ctx, node):
             return

@@ -80,29 +80,38 @@ def _stored(target: ast.AST) -> set[str]:
     return set()
 
 
-def _derived(loop: ast.AST, fetched: set[str]) -> set[str]:
-    """``fetched`` and every name the loop's body assigns from them, through any chain of
-    host computations (``a = np.random.choice(p, p=p)``, ``s, r, d, _ = env.step(a)``)."""
-    if not fetched:
-        return fetched
-    steps: list[tuple[set[str], set[str]]] = []
-    for n in ast.walk(loop):
-        if isinstance(n, ast.Assign):
-            steps.append(({k for t in n.targets for k in _stored(t)}, _read(n.value)))
-        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) \
-                and n.value is not None:
-            steps.append((_stored(n.target), _read(n.value)))
-        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-            steps.append((_stored(n.target), _read(n.iter)))
-    out = set(fetched)
-    grew = True
-    while grew:
-        grew = False
-        for changed, used in steps:
-            if used & out and not changed <= out:
-                out |= changed
-                grew = True
-    return out
+class _Derived:
+    """The names fetched so far in a loop and every name the loop's body assigns from them,
+    through any chain of host computations (``a = np.random.choice(p, p=p)``, ``s, r, d, _ =
+    env.step(a)``). Grown one run's fetches at a time: the body is walked once and each
+    assignment followed once (a fixed point per run re-walked the body: quadratic)."""
+
+    def __init__(self, loop: ast.AST) -> None:
+        self.names: set[str] = set()
+        self._steps: list[set[str]] = []
+        self._users: dict[str, list[int]] = {}
+        for n in ast.walk(loop):
+            if isinstance(n, ast.Assign):
+                changed, used = {k for t in n.targets for k in _stored(t)}, _read(n.value)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) \
+                    and n.value is not None:
+                changed, used = _stored(n.target), _read(n.value)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                changed, used = _stored(n.target), _read(n.iter)
+            else:
+                continue
+            for k in used:
+                self._users.setdefault(k, []).append(len(self._steps))
+            self._steps.append(changed)
+
+    def add(self, fetched: set[str]) -> None:
+        work = [k for k in fetched if k not in self.names]
+        self.names.update(work)
+        while work:
+            for i in self._users.get(work.pop(), ()):
+                new = self._steps[i] - self.names
+                self.names |= new
+                work.extend(new)
 
 
 class SessionRunsPerStep(Rule):
@@ -491,12 +500,12 @@ that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetc
         feeds what an earlier one fetched, or a value the host computed from it in the loop
         (an action drawn from fetched probabilities, the reward an environment gave for it)."""
         runs = sorted(runs, key=lambda r: (r.call.lineno, r.call.col_offset))
-        fetched: set[str] = set()
+        derived = _Derived(loop)
         ran: set[str] = set()
         updated = False
         usable = []
         for r in runs:
-            if r.feed is not None and _read(r.feed) & _derived(loop, fetched):
+            if r.feed is not None and _read(r.feed) & derived.names:
                 break  # fed from an earlier run's result: needs that run first
             this = {ctx.source_of(f) for f in r.fetches}
             if this & ran:
@@ -511,7 +520,7 @@ that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetc
             usable.append(r)
             stmt = ctx.parent(r.call)
             if type(stmt) is ast.Assign:
-                fetched |= {k for t in stmt.targets for k in _stored(t)}
+                derived.add({k for t in stmt.targets for k in _stored(t)})
         # in the runs' order, so a tie goes to the first feed, whatever the hash seed
         feeds = list(dict.fromkeys(ctx.source_of(r.feed) for r in usable
                                    if r.feed is not None))
