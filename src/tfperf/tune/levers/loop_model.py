@@ -82,6 +82,16 @@ def _tfperf_per_example(reduce, x, **kwargs):
     never over the batch axis."""
     return reduce(x, axis=list(range(1, len(x.shape))), **kwargs)
 '''
+AXIS_HELPER = "_tfperf_past_batch"
+AXIS_SOURCE = '''
+
+def _tfperf_past_batch(axis):
+    """tfperf tune: one example's axis (an int, or a list or tuple of them) on the batch: a
+    non-negative axis moves past the batch axis, one counted from the end stays."""
+    if isinstance(axis, (list, tuple)):
+        return type(axis)(a + 1 if a >= 0 else a for a in axis)
+    return axis + 1 if axis >= 0 else axis
+'''
 #: Module names whose attributes are functions, not array methods (``np.max(x)``).
 MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
@@ -474,7 +484,7 @@ class _Batch(ast.NodeTransformer):
             node.args = list(self.line_up(before, (self.visit(node.args[0]),
                                                    self.visit(node.args[1]))))
             return node
-        pre = None if self.depth else prefix_reduction(node, self.stop_of)
+        pre = None if self.depth else prefix_reduction(node, self.stop_of, self.bound)
         if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
             rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
             return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER, self.bound),
@@ -695,12 +705,20 @@ def _ellipsis(node: ast.AST) -> bool:
 
 
 def _shifted(node: ast.expr) -> ast.expr:
-    """An explicit axis past the new batch axis: a non-negative constant + 1."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 0:
-        return ast.Constant(node.value + 1)
+    """An explicit axis past the new batch axis: a non-negative constant + 1, a negative one
+    as it is; an axis the text does not fix (``axis=[k]``, a parameter) shifted when it runs
+    (it was left as written: the batch reduced over the wrong axis)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) \
+            and not isinstance(node.value, bool):
+        return ast.Constant(node.value + 1) if node.value >= 0 else node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        return node
     if isinstance(node, (ast.List, ast.Tuple)):
         return type(node)([_shifted(e) for e in node.elts], ast.Load())
-    return node
+    if isinstance(node, ast.Constant):  # (axis=None: every axis, left to the caller)
+        return node
+    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node], [])
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
@@ -1414,6 +1432,8 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
         raise SourceEditError("no loop of the loop model fits this rewrite")
     if f"{WHOLE_HELPER}(" in text and f"def {WHOLE_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + WHOLE_SOURCE
+    if f"{AXIS_HELPER}(" in text and f"def {AXIS_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + AXIS_SOURCE
     return text
 
 
