@@ -92,6 +92,19 @@ def _tfperf_past_batch(axis):
         return type(axis)(a + 1 if a >= 0 else a for a in axis)
     return axis + 1 if axis >= 0 else axis
 '''
+TRUE_INDEX_HELPER = "_tfperf_true_index"
+TRUE_INDEX_SOURCE = '''
+
+def _tfperf_true_index(reduce, m, k, empty):
+    """tfperf tune: `reduce` (reduce_min/max) of each example's where(m)[:, k] for the batch
+    m (axis 0): its True elements' indices along the example's axis k, without the shape set
+    by the data; `empty` (the empty reduction's value) for an example with no True."""
+    m = {tf}.cast(m, {tf}.bool)
+    n = {tf}.shape(m, out_type={tf}.int64)[k + 1]
+    index = {tf}.reshape({tf}.range(n), [-1] + [1] * (len(m.shape) - k - 2))
+    picked = {tf}.where(m, index, {tf}.constant(empty, {tf}.int64))
+    return reduce(picked, axis=list(range(1, len(m.shape))))
+'''
 #: Module names whose attributes are functions, not array methods (``np.max(x)``).
 MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
@@ -136,6 +149,9 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
                               f"{it.join.split(':')[1]})")]
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
+    if it.join.startswith("array:"):  # a NumPy buffer filled row by row: its dtype kept
+        _, np_alias, dtype = it.join.split(":", 2)
+        return [(it.consumer, f"{np_alias}.asarray({value}, dtype={dtype})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
@@ -346,6 +362,26 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(new))
         return new
 
+    def true_index(self, node: ast.Call, last: str) -> ast.expr | None:
+        """``reduce_min(tf.where(m)[:, k])`` of one example (its first True index along axis
+        ``k``; ``reduce_max``: the last): on the batch, the reduction of ``where(m, index,
+        extreme)`` over every example axis, ``index`` counting along axis ``k`` + 1; a row
+        with no True gets the dtype's extreme, as the empty reduction does (held-out round
+        10's c06: a bounding box from a mask)."""
+        from tfperf.tune.map_bodies import TRUE_INDEX_EMPTY, true_index
+
+        found = true_index(node)
+        if found is None:
+            return None
+        m = self.visit(copy.deepcopy(found[0]))
+        if not self.touched(m):
+            return None
+        text = (f"{TRUE_INDEX_HELPER}({self.tf}.{last}, {ast.unparse(m)}, {found[1]}, "
+                f"{self.tf}.int64.{TRUE_INDEX_EMPTY[last]})")
+        new = ast.parse(text, mode="eval").body
+        self.made.add(id(new))
+        return new
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         before = (node.left, node.right)
         node.left, node.right = self.line_up(before, (self.visit(node.left),
@@ -479,7 +515,11 @@ class _Batch(ast.NodeTransformer):
         masked = None if self.depth else self.masked_reduction(node, last)
         if masked is not None:
             return masked
-        if last in ELEMENTWISE_PAIRS and len(node.args) == 2 and not node.keywords:
+        first = None if self.depth or not self.axes else self.true_index(node, last)
+        if first is not None:
+            return first
+        if last in ELEMENTWISE_PAIRS and len(node.args) == 2 \
+                and all(k.arg == "name" for k in node.keywords):  # (a name changes no shape)
             before = (node.args[0], node.args[1])
             node.args = list(self.line_up(before, (self.visit(node.args[0]),
                                                    self.visit(node.args[1]))))
@@ -1432,6 +1472,8 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
         raise SourceEditError("no loop of the loop model fits this rewrite")
     if f"{WHOLE_HELPER}(" in text and f"def {WHOLE_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + WHOLE_SOURCE
+    if f"{TRUE_INDEX_HELPER}(" in text and f"def {TRUE_INDEX_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + TRUE_INDEX_SOURCE.replace("{tf}", tf)
     if f"{AXIS_HELPER}(" in text and f"def {AXIS_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + AXIS_SOURCE
     return text
