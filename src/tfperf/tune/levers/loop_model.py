@@ -771,6 +771,9 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     uses_index = it.uses_index and _bare_index(it)
     if it.nested or it.join == "map_fn" or (uses_index and not dtype):
         raise SourceEditError("the body is not one example's ops")
+    if uses_index and _index_sets_a_position(it):
+        raise SourceEditError("the index sets a position or a shape (tf.slice's begin, a "
+                              "pad): the batch of indices is not one value per example")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
     if depth and it.join == "sum":
@@ -823,6 +826,29 @@ def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
     around = [f for f in ast.walk(parse(text)) if isinstance(f, ast.FunctionDef)
               and f.lineno <= line <= (f.end_lineno or f.lineno)]
     return bound_once(max(around, key=lambda f: f.lineno)) if around else {}
+
+
+#: Ops whose arguments after the first (all of them: the ``*``) are positions or shapes,
+#: not values: a batch of indices there is no per-example value (held-out round 10's c11:
+#: ``tf.slice(t, [0, i, 0, 0], ...)`` was batched with a float range as its begin).
+POSITIONS = {"slice": 1, "strided_slice": 1, "pad": 1, "reshape": 1, "tile": 1,
+             "broadcast_to": 1, "roll": 1, "range": 0, "fill": 0, "zeros": 0, "ones": 0,
+             "eye": 0, "one_hot": 1, "split": 1}
+
+
+def _index_sets_a_position(it: Iteration) -> bool:
+    """The bare index inside an argument of :data:`POSITIONS` that is a position or shape."""
+    nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
+    for n in nodes:
+        if not isinstance(n, ast.Call):
+            continue
+        first = POSITIONS.get(ast.unparse(n.func).rsplit(".", 1)[-1])
+        if first is None:
+            continue
+        args = list(n.args[first:]) + [k.value for k in n.keywords]
+        if any(isinstance(m, ast.Name) and m.id == it.index for a in args for m in ast.walk(a)):
+            return True
+    return False
 
 
 def _bare_index(it: Iteration) -> bool:
