@@ -125,3 +125,59 @@ def test_valid_other_reads_of_where_keep_their_map(body):
         return
     assert "_tfperf_true_index(" not in new, new
     _agrees(text, new, (HITS,))
+
+
+# The generated spellings (tests/tune/spellings.py's mask_extents, written in stop 40 after
+# the lever). Not read: two lists made by one tuple assignment (``lo, hi = [], []``).
+from spellings import COMPUTATIONS  # noqa: E402
+from test_tune_loop_model import BY_NAME, _spelling  # noqa: E402
+
+BY_NAME.setdefault("mask_extents", next(c for c in COMPUTATIONS if c.name == "mask_extents"))
+EXTENTS = [s for s in BY_NAME["mask_extents"].spellings
+           if s not in ("append_loops", "while_counter")]
+
+
+@pytest.mark.parametrize("spelling", EXTENTS)
+def test_every_mask_extents_spelling_is_batched_and_agrees(spelling):
+    text, args, ctx = _spelling(f"mask_extents/{spelling}")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "map_fn" not in new and loops_left(new) == 0, new
+    _agrees(text, new, args)
+
+
+# An op of one example that takes an axis or a permutation: on the batch, past the batch
+# axis (a per-example tf.stack([a, b]) stacked along the batch axis before: [2, n], not
+# [n, 2]; tf.reverse(row, [0]) reversed the batch; s[i][:3] sliced the batch axis).
+@pytest.mark.parametrize("body", [
+    "tf.stack([tf.reduce_min(s[i]), tf.reduce_max(s[i])])",
+    "tf.reverse(s[i], [0]) * 2.0",
+    "tf.concat([s[i], -s[i]], 0)",
+    "tf.transpose(tf.expand_dims(s[i], 0), [1, 0])",
+    "tf.tile(s[i][:3], [2])",
+    "tf.roll(s[i], 2, axis=0)",
+    "tf.squeeze(tf.expand_dims(s[i], 0), axis=0)",
+])
+def test_an_examples_axis_argument_moves_past_the_batch_axis(body):
+    text = _module(f"""
+        def f(s):
+            out = []
+            for i in range(s.shape[0]):
+                out.append({body})
+            return tf.stack(out)
+        """)
+    args = (SCORES,)
+    ctx = lever_context(text, args, "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert loops_left(new) == 0, new
+    _agrees(text, new, args)
+
+
+def test_valid_an_axis_the_text_does_not_give_is_no_rewrite():
+    # tf.squeeze without an axis would squeeze a batch of one too: not batched
+    text = _module("""
+        def f(s):
+            return tf.stack([tf.squeeze(tf.expand_dims(s[i], 0)) for i in range(s.shape[0])])
+        """)
+    ctx = lever_context(text, (SCORES,), "m.py")
+    with pytest.raises(SourceEditError):
+        LoopsBatched(True).build(text, ctx)

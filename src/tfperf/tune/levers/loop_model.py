@@ -82,6 +82,12 @@ def _tfperf_per_example(reduce, x, **kwargs):
     never over the batch axis."""
     return reduce(x, axis=list(range(1, len(x.shape))), **kwargs)
 '''
+#: TensorFlow ops of one example that take an axis (or a permutation, multiples): where
+#: it is (the positional argument's place), and the default axis when none is given (None:
+#: the text must give it; ``squeeze`` without one squeezes the batch axis of size 1 too).
+AXIS_OPS: dict[str, tuple[int, int | None]] = {
+    "stack": (1, 0), "concat": (1, None), "reverse": (1, None), "expand_dims": (1, None),
+    "squeeze": (1, None), "roll": (2, None), "transpose": (1, None), "tile": (1, None)}
 AXIS_HELPER = "_tfperf_past_batch"
 AXIS_SOURCE = '''
 
@@ -362,6 +368,43 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(new))
         return new
 
+    def axis_op(self, node: ast.Call, last: str) -> ast.Call:
+        """An op of one example that takes an axis (``tf.stack([a, b])``, ``tf.reverse(r,
+        [0])``, ``tf.concat``, ``expand_dims``, ``squeeze``, ``roll``) or a permutation
+        (``transpose``, ``tile``'s multiples), on the batch: its axes past the batch axis
+        (they were left as written: round 10's spellings stacked a row's first and last
+        index along the batch axis). Where the text does not give them, the rewrite fails."""
+        at, default = AXIS_OPS[last]
+        given = next((k for k in node.keywords if k.arg in ("axis", "perm", "multiples")),
+                     None)
+        if given is not None:
+            value = given.value
+        elif len(node.args) > at:
+            value = node.args[at]
+        elif default is not None:
+            node.keywords.append(ast.keyword("axis", ast.Constant(default + 1)))
+            return node
+        else:
+            self.failed = f"{last} of one example without its axes"
+            return node
+        if last in ("transpose", "tile"):
+            try:
+                listed = ast.literal_eval(value)
+            except ValueError:
+                listed = None
+            if not isinstance(listed, (list, tuple)):
+                self.failed = f"{last} of one example with axes the text does not list"
+                return node
+            new = [0] + [p + 1 for p in listed] if last == "transpose" else [1, *listed]
+            value_new: ast.expr = ast.parse(repr(new), mode="eval").body
+        else:
+            value_new = _shifted(value)
+        if given is not None:
+            given.value = value_new
+        else:
+            node.args[at] = value_new
+        return node
+
     def true_index(self, node: ast.Call, last: str) -> ast.expr | None:
         """``reduce_min(tf.where(m)[:, k])`` of one example (its first True index along axis
         ``k``; ``reduce_max``: the last): on the batch, the reduction of ``where(m, index,
@@ -486,6 +529,20 @@ class _Batch(ast.NodeTransformer):
             self.in_gather -= 1
             value = self.visit(node.value)
             return ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body, [value, index], [])
+        if isinstance(node.ctx, ast.Load) and not self.batched(sl):
+            value = self.visit(node.value)
+            if self.touched(value):
+                # x[i][:3], (x[i] * 2)[..., 0]: one example's subscript, on the batch past
+                # the batch axis (it sliced the batch axis before)
+                if self.depth:
+                    self.failed = "a subscript of one example inside batched loops"
+                    return node
+                new_sub = ast.Subscript(value, ast.Tuple([ast.Slice(), *parts], ast.Load()),
+                                        ast.Load())
+                self.made.add(id(new_sub))
+                return new_sub
+            node.value = value
+            return node
         return self.generic_visit(node)
 
     def stop_of(self, node: ast.expr) -> str | None:
@@ -637,6 +694,8 @@ class _Batch(ast.NodeTransformer):
             return node
         if not self.axes or not node.args or not self.touched(node.args[0]):
             return node
+        if last in AXIS_OPS and func.startswith(f"{self.tf}."):
+            return self.axis_op(node, last)
         if last not in REDUCTIONS:
             return node
         axis = next((k for k in node.keywords if k.arg == "axis"), None)
