@@ -1189,6 +1189,37 @@ def _range_stop(node: ast.expr) -> ast.expr | None:
     return None
 
 
+def split_list_inits(text: str, name: str) -> str:
+    """``lo, hi = [], []`` (empty lists, or ``[None] * n``, made in one tuple assignment) as
+    one assignment each, so that each list is a loop's collector the loop model reads (the
+    mask_extents spellings); any other tuple assignment is left as written."""
+    fn = find_function(parse(text), name)
+    edits: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple)
+                and len(node.targets[0].elts) == len(node.value.elts) >= 2):
+            continue
+        names = [t for t in node.targets[0].elts if isinstance(t, ast.Name)]
+        values = node.value.elts
+        if len(names) != len(values) or len({t.id for t in names}) != len(names) \
+                or not all(_new_list(v) for v in values):
+            continue
+        pad = "\n" + " " * node.col_offset
+        edits.append((node, pad.join(f"{text_of(text, t)} = {text_of(text, v)}"
+                                     for t, v in zip(names, values, strict=True))))
+    return replace_nodes(text, edits) if edits else text
+
+
+def _new_list(node: ast.expr) -> bool:
+    """``[]`` or ``[None] * n``: a fresh list a loop fills (no name read twice)."""
+    if isinstance(node, ast.List):
+        return not node.elts
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
+        and isinstance(node.left, ast.List) and len(node.left.elts) == 1 \
+        and isinstance(node.left.elts[0], ast.Constant)
+
+
 def flat_counters(text: str, name: str) -> str:
     """A double loop over ``range(a)`` and ``range(b)`` whose inner body ends by stepping a
     counter (``idx = 0`` before the loops, ``idx += 1`` last) that it uses only as the place
@@ -1575,6 +1606,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
     text = flat_counters(text, name)
+    text = split_list_inits(text, name)
     text = host_lists(text, name, tf)
     text = split_sums(text, name)
     done = 0
