@@ -1431,6 +1431,7 @@ def _loop_texts(text: str, name: str) -> list[str]:
                  lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: flat_counters(text, name),
+                 lambda: split_list_inits(text, name),
                  lambda: host_lists(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: split_sums(text, name)):
         with contextlib.suppress(SourceEditError):
