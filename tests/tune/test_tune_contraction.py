@@ -105,6 +105,20 @@ def test_a_sum_of_tf_multiply_is_one_contraction_after_the_batching(product):
     new = ProductSumToEinsum().build(batched, ctx)
     body = new.split(f"def {HELPER}")[0]
     assert f"{HELPER}(" in body and "multiply" not in body and "reduce_sum" not in body, new
+    # range(0, SIZE) is range(SIZE): the index itself, no gather of every row
+    assert "gather" not in body, new
+    _agrees(text, new, args)
+
+
+def test_valid_a_range_that_starts_past_zero_still_gathers_its_rows():
+    from rewrites import lever_context
+
+    text = MULTIPLY.replace("{product}", "tf.multiply(c[i], u[i])").replace(
+        "range(0, SIZE)", "range(2, SIZE)")
+    args = (G.normal([16, 5, 8]), G.normal([16, 8]))
+    ctx = lever_context(text, args, "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "gather" in new, new
     _agrees(text, new, args)
 
 

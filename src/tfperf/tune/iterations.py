@@ -248,6 +248,12 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if d.kind in ("range", "counter"):
         if d.kind == "range":
             it = d.iterable
+            if isinstance(it, ast.Call) and not it.keywords and d.index is not None \
+                    and len(it.args) in (2, 3) and _literal_int(it.args[0]) == 0 \
+                    and (len(it.args) == 2 or _literal_int(it.args[2]) == 1):
+                # range(0, n) and range(0, n, 1) are range(n): the index itself (they were
+                # a shifted range, whose batch gathered every row: round 10's c04m)
+                return d.index, text_of(text, it.args[1]), []
             if ranges and isinstance(it, ast.Call) and len(it.args) in (2, 3) \
                     and not it.keywords and d.index is not None:
                 return _shifted_range(text, it, d.index)
@@ -273,6 +279,10 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if stop is None:
         return None
     return index, stop, binds
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def _shifted_range(text: str, call: ast.Call, name: str,
