@@ -1342,9 +1342,133 @@ MAPPED_MATVEC = Computation(
     },
 )
 
+MASK_EXTENTS = Computation(
+    "mask_extents", "the first and last True position of each row of a boolean mask [n, w] "
+    "(every row holds one), as int64 [n, 2] (a bounding box from a thresholded map: held-out "
+    "round 10's c06; written in stop 40, after the lever, in the ways such code is found)",
+    {"n": 16, "w": 24}, {"n": 256, "w": 128},
+    _d("""
+        g = tf.random.Generator.from_seed(17)
+        m = g.uniform([SIZE["n"], SIZE["w"]]) > 0.8
+        return (tf.logical_or(m, tf.one_hot(g.uniform([SIZE["n"]], 0, SIZE["w"], tf.int32),
+                                            SIZE["w"], on_value=True, off_value=False)),)
+    """),
+    {
+        "map_fn_where": _d("""
+            def f(mask):
+                lo = tf.map_fn(lambda x: tf.reduce_min(tf.where(x)[:, 0]), mask, dtype=tf.int64)
+                hi = tf.map_fn(lambda x: tf.reduce_max(tf.where(x)[:, 0]), mask, dtype=tf.int64)
+                return tf.stack([lo, hi], 1)
+        """),
+        "comprehension_unstack": _d("""
+            def f(mask):
+                rows = tf.unstack(mask)
+                lo = tf.stack([tf.reduce_min(tf.where(r)[:, 0]) for r in rows])
+                hi = tf.stack([tf.reduce_max(tf.where(r)[:, 0]) for r in rows])
+                return tf.stack([lo, hi], axis=1)
+        """),
+        "append_loops": _d("""
+            def f(mask):
+                firsts, lasts = [], []
+                for i in range(mask.shape[0]):
+                    firsts.append(tf.reduce_min(tf.where(mask[i])[:, 0]))
+                for i in range(mask.shape[0]):
+                    lasts.append(tf.reduce_max(tf.where(mask[i])[:, 0]))
+                return tf.stack([tf.stack(firsts), tf.stack(lasts)], 1)
+        """),
+        "def_of_statements": _d("""
+            def f(mask):
+                def first(row):
+                    hits = tf.where(row)
+                    return tf.reduce_min(hits[:, 0])
+
+                def last(row):
+                    hits = tf.where(row)
+                    return tf.reduce_max(hits[:, 0])
+
+                lo = tf.map_fn(first, mask, fn_output_signature=tf.int64)
+                hi = tf.map_fn(last, mask, fn_output_signature=tf.int64)
+                return tf.stack([lo, hi], 1)
+        """),
+        "tensor_arrays": _d("""
+            def f(mask):
+                n = mask.shape[0]
+                lo = tf.TensorArray(tf.int64, size=n)
+                hi = tf.TensorArray(tf.int64, size=n)
+                for i in range(n):
+                    lo = lo.write(i, tf.reduce_min(tf.where(mask[i])[:, 0]))
+                for i in range(n):
+                    hi = hi.write(i, tf.reduce_max(tf.where(mask[i])[:, 0]))
+                return tf.stack([lo.stack(), hi.stack()], 1)
+        """),
+        "while_counter": _d("""
+            def f(mask):
+                lo, hi = [], []
+                i = 0
+                while i < mask.shape[0]:
+                    lo.append(tf.math.reduce_min(tf.where(mask[i])[:, 0]))
+                    i += 1
+                j = 0
+                while j < mask.shape[0]:
+                    hi.append(tf.math.reduce_max(tf.where(mask[j])[:, 0]))
+                    j += 1
+                return tf.stack([tf.stack(lo), tf.stack(hi)], 1)
+        """),
+        "argmax_loop": _d("""
+            def f(mask):
+                w = mask.shape[1]
+                out = []
+                for i in range(mask.shape[0]):
+                    row = tf.cast(mask[i], tf.int32)
+                    first = tf.argmax(row)
+                    last = w - 1 - tf.argmax(tf.reverse(row, [0]))
+                    out.append(tf.stack([first, last]))
+                return tf.stack(out)
+        """),
+        "enumerate_unstack": _d("""
+            def f(mask):
+                lo = [None] * mask.shape[0]
+                for i, row in enumerate(tf.unstack(mask)):
+                    lo[i] = tf.reduce_min(tf.where(row)[:, 0])
+                hi = [None] * mask.shape[0]
+                for i, row in enumerate(tf.unstack(mask)):
+                    hi[i] = tf.reduce_max(tf.where(row)[:, 0])
+                return tf.stack([tf.stack(lo), tf.stack(hi)], 1)
+        """),
+    },
+    {
+        "hand_argmax": _d("""
+            def hand_argmax(mask):
+                row = tf.cast(mask, tf.int32)
+                w = tf.shape(mask, out_type=tf.int64)[1]
+                first = tf.argmax(row, axis=1)
+                last = w - 1 - tf.argmax(tf.reverse(row, [1]), axis=1)
+                return tf.stack([first, last], 1)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(mask):
+                row = tf.cast(mask, tf.int32)
+                w = tf.shape(mask, out_type=tf.int64)[1]
+                first = tf.argmax(row, axis=1)
+                last = w - 1 - tf.argmax(tf.reverse(row, [1]), axis=1)
+                return tf.stack([first, last], 1)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(mask):
+                row = tf.cast(mask, tf.int32)
+                w = tf.shape(mask, out_type=tf.int64)[1]
+                first = tf.argmax(row, axis=1)
+                last = w - 1 - tf.argmax(tf.reverse(row, [1]), axis=1)
+                return tf.stack([first, last], 1)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
-                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC)
+                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS)
 
 
 @dataclass(frozen=True)

@@ -552,3 +552,53 @@ def f(d, m):
     args = (tf.ones([4, 3]), tf.ones([4, 3], tf.bool))
     with pytest.raises(SourceEditError):
         LoopsBatched(True).build(text, _context(text, args))
+
+
+# Stop 40 (held-out round 10's c11, wavefrontify): an index that sets a slice's begin or a
+# pad was batched as a float range in the begin list (it raised when run: a lost candidate
+# at best). Its VALID twin: the index as a value (a per-example weight) is still batched.
+SHIFTED_ROWS = """
+import tensorflow as tf
+
+
+def f(t):
+    n, w = t.shape[0], t.shape[1]
+    rows = []
+    for i in range(n):
+        row = tf.slice(t, [i, 0], [1, w])
+        rows.append(tf.pad(row, [[0, 0], [n - 1 - i, i]]))
+    return tf.concat(rows, 0)
+"""
+INDEX_AS_A_WEIGHT = """
+import tensorflow as tf
+
+
+def f(t):
+    out = []
+    for i in range(t.shape[0]):
+        out.append(t[i] * tf.cast(i, t.dtype))
+    return tf.stack(out)
+"""
+
+
+def _context(text: str, args: tuple) -> LeverContext:
+    target = types.SimpleNamespace(source=text, name="f", args=args, kwargs={},
+                                   path=Path("m.py"), inputs=None)
+    ctx = LeverContext(target, DeviceFacts())  # type: ignore[arg-type]
+    ctx.returns = [snapshot(_run(text, args))]
+    return ctx
+
+
+def test_an_index_that_sets_a_slices_begin_or_a_pad_is_not_batched_as_a_value():
+    args = (tf.reshape(tf.range(20, dtype=tf.float32), [4, 5]),)
+    ctx = _context(SHIFTED_ROWS, args)
+    with pytest.raises(SourceEditError):
+        LoopsBatched(True).build(SHIFTED_ROWS, ctx)
+
+
+def test_valid_the_index_as_a_value_is_still_batched():
+    args = (tf.reshape(tf.range(20, dtype=tf.float32), [4, 5]),)
+    ctx = _context(INDEX_AS_A_WEIGHT, args)
+    new = LoopsBatched(True).build(INDEX_AS_A_WEIGHT, ctx)
+    assert not _loops_left(new), new
+    _agrees(INDEX_AS_A_WEIGHT, new, args)

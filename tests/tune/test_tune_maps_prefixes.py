@@ -18,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -295,3 +296,72 @@ def test_a_shared_matrix_times_each_example_is_one_matmul(name):
     new = LoopsBatched(True).build(text, ctx)
     assert "tf.matmul(x, w, transpose_b=True)" in new, new
     _agrees(text, new, args)
+
+
+# A reduction's axis given by a name (stop 40, item 3): literal_eval raised on ``axis=[k]``
+# and the loop levers lost the whole candidate; a name's axis is shifted past the batch axis
+# when it runs (it was left as written: the batch reduced over the example's axis less one).
+X3 = tf.constant(np.random.default_rng(4).normal(size=(5, 4, 3)).astype(np.float32))
+
+
+@pytest.mark.parametrize("body", [
+    """
+    def f(x):
+        k = 0
+        return tf.stack([tf.reduce_sum(x[:i], axis=[k]) for i in range(x.shape[0])])
+    """,
+    """
+    def f(x):
+        k = 0
+        out = []
+        for i in range(x.shape[0]):
+            out.append(tf.reduce_sum(x[:i + 1], axis=k))
+        return tf.stack(out)
+    """,
+])
+def test_a_prefix_reduction_over_an_axis_bound_to_a_name_is_a_cumsum(body):
+    text = _module(body)
+    ctx = lever_context(text, (X3,), "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "cumsum(x, axis=0" in new and "reduce_sum" not in new, new
+    _agrees(text, new, (X3,))
+
+
+@pytest.mark.parametrize(("body", "args"), [
+    ("""
+     def f(x):
+         ax = 1
+         out = []
+         for i in range(x.shape[0]):
+             out.append(tf.reduce_sum(x[i], axis=[ax]))
+         return tf.stack(out)
+     """, (X3,)),
+    ("""
+     def f(x, ax):
+         return tf.stack([tf.reduce_max(x[i], axis=[ax, -1]) for i in range(x.shape[0])])
+     """, (X3, 0)),
+    ("""
+     def f(x, ax):
+         return tf.map_fn(lambda r: tf.reduce_mean(r, axis=ax), x)
+     """, (X3, -1)),
+])
+def test_a_reduction_over_an_axis_given_by_a_name_is_shifted_when_it_runs(body, args):
+    text = _module(body)
+    ctx = lever_context(text, args, "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert "_tfperf_past_batch(ax)" in new and loops_left(new) == 0, new
+    _agrees(text, new, args)
+
+
+def test_valid_a_prefix_over_an_axis_the_text_does_not_fix_is_no_cumsum():
+    # ``k`` a parameter (0 here, but the text does not say so): no cumulative op is written.
+    text = _module("""
+        def f(x, k):
+            return tf.stack([tf.reduce_sum(x[:i], axis=[k]) for i in range(x.shape[0])])
+        """)
+    ctx = lever_context(text, (X3, 0), "m.py")
+    try:
+        new = LoopsBatched(True).build(text, ctx)
+    except SourceEditError:
+        return
+    assert "cumsum" not in new, new

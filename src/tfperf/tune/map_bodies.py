@@ -48,9 +48,11 @@ class MapBody:
     value: ast.expr  # one iteration's value (no source positions: read with ast.unparse)
 
 
-def side_effects(node: ast.AST) -> str:
+def side_effects(node: ast.AST, data: bool = True) -> str:
     """Why ``node`` (a mapped function's code) must not be batched or traced once: "" when
-    nothing in it has a Python side effect or a shape set by the data."""
+    nothing in it has a Python side effect or a shape set by the data (``data=False``: the
+    latter left to the check of its inlined expression, where ``hits = tf.where(row)`` and
+    ``reduce_min(hits[:, 0])`` are one reduction)."""
     reduced = masked_reductions(node)
     for n in ast.walk(node):
         if id(n) in reduced:  # reduce_min(boolean_mask(x, m)): one value, whatever m holds
@@ -67,8 +69,8 @@ def side_effects(node: ast.AST) -> str:
             last = ast.unparse(n.func).rsplit(".", 1)[-1]
             if last in SIDE_EFFECTS and not (last == "add" and _of_a_module(n.func)):
                 return f"the mapped function calls {last}() (a Python side effect)"
-            if last in DATA_SHAPED or (last == "where" and len(n.args) == 1
-                                       and not n.keywords):
+            if data and (last in DATA_SHAPED or (last == "where" and len(n.args) == 1
+                                                 and not n.keywords)):
                 return f"the mapped function calls {last}() (a shape set by the data)"
     return ""
 
@@ -78,12 +80,41 @@ MASKED_IDENTITY = {"reduce_min": "float('inf')", "reduce_max": "-float('inf')",
                    "reduce_sum": "0", "reduce_prod": "1"}
 
 
+#: The empty reduction of ``where(m)``'s int64 coordinates (the dtype's extreme).
+TRUE_INDEX_EMPTY = {"reduce_min": "max", "reduce_max": "min"}
+
+
+def true_index(node: ast.AST) -> tuple[ast.expr, int] | None:
+    """``reduce_min(tf.where(m)[:, k])`` (or ``reduce_max``): the first (last) True index of
+    ``m`` along its axis ``k``; (``m``, ``k``), or None for anything else."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and ast.unparse(node.func).rsplit(".", 1)[-1] in TRUE_INDEX_EMPTY):
+        return None
+    sub = node.args[0]
+    if not (isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Tuple)
+            and len(sub.slice.elts) == 2):
+        return None
+    whole, k = sub.slice.elts
+    if not (isinstance(whole, ast.Slice) and whole.lower is None and whole.upper is None
+            and whole.step is None and isinstance(k, ast.Constant) and type(k.value) is int
+            and k.value >= 0):
+        return None
+    where = sub.value
+    if not (isinstance(where, ast.Call) and len(where.args) == 1 and not where.keywords
+            and ast.unparse(where.func).rsplit(".", 1)[-1] == "where"):
+        return None
+    return where.args[0], k.value
+
+
 def masked_reductions(node: ast.AST) -> set[int]:
     """Ids of the ``boolean_mask(x, m)`` calls that are the whole argument of a reduction of
-    every element (``reduce_min(boolean_mask(x, m))``): their shape, set by the data, is
-    reduced away."""
+    every element (``reduce_min(boolean_mask(x, m))``), and of the ``where(m)`` calls whose
+    coordinates along one axis are reduced (``reduce_min(where(m)[:, 0])``, a first True
+    index): their shape, set by the data, is reduced away."""
     found = set()
     for n in ast.walk(node):
+        if true_index(n) is not None:
+            found.add(id(n.args[0].value))  # type: ignore[attr-defined]
         if isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1] in \
                 MASKED_IDENTITY and len(n.args) == 1 and not n.keywords:
             arg = n.args[0]
@@ -224,9 +255,9 @@ def _resolve(ctx: Any, fn: ast.FunctionDef, module: ast.Module, node: ast.expr,
              ) -> MapBody | None:
     if isinstance(node, ast.Lambda):
         return _bind(node, [], {})
-    if isinstance(node, ast.Name):
+    if isinstance(node, ast.Name):  # (map_body checks the inlined expression's data shapes)
         defn = _definition(node.id, fn, module)
-        if defn is None or side_effects(defn):
+        if defn is None or side_effects(defn, data=False):
             return None
         return _bind(defn, [], {})
     if isinstance(node, ast.Attribute) and (ctx.qualname(node) or "").startswith(
@@ -238,7 +269,7 @@ def _resolve(ctx: Any, fn: ast.FunctionDef, module: ast.Module, node: ast.expr,
             and node.args and isinstance(node.args[0], ast.Name) \
             and all(k.arg for k in node.keywords):
         defn = _definition(node.args[0].id, fn, module)
-        if defn is None or side_effects(defn):
+        if defn is None or side_effects(defn, data=False):
             return None
         return _bind(defn, list(node.args[1:]),
                      {k.arg: k.value for k in node.keywords if k.arg})

@@ -17,6 +17,7 @@ body; the search's check on the user's inputs and a varied copy judges the resul
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -74,10 +75,37 @@ def _prefix_slice(node: ast.expr) -> ast.Slice | None:
     return first
 
 
+def _literal(node: ast.expr, bound: dict[str, str] | None = None) -> object:
+    """``node``'s value when it is a literal (``0``, ``[0]``, ``(0,)``), its names read
+    through ``bound`` (names bound once: ``k = 0``); None for anything else (``[k]`` of a
+    parameter): literal_eval raises on a name (it did here: the lever was lost)."""
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if names:
+        if not bound or not names <= set(bound):
+            return None
+        node = _Resolve(bound).visit(copy.deepcopy(node))
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+class _Resolve(ast.NodeTransformer):
+    def __init__(self, bound: dict[str, str]) -> None:
+        self.bound = bound
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        try:
+            return ast.parse(self.bound[node.id], mode="eval").body
+        except SyntaxError:
+            return node
+
+
 def prefix_reduction(call: ast.Call, stop_of: Callable[[ast.expr], str | None],
-                     ) -> Prefix | None:
+                     bound: dict[str, str] | None = None) -> Prefix | None:
     """``call`` as a prefix reduction of the iteration whose index ``stop_of`` recognises
-    (it gives the iteration count for a name that is the index), or None."""
+    (it gives the iteration count for a name that is the index), or None; ``bound``: names
+    bound once, for an axis given by a name (``axis=[k]``, ``k = 0``)."""
     func = ast.unparse(call.func)
     module, _, last = func.rpartition(".")
     if last not in CUMULATIVE or module not in _MODULES or len(call.args) not in (1, 2):
@@ -87,9 +115,8 @@ def prefix_reduction(call: ast.Call, stop_of: Callable[[ast.expr], str | None],
         if k.arg != "axis" or axis is not None:
             return None
         axis = k.value
-    if axis is not None and not (isinstance(axis, (ast.Constant, ast.List, ast.Tuple))
-                                 and ast.literal_eval(axis) in (0, [0], (0,))):
-        return None
+    if axis is not None and _literal(axis, bound) not in (0, [0], (0,)):
+        return None  # another axis, or one the text does not fix (``axis=[k]``)
     sl = _prefix_slice(call.args[0])
     if sl is None or sl.upper is None:
         return None

@@ -63,26 +63,46 @@ def _tfperf_contract(a, b, axis=None):
 '''
 
 
-def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, ast.BinOp, ast.expr | None]]:
-    """``reduce_sum(a * b[, axis])`` calls of the function (and of the helpers the loop levers
-    wrote into it): the call, the product, the axis."""
-    out: list[tuple[ast.Call, ast.BinOp, ast.expr | None]] = []
+#: Calls that are the element-wise product of their two arguments.
+PRODUCTS = {"multiply", "math.multiply"}
+
+
+def _product(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """The two factors of ``a * b`` or ``tf.multiply(a, b)`` (``tf.math.multiply``; a
+    ``name=`` aside), None for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return node.left, node.right
+    if isinstance(node, ast.Call) and len(node.args) == 2 \
+            and all(k.arg == "name" for k in node.keywords) \
+            and ast.unparse(node.func).split(".", 1)[-1] in PRODUCTS:
+        return node.args[0], node.args[1]
+    return None
+
+
+def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, tuple[ast.expr, ast.expr],
+                                             ast.expr | None]]:
+    """``reduce_sum(a * b[, axis])`` calls (the product also ``tf.multiply(a, b)``) of the
+    function (and of the helpers the loop levers wrote into it): the call, the factors, the
+    axis."""
+    out: list[tuple[ast.Call, tuple[ast.expr, ast.expr], ast.expr | None]] = []
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and ast.unparse(n.func) == WHOLE_HELPER \
-                and len(n.args) == 2 and not n.keywords \
-                and ast.unparse(n.args[0]).rsplit(".", 1)[-1] in SUMS \
-                and isinstance(n.args[1], ast.BinOp) and isinstance(n.args[1].op, ast.Mult):
-            # a batched loop's sum of one example's product, over each example's axes
-            out.append((n, n.args[1], ast.Constant("examples")))
+        if not isinstance(n, ast.Call):
             continue
-        if not isinstance(n, ast.Call) or not n.args or not isinstance(n.args[0], ast.BinOp) \
-                or not isinstance(n.args[0].op, ast.Mult):
+        if ast.unparse(n.func) == WHOLE_HELPER and len(n.args) == 2 and not n.keywords \
+                and ast.unparse(n.args[0]).rsplit(".", 1)[-1] in SUMS:
+            factors = _product(n.args[1])
+            if factors is not None:
+                # a batched loop's sum of one example's product, over each example's axes
+                out.append((n, factors, ast.Constant("examples")))
+            continue
+        factors = _product(n.args[0]) if n.args else None
+        if factors is None:
             continue
         name = ast.unparse(n.func).rsplit(".", 1)[-1]
         if name not in SUMS or len(n.args) > 2 or any(k.arg != "axis" for k in n.keywords):
             continue
         axis = n.args[1] if len(n.args) == 2 else next((k.value for k in n.keywords), None)
-        out.append((n, n.args[0], axis))
+        out.append((n, factors, axis))
     return out
 
 
@@ -111,11 +131,11 @@ class ProductSumToEinsum(Lever):
         if not found:
             raise SourceEditError("no tf.reduce_sum of a product in the function")
         edits: list[tuple[ast.AST, str]] = []
-        for call, product, axis in found:
+        for call, (left, right), axis in found:
             if any(call is not other and _inside(call, other) for other, _, _ in found):
                 continue  # an outer sum takes the inner one whole
-            a = ast.get_source_segment(text, product.left) or ast.unparse(product.left)
-            b = ast.get_source_segment(text, product.right) or ast.unparse(product.right)
+            a = ast.get_source_segment(text, left) or ast.unparse(left)
+            b = ast.get_source_segment(text, right) or ast.unparse(right)
             ax = "None" if axis is None else (ast.get_source_segment(text, axis)
                                              or ast.unparse(axis))
             if isinstance(axis, ast.Constant) and axis.value == "examples":

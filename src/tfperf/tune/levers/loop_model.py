@@ -82,6 +82,35 @@ def _tfperf_per_example(reduce, x, **kwargs):
     never over the batch axis."""
     return reduce(x, axis=list(range(1, len(x.shape))), **kwargs)
 '''
+#: TensorFlow ops of one example that take an axis (or a permutation, multiples): where
+#: it is (the positional argument's place), and the default axis when none is given (None:
+#: the text must give it; ``squeeze`` without one squeezes the batch axis of size 1 too).
+AXIS_OPS: dict[str, tuple[int, int | None]] = {
+    "stack": (1, 0), "concat": (1, None), "reverse": (1, None), "expand_dims": (1, None),
+    "squeeze": (1, None), "roll": (2, None), "transpose": (1, None), "tile": (1, None)}
+AXIS_HELPER = "_tfperf_past_batch"
+AXIS_SOURCE = '''
+
+def _tfperf_past_batch(axis):
+    """tfperf tune: one example's axis (an int, or a list or tuple of them) on the batch: a
+    non-negative axis moves past the batch axis, one counted from the end stays."""
+    if isinstance(axis, (list, tuple)):
+        return type(axis)(a + 1 if a >= 0 else a for a in axis)
+    return axis + 1 if axis >= 0 else axis
+'''
+TRUE_INDEX_HELPER = "_tfperf_true_index"
+TRUE_INDEX_SOURCE = '''
+
+def _tfperf_true_index(reduce, m, k, empty):
+    """tfperf tune: `reduce` (reduce_min/max) of each example's where(m)[:, k] for the batch
+    m (axis 0): its True elements' indices along the example's axis k, without the shape set
+    by the data; `empty` (the empty reduction's value) for an example with no True."""
+    m = {tf}.cast(m, {tf}.bool)
+    n = {tf}.shape(m, out_type={tf}.int64)[k + 1]
+    index = {tf}.reshape({tf}.range(n), [-1] + [1] * (len(m.shape) - k - 2))
+    picked = {tf}.where(m, index, {tf}.constant(empty, {tf}.int64))
+    return reduce(picked, axis=list(range(1, len(m.shape))))
+'''
 #: Module names whose attributes are functions, not array methods (``np.max(x)``).
 MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
@@ -126,6 +155,9 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
                               f"{it.join.split(':')[1]})")]
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
+    if it.join.startswith("array:"):  # a NumPy buffer filled row by row: its dtype kept
+        _, np_alias, dtype = it.join.split(":", 2)
+        return [(it.consumer, f"{np_alias}.asarray({value}, dtype={dtype})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
@@ -336,6 +368,63 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(new))
         return new
 
+    def axis_op(self, node: ast.Call, last: str) -> ast.Call:
+        """An op of one example that takes an axis (``tf.stack([a, b])``, ``tf.reverse(r,
+        [0])``, ``tf.concat``, ``expand_dims``, ``squeeze``, ``roll``) or a permutation
+        (``transpose``, ``tile``'s multiples), on the batch: its axes past the batch axis
+        (they were left as written: round 10's spellings stacked a row's first and last
+        index along the batch axis). Where the text does not give them, the rewrite fails."""
+        at, default = AXIS_OPS[last]
+        given = next((k for k in node.keywords if k.arg in ("axis", "perm", "multiples")),
+                     None)
+        if given is not None:
+            value = given.value
+        elif len(node.args) > at:
+            value = node.args[at]
+        elif default is not None:
+            node.keywords.append(ast.keyword("axis", ast.Constant(default + 1)))
+            return node
+        else:
+            self.failed = f"{last} of one example without its axes"
+            return node
+        if last in ("transpose", "tile"):
+            try:
+                listed = ast.literal_eval(value)
+            except ValueError:
+                listed = None
+            if not isinstance(listed, (list, tuple)):
+                self.failed = f"{last} of one example with axes the text does not list"
+                return node
+            new = [0] + [p + 1 for p in listed] if last == "transpose" else [1, *listed]
+            value_new: ast.expr = ast.parse(repr(new), mode="eval").body
+        else:
+            value_new = _shifted(value)
+        if given is not None:
+            given.value = value_new
+        else:
+            node.args[at] = value_new
+        return node
+
+    def true_index(self, node: ast.Call, last: str) -> ast.expr | None:
+        """``reduce_min(tf.where(m)[:, k])`` of one example (its first True index along axis
+        ``k``; ``reduce_max``: the last): on the batch, the reduction of ``where(m, index,
+        extreme)`` over every example axis, ``index`` counting along axis ``k`` + 1; a row
+        with no True gets the dtype's extreme, as the empty reduction does (held-out round
+        10's c06: a bounding box from a mask)."""
+        from tfperf.tune.map_bodies import TRUE_INDEX_EMPTY, true_index
+
+        found = true_index(node)
+        if found is None:
+            return None
+        m = self.visit(copy.deepcopy(found[0]))
+        if not self.touched(m):
+            return None
+        text = (f"{TRUE_INDEX_HELPER}({self.tf}.{last}, {ast.unparse(m)}, {found[1]}, "
+                f"{self.tf}.int64.{TRUE_INDEX_EMPTY[last]})")
+        new = ast.parse(text, mode="eval").body
+        self.made.add(id(new))
+        return new
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         before = (node.left, node.right)
         node.left, node.right = self.line_up(before, (self.visit(node.left),
@@ -440,6 +529,20 @@ class _Batch(ast.NodeTransformer):
             self.in_gather -= 1
             value = self.visit(node.value)
             return ast.Call(ast.parse(f"{self.tf}.gather", mode="eval").body, [value, index], [])
+        if isinstance(node.ctx, ast.Load) and not self.batched(sl):
+            value = self.visit(node.value)
+            if self.touched(value):
+                # x[i][:3], (x[i] * 2)[..., 0]: one example's subscript, on the batch past
+                # the batch axis (it sliced the batch axis before)
+                if self.depth:
+                    self.failed = "a subscript of one example inside batched loops"
+                    return node
+                new_sub = ast.Subscript(value, ast.Tuple([ast.Slice(), *parts], ast.Load()),
+                                        ast.Load())
+                self.made.add(id(new_sub))
+                return new_sub
+            node.value = value
+            return node
         return self.generic_visit(node)
 
     def stop_of(self, node: ast.expr) -> str | None:
@@ -469,12 +572,16 @@ class _Batch(ast.NodeTransformer):
         masked = None if self.depth else self.masked_reduction(node, last)
         if masked is not None:
             return masked
-        if last in ELEMENTWISE_PAIRS and len(node.args) == 2 and not node.keywords:
+        first = None if self.depth or not self.axes else self.true_index(node, last)
+        if first is not None:
+            return first
+        if last in ELEMENTWISE_PAIRS and len(node.args) == 2 \
+                and all(k.arg == "name" for k in node.keywords):  # (a name changes no shape)
             before = (node.args[0], node.args[1])
             node.args = list(self.line_up(before, (self.visit(node.args[0]),
                                                    self.visit(node.args[1]))))
             return node
-        pre = None if self.depth else prefix_reduction(node, self.stop_of)
+        pre = None if self.depth else prefix_reduction(node, self.stop_of, self.bound)
         if pre is not None:  # reduce_sum(x[:i]) of every step: one cumulative op of x
             rank_one = isinstance(pre.base, ast.Name) and pre.base.id in self.scalars
             return ast.parse(cumulative(pre, self.tf, rank_one, WHOLE_HELPER, self.bound),
@@ -587,6 +694,8 @@ class _Batch(ast.NodeTransformer):
             return node
         if not self.axes or not node.args or not self.touched(node.args[0]):
             return node
+        if last in AXIS_OPS and func.startswith(f"{self.tf}."):
+            return self.axis_op(node, last)
         if last not in REDUCTIONS:
             return node
         axis = next((k for k in node.keywords if k.arg == "axis"), None)
@@ -695,12 +804,20 @@ def _ellipsis(node: ast.AST) -> bool:
 
 
 def _shifted(node: ast.expr) -> ast.expr:
-    """An explicit axis past the new batch axis: a non-negative constant + 1."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 0:
-        return ast.Constant(node.value + 1)
+    """An explicit axis past the new batch axis: a non-negative constant + 1, a negative one
+    as it is; an axis the text does not fix (``axis=[k]``, a parameter) shifted when it runs
+    (it was left as written: the batch reduced over the wrong axis)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) \
+            and not isinstance(node.value, bool):
+        return ast.Constant(node.value + 1) if node.value >= 0 else node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        return node
     if isinstance(node, (ast.List, ast.Tuple)):
         return type(node)([_shifted(e) for e in node.elts], ast.Load())
-    return node
+    if isinstance(node, ast.Constant):  # (axis=None: every axis, left to the caller)
+        return node
+    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node], [])
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
@@ -713,6 +830,9 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
     uses_index = it.uses_index and _bare_index(it)
     if it.nested or it.join == "map_fn" or (uses_index and not dtype):
         raise SourceEditError("the body is not one example's ops")
+    if uses_index and _index_sets_a_position(it):
+        raise SourceEditError("the index sets a position or a shape (tf.slice's begin, a "
+                              "pad): the batch of indices is not one value per example")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
     if depth and it.join == "sum":
@@ -765,6 +885,29 @@ def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
     around = [f for f in ast.walk(parse(text)) if isinstance(f, ast.FunctionDef)
               and f.lineno <= line <= (f.end_lineno or f.lineno)]
     return bound_once(max(around, key=lambda f: f.lineno)) if around else {}
+
+
+#: Ops whose arguments after the first (all of them: the ``*``) are positions or shapes,
+#: not values: a batch of indices there is no per-example value (held-out round 10's c11:
+#: ``tf.slice(t, [0, i, 0, 0], ...)`` was batched with a float range as its begin).
+POSITIONS = {"slice": 1, "strided_slice": 1, "pad": 1, "reshape": 1, "tile": 1,
+             "broadcast_to": 1, "roll": 1, "range": 0, "fill": 0, "zeros": 0, "ones": 0,
+             "eye": 0, "one_hot": 1, "split": 1}
+
+
+def _index_sets_a_position(it: Iteration) -> bool:
+    """The bare index inside an argument of :data:`POSITIONS` that is a position or shape."""
+    nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
+    for n in nodes:
+        if not isinstance(n, ast.Call):
+            continue
+        first = POSITIONS.get(ast.unparse(n.func).rsplit(".", 1)[-1])
+        if first is None:
+            continue
+        args = list(n.args[first:]) + [k.value for k in n.keywords]
+        if any(isinstance(m, ast.Name) and m.id == it.index for a in args for m in ast.walk(a)):
+            return True
+    return False
 
 
 def _bare_index(it: Iteration) -> bool:
@@ -1046,6 +1189,37 @@ def _range_stop(node: ast.expr) -> ast.expr | None:
     return None
 
 
+def split_list_inits(text: str, name: str) -> str:
+    """``lo, hi = [], []`` (empty lists, or ``[None] * n``, made in one tuple assignment) as
+    one assignment each, so that each list is a loop's collector the loop model reads (the
+    mask_extents spellings); any other tuple assignment is left as written."""
+    fn = find_function(parse(text), name)
+    edits: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple)
+                and len(node.targets[0].elts) == len(node.value.elts) >= 2):
+            continue
+        names = [t for t in node.targets[0].elts if isinstance(t, ast.Name)]
+        values = node.value.elts
+        if len(names) != len(values) or len({t.id for t in names}) != len(names) \
+                or not all(_new_list(v) for v in values):
+            continue
+        pad = "\n" + " " * node.col_offset
+        edits.append((node, pad.join(f"{text_of(text, t)} = {text_of(text, v)}"
+                                     for t, v in zip(names, values, strict=True))))
+    return replace_nodes(text, edits) if edits else text
+
+
+def _new_list(node: ast.expr) -> bool:
+    """``[]`` or ``[None] * n``: a fresh list a loop fills (no name read twice)."""
+    if isinstance(node, ast.List):
+        return not node.elts
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
+        and isinstance(node.left, ast.List) and len(node.left.elts) == 1 \
+        and isinstance(node.left.elts[0], ast.Constant)
+
+
 def flat_counters(text: str, name: str) -> str:
     """A double loop over ``range(a)`` and ``range(b)`` whose inner body ends by stepping a
     counter (``idx = 0`` before the loops, ``idx += 1`` last) that it uses only as the place
@@ -1257,6 +1431,7 @@ def _loop_texts(text: str, name: str) -> list[str]:
                  lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: flat_counters(text, name),
+                 lambda: split_list_inits(text, name),
                  lambda: host_lists(ensure_tf(text)[0], name, ensure_tf(text)[1]),
                  lambda: split_sums(text, name)):
         with contextlib.suppress(SourceEditError):
@@ -1414,6 +1589,10 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
         raise SourceEditError("no loop of the loop model fits this rewrite")
     if f"{WHOLE_HELPER}(" in text and f"def {WHOLE_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + WHOLE_SOURCE
+    if f"{TRUE_INDEX_HELPER}(" in text and f"def {TRUE_INDEX_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + TRUE_INDEX_SOURCE.replace("{tf}", tf)
+    if f"{AXIS_HELPER}(" in text and f"def {AXIS_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + AXIS_SOURCE
     return text
 
 
@@ -1428,6 +1607,7 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     text = conds_as_wheres(text, name, tf)
     text = counted_sums(text, name, tf)
     text = flat_counters(text, name)
+    text = split_list_inits(text, name)
     text = host_lists(text, name, tf)
     text = split_sums(text, name)
     done = 0
