@@ -1,0 +1,125 @@
+"""Review 40's defects on stop 40, each on a wording of this file's own (INVALID: the reading the
+review found wrong; VALID twin: the reading stop 40 was right to give)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tfperf.doctor.explain_finished import _SOFT
+from tfperf.doctor.explainer import explain_log
+
+_EPOCHS = ("Epoch 3/20\n250/250 [==============================] - 12s 48ms/step - loss: 0.2210"
+           "\n")
+
+
+def _causes(text: str) -> list[tuple[str, str]]:
+    return [(c.label, c.severity) for c in explain_log(text).causes]
+
+
+# 1. the allocator's failing request is the failure; only its retry form is a note
+_REQUEST = ("2023-01-09 08:01:02.000001: W tensorflow/core/common_runtime/bfc_allocator.cc:462] "
+            "Allocator (GPU_0_bfc) ran out of memory trying to allocate 768.00MiB (rounded to "
+            "805306368)requested by op sequential/dense_2/MatMul\n")
+_RETRY = ("W tensorflow/core/common_runtime/bfc_allocator.cc:290] Allocator (GPU_0_bfc) ran out "
+          "of memory trying to allocate 3.05GiB with freed_by_count=0. The caller indicates that "
+          "this is not a failure, but may mean that there could be performance gains if more "
+          "memory were available.\n")
+
+
+def test_the_allocators_failing_request_alone_stays_an_out_of_memory_failure() -> None:
+    assert ("out-of-memory", "failure") in _causes(_REQUEST)
+    assert ("out-of-memory", "failure") in _causes(_REQUEST + _EPOCHS)
+
+
+def test_the_allocators_retry_form_in_a_run_that_goes_on_is_still_a_note() -> None:
+    assert _causes(_RETRY + _EPOCHS)[0] == ("gpu-memory-pressure", "notice")
+
+
+def test_a_cr_only_log_judges_its_lines_one_by_one() -> None:
+    bare = ("W tensorflow/core/common_runtime/bfc_allocator.cc:9] Allocator (GPU_0_bfc) ran out "
+            "of memory trying to allocate 2GiB")
+    assert ("out-of-memory", "failure") in _causes("Epoch 1/4\r" + bare + "\r8/8 [====] - loss: 0.3")
+    assert _causes("Epoch 1/4\r" + _RETRY.strip() + "\r8/8 [====] - loss: 0.3")[0] == (
+        "gpu-memory-pressure", "notice")
+
+
+# 6. W-level lines that are the failure itself are never demoted by a run that went on
+def test_failure_lines_at_w_level_stay_failures_when_epochs_follow() -> None:
+    lines = [
+        "W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at "
+        "sparse_xent_op.cc:103 : INVALID_ARGUMENT: Received a label value of 12 which is outside "
+        "the valid range of [0, 10).  Label values: 12 3 4",
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:500] " + "*" * 40 + "_" * 30,
+        "W tensorflow/core/common_runtime/base_collective_executor.cc:249] BaseCollectiveExecutor"
+        "::StartAbort Internal: Collective Op has group_size 4 and group_key1 but that group "
+        "has size 2",
+    ]
+    for ln in lines:
+        alone = [lab for lab, sev in _causes(ln + "\n") if sev == "failure"]
+        assert alone, ln
+        after = dict(_causes(ln + "\n" + _EPOCHS))
+        assert all(after.get(lab) == "failure" for lab in alone), (ln, after)
+
+
+# 7. the glog-prefix class is bounded: no quadratic backtracking on a long line
+def test_the_warning_shape_regex_is_linear_on_a_long_line() -> None:
+    def cost(n: int) -> float:
+        line = "W1" + ".1" * n
+        best = float("inf")
+        for _ in range(3):
+            t = time.perf_counter()
+            _SOFT.search(line)
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    # 2 KB vs 16 KB: linear scales ~8x, the unbounded classes scaled ~64x (3.7 s at 16 KB)
+    small, large = cost(1_000), cost(8_000)
+    assert large < 25 * small, (small, large)
+
+
+# 11. the retry line read as an out-of-memory joins a pressure notice the log holds already
+def test_the_converted_retry_line_keeps_the_pressure_notice_already_read() -> None:
+    hedged = ("W tensorflow/core/common_runtime/bfc_allocator.cc:301] Allocator (GPU_0_bfc) ran "
+              "out of memory trying to allocate 1.50GiB. The caller indicates that this is not a "
+              "failure, but may mean that there could be performance gains if more memory were "
+              "available.\n")
+    retry = ("W tensorflow/core/common_runtime/bfc_allocator.cc:255] Allocator (GPU_0_bfc) ran "
+             "out of memory trying to allocate 640.00MiB with freed_by_count=0.\n")
+    causes = explain_log(hedged + retry + _EPOCHS).causes
+    pressure = [c for c in causes if c.label == "gpu-memory-pressure"]
+    assert len(pressure) == 1 and pressure[0].severity == "notice"
+    assert [ln.number for ln in pressure[0].lines] == [1, 2]
+    assert "out-of-memory" in pressure[0].consequences
+
+
+# 2. a vocabulary id is no position: 2-D ids, and a position table named or of a known size
+@pytest.mark.parametrize("message", [
+    # a BERT log whose word embedding (30522 words) gets the id 30522
+    "Traceback (most recent call last):\n  File \"tag.py\", line 51, in <module>\n    model.fit"
+    "(ds)\nInvalidArgumentError:  indices[6,2] = 30522 is not in [0, 30522)\n\t [[node "
+    "tf_bert_model/bert/embeddings/Gather (defined at /opt/transformers/modeling_tf_bert.py:"
+    "190) ]]\n",
+    # frames taken with tf.gather(clip, tf.range(n)): a 1-D own-index id
+    "    picked = tf.gather(clip, tf.range(n_frames))\nInvalidArgumentError: indices[64] = 64 "
+    "is not in [0, 64) [Op:GatherV2]\n",
+    # a vocabulary of 7 words, the id 7 at index 7 of its row by chance
+    "InvalidArgumentError: indices[9,7] = 7 is not in [0, 7)\n\t [[{{node sequential/"
+    "embedding/embedding_lookup}}]]\n",
+])
+def test_a_vocabulary_id_keeps_the_input_dim_reading(message: str) -> None:
+    cause = explain_log(message).causes[0]
+    assert cause.label == "embedding-index-out-of-range"
+    assert "Truncate" not in cause.cause + cause.fix
+
+
+@pytest.mark.parametrize("message", [
+    "InvalidArgumentError: indices[1,600] = 600 is not in [0, 512) [Op:ResourceGather]\n",
+    "InvalidArgumentError: indices[0,77] = 77 is not in [0, 77)\n\t [[node text_encoder/"
+    "position_embedding/Gather ]]\n",
+])
+def test_a_position_past_its_named_or_pretrained_table_is_truncated(message: str) -> None:
+    cause = explain_log(message).causes[0]
+    assert cause.label == "embedding-index-out-of-range"
+    assert cause.cause.startswith("The sequence is longer")
