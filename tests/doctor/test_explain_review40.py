@@ -40,7 +40,8 @@ def test_the_allocators_retry_form_in_a_run_that_goes_on_is_still_a_note() -> No
 def test_a_cr_only_log_judges_its_lines_one_by_one() -> None:
     bare = ("W tensorflow/core/common_runtime/bfc_allocator.cc:9] Allocator (GPU_0_bfc) ran out "
             "of memory trying to allocate 2GiB")
-    assert ("out-of-memory", "failure") in _causes("Epoch 1/4\r" + bare + "\r8/8 [====] - loss: 0.3")
+    assert ("out-of-memory", "failure") in _causes(
+        "Epoch 1/4\r" + bare + "\r8/8 [====] - loss: 0.3")
     assert _causes("Epoch 1/4\r" + _RETRY.strip() + "\r8/8 [====] - loss: 0.3")[0] == (
         "gpu-memory-pressure", "notice")
 
@@ -123,3 +124,22 @@ def test_a_position_past_its_named_or_pretrained_table_is_truncated(message: str
     cause = explain_log(message).causes[0]
     assert cause.label == "embedding-index-out-of-range"
     assert cause.cause.startswith("The sequence is longer")
+
+
+# 3. tensorflow-gpu loads CUDA at import only before 2.1: a 2.1+ DLL failure keeps the row's
+# reading (the C++ runtime, AVX)
+def _dll(version: str) -> str:
+    return (f"(venv) D:\\work>pip install tensorflow-gpu=={version}\n"
+            "(venv) D:\\work>python train.py\nImportError: DLL load failed: The specified module "
+            "could not be found.\nFailed to load the native TensorFlow runtime.\n")
+
+
+def test_a_dll_failure_of_tensorflow_gpu_2_4_is_not_read_as_cuda_at_import() -> None:
+    cause = explain_log(_dll("2.4.1")).causes[0]
+    assert cause.label == "windows-dll-load-failed"
+    assert "msvcp140_1" in cause.cause and "tensorflow-gpu's native module" not in cause.cause
+
+
+def test_a_dll_failure_of_tensorflow_gpu_1_13_is_read_as_cuda_at_import() -> None:
+    cause = explain_log(_dll("1.13.1")).causes[0]
+    assert "tensorflow-gpu's native module loads the CUDA" in cause.cause
