@@ -143,3 +143,27 @@ def test_a_dll_failure_of_tensorflow_gpu_2_4_is_not_read_as_cuda_at_import() -> 
 def test_a_dll_failure_of_tensorflow_gpu_1_13_is_read_as_cuda_at_import() -> None:
     cause = explain_log(_dll("1.13.1")).causes[0]
     assert "tensorflow-gpu's native module loads the CUDA" in cause.cause
+
+
+# 4. "from versions: none" reads the package asked for: tensorflow-gpu ended with 2.11
+def _none(python: str, pkg: str) -> str:
+    return (f"C:\\> py -V\nPython {python}\nC:\\> pip install {pkg}\nERROR: Could not find a "
+            f"version that satisfies the requirement {pkg} (from versions: none)\nERROR: No "
+            f"matching distribution found for {pkg}\n")
+
+
+def test_no_tensorflow_gpu_for_a_python_past_its_last_release_names_the_cuda_extra() -> None:
+    cause = explain_log(_none("3.12.4", "tensorflow-gpu")).causes[0]
+    assert cause.label == "no-tensorflow-wheel"
+    assert "and-cuda" in cause.fix and "2.11" in cause.cause
+    assert "32-bit" not in cause.cause.split("Otherwise")[0]
+
+
+def test_no_tensorflow_for_a_python_some_release_supports_reads_the_platform() -> None:
+    # Python 3.13 has wheels of the newest releases: no "Python newer than TF" from the table
+    # alone (pip offering none is the interpreter's build or platform)
+    cause = explain_log(_none("3.13.2", "tensorflow")).causes[0]
+    assert "32-bit Python" in cause.cause.split("Otherwise")[0] and "and-cuda" not in cause.fix
+    # ... and tensorflow-gpu for a Python its releases had is the platform too
+    gpu = explain_log(_none("3.9.13", "tensorflow-gpu")).causes[0].cause
+    assert "32-bit Python" in gpu.split("Otherwise")[0]

@@ -315,8 +315,7 @@ def test_a_gpu_library_that_did_not_load_in_a_run_that_goes_on_is_not_demoted() 
 
 
 @pytest.mark.parametrize(("python", "said"), [("3.14.0", "newer than every Python"),
-                                              ("3.9.7", "32-bit Python"),
-                                              ("3.13.1", "only the newest releases")])
+                                              ("3.9.7", "32-bit Python")])
 def test_no_release_offered_at_all_reads_the_python_the_log_names(python: str, said: str) -> None:
     _, _, first = _first(f"$ python -V\nPython {python}\n$ pip install tensorflow\nERROR: Could "
                          "not find a version that satisfies the requirement tensorflow (from "
