@@ -167,3 +167,21 @@ def test_no_tensorflow_for_a_python_some_release_supports_reads_the_platform() -
     # ... and tensorflow-gpu for a Python its releases had is the platform too
     gpu = explain_log(_none("3.9.13", "tensorflow-gpu")).causes[0].cause
     assert "32-bit Python" in gpu.split("Otherwise")[0]
+
+
+# 5. an illegal instruction named in a negated sentence is not the failure
+_SHAPES = ("Traceback (most recent call last):\n  File \"fit.py\", line 12, in <module>\n    "
+           "model.fit(ds, epochs=2)\nValueError: Shapes (None, 3) and (None, 7) are "
+           "incompatible\n")
+
+
+def test_an_illegal_instruction_the_user_no_longer_gets_does_not_lead() -> None:
+    for said in ("With the conda build I don't get illegal instruction any more; now fit says:",
+                 "Since 2.13 it never gives illegal instruction, the error is now:"):
+        assert explain_log(said + "\n" + _SHAPES).causes[0].label != "cpu-missing-instructions"
+
+
+def test_an_illegal_instruction_the_user_gets_leads() -> None:
+    cause = explain_log("On the old Xeon box importing it I get illegal instruction and python "
+                        "exits.\n").causes[0]
+    assert cause.label == "cpu-missing-instructions"
