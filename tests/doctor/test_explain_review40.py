@@ -46,6 +46,14 @@ def test_a_cr_only_log_judges_its_lines_one_by_one() -> None:
         "gpu-memory-pressure", "notice")
 
 
+def test_tf1s_retry_wording_cut_before_its_hedge_is_still_a_note() -> None:
+    # TF 1.x's retry line has no "Allocator (NAME)" prefix; its failing line says "See logs"
+    cut = "W tensorflow/core/common_runtime/bfc_allocator.cc:217] Ran out of memory trying to "
+    assert _causes(cut + "allocate 1.21GiB.\n" + _EPOCHS)[0][1] == "notice"
+    assert any(sev == "failure" for _, sev in _causes(
+        cut + "allocate 1.21GiB.  See logs for memory state.\n" + _EPOCHS))
+
+
 # 6. W-level lines that are the failure itself are never demoted by a run that went on
 def test_failure_lines_at_w_level_stay_failures_when_epochs_follow() -> None:
     lines = [

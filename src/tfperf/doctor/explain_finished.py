@@ -40,8 +40,12 @@ _SOFT = re.compile(r"\b(?:Runtime|User|Deprecation|PendingDeprecation|Future|Res
 # the BFC allocator's retry line: a warning until an out-of-memory error follows it
 _ALLOCATOR = re.compile(r"[Rr]an out of memory trying to allocate")
 # ... and its retry form, which says itself it is no failure (the request's "(rounded to ...)
-# requested by op" form is the failing one, in _HARD)
-_ALLOCATOR_RETRY = re.compile(r"freed_by_count|not a failure|could be performance gains")
+# requested by op" form is the failing one, in _HARD). A line without the "Allocator (NAME)"
+# prefix is TF 1.x's retry wording cut short (its failing line says "See logs for memory
+# state", in _HARD); with the prefix and no hedge it is the failing request cut short
+_ALLOCATOR_RETRY = re.compile(r"freed_by_count|not a failure|could be performance gains|"
+                              r"^(?:(?!Allocator \().)*[Rr]an out of memory trying to allocate "
+                              r"[\d.]+ ?[KMGT]?i?B\.?\s*$")
 # the message says itself that it may not matter
 _HEDGE = re.compile(r"\bmay (?:indicate|mean|consume|cause|be|slow)\b|not a failure|"
                     r"could be performance gains|can be (?:safely )?ignored", re.I)
