@@ -193,3 +193,21 @@ def test_an_illegal_instruction_the_user_gets_leads() -> None:
     cause = explain_log("On the old Xeon box importing it I get illegal instruction and python "
                         "exits.\n").causes[0]
     assert cause.label == "cpu-missing-instructions"
+
+
+# 8. an unbatched validation set only where the log shows it built without .batch()
+_VALFIT = ("tr = tf.data.Dataset.from_tensor_slices((a, b)).shuffle(512).batch(16)\n{val}\n"
+           "history = net.fit(tr, validation_data=va, epochs=4)\nValueError: Input 0 of layer "
+           "\"net\" is incompatible with the layer: expected ndim=4, found ndim=3. Full shape "
+           "received: (None, 64, 64)\n")
+
+
+def test_a_validation_set_from_a_helper_is_not_claimed_unbatched() -> None:
+    cause = explain_log(_VALFIT.format(val="va = load_holdout_dataset(c, d)")).causes[0]
+    assert "never batched" not in cause.cause
+
+
+def test_a_validation_set_from_tensor_slices_without_batch_is_named() -> None:
+    cause = explain_log(_VALFIT.format(
+        val="va = tf.data.Dataset.from_tensor_slices((c, d)).map(norm)")).causes[0]
+    assert "'va' is never batched" in cause.cause

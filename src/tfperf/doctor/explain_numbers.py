@@ -214,6 +214,12 @@ _VAL_NAME = re.compile(r"validation_data\s*=\s*(?P<name>[A-Za-z_]\w*)\b(?!\s*[\[
 _NDIM = re.compile(r"expected (?:min_)?ndim=(?P<want>\d+), found ndim=(?P<got>\d+)")
 
 
+# a tf.data source that yields single elements (unlike image_dataset_from_directory & co.)
+_UNBATCHED_SOURCE = re.compile(r"\bDataset\.(?:from_tensor_slices|from_tensors|from_generator|"
+                               r"range|zip|list_files)\(|\b(?:TFRecord|TextLine|"
+                               r"FixedLengthRecord)Dataset\(")
+
+
 def validation_unbatched(text: str) -> Reading | None:
     """(cause, fix, words) when a rank-one-short input error comes from a validation dataset the
     log's code builds without .batch() while the training one is batched: Keras reads each of
@@ -227,8 +233,8 @@ def validation_unbatched(text: str) -> Reading | None:
     built = _assignments(text, name)
     if not built or any(".batch(" in ln or "padded_batch(" in ln for ln in built):
         return None
-    if not any("Dataset" in ln or "dataset" in ln for ln in built):
-        return None
+    if not any(_UNBATCHED_SOURCE.search(ln) for ln in built):
+        return None  # the log must show it built from elements (a helper's name proves nothing)
     if not re.search(r"\.(?:padded_)?batch\(", text):  # the training input is batched
         return None
     return (f"The validation dataset '{name}' is never batched (the log's code builds it "
