@@ -211,3 +211,21 @@ def test_a_validation_set_from_tensor_slices_without_batch_is_named() -> None:
     cause = explain_log(_VALFIT.format(
         val="va = tf.data.Dataset.from_tensor_slices((c, d)).map(norm)")).causes[0]
     assert "'va' is never batched" in cause.cause
+
+
+# 9. a pin between listed releases: no wheel here, unless a table says no such release exists
+def _pin(pkg: str, want: str, offered: str) -> str:
+    return (f"$ pip install {pkg}=={want}\nERROR: Could not find a version that satisfies the "
+            f"requirement {pkg}=={want} (from versions: {offered})\nERROR: No matching "
+            f"distribution found for {pkg}=={want}\n")
+
+
+def test_a_tensorflow_patch_pip_leaves_out_is_a_missing_wheel_as_the_install_line_says() -> None:
+    cause = explain_log(_pin("tensorflow", "2.4.4", "2.4.0, 2.4.1, 2.4.3, 2.5.0, 2.5.1")).causes[0]
+    assert "no wheel for this Python/platform" in cause.cause
+    assert "never released" not in cause.cause.split("Otherwise")[0]
+
+
+def test_a_tensorflow_minor_the_tables_do_not_know_was_never_released() -> None:
+    cause = explain_log(_pin("tensorflow", "1.16.0", "1.14.0, 1.15.0, 1.15.5, 2.0.0")).causes[0]
+    assert "1.16.0 was never released" in cause.cause

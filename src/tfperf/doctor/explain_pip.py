@@ -90,6 +90,22 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def _no_such_release(pkg: str, want: tuple[int, ...]) -> bool:
+    """Whether what tfperf knows says ``pkg`` has no release ``want`` at all: a TensorFlow
+    major.minor the build tables do not list, a standalone Keras 1.x past 1.2 (Keras 1 ended
+    at 1.2.2; 2.0 followed). Else unknown: pip's missing version may be a missing wheel."""
+    name = pkg.lower().replace("_", "-")
+    if name == "keras":
+        return want[0] == 1 and want[:2] > (1, 2)
+    if name in ("tensorflow", "tensorflow-cpu", "tensorflow-gpu") and len(want) >= 2:
+        from tfperf.doctor.knowledge.builds import build_configs
+
+        minors = {_minor(c.tf_version) for c in build_configs("linux", gpu=False)}
+        return (want[0], want[1]) not in minors and (want[0], want[1]) < max(
+            m for m in minors if m is not None)
+    return False
+
+
 def pin_not_released(text: str) -> Reading | None:
     """(cause, fix, pip's line) when the pinned version is not a release at all: pip lists
     releases of the package both older and newer than it (so this Python is offered that
@@ -109,11 +125,21 @@ def pin_not_released(text: str) -> Reading | None:
     below = max(older, key=_key)
     above = min(newer, key=_key)
     pkg = m["pkg"]
-    cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it can "
-             f"install here, older ones ({below}) and newer ones ({above}) among them, and no "
-             f"{m['want']}; the pin names a version that does not exist, not a missing wheel.")
-    fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
-           f"versions {pkg} lists them all).")
+    if _no_such_release(pkg, want):
+        cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it "
+                 f"can install here, older ones ({below}) and newer ones ({above}) among them, "
+                 f"and no {m['want']}; the pin names a version that does not exist, not a "
+                 "missing wheel.")
+        fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
+               f"versions {pkg} lists them all).")
+    else:  # pip lists only the releases with a wheel for this interpreter and platform
+        cause = (f"pip offers no {pkg} {m['want']} here, though it lists releases around it "
+                 f"({below} and {above}): it lists only the releases with a wheel for this "
+                 f"Python and platform, so {m['want']} has no wheel for this Python/platform "
+                 "(or was never published).")
+        fix = (f"Pin a release pip lists here: the nearest are {below} and {above} (pip index "
+               f"versions {pkg} lists them all); for {m['want']} itself, use a Python and "
+               "platform it publishes wheels for.")
     if pkg.lower() == "keras" and want < (2, 6):
         cause += (" Standalone Keras was not numbered like TensorFlow before 2.6: a TensorFlow "
                   "version is not a Keras version.")
