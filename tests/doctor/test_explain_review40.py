@@ -229,3 +229,17 @@ def test_a_tensorflow_patch_pip_leaves_out_is_a_missing_wheel_as_the_install_lin
 def test_a_tensorflow_minor_the_tables_do_not_know_was_never_released() -> None:
     cause = explain_log(_pin("tensorflow", "1.16.0", "1.14.0, 1.15.0, 1.15.5, 2.0.0")).causes[0]
     assert "1.16.0 was never released" in cause.cause
+
+
+# 10. the gathered tensor's name is read up to 80 characters (no unbounded quote)
+def test_a_gather_on_a_very_long_name_is_not_quoted_whole() -> None:
+    name = "enc" + "_state" * 60
+    text = ("/opt/venv/lib/python3.10/site-packages/tensorflow/python/framework/indexed_slices.py:"
+            "444: UserWarning: Converting sparse IndexedSlices(IndexedSlices(indices=Tensor(\"g"
+            "/Reshape_1:0\", shape=(None,), dtype=int32)) to a dense Tensor of unknown shape. "
+            "This may consume a large amount of memory.\n"
+            f"    last = tf.gather({name}, lengths - 1)\n")
+    ex = explain_log(text)
+    assert ex.causes and all(name[:100] not in c.cause + c.fix for c in ex.causes)
+    short = explain_log(text.replace(name, "enc_out"))
+    assert any("gather(enc_out" in c.cause for c in short.causes)
