@@ -191,7 +191,8 @@ def test_a_pin_between_released_versions_was_never_released() -> None:
         "the requirement tensorflow-text==2.4.5 (from versions: 2.3.0, 2.4.1, 2.4.3, 2.5.0)\n"
         "ERROR: No matching distribution found for tensorflow-text==2.4.5\n")
     assert label == "no-tensorflow-wheel"
-    assert "never released" in first and "2.4.3" in first and "2.5.0" in first
+    # review 40: no table says tensorflow-text 2.4.5 does not exist: a wheel missing here
+    assert "no wheel for this Python/platform" in first and "2.4.3" in first and "2.5.0" in first
 
 
 def test_a_keras_pin_copied_from_tensorflows_version_names_the_keras_of_that_tf() -> None:
@@ -315,8 +316,7 @@ def test_a_gpu_library_that_did_not_load_in_a_run_that_goes_on_is_not_demoted() 
 
 
 @pytest.mark.parametrize(("python", "said"), [("3.14.0", "newer than every Python"),
-                                              ("3.9.7", "32-bit Python"),
-                                              ("3.13.1", "only the newest releases")])
+                                              ("3.9.7", "32-bit Python")])
 def test_no_release_offered_at_all_reads_the_python_the_log_names(python: str, said: str) -> None:
     _, _, first = _first(f"$ python -V\nPython {python}\n$ pip install tensorflow\nERROR: Could "
                          "not find a version that satisfies the requirement tensorflow (from "

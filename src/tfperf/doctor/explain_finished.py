@@ -24,13 +24,28 @@ _HARD = re.compile(
     r"(?:^|\s)F\d{4} |\] *F |^F tensorflow|OOM when allocating|[Rr]esource ?[Ee]xhausted|"
     r"RESOURCE_EXHAUSTED|exit(?:ed)? (?:with )?(?:code|status) [1-9]|Fatal Python error|"
     r"non-zero (?:exit )?status|See logs for memory state|\[\[[Nn]ode:? |"
-    r"Current allocation summary follows|[Ii]llegal instruction", re.M)
+    r"Current allocation summary follows|[Ii]llegal instruction|"
+    # the allocator's failing request and memory map, a kernel's failed check, a collective's
+    # abort, a checkpoint that cannot be read: each is the failure itself, W-level or not
+    r"\(rounded to \d|\)?requested by op |\] ?[*_x]{16,}\s*$|\bInUse at [0-9a-fx]+|"
+    r"Sum Total of in-use chunks|OP_REQUIRES failed|StartAbort|not an sstable|"
+    r"Unsuccessful TensorSliceReader|Failed to find any matching files|perhaps your file is in "
+    r"a different file format|[Ff]ailed to restore|Data loss:", re.M)
 # a warning by its shape: Python's warnings, glog/absl W lines, Keras/TF WARNING lines
+# (the glog prefix's classes are bounded: a timestamp class and a path class that overlap on
+# digits, ':' and '.' backtrack quadratically on a long line when unbounded; review 40)
 _SOFT = re.compile(r"\b(?:Runtime|User|Deprecation|PendingDeprecation|Future|Resource)Warning\b|"
-                   r"(?:^|\s)W(?:\d{4})? ?[\d:. ]*[\w./\\:-]+\.(?:cc|h|py):\d+\]|"
+                   r"(?:^|\s)W(?:\d{4})? ?[\d:. ]{0,32}[\w./\\:-]{1,240}\.(?:cc|h|py):\d+\]|"
                    r"^\s*(?:WARNING|Warning|W)[: ]|WARNING:(?:tensorflow|absl|root)")
 # the BFC allocator's retry line: a warning until an out-of-memory error follows it
 _ALLOCATOR = re.compile(r"[Rr]an out of memory trying to allocate")
+# ... and its retry form, which says itself it is no failure (the request's "(rounded to ...)
+# requested by op" form is the failing one, in _HARD). A line without the "Allocator (NAME)"
+# prefix is TF 1.x's retry wording cut short (its failing line says "See logs for memory
+# state", in _HARD); with the prefix and no hedge it is the failing request cut short
+_ALLOCATOR_RETRY = re.compile(r"freed_by_count|not a failure|could be performance gains|"
+                              r"^(?:(?!Allocator \().)*[Rr]an out of memory trying to allocate "
+                              r"[\d.]+ ?[KMGT]?i?B\.?\s*$")
 # the message says itself that it may not matter
 _HEDGE = re.compile(r"\bmay (?:indicate|mean|consume|cause|be|slow)\b|not a failure|"
                     r"could be performance gains|can be (?:safely )?ignored", re.I)
@@ -42,8 +57,15 @@ _WENT_ON = re.compile(
     r"\bIteration \d+|\bresults?:", re.M)
 
 
+# readings the run going on does not clear: an add-on built for another TensorFlow fails at its
+# first custom op, later; a model server keeps polling a base path that holds no model
+_PERSISTS = frozenset({"tf-addon-version-mismatch", "tf-serving-model-path"})
+
+
 def _soft(raw: str) -> bool:
-    return bool(_SOFT.search(raw) or _ALLOCATOR.search(raw))
+    if _ALLOCATOR.search(raw):  # the allocator's line is a warning only in its retry form
+        return bool(_ALLOCATOR_RETRY.search(raw))
+    return bool(_SOFT.search(raw))
 
 
 def _went_on(lines: list[str], after: int) -> str:
@@ -58,7 +80,8 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
                    escalated: set[str]) -> set[str]:
     """Demote to notices the failures of warning-shaped lines in a log with no error where the
     run went on or the message hedges; the labels demoted."""
-    if _HARD.search(text):
+    # judged on the lines as split (a CR-only log is one "line" to re.M's ^ otherwise)
+    if _HARD.search("\n".join(lines)):
         return set()
     from tfperf.doctor.knowledge import error_patterns, label_rows
 
@@ -66,7 +89,8 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
     gpu_rows = {p.id for p in error_patterns() if p.escalate or p.gpu_evidence}
     demoted: set[str] = set()
     for label, cause in list(by_label.items()):
-        if cause.severity != "failure" or label in escalated or cause.confidence == "low":
+        if (cause.severity != "failure" or label in escalated or cause.confidence == "low"
+                or label in _PERSISTS):
             continue
         if any(ln.row in gpu_rows for ln in cause.lines):
             continue
@@ -82,7 +106,16 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
                "the allocator retries and TensorFlow raises an out-of-memory error only when "
                "that fails too; none follows here" if allocator else
                "the message itself says it may not matter, and no error follows it")
-        if allocator and (row := label_rows().get("gpu-memory-pressure")) is not None:
+        row = label_rows().get("gpu-memory-pressure") if allocator else None
+        if row is not None and row.label in by_label:
+            # the log holds that reading already: it takes this line; the other cause stays
+            kept = by_label.pop(label)
+            by_label[row.label].lines = sorted(by_label[row.label].lines + kept.lines,
+                                               key=lambda ln: ln.number)
+            by_label[row.label].consequences.append(label)
+            demoted.add(row.label)
+            continue
+        if row is not None:
             cause.consequences.append(label)
             cause.label, cause.cause, cause.fix = row.label, row.cause, row.fix
             cause.see, cause.source = row.see, f"{row.source} ; {cause.source}"

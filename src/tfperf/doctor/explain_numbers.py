@@ -170,27 +170,35 @@ def validation_ran_out(text: str) -> tuple[str, str, str] | None:
 
 # an id outside a gather's table, with the position it sits at (TensorFlow's gather check)
 _GATHER_ID = re.compile(r"indices\[(?P<pos>[\d,]+)\] = (?P<id>\d+) is not in \[0, (?P<size>\d+)\)")
-# words that name a table of positions (BERT-like models, Keras position embeddings)
+# words that name a table of positions in the message or its node (a model's name, BERT or
+# GPT, is no such word: its word embedding is a gather too; review 40)
 _POSITION_WORDS = re.compile(r"position(?:_ids|_embeddings?|al)|PositionEmbedding|"
-                             r"max_position_embeddings|max_len(?:gth)?\b|BERT|[Bb]ert|"
-                             r"transformers|RoBERTa|GPT", re.I)
+                             r"max_position_embeddings", re.I)
+# the position tables' sizes pretrained models ship (BERT 512, RoBERTa 514, GPT-2 1024, ...)
+_POSITION_SIZES = frozenset({512, 514, 1024, 2048, 4096, 8192})
 
 
 def position_past_table(text: str) -> Reading | None:
-    """(cause, fix, words) when the id out of range is a position: it equals its own index along
-    the sequence (``indices[0,529] = 529``: the ids are 0, 1, 2 ... along the axis), or the log
-    names a table of positions, and the id reaches the table's size. The sequence is longer than
-    the model's position table: truncate it, the table's size is the model's, not a vocabulary."""
+    """(cause, fix, words) when the id out of range is a position: the ids are a batch of
+    sequences (2-D or more), the id equals its own index along the sequence (``indices[0,529] =
+    529``: the ids are 0, 1, 2 ... along the axis) or the table's size, and the table is one of
+    positions: the message or its node names one, or its size is a pretrained position table's.
+    The sequence is longer than the model's position table: truncate it, the table's size is the
+    model's, not a vocabulary. (A 1-D ``tf.gather(x, tf.range(n))`` or a vocabulary the size of
+    its id is no position table: the row's reading stays.)"""
     if "is not in [0, " not in text or (m := _GATHER_ID.search(text)) is None:
         return None
     pos, got, size = _dims(m["pos"]), int(m["id"]), int(m["size"])
-    own_index = bool(pos) and pos[-1] == got
-    near = text[max(0, m.start() - _NEAR_CHARS):m.end() + _NEAR_CHARS]  # this error's traceback
-    if not (own_index or (got == size and _POSITION_WORDS.search(near))):
+    if len(pos) < 2 or not (pos[-1] == got or got == size):
+        return None
+    own_index = pos[-1] == got
+    line_end = text.find("\n", m.end())  # the message's line and the node line after it
+    line_end = text.find("\n", line_end + 1) if line_end >= 0 else -1
+    message = text[text.rfind("\n", 0, m.start()) + 1:line_end if line_end >= 0 else None]
+    if not (_POSITION_WORDS.search(message) or size in _POSITION_SIZES):
         return None
     why = (f"the id {got} sits at index {got} of its sequence, so the ids count positions"
-           if own_index else f"the id {got} is exactly the table's size in a log of a model "
-           "with a position table")
+           if own_index else f"the id {got} is exactly the size of a table of positions")
     return (f"The sequence is longer than the model's table of positions ({why}): a position "
             f"embedding of {size} rows (BERT and most transformers: 512) has no row for position "
             f"{got}. The table's size is fixed by the pretrained model; it is not a vocabulary "
@@ -201,10 +209,15 @@ def position_past_table(text: str) -> Reading | None:
             m.group(0))
 
 
-_NEAR_CHARS = 4000  # the text around an error read for its words (a traceback's length)
 # fit(..., validation_data=NAME): the name of the validation input
 _VAL_NAME = re.compile(r"validation_data\s*=\s*(?P<name>[A-Za-z_]\w*)\b(?!\s*[\[(.])")
 _NDIM = re.compile(r"expected (?:min_)?ndim=(?P<want>\d+), found ndim=(?P<got>\d+)")
+
+
+# a tf.data source that yields single elements (unlike image_dataset_from_directory & co.)
+_UNBATCHED_SOURCE = re.compile(r"\bDataset\.(?:from_tensor_slices|from_tensors|from_generator|"
+                               r"range|zip|list_files)\(|\b(?:TFRecord|TextLine|"
+                               r"FixedLengthRecord)Dataset\(")
 
 
 def validation_unbatched(text: str) -> Reading | None:
@@ -220,8 +233,8 @@ def validation_unbatched(text: str) -> Reading | None:
     built = _assignments(text, name)
     if not built or any(".batch(" in ln or "padded_batch(" in ln for ln in built):
         return None
-    if not any("Dataset" in ln or "dataset" in ln for ln in built):
-        return None
+    if not any(_UNBATCHED_SOURCE.search(ln) for ln in built):
+        return None  # the log must show it built from elements (a helper's name proves nothing)
     if not re.search(r"\.(?:padded_)?batch\(", text):  # the training input is batched
         return None
     return (f"The validation dataset '{name}' is never batched (the log's code builds it "

@@ -90,6 +90,22 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def _no_such_release(pkg: str, want: tuple[int, ...]) -> bool:
+    """Whether what tfperf knows says ``pkg`` has no release ``want`` at all: a TensorFlow
+    major.minor the build tables do not list, a standalone Keras 1.x past 1.2 (Keras 1 ended
+    at 1.2.2; 2.0 followed). Else unknown: pip's missing version may be a missing wheel."""
+    name = pkg.lower().replace("_", "-")
+    if name == "keras":
+        return want[0] == 1 and want[:2] > (1, 2)
+    if name in ("tensorflow", "tensorflow-cpu", "tensorflow-gpu") and len(want) >= 2:
+        from tfperf.doctor.knowledge.builds import build_configs
+
+        minors = {_minor(c.tf_version) for c in build_configs("linux", gpu=False)}
+        return (want[0], want[1]) not in minors and (want[0], want[1]) < max(
+            m for m in minors if m is not None)
+    return False
+
+
 def pin_not_released(text: str) -> Reading | None:
     """(cause, fix, pip's line) when the pinned version is not a release at all: pip lists
     releases of the package both older and newer than it (so this Python is offered that
@@ -109,11 +125,21 @@ def pin_not_released(text: str) -> Reading | None:
     below = max(older, key=_key)
     above = min(newer, key=_key)
     pkg = m["pkg"]
-    cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it can "
-             f"install here, older ones ({below}) and newer ones ({above}) among them, and no "
-             f"{m['want']}; the pin names a version that does not exist, not a missing wheel.")
-    fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
-           f"versions {pkg} lists them all).")
+    if _no_such_release(pkg, want):
+        cause = (f"{pkg} {m['want']} was never released: pip lists the releases of {pkg} it "
+                 f"can install here, older ones ({below}) and newer ones ({above}) among them, "
+                 f"and no {m['want']}; the pin names a version that does not exist, not a "
+                 "missing wheel.")
+        fix = (f"Pin a release that exists: the nearest are {below} and {above} (pip index "
+               f"versions {pkg} lists them all).")
+    else:  # pip lists only the releases with a wheel for this interpreter and platform
+        cause = (f"pip offers no {pkg} {m['want']} here, though it lists releases around it "
+                 f"({below} and {above}): it lists only the releases with a wheel for this "
+                 f"Python and platform, so {m['want']} has no wheel for this Python/platform "
+                 "(or was never published).")
+        fix = (f"Pin a release pip lists here: the nearest are {below} and {above} (pip index "
+               f"versions {pkg} lists them all); for {m['want']} itself, use a Python and "
+               "platform it publishes wheels for.")
     if pkg.lower() == "keras" and want < (2, 6):
         cause += (" Standalone Keras was not numbered like TensorFlow before 2.6: a TensorFlow "
                   "version is not a Keras version.")
@@ -123,6 +149,7 @@ def pin_not_released(text: str) -> Reading | None:
     return cause, fix, m.group(0)
 
 
+_GPU_PACKAGE_LAST = (2, 11)  # tensorflow-gpu's last release (pypi.org/project/tensorflow-gpu)
 _NONE = re.compile(r"Could not find a version that satisfies the requirement "
                    r"(?P<req>tensorflow(?:[-_](?:gpu|cpu))?)(?![\w-])(?:==(?P<want>\d+\.\d+)[\w.]*)?"
                    r"[^\n]*?\(from versions: none\)")
@@ -130,10 +157,11 @@ _NONE = re.compile(r"Could not find a version that satisfies the requirement "
 
 def no_wheel_at_all(text: str) -> Reading | None:
     """(cause, fix, pip's line) when pip offers no TensorFlow release at all ("from versions:
-    none") and the log names the Python: a Python no release supports (newer than the newest
-    release's, older than the oldest), else a Python that releases do support, so the
-    interpreter's build or platform has no wheels (32-bit, an OS or CPU without wheels, a pip too
-    old for the wheels' tags)."""
+    none") and the log names the Python: a Python no release of the package asked for supports
+    (newer than every Python the table lists for it: for tensorflow-gpu, whose last release is
+    2.11, the tensorflow package with its CUDA extra; older than the oldest), else a Python that
+    releases do support, so the interpreter's build or platform has no wheels (32-bit, an OS or
+    CPU without wheels, a pip too old for the wheels' tags)."""
     if "(from versions: none)" not in text or (m := _NONE.search(text)) is None:
         return None
     from tfperf.doctor.explain_versions import read_versions
@@ -143,13 +171,29 @@ def no_wheel_at_all(text: str) -> Reading | None:
     py = v.python
     if not py:
         return None
+    pkg = m["req"].lower().replace("_", "-")
+    # the package pip was asked for: tensorflow-gpu's releases end with 2.11
+    last_minor = _GPU_PACKAGE_LAST if pkg == "tensorflow-gpu" else (99, 99)
     releases: dict[tuple[int, int], list[str]] = {}
     for cfg in build_configs(v.os if v.os in ("windows", "macos") else "linux", gpu=False):
-        if (mm := _minor(cfg.tf_version)) is not None:
+        if (mm := _minor(cfg.tf_version)) is not None and mm <= last_minor:
             releases.setdefault(mm, []).extend(cfg.python_list)
+    if not releases:
+        return None
     having = sorted(mm for mm, pys in releases.items() if py in pys)
     newest = max(releases)
     span = sorted(set(releases[newest]), key=_py_key)
+    if not having and pkg == "tensorflow-gpu" and _py_key(py) > _py_key(span[-1]):
+        return (f"pip offers no tensorflow-gpu at all: this interpreter is Python {py}, newer "
+                f"than every Python tensorflow-gpu published wheels for (its last release, "
+                f"{newest[0]}.{newest[1]}, supports Python {span[0]}-{span[-1]}): the GPU "
+                "package ended there; TensorFlow ships its GPU support in the tensorflow "
+                "package since.",
+                "Install the tensorflow package with its CUDA libraries: pip install "
+                "'tensorflow[and-cuda]' (Linux or WSL2, TF 2.14+; native Windows has no GPU "
+                f"after TF 2.10), or keep tensorflow-gpu in an environment with Python "
+                f"{span[-1]} or older.",
+                m.group(0))
     if not having:
         side = ("newer than" if _py_key(py) > max(_py_key(p) for p in span) else "older than")
         return (f"pip offers no TensorFlow at all: this interpreter is Python {py}, {side} every "
@@ -160,18 +204,6 @@ def no_wheel_at_all(text: str) -> Reading | None:
                 "names each release's Pythons) and install TensorFlow there.",
                 m.group(0))
     first, last = having[0], having[-1]
-    recent = sorted(releases)[-2:]  # the two newest releases in the table
-    if first in recent:
-        older = sorted({p for mm, pys in releases.items() if mm not in recent for p in pys},
-                       key=_py_key)
-        return (f"pip offers no TensorFlow at all for Python {py}: only the newest releases "
-                f"({first[0]}.{first[1]} on) publish wheels for it, so an index or a date before "
-                f"them, or a platform without those wheels, has none: Python {py} was newer than "
-                "TensorFlow's releases supported.",
-                f"Use a Python the earlier releases support (an environment with Python "
-                f"{older[-1] if older else py} or older), or install TensorFlow "
-                f"{first[0]}.{first[1]} or newer where it publishes wheels for Python {py}.",
-                m.group(0))
     return (f"pip offers no TensorFlow at all although releases {first[0]}.{first[1]} to "
             f"{last[0]}.{last[1]} publish wheels for Python {py}: this interpreter or platform "
             "has none: a 32-bit Python, an operating system or CPU without wheels (Windows on "
