@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from tfperf.analysis.kinds import model_like
+from tfperf.analysis.kinds import model_like, uses_keras
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.sessions import graph_mode_module
@@ -97,22 +97,6 @@ def _model_touched(loop: Any, model: ast.expr) -> bool:
     return any(type(n) is ast.Call and type(n.func) is ast.Attribute
                and n.func.attr != "predict" and ast.dump(n.func.value) == text
                for n in ast.walk(loop))
-
-
-def _uses_keras(ctx: Context) -> bool:
-    """The module imports Keras or reads ``tf.keras``: a ``model`` named so is likely a
-    Keras model (not a GP or scikit-learn-style wrapper with its own predict)."""
-    def compute() -> bool:
-        for n in ast.walk(ctx.tree):
-            if type(n) is ast.Import and any("keras" in a.name for a in n.names):
-                return True
-            if type(n) is ast.ImportFrom and ("keras" in (n.module or "")
-                                             or any(a.name == "keras" for a in n.names)):
-                return True
-            if type(n) is ast.Attribute and n.attr == "keras":
-                return True
-        return False
-    return ctx.cached("tfp117_uses_keras", compute)
 
 
 def _root(expr: Any) -> str:
@@ -325,7 +309,7 @@ then minor).
             return
         if is_test_file(ctx.path) or not model_like(ctx, func.value):
             return
-        if not is_keras_model(ctx, func.value) and not _uses_keras(ctx):
+        if not is_keras_model(ctx, func.value) and not uses_keras(ctx):
             return  # named like a model in a module with no Keras: another library's predict
         if ctx.tf_version < (2, 0) or graph_mode_module(ctx):
             return  # predict runs a prebuilt graph there; model(x) would add ops per call
