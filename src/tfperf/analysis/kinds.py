@@ -466,6 +466,26 @@ _MODEL_NAME = re.compile(r"(?:^|_)(?:model|net|network|actor|critic|policy|q|dqn
                          r"(?:_|$)|model$|net$", re.IGNORECASE)
 
 
+def uses_keras(ctx: Context, tensorflow: bool = False) -> bool:
+    """The module imports Keras or reads ``tf.keras`` (with ``tensorflow``, any import of
+    TensorFlow counts too): a ``model`` named so there is likely a Keras model, not a
+    scikit-learn, XGBoost or GP object with its own ``predict`` (TFP110, TFP117)."""
+    if tensorflow and ctx.imports_tf:
+        return True
+
+    def compute() -> bool:
+        for n in ast.walk(ctx.tree):
+            if type(n) is ast.Import and any("keras" in a.name for a in n.names):
+                return True
+            if type(n) is ast.ImportFrom and ("keras" in (n.module or "")
+                                             or any(a.name == "keras" for a in n.names)):
+                return True
+            if type(n) is ast.Attribute and n.attr == "keras":
+                return True
+        return False
+    return ctx.cached("uses_keras", compute)
+
+
 def model_like(ctx: Context, owner: Any) -> bool:
     """``owner`` (of a ``.predict``/call) is a Keras model by construction or by kind, or is
     named like one (TFP110, TFP117)."""

@@ -6,9 +6,10 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from tfperf.analysis.kinds import model_like
+from tfperf.analysis.kinds import MODEL, kind_of, model_like, uses_keras
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
+from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.receivers import project_classes_defining, receiver
 from tfperf.lint.analysis.sessions import graph_mode_module
@@ -105,6 +106,29 @@ def _imports_tf1(project: Project, module: ModuleSummary) -> bool:
     for spec, _ in module.imports.values():
         other = project.module(module.path, spec)
         if other is not None and other.tf and tuple(other.tf[:2]) < (2, 0):
+            return True
+    return False
+
+
+def _keras_module(module: ModuleSummary, code: str) -> bool:
+    """``module`` uses TensorFlow or Keras: its TFP110 facts say so (a marker, or a call
+    fact published without ``notf``)."""
+    return any(f.get("tfmod") or ("notf" not in f and "defines" not in f)
+               for f in module.facts.get(code, ()))
+
+
+def _program_uses_keras(project: Project, module: ModuleSummary, code: str) -> bool:
+    """``module`` (no TensorFlow or Keras of its own) imports a module of the project that
+    uses them (a detector built by a factory), or is imported by one (a helper given the
+    script's Keras model): a model named so may be Keras's there."""
+    for spec, _ in module.imports.values():
+        other = project.module(module.path, spec)
+        if other is not None and _keras_module(other, code):
+            return True
+    for other in project.modules.values():
+        if other is module or not _keras_module(other, code):
+            continue
+        if any(project.module(other.path, spec) is module for spec, _ in other.imports.values()):
             return True
     return False
 
@@ -210,7 +234,9 @@ for a small convnet on 80x80x4 frames, before Keras's own per-call work
 Not reported: `predict` on a batch per iteration (a loop over a dataset or over chunks),
 calls TFP105 reports (a model it can tell is Keras's, one example of the loop's own data per
 iteration: its finding says the same), objects that do not look like a model (a
-scikit-learn estimator named `clf`), and an instance of a class the project defines with its
+scikit-learn estimator named `clf`), an object named like one in a module that imports
+neither TensorFlow nor Keras, nor any module of the project that does (a scikit-learn or
+XGBoost `model`), and an instance of a class the project defines with its
 own `predict` that is no Keras model (`self._actor = Actor(...)`, from this module or another
 one linted with it): that call runs the project's method; a Keras `predict` inside it is
 reported where it is.
@@ -437,12 +463,13 @@ reported where it is.
         # An episode loop with a for over steps; the observation from env.step.
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             def play(env, q_network, steps):
                 obs = env.reset()
                 for t in range(steps):
                     action = np.argmax(q_network.predict(obs[None])[0])
                     obs, reward, done, info = env.step(action)
-        """, count=1, lines=(5,), spelling="loop: for"),
+        """, count=1, lines=(6,), spelling="loop: for"),
         # expand_dims of the state, in a method using self.model.
         Invalid("""
             import numpy as np
@@ -459,6 +486,7 @@ reported where it is.
         # act(state) makes a batch of one; the loop is in the same module.
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             class Agent:
                 def act(self, state):
                     return int(np.argmax(self.model.predict(state[np.newaxis])))
@@ -466,7 +494,7 @@ reported where it is.
                     state, done = env.reset(), False
                     while not done:
                         state, _, done, _ = env.step(self.act(state))
-        """, count=1, lines=(4,), spelling="name"),
+        """, count=1, lines=(5,), spelling="name"),
         # The agent in another module; the environment loop in this one.
         Invalid("""
             import gym
@@ -524,6 +552,7 @@ reported where it is.
                 for time in range(500):
                     obs, reward, done, _ = env.step(act(model, obs[None]))
         """, files={"agent.py": """
+            import tensorflow as tf
             import numpy as np
             def act(model, x):
                 return int(np.argmax(model.predict(x)))
@@ -543,6 +572,7 @@ reported where it is.
         # One row per filter, `np.atleast_2d` of a parameter vector (nmma, dev row F096).
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             def calc_lc(params, models, filters):
                 out = {}
                 for filt in filters:
@@ -550,7 +580,7 @@ reported where it is.
                     x = np.array(params)
                     out[filt] = model.predict(np.atleast_2d(x)).T.flatten()
                 return out
-        """, count=1, lines=(7,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
+        """, count=1, lines=(8,), tf_version="2.9", spelling="loop: np.atleast_2d rows"),
         # A batch of one converted on the way (shape kept): anita-hu/TF2-RL's agents,
         # `np.expand_dims(state, axis=0).astype(np.float32)` in `act()` per env step.
         Invalid("""
@@ -621,6 +651,7 @@ reported where it is.
         # is the fix on any TensorFlow.
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             from .models import get_embedding_model
             def embed(x):
                 model = get_embedding_model()
@@ -628,7 +659,7 @@ reported where it is.
                 for idx in range(x.shape[0]):
                     embedding.append(model.predict(x[idx:idx+1]).flatten())
                 return np.array(embedding)
-        """, count=1, lines=(7,), tf_version="1.12", spelling="loop: one frame per iteration"),
+        """, count=1, lines=(8,), tf_version="1.12", spelling="loop: one frame per iteration"),
         Invalid("""
             import numpy as np
             import tensorflow as tf
@@ -661,6 +692,7 @@ reported where it is.
         """}, count=1, spelling="module"),
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             from nets import build
             model = build()
             # %%
@@ -836,6 +868,7 @@ reported where it is.
         # keeps the batch axis first, one image scale per iteration.
         Invalid("""
             import numpy as np
+            import tensorflow as tf
             class Detector:
                 def stage1(self, image, scales):
                     boxes = []
@@ -844,7 +877,7 @@ reported where it is.
                         img_y = np.transpose(img_x, (0, 2, 1, 3))
                         boxes.append(self._pnet.predict(img_y))
                     return boxes
-        """, count=1, lines=(8,), spelling="index: np.transpose of a batch of one"),
+        """, count=1, lines=(9,), spelling="index: np.transpose of a batch of one"),
         Invalid("""
             import tensorflow as tf
             model = tf.keras.models.load_model("m.keras")
@@ -866,6 +899,23 @@ reported where it is.
                         out.append(self._rnet.predict(x))
                     return out
         """, spelling="index: a transpose that moves another axis first"),
+        # Review 40: a scikit-learn or XGBoost estimator named like a model, in a module
+        # (and a program) that never imports TensorFlow or Keras: its own predict.
+        Valid("""
+            import numpy as np
+            from sklearn.svm import SVC
+            svm_model = SVC().fit(np.eye(3), [0, 1, 0])
+            for sample in np.load("samples.npy"):
+                label = svm_model.predict(np.transpose(sample[None], (0, 1)))
+        """, spelling="index: np.transpose of a batch of one, no Keras"),
+        Valid("""
+            import numpy as np
+            import xgboost
+            def label_rows(rows, booster_model: xgboost.XGBRegressor):
+                return [booster_model.predict(np.asarray(r)[None]) for r in rows]
+            model = xgboost.XGBRegressor()
+            scores = [model.predict(row.reshape(1, -1)) for row in np.load("rows.npy")]
+        """, spelling="name: no Keras"),
     )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
@@ -891,11 +941,16 @@ reported where it is.
         # This module's classes defining `predict`: another module's `x.predict(...)` on an
         # instance of one runs that method, not Keras's (asked in check_project). Only
         # where this rule keys on the name (not a subclass's own calls).
+        predict_rule = type(self).model_calls is PredictPerStep.model_calls
         defined = [{"defines": qualnames(ctx)[c], "keras": keras, "pos": position(ctx, c)}
                    for c, keras in project_classes_defining(ctx, "predict")
                    if c in qualnames(ctx)] \
             if type(self).model_calls is PredictPerStep.model_calls else []
         facts = self._call_facts(ctx) or []
+        if predict_rule and not facts and uses_keras(ctx, tensorflow=True):
+            # another module's predict on a name like a model is Keras's only if the program
+            # uses Keras: importing this module says it may (check_project asks)
+            facts = [{"tfmod": True}]
         return facts + defined or None
 
     def _call_facts(self, ctx: Context) -> list[dict] | None:
@@ -947,18 +1002,30 @@ reported where it is.
             for fact in facts:
                 fact["unpinned"] = True
         if facts and type(self).model_calls is PredictPerStep.model_calls:
+            tf_here = uses_keras(ctx, tensorflow=True)
             owners = {tuple(position(ctx, c)): owner for c, owner in calls}
             for fact in facts:
                 pos: list[int] = fact["pos"]  # type: ignore[assignment]
                 ref = receiver(ctx, owners.get(tuple(pos)), "predict")
                 if isinstance(ref, tuple):
                     fact["cls"] = list(ref)  # a class of another project module
+                owner = owners.get(tuple(pos))
+                if not tf_here and not is_keras_model(ctx, owner) \
+                        and kind_of(ctx, owner) != MODEL:
+                    # named like a model in a module with no TensorFlow or Keras: another
+                    # library's predict (scikit-learn, XGBoost) unless a project module
+                    # it imports uses Keras (check_project)
+                    fact["notf"] = True
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             facts = [f for f in module.facts.get(self.code, ()) if "defines" not in f
+                     and "tfmod" not in f
                      and not _project_method(project, module, f.get("cls"), self.code)]
+            if any(f.get("notf") for f in facts) and not _program_uses_keras(
+                    project, module, self.code):
+                facts = [f for f in facts if not f.get("notf")]
             if facts and facts[0].get("unpinned") and _imports_tf1(project, module):
                 # the program runs on TF 1.x: predict is the graph-mode call
                 facts = [f for f in facts if f.get("example")]

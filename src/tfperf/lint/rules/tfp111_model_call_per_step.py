@@ -565,6 +565,18 @@ gains more than the figures above.
                 def value(self, state):
                     return self.q(state)[0]
         """}, count=1, spelling="module: self.q in another module"),
+        # Review 40: the transposed and cast batch of one (`one_input`, shared with TFP110).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            segmenter = tf.keras.models.load_model("seg.keras")
+            def masks(slices):
+                out = []
+                for sl in slices:
+                    batch = tf.cast(np.transpose(sl[np.newaxis], (0, 2, 1)), tf.float16)
+                    out.append(segmenter(batch, training=False))
+                return out
+        """, count=1, lines=(8,), spelling="index: tf.cast of a transposed batch of one"),
     )
     valid = (  # type: ignore[assignment]
         *valid,

@@ -6,9 +6,11 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from tfperf.analysis.kinds import model_like
+from tfperf.analysis.kinds import model_like, uses_keras
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.examples import one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.receivers import receiver
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.syntax import is_test_file
 from tfperf.lint.analysis.traced import eager_guarded, traced
@@ -70,6 +72,53 @@ def _same_each_time(ctx: Context, given: Any, loop: Any) -> bool:
     return names > 0  # a literal is a constant the author wrote once
 
 
+def _refs(given: Any) -> set[str]:
+    """What may hold the input's value, as ``ast.dump`` texts: each name or attribute chain
+    the input reads (``buf``, ``game.board``, ``self.state``) and the objects holding it
+    (``game``, ``self``)."""
+    out: set[str] = set()
+    for n in ast.walk(given):
+        if type(n) is ast.Name or (type(n) is ast.Attribute and type(n.ctx) is ast.Load):
+            while type(n) is ast.Attribute:
+                out.add(ast.dump(n))
+                n = n.value
+            if type(n) is ast.Name:
+                out.add(ast.dump(n))
+    return out
+
+
+def _mutated_in_loop(given: Any, loop: Any, call: ast.Call) -> bool:
+    """A call in the loop may change the input in place: a method of the object holding it
+    (``self.advance()``, ``game.move()``, ``buf.fill(0)``) or a call given it or its holder
+    (``np.copyto(buf, frame)``, ``cap.read(buf)``)."""
+    refs = _refs(given)
+    inside = {id(n) for n in ast.walk(given)}
+    for n in ast.walk(loop):
+        if type(n) is not ast.Call or n is call or id(n) in inside:
+            continue
+        if type(n.func) is ast.Attribute and ast.dump(n.func.value) in refs:
+            return True
+        if any(ast.dump(a) in refs for a in [*n.args, *(k.value for k in n.keywords)]):
+            return True
+    return False
+
+
+def _model_set(loop: Any, model: ast.expr) -> bool:
+    """The loop assigns to a part of the model (``model.layers[-1].temperature = t``):
+    each predict runs another model."""
+    text = ast.dump(model)
+    for n in ast.walk(loop):
+        if type(n) in (ast.Attribute, ast.Subscript) and type(n.ctx) is ast.Store:
+            part = n.value
+            while type(part) in (ast.Attribute, ast.Subscript):
+                if ast.dump(part) == text:
+                    return True
+                part = part.value
+            if ast.dump(part) == text:
+                return True
+    return False
+
+
 def _model_changes(loop: Any, model_root: str) -> bool:
     """The loop trains, reloads or rebinds the model between predicts."""
     for n in ast.walk(loop):
@@ -97,22 +146,6 @@ def _model_touched(loop: Any, model: ast.expr) -> bool:
     return any(type(n) is ast.Call and type(n.func) is ast.Attribute
                and n.func.attr != "predict" and ast.dump(n.func.value) == text
                for n in ast.walk(loop))
-
-
-def _uses_keras(ctx: Context) -> bool:
-    """The module imports Keras or reads ``tf.keras``: a ``model`` named so is likely a
-    Keras model (not a GP or scikit-learn-style wrapper with its own predict)."""
-    def compute() -> bool:
-        for n in ast.walk(ctx.tree):
-            if type(n) is ast.Import and any("keras" in a.name for a in n.names):
-                return True
-            if type(n) is ast.ImportFrom and ("keras" in (n.module or "")
-                                             or any(a.name == "keras" for a in n.names)):
-                return True
-            if type(n) is ast.Attribute and n.attr == "keras":
-                return True
-        return False
-    return ctx.cached("tfp117_uses_keras", compute)
 
 
 def _root(expr: Any) -> str:
@@ -281,13 +314,13 @@ then minor).
         Invalid("""
             import numpy as np
             from tensorflow import keras
-            def sample(net, image, n):
+            def sample(net, images, n):
                 k, out = 0, []
                 while k < n:
-                    out.append(net.predict(np.expand_dims(image, 0))[0])
+                    out.append(net.predict(np.asarray(images))[0])
                     k += 1
                 return out
-        """, count=1, lines=(6,), spelling="loop: while, expand_dims of the input"),
+        """, count=1, lines=(6,), spelling="loop: while, asarray of the input"),
         Invalid("""
             from mc import sample
             import numpy as np
@@ -314,8 +347,31 @@ then minor).
                 def __init__(self, model):
                     self.model = model
                 def __call__(self, x, n=50):
+                    return [self.model.predict(x) for _ in range(n)]
+        """, count=1, lines=(6,), spelling="name: x on self.model"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Review 40: a batch of one, the same at every iteration, is TFP110's (predict's
+        # set-up per step for one input): one finding per call, TFP110's.
+        Valid("""
+            import numpy as np
+            from tensorflow import keras
+            def sample(net, image, n):
+                k, out = 0, []
+                while k < n:
+                    out.append(net.predict(np.expand_dims(image, 0))[0])
+                    k += 1
+                return out
+        """, spelling="loop: while, expand_dims of the input (TFP110's)"),
+        Valid("""
+            import keras
+            class Uncertainty:
+                def __init__(self, model):
+                    self.model = model
+                def __call__(self, x, n=50):
                     return [self.model.predict(x[None]) for _ in range(n)]
-        """, count=1, lines=(6,), spelling="index: x[None] on self.model"),
+        """, spelling="index: x[None] on self.model (TFP110's)"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -325,17 +381,21 @@ then minor).
             return
         if is_test_file(ctx.path) or not model_like(ctx, func.value):
             return
-        if not is_keras_model(ctx, func.value) and not _uses_keras(ctx):
+        if not is_keras_model(ctx, func.value) and not uses_keras(ctx):
             return  # named like a model in a module with no Keras: another library's predict
         if ctx.tf_version < (2, 0) or graph_mode_module(ctx):
             return  # predict runs a prebuilt graph there; model(x) would add ops per call
         loops = ctx.enclosing_loops(call)
         if not loops or traced(ctx, call) or eager_guarded(ctx, call):
             return
-        if not _same_each_time(ctx, call.args[0], loops[0]):
+        if not _same_each_time(ctx, call.args[0], loops[0]) \
+                or _mutated_in_loop(call.args[0], loops[0], call):
             return
+        if one_input(ctx, call.args[0]) and receiver(ctx, func.value, "predict") != "own":
+            return  # a batch of one per step: TFP110 reports this call (one finding per call)
         model_root = _root(func.value)
         if any(_model_changes(loop, model_root) or _model_touched(loop, func.value)
+               or _model_set(loop, func.value)
                or _times_itself(ctx, loop) for loop in loops):
             return
         if few_runs_in_all(ctx, call, FEW_MODEL_CALLS):

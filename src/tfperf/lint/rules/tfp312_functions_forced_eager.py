@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
@@ -72,11 +73,14 @@ def _forces_true(ctx: Context, arg: ast.AST | None) -> bool:
     return False
 
 
-# Words of a test that asks which TensorFlow (or backend) is there, or whether the file
-# runs as a script: set-up every run goes through, not a debug choice (round 10's F009:
-# `if _tf_available:` ... `else:` of a version check, at import of a library).
-_SETUP_WORDS = ("available", "version", "installed", "find_spec", "use_tf", "use_torch",
-                "use_jax", "backend", "__main__", "is_tf", "tf_ok", "has_tf")
+# Parts of the words of a test that asks which TensorFlow (or backend) is there: a word
+# of the test names TensorFlow or a backend, and one asks whether it is importable or which
+# version it is (round 10's F009: `if _tf_available:` ... `else:` of a version check, at
+# import of a library). Whole parts of snake_case words, not substrings: `tpu_available`
+# or `args.version` alone are no TensorFlow check (review 40).
+_TF_PARTS = frozenset({"tf", "tf1", "tf2", "tensorflow", "keras", "backend", "torch", "jax"})
+_STATE_PARTS = frozenset({"available", "installed", "version", "ok", "is", "has", "use",
+                          "found", "importable", "imported", "find", "spec"})
 # Words that make it a choice all the same: `if tf_version_ok and args.debug:`.
 _CHOICE_WORDS = ("debug", "eager", "verbose", "test", "profil", "args", "flag", "opt",
                  "config", "mode", "dev")
@@ -98,8 +102,12 @@ def _setup_test(test: ast.AST) -> bool:
     """A test asking whether (or which) TensorFlow is importable, or whether the module runs
     as a script, and naming no flag or debug choice."""
     words = _words(test)
-    return any(w in word for word in words for w in _SETUP_WORDS) \
-        and not any(w in word for word in words for w in _CHOICE_WORDS)
+    if any(w in word for word in words for w in _CHOICE_WORDS):
+        return False
+    if "__main__" in words:
+        return True
+    parts = {p for word in words for p in re.split(r"[^a-z0-9]+", word) if p}
+    return bool(parts & _TF_PARTS) and bool(parts & _STATE_PARTS)
 
 
 def _guarded(ctx: Context, call: ast.Call) -> bool:
@@ -339,6 +347,14 @@ reports nothing once tests, flags and brackets are left out, so no finding could
                 for epoch in range(10):
                     train_epoch(ds)
         """, spelling="loop: a flag under the script's main guard"),
+        # Review 40: a test of another device or library is a choice, not a TensorFlow
+        # check (words matched whole: `tpu_available` does not ask whether TF imports).
+        Valid("""
+            import tensorflow as tf
+            tpu_available = bool(tf.config.list_logical_devices("TPU"))
+            if not tpu_available:
+                tf.config.run_functions_eagerly(True)
+        """, spelling="name: a device test, not a TensorFlow check"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:

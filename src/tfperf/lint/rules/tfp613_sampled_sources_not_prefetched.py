@@ -78,6 +78,12 @@ def _elements(ctx: Context, expr: Any, depth: int = 0) -> list[ast.expr]:
     return []
 
 
+# A source's own steps that keep its file reads off the mixer's path: a buffer filled by a
+# thread of its own, parallel reads, or a cache (its files are read once; from the second
+# epoch on the mixer pulls from memory, review 40).
+_OWN_BUFFER = frozenset({"prefetch", "interleave", "cache"})
+
+
 def _unprefetched_reader(ctx: Context, element: ast.expr, depth: int = 0) -> ast.AST | None:
     """Where ``element``'s dataset is read from files, with no prefetch (or parallel
     interleave) in its pipeline: the reader call; else None."""
@@ -89,7 +95,7 @@ def _unprefetched_reader(ctx: Context, element: ast.expr, depth: int = 0) -> ast
         return None
     q = ctx.call_qualname(source) or ""
     if q.endswith("Dataset.zip") and source.args and depth < _DEPTH:
-        if "prefetch" in pipe.methods():
+        if _OWN_BUFFER & set(pipe.methods()):
             return None
         zipped = source.args[0]  # `zip((examples, labels))`: the readers inside
         parts = zipped.elts if type(zipped) in (ast.Tuple, ast.List) else [zipped]
@@ -100,7 +106,7 @@ def _unprefetched_reader(ctx: Context, element: ast.expr, depth: int = 0) -> ast
         return None
     if not q.startswith("tensorflow.") or not q.endswith(_READERS):
         return None
-    if "prefetch" in pipe.methods() or "interleave" in pipe.methods():
+    if _OWN_BUFFER & set(pipe.methods()):
         return None
     for k in source.keywords:  # several files read in parallel already
         if k.arg == "num_parallel_reads" and not (type(k.value) is ast.Constant
@@ -130,7 +136,7 @@ def _reader_of_name(ctx: Context, name: ast.Name, depth: int) -> ast.AST | None:
         if b.kind != "assign" or type(b.value) is not ast.Call:
             return None
         root, methods = _chain(b.value)  # this binding's own chain only
-        if {"prefetch", "interleave"} & set(methods):
+        if _OWN_BUFFER & set(methods):
             return None
         if type(root) is ast.Name and root.id == name.id:
             continue
@@ -145,8 +151,9 @@ class SampledSourcesNotPrefetched(Rule):
     code = "TFP613"
     name = "sampled-sources-not-prefetched"
     message = ("a file-reading dataset mixed by sample_from_datasets/choose_from_datasets "
-               "with no prefetch of its own: the mixer pulls each source in turn, so every "
-               "source's reads wait on the consumer's thread")
+               "with no prefetch of its own: the mixer pulls each source in turn, so the "
+               "sources' reads run one after another on the one thread that runs the mixer "
+               "(the consumer's, or a prefetch's after the mix)")
     hint = ("prefetch each source (ds.prefetch(1) or AUTOTUNE) before mixing, or read the "
             "files with interleave(..., num_parallel_calls=AUTOTUNE)")
     claims = ("S19",)
@@ -299,6 +306,29 @@ in another module, or passed in as a parameter, are not followed.
         """, count=1, lines=(1,), notebook=True, spelling="notebook"),
     )
 
+    # Review 40: every unprefetched source, each reported; cached sources are read once.
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            def mixed(train_files, extra_files):
+                main = tf.data.TextLineDataset(train_files).map(tokenize)
+                extra = tf.data.TextLineDataset(extra_files).map(tokenize)
+                return tf.data.Dataset.sample_from_datasets([main, extra], [0.8, 0.2])
+        """, count=2, lines=(3, 4), spelling="name: two listed sources, each unprefetched"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            def mixed(train_files, extra_files):
+                main = tf.data.TextLineDataset(train_files).map(tokenize).cache()
+                extra = tf.data.TextLineDataset(extra_files).map(tokenize).cache()
+                return tf.data.Dataset.sample_from_datasets(
+                    [main.repeat(), extra.repeat()], [0.8, 0.2]).batch(64).prefetch(2)
+        """, spelling="name: cached sources, read once"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
         if not _sampler(ctx, call):
@@ -307,10 +337,12 @@ in another module, or passed in as a parameter, are not followed.
             (k.value for k in call.keywords if k.arg == "datasets"), None)
         if arg is None:
             return
+        seen: set[int] = set()
         for element in _elements(ctx, arg):
             reader = _unprefetched_reader(ctx, element)
             if reader is not None:
                 where = element if type(element) is ast.Call \
                     and _function_of(ctx, element) is not None else reader
-                yield self.finding(ctx, where)
-                return  # one finding per mixing call
+                if id(where) not in seen:  # every source unprefetched, each once
+                    seen.add(id(where))
+                    yield self.finding(ctx, where)
