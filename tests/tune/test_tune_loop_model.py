@@ -602,3 +602,49 @@ def test_valid_the_index_as_a_value_is_still_batched():
     new = LoopsBatched(True).build(INDEX_AS_A_WEIGHT, ctx)
     assert not _loops_left(new), new
     _agrees(INDEX_AS_A_WEIGHT, new, args)
+
+
+FEWER_ROWS = {  # a loop whose count is not the row count of the tensor it indexes
+    "param_range": "def f(x, k):\n    out = []\n    for i in range(k):\n"
+                   "        out.append(tf.reduce_max(x[i]))\n    return tf.stack(out)\n",
+    "param_range_0": "def f(x, k):\n    out = []\n    for i in range(0, k):\n"
+                     "        out.append(tf.reduce_max(x[i]))\n    return tf.stack(out)\n",
+    "constant_range": "def f(x, k):\n    out = []\n    for i in range(3):\n"
+                      "        out.append(x[i] * 2.0)\n    return tf.stack(out)\n",
+    "constant_range_columns": "def f(x, k):\n    out = []\n    for i in range(0, 3):\n"
+                              "        out.append(tf.reduce_sum(x[i, 1:]))\n"
+                              "    return tf.stack(out)\n",
+    "constant_range_axis_1": "def f(x, k):\n    return tf.stack([tf.reduce_sum(x[:, i])"
+                             " for i in range(2)])\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FEWER_ROWS))
+def test_a_count_below_the_row_count_batches_only_those_rows(spelling):
+    # Review 40: range(k) over a tensor of more rows was batched over every row (tune picked
+    # it where the measured k was the row count); the batch is the first k rows.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + FEWER_ROWS[spelling]
+    x = tf.random.Generator.from_seed(9).normal([8, 5])
+    new = LoopsBatched(True).build(text, _context(text, (x, 8)))
+    assert not _loops_left(new), new
+    for k in (8, 3, 1):
+        if spelling.startswith("param") or k == 8:
+            _agrees(text, new, (x, k))
+    _agrees(text, new, (x[:6], 6))
+
+
+@pytest.mark.parametrize("stop", ["x.shape[0]", "len(x)", "tf.shape(x)[0]", "n"])
+def test_a_count_that_is_the_row_count_is_not_sliced(stop):
+    # The VALID twin: a count that is x's row count (n bound once to it) reads x whole.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(x):\n    n = x.shape[0]\n    out = []\n"
+                   f"    for i in range({stop}):\n        out.append(tf.reduce_max(x[i]))\n"
+                   "    return tf.stack(out)\n")
+    x = tf.random.Generator.from_seed(10).normal([6, 4])
+    new = LoopsBatched(True).build(text, _context(text, (x,)))
+    assert "x[:" not in new and not _loops_left(new), new
+    _agrees(text, new, (x,))
+    _agrees(text, new, (x[:2],))

@@ -33,6 +33,7 @@ from tfperf.tune.iterations import (
     function_loops,
     map_fn_parts,
     read,
+    rows_of,
     text_of,
 )
 from tfperf.tune.lever import Lever, LeverContext
@@ -476,6 +477,27 @@ class _Batch(ast.NodeTransformer):
             return self._scalar(whole, node.id)
         return node
 
+    def _rows_stop(self, value: ast.expr, axis: int = 0) -> ast.expr | None:
+        """The loop's count as a slice bound for the tensor ``value`` whose axis ``axis``
+        the index reads, where that count is not provably that axis's length (``range(k)``
+        on a tensor of more rows: its batch is the first ``k`` rows, not every row); None
+        where it is (``range(x.shape[0])``, ``n = len(x)``: no slice)."""
+        stop = self.it.stop.replace(" ", "")
+        stop = self.bound.get(stop, stop).replace(" ", "")
+        whole = ast.unparse(value).replace(" ", "")
+        spellings = rows_of(whole) if axis == 0 \
+            else {f"{whole}.shape[{axis}]", f"tf.shape({whole})[{axis}]"}
+        if stop in spellings:
+            return None
+        return ast.parse(self.it.stop, mode="eval").body
+
+    def _first_rows(self, value: ast.expr) -> ast.expr:
+        """``value[:stop]`` where :meth:`_rows_stop` gives a bound, else ``value``."""
+        stop = self._rows_stop(value)
+        if stop is None:
+            return value
+        return ast.Subscript(value, ast.Slice(upper=stop), ast.Load())
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         sl = node.slice
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
@@ -488,7 +510,10 @@ class _Batch(ast.NodeTransformer):
                                   mode="eval").body
                 assert isinstance(moved, ast.Call)
                 moved.args[0] = self.visit(node.value)
+                stop = self._rows_stop(node.value, at[0])
                 rest = [self.visit(p) for p in parts[at[0] + 1:]]
+                if stop is not None:  # (a count below that axis's length: its first ones)
+                    moved = ast.Subscript(moved, ast.Slice(upper=stop), ast.Load())
                 if not rest:
                     return moved
                 return ast.Subscript(moved, ast.Tuple([ast.Slice()] * (at[0] + 1) + rest,
@@ -499,9 +524,10 @@ class _Batch(ast.NodeTransformer):
                 self.failed = "the index's axis is not the first one left"
                 return node
             value = self.visit(node.value)
+            load = isinstance(node.ctx, ast.Load)
             if len(parts) == 1 and not self.depth:
                 name = node.value.id if isinstance(node.value, ast.Name) else ""
-                return self._scalar(value, name)
+                return self._scalar(self._first_rows(value) if load else value, name)
             if at[0] == 0 and len(parts) == 2 and not self.depth and self.batched(parts[1]) \
                     and isinstance(node.ctx, ast.Load):
                 # x[i, ids[i]]: each example's own element of its row (a per-example
@@ -512,9 +538,11 @@ class _Batch(ast.NodeTransformer):
                 call = ast.parse(f"{self.tf}.gather(_, _, axis=1, batch_dims=1)",
                                  mode="eval").body
                 assert isinstance(call, ast.Call)
-                call.args = [value, index]
+                call.args = [self._first_rows(value), index]
                 return call
-            new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice()] \
+            # x[i, k] -> x[:, k]; x[i, k] over range(k0) of fewer rows -> x[:k0, k]
+            stop = self._rows_stop(node.value, at[0]) if load else None
+            new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice(upper=stop)] \
                 + [ast.Constant(None)] * self.depth + [self.visit(p) for p in parts[at[0] + 1:]]
             return ast.Subscript(value, ast.Tuple(new, ast.Load()), node.ctx)
         if isinstance(node.value, ast.Name) and node.value.id in self.items \
