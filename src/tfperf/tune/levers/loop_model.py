@@ -75,6 +75,24 @@ WHOLE_REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "re
                     "reduce_any", "reduce_euclidean_norm", "count_nonzero"}
 #: Array methods that reduce the whole array when given no axis (``argmax`` flattens instead).
 WHOLE_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "any", "all", "ptp"}
+ROWS_HELPER = "_tfperf_rows_into"
+ROWS_SOURCE = '''
+
+def _tfperf_rows_into(batch, shape, dtype):
+    """tfperf tune: the batch of a loop's rows as the NumPy buffer of ``shape`` it filled,
+    each row broadcast as NumPy's ``out[i] = row`` does (a scalar per row fills its row)."""
+    rows = NP.asarray(batch, dtype=dtype)
+    shape = tuple(shape)
+    if rows.shape == shape:
+        return rows
+    extra = len(shape) - rows.ndim
+    if extra < 0:  # a row of more axes than the buffer's (leading ones of size 1)
+        rows = rows.reshape(rows.shape[:1] + rows.shape[1 - extra:])
+        extra = 0
+    out = NP.empty(shape, dtype=dtype)
+    out[...] = rows.reshape(rows.shape[:1] + (1,) * extra + rows.shape[1:])
+    return out
+'''
 WHOLE_HELPER = "_tfperf_per_example"
 WHOLE_SOURCE = '''
 
@@ -157,14 +175,25 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join.startswith("array:"):  # a NumPy buffer filled row by row: its dtype kept
-        _, np_alias, dtype = it.join.split(":", 2)
-        return [(it.consumer, f"{np_alias}.asarray({value}, dtype={dtype})")]
+        dtype = it.join.split(":", 2)[2]
+        return [(it.consumer, f"{ROWS_HELPER}({value}, {_buffer_shape(it, text)}, {dtype})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
         assert isinstance(it.consumer, ast.Call)
         return [(it.consumer.args[0], value)]
     return []
+
+
+def _buffer_shape(it: Iteration, text: str) -> str:
+    """The shape of the NumPy buffer ``it`` fills, as its creation gives it (``x.shape``, a
+    tuple; ``x.shape`` for ``np.zeros_like(x)``): a value of another shape per row is
+    broadcast into it, as the loop's ``out[i] = value`` does (review 40)."""
+    assert isinstance(it.init, ast.Assign) and isinstance(it.init.value, ast.Call)
+    first = it.init.value.args[0]
+    if isinstance(first, ast.Name):
+        return f"{first.id}.shape"
+    return text_of(text, first)
 
 
 def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result: str,
@@ -174,6 +203,9 @@ def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result
     consumer by ``expression``."""
     if it.join.startswith("concat:") and f"def {JOIN_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + JOIN_SOURCE.replace("TF.", f"{tf}.")
+    if it.join.startswith("array:") and f"def {ROWS_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + ROWS_SOURCE.replace(
+            "NP.", it.join.split(":", 2)[1] + ".")
     if expression is not None and it.name:  # rows = [...] ... tf.stack(rows)
         return replace_nodes(text, [(it.node, expression), *_joined(it, text, it.name, tf)])
     if expression is not None:
