@@ -648,3 +648,50 @@ def test_a_count_that_is_the_row_count_is_not_sliced(stop):
     assert "x[:" not in new and not _loops_left(new), new
     _agrees(text, new, (x,))
     _agrees(text, new, (x[:2],))
+
+
+def test_an_axis_parameter_of_none_reduces_every_axis_of_each_example():
+    # Review 40: a per-example axis the text does not fix runs through _tfperf_past_batch,
+    # which raised TypeError on None (one example's every axis); it is every axis past the
+    # batch axis.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(s, ax):\n    out = []\n    for i in range(s.shape[0]):\n"
+                   "        out.append(tf.reduce_sum(s[i], axis=ax))\n    return tf.stack(out)\n")
+    s = tf.random.Generator.from_seed(11).normal([4, 3, 5])
+    new = LoopsBatched(True).build(text, _context(text, (s, 1)))
+    assert "_tfperf_past_batch(ax, len(s.shape))" in new and not _loops_left(new), new
+    for ax in (0, 1, -1, None, [0, 1]):
+        _agrees(text, new, (s, ax))
+
+
+SCALAR_PER_EXAMPLE = {
+    # one example's whole reduction times the index: keepdims made (n, 1) * (n,) an (n, n)
+    "reduction_times_index": ("def f(x, t):\n    out = []\n    for i in range(x.shape[0]):\n"
+                              "        out.append(tf.reduce_sum(x[i]) * tf.cast(i, tf.float32))"
+                              "\n    return tf.stack(out)\n"),
+    "reduction_times_rank1": ("def f(x, t):\n    out = []\n    for i in range(x.shape[0]):\n"
+                              "        out.append(tf.reduce_max(x[i]) - t[i])\n"
+                              "    return tf.stack(out)\n"),
+    # a row against its own threshold, then the first True index (the true-index form)
+    "row_threshold_true_index": ("def f(x, t):\n    out = []\n"
+                                 "    for i in range(x.shape[0]):\n"
+                                 "        out.append(tf.reduce_min(tf.where(x[i] > t[i])[:, 0]))"
+                                 "\n    return tf.stack(out)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SCALAR_PER_EXAMPLE))
+def test_one_scalar_per_example_lines_up_with_the_batch(spelling):
+    # Review 40: a per-example scalar (the index, t[i] of a rank-1 t) beside one example's
+    # reduction or row was lined up against the wrong axis (an (n, n) result; each row
+    # compared with every threshold).
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + SCALAR_PER_EXAMPLE[spelling]
+    g = tf.random.Generator.from_seed(12)
+    args = (g.normal([6, 9]), g.normal([6]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert not _loops_left(new), new
+    _agrees(text, new, args)
+    _agrees(text, new, (args[0][:3], tf.constant([9.0, -9.0, 0.0])))

@@ -110,9 +110,14 @@ AXIS_OPS: dict[str, tuple[int, int | None]] = {
 AXIS_HELPER = "_tfperf_past_batch"
 AXIS_SOURCE = '''
 
-def _tfperf_past_batch(axis):
+def _tfperf_past_batch(axis, rank=None):
     """tfperf tune: one example's axis (an int, or a list or tuple of them) on the batch: a
-    non-negative axis moves past the batch axis, one counted from the end stays."""
+    non-negative axis moves past the batch axis, one counted from the end stays; None (every
+    axis of the example) is every axis after the batch axis of the batch of ``rank``."""
+    if axis is None:
+        if rank is None:
+            raise ValueError("tfperf tune: axis=None on one example needs the batch's rank")
+        return list(range(1, rank))
     if isinstance(axis, (list, tuple)):
         return type(axis)(a + 1 if a >= 0 else a for a in axis)
     return axis + 1 if axis >= 0 else axis
@@ -458,10 +463,44 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(new))
         return new
 
+    def per_example_scalar(self, node: ast.expr) -> bool:
+        """``node`` (not yet rewritten) is one scalar per example by what it reads: the bare
+        index (``tf.cast(i, ...)``) or elements ``t[i]`` of rank-1 arguments, nothing else
+        of the batch; False where that is not known."""
+        inside: set[int] = set()
+        ranks: list[int | None] = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) \
+                    and n.slice.id == self.index:
+                inside.add(id(n.slice))
+                ranks.append(self.example_rank(n))
+            elif isinstance(n, ast.Subscript) and self.batched(n.slice):
+                return False
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id == self.index and id(n) not in inside:
+                ranks.append(0)
+            elif isinstance(n, ast.Name) and n.id in self.items:
+                ranks.append(self.example_rank(n))
+        return bool(ranks) and all(r == 0 for r in ranks)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        if len(node.comparators) != 1:
+            return self.generic_visit(node)
+        # s[i] > t[i] (a row against its own threshold): lined up as a BinOp's operands
+        before = (node.left, node.comparators[0])
+        node.left, right = self.line_up(before, (self.visit(node.left),
+                                                 self.visit(node.comparators[0])))
+        node.comparators = [right]
+        return node
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         before = (node.left, node.right)
+        scalar = {id(node.left): self.per_example_scalar(node.left),
+                  id(node.right): self.per_example_scalar(node.right)}
         node.left, node.right = self.line_up(before, (self.visit(node.left),
                                                       self.visit(node.right)))
+        scalar = {id(node.left): scalar[id(before[0])], id(node.right): scalar[id(before[1])]} \
+            if len({id(node.left), id(node.right)}) == 2 else {}
         if isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call) \
                 and self.touched(node.right):
             # sum(x[:i + 1]) - x[i] of every step is sum(x[:i]): the exclusive cumsum
@@ -473,7 +512,9 @@ class _Batch(ast.NodeTransformer):
             # one example's reduced scalar against one example's tensor (im / im.max(), or
             # m = im.max() and im / m): the batch of scalars keeps its reduced axes, so that
             # it lines up per example
-            for side in (node.left, node.right):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if scalar.get(id(other)):  # against one scalar per example: as it is
+                    continue              # (keepdims made (n, 1) * (n,) an (n, n))
                 call = self.whole_names.get(side.id) if isinstance(side, ast.Name) \
                     else side if id(side) in self.wholes else None
                 if isinstance(call, ast.Call) and not any(k.arg == "keepdims"
@@ -759,12 +800,15 @@ class _Batch(ast.NodeTransformer):
         if last not in REDUCTIONS:
             return node
         axis = next((k for k in node.keywords if k.arg == "axis"), None)
+        # an axis that may be None when it runs: every axis past the batch's (by its rank)
+        rank = ast.parse(f"len({ast.unparse(node.args[0])}.shape)", mode="eval").body \
+            if _plain(node.args[0]) else None
         if axis is None and len(node.args) > 1 and last.startswith("reduce_"):
-            node.args[1] = _shifted(node.args[1])
+            node.args[1] = _shifted(node.args[1], rank)
         elif axis is None:
             node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
         else:
-            axis.value = _shifted(axis.value)
+            axis.value = _shifted(axis.value, rank)
         return node
 
 
@@ -863,7 +907,7 @@ def _ellipsis(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is Ellipsis
 
 
-def _shifted(node: ast.expr) -> ast.expr:
+def _shifted(node: ast.expr, rank: ast.expr | None = None) -> ast.expr:
     """An explicit axis past the new batch axis: a non-negative constant + 1, a negative one
     as it is; an axis the text does not fix (``axis=[k]``, a parameter) shifted when it runs
     (it was left as written: the batch reduced over the wrong axis)."""
@@ -877,7 +921,7 @@ def _shifted(node: ast.expr) -> ast.expr:
         return type(node)([_shifted(e) for e in node.elts], ast.Load())
     if isinstance(node, ast.Constant):  # (axis=None: every axis, left to the caller)
         return node
-    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node], [])
+    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node] + ([rank] if rank else []), [])
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
