@@ -695,3 +695,22 @@ def test_one_scalar_per_example_lines_up_with_the_batch(spelling):
     assert not _loops_left(new), new
     _agrees(text, new, args)
     _agrees(text, new, (args[0][:3], tf.constant([9.0, -9.0, 0.0])))
+
+
+def test_valid_a_collector_appended_for_some_examples_is_not_batched():
+    # Review 40: hi.append under `if i % 2 == 0` (hi made with lo in one tuple assignment)
+    # was written as an `if` on the batch of indices; a conditional body is left as written.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(x):\n    lo, hi = [], []\n    for i in range(x.shape[0]):\n"
+                   "        lo.append(tf.reduce_min(x[i]))\n        if i % 2 == 0:\n"
+                   "            hi.append(tf.reduce_max(x[i]))\n"
+                   "    return tf.stack(lo), tf.stack(hi)\n")
+    x = tf.random.Generator.from_seed(13).normal([5, 3])
+    try:
+        new = LoopsBatched(True).build(text, _context(text, (x,)))
+    except SourceEditError:
+        return
+    assert "if i % 2 == 0" in new, new  # the loop, as written
+    for rows in (5, 1):
+        _agrees(text, new, (x[:rows],))

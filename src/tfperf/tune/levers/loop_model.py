@@ -939,6 +939,9 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
                               "pad): the batch of indices is not one value per example")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
+    if _conditional_on_the_example(it):
+        raise SourceEditError("a statement runs only for some examples (an if on the index "
+                              "or the item): not one op on the batch")
     if depth and it.join == "sum":
         raise SourceEditError("an accumulation around batched loops")
     index_value = ""
@@ -981,6 +984,15 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def _conditional_on_the_example(it: Iteration) -> bool:
+    """An ``if`` statement of the body whose test reads the index or an item (``if i % 2 ==
+    0: hi.append(...)``, review 40: written as an ``if`` on the batch of indices)."""
+    names = {it.index} | {b[0] for b in it.binds}
+    return any(isinstance(n, ast.If) and any(isinstance(m, ast.Name) and m.id in names
+                                             for m in ast.walk(n.test))
+               for s in it.stmts for n in ast.walk(s))
 
 
 def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
