@@ -132,3 +132,38 @@ def test_valid_a_multiply_with_other_arguments_is_not_read_as_a_product():
     batched = LoopsBatched(True).build(text, ctx)
     with pytest.raises(SourceEditError):
         ProductSumToEinsum().build(batched, ctx)
+
+
+OWN_MULTIPLY = """
+import tensorflow as tf
+
+
+def multiply(a, b):
+    return a * b + 1.0
+
+
+def f(c, u):
+    return tf.reduce_sum({call}(c, u), axis=-1)
+"""
+
+
+def test_valid_a_users_own_multiply_is_not_read_as_a_product():
+    # Review 40: the product was matched by the text after the dot, so a function of the
+    # user's named multiply (a * b + 1) became an einsum; it is matched by what it names.
+    from rewrites import lever_context
+
+    text = OWN_MULTIPLY.replace("{call}", "multiply")
+    args = (G.normal([6, 8]), G.normal([6, 8]))
+    with pytest.raises(SourceEditError):
+        ProductSumToEinsum().build(text, lever_context(text, args, "m.py"))
+
+
+def test_tf_multiply_beside_a_users_own_multiply_is_still_a_product():
+    # The VALID twin: tf.multiply in the same module is the contraction.
+    from rewrites import lever_context
+
+    text = OWN_MULTIPLY.replace("{call}", "tf.multiply")
+    args = (G.normal([6, 8]), G.normal([6, 8]))
+    new = ProductSumToEinsum().build(text, lever_context(text, args, "m.py"))
+    assert f"{HELPER}(c, u" in new, new
+    _agrees(text, new, args)

@@ -602,3 +602,115 @@ def test_valid_the_index_as_a_value_is_still_batched():
     new = LoopsBatched(True).build(INDEX_AS_A_WEIGHT, ctx)
     assert not _loops_left(new), new
     _agrees(INDEX_AS_A_WEIGHT, new, args)
+
+
+FEWER_ROWS = {  # a loop whose count is not the row count of the tensor it indexes
+    "param_range": "def f(x, k):\n    out = []\n    for i in range(k):\n"
+                   "        out.append(tf.reduce_max(x[i]))\n    return tf.stack(out)\n",
+    "param_range_0": "def f(x, k):\n    out = []\n    for i in range(0, k):\n"
+                     "        out.append(tf.reduce_max(x[i]))\n    return tf.stack(out)\n",
+    "constant_range": "def f(x, k):\n    out = []\n    for i in range(3):\n"
+                      "        out.append(x[i] * 2.0)\n    return tf.stack(out)\n",
+    "constant_range_columns": "def f(x, k):\n    out = []\n    for i in range(0, 3):\n"
+                              "        out.append(tf.reduce_sum(x[i, 1:]))\n"
+                              "    return tf.stack(out)\n",
+    "constant_range_axis_1": "def f(x, k):\n    return tf.stack([tf.reduce_sum(x[:, i])"
+                             " for i in range(2)])\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FEWER_ROWS))
+def test_a_count_below_the_row_count_batches_only_those_rows(spelling):
+    # Review 40: range(k) over a tensor of more rows was batched over every row (tune picked
+    # it where the measured k was the row count); the batch is the first k rows.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + FEWER_ROWS[spelling]
+    x = tf.random.Generator.from_seed(9).normal([8, 5])
+    new = LoopsBatched(True).build(text, _context(text, (x, 8)))
+    assert not _loops_left(new), new
+    for k in (8, 3, 1):
+        if spelling.startswith("param") or k == 8:
+            _agrees(text, new, (x, k))
+    _agrees(text, new, (x[:6], 6))
+
+
+@pytest.mark.parametrize("stop", ["x.shape[0]", "len(x)", "tf.shape(x)[0]", "n"])
+def test_a_count_that_is_the_row_count_is_not_sliced(stop):
+    # The VALID twin: a count that is x's row count (n bound once to it) reads x whole.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(x):\n    n = x.shape[0]\n    out = []\n"
+                   f"    for i in range({stop}):\n        out.append(tf.reduce_max(x[i]))\n"
+                   "    return tf.stack(out)\n")
+    x = tf.random.Generator.from_seed(10).normal([6, 4])
+    new = LoopsBatched(True).build(text, _context(text, (x,)))
+    assert "x[:" not in new and not _loops_left(new), new
+    _agrees(text, new, (x,))
+    _agrees(text, new, (x[:2],))
+
+
+def test_an_axis_parameter_of_none_reduces_every_axis_of_each_example():
+    # Review 40: a per-example axis the text does not fix runs through _tfperf_past_batch,
+    # which raised TypeError on None (one example's every axis); it is every axis past the
+    # batch axis.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(s, ax):\n    out = []\n    for i in range(s.shape[0]):\n"
+                   "        out.append(tf.reduce_sum(s[i], axis=ax))\n    return tf.stack(out)\n")
+    s = tf.random.Generator.from_seed(11).normal([4, 3, 5])
+    new = LoopsBatched(True).build(text, _context(text, (s, 1)))
+    assert "_tfperf_past_batch(ax, len(s.shape))" in new and not _loops_left(new), new
+    for ax in (0, 1, -1, None, [0, 1]):
+        _agrees(text, new, (s, ax))
+
+
+SCALAR_PER_EXAMPLE = {
+    # one example's whole reduction times the index: keepdims made (n, 1) * (n,) an (n, n)
+    "reduction_times_index": ("def f(x, t):\n    out = []\n    for i in range(x.shape[0]):\n"
+                              "        out.append(tf.reduce_sum(x[i]) * tf.cast(i, tf.float32))"
+                              "\n    return tf.stack(out)\n"),
+    "reduction_times_rank1": ("def f(x, t):\n    out = []\n    for i in range(x.shape[0]):\n"
+                              "        out.append(tf.reduce_max(x[i]) - t[i])\n"
+                              "    return tf.stack(out)\n"),
+    # a row against its own threshold, then the first True index (the true-index form)
+    "row_threshold_true_index": ("def f(x, t):\n    out = []\n"
+                                 "    for i in range(x.shape[0]):\n"
+                                 "        out.append(tf.reduce_min(tf.where(x[i] > t[i])[:, 0]))"
+                                 "\n    return tf.stack(out)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SCALAR_PER_EXAMPLE))
+def test_one_scalar_per_example_lines_up_with_the_batch(spelling):
+    # Review 40: a per-example scalar (the index, t[i] of a rank-1 t) beside one example's
+    # reduction or row was lined up against the wrong axis (an (n, n) result; each row
+    # compared with every threshold).
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + SCALAR_PER_EXAMPLE[spelling]
+    g = tf.random.Generator.from_seed(12)
+    args = (g.normal([6, 9]), g.normal([6]))
+    new = LoopsBatched(True).build(text, _context(text, args))
+    assert not _loops_left(new), new
+    _agrees(text, new, args)
+    _agrees(text, new, (args[0][:3], tf.constant([9.0, -9.0, 0.0])))
+
+
+def test_valid_a_collector_appended_for_some_examples_is_not_batched():
+    # Review 40: hi.append under `if i % 2 == 0` (hi made with lo in one tuple assignment)
+    # was written as an `if` on the batch of indices; a conditional body is left as written.
+    from test_tune_fill import HEAD, _context
+
+    text = HEAD + ("def f(x):\n    lo, hi = [], []\n    for i in range(x.shape[0]):\n"
+                   "        lo.append(tf.reduce_min(x[i]))\n        if i % 2 == 0:\n"
+                   "            hi.append(tf.reduce_max(x[i]))\n"
+                   "    return tf.stack(lo), tf.stack(hi)\n")
+    x = tf.random.Generator.from_seed(13).normal([5, 3])
+    try:
+        new = LoopsBatched(True).build(text, _context(text, (x,)))
+    except SourceEditError:
+        return
+    assert "if i % 2 == 0" in new, new  # the loop, as written
+    for rows in (5, 1):
+        _agrees(text, new, (x[:rows],))

@@ -349,7 +349,9 @@ def test_a_reduction_over_an_axis_given_by_a_name_is_shifted_when_it_runs(body, 
     text = _module(body)
     ctx = lever_context(text, args, "m.py")
     new = LoopsBatched(True).build(text, ctx)
-    assert "_tfperf_past_batch(ax)" in new and loops_left(new) == 0, new
+    # (a bare name may be None when it runs: the batch's rank goes with it, review 40)
+    assert ("_tfperf_past_batch(ax)" in new or "_tfperf_past_batch(ax, len(" in new) \
+        and loops_left(new) == 0, new
     _agrees(text, new, args)
 
 

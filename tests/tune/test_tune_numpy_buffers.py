@@ -123,3 +123,35 @@ def test_valid_a_buffer_not_filled_as_one_batch_stays(body):
     except SourceEditError:
         return
     np.testing.assert_allclose(_run(new, (Y,)), _run(text, (Y,)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("body", [
+    # one scalar per row fills the row (out[i] = scalar broadcasts in NumPy)
+    """
+    def f(x):
+        out = np.zeros((x.shape[0], 3))
+        for i in range(x.shape[0]):
+            out[i] = tf.reduce_sum(x[i])
+        return out
+    """,
+    # a row of the buffer's last axis, repeated along a middle axis
+    """
+    def f(x):
+        out = np.zeros((x.shape[0], 2, x.shape[1]), np.float32)
+        for i in range(x.shape[0]):
+            out[i] = tf.nn.softmax(x[i])
+        return out
+    """,
+])
+def test_a_row_value_of_another_shape_is_broadcast_into_the_buffer(body):
+    # Review 40: the buffer's trailing shape was not compared with the row value's: the
+    # batch of scalars was returned as (n,) where the loop fills (n, 3).
+    text = _module(body)
+    ctx = lever_context(text, (Y,), "m.py")
+    new = LoopsBatched(True).build(text, ctx)
+    assert loops_left(new) == 0, new
+    for x in (Y, Y[:3], Y[:1]):
+        want, got = _run(text, (x,)), _run(new, (x,))
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype
+        assert got.shape == want.shape, (got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

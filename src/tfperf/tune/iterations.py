@@ -174,7 +174,7 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
     return it
 
 
-def _rows_of(name: str) -> set[str]:
+def rows_of(name: str) -> set[str]:
     """Spellings of ``name``'s row count (its first axis's length)."""
     return {f"{name}.shape[0]", f"len({name})", f"tf.shape({name})[0]",
             f"np.shape({name})[0]", f"{name}.get_shape()[0]"}
@@ -199,8 +199,8 @@ def _fills_every_row(it: Iteration) -> bool:
     elif isinstance(first, (ast.Tuple, ast.List)) and first.elts:
         row = ast.unparse(first.elts[0]).replace(" ", "")
         source = next((n.id for n in ast.walk(first.elts[0]) if isinstance(n, ast.Name)
-                       and row in _rows_of(n.id)), None)  # np.zeros((x.shape[0], d))
-    if source is None or it.stop.replace(" ", "") not in _rows_of(source):
+                       and row in rows_of(n.id)), None)  # np.zeros((x.shape[0], d))
+    if source is None or it.stop.replace(" ", "") not in rows_of(source):
         return False
     read = {ast.unparse(n.value) for n, _ in it.subscripts} | {b[2] for b in it.binds}
     return read <= {source} and all(k == 0 for _, k in it.subscripts)

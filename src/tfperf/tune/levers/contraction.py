@@ -13,6 +13,7 @@ rewrites (their batched bodies are where such sums appear) and before the compil
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import WHOLE_HELPER
@@ -63,24 +64,33 @@ def _tfperf_contract(a, b, axis=None):
 '''
 
 
-#: Calls that are the element-wise product of their two arguments.
-PRODUCTS = {"multiply", "math.multiply"}
+#: Calls that are the element-wise product of their two arguments (by what the name
+#: refers to: a user's own ``def multiply(a, b)`` is not one).
+PRODUCTS = {"tensorflow.multiply", "tensorflow.math.multiply", "numpy.multiply"}
 
 
-def _product(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+def _product(node: ast.AST, names: Any) -> tuple[ast.expr, ast.expr] | None:
     """The two factors of ``a * b`` or ``tf.multiply(a, b)`` (``tf.math.multiply``; a
-    ``name=`` aside), None for anything else."""
+    ``name=`` aside), None for anything else; ``names``: the module's name resolution."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return node.left, node.right
     if isinstance(node, ast.Call) and len(node.args) == 2 \
             and all(k.arg == "name" for k in node.keywords) \
-            and ast.unparse(node.func).split(".", 1)[-1] in PRODUCTS:
+            and names.call_qualname(node) in PRODUCTS:
         return node.args[0], node.args[1]
     return None
 
 
-def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, tuple[ast.expr, ast.expr],
-                                             ast.expr | None]]:
+def _function(text: str, name: str) -> tuple[Any, ast.FunctionDef]:
+    """The module's name resolution and the function ``name`` of the same tree."""
+    from tfperf.lint.semantic import Context
+
+    tree = parse(text)
+    return Context(tree, text, "<tune>"), find_function(tree, name)
+
+
+def _sums(names: Any, fn: ast.FunctionDef) -> list[tuple[ast.Call, tuple[ast.expr, ast.expr],
+                                                         ast.expr | None]]:
     """``reduce_sum(a * b[, axis])`` calls (the product also ``tf.multiply(a, b)``) of the
     function (and of the helpers the loop levers wrote into it): the call, the factors, the
     axis."""
@@ -90,12 +100,12 @@ def _sums(fn: ast.FunctionDef) -> list[tuple[ast.Call, tuple[ast.expr, ast.expr]
             continue
         if ast.unparse(n.func) == WHOLE_HELPER and len(n.args) == 2 and not n.keywords \
                 and ast.unparse(n.args[0]).rsplit(".", 1)[-1] in SUMS:
-            factors = _product(n.args[1])
+            factors = _product(n.args[1], names)
             if factors is not None:
                 # a batched loop's sum of one example's product, over each example's axes
                 out.append((n, factors, ast.Constant("examples")))
             continue
-        factors = _product(n.args[0]) if n.args else None
+        factors = _product(n.args[0], names) if n.args else None
         if factors is None:
             continue
         name = ast.unparse(n.func).rsplit(".", 1)[-1]
@@ -119,15 +129,13 @@ class ProductSumToEinsum(Lever):
         # as written and as those levers leave it (each is tried on top of them).
         from tfperf.tune.levers.loop_model import found_loops
 
-        fn = find_function(parse(ctx.target.source), ctx.target.name)
-        if _sums(fn) or found_loops(ctx):
+        if _sums(*_function(ctx.target.source, ctx.target.name)) or found_loops(ctx):
             return None
         return "no sum of a product, and no loop whose batched form may hold one"
 
     def build(self, text: str, ctx: LeverContext) -> str:
         text, tf = ensure_tf(text)
-        fn = find_function(parse(text), ctx.target.name)
-        found = _sums(fn)
+        found = _sums(*_function(text, ctx.target.name))
         if not found:
             raise SourceEditError("no tf.reduce_sum of a product in the function")
         edits: list[tuple[ast.AST, str]] = []

@@ -33,6 +33,7 @@ from tfperf.tune.iterations import (
     function_loops,
     map_fn_parts,
     read,
+    rows_of,
     text_of,
 )
 from tfperf.tune.lever import Lever, LeverContext
@@ -74,6 +75,24 @@ WHOLE_REDUCTIONS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "re
                     "reduce_any", "reduce_euclidean_norm", "count_nonzero"}
 #: Array methods that reduce the whole array when given no axis (``argmax`` flattens instead).
 WHOLE_METHODS = {"max", "min", "sum", "mean", "prod", "std", "var", "any", "all", "ptp"}
+ROWS_HELPER = "_tfperf_rows_into"
+ROWS_SOURCE = '''
+
+def _tfperf_rows_into(batch, shape, dtype):
+    """tfperf tune: the batch of a loop's rows as the NumPy buffer of ``shape`` it filled,
+    each row broadcast as NumPy's ``out[i] = row`` does (a scalar per row fills its row)."""
+    rows = NP.asarray(batch, dtype=dtype)
+    shape = tuple(shape)
+    if rows.shape == shape:
+        return rows
+    extra = len(shape) - rows.ndim
+    if extra < 0:  # a row of more axes than the buffer's (leading ones of size 1)
+        rows = rows.reshape(rows.shape[:1] + rows.shape[1 - extra:])
+        extra = 0
+    out = NP.empty(shape, dtype=dtype)
+    out[...] = rows.reshape(rows.shape[:1] + (1,) * extra + rows.shape[1:])
+    return out
+'''
 WHOLE_HELPER = "_tfperf_per_example"
 WHOLE_SOURCE = '''
 
@@ -91,9 +110,14 @@ AXIS_OPS: dict[str, tuple[int, int | None]] = {
 AXIS_HELPER = "_tfperf_past_batch"
 AXIS_SOURCE = '''
 
-def _tfperf_past_batch(axis):
+def _tfperf_past_batch(axis, rank=None):
     """tfperf tune: one example's axis (an int, or a list or tuple of them) on the batch: a
-    non-negative axis moves past the batch axis, one counted from the end stays."""
+    non-negative axis moves past the batch axis, one counted from the end stays; None (every
+    axis of the example) is every axis after the batch axis of the batch of ``rank``."""
+    if axis is None:
+        if rank is None:
+            raise ValueError("tfperf tune: axis=None on one example needs the batch's rank")
+        return list(range(1, rank))
     if isinstance(axis, (list, tuple)):
         return type(axis)(a + 1 if a >= 0 else a for a in axis)
     return axis + 1 if axis >= 0 else axis
@@ -156,14 +180,25 @@ def _joined(it: Iteration, text: str, value: str, tf: str) -> list[tuple[ast.AST
     if it.join.startswith("concat:"):
         return [(it.consumer, f"{JOIN_HELPER}({value}, {it.join.split(':')[1]})")]
     if it.join.startswith("array:"):  # a NumPy buffer filled row by row: its dtype kept
-        _, np_alias, dtype = it.join.split(":", 2)
-        return [(it.consumer, f"{np_alias}.asarray({value}, dtype={dtype})")]
+        dtype = it.join.split(":", 2)[2]
+        return [(it.consumer, f"{ROWS_HELPER}({value}, {_buffer_shape(it, text)}, {dtype})")]
     if it.join == "add_n":
         return [(it.consumer, f"{tf}.reduce_sum({value}, axis=0)")]
     if it.join == "list":
         assert isinstance(it.consumer, ast.Call)
         return [(it.consumer.args[0], value)]
     return []
+
+
+def _buffer_shape(it: Iteration, text: str) -> str:
+    """The shape of the NumPy buffer ``it`` fills, as its creation gives it (``x.shape``, a
+    tuple; ``x.shape`` for ``np.zeros_like(x)``): a value of another shape per row is
+    broadcast into it, as the loop's ``out[i] = value`` does (review 40)."""
+    assert isinstance(it.init, ast.Assign) and isinstance(it.init.value, ast.Call)
+    first = it.init.value.args[0]
+    if isinstance(first, ast.Name):
+        return f"{first.id}.shape"
+    return text_of(text, first)
 
 
 def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result: str,
@@ -173,6 +208,9 @@ def rewrite_one(text: str, it: Iteration, tf: str, body_lines: list[str], result
     consumer by ``expression``."""
     if it.join.startswith("concat:") and f"def {JOIN_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + JOIN_SOURCE.replace("TF.", f"{tf}.")
+    if it.join.startswith("array:") and f"def {ROWS_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + ROWS_SOURCE.replace(
+            "NP.", it.join.split(":", 2)[1] + ".")
     if expression is not None and it.name:  # rows = [...] ... tf.stack(rows)
         return replace_nodes(text, [(it.node, expression), *_joined(it, text, it.name, tf)])
     if expression is not None:
@@ -425,10 +463,44 @@ class _Batch(ast.NodeTransformer):
         self.made.add(id(new))
         return new
 
+    def per_example_scalar(self, node: ast.expr) -> bool:
+        """``node`` (not yet rewritten) is one scalar per example by what it reads: the bare
+        index (``tf.cast(i, ...)``) or elements ``t[i]`` of rank-1 arguments, nothing else
+        of the batch; False where that is not known."""
+        inside: set[int] = set()
+        ranks: list[int | None] = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) \
+                    and n.slice.id == self.index:
+                inside.add(id(n.slice))
+                ranks.append(self.example_rank(n))
+            elif isinstance(n, ast.Subscript) and self.batched(n.slice):
+                return False
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id == self.index and id(n) not in inside:
+                ranks.append(0)
+            elif isinstance(n, ast.Name) and n.id in self.items:
+                ranks.append(self.example_rank(n))
+        return bool(ranks) and all(r == 0 for r in ranks)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        if len(node.comparators) != 1:
+            return self.generic_visit(node)
+        # s[i] > t[i] (a row against its own threshold): lined up as a BinOp's operands
+        before = (node.left, node.comparators[0])
+        node.left, right = self.line_up(before, (self.visit(node.left),
+                                                 self.visit(node.comparators[0])))
+        node.comparators = [right]
+        return node
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         before = (node.left, node.right)
+        scalar = {id(node.left): self.per_example_scalar(node.left),
+                  id(node.right): self.per_example_scalar(node.right)}
         node.left, node.right = self.line_up(before, (self.visit(node.left),
                                                       self.visit(node.right)))
+        scalar = {id(node.left): scalar[id(before[0])], id(node.right): scalar[id(before[1])]} \
+            if len({id(node.left), id(node.right)}) == 2 else {}
         if isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Call) \
                 and self.touched(node.right):
             # sum(x[:i + 1]) - x[i] of every step is sum(x[:i]): the exclusive cumsum
@@ -440,7 +512,9 @@ class _Batch(ast.NodeTransformer):
             # one example's reduced scalar against one example's tensor (im / im.max(), or
             # m = im.max() and im / m): the batch of scalars keeps its reduced axes, so that
             # it lines up per example
-            for side in (node.left, node.right):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if scalar.get(id(other)):  # against one scalar per example: as it is
+                    continue              # (keepdims made (n, 1) * (n,) an (n, n))
                 call = self.whole_names.get(side.id) if isinstance(side, ast.Name) \
                     else side if id(side) in self.wholes else None
                 if isinstance(call, ast.Call) and not any(k.arg == "keepdims"
@@ -476,6 +550,27 @@ class _Batch(ast.NodeTransformer):
             return self._scalar(whole, node.id)
         return node
 
+    def _rows_stop(self, value: ast.expr, axis: int = 0) -> ast.expr | None:
+        """The loop's count as a slice bound for the tensor ``value`` whose axis ``axis``
+        the index reads, where that count is not provably that axis's length (``range(k)``
+        on a tensor of more rows: its batch is the first ``k`` rows, not every row); None
+        where it is (``range(x.shape[0])``, ``n = len(x)``: no slice)."""
+        stop = self.it.stop.replace(" ", "")
+        stop = self.bound.get(stop, stop).replace(" ", "")
+        whole = ast.unparse(value).replace(" ", "")
+        spellings = rows_of(whole) if axis == 0 \
+            else {f"{whole}.shape[{axis}]", f"tf.shape({whole})[{axis}]"}
+        if stop in spellings:
+            return None
+        return ast.parse(self.it.stop, mode="eval").body
+
+    def _first_rows(self, value: ast.expr) -> ast.expr:
+        """``value[:stop]`` where :meth:`_rows_stop` gives a bound, else ``value``."""
+        stop = self._rows_stop(value)
+        if stop is None:
+            return value
+        return ast.Subscript(value, ast.Slice(upper=stop), ast.Load())
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         sl = node.slice
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
@@ -488,7 +583,10 @@ class _Batch(ast.NodeTransformer):
                                   mode="eval").body
                 assert isinstance(moved, ast.Call)
                 moved.args[0] = self.visit(node.value)
+                stop = self._rows_stop(node.value, at[0])
                 rest = [self.visit(p) for p in parts[at[0] + 1:]]
+                if stop is not None:  # (a count below that axis's length: its first ones)
+                    moved = ast.Subscript(moved, ast.Slice(upper=stop), ast.Load())
                 if not rest:
                     return moved
                 return ast.Subscript(moved, ast.Tuple([ast.Slice()] * (at[0] + 1) + rest,
@@ -499,9 +597,10 @@ class _Batch(ast.NodeTransformer):
                 self.failed = "the index's axis is not the first one left"
                 return node
             value = self.visit(node.value)
+            load = isinstance(node.ctx, ast.Load)
             if len(parts) == 1 and not self.depth:
                 name = node.value.id if isinstance(node.value, ast.Name) else ""
-                return self._scalar(value, name)
+                return self._scalar(self._first_rows(value) if load else value, name)
             if at[0] == 0 and len(parts) == 2 and not self.depth and self.batched(parts[1]) \
                     and isinstance(node.ctx, ast.Load):
                 # x[i, ids[i]]: each example's own element of its row (a per-example
@@ -512,9 +611,11 @@ class _Batch(ast.NodeTransformer):
                 call = ast.parse(f"{self.tf}.gather(_, _, axis=1, batch_dims=1)",
                                  mode="eval").body
                 assert isinstance(call, ast.Call)
-                call.args = [value, index]
+                call.args = [self._first_rows(value), index]
                 return call
-            new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice()] \
+            # x[i, k] -> x[:, k]; x[i, k] over range(k0) of fewer rows -> x[:k0, k]
+            stop = self._rows_stop(node.value, at[0]) if load else None
+            new = [self.visit(p) for p in parts[:at[0]]] + [ast.Slice(upper=stop)] \
                 + [ast.Constant(None)] * self.depth + [self.visit(p) for p in parts[at[0] + 1:]]
             return ast.Subscript(value, ast.Tuple(new, ast.Load()), node.ctx)
         if isinstance(node.value, ast.Name) and node.value.id in self.items \
@@ -699,12 +800,15 @@ class _Batch(ast.NodeTransformer):
         if last not in REDUCTIONS:
             return node
         axis = next((k for k in node.keywords if k.arg == "axis"), None)
+        # an axis that may be None when it runs: every axis past the batch's (by its rank)
+        rank = ast.parse(f"len({ast.unparse(node.args[0])}.shape)", mode="eval").body \
+            if _plain(node.args[0]) else None
         if axis is None and len(node.args) > 1 and last.startswith("reduce_"):
-            node.args[1] = _shifted(node.args[1])
+            node.args[1] = _shifted(node.args[1], rank)
         elif axis is None:
             node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
         else:
-            axis.value = _shifted(axis.value)
+            axis.value = _shifted(axis.value, rank)
         return node
 
 
@@ -803,7 +907,7 @@ def _ellipsis(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is Ellipsis
 
 
-def _shifted(node: ast.expr) -> ast.expr:
+def _shifted(node: ast.expr, rank: ast.expr | None = None) -> ast.expr:
     """An explicit axis past the new batch axis: a non-negative constant + 1, a negative one
     as it is; an axis the text does not fix (``axis=[k]``, a parameter) shifted when it runs
     (it was left as written: the batch reduced over the wrong axis)."""
@@ -817,7 +921,7 @@ def _shifted(node: ast.expr) -> ast.expr:
         return type(node)([_shifted(e) for e in node.elts], ast.Load())
     if isinstance(node, ast.Constant):  # (axis=None: every axis, left to the caller)
         return node
-    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node], [])
+    return ast.Call(ast.Name(AXIS_HELPER, ast.Load()), [node] + ([rank] if rank else []), [])
 
 
 def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
@@ -835,6 +939,9 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
                               "pad): the batch of indices is not one value per example")
     if it.consumer is None and it.join != "sum":
         raise SourceEditError("no consumer")
+    if _conditional_on_the_example(it):
+        raise SourceEditError("a statement runs only for some examples (an if on the index "
+                              "or the item): not one op on the batch")
     if depth and it.join == "sum":
         raise SourceEditError("an accumulation around batched loops")
     index_value = ""
@@ -877,6 +984,15 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         return rewrite_one(text, it, tf, lines, "", None)
     lines.append(f"{it.name} = {value_text}")
     return rewrite_one(text, it, tf, lines, it.name, None)
+
+
+def _conditional_on_the_example(it: Iteration) -> bool:
+    """An ``if`` statement of the body whose test reads the index or an item (``if i % 2 ==
+    0: hi.append(...)``, review 40: written as an ``if`` on the batch of indices)."""
+    names = {it.index} | {b[0] for b in it.binds}
+    return any(isinstance(n, ast.If) and any(isinstance(m, ast.Name) and m.id in names
+                                             for m in ast.walk(n.test))
+               for s in it.stmts for n in ast.walk(s))
 
 
 def _bound_around(text: str, node: ast.AST) -> dict[str, str]:
