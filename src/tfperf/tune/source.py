@@ -166,6 +166,18 @@ def block_of(fn: ast.AST, node: ast.AST) -> list[ast.stmt] | None:
     return None
 
 
+def sum_of(s: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(total, term) of ``total = total + term`` or ``total += term``."""
+    if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) \
+            and isinstance(s.target, ast.Name):
+        return s.target.id, s.value
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+            and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add) \
+            and isinstance(s.value.left, ast.Name) and s.value.left.id == s.targets[0].id:
+        return s.targets[0].id, s.value.right
+    return None
+
+
 def index_uses(node: ast.AST, index: str) -> tuple[list[ast.Subscript], bool]:
     """(``X[index]`` subscripts of plain names in ``node``, whether ``index`` is also used
     any other way)."""

@@ -55,6 +55,7 @@ from tfperf.tune.source import (
     parse,
     replace_nodes,
     stmt_text,
+    sum_of,
     tf_alias,
 )
 
@@ -1221,16 +1222,10 @@ def _exclusive_sum(loop: ast.For) -> tuple[ast.stmt, str, ast.expr] | None:
     step's term (``out.append(acc); acc = acc + x[i]``): an exclusive prefix sum."""
     body = loop.body
     for k, u in enumerate(body[1:], start=1):
-        if isinstance(u, ast.AugAssign) and isinstance(u.op, ast.Add) \
-                and isinstance(u.target, ast.Name):
-            acc, term = u.target.id, u.value
-        elif isinstance(u, ast.Assign) and len(u.targets) == 1 \
-                and isinstance(u.targets[0], ast.Name) and isinstance(u.value, ast.BinOp) \
-                and isinstance(u.value.op, ast.Add) and isinstance(u.value.left, ast.Name) \
-                and u.value.left.id == u.targets[0].id:
-            acc, term = u.targets[0].id, u.value.right
-        else:
+        update = sum_of(u)
+        if update is None:
             continue
+        acc, term = update
         if isinstance(term, ast.Constant) or acc in names_of(term):  # (a counter; no sum)
             continue
         before, after = body[:k], body[k + 1:]

@@ -22,6 +22,7 @@ from tfperf.tune.source import (
     range_stop,
     replace_nodes,
     sliced,
+    sum_of,
 )
 
 
@@ -32,18 +33,10 @@ def _accumulations(fn: ast.FunctionDef) -> list[tuple[ast.For, str, ast.expr, li
         if not isinstance(loop, ast.For) or loop.orelse or len(loop.body) != 1 \
                 or not isinstance(loop.target, ast.Name) or range_stop(loop) is None:
             continue
-        stmt = loop.body[0]
-        acc, term = None, None
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \
-                and isinstance(stmt.target, ast.Name):
-            acc, term = stmt.target.id, stmt.value
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.BinOp) \
-                and isinstance(stmt.value.op, ast.Add) and isinstance(stmt.value.left, ast.Name) \
-                and stmt.value.left.id == stmt.targets[0].id:
-            acc, term = stmt.targets[0].id, stmt.value.right
-        if acc is None or term is None:
+        update = sum_of(loop.body[0])
+        if update is None:
             continue
+        acc, term = update
         subs, other = index_uses(term, loop.target.id)
         if not subs or other or any(isinstance(n, ast.Name) and n.id == acc
                                     for n in ast.walk(term)):

@@ -16,19 +16,8 @@ from tfperf.tune.source import (
     parse,
     replace_nodes,
     stmt_text,
+    sum_of,
 )
-
-
-def _sum_of(s: ast.stmt) -> tuple[str, ast.expr] | None:
-    """(total, term) of ``total = total + term`` or ``total += term``."""
-    if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) \
-            and isinstance(s.target, ast.Name):
-        return s.target.id, s.value
-    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-            and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add) \
-            and isinstance(s.value.left, ast.Name) and s.value.left.id == s.targets[0].id:
-        return s.targets[0].id, s.value.right
-    return None
 
 
 def _split(text: str, fn: ast.FunctionDef, loop: ast.For) -> str | None:
@@ -38,7 +27,7 @@ def _split(text: str, fn: ast.FunctionDef, loop: ast.For) -> str | None:
     sums: list[tuple[str, ast.stmt, ast.expr]] = []
     assigns: list[ast.Assign] = []
     for s in loop.body:
-        got = _sum_of(s)
+        got = sum_of(s)
         if got is not None:
             sums.append((got[0], s, got[1]))
         elif isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
