@@ -66,6 +66,36 @@ def test_packaged_tables_rebuild_identically(tmp_path):
         assert filecmp.cmp(f, Path(str(data.joinpath(f.name))), shallow=False), f.name
 
 
+def test_additions_are_appended_and_a_raw_row_wins(tmp_path, monkeypatch):
+    # Rows the raw compilation lacks come from additions/ (their own source); a name the raw
+    # table has keeps the raw row, and a column mismatch is an error, not a silent drop.
+    src, adds, out = tmp_path / "src", tmp_path / "adds", tmp_path / "out"
+    for d in (src, adds, out):
+        d.mkdir()
+    (src / "t.csv").write_text("gpu,cc,source\nA,1.0,raw\n")
+    (adds / "t.csv").write_text("gpu,cc,source\nA,9.9,added\nB,2.0,added\n")
+    monkeypatch.setattr(build_data, "ADDITIONS", adds)
+    monkeypatch.setattr(build_data, "OUT", out)
+    build_data.copy_as_is(src, "t.csv")
+    assert (out / "t.csv").read_text().splitlines() == [
+        "gpu,cc,source", "A,1.0,raw", "B,2.0,added"]
+    (adds / "t.csv").write_text("gpu,source\nC,added\n")
+    with pytest.raises(ValueError, match="columns"):
+        build_data.copy_as_is(src, "t.csv")
+
+
+def test_every_packaged_gpu_row_comes_from_raw_or_additions():
+    # The stop-39 rows were first written into data/ by hand, so a rebuild dropped them (CI).
+    import csv
+
+    data = resources.files("tfperf.doctor.knowledge").joinpath("data")
+    packaged = {r["gpu"] for r in csv.DictReader(
+        data.joinpath("gpu_compute_capability.csv").open(encoding="utf-8"))}
+    added = {r["gpu"] for r in csv.DictReader(
+        (build_data.ADDITIONS / "gpu_compute_capability.csv").open(encoding="utf-8"))}
+    assert "GeForce RTX 3070" in added and added <= packaged
+
+
 # --- build configurations ----------------------------------------------------------------------
 
 

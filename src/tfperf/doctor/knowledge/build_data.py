@@ -18,6 +18,10 @@ It only reshapes and cleans; it adds no facts. Every row keeps its ``source``. W
   floors become ``kind=minor_compat``; Windows ``N/A`` becomes empty; the 11.0.1 RC row is
   dropped (a release candidate is no release anyone installs TensorFlow against).
 
+Rows the raw compilation lacks but a reading needs (the RTX 30 models a poster names, stop 39)
+live in ``additions/<table>.csv``, each with its own source: they are appended after the raw rows
+(a name the raw table already has keeps the raw row), so a rebuild keeps them.
+
 The error-pattern table (``data/error_patterns.csv``) is curated by hand (ids, severities and
 more patterns than the raw table): this script leaves it alone. After editing it, refresh the
 needles derived from its patterns (``data/error_needles.csv``; the tests check it is fresh)::
@@ -173,9 +177,23 @@ def cuda_driver_min(src: Path) -> None:
     _write(OUT / "cuda_driver_min.csv", fields, rows)
 
 
+ADDITIONS = Path(__file__).parent / "additions"
+
+
 def copy_as_is(src: Path, name: str) -> None:
     rows = _read(src / name)
-    _write(OUT / name, list(rows[0].keys()), rows)
+    fields = list(rows[0].keys())
+    added = ADDITIONS / name
+    if added.is_file():
+        key = fields[0]
+        known = {r[key] for r in rows}
+        for row in _read(added):
+            if list(row.keys()) != fields:
+                raise ValueError(f"{added}: columns {list(row.keys())} differ from {fields}")
+            if row[key] not in known:
+                rows.append(row)
+                known.add(row[key])
+    _write(OUT / name, fields, rows)
 
 
 def main(argv: list[str]) -> int:
