@@ -9,7 +9,6 @@ here.
 from __future__ import annotations
 
 import importlib.util
-import sys
 
 INSTALL = "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])"
 
@@ -17,8 +16,6 @@ INSTALL = "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])"
 def tensorflow_missing(why: str = "") -> str | None:
     """None where TensorFlow can be imported, else the one line that tells the user, with
     ``why`` (e.g. ``" (its profiler client does the capture)"``) after its first clause."""
-    if "tensorflow" in sys.modules:
-        return None
     try:
         found = importlib.util.find_spec("tensorflow") is not None
     except (ImportError, ValueError):  # a broken install: importing it will say why
