@@ -198,6 +198,8 @@ CLI_CELLS: list[Any] = [
      "not a TensorFlow version"),
     ("doctor-html-over-source", ["doctor", "--html", "funcs.py"], 2,
      "--html funcs.py: an existing Python source or notebook"),
+    ("doctor-workers-env-unset", ["doctor", "--workers", "env"], 2,
+     "error: --workers: TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set TF_CONFIG"),
     ("doctor-plan-bad-driver", ["doctor", "--plan", "2.15.0", "--driver", "new"], 2,
      "not a driver version"),
     # explain --file: an empty log has its own verdict ("the log is empty", exit 0), and a
@@ -263,6 +265,7 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(poison.parent), str(SRC)]),
            "XDG_CACHE_HOME": str(base / "cache"), "COLUMNS": "200"}
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    env.pop("TF_CONFIG", None)  # `doctor --workers env` without it is a cell
     proc = subprocess.run([sys.executable, str(driver), str(cells), str(folder),
                            str(Path(__file__).parent)], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
