@@ -33,7 +33,8 @@ def parse_workers(spec: str, index: int | None = None) -> tuple[list[str], int]:
     if text == "env":
         text = os.environ.get("TF_CONFIG", "")
         if not text:
-            raise WorkersSpecError("--workers env: TF_CONFIG is not set")
+            raise WorkersSpecError("TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set "
+                                   "TF_CONFIG")
     elif not text.startswith("{") and os.path.isfile(text):
         with open(text, encoding="utf-8") as fh:
             text = fh.read()
