@@ -3,10 +3,11 @@ NumPy. ``tfperf lint``, ``tfperf doctor --plan``, ``tfperf explain`` and ``tfper
 work; ``bench``, ``profile``, ``tune`` and the demo say in one line that TensorFlow is needed
 and how to install it, never a traceback.
 
-The environment is real, not a poisoned import: a child interpreter started with ``-S`` (no
-site-packages at all) whose path holds tfperf's source and the base install's own
-dependencies only (pathspec, nvidia-ml-py); the first cell checks that TensorFlow and NumPy
-cannot be found there, so the others prove what they claim.
+The environment is real, not a poisoned import: a fresh virtual environment (no pip, no
+system site-packages) whose path holds tfperf's source and the base install's own
+dependencies only (pathspec, nvidia-ml-py), so the child processes tfperf starts (the
+doctor's probes) lack TensorFlow too; the first cell checks that TensorFlow and NumPy cannot
+be found there, so the others prove what they claim.
 """
 
 from __future__ import annotations
@@ -75,34 +76,36 @@ def no_tf(tmp_path_factory: pytest.TempPathFactory):
     (user / "proj" / "case_study.ipynb").write_bytes(NOTEBOOK.read_bytes())
     (user / "bench_me.py").write_text(BENCH)
     (user / "tf.log").write_bytes(EXPLAIN_LOG.read_bytes())
-    boot = textwrap.dedent(f"""\
-        import sys
-        sys.path[:0] = [{str(deps)!r}, {str(ROOT / 'src')!r}]
-        from tfperf.cli import main
-        sys.exit(main(sys.argv[1:]))
-        """)
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "tfperf_base_install.pth").write_text(f"{deps}\n{ROOT / 'src'}\n")
+    python = str(venv / "bin" / "python")
+    boot = "import sys\nfrom tfperf.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update({"XDG_CACHE_HOME": str(base / "cache"), "COLUMNS": "200", "NO_COLOR": "1"})
 
     def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-        proc = subprocess.run([sys.executable, "-S", "-c", boot, *argv], cwd=user, env=env,
+        proc = subprocess.run([python, "-c", boot, *argv], cwd=user, env=env,
                               input=stdin, capture_output=True, text=True, timeout=120)
         return proc.returncode, proc.stdout, proc.stderr
 
     run.user = user  # type: ignore[attr-defined]
-    run.boot = boot  # type: ignore[attr-defined]
+    run.python = python  # type: ignore[attr-defined]
     run.env = env  # type: ignore[attr-defined]
     return run
 
 
 def test_the_environment_really_lacks_tensorflow_and_numpy(no_tf):
-    code = no_tf.boot.split("from tfperf")[0] + textwrap.dedent("""\
+    code = textwrap.dedent("""\
         import importlib.util
-        print([importlib.util.find_spec(m) is None for m in ("tensorflow", "numpy")])
+        print([importlib.util.find_spec(m) is None for m in ("tensorflow", "numpy")],
+              importlib.util.find_spec("tfperf") is not None)
         """)
-    out = subprocess.run([sys.executable, "-S", "-c", code], env=no_tf.env,
+    out = subprocess.run([no_tf.python, "-c", code], env=no_tf.env,
                          capture_output=True, text=True, check=True, timeout=60)
-    assert out.stdout.strip() == "[True, True]"
+    assert out.stdout.strip() == "[True, True] True"
 
 
 def _no_traceback(out: str, err: str) -> None:
@@ -228,3 +231,15 @@ def test_the_demo_runs_what_needs_no_tensorflow_and_says_why_it_skips_the_rest(n
     assert "→ lint found findings: expected on the slow example" in out
     assert out.count(f"skipped: {NEEDS_TF}") == 2  # the bench and the profile steps
     assert rc == 1  # the doctor's failing check: TensorFlow is not installed
+
+
+def test_doctor_devices_skips_the_collectives_and_says_why(no_tf):
+    # the doctor's own check fails once (TensorFlow is not installed, with the fix); the
+    # collectives are not a second failure with a child's exit status
+    rc, out, err = no_tf("doctor", "--devices", "--json", "--no-compute")
+    _no_traceback(out, err)
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    strategy = checks["devices.strategy"]
+    assert strategy["status"] == "skip", strategy
+    assert NEEDS_TF in strategy["message"]
+    assert [c["id"] for c in checks.values() if c["status"] == "fail"] == ["doctor.tensorflow"]
