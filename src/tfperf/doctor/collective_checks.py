@@ -82,6 +82,9 @@ def _strategy_finding(devices: dict[str, Any]) -> tuple[Finding, bool]:
     """Whether the child got far enough to judge the rest."""
     code = "devices.strategy"
     status = devices.get("status") or "not run"
+    if devices.get("not_installed"):
+        return _f(code, Status.SKIP, f"{devices['not_installed']}: collectives not checked",
+                  outcome=status), False
     setup = _stage(devices, "setup")
     if "timed out" in status:
         stage = devices.get("hung_stage", "?")
