@@ -244,3 +244,14 @@ def test_doctor_devices_skips_the_collectives_and_says_why(no_tf):
     assert strategy["status"] == "skip", strategy
     assert NEEDS_TF in strategy["message"]
     assert [c["id"] for c in checks.values() if c["status"] == "fail"] == ["doctor.tensorflow"]
+
+
+def test_doctor_workers_skips_the_join_and_says_why(no_tf):
+    rc, out, err = no_tf("doctor", "--workers", "127.0.0.1:1,127.0.0.1:2", "--worker-index",
+                         "0", "--json", "--no-compute")
+    _no_traceback(out, err)
+    assert rc == 1  # the one failing check
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    join = checks["workers.join"]
+    assert join["status"] == "skip" and NEEDS_TF in join["message"], join
+    assert [c["id"] for c in checks.values() if c["status"] == "fail"] == ["doctor.tensorflow"]
