@@ -314,6 +314,9 @@ def worker_findings(raw: dict[str, Any]) -> list[Finding]:
     stages = raw.get("stages", {})
     status = raw.get("status") or "not run"
     n = len(workers)
+    if raw.get("not_installed"):
+        return [_f("workers.join", Status.SKIP, f"{raw['not_installed']}: the workers' "
+                   "collectives not checked", outcome=status, workers=workers)]
     if "timed out" in status and raw.get("hung_stage") == "join":
         silent = raw.get("silent_workers", [])
         names = ", ".join(_worker_name(workers, i) for i in silent) or "a worker"

@@ -90,4 +90,10 @@ def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, An
     if not options.workers:
         return {}
     workers, index = parse_workers(options.workers, options.worker_index)
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+
+    missing = tensorflow_missing()
+    if missing:  # the doctor's own check says so, with the fix: no child to start
+        return {"workers": {"status": "not run", "not_installed": missing, "stages": {},
+                            "workers": workers, "index": index}}
     return {"workers": probe_workers(workers, index, options.timeout)}
