@@ -114,7 +114,7 @@ CLI_CELLS: list[Any] = [
     ("bench-plot-unwritable", ["bench", "good.py", "--plot", "blocker/p.png"], 2,
      "--plot blocker/p.png"),
     ("bench-html-folder", ["bench", "good.py", "--html", "folder.py"], 2,
-     "--html folder.py: a folder; give a file name"),
+     "--html folder.py: is a folder; give a file name"),
     ("bench-html-over-source", ["bench", "good.py", "--html", "good.py"], 2,
      "--html good.py: an existing Python source or notebook"),
     ("bench-save-over-source", ["bench", "good.py", "--save", "funcs.py"], 2,
@@ -141,7 +141,7 @@ CLI_CELLS: list[Any] = [
     ("tune-html-over-source", ["tune", "good.py:plain", "--html", "funcs.py"], 2,
      "--html funcs.py: an existing Python source or notebook"),
     ("tune-plot-folder", ["tune", "good.py:plain", "--plot", "folder.py"], 2,
-     "--plot folder.py: a folder"),
+     "--plot folder.py: is a folder"),
     # profile SCRIPT.py / FILE.py:FUNC / MODULE:FUNC
     ("profile-missing", ["profile", "missing.py"], 2, "missing.py: no such file"),
     ("profile-empty", ["profile", "empty.py"], 2, "empty.py: the file is empty"),
@@ -165,7 +165,7 @@ CLI_CELLS: list[Any] = [
     ("profile-html-over-script", ["profile", "funcs.py", "--html", "funcs.py"], 2,
      "--html funcs.py: an existing Python source or notebook"),
     ("profile-html-folder", ["profile", "funcs.py", "--html", "folder.py"], 2,
-     "--html folder.py: a folder"),
+     "--html folder.py: is a folder"),
     # profile --read: a capture that cannot be read is a diagnosis (exit 1), a path that is
     # not there is bad input
     ("profile-read-missing", ["profile", "--read", "missing.xplane.pb"], 2,

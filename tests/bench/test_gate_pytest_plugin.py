@@ -178,7 +178,7 @@ def test_bad_gate_options_fail_before_any_test_runs_and_touch_no_file(pytester, 
         (("--tfperf-compare", str(pytester.path / "none.json")), "none.json: no such file"),
         (("--tfperf-compare", str(source)), "test_b.py: not JSON"),
         (("--tfperf-save", str(source)), "test_b.py: an existing Python source"),
-        (("--tfperf-save", str(pytester.path / "runs")), "runs: a folder; give a file name"),
+        (("--tfperf-save", str(pytester.path / "runs")), "runs: is a folder; give a file name"),
         (("--tfperf-store", str(pytester.path / "blocker" / "runs")), "is a file, not a folder"),
         (("--tfperf-compare", str(source), "--tfperf-fail-over", "lots"), "--fail-over"),
     ]:

@@ -192,7 +192,7 @@ def test_a_report_is_never_written_over_a_folder_or_a_users_source(tmp_path):
     (tmp_path / "nb.ipynb").write_text("{}")
     (tmp_path / "old.html").write_text("<html></html>")
     for option in ("--html", "--save", "--plot"):
-        with pytest.raises(UserCodeError, match=rf"^{option} .*d: a folder; give a file "
+        with pytest.raises(UserCodeError, match=rf"^{option} .*d: is a folder; give a file "
                                                 "name$"):
             check_output_path(tmp_path / "d", option)
     for name in ("train.py", "nb.ipynb"):

@@ -290,7 +290,7 @@ def check_output_path(path: str | Path, option: str, *, folder: bool | None = No
         raise UserCodeError(f"{option} {p}: {why}") from None
     if st is not None:
         if stat.S_ISDIR(st.st_mode) and not folder:
-            raise UserCodeError(f"{option} {p}: a folder; give a file name")
+            raise UserCodeError(f"{option} {p}: is a folder; give a file name")
         if stat.S_ISDIR(st.st_mode) and not os.access(p, os.W_OK | os.X_OK):
             raise UserCodeError(f"{option} {p}: the folder is not writable")
         if not stat.S_ISDIR(st.st_mode) and p.suffix.lower() in SOURCE_SUFFIXES:
