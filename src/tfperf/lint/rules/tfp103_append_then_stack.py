@@ -97,6 +97,17 @@ def _callee_per_iteration(loop: ast.AST) -> bool:
     return type(loop) is ast.For and _calls_by_target(walk_body(loop), loop_targets(loop))
 
 
+def _adds_to(stmt: ast.AST, name: str) -> bool:
+    """``name += ...`` or ``name = name + ...``."""
+    if type(stmt) is ast.AugAssign:
+        return type(stmt.target) is ast.Name and stmt.target.id == name \
+            and type(stmt.op) is ast.Add
+    return type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+        and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id == name \
+        and type(stmt.value) is ast.BinOp and type(stmt.value.op) is ast.Add \
+        and type(stmt.value.left) is ast.Name and stmt.value.left.id == name
+
+
 def _summed_by_inner_calls(ctx: Context, loop: ast.AST, value: ast.expr) -> bool:
     """``value`` is a name summed by an inner loop of ``loop`` that calls a function of the
     user per iteration (``sl = 0.; for k in layers: sl = sl + style_loss(...)``, then
@@ -111,13 +122,7 @@ def _summed_by_inner_calls(ctx: Context, loop: ast.AST, value: ast.expr) -> bool
         adds = False
         user_call = False
         for n in walk_body(inner):
-            if type(n) is ast.AugAssign and type(n.target) is ast.Name \
-                    and n.target.id == value.id and type(n.op) is ast.Add:
-                adds = True
-            elif type(n) is ast.Assign and len(n.targets) == 1 \
-                    and type(n.targets[0]) is ast.Name and n.targets[0].id == value.id \
-                    and type(n.value) is ast.BinOp and type(n.value.op) is ast.Add \
-                    and type(n.value.left) is ast.Name and n.value.left.id == value.id:
+            if _adds_to(n, value.id):
                 adds = True
             elif type(n) is ast.Call and type(n.func) is ast.Name \
                     and ctx.call_qualname(n) is None:
