@@ -687,7 +687,7 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
                 return tf.stack(sums)
         """, count=1, lines=(8,), spelling="loop: an inner sum of tensor ops per element"),
     )
-    valid = (
+    valid = (  # type: ignore[assignment]
         *valid,
         # Held-out precision round 11: one loss per style image, each a sum of the user's
         # per-layer losses over layers of different shapes, then add_n: nothing to batch.
