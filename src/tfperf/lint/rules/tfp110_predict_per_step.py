@@ -918,6 +918,73 @@ reported where it is.
         """, spelling="name: no Keras"),
     )
 
+    # Stop 41 (round 11's F027-F029): one transition of a sampled replay minibatch per
+    # iteration, unpacked in the loop's target or from `minibatch[i]`, or handed to a
+    # helper of another module that predicts it. VALID twins: the states stacked first.
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import random
+            import numpy as np
+            from keras.models import Sequential
+            class DQNAgent:
+                def train_replay(self):
+                    mini_batch = random.sample(self.memory, self.batch_size)
+                    for i in range(self.batch_size):
+                        state, action, reward, next_state, done = mini_batch[i]
+                        target = self.model.predict(state)[0]
+                        q_next = self.target_model.predict(next_state)[0]
+        """, count=2, lines=(9, 10), tf_version="1.0",
+            spelling="index: mini_batch[i] unpacked, TF 1.0"),
+        Invalid("""
+            import random
+            from agent import Agent
+            def replay(agent: Agent, memory, n):
+                for state, action, reward, next_state, done in random.sample(memory, n):
+                    q = agent.q_values(next_state)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, count=1, spelling="module: a replay sample handed to another module's helper"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import random
+            import numpy as np
+            from keras.models import Sequential
+            class DQNAgent:
+                def train_replay(self):
+                    mini_batch = random.sample(self.memory, self.batch_size)
+                    states = np.vstack([m[0] for m in mini_batch])
+                    targets = self.model.predict(states)
+                    for i in range(self.batch_size):
+                        state, action, reward, next_state, done = mini_batch[i]
+                        targets[i][action] = reward
+        """, tf_version="1.0", spelling="index: the minibatch's states stacked, TF 1.0"),
+        Valid("""
+            import random
+            import numpy as np
+            from agent import Agent
+            def replay(agent: Agent, memory, n):
+                batch = random.sample(memory, n)
+                q = agent.q_values(np.vstack([b[3] for b in batch]))
+                for state, action, reward, next_state, done in batch:
+                    pass
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, spelling="module: the helper given the stacked minibatch"),
+    )
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """The calls this rule asks about, each with the model it runs: ``model.predict(x)``
         with a model-like owner."""
