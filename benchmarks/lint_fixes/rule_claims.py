@@ -303,6 +303,29 @@ def _replay(tf: Any, small: bool) -> None:
         tb, ta = _median_time(before, runs), _median_time(after, runs)
         print(f"TFP118/TFP110 {name}: per sample x{n} {tb * 1e3:.0f} ms, once on the "
               f"stacked {n} {ta * 1e3:.1f} ms ({tb / ta:.1f}x)")
+    # Where the gain shrinks: an Atari-size convnet (84x84x4 frames, DQN's), whose own
+    # compute per example is large next to the per-call set-up.
+    conv = tf.keras.Sequential([tf.keras.Input((84, 84, 4)),
+                                tf.keras.layers.Conv2D(32, 8, strides=4, activation="relu"),
+                                tf.keras.layers.Conv2D(64, 4, strides=2, activation="relu"),
+                                tf.keras.layers.Conv2D(64, 3, activation="relu"),
+                                tf.keras.layers.Flatten(),
+                                tf.keras.layers.Dense(512, activation="relu"),
+                                tf.keras.layers.Dense(4)])
+    conv.compile(loss="mse", optimizer=tf.keras.optimizers.Adam(1e-4))
+    frames = rng.random((n, 84, 84, 4), dtype=np.float32)
+    zeros = np.zeros((n, 4), np.float32)
+    for name, before, after in (
+            ("train_on_batch, 84x84x4 convnet",
+             lambda: [conv.train_on_batch(frames[i:i + 1], zeros[i:i + 1]) for i in range(n)],
+             lambda: conv.train_on_batch(frames, zeros)),
+            ("model(x), 84x84x4 convnet",
+             lambda: [conv(frames[i:i + 1], training=False) for i in range(n)],
+             lambda: conv(frames, training=False))):
+        before(), after()
+        tb, ta = _median_time(before, runs), _median_time(after, runs)
+        print(f"TFP118/TFP110 {name}: per sample x{n} {tb * 1e3:.0f} ms, once on the "
+              f"stacked {n} {ta * 1e3:.1f} ms ({tb / ta:.1f}x)")
 
 
 def _cache(tf: Any, small: bool) -> None:

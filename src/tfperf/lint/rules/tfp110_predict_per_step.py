@@ -227,7 +227,14 @@ program without any of these spellings is still read as TF 2 (pin the project, o
 `--tf-version`).
 One example of the loop's own data per call (`model.predict(x[i:i + 1])` for `i` over `x`,
 `np.expand_dims(x[i], 0)`, a slice through a name) is reported on any TensorFlow, TF 1.x and
-session code included, with its own advice: one `predict` over all the examples. In graph
+session code included, with its own advice: one `predict` over all the examples. So is one
+field of one transition of a sampled replay minibatch (`for state, action, reward,
+next_state, done in random.sample(memory, 32): model.predict(state)`, `state, ... =
+mini_batch[i]` for `i` over the batch, `minibatch[i][0]`, a list from a `.sample(n)` method
+or a parameter named `minibatch`): the classic DQN replay, where stacking the states and
+predicting once per network is the fix (34x for 32 samples of a small dense network,
+`rule_claims.py --cases TFP118`). A helper of another module handed such a sample per
+transition (`agent.q_values(next_state)`) is reported where it predicts. In graph
 mode a session run per example costs 46-49x one batched run for a small dense network and 3.5x
 for a small convnet on 80x80x4 frames, before Keras's own per-call work
 (`benchmarks/bench_lint_graph_predict.py`, TF 2.21's v1 graph mode).

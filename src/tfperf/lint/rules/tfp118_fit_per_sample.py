@@ -39,7 +39,9 @@ class FitPerSample(Rule):
             "the batch: model.fit(states, targets, batch_size=len(states), epochs=1, "
             "verbose=0) or model.train_on_batch(states, targets)")
     claims = ("S12",)
-    group = "preview"  # new at stop 41: judged on real code before any move to default
+    # Stop 41: 8 findings on the mirror snapshots that spell `.fit(`/`train_on_batch(`
+    # (224 repositories, 4,093 files), 8 true (judged by the rule's author: docs/lint.md)
+    group = "perf"
     node_types = (ast.Call,)
     docs = """\
 ## What it does
@@ -55,7 +57,10 @@ of one (`x[i:i + 1]`, `np.expand_dims(x, 0)`, `x.reshape(1, -1)`).
 Each `fit` call builds a data adapter, callbacks and a progress bar and runs one training
 step; `train_on_batch` skips the adapter but still runs one optimizer step per call. On one
 example the set-up dominates: 32 single-sample `fit` calls cost tens of times one `fit` on the
-32 samples stacked (`benchmarks/lint_fixes/rule_claims.py --cases TFP118`).
+32 samples stacked (`benchmarks/lint_fixes/rule_claims.py --cases TFP118`, TF 2.21 CPU, a
+4-24-24-2 dense Q network: `fit` 35x, `train_on_batch` 38x, a whole DQN replay step of two
+predicts and a fit per sample 52x). The gain shrinks where the model's own work per example
+is large next to the per-call set-up (an Atari-size convnet: see the benchmark's last lines).
 
 ## Example
 ```python
@@ -80,7 +85,8 @@ one step per sample in turn: it is minibatch training as DQN describes it, with 
 larger steps (the learning rate may need tuning).
 
 ## Known limitations
-Not reported: a loop over batches (a dataset, a list of batches), a loop over epochs given
+Judged on real code once (stop 41, by the rule's author, after writing it against round 11's
+F027): 8 findings on 224 mirror repositories, all DQN replay loops, 8 true. Not reported: a loop over batches (a dataset, a list of batches), a loop over epochs given
 the whole array, training on a value that is not one example of the loop's data (online
 learning from a stream, where each example only exists once it is seen), and objects of
 other libraries (`clf.fit` of scikit-learn).
