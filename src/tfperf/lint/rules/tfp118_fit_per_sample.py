@@ -86,10 +86,11 @@ larger steps (the learning rate may need tuning).
 
 ## Known limitations
 Judged on real code once (stop 41, by the rule's author, after writing it against round 11's
-F027): 8 findings on 224 mirror repositories, all DQN replay loops, 8 true. Not reported: a loop over batches (a dataset, a list of batches), a loop over epochs given
-the whole array, training on a value that is not one example of the loop's data (online
-learning from a stream, where each example only exists once it is seen), and objects of
-other libraries (`clf.fit` of scikit-learn).
+F027): 8 findings on 224 mirror repositories, all DQN replay loops, 8 true. Not reported: a
+loop over batches (a dataset, a list of batches), a loop over epochs given the whole array,
+training on a value that is not one example of the loop's data (online learning from a
+stream, where each example only exists once it is seen), and objects of other libraries
+(`clf.fit` of scikit-learn).
 """
     valid = (
         Valid("""
