@@ -943,6 +943,19 @@ reported where it is.
                         q_next = self.target_model.predict(next_state)[0]
         """, count=2, lines=(9, 10), tf_version="1.0",
             spelling="index: mini_batch[i] unpacked, TF 1.0"),
+        # A model Keras builds here (TFP105's, preview, for other examples): the replay
+        # sample is this rule's (dev set F202, Keras-FlappyBird).
+        Invalid("""
+            import random
+            from keras.models import Sequential
+            from keras.layers import Dense
+            model = Sequential()
+            model.add(Dense(2, input_dim=4))
+            minibatch = random.sample(D, 32)
+            for i in range(0, len(minibatch)):
+                state_t = minibatch[i][0]
+                targets_i = model.predict(state_t)
+        """, count=1, lines=(9,), spelling="name: a Keras model built here, minibatch[i][0]"),
         Invalid("""
             import random
             from agent import Agent
