@@ -41,7 +41,8 @@ def error_finding(path: str, reason: str, line: int | None = None,
 
 def syntax_error_finding(path: str, source: str, exc: SyntaxError, what: str = "",
                          kernel: tuple[int, int] | None = None, column_shift: int = 0,
-                         cell: int | None = None) -> Finding:
+                         cell: int | None = None,
+                         hint: str | None = None) -> Finding:
     """TFP000 for ``source`` (a file, or ``what``: ``cell N``) that does not parse: the
     parser's message, or which Python the code needs when it is syntax of a newer one (see
     :mod:`tfperf.lint.newer_syntax`; ``kernel``: the Python a notebook says it ran on)."""
@@ -52,7 +53,7 @@ def syntax_error_finding(path: str, source: str, exc: SyntaxError, what: str = "
     prefix = f"cannot parse {what}".rstrip()
     if newer is None:
         return error_finding(path, f"{prefix}: {exc.msg}", line=exc.lineno, column=col,
-                             cell=cell)
+                             cell=cell, **({"hint": hint} if hint else {}))
     return error_finding(path, f"{prefix}: {newer}", line=exc.lineno, column=col, cell=cell,
                          hint=newer_syntax.hint())
 
