@@ -137,6 +137,28 @@ EXAMPLE_MESSAGE = ("model.predict on one example of the loop's own data per iter
                    "predict them all in one call")
 EXAMPLE_HINT = ("model.predict(x, batch_size=256) on the whole array (or a batched "
                 "tf.data dataset), then loop over the predictions")
+# A model with a recurrent layer called eagerly steps its time loop op by op: model(x) is no
+# faster than predict there (precision round 12, LSTM(128) on one 40-step input, TF 2.21
+# CPU: predict 246 ms, model(x) 336 ms, tf.function(model) 7.7 ms per call).
+RECURRENT_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D",
+                              "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
+RECURRENT_HINT = ("wrap the model in a tf.function once (step = tf.function(model), then "
+                  "step(x, training=False) per step): its LSTM/GRU layers run their time loop "
+                  "op by op when called eagerly, so a plain model(x) is no faster than predict "
+                  "here; keep predict for many inputs at once")
+
+
+def _builds_recurrent_layer(ctx: Context) -> bool:
+    """The module builds a recurrent Keras layer (``LSTM(64)``, ``layers.GRU(8)``): the
+    model it predicts with is recurrent, as far as one module shows."""
+    if not any(name in ctx.source for name in ("LSTM", "GRU", "RNN")):
+        return False
+    for call in ctx.calls:
+        f = call.func
+        name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+        if name in RECURRENT_LAYERS:
+            return True
+    return False
 
 
 class PredictPerStep(Rule):
@@ -193,7 +215,11 @@ its predict function through Keras's batching loop with callbacks. For one input
 costs milliseconds, far more than a small network's forward pass; Keras's own documentation
 of `Model.predict` says to call the model directly (`model(x)`) for small inputs that fit in
 one batch. Per environment step, that is most of an RL loop's time. Calling `model(x)` (under
-`tf.function` for more; claim S13) runs only the layers.
+`tf.function` for more; claim S13) runs only the layers. Not so for a recurrent model called
+eagerly: its LSTM/GRU layers step their time loop op by op, so `model(x)` is no faster than
+`predict` there (LSTM(128) on one 40-step input, TF 2.21 CPU: predict 246 ms, `model(x)` 336
+ms, `tf.function(model)` 7.7 ms per call); where the module builds a recurrent layer, the
+hint leads with the traced call.
 
 ## Example
 ```python
@@ -222,9 +248,11 @@ except a module whose own APIs are TF 1.x or multi-backend Keras (`tf.Session`,
 standalone `keras.optimizers.Adam(lr=...)`, an import of `keras.backend.tensorflow_backend`)
 and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15, and
 so does, for this rule, an unpinned module that imports such a module of the project (one
-process runs one TensorFlow: an agent script importing its TF1 actor). A multi-backend Keras
-program without any of these spellings is still read as TF 2 (pin the project, or pass
-`--tf-version`).
+process runs one TensorFlow: an agent script importing its TF1 actor). Likewise a module that
+imports standalone `keras` where the project's requirements pin multi-backend Keras 2.2 or older
+(`Keras==2.2.4`, a TF 1.x graph backend) and no TensorFlow; a `tf.keras` module beside it is
+still read as the installed TensorFlow. A multi-backend Keras program with none of these is
+still read as TF 2 (pin the project, or pass `--tf-version`).
 One example of the loop's own data per call (`model.predict(x[i:i + 1])` for `i` over `x`,
 `np.expand_dims(x[i], 0)`, a slice through a name) is reported on any TensorFlow, TF 1.x and
 session code included, with its own advice: one `predict` over all the examples. So is one
@@ -1088,6 +1116,10 @@ reported where it is.
         if ctx.tf_unpinned:
             for fact in facts:
                 fact["unpinned"] = True
+        if facts and type(self).model_calls is PredictPerStep.model_calls \
+                and _builds_recurrent_layer(ctx):  # (TFP111's hint is about model(x) already)
+            for fact in facts:
+                fact["rnn"] = True
         if facts and type(self).model_calls is PredictPerStep.model_calls:
             tf_here = uses_keras(ctx, tensorflow=True)
             owners = {tuple(position(ctx, c)): owner for c, owner in calls}
@@ -1128,8 +1160,9 @@ reported where it is.
                     yield self.project_finding(module.path, fact["pos"], EXAMPLE_MESSAGE,
                                                hint=EXAMPLE_HINT)
                     continue
+                hint = RECURRENT_HINT if fact.get("rnn") else None
                 if fact["loop"]:
-                    yield self.project_finding(module.path, fact["pos"])
+                    yield self.project_finding(module.path, fact["pos"], hint=hint)
                     continue
                 if "param" in fact:
                     site = _caller_passing_one(project, module.path, fact["fn"], fact["param"],
@@ -1138,7 +1171,7 @@ reported where it is.
                         yield self.project_finding(
                             module.path, fact["pos"],
                             f"{self.message} (given one input per step at "
-                            f"{project.where(site)})")
+                            f"{project.where(site)})", hint=hint)
                     elif self.per_env_step:
                         # Run once per environment step (through any chain of callers,
                         # in any module): a step's few observations, never a dataset.
@@ -1148,13 +1181,14 @@ reported where it is.
                                 module.path, fact["pos"],
                                 "model.predict at every environment step: its per-call "
                                 "set-up costs more than a small model's forward pass (called "
-                                f"per environment step at {project.where(site)})")
+                                f"per environment step at {project.where(site)})", hint=hint)
                     continue
                 site = project.hot_call(module.path, fact["fn"], few=self.few_calls) \
                     if fact["fn"] else None
                 if site is not None:
                     yield self.project_finding(
                         module.path, fact["pos"],
-                        f"{self.message} (called per step at {project.where(site)})")
+                        f"{self.message} (called per step at {project.where(site)})", hint=hint)
                 elif fact.get("own") and project.entered_from_outside(module.path, fact["fn"]):
-                    yield self.project_finding(module.path, fact["pos"], self.own_message)
+                    yield self.project_finding(module.path, fact["pos"], self.own_message,
+                                               hint=hint)
