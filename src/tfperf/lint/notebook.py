@@ -505,7 +505,8 @@ def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
     py2 = [i for i, c in mod.cells.items() if c.python2]
     if py2 and notes is not None:
         from tfperf.lint.python2 import NOTE
-        notes.append(f"{path}: cells {', '.join(map(str, py2))} (a Python 2 kernel) {NOTE}")
+        which = f"cell{'s' if len(py2) > 1 else ''} {', '.join(map(str, py2))}"
+        notes.append(f"{path}: {which} (a Python 2 kernel) {NOTE}")
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
         pin = notebook_pin([cell_text(c) for c in cells
                             if isinstance(c, dict) and c.get("cell_type") == "code"])

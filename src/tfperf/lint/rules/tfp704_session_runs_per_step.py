@@ -8,7 +8,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.loops import walk_body
-from tfperf.lint.analysis.sessions import SessionRun, epoch_loops, fetches_update, session_runs
+from tfperf.lint.analysis.sessions import (
+    SessionRun,
+    epoch_loops,
+    fetches_update,
+    fetches_write,
+    session_runs,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -402,8 +408,45 @@ update.
                 sess.run([g_step_op, g_loss], feed_dict={x: xs})
                 sess.run([e_step_op, e_loss], feed_dict={x: xs})
         """, notebook=True, spelling="notebook"),
+        # Stop 41 review (precision round 12's false TFP704, a TF intro notebook): two
+        # variable writes in turn, the second reading what the first wrote; one run would
+        # leave their order undefined and change the running total.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                acc = tf.Variable(tf.zeros([3]))
+                w = tf.Variable(tf.ones([3]))
+                sess.run(tf.global_variables_initializer())
+                new_w = tf.assign(w, tf.random_normal([3]))
+                grow = acc.assign_add(w * 2.0)
+                for _ in range(10):
+                    sess.run(new_w)
+                    sess.run(grow)
+        """, spelling="name: two writes in turn"),
+        # A target network copied after the training step: ordered as the GAN's two updates.
+        Valid("""
+            import tensorflow as tf
+            def learn(sess, train_op, online, target, feeds):
+                copy = tf.group(*[t.assign(o) for t, o in zip(target, online)])
+                for feed in feeds:
+                    sess.run(train_op, feed_dict=feed)
+                    sess.run(copy)
+        """, spelling="loop: a copy after the update"),
     )
     invalid = (
+        # The twin of "two writes in turn": a write, then only reads (the update's value
+        # logged), as hunkim's lab 3 below.
+        Invalid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                acc = tf.Variable(tf.zeros([3]))
+                w = tf.Variable(tf.ones([3]))
+                sess.run(tf.global_variables_initializer())
+                grow = acc.assign_add(w * 2.0)
+                for _ in range(10):
+                    sess.run(grow)
+                    print(sess.run(acc))
+        """, count=1, lines=(9,), spelling="name: a write, then a read"),
         # Stop 41, the twin of the KL early stop below: the values fetched after the update
         # are only logged, no test leaves the loop on them.
         Invalid("""
@@ -548,14 +591,18 @@ update.
             this = {ctx.source_of(f) for f in r.fetches}
             if this & ran:
                 break  # the same op again (a second generator update): one run does it once
-            if fetches_update(ctx, r):
+            # A training update or an explicit variable write (`tf.assign`, a target copy):
+            # state that a later run of the iteration reads.
+            writes = fetches_update(ctx, r) or fetches_write(ctx, r)
+            if writes:
                 if updated:
-                    # a second network's update after the first's (a GAN's D then G): ordered
-                    # on purpose; one run would make them simultaneous, another algorithm
+                    # a second update or write after the first's (a GAN's D then G; a
+                    # target copy after the step; `w` set, then `total += w`): ordered on
+                    # purpose; one run would leave their order undefined
                     continue
                 updated = True
             stmt = ctx.parent(r.call)
-            if updated and not fetches_update(ctx, r) and type(stmt) is ast.Assign \
+            if updated and not writes and type(stmt) is ast.Assign \
                     and _decides_exit(loop, {k for t in stmt.targets for k in _stored(t)}):
                 # fetched after the update to stop on it (a KL early stop: `if kl > 4 *
                 # target: break`): merged, the test would read the value before the update
