@@ -106,3 +106,5 @@ def test_a_feed_forward_model_keeps_the_direct_call_first(tmp_path):
         "LSTM(64, input_shape=(50, 1))", "Dense(64)").replace(", LSTM", "")
     (hint,) = _hints(tmp_path, {"forecast.py": src})
     assert hint.startswith("call the model directly")
+    # a model the code does not show (loaded from a file) may be recurrent: said too
+    assert "recurrent model needs the tf.function" in hint

@@ -166,8 +166,9 @@ class PredictPerStep(Rule):
     name = "predict-per-step"
     message = ("model.predict on one input per loop step: predict's set-up costs more than "
                "the model itself here")
-    hint = ("call the model directly, model(x, training=False), or a tf.function around it; "
-            "keep predict for many inputs at once")
+    hint = ("call the model directly, model(x, training=False), or a tf.function around it "
+            "(a recurrent model needs the tf.function: called eagerly, its LSTM/GRU layers step "
+            "op by op); keep predict for many inputs at once")
     claims = ("S13",)
     group = "perf"  # judged: dev 8/3/0, held-out 25/11/0 (true/minor/false): docs/lint.md
     node_types = ()
