@@ -40,8 +40,10 @@ def _lint(root, files):
     return [(path, line) for _, path, line, _ in found(outcome, root, "TFP110")]
 
 
-def test_standalone_keras_pinned_2_2_is_quiet(tmp_path):
-    assert _lint(tmp_path, {"requirements.txt": "Keras==2.2.4\nnumpy==1.16.4\n",
+@pytest.mark.parametrize("requirements", [
+    "Keras==2.2.4\nnumpy==1.16.4\n", "keras<2.3\n", "Keras==2.1.6 ; python_version < '3.8'\n"])
+def test_standalone_keras_pinned_2_2_is_quiet(tmp_path, requirements):
+    assert _lint(tmp_path, {"requirements.txt": requirements,
                             "forecast.py": FORECAST.format(imports=STANDALONE)}) == []
 
 
@@ -56,6 +58,7 @@ def test_tf_keras_beside_the_same_pin_is_still_reported(tmp_path):
     "Keras==2.4.3\nnumpy\n",                     # Keras 2.4+: a tf.keras front end
     "keras>=2.2\n",                              # admits later Keras
     "Keras==2.2.4\ntensorflow==2.3.0\n",         # a TensorFlow pin decides
+    "Keras-Preprocessing==1.0.5\n",               # another package
 ])
 def test_standalone_keras_otherwise_is_reported(tmp_path, requirements):
     assert _lint(tmp_path, {"requirements.txt": requirements,

@@ -389,8 +389,8 @@ class FileTargets:
             return found
         kind = folder_kind(folder)
         parent = os.path.dirname(folder)
-        says = [k for _, line in _requirement_lines(Path(folder)) if kind == "pin"
-                and (k := multi_backend_keras(line)) is not None]
+        lines = _requirement_lines(Path(folder)) if kind == "pin" else []
+        says = [k for _, line in lines if (k := multi_backend_keras(line)) is not None]
         if says:
             found = all(says)
         elif kind == "repo" or parent == folder or (
