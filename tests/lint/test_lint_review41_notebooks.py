@@ -61,6 +61,14 @@ def test_the_cli_on_the_odd_notebook_exits_with_findings_not_a_traceback(tmp_pat
     assert "Traceback" not in out.err and "TFP000" in out.out
 
 
+def test_each_distinct_hint_of_a_code_is_shown_once(tmp_path, capsys):
+    # A broken cell and a cell that is not text: two TFP000s with two hints, both shown.
+    p = _write(tmp_path, _v4("def f(:\n", ["z = 2\n", 5], "def g(:\n"))
+    main(["lint", "--no-cache", str(p)])
+    out = capsys.readouterr().out
+    assert out.count("help:") == 2 and "a string or a list of strings" in out
+
+
 def test_a_notebook_syntax_error_hint_speaks_of_cells_not_a_python_file(tmp_path):
     res = lint_file(_write(tmp_path, _v4("def f(:\n")), Dispatcher(registry.all_rules()))
     (f,) = res.findings
