@@ -30,6 +30,10 @@ Cases that are not one function of tensors are timed by hand, medians of several
 - TFP312: one small traced training step (a 4-layer dense model, SGD with learning rate 0,
   so every call returns the same loss) called with ``tf.config.run_functions_eagerly(True)``
   vs as its graph, through the comparison core;
+- TFP118: a DQN replay step on 32 sampled transitions (a 4-24-24-2 dense Q network),
+  ``predict``/``predict``/``fit`` per sample vs the same on the stacked minibatch, and
+  ``fit``, ``train_on_batch`` and ``predict`` alone, per sample vs once (also TFP110's
+  replay-sample form);
 - TFP116 (a tensor case): one ``tape.gradient`` per loss term, summed, vs one gradient of the
   summed loss.
 """
@@ -233,6 +237,95 @@ def _predict_sizes(tf: Any, small: bool) -> None:
           f"{tp * 1e3:.0f} ms ({tp / tc:.2f}x), 1024 a step {tk * 1e3:.0f} ms "
           f"({tk / tc:.2f}x), model(x) at once {tc * 1e3:.0f} ms (it holds every "
           f"activation of the whole array at once: predict bounds that memory)")
+
+
+def _replay(tf: Any, small: bool) -> None:
+    """TFP118 (and TFP110 on a replay sample): one DQN replay step on a minibatch of 32
+    sampled transitions, per sample (two predicts and a fit on each) against batched (two
+    predicts and one fit on the stacked minibatch), and each part alone; medians."""
+    import numpy as np
+
+    def net() -> Any:
+        m = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(24, activation="relu"),
+                                 tf.keras.layers.Dense(24, activation="relu"),
+                                 tf.keras.layers.Dense(2)])
+        m.compile(loss="mse", optimizer=tf.keras.optimizers.Adam(1e-3))
+        return m
+
+    model, n, runs = net(), 32, (3 if small else 5)
+    rng = np.random.default_rng(0)
+    batch = [(rng.random((1, 4), dtype=np.float32), int(rng.integers(2)), 1.0,
+              rng.random((1, 4), dtype=np.float32), False) for _ in range(n)]
+
+    def per_sample() -> None:
+        for state, action, reward, next_state, _done in batch:
+            target = reward + 0.95 * np.amax(model.predict(next_state, verbose=0)[0])
+            target_f = model.predict(state, verbose=0)
+            target_f[0][action] = target
+            model.fit(state, target_f, epochs=1, verbose=0)
+
+    states = np.vstack([b[0] for b in batch])
+    nexts = np.vstack([b[3] for b in batch])
+
+    def batched() -> None:
+        q_next = model.predict(nexts, verbose=0)
+        targets = model.predict(states, verbose=0)
+        for i, (_, action, reward, _, _) in enumerate(batch):
+            targets[i][action] = reward + 0.95 * np.amax(q_next[i])
+        model.fit(states, targets, batch_size=n, epochs=1, verbose=0)
+
+    def fit_each() -> None:
+        for state, *_ in batch:
+            model.fit(state, np.zeros((1, 2), np.float32), epochs=1, verbose=0)
+
+    def fit_once() -> None:
+        model.fit(states, np.zeros((n, 2), np.float32), batch_size=n, epochs=1, verbose=0)
+
+    def tob_each() -> None:
+        for state, *_ in batch:
+            model.train_on_batch(state, np.zeros((1, 2), np.float32))
+
+    def tob_once() -> None:
+        model.train_on_batch(states, np.zeros((n, 2), np.float32))
+
+    def predict_each() -> None:
+        for state, *_ in batch:
+            model.predict(state, verbose=0)
+
+    def predict_once() -> None:
+        model.predict(states, verbose=0)
+
+    for name, before, after in (("replay step", per_sample, batched),
+                                ("fit", fit_each, fit_once),
+                                ("train_on_batch", tob_each, tob_once),
+                                ("predict", predict_each, predict_once)):
+        before(), after()  # build the train/predict functions before timing
+        tb, ta = _median_time(before, runs), _median_time(after, runs)
+        print(f"TFP118/TFP110 {name}: per sample x{n} {tb * 1e3:.0f} ms, once on the "
+              f"stacked {n} {ta * 1e3:.1f} ms ({tb / ta:.1f}x)")
+    # Where the gain shrinks: an Atari-size convnet (84x84x4 frames, DQN's), whose own
+    # compute per example is large next to the per-call set-up.
+    conv = tf.keras.Sequential([tf.keras.Input((84, 84, 4)),
+                                tf.keras.layers.Conv2D(32, 8, strides=4, activation="relu"),
+                                tf.keras.layers.Conv2D(64, 4, strides=2, activation="relu"),
+                                tf.keras.layers.Conv2D(64, 3, activation="relu"),
+                                tf.keras.layers.Flatten(),
+                                tf.keras.layers.Dense(512, activation="relu"),
+                                tf.keras.layers.Dense(4)])
+    conv.compile(loss="mse", optimizer=tf.keras.optimizers.Adam(1e-4))
+    frames = rng.random((n, 84, 84, 4), dtype=np.float32)
+    zeros = np.zeros((n, 4), np.float32)
+    for name, before, after in (
+            ("train_on_batch, 84x84x4 convnet",
+             lambda: [conv.train_on_batch(frames[i:i + 1], zeros[i:i + 1]) for i in range(n)],
+             lambda: conv.train_on_batch(frames, zeros)),
+            ("model(x), 84x84x4 convnet",
+             lambda: [conv(frames[i:i + 1], training=False) for i in range(n)],
+             lambda: conv(frames, training=False))):
+        before(), after()
+        tb, ta = _median_time(before, runs), _median_time(after, runs)
+        print(f"TFP118/TFP110 {name}: per sample x{n} {tb * 1e3:.0f} ms, once on the "
+              f"stacked {n} {ta * 1e3:.1f} ms ({tb / ta:.1f}x)")
 
 
 def _cache(tf: Any, small: bool) -> None:
@@ -470,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
-                            "TFP312")
+                            "TFP312,TFP118")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -481,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     by_hand = {"TFP110": _predict, "TFP110b": _predict_sizes, "TFP607": _cache,
                "TFP608": _generator, "TFP609": _prefetch_order, "TFP612": _tfrecords,
                "TFP311": _summaries,
-               "TFP708": _merge_all, "TFP312": _forced_eager}
+               "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.analysis import kinds
-from tfperf.lint.analysis.examples import one_input
+from tfperf.lint.analysis.examples import one_input, one_sample
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import PROGRESS_BARS, PROGRESS_RANGES, runs_per_entry
@@ -708,11 +708,14 @@ def _arg_facts(ctx: Context, call: Any, looked_at: bool) -> list[ArgFact]:
 
 def _one_input_slots(ctx: Context, call: Any) -> list[str]:
     """The slots of ``call`` given one input as a batch of one (``np.reshape(s, [1, n])``,
-    ``x[None]``) or one observation of an environment: a callee that hands it to
-    ``model.predict`` predicts one input per iteration."""
+    ``x[None]``), one observation of an environment, or one field of one transition of a
+    sampled replay minibatch the loop walks (``for s, a, r, s2, d in random.sample(...)``):
+    a callee that hands it to ``model.predict`` predicts one input per iteration."""
     slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
     slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
-    return [slot for slot, value in slots if one_input(ctx, value)]
+    loop = ctx.enclosing_loops(call)[0]
+    return [slot for slot, value in slots
+            if one_input(ctx, value) or one_sample(ctx, value, loop)]
 
 
 def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:

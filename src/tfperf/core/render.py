@@ -196,13 +196,13 @@ def findings_grouped(findings: Sequence[Finding], color: bool = False) -> str:
         if out:
             out.append("")
         out.append(style(f"{path}:", "bold", color=color))
-        hinted: set[str] = set()
+        hinted: set[tuple[str, str]] = set()  # a hint once per file, each distinct one
         for f, where in zip(group, wheres, strict=True):
             code = style(f.code, "red" if f.failed else "yellow", "bold", color=color)
             fixable = " [*]" if f.fix else ""
             out.append(f"  {where:<{width}}  {code}{fixable} {f.message}")
-            if f.hint and f.code not in hinted:
-                hinted.add(f.code)
+            if f.hint and (f.code, f.hint) not in hinted:
+                hinted.add((f.code, f.hint))
                 out.append(f"  {'':<{width}}  {style('help:', 'cyan', color=color)} {f.hint}")
     return "\n".join(out)
 

@@ -46,10 +46,16 @@ _WORDS = ("Session", "placeholder", "initializer", "ConfigProto", "GPUOptions", 
           "tensorflow_backend", "nb_epoch", "input=", "lr=")
 
 
-def inferred_target(ctx: Context) -> TargetTF | None:
+def inferred_target(ctx: Context, keras_graph: bool = False) -> TargetTF | None:
     """TensorFlow 1.15 for a module written for TF 1.x graph mode or multi-backend Keras
-    (see the module docstring), with the evidence in ``source``; else ``None``."""
+    (see the module docstring), with the evidence in ``source``; else ``None``.
+    ``keras_graph``: the project's requirements pin multi-backend Keras (2.2 or older) and
+    no TensorFlow, so a module importing standalone ``keras`` runs on a TF 1.x graph."""
     src = ctx.source
+    if keras_graph and "keras" in src:
+        found = _standalone_keras_import(ctx)
+        if found is not None and not _tf2_only(ctx):
+            return TargetTF(TF1, f"multi-backend Keras pinned (2.2 or older): {found}")
     if not any(w in src for w in _WORDS):
         return None
     evidence = None
@@ -100,6 +106,26 @@ def _from_standalone_keras(ctx: Context, func: ast.expr) -> bool:
         return any(a.name.split(".", 1)[0] == "keras"
                    and (a.asname or a.name.split(".", 1)[0]) == root.id for a in stmt.names)
     return False
+
+
+def _standalone_keras_import(ctx: Context) -> str | None:
+    """The first import of the standalone ``keras`` package (``import keras``, ``from
+    keras.models import Sequential``), as evidence; ``None`` if the module has none."""
+    for node in ctx.nodes_of(ast.Import, ast.ImportFrom):
+        if type(node) is ast.ImportFrom:
+            names = [] if node.level else [node.module or ""]
+        else:
+            names = [a.name for a in node.names]
+        if any(n.split(".", 1)[0] == "keras" for n in names):
+            return f"import of standalone keras (line {node.lineno})"
+    return None
+
+
+def _tf2_only(ctx: Context) -> bool:
+    """The module calls or decorates with an API only TensorFlow 2 has."""
+    return _tf2_decorated(ctx) or any(
+        (q := ctx.qualname(call.func)) is not None and q.startswith(_TF2_ONLY)
+        for call in ctx.calls)
 
 
 def _tf2_decorated(ctx: Context) -> bool:

@@ -41,7 +41,8 @@ def error_finding(path: str, reason: str, line: int | None = None,
 
 def syntax_error_finding(path: str, source: str, exc: SyntaxError, what: str = "",
                          kernel: tuple[int, int] | None = None, column_shift: int = 0,
-                         cell: int | None = None) -> Finding:
+                         cell: int | None = None,
+                         hint: str | None = None) -> Finding:
     """TFP000 for ``source`` (a file, or ``what``: ``cell N``) that does not parse: the
     parser's message, or which Python the code needs when it is syntax of a newer one (see
     :mod:`tfperf.lint.newer_syntax`; ``kernel``: the Python a notebook says it ran on)."""
@@ -52,7 +53,7 @@ def syntax_error_finding(path: str, source: str, exc: SyntaxError, what: str = "
     prefix = f"cannot parse {what}".rstrip()
     if newer is None:
         return error_finding(path, f"{prefix}: {exc.msg}", line=exc.lineno, column=col,
-                             cell=cell)
+                             cell=cell, **({"hint": hint} if hint else {}))
     return error_finding(path, f"{prefix}: {newer}", line=exc.lineno, column=col, cell=cell,
                          hint=newer_syntax.hint())
 
@@ -135,6 +136,9 @@ class Dispatcher:
         # No setting and no pin chose the version (it is the installed TF's): a module whose
         # own APIs are TF 1.x / multi-backend Keras targets TF 1.15 (lint/code_target.py).
         self.infer_target = infer_target
+        # With infer_target: the project pins multi-backend Keras (2.2 or older), so a module
+        # importing standalone keras targets TF 1.x (lint/code_target.py).
+        self.keras_graph = False
         # Set by the user (tf-version): a notebook's own pip pin does not override it.
         self.version_set = version_set
         self.by_type: dict[type, list[Rule]] = {}
@@ -165,7 +169,7 @@ class Dispatcher:
                 from tfperf.lint.code_target import inferred_target
 
                 ctx.tf_unpinned = True
-                inferred = inferred_target(ctx)
+                inferred = inferred_target(ctx, self.keras_graph)
                 if inferred is not None:
                     ctx.tf_version, ctx.tf_newest = inferred.version, inferred.upper
         except Exception as exc:  # a bug in the semantic model: report, don't crash the run

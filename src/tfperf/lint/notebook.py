@@ -51,6 +51,11 @@ _FIRST_WORD = re.compile(r"^\s*([A-Za-z_][\w.]*)(.*)$")
 # Escapes IPython's token transforms recognise at the start of a logical line.
 _ESCAPES = "%!?,;/"
 MAX_PASSES = 10
+# TFP000's hint for a notebook (the engine's speaks of a Python file).
+CELL_HINT = ("tfperf reads the notebook's code cells as Python (IPython syntax masked); "
+             "fix the cell or exclude the notebook")
+JSON_HINT = ("tfperf reads a notebook as nbformat JSON (4, or 3's worksheets); fix or "
+             "exclude it")
 
 
 @dataclass
@@ -62,6 +67,7 @@ class Cell:
     indents: tuple[int, ...] = ()
     skipped: str = ""     # why the cell is not analysed (opaque cell magic)
     error: Finding | None = None
+    python2: bool = False  # parsed as Python 2 (the kernel's), on a normalised copy
 
     def indent(self, line: int | None) -> int:
         """Columns taken off the cell's 1-based ``line`` by the dedent."""
@@ -287,9 +293,11 @@ def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, F
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, [], "", error_finding(path, f"not a valid notebook (JSON: {exc.msg})",
-                                           line=exc.lineno, column=exc.colno - 1)
+                                           line=exc.lineno, column=exc.colno - 1,
+                                           hint=JSON_HINT)
     if not isinstance(nb, dict):
-        return None, [], "", error_finding(path, "not a notebook: the JSON is not an object")
+        return None, [], "", error_finding(path, "not a notebook: the JSON is not an object",
+                                           hint=JSON_HINT)
     raw_meta = nb.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     lang = ""
@@ -300,17 +308,41 @@ def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, F
     if lang and lang.lower() not in ("python", "python3", "python2", "ipython", "ipython3"):
         return nb, [], f"the notebook's kernel language is {lang}, not Python", None
     cells = nb.get("cells")
-    if cells is None and isinstance(nb.get("worksheets"), list) and nb["worksheets"]:
-        cells = nb["worksheets"][0].get("cells")  # nbformat 3
+    if cells is None and isinstance(nb.get("worksheets"), list):
+        # nbformat 3: the cells of every worksheet, in order (the dicts themselves, so a fix
+        # written to one lands in ``nb``); numbered over all of them.
+        cells = [c for ws in nb["worksheets"] if isinstance(ws, dict)
+                 and isinstance(ws.get("cells"), list) for c in ws["cells"]]
     if not isinstance(cells, list):
-        return None, [], "", error_finding(path, "not a notebook: no list of cells")
+        return None, [], "", error_finding(path, "not a notebook: no list of cells",
+                                           hint=JSON_HINT)
     return nb, cells, "", None
 
 
-def cell_text(cell: dict) -> str:
-    """A cell's source as one string (a list of lines joined; nbformat 3's ``input``)."""
+def cell_source(cell: dict) -> str | None:
+    """A cell's source as one string (a list of lines joined; nbformat 3's ``input``), or
+    ``None`` where the JSON holds something else there (``["y = 1\n", 5]``, a number)."""
     src = cell.get("source", cell.get("input", ""))
-    return "".join(src) if isinstance(src, list) else str(src or "")
+    if isinstance(src, list):
+        return "".join(src) if all(isinstance(line, str) for line in src) else None
+    if src is None or isinstance(src, str):
+        return src or ""
+    return None
+
+
+def cell_text(cell: dict) -> str:
+    """A cell's source as one string; empty where it is not text (see `cell_source`)."""
+    text = cell_source(cell)
+    return "" if text is None else text
+
+
+def _not_text(cell: dict) -> str:
+    """What a cell whose source is not text holds instead, for its TFP000."""
+    src = cell.get("source", cell.get("input"))
+    if isinstance(src, list):
+        odd = next(x for x in src if not isinstance(x, str))
+        return f"a list holding {type(odd).__name__} {json.dumps(odd)[:40]}"
+    return f"{type(src).__name__} {json.dumps(src)[:40]}"
 
 
 def _cell_error(text: str) -> Exception:
@@ -323,9 +355,34 @@ def _cell_error(text: str) -> Exception:
     return SyntaxError("the cell parses alone but not in place")
 
 
+def _python2_cell(masked: str, line_no: int, path: str) -> tuple[str, list[ast.stmt]] | None:
+    """A cell of a Python 2 kernel read as Python 2 (:mod:`tfperf.lint.python2`: a copy with
+    print statements and the like rewritten in place, same lines), with its statements put
+    on their module lines; ``None`` where the copy does not parse either."""
+    from tfperf.lint import python2
+
+    copy = python2.normalise(masked)
+    if copy is None:
+        return None
+    try:
+        return copy, ast.parse("\n" * line_no + copy, filename=path).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _parse_error(cell: Cell, path: str, kernel: tuple[int, int] | None) -> Finding:
+    exc = _cell_error(cell.masked)  # its message and place as the cell alone
+    if isinstance(exc, SyntaxError):
+        return syntax_error_finding(path, cell.masked, exc, f"cell {cell.index}", kernel,
+                                    cell.indent(exc.lineno), cell=cell.index, hint=CELL_HINT)
+    return error_finding(path, f"cannot parse cell {cell.index}: {exc}", cell=cell.index,
+                         hint=CELL_HINT)
+
+
 def build_module(cells: list[dict], path: str, kernel: tuple[int, int] | None = None) -> Module:
     """The notebook's code cells as one module (``kernel``: the Python its metadata says it
-    ran on, named in the TFP000 of a cell that only a newer Python parses)."""
+    ran on, named in the TFP000 of a cell that only a newer Python parses; on a Python 2
+    kernel a cell that does not parse is read as Python 2, as a Python 2 ``.py`` file is)."""
     mod = Module("")
     parts: list[str] = []
     body: list[ast.stmt] = []
@@ -335,7 +392,19 @@ def build_module(cells: list[dict], path: str, kernel: tuple[int, int] | None = 
         for i, raw in enumerate(cells, start=1):
             if not isinstance(raw, dict) or raw.get("cell_type") != "code":
                 continue
-            cell = mask_cell(Cell(i, cell_text(raw)))
+            text = cell_source(raw)
+            if text is None:  # malformed JSON for a cell: said, and the others analysed
+                cell = mod.cells[i] = Cell(i, "", skipped="its source is not text")
+                cell.error = error_finding(
+                    path, f"cell {i} is not read: its source is not text ({_not_text(raw)})",
+                    line=1, column=0, cell=i,
+                    hint="a notebook cell's source is a string or a list of strings; "
+                         "fix the cell in the JSON or exclude the notebook")
+                mod.line_map.append((i, 1))
+                parts.append("")
+                line_no += 1
+                continue
+            cell = mask_cell(Cell(i, text))
             mod.cells[i] = cell
             cell_lines = cell.masked.split("\n")
             if not cell.skipped and cell.masked.strip():
@@ -344,15 +413,15 @@ def build_module(cells: list[dict], path: str, kernel: tuple[int, int] | None = 
                     # tokenizer skips them for next to nothing (ast.increment_lineno walks).
                     body.extend(ast.parse("\n" * line_no + cell.masked, filename=path).body)
                 except (SyntaxError, ValueError, MemoryError, RecursionError):
-                    exc = _cell_error(cell.masked)  # its message and place as the cell alone
-                    if isinstance(exc, SyntaxError):
-                        cell.error = syntax_error_finding(
-                            path, cell.masked, exc, f"cell {i}", kernel,
-                            cell.indent(exc.lineno), cell=i)
+                    py2 = _python2_cell(cell.masked, line_no, path) \
+                        if kernel is not None and kernel[0] == 2 else None
+                    if py2 is not None:
+                        cell.masked, cell.python2 = py2[0], True
+                        cell_lines = cell.masked.split("\n")
+                        body.extend(py2[1])
                     else:
-                        cell.error = error_finding(path, f"cannot parse cell {i}: {exc}",
-                                                   cell=i)
-                    cell_lines = ["" for _ in cell_lines]  # left out; the others are analysed
+                        cell.error = _parse_error(cell, path, kernel)
+                        cell_lines = ["" for _ in cell_lines]  # left out; the others analysed
             mod.line_map.extend(zip(repeat(i), range(1, len(cell_lines) + 1)))
             parts.append("\n".join(cell_lines))
             line_no += len(cell_lines)
@@ -405,7 +474,12 @@ def kernel_python(nb: dict | None) -> tuple[int, int] | None:
     info = meta.get("language_info") if isinstance(meta, dict) else None
     version = info.get("version") if isinstance(info, dict) else None
     m = re.match(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    if m:
+        return (int(m.group(1)), int(m.group(2)))
+    spec = meta.get("kernelspec") if isinstance(meta, dict) else None
+    name = spec.get("name") if isinstance(spec, dict) else None
+    # A kernel named python2 (no version recorded): the last Python 2, as jupyter named it.
+    return (2, 7) if isinstance(name, str) and name.lower() == "python2" else None
 
 
 def _pos_to_cell(mod: Module, pos: list[int]) -> list[int]:
@@ -425,8 +499,14 @@ def _pos_to_cell(mod: Module, pos: list[int]) -> list[int]:
 
 def lint_cells(cells: list[dict], path: str, dispatcher: Dispatcher,
                kernel: tuple[int, int] | None = None,
-               summary_out: list | None = None) -> list[Finding]:
+               summary_out: list | None = None,
+               notes: list[str] | None = None) -> list[Finding]:
     mod = build_module(cells, path, kernel)
+    py2 = [i for i, c in mod.cells.items() if c.python2]
+    if py2 and notes is not None:
+        from tfperf.lint.python2 import NOTE
+        which = f"cell{'s' if len(py2) > 1 else ''} {', '.join(map(str, py2))}"
+        notes.append(f"{path}: {which} (a Python 2 kernel) {NOTE}")
     if not dispatcher.version_set:  # the notebook's own `!pip install tensorflow==X` pins it
         pin = notebook_pin([cell_text(c) for c in cells
                             if isinstance(c, dict) and c.get("cell_type") == "code"])
@@ -486,12 +566,12 @@ def lint_notebook_text(text: str, path: str, dispatcher: Dispatcher,
         result.notes.append(f"{path}: skipped: {skip}")
         return result
     kernel = kernel_python(nb)
-    findings = lint_cells(cells, path, dispatcher, kernel, summary_out)
+    findings = lint_cells(cells, path, dispatcher, kernel, summary_out, result.notes)
     if not (options.fix or options.diff) or not any(wanted(f, options.unsafe) for f in findings):
         result.findings = findings
         return result
     layout = _layout(text)
-    if layout is None or "cells" not in nb:  # type: ignore[operator]
+    if layout is None:
         result.findings = findings
         result.notes.append(f"{path}: fixes not applied: the notebook's JSON layout "
                             "could not be reproduced exactly")

@@ -138,7 +138,7 @@ def _lint_chunk(paths: list[str]) -> list[FileResult]:
 def _target_key(targets: FileTargets, path: str) -> bytes:
     """The file's target as part of its cache key: its releases, and whether a pin chose
     them (without one, the module's own APIs may choose: lint/code_target.py)."""
-    guess = "" if targets.pinned(path) else "?"
+    guess = "" if targets.pinned(path) else "?k" if targets.keras_graph(path) else "?"
     return f"\0tf{_version_key(targets.range(path))}{guess}".encode()
 
 
@@ -154,8 +154,9 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
                 key_salt: bytes | None = None) -> list[FileResult]:
     """Lint ``paths``; with ``key_salt``, each result also carries the file's cache key, made
     from the bytes read for linting (a cold run hashes in the workers, not before them)."""
-    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None, bool], Dispatcher] = {
-        (dispatcher.tf_version, dispatcher.tf_newest, dispatcher.infer_target): dispatcher}
+    by_version: dict[tuple[tuple[int, int], tuple[int, int] | None, bool, bool],
+                     Dispatcher] = {(dispatcher.tf_version, dispatcher.tf_newest,
+                                     dispatcher.infer_target, dispatcher.keras_graph): dispatcher}
 
     def for_file(path: str) -> Dispatcher:
         """The dispatcher for the versions this file targets (its own project's pin; with
@@ -163,11 +164,11 @@ def _lint_files(paths: list[str], dispatcher: Dispatcher, options: RunOptions,
         if targets is None:
             return dispatcher
         low, high = targets.range(path)
-        key = (low, high, not targets.pinned(path))
+        key = (low, high, not targets.pinned(path), targets.keras_graph(path))
         if key not in by_version:
             by_version[key] = copy.copy(dispatcher)
             d = by_version[key]
-            d.tf_version, d.tf_newest, d.infer_target = key
+            d.tf_version, d.tf_newest, d.infer_target, d.keras_graph = key
         return by_version[key]
 
     if key_salt is not None:

@@ -128,8 +128,28 @@ def admitted_newest(requirement: str) -> Version | None:
     TensorFlow, or no bound): ``tensorflow==2.1.0`` → (2, 1); ``~=2.1.0`` → (2, 1);
     ``>=2.1,<2.4`` → (2, 3); ``>=2.1`` or ``~=2.1`` → the newest tfperf knows (of 2.x)."""
     spec = _spec_of(requirement)
-    if not spec:
+    return _newest_of(spec) if spec else None
+
+
+# Standalone Keras (not keras-preprocessing, keras-tuner...): up to 2.2 it is multi-backend
+# Keras on a TensorFlow 1.x graph (2.3 added TF 2 support, 2.4 on is tf.keras's front end).
+_KERAS = re.compile(r"^\s*[\"']?keras(?![\w.-])(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)",
+                    re.IGNORECASE)
+MULTI_BACKEND_KERAS = (2, 2)
+
+
+def multi_backend_keras(requirement: str) -> bool | None:
+    """Whether a requirement line naming standalone Keras admits only Keras 2.2 or older
+    (``Keras==2.2.4``, ``keras<2.3``); ``None`` where the line names no Keras."""
+    m = _KERAS.match(requirement)
+    if m is None:
         return None
+    newest = _newest_of(m.group("spec")) if m.group("spec").strip() else None
+    return newest is not None and newest <= MULTI_BACKEND_KERAS
+
+
+def _newest_of(spec: str) -> Version | None:
+    """The newest release a version specifier admits (see :func:`admitted_newest`)."""
     bounds: list[Version] = []
     for op, text in re.findall(r"(===|==|~=|<=|>=|<|>|!=)\s*([\w.*]+)", spec):
         parts = text.split(".")
@@ -352,6 +372,34 @@ class FileTargets:
             NEWEST_KNOWN, "newest known to tfperf")).version
         self._by_folder: dict[str, tuple[Version, Version, bool]] = {}
         self._by_real: dict[str, tuple[Version, Version, bool]] = {}
+        self._keras: dict[str, bool] = {}
+
+    def keras_graph(self, path: str) -> bool:
+        """No setting or TensorFlow pin chose ``path``'s version, and the nearest
+        requirements naming standalone Keras admit only multi-backend Keras (2.2 or older):
+        a module importing ``keras`` there runs on a TensorFlow 1.x graph
+        (:mod:`tfperf.lint.code_target`)."""
+        if self.pinned(path):
+            return False
+        return self._keras_of(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+
+    def _keras_of(self, folder: str) -> bool:
+        found = self._keras.get(folder)
+        if found is not None:
+            return found
+        kind = folder_kind(folder)
+        parent = os.path.dirname(folder)
+        lines = _requirement_lines(Path(folder)) if kind == "pin" else []
+        says = [k for _, line in lines if (k := multi_backend_keras(line)) is not None]
+        if says:
+            found = all(says)
+        elif kind == "repo" or parent == folder or (
+                kind == "pin" and os.path.isdir(os.path.join(folder, ".git"))):
+            found = False
+        else:
+            found = self._keras_of(parent)
+        self._keras[folder] = found
+        return found
 
     def version(self, path: str) -> Version:
         """The oldest release ``path``'s code must run on."""

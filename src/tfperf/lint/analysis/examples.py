@@ -85,10 +85,95 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     return None
 
 
+# Calls that draw a minibatch of stored transitions: `random.sample(memory, n)`,
+# `random.choices(memory, k=n)`, and a replay memory's own `sample(n)`.
+_SAMPLERS = frozenset({"random.sample", "random.choices"})
+# Names that say a list holds sampled transitions (a parameter given one, `self.memory`).
+_SAMPLE_WORDS = ("minibatch", "mini_batch", "batch", "samples", "sample", "memory", "replay",
+                 "experiences", "transitions")
+# A transition unpacks into at least this many names (state, action, reward/target, ...).
+_TRANSITION_FIELDS = 3
+
+
+def _sampled(ctx: Context, expr: Any, depth: int = 0) -> bool:
+    """``expr`` is a minibatch of stored transitions: drawn by ``random.sample``/
+    ``random.choices`` or a ``.sample(n)`` method, through names assigned to it, or a name
+    that says so (``minibatch``, ``self.memory``)."""
+    if depth > 4:
+        return False
+    if type(expr) is ast.Call:
+        if ctx.call_qualname(expr) in _SAMPLERS:
+            return True
+        return type(expr.func) is ast.Attribute and ctx.call_qualname(expr) is None \
+            and "sample" in expr.func.attr.lower()
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is not None and b.kind == "assign" and b.value is not None \
+                and b.value is not expr and _sampled(ctx, b.value, depth + 1):
+            return True
+    name = expr.attr if type(expr) is ast.Attribute else getattr(expr, "id", "")
+    parts = [*str(name).lower().split("_"), str(name).lower()]
+    return any(w in parts for w in _SAMPLE_WORDS)
+
+
+def _transition_target(target: Any) -> bool:
+    """A tuple of names a transition unpacks into: ``s, a, r, s2, done``."""
+    return type(target) in (ast.Tuple, ast.List) and len(target.elts) >= _TRANSITION_FIELDS \
+        and all(type(e) in (ast.Name, ast.Starred) for e in target.elts)
+
+
+def _walks(loop: Any) -> list[tuple[Any, Any]]:
+    """(target, iterable) of a ``for`` loop or of each generator of a comprehension."""
+    if type(loop) in (ast.For, ast.AsyncFor):
+        return [(loop.target, loop.iter)]
+    return [(g.target, g.iter) for g in getattr(loop, "generators", ())]
+
+
+def _one_transition(ctx: Context, value: Any, loop: Any) -> bool:
+    """``value`` is one element of a sampled minibatch that ``loop`` walks: its target
+    (``for t in minibatch``) or ``minibatch[i]`` for the loop's own index ``i``."""
+    from tfperf.lint.analysis.loops import loop_targets
+    for target, it in _walks(loop):
+        if type(value) is ast.Name and type(target) is ast.Name and value.id == target.id:
+            return _sampled(ctx, it)  # `for sample in minibatch: s, a, r = sample`
+    if type(value) is ast.Subscript and type(value.slice) is ast.Name \
+            and value.slice.id in loop_targets(loop):
+        return _sampled(ctx, value.value)
+    return False
+
+
+def one_sample(ctx: Context, arg: Any, loop: Any) -> bool:
+    """``arg`` is one field of one transition of a sampled replay minibatch that ``loop``
+    walks sample by sample (``for s, a, r, s2, done in random.sample(memory, 32)``, or
+    ``s, a, r, s2, done = minibatch[i]`` for ``i`` over the batch, or ``minibatch[i][0]``):
+    a model given it runs once per sample where one call on the stacked batch would do."""
+    if type(arg) is ast.Subscript and type(arg.slice) is ast.Constant:
+        return _one_transition(ctx, arg.value, loop)  # `sample[0]`, `minibatch[i][0]`
+    if type(arg) is not ast.Name:
+        return False
+    for target, it in _walks(loop):
+        if _transition_target(target) \
+                and any(type(e) is ast.Name and e.id == arg.id for e in target.elts):
+            return _sampled(ctx, it)
+    b = ctx.binding(arg)
+    if b is None or b.value is None or not any(p is loop for p in ctx.ancestors(b.value)):
+        return False
+    stmt = ctx.parent(b.value) if b.kind == "other" else None
+    if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+            and _transition_target(stmt.targets[0]):
+        return _one_transition(ctx, stmt.value, loop)  # `s, a, r, s2, d = minibatch[i]`
+    if b.kind == "assign" and b.value is not arg and type(b.value) is ast.Subscript:
+        return one_sample(ctx, b.value, loop)  # `state = sample[0]`
+    return False
+
+
 def one_example(ctx: Context, arg: ast.AST, loop: ast.AST, depth: int = 0) -> bool:
-    """``arg`` is one example of the loop's data made into a batch of one."""
+    """``arg`` is one example of the loop's data made into a batch of one, or one field of
+    one sampled transition (:func:`one_sample`)."""
     if depth > 6:
         return False
+    if one_sample(ctx, arg, loop):
+        return True
     example = batch_of_one(ctx, arg)
     if example is not None:
         return per_iteration_data(ctx, example, loop)

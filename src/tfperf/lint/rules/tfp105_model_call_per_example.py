@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.examples import one_example
+from tfperf.lint.analysis.examples import one_example, one_sample
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -70,7 +70,8 @@ true or minor (75 %), under the 80 % a default rule needs; one false finding was
 images of different sizes, which cannot be stacked into one batch (docs/lint.md, "Rules that
 rarely fire").
 
-Not reported: models called on a whole batch per iteration (a loop over a dataset, a
+Not reported: `predict` on one transition of a sampled replay minibatch (TFP110, a default
+rule, reports it), models called on a whole batch per iteration (a loop over a dataset, a
 training loop, autoregressive generation that feeds the growing sequence back), the same
 example run again by an inner loop (augmenting one image several times to show it), and models
 the rule cannot tell are Keras models (a parameter without annotation, an attribute).
@@ -213,6 +214,9 @@ def tfp105_reports(ctx: Context, node: ast.Call, model: ast.AST) -> bool:
         return False
     if any(iterates_dataset(ctx, loop) for loop in loops):
         return False
+    if type(node.func) is ast.Attribute and node.func.attr in PREDICT_METHODS \
+            and one_sample(ctx, arg, loops[0]):
+        return False  # a predict per sampled replay transition: TFP110's (default)
     # The innermost loop must be the one feeding examples: the same example run again in
     # an inner loop (augmenting one image nine times to show them) is not per-example.
     return one_example(ctx, arg, loops[0])

@@ -137,6 +137,28 @@ EXAMPLE_MESSAGE = ("model.predict on one example of the loop's own data per iter
                    "predict them all in one call")
 EXAMPLE_HINT = ("model.predict(x, batch_size=256) on the whole array (or a batched "
                 "tf.data dataset), then loop over the predictions")
+# A model with a recurrent layer called eagerly steps its time loop op by op: model(x) is no
+# faster than predict there (precision round 12, LSTM(128) on one 40-step input, TF 2.21
+# CPU: predict 246 ms, model(x) 336 ms, tf.function(model) 7.7 ms per call).
+RECURRENT_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN", "RNN", "ConvLSTM1D", "ConvLSTM2D",
+                              "ConvLSTM3D", "CuDNNLSTM", "CuDNNGRU"})
+RECURRENT_HINT = ("wrap the model in a tf.function once (step = tf.function(model), then "
+                  "step(x, training=False) per step): its LSTM/GRU layers run their time loop "
+                  "op by op when called eagerly, so a plain model(x) is no faster than predict "
+                  "here; keep predict for many inputs at once")
+
+
+def _builds_recurrent_layer(ctx: Context) -> bool:
+    """The module builds a recurrent Keras layer (``LSTM(64)``, ``layers.GRU(8)``): the
+    model it predicts with is recurrent, as far as one module shows."""
+    if not any(name in ctx.source for name in ("LSTM", "GRU", "RNN")):
+        return False
+    for call in ctx.calls:
+        f = call.func
+        name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+        if name in RECURRENT_LAYERS:
+            return True
+    return False
 
 
 class PredictPerStep(Rule):
@@ -144,8 +166,9 @@ class PredictPerStep(Rule):
     name = "predict-per-step"
     message = ("model.predict on one input per loop step: predict's set-up costs more than "
                "the model itself here")
-    hint = ("call the model directly, model(x, training=False), or a tf.function around it; "
-            "keep predict for many inputs at once")
+    hint = ("call the model directly, model(x, training=False), or a tf.function around it "
+            "(a recurrent model needs the tf.function: called eagerly, its LSTM/GRU layers step "
+            "op by op); keep predict for many inputs at once")
     claims = ("S13",)
     group = "perf"  # judged: dev 8/3/0, held-out 25/11/0 (true/minor/false): docs/lint.md
     node_types = ()
@@ -193,7 +216,11 @@ its predict function through Keras's batching loop with callbacks. For one input
 costs milliseconds, far more than a small network's forward pass; Keras's own documentation
 of `Model.predict` says to call the model directly (`model(x)`) for small inputs that fit in
 one batch. Per environment step, that is most of an RL loop's time. Calling `model(x)` (under
-`tf.function` for more; claim S13) runs only the layers.
+`tf.function` for more; claim S13) runs only the layers. Not so for a recurrent model called
+eagerly: its LSTM/GRU layers step their time loop op by op, so `model(x)` is no faster than
+`predict` there (LSTM(128) on one 40-step input, TF 2.21 CPU: predict 246 ms, `model(x)` 336
+ms, `tf.function(model)` 7.7 ms per call); where the module builds a recurrent layer, the
+hint leads with the traced call.
 
 ## Example
 ```python
@@ -222,12 +249,21 @@ except a module whose own APIs are TF 1.x or multi-backend Keras (`tf.Session`,
 standalone `keras.optimizers.Adam(lr=...)`, an import of `keras.backend.tensorflow_backend`)
 and no TF 2-only API (`tf.function`, `tf.GradientTape`): that module targets TF 1.15, and
 so does, for this rule, an unpinned module that imports such a module of the project (one
-process runs one TensorFlow: an agent script importing its TF1 actor). A multi-backend Keras
-program without any of these spellings is still read as TF 2 (pin the project, or pass
-`--tf-version`).
+process runs one TensorFlow: an agent script importing its TF1 actor). Likewise a module that
+imports standalone `keras` where the project's requirements pin multi-backend Keras 2.2 or older
+(`Keras==2.2.4`, a TF 1.x graph backend) and no TensorFlow; a `tf.keras` module beside it is
+still read as the installed TensorFlow. A multi-backend Keras program with none of these is
+still read as TF 2 (pin the project, or pass `--tf-version`).
 One example of the loop's own data per call (`model.predict(x[i:i + 1])` for `i` over `x`,
 `np.expand_dims(x[i], 0)`, a slice through a name) is reported on any TensorFlow, TF 1.x and
-session code included, with its own advice: one `predict` over all the examples. In graph
+session code included, with its own advice: one `predict` over all the examples. So is one
+field of one transition of a sampled replay minibatch (`for state, action, reward,
+next_state, done in random.sample(memory, 32): model.predict(state)`, `state, ... =
+mini_batch[i]` for `i` over the batch, `minibatch[i][0]`, a list from a `.sample(n)` method
+or a parameter named `minibatch`): the classic DQN replay, where stacking the states and
+predicting once per network is the fix (34x for 32 samples of a small dense network,
+`rule_claims.py --cases TFP118`). A helper of another module handed such a sample per
+transition (`agent.q_values(next_state)`) is reported where it predicts. In graph
 mode a session run per example costs 46-49x one batched run for a small dense network and 3.5x
 for a small convnet on 80x80x4 frames, before Keras's own per-call work
 (`benchmarks/bench_lint_graph_predict.py`, TF 2.21's v1 graph mode).
@@ -918,6 +954,86 @@ reported where it is.
         """, spelling="name: no Keras"),
     )
 
+    # Stop 41 (round 11's F027-F029): one transition of a sampled replay minibatch per
+    # iteration, unpacked in the loop's target or from `minibatch[i]`, or handed to a
+    # helper of another module that predicts it. VALID twins: the states stacked first.
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import random
+            import numpy as np
+            from keras.models import Sequential
+            class DQNAgent:
+                def train_replay(self):
+                    mini_batch = random.sample(self.memory, self.batch_size)
+                    for i in range(self.batch_size):
+                        state, action, reward, next_state, done = mini_batch[i]
+                        target = self.model.predict(state)[0]
+                        q_next = self.target_model.predict(next_state)[0]
+        """, count=2, lines=(9, 10), tf_version="1.0",
+            spelling="index: mini_batch[i] unpacked, TF 1.0"),
+        # A model Keras builds here (TFP105's, preview, for other examples): the replay
+        # sample is this rule's (dev set F202, Keras-FlappyBird).
+        Invalid("""
+            import random
+            from keras.models import Sequential
+            from keras.layers import Dense
+            model = Sequential()
+            model.add(Dense(2, input_dim=4))
+            minibatch = random.sample(D, 32)
+            for i in range(0, len(minibatch)):
+                state_t = minibatch[i][0]
+                targets_i = model.predict(state_t)
+        """, count=1, lines=(9,), spelling="name: a Keras model built here, minibatch[i][0]"),
+        Invalid("""
+            import random
+            from agent import Agent
+            def replay(agent: Agent, memory, n):
+                for state, action, reward, next_state, done in random.sample(memory, n):
+                    q = agent.q_values(next_state)
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, count=1, spelling="module: a replay sample handed to another module's helper"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import random
+            import numpy as np
+            from keras.models import Sequential
+            class DQNAgent:
+                def train_replay(self):
+                    mini_batch = random.sample(self.memory, self.batch_size)
+                    states = np.vstack([m[0] for m in mini_batch])
+                    targets = self.model.predict(states)
+                    for i in range(self.batch_size):
+                        state, action, reward, next_state, done = mini_batch[i]
+                        targets[i][action] = reward
+        """, tf_version="1.0", spelling="index: the minibatch's states stacked, TF 1.0"),
+        Valid("""
+            import random
+            import numpy as np
+            from agent import Agent
+            def replay(agent: Agent, memory, n):
+                batch = random.sample(memory, n)
+                q = agent.q_values(np.vstack([b[3] for b in batch]))
+                for state, action, reward, next_state, done in batch:
+                    pass
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, spelling="module: the helper given the stacked minibatch"),
+    )
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """The calls this rule asks about, each with the model it runs: ``model.predict(x)``
         with a model-like owner."""
@@ -1001,6 +1117,10 @@ reported where it is.
         if ctx.tf_unpinned:
             for fact in facts:
                 fact["unpinned"] = True
+        if facts and type(self).model_calls is PredictPerStep.model_calls \
+                and _builds_recurrent_layer(ctx):  # (TFP111's hint is about model(x) already)
+            for fact in facts:
+                fact["rnn"] = True
         if facts and type(self).model_calls is PredictPerStep.model_calls:
             tf_here = uses_keras(ctx, tensorflow=True)
             owners = {tuple(position(ctx, c)): owner for c, owner in calls}
@@ -1041,8 +1161,9 @@ reported where it is.
                     yield self.project_finding(module.path, fact["pos"], EXAMPLE_MESSAGE,
                                                hint=EXAMPLE_HINT)
                     continue
+                hint = RECURRENT_HINT if fact.get("rnn") else None
                 if fact["loop"]:
-                    yield self.project_finding(module.path, fact["pos"])
+                    yield self.project_finding(module.path, fact["pos"], hint=hint)
                     continue
                 if "param" in fact:
                     site = _caller_passing_one(project, module.path, fact["fn"], fact["param"],
@@ -1051,7 +1172,7 @@ reported where it is.
                         yield self.project_finding(
                             module.path, fact["pos"],
                             f"{self.message} (given one input per step at "
-                            f"{project.where(site)})")
+                            f"{project.where(site)})", hint=hint)
                     elif self.per_env_step:
                         # Run once per environment step (through any chain of callers,
                         # in any module): a step's few observations, never a dataset.
@@ -1061,13 +1182,14 @@ reported where it is.
                                 module.path, fact["pos"],
                                 "model.predict at every environment step: its per-call "
                                 "set-up costs more than a small model's forward pass (called "
-                                f"per environment step at {project.where(site)})")
+                                f"per environment step at {project.where(site)})", hint=hint)
                     continue
                 site = project.hot_call(module.path, fact["fn"], few=self.few_calls) \
                     if fact["fn"] else None
                 if site is not None:
                     yield self.project_finding(
                         module.path, fact["pos"],
-                        f"{self.message} (called per step at {project.where(site)})")
+                        f"{self.message} (called per step at {project.where(site)})", hint=hint)
                 elif fact.get("own") and project.entered_from_outside(module.path, fact["fn"]):
-                    yield self.project_finding(module.path, fact["pos"], self.own_message)
+                    yield self.project_finding(module.path, fact["pos"], self.own_message,
+                                               hint=hint)

@@ -7,7 +7,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.sessions import SessionRun, epoch_loops, fetches_update, session_runs
+from tfperf.lint.analysis.loops import walk_body
+from tfperf.lint.analysis.sessions import (
+    SessionRun,
+    epoch_loops,
+    fetches_update,
+    fetches_write,
+    session_runs,
+)
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -64,6 +71,17 @@ def _read(node: ast.AST) -> set[str]:
         elif type(n) is ast.Attribute and type(n.value) is ast.Name:
             out.add(f"{n.value.id}.{n.attr}")
     return out
+
+
+def _decides_exit(loop: ast.AST, names: set[str]) -> bool:
+    """An ``if`` in ``loop``'s body that reads one of ``names`` leaves the loop (``break``,
+    ``return``, ``raise``): the values decide whether another iteration runs."""
+    for n in walk_body(loop):
+        if type(n) is ast.If and _read(n.test) & names \
+                and any(type(m) in (ast.Break, ast.Return, ast.Raise)
+                        for b in n.body for m in ast.walk(b)):
+            return True
+    return False
 
 
 def _stored(target: ast.AST) -> set[str]:
@@ -168,9 +186,25 @@ fetches an op an earlier run fetched (two generator updates per step): one run e
 op once. Nor a run that fetches a training update (an op built by `minimize` or
 `apply_gradients`, one that holds or depends on one, or, built in another module, a name
 that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetched another
-(a GAN's D then G updates; G then an encoder): the order is the algorithm.
+(a GAN's D then G updates; G then an encoder): the order is the algorithm. Nor a run after
+the update whose results an `if` reads to leave the loop (`if kl > 4 * kl_targ: break`, an
+early stop on the updated policy's KL): merged, the test would read the value before the
+update.
 """
     valid = (
+        # Held-out precision round 11 (trpo): the KL of the policy the first run just
+        # updated decides the early stop; fetched with the update it would be the KL
+        # before it, and the stop would lag an epoch.
+        Valid("""
+            import tensorflow as tf
+            def update(self, feed_dict, epochs=20):
+                for e in range(epochs):
+                    self.sess.run(self.train_op, feed_dict)
+                    loss, kl, entropy = self.sess.run([self.loss, self.kl, self.entropy],
+                                                      feed_dict)
+                    if kl > self.kl_targ * 4:
+                        break
+        """, spelling="name: fetched after the update to stop on it"),
         # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
         # steps: once per epoch, not per step (char-rnn's train.py).
         Valid("""
@@ -374,8 +408,55 @@ that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetc
                 sess.run([g_step_op, g_loss], feed_dict={x: xs})
                 sess.run([e_step_op, e_loss], feed_dict={x: xs})
         """, notebook=True, spelling="notebook"),
+        # Stop 41 review (precision round 12's false TFP704, a TF intro notebook): two
+        # variable writes in turn, the second reading what the first wrote; one run would
+        # leave their order undefined and change the running total.
+        Valid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                acc = tf.Variable(tf.zeros([3]))
+                w = tf.Variable(tf.ones([3]))
+                sess.run(tf.global_variables_initializer())
+                new_w = tf.assign(w, tf.random_normal([3]))
+                grow = acc.assign_add(w * 2.0)
+                for _ in range(10):
+                    sess.run(new_w)
+                    sess.run(grow)
+        """, spelling="name: two writes in turn"),
+        # A target network copied after the training step: ordered as the GAN's two updates.
+        Valid("""
+            import tensorflow as tf
+            def learn(sess, train_op, online, target, feeds):
+                copy = tf.group(*[t.assign(o) for t, o in zip(target, online)])
+                for feed in feeds:
+                    sess.run(train_op, feed_dict=feed)
+                    sess.run(copy)
+        """, spelling="loop: a copy after the update"),
     )
     invalid = (
+        # The twin of "two writes in turn": a write, then only reads (the update's value
+        # logged), as hunkim's lab 3 below.
+        Invalid("""
+            import tensorflow as tf
+            with tf.Session() as sess:
+                acc = tf.Variable(tf.zeros([3]))
+                w = tf.Variable(tf.ones([3]))
+                sess.run(tf.global_variables_initializer())
+                grow = acc.assign_add(w * 2.0)
+                for _ in range(10):
+                    sess.run(grow)
+                    print(sess.run(acc))
+        """, count=1, lines=(9,), spelling="name: a write, then a read"),
+        # Stop 41, the twin of the KL early stop below: the values fetched after the update
+        # are only logged, no test leaves the loop on them.
+        Invalid("""
+            import tensorflow as tf
+            def update(sess, train_op, loss, kl, feed, epochs):
+                for e in range(epochs):
+                    sess.run(train_op, feed)
+                    loss_v, kl_v = sess.run([loss, kl], feed)
+                    print(e, loss_v, kl_v)
+        """, count=1, lines=(5,), spelling="name: fetched after the update, only logged"),
         # hunkim/DeepLearningZeroToAll's lab 3 (three runs per step).
         Invalid("""
             import tensorflow as tf
@@ -510,15 +591,24 @@ that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetc
             this = {ctx.source_of(f) for f in r.fetches}
             if this & ran:
                 break  # the same op again (a second generator update): one run does it once
-            if fetches_update(ctx, r):
+            # A training update or an explicit variable write (`tf.assign`, a target copy):
+            # state that a later run of the iteration reads.
+            writes = fetches_update(ctx, r) or fetches_write(ctx, r)
+            if writes:
                 if updated:
-                    # a second network's update after the first's (a GAN's D then G): ordered
-                    # on purpose; one run would make them simultaneous, another algorithm
+                    # a second update or write after the first's (a GAN's D then G; a
+                    # target copy after the step; `w` set, then `total += w`): ordered on
+                    # purpose; one run would leave their order undefined
                     continue
                 updated = True
+            stmt = ctx.parent(r.call)
+            if updated and not writes and type(stmt) is ast.Assign \
+                    and _decides_exit(loop, {k for t in stmt.targets for k in _stored(t)}):
+                # fetched after the update to stop on it (a KL early stop: `if kl > 4 *
+                # target: break`): merged, the test would read the value before the update
+                continue
             ran |= this
             usable.append(r)
-            stmt = ctx.parent(r.call)
             if type(stmt) is ast.Assign:
                 derived.add({k for t in stmt.targets for k in _stored(t)})
         # in the runs' order, so a tie goes to the first feed, whatever the hash seed
