@@ -280,6 +280,7 @@ class ErrorSite:
     ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
     in_tf_init: bool = False  # raised by the code of TensorFlow's own package __init__.py
     frames: str = ""  # the traceback's frames above the error (what ran: iterator_get_next)
+    inferred: str = ""  # how the class was read when the log prints none (explain_floor_loose)
 
 
 @dataclass(frozen=True)
@@ -352,8 +353,10 @@ def _before_op_context(text: str, starts: list[int], lines: list[str]) -> set[in
     return out
 
 
-def _wording_class(msg: str) -> str:
+def wording_class(msg: str) -> str:
+    """The status class a classless message's wording names (UnknownError when none)."""
     return next((cls for rx, cls in _WORDING_CLASS if rx.search(msg)), "UnknownError")
+
 
 
 @functools.cache
@@ -447,7 +450,7 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     if not _OP_CONTEXT.match(line) and (nxt := _next_text(lines, li))[0] >= 0 and (
             _OP_CONTEXT.match(nxt[1])) and not _QUIET_LEVEL.match(line):
         msg = line.strip()  # a runtime error's message above its op context, without its class
-        return _wording_class(msg), msg, True
+        return wording_class(msg), msg, True
     if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
         cls = _STATUS_CLASS.get(m["status"].lower().replace("_", " "))
         if cls and cls not in ("OutOfRangeError", "CancelledError"):  # routine ends of input
@@ -695,6 +698,9 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     return site
 
 
+site_at = _site  # explain_floor_loose builds its sites the same way
+
+
 def _ignored_by_python(lines: list[str], at: int) -> bool:
     """The error was raised in a __del__ or a callback Python ignored ("Exception ignored in:
     <function IteratorResourceDeleter.__del__ ...>", usually at exit): reported, not raised."""
@@ -869,6 +875,11 @@ def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
 
 
 _FRAMES = "@frames:"  # error_class_causes' prefix for a condition on what ran (the frames)
+
+
+def class_known(cls: str) -> bool:
+    """A class the floor has a meaning for (tf.errors, Python's, the floor's own)."""
+    return cls in TF_ERRORS or cls in _classes()
 
 
 def class_meaning(cls: str) -> tuple[str, str]:

@@ -60,6 +60,14 @@ _TF_LOGGER = re.compile(r"WARNING:(?:tensorflow|absl|keras)|^\s*(?:WARNING|ERROR
                         r"[Ss]ubgraph|[Nn]ode|TfLite|TFLite|XNNPACK)\b")
 
 
+# words only TensorFlow prints: the tf.errors classes no other library raises, its file system's
+# own calls ("NewRandomAccessFile failed to Create/Open: PATH", round 25's VOC paths)
+_TF_OWN_WORDS = re.compile(r"\b(?:OutOfRange|InvalidArgument|ResourceExhausted|FailedPrecondition|"
+                           r"DataLoss|DeadlineExceeded|Unauthenticated)Error\b|"
+                           r"\bNew(?:RandomAccess|Writeable|AppendableFile|ReadOnlyMemoryRegion)"
+                           r"\w* failed")
+
+
 @dataclass(frozen=True)
 class LooseLine:
     """A line no row explained that has an error or warning shape."""
@@ -93,6 +101,8 @@ def is_tf_line(text: str) -> bool:
     from tfperf.doctor.explain_floor import TF_CODE, TF_CONTEXT
 
     if (m := _LEVEL.match(text)) and _TF_SOURCE.search(m["file"]):
+        return True
+    if _TF_OWN_WORDS.search(text):
         return True
     return bool(_TF_LOGGER.search(text) or TF_CONTEXT.search(text) or TF_CODE.search(text))
 

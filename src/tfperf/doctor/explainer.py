@@ -549,7 +549,10 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     explained = {number - 1 for number, _, _, _ in hits} - released
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
     if not any(c.severity == "failure" for c in by_label.values()):
-        floor, foreign = _floor_cause(text, lines, explained)
+        # no failure nor warning found: a TensorFlow error line nothing read is read by its
+        # words (explain_floor_loose) rather than left "not recognised"
+        floor, foreign = _floor_cause(text, lines, explained, loose=not any(
+            c.severity == "warning" for c in by_label.values()))
         if floor is not None and floor.label not in by_label:
             by_label[floor.label] = floor
             if floor.details.get("addon"):  # a library's mismatch: its install line too
@@ -1077,8 +1080,8 @@ def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     return versions.as_dict()
 
 
-def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Cause | None,
-                                                                           set[int]]:
+def _floor_cause(text: str, lines: list[str], explained: set[int],
+                 loose: bool = True) -> tuple[Cause | None, set[int]]:
     """The floor's reading of the TensorFlow error no row explained (or None), and the error
     lines it did not blame on TensorFlow."""
     from tfperf.doctor import explain_floor as F
@@ -1094,6 +1097,12 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
         site, shows, component = got
         foreign.discard(site.line)
         reading = F.component_reading(site, component, shows)
+    if site is None and loose:
+        # an error line that lost its form (no class prefix, a cut traceback): its class is
+        # read from its words rather than "not recognised" (stop 41)
+        from tfperf.doctor.explain_floor_loose import loose_site
+
+        site = loose_site(text, lines, explained, foreign)
     if site is None:
         return None, foreign
     reading = reading or F.read_error(site)
@@ -1106,7 +1115,9 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
         label=F.label_of(site.cls), severity=site.severity, confidence="low",
         cause=f"{reading.meaning} No knowledge row matched this message, so this is "
               f"the generic "
-              f"reading of a {site.cls}{whose}; most likely first: {numbered}",
+              f"reading of a {site.cls}{whose}"
+              f"{f' ({site.inferred})' if site.inferred else ''}"
+              f"; most likely first: {numbered}",
         fix=fixes,
         see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
             "this wording can become a knowledge row (data/error_patterns.csv)",

@@ -1,0 +1,96 @@
+"""The floor's last step: a TensorFlow error line no classifier read still gets a reading.
+
+``explain_floor.scan_errors`` reads error lines by their form (a class prefix, a status, a CHECK,
+a known wording). Pastes often lose that form: the message without its ``...Error:`` prefix
+("Cannot batch tensors with different shapes in component 0" under TensorFlow's frames), a class
+named in prose ("OutOfRangeError Occurred"), a loader failure in words ("libcudart.so.11.0 not
+found"), a traceback cut before its message. ``explain_quiet.loose_lines`` already finds such
+lines (error-shaped, TensorFlow's) to say "not recognised"; here the first of them becomes an
+``ErrorSite`` whose class is inferred from its words, so the floor's ranked causes apply. The
+reading says how its class was inferred (lower confidence than a class the log prints).
+
+Only error-shaped lines count (warnings never do), and only when no failure or warning was found
+otherwise, so start-up noise and warnings in a run that went on keep "nothing wrong".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+
+from tfperf.doctor import explain_floor as F
+
+# a class named in the words of the line ("OutOfRangeError Occurred", "got an InvalidArgumentError")
+_NAMED_CLASS = re.compile(r"\b(?P<cls>_?[A-Z][A-Za-z]*(?:Error|Exception))\b[:.]?\s*(?P<rest>.*)$")
+# the dynamic loader's things: a shared library, a symbol version, a DLL
+_LOADER = re.compile(r"\.(?:so|dll|dylib)\b|\bGLIBC(?:XX)?_\d|\bCXXABI_\d|shared object|"
+                     r"DLL load|undefined symbol|[Ss]ymbol not found")
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
+# a frame that imports TensorFlow or runs its package's module-level code
+_IMPORTING_TF = re.compile(r"^\s*(?:import|from)\s+(?:tensorflow|keras|tf_keras)\b|"
+                           r"[/\\]tensorflow(?:_core)?[/\\](?:[\w/\\]*[/\\])?__init__\.py")
+_MAX_FRAMES = 120
+_NO_PREFIX = "its class inferred from the words: the log prints none"
+
+
+def _after_traceback(lines: list[str], li: int) -> tuple[str, int, str, str] | None:
+    """(how, line, class, message) of the traceback headed at ``li``: the line after its frames
+    is its message without a class; with nothing after its frames, the paste was cut (inside
+    TensorFlow's import: an ImportError). None: a blank line, then more log (a traceback quoted
+    inside a warning)."""
+    frames: list[str] = []
+    end = min(len(lines), li + 1 + _MAX_FRAMES)
+    for at in range(li + 1, end):
+        text = lines[at]
+        if not (text.startswith((" ", "\t")) or _FRAME.match(text)):
+            end = at
+            break
+        frames.append(text)
+    if end < len(lines) and lines[end].strip():  # the message, printed without its class
+        return _NO_PREFIX, end, F.wording_class(lines[end]), lines[end].strip()
+    if any(text.strip() for text in lines[end:]):
+        return None
+    code = [f.strip() for f in frames if f.strip() and not _FRAME.match(f)]
+    where = f"; its last frame runs: {code[-1]}" if code else ""
+    cut = "the paste ends inside the traceback, before its message"
+    if any(_IMPORTING_TF.search(f) for f in frames) and all(
+            m["func"] == "<module>" for f in frames if (m := _FRAME.match(f))):
+        return (f"{cut}: it was raised while Python imported TensorFlow{where}", li,
+                "ImportError", "")
+    return f"{cut}{where}", li, "UnknownError", ""
+
+
+def infer_class(lines: list[str], li: int) -> tuple[str, int, str, str] | None:
+    """(how, line, class, message) of the error line ``li`` that carries no class prefix: the
+    class its words name, a loader's failure, or the status class its wording reads as; a
+    traceback's header is read by what follows its frames."""
+    line = lines[li].strip()
+    if _TRACEBACK_HEAD.search(line):
+        return _after_traceback(lines, li)
+    if (m := _NAMED_CLASS.search(line)) and F.class_known(m["cls"]):
+        return "its class named in the words, not as 'Class: message'", li, m["cls"], (
+            m["rest"].strip() or line)
+    if _LOADER.search(line):
+        return _NO_PREFIX, li, "LibraryLoadError", line
+    return _NO_PREFIX, li, F.wording_class(line), line
+
+
+def loose_site(text: str, lines: list[str], explained: AbstractSet[int],
+               foreign: AbstractSet[int]) -> F.ErrorSite | None:
+    """The site of the first TensorFlow error line that no classifier read (``loose_lines``'s
+    error-shaped TensorFlow lines), with its class inferred; None when there is none."""
+    from tfperf.doctor.explain_quiet import loose_lines
+
+    for loose in loose_lines(text, lines, set(explained)):
+        if loose.kind != "error" or not loose.tensorflow or loose.line in foreign:
+            continue
+        if (got := infer_class(lines, loose.line)) is None:
+            continue
+        how, at, cls, msg = got
+        if at in explained or at in foreign:
+            continue
+        site = F.site_at(lines, at, cls, msg)
+        site.inferred = how
+        return site
+    return None

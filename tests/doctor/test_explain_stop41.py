@@ -1,0 +1,133 @@
+"""Stop 41's mechanisms (the ``rounds41`` split holds round 25's logs), on other wordings than
+that round's: the floor never lets a TensorFlow error through (a message pasted without its class,
+a class named in prose, a loader failure in words, a traceback cut inside TensorFlow's import),
+a symbol version named in the poster's prose, an input that ended because a file is missing.
+And VALID twins: start-up noise, warnings in a run that went on, a traceback quoted inside a
+warning, the program's own error: still "nothing wrong" or "not TensorFlow's".
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfperf.doctor.explainer import explain_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from score_explain import first_explanation
+
+_TF_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 61, in <module>\n'
+    "    model.fit(ds, epochs=3)\n"
+    '  File "/opt/conda/lib/python3.9/site-packages/keras/engine/training.py", line 1184, in fit\n'
+    "    tmp_logs = self.train_function(iterator)\n"
+    '  File "/opt/conda/lib/python3.9/site-packages/tensorflow/python/eager/execute.py", line 54,'
+    " in quick_execute\n"
+    "    tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,\n")
+
+
+def _first(text: str) -> tuple[str, str, str]:
+    ex = explain_log(text)
+    assert ex.causes, ex.verdict
+    return ex.causes[0].label, ex.causes[0].severity, first_explanation(ex.causes[0])
+
+
+@pytest.mark.parametrize("message, label, words", [
+    # a stack of tensors of different shapes, the message without 'InvalidArgumentError:'
+    ("Shapes of all inputs must match: values[0].shape = [32,10] != values[1].shape = [16,10]",
+     "invalid-argument-error", ""),
+    # a range check's message without its class
+    ("Expected begin[0] in [0, 10], but got -1", "invalid-argument-error", ""),
+    # a class named in prose, not as 'Class: message'
+    ("An InvalidArgumentError was raised while the step ran", "invalid-argument-error", ""),
+])
+def test_a_message_without_its_class_under_tensorflows_frames_gets_a_reading(
+        message: str, label: str, words: str) -> None:
+    ex = explain_log(_TF_FRAMES + message + "\n")
+    assert ex.verdict == "failure"
+    cause = ex.causes[0]
+    assert (cause.label, cause.confidence) == (label, "low")
+    assert "inferred" in cause.cause or "named in the words" in cause.cause
+    assert words in first_explanation(cause)
+
+
+def test_a_class_named_alone_with_tensorflows_file_read_is_a_missing_file() -> None:
+    label, severity, first = _first(
+        "OutOfRangeError occurred while reading the training list\n"
+        "NewRandomAccessFile failed to Create/Open: /data/coco/train2017/000000391895.jpg : "
+        "No such file or directory\n")
+    assert (label, severity) == ("out-of-range-error", "failure")
+    assert "does not exist" in first
+
+
+def test_tensorflows_file_read_failure_alone_is_tensorflows() -> None:
+    ex = explain_log("NewWriteableFile failed to create /mnt/ro/ckpt/model.ckpt-100.tempstate\n")
+    assert ex.verdict == "failure"
+    assert ex.causes[0].confidence == "low"
+
+
+@pytest.mark.parametrize("tail", [
+    '  File "/usr/lib/python3.6/site-packages/tensorflow/python/pywrap_tensorflow.py", line 58, in'
+    " <module>\n    from tensorflow.python.pywrap_tensorflow_internal import *\n",
+    '  File "/home/u/.local/lib/python3.7/site-packages/tensorflow_core/__init__.py", line 28, in'
+    " <module>\n    from tensorflow.python import pywrap_tensorflow\n",
+])
+def test_a_traceback_cut_inside_tensorflows_import_is_an_import_failure(tail: str) -> None:
+    ex = explain_log("Traceback (most recent call last):\n"
+                     '  File "app.py", line 3, in <module>\n    import tensorflow as tf\n' + tail)
+    assert ex.verdict == "failure"
+    cause = ex.causes[0]
+    assert (cause.label, cause.confidence) == ("import-error", "low")
+    assert "paste ends inside the traceback" in cause.cause
+
+
+def test_valid_a_traceback_quoted_inside_a_warning_that_goes_on_is_not_cut() -> None:
+    # autograph's verbose warning quotes a traceback, then the log goes on: no cut traceback
+    ex = explain_log(_TF_FRAMES + "\nEpoch 1/3\n10/10 [==============================] - 1s "
+                     "12ms/step - loss: 0.31\n")
+    assert ex.verdict != "failure"
+
+
+@pytest.mark.parametrize("line, detail", [
+    ("We get a missing dependency on GLIBCXX_3.4.22 on the cluster nodes", "GLIBCXX_3.4.22"),
+    ("the wheel requires `GLIBC_2.27` but CentOS 7 ships 2.17", "glibc 2.27"),
+    ("ImportError says CXXABI_1.3.11 is missing", "CXXABI_1.3.11"),
+])
+def test_a_symbol_version_in_prose_is_glibc_too_old(line: str, detail: str) -> None:
+    label, severity, first = _first(line + "\n")
+    assert (label, severity) == ("glibc-too-old", "failure")
+    assert detail in first
+
+
+@pytest.mark.parametrize("line", [
+    "strings /usr/lib64/libstdc++.so.6 | grep GLIBCXX_3.4.21",
+    "GLIBCXX_3.4.21 is present in the conda env's libstdc++",
+])
+def test_valid_a_symbol_version_without_a_failure_word_is_not_read(line: str) -> None:
+    assert not any(c.label == "glibc-too-old" for c in explain_log(line + "\n").causes)
+
+
+@pytest.mark.parametrize("log", [
+    # start-up noise of a CPU-only machine: the cudart line and its own hint
+    "2023-01-05 10:00:00.000001: W tensorflow/stream_executor/platform/default/dso_loader.cc:64]"
+    " Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open"
+    " shared object file: No such file or directory\n2023-01-05 10:00:00.000002: I tensorflow/"
+    "stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU"
+    " set up on your machine.\n",
+    # oneDNN's note and a deprecation warning in a run that went on
+    "2024-02-01 09:00:00.1: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on."
+    "\nWARNING:tensorflow:From train.py:12: The name tf.losses.sparse_softmax_cross_entropy is "
+    "deprecated.\nEpoch 1/2\n5/5 [==============================] - 1s - loss: 0.5\n",
+])
+def test_valid_benign_logs_stay_nothing_wrong(log: str) -> None:
+    assert explain_log(log).verdict == "nothing-wrong"
+
+
+def test_valid_the_programs_own_error_stays_not_tensorflows() -> None:
+    ex = explain_log("Reading config.yaml\nKeyError: 'learning_rate'\n")
+    assert not ex.problems
+    assert ex.not_tensorflow
+
