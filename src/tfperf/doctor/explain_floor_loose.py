@@ -19,6 +19,7 @@ import re
 from collections.abc import Set as AbstractSet
 
 from tfperf.doctor import explain_floor as F
+from tfperf.doctor.explain_quiet import LooseMemo, loose_lines
 
 # a class named in the words of the line ("OutOfRangeError Occurred", "got an InvalidArgumentError")
 _NAMED_CLASS = re.compile(r"\b(?P<cls>_?[A-Z][A-Za-z]*(?:Error|Exception))\b[:.]?\s*(?P<rest>.*)$")
@@ -77,12 +78,10 @@ def infer_class(lines: list[str], li: int) -> tuple[str, int, str, str] | None:
 
 
 def loose_site(text: str, lines: list[str], explained: AbstractSet[int],
-               foreign: AbstractSet[int]) -> F.ErrorSite | None:
+               foreign: AbstractSet[int], memo: LooseMemo | None = None) -> F.ErrorSite | None:
     """The site of the first TensorFlow error line that no classifier read (``loose_lines``'s
     error-shaped TensorFlow lines), with its class inferred; None when there is none."""
-    from tfperf.doctor.explain_quiet import loose_lines
-
-    for loose in loose_lines(text, lines, set(explained)):
+    for loose in loose_lines(text, lines, set(explained), memo):
         if loose.kind != "error" or not loose.tensorflow or loose.line in foreign:
             continue
         if (got := infer_class(lines, loose.line)) is None:

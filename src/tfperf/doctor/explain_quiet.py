@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # literals one of which every shaped line holds (case-sensitive, as programs print them)
 _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
@@ -107,7 +107,17 @@ def is_tf_line(text: str) -> bool:
     return bool(_TF_LOGGER.search(text) or TF_CONTEXT.search(text) or TF_CODE.search(text))
 
 
-def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseLine]:
+@dataclass
+class LooseMemo:
+    """Each distinct line's shape and owner, read once per log: the floor's last step and the
+    "nothing recognised" list both ask for the loose lines of one log."""
+
+    shapes: dict[str, str] = field(default_factory=dict)
+    owners: dict[str, bool] = field(default_factory=dict)
+
+
+def loose_lines(text: str, lines: list[str], explained: set[int],
+                memo: LooseMemo | None = None) -> list[LooseLine]:
     """The lines with an error or warning shape that no row explained, in order."""
     starts, pos = [0], 0
     while (pos := text.find("\n", pos) + 1) > 0:
@@ -131,8 +141,8 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     tail = _tail_lines(lines)
     found.update(tail)
     out: list[LooseLine] = []
-    shapes: dict[str, str] = {}  # a repeated line's shape and owner are read once
-    owners: dict[str, bool] = {}
+    memo = memo or LooseMemo()  # a repeated line's shape and owner are read once
+    shapes, owners = memo.shapes, memo.owners
     for li in sorted(found - explained):
         if li >= len(lines):
             continue

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.doctor.explain_details import render_detail
+from tfperf.doctor.explain_quiet import LooseMemo
 
 _MAX_SHOWN = 240  # characters of a log line kept
 _MAX_VALUES = 8  # distinct values kept per detail field
@@ -548,10 +549,11 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     demoted = judge_finished(by_label, lines, text, escalated)  # a run that went on (stop 40)
     explained = {number - 1 for number, _, _, _ in hits} - released
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
+    memo = LooseMemo()  # the floor and the "not recognised" list read the same loose lines
     if not any(c.severity == "failure" for c in by_label.values()):
         # no failure nor warning found: a TensorFlow error line nothing read is read by its
         # words (explain_floor_loose) rather than left "not recognised"
-        floor, foreign = _floor_cause(text, lines, explained, loose=not any(
+        floor, foreign = _floor_cause(text, lines, explained, memo, loose=not any(
             c.severity == "warning" for c in by_label.values()))
         if floor is not None and floor.label not in by_label:
             by_label[floor.label] = floor
@@ -577,7 +579,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
                      gpu_evidence=gpu, versions=versions)
     if not ex.problems:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
-                    foreign)
+                    foreign, memo)
     return ex
 
 
@@ -644,11 +646,11 @@ def _driver_not_loaded(hits: list[tuple[int, Any, Any, str]], text: str) -> str:
 
 
 def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
-                foreign: set[int]) -> None:
+                foreign: set[int], memo: LooseMemo) -> None:
     """The error- and warning-shaped lines no row explained: TensorFlow's (unknown) or not."""
     from tfperf.doctor.explain_quiet import loose_lines
 
-    for loose in loose_lines(text, lines, explained):
+    for loose in loose_lines(text, lines, explained, memo):
         origin, msg = _shown(lines[loose.line])
         line = LogLine(loose.line + 1, msg, loose.kind, origin)
         if loose.tensorflow and loose.line not in foreign:
@@ -1080,7 +1082,7 @@ def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     return versions.as_dict()
 
 
-def _floor_cause(text: str, lines: list[str], explained: set[int],
+def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMemo,
                  loose: bool = True) -> tuple[Cause | None, set[int]]:
     """The floor's reading of the TensorFlow error no row explained (or None), and the error
     lines it did not blame on TensorFlow."""
@@ -1102,7 +1104,7 @@ def _floor_cause(text: str, lines: list[str], explained: set[int],
         # read from its words rather than "not recognised" (stop 41)
         from tfperf.doctor.explain_floor_loose import loose_site
 
-        site = loose_site(text, lines, explained, foreign)
+        site = loose_site(text, lines, explained, foreign, memo)
     if site is None:
         return None, foreign
     reading = reading or F.read_error(site)
