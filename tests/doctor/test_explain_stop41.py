@@ -131,3 +131,62 @@ def test_valid_the_programs_own_error_stays_not_tensorflows() -> None:
     assert not ex.problems
     assert ex.not_tensorflow
 
+
+# --- the numbers a message gives (round 25's partly answers, by mechanism) ---
+
+def test_an_oom_converting_the_whole_array_in_fit_is_not_a_batch_size() -> None:
+    label, _, first = _first(
+        "2024-05-02 11:00:00.1: W tensorflow/core/common_runtime/bfc_allocator.cc:479] "
+        "Allocator (GPU_0_bfc) ran out of memory trying to allocate 14.90GiB (rounded to "
+        "16003200000)requested by op _EagerConst\n"
+        "Traceback (most recent call last):\n"
+        '  File "run.py", line 40, in <module>\n'
+        "    history = model.predict(images, batch_size=16)\n"
+        '  File "/usr/lib/python3/site-packages/tensorflow/python/framework/constant_op.py", '
+        "line 102, in convert_to_eager_tensor\n"
+        "    return ops.EagerTensor(value, ctx.device_name, dtype)\n"
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate "
+        "memory [Op:_EagerConst]\n")
+    assert label in ("out-of-memory", "resource-exhausted-error")
+    assert "whole input" in first and "predict(images" in first
+    assert "generator" in first
+
+
+def test_valid_a_batch_sized_oom_in_fit_keeps_its_reading() -> None:
+    # the same frames with a small request: a batch that does not fit, not the whole array
+    _, _, first = _first(
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out "
+        "of memory trying to allocate 96.00MiB (rounded to 100663296)requested by op Conv2D\n"
+        "    history = model.fit(x_train, y_train, batch_size=256)\n"
+        "    return ops.EagerTensor(value, ctx.device_name, dtype)  # convert_to_eager_tensor\n"
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+        "tensor with shape[256,64,64,24] and type float\n")
+    assert "whole input" not in first
+
+
+@pytest.mark.parametrize("shapes, flat", [
+    ("[4096] vs. [64,64]", True),
+    ("[64,50] vs. [3200]", True),
+    ("[4096] vs. [64,63]", False),  # another count: not one side flattened
+    ("[32,10] vs. [16,10]", False),  # same rank
+])
+def test_incompatible_shapes_of_one_count_in_two_ranks_is_a_flattened_side(
+        shapes: str, flat: bool) -> None:
+    ex = explain_log(f"tensorflow.python.framework.errors_impl.InvalidArgumentError: "
+                     f"Incompatible shapes: {shapes}\n")
+    assert ("flattened" in first_explanation(ex.causes[0])) is flat
+
+
+@pytest.mark.parametrize("value, classes, other", [
+    (91, 3, True),  # a COCO id against three classes
+    (19, 4, True),
+    (5, 5, False),  # 1-based labels: off by one
+    (12, 10, False),  # a few classes too many
+])
+def test_a_label_far_past_the_class_count_is_another_class_list(
+        value: int, classes: int, other: bool) -> None:
+    ex = explain_log(f"InvalidArgumentError: Received a label value of {value} which is outside "
+                     f"the valid range of [0, {classes}).  Label values: 1 {value} 0\n")
+    first = first_explanation(ex.causes[0])
+    assert ex.causes[0].label == "label-out-of-range"
+    assert ("another, larger class list" in first) is other

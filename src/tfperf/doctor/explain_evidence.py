@@ -32,6 +32,8 @@ from typing import Any
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
+    flattened_labels,
+    label_from_other_map,
     logits_labels_numbers,
     position_past_table,
     rows_per_sample,
@@ -545,6 +547,14 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
      "[-1, 896] over larger images)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
+     "on sequence outputs)"),
+    (frozenset({"label-out-of-range"}), label_from_other_map,
+     "tensorflow/core/kernels/sparse_xent_op.cc (Received a label value of N which is outside "
+     "the valid range) ; https://github.com/zzh8829/yolov3-tf2/issues/248 (ids 67, 57 for 2 "
+     "classes: a TFRecord written with the COCO class map)"),
     (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
      logits_labels_numbers,
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
