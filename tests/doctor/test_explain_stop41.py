@@ -190,3 +190,21 @@ def test_a_label_far_past_the_class_count_is_another_class_list(
     first = first_explanation(ex.causes[0])
     assert ex.causes[0].label == "label-out-of-range"
     assert ("another, larger class list" in first) is other
+
+
+@pytest.mark.parametrize("log", [
+    "I set up CUDA 11 in the env\nbut libcublas.so.11 not found when tensorflow starts\nthen I "
+    "reinstalled the driver\nand rebooted\n",
+    "the loader says cudnn64_8.dll is missing\nI added it to PATH\nand rebooted\nno change\n",
+])
+def test_a_gpu_library_named_missing_in_prose_mid_log_gets_a_reading(log: str) -> None:
+    ex = explain_log(log)
+    assert ex.verdict == "failure"
+    cause = ex.causes[0]
+    assert (cause.label, cause.confidence) == ("library-load-error", "low")
+    assert "CUDA/cuDNN" in first_explanation(cause)
+
+
+def test_valid_another_librarys_missing_file_in_prose_is_not_tensorflows() -> None:
+    ex = explain_log("libfoo.so is missing from my build\nthe program went on\nDone.\n")
+    assert not ex.problems and ex.not_tensorflow

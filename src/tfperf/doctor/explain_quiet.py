@@ -28,7 +28,10 @@ _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fat
                     # failure messages a line can have without an error class or level (the
                     # plainer wordings are looked for in the log's last lines only)
                     "has no attribute", "No module named", "No such file", "bad magic",
-                    "ata loss", "precondition", "nvalid argument", "out of memory"))
+                    "ata loss", "precondition", "nvalid argument", "out of memory",
+                    # a loader's object named missing in prose (stop 41: "libcudart.so.11.0 not
+                    # found", "a missing dependency on GLIBCXX_3.4.21")
+                    "not found", "missing"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
@@ -38,7 +41,11 @@ _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:E
 # found" is one only where the log ends (a program prints "Could not find a GPU, training on the
 # CPU" and goes on; a failure pasted without its class is the last thing the log says)
 _FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|[Dd]ata loss:|"
-                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory")
+                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory|"
+                      # a shared library or symbol version named not found or missing, in prose
+                      r"\.(?:so|dll|dylib)\b[\w.]*[`'\"]?[^\n]{0,40}?\b(?:not found|is missing|"
+                      r"missing|cannot be (?:found|loaded|opened))|"
+                      r"\b[Mm]issing\b[^\n]{0,40}?\b[\w.+-]+\.(?:so|dll|dylib)\b")
 _FAILURE_AT_END = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|"
                              r"\b[Nn]ot found\b|\bdo(?:es|esn't) (?:not )?exist")
 _END = 2  # non-blank lines at the end of a log where a plain failure wording is an error
