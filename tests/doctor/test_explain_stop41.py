@@ -208,3 +208,31 @@ def test_a_gpu_library_named_missing_in_prose_mid_log_gets_a_reading(log: str) -
 def test_valid_another_librarys_missing_file_in_prose_is_not_tensorflows() -> None:
     ex = explain_log("libfoo.so is missing from my build\nthe program went on\nDone.\n")
     assert not ex.problems and ex.not_tensorflow
+
+
+_CUDNN_MISSING = ("2023-01-01 10:00:00.1: W tensorflow/stream_executor/platform/default/"
+                  "dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: "
+                  "libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+                  "2023-01-01 10:00:00.2: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850]"
+                  " Cannot dlopen some GPU libraries. Please make sure the missing libraries "
+                  "mentioned above are installed properly if you would like to use GPU.\n")
+
+
+def test_a_missing_cuda_library_in_a_conda_env_leads_with_the_loader_path() -> None:
+    ex = explain_log(_CUDNN_MISSING + '  File "/opt/mambaforge/envs/gpu/lib/python3.10/'
+                     'site-packages/tensorflow/__init__.py", line 3, in <module>\n')
+    cause = next(c for c in ex.causes if c.label == "cuda-library-missing")
+    assert "conda environment" in cause.cause.split(" Otherwise: ")[0]
+    assert "activate.d" in cause.fix.split(" Otherwise: ")[0]
+
+
+@pytest.mark.parametrize("where", [
+    "",  # no environment named
+    '  File "C:\\Users\\u\\anaconda3\\envs\\gpu\\lib\\site-packages\\tensorflow\\__init__.py",'
+    " line 3\n",  # Windows: the DLL search uses PATH, which the env's activation sets
+])
+def test_valid_without_a_linux_conda_env_the_general_fix_leads(where: str) -> None:
+    ex = explain_log(_CUDNN_MISSING + where)
+    cause = next(c for c in ex.causes if c.label == "cuda-library-missing")
+    assert "conda environment" not in cause.cause.split(" Otherwise: ")[0]
+    assert cause.fix.startswith("Find the file first")
