@@ -236,3 +236,13 @@ def test_valid_without_a_linux_conda_env_the_general_fix_leads(where: str) -> No
     cause = next(c for c in ex.causes if c.label == "cuda-library-missing")
     assert "conda environment" not in cause.cause.split(" Otherwise: ")[0]
     assert cause.fix.startswith("Find the file first")
+
+
+def test_macos_crash_with_its_signal_number_after_tensorflow_is_a_crash() -> None:
+    ex = explain_log("Python 3.9.6\n>>> import tensorflow as tf\nSegmentation fault: 11\n")
+    assert ex.verdict == "failure" and ex.causes[0].label == "process-crash"
+
+
+def test_valid_a_crash_in_a_program_without_tensorflow_stays_not_tensorflows() -> None:
+    ex = explain_log("python app.py --input photos/\nBus error: 10\n")
+    assert not ex.problems and ex.not_tensorflow

@@ -166,7 +166,8 @@ _ASSERT = re.compile(r"^\S*?:? ?(?P<msg>\S+:\d+: [^\n]*?Assertion [`'][^\n]+' fa
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
 _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
-                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
+                    # macOS's shells add the signal's number ("Segmentation fault: 11")
+                    r"(?::\s*\d{1,2})?\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
                     r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size|stop reason = EXC_BAD_\w+[^\n]*|"
