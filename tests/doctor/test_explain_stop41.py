@@ -246,3 +246,9 @@ def test_macos_crash_with_its_signal_number_after_tensorflow_is_a_crash() -> Non
 def test_valid_a_crash_in_a_program_without_tensorflow_stays_not_tensorflows() -> None:
     ex = explain_log("python app.py --input photos/\nBus error: 10\n")
     assert not ex.problems and ex.not_tensorflow
+
+
+def test_valid_a_quoted_traceback_followed_by_the_runs_progress_is_no_error() -> None:
+    ex = explain_log(_TF_FRAMES + "Epoch 1/3\n10/10 [==============================] - 1s 12ms/step"
+                     " - loss: 0.31\n")
+    assert ex.verdict != "failure"

@@ -32,6 +32,10 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
 _IMPORTING_TF = re.compile(r"^\s*(?:import|from)\s+(?:tensorflow|keras|tf_keras)\b|"
                            r"[/\\]tensorflow(?:_core)?[/\\](?:[\w/\\]*[/\\])?__init__\.py")
 _MAX_FRAMES = 120
+# a line of a run's own output, not an error's message: progress, a log line with a level or a
+# timestamp, a shell prompt
+_GOES_ON = re.compile(r"^\s*(?:Epoch \d+/\d+|\d+/\d+ \[|Step \d+|\d{4}-\d\d-\d\d[ T]\d\d:|"
+                      r"[IWEF]\d{4} |(?:INFO|WARNING|DEBUG)\b|\$ |>>> )")
 _NO_PREFIX = "its class inferred from the words: the log prints none"
 
 
@@ -49,6 +53,8 @@ def _after_traceback(lines: list[str], li: int) -> tuple[str, int, str, str] | N
             break
         frames.append(text)
     if end < len(lines) and lines[end].strip():  # the message, printed without its class
+        if _GOES_ON.search(lines[end]):
+            return None  # output of a run that went on (an epoch, a log line): no message here
         return _NO_PREFIX, end, F.wording_class(lines[end]), lines[end].strip()
     if any(text.strip() for text in lines[end:]):
         return None
