@@ -252,3 +252,23 @@ def test_valid_a_quoted_traceback_followed_by_the_runs_progress_is_no_error() ->
     ex = explain_log(_TF_FRAMES + "Epoch 1/3\n10/10 [==============================] - 1s 12ms/step"
                      " - loss: 0.31\n")
     assert ex.verdict != "failure"
+
+
+@pytest.mark.parametrize("last, words", [
+    ('  File "/srv/venv/lib/python3.8/site-packages/tensorflow/python/pywrap_tensorflow.py", line '
+     "64, in <module>\n    from tensorflow.python._pywrap_tensorflow_internal import *\n",
+     "native library"),
+    ('  File "/srv/venv/lib/python3.8/site-packages/tensorflow/python/framework/dtypes.py", line '
+     "20, in <module>\n    import numpy as np\n", "NumPy"),
+    ('  File "/srv/venv/lib/python3.8/site-packages/tensorflow/core/framework/types_pb2.py", line '
+     "5, in <module>\n    from google.protobuf.internal import builder as _builder\n", "protobuf"),
+])
+def test_a_cut_import_traceback_ranks_the_module_its_last_frame_loads(last: str,
+                                                                     words: str) -> None:
+    ex = explain_log("Traceback (most recent call last):\n"
+                     '  File "serve.py", line 1, in <module>\n    import tensorflow as tf\n'
+                     '  File "/srv/venv/lib/python3.8/site-packages/tensorflow/__init__.py", line '
+                     "41, in <module>\n    from tensorflow.python.tools import module_util\n"
+                     + last)
+    assert ex.causes[0].label == "import-error"
+    assert words in first_explanation(ex.causes[0])

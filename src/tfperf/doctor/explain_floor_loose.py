@@ -61,11 +61,14 @@ def _after_traceback(lines: list[str], li: int) -> tuple[str, int, str, str] | N
     code = [f.strip() for f in frames if f.strip() and not _FRAME.match(f)]
     where = f"; its last frame runs: {code[-1]}" if code else ""
     cut = "the paste ends inside the traceback, before its message"
+    # the message the causes read: the last frame's code says where the import stopped
+    # (protobuf, TensorFlow's native library, NumPy)
+    message = f"(cut before its message) last frame: {code[-1]}" if code else ""
     if any(_IMPORTING_TF.search(f) for f in frames) and all(
             m["func"] == "<module>" for f in frames if (m := _FRAME.match(f))):
         return (f"{cut}: it was raised while Python imported TensorFlow{where}", li,
-                "ImportError", "")
-    return f"{cut}{where}", li, "UnknownError", ""
+                "ImportError", message)
+    return f"{cut}{where}", li, "UnknownError", message
 
 
 def infer_class(lines: list[str], li: int) -> tuple[str, int, str, str] | None:
