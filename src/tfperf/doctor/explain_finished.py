@@ -31,6 +31,24 @@ _HARD = re.compile(
     r"Sum Total of in-use chunks|OP_REQUIRES failed|StartAbort|not an sstable|"
     r"Unsuccessful TensorSliceReader|Failed to find any matching files|perhaps your file is in "
     r"a different file format|[Ff]ailed to restore|Data loss:", re.M)
+# ... and words any tool's failure uses, read where no line had an error's shape at all: an
+# unknown tool's "failed", "command not found", "Could not ..." is an error tfperf cannot read
+# (a metric's name, val_mean_squared_error, is one word with its underscores: no match)
+_ERROR_WORDS = re.compile(
+    r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]ailure|[Ff]atal|FATAL|[Ee]xception|[Pp]anic)\b|"
+    r"command not found|No such file|[Cc]annot |[Cc]ould not |[Uu]nable to |[Pp]ermission "
+    r"denied|\bnot found\b|[Tt]erminated|[Ii]nvalid |not recognized as an internal")
+
+
+def holds_error(lines: list[str]) -> bool:
+    """The log holds an error: a traceback, an ...Error line, an abort, a crash, a CHECK, an
+    out-of-memory, a non-zero exit, or any tool's failure words. One definition for both sides
+    of the verdict: a log without one whose lines tfperf does not know is the run's own output
+    ("nothing wrong"); a log with one keeps the floor or "not recognised"."""
+    joined = "\n".join(lines)
+    return bool(_HARD.search(joined) or _ERROR_WORDS.search(joined))
+
+
 # a warning by its shape: Python's warnings, glog/absl W lines, Keras/TF WARNING lines
 # (the glog prefix's classes are bounded: a timestamp class and a path class that overlap on
 # digits, ':' and '.' backtrack quadratically on a long line when unbounded; review 40)

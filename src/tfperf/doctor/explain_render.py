@@ -84,6 +84,10 @@ def summary(ex: Explanation) -> str:
              else "no error in the log")
     out = f"nothing wrong{whose}: {clean}" + (
         f"; {n_info} informational line{'s' if n_info != 1 else ''}" if n_info else "")
+    if not (ex.causes or ex.informational or ex.unknown or ex.not_tensorflow):
+        out += (f"; none of its {ex.n_lines} line{'s' if ex.n_lines != 1 else ''} is a failure "
+                "or an error (the run's own output: progress, steps, metrics), and none is a "
+                "TensorFlow line tfperf knows")
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"

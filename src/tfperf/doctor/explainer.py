@@ -113,6 +113,8 @@ class Explanation:
     # program's own error, another library's warning: listed apart, never blamed on TensorFlow)
     unknown: list[LogLine] = field(default_factory=list)
     not_tensorflow: list[LogLine] = field(default_factory=list)
+    # the log holds an error line (explain_finished.holds_error); False: only the run's output
+    holds_error: bool = True
 
     @property
     def problems(self) -> list[Cause]:
@@ -134,8 +136,11 @@ class Explanation:
         # step times, a benchmark's figures: posted about something tfperf cannot read), or one
         # holding a warning no row knows from the parts of TensorFlow that place and distribute
         # work (a strategy, a cluster, devices), is one it cannot vouch for (round 10)
+        # (round 10) when an error is among its lines; a log whose lines hold none (progress
+        # bars, epochs, metrics, an unknown tool's output) shows a run, not a failure (round 26,
+        # re-read as development: two training logs answered "nothing recognised")
         if not (self.causes or self.informational or self.unknown or self.not_tensorflow):
-            return "unrecognised"
+            return "unrecognised" if self.holds_error else "nothing-wrong"
         if any(ln.row == "warning" and _SETUP_WARNING.search(f"{ln.origin or ''} {ln.text}")
                for ln in self.unknown) or any(
                 ln.row == "warning" and ln.origin and _SETUP_WARNING.search(ln.origin)
@@ -560,7 +565,9 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
             if floor.details.get("addon"):  # a library's mismatch: its install line too
                 versions = _add_install_advice(text, [floor]) or versions
     from tfperf.doctor.explain_evidence import apply_evidence
+    from tfperf.doctor.explain_platform import apply_platform
 
+    apply_platform(list(by_label.values()), text)  # before the evidence, which leads over it
     apply_evidence(list(by_label.values()), text)
     _apply_judgements(by_label, lines, text)
     if any(c.confidence == "low" or c.label in _API_GUESSES  # a missing tf.X: the API table
@@ -580,6 +587,9 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     if not ex.problems:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
                     foreign, memo)
+        from tfperf.doctor.explain_finished import holds_error
+
+        ex.holds_error = holds_error(lines)
     return ex
 
 
