@@ -16,9 +16,10 @@ import re
 from typing import Any
 
 # a library file name in the cause's own lines says the platform that tried to load it
-_LINE_PLATFORM = (("windows", re.compile(r"\.dll\b|[A-Za-z]:\\")),
-                  ("macos", re.compile(r"\.dylib\b")),
-                  ("linux", re.compile(r"\.so(?:\.\d+)*\b")))
+# (each tried only where its literal is: a repeated line makes a cause of thousands of lines)
+_LINE_PLATFORM = (("windows", (".dll", ":\\"), re.compile(r"\.dll\b|[A-Za-z]:\\")),
+                  ("macos", (".dylib",), re.compile(r"\.dylib\b")),
+                  ("linux", (".so",), re.compile(r"\.so(?:\.\d+)*\b")))
 
 
 @functools.cache
@@ -32,15 +33,12 @@ def _fixes() -> dict[str, dict[str, str]]:
     return out
 
 
-def labels() -> frozenset[str]:
-    return frozenset(_fixes())
-
-
 def cause_platform(lines: list[str], text: str) -> str | None:
     """windows | macos | linux as the cause's lines, else the log, show it; None without
     evidence."""
-    joined = "\n".join(lines)
-    found = {name for name, rx in _LINE_PLATFORM if rx.search(joined)}
+    joined = "\n".join(dict.fromkeys(lines))  # each distinct line once
+    found = {name for name, literals, rx in _LINE_PLATFORM
+             if any(lit in joined for lit in literals) and rx.search(joined)}
     if len(found) == 1:
         return found.pop()
     if found:  # two platforms' names in one cause (a pasted comparison): say both
