@@ -578,7 +578,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     judged = escalated - native_failures  # failures only because a GPU is judged wanted
     if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
         judged = set()
-    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER),
+    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), _prose_only(c),
                                                       c.label in judged, c.label in demoted,
                                                       c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
@@ -721,6 +721,12 @@ def _read_around(cause: Cause, lines: list[str], text: str) -> None:
 
         if old := old_cuda_build(read_versions(text)):
             cause.details["old_build"] = [old]
+
+
+def _prose_only(cause: Cause) -> bool:
+    """The cause rests only on rows that read the poster's prose (ids ending '-prose'): a
+    message the program printed (an ImportError line) is the better headline (review 41)."""
+    return bool(cause.lines) and all(ln.row.endswith("-prose") for ln in cause.lines)
 
 
 def _rank(cause: Cause, order: dict[str, int]) -> float:

@@ -1,0 +1,50 @@
+"""Review 41's defects, each with its VALID twin, on wordings of our own: prose saying a glibc is
+fine, big labels with a simpler cause (a one-unit output, 0/255 masks, an ignore label), an
+optional library named missing in a run that went on, a line that merely names a tf.errors class,
+long lines, a Windows conda install, output after a traceback, a shape error outside a loss.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfperf.doctor.explainer import explain_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from score_explain import first_explanation
+
+_IMPORT_CUDNN = (
+    "Traceback (most recent call last):\n"
+    '  File "fit.py", line 2, in <module>\n    import tensorflow as tf\n'
+    '  File "/srv/env/lib/python3.10/site-packages/tensorflow/python/pywrap_tensorflow.py",'
+    " line 62, in <module>\n"
+    "    from tensorflow.python._pywrap_tensorflow_internal import *\n"
+    "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n")
+
+
+@pytest.mark.parametrize("prose", [
+    "# host is Debian 11 (GLIBC_2.31); TF 2.12 requires GLIBC_2.17, which is satisfied",
+    "the manylinux2014 wheel needs GLIBC_2.17 or newer and this box has 2.28, fine",
+])
+def test_valid_prose_saying_the_glibc_is_fine_is_no_failure(prose: str) -> None:
+    assert not any(c.label == "glibc-too-old" for c in explain_log(prose + "\n").causes)
+    ex = explain_log(prose + "\n" + _IMPORT_CUDNN)
+    assert ex.causes[0].label == "cuda-library-missing"
+
+
+@pytest.mark.parametrize("prose", [
+    "the wheel needs GLIBC_2.28 which CentOS 7 lacks",
+    "pip says it requires GLIBC_2.27 but our cluster has 2.17",
+])
+def test_prose_saying_the_glibc_is_missing_is_glibc_too_old(prose: str) -> None:
+    ex = explain_log(prose + "\n")
+    assert ex.causes and ex.causes[0].label == "glibc-too-old"
+
+
+def test_a_real_import_error_heads_a_glibc_named_only_in_prose() -> None:
+    ex = explain_log("our nodes are missing GLIBC_2.27 per the admin\n" + _IMPORT_CUDNN)
+    labels = [c.label for c in ex.causes]
+    assert labels[0] == "cuda-library-missing" and "glibc-too-old" in labels
