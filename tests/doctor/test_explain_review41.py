@@ -48,3 +48,22 @@ def test_a_real_import_error_heads_a_glibc_named_only_in_prose() -> None:
     ex = explain_log("our nodes are missing GLIBC_2.27 per the admin\n" + _IMPORT_CUDNN)
     labels = [c.label for c in ex.causes]
     assert labels[0] == "cuda-library-missing" and "glibc-too-old" in labels
+
+
+def _label_line(value: int, n: int) -> str:
+    return ("InvalidArgumentError: Received a label value of "
+            f"{value} which is outside the valid range of [0, {n}).  Label values: 3 {value} 0\n")
+
+
+@pytest.mark.parametrize("value, n", [(9, 1), (255, 2), (255, 21)])
+def test_valid_a_big_label_with_a_simpler_cause_keeps_the_general_reading(value: int,
+                                                                           n: int) -> None:
+    # a one-unit output under a sparse loss; a 0/255 mask; the 'ignore' label 255
+    first = first_explanation(explain_log(_label_line(value, n)).causes[0])
+    assert "another, larger class list" not in first
+    assert "fewer units" in first
+
+
+def test_a_label_far_past_the_class_count_is_another_class_list() -> None:
+    first = first_explanation(explain_log(_label_line(57, 3)).causes[0])
+    assert "another, larger class list" in first

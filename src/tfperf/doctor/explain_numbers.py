@@ -171,6 +171,7 @@ _LABEL_RANGE = re.compile(r"Received a label value of (?P<v>\d+) which is outsid
 # ids this many times the class count come from another class list (67 for 2 classes), not a
 # count off by one or a few (32 for 11 stays the general reading)
 _OTHER_MAP = 4
+_MASK_OR_VOID = 255  # a mask's white, or VOC/Cityscapes' label for 'ignore'
 
 
 def label_from_other_map(text: str) -> Reading | None:
@@ -181,6 +182,10 @@ def label_from_other_map(text: str) -> Reading | None:
         return None
     value, n = int(m["v"]), int(m["n"])
     if n == 0 or value < max(n + 2, _OTHER_MAP * n):
+        return None
+    if value == _MASK_OR_VOID or n == 1:
+        # simpler causes the general reading names (review 41): 255 is a 0/255 mask or VOC's
+        # void/ignore label; a range [0, 1) is a one-unit output under a sparse loss
         return None
     return (f"A label id of {value} for a model of {n} classes is no off-by-one: the labels are "
             "class ids of another, larger class list. The records or annotation files were "
