@@ -67,3 +67,38 @@ def test_valid_a_big_label_with_a_simpler_cause_keeps_the_general_reading(value:
 def test_a_label_far_past_the_class_count_is_another_class_list() -> None:
     first = first_explanation(explain_log(_label_line(57, 3)).causes[0])
     assert "another, larger class list" in first
+
+
+_WENT_ON = ("2026-01-02 03:04:05.678901: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+            "This TensorFlow binary is optimized to use available CPU instructions.\n"
+            "Epoch 1/2\n50/50 [==============================] - 1s 9ms/step - loss: 0.61\n"
+            "Epoch 2/2\n50/50 [==============================] - 1s 8ms/step - loss: 0.47\n")
+
+
+@pytest.mark.parametrize("line", [
+    "libnvonnxparser.so.8 not found: ONNX export disabled (optional)",
+    "probe: libcupti.so.12 ... missing (optional, profiler only)",
+    "# note: the 'libcuda.so.1 not found' message went away after the driver update",
+])
+def test_valid_an_optional_library_named_missing_in_a_run_that_went_on(line: str) -> None:
+    ex = explain_log(line + "\n" + _WENT_ON)
+    assert ex.verdict == "nothing-wrong", [c.label for c in ex.causes]
+
+
+def test_a_library_named_missing_without_optional_words_is_an_error() -> None:
+    ex = explain_log(_WENT_ON.splitlines()[0] + "\nlibtensorflow_framework.so.2 not found\n")
+    assert ex.verdict == "failure"
+
+
+@pytest.mark.parametrize("line", [
+    "InvalidArgumentError count over the nightly runs: 0",
+    "step 4000: OutOfRangeError caught, input exhausted, saving the final checkpoint",
+])
+def test_valid_a_line_that_merely_names_an_error_class_is_no_failure(line: str) -> None:
+    ex = explain_log(_WENT_ON + line + "\n")
+    assert ex.verdict == "nothing-wrong", [c.label for c in ex.causes]
+
+
+def test_an_error_class_with_its_message_stays_a_failure() -> None:
+    ex = explain_log(_WENT_ON + "OutOfRangeError: End of sequence\n")
+    assert ex.verdict == "failure"

@@ -46,6 +46,15 @@ _FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|
                       r"\.(?:so|dll|dylib)\b[\w.]*[`'\"]?[^\n]{0,40}?\b(?:not found|is missing|"
                       r"missing|cannot be (?:found|loaded|opened))|"
                       r"\b[Mm]issing\b[^\n]{0,40}?\b[\w.+-]+\.(?:so|dll|dylib)\b")
+# a library named missing where the line itself says that is fine (review 41): an optional
+# library ("libnvinfer.so.8 not found, TensorRT disabled (optional)"), a check script's listing,
+# a comment line
+_OPTIONAL = re.compile(r"^\s*#|\boptional\b|\bdisabled\b|^\s*checking for\b|\bno longer\b")
+_LIBRARY_WORDS = re.compile(r"\.(?:so|dll|dylib)\b")
+# a line that merely names an error class: a count of it, or a loop's end it caught (TF 1's
+# "OutOfRangeError caught: done training"); no failure by itself (review 41)
+_NAMED_ONLY = re.compile(r"\b[A-Z]\w*(?:Error|Exception)s? (?:was |were |is )?(?:caught|handled|"
+                         r"ignored|expected|counts?|counter|total|rate)\b")
 _FAILURE_AT_END = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|"
                              r"\b[Nn]ot found\b|\bdo(?:es|esn't) (?:not )?exist")
 _END = 2  # non-blank lines at the end of a log where a plain failure wording is an error
@@ -89,13 +98,17 @@ def _shape(text: str) -> str:
         return "warning" if m["level"] == "W" else "error"
     if _WARNING_LEAD.match(text):  # a warning's own level decides over its words ("failed")
         return "warning"
+    if _NAMED_ONLY.search(text):
+        return ""
     if _ERROR.search(text):
         return "error"
     if _WARNING.search(text):
         return "warning"
     if _INFO_LEVEL.match(text):
         return ""
-    if _FAILURE.search(text):
+    if m := _FAILURE.search(text):
+        if _LIBRARY_WORDS.search(m.group(0)) and _OPTIONAL.search(text):
+            return ""  # an optional library, a check's listing, a comment
         return "error"  # a failure in words, without a class ("Data loss:", "has no attribute")
     if _FAILURE_AT_END.search(text):
         return "error at end"  # an error only where the log ends (``loose_lines``)
