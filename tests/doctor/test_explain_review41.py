@@ -7,6 +7,7 @@ long lines, a Windows conda install, output after a traceback, a shape error out
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,39 @@ def test_valid_a_line_that_merely_names_an_error_class_is_no_failure(line: str) 
 def test_an_error_class_with_its_message_stays_a_failure() -> None:
     ex = explain_log(_WENT_ON + "OutOfRangeError: End of sequence\n")
     assert ex.verdict == "failure"
+
+
+def _seconds(text: str) -> float:
+    import time
+
+    start = time.perf_counter()
+    explain_log(text)
+    return time.perf_counter() - start
+
+
+_MB = 1_000_000
+_FRAMES_HEAD = ('Traceback (most recent call last):\n  File "run.py", line 1, in <module>\n'
+                "    import pandas\n")
+
+
+def _frame(path_piece: str) -> str:
+    return (_FRAMES_HEAD + '  File "' + path_piece * (_MB // len(path_piece))
+            + '", line 3, in <module>\n    from x import y\n')
+
+
+def _message(words: str) -> str:
+    return "InvalidArgumentError: " + words * (_MB // len(words)) + "\n"
+
+
+@pytest.mark.parametrize("build, triggering, plain", [
+    # a path-like frame line: the TensorFlow-import check must not backtrack over it
+    (_frame, "/tensorflow/b/", "abcdefghijklmn"),
+    # a shape error repeated on one line: the cause rows' '.*' must not backtrack over it
+    (_message, "Incompatible shapes: [7600] vs. [400,19] ", "lorem ipsum dolor sit amet "),
+])
+def test_a_1mb_line_of_the_triggering_words_reads_about_as_fast_as_a_plain_one(
+        build: Callable[[str], str], triggering: str, plain: str) -> None:
+    # a ratio in one run, no time budget: quadratic regexes made it 20-30x at 60 KB, hours at 1 MB
+    t_plain = min(_seconds(build(plain)) for _ in range(2))
+    t_trig = min(_seconds(build(triggering)) for _ in range(2))
+    assert t_trig < 4 * t_plain, (t_trig, t_plain)

@@ -915,7 +915,7 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
         elif rx is None:
             generic.append((cause, fix))
         elif when.startswith(_FRAMES):
-            if rx.search(f"{site.frames}\n{site.context}"):
+            if rx.search(_capped(f"{site.frames}\n{site.context}")):
                 hits.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
@@ -927,8 +927,22 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
     return tuple((_fill(c, names), _fill(f, names)) for c, f in ranked[:_TOP_CAUSES])
 
 
+_LINE_CAP = 4096  # a line's head and tail this long together are what the cause rows read
+
+
+def _capped(text: str) -> str:
+    """Each line cut to its head and tail: the rows' regexes (``(?s)Incompatible shapes.*...``)
+    backtrack over a whole line, minutes on a 1 MB one (review 41); a message's words and its
+    node name sit at a line's two ends."""
+    if len(text) <= _LINE_CAP:
+        return text
+    half = _LINE_CAP // 2
+    return "\n".join(ln if len(ln) <= _LINE_CAP else f"{ln[:half]} ... {ln[-half:]}"
+                      for ln in text.split("\n"))
+
+
 def _site_text(site: ErrorSite) -> str:
-    return f"{site.message}\n{site.context}\n{site.op}"
+    return _capped(f"{site.message}\n{site.context}\n{site.op}")
 
 
 def clause_leads(site: ErrorSite) -> bool:

@@ -28,9 +28,27 @@ _LOADER = re.compile(r"\.(?:so|dll|dylib)\b|\bGLIBC(?:XX)?_\d|\bCXXABI_\d|shared
                      r"DLL load|undefined symbol|[Ss]ymbol not found")
 _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\)")
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
-# a frame that imports TensorFlow or runs its package's module-level code
-_IMPORTING_TF = re.compile(r"^\s*(?:import|from)\s+(?:tensorflow|keras|tf_keras)\b|"
-                           r"[/\\]tensorflow(?:_core)?[/\\](?:[\w/\\]*[/\\])?__init__\.py")
+# a frame that imports TensorFlow or runs its package's module-level code: an import statement,
+# or a path .../tensorflow[_core]/.../__init__.py (``_imports_tf``: read without a regex that
+# backtracks over a long path-like line, which cost minutes on one 130 KB line, review 41)
+_IMPORT_STMT = re.compile(r"^\s*(?:import|from)\s+(?:tensorflow|keras|tf_keras)\b")
+_TF_DIR = re.compile(r"[/\\]tensorflow(?:_core)?[/\\]")
+_INIT = "__init__.py"
+
+
+def _imports_tf(line: str) -> bool:
+    if _IMPORT_STMT.search(line):
+        return True
+    at = line.find(_INIT)
+    while at > 0:
+        if line[at - 1] in "/\\":
+            start = at  # back over the path's characters (word characters and separators)
+            while start > 0 and (line[start - 1].isalnum() or line[start - 1] in "_/\\"):
+                start -= 1
+            if _TF_DIR.search(line, start, at):
+                return True
+        at = line.find(_INIT, at + len(_INIT))
+    return False
 _MAX_FRAMES = 120
 # a line of a run's own output, not an error's message: progress, a log line with a level or a
 # timestamp, a shell prompt
@@ -64,7 +82,7 @@ def _after_traceback(lines: list[str], li: int) -> tuple[str, int, str, str] | N
     # the message the causes read: the last frame's code says where the import stopped
     # (protobuf, TensorFlow's native library, NumPy)
     message = f"(cut before its message) last frame: {code[-1]}" if code else ""
-    if any(_IMPORTING_TF.search(f) for f in frames) and all(
+    if any(_imports_tf(f) for f in frames) and all(
             m["func"] == "<module>" for f in frames if (m := _FRAME.match(f))):
         return (f"{cut}: it was raised while Python imported TensorFlow{where}", li,
                 "ImportError", message)
