@@ -139,3 +139,21 @@ def test_a_1mb_line_of_the_triggering_words_reads_about_as_fast_as_a_plain_one(
     t_plain = min(_seconds(build(plain)) for _ in range(2))
     t_trig = min(_seconds(build(triggering)) for _ in range(2))
     assert t_trig < 4 * t_plain, (t_trig, t_plain)
+
+
+def _cuda_missing(prompt: str, library: str) -> str:
+    return (f"{prompt} conda install -c conda-forge cudatoolkit=11.8 cudnn=8.6\n"
+            "2025-05-06 07:08:09.123456: W tensorflow/tsl/platform/default/dso_loader.cc:66] "
+            f"Could not load dynamic library '{library}'; dlerror: {library} not found\n")
+
+
+def test_a_conda_env_on_windows_gets_windows_advice() -> None:
+    cause = explain_log(_cuda_missing(r"(gpu) D:\work\seg>", "cudnn64_8.dll")).causes[0]
+    assert cause.label == "cuda-library-missing"
+    assert "LD_LIBRARY_PATH" not in cause.cause + cause.fix
+    assert "PATH" in cause.fix
+
+
+def test_a_conda_env_on_linux_still_leads_with_the_envs_lib_folder() -> None:
+    cause = explain_log(_cuda_missing("(gpu) dev@box:~/seg$", "libcudnn.so.8")).causes[0]
+    assert "conda environment" in cause.cause and "LD_LIBRARY_PATH" in cause.fix
