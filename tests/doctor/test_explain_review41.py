@@ -157,3 +157,24 @@ def test_a_conda_env_on_windows_gets_windows_advice() -> None:
 def test_a_conda_env_on_linux_still_leads_with_the_envs_lib_folder() -> None:
     cause = explain_log(_cuda_missing("(gpu) dev@box:~/seg$", "libcudnn.so.8")).causes[0]
     assert "conda environment" in cause.cause and "LD_LIBRARY_PATH" in cause.fix
+
+
+_CALLBACK_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/srv/app/hooks.py", line 9, in on_epoch_end\n    mlflow.log_metric("loss", v)\n'
+    '  File "/srv/env/lib/python3.11/site-packages/tensorflow/python/keras/callbacks.py", '
+    "line 410, in _call_epoch_hook\n    hook(epoch, logs)\n")
+
+
+@pytest.mark.parametrize("after", [
+    " 40%|####      | 80/200 [00:04<00:06, 19.1it/s]\n"
+    "100%|##########| 200/200 [00:10<00:00, 19.6it/s]\n",
+    "upload failed once, retrying in 2.5 s\nupload ok\nloss 0.71 -> 0.52\n",
+])
+def test_valid_output_of_a_run_that_went_on_after_frames_is_no_message(after: str) -> None:
+    assert explain_log(_CALLBACK_FRAMES + after).verdict != "failure"
+
+
+def test_a_message_without_its_class_after_frames_is_still_read() -> None:
+    ex = explain_log(_CALLBACK_FRAMES + "Expected begin[0] in [0, 4], but got 7\n")
+    assert ex.verdict == "failure"

@@ -67,12 +67,17 @@ _ALLOCATOR_RETRY = re.compile(r"freed_by_count|not a failure|could be performanc
 # the message says itself that it may not matter
 _HEDGE = re.compile(r"\bmay (?:indicate|mean|consume|cause|be|slow)\b|not a failure|"
                     r"could be performance gains|can be (?:safely )?ignored", re.I)
+# a tqdm bar (' 12%|#   | 60/500 [00:03<00:22]'): indented like a traceback's frames
+PROGRESS_BAR = re.compile(r"^\s*\d{1,3}%\|[^|\n]{0,80}\| *\d+/\d+")
 # the run going on after a line: progress, saving, results, a clean exit
 _WENT_ON = re.compile(
     r"^\s*Epoch \d+/\d+|^\s*\d+/\d+ \[[=>.]|\bstep[ =:]+\d+|\bloss[ =:]+\d|\bacc(?:uracy)?[ =:]+\d|"
     r"\b[Ss]av(?:ed|ing) (?:model|checkpoint|to|the)|\bSaved\b|exit(?:ed)? (?:with )?"
     r"(?:code|status) 0\b|\b(?:Done|Finished|Completed)\b|\b[Tt]est (?:accuracy|loss)\b|"
-    r"\bIteration \d+|\bresults?:", re.M)
+    r"\bIteration \d+|\bresults?:|"
+    # a tqdm bar ('12%|#   | 60/500'), a retry that the program makes itself (review 41)
+    + PROGRESS_BAR.pattern + r"|\bretry(?:ing)?\b[^\n]{0,40}?\bin \d+(?:\.\d+)? ?s\b",
+    re.M)
 
 
 # readings the run going on does not clear: an add-on built for another TensorFlow fails at its
@@ -86,7 +91,7 @@ def _soft(raw: str) -> bool:
     return bool(_SOFT.search(raw))
 
 
-def _went_on(lines: list[str], after: int) -> str:
+def went_on(lines: list[str], after: int) -> str:
     """The first line after index ``after`` that shows the run going on ('' if none)."""
     for raw in lines[after + 1:]:
         if _WENT_ON.search(raw):
@@ -116,11 +121,11 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
         if not raws or not all(_soft(r) for r in raws):
             continue
         allocator = all(_ALLOCATOR.search(r) for r in raws)
-        went_on = _went_on(lines, max(ln.number for ln in cause.lines) - 1)
+        went_on_at = went_on(lines, max(ln.number for ln in cause.lines) - 1)
         hedged = all(_HEDGE.search(r) for r in raws)
-        if not (went_on or hedged or allocator):
+        if not (went_on_at or hedged or allocator):
             continue
-        why = (f"the run went on after it ('{went_on}')" if went_on else
+        why = (f"the run went on after it ('{went_on_at}')" if went_on_at else
                "the allocator retries and TensorFlow raises an out-of-memory error only when "
                "that fails too; none follows here" if allocator else
                "the message itself says it may not matter, and no error follows it")

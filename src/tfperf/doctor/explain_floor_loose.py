@@ -19,6 +19,7 @@ import re
 from collections.abc import Set as AbstractSet
 
 from tfperf.doctor import explain_floor as F
+from tfperf.doctor.explain_finished import PROGRESS_BAR, went_on
 from tfperf.doctor.explain_quiet import LooseMemo, loose_lines
 
 # a class named in the words of the line ("OutOfRangeError Occurred", "got an InvalidArgumentError")
@@ -66,13 +67,15 @@ def _after_traceback(lines: list[str], li: int) -> tuple[str, int, str, str] | N
     end = min(len(lines), li + 1 + _MAX_FRAMES)
     for at in range(li + 1, end):
         text = lines[at]
-        if not (text.startswith((" ", "\t")) or _FRAME.match(text)):
+        if not (text.startswith((" ", "\t")) or _FRAME.match(text)) or PROGRESS_BAR.match(text):
             end = at
             break
         frames.append(text)
     if end < len(lines) and lines[end].strip():  # the message, printed without its class
-        if _GOES_ON.search(lines[end]):
-            return None  # output of a run that went on (an epoch, a log line): no message here
+        if _GOES_ON.search(lines[end]) or went_on(lines, end - 1):
+            # output of a run that went on (an epoch, a log line, a progress bar, a retry, later
+            # progress: explain_finished's one reading of it): no message here
+            return None
         return _NO_PREFIX, end, F.wording_class(lines[end]), lines[end].strip()
     if any(text.strip() for text in lines[end:]):
         return None
