@@ -178,3 +178,28 @@ def test_valid_output_of_a_run_that_went_on_after_frames_is_no_message(after: st
 def test_a_message_without_its_class_after_frames_is_still_read() -> None:
     ex = explain_log(_CALLBACK_FRAMES + "Expected begin[0] in [0, 4], but got 7\n")
     assert ex.verdict == "failure"
+
+
+_FLAT_MESSAGE = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: "
+                 "Incompatible shapes: [12] vs. [3,4]")
+
+
+def test_valid_a_flat_shape_error_in_the_users_own_op_is_no_label_reading() -> None:
+    log = ('Traceback (most recent call last):\n  File "mix.py", line 4, in <module>\n'
+           "    out = a * b\n" + _FLAT_MESSAGE + " [Op:Mul] name: \n")
+    cause = explain_log(log).causes[0]
+    assert "flattened" not in cause.cause
+    assert not any("flattened" in c or "Give the labels the output's shape" in f
+                   for c, f in cause.likely)
+
+
+def test_a_flat_shape_error_in_a_loss_is_the_flattened_labels_reading_said_once() -> None:
+    from tfperf.doctor.explain_render import summary
+
+    log = ('Traceback (most recent call last):\n  File "seq.py", line 40, in <module>\n'
+           "    model.fit(ds, epochs=2)\n" + _FLAT_MESSAGE
+           + "\n\t [[node sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits]]\n")
+    ex = explain_log(log)
+    assert "flattened" in ex.causes[0].cause
+    said = summary(ex)
+    assert said.count("same 12 values in another rank") == 1, said

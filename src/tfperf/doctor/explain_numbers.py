@@ -132,6 +132,15 @@ _FLAT = re.compile(r"Incompatible shapes: \[(?P<a>\d+(?:,\d+)*)\] vs\. \[(?P<b>\
 _METRIC_NODE = re.compile(r"\bmetrics?(?:_\d+)?/[\w/]*?acc\w*/Equal")
 
 
+# a loss or metric named by the op, its node or a frame near the message: only there are the
+# two sides labels and outputs
+_LOSS_OR_METRIC = re.compile(r"(?i)loss|metric|accuracy|crossentropy|squared_error|absolute_error|"
+                             r"[/_]acc\b|\bfit\b|train_step|train_function|compile")
+_AROUND = 4000  # characters read on each side of the message
+# what names where the error was raised: an eager op, a graph node, a traceback's frame
+_WHERE = re.compile(r"\[Op:|\bnode |^\s*File \"", re.M)
+
+
 def flattened_labels(text: str) -> Reading | None:
     """Incompatible shapes of one element count and two ranks ([7600] vs. [400,19]): one side
     was flattened, so a loss or metric compares labels and outputs of another rank (per-step
@@ -147,6 +156,11 @@ def flattened_labels(text: str) -> Reading | None:
         return None
     if _METRIC_NODE.search(text, m.end(), m.end() + 2000):
         return None  # the accuracy metric's own node: its class cause says more
+    lo, hi = max(0, m.start() - _AROUND), m.end() + _AROUND
+    if _WHERE.search(text, lo, hi) and not _LOSS_OR_METRIC.search(text, lo, hi):
+        # the op, node or frames are named and none is a loss or metric (x + y [Op:AddV2]): no
+        # labels in it (review 41); a message alone keeps the reading
+        return None
     whose = " (most often a metric, such as accuracy, on per-step outputs)"
     shape = ",".join(str(d) for d in full)
     return (f"The two sides hold the same {flat[0]} values in another rank: [{flat[0]}] against "
