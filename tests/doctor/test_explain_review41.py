@@ -203,3 +203,18 @@ def test_a_flat_shape_error_in_a_loss_is_the_flattened_labels_reading_said_once(
     assert "flattened" in ex.causes[0].cause
     said = summary(ex)
     assert said.count("same 12 values in another rank") == 1, said
+
+
+def test_each_cut_import_row_has_its_own_source() -> None:
+    from tfperf.doctor.knowledge.tables import read_table
+
+    rows = [r for r in read_table("error_class_causes.csv")
+            if "cut before its message" in r["when"]]
+    assert len(rows) >= 3
+    sources = [r["source"] for r in rows]
+    assert len(set(sources)) == len(sources)
+
+
+def test_the_conda_activate_d_advice_is_given_once() -> None:
+    cause = explain_log(_cuda_missing("(gpu) dev@box:~/seg$", "libcudnn.so.8")).causes[0]
+    assert cause.fix.count("activate.d") == 1
