@@ -1156,8 +1156,8 @@ def test_an_applications_own_error_after_tensorflow_lines_is_not_blamed_on_tenso
 def test_a_tensorflow_warning_no_row_knows_is_a_note_and_an_error_is_not_recognised():
     """A TensorFlow-family warning tfperf has no row for is named as an informational note of a
     'nothing wrong' log (round 9: 4 of 7 benign logs were 'not recognised, does not prove the log
-    is fine' for such warnings); a TensorFlow error no row or floor reading knows stays 'not
-    recognised'. (Made up, so no row will know them.)"""
+    is fine' for such warnings); a TensorFlow error no row knows gets the floor's reading (until
+    stop 40 it stayed 'not recognised'). (Made up, so no row will know them.)"""
     from tfperf.doctor.explain_render import report_json, summary
 
     ex = explain_log("WARNING:tensorflow:The frobnicator of layer dense_3 was reset; results may "
@@ -1165,9 +1165,11 @@ def test_a_tensorflow_warning_no_row_knows_is_a_note_and_an_error_is_not_recogni
     assert ex.verdict == "nothing-wrong" and [ln.row for ln in ex.unknown] == ["warning"]
     assert "informational (line 1" in summary(ex)
     assert json.loads(report_json(ex))["unknown"][0]["number"] == 1
+    # stop 41: an error no row knows gets the floor's reading, its class inferred from the words
+    # (UnknownError here), at lower confidence, never "not recognised"
     err = explain_log("ERROR:tensorflow:The frobnicator of layer dense_3 broke.")
-    assert err.verdict == "unrecognised" and [ln.row for ln in err.unknown] == ["error"]
-    assert "does not know (line 1" in summary(err)
+    assert err.verdict == "failure" and err.causes[0].confidence == "low"
+    assert err.causes[0].label == "unknown-error" and "inferred" in err.causes[0].cause
     # a log prefix a paste cut from its message joins the message a row explains (karoo_gp#64)
     cut = explain_log("2022-05-29 13:41:43.094655: W tensorflow/stream_executor/platform/default/"
                       "dso_loader.cc:64]\n   Could not load dynamic library 'libcudart.so.11.0'; "

@@ -32,6 +32,8 @@ from typing import Any
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
+    flattened_labels,
+    label_from_other_map,
     logits_labels_numbers,
     position_past_table,
     rows_per_sample,
@@ -58,13 +60,17 @@ _OLDEST_CUDA = "9.0"  # TensorFlow 1.5 to 1.12's CUDA: no GPU build since 1.5 ne
 
 
 @functools.cache
-def _rows() -> tuple[tuple[frozenset[str], tuple[str, ...], re.Pattern[str], str, str, str], ...]:
-    """(labels, needles, regex, cause, fix, source): the regex is tried only on a log holding one
-    of its needles (a regex alternation over 200,000 characters costs 10-20 ms)."""
+def _rows() -> tuple[tuple[frozenset[str], tuple[str, ...], re.Pattern[str], str, str, str, str],
+                    ...]:
+    """(labels, needles, regex, cause, fix, source, platform): the regex is tried only on a log
+    holding one of its needles (a regex alternation over 200,000 characters costs 10-20 ms); a
+    row with a platform leads only where the cause's platform is not another one (review 41:
+    Linux's LD_LIBRARY_PATH advice for a conda env on Windows)."""
     from tfperf.doctor.knowledge.tables import read_table
 
     return tuple((frozenset(r["labels"].split()), tuple(r["needles"].split("|")),
-                  re.compile(r["evidence"], re.M), r["cause"], r["fix"], r["source"])
+                  re.compile(r["evidence"], re.M), r["cause"], r["fix"], r["source"],
+                  r.get("platform") or "")
                  for r in read_table("cause_evidence.csv"))
 
 
@@ -105,8 +111,10 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                     break
         if led:
             continue
-        for ri, (wanted, needles, rx, lead_cause, lead_fix, source) in enumerate(rows):
+        for ri, (wanted, needles, rx, lead_cause, lead_fix, source, only) in enumerate(rows):
             if cause.label not in wanted:
+                continue
+            if only and _other_platform(cause, text, only):
                 continue
             if ri not in found:
                 found[ri] = (rx.search(window) if any(n in window for n in needles) else None)
@@ -125,6 +133,14 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                 if got := computed[ci]:
                     _lead(cause, got[0], got[1], source, got[2])
                     break
+
+
+def _other_platform(cause: Any, text: str, only: str) -> bool:
+    """The cause's lines or the log show a platform other than ``only``."""
+    from tfperf.doctor.explain_platform import cause_platform
+
+    platform = cause_platform([ln.text for ln in cause.lines], text)
+    return platform is not None and platform != only
 
 
 def _metal(text: str) -> str:
@@ -545,6 +561,14 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
      "[-1, 896] over larger images)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
+     "on sequence outputs)"),
+    (frozenset({"label-out-of-range"}), label_from_other_map,
+     "tensorflow/core/kernels/sparse_xent_op.cc (Received a label value of N which is outside "
+     "the valid range) ; https://github.com/zzh8829/yolov3-tf2/issues/248 (ids 67, 57 for 2 "
+     "classes: a TFRecord written with the COCO class map)"),
     (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
      logits_labels_numbers,
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "

@@ -31,6 +31,24 @@ _HARD = re.compile(
     r"Sum Total of in-use chunks|OP_REQUIRES failed|StartAbort|not an sstable|"
     r"Unsuccessful TensorSliceReader|Failed to find any matching files|perhaps your file is in "
     r"a different file format|[Ff]ailed to restore|Data loss:", re.M)
+# ... and words any tool's failure uses, read where no line had an error's shape at all: an
+# unknown tool's "failed", "command not found", "Could not ..." is an error tfperf cannot read
+# (a metric's name, val_mean_squared_error, is one word with its underscores: no match)
+_ERROR_WORDS = re.compile(
+    r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]ailure|[Ff]atal|FATAL|[Ee]xception|[Pp]anic)\b|"
+    r"command not found|No such file|[Cc]annot |[Cc]ould not |[Uu]nable to |[Pp]ermission "
+    r"denied|\bnot found\b|[Tt]erminated|[Ii]nvalid |not recognized as an internal")
+
+
+def holds_error(lines: list[str]) -> bool:
+    """The log holds an error: a traceback, an ...Error line, an abort, a crash, a CHECK, an
+    out-of-memory, a non-zero exit, or any tool's failure words. One definition for both sides
+    of the verdict: a log without one whose lines tfperf does not know is the run's own output
+    ("nothing wrong"); a log with one keeps the floor or "not recognised"."""
+    joined = "\n".join(lines)
+    return bool(_HARD.search(joined) or _ERROR_WORDS.search(joined))
+
+
 # a warning by its shape: Python's warnings, glog/absl W lines, Keras/TF WARNING lines
 # (the glog prefix's classes are bounded: a timestamp class and a path class that overlap on
 # digits, ':' and '.' backtrack quadratically on a long line when unbounded; review 40)
@@ -49,12 +67,17 @@ _ALLOCATOR_RETRY = re.compile(r"freed_by_count|not a failure|could be performanc
 # the message says itself that it may not matter
 _HEDGE = re.compile(r"\bmay (?:indicate|mean|consume|cause|be|slow)\b|not a failure|"
                     r"could be performance gains|can be (?:safely )?ignored", re.I)
+# a tqdm bar (' 12%|#   | 60/500 [00:03<00:22]'): indented like a traceback's frames
+PROGRESS_BAR = re.compile(r"^\s*\d{1,3}%\|[^|\n]{0,80}\| *\d+/\d+")
 # the run going on after a line: progress, saving, results, a clean exit
 _WENT_ON = re.compile(
     r"^\s*Epoch \d+/\d+|^\s*\d+/\d+ \[[=>.]|\bstep[ =:]+\d+|\bloss[ =:]+\d|\bacc(?:uracy)?[ =:]+\d|"
     r"\b[Ss]av(?:ed|ing) (?:model|checkpoint|to|the)|\bSaved\b|exit(?:ed)? (?:with )?"
     r"(?:code|status) 0\b|\b(?:Done|Finished|Completed)\b|\b[Tt]est (?:accuracy|loss)\b|"
-    r"\bIteration \d+|\bresults?:", re.M)
+    r"\bIteration \d+|\bresults?:|"
+    # a tqdm bar ('12%|#   | 60/500'), a retry that the program makes itself (review 41)
+    + PROGRESS_BAR.pattern + r"|\bretry(?:ing)?\b[^\n]{0,40}?\bin \d+(?:\.\d+)? ?s\b",
+    re.M)
 
 
 # readings the run going on does not clear: an add-on built for another TensorFlow fails at its
@@ -68,7 +91,7 @@ def _soft(raw: str) -> bool:
     return bool(_SOFT.search(raw))
 
 
-def _went_on(lines: list[str], after: int) -> str:
+def went_on(lines: list[str], after: int) -> str:
     """The first line after index ``after`` that shows the run going on ('' if none)."""
     for raw in lines[after + 1:]:
         if _WENT_ON.search(raw):
@@ -98,11 +121,11 @@ def judge_finished(by_label: dict[str, Any], lines: list[str], text: str,
         if not raws or not all(_soft(r) for r in raws):
             continue
         allocator = all(_ALLOCATOR.search(r) for r in raws)
-        went_on = _went_on(lines, max(ln.number for ln in cause.lines) - 1)
+        went_on_at = went_on(lines, max(ln.number for ln in cause.lines) - 1)
         hedged = all(_HEDGE.search(r) for r in raws)
-        if not (went_on or hedged or allocator):
+        if not (went_on_at or hedged or allocator):
             continue
-        why = (f"the run went on after it ('{went_on}')" if went_on else
+        why = (f"the run went on after it ('{went_on_at}')" if went_on_at else
                "the allocator retries and TensorFlow raises an out-of-memory error only when "
                "that fails too; none follows here" if allocator else
                "the message itself says it may not matter, and no error follows it")

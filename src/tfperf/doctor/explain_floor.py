@@ -166,7 +166,8 @@ _ASSERT = re.compile(r"^\S*?:? ?(?P<msg>\S+:\d+: [^\n]*?Assertion [`'][^\n]+' fa
 _OP_REQUIRES = re.compile(r"OP_REQUIRES failed at (?P<file>[\w./\\-]+(?::\d+)?) : "
                           r"(?P<status>[A-Za-z][A-Za-z _]*?): (?P<msg>.*)")
 _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?: \(core dumped\))?"
-                    r"\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
+                    # macOS's shells add the signal's number ("Segmentation fault: 11")
+                    r"(?::\s*\d{1,2})?\s*$|Fatal Python error: (?P<msg2>.*)|(?P<msg3>core dumped|"
                     r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size|stop reason = EXC_BAD_\w+[^\n]*|"
@@ -280,6 +281,7 @@ class ErrorSite:
     ignored: bool = False  # raised in a __del__ Python ignored ("Exception ignored in: ...")
     in_tf_init: bool = False  # raised by the code of TensorFlow's own package __init__.py
     frames: str = ""  # the traceback's frames above the error (what ran: iterator_get_next)
+    inferred: str = ""  # how the class was read when the log prints none (explain_floor_loose)
 
 
 @dataclass(frozen=True)
@@ -352,8 +354,10 @@ def _before_op_context(text: str, starts: list[int], lines: list[str]) -> set[in
     return out
 
 
-def _wording_class(msg: str) -> str:
+def wording_class(msg: str) -> str:
+    """The status class a classless message's wording names (UnknownError when none)."""
     return next((cls for rx, cls in _WORDING_CLASS if rx.search(msg)), "UnknownError")
+
 
 
 @functools.cache
@@ -447,7 +451,7 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     if not _OP_CONTEXT.match(line) and (nxt := _next_text(lines, li))[0] >= 0 and (
             _OP_CONTEXT.match(nxt[1])) and not _QUIET_LEVEL.match(line):
         msg = line.strip()  # a runtime error's message above its op context, without its class
-        return _wording_class(msg), msg, True
+        return wording_class(msg), msg, True
     if (m := _STATUS_LOGGED.match(line)) and _TF_SOURCE.search(m["file"]):
         cls = _STATUS_CLASS.get(m["status"].lower().replace("_", " "))
         if cls and cls not in ("OutOfRangeError", "CancelledError"):  # routine ends of input
@@ -695,6 +699,9 @@ def _site(lines: list[str], at: int, cls: str, message: str) -> ErrorSite:
     return site
 
 
+site_at = _site  # explain_floor_loose builds its sites the same way
+
+
 def _ignored_by_python(lines: list[str], at: int) -> bool:
     """The error was raised in a __del__ or a callback Python ignored ("Exception ignored in:
     <function IteratorResourceDeleter.__del__ ...>", usually at exit): reported, not raised."""
@@ -871,6 +878,11 @@ def _causes() -> tuple[tuple[str, re.Pattern[str] | None, str, str, str], ...]:
 _FRAMES = "@frames:"  # error_class_causes' prefix for a condition on what ran (the frames)
 
 
+def class_known(cls: str) -> bool:
+    """A class the floor has a meaning for (tf.errors, Python's, the floor's own)."""
+    return cls in TF_ERRORS or cls in _classes()
+
+
 def class_meaning(cls: str) -> tuple[str, str]:
     row = _classes().get(cls)
     if row is None:
@@ -903,7 +915,7 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
         elif rx is None:
             generic.append((cause, fix))
         elif when.startswith(_FRAMES):
-            if rx.search(f"{site.frames}\n{site.context}"):
+            if rx.search(_capped(f"{site.frames}\n{site.context}")):
                 hits.append((cause, fix))
         elif rx.search(text):
             hits.append((cause, fix))
@@ -915,8 +927,22 @@ def likely_causes(site: ErrorSite) -> tuple[tuple[str, str], ...]:
     return tuple((_fill(c, names), _fill(f, names)) for c, f in ranked[:_TOP_CAUSES])
 
 
+_LINE_CAP = 4096  # a line's head and tail this long together are what the cause rows read
+
+
+def _capped(text: str) -> str:
+    """Each line cut to its head and tail: the rows' regexes (``(?s)Incompatible shapes.*...``)
+    backtrack over a whole line, minutes on a 1 MB one (review 41); a message's words and its
+    node name sit at a line's two ends."""
+    if len(text) <= _LINE_CAP:
+        return text
+    half = _LINE_CAP // 2
+    return "\n".join(ln if len(ln) <= _LINE_CAP else f"{ln[:half]} ... {ln[-half:]}"
+                      for ln in text.split("\n"))
+
+
 def _site_text(site: ErrorSite) -> str:
-    return f"{site.message}\n{site.context}\n{site.op}"
+    return _capped(f"{site.message}\n{site.context}\n{site.op}")
 
 
 def clause_leads(site: ErrorSite) -> bool:

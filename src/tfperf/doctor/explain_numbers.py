@@ -127,6 +127,90 @@ def logits_labels_numbers(text: str) -> Reading | None:
     return None
 
 
+_FLAT = re.compile(r"Incompatible shapes: \[(?P<a>\d+(?:,\d+)*)\] vs\. \[(?P<b>\d+(?:,\d+)*)\]")
+# an accuracy metric's node: error_class_causes.csv's row for it reads that case better
+_METRIC_NODE = re.compile(r"\bmetrics?(?:_\d+)?/[\w/]*?acc\w*/Equal")
+
+
+# a loss or metric named by the op, its node or a frame near the message: only there are the
+# two sides labels and outputs
+_LOSS_OR_METRIC = re.compile(r"(?i)loss|metric|accuracy|crossentropy|squared_error|absolute_error|"
+                             r"[/_]acc\b|\bfit\b|train_step|train_function|compile")
+_AROUND = 4000  # characters read on each side of the message
+# what names where the error was raised: an eager op, a graph node, a traceback's frame
+_WHERE = re.compile(r"\[Op:|\bnode |^\s*File \"", re.M)
+
+
+def flattened_labels(text: str) -> Reading | None:
+    """Incompatible shapes of one element count and two ranks ([7600] vs. [400,19]): one side
+    was flattened, so a loss or metric compares labels and outputs of another rank (per-step
+    outputs of a sequence model against flattened labels, or a metric written for 2-D
+    outputs)."""
+    if "Incompatible shapes" not in text or (m := _FLAT.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) == len(b) or min(len(a), len(b)) == 0 or 0 in a or 0 in b:
+        return None
+    flat, full = (a, b) if len(a) < len(b) else (b, a)
+    if len(flat) != 1 or len(full) < 2 or flat[0] != _prod(full):
+        return None
+    if _METRIC_NODE.search(text, m.end(), m.end() + 2000):
+        return None  # the accuracy metric's own node: its class cause says more
+    lo, hi = max(0, m.start() - _AROUND), m.end() + _AROUND
+    if _WHERE.search(text, lo, hi) and not _LOSS_OR_METRIC.search(text, lo, hi):
+        # the op, node or frames are named and none is a loss or metric (x + y [Op:AddV2]): no
+        # labels in it (review 41); a message alone keeps the reading
+        return None
+    whose = " (most often a metric, such as accuracy, on per-step outputs)"
+    shape = ",".join(str(d) for d in full)
+    return (f"The two sides hold the same {flat[0]} values in another rank: [{flat[0]}] against "
+            f"[{shape}]. One side was flattened, so a loss or metric compares labels and outputs "
+            f"of different ranks{whose}: per-step outputs of a sequence model against labels "
+            "flattened to one axis, or a metric written for 2-D outputs given 3-D ones.",
+            f"Give the labels the output's shape ([{shape}] or with a trailing 1) instead of "
+            "flattening them, or reshape both inside the metric/loss (tf.reshape(y_true, [-1]), "
+            "tf.reshape(y_pred, [-1, classes])), or drop the metric that does not take this "
+            "rank.", m.group(0))
+
+
+def _prod(dims: list[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+_LABEL_RANGE = re.compile(r"Received a label value of (?P<v>\d+) which is outside the valid range "
+                          r"of \[0, (?P<n>\d+)\)")
+# ids this many times the class count come from another class list (67 for 2 classes), not a
+# count off by one or a few (32 for 11 stays the general reading)
+_OTHER_MAP = 4
+_MASK_OR_VOID = 255  # a mask's white, or VOC/Cityscapes' label for 'ignore'
+
+
+def label_from_other_map(text: str) -> Reading | None:
+    """A label id far past the class count (67 for 2 classes): not labels off by one but class
+    ids of another, larger class list (the data written with COCO's or VOC's ids, or the full
+    list, while the model was built for a subset)."""
+    if "Received a label value" not in text or (m := _LABEL_RANGE.search(text)) is None:
+        return None
+    value, n = int(m["v"]), int(m["n"])
+    if n == 0 or value < max(n + 2, _OTHER_MAP * n):
+        return None
+    if value == _MASK_OR_VOID or n == 1:
+        # simpler causes the general reading names (review 41): 255 is a 0/255 mask or VOC's
+        # void/ignore label; a range [0, 1) is a one-unit output under a sparse loss
+        return None
+    return (f"A label id of {value} for a model of {n} classes is no off-by-one: the labels are "
+            "class ids of another, larger class list. The records or annotation files were "
+            "written with the original data set's ids (COCO's 80, VOC's 20, the full label map) "
+            f"while the model and its class-names file have {n} classes.",
+            f"Write the labels again with your own class list so they run 0..{n - 1} (rebuild the "
+            "TFRecords/annotations with the same classes file the training uses, or map the ids), "
+            "or build the model for the class list the data was written with (units = the "
+            "largest id + 1).", m.group(0))
+
+
 _RAN_OUT = re.compile(r"ran out of data[^\n]{0,200}?\(in this case, (?P<n>\d+) batches\)")
 _BAR_DONE = re.compile(r"^\s*(?P<n>\d+)/(?P=n) \[=", re.M)
 _VAL_STEPS = re.compile(r"validation_steps\s*[=:]\s*(?P<n>\d+)")

@@ -144,10 +144,45 @@ def _batch_of_one(shape: str, size: int, shown: str, limit: int | None) -> Readi
             "memory (nvidia-smi lists other processes holding it).", shown)
 
 
+# the failing allocation is an input's conversion to one tensor (eager convert_to_eager_tensor,
+# the copy to the device), in a log where arrays are handed to fit/predict/evaluate whole
+_CONVERTING = re.compile(r"convert_to_eager_tensor|Failed copying input tensor|"
+                         r"_convert_numpy_or_python_types|Failed to convert a NumPy array")
+_WHOLE_ARRAY_CALL = re.compile(r"\.(?P<call>fit|predict|evaluate)\(\s*(?P<x>[A-Za-z_]\w*)\s*[,)]")
+_BYTES_REQUEST = re.compile(r"[Rr]an out of memory trying to allocate (?P<n>\d+) ?Bytes")
+
+
+def _whole_array(text: str) -> Reading | None:
+    """An out-of-memory while a NumPy array given to fit(x, y) was converted whole: the request
+    is the array's size, far above a batch, and no batch size helps (round 25: 10.5 GB on an
+    Intel XPU)."""
+    if not (c := _CONVERTING.search(text)) or not (call := _WHOLE_ARRAY_CALL.search(text)):
+        return None
+    size = 0.0
+    if r := _REQUEST.search(text):
+        size = float(r["n"]) * _UNIT[r["u"][0]]
+    elif b := _BYTES_REQUEST.search(text):
+        size = float(b["n"])
+    if size < _ONE_SAMPLE_LARGE:  # a small request is no whole data set
+        return None
+    return (f"The request that failed ({_gib(size)}) is the whole input, not a batch: "
+            f"{call['call']}({call['x']}, ...) was given a NumPy array, and TensorFlow converts it "
+            f"into one tensor on the device before it slices batches ({c.group(0)} in the log), "
+            "so the array must fit in the device's memory at once; a smaller batch size does not "
+            "help.",
+            "Keep the arrays on the host and feed batches: a generator or keras.utils.Sequence "
+            "that yields one batch at a time, or build the dataset on the CPU (with "
+            "tf.device('/CPU:0'): ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)) and "
+            "pass ds to fit; or use smaller arrays (float32, not float64; fewer samples at once).",
+            call.group(0))
+
+
 def rank_oom(text: str) -> Reading | None:
     """The cause of an out-of-memory the log shows, with its fix; None when it shows none."""
     if held := _held_elsewhere(text):
         return held
+    if whole := _whole_array(text):
+        return whole
     m = _SHAPE.search(text) if "OOM when allocating" in text else None
     if m is not None:
         dims = [int(d) for d in m["shape"].replace(" ", "").split(",") if d]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # literals one of which every shaped line holds (case-sensitive, as programs print them)
 _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fatal",
@@ -28,7 +28,10 @@ _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fat
                     # failure messages a line can have without an error class or level (the
                     # plainer wordings are looked for in the log's last lines only)
                     "has no attribute", "No module named", "No such file", "bad magic",
-                    "ata loss", "precondition", "nvalid argument", "out of memory"))
+                    "ata loss", "precondition", "nvalid argument", "out of memory",
+                    # a loader's object named missing in prose (stop 41: "libcudart.so.11.0 not
+                    # found", "a missing dependency on GLIBCXX_3.4.21")
+                    "not found", "missing"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
@@ -38,7 +41,20 @@ _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:E
 # found" is one only where the log ends (a program prints "Could not find a GPU, training on the
 # CPU" and goes on; a failure pasted without its class is the last thing the log says)
 _FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|[Dd]ata loss:|"
-                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory")
+                      r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory|"
+                      # a shared library or symbol version named not found or missing, in prose
+                      r"\.(?:so|dll|dylib)\b[\w.]*[`'\"]?[^\n]{0,40}?\b(?:not found|is missing|"
+                      r"missing|cannot be (?:found|loaded|opened))|"
+                      r"\b[Mm]issing\b[^\n]{0,40}?\b[\w.+-]+\.(?:so|dll|dylib)\b")
+# a library named missing where the line itself says that is fine (review 41): an optional
+# library ("libnvinfer.so.8 not found, TensorRT disabled (optional)"), a check script's listing,
+# a comment line
+_OPTIONAL = re.compile(r"^\s*#|\boptional\b|\bdisabled\b|^\s*checking for\b|\bno longer\b")
+_LIBRARY_WORDS = re.compile(r"\.(?:so|dll|dylib)\b")
+# a line that merely names an error class: a count of it, or a loop's end it caught (TF 1's
+# "OutOfRangeError caught: done training"); no failure by itself (review 41)
+_NAMED_ONLY = re.compile(r"\b[A-Z]\w*(?:Error|Exception)s? (?:was |were |is )?(?:caught|handled|"
+                         r"ignored|expected|counts?|counter|total|rate)\b")
 _FAILURE_AT_END = re.compile(r"\b(?:[Cc]ould not|[Cc]annot|[Cc]an't|[Uu]nable to)\s+\w|"
                              r"\b[Nn]ot found\b|\bdo(?:es|esn't) (?:not )?exist")
 _END = 2  # non-blank lines at the end of a log where a plain failure wording is an error
@@ -60,6 +76,14 @@ _TF_LOGGER = re.compile(r"WARNING:(?:tensorflow|absl|keras)|^\s*(?:WARNING|ERROR
                         r"[Ss]ubgraph|[Nn]ode|TfLite|TFLite|XNNPACK)\b")
 
 
+# words only TensorFlow prints: the tf.errors classes no other library raises, its file system's
+# own calls ("NewRandomAccessFile failed to Create/Open: PATH", round 25's VOC paths)
+_TF_OWN_WORDS = re.compile(r"\b(?:OutOfRange|InvalidArgument|ResourceExhausted|FailedPrecondition|"
+                           r"DataLoss|DeadlineExceeded|Unauthenticated)Error\b|"
+                           r"\bNew(?:RandomAccess|Writeable|AppendableFile|ReadOnlyMemoryRegion)"
+                           r"\w* failed")
+
+
 @dataclass(frozen=True)
 class LooseLine:
     """A line no row explained that has an error or warning shape."""
@@ -74,13 +98,17 @@ def _shape(text: str) -> str:
         return "warning" if m["level"] == "W" else "error"
     if _WARNING_LEAD.match(text):  # a warning's own level decides over its words ("failed")
         return "warning"
+    if _NAMED_ONLY.search(text):
+        return ""
     if _ERROR.search(text):
         return "error"
     if _WARNING.search(text):
         return "warning"
     if _INFO_LEVEL.match(text):
         return ""
-    if _FAILURE.search(text):
+    if m := _FAILURE.search(text):
+        if _LIBRARY_WORDS.search(m.group(0)) and _OPTIONAL.search(text):
+            return ""  # an optional library, a check's listing, a comment
         return "error"  # a failure in words, without a class ("Data loss:", "has no attribute")
     if _FAILURE_AT_END.search(text):
         return "error at end"  # an error only where the log ends (``loose_lines``)
@@ -94,10 +122,22 @@ def is_tf_line(text: str) -> bool:
 
     if (m := _LEVEL.match(text)) and _TF_SOURCE.search(m["file"]):
         return True
+    if _TF_OWN_WORDS.search(text):
+        return True
     return bool(_TF_LOGGER.search(text) or TF_CONTEXT.search(text) or TF_CODE.search(text))
 
 
-def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseLine]:
+@dataclass
+class LooseMemo:
+    """Each distinct line's shape and owner, read once per log: the floor's last step and the
+    "nothing recognised" list both ask for the loose lines of one log."""
+
+    shapes: dict[str, str] = field(default_factory=dict)
+    owners: dict[str, bool] = field(default_factory=dict)
+
+
+def loose_lines(text: str, lines: list[str], explained: set[int],
+                memo: LooseMemo | None = None) -> list[LooseLine]:
     """The lines with an error or warning shape that no row explained, in order."""
     starts, pos = [0], 0
     while (pos := text.find("\n", pos) + 1) > 0:
@@ -121,8 +161,8 @@ def loose_lines(text: str, lines: list[str], explained: set[int]) -> list[LooseL
     tail = _tail_lines(lines)
     found.update(tail)
     out: list[LooseLine] = []
-    shapes: dict[str, str] = {}  # a repeated line's shape and owner are read once
-    owners: dict[str, bool] = {}
+    memo = memo or LooseMemo()  # a repeated line's shape and owner are read once
+    shapes, owners = memo.shapes, memo.owners
     for li in sorted(found - explained):
         if li >= len(lines):
             continue

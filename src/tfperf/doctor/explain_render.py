@@ -71,8 +71,12 @@ def summary(ex: Explanation) -> str:
             cls = top.details.get("class", [top.label])[0]
             likely = f" Likely: {first_sentence(top.likely[0][0])}." if top.likely else ""
             fix = f" Fix: {first_sentence(top.likely[0][1])}." if top.likely else ""
+            head = first_sentence(top.cause)
+            if top.likely and head == first_sentence(top.likely[0][0]):
+                # the evidence's reading leads both: the class's meaning heads, it follows once
+                head = first_sentence(top.cause.split(" Otherwise: ", 1)[-1])
             return (f"{_TAGS[top.severity]} {cls} (generic reading, no knowledge row matched): "
-                    f"{first_sentence(top.cause)}.{likely}{fix}{tail}")
+                    f"{head}.{likely}{fix}{tail}")
         # the log's own evidence leads the fix (a macOS too old for the plugin), else the install
         fix = (first_sentence(top.fix) if top.details.get("evidence")
                else top.install or first_sentence(top.fix))
@@ -84,6 +88,10 @@ def summary(ex: Explanation) -> str:
              else "no error in the log")
     out = f"nothing wrong{whose}: {clean}" + (
         f"; {n_info} informational line{'s' if n_info != 1 else ''}" if n_info else "")
+    if not (ex.causes or ex.informational or ex.unknown or ex.not_tensorflow):
+        out += (f"; none of its {ex.n_lines} line{'s' if ex.n_lines != 1 else ''} is a failure "
+                "or an error (the run's own output: progress, steps, metrics), and none is a "
+                "TensorFlow line tfperf knows")
     if ex.causes:
         top = ex.causes[0]
         out += f"; note {top.label}: {first_sentence(top.cause)}"

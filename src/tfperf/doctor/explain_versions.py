@@ -113,11 +113,18 @@ def builds_loading(name: str, os: str) -> list[tuple[str, str, str]]:
     """(TensorFlow release, CUDA, cuDNN) of the GPU builds that load exactly this library file
     name (``libcudart.so.11.0``: TF 2.4.0-2.14.0, CUDA 11.0-11.8), from the tested builds and the
     SONAMEs each CUDA ships (``knowledge.needed_libraries``), oldest first."""
+    return list(_builds_loading(name, os))
+
+
+@functools.lru_cache(maxsize=512)
+def _builds_loading(name: str, os: str) -> tuple[tuple[str, str, str], ...]:
+    # read once per name: a log naming a library on many lines asked for it each time, and
+    # each ask walked every build's SONAMEs (a third of the 10,000-line set log's time)
     from tfperf.doctor import knowledge as K
 
     out = [(c.tf_version, c.cuda, c.cudnn or "?") for c in K.build_configs(os, gpu=True)
            if c.cuda and name in K.needed_libraries(c.tf_version, os)]
-    return sorted(out, key=lambda t: V.parse(t[0]))
+    return tuple(sorted(out, key=lambda t: V.parse(t[0])))
 
 
 def _python(text: str) -> str | None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.doctor.explain_details import render_detail
+from tfperf.doctor.explain_quiet import LooseMemo
 
 _MAX_SHOWN = 240  # characters of a log line kept
 _MAX_VALUES = 8  # distinct values kept per detail field
@@ -112,6 +113,8 @@ class Explanation:
     # program's own error, another library's warning: listed apart, never blamed on TensorFlow)
     unknown: list[LogLine] = field(default_factory=list)
     not_tensorflow: list[LogLine] = field(default_factory=list)
+    # the log holds an error line (explain_finished.holds_error); False: only the run's output
+    holds_error: bool = True
 
     @property
     def problems(self) -> list[Cause]:
@@ -133,8 +136,11 @@ class Explanation:
         # step times, a benchmark's figures: posted about something tfperf cannot read), or one
         # holding a warning no row knows from the parts of TensorFlow that place and distribute
         # work (a strategy, a cluster, devices), is one it cannot vouch for (round 10)
+        # (round 10) when an error is among its lines; a log whose lines hold none (progress
+        # bars, epochs, metrics, an unknown tool's output) shows a run, not a failure (round 26,
+        # re-read as development: two training logs answered "nothing recognised")
         if not (self.causes or self.informational or self.unknown or self.not_tensorflow):
-            return "unrecognised"
+            return "unrecognised" if self.holds_error else "nothing-wrong"
         if any(ln.row == "warning" and _SETUP_WARNING.search(f"{ln.origin or ''} {ln.text}")
                for ln in self.unknown) or any(
                 ln.row == "warning" and ln.origin and _SETUP_WARNING.search(ln.origin)
@@ -548,14 +554,20 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     demoted = judge_finished(by_label, lines, text, escalated)  # a run that went on (stop 40)
     explained = {number - 1 for number, _, _, _ in hits} - released
     foreign: set[int] = set()  # error lines the floor did not blame on TensorFlow
+    memo = LooseMemo()  # the floor and the "not recognised" list read the same loose lines
     if not any(c.severity == "failure" for c in by_label.values()):
-        floor, foreign = _floor_cause(text, lines, explained)
+        # no failure nor warning found: a TensorFlow error line nothing read is read by its
+        # words (explain_floor_loose) rather than left "not recognised"
+        floor, foreign = _floor_cause(text, lines, explained, memo, loose=not any(
+            c.severity == "warning" for c in by_label.values()))
         if floor is not None and floor.label not in by_label:
             by_label[floor.label] = floor
             if floor.details.get("addon"):  # a library's mismatch: its install line too
                 versions = _add_install_advice(text, [floor]) or versions
     from tfperf.doctor.explain_evidence import apply_evidence
+    from tfperf.doctor.explain_platform import apply_platform
 
+    apply_platform(list(by_label.values()), text)  # before the evidence, which leads over it
     apply_evidence(list(by_label.values()), text)
     _apply_judgements(by_label, lines, text)
     if any(c.confidence == "low" or c.label in _API_GUESSES  # a missing tf.X: the API table
@@ -566,7 +578,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     judged = escalated - native_failures  # failures only because a GPU is judged wanted
     if not any(c.severity == "failure" and c.label not in judged for c in by_label.values()):
         judged = set()
-    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER),
+    causes = sorted(by_label.values(), key=lambda c: (_rank(c, SEVERITY_ORDER), _prose_only(c),
                                                       c.label in judged, c.label in demoted,
                                                       c.first_line))
     informational = sorted(infos.values(), key=lambda i: i.lines[0])
@@ -574,7 +586,10 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
                      gpu_evidence=gpu, versions=versions)
     if not ex.problems:
         _sort_loose(ex, text, lines, explained | {ln.number - 1 for c in causes for ln in c.lines},
-                    foreign)
+                    foreign, memo)
+        from tfperf.doctor.explain_finished import holds_error
+
+        ex.holds_error = holds_error(lines)
     return ex
 
 
@@ -641,11 +656,11 @@ def _driver_not_loaded(hits: list[tuple[int, Any, Any, str]], text: str) -> str:
 
 
 def _sort_loose(ex: Explanation, text: str, lines: list[str], explained: set[int],
-                foreign: set[int]) -> None:
+                foreign: set[int], memo: LooseMemo) -> None:
     """The error- and warning-shaped lines no row explained: TensorFlow's (unknown) or not."""
     from tfperf.doctor.explain_quiet import loose_lines
 
-    for loose in loose_lines(text, lines, explained):
+    for loose in loose_lines(text, lines, explained, memo):
         origin, msg = _shown(lines[loose.line])
         line = LogLine(loose.line + 1, msg, loose.kind, origin)
         if loose.tensorflow and loose.line not in foreign:
@@ -706,6 +721,12 @@ def _read_around(cause: Cause, lines: list[str], text: str) -> None:
 
         if old := old_cuda_build(read_versions(text)):
             cause.details["old_build"] = [old]
+
+
+def _prose_only(cause: Cause) -> bool:
+    """The cause rests only on rows that read the poster's prose (ids ending '-prose'): a
+    message the program printed (an ImportError line) is the better headline (review 41)."""
+    return bool(cause.lines) and all(ln.row.endswith("-prose") for ln in cause.lines)
 
 
 def _rank(cause: Cause, order: dict[str, int]) -> float:
@@ -1077,8 +1098,8 @@ def _add_install_advice(text: str, causes: list[Cause]) -> dict[str, str]:
     return versions.as_dict()
 
 
-def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Cause | None,
-                                                                           set[int]]:
+def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMemo,
+                 loose: bool = True) -> tuple[Cause | None, set[int]]:
     """The floor's reading of the TensorFlow error no row explained (or None), and the error
     lines it did not blame on TensorFlow."""
     from tfperf.doctor import explain_floor as F
@@ -1094,6 +1115,12 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
         site, shows, component = got
         foreign.discard(site.line)
         reading = F.component_reading(site, component, shows)
+    if site is None and loose:
+        # an error line that lost its form (no class prefix, a cut traceback): its class is
+        # read from its words rather than "not recognised" (stop 41)
+        from tfperf.doctor.explain_floor_loose import loose_site
+
+        site = loose_site(text, lines, explained, foreign, memo)
     if site is None:
         return None, foreign
     reading = reading or F.read_error(site)
@@ -1106,7 +1133,9 @@ def _floor_cause(text: str, lines: list[str], explained: set[int]) -> tuple[Caus
         label=F.label_of(site.cls), severity=site.severity, confidence="low",
         cause=f"{reading.meaning} No knowledge row matched this message, so this is "
               f"the generic "
-              f"reading of a {site.cls}{whose}; most likely first: {numbered}",
+              f"reading of a {site.cls}{whose}"
+              f"{f' ({site.inferred})' if site.inferred else ''}"
+              f"; most likely first: {numbered}",
         fix=fixes,
         see="tfperf explain names the class, op, shapes and your frame; a confirmed cause for "
             "this wording can become a knowledge row (data/error_patterns.csv)",

@@ -222,10 +222,17 @@ def needed_libraries(tf_version: str, os: str = "linux") -> list[str]:
     specific CUDA prefix winning (11.0 had cuSOLVER 10); cuDNN is ``libcudnn.so.<major>``
     (``cudnn64_<major>.dll`` on Windows). Empty when the build is unknown or CPU-only.
     """
+    return list(_needed_libraries(tf_version, os))
+
+
+@functools.lru_cache(maxsize=1024)
+def _needed_libraries(tf_version: str, os: str) -> tuple[str, ...]:
+    # a function of the packaged tables only: read once per release (explain asks it for every
+    # build, for each library name a log holds)
     tos = table_os(os)
     cfg = build_config(tf_version, os)
     if cfg is None or not cfg.cuda:
-        return []
+        return ()
     cuda = V.parse(cfg.cuda)
     best: dict[str, tuple[int, str]] = {}
     for r in _soname_rows(tos):
@@ -237,7 +244,7 @@ def needed_libraries(tf_version: str, os: str = "linux") -> list[str]:
         cudnn_major = V.major(cfg.cudnn)
         libs.append(f"cudnn64_{cudnn_major}.dll" if tos == "windows"
                     else f"libcudnn.so.{cudnn_major}")
-    return libs
+    return tuple(libs)
 
 
 # ---------------------------------------------------------------------------------------------
