@@ -275,7 +275,7 @@ def test_an_isolated_cond_rewrite_says_its_gradient_was_not_checked(monkeypatch,
     live = SimpleNamespace(levers=(), record=record, replaced_conds=False, inputs=None)
     search = SimpleNamespace(left=lambda: 600.0, ctx=SimpleNamespace(
         target=SimpleNamespace(source=source)), target=SimpleNamespace(diff=lambda t: "diff"),
-        workdir=tmp_path, varied_for=lambda: None)
+        workdir=tmp_path, varied_for=lambda: None, varied_ints=False)
     pool = SimpleNamespace(start_s=1.0, shared_cpu=True, pending={},
                            _submit=lambda *a, **k: None)
     isolate.Isolation.build_and_screen(pool, search, live, limit=1.0)

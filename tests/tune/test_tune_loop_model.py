@@ -151,7 +151,7 @@ def test_a_numpy_round_trip_through_array_methods_leaves_no_host_copy():
     _agrees(text, new, args)
 
 
-def test_tune_rewrites_the_articles_tuple_index_spelling(user_module):
+def test_tune_rewrites_the_articles_tuple_index_spelling(user_module, roomy_limits):
     """Issue 26: tf.function and jit_compile were too slow to trace, vectorized_map and
     loop→batched ops "not applicable: the loop index 'i' is used other than as x[i]"."""
     comp = BY_NAME["weighted_sum"]
