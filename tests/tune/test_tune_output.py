@@ -173,7 +173,9 @@ def test_plot_shows_every_candidate_the_pick_and_why_the_rejected_were(tuned, tm
     assert any("pays back after 7 calls" in t for t in texts), texts
     # the pick's whisker spans its planted quartiles (the bars' error bars, one per bar)
     row = labels.index(f"★ {result.best_name}")
-    (bars,) = ax.containers
+    from matplotlib.container import BarContainer
+
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
     whiskers = bars.errorbar.lines[2][0].get_segments()
     (lo, y0), (hi, y1) = whiskers[row]
     assert (lo, hi) == pytest.approx((0.5 * best.median_s, 1.5 * best.median_s))
