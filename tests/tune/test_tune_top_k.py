@@ -132,3 +132,27 @@ def test_tune_times_the_top_k_candidate_and_it_agrees(user_module, roomy_limits)
     # a full sort of 256 per row against the top 3 (about 30x on this CPU, idle): far past
     # any load's noise
     assert cand.speedup is not None and cand.speedup > 1.2, result.table()
+
+
+def test_the_nearest_k_spellings_agree_with_their_hands_and_the_direct_ones_are_top_k():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from spellings import NEAREST_K
+
+    ns = {"SIZE": dict(NEAREST_K.small), "tf": tf, "np": np}
+    exec("def make():\n" + "\n".join("    " + r for r in NEAREST_K.inputs.splitlines()), ns)
+    d, k = ns["make"]()
+    hands = {}
+    for name, text in NEAREST_K.hands.items():
+        hns: dict = {}
+        exec(compile(HEAD + text, "<hand>", "exec"), hns)
+        hands[name] = hns[name]
+    want = hands["hand_top_k"](d, k)
+    for text in NEAREST_K.spellings.values():
+        _same(_load(HEAD + text)(d, k), want)
+        new = rewrite(HEAD + text, "f")  # every spelling holds a first k of a sort
+        _same(_load(new)(d, k), want)
+    for other in hands.values():
+        _same(other(d, k), want)
