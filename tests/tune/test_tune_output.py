@@ -3,7 +3,7 @@ lint --fix's safety rules, the cache, and the CLI end to end (bad input: a clear
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 import os
 import stat
@@ -157,7 +157,9 @@ def test_plot_shows_every_candidate_the_pick_and_why_the_rejected_were(tuned, tm
     _, _, real = tuned
     # The pick's quartiles and break-even count are planted: how many timed rounds a 6 s
     # budget leaves (the quartiles need a few) is the machine's load, not the plot's concern.
-    result = copy.deepcopy(real)
+    # (a copy of each row: the result also holds the picked function, which does not copy)
+    result = dataclasses.replace(real, candidates=[dataclasses.replace(c)
+                                                   for c in real.candidates])
     best = result.best
     assert best is not None and best.median_s is not None
     best.quartiles_s = [0.5 * best.median_s, 1.5 * best.median_s]
