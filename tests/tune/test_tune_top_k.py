@@ -156,3 +156,42 @@ def test_the_nearest_k_spellings_agree_with_their_hands_and_the_direct_ones_are_
         _same(_load(new)(d, k), want)
     for other in hands.values():
         _same(other(d, k), want)
+
+
+@pytest.mark.parametrize("expr", [
+    "tf.argsort(x, axis=1)[:, ::-1][:, :n]",  # the largest first, ties highest index first
+    "tf.argsort(x, direction='DESCENDING')[..., ::-1][..., :n]",
+    "tf.sort(x, axis=1)[:, ::-1][:, :n]",
+    "tf.argsort(x, axis=0)[::-1][:n]",
+    "tf.argsort(x, axis=0)[::-1, :][:n, :]",
+])
+def test_a_reversed_sort_cut_agrees_ties_highest_index_first(expr):
+    text = HEAD + f"def f(x, n):\n    return {expr}\n"
+    new = rewrite(text, "f")
+    assert "reverse=True" in new, new
+    before, after = _load(text), _load(new)
+    for dtype in (np.float32, np.int32, np.uint8):
+        x = tf.constant(np.random.default_rng(9).integers(0, 4, (6, 10)).astype(dtype))
+        for n in (3, 0, -2, 12, tf.constant(2)):
+            _same(before(x, n), after(x, n))
+    x = tf.constant(np.random.default_rng(9).normal(size=(6, 10)).astype(np.float32))
+    _same(before(x, 4), tf.function(after, jit_compile=True)(x, 4))
+
+
+@pytest.mark.parametrize("expr", [
+    "tf.argsort(x, axis=1)[:, ::-1][:n]",  # reversed at one position, cut at another
+    "tf.argsort(x, axis=1)[:, ::-2][:, :n]",  # a stride of 2
+    "tf.argsort(x, axis=1)[:, 1::-1][:, :n]",  # a start
+])
+def test_a_reversal_that_is_not_the_cut_position_is_left_alone(expr):
+    with pytest.raises(SourceEditError):
+        rewrite(HEAD + f"def f(x, n):\n    return {expr}\n", "f")
+
+
+def test_a_reversed_cut_on_another_axis_than_the_sorts_runs_as_written():
+    # 3-D: the sort along axis 1, the reversal and cut along the last: the helper's sort,
+    # reversal and slice as written (the rank is known only when it runs)
+    text = HEAD + "def f(x, n):\n    return tf.argsort(x, axis=1)[..., ::-1][..., :n]\n"
+    new = rewrite(text, "f")
+    x = tf.constant(np.random.default_rng(6).integers(0, 3, (3, 5, 7)).astype(np.float32))
+    _same(_load(text)(x, 4), _load(new)(x, 4))

@@ -14,7 +14,9 @@ between the full sort and ``top_k`` of ``n`` (the kernel picks another algorithm
 
 Read from the code, whatever the spelling: a subscript of a ``tf.argsort``/``tf.sort`` call
 (``tf.math.*``, imported names; the direction a literal) that keeps every position but one
-(``:``, one ``...``) and takes the first ``n`` at that one (``[:n]``, ``[0:n]``), directly or
+(``:``, one ``...``) and takes the first ``n`` at that one (``[:n]``, ``[0:n]``; after a
+reversal at the same position, ``[::-1][:n]``: ``top_k`` of the reversed values, whose ties
+come highest index first as the reversed sort's, indices mapped back), directly or
 through a name bound once to the sort and read once, in that subscript, where ``n`` is known
 when the sort runs. The sort's axis and the sliced position are compared when the code runs
 (the rank is known then): where they differ, or the rank is not known, the helper sorts and
@@ -36,22 +38,29 @@ SORTS = {"tensorflow.argsort": True, "tensorflow.math.argsort": True,
 #: Written into the user's module (``TF`` -> its TensorFlow alias); the patch shows it.
 HELPER_SOURCE = '''
 
-def _tfperf_sorted_prefix(values, n, axis, at, descending, indices):
+def _tfperf_sorted_prefix(values, n, axis, at, descending, indices, reverse=False):
     """tfperf tune: TF.argsort (TF.sort if not indices) along axis, its first n at position
-    at, as TF.math.top_k of n: the sort is top_k of every element, equal ones lower index
-    first, so its first n are top_k's n."""
+    at (reversed first if reverse), as TF.math.top_k of n: the sort is top_k of every
+    element, equal ones lower index first, so its first n are top_k's n (reversed: top_k of
+    the reversed values, whose ties come highest index first, as the reversed sort's)."""
     values = TF.convert_to_tensor(values)
     rank = values.shape.rank
     if not rank or axis % rank != at % rank:  # not the first n along the sorted axis
         kind = TF.argsort if indices else TF.sort
         full = kind(values, axis=axis, direction="DESCENDING" if descending else "ASCENDING")
-        if at >= 0:  # the subscript as written
-            return full[(slice(None),) * at + (slice(None, n),)]
-        return full[(Ellipsis, slice(None, n)) + (slice(None),) * (-at - 1)]
+        if at >= 0:  # the subscripts as written
+            lead, tail = (slice(None),) * at, ()
+        else:
+            lead, tail = (Ellipsis,), (slice(None),) * (-at - 1)
+        if reverse:
+            full = full[lead + (slice(None, None, -1),) + tail]
+        return full[lead + (slice(None, n),) + tail]
     axis = axis % rank
     perm = list(range(rank))
     perm[axis], perm[-1] = rank - 1, axis
     moved = TF.transpose(values, perm) if axis != rank - 1 else values
+    if reverse:  # the reversed sort is the other direction's, ties highest index first
+        moved, descending = TF.reverse(moved, [-1]), not descending
     dtype, size = values.dtype, moved.shape[-1]
     if size is None:
         size = TF.shape(moved)[-1]
@@ -70,7 +79,7 @@ def _tfperf_sorted_prefix(values, n, axis, at, descending, indices):
         key = -moved
     top, where = TF.math.top_k(key, k)
     if indices:
-        out = where
+        out = size - 1 - where if reverse else where
     elif descending:
         out = top
     else:
@@ -142,16 +151,44 @@ def _prefix(sl: ast.expr) -> tuple[int, ast.expr] | None:
     return i, n
 
 
+def _reversal(sl: ast.expr) -> int | None:
+    """The position a subscript reverses (``[::-1]``, ``[:, ::-1]``, ``[..., ::-1]``) while
+    keeping every other whole, counted as :func:`_prefix` counts; None for anything else."""
+    elems = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+    dots = [i for i, e in enumerate(elems) if isinstance(e, ast.Constant) and e.value is ...]
+    if len(dots) > 1:
+        return None
+    flips = []
+    for i, e in enumerate(elems):
+        if i in dots:
+            continue
+        if not isinstance(e, ast.Slice) or e.lower is not None or e.upper is not None:
+            return None
+        if e.step is None:
+            continue
+        step = e.step
+        if isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) \
+                and isinstance(step.operand, ast.Constant) and step.operand.value == 1 \
+                and type(step.operand.value) is int:
+            flips.append(i)
+        else:
+            return None
+    if len(flips) != 1:
+        return None
+    i = flips[0]
+    return i - len(elems) if dots and i > dots[0] else i
+
+
 def _seg(text: str, node: ast.AST) -> str:
     return ast.get_source_segment(text, node) or ast.unparse(node)
 
 
 def _helper_call(text: str, found: tuple[ast.expr, ast.expr | None, bool, bool],
-                 at: int, n: ast.expr) -> str:
+                 at: int, n: ast.expr, reverse: bool = False) -> str:
     values, axis, descending, indices = found
     ax = "-1" if axis is None else _seg(text, axis)
     return (f"{HELPER}({_seg(text, values)}, {_seg(text, n)}, {ax}, {at}, {descending}, "
-            f"{indices})")
+            f"{indices}{', reverse=True' if reverse else ''})")
 
 
 def _stored_once(fn: ast.FunctionDef, name: str) -> bool:
@@ -196,6 +233,12 @@ def rewrite(text: str, name: str) -> str:
         if found is not None:  # tf.argsort(x)[:, :n]
             edits.append((node, _helper_call(text, found, *cut)))
             continue
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and _reversal(inner.slice) == cut[0]:
+            found = _sort(inner.value, names)  # tf.argsort(x)[:, ::-1][:, :n]
+            if found is not None:
+                edits.append((node, _helper_call(text, found, *cut, reverse=True)))
+                continue
         if isinstance(node.value, ast.Name):  # idx = tf.argsort(x); ... idx[:, :n]
             edit = _through_a_name(text, fn, names, node, node.value.id, cut)
             if edit:
