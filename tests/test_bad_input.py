@@ -113,6 +113,12 @@ CLI_CELLS: list[Any] = [
      "--store blocker/runs"),
     ("bench-plot-unwritable", ["bench", "good.py", "--plot", "blocker/p.png"], 2,
      "--plot blocker/p.png"),
+    ("bench-html-folder", ["bench", "good.py", "--html", "folder.py"], 2,
+     "--html folder.py: is a folder; give a file name"),
+    ("bench-html-over-source", ["bench", "good.py", "--html", "good.py"], 2,
+     "--html good.py: an existing Python source or notebook"),
+    ("bench-save-over-source", ["bench", "good.py", "--save", "funcs.py"], 2,
+     "--save funcs.py: an existing Python source or notebook"),
     ("bench-interleave-syntax", ["bench", "good.py", "--interleave-with", "syntax.py"], 2,
      "syntax.py: syntax error"),
     # tune FILE.py:FUNC
@@ -132,6 +138,10 @@ CLI_CELLS: list[Any] = [
     ("tune-no-function-no-variant", ["tune", "funcs.py"], 2, "name the function to tune"),
     ("tune-plot-unwritable", ["tune", "good.py:plain", "--plot", "blocker/p.png"], 2,
      "--plot blocker/p.png"),
+    ("tune-html-over-source", ["tune", "good.py:plain", "--html", "funcs.py"], 2,
+     "--html funcs.py: an existing Python source or notebook"),
+    ("tune-plot-folder", ["tune", "good.py:plain", "--plot", "folder.py"], 2,
+     "--plot folder.py: is a folder"),
     # profile SCRIPT.py / FILE.py:FUNC / MODULE:FUNC
     ("profile-missing", ["profile", "missing.py"], 2, "missing.py: no such file"),
     ("profile-empty", ["profile", "empty.py"], 2, "empty.py: the file is empty"),
@@ -152,6 +162,10 @@ CLI_CELLS: list[Any] = [
      "--logdir blocker/cap"),
     ("profile-plot-unwritable", ["profile", "good.py:plain", "--plot", "blocker/p.png"], 2,
      "--plot blocker/p.png"),
+    ("profile-html-over-script", ["profile", "funcs.py", "--html", "funcs.py"], 2,
+     "--html funcs.py: an existing Python source or notebook"),
+    ("profile-html-folder", ["profile", "funcs.py", "--html", "folder.py"], 2,
+     "--html folder.py: is a folder"),
     # profile --read: a capture that cannot be read is a diagnosis (exit 1), a path that is
     # not there is bad input
     ("profile-read-missing", ["profile", "--read", "missing.xplane.pb"], 2,
@@ -160,6 +174,9 @@ CLI_CELLS: list[Any] = [
      "loop.py: a symlink that leads to no file"),
     ("profile-read-binary", ["profile", "--read", "binary.py"], 1, ""),
     ("profile-read-empty", ["profile", "--read", "empty.py"], 1, ""),
+    ("profile-read-html-over-source", ["profile", "--read", "binary.py", "--html",
+                                       "funcs.py"], 2,
+     "--html funcs.py: an existing Python source or notebook"),
     ("profile-compare-missing", ["profile", "--compare", "binary.py", "missing.xplane.pb"], 2,
      "missing.xplane.pb: no such file or folder"),
     # lint: a file that does not parse is a finding (TFP000, exit 1), not an error
@@ -179,6 +196,10 @@ CLI_CELLS: list[Any] = [
     # doctor --plan takes no file: its bad input is a version
     ("doctor-plan-bad-version", ["doctor", "--plan", "two.five"], 2,
      "not a TensorFlow version"),
+    ("doctor-html-over-source", ["doctor", "--html", "funcs.py"], 2,
+     "--html funcs.py: an existing Python source or notebook"),
+    ("doctor-workers-env-unset", ["doctor", "--workers", "env"], 2,
+     "error: --workers: TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set TF_CONFIG"),
     ("doctor-plan-bad-driver", ["doctor", "--plan", "2.15.0", "--driver", "new"], 2,
      "not a driver version"),
     # explain --file: an empty log has its own verdict ("the log is empty", exit 0), and a
@@ -244,6 +265,7 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(poison.parent), str(SRC)]),
            "XDG_CACHE_HOME": str(base / "cache"), "COLUMNS": "200"}
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    env.pop("TF_CONFIG", None)  # `doctor --workers env` without it is a cell
     proc = subprocess.run([sys.executable, str(driver), str(cells), str(folder),
                            str(Path(__file__).parent)], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -113,9 +113,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _run_demo(args: argparse.Namespace) -> int:
     """Run each capability on this machine and on the bundled case study, in order."""
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
-    from tfperf.examples import demo_outcome, demo_steps
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+    from tfperf.examples import RUNS_TENSORS, demo_outcome, demo_steps
 
     quiet_tensorflow_startup(args.verbose)
+    missing = tensorflow_missing()  # the base install: lint and the doctor still run
 
     # Lint and profile findings on the slow example are the point of the demo, not a failure:
     # each step's status is said in words, and the demo fails only where a step did.
@@ -125,6 +127,9 @@ def _run_demo(args: argparse.Namespace) -> int:
         if argv[0] not in registered:
             continue
         print(f"\n=== {title}: tfperf {' '.join(argv)}\n", flush=True)
+        if missing and argv[0] in RUNS_TENSORS:
+            print(f"→ skipped: {missing}", flush=True)
+            continue
         rc = main(argv)
         failed, words = demo_outcome(argv[0], rc, expected)
         print(f"\n→ {words}", flush=True)

@@ -59,6 +59,30 @@ def pytest_configure(config: pytest.Config) -> None:
                    "max_graph_ops=None, max_xla_compilations=None): fail the test when the "
                    "TensorFlow counters of its body exceed these limits (tfperf)")
     config.stash[_RESULTS] = []
+    _check_gate_options(config)
+
+
+def _check_gate_options(config: pytest.Config) -> None:
+    """The gate's paths and threshold, checked before any test runs (a bad one would
+    otherwise fail the session after the whole suite, or write over a user's file)."""
+    save, store, against = (config.getoption("tfperf_save"), config.getoption("tfperf_store"),
+                            config.getoption("tfperf_compare"))
+    if not (save or store or against):
+        return
+    from tfperf.bench.gate_command import parse_fail_over
+    from tfperf.bench.record import RecordError, load_record
+    from tfperf.cli import UsageError
+    from tfperf.core.usercode import UserCodeError, check_output_path
+
+    try:
+        for option, out in (("--tfperf-save", save), ("--tfperf-store", store)):
+            if out:
+                check_output_path(out, option, folder=option == "--tfperf-store")
+        if against:
+            parse_fail_over(config.getoption("tfperf_fail_over"))
+            load_record(against)
+    except (UserCodeError, RecordError, UsageError) as exc:
+        raise pytest.UsageError(f"tfperf: error: {exc}") from None
 
 
 def _limits(item: pytest.Item) -> dict[str, int]:

@@ -166,11 +166,28 @@ def test_compare_run_fails_on_a_planted_regression(pytester, run):
 
 
 @pytest.mark.tf
-def test_a_missing_baseline_is_an_error_not_a_traceback(pytester, run):
+def test_bad_gate_options_fail_before_any_test_runs_and_touch_no_file(pytester, run):
+    # found when the session starts, not after the whole suite ran; `--tfperf-save` naming
+    # the test file itself never replaces it by the run's JSON
     pytester.makepyfile(test_b=BENCHED.format(extra="pass"))
-    res = run("--tfperf-budget", "0.1", "--tfperf-compare", str(pytester.path / "none.json"))
-    assert res.ret == pytest.ExitCode.USAGE_ERROR
-    assert "tfperf: error:" in res.stdout.str() and "no such file" in res.stdout.str()
+    source = pytester.path / "test_b.py"
+    before = source.read_bytes()
+    (pytester.path / "runs").mkdir()
+    (pytester.path / "blocker").write_text("a file where a folder should be\n")
+    for args, says in [
+        (("--tfperf-compare", str(pytester.path / "none.json")), "none.json: no such file"),
+        (("--tfperf-compare", str(source)), "test_b.py: not JSON"),
+        (("--tfperf-save", str(source)), "test_b.py: an existing Python source"),
+        (("--tfperf-save", str(pytester.path / "runs")), "runs: is a folder; give a file name"),
+        (("--tfperf-store", str(pytester.path / "blocker" / "runs")), "is a file, not a folder"),
+        (("--tfperf-compare", str(source), "--tfperf-fail-over", "lots"), "--fail-over"),
+    ]:
+        res = run("--tfperf-budget", "0.1", *args)
+        shown = res.stdout.str() + res.stderr.str()
+        assert res.ret == pytest.ExitCode.USAGE_ERROR, shown
+        assert "tfperf: error:" in shown and says in shown, shown
+        assert "Traceback" not in shown and "passed" not in shown, shown  # nothing ran
+    assert source.read_bytes() == before
 
 
 def test_the_plugin_loads_without_tensorflow_or_numpy():

@@ -182,3 +182,25 @@ def test_output_paths_that_cannot_be_written(tmp_path):
         check_output_path(tmp_path / "file" / "run.json", "--save")
     with pytest.raises(UserCodeError, match=r"--plot .*loop: a symlink loop"):
         check_output_path(tmp_path / "loop", "--plot")
+
+
+def test_a_report_is_never_written_over_a_folder_or_a_users_source(tmp_path):
+    # found before the run, not after minutes of timing (the run would be lost), and a
+    # mistyped `--html train.py` never replaces the script by a report
+    (tmp_path / "d").mkdir()
+    (tmp_path / "train.py").write_text("print(1)\n")
+    (tmp_path / "nb.ipynb").write_text("{}")
+    (tmp_path / "old.html").write_text("<html></html>")
+    for option in ("--html", "--save", "--plot"):
+        with pytest.raises(UserCodeError, match=rf"^{option} .*d: is a folder; give a file "
+                                                "name$"):
+            check_output_path(tmp_path / "d", option)
+    for name in ("train.py", "nb.ipynb"):
+        with pytest.raises(UserCodeError, match=rf"--html .*{name}: an existing Python "
+                                                "source or notebook; tfperf writes no report "
+                                                "over it"):
+            check_output_path(tmp_path / name, "--html")
+    check_output_path(tmp_path / "old.html", "--html")  # a report of an earlier run: replaced
+    for option in ("--store", "--logdir"):  # these name folders
+        check_output_path(tmp_path / "d", option)
+    check_output_path(tmp_path / "d", "--plot", folder=True)  # the suite's plots: a folder

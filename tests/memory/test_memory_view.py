@@ -349,3 +349,21 @@ def test_each_kinds_most_live_is_the_same_however_threads_interleave():
                for c in caps]
     assert at_peak[0] != at_peak[1]  # the peak's live set moved
     assert kinds(caps[0]) == kinds(caps[1]) == {"activations": 200, "gradients": 180}
+
+
+def test_cli_script_without_a_tf_function_says_why_nothing_was_captured(cli, tmp_path):
+    # an eager training loop has no top-level tf.function call, so no step: the report says
+    # that and what to do, and points to no (empty) capture folder
+    (tmp_path / "eager.py").write_text(textwrap.dedent('''
+        import tensorflow as tf
+        w = tf.Variable(tf.ones([64, 64]))
+        for _ in range(3):
+            y = tf.reduce_sum(tf.matmul(tf.ones([32, 64]), w))
+        print("ran")
+    '''))
+    done = cli("profile", "--memory", "eager.py", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["logdir"] is None
+    assert "no tf.function" in doc["capture_note"] and "TFP306" in doc["capture_note"]
+    assert "the profiler wrote no capture" not in done.stdout

@@ -89,6 +89,7 @@ class _ProgressBar:
 def run(args: argparse.Namespace) -> int:
     from tfperf.cli import UsageError
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
+    from tfperf.core.tensorflow_needed import tensorflow_missing
 
     gate_command.check_arguments(args)
     if args.html and (args.history or gate_command.wants_gate(args)):
@@ -105,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget must be a positive number of seconds")
     baseline = _check_inputs(args)  # before TensorFlow is imported: bad input fails fast
+    missing = tensorflow_missing()
+    if missing:
+        raise UsageError(missing)
     quiet_tensorflow_startup(args.verbose)
     show_bar = not args.no_progress and not args.json and not args.format and \
         sys.stderr.isatty()
@@ -131,8 +135,9 @@ def _check_inputs(args: argparse.Namespace) -> dict[str, Any] | None:
                 check_user_file(source)
         for option, out in (("--save", args.save), ("--store", args.store),
                             ("--plot", args.plot), ("--html", args.html)):
-            if out:
-                check_output_path(out, option)
+            if out:  # the suite draws one plot a claim: its --plot is a folder
+                check_output_path(out, option, folder=bool(args.suite) if option == "--plot"
+                                  else None)
     except UserCodeError as exc:
         raise UsageError(str(exc)) from None
     return gate_command.load_baseline(args)

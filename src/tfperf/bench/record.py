@@ -12,12 +12,14 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfperf.bench.machine import fingerprint, machine_info, machine_key
-from tfperf.bench.result import CompareResult, VariantResult
 from tfperf.core import render
 from tfperf.core.files import write_text_atomically
+
+if TYPE_CHECKING:  # a saved run is read without NumPy (bench --history on the base install)
+    from tfperf.bench.result import CompareResult, VariantResult
 
 FORMAT = "tfperf-bench-run"
 VERSION = 1

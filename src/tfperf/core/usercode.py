@@ -265,12 +265,22 @@ def check_module(name: str) -> UserFile | None:
     return UserFile(checked.path, checked.tree, label=name)
 
 
-def check_output_path(path: str | Path, option: str) -> None:
+# Options whose value is a folder tfperf writes into; the others name one file.
+FOLDER_OPTIONS = frozenset({"--store", "--logdir"})
+# A user's own work, which no report of tfperf's replaces (a mistyped `--html train.py`).
+SOURCE_SUFFIXES = frozenset({".py", ".pyi", ".ipynb"})
+
+
+def check_output_path(path: str | Path, option: str, *, folder: bool | None = None) -> None:
     """:class:`UserCodeError` when tfperf surely cannot write ``path`` (the ``option``'s
     value): a part of it that should be a folder is a file, the folder that would hold it is
-    not writable, or it is itself an unwritable file or a symlink loop. Checked before a
-    long run, so the run is not lost at its end."""
+    not writable, or it is itself an unwritable file or a symlink loop; and where it would
+    lose the user's work: a file option (``folder`` False; by default every option but
+    :data:`FOLDER_OPTIONS`) naming a folder, or an existing Python source or notebook.
+    Checked before a long run, so the run is not lost at its end."""
     p = Path(path)
+    if folder is None:
+        folder = option in FOLDER_OPTIONS
     try:
         st = p.stat()
     except (FileNotFoundError, NotADirectoryError):  # the folder below says which
@@ -279,8 +289,13 @@ def check_output_path(path: str | Path, option: str) -> None:
         why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
         raise UserCodeError(f"{option} {p}: {why}") from None
     if st is not None:
+        if stat.S_ISDIR(st.st_mode) and not folder:
+            raise UserCodeError(f"{option} {p}: is a folder; give a file name")
         if stat.S_ISDIR(st.st_mode) and not os.access(p, os.W_OK | os.X_OK):
             raise UserCodeError(f"{option} {p}: the folder is not writable")
+        if not stat.S_ISDIR(st.st_mode) and p.suffix.lower() in SOURCE_SUFFIXES:
+            raise UserCodeError(f"{option} {p}: an existing Python source or notebook; "
+                                "tfperf writes no report over it")
         if not stat.S_ISDIR(st.st_mode) and not os.access(p, os.W_OK):
             raise UserCodeError(f"{option} {p}: the file is not writable")
         return

@@ -82,6 +82,9 @@ def _strategy_finding(devices: dict[str, Any]) -> tuple[Finding, bool]:
     """Whether the child got far enough to judge the rest."""
     code = "devices.strategy"
     status = devices.get("status") or "not run"
+    if devices.get("not_installed"):
+        return _f(code, Status.SKIP, f"{devices['not_installed']}: collectives not checked",
+                  outcome=status), False
     setup = _stage(devices, "setup")
     if "timed out" in status:
         stage = devices.get("hung_stage", "?")
@@ -311,6 +314,9 @@ def worker_findings(raw: dict[str, Any]) -> list[Finding]:
     stages = raw.get("stages", {})
     status = raw.get("status") or "not run"
     n = len(workers)
+    if raw.get("not_installed"):
+        return [_f("workers.join", Status.SKIP, f"{raw['not_installed']}: the workers' "
+                   "collectives not checked", outcome=status, workers=workers)]
     if "timed out" in status and raw.get("hung_stage") == "join":
         silent = raw.get("silent_workers", [])
         names = ", ".join(_worker_name(workers, i) for i in silent) or "a worker"

@@ -9,6 +9,8 @@ SLOW = EXAMPLES_DIR / "case_study_slow.py"
 FIXED = EXAMPLES_DIR / "case_study_fixed.py"
 BENCH = EXAMPLES_DIR / "case_study_bench.py"
 
+# The demo's steps that run tensors: skipped, with the reason, where TensorFlow is missing.
+RUNS_TENSORS = frozenset({"bench", "profile"})
 
 # What a step's exit status 0 says, by command.
 _CLEAN = {"doctor": "no failing check", "lint": "no findings",

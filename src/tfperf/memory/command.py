@@ -95,11 +95,11 @@ def run_memory(args: argparse.Namespace, kind: str, script_args: list[str]) -> i
             raise UsageError(f"--device: {exc}") from None
     if args.plot:
         raise UsageError("--plot draws the time view; the memory view prints its timeline")
-    import importlib.util
+    from tfperf.core.tensorflow_needed import tensorflow_missing
 
-    if importlib.util.find_spec("tensorflow") is None:
-        raise UsageError("TensorFlow is not installed here; install it with "
-                         "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])")
+    missing = tensorflow_missing()
+    if missing:
+        raise UsageError(missing)
     from tfperf.memory import allocator
 
     allocator.switch_on_statistics()  # before anything creates TensorFlow's devices

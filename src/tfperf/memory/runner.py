@@ -229,7 +229,17 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, steps: int | None 
     wall = time.perf_counter() - t0
     if session.leaks is not None and len(session.leaks.samples) < MIN_LEAK_STEPS:
         session.leaks.report()  # unhook; too few steps to judge: the report says so
-    return session.report(str(path), error, wall_s=wall)
+    report = session.report(str(path), error, wall_s=wall)
+    if stepper.calls == 0 and session.capture is not None:  # the capture never started
+        report.logdir = None
+        report.capture_note = NO_STEPS
+    return report
+
+
+# A script whose loop runs eagerly has no step for the memory view to mark.
+NO_STEPS = ("the script made no tf.function call, and the memory view's steps are the "
+            "top-level tf.function calls: decorate the training step with @tf.function "
+            "(TFP306), or profile the step as FILE.py:FUNCTION --inputs FILE.py:MAKE")
 
 
 __all__ = ["DEFAULT_CAPTURED_STEPS", "memory_profile", "run_function", "run_script"]

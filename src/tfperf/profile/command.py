@@ -169,11 +169,11 @@ def run(args: argparse.Namespace) -> int:
         from tfperf.memory.command import run_memory
 
         return run_memory(args, kind, script_args)
-    import importlib.util
+    from tfperf.core.tensorflow_needed import tensorflow_missing
 
-    if importlib.util.find_spec("tensorflow") is None:
-        raise UsageError("TensorFlow is not installed here; install it with "
-                         "pip install 'tfperf[tf-cpu]' (or [tf], [gpu])")
+    missing = tensorflow_missing()
+    if missing:
+        raise UsageError(missing)
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
     quiet_tensorflow_startup(args.verbose)
@@ -294,11 +294,11 @@ def _run_remote(args: argparse.Namespace) -> int:
         raise UsageError(f"--remote: {exc}") from None
     if not 1 <= args.duration_ms <= 600_000:
         raise UsageError(f"--duration-ms must be between 1 and 600000, not {args.duration_ms}")
-    import importlib.util
+    from tfperf.core.tensorflow_needed import tensorflow_missing
 
-    if importlib.util.find_spec("tensorflow") is None:
-        raise UsageError("TensorFlow is not installed here; its profiler client does the "
-                         "capture: pip install 'tfperf[tf-cpu]'")
+    missing = tensorflow_missing(" (its profiler client does the capture)")
+    if missing:
+        raise UsageError(missing)
     from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
     quiet_tensorflow_startup(args.verbose)

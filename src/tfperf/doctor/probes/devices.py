@@ -125,5 +125,10 @@ def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, An
     """Collectives across this machine's devices (only with ``--devices``)."""
     if not options.devices:
         return {}
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+
+    missing = tensorflow_missing()
+    if missing:  # the doctor's own check says so, with the fix: no child to start
+        return {"devices": {"status": "not run", "not_installed": missing, "stages": {}}}
     return {"devices": probe_devices(options.timeout, options.logical_cpus,
                                      options.max_message_bytes)}

@@ -13,7 +13,6 @@ still leaves its import log here, and the doctor's checks explain it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import queue
@@ -52,10 +51,9 @@ def _describe_exit(code: int | None) -> str:
 
 
 def tensorflow_importable() -> bool:
-    try:
-        return importlib.util.find_spec("tensorflow") is not None
-    except (ImportError, ValueError):
-        return False
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+
+    return tensorflow_missing() is None
 
 
 def probe_tensorflow(timeout: float = 120.0, compute: bool = True,

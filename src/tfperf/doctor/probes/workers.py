@@ -33,7 +33,8 @@ def parse_workers(spec: str, index: int | None = None) -> tuple[list[str], int]:
     if text == "env":
         text = os.environ.get("TF_CONFIG", "")
         if not text:
-            raise WorkersSpecError("--workers env: TF_CONFIG is not set")
+            raise WorkersSpecError("TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set "
+                                   "TF_CONFIG")
     elif not text.startswith("{") and os.path.isfile(text):
         with open(text, encoding="utf-8") as fh:
             text = fh.read()
@@ -89,4 +90,10 @@ def probe(options: GatherOptions, earlier: Mapping[str, Any]) -> Mapping[str, An
     if not options.workers:
         return {}
     workers, index = parse_workers(options.workers, options.worker_index)
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+
+    missing = tensorflow_missing()
+    if missing:  # the doctor's own check says so, with the fix: no child to start
+        return {"workers": {"status": "not run", "not_installed": missing, "stages": {},
+                            "workers": workers, "index": index}}
     return {"workers": probe_workers(workers, index, options.timeout)}
