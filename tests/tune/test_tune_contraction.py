@@ -167,3 +167,15 @@ def test_tf_multiply_beside_a_users_own_multiply_is_still_a_product():
     new = ProductSumToEinsum().build(text, lever_context(text, args, "m.py"))
     assert f"{HELPER}(c, u" in new, new
     _agrees(text, new, args)
+
+
+def test_the_written_helper_keeps_its_line_breaks():
+    # A backslash line break inside the template string is a continuation of the string
+    # literal: the patch showed "not (ra and rb)             or not ..." on one line.
+    text, _, ctx = _spelling("per_example/enumerate_prealloc")
+    new = ProductSumToEinsum().build(LoopsBatched(True).build(text, ctx), ctx)
+    helper = new.split(f"def {HELPER}(", 1)[1]
+    runs = [line for line in helper.splitlines()
+            if "  " in line.split("#", 1)[0].strip()]
+    assert not runs, runs
+    assert "\\\n" not in helper

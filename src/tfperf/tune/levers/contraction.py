@@ -32,8 +32,8 @@ def _tfperf_contract(a, b, axis=None):
     if axis == "examples":  # each example's sum: every axis but the batch axis (axis 0)
         axis = list(range(1, max(len(a.shape), len(b.shape))))
     ra, rb = a.shape.rank, b.shape.rank
-    if ra is None or rb is None or a.dtype != b.dtype or not (ra and rb) \
-            or not a.dtype.is_floating:
+    if (ra is None or rb is None or a.dtype != b.dtype or not (ra and rb)
+            or not a.dtype.is_floating):
         return TF.reduce_sum(a * b, axis=axis)
     rank = max(ra, rb)
     sa = [1] * (rank - ra) + a.shape.as_list()
