@@ -48,6 +48,22 @@ def test_the_roofline_does_not_trace_a_baseline_past_the_budget(user_module):
         "roofline: not counted (tracing it would")
 
 
+def test_an_unbounded_trace_estimate_is_said_in_words_not_as_inf(user_module, monkeypatch):
+    # The same code under tf.function outlasted its limit: the estimate is infinite, and the
+    # note said "tracing it would take about inf s".
+    import math
+    import re
+
+    from tfperf.tune.search import Search
+
+    monkeypatch.setattr(Search, "trace_estimate", lambda self, live, everyone=(): math.inf)
+    mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
+    note = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[]).baseline["roofline"] or ""
+    assert note.startswith("roofline: not counted (tracing it"), note
+    assert "outlasted its first call's limit" in note, note
+    assert not re.search(r"\b(inf|nan)\b", note), note
+
+
 def test_the_roofline_is_still_counted_when_its_trace_fits(user_module):
     mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
     result = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[])

@@ -316,9 +316,8 @@ class Search:
             cost = self.trace_estimate(live, everyone)
             room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
             if cost > room:
-                live.record.notes.append(
-                    f"roofline: not counted (tracing it would take about {cost:.2g} s, past the "
-                    f"budget: {room:.2g} s left)")
+                live.record.notes.append(f"roofline: not counted ({_trace_cost(cost)}, past "
+                                         f"the budget: {room:.2g} s left)")
                 continue
             try:
                 args, kwargs = self._fresh(live)
@@ -1135,3 +1134,12 @@ def _return_kinds(screen: Screen) -> list[Kinds]:
     if screen.outputs and all(isinstance(o, (int, float)) for o in screen.outputs):
         return [[("output", kind_of(o))] for o in screen.outputs]
     return []
+
+
+def _trace_cost(cost: float) -> str:
+    """What is known of a trace's cost, in words: an infinite estimate is a trace of the
+    same code that outlasted its limit or was not tried (never "about inf s")."""
+    if math.isfinite(cost):
+        return f"tracing it would take about {cost:.2g} s"
+    return ("tracing it is unbounded: the same code traced (tf.function or XLA) outlasted "
+            "its first call's limit in the search, or was not tried as too long")
