@@ -316,8 +316,7 @@ class Search:
             cost = self.trace_estimate(live, everyone)
             room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
             if cost > room:
-                live.record.notes.append(f"roofline: not counted ({_trace_cost(cost)}, past "
-                                         f"the budget: {room:.2g} s left)")
+                live.record.notes.append(f"roofline: not counted ({_trace_cost(cost, room)})")
                 continue
             try:
                 args, kwargs = self._fresh(live)
@@ -1136,10 +1135,10 @@ def _return_kinds(screen: Screen) -> list[Kinds]:
     return []
 
 
-def _trace_cost(cost: float) -> str:
-    """What is known of a trace's cost, in words: an infinite estimate is a trace of the
-    same code that outlasted its limit or was not tried (never "about inf s")."""
+def _trace_cost(cost: float, room: float) -> str:
+    """Why a trace for the roofline was not made, in words: an infinite estimate is a trace
+    of the same code that outlasted its limit or was not tried (never "about inf s")."""
     if math.isfinite(cost):
-        return f"tracing it would take about {cost:.2g} s"
-    return ("tracing it is unbounded: the same code traced (tf.function or XLA) outlasted "
-            "its first call's limit in the search, or was not tried as too long")
+        return f"tracing it would take about {cost:.2g} s, past the budget: {room:.2g} s left"
+    return ("a trace of the same code (tf.function or XLA) outlasted its first call's limit "
+            f"in the search or was not tried as too long; {room:.2g} s of the budget left")
