@@ -64,6 +64,23 @@ def test_an_unbounded_trace_estimate_is_said_in_words_not_as_inf(user_module, mo
     assert not re.search(r"\b(inf|nan)\b", note), note
 
 
+def test_a_first_call_risk_of_an_untimed_eager_call_is_said_in_words(monkeypatch):
+    # The eager code's estimate is infinite when no call of it was timed: the risk said
+    # "the eager code takes inf s a call".
+    import math
+    import types
+
+    from tfperf.tune.search import Search
+
+    eager = types.SimpleNamespace(estimate=math.inf)
+    monkeypatch.setattr(Search, "_eager_start", lambda self, chosen: eager)
+    monkeypatch.setattr(Search, "_eager_ops", lambda self, live: None)
+    search = object.__new__(Search)
+    lever = types.SimpleNamespace(graph_loop=False, traces=True)
+    why = search._first_call_risk((lever,), 5.0)  # type: ignore[arg-type]
+    assert why == "the eager code's call time is not known (no call of it was timed)"
+
+
 def test_the_roofline_is_still_counted_when_its_trace_fits(user_module):
     mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
     result = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[])

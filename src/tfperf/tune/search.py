@@ -536,6 +536,8 @@ class Search:
             return None
         ops = self._eager_ops(eager)
         if not ops:  # uncounted, or none: a function already a tf.function runs as one call
+            if not math.isfinite(eager.estimate):  # never "inf s": say what is known
+                return "the eager code's call time is not known (no call of it was timed)"
             if eager.estimate > limit / 2:
                 return (f"the eager code takes {eager.estimate:.2g} s a call, too long to count "
                         "its ops")
