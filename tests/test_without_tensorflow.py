@@ -194,9 +194,7 @@ def test_explain_reads_a_log_without_tensorflow(no_tf):
     ["profile", "bench_me.py:plain"],
     ["profile", "--memory", "slow.py"],
     ["profile", "--remote", "localhost:6009"],
-    pytest.param(["tune", "bench_me.py:plain"], marks=pytest.mark.xfail(
-        strict=True, reason="src/tfperf/tune (another helper's folder) imports the user's "
-        "file and reports 'No module named tensorflow' without saying how to install it")),
+    ["tune", "bench_me.py:plain"],
 ])
 def test_commands_that_run_tensors_say_tensorflow_is_needed_in_one_line(no_tf, argv):
     rc, out, err = no_tf(*argv)

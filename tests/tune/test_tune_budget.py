@@ -48,6 +48,39 @@ def test_the_roofline_does_not_trace_a_baseline_past_the_budget(user_module):
         "roofline: not counted (tracing it would")
 
 
+def test_an_unbounded_trace_estimate_is_said_in_words_not_as_inf(user_module, monkeypatch):
+    # The same code under tf.function outlasted its limit: the estimate is infinite, and the
+    # note said "tracing it would take about inf s".
+    import math
+    import re
+
+    from tfperf.tune.search import Search
+
+    monkeypatch.setattr(Search, "trace_estimate", lambda self, live, everyone=(): math.inf)
+    mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
+    note = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[]).baseline["roofline"] or ""
+    assert note.startswith("roofline: not counted (a trace of the same code"), note
+    assert "outlasted its first call's limit" in note, note
+    assert not re.search(r"\b(inf|nan)\b", note), note
+
+
+def test_a_first_call_risk_of_an_untimed_eager_call_is_said_in_words(monkeypatch):
+    # The eager code's estimate is infinite when no call of it was timed: the risk said
+    # "the eager code takes inf s a call".
+    import math
+    import types
+
+    from tfperf.tune.search import Search
+
+    eager = types.SimpleNamespace(estimate=math.inf)
+    monkeypatch.setattr(Search, "_eager_start", lambda self, chosen: eager)
+    monkeypatch.setattr(Search, "_eager_ops", lambda self, live: None)
+    search = object.__new__(Search)
+    lever = types.SimpleNamespace(graph_loop=False, traces=True)
+    why = search._first_call_risk((lever,), 5.0)  # type: ignore[arg-type]
+    assert why == "the eager code's call time is not known (no call of it was timed)"
+
+
 def test_the_roofline_is_still_counted_when_its_trace_fits(user_module):
     mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
     result = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[])

@@ -167,3 +167,41 @@ def test_tf_multiply_beside_a_users_own_multiply_is_still_a_product():
     new = ProductSumToEinsum().build(text, lever_context(text, args, "m.py"))
     assert f"{HELPER}(c, u" in new, new
     _agrees(text, new, args)
+
+
+def test_the_written_helper_keeps_its_line_breaks():
+    # A backslash line break inside the template string is a continuation of the string
+    # literal: the patch showed "not (ra and rb)             or not ..." on one line.
+    text, _, ctx = _spelling("per_example/enumerate_prealloc")
+    new = ProductSumToEinsum().build(LoopsBatched(True).build(text, ctx), ctx)
+    helper = new.split(f"def {HELPER}(", 1)[1]
+    runs = [line for line in helper.splitlines()
+            if "  " in line.split("#", 1)[0].strip()]
+    assert not runs, runs
+    assert "\\\n" not in helper
+
+
+SQUARES = """
+import tensorflow as tf
+
+
+def f(x, w):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(tf.reduce_sum(x[i] * x[i]) + tf.reduce_sum(x[i][:, None] * w, 0))
+    return tf.stack(out)
+"""
+
+
+def test_a_sum_of_a_factor_times_itself_is_left_as_written():
+    # x[i] * x[i]: both factors one tensor, one shape, no broadcast product to save; the
+    # patch of reduce_sum(x[i] * x[i]) carried the 30-line generic helper for nothing.
+    import types
+
+    ctx = types.SimpleNamespace(target=types.SimpleNamespace(name="f"))
+    only = SQUARES.replace(" + tf.reduce_sum(x[i][:, None] * w, 0)", "")
+    with pytest.raises(SourceEditError, match="the same factor"):
+        ProductSumToEinsum().build(only, ctx)  # type: ignore[arg-type]
+    new = ProductSumToEinsum().build(SQUARES, ctx)  # type: ignore[arg-type]
+    assert "tf.reduce_sum(x[i] * x[i])" in new
+    assert f"{HELPER}(x[i][:, None], w, 0)" in new

@@ -29,7 +29,9 @@ def chain(x):
     return y
 """
 
-
+#: CHAIN with a Python sleep of 50 ms a call: eager, every call; traced, once.
+SLEEPY_CHAIN = ("from time import sleep\n"
+                + CHAIN.replace("    y = x\n", "    sleep(0.05)\n    y = x\n"))
 
 
 #: The budget left as the isolated searches see it (the clock stands still, conftest.py):
@@ -62,7 +64,10 @@ def test_isolated_candidates_contain_a_segfault_and_a_hang(user_module, monkeypa
     frozen_budget(search_s=ISOLATED_SEARCH_S, final_s=ISOLATED_FINAL_S)
     # Stateful inputs (a tf.Variable) cannot be shipped: each child calls the module's own
     # inputs function, found by name.
-    mod = user_module(CHAIN + "\n\ndef make():\n"
+    # The eager baseline sleeps 50 ms a call in Python, which a tf.function runs once, when
+    # it traces: the planted pick beats the baseline by far more than any load's noise (the
+    # plain chain's gain, a few ms, was within it at load 10 and nothing was picked).
+    mod = user_module(SLEEPY_CHAIN + "\n\ndef make():\n"
                       "    x = tf.random.stateless_normal([64, 32], [1, 2])\n"
                       "    return (tf.Variable(x),), {}\n")
     first = "    y = x\n"
@@ -275,7 +280,7 @@ def test_an_isolated_cond_rewrite_says_its_gradient_was_not_checked(monkeypatch,
     live = SimpleNamespace(levers=(), record=record, replaced_conds=False, inputs=None)
     search = SimpleNamespace(left=lambda: 600.0, ctx=SimpleNamespace(
         target=SimpleNamespace(source=source)), target=SimpleNamespace(diff=lambda t: "diff"),
-        workdir=tmp_path, varied_for=lambda: None)
+        workdir=tmp_path, varied_for=lambda: None, varied_ints=False)
     pool = SimpleNamespace(start_s=1.0, shared_cpu=True, pending={},
                            _submit=lambda *a, **k: None)
     isolate.Isolation.build_and_screen(pool, search, live, limit=1.0)

@@ -77,7 +77,8 @@ def test_len_of_a_list_and_static_loops_are_left_alone():
 
 @pytest.mark.parametrize("source", [DIRECT, THROUGH_A_NAME, COMPREHENSION, LAYER],
                          ids=["direct", "through-a-name", "comprehension", "layer"])
-def test_the_compiled_loop_is_tried_and_agrees_where_tracing_raised(user_module, source):
+def test_the_compiled_loop_is_tried_and_agrees_where_tracing_raised(user_module, source,
+                                                                    roomy_limits):
     mod = user_module(source)
     x = tf.constant(np.random.default_rng(3).normal(size=(48, 16)).astype(np.float32))
     result = tune(mod.f, (x,), budget=8, levers=[StaticLoopBounds(), TfFunction()])

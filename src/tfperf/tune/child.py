@@ -84,17 +84,19 @@ class _Candidate:
         args, kwargs = self.target.fresh_inputs()
         varied = None
         if cmd.get("varied") and self.target.inputs is None:  # the parent's, made alike
-            from tfperf.tune.varied import vary
+            from tfperf.tune.varied import vary_inputs
 
-            v_args, v_kwargs = vary((tuple(args), dict(kwargs)))
-            varied = (tuple(v_args), dict(v_kwargs))
+            v_args, v_kwargs, _ = vary_inputs(tuple(args), dict(kwargs),
+                                              ints=bool(cmd.get("varied_ints")))
+            varied = (v_args, v_kwargs)
         s = screen(self.fn, args, kwargs, self.namespace, limit=cmd["limit"],
                    watch_retraces=bool(cmd.get("watch_retraces")),
                    more_if_under=cmd.get("more_if_under"),
                    first_limit=cmd.get("first_limit"), varied=varied)
         out = {"first_call_s": s.first_call_s, "second_call_s": s.second_call_s,
                "error": s.error, "retraces": s.retraces, "fallback": s.fallback,
-               "retraced": s.retraced, "ops": None, "varied_error": s.varied_error}
+               "retraced": s.retraced, "ops": None, "varied_error": s.varied_error,
+               "varied_timed_out": s.varied_timed_out}
         path = Path(cmd["out"])
         out["outputs"] = {"skeleton": arrays.save(s.outputs, path, "outputs"),
                           "npz": str(path)}

@@ -100,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"tfperf tune: {exc}", file=sys.stderr)
             return 2
     _check(args)  # before TensorFlow is imported: bad input fails fast
+    from tfperf.core.tensorflow_needed import tensorflow_missing
+
+    missing = tensorflow_missing()  # the base install: say so, not the user's failed import
+    if missing:
+        raise UsageError(missing)
     if not args.verbose:
         from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 

@@ -190,7 +190,8 @@ class Isolation:
         live.built = Built(_elsewhere, {}, target.source, search.workdir / "baseline.py")
         future = self._submit(live, None, (), max(2 * search.budget, 1.0), None,
                               watch_retraces=True, more_if_under=search.budget / 8,
-                              count_ops=True, varied=search.varied is not None)
+                              count_ops=True, varied=search.varied is not None,
+                              varied_ints=search.varied_ints)
         out = future.result()
         why = out.failed or out.load_error or out.rejected or \
             (out.screen or {}).get("exception") or (out.screen or {}).get("error")
@@ -199,6 +200,19 @@ class Isolation:
                 out.worker.close()
             raise TuneError(f"{target.name}: the function fails in a child process: {why}")
         self._fill(search, live, out, judge=False)
+        if live.screen is not None and search.ints_fell_back(live.screen):
+            # the user's function refuses the varied integer arguments: once more, kept
+            if out.worker is not None:
+                out.worker.close()
+            out = self._submit(live, None, (), max(2 * search.budget, 1.0), None,
+                               watch_retraces=True, more_if_under=search.budget / 8,
+                               count_ops=True, varied=True, varied_ints=False).result()
+            if out.failed or out.load_error or out.rejected or (out.screen or {}).get(
+                    "exception") or (out.screen or {}).get("error"):
+                if out.worker is not None:
+                    out.worker.close()
+                raise TuneError(f"{target.name}: the function fails in a child process")
+            self._fill(search, live, out, judge=False)
         if live.screen is not None:
             search.settle_varied(live.screen)
         self.base, self.start_s = live, out.start_s or 0.0
@@ -227,7 +241,8 @@ class Isolation:
         measure_s = None if self.shared_cpu else self._measure_s(search)
         self.pending[id(live)] = self._submit(live, text, live.levers, limit, measure_s,
                                               count_ops=count, first_limit=first_limit,
-                                              varied=search.varied_for() is not None)
+                                              varied=search.varied_for() is not None,
+                                              varied_ints=search.varied_ints)
 
     def settle(self, search: Any, lives: list[Any]) -> None:
         """Wait for the children of ``lives`` and judge what they gave, in order."""
@@ -283,7 +298,8 @@ class Isolation:
         live.screen = Screen(first_call_s=s["first_call_s"], second_call_s=s["second_call_s"],
                              outputs=list(outputs), error=s["error"], retraces=s["retraces"],
                              fallback=s["fallback"], retraced=dict(s["retraced"]),
-                             varied_output=varied_output, varied_error=s.get("varied_error"))
+                             varied_output=varied_output, varied_error=s.get("varied_error"),
+                             varied_timed_out=bool(s.get("varied_timed_out")))
         live.ops = s.get("ops")
         record.first_call_s = s["first_call_s"]
         if judge:

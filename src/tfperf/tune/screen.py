@@ -126,14 +126,14 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
         except Exception as exc:  # the user's code, edited: any error rejects the candidate
             out.error = describe_error(exc)
     if varied is not None and out.error is None and len(out.outputs) == calls:
-        _varied_call(fn, varied, max(limit, first_limit or 0.0), out)
+        varied_call(fn, varied, max(limit, first_limit or 0.0), out)
     hits = [m for m in messages if any(n in m for n in FALLBACK_NEEDLES)]
     if hits:
         out.fallback = hits[0].strip().splitlines()[0][:200]
     return out
 
 
-def _varied_call(fn: Callable[..., Any], varied: tuple[tuple[Any, ...], dict[str, Any]],
+def varied_call(fn: Callable[..., Any], varied: tuple[tuple[Any, ...], dict[str, Any]],
                  limit: float, out: Screen) -> None:
     """One call on the varied inputs: its output, or why it failed."""
     try:

@@ -214,6 +214,11 @@ class Search:
         self.varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self.varied_base: Any = None
         self.varied_note = ""
+        # Integer arguments varied too (a size, k: tune/varied.py); False after the baseline
+        # raised on the varied ints. ``ints_changed``: which, for the note.
+        self.varied_ints = True
+        self.ints_changed: list[str] = []
+        self.ints_note = ""
         self._done: list[_Live] = []
         self._runs = itertools.count()  # interleaved runs, numbered: ratios pair within one
         # tfperf.tune.isolate.Isolation when candidates run in child processes (--isolate)
@@ -311,9 +316,7 @@ class Search:
             cost = self.trace_estimate(live, everyone)
             room = max(0.0, self.left(final=True)) + NOTES_SHARE * self.budget
             if cost > room:
-                live.record.notes.append(
-                    f"roofline: not counted (tracing it would take about {cost:.2g} s, past the "
-                    f"budget: {room:.2g} s left)")
+                live.record.notes.append(f"roofline: not counted ({_trace_cost(cost, room)})")
                 continue
             try:
                 args, kwargs = self._fresh(live)
@@ -533,6 +536,8 @@ class Search:
             return None
         ops = self._eager_ops(eager)
         if not ops:  # uncounted, or none: a function already a tf.function runs as one call
+            if not math.isfinite(eager.estimate):  # never "inf s": say what is known
+                return "the eager code's call time is not known (no call of it was timed)"
             if eager.estimate > limit / 2:
                 return (f"the eager code takes {eager.estimate:.2g} s a call, too long to count "
                         "its ops")
@@ -640,8 +645,27 @@ class Search:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
                             f"{live.screen.error}")
         live.record.first_call_s = live.screen.first_call_s
+        if self.ints_fell_back(live.screen):  # the user's function refuses the varied ints
+            from tfperf.tune.screen import varied_call
+
+            live.screen.varied_error = None
+            self.varied = self._varied_inputs(args, kwargs)
+            assert self.varied is not None
+            varied_call(live.built.fn, self.varied, max(2 * self.budget, 1.0), live.screen)
         self.settle_varied(live.screen)
         return live
+
+    def ints_fell_back(self, s: Screen) -> bool:
+        """Whether the baseline failed on the varied inputs only because an integer argument
+        was varied: then the integers are kept (the next varied inputs), with a note, and the
+        caller calls the baseline once more. A call cut short by its limit is no refusal."""
+        if not self.varied_ints or not self.ints_changed or s.varied_error is None \
+                or s.varied_timed_out:
+            return False
+        self.ints_note = (f"integer arguments kept ({', '.join(self.ints_changed)} raised in "
+                          f"the function itself: {s.varied_error[:120]})")
+        self.varied_ints = False
+        return True
 
     def _varied_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                        ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
@@ -651,10 +675,13 @@ class Search:
             self.varied_note = ("checked on the user's inputs only: a stateful function (an "
                                 "inputs factory) keeps its inputs as they are")
             return None
-        from tfperf.tune.varied import vary
+        from tfperf.tune.varied import vary_inputs
 
-        v_args, v_kwargs = vary((tuple(args), dict(kwargs)))
-        return tuple(v_args), dict(v_kwargs)
+        v_args, v_kwargs, changed = vary_inputs(tuple(args), dict(kwargs),
+                                                ints=self.varied_ints)
+        if self.varied_ints:
+            self.ints_changed = changed
+        return v_args, v_kwargs
 
     def settle_varied(self, s: Screen) -> None:
         """Keep the baseline's output on the varied inputs, or turn the check off (with
@@ -677,7 +704,12 @@ class Search:
         else:
             self.varied_base = s.varied_output
             self.varied_note = ("also checked on varied inputs (the user's, varied per example "
-                                "and along the last axis; integer indices rolled)")
+                                "and along the last axis; integer indices rolled")
+            if self.varied_ints and self.ints_changed:
+                self.varied_note += "; integer arguments " + ", ".join(self.ints_changed)
+            self.varied_note += ")"
+            if self.ints_note:
+                self.varied_note += "; " + self.ints_note
             return
         self.varied = None
 
@@ -1103,3 +1135,12 @@ def _return_kinds(screen: Screen) -> list[Kinds]:
     if screen.outputs and all(isinstance(o, (int, float)) for o in screen.outputs):
         return [[("output", kind_of(o))] for o in screen.outputs]
     return []
+
+
+def _trace_cost(cost: float, room: float) -> str:
+    """Why a trace for the roofline was not made, in words: an infinite estimate is a trace
+    of the same code that outlasted its limit or was not tried (never "about inf s")."""
+    if math.isfinite(cost):
+        return f"tracing it would take about {cost:.2g} s, past the budget: {room:.2g} s left"
+    return ("a trace of the same code (tf.function or XLA) outlasted its first call's limit "
+            f"in the search or was not tried as too long; {room:.2g} s of the budget left")

@@ -16,7 +16,13 @@ compared with the baseline on a varied copy of the inputs, same shapes and dtype
   constant 255 ``uint8`` image stays 255, a ``float16`` one does not overflow);
 - integer indices (``int32``, ``int64``...) and booleans rolled by one along axis 0 and the
   last axis: the same values, never out of range;
-- scalars, strings, Python numbers, variables and models as they are.
+- integer arguments (a Python int, a NumPy integer or a 0-d integer tensor passed as an
+  argument itself: a size, a count, ``k``) moved by one towards zero, sign kept (``k`` to
+  ``k - 1``, ``-k`` to ``-k + 1``; 1 to 2, -1 to -2): a rewrite that bakes the value into a
+  shape, a slice or a range (``x`` for ``x[:k]`` where the measured ``k`` is the row count)
+  then disagrees. Where the user's function raises on that value, the search calls it again
+  with the integers kept (:func:`vary_inputs` ``ints=False``) and says so;
+- other scalars, strings, floats, variables and models as they are.
 """
 
 from __future__ import annotations
@@ -35,6 +41,59 @@ DATA_INTS = frozenset({"uint8", "int8", "uint16", "int16"})
 def vary(value: Any) -> Any:
     """``value`` (a structure of inputs) with every array leaf varied (module docstring)."""
     return map_leaves(value, lambda leaf, _: _vary_leaf(leaf))
+
+
+def vary_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], ints: bool = True
+                ) -> tuple[tuple[Any, ...], dict[str, Any], list[str]]:
+    """The call's inputs varied: every array leaf (:func:`vary`) and, with ``ints``, every
+    integer argument (module docstring). Also the integer arguments changed, as
+    ``"k: 64 -> 63"`` (position ``#0`` for a positional one), for the notes."""
+    v_args, v_kwargs = vary((tuple(args), dict(kwargs)))
+    changed: list[str] = []
+    if not ints:
+        return tuple(v_args), dict(v_kwargs), changed
+    out_args = list(v_args)
+    for i, a in enumerate(args):
+        new = other_int(a)
+        if new is not None:
+            out_args[i] = new
+            changed.append(f"#{i}: {_int_of(a)} -> {_int_of(new)}")
+    for k, a in kwargs.items():
+        new = other_int(a)
+        if new is not None:
+            v_kwargs[k] = new
+            changed.append(f"{k}: {_int_of(a)} -> {_int_of(new)}")
+    return tuple(out_args), dict(v_kwargs), changed
+
+
+def other_int(value: Any) -> Any:
+    """Another value of an integer argument, same type and sign, one step towards zero
+    (away from it at ±1, which has no smaller value of that sign); None for anything else
+    (bools, zero, arrays, floats)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        n = int(value)
+        if n == 0:
+            return None
+        m = n - 1 if n > 1 else n + 1 if n < -1 else 2 * n
+        return type(value)(m)
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable) \
+            and value.shape.rank == 0 and value.dtype.is_integer:
+        m = other_int(int(value.numpy()))
+        if m is None:
+            return None
+        info = np.iinfo(value.dtype.as_numpy_dtype)
+        return tf.constant(m, dtype=value.dtype) if info.min <= m <= info.max else None
+    return None
+
+
+def _int_of(value: Any) -> int:
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(value, tf.Tensor):
+        return int(value.numpy())
+    return int(value)
 
 
 def _vary_leaf(value: Any) -> Any:

@@ -136,6 +136,33 @@ def _tfperf_true_index(reduce, m, k, empty):
     picked = {tf}.where(m, index, {tf}.constant(empty, {tf}.int64))
     return reduce(picked, axis=list(range(1, len(m.shape))))
 '''
+FOLD_HELPER = "_tfperf_folded"
+FOLD_SOURCE = '''
+
+def _tfperf_folded(op, images, *args, **kwargs):
+    """tfperf tune: an image op that takes one image or a batch of them ([h, w, c] or
+    [n, h, w, c]) on images of more leading axes (one example's batch, for every example):
+    the leading axes folded into one batch, the op once, unfolded again."""
+    images = {tf}.convert_to_tensor(images)
+    rank = images.shape.rank
+    if rank is None or rank <= 4:
+        return op(images, *args, **kwargs)
+    lead = images.shape[:-3]
+    lead = lead.as_list() if lead.is_fully_defined() else {tf}.shape(images)[:-3]
+    inner = images.shape[-3:]
+    inner = inner.as_list() if inner.is_fully_defined() else {tf}.shape(images)[-3:]
+    out = op({tf}.reshape(images, {tf}.concat([[-1], inner], 0)), *args, **kwargs)
+    rest = out.shape[1:]
+    rest = rest.as_list() if rest.is_fully_defined() else {tf}.shape(out)[1:]
+    return {tf}.reshape(out, {tf}.concat([lead, rest], 0))
+'''
+#: tf.image ops that take one image or a batch ([h, w, c] or [n, h, w, c]) and no more axes:
+#: given a batch of examples that are batches of images, the leading axes are folded
+#: (held-out round 11's c10: a map of tf.image.resize over the time axis of a 5-D video).
+FOLDED_IMAGE_OPS = {"resize", "resize_with_pad", "resize_with_crop_or_pad", "central_crop",
+                    "flip_left_right", "flip_up_down", "rot90", "transpose",
+                    "crop_to_bounding_box", "pad_to_bounding_box", "total_variation",
+                    "sobel_edges", "image_gradients", "extract_patches"}
 #: Module names whose attributes are functions, not array methods (``np.max(x)``).
 MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).
@@ -794,6 +821,17 @@ class _Batch(ast.NodeTransformer):
             node.args[0] = rows
             node.keywords.append(ast.keyword("axis", ast.Constant(-1)))
             return node
+        if last in FOLDED_IMAGE_OPS and func == f"{self.tf}.image.{last}" and node.args \
+                and self.touched(node.args[0]) and not any(isinstance(a, ast.Starred)
+                                                           for a in node.args):
+            # one example's image (or batch of images), for the batch: the leading axes
+            # folded into one batch when there are more than the op takes
+            folded = ast.parse(f"{FOLD_HELPER}({func})", mode="eval").body
+            assert isinstance(folded, ast.Call)
+            folded.args += node.args
+            folded.keywords = node.keywords
+            self.made.add(id(folded))
+            return folded
         if not self.axes or not node.args or not self.touched(node.args[0]):
             return node
         if last in AXIS_OPS and func.startswith(f"{self.tf}."):
@@ -1704,6 +1742,8 @@ def every_loop(text: str, ctx: LeverContext, rewrite: Any) -> str:
         text = text.rstrip("\n") + "\n" + TRUE_INDEX_SOURCE.replace("{tf}", tf)
     if f"{AXIS_HELPER}(" in text and f"def {AXIS_HELPER}(" not in text:
         text = text.rstrip("\n") + "\n" + AXIS_SOURCE
+    if f"{FOLD_HELPER}(" in text and f"def {FOLD_HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + FOLD_SOURCE.replace("{tf}", tf)
     return text
 
 

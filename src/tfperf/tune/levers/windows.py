@@ -52,8 +52,8 @@ def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", a
     lows = TF.clip_by_value(TF.where(lows < 0, lows + n, lows), 0, n)
     highs = TF.maximum(TF.clip_by_value(TF.where(highs < 0, highs + n, highs), 0, n), lows)
     if band:
-        if x.shape[axis] is not None and lows.shape[0] is not None \
-                and x.shape[axis] * lows.shape[0] > 1 << 26:
+        if (x.shape[axis] is not None and lows.shape[0] is not None
+                and x.shape[axis] * lows.shape[0] > 1 << 26):
             raise ValueError("a band matrix of more than 2**26 entries")
         rows = TF.range(n)[:, None]
         inside = (rows >= lows[None, :]) & (rows < highs[None, :])
@@ -67,8 +67,8 @@ def _tfperf_window_sums(x, axis, sliced, lows, highs, keepdims, mean, join="", a
         shape = [1] * rank
         shape[axis] = -1
         sums = sums / TF.reshape(TF.cast(highs - lows, sums.dtype), shape)
-    if (join == "stack" and not keepdims or join == "concat" and keepdims) \
-            and at % rank == axis:
+    stacked_in_place = join == "stack" and not keepdims or join == "concat" and keepdims
+    if stacked_in_place and at % rank == axis:
         return sums  # the windows already lie where the join puts them
     stacked = TF.transpose(sums, [axis] + [d for d in range(rank) if d != axis])
     stacked = TF.expand_dims(stacked, axis + 1) if keepdims else stacked
