@@ -951,11 +951,12 @@ reported where it is.
             from keras.layers import Dense
             model = Sequential()
             model.add(Dense(2, input_dim=4))
+            D.append((s_t, a_t, r_t, s_t1, terminal))
             minibatch = random.sample(D, 32)
             for i in range(0, len(minibatch)):
                 state_t = minibatch[i][0]
                 targets_i = model.predict(state_t)
-        """, count=1, lines=(9,), spelling="name: a Keras model built here, minibatch[i][0]"),
+        """, count=1, lines=(10,), spelling="name: a Keras model built here, minibatch[i][0]"),
         Invalid("""
             import random
             from agent import Agent
