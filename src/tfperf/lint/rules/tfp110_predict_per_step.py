@@ -1011,6 +1011,23 @@ reported where it is.
                 def q_values(self, state):
                     return self.model.predict(state, verbose=0)
         """}, spelling="module: the helper given the stacked minibatch"),
+        # Review 41: a loader's batches of three fields are not sampled transitions, in
+        # another module's helper either.
+        Valid("""
+            from agent import Agent
+            def evaluate(agent: Agent, test_batch_loader):
+                out = []
+                for obs, acts, rets in test_batch_loader:
+                    out.append(agent.q_values(obs))
+                return out
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, spelling="module: a loader's batches to the helper"),
     )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
