@@ -71,6 +71,15 @@ DQN_KEON = """
             state = sample[0]
             model.fit(state, sample[2])
     """,
+    # a minibatch list filled by append: `[]` says nothing, the name counts
+    """
+    def replay(model, memory, n):
+        mini_batch = []
+        for k in range(len(memory) - n, len(memory)):
+            mini_batch.append(memory[k])
+        for s, a, r, s2, done in mini_batch:
+            model.fit(s, r)
+    """,
     # a replay memory's own sample(n), of a store that appends transitions
     """
     class Agent:

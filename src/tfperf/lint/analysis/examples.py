@@ -137,6 +137,17 @@ def _appended_transitions(ctx: Context, container: Any) -> bool:
     return name in ctx.cached("transition_stores", compute)
 
 
+def _empty_container(ctx: Context, value: Any) -> bool:
+    """``[]``, ``list()``, ``deque(maxlen=n)``: a list filled later by ``append``; what it
+    holds is not told by the assignment (``mini_batch = []``, then a loop appending memory
+    items), so its name still counts."""
+    if type(value) in (ast.List, ast.Tuple):
+        return not value.elts
+    return type(value) is ast.Call and not value.args \
+        and (ctx.call_qualname(value) == "collections.deque"
+             or (type(value.func) is ast.Name and value.func.id == "list"))
+
+
 def _sampled_kind(ctx: Context, expr: Any, depth: int = 0) -> int:
     """Whether ``expr`` is a minibatch of stored transitions: drawn by ``random.sample``/
     ``random.choices`` or a ``.sample(n)`` method from a store that appends transitions
@@ -157,10 +168,11 @@ def _sampled_kind(ctx: Context, expr: Any, depth: int = 0) -> int:
         return _SAMPLED if _appended_transitions(ctx, store) else _SAMPLED_IF_FIELDS
     if type(expr) is ast.Name:
         b = ctx.binding(expr)
+        filled_later = b is not None and b.kind == "assign" and _empty_container(ctx, b.value)
         if b is not None and b.kind == "assign" and b.value is not None \
-                and b.value is not expr:
+                and b.value is not expr and not filled_later:
             return _sampled_kind(ctx, b.value, depth + 1)
-        if b is not None and b.kind != "param":
+        if b is not None and b.kind != "param" and not filled_later:
             return _NOT_SAMPLED  # bound to something known: not by its name
     elif type(expr) is not ast.Attribute:
         return _NOT_SAMPLED

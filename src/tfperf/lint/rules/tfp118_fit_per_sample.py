@@ -317,6 +317,18 @@ module that uses TensorFlow.
                     for item in picked:
                         model.train_on_batch(item[0], item[2])
         """, count=1, lines=(12,), spelling="name: items of a store that appends transitions"),
+        # A minibatch built by appending the memory's last items to an empty list: the
+        # assignment (`[]`) says nothing of what it holds, so its name still counts.
+        Invalid("""
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            def recent_replay(memory, n):
+                mini_batch = []
+                for k in range(len(memory) - n, len(memory)):
+                    mini_batch.append(memory[k])
+                for obs, act, gain, obs2, over in mini_batch:
+                    model.fit(obs, gain, epochs=1, verbose=0)
+        """, count=1, lines=(8,), spelling="index: a minibatch list filled by append"),
         Invalid("""
             import random
             import tensorflow as tf
