@@ -92,7 +92,8 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
 _SAMPLERS = frozenset({"random.sample", "random.choices"})
 _SAMPLE_METHOD = "sample"
 # Names that say a list holds sampled transitions, trusted only where nothing assigned to
-# the name is known (a parameter, a free name): strong ones alone, weak ones (a memory may
+# the name says what it holds (a parameter, a free name, an attribute, `[]` filled later):
+# strong ones alone, weak ones (a memory may
 # hold whole episodes) with a transition's fields too. Not `batch`/`sample(s)`: a batch
 # generator, a list of batches or of per-task datasets is named so as often.
 _STRONG_WORDS = ("minibatch", "mini_batch", "experiences", "transitions")
