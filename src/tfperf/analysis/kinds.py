@@ -22,7 +22,7 @@ import ast
 import re
 from typing import Any
 
-from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.keras_models import is_keras_model, other_library_object
 from tfperf.lint.analysis.varying import varying_scalar
 from tfperf.lint.semantic import Context, returns_tensor
 from tfperf.lint.semantic.tf_api import returns_tensor_list
@@ -491,5 +491,7 @@ def model_like(ctx: Context, owner: Any) -> bool:
     named like one (TFP110, TFP117)."""
     if is_keras_model(ctx, owner) or kind_of(ctx, owner) == MODEL:
         return True
+    if other_library_object(ctx, owner):
+        return False  # `model = SGDRegressor()`: scikit-learn's predict/fit, not Keras's
     name = owner.attr if type(owner) is ast.Attribute else getattr(owner, "id", "")
     return bool(name) and bool(_MODEL_NAME.search(name))

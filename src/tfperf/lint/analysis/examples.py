@@ -5,6 +5,7 @@ example per iteration receives."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from tfperf.lint.analysis.varying import per_iteration_data, preserved_operand
@@ -85,35 +86,118 @@ def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     return None
 
 
-# Calls that draw a minibatch of stored transitions: `random.sample(memory, n)`,
-# `random.choices(memory, k=n)`, and a replay memory's own `sample(n)`.
+# Calls that draw a minibatch of stored items: `random.sample(memory, n)`,
+# `random.choices(memory, k=n)`, and a replay memory's own `sample(n)` (that name exactly:
+# `sample_minibatches`, `upsample`, `resample` are not it).
 _SAMPLERS = frozenset({"random.sample", "random.choices"})
-# Names that say a list holds sampled transitions (a parameter given one, `self.memory`).
-_SAMPLE_WORDS = ("minibatch", "mini_batch", "batch", "samples", "sample", "memory", "replay",
-                 "experiences", "transitions")
+_SAMPLE_METHOD = "sample"
+# Names that say a list holds sampled transitions, trusted only where nothing assigned to
+# the name says what it holds (a parameter, a free name, an attribute, `[]` filled later):
+# strong ones alone, weak ones (a memory may
+# hold whole episodes) with a transition's fields too. Not `batch`/`sample(s)`: a batch
+# generator, a list of batches or of per-task datasets is named so as often.
+_STRONG_WORDS = ("minibatch", "mini_batch", "experiences", "transitions")
+_WEAK_WORDS = ("memory", "replay")
 # A transition unpacks into at least this many names (state, action, reward/target, ...).
 _TRANSITION_FIELDS = 3
+# A stored transition has at least this many fields (state, action, reward, next state,
+# done): what a replay memory's `append((s, a, r, s2, done))` adds.
+_STORED_FIELDS = 4
+# Field names only a transition has: its reward, its next state, its end flag.
+_TRANSITION_NAMES = re.compile(
+    r"^(?:r|rs|rew|rewards?|d|dones?|terminals?|terminated|is_done|s2|s_|s1|ns|sp|"
+    r"new_states?|next_\w+|\w+_next|\w+_t1|\w+_tp1)$", re.IGNORECASE)
+
+_NOT_SAMPLED, _SAMPLED, _SAMPLED_IF_FIELDS = 0, 1, 2
 
 
-def _sampled(ctx: Context, expr: Any, depth: int = 0) -> bool:
-    """``expr`` is a minibatch of stored transitions: drawn by ``random.sample``/
-    ``random.choices`` or a ``.sample(n)`` method, through names assigned to it, or a name
-    that says so (``minibatch``, ``self.memory``)."""
-    if depth > 4:
+def _name_of(expr: Any) -> str:
+    return str(expr.attr if type(expr) is ast.Attribute else getattr(expr, "id", "")).lower()
+
+
+def _words(name: str) -> list[str]:
+    return [*name.split("_"), name]
+
+
+def _appended_transitions(ctx: Context, container: Any) -> bool:
+    """Something of this module appends tuples of a transition's size to a list named like
+    ``container`` (``self.memory.append((s, a, r, s2, done))``): it stores transitions."""
+    name = _name_of(container)
+    if not name:
         return False
+
+    def compute() -> frozenset[str]:
+        stores = set()
+        for n in ast.walk(ctx.tree):
+            if type(n) is ast.Call and type(n.func) is ast.Attribute \
+                    and n.func.attr in ("append", "appendleft", "add", "push", "store") \
+                    and len(n.args) == 1 and type(n.args[0]) in (ast.Tuple, ast.List) \
+                    and len(n.args[0].elts) >= _STORED_FIELDS:
+                stores.add(_name_of(n.func.value))
+        return frozenset(stores)
+    return name in ctx.cached("transition_stores", compute)
+
+
+def _empty_container(ctx: Context, value: Any) -> bool:
+    """``[]``, ``list()``, ``deque(maxlen=n)``: a list filled later by ``append``; what it
+    holds is not told by the assignment (``mini_batch = []``, then a loop appending memory
+    items), so its name still counts."""
+    if type(value) in (ast.List, ast.Tuple):
+        return not value.elts
+    return type(value) is ast.Call and not value.args \
+        and (ctx.call_qualname(value) == "collections.deque"
+             or (type(value.func) is ast.Name and value.func.id == "list"))
+
+
+def _sampled_kind(ctx: Context, expr: Any, depth: int = 0) -> int:
+    """Whether ``expr`` is a minibatch of stored transitions: drawn by ``random.sample``/
+    ``random.choices`` or a ``.sample(n)`` method from a store that appends transitions
+    (:data:`_SAMPLED`), drawn from another store (:data:`_SAMPLED_IF_FIELDS`: the fields it
+    unpacks into must say so), through names assigned to it; or, where no assignment is
+    known, a name that says so (``minibatch``: sampled; ``self.memory``: if the fields say
+    so)."""
+    if depth > 4:
+        return _NOT_SAMPLED
     if type(expr) is ast.Call:
-        if ctx.call_qualname(expr) in _SAMPLERS:
-            return True
-        return type(expr.func) is ast.Attribute and ctx.call_qualname(expr) is None \
-            and "sample" in expr.func.attr.lower()
+        if ctx.call_qualname(expr) in _SAMPLERS and expr.args:
+            store = expr.args[0]
+        elif type(expr.func) is ast.Attribute and ctx.call_qualname(expr) is None \
+                and expr.func.attr == _SAMPLE_METHOD:
+            store = expr.func.value
+        else:
+            return _NOT_SAMPLED
+        return _SAMPLED if _appended_transitions(ctx, store) else _SAMPLED_IF_FIELDS
     if type(expr) is ast.Name:
         b = ctx.binding(expr)
+        filled_later = b is not None and b.kind == "assign" and _empty_container(ctx, b.value)
         if b is not None and b.kind == "assign" and b.value is not None \
-                and b.value is not expr and _sampled(ctx, b.value, depth + 1):
-            return True
-    name = expr.attr if type(expr) is ast.Attribute else getattr(expr, "id", "")
-    parts = [*str(name).lower().split("_"), str(name).lower()]
-    return any(w in parts for w in _SAMPLE_WORDS)
+                and b.value is not expr and not filled_later:
+            return _sampled_kind(ctx, b.value, depth + 1)
+        if b is not None and b.kind != "param" and not filled_later:
+            return _NOT_SAMPLED  # bound to something known: not by its name
+    elif type(expr) is not ast.Attribute:
+        return _NOT_SAMPLED
+    words = _words(_name_of(expr))
+    if any(w in words for w in _STRONG_WORDS):
+        return _SAMPLED
+    if any(w in words for w in _WEAK_WORDS):
+        return _SAMPLED if _appended_transitions(ctx, expr) else _SAMPLED_IF_FIELDS
+    return _NOT_SAMPLED
+
+
+def _transition_fields(target: Any) -> bool:
+    """The names a sampled item unpacks into are a transition's: at least four, one of them
+    a reward, a next state or an end flag (``s, a, r, s2, done``; not a task's
+    ``x, y, name`` or an episode's ``states, actions, returns``)."""
+    names = [e.id for e in getattr(target, "elts", ()) if type(e) is ast.Name]
+    return len(names) >= _STORED_FIELDS and any(_TRANSITION_NAMES.match(n) for n in names)
+
+
+def _sampled(ctx: Context, expr: Any, fields: Any = None) -> bool:
+    """``expr`` is a minibatch of stored transitions (:func:`_sampled_kind`); ``fields``,
+    the tuple one item unpacks into where known."""
+    kind = _sampled_kind(ctx, expr)
+    return kind == _SAMPLED or (kind == _SAMPLED_IF_FIELDS and _transition_fields(fields))
 
 
 def _transition_target(target: Any) -> bool:
@@ -129,16 +213,17 @@ def _walks(loop: Any) -> list[tuple[Any, Any]]:
     return [(g.target, g.iter) for g in getattr(loop, "generators", ())]
 
 
-def _one_transition(ctx: Context, value: Any, loop: Any) -> bool:
+def _one_transition(ctx: Context, value: Any, loop: Any, fields: Any = None) -> bool:
     """``value`` is one element of a sampled minibatch that ``loop`` walks: its target
-    (``for t in minibatch``) or ``minibatch[i]`` for the loop's own index ``i``."""
+    (``for t in minibatch``) or ``minibatch[i]`` for the loop's own index ``i``; ``fields``,
+    the names it unpacks into where known."""
     from tfperf.lint.analysis.loops import loop_targets
     for target, it in _walks(loop):
         if type(value) is ast.Name and type(target) is ast.Name and value.id == target.id:
-            return _sampled(ctx, it)  # `for sample in minibatch: s, a, r = sample`
+            return _sampled(ctx, it, fields)  # `for sample in minibatch: s, a, r = sample`
     if type(value) is ast.Subscript and type(value.slice) is ast.Name \
             and value.slice.id in loop_targets(loop):
-        return _sampled(ctx, value.value)
+        return _sampled(ctx, value.value, fields)
     return False
 
 
@@ -154,14 +239,15 @@ def one_sample(ctx: Context, arg: Any, loop: Any) -> bool:
     for target, it in _walks(loop):
         if _transition_target(target) \
                 and any(type(e) is ast.Name and e.id == arg.id for e in target.elts):
-            return _sampled(ctx, it)
+            return _sampled(ctx, it, target)
     b = ctx.binding(arg)
     if b is None or b.value is None or not any(p is loop for p in ctx.ancestors(b.value)):
         return False
     stmt = ctx.parent(b.value) if b.kind == "other" else None
     if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
             and _transition_target(stmt.targets[0]):
-        return _one_transition(ctx, stmt.value, loop)  # `s, a, r, s2, d = minibatch[i]`
+        # `s, a, r, s2, d = minibatch[i]`
+        return _one_transition(ctx, stmt.value, loop, stmt.targets[0])
     if b.kind == "assign" and b.value is not arg and type(b.value) is ast.Subscript:
         return one_sample(ctx, b.value, loop)  # `state = sample[0]`
     return False

@@ -83,6 +83,27 @@ def is_keras_model(ctx: Context, expr: ast.AST | None, depth: int = 0) -> bool:
     return False
 
 
+# Packages whose model objects have their own `fit`/`predict`, never Keras's
+# (`sklearn.linear_model.SGDRegressor()`, `xgboost.XGBRegressor()`). A list, not "anything
+# but Keras": a class of the project's own modules (`from nets import Net`) may be a Keras
+# model.
+_OTHER_LIBRARIES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost", "statsmodels",
+                              "torch", "scipy", "pmdarima", "prophet", "hmmlearn"})
+
+
+def other_library_object(ctx: Context, expr: ast.AST | None) -> bool:
+    """``expr`` is a name assigned from a constructor of a library that is not Keras or
+    TensorFlow (``model = SGDRegressor()``): a ``model`` so named that is not a Keras
+    model, whatever the module imports."""
+    if type(expr) is not ast.Name:
+        return False
+    b = ctx.binding(expr)
+    if b is None or b.kind != "assign" or type(b.value) is not ast.Call:
+        return False
+    q = ctx.qualname(b.value.func)
+    return q is not None and q.split(".")[0] in _OTHER_LIBRARIES
+
+
 def _model_from_every_caller(ctx: Context, arg: ast.arg, depth: int) -> bool:
     """Stop 39, pass B: the parameter ``arg`` is given a Keras model by every call of its
     function in this module (``def predict_one(m, row): ...``, ``predict_one(model, r)``):

@@ -238,7 +238,12 @@ while not done:
 ## Fix safety
 No automatic fix: `model(x)` returns a tensor where `predict` returned a NumPy array (add
 `.numpy()` where the caller needs one), and `predict` accepts inputs `model(x)` does not
-(generators, datasets).
+(generators, datasets). In a replay loop that also trains per sample (keon-style: `predict`
+then `fit` on each transition in turn), predicting all the states before the loop uses the
+weights from before the per-sample updates, where the loop predicted each sample with the
+weights the previous samples' `fit` had just changed: the targets, so the training, change.
+Batch the predicts together with the fits (TFP118's fix: one `fit` on the stacked
+minibatch), or keep the per-sample predicts where the per-sample updates are meant.
 
 ## Known limitations
 Not reported on TensorFlow 1.x or in a module that builds TF1 graphs (sessions, placeholders,
@@ -260,7 +265,9 @@ session code included, with its own advice: one `predict` over all the examples.
 field of one transition of a sampled replay minibatch (`for state, action, reward,
 next_state, done in random.sample(memory, 32): model.predict(state)`, `state, ... =
 mini_batch[i]` for `i` over the batch, `minibatch[i][0]`, a list from a `.sample(n)` method
-or a parameter named `minibatch`): the classic DQN replay, where stacking the states and
+or a parameter named `minibatch`; the items must show they are transitions, as TFP118's
+"What it does" says, so a batch loader's or a list of datasets' items are not): the classic
+DQN replay, where stacking the states and
 predicting once per network is the fix (34x for 32 samples of a small dense network,
 `rule_claims.py --cases TFP118`). A helper of another module handed such a sample per
 transition (`agent.q_values(next_state)`) is reported where it predicts. In graph
@@ -980,11 +987,12 @@ reported where it is.
             from keras.layers import Dense
             model = Sequential()
             model.add(Dense(2, input_dim=4))
+            D.append((s_t, a_t, r_t, s_t1, terminal))
             minibatch = random.sample(D, 32)
             for i in range(0, len(minibatch)):
                 state_t = minibatch[i][0]
                 targets_i = model.predict(state_t)
-        """, count=1, lines=(9,), spelling="name: a Keras model built here, minibatch[i][0]"),
+        """, count=1, lines=(10,), spelling="name: a Keras model built here, minibatch[i][0]"),
         Invalid("""
             import random
             from agent import Agent
@@ -1032,6 +1040,23 @@ reported where it is.
                 def q_values(self, state):
                     return self.model.predict(state, verbose=0)
         """}, spelling="module: the helper given the stacked minibatch"),
+        # Review 41: a loader's batches of three fields are not sampled transitions, in
+        # another module's helper either.
+        Valid("""
+            from agent import Agent
+            def evaluate(agent: Agent, test_batch_loader):
+                out = []
+                for obs, acts, rets in test_batch_loader:
+                    out.append(agent.q_values(obs))
+                return out
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def q_values(self, state):
+                    return self.model.predict(state, verbose=0)
+        """}, spelling="module: a loader's batches to the helper"),
     )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:

@@ -7,7 +7,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.loops import walk_body
 from tfperf.lint.analysis.sessions import (
     SessionRun,
     epoch_loops,
@@ -73,15 +72,44 @@ def _read(node: ast.AST) -> set[str]:
     return out
 
 
+def _leaves(node: ast.AST, loop_depth: int = 0) -> bool:
+    """``node`` holds a ``return``, or a ``break`` not inside a loop of its own (an inner
+    loop's ``break`` only ends that loop). Not ``raise``: see :func:`_decides_exit`."""
+    t = type(node)
+    if t is ast.Return or (t is ast.Break and loop_depth == 0):
+        return True
+    if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+        return False
+    inner = loop_depth + (t in (ast.For, ast.AsyncFor, ast.While))
+    return any(_leaves(c, inner) for c in ast.iter_child_nodes(node))
+
+
 def _decides_exit(loop: ast.AST, names: set[str]) -> bool:
     """An ``if`` in ``loop``'s body that reads one of ``names`` leaves the loop (``break``,
-    ``return``, ``raise``): the values decide whether another iteration runs."""
-    for n in walk_body(loop):
-        if type(n) is ast.If and _read(n.test) & names \
-                and any(type(m) in (ast.Break, ast.Return, ast.Raise)
-                        for b in n.body for m in ast.walk(b)):
+    ``return``): the values decide whether another iteration runs. A ``raise`` does not
+    count (review 41): it is a guard (`if np.isnan(loss): raise`), and merged with the
+    update it fires one step later on the same training, where a ``break`` would run
+    another step."""
+    def visit(node: ast.AST, depth: int) -> bool:
+        t = type(node)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            return False
+        if t is ast.If and _read(node.test) & names \
+                and any(_leaves(b, depth) for b in node.body):
             return True
-    return False
+        inner = depth + (t in (ast.For, ast.AsyncFor, ast.While))
+        return any(visit(c, inner) for c in ast.iter_child_nodes(node))
+    return any(visit(st, 0) for st in getattr(loop, "body", ()))
+
+
+def _assigned(stmt: ast.AST | None) -> set[str]:
+    """What a run's statement stores: ``a, b = run(...)``, ``a: float = run(...)``, and a
+    walrus ``(a := run(...))``."""
+    if type(stmt) is ast.Assign:
+        return {k for t in stmt.targets for k in _stored(t)}
+    if type(stmt) in (ast.AnnAssign, ast.NamedExpr):
+        return _stored(stmt.target)
+    return set()
 
 
 def _stored(target: ast.AST) -> set[str]:
@@ -188,8 +216,10 @@ op once. Nor a run that fetches a training update (an op built by `minimize` or
 that says a train op: `d_op`, `g_optim`, `train_step`) after an earlier run fetched another
 (a GAN's D then G updates; G then an encoder): the order is the algorithm. Nor a run after
 the update whose results an `if` reads to leave the loop (`if kl > 4 * kl_targ: break`, an
-early stop on the updated policy's KL): merged, the test would read the value before the
-update.
+early stop on the updated policy's KL; also `loss: float = sess.run(...)` and a walrus in the
+test): merged, the test would read the value before the update. An inner loop's `break`
+does not leave this loop, and a `raise` (a NaN guard) does not count: merged, the guard
+fires one step later on the same training.
 """
     valid = (
         # Held-out precision round 11 (trpo): the KL of the policy the first run just
@@ -205,6 +235,16 @@ update.
                     if kl > self.kl_targ * 4:
                         break
         """, spelling="name: fetched after the update to stop on it"),
+        # Review 41: the early stop's value through an annotated assignment.
+        Valid("""
+            import tensorflow as tf
+            def fit(sess, step_op, cost, feed, steps):
+                for k in range(steps):
+                    sess.run(step_op, feed)
+                    cost_v: float = sess.run(cost, feed)
+                    if cost_v < 0.01:
+                        break
+        """, spelling="name: annotated, fetched after the update to stop on it"),
         # Two runs per epoch (a learning-rate assign, the initial state) around the loop of
         # steps: once per epoch, not per step (char-rnn's train.py).
         Valid("""
@@ -465,6 +505,22 @@ update.
                 sess.run(update, feed_dict={X: x_data, Y: y_data})
                 print(step, sess.run(cost, feed_dict={X: x_data, Y: y_data}), sess.run(W))
         """, count=1, lines=(5,)),
+        # Review 41: a `break` of an inner loop and a NaN guard's `raise` do not leave the
+        # loop of steps (the twins of the early stop above).
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            def fit(sess, step_op, cost, acc, feed, steps, levels):
+                for k in range(steps):
+                    sess.run(step_op, feed)
+                    cost_v, acc_v = sess.run([cost, acc], feed)
+                    if acc_v > 0.5:
+                        for lv in levels:
+                            if lv > acc_v:
+                                break
+                    if np.isnan(cost_v):
+                        raise ValueError("diverged")
+        """, count=1, lines=(6,), spelling="loop: an inner loop's break, a NaN guard"),
         Invalid("""
             import tensorflow.compat.v1 as tf
             with tf.Session() as sess:
@@ -602,8 +658,7 @@ update.
                     continue
                 updated = True
             stmt = ctx.parent(r.call)
-            if updated and not writes and type(stmt) is ast.Assign \
-                    and _decides_exit(loop, {k for t in stmt.targets for k in _stored(t)}):
+            if updated and not writes and _decides_exit(loop, _assigned(stmt)):
                 # fetched after the update to stop on it (a KL early stop: `if kl > 4 *
                 # target: break`): merged, the test would read the value before the update
                 continue
