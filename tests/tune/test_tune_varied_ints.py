@@ -102,6 +102,21 @@ def test_other_int_keeps_type_and_sign(value, expected):
         assert type(got) is type(value)
 
 
+def test_an_int_subclass_is_kept_and_never_raises():
+    """An ``IntEnum`` (or any int subclass) cannot be rebuilt from another value
+    (``Mode(2)`` raises for a missing member): review 41's raw traceback. Only exact ``int``
+    and NumPy integers are varied; a subclass is kept as it is."""
+    import enum
+
+    class Mode(enum.IntEnum):
+        FAST = 3
+
+    assert other_int(Mode.FAST) is None
+    args, kwargs, changed = vary_inputs((Mode.FAST,), {"mode": Mode.FAST, "n": 3})
+    assert args == (Mode.FAST,) and kwargs == {"mode": Mode.FAST, "n": 2}
+    assert changed == ["n: 3 -> 2"]
+
+
 def test_a_scalar_int_tensor_is_varied_and_arrays_as_before():
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
     args, kwargs, changed = vary_inputs((x, tf.constant(5, tf.int32)), {"n": 3, "flag": True})

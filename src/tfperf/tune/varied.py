@@ -69,11 +69,11 @@ def vary_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], ints: bool = True
 def other_int(value: Any) -> Any:
     """Another value of an integer argument, same type and sign, one step towards zero
     (away from it at ±1, which has no smaller value of that sign); None for anything else
-    (bools, zero, arrays, floats)."""
+    (bools, zero, arrays, floats, an int subclass such as an ``IntEnum``)."""
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, np.integer)):
-        n = int(value)
+    if type(value) is int or isinstance(value, np.integer):  # a subclass (IntEnum): kept,
+        n = int(value)  # ``Mode(m)`` may not exist
         if n == 0:
             return None
         m = n - 1 if n > 1 else n + 1 if n < -1 else 2 * n
