@@ -251,3 +251,31 @@ def side(x, n):
     note = result.baseline["varied_inputs"]
     assert note.startswith("nothing to compare: the function returns None"), note
     assert "eighth of the budget" not in note
+
+
+@pytest.mark.parametrize("fields, why", [
+    ({"ints_error": "a call did not finish within 2 s", "ints_timed_out": True},
+     "cut by its limit there: a call did not finish within 2 s"),
+    ({"ints_error": "ValueError: no"}, "the function itself raised there: ValueError: no"),
+    ({"ints_output": np.zeros((4, 0), np.float32)}, "the baseline's output there is empty"),
+    ({"ints_output": np.array([1.0, np.nan], np.float32)},
+     "the baseline returns non-finite values there"),
+])
+def test_the_integer_set_skipped_says_which_value_and_why(fields, why):
+    from types import SimpleNamespace
+
+    from tfperf.tune.screen import Screen
+    from tfperf.tune.search import Search
+
+    search = SimpleNamespace(ints_varied=((), {}), ints_changed=["k: 2 -> 1"], ints_base=None,
+                             varied_note="also checked on varied inputs (…)")
+    s = Screen(outputs=[np.ones(3, np.float32)], varied_called=True, **fields)
+    Search._settle_ints(search, s)  # type: ignore[arg-type]
+    assert search.varied_note.endswith(f"; integer arguments not varied (k: 2 -> 1: {why}") \
+        or f"(k: 2 -> 1: {why}" in search.varied_note, search.varied_note
+    assert search.ints_varied is None and search.ints_base is None
+    good = SimpleNamespace(ints_varied=((), {}), ints_changed=["k: 2 -> 1"], ints_base=None,
+                           varied_note="")
+    Search._settle_ints(good, Screen(outputs=[np.ones(3)], ints_output=np.ones(2)))
+    assert good.ints_base is not None and "integer arguments changed (k: 2 -> 1)" in \
+        good.varied_note

@@ -703,7 +703,9 @@ class Search:
         if self.ints_varied is None:
             return
         which = ", ".join(self.ints_changed)
-        if s.ints_error is not None:
+        if s.ints_timed_out:
+            why = f"cut by its limit there: {s.ints_error}"
+        elif s.ints_error is not None:
             why = f"the function itself raised there: {s.ints_error[:120]}"
         elif s.ints_output is None:
             why = "the baseline was not called there"
