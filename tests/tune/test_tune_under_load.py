@@ -108,10 +108,10 @@ def test_a_varied_call_cut_short_is_no_verdict_of_disagreement():
     record = CandidateResult("planted", ["planted"])
     live = SimpleNamespace(record=record, screen=Screen(
         varied_error="a call did not finish within 3 s", varied_timed_out=True))
-    Search._check_varied(SimpleNamespace(varied_base=[1.0]), live, None)
+    Search._check_varied(SimpleNamespace(varied_base=[1.0], ints_base=None), live, None)
     assert record.equivalent is None
     assert record.rejected.startswith("not checked on varied inputs"), record.rejected
     failed = CandidateResult("planted", ["planted"])
     live = SimpleNamespace(record=failed, screen=Screen(varied_error="ValueError: shapes"))
-    Search._check_varied(SimpleNamespace(varied_base=[1.0]), live, None)
+    Search._check_varied(SimpleNamespace(varied_base=[1.0], ints_base=None), live, None)
     assert failed.equivalent is False  # an error is still a failure

@@ -82,28 +82,33 @@ class _Candidate:
         from tfperf.tune.screen import screen
 
         args, kwargs = self.target.fresh_inputs()
-        varied = None
-        if cmd.get("varied") and self.target.inputs is None:  # the parent's, made alike
+        varied = ints_varied = None
+        if self.target.inputs is None:  # the parent's sets, made alike
             from tfperf.tune.varied import vary_inputs
 
-            v_args, v_kwargs, _ = vary_inputs(tuple(args), dict(kwargs),
-                                              ints=bool(cmd.get("varied_ints")))
-            varied = (v_args, v_kwargs)
+            if cmd.get("varied"):
+                v_args, v_kwargs, _ = vary_inputs(tuple(args), dict(kwargs), ints=False)
+                varied = (v_args, v_kwargs)
+            if cmd.get("varied_ints"):
+                i_args, i_kwargs, changed = vary_inputs(tuple(args), dict(kwargs))
+                ints_varied = (i_args, i_kwargs) if changed else None
         s = screen(self.fn, args, kwargs, self.namespace, limit=cmd["limit"],
                    watch_retraces=bool(cmd.get("watch_retraces")),
                    more_if_under=cmd.get("more_if_under"),
-                   first_limit=cmd.get("first_limit"), varied=varied)
+                   first_limit=cmd.get("first_limit"), varied=varied, ints_varied=ints_varied)
         out = {"first_call_s": s.first_call_s, "second_call_s": s.second_call_s,
                "error": s.error, "retraces": s.retraces, "fallback": s.fallback,
                "retraced": s.retraced, "ops": None, "varied_error": s.varied_error,
-               "varied_timed_out": s.varied_timed_out}
+               "varied_timed_out": s.varied_timed_out, "varied_called": s.varied_called,
+               "ints_error": s.ints_error, "ints_timed_out": s.ints_timed_out}
         path = Path(cmd["out"])
         out["outputs"] = {"skeleton": arrays.save(s.outputs, path, "outputs"),
                           "npz": str(path)}
-        if s.varied_output is not None:
-            vpath = path.with_name(path.stem + "_varied.npz")
-            out["varied_output"] = {"skeleton": arrays.save(s.varied_output, vpath,
-                                                            "outputs"), "npz": str(vpath)}
+        for key, value in (("varied_output", s.varied_output), ("ints_output", s.ints_output)):
+            if value is not None:
+                vpath = path.with_name(f"{path.stem}_{key}.npz")
+                out[key] = {"skeleton": arrays.save(value, vpath, "outputs"),
+                            "npz": str(vpath)}
         if cmd.get("count_ops") and not s.error:
             out["ops"] = self._ops(cmd["limit"])
         return out

@@ -191,7 +191,7 @@ class Isolation:
         future = self._submit(live, None, (), max(2 * search.budget, 1.0), None,
                               watch_retraces=True, more_if_under=search.budget / 8,
                               count_ops=True, varied=search.varied is not None,
-                              varied_ints=search.varied_ints)
+                              varied_ints=search.ints_varied is not None)
         out = future.result()
         why = out.failed or out.load_error or out.rejected or \
             (out.screen or {}).get("exception") or (out.screen or {}).get("error")
@@ -200,19 +200,6 @@ class Isolation:
                 out.worker.close()
             raise TuneError(f"{target.name}: the function fails in a child process: {why}")
         self._fill(search, live, out, judge=False)
-        if live.screen is not None and search.ints_fell_back(live.screen):
-            # the user's function refuses the varied integer arguments: once more, kept
-            if out.worker is not None:
-                out.worker.close()
-            out = self._submit(live, None, (), max(2 * search.budget, 1.0), None,
-                               watch_retraces=True, more_if_under=search.budget / 8,
-                               count_ops=True, varied=True, varied_ints=False).result()
-            if out.failed or out.load_error or out.rejected or (out.screen or {}).get(
-                    "exception") or (out.screen or {}).get("error"):
-                if out.worker is not None:
-                    out.worker.close()
-                raise TuneError(f"{target.name}: the function fails in a child process")
-            self._fill(search, live, out, judge=False)
         if live.screen is not None:
             search.settle_varied(live.screen)
         self.base, self.start_s = live, out.start_s or 0.0
@@ -290,16 +277,20 @@ class Isolation:
         if s.get("outputs"):
             outputs = arrays.load(s["outputs"]["skeleton"], s["outputs"]["npz"])
             Path(s["outputs"]["npz"]).unlink(missing_ok=True)
-        varied_output = None
-        if s.get("varied_output"):
-            varied_output = arrays.load(s["varied_output"]["skeleton"],
-                                        s["varied_output"]["npz"])
-            Path(s["varied_output"]["npz"]).unlink(missing_ok=True)
+        got: dict[str, Any] = {}
+        for key in ("varied_output", "ints_output"):
+            if s.get(key):
+                got[key] = arrays.load(s[key]["skeleton"], s[key]["npz"])
+                Path(s[key]["npz"]).unlink(missing_ok=True)
         live.screen = Screen(first_call_s=s["first_call_s"], second_call_s=s["second_call_s"],
                              outputs=list(outputs), error=s["error"], retraces=s["retraces"],
                              fallback=s["fallback"], retraced=dict(s["retraced"]),
-                             varied_output=varied_output, varied_error=s.get("varied_error"),
-                             varied_timed_out=bool(s.get("varied_timed_out")))
+                             varied_output=got.get("varied_output"),
+                             varied_error=s.get("varied_error"),
+                             varied_timed_out=bool(s.get("varied_timed_out")),
+                             varied_called=bool(s.get("varied_called")),
+                             ints_output=got.get("ints_output"), ints_error=s.get("ints_error"),
+                             ints_timed_out=bool(s.get("ints_timed_out")))
         live.ops = s.get("ops")
         record.first_call_s = s["first_call_s"]
         if judge:

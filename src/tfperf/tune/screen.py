@@ -36,6 +36,11 @@ class Screen:
     varied_output: Any = None  # the output of one call on the varied inputs (tune/varied.py)
     varied_error: str | None = None  # why that call failed (its calls on the user's passed)
     varied_timed_out: bool = False  # that call ran past its limit: no verdict, not a failure
+    varied_called: bool = False  # that call was made (its output may be None: nothing out)
+    # The same for the second varied set, integer arguments changed too (tune/varied.py)
+    ints_output: Any = None
+    ints_error: str | None = None
+    ints_timed_out: bool = False
 
 
 class _Records(logging.Handler):
@@ -80,7 +85,8 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
            namespace: dict[str, Any], *, limit: float, calls: int = 2,
            watch_retraces: bool = False, more_if_under: float | None = None,
            first_limit: float | None = None,
-           varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> Screen:
+           varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+           ints_varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> Screen:
     """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``; only
     once when the first call took longer than ``more_if_under`` seconds. ``first_limit``:
     the first call's own limit (default ``limit``): a trace or an XLA compile is paid once,
@@ -88,7 +94,9 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ``varied``: other inputs of the same shapes and dtypes (:mod:`tfperf.tune.varied`),
     called once more after those calls (not when the first call was slow), under the first
     call's limit: new values may trace again (an eager ``tf.vectorized_map`` converts its
-    body on every call), and a call cut short by a busy machine says nothing of its output."""
+    body on every call), and a call cut short by a busy machine says nothing of its output.
+    ``ints_varied``: a second such set with the integer arguments changed too, called after
+    it (its own output and error: it never replaces the first)."""
     out = Screen()
     with _captured() as messages:
         try:
@@ -127,6 +135,8 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
             out.error = describe_error(exc)
     if varied is not None and out.error is None and len(out.outputs) == calls:
         varied_call(fn, varied, max(limit, first_limit or 0.0), out)
+    if ints_varied is not None and out.error is None and len(out.outputs) == calls:
+        varied_call(fn, ints_varied, max(limit, first_limit or 0.0), out, into="ints")
     hits = [m for m in messages if any(n in m for n in FALLBACK_NEEDLES)]
     if hits:
         out.fallback = hits[0].strip().splitlines()[0][:200]
@@ -134,18 +144,21 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def varied_call(fn: Callable[..., Any], varied: tuple[tuple[Any, ...], dict[str, Any]],
-                 limit: float, out: Screen) -> None:
-    """One call on the varied inputs: its output, or why it failed."""
+                 limit: float, out: Screen, into: str = "varied") -> None:
+    """One call on the varied inputs: its output, or why it failed, in ``out``'s fields
+    named ``into`` (``varied``: the first set; ``ints``: the integer arguments' set)."""
+    if into == "varied":
+        out.varied_called = True
     try:
         with time_limit(limit):
             value = fn(*varied[0], **varied[1])
             sync(value)
-        out.varied_output = snapshot(value)
+        setattr(out, f"{into}_output", snapshot(value))
     except CallTimeout:
-        out.varied_error = f"a call did not finish within {limit:.3g} s"
-        out.varied_timed_out = True
+        setattr(out, f"{into}_error", f"a call did not finish within {limit:.3g} s")
+        setattr(out, f"{into}_timed_out", True)
     except Exception as exc:  # the user's code, edited
-        out.varied_error = describe_error(exc)
+        setattr(out, f"{into}_error", describe_error(exc))
 
 
 def steady_call_s(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -214,11 +214,12 @@ class Search:
         self.varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self.varied_base: Any = None
         self.varied_note = ""
-        # Integer arguments varied too (a size, k: tune/varied.py); False after the baseline
-        # raised on the varied ints. ``ints_changed``: which, for the note.
-        self.varied_ints = True
+        # A second varied set with the integer arguments changed too (a size, k:
+        # tune/varied.py) and the baseline's output there; it never replaces the first
+        # (a changed k may empty the output, where every rewrite agrees). None when off.
+        self.ints_varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self.ints_base: Any = None
         self.ints_changed: list[str] = []
-        self.ints_note = ""
         self._done: list[_Live] = []
         self._runs = itertools.count()  # interleaved runs, numbered: ratios pair within one
         # tfperf.tune.isolate.Isolation when candidates run in child processes (--isolate)
@@ -640,61 +641,47 @@ class Search:
         self.varied = self._varied_inputs(args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                              limit=max(2 * self.budget, 1.0), watch_retraces=True,
-                             more_if_under=self.budget / 8, varied=self.varied)
+                             more_if_under=self.budget / 8, varied=self.varied,
+                             ints_varied=self.ints_varied)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
                             f"{live.screen.error}")
         live.record.first_call_s = live.screen.first_call_s
-        if self.ints_fell_back(live.screen):  # the user's function refuses the varied ints
-            from tfperf.tune.screen import varied_call
-
-            live.screen.varied_error = None
-            self.varied = self._varied_inputs(args, kwargs)
-            assert self.varied is not None
-            varied_call(live.built.fn, self.varied, max(2 * self.budget, 1.0), live.screen)
         self.settle_varied(live.screen)
         return live
 
-    def ints_fell_back(self, s: Screen) -> bool:
-        """Whether the baseline failed on the varied inputs only because an integer argument
-        was varied: then the integers are kept (the next varied inputs), with a note, and the
-        caller calls the baseline once more. A call cut short by its limit is no refusal."""
-        if not self.varied_ints or not self.ints_changed or s.varied_error is None \
-                or s.varied_timed_out:
-            return False
-        self.ints_note = (f"integer arguments kept ({', '.join(self.ints_changed)} raised in "
-                          f"the function itself: {s.varied_error[:120]})")
-        self.varied_ints = False
-        return True
-
     def _varied_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                        ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-        """The user's inputs varied (:mod:`tfperf.tune.varied`); None for stateful inputs
-        (an inputs factory: a model's state is not something to vary)."""
+        """The user's inputs varied (:mod:`tfperf.tune.varied`), integer arguments kept, and
+        the second set with them changed (``ints_varied``, where there are any); None for
+        stateful inputs (an inputs factory: a model's state is not something to vary)."""
         if self.target.inputs is not None:
             self.varied_note = ("checked on the user's inputs only: a stateful function (an "
                                 "inputs factory) keeps its inputs as they are")
             return None
         from tfperf.tune.varied import vary_inputs
 
-        v_args, v_kwargs, changed = vary_inputs(tuple(args), dict(kwargs),
-                                                ints=self.varied_ints)
-        if self.varied_ints:
-            self.ints_changed = changed
+        v_args, v_kwargs, _ = vary_inputs(tuple(args), dict(kwargs), ints=False)
+        i_args, i_kwargs, self.ints_changed = vary_inputs(tuple(args), dict(kwargs))
+        self.ints_varied = (i_args, i_kwargs) if self.ints_changed else None
         return v_args, v_kwargs
 
     def settle_varied(self, s: Screen) -> None:
         """Keep the baseline's output on the varied inputs, or turn the check off (with
         why) where the baseline itself fails there or returns non-finite values it did not
-        return on the user's inputs: those inputs are outside what the function takes."""
+        return on the user's inputs: those inputs are outside what the function takes. The
+        same for the integer arguments' set, on its own (:meth:`_settle_ints`)."""
         from tfperf.tune.varied import nonfinite
 
         if self.varied is None:
             return
-        if s.varied_error is not None:
+        if s.outputs and all(o is None for o in s.outputs):
+            self.varied_note = ("nothing to compare: the function returns None, so a "
+                                "candidate is checked for not raising only")
+        elif s.varied_error is not None:
             self.varied_note = ("checked on the user's inputs only: the baseline fails on the "
                                 f"varied inputs ({s.varied_error})")
-        elif s.varied_output is None:
+        elif not s.varied_called:
             self.varied_note = ("checked on the user's inputs only: the baseline's first call "
                                 f"took {s.first_call_s or 0.0:.2g} s, over an eighth of the "
                                 "budget (one more call on varied inputs would cost as much)")
@@ -704,18 +691,49 @@ class Search:
         else:
             self.varied_base = s.varied_output
             self.varied_note = ("also checked on varied inputs (the user's, varied per example "
-                                "and along the last axis; integer indices rolled")
-            if self.varied_ints and self.ints_changed:
-                self.varied_note += "; integer arguments " + ", ".join(self.ints_changed)
-            self.varied_note += ")"
-            if self.ints_note:
-                self.varied_note += "; " + self.ints_note
+                                "and along the last axis; integer indices rolled)")
+            self._settle_ints(s)
             return
-        self.varied = None
+        self.varied = self.ints_varied = None
+
+    def _settle_ints(self, s: Screen) -> None:
+        """Keep the baseline's output on the integer arguments' set where it is non-empty
+        and finite; else that set is skipped, and the note says which value and why."""
+        from tfperf.tune.varied import nonfinite
+
+        if self.ints_varied is None:
+            return
+        which = ", ".join(self.ints_changed)
+        if s.ints_timed_out:
+            why = f"cut by its limit there: {s.ints_error}"
+        elif s.ints_error is not None:
+            why = f"the function itself raised there: {s.ints_error[:120]}"
+        elif s.ints_output is None:
+            why = "the baseline was not called there"
+        elif _size(s.ints_output) == 0:
+            why = "the baseline's output there is empty (every rewrite would agree)"
+        elif nonfinite(s.ints_output) > max((nonfinite(o) for o in s.outputs), default=0):
+            why = "the baseline returns non-finite values there"
+        else:
+            self.ints_base = s.ints_output
+            self.varied_note += f"; and with integer arguments changed ({which})"
+            return
+        self.varied_note += f"; integer arguments not varied ({which}: {why})"
+        self.ints_varied = None
 
     def varied_for(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
         """The varied inputs for a candidate's screen, when the check is on."""
         return self.varied if self.varied_base is not None else None
+
+    def ints_for(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """The integer arguments' varied set for a candidate's screen, when that is on."""
+        return self.ints_varied if self.ints_base is not None else None
+
+    @property
+    def varied_ints(self) -> bool:
+        """Whether a candidate is also called on the integer arguments' set (an isolated
+        child makes that set itself from this flag)."""
+        return self.ints_for() is not None
 
     def _build_and_screen(self, live: _Live, limit: float,
                           first_limit: float | None = None) -> None:
@@ -745,7 +763,8 @@ class Search:
         args, kwargs = self._fresh(live)
         live.inputs = (args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
-                             first_limit=first_limit, varied=self.varied_for())
+                             first_limit=first_limit, varied=self.varied_for(),
+                             ints_varied=self.ints_for())
         if live.screen.error and live.screen.first_call_s is None and first_limit and \
                 "did not finish" in live.screen.error:
             live.first_over = max(limit, first_limit)
@@ -866,31 +885,39 @@ class Search:
         from tfperf.bench.equivalence import compare_outputs
 
         s = live.screen
-        if self.varied_base is None or s is None:
+        if s is None:
             return
-        if s.varied_timed_out:  # cut short: no output, so no verdict either way
-            live.record.equivalent = None
-            live.record.rejected = (f"not checked on varied inputs: {s.varied_error} (a "
-                                    "limit, not a disagreement)")
-            return
-        if s.varied_error is not None:
-            live.record.equivalent = False
-            live.record.rejected = (f"fails on varied inputs, where the baseline runs: "
-                                    f"{s.varied_error}")
-            return
-        if s.varied_output is None:  # not called (a slow first call): said in its notes
-            live.record.notes.append("not checked on the varied inputs (not called on them)")
-            return
-        base, mine = self.varied_base, s.varied_output
-        if dtype is not None:
-            from tfperf.tune.precision_check import as_dtype
+        sets = [("varied inputs", self.varied_base, s.varied_output, s.varied_error,
+                 s.varied_timed_out, s.varied_called)]
+        if self.ints_base is not None:
+            label = f"varied inputs with integer arguments changed ({', '.join(self.ints_changed)})"
+            sets.append((label, self.ints_base, s.ints_output, s.ints_error, s.ints_timed_out,
+                         s.varied_called))
+        for label, base, mine, error, timed_out, called in sets:
+            if base is None:
+                continue
+            if timed_out:  # cut short: no output, so no verdict either way
+                live.record.equivalent = None
+                live.record.rejected = (f"not checked on {label}: {error} (a limit, not a "
+                                        "disagreement)")
+                return
+            if error is not None:
+                live.record.equivalent = False
+                live.record.rejected = f"fails on {label}, where the baseline runs: {error}"
+                return
+            if not called:  # not called (a slow first call): said in its notes
+                live.record.notes.append("not checked on the varied inputs (not called on them)")
+                return
+            if dtype is not None:
+                from tfperf.tune.precision_check import as_dtype
 
-            base, mine = as_dtype(base, dtype), as_dtype(mine, dtype)
-        eq = compare_outputs(base, mine)
-        if eq.equivalent is not True:
-            live.record.equivalent = False if eq.equivalent is False else None
-            live.record.rejected = ("disagrees with the baseline on varied inputs (the user's "
-                                    f"inputs could not tell them apart): {eq.reason}")
+                base, mine = as_dtype(base, dtype), as_dtype(mine, dtype)
+            eq = compare_outputs(base, mine)
+            if eq.equivalent is not True:
+                live.record.equivalent = False if eq.equivalent is False else None
+                live.record.rejected = (f"disagrees with the baseline on {label} (the user's "
+                                        f"inputs could not tell them apart): {eq.reason}")
+                return
 
     @property
     def _base_outputs(self) -> list[Any]:
@@ -1144,3 +1171,14 @@ def _trace_cost(cost: float, room: float) -> str:
         return f"tracing it would take about {cost:.2g} s, past the budget: {room:.2g} s left"
     return ("a trace of the same code (tf.function or XLA) outlasted its first call's limit "
             f"in the search or was not tried as too long; {room:.2g} s of the budget left")
+
+
+def _size(value: Any) -> int:
+    """Elements in a snapshot's array leaves (0: an empty output)."""
+    import numpy as np
+
+    from tfperf.bench.equivalence import map_leaves
+
+    sizes: list[int] = []
+    map_leaves(value, lambda leaf, _: sizes.append(int(np.size(leaf))))
+    return sum(sizes)

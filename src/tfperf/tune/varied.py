@@ -20,8 +20,9 @@ compared with the baseline on a varied copy of the inputs, same shapes and dtype
   argument itself: a size, a count, ``k``) moved by one towards zero, sign kept (``k`` to
   ``k - 1``, ``-k`` to ``-k + 1``; 1 to 2, -1 to -2): a rewrite that bakes the value into a
   shape, a slice or a range (``x`` for ``x[:k]`` where the measured ``k`` is the row count)
-  then disagrees. Where the user's function raises on that value, the search calls it again
-  with the integers kept (:func:`vary_inputs` ``ints=False``) and says so;
+  then disagrees. That is a second set (:func:`vary_inputs` ``ints=True``), never the first
+  (``ints=False``): a changed ``k`` may empty the output, where every rewrite agrees; the
+  search compares there only where the baseline's output is non-empty and finite;
 - other scalars, strings, floats, variables and models as they are.
 """
 
@@ -69,11 +70,11 @@ def vary_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], ints: bool = True
 def other_int(value: Any) -> Any:
     """Another value of an integer argument, same type and sign, one step towards zero
     (away from it at ±1, which has no smaller value of that sign); None for anything else
-    (bools, zero, arrays, floats)."""
+    (bools, zero, arrays, floats, an int subclass such as an ``IntEnum``)."""
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, np.integer)):
-        n = int(value)
+    if type(value) is int or isinstance(value, np.integer):  # a subclass (IntEnum): kept,
+        n = int(value)  # ``Mode(m)`` may not exist
         if n == 0:
             return None
         m = n - 1 if n > 1 else n + 1 if n < -1 else 2 * n

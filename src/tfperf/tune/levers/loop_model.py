@@ -159,10 +159,11 @@ def _tfperf_folded(op, images, *args, **kwargs):
 #: tf.image ops that take one image or a batch ([h, w, c] or [n, h, w, c]) and no more axes:
 #: given a batch of examples that are batches of images, the leading axes are folded
 #: (held-out round 11's c10: a map of tf.image.resize over the time axis of a 5-D video).
+#: One tensor out only: ``image_gradients`` returns a pair that one reshape cannot unfold.
 FOLDED_IMAGE_OPS = {"resize", "resize_with_pad", "resize_with_crop_or_pad", "central_crop",
                     "flip_left_right", "flip_up_down", "rot90", "transpose",
                     "crop_to_bounding_box", "pad_to_bounding_box", "total_variation",
-                    "sobel_edges", "image_gradients", "extract_patches"}
+                    "sobel_edges", "extract_patches"}
 #: Module names whose attributes are functions, not array methods (``np.max(x)``).
 MODULES = {"tf", "np", "numpy", "tensorflow", "tnp", "math"}
 #: Calls whose arguments after the first are indices (not lined up with values).

@@ -3,14 +3,20 @@
 ``.numpy()`` copies the whole tensor, so the loops copy it twice per element, and the NumPy
 round-trip lever could not rewrite the item assignment into a NumPy buffer).
 
-The copy is made once at the top of the function and each use reads it: an element or slice
-read inside an expression (``x.numpy()[j, i] * e``), or the array's ``shape``/``ndim``/
-``dtype``/``size``. Any other use (bound to a name, passed to a call, returned) gets a copy
+Each use calls ``_tfperf_numpy_x()`` (bound at the top of the function by
+``_tfperf_numpy_once(x)``, written into the module): for a plain eager tensor (immutable) it
+converts when first called and keeps that copy; for anything else (a ``tf.Variable`` that
+may change in the loop, a ragged tensor whose ``.numpy()`` is an object array, ``None``
+behind a guard) it converts at each call as written, so it raises, or reads new values,
+exactly where the user's function did (review 41). An element or slice read inside an
+expression (``x.numpy()[j, i] * e``), or the array's ``shape``/``ndim``/``dtype``/``size``,
+reads the shared copy; any other use (bound to a name, passed to a call, returned) gets a copy
 of its own (``.copy()``), as ``.numpy()`` gave it: a buffer filled by item assignment
 (``out = x.numpy(); out[j, i] = ...``) never writes into the array the reads see. Only for
 an argument whose every appearance is ``.numpy()`` or one of those attributes (never
-rebound, never passed on, no method called that could change a variable), so every copy
-holds the same values. The loops stay: what is left is plain NumPy, no tensor op per element.
+rebound, also not by a nested lambda, function, class or comprehension of the same name;
+never passed on, no method called that could change a variable), so every copy holds the
+same values. The loops stay: what is left is plain NumPy, no tensor op per element.
 """
 
 from __future__ import annotations
@@ -21,6 +27,27 @@ from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
 
 PREFIX = "_tfperf_numpy_"
+HELPER = "_tfperf_numpy_once"
+#: Written into the user's module; the patch shows it.
+HELPER_SOURCE = '''
+
+def _tfperf_numpy_once(t):
+    """tfperf tune: t.numpy as a function that converts a plain eager tensor (immutable)
+    once, when first called, and anything else (a variable, a ragged tensor, None) at each
+    call, as written."""
+    if type(t).__name__ != "EagerTensor":
+        return lambda: t.numpy()
+    kept = []
+
+    def once():
+        if not kept:
+            kept.append(t.numpy())
+        return kept[0]
+
+    return once
+'''
+#: Nodes that bind a name of their own in a nested scope (or the function's).
+SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
 #: Attributes of the array that are values, not views (safe to read from the shared copy).
 META = {"shape", "ndim", "dtype", "size"}
 #: Attributes of the tensor itself that the rewrite leaves (they do not read its values).
@@ -41,6 +68,8 @@ def _hoistable(fn: ast.FunctionDef, name: str, up: dict[int, ast.AST]) -> list[a
     """The ``name.numpy()`` calls of ``fn`` when every appearance of ``name`` is one of them
     or a tensor attribute that reads no values; [] otherwise."""
     calls: list[ast.Call] = []
+    if _rebound(fn, name):
+        return []
     for node in ast.walk(fn):
         if not isinstance(node, ast.Name) or node.id != name:
             continue
@@ -56,6 +85,29 @@ def _hoistable(fn: ast.FunctionDef, name: str, up: dict[int, ast.AST]) -> list[a
         elif attr.attr not in TENSOR_META:
             return []
     return calls
+
+
+def _rebound(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether ``name`` is bound anywhere in ``fn`` but as its own parameter: a nested
+    lambda's or function's parameter, a nested def or class, an except or import name (an
+    assignment or a comprehension target is a Store, refused by the caller)."""
+    for node in ast.walk(fn):
+        if isinstance(node, SCOPES) and node is not fn:
+            a = node.args
+            if any(p.arg == name for p in a.posonlyargs + a.args + a.kwonlyargs) or \
+                    any(p is not None and p.arg == name for p in (a.vararg, a.kwarg)):
+                return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node is not fn and node.name == name:
+            return True
+        if isinstance(node, ast.ExceptHandler) and node.name == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (al.asname or al.name.split(".")[0]) == name for al in node.names):
+            return True
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
+            return True
+    return False
 
 
 def _shared_read(call: ast.Call, up: dict[int, ast.AST]) -> bool:
@@ -84,9 +136,9 @@ def rewrite(text: str, name: str) -> str:
         if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fn)):
             continue
         copy = PREFIX + p
-        hoisted.append(f"{copy} = {p}.numpy()")
+        hoisted.append(f"{copy} = {HELPER}({p})")
         for c in calls:
-            edits.append((c, copy if _shared_read(c, up) else f"{copy}.copy()"))
+            edits.append((c, f"{copy}()" if _shared_read(c, up) else f"{copy}().copy()"))
     if not hoisted:
         raise SourceEditError("no tensor argument converted by .numpy() again and again in a "
                               "loop (and only read)")
@@ -103,7 +155,10 @@ def rewrite(text: str, name: str) -> str:
     lines = text.splitlines(keepends=True)
     new = "".join(f"{pad}{h}\n" for h in hoisted)
     lines.insert(at.lineno - 1, new)  # the statement's line is unmoved by the edits above it
-    return "".join(lines)
+    text = "".join(lines)
+    if f"def {HELPER}(" not in text:
+        text = text.rstrip("\n") + "\n" + HELPER_SOURCE
+    return text
 
 
 def _in_loop(node: ast.AST, up: dict[int, ast.AST]) -> bool:

@@ -10,7 +10,8 @@ sorted, equal values lower index first. So the first ``n`` of the full sort are 
 ``n`` of the same key, ties in the same order (lower index first, for argsort's ascending and
 descending alike); the helper computes that key as the sort does. A NaN's place may differ
 between the full sort and ``top_k`` of ``n`` (the kernel picks another algorithm for a small
-``k``): the equivalence check sees it where the inputs hold one.
+``k``), so for a float dtype the helper asks first whether the values hold a NaN
+(``tf.cond``: eager, traced and XLA alike) and sorts in full where they do.
 
 Read from the code, whatever the spelling: a subscript of a ``tf.argsort``/``tf.sort`` call
 (``tf.math.*``, imported names; the direction a literal) that keeps every position but one
@@ -45,7 +46,8 @@ def _tfperf_sorted_prefix(values, n, axis, at, descending, indices, reverse=Fals
     the reversed values, whose ties come highest index first, as the reversed sort's)."""
     values = TF.convert_to_tensor(values)
     rank = values.shape.rank
-    if not rank or axis % rank != at % rank:  # not the first n along the sorted axis
+
+    def as_written():
         kind = TF.argsort if indices else TF.sort
         full = kind(values, axis=axis, direction="DESCENDING" if descending else "ASCENDING")
         if at >= 0:  # the subscripts as written
@@ -55,6 +57,19 @@ def _tfperf_sorted_prefix(values, n, axis, at, descending, indices, reverse=Fals
         if reverse:
             full = full[lead + (slice(None, None, -1),) + tail]
         return full[lead + (slice(None, n),) + tail]
+
+    if not rank or axis % rank != at % rank:  # not the first n along the sorted axis
+        return as_written()
+    if values.dtype.is_floating:  # top_k of a small k may place a NaN otherwise: sort then
+        return TF.cond(TF.reduce_any(TF.math.is_nan(values)), as_written,
+                       lambda: _tfperf_sorted_prefix_top_k(values, n, axis, rank, descending,
+                                                           indices, reverse))
+    return _tfperf_sorted_prefix_top_k(values, n, axis, rank, descending, indices, reverse)
+
+
+def _tfperf_sorted_prefix_top_k(values, n, axis, rank, descending, indices, reverse):
+    """tfperf tune: the first n of the sort along axis (the last but one position kept)
+    as TF.math.top_k of n on the sort's own key."""
     axis = axis % rank
     perm = list(range(rank))
     perm[axis], perm[-1] = rank - 1, axis
