@@ -87,9 +87,11 @@ def test_tune_says_it_is_not_available_where_it_cannot_be_imported(run, monkeypa
 
 
 @pytest.mark.tf
-def test_real_tune_on_a_cell_function_shows_the_cell_diff(run):
+def test_real_tune_on_a_cell_function_shows_the_cell_diff(run, roomy_limits):
     # A function typed in a cell has no .py file: tune edits the cell's text (IPython keeps it
-    # in linecache), and the patch is a diff of that cell, its %magic lines as typed.
+    # in linecache), and the patch is a diff of that cell, its %magic lines as typed. Limits no
+    # load reaches (roomy_limits): at load 15 the traced form's first call outlasted 1.2 s and
+    # nothing was picked; the pick is this test's premise, not what a busy machine leaves.
     cell = run("import tensorflow as tf\n"
                "rows = tf.random.stateless_normal([24, 6], seed=[1, 2])\n"
                "%time mat = tf.random.stateless_normal([6, 3], seed=[3, 4])\n"
@@ -100,7 +102,7 @@ def test_real_tune_on_a_cell_function_shows_the_cell_diff(run):
                "    return tf.stack(out)\n")
     assert cell.error is None, cell.everything
     n = cell.result.execution_count
-    ran = run("r = %tftune -o --budget 4 per_row(rows, mat)")
+    ran = run("r = %tftune -o --budget 8 per_row(rows, mat)")
     assert ran.error is None, ran.everything
     result = _ns()["r"]
     assert result.in_file is False and result.cell == n

@@ -54,14 +54,3 @@ def frozen_budget(monkeypatch):
     return freeze
 
 
-@pytest.fixture
-def roomy_limits(monkeypatch):
-    """Call limits no busy machine reaches (60 s a call, the plain compiled forms' first
-    call too): for tests that assert a candidate is measured, not rejected, so that a trace
-    slowed by load cannot turn the verdict into "did not finish" (review 38 item 14). The
-    limits themselves are tested with planted slow calls (test_tune_first_call.py)."""
-    from tfperf.tune import search
-
-    monkeypatch.setattr(search.Search, "call_limit", lambda self: 60.0)
-    monkeypatch.setattr(search.Search, "first_call_limit", lambda self: 60.0)
-    monkeypatch.setattr(search, "PLAIN_FIRST_SHARE", 60.0)
