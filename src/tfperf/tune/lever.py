@@ -18,6 +18,7 @@ from typing import Any
 
 from tfperf.tune.device import DeviceFacts
 from tfperf.tune.kinds import Kinds
+from tfperf.tune.source import SourceEditError
 from tfperf.tune.target import Target
 
 
@@ -75,6 +76,25 @@ class Lever:
 
     def __repr__(self) -> str:
         return f"<lever {self.name}>"
+
+
+class RewriteLever(Lever):
+    """A lever that is one rewrite of the target function's source (``edit(text, name)``):
+    it applies where the edit succeeds on the user's source, else the edit's reason is shown."""
+
+    @staticmethod
+    def edit(text: str, name: str) -> str:
+        raise NotImplementedError
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            self.edit(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return self.edit(text, ctx.target.name)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
 
 DIAGS = {"diag", "tensor_diag"}
@@ -147,21 +147,13 @@ def rewrite(text: str, name: str) -> str:
     return "".join(r for r in text.splitlines(keepends=True) if r.strip() != _DROP)
 
 
-class DiagonalProduct(Lever):
+class DiagonalProduct(RewriteLever):
     name, slot, stage, traces = "diagonal matmul→broadcast product", "diagonal", 10, False
     description = ("tf.linalg.diag(v) @ m (and m @ tf.linalg.diag(v)) as v[..., :, None] * m "
                    "(m * v[..., None, :]): no n × n matrix, no products with its zeros")
     rejections = ("disagrees (summation order)",)
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:

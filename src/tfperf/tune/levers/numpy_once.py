@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
 
 PREFIX = "_tfperf_numpy_"
@@ -171,21 +171,13 @@ def _in_loop(node: ast.AST, up: dict[int, ast.AST]) -> bool:
     return False
 
 
-class NumpyOnce(Lever):
+class NumpyOnce(RewriteLever):
     name, slot, stage, traces = ".numpy() once", "numpy_once", 10, False
     description = ("a tensor argument converted by .numpy() at every use (per element, in a "
                    "Python loop) converted once; each use that may write gets its own copy")
     rejections = ()
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:

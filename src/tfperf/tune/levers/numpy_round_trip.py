@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.numpy_table import ARRAYS, ATTRIBUTES, DTYPES, METHODS, NUMPY_TO_TF
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
@@ -184,22 +184,14 @@ def _pairs(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]]:
     return out
 
 
-class NumpyRoundTrip(Lever):
+class NumpyRoundTrip(RewriteLever):
     name, slot, stage, traces = "NumPy round trip→TF ops", "numpy", 5, False
     description = ("x.numpy() and the NumPy calls on it become TensorFlow ops on the tensor "
                    "(a table tested op by op)")
     rejections = ("a NumPy call has no equivalent and changes the result (disagrees)",
                   "NumPy's result dtype differs (changes the function's contract)")
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
 
 HELPER = "_tfperf_sorted_prefix"
@@ -288,22 +288,14 @@ def _through_a_name(text: str, fn: ast.FunctionDef, names: Any, read: ast.Subscr
     return [(bind.value, _helper_call(text, found, *cut)), (read, name)]
 
 
-class SortedPrefixToTopK(Lever):
+class SortedPrefixToTopK(RewriteLever):
     name, slot, stage, traces = "first n of a sort→top_k", "top_k", 10, False
     description = ("tf.argsort(x, axis)[..., :n] (tf.sort's too, through a name bound once) "
                    "as tf.math.top_k of n on the sort's own key: the same n, ties in the same "
                    "order, without sorting the rest")
     rejections = ("disagrees (a NaN placed otherwise)",)
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
