@@ -3,7 +3,9 @@
 Each capture is a TF profiler session of its own, in LOGDIR = OUTDIR/<name>:
 graph (tf.function steps with step markers), xla (jit_compile steps), eager (no steps: eager
 ops only), idle (start, then stop), input (a
-tf.data pipeline slower than its step), retrace (a tf.function retraced by Python numbers),
+tf.data pipeline slower than its step), eager_input (the same pipeline iterated by an eager
+loop, its batches fetched outside the step markers, as tfperf's own markers of an eager
+loop), retrace (a tf.function retraced by Python numbers),
 tensorboard (events but no profile).
 """
 
@@ -69,6 +71,15 @@ def slow_input():
             step(x * v, w)
 
 
+def eager_loop_input():
+    def slow(v):
+        return tf.py_function(lambda t: (time.sleep(0.01), t)[1], [v], tf.float32)
+    ds = tf.data.Dataset.range(8).map(lambda i: tf.cast(i, tf.float32)).map(slow)
+    for i, v in enumerate(ds.take(6)):  # the fetch runs before the marker opens
+        with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+            step(x * v, w)
+
+
 @tf.function
 def scaled(x, k):
     return x * k
@@ -87,6 +98,7 @@ session("xla", graph_steps(xla_step))
 session("eager", eager_ops)
 session("idle", lambda: None)
 session("input", slow_input)
+session("eager_input", eager_loop_input)
 session("retrace", retraces)
 # TensorBoard's event files are TFRecords; what matters here is a logdir that has them and no
 # profile (the tensorboard package that tf.summary needs is not installed for the tests).

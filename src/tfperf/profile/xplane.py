@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 import statistics
+from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,24 @@ def load_xspace(path: str | Path) -> Any:
     return space
 
 
+def waits_before_steps(windows: Sequence[tuple[int, int]],
+                       waits: Iterable[tuple[int, int]]) -> list[int]:
+    """Per step, the input wait (``(start, ps)`` pairs) that started between the previous
+    step's end and this step's start: the batch this step waited for, fetched outside its
+    window (an eager loop's ``for x in ds:`` runs before the step marker it feeds). Waits
+    inside a window, or after the last one (the fetch that ends the loop), are not counted.
+    ``windows`` are sorted by start."""
+    out = [0] * len(windows)
+    starts = [w[0] for w in windows]
+    for start, ps in waits:
+        i = bisect_left(starts, start)  # the first step that starts at or after the wait
+        if i == len(windows) or start == starts[i]:
+            continue
+        if i == 0 or start >= windows[i - 1][1]:
+            out[i] += ps
+    return out
+
+
 @dataclass
 class OpRow:
     """Time of one op (graph ops by node name, eager ops by type) where it ran."""
@@ -117,7 +137,12 @@ class CaptureSummary:
     device_op_s: float | None = None
     eager_s: float = 0.0
     graph_s: float = 0.0
-    input_s: float = 0.0
+    input_s: float = 0.0  # every iterator wait of the capture
+    # The input wait that fed the steps (inside them, or fetched just before: an eager loop's
+    # batch) and the steps' summed time plus those waits: one basis for the input share, the
+    # one `--read`'s step-time breakdown shows. None where the capture has no steps.
+    input_fed_s: float | None = None
+    steps_wall_s: float | None = None
     kernel_launches: int | None = None
     launch_s: float | None = None
     h2d_s: float | None = None
@@ -147,6 +172,8 @@ class CaptureSummary:
 
     @property
     def input_share(self) -> float | None:
+        if self.input_fed_s is not None and self.steps_wall_s:
+            return self.input_fed_s / self.steps_wall_s
         return self.input_s / self.step_total_s if self.step_total_s > 0 else None
 
     @property
@@ -248,9 +275,10 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
     span = [None, None]
     steps: list[tuple[int, int]] = []
     calls: list[tuple[int, int]] = []
+    waits: list[tuple[int, int]] = []
     for plane in space.planes:
         if plane.name == HOST_PLANE:
-            _read_host(_Plane(plane), out, add, steps, calls, span)
+            _read_host(_Plane(plane), out, add, steps, calls, span, waits)
     device_planes = [p for p in space.planes if p.name.startswith(GPU_PREFIX)]
     if device_planes:
         _read_devices(device_planes, out, add)
@@ -267,13 +295,32 @@ def summarise(path: str | Path, space: Any | None = None) -> CaptureSummary:
         out.steps, out.step_source, out.step_windows = len(calls), "tf.function calls", calls
     else:
         out.steps, out.step_source = 1, "whole capture"
+    if out.step_windows:
+        windows = sorted(out.step_windows)
+        before = sum(waits_before_steps(windows, waits))
+        inside = sum(_in_windows(windows, waits))
+        out.input_fed_s = (inside + before) / 1e12
+        out.steps_wall_s = (sum(e - b for b, e in windows) + before) / 1e12
     out.ops = sorted(rows.values(), key=lambda r: -r.self_s)
     out.by_type = dict(by_type)
     return out
 
 
+def _in_windows(windows: Sequence[tuple[int, int]],
+                waits: Iterable[tuple[int, int]]) -> list[int]:
+    """Per step, the waits that started inside its window."""
+    out = [0] * len(windows)
+    starts = [w[0] for w in windows]
+    for start, ps in waits:
+        i = bisect_left(starts, start + 1) - 1  # the last step that starts at or before it
+        if i >= 0 and start < windows[i][1]:
+            out[i] += ps
+    return out
+
+
 def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[tuple[int, int]],
-               calls: list[tuple[int, int]], span: list[Any]) -> None:
+               calls: list[tuple[int, int]], span: list[Any],
+               waits: list[tuple[int, int]]) -> None:
     """Host ops, eager vs graph, input waits, step markers and top-level tf.function runs."""
     for line in p.plane.lines:
         base_ps = line.timestamp_ns * 1000
@@ -311,6 +358,7 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[tuple[int, 
                 out.graph_s += self_ps[i] / 1e12
             if op_type in INPUT_OP_TYPES:
                 out.input_s += dur / 1e12
+                waits.append((start, dur))
 
 
 def _read_devices(planes: list[Any], out: CaptureSummary, add: Any) -> None:

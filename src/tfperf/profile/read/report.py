@@ -11,7 +11,7 @@ from tfperf.core.findings import Finding, Status
 from tfperf.profile.read import diagnose
 from tfperf.profile.read.costs import OpCost, costs_text, op_costs
 from tfperf.profile.read.locate import Located, locate
-from tfperf.profile.read.summary import CATEGORIES, ReadSummary, summarise_capture
+from tfperf.profile.read.summary import CATEGORIES, HOST_PREFIX, ReadSummary, summarise_capture
 from tfperf.profile.read.xspace import Capture, CaptureFileError
 from tfperf.profile.xplane import CaptureSummary, OpRow
 
@@ -112,6 +112,10 @@ def as_capture_summary(s: ReadSummary, top: int = 50) -> CaptureSummary:
     if s.step_source != "step markers" and s.step_windows:
         out.step_s = sum(e - b for b, e in s.step_windows) / len(s.step_windows) / 1e12
     out.step_windows = list(s.step_windows)
+    hosts = [b for b in s.breakdowns if b.where.startswith(HOST_PREFIX) and b.steps]
+    if hosts:  # the input share on the breakdown's basis: the table and the verdict agree
+        out.input_fed_s = sum(r.input_s for b in hosts for r in b.steps)
+        out.steps_wall_s = sum(r.duration_s for b in hosts for r in b.steps)
     if s.devices:
         out.device_op_s = s.device_op_ps / 1e12
         out.h2d_s, out.d2h_s, out.copies = s.h2d_ps / 1e12, s.d2h_ps / 1e12, s.copies
@@ -198,6 +202,11 @@ def summary_text(s: ReadSummary, top: int = TOP) -> str:
         lines.append("")
         lines.append("Step-time breakdown (mean per step; ops summed over threads and streams)")
         lines.append(text_table(["where", "step", *CATEGORIES], rows, "lr" + "r" * 5))
+        before = sum(r.input_before_s for b in s.breakdowns for r in b.steps)
+        if before:
+            lines.append(f"  a step here includes the input wait before it ({fs(before)} in all): "
+                         f"its batch was fetched outside the step's marker (an eager loop's "
+                         f"`for batch in dataset`)")
     if s.ops:
         lines.append("")
         lines.append(f"Top ops by self time (of {len(s.ops)})")

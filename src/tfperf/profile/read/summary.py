@@ -34,7 +34,7 @@ from typing import Any
 
 from tfperf.profile.read.stats import StatFinder
 from tfperf.profile.read.xspace import Capture, Line, Plane
-from tfperf.profile.xplane import DERIVED_LINES, INPUT_OP_TYPES, op_kind
+from tfperf.profile.xplane import DERIVED_LINES, INPUT_OP_TYPES, op_kind, waits_before_steps
 
 _TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
 _COLLECTIVE = re.compile(r"Collective|Nccl|nccl|AllReduce|all-reduce|AllGather|all-gather|"
@@ -122,6 +122,7 @@ class StepRow:
     collectives_s: float = 0.0
     host_s: float = 0.0
     idle_s: float = 0.0
+    input_before_s: float = 0.0  # of input_s (and duration_s): the wait before the window
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.index, "duration_s": self.duration_s, "compute_s": self.compute_s,
@@ -526,6 +527,13 @@ def _breakdown(tl: Timeline, windows: list[tuple[int, int]],
         per_cat.append(sums)
     host_input = [0.0] * len(windows)
     host_ops = [0.0] * len(windows)
+    # the batch each step waited for before its window opened (an eager loop's `for x in ds`
+    # runs outside the step marker): the step's input, and part of its time
+    before = [0] * len(windows)
+    for host in ([tl] if not tl.device else [o for o in timelines if not o.device]):
+        waits = waits_before_steps(windows, zip(host.starts[INPUT], host.selfs[INPUT],
+                                                strict=True))
+        before = [a + b for a, b in zip(before, waits, strict=True)]
     if tl.device:  # the host's input waits and op time, beside this device's kernels
         for other in timelines:
             if not other.device:
@@ -533,10 +541,11 @@ def _breakdown(tl: Timeline, windows: list[tuple[int, int]],
                 for cat in (COMPUTE, COLLECTIVE):
                     _attribute(other.starts[cat], other.selfs[cat], windows, host_ops)
     for i, (s, e) in enumerate(windows):
-        step_ps = e - s
+        step_ps = e - s + before[i]
         row = StepRow(i, s, step_ps / 1e12)
         row.compute_s = per_cat[COMPUTE][i] / 1e12
-        row.input_s = (per_cat[INPUT][i] + host_input[i]) / 1e12
+        row.input_s = (per_cat[INPUT][i] + host_input[i] + before[i]) / 1e12
+        row.input_before_s = before[i] / 1e12
         row.collectives_s = per_cat[COLLECTIVE][i] / 1e12
         row.host_s = host_ops[i] / 1e12
         busy = row.compute_s + row.input_s + row.collectives_s + row.host_s

@@ -1,0 +1,64 @@
+"""The input share is one figure: `--read`'s step-time breakdown, its input-bound verdict and
+tfperf's own reading of the capture (`profile/xplane.py`) say the same.
+
+An eager loop (`for batch in ds:` then the step) fetches each batch before the step's marker
+opens: the wait lies between the markers. It is the step's input all the same, and part of its
+time; the breakdown used to show "input 0.0 %" beside a verdict that divided every wait of the
+capture by the steps' time alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfperf.profile import xplane
+from tfperf.profile.read.report import as_capture_summary, read, summary_text
+from tfperf.profile.read.summary import HOST_PREFIX
+from tfperf.profile.xplane import waits_before_steps
+
+pytestmark = pytest.mark.tf
+
+
+def test_a_wait_counts_for_the_step_it_fed():
+    windows = [(10, 20), (30, 40), (50, 60)]
+    waits = [(5, 1),    # before the first step: its batch
+             (12, 2),   # inside step 0: not a wait before any step
+             (25, 4),   # between steps 0 and 1: step 1's batch
+             (30, 8),   # at step 1's start: inside it
+             (45, 16),  # step 2's batch
+             (65, 32)]  # after the last step (the fetch that ends the loop): fed nothing
+    assert waits_before_steps(windows, waits) == [1, 4, 16]
+    assert waits_before_steps([], waits) == []
+
+
+def test_overlapping_windows_leave_no_gap():
+    assert waits_before_steps([(0, 50), (40, 60)], [(45, 3)]) == [0, 0]
+
+
+def _host_share(summary) -> float:
+    rows = [r for b in summary.breakdowns if b.where.startswith(HOST_PREFIX) for r in b.steps]
+    return sum(r.input_s for r in rows) / sum(r.duration_s for r in rows)
+
+
+def test_eager_loop_breakdown_verdict_and_live_reading_agree(capture_of):
+    path = capture_of("eager_input")
+    report = read(path)
+    (summary,) = report.summaries
+    table = _host_share(summary)
+    # every step waited for its batch (10 ms of Python per element; the first has no prefetch)
+    assert table > 0
+    assert sum(r.input_before_s for b in summary.breakdowns for r in b.steps) > 0
+    assert as_capture_summary(summary).input_share == pytest.approx(table, rel=1e-9)
+    verdict = [f for f in report.verdicts if f.code == "profile.input_bound"]
+    if verdict:  # whether it fires depends on the machine's load; its figure does not differ
+        assert verdict[0].data["value"] == pytest.approx(table, rel=1e-9)
+    # tfperf's own reading (iterator waits by their whole duration) on the same basis
+    live = xplane.summarise(path)
+    assert live.input_share == pytest.approx(table, rel=0.1)
+    assert f"{100 * table:.1f} %" in summary_text(summary)
+    assert "includes the input wait before it" in summary_text(summary)
+
+
+def test_steps_that_fetch_inside_their_marker_are_unchanged(capture_of):
+    (summary,) = read(capture_of("input")).summaries
+    assert sum(r.input_before_s for b in summary.breakdowns for r in b.steps) == 0
+    assert "includes the input wait before it" not in summary_text(summary)
