@@ -159,6 +159,12 @@ def format_location(f: Finding) -> str:
     return ":".join(parts)
 
 
+def _fixes_safely(f: Finding) -> bool:
+    """Whether plain ``--fix`` applies the finding's fix: only those carry ``[*]`` and count
+    as fixable (as ruff marks them); an unsafe fix is counted in the closing line instead."""
+    return f.fix is not None and str(f.fix.applicability) == "safe"
+
+
 def findings_text(findings: Sequence[Finding], color: bool = False, hints: bool = True) -> str:
     """``path:line:col: CODE message`` then an indented hint, as compilers and ruff print."""
     lines = []
@@ -166,7 +172,7 @@ def findings_text(findings: Sequence[Finding], color: bool = False, hints: bool 
         where = format_location(f)
         head = f"{style(where, 'bold', color=color)}: " if where else ""
         code = style(f.code, "red" if f.failed else "yellow", "bold", color=color)
-        fixable = " [*]" if f.fix else ""
+        fixable = " [*]" if _fixes_safely(f) else ""
         lines.append(f"{head}{code}{fixable} {f.message}")
         if hints and f.hint:
             lines.append(f"  {style('help:', 'cyan', color=color)} {f.hint}")
@@ -199,7 +205,7 @@ def findings_grouped(findings: Sequence[Finding], color: bool = False) -> str:
         hinted: set[tuple[str, str]] = set()  # a hint once per file, each distinct one
         for f, where in zip(group, wheres, strict=True):
             code = style(f.code, "red" if f.failed else "yellow", "bold", color=color)
-            fixable = " [*]" if f.fix else ""
+            fixable = " [*]" if _fixes_safely(f) else ""
             out.append(f"  {where:<{width}}  {code}{fixable} {f.message}")
             if f.hint and (f.code, f.hint) not in hinted:
                 hinted.add((f.code, f.hint))
@@ -208,13 +214,14 @@ def findings_grouped(findings: Sequence[Finding], color: bool = False) -> str:
 
 
 def rule_statistics(findings: Sequence[Finding]) -> list[tuple[int, str, str, int, int]]:
-    """(count, code, name, files, fixable) per rule, most frequent first (ruff --statistics)."""
+    """(count, code, name, files, fixable) per rule, most frequent first (ruff --statistics);
+    fixable: what plain ``--fix`` would fix."""
     by_code: dict[str, list[Finding]] = {}
     for f in findings:
         by_code.setdefault(f.code, []).append(f)
     rows = [(len(fs), code, fs[0].name, len({f.location.path if f.location else None
                                                 for f in fs}),
-             sum(1 for f in fs if f.fix)) for code, fs in by_code.items()]
+             sum(1 for f in fs if _fixes_safely(f))) for code, fs in by_code.items()]
     return sorted(rows, key=lambda r: (-r[0], r[1]))
 
 

@@ -152,7 +152,7 @@ def _summary(outcome, args: argparse.Namespace) -> str:
     if safe:
         parts.append(f"{safe} fixable with --fix")
     if unsafe:
-        parts.append(f"{unsafe} more with --unsafe-fixes")
+        parts.append(f"{unsafe} {'more' if safe else 'fixable'} with --unsafe-fixes")
     return "; ".join(parts) + "."
 
 
