@@ -127,8 +127,11 @@ def _check_inputs(args: argparse.Namespace) -> dict[str, Any] | None:
     TensorFlow yet): FILE.py and REF.py read and parse, the outputs can be written; the
     --compare-to run, read (a bad path fails in a second, not after the timing)."""
     from tfperf.cli import UsageError
+    from tfperf.core.matplotlib_needed import matplotlib_missing
     from tfperf.core.usercode import UserCodeError, check_output_path, check_user_file
 
+    if args.plot and (missing := matplotlib_missing()):
+        raise UsageError(missing)
     try:
         for source in (args.file, args.interleave_with):
             if source:

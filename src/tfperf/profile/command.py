@@ -164,6 +164,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{option} must be at least {least}")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise UsageError("--plot takes a .png path")
+    if args.plot and not (getattr(args, "memory", False) or getattr(args, "fit", False)):
+        from tfperf.core.matplotlib_needed import matplotlib_missing
+
+        if missing_plot := matplotlib_missing():
+            raise UsageError(missing_plot)
     _check_target(args, kind)  # before TensorFlow is imported: bad input fails fast
     if getattr(args, "memory", False) or getattr(args, "fit", False):
         from tfperf.memory.command import run_memory

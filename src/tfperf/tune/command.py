@@ -121,8 +121,11 @@ def _check(args: argparse.Namespace) -> None:
     """FILE.py[:FUNC] and --inputs checked by their syntax alone (nothing runs): the files
     read and parse, the functions are defined, inputs are given where the call needs them."""
     from tfperf.cli import UsageError
+    from tfperf.core.matplotlib_needed import matplotlib_missing
     from tfperf.core.usercode import UserCodeError, check_output_path, check_user_file
 
+    if args.plot and (missing := matplotlib_missing()):
+        raise UsageError(missing)
     path, name = _split(args.target)
     try:
         target = check_user_file(path)
