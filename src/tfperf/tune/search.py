@@ -24,9 +24,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import math
+import shutil
 import sys
 import tempfile
 import time
@@ -206,6 +208,10 @@ class Search:
         self.t0 = time.perf_counter()
         self.ctx = LeverContext(target, facts)
         self.workdir = Path(tempfile.mkdtemp(prefix="tfperf_tune_"))
+        # The pick's module copy stays while this process runs (tracing reads its source),
+        # and the inputs a child process loads (inputs.npz: the user's arrays, any size):
+        # the folder goes when the process ends, not one left in the temp folder per run.
+        atexit.register(shutil.rmtree, self.workdir, ignore_errors=True)
         self.truth: Any = None
         self.truth_error: str | None = None
         self.base = _Live((), CandidateResult("baseline", []))
