@@ -23,31 +23,11 @@ from typing import Any
 
 import pytest
 
+from user_files import BENCH_FILE, EXPLAIN_LOG
+from user_files import SLOW_LOOP as FIXABLE  # TFP102's (unsafe) fix applies here
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-EXPLAIN_LOG = ROOT / "tests" / "doctor" / "fixtures" / "explain" / "tf25_on_cuda12.log"
-
-BENCH_FILE = """\
-import tensorflow as tf
-import tfperf
-
-@tfperf.inputs
-def make():
-    return (tf.ones([4]),)
-
-@tfperf.variant(baseline=True)
-def plain(x):
-    return x * 2.0
-"""
-# TFP102's (unsafe) fix applies here: what `lint --unsafe-fixes` would write.
-FIXABLE = """\
-import tensorflow as tf
-def f(x):
-    acc = tf.zeros([4])
-    for i in range(x.shape[0]):
-        acc += x[i]
-    return acc
-"""
 
 
 def make_inputs(folder: Path) -> Path:

@@ -14,19 +14,7 @@ from pathlib import Path
 import pytest
 
 from tfperf.cli import main
-
-FUNCS = """\
-import tensorflow as tf
-import tfperf
-
-@tfperf.inputs
-def make():
-    return (tf.ones([4]),)
-
-@tfperf.variant(baseline=True)
-def square(x):
-    return x * x
-"""
+from user_files import BENCH_FILE as FUNCS
 
 
 @pytest.fixture
@@ -37,9 +25,9 @@ def no_matplotlib(monkeypatch):
 
 
 @pytest.mark.parametrize("argv", [
-    ["profile", "{f}:square", "--inputs", "{f}:make", "--steps", "1", "--no-capture"],
+    ["profile", "{f}:plain", "--inputs", "{f}:make", "--steps", "1", "--no-capture"],
     ["bench", "{f}", "--budget", "1"],
-    ["tune", "{f}:square", "--budget", "1"],
+    ["tune", "{f}:plain", "--budget", "1"],
 ])
 def test_plot_without_matplotlib_is_one_line_and_exit_2(argv, tmp_path: Path, capsys,
                                                         no_matplotlib):
@@ -57,6 +45,6 @@ def test_plot_without_matplotlib_is_one_line_and_exit_2(argv, tmp_path: Path, ca
 def test_memory_view_still_says_plot_is_not_its_option(tmp_path: Path, capsys, no_matplotlib):
     f = tmp_path / "funcs.py"
     f.write_text(FUNCS)
-    assert main(["profile", f"{f}:square", "--inputs", f"{f}:make", "--memory",
+    assert main(["profile", f"{f}:plain", "--inputs", f"{f}:make", "--memory",
                  "--plot", str(tmp_path / "p.png")]) == 2
     assert "the memory view prints its timeline" in capsys.readouterr().err

@@ -22,32 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from user_files import BENCH_FILE as BENCH
+from user_files import EXPLAIN_LOG
+from user_files import SLOW_LOOP as SLOW
+
 ROOT = Path(__file__).resolve().parents[1]
-EXPLAIN_LOG = ROOT / "tests" / "doctor" / "fixtures" / "explain" / "tf25_on_cuda12.log"
 NOTEBOOK = ROOT / "examples" / "notebooks" / "case_study.ipynb"
 BASE_DEPENDENCIES = ("pathspec", "pynvml")  # pyproject's [project] dependencies, by module
 
-SLOW = """\
-import tensorflow as tf
-
-def f(x):
-    acc = tf.zeros([4])
-    for i in range(x.shape[0]):
-        acc += x[i]
-    return acc
-"""
-BENCH = """\
-import tensorflow as tf
-import tfperf
-
-@tfperf.inputs
-def make():
-    return (tf.ones([4]),)
-
-@tfperf.variant(baseline=True)
-def plain(x):
-    return x * 2.0
-"""
 NEEDS_TF = "TensorFlow is not installed here"
 
 
