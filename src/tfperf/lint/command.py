@@ -141,6 +141,9 @@ def _statistics(findings) -> str:
 def _summary(outcome, args: argparse.Namespace) -> str:
     n, files = len(outcome.findings), outcome.files
     parts = [f"{n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)}"]
+    if not files and not outcome.errors:  # a mistyped folder must not pass as clean code
+        parts.append("no Python file or notebook under the paths given (files that "
+                     ".gitignore or the exclude setting name are skipped)")
     if outcome.fixed:
         verb = "would fix" if args.diff else "fixed"
         parts.append(f"{verb} {outcome.fixed}")
