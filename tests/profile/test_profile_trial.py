@@ -305,3 +305,39 @@ def test_a_step_that_returns_nothing_is_compared_by_the_weights_it_trains(
     assert t.error is None, t.error
     assert t.results == verdict, t.results_detail
     assert "trainable weights after 6 steps" in t.results_detail
+
+
+def test_a_gain_whose_interval_holds_1x_is_not_called_a_saving(tmp_path):
+    """Medians 20.5 → 17.1 ms with an interval of 0.74–1.41× (a real --try-fixes run at load
+    4): the rounds cannot tell the fix from the original, so no "saves 3.4 ms a step"."""
+    script = tmp_path / "train.py"
+    script.write_text("print('original')\n")
+    # both sides draw their steps from the same spread: 10 to 24 ms, in other orders
+    spread = [0.010 + 0.002 * k for k in range(8)]
+    noisy = {"before": {"durations": [0.5, 0.3, *spread]},
+             "after": {"durations": [0.5, 0.3, *spread[::-1]]}}
+    t = trial.try_fix(script, [], script.read_text(), PATCH, steps=10, rounds=2,
+                      runner=_fake(noisy)[0], workdir=tmp_path / "fixes")
+    assert t.low is not None and t.low <= 1.0 <= t.high and t.within_noise
+    line = t.summary()
+    assert line.startswith("no gain beyond the noise: ") and "which holds 1×" in line
+    assert "saves" not in line and "costs" not in line
+    # the valid twin: a clear gain keeps its verb (the first test's 5×)
+    clear = {"before": {"durations": [0.5, 0.3] + [0.010] * 8},
+             "after": {"durations": [2.0, 0.3] + [0.002] * 8}}
+    sure = trial.try_fix(script, [], script.read_text(), PATCH, steps=10, rounds=2,
+                         runner=_fake(clear)[0], workdir=tmp_path / "again")
+    assert not sure.within_noise and sure.summary().startswith("saves 8.0 ms a step")
+
+
+def test_the_html_report_says_when_the_interval_holds_1x():
+    from tfperf.core.html.parts import Doc
+    from tfperf.core.html.views.profile import _measured
+
+    m = {"fix": "tf.function on the training step", "before_step_s": 0.0205,
+         "after_step_s": 0.0171, "speedup": 1.2, "interval": [0.74, 1.41], "results": "equal"}
+    page = _measured(Doc({"m": m}), "m", m)
+    assert "no gain beyond the noise" in page and 'data-path="m.interval.0"' in page
+    sure = dict(m, interval=[1.1, 1.41])
+    page = _measured(Doc({"m": sure}), "m", sure)
+    assert "noise" not in page and 'data-path="m.interval.1"' in page

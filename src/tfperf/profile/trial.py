@@ -90,6 +90,12 @@ class Trial:
             return None
         return self.before_step_s - self.after_step_s
 
+    @property
+    def within_noise(self) -> bool:
+        """Whether the speed-up's interval holds 1×: the rounds cannot tell the fix from
+        the original, whatever the medians say."""
+        return self.low is not None and self.high is not None and self.low <= 1.0 <= self.high
+
     def to_dict(self) -> dict[str, Any]:
         return {"fix": self.patch.name, "description": self.patch.description,
                 "applied": self.patch.source is not None, "reason": self.patch.reason or None,
@@ -126,8 +132,13 @@ class Trial:
         if self.traces is not None and self.traces > RETRACES_OK:
             retraced = (f"; traced {self.traces} times: its inputs' shapes vary, add "
                         f"reduce_retracing=True (or an input_signature with None)")
-        return (f"{verb} {_secs(abs(saved))} a {self.unit} ({_secs(self.before_step_s)} → "
-                f"{_secs(self.after_step_s)}, {self.speedup:.2f}×{interval}) over "
+        head = (f"{verb} {_secs(abs(saved))} a {self.unit} ({_secs(self.before_step_s)} → "
+                f"{_secs(self.after_step_s)}, {self.speedup:.2f}×{interval})")
+        if self.within_noise:  # the interval holds 1×: no gain or loss the rounds can tell
+            head = (f"no gain beyond the noise: {_secs(self.before_step_s)} → "
+                    f"{_secs(self.after_step_s)} a {self.unit} ({self.speedup:.2f}×{interval}, "
+                    f"which holds 1×)")
+        return (f"{head} over "
                 f"{over}{first}{retraced}; results: "
                 f"{self.results}" + (f" ({self.results_detail})" if self.results_detail else ""))
 

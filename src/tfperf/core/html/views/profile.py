@@ -122,9 +122,16 @@ def _measured(doc: Doc, at: str, m: dict[str, Any] | None) -> str:
     if m.get("error") or not finite(m.get("speedup")):
         return (f"<p>measured ({esc(str(m.get('fix')))}): "
                 f"{esc(str(m.get('error') or m.get('reason') or 'no figure'))}</p>")
+    interval = m.get("interval") or [None, None]
+    noise = ""
+    if len(interval) == 2 and all(finite(v) for v in interval):
+        within = interval[0] <= 1.0 <= interval[1]  # the rounds cannot tell the two apart
+        noise = (f" (interval {doc.fig(f'{at}.interval.0', 'x')}–"
+                 f"{doc.fig(f'{at}.interval.1', 'x')}"
+                 f"{': no gain beyond the noise' if within else ''})")
     return (f"<p>measured ({esc(str(m.get('fix')))}): {doc.fig(f'{at}.before_step_s', 's')} → "
-            f"{doc.fig(f'{at}.after_step_s', 's')} a step, {doc.fig(f'{at}.speedup', 'x')}; "
-            f"results: {esc(str(m.get('results')))}</p>")
+            f"{doc.fig(f'{at}.after_step_s', 's')} a step, {doc.fig(f'{at}.speedup', 'x')}"
+            f"{noise}; results: {esc(str(m.get('results')))}</p>")
 
 
 def steps(doc: Doc) -> str:
