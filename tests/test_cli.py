@@ -126,3 +126,19 @@ def test_the_demo_calls_only_real_failures_failures():
     assert failed and words.startswith("FAILED: a variant failed")
     failed, words = demo_outcome("lint", 2, "lint found findings: expected")
     assert failed and words == "FAILED: the step could not run (exit status 2)"
+
+
+@pytest.mark.parametrize("module", ["tfperf", "tfperf.cli"])
+def test_python_m_says_bad_input_in_one_line(module, tmp_path):
+    """`python -m tfperf.cli` (as benchmarks/bench_profile_read.py runs it) ran main() of a
+    second copy of the module: the commands' UsageError was not the one it caught."""
+    import tfperf
+
+    env = {"PYTHONPATH": str(Path(tfperf.__file__).parents[1]), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", module, "profile", "--read", str(tmp_path),
+                           "--compare", "a", "b"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip() == ("tfperf profile: error: give --read PATH or --compare A B, "
+                                   "not both")

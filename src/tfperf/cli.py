@@ -166,4 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m tfperf.cli`: run main() of the module under its own name, whose UsageError
+    # is the one the commands raise (this file's copy as __main__ would catch none of them:
+    # every bad input ended in a traceback)
+    from tfperf.cli import main as cli_main
+
+    sys.exit(cli_main())
