@@ -90,6 +90,24 @@ def test_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("more", "named"), [
+    (["--plot", "{tmp}/p.png"], "--plot"),
+    (["--steps", "3", "--quick"], "--steps, --quick"),
+    (["--try-fixes"], "--try-fixes"),
+])
+def test_a_runs_options_with_read_are_refused_not_dropped(capture_of, tmp_path, capsys, more,
+                                                          named):
+    """`--read X --plot out.png` used to print the report, exit 0 and draw nothing."""
+    argv = ["profile", "--read", str(capture_of("graph"))] + [a.format(tmp=tmp_path)
+                                                              for a in more]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tfperf profile: error: {named}: for a run") and "Traceback" not in err
+    assert not (tmp_path / "p.png").exists()
+    # the valid twin: --json applies to --read
+    assert main(["profile", "--read", str(capture_of("graph")), "--json"]) in (0, 1)
+
+
 def test_reading_never_imports_tensorflow(capture_of):
     code = ("import sys; from tfperf.cli import main; rc = main(['profile', '--read', "
             f"{str(capture_of('graph'))!r}, '--json']); "

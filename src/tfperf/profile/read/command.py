@@ -13,6 +13,16 @@ def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
         raise UsageError("--read and --compare take capture paths, not a target to run")
     if args.read is not None and args.compare is not None:
         raise UsageError("give --read PATH or --compare A B, not both")
+    # a run's options would be ignored here: said, not dropped (`--read X --plot out.png`
+    # used to end with no plot and no word about it)
+    unused = [option for option, value in (
+        ("--plot", args.plot), ("--try-fixes", args.try_fixes), ("--logdir", args.logdir),
+        ("--inputs", args.inputs), ("--steps", args.steps), ("--quick", args.quick),
+        ("--no-capture", args.no_capture), ("--remote", args.remote),
+        ("--fix-steps", args.fix_steps), ("--fix-rounds", args.fix_rounds)) if value]
+    if unused:
+        raise UsageError(f"{', '.join(unused)}: for a run (SCRIPT.py or MODULE:FUNCTION); "
+                         f"--read and --compare read captures (--html and --json apply)")
     import os
 
     for p in [args.read] if args.read is not None else list(args.compare):
