@@ -198,10 +198,12 @@ def _band(value: float, bounds: tuple[float, float]) -> tuple[Status, str] | Non
 
 
 def capture_findings(cap: CaptureSummary, *, repeated_eager: bool | None = None,
-                     version: tuple[int, int] | None = None) -> list[Finding]:
+                     version: tuple[int, int] | None = None,
+                     any_tf: bool = False) -> list[Finding]:
     """``repeated_eager``: whether the watch saw eager ops repeat at a line (None: unknown);
     without that, the capture's eager share is one-off setup, which tf.function cannot
-    remove."""
+    remove. ``any_tf``: the capture may come from any TensorFlow (``--read``), whatever
+    this process runs: advice that differs by version names both."""
     out = []
     share = cap.input_share
     band = _band(share, INPUT_BOUND) if share is not None else None
@@ -212,7 +214,8 @@ def capture_findings(cap: CaptureSummary, *, repeated_eager: bool | None = None,
             code="profile.input_bound", name="input-bound", status=status,
             message=f"{level} input-bound: {_pct(cap.input_share or 0.0)} of step time waits "
                     f"for input (threshold {fired}; see TFP601, TFP602)",
-            hint=remedies.input_pipeline(version or remedies.tf_version()).hint,
+            hint=(remedies.INPUT_PIPELINE_ANY_TF if any_tf else
+                  remedies.input_pipeline(version or remedies.tf_version())).hint,
             data={"rule": "TFP601", "lever": "prefetch", "value": share, "threshold": fired}))
     share = cap.launch_share
     band = _band(share, LAUNCH_BOUND) if share is not None else None

@@ -127,6 +127,15 @@ def input_pipeline(version: tuple[int, int] | None) -> Remedy:
                             "change")
 
 
+# A capture read with --read may come from any TensorFlow (it records no version): the
+# advice names the line between the two.
+INPUT_PIPELINE_ANY_TF = Remedy(
+    "TFP602", "give map num_parallel_calls=tf.data.AUTOTUNE, cache() what does not change, "
+              "or take larger batches; on TF before 2.12 also end the pipeline with "
+              ".prefetch(tf.data.AUTOTUNE) (from 2.12 tf.data appends it itself; the capture "
+              "does not record which TF made it)")
+
+
 PREDICT_PER_ITEM = Remedy("TFP105", "call the model on the item (model(x, training=False)) "
                                     "instead of model.predict, or predict the whole batch at "
                                     "once: each predict call builds its own data pipeline and "

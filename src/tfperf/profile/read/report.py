@@ -138,7 +138,7 @@ def verdicts(s: ReadSummary) -> list[Finding]:
 
     if not s.events:
         return []
-    out = [f for f in advice.capture_findings(as_capture_summary(s))
+    out = [f for f in advice.capture_findings(as_capture_summary(s), any_tf=True)
            if f.code != "profile.capture"]  # host-only is said once, by the diagnosis
     for name, traced in sorted(s.traced_calls.items()):
         if traced > advice.RETRACE_MIN:
