@@ -84,6 +84,11 @@ def read_source(path: str | Path, *, suffix: str | None = ".py") -> tuple[Path, 
     script run as ``python FILE``)."""
     p = Path(path)
     _check_regular_file(p)
+    if p.suffix.lower() == ".ipynb":  # its JSON parses as a Python dict: it would "run"
+        raise UserCodeError(
+            f"{p}: a Jupyter notebook, not a Python file: in the notebook, `%load_ext tfperf` "
+            f"gives %%tfprofile, %tftimeit, %tfcompare and %tftune (docs/notebooks.md); or "
+            f"`jupyter nbconvert --to script` it and give tfperf the .py")
     if suffix is not None and p.suffix != suffix:
         raise UserCodeError(f"{p}: not a Python file (expected FILE{suffix})")
     try:

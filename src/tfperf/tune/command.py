@@ -77,6 +77,9 @@ def _split(spec: str) -> tuple[Path, str | None]:
     path, _, name = spec.partition(".py:")
     if name:
         return Path(path + ".py"), name
+    head, colon, tail = spec.rpartition(":")
+    if colon and head and Path(head).exists():  # another file's FUNC: its path is checked,
+        return Path(head), tail                # not "no such file" for the whole string
     return Path(spec), None
 
 
