@@ -141,3 +141,14 @@ def test_tensorflow_start_up_notices_stay_out_unless_verbose(script):
     assert "absl::InitializeLog" not in quiet.stderr + quiet.stdout
     assert "cpu_feature_guard" not in quiet.stderr + quiet.stdout
     assert "absl::InitializeLog" in loud.stderr  # the notice exists; --verbose lets it through
+
+
+def test_a_scripts_sys_exit_status_is_said_without_a_traceback(script, capsys):
+    """`sys.exit(3)` in a script is its exit status, as Python prints none: the report said
+    "The run raised an error" with a SystemExit traceback. A function's sys.exit (above)
+    stays an error."""
+    path = script("import sys\nimport tensorflow as tf\nx = tf.ones([2])\nsys.exit(3)\n")
+    assert main(["profile", str(path), "--no-capture"]) == 1  # the run did not succeed
+    out = capsys.readouterr().out
+    assert f"The script exited with status 3 (sys.exit at {path}:4)" in out
+    assert "Traceback" not in out and "raised an error" not in out

@@ -58,6 +58,7 @@ class ProfileReport:
     logdir: str | None = None
     error: BaseException | None = None
     target: str | None = None
+    script: bool = False  # a script ran (its sys.exit(N) is its exit status, not an error)
     findings: list[Finding] = field(default_factory=list)
     # Causes seen but not advice (under the share threshold, or made inside a library): data
     not_advice: list[Finding] = field(default_factory=list)
@@ -170,7 +171,13 @@ class ProfileReport:
         if self.not_advice:
             out.append(f"  ({len(self.not_advice)} more below the advice thresholds or not the "
                        f"line's own doing: --json lists them under not_advice)")
-        if self.error is not None:
+        if self.script and isinstance(self.error, SystemExit):  # its status, not a crash
+            frames = traceback.extract_tb(self.error.__traceback__)
+            where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+            out += ["", render.style(f"The script exited with status {self.error.code} "
+                                     f"(sys.exit{where}); the report covers what ran before "
+                                     f"it.", "bold", color=color)]
+        elif self.error is not None:
             out += ["", render.style("The run raised an error (the report covers what ran "
                                      "before it):", "red", "bold", color=color)]
             out.append(self.error_dict()["traceback"].rstrip())  # type: ignore[index]

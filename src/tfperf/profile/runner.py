@@ -254,7 +254,9 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
         _forget_marked(finder)
     if stats.path and stats.count:
         session.watcher.obs.steps = stats
-    return session.report(error, target=str(path))
+    report = session.report(error, target=str(path))
+    report.script = True
+    return report
 
 
 def _forget_marked(finder: StepModuleFinder) -> None:
