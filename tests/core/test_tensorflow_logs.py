@@ -103,3 +103,34 @@ def test_a_child_is_quieted_only_where_its_parent_was(monkeypatch):
     monkeypatch.setenv(QUIETED_BY_TFPERF, "1")
     quiet_child_startup()
     assert calls == [1]
+
+
+def _startup_lines(level: str) -> list[str]:
+    """TensorFlow's start-up notices that reach stderr in a process that quiets its start-up
+    as bench and profile do, under the user's own TF_CPP_MIN_LOG_LEVEL."""
+    import os
+    from pathlib import Path
+
+    import tfperf
+
+    code = ("from tfperf.core.tensorflow_logs import quiet_tensorflow_startup\n"
+            "quiet_tensorflow_startup()\n"
+            "import tensorflow\n")  # where nothing is hidden, TF is imported only here
+    env = {k: v for k, v in os.environ.items() if k != QUIETED_BY_TFPERF}
+    env.update({VARIABLE: level, "PYTHONPATH": str(Path(tfperf.__file__).parents[1])})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [line for line in done.stderr.splitlines(keepends=True) if is_startup_notice(line)]
+
+
+@pytest.mark.tf
+def test_the_users_own_level_hides_what_it_says():
+    """TF 2.21 prints its absl start-up lines whatever TF_CPP_MIN_LOG_LEVEL says: a user who
+    set 2 (the usual advice) saw them in bench's and profile's output."""
+    pytest.importorskip("tensorflow")
+    everything = _startup_lines("0")  # the user asked for every line: all through
+    if not any(line.startswith("I") for line in everything):
+        pytest.skip("this TensorFlow prints no INFO notice at import")
+    assert _startup_lines("2") == []
+    assert all(not line.startswith("I") for line in _startup_lines("1"))

@@ -29,7 +29,7 @@ QUIETED_BY_TFPERF = "TFPERF_QUIET_TF_STARTUP"
 
 # absl/glog lines: "I0000 00:00:17... 123 port.cc:153] ..." or TF's older
 # "2024-03-29 13:15:53.388917: I tensorflow/core/...". Only I and W are notices.
-_NOTICE = re.compile(r"^(?:[IW]\d{4} |\S+ \S+: [IW] |WARNING: All log messages before absl)")
+_NOTICE = re.compile(r"^(?:([IW])\d{4} |\S+ \S+: ([IW]) |(W)ARNING: All log messages before absl)")
 
 
 def is_startup_notice(line: str) -> bool:
@@ -37,17 +37,42 @@ def is_startup_notice(line: str) -> bool:
     return bool(_NOTICE.match(line))
 
 
+def _notice_level(line: str) -> str | None:
+    """"I" or "W" for a start-up notice, None for any other line."""
+    m = _NOTICE.match(line)
+    return next(g for g in m.groups() if g) if m else None
+
+
+def _hidden_by(level: str) -> str:
+    """The notice levels TF_CPP_MIN_LOG_LEVEL=``level`` promises to hide: "" (0), "I" (1),
+    "IW" (2 and up; a value TF cannot read hides nothing)."""
+    try:
+        n = int(level)
+    except ValueError:
+        return ""
+    return "" if n <= 0 else "I" if n == 1 else "IW"
+
+
 def quiet_tensorflow_startup(verbose: bool = False) -> None:
     """Hide TensorFlow's C++ INFO/WARNING start-up lines in this process, unless
-    ``verbose`` or the user chose a level themselves. Imports TensorFlow now (when it is
-    installed and not yet imported), since its notices print at import."""
-    if verbose or (VARIABLE in os.environ and os.environ.get(QUIETED_BY_TFPERF) != "1"):
+    ``verbose``; where the user chose a level themselves, the lines that level hides (0:
+    none). Imports TensorFlow now (when it is installed and not yet imported), since its
+    notices print at import."""
+    if verbose:
         return
-    os.environ[VARIABLE] = QUIET_LEVEL
-    os.environ[QUIETED_BY_TFPERF] = "1"
+    if VARIABLE in os.environ and os.environ.get(QUIETED_BY_TFPERF) != "1":
+        # the user's level, honoured as TF 2.21 does not: its absl start-up lines print
+        # whatever the variable says (a user with TF_CPP_MIN_LOG_LEVEL=2 saw them)
+        hidden = _hidden_by(os.environ[VARIABLE])
+        if not hidden:
+            return
+    else:
+        os.environ[VARIABLE] = QUIET_LEVEL
+        os.environ[QUIETED_BY_TFPERF] = "1"
+        hidden = "IW"
     if "tensorflow" in sys.modules or importlib.util.find_spec("tensorflow") is None:
         return
-    kept = _import_with_stderr_captured()
+    kept = _import_with_stderr_captured(hidden)
     if kept:
         sys.stderr.write(kept)
         sys.stderr.flush()
@@ -69,8 +94,9 @@ def last_line_worth_showing(stderr: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _import_with_stderr_captured() -> str:
-    """Import TensorFlow with fd 2 redirected; return the captured lines worth keeping."""
+def _import_with_stderr_captured(hidden: str = "IW") -> str:
+    """Import TensorFlow with fd 2 redirected; return the captured lines worth keeping (all
+    but the notices of the ``hidden`` levels)."""
     sys.stderr.flush()
     try:
         saved = os.dup(2)
@@ -88,4 +114,4 @@ def _import_with_stderr_captured() -> str:
         tmp.seek(0)
         text = tmp.read().decode("utf-8", "replace")
     return "".join(line for line in text.splitlines(keepends=True)
-                   if not is_startup_notice(line))
+                   if (_notice_level(line) or "-") not in hidden)
