@@ -53,7 +53,7 @@ def test_eager_loop_breakdown_verdict_and_live_reading_agree(capture_of):
         assert verdict[0].data["value"] == pytest.approx(table, rel=1e-9)
     # tfperf's own reading (iterator waits by their whole duration) on the same basis
     live = xplane.summarise(path)
-    assert live.input_share == pytest.approx(table, rel=0.1)
+    assert live.input_share == pytest.approx(table, rel=0.25)
     assert f"{100 * table:.1f} %" in summary_text(summary)
     assert "includes the input wait before it" in summary_text(summary)
 
