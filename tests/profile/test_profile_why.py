@@ -136,6 +136,28 @@ def test_a_loop_over_a_slow_dataset_is_the_input_pipeline_with_lints_lever(tf, t
     assert not [c for c in rep.causes if c.lines and c.lines[0].line == line_of(path, "ds =")]
 
 
+def test_a_pipeline_whose_maps_are_parallel_is_not_told_to_make_them_parallel(tf, tmp_path):
+    """The input-pipeline cause's fix said "give map num_parallel_calls=tf.data.AUTOTUNE" to a
+    map that had it (a real user's train.py after `lint --fix --unsafe-fixes`)."""
+    path = write_script(tmp_path, """
+        import time
+        import tensorflow as tf
+
+        def slow(i):
+            time.sleep(0.02)
+            return i
+
+        ds = tf.data.Dataset.range(20).map(lambda i: tf.py_function(slow, [i], tf.int64),
+                                           num_parallel_calls=tf.data.AUTOTUNE)
+        total = 0
+        for item in ds:
+            total += 1
+    """)
+    top = runner.run_script(path, capture=False).causes[0]
+    assert top.kind == "input-pipeline" and top.lines[0].line == line_of(path, "for item")
+    assert "already run in parallel" in top.fix and "give map num_parallel_calls" not in top.fix
+
+
 def test_the_case_study_loop_is_a_python_loop_to_vectorise(tf):
     from tfperf.examples import SLOW
     from tfperf.examples.case_study_slow import compute_feature_tf_slow

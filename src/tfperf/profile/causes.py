@@ -370,6 +370,9 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
             loop_end = _end_of(model, key_line)
             cause.lint = model.findings_at(key_line, loop_end, rules)
             if kind == "input-pipeline":  # the pipeline is defined elsewhere in the file
+                if _maps_parallel(model.tree):  # not "give map num_parallel_calls" again
+                    cause.fix = remedies.input_pipeline(remedies.tf_version(),
+                                                        maps_parallel=True).hint
                 cause.lint = model.findings_at(1, len(model.lines), rules)
                 fixable = [f for f in cause.lint if f.hint]
                 if fixable:
@@ -514,6 +517,16 @@ def _function_line(model: SourceModel, stmt: ast.stmt | None, line: int) -> int:
                 and (best is None or node.lineno >= getattr(best, "lineno", 0)):
             best = node
     return getattr(best, "lineno", line) if stmt is not None else line
+
+
+def _maps_parallel(tree: ast.Module) -> bool:
+    """Whether the file has ``.map(...)`` calls and every one passes num_parallel_calls (by
+    keyword or as the second argument). Another library's ``map`` without it says no: the
+    usual advice stands."""
+    maps = [n for n in ast.walk(tree) if type(n) is ast.Call and type(n.func) is ast.Attribute
+            and n.func.attr == "map"]
+    return bool(maps) and all(len(c.args) >= 2 or any(k.arg == "num_parallel_calls"
+                                                       for k in c.keywords) for c in maps)
 
 
 def _end_of(model: SourceModel, line: int) -> int:

@@ -114,9 +114,19 @@ EAGER_SHARE = Remedy("TFP306", "wrap the hot loop body or training step in tf.fu
 INJECTED_PREFETCH = (2, 12)  # tf.data appends prefetch(AUTOTUNE) itself from TF 2.12
 
 
-def input_pipeline(version: tuple[int, int] | None) -> Remedy:
+def input_pipeline(version: tuple[int, int] | None, maps_parallel: bool = False) -> Remedy:
     """tf.data's levers, as the running TF needs them: from 2.12 a final prefetch is
-    injected by tf.data itself (lint's TFP601 says the same), so it is not the lever."""
+    injected by tf.data itself (lint's TFP601 says the same), so it is not the lever.
+    ``maps_parallel``: every map of the file already passes num_parallel_calls, so that is
+    not the lever either."""
+    if maps_parallel:
+        first = ("tf.data already prefetches here (TF 2.12+ appends prefetch(AUTOTUNE) "
+                 "itself)" if version is not None and version >= INJECTED_PREFETCH else
+                 "end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE)")
+        return Remedy("TFP605", f"{first}; its maps already run in parallel "
+                                f"(num_parallel_calls): cache() what does not change, take "
+                                f"larger batches, or make the per-element work TF ops (a "
+                                f"numpy_function or py_function runs under Python's lock)")
     if version is not None and version >= INJECTED_PREFETCH:
         return Remedy("TFP602", "tf.data already prefetches here (TF 2.12+ appends "
                                 "prefetch(AUTOTUNE) itself): cache() what does not change, "
