@@ -49,3 +49,16 @@ def test_a_safe_fix_keeps_its_mark_and_count(tmp_path: Path, capsys):
     assert "1 fixable with --fix" in out and "--unsafe-fixes" not in out
     _lint(capsys, "--preview", "--select", "TFP401", "--fix", str(f))
     assert "z = x\n" in f.read_text()
+
+
+def test_a_fix_refused_by_the_file_is_not_offered_again(tmp_path: Path, capsys):
+    """`--fix` on a read-only file: refused (one error line, file untouched), and the closing
+    line used to offer the same fix again: "1 fixable with --fix"."""
+    f = tmp_path / "pipe.py"
+    f.write_text(SAFE)
+    f.chmod(0o444)
+    assert main(["lint", "--no-cache", "--preview", "--select", "TFP401", "--fix", str(f)]) == 2
+    out = capsys.readouterr()
+    assert "1 fix not applied (the errors below say why)." in out.out
+    assert "fixable with --fix" not in out.out and "read-only file" in out.err
+    assert f.read_text() == SAFE

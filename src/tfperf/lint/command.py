@@ -152,7 +152,10 @@ def _summary(outcome, args: argparse.Namespace) -> str:
         parts.append(f"{e} error{'s' * (e != 1)} (listed below)")
     safe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) == "safe")
     unsafe = sum(1 for f in outcome.findings if f.fix and str(f.fix.applicability) != "safe")
-    if safe:
+    if safe and getattr(args, "fix", False):  # --fix ran and these stayed: not "fixable"
+        parts.append(f"{safe} fix{'es' * (safe != 1)} not applied"
+                     + (" (the errors below say why)" if outcome.errors else ""))
+    elif safe:
         parts.append(f"{safe} fixable with --fix")
     if unsafe:
         parts.append(f"{unsafe} {'more' if safe else 'fixable'} with --unsafe-fixes")
