@@ -32,9 +32,12 @@ from typing import Any
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
+    dense_length_exceeded,
     flattened_labels,
+    grid_size_mismatch,
     label_from_other_map,
     logits_labels_numbers,
+    loss_over_batch,
     position_past_table,
     rows_per_sample,
     validation_ran_out,
@@ -311,6 +314,36 @@ def gpu_newer_than_build(text: str) -> Reading | None:
             gpu[1])
 
 
+# every CUDA release since 9.0 drops compute capability 2.x (Fermi), 7.0 dropped 1.x; no
+# TensorFlow GPU wheel was built for less than 3.0 (3.5 since TF 1.x's later releases)
+_OLDEST_MAJOR = 3
+GPU_TOO_OLD_LABELS = GPU_BUILD_LABELS | frozenset({
+    "cuda-library-missing", "driver-library-missing", "cuinit-failed", "no-gpu-device"})
+
+
+def gpu_older_than_builds(text: str) -> Reading | None:
+    """The GPU the log names has a compute capability below 3.0 (a GeForce GT 220 at 1.2, a
+    Fermi at 2.x): no TensorFlow GPU build and no CUDA it can use runs on it, so every library
+    or driver step that follows fails on it and no library install can help."""
+    text = _window(text)
+    if "apability" not in text and "major: " not in text:
+        return None
+    m = _CC.search(text)
+    if m is None:
+        return None
+    cc = m["cc"] or f"{m['maj']}.{m['min']}"
+    if int(cc.split(".")[0]) >= _OLDEST_MAJOR:
+        return None
+    return (f"The GPU has compute capability {cc}, too old for any TensorFlow GPU build: "
+            "TensorFlow's GPU wheels need 3.5 or newer (3.0 from source), and no CUDA release "
+            "TensorFlow was ever built with supports a GPU below 3.0. The CUDA/driver errors "
+            "follow from that; installing CUDA libraries will not make this GPU usable.",
+            "Run on the CPU (hide the GPU: CUDA_VISIBLE_DEVICES=-1, or install the CPU-only "
+            "package), or use a GPU of compute capability 3.5 or newer (the CUDA GPUs list at "
+            "developer.nvidia.com/cuda-gpus gives each card's).",
+            m.group(0))
+
+
 # --- a grayscale image fed to a colour model, or the reverse -------------------------------------
 
 _EXPECTED_GOT = re.compile(
@@ -377,8 +410,9 @@ def flatten_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
-_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)', "
-                  r"which has shape '?\((?P<want>[^)\n]*)\)")
+# the message wraps before "which" in some pastes (a console's width)
+_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)',?"
+                  r"[ \t]*\n?[ \t]*which has shape '?\((?P<want>[^)\n]*)\)")
 
 
 def _dims(shape: str) -> list[str]:
@@ -404,6 +438,18 @@ def fed_shape_mismatch(text: str) -> Reading | None:
                 f"{', '.join(want[1:])}])) so any batch size feeds.",
                 m.group(0))
     rest_got, rest_want = got[1:], want[1:]
+    if (len(got) == len(want) == 2 and all(d.isdigit() for d in (got[1], want[1]))
+            and got[1] != want[1] and (not want[0].isdigit() or want[0] == got[0])):
+        return (f"Each sample fed to {name} has {got[1]} features where the placeholder (the "
+                f"model's input) was built for {want[1]}: the batch axis fits, the feature width "
+                "does not. The featurizer or preprocessing makes another feature count than the "
+                "one the model was built with (an option that adds features, another vocabulary "
+                "or one-hot depth, a column more or less).",
+                f"Build the model for the data's feature width ({got[1]}: the model's input or "
+                "feature-count argument), or featurize the data the way the model expects "
+                f"({want[1]} features: the same options, columns and vocabulary as when the "
+                "model was built).",
+                m.group(0))
     if (rest_got and rest_want and all(d.isdigit() for d in rest_got + rest_want)
             and rest_got != rest_want and _product(rest_got) == _product(rest_want)):
         return (f"Each sample fed to {name} holds the values the placeholder wants ("
@@ -522,6 +568,11 @@ def op_origin(text: str) -> Reading | None:
 
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
+    (GPU_TOO_OLD_LABELS, gpu_older_than_builds,
+     "TensorFlow's install guide (GPU: CUDA architectures 3.5, 5.0, 6.0, 7.0, 7.5, 8.0 and "
+     "higher) ; NVIDIA's CUDA toolkit release notes (1.x dropped in CUDA 7.0, 2.x in 9.0) ; "
+     "https://github.com/xuannianz/EfficientDet/issues/188 (a GeForce GT 220, compute "
+     "capability 1.2: the poster says it does not support CUDA)"),
     (GPU_BUILD_LABELS, gpu_newer_than_build,
      "NVIDIA CUDA release notes (sm_80 in CUDA 11.0, sm_100/sm_120 in 12.8) ; "
      "data/gpu_compute_capability.csv ; https://github.com/qqwweee/keras-yolo3/issues/332 "
@@ -561,6 +612,18 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
      "[-1, 896] over larger images)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), grid_size_mismatch,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/zzh8829/yolov3-tf2/issues/106 ([1,13,13,3,2] vs. [1,10,10,3,2]: 320x320 "
+     "images for a model built at 416; resizing to 416 fixed it)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), loss_over_batch,
+     "keras/engine/training_utils.py (weighted_masked_objective: the loss times the sample "
+     "weights) ; https://github.com/keras-team/keras/issues/10408 ([5] vs. [32]: a custom loss "
+     "with axis=0; axis=-1 worked)"),
+    (frozenset({"invalid-argument-error"}), dense_length_exceeded,
+     "tensorflow/core/kernels/sparse_to_dense_op.cc (indices[i] = [...] is out of bounds: need 0 "
+     "<= index < [...]) ; https://github.com/tech-srl/code2seq/issues/4 ([240,9] for [300,9]: "
+     "the data's paths longer than config.MAX_PATH_LENGTH)"),
     (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
@@ -619,4 +682,5 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/macanv/BERT-BiLSTM-CRF-NER/issues/343 (batch size not applied) ; "
      "https://github.com/endernewton/tf-faster-rcnn/issues/7 (an idle Jupyter kernel)"),
 )
-_LEADING = (0, 1)  # read before the rows: the GPU the log names, the kernel list
+# read before the rows: the GPU the log names (too old, too new), the kernel list
+_LEADING = (0, 1, 2)

@@ -342,3 +342,96 @@ def _assignments(text: str, name: str) -> list[str]:
             out.append(line)
         at = text.find(name, (end if end >= 0 else len(text)))
     return out
+
+
+_SHAPES = re.compile(r"Incompatible shapes: \[(?P<a>\d+(?:,\d+)*)\] vs\. \[(?P<b>\d+(?:,\d+)*)\]")
+_STRIDE = 32  # a detection head's coarsest grid (YOLO, SSD, RetinaNet): one cell per 32 pixels
+
+
+def grid_size_mismatch(text: str) -> Reading | None:
+    """Two tensors of rank 4 or more equal in every axis but the two spatial ones, each side a
+    square grid ([1,13,13,3,2] vs. [1,10,10,3,2]): a model's output map (a detection grid, a
+    segmentation map) against targets built for another input size, so the images are not at
+    the size the model, its labels or its anchors were made for."""
+    if "Incompatible shapes" not in text or (m := _SHAPES.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) != len(b) or len(a) < 4:
+        return None
+    for spatial in ((1, 2), (2, 3)):
+        rest = [i for i in range(len(a)) if i not in spatial]
+        if any(a[i] != b[i] for i in rest):
+            continue
+        ha, wa, hb, wb = a[spatial[0]], a[spatial[1]], b[spatial[0]], b[spatial[1]]
+        # both square, both over 1 (not a broadcast axis), and at least 2 cells apart (a 1-cell
+        # difference of a skip connection is concat_off_by_one's reading)
+        if ha != wa or hb != wb or min(ha, hb) < 2 or abs(ha - hb) < 2:
+            continue
+        big, small = max(ha, hb), min(ha, hb)
+        return (f"The two tensors agree in every axis but the spatial grid ({ha}x{wa} against "
+                f"{hb}x{wb}): the model's output map and the targets it is compared with were "
+                "made for different input sizes. The images fed are not at the input size the "
+                "model (or its labels and anchors) was built for; at a detector's stride of "
+                f"{_STRIDE} the grids are {big * _STRIDE} and {small * _STRIDE} pixels (a "
+                f"{big * _STRIDE}x{big * _STRIDE} model fed {small * _STRIDE}x{small * _STRIDE} "
+                "images, or the reverse).",
+                "Resize the images to the model's input size before training or inference (the "
+                "size its grid and labels are built from, e.g. tf.image.resize to 416x416 for a "
+                "YOLOv3 at 416), or build the model and the label transform for the image size "
+                "you feed; print the model's output shape and the label tensor's shape.",
+                m.group(0))
+    return None
+
+
+# a Keras loss node's weighting multiply ('loss/dense_1_loss/mul', its gradient 'mul_grad')
+_LOSS_MUL = re.compile(r"\bloss(?:_\d+)?/[\w/]*?loss(?:_\d+)?/mul(?:_grad)?\b")
+
+
+def loss_over_batch(text: str) -> Reading | None:
+    """Two rank-1 shapes in a Keras loss node's multiply by the sample weights ([5] vs. [32]):
+    the loss returned one value per output column, not one per sample, so a custom loss reduces
+    over axis 0 (the batch) instead of the last axis."""
+    if "Incompatible shapes" not in text or (m := _SHAPES.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) != 1 or len(b) != 1 or a == b or min(a[0], b[0]) < 2:
+        return None
+    if _LOSS_MUL.search(text, m.end(), m.end() + 2000) is None:
+        return None  # only the loss's weighting compares the loss with one weight per sample
+    # the side that is a batch-like count (a multiple of 8) is the batch; else the larger
+    batch, cols = (a[0], b[0]) if a[0] % 8 == 0 and b[0] % 8 else (
+        (b[0], a[0]) if b[0] % 8 == 0 and a[0] % 8 else (max(a[0], b[0]), min(a[0], b[0])))
+    return (f"The loss returned {cols} values where Keras multiplies it by one weight per sample "
+            f"({batch}): a custom loss reduces over axis 0, the batch (K.mean(..., axis=0), "
+            "tf.reduce_sum(..., axis=0)), so it gives one value per output column instead of "
+            "one per sample.",
+            "Reduce over the last axis in the custom loss (K.mean(K.square(y_pred - y_true), "
+            "axis=-1)), so it returns shape [batch]; Keras averages over the batch itself.",
+            m.group(0))
+
+
+_DENSE_BOUNDS = re.compile(r"indices\[\d+\] = \[(?P<idx>\d+(?:,\d+)+)\] is out of bounds: need "
+                           r"0 <= index < \[(?P<shape>\d+(?:,\d+)+)\]")
+
+
+def dense_length_exceeded(text: str) -> Reading | None:
+    """A sparse-to-dense index at or past the dense shape in a non-leading axis ([240,9] for
+    [300,9]): the data hold longer sequences (more tokens, path nodes, subtokens) than the
+    maximum length the reader's dense shape is configured for."""
+    if "is out of bounds" not in text or (m := _DENSE_BOUNDS.search(text)) is None:
+        return None
+    idx, shape = _dims(m["idx"]), _dims(m["shape"])
+    if len(idx) != len(shape):
+        return None
+    over = [i for i in range(1, len(idx)) if idx[i] >= shape[i]]
+    if not over or idx[0] >= shape[0]:
+        return None  # the leading axis (rows, the batch) is another story: a count, not a length
+    ax = over[0]
+    return (f"An element sits at position {idx[ax]} of axis {ax}, whose dense size is "
+            f"{shape[ax]}: the data hold longer sequences (tokens, path nodes, subtokens) than "
+            "the maximum length the reader's dense shape is built from. The preprocessing ran "
+            "with a larger maximum length than the model's config (or none).",
+            f"Make the config's maximum length (max path/sequence/subtoken length) at least the "
+            f"one the data were preprocessed with (more than {shape[ax]} here), or preprocess "
+            "again with the model's limits, or truncate the sequences before densifying.",
+            m.group(0))

@@ -1,0 +1,160 @@
+"""Stop 42: round 26's remaining misses (split ``rounds41b``), each read by a general mechanism
+and tested on wordings of our own, with a VALID twin that must not get the new answer:
+
+- a spatial grid that differs in two shapes otherwise equal: images at another size than the
+  model's (``grid_size_mismatch``);
+- a loss node's weighting multiply given a loss of another length than the batch: a custom loss
+  reducing over axis 0 (``loss_over_batch``);
+- a sparse-to-dense index past the dense size in a non-leading axis: sequences longer than the
+  configured maximum length (``dense_length_exceeded``);
+- a placeholder whose batch axis fits and whose feature width does not (``fed_shape_mismatch``),
+  also when the message wraps before "which";
+- a GPU of compute capability below 3.0 leads every GPU failure (``gpu_older_than_builds``);
+- an add-on's own .so in site-packages with an undefined symbol names the add-on
+  (``cause_evidence.csv``);
+- channels-first on the CPU names the GPU libraries that did not load (``error_class_causes``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tfperf.doctor.explainer import explain_log
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from score_explain import first_explanation  # noqa: E402
+
+
+def _first(text: str) -> str:
+    ex = explain_log(text)
+    assert ex.causes, text
+    return first_explanation(ex.causes[0])
+
+
+# --- the spatial grid ------------------------------------------------------------------------
+
+_GRID = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: "
+         "[4,19,19,3,85] vs. [4,26,26,3,85] [Op:Sub] name: loss/sub/\n")
+
+
+def test_square_grids_that_differ_read_as_the_image_size() -> None:
+    text = _first(_GRID)
+    assert "input size" in text and "19x19 against 26x26" in text
+    assert "832" in text and "608" in text  # 26 and 19 cells at a stride of 32
+
+
+def test_a_batch_or_channel_difference_is_no_grid() -> None:
+    for shapes in ("[4,19,19,3,85] vs. [8,19,19,3,85]", "[4,19,19,3,85] vs. [4,19,19,3,6]",
+                   "[4,19,20,3,85] vs. [4,26,26,3,85]", "[4,13,13,3] vs. [4,12,12,3]"):
+        line = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible "
+                f"shapes: {shapes} [Op:Sub] name: loss/sub/\n")
+        assert "spatial grid" not in _first(line), shapes
+
+
+# --- a loss reduced over the batch ------------------------------------------------------------
+
+_LOSS = ("InvalidArgumentError (see above for traceback): Incompatible shapes: [10] vs. [64]\n"
+         "\t [[Node: training/SGD/gradients/loss/out_loss/mul_grad/BroadcastGradientArgs = "
+         "BroadcastGradientArgs[T=DT_INT32, _device=\"/job:localhost/replica:0/task:0/device:"
+         "CPU:0\"](training/SGD/gradients/loss/out_loss/mul_grad/Shape, training/SGD/gradients/"
+         "loss/out_loss/mul_grad/Shape_1)]]\n")
+
+
+def test_a_loss_of_another_length_than_the_batch_reads_as_axis_0() -> None:
+    text = _first(_LOSS)
+    assert "axis=-1" in text and "10 values" in text and "(64)" in text
+
+
+def test_rank_one_shapes_outside_a_loss_keep_the_general_reading() -> None:
+    twin = _LOSS.replace("loss/out_loss/mul", "model/dense/add")
+    assert "axis=-1" not in _first(twin)
+    eager = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible "
+             "shapes: [10] vs. [64] [Op:AddV2]\n")
+    assert "axis=-1" not in _first(eager)
+
+
+# --- sequences longer than the dense shape ---------------------------------------------------
+
+_DENSE = ("2020-01-02 10:00:00.000001: W tensorflow/core/framework/op_kernel.cc:1273] "
+          "OP_REQUIRES failed at sparse_to_dense_op.cc:128 : Invalid argument: indices[7] = "
+          "[3,50] is out of bounds: need 0 <= index < [128,50]\n")
+
+
+def test_an_index_past_a_trailing_axis_reads_as_a_maximum_length() -> None:
+    text = _first(_DENSE)
+    assert "maximum length" in text and "position 50 of axis 1" in text
+
+
+def test_an_index_past_the_leading_axis_keeps_the_general_reading() -> None:
+    twin = _DENSE.replace("[3,50] is out of bounds: need 0 <= index < [128,50]",
+                          "[130,4] is out of bounds: need 0 <= index < [128,50]")
+    assert "maximum length" not in _first(twin)
+
+
+# --- a feature width fed to a placeholder ------------------------------------------------------
+
+def test_a_feature_width_that_differs_is_named_also_when_wrapped() -> None:
+    for sep in (", ", ",\n", " \n"):
+        line = (f"ValueError: Cannot feed value of shape (17, 40) for Tensor 'inputs/x:0'{sep}"
+                "which has shape '(?, 32)'\n")
+        text = _first(line)
+        assert "feature width" in text and "40 features" in text, sep
+
+
+def test_a_fixed_batch_that_differs_keeps_the_batch_reading() -> None:
+    line = ("ValueError: Cannot feed value of shape (1, 32) for Tensor 'inputs/x:0', which has "
+            "shape '(8, 32)'\n")
+    text = _first(line)
+    assert "fixed batch of 8" in text and "feature width" not in text
+
+
+# --- a GPU too old for any build ------------------------------------------------------------------
+
+_OLD_GPU = ("2021-01-01 10:00:00.000001: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1555] "
+            "Found device 0 with properties:\npciBusID: 0000:02:00.0 name: GeForce GTX 480 "
+            "computeCapability: 2.0\n"
+            "2021-01-01 10:00:00.000002: W tensorflow/stream_executor/platform/default/"
+            "dso_loader.cc:60] Could not load dynamic library 'libcudnn.so.8'; dlerror: "
+            "libcudnn.so.8: cannot open shared object file: No such file or directory\n")
+
+
+def test_a_compute_capability_below_3_leads_the_gpu_failure() -> None:
+    text = _first(_OLD_GPU + "Num GPUs Available: 0\n")
+    assert "compute capability 2.0, too old" in text
+
+
+def test_a_supported_gpu_keeps_the_library_reading() -> None:
+    twin = _OLD_GPU.replace("GeForce GTX 480 computeCapability: 2.0",
+                            "GeForce GTX 1080 computeCapability: 6.1")
+    assert "too old" not in _first(twin + "Num GPUs Available: 0\n")
+
+
+# --- an add-on's own library ------------------------------------------------------------------
+
+_ADDON = ("ImportError: /opt/venv/lib/python3.9/site-packages/fancy_ops/_lib.so: undefined "
+          "symbol: _ZN4absl12lts_2021032410StrReplaceEv\n")
+
+
+def test_an_add_ons_library_is_named_with_its_release_advice() -> None:
+    text = _first(_ADDON)
+    assert "fancy_ops" in text and "release built for the installed TensorFlow" in text
+
+
+def test_tensorflows_own_or_a_users_library_is_not_an_add_on() -> None:
+    for path in ("/opt/venv/lib/python3.9/site-packages/tensorflow/python/_pywrap.so",
+                 "/home/me/ops/zero_out.so"):
+        text = explain_log(_ADDON.replace("/opt/venv/lib/python3.9/site-packages/fancy_ops/"
+                                          "_lib.so", path))
+        assert all("add-on fancy_ops" not in c.cause and "release built for the installed"
+                   not in c.fix.split(" Otherwise: ")[0] for c in text.causes), path
+
+
+# --- channels-first on the CPU ----------------------------------------------------------------
+
+def test_channels_first_on_the_cpu_names_the_gpu_fallback() -> None:
+    line = ("tensorflow.python.framework.errors_impl.UnimplementedError: The Conv2D op currently "
+            "only supports the NHWC tensor format on the CPU. The op was given the format: NCHW\n")
+    text = _first(line)
+    assert "GPU libraries did not load" in text and "channels_last" in text
