@@ -44,6 +44,7 @@ from tfperf.doctor.explain_numbers import (
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
+from tfperf.doctor.explain_search import Lines
 from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
@@ -94,6 +95,7 @@ def apply_evidence(causes: list[Any], text: str) -> None:
     if not any(labels & r[0] for r in rows) and not any(labels & r[0] for r in _COMPUTED):
         return
     window = _window(text)
+    searched = Lines(window)  # each regex tried on the lines that can hold its match
     found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
     computed: dict[int, Reading | None] = {}
     for cause in causes:
@@ -120,7 +122,8 @@ def apply_evidence(causes: list[Any], text: str) -> None:
             if only and _other_platform(cause, text, only):
                 continue
             if ri not in found:
-                found[ri] = (rx.search(window) if any(n in window for n in needles) else None)
+                found[ri] = (searched.search(rx) if any(n in window for n in needles)
+                             else None)
             if m := found[ri]:
                 fix = _fill(lead_fix, m)
                 if "{metal_pairing}" in fix:  # the plugin release from Apple's table
