@@ -158,3 +158,101 @@ def test_channels_first_on_the_cpu_names_the_gpu_fallback() -> None:
             "only supports the NHWC tensor format on the CPU. The op was given the format: NCHW\n")
     text = _first(line)
     assert "GPU libraries did not load" in text and "channels_last" in text
+
+
+# --- stop 42's long tail (split dev42): mechanisms and rows, on our own wordings --------------
+
+def test_one_hot_labels_for_a_sparse_loss_read_from_the_counts() -> None:
+    keras = ("ValueError: Shape mismatch: The shape of labels (received (96,)) should equal the "
+             "shape of logits except for the last dimension (received (16, 6)).\n")
+    assert "one-hot" in _first(keras) and "96 = 16 x 6" in _first(keras)
+    kernel = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: logits and labels "
+              "must have the same first dimension, got logits shape [16,6] and labels shape "
+              "[96]\n")
+    assert "one-hot" in _first(kernel)
+
+
+def test_a_label_count_that_is_no_product_keeps_the_general_reading() -> None:
+    twin = ("ValueError: Shape mismatch: The shape of labels (received (32,)) should equal the "
+            "shape of logits except for the last dimension (received (16, 6)).\n")
+    assert "one-hot" not in _first(twin)
+
+
+_SIG = ("ValueError: Could not find matching function to call loaded from the SavedModel. Got:\n"
+        "  Positional arguments (1 total):\n"
+        "    * Tensor(\"x:0\", shape=(8, 64, 64, 1), dtype={got})\n"
+        "  Keyword arguments: {{}}\n\n"
+        "Expected these arguments to match one of the following 1 option(s):\n\n"
+        "Option 1:\n"
+        "  Positional arguments (1 total):\n"
+        "    * {open}TensorSpec(shape=({want}), dtype=tf.float32, name='x'){close}\n"
+        "  Keyword arguments: {{}}\n")
+
+
+def test_a_saved_signature_names_the_dtype_shape_or_list_that_differs() -> None:
+    dtype = _first(_SIG.format(got="float64", want="None, 64, 64, 1", open="", close=""))
+    assert "dtype float64 where the saved function takes float32" in dtype
+    shape = _first(_SIG.format(got="float32", want="None, 128, 128, 1", open="", close=""))
+    assert "shape (8, 64, 64, 1)" in shape and "dtype" not in shape.split("Call it")[0]
+    nested = _first(_SIG.format(got="float32", want="None, 64, 64, 1", open="[", close="]"))
+    assert "a list of tensors" in nested
+
+
+def test_a_call_that_fits_the_first_signature_gets_no_signature_reading() -> None:
+    fits = _first(_SIG.format(got="float32", want="None, 64, 64, 1", open="", close=""))
+    assert "traced (saved) only for other arguments" not in fits
+
+
+def test_tensor_lists_a_converter_cannot_lower_are_their_own_cause() -> None:
+    line = ("error: 'tf.TensorListSetItem' op requires element_shape to be static during TF "
+            "Lite transformation pass\n")
+    ex = explain_log(line)
+    assert ex.causes[0].label == "tflite-tensor-list-ops"
+    assert "_experimental_lower_tensor_list_ops = False" in ex.causes[0].fix
+
+
+def test_a_flex_op_list_naming_tensor_lists_keeps_the_select_ops_cause() -> None:
+    line = ("error: 'tf.TensorListReserve' op is neither a custom op nor a flex op\n")
+    assert explain_log(line).causes[0].label == "tflite-ops-unsupported"
+
+
+def test_a_thread_that_cannot_be_created_is_the_process_limit() -> None:
+    for text in ("terminate called after throwing an instance of 'std::system_error'\n"
+                 "  what():  Resource temporarily unavailable\nAborted (core dumped)\n",
+                 "2021-01-01 00:00:00.000000: F tensorflow/core/platform/default/env.cc:74] "
+                 "Check failed: ret == 0 (11 vs. 0)Thread tf_Compute creation via "
+                 "pthread_create() failed.\n"):
+        cause = explain_log(text).causes[0]
+        assert cause.label == "thread-limit" and "ulimit -u" in cause.fix, text
+
+
+def test_other_aborts_and_eagain_are_not_the_thread_limit() -> None:
+    for text in ("terminate called after throwing an instance of 'std::bad_alloc'\n"
+                 "  what():  std::bad_alloc\nAborted (core dumped)\n",
+                 "BlockingIOError: [Errno 11] Resource temporarily unavailable\n"):
+        ex = explain_log(text)
+        assert all(c.label != "thread-limit" for c in ex.causes), text
+
+
+def test_a_history_key_fit_did_not_log_is_named() -> None:
+    text = ("  File \"plot.py\", line 9, in <module>\n"
+            "    plt.plot(h.history['val_accuracy'])\nKeyError: 'val_accuracy'\n")
+    cause = explain_log(text).causes[0]
+    assert cause.label == "history-metric-missing" and "validation" in cause.fix
+
+
+def test_another_key_error_is_no_history_key() -> None:
+    for line in ("KeyError: 'label'\n", "KeyError: 'val_loss_weights' in config\n"):
+        assert all(c.label != "history-metric-missing" for c in explain_log(line).causes)
+
+
+def test_a_windows_crash_status_is_never_nothing_wrong() -> None:
+    for code in ("-1073740791 (0xC0000409)", "-1073741819 (0xC0000005)"):
+        ex = explain_log(f"Process finished with exit code {code}\n")
+        assert ex.verdict != "nothing-wrong", code
+
+
+def test_a_clean_exit_stays_nothing_wrong() -> None:
+    ex = explain_log("Epoch 1/1\n10/10 [==============================] - 1s 5ms/step - loss: "
+                     "0.2\nProcess finished with exit code 0\n")
+    assert ex.verdict == "nothing-wrong"

@@ -38,14 +38,16 @@ from tfperf.doctor.explain_numbers import (
     label_from_other_map,
     logits_labels_numbers,
     loss_over_batch,
+    onehot_to_sparse,
     position_past_table,
     rows_per_sample,
     validation_ran_out,
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
-from tfperf.doctor.explain_search import Lines
 from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
+from tfperf.doctor.explain_search import Lines
+from tfperf.doctor.explain_signature import signature_mismatch
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -635,6 +637,13 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/sparse_xent_op.cc (Received a label value of N which is outside "
      "the valid range) ; https://github.com/zzh8829/yolov3-tf2/issues/248 (ids 67, 57 for 2 "
      "classes: a TFRecord written with the COCO class map)"),
+    (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch",
+                "value-error"}), onehot_to_sparse,
+     "tensorflow/core/kernels/sparse_xent_op.cc (logits and labels must have the same first "
+     "dimension) ; keras losses (sparse_categorical_crossentropy's shape check) ; "
+     "https://github.com/tensorflow/privacy/issues/38 ([250,10] and [2500]: one-hot labels "
+     "flattened) ; https://github.com/srihari-humbarwadi/DeepLabV3_Plus-Tensorflow2.0/issues/27 "
+     "(one-hot masks to SparseCategoricalCrossentropy; CategoricalCrossentropy ran)"),
     (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
      logits_labels_numbers,
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
@@ -656,6 +665,12 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
      "https://github.com/diracdeltas/spleeter4max/issues/56 (only 2.5.x offered: Python 3.9)"),
+    (frozenset({"value-error"}), signature_mismatch,
+     "tensorflow/python/saved_model/function_deserialization.py (Could not find matching "
+     "concrete function to call loaded from the SavedModel: Got / Option N) ; "
+     "https://github.com/AlvaroCavalcante/auto_annotate/issues/72 (uint8 (1, 492, 423, 3) for a "
+     "float32 (None, 224, 224, 3) signature) ; https://github.com/tensorflow/tensorflow/issues/"
+     "41288 (a tensor where a list of one TensorSpec was saved)"),
     (frozenset({"value-error"}), fed_shape_mismatch,
      "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
      "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),

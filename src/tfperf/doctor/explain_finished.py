@@ -22,7 +22,9 @@ _HARD = re.compile(
     r"Traceback \(most recent call last\)|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?!\w)"
     r"(?:[:\s]|$)|\bAborted\b|core dumped|Segmentation fault|^\s*Killed\b|Check failed|"
     r"(?:^|\s)F\d{4} |\] *F |^F tensorflow|OOM when allocating|[Rr]esource ?[Ee]xhausted|"
-    r"RESOURCE_EXHAUSTED|exit(?:ed)? (?:with )?(?:code|status) [1-9]|Fatal Python error|"
+    r"RESOURCE_EXHAUSTED|exit(?:ed)? (?:with )?(?:code|status) (?:-?[1-9]|0x0*[1-9A-Fa-f])|"
+    # (a Windows crash is a negative or hexadecimal status: -1073740791, 0xC0000409)
+    r"Fatal Python error|terminate called after throwing|"
     r"non-zero (?:exit )?status|See logs for memory state|\[\[[Nn]ode:? |"
     r"Current allocation summary follows|[Ii]llegal instruction|"
     # the allocator's failing request and memory map, a kernel's failed check, a collective's

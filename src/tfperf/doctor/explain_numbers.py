@@ -435,3 +435,36 @@ def dense_length_exceeded(text: str) -> Reading | None:
             f"one the data were preprocessed with (more than {shape[ax]} here), or preprocess "
             "again with the model's limits, or truncate the sequences before densifying.",
             m.group(0))
+
+
+# the sparse losses' two wordings: TensorFlow's kernel, and Keras's check before it
+_FIRST_DIM = re.compile(r"logits and labels must have the same first dimension, got logits shape "
+                        r"\[(?P<r>\d+),(?P<c>\d+)\] and labels shape \[(?P<n>\d+)\]")
+_KERAS_SPARSE = re.compile(r"The shape of labels \(received \((?P<n>\d+),?\)\) should equal the "
+                           r"shape of logits except for the last dimension \(received "
+                           r"\((?P<r>\d+), (?P<c>\d+)\)\)")
+
+
+def onehot_to_sparse(text: str) -> Reading | None:
+    """A sparse loss given labels whose count is the logits' rows times their classes (2500 =
+    250 x 10): each label is a one-hot row (or a mask with a channel per class), flattened by
+    the sparse loss, which wants one class id per row."""
+    if "first dimension" in text:
+        m = _FIRST_DIM.search(text)
+    elif "except for the last dimension" in text:
+        m = _KERAS_SPARSE.search(text)
+    else:
+        return None
+    if m is None:
+        return None
+    n, rows, classes = int(m["n"]), int(m["r"]), int(m["c"])
+    if classes < 2 or rows == 0 or n != rows * classes:
+        return None  # another count: sequences or a batch of another size, the row's reading
+    return (f"The labels hold {n} values for {rows} rows of {classes} classes: {n} = {rows} x "
+            f"{classes}, so each label is a one-hot row (or a mask with one channel per class) "
+            "given to a sparse loss, which wants one integer class id per row and flattens "
+            "what it gets.",
+            "Use the categorical loss for one-hot labels (categorical_crossentropy / "
+            "CategoricalCrossentropy, softmax_cross_entropy_with_logits), or turn the labels "
+            "into class ids for the sparse loss (np.argmax(y, axis=-1) / tf.argmax; for masks, "
+            "a single channel of ids).", m.group(0))

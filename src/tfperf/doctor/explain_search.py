@@ -36,14 +36,11 @@ def _set_has_newline(items: list[tuple[Any, Any]]) -> bool:
     negate = bool(items) and items[0][0] is _sre.NEGATE
     inside = False
     for op, av in items[1:] if negate else items:
-        if op is _sre.LITERAL and av == _NL:
-            inside = True
-        elif op is _sre.RANGE and av[0] <= _NL <= av[1]:
-            inside = True
-        elif op is _sre.CATEGORY and av in _NL_CATEGORIES:
-            inside = True
-        elif op not in (_sre.LITERAL, _sre.RANGE, _sre.CATEGORY):
+        if op not in (_sre.LITERAL, _sre.RANGE, _sre.CATEGORY):
             return True  # a set item not read here: assume the worst
+        inside = inside or bool(
+            (op is _sre.LITERAL and av == _NL) or (op is _sre.RANGE and av[0] <= _NL <= av[1])
+            or (op is _sre.CATEGORY and av in _NL_CATEGORIES))
     return not inside if negate else inside
 
 
