@@ -256,3 +256,45 @@ def test_a_clean_exit_stays_nothing_wrong() -> None:
     ex = explain_log("Epoch 1/1\n10/10 [==============================] - 1s 5ms/step - loss: "
                      "0.2\nProcess finished with exit code 0\n")
     assert ex.verdict == "nothing-wrong"
+
+
+# --- speed: the whole-log error search of judge_finished only where a cause could be demoted ----
+
+class _Counting:
+    def __init__(self, rx: object) -> None:
+        self.rx, self.calls = rx, 0
+
+    def search(self, text: str) -> object:
+        self.calls += 1
+        return self.rx.search(text)  # type: ignore[attr-defined]
+
+
+def _console(n: int) -> str:
+    return "".join(f"{i}/{n} [==============================] - 0s 2ms/step - loss: 0.{i % 9}\n"
+                   for i in range(1, n))
+
+
+def test_a_failure_that_is_no_warning_never_searches_the_whole_log(monkeypatch) -> None:
+    import tfperf.doctor.explain_finished as F
+
+    counting = _Counting(F._HARD)
+    monkeypatch.setattr(F, "_HARD", counting)
+    oom = ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+           "tensor with shape[64,256,56,56] and type float on /job:localhost/replica:0/task:0/"
+           "device:GPU:0 by allocator GPU_0_bfc\n")
+    explain_log(_console(3000) + oom)
+    assert counting.calls == 0
+
+
+def test_a_warning_shaped_failure_still_asks_whether_the_log_holds_an_error(monkeypatch) -> None:
+    import tfperf.doctor.explain_finished as F
+
+    counting = _Counting(F._HARD)
+    monkeypatch.setattr(F, "_HARD", counting)
+    soft = ("2020-01-01 00:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:246] "
+            "Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.20GiB with "
+            "freed_by_count=0. The caller indicates that this is not a failure, but may mean "
+            "that there could be performance gains if more memory were available.\n")
+    ex = explain_log(soft + _console(50))
+    assert counting.calls >= 1
+    assert ex.verdict == "nothing-wrong"  # the run went on: the allocator's retry is no failure
