@@ -298,3 +298,27 @@ def test_a_warning_shaped_failure_still_asks_whether_the_log_holds_an_error(monk
     ex = explain_log(soft + _console(50))
     assert counting.calls >= 1
     assert ex.verdict == "nothing-wrong"  # the run went on: the allocator's retry is no failure
+
+
+def test_the_ragged_keyword_alone_is_keras_and_tensorflow_s() -> None:
+    line = "    TypeError: __init__() got an unexpected keyword argument 'ragged'  \n"
+    assert explain_log(line).verdict != "unrecognised" and "newer TensorFlow" in _first(line)
+
+
+def test_another_unexpected_keyword_is_not_the_ragged_reading() -> None:
+    ex = explain_log("TypeError: draw() got an unexpected keyword argument 'dragged'\n")
+    assert all("ragged" not in c.cause for c in ex.causes)
+
+
+def test_tensors_stacked_with_different_shapes_are_named() -> None:
+    line = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Shapes of all inputs "
+            "must match: values[0].shape = [8,3] != values[5].shape = [8,1] [Op:Pack] name: "
+            "stack\n")
+    assert "tf.stack" in _first(line) and "same shape" in _first(line)
+
+
+def test_a_concat_mismatch_is_not_the_stack_reading() -> None:
+    line = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: ConcatOp : "
+            "Dimensions of inputs should match: shape[0] = [8,3] vs. shape[1] = [4,3] "
+            "[Op:ConcatV2]\n")
+    assert "tf.stack" not in _first(line)
