@@ -322,3 +322,16 @@ def test_a_concat_mismatch_is_not_the_stack_reading() -> None:
             "Dimensions of inputs should match: shape[0] = [8,3] vs. shape[1] = [4,3] "
             "[Op:ConcatV2]\n")
     assert "tf.stack" not in _first(line)
+
+
+def test_zsh_s_lower_case_signal_report_is_a_crash() -> None:
+    alone = explain_log("zsh: segmentation fault  python fit.py\n")
+    assert alone.verdict != "nothing-wrong"
+    at_import = explain_log(">>> import tensorflow as tf\nzsh: bus error  python3\n")
+    assert at_import.verdict == "failure" and at_import.causes[0].confidence == "low"
+
+
+def test_a_shell_line_that_only_mentions_a_fault_is_no_crash() -> None:
+    ex = explain_log("Epoch 1/1\n10/10 [==============================] - 1s 5ms/step - loss: "
+                     "0.2\necho 'no segfault this time'\n")
+    assert ex.verdict == "nothing-wrong"

@@ -20,7 +20,8 @@ from typing import Any
 # an error the log holds (any of these keeps every failure as it is)
 _HARD = re.compile(
     r"Traceback \(most recent call last\)|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?!\w)"
-    r"(?:[:\s]|$)|\bAborted\b|core dumped|Segmentation fault|^\s*Killed\b|Check failed|"
+    r"(?:[:\s]|$)|\bAborted\b|core dumped|[Ss]egmentation fault|zsh: (?:bus error|abort)\b|"
+    r"^\s*Killed\b|Check failed|"
     r"(?:^|\s)F\d{4} |\] *F |^F tensorflow|OOM when allocating|[Rr]esource ?[Ee]xhausted|"
     r"RESOURCE_EXHAUSTED|exit(?:ed)? (?:with )?(?:code|status) (?:-?[1-9]|0x0*[1-9A-Fa-f])|"
     # (a Windows crash is a negative or hexadecimal status: -1073740791, 0xC0000409)
