@@ -335,3 +335,23 @@ def test_a_shell_line_that_only_mentions_a_fault_is_no_crash() -> None:
     ex = explain_log("Epoch 1/1\n10/10 [==============================] - 1s 5ms/step - loss: "
                      "0.2\necho 'no segfault this time'\n")
     assert ex.verdict == "nothing-wrong"
+
+
+def test_an_empty_keras_sequence_is_read_as_no_images_found() -> None:
+    line = "ValueError: Asked to retrieve element 3, but the Sequence has length 0\n"
+    assert explain_log(line).verdict == "failure" and "Found 0 images" in _first(line)
+
+
+def test_a_sequence_index_past_a_nonzero_length_is_not_the_empty_reading() -> None:
+    line = "ValueError: Asked to retrieve element 12, but the Sequence has length 10\n"
+    assert "Found 0 images" not in " ".join(c.cause + c.fix for c in explain_log(line).causes)
+
+
+def test_labels_passed_beside_a_dataset_are_zipped_into_it() -> None:
+    line = "ValueError: `y` argument is not supported when using `tf.data.Dataset` as input.\n"
+    assert "Dataset.zip" in _first(line)
+
+
+def test_another_argument_beside_a_dataset_is_not_the_labels_reading() -> None:
+    line = "ValueError: `sample_weight` argument is not supported when using dataset as input.\n"
+    assert "Dataset.zip" not in " ".join(c.cause + c.fix for c in explain_log(line).causes)
