@@ -355,3 +355,11 @@ def test_labels_passed_beside_a_dataset_are_zipped_into_it() -> None:
 def test_another_argument_beside_a_dataset_is_not_the_labels_reading() -> None:
     line = "ValueError: `sample_weight` argument is not supported when using dataset as input.\n"
     assert "Dataset.zip" not in " ".join(c.cause + c.fix for c in explain_log(line).causes)
+
+
+def test_an_old_gpu_beside_a_supported_one_is_not_the_cause() -> None:
+    two = _OLD_GPU.replace(
+        "computeCapability: 2.0\n",
+        "computeCapability: 2.0\npciBusID: 0000:03:00.0 name: GeForce GTX 1080 "
+        "computeCapability: 6.1\n")
+    assert "too old" not in _first(two + "Num GPUs Available: 0\n")

@@ -333,12 +333,12 @@ def gpu_older_than_builds(text: str) -> Reading | None:
     text = _window(text)
     if "apability" not in text and "major: " not in text:
         return None
-    m = _CC.search(text)
-    if m is None:
+    found = [(m, m["cc"] or f"{m['maj']}.{m['min']}") for m in _CC.finditer(text)]
+    # every GPU the log names is too old: with a supported one beside it, TensorFlow ignores the
+    # old card and runs on the other
+    if not found or any(int(cc.split(".")[0]) >= _OLDEST_MAJOR for _, cc in found):
         return None
-    cc = m["cc"] or f"{m['maj']}.{m['min']}"
-    if int(cc.split(".")[0]) >= _OLDEST_MAJOR:
-        return None
+    m, cc = found[0]
     return (f"The GPU has compute capability {cc}, too old for any TensorFlow GPU build: "
             "TensorFlow's GPU wheels need 3.5 or newer (3.0 from source), and no CUDA release "
             "TensorFlow was ever built with supports a GPU below 3.0. The CUDA/driver errors "
