@@ -57,3 +57,19 @@ def test_a_text_whose_lower_case_changes_length_is_searched_whole() -> None:
     rx = re.compile(r"undefined symbol: \w+")
     text = "\u0130stanbul\nlib.so: undefined symbol: _ZN3foo\n"  # 'İ' lower-cases to two chars
     assert _same(Lines(text).search(rx), rx.search(text))
+
+
+def test_a_verbose_pattern_s_spaces_are_no_literals() -> None:
+    # re.X ignores the spaces: 'foo bar' matches 'foobar', so ' ' may not be part of a needle
+    for rx in (re.compile(r"foo bar", re.X), re.compile(r"(?x)abc | de f"),
+               re.compile(r"foo\ bar | baz qux", re.X)):
+        for text in ("x\nfoobar\n", "x\ndef\n", "x\nbazqux\n"):
+            assert _same(Lines(text).search(rx), rx.search(text)), (rx.pattern, text)
+
+
+def test_a_branch_that_names_another_branch_s_group_is_searched() -> None:
+    rx = re.compile(r"(?P<g>xyz)abc|def(?(g)a|b)")
+    text = "x\ndefb\n"
+    assert _same(Lines(text).search(rx), rx.search(text))
+    rx = re.compile(r"(abc)x|def\1")
+    assert _same(Lines("q\ndefabc\n").search(rx), rx.search("q\ndefabc\n"))

@@ -105,7 +105,15 @@ def line_needles(pattern: str, flags: int) -> tuple[str, ...]:
         return ()
     if not _local(tree, bool(tree.state.flags & re.S), bool(tree.state.flags & re.M)):
         return ()
-    needles = needles_of(pattern) or _required(list(tree)) or ()
+    # needles_of reads each top-level branch alone and without the flags: a verbose pattern's
+    # spaces would count as literals, and a branch naming a group of another does not parse
+    by_branch: tuple[str, ...] = ()
+    if not tree.state.flags & re.X:
+        try:
+            by_branch = needles_of(pattern)
+        except re.error:
+            by_branch = ()
+    needles = by_branch or _required(list(tree)) or ()
     return needles if all(n.isascii() and "\n" not in n for n in needles) else ()
 
 
