@@ -363,3 +363,29 @@ def test_an_old_gpu_beside_a_supported_one_is_not_the_cause() -> None:
         "computeCapability: 2.0\npciBusID: 0000:03:00.0 name: GeForce GTX 1080 "
         "computeCapability: 6.1\n")
     assert "too old" not in _first(two + "Num GPUs Available: 0\n")
+
+
+# --- review 42: near-miss twins the first version read wrongly ---------------------------------
+
+_SIG_TWO = ("ValueError: Could not find matching concrete function to call loaded from the "
+            "SavedModel. Got:\n"
+            "  Positional arguments (1 total):\n"
+            "    * Tensor(\"x:0\", shape=(1, 5), dtype=int32)\n"
+            "  Keyword arguments: {'training': True}\n\n"
+            "Expected these arguments to match one of the following 2 option(s):\n\n"
+            "Option 1:\n"
+            "  Positional arguments (1 total):\n"
+            "    * TensorSpec(shape=(None, 5), dtype=tf.float32, name='x')\n"
+            "  Keyword arguments: {'training': False}\n\n"
+            "Option 2:\n"
+            "  Positional arguments (1 total):\n"
+            "    * TensorSpec(shape=(None, 5), dtype=tf.{dtype}, name='x')\n"
+            "  Keyword arguments: {'training': False}\n")
+
+
+def test_a_call_that_fits_a_later_signature_gets_no_dtype_reading() -> None:
+    # option 2 takes the int32 tensor: the keyword differs, not the dtype option 1 names
+    fits = _first(_SIG_TWO.replace("{dtype}", "int32"))
+    assert "traced (saved) only for other arguments" not in fits
+    none_fits = _first(_SIG_TWO.replace("{dtype}", "float16"))
+    assert "dtype int32 where the saved function takes float32" in none_fits

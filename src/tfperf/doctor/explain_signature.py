@@ -18,7 +18,7 @@ _HEAD = "function to call loaded from the SavedModel"
 _GOT = re.compile(r"Got:\s*\n\s*Positional arguments \(\d+ total\):\s*\n\s*\* (?:<tf\.Tensor "
                   r"'[^']*' shape=\((?P<s1>[^)]*)\) dtype=(?P<d1>\w+)>|Tensor\(\"[^\"]*\", "
                   r"shape=\((?P<s2>[^)]*)\), dtype=(?P<d2>\w+)\))")
-_OPTION = re.compile(r"Option 1:\s*\n\s*Positional arguments \(\d+ total\):\s*\n\s*\* "
+_OPTION = re.compile(r"Option \d+:\s*\n\s*Positional arguments \(\d+ total\):\s*\n\s*\* "
                      r"(?P<list>\[)?TensorSpec\(shape=\((?P<shape>[^)]*)\), "
                      r"dtype=tf\.(?P<dtype>\w+)")
 
@@ -40,11 +40,18 @@ def signature_mismatch(text: str) -> Reading | None:
     if at < 0:
         return None
     block = text[at:at + 4000]
-    got, opt = _GOT.search(block), _OPTION.search(block)
-    if got is None or opt is None:
+    got, options = _GOT.search(block), list(_OPTION.finditer(block))
+    if got is None or not options:
         return None
     g_dtype = got["d1"] or got["d2"]
     g_shape = _dims(got["s1"] if got["s1"] is not None else got["s2"])
+    g_list = "[" in block[got.start():got.end()]
+    # the first argument fits some saved signature: what differs is another argument or a
+    # keyword (training=True where only training=False was saved), not read here
+    if any(o["dtype"] == g_dtype and _fits(g_shape, _dims(o["shape"]))
+           and bool(o["list"]) == g_list for o in options):
+        return None
+    opt = options[0]
     w_dtype, w_shape = opt["dtype"], _dims(opt["shape"])
     wrong = []
     fixes = []
@@ -56,7 +63,7 @@ def signature_mismatch(text: str) -> Reading | None:
         wrong.append(f"shape ({', '.join(g_shape)}) where it takes ({', '.join(w_shape)})")
         fixes.append("give it the saved shape (resize images to the model's input size, add the "
                      "batch axis with tf.expand_dims)")
-    if not wrong and opt["list"] and "[" not in block[got.start():got.end()]:
+    if not wrong and opt["list"] and not g_list:
         wrong.append("one tensor where the saved function takes a list of tensors")
         fixes.append("pass the input inside a list, as it was when the model was saved")
     if not wrong:
