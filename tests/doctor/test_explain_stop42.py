@@ -389,3 +389,29 @@ def test_a_call_that_fits_a_later_signature_gets_no_dtype_reading() -> None:
     assert "traced (saved) only for other arguments" not in fits
     none_fits = _first(_SIG_TWO.replace("{dtype}", "float16"))
     assert "dtype int32 where the saved function takes float32" in none_fits
+
+
+def test_a_grid_difference_inside_the_model_is_no_input_size_reading() -> None:
+    # a residual or skip add of two stages (a stride bug in the model), no loss in sight
+    for text in ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible "
+                 "shapes: [8,28,28,64] vs. [8,14,14,64] [Op:AddV2] name: model/add/\n",
+                 "InvalidArgumentError: Incompatible shapes: [2,64,64,32] vs. [2,128,128,32]\n"
+                 "\t [[node model/add_3/add (defined at train.py:40) ]]\n"):
+        assert "spatial grid" not in _first(text), text
+    # the same shapes in a loss's frame keep the reading
+    in_loss = ("  File \"train.py\", line 9, in seg_loss\n    return tf.square(y - p)\n" +
+               "tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible "
+               "shapes: [8,28,28,1] vs. [8,14,14,1] [Op:Sub]\n")
+    assert "spatial grid" in _first(in_loss)
+
+
+def test_the_loss_side_is_the_first_shape_whatever_the_numbers() -> None:
+    # Keras multiplies score_array * weights: [32] is the loss's length, [20] the batch's
+    text = _first(_LOSS.replace("[10] vs. [64]", "[32] vs. [20]"))
+    assert "returned 32 values" in text and "per sample (20)" in text
+
+
+def test_an_id_past_the_dense_width_names_the_vocabulary_too() -> None:
+    twin = _DENSE.replace("[3,50] is out of bounds: need 0 <= index < [128,50]",
+                          "[0,20000] is out of bounds: need 0 <= index < [32,20000]")
+    assert "vocabulary" in _first(twin)

@@ -348,6 +348,16 @@ _SHAPES = re.compile(r"Incompatible shapes: \[(?P<a>\d+(?:,\d+)*)\] vs\. \[(?P<b
 _STRIDE = 32  # a detection head's coarsest grid (YOLO, SSD, RetinaNet): one cell per 32 pixels
 
 
+# where the failing op is a loss's: a traceback frame in a function named for a loss, or the op's
+# node or name in a loss scope ('name: loss/sub/', '[[node yolo_loss/sub')
+_LOSS_FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+, in \w*loss\w*\s*$', re.M | re.I)
+_LOSS_NODE = re.compile(r"(?:name: |[Nn]ode:? )[\w/]*loss", re.I)
+
+
+def _in_loss(text: str, m: re.Match[str]) -> bool:
+    return bool(_LOSS_NODE.search(text, m.end(), m.end() + 2000) or _LOSS_FRAME.search(text))
+
+
 def grid_size_mismatch(text: str) -> Reading | None:
     """Two tensors of rank 4 or more equal in every axis but the two spatial ones, each side a
     square grid ([1,13,13,3,2] vs. [1,10,10,3,2]): a model's output map (a detection grid, a
@@ -358,6 +368,8 @@ def grid_size_mismatch(text: str) -> Reading | None:
     a, b = _dims(m["a"]), _dims(m["b"])
     if len(a) != len(b) or len(a) < 4:
         return None
+    if not _in_loss(text, m):
+        return None  # inside the model (a residual or skip add of two stages): no targets
     for spatial in ((1, 2), (2, 3)):
         rest = [i for i in range(len(a)) if i not in spatial]
         if any(a[i] != b[i] for i in rest):
@@ -398,9 +410,9 @@ def loss_over_batch(text: str) -> Reading | None:
         return None
     if _LOSS_MUL.search(text, m.end(), m.end() + 2000) is None:
         return None  # only the loss's weighting compares the loss with one weight per sample
-    # the side that is a batch-like count (a multiple of 8) is the batch; else the larger
-    batch, cols = (a[0], b[0]) if a[0] % 8 == 0 and b[0] % 8 else (
-        (b[0], a[0]) if b[0] % 8 == 0 and a[0] % 8 else (max(a[0], b[0]), min(a[0], b[0])))
+    # Keras multiplies in this order (score_array * weights, keras/engine/training_utils.py
+    # weighted_masked_objective): the first shape is the loss's, the second the batch's weights
+    cols, batch = a[0], b[0]
     return (f"The loss returned {cols} values where Keras multiplies it by one weight per sample "
             f"({batch}): a custom loss reduces over axis 0, the batch (K.mean(..., axis=0), "
             "tf.reduce_sum(..., axis=0)), so it gives one value per output column instead of "
@@ -427,13 +439,19 @@ def dense_length_exceeded(text: str) -> Reading | None:
     if not over or idx[0] >= shape[0]:
         return None  # the leading axis (rows, the batch) is another story: a count, not a length
     ax = over[0]
+    # the same message comes from a bag of ids densified (a vocabulary or hashed feature id
+    # past the dense width): the reading names both, the sequences first (code2seq's case)
     return (f"An element sits at position {idx[ax]} of axis {ax}, whose dense size is "
-            f"{shape[ax]}: the data hold longer sequences (tokens, path nodes, subtokens) than "
-            "the maximum length the reader's dense shape is built from. The preprocessing ran "
-            "with a larger maximum length than the model's config (or none).",
+            f"{shape[ax]}: the data hold more along that axis than the dense shape the reader "
+            "is built from. Either the sequences are longer (tokens, path nodes, "
+            "subtokens) than the maximum length in the model's config (the preprocessing ran "
+            "with a larger one, or none), or, where that axis holds ids, an id is past the "
+            "vocabulary or feature count the dense shape was made for.",
             f"Make the config's maximum length (max path/sequence/subtoken length) at least the "
             f"one the data were preprocessed with (more than {shape[ax]} here), or preprocess "
-            "again with the model's limits, or truncate the sequences before densifying.",
+            "again with the model's limits, or truncate the sequences before densifying; for "
+            "ids, build the dense shape from the vocabulary's real size (or map unknown ids to "
+            "an out-of-vocabulary id).",
             m.group(0))
 
 
