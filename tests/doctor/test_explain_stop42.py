@@ -415,3 +415,11 @@ def test_an_id_past_the_dense_width_names_the_vocabulary_too() -> None:
     twin = _DENSE.replace("[3,50] is out of bounds: need 0 <= index < [128,50]",
                           "[0,20000] is out of bounds: need 0 <= index < [32,20000]")
     assert "vocabulary" in _first(twin)
+
+
+def test_a_what_line_that_goes_on_past_eagain_is_not_the_thread_limit() -> None:
+    text = ("terminate called after throwing an instance of 'std::system_error'\n"
+            "  what():  Resource temporarily unavailable when opening /dev/nvidia0\n"
+            "Aborted (core dumped)\n")
+    assert all(c.label != "thread-limit" for c in explain_log(text).causes)
+    assert explain_log(text).verdict != "nothing-wrong"  # still a crash, never a clean run
