@@ -423,3 +423,13 @@ def test_a_what_line_that_goes_on_past_eagain_is_not_the_thread_limit() -> None:
             "Aborted (core dumped)\n")
     assert all(c.label != "thread-limit" for c in explain_log(text).causes)
     assert explain_log(text).verdict != "nothing-wrong"  # still a crash, never a clean run
+
+
+def test_a_val_prefixed_config_key_is_no_history_metric() -> None:
+    # 'val_dir' from a config dict is no metric fit logs; a metric's name still is
+    for key in ("val_dir", "val_images", "val_split", "val_steps"):
+        text = f"    d = cfg['{key}']\nKeyError: '{key}'\n"
+        assert all(c.label != "history-metric-missing" for c in explain_log(text).causes), key
+    for key in ("val_loss", "val_binary_accuracy", "val_f1_m", "val_mean_io_u"):
+        text = f"    plt.plot(h.history['{key}'])\nKeyError: '{key}'\n"
+        assert explain_log(text).causes[0].label == "history-metric-missing", key
