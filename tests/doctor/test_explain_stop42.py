@@ -433,3 +433,24 @@ def test_a_val_prefixed_config_key_is_no_history_metric() -> None:
     for key in ("val_loss", "val_binary_accuracy", "val_f1_m", "val_mean_io_u"):
         text = f"    plt.plot(h.history['{key}'])\nKeyError: '{key}'\n"
         assert explain_log(text).causes[0].label == "history-metric-missing", key
+
+
+def test_the_history_key_pattern_is_linear_in_a_long_key() -> None:
+    # a lazy metric-word search followed by \w* was quadratic ('val_' + 'loss' * 16000: 6 s)
+    import time
+
+    from tfperf.doctor.knowledge import error_patterns
+
+    rx = next(p.regex for p in error_patterns() if p.id == "history-metric-missing")
+
+    def fastest(n: int, tries: int) -> float:
+        text = "KeyError: 'val_" + "loss" * n + "x\n"
+        best = float("inf")
+        for _ in range(tries):
+            t0 = time.perf_counter()
+            rx.search(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = fastest(500, 15), fastest(8000, 5)
+    assert large < 64 * small  # 16x the text: about 16x linear, about 256x quadratic
