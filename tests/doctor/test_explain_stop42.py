@@ -454,3 +454,22 @@ def test_the_history_key_pattern_is_linear_in_a_long_key() -> None:
 
     small, large = fastest(500, 15), fastest(8000, 5)
     assert large < 64 * small  # 16x the text: about 16x linear, about 256x quadratic
+
+
+def test_the_fed_shape_pattern_is_linear_in_a_run_of_blanks() -> None:
+    # two blank runs around an optional line break were quadratic (32,000 blanks: about 1 s)
+    import time
+
+    from tfperf.doctor.explain_evidence import _FED
+
+    def fastest(n: int, tries: int) -> float:
+        text = "Cannot feed value of shape (1, 2) for Tensor 'x', " + " " * n + "whic\n"
+        best = float("inf")
+        for _ in range(tries):
+            t0 = time.perf_counter()
+            _FED.search(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = fastest(1000, 15), fastest(16000, 5)
+    assert large < 64 * small  # 16x the blanks: about 16x linear, about 256x quadratic

@@ -415,9 +415,10 @@ def flatten_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
-# the message wraps before "which" in some pastes (a console's width)
+# the message wraps before "which" in some pastes (a console's width); the blanks after the
+# line break are their own run, so a long run of blanks without "which" is no quadratic search
 _FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)',?"
-                  r"[ \t]*\n?[ \t]*which has shape '?\((?P<want>[^)\n]*)\)")
+                  r"[ \t]*(?:\n[ \t]*)?which has shape '?\((?P<want>[^)\n]*)\)")
 
 
 def _dims(shape: str) -> list[str]:
