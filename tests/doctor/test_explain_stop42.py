@@ -473,3 +473,33 @@ def test_the_fed_shape_pattern_is_linear_in_a_run_of_blanks() -> None:
 
     small, large = fastest(1000, 15), fastest(16000, 5)
     assert large < 64 * small  # 16x the blanks: about 16x linear, about 256x quadratic
+
+
+def test_the_floor_s_crash_and_loader_patterns_are_linear_in_a_long_token() -> None:
+    # a run of non-blanks tried from every position inside it was quadratic (a line with 'exit'
+    # and a 40,000-character token: 4 s in explain_log)
+    import time
+
+    from tfperf.doctor.explain_floor import _CRASH, _LOADER
+
+    def fastest(rx: object, text: str, tries: int) -> float:
+        best = float("inf")
+        for _ in range(tries):
+            t0 = time.perf_counter()
+            rx.search(text)  # type: ignore[attr-defined]
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    for rx, head in ((_CRASH, "exit code 0x"), (_LOADER, "error while loading shared x ")):
+        small = fastest(rx, head + "0" * 1000 + "\n", 15)
+        large = fastest(rx, head + "0" * 16000 + "\n", 5)
+        assert large < 64 * small, rx  # 16x the token: about 16x linear, 256x quadratic
+
+
+def test_the_floor_s_assertion_and_loader_readings_still_name_their_file() -> None:
+    from tfperf.doctor.explain_floor import _CRASH, _LOADER
+
+    m = _CRASH.search("Assertion: foo:bar.cc:12: failed assertion `x'")
+    assert m is not None and m.group(0).startswith("bar.cc:12")
+    m = _LOADER.search("./run: /opt/bin/prog: error while loading shared libraries: libx.so.1")
+    assert m is not None and m["prog"] == "/opt/bin/prog"

@@ -118,7 +118,10 @@ _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
-_LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
+# (each run of a word starts where the run does: tried at every position inside a long token,
+# the searches were quadratic in its length)
+_LOADER = re.compile(r"(?<![\w./\\-])(?P<prog>[\w./\\-]+): error while loading shared "
+                     r"libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
 TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite|edgetpu|pycoral)|\btf\.|"
                       r"tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
@@ -172,7 +175,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size|stop reason = EXC_BAD_\w+[^\n]*|"
-                    r"EXC_BAD_(?:ACCESS|INSTRUCTION)[^\n]*|[^\s:]+:\d+: failed assertion [^\n]*|"
+                    r"EXC_BAD_(?:ACCESS|INSTRUCTION)[^\n]*|"
+                    # (a file name read from where its run starts: linear in a long token)
+                    r"(?<![^\s:])[^\s:]+:\d+: failed assertion [^\n]*|"
                     r"terminated by signal SIG\w+[^\n]*|received signal SIG\w+[^\n]*|"
                     r"Incorrect checksum for freed object[^\n]*)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
