@@ -32,9 +32,13 @@ from typing import Any
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
+    dense_length_exceeded,
     flattened_labels,
+    grid_size_mismatch,
     label_from_other_map,
     logits_labels_numbers,
+    loss_over_batch,
+    onehot_to_sparse,
     position_past_table,
     rows_per_sample,
     validation_ran_out,
@@ -42,6 +46,8 @@ from tfperf.doctor.explain_numbers import (
 )
 from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
+from tfperf.doctor.explain_search import Lines
+from tfperf.doctor.explain_signature import signature_mismatch
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -91,6 +97,7 @@ def apply_evidence(causes: list[Any], text: str) -> None:
     if not any(labels & r[0] for r in rows) and not any(labels & r[0] for r in _COMPUTED):
         return
     window = _window(text)
+    searched = Lines(window)  # each regex tried on the lines that can hold its match
     found: dict[int, re.Match[str] | None] = {}  # each row's regex searched once per log
     computed: dict[int, Reading | None] = {}
     for cause in causes:
@@ -117,7 +124,8 @@ def apply_evidence(causes: list[Any], text: str) -> None:
             if only and _other_platform(cause, text, only):
                 continue
             if ri not in found:
-                found[ri] = (rx.search(window) if any(n in window for n in needles) else None)
+                found[ri] = (searched.search(rx) if any(n in window for n in needles)
+                             else None)
             if m := found[ri]:
                 fix = _fill(lead_fix, m)
                 if "{metal_pairing}" in fix:  # the plugin release from Apple's table
@@ -311,6 +319,36 @@ def gpu_newer_than_build(text: str) -> Reading | None:
             gpu[1])
 
 
+# every CUDA release since 9.0 drops compute capability 2.x (Fermi), 7.0 dropped 1.x; no
+# TensorFlow GPU wheel was built for less than 3.0 (3.5 since TF 1.x's later releases)
+_OLDEST_MAJOR = 3
+GPU_TOO_OLD_LABELS = GPU_BUILD_LABELS | frozenset({
+    "cuda-library-missing", "driver-library-missing", "cuinit-failed", "no-gpu-device"})
+
+
+def gpu_older_than_builds(text: str) -> Reading | None:
+    """The GPU the log names has a compute capability below 3.0 (a GeForce GT 220 at 1.2, a
+    Fermi at 2.x): no TensorFlow GPU build and no CUDA it can use runs on it, so every library
+    or driver step that follows fails on it and no library install can help."""
+    text = _window(text)
+    if "apability" not in text and "major: " not in text:
+        return None
+    found = [(m, m["cc"] or f"{m['maj']}.{m['min']}") for m in _CC.finditer(text)]
+    # every GPU the log names is too old: with a supported one beside it, TensorFlow ignores the
+    # old card and runs on the other
+    if not found or any(int(cc.split(".")[0]) >= _OLDEST_MAJOR for _, cc in found):
+        return None
+    m, cc = found[0]
+    return (f"The GPU has compute capability {cc}, too old for any TensorFlow GPU build: "
+            "TensorFlow's GPU wheels need 3.5 or newer (3.0 from source), and no CUDA release "
+            "TensorFlow was ever built with supports a GPU below 3.0. The CUDA/driver errors "
+            "follow from that; installing CUDA libraries will not make this GPU usable.",
+            "Run on the CPU (hide the GPU: CUDA_VISIBLE_DEVICES=-1, or install the CPU-only "
+            "package), or use a GPU of compute capability 3.5 or newer (the CUDA GPUs list at "
+            "developer.nvidia.com/cuda-gpus gives each card's).",
+            m.group(0))
+
+
 # --- a grayscale image fed to a colour model, or the reverse -------------------------------------
 
 _EXPECTED_GOT = re.compile(
@@ -377,8 +415,10 @@ def flatten_mismatch(text: str) -> Reading | None:
             m.group(0))
 
 
-_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)', "
-                  r"which has shape '?\((?P<want>[^)\n]*)\)")
+# the message wraps before "which" in some pastes (a console's width); the blanks after the
+# line break are their own run, so a long run of blanks without "which" is no quadratic search
+_FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u?'(?P<t>[^'\n]+)',?"
+                  r"[ \t]*(?:\n[ \t]*)?which has shape '?\((?P<want>[^)\n]*)\)")
 
 
 def _dims(shape: str) -> list[str]:
@@ -404,6 +444,18 @@ def fed_shape_mismatch(text: str) -> Reading | None:
                 f"{', '.join(want[1:])}])) so any batch size feeds.",
                 m.group(0))
     rest_got, rest_want = got[1:], want[1:]
+    if (len(got) == len(want) == 2 and all(d.isdigit() for d in (got[1], want[1]))
+            and got[1] != want[1] and (not want[0].isdigit() or want[0] == got[0])):
+        return (f"Each sample fed to {name} has {got[1]} features where the placeholder (the "
+                f"model's input) was built for {want[1]}: the batch axis fits, the feature width "
+                "does not. The featurizer or preprocessing makes another feature count than the "
+                "one the model was built with (an option that adds features, another vocabulary "
+                "or one-hot depth, a column more or less).",
+                f"Build the model for the data's feature width ({got[1]}: the model's input or "
+                "feature-count argument), or featurize the data the way the model expects "
+                f"({want[1]} features: the same options, columns and vocabulary as when the "
+                "model was built).",
+                m.group(0))
     if (rest_got and rest_want and all(d.isdigit() for d in rest_got + rest_want)
             and rest_got != rest_want and _product(rest_got) == _product(rest_want)):
         return (f"Each sample fed to {name} holds the values the placeholder wants ("
@@ -522,6 +574,11 @@ def op_origin(text: str) -> Reading | None:
 
 # computed evidence, tried in order after the table's rows: (labels, reader, source)
 _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ...] = (
+    (GPU_TOO_OLD_LABELS, gpu_older_than_builds,
+     "TensorFlow's install guide (GPU: CUDA architectures 3.5, 5.0, 6.0, 7.0, 7.5, 8.0 and "
+     "higher) ; NVIDIA's CUDA toolkit release notes (1.x dropped in CUDA 7.0, 2.x in 9.0) ; "
+     "https://github.com/xuannianz/EfficientDet/issues/188 (a GeForce GT 220, compute "
+     "capability 1.2: the poster says it does not support CUDA)"),
     (GPU_BUILD_LABELS, gpu_newer_than_build,
      "NVIDIA CUDA release notes (sm_80 in CUDA 11.0, sm_100/sm_120 in 12.8) ; "
      "data/gpu_compute_capability.csv ; https://github.com/qqwweee/keras-yolo3/issues/332 "
@@ -561,6 +618,18 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/davidsandberg/facenet/issues/244 (750 vs 30 rows: a hard-coded reshape "
      "[-1, 896] over larger images)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), grid_size_mismatch,
+     "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
+     "https://github.com/zzh8829/yolov3-tf2/issues/106 ([1,13,13,3,2] vs. [1,10,10,3,2]: 320x320 "
+     "images for a model built at 416; resizing to 416 fixed it)"),
+    (frozenset({"invalid-argument-error", "labels-output-mismatch"}), loss_over_batch,
+     "keras/engine/training_utils.py (weighted_masked_objective: the loss times the sample "
+     "weights) ; https://github.com/keras-team/keras/issues/10408 ([5] vs. [32]: a custom loss "
+     "with axis=0; axis=-1 worked)"),
+    (frozenset({"invalid-argument-error"}), dense_length_exceeded,
+     "tensorflow/core/kernels/sparse_to_dense_op.cc (indices[i] = [...] is out of bounds: need 0 "
+     "<= index < [...]) ; https://github.com/tech-srl/code2seq/issues/4 ([240,9] for [300,9]: "
+     "the data's paths longer than config.MAX_PATH_LENGTH)"),
     (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
@@ -569,6 +638,13 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/sparse_xent_op.cc (Received a label value of N which is outside "
      "the valid range) ; https://github.com/zzh8829/yolov3-tf2/issues/248 (ids 67, 57 for 2 "
      "classes: a TFRecord written with the COCO class map)"),
+    (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch",
+                "value-error"}), onehot_to_sparse,
+     "tensorflow/core/kernels/sparse_xent_op.cc (logits and labels must have the same first "
+     "dimension) ; keras losses (sparse_categorical_crossentropy's shape check) ; "
+     "https://github.com/tensorflow/privacy/issues/38 ([250,10] and [2500]: one-hot labels "
+     "flattened) ; https://github.com/srihari-humbarwadi/DeepLabV3_Plus-Tensorflow2.0/issues/27 "
+     "(one-hot masks to SparseCategoricalCrossentropy; CategoricalCrossentropy ran)"),
     (frozenset({"labels-output-mismatch", "invalid-argument-error", "loss-logits-mismatch"}),
      logits_labels_numbers,
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
@@ -590,6 +666,12 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "
      "https://github.com/diracdeltas/spleeter4max/issues/56 (only 2.5.x offered: Python 3.9)"),
+    (frozenset({"value-error"}), signature_mismatch,
+     "tensorflow/python/saved_model/function_deserialization.py (Could not find matching "
+     "concrete function to call loaded from the SavedModel: Got / Option N) ; "
+     "https://github.com/AlvaroCavalcante/auto_annotate/issues/72 (uint8 (1, 492, 423, 3) for a "
+     "float32 (None, 224, 224, 3) signature) ; https://github.com/tensorflow/tensorflow/issues/"
+     "41288 (a tensor where a list of one TensorSpec was saved)"),
     (frozenset({"value-error"}), fed_shape_mismatch,
      "tensorflow/python/client/session.py (Cannot feed value of shape ... which has shape) ; "
      "https://github.com/InFoCusp/tf_cnnvis/issues/9 (one image fed to a placeholder of batch 2)"),
@@ -619,4 +701,5 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "https://github.com/macanv/BERT-BiLSTM-CRF-NER/issues/343 (batch size not applied) ; "
      "https://github.com/endernewton/tf-faster-rcnn/issues/7 (an idle Jupyter kernel)"),
 )
-_LEADING = (0, 1)  # read before the rows: the GPU the log names, the kernel list
+# read before the rows: the GPU the log names (too old, too new), the kernel list
+_LEADING = (0, 1, 2)

@@ -69,7 +69,8 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "Fatal Python error", "CUDA_ERROR_", "cudaError", "CUBLAS_STATUS_",
                   "CUDNN_STATUS_", "OP_REQUIRES failed", "exit code",
                   "error while loading shared libraries", "ERROR: ", "FATAL: ", "CRITICAL: ",
-                  "' failed.", "terminate called after throwing",
+                  "' failed.", "terminate called after throwing", "zsh: segmentation fault",
+                  "zsh: bus error", "zsh: abort",
                   "Could not locate ", "Could not load library ", "Received signal",
                   "malloc: ***", "double free or corruption", "free(): invalid pointer",
                   # native crashes outside TensorFlow's log format: a debugger's stop reason
@@ -117,7 +118,10 @@ _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
-_LOADER = re.compile(r"(?P<prog>[\w./\\-]+): error while loading shared libraries: (?P<msg>.*)")
+# (each run of a word starts where the run does: tried at every position inside a long token,
+# the searches were quadratic in its length)
+_LOADER = re.compile(r"(?<![\w./\\-])(?P<prog>[\w./\\-]+): error while loading shared "
+                     r"libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
 TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite|edgetpu|pycoral)|\btf\.|"
                       r"tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
@@ -171,7 +175,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"\*\*\* Received signal \d+ \*\*\*|malloc: \*\*\* error for object|"
                     r"double free or corruption|free\(\): invalid pointer|"
                     r"corrupted size vs\. prev_size|stop reason = EXC_BAD_\w+[^\n]*|"
-                    r"EXC_BAD_(?:ACCESS|INSTRUCTION)[^\n]*|[^\s:]+:\d+: failed assertion [^\n]*|"
+                    r"EXC_BAD_(?:ACCESS|INSTRUCTION)[^\n]*|"
+                    # (a file name read from where its run starts: linear in a long token)
+                    r"(?<![^\s:])[^\s:]+:\d+: failed assertion [^\n]*|"
                     r"terminated by signal SIG\w+[^\n]*|received signal SIG\w+[^\n]*|"
                     r"Incorrect checksum for freed object[^\n]*)|"
                     r"(?P<msg4>(?:exit code|exited with code|exit status) "
@@ -179,7 +185,9 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     r"(?:13[47]|139|-9|-11)\b))|"
                     # the shell's report of a SIGKILL naming the job: zsh's 'zsh: killed  python
                     # x.py', bash's './run.sh: line 40: 10644 Killed  python x.py'
-                    r"(?P<msg5>\bzsh: killed\s.*|\bline \d+:\s+\d+ Killed\s.*)")
+                    # (and zsh's other signals: 'zsh: segmentation fault  python x.py')
+                    r"(?P<msg5>\bzsh: (?:killed|segmentation fault|bus error|abort)\s.*|"
+                    r"\bline \d+:\s+\d+ Killed\s.*)")
 # (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
@@ -190,6 +198,7 @@ _CUDA = re.compile(r"(?P<code>CUDA_ERROR_[A-Z_]+|cudaError\w+|CUBLAS_STATUS_[A-Z
                    r"CUDNN_STATUS_[A-Z_]+)")
 # literals a line needs before these regexes are tried (a search over a long line is not free)
 _CRASH_WORDS = ("Segmentation fault", "Aborted", "Bus error", "Killed", "killed",
+                "zsh: segmentation fault", "zsh: bus error", "zsh: abort",
                 "Fatal Python error",
                 "core dumped", "exit", "Received signal", "malloc: ***", "double free",
                 "free(): invalid", "corrupted size", "EXC_BAD_", "failed assertion",

@@ -342,3 +342,147 @@ def _assignments(text: str, name: str) -> list[str]:
             out.append(line)
         at = text.find(name, (end if end >= 0 else len(text)))
     return out
+
+
+_SHAPES = re.compile(r"Incompatible shapes: \[(?P<a>\d+(?:,\d+)*)\] vs\. \[(?P<b>\d+(?:,\d+)*)\]")
+_STRIDE = 32  # a detection head's coarsest grid (YOLO, SSD, RetinaNet): one cell per 32 pixels
+
+
+# where the failing op is a loss's: a traceback frame in a function named for a loss, or the op's
+# node or name in a loss scope ('name: loss/sub/', '[[node yolo_loss/sub')
+_LOSS_FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+, in \w*loss\w*\s*$', re.M | re.I)
+_LOSS_NODE = re.compile(r"(?:name: |[Nn]ode:? )[\w/]*loss", re.I)
+
+
+def _in_loss(text: str, m: re.Match[str]) -> bool:
+    return bool(_LOSS_NODE.search(text, m.end(), m.end() + 2000) or _LOSS_FRAME.search(text))
+
+
+def grid_size_mismatch(text: str) -> Reading | None:
+    """Two tensors of rank 4 or more equal in every axis but the two spatial ones, each side a
+    square grid ([1,13,13,3,2] vs. [1,10,10,3,2]): a model's output map (a detection grid, a
+    segmentation map) against targets built for another input size, so the images are not at
+    the size the model, its labels or its anchors were made for."""
+    if "Incompatible shapes" not in text or (m := _SHAPES.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) != len(b) or len(a) < 4:
+        return None
+    if not _in_loss(text, m):
+        return None  # inside the model (a residual or skip add of two stages): no targets
+    for spatial in ((1, 2), (2, 3)):
+        rest = [i for i in range(len(a)) if i not in spatial]
+        if any(a[i] != b[i] for i in rest):
+            continue
+        ha, wa, hb, wb = a[spatial[0]], a[spatial[1]], b[spatial[0]], b[spatial[1]]
+        # both square, both over 1 (not a broadcast axis), and at least 2 cells apart (a 1-cell
+        # difference of a skip connection is concat_off_by_one's reading)
+        if ha != wa or hb != wb or min(ha, hb) < 2 or abs(ha - hb) < 2:
+            continue
+        big, small = max(ha, hb), min(ha, hb)
+        return (f"The two tensors agree in every axis but the spatial grid ({ha}x{wa} against "
+                f"{hb}x{wb}): the model's output map and the targets it is compared with were "
+                "made for different input sizes. The images fed are not at the input size the "
+                "model (or its labels and anchors) was built for; at a detector's stride of "
+                f"{_STRIDE} the grids are {big * _STRIDE} and {small * _STRIDE} pixels (a "
+                f"{big * _STRIDE}x{big * _STRIDE} model fed {small * _STRIDE}x{small * _STRIDE} "
+                "images, or the reverse).",
+                "Resize the images to the model's input size before training or inference (the "
+                "size its grid and labels are built from, e.g. tf.image.resize to 416x416 for a "
+                "YOLOv3 at 416), or build the model and the label transform for the image size "
+                "you feed; print the model's output shape and the label tensor's shape.",
+                m.group(0))
+    return None
+
+
+# a Keras loss node's weighting multiply ('loss/dense_1_loss/mul', its gradient 'mul_grad')
+_LOSS_MUL = re.compile(r"\bloss(?:_\d+)?/[\w/]*?loss(?:_\d+)?/mul(?:_grad)?\b")
+
+
+def loss_over_batch(text: str) -> Reading | None:
+    """Two rank-1 shapes in a Keras loss node's multiply by the sample weights ([5] vs. [32]):
+    the loss returned one value per output column, not one per sample, so a custom loss reduces
+    over axis 0 (the batch) instead of the last axis."""
+    if "Incompatible shapes" not in text or (m := _SHAPES.search(text)) is None:
+        return None
+    a, b = _dims(m["a"]), _dims(m["b"])
+    if len(a) != 1 or len(b) != 1 or a == b or min(a[0], b[0]) < 2:
+        return None
+    if _LOSS_MUL.search(text, m.end(), m.end() + 2000) is None:
+        return None  # only the loss's weighting compares the loss with one weight per sample
+    # Keras multiplies in this order (score_array * weights, keras/engine/training_utils.py
+    # weighted_masked_objective): the first shape is the loss's, the second the batch's weights
+    cols, batch = a[0], b[0]
+    return (f"The loss returned {cols} values where Keras multiplies it by one weight per sample "
+            f"({batch}): a custom loss reduces over axis 0, the batch (K.mean(..., axis=0), "
+            "tf.reduce_sum(..., axis=0)), so it gives one value per output column instead of "
+            "one per sample.",
+            "Reduce over the last axis in the custom loss (K.mean(K.square(y_pred - y_true), "
+            "axis=-1)), so it returns shape [batch]; Keras averages over the batch itself.",
+            m.group(0))
+
+
+_DENSE_BOUNDS = re.compile(r"indices\[\d+\] = \[(?P<idx>\d+(?:,\d+)+)\] is out of bounds: need "
+                           r"0 <= index < \[(?P<shape>\d+(?:,\d+)+)\]")
+
+
+def dense_length_exceeded(text: str) -> Reading | None:
+    """A sparse-to-dense index at or past the dense shape in a non-leading axis ([240,9] for
+    [300,9]): the data hold longer sequences (more tokens, path nodes, subtokens) than the
+    maximum length the reader's dense shape is configured for."""
+    if "is out of bounds" not in text or (m := _DENSE_BOUNDS.search(text)) is None:
+        return None
+    idx, shape = _dims(m["idx"]), _dims(m["shape"])
+    if len(idx) != len(shape):
+        return None
+    over = [i for i in range(1, len(idx)) if idx[i] >= shape[i]]
+    if not over or idx[0] >= shape[0]:
+        return None  # the leading axis (rows, the batch) is another story: a count, not a length
+    ax = over[0]
+    # the same message comes from a bag of ids densified (a vocabulary or hashed feature id
+    # past the dense width): the reading names both, the sequences first (code2seq's case)
+    return (f"An element sits at position {idx[ax]} of axis {ax}, whose dense size is "
+            f"{shape[ax]}: the data hold more along that axis than the dense shape the reader "
+            "is built from. Either the sequences are longer (tokens, path nodes, "
+            "subtokens) than the maximum length in the model's config (the preprocessing ran "
+            "with a larger one, or none), or, where that axis holds ids, an id is past the "
+            "vocabulary or feature count the dense shape was made for.",
+            f"Make the config's maximum length (max path/sequence/subtoken length) at least the "
+            f"one the data were preprocessed with (more than {shape[ax]} here), or preprocess "
+            "again with the model's limits, or truncate the sequences before densifying; for "
+            "ids, build the dense shape from the vocabulary's real size (or map unknown ids to "
+            "an out-of-vocabulary id).",
+            m.group(0))
+
+
+# the sparse losses' two wordings: TensorFlow's kernel, and Keras's check before it
+_FIRST_DIM = re.compile(r"logits and labels must have the same first dimension, got logits shape "
+                        r"\[(?P<r>\d+),(?P<c>\d+)\] and labels shape \[(?P<n>\d+)\]")
+_KERAS_SPARSE = re.compile(r"The shape of labels \(received \((?P<n>\d+),?\)\) should equal the "
+                           r"shape of logits except for the last dimension \(received "
+                           r"\((?P<r>\d+), (?P<c>\d+)\)\)")
+
+
+def onehot_to_sparse(text: str) -> Reading | None:
+    """A sparse loss given labels whose count is the logits' rows times their classes (2500 =
+    250 x 10): each label is a one-hot row (or a mask with a channel per class), flattened by
+    the sparse loss, which wants one class id per row."""
+    if "first dimension" in text:
+        m = _FIRST_DIM.search(text)
+    elif "except for the last dimension" in text:
+        m = _KERAS_SPARSE.search(text)
+    else:
+        return None
+    if m is None:
+        return None
+    n, rows, classes = int(m["n"]), int(m["r"]), int(m["c"])
+    if classes < 2 or rows == 0 or n != rows * classes:
+        return None  # another count: sequences or a batch of another size, the row's reading
+    return (f"The labels hold {n} values for {rows} rows of {classes} classes: {n} = {rows} x "
+            f"{classes}, so each label is a one-hot row (or a mask with one channel per class) "
+            "given to a sparse loss, which wants one integer class id per row and flattens "
+            "what it gets.",
+            "Use the categorical loss for one-hot labels (categorical_crossentropy / "
+            "CategoricalCrossentropy, softmax_cross_entropy_with_logits), or turn the labels "
+            "into class ids for the sparse loss (np.argmax(y, axis=-1) / tf.argmax; for masks, "
+            "a single channel of ids).", m.group(0))
