@@ -48,6 +48,7 @@ from tfperf.doctor.explain_oom import rank_oom
 from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
 from tfperf.doctor.explain_search import Lines
 from tfperf.doctor.explain_signature import signature_mismatch
+from tfperf.doctor.explain_training import loss_diverged
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
@@ -692,6 +693,10 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "keras/engine/training.py (fit's validation: validation_steps batches per epoch; the "
      "warning's '(in this case, N batches)') ; https://github.com/tensorflow/tensorflow/issues/"
      "64035 (25 = validation_steps: the validation input not repeated)"),
+    (frozenset({"loss-nan"}), loss_diverged,
+     "the log's own loss reports (finite, then NaN) ; "
+     "https://github.com/guillaumegenthial/sequence_tagging/issues/47 (train loss:nan after five "
+     "finite epochs at lr 0.01/0.1; 0.001 trained)"),
     (DRIVER_LABELS, driver_too_old, "data/cuda_driver_min.csv (NVIDIA's CUDA release notes)"),
     (frozenset({"out-of-memory", "resource-exhausted-error"}), rank_oom,
      "tensorflow/core/common_runtime/bfc_allocator.cc (the request, the tensor's shape) ; "

@@ -612,10 +612,13 @@ def _wheel(details: dict[str, list[str]], v: LogVersions) -> str:
 
 
 def _glibc(details: dict[str, list[str]], v: LogVersions) -> str:
-    need = (details.get("glibc") or [""])[0]
-    if need:
-        return (f"a system with glibc {need.split('_', 1)[1]} or newer (ldd --version shows "
-                "this one's), e.g. a current tensorflow/tensorflow container")
+    # the highest version the log needs: a newer glibc side-loaded for the first one still
+    # lacks the next (tensorflow#13347: GLIBC_2.14, then GLIBC_2.17 from the 2.14 install)
+    needs = [g.split("_", 1)[1] for g in details.get("glibc") or [] if "_" in g]
+    if needs:
+        need = max(needs, key=V.parse)
+        return (f"a system with glibc {need} or newer (ldd --version shows this one's), e.g. a "
+                "current tensorflow/tensorflow container")
     cxx = (details.get("glibcxx") or [""])[0]
     return f"a libstdc++ that provides {cxx} (conda install -c conda-forge libstdcxx-ng)" if cxx \
         else ""
@@ -647,6 +650,12 @@ def _keras(details: dict[str, list[str]], v: LogVersions) -> str:
     if not v.tensorflow:
         return ""
     mm = _mm(v.tensorflow)
+    if details.get("k_tfutils") and V.compare(v.tensorflow, "1.13") < 0:
+        # the Keras 2.2 such a TensorFlow ran with (yapic#9: tensorflow-gpu 1.8, pip freeze);
+        # Keras 2.3 wants TensorFlow 1.13 and newer
+        return (f"pip install 'keras==2.2.4' (a Keras 2.2 for TensorFlow {mm}: the newer "
+                "Keras imports tf_utils, which it lacks), or pip install 'tensorflow>=1.13' "
+                "for the Keras installed")
     # standalone Keras before it followed TensorFlow's minor (2.6): 2.3.1 was the last for TF 1.x
     # and TF 2.0-2.1, 2.4.3 the one for TF 2.2-2.5 (tensorflow#38589, 4AI/AGN#3); Keras 2.3.0
     # supports TF 1.13 and newer, 2.2.5 was the last for TF 1.x only (keras#14149, bert4keras#369)

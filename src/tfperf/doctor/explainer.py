@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.doctor.explain_details import render_detail
+from tfperf.doctor.explain_import_site import bare_import_heads
 from tfperf.doctor.explain_quiet import LooseMemo
 
 _MAX_SHOWN = 240  # characters of a log line kept
@@ -378,6 +379,9 @@ def _match_wrapped(lines: list[str], matched: set[int],
         if len(parts) > 1:
             heads.append((li, " ".join(parts)))
     heads += _terminal_wrapped(lines, matched)
+    completed = bare_import_heads(lines, matched)  # shown as the log has it, matched completed
+    heads += completed
+    as_logged = {li for li, _ in completed}
     out: list[tuple[int, Any, Any, str]] = []
     # one needle search over all the joined lines (each search walks every row's needles)
     for hi, rows in sorted(_candidates([j for _, j in heads], patterns).items()):
@@ -385,7 +389,7 @@ def _match_wrapped(lines: list[str], matched: set[int],
         found = next(((patterns[ri], m) for ri in rows
                       if (m := patterns[ri].regex.search(joined))), None)
         if found is not None:
-            out.append((li + 1, found[0], found[1], joined))
+            out.append((li + 1, found[0], found[1], lines[li] if li in as_logged else joined))
     return out
 
 
