@@ -221,6 +221,25 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
             y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
         return tape.batch_jacobian(y, x)
     out["TFP112c"] = (per_class, batch_jacobian, (xc, wc1, wc2))
+
+    # TFP112d: the per-output gradients summed (a loop accumulating g += gradient(y[i], x))
+    # vs one gradient of the sum, on TFP112c's network.
+    def summed_per_output(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+            outs = [y[:, c] for c in range(10)]
+        total = tf.zeros_like(x)
+        for o in outs:
+            total += tape.gradient(o, x)
+        return total
+
+    def gradient_of_sum(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+        return tape.gradient(tf.reduce_sum(y), x)
+    out["TFP112d"] = (summed_per_output, gradient_of_sum, (xc, wc1, wc2))
     return out
 
 
@@ -728,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
-                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP119,TFP313")
+                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
