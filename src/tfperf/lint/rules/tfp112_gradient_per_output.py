@@ -198,10 +198,11 @@ in training mode, attention across the batch or a batch-wide loss make row i dep
 rows: there the loop is the right computation).
 
 ## Known limitations
-Not reported: a full Jacobian kept (above), gradients of separate values (a list of loss terms or per-task losses: see
-TFP116), a tape made inside the loop, a loop of two iterations or fewer, sources picked by the
-loop variable too. The elements must be picked from one tensor in this module: a helper in
-another module that takes the gradient of what it is handed is not followed.
+Not reported: a full Jacobian kept (above), gradients of separate values (a list of loss
+terms or per-task losses: see TFP116), a tape made inside the loop, a loop of two iterations
+or fewer, sources picked by the loop variable too. The elements must be picked from one
+tensor in this module: a helper in another module that takes the gradient of what it is
+handed is not followed.
 """
     valid = (
         Valid("""

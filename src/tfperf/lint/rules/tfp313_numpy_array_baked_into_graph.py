@@ -53,7 +53,7 @@ def _literal_size(node: Any) -> int | None:
             and type(node.right) is ast.Constant:
         try:
             v = eval(compile(ast.Expression(node), "<size>", "eval"), {"__builtins__": {}})
-        except Exception:  # noqa: BLE001 - any literal arithmetic we cannot fold
+        except Exception:  # any literal arithmetic that cannot be folded
             return None
         return v if type(v) is int else None
     return None
@@ -84,8 +84,9 @@ def large_array(ctx: Context, expr: Any, depth: int = 0) -> str | None:
             return None
         return large_array(ctx, b.value, depth + 1)
     if t is ast.Attribute:
-        if expr.attr in _ARRAY_METHODS or expr.attr in _TO_NUMPY and type(expr.value) is ast.Call \
-                and (ctx.call_qualname(expr.value) or "").startswith(_PANDAS):
+        if expr.attr in _ARRAY_METHODS or (
+                expr.attr in _TO_NUMPY and type(expr.value) is ast.Call
+                and (ctx.call_qualname(expr.value) or "").startswith(_PANDAS)):
             return large_array(ctx, expr.value, depth + 1) if expr.attr in _ARRAY_METHODS \
                 else "a table read from a file"
         return None
@@ -141,9 +142,10 @@ def _traced_uses(ctx: Context) -> list[ast.Name]:
     """Names read as whole values in traced code (``tf.function`` bodies, ``tf.data`` map
     functions)."""
     def compute() -> list[ast.Name]:
-        out = []
+        out: list[ast.Name] = []
         for n in ctx.nodes_of(ast.Name):
-            if type(n.ctx) is ast.Load and _used_as_value(ctx, n) and ctx.in_graph(n):  # type: ignore[attr-defined]
+            if type(n) is ast.Name and type(n.ctx) is ast.Load and _used_as_value(ctx, n) \
+                    and ctx.in_graph(n):
                 out.append(n)
         return out
     return ctx.cached("tfp313_traced_uses", compute)
@@ -339,7 +341,7 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
         from tfperf.analysis.summary import position
 
         facts: list[dict] = []
-        for stmt in ctx.tree.body:  # type: ignore[attr-defined]
+        for stmt in ctx.tree.body:
             if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
                     and type(stmt.targets[0]) is ast.Name:
                 why = large_array(ctx, stmt.value)

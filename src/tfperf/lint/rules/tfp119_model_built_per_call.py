@@ -1,0 +1,386 @@
+"""TFP119: a Keras model, weighted layer or optimizer built in code that runs per step, and
+used there: new weights (or optimizer state) and new traces on every call."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from tfperf.core.findings import Finding
+from tfperf.lint.analysis.callers import calls_of
+from tfperf.lint.analysis.keras_models import is_keras_model
+from tfperf.lint.analysis.loops import iterates_dataset
+from tfperf.lint.analysis.trips import trip_count
+from tfperf.lint.rule import Invalid, Rule, Valid
+from tfperf.lint.semantic import Context
+
+if TYPE_CHECKING:
+    from tfperf.analysis.project import Project
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LAYER_PREFIXES = ("keras.layers.", "tensorflow.compat.v1.keras.layers.")
+# Layers that own weights: one built per call starts from new random weights each time.
+_WEIGHTED = frozenset({"Dense", "Embedding", "LSTM", "GRU", "SimpleRNN", "Bidirectional",
+                       "BatchNormalization", "LayerNormalization", "MultiHeadAttention",
+                       "EinsumDense", "PReLU", "LSTMCell", "GRUCell", "SimpleRNNCell"})
+_OPTIMIZER_PREFIXES = ("keras.optimizers.", "tensorflow.optimizers.")
+# What a model is given when it is trained where it is built (a model per fold, per trial,
+# per ensemble member): building it there is the point.
+_TRAINED = frozenset({"fit", "compile", "train_on_batch", "fit_generator"})
+_USES = frozenset({"predict", "predict_on_batch", "apply_gradients", "minimize", "call",
+                   "evaluate", "__call__"})
+# Methods run once per object (or per build): a model made there is made once.
+_SETUP = frozenset({"__init__", "build", "setup", "set_up", "setUp", "__post_init__",
+                    "build_model", "_build", "create_model", "make_model", "get_model",
+                    "reset", "init", "compile"})
+# A loop body doing one of these is a step (a batch trained or inferred, an environment
+# stepped, a session run), not the construction of a model layer by layer.
+_STEP_METHODS = frozenset({"gradient", "apply_gradients", "train_on_batch", "predict",
+                           "predict_on_batch", "run", "step", "numpy", "minimize"})
+_HANDFUL = 8
+
+
+def built_object(ctx: Context, call: ast.Call) -> str | None:
+    """What ``call`` builds, when it is a Keras model, a weighted layer or an optimizer:
+    "model", "layer", "optimizer"; else None."""
+    q = ctx.call_qualname(call) or ""
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith(_LAYER_PREFIXES):
+        return "layer" if last in _WEIGHTED or last.startswith(
+            ("Conv", "DepthwiseConv", "SeparableConv")) else None
+    if q.startswith(_OPTIMIZER_PREFIXES) and last[:1].isupper() and last != "schedules":
+        return "optimizer"
+    if is_keras_model(ctx, call):
+        return "model"
+    return None
+
+
+def _uses(ctx: Context, call: ast.Call) -> list[ast.AST] | None:
+    """How the new object is used where it is built: called on the spot (``Dense(8)(x)``)
+    or bound to a name only called or used through ``predict``/``apply_gradients``. None
+    when it escapes (returned, stored on ``self`` or in a container, passed on) or is
+    trained there (``fit``/``compile``)."""
+    parent = ctx.parent(call)
+    if type(parent) is ast.Call and parent.func is call:
+        return [parent]
+    if type(parent) is not ast.Assign or len(parent.targets) != 1 \
+            or type(parent.targets[0]) is not ast.Name:
+        return None
+    name = parent.targets[0].id
+    uses: list[ast.AST] = []
+    for n in ctx.name_loads(name):
+        b = ctx.binding(n)
+        if b is None or b.value is not call:
+            continue
+        use = ctx.parent(n)
+        if type(use) is ast.Call and use.func is n:
+            uses.append(use)
+        elif type(use) is ast.Attribute and use.attr in _TRAINED:
+            return None
+        elif type(use) is ast.Attribute and use.attr in _USES:
+            uses.append(use)
+        elif type(use) is ast.Attribute:
+            continue  # `model.summary()`, `opt.learning_rate`: neither a use nor an escape
+        else:
+            return None
+    return uses or None
+
+
+def _step_loop(ctx: Context, loop: ast.AST) -> bool:
+    """The loop runs steps: it walks a dataset, or its body trains, infers, steps an
+    environment or runs a session (a loop that only stacks layers builds a model)."""
+    if type(loop) not in (ast.For, ast.AsyncFor, ast.While):
+        return False
+    n = trip_count(ctx, loop)
+    if n is not None and n <= _HANDFUL:
+        return False
+    if iterates_dataset(ctx, loop):
+        return True
+    for c in ast.walk(loop):
+        if type(c) is not ast.Call or type(c.func) is not ast.Attribute \
+                or c.func.attr not in _STEP_METHODS:
+            continue
+        if c.func.attr != "run" or "sess" in ctx.source_of(c.func.value):
+            return True
+    return False
+
+
+def _builds_functional(ctx: Context) -> bool:
+    """The module builds a functional model (``keras.Input``): helpers that apply layers to
+    a symbolic input are model construction, run once."""
+    def compute() -> bool:
+        return any((ctx.call_qualname(c) or "").endswith(("keras.Input", "keras.layers.Input"))
+                   for c in ctx.calls)
+    return bool(ctx.cached("tfp119_functional", compute))
+
+
+def _keras_call_method(ctx: Context, fn: ast.AST) -> bool:
+    """``call``/``__call__`` of a Keras layer or model subclass: runs on every call."""
+    cls = ctx.parent(fn)
+    return type(cls) is ast.ClassDef and getattr(fn, "name", "") in ("call", "__call__") \
+        and ctx.is_keras_class(cls)
+
+
+def _per_step_function(ctx: Context, fn: ast.AST) -> ast.AST | None:
+    """A call of ``fn`` in a step loop of this module (not traced)."""
+    for c in calls_of(ctx, fn):
+        loops = ctx.enclosing_loops(c)
+        if loops and not ctx.in_tf_function(c) and _step_loop(ctx, loops[0]):
+            return c
+    return None
+
+
+class ModelBuiltPerCall(Rule):
+    code = "TFP119"
+    name = "model-built-per-call"
+    message = ("a Keras {what} is built and used in code that runs per step: new weights, "
+               "new state and new traces on every call")
+    hint = ("build it once (module level, __init__, or a cached attribute) and reuse it; "
+            "load a saved model once, not per call")
+    claims = ("S13",)
+    group = "preview"  # judged on too little user code yet (stop 42: docs/lint.md)
+    node_types = (ast.Call,)
+    requires_imports = frozenset({"tensorflow", "keras"})
+    docs = """\
+## What it does
+Finds a Keras model (`Sequential`, `Model`, `load_model`, `keras.applications.X`, a model
+class or a module function that returns one), a layer that owns weights (`Dense`, `Conv*`,
+`Embedding`, recurrent and normalisation layers) or an optimizer built and then used (called,
+`predict`, `apply_gradients`) in code that runs per step:
+- the body of an eager loop that runs steps (it walks a dataset, or trains, infers, steps an
+  environment or runs a session; not a loop of eight iterations or fewer);
+- a function called from such a loop in this module, or run per iteration of one in another
+  module of the project (an agent's `act()` called every environment step);
+- `call()` of a Keras layer or model subclass.
+Not reported: objects built in `__init__`/`build`/setup methods, stored on `self`, returned or
+passed on, and models trained where they are built (`fit`/`compile`: a model per fold, per
+trial, per ensemble member).
+
+## Why is this bad?
+Each build makes new variables with new random values (the "model" forgets what it learned:
+usually a bug), runs Keras's build, and a traced call traces again: a new optimizer starts its
+moments from zero on every step. Measured (`benchmarks/lint_fixes/rule_claims.py --cases
+TFP119`, TF 2.21 CPU, a 64-128-10 dense model on 32 inputs, 50 calls): built per call vs
+once, model 14x, layer 9.9x, optimizer 2.6x; a model built and traced with `tf.function` per
+call 77x.
+
+## Example
+```python
+def act(state):
+    q_net = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(2)])
+    return tf.argmax(q_net(state[None]), axis=1)
+
+for t in range(steps):
+    state, reward, done, _ = env.step(act(state))
+```
+
+## Use instead
+```python
+q_net = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(2)])
+
+def act(state):
+    return tf.argmax(q_net(state[None]), axis=1)
+```
+
+## Fix safety
+No automatic fix. Building once changes what the code computes where the per-call object
+was meant to be fresh (a random projection drawn anew each call): keep such code, or draw the
+random values explicitly.
+
+## Known limitations
+Third-party detectors and wrappers that build a model inside (`MTCNN()`, a library's
+`Predictor`) are not known as models. A helper that applies layers to a symbolic input in a
+module that builds a functional model (`keras.Input`) is taken as model construction.
+"""
+    valid = (
+        Valid("""
+            import tensorflow as tf
+            q_net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            def act(state):
+                return q_net(state[None])
+            for t in range(1000):
+                state, reward, done, _ = env.step(act(state))
+        """, spelling="loop: the model built once, outside"),
+        Valid("""
+            import tensorflow as tf
+            from sklearn.model_selection import KFold
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for train_idx, val_idx in KFold(5).split(X):
+                model = build()
+                model.compile("adam", "mse")
+                model.fit(X[train_idx], y[train_idx], epochs=3)
+                model.predict(X[val_idx])
+        """, spelling="index: a model per fold, trained where it is built"),
+        Valid("""
+            import tensorflow as tf
+            from tensorflow.keras import layers
+            def block(x, filters):
+                y = layers.Conv2D(filters, 3, padding="same")(x)
+                return layers.Add()([x, y])
+            inputs = tf.keras.Input((32, 32, 16))
+            x = inputs
+            for i in range(num_blocks):
+                x = block(x, 16)
+            model = tf.keras.Model(inputs, x)
+        """, spelling="name: a functional model built block by block"),
+        Valid("""
+            import tensorflow as tf
+            from agent import Agent
+            agent = Agent()
+            for t in range(1000):
+                state, reward, done, _ = env.step(agent.act(state))
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def act(self, state):
+                    return self.q_net(state[None])
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            # %%
+            opt = tf.keras.optimizers.Adam(1e-3)
+            # %%
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, notebook=True, spelling="notebook"),
+        Valid("""
+            import tensorflow as tf
+            class Block(tf.keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = tf.keras.layers.Dense(8)
+                def call(self, x):
+                    return tf.nn.relu(self.dense(x))
+        """, spelling="name: a layer built in __init__, used in call"),
+        Valid("""
+            import tensorflow as tf
+            for units in [16, 32, 64]:
+                probe = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                print(probe(x).shape)
+        """, spelling="loop: a sweep over three sizes"),
+    )
+    invalid = (
+        Invalid("""
+            import tensorflow as tf
+            def act(state):
+                q_net = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(2)])
+                return tf.argmax(q_net(state[None]), axis=1)
+            for t in range(1000):
+                state, reward, done, _ = env.step(act(state))
+        """, count=1, lines=(3,), spelling="loop: a helper called every environment step"),
+        Invalid("""
+            import tensorflow as tf
+            for x, y in train_ds:
+                opt = tf.keras.optimizers.Adam(1e-3)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, count=1, lines=(3,), spelling="loop: an optimizer built per batch"),
+        Invalid("""
+            import tensorflow as tf
+            def predict_image(path):
+                model = tf.keras.models.load_model("model.h5")
+                return model.predict(load(path))
+            for i in range(len(paths)):
+                print(predict_image(paths[i]).numpy())
+        """, count=1, lines=(3,), spelling="index: a saved model loaded per image"),
+        Invalid("""
+            import tensorflow as tf
+            class Head(tf.keras.layers.Layer):
+                def call(self, x):
+                    return tf.keras.layers.Dense(10)(x)
+        """, count=1, lines=(4,), spelling="name: a layer built in call()"),
+        Invalid("""
+            import tensorflow as tf
+            from agent import Agent
+            agent = Agent()
+            for t in range(1000):
+                state, reward, done, _ = env.step(agent.act(state))
+        """, files={"agent.py": """
+            import tensorflow as tf
+            class Agent:
+                def act(self, state):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                    return net(state[None])
+        """}, count=1, spelling="module"),
+        Invalid("""
+            import tensorflow as tf
+            # %%
+            def score(batch):
+                head = tf.keras.layers.Dense(1)
+                return head(batch)
+            # %%
+            for x, y in ds:
+                print(score(x).numpy())
+        """, count=1, notebook=True, spelling="notebook"),
+    )
+
+    def applies_to(self, ctx: Context) -> bool:
+        return ctx.imports_tf or "keras" in ctx.imported_roots
+
+    def _site(self, ctx: Context, call: ast.Call) -> str | None:
+        """Why the code around ``call`` runs per step ("loop", "call()", "caller"), or
+        None."""
+        loops = ctx.enclosing_loops(call)
+        if loops:
+            return "loop" if _step_loop(ctx, loops[0]) else None
+        fn = ctx.enclosing_function(call)
+        if fn is None or type(fn) not in _DEFS or fn.name in _SETUP:
+            return None
+        if _keras_call_method(ctx, fn):
+            return "call()"
+        if _builds_functional(ctx):
+            return None
+        return "caller" if _per_step_function(ctx, fn) is not None else None
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
+        call: Any = node
+        what = built_object(ctx, call)
+        if what is None or _uses(ctx, call) is None:
+            return
+        site = self._site(ctx, call)
+        # Keras traces call(): still a new layer per call there; elsewhere traced code
+        # builds once per trace.
+        if site == "call()" or (site is not None and not ctx.in_tf_function(call)):
+            yield self.finding(ctx, call, message=self.message.format(what=what))
+
+    def publish(self, ctx: Context) -> list[dict] | None:
+        """Functions that build and use a model, layer or optimizer, not reported here (no
+        step loop of this module runs them): the project says whether one runs them."""
+        if not (ctx.imports_tf or "keras" in ctx.imported_roots) or _builds_functional(ctx):
+            return None
+        from tfperf.analysis.summary import enclosing_qualname, position
+
+        facts: list[dict] = []
+        for call in ctx.calls:
+            what = built_object(ctx, call)
+            if what is None or ctx.enclosing_loops(call) or ctx.in_tf_function(call):
+                continue
+            fn = ctx.enclosing_function(call)
+            if fn is None or type(fn) not in _DEFS or fn.name in _SETUP \
+                    or _keras_call_method(ctx, fn) or _uses(ctx, call) is None \
+                    or _per_step_function(ctx, fn) is not None:
+                continue
+            facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
+                          "what": what})
+        return facts or None
+
+    def check_project(self, project: Project) -> Iterator[Finding]:
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                site = project.hot_call(module.path, fact["fn"], env=True)
+                if site is None:
+                    continue
+                yield self.project_finding(
+                    module.path, fact["pos"],
+                    f"a Keras {fact['what']} is built and used in {fact['fn']}(), run every "
+                    f"environment step (at {project.where(site)}): new weights, new state and "
+                    "new traces on every call")
