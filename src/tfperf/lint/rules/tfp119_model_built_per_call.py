@@ -27,7 +27,9 @@ _WEIGHTED = frozenset({"Dense", "Embedding", "LSTM", "GRU", "SimpleRNN", "Bidire
 _OPTIMIZER_PREFIXES = ("keras.optimizers.", "tensorflow.optimizers.")
 # What a model is given when it is trained where it is built (a model per fold, per trial,
 # per ensemble member): building it there is the point.
-_TRAINED = frozenset({"fit", "compile", "train_on_batch", "fit_generator"})
+_TRAINED = frozenset({"fit", "compile", "train_on_batch", "fit_generator",
+                      # saved where it is built: a conversion or export per iteration
+                      "save", "save_weights", "to_json", "export"})
 _USES = frozenset({"predict", "predict_on_batch", "apply_gradients", "minimize", "call",
                    "evaluate", "__call__"})
 # Methods run once per object (or per build): a model made there is made once.
@@ -36,8 +38,9 @@ _SETUP = frozenset({"__init__", "build", "setup", "set_up", "setUp", "__post_ini
                     "reset", "init", "compile"})
 # A loop body doing one of these is a step (a batch trained or inferred, an environment
 # stepped, a session run), not the construction of a model layer by layer.
+# (`.numpy()` is not one: a conversion script compares outputs that way.)
 _STEP_METHODS = frozenset({"gradient", "apply_gradients", "train_on_batch", "predict",
-                           "predict_on_batch", "run", "step", "numpy", "minimize"})
+                           "predict_on_batch", "run", "step", "minimize"})
 _HANDFUL = 8
 
 
@@ -122,11 +125,23 @@ def _keras_call_method(ctx: Context, fn: ast.AST) -> bool:
         and ctx.is_keras_class(cls)
 
 
-def _per_step_function(ctx: Context, fn: ast.AST) -> ast.AST | None:
-    """A call of ``fn`` in a step loop of this module (not traced)."""
+def _steps_itself(uses: list[ast.AST]) -> bool:
+    """The helper runs a step with the object it built (``predict``, ``apply_gradients``):
+    whatever loop calls it runs that step per iteration."""
+    return any(type(u) is ast.Attribute and u.attr in _STEP_METHODS for u in uses)
+
+
+def _per_step_function(ctx: Context, fn: ast.AST, stepping: bool = False) -> ast.AST | None:
+    """A call of ``fn`` in a step loop of this module (not traced); ``stepping``: ``fn``
+    itself runs a step, so any loop of more than a handful of iterations counts."""
     for c in calls_of(ctx, fn):
         loops = ctx.enclosing_loops(c)
-        if loops and not ctx.in_tf_function(c) and _step_loop(ctx, loops[0]):
+        if not loops or ctx.in_tf_function(c) or type(loops[0]) not in (ast.For, ast.While):
+            continue
+        if _step_loop(ctx, loops[0]):
+            return c
+        n = trip_count(ctx, loops[0])
+        if stepping and (n is None or n > _HANDFUL):
             return c
     return None
 
@@ -265,6 +280,17 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 probe = tf.keras.Sequential([tf.keras.layers.Dense(units)])
                 print(probe(x).shape)
         """, spelling="loop: a sweep over three sizes"),
+        # A conversion script: a model built per checkpoint, saved, outputs compared.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            for name in names:
+                mm = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                out = mm(tf.ones([1, 4]))
+                mm.load_weights(name + ".h5")
+                mm.save(name + "_converted.h5")
+                print(np.allclose(out.numpy(), ref[name].numpy()))
+        """, spelling="index: a model built and saved per checkpoint"),
     )
     invalid = (
         Invalid("""
@@ -290,7 +316,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 model = tf.keras.models.load_model("model.h5")
                 return model.predict(load(path))
             for i in range(len(paths)):
-                print(predict_image(paths[i]).numpy())
+                preds.append(predict_image(paths[i]))
         """, count=1, lines=(3,), spelling="index: a saved model loaded per image"),
         Invalid("""
             import tensorflow as tf
@@ -318,7 +344,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 head = tf.keras.layers.Dense(1)
                 return head(batch)
             # %%
-            for x, y in ds:
+            for x in tf.data.Dataset.from_tensor_slices(X).batch(32):
                 print(score(x).numpy())
         """, count=1, notebook=True, spelling="notebook"),
     )
@@ -326,7 +352,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
     def applies_to(self, ctx: Context) -> bool:
         return ctx.imports_tf or "keras" in ctx.imported_roots
 
-    def _site(self, ctx: Context, call: ast.Call) -> str | None:
+    def _site(self, ctx: Context, call: ast.Call, uses: list[ast.AST]) -> str | None:
         """Why the code around ``call`` runs per step ("loop", "call()", "caller"), or
         None."""
         loops = ctx.enclosing_loops(call)
@@ -339,14 +365,16 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             return "call()"
         if _builds_functional(ctx):
             return None
-        return "caller" if _per_step_function(ctx, fn) is not None else None
+        return "caller" if _per_step_function(ctx, fn, _steps_itself(uses)) is not None \
+            else None
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
         what = built_object(ctx, call)
-        if what is None or _uses(ctx, call) is None:
+        uses = _uses(ctx, call) if what is not None else None
+        if what is None or uses is None:
             return
-        site = self._site(ctx, call)
+        site = self._site(ctx, call, uses)
         # Keras traces call(): still a new layer per call there; elsewhere traced code
         # builds once per trace.
         if site == "call()" or (site is not None and not ctx.in_tf_function(call)):
@@ -366,8 +394,10 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 continue
             fn = ctx.enclosing_function(call)
             if fn is None or type(fn) not in _DEFS or fn.name in _SETUP \
-                    or _keras_call_method(ctx, fn) or _uses(ctx, call) is None \
-                    or _per_step_function(ctx, fn) is not None:
+                    or _keras_call_method(ctx, fn):
+                continue
+            uses = _uses(ctx, call)
+            if uses is None or _per_step_function(ctx, fn, _steps_itself(uses)) is not None:
                 continue
             facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                           "what": what})
