@@ -125,10 +125,12 @@ def _keras_call_method(ctx: Context, fn: ast.AST) -> bool:
         and ctx.is_keras_class(cls)
 
 
-def _steps_itself(uses: list[ast.AST]) -> bool:
-    """The helper runs a step with the object it built (``predict``, ``apply_gradients``):
-    whatever loop calls it runs that step per iteration."""
-    return any(type(u) is ast.Attribute and u.attr in _STEP_METHODS for u in uses)
+def _steps_itself(ctx: Context, uses: list[ast.AST]) -> bool:
+    """The helper runs one step with the object it built (``predict``, ``apply_gradients``,
+    not in a loop of its own): whatever loop calls it runs that step per iteration. A
+    helper that loops over batches itself is a training run, built once per run."""
+    return any(type(u) is ast.Attribute and u.attr in _STEP_METHODS
+               for u in uses) and not any(ctx.enclosing_loops(u) for u in uses)
 
 
 def _per_step_function(ctx: Context, fn: ast.AST, stepping: bool = False) -> ast.AST | None:
@@ -291,6 +293,19 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 mm.save(name + "_converted.h5")
                 print(np.allclose(out.numpy(), ref[name].numpy()))
         """, spelling="index: a model built and saved per checkpoint"),
+        # A whole training run per call (its own loop over batches): one optimizer per run.
+        Valid("""
+            import tensorflow as tf
+            def train(model, batches, lr):
+                optimizer = tf.keras.optimizers.Adam(lr)
+                for x, y in batches:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((model(x) - y) ** 2)
+                    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                                  model.trainable_variables))
+            for lr in learning_rates:
+                train(build(), batches, lr)
+        """, spelling="loop: a training run per learning rate"),
     )
     invalid = (
         Invalid("""
@@ -365,7 +380,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             return "call()"
         if _builds_functional(ctx):
             return None
-        return "caller" if _per_step_function(ctx, fn, _steps_itself(uses)) is not None \
+        return "caller" if _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None \
             else None
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
@@ -397,7 +412,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                     or _keras_call_method(ctx, fn):
                 continue
             uses = _uses(ctx, call)
-            if uses is None or _per_step_function(ctx, fn, _steps_itself(uses)) is not None:
+            if uses is None or _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None:
                 continue
             facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                           "what": what})
