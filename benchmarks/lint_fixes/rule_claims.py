@@ -742,12 +742,45 @@ def _big_constant(tf: Any, small: bool) -> None:
                   f"{base[3] / 2**10:.1f} KiB")
 
 
+def _full_trace(tf: Any, small: bool) -> None:
+    """TFP709: TF1 ``session.run`` of a train step with ``RunOptions(FULL_TRACE)`` and a
+    ``RunMetadata`` on every step vs plain (four 256-wide dense layers on 32 inputs, SGD
+    with learning rate 0; 50 steps, medians of 5). Runs in a graph of its own."""
+    import numpy as np
+    tf1 = tf.compat.v1
+    steps = 10 if small else 50
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [32, 256])
+        h = x
+        for k in range(4):
+            h = tf.nn.relu(tf.matmul(h, tf1.get_variable(f"w{k}", [256, 256])))
+        loss = tf.reduce_mean(h ** 2)
+        train = tf1.train.GradientDescentOptimizer(0.0).minimize(loss)
+        init = tf1.global_variables_initializer()
+    xs = np.random.rand(32, 256).astype("float32")
+    with tf1.Session(graph=graph) as sess:
+        sess.run(init)
+        opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+
+        def plain() -> None:
+            for _ in range(steps):
+                sess.run(train, {x: xs})
+
+        def traced() -> None:
+            for _ in range(steps):
+                sess.run(train, {x: xs}, options=opts, run_metadata=tf1.RunMetadata())
+        ta, tb = _median_time(plain, 5), _median_time(traced, 5)
+    print(f"TFP709: FULL_TRACE every run {tb / steps * 1e3:.2f} ms a step, plain "
+          f"{ta / steps * 1e3:.2f} ms a step ({tb / ta:.2f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
-                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313")
+                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -759,7 +792,8 @@ def main(argv: list[str] | None = None) -> int:
                "TFP608": _generator, "TFP609": _prefetch_order, "TFP612": _tfrecords,
                "TFP311": _summaries,
                "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
-               "TFP119": _built_per_call, "TFP313": _big_constant}
+               "TFP119": _built_per_call, "TFP313": _big_constant,
+               "TFP709": _full_trace}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:
