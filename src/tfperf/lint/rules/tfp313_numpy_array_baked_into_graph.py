@@ -138,15 +138,23 @@ def _used_as_value(ctx: Context, name: ast.Name) -> bool:
     return type(parent) is ast.BinOp
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
 def _traced_uses(ctx: Context) -> list[ast.Name]:
     """Names read as whole values in traced code (``tf.function`` bodies, ``tf.data`` map
-    functions)."""
+    functions): only the traced functions are walked, not every name of the module."""
     def compute() -> list[ast.Name]:
         out: list[ast.Name] = []
-        for n in ctx.nodes_of(ast.Name):
-            if type(n) is ast.Name and type(n.ctx) is ast.Load and _used_as_value(ctx, n) \
-                    and ctx.in_graph(n):
-                out.append(n)
+        seen: set[int] = set()
+        for fn in ctx.nodes_of(*_FUNCTIONS):
+            if not (ctx.is_tf_function(fn) or ctx.dataset_map_call(fn) is not None):
+                continue
+            for n in ast.walk(fn):
+                if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in seen \
+                        and _used_as_value(ctx, n):
+                    seen.add(id(n))
+                    out.append(n)
         return out
     return ctx.cached("tfp313_traced_uses", compute)
 
@@ -162,7 +170,7 @@ class NumpyArrayBakedIntoGraph(Rule):
             "through tf.data")
     claims = ("S13",)
     group = "preview"  # no judged finding on user code yet (stop 42)
-    node_types = (ast.Name,)
+    node_types = ()
     # numpy/pandas alone: a module that only loads the array publishes it for importers
     requires_imports = frozenset({"tensorflow", "numpy", "pandas"})
     docs = """\
@@ -321,17 +329,15 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
     def applies_to(self, ctx: Context) -> bool:
         return ctx.may_trace or ctx.spells_tf_function or not ctx.imports_tf
 
-    def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        name: Any = node
-        if not ctx.imports_tf or type(name.ctx) is not ast.Load or not _used_as_value(ctx, name) \
-                or not ctx.in_graph(name):
+    def check_module(self, ctx: Context) -> Iterator[Finding]:
+        if not ctx.imports_tf:
             return
-        why = large_array(ctx, name)
-        if why is None:
-            return
-        yield self.finding(ctx, name, message=(
-            f"a large NumPy array ({why}) is used by traced code: each trace copies it into "
-            "the graph as a constant"))
+        for name in _traced_uses(ctx):
+            why = large_array(ctx, name)
+            if why is not None:
+                yield self.finding(ctx, name, message=(
+                    f"a large NumPy array ({why}) is used by traced code: each trace copies "
+                    "it into the graph as a constant"))
 
     def publish(self, ctx: Context) -> list[dict] | None:
         """Module-level names bound to large arrays, and names imported from another module
