@@ -365,7 +365,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
     )
 
     def applies_to(self, ctx: Context) -> bool:
-        return ctx.imports_tf or "keras" in ctx.imported_roots
+        # every object it reports is Keras's, spelt in the module (or a model class here)
+        return (ctx.imports_tf or "keras" in ctx.imported_roots) and "keras" in ctx.source
 
     def _site(self, ctx: Context, call: ast.Call, uses: list[ast.AST]) -> str | None:
         """Why the code around ``call`` runs per step ("loop", "call()", "caller"), or
@@ -398,7 +399,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
     def publish(self, ctx: Context) -> list[dict] | None:
         """Functions that build and use a model, layer or optimizer, not reported here (no
         step loop of this module runs them): the project says whether one runs them."""
-        if not (ctx.imports_tf or "keras" in ctx.imported_roots) or _builds_functional(ctx):
+        if not self.applies_to(ctx) or _builds_functional(ctx):
             return None
         from tfperf.analysis.summary import enclosing_qualname, position
 

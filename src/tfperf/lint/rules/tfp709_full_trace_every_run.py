@@ -44,6 +44,12 @@ def _tracing_options(ctx: Context, expr: Any, depth: int = 0) -> bool:
     return False
 
 
+def _mentions_tracing(ctx: Context) -> bool:
+    """A cheap gate: the module spells tracing options or collects run metadata."""
+    src = ctx.source
+    return "RunOptions" in src or "RunMetadata" in src or "run_metadata" in src
+
+
 def _every_step(ctx: Context, call: ast.Call) -> bool:
     """``call`` runs on every iteration of a loop of more than a handful of steps."""
     loops = ctx.enclosing_loops(call)
@@ -203,7 +209,7 @@ Keras's `compile(options=...)` is not covered.
     )
 
     def applies_to(self, ctx: Context) -> bool:
-        return "RunOptions" in ctx.source or "options=" in ctx.source
+        return _mentions_tracing(ctx)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
@@ -216,7 +222,7 @@ Keras's `compile(options=...)` is not covered.
     def publish(self, ctx: Context) -> list[dict] | None:
         """Module-level names bound to tracing options; runs in a loop given an imported
         name as ``options`` (to check against the module it comes from)."""
-        if "RunOptions" not in ctx.source and "options=" not in ctx.source:
+        if not _mentions_tracing(ctx):
             return None
         from tfperf.analysis.summary import position
 
