@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.callers import calls_of
+from tfperf.lint.analysis.imports import imported_from
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
 from tfperf.lint.analysis.trips import trip_count
@@ -125,12 +126,59 @@ def _keras_call_method(ctx: Context, fn: ast.AST) -> bool:
         and ctx.is_keras_class(cls)
 
 
-def _steps_itself(ctx: Context, uses: list[ast.AST]) -> bool:
-    """The helper runs one step with the object it built (``predict``, ``apply_gradients``,
-    not in a loop of its own): whatever loop calls it runs that step per iteration. A
-    helper that loops over batches itself is a training run, built once per run."""
-    return any(type(u) is ast.Attribute and u.attr in _STEP_METHODS
-               for u in uses) and not any(ctx.enclosing_loops(u) for u in uses)
+def _rebuilt_default(ctx: Context, call: ast.Call, fn: ast.AST) -> bool:
+    """``if model is None: model = build(...)`` where ``model`` is a parameter of ``fn``
+    defaulting to None: every call not handed a model builds (and loads) one anew."""
+    stmt = ctx.parent(call)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+            or type(stmt.targets[0]) is not ast.Name:
+        return False
+    name = stmt.targets[0].id
+    args: Any = getattr(fn, "args", None)
+    if args is None:
+        return False
+    params = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in params[len(params) - len(args.defaults):]],
+                        args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                     if d is not None})
+    default = defaults.get(name)
+    if type(default) is not ast.Constant or default.value is not None:
+        return False
+    test = getattr(ctx.parent(stmt), "test", None)
+    if type(test) is ast.Compare and type(test.left) is ast.Name and test.left.id == name \
+            and len(test.ops) == 1 and type(test.ops[0]) is ast.Is:
+        return True
+    return type(test) is ast.UnaryOp and type(test.op) is ast.Not \
+        and type(test.operand) is ast.Name and test.operand.id == name
+
+
+def _factories(ctx: Context) -> list[str]:
+    """Module-level functions of this module that return a Keras model on every path
+    (``def make_model(...): ... return keras.Model(inputs, outputs)``)."""
+    out = []
+    for stmt in ctx.tree.body:
+        if type(stmt) in _DEFS:
+            rets = [n for n in ast.walk(stmt) if type(n) is ast.Return and n.value is not None
+                    and ctx.enclosing_function(n) is stmt]
+            if rets and all(is_keras_model(ctx, r.value) for r in rets):
+                out.append(stmt.name)
+    return out
+
+
+def _imported_call(ctx: Context, call: ast.Call) -> tuple[str, str] | None:
+    """(module, name) of a call of a function imported from another module."""
+    return imported_from(ctx, call.func)
+
+
+def _steps_itself(ctx: Context, uses: list[ast.AST], model: bool = False) -> bool:
+    """The helper runs one step with the object it built (``predict``, ``apply_gradients``;
+    for a model, calling it too), not in a loop of its own: whatever loop calls it runs that
+    step per iteration. A helper that loops over batches itself is a training run, built
+    once per run; a layer called once may be a model being put together."""
+    return any((type(u) is ast.Attribute and u.attr in _STEP_METHODS)
+               or (model and type(u) is ast.Call) for u in uses) \
+        and not any(ctx.enclosing_loops(u) for u in uses)
 
 
 def _per_step_function(ctx: Context, fn: ast.AST, stepping: bool = False) -> ast.AST | None:
@@ -146,6 +194,10 @@ def _per_step_function(ctx: Context, fn: ast.AST, stepping: bool = False) -> ast
         if stepping and (n is None or n > _HANDFUL):
             return c
     return None
+
+
+_DEFAULT_MESSAGE = ("a Keras {what} is built (and its weights loaded) on every call not "
+                    "handed one, then used once: callers in a loop rebuild it per item")
 
 
 class ModelBuiltPerCall(Rule):
@@ -306,6 +358,30 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             for lr in learning_rates:
                 train(build(), batches, lr)
         """, spelling="loop: a training run per learning rate"),
+        # The model handed in, or kept in a module-level cache: built once.
+        Valid("""
+            import tensorflow as tf
+            from nets import make_model
+            _MODEL = None
+            def predict_image(path, model=None):
+                global _MODEL
+                if model is None:
+                    if _MODEL is None:
+                        _MODEL = make_model("weights.h5")
+                    model = _MODEL
+                return float(model(load(path)[None])[0][1])
+        """, files={"nets.py": """
+            import tensorflow as tf
+            def make_model(weights):
+                m = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                m.load_weights(weights)
+                return m
+        """}, spelling="module"),
+        Valid("""
+            import tensorflow as tf
+            def predict_image(path, model):
+                return float(model(load(path)[None])[0][1])
+        """, spelling="name: the model a required parameter"),
     )
     invalid = (
         Invalid("""
@@ -362,11 +438,45 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             for x in tf.data.Dataset.from_tensor_slices(X).batch(32):
                 print(score(x).numpy())
         """, count=1, notebook=True, spelling="notebook"),
+        # Round 2's F026 shape (a library's single-image API): a default model built and its
+        # weights loaded on every call not handed one.
+        Invalid("""
+            import tensorflow as tf
+            from ._model import make_open_nsfw_model
+            def predict_image(image_path, model=None, weights_path="w.h5"):
+                image = preprocess(image_path)
+                if model is None:
+                    model = make_open_nsfw_model(weights_path=weights_path)
+                return float(model(image[None])[0][1])
+        """, files={"_model.py": """
+            import tensorflow as tf
+            def make_open_nsfw_model(weights_path=None):
+                inputs = tf.keras.Input((224, 224, 3))
+                outputs = tf.keras.layers.Dense(2)(tf.keras.layers.Flatten()(inputs))
+                model = tf.keras.Model(inputs, outputs)
+                if weights_path is not None:
+                    model.load_weights(weights_path)
+                return model
+        """}, count=1, lines=(6,), spelling="module: a default model built per call"),
+        Invalid("""
+            import tensorflow as tf
+            def build():
+                return tf.keras.models.load_model("clf.h5")
+            def classify(x, model=None):
+                if model is None:
+                    model = build()
+                return model.predict(x[None])
+        """, count=1, lines=(6,), spelling="name: a default model loaded per call"),
     )
 
     def applies_to(self, ctx: Context) -> bool:
-        # every object it reports is Keras's, spelt in the module (or a model class here)
-        return (ctx.imports_tf or "keras" in ctx.imported_roots) and "keras" in ctx.source
+        # (publish also runs here: a helper may use a model an imported factory builds)
+        return ctx.imports_tf or "keras" in ctx.imported_roots
+
+    @staticmethod
+    def _spells_keras(ctx: Context) -> bool:
+        """Every object the module check reports is Keras's, spelt in the module."""
+        return bool(ctx.cached("tfp119.keras", lambda: "keras" in ctx.source))
 
     def _site(self, ctx: Context, call: ast.Call, uses: list[ast.AST]) -> str | None:
         """Why the code around ``call`` runs per step ("loop", "call()", "caller"), or
@@ -379,6 +489,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             return None
         if _keras_call_method(ctx, fn):
             return "call()"
+        if _rebuilt_default(ctx, call, fn) and _steps_itself(ctx, uses, model=True):
+            return "default"
         if _builds_functional(ctx):
             return None
         return "caller" if _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None \
@@ -386,6 +498,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
+        if not self._spells_keras(ctx):
+            return
         what = built_object(ctx, call)
         uses = _uses(ctx, call) if what is not None else None
         if what is None or uses is None:
@@ -393,19 +507,43 @@ module that builds a functional model (`keras.Input`) is taken as model construc
         site = self._site(ctx, call, uses)
         # Keras traces call(): still a new layer per call there; elsewhere traced code
         # builds once per trace.
-        if site == "call()" or (site is not None and not ctx.in_tf_function(call)):
+        if site == "default" and not ctx.in_tf_function(call):
+            yield self.finding(ctx, call, message=_DEFAULT_MESSAGE.format(what=what))
+        elif site == "call()" or (site is not None and not ctx.in_tf_function(call)):
             yield self.finding(ctx, call, message=self.message.format(what=what))
 
     def publish(self, ctx: Context) -> list[dict] | None:
         """Functions that build and use a model, layer or optimizer, not reported here (no
         step loop of this module runs them): the project says whether one runs them."""
-        if not self.applies_to(ctx) or _builds_functional(ctx):
+        src = ctx.source
+        # what a helper using a model it did not build here spells (a cheap gate)
+        steps = "model" in src or ".predict" in src or "apply_gradients" in src
+        keras_here = self.applies_to(ctx) and self._spells_keras(ctx)
+        if not (ctx.imports_tf or "keras" in src or steps):
             return None
+        # a module that puts a functional model together: its layer calls are construction
+        # (its factories are still published)
+        keras_here = keras_here and not _builds_functional(ctx)
         from tfperf.analysis.summary import enclosing_qualname, position
 
-        facts: list[dict] = []
+        facts: list[dict] = [{"factory": name} for name in _factories(ctx)] \
+            if "keras" in src else []
         for call in ctx.calls:
-            what = built_object(ctx, call)
+            imported = _imported_call(ctx, call) if steps else None
+            if imported is not None and built_object(ctx, call) is None \
+                    and not ctx.in_tf_function(call):
+                fn = ctx.enclosing_function(call)
+                uses = _uses(ctx, call)
+                if fn is not None and type(fn) in _DEFS and fn.name not in _SETUP \
+                        and uses is not None and not ctx.enclosing_loops(call) \
+                        and _steps_itself(ctx, uses, model=True):
+                    facts.append({"fn": enclosing_qualname(ctx, call),
+                                  "pos": position(ctx, call), "what": "model",
+                                  "callee": list(imported),
+                                  "default": _rebuilt_default(ctx, call, fn),
+                                  "local": _per_step_function(ctx, fn, True) is not None})
+                    continue
+            what = built_object(ctx, call) if keras_here else None
             if what is None or ctx.enclosing_loops(call) or ctx.in_tf_function(call):
                 continue
             fn = ctx.enclosing_function(call)
@@ -413,8 +551,9 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                     or _keras_call_method(ctx, fn):
                 continue
             uses = _uses(ctx, call)
-            if uses is None or _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None:
-                continue
+            if uses is None or _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None \
+                    or _rebuilt_default(ctx, call, fn):
+                continue  # reported by the module's own check
             facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                           "what": what})
         return facts or None
@@ -422,6 +561,28 @@ module that builds a functional model (`keras.Input`) is taken as model construc
     def check_project(self, project: Project) -> Iterator[Finding]:
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
+                if "fn" not in fact:
+                    continue
+                if "callee" in fact:
+                    spec, name = fact["callee"]
+                    other = project.module(module.path, spec)
+                    if other is None or not any(f.get("factory") == name
+                                                for f in other.facts.get(self.code, ())):
+                        continue
+                    if fact["default"]:
+                        yield self.project_finding(
+                            module.path, fact["pos"],
+                            f"{name}() builds a Keras model (and loads its weights) on every "
+                            f"call of {fact['fn'].rsplit('.', 1)[-1]}() not handed one, then "
+                            "uses it once: callers in a loop rebuild it per item")
+                        continue
+                    if fact["local"]:
+                        yield self.project_finding(
+                            module.path, fact["pos"],
+                            f"{name}() builds a Keras model, used once in "
+                            f"{fact['fn'].rsplit('.', 1)[-1]}(), which a loop here calls: new "
+                            "weights, new state and new traces on every call")
+                        continue
                 site = project.hot_call(module.path, fact["fn"], env=True)
                 if site is None:
                     continue

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.imports import imported_from
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
 
@@ -355,10 +356,10 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
                     facts.append({"big": stmt.targets[0].id, "why": why})
         if ctx.imports_tf and (ctx.may_trace or ctx.spells_tf_function):
             for n in _traced_uses(ctx):
-                b = ctx.binding(n)
-                if b is not None and b.kind == "import" and b.qualname and "." in b.qualname:
-                    spec, attr = b.qualname.rsplit(".", 1)
-                    facts.append({"use": attr, "from": spec, "pos": position(ctx, n)})
+                imported = imported_from(ctx, n)
+                if imported is not None:
+                    facts.append({"use": imported[1], "from": imported[0],
+                                  "pos": position(ctx, n)})
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:

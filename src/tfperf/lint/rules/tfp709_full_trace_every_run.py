@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.imports import imported_from
 from tfperf.lint.analysis.loops import guarded
 from tfperf.lint.analysis.syntax import keyword
 from tfperf.lint.analysis.trips import trip_count
@@ -238,10 +239,10 @@ Keras's `compile(options=...)` is not covered.
             opts = keyword(call, "options")
             if type(opts) is not ast.Name or not _every_step(ctx, call):
                 continue
-            b = ctx.binding(opts)
-            if b is not None and b.kind == "import" and b.qualname and "." in b.qualname:
-                spec, attr = b.qualname.rsplit(".", 1)
-                facts.append({"use": attr, "from": spec, "pos": position(ctx, call)})
+            imported = imported_from(ctx, opts)
+            if imported is not None:
+                facts.append({"use": imported[1], "from": imported[0],
+                              "pos": position(ctx, call)})
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
