@@ -31,6 +31,9 @@ _OPTIMIZER_PREFIXES = ("keras.optimizers.", "tensorflow.optimizers.")
 _TRAINED = frozenset({"fit", "compile", "train_on_batch", "fit_generator",
                       # saved where it is built: a conversion or export per iteration
                       "save", "save_weights", "to_json", "export"})
+# Calls that keep what they are given (a container, a registry): the object outlives the call.
+_KEEPERS = frozenset({"append", "extend", "add", "insert", "setdefault", "put", "update",
+                      "register", "appendleft"})
 _USES = frozenset({"predict", "predict_on_batch", "apply_gradients", "minimize", "call",
                    "evaluate", "__call__"})
 # Methods run once per object (or per build): a model made there is made once.
@@ -86,6 +89,9 @@ def _uses(ctx: Context, call: ast.Call) -> list[ast.AST] | None:
             uses.append(use)
         elif type(use) is ast.Attribute:
             continue  # `model.summary()`, `opt.learning_rate`: neither a use nor an escape
+        elif type(use) is ast.Call and n in use.args and not (
+                type(use.func) is ast.Attribute and use.func.attr in _KEEPERS):
+            continue  # handed to a helper for this call (`grad_cam(img, model)`): not kept
         else:
             return None
     return uses or None
@@ -153,6 +159,13 @@ def _rebuilt_default(ctx: Context, call: ast.Call, fn: ast.AST) -> bool:
         and type(test.operand) is ast.Name and test.operand.id == name
 
 
+def _guard_of(ctx: Context, call: ast.Call) -> ast.AST:
+    """The ``if model is None:`` around ``model = build()`` (``call`` itself if none)."""
+    stmt = ctx.parent(call)
+    guard = ctx.parent(stmt) if stmt is not None else None
+    return guard if type(guard) is ast.If else call
+
+
 def _factories(ctx: Context) -> list[str]:
     """Module-level functions of this module that return a Keras model on every path
     (``def make_model(...): ... return keras.Model(inputs, outputs)``)."""
@@ -210,7 +223,7 @@ class ModelBuiltPerCall(Rule):
     claims = ("S13",)
     group = "preview"  # judged on too little user code yet (stop 42: docs/lint.md)
     node_types = (ast.Call,)
-    requires_imports = frozenset({"tensorflow", "keras"})
+    requires_imports = frozenset({"tensorflow", "keras", "keras_core"})
     docs = """\
 ## What it does
 Finds a Keras model (`Sequential`, `Model`, `load_model`, `keras.applications.X`, a model
@@ -457,7 +470,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 if weights_path is not None:
                     model.load_weights(weights_path)
                 return model
-        """}, count=1, lines=(6,), spelling="module: a default model built per call"),
+        """}, count=1, lines=(5,), spelling="module: a default model built per call"),
         Invalid("""
             import tensorflow as tf
             def build():
@@ -466,12 +479,12 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 if model is None:
                     model = build()
                 return model.predict(x[None])
-        """, count=1, lines=(6,), spelling="name: a default model loaded per call"),
+        """, count=1, lines=(5,), spelling="name: a default model loaded per call"),
     )
 
     def applies_to(self, ctx: Context) -> bool:
         # (publish also runs here: a helper may use a model an imported factory builds)
-        return ctx.imports_tf or "keras" in ctx.imported_roots
+        return ctx.imports_tf or not ctx.imported_roots.isdisjoint(("keras", "keras_core"))
 
     @staticmethod
     def _spells_keras(ctx: Context) -> bool:
@@ -508,7 +521,9 @@ module that builds a functional model (`keras.Input`) is taken as model construc
         # Keras traces call(): still a new layer per call there; elsewhere traced code
         # builds once per trace.
         if site == "default" and not ctx.in_tf_function(call):
-            yield self.finding(ctx, call, message=_DEFAULT_MESSAGE.format(what=what))
+            # the `if model is None:` block is the cause: reported over it
+            yield self.finding(ctx, _guard_of(ctx, call), end_node=call,
+                               message=_DEFAULT_MESSAGE.format(what=what))
         elif site == "call()" or (site is not None and not ctx.in_tf_function(call)):
             yield self.finding(ctx, call, message=self.message.format(what=what))
 
@@ -537,10 +552,14 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 if fn is not None and type(fn) in _DEFS and fn.name not in _SETUP \
                         and uses is not None and not ctx.enclosing_loops(call) \
                         and _steps_itself(ctx, uses, model=True):
+                    default = _rebuilt_default(ctx, call, fn)
+                    at = position(ctx, call)
+                    if default:  # over the `if model is None:` block, as the module check
+                        at[:2] = position(ctx, _guard_of(ctx, call))[:2]
                     facts.append({"fn": enclosing_qualname(ctx, call),
-                                  "pos": position(ctx, call), "what": "model",
+                                  "pos": at, "what": "model",
                                   "callee": list(imported),
-                                  "default": _rebuilt_default(ctx, call, fn),
+                                  "default": default,
                                   "local": _per_step_function(ctx, fn, True) is not None})
                     continue
             what = built_object(ctx, call) if keras_here else None
