@@ -4,6 +4,7 @@ used there: new weights (or optimizer state) and new traces on every call."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -157,6 +158,19 @@ def _rebuilt_default(ctx: Context, call: ast.Call, fn: ast.AST) -> bool:
         return True
     return type(test) is ast.UnaryOp and type(test.op) is ast.Not \
         and type(test.operand) is ast.Name and test.operand.id == name
+
+
+# A function whose name says it builds or loads a model (`make_open_nsfw_model`,
+# `build_model`, `load_model`, `create_keras_model`): where its module is not linted with
+# this one (a file named alone), the name is all there is.
+_FACTORY_NAME = re.compile(r"^_?(?:make|build|create|get|load|init|construct|new)_?\w*model$",
+                           re.IGNORECASE)
+
+
+def _named_factory(call: ast.Call) -> bool:
+    f = call.func
+    name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else "")
+    return bool(_FACTORY_NAME.match(name))
 
 
 def _guard_of(ctx: Context, call: ast.Call) -> ast.AST:
@@ -395,6 +409,13 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             def predict_image(path, model):
                 return float(model(load(path)[None])[0][1])
         """, spelling="name: the model a required parameter"),
+        Valid("""
+            from ._model import make_open_nsfw_model
+            def predict_images(paths, model=None):
+                if model is None:
+                    model = make_open_nsfw_model()
+                return [float(model(load(p)[None])[0][1]) for p in paths]
+        """, spelling="loop: a default model built once per batch of paths"),
     )
     invalid = (
         Invalid("""
@@ -455,15 +476,15 @@ module that builds a functional model (`keras.Input`) is taken as model construc
         # weights loaded on every call not handed one.
         Invalid("""
             import tensorflow as tf
-            from ._model import make_open_nsfw_model
+            from ._nets import open_nsfw
             def predict_image(image_path, model=None, weights_path="w.h5"):
                 image = preprocess(image_path)
                 if model is None:
-                    model = make_open_nsfw_model(weights_path=weights_path)
+                    model = open_nsfw(weights_path=weights_path)
                 return float(model(image[None])[0][1])
-        """, files={"_model.py": """
+        """, files={"_nets.py": """
             import tensorflow as tf
-            def make_open_nsfw_model(weights_path=None):
+            def open_nsfw(weights_path=None):
                 inputs = tf.keras.Input((224, 224, 3))
                 outputs = tf.keras.layers.Dense(2)(tf.keras.layers.Flatten()(inputs))
                 model = tf.keras.Model(inputs, outputs)
@@ -480,6 +501,17 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                     model = build()
                 return model.predict(x[None])
         """, count=1, lines=(5,), spelling="name: a default model loaded per call"),
+        # The file named alone: the builder's name says what it makes.
+        Invalid("""
+            import numpy as np
+            from keras_core import Model
+            from ._model import make_open_nsfw_model
+            def predict_image(image_path, model: Model = None):
+                image = preprocess(image_path)
+                if model is None:
+                    model = make_open_nsfw_model()
+                return float(model(np.expand_dims(image, 0))[0][1])
+        """, count=1, lines=(6,), spelling="name: a builder named for a model, module unseen"),
     )
 
     def applies_to(self, ctx: Context) -> bool:
@@ -511,6 +543,9 @@ module that builds a functional model (`keras.Input`) is taken as model construc
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         call: Any = node
+        if _named_factory(call) and built_object(ctx, call) is None:
+            yield from self._default_by_name(ctx, call)
+            return
         if not self._spells_keras(ctx):
             return
         what = built_object(ctx, call)
@@ -526,6 +561,19 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                                message=_DEFAULT_MESSAGE.format(what=what))
         elif site == "call()" or (site is not None and not ctx.in_tf_function(call)):
             yield self.finding(ctx, call, message=self.message.format(what=what))
+
+    def _default_by_name(self, ctx: Context, call: ast.Call) -> Iterator[Finding]:
+        """``if model is None: model = make_model(...)`` with a builder named for what it
+        makes, then one use: the default path rebuilds the model on every call."""
+        fn = ctx.enclosing_function(call)
+        if fn is None or type(fn) not in _DEFS or fn.name in _SETUP \
+                or ctx.in_tf_function(call) or ctx.enclosing_loops(call) \
+                or not _rebuilt_default(ctx, call, fn):
+            return
+        uses = _uses(ctx, call)
+        if uses is not None and _steps_itself(ctx, uses, model=True):
+            yield self.finding(ctx, _guard_of(ctx, call), end_node=call,
+                               message=_DEFAULT_MESSAGE.format(what="model"))
 
     def publish(self, ctx: Context) -> list[dict] | None:
         """Functions that build and use a model, layer or optimizer, not reported here (no
@@ -546,7 +594,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
         for call in ctx.calls:
             imported = _imported_call(ctx, call) if steps else None
             if imported is not None and built_object(ctx, call) is None \
-                    and not ctx.in_tf_function(call):
+                    and not ctx.in_tf_function(call) and not _named_factory(call):
                 fn = ctx.enclosing_function(call)
                 uses = _uses(ctx, call)
                 if fn is not None and type(fn) in _DEFS and fn.name not in _SETUP \
