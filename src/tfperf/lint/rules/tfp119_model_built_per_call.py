@@ -173,6 +173,32 @@ def _named_factory(call: ast.Call) -> bool:
     return bool(_FACTORY_NAME.match(name))
 
 
+def _names_read(call: ast.Call) -> set[str]:
+    return {n.id for a in (*call.args, *(k.value for k in call.keywords))
+            for n in ast.walk(a) if type(n) is ast.Name}
+
+
+def _varies_with(ctx: Context, call: ast.Call, scope: ast.AST) -> bool:
+    """The builder is given something bound in ``scope`` (the loop's own variables or
+    values made in its body; a function's parameters): each iteration or call may build a
+    different object (a model per path, a sub-model per layer), not the same one again."""
+    names = _names_read(call)
+    if not names:
+        return False
+    if type(scope) in _DEFS:
+        args: Any = scope.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        return bool(names & params)
+    bound = {n.id for n in ast.walk(scope) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    return bool(names & bound)
+
+
+def _used_in_this_loop(ctx: Context, uses: list[ast.AST], loop: ast.AST) -> bool:
+    """A use runs once per iteration of ``loop`` itself, not only in a loop nested in it (an
+    optimizer per ensemble member stepping over that member's batches is built per run)."""
+    return any(ctx.enclosing_loops(u)[:1] == [loop] for u in uses)
+
+
 def _guard_of(ctx: Context, call: ast.Call) -> ast.AST:
     """The ``if model is None:`` around ``model = build()`` (``call`` itself if none)."""
     stmt = ctx.parent(call)
@@ -416,6 +442,35 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                     model = make_open_nsfw_model()
                 return [float(model(load(p)[None])[0][1]) for p in paths]
         """, spelling="loop: a default model built once per batch of paths"),
+        # A model per path (the caller picks it), a sub-model per layer, an optimizer per
+        # ensemble member: a different object each time, not the same one rebuilt.
+        Valid("""
+            import tensorflow as tf
+            def get_prediction(model_path, ds):
+                model = tf.keras.models.load_model(model_path)
+                return model.predict(ds.batch(32))
+            for path in model_paths:
+                results.append(get_prediction(path, ds))
+        """, spelling="name: a model per path, given by the caller"),
+        Valid("""
+            import tensorflow as tf
+            acts = []
+            for name in conv_layer_names:
+                out = model.get_layer(name).output
+                sub = tf.keras.Model(inputs=[model.input], outputs=[out])
+                acts.append(sub.predict(image))
+        """, spelling="loop: a sub-model per layer"),
+        Valid("""
+            import tensorflow as tf
+            for i in range(ensemble_size):
+                model = make_member()
+                optimizer = tf.keras.optimizers.Adam(1e-3)
+                for x, y in train_ds:
+                    with tf.GradientTape() as tape:
+                        loss = loss_fn(model(x), y)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        """, spelling="loop: an optimizer per ensemble member, stepped in its own loop"),
     )
     invalid = (
         Invalid("""
@@ -528,7 +583,9 @@ module that builds a functional model (`keras.Input`) is taken as model construc
         None."""
         loops = ctx.enclosing_loops(call)
         if loops:
-            return "loop" if _step_loop(ctx, loops[0]) else None
+            loop = loops[0]
+            return "loop" if _step_loop(ctx, loop) and _used_in_this_loop(ctx, uses, loop) \
+                and not _varies_with(ctx, call, loop) else None
         fn = ctx.enclosing_function(call)
         if fn is None or type(fn) not in _DEFS or fn.name in _SETUP:
             return None
@@ -538,6 +595,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             return "default"
         if _builds_functional(ctx):
             return None
+        if _varies_with(ctx, call, fn):
+            return None  # the caller picks what is built (`load_model(model_path)`)
         return "caller" if _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None \
             else None
 
@@ -608,7 +667,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                                   "pos": at, "what": "model",
                                   "callee": list(imported),
                                   "default": default,
-                                  "local": _per_step_function(ctx, fn, True) is not None})
+                                  "local": _per_step_function(ctx, fn, True) is not None
+                                  and not _varies_with(ctx, call, fn)})
                     continue
             what = built_object(ctx, call) if keras_here else None
             if what is None or ctx.enclosing_loops(call) or ctx.in_tf_function(call):
@@ -621,6 +681,8 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             if uses is None or _per_step_function(ctx, fn, _steps_itself(ctx, uses)) is not None \
                     or _rebuilt_default(ctx, call, fn):
                 continue  # reported by the module's own check
+            if _varies_with(ctx, call, fn):
+                continue  # the caller picks what is built
             facts.append({"fn": enclosing_qualname(ctx, call), "pos": position(ctx, call),
                           "what": what})
         return facts or None
