@@ -275,9 +275,16 @@ class or a module function that returns one), a layer that owns weights (`Dense`
 - a function called from such a loop in this module, or run per iteration of one in another
   module of the project (an agent's `act()` called every environment step);
 - `call()` of a Keras layer or model subclass.
+- the default of a `model=None` parameter, `if model is None: model = build(...)`, then one
+  use (a single-item API whose callers loop): the builder a Keras factory of this module,
+  one of another module (through the project), or a function named for a model
+  (`make_*_model`, `build_model`, `load_model`) when its module is not linted alongside.
 Not reported: objects built in `__init__`/`build`/setup methods, stored on `self`, returned or
-passed on, and models trained where they are built (`fit`/`compile`: a model per fold, per
-trial, per ensemble member).
+put in a container, models trained or saved where they are built (`fit`/`compile`/`save`: a
+model per fold, per trial, a conversion), builders given values bound by the loop or by the
+function's parameters (a model per path the caller names, a sub-model per layer), and
+objects used only in a loop nested inside the iteration (an optimizer per ensemble member,
+stepped over that member's batches).
 
 ## Why is this bad?
 Each build makes new variables with new random values (the "model" forgets what it learned:
