@@ -30,7 +30,8 @@ def _loops(source: str) -> tuple[Context, list[ast.AST]]:
     ("k = 100\ni, done = 0, False\nwhile not done and i < k:\n    i += 1\n", 100),
     ("while i <= 9:\n    i += 1\n", 10),
     ("for i in range(n):\n    f(i)\n", None),  # unbound
-    ("n = 3\nn = 4\nfor i in range(n):\n    f(i)\n", None),  # bound twice
+    ("n = 3\nn = 4\nfor i in range(n):\n    f(i)\n", 4),  # the binding that reaches the loop
+    ("n = 3\nif a:\n    n = 400\nfor i in range(n):\n    f(i)\n", None),  # either
     ("for x in data:\n    f(x)\n", None),
     ("for images, labels in ds.take(1):\n    f(images)\n", 1),
     ("while not done:\n    step()\n", None),

@@ -1059,6 +1059,109 @@ reported where it is.
         """}, spelling="module: a loader's batches to the helper"),
     )
 
+    # Stop 42 (held-out round 13's 8 false findings, a course notebook): `steps = 1`, then
+    # `for j in range(0, steps)`, the name rebound later in the same cell (`steps = 8`). The
+    # count is read from the binding that reaches the loop (analysis/trips.reaching_value).
+    # INVALID twins: the name rebound to a large count before the loop, a count read from the
+    # data, a rebinding that only may happen, and one in an enclosing loop.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            from keras.models import load_model
+            model = load_model("m.h5")
+            # %%
+            steps = 1
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, steps):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+            steps = 8
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, steps):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, notebook=True, spelling="notebook: a name rebound later in the cell, range(0, n)"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            i = 950
+            data = X[i:i + 1]
+            for j in range(len(["1 h", "2 h", "3 h"])):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, spelling="index: range(len(...)) of a literal list"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            SHOWN = 6
+            model = tf.keras.models.load_model("m.h5")
+            shown = SHOWN
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, shown, 2):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, spelling="name: a constant through two names, range(a, b, s)"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            from keras.models import load_model
+            model = load_model("m.h5")
+            # %%
+            steps = 1
+            steps = 200
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, steps):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, count=1, notebook=True, spelling="notebook: rebound to 200 before the loop"),
+        Invalid("""
+            import numpy as np
+            from keras.models import load_model
+            model = load_model("m.h5")
+            steps = 1
+            steps = len(X)
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, steps):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, count=1, spelling="name: a count read from the data"),
+        Invalid("""
+            import sys
+            import numpy as np
+            from keras.models import load_model
+            model = load_model("m.h5")
+            steps = 1
+            if len(sys.argv) > 1:
+                steps = 500
+            i = 950
+            data = X[i:i + 1]
+            for j in range(0, steps):
+                res = model.predict(data)[0]
+                data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+        """, count=1, spelling="name: rebound under an if"),
+        Invalid("""
+            import numpy as np
+            from keras.models import load_model
+            model = load_model("m.h5")
+            steps = 1
+            for episode in range(100):
+                data = X[episode:episode + 1]
+                for j in range(steps):
+                    res = model.predict(data)[0]
+                    data = np.concatenate((data[0:1].reshape(128), res))[-128:].reshape((1, 128, 1))
+                steps = 50
+        """, count=1, spelling="loop: rebound later in the enclosing loop"),
+    )
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """The calls this rule asks about, each with the model it runs: ``model.predict(x)``
         with a model-like owner."""
