@@ -217,7 +217,7 @@ def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | 
         if ctx.is_builtin_call(candidate, "range") and 1 <= len(candidate.args) <= 3 \
                 and not candidate.keywords:
             bounds = [_int_of(ctx, a, depth + 1) for a in candidate.args]
-            if any(b is None for b in bounds) or bounds[-1] == 0 and len(bounds) == 3:
+            if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[-1] == 0):
                 return None
             return len(range(*[b for b in bounds if b is not None]))
         if type(candidate) is ast.Call and type(candidate.func) is ast.Attribute \
