@@ -12,7 +12,7 @@ import ast
 import pytest
 from project_files import found, write_project
 
-from tfperf.lint.analysis.trips import runs_per_entry, trip_count
+from tfperf.lint.analysis.trips import reaching_value, runs_per_entry, trip_count
 from tfperf.lint.semantic import Context
 from tfperf.lint.session import LintRequest, run
 
@@ -75,6 +75,17 @@ def test_trip_count_reads_the_binding_that_reaches_the_loop(source, counts):
     ctx, loops = _loops(source)
     loops.sort(key=lambda n: n.lineno)
     assert [trip_count(ctx, loop) for loop in loops] == counts
+
+
+def test_reaching_value_leaves_a_comprehension_variable_to_the_comprehension():
+    source = "n = 500\nrows = [x for n in [1, 2] for x in range(n)]\nm = n\n"
+    ctx, _ = _loops(source)
+    loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id == "n"
+             and type(n.ctx) is ast.Load]
+    inner, outer = sorted(loads, key=lambda n: n.lineno)
+    assert reaching_value(ctx, inner) == (True, None)
+    decided, value = reaching_value(ctx, outer)
+    assert decided and value.value == 500
 
 
 def test_tfp111_quiet_on_nine_augmentations_of_one_batch_taken_once(tmp_path):

@@ -99,6 +99,10 @@ def _binds(node: Any, name: str) -> bool:
                 return True
         elif t is ast.MatchMapping and n.rest == name:
             return True
+        elif t in COMPREHENSION_NODES:  # its targets are its own; a walrus in it is not
+            todo.extend(c for c in ast.iter_child_nodes(n) if type(c) is not ast.comprehension)
+            todo.extend(x for g in n.generators for x in (g.iter, *g.ifs))
+            continue
         todo.extend(ast.iter_child_nodes(n))
     return False
 
@@ -130,7 +134,10 @@ def reaching_value(ctx: Context, name: Any) -> tuple[bool, Any]:
     while not isinstance(node, ast.stmt):
         node = ctx.parent(node)
         if node is None or type(node) in _NESTED_SCOPES:
-            return False, None  # a lambda's or comprehension's own scope
+            return False, None  # a lambda's own scope
+        if type(node) in COMPREHENSION_NODES \
+                and any(_binds(g.target, ident) for g in node.generators):
+            return True, None  # a comprehension's own variable
     if type(node) is ast.While and (_binds_any(node.body, ident)
                                     or _binds_any(node.orelse, ident)):
         return True, None  # the test is read again after the body rebinds it
@@ -142,15 +149,8 @@ def reaching_value(ctx: Context, name: Any) -> tuple[bool, Any]:
         if block is not None:
             before = block[:next(i for i, s in enumerate(block) if s is node)]
             for stmt in reversed(before):
-                if not _binds(stmt, ident):
-                    continue
-                if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
-                        and type(stmt.targets[0]) is ast.Name:
-                    return True, stmt.value
-                if type(stmt) is ast.AnnAssign and stmt.value is not None \
-                        and type(stmt.target) is ast.Name:
-                    return True, stmt.value
-                return True, None
+                if _binds(stmt, ident):  # the last one to bind it decides
+                    return True, _plain_value(stmt, ident)
         if type(parent) in (*_NESTED_SCOPES, ast.Module):
             return False, None
         header = _ONCE_HEADERS.get(type(parent))
@@ -160,6 +160,21 @@ def reaching_value(ctx: Context, name: Any) -> tuple[bool, Any]:
         elif type(parent) is not ast.ExceptHandler and _binds(parent, ident):
             return True, None  # a loop or try around it: a later binding may reach it
         node = parent
+
+
+def _plain_value(stmt: Any, name: str) -> Any:
+    """The value ``stmt`` gives ``name`` when it is ``name = value`` (annotated or not, one
+    target, the value binding nothing itself); else None."""
+    target = None
+    if type(stmt) is ast.Assign and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    elif type(stmt) is ast.AnnAssign:
+        target = stmt.target
+    value = getattr(stmt, "value", None)
+    if type(target) is ast.Name and target.id == name and value is not None \
+            and not _binds(value, name):
+        return value
+    return None
 
 
 def _binds_any(part: Any, name: str) -> bool:
