@@ -163,6 +163,83 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
             loss = tf.add_n(list(terms(x, a, b)))
         return tape.gradient(loss, [a, b])
     out["TFP116"] = (per_term, summed, (xb, w1, w2))
+
+    # TFP112: one gradient per output element in a loop vs one Jacobian (64 outputs of a
+    # 256-wide input through one dense layer: the shape of a per-output sensitivity loop).
+    xj = tf.random.normal([256 // s])
+    wj = tf.random.normal([256 // s, 64]) * 0.05
+
+    def per_output(x: Any, w: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.linalg.matvec(w, x, transpose_a=True))
+            outs = [y[i] for i in range(64)]  # sliced under the tape, as users must
+        return tf.stack([tape.gradient(o, x) for o in outs])
+
+    def jacobian(x: Any, w: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.linalg.matvec(w, x, transpose_a=True))
+        return tape.jacobian(y, x)
+    out["TFP112"] = (per_output, jacobian, (xj, wj))
+
+    # TFP112b: per-example input gradients of a batch, one gradient per row vs
+    # batch_jacobian of the per-row outputs (a 32-row batch, scalar output per row).
+    xb2 = tf.random.normal([32, 128 // s])
+    wb2 = tf.random.normal([128 // s, 1]) * 0.05
+
+    def per_row(x: Any, w: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.matmul(x, w))[:, 0]
+            outs = [y[i] for i in range(32)]
+        return tf.stack([tape.gradient(o, x)[i] for i, o in enumerate(outs)])
+
+    def one_gradient(x: Any, w: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.matmul(x, w))[:, 0]
+        return tape.gradient(tf.reduce_sum(y), x)  # rows independent: one gradient of the sum
+    out["TFP112b"] = (per_row, one_gradient, (xb2, wb2))
+
+    # TFP112c: per-class input gradients (saliency) of a 2-layer network on a batch of 32:
+    # one gradient per output column y[:, c] vs one batch_jacobian.
+    xc = tf.random.normal([32, 256 // s])
+    wc1 = tf.random.normal([256 // s, 256]) * 0.05
+    wc2 = tf.random.normal([256, 10]) * 0.05
+
+    def per_class(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+            outs = [y[:, c] for c in range(10)]
+        return tf.stack([tape.gradient(o, x) for o in outs], axis=1)
+
+    def batch_jacobian(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+        return tape.batch_jacobian(y, x)
+    out["TFP112c"] = (per_class, batch_jacobian, (xc, wc1, wc2))
+
+    # TFP112d: the per-output gradients summed (a loop accumulating g += gradient(y[i], x))
+    # vs one gradient of the sum, on TFP112c's network.
+    def summed_per_output(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+            outs = [y[:, c] for c in range(10)]
+        total = tf.zeros_like(x)
+        for o in outs:
+            total += tape.gradient(o, x)
+        return total
+
+    def gradient_of_sum(x: Any, a: Any, b: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, a)), b)
+        return tape.gradient(tf.reduce_sum(y), x)
+    out["TFP112d"] = (summed_per_output, gradient_of_sum, (xc, wc1, wc2))
     return out
 
 
@@ -558,12 +635,152 @@ def _forced_eager(tf: Any, small: bool) -> None:
         print(f"TFP312: {report.table()}")
 
 
+def _built_per_call(tf: Any, small: bool) -> None:
+    """TFP119: a function run per step that builds its Keras model (or layer, or optimizer)
+    and uses it once, vs the same object built once and reused (50 calls, one input batch
+    of 32x64; medians of 5 runs of the 50 calls)."""
+    import numpy as np
+    calls = 10 if small else 50
+    x = tf.constant(np.random.rand(32, 64).astype("float32"))
+
+    def make() -> Any:
+        return tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(128, "relu"),
+                                    tf.keras.layers.Dense(10)])
+    kept = make()
+
+    def model_each() -> None:
+        for _ in range(calls):
+            make()(x)
+
+    def model_once() -> None:
+        for _ in range(calls):
+            kept(x)
+    layer = tf.keras.layers.Dense(128)
+
+    def layer_each() -> None:
+        for _ in range(calls):
+            tf.keras.layers.Dense(128)(x)
+
+    def layer_once() -> None:
+        for _ in range(calls):
+            layer(x)
+    w = tf.Variable(tf.zeros([64, 10]))
+    opt = tf.keras.optimizers.Adam(1e-3)
+
+    def step(o: Any) -> None:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
+        o.apply_gradients([(tape.gradient(loss, w), w)])
+
+    def opt_each() -> None:
+        for _ in range(calls):
+            step(tf.keras.optimizers.Adam(1e-3))
+
+    def opt_once() -> None:
+        for _ in range(calls):
+            step(opt)
+    for name, each, once in (("model", model_each, model_once),
+                             ("layer", layer_each, layer_once),
+                             ("optimizer", opt_each, opt_once)):
+        tb, ta = _median_time(each, 5), _median_time(once, 5)
+        print(f"TFP119 {name}: built per call {tb / calls * 1e3:.2f} ms a call, built once "
+              f"{ta / calls * 1e3:.2f} ms a call ({tb / ta:.1f}x)")
+    traced_step = tf.function(lambda v: kept(v))
+
+    def fn_model_each() -> None:
+        for _ in range(calls // 5):
+            m = make()
+            tf.function(lambda v: m(v))(x)  # noqa: B023 (called in this iteration)
+
+    def fn_model_once() -> None:
+        for _ in range(calls // 5):
+            traced_step(x)
+    tb, ta = _median_time(fn_model_each, 3), _median_time(fn_model_once, 3)
+    print(f"TFP119 model traced per call: {tb / (calls // 5) * 1e3:.1f} ms a call, built and "
+          f"traced once {ta / (calls // 5) * 1e3:.2f} ms a call ({tb / ta:.0f}x)")
+
+
+def _big_constant(tf: Any, small: bool) -> None:
+    """TFP313: a ``tf.function`` that closes over (or ``tf.constant``s) a NumPy array, vs the
+    array made a tensor once outside and captured by reference: time of the first call
+    (trace included), of later calls, of 4 retraces (new input shapes), and GraphDef size."""
+    import numpy as np
+    for n in ((256, 1024) if small else (256, 1024, 4096)):
+        big = np.random.rand(n, n).astype("float32")
+        kept = tf.constant(big)
+
+        def timings(make: Callable[[], Any]) -> tuple[float, float, float, int]:
+            f = make()
+            t0 = time.perf_counter()
+            f(tf.ones([1, n]))  # noqa: B023 (called in this iteration)
+            first = time.perf_counter() - t0
+            later = _median_time(lambda: f(tf.ones([1, n])), 20)  # noqa: B023 (called in this iteration)
+            t0 = time.perf_counter()
+            for rows in (2, 3, 4, 5):
+                f(tf.ones([rows, n]))  # noqa: B023 (called in this iteration)
+            retr = (time.perf_counter() - t0) / 4
+            size = f.get_concrete_function(tf.TensorSpec([1, n])).graph.as_graph_def().ByteSize()  # noqa: B023 (called in this iteration)
+            return first, later, retr, size
+
+        def closure() -> Any:
+            return tf.function(lambda v: tf.matmul(v, big))  # noqa: B023 (called in this iteration)
+
+        def constant() -> Any:
+            return tf.function(lambda v: tf.matmul(v, tf.constant(big)))  # noqa: B023 (called in this iteration)
+
+        def captured() -> Any:
+            return tf.function(lambda v: tf.matmul(v, kept))  # noqa: B023 (called in this iteration)
+        base = timings(captured)
+        for name, make in (("closure over the array", closure),
+                           ("tf.constant(array) inside", constant)):
+            b = timings(make)
+            print(f"TFP313 {n}x{n} float32 ({big.nbytes / 2**20:.0f} MiB), {name}: first "
+                  f"call {b[0] * 1e3:.1f} ms vs {base[0] * 1e3:.1f} ms ({b[0] / base[0]:.1f}x), "
+                  f"a retrace {b[2] * 1e3:.1f} ms vs {base[2] * 1e3:.1f} ms "
+                  f"({b[2] / base[2]:.1f}x), later calls {b[1] * 1e3:.2f} ms vs "
+                  f"{base[1] * 1e3:.2f} ms, GraphDef {b[3] / 2**20:.1f} MiB vs "
+                  f"{base[3] / 2**10:.1f} KiB")
+
+
+def _full_trace(tf: Any, small: bool) -> None:
+    """TFP709: TF1 ``session.run`` of a train step with ``RunOptions(FULL_TRACE)`` and a
+    ``RunMetadata`` on every step vs plain (four 256-wide dense layers on 32 inputs, SGD
+    with learning rate 0; 50 steps, medians of 5). Runs in a graph of its own."""
+    import numpy as np
+    tf1 = tf.compat.v1
+    steps = 10 if small else 50
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [32, 256])
+        h = x
+        for k in range(4):
+            h = tf.nn.relu(tf.matmul(h, tf1.get_variable(f"w{k}", [256, 256])))
+        loss = tf.reduce_mean(h ** 2)
+        train = tf1.train.GradientDescentOptimizer(0.0).minimize(loss)
+        init = tf1.global_variables_initializer()
+    xs = np.random.rand(32, 256).astype("float32")
+    with tf1.Session(graph=graph) as sess:
+        sess.run(init)
+        opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+
+        def plain() -> None:
+            for _ in range(steps):
+                sess.run(train, {x: xs})
+
+        def traced() -> None:
+            for _ in range(steps):
+                sess.run(train, {x: xs}, options=opts, run_metadata=tf1.RunMetadata())
+        ta, tb = _median_time(plain, 5), _median_time(traced, 5)
+    print(f"TFP709: FULL_TRACE every run {tb / steps * 1e3:.2f} ms a step, plain "
+          f"{ta / steps * 1e3:.2f} ms a step ({tb / ta:.2f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
-                            "TFP312,TFP118")
+                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -574,7 +791,9 @@ def main(argv: list[str] | None = None) -> int:
     by_hand = {"TFP110": _predict, "TFP110b": _predict_sizes, "TFP607": _cache,
                "TFP608": _generator, "TFP609": _prefetch_order, "TFP612": _tfrecords,
                "TFP311": _summaries,
-               "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay}
+               "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
+               "TFP119": _built_per_call, "TFP313": _big_constant,
+               "TFP709": _full_trace}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

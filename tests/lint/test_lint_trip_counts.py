@@ -12,7 +12,7 @@ import ast
 import pytest
 from project_files import found, write_project
 
-from tfperf.lint.analysis.trips import runs_per_entry, trip_count
+from tfperf.lint.analysis.trips import reaching_value, runs_per_entry, trip_count
 from tfperf.lint.semantic import Context
 from tfperf.lint.session import LintRequest, run
 
@@ -30,7 +30,8 @@ def _loops(source: str) -> tuple[Context, list[ast.AST]]:
     ("k = 100\ni, done = 0, False\nwhile not done and i < k:\n    i += 1\n", 100),
     ("while i <= 9:\n    i += 1\n", 10),
     ("for i in range(n):\n    f(i)\n", None),  # unbound
-    ("n = 3\nn = 4\nfor i in range(n):\n    f(i)\n", None),  # bound twice
+    ("n = 3\nn = 4\nfor i in range(n):\n    f(i)\n", 4),  # the binding that reaches the loop
+    ("n = 3\nif a:\n    n = 400\nfor i in range(n):\n    f(i)\n", None),  # either
     ("for x in data:\n    f(x)\n", None),
     ("for images, labels in ds.take(1):\n    f(images)\n", 1),
     ("while not done:\n    step()\n", None),
@@ -43,6 +44,48 @@ def _loops(source: str) -> tuple[Context, list[ast.AST]]:
 def test_trip_count_only_from_literals(source, count):
     ctx, loops = _loops(source)
     assert trip_count(ctx, loops[0]) == count
+
+
+# Stop 42 (round 13's TFP110 false class): the count is read from the binding that reaches
+# the loop, flow-sensitively, and left unknown wherever another value may reach it.
+@pytest.mark.parametrize(("source", "counts"), [
+    # rebound later in the same cell: each loop sees its own binding
+    ("steps = 1\nfor j in range(0, steps):\n    f()\nsteps = 8\n"
+     "for j in range(0, steps):\n    f()\n", [1, 8]),
+    ("steps = 1\nsteps = 500\nfor j in range(0, steps):\n    f()\n", [500]),
+    ("steps = 1\nif a:\n    steps = 500\nfor j in range(steps):\n    f()\n", [None]),
+    ("steps = 1\nsteps += 7\nfor j in range(steps):\n    f()\n", [None]),
+    ("steps = 1\nsteps = len(data)\nfor j in range(steps):\n    f()\n", [None]),
+    # an enclosing loop rebinding it after the inner loop reaches the next trip
+    ("steps = 1\nfor e in range(3):\n    for j in range(steps):\n        f()\n"
+     "    steps = 100\n", [3, None]),
+    ("for e in range(3):\n    steps = 2\n    for j in range(steps):\n        f()\n"
+     "    steps = 100\n", [3, 2]),
+    ("steps = 1\nif a:\n    for j in range(steps):\n        f()\n", [1]),
+    ("n = 5\ndef g():\n    global n\n    n = 100\nfor j in range(n):\n    f()\n", [None]),
+    ("steps = 1\ndef h():\n    steps = 9\nfor j in range(steps):\n    f()\n", [1]),
+    ("n = 1\nwhile i < n:\n    n = 10\n", [None]),  # the test is read after the body
+    ("def g(steps):\n    for j in range(steps):\n        f()\n", [None]),
+    ("for j in range(len([1, 2, 3])):\n    f()\n", [3]),
+    ("urls = ['a', 'b']\nn = len(urls)\nfor j in range(1, n):\n    f()\n", [1]),
+    ("n = 5\nm = n\nfor j in range(0, m, 2):\n    f()\n", [3]),
+    ("for j in range(0, 10, 0):\n    f()\n", [None]),
+])
+def test_trip_count_reads_the_binding_that_reaches_the_loop(source, counts):
+    ctx, loops = _loops(source)
+    loops.sort(key=lambda n: n.lineno)
+    assert [trip_count(ctx, loop) for loop in loops] == counts
+
+
+def test_reaching_value_leaves_a_comprehension_variable_to_the_comprehension():
+    source = "n = 500\nrows = [x for n in [1, 2] for x in range(n)]\nm = n\n"
+    ctx, _ = _loops(source)
+    loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id == "n"
+             and type(n.ctx) is ast.Load]
+    inner, outer = sorted(loads, key=lambda n: n.lineno)
+    assert reaching_value(ctx, inner) == (True, None)
+    decided, value = reaching_value(ctx, outer)
+    assert decided and value.value == 500
 
 
 def test_tfp111_quiet_on_nine_augmentations_of_one_batch_taken_once(tmp_path):

@@ -20,6 +20,11 @@ for): it too depends on the bytes alone. The project's checks run again from the
 cached or new, whenever a file of the run changed; their findings are kept per set of files
 (:func:`project_digest`), so a warm run over the same files decodes no summary.
 
+A file's notes (``read as Python 2 source``, a notebook skipped) depend on its bytes alone
+too and are kept with its findings, without the path: before stop 42 a file with a note was
+never stored, so every warm run analysed it again (12 of 573 files of a 10-repo tree, the
+Python 2 kernel notebooks).
+
 Layout: one "pack" file per run (JSON lines ``{"key": ..., "findings": [...]}``, with
 ``"summary": {...}`` when there is one), written
 once at the end, atomically. A file per entry cost about a millisecond of file-system work
@@ -111,6 +116,7 @@ class LintCache:
         self.hits = self.misses = 0
         self._index: dict[str, list] | None = None
         self._summaries: dict[str, str] = {}  # key → summary JSON ("": the file had none)
+        self._notes: dict[str, list[str]] = {}  # key → its notes, each without "path: "
         self._new_summaries: dict[str, str] = {}
         self._projects: dict[str, list] = {}
         self._new_projects: dict[str, list] = {}
@@ -172,7 +178,8 @@ class LintCache:
         if self._index is None:
             index: dict[str, list] = {}
             for pack in self._packs():
-                entries, stats = _read_pack(pack, self._summaries, self._projects)
+                entries, stats = _read_pack(pack, self._summaries, self._projects,
+                                            self._notes)
                 index.update(entries)
                 self._stats.update(stats)
             self._index = index
@@ -190,6 +197,10 @@ class LintCache:
                 return found
         self.misses += 1
         return None
+
+    def notes(self, key: str, path: str) -> list[str]:
+        """The notes the file of entry ``key`` gave, said of ``path``."""
+        return [f"{path}: {n}" for n in self._notes.get(key, ())]
 
     def has_summary(self, key: str) -> bool:
         """The entry ``key`` was stored by a run that summarised modules (a file with no
@@ -219,15 +230,24 @@ class LintCache:
                                       for f in findings if f.location is not None]
 
     def put(self, key: str, findings: Sequence[Finding],
-            summary: str | None = None, summarised: bool = False) -> None:
+            summary: str | None = None, summarised: bool = False,
+            notes: Sequence[str] = (), path: str = "") -> bool:
         """Remember an entry; :meth:`flush` writes the run's entries in one pack.
         ``summarised``: the run summarises modules (an empty summary is kept where this
-        file gave none, so that a warm run knows it has nothing to read)."""
+        file gave none, so that a warm run knows it has nothing to read). ``notes``: what
+        the file at ``path`` gave, each ``"path: text"``; an entry whose note does not say
+        so is not stored (False)."""
+        prefix = f"{path}: "
+        if any(not n.startswith(prefix) for n in notes):
+            return False
+        if notes:
+            self._notes[key] = [n[len(prefix):] for n in notes]
         self._new[key] = [_finding_to_json(f) for f in findings]
         if summary is not None:
             self._new_summaries[key] = summary
         elif summarised:
             self._new_summaries[key] = ""
+        return True
 
     def flush(self) -> None:
         if not self._new and not self._new_stats and not self._new_projects:
@@ -239,7 +259,7 @@ class LintCache:
         try:
             prepare_cache_dir(self.packs_dir, root=self.dir)  # with markers that keep git out
             _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", entries,
-                        stats, summaries, projects)
+                        stats, summaries, projects, self._notes)
             packs = self._packs()
             if len(packs) > MAX_PACKS:
                 self._merge(packs)
@@ -251,8 +271,9 @@ class LintCache:
         merged_stats: dict[str, str] = {}
         summaries: dict[str, str] = {}
         projects: dict[str, list] = {}
+        notes: dict[str, list[str]] = {}
         for pack in packs:
-            entries, stats = _read_pack(pack, summaries, projects)
+            entries, stats = _read_pack(pack, summaries, projects, notes)
             for key, value in entries.items():
                 merged.pop(key, None)  # re-insert: the dict's order is the entries' age
                 merged[key] = value
@@ -263,18 +284,19 @@ class LintCache:
         keep_stats = {sig: key for sig, key in list(merged_stats.items())[-MAX_ENTRIES:]
                       if key in keep}
         _write_pack(self.packs_dir / f"{time.time_ns():020d}-{os.getpid()}.jsonl", keep,
-                    keep_stats, summaries, dict(list(projects.items())[-MAX_PROJECTS:]))
+                    keep_stats, summaries, dict(list(projects.items())[-MAX_PROJECTS:]), notes)
         for pack in packs:
             with contextlib.suppress(OSError):
                 pack.unlink()
 
 
 def _read_pack(pack: Path, summaries: dict[str, str] | None = None,
-               projects: dict[str, list] | None = None
+               projects: dict[str, list] | None = None,
+               notes: dict[str, list[str]] | None = None
                ) -> tuple[dict[str, list], dict[str, str]]:
     """→ (key → findings, file stat → key); summaries go to ``summaries`` (key → their
     JSON text, decoded on demand), projects' cross-module findings to ``projects`` (digest →
-    findings)."""
+    findings), files' notes to ``notes`` (key → notes without the path)."""
     out: dict[str, list] = {}
     stats: dict[str, str] = {}
     try:
@@ -299,20 +321,28 @@ def _read_pack(pack: Path, summaries: dict[str, str] | None = None,
                     stats[entry["stat"]] = key
                 continue
             findings = entry["findings"]
-        except (ValueError, KeyError, TypeError):
+            said = entry.get("notes", [])
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a damaged line: that entry is analysed again
-        if isinstance(key, str) and isinstance(findings, list):
+        if isinstance(key, str) and isinstance(findings, list) and isinstance(said, list) \
+                and all(isinstance(n, str) for n in said):
             out[key] = findings
+            if said and notes is not None:
+                notes[key] = said
     return out, stats
 
 
 def _write_pack(target: Path, entries: dict[str, list], stats: dict[str, str],
                 summaries: dict[str, str] | None = None,
-                projects: dict[str, list] | None = None) -> None:
+                projects: dict[str, list] | None = None,
+                notes: dict[str, list[str]] | None = None) -> None:
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for key, findings in entries.items():
-            fh.write(json.dumps({"key": key, "findings": findings}, separators=(",", ":")))
+            entry: dict = {"key": key, "findings": findings}
+            if notes and notes.get(key):
+                entry["notes"] = notes[key]
+            fh.write(json.dumps(entry, separators=(",", ":")))
             fh.write("\n")
             summary = (summaries or {}).get(key)
             if summary is not None:

@@ -361,7 +361,7 @@ def _run(request: LintRequest) -> LintOutcome:
                 key = ""
             hit = cache.get(key, path) if key else None
             if hit is not None and (not project_rules or cache.has_summary(key)):
-                results[path] = FileResult(path, hit)
+                results[path] = FileResult(path, hit, notes=cache.notes(key, path))
                 hit_keys[path] = key  # its summary is read only if the project changed
                 continue
             keys[path] = key
@@ -374,12 +374,15 @@ def _run(request: LintRequest) -> LintOutcome:
     for r in fresh:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
-        if cache is not None and key and not r.notes and not r.errors:
-            cache.put(key, r.findings, r.summary, summarised=bool(project_rules))
-            if r.cache_key:  # keyed in a worker: its stat is recorded here
-                file_target = r.version_key.encode() if r.version_key \
-                    else _target_key(targets, r.path)
-                cache.record(r.path, file_target, key)
+        # a file's notes (read as Python 2, a notebook skipped) come from its bytes: stored
+        # with it, or a warm run analyses it again
+        stored = cache is not None and bool(key) and not r.errors \
+            and cache.put(key, r.findings, r.summary, summarised=bool(project_rules),
+                          notes=r.notes, path=r.path)
+        if stored and cache is not None and r.cache_key:  # keyed in a worker: stat recorded here
+            file_target = r.version_key.encode() if r.version_key \
+                else _target_key(targets, r.path)
+            cache.record(r.path, file_target, key)
     findings: list[Finding] = []
     for path in files:
         r = results.get(path)  # type: ignore[assignment]
@@ -463,6 +466,7 @@ def _lint_context(paths: list[str], rules: list[Rule], jobs: int, target: Target
         results[r.path] = r
         known += r.findings
         stored = keys.get(r.path)
-        if cache is not None and stored and not r.notes:
-            cache.put(stored, r.findings, r.summary, summarised=True)
+        if cache is not None and stored:
+            cache.put(stored, r.findings, r.summary, summarised=True, notes=r.notes,
+                      path=r.path)
     return known

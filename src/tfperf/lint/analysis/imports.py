@@ -58,3 +58,25 @@ def other_framework_imported(ctx: Context) -> bool:
                 return True
         return False
     return ctx.cached("other_framework", compute)
+
+
+def imported_from(ctx: Context, name: ast.AST) -> tuple[str, str] | None:
+    """(module, attribute) a name read here was imported as: ``from data import TABLE`` →
+    ("data", "TABLE"), ``from ._model import make`` → ("._model", "make"); None for
+    anything else (``import x`` binds a module, not one of its names)."""
+    if type(name) is not ast.Name:
+        return None
+    b = ctx.binding(name)
+    if b is None or b.kind != "import":
+        return None
+    node = b.value
+    if type(node) is ast.ImportFrom:
+        spec = "." * (node.level or 0) + (node.module or "")
+        for alias in node.names:
+            if (alias.asname or alias.name) == name.id and alias.name != "*":
+                return (spec, alias.name) if spec else None
+        return None
+    if b.qualname and "." in b.qualname:
+        spec, attr = b.qualname.rsplit(".", 1)
+        return spec, attr
+    return None

@@ -41,6 +41,8 @@ def _model_factory_call(ctx: Context, call: ast.AST, depth: int) -> bool:
         return False
     q = ctx.qualname(call.func)
     if q is not None:
+        if q.startswith("keras_core."):  # Keras 3's pre-release name (2023)
+            q = "keras." + q[len("keras_core."):]
         if q in MODEL_FACTORIES:
             return True
         parts = q.split(".")

@@ -7,8 +7,12 @@ one-off trace to save a little on every iteration. Where the loop runs a handful
 ``max_iterations = 100``), the trace costs more than it saves: measured on TF 2.21 here
 (``benchmarks/bench_lint_trip_count.py``), a compiled 2-layer model pays back its trace
 after about 25 calls, 48 small ops after 30 to 100, six small ops never. A count is known
-only from literals: a literal bound, a literal collection, or a name bound once in its
-scope to one of those.
+only from literals: a literal bound (``range(a, b, s)`` with each part known), a literal
+collection or its ``len``, or a name whose binding that reaches the loop is one of those.
+A name's reaching binding is read flow-sensitively (:func:`reaching_value`): the last
+statement before the loop in its block (or an enclosing one) that binds it, so ``steps = 1``
+before ``for j in range(0, steps)`` counts one trip even where a later cell rebinds
+``steps = 8``; else a name bound once in its scope.
 """
 
 from __future__ import annotations
@@ -30,14 +34,25 @@ FEW_MODEL_CALLS = 16
 FEW_OP_STEPS = 128
 
 
-def _int_of(ctx: Context, node: Any) -> int | None:
-    """An int literal, or a name bound once in its scope to one (``max_iterations = 100``)."""
+def _int_of(ctx: Context, node: Any, depth: int = 0) -> int | None:
+    """An int literal, ``len`` of a collection whose size literals give, or a name whose
+    reaching binding is one of those (``max_iterations = 100``, ``n = len(urls)``)."""
+    if depth > 3:
+        return None
     if type(node) is ast.Constant and type(node.value) is int:
         return int(node.value)
-    value = _only_value(ctx, node)
-    if type(value) is ast.Constant and type(value.value) is int:
-        return int(value.value)
+    if ctx.is_builtin_call(node, "len") and len(node.args) == 1 and not node.keywords:
+        return _iterable_count(ctx, node.args[0], node.lineno, depth + 1)
+    if type(node) is ast.Name:
+        return _int_of(ctx, _name_value(ctx, node), depth + 1)
     return None
+
+
+def _name_value(ctx: Context, name: Any) -> Any:
+    """What ``name`` holds where it is read: its reaching assignment's value, else the one
+    value its scope binds it to; None when that is not one plain assignment."""
+    decided, value = reaching_value(ctx, name)
+    return value if decided else _only_value(ctx, name)
 
 
 def _only_value(ctx: Context, node: Any) -> Any:
@@ -48,6 +63,123 @@ def _only_value(ctx: Context, node: Any) -> Any:
     if len(bindings) != 1 or bindings[0].kind != "assign":
         return None
     return bindings[0].value
+
+
+# Statements whose own body a binding of the name after the loop does not reach again: the
+# header (an if's test, a with's items) runs once before the body.
+_ONCE_HEADERS: dict[type, tuple[str, ...]] = {
+    ast.If: ("test",), ast.With: ("items",), ast.AsyncWith: ("items",)}
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _binds(node: Any, name: str) -> bool:
+    """Some part of ``node`` (not a nested function's or class's body) binds ``name``:
+    an assignment or deletion, a loop or ``with`` target, an import, a def, ``except ... as``,
+    a ``global``/``nonlocal`` declaration, a match capture."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.Name:
+            if n.id == name and type(n.ctx) is not ast.Load:
+                return True
+            continue
+        if t in _NESTED_SCOPES:
+            if getattr(n, "name", None) == name:
+                return True
+            continue  # its body binds its own locals
+        elif t in (ast.Import, ast.ImportFrom):
+            if any((a.asname or a.name.split(".", 1)[0]) == name for a in n.names):
+                return True
+        elif t in (ast.Global, ast.Nonlocal):
+            if name in n.names:
+                return True
+        elif t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            if n.name == name:
+                return True
+        elif t is ast.MatchMapping and n.rest == name:
+            return True
+        elif t in COMPREHENSION_NODES:  # its targets are its own; a walrus in it is not
+            todo.extend(c for c in ast.iter_child_nodes(n) if type(c) is not ast.comprehension)
+            todo.extend(x for g in n.generators for x in (g.iter, *g.ifs))
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _block_of(parent: Any, node: Any) -> list[Any] | None:
+    """The statement list of ``parent`` that holds ``node``."""
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        block = getattr(parent, field, None)
+        if type(block) is list and any(s is node for s in block):
+            return block
+    return None
+
+
+def reaching_value(ctx: Context, name: Any) -> tuple[bool, Any]:
+    """The value of the assignment to ``name`` (a loaded ``ast.Name``) that reaches this
+    read, flow-sensitively: the last statement before the read's statement, in its block or
+    an enclosing one up to the function or module, that binds the name. ``(True, value)``
+    where that statement is a plain ``name = value``; ``(True, None)`` where the name may
+    hold another value there (rebound by a compound statement or an augmented assignment,
+    rebound in an enclosing loop or ``try``, or in the body of the ``while`` whose test reads
+    it, or declared ``global`` somewhere); ``(False, None)`` where no statement of the scope
+    binds it before the read (a parameter, a global read in a function)."""
+    if type(name) is not ast.Name:
+        return False, None
+    ident = name.id
+    if any(ident in g.names for g in ctx.nodes_of(ast.Global)):
+        return True, None  # a function may rebind it between the assignment and the read
+    node: Any = name
+    while not isinstance(node, ast.stmt):
+        node = ctx.parent(node)
+        if node is None or type(node) in _NESTED_SCOPES:
+            return False, None  # a lambda's own scope
+        if type(node) in COMPREHENSION_NODES \
+                and any(_binds(g.target, ident) for g in node.generators):
+            return True, None  # a comprehension's own variable
+    if type(node) is ast.While and (_binds_any(node.body, ident)
+                                    or _binds_any(node.orelse, ident)):
+        return True, None  # the test is read again after the body rebinds it
+    while True:
+        parent = ctx.parent(node)
+        if parent is None:
+            return False, None
+        block = _block_of(parent, node)
+        if block is not None:
+            before = block[:next(i for i, s in enumerate(block) if s is node)]
+            for stmt in reversed(before):
+                if _binds(stmt, ident):  # the last one to bind it decides
+                    return True, _plain_value(stmt, ident)
+        if type(parent) in (*_NESTED_SCOPES, ast.Module):
+            return False, None
+        header = _ONCE_HEADERS.get(type(parent))
+        if header is not None:
+            if any(_binds_any(getattr(parent, f), ident) for f in header):
+                return True, None
+        elif type(parent) is not ast.ExceptHandler and _binds(parent, ident):
+            return True, None  # a loop or try around it: a later binding may reach it
+        node = parent
+
+
+def _plain_value(stmt: Any, name: str) -> Any:
+    """The value ``stmt`` gives ``name`` when it is ``name = value`` (annotated or not, one
+    target, the value binding nothing itself); else None."""
+    target = None
+    if type(stmt) is ast.Assign and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    elif type(stmt) is ast.AnnAssign:
+        target = stmt.target
+    value = getattr(stmt, "value", None)
+    if type(target) is ast.Name and target.id == name and value is not None \
+            and not _binds(value, name):
+        return value
+    return None
+
+
+def _binds_any(part: Any, name: str) -> bool:
+    """:func:`_binds` over one node or a list of them."""
+    return any(_binds(n, name) for n in (part if type(part) is list else [part]))
 
 
 def trip_count(ctx: Context, loop: Any) -> int | None:
@@ -75,7 +207,8 @@ PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.t
 
 def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | None:
     """How many values ``it`` yields, where literals say; ``enumerate(x)`` / ``reversed(x)``
-    / ``list(x)`` / ``sorted(x)`` as ``x``, ``zip(a, b)`` as its shortest known part."""
+    / ``list(x)`` / ``sorted(x)`` as ``x``, ``zip(a, b)`` as its shortest known part,
+    ``range(a, b, s)`` with each part known (a literal, a name reaching one, a ``len``)."""
     if depth > 3:
         return None
     if type(it) is ast.Call and len(it.args) == 1 and not it.keywords \
@@ -90,15 +223,18 @@ def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | 
         counts = [c for c in (_iterable_count(ctx, a, until, depth + 1) for a in it.args)
                   if c is not None]
         return min(counts) if counts else None
-    for candidate in (it, None if _grown(ctx, it, until) else _only_value(ctx, it)):
+    for candidate in (it, None if _grown(ctx, it, until) else _name_value(ctx, it)):
         if candidate is None:
             continue
         count = literal_count(ctx, candidate)
         if count:  # an empty literal is filled later (`rewards = []`, then appends)
             return count
-        if ctx.is_builtin_call(candidate, "range") and len(candidate.args) == 1 \
+        if ctx.is_builtin_call(candidate, "range") and 1 <= len(candidate.args) <= 3 \
                 and not candidate.keywords:
-            return _int_of(ctx, candidate.args[0])
+            bounds = [_int_of(ctx, a, depth + 1) for a in candidate.args]
+            if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[-1] == 0):
+                return None
+            return len(range(*[b for b in bounds if b is not None]))
         if type(candidate) is ast.Call and type(candidate.func) is ast.Attribute \
                 and candidate.func.attr == "take" and len(candidate.args) == 1:
             return _int_of(ctx, candidate.args[0])  # `ds.take(1)`: at most that many
