@@ -154,11 +154,15 @@ def _rebuilt_default(ctx: Context, call: ast.Call, fn: ast.AST) -> bool:
     if type(default) is not ast.Constant or default.value is not None:
         return False
     test = getattr(ctx.parent(stmt), "test", None)
-    if type(test) is ast.Compare and type(test.left) is ast.Name and test.left.id == name \
-            and len(test.ops) == 1 and type(test.ops[0]) is ast.Is:
-        return True
-    return type(test) is ast.UnaryOp and type(test.op) is ast.Not \
-        and type(test.operand) is ast.Name and test.operand.id == name
+    if not ((type(test) is ast.Compare and type(test.left) is ast.Name
+             and test.left.id == name and len(test.ops) == 1 and type(test.ops[0]) is ast.Is)
+            or (type(test) is ast.UnaryOp and type(test.op) is ast.Not
+                and type(test.operand) is ast.Name and test.operand.id == name)):
+        return False
+    # Called here, and only outside loops (a script's one `classify(all_images)`): the
+    # default is built once per run. Not called here (a library's API): its callers loop.
+    calls = calls_of(ctx, fn)
+    return not calls or any(ctx.enclosing_loops(c) for c in calls)
 
 
 # A function whose name says it builds or loads a model (`make_open_nsfw_model`,
@@ -303,7 +307,8 @@ class or a module function that returns one), a layer that owns weights (`Dense`
   module of the project (an agent's `act()` called every environment step);
 - `call()` of a Keras layer or model subclass.
 - the default of a `model=None` parameter, `if model is None: model = build(...)`, then one
-  use (a single-item API whose callers loop): the builder a Keras factory of this module,
+  use (a single-item API whose callers loop; not where this module calls it only outside
+  loops): the builder a Keras factory of this module,
   one of another module (through the project), or a function named for a model
   (`make_*_model`, `build_model`, `load_model`) when its module is not linted alongside.
 Not reported: objects built in `__init__`/`build`/setup methods, stored on `self`, returned or
@@ -552,6 +557,14 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                 opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
                                         model.trainable_variables))
         """, spelling="loop: a learning-rate schedule (no optimizer) made per step"),
+        Valid("""
+            import tensorflow as tf
+            def classify(images, model=None):
+                if model is None:
+                    model = tf.keras.applications.MobileNetV2()
+                return model.predict(images)
+            preds = classify(all_images)
+        """, spelling="name: a default model, the function called once here, outside loops"),
     )
     invalid = (
         Invalid("""
