@@ -165,6 +165,34 @@ def _counts(ctx: Context, name: ast.Name, why: str | None) -> bool:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# These run the Python function they are given eagerly, at each call: nothing is traced.
+_EAGER_WRAPPERS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function",
+                             "tensorflow.compat.v1.py_func", "tensorflow.py_func",
+                             "tensorflow.compat.v1.py_function",
+                             "tensorflow.compat.v1.numpy_function"})
+
+
+def _run_eagerly(ctx: Context, name: ast.Name, traced: ast.AST) -> bool:
+    """``name`` is in a function nested in ``traced`` that ``tf.py_function`` (or
+    ``numpy_function``) runs: given to it as a lambda, or a nested ``def`` given by name."""
+    for p in ctx.ancestors(name):
+        if p is traced:
+            return False
+        if type(p) not in _FUNCTIONS:
+            continue
+        parent = ctx.parent(p)
+        if type(parent) is ast.keyword:
+            parent = ctx.parent(parent)
+        if type(parent) is ast.Call and ctx.call_qualname(parent) in _EAGER_WRAPPERS:
+            return True
+        fn_name = getattr(p, "name", None)
+        if fn_name is not None and any(
+                ctx.call_qualname(c) in _EAGER_WRAPPERS and any(
+                    type(a) is ast.Name and a.id == fn_name
+                    for a in (*c.args[:1], *(k.value for k in c.keywords if k.arg == "func")))
+                for c in ast.walk(traced) if type(c) is ast.Call):
+            return True
+    return False
 
 
 def _traced_uses(ctx: Context) -> list[ast.Name]:
@@ -178,7 +206,7 @@ def _traced_uses(ctx: Context) -> list[ast.Name]:
                 continue
             for n in ast.walk(fn):
                 if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in seen \
-                        and _used_as_value(ctx, n):
+                        and _used_as_value(ctx, n) and not _run_eagerly(ctx, n, fn):
                     seen.add(id(n))
                     out.append(n)
         return out
@@ -296,6 +324,18 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
                 return tf.gather(weights, ids)
             out = lookup(tf.constant([1, 2]))
         """, notebook=True, spelling="notebook"),
+        # A py_function's Python function runs eagerly: the array is not baked.
+        Valid("""
+            import tensorflow as tf
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            ds = tf.data.Dataset.range(60000).map(
+                lambda i: tf.py_function(lambda j: tf.gather(x_train, j), [i], tf.uint8))
+            @tf.function
+            def fetch(i):
+                def take(j):
+                    return tf.gather(x_train, j)
+                return tf.py_function(func=take, inp=[i], Tout=tf.uint8)
+        """, spelling="loop: a dataset's arrays read in a py_function's eager body"),
         # Arrays read from files, used elementwise: a mean and a std, a few anchors (the
         # file says nothing of the size; a table or a weight matrix is what is large).
         Valid("""
