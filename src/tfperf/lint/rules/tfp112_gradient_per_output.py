@@ -108,6 +108,23 @@ def _per_output_target(ctx: Context, target: Any, loop: ast.AST) -> bool:
     return False
 
 
+def _first_axis(index: ast.AST, names: set[str]) -> bool:
+    """``index`` is the loop variable alone: ``[i]``, the first axis (not ``[:, i]``)."""
+    return type(index) is ast.Name and index.id in names
+
+
+def _first_axis_target(ctx: Context, call: ast.Call, loop: ast.AST) -> bool:
+    """The gradient's target is ``y[i]`` (directly or through a name the loop assigns),
+    one row of ``y`` along its first axis."""
+    target: Any = call.args[0] if call.args else None
+    if type(target) is ast.Name:
+        b = ctx.binding(target)
+        if b is None or b.kind != "assign" or not _inside(ctx, b.value, loop):
+            return False
+        target = b.value
+    return type(target) is ast.Subscript and _first_axis(target.slice, loop_targets(loop))
+
+
 _ADDERS = frozenset({"tensorflow.add_n", "tensorflow.math.add_n"})
 
 
@@ -125,7 +142,10 @@ def _one_pass_does(ctx: Context, call: ast.Call, loop: ast.AST) -> str | None:
     names = loop_targets(loop)
     if type(parent) is ast.Subscript and parent.value is node \
             and _index_uses(parent.slice, names):
-        return "row"
+        # Only the first (batch) axis: gradient(y[:, i], x)[:, i] is the Jacobian's
+        # diagonal (a divergence, a Laplacian), which no single gradient gives.
+        return "row" if _first_axis(parent.slice, names) \
+            and _first_axis_target(ctx, call, loop) else None
     if type(parent) is ast.AugAssign and type(parent.op) is ast.Add and parent.value is node:
         return "sum"
     if type(parent) is ast.BinOp and type(parent.op) is ast.Add:
@@ -161,8 +181,9 @@ in a loop, where `t` is one element of one tensor picked by the loop's variable 
 item over `tf.unstack(y)`, `tf.split(y, n)` or a list `[y[i] for i in ...]`), and the
 gradients are used so that one backward pass gives the same: added up (`g += ...`,
 `g = g + ...`, `sum(...)`/`tf.add_n` of a comprehension of them), or each keeping only its
-own row (`tape.gradient(y[i], x)[i]`: per-example input gradients). The tape must be made
-outside the loop (one tape, many gradients).
+own row (`tape.gradient(y[i], x)[i]`: per-example input gradients; the first axis
+only: `[:, i]` on both is the Jacobian's diagonal, a divergence, which one pass does not
+give). The tape must be made outside the loop (one tape, many gradients).
 
 ## Why is this bad?
 Each `gradient` call is one backward pass through everything that produced `y`: n outputs
@@ -277,6 +298,30 @@ handed is not followed.
                     outs = tf.unstack(f(x), axis=1)
                 return [tape.gradient(o, x) for o in outs]
         """, spelling="index: the items of tf.unstack(y), each kept whole"),
+        # The Jacobian's diagonal along the features (a divergence, a PINN's Laplacian):
+        # gradient(y[:, i], x)[:, i] is d y_i / d x_i, which one gradient of the sum mixes.
+        Valid("""
+            import tensorflow as tf
+            def laplacian(model, x, dim):
+                with tf.GradientTape(persistent=True) as t2:
+                    t2.watch(x)
+                    with tf.GradientTape() as t1:
+                        t1.watch(x)
+                        u = model(x)
+                    u_x = t1.gradient(u, x)
+                lap = 0.0
+                for i in range(dim):
+                    lap = lap + t2.gradient(u_x[:, i], x)[:, i]
+                return lap
+        """, spelling="index: the Jacobian's diagonal, [:, i] ... [:, i]"),
+        Valid("""
+            import tensorflow as tf
+            def divergence(f, x, d):
+                with tf.GradientTape(persistent=True) as tape:
+                    tape.watch(x)
+                    y = f(x)
+                return tf.stack([tape.gradient(y[..., i], x)[..., i] for i in range(d)], -1)
+        """, spelling="loop: the Jacobian's diagonal in a comprehension, [..., i]"),
     )
     invalid = (
         Invalid("""

@@ -57,7 +57,8 @@ def built_object(ctx: Context, call: ast.Call) -> str | None:
     if q.startswith(_LAYER_PREFIXES):
         return "layer" if last in _WEIGHTED or last.startswith(
             ("Conv", "DepthwiseConv", "SeparableConv")) else None
-    if q.startswith(_OPTIMIZER_PREFIXES) and last[:1].isupper() and last != "schedules":
+    # (a learning-rate schedule is no optimizer: `optimizers.schedules.ExponentialDecay`)
+    if q.startswith(_OPTIMIZER_PREFIXES) and last[:1].isupper() and ".schedules." not in q:
         return "optimizer"
     if is_keras_model(ctx, call):
         return "model"
@@ -153,11 +154,15 @@ def _rebuilt_default(ctx: Context, call: ast.Call, fn: ast.AST) -> bool:
     if type(default) is not ast.Constant or default.value is not None:
         return False
     test = getattr(ctx.parent(stmt), "test", None)
-    if type(test) is ast.Compare and type(test.left) is ast.Name and test.left.id == name \
-            and len(test.ops) == 1 and type(test.ops[0]) is ast.Is:
-        return True
-    return type(test) is ast.UnaryOp and type(test.op) is ast.Not \
-        and type(test.operand) is ast.Name and test.operand.id == name
+    if not ((type(test) is ast.Compare and type(test.left) is ast.Name
+             and test.left.id == name and len(test.ops) == 1 and type(test.ops[0]) is ast.Is)
+            or (type(test) is ast.UnaryOp and type(test.op) is ast.Not
+                and type(test.operand) is ast.Name and test.operand.id == name)):
+        return False
+    # Called here, and only outside loops (a script's one `classify(all_images)`): the
+    # default is built once per run. Not called here (a library's API): its callers loop.
+    calls = calls_of(ctx, fn)
+    return not calls or any(ctx.enclosing_loops(c) for c in calls)
 
 
 # A function whose name says it builds or loads a model (`make_open_nsfw_model`,
@@ -178,11 +183,34 @@ def _names_read(call: ast.Call) -> set[str]:
             for n in ast.walk(a) if type(n) is ast.Name}
 
 
+_WEIGHT_LOADS = frozenset({"load_weights", "set_weights"})
+
+
+def _weight_loads(ctx: Context, call: ast.Call) -> list[ast.Call]:
+    """``model.load_weights(...)``/``set_weights(...)`` on the name ``call`` is bound to:
+    what the built model holds comes from there."""
+    parent = ctx.parent(call)
+    if type(parent) is not ast.Assign or len(parent.targets) != 1 \
+            or type(parent.targets[0]) is not ast.Name:
+        return []
+    out = []
+    for n in ctx.name_loads(parent.targets[0].id):
+        b = ctx.binding(n)
+        use = ctx.parent(n)
+        if b is not None and b.value is call and type(use) is ast.Attribute \
+                and use.attr in _WEIGHT_LOADS:
+            loader = ctx.parent(use)
+            if type(loader) is ast.Call and loader.func is use:
+                out.append(loader)
+    return out
+
+
 def _varies_with(ctx: Context, call: ast.Call, scope: ast.AST) -> bool:
     """The builder is given something bound in ``scope`` (the loop's own variables or
     values made in its body; a function's parameters): each iteration or call may build a
-    different object (a model per path, a sub-model per layer), not the same one again."""
-    names = _names_read(call)
+    different object (a model per path, a sub-model per layer, one model per checkpoint
+    whose weights it loads), not the same one again."""
+    names = _names_read(call).union(*(_names_read(c) for c in _weight_loads(ctx, call)))
     if not names:
         return False
     if type(scope) in _DEFS:
@@ -194,9 +222,12 @@ def _varies_with(ctx: Context, call: ast.Call, scope: ast.AST) -> bool:
 
 
 def _used_in_this_loop(ctx: Context, uses: list[ast.AST], loop: ast.AST) -> bool:
-    """A use runs once per iteration of ``loop`` itself, not only in a loop nested in it (an
-    optimizer per ensemble member stepping over that member's batches is built per run)."""
-    return any(ctx.enclosing_loops(u)[:1] == [loop] for u in uses)
+    """A use runs once per iteration of ``loop`` itself, and none in a loop nested in it (an
+    optimizer per ensemble member stepping over that member's batches, a model per fold
+    trained over its batches and then scored once: built per run)."""
+    chains = [ctx.enclosing_loops(u) for u in uses]
+    return any(c[:1] == [loop] for c in chains) \
+        and not any(any(outer is loop for outer in c[1:]) for c in chains)
 
 
 def _guard_of(ctx: Context, call: ast.Call) -> ast.AST:
@@ -276,15 +307,18 @@ class or a module function that returns one), a layer that owns weights (`Dense`
   module of the project (an agent's `act()` called every environment step);
 - `call()` of a Keras layer or model subclass.
 - the default of a `model=None` parameter, `if model is None: model = build(...)`, then one
-  use (a single-item API whose callers loop): the builder a Keras factory of this module,
+  use (a single-item API whose callers loop; not where this module calls it only outside
+  loops): the builder a Keras factory of this module,
   one of another module (through the project), or a function named for a model
   (`make_*_model`, `build_model`, `load_model`) when its module is not linted alongside.
 Not reported: objects built in `__init__`/`build`/setup methods, stored on `self`, returned or
 put in a container, models trained or saved where they are built (`fit`/`compile`/`save`: a
 model per fold, per trial, a conversion), builders given values bound by the loop or by the
-function's parameters (a model per path the caller names, a sub-model per layer), and
-objects used only in a loop nested inside the iteration (an optimizer per ensemble member,
-stepped over that member's batches).
+function's parameters (a model per path the caller names, a sub-model per layer, a model
+whose `load_weights`/`set_weights` is given such a value: one per checkpoint), objects used
+in a loop nested inside the iteration (an optimizer per ensemble member, stepped over that
+member's batches; a model per fold, trained there and scored once), and learning-rate
+schedules.
 
 ## Why is this bad?
 Each build makes new variables with new random values (the "model" forgets what it learned:
@@ -478,6 +512,59 @@ module that builds a functional model (`keras.Input`) is taken as model construc
                     grads = tape.gradient(loss, model.trainable_variables)
                     optimizer.apply_gradients(zip(grads, model.trainable_variables))
         """, spelling="loop: an optimizer per ensemble member, stepped in its own loop"),
+        # A model per fold, trained over its batches in a nested loop, then scored once.
+        Valid("""
+            import tensorflow as tf
+            def build_model():
+                return tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(1)])
+            for fold, (tr, va) in enumerate(folds):
+                model = build_model()
+                opt = tf.keras.optimizers.Adam(1e-3)
+                for xb, yb in tf.data.Dataset.from_tensor_slices((X[tr], Y[tr])).batch(32):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((model(xb) - yb) ** 2)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    opt.apply_gradients(zip(grads, model.trainable_variables))
+                scores.append(float(tf.reduce_mean((model(X[va]) - Y[va]) ** 2)))
+        """, spelling="loop: a model per fold, trained in a nested loop, scored once"),
+        # One model per checkpoint (its weights loaded from the loop's item, or from a
+        # parameter): a different model each time.
+        Valid("""
+            import tensorflow as tf
+            def build_model():
+                return tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(10)])
+            for ckpt in checkpoints:
+                model = build_model()
+                model.load_weights(ckpt)
+                preds.append(model.predict(x_test))
+        """, spelling="name: a model per checkpoint, its weights loaded from the loop's item"),
+        Valid("""
+            import tensorflow as tf
+            def evaluate_run(run_dir):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.load_weights(run_dir + "/ckpt")
+                return model.predict(x_test)
+            for run in range(12):
+                print(evaluate_run(f"runs/{run}"))
+        """, spelling="index: a model per run directory the caller names"),
+        Valid("""
+            import tensorflow as tf
+            for step, (x, y) in enumerate(train_ds):
+                lr = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 1000, 0.9)(step)
+                opt.learning_rate.assign(lr)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                        model.trainable_variables))
+        """, spelling="loop: a learning-rate schedule (no optimizer) made per step"),
+        Valid("""
+            import tensorflow as tf
+            def classify(images, model=None):
+                if model is None:
+                    model = tf.keras.applications.MobileNetV2()
+                return model.predict(images)
+            preds = classify(all_images)
+        """, spelling="name: a default model, the function called once here, outside loops"),
     )
     invalid = (
         Invalid("""

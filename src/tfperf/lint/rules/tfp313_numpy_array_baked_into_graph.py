@@ -139,7 +139,60 @@ def _used_as_value(ctx: Context, name: ast.Name) -> bool:
     return type(parent) is ast.BinOp
 
 
+# A file's array may be any size (a mean, a std, a few YOLO anchors): read from one, it
+# counts only where traced code uses it as a table or a weight matrix (a lookup, a matmul).
+_SIZE_UNKNOWN = frozenset({"read from a file", "a table read from a file"})
+_TABLE_OPS = frozenset({"tensorflow.gather", "tensorflow.gather_nd",
+                        "tensorflow.nn.embedding_lookup", "tensorflow.matmul",
+                        "tensorflow.linalg.matmul", "tensorflow.tensordot",
+                        "tensorflow.einsum", "tensorflow.compat.v1.gather"})
+
+
+def _table_use(ctx: Context, name: ast.Name) -> bool:
+    """``name`` is looked up in or multiplied by a matrix: ``tf.gather(t, ids)``,
+    ``tf.matmul(x, w)``, ``x @ w`` (not ``(x - mean) / std``)."""
+    parent = ctx.parent(name)
+    if type(parent) is ast.keyword:
+        parent = ctx.parent(parent)
+    if type(parent) is ast.BinOp:
+        return type(parent.op) is ast.MatMult
+    return type(parent) is ast.Call and ctx.call_qualname(parent) in _TABLE_OPS
+
+
+def _counts(ctx: Context, name: ast.Name, why: str | None) -> bool:
+    """An array of ``why``'s kind, used at ``name``, is large enough to report."""
+    return why is not None and (why not in _SIZE_UNKNOWN or _table_use(ctx, name))
+
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# These run the Python function they are given eagerly, at each call: nothing is traced.
+_EAGER_WRAPPERS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function",
+                             "tensorflow.compat.v1.py_func", "tensorflow.py_func",
+                             "tensorflow.compat.v1.py_function",
+                             "tensorflow.compat.v1.numpy_function"})
+
+
+def _run_eagerly(ctx: Context, name: ast.Name, traced: ast.AST) -> bool:
+    """``name`` is in a function nested in ``traced`` that ``tf.py_function`` (or
+    ``numpy_function``) runs: given to it as a lambda, or a nested ``def`` given by name."""
+    for p in ctx.ancestors(name):
+        if p is traced:
+            return False
+        if type(p) not in _FUNCTIONS:
+            continue
+        parent = ctx.parent(p)
+        if type(parent) is ast.keyword:
+            parent = ctx.parent(parent)
+        if type(parent) is ast.Call and ctx.call_qualname(parent) in _EAGER_WRAPPERS:
+            return True
+        fn_name = getattr(p, "name", None)
+        if fn_name is not None and any(
+                ctx.call_qualname(c) in _EAGER_WRAPPERS and any(
+                    type(a) is ast.Name and a.id == fn_name
+                    for a in (*c.args[:1], *(k.value for k in c.keywords if k.arg == "func")))
+                for c in ast.walk(traced) if type(c) is ast.Call):
+            return True
+    return False
 
 
 def _traced_uses(ctx: Context) -> list[ast.Name]:
@@ -153,7 +206,7 @@ def _traced_uses(ctx: Context) -> list[ast.Name]:
                 continue
             for n in ast.walk(fn):
                 if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in seen \
-                        and _used_as_value(ctx, n):
+                        and _used_as_value(ctx, n) and not _run_eagerly(ctx, n, fn):
                     seen.add(id(n))
                     out.append(n)
         return out
@@ -181,7 +234,9 @@ pandas table's `.values`, a Keras or scikit-learn dataset's arrays, or made with
 shape of at least 1,048,576 elements) used whole by traced code: an argument of a TensorFlow
 op or an operand of arithmetic inside a `tf.function` or a `tf.data` map function, read
 through a closure, a module global (also one imported from another module of the project)
-or `tf.constant(array)` written inside.
+or `tf.constant(array)` written inside. An array read from a file (or a pandas table) may
+be a few numbers (a mean, anchors): it counts only where it is looked up or multiplied by
+(`tf.gather`, `tf.nn.embedding_lookup`, `tf.matmul`, `@`), not in elementwise arithmetic.
 
 ## Why is this bad?
 A NumPy value reaching traced code becomes a `Const` node holding a copy of its bytes: the
@@ -269,6 +324,47 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
                 return tf.gather(weights, ids)
             out = lookup(tf.constant([1, 2]))
         """, notebook=True, spelling="notebook"),
+        # A py_function's Python function runs eagerly: the array is not baked.
+        Valid("""
+            import tensorflow as tf
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            ds = tf.data.Dataset.range(60000).map(
+                lambda i: tf.py_function(lambda j: tf.gather(x_train, j), [i], tf.uint8))
+            @tf.function
+            def fetch(i):
+                def take(j):
+                    return tf.gather(x_train, j)
+                return tf.py_function(func=take, inp=[i], Tout=tf.uint8)
+        """, spelling="loop: a dataset's arrays read in a py_function's eager body"),
+        # Arrays read from files, used elementwise: a mean and a std, a few anchors (the
+        # file says nothing of the size; a table or a weight matrix is what is large).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            mean = np.load("mean.npy")
+            std = np.load("std.npy")
+            def normalize(x, y):
+                return (tf.cast(x, tf.float32) - mean) / std, y
+            ds = tf.data.Dataset.from_tensor_slices((xs, ys)).map(normalize)
+        """, spelling="name: a mean and a std read from files, in a map function"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            anchors = np.loadtxt("anchors.txt").reshape(-1, 2)
+            @tf.function
+            def decode(feats):
+                return tf.exp(feats[..., 2:4]) * anchors
+        """, spelling="index: YOLO anchors read from a text file"),
+        Valid("""
+            import tensorflow as tf
+            from stats import MEAN
+            @tf.function
+            def center(x):
+                return x - MEAN
+        """, files={"stats.py": """
+            import numpy as np
+            MEAN = np.load("mean.npy")
+        """}, spelling="module: a mean read from a file in another module"),
     )
     invalid = (
         Invalid("""
@@ -335,7 +431,7 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
             return
         for name in _traced_uses(ctx):
             why = large_array(ctx, name)
-            if why is not None:
+            if _counts(ctx, name, why):
                 yield self.finding(ctx, name, message=(
                     f"a large NumPy array ({why}) is used by traced code: each trace copies "
                     "it into the graph as a constant"))
@@ -359,6 +455,7 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
                 imported = imported_from(ctx, n)
                 if imported is not None:
                     facts.append({"use": imported[1], "from": imported[0],
+                                  "table": _table_use(ctx, n),
                                   "pos": position(ctx, n)})
         return facts or None
 
@@ -372,6 +469,8 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
                     continue
                 for f in other.facts.get(self.code, ()):
                     if f.get("big") == fact["use"]:
+                        if f["why"] in _SIZE_UNKNOWN and not fact.get("table"):
+                            break  # a file's array used elementwise: maybe a few numbers
                         yield self.project_finding(
                             module.path, fact["pos"],
                             f"a large NumPy array ({fact['use']} from {fact['from']}: "

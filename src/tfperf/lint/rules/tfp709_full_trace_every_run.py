@@ -56,6 +56,9 @@ def _every_step(ctx: Context, call: ast.Call) -> bool:
     loops = ctx.enclosing_loops(call)
     if not loops or guarded(ctx, call, loops[0]):
         return False
+    body: Any = getattr(loops[0], "body", [])
+    if any(type(s) in (ast.Break, ast.Return, ast.Raise) for s in body):
+        return False  # `for batch in batches: sess.run(..., options=...); break`: one step
     n = trip_count(ctx, loops[0])
     return n is None or n > _HANDFUL
 
@@ -77,7 +80,8 @@ class FullTraceEveryRun(Rule):
 Finds `sess.run(..., options=opts, ...)` in a loop, not under an `if` in the loop, where
 `opts` is `RunOptions(trace_level=RunOptions.FULL_TRACE)` (or a software or hardware trace),
 written in the call, bound to a name or a `self` attribute, or imported from another module
-of the project. A loop of eight steps or fewer is left alone.
+of the project. A loop of eight steps or fewer, or one whose body ends in `break`/`return`
+(one step traced), is left alone.
 
 ## Why is this bad?
 A traced run times every op and collects its step statistics (and, with a full trace, the
@@ -158,6 +162,14 @@ Keras's `compile(options=...)` is not covered.
             md = tf.compat.v1.RunMetadata()
             sess.run(train_op, options=opts, run_metadata=md)
         """, notebook=True, spelling="notebook"),
+        Valid("""
+            import tensorflow as tf
+            run_options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+            for batch in batches:
+                sess.run(train_op, feed_dict={x: batch}, options=run_options,
+                         run_metadata=tf.compat.v1.RunMetadata())
+                break
+        """, spelling="loop: one batch traced, then break"),
     )
     invalid = (
         Invalid("""
