@@ -24,10 +24,25 @@ def test_a_wait_counts_for_the_step_it_fed():
              (12, 2),   # inside step 0: not a wait before any step
              (25, 4),   # between steps 0 and 1: step 1's batch
              (30, 8),   # at step 1's start: inside it
-             (45, 16),  # step 2's batch
+             (45, 5),   # step 2's batch (it ends as the step opens)
              (65, 32)]  # after the last step (the fetch that ends the loop): fed nothing
-    assert waits_before_steps(windows, waits) == [1, 4, 16]
+    assert waits_before_steps(windows, waits) == [1, 4, 5]
     assert waits_before_steps([], waits) == []
+
+
+def test_only_the_fetch_that_fed_the_step_counts():
+    """A gap may hold waits that fed no step: an unmarked validation loop between epochs, a
+    peek at the dataset before the loop, another thread's wait that runs into the step. Only
+    the last wait that ended by the step's start is its batch (a real capture of a prefetched
+    train loop with a slow validation loop read "69 % input-bound" from the validation's
+    waits added to the next epoch's first step)."""
+    windows = [(100, 110), (200, 210)]
+    val = [(120, 15), (140, 15), (160, 15), (180, 15)]  # the validation loop's batches
+    assert waits_before_steps(windows, [*val, (196, 2)]) == [0, 2]
+    peek = [(0, 40), (95, 3)]  # next(iter(ds)) long before, then step 0's own batch
+    assert waits_before_steps(windows, peek) == [3, 0]
+    into = [(150, 55)]  # runs into step 1: not a fetch that finished before it
+    assert waits_before_steps(windows, into) == [0, 0]
 
 
 def test_overlapping_windows_leave_no_gap():
@@ -62,3 +77,25 @@ def test_steps_that_fetch_inside_their_marker_are_unchanged(capture_of):
     (summary,) = read(capture_of("input")).summaries
     assert sum(r.input_before_s for b in summary.breakdowns for r in b.steps) == 0
     assert "includes the input wait before it" not in summary_text(summary)
+
+
+def test_compare_and_the_header_time_a_step_as_the_breakdown_does(capture_of):
+    """--compare's step rows (and its speed-up) on the breakdown's basis: adding prefetch to
+    an eager loop shortens the wait before each marker, which marker-only step times never
+    show ("same median step time" beside a smaller input row)."""
+    import statistics
+
+    from tfperf.profile.read.compare import compare
+
+    path = str(capture_of("eager_input"))
+    (summary,) = read(path).summaries
+    fed = summary.fed_step_times
+    assert fed and statistics.median(fed) > summary.step_s
+    rows = {n: a for n, a, _ in compare(path, path).rows}
+    assert rows["step (median)"] == pytest.approx(statistics.median(fed))
+    assert rows["step (mean)"] == pytest.approx(statistics.fmean(fed))
+    assert "input wait before its marker" in compare(path, path).text()
+    assert "with the input wait before each step: median" in summary_text(summary)
+    (inside,) = read(capture_of("input")).summaries  # fetched inside the markers: unchanged
+    assert inside.fed_step_times is None
+    assert "with the input wait before each step" not in summary_text(inside)

@@ -205,6 +205,15 @@ class ReadSummary:
             return None
         return statistics.fmean(e - s for s, e in self.step_windows) / 1e12
 
+    @property
+    def fed_step_times(self) -> list[float] | None:
+        """Each step's time with the input wait fetched before its window (the breakdown's
+        basis, on the first host), where some step had one; else None (the markers' times)."""
+        for b in self.breakdowns:
+            if b.where.startswith(HOST_PREFIX) and any(r.input_before_s for r in b.steps):
+                return [r.duration_s for r in b.steps]
+        return None
+
 
 # ---------------------------------------------------------------------------------------------
 
