@@ -101,6 +101,9 @@ class Timeline:
     events: int = 0
     lines: int = 0
     unsorted_lines: int = 0
+    # iterator waits by their whole duration (start, ps): the pipeline work a fetch runs on
+    # the caller's thread is nested in it, and before a step's window it is in no category
+    waits: list[tuple[int, int]] = field(default_factory=list)
 
     def add(self, cat: int, start: int, self_ps: int) -> None:
         self.starts[cat].append(start)
@@ -345,6 +348,7 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
         tl.add(cat, start, own)
         if cat == INPUT and row.type in INPUT_OP_TYPES:  # the wait, once (not nested events)
             out.input_ps += dur
+            tl.waits.append((start, dur))
         totals[kind] += own
 
     pipeline = False
@@ -540,8 +544,7 @@ def _breakdown(tl: Timeline, windows: list[tuple[int, int]],
     # runs outside the step marker): the step's input, and part of its time
     before = [0] * len(windows)
     for host in ([tl] if not tl.device else [o for o in timelines if not o.device]):
-        waits = waits_before_steps(windows, zip(host.starts[INPUT], host.selfs[INPUT],
-                                                strict=True))
+        waits = waits_before_steps(windows, host.waits)
         before = [a + b for a, b in zip(before, waits, strict=True)]
     if tl.device:  # the host's input waits and op time, beside this device's kernels
         for other in timelines:
