@@ -127,5 +127,16 @@ def test_a_validation_loop_between_epochs_feeds_no_training_step(capture_of, mon
     before = host.steps[3].input_before_s * 1e12
     assert before == pytest.approx(waits[-1], abs=1)  # only the fetch that fed the step
     assert before < sum(waits[:-1])  # the validation waits (3 x 50 ms of sleep) are not
+    assert report_json_step(path, 3)["input_before_s"] == host.steps[3].input_before_s
     live = xplane.summarise(path)
     assert live.input_share == pytest.approx(_host_share(summary), rel=0.01)
+
+
+def report_json_step(path, index: int) -> dict:
+    """Step ``index`` of the first host's breakdown in `--read --json`: a step's time there
+    includes the wait before it, so the JSON says how much."""
+    import json
+
+    doc = json.loads(read(path).to_json())
+    (host,) = [v for k, v in doc["captures"][0]["per_step"].items() if k.startswith(HOST_PREFIX)]
+    return host[index]

@@ -130,7 +130,8 @@ class StepRow:
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.index, "duration_s": self.duration_s, "compute_s": self.compute_s,
                 "input_s": self.input_s, "collectives_s": self.collectives_s,
-                "host_s": self.host_s, "idle_s": self.idle_s}
+                "host_s": self.host_s, "idle_s": self.idle_s,
+                "input_before_s": self.input_before_s}  # of input_s and duration_s
 
 
 @dataclass
