@@ -134,3 +134,34 @@ def test_the_users_own_level_hides_what_it_says():
         pytest.skip("this TensorFlow prints no INFO notice at import")
     assert _startup_lines("2") == []
     assert all(not line.startswith("I") for line in _startup_lines("1"))
+
+
+@pytest.mark.parametrize("level", [None, "2"])
+def test_a_broken_tensorflow_keeps_its_error_lines_and_raises_no_traceback(tmp_path, level):
+    """A TensorFlow whose import fails (a missing CUDA library) writes its error line to fd 2
+    while the start-up is quieted: the line is kept, under tfperf's level and the user's own
+    alike, and the failure is left to the command's own import (it used to be a traceback
+    out of the quieting, the error line lost in its temporary file)."""
+    import os
+    from pathlib import Path
+
+    import tfperf
+
+    fake = tmp_path / "tensorflow"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "import os\n"
+        "os.write(2, b'I0000 00:00:1.0 1 port.cc:153] oneDNN custom operations are on.\\n')\n"
+        "os.write(2, b'E0000 00:00:1.0 1 dso_loader.cc:1] libcudnn.so.9: cannot open\\n')\n"
+        "raise ImportError('libcudnn.so.9: cannot open shared object file')\n")
+    code = ("from tfperf.core.tensorflow_logs import quiet_tensorflow_startup\n"
+            "quiet_tensorflow_startup()\n")
+    env = {k: v for k, v in os.environ.items() if k not in (QUIETED_BY_TFPERF, VARIABLE)}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(Path(tfperf.__file__).parents[1])])
+    if level is not None:
+        env[VARIABLE] = level
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "E0000 00:00:1.0 1 dso_loader.cc:1] libcudnn.so.9: cannot open" in done.stderr
+    assert "Traceback" not in done.stderr and "oneDNN" not in done.stderr

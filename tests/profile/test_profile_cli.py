@@ -152,3 +152,12 @@ def test_a_scripts_sys_exit_status_is_said_without_a_traceback(script, capsys):
     out = capsys.readouterr().out
     assert f"The script exited with status 3 (sys.exit at {path}:4)" in out
     assert "Traceback" not in out and "raised an error" not in out
+
+
+def test_a_scripts_sys_exit_message_is_status_1(script, capsys):
+    """`sys.exit("bad config")` exits with status 1 (Python prints the message): the report
+    said "exited with status bad config"."""
+    path = script("import sys\nimport tensorflow as tf\nx = tf.ones([2])\nsys.exit('bad config')\n")
+    assert main(["profile", str(path), "--no-capture"]) == 1
+    out = capsys.readouterr().out
+    assert f"The script exited with status 1: bad config (sys.exit at {path}:4)" in out

@@ -381,3 +381,20 @@ def test_an_error_in_a_marked_script_is_reported_at_its_own_line(tf, tmp_path):
     assert tb.splitlines()[1] == (f'  File "{path}", line {line_of(path, "# the error")}, '
                                   f'in <module>')
     assert "runner.py" not in tb and "script_exec.py" not in tb
+
+
+def test_a_map_with_one_parallel_call_is_not_called_parallel():
+    """`num_parallel_calls=1` (or None) maps one element at a time: the cause must not say
+    "its maps already run in parallel" of it (the valid twin: AUTOTUNE, a number, a name)."""
+    import ast
+
+    from tfperf.profile.causes import _maps_parallel
+
+    def said(src: str) -> bool:
+        return _maps_parallel(ast.parse(src))
+
+    assert not said("ds = ds.map(f, num_parallel_calls=1)")
+    assert not said("ds = ds.map(f, None)")
+    assert not said("ds = ds.map(f).map(g, num_parallel_calls=4)")
+    assert said("ds = ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).map(g, 8)")
+    assert said("ds = ds.map(f, num_parallel_calls=n)")

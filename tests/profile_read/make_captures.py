@@ -5,7 +5,8 @@ graph (tf.function steps with step markers), xla (jit_compile steps), eager (no 
 ops only), idle (start, then stop), input (a
 tf.data pipeline slower than its step), eager_input (the same pipeline iterated by an eager
 loop, its batches fetched outside the step markers, as tfperf's own markers of an eager
-loop), retrace (a tf.function retraced by Python numbers),
+loop), eager_val (a prefetched eager train loop with a slow, unmarked validation loop
+between epochs), retrace (a tf.function retraced by Python numbers),
 tensorboard (events but no profile).
 """
 
@@ -80,6 +81,21 @@ def eager_loop_input():
             step(x * v, w)
 
 
+def eager_loop_with_validation():
+    def slow(v):
+        return tf.py_function(lambda t: (time.sleep(0.05), t)[1], [v], tf.float32)
+    train = tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.float32)).prefetch(3)
+    val = tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.float32)).map(slow)
+    n = 0
+    for _ in range(2):
+        for v in train:  # marked: each step's batch fetched before its marker
+            with tf.profiler.experimental.Trace("train", step_num=n, _r=1):
+                step(x * v, w)
+            n += 1
+        for v in val:  # unmarked validation loop between epochs: fed no training step
+            step(x * v, w)
+
+
 @tf.function
 def scaled(x, k):
     return x * k
@@ -99,6 +115,7 @@ session("eager", eager_ops)
 session("idle", lambda: None)
 session("input", slow_input)
 session("eager_input", eager_loop_input)
+session("eager_val", eager_loop_with_validation)
 session("retrace", retraces)
 # TensorBoard's event files are TFRecords; what matters here is a logdir that has them and no
 # profile (the tensorboard package that tf.summary needs is not installed for the tests).

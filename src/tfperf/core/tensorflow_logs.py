@@ -107,6 +107,8 @@ def _import_with_stderr_captured(hidden: str = "IW") -> str:
         os.dup2(tmp.fileno(), 2)
         try:
             import tensorflow  # noqa: F401
+        except Exception:  # a broken install: its error lines are kept below, and the
+            pass           # command's own import says why (not a traceback from here)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)

@@ -525,8 +525,15 @@ def _maps_parallel(tree: ast.Module) -> bool:
     usual advice stands."""
     maps = [n for n in ast.walk(tree) if type(n) is ast.Call and type(n.func) is ast.Attribute
             and n.func.attr == "map"]
-    return bool(maps) and all(len(c.args) >= 2 or any(k.arg == "num_parallel_calls"
-                                                       for k in c.keywords) for c in maps)
+
+    def parallel(call: ast.Call) -> bool:
+        given = [k.value for k in call.keywords if k.arg == "num_parallel_calls"]
+        given += call.args[1:2]
+        # num_parallel_calls=1 (or None) runs one element at a time: not parallel
+        return bool(given) and not (isinstance(given[0], ast.Constant)
+                                    and given[0].value in (None, 1))
+
+    return bool(maps) and all(parallel(c) for c in maps)
 
 
 def _end_of(model: SourceModel, line: int) -> int:

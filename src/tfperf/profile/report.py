@@ -174,7 +174,9 @@ class ProfileReport:
         if self.script and isinstance(self.error, SystemExit):  # its status, not a crash
             frames = traceback.extract_tb(self.error.__traceback__)
             where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-            out += ["", render.style(f"The script exited with status {self.error.code} "
+            code = self.error.code  # sys.exit("message"): Python prints it, status 1
+            status = code if isinstance(code, int) else f"1: {code}"
+            out += ["", render.style(f"The script exited with status {status} "
                                      f"(sys.exit{where}); the report covers what ran before "
                                      f"it.", "bold", color=color)]
         elif self.error is not None:

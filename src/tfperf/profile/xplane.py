@@ -88,20 +88,25 @@ def load_xspace(path: str | Path) -> Any:
 
 def waits_before_steps(windows: Sequence[tuple[int, int]],
                        waits: Iterable[tuple[int, int]]) -> list[int]:
-    """Per step, the input wait (``(start, ps)`` pairs) that started between the previous
-    step's end and this step's start: the batch this step waited for, fetched outside its
-    window (an eager loop's ``for x in ds:`` runs before the step marker it feeds). Waits
-    inside a window, or after the last one (the fetch that ends the loop), are not counted.
-    ``windows`` are sorted by start."""
-    out = [0] * len(windows)
+    """Per step, the input wait (``(start, ps)`` pairs) that fed it from outside its window:
+    the last wait that started between the previous step's end and this step's start and
+    ended by it (an eager loop's ``for x in ds:`` fetches one batch before the step marker it
+    feeds). Only the last: the gap may hold other iterators' waits that fed no step (an
+    unmarked validation loop between epochs, a peek before the loop), and a wait that runs
+    into the step is another thread's. Waits inside a window, or after the last one (the
+    fetch that ends the loop), are not counted. ``windows`` are sorted by start."""
+    last: list[tuple[int, int] | None] = [None] * len(windows)
     starts = [w[0] for w in windows]
     for start, ps in waits:
         i = bisect_left(starts, start)  # the first step that starts at or after the wait
-        if i == len(windows) or start == starts[i]:
+        if i == len(windows) or start == starts[i] or start + ps > starts[i]:
             continue
-        if i == 0 or start >= windows[i - 1][1]:
-            out[i] += ps
-    return out
+        if i > 0 and start < windows[i - 1][1]:
+            continue  # inside the previous step
+        seen = last[i]
+        if seen is None or start > seen[0]:
+            last[i] = (start, ps)
+    return [w[1] if w is not None else 0 for w in last]
 
 
 @dataclass

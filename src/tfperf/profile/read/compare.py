@@ -7,6 +7,7 @@ are per step so that captures of different lengths compare.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ class Comparison:
     b: ReadReport
     rows: list[tuple[str, float | None, float | None]] = field(default_factory=list)
     ops: list[OpChange] = field(default_factory=list)
+    fed: bool = False  # a step's time includes the input wait before its marker
 
     @property
     def broken(self) -> list[Finding]:
@@ -59,6 +61,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a.path, "b": self.b.path, "speedup": self.speedup,
                 "rows": [{"what": n, "a": a, "b": b} for n, a, b in self.rows],
+                "step_includes_input_before": self.fed,
                 "ops": [o.to_dict() for o in self.ops[:TOP]],
                 "diagnosis": {"a": [f.to_dict() for f in self.a.diagnosis],
                               "b": [f.to_dict() for f in self.b.diagnosis]}}
@@ -92,6 +95,9 @@ class Comparison:
                 [[o.name[:48], o.where, fs(o.a_s), fs(o.b_s),
                   ("+" if o.delta_s > 0 else "") + fs(o.delta_s)] for o in self.ops[:TOP]],
                 "llrrr"))
+        if self.fed:
+            parts.append("a step includes the input wait before its marker (an eager loop's "
+                         "`for batch in dataset`), as in --read's breakdown")
         s = self.speedup
         if s:
             how = f"{s:.2f}× faster" if s >= 1 else f"{1 / s:.2f}× slower"
@@ -110,8 +116,14 @@ def compare(path_a: str, path_b: str) -> Comparison:
     if not (out.a.summaries and out.b.summaries):
         return out
     sa, sb = out.a.summaries[0], out.b.summaries[0]
-    out.rows.append(("step (median)", sa.step_s, sb.step_s))
-    out.rows.append(("step (mean)", sa.mean_step_s, sb.mean_step_s))
+    # a step with the input wait fetched before its marker (an eager loop's batch), as the
+    # breakdown rows below count it: a faster pipeline shows in the step, not only in "input"
+    fa, fb = sa.fed_step_times, sb.fed_step_times
+    out.fed = bool(fa or fb)
+    out.rows.append(("step (median)", statistics.median(fa) if fa else sa.step_s,
+                     statistics.median(fb) if fb else sb.step_s))
+    out.rows.append(("step (mean)", statistics.fmean(fa) if fa else sa.mean_step_s,
+                     statistics.fmean(fb) if fb else sb.mean_step_s))
     bda = {b.where: b for b in sa.breakdowns}
     for bb in sb.breakdowns:
         ba = bda.get(bb.where)

@@ -3,6 +3,7 @@ render (text, JSON). The cause of an empty or odd capture comes first, then the 
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,9 @@ def summary_text(s: ReadSummary, top: int = TOP) -> str:
         return "\n".join(lines)
     lines.append(f"  {s.steps} step(s) from {s.step_source}: median {fs(s.step_s)}, "
                  f"mean {fs(s.mean_step_s)}")
+    if fed := s.fed_step_times:  # the breakdown's basis, said beside the markers' own
+        lines.append(f"  with the input wait before each step: median "
+                     f"{fs(statistics.median(fed))}, mean {fs(statistics.fmean(fed))}")
     rows = []
     for b in s.breakdowns:
         step = b.mean("duration_s")

@@ -101,6 +101,9 @@ class Timeline:
     events: int = 0
     lines: int = 0
     unsorted_lines: int = 0
+    # iterator waits by their whole duration (start, ps): the pipeline work a fetch runs on
+    # the caller's thread is nested in it, and before a step's window it is in no category
+    waits: list[tuple[int, int]] = field(default_factory=list)
 
     def add(self, cat: int, start: int, self_ps: int) -> None:
         self.starts[cat].append(start)
@@ -127,7 +130,8 @@ class StepRow:
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.index, "duration_s": self.duration_s, "compute_s": self.compute_s,
                 "input_s": self.input_s, "collectives_s": self.collectives_s,
-                "host_s": self.host_s, "idle_s": self.idle_s}
+                "host_s": self.host_s, "idle_s": self.idle_s,
+                "input_before_s": self.input_before_s}  # of input_s and duration_s
 
 
 @dataclass
@@ -204,6 +208,15 @@ class ReadSummary:
         if not self.step_windows:
             return None
         return statistics.fmean(e - s for s, e in self.step_windows) / 1e12
+
+    @property
+    def fed_step_times(self) -> list[float] | None:
+        """Each step's time with the input wait fetched before its window (the breakdown's
+        basis, on the first host), where some step had one; else None (the markers' times)."""
+        for b in self.breakdowns:
+            if b.where.startswith(HOST_PREFIX) and any(r.input_before_s for r in b.steps):
+                return [r.duration_s for r in b.steps]
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,6 +349,7 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
         tl.add(cat, start, own)
         if cat == INPUT and row.type in INPUT_OP_TYPES:  # the wait, once (not nested events)
             out.input_ps += dur
+            tl.waits.append((start, dur))
         totals[kind] += own
 
     pipeline = False
@@ -531,8 +545,7 @@ def _breakdown(tl: Timeline, windows: list[tuple[int, int]],
     # runs outside the step marker): the step's input, and part of its time
     before = [0] * len(windows)
     for host in ([tl] if not tl.device else [o for o in timelines if not o.device]):
-        waits = waits_before_steps(windows, zip(host.starts[INPUT], host.selfs[INPUT],
-                                                strict=True))
+        waits = waits_before_steps(windows, host.waits)
         before = [a + b for a, b in zip(before, waits, strict=True)]
     if tl.device:  # the host's input waits and op time, beside this device's kernels
         for other in timelines:
