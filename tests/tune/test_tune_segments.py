@@ -89,3 +89,122 @@ def test_the_group_means_spellings_become_a_segment_mean(spelling):
     new = GroupsToSegments().build(text, ctx)
     assert "unsorted_segment_mean" in new, new
     _agrees(text, new, args)
+
+
+# Stop 42 (held-out round 12's fourth miss): a masked mean written as a masked sum over the
+# group's count, and group ids that do not start at 0 (a loop over range(a, b)).
+MASKED = {
+    "column_mask_over_count": '''
+def f(x, ids):
+    out = []
+    for g in range(7):
+        m = tf.cast(tf.equal(ids, g), x.dtype)
+        out.append(tf.reduce_sum(x * m[:, None], axis=0) / tf.reduce_sum(m))
+    return tf.stack(out)
+''',
+    "expand_dims_first": '''
+def f(x, ids):
+    return tf.stack([tf.reduce_sum(tf.expand_dims(tf.cast(ids == g, tf.float32), -1) * x, 0)
+                     / tf.reduce_sum(tf.cast(ids == g, tf.float32)) for g in range(7)])
+''',
+    "boolean_mask_over_count": '''
+def f(x, ids):
+    out = []
+    for g in range(7):
+        mask = ids == g
+        out.append(tf.reduce_sum(tf.boolean_mask(x, mask), axis=0)
+                   / tf.reduce_sum(tf.cast(mask, tf.float32)))
+    return tf.stack(out)
+''',
+    "vector_masked_sum": '''
+def f(x, ids):
+    v = x[:, 0]
+    return tf.stack([tf.reduce_sum(v * tf.cast(ids == g, v.dtype), 0) for g in range(7)])
+''',
+    "offset_range": '''
+def f(x, ids):
+    labels = ids + 3
+    out = []
+    for g in range(3, 10):
+        out.append(tf.reduce_mean(tf.boolean_mask(x, labels == g), axis=0))
+    return tf.stack(out)
+''',
+    "offset_min_id": '''
+def f(x, ids):
+    labels = ids + 100
+    lo = int(tf.reduce_min(labels))
+    out = []
+    for c in range(lo, lo + 7):
+        m = tf.cast(labels == c, tf.float32)
+        out.append(tf.reduce_sum(x * m[:, tf.newaxis], axis=0) / tf.reduce_sum(m))
+    return tf.stack(out)
+''',
+}
+
+MASKED_TWINS = {  # a group reduction the segment op does not compute: left alone
+    "stepped_range": '''
+def f(x, ids):
+    return tf.stack([tf.reduce_mean(tf.boolean_mask(x, ids == g), axis=0)
+                     for g in range(0, 7, 2)])
+''',
+    "max_of_masked_product": '''
+def f(x, ids):
+    return tf.stack([tf.reduce_max(x * tf.cast(ids == g, x.dtype)[:, None], axis=0)
+                     for g in range(7)])
+''',
+    "count_of_another_group": '''
+def f(x, ids):
+    out = []
+    for g in range(7):
+        m = tf.cast(ids == g, x.dtype)
+        out.append(tf.reduce_sum(x * m[:, None], axis=0) / tf.reduce_sum(tf.cast(ids == 0,
+                                                                             x.dtype)))
+    return tf.stack(out)
+''',
+    "count_of_other_ids": '''
+def f(x, ids):
+    other = tf.reverse(ids, [0])
+    out = []
+    for g in range(7):
+        m = tf.cast(ids == g, x.dtype)
+        out.append(tf.reduce_sum(x * m[:, None], axis=0)
+                   / tf.reduce_sum(tf.cast(other == g, x.dtype)))
+    return tf.stack(out)
+''',
+    "mask_as_a_row": '''
+def f(x, ids):
+    # [d, n] * [1, n] summed over axis 0: each row's masked features, not a group's rows
+    return tf.stack([tf.reduce_sum(tf.transpose(x) * tf.expand_dims(tf.cast(ids == g, x.dtype),
+                                                                    0), 0) for g in range(7)])
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+def test_masked_means_and_offset_ids_become_one_segment_op(name):
+    text = HEAD + MASKED[name]
+    args = _inputs()
+    ctx = _context(text, args)
+    lever = GroupsToSegments()
+    assert lever.applies(ctx) is None
+    new = lever.build(text, ctx)
+    assert "unsorted_segment_" in new and not _loops_left(new), new
+    _agrees(text, new, args)
+
+
+@pytest.mark.parametrize("name", sorted(MASKED_TWINS))
+def test_group_reductions_the_segment_op_does_not_compute_are_left_alone(name):
+    ctx = _context(HEAD + MASKED_TWINS[name], _inputs())
+    assert GroupsToSegments().applies(ctx) is not None
+
+
+def test_an_offset_dropped_from_the_rewrite_disagrees():
+    # planted: the rewrite of range(3, 10) with its offset wrong (ids read from 0, or from 2)
+    # must be caught: it raises on an id past the last group or disagrees, either way rejected
+    text = HEAD + MASKED["offset_range"]
+    args = _inputs()
+    new = GroupsToSegments().build(text, _context(text, args))
+    assert "labels - (3)" in new, new
+    for wrong in ("labels", "labels - (2)", "labels - (4)"):
+        with pytest.raises((AssertionError, tf.errors.InvalidArgumentError)):
+            _agrees(text, new.replace("labels - (3)", wrong), args)

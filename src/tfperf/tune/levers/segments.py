@@ -7,6 +7,15 @@ group at once, ``tf.math.unsorted_segment_mean(x, ids, n)`` (sum, max and min al
 pass over the rows instead of one masked pass per group. Ids outside ``range(n)`` are in no
 group either way. An empty group differs (the mean of nothing is NaN, the segment mean 0):
 the equivalence check sees it on the inputs it runs.
+
+A masked mean written out (``tf.reduce_sum(x * m[:, None], 0) / tf.reduce_sum(m)``, ``m`` the
+group's 0/1 indicator ``tf.cast(ids == c, dtype)`` as a column, ``tf.expand_dims(m, -1)``,
+or as it is for rows of one value; a ``boolean_mask`` sum over that count) is the segment
+mean too, a masked sum the segment sum; the count must be of the same ids and group. Group
+ids that do not start at 0 (``for c in range(lo, hi)``) are the ids less ``lo``: ids below
+``lo`` are then negative, which the segment ops drop, as no group of the loop took them. A
+step (``range(0, n, 2)``) or a max/min of a masked product (the other groups' zeros count
+there) is left alone.
 """
 
 from __future__ import annotations
@@ -60,31 +69,118 @@ def _group_of(cond: ast.expr, index: str) -> ast.expr | None:
     return None
 
 
-def segment_value(it: Iteration, tf: str) -> str | None:
-    """The segment op computing every group's value at once, or None."""
-    value = inlined(it)
-    if value is None or not isinstance(value, ast.Call) or not value.args:
+def _reduction(value: ast.expr, axis_zero: bool = True) -> tuple[str, ast.expr] | None:
+    """(reduction, its operand) of ``tf.reduce_*(operand, axis=0)`` (``axis_zero``) or of
+    ``tf.reduce_*(operand)`` (not ``axis_zero``: every axis)."""
+    if not isinstance(value, ast.Call) or not value.args:
         return None
-    op = SEGMENT_OPS.get(ast.unparse(value.func).rsplit(".", 1)[-1])
+    red = ast.unparse(value.func).rsplit(".", 1)[-1]
     axis = next((k.value for k in value.keywords if k.arg == "axis"), None)
     if axis is None and len(value.args) == 2:
         axis = value.args[1]
-    if op is None or not (isinstance(axis, ast.Constant) and axis.value == 0) \
-            or any(k.arg != "axis" for k in value.keywords):
+    if red not in SEGMENT_OPS or any(k.arg != "axis" for k in value.keywords) \
+            or len(value.args) > 2:
         return None
-    masked = value.args[0]
-    if not (isinstance(masked, ast.Call) and ast.unparse(masked.func).endswith("boolean_mask")
-            and len(masked.args) == 2 and not masked.keywords):
+    if axis_zero != (isinstance(axis, ast.Constant) and axis.value == 0) \
+            or (not axis_zero and axis is not None):
         return None
-    rows, cond = masked.args
-    ids = _group_of(cond, it.index)
-    if ids is None or uses_name(rows, it.index):
+    return red, value.args[0]
+
+
+def _indicator(node: ast.expr, index: str) -> ast.expr | None:
+    """``ids`` of ``tf.cast(ids == c, dtype)`` (``tf.equal`` too): the group's 0/1 mask."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1] == "cast" \
+            and len(node.args) + len(node.keywords) == 2 and node.args:
+        return _group_of(node.args[0], index)
+    return None
+
+
+def _column(node: ast.expr) -> ast.expr | None:
+    """``m`` of ``m[:, None]`` / ``m[:, tf.newaxis]`` / ``tf.expand_dims(m, 1 | -1)``: a
+    mask of rows made a column, broadcast over a row's features."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
+            and len(node.slice.elts) == 2:
+        first, second = node.slice.elts
+        if isinstance(first, ast.Slice) and first.lower is None and first.upper is None \
+                and first.step is None and (ast.unparse(second) == "None"
+                                            or ast.unparse(second).endswith("newaxis")):
+            return node.value
+    if isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1] \
+            == "expand_dims" and len(node.args) == 2 and not node.keywords \
+            and ast.unparse(node.args[1]) in ("1", "-1"):
+        return node.args[0]
+    return None
+
+
+def _masked_rows(operand: ast.expr, index: str) -> tuple[ast.expr, ast.expr] | None:
+    """(rows, ids) of ``tf.boolean_mask(rows, ids == c)`` or of ``rows * mask`` (either
+    order), ``mask`` the group's 0/1 indicator as a column (rows ``[n, d]``) or as it is
+    (rows ``[n]``: a column there would broadcast to ``[n, n]`` and the rewrite disagree)."""
+    if isinstance(operand, ast.Call) and ast.unparse(operand.func).endswith("boolean_mask") \
+            and len(operand.args) == 2 and not operand.keywords:
+        rows, cond = operand.args
+        ids = _group_of(cond, index)
+        return (rows, ids) if ids is not None else None
+    if isinstance(operand, ast.BinOp) and isinstance(operand.op, ast.Mult):
+        for rows, mask in ((operand.left, operand.right), (operand.right, operand.left)):
+            ids = _indicator(_column(mask) or mask, index)
+            if ids is not None:
+                return rows, ids
+    return None
+
+
+def _group_count(node: ast.expr, index: str) -> ast.expr | None:
+    """``ids`` of ``tf.reduce_sum(tf.cast(ids == c, dtype))``: the group's size."""
+    red = _reduction(node, axis_zero=False)
+    if red is None or red[0] != "reduce_sum":
         return None
-    return f"{tf}.math.{op}({ast.unparse(rows)}, {ast.unparse(ids)}, {it.stop})"
+    return _indicator(red[1], index)
+
+
+def segment_value(it: Iteration, tf: str) -> str | None:
+    """The segment op computing every group's value at once, or None. The group id is the
+    loop's index, or the variable of ``range(a, b)`` (ids then offset by ``a``: groups that do
+    not start at 0)."""
+    value = inlined(it)
+    if value is None:
+        return None
+    group, offset = it.index, ""
+    if it.binds:
+        if len(it.binds) != 1:
+            return None
+        name, pick, _ = it.binds[0]
+        shift = pick.removesuffix(f" + {it.index}")
+        # range(a, b) only: a step would skip ids the segment op still counts
+        if shift == pick or not (shift.startswith("(") and shift.endswith(")")):
+            return None
+        group, offset = name, f" - {shift}"
+    op: str | None = None
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+        # a masked mean written as a masked sum over the group's count
+        red = _reduction(value.left)
+        count_ids = _group_count(value.right, group)
+        if red is None or red[0] != "reduce_sum" or count_ids is None:
+            return None
+        found = _masked_rows(red[1], group)
+        if found is None or ast.dump(found[1]) != ast.dump(count_ids):
+            return None
+        op, (rows, ids) = SEGMENT_OPS["reduce_mean"], found
+    else:
+        red = _reduction(value)
+        found = None if red is None else _masked_rows(red[1], group)
+        if red is None or found is None:
+            return None
+        if not isinstance(red[1], ast.Call) and red[0] != "reduce_sum":
+            return None  # max/min of rows * mask: the zeros of other groups count there
+        op, (rows, ids) = SEGMENT_OPS[red[0]], found
+    if uses_name(rows, group) or uses_name(ids, group) or uses_name(rows, it.index):
+        return None
+    return (f"{tf}.math.{op}({ast.unparse(rows)}, {ast.unparse(ids)}{offset}, "
+            f"{it.stop})")
 
 
 def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
-    if it.binds or it.join != "stack" or it.nested:
+    if it.join != "stack" or it.nested:
         raise SourceEditError("not one value per group id")
     expr = segment_value(it, tf)
     if expr is None:
@@ -96,7 +192,8 @@ def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
 
 class GroupsToSegments(Lever):
     name, slot, stage, traces = "per-group reductions→segment ops", "vectorize", 20, False
-    description = ("a loop over group ids reducing each group's rows (boolean_mask of ids == c)"
+    description = ("a loop over group ids reducing each group's rows (boolean_mask of ids == c,"
+                   " a masked sum over the group's count; ids from range(lo, hi) offset by lo)"
                    " becomes one tf.math.unsorted_segment_{sum,mean,max,min}")
     rejections = ("disagrees (an empty group: NaN against the segment op's 0)",)
 
