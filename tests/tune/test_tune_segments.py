@@ -129,6 +129,31 @@ def f(x, ids):
         out.append(tf.reduce_mean(tf.boolean_mask(x, labels == g), axis=0))
     return tf.stack(out)
 ''',
+    "offset_in_the_compare": '''
+def f(x, ids):
+    lo = 3
+    labels = ids + lo
+    return tf.stack([tf.reduce_sum(tf.boolean_mask(x, labels == lo + g), axis=0)
+                     for g in range(7)])
+''',
+    "count_of_the_column": '''
+def f(x, ids):
+    out = []
+    for g in range(7):
+        w = tf.expand_dims(tf.cast(tf.equal(ids, g), x.dtype), -1)
+        out.append(tf.reduce_sum(w * x, 0) / tf.reduce_sum(w))
+    return tf.stack(out)
+''',
+    "counter_from_an_offset": '''
+def f(x, ids):
+    labels = ids + 100
+    out = []
+    c = 100
+    while c < 107:
+        out.append(tf.reduce_mean(tf.boolean_mask(x, labels == c), axis=0))
+        c += 1
+    return tf.stack(out)
+''',
     "offset_min_id": '''
 def f(x, ids):
     labels = ids + 100
@@ -169,6 +194,30 @@ def f(x, ids):
         m = tf.cast(ids == g, x.dtype)
         out.append(tf.reduce_sum(x * m[:, None], axis=0)
                    / tf.reduce_sum(tf.cast(other == g, x.dtype)))
+    return tf.stack(out)
+''',
+    "offset_that_moves": '''
+def f(x, ids):
+    return tf.stack([tf.reduce_sum(tf.boolean_mask(x, ids == g + g), axis=0)
+                     for g in range(7)])
+''',
+    "counter_up_to_and_including": '''
+def f(x, ids):
+    out = []
+    g = 0
+    while g <= 6:
+        out.append(tf.reduce_mean(tf.boolean_mask(x, ids == g), axis=0))
+        g += 1
+    return tf.stack(out)
+''',
+    "counter_of_unknown_start": '''
+def f(x, ids):
+    out = []
+    for g in [0]:
+        pass
+    while g < 7:
+        out.append(tf.reduce_mean(tf.boolean_mask(x, ids == g), axis=0))
+        g += 1
     return tf.stack(out)
 ''',
     "mask_as_a_row": '''

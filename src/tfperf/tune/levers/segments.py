@@ -64,8 +64,15 @@ def _group_of(cond: ast.expr, index: str) -> ast.expr | None:
     else:
         return None
     for ids, c in (pair, pair[::-1]):
-        if isinstance(c, ast.Name) and c.id == index and not uses_name(ids, index):
+        if uses_name(ids, index):
+            continue
+        if isinstance(c, ast.Name) and c.id == index:
             return ids
+        if isinstance(c, ast.BinOp) and isinstance(c.op, ast.Add):
+            # ids == lo + c: group c holds the ids less lo
+            for i, lo in ((c.left, c.right), (c.right, c.left)):
+                if isinstance(i, ast.Name) and i.id == index and not uses_name(lo, index):
+                    return ast.BinOp(ids, ast.Sub(), lo)
     return None
 
 
@@ -134,7 +141,7 @@ def _group_count(node: ast.expr, index: str) -> ast.expr | None:
     red = _reduction(node, axis_zero=False)
     if red is None or red[0] != "reduce_sum":
         return None
-    return _indicator(red[1], index)
+    return _indicator(_column(red[1]) or red[1], index)
 
 
 def segment_value(it: Iteration, tf: str) -> str | None:
