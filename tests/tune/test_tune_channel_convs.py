@@ -66,6 +66,12 @@ def f(img, ker):
     return tf.concat([tf.nn.conv2d(img[..., c:c + 1], k2[:, :, c:c + 1, :], 1, "SAME")
                       for c in range(6)], -1)
 ''',
+    "multiplier_first_output": '''
+def f(img, ker):
+    k2 = tf.stack([ker, -2.0 * ker], axis=-1)
+    return tf.stack([tf.nn.conv2d(img[..., c:c + 1], k2[:, :, c:c + 1, :], 1, "SAME")[..., 0]
+                     for c in range(6)], axis=3)
+''',
 }
 
 TWINS = {  # not one channel's convolution per iteration: left alone

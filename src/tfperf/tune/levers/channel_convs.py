@@ -36,9 +36,12 @@ from tfperf.tune.source import SourceEditError, uses_name
 HELPER = "_tfperf_channel_convs"
 HELPER_SOURCE = '''
 
-def _tfperf_channel_convs(x, filters, strides, padding, dilations=None):
+def _tfperf_channel_convs(x, filters, strides, padding, dilations=None, joined=""):
     """Channel c of the NHWC x convolved with filters[c] ([kh, kw, 1, M]) for every c, as
-    one depthwise convolution: the per-channel results stacked, [C, n, h', w', M]."""
+    one depthwise convolution: the per-channel results stacked, [C, n, h', w', M]; where the
+    loop joins them along the channels, as they come: [n, h', w', C * M] (``joined="concat"``:
+    channel c * M + m is output m of channel c, the concat's order) or each channel's first
+    output [n, h', w', C] (``"first"``)."""
     import tensorflow as tf
 
     x, filters = tf.convert_to_tensor(x), tf.convert_to_tensor(filters)
@@ -55,6 +58,10 @@ def _tfperf_channel_convs(x, filters, strides, padding, dilations=None):
 
     rate = None if dilations is None else four(dilations)[1:3]
     out = tf.nn.depthwise_conv2d(x, kernel, four(strides), padding, dilations=rate)
+    if joined == "concat" or (joined == "first" and m == 1):
+        return out
+    if joined == "first":
+        return tf.reshape(out, tf.concat([tf.shape(out)[:3], [c, m]], 0))[..., 0]
     out = tf.reshape(out, tf.concat([tf.shape(out)[:3], [c, m]], 0))
     return tf.transpose(out, [3, 0, 1, 2, 4])
 '''
@@ -179,29 +186,19 @@ def depthwise(text: str, it: Iteration, tf: str, depth: int) -> str:
         raise SourceEditError("not one channel's 2-D convolution per iteration, joined along "
                               "a new axis or the channels")
     if it.join.startswith("concat:"):
-        # concat of [n, h', w', M] values along their last axis: stacked [C, n, h', w', M]
-        # moved to [n, h', w', C, M], the last two axes merged (c * M + m)
-        expr = f"{HELPER}_merged({expr})"
+        # joined along the channels: the depthwise output as it is, no transposes
+        expr = expr[:-1] + ', joined="concat")'
+        it = _as_stack(it)
+    elif it.join in ("stack:-1", "stack:3") and expr.endswith("[..., 0]"):
+        expr = expr.removesuffix("[..., 0]")[:-1] + ', joined="first")'
         it = _as_stack(it)
     if not isinstance(it.node, (ast.For, ast.While)):  # a comprehension, a map_fn
         out = rewrite_one(text, it, tf, [], "", expr)
     else:
         out = rewrite_one(text, it, tf, [f"{it.name} = {expr}"], it.name, None)
     if f"def {HELPER}(" not in out:
-        out = out.rstrip("\n") + "\n" + HELPER_SOURCE + MERGED_SOURCE
+        out = out.rstrip("\n") + "\n" + HELPER_SOURCE
     return out
-
-
-MERGED_SOURCE = '''
-
-def _tfperf_channel_convs_merged(stacked):
-    """[C, n, h', w', M] → [n, h', w', C * M]: the per-channel results concatenated along
-    their last axis."""
-    import tensorflow as tf
-
-    out = tf.transpose(stacked, [1, 2, 3, 0, 4])
-    return tf.reshape(out, tf.concat([tf.shape(out)[:3], [-1]], 0))
-'''
 
 
 def _as_stack(it: Iteration) -> Iteration:
