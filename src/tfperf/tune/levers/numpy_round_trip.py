@@ -137,7 +137,10 @@ class _ToTensorFlow(ast.NodeTransformer):
             # a name may hold a list of tensors: packed into one, as the array was
             return ast.Call(self._tf("convert_to_tensor"), [arg], [])
         if eq is None or any(k.arg not in eq.renames for k in node.keywords) \
-                or any(n not in {k.arg for k in node.keywords} for n in eq.needs) \
+                or any(n not in {k.arg for k in node.keywords} for n in eq.needs
+                       # np.concatenate(xs, 1), np.cumsum(x, 0): the axis given by position,
+                       # second in both signatures
+                       if not (n == "axis" and len(node.args) == 2)) \
                 or any(isinstance(a, ast.Starred) for a in node.args) \
                 or (q == "numpy.insert" and _several_positions(node)):
             return self.generic_visit(node)
