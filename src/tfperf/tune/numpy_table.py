@@ -100,9 +100,10 @@ def _tfperf_np_insert(arr, index, values, axis=None):
     values = tf.reshape(values, tf.concat([tf.ones([short], tf.int32), tf.shape(values)], 0))
     values = tf.transpose(values, [*range(1, axis + 1), 0, *range(axis + 1, rank)])
     shape = tf.tensor_scatter_nd_update(tf.shape(arr), [[axis]], [tf.shape(values)[axis]])
-    return tf.concat([tf.gather(arr, tf.range(index), axis=axis),
-                      tf.broadcast_to(values, shape),
-                      tf.gather(arr, tf.range(index, n), axis=axis)], axis)
+    tf.debugging.assert_less_equal(index, n, "np.insert: index out of bounds")
+    tf.debugging.assert_non_negative(index, "np.insert: index out of bounds")
+    before, after = tf.split(arr, tf.stack([index, n - index]), axis=axis)
+    return tf.concat([before, tf.broadcast_to(values, shape), after], axis)
 ''',
 }
 #: NumPy dtypes written as ``np.float32`` and their TF names.
