@@ -124,8 +124,9 @@ def test_per_channel_convolutions_become_one_depthwise_conv(name):
     lever = ChannelConvsToDepthwise()
     assert lever.applies(ctx) is None
     new = lever.build(text, ctx)
-    # what is left of the loop: the kernels gathered, one slice per channel (no convolution)
-    assert "_tfperf_channel_convs(" in new and _loops_left(new) == ["ListComp"], new
+    # what may be left of the loop: the kernels gathered, one slice per channel, where the
+    # filter is not one slice of a tensor at the channel (no convolution either way)
+    assert "_tfperf_channel_convs(" in new and _loops_left(new) in ([], ["ListComp"]), new
     assert new.split("def f(")[1].split("\ndef ")[0].count("conv2d(") == 0, new
     _agrees(text, new, args)
     ns: dict = {}
@@ -159,8 +160,16 @@ def test_a_flipped_kernel_planted_in_the_rewrite_disagrees():
     text = HEAD + SPELLINGS["append_concat"]
     args = _inputs()
     new = ChannelConvsToDepthwise().build(text, _context(text, args))
-    assert "tf.stack([ker[:, :, ch:ch + 1, None] for ch in" in new, new
-    wrong = new.replace("tf.stack([ker[:, :, ch:ch + 1, None] for ch in",
-                        "tf.stack([ker[::-1, :, ch:ch + 1, None] for ch in")
+    assert "moveaxis(ker[:, :, :, None], 2, 0)" in new, new  # one slice, no loop
+    wrong = new.replace("moveaxis(ker[:, :, :, None], 2, 0)",
+                        "moveaxis(ker[::-1, :, :, None], 2, 0)")
     with pytest.raises(AssertionError):
         _agrees(text, wrong, args)
+
+
+def test_kernels_that_are_not_one_slice_are_gathered_per_channel():
+    text = HEAD + SPELLINGS["named_slices_axis3"]  # tf.reshape(ker[:, :, i], ...) per channel
+    args = _inputs()
+    new = ChannelConvsToDepthwise().build(text, _context(text, args))
+    assert "tf.stack([tf.reshape(ker[:, :, i], [3, 3, 1, 1]) for i in range(6)])" in new, new
+    _agrees(text, new, args)

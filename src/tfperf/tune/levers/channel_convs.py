@@ -119,6 +119,40 @@ def _plain_channel(node: ast.Subscript, index: str) -> ast.expr | None:
     return None
 
 
+def _kernel_slice(node: ast.expr, index: str, stop: str, tf: str) -> str | None:
+    """Every channel's filter at once where the filter is a slice of one tensor at the
+    channel (``k[:, :, c:c + 1, None]``, ``k[:, :, c, None, None]``): that slice with ``:``
+    at the channel, its axis moved first and cut to the loop's count (kept as an axis of 1
+    where the loop's slice kept it). None for any other filter (the kernels are then gathered
+    one per channel)."""
+    if not isinstance(node, ast.Subscript) or uses_name(node.value, index):
+        return None
+    elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    at = [i for i, e in enumerate(elts) if uses_name(e, index)]
+    if len(at) != 1 or any(isinstance(e, ast.Constant) and e.value is Ellipsis
+                           for e in elts):
+        return None
+    e = elts[at[0]]
+    kept = isinstance(e, ast.Slice)
+    if kept:
+        assert isinstance(e, ast.Slice)
+        if e.step is not None or e.lower is None or e.upper is None \
+                or ast.unparse(e.lower) != index \
+                or ast.unparse(e.upper).replace(" ", "") not in (f"{index}+1", f"1+{index}"):
+            return None
+    elif not (isinstance(e, ast.Name) and e.id == index):
+        return None
+    others = [ast.unparse(x) for i, x in enumerate(elts) if i != at[0]]
+    if any(o not in (":", "None", f"{tf}.newaxis") for o in others):
+        return None
+    # the channel's axis in the slice's result: one per entry before it (":" or None)
+    q = at[0]
+    whole = [ast.unparse(x) if i != at[0] else ":" for i, x in enumerate(elts)]
+    moved = (f"{tf}.experimental.numpy.moveaxis({ast.unparse(node.value)}"
+             f"[{', '.join(whole)}], {q}, 0)[:{stop}]")
+    return f"{tf}.expand_dims({moved}, {q + 1})" if kept else moved
+
+
 def _base(node: ast.expr, index: str) -> ast.expr | None:
     return None if uses_name(node, index) else node
 
@@ -161,7 +195,8 @@ def channel_convs(it: Iteration, tf: str) -> str | None:
     if any(uses_name(named[k], index) for k in ("strides", "padding", "dilations")
            if k in named):
         return None
-    kernels = f"{tf}.stack([{ast.unparse(named['filters'])} for {index} in range({it.stop})])"
+    kernels = _kernel_slice(named["filters"], index, it.stop, tf) or \
+        f"{tf}.stack([{ast.unparse(named['filters'])} for {index} in range({it.stop})])"
     rest = ", ".join(ast.unparse(named[k]) for k in ("strides", "padding"))
     dil = f", dilations={ast.unparse(named['dilations'])}" if "dilations" in named else ""
     return f"{HELPER}({ast.unparse(x)}, {kernels}, {rest}{dil}){last}"
