@@ -45,8 +45,8 @@ def _tfperf_channel_convs(x, filters, strides, padding, dilations=None, joined="
     import tensorflow as tf
 
     x, filters = tf.convert_to_tensor(x), tf.convert_to_tensor(filters)
-    if x.shape.rank != 4 or filters.shape.rank != 5 or filters.shape[3] != 1 \\
-            or x.shape[-1] != filters.shape[0]:
+    if (x.shape.rank != 4 or filters.shape.rank != 5 or filters.shape[3] != 1
+            or x.shape[-1] != filters.shape[0]):
         raise ValueError(f"not one one-input filter per channel: x {x.shape}, filters "
                          f"{filters.shape[1:]} for {filters.shape[0]} channels")
     c, kh, kw, _, m = filters.shape
