@@ -103,6 +103,20 @@ def f(img, ker):
     return tf.concat([tf.nn.conv2d(img[..., c:c + 1], ker[:, :, c:c + 1, None], 1 + c % 1,
                                    "SAME") for c in range(6)], -1)
 ''',
+    # review 42: a map_fn over the channels in another order (or with repeats) is not the
+    # depthwise form's order; a prefix test on "tf.range(" took it and built a wrong rewrite
+    "map_fn_reversed_channels": '''
+def f(img, ker):
+    return tf.map_fn(lambda c: tf.nn.conv2d(img[..., c, None], ker[:, :, c:c + 1, None], 1,
+                                            "SAME")[..., 0],
+                     tf.range(6)[::-1], fn_output_signature=tf.float32)
+''',
+    "map_fn_channels_repeated": '''
+def f(img, ker):
+    return tf.map_fn(lambda c: tf.nn.conv2d(img[..., c, None], ker[:, :, c:c + 1, None], 1,
+                                            "SAME")[..., 0],
+                     tf.range(6) % 3, fn_output_signature=tf.float32)
+''',
     "concat_along_width": '''
 def f(img, ker):
     return tf.concat([tf.nn.conv2d(img[..., c:c + 1], ker[:, :, c:c + 1, None], 1, "SAME")

@@ -153,6 +153,19 @@ def _kernel_slice(node: ast.expr, index: str, stop: str, tf: str) -> str | None:
     return f"{tf}.expand_dims({moved}, {q + 1})" if kept else moved
 
 
+def _whole_range(over: str, tf: str) -> bool:
+    """``over`` is ``tf.range(n)`` or ``range(n)`` as it is: channel c at item c. A prefix test
+    also took ``tf.range(6)[::-1]`` or ``tf.range(6) % 3`` (another order, repeats), which
+    the depthwise form, channels in order, does not compute."""
+    try:
+        node = ast.parse(over, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in (
+        f"{tf}.range", "tf.range", "range") and len(node.args) == 1 and not node.keywords \
+        and not isinstance(node.args[0], ast.Starred)
+
+
 def _base(node: ast.expr, index: str) -> ast.expr | None:
     return None if uses_name(node, index) else node
 
@@ -165,8 +178,7 @@ def channel_convs(it: Iteration, tf: str) -> str | None:
     index = it.index
     if it.binds:  # tf.map_fn over tf.range(C): its item is the channel
         name, pick, over = it.binds[0]
-        if pick != f"{over}[{it.index}]" or not over.startswith(("tf.range(", "range(")) \
-                or "," in over:
+        if pick != f"{over}[{it.index}]" or not _whole_range(over, tf):
             return None
         index = name
     value = inlined(it)
