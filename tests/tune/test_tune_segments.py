@@ -220,6 +220,30 @@ def f(x, ids):
         g += 1
     return tf.stack(out)
 ''',
+    # review 42: the start's text is written again at the loop, where it must still mean
+    # the counter's first value (`c + 1` there read 4 for 3, a name bound again reads its new
+    # value): left alone
+    "counter_start_that_reads_the_counter": '''
+def f(x, ids):
+    out = []
+    g = 2
+    g = g + 1
+    while g < 7:
+        out.append(tf.reduce_sum(tf.boolean_mask(x, ids == g), axis=0))
+        g += 1
+    return tf.stack(out)
+''',
+    "counter_start_of_a_name_bound_again": '''
+def f(x, ids):
+    out = []
+    lo = 1
+    g = lo
+    lo = 0
+    while g < 7:
+        out.append(tf.reduce_sum(tf.boolean_mask(x, ids == g), axis=0))
+        g += 1
+    return tf.stack(out)
+''',
     "mask_as_a_row": '''
 def f(x, ids):
     # [d, n] * [1, n] summed over axis 0: each row's masked features, not a group's rows

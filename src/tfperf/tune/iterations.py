@@ -296,13 +296,27 @@ def _counter_start(block: list[ast.stmt], loop: ast.stmt, name: str) -> ast.expr
     """The value a ``while`` loop's counter starts from: its last plain assignment before
     the loop in the same block, where nothing between rebinds it (None: not known)."""
     start: ast.expr | None = None
-    for s in block[:block.index(loop)]:
+    before = block[:block.index(loop)]
+    at = 0
+    for i, s in enumerate(before):
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name:
-            start = s.value
+            start, at = s.value, i
         elif any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                  for n in ast.walk(s)):
             start = None
+    if start is None:
+        return None
+    # the rewrite writes the start's text again at the loop: it must mean the same there
+    # (review 42: `c = 2; c = c + 1` read `c + 1` at the loop, 4 for 3), so it reads neither
+    # the counter nor a name bound again after it, and calls nothing (run twice)
+    reads = {n.id for n in ast.walk(start) if isinstance(n, ast.Name)}
+    if name in reads or any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield))
+                            for n in ast.walk(start)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id in reads and isinstance(n.ctx, ast.Store)
+           for s in before[at + 1:] for n in ast.walk(s)):
+        return None
     return start
 
 
