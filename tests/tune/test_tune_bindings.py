@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +131,17 @@ def test_a_lambda_is_a_clear_error_that_says_what_to_write(user_module):
     mod = user_module(SOURCE)
     with pytest.raises(TuneError, match=r"a lambda \(usermod.py:\d+\).*`def name"):
         tune(mod.square, (tf.ones([3]),), budget=5)
+
+
+def test_a_decorator_above_the_binding_is_refused_not_moved(user_module):
+    # review 42: `@wrap` over `@staticmethod` is handed the staticmethod object; the lift took
+    # the binding off (wrap then measured on the plain function) and the patch put it back on
+    # top, moving `@wrap` below it in the user's file. Refused, the file untouched.
+    tagged = "def tagged(f):\n    f.__doc__ = 'tagged'\n    return f\n\n\nclass Scores:"
+    source = SOURCE.replace("    @staticmethod\n", "    @tagged\n    @staticmethod\n").replace(
+        "class Scores:", tagged)
+    mod = user_module(source)
+    before = Path(mod.__file__).read_text(encoding="utf-8")
+    with pytest.raises(TuneError, match=r"a decorator above @staticmethod"):
+        tune(mod.Scores.plain, _args(), budget=20, levers=_levers())
+    assert Path(mod.__file__).read_text(encoding="utf-8") == before

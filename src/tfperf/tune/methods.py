@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, tf_alias
 from tfperf.tune.target import Inputs, Target, TuneError
@@ -201,9 +201,17 @@ def method_target(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | No
                                    - len(rows[node.lineno - 1].lstrip())]
     # @classmethod/@staticmethod make a descriptor, which the lifted (module-level) def must
     # not be ("'classmethod' object is not callable"): taken off, and put back by the patch
-    binding_rows = {d.lineno for d in node.decorator_list if _is_binding(d)}
-    if any(d.lineno != d.end_lineno for d in node.decorator_list if _is_binding(d)):
+    bindings = [d for d in node.decorator_list if _is_binding(d)]
+    binding_rows = {d.lineno for d in bindings}
+    if any(d.lineno != d.end_lineno for d in bindings):
         raise TuneError(f"{where}: its decorators are spelled in a way tune cannot lift")
+    if bindings and (len(bindings) > 1 or node.decorator_list[0] is not bindings[0]):
+        # a decorator above @staticmethod gets the descriptor, not the function: lifted
+        # without the binding it would be measured on another object, and the patch (the
+        # binding put back on top) would move it (review 42)
+        raise TuneError(f"{where}: a decorator above @{bindings[0].id} (it is handed the "
+                        f"{bindings[0].id} object): tune takes @{bindings[0].id} only as "
+                        "the outermost decorator")
     kept = [r for i, r in enumerate(rows[first - 1:node.end_lineno], first)
             if i not in binding_rows]
     binding = "".join(textwrap.dedent(rows[i - 1]) for i in sorted(binding_rows))
@@ -227,7 +235,7 @@ def method_target(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | No
                   method_home=home, method_of=func.__qualname__)
 
 
-def _is_binding(decorator: ast.expr) -> bool:
+def _is_binding(decorator: ast.expr) -> TypeGuard[ast.Name]:
     return isinstance(decorator, ast.Name) and decorator.id in ("classmethod", "staticmethod")
 
 
