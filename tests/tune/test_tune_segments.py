@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_tune_fill import HEAD, _context  # noqa: E402
 from test_tune_loop_model import _agrees, _loops_left  # noqa: E402
 
+from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
 from tfperf.tune.levers.segments import GroupsToSegments  # noqa: E402
 
 GROUPS = 7
@@ -281,3 +282,54 @@ def test_an_offset_dropped_from_the_rewrite_disagrees():
     for wrong in ("labels", "labels - (2)", "labels - (4)"):
         with pytest.raises((AssertionError, tf.errors.InvalidArgumentError)):
             _agrees(text, new.replace("labels - (3)", wrong), args)
+
+
+def _inputs_with_an_empty_group() -> tuple:
+    x, ids = _inputs()
+    return x, tf.where(ids == 3, 2, ids)  # group 3 has no rows
+
+
+@pytest.mark.parametrize("name", ["column_mask_over_count", "expand_dims_first",
+                                  "boolean_mask_over_count", "count_of_the_column",
+                                  "offset_range", "counter_from_an_offset"])
+def test_an_empty_group_is_nan_as_in_the_loop(name):
+    # review 42: the loop's mean of no rows is 0 / 0 = NaN, tf.math.unsorted_segment_mean's
+    # is 0. The tune-time inputs may fill every group (the check then passes) and a user's
+    # later inputs not: the rewrite must keep the NaN itself, eager and traced.
+    text = HEAD + MASKED[name]
+    full, empty = _inputs(), _inputs_with_an_empty_group()
+    new = GroupsToSegments().build(text, _context(text, full))
+    assert "_tfperf_group_means(" in new, new
+    want = _run_text(text, empty)
+    assert bool(tf.reduce_any(tf.math.is_nan(want))), "the probe must leave a group empty"
+    _agrees(text, new, empty)
+    ns: dict = {}
+    exec(compile(new, "<means>", "exec"), ns)
+    traced = tf.function(ns["f"])(*empty)
+    eq = compare_outputs(snapshot(want), snapshot(traced))
+    assert eq.equivalent is True, eq.reason
+    # the segment mean planted back is caught on these inputs (NaN against 0)
+    wrong = new.replace("_tfperf_group_means(", "tf.math.unsorted_segment_mean(", 1)
+    wrong = wrong.replace(", divide=True)", ")")
+    with pytest.raises(AssertionError):
+        _agrees(text, wrong, empty)
+
+
+def test_an_integer_mean_is_rejected_not_wrong():
+    # reduce_mean of integers is an integer, the segment mean's a float64 (as before review
+    # 42): the check rejects it on the dtype; a mean written as sum / count (a float division
+    # of integers) agrees, an empty group's NaN included
+    x, ids = _inputs_with_an_empty_group()
+    args = (tf.cast(x * 10, tf.int32), ids)
+    text = HEAD + SPELLINGS["named_mask_mean"]
+    new = GroupsToSegments().build(text, _context(text, args))
+    with pytest.raises(AssertionError, match="dtype"):
+        _agrees(text, new, args)
+    text = HEAD + MASKED["column_mask_over_count"]
+    _agrees(text, GroupsToSegments().build(text, _context(text, args)), args)
+
+
+def _run_text(text: str, args: tuple):
+    ns: dict = {}
+    exec(compile(text, "<loop>", "exec"), ns)
+    return ns["f"](*args)

@@ -4,9 +4,11 @@ A loop over group ids ``c`` whose value reduces the rows of ``x`` that belong to
 (``tf.reduce_mean(tf.boolean_mask(x, tf.equal(ids, c)), axis=0)``, the mask named or not,
 ``ids == c`` either way round, any loop spelling the loop model reads) computes, for every
 group at once, ``tf.math.unsorted_segment_mean(x, ids, n)`` (sum, max and min alike): one
-pass over the rows instead of one masked pass per group. Ids outside ``range(n)`` are in no
-group either way. An empty group differs (the mean of nothing is NaN, the segment mean 0):
-the equivalence check sees it on the inputs it runs.
+pass over the rows instead of one masked pass per group. A negative id is in no group
+either way; an id of ``n`` or more makes the segment op raise on a CPU (the candidate is
+rejected where the inputs hold one; a GPU drops it). A mean is written as each group's sum
+over its count (``_tfperf_group_means``), so an empty group is NaN as in the loop, not the
+segment mean's 0 (review 42: the check saw that only on inputs with an empty group).
 
 A masked mean written out (``tf.reduce_sum(x * m[:, None], 0) / tf.reduce_sum(m)``, ``m`` the
 group's 0/1 indicator ``tf.cast(ids == c, dtype)`` as a column, ``tf.expand_dims(m, -1)``,
@@ -31,6 +33,28 @@ from tfperf.tune.source import SourceEditError, uses_name
 
 SEGMENT_OPS = {"reduce_sum": "unsorted_segment_sum", "reduce_mean": "unsorted_segment_mean",
                "reduce_max": "unsorted_segment_max", "reduce_min": "unsorted_segment_min"}
+
+MEANS = "_tfperf_group_means"
+# An empty group's mean is 0 / 0 (NaN) in the loop and 0 in tf.math.unsorted_segment_mean
+# (its count is clipped to 1): the check sees that only where the inputs it runs leave a group
+# empty, and a user's later inputs may (review 42). The sum over the count keeps the NaN.
+MEANS_SOURCE = '''
+
+def _tfperf_group_means(rows, ids, n, divide=False):
+    """Each group's mean as its sum over its count, as the loop's mean: NaN for a group with
+    no rows (tf.math.unsorted_segment_mean gives 0). ``divide``: the loop wrote sum / count
+    (``/`` of integers is a float division); else a reduce_mean, whose mean of integers
+    stays an integer (left to the segment mean)."""
+    import tensorflow as tf
+
+    rows = tf.convert_to_tensor(rows)
+    if not divide and not (rows.dtype.is_floating or rows.dtype.is_complex):
+        return tf.math.unsorted_segment_mean(rows, ids, n)
+    total = tf.math.unsorted_segment_sum(rows, ids, n)
+    count = tf.math.unsorted_segment_sum(tf.ones_like(ids, total.dtype), ids, n)
+    return total / tf.reshape(count, tf.concat([[-1], tf.ones([tf.rank(total) - 1],
+                                                              tf.int32)], 0))
+'''
 
 
 def inlined(it: Iteration) -> ast.expr | None:
@@ -182,8 +206,11 @@ def segment_value(it: Iteration, tf: str) -> str | None:
         op, (rows, ids) = SEGMENT_OPS[red[0]], found
     if uses_name(rows, group) or uses_name(ids, group) or uses_name(rows, it.index):
         return None
-    return (f"{tf}.math.{op}({ast.unparse(rows)}, {ast.unparse(ids)}{offset}, "
-            f"{it.stop})")
+    args = f"{ast.unparse(rows)}, {ast.unparse(ids)}{offset}, {it.stop}"
+    if op == SEGMENT_OPS["reduce_mean"]:
+        divided = isinstance(value, ast.BinOp)
+        return f"{MEANS}({args}{', divide=True' if divided else ''})"
+    return f"{tf}.math.{op}({args})"
 
 
 def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
@@ -193,8 +220,12 @@ def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
     if expr is None:
         raise SourceEditError("not a reduction of the rows of one group")
     if isinstance(it.node, (ast.ListComp, ast.GeneratorExp)):
-        return rewrite_one(text, it, tf, [], "", expr)
-    return rewrite_one(text, it, tf, [f"{it.name} = {expr}"], it.name, None)
+        out = rewrite_one(text, it, tf, [], "", expr)
+    else:
+        out = rewrite_one(text, it, tf, [f"{it.name} = {expr}"], it.name, None)
+    if expr.startswith(f"{MEANS}(") and f"def {MEANS}(" not in out:
+        out = out.rstrip("\n") + "\n" + MEANS_SOURCE
+    return out
 
 
 class GroupsToSegments(Lever):
@@ -202,7 +233,7 @@ class GroupsToSegments(Lever):
     description = ("a loop over group ids reducing each group's rows (boolean_mask of ids == c,"
                    " a masked sum over the group's count; ids from range(lo, hi) offset by lo)"
                    " becomes one tf.math.unsorted_segment_{sum,mean,max,min}")
-    rejections = ("disagrees (an empty group: NaN against the segment op's 0)",)
+    rejections = ("disagrees (an integer mean of an empty group)",)
 
     def applies(self, ctx: LeverContext) -> str | None:
         if any(segment_value(it, "tf") for it in found_loops(ctx) if it.join == "stack"):
