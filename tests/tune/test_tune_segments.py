@@ -299,7 +299,7 @@ def test_an_empty_group_is_nan_as_in_the_loop(name):
     text = HEAD + MASKED[name]
     full, empty = _inputs(), _inputs_with_an_empty_group()
     new = GroupsToSegments().build(text, _context(text, full))
-    assert "_tfperf_group_means(" in new, new
+    assert "_tfperf_groups(" in new, new
     want = _run_text(text, empty)
     assert bool(tf.reduce_any(tf.math.is_nan(want))), "the probe must leave a group empty"
     _agrees(text, new, empty)
@@ -309,8 +309,9 @@ def test_an_empty_group_is_nan_as_in_the_loop(name):
     eq = compare_outputs(snapshot(want), snapshot(traced))
     assert eq.equivalent is True, eq.reason
     # the segment mean planted back is caught on these inputs (NaN against 0)
-    wrong = new.replace("_tfperf_group_means(", "tf.math.unsorted_segment_mean(", 1)
-    wrong = wrong.replace(", divide=True)", ")")
+    wrong = new.replace("_tfperf_groups('divide', ", "tf.math.unsorted_segment_mean(", 1)
+    wrong = wrong.replace("_tfperf_groups('mean', ", "tf.math.unsorted_segment_mean(", 1)
+    assert wrong != new
     with pytest.raises(AssertionError):
         _agrees(text, wrong, empty)
 
@@ -327,6 +328,23 @@ def test_an_integer_mean_is_rejected_not_wrong():
         _agrees(text, new, args)
     text = HEAD + MASKED["column_mask_over_count"]
     _agrees(text, GroupsToSegments().build(text, _context(text, args)), args)
+
+
+@pytest.mark.parametrize("red", ["reduce_max", "reduce_min"])
+def test_an_empty_group_max_or_min_is_infinite_as_in_the_loop(red):
+    # review 42: reduce_max of no rows is -inf (min: inf), the segment op's the float's
+    # lowest (highest) finite value; the rewrite keeps the loop's, and the segment op
+    # planted back is caught on inputs with an empty group
+    text = HEAD + SPELLINGS["comprehension_sum"].replace("reduce_sum", red)
+    empty = _inputs_with_an_empty_group()
+    new = GroupsToSegments().build(text, _context(text, _inputs()))
+    assert "_tfperf_groups(" in new, new
+    _agrees(text, new, empty)
+    wrong = new.replace(f"_tfperf_groups({red.split('_')[1]!r}, ",
+                        f"tf.math.unsorted_segment_{red.split('_')[1]}(", 1)
+    assert wrong != new
+    with pytest.raises(AssertionError, match="infinit"):
+        _agrees(text, wrong, empty)
 
 
 def _run_text(text: str, args: tuple):

@@ -6,9 +6,10 @@ A loop over group ids ``c`` whose value reduces the rows of ``x`` that belong to
 group at once, ``tf.math.unsorted_segment_mean(x, ids, n)`` (sum, max and min alike): one
 pass over the rows instead of one masked pass per group. A negative id is in no group
 either way; an id of ``n`` or more makes the segment op raise on a CPU (the candidate is
-rejected where the inputs hold one; a GPU drops it). A mean is written as each group's sum
-over its count (``_tfperf_group_means``), so an empty group is NaN as in the loop, not the
-segment mean's 0 (review 42: the check saw that only on inputs with an empty group).
+rejected where the inputs hold one; a GPU drops it). A mean, max or min goes through
+``_tfperf_groups``, which keeps an empty group's value as the loop has it (a NaN mean, a
+-inf max, an inf min), not the segment op's 0 or finite extreme (review 42: the check saw
+that only on inputs with an empty group).
 
 A masked mean written out (``tf.reduce_sum(x * m[:, None], 0) / tf.reduce_sum(m)``, ``m`` the
 group's 0/1 indicator ``tf.cast(ids == c, dtype)`` as a column, ``tf.expand_dims(m, -1)``,
@@ -34,26 +35,35 @@ from tfperf.tune.source import SourceEditError, uses_name
 SEGMENT_OPS = {"reduce_sum": "unsorted_segment_sum", "reduce_mean": "unsorted_segment_mean",
                "reduce_max": "unsorted_segment_max", "reduce_min": "unsorted_segment_min"}
 
-MEANS = "_tfperf_group_means"
-# An empty group's mean is 0 / 0 (NaN) in the loop and 0 in tf.math.unsorted_segment_mean
-# (its count is clipped to 1): the check sees that only where the inputs it runs leave a group
-# empty, and a user's later inputs may (review 42). The sum over the count keeps the NaN.
-MEANS_SOURCE = '''
+GROUPS = "_tfperf_groups"
+# An empty group's mean is 0 / 0 (NaN) in the loop, its max -inf and min inf (floats); the
+# segment ops give 0 and the dtype's lowest/highest finite value. The check sees that only
+# where the inputs it runs leave a group empty, and a user's later inputs may (review 42):
+# the helper keeps the loop's values.
+GROUPS_SOURCE = '''
 
-def _tfperf_group_means(rows, ids, n, divide=False):
-    """Each group's mean as its sum over its count, as the loop's mean: NaN for a group with
-    no rows (tf.math.unsorted_segment_mean gives 0). ``divide``: the loop wrote sum / count
-    (``/`` of integers is a float division); else a reduce_mean, whose mean of integers
-    stays an integer (left to the segment mean)."""
+def _tfperf_groups(how, rows, ids, n):
+    """Each group's reduction ("mean", "divide": a sum over a count, "max", "min") as the
+    loop's is, an empty group included: its mean NaN (0 / 0; ``/`` of integers is a float
+    division), its float max -inf and min inf. A reduce_mean of integers stays an integer
+    in the loop: left to the segment mean."""
     import tensorflow as tf
 
     rows = tf.convert_to_tensor(rows)
-    if not divide and not (rows.dtype.is_floating or rows.dtype.is_complex):
+    floats = rows.dtype.is_floating or rows.dtype.is_complex
+    if how == "mean" and not floats:
         return tf.math.unsorted_segment_mean(rows, ids, n)
-    total = tf.math.unsorted_segment_sum(rows, ids, n)
-    count = tf.math.unsorted_segment_sum(tf.ones_like(ids, total.dtype), ids, n)
-    return total / tf.reshape(count, tf.concat([[-1], tf.ones([tf.rank(total) - 1],
-                                                              tf.int32)], 0))
+    if how in ("max", "min") and not rows.dtype.is_floating:
+        return getattr(tf.math, "unsorted_segment_" + how)(rows, ids, n)
+    count = tf.math.unsorted_segment_sum(tf.ones_like(ids, rows.dtype), ids, n)
+    out = tf.math.unsorted_segment_sum(rows, ids, n) if how in ("mean", "divide") \
+        else getattr(tf.math, "unsorted_segment_" + how)(rows, ids, n)
+    count = tf.reshape(count, tf.concat([[-1], tf.ones([tf.rank(out) - 1], tf.int32)], 0))
+    if how in ("mean", "divide"):
+        return out / count
+    empty = tf.fill(tf.shape(out), tf.constant(float("-inf" if how == "max" else "inf"),
+                                               rows.dtype))
+    return tf.where(count > 0, out, empty)
 '''
 
 
@@ -207,10 +217,10 @@ def segment_value(it: Iteration, tf: str) -> str | None:
     if uses_name(rows, group) or uses_name(ids, group) or uses_name(rows, it.index):
         return None
     args = f"{ast.unparse(rows)}, {ast.unparse(ids)}{offset}, {it.stop}"
-    if op == SEGMENT_OPS["reduce_mean"]:
-        divided = isinstance(value, ast.BinOp)
-        return f"{MEANS}({args}{', divide=True' if divided else ''})"
-    return f"{tf}.math.{op}({args})"
+    if op == SEGMENT_OPS["reduce_sum"]:
+        return f"{tf}.math.{op}({args})"  # an empty group's sum is 0 both ways
+    how = "divide" if isinstance(value, ast.BinOp) else op.rsplit("_", 1)[-1]
+    return f"{GROUPS}({how!r}, {args})"
 
 
 def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
@@ -223,8 +233,8 @@ def segments(text: str, it: Iteration, tf: str, depth: int) -> str:
         out = rewrite_one(text, it, tf, [], "", expr)
     else:
         out = rewrite_one(text, it, tf, [f"{it.name} = {expr}"], it.name, None)
-    if expr.startswith(f"{MEANS}(") and f"def {MEANS}(" not in out:
-        out = out.rstrip("\n") + "\n" + MEANS_SOURCE
+    if expr.startswith(f"{GROUPS}(") and f"def {GROUPS}(" not in out:
+        out = out.rstrip("\n") + "\n" + GROUPS_SOURCE
     return out
 
 
@@ -233,7 +243,7 @@ class GroupsToSegments(Lever):
     description = ("a loop over group ids reducing each group's rows (boolean_mask of ids == c,"
                    " a masked sum over the group's count; ids from range(lo, hi) offset by lo)"
                    " becomes one tf.math.unsorted_segment_{sum,mean,max,min}")
-    rejections = ("disagrees (an integer mean of an empty group)",)
+    rejections = ("disagrees (a reduce_mean of integers: the segment mean is a float)",)
 
     def applies(self, ctx: LeverContext) -> str | None:
         if any(segment_value(it, "tf") for it in found_loops(ctx) if it.join == "stack"):
