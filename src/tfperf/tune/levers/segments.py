@@ -56,8 +56,8 @@ def _tfperf_groups(how, rows, ids, n):
     if how in ("max", "min") and not rows.dtype.is_floating:
         return getattr(tf.math, "unsorted_segment_" + how)(rows, ids, n)
     count = tf.math.unsorted_segment_sum(tf.ones_like(ids, rows.dtype), ids, n)
-    out = tf.math.unsorted_segment_sum(rows, ids, n) if how in ("mean", "divide") \
-        else getattr(tf.math, "unsorted_segment_" + how)(rows, ids, n)
+    out = (tf.math.unsorted_segment_sum(rows, ids, n) if how in ("mean", "divide")
+           else getattr(tf.math, "unsorted_segment_" + how)(rows, ids, n))
     count = tf.reshape(count, tf.concat([[-1], tf.ones([tf.rank(out) - 1], tf.int32)], 0))
     if how in ("mean", "divide"):
         return out / count
