@@ -347,6 +347,17 @@ def test_an_empty_group_max_or_min_is_infinite_as_in_the_loop(red):
         _agrees(text, wrong, empty)
 
 
+@pytest.mark.parametrize("name", ["comprehension_sum", "named_mask_mean", "counter_max"])
+def test_an_id_past_the_last_group_is_in_no_group_as_in_the_loop(name):
+    # review 42: the loop leaves an id of n or more (and a negative one) out of every group;
+    # a CPU segment op raised on it, so a patch picked on ids in range failed on a later input
+    text = HEAD + SPELLINGS[name]
+    x, ids = _inputs()
+    wider = (x, tf.concat([ids[:-4], [7, 9, -1, 40]], 0))
+    new = GroupsToSegments().build(text, _context(text, (x, ids)))
+    _agrees(text, new, wider)
+
+
 def _run_text(text: str, args: tuple):
     ns: dict = {}
     exec(compile(text, "<loop>", "exec"), ns)

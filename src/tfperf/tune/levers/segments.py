@@ -4,12 +4,11 @@ A loop over group ids ``c`` whose value reduces the rows of ``x`` that belong to
 (``tf.reduce_mean(tf.boolean_mask(x, tf.equal(ids, c)), axis=0)``, the mask named or not,
 ``ids == c`` either way round, any loop spelling the loop model reads) computes, for every
 group at once, ``tf.math.unsorted_segment_mean(x, ids, n)`` (sum, max and min alike): one
-pass over the rows instead of one masked pass per group. A negative id is in no group
-either way; an id of ``n`` or more makes the segment op raise on a CPU (the candidate is
-rejected where the inputs hold one; a GPU drops it). A mean, max or min goes through
-``_tfperf_groups``, which keeps an empty group's value as the loop has it (a NaN mean, a
--inf max, an inf min), not the segment op's 0 or finite extreme (review 42: the check saw
-that only on inputs with an empty group).
+pass over the rows instead of one masked pass per group. The segment op is called through
+``_tfperf_groups``, which keeps what the loop gives where the segment op alone would not
+(review 42: the check saw those only on inputs that held them): an id outside ``range(n)`` in
+no group (a CPU segment op raises on an id of ``n`` or more), an empty group's NaN mean, -inf
+max and inf min (not the segment op's 0 or finite extreme).
 
 A masked mean written out (``tf.reduce_sum(x * m[:, None], 0) / tf.reduce_sum(m)``, ``m`` the
 group's 0/1 indicator ``tf.cast(ids == c, dtype)`` as a column, ``tf.expand_dims(m, -1)``,
@@ -37,19 +36,23 @@ SEGMENT_OPS = {"reduce_sum": "unsorted_segment_sum", "reduce_mean": "unsorted_se
 
 GROUPS = "_tfperf_groups"
 # An empty group's mean is 0 / 0 (NaN) in the loop, its max -inf and min inf (floats); the
-# segment ops give 0 and the dtype's lowest/highest finite value. The check sees that only
-# where the inputs it runs leave a group empty, and a user's later inputs may (review 42):
-# the helper keeps the loop's values.
+# segment ops give 0 and the dtype's lowest/highest finite value. An id of n or more is in no
+# group of the loop; a CPU segment op raises on it. The check sees these only where the inputs
+# it runs hold them, and a user's later inputs may (review 42): the helper keeps the loop's.
 GROUPS_SOURCE = '''
 
 def _tfperf_groups(how, rows, ids, n):
-    """Each group's reduction ("mean", "divide": a sum over a count, "max", "min") as the
-    loop's is, an empty group included: its mean NaN (0 / 0; ``/`` of integers is a float
-    division), its float max -inf and min inf. A reduce_mean of integers stays an integer
-    in the loop: left to the segment mean."""
+    """Each group's reduction ("sum", "mean", "divide": a sum over a count, "max", "min") as
+    the loop's is: an id outside range(n) in no group (a CPU segment op raises on one of n
+    or more), an empty group's mean NaN (0 / 0; ``/`` of integers is a float division), its
+    float max -inf and min inf. A reduce_mean of integers stays an integer in the loop: left
+    to the segment mean."""
     import tensorflow as tf
 
-    rows = tf.convert_to_tensor(rows)
+    rows, ids = tf.convert_to_tensor(rows), tf.convert_to_tensor(ids)
+    ids = tf.where(ids < tf.cast(n, ids.dtype), ids, tf.constant(-1, ids.dtype))
+    if how == "sum":
+        return tf.math.unsorted_segment_sum(rows, ids, n)
     floats = rows.dtype.is_floating or rows.dtype.is_complex
     if how == "mean" and not floats:
         return tf.math.unsorted_segment_mean(rows, ids, n)
@@ -217,8 +220,6 @@ def segment_value(it: Iteration, tf: str) -> str | None:
     if uses_name(rows, group) or uses_name(ids, group) or uses_name(rows, it.index):
         return None
     args = f"{ast.unparse(rows)}, {ast.unparse(ids)}{offset}, {it.stop}"
-    if op == SEGMENT_OPS["reduce_sum"]:
-        return f"{tf}.math.{op}({args})"  # an empty group's sum is 0 both ways
     how = "divide" if isinstance(value, ast.BinOp) else op.rsplit("_", 1)[-1]
     return f"{GROUPS}({how!r}, {args})"
 
