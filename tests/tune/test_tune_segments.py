@@ -358,6 +358,22 @@ def test_an_id_past_the_last_group_is_in_no_group_as_in_the_loop(name):
     _agrees(text, new, wider)
 
 
+def test_a_row_mask_over_square_rows_raises_rather_than_differs():
+    # review 42: a 0/1 mask as it is times [n, n] rows masks their columns, not a group's
+    # rows; the rewrite (read as 1-D rows) disagreed, caught only by its values: the rows'
+    # rank is now checked where it runs
+    text = HEAD + '''
+def f(x, ids):
+    sq = tf.tile(x[:, :1], [1, x.shape[0]])
+    return tf.stack([tf.reduce_sum(sq * tf.cast(ids == g, x.dtype), 0) for g in range(7)])
+'''
+    args = _inputs()
+    new = GroupsToSegments().build(text, _context(text, args))
+    assert "ensure_shape(sq, [None])" in new, new
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Shape of tensor"):
+        _run_text(new, args)
+
+
 def _run_text(text: str, args: tuple):
     ns: dict = {}
     exec(compile(text, "<loop>", "exec"), ns)

@@ -156,20 +156,23 @@ def _column(node: ast.expr) -> ast.expr | None:
     return None
 
 
-def _masked_rows(operand: ast.expr, index: str) -> tuple[ast.expr, ast.expr] | None:
-    """(rows, ids) of ``tf.boolean_mask(rows, ids == c)`` or of ``rows * mask`` (either
-    order), ``mask`` the group's 0/1 indicator as a column (rows ``[n, d]``) or as it is
-    (rows ``[n]``: a column there would broadcast to ``[n, n]`` and the rewrite disagree)."""
+def _masked_rows(operand: ast.expr, index: str) -> tuple[ast.expr, ast.expr, int] | None:
+    """(rows, ids, rank) of ``tf.boolean_mask(rows, ids == c)`` (rank 0: any) or of
+    ``rows * mask`` (either order), ``mask`` the group's 0/1 indicator as a column (rows
+    ``[n, d]``: rank 2) or as it is (rows ``[n]``: rank 1). Of another rank the product is
+    not the group's rows (a row mask over a square ``[n, n]`` masks its columns): the rank
+    is checked where the rewrite runs (review 42: the check caught it only by its values)."""
     if isinstance(operand, ast.Call) and ast.unparse(operand.func).endswith("boolean_mask") \
             and len(operand.args) == 2 and not operand.keywords:
         rows, cond = operand.args
         ids = _group_of(cond, index)
-        return (rows, ids) if ids is not None else None
+        return (rows, ids, 0) if ids is not None else None
     if isinstance(operand, ast.BinOp) and isinstance(operand.op, ast.Mult):
         for rows, mask in ((operand.left, operand.right), (operand.right, operand.left)):
-            ids = _indicator(_column(mask) or mask, index)
+            column = _column(mask)
+            ids = _indicator(column or mask, index)
             if ids is not None:
-                return rows, ids
+                return rows, ids, 2 if column is not None else 1
     return None
 
 
@@ -208,7 +211,7 @@ def segment_value(it: Iteration, tf: str) -> str | None:
         found = _masked_rows(red[1], group)
         if found is None or ast.dump(found[1]) != ast.dump(count_ids):
             return None
-        op, (rows, ids) = SEGMENT_OPS["reduce_mean"], found
+        op, (rows, ids, rank) = SEGMENT_OPS["reduce_mean"], found
     else:
         red = _reduction(value)
         found = None if red is None else _masked_rows(red[1], group)
@@ -216,10 +219,13 @@ def segment_value(it: Iteration, tf: str) -> str | None:
             return None
         if not isinstance(red[1], ast.Call) and red[0] != "reduce_sum":
             return None  # max/min of rows * mask: the zeros of other groups count there
-        op, (rows, ids) = SEGMENT_OPS[red[0]], found
+        op, (rows, ids, rank) = SEGMENT_OPS[red[0]], found
     if uses_name(rows, group) or uses_name(ids, group) or uses_name(rows, it.index):
         return None
-    args = f"{ast.unparse(rows)}, {ast.unparse(ids)}{offset}, {it.stop}"
+    shown = ast.unparse(rows)
+    if rank:
+        shown = f"{tf}.ensure_shape({shown}, [{', '.join(['None'] * rank)}])"
+    args = f"{shown}, {ast.unparse(ids)}{offset}, {it.stop}"
     how = "divide" if isinstance(value, ast.BinOp) else op.rsplit("_", 1)[-1]
     return f"{GROUPS}({how!r}, {args})"
 
