@@ -145,3 +145,16 @@ def test_a_decorator_above_the_binding_is_refused_not_moved(user_module):
     with pytest.raises(TuneError, match=r"a decorator above @staticmethod"):
         tune(mod.Scores.plain, _args(), budget=20, levers=_levers())
     assert Path(mod.__file__).read_text(encoding="utf-8") == before
+
+
+def test_a_comment_under_the_binding_stays_in_the_patched_file(user_module):
+    # review 42: the lifted def's text began at the def, so a comment between @staticmethod
+    # and the def was dropped from the user's file by --apply
+    mod = user_module(SOURCE.replace("    @staticmethod\n",
+                                     "    @staticmethod\n    # why plain is static\n"))
+    result = tune(mod.Scores.plain, _args(), budget=20, levers=_levers())
+    assert result.best_name == "planted: matvec", result.table()
+    assert "patched" in apply_patch(result, mod.__file__)
+    text = Path(mod.__file__).read_text(encoding="utf-8")
+    assert "    @staticmethod\n    # why plain is static\n    def plain(x, w):" in text, text
+    assert BATCHED in text

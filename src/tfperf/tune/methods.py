@@ -202,7 +202,10 @@ def method_target(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | No
     # @classmethod/@staticmethod make a descriptor, which the lifted (module-level) def must
     # not be ("'classmethod' object is not callable"): taken off, and put back by the patch
     bindings = [d for d in node.decorator_list if _is_binding(d)]
-    binding_rows = {d.lineno for d in bindings}
+    # the binding's row and the comment rows under it, up to the next decorator or the def
+    # (review 42: a comment there was dropped, the def's text starting at the def)
+    after = [d.lineno for d in node.decorator_list[1:]] + [node.lineno]
+    binding_rows = set(range(bindings[0].lineno, after[0])) if bindings else set()
     if any(d.lineno != d.end_lineno for d in bindings):
         raise TuneError(f"{where}: its decorators are spelled in a way tune cannot lift")
     if bindings and (len(bindings) > 1 or node.decorator_list[0] is not bindings[0]):
