@@ -1535,9 +1535,310 @@ NEAREST_K = Computation(
     },
 )
 
+# Stop 42 (held-out round 12's misses, restated as computations; written with the levers of
+# this stop, so development figures, not held-out ones).
+CHANNEL_CONVS = Computation(
+    "channel_convs", "each channel of img [n, h, w, c] convolved (3×3, SAME, stride 1) with its "
+    "own kernel ker[:, :, ch] → [n, h, w, c] (held-out round 12: a per-channel loop of conv2d)",
+    {"n": 2, "h": 12, "w": 12, "c": 4}, {"n": 16, "h": 64, "w": 64, "c": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(42)
+        return (g.normal([SIZE["n"], SIZE["h"], SIZE["w"], SIZE["c"]]),
+                g.normal([3, 3, SIZE["c"]]))
+    """),
+    {
+        "append_concat": _d("""
+            def f(img, ker):
+                outs = []
+                for ch in range(img.shape[-1]):
+                    outs.append(tf.nn.conv2d(img[..., ch:ch + 1], ker[:, :, ch:ch + 1, None],
+                                             1, "SAME"))
+                return tf.concat(outs, -1)
+        """),
+        "comprehension_stack_last": _d("""
+            def f(img, ker):
+                return tf.stack([tf.nn.conv2d(tf.expand_dims(img[..., c], -1),
+                                              ker[:, :, c, None, None], strides=[1, 1, 1, 1],
+                                              padding="SAME")[..., 0]
+                                 for c in range(img.shape[3])], axis=-1)
+        """),
+        "map_fn_transposed": _d("""
+            def f(img, ker):
+                per = tf.map_fn(lambda c: tf.nn.conv2d(img[..., c, None],
+                                                       ker[:, :, c:c + 1, None], 1,
+                                                       "SAME")[:, :, :, 0],
+                                tf.range(img.shape[-1]), fn_output_signature=tf.float32)
+                return tf.transpose(per, [1, 2, 3, 0])
+        """),
+        "named_slices_axis3": _d("""
+            def f(img, ker):
+                channels = []
+                for i in range(SIZE["c"]):
+                    x_i = img[:, :, :, i:i + 1]
+                    k_i = tf.reshape(ker[:, :, i], [3, 3, 1, 1])
+                    channels.append(tf.nn.conv2d(x_i, k_i, strides=1, padding="SAME"))
+                return tf.concat(channels, axis=3)
+        """),
+        "while_counter": _d("""
+            def f(img, ker):
+                out = []
+                c = 0
+                while c < img.shape[-1]:
+                    y = tf.nn.conv2d(input=img[..., c][..., tf.newaxis],
+                                     filters=ker[:, :, c:c + 1, None], strides=[1, 1],
+                                     padding="SAME")
+                    out.append(y[..., 0])
+                    c += 1
+                return tf.stack(out, axis=3)
+        """),
+        "zip_unstack": _d("""
+            def f(img, ker):
+                outs = [tf.nn.conv2d(x[..., None], k[:, :, None, None], 1, "SAME")
+                        for x, k in zip(tf.unstack(img, axis=-1), tf.unstack(ker, axis=-1))]
+                return tf.concat(outs, axis=-1)
+        """),
+    },
+    {
+        "hand_depthwise": _d("""
+            def hand_depthwise(img, ker):
+                return tf.nn.depthwise_conv2d(img, ker[:, :, :, None], [1, 1, 1, 1], "SAME")
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(img, ker):
+                return tf.nn.depthwise_conv2d(img, ker[:, :, :, None], [1, 1, 1, 1], "SAME")
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(img, ker):
+                return tf.nn.depthwise_conv2d(img, ker[:, :, :, None], [1, 1, 1, 1], "SAME")
+        """),
+    },
+)
+
+MASKED_MEANS = Computation(
+    "masked_means", "the mean of the rows of x [n, d] for each label of labels [n], labels "
+    "from 100 to 100 + k - 1 (every one present) → [k, d] (held-out round 12: a masked mean "
+    "as sum(x * mask) / sum(mask), ids carrying an offset)",
+    {"n": 40, "d": 3, "k": 5}, {"n": 4096, "d": 64, "k": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(43)
+        ids = tf.concat([tf.range(SIZE["k"]),
+                         g.uniform([SIZE["n"] - SIZE["k"]], 0, SIZE["k"], dtype=tf.int32)], 0)
+        return g.normal([SIZE["n"], SIZE["d"]]), ids + 100
+    """),
+    {
+        "min_id_column_mask": _d("""
+            def f(x, labels):
+                lo = int(tf.reduce_min(labels))
+                out = []
+                for c in range(lo, lo + SIZE["k"]):
+                    m = tf.cast(labels == c, tf.float32)
+                    out.append(tf.reduce_sum(x * m[:, None], axis=0) / tf.reduce_sum(m))
+                return tf.stack(out)
+        """),
+        "literal_range_boolean_mask": _d("""
+            def f(x, labels):
+                return tf.stack([tf.reduce_mean(tf.boolean_mask(x, tf.equal(labels, c)), axis=0)
+                                 for c in range(100, 100 + SIZE["k"])])
+        """),
+        "shifted_ids_expand_dims": _d("""
+            def f(x, labels):
+                ids = labels - tf.reduce_min(labels)
+                means = []
+                for g in range(SIZE["k"]):
+                    w = tf.expand_dims(tf.cast(tf.equal(ids, g), x.dtype), -1)
+                    means.append(tf.reduce_sum(w * x, 0) / tf.reduce_sum(w))
+                return tf.stack(means)
+        """),
+        "offset_in_compare": _d("""
+            def f(x, labels):
+                lo = 100
+                out = []
+                for c in range(SIZE["k"]):
+                    m = tf.cast(labels == lo + c, x.dtype)
+                    out.append(tf.reduce_sum(x * m[:, None], 0) / tf.reduce_sum(m))
+                return tf.stack(out)
+        """),
+        "while_sum_over_count": _d("""
+            def f(x, labels):
+                c = 100
+                out = []
+                while c < 100 + SIZE["k"]:
+                    mask = labels == c
+                    total = tf.reduce_sum(tf.boolean_mask(x, mask), axis=0)
+                    out.append(total / tf.reduce_sum(tf.cast(mask, tf.float32)))
+                    c += 1
+                return tf.stack(out)
+        """),
+        "numpy_boolean_index": _d("""
+            def f(x, labels):
+                xn, ln = x.numpy(), labels.numpy()
+                lo = ln.min()
+                return tf.constant(np.stack([xn[ln == c].mean(axis=0)
+                                             for c in range(lo, lo + SIZE["k"])]))
+        """),
+    },
+    {
+        "hand_segment_mean": _d("""
+            def hand_segment_mean(x, labels):
+                return tf.math.unsorted_segment_mean(x, labels - tf.reduce_min(labels),
+                                                     SIZE["k"])
+        """),
+        "hand_one_hot": _d("""
+            def hand_one_hot(x, labels):
+                member = tf.one_hot(labels - tf.reduce_min(labels), SIZE["k"], dtype=x.dtype)
+                return tf.matmul(member, x, transpose_a=True) / tf.reduce_sum(member, 0)[:, None]
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x, labels):
+                return tf.math.unsorted_segment_mean(x, labels - tf.reduce_min(labels),
+                                                     SIZE["k"])
+        """),
+    },
+)
+
+RUNNING_TOTALS = Computation(
+    "running_totals", "the sum of the rows x[:i + 1] for each row i of x [n, d] (an inclusive "
+    "prefix sum along axis 0; held-out round 12: prefix sums written as slices) → [n, d]",
+    {"n": 24, "d": 3}, {"n": 1024, "d": 64},
+    _d("""
+        g = tf.random.Generator.from_seed(44)
+        return (g.normal([SIZE["n"], SIZE["d"]]),)
+    """),
+    {
+        "append_slices": _d("""
+            def f(x):
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(tf.reduce_sum(x[:i + 1], axis=0))
+                return tf.stack(out)
+        """),
+        "comprehension_zero_start": _d("""
+            def f(x):
+                return tf.stack([tf.reduce_sum(x[0:i + 1], 0) for i in range(len(x))])
+        """),
+        "map_fn_range": _d("""
+            def f(x):
+                return tf.map_fn(lambda i: tf.reduce_sum(x[:i + 1], axis=0),
+                                 tf.range(x.shape[0]), fn_output_signature=tf.float32)
+        """),
+        "numpy_method_sum": _d("""
+            def f(x):
+                xn = x.numpy()
+                return tf.constant(np.array([xn[:i + 1].sum(axis=0) for i in range(len(xn))]))
+        """),
+        "while_two_axes": _d("""
+            def f(x):
+                out = []
+                i = 0
+                while i < x.shape[0]:
+                    out.append(tf.reduce_sum(x[:i + 1, :], axis=0))
+                    i += 1
+                return tf.stack(out)
+        """),
+        "exclusive_plus_own": _d("""
+            def f(x):
+                return tf.stack([tf.reduce_sum(x[:i], axis=0) + x[i] for i in range(x.shape[0])])
+        """),
+    },
+    {
+        "hand_cumsum": _d("""
+            def hand_cumsum(x):
+                return tf.cumsum(x, axis=0)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x):
+                return tf.cumsum(x, axis=0)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x):
+                return tf.cumsum(x, axis=0)
+        """),
+    },
+)
+
+PAIR_FEATURES = Computation(
+    "pair_features", "for every pair (i, j) of rows of x [n, d] the row [1, x_i, x_j] (i "
+    "major) → [n * n, 2d + 1], built on the host (held-out round 12: NumPy round trips "
+    "through np.tile, np.repeat, np.insert)",
+    {"n": 8, "d": 4}, {"n": 128, "d": 32},
+    _d("""
+        g = tf.random.Generator.from_seed(45)
+        return (g.normal([SIZE["n"], SIZE["d"]]),)
+    """),
+    {
+        "repeat_tile_insert": _d("""
+            def f(x):
+                xn = x.numpy()
+                n = xn.shape[0]
+                pairs = np.concatenate([np.repeat(xn, n, axis=0), np.tile(xn, (n, 1))], axis=1)
+                return tf.constant(np.insert(pairs, 0, 1.0, axis=1))
+        """),
+        "expanded_repeat_reshape": _d("""
+            def f(x):
+                xn = x.numpy()
+                n, d = xn.shape
+                left = np.repeat(xn[:, None, :], n, axis=1).reshape(n * n, d)
+                right = np.tile(xn[None], (n, 1, 1)).reshape(n * n, d)
+                return tf.constant(np.insert(np.concatenate([left, right], axis=1), 0, 1.0,
+                                             axis=1))
+        """),
+        "insert_column_of_ones": _d("""
+            def f(x):
+                xn = x.numpy()
+                n = len(xn)
+                left = np.insert(np.repeat(xn, n, axis=0), 0, np.ones(n * n), axis=1)
+                return tf.constant(np.concatenate([left, np.tile(xn, [n, 1])], axis=1))
+        """),
+        "tile_int_reps_flat": _d("""
+            def f(x):
+                xn = x.numpy()
+                n, d = xn.shape
+                right = np.tile(xn.ravel(), n).reshape(-1, d)
+                left = np.repeat(xn, n, axis=0)
+                return tf.constant(np.insert(np.concatenate([left, right], 1), 0, 1.0, 1))
+        """),
+        "ones_concatenated": _d("""
+            def f(x):
+                xn = x.numpy()
+                n = xn.shape[0]
+                ones = np.ones((n * n, 1), dtype=np.float32)
+                return tf.constant(np.concatenate([ones, np.repeat(xn, n, axis=0),
+                                                   np.tile(xn, (n, 1))], axis=1))
+        """),
+    },
+    {
+        "hand_tf": _d("""
+            def hand_tf(x):
+                n = x.shape[0]
+                return tf.concat([tf.ones([n * n, 1]), tf.repeat(x, n, axis=0),
+                                  tf.tile(x, [n, 1])], axis=1)
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x):
+                n = x.shape[0]
+                return tf.concat([tf.ones([n * n, 1]), tf.repeat(x, n, axis=0),
+                                  tf.tile(x, [n, 1])], axis=1)
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x):
+                n = x.shape[0]
+                return tf.concat([tf.ones([n * n, 1]), tf.repeat(x, n, axis=0),
+                                  tf.tile(x, [n, 1])], axis=1)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
-                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K)
+                MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K,
+                CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ CALLS = {
     "numpy.reshape": "np.reshape(xn, (3, 4))",
     "numpy.arange": "np.arange(1, 5, dtype=np.float32)[:, None] * xn",
     "numpy.einsum": "np.einsum('ij,jk->ik', xn, yn)",
+    "numpy.repeat": "np.repeat(xn, 2, axis=1)",
+    "numpy.tile": "np.tile(vn, (2, 1))",
+    "numpy.insert": "np.insert(xn, 1, vn, axis=0)",
 }
 
 SOURCE = """
@@ -217,3 +220,81 @@ def f(x):
     (alone,) = [c for c in result.candidates if c.name == "tf.function"]
     assert (alone.rejected or "").startswith("not tried: the code it traces still calls "
                                              ".numpy()"), alone.rejected
+
+
+# NumPy's own rules where TensorFlow's op differs (stop 42): np.tile pads the shorter of
+# reps and the shape with 1s in front, np.repeat flattens without an axis, np.insert casts
+# the values to the array's dtype, pads their rank and moves their first axis to ``axis``.
+SHAPED_CALLS = [
+    "np.tile(xn, 2)", "np.tile(xn, (2, 2, 1))", "np.tile(xn, [1, 3])", "np.tile(vn, 3)",
+    "np.repeat(xn, 2)", "np.repeat(vn, [1, 2, 3])", "np.repeat(xn, [1, 0, 2, 1], axis=0)",
+    "np.repeat(xn, 3, axis=-1)",
+    "np.insert(xn, 1, 5.0, axis=1)", "np.insert(xn, -1, vn, axis=0)",
+    "np.insert(xn, 1, xn[:, 0], axis=1)", "np.insert(xn, 3, 9.0)",
+    "np.insert(xn, 0, xn[:2], axis=0)", "np.insert(xn, 4, vn, 0)",
+    "np.insert((xn * 10).astype(np.int32), 1, 2.7, axis=0)",
+    # an axis NumPy and TF both need, given by position (pair_features/tile_int_reps_flat
+    # left np.concatenate(..., 1) to NumPy, which a trace cannot run)
+    "np.concatenate([xn, xn], 1)", "np.cumsum(xn, 0)",
+]
+
+
+@pytest.mark.parametrize("call", SHAPED_CALLS)
+def test_tile_repeat_and_insert_follow_numpys_rules(call):
+    text = SOURCE.replace("CALL", call)
+    args = _inputs()
+    new = rewrite(text, "f")
+    assert call.split("(")[0] + "(" not in new.split("def _tfperf_")[0], new
+    assert "np." not in new.split("def f(")[1].split("def _tfperf_")[0], new
+    base, mine = _run(text, args), _run(new, args)
+    eq = compare_outputs(snapshot(base), snapshot(mine))
+    assert eq.equivalent is True, f"{call}: {eq.reason}\n{new}"
+    # the helpers trace too (tf.function, then the loop levers' compiled rungs)
+    ns: dict = {}
+    exec(compile(new, "<table>", "exec"), ns)
+    traced = tf.function(ns["f"])(*args)
+    eq = compare_outputs(snapshot(base), snapshot(traced))
+    assert eq.equivalent is True, f"{call} traced: {eq.reason}"
+
+
+def test_an_insert_at_several_positions_is_left_to_numpy():
+    for call in ("np.insert(xn, [0, 2], vn, axis=0)", "np.insert(xn, (1,), 0.0, axis=1)"):
+        new = rewrite(SOURCE.replace("CALL", call + " + np.sum(xn)"), "f")
+        assert call in new and "_tfperf_np_insert" not in new, new
+
+
+def test_an_insert_whose_positions_come_in_a_name_raises_rather_than_differs():
+    # the positions are known only when it runs: several of them raise in the helper (the
+    # candidate is rejected), where a single position would have been inserted
+    text = SOURCE.replace("CALL", "np.insert(xn, at, 0.0, axis=0)").replace(
+        "xn, yn, vn = x.numpy()", "at = [0, 2]\n    xn, yn, vn = x.numpy()")
+    new = rewrite(text, "f")
+    with pytest.raises(ValueError, match="several positions"):
+        _run(new, _inputs())
+
+
+def test_the_search_picks_the_tile_rewrite_and_rejects_a_repeat_for_it(user_module):
+    # np.tile and tf.repeat give the same shape and the same values in another order: the
+    # equivalence check (the user's inputs, then varied ones) must tell them apart
+    from planted import Planted
+
+    from tfperf.tune import tune
+
+    mod = user_module("""
+import numpy as np
+import tensorflow as tf
+
+
+def f(x, w):
+    rows = np.tile(x.numpy(), (1, 3))
+    return tf.constant(rows * np.repeat(w.numpy(), 4))
+""")
+    g = tf.random.Generator.from_seed(5)
+    args = (g.normal([256, 4]), g.normal([3]))
+    wrong = Planted("planted: repeat for tile", "np.tile(x.numpy(), (1, 3))",
+                    "tf.repeat(x, 3, axis=1)")
+    result = tune(mod.f, args, budget=20, levers=[NumpyRoundTrip(), wrong])
+    bad = next(c for c in result.candidates if c.name == wrong.name)
+    assert bad.rejected is not None and "disagrees" in bad.rejected, result.table()
+    rt = next(c for c in result.candidates if c.name == NumpyRoundTrip.name)
+    assert rt.rejected is None and rt.equivalent is True, result.table()

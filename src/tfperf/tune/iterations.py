@@ -152,16 +152,27 @@ def read(ctx: Any, fn: ast.FunctionDef, text: str, model: Any,
         return None
     stmts = list(node.body)
     step = None
+    counter = index
     if model.form == "while":
+        start = _counter_start(block, node, index)
+        # `while c <= n` runs n + 1 times, and a counter from 100 walks range(100, n): the
+        # loop model reads `range(n)` for both (stop 42: 105 groups for 5)
+        if start is None or not isinstance(node.test, ast.Compare) \
+                or not isinstance(node.test.ops[0], ast.Lt):
+            return None
+        if _literal_int(start) != 0:
+            a = text_of(text, start)
+            binds = [(index, f"({a}) + {INDEX}", f"tf.range({a}, {stop})")]
+            index, stop = INDEX, f"{stop} - ({a})"
         steps = [s for s in stmts if isinstance(s, ast.AugAssign)
-                 and isinstance(s.target, ast.Name) and s.target.id == index
+                 and isinstance(s.target, ast.Name) and s.target.id == counter
                  and isinstance(s.op, ast.Add) and isinstance(s.value, ast.Constant)
                  and s.value.value == 1]
         if len(steps) != 1 or steps[0] is not stmts[-1]:
             return None
         step = steps[0]
         stmts = stmts[:-1]
-        if any(isinstance(n, ast.Name) and n.id == index and isinstance(n.ctx, ast.Store)
+        if any(isinstance(n, ast.Name) and n.id == counter and isinstance(n.ctx, ast.Store)
                for s in stmts for n in ast.walk(s)):
             return None
     it = _collector(ctx, fn, text, block, node, stmts, index, model)
@@ -279,6 +290,34 @@ def loop_domain(ctx: Any, text: str, model: Any, tensors: frozenset[str] = froze
     if stop is None:
         return None
     return index, stop, binds
+
+
+def _counter_start(block: list[ast.stmt], loop: ast.stmt, name: str) -> ast.expr | None:
+    """The value a ``while`` loop's counter starts from: its last plain assignment before
+    the loop in the same block, where nothing between rebinds it (None: not known)."""
+    start: ast.expr | None = None
+    before = block[:block.index(loop)]
+    at = 0
+    for i, s in enumerate(before):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name:
+            start, at = s.value, i
+        elif any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                 for n in ast.walk(s)):
+            start = None
+    if start is None:
+        return None
+    # the rewrite writes the start's text again at the loop: it must mean the same there
+    # (review 42: `c = 2; c = c + 1` read `c + 1` at the loop, 4 for 3), so it reads neither
+    # the counter nor a name bound again after it, and calls nothing (run twice)
+    reads = {n.id for n in ast.walk(start) if isinstance(n, ast.Name)}
+    if name in reads or any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield))
+                            for n in ast.walk(start)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id in reads and isinstance(n.ctx, ast.Store)
+           for s in before[at + 1:] for n in ast.walk(s)):
+        return None
+    return start
 
 
 def _literal_int(node: ast.expr) -> int | None:

@@ -13,13 +13,14 @@ above the class. So the patch is a diff of the user's file, and ``--apply`` writ
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import sys
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, tf_alias
 from tfperf.tune.target import Inputs, Target, TuneError
@@ -36,16 +37,21 @@ class MethodHome:
     first: int  # first line of the method (its first decorator), 1-based
     last: int  # its last line
     indent: str  # the method's column, as text
-    self_name: str  # the first parameter (``self``, ``cls``)
+    self_name: str  # the first parameter (``self``, ``cls``); "" for a staticmethod
     top: int  # first line of the top-level statement that holds the class
+    # ``@classmethod``/``@staticmethod`` rows taken off the lifted ``def`` (the lifted
+    # function is called plain), put back above it in the class
+    binding: str = ""
 
     def to_file(self, lifted_text: str, lifted_original: str, name: str) -> str:
         """The user's file with the method replaced by the edited lifted ``def``."""
         tree = parse(lifted_text)
         fn = find_function(tree, name)
         lines = lifted_text.splitlines(keepends=True)
-        body = _with_first_param(lifted_text, fn, self.self_name)
-        method = textwrap.indent(body, self.indent, lambda row: bool(row.strip()))
+        body = _with_first_param(lifted_text, fn, self.self_name) if self.self_name else \
+            _def_text(lifted_text, fn)
+        method = textwrap.indent(self.binding + body, self.indent,
+                                 lambda row: bool(row.strip()))
         before = {ast.dump(n) for n in parse(lifted_original).body}
         added = [n for n in tree.body if n is not fn and ast.dump(n) not in before]
         extra = "".join("".join(lines[n.lineno - 1:n.end_lineno]) + "\n"
@@ -65,6 +71,14 @@ def _is_tf_import(node: ast.stmt) -> bool:
     return isinstance(node, ast.Import) and any(a.name == "tensorflow" for a in node.names)
 
 
+def _def_text(text: str, fn: ast.FunctionDef) -> str:
+    """The ``def`` (with its decorators) of ``text``, dedented."""
+    lines = text.splitlines(keepends=True)
+    start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+    chunk = "".join(lines[start - 1:fn.end_lineno])
+    return textwrap.dedent(chunk if chunk.endswith("\n") else chunk + "\n")
+
+
 def _with_first_param(text: str, fn: ast.FunctionDef, first: str) -> str:
     """The ``def`` (with its decorators) of ``text`` with ``first`` as its first parameter."""
     lines = text.splitlines(keepends=True)
@@ -82,10 +96,49 @@ def target_of(fn: Any, args: tuple[Any, ...] = (), kwargs: Mapping[str, Any] | N
               inputs: Inputs | None = None) -> Target:
     """The :class:`Target` for whatever the user handed tune: a function, a bound method,
     a Keras layer, an object with ``__call__``."""
+    if isinstance(fn, functools.partial):
+        return _partial_target(fn, tuple(args), kwargs, inputs)
     fn = unwrap_callable(fn)
     if inspect.ismethod(fn):
         return method_target(fn, tuple(args), kwargs, inputs)
+    if _static_owner(fn) is not None:
+        return method_target(fn, tuple(args), kwargs, inputs)
     return Target.from_function(fn, tuple(args), kwargs, inputs)
+
+
+def _partial_target(fn: functools.partial[Any], args: tuple[Any, ...],
+                    kwargs: Mapping[str, Any] | None, inputs: Inputs | None) -> Target:
+    """``functools.partial(g, *bound, **kw)``: ``g`` tuned with the bound arguments put
+    before the call's (a partial has no source of its own; the patch edits ``g``)."""
+    func, bound, kw = fn.func, tuple(fn.args), dict(fn.keywords)
+    if inputs is not None:
+        made = inputs
+
+        def merged() -> tuple[tuple[Any, ...], dict[str, Any]]:
+            a, k = made()
+            return bound + tuple(a), {**kw, **dict(k)}
+
+        return target_of(func, (), None, merged)
+    return target_of(func, bound + args, {**kw, **dict(kwargs or {})}, None)
+
+
+def _static_owner(fn: Any) -> type | None:
+    """The class that holds ``fn`` as a ``@staticmethod`` (``Class.f`` or ``obj.f`` give
+    the plain function, whose qualified name is ``Class.f``), or None."""
+    py = inspect.unwrap(getattr(fn, "python_function", fn))
+    if not inspect.isfunction(py) or "<locals>" in py.__qualname__ \
+            or "." not in py.__qualname__:
+        return None
+    owner: Any = sys.modules.get(py.__module__)
+    for part in py.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not inspect.isclass(owner):
+        return None
+    try:
+        raw = inspect.getattr_static(owner, py.__name__)
+    except AttributeError:
+        return None
+    return owner if isinstance(raw, staticmethod) else None
 
 
 def unwrap_callable(fn: Any) -> Any:
@@ -105,10 +158,12 @@ def unwrap_callable(fn: Any) -> Any:
 
 def method_target(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None,
                   inputs: Inputs | None) -> Target:
-    """A bound method as a :class:`Target` whose source is its lifted ``def`` (see above)."""
-    bound = fn
-    owner = bound.__self__
-    func = inspect.unwrap(bound.__func__)
+    """A bound method (or a classmethod, bound to its class, or a staticmethod, bound to
+    nothing) as a :class:`Target` whose source is its lifted ``def`` (see above)."""
+    static = _static_owner(fn)
+    owner: Any = static if static is not None else fn.__self__
+    func = inspect.unwrap(getattr(fn, "python_function", fn) if static is not None
+                          else fn.__func__)
     where = getattr(func, "__qualname__", repr(fn))
     if not inspect.isfunction(func):
         raise TuneError(f"{where}: a method without Python source (a builtin or C "
@@ -134,32 +189,57 @@ def method_target(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | No
     if node is None or node.end_lineno is None:
         raise TuneError(f"{where}: its def cannot be found in {path}")
     params = node.args.posonlyargs + node.args.args
-    if not params:
+    if not params and static is None:
         raise TuneError(f"{where}: takes no `self` parameter")
-    self_name = params[0].arg
+    self_name = "" if static is not None else params[0].arg
     why = _unliftable(node, self_name)
     if why:
         raise TuneError(f"{where}: {why}")
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     rows = text.splitlines(keepends=True)
-    chunk = "".join(rows[first - 1:node.end_lineno])
     indent = rows[node.lineno - 1][:len(rows[node.lineno - 1])
                                    - len(rows[node.lineno - 1].lstrip())]
-    lifted_def = _without_first_param(textwrap.dedent(chunk), node.name)
+    # @classmethod/@staticmethod make a descriptor, which the lifted (module-level) def must
+    # not be ("'classmethod' object is not callable"): taken off, and put back by the patch
+    bindings = [d for d in node.decorator_list if _is_binding(d)]
+    # the binding's row and the comment rows under it, up to the next decorator or the def
+    # (review 42: a comment there was dropped, the def's text starting at the def)
+    after = [d.lineno for d in node.decorator_list[1:]] + [node.lineno]
+    binding_rows = set(range(bindings[0].lineno, after[0])) if bindings else set()
+    if any(d.lineno != d.end_lineno for d in bindings):
+        raise TuneError(f"{where}: its decorators are spelled in a way tune cannot lift")
+    if bindings and (len(bindings) > 1 or node.decorator_list[0] is not bindings[0]):
+        # a decorator above @staticmethod gets the descriptor, not the function: lifted
+        # without the binding it would be measured on another object, and the patch (the
+        # binding put back on top) would move it (review 42)
+        raise TuneError(f"{where}: a decorator above @{bindings[0].id} (it is handed the "
+                        f"{bindings[0].id} object): tune takes @{bindings[0].id} only as "
+                        "the outermost decorator")
+    kept = [r for i, r in enumerate(rows[first - 1:node.end_lineno], first)
+            if i not in binding_rows]
+    binding = "".join(textwrap.dedent(rows[i - 1]) for i in sorted(binding_rows))
+    chunk = "".join(kept)
+    lifted_def = textwrap.dedent(chunk) if static is not None \
+        else _without_first_param(textwrap.dedent(chunk), node.name)
     imports = [ast.get_source_segment(text, n) or "" for n in tree.body
                if isinstance(n, (ast.Import, ast.ImportFrom))]
     source = "".join(f"{i}\n" for i in imports) + "\n\n" + lifted_def
     namespace = dict(func.__globals__)
-    namespace[self_name] = owner
+    if self_name:
+        namespace[self_name] = owner
     namespace[node.name] = fn
     module = sys.modules.get(func.__module__) or sys.modules["__main__"]
     if inputs is not None:
         args, kw = inputs()
         kwargs = kw
-    home = MethodHome(text, first, node.end_lineno, indent, self_name, top)
+    home = MethodHome(text, first, node.end_lineno, indent, self_name, top, binding)
     return Target(fn, node.name, path, source, module, tuple(args), dict(kwargs or {}),
                   inputs, in_file=True, cell=None, namespace=namespace,
                   method_home=home, method_of=func.__qualname__)
+
+
+def _is_binding(decorator: ast.expr) -> TypeGuard[ast.Name]:
+    return isinstance(decorator, ast.Name) and decorator.id in ("classmethod", "staticmethod")
 
 
 def _find_method(tree: ast.Module, func: Any) -> tuple[ast.FunctionDef | None, int]:

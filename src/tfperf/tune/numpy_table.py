@@ -19,6 +19,7 @@ class Equivalent:
     renames: dict[str, str] = field(default_factory=dict)  # NumPy keyword → TF keyword
     needs: tuple[str, ...] = ()  # NumPy keywords that must be given (NumPy's default differs)
     axes_one: bool = False  # np.dot: tf.tensordot(a, b, axes=1)
+    helper: bool = False  # ``tf`` names a function of HELPERS, written into the module
 
 
 _REDUCE = {"axis": "axis", "keepdims": "keepdims"}
@@ -54,6 +55,56 @@ NUMPY_TO_TF: dict[str, Equivalent] = {
     "numpy.reshape": Equivalent("reshape", {"newshape": "shape"}),
     "numpy.arange": Equivalent("range", {"dtype": "dtype"}),
     "numpy.einsum": Equivalent("einsum"),
+    # np.repeat and tf.repeat agree on every axis, None (flattened) included
+    "numpy.repeat": Equivalent("repeat", {"axis": "axis"}),
+    # tf.tile needs one multiple per axis; np.tile pads the shorter of reps and the shape
+    "numpy.tile": Equivalent("_tfperf_np_tile", helper=True),
+    "numpy.insert": Equivalent("_tfperf_np_insert", {"axis": "axis"}, helper=True),
+}
+#: Helpers for NumPy calls whose TensorFlow form is more than one call (NumPy's rules for
+#: ``reps`` and for the inserted values' shape), written into the module where used.
+HELPERS = {
+    "_tfperf_np_tile": '''
+def _tfperf_np_tile(a, reps):
+    """np.tile on a tensor: reps (an int or a sequence) padded in front with 1s to the rank,
+    or the value given leading axes of 1 where reps is longer, as NumPy does."""
+    import tensorflow as tf
+
+    a = tf.convert_to_tensor(a)
+    reps = tf.reshape(tf.cast(reps, tf.int32), [-1])
+    d, r = tf.size(reps), tf.rank(a)
+    a = tf.reshape(a, tf.concat([tf.ones([tf.maximum(d - r, 0)], tf.int32), tf.shape(a)], 0))
+    return tf.tile(a, tf.concat([tf.ones([tf.maximum(r - d, 0)], tf.int32), reps], 0))
+''',
+    "_tfperf_np_insert": '''
+def _tfperf_np_insert(arr, index, values, axis=None):
+    """np.insert of values before one position on a tensor: NumPy's rules (axis None
+    flattens; values cast to the array's dtype, given leading axes of 1 to its rank, their
+    first axis moved to ``axis``, broadcast across the others), as a concat."""
+    import tensorflow as tf
+
+    arr = tf.convert_to_tensor(arr)
+    if axis is None:
+        arr, axis = tf.reshape(arr, [-1]), 0
+    rank = arr.shape.rank
+    index = tf.convert_to_tensor(index)
+    if rank is None or index.shape.rank != 0:
+        raise ValueError("np.insert at several positions (or of an unknown rank) has no "
+                         "TensorFlow form here")
+    axis %= rank
+    n = tf.shape(arr)[axis]
+    index = tf.cast(index, tf.int32)
+    index = tf.where(index < 0, index + n, index)
+    values = tf.cast(values, arr.dtype)
+    short = max(rank - values.shape.rank, 0)
+    values = tf.reshape(values, tf.concat([tf.ones([short], tf.int32), tf.shape(values)], 0))
+    values = tf.transpose(values, [*range(1, axis + 1), 0, *range(axis + 1, rank)])
+    shape = tf.tensor_scatter_nd_update(tf.shape(arr), [[axis]], [tf.shape(values)[axis]])
+    tf.debugging.assert_less_equal(index, n, "np.insert: index out of bounds")
+    tf.debugging.assert_non_negative(index, "np.insert: index out of bounds")
+    before, after = tf.split(arr, tf.stack([index, n - index]), axis=axis)
+    return tf.concat([before, tf.broadcast_to(values, shape), after], axis)
+''',
 }
 #: NumPy dtypes written as ``np.float32`` and their TF names.
 DTYPES = {f"numpy.{d}": d for d in ("float16", "float32", "float64", "int32", "int64",

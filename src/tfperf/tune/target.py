@@ -83,6 +83,11 @@ class Target:
         if not callable(fn) or name is None or not inspect.isfunction(py):
             raise TuneError(f"{fn!r} is not a Python function: tune needs a function "
                             "defined with `def` in a .py file")
+        if name == "<lambda>":
+            code = py.__code__
+            raise TuneError(f"a lambda ({Path(code.co_filename).name}:{code.co_firstlineno}): "
+                            "tune edits a function's source and a lambda has no name to "
+                            "patch; write it as `def name(...): return ...` and tune that")
         if py.__qualname__ != name and _is_closure(py):
             return _lifted(fn, py, tuple(args), kwargs, inputs)
         if py.__qualname__ != name:

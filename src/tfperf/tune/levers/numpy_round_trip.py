@@ -16,7 +16,14 @@ import ast
 from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext, RewriteLever
-from tfperf.tune.numpy_table import ARRAYS, ATTRIBUTES, DTYPES, METHODS, NUMPY_TO_TF
+from tfperf.tune.numpy_table import (
+    ARRAYS,
+    ATTRIBUTES,
+    DTYPES,
+    HELPERS,
+    METHODS,
+    NUMPY_TO_TF,
+)
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
 
@@ -39,6 +46,7 @@ class _ToTensorFlow(ast.NodeTransformer):
     def __init__(self, ctx: Any, tf: str, host_names: set[str]) -> None:
         self.ctx, self.tf, self.host = ctx, tf, host_names
         self.changed = 0
+        self.helpers: set[str] = set()  # HELPERS the rewrite calls
 
     def _tf(self, name: str) -> ast.expr:
         return ast.parse(f"{self.tf}.{name}", mode="eval").body
@@ -129,7 +137,12 @@ class _ToTensorFlow(ast.NodeTransformer):
             # a name may hold a list of tensors: packed into one, as the array was
             return ast.Call(self._tf("convert_to_tensor"), [arg], [])
         if eq is None or any(k.arg not in eq.renames for k in node.keywords) \
-                or any(n not in {k.arg for k in node.keywords} for n in eq.needs):
+                or any(n not in {k.arg for k in node.keywords} for n in eq.needs
+                       # np.concatenate(xs, 1), np.cumsum(x, 0): the axis given by position,
+                       # second in both signatures
+                       if not (n == "axis" and len(node.args) == 2)) \
+                or any(isinstance(a, ast.Starred) for a in node.args) \
+                or (q == "numpy.insert" and _several_positions(node)):
             return self.generic_visit(node)
         self.generic_visit(node)
         self.changed += 1
@@ -137,7 +150,19 @@ class _ToTensorFlow(ast.NodeTransformer):
                     for k in node.keywords]
         if eq.axes_one:
             keywords.append(ast.keyword("axes", ast.Constant(1)))
+        if eq.helper:
+            self.helpers.add(eq.tf)
+            return ast.Call(ast.Name(eq.tf, ast.Load()), node.args, keywords)
         return ast.Call(self._tf(eq.tf), node.args, keywords)
+
+
+def _several_positions(node: ast.Call) -> bool:
+    """``np.insert(a, [1, 3], v)``, ``np.insert(a, slice(...), v)``: several positions,
+    which the helper (one position) does not take: left to NumPy. A name is judged when it
+    runs (the helper raises on a sequence: the candidate is rejected, not wrong)."""
+    obj = node.args[1] if len(node.args) > 1 else None
+    return obj is None or isinstance(obj, (ast.List, ast.Tuple, ast.ListComp, ast.Slice,
+                                           ast.Set))
 
 
 def rewrite(text: str, name: str) -> str:
@@ -170,7 +195,11 @@ def rewrite(text: str, name: str) -> str:
         pad = rows[stmt.lineno - 1][:stmt.col_offset]
         block = "".join(pad + r + "\n" for r in new_text.splitlines())
         rows[stmt.lineno - 1:stmt.end_lineno] = [block]
-    return "".join(rows)
+    out = "".join(rows)
+    for helper in sorted(fix.helpers):
+        if f"def {helper}(" not in out:
+            out = out.rstrip("\n") + "\n\n" + HELPERS[helper]
+    return out
 
 
 def _pairs(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]]:
