@@ -94,6 +94,8 @@ def test_astype_of_pythons_float_is_numpys_float64_not_tfs_float32():
     "xn.sum(0, np.float64)",          # dtype by position: NumPy's own signature
     "xn.squeeze(*[0])",               # axes unpacked from a list
     "xn.transpose(axes=[0, 1, 3, 2])",  # NumPy's method takes no keyword: it raises there
+    # one argument: a tuple of index arrays, not tf.where's [k, rank] tensor
+    "len(np.where(vn > 0))",
 ])
 def test_calls_outside_the_table_are_left_to_numpy(call):
     new = rewrite(SOURCE.replace("CALL", call + " + np.sum(vn)"), "f")
