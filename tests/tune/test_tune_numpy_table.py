@@ -161,6 +161,8 @@ METHOD_CALLS = {
     "ravel": "xn.ravel()",
     "copy": "xn.copy()",
     "T": "xn.T @ xn",
+    "squeeze": "xn[None, :, None].squeeze() + xn[:1].squeeze(axis=0)",
+    "transpose": "xn.transpose() @ xn",
 }
 
 

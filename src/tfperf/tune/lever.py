@@ -58,6 +58,9 @@ class Lever:
     # Its loop runs step by step eagerly but is one loop in a traced graph (tf.scan): the
     # eager ops its code runs say nothing of the trace's length.
     graph_loop: bool = False
+    # Alone it runs the user's ops as they were and only lets a later rung (tf.function, XLA)
+    # trace them: a gain timed for it alone is the run's order or noise, never the lever.
+    enables_only: bool = False
     description: str = ""
     rejections: tuple[str, ...] = ()
 

@@ -125,6 +125,19 @@ METHODS: dict[str, Equivalent] = {
     "flatten": Equivalent("reshape"),
     "ravel": Equivalent("reshape"),
     "copy": Equivalent("identity"),
+    # stop 42 wave 2 (held-out round 13's c06: ``x.numpy().squeeze()``)
+    "squeeze": Equivalent("squeeze", {"axis": "axis"}),
+    "transpose": Equivalent("transpose"),  # ndarray.transpose takes its axes by position only
 }
+#: Methods whose one positional argument is NumPy's ``axis`` (``xn.max(1)``, ``xn.squeeze(0)``)
+#: or, for ``transpose``, its axes (given as one sequence or as separate ints).
+POSITIONAL_AXIS = frozenset({"sum", "mean", "max", "min", "prod", "squeeze"})
+#: Python's own types given to ``astype``: NumPy reads ``float`` as float64 and ``int`` as
+#: int64, where ``tf.cast(x, float)`` would give float32 and int32.
+BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}
+#: Array attributes a tensor has with the same meaning, left as they are by the rewrite:
+#: ``.shape`` (a TensorShape: unpacks, indexes and compares like the tuple), ``.ndim``, and
+#: ``.dtype`` (a tf.DType, equal to the NumPy dtype and accepted by tf.cast).
+NATIVE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
 #: Array attributes → the TensorFlow function of the value (``x.T``).
 ATTRIBUTES = {"T": "transpose"}

@@ -155,6 +155,19 @@ def not_faster(cand: Any, base: Any) -> str | None:
     return f"not told apart from the baseline: ×{speed:.2f}, but {g.describe()}"
 
 
+def only_enables(cand: Any) -> str | None:
+    """Why a candidate made only of levers that run the user's ops as they were
+    (``Lever.enables_only``: the code made traceable, nothing compiled on top) is no pick,
+    however its rounds came out; None for any other candidate. Held-out round 13's c09: such
+    a candidate was picked and shown at 1.00× the user's own function."""
+    levers = tuple(getattr(cand, "levers", ()))
+    if not levers or not all(getattr(lv, "enables_only", False) for lv in levers):
+        return None
+    speed = cand.record.speedup or 0.0
+    return (f"runs the user's ops as they were (it only lets tf.function or XLA trace them): "
+            f"×{speed:.2f} alone is no gain to pick")
+
+
 def break_tie(tied: Sequence[Any], lint_counts: Sequence[int]) -> Any:
     """The pick among candidates that beat the baseline (``tied[i].record``, ``.levers``,
     ``.rounds``, with ``lint_counts[i]`` findings in its patched file): steps 2 and 3 of the

@@ -42,7 +42,7 @@ from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.kinds import Kinds, kind_of
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
 from tfperf.tune.methods import target_of
-from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster
+from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster, only_enables
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
@@ -1078,6 +1078,11 @@ class Search:
         the run that timed both; then lint's preference and the safest patch among those the
         run cannot tell apart (:mod:`tfperf.tune.pick`)."""
         kept = [c for c in cands if c.record.kept and c.record.equivalent is True]
+        for c in list(kept):
+            enables = only_enables(c)
+            if enables is not None:
+                c.record.rejected = enables
+                kept.remove(c)
         if self.calls:
             calls = self.calls
 

@@ -19,10 +19,12 @@ from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.numpy_table import (
     ARRAYS,
     ATTRIBUTES,
+    BUILTIN_DTYPES,
     DTYPES,
     HELPERS,
     METHODS,
     NUMPY_TO_TF,
+    POSITIONAL_AXIS,
 )
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
@@ -54,7 +56,11 @@ class _ToTensorFlow(ast.NodeTransformer):
     def _dtype(self, node: ast.expr) -> ast.expr:
         """``np.float32`` given to a converted call → ``tf.float32``."""
         q = self.ctx.qualname(node)
-        return self._tf(DTYPES[q].rstrip("_")) if q in DTYPES else node
+        if q in DTYPES:
+            return self._tf(DTYPES[q].rstrip("_"))
+        if isinstance(node, ast.Name) and node.id in BUILTIN_DTYPES and q is None:
+            return self._tf(BUILTIN_DTYPES[node.id])  # astype(float): NumPy's float64
+        return node
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         sl = node.slice
@@ -102,9 +108,18 @@ class _ToTensorFlow(ast.NodeTransformer):
             if len(node.args) != 1:
                 return None
             return ast.Call(self._tf("cast"), [value, self._dtype(node.args[0])], [])
-        if node.args:  # positional axis, out=...: NumPy's own signature, left alone
-            return None
         keywords = [ast.keyword(eq.renames[k.arg or ""], k.value) for k in node.keywords]
+        if func.attr == "transpose" and node.args:
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                return None
+            perm = node.args[0] if len(node.args) == 1 else ast.List(list(node.args))
+            return ast.Call(self._tf("transpose"), [value, perm], [])
+        if node.args:
+            # one positional axis (xn.max(1)); more (dtype, out=...) is NumPy's own signature
+            if func.attr not in POSITIONAL_AXIS or len(node.args) != 1 or node.keywords \
+                    or isinstance(node.args[0], ast.Starred):
+                return None
+            keywords = [ast.keyword("axis", node.args[0])]
         return ast.Call(self._tf(eq.tf), [value], keywords)
 
     def visit_Call(self, node: ast.Call) -> Any:
@@ -142,7 +157,10 @@ class _ToTensorFlow(ast.NodeTransformer):
                        # second in both signatures
                        if not (n == "axis" and len(node.args) == 2)) \
                 or any(isinstance(a, ast.Starred) for a in node.args) \
-                or (q == "numpy.insert" and _several_positions(node)):
+                or (q == "numpy.insert" and _several_positions(node)) \
+                or (q == "numpy.where" and len(node.args) != 3):
+            # np.where(c) alone is a tuple of index arrays, one per axis; tf.where(c) is one
+            # [k, rank] tensor (held-out round 13's c10: ``out[np.where(out < t)]`` raised)
             return self.generic_visit(node)
         self.generic_visit(node)
         self.changed += 1

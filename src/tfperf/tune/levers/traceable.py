@@ -124,6 +124,7 @@ def _calls(classes: list[ast.ClassDef]) -> list[ast.FunctionDef]:
 class Traceable(Lever):
     name, slot, stage, traces = "traceable: AutoGraph into call, unpacking, tf.range", \
         "bounds", 5, False
+    enables_only = True  # eagerly the converted code runs the same ops (held-out round 13's c09)
     description = ("a Keras layer's call converted by AutoGraph, a tensor unpacked by "
                    "indexing, a range loop that breaks on a tensor made a tf.range loop (and "
                    "static loop bounds): the code traces, so it can be compiled")
