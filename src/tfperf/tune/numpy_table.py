@@ -20,14 +20,20 @@ class Equivalent:
     needs: tuple[str, ...] = ()  # NumPy keywords that must be given (NumPy's default differs)
     axes_one: bool = False  # np.dot: tf.tensordot(a, b, axes=1)
     helper: bool = False  # ``tf`` names a function of HELPERS, written into the module
+    # a function of HELPERS the first argument goes through, the TF call kept as it is (so
+    # the levers that read ``tf.reduce_mean`` still see it)
+    arg_helper: str = ""
 
 
 _REDUCE = {"axis": "axis", "keepdims": "keepdims"}
+# np.mean of integers or bools is a float64 mean (int32 [1, 2] → 1.5); tf.reduce_mean of
+# them is an integer one (1): its argument is made float64 first, floats kept as they are
+_MEAN = Equivalent("reduce_mean", _REDUCE, arg_helper="_tfperf_np_float")
 
 NUMPY_TO_TF: dict[str, Equivalent] = {
     "numpy.linalg.norm": Equivalent("norm", _REDUCE),
     "numpy.sum": Equivalent("reduce_sum", _REDUCE),
-    "numpy.mean": Equivalent("reduce_mean", _REDUCE),
+    "numpy.mean": _MEAN,
     "numpy.max": Equivalent("reduce_max", _REDUCE),
     "numpy.amax": Equivalent("reduce_max", _REDUCE),
     "numpy.min": Equivalent("reduce_min", _REDUCE),
@@ -64,6 +70,17 @@ NUMPY_TO_TF: dict[str, Equivalent] = {
 #: Helpers for NumPy calls whose TensorFlow form is more than one call (NumPy's rules for
 #: ``reps`` and for the inserted values' shape), written into the module where used.
 HELPERS = {
+    "_tfperf_np_float": '''
+def _tfperf_np_float(x):
+    """A value NumPy would average as float64 (integers, bools) cast to it; floating and
+    complex values as they are (NumPy keeps their dtype)."""
+    import tensorflow as tf
+
+    x = tf.convert_to_tensor(x)
+    if x.dtype.is_floating or x.dtype.is_complex:
+        return x
+    return tf.cast(x, tf.float64)
+''',
     "_tfperf_np_tile": '''
 def _tfperf_np_tile(a, reps):
     """np.tile on a tensor: reps (an int or a sequence) padded in front with 1s to the rank,
@@ -118,7 +135,7 @@ METHODS: dict[str, Equivalent] = {
     "reshape": Equivalent("reshape"),
     "astype": Equivalent("cast"),
     "sum": Equivalent("reduce_sum", _REDUCE),
-    "mean": Equivalent("reduce_mean", _REDUCE),
+    "mean": _MEAN,
     "max": Equivalent("reduce_max", _REDUCE),
     "min": Equivalent("reduce_min", _REDUCE),
     "prod": Equivalent("reduce_prod", _REDUCE),

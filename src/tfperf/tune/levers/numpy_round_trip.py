@@ -25,6 +25,7 @@ from tfperf.tune.numpy_table import (
     METHODS,
     NUMPY_TO_TF,
     POSITIONAL_AXIS,
+    Equivalent,
 )
 from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse
 
@@ -120,7 +121,14 @@ class _ToTensorFlow(ast.NodeTransformer):
                     or isinstance(node.args[0], ast.Starred):
                 return None
             keywords = [ast.keyword("axis", node.args[0])]
-        return ast.Call(self._tf(eq.tf), [value], keywords)
+        return ast.Call(self._tf(eq.tf), self._args(eq, [value]), keywords)
+
+    def _args(self, eq: Equivalent, args: list[ast.expr]) -> list[ast.expr]:
+        """``args`` with the first one through ``eq.arg_helper`` where it has one."""
+        if not eq.arg_helper or not args:
+            return args
+        self.helpers.add(eq.arg_helper)
+        return [ast.Call(ast.Name(eq.arg_helper, ast.Load()), [args[0]], []), *args[1:]]
 
     def visit_Call(self, node: ast.Call) -> Any:
         if _is_numpy_call(node):
@@ -171,7 +179,7 @@ class _ToTensorFlow(ast.NodeTransformer):
         if eq.helper:
             self.helpers.add(eq.tf)
             return ast.Call(ast.Name(eq.tf, ast.Load()), node.args, keywords)
-        return ast.Call(self._tf(eq.tf), node.args, keywords)
+        return ast.Call(self._tf(eq.tf), self._args(eq, node.args), keywords)
 
 
 def _several_positions(node: ast.Call) -> bool:
