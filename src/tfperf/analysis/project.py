@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from tfperf.analysis.summary import BY_METHOD_NAME, CallFact, FunctionFact, ModuleSummary
 
@@ -102,6 +103,19 @@ class Project:
         self._folders: dict[str, str] = {}
 
     # ---------------------------------------------------------------- modules
+
+    def imported_uses(self, code: str) -> Iterator[
+            tuple[ModuleSummary, dict[str, Any], list[dict[str, Any]]]]:
+        """Rule ``code``'s published uses of a name imported from another project module (a
+        fact with ``use`` and ``from``), each with its module and the facts ``code`` published
+        for the module it comes from."""
+        for module in self.modules.values():
+            for fact in module.facts.get(code, ()):
+                if "use" not in fact:
+                    continue
+                other = self.module(module.path, fact["from"])
+                if other is not None:
+                    yield module, fact, other.facts.get(code, [])
 
     def module(self, importer: str, spec: str) -> ModuleSummary | None:
         """The module ``spec`` (``"agent"``, ``"pkg.agent"``, ``".agent"``) imported from the

@@ -460,20 +460,14 @@ size. TF 1.x graphs built with `tf.constant(big)` outside a `tf.function` are no
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
-        for module in project.modules.values():
-            for fact in module.facts.get(self.code, ()):
-                if "use" not in fact:
-                    continue
-                other = project.module(module.path, fact["from"])
-                if other is None:
-                    continue
-                for f in other.facts.get(self.code, ()):
-                    if f.get("big") == fact["use"]:
-                        if f["why"] in _SIZE_UNKNOWN and not fact.get("table"):
-                            break  # a file's array used elementwise: maybe a few numbers
-                        yield self.project_finding(
-                            module.path, fact["pos"],
-                            f"a large NumPy array ({fact['use']} from {fact['from']}: "
-                            f"{f['why']}) is used by traced code: each trace copies it into "
-                            "the graph as a constant")
-                        break
+        for module, fact, defined in project.imported_uses(self.code):
+            for f in defined:
+                if f.get("big") == fact["use"]:
+                    if f["why"] in _SIZE_UNKNOWN and not fact.get("table"):
+                        break  # a file's array used elementwise: maybe a few numbers
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        f"a large NumPy array ({fact['use']} from {fact['from']}: "
+                        f"{f['why']}) is used by traced code: each trace copies it into "
+                        "the graph as a constant")
+                    break

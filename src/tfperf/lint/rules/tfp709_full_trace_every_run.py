@@ -258,11 +258,6 @@ Keras's `compile(options=...)` is not covered.
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
-        for module in project.modules.values():
-            for fact in module.facts.get(self.code, ()):
-                if "use" not in fact:
-                    continue
-                other = project.module(module.path, fact["from"])
-                if other is not None and any(f.get("options") == fact["use"]
-                                             for f in other.facts.get(self.code, ())):
-                    yield self.project_finding(module.path, fact["pos"])
+        for module, fact, defined in project.imported_uses(self.code):
+            if any(f.get("options") == fact["use"] for f in defined):
+                yield self.project_finding(module.path, fact["pos"])
