@@ -17,7 +17,9 @@ and tested on wordings of our own, with a VALID twin that must not get the new a
 
 from __future__ import annotations
 
+import re
 import sys
+import time
 from pathlib import Path
 
 from tfperf.doctor.explainer import explain_log
@@ -435,64 +437,49 @@ def test_a_val_prefixed_config_key_is_no_history_metric() -> None:
         assert explain_log(text).causes[0].label == "history-metric-missing", key
 
 
+def _fastest_search(rx: re.Pattern[str], text: str, tries: int) -> float:
+    """The best of ``tries`` timings of one search: growth tests compare two of them from one
+    run (16x the text: about 16x linear, about 256x quadratic), never an absolute time."""
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        rx.search(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def test_the_history_key_pattern_is_linear_in_a_long_key() -> None:
     # a lazy metric-word search followed by \w* was quadratic ('val_' + 'loss' * 16000: 6 s)
-    import time
-
     from tfperf.doctor.knowledge import error_patterns
 
     rx = next(p.regex for p in error_patterns() if p.id == "history-metric-missing")
 
-    def fastest(n: int, tries: int) -> float:
-        text = "KeyError: 'val_" + "loss" * n + "x\n"
-        best = float("inf")
-        for _ in range(tries):
-            t0 = time.perf_counter()
-            rx.search(text)
-            best = min(best, time.perf_counter() - t0)
-        return best
+    def key(n: int) -> str:
+        return "KeyError: 'val_" + "loss" * n + "x\n"
 
-    small, large = fastest(500, 15), fastest(8000, 5)
+    small, large = _fastest_search(rx, key(500), 15), _fastest_search(rx, key(8000), 5)
     assert large < 64 * small  # 16x the text: about 16x linear, about 256x quadratic
 
 
 def test_the_fed_shape_pattern_is_linear_in_a_run_of_blanks() -> None:
     # two blank runs around an optional line break were quadratic (32,000 blanks: about 1 s)
-    import time
-
     from tfperf.doctor.explain_evidence import _FED
 
-    def fastest(n: int, tries: int) -> float:
-        text = "Cannot feed value of shape (1, 2) for Tensor 'x', " + " " * n + "whic\n"
-        best = float("inf")
-        for _ in range(tries):
-            t0 = time.perf_counter()
-            _FED.search(text)
-            best = min(best, time.perf_counter() - t0)
-        return best
+    def fed(n: int) -> str:
+        return "Cannot feed value of shape (1, 2) for Tensor 'x', " + " " * n + "whic\n"
 
-    small, large = fastest(1000, 15), fastest(16000, 5)
+    small, large = _fastest_search(_FED, fed(1000), 15), _fastest_search(_FED, fed(16000), 5)
     assert large < 64 * small  # 16x the blanks: about 16x linear, about 256x quadratic
 
 
 def test_the_floor_s_crash_and_loader_patterns_are_linear_in_a_long_token() -> None:
     # a run of non-blanks tried from every position inside it was quadratic (a line with 'exit'
     # and a 40,000-character token: 4 s in explain_log)
-    import time
-
     from tfperf.doctor.explain_floor import _CRASH, _LOADER
 
-    def fastest(rx: object, text: str, tries: int) -> float:
-        best = float("inf")
-        for _ in range(tries):
-            t0 = time.perf_counter()
-            rx.search(text)  # type: ignore[attr-defined]
-            best = min(best, time.perf_counter() - t0)
-        return best
-
     for rx, head in ((_CRASH, "exit code 0x"), (_LOADER, "error while loading shared x ")):
-        small = fastest(rx, head + "0" * 1000 + "\n", 15)
-        large = fastest(rx, head + "0" * 16000 + "\n", 5)
+        small = _fastest_search(rx, head + "0" * 1000 + "\n", 15)
+        large = _fastest_search(rx, head + "0" * 16000 + "\n", 5)
         assert large < 64 * small, rx  # 16x the token: about 16x linear, 256x quadratic
 
 
