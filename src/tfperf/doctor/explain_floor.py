@@ -568,9 +568,29 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
     block = _message_block(lines, at, explained)
     if TF_CONTEXT.search("\n".join(lines[li] for li in block)):
         return "its message names TensorFlow things"
-    if TF_CODE.search("\n".join(_traceback_lines(lines, at, block[-1] + 1))):
+    frames = _traceback_lines(lines, at, block[-1] + 1)
+    if TF_CODE.search("\n".join(frames)):
         return "its traceback runs through TensorFlow code or a TensorFlow call"
+    if _keras_call_filtered(lines, at, frames):
+        return "it was raised by a Keras model method whose own frames Keras hid"
     return ""
+
+
+# a Keras model method called in the user's code line; Keras (tf.keras since 2.9, Keras 3)
+# filters its own frames out of the traceback, so the user's frame is all that is left
+_KERAS_CALL = re.compile(r"\.(?:fit|fit_generator|evaluate|evaluate_generator|predict|"
+                         r"predict_generator|train_on_batch|test_on_batch|predict_on_batch)\(")
+
+
+def _keras_call_filtered(lines: list[str], at: int, frames: list[str]) -> bool:
+    """The traceback holds only the user's frames (no library's: scikit-learn's ``fit`` shows
+    its own), its last code line calls a Keras model method, and TensorFlow's lines are above."""
+    if not frames or any(_FRAME.search(f) and _NOT_USER.search(f) for f in frames):
+        return False
+    code = next((f for f in frames if not f.lstrip().startswith('File "')), "")
+    if not _KERAS_CALL.search(code):
+        return False
+    return bool(TF_CODE.search("\n".join(lines[max(0, at - _MAX_BACK):at])))
 
 
 # the native libraries of TensorFlow's stack a crash's frames or assertion can name, most specific

@@ -1,0 +1,291 @@
+"""Stop 43's probe of explain's long tail: error logs of our own (not copies of any thread), in
+the shapes real logs have, for classes and add-ons tfperf has few or no rows for: other
+``tf.errors`` classes, tensorflow_io / addons / text, tf-agents, TensorFlow Probability,
+tensorflow-metal, DirectML, Windows / macOS / ARM import failures, Keras 3 against tf.keras, XLA
+and TPUs, SavedModel and TFLite conversion, distributed runs. ``test_explain_stop43.py`` asserts
+the label each must get (never "nothing wrong" or "not recognised") and the reading it leads with.
+"""
+
+# ruff: noqa: E501
+V: dict[str, str] = {}
+V["unimpl_cast"] = """Epoch 1/10
+Traceback (most recent call last):
+  File "/home/ana/proj/train_csv.py", line 41, in <module>
+    model.fit(ds, epochs=10)
+  File "/home/ana/.venv/lib/python3.10/site-packages/keras/src/utils/traceback_utils.py", line 70, in error_handler
+    raise e.with_traceback(filtered_tb) from None
+tensorflow.python.framework.errors_impl.UnimplementedError: Graph execution error:
+
+Detected at node 'Cast_1' defined at (most recent call last):
+Cast string to float is not supported
+\t [[{{node Cast_1}}]] [Op:__inference_train_function_1873]
+"""
+V["perm_denied_save"] = """Traceback (most recent call last):
+  File "C:\\Users\\kim\\work\\run.py", line 88, in <module>
+    ckpt_manager.save()
+  File "C:\\Users\\kim\\miniconda3\\envs\\tf\\lib\\site-packages\\tensorflow\\python\\checkpoint\\checkpoint_management.py", line 815, in save
+    save_path = self._checkpoint.write(prefix)
+tensorflow.python.framework.errors_impl.PermissionDeniedError: Failed to create a NewWriteableFile: D:\\shared\\ckpt\\ckpt-3_temp\\part-00000-of-00001.data-00000-of-00001.tempstate6021 : Access is denied.
+; Input/output error [Op:SaveV2]
+"""
+V["unavailable_grpc"] = """2024-03-11 09:12:44.120311: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:457] Started server with target: grpc://10.0.0.4:12345
+2024-03-11 09:13:44.524801: E tensorflow/core/distributed_runtime/rpc/grpc_remote_worker.cc:390] Worker not responding
+Traceback (most recent call last):
+  File "/opt/job/train_multi.py", line 63, in <module>
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+tensorflow.python.framework.errors_impl.UnavailableError: failed to connect to all addresses
+Additional GRPC error information from remote target /job:worker/replica:0/task:1:
+:{"created":"@1710148424.524","description":"Failed to pick subchannel","file":"external/com_github_grpc_grpc/src/core/ext/filters/client_channel/client_channel.cc","file_line":3940}
+"""
+V["deadline_tpu"] = """INFO:tensorflow:Initializing the TPU system: grpc://10.23.1.2:8470
+Traceback (most recent call last):
+  File "train_tpu.py", line 22, in <module>
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/tpu/tpu_strategy_util.py", line 125, in initialize_tpu_system
+    output = _tpu_init_fn()
+tensorflow.python.framework.errors_impl.DeadlineExceededError: Deadline Exceeded
+"""
+V["cancelled_recv"] = """Epoch 3/50
+ 412/1563 [======>.......................] - ETA: 1:02 - loss: 0.9134
+2023-07-01 18:02:11.884199: W tensorflow/core/framework/op_kernel.cc:1816] OP_REQUIRES failed at strided_slice_op.cc:117 : INVALID_ARGUMENT: slice index 7 of dimension 0 out of bounds.
+Traceback (most recent call last):
+  File "/work/m.py", line 102, in <module>
+    model.fit(train_ds, epochs=50)
+tensorflow.python.framework.errors_impl.CancelledError: Graph execution error:
+
+RecvAsync is cancelled.
+\t [[{{node cond/then/_0/cond/IteratorGetNext}}]]
+"""
+V["tfio_so"] = """Traceback (most recent call last):
+  File "/home/lee/audio/load.py", line 3, in <module>
+    import tensorflow_io as tfio
+  File "/home/lee/.local/lib/python3.11/site-packages/tensorflow_io/__init__.py", line 17, in <module>
+    from tensorflow_io.python import api
+  File "/home/lee/.local/lib/python3.11/site-packages/tensorflow_io/python/ops/__init__.py", line 96, in <module>
+    core_ops = LazyLoader("core_ops", "libtensorflow_io.so")
+NotImplementedError: unable to open file: libtensorflow_io.so, from paths: ['/home/lee/.local/lib/python3.11/site-packages/tensorflow_io/python/ops/libtensorflow_io.so']
+caused by: ['/home/lee/.local/lib/python3.11/site-packages/tensorflow_io/python/ops/libtensorflow_io.so: undefined symbol: _ZN10tensorflow6StatusC1EN4absl12lts_2023080212StatusCodeESt17basic_string_viewIcSt11char_traitsIcEENS_14SourceLocationE']
+"""
+V["tfa_unsupported"] = """/usr/local/lib/python3.10/dist-packages/tensorflow_addons/utils/tfa_eol_msg.py:23: UserWarning:
+
+TensorFlow Addons (TFA) has ended development and introduction of new features.
+/usr/local/lib/python3.10/dist-packages/tensorflow_addons/utils/ensure_tf_install.py:53: UserWarning: Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal to 2.12.0 and strictly below 2.15.0 (nightly versions are not supported).
+ The versions of TensorFlow you are currently using is 2.16.1 and is not supported.
+Traceback (most recent call last):
+  File "/content/seg.py", line 9, in <module>
+    loss = tfa.losses.SigmoidFocalCrossEntropy()
+AttributeError: module 'keras._tf_keras.keras.losses' has no attribute 'LossFunctionWrapper'
+"""
+V["tftext_symbol"] = """Traceback (most recent call last):
+  File "bert_prep.py", line 2, in <module>
+    import tensorflow_text as text
+  File "/opt/conda/lib/python3.9/site-packages/tensorflow_text/__init__.py", line 20, in <module>
+    from tensorflow_text.python import metrics
+  File "/opt/conda/lib/python3.9/site-packages/tensorflow_text/python/ops/__init__.py", line 23, in <module>
+    from tensorflow_text.python.ops.boise_offset_converter import create_boise_offsets
+  File "/opt/conda/lib/python3.9/site-packages/tensorflow/python/framework/load_library.py", line 54, in load_op_library
+    lib_handle = py_tf.TF_LoadLibrary(library_filename)
+tensorflow.python.framework.errors_impl.NotFoundError: /opt/conda/lib/python3.9/site-packages/tensorflow_text/python/ops/_boise_offset_converter.so: undefined symbol: _ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb
+"""
+V["tfagents_tfp"] = """Traceback (most recent call last):
+  File "/home/u/rl/dqn.py", line 4, in <module>
+    from tf_agents.agents.dqn import dqn_agent
+  File "/home/u/.venv/lib/python3.10/site-packages/tf_agents/__init__.py", line 63, in <module>
+    _ensure_tfp_version()
+  File "/home/u/.venv/lib/python3.10/site-packages/tf_agents/__init__.py", line 56, in _ensure_tfp_version
+    raise ImportError(
+ImportError: This version of TF-Agents requires TensorFlow Probability version >= 0.22.0; Detected an installation of version 0.19.0. Please upgrade TensorFlow Probability.
+"""
+V["tfp_tf"] = """Traceback (most recent call last):
+  File "vae.py", line 5, in <module>
+    import tensorflow_probability as tfp
+  File "/usr/lib/python3.11/site-packages/tensorflow_probability/__init__.py", line 22, in <module>
+    from tensorflow_probability.python import *  # pylint: disable=wildcard-import
+  File "/usr/lib/python3.11/site-packages/tensorflow_probability/python/__init__.py", line 52, in _ensure_tf_install
+    raise ImportError(
+ImportError: This version of TensorFlow Probability requires TensorFlow version >= 2.16; Detected an installation of version 2.14.0. Please upgrade TensorFlow to proceed.
+"""
+V["metal_symbol"] = """Traceback (most recent call last):
+  File "/Users/jo/dev/mnist.py", line 1, in <module>
+    import tensorflow as tf
+  File "/Users/jo/miniforge3/lib/python3.11/site-packages/tensorflow/python/framework/load_library.py", line 151, in load_library
+    py_tf.TF_LoadLibrary(lib)
+tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/jo/miniforge3/lib/python3.11/site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): Symbol not found: _TF_GetInputPropertiesList
+  Referenced from: <7A2B> /Users/jo/miniforge3/lib/python3.11/site-packages/tensorflow-plugins/libmetal_plugin.dylib
+  Expected in:     <E1C4> /Users/jo/miniforge3/lib/python3.11/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so
+"""
+V["directml_assign"] = """2023-05-20 11:02:03.112331: I tensorflow/c/logging.cc:34] DirectML: creating device on adapter 0 (AMD Radeon RX 6700 XT)
+2023-05-20 11:02:05.402113: W tensorflow/core/common_runtime/colocation_graph.cc:1218] Failed to place the graph without changing the devices of some resources.
+Traceback (most recent call last):
+  File "C:\\src\\gan.py", line 77, in train_step
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation Adam/ResourceApplyAdam: Could not satisfy explicit device specification '/job:localhost/replica:0/task:0/device:DML:0' because no supported kernel for DML devices is available.
+Colocation Debug Info:
+Colocation group had the following types and supported devices:
+Root Member(assigned_device_name_index_=-1 requested_device_name_='/job:localhost/replica:0/task:0/device:DML:0' assigned_device_name_='' resource_device_name_='/job:localhost/replica:0/task:0/device:DML:0' supported_device_types_=[CPU] possible_devices_=[]
+ResourceApplyAdam: CPU
+"""
+V["win_dll_init"] = """Traceback (most recent call last):
+  File "C:\\Python311\\Lib\\site-packages\\tensorflow\\python\\pywrap_tensorflow.py", line 70, in <module>
+    from tensorflow.python._pywrap_tensorflow_internal import *
+ImportError: DLL load failed while importing _pywrap_tensorflow_internal: A dynamic link library (DLL) initialization routine failed.
+
+Failed to load the native TensorFlow runtime.
+See https://www.tensorflow.org/install/errors for some common causes and solutions.
+"""
+V["mac_arch"] = """Traceback (most recent call last):
+  File "/Users/pat/t.py", line 1, in <module>
+    import tensorflow as tf
+  File "/Users/pat/venv/lib/python3.9/site-packages/tensorflow/python/pywrap_tensorflow.py", line 73, in <module>
+    raise ImportError(
+ImportError: dlopen(/Users/pat/venv/lib/python3.9/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so, 0x0002): tried: '/Users/pat/venv/lib/python3.9/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so' (mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64e' or 'arm64'))
+"""
+V["arm_static_tls"] = """Traceback (most recent call last):
+  File "/home/pi/detect.py", line 2, in <module>
+    import tensorflow as tf
+  File "/home/pi/env/lib/python3.9/site-packages/tensorflow/__init__.py", line 37, in <module>
+    from tensorflow.python.tools import module_util as _module_util
+ImportError: /lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block
+"""
+V["keras3_format"] = """Traceback (most recent call last):
+  File "/app/serve.py", line 14, in <module>
+    model = keras.models.load_model("export/my_model")
+  File "/app/.venv/lib/python3.11/site-packages/keras/src/saving/saving_api.py", line 191, in load_model
+    raise ValueError(
+ValueError: File format not supported: filepath=export/my_model. Keras 3 only supports V3 `.keras` files and legacy H5 format files (`.h5` extension). Note that the legacy SavedModel format is not supported by `load_model()` in Keras 3. In order to reload a TensorFlow SavedModel as an inference-only layer in Keras 3, use `keras.layers.TFSMLayer(export/my_model, call_endpoint='serving_default')` (note that your `call_endpoint` might have a different name).
+"""
+V["keras3_hub_layer"] = """Traceback (most recent call last):
+  File "/content/clf.py", line 20, in <module>
+    model = tf.keras.Sequential([hub_layer, tf.keras.layers.Dense(16, activation='relu')])
+  File "/usr/local/lib/python3.10/dist-packages/keras/src/models/sequential.py", line 75, in __init__
+    self.add(layer, rebuild=False)
+  File "/usr/local/lib/python3.10/dist-packages/keras/src/models/sequential.py", line 97, in add
+    raise ValueError(
+ValueError: Only instances of `keras.Layer` can be added to a Sequential model. Received: <tensorflow_hub.keras_layer.KerasLayer object at 0x7b2a1c4d9f60> (of type <class 'tensorflow_hub.keras_layer.KerasLayer'>)
+"""
+V["keras3_kerastensor"] = """Traceback (most recent call last):
+  File "/home/r/m.py", line 11, in <module>
+    x = tf.nn.relu6(inputs)
+ValueError: A KerasTensor cannot be used as input to a TensorFlow function. A KerasTensor is a symbolic placeholder for a shape and dtype, used when constructing Keras Functional models or Keras Functions. You can only use it as input to a Keras layer or a Keras operation (from the namespaces `keras.layers` and `keras.operations`). You are likely doing something like:
+"""
+V["xla_unsupported"] = """Traceback (most recent call last):
+  File "/home/z/tok.py", line 30, in <module>
+    out = step(batch)
+  File "/home/z/.venv/lib/python3.10/site-packages/tensorflow/python/util/traceback_utils.py", line 153, in error_handler
+    raise e.with_traceback(filtered_tb) from None
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Detected unsupported operations when trying to compile graph __inference_step_412[] on XLA_GPU_JIT: StringSplitV2 (No registered 'StringSplitV2' OpKernel for XLA_GPU_JIT devices compatible with node {{node StringSplitV2}}){{node StringSplitV2}}
+One approach is to outside compile the unsupported ops to run on CPUs by enabling soft placement `tf.config.set_soft_device_placement(True)`. This has a potential performance penalty.
+ [Op:__inference_step_412]
+"""
+V["tpu_local_file"] = """Traceback (most recent call last):
+  File "/content/train.py", line 58, in <module>
+    model.fit(train_ds, epochs=5, steps_per_epoch=200)
+  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/eager/execute.py", line 54, in quick_execute
+    tensors = pywrap_tfe.TFE_Py_Execute(ctx._handle, device_name, op_name,
+tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented (file: '/content/data/train-00.tfrec')
+\tEncountered when executing an operation using EagerExecutor. This error cancels all future operations and poisons their output tensors.
+"""
+V["tpu_hbm_oom"] = """Traceback (most recent call last):
+  File "/kaggle/working/run.py", line 80, in <module>
+    history = model.fit(ds, epochs=10)
+tensorflow.python.framework.errors_impl.ResourceExhaustedError: 9 root error(s) found.
+  (0) RESOURCE_EXHAUSTED: Attempting to reserve 14.51G at the bottom of memory. That was not possible. There are 12.92G free, 0B reserved, and 12.92G reservable.
+\t [[{{node cluster_train_function/_execute_8_0}}]]
+"""
+V["savedmodel_capture"] = """Traceback (most recent call last):
+  File "/srv/export.py", line 40, in <module>
+    tf.saved_model.save(module, "out/")
+  File "/srv/.venv/lib/python3.10/site-packages/tensorflow/python/saved_model/save.py", line 1290, in save
+    save_and_return_nodes(obj, export_dir, signatures, options)
+ValueError: Unable to save function b'__inference_serve_2871' because it captures graph tensor Tensor("vocab_lookup/Const:0", shape=(5000,), dtype=string) from a parent function which cannot be converted to a constant with `tf.get_static_value`.
+"""
+V["tflite_notflex"] = """2024-01-12 14:00:01.000000: W tensorflow/compiler/mlir/lite/flatbuffer_export.cc:2201] TFLite interpreter needs to link Flex delegate in order to run the model since it contains the following Select TFop(s):
+Traceback (most recent call last):
+  File "convert.py", line 12, in <module>
+    tflite_model = converter.convert()
+tensorflow.lite.python.convert_phase.ConverterError: /srv/convert.py:8:0: error: 'tf.Erfinv' op is neither a custom op nor a flex op
+<unknown>:0: note: loc(fused["StatefulPartitionedCall:", "StatefulPartitionedCall"]): called from
+<unknown>:0: error: failed while converting: 'main':
+Some ops are not supported by the native TFLite runtime, you can enable TF kernels fallback using TF Select. See instructions: https://www.tensorflow.org/lite/guide/ops_select
+TF Select ops: Erfinv
+"""
+V["tflite_prepare"] = """Traceback (most recent call last):
+  File "/home/pi/cam.py", line 33, in <module>
+    interpreter.allocate_tensors()
+  File "/usr/lib/python3/dist-packages/tflite_runtime/interpreter.py", line 531, in allocate_tensors
+    return self._interpreter.AllocateTensors()
+RuntimeError: tensorflow/lite/kernels/conv.cc:351 input->dims->size != 4 (3 != 4)Node number 0 (CONV_2D) failed to prepare.
+"""
+V["collective_shape"] = """2024-02-02 10:00:10.000000: E tensorflow/core/common_runtime/base_collective_executor.cc:249] BaseCollectiveExecutor::StartAbort INVALID_ARGUMENT: Shape mismatch in the collective instance 102. Op at device /job:worker/replica:0/task:1/device:CPU:0 expected shape [2048] but another member in the group expected the same key 102 to have shape [1024]
+Traceback (most recent call last):
+  File "mw.py", line 70, in <module>
+    model.fit(ds, epochs=3, steps_per_epoch=50)
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Collective ops is aborted by: Shape mismatch in the collective instance 102. Op at device /job:worker/replica:0/task:1/device:CPU:0 expected shape [2048] but another member in the group expected the same key 102 to have shape [1024]
+The error could be from a previous operation. Restart your program to reset.
+"""
+V["ckpt_checksum"] = """Traceback (most recent call last):
+  File "/home/m/eval.py", line 19, in <module>
+    ckpt.restore(tf.train.latest_checkpoint("ckpts")).expect_partial()
+tensorflow.python.framework.errors_impl.DataLossError: Checksum does not match: stored 1982347812 vs. calculated on the restored bytes 3812290011
+"""
+V["aborted_onednn"] = """2023-10-10 10:10:10.101010: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.
+Traceback (most recent call last):
+  File "bench.py", line 25, in <module>
+    y = model(x)
+tensorflow.python.framework.errors_impl.AbortedError: Operation received an exception:Status: 3, message: could not create a memory object., in file tensorflow/core/kernels/mkl/mkl_conv_ops.cc:1147 [Op:Conv2D]
+"""
+V["already_exists_metric"] = """Traceback (most recent call last):
+  File "app.py", line 1, in <module>
+    from tensorflow import keras
+  File "/usr/local/lib/python3.9/site-packages/keras/__init__.py", line 25, in <module>
+    from keras import models
+  File "/usr/local/lib/python3.9/site-packages/tensorflow/python/eager/monitoring.py", line 135, in __init__
+    self._metric = self._metric_methods[self._label_length].create(*args)
+tensorflow.python.framework.errors_impl.AlreadyExistsError: Another metric with the same name already exists.
+"""
+V["strategy_slot"] = """Traceback (most recent call last):
+  File "/home/s/mirror.py", line 51, in <module>
+    model.fit(ds, epochs=2)
+ValueError: Trying to create optimizer slot variable under the scope for tf.distribute.Strategy (<tensorflow.python.distribute.mirrored_strategy.MirroredStrategy object at 0x7f3>), which is different from the scope used for the original variable (<tf.Variable 'conv2d/kernel:0' shape=(3, 3, 3, 32) dtype=float32>). Make sure the slot variables are created under the same strategy scope. This may happen if you're restoring from a checkpoint outside the scope.
+"""
+V["win_cudart_dll"] = """2020-01-03 12:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'cudart64_101.dll'; dlerror: cudart64_101.dll not found
+2020-01-03 12:00:00.000000: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.
+Num GPUs: 0
+"""
+V["unimpl_dnn_fused"] = """Traceback (most recent call last):
+  File "run.py", line 9, in <module>
+    pred = model.predict(x)
+tensorflow.python.framework.errors_impl.UnimplementedError: Graph execution error:
+
+DNN library is not found.
+\t [[{{node model/conv2d/Relu}}]] [Op:__inference_predict_function_712]
+"""
+V["internal_blas"] = """Traceback (most recent call last):
+  File "lm.py", line 60, in <module>
+    logits = model(tokens)
+tensorflow.python.framework.errors_impl.InternalError: Exception encountered when calling layer 'dense' (type Dense).
+
+{{function_node __wrapped__MatMul_device_/job:localhost/replica:0/task:0/device:GPU:0}} Attempting to perform BLAS operation using StreamExecutor without BLAS support [Op:MatMul]
+"""
+V["oor_first_step"] = """Epoch 1/20
+2024-05-05 05:05:05.000000: W tensorflow/core/framework/local_rendezvous.cc:404] Local rendezvous is aborting with status: OUT_OF_RANGE: End of sequence
+\t [[{{node IteratorGetNext}}]]
+0/Unknown - 0s 0s/step
+Traceback (most recent call last):
+  File "t.py", line 44, in <module>
+    model.fit(ds.filter(lambda x, y: y > 5), epochs=20)
+ValueError: Expected input data to be non-empty.
+"""
+V["failed_precondition_table"] = """Traceback (most recent call last):
+  File "/srv/predict.py", line 30, in <module>
+    ids = table.lookup(tf.constant(["a", "b"]))
+tensorflow.python.framework.errors_impl.FailedPreconditionError: Table not initialized.
+\t [[{{node hash_table_Lookup/LookupTableFindV2}}]]
+"""
+V["tfdf_aarch64"] = """Traceback (most recent call last):
+  File "/home/ubuntu/gbt.py", line 1, in <module>
+    import tensorflow_decision_forests as tfdf
+  File "/home/ubuntu/.venv/lib/python3.10/site-packages/tensorflow_decision_forests/tensorflow/ops/inference/api.py", line 179, in <module>
+    from tensorflow_decision_forests.tensorflow.ops.inference import op
+tensorflow.python.framework.errors_impl.NotFoundError: /home/ubuntu/.venv/lib/python3.10/site-packages/tensorflow_decision_forests/tensorflow/ops/inference/inference.so: cannot open shared object file: No such file or directory
+"""

@@ -1,0 +1,239 @@
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 35 error
+logs of our own in real-log shapes) must each get a failure with the expected label, and the new
+readings lead where they apply, each with a VALID twin that must not get it:
+
+- Keras hides its own frames from a traceback (tf.keras since 2.9, Keras 3): an error whose only
+  frame is the user's ``model.fit(...)`` line, after TensorFlow's lines, is Keras's, not "the
+  application's own" (it read "nothing wrong"); scikit-learn's ``fit`` shows its frames and stays
+  apart;
+- a package's own version check ("This version of X requires Y version >= V; Detected an
+  installation of version W") names Y, V and W;
+- a loader's "incompatible architecture (have 'x86_64', need 'arm64')": Python and the wheel of
+  two architectures;
+- TFLite's rank check (``input->dims->size != 4 (3 != 4)``): a missing batch axis;
+- an AbortedError from a oneDNN kernel is not a distributed peer's;
+- "Table not initialized": a lookup table's initializer;
+- a SavedModel function that captures another graph's tensor;
+- an add-on's own ``.so`` that cannot be opened at its own site-packages path: no build of it for
+  this machine (aarch64; h19_22, TF-DF);
+- a Windows CUDA runtime DLL (``cudart64_101.dll``) is a GPU build looking for CUDA: not the
+  "TF 2.11+ has no Windows GPU build" reading.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from explain_reading import first_cause
+from stop43_variants import V
+
+from tfperf.doctor.explainer import explain_log
+
+EXPECTED = {
+    "unimpl_cast": "unimplemented-error", "perm_denied_save": "permission-denied-error",
+    "unavailable_grpc": "unavailable-error", "deadline_tpu": "deadline-exceeded-error",
+    "cancelled_recv": "invalid-argument-error", "tfio_so": "tf-addon-version-mismatch",
+    "tfa_unsupported": "tf-addon-version-mismatch", "tftext_symbol": "tf-addon-version-mismatch",
+    "tfagents_tfp": "import-error", "tfp_tf": "tf-addon-version-mismatch",
+    "metal_symbol": "tf-addon-version-mismatch", "directml_assign": "op-no-device-kernel",
+    "win_dll_init": "cpu-missing-instructions", "mac_arch": "import-error",
+    "arm_static_tls": "static-tls-exhausted", "keras3_format": "keras3-savedmodel-unsupported",
+    "keras3_hub_layer": "keras-flavours-mixed", "keras3_kerastensor": "keras-tf-version-mismatch",
+    "xla_unsupported": "xla-compile-failed", "tpu_local_file": "unimplemented-error",
+    "tpu_hbm_oom": "out-of-memory", "savedmodel_capture": "value-error",
+    "tflite_notflex": "tflite-ops-unsupported", "tflite_prepare": "runtime-error",
+    "collective_shape": "collective-mismatch", "ckpt_checksum": "data-loss-error",
+    "aborted_onednn": "aborted-error", "already_exists_metric": "already-exists-error",
+    "strategy_slot": "value-error", "win_cudart_dll": "gpu-not-visible",
+    "unimpl_dnn_fused": "dnn-library-not-found", "internal_blas": "cublas-failed",
+    "oor_first_step": "value-error", "failed_precondition_table": "failed-precondition-error",
+    "tfdf_aarch64": "not-found-error",
+}
+
+
+def test_every_variant_has_an_expected_label() -> None:
+    assert set(EXPECTED) == set(V)
+
+
+@pytest.mark.parametrize("name", sorted(V))
+def test_each_variant_is_a_failure_with_its_label(name: str) -> None:
+    ex = explain_log(V[name])
+    assert ex.verdict == "failure", ex.verdict
+    assert ex.causes[0].severity == "failure" and ex.causes[0].label == EXPECTED[name]
+
+
+def _lead(text: str) -> str:
+    return first_cause(text)[1]
+
+
+# --- Keras's filtered traceback ------------------------------------------------------------------
+
+def test_an_error_under_the_users_fit_call_after_tf_lines_is_keras_s() -> None:
+    lead = _lead(V["oor_first_step"])
+    assert "training data is empty" in lead and "filter" in lead
+
+
+_SKLEARN = ("2024-05-05 05:05:05.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+            "This TensorFlow binary is optimized to use available CPU instructions.\n"
+            "Traceback (most recent call last):\n"
+            '  File "/work/stack.py", line 31, in <module>\n'
+            "    meta.fit(features, y)\n"
+            '  File "/work/.venv/lib/python3.10/site-packages/sklearn/linear_model/_logistic.py", '
+            "line 1196, in fit\n"
+            "    X, y = self._validate_data(\n"
+            "ValueError: Input X contains NaN.\n")
+
+
+def test_scikit_learn_s_fit_with_its_own_frames_stays_apart() -> None:
+    ex = explain_log(_SKLEARN)
+    assert not ex.causes or ex.causes[0].label != "value-error"
+    assert any("Input X contains NaN" in ln.text for ln in ex.not_tensorflow)
+
+
+def test_a_user_line_that_calls_no_keras_method_stays_apart() -> None:
+    text = V["oor_first_step"].replace("model.fit(ds.filter(lambda x, y: y > 5), epochs=20)",
+                                       "rows = load_rows(path)")
+    ex = explain_log(text)
+    assert not ex.causes or ex.causes[0].label != "value-error"
+
+
+# --- a package's own version check ---------------------------------------------------------------
+
+def test_a_version_check_names_what_it_needs_and_found() -> None:
+    lead = _lead(V["tfagents_tfp"])
+    assert "TensorFlow Probability >= 0.22.0 and found 0.19.0" in lead
+    assert "tensorflow-probability" in lead
+
+
+def test_tfp_s_tensorflow_check_keeps_its_row_and_install_line() -> None:
+    cause, _ = first_cause(V["tfp_tf"])
+    assert cause.label == "tf-addon-version-mismatch" and cause.confidence == "high"
+    assert "2.16" in cause.install
+
+
+# --- architecture, TFLite's rank check, oneDNN, tables, captures ---------------------------------
+
+def test_an_incompatible_architecture_reads_as_python_and_wheel_apart() -> None:
+    assert "different CPU architectures" in _lead(V["mac_arch"])
+
+
+def test_another_import_error_gets_no_architecture_reading() -> None:
+    text = ("Traceback (most recent call last):\n  File \"/Users/pat/t.py\", line 1, in <module>\n"
+            "    from tensorflow.keras.layers.experimental import preprocessing\n"
+            "ImportError: cannot import name 'preprocessing' from 'tensorflow.keras.layers."
+            "experimental' (/Users/pat/venv/lib/python3.9/site-packages/tensorflow/keras/layers/"
+            "experimental/__init__.py)\n")
+    assert "architecture" not in _lead(text)
+
+
+def test_tflite_s_rank_check_reads_as_a_missing_batch_axis() -> None:
+    lead = _lead(V["tflite_prepare"])
+    assert "np.expand_dims" in lead and "number of axes" in lead
+
+
+def test_another_tflite_prepare_failure_gets_the_general_reading() -> None:
+    text = V["tflite_prepare"].replace(
+        "conv.cc:351 input->dims->size != 4 (3 != 4)Node number 0 (CONV_2D)",
+        "reshape.cc:85 num_input_elements != num_output_elements (1200 != 1296)Node number 3 "
+        "(RESHAPE)")
+    lead = _lead(text)
+    assert "np.expand_dims" not in lead and "get_input_details" in lead
+
+
+def test_an_aborted_onednn_kernel_is_not_a_distributed_peer() -> None:
+    lead = _lead(V["aborted_onednn"])
+    assert "TF_ENABLE_ONEDNN_OPTS=0" in lead and "worker" not in lead
+
+
+def test_an_aborted_collective_keeps_the_peer_reading() -> None:
+    text = ("Traceback (most recent call last):\n  File \"mw.py\", line 70, in <module>\n"
+            "    model.fit(ds, epochs=3)\ntensorflow.python.framework.errors_impl.AbortedError: "
+            "Collective ops is aborted by: a worker stopped responding\n")
+    lead = _lead(text)
+    assert "oneDNN" not in lead
+
+
+def test_table_not_initialized_reads_as_the_table_initializer() -> None:
+    assert "tables_initializer" in _lead(V["failed_precondition_table"])
+
+
+def test_an_uninitialized_variable_keeps_the_variable_reading() -> None:
+    text = V["failed_precondition_table"].replace(
+        "Table not initialized.", "Attempting to use uninitialized value dense/kernel").replace(
+        "hash_table_Lookup/LookupTableFindV2", "dense/MatMul")
+    assert "tables_initializer" not in _lead(text)
+
+
+def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:
+    assert "captures a symbolic tensor of another graph" in _lead(V["savedmodel_capture"])
+
+
+# --- an add-on's own op library at its own path --------------------------------------------------
+
+_OWN_SO = ("tensorflow.python.framework.errors_impl.NotFoundError: /srv/env/lib/python3.10/"
+           "site-packages/tensorflow_text/python/ops/_regex_split_ops.so: cannot open shared "
+           "object file: No such file or directory\n")
+
+
+def test_an_add_on_s_own_library_missing_at_its_path_names_the_architecture() -> None:
+    lead = _lead(_OWN_SO)
+    assert "tensorflow_text" in lead and "aarch64" in lead
+
+
+def test_a_dependency_named_by_the_loader_gets_no_architecture_reading() -> None:
+    text = ("tensorflow.python.framework.errors_impl.NotFoundError: libtensorflow_framework.so.2:"
+            " cannot open shared object file: No such file or directory\n")
+    assert "aarch64" not in _lead(text)
+
+
+# --- a Windows CUDA runtime DLL ------------------------------------------------------------------
+
+def test_a_cudart64_dll_is_not_read_as_windows_tf_2_11() -> None:
+    cause, _ = first_cause(V["win_cudart_dll"])
+    assert "TensorFlow 2.11 and later" not in cause.cause.split(" Otherwise: ")[0]
+
+
+def test_a_windows_path_without_a_cuda_dll_keeps_the_tf_2_11_reading() -> None:
+    text = ('Traceback (most recent call last):\n  File "C:\\Users\\kim\\gpu.py", line 3\n'
+            "Num GPUs: 0\n")
+    cause, _ = first_cause(text)
+    assert cause.label == "gpu-not-visible"
+    assert cause.cause.startswith("TensorFlow 2.11 and later")
+
+
+# --- the custom-op row on a long token (review 42: 2.3 s at 8,000 characters) ------------------
+
+def _fastest_search(rx: re.Pattern[str], text: str, tries: int) -> float:
+    """The best of ``tries`` timings of one search (growth tests compare two from one run)."""
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        rx.search(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_the_custom_op_symbol_pattern_is_linear_in_a_long_symbol() -> None:
+    # an optional directory run tried from every position inside the symbol was quadratic
+    from tfperf.doctor.knowledge import error_patterns
+
+    rx = next(p.regex for p in error_patterns() if p.id == "custom-op-undefined-symbol")
+
+    def line(n: int) -> str:
+        return "/x/op.so: undefined symbol: _Z" + "A" * n + "\n"
+
+    small, large = _fastest_search(rx, line(500), 15), _fastest_search(rx, line(8000), 5)
+    assert large < 64 * small  # 16x the token: about 16x linear, about 256x quadratic
+
+
+def test_the_custom_op_pattern_still_reads_a_full_path_and_a_bare_name() -> None:
+    from tfperf.doctor.knowledge import error_patterns
+
+    rx = next(p.regex for p in error_patterns() if p.id == "custom-op-undefined-symbol")
+    m = rx.search("ImportError: /srv/env/lib/python3.9/site-packages/foo/_ops.so: undefined "
+                  "symbol: _ZN10tensorflow8OpKernelD2Ev")
+    assert m is not None and m.group("oplib") == "/srv/env/lib/python3.9/site-packages/foo/_ops.so"
+    m = rx.search("{/opt/x/libzero_out.so} undefined symbol: _ZN4absl12lts_2023StatusC1Ev")
+    assert m is not None and m.group("oplib").endswith("libzero_out.so")
