@@ -237,3 +237,43 @@ def test_the_custom_op_pattern_still_reads_a_full_path_and_a_bare_name() -> None
     assert m is not None and m.group("oplib") == "/srv/env/lib/python3.9/site-packages/foo/_ops.so"
     m = rx.search("{/opt/x/libzero_out.so} undefined symbol: _ZN4absl12lts_2023StatusC1Ev")
     assert m is not None and m.group("oplib").endswith("libzero_out.so")
+
+
+# --- stop 42's leftovers: swapped feeds, the one-hot product ------------------------------------
+
+_FEED = ("ValueError: Cannot feed value of shape (100, 784) for Tensor '{t}', which has shape "
+         "'(?, 10)'\n")
+
+
+def test_a_feature_matrix_fed_to_a_labels_placeholder_reads_as_swapped_feeds() -> None:
+    from tfperf.doctor.explain_evidence import fed_shape_mismatch
+
+    for name in ("y_:0", "labels:0", "input_y:0", "scope/targets:0"):
+        got = fed_shape_mismatch(_FEED.format(t=name))
+        assert got is not None and "labels placeholder" in got[0] and "swapped" in got[0], name
+
+
+def test_an_input_placeholder_keeps_the_feature_width_reading() -> None:
+    from tfperf.doctor.explain_evidence import fed_shape_mismatch
+
+    for name in ("x:0", "Placeholder:0", "input_x:0", "yy:0"):
+        got = fed_shape_mismatch(_FEED.format(t=name))
+        assert got is not None and "model's input" in got[0], name
+
+
+_ONEHOT = ("InvalidArgumentError: logits and labels must have the same first dimension, got "
+           "logits shape [32,10] and labels shape [320]\n")
+
+
+def test_the_one_hot_product_names_the_sequence_reading_beside_a_recurrent_model() -> None:
+    from tfperf.doctor.explain_numbers import onehot_to_sparse
+
+    got = onehot_to_sparse('  File "m.py", line 3, in <module>\n    x = LSTM(64)(emb)\n' + _ONEHOT)
+    assert got is not None and "one-hot" in got[0] and "return_sequences=True" in got[0]
+
+
+def test_the_one_hot_product_alone_reads_one_hot_only() -> None:
+    from tfperf.doctor.explain_numbers import onehot_to_sparse
+
+    got = onehot_to_sparse(_ONEHOT)
+    assert got is not None and "one-hot" in got[0] and "return_sequences" not in got[0]

@@ -422,6 +422,12 @@ _FED = re.compile(r"Cannot feed value of shape \((?P<got>[^)\n]*)\) for Tensor u
                   r"[ \t]*(?:\n[ \t]*)?which has shape '?\((?P<want>[^)\n]*)\)")
 
 
+# a placeholder named for the labels (y, y_, Y, labels, label_ph, targets, y_true...)
+_LABELS_NAME = re.compile(r"(?:[\w/]*/)?(?:y|Y|y_|Y_|y_true|ys|input_y|y_input|y_ph|"
+                          r"(?:input_|true_)?(?:labels?|targets?)(?:_ph|_placeholder|_input)?)"
+                          r"(?::\d+)?$")
+
+
 def _dims(shape: str) -> list[str]:
     return [d.strip() for d in shape.split(",") if d.strip()]
 
@@ -445,8 +451,19 @@ def fed_shape_mismatch(text: str) -> Reading | None:
                 f"{', '.join(want[1:])}])) so any batch size feeds.",
                 m.group(0))
     rest_got, rest_want = got[1:], want[1:]
-    if (len(got) == len(want) == 2 and all(d.isdigit() for d in (got[1], want[1]))
-            and got[1] != want[1] and (not want[0].isdigit() or want[0] == got[0])):
+    width = (len(got) == len(want) == 2 and all(d.isdigit() for d in (got[1], want[1]))
+             and got[1] != want[1] and (not want[0].isdigit() or want[0] == got[0]))
+    if width and _LABELS_NAME.match(name):
+        # the placeholder's own name says it takes the labels: not the model's input
+        return (f"{name} is by its name the labels placeholder ({want[1]} columns), and an array "
+                f"of {got[1]} columns was fed to it: the feed dict maps it to the features (x and "
+                "y swapped, or the wrong batch variable), or the labels have another class count "
+                "or one-hot depth than the model's output.",
+                f"Feed the labels to {name} (feed_dict={{x: batch_x, y: batch_y}}: check which "
+                f"array goes to which placeholder); if they are labels, one-hot them to "
+                f"{want[1]} classes or build the output for {got[1]}.",
+                m.group(0))
+    if width:
         return (f"Each sample fed to {name} has {got[1]} features where the placeholder (the "
                 f"model's input) was built for {want[1]}: the batch axis fits, the feature width "
                 "does not. The featurizer or preprocessing makes another feature count than the "

@@ -478,11 +478,22 @@ def onehot_to_sparse(text: str) -> Reading | None:
     n, rows, classes = int(m["n"]), int(m["r"]), int(m["c"])
     if classes < 2 or rows == 0 or n != rows * classes:
         return None  # another count: sequences or a batch of another size, the row's reading
+    # the same product is a batch of sequences of length == classes against a model that gives
+    # one prediction per sequence: with a recurrent model in the log, both are named
+    seq = (f" Or, since the log shows a sequence model ({s[0]}), the labels are {rows} "
+           f"sequences of {classes} steps each against a model that outputs one prediction per "
+           "sequence (return_sequences=False on the last recurrent layer): then set "
+           "return_sequences=True (or TimeDistributed) so each step is predicted."
+           if (s := _SEQUENCE.search(text)) else "")
     return (f"The labels hold {n} values for {rows} rows of {classes} classes: {n} = {rows} x "
             f"{classes}, so each label is a one-hot row (or a mask with one channel per class) "
             "given to a sparse loss, which wants one integer class id per row and flattens "
-            "what it gets.",
+            f"what it gets.{seq}",
             "Use the categorical loss for one-hot labels (categorical_crossentropy / "
             "CategoricalCrossentropy, softmax_cross_entropy_with_logits), or turn the labels "
             "into class ids for the sparse loss (np.argmax(y, axis=-1) / tf.argmax; for masks, "
             "a single channel of ids).", m.group(0))
+
+
+_SEQUENCE = re.compile(r"\b(?:LSTM|GRU|SimpleRNN|Bidirectional|TimeDistributed|"
+                       r"return_sequences|dynamic_rnn|lstm_cell|gru_cell)\b")
