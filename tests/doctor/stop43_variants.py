@@ -289,3 +289,135 @@ V["tfdf_aarch64"] = """Traceback (most recent call last):
     from tensorflow_decision_forests.tensorflow.ops.inference import op
 tensorflow.python.framework.errors_impl.NotFoundError: /home/ubuntu/.venv/lib/python3.10/site-packages/tensorflow_decision_forests/tensorflow/ops/inference/inference.so: cannot open shared object file: No such file or directory
 """
+
+# a second probe, after the first fixes
+V["win_pywrap_tfe_proc"] = """Traceback (most recent call last):
+  File "C:\\\\work\\\\main.py", line 1, in <module>
+    import tensorflow as tf
+  File "C:\\\\Users\\\\ana\\\\AppData\\\\Roaming\\\\Python\\\\Python310\\\\site-packages\\\\tensorflow\\\\python\\\\eager\\\\context.py", line 35, in <module>
+    from tensorflow.python import pywrap_tfe
+ImportError: DLL load failed while importing _pywrap_tfe: The specified procedure could not be found.
+"""
+V["keras3_deserialize"] = """Traceback (most recent call last):
+  File "/app/load.py", line 6, in <module>
+    model = tf.keras.models.load_model("clf.keras")
+TypeError: Could not deserialize class 'Functional' because its parent module keras.src.models.functional cannot be imported. Full object config: {'module': 'keras.src.models.functional', 'class_name': 'Functional', 'config': {}}
+"""
+V["keras3_time_major"] = """Traceback (most recent call last):
+  File "/srv/app.py", line 12, in <module>
+    model = load_model("lstm_model.h5")
+  File "/srv/.venv/lib/python3.11/site-packages/keras/src/layers/rnn/lstm.py", line 486, in __init__
+    super().__init__(
+ValueError: Unrecognized keyword arguments passed to LSTM: {'time_major': False}
+"""
+V["tpu_string"] = """Traceback (most recent call last):
+  File "/content/run.py", line 40, in <module>
+    model.fit(ds, epochs=3)
+tensorflow.python.framework.errors_impl.InvalidArgumentError: 8 root error(s) found.
+  (0) INVALID_ARGUMENT: {{function_node __inference_train_function_9921}} Unsupported data type for TPU: string, caused by output IteratorGetNext:1
+"""
+V["xla_compile_const"] = """Traceback (most recent call last):
+  File "/home/q/xla_step.py", line 21, in <module>
+    y = f(tf.constant(5))
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Input 1 to node `range` with op Range must be a compile-time constant.
+
+XLA compilation requires that operator arguments that represent shapes or dimensions be evaluated to concrete values at compile time. This error means that a shape or dimension argument could not be evaluated at compile time, usually because the value of the argument depends on a parameter to the computation, on a variable, or on a stateful operation such as a random number generator.
+
+Stack trace for op definition:
+File "xla_step.py", line 15, in f
+ [Op:__inference_f_44]
+"""
+V["collective_startup"] = """Traceback (most recent call last):
+  File "/opt/train/run.py", line 33, in <module>
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+RuntimeError: Collective ops must be configured at program startup
+"""
+V["tflite_open"] = """Traceback (most recent call last):
+  File "/home/pi/infer.py", line 8, in <module>
+    interpreter = tflite.Interpreter(model_path="models/detect.tflite")
+  File "/usr/lib/python3/dist-packages/tflite_runtime/interpreter.py", line 464, in __init__
+    self._interpreter = _interpreter_wrapper.CreateWrapperFromFile(
+ValueError: Could not open 'models/detect.tflite'.
+"""
+V["metal_addn"] = """2024-02-01 10:00:00.000000: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: Apple M2
+Traceback (most recent call last):
+  File "/Users/lu/gan.py", line 90, in <module>
+    train(ds)
+tensorflow.python.framework.errors_impl.NotFoundError: Graph execution error:
+
+No registered 'AddN' OpKernel for 'GPU' devices compatible with node {{node AddN}}
+\t (OpKernel was found, but attributes didn't match) Requested Attributes: N=2, T=DT_INT64, _XlaHasReferenceVars=false, _device="/job:localhost/replica:0/task:0/device:GPU:0"
+\t.  Registered:  device='GPU'; T in [DT_FLOAT]
+  device='CPU'; T in [DT_INT64]
+"""
+V["dml_device"] = """2022-11-02 13:00:00.000000: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library DirectMLba106a7c621ea741d2159d8708ee581c11918380.dll
+Traceback (most recent call last):
+  File "D:\\\\ml\\\\train.py", line 5, in <module>
+    tf.config.list_physical_devices()
+tensorflow.python.framework.errors_impl.InternalError: Could not create DirectML device
+"""
+V["jit_failed"] = """2023-09-09 09:09:09.000000: W tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 8.9
+Traceback (most recent call last):
+  File "train.py", line 50, in <module>
+    model.fit(x, y, epochs=5)
+tensorflow.python.framework.errors_impl.UnknownError: Graph execution error:
+
+JIT compilation failed.
+\t [[{{node model/rescaling/Cast}}]] [Op:__inference_train_function_1020]
+"""
+V["batch_diff_shapes"] = """Epoch 1/10
+Traceback (most recent call last):
+  File "/data/cls.py", line 66, in <module>
+    model.fit(train_ds, epochs=10)
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:
+
+Cannot batch tensors with different shapes in component 0. First element had shape [224,224,3] and element 3 had shape [180,240,3].
+\t [[{{node IteratorGetNext}}]] [Op:__inference_train_function_3301]
+"""
+V["dst_not_init"] = """Traceback (most recent call last):
+  File "main.py", line 120, in <module>
+    sess.run(train_op, feed_dict={x: bx, y: by})
+tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not initialized.
+\t [[Node: _recv_Placeholder_0/_7 = _Recv[client_terminated=false, recv_device="/job:localhost/replica:0/task:0/gpu:0", send_device="/job:localhost/replica:0/task:0/cpu:0", tensor_type=DT_FLOAT, _device="/job:localhost/replica:0/task:0/gpu:0"]()]]
+"""
+V["oor_first"] = """Epoch 1/5
+2021-04-04 04:04:04.000000: W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at iterator_ops.cc:1001 : Out of range: End of sequence
+Traceback (most recent call last):
+  File "tr.py", line 30, in <module>
+    for step, (xb, yb) in enumerate(ds):
+tensorflow.python.framework.errors_impl.OutOfRangeError: End of sequence [Op:IteratorGetNext]
+"""
+V["tfrecord_corrupt"] = """Traceback (most recent call last):
+  File "/job/train.py", line 77, in <module>
+    model.fit(ds, epochs=4)
+tensorflow.python.framework.errors_impl.DataLossError: Graph execution error:
+
+corrupted record at 418230091
+\t [[{{node IteratorGetNext}}]] [Op:__inference_train_function_822]
+"""
+V["illegal_addr_custom"] = """2022-06-06 06:06:06.000000: E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query event: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered
+2022-06-06 06:06:06.000000: F tensorflow/core/common_runtime/device/device_event_mgr.cc:221] Unexpected Event status: 1
+Aborted (core dumped)
+"""
+V["grad_not_exist_old"] = """WARNING:tensorflow:Gradients does not exist for variables ['dense_3/kernel:0', 'dense_3/bias:0'] when minimizing the loss.
+Epoch 1/3
+100/100 [==============================] - 2s 12ms/step - loss: 0.69
+"""
+V["glibc_old"] = """Traceback (most recent call last):
+  File "/home/u/x.py", line 1, in <module>
+    import tensorflow
+ImportError: /lib64/libc.so.6: version `GLIBC_2.27' not found (required by /home/u/.local/lib/python3.8/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so)
+"""
+V["avx_win"] = """Traceback (most recent call last):
+  File "C:\\\\Users\\\\p\\\\Anaconda3\\\\lib\\\\site-packages\\\\tensorflow\\\\python\\\\pywrap_tensorflow.py", line 64, in <module>
+    from tensorflow.python._pywrap_tensorflow_internal import *
+ImportError: DLL load failed: A dynamic link library (DLL) initialization routine failed.
+"""
+V["protobuf_dml"] = """Traceback (most recent call last):
+  File "/home/w/t.py", line 1, in <module>
+    import tensorflow as tf
+  File "/home/w/miniconda3/envs/dml/lib/python3.7/site-packages/tensorflow_core/core/framework/resource_handle_pb2.py", line 41, in <module>
+    serialized_options=None, file=DESCRIPTOR),
+TypeError: Descriptors cannot not be created directly.
+If this call came from a _pb2.py file, your generated code is out of date and must be regenerated with protoc >= 3.19.0.
+"""
