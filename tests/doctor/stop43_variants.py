@@ -421,3 +421,103 @@ V["protobuf_dml"] = """Traceback (most recent call last):
 TypeError: Descriptors cannot not be created directly.
 If this call came from a _pb2.py file, your generated code is out of date and must be regenerated with protoc >= 3.19.0.
 """
+
+# a third probe (all read right at the second probe's code: kept as a floor)
+V["xla_oom"] = """Traceback (most recent call last):
+  File "big.py", line 40, in <module>
+    out = step(x)
+tensorflow.python.framework.errors_impl.ResourceExhaustedError: Out of memory while trying to allocate 3221225472 bytes.
+BufferAssignment OOM Debugging.
+ [Op:__inference_step_881]
+"""
+V["no_binary_for_gpu"] = """2023-03-03 03:03:03.000000: W tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:530] Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice.
+Traceback (most recent call last):
+  File "t.py", line 9, in <module>
+    model.fit(x, y)
+tensorflow.python.framework.errors_impl.InternalError: Graph execution error:
+
+Failed to load in-memory CUBIN: CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is available for execution on the device
+\t [[{{node StatefulPartitionedCall}}]] [Op:__inference_train_function_600]
+"""
+V["einsum_int_gpu"] = """Traceback (most recent call last):
+  File "att.py", line 18, in <module>
+    s = tf.einsum("bij,bjk->bik", a, b)
+tensorflow.python.framework.errors_impl.NotFoundError: Could not find device for node: {{node Einsum}} = Einsum[N=2, T=DT_INT32, equation="bij,bjk->bik"]
+All kernels registered for op Einsum:
+  device='GPU'; T in [DT_FLOAT]
+  device='GPU'; T in [DT_DOUBLE]
+  device='CPU'; T in [DT_FLOAT]
+  device='CPU'; T in [DT_DOUBLE]
+ [Op:Einsum]
+"""
+V["no_space"] = """Epoch 12/100
+Traceback (most recent call last):
+  File "/home/t/train.py", line 81, in <module>
+    model.fit(ds, epochs=100, callbacks=[ckpt_cb])
+tensorflow.python.framework.errors_impl.UnknownError: Failed to WriteFile: /data/ckpt/weights.12.h5 : No space left on device [Op:WriteFile]
+"""
+V["hub_cache_stale"] = """Traceback (most recent call last):
+  File "/content/embed.py", line 5, in <module>
+    embed = hub.load("https://tfhub.dev/google/universal-sentence-encoder/4")
+  File "/usr/local/lib/python3.10/dist-packages/tensorflow/python/saved_model/loader_impl.py", line 116, in parse_saved_model
+    raise IOError(
+OSError: SavedModel file does not exist at: /tmp/tfhub_modules/063d866c06683311b44b4992fd46003be952409c/{saved_model.pbtxt|saved_model.pb}
+"""
+V["horovod_nccl"] = """[1,0]<stderr>:Traceback (most recent call last):
+[1,0]<stderr>:  File "train_hvd.py", line 60, in <module>
+[1,0]<stderr>:    model.fit(ds, epochs=3, callbacks=callbacks)
+[1,0]<stderr>:horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: unhandled system error
+"""
+V["serving_path"] = """2024-01-01 00:00:00.000000: I tensorflow_serving/model_servers/server.cc:74] Building single TensorFlow model file config:  model_name: my model_base_path: models/my
+2024-01-01 00:00:00.000000: E tensorflow_serving/model_servers/server_core.cc:? Failed to start server. Error: Invalid argument: Expected model my to have an absolute path or URI; got base_path()=models/my
+"""
+V["tfjs_unsupported"] = """Traceback (most recent call last):
+  File "/home/j/.venv/bin/tensorflowjs_converter", line 8, in <module>
+    sys.exit(pip_main())
+  File "/home/j/.venv/lib/python3.10/site-packages/tensorflowjs/converters/tf_saved_model_conversion_v2.py", line 142, in validate
+    raise ValueError('Unsupported Ops in the model before optimization\\n' +
+ValueError: Unsupported Ops in the model before optimization
+BroadcastArgs, StringSplitV2
+"""
+V["win_longpath"] = """Collecting tensorflow
+  Using cached tensorflow-2.12.0-cp310-cp310-win_amd64.whl (1.9 kB)
+ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: 'C:\\\\Users\\\\anna\\\\AppData\\\\Local\\\\Packages\\\\PythonSoftwareFoundation.Python.3.10_qbz5n2kfra8p0\\\\LocalCache\\\\local-packages\\\\Python310\\\\site-packages\\\\tensorflow\\\\include\\\\external\\\\com_github_grpc_grpc\\\\src\\\\core\\\\ext\\\\filters\\\\client_channel\\\\lb_policy\\\\grpclb\\\\client_load_reporting_filter.h'
+HINT: This error might have occurred since this system does not have Windows Long Path support enabled. You can find information on how to enable this at https://pip.pypa.io/warnings/enable-long-paths
+"""
+V["win_illegal_exit"] = """2022-02-02 02:02:02.000000: I tensorflow/core/platform/cpu_feature_guard.cc:142] This TensorFlow binary is optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in performance-critical operations:  AVX AVX2
+Loading model...
+
+Process finished with exit code -1073741795 (0xC000001D)
+"""
+V["ragged_batch"] = """Traceback (most recent call last):
+  File "nlp.py", line 52, in <module>
+    for batch in ds.batch(5):
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot add tensor to the batch: number of elements does not match. Shapes are: [tensor]: [4], [batch]: [5] [Op:IteratorGetNext]
+"""
+V["mac_illegal4"] = """(tf) pat@MacBook-Pro ~ % python -c "import tensorflow"
+Illegal instruction: 4
+"""
+V["sparse_label_range"] = """Traceback (most recent call last):
+  File "cls.py", line 70, in <module>
+    model.fit(x, y, epochs=5)
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:
+
+Received a label value of 10 which is outside the valid range of [0, 10).  Label values: 3 7 10 1 0 2
+\t [[{{node sparse_categorical_crossentropy/SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits}}]]
+"""
+V["reverb_so"] = """Traceback (most recent call last):
+  File "/home/rl/acme_run.py", line 3, in <module>
+    import reverb
+  File "/home/rl/.venv/lib/python3.9/site-packages/reverb/__init__.py", line 27, in <module>
+    from reverb import item_selectors as selectors
+  File "/home/rl/.venv/lib/python3.9/site-packages/reverb/pybind.py", line 1, in <module>
+    import tensorflow as _tf; from .libpybind import *; del _tf
+ImportError: /home/rl/.venv/lib/python3.9/site-packages/reverb/libschema_cc_proto.so: undefined symbol: _ZNK6google8protobuf7Message11GetTypeNameB5cxx11Ev
+"""
+V["tfq_cirq"] = """Traceback (most recent call last):
+  File "qnn.py", line 2, in <module>
+    import tensorflow_quantum as tfq
+  File "/usr/local/lib/python3.8/dist-packages/tensorflow_quantum/core/ops/load_module.py", line 48, in load_module
+    return load_library.load_op_library(path)
+tensorflow.python.framework.errors_impl.NotFoundError: /usr/local/lib/python3.8/dist-packages/tensorflow_quantum/core/ops/_tfq_simulate_ops.so: undefined symbol: _ZNK10tensorflow8OpKernel11TraceStringERKNS_15OpKernelContextEb
+"""

@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 35 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 69 error
 logs of our own in real-log shapes) must each get a failure with the expected label, and the new
 readings lead where they apply, each with a VALID twin that must not get it:
 
@@ -63,6 +63,15 @@ EXPECTED = {
     "grad_not_exist_old": "warning:gradients-missing",
     "glibc_old": "glibc-too-old", "avx_win": "cpu-missing-instructions",
     "protobuf_dml": "protobuf-incompatible",
+    # the third probe
+    "xla_oom": "out-of-memory", "no_binary_for_gpu": "libdevice-not-found",
+    "einsum_int_gpu": "not-found-error", "no_space": "disk-full",
+    "hub_cache_stale": "tfhub-cache-incomplete", "horovod_nccl": "nccl-error",
+    "serving_path": "tf-serving-model-path", "tfjs_unsupported": "tfjs-unsupported-ops",
+    "win_longpath": "windows-long-paths", "win_illegal_exit": "cpu-missing-instructions",
+    "ragged_batch": "batch-different-shapes", "mac_illegal4": "cpu-missing-instructions",
+    "sparse_label_range": "label-out-of-range", "reverb_so": "import-error",
+    "tfq_cirq": "tf-addon-version-mismatch",
 }
 
 
