@@ -3,7 +3,8 @@ the shapes real logs have, for classes and add-ons tfperf has few or no rows for
 ``tf.errors`` classes, tensorflow_io / addons / text, tf-agents, TensorFlow Probability,
 tensorflow-metal, DirectML, Windows / macOS / ARM import failures, Keras 3 against tf.keras, XLA
 and TPUs, SavedModel and TFLite conversion, distributed runs. ``test_explain_stop43.py`` asserts
-the label each must get (never "nothing wrong" or "not recognised") and the reading it leads with.
+the label each must get (never "nothing wrong" or "not recognised") and the reading it leads with;
+``B`` holds benign logs of the same families, each of which must read "nothing wrong".
 """
 
 # ruff: noqa: E501
@@ -520,4 +521,69 @@ V["tfq_cirq"] = """Traceback (most recent call last):
   File "/usr/local/lib/python3.8/dist-packages/tensorflow_quantum/core/ops/load_module.py", line 48, in load_module
     return load_library.load_op_library(path)
 tensorflow.python.framework.errors_impl.NotFoundError: /usr/local/lib/python3.8/dist-packages/tensorflow_quantum/core/ops/_tfq_simulate_ops.so: undefined symbol: _ZNK10tensorflow8OpKernel11TraceStringERKNS_15OpKernelContextEb
+"""
+
+# benign logs of the same families (VALID twins as a whole: each must read "nothing wrong")
+B: dict[str, str] = {}
+B["onednn_train"] = """2024-03-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.
+2024-03-01 10:00:01.000000: I tensorflow/core/platform/cpu_feature_guard.cc:210] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.
+To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow with the appropriate compiler flags.
+Epoch 1/3
+1875/1875 [==============================] - 6s 3ms/step - loss: 0.2954 - accuracy: 0.9148
+Epoch 2/3
+1875/1875 [==============================] - 5s 3ms/step - loss: 0.1421 - accuracy: 0.9580
+"""
+B["tflite_xnnpack"] = """INFO: Created TensorFlow Lite XNNPACK delegate for CPU.
+Predicted class: 281 (tabby cat), score 0.87
+Inference time: 12.4 ms
+"""
+B["metal_init"] = """2023-11-11 11:11:11.000000: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: Apple M1 Pro
+2023-11-11 11:11:11.000000: I metal_plugin/src/device/metal_device.cc:296] systemMemory: 16.00 GB
+2023-11-11 11:11:11.000000: I metal_plugin/src/device/metal_device.cc:313] maxCacheSize: 5.33 GB
+2023-11-11 11:11:11.000000: I tensorflow/core/common_runtime/pluggable_device/pluggable_device_factory.cc:306] Could not identify NUMA node of platform GPU ID 0, defaulting to 0. Your kernel may not have been built with NUMA support.
+2023-11-11 11:11:11.000000: I tensorflow/core/common_runtime/pluggable_device/pluggable_device_factory.cc:272] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 0 MB memory) -> physical PluggableDevice (device: 0, name: METAL, pci bus id: <undefined>)
+Epoch 1/2
+2023-11-11 11:11:13.000000: I tensorflow/core/grappler/optimizers/custom_graph_optimizer_registry.cc:117] Plugin optimizer for device_type GPU is enabled.
+469/469 [==============================] - 9s 17ms/step - loss: 0.3502 - accuracy: 0.8991
+"""
+B["trt_warning"] = """2023-06-06 06:06:06.000000: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT
+Epoch 1/2
+782/782 [==============================] - 14s 15ms/step - loss: 1.51 - accuracy: 0.45
+"""
+B["untraced_save"] = """WARNING:absl:Found untraced functions such as _jit_compiled_convolution_op, _jit_compiled_convolution_op, _update_step_xla while saving (showing 3 of 3). These functions will not be directly callable after loading.
+INFO:tensorflow:Assets written to: export/model/assets
+"""
+B["keras3_input_shape"] = """/usr/local/lib/python3.11/site-packages/keras/src/layers/core/dense.py:87: UserWarning: Do not pass an `input_shape`/`input_dim` argument to a layer. When using Sequential models, prefer using an `Input(shape)` object as the first layer in the model instead.
+  super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+Epoch 1/5
+32/32 ━━━━━━━━━━━━━━━━━━━━ 1s 4ms/step - loss: 0.6931 - accuracy: 0.5020
+"""
+B["mirrored_info"] = """INFO:tensorflow:Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1')
+INFO:tensorflow:Collective ops is not configured at program startup. Some performance features may not be enabled.
+Epoch 1/2
+INFO:tensorflow:batch_all_reduce: 8 all-reduces with algorithm = nccl, num_packs = 1
+390/390 [==============================] - 20s 38ms/step - loss: 1.4 - accuracy: 0.49
+"""
+B["tfa_eol_only"] = """/usr/local/lib/python3.10/dist-packages/tensorflow_addons/utils/tfa_eol_msg.py:23: UserWarning:
+
+TensorFlow Addons (TFA) has ended development and introduction of new features.
+TFA has entered a minimal maintenance and release mode until a planned end of life in May 2024.
+Please modify downstream libraries to take dependencies from other repositories in our TensorFlow community (e.g. Keras, Keras-CV, and Keras-NLP).
+
+For more information see: https://github.com/tensorflow/addons/issues/2807
+
+  warnings.warn(
+Epoch 1/3
+100/100 [==============================] - 3s 20ms/step - loss: 0.51
+"""
+B["xla_service_info"] = """2023-05-05 05:05:05.000000: I tensorflow/compiler/xla/service/service.cc:169] XLA service 0x55d0c8e0a0b0 initialized for platform CUDA (this does not guarantee that XLA will be used). Devices:
+2023-05-05 05:05:05.000000: I tensorflow/compiler/xla/service/service.cc:177]   StreamExecutor device (0): NVIDIA A100-SXM4-40GB, Compute Capability 8.0
+2023-05-05 05:05:05.000000: I tensorflow/compiler/jit/xla_compilation_cache.cc:477] Compiled cluster using XLA!  This line is logged at most once for the lifetime of the process.
+Epoch 1/10
+938/938 [==============================] - 7s 5ms/step - loss: 0.21
+"""
+B["handled_fit_retry"] = """2024-04-04 04:04:04.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.
+trial 3: batch 512 too big for the configured budget, retrying with 256
+Epoch 1/2
+200/200 [==============================] - 2s 9ms/step - loss: 0.44
 """

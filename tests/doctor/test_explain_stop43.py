@@ -27,7 +27,7 @@ import time
 
 import pytest
 from explain_reading import first_cause
-from stop43_variants import V
+from stop43_variants import B, V
 
 from tfperf.doctor.explainer import explain_log
 
@@ -85,6 +85,12 @@ def test_each_variant_gets_its_label_never_nothing_wrong(name: str) -> None:
     ex = explain_log(V[name])
     assert ex.verdict in ("failure", "warning"), ex.verdict
     assert ex.causes[0].severity == (severity or "failure") and ex.causes[0].label == label
+
+
+@pytest.mark.parametrize("name", sorted(B))
+def test_each_benign_twin_reads_nothing_wrong(name: str) -> None:
+    ex = explain_log(B[name])
+    assert ex.verdict == "nothing-wrong" and not ex.causes, (ex.verdict, ex.causes[:1])
 
 
 def _lead(text: str) -> str:
