@@ -523,6 +523,36 @@ V["tfq_cirq"] = """Traceback (most recent call last):
 tensorflow.python.framework.errors_impl.NotFoundError: /usr/local/lib/python3.8/dist-packages/tensorflow_quantum/core/ops/_tfq_simulate_ops.so: undefined symbol: _ZNK10tensorflow8OpKernel11TraceStringERKNS_15OpKernelContextEb
 """
 
+# a fourth probe: version mismatches of Keras, NumPy and h5py as GitHub issues show them
+def _tb(code: str, err: str, path: str = "/home/u/proj/run.py", lib: str = "") -> str:
+    """A traceback: the user's frame, a library's frame when ``lib`` names one, the error."""
+    s = f'Traceback (most recent call last):\n  File "{path}", line 12, in <module>\n    {code}\n'
+    if lib:
+        s += f'  File "{lib}", line 88, in fn\n    x = y\n'
+    return s + err + "\n"
+V["adam_get_updates"] = _tb("model.fit(x, y)", "AttributeError: 'Adam' object has no attribute 'get_updates'", lib="/usr/lib/python3/site-packages/keras/engine/training.py")
+V["pad_sequences"] = _tb("from keras.preprocessing.sequence import pad_sequences", "ImportError: cannot import name 'pad_sequences' from 'keras.preprocessing.sequence' (/opt/conda/lib/python3.9/site-packages/keras/preprocessing/sequence.py)")
+V["np_object"] = _tb("import tensorflow as tf", "AttributeError: module 'numpy' has no attribute 'object'.\n`np.object` was a deprecated alias for the builtin `object`. To avoid this error in existing code, use `object` by itself. Doing this will not modify any behavior and is safe.", lib="/opt/venv/lib/python3.10/site-packages/tensorflow/python/framework/dtypes.py")
+V["np_typedict"] = _tb("import h5py", "AttributeError: module 'numpy' has no attribute 'typeDict'", lib="/opt/venv/lib/python3.10/site-packages/h5py/__init__.py")
+V["str_decode"] = _tb("model = load_model('m.h5')", "AttributeError: 'str' object has no attribute 'decode'", lib="/usr/local/lib/python3.7/site-packages/keras/engine/saving.py")
+V["layer_count"] = _tb("model.load_weights('w.h5')", "ValueError: Layer count mismatch when loading weights from file. Model expected 106 layers, found 107 saved layers.", lib="/usr/local/lib/python3.8/site-packages/tensorflow/python/keras/saving/hdf5_format.py")
+V["module_wrapper"] = _tb("model.save('m.h5')", "NotImplementedError: Layer ModuleWrapper has arguments ['self', 'module', 'method_name'] in `__init__` and therefore must override `get_config()`.", lib="/usr/local/lib/python3.8/site-packages/keras/engine/base_layer.py")
+V["internal_dispatch"] = _tb("import keras", "AttributeError: module 'tensorflow.compat.v2.__internal__' has no attribute 'dispatch'", lib="/usr/local/lib/python3.8/site-packages/keras/layers/core/tf_op_layer.py")
+V["tf_estimator_missing"] = _tb("import tensorflow as tf", "ModuleNotFoundError: No module named 'tensorflow_estimator'", lib="/usr/local/lib/python3.8/site-packages/tensorflow/python/estimator/estimator_lib.py")
+V["keras_src_engine"] = _tb("from keras.src.engine import data_adapter", "ModuleNotFoundError: No module named 'keras.src.engine'")
+V["tfhub_keraslayer_sym"] = _tb("x = hub.KerasLayer(url)(inputs)", "ValueError: Exception encountered when calling layer 'keras_layer' (type KerasLayer).\n\nA KerasTensor is symbolic: it's a placeholder for a shape an a dtype. It doesn't have any actual numerical value. You cannot convert it to a NumPy array.", lib="/usr/local/lib/python3.11/site-packages/tensorflow_hub/keras_layer.py")
+V["optimizer_lr_kw"] = _tb("opt = tf.keras.optimizers.Adam(lr=0.001)", "ValueError: Argument(s) not recognized: {'lr': 0.001}", lib="/usr/local/lib/python3.10/site-packages/keras/optimizers/optimizer_experimental/optimizer.py")
+V["np_typedict_tf"] = """Traceback (most recent call last):
+  File "/home/u/proj/run.py", line 1, in <module>
+    import tensorflow as tf
+  File "/opt/venv/lib/python3.10/site-packages/tensorflow/python/keras/saving/hdf5_format.py", line 38, in <module>
+    import h5py
+  File "/opt/venv/lib/python3.10/site-packages/h5py/__init__.py", line 46, in <module>
+    from ._conv import register_converters as _register_converters
+  File "h5py/h5t.pyx", line 293, in init h5py.h5t
+AttributeError: module 'numpy' has no attribute 'typeDict'
+"""
+
 # benign logs of the same families (VALID twins as a whole: each must read "nothing wrong")
 B: dict[str, str] = {}
 B["onednn_train"] = """2024-03-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.

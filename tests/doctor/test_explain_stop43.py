@@ -72,6 +72,15 @@ EXPECTED = {
     "ragged_batch": "batch-different-shapes", "mac_illegal4": "cpu-missing-instructions",
     "sparse_label_range": "label-out-of-range", "reverb_so": "import-error",
     "tfq_cirq": "tf-addon-version-mismatch",
+    # the fourth probe
+    "adam_get_updates": "keras-optimizer-api-changed", "pad_sequences": "keras-tf-version-mismatch",
+    "np_object": "numpy-too-new-for-tf", "np_typedict": "numpy-too-new-for-tf",
+    "str_decode": "attribute-error", "layer_count": "checkpoint-mismatch",
+    "module_wrapper": "not-implemented-error", "internal_dispatch": "keras-tf-version-mismatch",
+    "tf_estimator_missing": "module-not-found-error",
+    "keras_src_engine": "keras-tf-version-mismatch",
+    "tfhub_keraslayer_sym": "value-error", "optimizer_lr_kw": "keras-optimizer-api-changed",
+    "np_typedict_tf": "numpy-too-new-for-tf",
 }
 
 
@@ -218,6 +227,22 @@ def test_a_cuda_internal_error_keeps_the_gpu_stack_reading() -> None:
 
 def test_a_tflite_file_that_cannot_be_opened_is_a_path_problem() -> None:
     assert "os.path.abspath" in _lead(V["tflite_open"])
+
+
+def test_numpy_s_removed_typedict_reads_as_numpy_too_new() -> None:
+    # it read "not recognised" when h5py alone raised it
+    cause, _ = first_cause(V["np_typedict"])
+    assert cause.label == "numpy-too-new-for-tf" and "numpy<1.24" in cause.fix
+
+
+def test_another_missing_numpy_attribute_is_not_numpy_too_new() -> None:
+    text = V["np_typedict_tf"].replace("typeDict", "random_sample")
+    assert first_cause(text)[0].label != "numpy-too-new-for-tf"
+
+
+def test_a_keras_3_symbolic_tensor_in_a_tf_keras_2_layer_names_tf_keras() -> None:
+    lead = _lead(V["tfhub_keraslayer_sym"])
+    assert "TF_USE_LEGACY_KERAS=1" in lead and "hub.KerasLayer" in lead
 
 
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:
