@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 69 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 82 error
 logs of our own in real-log shapes) must each get a failure with the expected label, and the new
 readings lead where they apply, each with a VALID twin that must not get it:
 
@@ -17,7 +17,10 @@ readings lead where they apply, each with a VALID twin that must not get it:
 - an add-on's own ``.so`` that cannot be opened at its own site-packages path: no build of it for
   this machine (aarch64; h19_22, TF-DF);
 - a Windows CUDA runtime DLL (``cudart64_101.dll``) is a GPU build looking for CUDA: not the
-  "TF 2.11+ has no Windows GPU build" reading.
+  "TF 2.11+ has no Windows GPU build" reading;
+- a string tensor on a TPU, DirectML's device, a .tflite that cannot be opened, NumPy's removed
+  ``typeDict``, Keras 3's symbolic KerasTensor in a tf.keras-2 layer.
+The benign logs (``B``) of the same families must each read "nothing wrong".
 """
 
 from __future__ import annotations
