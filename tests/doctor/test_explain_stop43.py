@@ -133,6 +133,21 @@ def test_scikit_learn_s_fit_with_its_own_frames_stays_apart() -> None:
     assert any("Input X contains NaN" in ln.text for ln in ex.not_tensorflow)
 
 
+def test_scikit_learn_s_fit_in_ipython_8_s_frames_stays_apart() -> None:
+    text = ("2024-05-05 05:05:05.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+            "This TensorFlow binary is optimized to use available CPU instructions.\n"
+            "Traceback (most recent call last):\n"
+            "Cell In[7], line 2\n"
+            "      1 meta = LogisticRegression()\n"
+            "----> 2 meta.fit(features, y)\n"
+            "File ~/.venv/lib/python3.10/site-packages/sklearn/linear_model/_logistic.py:1196, "
+            "in LogisticRegression.fit(self, X, y)\n"
+            "   1196 X, y = self._validate_data(\n"
+            "ValueError: Input X contains NaN.\n")
+    ex = explain_log(text)
+    assert not ex.causes or ex.causes[0].label != "value-error"
+
+
 def test_a_user_line_that_calls_no_keras_method_stays_apart() -> None:
     text = V["oor_first_step"].replace("model.fit(ds.filter(lambda x, y: y > 5), epochs=20)",
                                        "rows = load_rows(path)")

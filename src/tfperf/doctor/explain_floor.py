@@ -585,9 +585,10 @@ _KERAS_CALL = re.compile(r"\.(?:fit|fit_generator|evaluate|evaluate_generator|pr
 def _keras_call_filtered(lines: list[str], at: int, frames: list[str]) -> bool:
     """The traceback holds only the user's frames (no library's: scikit-learn's ``fit`` shows
     its own), its last code line calls a Keras model method, and TensorFlow's lines are above."""
-    if not frames or any(_FRAME.search(f) and _NOT_USER.search(f) for f in frames):
+    # a frame line in Python's form or IPython 8's (File ~/.../site-packages/x.py:12, in f)
+    if not frames or any(f.lstrip().startswith("File ") and _NOT_USER.search(f) for f in frames):
         return False
-    code = next((f for f in frames if not f.lstrip().startswith('File "')), "")
+    code = next((f for f in frames if not f.lstrip().startswith("File ")), "")
     if not _KERAS_CALL.search(code):
         return False
     return bool(TF_CODE.search("\n".join(lines[max(0, at - _MAX_BACK):at])))
