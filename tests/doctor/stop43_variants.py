@@ -553,6 +553,24 @@ V["np_typedict_tf"] = """Traceback (most recent call last):
 AttributeError: module 'numpy' has no attribute 'typeDict'
 """
 
+# a fifth probe: runtime InvalidArgumentErrors and their kin as GitHub issues show them
+def _tb6(err: str, code: str = "model.fit(train_ds, epochs=10)") -> str:
+    """A traceback whose only frame is the user's, ending in ``err``."""
+    return ('Traceback (most recent call last):\n  File "/work/exp/train.py", line 55, in <module>\n    '
+            + code + "\n" + err + "\n")
+V["concat_dims"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nConcatOp : Dimension 1 in both shapes must be equal: shape[0] = [8,64,37,37] vs. shape[1] = [8,64,38,38]\n\t [[{{node model/concatenate/concat}}]] [Op:__inference_train_function_5012]")
+V["matmul_incompat"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Exception encountered when calling layer 'dense_1' (type Dense).\n\n{{function_node __wrapped__MatMul_device_/job:localhost/replica:0/task:0/device:CPU:0}} Matrix size-incompatible: In[0]: [32,2048], In[1]: [512,10] [Op:MatMul]", code="out = model(x)")
+V["reshape_size"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nInput to reshape is a tensor with 401408 values, but the requested shape requires a multiple of 25088\n\t [[{{node sequential/flatten/Reshape}}]]")
+V["decode_jpeg_png"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nUnknown image file format. One of JPEG, PNG, GIF, BMP required.\n\t [[{{node decode_image/DecodeImage}}]]\n\t [[IteratorGetNext]] [Op:__inference_train_function_1210]")
+V["nan_check"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nloss : Tensor had NaN values\n\t [[{{node CheckNumerics}}]] [Op:__inference_train_function_901]")
+V["gather_oob_gpu"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nindices[5,17] = 30522 is not in [0, 30522)\n\t [[{{node model/embedding/embedding_lookup}}]] [Op:__inference_train_function_77]")
+V["dtype_mismatch_add"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: cannot compute AddV2 as input #1(zero-based) was expected to be a double tensor but is a float tensor [Op:AddV2] name: ", code="y = a + b")
+V["assign_shape_load"] = _tb6("ValueError: Cannot assign value to variable ' dense_2/kernel:0': Shape mismatch.The variable shape (128, 5), and the assigned value shape (128, 10) are incompatible.", code="model.load_weights('best.h5')")
+V["ctc_invalid"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nNot enough time for target transition sequence (required: 28, available: 24)0You can turn this error into a warning by using the flag ignore_longer_outputs_than_inputs\n\t [[{{node CTCLoss}}]]")
+V["strided_oob"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: slice index 3 of dimension 1 out of bounds. [Op:StridedSlice] name: strided_slice/", code="cls = preds[:, 3]")
+V["resource_var_missing"] = _tb6("tensorflow.python.framework.errors_impl.FailedPreconditionError: Could not find variable dense/kernel. This could mean that the variable has been deleted. In TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error message=Resource localhost/dense/kernel/N10tensorflow3VarE does not exist.\n\t [[{{node dense/MatMul/ReadVariableOp}}]]", code="pred = sess.run(out, feed_dict={x: batch})")
+V["tensorarray_size"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Tried to write to index 10 but array is not resizeable and size is: 10 [Op:TensorListSetItem]", code="outputs = decode(tokens)")
+
 # benign logs of the same families (VALID twins as a whole: each must read "nothing wrong")
 B: dict[str, str] = {}
 B["onednn_train"] = """2024-03-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.

@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 82 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 94 error
 logs of our own in real-log shapes) must each get a failure with the expected label, and the new
 readings lead where they apply, each with a VALID twin that must not get it:
 
@@ -19,7 +19,9 @@ readings lead where they apply, each with a VALID twin that must not get it:
 - a Windows CUDA runtime DLL (``cudart64_101.dll``) is a GPU build looking for CUDA: not the
   "TF 2.11+ has no Windows GPU build" reading;
 - a string tensor on a TPU, DirectML's device, a .tflite that cannot be opened, NumPy's removed
-  ``typeDict``, Keras 3's symbolic KerasTensor in a tf.keras-2 layer.
+  ``typeDict``, Keras 3's symbolic KerasTensor in a tf.keras-2 layer;
+- a concatenation one pixel off (a U-Net's skip connection, not the labels), CTC labels longer
+  than the output, a fixed-size TensorArray, weights of another class count.
 The benign logs (``B``) of the same families must each read "nothing wrong".
 """
 
@@ -84,6 +86,14 @@ EXPECTED = {
     "keras_src_engine": "keras-tf-version-mismatch",
     "tfhub_keraslayer_sym": "value-error", "optimizer_lr_kw": "keras-optimizer-api-changed",
     "np_typedict_tf": "numpy-too-new-for-tf",
+    # the fifth probe
+    "concat_dims": "invalid-argument-error", "matmul_incompat": "invalid-argument-error",
+    "reshape_size": "invalid-argument-error", "decode_jpeg_png": "image-decode-failed",
+    "nan_check": "loss-nan", "gather_oob_gpu": "embedding-index-out-of-range",
+    "dtype_mismatch_add": "invalid-argument-error", "assign_shape_load": "value-error",
+    "ctc_invalid": "invalid-argument-error", "strided_oob": "invalid-argument-error",
+    "resource_var_missing": "failed-precondition-error",
+    "tensorarray_size": "invalid-argument-error",
 }
 
 
@@ -261,6 +271,31 @@ def test_another_missing_numpy_attribute_is_not_numpy_too_new() -> None:
 def test_a_keras_3_symbolic_tensor_in_a_tf_keras_2_layer_names_tf_keras() -> None:
     lead = _lead(V["tfhub_keraslayer_sym"])
     assert "TF_USE_LEGACY_KERAS=1" in lead and "hub.KerasLayer" in lead
+
+
+def test_a_concat_off_by_one_reads_as_a_skip_connection_not_labels() -> None:
+    lead = _lead(V["concat_dims"])
+    assert "skip connection" in lead and "labels" not in lead
+
+
+def test_another_concat_error_gets_no_skip_connection_reading() -> None:
+    text = V["concat_dims"].replace(
+        "ConcatOp : Dimension 1 in both shapes must be equal: shape[0] = [8,64,37,37] vs. "
+        "shape[1] = [8,64,38,38]", "ConcatOp : Expected concatenating dimensions in the range "
+        "[-4, 4), but got 4")
+    assert "skip connection" not in _lead(text)
+
+
+def test_ctc_labels_longer_than_the_output_read_as_time_downsampling() -> None:
+    assert "ignore_longer_outputs_than_inputs=True" in _lead(V["ctc_invalid"])
+
+
+def test_a_fixed_size_tensor_array_reads_as_dynamic_size() -> None:
+    assert "dynamic_size=True" in _lead(V["tensorarray_size"])
+
+
+def test_weights_of_another_class_count_read_as_skip_mismatch() -> None:
+    assert "skip_mismatch=True" in _lead(V["assign_shape_load"])
 
 
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:
