@@ -571,6 +571,63 @@ V["strided_oob"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgument
 V["resource_var_missing"] = _tb6("tensorflow.python.framework.errors_impl.FailedPreconditionError: Could not find variable dense/kernel. This could mean that the variable has been deleted. In TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error message=Resource localhost/dense/kernel/N10tensorflow3VarE does not exist.\n\t [[{{node dense/MatMul/ReadVariableOp}}]]", code="pred = sess.run(out, feed_dict={x: batch})")
 V["tensorarray_size"] = _tb6("tensorflow.python.framework.errors_impl.InvalidArgumentError: Tried to write to index 10 but array is not resizeable and size is: 10 [Op:TensorListSetItem]", code="outputs = decode(tokens)")
 
+# a sixth probe: installs (pip, conda, NumPy 2, ARM boards, musl)
+V["numpy2_wheel"] = """A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.0.0 as it may crash. To support both 1.x and 2.x
+versions of NumPy, modules must be compiled with NumPy 2.0.
+Some module may need to rebuild instead e.g. with 'pybind11>=2.12'.
+
+Traceback (most recent call last):  File "/home/u/app.py", line 1, in <module>
+    import tensorflow as tf
+AttributeError: _ARRAY_API not found
+ImportError: numpy.core._multiarray_umath failed to import
+"""
+V["pip_tf115_py38"] = """$ pip install tensorflow==1.15
+ERROR: Could not find a version that satisfies the requirement tensorflow==1.15 (from versions: 2.2.0, 2.2.1, 2.3.0, 2.4.0, 2.5.0)
+ERROR: No matching distribution found for tensorflow==1.15
+"""
+V["pip_py313"] = """PS C:\\Users\\sam> pip install tensorflow
+ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: none)
+ERROR: No matching distribution found for tensorflow
+PS C:\\Users\\sam> python --version
+Python 3.13.0
+"""
+V["conda_unsat"] = """Collecting package metadata (current_repodata.json): done
+Solving environment: failed with initial frozen solve. Retrying with flexible solve.
+UnsatisfiableError: The following specifications were found to be incompatible with the existing python installation in your environment:
+
+Specifications:
+
+  - tensorflow-gpu=2.4 -> python[version='>=3.6,<3.7.0a0|>=3.7,<3.8.0a0|>=3.8,<3.9.0a0']
+
+Your python: python=3.10
+"""
+V["pi_illegal"] = """pi@raspberrypi:~ $ python3 -c "import tensorflow as tf; print(tf.__version__)"
+Illegal instruction
+"""
+V["alpine_musl"] = """/app # pip install tensorflow
+ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: none)
+ERROR: No matching distribution found for tensorflow
+/app # cat /etc/os-release
+NAME="Alpine Linux"
+ID=alpine
+VERSION_ID=3.19.1
+"""
+V["tf_io_gcs_plugin"] = """Traceback (most recent call last):
+  File "/srv/app.py", line 1, in <module>
+    import tensorflow as tf
+  File "/usr/local/lib/python3.9/site-packages/tensorflow/python/framework/load_library.py", line 54, in load_op_library
+    lib_handle = py_tf.TF_LoadLibrary(library_filename)
+tensorflow.python.framework.errors_impl.NotFoundError: /usr/local/lib/python3.9/site-packages/tensorflow_io_gcs_filesystem/core/python/ops/libtensorflow_io_gcs_filesystem.so: undefined symbol: _ZN10tensorflow9TensorKeyC1ERKS0_
+"""
+V["six_moves"] = """Traceback (most recent call last):
+  File "train.py", line 3, in <module>
+    import tensorflow as tf
+  File "/usr/lib/python3/dist-packages/tensorflow/python/__init__.py", line 49, in <module>
+    from tensorflow.python import pywrap_tensorflow
+ModuleNotFoundError: No module named 'six.moves'
+"""
+
 # benign logs of the same families (VALID twins as a whole: each must read "nothing wrong")
 B: dict[str, str] = {}
 B["onednn_train"] = """2024-03-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.

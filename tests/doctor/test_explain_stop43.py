@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 94 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 102 error
 logs of our own in real-log shapes) must each get a failure with the expected label, and the new
 readings lead where they apply, each with a VALID twin that must not get it:
 
@@ -21,7 +21,9 @@ readings lead where they apply, each with a VALID twin that must not get it:
 - a string tensor on a TPU, DirectML's device, a .tflite that cannot be opened, NumPy's removed
   ``typeDict``, Keras 3's symbolic KerasTensor in a tf.keras-2 layer;
 - a concatenation one pixel off (a U-Net's skip connection, not the labels), CTC labels longer
-  than the output, a fixed-size TensorArray, weights of another class count.
+  than the output, a fixed-size TensorArray, weights of another class count;
+- conda's UnsatisfiableError list after its "Specifications:" heading, an illegal instruction on
+  an ARM board (no AVX there).
 The benign logs (``B``) of the same families must each read "nothing wrong".
 """
 
@@ -94,6 +96,11 @@ EXPECTED = {
     "ctc_invalid": "invalid-argument-error", "strided_oob": "invalid-argument-error",
     "resource_var_missing": "failed-precondition-error",
     "tensorarray_size": "invalid-argument-error",
+    # the sixth probe
+    "numpy2_wheel": "numpy-abi-mismatch", "pip_tf115_py38": "no-tensorflow-wheel",
+    "pip_py313": "no-tensorflow-wheel", "conda_unsat": "unsatisfiable-error",
+    "pi_illegal": "cpu-missing-instructions", "alpine_musl": "no-tensorflow-wheel",
+    "tf_io_gcs_plugin": "tf-addon-version-mismatch", "six_moves": "module-not-found-error",
 }
 
 
@@ -296,6 +303,24 @@ def test_a_fixed_size_tensor_array_reads_as_dynamic_size() -> None:
 
 def test_weights_of_another_class_count_read_as_skip_mismatch() -> None:
     assert "skip_mismatch=True" in _lead(V["assign_shape_load"])
+
+
+def test_conda_s_unsatisfiable_list_after_its_heading_is_read() -> None:
+    # "...environment:", a blank line, "Specifications:", a blank line, "  - tensorflow-gpu=2.4"
+    # read "not recognised": the message block stopped at the first blank line
+    cause, lead = first_cause(V["conda_unsat"])
+    assert cause.label == "unsatisfiable-error" and "another Python" in lead
+
+
+def test_an_illegal_instruction_on_an_arm_board_is_no_avx_reading() -> None:
+    cause, _ = first_cause(V["pi_illegal"])
+    assert cause.cause.startswith("This is an ARM machine (the log shows 'raspberrypi')")
+
+
+def test_an_illegal_instruction_on_x86_linux_keeps_the_avx_reading() -> None:
+    cause, _ = first_cause("user@box:~$ python3 -c 'import tensorflow'\nIllegal instruction "
+                           "(core dumped)\n")
+    assert cause.label == "cpu-missing-instructions" and "ARM machine" not in cause.cause
 
 
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:

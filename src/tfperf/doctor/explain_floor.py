@@ -505,9 +505,15 @@ def _message_block(lines: list[str], at: int, explained: AbstractSet[int]) -> li
 
 def _list_after_blank(lines: list[str], li: int, block: list[int]) -> bool:
     """A blank line between a message that ends with ':' and the list it introduces (conda's
-    "not available from current channels:", a blank line, "  - tensorflow==1.14")."""
+    "not available from current channels:", a blank line, "  - tensorflow==1.14"), or the
+    list's own heading (conda's UnsatisfiableError: "...environment:", a blank line,
+    "Specifications:", a blank line, "  - tensorflow-gpu=2.4 -> python[...]")."""
     return (not lines[li].strip() and lines[block[-1]].rstrip().endswith(":")
-            and li + 1 < len(lines) and lines[li + 1].lstrip().startswith("- "))
+            and li + 1 < len(lines) and (lines[li + 1].lstrip().startswith("- ")
+                                         or bool(_LIST_HEADING.match(lines[li + 1]))))
+
+
+_LIST_HEADING = re.compile(r"\s*[A-Z][\w ]{0,40}:\s*$")  # "Specifications:", "Package x conflicts:"
 
 
 def _traceback_lines(lines: list[str], at: int, after: int) -> list[str]:
