@@ -323,6 +323,17 @@ def test_an_illegal_instruction_on_x86_linux_keeps_the_avx_reading() -> None:
     assert cause.label == "cpu-missing-instructions" and "ARM machine" not in cause.cause
 
 
+def test_an_avx_message_keeps_the_avx_reading_beside_an_arm_word_elsewhere() -> None:
+    # the cause's own line names AVX, an x86 instruction set: 'aarch64' elsewhere (another
+    # machine in the paste) does not make this one ARM
+    text = ("docker pull --platform linux/aarch64 img  # the other machine\n"
+            "2020-01-01 00:00:00.000000: F tensorflow/core/platform/cpu_feature_guard.cc:37] The "
+            "TensorFlow library was compiled to use AVX instructions, but these aren't available "
+            "on your machine.\nAborted (core dumped)\n")
+    cause, _ = first_cause(text)
+    assert cause.label == "cpu-missing-instructions" and "ARM machine" not in cause.cause
+
+
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:
     assert "captures a symbolic tensor of another graph" in _lead(V["savedmodel_capture"])
 

@@ -144,8 +144,15 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                     break
 
 
+# x86 instruction sets or names in a cause's own lines: the machine is no ARM one
+_X86 = re.compile(r"\b(?:AVX\w*|SSE\w*|FMA|x86_64|amd64|AMD64|win_amd64)\b")
+
+
 def _other_platform(cause: Any, text: str, only: str) -> bool:
-    """The cause's lines or the log show a platform other than ``only``."""
+    """The cause's lines or the log show a platform other than ``only`` ("arm": the cause's own
+    lines name an x86 instruction set, as a CPU feature check's message does)."""
+    if only == "arm":
+        return bool(_X86.search("\n".join(ln.text for ln in cause.lines)))
     from tfperf.doctor.explain_platform import cause_platform
 
     platform = cause_platform([ln.text for ln in cause.lines], text)
