@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 112 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 121 error
 logs of our own in real-log shapes) must each get their expected label (a failure or warning;
 two are notices of a library a CPU-only machine also lacks), and the new
 readings lead where they apply, each with a VALID twin that must not get it:
@@ -24,7 +24,10 @@ readings lead where they apply, each with a VALID twin that must not get it:
 - a concatenation one pixel off (a U-Net's skip connection, not the labels), CTC labels longer
   than the output, a fixed-size TensorArray, weights of another class count;
 - conda's UnsatisfiableError list after its "Specifications:" heading, an illegal instruction on
-  an ARM board (no AVX there).
+  an ARM board (no AVX there);
+- a Python exception under "Graph execution error:" (the op's own message), full integer
+  quantization without a representative dataset, an optimizer of the other Keras API, TF
+  Serving's JSON "error" answer (a conv input without its batch axis).
 The benign logs (``B``) of the same families must each read "nothing wrong".
 """
 
@@ -108,6 +111,14 @@ EXPECTED = {
     "eager_oom": "out-of-memory", "ptxas_sm89": "ptxas-problem",
     "no_cuda_drivers": "notice:cuda-runtime-not-found", "gpu_sync_failed": "cuda-error",
     "xid_79": "gpu-device-lost", "mixed_cuda12_pip": "notice:cuda-library-missing",
+    # the eighth probe
+    "quant_repr": "value-error", "saved_model_tag": "runtime-error",
+    "serving_rest_sig": "serving-signature-mismatch",
+    "serving_rest_shape": "invalid-argument-error",
+    "mixed_prec_dtype": "type-error", "loss_scale_opt": "value-error",
+    "tfrecord_feature_type": "invalid-argument-error",
+    "from_generator_sig": "invalid-argument-error",
+    "py_function_graph": "attribute-error",
 }
 
 
@@ -340,6 +351,30 @@ def test_an_avx_message_keeps_the_avx_reading_beside_an_arm_word_elsewhere() -> 
             "on your machine.\nAborted (core dumped)\n")
     cause, _ = first_cause(text)
     assert cause.label == "cpu-missing-instructions" and "ARM machine" not in cause.cause
+
+
+def test_a_python_exception_under_graph_execution_error_is_the_op_s_message() -> None:
+    # TF 2.9+: "Graph execution error:", a blank line, then the generator's own TypeError
+    assert "from_generator" in _lead(V["from_generator_sig"])
+
+
+def test_full_integer_quantization_without_samples_names_representative_dataset() -> None:
+    assert "converter.representative_dataset" in _lead(V["quant_repr"])
+
+
+def test_a_legacy_optimizer_given_to_the_new_api_names_its_generation() -> None:
+    assert "tf.keras.optimizers.AdamW" in _lead(V["loss_scale_opt"])
+
+
+def test_tf_serving_s_json_error_is_read_with_its_batch_axis() -> None:
+    # it read "not recognised": a JSON answer's "error" line was no error form
+    assert "batch axis" in _lead(V["serving_rest_shape"])
+
+
+def test_another_service_s_json_error_is_not_read_as_tensorflow_s() -> None:
+    ex = explain_log('$ curl https://api.example.com/v1/items\n{\n    "error": "rate limit '
+                     'exceeded, retry later"\n}\n')
+    assert ex.verdict != "failure"
 
 
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:

@@ -78,6 +78,8 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION", "failed assertion",
                   "terminated by signal", "Incorrect checksum for freed object",
                   "received signal SIG",
+                  # TF Serving's REST answer: {"error": "input must be 4-dimensional[1,224,3]..."}
+                  '"error": "',
                   # a W-level line of TF 1.x that carries a status in its mixed-case spelling
                   *_MIXED_STATUS_NEEDLES, *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
@@ -117,6 +119,11 @@ _STATUS_LOGGED = re.compile(r"^(?:[^\n]{0,60}?\d\d:\d\d:\d\d[.,]\d+:? )?W(?:\d{4
 _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
+# TF Serving's REST error answer, one JSON line; TensorFlow's own when it names a node or an op
+_SERVING_JSON = re.compile(r'^\s*"error": "(?P<msg>\S.*?)",?\s*$')
+_SERVING_REQUEST = re.compile(r"/v1/models/[\w.-]+(?:/versions/\d+)?(?:/labels/\w+)?:"
+                              r"(?:predict|classify|regress)")
+_RUNTIME_MARK = re.compile(r"\{\{(?:function_)?node |\[Op:|\[\[node ")
 _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
 # (each run of a word starts where the run does: tried at every position inside a long token,
 # the searches were quadratic in its length)
@@ -440,6 +447,13 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
         msg = m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or m["msg5"] or ""
         return "ProcessCrash", msg.strip(), False
+    if '"error": "' in line and (m := _SERVING_JSON.match(line)):
+        msg = m["msg"].replace('\\"', '"').replace("\\n", " ").replace("\\t", " ")
+        # TensorFlow's status when it names a node or an op, or when a TF Serving request
+        # (its REST path) is just above; another service's JSON error is not read
+        if _RUNTIME_MARK.search(msg) or any(_SERVING_REQUEST.search(ln)
+                                            for ln in lines[max(0, li - 8):li]):
+            return wording_class(msg), msg, True
     if m := _JSON_NAME.match(line):
         msg = next((j["msg"] for nxt in lines[li + 1:li + 3] if (j := _JSON_MESSAGE.match(nxt))),
                    "")
@@ -470,9 +484,14 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
 
 def _context(lines: list[str], at: int) -> list[int]:
     out = [at]
+    # TF 2.9+ prints "Graph execution error:" and, below it, the op's own message: for a
+    # tf.py_function or a generator that is the Python exception it raised ("TypeError:
+    # `generator` yielded an element of shape ..."), part of this error, not a new one
+    nested = lines[at].rstrip().endswith("Graph execution error:")
     for li in range(at + 1, min(len(lines), at + 1 + _MAX_CONTEXT)):
-        if _CONTEXT_STOP.match(lines[li]) or _PY_EXC.match(lines[li]):
+        if _CONTEXT_STOP.match(lines[li]) or (_PY_EXC.match(lines[li]) and not nested):
             break
+        nested = nested and not lines[li].strip()  # only the first line of the message
         out.append(li)
     return out
 
