@@ -651,6 +651,19 @@ V["tfrecord_feature_type"] = "Traceback (most recent call last):\n  File \"read.
 V["from_generator_sig"] = "Traceback (most recent call last):\n  File \"gen.py\", line 30, in <module>\n    model.fit(ds, epochs=2)\ntensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:\n\nTypeError: `generator` yielded an element of shape (128, 128, 1) where an element of shape (128, 128, 3) was expected.\nTraceback (most recent call last):\n\n  File \"/usr/local/lib/python3.10/dist-packages/tensorflow/python/ops/script_ops.py\", line 268, in __call__\n    ret = func(*args)\n\n\t [[{{node PyFunc}}]]\n\t [[IteratorGetNext]] [Op:__inference_train_function_1234]\n"
 V["py_function_graph"] = "Traceback (most recent call last):\n  File \"aug.py\", line 15, in <module>\n    ds = ds.map(lambda x: cv2.resize(x.numpy(), (64, 64)))\nAttributeError: 'Tensor' object has no attribute 'numpy'\n"
 
+# a ninth probe: tf.function, saving and loading
+def _tb10(err: str, code: str = "model.fit(x, y)") -> str:
+    """A traceback whose only frame is the user's, ending in ``err``."""
+    return 'Traceback (most recent call last):\n  File "/work/m.py", line 9, in <module>\n    ' + code + "\n" + err + "\n"
+V["opnotallowed_bool"] = _tb10("tensorflow.python.framework.errors_impl.OperatorNotAllowedInGraphError: Using a symbolic `tf.Tensor` as a Python `bool` is not allowed: AutoGraph did convert this function. This might indicate you are trying to use an unsupported feature.")
+V["var_in_tf_function"] = _tb10("ValueError: tf.function only supports singleton tf.Variables created on the first call. Make sure the tf.Variable is only created once or created outside tf.function.", code="step(x)")
+V["iter_tensor"] = _tb10("TypeError: Tensor objects are only iterable when eager execution is enabled. To iterate over this tensor use tf.map_fn.", code="for row in t:")
+V["h5_group_missing"] = _tb10("OSError: Unable to open file (file signature not found)", code="model = tf.keras.models.load_model('model.h5')")
+V["keras_save_format"] = _tb10("ValueError: Invalid filepath extension for saving. Please add either a `.keras` extension for the native Keras format (recommended) or a `.h5` extension. Use `model.export(filepath)` if you want to export a SavedModel for use with TFLite/TFServing/etc. Received: filepath=saved_models/my_model.", code="model.save('saved_models/my_model')")
+V["ckpt_prefix"] = _tb10("tensorflow.python.framework.errors_impl.NotFoundError: Unsuccessful TensorSliceReader constructor: Failed to find any matching files for ckpt/model.ckpt-1000", code="saver.restore(sess, 'ckpt/model.ckpt-1000')")
+V["unknown_layer_custom"] = _tb10("ValueError: Unknown layer: 'Attention'. Please ensure you are using a `keras.utils.custom_object_scope` and that this object is included in the scope. See https://www.tensorflow.org/guide/keras/save_and_serialize#registering_the_custom_object for details.", code="model = load_model('att.h5')")
+V["lambda_unsafe"] = _tb10("ValueError: Requested the deserialization of a `Lambda` layer with a Python `lambda` inside it. This carries a potential risk of arbitrary code execution and thus it is disallowed by default. If you trust the source of the saved model, you can pass `safe_mode=False` to the loading function in order to allow `Lambda` layer loading.", code="model = keras.models.load_model('m.keras')")
+
 # benign logs of the same families (VALID twins as a whole: each must read "nothing wrong")
 B: dict[str, str] = {}
 B["onednn_train"] = """2024-03-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.

@@ -1,4 +1,4 @@
-"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 121 error
+"""Stop 43: explain's long tail read by mechanism. The variants (``stop43_variants.py``, 129 error
 logs of our own in real-log shapes) must each get their expected label (a failure or warning;
 two are notices of a library a CPU-only machine also lacks), and the new
 readings lead where they apply, each with a VALID twin that must not get it:
@@ -27,7 +27,8 @@ readings lead where they apply, each with a VALID twin that must not get it:
   an ARM board (no AVX there);
 - a Python exception under "Graph execution error:" (the op's own message), full integer
   quantization without a representative dataset, an optimizer of the other Keras API, TF
-  Serving's JSON "error" answer (a conv input without its batch axis).
+  Serving's JSON "error" answer (a conv input without its batch axis);
+- Python iterating a symbolic tensor, a Lambda layer blocked by Keras's safe_mode.
 The benign logs (``B``) of the same families must each read "nothing wrong".
 """
 
@@ -119,6 +120,12 @@ EXPECTED = {
     "tfrecord_feature_type": "invalid-argument-error",
     "from_generator_sig": "invalid-argument-error",
     "py_function_graph": "attribute-error",
+    # the ninth probe
+    "opnotallowed_bool": "tensor-used-as-bool",
+    "var_in_tf_function": "tf-function-variable-creation",
+    "iter_tensor": "type-error", "h5_group_missing": "model-file-not-hdf5",
+    "keras_save_format": "keras3-save-path-extension", "ckpt_prefix": "checkpoint-not-found",
+    "unknown_layer_custom": "keras-unknown-object", "lambda_unsafe": "value-error",
 }
 
 
@@ -375,6 +382,14 @@ def test_another_service_s_json_error_is_not_read_as_tensorflow_s() -> None:
     ex = explain_log('$ curl https://api.example.com/v1/items\n{\n    "error": "rate limit '
                      'exceeded, retry later"\n}\n')
     assert ex.verdict != "failure"
+
+
+def test_iterating_a_symbolic_tensor_names_tf_map_fn() -> None:
+    assert "tf.map_fn" in _lead(V["iter_tensor"])
+
+
+def test_a_lambda_layer_blocked_by_safe_mode_names_safe_mode() -> None:
+    assert "safe_mode=False" in _lead(V["lambda_unsafe"])
 
 
 def test_a_saved_function_capturing_a_graph_tensor_is_read() -> None:
