@@ -162,6 +162,45 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
         return tf.linalg.cholesky_solve(c, b)
     out["TFP413b"] = (general_on_matrix, with_factor, (spd, factor, rhs))
 
+    # TFP114: tf.map_fn of an op that already takes a batch, vs one call on the whole
+    # tensor: the diagonals of a batch of Cholesky factors (recall round 13's F008),
+    # determinants, a softmax per row, a per-image standardisation.
+    mats = tf.random.normal([1024 // s, 16, 16])
+
+    def map_diag(m: Any) -> Any:
+        return tf.map_fn(tf.linalg.diag_part, m)
+
+    def batch_diag(m: Any) -> Any:
+        return tf.linalg.diag_part(m)
+    out["TFP114diag"] = (map_diag, batch_diag, (mats,))
+
+    spd_b = tf.matmul(mats, mats, transpose_b=True) + 16.0 * tf.eye(16)
+
+    def map_det(m: Any) -> Any:
+        return tf.map_fn(tf.linalg.logdet, m)
+
+    def batch_det(m: Any) -> Any:
+        return tf.linalg.logdet(m)
+    out["TFP114det"] = (map_det, batch_det, (spd_b,))
+
+    rows = tf.random.normal([4096 // s, 100])
+
+    def map_softmax(r: Any) -> Any:
+        return tf.map_fn(tf.nn.softmax, r)
+
+    def batch_softmax(r: Any) -> Any:
+        return tf.nn.softmax(r)
+    out["TFP114softmax"] = (map_softmax, batch_softmax, (rows,))
+
+    imgs = tf.random.uniform([64 // s, 64, 64, 3])
+
+    def map_standardize(im: Any) -> Any:
+        return tf.map_fn(tf.image.per_image_standardization, im)
+
+    def batch_standardize(im: Any) -> Any:
+        return tf.image.per_image_standardization(im)
+    out["TFP114image"] = (map_standardize, batch_standardize, (imgs,))
+
     # TFP116: three loss terms of one two-layer network, a gradient each vs one gradient.
     xb = tf.random.normal([512 // s, 256])
     w1 = tf.random.normal([256, 512]) * 0.05
@@ -823,7 +862,8 @@ def main(argv: list[str] | None = None) -> int:
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
-                            "TFP413,TFP413b,TFP208")
+                            "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
+                            "TFP114image")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
