@@ -121,8 +121,9 @@ op. (`tf.map_fn` of an elementwise op is TFP106's.)
 `tf.map_fn` is a `tf.while_loop`: one small kernel per element, one after the other; the op
 itself runs the whole batch in one kernel. Measured on TF 2.21 CPU
 (`benchmarks/lint_fixes/rule_claims.py --cases TFP114diag,TFP114det,TFP114softmax,TFP114image`,
-graph; eager): diagonals of 1,024 16×16 matrices 212×; 289×, log-determinants 36×; 56×,
-softmax of 4,096 rows of 100 95×; 203×, standardising 64 64×64×3 images 3.9×; 4.6×.
+in a `tf.function`; eagerly, where `map_fn` runs its loop op by op): diagonals of 1,024
+16×16 matrices 51×; 8,100×, log-determinants of 1,024 16×16 matrices 12×; 230×, softmax of
+4,096 rows of 100 117×; 22,000×, standardising 64 64×64×3 images 1.8×; 125×.
 
 ## Example
 ```python
