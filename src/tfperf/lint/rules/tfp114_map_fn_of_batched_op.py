@@ -9,10 +9,10 @@ from tfperf.core.findings import Finding
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.rules.tfp106_map_fn_per_example import (
     MAP_FN_CALLS,
-    _vectorized_alternative,
     mapped_function,
     passed_functions,
     signature_blocks,
+    vectorized_alternative,
 )
 from tfperf.lint.semantic import Context
 
@@ -260,7 +260,7 @@ TensorFlow 1 are not reported.
             return
         fn_arg = node.args[0] if node.args else next(
             (k.value for k in node.keywords if k.arg == "fn"), None)
-        if fn_arg is None or signature_blocks(ctx, node) or _vectorized_alternative(ctx, node):
+        if fn_arg is None or signature_blocks(ctx, node) or vectorized_alternative(ctx, node):
             return
         fn = mapped_function(ctx, fn_arg)
         if fn is not None:
