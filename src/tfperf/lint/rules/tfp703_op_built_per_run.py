@@ -15,6 +15,7 @@ from tfperf.lint.analysis.graph_growth import (
     few_trips,
     functions_building_ops,
     loop_calls,
+    op_built_per_call,
     runs_here,
     runs_session,
     step_loop_candidates,
@@ -347,6 +348,27 @@ a lambda.
             for feature in range(16):
                 optimize_image(session, feature)
         """, count=1, lines=(3,)),
+        # Stop 43 (recall round 13's F022/F023/F028): an agent's learn(), reached through an
+        # instance, builds its target-network copy ops on every call: reported at the op.
+        Invalid("""
+            import tensorflow as tf
+            class Actor(object):
+                def __init__(self, sess):
+                    self.sess = sess
+                    self.t_params = tf.get_collection("t")
+                    self.e_params = tf.get_collection("e")
+                    self.counter = 0
+                def learn(self, s):
+                    self.sess.run(self.train_op, feed_dict={S: s})
+                    if self.counter % 100 == 0:
+                        self.sess.run([tf.assign(t, e) for t, e in zip(self.t_params,
+                                                                         self.e_params)])
+                    self.counter += 1
+            sess = tf.Session()
+            actor = Actor(sess)
+            for step in range(1000):
+                actor.learn(step)
+        """, count=1, lines=(11,)),
         # An accuracy op built inside the training loop.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -398,8 +420,13 @@ a lambda.
         # module is graph code (TF2 eager code called per run of a frozen graph grows none)
         graph = _default_graph_code(ctx)
         if ctx.imports_tf:  # graph code when the project's session loop calls it
-            facts += [{"builds": names[fn], "what": what, "graph": graph}
-                      for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
+            for fn, what in functions_building_ops(ctx, _built_once):
+                if fn in names:
+                    fact = {"builds": names[fn], "what": what, "graph": graph}
+                    op = op_built_per_call(ctx, fn, _built_once)
+                    if op is not None:
+                        fact["op_pos"] = position(ctx, op)  # where the fix goes
+                    facts.append(fact)
             facts += [{"runs": q} for fn, q in names.items()
                       if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef)
                       and runs_session(ctx, fn)]
@@ -432,6 +459,7 @@ a lambda.
                                      for _, h in hits):
                     running.append((lp, hits))
             epochs = [tuple(o) for lp, _ in running for o in lp["outer"]]
+            reported_ops: set[tuple] = set()
             for lp, hits in running:
                 if tuple(lp["at"]) in epochs or lp.get("few"):
                     continue  # once per epoch, around a loop of steps; or a handful of times
@@ -446,6 +474,19 @@ a lambda.
                         continue
                     name = fn.qualname.rsplit(".", 1)[-1]
                     where = os.path.basename(home.path)
+                    if home is module and built.get("op_pos"):
+                        # Stop 43: a method of this module reached through an instance
+                        # (`actor.learn()`): reported at the op it builds, which is what
+                        # moves to the graph's construction (round 13's F022/F023/F028).
+                        if tuple(built["op_pos"]) in reported_ops:
+                            continue
+                        reported_ops.add(tuple(built["op_pos"]))
+                        yield self.project_finding(
+                            module.path, built["op_pos"],
+                            f"{built['what']} built on every call of {name}(), which the "
+                            f"session loop `{lp['loop']}` calls per iteration: the graph "
+                            "grows every time")
+                        continue
                     yield self.project_finding(
                         module.path, c["call_pos"],
                         f"{built['what']} built on every call of {name}() ({where}), which "
