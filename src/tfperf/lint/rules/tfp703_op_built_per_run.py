@@ -217,7 +217,9 @@ Across functions (TF1 graph code): a method, helper or callback that builds ops 
 call (directly or through the module's functions it calls; `tf.summary` ops count) is
 reported at its call in a loop that runs a session each iteration (not an epoch loop
 around it), naming the loop; a function of another module of the project through its
-summary (in TF2, when the helper's module or the loop's is graph code). Quiet under
+summary (in TF2, when the helper's module or the loop's is graph code). A method of this
+module that only the project resolves (`actor.learn()` on an instance of its class) is
+reported at the op it builds, where the fix goes. Quiet under
 `tf.function`, in TF2 eager modules and TF2 modules whose sessions run graphs of their own
 (`Session(graph=g)`, a frozen model served), in functions named as setup
 (`__init__`, `build*`, `create*`, `make*`, `define*`, `load*`, `restore*`...).
