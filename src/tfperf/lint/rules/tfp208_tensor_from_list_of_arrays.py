@@ -56,30 +56,52 @@ def _rank_two_or_more(ctx: Context, expr: Any, depth: int = 0) -> bool:
     return False
 
 
-def _array_item(ctx: Context, item: Any) -> bool:
+# NumPy calls that make an array of one axis or more whatever their arguments (a ufunc such
+# as `np.sqrt` gives a scalar on a scalar: left out).
+_ARRAY_MAKERS = frozenset(f"numpy.{n}" for n in (
+    "load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "zeros", "ones", "empty",
+    "full", "zeros_like", "ones_like", "empty_like", "full_like", "stack", "vstack", "hstack",
+    "dstack", "concatenate", "tril", "triu", "eye", "identity", "arange", "linspace",
+    "transpose", "pad", "tile", "repeat", "expand_dims"))
+_ARRAY_METHODS = frozenset({"astype", "reshape", "copy", "transpose", "flatten", "ravel"})
+
+
+def _array_item(ctx: Context, item: Any, depth: int = 0) -> bool:
     """``item`` is a NumPy array with at least one axis: an image read, a NumPy call that
-    returns an array (not a scalar, not a random draw without a size), ``.numpy()``, or one
-    row ``x[i]`` of an array known to have two axes or more."""
-    if type(item) is ast.Subscript:
+    makes one (``np.load``, ``np.zeros``, ``np.stack``...; ``np.array`` of a list or of a
+    call's result; a random draw with a size), an array method of one, or one row ``x[i]``
+    of an array known to have two axes or more; through names assigned once."""
+    if depth > _DEPTH:
+        return False
+    t = type(item)
+    if t is ast.Subscript:
         index = item.slice
         return type(index) not in (ast.Tuple, ast.Slice) \
             and _rank_two_or_more(ctx, item.value)
-    if type(item) is ast.Name:
+    if t is ast.Name:
         b = ctx.binding(item)
-        if b is not None and b.kind == "assign" and b.value is not item \
-                and type(b.value) is ast.Subscript:
-            return _array_item(ctx, b.value)
+        return b is not None and b.kind == "assign" and b.value is not item \
+            and _array_item(ctx, b.value, depth + 1)
+    if t is not ast.Call:
+        return False
     if _rank_two_or_more(ctx, item):
         return True
-    if type(item) is ast.Call:
-        q = ctx.call_qualname(item) or ""
-        if q.startswith("numpy.random.") and not any(
-                k.arg in ("size", "shape") for k in item.keywords):
-            return False  # one draw: a scalar
-        if q in ("numpy.asarray", "numpy.array") and item.args and kind_of(
-                ctx, item.args[0]) != NDARRAY and type(item.args[0]) is not ast.Call:
-            return False  # of a name that may hold a number
-    return kind_of(ctx, item) == NDARRAY
+    func = item.func
+    if type(func) is ast.Attribute and func.attr in _ARRAY_METHODS \
+            and ctx.qualname(func) is None:
+        return _array_item(ctx, func.value, depth + 1)
+    q = ctx.call_qualname(item) or ""
+    if q in _ARRAY_MAKERS:
+        return True
+    if q in ("numpy.array", "numpy.asarray", "numpy.asanyarray"):
+        arg = item.args[0] if item.args else None
+        return type(arg) in (ast.List, ast.Tuple, ast.ListComp) or (
+            arg is not None and _array_item(ctx, arg, depth + 1))
+    if q.startswith("numpy.random."):
+        if q in ("numpy.random.rand", "numpy.random.randn"):
+            return bool(item.args)
+        return any(k.arg in ("size", "shape") for k in item.keywords)
+    return False
 
 
 def _list_items(ctx: Context, expr: Any, depth: int = 0) -> list[Any] | None:
@@ -134,9 +156,11 @@ class TensorFromListOfArrays(Rule):
 ## What it does
 Finds `tf.convert_to_tensor(items)` / `tf.constant(items)` (TF1 and `keras.ops` spellings)
 where `items` is a Python list built item by item (a list comprehension, or `items = []`
-then `items.append(x)` in a loop) whose items are NumPy arrays: NumPy calls that return an
-array, `.numpy()`, image reads (`cv2.imread`, `imageio.imread`, `img_to_array`...), or a row
-`x[i]` of an array known to have two axes or more; directly or through a name.
+then `items.append(x)` in a loop) whose items are NumPy arrays: NumPy calls that make one
+(`np.load`, `np.zeros`, `np.stack`, `np.array` of a list, a random draw with a size...),
+image reads (`cv2.imread`, `imageio.imread`, `img_to_array`...), or a row `x[i]` of an array
+known to have two axes or more; directly or through a name. NumPy ufuncs (`np.sqrt(x)`) and
+`.numpy()` are not taken as arrays: on a scalar they give a scalar.
 
 ## Why is this bad?
 TensorFlow converts a list by walking it as a nested Python sequence, one scalar at a time;
@@ -191,6 +215,20 @@ a `tf.data` map) is left alone: it converts once, at trace time.
                     batch.append(np.asarray(ys[i], dtype=np.int32))
                 return tf.convert_to_tensor(batch)
         """, spelling="loop: unknown rank"),
+        # `.numpy()` of a tensor that may be a scalar (a loss per step).
+        Valid("""
+            import tensorflow as tf
+            def history(losses):
+                return tf.constant([t.numpy() for t in losses])
+        """, spelling="index: numpy() of scalars"),
+        # NumPy functions of Python numbers: scalars (NiftyNet's lattice scale factors).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def scales(n_ch, inv_std_dev):
+                return tf.constant([inv_std_dev / np.sqrt((i + 1) * (i + 2))
+                                    for i in range(n_ch)])
+        """, spelling="index: numpy scalars"),
         # A list of tensors: packed by one op.
         Valid("""
             import tensorflow as tf
@@ -289,10 +327,11 @@ a `tf.data` map) is left alone: it converts once, at trace time.
                 return tf.convert_to_tensor(imgs)
         """, count=1, lines=(8,), spelling="name: item through a name"),
         Invalid("""
+            import numpy as np
             import tensorflow as tf
-            def to_host_and_back(ts):
-                return tf.constant([t.numpy() for t in ts])
-        """, count=1, lines=(3,), spelling="index: numpy()"),
+            def masks(n, h, w):
+                return tf.constant([np.zeros((h, w)) for _ in range(n)])
+        """, count=1, lines=(4,), spelling="index: comprehension of arrays"),
         Invalid("""
             import numpy as np
             import tensorflow as tf

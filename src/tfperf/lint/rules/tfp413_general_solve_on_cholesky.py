@@ -90,9 +90,26 @@ def _factor_of_matrix(ctx: Context, solve: ast.Call, matrix: ast.expr) -> ast.Ca
     for call in ctx.calls:
         if call.args and ctx.enclosing_function(call) is fn \
                 and ctx.call_qualname(call) in _CHOLESKY \
-                and _same_value(ctx, call.args[0], matrix):
+                and _same_value(ctx, call.args[0], matrix) and _before_on_path(ctx, call, solve):
             return call
     return None
+
+
+def _before_on_path(ctx: Context, first: ast.AST, then: ast.AST) -> bool:
+    """``first`` runs before ``then`` on every path to it: its statement comes earlier in a
+    block that holds ``then`` (not in another branch of an ``if``)."""
+    stmt: Any = first
+    while stmt is not None and not isinstance(stmt, ast.stmt):
+        stmt = ctx.parent(stmt)
+    if stmt is None:
+        return False
+    block = ctx.parent(stmt)
+    later = [a for a in ctx.ancestors(then) if ctx.parent(a) is block and a is not stmt]
+    if not later or not isinstance(later[0], ast.stmt):
+        return False
+    body = next((b for b in (getattr(block, f, None) for f in ("body", "orelse", "finalbody"))
+                 if isinstance(b, list) and stmt in b and later[0] in b), None)
+    return body is not None and body.index(stmt) < body.index(later[0])
 
 
 class GeneralSolveOnCholesky(Rule):
@@ -174,6 +191,15 @@ factor is computed in another function is not matched.
                 K = K + tf.eye(3)
                 return tf.linalg.solve(K, b), L
         """, spelling="name: rebound"),
+        # The factor is taken in another branch than the general solve.
+        Valid("""
+            import tensorflow as tf
+            def matrix_solve(matrix, rhs, method="default"):
+                if method == "cholesky":
+                    return tf.cholesky_solve(tf.cholesky(matrix), rhs)
+                elif method == "default":
+                    return tf.matrix_solve(matrix, rhs)
+        """, spelling="name: another branch"),
         Valid("""
             import tensorflow as tf
             def solve_each(Ks, b):
