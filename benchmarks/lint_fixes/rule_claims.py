@@ -139,6 +139,68 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
         return tf.matmul(t, g)
     out["TFP403flat"] = (flat_tile, broadcast, (grid, theta))
 
+    # TFP413: a general solve on a Cholesky factor vs the triangular solve it needs (F006 of
+    # recall round 13), and a general solve of the matrix whose factor is at hand vs
+    # cholesky_solve with that factor (TFP413b).
+    nc = 512 // s
+    spd = tf.random.normal([nc, nc])
+    spd = tf.matmul(spd, spd, transpose_b=True) + nc * tf.eye(nc)
+    factor = tf.linalg.cholesky(spd)
+    rhs = tf.random.normal([nc, 16])
+
+    def general_on_factor(c: Any, b: Any) -> Any:
+        return tf.linalg.solve(c, b)
+
+    def triangular(c: Any, b: Any) -> Any:
+        return tf.linalg.triangular_solve(c, b, lower=True)
+    out["TFP413"] = (general_on_factor, triangular, (factor, rhs))
+
+    def general_on_matrix(a: Any, c: Any, b: Any) -> Any:
+        return tf.linalg.solve(a, b)
+
+    def with_factor(a: Any, c: Any, b: Any) -> Any:
+        return tf.linalg.cholesky_solve(c, b)
+    out["TFP413b"] = (general_on_matrix, with_factor, (spd, factor, rhs))
+
+    # TFP114: tf.map_fn of an op that already takes a batch, vs one call on the whole
+    # tensor: the diagonals of a batch of Cholesky factors (recall round 13's F008),
+    # determinants, a softmax per row, a per-image standardisation.
+    mats = tf.random.normal([1024 // s, 16, 16])
+
+    def map_diag(m: Any) -> Any:
+        return tf.map_fn(tf.linalg.diag_part, m)
+
+    def batch_diag(m: Any) -> Any:
+        return tf.linalg.diag_part(m)
+    out["TFP114diag"] = (map_diag, batch_diag, (mats,))
+
+    spd_b = tf.matmul(mats, mats, transpose_b=True) + 16.0 * tf.eye(16)
+
+    def map_det(m: Any) -> Any:
+        return tf.map_fn(tf.linalg.logdet, m)
+
+    def batch_det(m: Any) -> Any:
+        return tf.linalg.logdet(m)
+    out["TFP114det"] = (map_det, batch_det, (spd_b,))
+
+    rows = tf.random.normal([4096 // s, 100])
+
+    def map_softmax(r: Any) -> Any:
+        return tf.map_fn(tf.nn.softmax, r)
+
+    def batch_softmax(r: Any) -> Any:
+        return tf.nn.softmax(r)
+    out["TFP114softmax"] = (map_softmax, batch_softmax, (rows,))
+
+    imgs = tf.random.uniform([64 // s, 64, 64, 3])
+
+    def map_standardize(im: Any) -> Any:
+        return tf.map_fn(tf.image.per_image_standardization, im)
+
+    def batch_standardize(im: Any) -> Any:
+        return tf.image.per_image_standardization(im)
+    out["TFP114image"] = (map_standardize, batch_standardize, (imgs,))
+
     # TFP116: three loss terms of one two-layer network, a gradient each vs one gradient.
     xb = tf.random.normal([512 // s, 256])
     w1 = tf.random.normal([256, 512]) * 0.05
@@ -742,6 +804,25 @@ def _big_constant(tf: Any, small: bool) -> None:
                   f"{base[3] / 2**10:.1f} KiB")
 
 
+def _list_of_arrays(tf: Any, small: bool) -> None:
+    """TFP208: ``tf.convert_to_tensor`` / ``tf.constant`` of a Python list of NumPy arrays
+    (a batch gathered per example) vs the same list stacked by NumPy first; and a list of
+    Python floats vs ``np.asarray`` first. Medians of 20 calls."""
+    import numpy as np
+    for n, shape in ((32, (28, 28)), (256, (28, 28)), (64, (64, 64, 3))):
+        items = [np.random.rand(*shape).astype("float32") for _ in range(n // (4 if small else 1))]
+        for name, conv in (("convert_to_tensor", tf.convert_to_tensor), ("constant", tf.constant)):
+            ta = _median_time(lambda: conv(items), 20)  # noqa: B023 (called in this iteration)
+            tb = _median_time(lambda: conv(np.stack(items)), 20)  # noqa: B023 (called in this iteration)
+            print(f"TFP208 tf.{name} of a list of {len(items)} {shape} float32 arrays "
+                  f"{ta * 1e3:.2f} ms vs np.stack first {tb * 1e3:.2f} ms ({ta / tb:.1f}x)")
+    floats = [float(v) for v in np.random.rand(100_000 // (4 if small else 1))]
+    ta = _median_time(lambda: tf.convert_to_tensor(floats), 20)
+    tb = _median_time(lambda: tf.convert_to_tensor(np.asarray(floats, "float32")), 20)
+    print(f"TFP208 (not reported) a list of {len(floats)} Python floats {ta * 1e3:.2f} ms vs "
+          f"np.asarray first {tb * 1e3:.2f} ms ({ta / tb:.1f}x)")
+
+
 def _full_trace(tf: Any, small: bool) -> None:
     """TFP709: TF1 ``session.run`` of a train step with ``RunOptions(FULL_TRACE)`` and a
     ``RunMetadata`` on every step vs plain (four 256-wide dense layers on 32 inputs, SGD
@@ -780,7 +861,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
-                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709")
+                            "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
+                            "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
+                            "TFP114image")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -793,7 +876,7 @@ def main(argv: list[str] | None = None) -> int:
                "TFP311": _summaries,
                "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
                "TFP119": _built_per_call, "TFP313": _big_constant,
-               "TFP709": _full_trace}
+               "TFP709": _full_trace, "TFP208": _list_of_arrays}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

@@ -14,7 +14,8 @@ ISSUE25_RULES = ("TFP102", "TFP103", "TFP107", "TFP109", "TFP110", "TFP111", "TF
                  "TFP302", "TFP306", "TFP307", "TFP310", "TFP408", "TFP409", "TFP410", "TFP601",
                  "TFP602", "TFP607", "TFP608", "TFP609", "TFP411", "TFP412", "TFP610", "TFP704",
                  "TFP207", "TFP611", "TFP116", "TFP311", "TFP612", "TFP708", "TFP106",
-                 "TFP312", "TFP117", "TFP613", "TFP118", "TFP112", "TFP313", "TFP119", "TFP709")
+                 "TFP312", "TFP117", "TFP613", "TFP118", "TFP112", "TFP313", "TFP119", "TFP709",
+                 "TFP413", "TFP208", "TFP114")
 KINDS = ("loop", "index", "name", "module", "notebook")
 
 

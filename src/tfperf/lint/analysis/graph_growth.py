@@ -166,6 +166,25 @@ def session_step_loops(ctx: Context) -> list[ast.AST]:
     return ctx.cached("graph_growth.session_step_loops", compute)
 
 
+def op_built_per_call(ctx: Context, fn: ast.AST, once: OnceTest) -> ast.Call | None:
+    """Where ``fn`` builds what :func:`builds_ops_per_call` names: the op's call, or the call
+    of the module's function that builds it; ``None`` when it builds nothing per call."""
+    if builds_ops_per_call(ctx, fn, once) is None:
+        return None
+    for call in _own_calls(ctx, fn):
+        if once(ctx, call, fn) or _under_off_option(ctx, call, fn):
+            continue
+        what = builds_op(ctx, call) or _summary_op(ctx, call)
+        if what is not None and (ctx.qualname(call.func) or "").rsplit(".", 1)[-1] \
+                not in _GETTERS:
+            return call
+        callee = resolve_def(ctx, call.func)
+        if callee is not None and callee is not fn \
+                and builds_ops_per_call(ctx, callee, once, _DEPTH - 1) is not None:
+            return call
+    return None
+
+
 def calls_building_ops_per_step(ctx: Context, once: OnceTest
                                 ) -> Iterator[tuple[ast.Call, ast.AST, ast.AST, str]]:
     """``(call, callee, loop, what)`` for each call in a session step loop of a function of

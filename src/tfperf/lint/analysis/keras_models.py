@@ -5,6 +5,7 @@ call on a batch."""
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from tfperf.lint.analysis.syntax import own_nodes
 from tfperf.lint.semantic import Context
@@ -78,11 +79,29 @@ def is_keras_model(ctx: Context, expr: ast.AST | None, depth: int = 0) -> bool:
     if b.kind == "assign":
         return b.value is not expr and is_keras_model(ctx, b.value, depth + 1)
     if b.kind == "param":
+        if _self_of_model_class(ctx, b.value):
+            return True  # `self.predict(x)` in a method of a keras.Model subclass
         ann = b.value.annotation
         if ann is not None:
             return ctx.qualname(ann) in MODEL_CLASSES
         return _model_from_every_caller(ctx, b.value, depth)
     return False
+
+
+def _self_of_model_class(ctx: Context, arg: ast.arg) -> bool:
+    """``arg`` is the first parameter of a plain method of a ``keras.Model`` subclass."""
+    arguments = ctx.parent(arg)
+    fn: Any = ctx.parent(arguments) if arguments is not None else None
+    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return False
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if not positional or positional[0] is not arg:
+        return False
+    if any(type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
+           for d in fn.decorator_list):
+        return False
+    cls = ctx.parent(fn)
+    return cls is not None and _model_class(ctx, cls)
 
 
 # Packages whose model objects have their own `fit`/`predict`, never Keras's

@@ -218,7 +218,7 @@ def _element_to_unseen(call: ast.Call, fn: ast.AST) -> bool:
                for a in ast.walk(arg))
 
 
-def _vectorized_alternative(ctx: Context, node: ast.AST) -> bool:
+def vectorized_alternative(ctx: Context, node: ast.AST) -> bool:
     """The map is one arm of a conditional expression whose other arm is
     ``tf.vectorized_map``: the code already batches where it can."""
     p = ctx.parent(node)
@@ -349,7 +349,7 @@ def _map_over_parameter(ctx: Context, call: ast.Call,
     arg = call.args[0] if call.args else next(
         (k.value for k in call.keywords if k.arg == "fn"), None)
     if type(arg) is not ast.Name or signature_blocks(ctx, call) \
-            or _vectorized_alternative(ctx, call):
+            or vectorized_alternative(ctx, call):
         return None
     b = ctx.binding(arg)
     if b is None or b.kind != "param":
@@ -818,7 +818,7 @@ there a per-element loop is the right tool.
             (k.value for k in node.keywords if k.arg == "fn"), None)
         if fn_arg is None or signature_blocks(ctx, node):  # type: ignore[arg-type]
             return
-        if _vectorized_alternative(ctx, node):
+        if vectorized_alternative(ctx, node):
             return  # `tf.vectorized_map(f, x) if ok else tf.map_fn(f, x)`: a chosen fallback
         fn = mapped_function(ctx, fn_arg)
         if fn is not None:

@@ -27,6 +27,8 @@ _NETWORK_NAME = re.compile(
     r"(?:^|_)(?:model|net|network|actor|critic|dqn|q_?net(?:work)?|policy_?net(?:work)?)s?"
     r"(?:_|$)|model$|net$", re.IGNORECASE)
 
+# The keywords a model's input is passed by when no positional argument is given.
+_INPUT_KEYWORDS = frozenset({"inputs", "x"})
 # Binding kinds of a name that is not a network: a function, a class, an import.
 _NOT_A_NETWORK = frozenset({"def", "class", "import"})
 _BUILTINS = frozenset(dir(builtins))
@@ -478,7 +480,8 @@ gains more than the figures above.
     def model_input(call: ast.Call) -> ast.expr:
         """The model's input: the first argument, or the first of a tuple or list of inputs
         (``net((obs[None], mask))``, a model of several inputs)."""
-        first = call.args[0]
+        first = call.args[0] if call.args else next(
+            k.value for k in call.keywords if k.arg in _INPUT_KEYWORDS)
         if type(first) in (ast.Tuple, ast.List) and first.elts:
             return first.elts[0]
         return first
@@ -577,9 +580,68 @@ gains more than the figures above.
                     out.append(segmenter(batch, training=False))
                 return out
         """, count=1, lines=(8,), spelling="index: tf.cast of a transposed batch of one"),
+        # Stop 43 (recall round 13's F009): a model class decoding by calling itself, as
+        # `self(x)` or `self.__call__(inputs=x)`, once per generated step.
+        Invalid("""
+            import tensorflow as tf
+            class TTS(tf.keras.Model):
+                def call(self, inputs, targets, training=False):
+                    return inputs
+                def predict_mel(self, inputs, max_len=1000):
+                    enc = tf.expand_dims(inputs, 0)
+                    out = tf.zeros([1, 1, 80])
+                    for i in range(max_len):
+                        y = self.__call__(inputs=enc, targets=out, training=False)
+                        out = tf.concat([out, y[:, -1:, :]], axis=1)
+                    return out
+        """, count=1, lines=(9,), spelling="loop: self.__call__ per decoded step"),
+        Invalid("""
+            import tensorflow as tf
+            class Decoder(tf.keras.Model):
+                def call(self, x, state):
+                    return x
+                def generate(self, start, n=500):
+                    x = start[None, :]
+                    steps = []
+                    while len(steps) < n:
+                        x = self(x, None)
+                        steps.append(x)
+                    return steps
+        """, count=1, lines=(9,), spelling="name: self(x) per decoded step"),
     )
     valid = (  # type: ignore[assignment]
         *valid,
+        # Stop 43: the twins: a decoding step compiled once; a layer (not a model) calling
+        # itself; a model's own forward pass over a few inputs.
+        Valid("""
+            import tensorflow as tf
+            class TTS(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.forward = tf.function(self.__call__)
+                def call(self, inputs, targets, training=False):
+                    return inputs
+                def predict_mel(self, inputs, max_len=1000):
+                    enc = tf.expand_dims(inputs, 0)
+                    out = tf.zeros([1, 1, 80])
+                    for i in range(max_len):
+                        y = self.forward(inputs=enc, targets=out, training=False)
+                        out = tf.concat([out, y[:, -1:, :]], axis=1)
+                    return out
+        """, spelling="loop: self.__call__ compiled"),
+        Valid("""
+            import tensorflow as tf
+            class Cell:
+                def __call__(self, x, state):
+                    return x
+                def generate(self, start, n=500):
+                    x = start[None, :]
+                    steps = []
+                    while len(steps) < n:
+                        x = self(x, None)
+                        steps.append(x)
+                    return steps
+        """, spelling="name: self of a plain class"),
         Valid("""
             import gym
             import numpy as np
@@ -616,14 +678,21 @@ gains more than the figures above.
         # Stop 39, pass B: `self.q(x)` named like nothing, assigned a Keras model in the class
         candidates += [c for a in _model_attributes(ctx) for c in by_attr.get(a, ())
                        if type(c.func.value) is ast.Name and c.func.value.id == "self"]
+        # Stop 43: `self.__call__(inputs=x, ...)` in a method of a model class (a decoder
+        # calling itself per generated step), read as `self(x)`.
+        candidates += [c for c in by_attr.get("__call__", ())
+                       if type(c.func.value) is ast.Name and c.func.value.id == "self"]
         if "](" in ctx.source:  # a call of a subscript somewhere: `nets[i](x)`
             candidates += [c for c in ctx.nodes_of(ast.Call)  # type: ignore[misc]
                            if type(c.func) is ast.Subscript]
         for call in candidates:
-            if not call.args or type(call.args[0]) is ast.Starred:
+            if not (call.args or any(k.arg in _INPUT_KEYWORDS for k in call.keywords)) \
+                    or (call.args and type(call.args[0]) is ast.Starred):
                 continue
             func: Any = call.func
-            if type(func) is ast.Subscript:  # `self._networks[player](x)`: one of several
+            # `self._networks[player](x)`: one of several; `self.__call__(x)`: `self(x)`
+            if type(func) is ast.Subscript or (
+                    type(func) is ast.Attribute and func.attr == "__call__"):
                 func = func.value
             if type(func) is ast.Name and not _may_be_network(ctx, func):
                 continue  # cheap test first: most bare-name calls are functions, imports

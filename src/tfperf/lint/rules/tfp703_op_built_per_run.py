@@ -15,6 +15,7 @@ from tfperf.lint.analysis.graph_growth import (
     few_trips,
     functions_building_ops,
     loop_calls,
+    op_built_per_call,
     runs_here,
     runs_session,
     step_loop_candidates,
@@ -216,7 +217,9 @@ Across functions (TF1 graph code): a method, helper or callback that builds ops 
 call (directly or through the module's functions it calls; `tf.summary` ops count) is
 reported at its call in a loop that runs a session each iteration (not an epoch loop
 around it), naming the loop; a function of another module of the project through its
-summary (in TF2, when the helper's module or the loop's is graph code). Quiet under
+summary (in TF2, when the helper's module or the loop's is graph code). A method of this
+module that only the project resolves (`actor.learn()` on an instance of its class) is
+reported at the op it builds, where the fix goes. Quiet under
 `tf.function`, in TF2 eager modules and TF2 modules whose sessions run graphs of their own
 (`Session(graph=g)`, a frozen model served), in functions named as setup
 (`__init__`, `build*`, `create*`, `make*`, `define*`, `load*`, `restore*`...).
@@ -347,6 +350,27 @@ a lambda.
             for feature in range(16):
                 optimize_image(session, feature)
         """, count=1, lines=(3,)),
+        # Stop 43 (recall round 13's F022/F023/F028): an agent's learn(), reached through an
+        # instance, builds its target-network copy ops on every call: reported at the op.
+        Invalid("""
+            import tensorflow as tf
+            class Actor(object):
+                def __init__(self, sess):
+                    self.sess = sess
+                    self.t_params = tf.get_collection("t")
+                    self.e_params = tf.get_collection("e")
+                    self.counter = 0
+                def learn(self, s):
+                    self.sess.run(self.train_op, feed_dict={S: s})
+                    if self.counter % 100 == 0:
+                        self.sess.run([tf.assign(t, e) for t, e in zip(self.t_params,
+                                                                         self.e_params)])
+                    self.counter += 1
+            sess = tf.Session()
+            actor = Actor(sess)
+            for step in range(1000):
+                actor.learn(step)
+        """, count=1, lines=(11,)),
         # An accuracy op built inside the training loop.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -398,8 +422,13 @@ a lambda.
         # module is graph code (TF2 eager code called per run of a frozen graph grows none)
         graph = _default_graph_code(ctx)
         if ctx.imports_tf:  # graph code when the project's session loop calls it
-            facts += [{"builds": names[fn], "what": what, "graph": graph}
-                      for fn, what in functions_building_ops(ctx, _built_once) if fn in names]
+            for fn, what in functions_building_ops(ctx, _built_once):
+                if fn in names:
+                    fact = {"builds": names[fn], "what": what, "graph": graph}
+                    op = op_built_per_call(ctx, fn, _built_once)
+                    if op is not None:
+                        fact["op_pos"] = position(ctx, op)  # where the fix goes
+                    facts.append(fact)
             facts += [{"runs": q} for fn, q in names.items()
                       if type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef)
                       and runs_session(ctx, fn)]
@@ -432,6 +461,7 @@ a lambda.
                                      for _, h in hits):
                     running.append((lp, hits))
             epochs = [tuple(o) for lp, _ in running for o in lp["outer"]]
+            reported_ops: set[tuple] = set()
             for lp, hits in running:
                 if tuple(lp["at"]) in epochs or lp.get("few"):
                     continue  # once per epoch, around a loop of steps; or a handful of times
@@ -446,6 +476,19 @@ a lambda.
                         continue
                     name = fn.qualname.rsplit(".", 1)[-1]
                     where = os.path.basename(home.path)
+                    if home is module and built.get("op_pos"):
+                        # Stop 43: a method of this module reached through an instance
+                        # (`actor.learn()`): reported at the op it builds, which is what
+                        # moves to the graph's construction (round 13's F022/F023/F028).
+                        if tuple(built["op_pos"]) in reported_ops:
+                            continue
+                        reported_ops.add(tuple(built["op_pos"]))
+                        yield self.project_finding(
+                            module.path, built["op_pos"],
+                            f"{built['what']} built on every call of {name}(), which the "
+                            f"session loop `{lp['loop']}` calls per iteration: the graph "
+                            "grows every time")
+                        continue
                     yield self.project_finding(
                         module.path, c["call_pos"],
                         f"{built['what']} built on every call of {name}() ({where}), which "
