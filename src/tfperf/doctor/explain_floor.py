@@ -607,16 +607,26 @@ _KERAS_CALL = re.compile(r"\.(?:fit|fit_generator|evaluate|evaluate_generator|pr
                          r"predict_generator|train_on_batch|test_on_batch|predict_on_batch)\(")
 
 
+# what a Keras method prints as it runs: "Epoch 1/20", a progress bar ("0/Unknown 1s 0s/step",
+# "3/100 [>....] - ETA: 10s", "1/1 ━━━━ 0s 40ms/step")
+_KERAS_RAN = re.compile(r"^\s*Epoch \d+/\d+\s*$|"
+                        r"^\s*\d+/(?:\d+|Unknown)\b[^\n]*(?:/step|ETA|━|\[[=>.])", re.M)
+
+
 def _keras_call_filtered(lines: list[str], at: int, frames: list[str]) -> bool:
     """The traceback holds only the user's frames (no library's: scikit-learn's ``fit`` shows
-    its own), its last code line calls a Keras model method, and TensorFlow's lines are above."""
+    its own), its last code line calls a Keras model method, and above it TensorFlow's lines and
+    Keras's own epoch or progress lines show that method ran (review 43: TensorFlow's import
+    banner is in every log of a script that imports it, and any object can have a .fit/.predict:
+    a trimmed xgboost ``fit`` or the user's own ``lookup.predict`` read as Keras's)."""
     # a frame line in Python's form or IPython 8's (File ~/.../site-packages/x.py:12, in f)
     if not frames or any(f.lstrip().startswith("File ") and _NOT_USER.search(f) for f in frames):
         return False
     code = next((f for f in frames if not f.lstrip().startswith("File ")), "")
     if not _KERAS_CALL.search(code):
         return False
-    return bool(TF_CODE.search("\n".join(lines[max(0, at - _MAX_BACK):at])))
+    above = "\n".join(lines[max(0, at - _MAX_BACK):at])
+    return bool(TF_CODE.search(above)) and bool(_KERAS_RAN.search(above))
 
 
 # the native libraries of TensorFlow's stack a crash's frames or assertion can name, most specific

@@ -1,0 +1,39 @@
+"""Review 43 (branch explain43r): probes of stop 43's new readings on ordinary logs they must
+not fire on. Each test failed at explain43's frozen head (21cf6c01)."""
+
+from __future__ import annotations
+
+from tfperf.doctor.explainer import explain_log
+
+_BANNER = ("2024-05-05 05:05:05.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+           "This TensorFlow binary is optimized to use available CPU instructions in "
+           "performance-critical operations.\n")
+
+
+def _one_frame(code: str, error: str) -> str:
+    return ('Traceback (most recent call last):\n  File "/work/serve.py", line 40, in <module>\n'
+            f"    {code}\n{error}\n")
+
+
+# --- Keras's filtered traceback: a .fit/.predict line alone is no proof Keras ran ----------------
+
+def test_another_object_s_predict_after_only_tensorflow_s_banner_stays_the_application_s() -> None:
+    # the banner is in every log of a script that imports TensorFlow; lookup is the user's object
+    ex = explain_log(_BANNER + _one_frame('label = lookup.predict(row["id"])', "KeyError: 'id'"))
+    assert ex.verdict == "nothing-wrong" and not ex.causes, ex.causes[:1]
+
+
+def test_a_trimmed_xgboost_fit_is_not_read_as_a_tensorflow_version_mismatch() -> None:
+    ex = explain_log(_BANNER + _one_frame(
+        "booster.fit(features, y)",
+        "TypeError: fit() got an unexpected keyword argument 'early_stopping_rounds'"))
+    assert not ex.causes or "TensorFlow/Keras" not in ex.causes[0].cause, ex.causes[:1]
+
+
+def test_a_fit_that_printed_keras_s_progress_is_still_keras_s() -> None:
+    # the reading stop 43 added, where the log shows the Keras method ran (its progress bar)
+    text = (_BANNER + "Epoch 1/20\n      0/Unknown 1s 0s/step\n"
+            + _one_frame("model.fit(ds, epochs=20)",
+                         "ValueError: Expected input data to be non-empty."))
+    ex = explain_log(text)
+    assert ex.causes and "training data is empty" in ex.causes[0].cause
