@@ -37,3 +37,30 @@ def test_a_fit_that_printed_keras_s_progress_is_still_keras_s() -> None:
                          "ValueError: Expected input data to be non-empty."))
     ex = explain_log(text)
     assert ex.causes and "training data is empty" in ex.causes[0].cause
+
+
+# --- the ARM reading of an illegal instruction: an x86 machine in the log is no ARM board --------
+
+def _arm_lead(text: str) -> bool:
+    ex = explain_log(text)
+    assert ex.causes and ex.causes[0].label == "cpu-missing-instructions"
+    return ex.causes[0].cause.startswith("This is an ARM machine")
+
+
+def test_an_x86_uname_beside_an_aarch64_download_keeps_the_avx_reading() -> None:
+    assert not _arm_lead(
+        "$ uname -a\nLinux box 5.15.0-91-generic #101-Ubuntu SMP x86_64 x86_64 x86_64 GNU/Linux\n"
+        "$ pip download tensorflow --platform manylinux2014_aarch64 --only-binary=:all: -d w\n"
+        '$ python3 -c "import tensorflow"\nIllegal instruction (core dumped)\n')
+
+
+def test_a_windows_amd64_wheel_beside_an_aarch64_tag_keeps_the_avx_reading() -> None:
+    assert not _arm_lead(
+        "C:\\> pip install tensorflow\nCollecting tensorflow\n  Downloading tensorflow-2.10.0-"
+        "cp39-cp39-win_amd64.whl (455.9 MB)\nSkipping link: none of the wheel's tags match: "
+        "cp39-cp39-manylinux2014_aarch64\nProcess finished with exit code -1073741795 "
+        "(0xC000001D)\n")
+
+
+def test_a_raspberry_pi_without_an_x86_word_keeps_the_arm_reading() -> None:
+    assert _arm_lead('pi@raspberrypi:~ $ python3 -c "import tensorflow"\nIllegal instruction\n')
