@@ -64,3 +64,23 @@ def test_a_windows_amd64_wheel_beside_an_aarch64_tag_keeps_the_avx_reading() -> 
 
 def test_a_raspberry_pi_without_an_x86_word_keeps_the_arm_reading() -> None:
     assert _arm_lead('pi@raspberrypi:~ $ python3 -c "import tensorflow"\nIllegal instruction\n')
+
+
+# --- a concatenation's dimension check: the U-Net reading needs image-shaped tensors -------------
+
+def _concat(shapes: str, dim: int) -> str:
+    return ("tensorflow.python.framework.errors_impl.InvalidArgumentError: {{function_node "
+            "__wrapped__ConcatV2_N_2_device_/job:localhost/replica:0/task:0/device:CPU:0}} "
+            f"ConcatOp : Dimension {dim} in both shapes must be equal: {shapes} [Op:ConcatV2] "
+            "name: concat\n")
+
+
+def test_two_feature_matrices_of_other_batch_sizes_get_no_u_net_reading() -> None:
+    ex = explain_log(_concat("shape[0] = [32,10] vs. shape[1] = [16,10]", 0))
+    lead = ex.causes[0].cause if ex.causes else ""
+    assert "concatenation" in lead and "U-Net" not in lead and "pooling" not in lead
+
+
+def test_feature_maps_one_pixel_off_keep_the_u_net_reading() -> None:
+    ex = explain_log(_concat("shape[0] = [8,64,37,37] vs. shape[1] = [8,64,38,38]", 2))
+    assert ex.causes and "U-Net" in ex.causes[0].cause
