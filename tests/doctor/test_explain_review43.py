@@ -84,3 +84,33 @@ def test_two_feature_matrices_of_other_batch_sizes_get_no_u_net_reading() -> Non
 def test_feature_maps_one_pixel_off_keep_the_u_net_reading() -> None:
     ex = explain_log(_concat("shape[0] = [8,64,37,37] vs. shape[1] = [8,64,38,38]", 2))
     assert ex.causes and "U-Net" in ex.causes[0].cause
+
+
+# --- TF Serving's JSON error answer in its other printed forms -----------------------------------
+
+_SWITCH = ("The second input must be a scalar, but it has shape [1]\\n\\t [[{{node "
+           "net/bn/cond/Switch}}]]")
+
+
+def test_tf_serving_s_one_line_error_answer_is_read() -> None:
+    # the raw body is one line, { "error": "..." } (stop 43 read only the pretty-printed form)
+    text = ("$ curl -d @req.json http://localhost:8501/v1/models/face:predict\n"
+            f'{{ "error": "{_SWITCH}" }}\n')
+    ex = explain_log(text)
+    assert ex.verdict == "failure" and ex.causes, ex.verdict
+
+
+def test_a_python_printed_error_answer_after_a_predict_request_is_read() -> None:
+    # print(response.json()) after requests.post(".../v1/models/x:predict")
+    text = ("r = requests.post('http://localhost:8501/v1/models/txt:predict', json=payload)\n"
+            "{'error': 'transpose expects a vector of size 6. But input(1) is a vector of "
+            "size 3\\n\\t [[{{node bidirectional/transpose}}]]'}\n")
+    ex = explain_log(text)
+    assert ex.verdict == "failure" and ex.causes, ex.verdict
+
+
+def test_another_service_s_one_line_or_python_error_is_not_tensorflow_s() -> None:
+    for body in ('{ "error": "rate limit exceeded, retry later" }',
+                 "{'error': 'rate limit exceeded, retry later'}"):
+        ex = explain_log(f"$ curl https://api.example.com/v1/items\n{body}\n")
+        assert ex.verdict != "failure", body
