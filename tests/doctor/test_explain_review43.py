@@ -114,3 +114,22 @@ def test_another_service_s_one_line_or_python_error_is_not_tensorflow_s() -> Non
                  "{'error': 'rate limit exceeded, retry later'}"):
         ex = explain_log(f"$ curl https://api.example.com/v1/items\n{body}\n")
         assert ex.verdict != "failure", body
+
+
+# --- "input must be 4-dimensional": an axis missing, or one too many -----------------------------
+
+def _rank(shape: str, op: str = "ResizeBilinear") -> str:
+    return ("INFO:tensorflow:Error reported to Coordinator: <class 'tensorflow.python.framework."
+            f"errors_impl.InvalidArgumentError'>, input must be 4-dimensional{shape}\n"
+            f"\t [[Node: {op} = {op}[T=DT_UINT8](ExpandDims, {op}/size)]]\n")
+
+
+def test_a_five_axis_input_to_a_four_axis_op_is_not_read_as_a_missing_batch_axis() -> None:
+    ex = explain_log(_rank("[1,1,300,300,3]"))
+    lead = ex.causes[0].cause if ex.causes else ""
+    assert "without its batch axis" not in lead and "more axes" in lead, lead[:200]
+
+
+def test_a_three_axis_input_keeps_the_missing_batch_axis_reading() -> None:
+    ex = explain_log(_rank("[300,300,3]", op="Conv2D"))
+    assert ex.causes and "without its batch axis" in ex.causes[0].cause
