@@ -133,3 +133,20 @@ def test_a_five_axis_input_to_a_four_axis_op_is_not_read_as_a_missing_batch_axis
 def test_a_three_axis_input_keeps_the_missing_batch_axis_reading() -> None:
     ex = explain_log(_rank("[300,300,3]", op="Conv2D"))
     assert ex.causes and "without its batch axis" in ex.causes[0].cause
+
+
+def _tflite(check: str) -> str:
+    return ("Traceback (most recent call last):\n  File \"/home/pi/cam.py\", line 33, in <module>\n"
+            "    interpreter.invoke()\nRuntimeError: tensorflow/lite/kernels/conv.cc:351 "
+            f"{check}Node number 0 (CONV_2D) failed to prepare.\n")
+
+
+def test_tflite_s_rank_check_with_an_axis_too_many_does_not_say_add_one() -> None:
+    ex = explain_log(_tflite("input->dims->size != 4 (5 != 4)"))
+    lead = " ".join((ex.causes[0].cause, ex.causes[0].fix)) if ex.causes else ""
+    assert "np.expand_dims" not in lead.split(" Otherwise: ")[0], lead[:300]
+
+
+def test_tflite_s_rank_check_with_an_axis_missing_names_expand_dims() -> None:
+    ex = explain_log(_tflite("input->dims->size != 4 (3 != 4)"))
+    assert ex.causes and "np.expand_dims" in ex.causes[0].fix
