@@ -144,15 +144,19 @@ def apply_evidence(causes: list[Any], text: str) -> None:
                     break
 
 
-# x86 instruction sets or names in a cause's own lines: the machine is no ARM one
-_X86 = re.compile(r"\b(?:AVX\w*|SSE\w*|FMA|x86_64|amd64|AMD64|win_amd64)\b")
+# x86 instruction sets or names, or a native Windows path: the machine is no ARM one
+_X86 = re.compile(r"\b(?:AVX\w*|SSE\w*|FMA|x86_64|amd64|AMD64|win_amd64)\b|"
+                  r"\b[A-Z]:\\(?:Users|Program Files|ProgramData|Python\d*|Anaconda\d*|"
+                  r"Miniconda\d*)\\")
 
 
 def _other_platform(cause: Any, text: str, only: str) -> bool:
-    """The cause's lines or the log show a platform other than ``only`` ("arm": the cause's own
-    lines name an x86 instruction set, as a CPU feature check's message does)."""
+    """The cause's lines or the log show a platform other than ``only`` ("arm": the log names an
+    x86 instruction set or machine, as a CPU feature check's message or
+    ``uname -a`` does; review 43: an 'aarch64' in a pip line of an x86 box read as an ARM board,
+    so a log with both keeps the row-less reading)."""
     if only == "arm":
-        return bool(_X86.search("\n".join(ln.text for ln in cause.lines)))
+        return bool(_X86.search(text))  # the cause's lines are the log's
     from tfperf.doctor.explain_platform import cause_platform
 
     platform = cause_platform([ln.text for ln in cause.lines], text)

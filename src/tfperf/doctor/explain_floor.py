@@ -79,7 +79,8 @@ _TRIGGER_WORDS = ("Error", "Exception", "Check failed", "core dumped", "Segmenta
                   "terminated by signal", "Incorrect checksum for freed object",
                   "received signal SIG",
                   # TF Serving's REST answer: {"error": "input must be 4-dimensional[1,224,3]..."}
-                  '"error": "',
+                  # (Python's print(response.json()) writes it {'error': '...'})
+                  '"error": "', "'error': '",
                   # a W-level line of TF 1.x that carries a status in its mixed-case spelling
                   *_MIXED_STATUS_NEEDLES, *(
                       f"{status.upper().replace(' ', '_')}: " for status in (
@@ -120,7 +121,9 @@ _TF_SOURCE = re.compile(r"tensorflow|tf_serving|xla|tsl[/\\]|stream_executor")
 # VS Code's notebook error cell (JSON): "name": "ValueError", then "message": "..."
 _JSON_NAME = re.compile(r'^\s*"e?name": "(?P<cls>[A-Z]\w*(?:Error|Exception))",?\s*$')
 # TF Serving's REST error answer, one JSON line; TensorFlow's own when it names a node or an op
-_SERVING_JSON = re.compile(r'^\s*"error": "(?P<msg>\S.*?)",?\s*$')
+# (pretty-printed, its own line; the raw body, one line: { "error": "..." }; or Python's dict)
+_SERVING_JSON = re.compile(r"""^\s*(?:\{\s*)?(?P<q>["'])error(?P=q): (?P=q)(?P<msg>\S.*?)(?P=q)"""
+                           r"\s*,?\s*\}?\s*$")
 _SERVING_REQUEST = re.compile(r"/v1/models/[\w.-]+(?:/versions/\d+)?(?:/labels/\w+)?:"
                               r"(?:predict|classify|regress)")
 _RUNTIME_MARK = re.compile(r"\{\{(?:function_)?node |\[Op:|\[\[node ")
@@ -447,8 +450,9 @@ def _classify(lines: list[str], li: int) -> tuple[str, str, bool] | None:
     if any(w in line for w in _CRASH_WORDS) and (m := _CRASH.search(line)):
         msg = m["msg"] or m["msg2"] or m["msg3"] or m["msg4"] or m["msg5"] or ""
         return "ProcessCrash", msg.strip(), False
-    if '"error": "' in line and (m := _SERVING_JSON.match(line)):
-        msg = m["msg"].replace('\\"', '"').replace("\\n", " ").replace("\\t", " ")
+    if ('"error": "' in line or "'error': '" in line) and (m := _SERVING_JSON.match(line)):
+        msg = (m["msg"].replace('\\"', '"').replace("\\'", "'").replace("\\n", " ")
+               .replace("\\t", " "))
         # TensorFlow's status when it names a node or an op, or when a TF Serving request
         # (its REST path) is just above; another service's JSON error is not read
         if _RUNTIME_MARK.search(msg) or any(_SERVING_REQUEST.search(ln)
@@ -607,16 +611,26 @@ _KERAS_CALL = re.compile(r"\.(?:fit|fit_generator|evaluate|evaluate_generator|pr
                          r"predict_generator|train_on_batch|test_on_batch|predict_on_batch)\(")
 
 
+# what a Keras method prints as it runs: "Epoch 1/20", a progress bar ("0/Unknown 1s 0s/step",
+# "3/100 [>....] - ETA: 10s", "1/1 ━━━━ 0s 40ms/step")
+_KERAS_RAN = re.compile(r"^\s*Epoch \d+/\d+\s*$|"
+                        r"^\s*\d+/(?:\d+|Unknown)\b[^\n]*(?:/step|ETA|━|\[[=>.])", re.M)
+
+
 def _keras_call_filtered(lines: list[str], at: int, frames: list[str]) -> bool:
     """The traceback holds only the user's frames (no library's: scikit-learn's ``fit`` shows
-    its own), its last code line calls a Keras model method, and TensorFlow's lines are above."""
+    its own), its last code line calls a Keras model method, and above it TensorFlow's lines and
+    Keras's own epoch or progress lines show that method ran (review 43: TensorFlow's import
+    banner is in every log of a script that imports it, and any object can have a .fit/.predict:
+    a trimmed xgboost ``fit`` or the user's own ``lookup.predict`` read as Keras's)."""
     # a frame line in Python's form or IPython 8's (File ~/.../site-packages/x.py:12, in f)
     if not frames or any(f.lstrip().startswith("File ") and _NOT_USER.search(f) for f in frames):
         return False
     code = next((f for f in frames if not f.lstrip().startswith("File ")), "")
     if not _KERAS_CALL.search(code):
         return False
-    return bool(TF_CODE.search("\n".join(lines[max(0, at - _MAX_BACK):at])))
+    above = "\n".join(lines[max(0, at - _MAX_BACK):at])
+    return bool(TF_CODE.search(above)) and bool(_KERAS_RAN.search(above))
 
 
 # the native libraries of TensorFlow's stack a crash's frames or assertion can name, most specific
