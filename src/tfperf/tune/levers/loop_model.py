@@ -40,6 +40,7 @@ from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
 from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
+from tfperf.tune.map_calls import maps_as_comprehensions
 from tfperf.tune.prefix_slices import (
     bound_once,
     cumulative,
@@ -1577,6 +1578,9 @@ def _loop_texts(text: str, name: str) -> list[str]:
     """The module as written and after each of the passes that give the loop levers their
     loops, for the function ``name``."""
     texts = [text]
+    with contextlib.suppress(SourceEditError):
+        text = maps_as_comprehensions(text, name)  # the map spelled as a call is a loop too
+        texts.append(text)
     for make in (lambda: first_term_sums(text, name),
                  lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
@@ -1753,6 +1757,8 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     """``every_loop`` in the function ``name``: the module and the loops rewritten (the
     module as it was where none is)."""
     before = text
+    with contextlib.suppress(SourceEditError):
+        text = maps_as_comprehensions(text, name)
     text = first_term_sums(text, name)
     text = exclusive_sums(text, name)
     text = masks_as_gathers(text, name, tf)
