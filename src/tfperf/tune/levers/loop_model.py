@@ -59,6 +59,7 @@ from tfperf.tune.source import (
     sum_of,
     tf_alias,
 )
+from tfperf.tune.unstacked_axes import unstacks_as_indexes
 
 HELPER = "_tfperf_iteration"
 #: At most this many loops rewritten in one function (a guard against a loop that keeps
@@ -621,6 +622,18 @@ class _Batch(ast.NodeTransformer):
                     return moved
                 return ast.Subscript(moved, ast.Tuple([ast.Slice()] * (at[0] + 1) + rest,
                                                       ast.Load()), node.ctx)
+            if len(at) == 1 and at[0] == 1 and _ellipsis(parts[0]) and not self.depth \
+                    and isinstance(node.ctx, ast.Load) and all(_whole(p) for p in parts[2:]):
+                # x[..., i] (x[..., i, :]): the axis counted from the end, moved first; the
+                # axes after it are whole, so the moved tensor is the batch as it is.
+                axis = -(len(parts) - 1)
+                moved = ast.parse(f"{self.tf}.experimental.numpy.moveaxis(_, {axis}, 0)",
+                                  mode="eval").body
+                assert isinstance(moved, ast.Call)
+                moved.args[0] = self.visit(node.value)
+                stop = self._rows_stop(node.value, axis)
+                return moved if stop is None else ast.Subscript(moved, ast.Slice(upper=stop),
+                                                                ast.Load())
             # The index's axis is the first one left: every part before it picks one element.
             if len(at) > 1 or any(isinstance(p, ast.Slice) or _ellipsis(p)
                                   for p in parts[:at[0]]):
@@ -1578,9 +1591,10 @@ def _loop_texts(text: str, name: str) -> list[str]:
     """The module as written and after each of the passes that give the loop levers their
     loops, for the function ``name``."""
     texts = [text]
-    with contextlib.suppress(SourceEditError):
-        text = maps_as_comprehensions(text, name)  # the map spelled as a call is a loop too
-        texts.append(text)
+    for spelled in (maps_as_comprehensions, unstacks_as_indexes):  # loops spelled otherwise
+        with contextlib.suppress(SourceEditError):
+            text = spelled(text, name)
+            texts.append(text)
     for make in (lambda: first_term_sums(text, name),
                  lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
@@ -1757,8 +1771,9 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     """``every_loop`` in the function ``name``: the module and the loops rewritten (the
     module as it was where none is)."""
     before = text
-    with contextlib.suppress(SourceEditError):
-        text = maps_as_comprehensions(text, name)
+    for spelled in (maps_as_comprehensions, unstacks_as_indexes):
+        with contextlib.suppress(SourceEditError):
+            text = spelled(text, name)
     text = first_term_sums(text, name)
     text = exclusive_sums(text, name)
     text = masks_as_gathers(text, name, tf)

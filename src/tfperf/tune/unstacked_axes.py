@@ -1,0 +1,104 @@
+"""A loop over ``tf.unstack(x, axis=a)`` with ``a`` not 0 read as the index loop it is:
+``for c in tf.unstack(x, axis=-1)`` is ``for k in range(x.shape[-1])`` with ``c`` read as
+``x[..., k]``.
+
+The loop model reads an unstack along axis 0 as a loop over a tensor's rows; along a later
+axis (a per-channel or per-column loop) its pieces were no loop to the batched lever, which
+knows ``x[:, k]`` and ``x[..., k]`` (issue 26, stop 43, item 1). Only where the two are the
+same program: ``x`` a name the body does not bind again, ``a`` a literal int, the item a
+name the body only reads, one generator and no condition in a comprehension.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.tune.source import SourceEditError, find_function, names_in, parse, replace_nodes
+
+_UNSTACK = {"unstack", "unpack"}
+
+
+def _unstack_axis(node: ast.expr) -> tuple[str, int] | None:
+    """(the tensor's name, the axis) of ``tf.unstack(x, axis=a)`` with ``a`` a literal int
+    other than 0; None otherwise."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _UNSTACK and node.args and isinstance(node.args[0], ast.Name)):
+        return None
+    axis = node.args[2] if len(node.args) > 2 else \
+        next((k.value for k in node.keywords if k.arg == "axis"), None)
+    if any(k.arg not in ("axis", "num") for k in node.keywords) or len(node.args) > 3:
+        return None
+    try:
+        value = ast.literal_eval(axis) if axis is not None else 0
+    except ValueError:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value == 0:
+        return None
+    return node.args[0].id, value
+
+
+def _piece(x: str, axis: int, k: str) -> str:
+    if axis > 0:
+        return f"{x}[{':, ' * axis}{k}]"
+    return f"{x}[..., {k}{', :' * (-axis - 1)}]"
+
+
+def _header(target: ast.expr, it: ast.expr, fresh: str,
+            ) -> tuple[str, str, str, int] | None:
+    """(the loop's new target, the item's name, the tensor, the axis), or None."""
+    index = None
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" \
+            and len(it.args) == 1 and not it.keywords and isinstance(target, ast.Tuple) \
+            and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
+        index, target, it = target.elts[0].id, target.elts[1], it.args[0]
+    found = _unstack_axis(it)
+    if found is None or not isinstance(target, ast.Name):
+        return None
+    return index or fresh, target.id, found[0], found[1]
+
+
+def _reads_only(body: list[ast.AST], names: set[str]) -> bool:
+    return not any(isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load)
+                   for b in body for n in ast.walk(b))
+
+
+def unstacks_as_indexes(text: str, name: str) -> str:
+    """The module with each loop of function ``name`` over a later axis's unstack written
+    as an index loop (see the module's docstring); raises ``SourceEditError`` where
+    there is none."""
+    tree = parse(text)
+    fn = find_function(tree, name)
+    taken = names_in(fn) | {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    fresh = next(f"_tfperf_k{k}" for k in range(1, 100) if f"_tfperf_k{k}" not in taken)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For) and not node.orelse:
+            head = _header(node.target, node.iter, fresh)
+            body: list[ast.AST] = list(node.body)
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1 \
+                and not node.generators[0].ifs and not node.generators[0].is_async:
+            gen = node.generators[0]
+            head = _header(gen.target, gen.iter, fresh)
+            body = [node.elt]
+        else:
+            continue
+        if head is None:
+            continue
+        index, item, x, axis = head
+        if not _reads_only(body, {item, x, index}) or any(
+                isinstance(a, ast.arg) and a.arg in (item, x, index)
+                for b in body for a in ast.walk(b)):
+            continue  # (a name bound again inside: its reads are not all the item's)
+        piece = _piece(x, axis, index)
+        edits: list[tuple[ast.AST, str]] = [
+            (n, piece) for b in body for n in ast.walk(b)
+            if isinstance(n, ast.Name) and n.id == item]
+        target, it = (node.target, node.iter) if isinstance(node, ast.For) \
+            else (node.generators[0].target, node.generators[0].iter)
+        edits += [(target, index), (it, f"range({x}.shape[{axis}])")]
+        out = replace_nodes(text, edits)
+        try:  # the next such loop, read in the edited module
+            return unstacks_as_indexes(out, name)
+        except SourceEditError:
+            return out
+    raise SourceEditError("no loop over tf.unstack along an axis other than 0")
+
