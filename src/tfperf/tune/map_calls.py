@@ -6,7 +6,8 @@ builtin ``map`` of a lambda is the same loop spelled as a call (held-out round 1
 levers that loop as a comprehension. Only where the two are the same program: the builtin
 ``map`` (not a name the module binds), a lambda of plain positional parameters, one per
 iterable (several iterables become ``zip``, which stops at the shortest as ``map`` does),
-and the map consumed at once by ``list``/``tuple`` (a bare ``map`` is lazy: left alone).
+and the map consumed at once by ``list``/``tuple`` (a bare ``map`` is lazy: left alone; a
+tuple joined by ``tf.stack``/``tf.concat``/``add_n`` is written as the list it may be).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from tfperf.tune.iterations import text_of
 from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
 
 _EAGER = {"list": "[{}]", "tuple": "tuple([{}])"}
+# Calls whose first argument may be a list or a tuple alike (a tuple there is a list).
+_JOINS = frozenset({"stack", "concat", "add_n", "concatenate"})
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -62,6 +65,8 @@ def maps_as_comprehensions(text: str, name: str) -> str:
     if "map" in bound or "list" in bound or "tuple" in bound or "zip" in bound:
         raise SourceEditError("the module binds map, list, tuple or zip: not the builtins")
     edits: list[tuple[ast.AST, str]] = []
+    joined = {id(c.args[0]) for c in ast.walk(fn) if isinstance(c, ast.Call) and c.args
+              and isinstance(c.func, ast.Attribute) and c.func.attr in _JOINS}
     for outer in ast.walk(fn):
         if not (isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name)
                 and outer.func.id in _EAGER and len(outer.args) == 1 and not outer.keywords):
@@ -74,7 +79,8 @@ def maps_as_comprehensions(text: str, name: str) -> str:
         lam = _plain_lambda(inner.args[0], len(inner.args) - 1)
         if lam is None:
             continue
-        edits.append((outer, _EAGER[outer.func.id].format(_comprehension(text, inner, lam))))
+        form = "list" if id(outer) in joined else outer.func.id
+        edits.append((outer, _EAGER[form].format(_comprehension(text, inner, lam))))
     if not edits:
         raise SourceEditError("no list(map(lambda ...)) or tuple(map(lambda ...)) in the function")
     # A map nested in another's lambda is the outer edit's text already: keep the outermost.
