@@ -159,3 +159,50 @@ def f(x):
     args = (tf.random.Generator.from_seed(7).normal([3, 4, 4]),)
     eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(wrong, args)))
     assert eq.equivalent is False
+
+
+ZIPPED = '''
+def f(x):
+    k = x * 0.5 + 1.0
+    return tf.stack([a * b for a, b in zip(tf.unstack(x, axis=-1), tf.unstack(k, axis=2))],
+                    axis=-1)
+'''
+
+
+def test_a_zip_of_later_axis_unstacks_is_one_index_up_to_the_shortest():
+    text = HEAD + ZIPPED
+    new = unstacks_as_indexes(text, "f")
+    assert "min(x.shape[-1], k.shape[2])" in new, new
+    args = _args()
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"
+    ctx = lever_context(text, args, "later_axes.py")
+    batched = LoopsBatched(True).build(text, ctx)
+    assert loops_left(batched) == 0, batched
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(batched, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{batched}"
+
+
+def test_a_zip_of_unequal_lengths_stops_at_the_shortest():
+    text = HEAD + '''
+def f(x):
+    k = x[..., :3] + 1.0
+    return tf.stack([a * b for a, b in zip(tf.unstack(x, axis=-1), tf.unstack(k, axis=-1))],
+                    axis=-1)
+'''
+    new = unstacks_as_indexes(text, "f")
+    args = _args()
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(new, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"
+    batched = LoopsBatched(True).build(text, lever_context(text, args, "later_axes.py"))
+    assert loops_left(batched) == 0, batched
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(run_f(batched, args)))
+    assert eq.equivalent is True, f"{eq.reason}\n{batched}"
+
+
+def test_a_zip_with_another_iterable_is_left_alone():
+    with pytest.raises(SourceEditError):
+        unstacks_as_indexes(HEAD + '''
+def f(x):
+    return tf.stack([a * w for a, w in zip(tf.unstack(x, axis=1), [1.0, 2.0, 3.0, 4.0])])
+''', "f")

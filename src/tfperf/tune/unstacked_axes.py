@@ -4,9 +4,11 @@
 
 The loop model reads an unstack along axis 0 as a loop over a tensor's rows; along a later
 axis (a per-channel or per-column loop) its pieces were no loop to the batched lever, which
-knows ``x[:, k]`` and ``x[..., k]`` (issue 26, stop 43, item 1). Only where the two are the
-same program: ``x`` a name the body does not bind again, ``a`` a literal int, the item a
-name the body only reads, one generator and no condition in a comprehension.
+knows ``x[:, k]`` and ``x[..., k]`` (issue 26, stop 43, item 1); a ``zip`` of such unstacks
+is one index up to the shortest (``min`` of their lengths, as ``zip`` stops). Only where
+the two are the same program: ``x`` a name the body does not bind again, ``a`` a literal
+int, each item a name the body only reads, one generator and no condition in a
+comprehension.
 """
 
 from __future__ import annotations
@@ -44,17 +46,26 @@ def _piece(x: str, axis: int, k: str) -> str:
 
 
 def _header(target: ast.expr, it: ast.expr, fresh: str,
-            ) -> tuple[str, str, str, int] | None:
-    """(the loop's new target, the item's name, the tensor, the axis), or None."""
+            ) -> tuple[str, list[tuple[str, str, int]]] | None:
+    """(the loop's new target, each item's (name, tensor, axis)), or None."""
     index = None
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" \
             and len(it.args) == 1 and not it.keywords and isinstance(target, ast.Tuple) \
             and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
         index, target, it = target.elts[0].id, target.elts[1], it.args[0]
-    found = _unstack_axis(it)
-    if found is None or not isinstance(target, ast.Name):
-        return None
-    return index or fresh, target.id, found[0], found[1]
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip" \
+            and not it.keywords and isinstance(target, ast.Tuple) \
+            and len(target.elts) == len(it.args) >= 2:
+        pairs = list(zip(target.elts, it.args, strict=True))
+    else:
+        pairs = [(target, it)]
+    items = []
+    for t, piece in pairs:
+        found = _unstack_axis(piece)
+        if found is None or not isinstance(t, ast.Name):
+            return None
+        items.append((t.id, found[0], found[1]))
+    return index or fresh, items
 
 
 def _reads_only(body: list[ast.AST], names: set[str]) -> bool:
@@ -83,18 +94,22 @@ def unstacks_as_indexes(text: str, name: str) -> str:
             continue
         if head is None:
             continue
-        index, item, x, axis = head
-        if not _reads_only(body, {item, x, index}) or any(
-                isinstance(a, ast.arg) and a.arg in (item, x, index)
-                for b in body for a in ast.walk(b)):
+        index, items = head
+        names = {index} | {n for item in items for n in item[:2]}
+        if len({item[0] for item in items}) != len(items) or not _reads_only(body, names) \
+                or any(isinstance(a, ast.arg) and a.arg in names
+                       for b in body for a in ast.walk(b)):
             continue  # (a name bound again inside: its reads are not all the item's)
-        piece = _piece(x, axis, index)
+        pieces = {item: _piece(x, axis, index) for item, x, axis in items}
         edits: list[tuple[ast.AST, str]] = [
-            (n, piece) for b in body for n in ast.walk(b)
-            if isinstance(n, ast.Name) and n.id == item]
+            (n, pieces[n.id]) for b in body for n in ast.walk(b)
+            if isinstance(n, ast.Name) and n.id in pieces]
+        sizes = [f"{x}.shape[{axis}]" for _, x, axis in items]
+        # zip stops at the shortest: so does the index.
+        stop = sizes[0] if len(sizes) == 1 else f"min({', '.join(sizes)})"
         target, it = (node.target, node.iter) if isinstance(node, ast.For) \
             else (node.generators[0].target, node.generators[0].iter)
-        edits += [(target, index), (it, f"range({x}.shape[{axis}])")]
+        edits += [(target, index), (it, f"range({stop})")]
         out = replace_nodes(text, edits)
         try:  # the next such loop, read in the edited module
             return unstacks_as_indexes(out, name)
