@@ -66,6 +66,12 @@ def f(x, w):
 def f(x, w):
     return tf.stack(list(map(lambda a, b: a * b, *[tf.unstack(x), tf.unstack(x)])))
 ''',
+    "walrus_in_body": '''
+def f(x, w):
+    y = 0.0
+    out = list(map(lambda n: (y := x[:, n] * 2.0), range(3)))
+    return tf.stack(out) + y
+''',
     "keyword_to_list": '''
 def f(x, w):
     return list(map(lambda n: x[:, n], range(3)), **{})

@@ -44,6 +44,8 @@ def _plain_lambda(fn: ast.expr, iterables: int) -> ast.Lambda | None:
     if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults \
             or len(a.args) != iterables:
         return None
+    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(fn.body)):
+        return None  # (in a comprehension ``:=`` binds in the function: another program)
     return fn
 
 
