@@ -49,6 +49,17 @@ def f(x):
         out.append(tf.nn.relu(c) * 2.0)
     return tf.stack(out, axis=-1)
 ''',
+    "one_wide_row_slices": '''
+def f(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(tf.nn.relu(x[i:i + 1]) * 2.0)
+    return tf.concat(out, axis=0)
+''',
+    "one_wide_slice_one_plus": '''
+def f(x):
+    return tf.stack([tf.reduce_sum(x[i:1 + i], axis=0) for i in range(x.shape[0])])
+''',
     "unstack_positional_axis": '''
 def f(x):
     return tf.stack([tf.reduce_max(p, axis=0) for p in tf.unstack(x, None, 2)])
@@ -206,3 +217,20 @@ def test_a_zip_with_another_iterable_is_left_alone():
 def f(x):
     return tf.stack([a * w for a, w in zip(tf.unstack(x, axis=1), [1.0, 2.0, 3.0, 4.0])])
 ''', "f")
+
+
+def test_a_two_wide_slice_is_not_read_as_one_element():
+    """``x[i:i + 2]`` holds two rows (one at the end): not ``x[i, None]``."""
+    text = HEAD + '''
+def f(x):
+    return tf.stack([tf.reduce_sum(x[i:i + 2], axis=0) for i in range(x.shape[0])])
+'''
+    args = _args()
+    ctx = lever_context(text, args, "later_axes.py")
+    try:
+        new = LoopsBatched(True).build(text, ctx)
+        got = run_f(new, args)
+    except Exception:  # raises: rejected by the search, not wrong
+        return
+    eq = compare_outputs(snapshot(run_f(text, args)), snapshot(got))
+    assert eq.equivalent is True, f"{eq.reason}\n{new}"

@@ -581,6 +581,17 @@ class _Batch(ast.NodeTransformer):
             return self._scalar(whole, node.id)
         return node
 
+    def _one_wide(self, p: ast.AST) -> bool:
+        """``i:i + 1`` (or ``i:1 + i``) of the loop's index ``i``, no step."""
+        if not (isinstance(p, ast.Slice) and p.step is None and isinstance(p.lower, ast.Name)
+                and p.lower.id == self.index and isinstance(p.upper, ast.BinOp)
+                and isinstance(p.upper.op, ast.Add)):
+            return False
+        sides = [p.upper.left, p.upper.right]
+        return any(isinstance(a, ast.Name) and a.id == self.index for a in sides) \
+            and any(isinstance(b, ast.Constant) and b.value == 1
+                    and not isinstance(b.value, bool) for b in sides)
+
     def _rows_stop(self, value: ast.expr, axis: int = 0) -> ast.expr | None:
         """The loop's count as a slice bound for the tensor ``value`` whose axis ``axis``
         the index reads, where that count is not provably that axis's length (``range(k)``
@@ -605,6 +616,12 @@ class _Batch(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         sl = node.slice
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        if isinstance(node.ctx, ast.Load):
+            # x[:, i:i + 1]: one element's axis kept, as x[:, i, None] (i within the axis,
+            # the loop's index: the same value); then the index's forms below apply.
+            parts = [q for p in parts for q in (
+                [ast.Name(self.index, ast.Load()), ast.Constant(None)] if self._one_wide(p)
+                else [p])]
         at = [k for k, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == self.index]
         if at:
             if len(at) == 1 and at[0] > 0 and not self.depth and isinstance(node.ctx, ast.Load) \
