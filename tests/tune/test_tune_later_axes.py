@@ -96,6 +96,13 @@ def f(x):
 def f(x):
     return tf.stack([tf.map_fn(lambda c: c * 2.0, c) for c in tf.unstack(x, axis=1)])
 ''',
+    "item_read_after_the_loop": '''
+def f(x):
+    out = []
+    for c in tf.unstack(x, axis=1):
+        out.append(c * 2.0)
+    return tf.stack(out, axis=1) + c[..., None]
+''',
     "filtered_comprehension": '''
 def f(x):
     return tf.stack([c for c in tf.unstack(x, axis=1) if True])

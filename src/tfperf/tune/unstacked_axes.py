@@ -73,6 +73,12 @@ def _reads_only(body: list[ast.AST], names: set[str]) -> bool:
                    for b in body for n in ast.walk(b))
 
 
+def _read_outside(fn: ast.AST, loop: ast.For, names: set[str]) -> bool:
+    inside = {id(n) for n in ast.walk(loop)}
+    return any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
+               for n in ast.walk(fn))
+
+
 def unstacks_as_indexes(text: str, name: str) -> str:
     """The module with each loop of function ``name`` over a later axis's unstack written
     as an index loop (see the module's docstring); raises ``SourceEditError`` where
@@ -100,6 +106,8 @@ def unstacks_as_indexes(text: str, name: str) -> str:
                 or any(isinstance(a, ast.arg) and a.arg in names
                        for b in body for a in ast.walk(b)):
             continue  # (a name bound again inside: its reads are not all the item's)
+        if isinstance(node, ast.For) and _read_outside(fn, node, {item[0] for item in items}):
+            continue  # (a for statement leaves its item bound after it: the index loop not)
         pieces = {item: _piece(x, axis, index) for item, x, axis in items}
         edits: list[tuple[ast.AST, str]] = [
             (n, pieces[n.id]) for b in body for n in ast.walk(b)
