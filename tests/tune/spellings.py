@@ -1835,10 +1835,86 @@ PAIR_FEATURES = Computation(
     },
 )
 
+COLUMN_POWERS = Computation(
+    "column_powers", "column j of x [n, d] raised to the power j + 1 (a loop over a later "
+    "axis; held-out round 13's c07 spelled it as list(map(lambda ...))) → [n, d]",
+    {"n": 8, "d": 5}, {"n": 2048, "d": 128},
+    _d("""
+        g = tf.random.Generator.from_seed(46)
+        return (g.uniform([SIZE["n"], SIZE["d"]], 0.5, 1.02),)
+    """),
+    {
+        "map_lambda_transposed": _d("""
+            def f(x):
+                size = int(x.get_shape()[1])
+                pows = list(map(lambda n: tf.pow(x[:, n], n + 1), range(size)))
+                return tf.transpose(tf.stack(pows))
+        """),
+        "comprehension_stack_axis1": _d("""
+            def f(x):
+                return tf.stack([tf.pow(x[:, j], j + 1) for j in range(x.shape[1])], axis=1)
+        """),
+        "append_ellipsis_stack_last": _d("""
+            def f(x):
+                out = []
+                for j in range(x.shape[-1]):
+                    out.append(x[..., j] ** (j + 1))
+                return tf.stack(out, axis=-1)
+        """),
+        "enumerate_unstack_axis1": _d("""
+            def f(x):
+                return tf.stack([tf.pow(c, i + 1) for i, c in enumerate(tf.unstack(x, axis=1))],
+                                axis=1)
+        """),
+        "while_counter": _d("""
+            def f(x):
+                out = []
+                j = 0
+                while j < x.shape[1]:
+                    out.append(tf.pow(x[:, j], j + 1))
+                    j += 1
+                return tf.stack(out, axis=1)
+        """),
+        "cast_exponent_map": _d("""
+            def f(x):
+                d = x.shape[1]
+                return tf.stack(tuple(map(lambda j: tf.pow(x[:, j], tf.cast(j + 1, x.dtype)),
+                                          range(d))), axis=1)
+        """),
+        "slice_columns_concat": _d("""
+            def f(x):
+                return tf.concat([tf.pow(x[:, j:j + 1], j + 1) for j in range(x.shape[1])],
+                                 axis=1)
+        """),
+        "numpy_columns": _d("""
+            def f(x):
+                xn = x.numpy()
+                return tf.constant(np.stack([xn[:, j] ** (j + 1) for j in range(xn.shape[1])],
+                                            axis=1))
+        """),
+    },
+    {
+        "hand_broadcast_pow": _d("""
+            def hand_broadcast_pow(x):
+                return tf.pow(x, tf.range(1, x.shape[1] + 1, dtype=x.dtype))
+        """),
+        "hand_tf_function": _d("""
+            @tf.function
+            def hand_tf_function(x):
+                return tf.pow(x, tf.range(1, x.shape[1] + 1, dtype=x.dtype))
+        """),
+        "hand_xla": _d("""
+            @tf.function(jit_compile=True)
+            def hand_xla(x):
+                return tf.pow(x, tf.range(1, x.shape[1] + 1, dtype=x.dtype))
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
                 MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K,
-                CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES)
+                CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES, COLUMN_POWERS)
 
 
 @dataclass(frozen=True)

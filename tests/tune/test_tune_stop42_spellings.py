@@ -14,8 +14,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 sys.path.insert(0, str(Path(__file__).parent))
+from rewrites import lever_context  # noqa: E402
 from spellings import CHANNEL_CONVS, MASKED_MEANS, PAIR_FEATURES, RUNNING_TOTALS  # noqa: E402
-from test_tune_fill import _context  # noqa: E402
 
 from tfperf.bench.equivalence import compare_outputs, snapshot  # noqa: E402
 from tfperf.tune.levers.channel_convs import ChannelConvsToDepthwise  # noqa: E402
@@ -70,7 +70,7 @@ def test_the_new_levers_read_their_spellings_and_agree(comp, lever):
     args, head = _setup(c)
     for spelling in READ[(comp, lever)]:
         text = head + c.spellings[spelling]
-        ctx = _context(text, args)
+        ctx = lever_context(text, args, "spelling.py")
         assert lever().applies(ctx) is None, spelling
         new = lever().build(text, ctx)
         _same(_load(text)(*args), _load(new)(*args))

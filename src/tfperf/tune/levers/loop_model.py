@@ -40,6 +40,7 @@ from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.host_lists import host_lists
 from tfperf.tune.levers.split_sums import split_sums
 from tfperf.tune.map_bodies import inline_calls, mapped_side_effects
+from tfperf.tune.map_calls import maps_as_comprehensions
 from tfperf.tune.prefix_slices import (
     bound_once,
     cumulative,
@@ -58,6 +59,7 @@ from tfperf.tune.source import (
     sum_of,
     tf_alias,
 )
+from tfperf.tune.unstacked_axes import unstacks_as_indexes
 
 HELPER = "_tfperf_iteration"
 #: At most this many loops rewritten in one function (a guard against a loop that keeps
@@ -579,6 +581,17 @@ class _Batch(ast.NodeTransformer):
             return self._scalar(whole, node.id)
         return node
 
+    def _one_wide(self, p: ast.AST) -> bool:
+        """``i:i + 1`` (or ``i:1 + i``) of the loop's index ``i``, no step."""
+        if not (isinstance(p, ast.Slice) and p.step is None and isinstance(p.lower, ast.Name)
+                and p.lower.id == self.index and isinstance(p.upper, ast.BinOp)
+                and isinstance(p.upper.op, ast.Add)):
+            return False
+        sides = [p.upper.left, p.upper.right]
+        return any(isinstance(a, ast.Name) and a.id == self.index for a in sides) \
+            and any(isinstance(b, ast.Constant) and b.value == 1
+                    and not isinstance(b.value, bool) for b in sides)
+
     def _rows_stop(self, value: ast.expr, axis: int = 0) -> ast.expr | None:
         """The loop's count as a slice bound for the tensor ``value`` whose axis ``axis``
         the index reads, where that count is not provably that axis's length (``range(k)``
@@ -603,6 +616,12 @@ class _Batch(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         sl = node.slice
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        if isinstance(node.ctx, ast.Load):
+            # x[:, i:i + 1]: one element's axis kept, as x[:, i, None] (i within the axis,
+            # the loop's index: the same value); then the index's forms below apply.
+            parts = [q for p in parts for q in (
+                [ast.Name(self.index, ast.Load()), ast.Constant(None)] if self._one_wide(p)
+                else [p])]
         at = [k for k, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == self.index]
         if at:
             if len(at) == 1 and at[0] > 0 and not self.depth and isinstance(node.ctx, ast.Load) \
@@ -620,6 +639,18 @@ class _Batch(ast.NodeTransformer):
                     return moved
                 return ast.Subscript(moved, ast.Tuple([ast.Slice()] * (at[0] + 1) + rest,
                                                       ast.Load()), node.ctx)
+            if len(at) == 1 and at[0] == 1 and _ellipsis(parts[0]) and not self.depth \
+                    and isinstance(node.ctx, ast.Load) and all(_whole(p) for p in parts[2:]):
+                # x[..., i] (x[..., i, :]): the axis counted from the end, moved first; the
+                # axes after it are whole, so the moved tensor is the batch as it is.
+                axis = -(len(parts) - 1)
+                moved = ast.parse(f"{self.tf}.experimental.numpy.moveaxis(_, {axis}, 0)",
+                                  mode="eval").body
+                assert isinstance(moved, ast.Call)
+                moved.args[0] = self.visit(node.value)
+                stop = self._rows_stop(node.value, axis)
+                return moved if stop is None else ast.Subscript(moved, ast.Slice(upper=stop),
+                                                                ast.Load())
             # The index's axis is the first one left: every part before it picks one element.
             if len(at) > 1 or any(isinstance(p, ast.Slice) or _ellipsis(p)
                                   for p in parts[:at[0]]):
@@ -1577,6 +1608,10 @@ def _loop_texts(text: str, name: str) -> list[str]:
     """The module as written and after each of the passes that give the loop levers their
     loops, for the function ``name``."""
     texts = [text]
+    for spelled in (maps_as_comprehensions, unstacks_as_indexes):  # loops spelled otherwise
+        with contextlib.suppress(SourceEditError):
+            text = spelled(text, name)
+            texts.append(text)
     for make in (lambda: first_term_sums(text, name),
                  lambda: exclusive_sums(text, name),
                  lambda: counted_sums(ensure_tf(text)[0], name, ensure_tf(text)[1]),
@@ -1753,6 +1788,9 @@ def _every_loop_of(text: str, name: str, tensors: frozenset[str], tf: str,
     """``every_loop`` in the function ``name``: the module and the loops rewritten (the
     module as it was where none is)."""
     before = text
+    for spelled in (maps_as_comprehensions, unstacks_as_indexes):
+        with contextlib.suppress(SourceEditError):
+            text = spelled(text, name)
     text = first_term_sums(text, name)
     text = exclusive_sums(text, name)
     text = masks_as_gathers(text, name, tf)
