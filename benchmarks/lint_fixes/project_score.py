@@ -1,24 +1,30 @@
-"""Project mode of score.py: each row's repository linted whole, at both commits.
+"""Project mode of score.py: each row's changed files linted inside their repository.
 
 A fix whose cause sits in a caller (a `tf.function` fed Python numbers by another module, a
 step built per call by a trainer) cannot be credited when the changed file is linted alone.
 Here each side of a row is the repository's Python files at that commit, written to a temp
-folder and linted as one project (`tfperf lint DIR`); a finding counts when it lands on a
-line the fix changed in any file of the fix's diff (score.py's line rule, per changed file):
-the row's own file uses its recorded ranges, every other changed file the difflib blocks of
-its two versions (`fixset.changed_blocks`).
+folder (with a `.git` folder, so tfperf finds the project's root), and the files of the
+fix's diff are linted there: named on the command line, so tfperf models them with their
+project (the modules they import and that import them: `lint/context.py`), as a pre-commit
+hook or a CI job linting the changed files sees them. `whole=True` (`--whole-tree`) lints
+the whole folder instead (every module modelled; minutes per row on a large library).
+A finding counts when it lands on a line the fix changed in any file of the fix's diff
+(score.py's line rule, per changed file): the row's own file uses its recorded ranges, every
+other changed file the difflib blocks of its two versions (`fixset.changed_blocks`).
   * hit      some code has a finding on the changed lines of a file at the before commit
              and none on the changed lines of that file at the after commit;
   * flagged  the row expects the after file clean and some code fires on the changed lines
              of any after file.
-A repository over the cap (MAX_FILES Python files or MAX_BYTES) is linted as its changed
-files alone (one project of those files) and named in the output.
+A repository over the cap (MAX_FILES Python files or MAX_BYTES) is written as its changed
+files alone (no callers) and named in the output.
 """
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
@@ -140,18 +146,31 @@ def _tree_files(gdir: Path, rev: str) -> list[tuple[str, int]]:
 
 def write_tree(gdir: Path, rev: str, dest: Path, extra: list[str]) -> bool:
     """Write the commit's Python files (and ``extra`` paths, the diff's notebooks) under
-    ``dest``; over the cap, only ``extra``. Returns whether the tree was over the cap."""
+    ``dest``, with an empty ``.git`` folder marking the project's root; over the cap, only
+    ``extra``. Returns whether the tree was over the cap."""
     files = _tree_files(gdir, rev)
     too_big = len(files) > MAX_FILES or sum(s for _, s in files) > MAX_BYTES
     paths = sorted({*([] if too_big else [p for p, _ in files]), *filter(None, extra)})
-    for path in paths:
-        target = dest / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_blob(gdir, rev, path))
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / ".git").mkdir(exist_ok=True)
+    for start in range(0, len(paths), 500):  # one `git archive` per 500 paths
+        tar = _git(gdir, "archive", "--format=tar", rev, "--", *paths[start:start + 500])
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            for member in archive.getmembers():
+                if not member.isfile():
+                    continue  # symlinks and folders: a real file per path only
+                target = dest / member.name
+                if not target.resolve().is_relative_to(dest.resolve()):
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    target.write_bytes(handle.read())
     return too_big
 
 
-LintFn = Callable[[Path, list[str], str], list[dict]]
+# lint(paths, extra CLI arguments, tf_version) -> the JSON findings of `tfperf lint PATHS`
+LintFn = Callable[[list[Path], list[str], str], list[dict]]
 
 
 def _side(findings: list[dict], changed: list[Changed], side: str,
@@ -185,11 +204,10 @@ def _side(findings: list[dict], changed: list[Changed], side: str,
 def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], lint: LintFn,
                   context: int, version_of: Callable[[FixRow, str], str],
                   work: Path | None = None, log: Callable[[str], None] = print,
-                  ) -> dict[str, list[ProjectRowScore]]:
-    """Score every row in project mode under each rule set (name -> extra CLI arguments);
-    ``lint(dir, extra, tf_version)`` runs tfperf on a folder and returns its JSON findings.
-    Each commit's tree is written once to a temp folder (``work``), linted once per rule set
-    and TF version, and removed when no later row needs it."""
+                  whole: bool = False) -> dict[str, list[ProjectRowScore]]:
+    """Score every row in project mode under each rule set (name -> extra CLI arguments).
+    Each side's tree is written to a temp folder (``work``), linted once per rule set (the
+    diff's files named, or the folder when ``whole``) and removed after its row."""
     base = Path(tempfile.mkdtemp(prefix="tfperf-project-", dir=work))
     results: dict[str, list[ProjectRowScore]] = {name: [] for name in sets}
     cache: dict[tuple, list[dict]] = {}
@@ -205,17 +223,19 @@ def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], 
                 big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
                 for name, extra in sets.items():
                     key = (r.repo, rev, tuple(sorted(p for p in paths if p)), name,
-                           version_of(r, side))
+                           version_of(r, side), whole)
+                    named = [dest] if whole else [dest / p for p in paths
+                                                  if p and (dest / p).is_file()]
                     if key not in cache:
+                        found = lint(named, extra, version_of(r, side)) if named else []
                         cache[key] = [{**f, "path": str(Path(f["path"]).resolve()
                                                         .relative_to(dest.resolve()))}
-                                      for f in lint(dest, extra, version_of(r, side))
-                                      if _under(f["path"], dest)]
+                                      for f in found if _under(f["path"], dest)]
                     sides[name][side] = _side(cache[key], changed, side, context)
             shutil.rmtree(base / r.id, ignore_errors=True)
             if big:
                 log(f"{r.id} {r.repo}: over {MAX_FILES} Python files or {MAX_BYTES >> 20} MiB; "
-                    "linted as its changed files alone")
+                    "written as its changed files alone")
             for name in sets:
                 results[name].append(ProjectRowScore(r, sides[name]["before"],
                                                      sides[name]["after"], big))

@@ -23,12 +23,13 @@ For each row:
 TFP000 (file or cell not parsed) never counts; rows whose files do not parse are reported.
 Prints recall per kind and overall, and the share of clean after-files flagged.
 
-`--mode project` (or `both`) also lints each row's repository whole at both commits and
-credits a finding on the changed lines of any file of the fix's diff (project_score.py): a
-cause that only a caller reveals. `--src DIR` lints with the tfperf under DIR (another tree's
-`src`), put first on the subprocess's PYTHONPATH; the subprocess runs in a scratch folder so
-neither this tree nor the linted code can shadow it. The output's first line names the
-tfperf used.
+`--mode project` (or `both`) lints each row's changed files inside their repository at both
+commits (tfperf models them with the modules they import and that import them;
+`--whole-tree`: the whole repository linted) and credits a finding on the changed lines of
+any file of the fix's diff (project_score.py): a cause that only a caller reveals.
+`--src DIR` lints with the tfperf under DIR (another tree's `src`), put first on the
+subprocess's PYTHONPATH; the subprocess runs in a scratch folder so neither this tree nor
+the linted code can shadow it. The output's first line names the tfperf used.
 """
 
 from __future__ import annotations
@@ -265,9 +266,13 @@ def main() -> int:
     p.add_argument("--preview", action="store_true",
                    help="also score --select ALL --preview (the rules still in preview)")
     p.add_argument("--mode", choices=("file", "project", "both"), default="file",
-                   help="file: each changed file linted alone (default); project: each row's "
-                        f"repository linted whole at both commits (over {MAX_FILES} .py files or "
-                        f"{MAX_BYTES >> 20} MiB: its changed files alone); both: print each")
+                   help="file: each changed file linted alone (default); project: the diff's "
+                        "files linted inside the repository's Python files at each commit "
+                        f"(over {MAX_FILES} .py files or {MAX_BYTES >> 20} MiB: the changed "
+                        "files alone); both: print each")
+    p.add_argument("--whole-tree", action="store_true",
+                   help="project mode lints the whole repository, not only the diff's files "
+                        "with their project context (slow on large libraries)")
     p.add_argument("--sets", default=",".join(RULE_SETS),
                    help="rule sets to score, comma-separated (default: %(default)s)")
     p.add_argument("--src", type=Path,
@@ -308,25 +313,28 @@ def main() -> int:
         print_table(summary, args.rows)
         report.update(summary)
     if args.mode in ("project", "both"):
-        def lint_dir(folder: Path, extra: list[str], version: str) -> list[dict]:
-            return run_lint([folder], extra, args.python, version)
+        def lint_paths(paths: list[Path], extra: list[str], version: str) -> list[dict]:
+            return run_lint(paths, extra, args.python, version)
 
         def version_of(row: FixRow, side: str) -> str:
             return target_setting(row, side) if forced is None else forced
 
-        presults = score_project(rows, args.mirror, sets, lint_dir, args.context, version_of,
-                                 log=lambda m: print(m, file=sys.stderr))
+        presults = score_project(rows, args.mirror, sets, lint_paths, args.context,
+                                 version_of, log=lambda m: print(m, file=sys.stderr),
+                                 whole=args.whole_tree)
         psummary = summarise(presults)
         for name, scores in presults.items():
             psummary[name]["too_big"] = sorted(s.row.id for s in scores if s.too_big)
         if args.mode == "both":
             print()
-        print("mode: project (each repository linted whole; a finding on the changed lines of "
-              "any file of the fix's diff)")
+        print("mode: project (" + ("each repository linted whole" if args.whole_tree else
+                                   "the diff's files linted inside their repository")
+              + "; a finding on the changed lines of any file of the fix's diff)")
         print_table(psummary, args.rows)
         big = sorted({i for n in psummary for i in psummary[n]["too_big"]})
         if big:
             print(f"too big, linted as their changed files alone: {', '.join(big)}")
+        report["project_mode"] = "whole tree" if args.whole_tree else "diff's files in context"
         report["project"] = psummary
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")

@@ -5,7 +5,9 @@ A planted repository (real git, real `tfperf lint` subprocesses): `steps.py` hol
 function an input signature and passes a tensor. Linted alone, the changed `steps.py` shows
 nothing (file mode misses the row); linted as one project, TFP301 lands on the changed call
 in `train.py`, a file of the fix's diff (project mode credits it). A fix that changes only
-`steps.py` leaves the same finding outside its diff: not credited.
+`steps.py` leaves the same finding outside its diff: not credited. A fix that changes only
+the caller is credited too: `train.py`, named inside its tree, is modelled with the module
+it imports (and with `--whole-tree`, the whole tree is linted).
 """
 
 from __future__ import annotations
@@ -64,10 +66,10 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> str:
     return _git(repo, "rev-parse", "HEAD")
 
 
-def _row(rid: str, before: str, after: str, before_lines: str, after_lines: str
-         ) -> fixset.FixRow:
+def _row(rid: str, before: str, after: str, before_lines: str, after_lines: str,
+         path: str = "steps.py") -> fixset.FixRow:
     return fixset.FixRow(id=rid, repo="planted/proj", before=before, after=after,
-                         path="steps.py", after_path="", before_lines=before_lines,
+                         path=path, after_path="", before_lines=before_lines,
                          after_lines=after_lines, kind="retrace from a caller", style="tf2",
                          form="research", why="w", after_expect="clean", tf_version="2.15",
                          tf_version_source="planted")
@@ -83,8 +85,11 @@ def planted(tmp_path_factory) -> tuple[Path, list[fixset.FixRow]]:
     fix = _commit(repo, {"steps.py": STEPS_FIXED, "train.py": TRAIN_FIXED}, "fix")
     _git(repo, "checkout", "-q", base)
     comment = _commit(repo, {"steps.py": STEPS_COMMENTED}, "comment only")
+    _git(repo, "checkout", "-q", base)
+    caller = _commit(repo, {"train.py": TRAIN_FIXED}, "the caller alone passes a tensor")
     rows = [_row("P1", base, fix, "4-4", "4-4"),    # the decorator line; train.py changes too
-            _row("P2", base, comment, "6-6", "6-7")]  # steps.py alone: the call stays
+            _row("P2", base, comment, "6-6", "6-7"),  # steps.py alone: the call stays
+            _row("P5", base, caller, "10-10", "10-10", path="train.py")]  # callee unchanged
     return mirror, rows
 
 
@@ -95,14 +100,14 @@ def tree_src() -> Path:
     return src
 
 
-def _project(mirror: Path, rows: list[fixset.FixRow], tmp: Path
+def _project(mirror: Path, rows: list[fixset.FixRow], tmp: Path, whole: bool = False
              ) -> list[project_score.ProjectRowScore]:
-    def lint(folder: Path, extra: list[str], version: str) -> list[dict]:
-        return score.run_lint([folder], extra, sys.executable, version)
+    def lint(paths: list[Path], extra: list[str], version: str) -> list[dict]:
+        return score.run_lint(paths, extra, sys.executable, version)
 
     return project_score.score_project(rows, mirror, {"default": []}, lint, 0,
-                                       score.target_setting, work=tmp,
-                                       log=lambda m: None)["default"]
+                                       score.target_setting, work=tmp, log=lambda m: None,
+                                       whole=whole)["default"]
 
 
 def test_the_diff_lists_every_changed_python_file(planted):
@@ -115,20 +120,31 @@ def test_the_diff_lists_every_changed_python_file(planted):
     assert [c.before_path for c in project_score.diff_files(gdir, rows[1])] == ["steps.py"]
 
 
+def test_a_tree_is_written_with_a_root_marker_and_only_python_files(planted, tmp_path):
+    mirror, rows = planted
+    gdir = fixset.git_dir(mirror, "planted/proj")
+    assert not project_score.write_tree(gdir, rows[0].before, tmp_path / "t", [])
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [".git", "steps.py",
+                                                                  "train.py"]
+    assert (tmp_path / "t" / "train.py").read_text() == TRAIN
+
+
 def test_a_cause_in_a_caller_is_credited_in_project_mode_only(planted, tree_src, tmp_path):
     mirror, rows = planted
     out = tmp_path / "fixes"
     manifest = materialize.materialize(rows, mirror, out)
     per_file = score.score(rows, out, manifest, [], sys.executable, 0)
-    assert [s.hit for s in per_file] == [False, False]
+    assert [s.hit for s in per_file] == [False, False, False]
 
-    project = _project(mirror, rows, tmp_path)
-    fix, comment = project
-    assert fix.hit and fix.hit_codes == ["TFP301"]
-    assert fix.before.by_file == {"steps.py": set(), "train.py": {"TFP301"}}
-    assert not fix.flagged and not fix.too_big
-    # The same finding, outside the lines the comment-only change touched: not credited.
-    assert not comment.hit and comment.before.codes == set()
+    for whole in (False, True):
+        fix, comment, caller = _project(mirror, rows, tmp_path, whole)
+        assert fix.hit and fix.hit_codes == ["TFP301"], whole
+        assert fix.before.by_file == {"steps.py": set(), "train.py": {"TFP301"}}
+        assert not fix.flagged and not fix.too_big
+        # The same finding, outside the lines the comment-only change touched: not credited.
+        assert not comment.hit and comment.before.codes == set()
+        # Only the caller changed: its module, named inside the tree, sees the tf.function.
+        assert caller.hit and caller.before.by_file == {"train.py": {"TFP301"}}, whole
 
 
 def test_an_after_tree_still_firing_on_changed_lines_is_flagged(planted, tree_src, tmp_path):
