@@ -325,6 +325,10 @@ def main() -> int:
         psummary = summarise(presults)
         for name, scores in presults.items():
             psummary[name]["too_big"] = sorted(s.row.id for s in scores if s.too_big)
+            for s in scores:  # which file of the diff each code landed in
+                psummary[name]["per_row"][s.row.id].update(
+                    before_by_file={f: sorted(c) for f, c in s.before.by_file.items() if c},
+                    after_by_file={f: sorted(c) for f, c in s.after.by_file.items() if c})
         if args.mode == "both":
             print()
         print("mode: project (" + ("each repository linted whole" if args.whole_tree else
