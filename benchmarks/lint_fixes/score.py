@@ -313,8 +313,15 @@ def main() -> int:
         print_table(summary, args.rows)
         report.update(summary)
     if args.mode in ("project", "both"):
+        failed: list[str] = []
+
         def lint_paths(paths: list[Path], extra: list[str], version: str) -> list[dict]:
-            return run_lint(paths, extra, args.python, version)
+            try:
+                return run_lint(paths, extra, args.python, version)
+            except SystemExit as exc:  # one tree tfperf cannot lint: said, the rest scored
+                failed.append(f"{paths[0]}: {exc}")
+                print(f"lint failed, scored as no finding: {paths[0]}: {exc}", file=sys.stderr)
+                return []
 
         def version_of(row: FixRow, side: str) -> str:
             return target_setting(row, side) if forced is None else forced
@@ -339,6 +346,9 @@ def main() -> int:
         if big:
             print(f"too big, linted as their changed files alone: {', '.join(big)}")
         report["project_mode"] = "whole tree" if args.whole_tree else "diff's files in context"
+        if failed:
+            print(f"{len(failed)} lint runs failed (scored as no finding): see stderr")
+            report["project_lint_failed"] = failed
         report["project"] = psummary
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
