@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import tfperf
+from tfperf.lint import registry
 
 SRC = str(Path(tfperf.__file__).resolve().parents[1])
 PROBE = """\
@@ -31,6 +32,10 @@ sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 SMALL = "import tensorflow as tf\n\n\ndef scale(x, w):\n    return tf.reduce_sum(x * w, axis=1)\n"
 NOT_NEEDED = ("tfperf.lint.notebook", "tfperf.lint.fix", "tfperf.lint.cache", "configparser",
               "tensorflow", "numpy")
+# The preview rules' modules: a default run imports none of them (registry.default_rules)
+# but the few a default rule borrows helpers from.
+PREVIEW_MODULES = {c.__module__ for c in registry.rule_classes() if c.group == "preview"}
+PREVIEW_MODULE = sorted(PREVIEW_MODULES)[-1]
 
 
 def _modules(cwd: Path, *args: str) -> set[str]:
@@ -46,6 +51,7 @@ def test_a_small_file_imports_none_of_what_it_does_not_need(tmp_path):
     loaded = _modules(tmp_path, "--no-cache", "small.py")
     assert "tfperf.lint.session" in loaded and "tfperf.lint.registry" in loaded  # it ran
     assert sorted(m for m in NOT_NEEDED if m in loaded) == []
+    assert len(PREVIEW_MODULES - loaded) > len(PREVIEW_MODULES) / 2
 
 
 @pytest.mark.parametrize(("files", "args", "needed"), [
@@ -56,10 +62,36 @@ def test_a_small_file_imports_none_of_what_it_does_not_need(tmp_path):
     ({"setup.cfg": "[options]\ninstall_requires =\n    tensorflow>=2.4\n", "small.py": SMALL},
      ["--no-cache", "small.py"], "configparser"),
     ({"small.py": SMALL}, ["small.py"], "tfperf.lint.cache"),
+    ({"small.py": SMALL}, ["--no-cache", "--preview", "small.py"], PREVIEW_MODULE),
+    ({"small.py": SMALL}, ["--no-cache", "--select", "ALL", "small.py"], PREVIEW_MODULE),
+    ({"small.py": SMALL, "pyproject.toml": '[tool.tfperf.lint]\nextend-select = ["TFP1"]\n'},
+     ["--no-cache", "small.py"], PREVIEW_MODULE),
     ({"small.py": "import numpy as np\nx = np.zeros(3)\nfor i in range(3):\n    x[i] = i\n"},
      ["--no-cache", "--fix", "small.py"], "tfperf.lint.fix"),
 ])
 def test_what_a_run_needs_is_still_imported(tmp_path, files, args, needed):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    assert needed in _modules(tmp_path, *args)
+    loaded = _modules(tmp_path, *args)
+    assert needed in loaded
+    if needed == PREVIEW_MODULE:
+        assert loaded >= PREVIEW_MODULES
+
+
+def test_the_groups_read_from_the_sources_are_the_classes_groups():
+    classes = {c.__module__.rsplit(".", 1)[1]: c.group for c in registry.rule_classes()}
+    assert registry.written_groups() == classes
+
+
+def test_the_default_rules_read_lazily_are_the_default_selection(monkeypatch):
+    registry._load.cache_clear()
+    try:
+        lazy = registry.default_rules()
+        assert lazy is not None and registry._load.cache_info().currsize == 0
+        assert [r.code for r in lazy] == [r.code for r in registry.select()]
+        # Twin: when the sources cannot tell, the caller imports every module.
+        monkeypatch.setattr(registry, "written_groups", lambda: None)
+        registry._load.cache_clear()
+        assert registry.default_rules() is None
+    finally:
+        registry._load.cache_clear()

@@ -107,6 +107,10 @@ def _ignored(config, path: str, finding: Finding) -> bool:
 
 def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[Rule]:
     """Rules for these selectors; ``ValueError`` for a selector that matches no rule."""
+    if select is None and not extend_select and not preview and not ignore:
+        rules = registry.default_rules()  # imports only the default rules' modules
+        if rules is not None:
+            return rules
     unknown = registry.unknown_selectors([*(select or []), *ignore, *extend_select])
     if unknown:
         raise ValueError(f"unknown rule code(s): {', '.join(unknown)} (see `tfperf rules`)")
