@@ -85,7 +85,9 @@ class ProjectRowScore:
 
 
 def _git(gdir: Path, *args: str) -> bytes:
-    out = subprocess.run(["git", "--git-dir", str(gdir), *args], capture_output=True)
+    # Literal pathspecs: a file named `a[1].py` or `:x.py` is that file, not a pattern.
+    out = subprocess.run(["git", "--literal-pathspecs", "--git-dir", str(gdir), *args],
+                         capture_output=True)
     if out.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {out.stderr.decode(errors='replace')[:300]}")
     return out.stdout
