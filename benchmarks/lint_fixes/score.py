@@ -22,6 +22,14 @@ For each row:
               some code still fires inside its changed lines.
 TFP000 (file or cell not parsed) never counts; rows whose files do not parse are reported.
 Prints recall per kind and overall, and the share of clean after-files flagged.
+
+`--mode project` (or `both`) lints each row's changed files inside their repository at both
+commits (tfperf models them with the modules they import and that import them;
+`--whole-tree`: the whole repository linted) and credits a finding on the changed lines of
+any file of the fix's diff (project_score.py): a cause that only a caller reveals.
+`--src DIR` lints with the tfperf under DIR (another tree's `src`), put first on the
+subprocess's PYTHONPATH; the subprocess runs in a scratch folder so neither this tree nor
+the linted code can shadow it. The output's first line names the tfperf used.
 """
 
 from __future__ import annotations
@@ -32,12 +40,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixset import DEFAULT_MIRROR, FIXES_CSV, FixRow, Span, parse_ranges, read_fixes
 from materialize import DEFAULT_OUT, materialize, missing_repos
+from project_score import MAX_BYTES, MAX_FILES, ProjectRowScore, score_project
 
 RULE_SETS = {"default": [], "ALL": ["--select", "ALL"],
              "ALL+preview": ["--select", "ALL", "--preview"]}
@@ -69,12 +80,30 @@ class RowScore:
         return self.row.expect_clean and bool(self.after.codes)
 
 
+# The tfperf the lint subprocess imports: --src puts a tree's src first on PYTHONPATH.
+LINT_ENV: dict[str, str] = dict(os.environ)
+SCRATCH = Path(tempfile.gettempdir())
+
+
+def use_src(src: Path) -> None:
+    if not (src / "tfperf" / "__init__.py").is_file():
+        raise SystemExit(f"--src {src}: no tfperf package there (want a tree's src folder)")
+    path = [str(src.resolve()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    LINT_ENV["PYTHONPATH"] = os.pathsep.join(path)
+
+
+def tfperf_used(python: str) -> str:
+    out = subprocess.run([python, "-c", "import tfperf; print(tfperf.__file__)"],
+                         capture_output=True, text=True, env=LINT_ENV, cwd=SCRATCH)
+    return out.stdout.strip() or f"none ({out.stderr.strip()[-200:]})"
+
+
 def run_lint(files: list[Path], extra: list[str], python: str,
              tf_version: str = "") -> list[dict]:
     target = ["--tf-version", tf_version] if tf_version else []
     cmd = [python, "-m", "tfperf", "lint", "--format", "json", "--no-cache", *extra, *target,
-           *map(str, files)]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+           *(str(f.resolve()) for f in files)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=LINT_ENV, cwd=SCRATCH)
     if out.returncode not in (0, 1):
         raise SystemExit(f"tfperf lint failed ({out.returncode}): {out.stderr.strip()[-800:]}")
     return json.loads(out.stdout or "[]")
@@ -162,10 +191,10 @@ def _pct(n: int, d: int) -> str:
     return f"{n}/{d} ({100 * n / d:.0f} %)" if d else "-"
 
 
-def summarise(results: dict[str, list[RowScore]]) -> dict:
+def summarise(results: Mapping[str, Sequence[RowScore | ProjectRowScore]]) -> dict:
     summary: dict = {}
     for name, scores in results.items():
-        kinds: dict[str, list[RowScore]] = defaultdict(list)
+        kinds: dict[str, list[RowScore | ProjectRowScore]] = defaultdict(list)
         for s in scores:
             kinds[s.row.kind].append(s)
         clean = [s for s in scores if s.row.expect_clean]
@@ -236,6 +265,18 @@ def main() -> int:
     p.add_argument("--rows", action="store_true", help="print every row's codes")
     p.add_argument("--preview", action="store_true",
                    help="also score --select ALL --preview (the rules still in preview)")
+    p.add_argument("--mode", choices=("file", "project", "both"), default="file",
+                   help="file: each changed file linted alone (default); project: the diff's "
+                        "files linted inside the repository's Python files at each commit "
+                        f"(over {MAX_FILES} .py files or {MAX_BYTES >> 20} MiB: the changed "
+                        "files alone); both: print each")
+    p.add_argument("--whole-tree", action="store_true",
+                   help="project mode lints the whole repository, not only the diff's files "
+                        "with their project context (slow on large libraries)")
+    p.add_argument("--sets", default=",".join(RULE_SETS),
+                   help="rule sets to score, comma-separated (default: %(default)s)")
+    p.add_argument("--src", type=Path,
+                   help="lint with the tfperf in this folder (another tree's src)")
     p.add_argument("--tf-version", metavar="X.Y",
                    help="lint every row at this TF (default: each row's tf_version, the TF "
                         "its code targeted; 'installed': no --tf-version, the installed TF)")
@@ -246,20 +287,71 @@ def main() -> int:
         print("not fetched: " + ", ".join(missing) + " (run materialize.py for the fetch list)",
               file=sys.stderr)
         return 2
-    manifest = materialize(rows, args.mirror, args.out)
-    sets = {**RULE_SETS, **({"preview": [*RULE_SETS["ALL"], "--preview"]} if args.preview else {})}
+    if args.src:
+        use_src(args.src)
+    all_sets = {**RULE_SETS, "preview": [*RULE_SETS["ALL"], "--preview"]}
+    names = [n.strip() for n in args.sets.split(",") if n.strip()]
+    if args.preview and "preview" not in names:
+        names.append("preview")
+    unknown = [n for n in names if n not in all_sets]
+    if unknown or not names:
+        print(f"--sets: unknown {unknown} (know {', '.join(all_sets)})", file=sys.stderr)
+        return 2
+    sets = {n: all_sets[n] for n in names}
     forced = None if args.tf_version is None else (
         "" if args.tf_version == "installed" else args.tf_version)
-    results = {name: score(rows, args.out, manifest, extra, args.python, args.context, forced)
-               for name, extra in sets.items()}
-    summary = summarise(results)
+    print(f"tfperf: {tfperf_used(args.python)}")
     print("linted at: " + ("each row's tf_version (a range if the pin is open)" if forced is None
                            else f"TF {forced}" if forced else "the installed TF"))
-    print_table(summary, args.rows)
+    report: dict = {"context": args.context, "tf_version": args.tf_version or "per row"}
+    if args.mode in ("file", "both"):
+        manifest = materialize(rows, args.mirror, args.out)
+        results = {name: score(rows, args.out, manifest, extra, args.python, args.context,
+                               forced) for name, extra in sets.items()}
+        summary = summarise(results)
+        print("mode: file (each changed file linted alone)")
+        print_table(summary, args.rows)
+        report.update(summary)
+    if args.mode in ("project", "both"):
+        failed: list[str] = []
+
+        def lint_paths(paths: list[Path], extra: list[str], version: str) -> list[dict]:
+            try:
+                return run_lint(paths, extra, args.python, version)
+            except SystemExit as exc:  # one tree tfperf cannot lint: said, the rest scored
+                failed.append(f"{paths[0]}: {exc}")
+                print(f"lint failed, scored as no finding: {paths[0]}: {exc}", file=sys.stderr)
+                return []
+
+        def version_of(row: FixRow, side: str) -> str:
+            return target_setting(row, side) if forced is None else forced
+
+        presults = score_project(rows, args.mirror, sets, lint_paths, args.context,
+                                 version_of, log=lambda m: print(m, file=sys.stderr),
+                                 whole=args.whole_tree)
+        psummary = summarise(presults)
+        for name, scores in presults.items():
+            psummary[name]["too_big"] = sorted(s.row.id for s in scores if s.too_big)
+            for s in scores:  # which file of the diff each code landed in
+                psummary[name]["per_row"][s.row.id].update(
+                    before_by_file={f: sorted(c) for f, c in s.before.by_file.items() if c},
+                    after_by_file={f: sorted(c) for f, c in s.after.by_file.items() if c})
+        if args.mode == "both":
+            print()
+        print("mode: project (" + ("each repository linted whole" if args.whole_tree else
+                                   "the diff's files linted inside their repository")
+              + "; a finding on the changed lines of any file of the fix's diff)")
+        print_table(psummary, args.rows)
+        big = sorted({i for n in psummary for i in psummary[n]["too_big"]})
+        if big:
+            print(f"too big, linted as their changed files alone: {', '.join(big)}")
+        report["project_mode"] = "whole tree" if args.whole_tree else "diff's files in context"
+        if failed:
+            print(f"{len(failed)} lint runs failed (scored as no finding): see stderr")
+            report["project_lint_failed"] = failed
+        report["project"] = psummary
     if args.json:
-        args.json.write_text(json.dumps({"context": args.context,
-                                         "tf_version": args.tf_version or "per row",
-                                         **summary}, indent=1, sort_keys=True) + "\n")
+        args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     return 0
 
 

@@ -196,3 +196,22 @@ def test_any_other_os_error_is_one_line(tmp_path, capsys, monkeypatch):
     assert main(["lint", "--no-cache", str(tmp_path / "m.py")]) == 2
     assert capsys.readouterr().err.strip() == \
         f"tfperf lint: error: {tmp_path / 'x'}: Input/output error"
+
+
+def test_a_broken_symlink_is_a_note_and_the_rest_is_linted(tmp_path, capsys):
+    real = tmp_path / "real.py"
+    real.write_text("import tensorflow as tf\n\nfor x in tf.data.Dataset.range(3):\n"
+                    "    print(x.numpy())\n")
+    (tmp_path / "gone.py").symlink_to(tmp_path / "moved" / "gone.py")  # its target is gone
+    for argv in ([str(tmp_path)], [str(tmp_path / "gone.py"), str(real)],
+                 [str(tmp_path / "*.py")]):
+        code = main(["lint", "--no-cache", *argv])
+        err = capsys.readouterr().err
+        assert code in (0, 1) and "Traceback" not in err, argv
+        assert f"tfperf lint: {tmp_path / 'gone.py'}: broken symlink, skipped" in err, argv
+        assert "in 1 file" in err and "error" not in err, argv
+    # Its VALID twin: a symlink loop is still an error that names it.
+    loop = tmp_path / "loop.py"
+    loop.symlink_to("loop.py")
+    assert main(["lint", "--no-cache", str(loop)]) == 2
+    assert "symlink loop" in capsys.readouterr().err

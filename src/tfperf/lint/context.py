@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfperf.analysis.project import import_root, is_above, module_names
-from tfperf.lint.notebook import cell_text, read_notebook
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_SCANNED_FILES = 2000     # modules of the root read for their import lines
@@ -113,6 +112,10 @@ def _import_specs(text: str) -> list[str]:
 
 def _notebook_code(text: str, path: str) -> str:
     """The code cells of a notebook's text, joined; "" where it is not a Python notebook."""
+    # Notebooks are rare among a project's imports: their reader (and its fix machinery)
+    # is not imported by every run.
+    from tfperf.lint.notebook import cell_text, read_notebook
+
     _, cells, _, _ = read_notebook(text, path)
     return "\n".join(cell_text(c) for c in cells
                      if isinstance(c, dict) and c.get("cell_type") == "code")

@@ -28,7 +28,27 @@ def check_paths(paths: Sequence[str]) -> None:
     for raw in paths:
         if glob.has_magic(raw) and not os.path.lexists(raw):
             continue  # a glob: checked when expanded
+        if _broken_link(raw):
+            continue  # skipped with a note when reached: the other paths are linted
         _check_path(raw)
+
+
+def _broken_link(path: str) -> bool:
+    """A symlink whose target is gone (a moved checkout, a stale editor link): one note and
+    the other files linted, not a failed run. A symlink loop stays an error."""
+    if not os.path.islink(path):
+        return False
+    try:
+        os.stat(path)
+    except OSError as exc:
+        import errno
+
+        return exc.errno in (errno.ENOENT, errno.ENOTDIR)
+    return False
+
+
+def _skip_note(path: object) -> str:
+    return f"{path}: broken symlink, skipped"
 
 
 def _check_path(raw: str) -> None:
@@ -83,13 +103,13 @@ def _parent_specs(directory: Path) -> list[tuple[str, object]]:
     return specs
 
 
-def walk(root: Path, excluded=None,
-         unlisted: list[str] | None = None) -> Iterable[tuple[Path, str]]:
+def walk(root: Path, excluded=None, unlisted: list[str] | None = None,
+         skipped: list[str] | None = None) -> Iterable[tuple[Path, str]]:
     """Lintable files under ``root`` in a stable order → (path spelled from ``root`` as
     given, its resolved path). A folder that cannot be listed is said in ``unlisted`` (one
-    line each) and the walk goes on. Plain strings inside: a ``Path`` per directory entry
-    and a ``resolve()`` per file (one ``lstat`` per path component) cost more than the
-    walk."""
+    line each) and the walk goes on; a broken symlink is left out and said in ``skipped``.
+    Plain strings inside: a ``Path`` per directory entry and a ``resolve()`` per file (one
+    ``lstat`` per path component) cost more than the walk."""
     shown = str(root)
     real_root = str(root.resolve())
     base_specs = _parent_specs(Path(real_root))
@@ -134,6 +154,10 @@ def walk(root: Path, excluded=None,
             elif name.endswith(SUFFIXES) and not name.startswith(".") \
                     and not _ignored(specs, path, False) \
                     and not (excluded and excluded(Path(path))):
+                if link and _broken_link(path):
+                    if skipped is not None:
+                        skipped.append(_skip_note(os.path.join(spelled, name)))
+                    continue
                 yield Path(spelled, name), real
         stack.extend(reversed(subdirs))
 
@@ -143,18 +167,23 @@ def discover(paths: Sequence[str], excluded=None) -> list[Path]:
     return list(iter_discover(paths, excluded))
 
 
-def iter_discover(paths: Sequence[str], excluded=None,
-                  unlisted: list[str] | None = None) -> Iterator[Path]:
+def iter_discover(paths: Sequence[str], excluded=None, unlisted: list[str] | None = None,
+                  skipped: list[str] | None = None) -> Iterator[Path]:
     """:func:`discover` one file at a time, as found (a run hands them to its workers while
     the walk goes on); ``DiscoveryError`` comes when the walk reaches the bad path (see
-    :func:`check_paths` to find it first); folders not listed go to ``unlisted``."""
+    :func:`check_paths` to find it first); folders not listed go to ``unlisted``, broken
+    symlinks (named, matched or walked) to ``skipped``."""
     seen: set[str] = set()  # resolved paths: a file reached twice is linted once
     for raw in paths:
         p = Path(raw)
+        if _broken_link(raw):
+            if skipped is not None:
+                skipped.append(_skip_note(raw))
+            continue
         if p.is_file():
             candidates: Iterable[tuple[Path, str]] = [(p, os.path.realpath(p))]
         elif p.is_dir():
-            candidates = walk(p, excluded, unlisted)
+            candidates = walk(p, excluded, unlisted, skipped)
         elif glob.has_magic(raw):
             matches = sorted(glob.glob(raw, recursive=True))
             if not matches:
@@ -162,8 +191,11 @@ def iter_discover(paths: Sequence[str], excluded=None,
             candidates = []
             for m in matches:
                 mp = Path(m)
-                if mp.is_dir():
-                    candidates.extend(walk(mp, excluded, unlisted))
+                if _broken_link(m):
+                    if skipped is not None:
+                        skipped.append(_skip_note(m))
+                elif mp.is_dir():
+                    candidates.extend(walk(mp, excluded, unlisted, skipped))
                 elif mp.suffix in SUFFIXES:
                     candidates.append((mp, os.path.realpath(mp)))
         else:

@@ -25,7 +25,6 @@ A notebook's ``%pip``/``!pip install`` lines are :func:`tfperf.lint.target.noteb
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 import re
 from pathlib import Path
@@ -196,6 +195,8 @@ def setup_cfg(path: Path) -> list[str]:
     text = _text(path)
     if not text:
         return []
+    import configparser  # only a project with a setup.cfg pays for it
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)

@@ -107,6 +107,10 @@ def _ignored(config, path: str, finding: Finding) -> bool:
 
 def choose_rules(select, ignore, extend_select, preview: bool = False) -> list[Rule]:
     """Rules for these selectors; ``ValueError`` for a selector that matches no rule."""
+    if select is None and not extend_select and not preview and not ignore:
+        rules = registry.default_rules()  # imports only the default rules' modules
+        if rules is not None:
+            return rules
     unknown = registry.unknown_selectors([*(select or []), *ignore, *extend_select])
     if unknown:
         raise ValueError(f"unknown rule code(s): {', '.join(unknown)} (see `tfperf rules`)")
@@ -337,7 +341,9 @@ def _run(request: LintRequest) -> LintOutcome:
     # An empty cache cannot hit: the workers key each file from the bytes they read.
     key_salt = cache.salt if cache is not None and cache.empty() else None
     unlisted: list[str] = []  # folders the walk could not list
-    found = (str(p) for p in iter_discover(request.paths, config.excluded, unlisted))
+    skipped: list[str] = []  # broken symlinks: a note each, the rest linted
+    found = (str(p) for p in iter_discover(request.paths, config.excluded, unlisted,
+                                           skipped))
     fresh: list[FileResult] = []
     workers = 1
     # Every file is analysed (no cache, or an empty one): the workers start on the first
@@ -418,7 +424,7 @@ def _run(request: LintRequest) -> LintOutcome:
     return LintOutcome(findings=findings, rules=rules, files=len(files),
                        fixed=sum(r.fixed for r in ordered),
                        diffs=[r.diff for r in ordered if r.diff],
-                       notes=[n for r in ordered for n in r.notes],
+                       notes=[*skipped, *(n for r in ordered for n in r.notes)],
                        errors=[*unlisted, *(e for r in ordered for e in r.errors)],
                        cache_hits=cache.hits if cache else 0, analysed=len(todo),
                        workers=workers, target=target, context=context)

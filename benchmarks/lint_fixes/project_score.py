@@ -1,0 +1,254 @@
+"""Project mode of score.py: each row's changed files linted inside their repository.
+
+A fix whose cause sits in a caller (a `tf.function` fed Python numbers by another module, a
+step built per call by a trainer) cannot be credited when the changed file is linted alone.
+Here each side of a row is the repository's Python files at that commit, written to a temp
+folder (with a `.git` folder, so tfperf finds the project's root), and the files of the
+fix's diff are linted there: named on the command line, so tfperf models them with their
+project (the modules they import and that import them: `lint/context.py`), as a pre-commit
+hook or a CI job linting the changed files sees them. `whole=True` (`--whole-tree`) lints
+the whole folder instead (every module modelled; minutes per row on a large library).
+A finding counts when it lands on a line the fix changed in any file of the fix's diff
+(score.py's line rule, per changed file): the row's own file uses its recorded ranges, every
+other changed file the difflib blocks of its two versions (`fixset.changed_blocks`).
+  * hit      some code has a finding on the changed lines of a file at the before commit
+             and none on the changed lines of that file at the after commit;
+  * flagged  the row expects the after file clean and some code fires on the changed lines
+             of any after file.
+A repository over the cap (MAX_FILES Python files or MAX_BYTES) is written as its changed
+files alone (no callers) and named in the output.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixset import FixRow, Span, changed_blocks, git_dir, parse_ranges
+
+MAX_FILES = 2500
+MAX_BYTES = 40 * 1024 * 1024
+LINTED = (".py",)
+PARSE_ERROR = "TFP000"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """One file of a fix's diff: its path on each side ("" where added or deleted) and the
+    changed lines there."""
+    before_path: str
+    after_path: str
+    before_spans: list[Span]
+    after_spans: list[Span]
+
+
+@dataclass
+class ProjectSide:
+    """The codes found on the changed lines, per changed file (keyed by its before path, or
+    its after path where the file was added)."""
+    by_file: dict[str, set[str]] = field(default_factory=dict)
+    parse_error: bool = False
+
+    @property
+    def codes(self) -> set[str]:
+        return set().union(*self.by_file.values()) if self.by_file else set()
+
+
+@dataclass
+class ProjectRowScore:
+    row: FixRow
+    before: ProjectSide
+    after: ProjectSide
+    too_big: bool = False
+
+    @property
+    def hit_codes(self) -> list[str]:
+        out: set[str] = set()
+        for key, codes in self.before.by_file.items():
+            out |= codes - self.after.by_file.get(key, set())
+        return sorted(out)
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.hit_codes)
+
+    @property
+    def flagged(self) -> bool:
+        return self.row.expect_clean and bool(self.after.codes)
+
+
+def _git(gdir: Path, *args: str) -> bytes:
+    # Literal pathspecs: a file named `a[1].py` or `:x.py` is that file, not a pattern.
+    out = subprocess.run(["git", "--literal-pathspecs", "--git-dir", str(gdir), *args],
+                         capture_output=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {out.stderr.decode(errors='replace')[:300]}")
+    return out.stdout
+
+
+def _blob(gdir: Path, rev: str, path: str) -> bytes:
+    return _git(gdir, "show", f"{rev}:{path}") if path else b""
+
+
+def diff_files(gdir: Path, row: FixRow) -> list[Changed]:
+    """The Python files and notebooks the fix changed (renames followed), the row's own file
+    with its recorded ranges."""
+    out = [Changed(row.path, row.path_after, parse_ranges(row.before_lines),
+                   parse_ranges(row.after_lines))]
+    seen = {row.path, row.path_after}
+    raw = _git(gdir, "diff", "--name-status", "-M", row.before, row.after).decode(
+        "utf-8", errors="replace")
+    for line in raw.splitlines():
+        parts = line.split("\t")
+        status = parts[0][:1]
+        if status == "R" and len(parts) == 3:
+            old, new = parts[1], parts[2]
+        elif status in "AMDT" and len(parts) == 2:
+            old = "" if status == "A" else parts[1]
+            new = "" if status == "D" else parts[1]
+        else:
+            continue
+        name = new or old
+        if not name.endswith((".py", ".ipynb")) or old in seen or new in seen:
+            continue
+        spans_b: list[Span] = []
+        spans_a: list[Span] = []
+        try:
+            for b, a in changed_blocks(_blob(gdir, row.before, old), _blob(gdir, row.after, new),
+                                       old or new, new or old):
+                spans_b += b
+                spans_a += a
+        except ValueError:  # a notebook that is not JSON: tfperf reports TFP000 there
+            continue
+        if not old:
+            spans_b = []
+        if not new:
+            spans_a = []
+        out.append(Changed(old, new, spans_b, spans_a))
+    return out
+
+
+def _tree_files(gdir: Path, rev: str) -> list[tuple[str, int]]:
+    listing = _git(gdir, "ls-tree", "-r", "-l", "-z", rev).decode("utf-8", errors="replace")
+    files = []
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 4 and parts[1] == "blob" and path.endswith(LINTED):
+            files.append((path, int(parts[3]) if parts[3].isdigit() else 0))
+    return files
+
+
+def write_tree(gdir: Path, rev: str, dest: Path, extra: list[str]) -> bool:
+    """Write the commit's Python files (and ``extra`` paths, the diff's notebooks) under
+    ``dest``, with an empty ``.git`` folder marking the project's root; over the cap, only
+    ``extra``. Returns whether the tree was over the cap."""
+    files = _tree_files(gdir, rev)
+    too_big = len(files) > MAX_FILES or sum(s for _, s in files) > MAX_BYTES
+    paths = sorted({*([] if too_big else [p for p, _ in files]), *filter(None, extra)})
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / ".git").mkdir(exist_ok=True)
+    for start in range(0, len(paths), 500):  # one `git archive` per 500 paths
+        tar = _git(gdir, "archive", "--format=tar", rev, "--", *paths[start:start + 500])
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            for member in archive.getmembers():
+                if not member.isfile():
+                    continue  # symlinks and folders: a real file per path only
+                target = dest / member.name
+                if not target.resolve().is_relative_to(dest.resolve()):
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    target.write_bytes(handle.read())
+    return too_big
+
+
+# lint(paths, extra CLI arguments, tf_version) -> the JSON findings of `tfperf lint PATHS`
+LintFn = Callable[[list[Path], list[str], str], list[dict]]
+
+
+def _side(findings: list[dict], changed: list[Changed], side: str,
+          context: int) -> ProjectSide:
+    """``findings`` carry paths relative to the tree's root."""
+    by_path: dict[str, list[dict]] = defaultdict(list)
+    for f in findings:
+        by_path[Path(f["path"]).as_posix()].append(f)
+    out = ProjectSide()
+    for ch in changed:
+        path = ch.before_path if side == "before" else ch.after_path
+        spans = ch.before_spans if side == "before" else ch.after_spans
+        if not path:
+            continue
+        codes: set[str] = set()
+        for f in by_path.get(path, []):
+            if f["code"] == PARSE_ERROR:
+                out.parse_error = out.parse_error or path == (ch.before_path or ch.after_path)
+                continue
+            line = f.get("line")
+            if line is None:
+                continue
+            end = f.get("end_line") or line
+            if any((c or 0) == (f.get("cell") or 0) and line <= b + context
+                   and end >= a - context for c, a, b in spans):
+                codes.add(f["code"])
+        out.by_file[ch.before_path or ch.after_path] = codes
+    return out
+
+
+def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], lint: LintFn,
+                  context: int, version_of: Callable[[FixRow, str], str],
+                  work: Path | None = None, log: Callable[[str], None] = print,
+                  whole: bool = False) -> dict[str, list[ProjectRowScore]]:
+    """Score every row in project mode under each rule set (name -> extra CLI arguments).
+    Each side's tree is written to a temp folder (``work``), linted once per rule set (the
+    diff's files named, or the folder when ``whole``) and removed after its row."""
+    base = Path(tempfile.mkdtemp(prefix="tfperf-project-", dir=work))
+    results: dict[str, list[ProjectRowScore]] = {name: [] for name in sets}
+    cache: dict[tuple, list[dict]] = {}
+    try:
+        for r in rows:
+            gdir = git_dir(mirror, r.repo)
+            changed = diff_files(gdir, r)
+            sides: dict[str, dict[str, ProjectSide]] = defaultdict(dict)
+            big = False
+            for side, rev in (("before", r.before), ("after", r.after)):
+                dest = base / r.id / side
+                paths = [c.before_path if side == "before" else c.after_path for c in changed]
+                big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
+                for name, extra in sets.items():
+                    key = (r.repo, rev, tuple(sorted(p for p in paths if p)), name,
+                           version_of(r, side), whole)
+                    named = [dest] if whole else [dest / p for p in paths
+                                                  if p and (dest / p).is_file()]
+                    if key not in cache:
+                        found = lint(named, extra, version_of(r, side)) if named else []
+                        cache[key] = [{**f, "path": str(Path(f["path"]).resolve()
+                                                        .relative_to(dest.resolve()))}
+                                      for f in found if _under(f["path"], dest)]
+                    sides[name][side] = _side(cache[key], changed, side, context)
+            shutil.rmtree(base / r.id, ignore_errors=True)
+            if big:
+                log(f"{r.id} {r.repo}: over {MAX_FILES} Python files or {MAX_BYTES >> 20} MiB; "
+                    "written as its changed files alone")
+            for name in sets:
+                results[name].append(ProjectRowScore(r, sides[name]["before"],
+                                                     sides[name]["after"], big))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return results
+
+
+def _under(path: str, root: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,172 @@
+"""score.py's project mode: a fix whose cause only a caller in another file reveals.
+
+A planted repository (real git, real `tfperf lint` subprocesses): `steps.py` holds a
+`tf.function`, `train.py` calls it every epoch with a Python float. The fix gives the
+function an input signature and passes a tensor. Linted alone, the changed `steps.py` shows
+nothing (file mode misses the row); linted as one project, TFP301 lands on the changed call
+in `train.py`, a file of the fix's diff (project mode credits it). A fix that changes only
+`steps.py` leaves the same finding outside its diff: not credited. A fix that changes only
+the caller is credited too: `train.py`, named inside its tree, is modelled with the module
+it imports (and with `--whole-tree`, the whole tree is linted).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tfperf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "lint_fixes"))
+import fixset
+import materialize
+import project_score
+import score
+
+STEPS = """\
+import tensorflow as tf
+
+
+@tf.function
+def train_step(x, scale):
+    return tf.reduce_sum(x) * scale
+"""
+STEPS_FIXED = STEPS.replace("@tf.function\n",
+                            "@tf.function(input_signature=[tf.TensorSpec([None]), "
+                            "tf.TensorSpec([])])\n")
+STEPS_COMMENTED = STEPS.replace("    return", "    # the sum, scaled\n    return")
+TRAIN = """\
+import tensorflow as tf
+
+from steps import train_step
+
+
+def main():
+    x = tf.ones([4])
+    for epoch in range(100):
+        scale = 1.0 / (epoch + 1)
+        train_step(x, scale)
+"""
+TRAIN_FIXED = TRAIN.replace("train_step(x, scale)", "train_step(x, tf.constant(scale))")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def _row(rid: str, before: str, after: str, before_lines: str, after_lines: str,
+         path: str = "steps.py") -> fixset.FixRow:
+    return fixset.FixRow(id=rid, repo="planted/proj", before=before, after=after,
+                         path=path, after_path="", before_lines=before_lines,
+                         after_lines=after_lines, kind="retrace from a caller", style="tf2",
+                         form="research", why="w", after_expect="clean", tf_version="2.15",
+                         tf_version_source="planted")
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> tuple[Path, list[fixset.FixRow]]:
+    mirror = tmp_path_factory.mktemp("mirror")
+    repo = mirror / "planted+proj" / "repo"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q")
+    base = _commit(repo, {"steps.py": STEPS, "train.py": TRAIN}, "base")
+    fix = _commit(repo, {"steps.py": STEPS_FIXED, "train.py": TRAIN_FIXED}, "fix")
+    _git(repo, "checkout", "-q", base)
+    comment = _commit(repo, {"steps.py": STEPS_COMMENTED}, "comment only")
+    _git(repo, "checkout", "-q", base)
+    caller = _commit(repo, {"train.py": TRAIN_FIXED}, "the caller alone passes a tensor")
+    rows = [_row("P1", base, fix, "4-4", "4-4"),    # the decorator line; train.py changes too
+            _row("P2", base, comment, "6-6", "6-7"),  # steps.py alone: the call stays
+            _row("P5", base, caller, "10-10", "10-10", path="train.py")]  # callee unchanged
+    return mirror, rows
+
+
+@pytest.fixture(scope="module")
+def tree_src() -> Path:
+    src = Path(tfperf.__file__).resolve().parents[1]
+    score.use_src(src)  # lint with the tfperf under test, not whatever the env names
+    return src
+
+
+def _project(mirror: Path, rows: list[fixset.FixRow], tmp: Path, whole: bool = False
+             ) -> list[project_score.ProjectRowScore]:
+    def lint(paths: list[Path], extra: list[str], version: str) -> list[dict]:
+        return score.run_lint(paths, extra, sys.executable, version)
+
+    return project_score.score_project(rows, mirror, {"default": []}, lint, 0,
+                                       score.target_setting, work=tmp, log=lambda m: None,
+                                       whole=whole)["default"]
+
+
+def test_the_diff_lists_every_changed_python_file(planted):
+    mirror, rows = planted
+    gdir = fixset.git_dir(mirror, "planted/proj")
+    fix = project_score.diff_files(gdir, rows[0])
+    assert [(c.before_path, c.after_path) for c in fix] == [("steps.py", "steps.py"),
+                                                            ("train.py", "train.py")]
+    assert fix[1].before_spans == [(0, 10, 10)] and fix[1].after_spans == [(0, 10, 10)]
+    assert [c.before_path for c in project_score.diff_files(gdir, rows[1])] == ["steps.py"]
+
+
+def test_a_tree_is_written_with_a_root_marker_and_only_python_files(planted, tmp_path):
+    mirror, rows = planted
+    gdir = fixset.git_dir(mirror, "planted/proj")
+    assert not project_score.write_tree(gdir, rows[0].before, tmp_path / "t", [])
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [".git", "steps.py",
+                                                                  "train.py"]
+    assert (tmp_path / "t" / "train.py").read_text() == TRAIN
+
+
+def test_a_cause_in_a_caller_is_credited_in_project_mode_only(planted, tree_src, tmp_path):
+    mirror, rows = planted
+    out = tmp_path / "fixes"
+    manifest = materialize.materialize(rows, mirror, out)
+    per_file = score.score(rows, out, manifest, [], sys.executable, 0)
+    assert [s.hit for s in per_file] == [False, False, False]
+
+    for whole in (False, True):
+        fix, comment, caller = _project(mirror, rows, tmp_path, whole)
+        assert fix.hit and fix.hit_codes == ["TFP301"], whole
+        assert fix.before.by_file == {"steps.py": set(), "train.py": {"TFP301"}}
+        assert not fix.flagged and not fix.too_big
+        # The same finding, outside the lines the comment-only change touched: not credited.
+        assert not comment.hit and comment.before.codes == set()
+        # Only the caller changed: its module, named inside the tree, sees the tf.function.
+        assert caller.hit and caller.before.by_file == {"train.py": {"TFP301"}}, whole
+
+
+def test_an_after_tree_still_firing_on_changed_lines_is_flagged(planted, tree_src, tmp_path):
+    mirror, rows = planted
+    repo = mirror / "planted+proj" / "repo"
+    _git(repo, "checkout", "-q", rows[0].before)
+    half = _commit(repo, {"steps.py": STEPS_FIXED,
+                          "train.py": TRAIN.replace("scale = 1.0", "scale = 2.0")},
+                   "signature only; the caller still passes a float")
+    (row,) = _project(mirror, [_row("P3", rows[0].before, half, "4-4", "4-4")], tmp_path)
+    assert row.after.by_file["train.py"] == set()  # line 9 changed, the call on 10 did not
+    assert not row.hit
+
+    _git(repo, "checkout", "-q", rows[0].before)
+    moved = _commit(repo, {"train.py": TRAIN.replace("train_step(x, scale)",
+                                                     "train_step(x * 1.0, scale)")},
+                    "the call changes; still a float, still no signature")
+    (row,) = _project(mirror, [_row("P4", rows[0].before, moved, "4-4", "4-4")], tmp_path)
+    assert row.after.by_file["train.py"] == {"TFP301"}
+    assert row.flagged and not row.hit
+
+
+def test_src_must_name_a_tfperf_tree(tmp_path):
+    with pytest.raises(SystemExit, match="no tfperf package"):
+        score.use_src(tmp_path)
