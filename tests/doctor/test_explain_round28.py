@@ -76,8 +76,9 @@ _CSV = """Traceback (most recent call last):
   File "/usr/lib/python3/site-packages/pandas/io/parsers/readers.py", line 912, in read_csv
     return _read(filepath_or_buffer, kwds)
 UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 1532: invalid continuation byte
-2024-05-01 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.
-"""
+""" + ("2024-05-01 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This "
+       "TensorFlow binary is optimized to use available CPU instructions in performance-critical "
+       "operations.\n")
 
 
 def test_gfile_text_mode_decode_error_says_rb() -> None:
@@ -234,9 +235,9 @@ def test_tflite_1x_converter_none_past_the_batch_axis() -> None:
 
 
 def test_another_value_error_is_no_converter_reading() -> None:
-    _, _, text = _first("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>"
-                        "\n    tf.constant([1, None])\nValueError: Attempt to convert a value (None)"
-                        " with an unsupported type (<class 'NoneType'>) to a Tensor.\n")
+    _, _, text = _first("Traceback (most recent call last):\n  File \"t.py\", line 3, in "
+                        "<module>\n    tf.constant([1, None])\nValueError: Attempt to convert a "
+                        "value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.\n")
     assert "resize_tensor_input" not in text
 
 
