@@ -289,3 +289,27 @@ def test_tfjs_converter_before_1_0_says_upgrade() -> None:
 def test_a_recent_tfjs_converter_keeps_the_general_reading() -> None:
     label, _, text = _first(_TFJS_CONV.format(ver="4.17.0"))
     assert label == "tfjs-unsupported-ops" and "before TensorFlow.js 1.0" not in text
+
+
+# --- an accelerator delegate that never took the graph ------------------------------------------
+
+_ANDROID = ("val options = Interpreter.Options()\n{code}"
+            "I/tflite: Initialized TensorFlow Lite runtime.\n"
+            "I/tflite: Created TensorFlow Lite XNNPACK delegate for CPU.\n{more}")
+
+
+def test_nnapi_delegate_in_the_code_with_only_xnnpack_in_the_log_ran_on_the_cpu() -> None:
+    label, severity, text = _first(_ANDROID.format(
+        code="options.addDelegate(NnApiDelegate())\n", more=""))
+    assert (label, severity) == ("tflite-delegate-not-applied", "warning")
+    assert "NNAPI" in text and "Options" in text
+
+
+def test_a_delegate_that_took_nodes_or_no_delegate_in_the_code_is_fine() -> None:
+    for log in (_ANDROID.format(code="options.addDelegate(NnApiDelegate())\n",
+                                more="I/tflite: Replacing 87 node(s) with delegate "
+                                     "(TfLiteNnapiDelegate) node, yielding 1 partitions.\n"),
+                _ANDROID.format(code="options.addDelegate(GpuDelegate())\n",
+                                more="I/tflite: Created 12 GPU delegate kernels.\n"),
+                _ANDROID.format(code="", more="")):
+        assert explain_log(log).verdict == "nothing-wrong", log
