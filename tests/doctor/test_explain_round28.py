@@ -86,6 +86,13 @@ def test_gfile_text_mode_decode_error_says_rb() -> None:
     assert label == "unicode-decode-error" and "'rb'" in text and "binary file" in text
 
 
+def test_text_file_read_through_gfile_is_not_called_binary() -> None:
+    """The binary reading needs a binary file's first byte (or FastGFile, TF1's image reader)."""
+    label, _, text = _first(_GFILE.replace("0x89 in position 0: invalid start",
+                                           "0xe9 in position 1532: invalid continuation"))
+    assert label == "unicode-decode-error" and not text.startswith("Bytes that are not text")
+
+
 def test_classless_codec_message_about_fastgfile_is_a_decode_error() -> None:
     label, _, text = _first("with python3 the script fails at tf.gfile.FastGFile(name, 'r')"
                             ".read() error: 'utf-8' codec can't decode byte 0xff\n")
