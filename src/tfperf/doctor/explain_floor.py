@@ -133,8 +133,8 @@ _JSON_MESSAGE = re.compile(r'^\s*"(?:message|evalue)": "(?P<msg>.*?)",?\s*$')
 _LOADER = re.compile(r"(?<![\w./\\-])(?P<prog>[\w./\\-]+): error while loading shared "
                      r"libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
-TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|tflite|edgetpu|pycoral)|\btf\.|"
-                      r"tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
+TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|deeplearn\.js|tflite|edgetpu|pycoral)|"
+                      r"\btf\.|tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 # a tf.errors class a TF 1.x training loop caught and logged ("Caught OutOfRangeError. Stopping
@@ -156,6 +156,9 @@ _VSCODE = re.compile(r"^\s*Exception has occurred: (?:[\w.]+\.)?(?P<cls>\w+)\s*$
 _JS_ERROR = re.compile(r"^\s*(?:\S+\.(?:js|ts|mjs)(?:\?\w+)?:\d+\s+)?"
                        r"(?:Uncaught (?:\(in promise\) )?(?:\w{1,3} )?(?P<cls>(?:[A-Z]\w*)?Error)|"
                        r"(?P<bare>Error)): (?P<msg>\S.*)$")
+# the script a browser console names before an uncaught error ("tf-core.esm.js:17 Uncaught
+# Error: ..."); TensorFlow.js's own bundle (or deeplearn.js, its predecessor) ties it to TensorFlow
+_JS_SOURCE = re.compile(r"^\s*(?P<src>\S+\.(?:js|ts|mjs))(?:\?\w+)?:\d+\s+Uncaught\b")
 # TensorFlow Lite's error reporter ("ERROR: " at the start of a line) about its own things
 _TFLITE_ERROR = re.compile(r"^\s*ERROR: (?P<msg>.*?\b(?:op|opcode|builtin|[Tt]ensors?|[Dd]elegate|"
                            r"[Ii]nterpreter|[Ss]ubgraph|[Nn]ode|TfLite|TFLite|flatbuffer|"
@@ -594,6 +597,8 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
         return ("the process printed TensorFlow's lines before it crashed"
                 if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
+    if (m := _JS_SOURCE.match(lines[at])) and TF_CODE.search(m["src"]):
+        return "the browser console names TensorFlow.js's own script as the error's source"
     block = _message_block(lines, at, explained)
     if TF_CONTEXT.search("\n".join(lines[li] for li in block)):
         return "its message names TensorFlow things"

@@ -552,6 +552,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_addon_range(by_label)
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
+    _judge_delegate(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     from tfperf.doctor.explain_finished import judge_finished
 
@@ -1059,6 +1060,27 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
         label="gpu-not-visible", severity="failure", cause=row["cause"], fix=row["fix"],
         see=row["see"], source=row["source"], lines=shown,
         detail="the log's own GPU check found no GPU")
+
+
+def _judge_delegate(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """An accelerator delegate the code sets up that never took the graph, in a log where nothing
+    else is wrong: the model ran on the CPU (``explain_delegates``)."""
+    if any(c.severity in ("failure", "warning") for c in by_label.values()):
+        return
+    from tfperf.doctor.explain_delegates import delegate_not_applied
+    from tfperf.doctor.knowledge import derived_causes
+
+    found = delegate_not_applied(text)
+    if found is None:
+        return
+    name, at = found
+    row = derived_causes()["tflite-delegate-not-applied"]
+    origin, msg = _shown(lines[min(at, len(lines) - 1)])
+    by_label["tflite-delegate-not-applied"] = Cause(
+        label="tflite-delegate-not-applied", severity="warning",
+        cause=row["cause"].replace("{delegate}", name), fix=row["fix"], see=row["see"],
+        source=row["source"], lines=[LogLine(at + 1, msg, "delegate", origin)],
+        detail=f"the code sets up the {name} delegate; only XNNPACK (CPU) shows in the log")
 
 
 def _apply_judgements(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
