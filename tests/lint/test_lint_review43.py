@@ -166,3 +166,19 @@ def test_tfp110_own_predict_of_a_keras_class_is_not_kerass(tmp_path):
     # Wrapped.predict hands on to Keras's, so line 23 stays reported.
     assert _lint(tmp_path, {"agent.py": OWN_PREDICT}, ["TFP110"]) == [
         ("TFP110", "agent.py", 23)]
+
+
+ZERO_D = """\
+import numpy as np
+import tensorflow as tf
+
+def losses(n):
+    return tf.constant([np.zeros(()) for _ in range(n)])
+
+def draws(n):
+    return tf.constant([np.random.uniform(size=()) for _ in range(n)])
+"""
+
+
+def test_tfp208_zero_d_arrays_are_scalars(tmp_path):
+    assert _lint(tmp_path, {"z.py": ZERO_D}, ["TFP208"]) == []

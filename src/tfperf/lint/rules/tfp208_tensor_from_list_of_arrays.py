@@ -85,6 +85,10 @@ def _short_vector(ctx: Context, call: ast.Call, q: str) -> bool:
             and not any(type(e) in (ast.List, ast.Tuple, ast.ListComp, ast.Starred)
                         or _array_item(ctx, e, _DEPTH) for e in arg.elts)
     dims: list[Any] = []
+    shape = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg in ("shape", "size")), None)
+    if type(shape) in (ast.Tuple, ast.List) and not shape.elts:
+        return True  # `np.zeros(())`: a 0-d array, a scalar
     if q in _SIZED:
         first = call.args[:1] if q not in ("numpy.random.rand", "numpy.random.randn") \
             else call.args
