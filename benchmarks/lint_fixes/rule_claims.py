@@ -816,6 +816,13 @@ def _list_of_arrays(tf: Any, small: bool) -> None:
             tb = _median_time(lambda: conv(np.stack(items)), 20)  # noqa: B023 (called in this iteration)
             print(f"TFP208 tf.{name} of a list of {len(items)} {shape} float32 arrays "
                   f"{ta * 1e3:.2f} ms vs np.stack first {tb * 1e3:.2f} ms ({ta / tb:.1f}x)")
+    # Review 43: short vectors (boxes, states) are the scalars' case, not reported.
+    for n, shape in ((64, (4,)), (64, (16,))):
+        items = [np.random.rand(*shape).astype("float32") for _ in range(n)]
+        ta = _median_time(lambda: tf.constant(items), 20)  # noqa: B023 (called in this iteration)
+        tb = _median_time(lambda: tf.constant(np.stack(items)), 20)  # noqa: B023 (called in this iteration)
+        print(f"TFP208 (not reported) tf.constant of a list of {n} {shape} float32 vectors "
+              f"{ta * 1e3:.3f} ms vs np.stack first {tb * 1e3:.3f} ms ({ta / tb:.1f}x)")
     floats = [float(v) for v in np.random.rand(100_000 // (4 if small else 1))]
     ta = _median_time(lambda: tf.convert_to_tensor(floats), 20)
     tb = _median_time(lambda: tf.convert_to_tensor(np.asarray(floats, "float32")), 20)

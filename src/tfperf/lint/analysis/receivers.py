@@ -39,10 +39,29 @@ def defines(cls: ast.ClassDef, method: str) -> bool:
                for s in cls.body)
 
 
+def hands_on(cls: ast.ClassDef, method: str) -> bool:
+    """``cls``'s own ``method`` calls the base class's (``super().predict(x, ...)``,
+    ``keras.Model.predict(self, x)``): what runs is still the library's."""
+    for s in cls.body:
+        if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and s.name == method:
+            return any(type(n) is ast.Call and type(n.func) is ast.Attribute
+                       and n.func.attr == method and not (
+                           type(n.func.value) is ast.Name and n.func.value.id == "self")
+                       for n in ast.walk(s))
+    return False
+
+
+def keras_method(ctx: Context, cls: ast.ClassDef, method: str) -> bool:
+    """``cls`` is a Keras class whose ``method`` is Keras's: not defined there, or defined
+    to hand on to Keras's (a Keras model's own ``predict`` that runs ``self(x)`` is not)."""
+    return keras_class(ctx, cls) and (not defines(cls, method) or hands_on(cls, method))
+
+
 def project_classes_defining(ctx: Context, method: str) -> list[tuple[ast.ClassDef, bool]]:
-    """This module's classes that define ``method``, each with whether it is a Keras class."""
+    """This module's classes that define ``method``, each with whether that ``method`` is
+    still a Keras one (:func:`keras_method`)."""
     classes: list[ast.ClassDef] = list(ctx.nodes_of(ast.ClassDef))  # type: ignore[arg-type]
-    return [(c, keras_class(ctx, c)) for c in classes if defines(c, method)]
+    return [(c, keras_method(ctx, c, method)) for c in classes if defines(c, method)]
 
 
 def receiver(ctx: Context, owner: Any, method: str) -> str | tuple[str, str] | None:
@@ -52,6 +71,9 @@ def receiver(ctx: Context, owner: Any, method: str) -> str | tuple[str, str] | N
     known to be a project class (the name's rule decides as before)."""
     from tfperf.analysis.summary import instance_class, qualnames
 
+    own = _self_class(ctx, owner)
+    if own is not None:  # `self.predict(x)` in a method of a class of this module
+        return "own" if defines(own, method) and not keras_method(ctx, own, method) else None
     ref = instance_class(ctx, owner)
     if ref is None or ref[0] == "*":
         return None
@@ -60,5 +82,21 @@ def receiver(ctx: Context, owner: Any, method: str) -> str | tuple[str, str] | N
         return ref
     for node, q in qualnames(ctx).items():
         if q == qualname and type(node) is ast.ClassDef:
-            return "own" if defines(node, method) and not keras_class(ctx, node) else None
+            return "own" if defines(node, method) and not keras_method(ctx, node, method) \
+                else None
     return None
+
+
+def _self_class(ctx: Context, owner: Any) -> ast.ClassDef | None:
+    """The class whose method ``owner`` (a name ``self``) is the first parameter of."""
+    if type(owner) is not ast.Name or owner.id != "self":
+        return None
+    b = ctx.binding(owner)
+    if b is None or b.kind != "param":
+        return None
+    fn = ctx.scope_of(b.value)
+    if type(fn) not in (ast.FunctionDef, ast.AsyncFunctionDef) \
+            or not fn.args.args or fn.args.args[0] is not b.value:
+        return None
+    cls = ctx.parent(fn)
+    return cls if type(cls) is ast.ClassDef else None

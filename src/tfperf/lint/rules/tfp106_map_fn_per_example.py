@@ -316,6 +316,12 @@ def _verdict(ctx: Context, fn: ast.AST | str) -> tuple[str | None, str | None] |
     return None, None
 
 
+def reports_mapped(ctx: Context, fn: ast.AST | str) -> bool:
+    """TFP106 reports a ``tf.map_fn`` of ``fn`` (TFP114 leaves such maps to it: one
+    finding per call)."""
+    return _verdict(ctx, fn) is not None
+
+
 def passed_functions(ctx: Context, arg: ast.AST) -> list[tuple[ast.Call, ast.AST | str]]:
     """``arg`` is a parameter of the function it is used in: what each call of that function
     in this module passes to it, each seen (a def, a lambda, a partial, a TF function).

@@ -292,10 +292,31 @@ scikit-learn estimator named `clf`), an object named like one in a module that i
 neither TensorFlow nor Keras, nor any module of the project that does (a scikit-learn or
 XGBoost `model`), and an instance of a class the project defines with its
 own `predict` that is no Keras model (`self._actor = Actor(...)`, from this module or another
-one linted with it): that call runs the project's method; a Keras `predict` inside it is
-reported where it is.
+one linted with it), or a Keras model class whose own `predict` does not hand on to Keras's
+(`super().predict`), also as `self.predict(x)` in its methods: that call runs the project's
+method; a Keras `predict` inside it is reported where it is.
 """
     valid = (
+        # Review 43: a Keras model class whose own `predict` runs `self(x)`, not Keras's
+        # (TFP111 reports that eager call per step).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Policy(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.d = tf.keras.layers.Dense(2)
+                def call(self, x):
+                    return self.d(x)
+                def predict(self, x):
+                    return self(x).numpy()
+                def act(self, state):
+                    return int(np.argmax(self.predict(state[None])[0]))
+            agent = Policy()
+            state = np.zeros(4, np.float32)
+            for t in range(1000):
+                a = agent.act(state)
+        """, spelling="name: a model class's own predict"),
         # The project's own `predict` (a model call and a squashing), not Keras's (round 6).
         Valid("""
             import numpy as np

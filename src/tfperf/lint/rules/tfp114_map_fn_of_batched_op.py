@@ -11,6 +11,7 @@ from tfperf.lint.rules.tfp106_map_fn_per_example import (
     MAP_FN_CALLS,
     mapped_function,
     passed_functions,
+    reports_mapped,
     signature_blocks,
     vectorized_alternative,
 )
@@ -57,6 +58,14 @@ def _batched_api(ctx: Context, q: str | None) -> str | None:
     return None
 
 
+def _draws(ctx: Context, call: ast.Call) -> bool:
+    """``call`` draws a random number (TensorFlow's, NumPy's or Python's): mapped, each
+    element gets its own draw; one batched call would share one."""
+    q = ctx.call_qualname(call) or ""
+    return q.startswith("random.") or ".random" in q or q.rsplit(".", 1)[-1].startswith(
+        ("random_", "stateless_random"))
+
+
 def batched_op(ctx: Context, fn: ast.AST | str) -> str | None:
     """``fn`` is a batched op itself (``tf.linalg.det``), or a lambda / one-line function
     that returns one call of such an op on its element, the other arguments not read from
@@ -82,6 +91,8 @@ def batched_op(ctx: Context, fn: ast.AST | str) -> str | None:
     rest = [*expr.args[1:], *(k.value for k in expr.keywords)]
     if any(type(n) is ast.Name and n.id == params[0] for r in rest for n in ast.walk(r)):
         return None  # the other arguments depend on the element
+    if any(type(n) is ast.Call and _draws(ctx, n) for r in rest for n in ast.walk(r)):
+        return None  # a random argument drawn per element (`rot90(im, k=random...)`)
     q = ctx.call_qualname(expr)
     if q in _ROWS and (len(expr.args) > 1 or any(k.arg in _AXIS_ARGS for k in expr.keywords)):
         return None  # an axis of the element is another axis of the batch
@@ -115,7 +126,10 @@ its element (the op's other arguments not read from the element):
 - image ops that take `[..., H, W, C]` on TensorFlow 2 (`per_image_standardization`,
   colour conversions, flips, `rot90`, `adjust_*`, `resize`).
 Also when `fn` comes in through a parameter and every caller of this module passes such an
-op. (`tf.map_fn` of an elementwise op is TFP106's.)
+op. A map TFP106 reports (an elementwise op, or a lambda / def of such an op that it reads
+as batchable) is left to it: one finding per map. Not reported when another argument of the
+op is a random draw (`rot90(im, k=tf.random.uniform(...))`): mapped, each element gets its
+own draw, batched all would share one.
 
 ## Why is this bad?
 `tf.map_fn` is a `tf.while_loop`: one small kernel per element, one after the other; the op
@@ -144,6 +158,28 @@ functions of more than one call, functions passed from another module, and image
 TensorFlow 1 are not reported.
 """
     valid = (
+        # Review 43: a lambda or one-line def of the op is TFP106's (a default rule): one
+        # finding per map, not two.
+        Valid("""
+            import tensorflow as tf
+            def f(x):
+                return tf.map_fn(lambda row: tf.nn.softmax(row), x)
+        """, spelling="index: lambda (TFP106's)"),
+        Valid("""
+            import tensorflow as tf
+            def standardize(image):
+                return tf.image.per_image_standardization(image)
+            def f(images):
+                return tf.map_fn(standardize, images)
+        """, spelling="name: a def (TFP106's)"),
+        # Review 43: a random argument per element: batched, all would share one draw.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def gamma(images):
+                return tf.map_fn(
+                    lambda im: tf.image.adjust_gamma(im, np.random.uniform(0.8, 1.2)), images)
+        """, spelling="index: a draw per element"),
         Valid("""
             import tensorflow as tf
             def logdets(L):
@@ -210,15 +246,8 @@ TensorFlow 1 are not reported.
         Invalid("""
             import tensorflow as tf
             def f(x):
-                return tf.map_fn(lambda row: tf.nn.softmax(row), x)
-        """, count=1, lines=(3,), spelling="index: lambda"),
-        Invalid("""
-            import tensorflow as tf
-            def standardize(image):
-                return tf.image.per_image_standardization(image)
-            def f(images):
-                return tf.map_fn(standardize, images)
-        """, count=1, lines=(5,), spelling="name: a def"),
+                return tf.map_fn(tf.nn.softmax, x[:, 1:])
+        """, count=1, lines=(3,), spelling="index: a slice mapped"),
         Invalid("""
             import tensorflow as tf
             def f(batches):
@@ -264,13 +293,15 @@ TensorFlow 1 are not reported.
             return
         fn = mapped_function(ctx, fn_arg)
         if fn is not None:
+            if reports_mapped(ctx, fn):
+                return  # TFP106 reports this map already (a lambda of the op)
             op = batched_op(ctx, fn)
             if op is not None:
                 yield self.finding(ctx, node, hint=f"call {op} once on the whole tensor")
             return
         passed = passed_functions(ctx, fn_arg)
         ops = [batched_op(ctx, f) for _, f in passed]
-        if ops and all(ops):
+        if ops and all(ops) and not all(reports_mapped(ctx, f) for _, f in passed):
             line = ctx.location(passed[0][0]).line
             yield self.finding(ctx, node, f"{self.message} (the op passed in as "
                                f"{ctx.source_of(fn_arg)} at line {line})",

@@ -31,11 +31,16 @@ def _self_value(ctx: Context, expr: ast.Attribute) -> ast.expr | None:
     cls = ctx.enclosing_class(expr)
     if cls is None:
         return None
-    values = [n.value for n in ast.walk(cls) if type(n) is ast.Assign
-              and any(type(t) is ast.Attribute and t.attr == expr.attr
-                      and type(t.value) is ast.Name and t.value.id == "self"
-                      for t in n.targets)]
-    return values[0] if len(values) == 1 else None
+    # Every store to `self.x` in the class (`self.x, y = ...`, `self.x += ...`, a loop
+    # target too): only one plain `self.x = value` is followed.
+    stores = [t for t in ast.walk(cls) if type(t) is ast.Attribute and type(t.ctx) is ast.Store
+              and t.attr == expr.attr and type(t.value) is ast.Name and t.value.id == "self"]
+    if len(stores) != 1:
+        return None
+    assign = ctx.parent(stores[0])
+    if type(assign) is ast.Assign and assign.targets == [stores[0]]:
+        return assign.value
+    return None
 
 
 def cholesky_factor(ctx: Context, expr: Any, depth: int = 0) -> ast.Call | None:
@@ -90,9 +95,26 @@ def _factor_of_matrix(ctx: Context, solve: ast.Call, matrix: ast.expr) -> ast.Ca
     for call in ctx.calls:
         if call.args and ctx.enclosing_function(call) is fn \
                 and ctx.call_qualname(call) in _CHOLESKY \
-                and _same_value(ctx, call.args[0], matrix) and _before_on_path(ctx, call, solve):
+                and _same_value(ctx, call.args[0], matrix) and _before_on_path(ctx, call, solve) \
+                and not _tests_factor(ctx, call, solve):
             return call
     return None
+
+
+def _tests_factor(ctx: Context, factor: ast.Call, solve: ast.Call) -> bool:
+    """``solve`` runs under a test that reads the factor (``if tf.reduce_any(
+    tf.math.is_nan(L)):``): the general solve is the fallback for a factor that failed
+    (a GPU Cholesky gives NaN on a matrix that is not positive definite)."""
+    stmt = ctx.parent(factor)
+    names = {t.id for t in getattr(stmt, "targets", ()) for t in ast.walk(t)
+             if type(t) is ast.Name}
+    for a in ctx.ancestors(solve):
+        if a is stmt or type(a) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+            break
+        if type(a) in (ast.If, ast.IfExp, ast.While) and any(
+                type(n) is ast.Name and n.id in names for n in ast.walk(a.test)):
+            return True
+    return False
 
 
 def _before_on_path(ctx: Context, first: ast.AST, then: ast.AST) -> bool:
@@ -207,6 +229,26 @@ factor is computed in another function is not matched.
                     L = tf.linalg.cholesky(K)
                     yield tf.linalg.cholesky_solve(L, b)
         """, spelling="loop: for"),
+        # Review 43: the general solve is the fallback for a factor that failed (NaN).
+        Valid("""
+            import tensorflow as tf
+            def solve_psd(K, b):
+                L = tf.linalg.cholesky(K)
+                if tf.reduce_any(tf.math.is_nan(L)):
+                    return tf.linalg.solve(K, b)
+                return tf.linalg.cholesky_solve(L, b)
+        """, spelling="name: fallback of a failed factor"),
+        # Review 43: a method rebinds the attribute to another matrix (through a tuple).
+        Valid("""
+            import tensorflow as tf
+            class GP:
+                def __init__(self, K):
+                    self.chol = tf.linalg.cholesky(K)
+                def update(self, K2):
+                    self.chol, self.aux = K2, None
+                def mean(self, y):
+                    return tf.linalg.solve(self.chol, y)
+        """, spelling="name: self attribute rebound"),
         # `tf.transpose` with a permutation of a batch is not a matrix transpose.
         Valid("""
             import tensorflow as tf
