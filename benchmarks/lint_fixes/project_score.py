@@ -191,7 +191,7 @@ def _side(findings: list[dict], changed: list[Changed], side: str,
         codes: set[str] = set()
         for f in by_path.get(path, []):
             if f["code"] == PARSE_ERROR:
-                out.parse_error = out.parse_error or path == (ch.before_path or ch.after_path)
+                out.parse_error = True  # any file of the diff, renamed or not
                 continue
             line = f.get("line")
             if line is None:

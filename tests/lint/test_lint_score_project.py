@@ -213,3 +213,17 @@ def test_a_row_whose_trees_cannot_be_written_is_said_and_scored_as_no_finding(
     assert any(m.startswith("PX ") and "scored as no finding" in m for m in logged)
     assert any(m.startswith("PY ") for m in logged)
     assert list(work.iterdir()) == []
+
+
+def test_a_renamed_file_that_does_not_parse_after_is_reported():
+    """Before: a parse error counted on the after side only where the file kept its name."""
+    moved = project_score.Changed("old.py", "new.py", [(0, 1, 1)], [(0, 1, 1)])
+    stays = project_score.Changed("same.py", "same.py", [(0, 1, 1)], [(0, 1, 1)])
+    for ch, path in ((moved, "new.py"), (stays, "same.py")):
+        side = project_score._side([{"path": path, "code": "TFP000", "line": 1}], [ch],
+                                   "after", 0)
+        assert side.parse_error and side.by_file == {ch.before_path: set()}, path
+    # Twin: a parse error in a file outside the diff is not the row's.
+    side = project_score._side([{"path": "other.py", "code": "TFP000", "line": 1}], [moved],
+                               "after", 0)
+    assert not side.parse_error
