@@ -12,7 +12,8 @@ A finding counts when it lands on a line the fix changed in any file of the fix'
 (score.py's line rule, per changed file): the row's own file uses its recorded ranges, every
 other changed file the difflib blocks of its two versions (`fixset.changed_blocks`).
   * hit      some code has a finding on the changed lines of a file at the before commit
-             and none on the changed lines of that file at the after commit;
+             and none on the changed lines of that file at the after commit (a file the
+             fix deletes is not credited: a deletion removes every finding);
   * flagged  the row expects the after file clean and some code fires on the changed lines
              of any after file.
 A repository over the cap (MAX_FILES Python files or MAX_BYTES) is written as its changed
@@ -73,7 +74,9 @@ class ProjectRowScore:
     def hit_codes(self) -> list[str]:
         out: set[str] = set()
         for key, codes in self.before.by_file.items():
-            out |= codes - self.after.by_file.get(key, set())
+            if key not in self.after.by_file:
+                continue  # deleted by the fix: every finding goes, whatever the rule saw
+            out |= codes - self.after.by_file[key]
         return sorted(out)
 
     @property

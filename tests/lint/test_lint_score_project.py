@@ -227,3 +227,15 @@ def test_a_renamed_file_that_does_not_parse_after_is_reported():
     side = project_score._side([{"path": "other.py", "code": "TFP000", "line": 1}], [moved],
                                "after", 0)
     assert not side.parse_error
+
+
+def test_a_file_the_fix_deletes_is_not_credited():
+    """A deleted file loses every finding: no sign the rule saw the fix (F127 of fixes.csv
+    was credited by loops in a module its commit deleted, for an AUTOTUNE fix elsewhere)."""
+    row = _row("PD", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(by_file={"steps.py": set(), "gone.py": {"TFP101"}})
+    after = project_score.ProjectSide(by_file={"steps.py": set()})  # gone.py: deleted
+    assert not project_score.ProjectRowScore(row, before, after).hit
+    # Twin: the same file kept, its changed lines clean after: credited.
+    kept = project_score.ProjectSide(by_file={"steps.py": set(), "gone.py": set()})
+    assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP101"]
