@@ -12,7 +12,8 @@ A finding counts when it lands on a line the fix changed in any file of the fix'
 (score.py's line rule, per changed file): the row's own file uses its recorded ranges, every
 other changed file the difflib blocks of its two versions (`fixset.changed_blocks`).
   * hit      some code has a finding on the changed lines of a file at the before commit
-             and none on the changed lines of that file at the after commit;
+             and none on the changed lines of that file at the after commit (a file the
+             fix deletes is not credited: a deletion removes every finding);
   * flagged  the row expects the after file clean and some code fires on the changed lines
              of any after file.
 A repository over the cap (MAX_FILES Python files or MAX_BYTES) is written as its changed
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixset import FixRow, Span, changed_blocks, git_dir, parse_ranges
+from fixset import FixRow, MissingSnapshot, Span, changed_blocks, git_dir, parse_ranges
 
 MAX_FILES = 2500
 MAX_BYTES = 40 * 1024 * 1024
@@ -67,12 +68,15 @@ class ProjectRowScore:
     before: ProjectSide
     after: ProjectSide
     too_big: bool = False
+    failed: str = ""  # why its trees could not be written (scored as no finding)
 
     @property
     def hit_codes(self) -> list[str]:
         out: set[str] = set()
         for key, codes in self.before.by_file.items():
-            out |= codes - self.after.by_file.get(key, set())
+            if key not in self.after.by_file:
+                continue  # deleted by the fix: every finding goes, whatever the rule saw
+            out |= codes - self.after.by_file[key]
         return sorted(out)
 
     @property
@@ -190,7 +194,7 @@ def _side(findings: list[dict], changed: list[Changed], side: str,
         codes: set[str] = set()
         for f in by_path.get(path, []):
             if f["code"] == PARSE_ERROR:
-                out.parse_error = out.parse_error or path == (ch.before_path or ch.after_path)
+                out.parse_error = True  # any file of the diff, renamed or not
                 continue
             line = f.get("line")
             if line is None:
@@ -214,27 +218,20 @@ def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], 
     results: dict[str, list[ProjectRowScore]] = {name: [] for name in sets}
     cache: dict[tuple, list[dict]] = {}
     try:
-        for r in rows:
-            gdir = git_dir(mirror, r.repo)
-            changed = diff_files(gdir, r)
-            sides: dict[str, dict[str, ProjectSide]] = defaultdict(dict)
-            big = False
-            for side, rev in (("before", r.before), ("after", r.after)):
-                dest = base / r.id / side
-                paths = [c.before_path if side == "before" else c.after_path for c in changed]
-                big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
-                for name, extra in sets.items():
-                    key = (r.repo, rev, tuple(sorted(p for p in paths if p)), name,
-                           version_of(r, side), whole)
-                    named = [dest] if whole else [dest / p for p in paths
-                                                  if p and (dest / p).is_file()]
-                    if key not in cache:
-                        found = lint(named, extra, version_of(r, side)) if named else []
-                        cache[key] = [{**f, "path": str(Path(f["path"]).resolve()
-                                                        .relative_to(dest.resolve()))}
-                                      for f in found if _under(f["path"], dest)]
-                    sides[name][side] = _side(cache[key], changed, side, context)
-            shutil.rmtree(base / r.id, ignore_errors=True)
+        for i, r in enumerate(rows):
+            row_dir = base / f"row{i}"  # by position: a row's id is data, never a path
+            try:
+                sides, big = _score_row(r, mirror, row_dir, sets, lint, context, version_of,
+                                        whole, cache)
+            except (RuntimeError, MissingSnapshot) as exc:  # a commit or path not in the
+                # snapshot: said and scored as no finding, not the end of a long run
+                log(f"{r.id} {r.repo}: trees not written, scored as no finding: {exc}")
+                for name in sets:
+                    results[name].append(ProjectRowScore(r, ProjectSide(), ProjectSide(),
+                                                         failed=str(exc)[:300]))
+                continue
+            finally:
+                shutil.rmtree(row_dir, ignore_errors=True)
             if big:
                 log(f"{r.id} {r.repo}: over {MAX_FILES} Python files or {MAX_BYTES >> 20} MiB; "
                     "written as its changed files alone")
@@ -244,6 +241,34 @@ def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], 
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return results
+
+
+def _score_row(r: FixRow, mirror: Path, row_dir: Path, sets: dict[str, list[str]],
+               lint: LintFn, context: int, version_of: Callable[[FixRow, str], str],
+               whole: bool, cache: dict[tuple, list[dict]]
+               ) -> tuple[dict[str, dict[str, ProjectSide]], bool]:
+    """Both sides of one row: each set's codes per changed file, and whether a tree was over
+    the cap. RuntimeError/MissingSnapshot where a commit or path is not in the snapshot."""
+    gdir = git_dir(mirror, r.repo)
+    changed = diff_files(gdir, r)
+    sides: dict[str, dict[str, ProjectSide]] = defaultdict(dict)
+    big = False
+    for side, rev in (("before", r.before), ("after", r.after)):
+        dest = row_dir / side
+        paths = [c.before_path if side == "before" else c.after_path for c in changed]
+        big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
+        for name, extra in sets.items():
+            key = (r.repo, rev, tuple(sorted(p for p in paths if p)), name,
+                   version_of(r, side), whole)
+            named = [dest] if whole else [dest / p for p in paths
+                                          if p and (dest / p).is_file()]
+            if key not in cache:
+                found = lint(named, extra, version_of(r, side)) if named else []
+                cache[key] = [{**f, "path": str(Path(f["path"]).resolve()
+                                                .relative_to(dest.resolve()))}
+                              for f in found if _under(f["path"], dest)]
+            sides[name][side] = _side(cache[key], changed, side, context)
+    return sides, big
 
 
 def _under(path: str, root: Path) -> bool:

@@ -332,6 +332,7 @@ def main() -> int:
         psummary = summarise(presults)
         for name, scores in presults.items():
             psummary[name]["too_big"] = sorted(s.row.id for s in scores if s.too_big)
+            psummary[name]["not_written"] = sorted(s.row.id for s in scores if s.failed)
             for s in scores:  # which file of the diff each code landed in
                 psummary[name]["per_row"][s.row.id].update(
                     before_by_file={f: sorted(c) for f, c in s.before.by_file.items() if c},
@@ -345,6 +346,10 @@ def main() -> int:
         big = sorted({i for n in psummary for i in psummary[n]["too_big"]})
         if big:
             print(f"too big, linted as their changed files alone: {', '.join(big)}")
+        lost = sorted({i for n in psummary for i in psummary[n]["not_written"]})
+        if lost:
+            print(f"trees not written (a commit or path not in the snapshot), scored as no "
+                  f"finding: {', '.join(lost)}")
         report["project_mode"] = "whole tree" if args.whole_tree else "diff's files in context"
         if failed:
             print(f"{len(failed)} lint runs failed (scored as no finding): see stderr")

@@ -12,6 +12,7 @@ it imports (and with `--whole-tree`, the whole tree is linted).
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,71 @@ def test_an_after_tree_still_firing_on_changed_lines_is_flagged(planted, tree_sr
 def test_src_must_name_a_tfperf_tree(tmp_path):
     with pytest.raises(SystemExit, match="no tfperf package"):
         score.use_src(tmp_path)
+
+
+# ---- review 43 --------------------------------------------------------------------------
+
+def test_a_row_id_is_never_a_path(planted, tree_src, tmp_path):
+    """The temp folders are named by the row's position: an id like `../../keep` wrote and
+    then removed a folder outside the work folder."""
+    mirror, rows = planted
+    work = tmp_path / "work"  # the temp folder is work/tfperf-project-*/: ../../keep is here
+    work.mkdir()
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "user.txt").write_text("mine")
+    odd = dataclasses.replace(rows[0], id="../../keep")
+    (row,) = project_score.score_project([odd], mirror, {"default": []},
+                                         lambda p, e, v: score.run_lint(p, e, sys.executable, v),
+                                         0, score.target_setting, work=work,
+                                         log=lambda m: None)["default"]
+    assert row.hit_codes == ["TFP301"]
+    assert (keep / "user.txt").read_text() == "mine"
+    assert list(work.iterdir()) == []  # and nothing left behind
+
+
+def test_a_row_whose_trees_cannot_be_written_is_said_and_scored_as_no_finding(
+        planted, tree_src, tmp_path):
+    """A commit or path missing from the snapshot was a traceback ending the whole run
+    (after minutes of scoring); now the row is said, scored as no finding and named."""
+    mirror, rows = planted
+    logged: list[str] = []
+    gone = dataclasses.replace(rows[0], id="PX", after="0" * 40)
+    lost = dataclasses.replace(rows[0], id="PY", path="not_there.py")
+    work = tmp_path / "work"
+    work.mkdir()
+    scores = project_score.score_project(
+        [gone, lost, rows[0]], mirror, {"default": []},
+        lambda p, e, v: score.run_lint(p, e, sys.executable, v), 0, score.target_setting,
+        work=work, log=logged.append)["default"]
+    assert [(s.row.id, s.hit, bool(s.failed)) for s in scores] == [
+        ("PX", False, True), ("PY", False, True), (rows[0].id, True, False)]
+    assert any(m.startswith("PX ") and "scored as no finding" in m for m in logged)
+    assert any(m.startswith("PY ") for m in logged)
+    assert list(work.iterdir()) == []
+
+
+def test_a_renamed_file_that_does_not_parse_after_is_reported():
+    """Before: a parse error counted on the after side only where the file kept its name."""
+    moved = project_score.Changed("old.py", "new.py", [(0, 1, 1)], [(0, 1, 1)])
+    stays = project_score.Changed("same.py", "same.py", [(0, 1, 1)], [(0, 1, 1)])
+    for ch, path in ((moved, "new.py"), (stays, "same.py")):
+        side = project_score._side([{"path": path, "code": "TFP000", "line": 1}], [ch],
+                                   "after", 0)
+        assert side.parse_error and side.by_file == {ch.before_path: set()}, path
+    # Twin: a parse error in a file outside the diff is not the row's.
+    side = project_score._side([{"path": "other.py", "code": "TFP000", "line": 1}], [moved],
+                               "after", 0)
+    assert not side.parse_error
+
+
+def test_a_file_the_fix_deletes_is_not_credited():
+    """A deleted file loses every finding: no sign the rule saw the fix (F127 of fixes.csv
+    was credited by loops in a module its commit deleted, for an AUTOTUNE fix elsewhere)."""
+    row = _row("PD", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(by_file={"steps.py": set(), "gone.py": {"TFP101"}})
+    after = project_score.ProjectSide(by_file={"steps.py": set()})  # gone.py: deleted
+    assert not project_score.ProjectRowScore(row, before, after).hit
+    # Twin: the same file kept, its changed lines clean after: credited.
+    kept = project_score.ProjectSide(by_file={"steps.py": set(), "gone.py": set()})
+    assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP101"]

@@ -47,8 +47,11 @@ def _broken_link(path: str) -> bool:
     return False
 
 
-def _skip_note(path: object) -> str:
-    return f"{path}: broken symlink, skipped"
+def _skip_note(path: object, exc: OSError | None = None) -> str:
+    import errno
+
+    what = "symlink loop" if exc is not None and exc.errno == errno.ELOOP else "broken symlink"
+    return f"{path}: {what}, skipped"
 
 
 def _check_path(raw: str) -> None:
@@ -141,7 +144,11 @@ def walk(root: Path, excluded=None, unlisted: list[str] | None = None,
             try:
                 is_dir = entry.is_dir()
                 link = entry.is_symlink()
-            except OSError:
+            except OSError as exc:  # a symlink in a loop or through a file: said, not read
+                if skipped is not None and name.endswith(SUFFIXES) \
+                        and not name.startswith(".") and not _ignored(specs, path, False) \
+                        and not (excluded and excluded(Path(path))):
+                    skipped.append(_skip_note(os.path.join(spelled, name), exc))
                 continue
             real = os.path.realpath(path) if link else os.path.join(real_dir, name)
             if is_dir:

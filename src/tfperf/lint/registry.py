@@ -87,7 +87,20 @@ def _load() -> tuple[type[Rule], ...]:
 # file read each) and imports only the default groups' modules: the other ~47 modules cost
 # ~0.013 s CPU of every `tfperf lint small.py`. tests/lint checks the reading against the
 # classes for every module.
-_GROUP_LINE = re.compile(r'^    group = "(\w+)"', re.MULTILINE)
+# The whole line is a string literal (a comment may follow): `group = "a" if X else "b"` or
+# `group = GROUP` is not read as a group, and the module is not trusted (all are imported).
+_GROUP_LINE = re.compile(r'^    group\b.*$', re.MULTILINE)
+_PLAIN_GROUP = re.compile(r'    group = "(\w+)"[ \t]*(?:#.*)?')
+
+
+def group_written(text: str) -> str | None:
+    """The group a rule module's source writes on its one ``group =`` line; None where
+    there is no such line, a second one, or one that is not a plain string."""
+    lines = _GROUP_LINE.findall(text)
+    if len(lines) != 1:
+        return None
+    plain = _PLAIN_GROUP.fullmatch(lines[0])
+    return plain.group(1) if plain else None
 
 
 def written_groups() -> dict[str, str] | None:
@@ -102,12 +115,12 @@ def written_groups() -> dict[str, str] | None:
             continue
         try:
             with open(f"{package.__path__[0]}/{info.name}.py", encoding="utf-8") as fh:
-                found = _GROUP_LINE.findall(fh.read())
-        except OSError:
+                group = group_written(fh.read())
+        except (OSError, UnicodeDecodeError):
             return None
-        if len(found) != 1:
+        if group is None:
             return None
-        out[info.name] = found[0]
+        out[info.name] = group
     return out
 
 

@@ -424,8 +424,12 @@ def _run(request: LintRequest) -> LintOutcome:
     return LintOutcome(findings=findings, rules=rules, files=len(files),
                        fixed=sum(r.fixed for r in ordered),
                        diffs=[r.diff for r in ordered if r.diff],
-                       notes=[*skipped, *(n for r in ordered for n in r.notes)],
-                       errors=[*unlisted, *(e for r in ordered for e in r.errors)],
+                       notes=[*(skipped if files else []),
+                              *(n for r in ordered for n in r.notes)],
+                       # Nothing but broken symlinks: nothing was linted, which must not
+                       # pass as clean code (exit 0).
+                       errors=[*unlisted, *(skipped if not files else []),
+                               *(e for r in ordered for e in r.errors)],
                        cache_hits=cache.hits if cache else 0, analysed=len(todo),
                        workers=workers, target=target, context=context)
 
