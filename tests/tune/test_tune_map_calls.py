@@ -72,6 +72,10 @@ def f(x, w):
     out = list(map(lambda n: (y := x[:, n] * 2.0), range(3)))
     return tf.stack(out) + y
 ''',
+    "yield_in_lambda": '''
+def f(x, w):
+    return list(map(lambda c: (yield c), tf.unstack(x)))
+''',
     "keyword_to_list": '''
 def f(x, w):
     return list(map(lambda n: x[:, n], range(3)), **{})

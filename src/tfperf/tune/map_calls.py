@@ -37,6 +37,8 @@ def _plain_lambda(fn: ast.expr, iterables: int) -> ast.Lambda | None:
         return None
     if any(isinstance(n, ast.NamedExpr) for n in ast.walk(fn.body)):
         return None  # (in a comprehension ``:=`` binds in the function: another program)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn.body)):
+        return None  # (a lambda that yields is a generator; in a comprehension: no program)
     return fn
 
 
