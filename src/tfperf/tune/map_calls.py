@@ -19,6 +19,7 @@ from tfperf.tune.source import (
     SourceEditError,
     bound_names,
     find_function,
+    names_in,
     parse,
     replace_nodes,
 )
@@ -39,6 +40,12 @@ def _plain_lambda(fn: ast.expr, iterables: int) -> ast.Lambda | None:
         return None  # (in a comprehension ``:=`` binds in the function: another program)
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn.body)):
         return None  # (a lambda that yields is a generator; in a comprehension: no program)
+    params = {p.arg for p in a.args}
+    if any(isinstance(n, (ast.Lambda, ast.GeneratorExp)) and names_in(n) & params
+           for n in ast.walk(fn.body)):
+        # (each call binds its own parameter, a closure keeps it; a comprehension's one
+        # variable is read late by its closures: all the last element's)
+        return None
     return fn
 
 
