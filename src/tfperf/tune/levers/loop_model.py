@@ -1139,7 +1139,9 @@ def _index_in_a_reduction(it: Iteration) -> bool:
     """The index read as a value inside a reduction's operand (``tf.reduce_sum(x[i] * i,
     axis=-1)``): its batch is lined up against the output's per-example axes, not the
     operand's (more of them): another value, or a raise (review 43)."""
-    bare = _bare_index_nodes(it)
+    # (a read inside a subscript picks positions, as a slice's bound: no operand met)
+    bare = _bare_index_nodes(it) - {id(m) for n in [*it.stmts, it.value] for s in ast.walk(n)
+                                    if isinstance(s, ast.Subscript) for m in ast.walk(s.slice)}
     for call in [n for s in [*it.stmts, it.value] for n in ast.walk(s)]:
         if not isinstance(call, ast.Call):
             continue
