@@ -37,6 +37,20 @@ def f(x):
 def f(x):
     return tf.add_n([x[i] * float(i) for i in range(x.shape[0])])
 ''',
+    "running_sum_of_rows_times_index": '''
+def f(x):
+    acc = tf.zeros_like(x[0])
+    for i in range(x.shape[0]):
+        acc = acc + x[i] * float(i)
+    return acc
+''',
+    "running_sum_of_columns_augmented": '''
+def f(x):
+    acc = tf.zeros_like(x[:, 0])
+    for c in range(x.shape[1]):
+        acc += x[:, c] * float(c + 1)
+    return acc
+''',
 }
 
 # Left alone or equal: the index inside a reduction's operand.
