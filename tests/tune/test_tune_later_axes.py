@@ -107,6 +107,34 @@ def f(x):
 def f(x):
     return tf.stack([c for c in tf.unstack(x, axis=1) if True])
 ''',
+    # Review 43: bindings that are no assignment (the handler's c is the exception).
+    "item_bound_by_except_as": '''
+def f(x):
+    out = []
+    for c in tf.unstack(x, axis=1):
+        try:
+            raise ValueError("v")
+        except ValueError as c:
+            out.append(len(str(c)))
+    return out
+''',
+    "item_bound_by_a_def": '''
+def f(x):
+    out = []
+    for c in tf.unstack(x, axis=-1):
+        def c():
+            return 1.0
+        out.append(c())
+    return out
+''',
+    "tensor_bound_by_an_import": '''
+def f(x):
+    out = []
+    for c in tf.unstack(x, axis=1):
+        out.append(c)
+        import numpy as x
+    return out
+''',
 }
 
 

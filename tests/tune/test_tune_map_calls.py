@@ -42,6 +42,10 @@ def f(x, w):
     out = list(map(lambda i: tf.stack(list(map(lambda j: x[i, j] * 2.0, range(3)))), range(4)))
     return tf.stack(out)
 ''',
+    "inner_lambda_not_of_the_parameter": '''
+def f(x, w):
+    return tf.stack(list(map(lambda n: tf.map_fn(lambda v: v * 2.0, x[:, n]), range(3))))
+''',
     "conditional_body": '''
 def f(x, w):
     return tf.stack(list(map(lambda n: x[:, n] if n % 2 else -x[:, n], range(x.shape[1]))))
@@ -71,6 +75,22 @@ def f(x, w):
     y = 0.0
     out = list(map(lambda n: (y := x[:, n] * 2.0), range(3)))
     return tf.stack(out) + y
+''',
+    "yield_in_lambda": '''
+def f(x, w):
+    return list(map(lambda c: (yield c), tf.unstack(x)))
+''',
+    # Review 43: a closure or a lazy generator of the parameter (each call's own value;
+    # a comprehension's closures all read its last).
+    "closure_of_the_parameter": '''
+def f(x, w):
+    fs = list(map(lambda n: (lambda: x[:, n] * 2.0), range(x.shape[1])))
+    return tf.stack([g() for g in fs], axis=1)
+''',
+    "generator_of_the_parameter": '''
+def f(x, w):
+    gs = list(map(lambda n: (x[:, n] * k for k in range(2)), range(x.shape[1])))
+    return tf.stack([tf.add_n(list(g)) for g in gs], axis=1)
 ''',
     "keyword_to_list": '''
 def f(x, w):

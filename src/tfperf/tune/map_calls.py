@@ -15,26 +15,18 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.iterations import text_of
-from tfperf.tune.source import SourceEditError, find_function, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    bound_names,
+    find_function,
+    names_in,
+    parse,
+    replace_nodes,
+)
 
 _EAGER = {"list": "[{}]", "tuple": "tuple([{}])"}
 # Calls whose first argument may be a list or a tuple alike (a tuple there is a list).
 _JOINS = frozenset({"stack", "concat", "add_n", "concatenate"})
-
-
-def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the module binds anywhere (an assignment, a def, an import, a parameter)."""
-    out: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-    return out
 
 
 def _plain_lambda(fn: ast.expr, iterables: int) -> ast.Lambda | None:
@@ -46,6 +38,14 @@ def _plain_lambda(fn: ast.expr, iterables: int) -> ast.Lambda | None:
         return None
     if any(isinstance(n, ast.NamedExpr) for n in ast.walk(fn.body)):
         return None  # (in a comprehension ``:=`` binds in the function: another program)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn.body)):
+        return None  # (a lambda that yields is a generator; in a comprehension: no program)
+    params = {p.arg for p in a.args}
+    if any(isinstance(n, (ast.Lambda, ast.GeneratorExp)) and names_in(n) & params
+           for n in ast.walk(fn.body)):
+        # (each call binds its own parameter, a closure keeps it; a comprehension's one
+        # variable is read late by its closures: all the last element's)
+        return None
     return fn
 
 
@@ -63,7 +63,7 @@ def maps_as_comprehensions(text: str, name: str) -> str:
     is none."""
     tree = parse(text)
     fn = find_function(tree, name)
-    bound = _bound_names(tree)
+    bound = bound_names(tree)
     if "map" in bound or "list" in bound or "tuple" in bound or "zip" in bound:
         raise SourceEditError("the module binds map, list, tuple or zip: not the builtins")
     edits: list[tuple[ast.AST, str]] = []

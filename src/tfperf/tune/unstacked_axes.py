@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import ast
 
-from tfperf.tune.source import SourceEditError, find_function, names_in, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    bound_names,
+    find_function,
+    names_in,
+    parse,
+    replace_nodes,
+)
 
 _UNSTACK = {"unstack", "unpack"}
 
@@ -69,8 +76,9 @@ def _header(target: ast.expr, it: ast.expr, fresh: str,
 
 
 def _reads_only(body: list[ast.AST], names: set[str]) -> bool:
-    return not any(isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load)
-                   for b in body for n in ast.walk(b))
+    """No statement of ``body`` binds one of ``names`` (an assignment, a parameter, ``except
+    ... as``, a def, an import, ``global``: each makes later reads another value)."""
+    return not any(bound_names(b) & names for b in body)
 
 
 def _read_outside(fn: ast.AST, loop: ast.For, names: set[str]) -> bool:
@@ -102,9 +110,7 @@ def unstacks_as_indexes(text: str, name: str) -> str:
             continue
         index, items = head
         names = {index} | {n for item in items for n in item[:2]}
-        if len({item[0] for item in items}) != len(items) or not _reads_only(body, names) \
-                or any(isinstance(a, ast.arg) and a.arg in names
-                       for b in body for a in ast.walk(b)):
+        if len({item[0] for item in items}) != len(items) or not _reads_only(body, names):
             continue  # (a name bound again inside: its reads are not all the item's)
         if isinstance(node, ast.For) and _read_outside(fn, node, {item[0] for item in items}):
             continue  # (a for statement leaves its item bound after it: the index loop not)

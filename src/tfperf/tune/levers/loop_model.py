@@ -300,6 +300,18 @@ ELEMENTWISE_PAIRS = frozenset({"multiply", "add", "subtract", "divide", "truediv
                                "maximum", "minimum", "pow", "squared_difference"})
 
 
+def one_wide_slice(p: ast.AST, index: str) -> bool:
+    """``i:i + 1`` (or ``i:1 + i``) of the loop's index ``i``, no step."""
+    if not (isinstance(p, ast.Slice) and p.step is None and isinstance(p.lower, ast.Name)
+            and p.lower.id == index and isinstance(p.upper, ast.BinOp)
+            and isinstance(p.upper.op, ast.Add)):
+        return False
+    sides = [p.upper.left, p.upper.right]
+    return any(isinstance(a, ast.Name) and a.id == index for a in sides) \
+        and any(isinstance(b, ast.Constant) and b.value == 1
+                and not isinstance(b.value, bool) for b in sides)
+
+
 class _Batch(ast.NodeTransformer):
     """One iteration's code on the whole batch: ``x[i]`` → ``x``, ``x[i, k]`` → ``x[:, k]``,
     an item → its tensor, ``t[<batched>]`` → ``tf.gather(t, <batched>)``; with ``axes``,
@@ -582,15 +594,7 @@ class _Batch(ast.NodeTransformer):
         return node
 
     def _one_wide(self, p: ast.AST) -> bool:
-        """``i:i + 1`` (or ``i:1 + i``) of the loop's index ``i``, no step."""
-        if not (isinstance(p, ast.Slice) and p.step is None and isinstance(p.lower, ast.Name)
-                and p.lower.id == self.index and isinstance(p.upper, ast.BinOp)
-                and isinstance(p.upper.op, ast.Add)):
-            return False
-        sides = [p.upper.left, p.upper.right]
-        return any(isinstance(a, ast.Name) and a.id == self.index for a in sides) \
-            and any(isinstance(b, ast.Constant) and b.value == 1
-                    and not isinstance(b.value, bool) for b in sides)
+        return one_wide_slice(p, self.index)
 
     def _rows_stop(self, value: ast.expr, axis: int = 0) -> ast.expr | None:
         """The loop's count as a slice bound for the tensor ``value`` whose axis ``axis``
@@ -1017,8 +1021,17 @@ def batched(text: str, it: Iteration, tf: str, axes: bool, expand: int,
         raise SourceEditError("an accumulation around batched loops")
     index_value = ""
     if uses_index:
+        if _index_in_a_reduction(it):
+            raise SourceEditError("the index as a value inside a reduction's operand: its "
+                                  "batch would be lined up against the output's axes")
+        if not axes:  # (its batch, lined up against no axis, meets a step's last axis)
+            raise SourceEditError("the index as a value is lined up against each step's "
+                                  "axes in the per-example-axes variant only")
+        # ``expand`` is the output's per-example rank; a concat or a sum of the steps has
+        # each step's rank: one axis more to line up (x[:, j:j + 1] * j joined by concat).
+        steps = expand + (it.join.split(":")[0] in ("concat", "add_n", "sum"))
         index_value = (f"{tf}.reshape({tf}.range({it.stop}, dtype={tf}.{dtype}), [-1]"
-                       + " + [1]" * expand + ")")
+                       + " + [1]" * steps + ")")
     fix = _Batch(it, tf, axes, expand, scalars, depth, index_value, reducing_functions(text))
     fix.bound = _bound_around(text, it.node)
     fix.ranks = ranks or {}
@@ -1097,8 +1110,8 @@ def _index_sets_a_position(it: Iteration) -> bool:
     return False
 
 
-def _bare_index(it: Iteration) -> bool:
-    """The index is used as a value, other than as a subscript or the bound of a prefix
+def _bare_index_nodes(it: Iteration) -> set[int]:
+    """The index's reads as a value, other than as a subscript or the bound of a prefix
     reduction (``tf.reduce_sum(x[:i])``, batched as one cumulative op)."""
     nodes = [n for s in it.stmts for n in ast.walk(s)] + list(ast.walk(it.value))
     skip = prefix_uppers(nodes, lambda n: it.stop if isinstance(n, ast.Name)
@@ -1106,8 +1119,43 @@ def _bare_index(it: Iteration) -> bool:
     for sub, k in it.subscripts:
         parts = list(sub.slice.elts) if isinstance(sub.slice, ast.Tuple) else [sub.slice]
         skip.add(id(parts[k]))
-    return any(isinstance(n, ast.Name) and n.id == it.index and id(n) not in skip
-               for n in nodes)
+    for p in nodes:  # x[i:i + 1]: a subscript too (read as x[i, None])
+        if one_wide_slice(p, it.index):
+            skip |= {id(n) for n in ast.walk(p)}
+    return {id(n) for n in nodes
+            if isinstance(n, ast.Name) and n.id == it.index and id(n) not in skip}
+
+
+def _bare_index(it: Iteration) -> bool:
+    """The index is used as a value (see :func:`_bare_index_nodes`)."""
+    return bool(_bare_index_nodes(it))
+
+
+#: Reductions whose value keeps its operand's rank.
+_RANK_KEEPING = frozenset({"softmax", "log_softmax", "l2_normalize", "cumsum", "cumprod"})
+
+
+def _index_in_a_reduction(it: Iteration) -> bool:
+    """The index read as a value inside a reduction's operand (``tf.reduce_sum(x[i] * i,
+    axis=-1)``): its batch is lined up against the output's per-example axes, not the
+    operand's (more of them): another value, or a raise (review 43)."""
+    # (a read inside a subscript picks positions, as a slice's bound: no operand met)
+    bare = _bare_index_nodes(it) - {id(m) for n in [*it.stmts, it.value] for s in ast.walk(n)
+                                    if isinstance(s, ast.Subscript) for m in ast.walk(s.slice)}
+    for call in [n for s in [*it.stmts, it.value] for n in ast.walk(s)]:
+        if not isinstance(call, ast.Call):
+            continue
+        f = call.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+            else ""
+        reducing = name in REDUCTIONS or (isinstance(f, ast.Attribute)
+                                          and name in REDUCTION_METHODS)
+        kept = name in _RANK_KEEPING or any(
+            k.arg == "keepdims" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords)
+        if reducing and not kept and any(id(n) in bare for n in ast.walk(call)):
+            return True
+    return False
 
 
 def batched_parts(it: Iteration, tf: str, parts: list[ast.expr], text: str,
