@@ -381,9 +381,9 @@ def _names(target: Any) -> list[str]:
 def domain_of(ctx: Context, target: Any, it: Any) -> Domain:
     """What ``for <target> in <it>`` gives each iteration (``enumerate``/``zip``/``tqdm``
     unwrapped)."""
-    inner = progress_wrapped(ctx, it)
-    if inner is not None:  # `tqdm(zip(ds, names))`: the bar yields what it wraps
-        return domain_of(ctx, target, inner)
+    wrapped = progress_wrapped(ctx, it)
+    if wrapped is not None:  # `tqdm(zip(ds, names))`: the bar yields what it wraps
+        return domain_of(ctx, target, wrapped)
     if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args \
             and type(target) is ast.Tuple and len(target.elts) == 2:
         index = target.elts[0].id if type(target.elts[0]) is ast.Name else None
