@@ -516,6 +516,10 @@ batch axis of one to call an op that takes a batch (`tf.expand_dims(x, 0)` befor
 convolution), or `fn` is a composition of batchable ops. Also finds Keras/KerasCV image
 augmentation layers derived from `BaseImageAugmentationLayer` that implement
 `augment_image`: the base layer maps that method over the batch one image at a time.
+And `fn` handing the element to one helper (`lambda m: utils.shift(m, shape)`, or
+`tf.map_fn(utils.f, x)`) that takes a batch already: it reads its first argument only from
+the back (`m[..., i]`, `m.shape[-1]`, `tf.shape(m)[:-2]`) through ops that take a batch in
+front; asked of the project model when the helper is in another module.
 
 ## Why is this bad?
 `tf.map_fn` is a `tf.while_loop`: one iteration per element, each running `fn`'s small ops

@@ -130,7 +130,8 @@ class SequentialMap(Rule):
     docs = """\
 ## What it does
 Finds `ds.map(fn)` and `ds.interleave(fn, ...)` on a `tf.data` dataset without
-`num_parallel_calls` where TensorFlow will not run them in parallel by itself:
+`num_parallel_calls` (or given `None`/`1`, or `AUTOTUNE if flag else None`: sequential
+whenever the flag is off) where TensorFlow will not run them in parallel by itself:
 - every such `interleave` (TF's `map_parallelization` rewrite only touches `map`);
 - a `map` whose function is **stateful** as TF sees it: a stateful random op
   (`tf.random.uniform`, `tf.image.random_*`, a Keras `Random*` layer or a `Sequential` of
