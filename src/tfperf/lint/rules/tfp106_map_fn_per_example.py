@@ -933,6 +933,29 @@ there a per-element loop is the right tool.
             inv = tf.map_fn(inverse, tf.eye(3, batch_shape=[8]))
         """, files={"geom.py": _INVERSE.format(out="tf.linalg.inv(square)")}, notebook=True,
             count=1, spelling="notebook"),
+        # The helper in this module, judged in file mode (its check call into another
+        # module would otherwise leave the map to a per-element loop).
+        Invalid("""
+            import tensorflow as tf
+            from checks import validate
+            def shift(matrix):
+                validate(matrix.shape)
+                return tf.linalg.matrix_transpose(matrix[..., :-1] @ tf.ones((3, 16)))
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a), m)
+        """, count=1, lines=(7,), spelling="loop: a helper of this module"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from checks import validate
+            def shift(matrix):
+                validate(matrix.shape)
+                return tf.linalg.matrix_transpose(matrix[0, :-1] @ tf.ones((3, 16)))
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a), m)
+        """, spelling="loop: a helper of this module reading the first axis"),
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
