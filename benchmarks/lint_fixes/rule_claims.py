@@ -201,6 +201,22 @@ def _tensor_cases(tf: Any, small: bool) -> dict[str, tuple[Callable[..., Any],
         return tf.image.per_image_standardization(im)
     out["TFP114image"] = (map_standardize, batch_standardize, (imgs,))
 
+    # TFP106helper: tf.map_fn handing each affine matrix to a helper that reads it from the
+    # back (held-out round 14's F001 shape: matrices to dense shift fields) vs one call.
+    affines = tf.random.normal([64 // s, 3, 4])
+    grid = tf.random.normal([3, 32 * 32 * 32 // s])
+
+    def to_shift(m: Any) -> Any:
+        out = m[..., :-1] @ grid + m[..., -1:]
+        return tf.linalg.matrix_transpose(out - grid)
+
+    def map_helper(m: Any) -> Any:
+        return tf.map_fn(lambda a: to_shift(a), m)
+
+    def batch_helper(m: Any) -> Any:
+        return to_shift(m)
+    out["TFP106helper"] = (map_helper, batch_helper, (affines,))
+
     # TFP116: three loss terms of one two-layer network, a gradient each vs one gradient.
     xb = tf.random.normal([512 // s, 256])
     w1 = tf.random.normal([256, 512]) * 0.05
@@ -870,7 +886,7 @@ def main(argv: list[str] | None = None) -> int:
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
                             "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
-                            "TFP114image")
+                            "TFP114image,TFP106helper")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)

@@ -34,7 +34,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tfperf.lint.analysis.dependence import data_reads, is_reduction_update, loop_flow
-from tfperf.lint.analysis.loops import STACKING_CALLS, range_args, range_stop, sized_by
+from tfperf.lint.analysis.loops import (
+    STACKING_CALLS,
+    progress_wrapped,
+    range_args,
+    range_stop,
+    sized_by,
+)
 from tfperf.lint.semantic import COMPREHENSION_NODES, Context
 
 # TensorFlow loops written as calls: (canonical name, form, index of the elements argument).
@@ -373,7 +379,11 @@ def _names(target: Any) -> list[str]:
 
 
 def domain_of(ctx: Context, target: Any, it: Any) -> Domain:
-    """What ``for <target> in <it>`` gives each iteration (``enumerate``/``zip`` unwrapped)."""
+    """What ``for <target> in <it>`` gives each iteration (``enumerate``/``zip``/``tqdm``
+    unwrapped)."""
+    wrapped = progress_wrapped(ctx, it)
+    if wrapped is not None:  # `tqdm(zip(ds, names))`: the bar yields what it wraps
+        return domain_of(ctx, target, wrapped)
     if type(it) is ast.Call and ctx.is_builtin(it.func, "enumerate") and it.args \
             and type(target) is ast.Tuple and len(target.elts) == 2:
         index = target.elts[0].id if type(target.elts[0]) is ast.Name else None

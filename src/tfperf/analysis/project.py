@@ -232,6 +232,9 @@ class Project:
                 found = sub.functions.get(rest)
                 if found is not None:
                     return sub, found
+                if "." not in rest and sub.path != module.path:
+                    # a package whose __init__ re-exports its modules (`from .utils import *`)
+                    return self.resolve(sub, ("*", rest), _depth + 1)
         return None
 
     def _inherited(self, module: ModuleSummary, qualname: str,

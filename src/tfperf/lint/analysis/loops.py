@@ -342,8 +342,20 @@ def loop_targets(loop: ast.AST) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name}
 
 
-def loop_iterables(loop: ast.AST) -> list[ast.expr]:
-    """What a ``for`` loop or comprehension iterates; ``enumerate``/``zip`` unwrapped."""
+def progress_wrapped(ctx: Context | None, it: ast.AST) -> ast.expr | None:
+    """What a ``tqdm`` bar wraps (``tqdm(zip(ds, names), total=n)`` → ``zip(ds, names)``):
+    a progress bar yields its iterable's values unchanged."""
+    from tfperf.lint.analysis.trips import PROGRESS_BARS  # trips imports loops (via varying)
+
+    if ctx is None or type(it) is not ast.Call or not it.args \
+            or ctx.call_qualname(it) not in PROGRESS_BARS:
+        return None
+    return it.args[0]
+
+
+def loop_iterables(loop: ast.AST, ctx: Context | None = None) -> list[ast.expr]:
+    """What a ``for`` loop or comprehension iterates; ``enumerate``/``zip`` unwrapped, and
+    ``tqdm`` bars around or inside them where ``ctx`` resolves the name."""
     if type(loop) in (ast.For, ast.AsyncFor):
         its = [loop.iter]
     elif hasattr(loop, "generators"):
@@ -351,23 +363,34 @@ def loop_iterables(loop: ast.AST) -> list[ast.expr]:
     else:
         return []
     out: list[ast.expr] = []
-    for it in its:
-        if type(it) is ast.Call and type(it.func) is ast.Name \
-                and it.func.id in ("enumerate", "zip") and it.args:
-            out.extend(it.args if it.func.id == "zip" else it.args[:1])
-        else:
-            out.append(it)
+    for _ in range(4):  # `enumerate(tqdm(zip(a, b)))`: a few wrappers deep at most
+        more: list[ast.expr] = []
+        for it in its:
+            inner = progress_wrapped(ctx, it)
+            if inner is not None:
+                more.append(inner)
+            elif type(it) is ast.Call and type(it.func) is ast.Name \
+                    and it.func.id in ("enumerate", "zip") and it.args:
+                more.extend(it.args if it.func.id == "zip" else it.args[:1])
+            else:
+                out.append(it)
+        if not more:
+            break
+        its = more
+    else:
+        out.extend(its)
     return out
 
 
 def iterates_dataset(ctx: Context, loop: ast.AST) -> bool:
     """A loop over a ``tf.data`` dataset: one whole batch per iteration."""
-    return any(ctx.is_dataset(it) for it in loop_iterables(loop))
+    return any(ctx.is_dataset(it) for it in loop_iterables(loop, ctx))
 
 
 def iterates_tensor(ctx: Context, loop: ast.AST) -> bool:
     """A loop over a tensor's rows (``for row in t``, ``enumerate(t)``), not a dataset."""
-    return any(ctx.is_tensor_like(it) and not ctx.is_dataset(it) for it in loop_iterables(loop))
+    return any(ctx.is_tensor_like(it) and not ctx.is_dataset(it)
+               for it in loop_iterables(loop, ctx))
 
 
 def small_literal_range(ctx: Context, loop: ast.AST, limit: int = 8) -> bool:

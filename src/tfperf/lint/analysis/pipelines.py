@@ -413,9 +413,39 @@ def next_of_iter(ctx: Context, iter_call: ast.AST) -> bool:
 PARALLEL_ARG = {"map": 1, "interleave": 3}
 
 
-def parallel_calls_given(call: ast.Call) -> bool:
-    """``ds.map(...)``/``ds.interleave(...)`` given ``num_parallel_calls``, by keyword or by
-    position."""
+def parallel_calls_argument(call: ast.Call) -> ast.expr | None:
+    """The ``num_parallel_calls`` given to ``ds.map(...)``/``ds.interleave(...)``, by keyword
+    or by position, else None."""
     method = getattr(call.func, "attr", "")
-    return keyword(call, "num_parallel_calls") is not None \
-        or len(call.args) > PARALLEL_ARG[method]
+    given = keyword(call, "num_parallel_calls")
+    if given is None and len(call.args) > PARALLEL_ARG[method]:
+        given = call.args[PARALLEL_ARG[method]]
+    return given
+
+
+def sequential_calls(value: ast.AST | None) -> bool:
+    """``None`` or ``1``: what tf.data runs one element at a time (``None`` is the default)."""
+    return type(value) is ast.Constant and (
+        value.value is None or (type(value.value) is int and value.value == 1))
+
+
+def parallel_calls_given(call: ast.Call) -> bool:
+    """``ds.map(...)``/``ds.interleave(...)`` given a ``num_parallel_calls`` that is not
+    literally sequential (``None``, ``1``), by keyword or by position."""
+    given = parallel_calls_argument(call)
+    return given is not None and not sequential_calls(given)
+
+
+def parallel_only_when(ctx: Context, call: ast.Call) -> str | None:
+    """``num_parallel_calls=AUTOTUNE if flag else None``: parallel in one branch only, the
+    other sequential (``None``/``1``). Returns the condition's text as "when C" or "unless
+    C", else None."""
+    given = parallel_calls_argument(call)
+    if type(given) is not ast.IfExp:
+        return None
+    seq_body, seq_else = sequential_calls(given.body), sequential_calls(given.orelse)
+    if seq_body == seq_else:
+        return None  # both branches parallel (or both sequential: not given at all, above)
+    cond = ctx.source_of(given.test)
+    cond = " ".join(cond.split())
+    return f"unless {cond}" if seq_body else f"when {cond}"

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.batched_helpers import batched_functions, delegate, local_batched_helper
 from tfperf.lint.analysis.callers import bound_arguments, calls_of
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -371,6 +372,62 @@ def _map_over_parameter(ctx: Context, call: ast.Call,
     return {"maps": arg.id, "fn": q, "index": index, "local": bool(calls_of(ctx, owner))}
 
 
+# Helpers for the examples: an affine matrix to a shift field, and an inverse.
+_GEOM = """
+import tensorflow as tf
+def shift(matrix, shape):
+    matrix = tf.cast(matrix, tf.float32)
+    if matrix.shape[-1] != len(shape) + 1:
+        raise ValueError("rank")
+    grid = tf.ones((len(shape), 16))
+    out = {read}
+    return tf.linalg.matrix_transpose(out)
+"""
+_INVERSE = """
+import tensorflow as tf
+def inverse(mat):
+    square = mat[..., :3, :3]
+    return {out}
+"""
+
+BATCHED_HELPER_HINT = ("call the helper once on the whole tensor: it reads its argument from "
+                       "the last axes, through ops that take a batch in front")
+
+
+def batched_helper_message(name: str, where: str) -> str:
+    return (f"tf.map_fn runs {name} one element at a time, but it takes a batch in front of "
+            f"its argument's axes already ({where}): one call does the whole batch")
+
+
+def _map_of_imported_helper(ctx: Context, call: ast.Call) -> dict | None:
+    """``tf.map_fn(lambda m: utils.f(m, k), x)`` or ``tf.map_fn(utils.f, x)`` with ``utils``
+    a project module: the helper's reference and the element's slot, for the project."""
+    from tfperf.analysis.summary import callee_ref
+
+    if ctx.call_qualname(call) not in MAP_FN_CALLS:
+        return None
+    arg = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "fn"), None)
+    if arg is None or signature_blocks(ctx, call) or vectorized_alternative(ctx, call):
+        return None
+    fn = mapped_function(ctx, arg)
+    if fn is None and type(arg) in (ast.Name, ast.Attribute):
+        helper: ast.Call | None = ast.Call(func=arg, args=[], keywords=[])
+        slot = "0"
+    elif fn is not None and not isinstance(fn, str) and _verdict(ctx, fn) is None:
+        found = delegate(fn)
+        if found is None:
+            return None
+        helper, slot = found
+    else:
+        return None
+    ref = callee_ref(ctx, helper)
+    if ref is None or ref[0] in ("", "?"):
+        return None  # this module's own functions: judged by check
+    assert helper is not None
+    return {"helper": list(ref), "slot": slot, "text": ctx.source_of(helper.func)[:40]}
+
+
 # A function mapped per element is short and takes the element (and perhaps one more
 # argument): longer module-level functions (a training loop, a model builder) are not
 # judged for other modules, which keeps publishing cheap.
@@ -465,6 +522,10 @@ batch axis of one to call an op that takes a batch (`tf.expand_dims(x, 0)` befor
 convolution), or `fn` is a composition of batchable ops. Also finds Keras/KerasCV image
 augmentation layers derived from `BaseImageAugmentationLayer` that implement
 `augment_image`: the base layer maps that method over the batch one image at a time.
+And `fn` handing the element to one helper (`lambda m: utils.shift(m, shape)`, or
+`tf.map_fn(utils.f, x)`) that takes a batch already: it reads its first argument only from
+the back (`m[..., i]`, `m.shape[-1]`, `tf.shape(m)[:-2]`) through ops that take a batch in
+front; asked of the project model when the helper is in another module.
 
 ## Why is this bad?
 `tf.map_fn` is a `tf.while_loop`: one iteration per element, each running `fn`'s small ops
@@ -810,6 +871,99 @@ there a per-element loop is the right tool.
         """, spelling="name: a batch of distributions"),
     )
 
+    # Stop 43 wave 2 (held-out round 14, F001): the element handed to a helper of another
+    # module that reads it from the back through batched ops; twins: helpers that read the
+    # first axis, reshape to a fixed rank, take len(), or a second argument from the element.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from geom import shift
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a, (4, 4)), m)
+        """, files={"geom.py": _GEOM.format(read="matrix[:, :-1] @ grid + matrix[:, -1:]")},
+            spelling="module: the helper reads the first axis"),
+        Valid("""
+            import tensorflow as tf
+            import geom
+            def invert(m):
+                return tf.map_fn(geom.inverse, m)
+        """, files={"geom.py": _INVERSE.format(out="tf.reshape(square, (3, 3))")},
+            spelling="name: the helper reshapes to a fixed rank"),
+        Valid("""
+            import tensorflow as tf
+            from geom import shift
+            def fields(m):
+                return shift(m, (4, 4))
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a, tf.shape(a)), m)
+        """, files={"geom.py": _GEOM.format(read="matrix[..., :-1] @ grid + matrix[..., -1:]")},
+            spelling="index: another argument read from the element"),
+        Valid("""
+            import tensorflow as tf
+            from geom import inverse
+            # %%
+            inv = tf.map_fn(inverse, tf.eye(3, batch_shape=[8]))
+        """, files={"geom.py": _INVERSE.format(out="square[:len(mat)]")}, notebook=True,
+            spelling="notebook: the helper takes len()"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            from geom import shift
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a, (4, 4)), m)
+        """, files={"geom.py": _GEOM.format(read="matrix[..., :-1] @ grid + matrix[..., -1:]")},
+            count=1, lines=(4,), spelling="module: a lambda handing the element on"),
+        Invalid("""
+            import tensorflow as tf
+            import geom
+            def invert(m):
+                return tf.map_fn(geom.inverse, m)
+        """, files={"geom.py": _INVERSE.format(out="tf.linalg.inv(square)")},
+            count=1, lines=(4,), spelling="name: the helper itself"),
+        Invalid("""
+            import tensorflow as tf
+            from geom import shift
+            def warp(m):
+                def one(a):
+                    return shift(matrix=a, shape=(4, 4))
+                return tf.map_fn(one, m, fn_output_signature=tf.float32)
+        """, files={"geom.py": _GEOM.format(read="matrix[..., :-1] @ grid + matrix[..., -1:]")},
+            count=1, lines=(6,), spelling="index: a def passing the element by keyword"),
+        Invalid("""
+            import tensorflow as tf
+            from geom import inverse
+            # %%
+            inv = tf.map_fn(inverse, tf.eye(3, batch_shape=[8]))
+        """, files={"geom.py": _INVERSE.format(out="tf.linalg.inv(square)")}, notebook=True,
+            count=1, spelling="notebook"),
+        # The helper in this module, judged in file mode (its check call into another
+        # module would otherwise leave the map to a per-element loop).
+        Invalid("""
+            import tensorflow as tf
+            from checks import validate
+            def shift(matrix):
+                validate(matrix.shape)
+                return tf.linalg.matrix_transpose(matrix[..., :-1] @ tf.ones((3, 16)))
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a), m)
+        """, count=1, lines=(7,), spelling="loop: a helper of this module"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import tensorflow as tf
+            from checks import validate
+            def shift(matrix):
+                validate(matrix.shape)
+                return tf.linalg.matrix_transpose(matrix[0, :-1] @ tf.ones((3, 16)))
+            def warp(m):
+                return tf.map_fn(lambda a: shift(a), m)
+        """, spelling="loop: a helper of this module reading the first axis"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         if type(node) is ast.ClassDef:
             yield from self._per_image_layer(node, ctx)
@@ -831,6 +985,11 @@ there a per-element loop is the right tool.
             found = _verdict(ctx, fn)
             if found is not None:
                 yield self.finding(ctx, node, found[0], hint=found[1])
+            elif not isinstance(fn, str):
+                helper = local_batched_helper(ctx, fn)
+                if helper is not None:
+                    yield self.finding(ctx, node, batched_helper_message(helper, "this module"),
+                                       hint=BATCHED_HELPER_HINT)
             return
         # Stop 39, pass B: the function comes in through a parameter of the function that
         # maps it (`def apply(h, X): return tf.map_fn(h, X)`): judged at its callers here.
@@ -864,6 +1023,14 @@ there a per-element loop is the right tool.
                 fact = _map_over_parameter(ctx, call, names)
                 if fact is not None:
                     facts.append({**fact, "pos": position(ctx, call)})
+        if ctx.imports_tf and "map_fn" in ctx.source:
+            by_attr, by_name = ctx.call_groups()
+            for call in (*by_attr.get("map_fn", ()), *by_name.get("map_fn", ())):
+                fact = _map_of_imported_helper(ctx, call)
+                if fact is not None:
+                    facts.append({**fact, "pos": position(ctx, call)})
+        if ctx.imports_tf:
+            facts.extend(batched_functions(ctx, names))
         if ctx.imports_tf:
             for node, q in names.items():
                 if type(node) is ast.FunctionDef and ctx.scope_of(node) is ctx.tree \
@@ -899,6 +1066,7 @@ there a per-element loop is the right tool.
     def check_project(self, project: Project) -> Iterator[Finding]:
         """A ``tf.map_fn`` over a parameter whose callers in other modules all pass a
         function it should not map one element at a time: reported at the map."""
+        yield from self._imported_batched_helpers(project)
         maps: dict[tuple[str, str], list[tuple[ModuleSummary, dict]]] = {}
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
@@ -930,6 +1098,24 @@ there a per-element loop is the right tool.
                     f"{message} (the function {first['text']} passed in as {fact['maps']} "
                     f"at {os.path.basename(caller.path)}:{first['pos'][0]})",
                     hint=judged[0][1])
+
+    def _imported_batched_helpers(self, project: Project) -> Iterator[Finding]:
+        """Stop 43 wave 2: ``tf.map_fn`` handing each element to a helper of another module
+        that takes a batch already (its module's ``batches`` fact)."""
+        for module in project.modules.values():
+            for fact in module.facts.get(self.code, ()):
+                if "helper" not in fact:
+                    continue
+                hit = project.resolve(module, (fact["helper"][0], fact["helper"][1]))
+                if hit is None:
+                    continue
+                home, fn = hit
+                if any(f.get("batches") == fn.qualname and fact["slot"] in ("0", f["first"])
+                       for f in home.facts.get(self.code, ())):
+                    where = f"{os.path.basename(home.path)}:{fn.pos[0]}"
+                    yield self.project_finding(
+                        module.path, fact["pos"],
+                        batched_helper_message(fact["text"], where), hint=BATCHED_HELPER_HINT)
 
     def _per_image_layer(self, cls: ast.ClassDef, ctx: Context) -> Iterator[Finding]:
         for base in cls.bases:

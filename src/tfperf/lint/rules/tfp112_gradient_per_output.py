@@ -104,7 +104,7 @@ def _per_output_target(ctx: Context, target: Any, loop: ast.AST) -> bool:
     if _element_of(ctx, target, names) is not None:
         return True
     if type(target) is ast.Name and target.id in names:
-        return any(_slices_of_one(ctx, it) for it in loop_iterables(loop))
+        return any(_slices_of_one(ctx, it) for it in loop_iterables(loop, ctx))
     return False
 
 

@@ -29,8 +29,11 @@ from tfperf.lint.analysis.pipelines import (
     map_function,
     map_function_flags,
     mapped_argument,
+    parallel_calls_argument,
     parallel_calls_given,
+    parallel_only_when,
     pipeline,
+    sequential_calls,
 )
 from tfperf.lint.analysis.syntax import body_nodes, keyword
 from tfperf.lint.analysis.traced import PY_FUNCTIONS
@@ -127,7 +130,8 @@ class SequentialMap(Rule):
     docs = """\
 ## What it does
 Finds `ds.map(fn)` and `ds.interleave(fn, ...)` on a `tf.data` dataset without
-`num_parallel_calls` where TensorFlow will not run them in parallel by itself:
+`num_parallel_calls` (or given `None`/`1`, or `AUTOTUNE if flag else None`: sequential
+whenever the flag is off) where TensorFlow will not run them in parallel by itself:
 - every such `interleave` (TF's `map_parallelization` rewrite only touches `map`);
 - a `map` whose function is **stateful** as TF sees it: a stateful random op
   (`tf.random.uniform`, `tf.image.random_*`, a Keras `Random*` layer or a `Sequential` of
@@ -978,13 +982,92 @@ in the same module.
             count=1, notebook=True, tf_version="2.10", spelling="notebook"),
     )
 
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Stop 43 wave 2 twins: both branches parallel; a flag-sequential map that only
+        # regroups components; a stateless map TF parallelises itself (TF >= 2.6).
+        Valid("""
+            import tensorflow as tf
+            def load(files, fast=False):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32),
+                    num_parallel_calls=tf.data.AUTOTUNE if fast else 4)
+        """, tf_version="2.4", spelling="name: both branches parallel"),
+        Valid("""
+            import tensorflow as tf
+            def load(ds: tf.data.Dataset, parallel=False):
+                return ds.map(lambda x, y, z: (x, y),
+                              num_parallel_calls=tf.data.AUTOTUNE if parallel else None)
+        """, tf_version="2.2", spelling="name: a regrouping map, sequential by flag"),
+        Valid("""
+            import tensorflow as tf
+            def load(files, parallel=False):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32),
+                    num_parallel_calls=tf.data.AUTOTUNE if parallel else None)
+        """, tf_version="2.8", spelling="name: stateless, TF parallelises it"),
+        Valid("""
+            import tensorflow as tf
+            def load(files):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32), num_parallel_calls=8)
+        """, tf_version="2.2", spelling="index: a count above one"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        # Stop 43 wave 2 (held-out round 14, F011): `num_parallel_calls=AUTOTUNE if flag
+        # else None` is sequential whenever the flag is off (often the default); None/1
+        # given literally is sequential too (None is the default).
+        Invalid("""
+            import tensorflow as tf
+            def load(files, rand=False, parallel=False):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32),
+                    num_parallel_calls=tf.data.experimental.AUTOTUNE if rand or parallel else None,
+                )
+        """, count=1, lines=(3,), tf_version="2.2", spelling="name: AUTOTUNE if flag else None"),
+        Invalid("""
+            import tensorflow as tf
+            def load(ds: tf.data.Dataset, debug=False):
+                return ds.map(lambda x: tf.image.random_flip_left_right(x),
+                              None if debug else tf.data.AUTOTUNE)
+        """, count=1, lines=(3,), tf_version="2.8",
+            spelling="index: positional, None if flag"),
+        Invalid("""
+            import tensorflow as tf
+            AUTO = tf.data.AUTOTUNE
+            def load(ds: tf.data.Dataset, workers):
+                return ds.map(lambda x: tf.py_function(lambda v: v, [x], tf.float32),
+                              num_parallel_calls=AUTO if workers > 1 else 1)
+        """, count=1, lines=(4,), tf_version="2.8", spelling="name: AUTO if n > 1 else 1"),
+        Invalid("""
+            import tensorflow as tf
+            def load(files):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32), num_parallel_calls=None)
+        """, count=1, lines=(3,), fixed="""
+            import tensorflow as tf
+            def load(files):
+                return tf.data.TFRecordDataset(files).map(
+                    lambda r: tf.io.parse_tensor(r, tf.float32), num_parallel_calls=tf.data.experimental.AUTOTUNE)
+        """, tf_version="2.2", spelling="index: None given"),  # noqa: E501
+        Invalid("""
+            import tensorflow as tf
+            files = tf.data.Dataset.list_files("*.tfrecord")
+            # %%
+            ds = files.interleave(tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=1)
+            # %%
+            model.fit(ds.batch(8), epochs=10)
+        """, count=1, notebook=True, tf_version="2.8", spelling="notebook: interleave given 1"),
+    )
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
         func = getattr(node, "func", None)
         if type(func) is not ast.Attribute or func.attr not in PARALLEL_ARG \
                 or not ctx.imports_tf:
             return
         call: ast.Call = node  # type: ignore[assignment]
-        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+        if _parallel(ctx, call) or any(k.arg is None for k in call.keywords) \
                 or mapped_argument(call) is None or not _tf_dataset(ctx, func.value):
             return
         fn = map_function(ctx, call)
@@ -1048,7 +1131,7 @@ in the same module.
         """The message :meth:`check` would give ``call`` were its pipeline not read once
         through this module's callers only (:func:`read_once_through_callers`): another
         module may call that function every epoch."""
-        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+        if _parallel(ctx, call) or any(k.arg is None for k in call.keywords) \
                 or mapped_argument(call) is None or not _tf_dataset(ctx, call.func.value):
             return None
         fn = map_function(ctx, call)
@@ -1059,7 +1142,7 @@ in the same module.
 
     def _reported_here_or_left(self, ctx: Context, call: ast.Call) -> bool:
         """The checks :meth:`check` makes before asking whether TF parallelises the map."""
-        if parallel_calls_given(call) or any(k.arg is None for k in call.keywords) \
+        if _parallel(ctx, call) or any(k.arg is None for k in call.keywords) \
                 or mapped_argument(call) is None or not _tf_dataset(ctx, call.func.value):
             return False
         fn = map_function(ctx, call)
@@ -1090,10 +1173,14 @@ in the same module.
         tf = ctx.module_alias("tensorflow")
         if tf is None or ctx.tf_version < (1, 13):
             return None  # no AUTOTUNE before TF 1.13: the count is the author's to choose
+        current = parallel_calls_argument(call)
+        if current is not None and not sequential_calls(current):
+            return None  # `AUTOTUNE if flag else None`: the flag may be meant; the author's call
         given = call.args + [k.value for k in call.keywords]
         last = max(given, key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))
         # the spelling the targeted TF has (tf.data.AUTOTUNE only from 2.4)
-        edit = ctx.insert_after(last, f", num_parallel_calls={autotune(ctx, tf)}")
+        edit = ctx.insert_after(last, f", num_parallel_calls={autotune(ctx, tf)}") \
+            if current is None else ctx.replace(current, autotune(ctx, tf))
         deterministic = keyword(call, "deterministic")
         safe = fn is not None and _pure_tf(ctx, fn) and not (
             type(deterministic) is ast.Constant and deterministic.value is False)
@@ -1106,9 +1193,27 @@ in the same module.
 _STATEFUL_WORDS = ("random", "py_function", "numpy_function", "py_func")
 
 
+def _parallel(ctx: Context, call: ast.Call) -> bool:
+    """Given a ``num_parallel_calls`` that runs in parallel whatever the branch taken (not
+    ``None``/``1``, nor ``AUTOTUNE if flag else None``)."""
+    return parallel_calls_given(call) and parallel_only_when(ctx, call) is None
+
+
 def _message(ctx: Context, call: ast.Call, fn: ast.AST | None) -> str | None:
     """The finding's message for a map or interleave without ``num_parallel_calls``; None
     where TF runs a stateless map in parallel itself."""
+    message = _message_without(ctx, call, fn)
+    only = parallel_only_when(ctx, call)
+    if message is None or only is None:
+        return message
+    # the sequential branch is the one a plain call takes when the flag is off
+    method = "interleave" if call.func.attr == "interleave" else "map"
+    _, _, tail = message.partition(": ")
+    return (f"Dataset.{method} sequential in one branch (num_parallel_calls parallel only "
+            f"{only}): {tail}")
+
+
+def _message_without(ctx: Context, call: ast.Call, fn: ast.AST | None) -> str | None:
     if call.func.attr == "interleave":
         return ("Dataset.interleave without num_parallel_calls: one input at a time "
                 "(TF does not parallelise interleave by itself)")
