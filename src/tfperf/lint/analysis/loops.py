@@ -342,11 +342,17 @@ def loop_targets(loop: ast.AST) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if type(n) is ast.Name}
 
 
+# Progress bars yield what they wrap (`tqdm(range(n), desc=...)`); `trange(n)` is
+# `tqdm(range(n))`.
+PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+                           "tqdm.std.tqdm", "tqdm.autonotebook.tqdm"})
+PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange",
+                             "tqdm.std.trange", "tqdm.autonotebook.trange"})
+
+
 def progress_wrapped(ctx: Context | None, it: ast.AST) -> ast.expr | None:
     """What a ``tqdm`` bar wraps (``tqdm(zip(ds, names), total=n)`` → ``zip(ds, names)``):
     a progress bar yields its iterable's values unchanged."""
-    from tfperf.lint.analysis.trips import PROGRESS_BARS  # trips imports loops (via varying)
-
     if ctx is None or type(it) is not ast.Call or not it.args \
             or ctx.call_qualname(it) not in PROGRESS_BARS:
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from tfperf.lint.analysis.loops import PROGRESS_BARS, PROGRESS_RANGES
 from tfperf.lint.analysis.varying import literal_count
 from tfperf.lint.semantic import COMPREHENSION_NODES, Context
 
@@ -195,14 +196,6 @@ def trip_count(ctx: Context, loop: Any) -> int | None:
     if it is None:
         return None
     return _iterable_count(ctx, it, getattr(loop, "end_lineno", None) or it.lineno)
-
-
-# Progress bars yield what they wrap (`tqdm(range(n), desc=...)`); `trange(n)` is
-# `tqdm(range(n))`.
-PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
-                           "tqdm.std.tqdm", "tqdm.autonotebook.tqdm"})
-PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange",
-                             "tqdm.std.trange", "tqdm.autonotebook.trange"})
 
 
 def _iterable_count(ctx: Context, it: Any, until: int, depth: int = 0) -> int | None:
