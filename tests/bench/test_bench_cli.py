@@ -59,6 +59,8 @@ def test_bench_file_table_and_unknown_baseline(tmp_path, capsys):
     assert main(["bench", path, "--quick", "--budget", "0.3", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "loop (baseline)" in out and "vectorised" in out and "speedup" in out
+    # one reason shared by every variant is one line, not one per variant
+    assert out.count("peak memory not measured: not measured on CPU without --isolate") == 1
     assert main(["bench", path, "--baseline", "nope"]) == 2
     assert "'nope' is not one of loop, vectorised" in capsys.readouterr().err
 
