@@ -153,14 +153,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    from tfperf.core.interrupts import interrupt_name, interrupt_status, sigterm_as_interrupt
+
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_interrupt():  # `timeout`, a cancelled job: cleaned up as Ctrl-C is
+            return int(args.func(args) or 0)
     except UsageError as exc:
         print(f"tfperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"interrupted ({interrupt_name(exc)})", file=sys.stderr)
+        return interrupt_status(exc)
     except BrokenPipeError:  # `tfperf lint . | head`
         return EXIT_OK
 

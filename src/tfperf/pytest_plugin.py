@@ -7,7 +7,8 @@ regression gate over benchmarks timed inside a test suite.
   ``max_host_syncs``, ``max_eager_ops``, ``max_graph_ops``, ``max_xla_compilations``.
 - ``tfperf_bench(fn, *args, name=None, **kwargs)``: times ``fn`` with the measurement core
   (``tfperf.bench.compare``, counters on) and returns its
-  :class:`~tfperf.bench.result.VariantResult`; the session keeps every result.
+  :class:`~tfperf.bench.result.VariantResult`; the session keeps every result. A function
+  that raises (or times out) fails the test with its error.
 - ``--tfperf-save PATH``: the session's results as one saved run (the same JSON as
   ``tfperf bench --save``); ``--tfperf-store DIR``: as the next run in DIR/<machine>/;
   ``--tfperf-compare PATH``: judged against a saved run with the same rules as
@@ -176,7 +177,10 @@ class BenchFixture:
                          counters=True, check_equivalence=False, yardstick=yardstick,
                          target_rel_iqr=0.0 if gated else 0.03)
         config.stash[_RESULTS].append(report)
-        return report[label]
+        result = report[label]
+        if result.error:  # compare() keeps going past a raising variant; a test must not
+            pytest.fail(f"tfperf_bench: {label}: {result.error}", pytrace=False)
+        return result
 
 
 @pytest.fixture

@@ -59,6 +59,8 @@ def test_bench_file_table_and_unknown_baseline(tmp_path, capsys):
     assert main(["bench", path, "--quick", "--budget", "0.3", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "loop (baseline)" in out and "vectorised" in out and "speedup" in out
+    # one reason shared by every variant is one line, not one per variant
+    assert out.count("peak memory not measured: not measured on CPU without --isolate") == 1
     assert main(["bench", path, "--baseline", "nope"]) == 2
     assert "'nope' is not one of loop, vectorised" in capsys.readouterr().err
 
@@ -102,6 +104,45 @@ def test_outputs_that_cannot_be_compared_fail_unless_allowed(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     jsonschema.validate(doc, BENCH_SCHEMA)
     assert doc["variants"][1]["equivalent"] is None
+
+
+PRINTING = textwrap.dedent('''
+    import tfperf.bench as bench
+
+    print("loading my bench file")
+
+    @bench.inputs
+    def make():
+        print("making inputs")
+        return (list(range(50)),)
+
+    @bench.variant(baseline=True)
+    def plain(xs):
+        return sum(xs)
+
+    @bench.variant
+    def chatty(xs):
+        print("chatty ran")
+        return sum(x for x in xs)
+''')
+
+
+@pytest.mark.parametrize("extra", [["--json"], ["--markdown"], ["--json", "--save", "run.json"],
+                                   ["--format", "json", "--interleave-with", "same.py"]])
+def test_what_the_bench_file_prints_stays_off_a_json_or_markdown_report(tmp_path, capsys,
+                                                                        monkeypatch, extra):
+    """`tfperf bench f.py --json > run.json`: a variant's print() made run.json unreadable."""
+    monkeypatch.chdir(tmp_path)
+    path = _write(tmp_path, "printing.py", PRINTING)
+    _write(tmp_path, "same.py", PRINTING)
+    main(["bench", path, "--budget", "0.05", "--no-progress", *extra])
+    out, err = capsys.readouterr()
+    assert "chatty ran" in err and "loading my bench file" in err and "making inputs" in err
+    assert "chatty ran" not in out and "loading my" not in out and "making inputs" not in out
+    if "--markdown" not in extra:
+        json.loads(out)
+    else:
+        assert out.startswith("**Machine:**")
 
 
 def test_help_says_the_file_is_imported_and_executed(capsys):

@@ -122,6 +122,32 @@ def test_counter_limits_fail_with_the_counter_the_limit_and_the_line(pytester, r
     assert "Traceback" not in out
 
 
+RAISING = '''
+import tensorflow as tf
+
+def diverges(x):
+    raise FloatingPointError("loss is nan")
+
+def test_bench_of_a_raising_function(tfperf_bench):
+    tfperf_bench(diverges, tf.ones([4]), name="step")
+
+def test_valid_twin(tfperf_bench):
+    tfperf_bench(lambda x: x * 2.0, tf.ones([4]), name="fine")
+'''
+
+
+@pytest.mark.tf
+def test_a_function_that_raises_under_the_fixture_fails_its_test(pytester, run):
+    """The fixture returned an error result and the test passed: a benchmark of a step that
+    raises on every call was green."""
+    pytester.makepyfile(test_raise=RAISING)
+    res = run("--tfperf-budget", "0.1")
+    res.assert_outcomes(failed=1, passed=1)
+    out = res.stdout.str()
+    assert "tfperf_bench: step: FloatingPointError: loss is nan" in out
+    assert "Traceback" not in out
+
+
 @pytest.mark.tf
 def test_compare_run_fails_on_a_planted_regression(pytester, run):
     pytester.makepyfile(test_b=BENCHED.format(extra="pass"))

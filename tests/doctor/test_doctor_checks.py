@@ -177,6 +177,37 @@ def test_hung_nvidia_smi_is_reported_not_fatal():
     assert "timed out after 10s" in gpu.message and "wedged driver" in gpu.hint
 
 
+HUNG = {"nvml": "NVMLError_Unknown: Unknown Error", "nvidia-smi": "timed out after 10s",
+        "/proc/driver/nvidia/version": "not found"}
+
+
+def test_a_hung_driver_tool_is_no_proof_of_a_cpu_only_machine():
+    """nvidia-smi hung ("a wedged driver: reboot") beside "tensorflow-cpu ... this machine has
+    no NVIDIA GPU: the right build": the two verdicts contradicted each other."""
+    cpu_tf = {"tf_packages": {"tensorflow-cpu": "2.21.0"}, "tf_build_info": {}}
+    hung = verdicts(load("no_gpu_no_nvidia_smi", driver_probes=HUNG, **cpu_tf))
+    build = hung["doctor.cpu_only_build"]
+    assert build.status is Status.SKIP and "no NVIDIA GPU" not in build.message
+    assert "unknown (nvidia-smi: timed out after 10s)" in build.message
+    quiet = verdicts(load("no_gpu_no_nvidia_smi", **cpu_tf))["doctor.cpu_only_build"]
+    assert quiet.status is Status.PASS and "the right build" in quiet.message  # valid twin
+
+
+@pytest.mark.parametrize("changes, first", [
+    ({}, "pip install tensorflow-cpu (this machine has no NVIDIA GPU"),
+    ({"pci_nvidia_gpus": ["0000:01:00.0 [10de:2684]"]}, "pip install 'tensorflow[and-cuda]'"),
+    ({"driver_probes": HUNG}, "pip install 'tensorflow[and-cuda]'"),
+    ({"pci_nvidia_gpus": None}, "pip install 'tensorflow[and-cuda]'"),  # could not look
+    ({"os": "darwin"}, "pip install 'tensorflow[and-cuda]'"),
+])
+def test_tensorflow_missing_leads_with_the_build_this_machine_needs(changes, first):
+    """Without TensorFlow on a machine with no GPU, the fix led with the CUDA build."""
+    facts = load("no_gpu_no_nvidia_smi", tf_packages={}, tf_probe="not installed",
+                 tf_build_info={}, **changes)
+    tf = verdicts(facts)["doctor.tensorflow"]
+    assert tf.status is Status.FAIL and tf.hint.startswith(first)
+
+
 # ---------------------------------------------------------------------------------------------
 # single checks
 

@@ -141,6 +141,22 @@ def test_nvidia_smi_parsers():
 
 
 @posix_only
+@pytest.mark.parametrize("body, said", [
+    ("printf 'NVIDIA-SMI has failed because it could not communicate with the driver\\n'\n",
+     ": 'NVIDIA-SMI has failed because it could not communicate with the driver'"),
+    ("head -c 64 /dev/zero | tr '\\0' '\\001'\n", ""),  # unprintable: not echoed
+    ("exit 0\n", ""),
+])
+def test_nvidia_smi_that_names_no_driver_is_not_called_ok(only_path, body, said):
+    """A wrapper or a broken install printing something else (exit 0): the report said
+    "driver not found (... nvidia-smi: ok ...)"."""
+    make_tool(only_path, "nvidia-smi", body)
+    got = nvidia_smi.probe_nvidia_smi(timeout=5)
+    assert got["status"] == f"ran, but its output names no driver or GPU{said}"
+    assert got["gpus"] == [] and "driver_version" not in got
+
+
+@posix_only
 def test_no_nvidia_smi_at_all(only_path):
     assert nvidia_smi.probe_nvidia_smi(timeout=5) == {"status": "nvidia-smi: not found"}
 

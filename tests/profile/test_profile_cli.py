@@ -161,3 +161,55 @@ def test_a_scripts_sys_exit_message_is_status_1(script, capsys):
     assert main(["profile", str(path), "--no-capture"]) == 1
     out = capsys.readouterr().out
     assert f"The script exited with status 1: bad config (sys.exit at {path}:4)" in out
+
+
+LOOP_THEN_STOP = """\
+import os
+import signal
+import tensorflow as tf
+
+x = tf.ones([8, 8])
+for i in range(50):
+    x = tf.tanh(tf.matmul(x, x) * 0.01)
+    if i == 30:
+        {stop}
+print("never reached")
+"""
+
+
+def test_a_script_interrupted_by_ctrl_c_still_gets_its_report(script, capsys):
+    """Ctrl-C in a long training script printed 'interrupted' and nothing of what ran
+    (`%%tfprofile` in a notebook did show it)."""
+    path = script(LOOP_THEN_STOP.format(stop="raise KeyboardInterrupt"))
+    assert main(["profile", str(path), "--no-capture"]) == 130
+    out = capsys.readouterr().out
+    assert "Eager ops, by line" in out and f"{path.name}:7" in out
+    assert f"The run was interrupted (Ctrl-C) at {path}:9; the report covers what ran" in out
+    assert "never reached" not in out and "Traceback" not in out
+
+
+def test_a_script_ended_by_sigterm_gets_its_report_and_status_143(script):
+    """`timeout 600 tfperf profile train.py`: SIGTERM ended tfperf at once, without a word, a
+    report or its cleanup (exit -15)."""
+    import subprocess
+    import sys
+
+    path = script(LOOP_THEN_STOP.format(stop="os.kill(os.getpid(), signal.SIGTERM)"))
+    ran = subprocess.run([sys.executable, "-m", "tfperf", "profile", str(path), "--no-capture"],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 143, ran.stderr[-2000:]
+    assert f"The run was interrupted (SIGTERM) at {path}:9" in ran.stdout
+    assert "Eager ops, by line" in ran.stdout and "never reached" not in ran.stdout
+
+
+def test_sigterm_outside_a_profiled_script_says_interrupted(tmp_path):
+    """The same for every command: `tfperf bench` under `timeout` ends with a word and 143."""
+    import subprocess
+    import sys
+
+    bench = tmp_path / "b.py"
+    bench.write_text("import os, signal\nimport tfperf.bench as bench\n\n"
+                     "@bench.variant\ndef stop():\n    os.kill(os.getpid(), signal.SIGTERM)\n")
+    ran = subprocess.run([sys.executable, "-m", "tfperf", "bench", str(bench), "--no-progress"],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 143 and "interrupted (SIGTERM)" in ran.stderr, ran.stderr[-2000:]

@@ -154,26 +154,27 @@ def _run_file(args: argparse.Namespace, bar: Any, baseline: dict[str, Any] | Non
     budget = args.budget if args.budget is not None else (3.0 if args.quick else 10.0)
     if args.interleave_with:
         return gate_command.run_interleaved(args, bar, budget)
-    try:
-        bench = load_bench_file(args.file)
-        call_args, call_kwargs = bench.make_inputs(quick=args.quick)
-    except BenchFileError as exc:
-        raise UsageError(str(exc)) from None
-    gate = gate_command.wants_gate(args)
-    names = [v.name for v in bench.variants]
-    if args.baseline and args.baseline not in names:
-        raise UsageError(f"--baseline {args.baseline!r} is not one of {', '.join(names)}")
-    variants = []
-    for spec in bench.variants:
-        v = Variant.from_spec(spec)
-        v.source = {"file": str(Path(args.file).resolve()), "variant": spec.name,
-                    "quick": args.quick}
-        variants.append(v)
-    result = compare(variants, call_args, call_kwargs, baseline=args.baseline, budget=budget,
-                     quick=args.quick, isolate=args.isolate, roofline=args.roofline,
-                     reference=args.reference, grad=args.grad,
-                     allow_unchecked=args.allow_unchecked, progress=bar, counters=gate,
-                     **(gate_command.gate_settings(args) if gate else {}))
+    with gate_command.user_prints_aside(args):  # the file's top level, inputs and variants
+        try:
+            bench = load_bench_file(args.file)
+            call_args, call_kwargs = bench.make_inputs(quick=args.quick)
+        except BenchFileError as exc:
+            raise UsageError(str(exc)) from None
+        gate = gate_command.wants_gate(args)
+        names = [v.name for v in bench.variants]
+        if args.baseline and args.baseline not in names:
+            raise UsageError(f"--baseline {args.baseline!r} is not one of {', '.join(names)}")
+        variants = []
+        for spec in bench.variants:
+            v = Variant.from_spec(spec)
+            v.source = {"file": str(Path(args.file).resolve()), "variant": spec.name,
+                        "quick": args.quick}
+            variants.append(v)
+        result = compare(variants, call_args, call_kwargs, baseline=args.baseline,
+                         budget=budget, quick=args.quick, isolate=args.isolate,
+                         roofline=args.roofline, reference=args.reference, grad=args.grad,
+                         allow_unchecked=args.allow_unchecked, progress=bar, counters=gate,
+                         **(gate_command.gate_settings(args) if gate else {}))
     if gate:
         if bar:
             bar.close()

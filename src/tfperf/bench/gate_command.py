@@ -8,6 +8,7 @@ start); NumPy and TensorFlow load when a run starts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -165,10 +166,24 @@ def gate_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_interleaved(args: argparse.Namespace, bar: Any, budget: float) -> int:
-    from tfperf.bench.comparison import Variant, compare
-    from tfperf.bench.interleave import REF_SUFFIX, load_pair, split
-    from tfperf.bench.loader import BenchFileError
+    from tfperf.bench.interleave import split
     from tfperf.bench.record import run_record
+
+    with user_prints_aside(args):  # the two files' top levels, inputs and variants
+        result = _time_interleaved(args, bar, budget)
+    ref_result, cur_result = split(result)
+    ref_record = run_record(ref_result, file=str(args.interleave_with),
+                            counters_only=args.counters_only, label="base revision")
+    if bar:
+        bar.close()
+    return finish(cur_result, args, ref_record, paired=True, shown=result,
+                  baseline_source=f"{args.interleave_with} (interleaved)")
+
+
+def _time_interleaved(args: argparse.Namespace, bar: Any, budget: float) -> Any:
+    from tfperf.bench.comparison import Variant, compare
+    from tfperf.bench.interleave import REF_SUFFIX, load_pair
+    from tfperf.bench.loader import BenchFileError
     from tfperf.cli import UsageError
 
     try:
@@ -192,15 +207,20 @@ def run_interleaved(args: argparse.Namespace, bar: Any, budget: float) -> int:
     settings = gate_settings(args)
     settings["check_equivalence"] = False  # the base revision may compute something else
     settings.pop("yardstick", None)  # the base revision itself is the yardstick here
-    result = compare(variants, baseline=variants[1].name, budget=budget, quick=args.quick,
-                     counters=True, progress=bar, **settings)
-    ref_result, cur_result = split(result)
-    ref_record = run_record(ref_result, file=str(args.interleave_with),
-                            counters_only=args.counters_only, label="base revision")
-    if bar:
-        bar.close()
-    return finish(cur_result, args, ref_record, paired=True, shown=result,
-                  baseline_source=f"{args.interleave_with} (interleaved)")
+    return compare(variants, baseline=variants[1].name, budget=budget, quick=args.quick,
+                   counters=True, progress=bar, **settings)
+
+
+def report_format(args: argparse.Namespace) -> str:
+    return args.format or ("json" if args.json else "markdown" if args.markdown else "text")
+
+
+def user_prints_aside(args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
+    """With a JSON or Markdown report on stdout, what the user's bench file prints goes to
+    stderr: `--json > run.json` stays one document (a printing variant broke it)."""
+    if report_format(args) in ("json", "markdown"):
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
 
 
 def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | None, *,
@@ -222,7 +242,7 @@ def finish(result: Any, args: argparse.Namespace, baseline: dict[str, Any] | Non
             print(f"run saved to {path}", file=sys.stderr)
     except (RecordError, OSError) as exc:
         raise UsageError(f"cannot save the run: {exc}") from None
-    fmt = args.format or ("json" if args.json else "markdown" if args.markdown else "text")
+    fmt = report_format(args)
     bench_status = 0 if args.counters_only or paired else int(result.exit_status)
     if baseline is None:
         if fmt == "json":

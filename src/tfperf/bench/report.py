@@ -68,6 +68,11 @@ class CompareReport(CompareResult):
     def _footnotes(self) -> list[tuple[bool, str]]:
         """(loud, text) per note; loud ones are failures the exit status reflects."""
         notes: list[tuple[bool, str]] = []
+        # The same reason for every variant is said once (it was a line per variant)
+        unmeasured = {v.memory.get("source") for v in self.variants
+                      if v.memory.get("peak_bytes") is None}
+        shared = next(iter(unmeasured)) if len(unmeasured) == 1 and len(self.variants) > 1 \
+            and all(v.memory.get("peak_bytes") is None for v in self.variants) else None
         for v in self.variants:
             if v.error:
                 notes.append((True, f"{v.name}: {v.status}: {v.error}"))
@@ -86,10 +91,12 @@ class CompareReport(CompareResult):
             if v.memory.get("peak_bytes") is not None:
                 notes.append((False, f"{v.name}: peak memory {_fmt_bytes(v.memory['peak_bytes'])}"
                                      f" ({v.memory.get('source')})"))
-            elif v.memory.get("source"):  # --isolate could not measure it: say why
+            elif v.memory.get("source") and not shared:  # could not measure it: say why
                 notes.append((False, f"{v.name}: peak memory not measured: "
                                      f"{v.memory['source']}"))
             notes.extend((False, f"{v.name}: {line}") for line in _roofline_lines(v))
+        if shared:
+            notes.append((False, f"peak memory not measured: {shared}"))
         tolerances = sorted({v.equivalence.tolerance for v in self.variants
                              if v.equivalence and v.equivalence.tolerance})
         if tolerances:

@@ -35,6 +35,16 @@ def knowledge_os(facts: Facts) -> str:
     return "wsl" if facts.wsl else "linux"
 
 
+def _driver_hung(facts: Facts) -> str | None:
+    """The first driver tool that timed out: a wedged driver, so no GPU may still mean one."""
+    return next((f"{k}: {v}" for k, v in facts.driver_probes.items() if "timed out" in v), None)
+
+
+def _surely_no_gpu(facts: Facts) -> bool:
+    """No GPU seen, and the PCI bus was read and no driver tool hung."""
+    return not facts.has_nvidia_gpu and facts.pci_nvidia_gpus == [] and not _driver_hung(facts)
+
+
 def _tf_ran(facts: Facts) -> bool:
     return facts.tf_probe == "ok"
 
@@ -98,9 +108,12 @@ def _meta_pair(packages: dict[str, str]) -> bool:
 def check_tensorflow(facts: Facts) -> Finding:
     code = "doctor.tensorflow"
     if not facts.tf_packages and facts.tf_probe != "ok":
-        return _f(code, Status.FAIL, "TensorFlow is not installed",
-                  "pip install 'tensorflow[and-cuda]' (Linux with an NVIDIA GPU) or "
-                  "pip install tensorflow-cpu")
+        fix = ("pip install 'tensorflow[and-cuda]' (Linux with an NVIDIA GPU) or "
+               "pip install tensorflow-cpu")
+        if facts.os == "linux" and _surely_no_gpu(facts):  # the GPU build first misled here
+            fix = ("pip install tensorflow-cpu (this machine has no NVIDIA GPU; on one with a "
+                   "GPU: pip install 'tensorflow[and-cuda]')")
+        return _f(code, Status.FAIL, "TensorFlow is not installed", fix)
     if len(facts.tf_packages) > 1 and not _meta_pair(facts.tf_packages):
         names = ", ".join(f"{k} {v}" for k, v in facts.tf_packages.items())
         return _f(code, Status.FAIL,
@@ -217,6 +230,9 @@ def check_cpu_only_build(facts: Facts) -> Finding:
         return _f(code, Status.SKIP, "no TensorFlow installed: build type unknown")
     if facts.is_cuda_build:
         return _f(code, Status.PASS, f"{facts.tf_package or 'TensorFlow'} is a CUDA build")
+    if not facts.has_nvidia_gpu and (hung := _driver_hung(facts)):
+        return _f(code, Status.SKIP, f"{facts.tf_package or 'TensorFlow'} is CPU-only; "
+                  f"whether this machine has an NVIDIA GPU is unknown ({hung})")
     if not facts.has_nvidia_gpu:
         return _f(code, Status.PASS, f"{facts.tf_package or 'TensorFlow'} is CPU-only, and "
                   "this machine has no NVIDIA GPU: the right build")

@@ -7,6 +7,7 @@ Kept import-light on purpose: the doctor's command module adds these arguments o
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,10 @@ def _read_input(args: argparse.Namespace) -> str:
         if path.is_dir():
             raise UsageError(f"{args.file} is a directory, not a log file")
         try:
-            return path.read_bytes().decode("utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError as exc:
             raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+        return decode_log(data, args.file)
     if text_args == ["-"]:
         return _read_stdin(required=False)
     if "-" in text_args:
@@ -63,6 +65,31 @@ def _read_input(args: argparse.Namespace) -> str:
     if not text_args:
         return _read_stdin(required=True)
     return "\n".join(text_args)
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode_log(data: bytes, name: str) -> str:
+    """A log's text. PowerShell's `>` writes UTF-16 (read as UTF-8 it was NUL-strewn noise,
+    and a log with a cuDNN failure said "nothing wrong"). Other data holding NUL bytes is
+    searched as it is (a core dump may hold the OOM line), with a note on stderr that it is
+    not a text log, so that "nothing wrong" is not read as a verdict on a log."""
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
+    if encoding is None and b"\x00" in data[:4096]:
+        head = data[:4096]
+        odd, even = head[1::2].count(0), head[0::2].count(0)
+        if odd > 0.9 * len(head[1::2]) and even < 0.1 * len(head[0::2]):
+            encoding = "utf-16-le"  # UTF-16 without its mark: ASCII text, every other byte 0
+        elif even > 0.9 * len(head[0::2]) and odd < 0.1 * len(head[1::2]):
+            encoding = "utf-16-be"
+        else:
+            print(f"tfperf explain: note: {name} is not a text log (it holds binary data): "
+                  "only its text parts are searched; give the log TensorFlow or your run "
+                  "printed", file=sys.stderr)
+    return data.decode(encoding or "utf-8", errors="replace")
 
 
 _LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
@@ -99,7 +126,7 @@ def _read_stdin(required: bool) -> str:
         if required:
             raise UsageError(_USAGE) from None
         raise UsageError(f"cannot read standard input: {exc}") from None
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = decode_log(data, "standard input") if isinstance(data, bytes) else data
     if required and not text.strip():
         raise UsageError(_USAGE + " (standard input was empty)")
     return text

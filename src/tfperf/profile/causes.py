@@ -339,6 +339,7 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
         claimed.update((h.path, h.line) for h in cause.lines)
     # 3. per line: a discarded result (even inside a step), else what the line is
     groups: dict[tuple[str, str, int], Cause] = {}
+    quiet: list[tuple[SourceModel, _Line]] = []  # hot lines no cause of their own
     for x in hot:
         model = models.get(x.site[0])
         if model is None:
@@ -358,6 +359,7 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
             continue
         kind, key_line, fix, rules = _classify(model, stmt, x)
         if kind is None:
+            quiet.append((model, x))
             continue
         key = (kind, x.site[0], key_line)
         cause = groups.get(key)
@@ -381,7 +383,14 @@ def explain(obs: Observation, findings: list[Finding], *, capture: Any = None,
         cause.lines.append(_hot(model, x))
         if kind == "keras-eager" and "run_eagerly" in model.source:
             cause.automatic = "Keras steps compiled (run_eagerly off)"
-    for cause in groups.values():
+    for (kind, path, key_line), cause in groups.items():
+        if kind == "python-loop":  # the loop's cost is all of its lines, not only its storms
+            end = _end_of(models[path], key_line)
+            for model, x in quiet:
+                if x.site[0] == path and key_line <= x.site[1] <= end:
+                    cause.seconds += x.seconds
+                    cause.lines.append(_hot(model, x))
+            cause.lines.sort(key=lambda h: -h.seconds)
         cause.share = cause.seconds / wall
         causes.append(cause)
     causes += _advice_causes(findings, obs, wall, claimed, models)

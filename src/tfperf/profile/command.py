@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
                                              quick=args.quick)
     except runner.ProfileInputError as exc:
         raise UsageError(str(exc)) from None
-    if args.try_fixes:
+    if args.try_fixes and not isinstance(report.error, KeyboardInterrupt):
         _try_fixes(report, args, script_args)
     if args.plot:
         from tfperf.profile.plot import plot_report

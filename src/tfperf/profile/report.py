@@ -11,6 +11,7 @@ from typing import Any
 
 from tfperf.core import render
 from tfperf.core.findings import Finding, Location, Status
+from tfperf.core.interrupts import interrupt_name, interrupt_status
 from tfperf.profile import advice, replicas, retrace
 from tfperf.profile import causes as causes_mod
 from tfperf.profile.observation import Observation
@@ -85,7 +86,10 @@ class ProfileReport:
 
     @property
     def exit_status(self) -> int:
-        """1 when the run raised or advice warns (the CLI contract: found → 1), else 0."""
+        """1 when the run raised or advice warns (the CLI contract: found → 1), else 0; an
+        interrupted script's run: the signal's status (130 Ctrl-C, 143 SIGTERM)."""
+        if isinstance(self.error, KeyboardInterrupt):
+            return interrupt_status(self.error)
         if self.error is not None:
             return 1
         return 1 if any(f.status in (Status.WARN, Status.FAIL) for f in self.findings) else 0
@@ -179,6 +183,15 @@ class ProfileReport:
             out += ["", render.style(f"The script exited with status {status} "
                                      f"(sys.exit{where}); the report covers what ran before "
                                      f"it.", "bold", color=color)]
+        elif isinstance(self.error, KeyboardInterrupt):
+            from tfperf.profile.attribution import is_user_file
+
+            users = [f for f in traceback.extract_tb(self.error.__traceback__)
+                     if is_user_file(f.filename) and "runpy" not in f.filename]
+            where = f" at {users[-1].filename}:{users[-1].lineno}" if users else ""
+            out += ["", render.style(f"The run was interrupted ({interrupt_name(self.error)})"
+                                     f"{where}; the report covers what ran before it.",
+                                     "bold", color=color)]
         elif self.error is not None:
             out += ["", render.style("The run raised an error (the report covers what ran "
                                      "before it):", "red", "bold", color=color)]

@@ -244,8 +244,8 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, capture: bool = Tr
                 exec_as_main(code, main_module(script, init))
             else:
                 runpy.run_path(str(script), run_name="__main__", init_globals=init)
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: what ran so far is the report
+        error = exc
     except BaseException as exc:  # the script's own error (SystemExit included) is reported
         if _is_error(exc):
             error = exc

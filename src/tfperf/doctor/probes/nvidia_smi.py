@@ -57,4 +57,8 @@ def probe_nvidia_smi(timeout: float = 10.0) -> dict[str, Any]:
     facts["gpus"] = gpus
     if not query.ok:
         facts["status"] = f"ok (GPU query failed: {query.describe()})"
+    if not facts.get("driver_version") and not gpus:  # "ok" beside "driver not found" misled
+        first = next((ln.strip() for ln in header.stdout.splitlines() if ln.strip()), "")
+        said = f": {first[:100]!r}" if first.isprintable() and first else ""
+        facts["status"] = f"ran, but its output names no driver or GPU{said}"
     return facts
