@@ -242,3 +242,25 @@ def test_cli_tunes_a_bench_files_baseline_variant(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["function"] == "chain"
     assert any(c["name"] == "tf.function" for c in doc["candidates"])
+
+
+def test_cli_json_stays_one_document_when_the_users_file_prints(tmp_path, capsys, monkeypatch):
+    from tfperf.tune import search
+    from tfperf.tune.levers import loop_reduce
+
+    # The user's file prints at import, in its inputs function and in every call: with --json
+    # those lines go to stderr and stdout reads back as the document (it failed to parse).
+    monkeypatch.setattr(search, "discover", loop_reduce.levers)
+    path = tmp_path / "noisy_mod.py"
+    noisy = LOOP_FILE.replace("import tfperf\n", "import tfperf\n\nprint('loading the model')\n")
+    noisy = noisy.replace("    g = tf.random.Generator", "    print('making inputs')\n"
+                          "    g = tf.random.Generator")
+    noisy = noisy.replace("    results = []", "    print('feature called')\n    results = []")
+    assert noisy.count("print(") == 3
+    path.write_text(noisy)
+    rc = main(["tune", f"{path}:feature", "--budget", "4", "--json", "--no-cache"])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    jsonschema.validate(doc, TUNE_SCHEMA)
+    assert rc == 0 and doc["function"] == "feature"
+    assert "loading the model" in captured.err and "making inputs" in captured.err

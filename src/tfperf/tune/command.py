@@ -4,9 +4,10 @@ change. Only argparse and the standard library at import time (imported on every
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 def register(subparsers: Any) -> None:
@@ -112,9 +113,14 @@ def run(args: argparse.Namespace) -> int:
         from tfperf.core.tensorflow_logs import quiet_tensorflow_startup
 
         quiet_tensorflow_startup()
+    out = sys.stdout
+    # With --json, stdout holds one document: what the user's file prints (at import, in the
+    # inputs function, in every call tune times) goes to stderr.
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     try:
-        fn, inputs = _load(args)
-        return _tune(args, fn, inputs)
+        with quiet:
+            fn, inputs = _load(args)
+            return _tune(args, fn, inputs, out)
     except (UserCodeError, TuneError) as exc:
         print(f"tfperf tune: {exc}", file=sys.stderr)
         return 2
@@ -196,7 +202,7 @@ def _stateful(value: Any) -> bool:
     return any(isinstance(x, tf.Variable) or hasattr(x, "trainable_variables") for x in leaves)
 
 
-def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
+def _tune(args: argparse.Namespace, fn: Any, make: Any, out: TextIO) -> int:
     from tfperf.tune.patch import apply_patch
     from tfperf.tune.search import tune
     from tfperf.tune.target import TuneError
@@ -217,11 +223,11 @@ def _tune(args: argparse.Namespace, fn: Any, make: Any) -> int:
                   devices=getattr(args, "devices", None), ray=getattr(args, "ray", None),
                   reduced_precision=bool(getattr(args, "reduced_precision", False)))
     if args.json:
-        print(result.to_json())
+        print(result.to_json(), file=out)
     else:
-        print(result.table())
+        print(result.table(), file=out)
         if args.diff and result.patch:
-            print(result.patch, end="")
+            print(result.patch, end="", file=out)
     if args.html:
         from tfperf.core.html import save
 
