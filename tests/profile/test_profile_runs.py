@@ -38,15 +38,23 @@ def test_case_study_inner_loop_is_the_top_eager_op_line(tf):
     from tfperf.examples.case_study_slow import compute_feature_tf_slow
 
     samples, weights = tf.random.normal([4, 50, 8]), tf.random.normal([50])
-    rep = runner.profile(compute_feature_tf_slow, samples, weights, steps=1, capture=False)
-    assert rep.error is None
-    top = rep.obs.sorted_lines("eager_ops")[0]
-    assert top.path == str(SLOW)
-    assert top.line == line_of(SLOW, "weighted_sum = weighted_sum + window_data[j]")
-    # 2 calls (warm-up + 1 step) × 4 samples × 50 window steps × 4 ops per line
-    assert top.count == 2 * 4 * 50 * 4
-    assert set(top.kinds) == {"StridedSlice", "Mul", "AddV2"}
-    assert top.total_s / rep.obs.wall_s > 0.5
+    # The line's share of the wall time is a timing: a process preempted between ops (a
+    # busy 2-core machine, stop 43's suite run: 0.41) lowers it, never raises it. So the
+    # best of up to three profiles must show it; every count is checked on each.
+    shares = []
+    for _ in range(3):
+        rep = runner.profile(compute_feature_tf_slow, samples, weights, steps=1, capture=False)
+        assert rep.error is None
+        top = rep.obs.sorted_lines("eager_ops")[0]
+        assert top.path == str(SLOW)
+        assert top.line == line_of(SLOW, "weighted_sum = weighted_sum + window_data[j]")
+        # 2 calls (warm-up + 1 step) × 4 samples × 50 window steps × 4 ops per line
+        assert top.count == 2 * 4 * 50 * 4
+        assert set(top.kinds) == {"StridedSlice", "Mul", "AddV2"}
+        shares.append(top.total_s / rep.obs.wall_s)
+        if shares[-1] > 0.5:
+            break
+    assert max(shares) > 0.5, shares
     (storm,) = [f for f in rep.findings if f.code == "profile.eager_ops"]
     assert storm.location.line == top.line and "TFP101" in storm.message
 
