@@ -87,8 +87,11 @@ def _whole_number(node: ast.AST) -> bool:
     """An int or float literal with a whole value (cast to an int dtype unchanged)."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float) \
-        and float(node.value).is_integer()
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float):
+        return False
+    value = node.value
+    assert isinstance(value, (int, float))
+    return float(value).is_integer()
 
 
 def carried_edits(fn: ast.FunctionDef, tf: str,
