@@ -85,3 +85,22 @@ def test_the_carried_loop_compiles_and_agrees(user_module, roomy_limits, dtype):
     other = (50 * np.exp(np.cumsum(rng.normal(0, 0.03, 500)))).astype(dtype)
     assert mod.peak_gap(other) > 0
     np.testing.assert_allclose(compiled(other).numpy(), mod.peak_gap(other), rtol=1e-12)
+
+
+def test_the_compile_rung_stacks_on_a_traceable_loop_too_slow_eagerly(user_module, roomy_limits,
+                                                                     monkeypatch):
+    """Held-out round 14's c09: the traceable code, run eagerly, is a tf op per item (13 s a
+    call on 60 000 items) and was rejected as too slow, so its compiled form was never
+    built. Planted: a call limit the eager loop overruns and the baseline's NumPy does not."""
+    from tfperf.tune import search
+
+    monkeypatch.setattr(search.Search, "call_limit", lambda self: 0.2)
+    mod = user_module(PEAK_GAP)
+    series = 100 * np.exp(np.cumsum(np.random.default_rng(5).normal(0, 0.02, 8000)))
+    result = tune(mod.peak_gap, (series,), budget=30,
+                  levers=[Traceable(), TfFunction(), JitCompile()])
+    by = {tuple(c.levers): c for c in result.candidates}
+    assert by[(Traceable.name,)].rejected.startswith("too slow: a call"), result.table()
+    both = by[(Traceable.name, "jit_compile")]
+    assert both.equivalent is True, result.table()
+    assert not (both.rejected or "").startswith(("raises", "disagrees")), result.table()
