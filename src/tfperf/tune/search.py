@@ -420,6 +420,10 @@ class Search:
             out += rung
             self._done = self._done + rung
             rung += again
+            # Code made traceable only to be compiled may be slow eagerly (held-out round 14's
+            # c09: a 60 000-step loop of tf ops, 13 s a call); its compiled form is the point.
+            spare += [c.levers[-1] for c in rung if _slow_enabler(c)
+                      and c.levers[:-1] == before.levers and c.levers[-1] not in spare]
             ready = [c for c in rung if c.record.rejected is None and c.built is not None]
             if not ready:
                 continue
@@ -1120,6 +1124,14 @@ class Search:
         if live.built is None:
             return 1 << 30
         return len(lint_source(live.built.source, str(self.target.path)))
+
+
+def _slow_enabler(live: _Live) -> bool:
+    """Built, made only of levers that just let the user's ops trace (``enables_only``), and
+    rejected only for a slow eager call: the compile rung may still stack on it."""
+    return live.built is not None and bool(live.levers) \
+        and all(getattr(lv, "enables_only", False) for lv in live.levers) \
+        and (live.record.rejected or "").startswith("too slow: a call did not finish")
 
 
 def fewest_levers(rest: list[_Live], top: list[_Live]) -> _Live | None:

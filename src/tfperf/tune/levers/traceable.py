@@ -13,6 +13,9 @@ Measured on TF 2.21 / Keras 3 (stop 38), why such code raises under ``tf.functio
   not convert (``Iterating over a symbolic tf.Tensor is not allowed``). Remedy: the value is
   indexed, ``_v = boxes[i, j]; x1, y1, x2, y2 = _v[0], _v[1], _v[2], _v[3]`` (the same for a
   tensor, an array, a list or a tuple of that length; anything else raises and is rejected).
+- **Scalars carried through a loop over a tensor's items** (held-out round 14's c09): the
+  builtins ``max``/``min`` of two tensors, which AutoGraph does not convert, and a Python
+  number as a TF loop's first value of a float: :mod:`tfperf.tune.levers.scalar_loops`.
 - **A ``break``/``return`` under an ``if`` on a tensor in a Python ``for i in range(n)``**:
   AutoGraph raises ``NotImplementedError: break and return statements which depend on a TF
   condition are not supported in Python for loops``. Remedy: ``range`` → ``tf.range``, a TF
@@ -29,9 +32,17 @@ from __future__ import annotations
 import ast
 
 from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.levers.scalar_loops import carried_edits, extrema_edits
 from tfperf.tune.levers.static_bounds import rewrite as static_bounds
 from tfperf.tune.levers.static_bounds import tensor_params
-from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    bound_names,
+    ensure_tf,
+    find_function,
+    parse,
+    replace_nodes,
+)
 
 
 def reached(tree: ast.Module, fn: ast.FunctionDef) -> tuple[list[ast.FunctionDef],
@@ -98,9 +109,16 @@ def rewrite(text: str, name: str, tensors: set[str]) -> str:
                     and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range" \
                     and _breaks_on_a_call(node):
                 edits.append((node.iter.func, f"{tf}.range"))
+    taken = [node for node, _ in edits]
+    bound = bound_names(tree)
+    for scope in funcs:
+        edits += extrema_edits(scope, tf, bound, taken)
+    edits += carried_edits(funcs[0], tf, tensors)
     if not edits and not edited and not _calls(classes):
         raise SourceEditError("nothing that stops tracing: no Keras layer's call, no tensor "
-                              "unpacked, no break on a tensor in a range loop, no dynamic bound")
+                              "unpacked, no break on a tensor in a range loop, no dynamic "
+                              "bound, no max/min in a loop, no number carried from a "
+                              "tensor's items")
     text = replace_nodes(text, edits) if edits else text
     tree = parse(text)
     _, classes = reached(tree, find_function(tree, name))
@@ -126,8 +144,10 @@ class Traceable(Lever):
         "bounds", 5, False
     enables_only = True  # eagerly the converted code runs the same ops (held-out round 13's c09)
     description = ("a Keras layer's call converted by AutoGraph, a tensor unpacked by "
-                   "indexing, a range loop that breaks on a tensor made a tf.range loop (and "
-                   "static loop bounds): the code traces, so it can be compiled")
+                   "indexing, a range loop that breaks on a tensor made a tf.range loop, "
+                   "max/min in a loop as tf.maximum/minimum, a number carried from a "
+                   "tensor's items given their dtype (and static loop bounds): the code "
+                   "traces, so it can be compiled")
     rejections = ("still raises while tracing", "disagrees with the baseline")
 
     def applies(self, ctx: LeverContext) -> str | None:
