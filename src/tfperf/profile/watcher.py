@@ -30,6 +30,7 @@ runs "paused": its events are not recorded and its time is kept out of ``wall_s`
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import threading
@@ -100,6 +101,9 @@ class Watcher:
         self._fn_stats: dict[int, FunctionStats] = {}
         self._fn_refs: list[Any] = []  # keep observed Function objects alive: ids stay unique
         self._signatures: dict[int, inspect.Signature | None] = {}
+        # code of tf.function's call machinery (TF's, and this watcher's hook on it): a sync
+        # made under it, with no user frame nearer, is TF's own (``Observation.tf_own_syncs``)
+        self._call_codes: set[types.CodeType] = set()
         self._lock = threading.Lock()
         self._start = 0.0
         self._active = False
@@ -226,6 +230,7 @@ class Watcher:
                         watcher.obs.overhead_s += now - t1
 
         cls.__call__ = observed_call
+        self._call_codes.add(observed_call.__code__)
         self._undo.append(lambda: setattr(cls, "__call__", original_call))
         self._install_trace_timer()
 
@@ -267,6 +272,11 @@ class Watcher:
                 stats.calls += 1
                 stats.total_s += elapsed
             new_traces = max(after - before, 0)
+            if new_traces > 1 and before == 0 and getattr(fn, "_created_variables", False):
+                # a first call that created variables: TF traced it to create them, then
+                # again to run without (private flag: read, guarded). One trace is the call's.
+                stats.variable_traces += new_traces - 1
+                new_traces = 1
             if new_traces:
                 stats.traces += new_traces
                 if self._local.last_graph is not None:
@@ -339,7 +349,9 @@ class Watcher:
         if "_numpy" not in cls.__dict__:
             raise AttributeError(f"{cls.__name__} has no _numpy method")
         original = cls.__dict__["_numpy"]
-        local, table = self._local, self.obs.host_syncs
+        local, table, tf_own = self._local, self.obs.host_syncs, self.obs.tf_own_syncs
+        call_codes = self._call_codes
+        machinery = _module_file(FUNCTION_CLASS[0])
         find_user = attribution.user_frame_and_callee
         package_of = attribution.third_party_package
         library_of = attribution.library_package
@@ -357,18 +369,21 @@ class Watcher:
                 frame, callee = find_user(caller)
                 site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None \
                     else ("<unknown>", 0)
-                stats = table.get(site)
-                if stats is None:
-                    stats = table[site] = LineStats(site[0], site[1])
-                stats.count += 1
-                stats.total_s += t1 - t0
-                stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
-                package = package_of(callee.f_code) if callee is not None else ""
-                if not package and callee is not None and callee.f_code.co_name not in \
-                        _OWN_CONVERSIONS and library_of(callee.f_code) == "tensorflow":
-                    package = "tensorflow"  # inside a TF API the line called (tape.gradient)
-                if package:  # the line called a library (Keras's fit), which converted
-                    stats.made_in[package] += 1
+                if _under_call(caller, frame, call_codes, machinery):
+                    tf_own[site] = tf_own.get(site, 0) + 1
+                else:
+                    stats = table.get(site)
+                    if stats is None:
+                        stats = table[site] = LineStats(site[0], site[1])
+                    stats.count += 1
+                    stats.total_s += t1 - t0
+                    stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
+                    package = package_of(callee.f_code) if callee is not None else ""
+                    if not package and callee is not None and callee.f_code.co_name not in \
+                            _OWN_CONVERSIONS and library_of(callee.f_code) == "tensorflow":
+                        package = "tensorflow"  # inside a TF API the line called (tape.gradient)
+                    if package:  # the line called a library (Keras's fit), which converted
+                        stats.made_in[package] += 1
                 local.last_event = time.perf_counter()
                 local.statement = None
 
@@ -491,6 +506,29 @@ _OWN_CONVERSIONS = frozenset({"numpy", "__array__", "__float__", "__int__", "__b
 _CONVERSIONS = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
                 "__int__": "int()", "__bool__": "bool()", "__index__": "index",
                 "__format__": "format", "__complex__": "complex()", "__reduce__": "pickle"}
+
+
+def _module_file(module: str) -> str | None:
+    try:
+        found = importlib.import_module(module)
+    except ImportError:  # another TF layout: the watcher's own call hook still tells
+        return None
+    return getattr(found, "__file__", None)  # as its code objects spell it
+
+
+def _under_call(frame: Any, user: Any, codes: set[types.CodeType],
+                machinery: str | None) -> bool:
+    """Whether TF's own code converted, for a tf.function call's machinery, between
+    ``frame`` (the conversion) and the user's frame: a first call checks the variables it
+    created. Code of another library on the way (Keras's step run eagerly) is not TF's own."""
+    while frame is not None and frame is not user:
+        code = frame.f_code
+        if code in codes or (machinery is not None and code.co_filename == machinery):
+            return True
+        if attribution.library_package(code) != "tensorflow":
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _conversion_name(caller: str) -> str:
