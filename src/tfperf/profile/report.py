@@ -162,8 +162,8 @@ class ProfileReport:
         out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
                                 "syncs", "via")
         for (path, line), n in sorted(self.obs.tf_own_syncs.items()):
-            out.append(f"  {self.site(path, line)}: {n} more, TensorFlow's own (a tf.function's "
-                       "first call checking the variables it created; not counted)")
+            out.append(f"  {self.site(path, line)}: {n} TensorFlow's own, not counted (a "
+                       "tf.function's first call checking the variables it created)")
         out += self._lines_text(b, "eager_ops", "Eager ops, by line", "ops", "top ops")
         out += self._capture_text(b)
         out += self._replicas_text(b)
