@@ -1,6 +1,7 @@
 """A tf.function whose first call creates variables (a Keras model built inside it): TF
 converts a tensor for itself (checking the new variables) and traces that call twice. Neither
-is the user's: the step stays sync-free and its traces are one per distinct Python value.
+is the user's: the step stays sync-free (and eager-op-free) and its traces are one per
+distinct Python value.
 
 Planted outcomes only: which conversions the code makes and which Python values it passes.
 """
@@ -34,6 +35,8 @@ def test_tf_own_sync_on_a_variable_creating_first_call_is_not_the_users(tf):
     assert counters.from_watch(obs).values["host_syncs"] == 0  # max_host_syncs=0 holds
     assert obs.host_syncs == {}
     assert sum(obs.tf_own_syncs.values()) == 1  # seen, and said whose
+    # the same checks' eager ops (VarIsInitializedOp, Pack): not the user's either
+    assert counters.from_watch(obs).values["eager_ops"] == 0 and obs.tf_own_ops
     text = ProfileReport(obs=obs).text()
     assert "TensorFlow's own" in text
 
@@ -59,7 +62,7 @@ def test_a_model_built_before_the_step_has_no_tf_own_sync_or_extra_trace(tf):
     obs = _keras_step(tf, user_sync=False, built=True)
     (fn,) = obs.functions
     assert (fn.traces, fn.variable_traces) == (len(LRS), 0)
-    assert obs.tf_own_syncs == {} and obs.host_syncs == {}
+    assert obs.tf_own_syncs == {} and obs.host_syncs == {} and obs.tf_own_ops == {}
 
 
 def test_a_sync_in_a_step_run_eagerly_is_the_users(tf):
@@ -78,5 +81,6 @@ def test_a_sync_in_a_step_run_eagerly_is_the_users(tf):
             step(tf.constant(3.0))
     finally:
         tf.config.run_functions_eagerly(False)
-    assert w.obs.tf_own_syncs == {}
-    assert counters.from_watch(w.obs).values["host_syncs"] == 2
+    assert w.obs.tf_own_syncs == {} and w.obs.tf_own_ops == {}
+    counts = counters.from_watch(w.obs).values
+    assert counts["host_syncs"] == 2 and counts["eager_ops"] >= 2  # its Mul runs eagerly

@@ -136,9 +136,12 @@ class Observation:
     functions: list[FunctionStats] = field(default_factory=list)
     host_syncs: dict[Site, LineStats] = field(default_factory=dict)
     # syncs TF's tf.function call made for itself, outside the user's Python (checking the
-    # variables a first call created): user line → count. Not in ``host_syncs``: no change
-    # to the user's code removes them, and a step asserted sync-free must stay so.
+    # variables a first call created): user line of the call → count. Not in ``host_syncs``:
+    # no change to the user's code removes them, and a step asserted sync-free must stay so.
     tf_own_syncs: dict[Site, int] = field(default_factory=dict)
+    # eager ops TF ran for itself in that call: creating the variables inside a trace
+    # (VarHandleOp), checking them (VarIsInitializedOp, Pack). User line of the call → count
+    tf_own_ops: dict[Site, int] = field(default_factory=dict)
     eager_ops: dict[Site, LineStats] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
     # graph node name → device that ran it (placement.py): splits a capture per replica

@@ -112,6 +112,8 @@ class ProfileReport:
             "tf_own_syncs": [{"path": p, "line": n, "count": c}
                              for (p, n), c in sorted(self.obs.tf_own_syncs.items())],
             "eager_ops": [s.to_dict(wall) for s in self.obs.sorted_lines("eager_ops")],
+            "tf_own_ops": [{"path": p, "line": n, "count": c}
+                           for (p, n), c in sorted(self.obs.tf_own_ops.items())],
             "ops": ops,
             "capture": cap,
             "capture_note": self.capture_note,
@@ -163,8 +165,11 @@ class ProfileReport:
                                 "syncs", "via")
         for (path, line), n in sorted(self.obs.tf_own_syncs.items()):
             out.append(f"  {self.site(path, line)}: {n} TensorFlow's own, not counted (a "
-                       "tf.function's first call checking the variables it created)")
+                       "tf.function's first call creating its variables and checking them)")
         out += self._lines_text(b, "eager_ops", "Eager ops, by line", "ops", "top ops")
+        for (path, line), n in sorted(self.obs.tf_own_ops.items()):
+            out.append(f"  {self.site(path, line)}: {n} TensorFlow's own, not counted (a "
+                       "tf.function's first call creating its variables and checking them)")
         out += self._capture_text(b)
         out += self._replicas_text(b)
         if self.obs.unavailable:
