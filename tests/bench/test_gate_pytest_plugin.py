@@ -83,6 +83,37 @@ def test_bench(tfperf_bench):
 '''
 
 
+# A Keras model built inside the step: TF's first call converts once and traces twice for
+# itself (test_profile_first_call.py); a user's own float() in the same step still fails.
+KERAS_BUILT_INSIDE = '''
+import pytest
+import tensorflow as tf
+
+def make():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+    @tf.function
+    def step(x, lr):
+        return tf.reduce_sum(model(x)) * lr
+    return step
+
+@pytest.mark.tfperf(max_traces=1, max_host_syncs=0)
+def test_clean_step():
+    step = make()
+    for _ in range(3):
+        step(tf.ones([2, 3]), tf.constant(0.1))
+
+def test_fixture(tfperf_bench):
+    result = tfperf_bench(make(), tf.ones([2, 3]), tf.constant(0.1))
+    assert result.counters["host_syncs"] == 0 and result.counters["traces"] == 1
+
+@pytest.mark.tfperf(max_host_syncs=0)
+def test_users_sync():
+    step = make()
+    assert float(step(tf.ones([2, 3]), tf.constant(0.1))) != 0.0
+'''
+
+
 @pytest.fixture(scope="module")
 def tensorflow():
     # Imported before pytester's snapshot of sys.modules (module scope is set up first):
@@ -233,3 +264,13 @@ def test_the_entry_point_is_declared():
         import tomli as tomllib
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["pytest11"] == {"tfperf": "tfperf.pytest_plugin"}
+
+
+@pytest.mark.tf
+def test_a_model_built_inside_the_step_is_not_the_users_sync_or_retrace(pytester, run):
+    pytester.makepyfile(test_keras=KERAS_BUILT_INSIDE)
+    res = run("--tfperf-budget", "0.2")
+    res.assert_outcomes(passed=2, failed=1)
+    out = res.stdout.str()
+    assert "host_syncs = 1, over max_host_syncs=0" in out  # the user's float() only
+    assert "test_keras.py:25: 1 (float() ×1)" in out

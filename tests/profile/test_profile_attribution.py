@@ -112,7 +112,10 @@ def test_eager_ops_made_while_a_function_traces_are_the_functions_time(tf):
     (fn,) = w.obs.functions
     assert fn.trace_s >= 1.0
     made = [s for s in w.obs.eager_ops.values() if "VarHandleOp" in s.kinds]
-    assert made and all(s.total_s == 0.0 for s in made)
+    assert all(s.total_s == 0.0 for s in made)
+    # creating the variable is TF's own work in the first call (test_profile_first_call.py):
+    # seen, charged to no line's time or count
+    assert not made and sum(w.obs.tf_own_ops.values()) >= 1
 
 
 def _sync_obs(count, total_s, wall_s, made_in=None):

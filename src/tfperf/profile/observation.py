@@ -43,7 +43,10 @@ class FunctionStats:
     name: str
     code_key: tuple[str, int] | None  # (file, first line) of the Python function
     calls: int = 0
-    traces: int = 0
+    traces: int = 0  # the traces a user's calls caused (what TF's retracing warning counts)
+    # TF's second trace of a first call that created variables (a Keras model built inside):
+    # it traces once allowing variable creation, then once more without. Not a retrace.
+    variable_traces: int = 0
     trace_s: float = 0.0
     total_s: float = 0.0
     first_site: Site | None = None
@@ -70,6 +73,7 @@ class FunctionStats:
         return {
             "name": self.name,
             "traces": self.traces,
+            "variable_traces": self.variable_traces,
             "retrace_causes": rows,
             "trace_s": self.trace_s,
             "run_s": self.run_s,
@@ -131,6 +135,13 @@ class Observation:
     overhead_s: float = 0.0  # tfperf's own work inside the block: capture start/stop, bookkeeping
     functions: list[FunctionStats] = field(default_factory=list)
     host_syncs: dict[Site, LineStats] = field(default_factory=dict)
+    # syncs TF's tf.function call made for itself, outside the user's Python (checking the
+    # variables a first call created): user line of the call → count. Not in ``host_syncs``:
+    # no change to the user's code removes them, and a step asserted sync-free must stay so.
+    tf_own_syncs: dict[Site, int] = field(default_factory=dict)
+    # eager ops TF ran for itself in that call: creating the variables inside a trace
+    # (VarHandleOp), checking them (VarIsInitializedOp, Pack). User line of the call → count
+    tf_own_ops: dict[Site, int] = field(default_factory=dict)
     eager_ops: dict[Site, LineStats] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
     # graph node name → device that ran it (placement.py): splits a capture per replica

@@ -113,7 +113,11 @@ class ProfileReport:
             "functions": [f.to_dict() for f in
                           sorted(self.obs.functions, key=lambda f: (-f.traces, -f.total_s))],
             "host_syncs": [s.to_dict(wall) for s in self.obs.sorted_lines("host_syncs")],
+            "tf_own_syncs": [{"path": p, "line": n, "count": c}
+                             for (p, n), c in sorted(self.obs.tf_own_syncs.items())],
             "eager_ops": [s.to_dict(wall) for s in self.obs.sorted_lines("eager_ops")],
+            "tf_own_ops": [{"path": p, "line": n, "count": c}
+                           for (p, n), c in sorted(self.obs.tf_own_ops.items())],
             "ops": ops,
             "capture": cap,
             "capture_note": self.capture_note,
@@ -163,7 +167,13 @@ class ProfileReport:
         out += self._functions_text(b)
         out += self._lines_text(b, "host_syncs", "Host syncs (tensor → host), by line",
                                 "syncs", "via")
+        for (path, line), n in sorted(self.obs.tf_own_syncs.items()):
+            out.append(f"  {self.site(path, line)}: {n} TensorFlow's own, not counted (a "
+                       "tf.function's first call creating its variables and checking them)")
         out += self._lines_text(b, "eager_ops", "Eager ops, by line", "ops", "top ops")
+        for (path, line), n in sorted(self.obs.tf_own_ops.items()):
+            out.append(f"  {self.site(path, line)}: {n} TensorFlow's own, not counted (a "
+                       "tf.function's first call creating its variables and checking them)")
         out += self._capture_text(b)
         out += self._replicas_text(b)
         if self.obs.unavailable:
@@ -264,6 +274,10 @@ class ProfileReport:
                 how = retrace.summarise_kind(c["kind"], c["argument"], c["distinct"])
                 examples = ", ".join(c["examples"])
                 out.append(f"  {f.name}: {c['retraces']} retrace(s): {how} ({examples})")
+            if f.variable_traces:
+                out.append(f"  {f.name}: its first call created variables, so TensorFlow "
+                           f"traced it {f.variable_traces} more time(s) (not counted: not a "
+                           "retrace)")
         return out
 
     def _lines_text(self, b: Any, which: str, title: str, unit: str, extra: str) -> list[str]:

@@ -30,6 +30,7 @@ runs "paused": its events are not recorded and its time is kept out of ``wall_s`
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import threading
@@ -100,6 +101,10 @@ class Watcher:
         self._fn_stats: dict[int, FunctionStats] = {}
         self._fn_refs: list[Any] = []  # keep observed Function objects alive: ids stay unique
         self._signatures: dict[int, inspect.Signature | None] = {}
+        # code of tf.function's call machinery (TF's, and this watcher's hook on it): a sync
+        # made under it, with no user frame nearer, is TF's own (``Observation.tf_own_syncs``)
+        self._call_codes: set[types.CodeType] = set()
+        self._entry_codes: set[types.CodeType] = set()  # the hook on tf.function's __call__
         self._lock = threading.Lock()
         self._start = 0.0
         self._active = False
@@ -226,6 +231,8 @@ class Watcher:
                         watcher.obs.overhead_s += now - t1
 
         cls.__call__ = observed_call
+        self._call_codes.add(observed_call.__code__)
+        self._entry_codes.add(observed_call.__code__)
         self._undo.append(lambda: setattr(cls, "__call__", original_call))
         self._install_trace_timer()
 
@@ -267,6 +274,11 @@ class Watcher:
                 stats.calls += 1
                 stats.total_s += elapsed
             new_traces = max(after - before, 0)
+            if new_traces > 1 and before == 0 and getattr(fn, "_created_variables", False):
+                # a first call that created variables: TF traced it to create them, then
+                # again to run without (private flag: read, guarded). One trace is the call's.
+                stats.variable_traces += new_traces - 1
+                new_traces = 1
             if new_traces:
                 stats.traces += new_traces
                 if self._local.last_graph is not None:
@@ -339,7 +351,9 @@ class Watcher:
         if "_numpy" not in cls.__dict__:
             raise AttributeError(f"{cls.__name__} has no _numpy method")
         original = cls.__dict__["_numpy"]
-        local, table = self._local, self.obs.host_syncs
+        local, table, tf_own = self._local, self.obs.host_syncs, self.obs.tf_own_syncs
+        call_codes, entry = self._call_codes, self._entry_codes
+        machinery = _module_file(FUNCTION_CLASS[0])
         find_user = attribution.user_frame_and_callee
         package_of = attribution.third_party_package
         library_of = attribution.library_package
@@ -355,20 +369,24 @@ class Watcher:
                 t1 = time.perf_counter()
                 caller = getframe(1)
                 frame, callee = find_user(caller)
-                site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None \
-                    else ("<unknown>", 0)
-                stats = table.get(site)
-                if stats is None:
-                    stats = table[site] = LineStats(site[0], site[1])
-                stats.count += 1
-                stats.total_s += t1 - t0
-                stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
-                package = package_of(callee.f_code) if callee is not None else ""
-                if not package and callee is not None and callee.f_code.co_name not in \
-                        _OWN_CONVERSIONS and library_of(callee.f_code) == "tensorflow":
-                    package = "tensorflow"  # inside a TF API the line called (tape.gradient)
-                if package:  # the line called a library (Keras's fit), which converted
-                    stats.made_in[package] += 1
+                site = _site_of(frame)
+                inside = _under_call(caller, frame, call_codes, machinery)
+                if inside is not None:
+                    site = _caller_site(inside, entry)
+                    tf_own[site] = tf_own.get(site, 0) + 1
+                else:
+                    stats = table.get(site)
+                    if stats is None:
+                        stats = table[site] = LineStats(site[0], site[1])
+                    stats.count += 1
+                    stats.total_s += t1 - t0
+                    stats.kinds[_conversion_name(caller.f_code.co_name)] += 1
+                    package = package_of(callee.f_code) if callee is not None else ""
+                    if not package and callee is not None and callee.f_code.co_name not in \
+                            _OWN_CONVERSIONS and library_of(callee.f_code) == "tensorflow":
+                        package = "tensorflow"  # inside a TF API the line called (tape.gradient)
+                    if package:  # the line called a library (Keras's fit), which converted
+                        stats.made_in[package] += 1
                 local.last_event = time.perf_counter()
                 local.statement = None
 
@@ -383,7 +401,9 @@ class Watcher:
 
         if not context.executing_eagerly():
             raise RuntimeError("not executing eagerly (TF1 graph mode): no eager ops to watch")
-        local, table = self._local, self.obs.eager_ops
+        local, table, tf_own = self._local, self.obs.eager_ops, self.obs.tf_own_ops
+        call_codes, entry = self._call_codes, self._entry_codes
+        machinery = _module_file(FUNCTION_CLASS[0])
         user_frame = attribution.user_frame_and_callee
         package_of = attribution.third_party_package
         getframe = sys._getframe
@@ -403,6 +423,12 @@ class Watcher:
                 return None
             now = perf_counter()
             frame, callee = user_frame(getframe(1))
+            inside = _under_call(getframe(1), frame, call_codes, machinery) \
+                if local.depth else None
+            if inside is not None:  # TF creating and checking a first call's variables
+                site = _caller_site(inside, entry)
+                tf_own[site] = tf_own.get(site, 0) + 1
+                return None
             if frame is None:
                 site, statement = ("<unknown>", 0), None
             else:
@@ -491,6 +517,47 @@ _OWN_CONVERSIONS = frozenset({"numpy", "__array__", "__float__", "__int__", "__b
 _CONVERSIONS = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
                 "__int__": "int()", "__bool__": "bool()", "__index__": "index",
                 "__format__": "format", "__complex__": "complex()", "__reduce__": "pickle"}
+
+
+_OWN_DIR = str(Path(__file__).resolve().parent)
+
+
+def _site_of(frame: Any) -> tuple[str, int]:
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
+
+
+def _module_file(module: str) -> str | None:
+    try:
+        found = importlib.import_module(module)
+    except ImportError:  # another TF layout: the watcher's own call hook still tells
+        return None
+    return getattr(found, "__file__", None)  # as its code objects spell it
+
+
+def _under_call(frame: Any, user: Any, codes: set[types.CodeType],
+                machinery: str | None) -> Any:
+    """The frame of a tf.function call's own code between ``frame`` (a conversion or an
+    eager op) and the user's frame, reached through TF's code only, else None: TF ran it for
+    itself (a first call creating variables and checking them). Another library's code on
+    the way (Keras's step run eagerly) or the user's body nearer makes it not TF's own."""
+    while frame is not None and frame is not user:
+        code = frame.f_code
+        if code in codes or (machinery is not None and code.co_filename == machinery):
+            return frame
+        if attribution.library_package(code) != "tensorflow" and \
+                not code.co_filename.startswith(_OWN_DIR):  # tfperf's hooks are transparent
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _caller_site(inside: Any, codes: set[types.CodeType]) -> tuple[str, int]:
+    """The user line that called the tf.function: above the call's entry (the watcher's hook
+    on ``__call__``), not the AutoGraph copy of its body that a variable was created from."""
+    frame = inside
+    while frame is not None and frame.f_code not in codes:
+        frame = frame.f_back
+    return _site_of(attribution.user_frame(frame if frame is not None else inside))
 
 
 def _conversion_name(caller: str) -> str:
