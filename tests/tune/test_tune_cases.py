@@ -32,10 +32,10 @@ def test_case_study_pick_beats_the_loop_and_computes_its_values(tmp_path):
 
     # How the pick compares with the hand-written variants (about 0.95-1.0 of the hand xla
     # variant's speed here), whether the pick lints clean (among candidates the timing
-    # cannot tell apart, fewer levers and then fewer lint findings win), and the search's time
-    # against its budget are figures of benchmarks/bench_tune.py: one disturbed timing run on a busy 2-core machine
-    # must not fail a test. What is certain: a Python double loop of eager ops against any
-    # rewrite, and the rewrites agree.
+    # cannot tell apart, fewer levers and then fewer lint findings win), and the search's
+    # time against its budget are figures of benchmarks/bench_tune.py: one disturbed timing
+    # run on a busy 2-core machine must not fail a test. What is certain: a Python double
+    # loop of eager ops against any rewrite, and the rewrites agree.
     v = _versus("case_study", budget=12.0)
     best = v.result.best
     assert best is not None and best.speedup > 2, v.result.table()
