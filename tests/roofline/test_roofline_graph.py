@@ -74,3 +74,65 @@ def test_a_trace_that_unrolls_past_the_op_limit_is_stopped_and_says_why(tf, monk
     # the limit is lifted after the trace: an ordinary function traces again
     monkeypatch.setattr(graph, "MAX_TRACED_OPS", 10_000)
     assert graph_cost(long_loop, (tf.ones([4]),)).error is None
+
+
+def test_list_of_a_dataset_stops_at_the_next_cap_far_below_the_op_cap(tf):
+    # AutoGraph does not convert list(ds) (TensorFlow's own 32-next guard is off under it):
+    # the trace unrolled to the 10,000-op cap, 27 s for a tiny dataset, most of it unwinding.
+    import tfperf.roofline.graph as graph
+
+    def epoch(x):
+        return tf.concat(list(tf.data.Dataset.from_tensor_slices(x).batch(4)), axis=0)
+
+    cost = graph_cost(epoch, (tf.ones([8, 4]),))
+    assert cost.error is not None and "asked a dataset for over" in cost.error, cost.error
+    assert f"over {graph.MAX_TRACED_NEXT} elements" in cost.error
+    assert not cost.out_of_time and tf.executing_eagerly()
+
+
+def test_a_few_next_calls_on_a_dataset_are_still_counted(tf):
+    # Twin: a finite number of next() calls is a graph like any other.
+    def two(x):
+        it = iter(tf.data.Dataset.from_tensor_slices(x).batch(2, drop_remainder=True))
+        return tf.matmul(next(it), next(it), transpose_b=True)
+
+    cost = graph_cost(two, (tf.ones([4, 3]),))
+    assert cost.error is None and cost.flops > 0
+
+
+SLEEP_S, STEPS = 0.05, 40
+
+
+def _slow_trace(tf, traced: list[int]):
+    """Eager calls are quick; each op it traces waits SLEEP_S first (a trace far slower than
+    its calls, which no estimate from the calls foresees)."""
+    import time
+
+    def slow(x):
+        traced.append(0)  # one entry per trace of the whole function
+        for _ in range(STEPS):
+            if not tf.executing_eagerly():
+                traced[-1] += 1
+                time.sleep(SLEEP_S)
+            x = x * 0.99
+        return x
+
+    return slow
+
+
+def test_a_trace_past_its_limit_stops_there_and_autograph_is_not_tried(tf):
+    traced: list[int] = []
+    cost = graph_cost(_slow_trace(tf, traced), (tf.ones([4]),), limit_s=0.3)
+    assert cost.out_of_time and cost.error == "not counted: the trace passed its 0.3 s limit"
+    # Planted: a step takes at least SLEEP_S, so at most 0.3 / SLEEP_S + 1 steps are traced
+    # before the limit, however busy the machine; and one trace only (no AutoGraph retry).
+    assert len(traced) == 1 and traced[0] <= 0.3 / SLEEP_S + 1 < STEPS, traced
+    assert tf.executing_eagerly()
+
+
+def test_a_trace_within_its_limit_is_counted_in_full(tf):
+    # Twin: no limit (as bench's roofline asks), the same function is traced to its end.
+    traced: list[int] = []
+    cost = graph_cost(_slow_trace(tf, traced), (tf.ones([4]),))
+    assert cost.error is None and not cost.out_of_time and traced == [STEPS]
+    assert cost.flops == STEPS * 4

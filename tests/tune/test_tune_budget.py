@@ -84,7 +84,59 @@ def test_a_first_call_risk_of_an_untimed_eager_call_is_said_in_words(monkeypatch
 def test_the_roofline_is_still_counted_when_its_trace_fits(user_module):
     mod = user_module(SLOW_BASE.replace("SLEEP", "0.0"))
     result = tune(mod.slow, (tf.ones([4, 3]),), budget=4, levers=[])
-    assert "not counted (tracing" not in (result.baseline["roofline"] or "")
+    note = result.baseline["roofline"] or ""
+    assert note.startswith("roofline: ") and "not counted" not in note, note
+    assert "skipped" not in note, note
+
+
+SLOW_TRACE = """
+import time
+
+import tensorflow as tf
+
+TRACED = []
+
+
+def quick(x):
+    TRACED.append(0)
+    for _ in range(40):
+        if not tf.executing_eagerly():  # each op traced waits: the trace, not the call, is slow
+            TRACED[-1] += 1
+            time.sleep(0.05)
+        x = x * 0.99
+    return x
+"""
+
+
+def test_a_roofline_trace_slower_than_foreseen_is_stopped_where_the_budget_ends(user_module):
+    # Its eager calls take milliseconds, so trace_estimate lets the trace start; the trace
+    # takes 40 x 0.05 s = 2 s, past the 0.375 s a 1.5 s budget has left (frozen clock: 20 %
+    # reserve + 5 % for notes). Before: traced to its end all the same.
+    from tfperf.tune.search import FINAL_SHARE, NOTES_SHARE
+
+    mod = user_module(SLOW_TRACE)
+    result = tune(mod.quick, (tf.ones([4]),), budget=1.5, levers=[])
+    note = result.baseline["roofline"] or ""
+    assert note.startswith("roofline: note skipped: tracing it would exceed the budget"), note
+    room = (FINAL_SHARE + NOTES_SHARE) * 1.5
+    # Planted: each traced step takes at least 0.05 s, however busy the machine.
+    traced = [n for n in mod.TRACED if n]
+    assert traced and max(traced) <= room / 0.05 + 1 < 40, mod.TRACED
+
+
+def test_the_roofline_of_list_of_a_dataset_stops_at_the_next_cap(user_module):
+    # list(ds) is not converted by AutoGraph: the note's trace unrolled to the 10,000-op cap
+    # (27 s alone for 8 rows, 187 s in a loaded suite run, on a 3 s budget).
+    mod = user_module("""
+        import tensorflow as tf
+
+
+        def epoch(x):
+            return tf.concat(list(tf.data.Dataset.from_tensor_slices(x).batch(4)), axis=0)
+        """)
+    result = tune(mod.epoch, (tf.ones([8, 4]),), budget=3, levers=[])
+    note = result.baseline["roofline"] or ""
+    assert note.startswith("roofline: not counted: the trace asked a dataset for over"), note
 
 
 class _Compiling(Planted):

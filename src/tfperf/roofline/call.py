@@ -26,18 +26,20 @@ def roofs_here(measured: Any | None = None) -> Roofs | None:
 
 
 def judge_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] | None,
-               seconds: float, nbytes: float | None = None, measured: Any | None = None
-               ) -> dict[str, Any]:
+               seconds: float, nbytes: float | None = None, measured: Any | None = None,
+               trace_s: float | None = None) -> dict[str, Any]:
     """The call's FLOPs (counted), its rate and fraction of the right roof (``judge``'s
-    dict), with ``flops_source`` saying where the count came from."""
+    dict), with ``flops_source`` saying where the count came from. ``trace_s``: seconds the
+    trace for the count may take (``out_of_time`` is true where it took them all)."""
     from tfperf.roofline.graph import graph_cost
 
-    cost = graph_cost(fn, args, kwargs)
+    cost = graph_cost(fn, args, kwargs, limit_s=trace_s)
     if cost.error or not cost.flops:
         why = cost.error or ("not counted: " + ", ".join(
             f"{k} ×{n}" for k, n in cost.uncounted.most_common(4)) if cost.uncounted
             else "no arithmetic")
-        return {"flops": None, "fraction": None, "error": None, "flops_source": why}
+        return {"flops": None, "fraction": None, "error": None, "flops_source": why,
+                "out_of_time": cost.out_of_time}
     out = judge(cost.flops, nbytes or cost.bytes, seconds, roofs_here(measured),
                 cost.precision)
     out["flops_source"] = "counted on the traced graph"

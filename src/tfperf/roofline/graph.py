@@ -10,6 +10,7 @@ not in the graph, an op without a formula) is listed, never guessed. Imports Ten
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ class GraphCost:
     ops: list[OpCount] = field(default_factory=list)
     uncounted: Counter[str] = field(default_factory=Counter)  # op type → how many
     error: str | None = None
+    out_of_time: bool = False  # the trace passed graph_cost's limit_s
 
     @property
     def flops(self) -> float:
@@ -138,30 +140,57 @@ def _count_call(op: Any, library: dict[str, Any], out: GraphCost, depth: int) ->
 #: it once took 24 GB before the kernel killed it. An unrolled loop that large also takes
 #: minutes to trace, more than a count of FLOPs is worth.
 MAX_TRACED_OPS = 10_000
+#: A trace that asks a dataset for more elements than this is stopped: ``list(ds)`` (which
+#: AutoGraph does not convert, so TensorFlow's own 32-call guard is off) never ends in a graph,
+#: and its stop costs the square of its ``next`` ops (each is matched with all the iterator's
+#: consumers when the trace unwinds): 4 s of tracing then 24 s of unwinding at the op cap.
+MAX_TRACED_NEXT = 256
+_NEXT_OPS = {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
 
 
-class _TraceTooLarge(Exception):
+class _TraceStopped(Exception):
+    """A trace stopped before its end (subclasses say why; AutoGraph rewraps the exception
+    as its own type with a message of its own, so the type, not an attribute, carries it)."""
+
+
+class _TraceTooLarge(_TraceStopped):
     """The trace passed :data:`MAX_TRACED_OPS` ops."""
 
 
+class _TraceOverDataset(_TraceStopped):
+    """The trace asked a dataset for :data:`MAX_TRACED_NEXT` elements."""
+
+
+class _TraceOutOfTime(_TraceStopped):
+    """The trace passed its deadline."""
+
+
 @contextlib.contextmanager
-def _op_limit(limit: int) -> Iterator[None]:
-    """Stop any graph built inside the block once it has created ``limit`` ops (TensorFlow's
-    one op-creation entry point, wrapped for the block; left as it is if it is not there)."""
+def _op_limit(limit: int, deadline: float | None = None) -> Iterator[None]:
+    """Stop any graph built inside the block once it has created ``limit`` ops, asked a
+    dataset for :data:`MAX_TRACED_NEXT` elements, or passed ``deadline`` (``perf_counter``
+    time): TensorFlow's one op-creation entry point, wrapped for the block; left as it is if
+    it is not there. Raised at an op's creation, the stop is an error that op could raise."""
     from tensorflow.python.framework import ops
 
     original = getattr(ops.Graph, "_create_op_internal", None)
     if original is None:
         yield
         return
-    created = 0
+    created = nexts = 0
 
-    def counted(graph: Any, *a: Any, **k: Any) -> Any:
-        nonlocal created
+    def counted(graph: Any, op_type: Any, *a: Any, **k: Any) -> Any:
+        nonlocal created, nexts
         created += 1
         if created > limit:
             raise _TraceTooLarge(limit)
-        return original(graph, *a, **k)
+        if op_type in _NEXT_OPS:
+            nexts += 1
+            if nexts > MAX_TRACED_NEXT:
+                raise _TraceOverDataset(MAX_TRACED_NEXT)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _TraceOutOfTime(deadline)
+        return original(graph, op_type, *a, **k)
 
     ops.Graph._create_op_internal = counted
     try:
@@ -171,24 +200,36 @@ def _op_limit(limit: int) -> Iterator[None]:
 
 
 def graph_cost(fn: Callable[..., Any], args: Sequence[Any] = (),
-               kwargs: dict[str, Any] | None = None) -> GraphCost:
-    """Trace ``fn`` on ``args`` and count every op of the graph (imports TensorFlow)."""
+               kwargs: dict[str, Any] | None = None, *,
+               limit_s: float | None = None) -> GraphCost:
+    """Trace ``fn`` on ``args`` and count every op of the graph (imports TensorFlow).
+    ``limit_s``: seconds the traces may take (checked as each op is created); past it the
+    count is not made and ``out_of_time`` says so."""
     import tensorflow as tf
 
     out = GraphCost()
     concrete = None
+    deadline = None if limit_s is None else time.perf_counter() + max(0.0, limit_s)
     # Plain Python first (loops unroll: the count is per call all the same), AutoGraph if a
     # tensor-dependent branch needs it or plain tracing does not end (a loop over a dataset).
     for autograph in (False, True):
         try:
             traced = (fn if hasattr(fn, "get_concrete_function")
                       else tf.function(fn, autograph=autograph))
-            with _op_limit(MAX_TRACED_OPS):
+            with _op_limit(MAX_TRACED_OPS, deadline):
                 concrete = traced.get_concrete_function(*args, **(kwargs or {}))
             break
-        except _TraceTooLarge:  # AutoGraph rewraps the message: say it in our words
+        except _TraceOutOfTime:  # no time left for AutoGraph's trace either
+            out.error = f"not counted: the trace passed its {limit_s:.2g} s limit"
+            out.out_of_time = True
+            return out
+        except _TraceOverDataset:  # AutoGraph rewraps the message: say it in our words
+            out.error = (f"not counted: the trace asked a dataset for over {MAX_TRACED_NEXT} "
+                         "elements (list(ds), or a Python loop over it that AutoGraph did not "
+                         "convert, never ends in a graph)")
+        except _TraceTooLarge:
             out.error = (f"not counted: the trace passed {MAX_TRACED_OPS:,} ops (a Python loop "
-                         "unrolled into the graph, or one over a dataset, which never ends)")
+                         "unrolled into the graph)")
         except Exception as exc:
             out.error = (f"does not trace: {type(exc).__name__}: "
                          f"{(str(exc).splitlines() or [''])[0][:160]}")
@@ -200,7 +241,8 @@ def graph_cost(fn: Callable[..., Any], args: Sequence[Any] = (),
     if out.uncounted and inner is not None and getattr(fn, "input_signature", None):
         # An input_signature with None dimensions hides the shapes these inputs have: count
         # the same Python function traced for them instead.
-        again = graph_cost(inner, args, kwargs)
+        left = None if deadline is None else deadline - time.perf_counter()
+        again = graph_cost(inner, args, kwargs, limit_s=left)
         if again.error is None and sum(again.uncounted.values()) < sum(out.uncounted.values()):
             return again
     return out
