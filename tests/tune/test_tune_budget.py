@@ -136,7 +136,11 @@ def test_the_roofline_of_list_of_a_dataset_stops_at_the_next_cap(user_module):
         """)
     result = tune(mod.epoch, (tf.ones([8, 4]),), budget=3, levers=[])
     note = result.baseline["roofline"] or ""
-    assert note.startswith("roofline: not counted: the trace asked a dataset for over"), note
+    # Planted: the note is never made. Which stop says so depends on how much of the budget
+    # the baseline's timing left (the dataset cap, or the estimate past the time left on a
+    # busy machine); tests/roofline pins the dataset cap itself.
+    assert note.startswith("roofline: not counted"), note
+    assert "10000" not in note and "10,000" not in note, note
 
 
 class _Compiling(Planted):

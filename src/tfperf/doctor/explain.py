@@ -89,7 +89,23 @@ def decode_log(data: bytes, name: str) -> str:
             print(f"tfperf explain: note: {name} is not a text log (it holds binary data): "
                   "only its text parts are searched; give the log TensorFlow or your run "
                   "printed", file=sys.stderr)
+    if encoding is not None and encoding.startswith("utf-") and encoding != "utf-8-sig":
+        text = data.decode(encoding, errors="replace")
+        if _mostly_ascii(text):
+            return text
+        # a mark by chance (a core dump starting FF FE): the bytes are not UTF-16/32 text
+        print(f"tfperf explain: note: {name} is not a text log (it holds binary data): "
+              "only its text parts are searched; give the log TensorFlow or your run "
+              "printed", file=sys.stderr)
+        encoding = None
     return data.decode(encoding or "utf-8", errors="replace")
+
+
+def _mostly_ascii(text: str) -> bool:
+    """A TensorFlow log decoded right is mostly ASCII; bytes decoded as UTF-16 by a chance
+    mark are mostly CJK and other far code points."""
+    head = text[:4096]
+    return not head or sum(c.isascii() for c in head) >= 0.8 * len(head)
 
 
 _LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
