@@ -78,27 +78,32 @@ def decode_log(data: bytes, name: str) -> str:
     searched as it is (a core dump may hold the OOM line), with a note on stderr that it is
     not a text log, so that "nothing wrong" is not read as a verdict on a log."""
     encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
-    if encoding is None and b"\x00" in data[:4096]:
-        head = data[:4096]
-        odd, even = head[1::2].count(0), head[0::2].count(0)
-        if odd > 0.9 * len(head[1::2]) and even < 0.1 * len(head[0::2]):
-            encoding = "utf-16-le"  # UTF-16 without its mark: ASCII text, every other byte 0
-        elif even > 0.9 * len(head[0::2]) and odd < 0.1 * len(head[1::2]):
-            encoding = "utf-16-be"
-        else:
-            print(f"tfperf explain: note: {name} is not a text log (it holds binary data): "
-                  "only its text parts are searched; give the log TensorFlow or your run "
-                  "printed", file=sys.stderr)
-    if encoding is not None and encoding.startswith("utf-") and encoding != "utf-8-sig":
+    binary = False
+    head = data[:4096]
+    if encoding is None and b"\x00" in head:
+        encoding = _utf16_by_its_zeros(head)
+        binary = encoding is None
+    if encoding not in (None, "utf-8-sig"):
         text = data.decode(encoding, errors="replace")
         if _mostly_ascii(text):
             return text
         # a mark by chance (a core dump starting FF FE): the bytes are not UTF-16/32 text
+        binary, encoding = True, None
+    if binary:
         print(f"tfperf explain: note: {name} is not a text log (it holds binary data): "
               "only its text parts are searched; give the log TensorFlow or your run "
               "printed", file=sys.stderr)
-        encoding = None
     return data.decode(encoding or "utf-8", errors="replace")
+
+
+def _utf16_by_its_zeros(head: bytes) -> str | None:
+    """UTF-16 without its mark: ASCII text, every other byte 0 (which side says the order)."""
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    if odd > 0.9 * len(head[1::2]) and even < 0.1 * len(head[0::2]):
+        return "utf-16-le"
+    if even > 0.9 * len(head[0::2]) and odd < 0.1 * len(head[1::2]):
+        return "utf-16-be"
+    return None
 
 
 def _mostly_ascii(text: str) -> bool:
