@@ -152,6 +152,12 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def is_within(node: ast.AST, outer: ast.AST) -> bool:
+    """``node`` is ``outer`` or one of its descendants (both from one parse): an edit inside
+    another edit's span would be overwritten by it."""
+    return any(n is node for n in ast.walk(outer))
+
+
 def bound_names(node: ast.AST) -> set[str]:
     """Every name ``node`` binds or unbinds, by any statement: an assignment target, ``del``,
     a parameter, a def or class, an import, ``except ... as``, ``global``/``nonlocal``, a

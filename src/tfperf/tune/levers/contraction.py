@@ -17,7 +17,14 @@ from typing import Any
 
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.levers.loop_model import WHOLE_HELPER
-from tfperf.tune.source import SourceEditError, ensure_tf, find_function, parse, replace_nodes
+from tfperf.tune.source import (
+    SourceEditError,
+    ensure_tf,
+    find_function,
+    is_within,
+    parse,
+    replace_nodes,
+)
 
 HELPER = "_tfperf_contract"
 SUMS = {"reduce_sum"}
@@ -146,7 +153,7 @@ class ProductSumToEinsum(Lever):
                                   "broadcast product to save")
         edits: list[tuple[ast.AST, str]] = []
         for call, (left, right), axis in found:
-            if any(call is not other and _inside(call, other) for other, _, _ in found):
+            if any(call is not other and is_within(call, other) for other, _, _ in found):
                 continue  # an outer sum takes the inner one whole
             a = ast.get_source_segment(text, left) or ast.unparse(left)
             b = ast.get_source_segment(text, right) or ast.unparse(right)
@@ -159,10 +166,6 @@ class ProductSumToEinsum(Lever):
         if f"def {HELPER}(" not in text:
             text = text.rstrip("\n") + "\n" + HELPER_SOURCE.replace("TF.", f"{tf}.")
         return text
-
-
-def _inside(inner: ast.AST, outer: ast.AST) -> bool:
-    return any(n is inner for n in ast.walk(outer))
 
 
 def levers(ctx: LeverContext) -> list[Lever]:

@@ -53,6 +53,7 @@ from tfperf.tune.source import (
     ensure_tf,
     find_function,
     indent_of,
+    is_within,
     parse,
     replace_nodes,
     stmt_text,
@@ -1556,7 +1557,7 @@ def conds_as_wheres(text: str, name: str, tf: str) -> str:
             seen.add(id(node))
             a, b = (text_of(text, br.body) for br in branches)  # type: ignore[attr-defined]
             edits.append((node, f"{tf}.where({text_of(text, node.args[0])}, {a}, {b})"))
-    edits = [e for e in edits if not any(o is not e[0] and _within(e[0], o)
+    edits = [e for e in edits if not any(o is not e[0] and is_within(e[0], o)
                                          for o, _ in edits)]
     return replace_nodes(text, edits) if edits else text
 
@@ -1624,10 +1625,6 @@ def _total_subscript(node: ast.Subscript) -> bool:
             return False
     return all(isinstance(n, (ast.Constant, ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub,
                               ast.expr_context)) for p in parts for n in ast.walk(p))
-
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(outer))
 
 
 def called_functions(text: str, name: str) -> list[str]:

@@ -25,19 +25,9 @@ from __future__ import annotations
 
 import ast
 
+from tfperf.tune.source import is_within
+
 _EXTREMA = {"max": "maximum", "min": "minimum"}
-
-
-def _span(node: ast.AST) -> tuple[int, int, int, int]:
-    return (node.lineno, node.col_offset,  # type: ignore[attr-defined]
-            node.end_lineno or node.lineno,  # type: ignore[attr-defined]
-            node.end_col_offset or 0)  # type: ignore[attr-defined]
-
-
-def _within(inner: ast.AST, outer: ast.AST) -> bool:
-    a, b, c, d = _span(outer)
-    w, x, y, z = _span(inner)
-    return (a, b) <= (w, x) and (y, z) <= (c, d)
 
 
 def extrema_edits(scope: ast.FunctionDef, tf: str, bound: set[str],
@@ -54,7 +44,7 @@ def extrema_edits(scope: ast.FunctionDef, tf: str, bound: set[str],
                     and call.func.id in _EXTREMA and call.func.id not in bound \
                     and len(call.args) == 2 and not call.keywords \
                     and not any(isinstance(a, ast.Starred) for a in call.args) \
-                    and not any(_within(call, t) for t in taken):
+                    and not any(is_within(call, t) for t in taken):
                 seen[id(call.func)] = (call.func, f"{tf}.{_EXTREMA[call.func.id]}")
     return list(seen.values())
 
