@@ -7,6 +7,7 @@ these tests plant the outcomes: where the timeout lands, that TensorFlow still w
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import signal
@@ -16,6 +17,7 @@ import sys
 import sysconfig
 import textwrap
 import traceback
+import warnings
 
 import pytest
 
@@ -68,6 +70,43 @@ def test_library_and_finaliser_frames_are_not_safe_user_frames_are():
     seen: list[bool] = []
     Finalised()
     assert seen == [False]
+
+
+@dataclasses.dataclass
+class _Made:
+    frame: object = None
+
+    def __post_init__(self) -> None:
+        self.frame = inspect.currentframe().f_back  # the generated __init__ ("<string>")
+
+
+def test_code_generated_from_a_string_is_as_safe_as_its_caller():
+    # A dataclass's __init__ is compiled from a string: called by the user it is the user's
+    # code, called by the standard library it is the library's work half done.
+    mine = _Made()
+    assert mine.frame.f_code.co_filename == "<string>"
+    assert safe_to_raise(mine.frame)
+    theirs = dataclasses.replace(mine)  # dataclasses.replace (stdlib) calls the __init__
+    assert theirs.frame.f_code.co_filename == "<string>"
+    assert not safe_to_raise(theirs.frame)
+
+
+def test_a_timeout_never_skips_the_exit_of_a_with_whose_enter_ran():
+    # catch_warnings swaps the module's filters in __enter__ and puts them back in __exit__.
+    # Raised as its __enter__ returns, the `with` never called __exit__ and the swap stayed
+    # (TensorFlow's name scopes, tapes and stack-trace mappers are the same shape).
+    filters, show = warnings.filters, warnings.showwarning
+    cut = 0
+    for _ in range(30):
+        try:
+            with time_limit(0.002):
+                while True:
+                    with warnings.catch_warnings():
+                        pass
+        except CallTimeout:
+            cut += 1
+        assert warnings.filters is filters and warnings.showwarning is show
+    assert cut == 30
 
 
 def _library_depth(exc: BaseException) -> int:

@@ -13,7 +13,12 @@ later in an unrelated call (seen in the test suite under load, reproduced by int
 eager ``map_fn`` calls). So when the alarm lands in library code (site-packages, the
 standard library, a ``__del__``), a profile hook waits for the first safe place: a call, a
 return or a C call in a safe frame, or a library call returning into one (the library's
-work is then complete, and the timeout reads as if that call had raised it).
+work is then complete, and the timeout reads as if that call had raised it). Two places
+look safe and are not: the return of a library ``__enter__`` (raised there, the ``with``
+never calls ``__exit__``, and TensorFlow's stacks of name scopes, tapes and stack-trace
+mappers stay pushed: "Concurrent access?" on a later trace), and code generated from a
+string (a namedtuple's ``__new__``, a dataclass's ``__init__``: ``<string>``), which is as
+safe as the code that called it.
 """
 
 from __future__ import annotations
@@ -72,14 +77,25 @@ def _file_is_safe(filename: str) -> bool:
     return not any(name.startswith(d) or real.startswith(d) for d in _LIBRARY_DIRS)
 
 
+# Sources typed by a person: a console, a terminal IPython cell. Any other "<...>" name is
+# code a library generated from a string (namedtuple, dataclasses, attrs).
+_TYPED_SOURCES = ("<stdin>", "<console>", "<ipython-input-")
+_ENTER_NAMES = frozenset({"__enter__", "__aenter__"})
+
+
 def safe_to_raise(frame: FrameType | None) -> bool:
     """Whether the timeout may be raised in ``frame`` (the one the alarm interrupted)."""
-    if frame is None:
-        return True
-    code = frame.f_code
-    if code.co_name == "__del__":
-        return False  # raised there, it is printed and lost, and the finaliser is cut short
-    return _file_is_safe(code.co_filename)
+    for _ in range(64):
+        if frame is None:
+            return True  # the outermost code: a script's top level, `python -c`
+        code = frame.f_code
+        if code.co_name == "__del__":
+            return False  # raised there, it is printed and lost, and the finaliser is cut short
+        name = code.co_filename
+        if not name.startswith("<") or name.startswith(("<frozen", *_TYPED_SOURCES)):
+            return _file_is_safe(name)
+        frame = frame.f_back  # generated from a string: as safe as its caller
+    return False
 
 
 def _safe_event(frame: FrameType, event: str) -> bool:
@@ -87,9 +103,12 @@ def _safe_event(frame: FrameType, event: str) -> bool:
     if safe_to_raise(frame):
         return True
     # a library function returning (not a generator pausing) into a safe caller: its work
-    # is done, and raising here reads as that call raising
+    # is done, and raising here reads as that call raising. Not an __enter__: the `with`
+    # would take it as failed and never call the __exit__ that undoes its work.
+    code = frame.f_code
     return (event == "return" and frame.f_back is not None
-            and not frame.f_code.co_flags & _GENERATOR_FLAGS and safe_to_raise(frame.f_back))
+            and not code.co_flags & _GENERATOR_FLAGS and code.co_name not in _ENTER_NAMES
+            and safe_to_raise(frame.f_back))
 
 
 @contextmanager
