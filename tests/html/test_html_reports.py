@@ -203,3 +203,22 @@ def test_a_profile_draws_the_memory_series_it_is_given():
     assert check_figures(figures_in(page), data) >= 2 * 12 + 3
     del data["memory_steps"]  # a profile without the memory view: no such section
     assert "Memory per step" not in report_page("profile", json.dumps(data))
+
+
+def test_a_profile_shows_what_tensorflow_ran_for_itself_apart_from_the_users_lines():
+    # The text report says so (stop 43); the page must too, or a user reading the HTML sees a
+    # sync the advice does not explain.
+    data = json.loads((Path(__file__).parent / "fixtures" / "profile_memory_steps.json")
+                      .read_text())
+    plain = report_page("profile", json.dumps(data))
+    assert "TensorFlow's own" not in plain and "created variables" not in plain
+    data["tf_own_syncs"] = [{"path": "/x/train.py", "line": 12, "count": 3}]
+    data["tf_own_ops"] = [{"path": "/x/train.py", "line": 12, "count": 7}]
+    data["functions"] = [{"name": "step", "calls": 4, "traces": 1, "trace_s": 0.1,
+                          "run_s": 0.2, "variable_traces": 1, "retrace_causes": []}]
+    page = report_page("profile", json.dumps(data))
+    syncs = page.split("Host syncs (tensor → host), by line")[1].split("Eager ops, by line")[0]
+    assert "train.py:12</code>: 3 TensorFlow&#x27;s own, not counted" in syncs
+    eager = page.split("Eager ops, by line")[1]
+    assert "train.py:12</code>: 7 TensorFlow&#x27;s own" in eager
+    assert "traced it 1 more time(s) (not counted: not a retrace)" in page

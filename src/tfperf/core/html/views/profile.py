@@ -67,7 +67,7 @@ def body(doc: Doc) -> str:
     out.append(functions(doc))
     for key, name, unit in (("host_syncs", "Host syncs (tensor → host), by line", "syncs"),
                             ("eager_ops", "Eager ops, by line", "ops")):
-        out.append(lines(doc, key, name, unit))
+        out.append(lines(doc, key, name, unit, own=d.get(f"tf_own_{key.split('_')[-1]}")))
     out.append(ops(doc))
     out.append(replicas(doc))
     advice = findings(d.get("advice") or [])
@@ -197,6 +197,10 @@ def functions(doc: Doc) -> str:
                          "r"),
                      doc.cell(f"{p}.trace_s", "s"), doc.cell(f"{p}.run_s", "s"),
                      Cell(site(f.get("path"), f.get("line")))])
+        if f.get("variable_traces"):
+            retraces.append(f"<li><code>{esc(f['name'])}</code>: its first call created "
+                            f"variables, so TensorFlow traced it {f['variable_traces']} more "
+                            "time(s) (not counted: not a retrace)</li>")
         for c in (f.get("retrace_causes") or [])[:3]:
             examples = ", ".join(str(e) for e in c.get("examples") or [])
             retraces.append(f"<li><code>{esc(f['name'])}</code>: {c.get('retraces')} "
@@ -210,10 +214,20 @@ def functions(doc: Doc) -> str:
     return section("tf.function calls (retraces)", body)
 
 
-def lines(doc: Doc, key: str, name: str, unit: str) -> str:
+# Syncs and ops TensorFlow ran for itself (a tf.function's first call creating its
+# variables and checking them): shown, never charged to the user's line.
+_OWN = ("TensorFlow's own, not counted (a tf.function's first call creating its variables "
+        "and checking them)")
+
+
+def lines(doc: Doc, key: str, name: str, unit: str,
+          own: list[dict[str, Any]] | None = None) -> str:
     items = doc.data.get(key) or []
+    notes = "".join(f"<li><code>{esc(site(o.get('path'), o.get('line')))}</code>: "
+                    f"{o.get('count')} {esc(_OWN)}</li>" for o in own or [])
+    notes = f'<ul class="note">{notes}</ul>' if notes else ""
     if not items:
-        return section(name, '<p class="note">none observed</p>', open_=False)
+        return section(name, '<p class="note">none observed</p>' + notes, open_=bool(notes))
     rows = []
     for i, s in enumerate(items[:TOP]):
         p = f"{key}.{i}"
@@ -225,7 +239,8 @@ def lines(doc: Doc, key: str, name: str, unit: str) -> str:
                      Cell(kinds)])
     more = (f"the first {TOP} of {len(items)} lines; the JSON lists all"
             if len(items) > TOP else "")
-    return section(name, table(["line", unit, "time", "of run", "top"], rows, "lrrrl"), more)
+    return section(name, table(["line", unit, "time", "of run", "top"], rows, "lrrrl") + notes,
+                   more)
 
 
 def ops(doc: Doc) -> str:
