@@ -411,3 +411,14 @@ def test_too_few_rounds_on_a_loaded_machine_says_the_machine_changed():
                          _loaded(_run(_times(1e-3, n=2, seed=2)), 1.2))
     assert quiet.times[0].verdict == NOT_MEASURED and quiet.times[0].machine_changes == []
     assert "warning" not in render_gate(quiet, "text")
+
+
+def test_the_headline_never_says_no_regression_of_times_it_did_not_compare():
+    other = dict(FP, cpu="Another CPU", cpu_count=64)
+    res = compare_runs(_run(_times(1e-3, seed=1), fp=other), _run(_times(5e-3, seed=2)))
+    assert res.exit_status == 0  # counters unchanged; the 5x time is not judged
+    for fmt in ("text", "markdown"):
+        head = render_gate(res, fmt).splitlines()[0]
+        assert "no counter regression" in head and "times not compared" in head, head
+    same = compare_runs(_run(_times(1e-3, seed=1)), _run(_times(1e-3, seed=2)))
+    assert render_gate(same, "text").splitlines()[0].startswith("no regression against")

@@ -139,6 +139,10 @@ def _headline(res: GateResult) -> str:
         n = len(res.inconclusive)
         return (f"INCONCLUSIVE: no regression found against {res.baseline_source}, but "
                 f"{n} time{'s' if n > 1 else ''} could not be judged: the machine changed")
+    if not res.comparable and res.times and not res.counters_only:
+        # the times were not judged: "no regression" would claim more than was compared
+        return (f"no counter regression against {res.baseline_source}; times not compared "
+                "(another machine)")
     return f"no regression against {res.baseline_source}"
 
 
