@@ -351,9 +351,11 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
 
 
 # an error's message that goes on after its line: "SomeError: text" or pip's "ERROR: text" ending
-# mid-sentence (no full stop, colon or bracket closing it), the way a terminal, a notebook or a
-# wrapping library (TensorFlow Probability's version check) breaks a long message
-_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.:)\]}>\s]\s*$")
+# mid-sentence (no full stop or bracket closing it), the way a terminal, a notebook or a
+# wrapping library (TensorFlow Probability's version check) breaks a long message; a colon does
+# not close one (Keras's "is incompatible with the layer:" goes on with "expected ndim=4"), and a
+# heading's list that follows is indented or a record of its own, so it is not joined
+_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.)\]}>\s]\s*$")
 # a line that starts a record of its own: an indented one (a traceback's frame or code, a log's
 # continuation), a traceback, a log prefix, another error, a prompt
 _NEW_RECORD = re.compile(r"^(?:\s|$|Traceback|File \"|During handling|The above exception|"

@@ -1,0 +1,78 @@
+"""Stop 44: an empty log reads the same from every source, and an error message wrapped after a
+colon is joined to its head line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from tfperf.cli import main
+from tfperf.doctor.explainer import explain_log
+
+
+class _Stdin(io.StringIO):
+    def __init__(self, text: str, tty: bool) -> None:
+        super().__init__(text)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+# --- an empty log: a file, '-' and a pipe agree (exit 0, "empty"); no input at all is exit 2 ---
+
+@pytest.mark.parametrize("how", ["file", "dash", "pipe"])
+def test_an_empty_log_reads_the_same_from_every_source(how, tmp_path: Path, capsys,
+                                                       monkeypatch):
+    log = tmp_path / "train.log"
+    log.write_text("  \n", encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", _Stdin("  \n", tty=False))
+    args = {"file": ["explain", str(log)], "dash": ["explain", "-"], "pipe": ["explain"]}[how]
+    assert main([*args, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"verdict": "empty"' in out and '"exit_status": 0' in out
+
+
+def test_an_empty_log_says_where_the_log_went(tmp_path: Path, capsys):
+    log = tmp_path / "train.log"
+    log.write_text("", encoding="utf-8")
+    assert main(["explain", str(log)]) == 0
+    assert "2>&1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("stdin", [_Stdin("", tty=True), None])
+def test_no_input_at_all_stays_a_usage_error(stdin, capsys, monkeypatch):
+    # twin: a terminal (never waited on) or no stdin is not an empty log
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["explain"]) == 2
+    assert "nothing to explain" in capsys.readouterr().err
+
+
+# --- a message wrapped after a colon --------------------------------------------------------
+
+def test_a_message_wrapped_after_its_colon_is_joined():
+    # e-com-net.com/article/1282004287597068288.htm (dev44a): Keras's message broken after "layer:"
+    log = ("ValueError: Input 0 of layer conv2d is incompatible with the layer:\n"
+           "expected ndim=4, found ndim=3. Full shape received: [None, 28, 28]")
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch"
+    assert "channel axis" in top.detail
+
+
+def test_a_heading_with_its_list_after_a_colon_is_not_joined():
+    # twin: a colon that ends a heading, its items indented, reads as before (no row joins it)
+    log = ("ValueError: Could not interpret optimizer identifier:\n"
+           "    <keras.optimizers.Adam object at 0x7f>")
+    ex = explain_log(log)
+    assert all(ln.number == 1 for c in ex.causes for ln in c.lines[:1])
+    assert "optimizer identifier:" in (ex.causes[0].lines[0].text if ex.causes else "")
+
+
+def test_a_colon_head_followed_by_a_log_record_is_not_joined():
+    # twin: the next line is a record of its own (a glog line), so the head is read alone
+    log = ("ValueError: Input 0 of layer conv2d is incompatible with the layer:\n"
+           "2024-01-01 00:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
+           "expected ndim=4, found ndim=3")
+    assert all(c.label != "input-shape-mismatch" for c in explain_log(log).causes)
