@@ -76,3 +76,15 @@ def test_a_colon_head_followed_by_a_log_record_is_not_joined():
            "2024-01-01 00:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] "
            "expected ndim=4, found ndim=3")
     assert all(c.label != "input-shape-mismatch" for c in explain_log(log).causes)
+
+
+def test_a_colon_head_whose_continuation_has_its_own_reading_is_not_joined():
+    # twin (tf57549 in the set): the row reads "because no supported kernel ..." on its own line;
+    # joining the head too gave a second hit and the device twice ("placed on GPUGPU")
+    log = ("InvalidArgumentError: Cannot assign a device for operation ResourceGatherNd: \n"
+           "Could not satisfy explicit device specification '/job:localhost/replica:0/task:0/"
+           "device:GPU:0' \n"
+           "because no supported kernel for GPU devices is available.")
+    top = explain_log(log).causes[0]
+    assert top.label == "op-no-device-kernel"
+    assert "placed on GPU, which" in top.detail and [ln.number for ln in top.lines] == [3]

@@ -378,6 +378,11 @@ def _match_wrapped(lines: list[str], matched: set[int],
             if _NEW_RECORD.match(nxt) or len(nxt) > 400:
                 break
             parts.append(nxt.strip())
+        # a head ending in a colon is joined only where no line it takes in was read on its own:
+        # a row written for the continuation alone (op-no-device-kernel's "because no supported
+        # kernel") keeps that reading, and its details are not filled twice
+        if parts[0].endswith(":") and matched.intersection(range(li + 1, li + len(parts))):
+            continue
         if len(parts) > 1:
             heads.append((li, " ".join(parts)))
     heads += _terminal_wrapped(lines, matched)
