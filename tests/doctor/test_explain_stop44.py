@@ -88,3 +88,42 @@ def test_a_colon_head_whose_continuation_has_its_own_reading_is_not_joined():
     top = explain_log(log).causes[0]
     assert top.label == "op-no-device-kernel"
     assert "placed on GPU, which" in top.detail and [ln.number for ln in top.lines] == [3]
+
+
+# --- Keras's input checks in two more wordings (dev44a) ----------------------------------------
+
+@pytest.mark.parametrize(("log", "needle"), [
+    # Keras 2's standardize_input_data with an empty prefix ("checking : expected"), one image
+    ("ValueError: Error when checking : expected input_1 to have 4 dimensions, but got array "
+     "with shape (64, 64, 3)", "leading batch axis is missing"),
+    # InputSpec's axis check: grayscale images without their channel axis
+    ("ValueError: Input 0 of layer conv2d_3 is incompatible with the layer: expected axis -1 of "
+     "input shape to have value 3, but received input with shape (None, 32, 32)",
+     "trailing channel axis is missing"),
+    # ... grayscale images with one channel for an RGB model
+    ("ValueError: Input 0 of layer \"model\" is incompatible with the layer: expected axis -1 of "
+     "input shape to have value 3, but received input with shape (None, 224, 224, 1)",
+     "has 1 channel(s), the model wants 3"),
+    # ... 28x28 images for a Dense layer of 784 inputs
+    ("ValueError: Input 0 of layer dense is incompatible with the layer: expected axis -1 of "
+     "input shape to have value 784, but received input with shape (None, 28, 28)",
+     "add a Flatten layer"),
+])
+def test_keras_input_checks_in_more_wordings(log, needle):
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch"
+    assert needle in top.detail
+
+
+def test_a_target_check_stays_the_labels_reading():
+    # twin: "Error when checking target" is the labels against the output, not the input
+    log = ("ValueError: Error when checking target: expected dense_2 to have shape (10,) but got "
+           "array with shape (1,)")
+    assert explain_log(log).causes[0].label == "labels-output-mismatch"
+
+
+def test_a_wrapped_axis_check_is_joined():
+    # yingnd.com/python/172221.html (dev44a): the message broken after "of input shape"
+    log = ("ValueError: Input 0 of layer conv2d is incompatible with the layer: expected axis -1 "
+           "of input shape\nto have value 3, but received input with shape (None, 28, 28)")
+    assert explain_log(log).causes[0].label == "input-shape-mismatch"
