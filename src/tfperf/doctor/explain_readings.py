@@ -12,6 +12,7 @@ more than the row already does.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -44,6 +45,9 @@ _ADD_CHANNEL = "add the channel axis with x[..., None] or np.expand_dims(x, -1)"
 
 def shape_axis_detail(details: Details) -> str:
     """ "received [224, 224, 3] for a rank-4 input: ... the leading batch axis is missing" ."""
+    if axis_got := _first(details, "got_shape4"):
+        return _axis_value_detail(axis_got, _first(details, "want_axis"),
+                                  _first(details, "want_value"))
     got = _first(details, "got_shape", "got_shape2", "got_shape3")
     want_shape = _first(details, "want_shape")
     want_ndim = _first(details, "want_ndim", "want_ndim2")
@@ -77,6 +81,29 @@ def shape_axis_detail(details: Details) -> str:
         return (f"received {got} for a rank-{want} input: one axis too many (data batched "
                 "twice, or 3D data for a 2D layer)")
     return f"received {got} for a rank-{want} input"
+
+
+def _axis_value_detail(got: str, axis: str, want: str) -> str:
+    """Keras's InputSpec axis check ("expected axis -1 of input shape to have value 3, but
+    received input with shape (None, 28, 28)"): what the last axis the data has is."""
+    g = _dims(got)
+    if axis != "-1" or not g or not want:
+        return f"received {got}: axis {axis} should be {want}"
+    last = g[-1]
+    if want in _CHANNEL_COUNTS and last in _CHANNEL_COUNTS:
+        return (f"received {got}: the data has {last} channel(s), the model wants {want}: "
+                f"convert the images (grayscale to RGB with tf.image.grayscale_to_rgb or "
+                f"np.repeat(x, {want}, -1)) or build the model's Input for {last}")
+    known = [int(d) for d in g[1:] if d.isdigit()]
+    if want not in _CHANNEL_COUNTS and len(known) == len(g) - 1 and len(known) > 1 \
+            and math.prod(known) == int(want):
+        return (f"received {got} for {want} features: the trailing axes hold {want} values "
+                "unflattened: add a Flatten layer first or reshape to (N, -1)")
+    if want in _CHANNEL_COUNTS:
+        return (f"received {got}: its last axis ({last}) is no channel count, so the trailing "
+                f"channel axis is missing: {_ADD_CHANNEL}"
+                + ("" if want == "1" else f", then {want} channels (np.repeat(x, {want}, -1))"))
+    return f"received {got}: the last axis is {last}, the model wants {want} values there"
 
 
 # --- gradients ----------------------------------------------------------------------------------

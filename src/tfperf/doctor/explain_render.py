@@ -44,7 +44,9 @@ def _quote(line: LogLine, width: int = 120) -> str:
 
 def summary(ex: Explanation) -> str:
     if ex.verdict == "empty":
-        return "the log is empty: nothing to explain"
+        # the commonest empty log: stdout captured, TensorFlow's lines and the traceback on stderr
+        return ("the log is empty: nothing to explain (TensorFlow and Python write to stderr: "
+                "capture it too, python train.py > train.log 2>&1)")
     if ex.verdict == "unrecognised" and ex.unknown:
         errors = [ln for ln in ex.unknown if ln.row == "error"] or ex.unknown
         first = errors[0]

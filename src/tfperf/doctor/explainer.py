@@ -351,9 +351,11 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
 
 
 # an error's message that goes on after its line: "SomeError: text" or pip's "ERROR: text" ending
-# mid-sentence (no full stop, colon or bracket closing it), the way a terminal, a notebook or a
-# wrapping library (TensorFlow Probability's version check) breaks a long message
-_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.:)\]}>\s]\s*$")
+# mid-sentence (no full stop or bracket closing it), the way a terminal, a notebook or a
+# wrapping library (TensorFlow Probability's version check) breaks a long message; a colon does
+# not close one (Keras's "is incompatible with the layer:" goes on with "expected ndim=4"), and a
+# heading's list that follows is indented or a record of its own, so it is not joined
+_WRAPPED_HEAD = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)|ERROR):\s+\S.*[^.)\]}>\s]\s*$")
 # a line that starts a record of its own: an indented one (a traceback's frame or code, a log's
 # continuation), a traceback, a log prefix, another error, a prompt
 _NEW_RECORD = re.compile(r"^(?:\s|$|Traceback|File \"|During handling|The above exception|"
@@ -376,6 +378,11 @@ def _match_wrapped(lines: list[str], matched: set[int],
             if _NEW_RECORD.match(nxt) or len(nxt) > 400:
                 break
             parts.append(nxt.strip())
+        # a head ending in a colon is joined only where no line it takes in was read on its own:
+        # a row written for the continuation alone (op-no-device-kernel's "because no supported
+        # kernel") keeps that reading, and its details are not filled twice
+        if parts[0].endswith(":") and matched.intersection(range(li + 1, li + len(parts))):
+            continue
         if len(parts) > 1:
             heads.append((li, " ".join(parts)))
     heads += _terminal_wrapped(lines, matched)
