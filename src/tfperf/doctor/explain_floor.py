@@ -134,7 +134,9 @@ _LOADER = re.compile(r"(?<![\w./\\-])(?P<prog>[\w./\\-]+): error while loading s
                      r"libraries: (?P<msg>.*)")
 # TensorFlow-family code or a call into it, in a traceback's frames and code lines
 TF_CODE = re.compile(r"(?i:tensorflow|keras|tflearn|tfjs|deeplearn\.js|tflite|edgetpu|pycoral)|"
-                      r"\btf\.|tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow")
+                      r"\btf\.|tf[-_]nightly|\btf-(?:layers|core|converter|backend)|@tensorflow|"
+                      # add-ons whose module names do not say tensorflow
+                      r"\btf_(?:agents|slim)\b")
 _PY_EXC = re.compile(r"^\s*(?:>\s*|E {2,})*(?:[\w.]+\.)?(?P<cls>_?[A-Z]\w*(?:Error|Exception))"
                      r"(?: \(see above for traceback\))?:(?P<msg>.*)$")
 # a tf.errors class a TF 1.x training loop caught and logged ("Caught OutOfRangeError. Stopping
@@ -236,7 +238,10 @@ TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"
                          r"\b(?:lib)?(?:cublas|cufft|curand|cusolver|cusparse|nvinfer|nccl)|"
                          r"\bnvcuda\b|^\s*\w*Error: in user code:|\bops?\b|\bcheckpoint|"
-                         r"SavedModel|saved_model|\beager\b|\bgraph\b")
+                         r"SavedModel|saved_model|\beager\b|\bgraph\b|"
+                         # add-ons whose module names do not say tensorflow; a model's
+                         # TensorFlow weights file and class names (Hugging Face's TF* models)
+                         r"\btf_(?:agents|slim)\b|\btf_model\.h5\b|\bTF[A-Z]\w*Model\w*|\bfrom_pt\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NB_FRAME = re.compile(r"^\s*(?P<path><ipython-input-[\w-]+>|(?:[A-Za-z]:)?[~\w./\\ -]+\.py)"
                        r"(?::(?P<line>\d+))? in (?P<func>[\w<>.]+)")
@@ -533,10 +538,15 @@ def _list_after_blank(lines: list[str], li: int, block: list[int]) -> bool:
     """A blank line between a message that ends with ':' and the list it introduces (conda's
     "not available from current channels:", a blank line, "  - tensorflow==1.14"), or the
     list's own heading (conda's UnsatisfiableError: "...environment:", a blank line,
-    "Specifications:", a blank line, "  - tensorflow-gpu=2.4 -> python[...]")."""
-    return (not lines[li].strip() and lines[block[-1]].rstrip().endswith(":")
-            and li + 1 < len(lines) and (lines[li + 1].lstrip().startswith("- ")
-                                         or bool(_LIST_HEADING.match(lines[li + 1]))))
+    "Specifications:", a blank line, "  - tensorflow-gpu=2.4 -> python[...]"), or between two
+    items of such a list (Hugging Face's "Make sure that:", a blank line, "- 'x' is a correct
+    model identifier", a blank line, "- or 'x' is the correct path ... tf_model.h5")."""
+    if lines[li].strip() or li + 1 >= len(lines):
+        return False
+    before, after = lines[block[-1]].strip(), lines[li + 1]
+    item = after.lstrip().startswith("- ")
+    return ((before.endswith(":") and (item or bool(_LIST_HEADING.match(after))))
+            or (item and before.startswith("- ") and len(block) > 1))
 
 
 _LIST_HEADING = re.compile(r"\s*[A-Z][\w ]{0,40}:\s*$")  # "Specifications:", "Package x conflicts:"

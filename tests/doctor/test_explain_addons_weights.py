@@ -1,0 +1,58 @@
+"""Errors of TensorFlow's family whose names do not say "tensorflow" (round 29, re-read as
+development): an add-on's module (tf_agents) and a model's TensorFlow weights (Hugging Face's
+tf_model.h5, TF* model classes) tie the error to TensorFlow; a list a message introduces goes on
+across the blank lines between its items. Real-shaped logs, each with twins that stay apart."""
+
+from __future__ import annotations
+
+from tfperf.doctor.explainer import explain_log
+
+ADDON = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+         "    from tf_agents.policies import policy_saver\n"
+         "ImportError: cannot import name 'policy_saver' from 'tf_agents.policies'\n")
+HUB = ("OSError: facebook/mbart-large-cc25 does not appear to have a file named tf_model.h5 but "
+       "there is a file for PyTorch weights. Use `from_pt=True` to load this model from those "
+       "weights.\n")
+LISTED = ("OSError: Can't load weights for 'asafaya/bert-base-arabic'. Make sure that:\n\n"
+          "- 'asafaya/bert-base-arabic' is a correct model identifier listed on the hub\n\n"
+          "- or 'asafaya/bert-base-arabic' is the correct path to a directory containing a "
+          "file named one of tf_model.h5, pytorch_model.bin.\n")
+
+
+def _top(log: str):
+    ex = explain_log(log)
+    assert ex.causes, ex.not_tensorflow
+    return ex.causes[0]
+
+
+def test_an_addons_missing_name_says_upgrade_the_addon():
+    top = _top(ADDON)
+    assert top.label == "import-error" and top.fix.startswith("1) Upgrade the add-on")
+
+
+def test_a_model_without_tensorflow_weights_says_from_pt():
+    for log in (HUB, LISTED):
+        top = _top(log)
+        assert top.label == "o-s-error" and "from_pt=True" in top.fix.split("2)")[0], log
+
+
+def test_the_list_after_the_blank_lines_belongs_to_the_message():
+    top = _top(LISTED)
+    assert [ln.number for ln in top.lines][:2] == [1, 3]
+
+
+def test_twins_of_other_packages_stay_not_tensorflows():
+    other_import = ADDON.replace("tf_agents", "my_agents")
+    other_file = ("OSError: Can't open 'data.csv'. Make sure that:\n\n- the path exists\n\n"
+                  "- or the folder holds data.csv\n")
+    for log in (other_import, other_file):
+        ex = explain_log(log)
+        assert not ex.causes and ex.not_tensorflow, log
+
+
+def test_an_addon_name_that_exists_elsewhere_keeps_the_generic_cause_first():
+    # a name missing from a non-add-on package, in a TensorFlow traceback: the version-pair
+    # cause, not the add-on's
+    log = ADDON.replace("tf_agents.policies", "keras.engine").replace("policy_saver", "topology")
+    top = _top(log)
+    assert not top.fix.startswith("1) Upgrade the add-on"), top.fix
