@@ -54,6 +54,10 @@ EXPLAIN_SCHEMA = {
 
 # Lines for the rows no development-set log happens to exercise (each a real TF wording).
 EXAMPLES = {
+    "tflite-input-bytes": "java.lang.IllegalArgumentException: Cannot copy to a TensorFlowLite "
+                          "tensor (input) with 150528 bytes from a Java Buffer with 602112 bytes.",
+    "tflite-input-dims": "ValueError: Cannot set tensor: Dimension mismatch. Got 416 but expected "
+                         "224 for dimension 2 of input 0.",
     "retracing-expensive": "Tracing is expensive and the excessive number of tracings could be "
                            "due to (1) creating @tf.function repeatedly in a loop,",
     "mixed-precision-slow": "WARNING:tensorflow:Mixed precision compatibility check "

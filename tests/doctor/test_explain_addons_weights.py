@@ -56,3 +56,34 @@ def test_an_addon_name_that_exists_elsewhere_keeps_the_generic_cause_first():
     log = ADDON.replace("tf_agents.policies", "keras.engine").replace("policy_saver", "topology")
     top = _top(log)
     assert not top.fix.startswith("1) Upgrade the add-on"), top.fix
+
+
+# --- TensorFlow Lite inputs: what the numbers say -------------------------------------------
+
+def _bytes(want: int, got: int) -> str:
+    return (f"java.lang.IllegalArgumentException: Cannot copy to a TensorFlowLite tensor "
+            f"(input) with {want} bytes from a Java Buffer with {got} bytes.")
+
+
+def test_a_buffer_four_times_the_input_is_float_data_for_a_quantized_model():
+    top = _top(_bytes(110592, 442368))
+    assert top.label == "tflite-input-bytes-mismatch"
+    assert "(4x): float32 data for a uint8/int8 input" in top.detail
+
+
+def test_a_buffer_of_another_size_is_another_shape_not_a_type():
+    top = _top(_bytes(110592, 120000))  # 120000 / 110592 is no type width
+    assert "not a whole type width apart, so another shape" in top.detail
+    quarter = _top(_bytes(602112, 150528))
+    assert "uint8 data for a float32 input" in quarter.detail
+
+
+def test_a_dimension_mismatch_names_the_input_dimension_and_the_factor():
+    top = _top("ValueError: Cannot set tensor: Dimension mismatch. Got 640 but expected 320 for "
+               "dimension 1 of input 0.")
+    assert top.label == "tflite-input-shape-mismatch"
+    assert top.detail.startswith("input 0, dimension 1: fed 640, the model was converted "
+                                 "for 320 (2x")
+    odd = _top("ValueError: Cannot set tensor: Dimension mismatch. Got 3 but expected 5 for "
+               "dimension 3 of input 0.")
+    assert "x:" not in odd.detail and "fed 3" in odd.detail

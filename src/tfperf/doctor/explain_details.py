@@ -128,7 +128,7 @@ _COMPUTED = {"shape_detail": shape_detail, "cuda_error_detail": cuda_error_detai
              "loader_detail": R.loader_detail, "mixed_detail": R.mixed_detail,
              "flavour_detail": flavour_detail, "alloc_detail": alloc_detail,
              "ampere_detail": R.ampere_detail, "pin_detail": R.pin_detail,
-             "wheel_detail": R.wheel_detail}
+             "wheel_detail": R.wheel_detail, "tflite_input_detail": R.tflite_input_detail}
 
 
 def render_detail(template: str, details: dict[str, list[str]]) -> str:

@@ -459,6 +459,42 @@ def serving_detail(details: Details) -> str:
     return where + "the path does not exist where the server runs (inside the container)"
 
 
+# --- TensorFlow Lite inputs ---------------------------------------------------------------------
+
+# element sizes TFLite inputs come in: a buffer k times the input's bytes is the same elements
+# in a type k times wider (float32 data for a uint8/int8 input of a quantized model)
+_WIDER = {4.0: ("float32 data for a uint8/int8 input (a quantized model)",
+                "feed uint8/int8 data (quantize with the input's scale and zero point from "
+                "get_input_details), or use the float model"),
+          0.25: ("uint8 data for a float32 input", "feed float32 data, normalised as in "
+                 "training"),
+          2.0: ("4-byte data for a 2-byte input (float32 for float16)", "feed the input's type"),
+          0.5: ("2-byte data for a 4-byte input (float16 for float32)", "feed the input's type")}
+
+
+def tflite_input_detail(details: Details) -> str:
+    """What a TFLite input size mismatch means from its numbers: a type of another width, or
+    another size in one dimension (an image size other than the export size)."""
+    if details.get("tfl_bytes_want") and details.get("tfl_bytes_got"):
+        want, got = int(details["tfl_bytes_want"][0]), int(details["tfl_bytes_got"][0])
+        head = f"the input takes {want} bytes, the buffer holds {got}"
+        if want and (ratio := got / want) in _WIDER:
+            what, fix = _WIDER[ratio]
+            return f"{head} ({ratio:g}x): {what}; {fix}"
+        return (f"{head}: not a whole type width apart, so another shape (image size or "
+                "channels): resize to the input's shape")
+    if details.get("tfl_dim_got") and details.get("tfl_dim_want"):
+        want, got = int(details["tfl_dim_want"][0]), int(details["tfl_dim_got"][0])
+        dim, inp = _first(details, "tfl_dim"), _first(details, "tfl_input")
+        head = f"input {inp}, dimension {dim}: fed {got}, the model was converted for {want}"
+        if (want and got % want == 0) or (got and want % got == 0):
+            k = got / want
+            return head + (f" ({k:g}x: an image or feature size other than the one the model "
+                           "was exported with)")
+        return head
+    return ""
+
+
 # --- the loader ---------------------------------------------------------------------------------
 
 
