@@ -87,3 +87,29 @@ def test_a_dimension_mismatch_names_the_input_dimension_and_the_factor():
     odd = _top("ValueError: Cannot set tensor: Dimension mismatch. Got 3 but expected 5 for "
                "dimension 3 of input 0.")
     assert "x:" not in odd.detail and "fed 3" in odd.detail
+
+
+# --- pip too old to see manylinux2010 wheels ------------------------------------------------
+
+_OLD = ", ".join(["1.13.1", "1.13.2", "1.14.0rc0", "1.14.0rc1", "1.14.0"])
+
+
+def _pip(offered: str, want: str = "~=1.15.0") -> str:
+    return (f"Collecting tensorflow{want}\n  Could not find a version that satisfies the "
+            f"requirement tensorflow{want} (from versions: {offered})\nNo matching "
+            f"distribution found for tensorflow{want}\n")
+
+
+def test_a_list_that_stops_at_2_0_betas_is_an_old_pip_not_the_python():
+    top = _top(_pip(_OLD + ", 2.0.0a0, 2.0.0b0, 2.0.0b1"))
+    assert top.label == "no-tensorflow-wheel" and "pip older than 19.0" in top.cause
+    assert top.fix.startswith("Upgrade pip")
+
+
+def test_lists_of_other_shapes_keep_their_readings():
+    ended = _top(_pip(_OLD))  # 1.14 the newest release then: not a pip too old
+    assert "pip older than 19.0" not in ended.cause
+    py38 = _top(_pip("2.2.0rc1, 2.2.0, 2.3.0", want="==1.15.0"))
+    assert "pip older than 19.0" not in py38.cause and "Python 3.8" in py38.cause
+    final = _top(_pip(_OLD + ", 1.15.0, 2.0.0b1, 2.0.0", want="==1.12.0"))
+    assert "pip older than 19.0" not in final.cause

@@ -45,7 +45,12 @@ from tfperf.doctor.explain_numbers import (
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
-from tfperf.doctor.explain_pip import no_wheel_at_all, offered_python, pin_not_released
+from tfperf.doctor.explain_pip import (
+    no_wheel_at_all,
+    offered_python,
+    pin_not_released,
+    pip_too_old,
+)
 from tfperf.doctor.explain_search import Lines
 from tfperf.doctor.explain_signature import signature_mismatch
 from tfperf.doctor.explain_training import loss_diverged
@@ -691,6 +696,11 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "pip's candidate list ('from versions: none': no release for this interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; TensorFlow's install guide "
      "(64-bit Python only; pip 19.0 or later)"),
+    (frozenset({"no-tensorflow-wheel"}), pip_too_old,
+     "pip's candidate list (it stops at 1.14 and 2.0.0b1: no manylinux2010 wheel seen) ; "
+     "TensorFlow's install guide (pip 19.0 or later) ; https://github.com/tensorflow/tensorflow/"
+     "issues/35061 (maintainers: pip too old to see 1.15; upgrading pip fixed it; round 29, "
+     "re-read as development)"),
     (frozenset({"no-tensorflow-wheel"}), offered_python,
      "pip's candidate list (only releases with a wheel for the running interpreter) ; "
      "data/tf_cpu_build_configs.csv (each release's Pythons) ; "

@@ -215,3 +215,28 @@ def no_wheel_at_all(text: str) -> Reading | None:
             "releases that have them); install a 64-bit Python, upgrade pip (python -m pip install "
             "--upgrade pip), then install TensorFlow again.",
             m.group(0))
+
+
+_PRE = re.compile(r"\d(?:a|b|rc)\d*$")
+
+
+def pip_too_old(text: str) -> Reading | None:
+    """(cause, fix, pip's line) when pip's list of TensorFlow releases stops just before the
+    first manylinux2010 wheels: 1.14 the newest final and nothing later than 2.0's alphas and
+    betas (manylinux1). TensorFlow 1.15, 2.0 and later publish manylinux2010 wheels, which pip
+    before 19.0 does not see, on any Python; the interpreter is not what is wrong."""
+    if "(from versions:" not in text or (m := _OFFERED.search(text)) is None:
+        return None
+    parts = [p.strip() for p in m["offered"].split(",") if p.strip()]
+    finals = [mm for p in parts if not _PRE.search(p) and (mm := _minor(p))]
+    later = [p for p in parts if (mm := _minor(p)) and mm >= (1, 15)]
+    if not finals or max(finals) != (1, 14) or not later or any(not _PRE.search(p) for p in later):
+        return None
+    cause = ("pip lists TensorFlow only up to 1.14 (and 2.0's pre-releases): from 1.15 and 2.0 "
+             "on, TensorFlow's Linux wheels are manylinux2010 (later manylinux2014) wheels, "
+             "which a pip older than 19.0 cannot see, so it offers none of them whatever the "
+             "Python")
+    fix = ("Upgrade pip in the environment that installs (python -m pip install --upgrade pip; "
+           "19.0 or later, 19.3+ for the manylinux2014 wheels of newer releases), then install "
+           "TensorFlow again.")
+    return cause, fix, m.group(0)
