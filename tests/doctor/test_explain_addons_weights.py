@@ -5,6 +5,8 @@ across the blank lines between its items. Real-shaped logs, each with twins that
 
 from __future__ import annotations
 
+import pytest
+
 from tfperf.doctor.explainer import explain_log
 
 ADDON = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
@@ -113,3 +115,32 @@ def test_lists_of_other_shapes_keep_their_readings():
     assert "pip older than 19.0" not in py38.cause and "Python 3.8" in py38.cause
     final = _top(_pip(_OLD + ", 1.15.0, 2.0.0b1, 2.0.0", want="==1.12.0"))
     assert "pip older than 19.0" not in final.cause
+
+
+# --- a Keras and a TensorFlow pip installed together that do not go together ----------------
+
+def _installed(*pkgs: str) -> str:
+    return "Successfully installed absl-py-0.15.0 " + " ".join(pkgs) + " wrapt-1.12.1\n"
+
+
+@pytest.mark.parametrize("pkgs, detail", [
+    (("keras-2.7.0", "tensorflow-2.6.1", "tensorflow-estimator-2.7.0"),
+     "Keras 2.7 with TensorFlow 2.6"),
+    (("keras-3.0.1", "tensorflow-2.15.0"), "Keras 3 with TensorFlow 2.15"),
+    (("keras-2.10.0", "tensorflow-gpu-2.9.1"), "Keras 2.10 with TensorFlow 2.9"),
+])
+def test_a_keras_of_another_minor_installed_with_tensorflow_is_a_warning(pkgs, detail):
+    top = _top(_installed(*pkgs))
+    assert top.label == "keras-tf-pair-installed" and top.detail == detail
+
+
+@pytest.mark.parametrize("pkgs", [
+    ("keras-2.6.0", "tensorflow-2.6.2"),  # the pair that goes together
+    ("keras-3.3.3", "tensorflow-2.16.1"),  # Keras 3 with a TensorFlow that takes it
+    ("keras-2.4.3", "tensorflow-2.3.1"),  # before TensorFlow depended on keras
+    ("keras-preprocessing-1.1.2", "tensorflow-2.6.1"),  # not Keras itself
+    ("keras-2.7.0", "tensorflow-estimator-2.6.0"),  # not TensorFlow itself
+])
+def test_pairs_that_go_together_or_are_not_the_pair_are_left_alone(pkgs):
+    ex = explain_log(_installed(*pkgs))
+    assert all(c.label != "keras-tf-pair-installed" for c in ex.causes)
