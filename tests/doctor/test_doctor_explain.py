@@ -54,6 +54,8 @@ EXPLAIN_SCHEMA = {
 
 # Lines for the rows no development-set log happens to exercise (each a real TF wording).
 EXAMPLES = {
+    "win32-binary-bitness": "Error: C:\\app\\node_modules\\@tensorflow\\tfjs-node\\lib\\napi-v4\\"
+                            "tfjs_binding.node is not a valid Win32 application.",
     "pip-keras-tf-pair": "Successfully installed keras-2.7.0 keras-preprocessing-1.1.2 "
                          "tensorboard-2.7.0 tensorflow-2.6.1 tensorflow-estimator-2.7.0",
     "tflite-input-bytes": "java.lang.IllegalArgumentException: Cannot copy to a TensorFlowLite "

@@ -144,3 +144,13 @@ def test_a_keras_of_another_minor_installed_with_tensorflow_is_a_warning(pkgs, d
 def test_pairs_that_go_together_or_are_not_the_pair_are_left_alone(pkgs):
     ex = explain_log(_installed(*pkgs))
     assert all(c.label != "keras-tf-pair-installed" for c in ex.causes)
+
+
+def test_a_binary_of_another_bitness_says_use_a_64_bit_runtime():
+    for log in ("Error: C:\\app\\node_modules\\@tensorflow\\tfjs-node\\lib\\napi-v4\\"
+                "tfjs_binding.node is not a valid Win32 application.\n",
+                "ImportError: DLL load failed: %1 is not a valid Win32 application.\n"):
+        top = _top(log)
+        assert top.label == "native-module-wrong-bitness" and "64-bit" in top.fix, log
+    other = explain_log("ImportError: DLL load failed: The specified module could not be found.\n")
+    assert all(c.label != "native-module-wrong-bitness" for c in other.causes)
