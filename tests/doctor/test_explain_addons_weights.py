@@ -154,3 +154,12 @@ def test_a_binary_of_another_bitness_says_use_a_64_bit_runtime():
         assert top.label == "native-module-wrong-bitness" and "64-bit" in top.fix, log
     other = explain_log("ImportError: DLL load failed: The specified module could not be found.\n")
     assert all(c.label != "native-module-wrong-bitness" for c in other.causes)
+
+
+def test_tensorflow_cores_compat_module_without_internals_is_a_keras_mismatch():
+    # TF 1.15 and 2.0/2.1 load through tensorflow_core: a new Keras reads compat.v2.__internal__
+    top = _top("AttributeError: module 'tensorflow_core.compat.v2' has no attribute "
+               "'__internal__'\n")
+    assert top.label == "keras-tf-version-mismatch"
+    other = _top("AttributeError: module 'tensorflow_core.compat.v2' has no attribute 'foo'\n")
+    assert other.label != "keras-tf-version-mismatch"
