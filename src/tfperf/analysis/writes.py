@@ -1,0 +1,271 @@
+"""What a loop nest writes into an array: the loop model's answer to "is this loop a map or
+an accumulation, judged by its writes" (issue 26, held-out round 14: 8 of 12 cases were
+NumPy loops writing into a preallocated array).
+
+A nest of ``for`` loops over ``range(...)``/``enumerate(a)`` whose innermost statement
+writes one array element, ``out[i, j] = v``, ``out[i][j] = v``, ``out[k] += v``:
+
+- **map**: ``=`` at the loops' indices, each bare and once (``out[i, j]``, ``out[j, i]``,
+  ``out[i, 0]``): every iteration writes its own element, so the body may run once on the
+  whole index grid. The body may read ``out`` only at the element it writes (c01's
+  ``img[h, w] = f(img[h, w, 0], ...)``): anything else reads another iteration's write.
+- **accumulate**: ``+=``/``-=``/``*=`` at an index the loops may repeat (``hist[img[i, j]]
+  += 1``): an associative update, so an unbuffered ``ufunc.at`` of all iterations at once.
+
+Everything the body computes must be per element: temporaries bound once per iteration and
+never carried (read before they are bound), no branch, no early exit, no call that reduces or
+asks a shape (``np.sum``, ``len``, ``.shape`` of a per-iteration value), no index inside a
+slice (``x[i:i + k]``, a window). Refusals say why, for tune's table.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
+ELEMENTWISE = frozenset({"abs", "where", "clip", "round", "around", "real", "imag"})
+UFUNC_AT = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply"}
+
+
+@dataclass
+class Axis:
+    """One loop of the nest: its index name and ``range``'s arguments as source text."""
+
+    index: str
+    start: str
+    stop: str
+    step: str
+    item: tuple[str, str] | None = None  # enumerate's (item name, array name)
+
+
+@dataclass
+class WriteNest:
+    """A nest whose innermost statement writes ``array``: ``kind`` "map" or "accumulate";
+    ``slices``: every index is read only as a leading subscript part in loop order (so the
+    grid is basic slices, views); ``temps``: the names the body binds (dead after the nest)."""
+
+    outer: ast.For
+    axes: list[Axis]
+    stmts: list[ast.stmt]  # the temporaries, outermost level first
+    write: ast.Assign | ast.AugAssign
+    array: str
+    kind: str
+    slices: bool
+    temps: set[str]
+
+
+class NotAWrite(Exception):
+    """The nest is not one this model answers (the message says why)."""
+
+
+def _parts(sub: ast.Subscript) -> list[ast.expr]:
+    sl = sub.slice
+    return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+
+
+def merged(node: ast.expr) -> ast.expr:
+    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks (no slice, no ``...``): equal on arrays,
+    and the only form that still writes in place once ``p`` is an index array."""
+    if not isinstance(node, ast.Subscript):
+        return node
+    inner = node.value
+    if isinstance(inner, ast.Subscript) and not any(
+            isinstance(p, (ast.Slice, ast.Starred)) or
+            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)):
+        base = merged(inner)
+        assert isinstance(base, ast.Subscript)
+        return ast.Subscript(base.value, ast.Tuple(_parts(base) + _parts(node), ast.Load()),
+                             node.ctx)
+    return node
+
+
+class _Merge(ast.NodeTransformer):
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        return merged(node)
+
+
+def merge_chains(stmt: ast.stmt) -> ast.stmt:
+    out = _Merge().visit(ast.parse(ast.unparse(stmt)).body[0])
+    assert isinstance(out, ast.stmt)
+    return out
+
+
+def _axis(loop: ast.For, seen: set[str]) -> Axis:
+    if loop.orelse:
+        raise NotAWrite("a loop with an else")
+    it, target = loop.iter, loop.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
+        if it.func.id == "range" and isinstance(target, ast.Name) and 1 <= len(it.args) <= 3:
+            a = [ast.unparse(x) for x in it.args]
+            start, stop, step = (["0"] + a + ["1"])[:3] if len(a) == 1 else \
+                (a + ["1"])[:3]
+            if any(names(x) & seen for x in it.args):
+                raise NotAWrite("an inner loop's bounds depend on an outer index")
+            return Axis(target.id, start, stop, step)
+        if it.func.id == "enumerate" and len(it.args) == 1 \
+                and isinstance(it.args[0], ast.Name) and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts):
+            i, v = target.elts
+            assert isinstance(i, ast.Name) and isinstance(v, ast.Name)
+            return Axis(i.id, "0", f"len({it.args[0].id})", "1", (v.id, it.args[0].id))
+    raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
+
+
+def names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
+    """The write model of the nest rooted at ``loop``; ``after``: the statements that follow
+    it in the function (a name the nest binds must not be read there: it changes meaning)."""
+    axes: list[Axis] = []
+    stmts: list[ast.stmt] = []
+    node: ast.stmt = loop
+    while isinstance(node, ast.For):
+        axes.append(_axis(node, {a.index for a in axes}))
+        *before, last = node.body
+        if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
+               for s in before):
+            raise NotAWrite("a statement other than a temporary's assignment in the loop")
+        stmts += [merge_chains(s) for s in before]
+        node = last
+    if not isinstance(node, (ast.Assign, ast.AugAssign)):
+        raise NotAWrite("the innermost statement is not a write into an array")
+    write = merge_chains(node)
+    assert isinstance(write, (ast.Assign, ast.AugAssign))
+    targets = write.targets if isinstance(write, ast.Assign) else [write.target]
+    subs = [t for t in targets if isinstance(t, ast.Subscript)]
+    if len(subs) != 1 or not isinstance(subs[0].value, ast.Name) or any(
+            not isinstance(t, (ast.Subscript, ast.Name)) for t in targets):
+        raise NotAWrite("the innermost statement is not a write into one array")
+    target = subs[0]
+    array = target.value.id  # type: ignore[attr-defined]
+    indices = [a.index for a in axes]
+    if len(set(indices)) != len(indices):
+        raise NotAWrite("two loops share an index name")
+    parts = _parts(target)
+    bare = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
+    kind = "map" if isinstance(write, ast.Assign) else "accumulate"
+    if kind == "map":
+        if sorted(bare) != sorted(indices) or any(
+                names(p) & set(indices) for p in parts
+                if not (isinstance(p, ast.Name) and p.id in indices)):
+            raise NotAWrite("an assignment not at each loop index once (iterations may "
+                            "write the same element)")
+    elif type(write.op) not in UFUNC_AT:  # type: ignore[union-attr]
+        raise NotAWrite("an update other than +=, -=, *=")
+    temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+    temps |= {t.id for t in targets if isinstance(t, ast.Name)}
+    temps |= {a.item[0] for a in axes if a.item}
+    _check_body(stmts, write, array, target, indices, temps, kind,
+                {a.item[0] for a in axes if a.item})
+    read_after = set().union(*(names(s) for s in after)) if after else set()
+    if read_after & (temps | set(indices)):
+        raise NotAWrite(f"{sorted(read_after & (temps | set(indices)))[0]!r} is read after "
+                        "the loop (its last iteration's value)")
+    slices = _slice_grid(stmts, write, indices, axes)
+    if not slices:
+        _grid_leads([*stmts, write], set(indices) | temps)
+    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps)
+
+
+def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
+                target: ast.Subscript, indices: list[str], temps: set[str], kind: str,
+                items: set[str]) -> None:
+    varying = set(indices) | temps
+    bound: set[str] = set(indices) | items
+    lead = len(_parts(target))
+    for s in [*stmts, write]:
+        value: ast.AST = s.value
+        if s is write:
+            value = ast.Tuple([s.value, target.slice], ast.Load())
+        for n in ast.walk(value):
+            if isinstance(n, ast.Name) and n.id in temps and n.id not in bound:
+                raise NotAWrite(f"{n.id!r} is carried from one iteration to the next")
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                    and n.value.id == array and (kind != "map" or [
+                        ast.dump(p) for p in _parts(n)[:lead]] != [
+                        ast.dump(p) for p in _parts(target)]):
+                raise NotAWrite(f"the body reads {array!r} other than at the element it "
+                                "writes (iterations depend on each other)")
+            if isinstance(n, ast.Name) and n.id == array and not any(
+                    isinstance(p, ast.Subscript) and p.value is n for p in ast.walk(value)):
+                raise NotAWrite(f"the body reads {array!r} whole")
+            if isinstance(n, ast.Slice) and names(n) & varying:
+                raise NotAWrite("a loop index inside a slice (a window)")
+            if isinstance(n, ast.Compare) and any(
+                    isinstance(o, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for o in n.ops):
+                raise NotAWrite("a membership or identity test")
+            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.GeneratorExp,
+                              ast.DictComp, ast.SetComp, ast.List, ast.Dict, ast.Set,
+                              ast.NamedExpr, ast.Await, ast.Yield)):
+                raise NotAWrite(f"a {type(n).__name__} in the body")
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+                raise NotAWrite("a matrix product in the body")
+            if isinstance(n, ast.Call):
+                _check_call(n, varying)
+            if isinstance(n, ast.Attribute) and names(n.value) & varying and not any(
+                    isinstance(c, ast.Call) and c.func is n and n.attr == "astype"
+                    for c in ast.walk(value)):
+                raise NotAWrite(f"'.{n.attr}' of a per-iteration value")
+            if isinstance(n, ast.Subscript) and names(n.value) & varying:
+                raise NotAWrite("a per-iteration value indexed (its axes move once batched)")
+        if isinstance(s, ast.Assign):
+            bound |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+
+
+def _check_call(call: ast.Call, varying: set[str]) -> None:
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr == "astype":
+        return
+    if isinstance(f, ast.Name) and f.id == "abs":
+        return
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("np", "numpy"):
+        if f.attr in ELEMENTWISE or isinstance(getattr(np, f.attr, None), np.ufunc):
+            return
+        if isinstance(getattr(np, f.attr, None), type) and issubclass(
+                getattr(np, f.attr), np.generic):
+            return  # np.uint8(v): a cast, element by element on an array too
+    if not (names(call) & varying):
+        return  # computed from loop-invariant values: the same once as every time
+    raise NotAWrite(f"a call of {ast.unparse(f)!r} on a per-iteration value (may reduce or "
+                    "ask a shape)")
+
+
+def _slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
+                axes: list[Axis]) -> bool:
+    """Every index read only as the leading parts of a subscript, all indices in loop order:
+    then ``range``s become slices (views, no gather) and the grid keeps the loops' axes."""
+    if any(a.item for a in axes):
+        return False
+    uses = 0
+    for s in [*stmts, write]:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Subscript):
+                ps = _parts(n)
+                lead = [p.id if isinstance(p, ast.Name) else None for p in ps[:len(indices)]]
+                if lead == indices and not any(names(p) & set(indices)
+                                               for p in ps[len(indices):]):
+                    uses += len(indices)
+        uses -= sum(1 for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in indices)
+    return uses == 0
+
+
+def _grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
+    """Index arrays put the grid's axes first unless a slice comes before them (``x[:, i]``
+    puts them after the sliced axis): the body's values would not line up with the grid."""
+    for s in stmts:
+        for n in ast.walk(s):
+            if not isinstance(n, ast.Subscript):
+                continue
+            ps = _parts(n)
+            first = next((k for k, p in enumerate(ps) if names(p) & varying), None)
+            if first is not None and any(
+                    isinstance(p, ast.Slice) or (isinstance(p, ast.Constant)
+                                                 and p.value is Ellipsis) for p in ps[:first]):
+                raise NotAWrite("a loop index after a slice (the grid's axes would not lead)")

@@ -1,0 +1,160 @@
+"""Loops that write into an array, run once on the whole index grid in NumPy (issue 26; held-
+out round 14's c01 gray conversion per pixel, c14's histogram and per-pixel lookup).
+
+The analysis (:mod:`tfperf.analysis.writes`) says what the nest is: a **map** (each iteration
+writes its own element) or an **accumulation** (``+=`` at an index that may repeat). The
+rewrite keeps the user's NumPy and the user's array, written in place as before:
+
+- each loop's ``range`` becomes a ``slice`` where every read takes the indices as leading
+  subscript parts in loop order (views: no gather), else an ``np.arange`` shaped to broadcast
+  along its own grid axis (``i`` → ``[n, 1]``, ``j`` → ``[1, m]``); ``a[i][j]`` is read as
+  ``a[i, j]`` (the chained form would write into a copy once ``i`` is an array);
+- a map's write is one assignment: the value keeps the grid's leading axes and gets size-1
+  axes before its own, so a per-pixel scalar still broadcasts over a written row
+  (``img[h, w] = gray`` fills the 3 channels); NumPy's cast on assignment is the same as the
+  loop's (uint8 stays uint8, truncating a float64 value);
+- an accumulation is ``np.add.at`` (``subtract``/``multiply``): unbuffered, so a repeated
+  index adds every time, in the buffer's dtype (a uint8 histogram wraps as the loop did).
+
+NumPy's promotion is the loop's: NumPy 2 (NEP 50) promotes a scalar and an array of the same
+dtype alike. Where the grid is an ``np.arange`` (int64), a loop index that mixes into arithmetic
+with a narrower array is promoted further than a Python int would be; tune's equivalence check
+sees it (a value that differs is rejected), and the slice grid has no such index.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.analysis.writes import UFUNC_AT, NotAWrite, WriteNest, names, write_nest
+from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.source import SourceEditError, find_function, is_within, parse
+
+NP = "_tfperf_np"
+FIT = "_tfperf_fit"
+VALUE = "_tfperf_value"
+
+
+def _fn(text: str, name: str) -> ast.FunctionDef:
+    return find_function(parse(text), name)
+
+
+def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
+    """The write nests of function ``name`` (outermost loops, none inside another), and why
+    each other loop is not one."""
+    fn = _fn(text, name)
+    found: list[WriteNest] = []
+    why: list[str] = []
+    for loop in [n for n in ast.walk(fn) if isinstance(n, ast.For)]:
+        if any(is_within(loop, w.outer) for w in found):
+            continue
+        try:
+            found.append(write_nest(loop, _read_after(fn, loop)))
+        except NotAWrite as exc:
+            why.append(f"line {loop.lineno}: {exc}")
+    found.sort(key=lambda w: w.outer.lineno)
+    return [w for w in found if not any(o is not w and is_within(w.outer, o.outer)
+                                        for o in found)], why
+
+
+def _read_after(fn: ast.FunctionDef, loop: ast.For) -> list[ast.stmt]:
+    """What the function reads after ``loop`` (as an expression statement of names), leaving
+    out reads inside a later ``for`` that binds the name first."""
+    end = loop.end_lineno or loop.lineno
+    rebound: list[tuple[ast.For, set[str]]] = [
+        (f, names(f.target)) for f in ast.walk(fn)
+        if isinstance(f, ast.For) and f.lineno > end]
+    seen = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end \
+                and not is_within(n, loop) \
+                and not any(n.id in bound and is_within(n, f) for f, bound in rebound):
+            seen.append(ast.Expr(ast.Name(n.id, ast.Load())))
+    return seen  # type: ignore[return-value]
+
+
+def _varying(nest: WriteNest) -> set[str]:
+    out = {a.index for a in nest.axes} | {a.item[0] for a in nest.axes if a.item}
+    for s in nest.stmts:
+        assert isinstance(s, ast.Assign)
+        if names(s.value) & out:
+            out |= names(ast.Tuple(s.targets, ast.Load()))
+    return out
+
+
+def batched(nest: WriteNest) -> list[str]:
+    """The statements that replace ``nest``'s loops."""
+    g = len(nest.axes)
+    rows = [f"import numpy as {NP}"]
+    for k, a in enumerate(nest.axes):
+        if nest.slices:
+            rows.append(f"{a.index} = slice({a.start}, {a.stop}, {a.step})")
+        else:
+            shape = ", ".join("-1" if m == k else "1" for m in range(g))
+            rows.append(f"{a.index} = {NP}.arange({a.start}, {a.stop}, {a.step})"
+                        + (f".reshape({shape})" if g > 1 else ""))
+        if a.item:
+            rows.append(f"{a.item[0]} = {NP}.asarray({a.item[1]})[{a.index}]")
+    rows += [ast.unparse(s) for s in nest.stmts]
+    w = nest.write
+    varying = _varying(nest)
+    if isinstance(w, ast.AugAssign):
+        target = w.target
+        assert isinstance(target, ast.Subscript)
+        ufunc = UFUNC_AT[type(w.op)]
+        rows.append(f"{NP}.{ufunc}.at({nest.array}, ({ast.unparse(target.slice)},), "
+                    f"{ast.unparse(w.value)})")
+        return rows
+    sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
+    rows.append(f"{VALUE} = {ast.unparse(w.value)}")
+    rows += [f"{t.id} = {VALUE}" for t in w.targets if isinstance(t, ast.Name)]
+    at = ast.unparse(sub)
+    if names(w.value) & varying:
+        rows += [f"def {FIT}(v, at, g):",
+                 f"    v = {NP}.asarray(v)",  # the grid's axes first, then size-1 axes
+                 "    if g <= v.ndim < at.ndim:",
+                 "        v = v.reshape(v.shape[:g] + (1,) * (at.ndim - v.ndim) + v.shape[g:])",
+                 "    return v",
+                 f"{at} = {FIT}({VALUE}, {at}, {g})"]
+    else:
+        rows.append(f"{at} = {VALUE}")
+    return rows
+
+
+def rewrite(text: str, name: str) -> str:
+    found, why = nests(text, name)
+    if not found:
+        raise SourceEditError("no loop writing into an array element by element"
+                              + (f" ({why[0]})" if why else ""))
+    lines = text.splitlines(keepends=True)
+    for nest in reversed(found):  # bottom up: line numbers above hold
+        row = lines[nest.outer.lineno - 1]
+        pad = row[:len(row) - len(row.lstrip())]
+        lines[nest.outer.lineno - 1:nest.outer.end_lineno] = [
+            pad + r + "\n" for s in batched(nest) for r in s.splitlines()]
+    out = "".join(lines)
+    parse(out)
+    return out
+
+
+class NumpyWrites(Lever):
+    name, slot, stage, traces = "array writes→NumPy on the grid", "vectorize", 20, False
+    description = ("loops that write into an array (out[i, j] = f(i, j), hist[k] += 1) run "
+                   "once on the whole index grid in NumPy, in place (np.add.at where an "
+                   "index repeats)")
+    rejections = ("the body does not broadcast (raises: a per-iteration shape, a Python "
+                  "call on a scalar)", "disagrees (the body is not element-wise)")
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            rewrite(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return rewrite(text, ctx.target.name)
+
+
+def levers(ctx: LeverContext) -> list[Lever]:
+    return [NumpyWrites()]
