@@ -101,8 +101,7 @@ def _axis(loop: ast.For, seen: set[str]) -> Axis:
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
         if it.func.id == "range" and isinstance(target, ast.Name) and 1 <= len(it.args) <= 3:
             a = [ast.unparse(x) for x in it.args]
-            start, stop, step = (["0"] + a + ["1"])[:3] if len(a) == 1 else \
-                (a + ["1"])[:3]
+            start, stop, step = ["0", a[0], "1"] if len(a) == 1 else [*a, "1"][:3]
             if any(names(x) & seen for x in it.args):
                 raise NotAWrite("an inner loop's bounds depend on an outer index")
             return Axis(target.id, start, stop, step)
@@ -167,6 +166,7 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     if read_after & (temps | set(indices)):
         raise NotAWrite(f"{sorted(read_after & (temps | set(indices)))[0]!r} is read after "
                         "the loop (its last iteration's value)")
+    _indices_only_index([*stmts, write], set(indices))
     slices = _slice_grid(stmts, write, indices, axes)
     if not slices:
         _grid_leads([*stmts, write], set(indices) | temps)
@@ -180,6 +180,7 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
     bound: set[str] = set(indices) | items
     lead = len(_parts(target))
     for s in [*stmts, write]:
+        assert isinstance(s, (ast.Assign, ast.AugAssign))
         value: ast.AST = s.value
         if s is write:
             value = ast.Tuple([s.value, target.slice], ast.Load())
@@ -269,3 +270,16 @@ def _grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
                     isinstance(p, ast.Slice) or (isinstance(p, ast.Constant)
                                                  and p.value is Ellipsis) for p in ps[:first]):
                 raise NotAWrite("a loop index after a slice (the grid's axes would not lead)")
+
+
+def _indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
+    """A loop index is a Python int, which NumPy promotes weakly (float32 * i stays float32);
+    an index array is int64 and would promote further. Inside a subscript only the positions
+    it picks matter, so there it may be anything."""
+    for s in stmts:
+        inside = {id(n) for sub in ast.walk(s) if isinstance(sub, ast.Subscript)
+                  for n in ast.walk(sub.slice)}
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id in indices and id(n) not in inside:
+                raise NotAWrite(f"the loop index {n.id!r} in arithmetic (a Python int "
+                                "promotes less than an index array)")

@@ -1,0 +1,180 @@
+"""Loops that write into a NumPy array (issue 26; held-out round 14's per-pixel gray image and
+histogram): the write model says map or accumulation, the lever runs the body once on the
+grid in NumPy, in place. Each rewrite is run against the loops on the same inputs: values,
+dtype (uint8 stays uint8, a uint8 histogram wraps), shape and type (NumPy in, NumPy out).
+Twins: loops whose iterations depend on each other are left alone, with the reason."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from tfperf.analysis.writes import NotAWrite, write_nest
+from tfperf.tune.levers.numpy_writes import nests, rewrite
+from tfperf.tune.source import SourceEditError
+
+HEAD = "import numpy as np\n\n\n"
+
+# A weighted channel sum per pixel written back into all three channels (a scalar into a
+# row: the value broadcasts), read from the element it writes.
+GRAY = HEAD + '''
+def f(img):
+    img = img.copy()
+    rows, cols = img.shape[:2]
+    for r in range(rows):
+        for c in range(cols):
+            b = img[r][c][0]
+            g = img[r][c][1]
+            img[r, c] = 0.2 * b + 0.7 * g + 0.1 * img[r, c, 2]
+    return img
+'''
+# A histogram of uint8 values in a uint8 buffer (counts wrap at 256), indices repeat.
+HIST = HEAD + '''
+def f(img):
+    counts = np.zeros(256, np.uint8)
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1]):
+            counts[img[i][j]] += 1
+    return counts
+'''
+# Indices in index arithmetic and a transposed write: the grid is broadcast aranges.
+TRANSPOSED = HEAD + '''
+def f(x, w):
+    out = np.empty((x.shape[1], x.shape[0]), dtype=np.float32)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[j, i] = x[i, j] * w[i // 2] - w[j % 3]
+    return out
+'''
+# A Python int index promotes weakly (float32 * i is float32), an int64 index array not.
+INDEX_IN_ARITHMETIC = HEAD + '''
+def f(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i] * i
+    return out
+'''
+# enumerate over rows, an element-wise ufunc, a lookup table indexed by the value.
+LOOKUP = HEAD + '''
+def f(x, table):
+    out = np.zeros(len(x), dtype=np.int16)
+    for i, v in enumerate(x):
+        out[i] = table[np.clip(v, 0, 9)]
+    return out
+'''
+# Twins: each iteration depends on another's write, or the body is not element-wise.
+RECURRENCE = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    out[0] = x[0]
+    for i in range(1, len(x)):
+        out[i] = out[i - 1] * 0.5 + x[i]
+    return out
+'''
+WINDOW = HEAD + '''
+def f(x):
+    out = np.zeros((len(x) - 2, 3))
+    for i in range(len(x) - 2):
+        out[i] = np.maximum(x[i:i + 3], 0)
+    return out
+'''
+CARRIED = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        if i:
+            prev = out[i]
+        out[i] = x[i] + 1
+    return out
+'''
+LAST_VALUE_READ = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        v = x[i] * 2
+        out[i] = v
+    return out, v
+'''
+COLUMN_AFTER_SLICE = HEAD + '''
+def f(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[1]):
+        out[:, i] = x[:, i] * 2
+    return out
+'''
+SAME_ELEMENT_TWICE = HEAD + '''
+def f(x):
+    out = np.zeros(3)
+    for i in range(len(x)):
+        out[0] = x[i]
+    return out
+'''
+
+
+def _run(text: str, *args):
+    ns: dict = {}
+    exec(compile(text, "<writes>", "exec"), ns)
+    return ns["f"](*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+
+
+def _agrees(text: str, *args) -> str:
+    new = rewrite(text, "f")
+    fn = next(n for n in ast.parse(new).body if isinstance(n, ast.FunctionDef))
+    assert not [n for n in ast.walk(fn) if isinstance(n, ast.For)], new
+    want, got = _run(text, *args), _run(new, *args)
+    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
+    np.testing.assert_array_equal(got, want)
+    return new
+
+
+def test_a_per_pixel_scalar_fills_the_row_it_is_written_to_and_stays_uint8():
+    img = np.random.default_rng(0).integers(0, 256, (13, 17, 3)).astype(np.uint8)
+    new = _agrees(GRAY, img)
+    assert "slice(" in new  # indices lead every subscript: views, no gather
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # the loop's own uint8 wrap
+def test_a_histogram_with_repeated_bins_accumulates_and_wraps_like_the_loop():
+    img = np.random.default_rng(1).integers(0, 4, (40, 30)).astype(np.uint8)  # 300 per bin
+    assert nests(HIST, "f")[0][0].kind == "accumulate"
+    new = _agrees(HIST, img)
+    assert "add.at" in new
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_index_arithmetic_in_subscripts_and_a_transposed_write_broadcast_over_the_grid(dtype):
+    x = np.random.default_rng(2).normal(size=(5, 7)).astype(dtype)
+    new = _agrees(TRANSPOSED, x, np.linspace(0.5, 2.0, 7).astype(dtype))
+    assert "arange" in new
+
+
+def test_enumerate_and_a_lookup_keep_the_buffer_dtype():
+    x = np.random.default_rng(3).integers(-3, 13, 50)
+    _agrees(LOOKUP, x, np.arange(10, dtype=np.int64) * 7)
+
+
+@pytest.mark.parametrize("text,why", [
+    (RECURRENCE, "other than at the element it writes"),
+    (WINDOW, "inside a slice"),
+    (CARRIED, "other than a temporary"),
+    (LAST_VALUE_READ, "read after the loop"),
+    (COLUMN_AFTER_SLICE, "after a slice"),
+    (SAME_ELEMENT_TWICE, "each loop index once"),
+    (INDEX_IN_ARITHMETIC, "in arithmetic"),
+])
+def test_loops_whose_iterations_depend_on_each_other_are_left_alone(text, why):
+    with pytest.raises(SourceEditError, match=why):
+        rewrite(text, "f")
+
+
+def test_the_model_answers_for_the_nest_not_the_spelling():
+    fn = ast.parse(GRAY).body[1]
+    assert isinstance(fn, ast.FunctionDef)
+    loop = fn.body[2]
+    assert isinstance(loop, ast.For)
+    nest = write_nest(loop, [])
+    assert (nest.kind, nest.slices, [a.index for a in nest.axes]) == ("map", True, ["r", "c"])
+    with pytest.raises(NotAWrite):
+        write_nest(loop, [ast.Expr(ast.Name("b", ast.Load()))])  # a temporary read after
