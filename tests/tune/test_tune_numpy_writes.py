@@ -39,6 +39,14 @@ def f(img):
             counts[img[i][j]] += 1
     return counts
 '''
+# Weighted and negative indices into a float buffer: np.add.at (Python's negative index).
+SCORES = HEAD + '''
+def f(labels, weights, bias):
+    out = np.zeros(5)
+    for i in range(len(labels)):
+        out[labels[i] - 2] += weights[i] * bias
+    return out
+'''
 # Indices in index arithmetic and a transposed write: the grid is broadcast aranges.
 TRANSPOSED = HEAD + '''
 def f(x, w):
@@ -140,7 +148,13 @@ def test_a_histogram_with_repeated_bins_accumulates_and_wraps_like_the_loop():
     img = np.random.default_rng(1).integers(0, 4, (40, 30)).astype(np.uint8)  # 300 per bin
     assert nests(HIST, "f")[0][0].kind == "accumulate"
     new = _agrees(HIST, img)
-    assert "add.at" in new
+    assert "bincount" in new  # an int constant into an int buffer: counted
+
+
+def test_weighted_and_negative_indices_into_a_float_buffer_add_every_repeat():
+    r = np.random.default_rng(4)
+    labels = r.integers(0, 7, 200)  # -2..4 once shifted: Python's negative indices
+    _agrees(SCORES, labels, r.normal(size=200).astype(np.float32), 0.5)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
