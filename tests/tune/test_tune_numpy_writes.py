@@ -39,6 +39,26 @@ def f(img):
             counts[img[i][j]] += 1
     return counts
 '''
+# Prefix reductions at the loop index: exclusive sums of uint8 counts (their sum is uint64),
+# an inclusive running maximum of a 2-D array (no axis: over every axis of the prefix).
+PREFIXES = HEAD + '''
+def f(counts, rows):
+    before = np.zeros(len(counts))
+    top = np.zeros(len(rows), dtype=np.float32)
+    for i in range(len(counts)):
+        before[i] = counts[:i].sum()
+    for k in range(len(rows)):
+        top[k] = np.max(rows[:k + 1])
+    return before, top
+'''
+# A maximum of no rows raises: an exclusive one is not a prefix (a reduction, refused).
+EMPTY_MAX = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    for i in range(1, len(x)):
+        out[i] = x[:i].max()
+    return out
+'''
 # Weighted and negative indices into a float buffer: np.add.at (Python's negative index).
 SCORES = HEAD + '''
 def f(labels, weights, bias):
@@ -151,6 +171,18 @@ def test_a_histogram_with_repeated_bins_accumulates_and_wraps_like_the_loop():
     assert "bincount" in new  # an int constant into an int buffer: counted
 
 
+def test_prefix_reductions_are_rows_of_one_cumulative_op():
+    r = np.random.default_rng(5)
+    counts = r.integers(0, 256, 256).astype(np.uint8)
+    rows = r.normal(size=(40, 3)).astype(np.float32)
+    new = rewrite(PREFIXES, "f")
+    assert "for " not in new.split("def f")[1], new
+    want, got = _run(PREFIXES, counts, rows), _run(new, counts, rows)
+    for a, b in zip(want, got, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
 def test_weighted_and_negative_indices_into_a_float_buffer_add_every_repeat():
     r = np.random.default_rng(4)
     labels = r.integers(0, 7, 200)  # -2..4 once shifted: Python's negative indices
@@ -177,6 +209,7 @@ def test_enumerate_and_a_lookup_keep_the_buffer_dtype():
     (COLUMN_AFTER_SLICE, "after a slice"),
     (SAME_ELEMENT_TWICE, "each loop index once"),
     (INDEX_IN_ARITHMETIC, "in arithmetic"),
+    (EMPTY_MAX, "may reduce"),
 ])
 def test_loops_whose_iterations_depend_on_each_other_are_left_alone(text, why):
     with pytest.raises(SourceEditError, match=why):

@@ -55,6 +55,74 @@ class WriteNest:
     kind: str
     slices: bool
     temps: set[str]
+    prefixes: list[Prefix]
+
+
+@dataclass
+class Prefix:
+    """``base[:i].sum()`` (``np.sum(base[:i + 1])``, ``.max()``…) in the body: a reduction
+    of the rows before the loop index ``i`` (or up to it), row ``i`` of one cumulative op."""
+
+    node: ast.expr
+    base: ast.expr
+    op: str  # "sum", "prod", "max", "min"
+    inclusive: bool
+    index: str
+
+
+_PREFIX_OPS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "amax": "max",
+               "amin": "min"}
+
+
+def prefix_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
+    """``node`` as a prefix reduction at a loop index, if it is one: the base does not vary,
+    the slice starts at 0, has no step and stops at ``i`` or ``i + 1``; a maximum or minimum
+    only inclusive (of no rows it raises)."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    f = node.func
+    if isinstance(f, ast.Attribute) and not node.args and f.attr in _PREFIX_OPS:
+        sub = f.value
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("np", "numpy") and f.attr in _PREFIX_OPS and len(node.args) == 1:
+        sub = node.args[0]
+    else:
+        return None
+    if not (isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice)) \
+            or names(sub.value) & varying:
+        return None
+    sl = sub.slice
+    if sl.step is not None or not (sl.lower is None or (
+            isinstance(sl.lower, ast.Constant) and sl.lower.value == 0)):
+        return None
+    up = sl.upper
+    if isinstance(up, ast.Name) and up.id in indices:
+        index, inclusive = up.id, False
+    elif isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) \
+            and isinstance(up.left, ast.Name) and up.left.id in indices \
+            and isinstance(up.right, ast.Constant) and up.right.value == 1:
+        index, inclusive = up.left.id, True
+    else:
+        return None
+    op = _PREFIX_OPS[f.attr]
+    if op in ("max", "min") and not inclusive:
+        return None
+    return Prefix(node, sub.value, op, inclusive, index)
+
+
+PREFIX = "_tfperf_prefix"
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, at: dict[int, int], prefixes: list[Prefix]) -> None:
+        self.at, self.prefixes = at, prefixes
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        k = self.at.get(id(node))
+        if k is not None:
+            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()),
+                                 ast.Name(self.prefixes[k].index, ast.Load()), ast.Load())
+        return super().visit(node)
 
 
 class NotAWrite(Exception):
@@ -160,8 +228,15 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
     temps |= {a.item[0] for a in axes if a.item}
-    _check_body(stmts, write, array, target, indices, temps, kind,
-                {a.item[0] for a in axes if a.item})
+    items = {a.item[0] for a in axes if a.item}
+    prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
+                if (p := prefix_of(n, indices, set(indices) | temps | items)) is not None]
+    inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
+    _check_body(stmts, write, array, target, indices, temps, kind, items, inside)
+    if prefixes:  # each becomes row i of its cumulative op, bound before the grid
+        swap = _Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
+        stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
+        write = swap.visit(write)  # type: ignore[assignment]
     read_after = set().union(*(names(s) for s in after)) if after else set()
     if read_after & (temps | set(indices)):
         raise NotAWrite(f"{sorted(read_after & (temps | set(indices)))[0]!r} is read after "
@@ -170,12 +245,14 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     slices = _slice_grid(stmts, write, indices, axes)
     if not slices:
         _grid_leads([*stmts, write], set(indices) | temps)
-    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps)
+    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes)
 
 
 def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
                 target: ast.Subscript, indices: list[str], temps: set[str], kind: str,
-                items: set[str]) -> None:
+                items: set[str], prefixes: set[int]) -> None:
+    """Refuses what does not batch; ``prefixes``: the nodes inside prefix reductions (read
+    as one cumulative op, row ``i``)."""
     varying = set(indices) | temps
     bound: set[str] = set(indices) | items
     lead = len(_parts(target))
@@ -185,6 +262,8 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
         if s is write:
             value = ast.Tuple([s.value, target.slice], ast.Load())
         for n in ast.walk(value):
+            if id(n) in prefixes:
+                continue
             if isinstance(n, ast.Name) and n.id in temps and n.id not in bound:
                 raise NotAWrite(f"{n.id!r} is carried from one iteration to the next")
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \

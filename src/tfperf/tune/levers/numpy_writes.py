@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from tfperf.analysis.writes import UFUNC_AT, NotAWrite, WriteNest, names, write_nest
+from tfperf.analysis.writes import PREFIX, UFUNC_AT, NotAWrite, WriteNest, names, write_nest
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, find_function, is_within, parse
 
@@ -100,6 +100,19 @@ def batched(nest: WriteNest) -> list[str]:
                         + (f".reshape({shape})" if g > 1 else ""))
         if a.item:
             rows.append(f"{a.item[0]} = {NP}.asarray({a.item[1]})[{a.index}]")
+    for k, p in enumerate(nest.prefixes):
+        rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', {p.inclusive})")
+    if nest.prefixes:
+        rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
+                     f"    b = {NP}.asarray(b)",
+                     f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
+                     f"            'max': {NP}.maximum.accumulate, 'min': {NP}.minimum.accumulate}}",
+                     "    c = scan[op](b, axis=0)",  # a sum's dtype: the same as b[:i].sum()
+                     "    if c.ndim > 1:  # no axis: each prefix reduced over its other axes too",
+                     f"        c = getattr({NP}, op)(c.reshape(len(c), -1), axis=1)",
+                     "    if not inclusive:  # of no rows: the op's identity",
+                     f"        c = {NP}.concatenate(({NP}.full(1, op == 'prod', c.dtype), c))",
+                     "    return c"]
     rows += [ast.unparse(s) for s in nest.stmts]
     w = nest.write
     varying = _varying(nest)
