@@ -106,7 +106,8 @@ def batched(nest: WriteNest) -> list[str]:
         rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
                      f"    b = {NP}.asarray(b)",
                      f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
-                     f"            'max': {NP}.maximum.accumulate, 'min': {NP}.minimum.accumulate}}",
+                     f"            'max': {NP}.maximum.accumulate,",
+                     f"            'min': {NP}.minimum.accumulate}}",
                      "    c = scan[op](b, axis=0)",  # a sum's dtype: the same as b[:i].sum()
                      "    if c.ndim > 1:  # no axis: each prefix reduced over its other axes too",
                      f"        c = getattr({NP}, op)(c.reshape(len(c), -1), axis=1)",
