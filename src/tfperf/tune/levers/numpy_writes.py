@@ -148,9 +148,17 @@ def batched(nest: WriteNest) -> list[str]:
     at = ast.unparse(sub)
     if names(w.value) & varying:
         rows += [f"def {FIT}(v, at, g):",
-                 f"    v = {NP}.asarray(v)",  # the grid's axes first, then size-1 axes
-                 "    if g <= v.ndim < at.ndim:",
+                 # the buffer's dtype before broadcasting: the same unsafe cast as the
+                 # assignment's, once per value, not once per written element (c01: 0.24
+                 # ms to write float64 into 3 uint8 channels, 0.1 ms cast first)
+                 f"    v = {NP}.asarray(v).astype(at.dtype, copy=False)",
+                 "    if g <= v.ndim < at.ndim:",  # the grid's axes first, then size-1 axes
                  "        v = v.reshape(v.shape[:g] + (1,) * (at.ndim - v.ndim) + v.shape[g:])",
+                 # a size-1 axis repeated before the write: NumPy's broadcast write with a
+                 # zero stride ran 0.22 ms for c01's 120x160x3, repeat + write 0.07 ms
+                 "    for k in range(v.ndim if v.ndim == at.ndim else 0):",
+                 "        if v.shape[k] == 1 and at.shape[k] > 1:",
+                 f"            v = {NP}.repeat(v, at.shape[k], axis=k)",
                  "    return v",
                  f"{at} = {FIT}({VALUE}, {at}, {g})"]
     else:
