@@ -56,6 +56,7 @@ class WriteNest:
     slices: bool
     temps: set[str]
     prefixes: list[Prefix]
+    moving: set[str]  # the names whose values change with the iteration (indices first)
 
 
 @dataclass
@@ -65,9 +66,10 @@ class Prefix:
 
     node: ast.expr
     base: ast.expr
-    op: str  # "sum", "prod", "max", "min"
+    op: str  # "sum", "prod", "max", "min"; "window": base[i:i + size] (no reduction)
     inclusive: bool
     index: str
+    size: ast.expr | None = None
 
 
 _PREFIX_OPS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "amax": "max",
@@ -110,7 +112,41 @@ def prefix_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
     return Prefix(node, sub.value, op, inclusive, index)
 
 
+def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
+    """``base[i:i + k]`` (``k`` loop-invariant, one part, no step): row ``i`` of the windows
+    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``)."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)) \
+            or names(node.value) & varying:
+        return None
+    sl = node.slice
+    lo, up = sl.lower, sl.upper
+    if sl.step is not None or not (isinstance(lo, ast.Name) and lo.id in indices) \
+            or not (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add)
+                    and isinstance(up.left, ast.Name) and up.left.id == lo.id
+                    and not names(up.right) & varying):
+        return None
+    return Prefix(node, node.value, "window", False, lo.id, up.right)
+
+
 PREFIX = "_tfperf_prefix"
+#: Reductions of a per-iteration value: over its own axes once the grid's lead.
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any"})
+
+
+def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
+    """(op, value, axis) of ``np.sum(v)``/``np.sum(v, axis=k)``/``v.sum()``/``v.max(axis=k)``
+    (``k`` an int literal), else None."""
+    f = call.func
+    kw = {k.arg: k.value for k in call.keywords}
+    if set(kw) - {"axis"} or not isinstance(f, ast.Attribute) or f.attr not in REDUCTIONS:
+        return None
+    axis = kw.get("axis")
+    if axis is not None and not (isinstance(axis, ast.Constant) and type(axis.value) is int):
+        return None
+    op = {"amax": "max", "amin": "min"}.get(f.attr, f.attr)
+    if isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"):
+        return (op, call.args[0], axis) if len(call.args) == 1 else None
+    return (op, f.value, axis) if not call.args else None
 
 
 class _Swap(ast.NodeTransformer):
@@ -229,8 +265,10 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
     temps |= {a.item[0] for a in axes if a.item}
     items = {a.item[0] for a in axes if a.item}
+    moving = _moving(stmts, set(indices) | items)
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
-                if (p := prefix_of(n, indices, set(indices) | temps | items)) is not None]
+                if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
+                is not None]
     inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
     _check_body(stmts, write, array, target, indices, temps, kind, items, inside)
     if prefixes:  # each becomes row i of its cumulative op, bound before the grid
@@ -245,7 +283,7 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     slices = _slice_grid(stmts, write, indices, axes)
     if not slices:
         _grid_leads([*stmts, write], set(indices) | temps)
-    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes)
+    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving)
 
 
 def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
@@ -289,7 +327,8 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
             if isinstance(n, ast.Call):
                 _check_call(n, varying)
             if isinstance(n, ast.Attribute) and names(n.value) & varying and not any(
-                    isinstance(c, ast.Call) and c.func is n and n.attr == "astype"
+                    isinstance(c, ast.Call) and c.func is n and (
+                        n.attr == "astype" or reduction_of(c) is not None)
                     for c in ast.walk(value)):
                 raise NotAWrite(f"'.{n.attr}' of a per-iteration value")
             if isinstance(n, ast.Subscript) and names(n.value) & varying:
@@ -298,8 +337,20 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
             bound |= {t.id for t in s.targets if isinstance(t, ast.Name)}
 
 
+def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
+    """``start`` and the temporaries computed from them, in order."""
+    out = set(start)
+    for s in stmts:
+        assert isinstance(s, ast.Assign)
+        if names(s.value) & out:
+            out |= names(ast.Tuple(s.targets, ast.Load()))
+    return out
+
+
 def _check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
+    if reduction_of(call) is not None:
+        return  # over the value's own axes (the lever moves them past the grid's)
     if isinstance(f, ast.Attribute) and f.attr == "astype":
         return
     if isinstance(f, ast.Name) and f.id == "abs":

@@ -20,6 +20,13 @@ rewrite keeps the user's NumPy and the user's array, written in place as before:
   image, one process): ``n`` wrapping adds of ``v`` are one add of ``n * v`` cast to the
   buffer's dtype.
 
+Per-iteration pieces become whole arrays: a prefix ``x[:i].sum()`` is row ``i`` of one
+cumulative op, a window ``x[i:i + k]`` row ``i`` of ``sliding_window_view`` (axis 0, the
+window's axis where the slice has it), and a reduction of a per-iteration value (``np.sum(v)``,
+``v.max(axis=0)``) reduces ``v``'s own axes, which follow the grid's. A body that combines
+values of different per-iteration ranks (a per-iteration scalar with a per-iteration vector)
+does not line up once batched: it raises or disagrees, and tune's check rejects it.
+
 NumPy's promotion is the loop's: NumPy 2 (NEP 50) promotes a scalar and an array of the same
 dtype alike. Where the grid is an ``np.arange`` (int64), a loop index that mixes into arithmetic
 with a narrower array is promoted further than a Python int would be; tune's equivalence check
@@ -30,7 +37,15 @@ from __future__ import annotations
 
 import ast
 
-from tfperf.analysis.writes import PREFIX, UFUNC_AT, NotAWrite, WriteNest, names, write_nest
+from tfperf.analysis.writes import (
+    PREFIX,
+    UFUNC_AT,
+    NotAWrite,
+    WriteNest,
+    names,
+    reduction_of,
+    write_nest,
+)
 from tfperf.tune.lever import Lever, LeverContext
 from tfperf.tune.source import SourceEditError, find_function, is_within, parse
 
@@ -38,6 +53,7 @@ NP = "_tfperf_np"
 FIT = "_tfperf_fit"
 VALUE = "_tfperf_value"
 COUNT = "_tfperf_add_at"
+REDUCE = "_tfperf_reduce"
 
 
 def _fn(text: str, name: str) -> ast.FunctionDef:
@@ -78,13 +94,23 @@ def _read_after(fn: ast.FunctionDef, loop: ast.For) -> list[ast.stmt]:
     return seen  # type: ignore[return-value]
 
 
-def _varying(nest: WriteNest) -> set[str]:
-    out = {a.index for a in nest.axes} | {a.item[0] for a in nest.axes if a.item}
-    for s in nest.stmts:
-        assert isinstance(s, ast.Assign)
-        if names(s.value) & out:
-            out |= names(ast.Tuple(s.targets, ast.Load()))
-    return out
+class _Reductions(ast.NodeTransformer):
+    """``np.sum(v)``/``v.max(axis=k)`` of a per-iteration ``v`` → over ``v``'s own axes,
+    which follow the grid's ``g`` leading ones."""
+
+    def __init__(self, moving: set[str], g: int) -> None:
+        self.moving, self.g, self.used = moving, g, False
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        found = reduction_of(node)
+        if found is None or not names(found[1]) & self.moving:
+            return node
+        op, value, axis = found
+        self.used = True
+        return ast.parse(f"{REDUCE}('{op}', {ast.unparse(value)}, {self.g}, "
+                         f"{ast.unparse(axis) if axis is not None else None})",
+                         mode="eval").body
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -101,8 +127,15 @@ def batched(nest: WriteNest) -> list[str]:
         if a.item:
             rows.append(f"{a.item[0]} = {NP}.asarray({a.item[1]})[{a.index}]")
     for k, p in enumerate(nest.prefixes):
-        rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', {p.inclusive})")
-    if nest.prefixes:
+        if p.op == "window":  # windows along axis 0, each as the slice gives it
+            assert p.size is not None
+            rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
+                        f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
+                        f"{ast.unparse(p.size)}, axis=0), -1, 1)")
+        else:
+            rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', "
+                        f"{p.inclusive})")
+    if any(p.op != "window" for p in nest.prefixes):
         rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
                      f"    b = {NP}.asarray(b)",
                      f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
@@ -114,9 +147,17 @@ def batched(nest: WriteNest) -> list[str]:
                      "    if not inclusive:  # of no rows: the op's identity",
                      f"        c = {NP}.concatenate(({NP}.full(1, op == 'prod', c.dtype), c))",
                      "    return c"]
-    rows += [ast.unparse(s) for s in nest.stmts]
-    w = nest.write
-    varying = _varying(nest)
+    reduce = _Reductions(nest.moving, g)
+    stmts = [reduce.visit(s) for s in nest.stmts]
+    w = reduce.visit(nest.write)
+    if reduce.used:
+        rows += [f"def {REDUCE}(op, v, g, axis):",
+                 f"    v = {NP}.asarray(v)",
+                 "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
+                 "if axis >= 0 else axis",
+                 f"    return getattr({NP}, op)(v, axis=axis)"]
+    rows += [ast.unparse(s) for s in stmts]
+    varying = nest.moving
     if isinstance(w, ast.AugAssign):
         target = w.target
         assert isinstance(target, ast.Subscript)
