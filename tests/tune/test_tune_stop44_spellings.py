@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from spellings import GRAY_LEVELS  # noqa: E402
+from spellings import GRAY_LEVELS
 
-from tfperf.tune.levers.numpy_writes import rewrite  # noqa: E402
-from tfperf.tune.source import SourceEditError  # noqa: E402
+from tfperf.tune.levers.numpy_writes import rewrite
+from tfperf.tune.source import SourceEditError
 
 HEAD = "import numpy as np\n\n\n"
 READ = {"double_range_tuple", "chained_subscripts", "temporaries", "weights_vector_sum",
@@ -62,5 +62,5 @@ def test_the_array_writes_lever_reads_the_spelling_and_agrees(spelling):
 
 @pytest.mark.parametrize("spelling", sorted(set(GRAY_LEVELS.spellings) - READ))
 def test_the_misses_say_why(spelling):
-    with pytest.raises(SourceEditError, match="indexed|element by element"):
+    with pytest.raises(SourceEditError, match=r"indexed|element by element"):
         rewrite(HEAD + GRAY_LEVELS.spellings[spelling], "f")
