@@ -143,6 +143,13 @@ def f(x):
         out[i] = v
     return out, v
 '''
+ITEM_READ_AFTER = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    for i, v in enumerate(x):
+        out[i] = v * 2
+    return out, v
+'''
 COLUMN_AFTER_SLICE = HEAD + '''
 def f(x):
     out = np.zeros_like(x)
@@ -250,6 +257,7 @@ def test_enumerate_and_a_lookup_keep_the_buffer_dtype():
     (GROWING, "inside a slice"),
     (CARRIED, "other than a temporary"),
     (LAST_VALUE_READ, "read after the loop"),
+    (ITEM_READ_AFTER, "read after the loop"),
     (COLUMN_AFTER_SLICE, "after a slice"),
     (SAME_ELEMENT_TWICE, "each loop index once"),
     (INDEX_IN_ARITHMETIC, "in arithmetic"),

@@ -1,8 +1,9 @@
 """The spellings added in stop 44 (tests/tune/spellings.py: gray_levels, NumPy loops writing
 each pixel into a preallocated uint8 array) compute what the hand computes at the small size,
 bit for bit, and the array-writes lever reads the ones it should into the same uint8 NumPy
-array with no loop left. ``enumerate_rows`` (a per-row item indexed again) and
-``while_counters`` (the write model reads ``for`` loops only) are misses the figures show."""
+array with no loop left (``enumerate_rows``: each item inlined as its array indexed,
+``px[0]`` → ``img[i, j, 0]``). ``while_counters`` (the write model reads ``for`` loops only)
+is a miss the figures show."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tfperf.tune.source import SourceEditError
 
 HEAD = "import numpy as np\n\n\n"
 READ = {"double_range_tuple", "chained_subscripts", "temporaries", "weights_vector_sum",
-        "columns_outer", "uint8_cast_per_pixel"}
+        "columns_outer", "uint8_cast_per_pixel", "enumerate_rows"}
 
 
 def _args() -> tuple:

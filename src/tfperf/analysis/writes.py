@@ -38,7 +38,7 @@ class Axis:
     start: str
     stop: str
     step: str
-    item: tuple[str, str] | None = None  # enumerate's (item name, array name)
+    item: tuple[str, str] | None = None  # enumerate's (item name, what it indexes)
 
 
 @dataclass
@@ -161,6 +161,16 @@ class _Swap(ast.NodeTransformer):
         return super().visit(node)
 
 
+class _Inline(ast.NodeTransformer):
+    def __init__(self, exprs: dict[str, str]) -> None:
+        self.exprs = exprs
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.exprs:
+            return ast.parse(self.exprs[node.id], mode="eval").body
+        return node
+
+
 class NotAWrite(Exception):
     """The nest is not one this model answers (the message says why)."""
 
@@ -198,7 +208,9 @@ def merge_chains(stmt: ast.stmt) -> ast.stmt:
     return out
 
 
-def _axis(loop: ast.For, seen: set[str]) -> Axis:
+def _axis(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str, int]]) -> Axis:
+    """One loop's axis; ``items``: the enclosing loops' enumerate items → (their expression,
+    the array they index, its axis): ``enumerate(row)`` of an outer ``row`` walks axis 1."""
     if loop.orelse:
         raise NotAWrite("a loop with an else")
     it, target = loop.iter, loop.target
@@ -214,7 +226,13 @@ def _axis(loop: ast.For, seen: set[str]) -> Axis:
                 and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts):
             i, v = target.elts
             assert isinstance(i, ast.Name) and isinstance(v, ast.Name)
-            return Axis(i.id, "0", f"len({it.args[0].id})", "1", (v.id, it.args[0].id))
+            over = it.args[0].id
+            if over in items:  # an outer item's rows: the root array's next axis
+                expr, root, axis = items[over]
+                items[v.id] = (f"{expr}[{i.id}]", root, axis + 1)
+                return Axis(i.id, "0", f"{root}.shape[{axis + 1}]", "1", (v.id, expr))
+            items[v.id] = (f"{over}[{i.id}]", over, 0)
+            return Axis(i.id, "0", f"len({over})", "1", (v.id, over))
     raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
 
 
@@ -228,8 +246,9 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     axes: list[Axis] = []
     stmts: list[ast.stmt] = []
     node: ast.stmt = loop
+    items_at: dict[str, tuple[str, str, int]] = {}
     while isinstance(node, ast.For):
-        axes.append(_axis(node, {a.index for a in axes}))
+        axes.append(_axis(node, {a.index for a in axes}, items_at))
         *before, last = node.body
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
@@ -239,6 +258,10 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
     if not isinstance(node, (ast.Assign, ast.AugAssign)):
         raise NotAWrite("the innermost statement is not a write into an array")
     write = merge_chains(node)
+    if items_at:  # each enumerate item is its array indexed: row → img[i], px → img[i, j]
+        inline = _Inline({k: v[0] for k, v in items_at.items()})
+        stmts = [merge_chains(inline.visit(s)) for s in stmts]
+        write = merge_chains(inline.visit(write))
     assert isinstance(write, (ast.Assign, ast.AugAssign))
     targets = write.targets if isinstance(write, ast.Assign) else [write.target]
     subs = [t for t in targets if isinstance(t, ast.Subscript)]
@@ -263,8 +286,9 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
         raise NotAWrite("an update other than +=, -=, *=")
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
-    temps |= {a.item[0] for a in axes if a.item}
-    items = {a.item[0] for a in axes if a.item}
+    items: set[str] = set()  # inlined above
+    if set(items_at) & temps:
+        raise NotAWrite("an enumerate item rebound in the loop")
     moving = _moving(stmts, set(indices) | items)
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
                 if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
@@ -276,8 +300,9 @@ def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
         stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
         write = swap.visit(write)  # type: ignore[assignment]
     read_after = set().union(*(names(s) for s in after)) if after else set()
-    if read_after & (temps | set(indices)):
-        raise NotAWrite(f"{sorted(read_after & (temps | set(indices)))[0]!r} is read after "
+    bound_here = temps | set(indices) | set(items_at)
+    if read_after & bound_here:
+        raise NotAWrite(f"{sorted(read_after & bound_here)[0]!r} is read after "
                         "the loop (its last iteration's value)")
     _indices_only_index([*stmts, write], set(indices))
     slices = _slice_grid(stmts, write, indices, axes)
@@ -372,8 +397,6 @@ def _slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
                 axes: list[Axis]) -> bool:
     """Every index read only as the leading parts of a subscript, all indices in loop order:
     then ``range``s become slices (views, no gather) and the grid keeps the loops' axes."""
-    if any(a.item for a in axes):
-        return False
     uses = 0
     for s in [*stmts, write]:
         for n in ast.walk(s):

@@ -124,8 +124,6 @@ def batched(nest: WriteNest) -> list[str]:
             shape = ", ".join("-1" if m == k else "1" for m in range(g))
             rows.append(f"{a.index} = {NP}.arange({a.start}, {a.stop}, {a.step})"
                         + (f".reshape({shape})" if g > 1 else ""))
-        if a.item:
-            rows.append(f"{a.item[0]} = {NP}.asarray({a.item[1]})[{a.index}]")
     for k, p in enumerate(nest.prefixes):
         if p.op == "window":  # windows along axis 0, each as the slice gives it
             assert p.size is not None
