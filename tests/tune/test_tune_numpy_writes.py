@@ -150,6 +150,15 @@ def f(x):
         out[i] = v * 2
     return out, v
 '''
+WHILE_STEP_TWO = HEAD + '''
+def f(x):
+    out = np.zeros(len(x))
+    i = 0
+    while i < len(x):
+        out[i] = x[i] * 2
+        i += 2
+    return out
+'''
 COLUMN_AFTER_SLICE = HEAD + '''
 def f(x):
     out = np.zeros_like(x)
@@ -258,12 +267,13 @@ def test_enumerate_and_a_lookup_keep_the_buffer_dtype():
     (CARRIED, "other than a temporary"),
     (LAST_VALUE_READ, "read after the loop"),
     (ITEM_READ_AFTER, "read after the loop"),
+    (WHILE_STEP_TWO, "stepped by 1"),
     (COLUMN_AFTER_SLICE, "after a slice"),
     (SAME_ELEMENT_TWICE, "each loop index once"),
     (INDEX_IN_ARITHMETIC, "in arithmetic"),
     (EMPTY_MAX, "inside a slice"),
 ])
-def test_loops_whose_iterations_depend_on_each_other_are_left_alone(text, why):
+def test_loops_the_model_cannot_batch_are_left_alone_with_the_reason(text, why):
     with pytest.raises(SourceEditError, match=why):
         rewrite(text, "f")
 

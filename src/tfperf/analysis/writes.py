@@ -47,7 +47,7 @@ class WriteNest:
     ``slices``: every index is read only as a leading subscript part in loop order (so the
     grid is basic slices, views); ``temps``: the names the body binds (dead after the nest)."""
 
-    outer: ast.For
+    outer: ast.For | ast.While
     axes: list[Axis]
     stmts: list[ast.stmt]  # the temporaries, outermost level first
     write: ast.Assign | ast.AugAssign
@@ -240,16 +240,49 @@ def names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def write_nest(loop: ast.For, after: list[ast.stmt]) -> WriteNest:
+def _counter(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
+    """``i = a`` (``start``, the statement before the loop) then ``while i < b: …; i += 1``
+    (the step last, nowhere else): the axis of ``range(a, b)``."""
+    test, step = loop.test, loop.body[-1] if loop.body else None
+    if loop.orelse or not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                           and isinstance(test.ops[0], ast.Lt)
+                           and isinstance(test.left, ast.Name)):
+        raise NotAWrite("a while loop that is not a counter below a bound")
+    i = test.left.id
+    if not (isinstance(step, ast.AugAssign) and isinstance(step.target, ast.Name)
+            and step.target.id == i and isinstance(step.op, ast.Add)
+            and isinstance(step.value, ast.Constant) and step.value.value == 1):
+        raise NotAWrite("a while loop whose counter is not stepped by 1 last")
+    if not (isinstance(start, ast.Assign) and len(start.targets) == 1
+            and isinstance(start.targets[0], ast.Name) and start.targets[0].id == i):
+        raise NotAWrite("a while counter not set just before its loop")
+    if any(isinstance(n, ast.Name) and n.id == i and not isinstance(n.ctx, ast.Load)
+           for s in loop.body[:-1] for n in ast.walk(s)):
+        raise NotAWrite("a while counter changed in its loop")
+    bound = test.comparators[0]
+    if (names(bound) | names(start.value)) & seen:
+        raise NotAWrite("an inner loop's bounds depend on an outer index")
+    return Axis(i, ast.unparse(start.value), ast.unparse(bound), "1")
+
+
+def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
+               start: ast.stmt | None = None) -> WriteNest:
     """The write model of the nest rooted at ``loop``; ``after``: the statements that follow
-    it in the function (a name the nest binds must not be read there: it changes meaning)."""
+    it in the function (a name the nest binds must not be read there: it changes meaning);
+    ``start``: the statement just before a ``while`` (its counter's first value)."""
     axes: list[Axis] = []
     stmts: list[ast.stmt] = []
     node: ast.stmt = loop
     items_at: dict[str, tuple[str, str, int]] = {}
-    while isinstance(node, ast.For):
-        axes.append(_axis(node, {a.index for a in axes}, items_at))
-        *before, last = node.body
+    while isinstance(node, (ast.For, ast.While)):
+        if isinstance(node, ast.While):
+            axes.append(_counter(node, start, {a.index for a in axes}))
+            *before, last = node.body[:-1]
+        else:
+            axes.append(_axis(node, {a.index for a in axes}, items_at))
+            *before, last = node.body
+        if isinstance(last, ast.While) and before:  # the inner counter's first value
+            start, before = before[-1], before[:-1]
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
             raise NotAWrite("a statement other than a temporary's assignment in the loop")

@@ -47,7 +47,7 @@ from tfperf.analysis.writes import (
     write_nest,
 )
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.source import SourceEditError, find_function, is_within, parse
+from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
 
 NP = "_tfperf_np"
 FIT = "_tfperf_fit"
@@ -66,11 +66,14 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
     fn = _fn(text, name)
     found: list[WriteNest] = []
     why: list[str] = []
-    for loop in [n for n in ast.walk(fn) if isinstance(n, ast.For)]:
+    for loop in [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]:
         if any(is_within(loop, w.outer) for w in found):
             continue
+        block = block_of(fn, loop) or []
+        at = next(k for k, s in enumerate(block) if s is loop) if loop in block else 0
         try:
-            found.append(write_nest(loop, _read_after(fn, loop)))
+            found.append(write_nest(loop, _read_after(fn, loop),
+                                    block[at - 1] if at > 0 else None))
         except NotAWrite as exc:
             why.append(f"line {loop.lineno}: {exc}")
     found.sort(key=lambda w: w.outer.lineno)
@@ -78,7 +81,7 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
                                         for o in found)], why
 
 
-def _read_after(fn: ast.FunctionDef, loop: ast.For) -> list[ast.stmt]:
+def _read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]:
     """What the function reads after ``loop`` (as an expression statement of names), leaving
     out reads inside a later ``for`` that binds the name first."""
     end = loop.end_lineno or loop.lineno
