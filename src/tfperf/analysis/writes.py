@@ -339,6 +339,14 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
                         "the loop (its last iteration's value)")
     _indices_only_index([*stmts, write], set(indices))
     slices = _slice_grid(stmts, write, indices, axes)
+    if not slices and kind == "map" and len(axes) > 1:
+        # A map's iterations are independent, so its grid may take the axes in the order
+        # the subscripts do (for j: for i: out[i, j]): slices again, not gathers (0.18 of
+        # the hand with index arrays for gray_levels/columns_outer).
+        order = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
+        by = {a.index: a for a in axes}
+        if _slice_grid(stmts, write, order, [by[i] for i in order]):
+            axes, slices = [by[i] for i in order], True
     if not slices:
         _grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving)
