@@ -1911,10 +1911,109 @@ COLUMN_POWERS = Computation(
     },
 )
 
+GRAY_LEVELS = Computation(
+    "gray_levels", "the gray level 0.299 R + 0.587 G + 0.114 B of each pixel of a uint8 RGB "
+    "image [h, w, 3], truncated to uint8 (held-out round 14: NumPy loops that write into a "
+    "preallocated array, per pixel) → [h, w] uint8; NumPy in, NumPy out",
+    {"h": 12, "w": 16}, {"h": 240, "w": 320},
+    _d("""
+        r = np.random.default_rng(46)
+        return (r.integers(0, 256, (SIZE["h"], SIZE["w"], 3)).astype(np.uint8),)
+    """),
+    {
+        "double_range_tuple": _d("""
+            def f(img):
+                out = np.zeros(img.shape[:2], dtype=np.uint8)
+                for i in range(img.shape[0]):
+                    for j in range(img.shape[1]):
+                        out[i, j] = (0.299 * img[i, j, 0] + 0.587 * img[i, j, 1]
+                                     + 0.114 * img[i, j, 2])
+                return out
+        """),
+        "chained_subscripts": _d("""
+            def f(img):
+                h, w = img.shape[:2]
+                out = np.zeros((h, w), np.uint8)
+                for y in range(h):
+                    for x in range(w):
+                        out[y][x] = (0.299 * img[y][x][0] + 0.587 * img[y][x][1]
+                                     + 0.114 * img[y][x][2])
+                return out
+        """),
+        "temporaries": _d("""
+            def f(img):
+                gray = np.empty(img.shape[:2], dtype=img.dtype)
+                for i in range(img.shape[0]):
+                    for j in range(img.shape[1]):
+                        r = img[i, j, 0]
+                        g = img[i, j, 1]
+                        b = img[i, j, 2]
+                        gray[i, j] = 0.299 * r + 0.587 * g + 0.114 * b
+                return gray
+        """),
+        "weights_vector_sum": _d("""
+            def f(img):
+                weights = np.array([0.299, 0.587, 0.114])
+                out = np.zeros(img.shape[:2], np.uint8)
+                for i in range(img.shape[0]):
+                    for j in range(img.shape[1]):
+                        out[i, j] = (img[i, j] * weights).sum()
+                return out
+        """),
+        "columns_outer": _d("""
+            def f(img):
+                out = np.zeros(img.shape[:2], dtype=np.uint8)
+                for j in range(img.shape[1]):
+                    for i in range(img.shape[0]):
+                        out[i, j] = (0.299 * img[i, j, 0] + 0.587 * img[i, j, 1]
+                                     + 0.114 * img[i, j, 2])
+                return out
+        """),
+        "enumerate_rows": _d("""
+            def f(img):
+                out = np.zeros(img.shape[:2], dtype=np.uint8)
+                for i, row in enumerate(img):
+                    for j, px in enumerate(row):
+                        out[i, j] = 0.299 * px[0] + 0.587 * px[1] + 0.114 * px[2]
+                return out
+        """),
+        "uint8_cast_per_pixel": _d("""
+            def f(img):
+                out = np.zeros(img.shape[:2], dtype=np.uint8)
+                for i in range(len(img)):
+                    for j in range(len(img[0])):
+                        out[i, j] = np.uint8(0.299 * img[i, j, 0] + 0.587 * img[i, j, 1]
+                                             + 0.114 * img[i, j, 2])
+                return out
+        """),
+        "while_counters": _d("""
+            def f(img):
+                out = np.zeros(img.shape[:2], dtype=np.uint8)
+                i = 0
+                while i < img.shape[0]:
+                    j = 0
+                    while j < img.shape[1]:
+                        out[i, j] = (0.299 * img[i, j, 0] + 0.587 * img[i, j, 1]
+                                     + 0.114 * img[i, j, 2])
+                        j += 1
+                    i += 1
+                return out
+        """),
+    },
+    {
+        "hand_numpy": _d("""
+            def hand_numpy(img):
+                f = img.astype(np.float64)
+                return (0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2]).astype(np.uint8)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
                 MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K,
-                CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES, COLUMN_POWERS)
+                CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES, COLUMN_POWERS,
+                GRAY_LEVELS)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ tf = pytest.importorskip("tensorflow")
 from tfperf.tune import tune  # noqa: E402
 from tfperf.tune.levers.tf_function import TfFunction  # noqa: E402
 from tfperf.tune.levers.traceable import Traceable  # noqa: E402
-from tfperf.tune.pick import Rounds, not_faster, only_enables  # noqa: E402
+from tfperf.tune.pick import Rounds, idle_enablers, not_faster, only_enables  # noqa: E402
 from tfperf.tune.result import CandidateResult  # noqa: E402
 
 
@@ -33,6 +33,22 @@ def test_rounds_that_tell_it_apart_do_not_make_an_enabler_the_pick():
     assert why is not None and why.startswith("runs the user's ops as they were"), why
     for levers in ([TfFunction()], [Traceable(), TfFunction()]):
         assert only_enables(_live(levers, [0.297] * 9, 1.01)) is None
+
+
+def test_an_enabler_stacked_on_a_lever_that_does_not_trace_is_not_the_pick():
+    # round 14's c14 (stop 44): traceable + array writes measured faster than the array
+    # writes alone by chance; with nothing tracing on top, the two run the same ops
+    from tfperf.tune.levers.numpy_writes import NumpyWrites
+
+    writes = _live([NumpyWrites()], [0.0005] * 9, 100.0)
+    stacked = _live([Traceable(), NumpyWrites()], [0.00045] * 9, 110.0)
+    why = idle_enablers(stacked, [stacked, writes])
+    assert why is not None and "neither is on top" in why, why
+    # twins: without the lone lever to fall back on, or with a trace on top, it stays
+    assert idle_enablers(stacked, [stacked]) is None
+    compiled = _live([Traceable(), NumpyWrites(), TfFunction()], [0.0004] * 9, 120.0)
+    assert idle_enablers(compiled, [compiled, writes]) is None
+    assert idle_enablers(writes, [stacked, writes]) is None
 
 
 def test_the_search_does_not_pick_the_traceable_rewrite_alone(user_module):

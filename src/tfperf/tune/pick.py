@@ -168,6 +168,26 @@ def only_enables(cand: Any) -> str | None:
             f"×{speed:.2f} alone is no gain to pick")
 
 
+def idle_enablers(cand: Any, kept: Sequence[Any]) -> str | None:
+    """Why a candidate whose ``enables_only`` levers have nothing that traces on top (no
+    tf.function, no XLA) is no pick when the candidate of its other levers alone was also
+    kept: the enablers only let a trace happen, so the two run the same ops and a gap between
+    them is the run's noise (stop 44: round 14's c14 picked ``traceable + array writes``
+    over the array writes alone). None for any other candidate."""
+    levers = tuple(getattr(cand, "levers", ()))
+    enablers = [lv for lv in levers if getattr(lv, "enables_only", False)]
+    if not enablers or len(enablers) == len(levers) \
+            or any(getattr(lv, "traces", False) for lv in levers):
+        return None
+    rest = [lv.name for lv in levers if not getattr(lv, "enables_only", False)]
+    twin = next((c for c in kept if c is not cand
+                 and [lv.name for lv in getattr(c, "levers", ())] == rest), None)
+    if twin is None:
+        return None
+    return (f"{' + '.join(lv.name for lv in enablers)} only lets tf.function or XLA trace "
+            f"the code and neither is on top: the same ops as {' + '.join(rest)} alone")
+
+
 def break_tie(tied: Sequence[Any], lint_counts: Sequence[int]) -> Any:
     """The pick among candidates that beat the baseline (``tied[i].record``, ``.levers``,
     ``.rounds``, with ``lint_counts[i]`` findings in its patched file): steps 2 and 3 of the

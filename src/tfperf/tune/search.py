@@ -42,7 +42,14 @@ from tfperf.tune.device import DeviceFacts, gather
 from tfperf.tune.kinds import Kinds, kind_of
 from tfperf.tune.lever import Lever, LeverContext, discover, within, wrap_calls
 from tfperf.tune.methods import target_of
-from tfperf.tune.pick import ROUNDS, Rounds, break_tie, not_faster, only_enables
+from tfperf.tune.pick import (
+    ROUNDS,
+    Rounds,
+    break_tie,
+    idle_enablers,
+    not_faster,
+    only_enables,
+)
 from tfperf.tune.result import CandidateResult, TuneResult, quartiles
 from tfperf.tune.screen import Screen, screen
 from tfperf.tune.source import SourceEditError
@@ -1095,6 +1102,11 @@ class Search:
             enables = only_enables(c)
             if enables is not None:
                 c.record.rejected = enables
+                kept.remove(c)
+        for c in list(kept):
+            idle = idle_enablers(c, kept)
+            if idle is not None:
+                c.record.rejected = idle
                 kept.remove(c)
         if self.calls:
             calls = self.calls

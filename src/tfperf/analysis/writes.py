@@ -1,0 +1,479 @@
+"""What a loop nest writes into an array: the loop model's answer to "is this loop a map or
+an accumulation, judged by its writes" (issue 26, held-out round 14: 8 of 12 cases were
+NumPy loops writing into a preallocated array).
+
+A nest of ``for`` loops over ``range(...)``/``enumerate(a)`` whose innermost statement
+writes one array element, ``out[i, j] = v``, ``out[i][j] = v``, ``out[k] += v``:
+
+- **map**: ``=`` at the loops' indices, each bare and once (``out[i, j]``, ``out[j, i]``,
+  ``out[i, 0]``): every iteration writes its own element, so the body may run once on the
+  whole index grid. The body may read ``out`` only at the element it writes (c01's
+  ``img[h, w] = f(img[h, w, 0], ...)``): anything else reads another iteration's write.
+- **accumulate**: ``+=``/``-=``/``*=`` at an index the loops may repeat (``hist[img[i, j]]
+  += 1``): an associative update, so an unbuffered ``ufunc.at`` of all iterations at once.
+
+Everything the body computes must be per element: temporaries bound once per iteration and
+never carried (read before they are bound), no branch, no early exit, no call that reduces or
+asks a shape (``np.sum``, ``len``, ``.shape`` of a per-iteration value), no index inside a
+slice (``x[i:i + k]``, a window). Refusals say why, for tune's table.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
+ELEMENTWISE = frozenset({"abs", "where", "clip", "round", "around", "real", "imag"})
+UFUNC_AT = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply"}
+
+
+@dataclass
+class Axis:
+    """One loop of the nest: its index name and ``range``'s arguments as source text."""
+
+    index: str
+    start: str
+    stop: str
+    step: str
+    item: tuple[str, str] | None = None  # enumerate's (item name, what it indexes)
+
+
+@dataclass
+class WriteNest:
+    """A nest whose innermost statement writes ``array``: ``kind`` "map" or "accumulate";
+    ``slices``: every index is read only as a leading subscript part in loop order (so the
+    grid is basic slices, views); ``temps``: the names the body binds (dead after the nest)."""
+
+    outer: ast.For | ast.While
+    axes: list[Axis]
+    stmts: list[ast.stmt]  # the temporaries, outermost level first
+    write: ast.Assign | ast.AugAssign
+    array: str
+    kind: str
+    slices: bool
+    temps: set[str]
+    prefixes: list[Prefix]
+    moving: set[str]  # the names whose values change with the iteration (indices first)
+
+
+@dataclass
+class Prefix:
+    """``base[:i].sum()`` (``np.sum(base[:i + 1])``, ``.max()``…) in the body: a reduction
+    of the rows before the loop index ``i`` (or up to it), row ``i`` of one cumulative op."""
+
+    node: ast.expr
+    base: ast.expr
+    op: str  # "sum", "prod", "max", "min"; "window": base[i:i + size] (no reduction)
+    inclusive: bool
+    index: str
+    size: ast.expr | None = None
+
+
+_PREFIX_OPS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "amax": "max",
+               "amin": "min"}
+
+
+def prefix_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
+    """``node`` as a prefix reduction at a loop index, if it is one: the base does not vary,
+    the slice starts at 0, has no step and stops at ``i`` or ``i + 1``; a maximum or minimum
+    only inclusive (of no rows it raises)."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    f = node.func
+    if isinstance(f, ast.Attribute) and not node.args and f.attr in _PREFIX_OPS:
+        sub = f.value
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("np", "numpy") and f.attr in _PREFIX_OPS and len(node.args) == 1:
+        sub = node.args[0]
+    else:
+        return None
+    if not (isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice)) \
+            or names(sub.value) & varying:
+        return None
+    sl = sub.slice
+    if sl.step is not None or not (sl.lower is None or (
+            isinstance(sl.lower, ast.Constant) and sl.lower.value == 0)):
+        return None
+    up = sl.upper
+    if isinstance(up, ast.Name) and up.id in indices:
+        index, inclusive = up.id, False
+    elif isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) \
+            and isinstance(up.left, ast.Name) and up.left.id in indices \
+            and isinstance(up.right, ast.Constant) and up.right.value == 1:
+        index, inclusive = up.left.id, True
+    else:
+        return None
+    op = _PREFIX_OPS[f.attr]
+    if op in ("max", "min") and not inclusive:
+        return None
+    return Prefix(node, sub.value, op, inclusive, index)
+
+
+def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
+    """``base[i:i + k]`` (``k`` loop-invariant, one part, no step): row ``i`` of the windows
+    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``)."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)) \
+            or names(node.value) & varying:
+        return None
+    sl = node.slice
+    lo, up = sl.lower, sl.upper
+    if sl.step is not None or not (isinstance(lo, ast.Name) and lo.id in indices) \
+            or not (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add)
+                    and isinstance(up.left, ast.Name) and up.left.id == lo.id
+                    and not names(up.right) & varying):
+        return None
+    return Prefix(node, node.value, "window", False, lo.id, up.right)
+
+
+PREFIX = "_tfperf_prefix"
+#: Reductions of a per-iteration value: over its own axes once the grid's lead.
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any"})
+
+
+def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
+    """(op, value, axis) of ``np.sum(v)``/``np.sum(v, axis=k)``/``v.sum()``/``v.max(axis=k)``
+    (``k`` an int literal), else None."""
+    f = call.func
+    kw = {k.arg: k.value for k in call.keywords}
+    if set(kw) - {"axis"} or not isinstance(f, ast.Attribute) or f.attr not in REDUCTIONS:
+        return None
+    axis = kw.get("axis")
+    if axis is not None and not (isinstance(axis, ast.Constant) and type(axis.value) is int):
+        return None
+    op = {"amax": "max", "amin": "min"}.get(f.attr, f.attr)
+    if isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"):
+        return (op, call.args[0], axis) if len(call.args) == 1 else None
+    return (op, f.value, axis) if not call.args else None
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, at: dict[int, int], prefixes: list[Prefix]) -> None:
+        self.at, self.prefixes = at, prefixes
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        k = self.at.get(id(node))
+        if k is not None:
+            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()),
+                                 ast.Name(self.prefixes[k].index, ast.Load()), ast.Load())
+        return super().visit(node)
+
+
+class _Inline(ast.NodeTransformer):
+    def __init__(self, exprs: dict[str, str]) -> None:
+        self.exprs = exprs
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.exprs:
+            return ast.parse(self.exprs[node.id], mode="eval").body
+        return node
+
+
+class NotAWrite(Exception):
+    """The nest is not one this model answers (the message says why)."""
+
+
+def _parts(sub: ast.Subscript) -> list[ast.expr]:
+    sl = sub.slice
+    return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+
+
+def merged(node: ast.expr) -> ast.expr:
+    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks (no slice, no ``...``): equal on arrays,
+    and the only form that still writes in place once ``p`` is an index array."""
+    if not isinstance(node, ast.Subscript):
+        return node
+    inner = node.value
+    if isinstance(inner, ast.Subscript) and not any(
+            isinstance(p, (ast.Slice, ast.Starred)) or
+            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)):
+        base = merged(inner)
+        assert isinstance(base, ast.Subscript)
+        return ast.Subscript(base.value, ast.Tuple(_parts(base) + _parts(node), ast.Load()),
+                             node.ctx)
+    return node
+
+
+class _Merge(ast.NodeTransformer):
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        return merged(node)
+
+
+def merge_chains(stmt: ast.stmt) -> ast.stmt:
+    out = _Merge().visit(ast.parse(ast.unparse(stmt)).body[0])
+    assert isinstance(out, ast.stmt)
+    return out
+
+
+def _axis(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str, int]]) -> Axis:
+    """One loop's axis; ``items``: the enclosing loops' enumerate items → (their expression,
+    the array they index, its axis): ``enumerate(row)`` of an outer ``row`` walks axis 1."""
+    if loop.orelse:
+        raise NotAWrite("a loop with an else")
+    it, target = loop.iter, loop.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
+        if it.func.id == "range" and isinstance(target, ast.Name) and 1 <= len(it.args) <= 3:
+            a = [ast.unparse(x) for x in it.args]
+            start, stop, step = ["0", a[0], "1"] if len(a) == 1 else [*a, "1"][:3]
+            if any(names(x) & seen for x in it.args):
+                raise NotAWrite("an inner loop's bounds depend on an outer index")
+            return Axis(target.id, start, stop, step)
+        if it.func.id == "enumerate" and len(it.args) == 1 \
+                and isinstance(it.args[0], ast.Name) and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts):
+            i, v = target.elts
+            assert isinstance(i, ast.Name) and isinstance(v, ast.Name)
+            over = it.args[0].id
+            if over in items:  # an outer item's rows: the root array's next axis
+                expr, root, axis = items[over]
+                items[v.id] = (f"{expr}[{i.id}]", root, axis + 1)
+                return Axis(i.id, "0", f"{root}.shape[{axis + 1}]", "1", (v.id, expr))
+            items[v.id] = (f"{over}[{i.id}]", over, 0)
+            return Axis(i.id, "0", f"len({over})", "1", (v.id, over))
+    raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
+
+
+def names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _counter(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
+    """``i = a`` (``start``, the statement before the loop) then ``while i < b: …; i += 1``
+    (the step last, nowhere else): the axis of ``range(a, b)``."""
+    test, step = loop.test, loop.body[-1] if loop.body else None
+    if loop.orelse or not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                           and isinstance(test.ops[0], ast.Lt)
+                           and isinstance(test.left, ast.Name)):
+        raise NotAWrite("a while loop that is not a counter below a bound")
+    i = test.left.id
+    if not (isinstance(step, ast.AugAssign) and isinstance(step.target, ast.Name)
+            and step.target.id == i and isinstance(step.op, ast.Add)
+            and isinstance(step.value, ast.Constant) and step.value.value == 1):
+        raise NotAWrite("a while loop whose counter is not stepped by 1 last")
+    if not (isinstance(start, ast.Assign) and len(start.targets) == 1
+            and isinstance(start.targets[0], ast.Name) and start.targets[0].id == i):
+        raise NotAWrite("a while counter not set just before its loop")
+    if any(isinstance(n, ast.Name) and n.id == i and not isinstance(n.ctx, ast.Load)
+           for s in loop.body[:-1] for n in ast.walk(s)):
+        raise NotAWrite("a while counter changed in its loop")
+    bound = test.comparators[0]
+    if (names(bound) | names(start.value)) & seen:
+        raise NotAWrite("an inner loop's bounds depend on an outer index")
+    return Axis(i, ast.unparse(start.value), ast.unparse(bound), "1")
+
+
+def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
+               start: ast.stmt | None = None) -> WriteNest:
+    """The write model of the nest rooted at ``loop``; ``after``: the statements that follow
+    it in the function (a name the nest binds must not be read there: it changes meaning);
+    ``start``: the statement just before a ``while`` (its counter's first value)."""
+    axes: list[Axis] = []
+    stmts: list[ast.stmt] = []
+    node: ast.stmt = loop
+    items_at: dict[str, tuple[str, str, int]] = {}
+    while isinstance(node, (ast.For, ast.While)):
+        if isinstance(node, ast.While):
+            axes.append(_counter(node, start, {a.index for a in axes}))
+            *before, last = node.body[:-1]
+        else:
+            axes.append(_axis(node, {a.index for a in axes}, items_at))
+            *before, last = node.body
+        if isinstance(last, ast.While) and before:  # the inner counter's first value
+            start, before = before[-1], before[:-1]
+        if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
+               for s in before):
+            raise NotAWrite("a statement other than a temporary's assignment in the loop")
+        stmts += [merge_chains(s) for s in before]
+        node = last
+    if not isinstance(node, (ast.Assign, ast.AugAssign)):
+        raise NotAWrite("the innermost statement is not a write into an array")
+    write = merge_chains(node)
+    if items_at:  # each enumerate item is its array indexed: row → img[i], px → img[i, j]
+        inline = _Inline({k: v[0] for k, v in items_at.items()})
+        stmts = [merge_chains(inline.visit(s)) for s in stmts]
+        write = merge_chains(inline.visit(write))
+    assert isinstance(write, (ast.Assign, ast.AugAssign))
+    targets = write.targets if isinstance(write, ast.Assign) else [write.target]
+    subs = [t for t in targets if isinstance(t, ast.Subscript)]
+    if len(subs) != 1 or not isinstance(subs[0].value, ast.Name) or any(
+            not isinstance(t, (ast.Subscript, ast.Name)) for t in targets):
+        raise NotAWrite("the innermost statement is not a write into one array")
+    target = subs[0]
+    array = target.value.id  # type: ignore[attr-defined]
+    indices = [a.index for a in axes]
+    if len(set(indices)) != len(indices):
+        raise NotAWrite("two loops share an index name")
+    parts = _parts(target)
+    bare = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
+    kind = "map" if isinstance(write, ast.Assign) else "accumulate"
+    if kind == "map":
+        if sorted(bare) != sorted(indices) or any(
+                names(p) & set(indices) for p in parts
+                if not (isinstance(p, ast.Name) and p.id in indices)):
+            raise NotAWrite("an assignment not at each loop index once (iterations may "
+                            "write the same element)")
+    elif type(write.op) not in UFUNC_AT:  # type: ignore[union-attr]
+        raise NotAWrite("an update other than +=, -=, *=")
+    temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+    temps |= {t.id for t in targets if isinstance(t, ast.Name)}
+    items: set[str] = set()  # inlined above
+    if set(items_at) & temps:
+        raise NotAWrite("an enumerate item rebound in the loop")
+    moving = _moving(stmts, set(indices) | items)
+    prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
+                if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
+                is not None]
+    inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
+    _check_body(stmts, write, array, target, indices, temps, kind, items, inside)
+    if prefixes:  # each becomes row i of its cumulative op, bound before the grid
+        swap = _Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
+        stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
+        write = swap.visit(write)  # type: ignore[assignment]
+    read_after = set().union(*(names(s) for s in after)) if after else set()
+    bound_here = temps | set(indices) | set(items_at)
+    if read_after & bound_here:
+        raise NotAWrite(f"{sorted(read_after & bound_here)[0]!r} is read after "
+                        "the loop (its last iteration's value)")
+    _indices_only_index([*stmts, write], set(indices))
+    slices = _slice_grid(stmts, write, indices, axes)
+    if not slices and kind == "map" and len(axes) > 1:
+        # A map's iterations are independent, so its grid may take the axes in the order
+        # the subscripts do (for j: for i: out[i, j]): slices again, not gathers (0.18 of
+        # the hand with index arrays for gray_levels/columns_outer).
+        order = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
+        by = {a.index: a for a in axes}
+        if _slice_grid(stmts, write, order, [by[i] for i in order]):
+            axes, slices = [by[i] for i in order], True
+    if not slices:
+        _grid_leads([*stmts, write], set(indices) | temps)
+    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving)
+
+
+def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
+                target: ast.Subscript, indices: list[str], temps: set[str], kind: str,
+                items: set[str], prefixes: set[int]) -> None:
+    """Refuses what does not batch; ``prefixes``: the nodes inside prefix reductions (read
+    as one cumulative op, row ``i``)."""
+    varying = set(indices) | temps
+    bound: set[str] = set(indices) | items
+    lead = len(_parts(target))
+    for s in [*stmts, write]:
+        assert isinstance(s, (ast.Assign, ast.AugAssign))
+        value: ast.AST = s.value
+        if s is write:
+            value = ast.Tuple([s.value, target.slice], ast.Load())
+        for n in ast.walk(value):
+            if id(n) in prefixes:
+                continue
+            if isinstance(n, ast.Name) and n.id in temps and n.id not in bound:
+                raise NotAWrite(f"{n.id!r} is carried from one iteration to the next")
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                    and n.value.id == array and (kind != "map" or [
+                        ast.dump(p) for p in _parts(n)[:lead]] != [
+                        ast.dump(p) for p in _parts(target)]):
+                raise NotAWrite(f"the body reads {array!r} other than at the element it "
+                                "writes (iterations depend on each other)")
+            if isinstance(n, ast.Name) and n.id == array and not any(
+                    isinstance(p, ast.Subscript) and p.value is n for p in ast.walk(value)):
+                raise NotAWrite(f"the body reads {array!r} whole")
+            if isinstance(n, ast.Slice) and names(n) & varying:
+                raise NotAWrite("a loop index inside a slice (a window)")
+            if isinstance(n, ast.Compare) and any(
+                    isinstance(o, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for o in n.ops):
+                raise NotAWrite("a membership or identity test")
+            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.GeneratorExp,
+                              ast.DictComp, ast.SetComp, ast.List, ast.Dict, ast.Set,
+                              ast.NamedExpr, ast.Await, ast.Yield)):
+                raise NotAWrite(f"a {type(n).__name__} in the body")
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+                raise NotAWrite("a matrix product in the body")
+            if isinstance(n, ast.Call):
+                _check_call(n, varying)
+            if isinstance(n, ast.Attribute) and names(n.value) & varying and not any(
+                    isinstance(c, ast.Call) and c.func is n and (
+                        n.attr == "astype" or reduction_of(c) is not None)
+                    for c in ast.walk(value)):
+                raise NotAWrite(f"'.{n.attr}' of a per-iteration value")
+            if isinstance(n, ast.Subscript) and names(n.value) & varying:
+                raise NotAWrite("a per-iteration value indexed (its axes move once batched)")
+        if isinstance(s, ast.Assign):
+            bound |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+
+
+def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
+    """``start`` and the temporaries computed from them, in order."""
+    out = set(start)
+    for s in stmts:
+        assert isinstance(s, ast.Assign)
+        if names(s.value) & out:
+            out |= names(ast.Tuple(s.targets, ast.Load()))
+    return out
+
+
+def _check_call(call: ast.Call, varying: set[str]) -> None:
+    f = call.func
+    if reduction_of(call) is not None:
+        return  # over the value's own axes (the lever moves them past the grid's)
+    if isinstance(f, ast.Attribute) and f.attr == "astype":
+        return
+    if isinstance(f, ast.Name) and f.id == "abs":
+        return
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("np", "numpy"):
+        if f.attr in ELEMENTWISE or isinstance(getattr(np, f.attr, None), np.ufunc):
+            return
+        if isinstance(getattr(np, f.attr, None), type) and issubclass(
+                getattr(np, f.attr), np.generic):
+            return  # np.uint8(v): a cast, element by element on an array too
+    if not (names(call) & varying):
+        return  # computed from loop-invariant values: the same once as every time
+    raise NotAWrite(f"a call of {ast.unparse(f)!r} on a per-iteration value (may reduce or "
+                    "ask a shape)")
+
+
+def _slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
+                axes: list[Axis]) -> bool:
+    """Every index read only as the leading parts of a subscript, all indices in loop order:
+    then ``range``s become slices (views, no gather) and the grid keeps the loops' axes."""
+    uses = 0
+    for s in [*stmts, write]:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Subscript):
+                ps = _parts(n)
+                lead = [p.id if isinstance(p, ast.Name) else None for p in ps[:len(indices)]]
+                if lead == indices and not any(names(p) & set(indices)
+                                               for p in ps[len(indices):]):
+                    uses += len(indices)
+        uses -= sum(1 for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in indices)
+    return uses == 0
+
+
+def _grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
+    """Index arrays put the grid's axes first unless a slice comes before them (``x[:, i]``
+    puts them after the sliced axis): the body's values would not line up with the grid."""
+    for s in stmts:
+        for n in ast.walk(s):
+            if not isinstance(n, ast.Subscript):
+                continue
+            ps = _parts(n)
+            first = next((k for k, p in enumerate(ps) if names(p) & varying), None)
+            if first is not None and any(
+                    isinstance(p, ast.Slice) or (isinstance(p, ast.Constant)
+                                                 and p.value is Ellipsis) for p in ps[:first]):
+                raise NotAWrite("a loop index after a slice (the grid's axes would not lead)")
+
+
+def _indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
+    """A loop index is a Python int, which NumPy promotes weakly (float32 * i stays float32);
+    an index array is int64 and would promote further. Inside a subscript only the positions
+    it picks matter, so there it may be anything."""
+    for s in stmts:
+        inside = {id(n) for sub in ast.walk(s) if isinstance(sub, ast.Subscript)
+                  for n in ast.walk(sub.slice)}
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id in indices and id(n) not in inside:
+                raise NotAWrite(f"the loop index {n.id!r} in arithmetic (a Python int "
+                                "promotes less than an index array)")

@@ -1,0 +1,247 @@
+"""Loops that write into an array, run once on the whole index grid in NumPy (issue 26; held-
+out round 14's c01 gray conversion per pixel, c14's histogram and per-pixel lookup).
+
+The analysis (:mod:`tfperf.analysis.writes`) says what the nest is: a **map** (each iteration
+writes its own element) or an **accumulation** (``+=`` at an index that may repeat). The
+rewrite keeps the user's NumPy and the user's array, written in place as before:
+
+- each loop's ``range`` becomes a ``slice`` where every read takes the indices as leading
+  subscript parts in loop order (views: no gather), else an ``np.arange`` shaped to broadcast
+  along its own grid axis (``i`` → ``[n, 1]``, ``j`` → ``[1, m]``); ``a[i][j]`` is read as
+  ``a[i, j]`` (the chained form would write into a copy once ``i`` is an array);
+- a map's write is one assignment: the value keeps the grid's leading axes and gets size-1
+  axes before its own, so a per-pixel scalar still broadcasts over a written row
+  (``img[h, w] = gray`` fills the 3 channels); NumPy's cast on assignment is the same as the
+  loop's (uint8 stays uint8, truncating a float64 value);
+- an accumulation is ``np.add.at`` (``subtract``/``multiply``): unbuffered, so a repeated
+  index adds every time, in the buffer's dtype (a uint8 histogram wraps as the loop did).
+  An integer constant added into a 1-D integer buffer at in-range indices is counted with
+  ``np.bincount`` instead (0.07 ms against ``np.add.at``'s 14.6 ms for a 192×256 uint8
+  image, one process): ``n`` wrapping adds of ``v`` are one add of ``n * v`` cast to the
+  buffer's dtype.
+
+Per-iteration pieces become whole arrays: a prefix ``x[:i].sum()`` is row ``i`` of one
+cumulative op, a window ``x[i:i + k]`` row ``i`` of ``sliding_window_view`` (axis 0, the
+window's axis where the slice has it), and a reduction of a per-iteration value (``np.sum(v)``,
+``v.max(axis=0)``) reduces ``v``'s own axes, which follow the grid's. A body that combines
+values of different per-iteration ranks (a per-iteration scalar with a per-iteration vector)
+does not line up once batched: it raises or disagrees, and tune's check rejects it.
+
+NumPy's promotion is the loop's: NumPy 2 (NEP 50) promotes a scalar and an array of the same
+dtype alike. Where the grid is an ``np.arange`` (int64), a loop index that mixes into arithmetic
+with a narrower array is promoted further than a Python int would be; tune's equivalence check
+sees it (a value that differs is rejected), and the slice grid has no such index.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tfperf.analysis.writes import (
+    PREFIX,
+    UFUNC_AT,
+    NotAWrite,
+    WriteNest,
+    names,
+    reduction_of,
+    write_nest,
+)
+from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
+
+NP = "_tfperf_np"
+FIT = "_tfperf_fit"
+VALUE = "_tfperf_value"
+COUNT = "_tfperf_add_at"
+REDUCE = "_tfperf_reduce"
+
+
+def _fn(text: str, name: str) -> ast.FunctionDef:
+    return find_function(parse(text), name)
+
+
+def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
+    """The write nests of function ``name`` (outermost loops, none inside another), and why
+    each other loop is not one."""
+    fn = _fn(text, name)
+    found: list[WriteNest] = []
+    why: list[str] = []
+    for loop in [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]:
+        if any(is_within(loop, w.outer) for w in found):
+            continue
+        block = block_of(fn, loop) or []
+        at = next(k for k, s in enumerate(block) if s is loop) if loop in block else 0
+        try:
+            found.append(write_nest(loop, _read_after(fn, loop),
+                                    block[at - 1] if at > 0 else None))
+        except NotAWrite as exc:
+            why.append(f"line {loop.lineno}: {exc}")
+    found.sort(key=lambda w: w.outer.lineno)
+    return [w for w in found if not any(o is not w and is_within(w.outer, o.outer)
+                                        for o in found)], why
+
+
+def _read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]:
+    """What the function reads after ``loop`` (as an expression statement of names), leaving
+    out reads inside a later ``for`` that binds the name first."""
+    end = loop.end_lineno or loop.lineno
+    rebound: list[tuple[ast.For, set[str]]] = [
+        (f, names(f.target)) for f in ast.walk(fn)
+        if isinstance(f, ast.For) and f.lineno > end]
+    seen = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end \
+                and not is_within(n, loop) \
+                and not any(n.id in bound and is_within(n, f) for f, bound in rebound):
+            seen.append(ast.Expr(ast.Name(n.id, ast.Load())))
+    return seen  # type: ignore[return-value]
+
+
+class _Reductions(ast.NodeTransformer):
+    """``np.sum(v)``/``v.max(axis=k)`` of a per-iteration ``v`` → over ``v``'s own axes,
+    which follow the grid's ``g`` leading ones."""
+
+    def __init__(self, moving: set[str], g: int) -> None:
+        self.moving, self.g, self.used = moving, g, False
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        found = reduction_of(node)
+        if found is None or not names(found[1]) & self.moving:
+            return node
+        op, value, axis = found
+        self.used = True
+        return ast.parse(f"{REDUCE}('{op}', {ast.unparse(value)}, {self.g}, "
+                         f"{ast.unparse(axis) if axis is not None else None})",
+                         mode="eval").body
+
+
+def batched(nest: WriteNest) -> list[str]:
+    """The statements that replace ``nest``'s loops."""
+    g = len(nest.axes)
+    rows = [f"import numpy as {NP}"]
+    for k, a in enumerate(nest.axes):
+        if nest.slices:
+            rows.append(f"{a.index} = slice({a.start}, {a.stop}, {a.step})")
+        else:
+            shape = ", ".join("-1" if m == k else "1" for m in range(g))
+            rows.append(f"{a.index} = {NP}.arange({a.start}, {a.stop}, {a.step})"
+                        + (f".reshape({shape})" if g > 1 else ""))
+    for k, p in enumerate(nest.prefixes):
+        if p.op == "window":  # windows along axis 0, each as the slice gives it
+            assert p.size is not None
+            rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
+                        f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
+                        f"{ast.unparse(p.size)}, axis=0), -1, 1)")
+        else:
+            rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', "
+                        f"{p.inclusive})")
+    if any(p.op != "window" for p in nest.prefixes):
+        rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
+                     f"    b = {NP}.asarray(b)",
+                     f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
+                     f"            'max': {NP}.maximum.accumulate,",
+                     f"            'min': {NP}.minimum.accumulate}}",
+                     "    c = scan[op](b, axis=0)",  # a sum's dtype: the same as b[:i].sum()
+                     "    if c.ndim > 1:  # no axis: each prefix reduced over its other axes too",
+                     f"        c = getattr({NP}, op)(c.reshape(len(c), -1), axis=1)",
+                     "    if not inclusive:  # of no rows: the op's identity",
+                     f"        c = {NP}.concatenate(({NP}.full(1, op == 'prod', c.dtype), c))",
+                     "    return c"]
+    reduce = _Reductions(nest.moving, g)
+    stmts = [reduce.visit(s) for s in nest.stmts]
+    w = reduce.visit(nest.write)
+    if reduce.used:
+        rows += [f"def {REDUCE}(op, v, g, axis):",
+                 f"    v = {NP}.asarray(v)",
+                 "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
+                 "if axis >= 0 else axis",
+                 f"    return getattr({NP}, op)(v, axis=axis)"]
+    rows += [ast.unparse(s) for s in stmts]
+    varying = nest.moving
+    if isinstance(w, ast.AugAssign):
+        target = w.target
+        assert isinstance(target, ast.Subscript)
+        ufunc = UFUNC_AT[type(w.op)]
+        if ufunc == "add":
+            rows += [f"def {COUNT}(buf, at, v):",
+                     f"    k = {NP}.asarray(at[0]) if len(at) == 1 else None",
+                     "    if k is not None and buf.ndim == 1 and k.dtype.kind in 'ui' \\",
+                     "            and k.size \\",
+                     f"            and buf.dtype.kind in 'ui' and {NP}.ndim(v) == 0 \\",
+                     f"            and {NP}.asarray(v).dtype.kind in 'ui' \\",
+                     f"            and {NP}.iinfo(buf.dtype).min <= v \\",
+                     f"            and v <= {NP}.iinfo(buf.dtype).max \\",
+                     "            and k.min() >= 0 and k.max() < len(buf):",
+                     "        # n adds of v wrap like one add of n * v in the buffer's int dtype",
+                     f"        n = {NP}.bincount(k.ravel(), minlength=len(buf))",
+                     "        buf += (n * int(v)).astype(buf.dtype)",
+                     "    else:",
+                     f"        {NP}.add.at(buf, at, v)"]
+            rows.append(f"{COUNT}({nest.array}, ({ast.unparse(target.slice)},), "
+                        f"{ast.unparse(w.value)})")
+            return rows
+        rows.append(f"{NP}.{ufunc}.at({nest.array}, ({ast.unparse(target.slice)},), "
+                    f"{ast.unparse(w.value)})")
+        return rows
+    sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
+    rows.append(f"{VALUE} = {ast.unparse(w.value)}")
+    rows += [f"{t.id} = {VALUE}" for t in w.targets if isinstance(t, ast.Name)]
+    at = ast.unparse(sub)
+    if names(w.value) & varying:
+        rows += [f"def {FIT}(v, at, g):",
+                 # the buffer's dtype before broadcasting: the same unsafe cast as the
+                 # assignment's, once per value, not once per written element (c01: 0.24
+                 # ms to write float64 into 3 uint8 channels, 0.1 ms cast first)
+                 f"    v = {NP}.asarray(v).astype(at.dtype, copy=False)",
+                 "    if g <= v.ndim < at.ndim:",  # the grid's axes first, then size-1 axes
+                 "        v = v.reshape(v.shape[:g] + (1,) * (at.ndim - v.ndim) + v.shape[g:])",
+                 # a size-1 axis repeated before the write: NumPy's broadcast write with a
+                 # zero stride ran 0.22 ms for c01's 120x160x3, repeat + write 0.07 ms
+                 "    for k in range(v.ndim if v.ndim == at.ndim else 0):",
+                 "        if v.shape[k] == 1 and at.shape[k] > 1:",
+                 f"            v = {NP}.repeat(v, at.shape[k], axis=k)",
+                 "    return v",
+                 f"{at} = {FIT}({VALUE}, {at}, {g})"]
+    else:
+        rows.append(f"{at} = {VALUE}")
+    return rows
+
+
+def rewrite(text: str, name: str) -> str:
+    found, why = nests(text, name)
+    if not found:
+        raise SourceEditError("no loop writing into an array element by element"
+                              + (f" ({why[0]})" if why else ""))
+    lines = text.splitlines(keepends=True)
+    for nest in reversed(found):  # bottom up: line numbers above hold
+        row = lines[nest.outer.lineno - 1]
+        pad = row[:len(row) - len(row.lstrip())]
+        lines[nest.outer.lineno - 1:nest.outer.end_lineno] = [
+            pad + r + "\n" for s in batched(nest) for r in s.splitlines()]
+    out = "".join(lines)
+    parse(out)
+    return out
+
+
+class NumpyWrites(Lever):
+    name, slot, stage, traces = "array writes→NumPy on the grid", "vectorize", 20, False
+    description = ("loops that write into an array (out[i, j] = f(i, j), hist[k] += 1) run "
+                   "once on the whole index grid in NumPy, in place (np.add.at where an "
+                   "index repeats)")
+    rejections = ("the body does not broadcast (raises: a per-iteration shape, a Python "
+                  "call on a scalar)", "disagrees (the body is not element-wise)")
+
+    def applies(self, ctx: LeverContext) -> str | None:
+        try:
+            rewrite(ctx.target.source, ctx.target.name)
+        except SourceEditError as exc:
+            return str(exc)
+        return None
+
+    def build(self, text: str, ctx: LeverContext) -> str:
+        return rewrite(text, ctx.target.name)
+
+
+def levers(ctx: LeverContext) -> list[Lever]:
+    return [NumpyWrites()]
