@@ -203,3 +203,21 @@ def test_a_profile_draws_the_memory_series_it_is_given():
     assert check_figures(figures_in(page), data) >= 2 * 12 + 3
     del data["memory_steps"]  # a profile without the memory view: no such section
     assert "Memory per step" not in report_page("profile", json.dumps(data))
+
+
+def test_a_bench_where_every_variant_is_slower_names_no_fastest():
+    # a new user's bench (stop 44): tf.function of a small op at 0.27x the eager baseline was
+    # headed "Fastest that agrees with the baseline", a win where there is none
+    def verdict(speedup: float) -> str:
+        doc = json.dumps({"baseline": "eager", "machine": {}, "settings": {}, "variants": [
+            {"name": "eager", "median_s": 6.4e-05, "speedup": 1.0, "equivalent": None},
+            {"name": "graph", "median_s": 6.4e-05 / speedup, "speedup": speedup,
+             "equivalent": True}]})
+        page = report_page("bench", doc)
+        assert check_figures(figures_in(page), json.loads(doc)) > 0
+        return re.sub(r"<[^>]+>", "", page.split("</header>")[1].split("</p>")[0])
+
+    slower = verdict(0.27)
+    assert "Fastest" not in slower and "No variant beats the baseline eager" in slower, slower
+    assert "graph, runs at 0.27× the baseline's speed" in slower, slower
+    assert "Fastest that agrees with the baseline: graph, 2.5×" in verdict(2.5)
