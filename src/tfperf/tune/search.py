@@ -1102,6 +1102,12 @@ class Search:
             def cost(rec: CandidateResult) -> float:
                 return (rec.first_call_s or 0.0) + (calls - 1) * (rec.median_s or 0.0)
             best = min(kept, key=lambda c: cost(c.record), default=None)
+            for c in kept:  # else a 1.28x candidate stood unpicked with no reason given
+                if cost(c.record) >= cost(base.record):
+                    c.record.rejected = (
+                        f"slower over {calls} call{'s' if calls != 1 else ''} (--calls), "
+                        f"first call included: {cost(c.record):.3g} s against the "
+                        f"baseline's {cost(base.record):.3g} s")
             return best if best and cost(best.record) < cost(base.record) else None
         faster = []
         for c in kept:
