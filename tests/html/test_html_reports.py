@@ -221,3 +221,18 @@ def test_a_bench_where_every_variant_is_slower_names_no_fastest():
     assert "Fastest" not in slower and "No variant beats the baseline eager" in slower, slower
     assert "graph, runs at 0.27× the baseline's speed" in slower, slower
     assert "Fastest that agrees with the baseline: graph, 2.5×" in verdict(2.5)
+
+
+def test_a_capture_stepped_by_tf_function_calls_shows_no_empty_median():
+    # stop 44: a script's capture, steps = its tf.function calls, carries no median (only
+    # step markers give one): the page said "median –" beside five measured steps
+    def line(step_s: float | None) -> str:
+        doc = {"target": "s.py", "capture": {
+            "steps": 2, "step_s": step_s, "step_source": "tf.function calls",
+            "step_windows_s": [[0.0, 0.06], [0.07, 0.001]]}}
+        page = report_page("profile", json.dumps(doc))
+        start = page.index("profiler capture:")
+        return re.sub(r"<[^>]+>", "", page[start:page.index("</p>", start)])
+
+    assert line(None) == "profiler capture: 2 steps (tf.function calls)"
+    assert line(0.03) == "profiler capture: 2 steps (tf.function calls), median 30.0 ms"
