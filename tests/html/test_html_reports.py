@@ -236,3 +236,18 @@ def test_a_capture_stepped_by_tf_function_calls_shows_no_empty_median():
 
     assert line(None) == "profiler capture: 2 steps (tf.function calls)"
     assert line(0.03) == "profiler capture: 2 steps (tf.function calls), median 30.0 ms"
+
+
+def test_a_tune_candidate_slower_than_the_baseline_is_not_called_kept():
+    # stop 44, a repo's split_heads: jit_compile at 0.57x, unpicked with no reason given
+    # (simply not faster), was badged "kept" beside the rejected ones
+    doc = {"function": "f", "path": "m.py", "best": None, "patch": "", "candidates": [
+        {"name": "jit_compile", "levers": ["jit_compile"], "median_s": 7.3e-4,
+         "speedup": 0.57, "equivalent": True, "rejected": None},
+        {"name": "tf.function", "levers": ["tf.function"], "median_s": 2e-4,
+         "speedup": 2.1, "equivalent": True, "rejected": None}]}
+    page = report_page("tune", json.dumps(doc))
+    rows = {name: row for row in re.findall(r"<tr.*?</tr>", page, re.S)
+            for name in ("jit_compile", "tf.function") if f">{name}<" in row}
+    assert ">not faster<" in rows["jit_compile"] and ">kept<" not in rows["jit_compile"]
+    assert ">kept<" in rows["tf.function"]
