@@ -198,3 +198,29 @@ def test_the_cli_names_a_method_as_file_obj_method_and_applies_it(tmp_path, caps
     assert main(["tune", f"{path}:predictor.nothing", "--inputs", f"{path}:make_inputs",
                  "--budget", "5"]) == 2
     assert "no function 'predictor.nothing'" in capsys.readouterr().err
+
+
+UNBUILT = """
+import tensorflow as tf
+
+
+class Cross(tf.keras.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(int(input_shape[-1]), 1), initializer="ones")
+
+    def call(self, x):
+        return tf.matmul(x, self.w)
+
+
+cross = Cross()
+"""
+
+
+def test_an_unbuilt_layers_call_says_the_layer_is_not_built(user_module):
+    # stop 44, a repository's CrossNetwork tuned as `file.py:CROSS`: "AttributeError: 'Cross
+    # Network' object has no attribute 'cross_weights'" and nothing on why
+    mod = user_module(UNBUILT)
+    with pytest.raises(TuneError, match=r"no attribute 'w'.*the Cross is not built yet"):
+        tune(mod.cross, (tf.ones([4, 3]),), budget=5, levers=[])
+    mod.cross.build((4, 3))  # built: the same call tunes
+    assert tune(mod.cross, (tf.ones([4, 3]),), budget=3, levers=[]).best is None

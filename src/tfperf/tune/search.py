@@ -197,6 +197,19 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
     return result
 
 
+def _unbuilt_layer(target: Target) -> str:
+    """Why a Keras layer's ``call`` may fail where the layer runs (stop 44: a repository's
+    CrossNetwork said only "no attribute 'cross_weights'"): tune calls the method itself,
+    not the layer, so Keras's first-call ``build`` never ran."""
+    home = target.method_home
+    owner = (target.namespace or {}).get(home.self_name) if home and home.self_name else None
+    if getattr(owner, "built", True) is not False or not callable(getattr(owner, "build", 0)):
+        return ""
+    return (f" (the {type(owner).__name__} is not built yet: tune runs its {target.name}() "
+            "itself, not the layer, so Keras's first call does not build it; build it where "
+            "it is made, with .build(input_shape) or one call on an input)")
+
+
 class Search:
     def __init__(self, target: Target, budget: float, facts: DeviceFacts,
                  calls: int | None, levers: Sequence[Lever] | None,
@@ -664,7 +677,7 @@ class Search:
                              ints_varied=self.ints_varied)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
-                            f"{live.screen.error}")
+                            f"{live.screen.error}{_unbuilt_layer(self.target)}")
         live.record.first_call_s = live.screen.first_call_s
         self.settle_varied(live.screen)
         return live
