@@ -51,6 +51,21 @@ def test_github_annotation_escapes_newlines():
     assert "a%0Ab" in out
 
 
+def test_a_notebook_finding_in_github_and_sarif_says_its_cell_and_points_at_no_json_line():
+    # stop 44: `lint --format github` on a notebook gave line=3 (the cell's line 3) with no
+    # cell: GitHub pins that on line 3 of the .ipynb's JSON, and SARIF's region did the same
+    f = _finding(location=Location("n.ipynb", 4, 4, end_line=4, cell=3))
+    gh = findings_github([f])
+    assert gh.startswith("::warning file=n.ipynb,title=") and "line=" not in gh, gh
+    assert gh.split("::")[2].startswith("cell 3, line 4:5: TFP101"), gh
+    res = json.loads(findings_sarif([f]))["runs"][0]["results"][0]
+    assert "region" not in res["locations"][0]["physicalLocation"], res
+    assert res["properties"] == {"cell": 3, "line": 4, "column": 5}
+    assert res["message"]["text"].startswith("cell 3, line 4:5: ")
+    # a .py finding keeps its line and region
+    assert "line=3" in findings_github([_finding()])
+
+
 def test_tables_align():
     t = text_table(["name", "n"], [["a", 1], ["bbb", 22]], align="lr")
     lines = t.splitlines()

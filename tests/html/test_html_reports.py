@@ -222,3 +222,51 @@ def test_a_profile_shows_what_tensorflow_ran_for_itself_apart_from_the_users_lin
     eager = page.split("Eager ops, by line")[1]
     assert "train.py:12</code>: 7 TensorFlow&#x27;s own" in eager
     assert "traced it 1 more time(s) (not counted: not a retrace)" in page
+
+
+def test_a_bench_where_every_variant_is_slower_names_no_fastest():
+    # a new user's bench (stop 44): tf.function of a small op at 0.27x the eager baseline was
+    # headed "Fastest that agrees with the baseline", a win where there is none
+    def verdict(speedup: float) -> str:
+        doc = json.dumps({"baseline": "eager", "machine": {}, "settings": {}, "variants": [
+            {"name": "eager", "median_s": 6.4e-05, "speedup": 1.0, "equivalent": None},
+            {"name": "graph", "median_s": 6.4e-05 / speedup, "speedup": speedup,
+             "equivalent": True}]})
+        page = report_page("bench", doc)
+        assert check_figures(figures_in(page), json.loads(doc)) > 0
+        return re.sub(r"<[^>]+>", "", page.split("</header>")[1].split("</p>")[0])
+
+    slower = verdict(0.27)
+    assert "Fastest" not in slower and "No variant beats the baseline eager" in slower, slower
+    assert "graph, runs at 0.27× the baseline's speed" in slower, slower
+    assert "Fastest that agrees with the baseline: graph, 2.5×" in verdict(2.5)
+
+
+def test_a_capture_stepped_by_tf_function_calls_shows_no_empty_median():
+    # stop 44: a script's capture, steps = its tf.function calls, carries no median (only
+    # step markers give one): the page said "median –" beside five measured steps
+    def line(step_s: float | None) -> str:
+        doc = {"target": "s.py", "capture": {
+            "steps": 2, "step_s": step_s, "step_source": "tf.function calls",
+            "step_windows_s": [[0.0, 0.06], [0.07, 0.001]]}}
+        page = report_page("profile", json.dumps(doc))
+        start = page.index("profiler capture:")
+        return re.sub(r"<[^>]+>", "", page[start:page.index("</p>", start)])
+
+    assert line(None) == "profiler capture: 2 steps (tf.function calls)"
+    assert line(0.03) == "profiler capture: 2 steps (tf.function calls), median 30.0 ms"
+
+
+def test_a_tune_candidate_slower_than_the_baseline_is_not_called_kept():
+    # stop 44, a repo's split_heads: jit_compile at 0.57x, unpicked with no reason given
+    # (simply not faster), was badged "kept" beside the rejected ones
+    doc = {"function": "f", "path": "m.py", "best": None, "patch": "", "candidates": [
+        {"name": "jit_compile", "levers": ["jit_compile"], "median_s": 7.3e-4,
+         "speedup": 0.57, "equivalent": True, "rejected": None},
+        {"name": "tf.function", "levers": ["tf.function"], "median_s": 2e-4,
+         "speedup": 2.1, "equivalent": True, "rejected": None}]}
+    page = report_page("tune", json.dumps(doc))
+    rows = {name: row for row in re.findall(r"<tr.*?</tr>", page, re.S)
+            for name in ("jit_compile", "tf.function") if f">{name}<" in row}
+    assert ">not faster<" in rows["jit_compile"] and ">kept<" not in rows["jit_compile"]
+    assert ">kept<" in rows["tf.function"]

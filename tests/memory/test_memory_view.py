@@ -168,6 +168,9 @@ def test_cli_script_steps_are_its_tf_function_calls(cli, tmp_path):
     (["--memory", "--fit"], "give one of them"),
     (["--fit", "--device", "Quantum 9000"], "neither a size"),
     (["--memory", "--leak-steps", "-1"], "0 or more"),
+    # stop 44: the page was silently not written, exit 0
+    (["--memory", "--html", "m.html"], "--html goes with the time view, not --memory"),
+    (["--fit", "--html", "m.html"], "--html goes with the time view, not --fit"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli, module, args, message):
     done = cli("profile", "memmod:step", "--inputs", "memmod:make", *args, cwd=module)

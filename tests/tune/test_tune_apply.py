@@ -75,7 +75,7 @@ def test_the_cache_never_sends_a_patch_to_another_file(tmp_path, capsys, drop_lo
     # The same text in another file: measured for that file, patched there, g1 untouched.
     rc, out, err = _tune(capsys, g2, "--apply", "--diff")
     assert rc == 0, err
-    assert "--- a/g2.py" in out and "g1.py" not in out
+    assert f"--- {g2.resolve()}" in out and "g1.py" not in out  # outside cwd: absolute
     assert f"{g2}: patched (planted: drop the loop)" in err
     assert LOOP not in g2.read_text() and g1.read_text() == SOURCE
     # A copy of g1 in another folder is its own file too (not "already applied" to g1).
@@ -140,3 +140,31 @@ def test_what_the_file_system_refuses_is_one_line_and_exit_2(tmp_path, capsys, d
     assert err.strip().splitlines()[-1] == \
         f"tfperf tune: {locked}: not patched: Permission denied"
     assert locked.read_text() == SOURCE
+
+
+def test_the_patch_names_the_file_from_the_working_directory(tmp_path, capsys, drop_loop,
+                                                             monkeypatch):
+    # stop 44, a new user in a repository: `tune pkg/utils.py:f --diff` said `--- a/utils.py`,
+    # which `git apply` from the root could not find, or applied to a ./utils.py
+    import re
+    import shutil
+    import subprocess
+
+    (tmp_path / "pkg").mkdir()
+    inner, root = tmp_path / "pkg" / "utils.py", tmp_path / "utils.py"
+    inner.write_text(SOURCE)
+    root.write_text(SOURCE)
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = main(["tune", "pkg/utils.py:f", "--budget", BUDGET, "--diff"]), *(
+        capsys.readouterr())
+    assert rc == 0, err
+    start = re.search(r"^--- \S", out, re.M)  # the diff, not the table's rule
+    assert start, out
+    patch = out[start.start():]
+    assert patch.startswith("--- a/pkg/utils.py\n+++ b/pkg/utils.py\n"), patch
+    if shutil.which("patch") is None:  # the header above is the check
+        return
+    done = subprocess.run(["patch", "-p1", "--forward"], input=patch, text=True,
+                          capture_output=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert LOOP not in inner.read_text() and root.read_text() == SOURCE

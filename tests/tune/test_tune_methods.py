@@ -198,3 +198,52 @@ def test_the_cli_names_a_method_as_file_obj_method_and_applies_it(tmp_path, caps
     assert main(["tune", f"{path}:predictor.nothing", "--inputs", f"{path}:make_inputs",
                  "--budget", "5"]) == 2
     assert "no function 'predictor.nothing'" in capsys.readouterr().err
+
+
+UNBUILT = """
+import tensorflow as tf
+
+
+class Cross(tf.keras.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(int(input_shape[-1]), 1), initializer="ones")
+
+    def call(self, x):
+        return tf.matmul(x, self.w)
+
+
+cross = Cross()
+"""
+
+
+def test_an_unbuilt_layers_call_says_the_layer_is_not_built(user_module):
+    # stop 44, a repository's CrossNetwork tuned as `file.py:CROSS`: "AttributeError: 'Cross
+    # Network' object has no attribute 'cross_weights'" and nothing on why
+    mod = user_module(UNBUILT)
+    with pytest.raises(TuneError, match=r"no attribute 'w'.*the Cross is not built yet"):
+        tune(mod.cross, (tf.ones([4, 3]),), budget=5, levers=[])
+    mod.cross.build((4, 3))  # built: the same call tunes
+    assert tune(mod.cross, (tf.ones([4, 3]),), budget=3, levers=[]).best is None
+
+
+def test_apply_on_a_layer_made_in_another_file_gives_advice_that_works(tmp_path):
+    # stop 44: `tune main.py:CROSS --apply` (CrossNetwork defined in core.py) said "tune
+    # core.py:call to patch that one", which answers "no function 'call' at module level"
+    from tfperf.tune.result import TuneResult
+
+    core, main_py = tmp_path / "core.py", tmp_path / "main.py"
+    core.write_text(UNBUILT)
+    main_py.write_text("from core import Cross\nCROSS = Cross()\n")
+
+    def refusal(function: str, source: str) -> str:
+        result = TuneResult(function, str(core), {}, {}, [], "tf.function", "--- a/core.py",
+                            1.0, 1.0, patched_source=source + "#", original_source=source)
+        with pytest.raises(TuneError) as info:
+            apply_patch(result, main_py)
+        return str(info.value)
+
+    said = refusal("call", UNBUILT)
+    assert "call is a method there: apply the --diff patch" in said and "tune " not in said
+    assert core.read_text() == UNBUILT and main_py.read_text().startswith("from core")
+    # a module-level function keeps the plain advice
+    assert f"tune {core}:f to patch that one" in refusal("f", "def f(x):\n    return x\n")

@@ -141,7 +141,7 @@ def test_cli_json_diff_and_apply(tmp_path, capsys, monkeypatch):
     rc = main(["tune", f"{path}:feature", "--budget", "4", "--diff", "--apply", "--plot",
                str(png)])
     captured = capsys.readouterr()
-    assert rc == 0 and "candidate" in captured.out and "--- a/cli_mod.py" in captured.out
+    assert rc == 0 and "candidate" in captured.out and f"--- {path.resolve()}" in captured.out
     assert "patched" in captured.err and "for j in range" not in path.read_text()
     assert f"plot written to {png}" in captured.err and png.read_bytes()[:4] == b"\x89PNG"
 

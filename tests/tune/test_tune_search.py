@@ -426,3 +426,25 @@ def test_the_final_timing_gets_the_fastest_candidate_with_fewer_levers():
     assert fewest_levers([two, alone, far], [stack]) is alone
     assert fewest_levers([far], [stack]) is None
     assert fewest_levers([stack], [alone]) is None
+
+
+def test_with_calls_a_candidate_slower_over_those_calls_says_why():
+    # stop 44: `tune --calls 1` on a loss: jit_compile 1.28x in the steady state, 183 ms
+    # first call against the baseline's 34 ms, listed unpicked with no reason given
+    from types import SimpleNamespace
+
+    from tfperf.tune.result import CandidateResult
+
+    search, _ = _pick_only()
+    search.calls = 1
+    base = SimpleNamespace(record=CandidateResult("baseline", [], median_s=1.06e-3,
+                                                  speedup=1.0, first_call_s=0.0344),
+                           levers=[], rounds=[], built=None)
+    jit = _timed("jit_compile", [0.85e-3] * 7, [1.06e-3] * 7)
+    jit.record.first_call_s = 0.183
+    assert search._pick(base, [jit]) is None
+    assert jit.record.rejected == ("slower over 1 call (--calls), first call included: "
+                                   "0.183 s against the baseline's 0.0344 s")
+    # over 1000 calls it pays back: picked, no reason
+    jit.record.rejected, search.calls = None, 1000
+    assert search._pick(base, [jit]) is jit and jit.record.rejected is None

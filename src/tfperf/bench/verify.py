@@ -45,7 +45,10 @@ class Outputs:
 
 
 def describe_error(exc: BaseException) -> str:
-    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    # an eager op's error opens with its kernel's name and device ({{function_node
+    # __wrapped__Reshape_device_/job:localhost/...}}): 100 characters that cut off the reason
+    message = re.sub(r"^\s*\{\{function_node [^}]*\}\}\s*", "", str(exc))
+    text = [line.strip() for line in message.strip().splitlines() if line.strip()]
     first = text[0] if text else ""
     if first == "in user code:" and len(text) > 1:
         # a trace's error: autograph's header, the user's frames, the error itself, and

@@ -233,6 +233,16 @@ def _github_escape(s: str) -> str:
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _in_cell(loc: Any) -> str:
+    """A notebook finding's place, said in the message: its line counts within the cell, and
+    a line or region given to GitHub or SARIF would point into the .ipynb's JSON instead."""
+    if loc is None or loc.cell is None:
+        return ""
+    line = f", line {loc.line}" if loc.line is not None else ""
+    column = f":{loc.column + 1}" if loc.line is not None and loc.column is not None else ""
+    return f"cell {loc.cell}{line}{column}: "
+
+
 def findings_github(findings: Sequence[Finding]) -> str:
     """GitHub Actions workflow commands, one annotation per finding."""
     out = []
@@ -242,6 +252,7 @@ def findings_github(findings: Sequence[Finding]) -> str:
         props = []
         if loc and loc.path:
             props.append(f"file={loc.path}")
+        if loc and loc.path and loc.cell is None:
             if loc.line is not None:
                 props.append(f"line={loc.line}")
             if loc.column is not None:
@@ -249,7 +260,8 @@ def findings_github(findings: Sequence[Finding]) -> str:
             if loc.end_line is not None:
                 props.append(f"endLine={loc.end_line}")
         props.append(f"title={f.code} {f.name}".strip())
-        out.append(f"::{level} {','.join(props)}::{_github_escape(f'{f.code} {f.message}')}")
+        text = f"{_in_cell(loc)}{f.code} {f.message}"
+        out.append(f"::{level} {','.join(props)}::{_github_escape(text)}")
     return "\n".join(out)
 
 
@@ -262,7 +274,7 @@ def findings_sarif(findings: Sequence[Finding], rules: Sequence[dict[str, str]] 
         result: dict[str, Any] = {
             "ruleId": f.code,
             "level": "error" if f.failed else "warning",
-            "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
+            "message": {"text": _in_cell(loc) + f.message + (f" ({f.hint})" if f.hint else "")},
         }
         if f.code in rule_index:
             result["ruleIndex"] = rule_index[f.code]
@@ -277,11 +289,13 @@ def findings_sarif(findings: Sequence[Finding], rules: Sequence[dict[str, str]] 
             if loc.end_column is not None:
                 region["endColumn"] = loc.end_column + 1
             physical: dict[str, Any] = {"artifactLocation": {"uri": Path(loc.path).as_posix()}}
-            if region:
+            if region and loc.cell is None:
                 physical["region"] = region
             result["locations"] = [{"physicalLocation": physical}]
-            if loc.cell is not None:
-                result["properties"] = {"cell": loc.cell}
+            if loc.cell is not None:  # the cell's own lines, not the .ipynb's (see _in_cell)
+                result["properties"] = {"cell": loc.cell, **{
+                    k: v for k, v in (("line", loc.line), ("column", region.get("startColumn")))
+                    if v is not None}}
         results.append(result)
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

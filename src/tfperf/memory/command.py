@@ -62,9 +62,13 @@ def check_options(args: argparse.Namespace) -> None:
     for option, given in (("--try-fixes", getattr(args, "try_fixes", False)),
                           ("--read", getattr(args, "read", None) is not None),
                           ("--compare", getattr(args, "compare", None) is not None),
-                          ("--remote", getattr(args, "remote", None) is not None)):
+                          ("--remote", getattr(args, "remote", None) is not None),
+                          # no page of its own yet: a run that wrote nothing and said nothing
+                          ("--html", bool(getattr(args, "html", None)))):
         if given:
-            raise UsageError(f"{option} goes with the time view, not {view}")
+            raise UsageError(f"{option} goes with the time view, not {view}"
+                             + (" (--json keeps the memory view in a file)"
+                                if option == "--html" else ""))
 
 
 def run_memory(args: argparse.Namespace, kind: str, script_args: list[str]) -> int:

@@ -29,9 +29,14 @@ def apply_patch(result: TuneResult, path: str | Path | None = None) -> str:
                         "the cell (result.patch)")
     p = Path(result.path)
     if path is not None and not _same_file(Path(path), p):
+        # a method (a Keras layer's call made in another file) cannot be named as FILE:FUNC
+        # there: "tune core.py:call" answered "no function 'call' at module level"
+        again = (f"tune {p}:{result.function} to patch that one"
+                 if _top_level_def(result.original_source, result.function) else
+                 f"{result.function} is a method there: apply the --diff patch to it "
+                 "(git apply or patch -p1 from this working directory)")
         raise TuneError(f"{path}: {result.function} was measured in {p}, not in this file: "
-                        "--apply writes only the file it measured; tune "
-                        f"{p}:{result.function} to patch that one")
+                        f"--apply writes only the file it measured; {again}")
     if not result.patched_source:
         return "nothing to apply: no candidate beat the baseline"
     try:
@@ -62,3 +67,15 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
+
+
+def _top_level_def(source: str, name: str) -> bool:
+    """Whether ``source`` defines ``name`` at module level (what FILE.py:FUNC can name)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True  # unknown: keep the plain advice
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+               for n in tree.body)

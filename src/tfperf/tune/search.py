@@ -204,6 +204,19 @@ def tune(fn: Callable[..., Any], args: Sequence[Any] = (),
     return result
 
 
+def _unbuilt_layer(target: Target) -> str:
+    """Why a Keras layer's ``call`` may fail where the layer runs (stop 44: a repository's
+    CrossNetwork said only "no attribute 'cross_weights'"): tune calls the method itself,
+    not the layer, so Keras's first-call ``build`` never ran."""
+    home = target.method_home
+    owner = (target.namespace or {}).get(home.self_name) if home and home.self_name else None
+    if getattr(owner, "built", True) is not False or not callable(getattr(owner, "build", 0)):
+        return ""
+    return (f" (the {type(owner).__name__} is not built yet: tune runs its {target.name}() "
+            "itself, not the layer, so Keras's first call does not build it; build it where "
+            "it is made, with .build(input_shape) or one call on an input)")
+
+
 class Search:
     def __init__(self, target: Target, budget: float, facts: DeviceFacts,
                  calls: int | None, levers: Sequence[Lever] | None,
@@ -671,7 +684,7 @@ class Search:
                              ints_varied=self.ints_varied)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
-                            f"{live.screen.error}")
+                            f"{live.screen.error}{_unbuilt_layer(self.target)}")
         live.record.first_call_s = live.screen.first_call_s
         self.settle_varied(live.screen)
         return live
@@ -1114,6 +1127,12 @@ class Search:
             def cost(rec: CandidateResult) -> float:
                 return (rec.first_call_s or 0.0) + (calls - 1) * (rec.median_s or 0.0)
             best = min(kept, key=lambda c: cost(c.record), default=None)
+            for c in kept:  # else a 1.28x candidate stood unpicked with no reason given
+                if cost(c.record) >= cost(base.record):
+                    c.record.rejected = (
+                        f"slower over {calls} call{'s' if calls != 1 else ''} (--calls), "
+                        f"first call included: {cost(c.record):.3g} s against the "
+                        f"baseline's {cost(base.record):.3g} s")
             return best if best and cost(best.record) < cost(base.record) else None
         faster = []
         for c in kept:

@@ -71,6 +71,19 @@ class Target:
         return f"cell {self.cell}" if self.cell is not None else str(self.path)
 
     @property
+    def patch_path(self) -> str:
+        """How the patch's header names the file: its path from the working directory
+        (``git apply``, ``patch -p1`` from there), absolute outside it; the bare name made
+        ``tune pkg/utils.py:f --diff | git apply`` miss, or patch a ./utils.py instead."""
+        if not self.in_file:
+            return self.label
+        path = self.path.resolve()
+        try:
+            return path.relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    @property
     def globals(self) -> dict[str, Any]:
         return self.namespace if self.namespace is not None else vars(self.module)
 
@@ -158,7 +171,7 @@ class Target:
             raw += "\n"  # IPython's history keeps a cell without its last newline
         if raw is not None and len(raw.splitlines()) == len(old.splitlines()):
             old, new = raw, _keep_typed_lines(self.source, raw, text)
-        return unified_diff(self.label, old, new)
+        return unified_diff(self.patch_path, old, new)
 
     @property
     def qualname(self) -> str:

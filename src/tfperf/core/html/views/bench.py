@@ -66,9 +66,15 @@ def _verdict(doc: Doc, variants: list[dict[str, Any]]) -> str:
     parts = []
     if agreeing:
         i, best = max(agreeing, key=lambda iv: iv[1]["speedup"])
-        parts.append(f"Fastest that agrees with the baseline: <b>{esc(best['name'])}</b>, "
-                     f"{doc.fig(f'variants.{i}.speedup', 'x')} the baseline's speed "
-                     f"({doc.fig(f'variants.{i}.median_s', 's')} a call).")
+        speed = (f"{doc.fig(f'variants.{i}.speedup', 'x')} the baseline's speed "
+                 f"({doc.fig(f'variants.{i}.median_s', 's')} a call)")
+        if best["speedup"] > 1:
+            parts.append(f"Fastest that agrees with the baseline: <b>{esc(best['name'])}</b>, "
+                         f"{speed}.")
+        else:  # every variant is slower: naming one "fastest" would read as a win
+            parts.append(f"No variant beats the baseline <b>{esc(doc.data.get('baseline', ''))}"
+                         f"</b>: the fastest that agrees, <b>{esc(best['name'])}</b>, runs at "
+                         f"{speed}.")
     if bad:
         parts.append(f'<span class="loud">Failed or not equivalent: {esc(", ".join(bad))}.'
                      "</span>")

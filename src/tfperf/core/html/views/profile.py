@@ -149,9 +149,11 @@ def steps(doc: Doc) -> str:
     if windows:
         cols = [Column([("step", w)], f"step {i + 1}: {seconds(w)} (at +{seconds(at)})")
                 for i, (at, w) in enumerate(windows)]
+        # the capture has a median only for step markers: a dash read as a missing figure
+        median = (f", median {doc.fig('capture.step_s', 's')}" if finite(cap.get("step_s"))
+                  else "")
         out.append(f"<p>profiler capture: {doc.fig('capture.steps', 'n')} steps "
-                   f"({esc(str(cap.get('step_source', '')))}), median "
-                   f"{doc.fig('capture.step_s', 's')}</p>"
+                   f"({esc(str(cap.get('step_source', '')))}){median}</p>"
                    + timeline(cols, {"step": "bar2"}, seconds, "time of each captured step"))
     return section("Step timeline", "".join(out)) if out else ""
 

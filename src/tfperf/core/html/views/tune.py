@@ -45,6 +45,9 @@ def _verdict(c: dict[str, Any], best: str | None) -> Cell:
         return raw(badge("rejected", "fail"), 0)
     if c.get("equivalent") is False:
         return raw(badge("not equivalent", "fail"), 0)
+    if finite(c.get("speedup")) and c["speedup"] <= 1.0:
+        # the search gives no reason for "simply not faster": "kept" read as a keeper
+        return raw(badge("not faster", "skip"), 1)
     return raw(badge("kept", "info"), 2)
 
 
