@@ -72,6 +72,8 @@ class ProjectSide:
     parse_error: bool = False
     # (code, changed function) of each finding at a use of a function the fix changed
     calls: set[tuple[str, str]] = field(default_factory=set)
+    # the changed functions the linted files still spell (a renamed or removed one is not)
+    spelled: set[str] = field(default_factory=set)
 
     @property
     def codes(self) -> set[str]:
@@ -98,8 +100,11 @@ class ProjectRowScore:
 
     @property
     def call_codes(self) -> set[str]:
-        """Codes credited at a use of a function the fix changed, gone after the fix."""
-        return {code for code, _ in self.before.calls - self.after.calls}
+        """Codes credited at a use of a function the fix changed, gone after the fix while the
+        function is still spelled there (renamed or removed: no sign the rule saw the fix,
+        as with a deleted file)."""
+        return {code for code, name in self.before.calls - self.after.calls
+                if name in self.after.spelled}
 
     @property
     def hit_codes(self) -> list[str]:
@@ -223,6 +228,19 @@ def caller_files(root: Path, names: set[str], skip: set[str]) -> tuple[list[str]
         if pattern.search(text):
             found.append(rel)
     return found[:MAX_CALLERS], len(found)
+
+
+def spelled_names(root: Path, paths: list[str], names: set[str]) -> set[str]:
+    """Which of ``names`` the files ``paths`` under ``root`` spell."""
+    pattern = _spelling(names)
+    out: set[str] = set()
+    for rel in paths if pattern is not None else []:
+        try:
+            out |= set(pattern.findall((root / rel).read_text(encoding="utf-8",
+                                                              errors="replace")))
+        except OSError:
+            continue
+    return out
 
 
 def call_findings(findings: list[dict], names: set[str], root: Path) -> set[tuple[str, str]]:
@@ -388,6 +406,7 @@ def _score_row(r: FixRow, mirror: Path, row_dir: Path, sets: dict[str, list[str]
                               for f in found if _under(f["path"], dest)]
             sides[name][side] = _side(cache[key], changed, side, context)
             sides[name][side].calls = call_findings(cache[key], functions, dest)
+            sides[name][side].spelled = spelled_names(dest, linted, functions)
     return sides, big
 
 

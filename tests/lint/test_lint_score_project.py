@@ -307,3 +307,15 @@ def test_caller_files_are_those_that_spell_a_changed_name(tmp_path):
     assert project_score.caller_files(tmp_path, {"train_step"}, {"steps.py"}) == (
         ["train.py"], 1)
     assert project_score.caller_files(tmp_path, set(), set()) == ([], 0)
+
+
+def test_a_call_credit_needs_the_function_still_spelled_after():
+    """A fix that renames or removes the function loses the caller's finding whatever the
+    rule saw (as a deleted file does): not credited."""
+    row = _row("PR", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(by_file={"steps.py": set()},
+                                       calls={("TFP301", "train_step")})
+    renamed = project_score.ProjectSide(by_file={"steps.py": set()}, spelled=set())
+    assert not project_score.ProjectRowScore(row, before, renamed).hit
+    kept = project_score.ProjectSide(by_file={"steps.py": set()}, spelled={"train_step"})
+    assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP301"]
