@@ -386,11 +386,12 @@ def _score_row(r: FixRow, mirror: Path, row_dir: Path, sets: dict[str, list[str]
     sides: dict[str, dict[str, ProjectSide]] = defaultdict(dict)
     big = False
     callers: list[str] = []
+    found_at: dict[tuple[str, str], list[dict]] = {}
     for side, rev in (("before", r.before), ("after", r.after)):
         dest = row_dir / side
         paths = [c.before_path if side == "before" else c.after_path for c in changed]
         big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
-        if side == "before" and not whole:  # the same callers are linted on both sides
+        if side == "before":  # the same callers are linted (and spelled) on both sides
             callers, spelled = caller_files(dest, functions, set(filter(None, paths)))
             if spelled > len(callers):
                 log(f"{r.id} {r.repo}: {spelled} files spell a changed function; "
@@ -405,9 +406,19 @@ def _score_row(r: FixRow, mirror: Path, row_dir: Path, sets: dict[str, list[str]
                                                 .relative_to(dest.resolve()))}
                               for f in found if _under(f["path"], dest)]
             sides[name][side] = _side(cache[key], changed, side, context)
-            sides[name][side].calls = call_findings(cache[key], functions, dest)
+            found_at[(name, side)] = cache[key]
             sides[name][side].spelled = spelled_names(dest, linted, functions)
+    # Call-site findings only in files on both sides under one path: a file the fix deletes
+    # or renames loses its findings whatever the rule saw.
+    for (name, side), found in found_at.items():
+        sides[name][side].calls = call_findings(
+            [f for f in found if on_both_sides(row_dir, f["path"])], functions, row_dir / side)
     return sides, big
+
+
+def on_both_sides(row_dir: Path, rel: str) -> bool:
+    """Whether the file is under one path in both written trees of a row."""
+    return all((row_dir / side / rel).is_file() for side in ("before", "after"))
 
 
 def _under(path: str, root: Path) -> bool:

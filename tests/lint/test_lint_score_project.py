@@ -319,3 +319,14 @@ def test_a_call_credit_needs_the_function_still_spelled_after():
     assert not project_score.ProjectRowScore(row, before, renamed).hit
     kept = project_score.ProjectSide(by_file={"steps.py": set()}, spelled={"train_step"})
     assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP301"]
+
+
+def test_call_findings_count_only_in_files_on_both_sides(tmp_path):
+    """A diff file the fix deletes or renames loses its call-site findings whatever the
+    rule saw: only files under one path on both sides are read for them."""
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.py").write_text(TRAIN)
+    (tmp_path / "before" / "old.py").write_text(TRAIN)
+    assert project_score.on_both_sides(tmp_path, "train.py")
+    assert not project_score.on_both_sides(tmp_path, "old.py")
