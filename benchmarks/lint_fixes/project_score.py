@@ -70,8 +70,8 @@ class ProjectSide:
     its after path where the file was added)."""
     by_file: dict[str, set[str]] = field(default_factory=dict)
     parse_error: bool = False
-    # (code, changed function) of each finding at a use of a function the fix changed
-    calls: set[tuple[str, str]] = field(default_factory=set)
+    # (code, changed function, file) of each finding at a use of a function the fix changed
+    calls: set[tuple[str, str, str]] = field(default_factory=set)
     # the changed functions the linted files still spell (a renamed or removed one is not)
     spelled: set[str] = field(default_factory=set)
 
@@ -103,7 +103,7 @@ class ProjectRowScore:
         """Codes credited at a use of a function the fix changed, gone after the fix while the
         function is still spelled there (renamed or removed: no sign the rule saw the fix,
         as with a deleted file)."""
-        return {code for code, name in self.before.calls - self.after.calls
+        return {code for code, name, _ in self.before.calls - self.after.calls
                 if name in self.after.spelled}
 
     @property
@@ -243,11 +243,13 @@ def spelled_names(root: Path, paths: list[str], names: set[str]) -> set[str]:
     return out
 
 
-def call_findings(findings: list[dict], names: set[str], root: Path) -> set[tuple[str, str]]:
-    """(code, name) for each finding whose message names a changed function and whose own
-    lines in its file spell that name: a finding reported at a use of the function."""
+def call_findings(findings: list[dict], names: set[str], root: Path
+                  ) -> set[tuple[str, str, str]]:
+    """(code, name, file) for each finding whose message names a changed function and whose
+    own lines in its file spell that name: a finding reported at a use of the function. By
+    file: another module's finding about a namesake (every agent's `learn`) is another's."""
     pattern = _spelling(names)
-    out: set[tuple[str, str]] = set()
+    out: set[tuple[str, str, str]] = set()
     if pattern is None:
         return out
     lines_of: dict[str, list[str]] = {}
@@ -266,7 +268,7 @@ def call_findings(findings: list[dict], names: set[str], root: Path) -> set[tupl
             except OSError:
                 lines_of[rel] = []
         text = "\n".join(lines_of[rel][line - 1:(f.get("end_line") or line)])
-        out |= {(f["code"], n) for n in named & set(pattern.findall(text))}
+        out |= {(f["code"], n, rel) for n in named & set(pattern.findall(text))}
     return out
 
 

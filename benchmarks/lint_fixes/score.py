@@ -343,8 +343,8 @@ def main() -> int:
                     before_by_file={f: sorted(c) for f, c in s.before.by_file.items() if c},
                     after_by_file={f: sorted(c) for f, c in s.after.by_file.items() if c},
                     call_codes=sorted(s.call_codes),
-                    before_calls=sorted(f"{c}:{n}" for c, n in s.before.calls),
-                    after_calls=sorted(f"{c}:{n}" for c, n in s.after.calls))
+                    before_calls=sorted(f"{c}:{n}:{f}" for c, n, f in s.before.calls),
+                    after_calls=sorted(f"{c}:{n}:{f}" for c, n, f in s.after.calls))
         if args.mode == "both":
             print()
         print("mode: project (" + ("each repository linted whole" if args.whole_tree else

@@ -258,10 +258,12 @@ def test_a_fix_inside_the_called_function_is_credited_at_its_caller(planted, tre
     (row, comment) = _project(mirror, [_row("P6", rows[0].before, sig, "4-4", "4-4"),
                                        rows[1]], tmp_path)
     assert row.before.by_file == {"steps.py": set()} and not row.line_codes
-    assert row.before.calls == {("TFP301", "train_step")} and row.after.calls == set()
+    assert row.before.calls == {("TFP301", "train_step", "train.py")}
+    assert row.after.calls == set()
     assert row.hit_codes == ["TFP301"] and row.call_only and not row.flagged
     # Twin: a comment inside `train_step` changes it too, but the caller's finding stays.
-    assert comment.before.calls == comment.after.calls == {("TFP301", "train_step")}
+    assert comment.before.calls == comment.after.calls == {
+        ("TFP301", "train_step", "train.py")}
     assert not comment.hit and not comment.call_only
 
 
@@ -291,7 +293,7 @@ def test_a_call_finding_must_name_a_changed_function_at_a_line_that_spells_it(tm
     at_call = {"path": "train.py", "code": "TFP301", "line": 10, "end_line": 10,
                "message": "... (scale passed to train_step of steps.py)"}
     assert project_score.call_findings([at_call], {"train_step"}, tmp_path) == {
-        ("TFP301", "train_step")}
+        ("TFP301", "train_step", "train.py")}
     # Twins: another function changed; the name only in the message, not on the line
     # (line 9 is `scale = ...`); a longer name that merely contains it.
     assert project_score.call_findings([at_call], {"eval_step"}, tmp_path) == set()
@@ -314,7 +316,7 @@ def test_a_call_credit_needs_the_function_still_spelled_after():
     rule saw (as a deleted file does): not credited."""
     row = _row("PR", "a", "b", "4-4", "4-4")
     before = project_score.ProjectSide(by_file={"steps.py": set()},
-                                       calls={("TFP301", "train_step")})
+                                       calls={("TFP301", "train_step", "train.py")})
     renamed = project_score.ProjectSide(by_file={"steps.py": set()}, spelled=set())
     assert not project_score.ProjectRowScore(row, before, renamed).hit
     kept = project_score.ProjectSide(by_file={"steps.py": set()}, spelled={"train_step"})
@@ -330,3 +332,18 @@ def test_call_findings_count_only_in_files_on_both_sides(tmp_path):
     (tmp_path / "before" / "old.py").write_text(TRAIN)
     assert project_score.on_both_sides(tmp_path, "train.py")
     assert not project_score.on_both_sides(tmp_path, "old.py")
+
+
+
+def test_a_call_credit_is_per_file():
+    """Every agent of a tutorial repository has its own `learn`: a finding about another
+    file's namesake that stays after the fix does not hide the one the fix made go, and one
+    that stays in the same file is not credited."""
+    row = _row("PF", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(calls={("TFP703", "learn", "dqn/run.py"),
+                                              ("TFP703", "learn", "ddpg/run.py")})
+    after = project_score.ProjectSide(calls={("TFP703", "learn", "ddpg/run.py")},
+                                      spelled={"learn"})
+    assert project_score.ProjectRowScore(row, before, after).call_codes == {"TFP703"}
+    same = project_score.ProjectSide(calls=set(before.calls), spelled={"learn"})
+    assert not project_score.ProjectRowScore(row, before, same).call_codes
