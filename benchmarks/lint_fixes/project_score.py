@@ -243,6 +243,18 @@ def spelled_names(root: Path, paths: list[str], names: set[str]) -> set[str]:
     return out
 
 
+def named_as_code(message: str, names: set[str]) -> set[str]:
+    """The ``names`` a message spells as code: `name`, name(...) or "name of module.py"; a
+    plain word is prose (a function named `dataset` or `train` is not named by "the dataset
+    is re-read" or "train step")."""
+    out: set[str] = set()
+    for n in names:
+        e = re.escape(n)
+        if re.search(rf"`{e}`|(?<!\w){e}\(|(?<!\w){e} of [\w./-]+\.py\b", message):
+            out.add(n)
+    return out
+
+
 def call_findings(findings: list[dict], names: set[str], root: Path
                   ) -> set[tuple[str, str, str]]:
     """(code, name, file) for each finding whose message names a changed function and whose
@@ -257,7 +269,7 @@ def call_findings(findings: list[dict], names: set[str], root: Path
         line = f.get("line")
         if f["code"] == PARSE_ERROR or line is None or f.get("cell"):
             continue
-        named = set(pattern.findall(f.get("message", "")))
+        named = named_as_code(f.get("message", ""), names)
         if not named:
             continue
         rel = Path(f["path"]).as_posix()

@@ -347,3 +347,17 @@ def test_a_call_credit_is_per_file():
     assert project_score.ProjectRowScore(row, before, after).call_codes == {"TFP703"}
     same = project_score.ProjectSide(calls=set(before.calls), spelled={"learn"})
     assert not project_score.ProjectRowScore(row, before, same).call_codes
+
+
+
+def test_a_message_names_a_function_only_as_code():
+    names = {"train_step", "learn", "dataset"}
+    assert project_score.named_as_code(
+        "... (scale passed to train_step of steps.py)", names) == {"train_step"}
+    assert project_score.named_as_code("ops built on every call of learn(), which", names) == {
+        "learn"}
+    assert project_score.named_as_code("the function `dataset` is ...", names) == {"dataset"}
+    assert project_score.named_as_code("calls agent.learn() per step", names) == {"learn"}
+    # Twins: the same words as prose; a longer name that ends with one.
+    assert project_score.named_as_code("the dataset is re-read; learn more", names) == set()
+    assert project_score.named_as_code("relearn() per step", names) == set()
