@@ -18,11 +18,24 @@ other changed file the difflib blocks of its two versions (`fixset.changed_block
              of any after file.
 A repository over the cap (MAX_FILES Python files or MAX_BYTES) is written as its changed
 files alone (no callers) and named in the output.
+
+A cause is often reported where the slow function is *called* (TFP301: "scale passed to
+train_step of steps.py") while the fix changes the function itself. So the functions whose
+body (decorators included) the fix's before side touches are named (`changed_functions`,
+dunders left out), the tree's other Python files that spell one of those names are linted
+too (at most MAX_CALLERS, the same paths on both sides), and a finding anywhere in the
+linted files counts as a *call-site* credit when its message names a changed function and
+its own lines spell that name (it is reported at a use of it, not merely near one):
+  * call hit  a (code, function) pair found so in the before tree and not in the after tree
+             (the fix made the caller's finding go): added to the row's hit codes.
+File mode, and the changed-lines credit above, are unchanged.
 """
 
 from __future__ import annotations
 
+import ast
 import io
+import re
 import shutil
 import subprocess
 import tarfile
@@ -38,6 +51,7 @@ MAX_FILES = 2500
 MAX_BYTES = 40 * 1024 * 1024
 LINTED = (".py",)
 PARSE_ERROR = "TFP000"
+MAX_CALLERS = 40  # files outside the diff linted because they spell a changed function
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,10 @@ class ProjectSide:
     its after path where the file was added)."""
     by_file: dict[str, set[str]] = field(default_factory=dict)
     parse_error: bool = False
+    # (code, changed function, file) of each finding at a use of a function the fix changed
+    calls: set[tuple[str, str, str]] = field(default_factory=set)
+    # the changed functions the linted files still spell (a renamed or removed one is not)
+    spelled: set[str] = field(default_factory=set)
 
     @property
     def codes(self) -> set[str]:
@@ -71,13 +89,31 @@ class ProjectRowScore:
     failed: str = ""  # why its trees could not be written (scored as no finding)
 
     @property
-    def hit_codes(self) -> list[str]:
+    def line_codes(self) -> set[str]:
+        """Codes credited on the changed lines of the diff's files."""
         out: set[str] = set()
         for key, codes in self.before.by_file.items():
             if key not in self.after.by_file:
                 continue  # deleted by the fix: every finding goes, whatever the rule saw
             out |= codes - self.after.by_file[key]
-        return sorted(out)
+        return out
+
+    @property
+    def call_codes(self) -> set[str]:
+        """Codes credited at a use of a function the fix changed, gone after the fix while the
+        function is still spelled there (renamed or removed: no sign the rule saw the fix,
+        as with a deleted file)."""
+        return {code for code, name, _ in self.before.calls - self.after.calls
+                if name in self.after.spelled}
+
+    @property
+    def hit_codes(self) -> list[str]:
+        return sorted(self.line_codes | self.call_codes)
+
+    @property
+    def call_only(self) -> bool:
+        """Credited only by a finding at a caller (what the call-site credit adds)."""
+        return bool(self.call_codes) and not self.line_codes
 
     @property
     def hit(self) -> bool:
@@ -136,6 +172,115 @@ def diff_files(gdir: Path, row: FixRow) -> list[Changed]:
         if not new:
             spans_a = []
         out.append(Changed(old, new, spans_b, spans_a))
+    return out
+
+
+def _defs_touched(tree: ast.AST, spans: list[Span]) -> set[str]:
+    """Names of the functions (every enclosing one too) whose lines, decorators included,
+    overlap a changed span of this file."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        last = node.end_lineno or node.lineno
+        if any(a <= last and b >= first for _, a, b in spans):
+            names.add(node.name)
+    return {n for n in names if not (n.startswith("__") and n.endswith("__"))}
+
+
+def changed_functions(gdir: Path, row: FixRow, changed: list[Changed]) -> set[str]:
+    """The functions and methods the fix changed, by name, read from the before side's
+    Python files (a notebook's cells are left out: a function there has no importer)."""
+    names: set[str] = set()
+    for ch in changed:
+        if not ch.before_path.endswith(".py") or not ch.before_spans:
+            continue
+        try:
+            tree = ast.parse(_blob(gdir, row.before, ch.before_path))
+        except (SyntaxError, ValueError, RuntimeError):
+            continue  # a Python 2 file or a path the snapshot lacks: no names from it
+        names |= _defs_touched(tree, ch.before_spans)
+    return names
+
+
+def _spelling(names: set[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    return re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w])")
+
+
+def caller_files(root: Path, names: set[str], skip: set[str]) -> tuple[list[str], int]:
+    """The tree's Python files outside ``skip`` that spell a changed function's name, sorted,
+    at most MAX_CALLERS; and how many spelled one."""
+    pattern = _spelling(names)
+    if pattern is None:
+        return [], 0
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in skip or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if pattern.search(text):
+            found.append(rel)
+    return found[:MAX_CALLERS], len(found)
+
+
+def spelled_names(root: Path, paths: list[str], names: set[str]) -> set[str]:
+    """Which of ``names`` the files ``paths`` under ``root`` spell."""
+    pattern = _spelling(names)
+    out: set[str] = set()
+    for rel in paths if pattern is not None else []:
+        try:
+            out |= set(pattern.findall((root / rel).read_text(encoding="utf-8",
+                                                              errors="replace")))
+        except OSError:
+            continue
+    return out
+
+
+def named_as_code(message: str, names: set[str]) -> set[str]:
+    """The ``names`` a message spells as code: `name`, name(...) or "name of module.py"; a
+    plain word is prose (a function named `dataset` or `train` is not named by "the dataset
+    is re-read" or "train step")."""
+    out: set[str] = set()
+    for n in names:
+        e = re.escape(n)
+        if re.search(rf"`{e}`|(?<!\w){e}\(|(?<!\w){e} of [\w./-]+\.py\b", message):
+            out.add(n)
+    return out
+
+
+def call_findings(findings: list[dict], names: set[str], root: Path
+                  ) -> set[tuple[str, str, str]]:
+    """(code, name, file) for each finding whose message names a changed function and whose
+    own lines in its file spell that name: a finding reported at a use of the function. By
+    file: another module's finding about a namesake (every agent's `learn`) is another's."""
+    pattern = _spelling(names)
+    out: set[tuple[str, str, str]] = set()
+    if pattern is None:
+        return out
+    lines_of: dict[str, list[str]] = {}
+    for f in findings:
+        line = f.get("line")
+        if f["code"] == PARSE_ERROR or line is None or f.get("cell"):
+            continue
+        named = named_as_code(f.get("message", ""), names)
+        if not named:
+            continue
+        rel = Path(f["path"]).as_posix()
+        if rel not in lines_of:
+            try:
+                lines_of[rel] = (root / rel).read_text(encoding="utf-8",
+                                                       errors="replace").splitlines()
+            except OSError:
+                lines_of[rel] = []
+        text = "\n".join(lines_of[rel][line - 1:(f.get("end_line") or line)])
+        out |= {(f["code"], n, rel) for n in named & set(pattern.findall(text))}
     return out
 
 
@@ -222,7 +367,7 @@ def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], 
             row_dir = base / f"row{i}"  # by position: a row's id is data, never a path
             try:
                 sides, big = _score_row(r, mirror, row_dir, sets, lint, context, version_of,
-                                        whole, cache)
+                                        whole, cache, log)
             except (RuntimeError, MissingSnapshot) as exc:  # a commit or path not in the
                 # snapshot: said and scored as no finding, not the end of a long run
                 log(f"{r.id} {r.repo}: trees not written, scored as no finding: {exc}")
@@ -245,30 +390,49 @@ def score_project(rows: list[FixRow], mirror: Path, sets: dict[str, list[str]], 
 
 def _score_row(r: FixRow, mirror: Path, row_dir: Path, sets: dict[str, list[str]],
                lint: LintFn, context: int, version_of: Callable[[FixRow, str], str],
-               whole: bool, cache: dict[tuple, list[dict]]
+               whole: bool, cache: dict[tuple, list[dict]], log: Callable[[str], None]
                ) -> tuple[dict[str, dict[str, ProjectSide]], bool]:
     """Both sides of one row: each set's codes per changed file, and whether a tree was over
     the cap. RuntimeError/MissingSnapshot where a commit or path is not in the snapshot."""
     gdir = git_dir(mirror, r.repo)
     changed = diff_files(gdir, r)
+    functions = changed_functions(gdir, r, changed)
     sides: dict[str, dict[str, ProjectSide]] = defaultdict(dict)
     big = False
+    callers: list[str] = []
+    found_at: dict[tuple[str, str], list[dict]] = {}
     for side, rev in (("before", r.before), ("after", r.after)):
         dest = row_dir / side
         paths = [c.before_path if side == "before" else c.after_path for c in changed]
         big = write_tree(gdir, rev, dest, [p for p in paths if p]) or big
+        if side == "before":  # the same callers are linted (and spelled) on both sides
+            callers, spelled = caller_files(dest, functions, set(filter(None, paths)))
+            if spelled > len(callers):
+                log(f"{r.id} {r.repo}: {spelled} files spell a changed function; "
+                    f"the first {len(callers)} linted")
+        linted = sorted({*filter(None, paths), *callers})
         for name, extra in sets.items():
-            key = (r.repo, rev, tuple(sorted(p for p in paths if p)), name,
-                   version_of(r, side), whole)
-            named = [dest] if whole else [dest / p for p in paths
-                                          if p and (dest / p).is_file()]
+            key = (r.repo, rev, tuple(linted), name, version_of(r, side), whole)
+            named = [dest] if whole else [dest / p for p in linted if (dest / p).is_file()]
             if key not in cache:
                 found = lint(named, extra, version_of(r, side)) if named else []
                 cache[key] = [{**f, "path": str(Path(f["path"]).resolve()
                                                 .relative_to(dest.resolve()))}
                               for f in found if _under(f["path"], dest)]
             sides[name][side] = _side(cache[key], changed, side, context)
+            found_at[(name, side)] = cache[key]
+            sides[name][side].spelled = spelled_names(dest, linted, functions)
+    # Call-site findings only in files on both sides under one path: a file the fix deletes
+    # or renames loses its findings whatever the rule saw.
+    for (name, side), found in found_at.items():
+        sides[name][side].calls = call_findings(
+            [f for f in found if on_both_sides(row_dir, f["path"])], functions, row_dir / side)
     return sides, big
+
+
+def on_both_sides(row_dir: Path, rel: str) -> bool:
+    """Whether the file is under one path in both written trees of a row."""
+    return all((row_dir / side / rel).is_file() for side in ("before", "after"))
 
 
 def _under(path: str, root: Path) -> bool:

@@ -26,7 +26,10 @@ Prints recall per kind and overall, and the share of clean after-files flagged.
 `--mode project` (or `both`) lints each row's changed files inside their repository at both
 commits (tfperf models them with the modules they import and that import them;
 `--whole-tree`: the whole repository linted) and credits a finding on the changed lines of
-any file of the fix's diff (project_score.py): a cause that only a caller reveals.
+any file of the fix's diff (project_score.py): a cause that only a caller reveals; and a
+finding at a use of a function the fix changed, in any file that spells its name, whose
+message names that function and which the fix made go (printed apart as "credited only at a
+caller"; file mode is unchanged).
 `--src DIR` lints with the tfperf under DIR (another tree's `src`), put first on the
 subprocess's PYTHONPATH; the subprocess runs in a scratch folder so neither this tree nor
 the linted code can shadow it. The output's first line names the tfperf used.
@@ -333,16 +336,26 @@ def main() -> int:
         for name, scores in presults.items():
             psummary[name]["too_big"] = sorted(s.row.id for s in scores if s.too_big)
             psummary[name]["not_written"] = sorted(s.row.id for s in scores if s.failed)
+            # what the call-site credit adds over the changed-lines credit alone
+            psummary[name]["call_only"] = sorted(s.row.id for s in scores if s.call_only)
             for s in scores:  # which file of the diff each code landed in
                 psummary[name]["per_row"][s.row.id].update(
                     before_by_file={f: sorted(c) for f, c in s.before.by_file.items() if c},
-                    after_by_file={f: sorted(c) for f, c in s.after.by_file.items() if c})
+                    after_by_file={f: sorted(c) for f, c in s.after.by_file.items() if c},
+                    call_codes=sorted(s.call_codes),
+                    before_calls=sorted(f"{c}:{n}:{f}" for c, n, f in s.before.calls),
+                    after_calls=sorted(f"{c}:{n}:{f}" for c, n, f in s.after.calls))
         if args.mode == "both":
             print()
         print("mode: project (" + ("each repository linted whole" if args.whole_tree else
                                    "the diff's files linted inside their repository")
-              + "; a finding on the changed lines of any file of the fix's diff)")
+              + "; a finding on the changed lines of any file of the fix's diff, or at a "
+              "use of a function the fix changed that names it)")
         print_table(psummary, args.rows)
+        for name in psummary:
+            only = psummary[name]["call_only"]
+            print(f"{name}: credited only at a caller of a changed function: {len(only)}"
+                  + (f" ({', '.join(only)})" if only else ""))
         big = sorted({i for n in psummary for i in psummary[n]["too_big"]})
         if big:
             print(f"too big, linted as their changed files alone: {', '.join(big)}")

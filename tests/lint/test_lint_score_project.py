@@ -12,6 +12,7 @@ it imports (and with `--whole-tree`, the whole tree is linted).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import subprocess
 import sys
@@ -157,7 +158,9 @@ def test_an_after_tree_still_firing_on_changed_lines_is_flagged(planted, tree_sr
                    "signature only; the caller still passes a float")
     (row,) = _project(mirror, [_row("P3", rows[0].before, half, "4-4", "4-4")], tmp_path)
     assert row.after.by_file["train.py"] == set()  # line 9 changed, the call on 10 did not
-    assert not row.hit
+    assert not row.line_codes and not row.flagged
+    # The signature alone stops the retrace: the caller's finding goes (stop 44's credit).
+    assert row.hit_codes == ["TFP301"] and row.call_only
 
     _git(repo, "checkout", "-q", rows[0].before)
     moved = _commit(repo, {"train.py": TRAIN.replace("train_step(x, scale)",
@@ -239,3 +242,122 @@ def test_a_file_the_fix_deletes_is_not_credited():
     # Twin: the same file kept, its changed lines clean after: credited.
     kept = project_score.ProjectSide(by_file={"steps.py": set(), "gone.py": set()})
     assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP101"]
+
+
+# ---- stop 44: a finding at a use of a function the fix changed --------------------------
+
+def test_a_fix_inside_the_called_function_is_credited_at_its_caller(planted, tree_src,
+                                                                    tmp_path):
+    """The fix gives `train_step` an input signature and leaves `train.py` alone: TFP301 is
+    reported at the caller ("scale passed to train_step of steps.py"), outside the diff, and
+    goes with the fix. Credited at the call site; the changed-lines credit alone misses it."""
+    mirror, rows = planted
+    repo = mirror / "planted+proj" / "repo"
+    _git(repo, "checkout", "-q", rows[0].before)
+    sig = _commit(repo, {"steps.py": STEPS_FIXED}, "signature only")
+    (row, comment) = _project(mirror, [_row("P6", rows[0].before, sig, "4-4", "4-4"),
+                                       rows[1]], tmp_path)
+    assert row.before.by_file == {"steps.py": set()} and not row.line_codes
+    assert row.before.calls == {("TFP301", "train_step", "train.py")}
+    assert row.after.calls == set()
+    assert row.hit_codes == ["TFP301"] and row.call_only and not row.flagged
+    # Twin: a comment inside `train_step` changes it too, but the caller's finding stays.
+    assert comment.before.calls == comment.after.calls == {
+        ("TFP301", "train_step", "train.py")}
+    assert not comment.hit and not comment.call_only
+
+
+def test_changed_functions_are_the_defs_around_the_changed_lines():
+    src = ("import tf\n"                       # 1
+           "@deco\n"                            # 2
+           "def outer(x):\n"                    # 3
+           "    def inner(y):\n"                # 4
+           "        return y\n"                 # 5
+           "    return inner(x)\n"              # 6
+           "class M:\n"                         # 7
+           "    def __init__(self):\n"          # 8
+           "        self.a = 1\n"               # 9
+           "    def step(self):\n"              # 10
+           "        return 2\n")                # 11
+    tree = ast.parse(src)
+    assert project_score._defs_touched(tree, [(0, 5, 5)]) == {"outer", "inner"}
+    assert project_score._defs_touched(tree, [(0, 2, 2)]) == {"outer"}  # a decorator line
+    assert project_score._defs_touched(tree, [(0, 11, 11)]) == {"step"}
+    # Twins: a module-level line names nothing; a dunder is too common to name a caller.
+    assert project_score._defs_touched(tree, [(0, 1, 1)]) == set()
+    assert project_score._defs_touched(tree, [(0, 9, 9)]) == set()
+
+
+def test_a_call_finding_must_name_a_changed_function_at_a_line_that_spells_it(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    at_call = {"path": "train.py", "code": "TFP301", "line": 10, "end_line": 10,
+               "message": "... (scale passed to train_step of steps.py)"}
+    assert project_score.call_findings([at_call], {"train_step"}, tmp_path) == {
+        ("TFP301", "train_step", "train.py")}
+    # Twins: another function changed; the name only in the message, not on the line
+    # (line 9 is `scale = ...`); a longer name that merely contains it.
+    assert project_score.call_findings([at_call], {"eval_step"}, tmp_path) == set()
+    off_line = {**at_call, "line": 9, "end_line": 9}
+    assert project_score.call_findings([off_line], {"train_step"}, tmp_path) == set()
+    assert project_score.call_findings([at_call], {"step"}, tmp_path) == set()
+
+
+def test_caller_files_are_those_that_spell_a_changed_name(tmp_path):
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "other.py").write_text("def train_steps():\n    return 1\n")
+    assert project_score.caller_files(tmp_path, {"train_step"}, {"steps.py"}) == (
+        ["train.py"], 1)
+    assert project_score.caller_files(tmp_path, set(), set()) == ([], 0)
+
+
+def test_a_call_credit_needs_the_function_still_spelled_after():
+    """A fix that renames or removes the function loses the caller's finding whatever the
+    rule saw (as a deleted file does): not credited."""
+    row = _row("PR", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(by_file={"steps.py": set()},
+                                       calls={("TFP301", "train_step", "train.py")})
+    renamed = project_score.ProjectSide(by_file={"steps.py": set()}, spelled=set())
+    assert not project_score.ProjectRowScore(row, before, renamed).hit
+    kept = project_score.ProjectSide(by_file={"steps.py": set()}, spelled={"train_step"})
+    assert project_score.ProjectRowScore(row, before, kept).hit_codes == ["TFP301"]
+
+
+def test_call_findings_count_only_in_files_on_both_sides(tmp_path):
+    """A diff file the fix deletes or renames loses its call-site findings whatever the
+    rule saw: only files under one path on both sides are read for them."""
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.py").write_text(TRAIN)
+    (tmp_path / "before" / "old.py").write_text(TRAIN)
+    assert project_score.on_both_sides(tmp_path, "train.py")
+    assert not project_score.on_both_sides(tmp_path, "old.py")
+
+
+
+def test_a_call_credit_is_per_file():
+    """Every agent of a tutorial repository has its own `learn`: a finding about another
+    file's namesake that stays after the fix does not hide the one the fix made go, and one
+    that stays in the same file is not credited."""
+    row = _row("PF", "a", "b", "4-4", "4-4")
+    before = project_score.ProjectSide(calls={("TFP703", "learn", "dqn/run.py"),
+                                              ("TFP703", "learn", "ddpg/run.py")})
+    after = project_score.ProjectSide(calls={("TFP703", "learn", "ddpg/run.py")},
+                                      spelled={"learn"})
+    assert project_score.ProjectRowScore(row, before, after).call_codes == {"TFP703"}
+    same = project_score.ProjectSide(calls=set(before.calls), spelled={"learn"})
+    assert not project_score.ProjectRowScore(row, before, same).call_codes
+
+
+
+def test_a_message_names_a_function_only_as_code():
+    names = {"train_step", "learn", "dataset"}
+    assert project_score.named_as_code(
+        "... (scale passed to train_step of steps.py)", names) == {"train_step"}
+    assert project_score.named_as_code("ops built on every call of learn(), which", names) == {
+        "learn"}
+    assert project_score.named_as_code("the function `dataset` is ...", names) == {"dataset"}
+    assert project_score.named_as_code("calls agent.learn() per step", names) == {"learn"}
+    # Twins: the same words as prose; a longer name that ends with one.
+    assert project_score.named_as_code("the dataset is re-read; learn more", names) == set()
+    assert project_score.named_as_code("relearn() per step", names) == set()
