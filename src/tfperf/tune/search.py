@@ -518,6 +518,10 @@ class Search:
             record.rejected = "not applicable: two levers of one slot"
             return live
         first_limit = first_limit or self.first_call_limit()
+        if any(lv.traces for lv in chosen) and (n := self._prints()):
+            calls = "its print() call runs" if n == 1 else f"its {n} print() calls run"
+            record.notes.append(f"{calls} only when traced, not on every call (tf.print runs "
+                                "per call; part of the speed-up may be the print left out)")
         if any(lv.traces for lv in chosen) and self._keeps_host_copy(chosen):
             record.rejected = ("not tried: the code it traces still calls .numpy() (a graph "
                                "cannot; the NumPy round trip's rewrite did not remove it)")
@@ -535,6 +539,11 @@ class Search:
         self._build_and_screen(live, limit=min(self.call_limit(), max(3.0, 4 * first)),
                                first_limit=first_limit)
         return live
+
+    def _prints(self) -> int:
+        from tfperf.tune.levers.tf_function import traced_prints
+
+        return traced_prints(self.ctx.target.source, self.target.name)
 
     def _keeps_host_copy(self, chosen: tuple[Lever, ...]) -> bool:
         from tfperf.tune.levers.numpy_round_trip import keeps_host_copy
