@@ -137,3 +137,23 @@ def test_an_in_place_running_sum_keeps_the_array_and_its_dtype():
     # twin: acc = acc + row rebinds, promoting to float64 as the scan does
     _agrees(SUM_ROWS.replace("acc += row", "acc = acc + row"), x, np.zeros(3, np.float32),
             rewrite=numpy_scans.rewrite)
+
+
+LIST_READ = '''
+def f(img, offs):
+    out = np.zeros(len(img), np.int32)
+    for i in range(len(img)):
+        out[i] = img[i] + offs[i]
+    return out
+'''
+
+
+def test_a_python_list_read_item_by_item_keeps_its_weak_promotion():
+    # uint8 + a Python int wraps in uint8 (250 + 10 = 4); uint8 + the list as an array is
+    # int64 (260): the batched grid answered 260 where the loop answered 4
+    _raises(LIST_READ, np.array([250, 3], np.uint8), [10, 1])
+    _raises(LIST_READ.replace("offs[i]", "v").replace("range(len(img))", "enumerate(offs)")
+            .replace("for i in", "for i, v in"), np.array([250, 3], np.uint8), [10, 1])
+    # twins: the same list beside int64/float64 arrays promotes alike, and an array of offsets
+    _agrees(LIST_READ, np.array([250, 3], np.int64), [10, 1])
+    _agrees(LIST_READ, np.array([250, 3], np.uint8), np.array([10, 1], np.uint8))

@@ -56,6 +56,7 @@ VALUE = "_tfperf_value"
 COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
 AXIS = "_tfperf_axis"
+WEAK = "_tfperf_weak"
 
 
 def _fn(text: str, name: str) -> ast.FunctionDef:
@@ -135,6 +136,15 @@ def _aliases(nest: WriteNest) -> list[str]:
                   if not n.startswith("_tfperf"))
 
 
+def _per_item(nest: WriteNest) -> list[str]:
+    """The names the body indexes at a per-iteration position (``offs[i]``): a Python list
+    there gives the loop Python scalars."""
+    found = {n.value.id for s in [*nest.stmts, nest.write] for n in ast.walk(s)
+             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+             and names(n.slice) & nest.moving and n.value.id != nest.array}
+    return sorted(n for n in found if not n.startswith("_tfperf"))
+
+
 def batched(nest: WriteNest) -> list[str]:
     """The statements that replace ``nest``'s loops."""
     g = len(nest.axes)
@@ -156,6 +166,19 @@ def batched(nest: WriteNest) -> list[str]:
                  f"{nest.array}) for a in ({', '.join(guard)},)):",
                  "    raise ValueError('tfperf: the written array shares memory with "
                  f"{', '.join(guard)}: the loop is not batched')"]
+    seqs = _per_item(nest)
+    if seqs:  # a Python list's item is a weak scalar (uint8 + 10 stays uint8), the list's
+        # rows an int64/float64 array (uint8 + int64 is int64): NumPy promotes differently
+        reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
+        arrays = sorted(set(guard) | ({nest.array} & reads))  # the store's cast is alike
+        rows += [f"def {WEAK}(seqs, arrays):",
+                 f"    kinds = [{NP}.asarray(s).dtype for s in seqs if isinstance(s, (list, "
+                 "tuple))]",
+                 f"    if any({NP}.result_type(a.dtype, k) != a.dtype for k in kinds "
+                 f"for a in arrays if isinstance(a, {NP}.ndarray)):",
+                 "        raise TypeError('tfperf: a Python list read item by item promotes "
+                 "less than its items as one array: the loop is not batched')",
+                 f"{WEAK}(({', '.join(seqs)},), ({', '.join(arrays)},))"]
     for k, a in enumerate(nest.axes):
         grid = f"{AXIS}({a.start}, {a.stop}, {a.step}, {nest.slices})"
         if nest.slices:
