@@ -29,6 +29,7 @@ class Carry:
     op: str  # "max", "min", "add", "mul"
     term: ast.expr
     first: bool  # the carried value is the builtin's first argument (max(c, t))
+    inplace: bool = False  # c += t: on an array, the same object updated in its own dtype
 
 
 @dataclass
@@ -42,7 +43,7 @@ class ScanLoop:
 def _carry(stmt: ast.stmt) -> Carry | None:
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
             and type(stmt.op) in _OPS:
-        return Carry(stmt.target.id, _OPS[type(stmt.op)], stmt.value, True)
+        return Carry(stmt.target.id, _OPS[type(stmt.op)], stmt.value, True, True)
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)):
         return None

@@ -326,6 +326,10 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
                 if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
                 is not None]
+    if any(p.op != "window" and array in names(p.base) for p in prefixes):
+        # rows before i of the buffer: the earlier iterations' writes (a recurrence); a
+        # window x[i:i + k] reads only rows not yet written, as the grid does
+        raise NotAWrite(f"a prefix of {array!r} (reads the earlier iterations' writes)")
     inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
     _check_body(stmts, write, array, target, indices, temps, kind, items, inside)
     if prefixes:  # each becomes row i of its cumulative op, bound before the grid

@@ -143,6 +143,9 @@ class Observation:
     # (VarHandleOp), checking them (VarIsInitializedOp, Pack). User line of the call → count
     tf_own_ops: dict[Site, int] = field(default_factory=dict)
     eager_ops: dict[Site, LineStats] = field(default_factory=dict)
+    # the eager ops' widths: each op counted as its inputs or outputs, whichever are more
+    # (an unstack into 512 tensors is one op, and 512 slices once XLA compiles it)
+    eager_op_width: int = 0
     unavailable: dict[str, str] = field(default_factory=dict)  # hook → why not
     # graph node name → device that ran it (placement.py): splits a capture per replica
     placement: dict[str, str] = field(default_factory=dict)

@@ -402,6 +402,7 @@ class Watcher:
         if not context.executing_eagerly():
             raise RuntimeError("not executing eagerly (TF1 graph mode): no eager ops to watch")
         local, table, tf_own = self._local, self.obs.eager_ops, self.obs.tf_own_ops
+        obs = self.obs
         call_codes, entry = self._call_codes, self._entry_codes
         machinery = _module_file(FUNCTION_CLASS[0])
         user_frame = attribution.user_frame_and_callee
@@ -446,6 +447,7 @@ class Watcher:
             stats.count += 1
             stats.total_s += spent
             stats.kinds[op_type] += 1
+            obs.eager_op_width += max(1, len(inputs or ()), len(outputs or ()))
             if callee is not None:
                 package = package_of(callee.f_code)
                 if package:  # run inside a library the line called (a Keras layer, optimizer)

@@ -125,6 +125,7 @@ class _Live:
     built: Built | None = None
     screen: Screen | None = None
     ops: int | None = None  # eager ops per call, when counted
+    width: int | None = None  # those ops' widths (profile's eager_op_width)
     first_over: float | None = None  # the first-call limit its first call overran
     rounds: list[Rounds] = field(default_factory=list)  # its times in each interleaved run
     inputs: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # what the screen called
@@ -593,9 +594,15 @@ class Search:
             return None
         # Tracing an op costs a few times running it eagerly (more on a busy machine).
         per_op = max(TRACE_S_PER_OP, 4 * eager.estimate / ops)
-        if any(lv.compiles for lv in chosen) and 2 * ops * XLA_S_PER_OP > limit:
+        # XLA compiles each tensor an unstack/split fans out to (or a stack gathers) as its
+        # own slice: held-out round 14's c11, 5 eager ops 2 k wide, compiled 46 s at load 7
+        # in-process, where the first call's limit (6 s) cannot interrupt it (87 s of 60 s)
+        wide = max(ops, getattr(eager, "width", None) or 0)
+        if any(lv.compiles for lv in chosen) and 2 * wide * XLA_S_PER_OP > limit:
             return (f"XLA may compile {ops} eager ops (a Python loop unrolled, or a map_fn run "
-                    "eagerly) in one graph")
+                    "eagerly) in one graph" if wide == ops else
+                    f"XLA may compile {ops} eager ops {wide} tensors wide (an unstack or a "
+                    "stack of many tensors, each its own slice) in one graph")
         if 2 * ops * per_op > limit:
             return f"tracing may unroll {ops} eager ops (a Python loop) into one graph"
         return None
@@ -664,7 +671,7 @@ class Search:
                 live.built.fn(*args, **kwargs)
         except (Exception, CallTimeout):
             return None
-        live.ops = w.obs.eager_op_count
+        live.ops, live.width = w.obs.eager_op_count, w.obs.eager_op_width
         return live.ops
 
     def _fresh(self, live: _Live) -> tuple[tuple[Any, ...], dict[str, Any]]:

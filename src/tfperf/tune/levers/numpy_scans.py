@@ -55,11 +55,14 @@ def scans(text: str, name: str) -> tuple[list[ScanLoop], list[str]]:
 
 def batched(scan: ScanLoop) -> list[str]:
     rows = [f"import numpy as {NP}",
-            f"def {RUNNING}(op, c0, t):",
+            f"def {RUNNING}(op, c0, t, inplace=False):",
             f"    t = {NP}.asarray(t)",
             "    if op in ('maximum', 'minimum'):",
             f"        return getattr({NP}, op).accumulate(getattr({NP}, op)(t, c0), axis=0)",
             f"    dt = {NP}.result_type(c0, t)",
+            # acc += row on an array keeps acc's dtype, rounding each step: not a scan in dt
+            f"    if inplace and isinstance(c0, {NP}.ndarray) and dt != c0.dtype:",
+            "        raise TypeError('tfperf: an in-place update that casts each step')",
             f"    first = {NP}.broadcast_to({NP}.asarray(c0, dt), t.shape[1:])[None]",
             f"    whole = {NP}.concatenate((first, t.astype(dt)))",
             # dtype=: an int32 cumsum would otherwise count in int64
@@ -92,9 +95,14 @@ def batched(scan: ScanLoop) -> list[str]:
             continue
         carries.append(step)
         rows.append(f"{step.name}_tfperf0 = {step.name}")
-        rows.append(f"{step.name} = {RUNNING}('{_UFUNC[step.op]}', {step.name}, {term})")
+        rows.append(f"{step.name} = {RUNNING}('{_UFUNC[step.op]}', {step.name}, {term}, "
+                    f"{step.inplace})")
     for c in carries:
         rows.append(f"{c.name} = {c.name}[-1] if len({c.name}) else {c.name}_tfperf0")
+        if c.inplace:  # the loop updated the first array itself: other names see it
+            rows += [f"if isinstance({c.name}_tfperf0, {NP}.ndarray):",
+                     f"    {c.name}_tfperf0[...] = {c.name}",
+                     f"    {c.name} = {c.name}_tfperf0"]
     return rows
 
 

@@ -36,6 +36,7 @@ sees it (a value that differs is rejected), and the slice grid has no such index
 from __future__ import annotations
 
 import ast
+import builtins
 
 from tfperf.analysis.writes import (
     PREFIX,
@@ -54,6 +55,8 @@ FIT = "_tfperf_fit"
 VALUE = "_tfperf_value"
 COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
+AXIS = "_tfperf_axis"
+WEAK = "_tfperf_weak"
 
 
 def _fn(text: str, name: str) -> ast.FunctionDef:
@@ -72,8 +75,14 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
         block = block_of(fn, loop) or []
         at = next(k for k, s in enumerate(block) if s is loop) if loop in block else 0
         try:
-            found.append(write_nest(loop, _read_after(fn, loop),
-                                    block[at - 1] if at > 0 else None))
+            after = _read_after(fn, loop)
+            nest = write_nest(loop, after, block[at - 1] if at > 0 else None)
+            if nest.array not in set().union(*(names(s) for s in after)):
+                # written in place and never read again (a parameter the caller sees):
+                # tune's check compares what the function returns, so it could not see it
+                raise NotAWrite(f"{nest.array!r} is not read after the loop (only the caller "
+                                "would see the writes; tune checks what is returned)")
+            found.append(nest)
         except NotAWrite as exc:
             why.append(f"line {loop.lineno}: {exc}")
     found.sort(key=lambda w: w.outer.lineno)
@@ -116,17 +125,67 @@ class _Reductions(ast.NodeTransformer):
                          mode="eval").body
 
 
+def _aliases(nest: WriteNest) -> list[str]:
+    """The names the body reads that may be other names for the buffer's memory (``y = out``,
+    ``out = x[::-1]``, two parameters given one array): checked where the code runs."""
+    bound = nest.temps | {a.index for a in nest.axes} | {nest.array, NP}
+    read = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
+    target = nest.write.targets if isinstance(nest.write, ast.Assign) else [nest.write.target]
+    read |= set().union(*(names(t) for t in target), *(names(p.base) for p in nest.prefixes))
+    return sorted(n for n in read - bound - set(dir(builtins)) - {"np", "numpy"}
+                  if not n.startswith("_tfperf"))
+
+
+def _per_item(nest: WriteNest) -> list[str]:
+    """The names the body indexes at a per-iteration position (``offs[i]``): a Python list
+    there gives the loop Python scalars."""
+    found = {n.value.id for s in [*nest.stmts, nest.write] for n in ast.walk(s)
+             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+             and names(n.slice) & nest.moving and n.value.id != nest.array}
+    return sorted(n for n in found if not n.startswith("_tfperf"))
+
+
 def batched(nest: WriteNest) -> list[str]:
     """The statements that replace ``nest``'s loops."""
     g = len(nest.axes)
-    rows = [f"import numpy as {NP}"]
+    rows = [f"import numpy as {NP}",
+            # range(n - 1, -1, -1) is not slice(n - 1, -1, -1) (empty), and a negative
+            # position is the same element as its positive twin (range(-n, n) writes each
+            # twice): only a range of positions >= 0 is batched, as the slice that walks it
+            f"def {AXIS}(start, stop, step, as_slice):",
+            "    r = range(start, stop, step)",
+            "    if len(r) and min(r[0], r[-1]) < 0:",
+            "        raise IndexError('tfperf: a loop over negative positions is not batched')",
+            "    if not as_slice:",
+            f"        return {NP}.arange(r.start, r.stop, r.step)",
+            "    end = r[-1] + (1 if r.step > 0 else -1) if len(r) else r.start",
+            "    return slice(r.start, end if end >= 0 else None, r.step)"]
+    guard = _aliases(nest)
+    if guard:  # another name for the buffer's memory: the loop's order would show
+        rows += [f"if any(isinstance(a, {NP}.ndarray) and {NP}.may_share_memory(a, "
+                 f"{nest.array}) for a in ({', '.join(guard)},)):",
+                 "    raise ValueError('tfperf: the written array shares memory with "
+                 f"{', '.join(guard)}: the loop is not batched')"]
+    seqs = _per_item(nest)
+    if seqs:  # a Python list's item is a weak scalar (uint8 + 10 stays uint8), the list's
+        # rows an int64/float64 array (uint8 + int64 is int64): NumPy promotes differently
+        reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
+        arrays = sorted(set(guard) | ({nest.array} & reads))  # the store's cast is alike
+        rows += [f"def {WEAK}(seqs, arrays):",
+                 f"    kinds = [{NP}.asarray(s).dtype for s in seqs if isinstance(s, (list, "
+                 "tuple))]",
+                 f"    if any({NP}.result_type(a.dtype, k) != a.dtype for k in kinds "
+                 f"for a in arrays if isinstance(a, {NP}.ndarray)):",
+                 "        raise TypeError('tfperf: a Python list read item by item promotes "
+                 "less than its items as one array: the loop is not batched')",
+                 f"{WEAK}(({', '.join(seqs)},), ({', '.join(arrays)},))"]
     for k, a in enumerate(nest.axes):
+        grid = f"{AXIS}({a.start}, {a.stop}, {a.step}, {nest.slices})"
         if nest.slices:
-            rows.append(f"{a.index} = slice({a.start}, {a.stop}, {a.step})")
+            rows.append(f"{a.index} = {grid}")
         else:
             shape = ", ".join("-1" if m == k else "1" for m in range(g))
-            rows.append(f"{a.index} = {NP}.arange({a.start}, {a.stop}, {a.step})"
-                        + (f".reshape({shape})" if g > 1 else ""))
+            rows.append(f"{a.index} = {grid}" + (f".reshape({shape})" if g > 1 else ""))
     for k, p in enumerate(nest.prefixes):
         if p.op == "window":  # windows along axis 0, each as the slice gives it
             assert p.size is not None
