@@ -5,10 +5,14 @@ and a GPU capture's allocator placed on its device (injected events: no GPU was 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from cli_batch import run_cli_batch
 
 pytestmark = pytest.mark.tf
 MIB = 1 << 20
@@ -115,9 +119,49 @@ def module(tmp_path):
     return tmp_path
 
 
-def test_cli_switches_the_counting_allocator_on_and_reports_json(cli, module):
-    done = cli("profile", "--memory", "memmod:step", "--inputs", "memmod:make",
-                   "--leak-steps", "12", "--json", cwd=module)
+LOOP_SCRIPT = '''
+import tensorflow as tf
+w = tf.Variable(tf.ones([512, 512]))
+@tf.function
+def step(x):
+    return tf.reduce_sum(tf.matmul(x, w))
+x = tf.ones([1024, 512])
+for _ in range(14):
+    step(x)
+print("ran")
+'''
+EAGER_SCRIPT = '''
+import tensorflow as tf
+w = tf.Variable(tf.ones([64, 64]))
+for _ in range(3):
+    y = tf.reduce_sum(tf.matmul(tf.ones([32, 64]), w))
+print("ran")
+'''
+
+
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess[str]]:
+    """The --memory command lines the CLI tests below check, run in turn in one fresh child
+    (one TensorFlow start for four; the tests are about what each prints and returns). The
+    allocator is switched on by the first, as a user's one command does: that one is first."""
+    folder = tmp_path_factory.mktemp("memory-cli")
+    (folder / "memmod.py").write_text(textwrap.dedent(MODULE))
+    (folder / "loop.py").write_text(LOOP_SCRIPT)
+    (folder / "eager.py").write_text(EAGER_SCRIPT)
+    cases = {
+        "json": ["profile", "--memory", "memmod:step", "--inputs", "memmod:make",
+                 "--leak-steps", "12", "--json"],
+        "leak": ["profile", "--memory", "memmod:leaky", "--inputs", "memmod:make"],
+        "script": ["profile", "--memory", "loop.py", "--steps", "2", "--json"],
+        "eager script": ["profile", "--memory", "eager.py", "--json"],
+    }
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
+    return dict(zip(cases, run_cli_batch(list(cases.values()), cwd=folder, env=env),
+                    strict=True))
+
+
+def test_cli_switches_the_counting_allocator_on_and_reports_json(cli_runs):
+    done = cli_runs["json"]
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     assert doc["allocator"]["complete"] and doc["allocator"]["switched_on"]
@@ -131,26 +175,14 @@ def test_cli_switches_the_counting_allocator_on_and_reports_json(cli, module):
     assert doc["leaks"]["steps"] == 12 and not doc["leaks"]["leaks"]
 
 
-def test_cli_exit_1_on_a_leak_with_its_cause(cli, module):
-    done = cli("profile", "--memory", "memmod:leaky", "--inputs", "memmod:make",
-                   cwd=module)
+def test_cli_exit_1_on_a_leak_with_its_cause(cli_runs):
+    done = cli_runs["leak"]
     assert done.returncode == 1, done.stderr[-2000:]
     assert "leak:" in done.stdout and "kept grew by" in done.stdout
 
 
-def test_cli_script_steps_are_its_tf_function_calls(cli, tmp_path):
-    (tmp_path / "loop.py").write_text(textwrap.dedent('''
-        import tensorflow as tf
-        w = tf.Variable(tf.ones([512, 512]))
-        @tf.function
-        def step(x):
-            return tf.reduce_sum(tf.matmul(x, w))
-        x = tf.ones([1024, 512])
-        for _ in range(14):
-            step(x)
-        print("ran")
-    '''))
-    done = cli("profile", "--memory", "loop.py", "--steps", "2", "--json", cwd=tmp_path)
+def test_cli_script_steps_are_its_tf_function_calls(cli_runs):
+    done = cli_runs["script"]
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     cpu = next(d for d in doc["devices"] if d["device"] == "CPU")
@@ -354,17 +386,10 @@ def test_each_kinds_most_live_is_the_same_however_threads_interleave():
     assert kinds(caps[0]) == kinds(caps[1]) == {"activations": 200, "gradients": 180}
 
 
-def test_cli_script_without_a_tf_function_says_why_nothing_was_captured(cli, tmp_path):
+def test_cli_script_without_a_tf_function_says_why_nothing_was_captured(cli_runs):
     # an eager training loop has no top-level tf.function call, so no step: the report says
     # that and what to do, and points to no (empty) capture folder
-    (tmp_path / "eager.py").write_text(textwrap.dedent('''
-        import tensorflow as tf
-        w = tf.Variable(tf.ones([64, 64]))
-        for _ in range(3):
-            y = tf.reduce_sum(tf.matmul(tf.ones([32, 64]), w))
-        print("ran")
-    '''))
-    done = cli("profile", "--memory", "eager.py", "--json", cwd=tmp_path)
+    done = cli_runs["eager script"]
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     assert doc["logdir"] is None

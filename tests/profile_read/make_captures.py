@@ -28,7 +28,9 @@ def session(name, body, **options):
         body()
     finally:
         tf.profiler.experimental.stop()
-    time.sleep(1.1)  # run folders are named by the second they start
+    # No pause after it: a run folder is named by the second it starts, but each capture has
+    # a LOGDIR of its own, so two in one second never share a folder (conftest.capture_file
+    # finds exactly one per LOGDIR).
 
 
 x = tf.random.normal([256, 512])

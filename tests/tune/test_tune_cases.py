@@ -36,7 +36,7 @@ def test_case_study_pick_beats_the_loop_and_computes_its_values(tmp_path):
     # time against its budget are figures of benchmarks/bench_tune.py: one disturbed timing
     # run on a busy 2-core machine must not fail a test. What is certain: a Python double
     # loop of eager ops against any rewrite, and the rewrites agree.
-    v = _versus("case_study", budget=12.0)
+    v = _versus("case_study", budget=12.0, size={"samples": 8, "window": 50, "dim": 1024})
     best = v.result.best
     assert best is not None and best.speedup > 2, v.result.table()
     # The lint-clean route was found and agrees: the inner loop as one reduce_sum, the outer
