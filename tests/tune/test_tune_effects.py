@@ -102,7 +102,7 @@ def test_nothing_returned_and_nothing_changed_says_so(user_module):
     result = tune(mod.check, (x,), budget=3, levers=[quiet, writes])
     by = _by(result)
     assert by["planted: same"].equivalent is True
-    assert any("nothing to compare: returns None and changes no argument" in n
+    assert any("nothing to compare: the function returns None and changes no argument" in n
                for n in by["planted: same"].notes)
     assert "changes an argument the baseline leaves as it was" in by["planted: writes x"].rejected
 

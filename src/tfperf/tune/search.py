@@ -871,7 +871,7 @@ class Search:
                     "only")
         written = changed(s.before, s.after)
         if not written:
-            return "nothing to compare: returns None and changes no argument"
+            return "nothing to compare: the function returns None and changes no argument"
         return ("the function returns None: a candidate is checked by what it leaves in its "
                 f"arguments ({', '.join(repr(n) for n in written)}), on the user's inputs only")
 
