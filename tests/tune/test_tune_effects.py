@@ -124,3 +124,35 @@ def test_twin_a_function_that_returns_a_value_is_judged_by_its_returns(user_modu
     by = _by(result)
     assert by["planted: wrong total"].rejected.startswith("disagrees with the baseline")
     assert "argument" not in by["planted: wrong total"].rejected
+
+
+def test_effects_parts_copies_labels_and_verdicts():
+    """The pieces, without a search: copies that share nothing, objects named as not looked
+    into, a dtype change and a length change rejected, a tolerance-sized difference kept."""
+    from tfperf.tune import effects
+
+    def f(out, pair, acc, model=None):
+        return None
+
+    out, pair, acc = np.zeros(3), (np.ones(2), 1.0), [1.0]
+    args, kwargs = effects.own_copies((out, pair, acc), {"model": object()})
+    assert args[0] is not out and args[1][0] is not pair[0] and args[2] is not acc
+    names = effects.labels(f, args, kwargs)
+    assert names == ["out", "pair", "acc"]
+    assert effects.unseen(args, kwargs, names) == ["model"]
+    before = effects.state(args, kwargs, names)
+    assert set(before) == {"out", "pair", "acc"}
+    args[0][:] = 2.0
+    args[2].append(2.0)
+    after = effects.state(args, kwargs, names)
+    assert effects.changed(before, after) == ["out", "acc"]
+    assert effects.compare(before, after, before, after).equivalent is True
+    near = {**after, "out": after["out"] + 1e-12}
+    assert effects.compare(before, after, before, near).equivalent is True
+    f32 = {**after, "out": after["out"].astype(np.float32)}
+    assert effects.compare(before, after, before, f32).equivalent is False
+    short = {**after, "acc": [1.0]}
+    verdict = effects.compare(before, after, before, short)
+    assert verdict.equivalent is False and "'acc'" in verdict.reason
+    other_start = {**before, "out": np.ones(3)}
+    assert effects.compare(before, after, other_start, after).equivalent is None

@@ -28,8 +28,30 @@ def _variable_type() -> type | None:
 
 def _mutable(value: Any) -> bool:
     var = _variable_type()
-    return isinstance(value, (np.ndarray, list, dict)) or (var is not None
-                                                            and isinstance(value, var))
+    if isinstance(value, tuple):  # itself fixed: mutable through what it holds
+        return any(_mutable(v) for v in value)
+    return isinstance(value, (np.ndarray, list, dict)) or (
+        var is not None and isinstance(value, var))
+
+
+def _plain(value: Any) -> bool:
+    """A value no call can change (a scalar, a string, a tensor) or one :func:`state` reads."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    tf = sys.modules.get("tensorflow")
+    tensor = getattr(tf, "Tensor", None) if tf is not None else None
+    return _mutable(value) or (tensor is not None and isinstance(value, tensor))
+
+
+def unseen(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]) -> list[str]:
+    """The arguments :func:`state` does not look into (a model, an object of the user's):
+    a call may change them unseen."""
+    pairs = [*zip(names, args, strict=False), *kwargs.items()]
+    return [name for name, v in pairs if not _plain(v)]
 
 
 def _copy(value: Any) -> Any:
@@ -41,6 +63,8 @@ def _copy(value: Any) -> Any:
         return [_copy(v) for v in value]
     if type(value) is dict:
         return {k: _copy(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_copy(v) for v in value)
     var = _variable_type()
     # Only TensorFlow's own variables: a subclass (Keras', an autocast one) is kept as it is
     if var is not None and isinstance(value, var) and type(value).__module__.startswith(

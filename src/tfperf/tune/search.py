@@ -242,6 +242,7 @@ class Search:
         self.varied_base: Any = None
         self.varied_note = ""
         self.arg_names: list[str] = []  # the positional arguments' names (tune/effects.py)
+        self.unseen: list[str] = []  # arguments whose state is not looked into (objects)
         # A second varied set with the integer arguments changed too (a size, k:
         # tune/varied.py) and the baseline's output there; it never replaces the first
         # (a changed k may empty the output, where every rewrite agrees). None when off.
@@ -698,11 +699,12 @@ class Search:
         except Exception as exc:
             raise TuneError(f"{self.target.name}: cannot load a copy of its module: {exc}") \
                 from None
-        from tfperf.tune.effects import labels
+        from tfperf.tune.effects import labels, unseen
 
         args, kwargs = self._fresh(live)
         self.varied = self._varied_inputs(args, kwargs)
         self.arg_names = labels(self.target.fn, args, kwargs)
+        self.unseen = unseen(args, kwargs, self.arg_names)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                              limit=max(2 * self.budget, 1.0), watch_retraces=True,
                              more_if_under=self.budget / 8, varied=self.varied,
@@ -870,10 +872,16 @@ class Search:
                     "not compared with --isolate), so a candidate is checked for not raising "
                     "only")
         written = changed(s.before, s.after)
+        objects = ", ".join(repr(n) for n in self.unseen)
+        if not written and self.unseen:
+            return ("nothing to compare: the function returns None and changes no array, "
+                    f"Variable or list argument ({objects}: objects not looked into), so a "
+                    "candidate is checked for not raising only")
         if not written:
             return "nothing to compare: the function returns None and changes no argument"
         return ("the function returns None: a candidate is checked by what it leaves in its "
-                f"arguments ({', '.join(repr(n) for n in written)}), on the user's inputs only")
+                f"arguments ({', '.join(repr(n) for n in written)}), on the user's inputs only"
+                + (f" ({objects}: objects not looked into)" if self.unseen else ""))
 
     def _check_effects(self, live: _Live) -> None:
         """A function working by side effect: the candidate's arguments after its first call
