@@ -124,6 +124,7 @@ def test_twin_a_function_that_returns_a_value_is_judged_by_its_returns(user_modu
     by = _by(result)
     assert by["planted: wrong total"].rejected.startswith("disagrees with the baseline")
     assert "argument" not in by["planted: wrong total"].rejected
+    assert not out.any()  # it writes into ``out``: each call had its own copy
 
 
 def test_effects_parts_copies_labels_and_verdicts():

@@ -243,6 +243,7 @@ class Search:
         self.varied_note = ""
         self.arg_names: list[str] = []  # the positional arguments' names (tune/effects.py)
         self.unseen: list[str] = []  # arguments whose state is not looked into (objects)
+        self.copy_inputs = True  # each candidate on its own copies (tune/effects.py)
         # A second varied set with the integer arguments changed too (a size, k:
         # tune/varied.py) and the baseline's output there; it never replaces the first
         # (a changed k may empty the output, where every rewrite agrees). None when off.
@@ -680,12 +681,16 @@ class Search:
         """Inputs for ``live``, made within its levers' scopes (a model built by the inputs
         factory under the candidate's Keras policy); the user's own inputs with their mutable
         arguments copied (arrays, Variables, lists, dicts: :mod:`tfperf.tune.effects`), so
-        each call starts from the user's state and none writes into the user's arrays."""
+        each call starts from the user's state and none writes into the user's arrays. Only
+        the baseline's, and a candidate's where the baseline changes its arguments or returns
+        None: else the user's arrays are shared, not one copy kept per candidate."""
         from tfperf.tune.effects import own_copies
 
         with within(live.levers):
             args, kwargs = self.target.fresh_inputs()
-        return own_copies(args, kwargs) if self.target.inputs is None else (args, kwargs)
+        if self.target.inputs is None and (self.copy_inputs or live is self.base):
+            return own_copies(args, kwargs)
+        return args, kwargs
 
     def _baseline(self) -> _Live:
         self.say("baseline")
@@ -714,6 +719,11 @@ class Search:
                             f"{live.screen.error}{_unbuilt_layer(self.target)}")
         live.record.first_call_s = live.screen.first_call_s
         self.settle_varied(live.screen)
+        from tfperf.tune.effects import changed
+
+        s = live.screen
+        self.copy_inputs = self.by_effect or bool(
+            s.before is not None and s.after is not None and changed(s.before, s.after))
         return live
 
     def _varied_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
