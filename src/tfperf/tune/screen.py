@@ -41,6 +41,11 @@ class Screen:
     ints_output: Any = None
     ints_error: str | None = None
     ints_timed_out: bool = False
+    # The mutable arguments' state before and after the first call (tune/effects.py), when
+    # asked for, and whether that call returned one of those arguments itself
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    returned_argument: bool = False
 
 
 class _Records(logging.Handler):
@@ -86,7 +91,8 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
            watch_retraces: bool = False, more_if_under: float | None = None,
            first_limit: float | None = None,
            varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
-           ints_varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> Screen:
+           ints_varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+           names: list[str] | None = None) -> Screen:
     """Call ``fn`` ``calls`` times on the same inputs under a per-call time ``limit``; only
     once when the first call took longer than ``more_if_under`` seconds. ``first_limit``:
     the first call's own limit (default ``limit``): a trace or an XLA compile is paid once,
@@ -96,8 +102,14 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     call's limit: new values may trace again (an eager ``tf.vectorized_map`` converts its
     body on every call), and a call cut short by a busy machine says nothing of its output.
     ``ints_varied``: a second such set with the integer arguments changed too, called after
-    it (its own output and error: it never replaces the first)."""
+    it (its own output and error: it never replaces the first). ``names``: the positional
+    arguments' names; given, the mutable arguments' state is kept before and after the first
+    call (:mod:`tfperf.tune.effects`: a function may work by side effect)."""
+    from tfperf.tune import effects
+
     out = Screen()
+    if names is not None:
+        out.before = effects.state(args, kwargs, names)
     with _captured() as messages:
         try:
             for k in range(calls):
@@ -116,6 +128,9 @@ def screen(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
                 elapsed = time.perf_counter() - t0
                 if k == 0:
                     out.first_call_s = elapsed
+                    if names is not None:
+                        out.after = effects.state(args, kwargs, names)
+                        out.returned_argument = effects.returns_argument(value, args, kwargs)
                     if more_if_under is not None and elapsed > more_if_under:
                         out.outputs.append(snapshot(value))
                         out.kinds.append(leaf_kinds(value))

@@ -241,6 +241,9 @@ class Search:
         self.varied: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self.varied_base: Any = None
         self.varied_note = ""
+        self.arg_names: list[str] = []  # the positional arguments' names (tune/effects.py)
+        self.unseen: list[str] = []  # arguments whose state is not looked into (objects)
+        self.copy_inputs = True  # each candidate on its own copies (tune/effects.py)
         # A second varied set with the integer arguments changed too (a size, k:
         # tune/varied.py) and the baseline's output there; it never replaces the first
         # (a changed k may empty the output, where every rewrite agrees). None when off.
@@ -676,9 +679,18 @@ class Search:
 
     def _fresh(self, live: _Live) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Inputs for ``live``, made within its levers' scopes (a model built by the inputs
-        factory under the candidate's Keras policy)."""
+        factory under the candidate's Keras policy); the user's own inputs with their mutable
+        arguments copied (arrays, Variables, lists, dicts: :mod:`tfperf.tune.effects`), so
+        each call starts from the user's state and none writes into the user's arrays. Only
+        the baseline's, and a candidate's where the baseline changes its arguments or returns
+        None: else the user's arrays are shared, not one copy kept per candidate."""
+        from tfperf.tune.effects import own_copies
+
         with within(live.levers):
-            return self.target.fresh_inputs()
+            args, kwargs = self.target.fresh_inputs()
+        if self.target.inputs is None and (self.copy_inputs or live is self.base):
+            return own_copies(args, kwargs)
+        return args, kwargs
 
     def _baseline(self) -> _Live:
         self.say("baseline")
@@ -692,17 +704,26 @@ class Search:
         except Exception as exc:
             raise TuneError(f"{self.target.name}: cannot load a copy of its module: {exc}") \
                 from None
-        args, kwargs = self.target.fresh_inputs()
+        from tfperf.tune.effects import labels, unseen
+
+        args, kwargs = self._fresh(live)
         self.varied = self._varied_inputs(args, kwargs)
+        self.arg_names = labels(self.target.fn, args, kwargs)
+        self.unseen = unseen(args, kwargs, self.arg_names)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace,
                              limit=max(2 * self.budget, 1.0), watch_retraces=True,
                              more_if_under=self.budget / 8, varied=self.varied,
-                             ints_varied=self.ints_varied)
+                             ints_varied=self.ints_varied, names=self.arg_names)
         if live.screen.error:
             raise TuneError(f"{self.target.name}: the function itself fails on these inputs: "
                             f"{live.screen.error}{_unbuilt_layer(self.target)}")
         live.record.first_call_s = live.screen.first_call_s
         self.settle_varied(live.screen)
+        from tfperf.tune.effects import changed
+
+        s = live.screen
+        self.copy_inputs = self.by_effect or bool(
+            s.before is not None and s.after is not None and changed(s.before, s.after))
         return live
 
     def _varied_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -731,8 +752,7 @@ class Search:
         if self.varied is None:
             return
         if s.outputs and all(o is None for o in s.outputs):
-            self.varied_note = ("nothing to compare: the function returns None, so a "
-                                "candidate is checked for not raising only")
+            self.varied_note = self._effects_note(s)
         elif s.varied_error is not None:
             self.varied_note = ("checked on the user's inputs only: the baseline fails on the "
                                 f"varied inputs ({s.varied_error})")
@@ -819,7 +839,8 @@ class Search:
         live.inputs = (args, kwargs)
         live.screen = screen(live.built.fn, args, kwargs, live.built.namespace, limit=limit,
                              first_limit=first_limit, varied=self.varied_for(),
-                             ints_varied=self.ints_for())
+                             ints_varied=self.ints_for(),
+                             names=self.arg_names if self.by_effect else None)
         if live.screen.error and live.screen.first_call_s is None and first_limit and \
                 "did not finish" in live.screen.error:
             live.first_over = max(limit, first_limit)
@@ -844,11 +865,63 @@ class Search:
         else:
             self._check(live)
 
+    @property
+    def by_effect(self) -> bool:
+        """Whether the baseline works by side effect: it returns None, or hands back one of
+        its (mutable) arguments, so what it leaves in its arguments is compared too."""
+        s = self.base.screen
+        return s is not None and s.after is not None and bool(s.outputs) and (
+            s.returned_argument or all(o is None for o in s.outputs))
+
+    def _effects_note(self, s: Screen) -> str:
+        """What a candidate of a function that returns None is checked by."""
+        from tfperf.tune.effects import changed
+
+        if s.before is None or s.after is None:  # an isolated baseline: its child's screen
+            return ("nothing to compare: the function returns None (its arguments' state is "
+                    "not compared with --isolate), so a candidate is checked for not raising "
+                    "only")
+        written = changed(s.before, s.after)
+        objects = ", ".join(repr(n) for n in self.unseen)
+        if not written and self.unseen:
+            return ("nothing to compare: the function returns None and changes no array, "
+                    f"Variable or list argument ({objects}: objects not looked into), so a "
+                    "candidate is checked for not raising only")
+        if not written:
+            return "nothing to compare: the function returns None and changes no argument"
+        return ("the function returns None: a candidate is checked by what it leaves in its "
+                f"arguments ({', '.join(repr(n) for n in written)}), on the user's inputs only"
+                + (f" ({objects}: objects not looked into)" if self.unseen else ""))
+
+    def _check_effects(self, live: _Live) -> None:
+        """A function working by side effect: the candidate's arguments after its first call
+        against the baseline's, each on its own copies of the same inputs (tune/effects.py)."""
+        from tfperf.tune.effects import compare
+
+        base, mine = self.base.screen, live.screen
+        assert base is not None and base.before is not None and base.after is not None
+        eq = compare(base.before, base.after, mine.before if mine else None,
+                     mine.after if mine else None)
+        if eq.equivalent is False:
+            live.record.equivalent = False
+            live.record.rejected = f"disagrees with the baseline: {eq.reason}"
+        elif eq.equivalent is None:
+            live.record.notes.append(f"its effects on its arguments were not compared: "
+                                     f"{eq.reason}")
+        if all(o is None for o in base.outputs) and live.record.rejected is None:
+            live.record.notes.append(self._effects_note(base))
+
     def _check(self, live: _Live) -> None:
-        """Outputs of the same calls, against the baseline's (or the float64 truth)."""
+        """Outputs of the same calls, against the baseline's (or the float64 truth); for a
+        function that works by side effect, what it leaves in its arguments first."""
         from tfperf.bench.equivalence import Equivalence, compare_outputs
         from tfperf.tune import contract
         from tfperf.tune.kinds import compare_kinds
+
+        if self.by_effect and live is not self.base:
+            self._check_effects(live)
+            if live.record.rejected is not None:
+                return
 
         base_outputs = raw_base = self._base_outputs
         mine = raw_mine = live.screen.outputs if live.screen else []
