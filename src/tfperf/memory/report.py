@@ -151,6 +151,11 @@ class MemoryReport:
         shares = [f"{k.replace('_', ' ')} {fmt_bytes(v)} ({v / b.peak_bytes:.0%})"
                   for k in CATEGORIES if (v := b.categories.get(k, 0)) and b.peak_bytes]
         lines.append("  " + " · ".join(shares))
+        if b.largest_constant and b.categories.get("constants"):
+            # a folded gradient is often exactly an input's size: say it is not the input
+            op, shape, n = b.largest_constant
+            lines.append(f"  constants: the traced graphs' own tensors, not the inputs (largest "
+                         f"{op} {shape}, {fmt_bytes(n)}); inputs: the tensors passed to the step")
         for title, groups in (("by layer", b.by_layer), ("by line", b.by_line),
                               ("by op", b.by_op)):
             if not groups:
