@@ -77,7 +77,8 @@ class Breakdown:
                 "by_op": [g.to_dict() for g in self.by_op],
                 "by_layer": [g.to_dict() for g in self.by_layer],
                 "by_line": [g.to_dict() for g in self.by_line],
-                "largest_constant": (dict(zip(("op", "shape", "bytes"), self.largest_constant))
+                "largest_constant": (dict(zip(("op", "shape", "bytes"), self.largest_constant,
+                                               strict=True))
                                      if self.largest_constant else None)}
 
 
