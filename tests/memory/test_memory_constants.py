@@ -73,3 +73,33 @@ def test_the_text_says_what_constants_are_next_to_inputs(tf):
     text = "\n".join(MemoryReport("step", None)._device_text(DeviceView("CPU", [peak], peak,
                                                                         bare)))
     assert "constants:" not in text, text
+
+
+def test_a_captured_input_is_named_and_one_tensor_counts_once(tf):
+    """A step that reads x from the enclosing scope holds it as one that takes it: *inputs*,
+    not *other*; passed and captured at once, it counts once."""
+    from tfperf.memory.holders import find_holders
+    from tfperf.memory.sites import SiteIndex
+
+    x = tf.ones([512, 256])
+    w = tf.Variable(tf.ones([256, 8]))
+
+    @tf.function
+    def takes(t):
+        return t @ w
+
+    @tf.function
+    def captures():
+        return x @ w
+
+    @tf.function
+    def both(t):
+        return t @ w + x @ w
+
+    for fn, args in ((takes, (x,)), (captures, ()), (both, (x,))):
+        fn(*args)
+        sites = SiteIndex()
+        sites.add_functions([fn])
+        h = find_holders(((args, {}), sites.captured), variables=list(sites.variables.values()))
+        assert (h.inputs_bytes, h.inputs_count) == (512 * KIB, 1), (fn, h)
+        assert h.weights_bytes == 256 * 8 * 4

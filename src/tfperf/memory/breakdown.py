@@ -5,7 +5,8 @@ Live allocations made during the capture are classified by their node: the backw
 (``gradient_tape/...``) is *gradients*, an optimizer's scope (``adam/...``) its *optimizer
 update* temporaries, input pipeline ops (``IteratorGetNext``) *inputs*, everything else
 *activations*. The part of the peak held from before the capture is split with what Python
-holds (``holders.py``): weights, optimizer slots, the step's input tensors, and the traced
+holds (``holders.py``): weights, optimizer slots, the step's input tensors (taken or
+captured), and the traced
 graphs' *constants* (``Const`` ops and what Grappler folds into constants, such as the
 gradient of a mean); what none of them explains is *other* (tensors the program keeps
 elsewhere), the only part the breakdown does not name.

@@ -15,6 +15,7 @@ without its last, then its first, scope component.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,6 +75,9 @@ class SiteIndex:
         self._largest: dict[str, tuple[str, str, int]] = {}
         #: the variables of the functions named by ``add_functions`` (a step's own)
         self.variables: dict[int, Any] = {}
+        # the tensors those functions capture (an eager tensor a step reads from the enclosing
+        # scope rather than takes), weakly: the leak check must see them freed
+        self._captured: dict[int, weakref.ref[Any]] = {}
 
     def add_graph(self, graph: Any) -> None:
         try:
@@ -121,6 +125,17 @@ class SiteIndex:
                     self.add_graph(graph)
                 for v in getattr(c, "variables", ()) or ():
                     self.variables[id(v)] = v
+                for t in getattr(c, "captured_inputs", ()) or ():
+                    if getattr(getattr(t, "dtype", None), "name", "resource") != "resource":
+                        try:
+                            self._captured[id(t)] = weakref.ref(t)
+                        except TypeError:  # not weakly referable: not a tensor held apart
+                            continue
+
+    @property
+    def captured(self) -> list[Any]:
+        """The live tensors the step's functions capture (not variables)."""
+        return [t for ref in self._captured.values() if (t := ref()) is not None]
 
     def site(self, node: str) -> Site | None:
         if node in self._found:
