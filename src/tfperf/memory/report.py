@@ -155,7 +155,8 @@ class MemoryReport:
             # a folded gradient is often exactly an input's size: say it is not the input
             op, shape, n = b.largest_constant
             lines.append(f"  constants: the traced graphs' own tensors, not the inputs (largest "
-                         f"{op} {shape}, {fmt_bytes(n)}); inputs: the tensors the step takes or captures")
+                         f"{op} {shape}, {fmt_bytes(n)}); inputs: the tensors the step takes "
+                         "or captures")
         for title, groups in (("by layer", b.by_layer), ("by line", b.by_line),
                               ("by op", b.by_op)):
             if not groups:
