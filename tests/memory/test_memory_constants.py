@@ -103,3 +103,41 @@ def test_a_captured_input_is_named_and_one_tensor_counts_once(tf):
         h = find_holders(((args, {}), sites.captured), variables=list(sites.variables.values()))
         assert (h.inputs_bytes, h.inputs_count) == (512 * KIB, 1), (fn, h)
         assert h.weights_bytes == 256 * 8 * 4
+
+
+def test_fit_counts_a_tensor_passed_and_captured_once(tf):
+    """``--fit``: x taken is an input, x captured is persistent, x taken *and* captured is
+    one tensor at the inputs' own batch (it was counted as both)."""
+    from tfperf.memory.fit import predict
+
+    x = tf.ones([512, 256])
+    w = tf.Variable(tf.ones([256, 8]))
+
+    @tf.function
+    def takes(t):
+        return t @ w
+
+    @tf.function
+    def captures():
+        return x @ w
+
+    @tf.function
+    def both(t):
+        return t @ w + x @ w
+
+    held = {}
+    for fn, args in ((takes, (x,)), (captures, ()), (both, (x,))):
+        p = predict(fn, args, {}, 512, function=fn)
+        assert p.error is None, p.error
+        held[fn] = p.inputs_bytes + p.persistent_bytes
+    assert held[takes] == held[captures] == held[both] == 512 * KIB + 256 * 8 * 4, held
+
+    # its twin: at another batch the argument is a new tensor and the capture stays
+    @tf.function
+    def both_sum(t):
+        return tf.reduce_sum(t @ w) + tf.reduce_sum(x @ w)
+
+    p = predict(both_sum, (x,), {}, 1024, function=both_sum)
+    assert p.error is None, p.error
+    assert p.inputs_bytes == 1024 * KIB, p
+    assert 0 <= p.persistent_bytes - 256 * 8 * 4 - 512 * KIB < KIB, p  # + the sums' axes
