@@ -5,7 +5,8 @@ Live allocations made during the capture are classified by their node: the backw
 (``gradient_tape/...``) is *gradients*, an optimizer's scope (``adam/...``) its *optimizer
 update* temporaries, input pipeline ops (``IteratorGetNext``) *inputs*, everything else
 *activations*. The part of the peak held from before the capture is split with what Python
-holds (``holders.py``): weights, optimizer slots, the step's input tensors, and the traced
+holds (``holders.py``): weights, optimizer slots, the step's input tensors (taken or
+captured), and the traced
 graphs' *constants* (``Const`` ops and what Grappler folds into constants, such as the
 gradient of a mean); what none of them explains is *other* (tensors the program keeps
 elsewhere), the only part the breakdown does not name.
@@ -59,6 +60,9 @@ class Breakdown:
     by_op: list[Group]
     by_layer: list[Group]
     by_line: list[Group]
+    #: the largest graph constant (op name, shape, bytes): what *constants* is, next to
+    #: *inputs* of the same size
+    largest_constant: tuple[str, str, int] | None = None
 
     @property
     def covered(self) -> float:
@@ -73,7 +77,10 @@ class Breakdown:
                 "covered": self.covered,
                 "by_op": [g.to_dict() for g in self.by_op],
                 "by_layer": [g.to_dict() for g in self.by_layer],
-                "by_line": [g.to_dict() for g in self.by_line]}
+                "by_line": [g.to_dict() for g in self.by_line],
+                "largest_constant": (dict(zip(("op", "shape", "bytes"), self.largest_constant,
+                                               strict=True))
+                                     if self.largest_constant else None)}
 
 
 def tensor_bytes(e: AllocEvent) -> int:
@@ -146,7 +153,8 @@ def breakdown(peak: StepPeak, holders: Holders | None, sites: SiteIndex | None,
     def top(table: dict[str, Group]) -> list[Group]:
         return sorted(table.values(), key=lambda g: -g.bytes)[:TOP]
 
-    return Breakdown(peak.peak_bytes, cats, top(by_op), top(by_layer), top(by_line))
+    largest = sites.largest_constant if sites is not None and cats["constants"] else None
+    return Breakdown(peak.peak_bytes, cats, top(by_op), top(by_layer), top(by_line), largest)
 
 
 __all__ = ["CATEGORIES", "Breakdown", "Group", "breakdown", "category", "tensor_bytes"]

@@ -172,7 +172,10 @@ def predict(fn: Callable[..., Any], args: tuple, kwargs: dict, batch: int, *, xl
     firsts = {id(v): k for k, v in reversed(list(enumerate(_leaves((args, kwargs)))))}
     out.inputs_bytes = sum(_spec_bytes(s) for k, s in enumerate(_leaves((spec_args, spec_kwargs)))
                            if k in firsts.values())
-    out.persistent_bytes = _persistent(concrete)
+    # at the inputs' own batch an argument the step also captures is one tensor: count it
+    # once, as an input (at another batch the argument is a new tensor, the capture stays)
+    passed = {id(v) for v in _leaves((args, kwargs))} if batch == n0 else set()
+    out.persistent_bytes = _persistent(concrete, skip=passed)
     if xla:
         try:
             from tfperf.memory.hlo_memory import peak_of_module
@@ -200,8 +203,9 @@ def _spec_bytes(s: Any) -> int:
         return 0
 
 
-def _persistent(concrete: Any) -> int:
-    """Variables the step uses, tensors it captures and its graph's constants."""
+def _persistent(concrete: Any, skip: set[int] | frozenset[int] = frozenset()) -> int:
+    """Variables the step uses, tensors it captures (but those in ``skip``, by id) and its
+    graph's constants."""
     from tfperf.memory.holders import tensor_bytes as held_bytes
 
     total = 0
@@ -211,7 +215,8 @@ def _persistent(concrete: Any) -> int:
             seen.add(id(v))
             total += held_bytes(v)
     for c in getattr(concrete, "captured_inputs", ()) or ():
-        if getattr(c, "dtype", None) is not None and c.dtype.name != "resource":
+        if getattr(c, "dtype", None) is not None and c.dtype.name != "resource" \
+                and id(c) not in skip:
             total += held_bytes(c)
     for op in concrete.graph.get_operations():
         if op.type == "Const":

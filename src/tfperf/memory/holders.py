@@ -3,7 +3,8 @@
 These are allocated before a step's capture begins, so no allocation event names them; they
 are found in Python instead: every live ``tf.Variable`` (the garbage collector's objects),
 split into optimizer slots (the variables of every live Keras optimizer, TF's legacy ones
-through ``variables()``) and weights (the rest), and the tensors passed to the step. Sizes
+through ``variables()``) and weights (the rest), and the tensors passed to the step (or
+captured by it: the caller passes those too; one tensor counts once). Sizes
 are elements × dtype size, on the device the variable lives on.
 """
 

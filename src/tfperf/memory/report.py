@@ -151,6 +151,12 @@ class MemoryReport:
         shares = [f"{k.replace('_', ' ')} {fmt_bytes(v)} ({v / b.peak_bytes:.0%})"
                   for k in CATEGORIES if (v := b.categories.get(k, 0)) and b.peak_bytes]
         lines.append("  " + " · ".join(shares))
+        if b.largest_constant and b.categories.get("constants"):
+            # a folded gradient is often exactly an input's size: say it is not the input
+            op, shape, n = b.largest_constant
+            lines.append(f"  constants: the traced graphs' own tensors, not the inputs (largest "
+                         f"{op} {shape}, {fmt_bytes(n)}); inputs: the tensors the step takes "
+                         "or captures")
         for title, groups in (("by layer", b.by_layer), ("by line", b.by_line),
                               ("by op", b.by_op)):
             if not groups:
@@ -242,7 +248,9 @@ def _read(report: MemoryReport, path: Any, sites: SiteIndex | None, inputs: Any)
         worst = max(steps, key=lambda p: p.peak_bytes)
         kind = "GPU" if device.startswith("GPU") else "CPU"
         try:
-            holders = find_holders(inputs, device_kind=kind,
+            # a tensor the step captures is held like one it takes: both are *inputs*
+            captured = sites.captured if sites is not None else []
+            holders = find_holders((inputs, captured), device_kind=kind,
                                    variables=list(sites.variables.values())
                                    if sites is not None and sites.variables else None)
         except Exception as exc:  # TF not importable, or an odd object: no split

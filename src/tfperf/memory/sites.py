@@ -15,6 +15,7 @@ without its last, then its first, scope component.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,8 +69,15 @@ class SiteIndex:
         # function name → bytes of its graph's constants. By name, the latest trace: a
         # tf.function that creates variables traces twice, and only the second runs.
         self._constants: dict[str, int] = {}
+        #: function name → its largest constant (op name, shape, bytes): says what the
+        #: *constants* figure is (the gradient of a sum over a [512, 256] activation folds
+        #: to a [512, 256] constant, as large as an input of that shape, and not it)
+        self._largest: dict[str, tuple[str, str, int]] = {}
         #: the variables of the functions named by ``add_functions`` (a step's own)
         self.variables: dict[int, Any] = {}
+        # the tensors those functions capture (an eager tensor a step reads from the enclosing
+        # scope rather than takes), weakly: the leak check must see them freed
+        self._captured: dict[int, weakref.ref[Any]] = {}
 
     def add_graph(self, graph: Any) -> None:
         try:
@@ -79,7 +87,11 @@ class SiteIndex:
                     self._by_node[op.name] = _user_site(op)
             name = str(getattr(graph, "name", id(graph)))
             if name != INITIALIZER_FUNCTION:  # its constants become the variables' values
-                self._constants[name] = _constant_bytes(ops)
+                self._constants[name], largest = _constant_bytes(ops)
+                if largest is not None:
+                    self._largest[name] = largest
+                else:
+                    self._largest.pop(name, None)
         except Exception:  # a graph being built elsewhere: what was read stays
             return
 
@@ -89,6 +101,11 @@ class SiteIndex:
         outputs Grappler's constant folding makes constants (held from the first call on,
         so before a capture of later steps)."""
         return sum(self._constants.values())
+
+    @property
+    def largest_constant(self) -> tuple[str, str, int] | None:
+        """The largest of the graphs' constants: (op name, shape, bytes)."""
+        return max(self._largest.values(), key=lambda c: c[2], default=None)
 
     def add_functions(self, functions: Iterable[Any]) -> None:
         """``tf.function`` objects (or concrete functions): every graph they traced, and the
@@ -108,6 +125,17 @@ class SiteIndex:
                     self.add_graph(graph)
                 for v in getattr(c, "variables", ()) or ():
                     self.variables[id(v)] = v
+                for t in getattr(c, "captured_inputs", ()) or ():
+                    if getattr(getattr(t, "dtype", None), "name", "resource") != "resource":
+                        try:
+                            self._captured[id(t)] = weakref.ref(t)
+                        except TypeError:  # not weakly referable: not a tensor held apart
+                            continue
+
+    @property
+    def captured(self) -> list[Any]:
+        """The live tensors the step's functions capture (not variables)."""
+        return [t for ref in self._captured.values() if (t := ref()) is not None]
 
     def site(self, node: str) -> Site | None:
         if node in self._found:
@@ -124,13 +152,19 @@ class SiteIndex:
         return len(self._by_node)
 
 
-def _constant_bytes(ops: list[Any]) -> int:
+def _constant_bytes(ops: list[Any]) -> tuple[int, tuple[str, str, int] | None]:
+    """The bytes of a graph's constants and its largest one (op name, shape, bytes)."""
     from tfperf.memory.graph_memory import constant_folded, tensor_bytes
 
-    total = sum(tensor_bytes(op.outputs[0]) or 0 for op in ops if op.type == "Const")
-    for op in constant_folded(ops, frontier=True):
-        total += sum(tensor_bytes(t) or 0 for t in op.outputs)
-    return total
+    sizes = [(op, tensor_bytes(op.outputs[0]) or 0) for op in ops if op.type == "Const"]
+    sizes += [(op, sum(tensor_bytes(t) or 0 for t in op.outputs))
+              for op in constant_folded(ops, frontier=True)]
+    total = sum(n for _, n in sizes)
+    op, n = max(sizes, key=lambda s: s[1], default=(None, 0))
+    if op is None or n <= 0:
+        return total, None
+    shape = str(op.outputs[0].shape.as_list()).replace(" ", "")
+    return total, (op.name, shape, n)
 
 
 def _candidates(node: str) -> Iterator[str]:
