@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tfperf.analysis.writes import NotAWrite, _check_call, names
+from tfperf.analysis.writes import NotAWrite, check_call, names
 
 _BUILTIN = {"max": "max", "min": "min"}
 _OPS = {ast.Add: "add", ast.Mult: "mul"}
@@ -108,7 +108,7 @@ def _elementwise(value: ast.expr, varying: set[str]) -> None:
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Name) and n.func.id in _BUILTIN and len(n.args) == 2:
                 continue  # max(a, b) of two values: np.maximum on arrays
-            _check_call(n, varying)
+            check_call(n, varying)
         if isinstance(n, (ast.Subscript, ast.Attribute)) and names(n) & varying:
             raise NotAWrite("a per-item value indexed or asked an attribute")
         if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare, ast.Lambda, ast.NamedExpr,

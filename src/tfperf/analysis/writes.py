@@ -395,7 +395,7 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
                 raise NotAWrite("a matrix product in the body")
             if isinstance(n, ast.Call):
-                _check_call(n, varying)
+                check_call(n, varying)
             if isinstance(n, ast.Attribute) and names(n.value) & varying and not any(
                     isinstance(c, ast.Call) and c.func is n and (
                         n.attr == "astype" or reduction_of(c) is not None)
@@ -417,7 +417,7 @@ def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
     return out
 
 
-def _check_call(call: ast.Call, varying: set[str]) -> None:
+def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)

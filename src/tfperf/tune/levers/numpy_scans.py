@@ -24,8 +24,8 @@ import ast
 from tfperf.analysis.scans import Carry, ScanLoop, scan_loop
 from tfperf.analysis.writes import NotAWrite, names
 from tfperf.tune.lever import Lever, LeverContext
-from tfperf.tune.levers.numpy_writes import NP, _fn, _read_after
-from tfperf.tune.source import SourceEditError, parse
+from tfperf.tune.levers.numpy_writes import NP, read_after
+from tfperf.tune.source import SourceEditError, find_function, parse
 
 RUNNING = "_tfperf_running"
 LAST = "_tfperf_last"
@@ -42,12 +42,12 @@ class _Extrema(ast.NodeTransformer):
 
 
 def scans(text: str, name: str) -> tuple[list[ScanLoop], list[str]]:
-    fn = _fn(text, name)
+    fn = find_function(parse(text), name)
     found, why = [], []
     for loop in fn.body:  # top-level loops: a loop in a loop reruns per outer iteration
         if isinstance(loop, ast.For):
             try:
-                found.append(scan_loop(loop, _read_after(fn, loop)))
+                found.append(scan_loop(loop, read_after(fn, loop)))
             except NotAWrite as exc:
                 why.append(f"line {loop.lineno}: {exc}")
     return found, why

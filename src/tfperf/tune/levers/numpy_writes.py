@@ -75,7 +75,7 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
         block = block_of(fn, loop) or []
         at = next(k for k, s in enumerate(block) if s is loop) if loop in block else 0
         try:
-            after = _read_after(fn, loop)
+            after = read_after(fn, loop)
             nest = write_nest(loop, after, block[at - 1] if at > 0 else None)
             if nest.array not in set().union(*(names(s) for s in after)):
                 # written in place and never read again (a parameter the caller sees):
@@ -90,7 +90,7 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
                                         for o in found)], why
 
 
-def _read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]:
+def read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]:
     """What the function reads after ``loop`` (as an expression statement of names), leaving
     out reads inside a later ``for`` that binds the name first."""
     end = loop.end_lineno or loop.lineno
