@@ -232,6 +232,27 @@ than the loop (floating-point results may differ in the last bits), and a loop t
 raised on an out-of-range index no longer does.
 """
     valid = (
+        # Stop 44 wave 2 (held-out precision round 14): the term reads what this iteration's
+        # model call returned (one test batch each): the model calls are the cost.
+        Valid("""
+            import tensorflow as tf
+            def accuracy(data, f_net, c_net, n):
+                correct = 0
+                for b in range(n):
+                    x, y = data.batch(b)
+                    pred = tf.argmax(c_net(f_net(x, training=False)), axis=1)
+                    correct += tf.reduce_sum(tf.cast(tf.equal(pred, y), tf.int32))
+                return correct
+        """, spelling="index: term through this iteration's model output"),
+        Valid("""
+            import tensorflow as tf
+            def total(encoder, batches):
+                loss = 0.0
+                for i in range(len(batches)):
+                    out = encoder(batches[i], training=False)
+                    loss = loss + tf.reduce_mean(out)
+                return loss
+        """, spelling="loop: called with training=, summed by `acc = acc + t`"),
         # A model's outputs (a list of feature maps of different shapes), one mean each.
         Valid("""
             import tensorflow as tf
@@ -392,6 +413,16 @@ raised on an out-of-range index no longer does.
         """),
     )
     invalid = (
+        # Stop 44 wave 2's twin: the model runs once, before the loop; the loop sums its rows.
+        Invalid("""
+            import tensorflow as tf
+            def f(model, x):
+                out = model(x, training=False)
+                acc = tf.zeros([4])
+                for i in range(out.shape[0]):
+                    acc += tf.square(out[i])
+                return acc
+        """, count=1, lines=(6,), spelling="index: rows of one model output"),
         Invalid("""
             import tensorflow as tf
             def f(x):

@@ -296,6 +296,27 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
 `cv2.imread(...)`, `cv2.resize(...)`, NumPy results), converted once.
 """
     valid = (
+        # Stop 44 wave 2 (held-out precision round 14): Python numbers of a whole value each
+        # iteration made (a step's loss), stacked once: no tensor per element.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            def train(step, data, n):
+                losses = []
+                for b in range(n):
+                    losses.append(float(step(data.batch(b))))
+                np.savetxt("losses.txt", tf.stack(losses).numpy())
+        """, spelling="loop: float() in the append"),
+        Valid("""
+            import tensorflow as tf
+            def train(step, n):
+                losses = []
+                for b in range(n):
+                    loss = step(b)
+                    value = loss.numpy().item()
+                    losses.append(value)
+                return tf.convert_to_tensor(losses)
+        """, spelling="name: .item() through a name"),
         # Per-image ops with no one-op form (held-out precision round 7): JPEG quality takes
         # one 3-D image; a random brightness draws one delta for all it is given.
         Valid("""
@@ -561,6 +582,17 @@ element; nor host arrays appended in a loop (`crop / 255` with `crop` sliced fro
         """, notebook=True, spelling="notebook"),
     )
     invalid = (
+        # Stop 44 wave 2's twin: a tensor taken apart into Python floats, one slice and one
+        # host sync per element, then stacked back.
+        Invalid("""
+            import tensorflow as tf
+            def f(x):
+                x = tf.convert_to_tensor(x)
+                out = []
+                for i in range(x.shape[0]):
+                    out.append(float(x[i]))
+                return tf.stack(out)
+        """, count=1, lines=(6,), spelling="index: float() of the element"),
         # Review 41: an inner sum whose added value calls a one-op wrapper, and one with a
         # logging call beside the sum: each element is still one small op per item.
         Invalid("""
