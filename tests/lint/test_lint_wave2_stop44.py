@@ -126,3 +126,14 @@ def test_tfp103_still_reports_a_tensor_taken_apart_into_floats(tmp_path):
     # float(x[i]) is a slice and a host sync per element: the list is x itself.
     assert _lint(tmp_path, {"f.py": PER_ELEMENT_FLOATS}, ["TFP103"]) \
         == [("TFP103", "f.py", 7), ("TFP103", "f.py", 10)]
+
+
+def test_rule_summaries_and_hints_have_no_template_fields():
+    # `tfperf rule TFP119` and SARIF descriptions showed a literal "{what}" before stop 44.
+    import re
+
+    from tfperf.lint import registry
+
+    for rule in registry.all_rules():
+        for text in (rule.message, rule.hint):
+            assert not re.search(r"\{[a-z_]*\}", text), (rule.code, text)
