@@ -137,3 +137,35 @@ def test_rule_summaries_and_hints_have_no_template_fields():
     for rule in registry.all_rules():
         for text in (rule.message, rule.hint):
             assert not re.search(r"\{[a-z_]*\}", text), (rule.code, text)
+
+
+DECODE = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("decoder.keras")
+past = None
+prev = np.array([[3]])
+for step in range(200):
+    logits, past = model(prev[None], past=past)
+    prev = np.argmax(logits[0, -1])
+state = np.zeros([8])
+for step in range(200):
+    out = model(state[None])
+    state = np.asarray(out[0])
+"""
+
+
+def _hints(root, files: dict[str, str], code: str) -> list[tuple[int | None, str]]:
+    write_project(root, files)
+    outcome = run(LintRequest(paths=[str(root)], cache=False, select=[code],
+                              tf_version="2.15"))
+    return [(f.location.line, f.hint) for f in outcome.findings if f.code == code]
+
+
+def test_tfp111_hint_names_the_output_fed_back_and_reduce_retracing(tmp_path):
+    hints = _hints(tmp_path, {"gen.py": DECODE}, "TFP111")
+    assert [line for line, _ in hints] == [8, 12]
+    assert "`past` comes back" in hints[0][1] and "reduce_retracing=True" in hints[0][1]
+    # The twin: the output is not passed back in: the plain hint.
+    assert "reduce_retracing" not in hints[1][1]

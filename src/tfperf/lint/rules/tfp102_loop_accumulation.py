@@ -203,7 +203,9 @@ A `range` loop whose term is a TensorFlow op applied to the loop index itself
 previous iteration's result (`h = h + f(h)`) are not sums and are not reported. Nor is a sum
 whose term calls a model (`u = u + tf.nn.softmax(model(u_aug[k]))` over K augmentations):
 the loop's cost is the model calls, which one reduction does not remove (precision round 4:
-judged false; the useful change, one call on the concatenated batch, is another one).
+judged false; the useful change, one call on the concatenated batch, is another one), or
+whose term reads what a model returned in the same iteration (a per-test-batch accuracy
+counter; a model by name or any call given `training=`; precision round 14: judged false).
 
 ## Example
 ```python

@@ -284,6 +284,9 @@ what the previous iteration computed (a hand-unrolled RNN `out, state = cell(x_t
 autoregressive decoding): their steps cannot run at once.
 
 ## Known limitations
+Not reported: Python numbers appended (`losses.append(float(loss))`, `.item()`), each of a
+whole value the iteration made, not of an element the loop takes from a tensor
+(`float(x[i])` is still reported); held-out precision round 14 judged one false.
 Not reported: per-example calls of an op that takes one example only (`random_jpeg_quality`,
 `adjust_jpeg_quality`, `encode_jpeg`, the `decode_*` ops, `read_file`,
 `sample_distorted_bounding_box`: TF 2.21 raises on a batch) or of a random image op that draws
