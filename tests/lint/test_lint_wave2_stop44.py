@@ -77,6 +77,7 @@ def test_tfp103_quiet_on_python_scalars(tmp_path):
 
 
 LOADER = """\
+import json
 import numpy as np
 import tensorflow as tf
 
@@ -93,8 +94,15 @@ class Net(object):
         for v, value in zip(tf.global_variables(), values):
             session.run(v.assign(value))
 
-    def start(self, session, values):
+    def __init__(self, session, values):
         self.load_list(session, values)
+
+    def set_params(self, session, values):
+        for v, value in zip(tf.global_variables(), values):
+            session.run(v.assign(value))
+
+    def load_json(self, session, path):
+        self.set_params(session, json.load(open(path)))
 
 def train(session, w, batches):
     for step in range(1000):
@@ -103,8 +111,10 @@ def train(session, w, batches):
 
 
 def test_tfp703_quiet_on_a_loader_assigning_each_variable_once(tmp_path):
+    # Line 23 stays reported: set_params is called by a public method (fixes.csv F029's
+    # set_model_params, run per evaluation by other modules); line 30 is a training loop.
     assert _lint(tmp_path, {"net.py": LOADER}, ["TFP703"], tf_version="1.15") \
-        == [("TFP703", "net.py", 22)]
+        == [("TFP703", "net.py", 23), ("TFP703", "net.py", 30)]
 
 
 PER_ELEMENT_FLOATS = """\
