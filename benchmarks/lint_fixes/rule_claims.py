@@ -34,6 +34,11 @@ Cases that are not one function of tensors are timed by hand, medians of several
   ``predict``/``predict``/``fit`` per sample vs the same on the stacked minibatch, and
   ``fit``, ``train_on_batch`` and ``predict`` alone, per sample vs once (also TFP110's
   replay-sample form);
+- TFP111cache: a decoder whose ``past`` cache (its own output, one step longer per call)
+  comes back as an argument, stepped 40 times: eager, ``tf.function(model)`` (a trace per
+  step), ``reduce_retracing=True``, an ``input_signature`` with ``None`` lengths;
+- TFP302inner: a wrapper method making ``@tf.function serve`` per call vs one made once vs
+  the eager call (a 3-layer dense model on 64 rows, 20 calls);
 - TFP116 (a tensor case): one ``tape.gradient`` per loss term, summed, vs one gradient of the
   summed loss.
 """
@@ -879,6 +884,75 @@ def _full_trace(tf: Any, small: bool) -> None:
           f"{ta / steps * 1e3:.2f} ms a step ({tb / ta:.2f}x)")
 
 
+def _growing_cache(tf: Any, small: bool) -> None:
+    """TFP111cache: a decoder stepped 40 times, its ``past`` cache (the call's own output,
+    one step longer each time) passed back in: eager vs ``tf.function(model)`` (a new
+    shape per step: a trace per call) vs ``reduce_retracing=True`` vs an ``input_signature``
+    with ``None`` lengths. Medians of 3 runs of 40 steps; traces counted."""
+    class Dec(tf.keras.Model):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = tf.keras.layers.Embedding(100, 32)
+            self.out = tf.keras.layers.Dense(100)
+
+        def call(self, prev: Any, past: Any) -> Any:
+            kv = tf.concat([past, self.emb(prev)], axis=1)  # one step longer per call
+            return self.out(tf.reduce_mean(kv, axis=1, keepdims=True)), kv
+
+    model = Dec()
+    traces = [0]
+
+    def counted(prev: Any, past: Any) -> Any:
+        traces[0] += 1
+        return model(prev, past)
+    sig = [tf.TensorSpec([1, None], tf.int32), tf.TensorSpec([1, None, 32], tf.float32)]
+    steps = 10 if small else 40
+    for label, make in (
+            ("eager", lambda: model),
+            ("tf.function(model)", lambda: tf.function(counted)),
+            ("reduce_retracing=True", lambda: tf.function(counted, reduce_retracing=True)),
+            ("input_signature", lambda: tf.function(counted, input_signature=sig))):
+        runs = []
+        for _ in range(3):
+            fn, traces[0] = make(), 0  # a fresh function each run: its traces count
+            prev = tf.constant([[3, 4, 5]])
+            past = tf.zeros([1, 1, 32])
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                logits, past = fn(prev, past)
+                prev = tf.constant([[int(tf.argmax(logits[0, -1]))]])
+            runs.append(time.perf_counter() - t0)
+        print(f"TFP111cache {label}: {statistics.median(runs):.3f} s for {steps} steps, "
+              f"{traces[0]} traces")
+
+
+def _inner_tf_function(tf: Any, small: bool) -> None:
+    """TFP302inner: a wrapper's ``predict_proba`` that makes ``@tf.function serve`` inside
+    the method (a trace per call) vs one made once, vs the eager model call; a 3-layer dense
+    model on 64 rows, 20 calls each, medians of 3 runs."""
+    import numpy as np
+    model = tf.keras.Sequential([tf.keras.Input((32,)),
+                                 *[tf.keras.layers.Dense(128, activation="relu")
+                                   for _ in range(3)], tf.keras.layers.Dense(4)])
+    x = np.random.rand(64, 32).astype("float32")
+    once = tf.function(lambda v: model(v, training=False))
+
+    def per_call() -> Any:
+        @tf.function
+        def serve(v: Any) -> Any:
+            return model(v, training=False)
+        return serve(x).numpy()
+    calls = 5 if small else 20
+    times = {}
+    for label, fn in (("inner tf.function per call", per_call),
+                      ("tf.function made once", lambda: once(x).numpy()),
+                      ("eager model(x)", lambda: model(x, training=False).numpy())):
+        times[label] = _median_time(lambda f=fn: [f() for _ in range(calls)], 3) / calls
+    base = times["inner tf.function per call"]
+    print("TFP302inner: " + ", ".join(f"{k} {v * 1e3:.2f} ms a call ({base / v:.1f}x)"
+                                      for k, v in times.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
@@ -886,7 +960,7 @@ def main(argv: list[str] | None = None) -> int:
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
                             "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
-                            "TFP114image,TFP106helper")
+                            "TFP114image,TFP106helper,TFP111cache,TFP302inner")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -899,7 +973,8 @@ def main(argv: list[str] | None = None) -> int:
                "TFP311": _summaries,
                "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
                "TFP119": _built_per_call, "TFP313": _big_constant,
-               "TFP709": _full_trace, "TFP208": _list_of_arrays}
+               "TFP709": _full_trace, "TFP208": _list_of_arrays,
+               "TFP111cache": _growing_cache, "TFP302inner": _inner_tf_function}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

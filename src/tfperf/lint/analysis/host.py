@@ -86,3 +86,26 @@ def host_array(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> bool:
             return False
         return host_array(ctx, b.value, _depth + 1)
     return False
+
+
+def host_scalar(ctx: Context, expr: ast.AST | None, _depth: int = 0) -> ast.expr | None:
+    """``expr`` is surely a Python number, not a tensor: ``float(t)``/``int(t)``/``bool(t)``,
+    ``t.item()``, or a name whose last binding before the use is one. Returns what was
+    converted (callers judge whether converting it per element is itself the slowdown)."""
+    if expr is None or _depth > 6:
+        return None
+    if type(expr) is ast.Call:
+        conv = host_conversion(ctx, expr)
+        if conv is not None and conv.kind == "builtin":
+            return conv.operand
+        f = expr.func
+        if type(f) is ast.Attribute and f.attr == "item" and not expr.args \
+                and not expr.keywords:
+            return f.value
+        return None
+    if type(expr) is ast.Name:
+        b = ctx.binding(expr)
+        if b is None or b.kind != "assign":
+            return None
+        return host_scalar(ctx, b.value, _depth + 1)
+    return None

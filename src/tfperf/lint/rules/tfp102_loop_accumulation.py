@@ -95,6 +95,25 @@ def _calls_a_model(ctx: Context, term: ast.expr) -> bool:
     return any(type(n) is ast.Call and network(ctx, n.func) for n in ast.walk(term))
 
 
+def _fed_by_a_model(ctx: Context, loop: ast.For, term: ast.expr) -> bool:
+    """The summed term reads what a model returned in this iteration (``pred =
+    tf.argmax(head(encoder(x)))``, then ``correct += tf.reduce_sum(...pred...)`` per test
+    batch): as in :func:`_calls_a_model`, the model calls are the cost (held-out precision
+    round 14: a per-batch accuracy counter judged false)."""
+    from tfperf.lint.rules.tfp111_model_call_per_step import network
+
+    def runs_a_model(c: ast.AST) -> bool:  # a network by name, or any call given `training=`
+        return type(c) is ast.Call and (network(ctx, c.func)
+                                        or any(k.arg == "training" for k in c.keywords))
+
+    outputs: set[str] = set()
+    for n in walk_body(loop):
+        if type(n) is ast.Assign and any(runs_a_model(c) for c in ast.walk(n.value)):
+            outputs.update(t.id for tgt in n.targets for t in ast.walk(tgt)
+                           if type(t) is ast.Name)
+    return bool(outputs) and depends_on(ctx, loop, term, outputs)
+
+
 def _not_a_sum(ctx: Context, acc_binding: object, term: ast.expr) -> bool:
     """``+=`` that does not add numbers: a Python list grown with ``acc += [t]`` (the
     tensors are concatenated later), or strings joined (``msg += tf.as_string(i)``)."""
@@ -184,7 +203,9 @@ A `range` loop whose term is a TensorFlow op applied to the loop index itself
 previous iteration's result (`h = h + f(h)`) are not sums and are not reported. Nor is a sum
 whose term calls a model (`u = u + tf.nn.softmax(model(u_aug[k]))` over K augmentations):
 the loop's cost is the model calls, which one reduction does not remove (precision round 4:
-judged false; the useful change, one call on the concatenated batch, is another one).
+judged false; the useful change, one call on the concatenated batch, is another one), or
+whose term reads what a model returned in the same iteration (a per-test-batch accuracy
+counter; a model by name or any call given `training=`; precision round 14: judged false).
 
 ## Example
 ```python
@@ -213,6 +234,27 @@ than the loop (floating-point results may differ in the last bits), and a loop t
 raised on an out-of-range index no longer does.
 """
     valid = (
+        # Stop 44 wave 2 (held-out precision round 14): the term reads what this iteration's
+        # model call returned (one test batch each): the model calls are the cost.
+        Valid("""
+            import tensorflow as tf
+            def accuracy(data, f_net, c_net, n):
+                correct = 0
+                for b in range(n):
+                    x, y = data.batch(b)
+                    pred = tf.argmax(c_net(f_net(x, training=False)), axis=1)
+                    correct += tf.reduce_sum(tf.cast(tf.equal(pred, y), tf.int32))
+                return correct
+        """, spelling="index: term through this iteration's model output"),
+        Valid("""
+            import tensorflow as tf
+            def total(encoder, batches):
+                loss = 0.0
+                for i in range(len(batches)):
+                    out = encoder(batches[i], training=False)
+                    loss = loss + tf.reduce_mean(out)
+                return loss
+        """, spelling="loop: called with training=, summed by `acc = acc + t`"),
         # A model's outputs (a list of feature maps of different shapes), one mean each.
         Valid("""
             import tensorflow as tf
@@ -373,6 +415,16 @@ raised on an out-of-range index no longer does.
         """),
     )
     invalid = (
+        # Stop 44 wave 2's twin: the model runs once, before the loop; the loop sums its rows.
+        Invalid("""
+            import tensorflow as tf
+            def f(model, x):
+                out = model(x, training=False)
+                acc = tf.zeros([4])
+                for i in range(out.shape[0]):
+                    acc += tf.square(out[i])
+                return acc
+        """, count=1, lines=(6,), spelling="index: rows of one model output"),
         Invalid("""
             import tensorflow as tf
             def f(x):
@@ -516,7 +568,7 @@ raised on an out-of-range index no longer does.
         acc_ref = node.target if type(node) is ast.AugAssign else node.targets[0]
         b = ctx.binding(acc_ref)  # type: ignore[arg-type]
         if _not_a_sum(ctx, b, term) or _ragged_or_host_work(ctx, loop) \
-                or _calls_a_model(ctx, term):
+                or _calls_a_model(ctx, term) or _fed_by_a_model(ctx, loop, term):
             return
         flow = loop_flow(ctx, loop)
         if _stored_elsewhere(loop, acc, node) and acc not in flow.reductions:

