@@ -23,7 +23,7 @@ import ast
 
 from tfperf.analysis.scans import Carry, ScanLoop, scan_loop
 from tfperf.analysis.writes import NotAWrite, names
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.levers.numpy_writes import NP, read_after
 from tfperf.tune.source import SourceEditError, find_function, parse
 
@@ -122,22 +122,14 @@ def rewrite(text: str, name: str) -> str:
     return out
 
 
-class NumpyScans(Lever):
+class NumpyScans(RewriteLever):
     name, slot, stage, traces = "running values→NumPy scans", "vectorize", 20, False
     description = ("values carried through a loop over an array's items as running max/min/"
                    "sum/product (c = max(c, t)) become NumPy scans of the whole array")
     rejections = ("the terms do not broadcast (raises)", "disagrees (NaN, or the items are "
                   "not an array)")
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:

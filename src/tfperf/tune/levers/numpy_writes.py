@@ -47,7 +47,7 @@ from tfperf.analysis.writes import (
     reduction_of,
     write_nest,
 )
-from tfperf.tune.lever import Lever, LeverContext
+from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
 
 NP = "_tfperf_np"
@@ -283,7 +283,7 @@ def rewrite(text: str, name: str) -> str:
     return out
 
 
-class NumpyWrites(Lever):
+class NumpyWrites(RewriteLever):
     name, slot, stage, traces = "array writes→NumPy on the grid", "vectorize", 20, False
     description = ("loops that write into an array (out[i, j] = f(i, j), hist[k] += 1) run "
                    "once on the whole index grid in NumPy, in place (np.add.at where an "
@@ -291,15 +291,7 @@ class NumpyWrites(Lever):
     rejections = ("the body does not broadcast (raises: a per-iteration shape, a Python "
                   "call on a scalar)", "disagrees (the body is not element-wise)")
 
-    def applies(self, ctx: LeverContext) -> str | None:
-        try:
-            rewrite(ctx.target.source, ctx.target.name)
-        except SourceEditError as exc:
-            return str(exc)
-        return None
-
-    def build(self, text: str, ctx: LeverContext) -> str:
-        return rewrite(text, ctx.target.name)
+    edit = staticmethod(rewrite)
 
 
 def levers(ctx: LeverContext) -> list[Lever]:
