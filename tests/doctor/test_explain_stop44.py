@@ -3,23 +3,13 @@ colon is joined to its head line."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
+from fake_stdin import FakeStdin
 
 from tfperf.cli import main
 from tfperf.doctor.explainer import explain_log
-
-
-class _Stdin(io.StringIO):
-    def __init__(self, text: str, tty: bool) -> None:
-        super().__init__(text)
-        self._tty = tty
-
-    def isatty(self) -> bool:
-        return self._tty
-
 
 # --- an empty log: a file, '-' and a pipe agree (exit 0, "empty"); no input at all is exit 2 ---
 
@@ -28,7 +18,7 @@ def test_an_empty_log_reads_the_same_from_every_source(how, tmp_path: Path, caps
                                                        monkeypatch):
     log = tmp_path / "train.log"
     log.write_text("  \n", encoding="utf-8")
-    monkeypatch.setattr("sys.stdin", _Stdin("  \n", tty=False))
+    monkeypatch.setattr("sys.stdin", FakeStdin("  \n", tty=False))
     args = {"file": ["explain", str(log)], "dash": ["explain", "-"], "pipe": ["explain"]}[how]
     assert main([*args, "--json"]) == 0
     out = capsys.readouterr().out
@@ -42,7 +32,7 @@ def test_an_empty_log_says_where_the_log_went(tmp_path: Path, capsys):
     assert "2>&1" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("stdin", [_Stdin("", tty=True), None])
+@pytest.mark.parametrize("stdin", [FakeStdin("", tty=True), None])
 def test_no_input_at_all_stays_a_usage_error(stdin, capsys, monkeypatch):
     # twin: a terminal (never waited on) or no stdin is not an empty log
     monkeypatch.setattr("sys.stdin", stdin)

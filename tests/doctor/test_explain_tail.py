@@ -4,11 +4,11 @@ from device memory, and a log piped in without '-'."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
+from fake_stdin import FakeStdin
 
 from tfperf.cli import main
 from tfperf.doctor.explainer import explain_log
@@ -206,24 +206,17 @@ def test_install_advice_leads_the_summary_and_json(capsys):
 # --- reading a pipe without '-' (issue 24) --------------------------------------------------
 
 
-class _Stdin(io.StringIO):
-    def __init__(self, text: str, tty: bool) -> None:
-        super().__init__(text)
-        self._tty = tty
-
-    def isatty(self) -> bool:
-        return self._tty
 
 
 def test_a_pipe_is_read_without_dash(capsys, monkeypatch):
-    monkeypatch.setattr("sys.stdin", _Stdin("E cuda_dnn.cc:329] Could not create cudnn handle: "
+    monkeypatch.setattr("sys.stdin", FakeStdin("E cuda_dnn.cc:329] Could not create cudnn handle: "
                                             "CUDNN_STATUS_INTERNAL_ERROR\n", tty=False))
     assert main(["explain"]) == 1
     assert capsys.readouterr().out.startswith("FAILURE cudnn-handle-failed")
 
 
 @pytest.mark.parametrize(("stdin", "needle"), [
-    (_Stdin("", tty=True), "pipe it in"),  # a terminal is never waited on
+    (FakeStdin("", tty=True), "pipe it in"),  # a terminal is never waited on
     (None, "pipe it in")])  # an empty pipe is an empty log (test_explain_stop44.py)
 def test_nothing_to_explain_gives_one_usage_line(stdin, needle, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", stdin)
