@@ -75,12 +75,9 @@ def test_the_text_says_what_constants_are_next_to_inputs(tf):
     assert "constants:" not in text, text
 
 
-def test_a_captured_input_is_named_and_one_tensor_counts_once(tf):
-    """A step that reads x from the enclosing scope holds it as one that takes it: *inputs*,
-    not *other*; passed and captured at once, it counts once."""
-    from tfperf.memory.holders import find_holders
-    from tfperf.memory.sites import SiteIndex
-
+def _steps(tf):
+    """x ([512, 256]) and w ([256, 8] float32), and three steps with their arguments: one takes
+    x, one captures it, one does both."""
     x = tf.ones([512, 256])
     w = tf.Variable(tf.ones([256, 8]))
 
@@ -96,7 +93,17 @@ def test_a_captured_input_is_named_and_one_tensor_counts_once(tf):
     def both(t):
         return t @ w + x @ w
 
-    for fn, args in ((takes, (x,)), (captures, ()), (both, (x,))):
+    return x, w, ((takes, (x,)), (captures, ()), (both, (x,)))
+
+
+def test_a_captured_input_is_named_and_one_tensor_counts_once(tf):
+    """A step that reads x from the enclosing scope holds it as one that takes it: *inputs*,
+    not *other*; passed and captured at once, it counts once."""
+    from tfperf.memory.holders import find_holders
+    from tfperf.memory.sites import SiteIndex
+
+    _, _, steps = _steps(tf)
+    for fn, args in steps:
         fn(*args)
         sites = SiteIndex()
         sites.add_functions([fn])
@@ -110,27 +117,13 @@ def test_fit_counts_a_tensor_passed_and_captured_once(tf):
     one tensor at the inputs' own batch (it was counted as both)."""
     from tfperf.memory.fit import predict
 
-    x = tf.ones([512, 256])
-    w = tf.Variable(tf.ones([256, 8]))
-
-    @tf.function
-    def takes(t):
-        return t @ w
-
-    @tf.function
-    def captures():
-        return x @ w
-
-    @tf.function
-    def both(t):
-        return t @ w + x @ w
-
-    held = {}
-    for fn, args in ((takes, (x,)), (captures, ()), (both, (x,))):
+    x, w, steps = _steps(tf)
+    held = []
+    for fn, args in steps:
         p = predict(fn, args, {}, 512, function=fn)
         assert p.error is None, p.error
-        held[fn] = p.inputs_bytes + p.persistent_bytes
-    assert held[takes] == held[captures] == held[both] == 512 * KIB + 256 * 8 * 4, held
+        held.append(p.inputs_bytes + p.persistent_bytes)
+    assert held == [512 * KIB + 256 * 8 * 4] * 3, held  # takes, captures, both
 
     # its twin: at another batch the argument is a new tensor and the capture stays
     @tf.function
