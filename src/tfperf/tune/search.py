@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import itertools
 import math
 import shutil
@@ -522,7 +523,7 @@ class Search:
             record.rejected = "not applicable: two levers of one slot"
             return live
         first_limit = first_limit or self.first_call_limit()
-        if any(lv.traces for lv in chosen) and (n := self._prints()):
+        if any(lv.traces for lv in chosen) and (n := self._prints):
             calls = "its print() call runs" if n == 1 else f"its {n} print() calls run"
             record.notes.append(f"{calls} only when traced, not on every call (tf.print runs "
                                 "per call; part of the speed-up may be the print left out)")
@@ -544,7 +545,9 @@ class Search:
                                first_limit=first_limit)
         return live
 
+    @functools.cached_property
     def _prints(self) -> int:
+        """The user's print() calls (the source does not change during a search: read once)."""
         from tfperf.tune.levers.tf_function import traced_prints
 
         return traced_prints(self.ctx.target.source, self.target.name)
