@@ -25,7 +25,7 @@ import re
 
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
-_SHAPE = re.compile(r"OOM when allocating tensor (?:with|of) shape ?\[(?P<shape>[\d, ]+)\]"
+_SHAPE = re.compile(r"OOM when allocating tensor (?:with|of) shape ?[\[(](?P<shape>[\d, ]+)[\])]"
                     r"(?: and type (?P<dtype>\w+))?")
 _REQUEST = re.compile(r"[Rr]an out of memory trying to allocate (?P<n>[\d.]+) ?(?P<u>[KMGT]i?B)")
 # the device's memory when TensorFlow created it: TF 1.5+ on one line, TF 1.0-1.4 on two

@@ -1,0 +1,63 @@
+"""Stop 45: messages of known classes in wordings the rows did not read (an OOM shape in
+parentheses, TF 1.x's swallowed estimator import), each with a twin that must stay apart."""
+
+from __future__ import annotations
+
+from tfperf.doctor.explainer import explain_log
+
+
+def _top(log: str) -> tuple[str, str]:
+    ex = explain_log(log)
+    return (ex.causes[0].label, ex.causes[0].severity) if ex.causes else ("-", ex.verdict)
+
+
+# --- an OOM with the shape in parentheses -----------------------------------------------------
+
+def test_an_oom_shape_in_parentheses_is_an_oom_with_its_batch():
+    # stackoverflow.com/questions/46654424 (dev45a): the line as the asker quoted it
+    ex = explain_log("OOM when allocating tensor with shape (1024, 100, 160)\n")
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("out-of-memory", "failure")
+    assert "1024" in top.cause and "batch" in top.cause
+
+
+def test_the_bracketed_oom_shape_reads_as_before():
+    # twin: TensorFlow's own form keeps its reading
+    log = ("ResourceExhaustedError: OOM when allocating tensor with shape[1024,100,160] and "
+           "type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "out-of-memory" and "1024" in top.cause
+
+
+def test_a_shape_in_parentheses_alone_is_not_an_oom():
+    # twin: a Keras shape message is not an allocation failure
+    assert _top("ValueError: Shapes (None, 1) and (None, 2) are incompatible\n")[0] \
+        != "out-of-memory"
+
+
+# --- TF 1.11-1.13's swallowed estimator import ------------------------------------------------
+
+def test_the_swallowed_estimator_import_says_how_to_see_the_hidden_error():
+    # github.com/tensorflow/tensorflow/issues/23007 (round 29, tf23007): read "nothing wrong"
+    ex = explain_log("import tensorflow as tf\ntf.estimator package not installed.\n"
+                     "tf.estimator package not installed.\n")
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("estimator-import-failed", "warning")
+    assert "tensorflow_estimator" in top.fix and "tensorflow-estimator==" in top.fix
+
+
+def test_the_estimator_line_inside_a_bazel_build_is_build_output():
+    # twin: the API genrule of a source build prints it before the estimator exists; the build
+    # completes
+    log = ("INFO: From Executing genrule //tensorflow/python/estimator/api:"
+           "estimator_python_api_gen:\ntf.estimator package not installed.\n"
+           "tf.estimator package not installed.\n"
+           "Target //tensorflow/tools/pip_package:build_pip_package up-to-date:\n"
+           "INFO: Build completed successfully, 11347 total actions\n")
+    assert explain_log(log).verdict == "nothing-wrong"
+
+
+def test_the_estimator_sentence_in_prose_is_not_the_message():
+    # twin: the row reads the line TensorFlow prints, not a sentence that mentions it
+    log = "Otherwise the tf will complain \"tf.estimator package not installed\" at import\n"
+    assert _top(log)[0] != "estimator-import-failed"
