@@ -41,7 +41,8 @@ _CC = re.compile(r"[Cc]ompute ?[Cc]apability:? ?(?P<cc>\d{1,2}\.\d)|major: (?P<m
                  r"minor: (?P<min>\d)")
 _TOTAL = re.compile(r"[Tt]otal ?[Mm]emory: ?(?P<n>[\d.]+) ?(?P<u>[MG])i?B|"
                     r"with (?P<n2>\d+) MB memory|^\s*Limit:\s+(?P<lim>\d+)\s*$", re.M)
-_OOM_TENSOR = re.compile(r"OOM when allocating tensor (?:with|of) shape ?[\[(](?P<shape>[\d, ]+)[\])]"
+_OOM_TENSOR = re.compile(r"OOM when allocating tensor (?:with|of) shape ?"
+                         r"[\[(](?P<shape>[\d, ]+)[\])]"
                          r"(?: and type (?P<dtype>\w+))?")
 _DTYPE_BYTES = {"double": 8, "float64": 8, "int64": 8, "complex64": 8, "half": 2, "float16": 2,
                 "bfloat16": 2, "int16": 2, "uint8": 1, "int8": 1, "bool": 1}
