@@ -61,3 +61,22 @@ def test_the_estimator_sentence_in_prose_is_not_the_message():
     # twin: the row reads the line TensorFlow prints, not a sentence that mentions it
     log = "Otherwise the tf will complain \"tf.estimator package not installed\" at import\n"
     assert _top(log)[0] != "estimator-import-failed"
+
+
+# --- a standalone Keras module removed in Keras 2.4 is not a Keras 3 reading -------------------
+
+def test_keras_engine_topology_missing_is_the_removed_module_with_the_public_import():
+    # github.com/CrockettLab/outrage_classifier/issues/2 (round 29, outrage2): read as Keras 3
+    # against TensorFlow with a "same minor" fix that does not help (topology is gone since 2.4)
+    log = ("---> 21 from keras.engine.topology import Layer\n\n"
+           "ModuleNotFoundError: No module named 'keras.engine.topology'\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "module-not-found-error"
+    assert "from tensorflow.keras.layers import Layer" in top.fix
+
+
+def test_the_keras_engine_package_missing_stays_the_keras_3_reading():
+    # twins: keras.engine itself (gone in Keras 3) and its other modules keep the Keras 3 reading
+    for mod in ("keras.engine", "keras.engine.base_layer_v1"):
+        log = f"ModuleNotFoundError: No module named '{mod}'\n"
+        assert _top(log)[0] == "keras-tf-version-mismatch", mod

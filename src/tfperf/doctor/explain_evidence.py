@@ -51,7 +51,7 @@ from tfperf.doctor.explain_pip import (
     pin_not_released,
     pip_too_old,
 )
-from tfperf.doctor.explain_search import Lines
+from tfperf.doctor.explain_search import Lines, finditer_lines, search_lines
 from tfperf.doctor.explain_signature import signature_mismatch
 from tfperf.doctor.explain_training import loss_diverged
 
@@ -350,7 +350,8 @@ def gpu_older_than_builds(text: str) -> Reading | None:
     text = _window(text)
     if "apability" not in text and "major: " not in text:
         return None
-    found = [(m, m["cc"] or f"{m['maj']}.{m['min']}") for m in _CC.finditer(text)]
+    found = [(m, m["cc"] or f"{m['maj']}.{m['min']}")
+             for m in finditer_lines(_CC, text, ("apability", "major: "))]
     # every GPU the log names is too old: with a supported one beside it, TensorFlow ignores the
     # old card and runs on the other
     if not found or any(int(cc.split(".")[0]) >= _OLDEST_MAJOR for _, cc in found):
@@ -535,7 +536,8 @@ def serving_op(text: str) -> Reading | None:
     from tfperf.doctor.explain_readings import is_core_op, op_kind
 
     text = _window(text)
-    if "Op type not registered" not in text or (m := _SERVING_OP.search(text)) is None:
+    if "Op type not registered" not in text or \
+            (m := search_lines(_SERVING_OP, text, ("Op type not registered",))) is None:
         return None
     op = m["op"]
     if op_kind({"op": [op]})[0] == "addon" or op.startswith("TF_"):

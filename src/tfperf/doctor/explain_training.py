@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from tfperf.doctor.explain_search import finditer_lines
+
 Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
 
 # 'loss' as its own word (not val_loss), then the separators loggers print, then a value
@@ -25,7 +27,7 @@ def loss_diverged(text: str) -> Reading | None:
         text = text[:_WINDOW] + "\n" + text[-_WINDOW:]
     last_finite = ""
     finite = 0
-    for m in _LOSS.finditer(text):
+    for m in finditer_lines(_LOSS, text, ("loss",)):
         if m["v"] != "nan":
             finite += 1
             last_finite = m.group(0)

@@ -222,7 +222,7 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
                     near = min((holding[w] for w in inner), key=len)
                     hit.update(ki for ki in near if needle in keys[ki])
                     continue
-                parts = needle.split()
+                parts = _anchored_parts(needle)
                 if not parts:  # only whitespace (no row has one): look in every line
                     hit.update(ki for ki, key in enumerate(keys) if needle in key)
                     continue
@@ -245,26 +245,43 @@ def _word_lines(keys: list[bytes]) -> dict[bytes, list[int]]:
 
 
 class _Blob:
-    """Items (none holding a newline) joined by newlines: which items hold a byte string."""
+    """Items (none holding a newline) each between newlines: which items hold a byte string."""
 
     def __init__(self, items: list[bytes]) -> None:
         self.items = items
-        self.blob = b"\n".join(items)
+        self.blob = b"\n" + b"\n".join(items) + b"\n"
         self.starts: list[int] = []
-        pos = 0
+        pos = 1
         for item in items:
             self.starts.append(pos)
             pos += len(item) + 1
 
     def holding(self, part: bytes) -> list[int]:
-        """Indices of the items that hold ``part`` (no newline in it), in order."""
+        """Indices of the items that hold ``part``, in order. A newline that starts (ends)
+        ``part`` anchors it to the start (end) of an item; there is none inside it."""
         found = []
+        lead = 1 if part[:1] == b"\n" else 0
         at = self.blob.find(part)
         while at >= 0:
-            i = bisect.bisect_right(self.starts, at) - 1
+            i = bisect.bisect_right(self.starts, at + lead) - 1
             found.append(i)
-            at = self.blob.find(part, self.starts[i] + len(self.items[i]) + 1)  # next item on
+            at = self.blob.find(part, self.starts[i] + len(self.items[i]))  # next item on
         return found
+
+
+def _anchored_parts(needle: bytes) -> list[bytes]:
+    """The needle's whitespace-separated parts, each as it must lie in a word of a line that
+    holds the needle: a part followed by whitespace in the needle ends a word (``part\\n`` in
+    the words' blob), one preceded by it starts one (``\\npart``). Anchored, a common word
+    ('tensorflow' in 'rebuild tensorflow') is looked for only where it starts a word, not in
+    every path that holds it."""
+    parts = needle.split()
+    out = []
+    for i, part in enumerate(parts):
+        before = i > 0 or needle[:1].isspace()
+        after = i < len(parts) - 1 or needle[-1:].isspace()
+        out.append((b"\n" if before else b"") + part + (b"\n" if after else b""))
+    return out
 
 
 @functools.cache
