@@ -80,3 +80,26 @@ def test_the_keras_engine_package_missing_stays_the_keras_3_reading():
     for mod in ("keras.engine", "keras.engine.base_layer_v1"):
         log = f"ModuleNotFoundError: No module named '{mod}'\n"
         assert _top(log)[0] == "keras-tf-version-mismatch", mod
+
+
+# --- TF 0.x-1.x load cuDNN lazily: its library alone missing fails nothing yet ------------------
+
+def test_cudnn_not_opened_alone_is_a_notice_for_the_ops_that_need_it():
+    # newbe.dev 'is cudnn optional?' (dev45a): a fully connected model never calls cuDNN
+    ex = explain_log("Couldn't open CUDA library libcudnn.so\n")
+    assert ex.verdict == "nothing-wrong"
+    assert ex.causes[0].label == "cudnn-not-loaded" and "convolution" in ex.causes[0].cause
+
+
+def test_cudnn_dso_unloadable_stays_a_failure():
+    # twin: TF 0.5's own failure line after it keeps the failure (tf62 in the set)
+    log = ("I tensorflow/stream_executor/dso_loader.cc:102] Couldn't open CUDA library "
+           "libcudnn.so. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n"
+           "I tensorflow/stream_executor/cuda/cuda_dnn.cc:2259] Unable to load cuDNN DSO\n")
+    assert _top(log) == ("cuda-library-missing", "failure")
+
+
+def test_another_cuda_library_not_opened_stays_a_failure():
+    # twin: cuBLAS is loaded at start-up, without it no GPU op runs
+    log = "Couldn't open CUDA library libcublas.so. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n"
+    assert _top(log) == ("cuda-library-missing", "failure")
