@@ -103,3 +103,36 @@ def test_another_cuda_library_not_opened_stays_a_failure():
     # twin: cuBLAS is loaded at start-up, without it no GPU op runs
     log = "Couldn't open CUDA library libcublas.so. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n"
     assert _top(log) == ("cuda-library-missing", "failure")
+
+
+# --- read as development after dev45b's score (its transfer figure was taken before these) -----
+
+def test_keras_1_input_check_with_a_shape_is_an_input_shape_mismatch():
+    # openillumi.com/?p=67099 (dev45b): one sample of 784 features passed as (784, 1)
+    log = ("Exception: Error when checking : expected dense_input_1 to have shape (None, 784) "
+           "but got array with shape (784, 1)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch" and "batch axis" in top.fix
+
+
+def test_the_target_check_with_a_shape_stays_the_labels_reading():
+    # twin: 'Error when checking target' is about the labels, not the input
+    log = ("ValueError: Error when checking target: expected dense_2 to have shape (10,) but got "
+           "array with shape (1,)\n")
+    assert _top(log)[0] == "labels-output-mismatch"
+
+
+def test_a_restored_keras_call_signature_error_is_tensorflows_and_names_the_signature():
+    # mejorcodigo.com/p/88813 (dev45b): was "not recognised" (no TensorFlow word in the line)
+    log = ("TypeError: f(inputs, training, training, training, training, *, training, training) "
+           "missing 1 required argument: training\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert top.label == "type-error"
+    assert "call signature" in " ".join(top.likely[0])
+
+
+def test_a_plain_python_missing_argument_is_still_not_tensorflows():
+    # twin: the same Python error of another framework's forward() keeps "not TensorFlow's"
+    ex = explain_log("TypeError: forward() missing 1 required positional argument: training\n")
+    assert ex.verdict == "unrecognised"

@@ -241,7 +241,10 @@ TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]
                          r"SavedModel|saved_model|\beager\b|\bgraph\b|"
                          # add-ons whose module names do not say tensorflow; a model's
                          # TensorFlow weights file and class names (Hugging Face's TF* models)
-                         r"\btf_(?:agents|slim)\b|\btf_model\.h5\b|\bTF[A-Z]\w*Model\w*|\bfrom_pt\b")
+                         r"\btf_(?:agents|slim)\b|\btf_model\.h5\b|\bTF[A-Z]\w*Model\w*|\bfrom_pt\b|"
+                         # a Keras layer's call signature in a traced or restored function's
+                         # argument error ("f(inputs, training, ...) missing 1 required argument")
+                         r"\(inputs, training\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NB_FRAME = re.compile(r"^\s*(?P<path><ipython-input-[\w-]+>|(?:[A-Za-z]:)?[~\w./\\ -]+\.py)"
                        r"(?::(?P<line>\d+))? in (?P<func>[\w<>.]+)")
