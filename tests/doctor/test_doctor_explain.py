@@ -243,6 +243,9 @@ EXAMPLES = {
     # srama2512/PONI#5 (held-out round 23): conda, a TensorFlow with no build for the Python
     "conda-tf-no-build-for-python": "  - tensorflow-gpu==1.15.0 -> "
                                     "python[version='>=3.6,<3.7.0a0|>=3.7,<3.8.0a0']",
+    # a TensorFlow 1.x source build: bazel shows what the API genrule printed (stop 45)
+    "tf-build-genrule-output": "INFO: From Executing genrule //tensorflow/python/estimator/api:"
+                               "estimator_python_api_gen:",
 }
 
 
