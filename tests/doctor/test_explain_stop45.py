@@ -63,23 +63,24 @@ def test_the_estimator_sentence_in_prose_is_not_the_message():
     assert _top(log)[0] != "estimator-import-failed"
 
 
-# --- a standalone Keras module removed in Keras 2.4 is not a Keras 3 reading -------------------
+# --- keras.engine.topology: the module gone since Keras 2.4, with the public import -------------
 
-def test_keras_engine_topology_missing_is_the_removed_module_with_the_public_import():
-    # github.com/CrockettLab/outrage_classifier/issues/2 (round 29, outrage2): read as Keras 3
-    # against TensorFlow with a "same minor" fix that does not help (topology is gone since 2.4)
+def test_keras_engine_topology_missing_names_the_public_import():
+    # github.com/CrockettLab/outrage_classifier/issues/2 (round 29, outrage2): the generic
+    # "same minor as TensorFlow" fix does not bring the module back (gone since Keras 2.4)
     log = ("---> 21 from keras.engine.topology import Layer\n\n"
            "ModuleNotFoundError: No module named 'keras.engine.topology'\n")
     top = explain_log(log).causes[0]
-    assert top.label == "module-not-found-error"
-    assert "from tensorflow.keras.layers import Layer" in top.fix
+    assert top.label == "keras-tf-version-mismatch"
+    assert "from tensorflow.keras.layers import Layer" in top.fix.split(" Otherwise: ")[0]
 
 
-def test_the_keras_engine_package_missing_stays_the_keras_3_reading():
-    # twins: keras.engine itself (gone in Keras 3) and its other modules keep the Keras 3 reading
+def test_the_keras_engine_package_missing_keeps_the_keras_3_reading():
+    # twin: keras.engine itself (gone in Keras 3) and another of its modules keep the row's text
     for mod in ("keras.engine", "keras.engine.base_layer_v1"):
-        log = f"ModuleNotFoundError: No module named '{mod}'\n"
-        assert _top(log)[0] == "keras-tf-version-mismatch", mod
+        top = explain_log(f"ModuleNotFoundError: No module named '{mod}'\n").causes[0]
+        assert top.label == "keras-tf-version-mismatch", mod
+        assert "keras.layers import Layer" not in top.fix, mod
 
 
 # --- TF 0.x-1.x load cuDNN lazily: its library alone missing fails nothing yet ------------------

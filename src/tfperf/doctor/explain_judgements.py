@@ -273,7 +273,8 @@ _POLLS = 3  # the config re-read this many times without a load: the model never
 def _serving_never_loads(by_label: dict[str, Any], text: str) -> Judgement | None:
     """TF Serving re-adds a model at every config poll but never starts loading it (round 20:
     tensorflow/serving#2189, ten I lines read as nothing wrong)."""
-    if "(Re-)adding model" not in text or _LOADING.search(text) or by_label:
+    # by_label first: the alternation searches the whole text (4 ms on a 10,000-line log)
+    if by_label or "(Re-)adding model" not in text or _LOADING.search(text):
         return None
     counts: dict[str, int] = {}
     for name in _READDED.findall(text):
