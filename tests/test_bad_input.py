@@ -186,6 +186,8 @@ CLI_CELLS: list[Any] = [
     # binary one is searched as it is (a core dump may hold the OOM line): by design
     ("explain-missing", ["explain", "--file", "missing.log"], 2, "no such file"),
     ("explain-folder", ["explain", "--file", "folder.py"], 2, "is a directory"),
+    # a folder named as TEXT is a path too: it said "nothing wrong" about the word (stop 45)
+    ("explain-folder-as-text", ["explain", "folder.py"], 2, "is a directory"),
     ("explain-symlink-loop", ["explain", "--file", "loop.py"], 2, "loop.py"),
     ("explain-empty", ["explain", "--file", "empty.log"], 0, ""),
     ("explain-binary", ["explain", "--file", "binary.log"], 0, ""),
