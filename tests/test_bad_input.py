@@ -180,6 +180,11 @@ CLI_CELLS: list[Any] = [
      "--html funcs.py: an existing Python source or notebook"),
     ("doctor-workers-env-unset", ["doctor", "--workers", "env"], 2,
      "error: --workers: TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set TF_CONFIG"),
+    # a file for --workers must hold a TF_CONFIG: a binary one raised UnicodeDecodeError
+    ("doctor-workers-binary-file", ["doctor", "--workers", "binary.py"], 2,
+     "error: --workers: binary.py: not a TF_CONFIG file (not UTF-8 text)"),
+    ("doctor-workers-python-file", ["doctor", "--workers", "funcs.py"], 2,
+     "error: --workers: funcs.py: not a TF_CONFIG file"),
     ("doctor-plan-bad-driver", ["doctor", "--plan", "2.15.0", "--driver", "new"], 2,
      "not a driver version"),
     # explain --file: an empty log has its own verdict ("the log is empty", exit 0), and a
