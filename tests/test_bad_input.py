@@ -185,6 +185,8 @@ CLI_CELLS: list[Any] = [
      "error: --workers: binary.py: not a TF_CONFIG file (not UTF-8 text)"),
     ("doctor-workers-python-file", ["doctor", "--workers", "funcs.py"], 2,
      "error: --workers: funcs.py: not a TF_CONFIG file"),
+    ("doctor-workers-missing-file", ["doctor", "--workers", "conf/tf_config.json"], 2,
+     "error: --workers: conf/tf_config.json: no such file"),
     ("doctor-plan-bad-driver", ["doctor", "--plan", "2.15.0", "--driver", "new"], 2,
      "not a driver version"),
     # explain --file: an empty log has its own verdict ("the log is empty", exit 0), and a

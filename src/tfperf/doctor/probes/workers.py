@@ -37,6 +37,11 @@ def parse_workers(spec: str, index: int | None = None) -> tuple[list[str], int]:
                                    "TF_CONFIG")
     elif not text.startswith("{") and os.path.isfile(text):
         text = _read_config_file(text)
+    elif not text.startswith("{") and (text.endswith(".json") or os.sep in text) \
+            and "," not in text:
+        # a TF_CONFIG file's name, not a host list: said missing, not "not HOST:PORT"
+        raise WorkersSpecError(f"{text}: no such file (a TF_CONFIG file, or give "
+                               "HOST:PORT,HOST:PORT)")
     if text.lstrip().startswith("{"):
         try:
             config = json.loads(text)
