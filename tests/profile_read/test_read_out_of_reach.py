@@ -48,3 +48,12 @@ def test_a_logdir_that_cannot_be_listed(tmp_path, monkeypatch, capsys):
 def test_a_missing_capture_is_still_missing(tmp_path, capsys):
     assert main(["profile", "--read", str(tmp_path / "nope.xplane.pb")]) == 2
     assert "nope.xplane.pb: no such file or folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_not_opened(tmp_path, capsys):
+    pipe = tmp_path / "host.xplane.pb"
+    os.mkfifo(pipe)
+    assert main(["profile", "--read", str(pipe)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"tfperf profile: error: {pipe}: not a file or folder (a named pipe, socket or device)")

@@ -26,6 +26,8 @@ def _check_reachable(path: str) -> None:
             raise UsageError(f"{path}: a symlink that leads to no file (a loop or a missing "
                              "target)") from None
         raise UsageError(f"{path}: cannot reach it: {exc.strerror or exc}") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # opening a named pipe waits forever
+        raise UsageError(f"{path}: not a file or folder (a named pipe, socket or device)")
     try:
         if stat.S_ISDIR(mode):
             os.listdir(path)
