@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
                    help="a function returning the arguments (a tuple, one value, or a dict "
                         "of keyword arguments)")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
-                   help="time for the whole search (default 60)")
+                   help="time for the whole search (default 60); importing TensorFlow and "
+                        "FILE.py and making the inputs come on top")
     p.add_argument("--calls", type=int, metavar="N",
                    help="rank by the time of N calls, first call (trace, compile) included; "
                         "default: the steady state")
