@@ -122,6 +122,8 @@ CLI_CELLS: list[Any] = [
      "--html funcs.py: an existing Python source or notebook"),
     ("tune-plot-folder", ["tune", "good.py:plain", "--plot", "folder.py"], 2,
      "--plot folder.py: is a folder"),
+    ("tune-calls-zero", ["tune", "good.py:plain", "--calls", "0"], 2,
+     "--calls must be at least 1, not 0"),
     # profile SCRIPT.py / FILE.py:FUNC / MODULE:FUNC
     ("profile-missing", ["profile", "missing.py"], 2, "missing.py: no such file"),
     ("profile-empty", ["profile", "empty.py"], 2, "empty.py: the file is empty"),

@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.budget is not None and args.budget <= 0:
         raise UsageError("--budget must be positive")
+    if args.calls is not None and args.calls < 1:  # `--calls 0` ran, ranked by nothing
+        raise UsageError(f"--calls must be at least 1, not {args.calls}")
     devices = getattr(args, "devices", None)
     if devices is not None and devices != "auto" and not (devices.isdigit() and int(devices)):
         raise UsageError(f"--devices must be a positive count or 'auto', not {devices!r}")
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             require_ray()
         except TuneError as exc:
-            print(f"tfperf tune: {exc}", file=sys.stderr)
+            print(f"tfperf tune: error: {exc}", file=sys.stderr)
             return 2
     _check(args)  # before TensorFlow is imported: bad input fails fast
     from tfperf.core.tensorflow_needed import tensorflow_missing
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             fn, inputs = _load(args)
             return _tune(args, fn, inputs, out)
     except (UserCodeError, TuneError) as exc:
-        print(f"tfperf tune: {exc}", file=sys.stderr)
+        print(f"tfperf tune: error: {exc}", file=sys.stderr)
         return 2
 
 
