@@ -122,6 +122,8 @@ CLI_CELLS: list[Any] = [
      "--html funcs.py: an existing Python source or notebook"),
     ("tune-plot-folder", ["tune", "good.py:plain", "--plot", "folder.py"], 2,
      "--plot folder.py: is a folder"),
+    ("tune-calls-zero", ["tune", "good.py:plain", "--calls", "0"], 2,
+     "--calls must be at least 1, not 0"),
     # profile SCRIPT.py / FILE.py:FUNC / MODULE:FUNC
     ("profile-missing", ["profile", "missing.py"], 2, "missing.py: no such file"),
     ("profile-empty", ["profile", "empty.py"], 2, "empty.py: the file is empty"),
@@ -180,12 +182,21 @@ CLI_CELLS: list[Any] = [
      "--html funcs.py: an existing Python source or notebook"),
     ("doctor-workers-env-unset", ["doctor", "--workers", "env"], 2,
      "error: --workers: TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set TF_CONFIG"),
+    # a file for --workers must hold a TF_CONFIG: a binary one raised UnicodeDecodeError
+    ("doctor-workers-binary-file", ["doctor", "--workers", "binary.py"], 2,
+     "error: --workers: binary.py: not a TF_CONFIG file (not UTF-8 text)"),
+    ("doctor-workers-python-file", ["doctor", "--workers", "funcs.py"], 2,
+     "error: --workers: funcs.py: not a TF_CONFIG file"),
+    ("doctor-workers-missing-file", ["doctor", "--workers", "conf/tf_config.json"], 2,
+     "error: --workers: conf/tf_config.json: no such file"),
     ("doctor-plan-bad-driver", ["doctor", "--plan", "2.15.0", "--driver", "new"], 2,
      "not a driver version"),
     # explain --file: an empty log has its own verdict ("the log is empty", exit 0), and a
     # binary one is searched as it is (a core dump may hold the OOM line): by design
     ("explain-missing", ["explain", "--file", "missing.log"], 2, "no such file"),
     ("explain-folder", ["explain", "--file", "folder.py"], 2, "is a directory"),
+    # a folder named as TEXT is a path too: it said "nothing wrong" about the word (stop 45)
+    ("explain-folder-as-text", ["explain", "folder.py"], 2, "is a directory"),
     ("explain-symlink-loop", ["explain", "--file", "loop.py"], 2, "loop.py"),
     ("explain-empty", ["explain", "--file", "empty.log"], 0, ""),
     ("explain-binary", ["explain", "--file", "binary.log"], 0, ""),

@@ -101,7 +101,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         mod.register(sub)  # type: ignore[attr-defined]
     demo = sub.add_parser(
         "demo",
-        help="the main job: doctor this machine, then lint, bench and profile the case study")
+        help="the main job: doctor this machine, then lint, bench and profile the case study",
+        description="The doctor on this machine, then lint, bench and profile of the article's "
+                    "case study; each step ends with a line saying what came of it. Exit "
+                    "status: 0 unless a step really failed (findings and advice on the slow "
+                    "example are expected); else the failed step's own status.")
     demo.add_argument("--no-compute", action="store_true",
                       help="skip the doctor's live checks and the bench and profile steps")
     demo.add_argument("--verbose", action="store_true",

@@ -171,6 +171,24 @@ def test_a_folder_without_read_permission_is_one_line(shared_dir, unprivileged, 
     assert f"{other}:" in out
 
 
+def test_a_folder_without_read_permission_with_the_cache_on(shared_dir, unprivileged,
+                                                            monkeypatch, capsys):
+    """Stop 45: with the cache on (the default) the cache's project-root search stat()ed
+    `closed/pyproject.toml` and the run stopped with that file's PermissionError."""
+    closed = shared_dir / "closed"
+    make(closed / "m.py")
+    closed.chmod(0o000)
+    other = make(shared_dir / "open" / "m.py")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_dir / "cache"))
+    with unprivileged():
+        rc = main(["lint", str(closed), str(other)])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert errors_of(err) == [
+        f"tfperf lint: error: {closed}: cannot list the folder: Permission denied"], err
+    assert f"{other}:" in out
+
+
 def test_a_folder_deeper_down_that_cannot_be_listed_is_reported(shared_dir, unprivileged,
                                                                capsys):
     make(shared_dir / "pkg" / "inner" / "m.py")

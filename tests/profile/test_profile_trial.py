@@ -341,3 +341,20 @@ def test_the_html_report_says_when_the_interval_holds_1x():
     sure = dict(m, interval=[1.1, 1.41])
     page = _measured(Doc({"m": sure}), "m", sure)
     assert "noise" not in page and 'data-path="m.interval.1"' in page
+
+
+def test_a_script_with_fewer_steps_than_asked_is_said_to_have_run_them_all(tmp_path):
+    """Stop 45: a 16-step script under the default 20 was reported "over 20 steps × 2 rounds"."""
+    script = tmp_path / "train.py"
+    script.write_text("print('original')\n")
+    before = {"durations": [0.5, 0.3] + [0.010] * 14, "losses": [[0.25]] * 16}
+    after = {"durations": [2.0, 0.3] + [0.002] * 14, "losses": [[0.25]] * 16}
+    t = trial.try_fix(script, [], script.read_text(), PATCH, steps=20, rounds=2,
+                      runner=_fake({"before": before, "after": after})[0],
+                      workdir=tmp_path / "fixes")
+    assert t.steps_run == 16 and t.to_dict()["steps_run"] == 16
+    assert "over 16 steps × 2 rounds (all the script ran of the 20 asked)" in t.summary()
+    full = trial.try_fix(script, [], script.read_text(), PATCH, steps=16, rounds=2,
+                         runner=_fake({"before": before, "after": after})[0],
+                         workdir=tmp_path / "full")
+    assert "over 16 steps × 2 rounds;" in full.summary()  # as many as asked: nothing added

@@ -97,7 +97,7 @@ def test_apply_refuses_a_function_of_another_file(tmp_path, capsys, drop_loop):
     rc, _, err = _tune(capsys, named, "--apply")
     assert rc == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == (
-        f"tfperf tune: {named}: f was measured in {helpers}, not in this file: --apply "
+        f"tfperf tune: error: {named}: f was measured in {helpers}, not in this file: --apply "
         f"writes only the file it measured; tune {helpers}:f to patch that one")
     assert helpers.read_text() == SOURCE
 
@@ -110,7 +110,7 @@ def test_apply_refuses_a_file_changed_while_it_was_measured(tmp_path, capsys, dr
     rc, _, err = _tune(capsys, path, "--apply")
     assert rc == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == \
-        f"tfperf tune: {path} changed since it was tuned: run tfperf tune again"
+        f"tfperf tune: error: {path} changed since it was tuned: run tfperf tune again"
     assert path.read_text() == edited
 
 
@@ -123,7 +123,7 @@ def test_what_the_file_system_refuses_is_one_line_and_exit_2(tmp_path, capsys, d
     drop_loop.append(lambda: gone.unlink(missing_ok=True))
     rc, _, err = _tune(capsys, gone, "--apply")
     assert rc == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1] == (f"tfperf tune: {gone}: cannot read it to apply "
+    assert err.strip().splitlines()[-1] == (f"tfperf tune: error: {gone}: cannot read it to apply "
                                             "the patch: No such file or directory")
     drop_loop.clear()
     # An unwritable file (tests run as root, where permission bits do not stop a write:
@@ -138,7 +138,7 @@ def test_what_the_file_system_refuses_is_one_line_and_exit_2(tmp_path, capsys, d
     rc, _, err = _tune(capsys, locked, "--apply", "--no-cache")
     assert rc == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == \
-        f"tfperf tune: {locked}: not patched: Permission denied"
+        f"tfperf tune: error: {locked}: not patched: Permission denied"
     assert locked.read_text() == SOURCE
 
 

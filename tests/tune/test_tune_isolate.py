@@ -203,7 +203,7 @@ def test_cli_scale_options_give_one_line_errors(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if not installed
     assert cli.main(["tune", f"{src}:f", "--ray", "local"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "tfperf tune: --ray needs Ray, which is not installed here: pip install " \
+    assert err == "tfperf tune: error: --ray needs Ray, which is not installed here: pip install " \
                   "'tfperf[ray]' (or run without --ray)"
     assert cli.main(["tune", f"{src}:f", "--devices", "0"]) == 2
     assert "--devices must be a positive count or 'auto', not '0'" in capsys.readouterr().err

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +120,9 @@ def check_record(doc: Any, source: str = "the saved run") -> dict[str, Any]:
 def load_record(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
+            # a named pipe: reading it waited for a writer forever (stop 45)
+            raise RecordError(f"{path}: not a regular file (a named pipe, socket or device)")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None

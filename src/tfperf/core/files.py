@@ -253,9 +253,12 @@ def project_root(start: str | Path) -> Path | None:
     """The nearest directory at or above ``start`` holding a project marker
     (:data:`PROJECT_MARKERS`); ``None`` outside any project."""
     start = Path(start).resolve()
-    directory = start if start.is_dir() else start.parent
+    # os.path's tests, not Path's: Path.exists() raised PermissionError in a folder that
+    # cannot be searched, and `tfperf lint locked/` (cache on) stopped with
+    # "locked/pyproject.toml: Permission denied" before saying it cannot list the folder
+    directory = start if os.path.isdir(start) else start.parent
     for d in (directory, *directory.parents):
-        if any((d / marker).exists() for marker in PROJECT_MARKERS):
+        if any(os.path.exists(d / marker) for marker in PROJECT_MARKERS):
             return d
     return None
 

@@ -62,7 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     explain = subparsers.add_parser(
         "explain", help="explain a pasted TensorFlow GPU error log: cause and fix per line",
-        description="Match a log against known TensorFlow/CUDA error patterns.")
+        description="Match a log against known TensorFlow/CUDA error patterns. Exit status: "
+                    "0 nothing at failure or warning level found, 1 a cause at failure or "
+                    "warning level found, 2 usage error (no log given, a path that is missing "
+                    "or out of reach).")
     add_explain_arguments(explain)
     explain.set_defaults(func=run_explain)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,9 +51,13 @@ def _read_input(args: argparse.Namespace) -> str:
         args.file = text_args.pop()
     if args.file:
         path = Path(args.file)
-        if not path.exists():
-            raise UsageError(f"no such file: {args.file}")
-        if path.is_dir():
+        try:  # os.stat, not Path.exists: a folder without access raised PermissionError
+            is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+        except FileNotFoundError:
+            raise UsageError(f"no such file: {args.file}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot reach {args.file}: {exc.strerror or exc}") from None
+        if is_dir:
             raise UsageError(f"{args.file} is a directory, not a log file")
         try:
             data = path.read_bytes()
@@ -117,16 +123,19 @@ _LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
 
 
 def _names_a_file(arg: str) -> bool:
-    """``arg`` is a path, not log text: one word that is a file here, or that ends like a log
-    file (``train.log``: a missing one is then said to be missing, not explained as text)."""
+    """``arg`` is a path, not log text: one word that names a file or folder here (one out of
+    reach too), or that ends like a log file (``train.log``: a missing one is then said to be
+    missing, not explained as text)."""
     if not arg or any(c.isspace() for c in arg):
         return False
     try:
-        if Path(arg).is_file():
-            return True
-    except OSError:
-        return False
-    return arg.lower().endswith(_LOG_SUFFIXES)
+        os.stat(arg)
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return arg.lower().endswith(_LOG_SUFFIXES)
+    except OSError:  # there but out of reach (no permission): said so, not read as log text
+        return True
+    # a folder too: `tfperf explain logs/` said "nothing wrong" about the word "logs/"
+    return True
 
 
 _USAGE = ("nothing to explain: pass the log as TEXT, pipe it in (tfperf explain < train.log), "

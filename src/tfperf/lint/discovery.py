@@ -106,6 +106,16 @@ def _parent_specs(directory: Path) -> list[tuple[str, object]]:
     return specs
 
 
+_NOT_REGULAR = "not a regular file (a named pipe, socket or device), skipped"
+
+
+def _regular(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 def walk(root: Path, excluded=None, unlisted: list[str] | None = None,
          skipped: list[str] | None = None) -> Iterable[tuple[Path, str]]:
     """Lintable files under ``root`` in a stable order → (path spelled from ``root`` as
@@ -165,6 +175,10 @@ def walk(root: Path, excluded=None, unlisted: list[str] | None = None,
                     if skipped is not None:
                         skipped.append(_skip_note(os.path.join(spelled, name)))
                     continue
+                if not _regular(entry):  # a named pipe: reading it waited forever (stop 45)
+                    if skipped is not None:
+                        skipped.append(f"{os.path.join(spelled, name)}: {_NOT_REGULAR}")
+                    continue
                 yield Path(spelled, name), real
         stack.extend(reversed(subdirs))
 
@@ -203,6 +217,9 @@ def iter_discover(paths: Sequence[str], excluded=None, unlisted: list[str] | Non
                         skipped.append(_skip_note(m))
                 elif mp.is_dir():
                     candidates.extend(walk(mp, excluded, unlisted, skipped))
+                elif mp.suffix in SUFFIXES and not os.path.isfile(mp):
+                    if skipped is not None:
+                        skipped.append(f"{m}: {_NOT_REGULAR}")
                 elif mp.suffix in SUFFIXES:
                     candidates.append((mp, os.path.realpath(mp)))
         else:

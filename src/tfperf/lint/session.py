@@ -24,6 +24,8 @@ from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from tfperf.lint.cache import LintCache
 
 # Below this many files to analyse, worker start-up costs more than it saves.
@@ -235,12 +237,36 @@ def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int 
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
-    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
-                             initializer=_init_worker,
-                             initargs=([r.code for r in rules], options, tf_version,
-                                       version_set, targets, key_salt)) as pool:
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
+                               initializer=_init_worker,
+                               initargs=([r.code for r in rules], options, tf_version,
+                                         version_set, targets, key_salt))
+    try:
         results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
+    except BaseException:  # an interrupt: the workers end now, not after their chunks
+        _end_pool(pool)
+        raise
+    pool.shutdown()
     return results, n
+
+
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool whose results are no longer wanted, workers included. `shutdown(wait=True)`
+    waited for every chunk the workers were on (`timeout -s INT` and `kill` reach only this
+    process), and twice in about 25 interrupts never returned: this process waited on a
+    worker's result half read, the workers on a lock (stop 45)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14's public way
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
 
 
 def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
@@ -290,7 +316,7 @@ def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
                     for i in range(sent, len(files), CHUNK)]
         results = [r for f in futures for r in f.result()]
     except BaseException:  # a bad path further on (DiscoveryError), an interrupt
-        pool.shutdown(cancel_futures=True)
+        _end_pool(pool)
         raise
     pool.shutdown()
     return files, results, cores

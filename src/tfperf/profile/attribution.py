@@ -8,6 +8,7 @@ is a short frame walk with dictionary look-ups.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import sysconfig
@@ -58,6 +59,24 @@ def installed_elsewhere(entries: list[str]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _launchers() -> frozenset[str]:
+    """tfperf's own console script (``<venv>/bin/tfperf``, the user scheme's, the one this
+    process started from): pip writes it outside site-packages, so its ``sys.exit(main())``
+    read as the user's line, and ``profile MODULE:FUNCTION`` blamed "compiled step called at
+    tfperf:8" where ``python -m tfperf`` found no cause (stop 45)."""
+    out = set()
+    folders = [sysconfig.get_paths().get("scripts")]
+    with contextlib.suppress(KeyError):  # a platform without a user scheme
+        folders.append(sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user")))
+    for folder in folders:
+        if folder:
+            out.add(os.path.realpath(os.path.join(folder, "tfperf")))
+    if sys.argv and os.path.basename(sys.argv[0]).removesuffix(".exe") == "tfperf":
+        out.add(os.path.realpath(sys.argv[0]))
+    return frozenset(out)
+
+
+_LAUNCHERS = _launchers()
 _TARGET_PACKAGES = installed_elsewhere(sys.path)
 _LIBRARY_PREFIXES = _library_prefixes() + _TARGET_PACKAGES
 
@@ -80,7 +99,7 @@ def is_user_file(filename: str) -> bool:
         return True
     if path.startswith(_TFPERF_DIR):
         return path.startswith(_TFPERF_USER_DIRS)
-    return not path.startswith(_LIBRARY_PREFIXES)
+    return not path.startswith(_LIBRARY_PREFIXES) and path not in _LAUNCHERS
 
 
 def is_user_code(code: CodeType) -> bool:

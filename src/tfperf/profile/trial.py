@@ -85,6 +85,15 @@ class Trial:
         return "run" if runs and all(r.unit == "run" for r in runs) else "step"
 
     @property
+    def steps_run(self) -> int:
+        """The steps each side's runs reached (the fewest): a script with fewer steps than
+        asked ends there, and "over 20 steps" was said of a script that has 16 (stop 45)."""
+        runs = self.before + self.after
+        if not runs or any(r.error for r in runs):
+            return self.steps
+        return min(self.steps, *(len(r.durations) for r in runs))
+
+    @property
     def saved_s(self) -> float | None:
         if self.before_step_s is None or self.after_step_s is None:
             return None
@@ -99,7 +108,7 @@ class Trial:
     def to_dict(self) -> dict[str, Any]:
         return {"fix": self.patch.name, "description": self.patch.description,
                 "applied": self.patch.source is not None, "reason": self.patch.reason or None,
-                "copy": self.copy, "steps": self.steps,
+                "copy": self.copy, "steps": self.steps, "steps_run": self.steps_run,
                 "before_step_s": self.before_step_s, "after_step_s": self.after_step_s,
                 "saved_s": self.saved_s, "speedup": self.speedup,
                 "interval": [self.low, self.high] if self.low is not None else None,
@@ -126,7 +135,9 @@ class Trial:
                      f"{_secs(self.first_before_s)}")
         saved = self.saved_s or 0.0
         verb = "saves" if saved >= 0 else "costs"
-        over = (f"{self.steps} steps × {len(self.before)} rounds" if self.unit == "step" else
+        ran = self.steps_run
+        short = f" (all the script ran of the {self.steps} asked)" if ran < self.steps else ""
+        over = (f"{ran} steps × {len(self.before)} rounds{short}" if self.unit == "step" else
                 f"{len(self.before)} whole runs a side (no step loop)")
         retraced = ""
         if self.traces is not None and self.traces > RETRACES_OK:

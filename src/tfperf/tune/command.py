@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
                    help="a function returning the arguments (a tuple, one value, or a dict "
                         "of keyword arguments)")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
-                   help="time for the whole search (default 60)")
+                   help="time for the whole search (default 60); importing TensorFlow and "
+                        "FILE.py and making the inputs come on top")
     p.add_argument("--calls", type=int, metavar="N",
                    help="rank by the time of N calls, first call (trace, compile) included; "
                         "default: the steady state")
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.budget is not None and args.budget <= 0:
         raise UsageError("--budget must be positive")
+    if args.calls is not None and args.calls < 1:  # `--calls 0` ran, ranked by nothing
+        raise UsageError(f"--calls must be at least 1, not {args.calls}")
     devices = getattr(args, "devices", None)
     if devices is not None and devices != "auto" and not (devices.isdigit() and int(devices)):
         raise UsageError(f"--devices must be a positive count or 'auto', not {devices!r}")
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             require_ray()
         except TuneError as exc:
-            print(f"tfperf tune: {exc}", file=sys.stderr)
+            print(f"tfperf tune: error: {exc}", file=sys.stderr)
             return 2
     _check(args)  # before TensorFlow is imported: bad input fails fast
     from tfperf.core.tensorflow_needed import tensorflow_missing
@@ -122,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             fn, inputs = _load(args)
             return _tune(args, fn, inputs, out)
     except (UserCodeError, TuneError) as exc:
-        print(f"tfperf tune: {exc}", file=sys.stderr)
+        print(f"tfperf tune: error: {exc}", file=sys.stderr)
         return 2
 
 

@@ -36,8 +36,12 @@ def parse_workers(spec: str, index: int | None = None) -> tuple[list[str], int]:
             raise WorkersSpecError("TF_CONFIG is not set; give HOST:PORT,HOST:PORT or set "
                                    "TF_CONFIG")
     elif not text.startswith("{") and os.path.isfile(text):
-        with open(text, encoding="utf-8") as fh:
-            text = fh.read()
+        text = _read_config_file(text)
+    elif not text.startswith("{") and (text.endswith(".json") or os.sep in text) \
+            and "," not in text:
+        # a TF_CONFIG file's name, not a host list: said missing, not "not HOST:PORT"
+        raise WorkersSpecError(f"{text}: no such file (a TF_CONFIG file, or give "
+                               "HOST:PORT,HOST:PORT)")
     if text.lstrip().startswith("{"):
         try:
             config = json.loads(text)
@@ -61,6 +65,22 @@ def parse_workers(spec: str, index: int | None = None) -> tuple[list[str], int]:
     if not 0 <= at < len(workers):
         raise WorkersSpecError(f"worker index {at} is not in 0..{len(workers) - 1}")
     return workers, at
+
+
+def _read_config_file(path: str) -> str:
+    """A TF_CONFIG file's text; anything else is a WorkersSpecError that names the file (a
+    binary file ended in a UnicodeDecodeError traceback, stop 45)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise WorkersSpecError(f"{path}: not a TF_CONFIG file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise WorkersSpecError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if not text.lstrip().startswith("{"):
+        raise WorkersSpecError(f"{path}: not a TF_CONFIG file (its JSON object, "
+                               '{"cluster": {"worker": [...]}, "task": {...}})')
+    return text
 
 
 def probe_workers(workers: list[str], index: int, timeout: float = 120.0,

@@ -6,6 +6,39 @@ import argparse
 import sys
 
 
+def _check_reachable(path: str) -> None:
+    """A capture path that is not there, or not to be read, is bad input (exit 2). Out of
+    reach used to read as missing ("no such file or folder") or, for a folder that cannot be
+    listed, as a capture-less logdir (exit 1): stop 45."""
+    import os
+    import stat
+
+    from tfperf.cli import UsageError
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        why = ("a symlink that leads to no file (a loop or a missing target)"
+               if os.path.islink(path) else "no such file or folder")
+        raise UsageError(f"{path}: {why}") from None
+    except OSError as exc:
+        if os.path.islink(path):
+            raise UsageError(f"{path}: a symlink that leads to no file (a loop or a missing "
+                             "target)") from None
+        raise UsageError(f"{path}: cannot reach it: {exc.strerror or exc}") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # opening a named pipe waits forever
+        raise UsageError(f"{path}: not a file or folder (a named pipe, socket or device)")
+    try:
+        if stat.S_ISDIR(mode):
+            os.listdir(path)
+        else:
+            with open(path, "rb"):
+                pass
+    except OSError as exc:
+        what = "list" if stat.S_ISDIR(mode) else "read"
+        raise UsageError(f"{path}: cannot {what} it: {exc.strerror or exc}") from None
+
+
 def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
     from tfperf.cli import UsageError
 
@@ -23,13 +56,8 @@ def run_read(args: argparse.Namespace, script_args: list[str]) -> int:
     if unused:
         raise UsageError(f"{', '.join(unused)}: for a run (SCRIPT.py or MODULE:FUNCTION); "
                          f"--read and --compare read captures (--html and --json apply)")
-    import os
-
     for p in [args.read] if args.read is not None else list(args.compare):
-        if not os.path.exists(p):
-            why = ("a symlink that leads to no file (a loop or a missing target)"
-                   if os.path.islink(p) else "no such file or folder")
-            raise UsageError(f"{p}: {why}")
+        _check_reachable(p)
     if args.html:
         from tfperf.core.usercode import UserCodeError, check_output_path
 
