@@ -353,7 +353,7 @@ reports the eager step itself, at the loop.
                         loss = yolo_loss(model(images), labels)
                     grads = tape.gradient(loss, model.trainable_variables)
                     opt.apply_gradients(zip(grads, model.trainable_variables))
-        """}, count=1, lines=(3,), spelling="module: the loop in another module"),
+        """}, count=1, lines=(3,), spelling="module"),
         Invalid("""
             import tensorflow as tf
             class Head(tf.keras.layers.Layer):
