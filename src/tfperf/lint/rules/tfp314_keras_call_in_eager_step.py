@@ -16,6 +16,7 @@ from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.rules.tfp306_eager_training_step import _is_tape_with, _trains
 from tfperf.lint.rules.tfp310_eager_ops_per_step import _NOT_OPS, MANY_OPS
 from tfperf.lint.semantic import Context
+from tfperf.lint.semantic.tf_api import TF_FUNCTION_NAMES
 
 if TYPE_CHECKING:
     from tfperf.analysis.project import Project
@@ -64,8 +65,14 @@ def _compiled(ctx: Context, cls: ast.ClassDef, call: Any) -> bool:
     (``self.call = tf.function(self.call)``)."""
     if tf_function_decorator_or_wrapper(ctx, call) is not None:
         return True
-    seg = ast.get_source_segment(ctx.source, cls) or ""
-    return "function(self.call" in seg.replace(" ", "")
+    setup = [s for s in cls.body if type(s) in _DEFS and s.name in ("__init__", "build")]
+    for node in (n for s in setup for n in ast.walk(s)):
+        if type(node) is ast.Call and any(
+                type(a) is ast.Attribute and a.attr == "call" and type(a.value) is ast.Name
+                and a.value.id == "self" for a in node.args) \
+                and ctx.call_qualname(node) in TF_FUNCTION_NAMES:
+            return True
+    return False
 
 
 def _instance(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | None:
@@ -267,6 +274,28 @@ reports the eager step itself, at the loop.
             net.compile("adam", "mse")
             net.fit(x_train, y_train, epochs=5)
         """, notebook=True, spelling="notebook: trained by fit"),
+        Valid("""
+            import tensorflow as tf
+            class Loss(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.call = tf.function(self.call)
+                def call(self, p, t):
+                    d = tf.square(p - t)
+                    m = tf.cast(t > 0, tf.float32)
+                    a = tf.reduce_sum(d * m, -1)
+                    b = tf.reduce_max(d, -1)
+                    c = tf.sqrt(tf.abs(p))
+                    return tf.reduce_mean(a + b) + tf.reduce_mean(c)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            opt = tf.keras.optimizers.SGD()
+            loss_fn = Loss()
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(model(x), y)
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+        """, spelling="name: call wrapped in __init__"),
     )
     invalid = (
         Invalid("""
@@ -405,6 +434,12 @@ reports the eager step itself, at the loop.
         """, count=1, notebook=True, spelling="notebook"),
     )
 
+    @staticmethod
+    def facts_need_calls(facts: list[dict]) -> bool:
+        """Only a step function's facts ask the project who calls it (``hot_call``): the
+        rest are positions and names, which a lean summary keeps."""
+        return any("fn" in f for f in facts)
+
     def publish(self, ctx: Context) -> list[dict] | None:
         if ctx.tf_version < (2, 0):
             return None  # TF 1.x: a Keras call builds graph ops once
@@ -418,10 +453,10 @@ reports the eager step itself, at the loop.
             call = next((s for s in cls.body
                          if type(s) in _DEFS and s.name == "call"), None)
             q = names.get(cls)
-            if call is None or q is None or _compiled(ctx, cls, call):  # type: ignore[arg-type]
+            if call is None or q is None:
                 continue
             n = dispatches(ctx, cls, call)  # type: ignore[arg-type]
-            if n < MANY_OPS:
+            if n < MANY_OPS or _compiled(ctx, cls, call):  # type: ignore[arg-type]
                 continue
             pos = header_position(ctx, call)
             above = ctx.lines[call.lineno - 2].strip() if call.lineno > 1 else ""
