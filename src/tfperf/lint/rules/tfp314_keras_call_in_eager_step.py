@@ -38,25 +38,30 @@ def _own_calls(fn: Any) -> Iterator[ast.Call]:
         todo.extend(ast.iter_child_nodes(node))
 
 
-def _ops(ctx: Context, fn: Any) -> int:
-    q = (ctx.call_qualname(c) for c in _own_calls(fn))
-    return sum(1 for name in q if name and name.startswith("tensorflow.")
-               and not name.startswith(_NOT_OPS))
+def _is_op(ctx: Context, call: ast.Call) -> bool:
+    name = ctx.call_qualname(call)
+    return bool(name) and name.startswith("tensorflow.") and not name.startswith(_NOT_OPS)
 
 
 def dispatches(ctx: Context, cls: ast.ClassDef, call: Any) -> int:
     """How many ops and layer calls ``call`` dispatches one by one when run eagerly: its
     TensorFlow ops, the layers it holds on ``self`` (``self.conv(x)``: one op or more
-    each), and the ops of its own class's methods it calls (``self.box_iou(...)``)."""
+    each), and the ops of its own class's methods it calls (``self.box_iou(...)``). One
+    walk of its body, one of each method it calls."""
     methods = {s.name: s for s in cls.body if type(s) in _DEFS}
-    count = _ops(ctx, call)
+    own: dict[str, int] = {}
+    count = 0
     for c in _own_calls(call):
         f = c.func
         if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self":
             if f.attr in methods:
-                count += _ops(ctx, methods[f.attr])
+                if f.attr not in own:
+                    own[f.attr] = sum(1 for m in _own_calls(methods[f.attr]) if _is_op(ctx, m))
+                count += own[f.attr]
             else:
                 count += 1  # a layer (or model) held on self
+        elif _is_op(ctx, c):
+            count += 1
     return count
 
 
