@@ -837,10 +837,6 @@ def _project_bases(ctx: Context, names: dict[ast.AST, str]) -> dict[str, list[li
     return out
 
 
-def _ALWAYS(facts: Any) -> bool:
-    return True
-
-
 def summarize(ctx: Context, publishers: Iterable[Any] = (),
               complete: bool = False) -> ModuleSummary:
     """The summary of the module ``ctx`` models; ``publishers``: rules whose
@@ -860,7 +856,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
         facts = rule.publish(ctx)
         if facts:
             summary.facts[rule.code] = facts
-            asking = asking or getattr(rule, "facts_need_calls", _ALWAYS)(facts)
+            need = getattr(rule, "facts_need_calls", None)  # tune's publishers may lack it
+            asking = asking or need is None or need(facts)
     # Calls by method name through an attribute of `self` (`self.deep_q.predict_movement`)
     # may reach the project's TensorFlow code whatever this module imports.
     links = not summary.imports and not asking and _calls_by_method_name(ctx)

@@ -439,8 +439,7 @@ reports the eager step itself, at the loop.
         """, count=1, notebook=True, spelling="notebook"),
     )
 
-    @staticmethod
-    def facts_need_calls(facts: list[dict]) -> bool:
+    def facts_need_calls(self, facts: list[Any]) -> bool:
         """Only a step function's facts ask the project who calls it (``hot_call``): the
         rest are positions and names, which a lean summary keeps."""
         return any("fn" in f for f in facts)
