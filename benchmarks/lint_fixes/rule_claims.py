@@ -953,6 +953,74 @@ def _inner_tf_function(tf: Any, small: bool) -> None:
                                       for k, v in times.items()))
 
 
+def _keras_call_in_eager_step(tf: Any, small: bool) -> None:
+    """TFP314: a Keras ``Model`` subclass whose ``call`` is a loss of many small ops (a
+    detector's loss: grids, IoUs, masks), called by an eager GradientTape loop step after
+    step: eager, vs its ``call`` compiled with ``tf.function`` (what the fixes did), vs the
+    whole step compiled (TFP306's advice). A small conv net on 8 images of 32x32, medians of
+    3 runs of 20 steps (5 with ``--small``)."""
+    import numpy as np
+
+    class BoxLoss(tf.keras.Model):  # about 40 ops a call, like a YOLO loss on one scale
+        def call(self, pred, target):
+            xy, wh, conf = pred[..., :2], pred[..., 2:4], pred[..., 4]
+            txy, twh, tconf = target[..., :2], target[..., 2:4], target[..., 4]
+            lo = tf.maximum(xy - wh / 2, txy - twh / 2)
+            hi = tf.minimum(xy + wh / 2, txy + twh / 2)
+            inter = tf.reduce_prod(tf.maximum(hi - lo, 0.0), axis=-1)
+            union = tf.reduce_prod(wh, -1) + tf.reduce_prod(twh, -1) - inter
+            iou = inter / (union + 1e-9)
+            mask = tf.cast(tconf > 0.5, tf.float32)
+            ignore = tf.cast(iou < 0.5, tf.float32) * (1.0 - mask)
+            xy_loss = tf.reduce_sum(mask * tf.reduce_sum(tf.square(xy - txy), -1))
+            wh_loss = tf.reduce_sum(mask * tf.reduce_sum(tf.square(tf.sqrt(tf.abs(wh))
+                                                                   - tf.sqrt(tf.abs(twh))), -1))
+            bce = tf.keras.backend.binary_crossentropy(tconf, tf.sigmoid(conf), from_logits=False)
+            conf_loss = tf.reduce_sum(mask * bce) + tf.reduce_sum(ignore * bce)
+            return (xy_loss + wh_loss + conf_loss) / tf.cast(tf.shape(pred)[0], tf.float32)
+
+    def net() -> Any:
+        return tf.keras.Sequential([tf.keras.Input((32, 32, 3)),
+                                    tf.keras.layers.Conv2D(16, 3, padding="same",
+                                                           activation="relu"),
+                                    tf.keras.layers.Conv2D(5 * 3, 3, strides=4, padding="same"),
+                                    tf.keras.layers.Reshape((8, 8, 3, 5))])
+    x = np.random.rand(8, 32, 32, 3).astype("float32")
+    y = np.random.rand(8, 8, 8, 3, 5).astype("float32")
+    steps = 5 if small else 20
+
+    def loop(model: Any, loss: Any, opt: Any, step: Any = None) -> Callable[[], Any]:
+        def one() -> Any:
+            with tf.GradientTape() as tape:
+                value = loss(model(x, training=True), y)
+            grads = tape.gradient(value, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+            return value
+        run = step or one
+        return lambda: [run() for _ in range(steps)]
+
+    times = {}
+    m, opt = net(), tf.keras.optimizers.SGD(0.01)
+    times["eager step, eager loss call"] = _median_time(loop(m, BoxLoss(), opt), 3) / steps
+    m, opt, traced_loss = net(), tf.keras.optimizers.SGD(0.01), BoxLoss()
+    traced_loss.call = tf.function(traced_loss.call)
+    times["eager step, loss call tf.function"] = _median_time(loop(m, traced_loss, opt),
+                                                              3) / steps
+    m, opt, whole = net(), tf.keras.optimizers.SGD(0.01), BoxLoss()
+
+    @tf.function
+    def compiled() -> Any:
+        with tf.GradientTape() as tape:
+            value = whole(m(x, training=True), y)
+        grads = tape.gradient(value, m.trainable_variables)
+        opt.apply_gradients(zip(grads, m.trainable_variables, strict=True))
+        return value
+    times["whole step tf.function"] = _median_time(loop(m, whole, opt, compiled), 3) / steps
+    base = times["eager step, eager loss call"]
+    print("TFP314: " + ", ".join(f"{k} {v * 1e3:.2f} ms a step ({base / v:.2f}x)"
+                                 for k, v in times.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
@@ -960,7 +1028,7 @@ def main(argv: list[str] | None = None) -> int:
                             "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
                             "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
-                            "TFP114image,TFP106helper,TFP111cache,TFP302inner")
+                            "TFP114image,TFP106helper,TFP111cache,TFP302inner,TFP314")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -974,7 +1042,8 @@ def main(argv: list[str] | None = None) -> int:
                "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
                "TFP119": _built_per_call, "TFP313": _big_constant,
                "TFP709": _full_trace, "TFP208": _list_of_arrays,
-               "TFP111cache": _growing_cache, "TFP302inner": _inner_tf_function}
+               "TFP111cache": _growing_cache, "TFP302inner": _inner_tf_function,
+               "TFP314": _keras_call_in_eager_step}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

@@ -15,7 +15,7 @@ ISSUE25_RULES = ("TFP102", "TFP103", "TFP107", "TFP109", "TFP110", "TFP111", "TF
                  "TFP602", "TFP607", "TFP608", "TFP609", "TFP411", "TFP412", "TFP610", "TFP704",
                  "TFP207", "TFP611", "TFP116", "TFP311", "TFP612", "TFP708", "TFP106",
                  "TFP312", "TFP117", "TFP613", "TFP118", "TFP112", "TFP313", "TFP119", "TFP709",
-                 "TFP413", "TFP208", "TFP114")
+                 "TFP413", "TFP208", "TFP114", "TFP314")
 KINDS = ("loop", "index", "name", "module", "notebook")
 
 

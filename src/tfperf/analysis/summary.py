@@ -849,18 +849,23 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
     the complete summary."""
     summary = ModuleSummary(ctx.path, tf=[*ctx.tf_version, *ctx.tf_newest])
     summary.imports = _imports(ctx)
+    # Facts that name only positions and this module's own names (a Keras class's `call`,
+    # a call in a tape) ask nothing of its functions and calls: they keep it lean.
+    asking = False
     for rule in publishers:
         facts = rule.publish(ctx)
         if facts:
             summary.facts[rule.code] = facts
+            need = getattr(rule, "facts_need_calls", None)  # tune's publishers may lack it
+            asking = asking or need is None or need(facts)
     # Calls by method name through an attribute of `self` (`self.deep_q.predict_movement`)
     # may reach the project's TensorFlow code whatever this module imports.
-    links = not summary.imports and not summary.facts and _calls_by_method_name(ctx)
-    if not summary.imports and not ctx.imports_tf and not summary.facts and not links:
+    links = not summary.imports and not asking and _calls_by_method_name(ctx)
+    if not summary.imports and not ctx.imports_tf and not asking and not links:
         # Neither TensorFlow nor another module of the project: nothing here runs or
         # reaches TensorFlow code, so no cross-module question is about it.
         return summary
-    lean = not complete and not summary.imports and not summary.facts and not links
+    lean = not complete and not summary.imports and not asking and not links
     if lean and not ctx.may_trace:
         return summary  # and no traced function either
     names = qualnames(ctx)

@@ -193,6 +193,12 @@ class Rule:
         the module's summary, cached with its findings."""
         return None
 
+    def facts_need_calls(self, facts: list[Any]) -> bool:
+        """Whether this module's ``facts`` ask the project about its functions and calls (who
+        calls them, what they return): then its summary keeps them all. Facts that hold only
+        positions and names (a class's method to report, a call site) keep it lean."""
+        return True
+
     def check_project(self, project: Project) -> Iterable[Finding]:
         """Findings that need more than one module: asked once per run, after every module
         is summarised, of the whole project (:class:`tfperf.analysis.project.Project`). Build

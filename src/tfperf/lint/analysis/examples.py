@@ -43,12 +43,30 @@ def _new_axis(ctx: Context, node: ast.AST) -> bool:
         or ctx.qualname(node) in ("numpy.newaxis", "tensorflow.newaxis")
 
 
+_SCALING = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+
+
+def _number(expr: ast.AST) -> bool:
+    """A number literal (``255.0``, ``-1``)."""
+    if type(expr) is ast.UnaryOp and type(expr.op) is ast.USub:
+        expr = expr.operand
+    return type(expr) is ast.Constant and type(expr.value) in (int, float)
+
+
 def batch_of_one(ctx: Context, expr: ast.AST) -> ast.expr | None:
     """If ``expr`` turns one example into a batch of one, the example: ``x[None]``,
     ``x[np.newaxis, ...]``, ``tf.expand_dims(x, 0)``, ``x.reshape(1, -1)``,
     ``tf.reshape(x, [1, ...])``, ``np.array([x])``; ``X[i:i + 1]`` gives ``X[i]``'s
     subscript itself."""
     t = type(expr)
+    if t is ast.BinOp and type(expr.op) in _SCALING:
+        # `x[None] / 255.0`, `frame[None] * 2 - 1`: arithmetic with a number keeps the shape
+        left, right = expr.left, expr.right
+        if _number(right):
+            return batch_of_one(ctx, left)
+        if _number(left):
+            return batch_of_one(ctx, right)
+        return None
     if t is ast.Subscript:
         sl = expr.slice
         first = sl.elts[0] if type(sl) is ast.Tuple and sl.elts else sl

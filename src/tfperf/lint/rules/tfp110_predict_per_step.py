@@ -31,6 +31,33 @@ def _parameter(ctx: Context, arg: Any) -> str:
     return arg.id if b is not None and b.kind == "param" else ""
 
 
+def _parameter_source(ctx: Context, arg: Any, depth: int = 0) -> str:
+    """The enclosing function's parameter ``arg`` is made from, through names and calls
+    that take it first (``np_state = self.flatten_observation(state)``,
+    ``x = preprocess(obs)``, ``obs.reshape(1, -1)``), else "": one input per call if the
+    callers pass one."""
+    if depth > 3:
+        return ""
+    if type(arg) is ast.Name:
+        b = ctx.binding(arg)
+        if b is None:
+            return ""
+        if b.kind == "param":
+            return arg.id
+        if b.kind == "assign" and b.value is not arg and type(b.value) is not ast.Name:
+            return _parameter_source(ctx, b.value, depth + 1)
+        return ""
+    if type(arg) is ast.Call:
+        if arg.args:
+            return _parameter_source(ctx, arg.args[0], depth + 1)
+        f = arg.func
+        if type(f) is ast.Attribute and ctx.call_qualname(arg) is None:
+            return _parameter_source(ctx, f.value, depth + 1)  # `obs.flatten()`
+    if type(arg) is ast.Subscript:
+        return _parameter_source(ctx, arg.value, depth + 1)
+    return ""
+
+
 def _caller_passing_one(project: Project, path: str, fn: str, param: str,
                         few: int = 0) -> Site | None:
     """A call in an eager loop that passes one input (a batch of one, one observation) as
@@ -1216,6 +1243,73 @@ method; a Keras `predict` inside it is reported where it is.
                 steps = 50
         """, count=1, spelling="loop: rebound later in the enclosing loop"),
     )
+    # Stop 45: a camera frame scaled after it is made a batch of one (`frame[None] /
+    # 255.0`), and an agent's input made from its parameter by a helper (`s =
+    # self.prep(state)`): one input per call when the callers pass one.
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import cv2
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            cap = cv2.VideoCapture(0)
+            while True:
+                ok, frame = cap.read()
+                x = cv2.resize(frame, (224, 224))[None] / 255.0
+                label = model.predict(x)
+        """, count=1, lines=(8,), spelling="loop: a frame per step, scaled"),
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def prep(self, state):
+                    return np.reshape(state, (1, -1))
+                def act(self, state):
+                    s = self.prep(state)
+                    return int(np.argmax(self.model.predict(s)[0]))
+        """, files={"run.py": """
+            import gym
+            from example import Agent
+            env = gym.make("CartPole-v1")
+            agent = Agent()
+            obs = env.reset()
+            for t in range(10000):
+                obs, r, done, _ = env.step(agent.act(obs))
+        """}, count=1, lines=(10,), spelling="module: the input made from a parameter"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import cv2
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            frames = []
+            cap = cv2.VideoCapture(0)
+            while len(frames) < 64:
+                ok, frame = cap.read()
+                frames.append(cv2.resize(frame, (224, 224)) / 255.0)
+            labels = model.predict(np.stack(frames))
+        """, spelling="loop: frames stacked, one predict"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                def prep(self, states):
+                    return np.stack(states)
+                def values(self, states):
+                    s = self.prep(states)
+                    return self.model.predict(s)
+        """, files={"run.py": """
+            from example import Agent
+            agent = Agent()
+            for epoch in range(10):
+                agent.values(replay_states)
+        """}, spelling="module: a whole batch from the parameter"),
+    )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """The calls this rule asks about, each with the model it runs: ``model.predict(x)``
@@ -1284,6 +1378,10 @@ method; a Keras `predict` inside it is reported where it is.
                 # `def act(self, state): ... predict(state)`: one input only if the callers
                 # pass one (asked of the project: the call sites' `ones`)
                 param = _parameter(ctx, given)
+                if not param and (is_keras_model(ctx, owner) or kind_of(ctx, owner) == MODEL):
+                    # made from a parameter by a helper: asked only of a known Keras model
+                    # (a project class's own `predict` takes other inputs)
+                    param = _parameter_source(ctx, given)
                 if param and not loops:
                     facts.append({"fn": enclosing_qualname(ctx, call),
                                   "pos": position(ctx, call), "loop": False, "param": param})
