@@ -181,11 +181,15 @@ def _run(text: str, *args):
     return ns["f"](*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
 
 
-def _loops_left(new: str) -> list[ast.For]:
-    """The loops of ``f`` outside the rewrite's helpers (which loop over axes, not data)."""
+def _loops_left(new: str) -> list[ast.For | ast.While]:
+    """The loops of ``f`` outside the rewrite's helpers (which loop over axes, not data) and
+    outside the handler that runs the original loop when a guard says so."""
     fn = next(n for n in ast.parse(new).body if isinstance(n, ast.FunctionDef))
-    helpers = [n for n in fn.body if isinstance(n, ast.FunctionDef)]
-    return [n for s in fn.body if s not in helpers for n in ast.walk(s) if isinstance(n, ast.For)]
+    skip = {id(m) for n in ast.walk(fn) if n is not fn and (
+        (isinstance(n, ast.FunctionDef) and n.name.startswith("_tfperf"))
+        or (isinstance(n, ast.ExceptHandler) and isinstance(n.type, ast.Name)
+        and n.type.id == "_tfperf_loop")) for m in ast.walk(n)}
+    return [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)) and id(n) not in skip]
 
 
 def _agrees(text: str, *args) -> str:

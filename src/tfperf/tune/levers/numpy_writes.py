@@ -41,7 +41,9 @@ import builtins
 from tfperf.analysis.writes import (
     PREFIX,
     UFUNC_AT,
+    Axis,
     NotAWrite,
+    Prefix,
     WriteNest,
     names,
     reduction_of,
@@ -57,6 +59,12 @@ COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
+#: Raised by a run-time guard, before anything is written: the original loop runs instead
+#: (an aliasing call, a list's weak scalars, negative positions: the loop's own answer).
+LOOP = "_tfperf_loop"
+#: The batched code binds the nest's indices and temporaries under these private names, so
+#: a fall-back loop starts from the names as the user's code left them.
+PRIVATE = "_tfperf_v_"
 
 
 def _fn(text: str, name: str) -> ast.FunctionDef:
@@ -145,8 +153,34 @@ def _per_item(nest: WriteNest) -> list[str]:
     return sorted(n for n in found if not n.startswith("_tfperf"))
 
 
+class _Private(ast.NodeTransformer):
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(PRIVATE + node.id, node.ctx) if node.id in self.bound else node
+
+
+def _private(nest: WriteNest) -> WriteNest:
+    """``nest`` with its indices and temporaries renamed (the range bounds stay: they read
+    the names as they were before the loop, c01's ``h`` of ``h, w, c = src.shape``)."""
+    bound = nest.temps | {a.index for a in nest.axes}
+    ren = _Private(bound)
+    axes = [Axis(PRIVATE + a.index, a.start, a.stop, a.step, a.item) for a in nest.axes]
+    stmts = [ren.visit(ast.parse(ast.unparse(s)).body[0]) for s in nest.stmts]
+    write = ren.visit(ast.parse(ast.unparse(nest.write)).body[0])
+    prefixes = [Prefix(p.node, p.base, p.op, p.inclusive, PRIVATE + p.index
+                       if p.index in bound else p.index, p.size) for p in nest.prefixes]
+    return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
+                     {PRIVATE + t for t in nest.temps}, prefixes,
+                     {PRIVATE + m if m in bound else m for m in nest.moving})
+
+
 def batched(nest: WriteNest) -> list[str]:
-    """The statements that replace ``nest``'s loops."""
+    """The statements that replace ``nest``'s loops, to run inside ``try``: a guard raises
+    ``LOOP`` before anything is written, and the original loop runs in its handler."""
+    user = nest
+    nest = _private(nest)
     g = len(nest.axes)
     rows = [f"import numpy as {NP}",
             # range(n - 1, -1, -1) is not slice(n - 1, -1, -1) (empty), and a negative
@@ -155,18 +189,18 @@ def batched(nest: WriteNest) -> list[str]:
             f"def {AXIS}(start, stop, step, as_slice):",
             "    r = range(start, stop, step)",
             "    if len(r) and min(r[0], r[-1]) < 0:",
-            "        raise IndexError('tfperf: a loop over negative positions is not batched')",
+            f"        raise {LOOP}('tfperf: a loop over negative positions is not batched')",
             "    if not as_slice:",
             f"        return {NP}.arange(r.start, r.stop, r.step)",
             "    end = r[-1] + (1 if r.step > 0 else -1) if len(r) else r.start",
             "    return slice(r.start, end if end >= 0 else None, r.step)"]
-    guard = _aliases(nest)
+    guard = _aliases(user)
     if guard:  # another name for the buffer's memory: the loop's order would show
         rows += [f"if any(isinstance(a, {NP}.ndarray) and {NP}.may_share_memory(a, "
                  f"{nest.array}) for a in ({', '.join(guard)},)):",
-                 "    raise ValueError('tfperf: the written array shares memory with "
+                 f"    raise {LOOP}('tfperf: the written array shares memory with "
                  f"{', '.join(guard)}: the loop is not batched')"]
-    seqs = _per_item(nest)
+    seqs = _per_item(user)
     if seqs:  # a Python list's item is a weak scalar (uint8 + 10 stays uint8), the list's
         # rows an int64/float64 array (uint8 + int64 is int64): NumPy promotes differently
         reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
@@ -176,7 +210,7 @@ def batched(nest: WriteNest) -> list[str]:
                  "tuple))]",
                  f"    if any({NP}.result_type(a.dtype, k) != a.dtype for k in kinds "
                  f"for a in arrays if isinstance(a, {NP}.ndarray)):",
-                 "        raise TypeError('tfperf: a Python list read item by item promotes "
+                 f"        raise {LOOP}('tfperf: a Python list read item by item promotes "
                  "less than its items as one array: the loop is not batched')",
                  f"{WEAK}(({', '.join(seqs)},), ({', '.join(arrays)},))"]
     for k, a in enumerate(nest.axes):
@@ -276,8 +310,11 @@ def rewrite(text: str, name: str) -> str:
     for nest in reversed(found):  # bottom up: line numbers above hold
         row = lines[nest.outer.lineno - 1]
         pad = row[:len(row) - len(row.lstrip())]
+        loop = lines[nest.outer.lineno - 1:nest.outer.end_lineno]
         lines[nest.outer.lineno - 1:nest.outer.end_lineno] = [
-            pad + r + "\n" for s in batched(nest) for r in s.splitlines()]
+            pad + f"class {LOOP}(Exception):\n", pad + "    pass\n", pad + "try:\n",
+            *(pad + "    " + r + "\n" for s in batched(nest) for r in s.splitlines()),
+            pad + f"except {LOOP}:\n", *("    " + r if r.strip() else r for r in loop)]
     out = "".join(lines)
     parse(out)
     return out
