@@ -21,7 +21,7 @@ slice (``x[i:i + k]``, a window). Refusals say why, for tune's table.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,6 +57,9 @@ class WriteNest:
     temps: set[str]
     prefixes: list[Prefix]
     moving: set[str]  # the names whose values change with the iteration (indices first)
+    #: a map's subscript parts ``±i + offset`` (``rot[col - j - 1, i]``): (part's position,
+    #: the loop-invariant offsets); distinct positions only where each stays in [0, dim)
+    shifted: list[tuple[int, list[ast.expr]]] = field(default_factory=list)
 
 
 @dataclass
@@ -307,14 +310,10 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     if len(set(indices)) != len(indices):
         raise NotAWrite("two loops share an index name")
     parts = _parts(target)
-    bare = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
     kind = "map" if isinstance(write, ast.Assign) else "accumulate"
+    shifted: list[tuple[int, list[ast.expr]]] = []
     if kind == "map":
-        if sorted(bare) != sorted(indices) or any(
-                names(p) & set(indices) for p in parts
-                if not (isinstance(p, ast.Name) and p.id in indices)):
-            raise NotAWrite("an assignment not at each loop index once (iterations may "
-                            "write the same element)")
+        shifted = _distinct_positions(parts, indices, write)
     elif type(write.op) not in UFUNC_AT:  # type: ignore[union-attr]
         raise NotAWrite("an update other than +=, -=, *=")
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
@@ -349,11 +348,58 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         # the hand with index arrays for gray_levels/columns_outer).
         order = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
         by = {a.index: a for a in axes}
-        if _slice_grid(stmts, write, order, [by[i] for i in order]):
+        if sorted(order) == sorted(indices) \
+                and _slice_grid(stmts, write, order, [by[i] for i in order]):
             axes, slices = [by[i] for i in order], True
     if not slices:
         _grid_leads([*stmts, write], set(indices) | temps)
-    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving)
+    return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
+                     shifted)
+
+
+def _shift(node: ast.expr, indices: list[str], offsets: list[ast.expr]) -> str | None:
+    """The loop index of ``node`` if it is ``±index + offsets`` (``col - j - 1``,
+    ``i + 1``, ``n - 1 - i``; offsets loop-invariant, collected), else None."""
+    if isinstance(node, ast.Name) and node.id in indices:
+        return node.id
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        for var, inv in ((node.left, node.right), (node.right, node.left)):
+            if not names(inv) & set(indices):
+                found = _shift(var, indices, offsets)
+                if found is not None:
+                    offsets.append(inv)
+                    return found
+    return None
+
+
+def _distinct_positions(parts: list[ast.expr], indices: list[str],
+                        write: ast.stmt) -> list[tuple[int, list[ast.expr]]]:
+    """Does every iteration of a map write its own element? Yes where each loop index picks
+    one part alone, bare (``out[i, label[i]]``: the other parts may be anything) or shifted
+    (``rot[col - j - 1, i]``: distinct while in [0, dim), checked where it runs). Returns the
+    shifted parts; raises where iterations may write the same element (the loop's last write
+    wins there, an assignment of all at once has no order)."""
+    covered: set[str] = set()
+    shifted: list[tuple[int, list[ast.expr]]] = []
+    for k, p in enumerate(parts):
+        offsets: list[ast.expr] = []
+        found = _shift(p, indices, offsets) if len(names(p) & set(indices)) == 1 else None
+        if found is None:
+            continue
+        covered.add(found)
+        if offsets:
+            shifted.append((k, offsets))
+    if covered != set(indices):
+        raise NotAWrite("an assignment not at each loop index once (iterations may "
+                        "write the same element)")
+    if len(covered) < sum(1 for p in parts if names(p) & set(indices)) or shifted:
+        # an index array among the written positions: they must come first (a slice
+        # before them puts the grid's axes after it)
+        lead = next(k for k, p in enumerate(parts) if names(p) & set(indices))
+        if any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant)
+                                            and p.value is Ellipsis) for p in parts[:lead]):
+            raise NotAWrite("a loop index after a slice (the grid's axes would not lead)")
+    return shifted
 
 
 def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,

@@ -59,6 +59,7 @@ COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
+INSIDE = "_tfperf_inside"
 #: Raised by a run-time guard, before anything is written: the original loop runs instead
 #: (an aliasing call, a list's weak scalars, negative positions: the loop's own answer).
 LOOP = "_tfperf_loop"
@@ -173,7 +174,8 @@ def _private(nest: WriteNest) -> WriteNest:
                        if p.index in bound else p.index, p.size) for p in nest.prefixes]
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
-                     {PRIVATE + m if m in bound else m for m in nest.moving})
+                     {PRIVATE + m if m in bound else m for m in nest.moving},
+                     nest.shifted)
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -278,6 +280,19 @@ def batched(nest: WriteNest) -> list[str]:
                     f"{ast.unparse(w.value)})")
         return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
+    if nest.shifted:  # rot[col - j - 1, i]: distinct elements while each part stays in
+        # [0, dim); a negative one would be another iteration's element counted from the end
+        parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        rows += [f"def {INSIDE}(dim, offsets, part):",
+                 f"    if any({NP}.ndim(o) for o in offsets):  # several elements a step",
+                 f"        raise {LOOP}('tfperf: an array offset of a written position')",
+                 f"    at = {NP}.asarray(part())",
+                 "    if at.size and (at.min() < 0 or at.max() >= dim):",
+                 f"        raise {LOOP}('tfperf: a shifted position outside the array')"]
+        rows += [f"{INSIDE}({nest.array}.shape[{k}], "
+                 f"({''.join(ast.unparse(o) + ', ' for o in offs)}), "
+                 f"lambda: {ast.unparse(parts[k])})"
+                 for k, offs in nest.shifted]
     rows.append(f"{VALUE} = {ast.unparse(w.value)}")
     rows += [f"{t.id} = {VALUE}" for t in w.targets if isinstance(t, ast.Name)]
     at = ast.unparse(sub)

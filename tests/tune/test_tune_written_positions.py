@@ -1,0 +1,126 @@
+"""Stop 45: a map whose written positions are not bare loop indices (rounds 13-15: a one-hot row
+per label ``out[i, label]``, a rotation ``rot[col - j - 1][i]``, an adjacency from edges). Each
+iteration writes its own element where every loop index picks one part alone, bare or shifted
+by a loop-invariant offset; a shifted part outside [0, dim) (another iteration's element
+counted from the end) runs the original loop. Twins: positions that may repeat are refused."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from tfperf.tune.levers import numpy_writes
+from tfperf.tune.source import SourceEditError
+
+HEAD = "import numpy as np\n\n\n"
+
+
+def _load(text: str):
+    ns: dict = {}
+    exec(compile(text, "<positions>", "exec"), ns)
+    return ns["f"]
+
+
+def _agrees(text: str, *args) -> str:
+    new = numpy_writes.rewrite(HEAD + text, "f")
+    want = _load(HEAD + text)(*copy.deepcopy(args))
+    got = _load(new)(*copy.deepcopy(args))
+    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
+    np.testing.assert_array_equal(got, want)
+    return new
+
+
+ONE_HOT = '''
+def f(labels, dimension=7):
+    results = np.zeros((len(labels), dimension))
+    for i, label in enumerate(labels):
+        results[i, label] = 1.
+    return results
+'''
+
+ROTATE = '''
+def f(img):
+    row, col = img.shape[0], img.shape[1]
+    rot = np.ndarray((col, row), dtype=np.uint8)
+    for i in range(row):
+        for j in range(col):
+            rot[col-j-1][i] = img[i][j]
+    return rot
+'''
+
+FLIP = '''
+def f(x):
+    out = np.zeros_like(x)
+    n = len(x)
+    for i in range(n):
+        out[n - 1 - i] = x[i] * 2
+    return out
+'''
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_a_one_hot_row_per_label_is_one_fancy_write(dtype):
+    labels = np.random.default_rng(0).integers(0, 7, 50).astype(dtype)
+    new = _agrees(ONE_HOT, labels)
+    assert "except _tfperf_loop:" in new
+    _agrees(ONE_HOT, np.array([0, -1, -7, 3]))  # Python's negative columns, as the loop
+    _agrees(ONE_HOT.replace("np.zeros((len(labels), dimension))",
+                            "np.zeros((len(labels), dimension), np.float32)")
+            .replace("= 1.", "= label * 0.5"), labels)  # the item as a value, float32 store
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (8, 5), (1, 3)])
+def test_a_pixel_by_pixel_rotation_writes_every_pixel_once_and_stays_uint8(shape):
+    img = np.random.default_rng(1).integers(0, 256, shape).astype(np.uint8)
+    _agrees(ROTATE, img)
+    assert "_tfperf_inside(" in numpy_writes.rewrite(HEAD + ROTATE, "f")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_a_reversed_copy_keeps_the_dtype(dtype):
+    _agrees(FLIP, np.arange(9).astype(dtype))
+    _agrees(FLIP.replace("n - 1 - i", "i + 1").replace("range(n)", "range(n - 1)"),
+            np.arange(6).astype(dtype))
+
+
+def test_a_shifted_position_outside_the_array_runs_the_loop():
+    # 3 - i for i in range(6): 3, 2, 1, 0, -1, -2: the last two are the end's elements, and
+    # i = 4 overwrites what i = ... would: only the loop's order gives its answer
+    text = FLIP.replace("out[n - 1 - i] = x[i] * 2", "out[3 - i] = out[3 - i] + x[i]")
+    new = _agrees(text, np.arange(1.0, 7.0))
+    assert "except _tfperf_loop:" in new
+    # an array offset: every iteration writes several elements (positions may repeat)
+    _agrees(FLIP.replace("n - 1 - i", "i + off").replace("def f(x):", "def f(x, off):")
+            .replace("range(n)", "range(n - 2)"), np.arange(1.0, 7.0), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("write, why", [
+    ("out[labels[i]] = x[i]", "not at each loop index once"),  # a label may repeat
+    ("out[i // 2] = x[i]", "not at each loop index once"),
+    ("out[i - i] = x[i]", "not at each loop index once"),
+    ("out[:, n - 1 - i] = x[i]", "after a slice"),
+])
+def test_positions_that_may_repeat_are_refused(write, why):
+    text = f'''
+def f(x, labels):
+    out = np.zeros((len(x), len(x)))
+    n = len(x)
+    for i in range(n):
+        {write}
+    return out
+'''
+    with pytest.raises(SourceEditError, match=why):
+        numpy_writes.rewrite(HEAD + text, "f")
+
+
+def test_the_search_keeps_the_one_hot_rewrite(user_module):
+    pytest.importorskip("tensorflow")
+    from tfperf.tune import tune
+
+    mod = user_module(HEAD + ONE_HOT.replace("def f(", "def one_hot("))
+    labels = np.random.default_rng(2).integers(0, 7, 400)
+    result = tune(mod.one_hot, (labels,), budget=3, levers=[numpy_writes.NumpyWrites()])
+    by = {c.name: c for c in result.candidates}
+    assert by["array writes→NumPy on the grid"].equivalent is True
