@@ -286,6 +286,11 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
             *before, last = node.body
         if isinstance(last, ast.While) and before:  # the inner counter's first value
             start, before = before[-1], before[:-1]
+        bound_yet = {a.index for a in axes} | set(items_at) | {
+            t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+        before = _unpacked(before, _moving([*stmts], {a.index for a in axes} | set(items_at)),
+                           f"{len(axes)}_")
+        before = unbranched(before, bound_yet, f"{len(axes)}_")
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
             raise NotAWrite("a statement other than a temporary's assignment in the loop")
@@ -299,6 +304,9 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         stmts = [merge_chains(inline.visit(s)) for s in stmts]
         write = merge_chains(inline.visit(write))
     assert isinstance(write, (ast.Assign, ast.AugAssign))
+    per_element = _PerElement(_moving(stmts, {a.index for a in axes} | set(items_at)))
+    stmts = [per_element.visit(s) for s in stmts]
+    write = per_element.visit(write)
     targets = write.targets if isinstance(write, ast.Assign) else [write.target]
     subs = [t for t in targets if isinstance(t, ast.Subscript)]
     if len(subs) != 1 or not isinstance(subs[0].value, ast.Name) or any(
@@ -314,7 +322,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     shifted: list[tuple[int, list[ast.expr]]] = []
     if kind == "map":
         shifted = _distinct_positions(parts, indices, write)
-    elif type(write.op) not in UFUNC_AT:  # type: ignore[union-attr]
+    elif type(write.op) not in UFUNC_AT:
         raise NotAWrite("an update other than +=, -=, *=")
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
@@ -402,6 +410,148 @@ def _distinct_positions(parts: list[ast.expr], indices: list[str],
     return shifted
 
 
+#: ``name = _tfperf_pick(conditions, values)``: an ``if``/``elif``/``else`` that binds
+#: temporaries, as one choice over the grid (the first true condition's value, else the last);
+#: ``None`` where the path leaves the name unbound (the run checks no element takes it).
+PICK = "_tfperf_pick"
+BRANCH = "_tfperf_br"
+
+
+def unbranched(stmts: list[ast.stmt], bound: set[str], tag: str) -> list[ast.stmt]:
+    """``stmts`` with each ``if`` chain whose branches only bind temporaries written as
+    assignments: every condition and every branch's values computed (each branch's names
+    under its own), then each name bound to a pick of them. ``bound``: the names already
+    bound this iteration (a branch that leaves one alone keeps its value)."""
+    out: list[ast.stmt] = []
+    bound = set(bound)
+    for k, s in enumerate(stmts):
+        rows = _if_as_picks(s, bound, f"{tag}{k}_") if isinstance(s, ast.If) else [s]
+        out += rows
+        bound |= {t.id for r in rows if isinstance(r, ast.Assign)
+                  for t in r.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _if_as_picks(s: ast.If, bound: set[str], tag: str) -> list[ast.stmt]:
+    conds: list[ast.expr] = []
+    bodies: list[list[ast.stmt]] = []
+    node = s
+    while True:  # an elif chain: one choice, the first true condition's branch
+        conds.append(node.test)
+        bodies.append(node.body)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        bodies.append(node.orelse)
+        break
+    rows: list[ast.stmt] = []
+    cnames = [f"{BRANCH}{tag}c{k}" for k in range(len(conds))]
+    rows += [ast.Assign([ast.Name(n, ast.Store())], c, lineno=0)
+             for n, c in zip(cnames, conds, strict=True)]
+    values: list[dict[str, str]] = []
+    order: list[str] = []
+    for k, body in enumerate(bodies):
+        body = unbranched(body, bound, f"{tag}b{k}_")
+        now: dict[str, str] = {}
+        for b in body:
+            if not (isinstance(b, ast.Assign) and len(b.targets) == 1
+                    and isinstance(b.targets[0], ast.Name)):
+                raise NotAWrite("a branch that does more than bind temporaries")
+            value = _Rename(now).visit(ast.parse(ast.unparse(b.value), mode="eval").body)
+            name = b.targets[0].id
+            now[name] = f"{BRANCH}{tag}b{k}_{name}"
+            rows.append(ast.Assign([ast.Name(now[name], ast.Store())], value, lineno=0))
+            order += [name] if name not in order else []
+        values.append(now)
+    for name in order:
+        picks = [ast.Name(v[name], ast.Load()) if name in v
+                 else ast.Name(name, ast.Load()) if name in bound else ast.Constant(None)
+                 for v in values]
+        call = ast.Call(ast.Name(PICK, ast.Load()), [
+            ast.Tuple([ast.Name(c, ast.Load()) for c in cnames], ast.Load()),
+            ast.Tuple(picks, ast.Load())], [])  # type: ignore[arg-type]
+        rows.append(ast.Assign([ast.Name(name, ast.Store())], call, lineno=0))
+    return [ast.parse(ast.unparse(r)).body[0] for r in rows]
+
+
+#: ``a, b, c = v`` of a per-iteration ``v``: its first own axis, the one after the grid's.
+UNPACK, PART = "_tfperf_unpack", "_tfperf_part"
+#: ``max(a, b, …)``/``min`` of per-iteration values: Python's rule, element by element (the
+#: first value unless a later one is greater: ties and NaN as the builtin).
+EXTREME = "_tfperf_extreme"
+#: ``out[i, j] = [h, s, v]``: a list of per-iteration values stacked on their first own axis.
+STACK = "_tfperf_stack"
+
+
+def _unpacked(stmts: list[ast.stmt], moving: set[str], tag: str) -> list[ast.stmt]:
+    """``a, b = p, q`` as ``a``, ``b`` bound from temporaries (the values first, as Python
+    does); ``[b, g, r] = px / 255`` of a per-iteration value as parts of its first own axis."""
+    out: list[ast.stmt] = []
+    moving = set(moving)
+    for k, s in enumerate(stmts):
+        t = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
+        if not (isinstance(t, (ast.Tuple, ast.List))
+                and all(isinstance(e, ast.Name) for e in t.elts)):
+            out.append(s)
+            if isinstance(s, ast.Assign) and names(s.value) & moving:
+                moving |= names(ast.Tuple(s.targets, ast.Load()))
+            continue
+        assert isinstance(s, ast.Assign)
+        dests = [e.id for e in t.elts]  # type: ignore[attr-defined]
+        held = [f"{BRANCH}{tag}u{k}_{n}" for n in range(len(dests))]
+        if isinstance(s.value, (ast.Tuple, ast.List)) and len(s.value.elts) == len(dests) \
+                and not any(isinstance(e, ast.Starred) for e in s.value.elts):
+            rows = [f"{h} = {ast.unparse(e)}" for h, e in zip(held, s.value.elts, strict=True)]
+        elif names(s.value) & moving:
+            whole = f"{BRANCH}{tag}u{k}"
+            rows = [f"{whole} = {UNPACK}({ast.unparse(s.value)}, {len(dests)})"]
+            rows += [f"{h} = {PART}({whole}, {n})" for n, h in enumerate(held)]
+        else:
+            out.append(s)  # a loop-invariant value unpacks as it is, once or every time
+            continue
+        rows += [f"{d} = {h}" for d, h in zip(dests, held, strict=True)]
+        out += [ast.parse(r).body[0] for r in rows]
+        if names(s.value) & moving:
+            moving |= set(dests) | set(held)
+    return out
+
+
+class _PerElement(ast.NodeTransformer):
+    """Per-iteration ``max(a, b)``/``min(...)`` and ``[a, b, c]`` as their helpers."""
+
+    def __init__(self, moving: set[str]) -> None:
+        self.moving = moving
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in ("max", "min") and len(node.args) >= 2 \
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args) \
+                and names(node) & self.moving:
+            return ast.Call(ast.Name(EXTREME, ast.Load()), [
+                ast.Constant(f.id), ast.Tuple(node.args, ast.Load())], [])
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        node.value = self.visit(node.value)  # a list inside an index picks positions
+        return node
+
+    def visit_List(self, node: ast.List) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and node.elts and names(node) & self.moving \
+                and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return ast.Call(ast.Name(STACK, ast.Load()), [ast.Tuple(node.elts, ast.Load())], [])
+        return node
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, to: dict[str, str]) -> None:
+        self.to = to
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(self.to.get(node.id, node.id), node.ctx)
+
+
 def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
                 target: ast.Subscript, indices: list[str], temps: set[str], kind: str,
                 items: set[str], prefixes: set[int]) -> None:
@@ -465,6 +615,8 @@ def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
 
 def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
+    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK):
+        return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)
     if isinstance(f, ast.Attribute) and f.attr == "astype":

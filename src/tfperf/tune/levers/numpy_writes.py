@@ -39,8 +39,13 @@ import ast
 import builtins
 
 from tfperf.analysis.writes import (
+    EXTREME,
+    PART,
+    PICK,
     PREFIX,
+    STACK,
     UFUNC_AT,
+    UNPACK,
     Axis,
     NotAWrite,
     Prefix,
@@ -243,6 +248,34 @@ def batched(nest: WriteNest) -> list[str]:
                      "    if not inclusive:  # of no rows: the op's identity",
                      f"        c = {NP}.concatenate(({NP}.full(1, op == 'prod', c.dtype), c))",
                      "    return c"]
+    if branches(nest):
+        rows += _pick_rows(g)
+    used = {n.id for s in [*nest.stmts, nest.write] for n in ast.walk(s) if isinstance(n, ast.Name)}
+    if UNPACK in used:
+        rows += [f"def {UNPACK}(v, n):",  # the first own axis, after the grid's
+                 f"    v = {NP}.asarray(v)",
+                 f"    if v.ndim <= {g} or v.shape[{g}] != n:",
+                 f"        raise {LOOP}('tfperf: unpacking other than the first own axis')",
+                 f"    return {NP}.moveaxis(v, {g}, 0)",
+                 f"def {PART}(v, k):",
+                 "    return v[k]"]
+    if EXTREME in used:
+        rows += [f"def {EXTREME}(op, vs):",  # max(a, b): a unless b > a (ties, NaN: a)
+                 "    m = vs[0]",
+                 "    for v in vs[1:]:",
+                 f"        m = {NP}.where(v > m if op == 'max' else v < m, v, m)",
+                 "    return m"]
+    if STACK in used:
+        rows += [f"def {STACK}(vs):",  # each value's own axes after the grid's, one more
+                 f"    vs = [{NP}.asarray(v) for v in vs]",
+                 f"    grid = {NP}.broadcast_shapes(*(v.shape[:{g}] for v in vs if v.ndim >= {g}))",
+                 f"    own = {{v.shape[{g}:] if v.ndim >= {g} else None for v in vs}} - {{None}}",
+                 "    if len(own) > 1:",
+                 f"        raise {LOOP}('tfperf: a list of values of other shapes')",
+                 "    rest = own.pop() if own else ()",
+                 f"    return {NP}.stack([{NP}.broadcast_to(v if v.ndim >= {g} else v.reshape("
+                 f"(1,) * ({g} + len(rest) - v.ndim) + v.shape), grid + rest) for v in vs], "
+                 f"axis={g})"]
     reduce = _Reductions(nest.moving, g)
     stmts = [reduce.visit(s) for s in nest.stmts]
     w = reduce.visit(nest.write)
@@ -316,6 +349,47 @@ def batched(nest: WriteNest) -> list[str]:
     return rows
 
 
+def branches(nest: WriteNest) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == PICK for s in nest.stmts for n in ast.walk(s))
+
+
+def _pick_rows(g: int) -> list[str]:
+    """``_tfperf_pick(conditions, values)``: an if/elif/else chain over the grid, each
+    element the first true condition's value (the last value where none is), as the loop
+    took one branch per iteration. Runs the loop instead where a condition is not one truth
+    value per element (the loop's ``if`` on an array raises), where branches give values of
+    other dtypes (the loop keeps each iteration's own; one array cannot), or where an
+    element takes a path that leaves the name unbound (it would read the last iteration's)."""
+    return [
+        f"def {PICK}(conds, values):",
+        f"    cs = [{NP}.asarray(c) for c in conds]",
+        f"    if any(c.ndim > {g} for c in cs):",
+        f"        raise {LOOP}('tfperf: a branch on a per-iteration array')",
+        "    given = [v for v in values if v is not None]",
+        f"    typed = [v for v in given if isinstance(v, ({NP}.ndarray, {NP}.generic))]",
+        f"    if typed and any(v.dtype != {NP}.result_type(*given) for v in typed):",
+        f"        raise {LOOP}('tfperf: branches that give other dtypes')",
+        f"    seen = {NP}.zeros((), bool)",
+        "    taken = []",
+        "    for c in cs:",
+        "        c = c.astype(bool)",
+        "        taken.append(c & ~seen)",
+        "        seen = seen | c",
+        "    taken.append(~seen)",
+        f"    if any({NP}.any(t) for t, v in zip(taken, values) if v is None):",
+        f"        raise {LOOP}('tfperf: a branch leaves a name unbound')",
+        f"    nd = max([{NP}.ndim(v) for v in given] + [c.ndim for c in cs])",
+        "    def lift(v):  # a per-iteration value's own axes after the grid's",
+        f"        if not isinstance(v, ({NP}.ndarray, {NP}.generic)) or not {g} <= v.ndim < nd:",
+        "            return v  # a Python scalar stays weak (uint8 and 0 stay uint8)",
+        f"        return v.reshape(v.shape[:{g}] + (1,) * (nd - v.ndim) + v.shape[{g}:])",
+        "    out = values[-1] if values[-1] is not None else given[0]",
+        "    for c, v in reversed(list(zip(cs, values))):",
+        "        if v is not None:",
+        f"            out = {NP}.where(lift(c.astype(bool)), lift(v), lift(out))",
+        "    return out"]
+
+
 def rewrite(text: str, name: str) -> str:
     found, why = nests(text, name)
     if not found:
@@ -326,9 +400,15 @@ def rewrite(text: str, name: str) -> str:
         row = lines[nest.outer.lineno - 1]
         pad = row[:len(row) - len(row.lstrip())]
         loop = lines[nest.outer.lineno - 1:nest.outer.end_lineno]
+        inner = pad + "    "
+        # every branch is computed on every element: a division the loop's branch skipped
+        # (x / 0 where x == 0 picks another) warns here and is not picked
+        quiet = [inner + "with __import__('numpy').errstate(all='ignore'):\n"] \
+            if branches(nest) else []
+        inner += "    " if quiet else ""
         lines[nest.outer.lineno - 1:nest.outer.end_lineno] = [
-            pad + f"class {LOOP}(Exception):\n", pad + "    pass\n", pad + "try:\n",
-            *(pad + "    " + r + "\n" for s in batched(nest) for r in s.splitlines()),
+            pad + f"class {LOOP}(Exception):\n", pad + "    pass\n", pad + "try:\n", *quiet,
+            *(inner + r + "\n" for s in batched(nest) for r in s.splitlines()),
             pad + f"except {LOOP}:\n", *("    " + r if r.strip() else r for r in loop)]
     out = "".join(lines)
     parse(out)
