@@ -43,6 +43,7 @@ from tfperf.analysis.writes import (
     PART,
     PICK,
     PREFIX,
+    SHIFT,
     STACK,
     UFUNC_AT,
     UNPACK,
@@ -65,6 +66,7 @@ REDUCE = "_tfperf_reduce"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
 INSIDE = "_tfperf_inside"
+RECUR = "_tfperf_recurrence"
 #: Raised by a run-time guard, before anything is written: the original loop runs instead
 #: (an aliasing call, a list's weak scalars, negative positions: the loop's own answer).
 LOOP = "_tfperf_loop"
@@ -180,7 +182,7 @@ def _private(nest: WriteNest) -> WriteNest:
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
-                     nest.shifted)
+                     nest.shifted, nest.recurrence)
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -203,8 +205,9 @@ def batched(nest: WriteNest) -> list[str]:
             "    return slice(r.start, end if end >= 0 else None, r.step)"]
     guard = _aliases(user)
     if guard:  # another name for the buffer's memory: the loop's order would show
-        rows += [f"if any(isinstance(a, {NP}.ndarray) and {NP}.may_share_memory(a, "
-                 f"{nest.array}) for a in ({', '.join(guard)},)):",
+        # (the generator's own name is private: a buffer named `a` was compared with itself)
+        rows += [f"if any(isinstance(_tfperf_a, {NP}.ndarray) and {NP}.may_share_memory("
+                 f"_tfperf_a, {nest.array}) for _tfperf_a in ({', '.join(guard)},)):",
                  f"    raise {LOOP}('tfperf: the written array shares memory with "
                  f"{', '.join(guard)}: the loop is not batched')"]
     seqs = _per_item(user)
@@ -251,6 +254,12 @@ def batched(nest: WriteNest) -> list[str]:
     if branches(nest):
         rows += _pick_rows(g)
     used = {n.id for s in [*nest.stmts, nest.write] for n in ast.walk(s) if isinstance(n, ast.Name)}
+    if SHIFT in used:
+        rows += [f"def {SHIFT}(x, at, by):",  # the grid's slice moved by `by`, inside x
+                 "    lo, hi = at.start + by, at.stop + by",
+                 "    if lo < 0 or hi > len(x):  # the loop reads from the end, or raises",
+                 f"        raise {LOOP}('tfperf: a shifted read outside the array')",
+                 "    return x[lo:hi]"]
     if UNPACK in used:
         rows += [f"def {UNPACK}(v, n):",  # the first own axis, after the grid's
                  f"    v = {NP}.asarray(v)",
@@ -313,6 +322,35 @@ def batched(nest: WriteNest) -> list[str]:
                     f"{ast.unparse(w.value)})")
         return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
+    if nest.recurrence:
+        a = nest.axes[0]
+        rows += [f"def {RECUR}(buf, lo, hi, f, moves, op):",
+                 "    if hi <= lo:",
+                 "        return",
+                 "    if lo < 1 or hi > len(buf):  # a[-1] is the last element; past the end "
+                 "the loop raises",
+                 f"        raise {LOOP}('tfperf: a recurrence outside the array')",
+                 # the loop rounds each step to the buffer's dtype: one accumulate only where
+                 # the step's own dtype is the buffer's (a Python scalar factor stays weak)
+                 f"    if {NP}.result_type(buf.dtype, f) != buf.dtype:",
+                 f"        raise {LOOP}('tfperf: a step in another dtype than the buffer')",
+                 f"    f = {NP}.asarray(f, buf.dtype)",
+                 "    if moves and f.ndim < buf.ndim:  # a factor per element of a row",
+                 "        f = f.reshape(f.shape[:1] + (1,) * (buf.ndim - f.ndim) + f.shape[1:])",
+                 "    elif not moves:",
+                 "        f = f[None]",
+                 "    try:",
+                 f"        f = {NP}.broadcast_to(f, (hi - lo,) + buf.shape[1:])",
+                 "    except ValueError:",
+                 f"        raise {LOOP}('tfperf: a factor that does not fit a row') from None",
+                 "    if op == 'subtract':",
+                 "        f, op = -f, 'add'",
+                 f"    seq = {NP}.concatenate((buf[lo - 1:lo], f))",
+                 f"    buf[lo:hi] = getattr({NP}, op).accumulate(seq, axis=0)[1:]"]
+        moves = bool(names(w.value) & varying)
+        rows.append(f"{RECUR}({nest.array}, {a.start}, {a.stop}, {ast.unparse(w.value)}, "
+                    f"{moves}, '{nest.recurrence}')")
+        return rows
     if nest.shifted:  # rot[col - j - 1, i]: distinct elements while each part stays in
         # [0, dim); a negative one would be another iteration's element counted from the end
         parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
