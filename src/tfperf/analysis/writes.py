@@ -63,6 +63,8 @@ class WriteNest:
     #: "add"/"subtract"/"multiply": ``a[i] = a[i - 1] * f`` (a running product through the
     #: buffer's elements); ``write`` is then ``a[i] = f``
     recurrence: str | None = None
+    #: kind "fold": (name, ufunc, term temporary, mask temporary or None) per ``acc += t``
+    folds: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -408,6 +410,126 @@ class _ShiftedReads(ast.NodeTransformer):
 
 
 _STEPS = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract"}
+#: ``acc = _tfperf_fold(acc, ufunc, terms, mask)``: the terms the loop's branches took, folded
+#: into ``acc`` in the loop's order.
+FOLD, MASK = "_tfperf_fold", "_tfperf_mask"
+FOLDED = "_tfperf_folded"
+
+
+def _is_fold(s: ast.stmt) -> bool:
+    """``acc += t`` (``-=``, ``*=``) into a name, or an ``if`` whose branches hold only those,
+    ``pass`` and such ``if``s."""
+    if isinstance(s, ast.AugAssign):
+        return isinstance(s.target, ast.Name) and type(s.op) in _STEPS
+    if isinstance(s, ast.Pass):
+        return True
+    return isinstance(s, ast.If) and all(_is_fold(b) for b in [*s.body, *s.orelse])
+
+
+def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
+           rows: list[ast.stmt], out: list[tuple[str, str, str, str | None]]) -> None:
+    """Each fold's term and the conditions on its path, as temporaries (every condition and
+    every term computed on the whole grid; the mask picks the iterations that folded)."""
+    for k, s in enumerate(stmts):
+        here = f"{tag}{k}"
+        if isinstance(s, ast.AugAssign):
+            assert isinstance(s.target, ast.Name)
+            term = f"{BRANCH}{here}_t"
+            rows.append(ast.parse(f"{term} = {ast.unparse(s.value)}").body[0])
+            mask = None
+            if path:
+                mask = f"{BRANCH}{here}_m"
+                conds = ", ".join(c for c, _ in path)
+                signs = ", ".join(str(v) for _, v in path)
+                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+            out.append((s.target.id, _STEPS[type(s.op)], term, mask))
+        elif isinstance(s, ast.If):
+            cond = f"{BRANCH}{here}_c"
+            rows.append(ast.parse(f"{cond} = {ast.unparse(s.test)}").body[0])
+            _folds(s.body, [*path, (cond, True)], f"{here}b", rows, out)
+            _folds(s.orelse, [*path, (cond, False)], f"{here}e", rows, out)
+
+
+def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
+              start: ast.stmt | None = None) -> WriteNest:
+    """A nest whose innermost body ends in folds into names (``count += 1`` under an ``if``,
+    ``loss += -np.log(p[i, y[i]])``; rounds 13-15: counts and sums kept as Python scalars):
+    the terms the loop took, in its order, folded at once (``ufunc.accumulate``: the same
+    roundings as the loop's left-to-right steps). Nothing else may read a folded name."""
+    axes: list[Axis] = []
+    stmts: list[ast.stmt] = []
+    node: ast.stmt = loop
+    items_at: dict[str, tuple[str, str, int]] = {}
+    folds: list[tuple[str, str, str, str | None]] = []
+    while isinstance(node, (ast.For, ast.While)):
+        if isinstance(node, ast.While):
+            axes.append(_counter(node, start, {a.index for a in axes}))
+            body = node.body[:-1]
+        else:
+            axes.append(_axis(node, {a.index for a in axes}, items_at))
+            body = node.body
+        if body and isinstance(body[-1], (ast.For, ast.While)):
+            *before, node = body
+            if isinstance(node, ast.While) and before:
+                start, before = before[-1], before[:-1]
+            tail: list[ast.stmt] = []
+        else:
+            k = len(body)
+            while k and _is_fold(body[k - 1]):
+                k -= 1
+            before, tail, node = body[:k], body[k:], ast.Pass()
+            if not tail:
+                raise NotAWrite("the innermost statements are not folds into names")
+        bound_yet = {a.index for a in axes} | set(items_at) | {
+            t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+        before = _unpacked(before, _moving([*stmts], {a.index for a in axes} | set(items_at)),
+                           f"{len(axes)}_")
+        before = unbranched(before, bound_yet, f"{len(axes)}_")
+        if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
+               for s in before):
+            raise NotAWrite("a statement other than a temporary's assignment in the loop")
+        stmts += [merge_chains(s) for s in before]
+        if tail:
+            rows: list[ast.stmt] = []
+            _folds(tail, [], f"{len(axes)}_f", rows, folds)
+            stmts += [merge_chains(r) for r in rows]
+    accs = [f[0] for f in folds]
+    if len(set(accs)) != len(accs):
+        raise NotAWrite(f"{accs[0]!r} folded twice in one iteration")
+    if items_at:
+        inline = _Inline({k: v[0] for k, v in items_at.items()})
+        stmts = [merge_chains(inline.visit(s)) for s in stmts]
+    indices = [a.index for a in axes]
+    if len(set(indices)) != len(indices):
+        raise NotAWrite("two loops share an index name")
+    per_element = _PerElement(_moving(stmts, set(indices) | set(items_at)))
+    stmts = [per_element.visit(s) for s in stmts]
+    temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+    read = set().union(*(names(s.value) for s in stmts))  # type: ignore[attr-defined]
+    if set(accs) & (read | temps | set(indices)):
+        raise NotAWrite(f"{sorted(set(accs) & (read | temps | set(indices)))[0]!r} is read "
+                        "in the loop (a recurrence)")
+    if set(items_at) & temps:
+        raise NotAWrite("an enumerate item rebound in the loop")
+    write = ast.parse(f"{FOLDED}[()] = 0").body[0]
+    assert isinstance(write, ast.Assign) and isinstance(write.targets[0], ast.Subscript)
+    _check_body(stmts, write, FOLDED, write.targets[0], indices, temps, "fold", set(), set())
+    read_after = set().union(*(names(s) for s in after)) if after else set()
+    if read_after & (temps | set(indices) | set(items_at)):
+        raise NotAWrite(f"{sorted(read_after & (temps | set(indices) | set(items_at)))[0]!r} "
+                        "is read after the loop (its last iteration's value)")
+    _indices_only_index(stmts, set(indices))
+    moving = _moving(stmts, set(indices))
+    slices = _slice_grid(stmts, write, indices, axes)
+    if not slices and len(axes) == 1 and axes[0].step == "1":
+        moved = _ShiftedReads(indices[0])
+        stmts2 = [moved.visit(ast.parse(ast.unparse(s)).body[0]) for s in stmts]
+        if moved.used and _slice_grid(stmts2, write, indices, axes):
+            stmts, slices = stmts2, True
+    if not slices:
+        _grid_leads(stmts, set(indices) | temps)
+    return WriteNest(loop, axes, stmts, write, FOLDED, "fold", slices, temps, [], moving,
+                     folds=folds)
 
 
 def _recurrence(write: ast.Assign | ast.AugAssign, array: str,
@@ -681,7 +803,7 @@ def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
 
 def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
-    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK):
+    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK):
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)

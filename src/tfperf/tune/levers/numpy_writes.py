@@ -40,6 +40,8 @@ import builtins
 
 from tfperf.analysis.writes import (
     EXTREME,
+    FOLD,
+    MASK,
     PART,
     PICK,
     PREFIX,
@@ -51,6 +53,7 @@ from tfperf.analysis.writes import (
     NotAWrite,
     Prefix,
     WriteNest,
+    fold_nest,
     names,
     reduction_of,
     write_nest,
@@ -92,8 +95,14 @@ def nests(text: str, name: str) -> tuple[list[WriteNest], list[str]]:
         at = next(k for k, s in enumerate(block) if s is loop) if loop in block else 0
         try:
             after = read_after(fn, loop)
-            nest = write_nest(loop, after, block[at - 1] if at > 0 else None)
-            if nest.array not in set().union(*(names(s) for s in after)):
+            try:
+                nest = write_nest(loop, after, block[at - 1] if at > 0 else None)
+            except NotAWrite as exc:
+                try:
+                    nest = fold_nest(loop, after, block[at - 1] if at > 0 else None)
+                except NotAWrite as fold:
+                    raise NotAWrite(f"{exc}; as folds into names: {fold}") from None
+            if nest.kind != "fold" and nest.array not in set().union(*(names(s) for s in after)):
                 # written in place and never read again (a parameter the caller sees):
                 # tune's check compares what the function returns, so it could not see it
                 raise NotAWrite(f"{nest.array!r} is not read after the loop (only the caller "
@@ -182,7 +191,7 @@ def _private(nest: WriteNest) -> WriteNest:
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
-                     nest.shifted, nest.recurrence)
+                     nest.shifted, nest.recurrence, nest.folds)
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -203,7 +212,7 @@ def batched(nest: WriteNest) -> list[str]:
             f"        return {NP}.arange(r.start, r.stop, r.step)",
             "    end = r[-1] + (1 if r.step > 0 else -1) if len(r) else r.start",
             "    return slice(r.start, end if end >= 0 else None, r.step)"]
-    guard = _aliases(user)
+    guard = _aliases(user) if nest.kind != "fold" else []
     if guard:  # another name for the buffer's memory: the loop's order would show
         # (the generator's own name is private: a buffer named `a` was compared with itself)
         rows += [f"if any(isinstance(_tfperf_a, {NP}.ndarray) and {NP}.may_share_memory("
@@ -222,7 +231,10 @@ def batched(nest: WriteNest) -> list[str]:
                  f"for a in arrays if isinstance(a, {NP}.ndarray)):",
                  f"        raise {LOOP}('tfperf: a Python list read item by item promotes "
                  "less than its items as one array: the loop is not batched')",
-                 f"{WEAK}(({', '.join(seqs)},), ({', '.join(arrays)},))"]
+                 f"{WEAK}(({', '.join(seqs)},), ({''.join(a + ', ' for a in arrays)}))"]
+        if nest.kind == "fold":  # a list's items are Python scalars: a fold of them stays one
+            rows += [f"if any(isinstance(s, (list, tuple)) for s in ({', '.join(seqs)},)):",
+                     f"    raise {LOOP}('tfperf: a fold of the items of a Python list')"]
     for k, a in enumerate(nest.axes):
         grid = f"{AXIS}({a.start}, {a.stop}, {a.step}, {nest.slices})"
         if nest.slices:
@@ -253,6 +265,8 @@ def batched(nest: WriteNest) -> list[str]:
                      "    return c"]
     if branches(nest):
         rows += _pick_rows(g)
+    if nest.kind == "fold":
+        rows += _fold_rows(g)
     used = {n.id for s in [*nest.stmts, nest.write] for n in ast.walk(s) if isinstance(n, ast.Name)}
     if SHIFT in used:
         rows += [f"def {SHIFT}(x, at, by):",  # the grid's slice moved by `by`, inside x
@@ -321,6 +335,13 @@ def batched(nest: WriteNest) -> list[str]:
         rows.append(f"{NP}.{ufunc}.at({nest.array}, ({ast.unparse(target.slice)},), "
                     f"{ast.unparse(w.value)})")
         return rows
+    if nest.kind == "fold":
+        shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
+                              for a in nest.axes) + ")"
+        for acc, op, term, mask in nest.folds:
+            rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, "
+                        f"{PRIVATE + mask if mask else None}, {shape})")
+        return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
     if nest.recurrence:
         a = nest.axes[0]
@@ -387,8 +408,46 @@ def batched(nest: WriteNest) -> list[str]:
     return rows
 
 
+def _fold_rows(g: int) -> list[str]:
+    """``_tfperf_mask``: the conditions on a fold's path, one truth value per element;
+    ``_tfperf_fold``: the taken terms folded into the name in the loop's order (Python ints
+    stay exact and unbounded; Python floats and ints stay Python scalars, as in the loop)."""
+    return [
+        f"def {MASK}(conds, signs):",
+        "    m = True",
+        "    for c, s in zip(conds, signs):",
+        f"        c = {NP}.asarray(c)",
+        f"        if c.ndim > {g}:",
+        f"            raise {LOOP}('tfperf: a branch on a per-iteration array')",
+        "        c = c if c.dtype == bool else c.astype(bool)",
+        "        c = c if s else ~c",
+        "        m = c if m is True else m & c",
+        "    return m",
+        f"def {FOLD}(acc, op, t, m, grid):",
+        f"    if {NP}.ndim(t) > {g}:  # acc += a vector would make acc an array",
+        f"        raise {LOOP}('tfperf: a fold of a per-iteration array')",
+        f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
+        f"    taken = None if m is None else {NP}.broadcast_to({NP}.asarray(m, bool), shape)",
+        f"    n = {NP}.prod(shape, dtype=int) if taken is None else {NP}.count_nonzero(taken)",
+        "    if not n:",
+        "        return acc",
+        "    if type(acc) is int and type(t) is int:  # Python ints: exact and unbounded",
+        "        n = int(n)",
+        "        return acc + t * n if op == 'add' else acc - t * n if op == 'subtract' "
+        "else acc * t ** n",
+        f"    terms = {NP}.broadcast_to(t, shape)  # C order: the loop's order",
+        "    terms = terms.ravel() if taken is None else terms[taken]",
+        f"    dt = {NP}.result_type(acc, terms)",
+        f"    seq = {NP}.concatenate(({NP}.asarray(acc, dt).reshape(1), terms.astype(dt)))",
+        f"    r = getattr({NP}, op).accumulate(seq, dtype=dt)[-1]",
+        "    return type(acc)(r) if type(acc) in (int, float) and type(t) in (int, float) "
+        "else r"]
+
+
 def branches(nest: WriteNest) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == PICK for s in nest.stmts for n in ast.walk(s))
+    """Whether the batched code computes branches the loop may skip (picks, folds)."""
+    return nest.kind == "fold" or any(isinstance(n, ast.Name) and n.id == PICK
+                                      for s in nest.stmts for n in ast.walk(s))
 
 
 def _pick_rows(g: int) -> list[str]:
