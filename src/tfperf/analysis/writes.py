@@ -25,6 +25,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfperf.analysis.element_forms import (
+    EXTREME,
+    MASK,
+    PART,
+    PICK,
+    STACK,
+    UNPACK,
+    NotAWrite,
+    PerElement,
+    names,
+    unbranched,
+    unpacked,
+)
+
 #: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
 ELEMENTWISE = frozenset({"abs", "where", "clip", "round", "around", "real", "imag"})
 UFUNC_AT = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply"}
@@ -169,7 +183,7 @@ class _Swap(ast.NodeTransformer):
         return super().visit(node)
 
 
-class _Inline(ast.NodeTransformer):
+class Inline(ast.NodeTransformer):
     def __init__(self, exprs: dict[str, str]) -> None:
         self.exprs = exprs
 
@@ -177,10 +191,6 @@ class _Inline(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and node.id in self.exprs:
             return ast.parse(self.exprs[node.id], mode="eval").body
         return node
-
-
-class NotAWrite(Exception):
-    """The nest is not one this model answers (the message says why)."""
 
 
 def _parts(sub: ast.Subscript) -> list[ast.expr]:
@@ -216,7 +226,7 @@ def merge_chains(stmt: ast.stmt) -> ast.stmt:
     return out
 
 
-def _axis(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str, int]]) -> Axis:
+def axis_of_loop(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str, int]]) -> Axis:
     """One loop's axis; ``items``: the enclosing loops' enumerate items → (their expression,
     the array they index, its axis): ``enumerate(row)`` of an outer ``row`` walks axis 1."""
     if loop.orelse:
@@ -244,11 +254,7 @@ def _axis(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str, int]])
     raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
 
 
-def names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _counter(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
+def counter_axis(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
     """``i = a`` (``start``, the statement before the loop) then ``while i < b: …; i += 1``
     (the step last, nowhere else): the axis of ``range(a, b)``."""
     test, step = loop.test, loop.body[-1] if loop.body else None
@@ -284,16 +290,16 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     items_at: dict[str, tuple[str, str, int]] = {}
     while isinstance(node, (ast.For, ast.While)):
         if isinstance(node, ast.While):
-            axes.append(_counter(node, start, {a.index for a in axes}))
+            axes.append(counter_axis(node, start, {a.index for a in axes}))
             *before, last = node.body[:-1]
         else:
-            axes.append(_axis(node, {a.index for a in axes}, items_at))
+            axes.append(axis_of_loop(node, {a.index for a in axes}, items_at))
             *before, last = node.body
         if isinstance(last, ast.While) and before:  # the inner counter's first value
             start, before = before[-1], before[:-1]
         bound_yet = {a.index for a in axes} | set(items_at) | {
             t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
-        before = _unpacked(before, _moving([*stmts], {a.index for a in axes} | set(items_at)),
+        before = unpacked(before, moving_names([*stmts], {a.index for a in axes} | set(items_at)),
                            f"{len(axes)}_")
         before = unbranched(before, bound_yet, f"{len(axes)}_")
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
@@ -305,11 +311,11 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         raise NotAWrite("the innermost statement is not a write into an array")
     write = merge_chains(node)
     if items_at:  # each enumerate item is its array indexed: row → img[i], px → img[i, j]
-        inline = _Inline({k: v[0] for k, v in items_at.items()})
+        inline = Inline({k: v[0] for k, v in items_at.items()})
         stmts = [merge_chains(inline.visit(s)) for s in stmts]
         write = merge_chains(inline.visit(write))
     assert isinstance(write, (ast.Assign, ast.AugAssign))
-    per_element = _PerElement(_moving(stmts, {a.index for a in axes} | set(items_at)))
+    per_element = PerElement(moving_names(stmts, {a.index for a in axes} | set(items_at)))
     stmts = [per_element.visit(s) for s in stmts]
     write = per_element.visit(write)
     targets = write.targets if isinstance(write, ast.Assign) else [write.target]
@@ -339,7 +345,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     items: set[str] = set()  # inlined above
     if set(items_at) & temps:
         raise NotAWrite("an enumerate item rebound in the loop")
-    moving = _moving(stmts, set(indices) | items)
+    moving = moving_names(stmts, set(indices) | items)
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
                 if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
                 is not None]
@@ -348,7 +354,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         # window x[i:i + k] reads only rows not yet written, as the grid does
         raise NotAWrite(f"a prefix of {array!r} (reads the earlier iterations' writes)")
     inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
-    _check_body(stmts, write, array, target, indices, temps, kind, items, inside)
+    check_body(stmts, write, array, target, indices, temps, kind, items, inside)
     if prefixes:  # each becomes row i of its cumulative op, bound before the grid
         swap = _Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
         stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
@@ -358,15 +364,15 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     if read_after & bound_here:
         raise NotAWrite(f"{sorted(read_after & bound_here)[0]!r} is read after "
                         "the loop (its last iteration's value)")
-    _indices_only_index([*stmts, write], set(indices))
-    slices = _slice_grid(stmts, write, indices, axes)
+    indices_only_index([*stmts, write], set(indices))
+    slices = slice_grid(stmts, write, indices, axes)
     if not slices and len(axes) == 1 and axes[0].step == "1" and not shifted:
-        moved = _ShiftedReads(indices[0])
+        moved = ShiftedReads(indices[0])
         stmts2 = [moved.visit(ast.parse(ast.unparse(s)).body[0]) for s in stmts]
         write2 = ast.parse(ast.unparse(write)).body[0]
         assert isinstance(write2, (ast.Assign, ast.AugAssign))
         write2.value = moved.visit(write2.value)
-        if moved.used and _slice_grid(stmts2, write2, indices, axes):
+        if moved.used and slice_grid(stmts2, write2, indices, axes):
             stmts, write, slices = stmts2, write2, True
     if not slices and kind == "map" and len(axes) > 1:
         # A map's iterations are independent, so its grid may take the axes in the order
@@ -375,10 +381,10 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         order = [p.id for p in parts if isinstance(p, ast.Name) and p.id in indices]
         by = {a.index: a for a in axes}
         if sorted(order) == sorted(indices) \
-                and _slice_grid(stmts, write, order, [by[i] for i in order]):
+                and slice_grid(stmts, write, order, [by[i] for i in order]):
             axes, slices = [by[i] for i in order], True
     if not slices:
-        _grid_leads([*stmts, write], set(indices) | temps)
+        grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
                      shifted, recurrence[0] if recurrence else None)
 
@@ -387,7 +393,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
 SHIFT = "_tfperf_shifted"
 
 
-class _ShiftedReads(ast.NodeTransformer):
+class ShiftedReads(ast.NodeTransformer):
     """``x[i + c]``/``x[i - c]`` (``c`` an int literal, the only part) as a shifted slice of
     ``x``: a view where the grid's ``np.arange`` would gather (c10's ``S[i] / S[i - 1]``:
     9.8 ms with gathers against the hand's 2.3 ms with slices, 100 000 steps)."""
@@ -409,129 +415,7 @@ class _ShiftedReads(ast.NodeTransformer):
         return node
 
 
-_STEPS = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract"}
-#: ``acc = _tfperf_fold(acc, ufunc, terms, mask)``: the terms the loop's branches took, folded
-#: into ``acc`` in the loop's order.
-FOLD, MASK = "_tfperf_fold", "_tfperf_mask"
-FOLDED = "_tfperf_folded"
-
-
-def _is_fold(s: ast.stmt) -> bool:
-    """``acc += t`` (``-=``, ``*=``) into a name, or an ``if`` whose branches hold only those,
-    ``pass`` and such ``if``s."""
-    if isinstance(s, ast.AugAssign):
-        return isinstance(s.target, ast.Name) and type(s.op) in _STEPS
-    if isinstance(s, ast.Pass):
-        return True
-    return isinstance(s, ast.If) and all(_is_fold(b) for b in [*s.body, *s.orelse])
-
-
-def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
-           rows: list[ast.stmt], out: list[tuple[str, str, str, str | None]]) -> None:
-    """Each fold's term and the conditions on its path, as temporaries (every condition and
-    every term computed on the whole grid; the mask picks the iterations that folded)."""
-    for k, s in enumerate(stmts):
-        here = f"{tag}{k}"
-        if isinstance(s, ast.AugAssign):
-            assert isinstance(s.target, ast.Name)
-            term = f"{BRANCH}{here}_t"
-            rows.append(ast.parse(f"{term} = {ast.unparse(s.value)}").body[0])
-            mask = None
-            if path:
-                mask = f"{BRANCH}{here}_m"
-                conds = ", ".join(c for c, _ in path)
-                signs = ", ".join(str(v) for _, v in path)
-                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
-            out.append((s.target.id, _STEPS[type(s.op)], term, mask))
-        elif isinstance(s, ast.If):
-            cond = f"{BRANCH}{here}_c"
-            rows.append(ast.parse(f"{cond} = {ast.unparse(s.test)}").body[0])
-            _folds(s.body, [*path, (cond, True)], f"{here}b", rows, out)
-            _folds(s.orelse, [*path, (cond, False)], f"{here}e", rows, out)
-
-
-def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
-              start: ast.stmt | None = None) -> WriteNest:
-    """A nest whose innermost body ends in folds into names (``count += 1`` under an ``if``,
-    ``loss += -np.log(p[i, y[i]])``; rounds 13-15: counts and sums kept as Python scalars):
-    the terms the loop took, in its order, folded at once (``ufunc.accumulate``: the same
-    roundings as the loop's left-to-right steps). Nothing else may read a folded name."""
-    axes: list[Axis] = []
-    stmts: list[ast.stmt] = []
-    node: ast.stmt = loop
-    items_at: dict[str, tuple[str, str, int]] = {}
-    folds: list[tuple[str, str, str, str | None]] = []
-    while isinstance(node, (ast.For, ast.While)):
-        if isinstance(node, ast.While):
-            axes.append(_counter(node, start, {a.index for a in axes}))
-            body = node.body[:-1]
-        else:
-            axes.append(_axis(node, {a.index for a in axes}, items_at))
-            body = node.body
-        if body and isinstance(body[-1], (ast.For, ast.While)):
-            *before, node = body
-            if isinstance(node, ast.While) and before:
-                start, before = before[-1], before[:-1]
-            tail: list[ast.stmt] = []
-        else:
-            k = len(body)
-            while k and _is_fold(body[k - 1]):
-                k -= 1
-            before, tail, node = body[:k], body[k:], ast.Pass()
-            if not tail:
-                raise NotAWrite("the innermost statements are not folds into names")
-        bound_yet = {a.index for a in axes} | set(items_at) | {
-            t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
-        before = _unpacked(before, _moving([*stmts], {a.index for a in axes} | set(items_at)),
-                           f"{len(axes)}_")
-        before = unbranched(before, bound_yet, f"{len(axes)}_")
-        if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
-               for s in before):
-            raise NotAWrite("a statement other than a temporary's assignment in the loop")
-        stmts += [merge_chains(s) for s in before]
-        if tail:
-            rows: list[ast.stmt] = []
-            _folds(tail, [], f"{len(axes)}_f", rows, folds)
-            stmts += [merge_chains(r) for r in rows]
-    accs = [f[0] for f in folds]
-    if len(set(accs)) != len(accs):
-        raise NotAWrite(f"{accs[0]!r} folded twice in one iteration")
-    if items_at:
-        inline = _Inline({k: v[0] for k, v in items_at.items()})
-        stmts = [merge_chains(inline.visit(s)) for s in stmts]
-    indices = [a.index for a in axes]
-    if len(set(indices)) != len(indices):
-        raise NotAWrite("two loops share an index name")
-    per_element = _PerElement(_moving(stmts, set(indices) | set(items_at)))
-    stmts = [per_element.visit(s) for s in stmts]
-    temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
-    read = set().union(*(names(s.value) for s in stmts))  # type: ignore[attr-defined]
-    if set(accs) & (read | temps | set(indices)):
-        raise NotAWrite(f"{sorted(set(accs) & (read | temps | set(indices)))[0]!r} is read "
-                        "in the loop (a recurrence)")
-    if set(items_at) & temps:
-        raise NotAWrite("an enumerate item rebound in the loop")
-    write = ast.parse(f"{FOLDED}[()] = 0").body[0]
-    assert isinstance(write, ast.Assign) and isinstance(write.targets[0], ast.Subscript)
-    _check_body(stmts, write, FOLDED, write.targets[0], indices, temps, "fold", set(), set())
-    read_after = set().union(*(names(s) for s in after)) if after else set()
-    if read_after & (temps | set(indices) | set(items_at)):
-        raise NotAWrite(f"{sorted(read_after & (temps | set(indices) | set(items_at)))[0]!r} "
-                        "is read after the loop (its last iteration's value)")
-    _indices_only_index(stmts, set(indices))
-    moving = _moving(stmts, set(indices))
-    slices = _slice_grid(stmts, write, indices, axes)
-    if not slices and len(axes) == 1 and axes[0].step == "1":
-        moved = _ShiftedReads(indices[0])
-        stmts2 = [moved.visit(ast.parse(ast.unparse(s)).body[0]) for s in stmts]
-        if moved.used and _slice_grid(stmts2, write, indices, axes):
-            stmts, slices = stmts2, True
-    if not slices:
-        _grid_leads(stmts, set(indices) | temps)
-    return WriteNest(loop, axes, stmts, write, FOLDED, "fold", slices, temps, [], moving,
-                     folds=folds)
-
-
+STEPS = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract"}
 def _recurrence(write: ast.Assign | ast.AugAssign, array: str,
                 axes: list[Axis]) -> tuple[str, ast.expr] | None:
     """``a[i] = a[i - 1] * f`` (``f * a[i - 1]``, ``+``, ``a[i - 1] - f``) in one loop
@@ -542,14 +426,14 @@ def _recurrence(write: ast.Assign | ast.AugAssign, array: str,
         return None
     i = axes[0].index
     v = write.value
-    if not (isinstance(v, ast.BinOp) and type(v.op) in _STEPS):
+    if not (isinstance(v, ast.BinOp) and type(v.op) in STEPS):
         return None
     prev = f"{array}[{i} - 1]"
     sides = [(v.left, v.right)] if isinstance(v.op, ast.Sub) else [(v.left, v.right),
                                                                     (v.right, v.left)]
     for carried, f in sides:
         if ast.unparse(carried) == prev and array not in names(f):
-            return _STEPS[type(v.op)], f
+            return STEPS[type(v.op)], f
     return None
 
 
@@ -598,149 +482,7 @@ def _distinct_positions(parts: list[ast.expr], indices: list[str],
     return shifted
 
 
-#: ``name = _tfperf_pick(conditions, values)``: an ``if``/``elif``/``else`` that binds
-#: temporaries, as one choice over the grid (the first true condition's value, else the last);
-#: ``None`` where the path leaves the name unbound (the run checks no element takes it).
-PICK = "_tfperf_pick"
-BRANCH = "_tfperf_br"
-
-
-def unbranched(stmts: list[ast.stmt], bound: set[str], tag: str) -> list[ast.stmt]:
-    """``stmts`` with each ``if`` chain whose branches only bind temporaries written as
-    assignments: every condition and every branch's values computed (each branch's names
-    under its own), then each name bound to a pick of them. ``bound``: the names already
-    bound this iteration (a branch that leaves one alone keeps its value)."""
-    out: list[ast.stmt] = []
-    bound = set(bound)
-    for k, s in enumerate(stmts):
-        rows = _if_as_picks(s, bound, f"{tag}{k}_") if isinstance(s, ast.If) else [s]
-        out += rows
-        bound |= {t.id for r in rows if isinstance(r, ast.Assign)
-                  for t in r.targets if isinstance(t, ast.Name)}
-    return out
-
-
-def _if_as_picks(s: ast.If, bound: set[str], tag: str) -> list[ast.stmt]:
-    conds: list[ast.expr] = []
-    bodies: list[list[ast.stmt]] = []
-    node = s
-    while True:  # an elif chain: one choice, the first true condition's branch
-        conds.append(node.test)
-        bodies.append(node.body)
-        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-            node = node.orelse[0]
-            continue
-        bodies.append(node.orelse)
-        break
-    rows: list[ast.stmt] = []
-    cnames = [f"{BRANCH}{tag}c{k}" for k in range(len(conds))]
-    rows += [ast.Assign([ast.Name(n, ast.Store())], c, lineno=0)
-             for n, c in zip(cnames, conds, strict=True)]
-    values: list[dict[str, str]] = []
-    order: list[str] = []
-    for k, body in enumerate(bodies):
-        body = unbranched(body, bound, f"{tag}b{k}_")
-        now: dict[str, str] = {}
-        for b in body:
-            if not (isinstance(b, ast.Assign) and len(b.targets) == 1
-                    and isinstance(b.targets[0], ast.Name)):
-                raise NotAWrite("a branch that does more than bind temporaries")
-            value = _Rename(now).visit(ast.parse(ast.unparse(b.value), mode="eval").body)
-            name = b.targets[0].id
-            now[name] = f"{BRANCH}{tag}b{k}_{name}"
-            rows.append(ast.Assign([ast.Name(now[name], ast.Store())], value, lineno=0))
-            order += [name] if name not in order else []
-        values.append(now)
-    for name in order:
-        picks = [ast.Name(v[name], ast.Load()) if name in v
-                 else ast.Name(name, ast.Load()) if name in bound else ast.Constant(None)
-                 for v in values]
-        call = ast.Call(ast.Name(PICK, ast.Load()), [
-            ast.Tuple([ast.Name(c, ast.Load()) for c in cnames], ast.Load()),
-            ast.Tuple(picks, ast.Load())], [])  # type: ignore[arg-type]
-        rows.append(ast.Assign([ast.Name(name, ast.Store())], call, lineno=0))
-    return [ast.parse(ast.unparse(r)).body[0] for r in rows]
-
-
-#: ``a, b, c = v`` of a per-iteration ``v``: its first own axis, the one after the grid's.
-UNPACK, PART = "_tfperf_unpack", "_tfperf_part"
-#: ``max(a, b, …)``/``min`` of per-iteration values: Python's rule, element by element (the
-#: first value unless a later one is greater: ties and NaN as the builtin).
-EXTREME = "_tfperf_extreme"
-#: ``out[i, j] = [h, s, v]``: a list of per-iteration values stacked on their first own axis.
-STACK = "_tfperf_stack"
-
-
-def _unpacked(stmts: list[ast.stmt], moving: set[str], tag: str) -> list[ast.stmt]:
-    """``a, b = p, q`` as ``a``, ``b`` bound from temporaries (the values first, as Python
-    does); ``[b, g, r] = px / 255`` of a per-iteration value as parts of its first own axis."""
-    out: list[ast.stmt] = []
-    moving = set(moving)
-    for k, s in enumerate(stmts):
-        t = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
-        if not (isinstance(t, (ast.Tuple, ast.List))
-                and all(isinstance(e, ast.Name) for e in t.elts)):
-            out.append(s)
-            if isinstance(s, ast.Assign) and names(s.value) & moving:
-                moving |= names(ast.Tuple(s.targets, ast.Load()))
-            continue
-        assert isinstance(s, ast.Assign)
-        dests = [e.id for e in t.elts]  # type: ignore[attr-defined]
-        held = [f"{BRANCH}{tag}u{k}_{n}" for n in range(len(dests))]
-        if isinstance(s.value, (ast.Tuple, ast.List)) and len(s.value.elts) == len(dests) \
-                and not any(isinstance(e, ast.Starred) for e in s.value.elts):
-            rows = [f"{h} = {ast.unparse(e)}" for h, e in zip(held, s.value.elts, strict=True)]
-        elif names(s.value) & moving:
-            whole = f"{BRANCH}{tag}u{k}"
-            rows = [f"{whole} = {UNPACK}({ast.unparse(s.value)}, {len(dests)})"]
-            rows += [f"{h} = {PART}({whole}, {n})" for n, h in enumerate(held)]
-        else:
-            out.append(s)  # a loop-invariant value unpacks as it is, once or every time
-            continue
-        rows += [f"{d} = {h}" for d, h in zip(dests, held, strict=True)]
-        out += [ast.parse(r).body[0] for r in rows]
-        if names(s.value) & moving:
-            moving |= set(dests) | set(held)
-    return out
-
-
-class _PerElement(ast.NodeTransformer):
-    """Per-iteration ``max(a, b)``/``min(...)`` and ``[a, b, c]`` as their helpers."""
-
-    def __init__(self, moving: set[str]) -> None:
-        self.moving = moving
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        self.generic_visit(node)
-        f = node.func
-        if isinstance(f, ast.Name) and f.id in ("max", "min") and len(node.args) >= 2 \
-                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args) \
-                and names(node) & self.moving:
-            return ast.Call(ast.Name(EXTREME, ast.Load()), [
-                ast.Constant(f.id), ast.Tuple(node.args, ast.Load())], [])
-        return node
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        node.value = self.visit(node.value)  # a list inside an index picks positions
-        return node
-
-    def visit_List(self, node: ast.List) -> ast.expr:
-        self.generic_visit(node)
-        if isinstance(node.ctx, ast.Load) and node.elts and names(node) & self.moving \
-                and not any(isinstance(e, ast.Starred) for e in node.elts):
-            return ast.Call(ast.Name(STACK, ast.Load()), [ast.Tuple(node.elts, ast.Load())], [])
-        return node
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, to: dict[str, str]) -> None:
-        self.to = to
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        return ast.Name(self.to.get(node.id, node.id), node.ctx)
-
-
-def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
+def check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: str,
                 target: ast.Subscript, indices: list[str], temps: set[str], kind: str,
                 items: set[str], prefixes: set[int]) -> None:
     """Refuses what does not batch; ``prefixes``: the nodes inside prefix reductions (read
@@ -791,7 +533,7 @@ def _check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array:
             bound |= {t.id for t in s.targets if isinstance(t, ast.Name)}
 
 
-def _moving(stmts: list[ast.stmt], start: set[str]) -> set[str]:
+def moving_names(stmts: list[ast.stmt], start: set[str]) -> set[str]:
     """``start`` and the temporaries computed from them, in order."""
     out = set(start)
     for s in stmts:
@@ -824,7 +566,7 @@ def check_call(call: ast.Call, varying: set[str]) -> None:
                     "ask a shape)")
 
 
-def _slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
+def slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
                 axes: list[Axis]) -> bool:
     """Every index read only as the leading parts of a subscript, all indices in loop order:
     then ``range``s become slices (views, no gather) and the grid keeps the loops' axes."""
@@ -843,7 +585,7 @@ def _slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
     return uses == 0
 
 
-def _grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
+def grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
     """Index arrays put the grid's axes first unless a slice comes before them (``x[:, i]``
     puts them after the sliced axis): the body's values would not line up with the grid."""
     for s in stmts:
@@ -858,7 +600,7 @@ def _grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
                 raise NotAWrite("a loop index after a slice (the grid's axes would not lead)")
 
 
-def _indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
+def indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
     """A loop index is a Python int, which NumPy promotes weakly (float32 * i stays float32);
     an index array is int64 and would promote further. Inside a subscript only the positions
     it picks matter, so there it may be anything."""

@@ -38,23 +38,24 @@ from __future__ import annotations
 import ast
 import builtins
 
-from tfperf.analysis.writes import (
+from tfperf.analysis.element_forms import (
     EXTREME,
-    FOLD,
     MASK,
     PART,
     PICK,
+    STACK,
+    UNPACK,
+    NotAWrite,
+    names,
+)
+from tfperf.analysis.folds import FOLD, fold_nest
+from tfperf.analysis.writes import (
     PREFIX,
     SHIFT,
-    STACK,
     UFUNC_AT,
-    UNPACK,
     Axis,
-    NotAWrite,
     Prefix,
     WriteNest,
-    fold_nest,
-    names,
     reduction_of,
     write_nest,
 )
