@@ -74,8 +74,10 @@ def test_a_one_hot_row_per_label_is_one_fancy_write(dtype):
 @pytest.mark.parametrize("shape", [(5, 8), (8, 5), (1, 3)])
 def test_a_pixel_by_pixel_rotation_writes_every_pixel_once_and_stays_uint8(shape):
     img = np.random.default_rng(1).integers(0, 256, shape).astype(np.uint8)
-    _agrees(ROTATE, img)
-    assert "_tfperf_inside(" in numpy_writes.rewrite(HEAD + ROTATE, "f")
+    new = _agrees(ROTATE, img)
+    # each part's positions a view (reversed for col - j - 1), the value's axes swapped: no
+    # index arrays (0.15 ms against rot90's 0.11 ms for 256x256; the fancy write took 1.07)
+    assert "_tfperf_span(" in new and "_tfperf_axis(0, row, 1, True)" in new
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16])
@@ -83,6 +85,23 @@ def test_a_reversed_copy_keeps_the_dtype(dtype):
     _agrees(FLIP, np.arange(9).astype(dtype))
     _agrees(FLIP.replace("n - 1 - i", "i + 1").replace("range(n)", "range(n - 1)"),
             np.arange(6).astype(dtype))
+
+
+@pytest.mark.parametrize("write", ["out[j, i] = x[i, j]", "out[i, n - 1 - j] = x[i, j] + 1",
+                                   "out[m - 1 - j, n - 1 - i] = x[i, j] * 2"])
+def test_transposed_and_reversed_writes_are_views(write):
+    text = f'''
+def f(x):
+    n, m = x.shape
+    out = np.zeros((max(n, m), max(n, m)), np.int16)
+    for i in range(n):
+        for j in range(m):
+            {write}
+    return out
+'''
+    for shape in [(3, 5), (5, 3), (4, 4)]:
+        new = _agrees(text, np.arange(np.prod(shape)).reshape(shape).astype(np.int16))
+        assert "_tfperf_span(" in new
 
 
 def test_a_shifted_position_outside_the_array_runs_the_loop():

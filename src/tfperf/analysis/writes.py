@@ -77,6 +77,9 @@ class WriteNest:
     #: "add"/"subtract"/"multiply": ``a[i] = a[i - 1] * f`` (a running product through the
     #: buffer's elements); ``write`` is then ``a[i] = f``
     recurrence: str | None = None
+    #: a permuted or reversed write (``rot[col - j - 1, i] = img[i, j]``) as views: per
+    #: subscript part, (its loop index, +1 or -1, its offset: the part at index 0)
+    spans: list[tuple[str, int, ast.expr]] | None = None
     #: kind "fold": (name, ufunc, term temporary, mask temporary or None) per ``acc += t``
     folds: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
@@ -383,10 +386,56 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         if sorted(order) == sorted(indices) \
                 and slice_grid(stmts, write, order, [by[i] for i in order]):
             axes, slices = [by[i] for i in order], True
+    spans = None
+    if not slices and kind == "map" and recurrence is None \
+            and all(a.step == "1" for a in axes):
+        spans = _spans(parts, indices)
+        reads = ast.Assign([ast.Name(FOLDED_VALUE, ast.Store())], write.value, lineno=0)
+        if spans is not None and slice_grid(stmts, reads, indices, axes):
+            slices = True  # the reads are views; the write a view of each part's span
+        else:
+            spans = None
     if not slices:
         grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
-                     shifted, recurrence[0] if recurrence else None)
+                     shifted, recurrence[0] if recurrence else None, spans)
+
+
+FOLDED_VALUE = "_tfperf_read"
+
+
+class _AtZero(ast.NodeTransformer):
+    def __init__(self, index: str) -> None:
+        self.index = index
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return ast.Constant(0) if node.id == self.index else node
+
+
+def _sign(node: ast.expr, index: str) -> int:
+    """+1 or -1: the coefficient of ``index`` in a ``±index + offsets`` part."""
+    if isinstance(node, ast.Name):
+        return 1
+    assert isinstance(node, ast.BinOp)
+    if index in names(node.left):
+        return _sign(node.left, index)
+    return _sign(node.right, index) * (-1 if isinstance(node.op, ast.Sub) else 1)
+
+
+def _spans(parts: list[ast.expr], indices: list[str]) -> list[tuple[str, int, ast.expr]] | None:
+    """Each part one loop index, bare or shifted, every index once: the written positions
+    are a view per part (a reversed one for ``-index``), its axes in the parts' order."""
+    out: list[tuple[str, int, ast.expr]] = []
+    for p in parts:
+        used = names(p) & set(indices)
+        if len(used) != 1 or _shift(p, indices, []) is None:
+            return None
+        (index,) = used
+        off = _AtZero(index).visit(ast.parse(ast.unparse(p), mode="eval").body)
+        out.append((index, _sign(p, index), off))
+    if sorted(i for i, _, _ in out) != sorted(indices):
+        return None
+    return out
 
 
 #: ``x[i - 1]`` on a grid of one loop stepping by 1: the slice shifted, checked inside ``x``.

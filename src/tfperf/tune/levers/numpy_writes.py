@@ -70,6 +70,7 @@ REDUCE = "_tfperf_reduce"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
 INSIDE = "_tfperf_inside"
+SPAN, ORDER, AT = "_tfperf_span", "_tfperf_order", "_tfperf_at"
 RECUR = "_tfperf_recurrence"
 #: Raised by a run-time guard, before anything is written: the original loop runs instead
 #: (an aliasing call, a list's weak scalars, negative positions: the loop's own answer).
@@ -192,7 +193,7 @@ def _private(nest: WriteNest) -> WriteNest:
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
-                     nest.shifted, nest.recurrence, nest.folds)
+                     nest.shifted, nest.recurrence, nest.spans, nest.folds)
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -373,6 +374,32 @@ def batched(nest: WriteNest) -> list[str]:
         rows.append(f"{RECUR}({nest.array}, {a.start}, {a.stop}, {ast.unparse(w.value)}, "
                     f"{moves}, '{nest.recurrence}')")
         return rows
+    if nest.spans is not None:  # rot[col - j - 1, i] = img[i, j]: views, the value's grid
+        # axes put in the parts' order
+        order = [a.index for a in nest.axes]
+        perm = [order.index(PRIVATE + i) for i, _, _ in nest.spans]
+        rows += [f"def {SPAN}(at, sign, off, dim):",
+                 f"    if {NP}.ndim(off):",
+                 f"        raise {LOOP}('tfperf: an array offset of a written position')",
+                 "    if at.stop <= at.start:",
+                 "        return slice(0, 0)",
+                 "    first, last = sign * at.start + off, sign * (at.stop - 1) + off",
+                 "    if min(first, last) < 0 or max(first, last) >= dim:",
+                 f"        raise {LOOP}('tfperf: a shifted position outside the array')",
+                 "    end = last + sign",
+                 "    return slice(first, end if end >= 0 else None, sign)",
+                 f"def {ORDER}(v, perm):",
+                 f"    v = {NP}.asarray(v)",
+                 "    if v.ndim < len(perm):",
+                 "        return v",
+                 "    return v.transpose(list(perm) + list(range(len(perm), v.ndim)))",
+                 f"{VALUE} = {ORDER}({ast.unparse(w.value)}, {tuple(perm)})",
+                 f"{AT} = (" + "".join(f"{SPAN}({PRIVATE}{i}, {sign}, {ast.unparse(off)}, "
+                                       f"{nest.array}.shape[{k}]), "
+                                       for k, (i, sign, off) in enumerate(nest.spans)) + ")",
+                 *_fit_rows(),
+                 f"{nest.array}[{AT}] = {FIT}({VALUE}, {nest.array}[{AT}], {g})"]
+        return rows
     if nest.shifted:  # rot[col - j - 1, i]: distinct elements while each part stays in
         # [0, dim); a negative one would be another iteration's element counted from the end
         parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
@@ -390,23 +417,29 @@ def batched(nest: WriteNest) -> list[str]:
     rows += [f"{t.id} = {VALUE}" for t in w.targets if isinstance(t, ast.Name)]
     at = ast.unparse(sub)
     if names(w.value) & varying:
-        rows += [f"def {FIT}(v, at, g):",
-                 # the buffer's dtype before broadcasting: the same unsafe cast as the
-                 # assignment's, once per value, not once per written element (c01: 0.24
-                 # ms to write float64 into 3 uint8 channels, 0.1 ms cast first)
-                 f"    v = {NP}.asarray(v).astype(at.dtype, copy=False)",
-                 "    if g <= v.ndim < at.ndim:",  # the grid's axes first, then size-1 axes
-                 "        v = v.reshape(v.shape[:g] + (1,) * (at.ndim - v.ndim) + v.shape[g:])",
-                 # a size-1 axis repeated before the write: NumPy's broadcast write with a
-                 # zero stride ran 0.22 ms for c01's 120x160x3, repeat + write 0.07 ms
-                 "    for k in range(v.ndim if v.ndim == at.ndim else 0):",
-                 "        if v.shape[k] == 1 and at.shape[k] > 1:",
-                 f"            v = {NP}.repeat(v, at.shape[k], axis=k)",
-                 "    return v",
+        rows += [*_fit_rows(),
                  f"{at} = {FIT}({VALUE}, {at}, {g})"]
     else:
         rows.append(f"{at} = {VALUE}")
     return rows
+
+
+def _fit_rows() -> list[str]:
+    """``_tfperf_fit(value, at, g)``: the value cast to the buffer's dtype and lined up with
+    the written positions (the grid's axes first, then size-1 axes)."""
+    return [f"def {FIT}(v, at, g):",
+            # the buffer's dtype before broadcasting: the same unsafe cast as the
+            # assignment's, once per value, not once per written element (c01: 0.24
+            # ms to write float64 into 3 uint8 channels, 0.1 ms cast first)
+            f"    v = {NP}.asarray(v).astype(at.dtype, copy=False)",
+            "    if g <= v.ndim < at.ndim:",  # the grid's axes first, then size-1 axes
+            "        v = v.reshape(v.shape[:g] + (1,) * (at.ndim - v.ndim) + v.shape[g:])",
+            # a size-1 axis repeated before the write: NumPy's broadcast write with a
+            # zero stride ran 0.22 ms for c01's 120x160x3, repeat + write 0.07 ms
+            "    for k in range(v.ndim if v.ndim == at.ndim else 0):",
+            "        if v.shape[k] == 1 and at.shape[k] > 1:",
+            f"            v = {NP}.repeat(v, at.shape[k], axis=k)",
+            "    return v"]
 
 
 def _fold_rows(g: int) -> list[str]:
