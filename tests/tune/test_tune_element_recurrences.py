@@ -7,11 +7,11 @@ a division. Also: ``x[i - 1]`` reads on a one-loop grid become shifted slices (v
 
 from __future__ import annotations
 
-import ast
 import copy
 
 import numpy as np
 import pytest
+from no_fallback import no_fallback
 
 from tfperf.tune.levers import numpy_writes
 from tfperf.tune.source import SourceEditError
@@ -25,20 +25,13 @@ def _load(text: str):
     return ns["f"]
 
 
-class _NoFallBack(ast.NodeTransformer):
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
-        if isinstance(node.type, ast.Name) and node.type.id == "_tfperf_loop":
-            node.body = ast.parse("raise AssertionError('fell back to the loop')").body
-        return node
-
-
 def _agrees(text: str, *args, batched: bool = True) -> str:
     new = numpy_writes.rewrite(HEAD + text, "f")
     want = _load(HEAD + text)(*copy.deepcopy(args))
     got = _load(new)(*copy.deepcopy(args))
     assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
     np.testing.assert_array_equal(got, want)  # bit for bit: the same roundings
-    strict = _load(ast.unparse(_NoFallBack().visit(ast.parse(new))))
+    strict = _load(no_fallback(new))
     if batched:
         np.testing.assert_array_equal(strict(*copy.deepcopy(args)), want)
     else:

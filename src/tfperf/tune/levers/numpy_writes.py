@@ -540,7 +540,11 @@ def rewrite(text: str, name: str) -> str:
         lines[nest.outer.lineno - 1:nest.outer.end_lineno] = [
             pad + f"class {LOOP}(Exception):\n", pad + "    pass\n", pad + "try:\n", *quiet,
             *(inner + r + "\n" for s in batched(nest) for r in s.splitlines()),
-            pad + f"except {LOOP}:\n", *("    " + r if r.strip() else r for r in loop)]
+            # a guard, or an error of the batched form the loop may not make (a branch the
+            # loop skipped, indexing out of range: NumPy checks positions before it writes),
+            # runs the loop: the user's answer or the user's own error, never a new one
+            pad + f"except ({LOOP}, ArithmeticError, IndexError, TypeError, ValueError):\n",
+            *("    " + r if r.strip() else r for r in loop)]
     out = "".join(lines)
     parse(out)
     return out
