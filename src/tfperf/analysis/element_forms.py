@@ -71,7 +71,8 @@ def _if_as_picks(s: ast.If, bound: set[str], tag: str) -> list[ast.stmt]:
             name = b.targets[0].id
             now[name] = f"{BRANCH}{tag}b{k}_{name}"
             rows.append(ast.Assign([ast.Name(now[name], ast.Store())], value, lineno=0))
-            order += [name] if name not in order else []
+            # a nested if's own temporaries are read only inside this branch
+            order += [name] if name not in order and not name.startswith(BRANCH) else []
         values.append(now)
     for name in order:
         picks = [ast.Name(v[name], ast.Load()) if name in v
