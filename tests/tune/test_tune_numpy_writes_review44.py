@@ -168,3 +168,28 @@ def test_a_python_list_read_item_by_item_keeps_its_weak_promotion():
     # twins: the same list beside int64/float64 arrays promotes alike, and an array of offsets
     _agrees(LIST_READ, np.array([250, 3], np.int64), [10, 1])
     _agrees(LIST_READ, np.array([250, 3], np.uint8), np.array([10, 1], np.uint8))
+
+
+def test_while_tune_measures_a_fall_back_is_a_rejection(user_module):
+    # stop 45: in applied code the guard runs the loop; while tune measures it raises, so the
+    # candidate is rejected with its reason instead of timing the user's loop as a rewrite
+    from tfperf.tune.strict_batches import VARIABLE, strict
+
+    text = HEAD + '''
+def f(out, x):
+    for i in range(1, len(x)):
+        out[i] = x[i - 1] + 1.0
+    return out
+'''
+    new = _load(numpy_writes.rewrite(text, "f"))
+    a = np.arange(6.0)
+    with strict(), pytest.raises(Exception, match="shares memory"):
+        new(a, a)
+    assert VARIABLE not in __import__("os").environ
+    pytest.importorskip("tensorflow")
+    from tfperf.tune import tune
+
+    mod = user_module(text)
+    result = tune(mod.f, (a, a), budget=3, levers=[numpy_writes.NumpyWrites()])
+    by = {c.name: c for c in result.candidates}
+    assert "shares memory" in (by["array writes→NumPy on the grid"].rejected or ""), result.table()

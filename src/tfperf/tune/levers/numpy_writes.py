@@ -61,6 +61,7 @@ from tfperf.analysis.writes import (
 )
 from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
+from tfperf.tune.strict_batches import VARIABLE as STRICT
 
 NP = "_tfperf_np"
 FIT = "_tfperf_fit"
@@ -544,6 +545,8 @@ def rewrite(text: str, name: str) -> str:
             # loop skipped, indexing out of range: NumPy checks positions before it writes),
             # runs the loop: the user's answer or the user's own error, never a new one
             pad + f"except ({LOOP}, ArithmeticError, IndexError, TypeError, ValueError):\n",
+            pad + f"    if __import__('os').environ.get('{STRICT}'):  # tune is measuring\n",
+            pad + "        raise\n",
             *("    " + r if r.strip() else r for r in loop)]
     out = "".join(lines)
     parse(out)
