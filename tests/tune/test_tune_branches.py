@@ -173,3 +173,23 @@ def f(x, y):
     _agrees(text, r.normal(size=30), r.normal(size=30))
     x = np.array([np.nan, 1.0, 2.0])  # NaN: max keeps its first argument, as the builtin
     _agrees(text, x, np.array([1.0, np.nan, 2.0]))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_writes_in_branches_keep_the_element_where_no_branch_writes(dtype):
+    # round 13's c10 thresholds an image into a copy; an element no branch writes keeps the
+    # value it had (here the input's), and the store casts as the loop's
+    text = '''
+def f(img, lo, hi):
+    out = img.copy()
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1]):
+            if img[i, j] < lo:
+                out[i, j] = 0
+            elif img[i, j] > hi:
+                v = img[i, j] * 1.5
+                out[i, j] = v
+    return out
+'''
+    img = np.random.default_rng(4).integers(0, 256, (7, 9)).astype(dtype)
+    _agrees(text, img, 60, 200)

@@ -161,3 +161,74 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.Name:
         return ast.Name(self.to.get(node.id, node.id), node.ctx)
+
+
+#: The value an ``if`` chain writes into the buffer's element (``written_in_branches``).
+WRITTEN = "_tfperf_written"
+
+
+def written_in_branches(s: ast.stmt) -> tuple[ast.If, ast.Assign] | None:
+    """``if c: out[i] = a elif d: out[i] = b`` (each branch's last statement, one target) as
+    an ``if`` that binds the value (a branch without the write, or no ``else``: the element
+    as it is) and one write of it after: the element keeps its value where no branch wrote."""
+    if not isinstance(s, ast.If):
+        return None
+    targets: set[str] = set()
+
+    def strip(body: list[ast.stmt]) -> list[ast.stmt]:
+        last = body[-1] if body else None
+        if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+                and isinstance(last.targets[0], ast.Subscript) \
+                and isinstance(last.targets[0].value, ast.Name):
+            targets.add(ast.unparse(last.targets[0]))
+            value = as_stored(last.value, last.targets[0])
+            return [*body[:-1], ast.Assign([ast.Name(WRITTEN, ast.Store())], value, lineno=0)]
+        return [*(b for b in body if not isinstance(b, ast.Pass)), None]  # type: ignore[list-item]
+
+    chain: list[ast.If] = []
+    node = s
+    while True:
+        chain.append(node)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        break
+    bodies = [strip(n.body) for n in chain] + [strip(chain[-1].orelse)]
+    if len(targets) != 1:
+        return None
+    (target,) = targets
+    keep = ast.parse(f"{WRITTEN} = {target}").body[0]  # no write: the element as it is
+    bodies = [[b if b is not None else keep for b in body] for body in bodies]
+    out: list[ast.stmt] = bodies[-1]
+    for n, body in zip(reversed(chain), reversed(bodies[:-1]), strict=True):
+        out = [ast.If(n.test, body, out)]
+    write = ast.parse(f"{target} = {WRITTEN}").body[0]
+    assert isinstance(out[0], ast.If) and isinstance(write, ast.Assign)
+    return out[0], write
+
+
+def unread_picks_dropped(stmts: list[ast.stmt], write: ast.stmt,
+                         after: set[str]) -> list[ast.stmt]:
+    """Without the picks of names nothing reads later (a temporary one branch binds for its
+    own use, ``v`` in ``elif c: v = x * 1.5; out[i] = v``): their unbound paths are no one's."""
+    later = names(write) | after
+    kept: list[ast.stmt] = []
+    for s in reversed(stmts):
+        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) \
+                and isinstance(s.value.func, ast.Name) and s.value.func.id == PICK \
+                and not names(ast.Tuple(s.targets, ast.Load())) & later:
+            continue
+        kept.append(s)
+        later |= names(s.value) if isinstance(s, ast.Assign) else names(s)
+    return kept[::-1]
+
+
+def as_stored(value: ast.expr, target: ast.Subscript) -> ast.expr:
+    """A value written at ``target`` in one branch, cast as the store casts it (each
+    branch's own value, before the pick: ``0``, a float64 ``v`` and the uint8 element)."""
+    at = ast.parse(ast.unparse(target), mode="eval").body
+    return ast.Call(ast.Name(STORED, ast.Load()), [value, at], [])
+
+
+#: ``_tfperf_stored(v, at)``: ``v`` cast to the written element's dtype (Python scalars weak).
+STORED = "_tfperf_stored"

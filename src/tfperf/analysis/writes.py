@@ -31,12 +31,15 @@ from tfperf.analysis.element_forms import (
     PART,
     PICK,
     STACK,
+    STORED,
     UNPACK,
     NotAWrite,
     PerElement,
     names,
     unbranched,
     unpacked,
+    unread_picks_dropped,
+    written_in_branches,
 )
 
 #: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
@@ -300,6 +303,9 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
             *before, last = node.body
         if isinstance(last, ast.While) and before:  # the inner counter's first value
             start, before = before[-1], before[:-1]
+        branched = written_in_branches(last)
+        if branched is not None:  # the chain picks the value, one write after it
+            before, last = [*before, branched[0]], branched[1]
         bound_yet = {a.index for a in axes} | set(items_at) | {
             t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
         before = unpacked(before, moving_names([*stmts], {a.index for a in axes} | set(items_at)),
@@ -321,6 +327,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     per_element = PerElement(moving_names(stmts, {a.index for a in axes} | set(items_at)))
     stmts = [per_element.visit(s) for s in stmts]
     write = per_element.visit(write)
+    stmts = unread_picks_dropped(stmts, write, set().union(*(names(s) for s in after)))
     targets = write.targets if isinstance(write, ast.Assign) else [write.target]
     subs = [t for t in targets if isinstance(t, ast.Subscript)]
     if len(subs) != 1 or not isinstance(subs[0].value, ast.Name) or any(
@@ -594,7 +601,7 @@ def moving_names(stmts: list[ast.stmt], start: set[str]) -> set[str]:
 
 def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
-    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK):
+    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK, STORED):
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)

@@ -44,6 +44,7 @@ from tfperf.analysis.element_forms import (
     PART,
     PICK,
     STACK,
+    STORED,
     UNPACK,
     NotAWrite,
     names,
@@ -271,6 +272,11 @@ def batched(nest: WriteNest) -> list[str]:
     if nest.kind == "fold":
         rows += _fold_rows(g)
     used = {n.id for s in [*nest.stmts, nest.write] for n in ast.walk(s) if isinstance(n, ast.Name)}
+    if STORED in used:
+        rows += [f"def {STORED}(v, at):",  # the store's own cast, per branch
+                 f"    if isinstance(v, ({NP}.ndarray, {NP}.generic)):",
+                 "        return v.astype(at.dtype, copy=False)",
+                 "    return v"]
     if SHIFT in used:
         rows += [f"def {SHIFT}(x, at, by):",  # the grid's slice moved by `by`, inside x
                  "    lo, hi = at.start + by, at.stop + by",
