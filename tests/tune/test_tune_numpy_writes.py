@@ -10,7 +10,7 @@ import ast
 
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import is_fallback, no_fallback
 
 from tfperf.analysis.writes import NotAWrite, write_nest
 from tfperf.tune.levers.numpy_writes import nests, rewrite
@@ -188,8 +188,7 @@ def _loops_left(new: str) -> list[ast.For | ast.While]:
     fn = next(n for n in ast.parse(new).body if isinstance(n, ast.FunctionDef))
     skip = {id(m) for n in ast.walk(fn) if n is not fn and (
         (isinstance(n, ast.FunctionDef) and n.name.startswith("_tfperf"))
-        or (isinstance(n, ast.ExceptHandler) and n.type is not None
-        and "_tfperf_loop" in ast.unparse(n.type))) for m in ast.walk(n)}
+        or is_fallback(n)) for m in ast.walk(n)}
     return [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)) and id(n) not in skip]
 
 

@@ -44,7 +44,7 @@ def _raises(text: str, *args, rewrite=numpy_writes.rewrite) -> None:
 def _falls_back(text: str, *args) -> None:
     """The guard sees the hazard: the original loop runs (its answer, not the grid's, which
     differs on these inputs), and the batched rows are what runs on the twins."""
-    assert "except (_tfperf_loop," in numpy_writes.rewrite(HEAD + text, "f")
+    assert f"except {numpy_writes.CAUGHT}:" in numpy_writes.rewrite(HEAD + text, "f")
     _agrees(text, *args)
 
 
