@@ -117,6 +117,20 @@ def f(x):
     _agrees(text, np.random.default_rng(3).random((6, 5)))
 
 
+def test_a_numpy_scalar_name_keeps_its_dtype_with_python_scalar_terms():
+    text = '''
+def f(x):
+    acc = np.float32(0)
+    n = 0
+    for i in range(len(x)):
+        if x[i] > 0.3:
+            acc += 0.1
+            n -= 1
+    return acc, n
+'''
+    _agrees(text, np.random.default_rng(5).random(50).astype(np.float32))
+
+
 def test_a_fold_of_a_python_lists_items_and_of_a_vector_run_the_loop():
     text = '''
 def f(xs):

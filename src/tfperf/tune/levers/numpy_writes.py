@@ -481,7 +481,8 @@ def _fold_rows(g: int) -> list[str]:
         "else acc * t ** n",
         f"    terms = {NP}.broadcast_to(t, shape)  # C order: the loop's order",
         "    terms = terms.ravel() if taken is None else terms[taken]",
-        f"    dt = {NP}.result_type(acc, terms)",
+        # a Python scalar term stays weak: np.float32 acc += 0.5 stays float32
+        f"    dt = {NP}.result_type(acc, t if type(t) in (int, float, complex) else terms)",
         f"    seq = {NP}.concatenate(({NP}.asarray(acc, dt).reshape(1), terms.astype(dt)))",
         f"    r = getattr({NP}, op).accumulate(seq, dtype=dt)[-1]",
         "    return type(acc)(r) if type(acc) in (int, float) and type(t) in (int, float) "
