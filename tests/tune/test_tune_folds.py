@@ -102,6 +102,21 @@ def f(y_true, y_pred):
     _agrees(text, r.integers(0, 2, 200), r.integers(0, 2, 200))
 
 
+def test_a_branchs_own_temporary_before_a_fold_needs_no_pick():
+    text = '''
+def f(x):
+    total = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            w = x[i] * 2
+        else:
+            z = x[i] - 1
+        total += x[i]
+    return total
+'''
+    _agrees(text, np.random.default_rng(6).random(40))
+
+
 def test_products_and_differences_over_a_grid_in_loop_order():
     text = '''
 def f(x):

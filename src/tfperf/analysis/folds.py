@@ -13,6 +13,7 @@ from tfperf.analysis.element_forms import (
     names,
     unbranched,
     unpacked,
+    unread_picks_dropped,
 )
 from tfperf.analysis.writes import (
     STEPS,
@@ -124,6 +125,8 @@ def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         raise NotAWrite("two loops share an index name")
     per_element = PerElement(moving_names(stmts, set(indices) | set(items_at)))
     stmts = [per_element.visit(s) for s in stmts]
+    # a branch's own temporary needs no pick (the folds' terms are the statements that read)
+    stmts = unread_picks_dropped(stmts, ast.Pass(), set().union(*(names(s) for s in after)))
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     read = set().union(*(names(s.value) for s in stmts))  # type: ignore[attr-defined]
     if set(accs) & (read | temps | set(indices)):
