@@ -181,11 +181,17 @@ def f(out, x):
         out[i] = x[i - 1] + 1.0
     return out
 '''
-    new = _load(numpy_writes.rewrite(text, "f"))
     a = np.arange(6.0)
-    with strict(), pytest.raises(Exception, match="shares memory"):
-        new(a, a)
+    with strict():
+        new = _load(numpy_writes.rewrite(text, "f"))  # a candidate of this search
+        with pytest.raises(Exception, match="shares memory"):
+            new(a, a)
     assert VARIABLE not in __import__("os").environ
+    want = _load(text)(a.copy(), a.copy())
+    np.testing.assert_array_equal(new(a.copy(), a.copy()), want)  # applied: the loop's
+    with strict():  # a later search measuring the applied code (its baseline): the loop's
+        b, c = np.array([5.0, 1, 7, 2]), np.array([5.0, 1, 7, 2])
+        np.testing.assert_array_equal(new(b, b), _load(text)(c, c))  # [5, 6, 7, 8]
     pytest.importorskip("tensorflow")
     from tfperf.tune import tune
 

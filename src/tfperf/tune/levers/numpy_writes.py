@@ -63,6 +63,7 @@ from tfperf.analysis.writes import (
 from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
 from tfperf.tune.strict_batches import VARIABLE as STRICT
+from tfperf.tune.strict_batches import token
 
 NP = "_tfperf_np"
 FIT = "_tfperf_fit"
@@ -538,6 +539,7 @@ def rewrite(text: str, name: str) -> str:
         raise SourceEditError("no loop writing into an array element by element"
                               + (f" ({why[0]})" if why else ""))
     lines = text.splitlines(keepends=True)
+    mark = token()  # the search that measures this rewrite, if any
     for nest in reversed(found):  # bottom up: line numbers above hold
         row = lines[nest.outer.lineno - 1]
         pad = row[:len(row) - len(row.lstrip())]
@@ -555,8 +557,8 @@ def rewrite(text: str, name: str) -> str:
             # loop skipped, indexing out of range: NumPy checks positions before it writes),
             # runs the loop: the user's answer or the user's own error, never a new one
             pad + f"except {CAUGHT}:\n",
-            pad + f"    if __import__('os').environ.get('{STRICT}'):  # tune is measuring\n",
-            pad + "        raise\n",
+            *([pad + f"    if __import__('os').environ.get('{STRICT}') == '{mark}':  # tune "
+               "measuring this rewrite\n", pad + "        raise\n"] if mark else []),
             *("    " + r if r.strip() else r for r in loop)]
     out = "".join(lines)
     parse(out)
