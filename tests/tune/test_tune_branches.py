@@ -1,4 +1,4 @@
-"""Stop 45: loops whose body picks a value with ``if``/``elif``/``else`` (rounds 13-15: BGR→HSV
+"""Stop 45: loops whose body picks a value with ``if``/``elif``/``else`` (rounds 13-15: a hue
 per pixel, a threshold per element, a conditional re-argmax), batched as one choice per
 element over the grid: every condition and every branch computed, the first true condition's
 value taken. The run falls back to the original loop where a path leaves a name unbound on
@@ -37,25 +37,31 @@ def _agrees(text: str, *args, batched: bool = True) -> str:
     return new
 
 
-HSV = '''
-def f(src):
-    h, w, c = src.shape
-    dst = np.empty((h, w, c))
-    for y in range(0, h):
-        for x in range(0, w):
-            [b, g, r] = src[y][x]/255.0
-            mx, mn = max(r, g, b), min(r, g, b)
-            diff = mx - mn
-            if mx == mn : h = 0
-            elif mx == r : h = 60 * ((g-b)/diff)
-            elif mx == g : h = 60 * ((b-r)/diff) + 120
-            elif mx == b : h = 60 * ((r-g)/diff) + 240
-            if h < 0 : h = h + 360
-            if mx != 0:s = diff/mx
-            else: s = 0
-            v = mx
-            dst[y][x] = [h, s * 255, v * 255]
-    return dst
+SECTORS = '''
+def f(pix):
+    rows, cols, _ = pix.shape
+    res = np.empty((rows, cols, 3))
+    for u in range(rows):
+        for v in range(cols):
+            [c0, c1, c2] = pix[u][v] / 255.0
+            hi, lo = max(c0, c1, c2), min(c0, c1, c2)
+            span = hi - lo
+            if hi == lo:
+                ang = 0
+            elif hi == c0:
+                ang = 30 * ((c1 - c2) / span)
+            elif hi == c1:
+                ang = 30 * ((c2 - c0) / span) + 60
+            elif hi == c2:
+                ang = 30 * ((c0 - c1) / span) + 120
+            if ang < 0:
+                ang = ang + 180
+            if hi != 0:
+                sat = span / hi
+            else:
+                sat = 0
+            res[u][v] = [ang, sat * 100, hi * 100]
+    return res
 '''
 
 
@@ -68,17 +74,17 @@ def _image(shape, seed=0, dtype=np.uint8):
 
 @pytest.mark.parametrize("shape", [(6, 9, 3), (1, 4, 3), (5, 1, 3)])
 def test_an_elif_chain_of_temporaries_is_one_choice_per_pixel(shape):
-    # held-out round 15's c01 as it is written: unpacking, max of three, an elif chain with no
-    # else (every pixel takes a branch), a list written per pixel
-    _agrees(HSV, _image(shape))
+    # the shape of round 15's c01 (written here, not copied): unpacking, max of three, an
+    # elif chain with no else (every pixel takes a branch), a list written per pixel
+    _agrees(SECTORS, _image(shape))
 
 
 def test_a_chain_with_an_unbound_path_taken_runs_the_loop():
-    # a NaN pixel matches no branch: the loop keeps h from the pixel before it (or the
-    # shape's h on the first); no one array holds that, so the original loop runs
+    # a NaN pixel matches no branch: the loop keeps ang from the pixel before it; no one
+    # array holds that, so the original loop runs
     img = _image((4, 5, 3)).astype(np.float64)
-    img[1, 3, 2] = np.nan  # r: max(r, g, b) is NaN, no branch matches
-    new = _agrees(HSV, img, batched=False)
+    img[1, 3, 0] = np.nan  # c0: max(c0, c1, c2) is NaN, no branch matches
+    new = _agrees(SECTORS, img, batched=False)
     with pytest.raises(AssertionError, match="fell back"):
         _load(no_fallback(new))(img)
 

@@ -40,24 +40,24 @@ def _agrees(text: str, *args, batched: bool = True) -> str:
     return new
 
 
-WEALTH = '''
-def f(S, r, dt):
-    wealth = np.empty_like(S)
-    wealth[0] = 1000000
-    p = np.linspace(0.5, 0.1, len(S))
-    for i in range(1, len(S)):
-        wealth[i] = wealth[i-1] * (1 + p[i] * (S[i] / S[i-1] - 1) + (1 - p[i]) * (r * dt))
-    return wealth
+GROWTH = '''
+def f(price, rate, step):
+    bal = np.empty_like(price)
+    bal[0] = 100.0
+    share = np.linspace(0.9, 0.2, len(price))
+    for k in range(1, len(price)):
+        bal[k] = bal[k-1] * (share[k] * (price[k] / price[k-1]) + (1 - share[k]) * (1 + rate*step))
+    return bal
 '''
 
 
 @pytest.mark.parametrize("n", [2, 3, 500])
 def test_a_running_product_through_the_buffer_is_one_cumprod_bit_for_bit(n):
     S = 100 * np.exp(np.cumsum(np.random.default_rng(n).normal(0, 0.02, n)))
-    new = _agrees(WEALTH, S, 0.03, 0.01)
-    assert "_tfperf_shifted(S" in new  # S[i - 1] is a shifted slice, not a gather
-    _agrees(WEALTH.replace("wealth[i-1] * (", "(").replace(")\n    return", ") * wealth[i - 1]"
-                                                          "\n    return"), S, 0.03, 0.01)
+    new = _agrees(GROWTH, S, 0.03, 0.01)
+    assert "_tfperf_shifted(price" in new  # price[k - 1] is a shifted slice, not a gather
+    _agrees(GROWTH.replace("bal[k-1] * (", "(").replace(")\n    return", ") * bal[k - 1]"
+                                                      "\n    return"), S, 0.03, 0.01)
 
 
 SUM = '''

@@ -50,12 +50,12 @@ def _agrees(text: str, *args, batched: bool = True) -> str:
 
 
 COUNT = '''
-def f(y_true, y_pred):
-    count_score = 0
-    for i in range(len(y_true)):
-        if y_pred[i]+1 == y_true[i]:
-            count_score += 1
-    return count_score/len(y_true)
+def f(truth, guess):
+    hits = 0
+    for n in range(len(truth)):
+        if guess[n] + 1 == truth[n]:
+            hits += 1
+    return hits / len(truth)
 '''
 
 
@@ -64,16 +64,16 @@ def test_a_count_under_a_branch_is_the_number_of_true_conditions(dtype):
     r = np.random.default_rng(0)
     y = r.integers(0, 5, 300).astype(dtype)
     _agrees(COUNT, y, np.clip(y + r.integers(-1, 2, 300), 0, 4).astype(dtype))
-    _agrees(COUNT.replace("/len(y_true)", ""), y[:0], y[:0])  # no iteration: 0, an int
+    _agrees(COUNT.replace(" / len(truth)", ""), y[:0], y[:0])  # no iteration: 0, an int
 
 
 def test_a_sum_of_gathered_logs_folds_in_the_loops_order():
     text = '''
 def f(p, y):
-    loss = 0.0
+    nll = 0.0
     for i in range(y.size):
-        loss += -np.log(p[i, y[i]])
-    return loss / p.shape[0], p.shape[0]
+        nll += -np.log(p[i, y[i]])
+    return nll / p.shape[0], p.shape[0]
 '''
     r = np.random.default_rng(1)
     z = np.exp(r.normal(size=(400, 7)))

@@ -41,21 +41,21 @@ def _agrees(text: str, *args, batched: bool = True) -> str:
 
 
 ONE_HOT = '''
-def f(labels, dimension=7):
-    results = np.zeros((len(labels), dimension))
-    for i, label in enumerate(labels):
-        results[i, label] = 1.
-    return results
+def f(codes, width=7):
+    table = np.zeros((len(codes), width))
+    for row, code in enumerate(codes):
+        table[row, code] = 1.0
+    return table
 '''
 
 ROTATE = '''
-def f(img):
-    row, col = img.shape[0], img.shape[1]
-    rot = np.ndarray((col, row), dtype=np.uint8)
-    for i in range(row):
-        for j in range(col):
-            rot[col-j-1][i] = img[i][j]
-    return rot
+def f(grid):
+    h, w = grid.shape[0], grid.shape[1]
+    turned = np.ndarray((w, h), dtype=np.uint8)
+    for r in range(h):
+        for c in range(w):
+            turned[w - c - 1][r] = grid[r][c]
+    return turned
 '''
 
 FLIP = '''
@@ -74,9 +74,9 @@ def test_a_one_hot_row_per_label_is_one_fancy_write(dtype):
     new = _agrees(ONE_HOT, labels)
     assert f"except {numpy_writes.CAUGHT}:" in new
     _agrees(ONE_HOT, np.array([0, -1, -7, 3]))  # Python's negative columns, as the loop
-    _agrees(ONE_HOT.replace("np.zeros((len(labels), dimension))",
-                            "np.zeros((len(labels), dimension), np.float32)")
-            .replace("= 1.", "= label * 0.5"), labels)  # the item as a value, float32 store
+    _agrees(ONE_HOT.replace("np.zeros((len(codes), width))",
+                            "np.zeros((len(codes), width), np.float32)")
+            .replace("= 1.0", "= code * 0.5"), labels)  # the item as a value, float32 store
 
 
 @pytest.mark.parametrize("shape", [(5, 8), (8, 5), (1, 3)])
@@ -85,7 +85,7 @@ def test_a_pixel_by_pixel_rotation_writes_every_pixel_once_and_stays_uint8(shape
     new = _agrees(ROTATE, img)
     # each part's positions a view (reversed for col - j - 1), the value's axes swapped: no
     # index arrays (0.15 ms against rot90's 0.11 ms for 256x256; the fancy write took 1.07)
-    assert "_tfperf_span(" in new and "_tfperf_axis(0, row, 1, True)" in new
+    assert "_tfperf_span(" in new and "_tfperf_axis(0, h, 1, True)" in new
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16])
