@@ -2009,11 +2009,131 @@ GRAY_LEVELS = Computation(
     },
 )
 
+SHRINK_LEVELS = Computation(
+    "shrink_levels", "soft thresholding of each value of a float32 array [n] by t: v - t above "
+    "t, v + t below -t, else 0 (rounds 13-15: a per-element if/elif chain written into a "
+    "preallocated array) → [n] float32; NumPy in, NumPy out",
+    {"n": 64}, {"n": 200000},
+    _d("""
+        r = np.random.default_rng(47)
+        return (r.normal(size=SIZE["n"]).astype(np.float32), 0.5)
+    """),
+    {
+        "elif_chain": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                for i in range(len(x)):
+                    v = x[i]
+                    if v > t:
+                        s = v - t
+                    elif v < -t:
+                        s = v + t
+                    else:
+                        s = 0.0
+                    out[i] = s
+                return out
+        """),
+        "nested_if": _d("""
+            def f(x, t):
+                out = np.empty(x.shape, x.dtype)
+                for i in range(x.shape[0]):
+                    if abs(x[i]) > t:
+                        if x[i] > 0:
+                            s = x[i] - t
+                        else:
+                            s = x[i] + t
+                    else:
+                        s = 0
+                    out[i] = s
+                return out
+        """),
+        "default_then_override": _d("""
+            def f(x, t):
+                out = np.zeros(len(x), dtype=np.float32)
+                for i in range(len(x)):
+                    s = 0.0
+                    if x[i] > t:
+                        s = x[i] - t
+                    if x[i] < -t:
+                        s = x[i] + t
+                    out[i] = s
+                return out
+        """),
+        "enumerate_items": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                for i, v in enumerate(x):
+                    if v > t: s = v - t
+                    elif v < -t: s = v + t
+                    else: s = 0.0
+                    out[i] = s
+                return out
+        """),
+        "while_counter": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                i = 0
+                while i < len(x):
+                    v = x[i]
+                    if v > t:
+                        v = v - t
+                    elif v < -t:
+                        v = v + t
+                    else:
+                        v = 0.0
+                    out[i] = v
+                    i += 1
+                return out
+        """),
+        "sign_times_excess": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                for i in range(len(x)):
+                    if x[i] >= 0:
+                        sign = 1.0
+                    else:
+                        sign = -1.0
+                    out[i] = sign * max(abs(x[i]) - t, 0.0)
+                return out
+        """),
+        "tuple_bounds": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                for i in range(len(x)):
+                    v, lo, hi = x[i], -t, t
+                    if v > hi:
+                        s = v - hi
+                    elif v < lo:
+                        s = v - lo
+                    else:
+                        s = 0.0
+                    out[i] = s
+                return out
+        """),
+        "write_in_branch": _d("""
+            def f(x, t):
+                out = np.zeros_like(x)
+                for i in range(len(x)):
+                    if x[i] > t:
+                        out[i] = x[i] - t
+                    elif x[i] < -t:
+                        out[i] = x[i] + t
+                return out
+        """),
+    },
+    {
+        "hand_numpy": _d("""
+            def hand_numpy(x, t):
+                return np.where(x > t, x - t, np.where(x < -t, x + t, 0)).astype(x.dtype)
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
                 MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K,
                 CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES, COLUMN_POWERS,
-                GRAY_LEVELS)
+                GRAY_LEVELS, SHRINK_LEVELS)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Review 44 of the array-writes and scans levers: rewrites that changed results on ordinary
-code, each now batched right, refused by the model, or raising where it runs (tune rejects a
-candidate that raises). Twins: the same loops without the hazard still batch and agree."""
+code, each now batched right, refused by the model, or (stop 45) answered by the original loop
+where a run-time guard sees the hazard (it raised there before, in the user's applied code on a
+later call). Twins: the same loops without the hazard still batch and agree."""
 
 from __future__ import annotations
 
@@ -40,6 +41,13 @@ def _raises(text: str, *args, rewrite=numpy_writes.rewrite) -> None:
         fn(*b)
 
 
+def _falls_back(text: str, *args) -> None:
+    """The guard sees the hazard: the original loop runs (its answer, not the grid's, which
+    differs on these inputs), and the batched rows are what runs on the twins."""
+    assert f"except {numpy_writes.CAUGHT}:" in numpy_writes.rewrite(HEAD + text, "f")
+    _agrees(text, *args)
+
+
 BACKWARDS = '''
 def f(x):
     out = np.zeros(len(x))
@@ -58,7 +66,7 @@ def test_a_backwards_range_writes_every_element():
 @pytest.mark.parametrize("loop", ["range(-3, 0)", "range(-len(x), len(x))"])
 def test_negative_positions_are_not_batched(loop):
     # range(-3, 0) was slice(-3, 0) (empty); range(-n, n) writes each element twice
-    _raises(BACKWARDS.replace("range(len(x) - 1, -1, -1)", loop)
+    _falls_back(BACKWARDS.replace("range(len(x) - 1, -1, -1)", loop)
             .replace("x[i] * 2", "out[i] + x[i]"), np.arange(1.0, 7.0))
 
 
@@ -72,7 +80,7 @@ def f(x):
 
 
 def test_a_buffer_read_under_another_name_is_not_batched():
-    _raises(ALIAS, np.arange(6.0))  # a recurrence through y: the batched grid disagreed
+    _falls_back(ALIAS, np.arange(6.0))  # a recurrence through y: the batched grid disagreed
     _agrees(ALIAS.replace("y = x", "y = x.copy()"), np.arange(6.0))  # twin: a copy
 
 
@@ -85,8 +93,10 @@ def f(out, x):
 '''
     a = np.arange(6.0)
     new = _load(numpy_writes.rewrite(HEAD + text, "f"))
-    with pytest.raises(ValueError, match="shares memory"):
-        new(a, a)
+    # the user's later call with one array for both: the loop's answer, no error
+    np.testing.assert_array_equal(new(a.copy(), a.copy()), _load(HEAD + text)(a.copy(), a.copy()))
+    b = a.copy()
+    np.testing.assert_array_equal(new(b, b), _load(HEAD + text)(a, a))
     np.testing.assert_array_equal(new(np.zeros(6), a), _load(HEAD + text)(np.zeros(6), a))
 
 
@@ -148,12 +158,44 @@ def f(img, offs):
 '''
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # the loop's own uint8 wrap
 def test_a_python_list_read_item_by_item_keeps_its_weak_promotion():
     # uint8 + a Python int wraps in uint8 (250 + 10 = 4); uint8 + the list as an array is
     # int64 (260): the batched grid answered 260 where the loop answered 4
-    _raises(LIST_READ, np.array([250, 3], np.uint8), [10, 1])
-    _raises(LIST_READ.replace("offs[i]", "v").replace("range(len(img))", "enumerate(offs)")
+    _falls_back(LIST_READ, np.array([250, 3], np.uint8), [10, 1])
+    _falls_back(LIST_READ.replace("offs[i]", "v").replace("range(len(img))", "enumerate(offs)")
             .replace("for i in", "for i, v in"), np.array([250, 3], np.uint8), [10, 1])
     # twins: the same list beside int64/float64 arrays promotes alike, and an array of offsets
     _agrees(LIST_READ, np.array([250, 3], np.int64), [10, 1])
     _agrees(LIST_READ, np.array([250, 3], np.uint8), np.array([10, 1], np.uint8))
+
+
+def test_while_tune_measures_a_fall_back_is_a_rejection(user_module):
+    # stop 45: in applied code the guard runs the loop; while tune measures it raises, so the
+    # candidate is rejected with its reason instead of timing the user's loop as a rewrite
+    from tfperf.tune.strict_batches import VARIABLE, strict
+
+    text = HEAD + '''
+def f(out, x):
+    for i in range(1, len(x)):
+        out[i] = x[i - 1] + 1.0
+    return out
+'''
+    a = np.arange(6.0)
+    with strict():
+        new = _load(numpy_writes.rewrite(text, "f"))  # a candidate of this search
+        with pytest.raises(Exception, match="shares memory"):
+            new(a, a)
+    assert VARIABLE not in __import__("os").environ
+    want = _load(text)(a.copy(), a.copy())
+    np.testing.assert_array_equal(new(a.copy(), a.copy()), want)  # applied: the loop's
+    with strict():  # a later search measuring the applied code (its baseline): the loop's
+        b, c = np.array([5.0, 1, 7, 2]), np.array([5.0, 1, 7, 2])
+        np.testing.assert_array_equal(new(b, b), _load(text)(c, c))  # [5, 6, 7, 8]
+    pytest.importorskip("tensorflow")
+    from tfperf.tune import tune
+
+    mod = user_module(text)
+    result = tune(mod.f, (a, a), budget=3, levers=[numpy_writes.NumpyWrites()])
+    by = {c.name: c for c in result.candidates}
+    assert "shares memory" in (by["array writes→NumPy on the grid"].rejected or ""), result.table()

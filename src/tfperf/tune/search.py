@@ -277,6 +277,12 @@ class Search:
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> TuneResult:
+        from tfperf.tune.strict_batches import strict
+
+        with strict():  # a batched rewrite's fall-back loop is a rejection while measuring
+            return self._run()
+
+    def _run(self) -> TuneResult:
         from tfperf.bench.machine import machine_info
 
         base = self.base = self._baseline()
