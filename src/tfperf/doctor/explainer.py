@@ -209,6 +209,7 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
     word_blob = _Blob(words)
     by_key: dict[int, list[int]] = {}
     every = range(len(keys))
+    found: dict[bytes, set[int]] = {}  # a needle several rows share is looked for once
     for ri, p in enumerate(patterns):
         hit: set[int] | range
         if not p.needles:  # no literal to look for: try every line (the tests keep this rare)
@@ -216,30 +217,42 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         else:
             hit = set()
             for needle, inner in _needle_keys(p.needles):
-                if inner:
-                    if not inner <= holding.keys():
-                        continue
-                    near = min((holding[w] for w in inner), key=len)
-                    hit.update(ki for ki in near if needle in keys[ki])
-                    continue
-                parts = _anchored_parts(needle)
-                if not parts:  # only whitespace (no row has one): look in every line
-                    hit.update(ki for ki, key in enumerate(keys) if needle in key)
-                    continue
-                near_words = word_blob.holding(max(parts, key=len))
-                hit.update(ki for ki in {ki for wi in near_words for ki in holding[words[wi]]}
-                           if needle in keys[ki])
+                got = found.get(needle)
+                if got is None:
+                    got = found[needle] = _needle_hits(needle, inner, keys, holding, words,
+                                                       word_blob)
+                hit |= got
         for ki in hit:
             by_key.setdefault(ki, []).append(ri)
     rows_of = {keys[ki]: rows for ki, rows in by_key.items()}
     return {li: rows for li, key in enumerate(line_keys) if (rows := rows_of.get(key))}
 
 
+def _needle_hits(needle: bytes, inner: frozenset[bytes], keys: list[bytes],
+                 holding: dict[bytes, list[int]], words: list[bytes],
+                 word_blob: _Blob) -> set[int]:
+    """The indices of the keys that hold ``needle``, looked for only where it can be."""
+    if inner:
+        if not inner <= holding.keys():
+            return set()
+        near = min((holding[w] for w in inner), key=len)
+        return {ki for ki in near if needle in keys[ki]}
+    parts = _anchored_parts(needle)
+    if not parts:  # only whitespace (no row has one): look in every line
+        return {ki for ki, key in enumerate(keys) if needle in key}
+    near_words = word_blob.holding(max(parts, key=len))
+    return {ki for ki in {ki for wi in near_words for ki in holding[words[wi]]}
+            if needle in keys[ki]}
+
+
 def _word_lines(keys: list[bytes]) -> dict[bytes, list[int]]:
-    """word → the indices of the keys that hold it as a whitespace-separated word, each once."""
+    """word → the indices of the keys that hold it as a whitespace-separated word, in order; a
+    key holding a word twice is listed twice (7 % more entries on the benchmark's log, where a
+    set per key to drop them cost a fifth of this index: every reader of a list makes a set or
+    tests each index, so a repeat changes no answer)."""
     holding: defaultdict[bytes, list[int]] = defaultdict(list)  # no empty list made per word
     for ki, key in enumerate(keys):
-        for word in set(key.split()):
+        for word in key.split():
             holding[word].append(ki)
     return holding
 
@@ -306,13 +319,13 @@ _STRAIGHT = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'),
 def straight_quotes(text: str) -> str:
     """The log with typographic quotes made straight (only searched for: most logs have none).
 
-    One ``str.replace`` per quote present: ``str.translate`` with a table goes through Python's
+    One ``str.replace`` per quote (absent, it returns the text after one scan; an ``in`` test
+    first read a present quote twice): ``str.translate`` with a table goes through Python's
     mapping one character at a time, 40 ms on a 10,000-line log that holds one curly quote."""
     if text.isascii():  # known without reading the text
         return text
     for curly, straight in _STRAIGHT:
-        if curly in text:
-            text = text.replace(curly, straight)
+        text = text.replace(curly, straight)  # the text itself when none is there: one scan
     return text
 
 
@@ -349,7 +362,8 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
 
     patterns = error_patterns()
     lines = text.splitlines()
-    n_lines = sum(1 for ln in lines if ln.strip())
+    # blank lines counted in C (str.isspace is strip's test; "" is not isspace)
+    n_lines = len(lines) - lines.count("") - sum(map(str.isspace, lines))
     hits = []
     done: dict[str, tuple[Any, Any] | None] = {}  # a repeated line is matched once
     for li, rows in sorted(_candidates(lines, patterns).items()):
