@@ -108,3 +108,29 @@ def test_the_word_index_finds_the_same_candidate_rows_as_reading_every_line():
         if not p.needles or any(n in key for n, _ in _needle_keys(p.needles))])}
     assert len(every_line) > 100
     assert _candidates(lines, patterns) == every_line
+
+
+def test_a_shared_needle_and_a_word_repeated_in_a_line_give_the_rows_reading_every_line():
+    """A needle several rows share is looked for once and each of those rows gets its lines; a
+    line holding a word twice is listed twice in the word index and still found once."""
+    from collections import Counter
+
+    from tfperf.doctor.explainer import _candidates, _keys, _needle_keys
+    from tfperf.doctor.knowledge import error_patterns
+
+    patterns = error_patterns()
+    shared = Counter(n for p in patterns for n, _ in _needle_keys(p.needles))
+    needle = next(n for n, c in shared.items() if c > 1 and b" " in n.strip())
+    sharing = [ri for ri, p in enumerate(patterns)
+               if needle in dict(_needle_keys(p.needles))]
+    text = needle.decode()
+    lines = [f"E0101 {text} and again {text}", "not found, not found: not here",
+             "nothing to see", f"W {text.upper()}"]
+    keys = _keys(lines)
+    every_line = {li: rows for li, key in enumerate(keys) if (rows := [
+        ri for ri, p in enumerate(patterns)
+        if not p.needles or any(n in key for n, _ in _needle_keys(p.needles))])}
+    got = _candidates(lines, patterns)
+    assert got == every_line
+    assert set(sharing) <= set(got[0]) and set(sharing) <= set(got[3]) and len(sharing) > 1
+    assert 2 not in got  # a line holding no needle has no candidate row
