@@ -33,6 +33,7 @@ from typing import Any
 
 from tfperf.doctor.explain_details import render_detail
 from tfperf.doctor.explain_import_site import bare_import_heads
+from tfperf.doctor.explain_multimatch import rows_by_key
 from tfperf.doctor.explain_quiet import LooseMemo
 
 _MAX_SHOWN = 240  # characters of a log line kept
@@ -199,6 +200,16 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         return {}
     line_keys = _keys(lines)
     keys = list(dict.fromkeys(line_keys))  # each distinct key once
+    by_key = rows_by_key(keys, tuple(tuple(k for k, _ in _needle_keys(p.needles))
+                                     for p in patterns))  # one compiled pass, when installed
+    if by_key is None:
+        by_key = _index_rows(keys, patterns)
+    rows_of = {keys[ki]: rows for ki, rows in by_key.items()}
+    return {li: rows for li, key in enumerate(line_keys) if (rows := rows_of.get(key))}
+
+
+def _index_rows(keys: list[bytes], patterns: list[Any]) -> dict[int, list[int]]:
+    """key index → the rows (in order) one of whose needles the key holds, by a word index."""
     # the log's whitespace-separated words, each with the distinct lines that hold it. A needle
     # is looked for only in lines that can hold it: with inner words (whole words inside it), in
     # the lines of its rarest one; else in the lines of the words that contain its longest part
@@ -224,8 +235,7 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
                 hit |= got
         for ki in hit:
             by_key.setdefault(ki, []).append(ri)
-    rows_of = {keys[ki]: rows for ki, rows in by_key.items()}
-    return {li: rows for li, key in enumerate(line_keys) if (rows := rows_of.get(key))}
+    return by_key
 
 
 def _needle_hits(needle: bytes, inner: frozenset[bytes], keys: list[bytes],
