@@ -2,9 +2,10 @@
 
 1. Match: each line is tried against the knowledge rows that could match it (a row is tried
    only on lines holding one of its literal needles, looked for once per distinct line shape
-   (numbers ignored), so a 10,000-line log costs a few byte searches per row, not a regex per
-   row per line, and a row's regex is compiled only when a line needs it); the first row in
-   table order wins.
+   (numbers ignored): in one compiled pass when the optional matcher is installed
+   (``explain_multimatch``), else through a word index, so a 10,000-line log costs a few byte
+   searches per row, not a regex per row per line, and a row's regex is compiled only when a
+   line needs it); the first row in table order wins.
 2. Group: lines of the same label form one cause; a cause ``explained_by`` another present
    cause joins it as a consequence (the library lines before "Skipping registering GPU
    devices" are one cause, not five).
