@@ -91,7 +91,20 @@ def test_the_gpu_check_answer_is_found_after_many_repeated_lines(answer, where):
     assert gpu_not_visible(text) == where
 
 
-def test_the_word_index_finds_the_same_candidate_rows_as_reading_every_line():
+@pytest.fixture(params=["word-index", "matcher"])
+def lookup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each candidate lookup in turn: the pure-Python word index, and the compiled multi-pattern
+    matcher (the optional ahocorasick_rs package, in the test extra; skipped where missing)."""
+    from tfperf.doctor import explain_multimatch
+
+    if request.param == "matcher":
+        monkeypatch.setattr(explain_multimatch, "_AC", pytest.importorskip("ahocorasick_rs"))
+    else:
+        monkeypatch.setattr(explain_multimatch, "_AC", None)
+    return str(request.param)
+
+
+def test_the_word_index_finds_the_same_candidate_rows_as_reading_every_line(lookup):
     from pathlib import Path
 
     from tfperf.doctor.explainer import _candidates, _keys, _needle_keys
@@ -108,3 +121,42 @@ def test_the_word_index_finds_the_same_candidate_rows_as_reading_every_line():
         if not p.needles or any(n in key for n, _ in _needle_keys(p.needles))])}
     assert len(every_line) > 100
     assert _candidates(lines, patterns) == every_line
+
+
+def test_a_shared_needle_and_a_word_repeated_in_a_line_give_the_rows_reading_every_line(lookup):
+    """A needle several rows share is looked for once and each of those rows gets its lines; a
+    line holding a word twice is listed twice in the word index and still found once."""
+    from collections import Counter
+
+    from tfperf.doctor.explainer import _candidates, _keys, _needle_keys
+    from tfperf.doctor.knowledge import error_patterns
+
+    patterns = error_patterns()
+    shared = Counter(n for p in patterns for n, _ in _needle_keys(p.needles))
+    needle = next(n for n, c in shared.items() if c > 1 and b" " in n.strip())
+    sharing = [ri for ri, p in enumerate(patterns)
+               if needle in dict(_needle_keys(p.needles))]
+    text = needle.decode()
+    lines = [f"E0101 {text} and again {text}", "not found, not found: not here",
+             "nothing to see", f"W {text.upper()}"]
+    keys = _keys(lines)
+    every_line = {li: rows for li, key in enumerate(keys) if (rows := [
+        ri for ri, p in enumerate(patterns)
+        if not p.needles or any(n in key for n, _ in _needle_keys(p.needles))])}
+    got = _candidates(lines, patterns)
+    assert got == every_line
+    assert set(sharing) <= set(got[0]) and set(sharing) <= set(got[3]) and len(sharing) > 1
+    assert 2 not in got  # a line holding no needle has no candidate row
+
+
+def test_a_needle_holding_a_line_break_leaves_the_lookup_to_the_word_index(monkeypatch):
+    """The matcher reads the distinct keys joined by line breaks: a needle holding one could
+    match across two keys, so it declines and the word index answers (no row has one today)."""
+    ac = pytest.importorskip("ahocorasick_rs")
+    from tfperf.doctor import explain_multimatch
+
+    monkeypatch.setattr(explain_multimatch, "_AC", ac)
+    keys = [b"first half", b"second half"]
+    assert explain_multimatch.rows_by_key(keys, ((b"half\nsecond",), (b"half",))) is None
+    assert explain_multimatch.rows_by_key(keys, ((b"st ha",), (b"half",))) == {0: [0, 1], 1: [1]}
+    assert explain_multimatch.rows_by_key(keys, ((), (b"second",))) == {0: [0], 1: [0, 1]}

@@ -2,9 +2,10 @@
 
 1. Match: each line is tried against the knowledge rows that could match it (a row is tried
    only on lines holding one of its literal needles, looked for once per distinct line shape
-   (numbers ignored), so a 10,000-line log costs a few byte searches per row, not a regex per
-   row per line, and a row's regex is compiled only when a line needs it); the first row in
-   table order wins.
+   (numbers ignored): in one compiled pass when the optional matcher is installed
+   (``explain_multimatch``), else through a word index, so a 10,000-line log costs a few byte
+   searches per row, not a regex per row per line, and a row's regex is compiled only when a
+   line needs it); the first row in table order wins.
 2. Group: lines of the same label form one cause; a cause ``explained_by`` another present
    cause joins it as a consequence (the library lines before "Skipping registering GPU
    devices" are one cause, not five).
@@ -33,6 +34,7 @@ from typing import Any
 
 from tfperf.doctor.explain_details import render_detail
 from tfperf.doctor.explain_import_site import bare_import_heads
+from tfperf.doctor.explain_multimatch import rows_by_key
 from tfperf.doctor.explain_quiet import LooseMemo
 
 _MAX_SHOWN = 240  # characters of a log line kept
@@ -199,6 +201,16 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         return {}
     line_keys = _keys(lines)
     keys = list(dict.fromkeys(line_keys))  # each distinct key once
+    by_key = rows_by_key(keys, tuple(tuple(k for k, _ in _needle_keys(p.needles))
+                                     for p in patterns))  # one compiled pass, when installed
+    if by_key is None:
+        by_key = _index_rows(keys, patterns)
+    rows_of = {keys[ki]: rows for ki, rows in by_key.items()}
+    return {li: rows for li, key in enumerate(line_keys) if (rows := rows_of.get(key))}
+
+
+def _index_rows(keys: list[bytes], patterns: list[Any]) -> dict[int, list[int]]:
+    """key index → the rows (in order) one of whose needles the key holds, by a word index."""
     # the log's whitespace-separated words, each with the distinct lines that hold it. A needle
     # is looked for only in lines that can hold it: with inner words (whole words inside it), in
     # the lines of its rarest one; else in the lines of the words that contain its longest part
@@ -209,6 +221,7 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
     word_blob = _Blob(words)
     by_key: dict[int, list[int]] = {}
     every = range(len(keys))
+    found: dict[bytes, set[int]] = {}  # a needle several rows share is looked for once
     for ri, p in enumerate(patterns):
         hit: set[int] | range
         if not p.needles:  # no literal to look for: try every line (the tests keep this rare)
@@ -216,30 +229,41 @@ def _candidates(lines: list[str], patterns: list[Any]) -> dict[int, list[int]]:
         else:
             hit = set()
             for needle, inner in _needle_keys(p.needles):
-                if inner:
-                    if not inner <= holding.keys():
-                        continue
-                    near = min((holding[w] for w in inner), key=len)
-                    hit.update(ki for ki in near if needle in keys[ki])
-                    continue
-                parts = _anchored_parts(needle)
-                if not parts:  # only whitespace (no row has one): look in every line
-                    hit.update(ki for ki, key in enumerate(keys) if needle in key)
-                    continue
-                near_words = word_blob.holding(max(parts, key=len))
-                hit.update(ki for ki in {ki for wi in near_words for ki in holding[words[wi]]}
-                           if needle in keys[ki])
+                got = found.get(needle)
+                if got is None:
+                    got = found[needle] = _needle_hits(needle, inner, keys, holding, words,
+                                                       word_blob)
+                hit |= got
         for ki in hit:
             by_key.setdefault(ki, []).append(ri)
-    rows_of = {keys[ki]: rows for ki, rows in by_key.items()}
-    return {li: rows for li, key in enumerate(line_keys) if (rows := rows_of.get(key))}
+    return by_key
+
+
+def _needle_hits(needle: bytes, inner: frozenset[bytes], keys: list[bytes],
+                 holding: dict[bytes, list[int]], words: list[bytes],
+                 word_blob: _Blob) -> set[int]:
+    """The indices of the keys that hold ``needle``, looked for only where it can be."""
+    if inner:
+        if not inner <= holding.keys():
+            return set()
+        near = min((holding[w] for w in inner), key=len)
+        return {ki for ki in near if needle in keys[ki]}
+    parts = _anchored_parts(needle)
+    if not parts:  # only whitespace (no row has one): look in every line
+        return {ki for ki, key in enumerate(keys) if needle in key}
+    near_words = word_blob.holding(max(parts, key=len))
+    return {ki for ki in {ki for wi in near_words for ki in holding[words[wi]]}
+            if needle in keys[ki]}
 
 
 def _word_lines(keys: list[bytes]) -> dict[bytes, list[int]]:
-    """word → the indices of the keys that hold it as a whitespace-separated word, each once."""
+    """word → the indices of the keys that hold it as a whitespace-separated word, in order; a
+    key holding a word twice is listed twice (7 % more entries on the benchmark's log, where a
+    set per key to drop them cost a fifth of this index: every reader of a list makes a set or
+    tests each index, so a repeat changes no answer)."""
     holding: defaultdict[bytes, list[int]] = defaultdict(list)  # no empty list made per word
     for ki, key in enumerate(keys):
-        for word in set(key.split()):
+        for word in key.split():
             holding[word].append(ki)
     return holding
 
@@ -306,13 +330,13 @@ _STRAIGHT = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'),
 def straight_quotes(text: str) -> str:
     """The log with typographic quotes made straight (only searched for: most logs have none).
 
-    One ``str.replace`` per quote present: ``str.translate`` with a table goes through Python's
+    One ``str.replace`` per quote (absent, it returns the text after one scan; an ``in`` test
+    first read a present quote twice): ``str.translate`` with a table goes through Python's
     mapping one character at a time, 40 ms on a 10,000-line log that holds one curly quote."""
     if text.isascii():  # known without reading the text
         return text
     for curly, straight in _STRAIGHT:
-        if curly in text:
-            text = text.replace(curly, straight)
+        text = text.replace(curly, straight)  # the text itself when none is there: one scan
     return text
 
 
@@ -349,15 +373,25 @@ def _match_lines(text: str) -> tuple[int, list[tuple[int, Any, Any, str]], list[
 
     patterns = error_patterns()
     lines = text.splitlines()
-    n_lines = sum(1 for ln in lines if ln.strip())
+    # blank lines counted in C (str.isspace is strip's test; "" is not isspace)
+    n_lines = len(lines) - lines.count("") - sum(map(str.isspace, lines))
     hits = []
     done: dict[str, tuple[Any, Any] | None] = {}  # a repeated line is matched once
+    search: dict[int, Any] = {}  # each row's bound search, taken from its regex once per log
     for li, rows in sorted(_candidates(lines, patterns).items()):
         raw = lines[li]
-        if raw not in done:
-            done[raw] = next(((patterns[ri], m) for ri in rows
-                              if (m := patterns[ri].regex.search(raw))), None)
-        found = done[raw]
+        if raw in done:
+            found = done[raw]
+        else:  # a plain loop: a generator per distinct line cost ~1 ms on 10,000 lines
+            found = None
+            for ri in rows:
+                row_search = search.get(ri)
+                if row_search is None:
+                    row_search = search[ri] = patterns[ri].regex.search
+                if m := row_search(raw):
+                    found = (patterns[ri], m)
+                    break
+            done[raw] = found
         if found is not None:
             hits.append((li + 1, found[0], found[1], raw))
     wrapped = _match_wrapped(lines, {h[0] - 1 for h in hits}, patterns)
