@@ -1,5 +1,6 @@
 """Fixtures every test folder shares: a user whom root's rights do not cover, and a folder
-that user can reach."""
+that user can reach; and, from xdist_units.py, how the README's parallel run
+(``pytest -n 2 --dist loadfile``, pytest-xdist) splits the suite between its two workers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from xdist_units import _xdist_turn, pytest_xdist_make_scheduler  # noqa: F401 (registered here)
 
 NOBODY = 65534  # uid and gid of `nobody` on Linux
 
