@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from xdist_units import SESSION_UNITS, unit_of
+from xdist_units import LONG_FIRST, SESSION_UNITS, first_to_last, unit_of
 
 HERE = Path(__file__).parent
 
@@ -33,6 +33,19 @@ def test_files_sharing_a_costly_session_fixture_are_one_unit():
             == unit_of("tests/bench/test_bench_plot.py::test_b"))
     for prefix in SESSION_UNITS:  # every entry names something that is there
         assert (HERE.parent / prefix).exists(), prefix
+
+
+def test_the_longest_units_are_handed_out_first_and_the_rest_keep_their_order():
+    queue = ["tests/doctor/test_explain_tail.py", "tests/lint/test_lint_engine.py",
+             "tests/tune/test_tune_cases.py", "tests/html/", "tests/core/test_files.py",
+             "tests/memory/test_memory_leaks.py"]
+    assert first_to_last(queue) == [
+        "tests/memory/test_memory_leaks.py", "tests/tune/test_tune_cases.py", "tests/html/",
+        "tests/doctor/test_explain_tail.py", "tests/lint/test_lint_engine.py",
+        "tests/core/test_files.py"]
+    for unit in LONG_FIRST:  # each is a unit of this suite
+        assert unit_of(unit + ("x.py::t" if unit.endswith("/") else "::t")) == unit
+        assert (HERE.parent / unit).exists(), unit
 
 
 SUITE = {

@@ -22,6 +22,36 @@ SESSION_UNITS = {
 }
 
 
+# The units that took longest (stop 43's by-file durations, stop 45's parallel run), handed
+# out first, longest first: xdist hands out the units with the most tests first, and a unit
+# of a few long tests started last ran on one worker after the other had finished (a unit
+# that is not here keeps xdist's order, after these).
+LONG_FIRST = (
+    "tests/memory/test_memory_leaks.py",
+    "tests/tune/test_tune_cases.py",
+    "tests/html/",
+    "tests/profile/test_profile_trial.py",
+    "tests/tune/test_tune_varied_ints.py",
+    "tests/bench/test_bench_cli.py",
+    "tests/tune/test_tune_budget.py",
+    "tests/lint/test_lint_robustness.py",
+    "tests/tune/test_tune_isolate.py",
+    "tests/memory/test_memory_view.py",
+    "tests/core/test_tensorflow_logs.py",
+    "tests/memory/test_memory_fit.py",
+    "tests/memory/test_memory_bench_suite.py",
+    "tests/bench/test_bench_deadline.py",
+    "tests/tune/test_tune_trust.py",
+    "tests/profile/test_profile_cli.py",
+)
+
+
+def first_to_last(units: list[str]) -> list[str]:
+    """``units`` (xdist's order) in the order they are handed out: LONG_FIRST's first."""
+    rank = {u: i for i, u in enumerate(LONG_FIRST)}
+    return sorted(units, key=lambda u: rank.get(u, len(rank)))  # stable: the rest as they were
+
+
 def unit_of(nodeid: str) -> str:
     """The work unit of a test under ``--dist loadfile``: its file, or its SESSION_UNITS entry."""
     path = nodeid.split("::", 1)[0]
@@ -30,17 +60,26 @@ def unit_of(nodeid: str) -> str:
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)  # optional: a run without pytest-xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """``--dist loadfile`` with SESSION_UNITS. Not ``loadgroup`` + ``xdist_group`` marks:
-    under pytest 9.2 xdist 3.8 no longer sees the marks (it renames node ids, which pytest
-    now builds otherwise: pytest-xdist issue 1386) and silently spreads every test, module
-    fixtures and all, over both workers."""
+    """``--dist loadfile`` with SESSION_UNITS, LONG_FIRST first. Not ``loadgroup`` +
+    ``xdist_group`` marks: under pytest 9.2 xdist 3.8 no longer sees the marks (it renames
+    node ids, which pytest now builds otherwise: pytest-xdist issue 1386) and silently
+    spreads every test, module fixtures and all, over both workers."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class SessionUnits(LoadFileScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return unit_of(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the queue is whole by the first hand-out
+                self.ordered = True
+                for unit in reversed(first_to_last(list(self.workqueue))):
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
 
     return SessionUnits(config, log)
 
