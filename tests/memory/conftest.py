@@ -37,7 +37,7 @@ def cli():
     return run_cli
 
 
-@pytest.fixture(params=["ambient", "two-busy"])
+@pytest.fixture(params=["ambient", pytest.param("two-busy", marks=pytest.mark.alone)])
 def load(request: pytest.FixtureRequest) -> Iterator[str]:
     """The machine as it is, or with two extra processes spinning on its 2 cores."""
     procs: list[subprocess.Popen[bytes]] = []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.bench.machine import cpu_model, gpu_names
-from tfperf.core.files import user_cache_dir
+from tfperf.core.files import user_cache_dir, write_cache_file
 from tfperf.core.measure import measure
 
 
@@ -83,9 +83,9 @@ def machine_peaks(refresh: bool = False) -> Peaks:
     cache[key] = {k: v for k, v in peaks.to_dict().items() if k != "cached"}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cache, indent=2), encoding="utf-8")
-        tmp.replace(path)
+        # a temporary name of its own: with one "peaks.tmp" for all, a second process
+        # measuring at once wrote into the file the first had just renamed into place
+        write_cache_file(path, json.dumps(cache, indent=2))
     except OSError:
         pass  # a read-only home only costs a re-measure next time
     return peaks

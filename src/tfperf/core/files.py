@@ -279,6 +279,24 @@ def cache_dir(kind: str, start: str | Path | None = None) -> Path:
     return user_cache_dir(kind)
 
 
+def write_cache_file(path: Path, text: str) -> None:
+    """Write a cache file whole, for processes that share the cache (two tunes or benches at
+    once, a test suite on several workers): the text goes to a temporary file of this
+    writer's own beside ``path`` and is then renamed over it, so a reader sees the old file
+    or the new one, never a part, and two writers never write into one temporary file.
+    Raises ``OSError`` (the temporary file removed); callers treat that as "not cached"."""
+    import secrets  # imported here, as in write_text_atomically: most runs write no cache
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def prepare_cache_dir(directory: Path, root: Path | None = None) -> Path:
     """Create a cache directory and write a ``.gitignore`` (ignore everything) and a
     ``CACHEDIR.TAG`` at the top of the ``.tfperf_cache`` it is in, as ruff does, or, outside

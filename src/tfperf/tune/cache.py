@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tfperf import __version__
 from tfperf.bench.machine import machine_info
-from tfperf.core.files import prepare_cache_dir, user_cache_dir
+from tfperf.core.files import prepare_cache_dir, user_cache_dir, write_cache_file
 from tfperf.tune.result import TuneResult
 from tfperf.tune.target import Target
 
@@ -64,4 +64,4 @@ def save(k: str, result: TuneResult) -> None:
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         directory = prepare_cache_dir(user_cache_dir("tune"))
         doc = {"result": result.to_dict(), "patched_source": result.patched_source}
-        (directory / f"{k}.json").write_text(json.dumps(doc), encoding="utf-8")
+        write_cache_file(directory / f"{k}.json", json.dumps(doc))  # whole: runs share it
