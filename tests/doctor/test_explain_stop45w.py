@@ -108,3 +108,101 @@ def test_a_python_range_in_prose_is_not_the_error():
     # twin: a sentence about Python versions is no pip error
     assert _top("This package requires a different Python version than yours.\n")[0] != \
         "pip-python-out-of-range"
+
+
+# --- messages that name their own mechanism, read instead of the generic class reading ----------
+# (each first case is another thread's log line; round 30's log is the second case)
+
+def test_a_tf_api_called_on_a_keras_tensor_is_read_even_lower_cased():
+    # yalickj/load-forecasting-resnet#8 pasted TF 2.11's message lower-cased
+    label, severity, _ = _top(
+        "typeerror: you are passing kerastensor(type_spec=tensorspec(shape=(), dtype=tf.float32, "
+        "name=none), name='placeholder:0', description=\"created by layer 'tf.cast_2'\"), an "
+        "intermediate keras symbolic input/output, to a tf api that does not allow registering "
+        "custom dispatchers, such as `tf.cond`, `tf.function`, gradient tapes, or `tf.map_fn`.\n")
+    assert (label, severity) == ("keras-symbolic-tf-api", "failure")
+
+
+def test_round30_tf_api_on_a_keras_tensor_says_wrap_it_in_a_layer():
+    ex = explain_log(
+        "TypeError: You are passing KerasTensor(type_spec=TensorSpec(shape=(), dtype=tf.float32, "
+        "name=None), name='Placeholder:0', description=\"created by layer 'tf.cast_2'\"), an "
+        "intermediate Keras symbolic input/output, to a TF API that does not allow registering "
+        "custom dispatchers, such as tf.cond, tf.function, gradient tapes, or tf.map_fn.\n")
+    assert ex.causes[0].label == "keras-symbolic-tf-api" and "keras.layers.Layer" in ex.causes[0].fix
+
+
+def test_keras3s_kerastensor_in_a_tf_function_stays_the_version_class():
+    # twin: Keras 3's wording is Keras 3 running tf.keras 2 code
+    assert _top("ValueError: A KerasTensor cannot be used as input to a TensorFlow function. "
+                "A KerasTensor is a symbolic placeholder for a shape and dtype.\n")[0] == \
+        "keras-tf-version-mismatch"
+
+
+def test_a_model_saved_before_its_inputs_are_known_is_read():
+    # dgriffiths3/pointnet2-tensorflow2#13 (TF 2.5)
+    label, _, detail = _top(
+        "Model <model_modelnet.PointConvModel object at 0x7f1cc50f95b0> cannot be saved because "
+        "the input shapes have not been set. Usually, input shapes are automatically determined "
+        "from calling `.fit()` or `.predict()`. To manually set the shapes, call "
+        "`model.build(input_shape)`.\n")
+    assert label == "keras-save-unbuilt-model" and "PointConvModel" in detail
+
+
+def test_round30_tfrs_index_saved_before_a_call_says_call_it_once():
+    ex = explain_log(
+        "ValueError: Model <tensorflow_recommenders.layers.ann.BruteForce object at "
+        "0x7f6e9c2aa7b8> cannot be saved because the input shapes have not been set.\n")
+    assert ex.causes[0].label == "keras-save-unbuilt-model" and "once" in ex.causes[0].fix
+
+
+def test_save_of_a_graph_network_only_stays_apart():
+    # twin: Keras 2.1's refusal to save a subclassed model at all is another message
+    assert _top("NotImplementedError: Currently `save` requires model to be a graph network. "
+                "Consider using `save_weights`.\n")[0] != "keras-save-unbuilt-model"
+
+
+def test_a_partially_known_shape_used_as_a_tensor_is_the_unknown_dimension_class():
+    # tensorflow/gnn#552 (TF 2.x wording) and MDIL-SNU/SIMPLE-NN#105 (TF 1.8 wording)
+    for line, shape in (
+            ("ValueError: Cannot convert a partially known TensorShape (None,) to a Tensor.\n",
+             "(None,)"),
+            ("ValueError: Cannot convert a partially known TensorShape to a Tensor: (?,)\n",
+             "(?,)")):
+        label, _, detail = _top(line)
+        assert label == "unknown-dimension-in-shape" and shape in detail
+
+
+def test_round30_partially_known_shape_after_a_dims_conversion():
+    ex = explain_log("ValueError: Tried to convert 'dims' to a tensor and failed. \n"
+                     "Error: Cannot convert a partially known TensorShape to a Tensor: (None, 512)\n")
+    assert ex.causes[0].label == "unknown-dimension-in-shape"
+    assert "tf.shape(x)" in ex.causes[0].fix
+
+
+def test_a_list_of_dimensions_that_fails_to_convert_stays_apart():
+    # twin: TF 1.x Dimension objects in a list is a type problem, not a None axis
+    assert _top("TypeError: Failed to convert object of type <class 'list'> to Tensor. Contents: "
+                "[Dimension(63), 1]. Consider casting elements to a supported type.\n")[0] != \
+        "unknown-dimension-in-shape"
+
+
+def test_a_weight_name_passed_where_keras3_wants_the_shape_is_the_keras3_class():
+    # nikitadurasov/masksembles#15: add_weight("masks", shape=...) under Keras 3
+    label, _, _ = _top("TypeError: Layer.add_weight() got multiple values for argument 'shape'.\n")
+    assert label == "keras-tf-version-mismatch"
+
+
+def test_round30_a_name_read_as_a_shape_names_its_letters():
+    label, _, detail = _top(
+        "ValueError: Cannot convert '('c', 'o', 'u', 'n', 't', 'e', 'r')' to a shape. Found "
+        "invalid entry 'c' of type '<class 'str'>'.\n")
+    assert label == "keras-tf-version-mismatch" and "'c', 'o', 'u'" in detail
+
+
+def test_other_invalid_shapes_and_keras2s_name_clash_stay_apart():
+    # twins: a float in a shape is no name; Keras 2's clash is on 'name' (you359/Keras-FasterRCNN#13)
+    assert _top("ValueError: Cannot convert '(2, 3.5)' to a shape. Found invalid entry '3.5' of "
+                "type '<class 'float'>'.\n")[0] != "keras-tf-version-mismatch"
+    assert _top("TypeError: add_weight() got multiple values for argument 'name'\n")[0] != \
+        "keras-tf-version-mismatch"
