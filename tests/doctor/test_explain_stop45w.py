@@ -129,7 +129,8 @@ def test_round30_tf_api_on_a_keras_tensor_says_wrap_it_in_a_layer():
         "name=None), name='Placeholder:0', description=\"created by layer 'tf.cast_2'\"), an "
         "intermediate Keras symbolic input/output, to a TF API that does not allow registering "
         "custom dispatchers, such as tf.cond, tf.function, gradient tapes, or tf.map_fn.\n")
-    assert ex.causes[0].label == "keras-symbolic-tf-api" and "keras.layers.Layer" in ex.causes[0].fix
+    top = ex.causes[0]
+    assert top.label == "keras-symbolic-tf-api" and "keras.layers.Layer" in top.fix
 
 
 def test_keras3s_kerastensor_in_a_tf_function_stays_the_version_class():
@@ -174,8 +175,9 @@ def test_a_partially_known_shape_used_as_a_tensor_is_the_unknown_dimension_class
 
 
 def test_round30_partially_known_shape_after_a_dims_conversion():
-    ex = explain_log("ValueError: Tried to convert 'dims' to a tensor and failed. \n"
-                     "Error: Cannot convert a partially known TensorShape to a Tensor: (None, 512)\n")
+    ex = explain_log(
+        "ValueError: Tried to convert 'dims' to a tensor and failed. \n"
+        "Error: Cannot convert a partially known TensorShape to a Tensor: (None, 512)\n")
     assert ex.causes[0].label == "unknown-dimension-in-shape"
     assert "tf.shape(x)" in ex.causes[0].fix
 
@@ -201,7 +203,8 @@ def test_round30_a_name_read_as_a_shape_names_its_letters():
 
 
 def test_other_invalid_shapes_and_keras2s_name_clash_stay_apart():
-    # twins: a float in a shape is no name; Keras 2's clash is on 'name' (you359/Keras-FasterRCNN#13)
+    # twins: a float in a shape is no name; Keras 2's clash is on 'name'
+    # (you359/Keras-FasterRCNN#13)
     assert _top("ValueError: Cannot convert '(2, 3.5)' to a shape. Found invalid entry '3.5' of "
                 "type '<class 'float'>'.\n")[0] != "keras-tf-version-mismatch"
     assert _top("TypeError: add_weight() got multiple values for argument 'name'\n")[0] != \
