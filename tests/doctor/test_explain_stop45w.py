@@ -209,3 +209,30 @@ def test_other_invalid_shapes_and_keras2s_name_clash_stay_apart():
                 "type '<class 'float'>'.\n")[0] != "keras-tf-version-mismatch"
     assert _top("TypeError: add_weight() got multiple values for argument 'name'\n")[0] != \
         "keras-tf-version-mismatch"
+
+
+# --- Keras 3's public API missing from the keras imported ---------------------------------------
+
+def test_keras3_ops_missing_from_the_keras_imported_is_read():
+    # microsoft/tensorflow-directml-plugin#380: keras-hub imported on keras 2.10
+    label, _, detail = _top(
+        "    from keras import ops\nImportError: cannot import name 'ops' from 'keras' "
+        "(C:\\Python\\Python39\\lib\\site-packages\\keras\\__init__.py)\n")
+    assert label == "keras3-api-missing" and "keras.ops" in detail
+
+
+def test_round30_keras_config_missing_names_a_release_wheel():
+    ex = explain_log("----> 1 import keras_nlp\n"
+                     "---> 92     return keras.config.backend()\n"
+                     "AttributeError: module 'keras' has no attribute 'config'\n")
+    top = ex.causes[0]
+    assert top.label == "keras3-api-missing"
+    assert "git" in top.cause and "pip install -U keras" in top.fix
+
+
+def test_other_names_missing_from_keras_keep_their_readings():
+    # twins: keras.src's ops and a name that is no Keras 3 top-level module stay as they were
+    assert _top("ImportError: cannot import name 'ops' from 'keras.src' (unknown location)\n")[0] \
+        == "keras-tf-version-mismatch"
+    assert _top("ImportError: cannot import name 'saving' from 'keras'\n")[0] != \
+        "keras3-api-missing"
