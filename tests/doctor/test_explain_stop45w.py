@@ -236,3 +236,39 @@ def test_other_names_missing_from_keras_keep_their_readings():
         == "keras-tf-version-mismatch"
     assert _top("ImportError: cannot import name 'saving' from 'keras'\n")[0] != \
         "keras3-api-missing"
+
+
+# --- TensorFlow.js that predates a built-in Keras class ----------------------------------------
+
+_TFJS_UNKNOWN = (
+    "Uncaught (in promise) Error: Unknown layer: {}. This may be due to one of the following "
+    "reasons:\n1. The layer is defined in Python, in which case it needs to be ported to "
+    "TensorFlow.js or your JavaScript code.\n2. The custom layer is defined in JavaScript, but "
+    "is not registered properly with tf.serialization.registerClass().\n")
+
+
+def _lead_fix(log: str) -> str:
+    from tfperf.doctor.explain_render import report_text
+
+    ex = explain_log(log)
+    return ex.causes[0].label + " | " + report_text(ex).splitlines()[0]
+
+
+def test_tfjs_without_functional_says_a_newer_tfjs():
+    # tensorflow/tfjs#3772: MobileNetV2 saved by TF 2.3, loaded with tfjs 2.1.0
+    got = _lead_fix('<script src="https://cdn.jsdelivr.net/npm/@tensorflow/tfjs@2.1.0/dist/'
+                    'tf.min.js"></script>\n' + _TFJS_UNKNOWN.format("Functional"))
+    assert got.startswith("keras-unknown-object") and "tfjs 2.4 or newer" in got
+    assert "implement Functional in JavaScript" not in got
+
+
+def test_round30_tfjs_200_loading_functional_says_a_newer_tfjs():
+    got = _lead_fix("model = await tf.loadLayersModel(\"images/VGG16/model.json\");\n"
+                    + _TFJS_UNKNOWN.format("Functional"))
+    assert "tfjs 2.4 or newer" in got
+
+
+def test_a_tfjs_custom_layer_still_needs_its_javascript_class():
+    # twin: a layer of the user's own is still ported to JavaScript and registered
+    got = _lead_fix(_TFJS_UNKNOWN.format("AttentionBlock"))
+    assert "implement AttentionBlock in JavaScript" in got and "tfjs 2.4" not in got
