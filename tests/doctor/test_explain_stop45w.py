@@ -272,3 +272,28 @@ def test_a_tfjs_custom_layer_still_needs_its_javascript_class():
     # twin: a layer of the user's own is still ported to JavaScript and registered
     got = _lead_fix(_TFJS_UNKNOWN.format("AttentionBlock"))
     assert "implement AttentionBlock in JavaScript" in got and "tfjs 2.4" not in got
+
+
+# --- TF 1.15-2.1's tensorflow_core namespace read as tf ----------------------------------------
+
+def test_a_name_missing_from_tensorflow_core_is_read_against_the_api_table():
+    # keras-team/keras#13684's message (keras 2.3.1 on TF 2.1)
+    ex = explain_log("    _LOCAL_DEVICES = tf.config.experimental_list_devices()\n"
+                     "AttributeError: module 'tensorflow_core._api.v2.config' has no attribute "
+                     "'experimental_list_devices'\n")
+    assert "was removed in TF 2.1" in ex.causes[0].cause
+
+
+def test_round30_tf_random_generator_on_tf21_says_it_came_in_22():
+    ex = explain_log("root@admin:/config# python -c 'import tensorflow_addons as tfa'\n"
+                     "AttributeError: module 'tensorflow_core._api.v2.random' has no attribute "
+                     "'Generator'\n")
+    top = ex.causes[0]
+    assert "exists from TF 2.2" in top.cause and "2.2" in top.fix
+
+
+def test_tensorflow_cores_internals_stay_the_floors():
+    # twin: tensorflow_core.python is TF's internals, which the API table does not hold
+    ex = explain_log("AttributeError: module 'tensorflow_core.python.keras.backend' has no "
+                     "attribute 'get_graph'\n")
+    assert "TF 1.15-2.1" not in ex.causes[0].cause
