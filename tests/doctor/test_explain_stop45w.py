@@ -297,3 +297,37 @@ def test_tensorflow_cores_internals_stay_the_floors():
     ex = explain_log("AttributeError: module 'tensorflow_core.python.keras.backend' has no "
                      "attribute 'get_graph'\n")
     assert "TF 1.15-2.1" not in ex.causes[0].cause
+
+
+# --- an add-on's op missing on a Cloud TPU node's worker ----------------------------------------
+
+def _op_answer(line: str) -> str:
+    from tfperf.doctor.explain_render import report_text
+
+    return report_text(explain_log(line))
+
+
+def test_an_addons_op_missing_on_a_tpu_worker_says_tpu_vm():
+    # tensorflow/addons#1553: 'Addons only register kernel on client device'
+    text = _op_answer("NotFoundError: Op type not registered 'Addons>ImageProjectiveTransformV2' "
+                      "in binary running on n-cf493c1a-w-0. Make sure the Op and Kernel are "
+                      "registered in the binary running in this process.\n")
+    assert "Cloud TPU node's worker" in text and "TPU VM" in text
+
+
+def test_round30_tensorflow_io_op_on_a_tpu_worker_says_tpu_vm():
+    text = _op_answer("NotFoundError: Op type not registered 'IO>AudioReadableInit' in binary "
+                      "running on n-6a025964-w-0. Make sure the Op and Kernel are registered in "
+                      "the binary running in this process.\n")
+    assert "TPU VM" in text and "tf.audio.decode_wav" in text
+
+
+def test_an_addon_op_on_a_local_host_or_a_core_op_on_a_worker_stays_apart():
+    # twins: a workstation's host name keeps "import the add-on"; a core XRT op on a TPU worker
+    # (pytorch/xla#400) is no add-on's
+    local = _op_answer("NotFoundError: Op type not registered 'IO>AudioReadableInit' in binary "
+                       "running on my-workstation. Make sure the Op and Kernel are registered.\n")
+    assert "TPU VM" not in local and "import" in local
+    xrt = _op_answer("Not found: Op type not registered 'XRTAllocateFromTensor' in binary running "
+                     "on n-04d145c9-w-0. Make sure the Op and Kernel are registered.\n")
+    assert "TPU VM" not in xrt

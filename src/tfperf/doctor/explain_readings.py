@@ -188,10 +188,25 @@ def op_kind(details: Details) -> tuple[str, str]:
     return ("serving", "") if op and details.get("serving") else ("", "")
 
 
+# a Cloud TPU node's worker (n-<8 hex>-w-<k>): the TPU host that runs the input pipeline, not the
+# machine whose Python imported the add-on (a TPU VM's own host is t1v-n-..., which runs Python)
+_TPU_NODE_WORKER = re.compile(r"n-[0-9a-f]{8}-w-\d+")
+
+
+def tpu_node_worker(details: Details) -> str:
+    """The Cloud TPU node worker host the op was missing on, or ''."""
+    host = _first(details, "op_host")
+    return host if _TPU_NODE_WORKER.fullmatch(host) else ""
+
+
 def op_kind_detail(details: Details) -> str:
     op = _first(details, "op", "op2")
     kind, package = op_kind(details)
     where = "TF Serving's binary" if details.get("serving") else "the binary loading it"
+    if kind == "addon" and (host := tpu_node_worker(details)):
+        return (f"{op} is an op of {package}, missing on {host}, a Cloud TPU node's worker: "
+                "the TPU host runs the input pipeline with its own TensorFlow binary, and an "
+                "add-on's ops exist only in the Python process that imported it")
     if kind == "addon" and details.get("serving"):
         return (f"{op} is an op of {package}, which this TF Serving binary was not built with (a "
                 "Python import cannot add it to the model server)")

@@ -802,7 +802,7 @@ def _avx2(details: dict[str, list[str]], v: LogVersions) -> str:
 
 def _op(details: dict[str, list[str]], v: LogVersions) -> str:
     """An add-on's op: the add-on to install and import; a newer core op: a newer binary."""
-    from tfperf.doctor.explain_readings import op_kind
+    from tfperf.doctor.explain_readings import op_kind, tpu_node_worker
 
     kind, package = op_kind(details)
     mm = _mm(v.tensorflow) if v.tensorflow else "<TensorFlow major.minor>"
@@ -811,6 +811,12 @@ def _op(details: dict[str, list[str]], v: LogVersions) -> str:
                 "added some tensorflow-text tokenizers): serve with a TF Serving build that links "
                 f"{package}'s ops (TF Serving's custom-op build, or an image that includes them), "
                 "or keep that preprocessing outside the served graph")
+    if kind == "addon" and tpu_node_worker(details):
+        return (f"a Cloud TPU node runs the input pipeline on its TPU host, which cannot load "
+                f"{package}'s ops: use a TPU VM (your Python runs on the TPU host, so pip install "
+                f"{package} there works), or do that step with core TensorFlow ops (e.g. "
+                "tf.audio.decode_wav, tf.io.decode_image) or before training (preprocess to "
+                "TFRecords)")
     if kind == "addon":
         module = package.replace("-", "_")
         pin = f"=={mm}.*" if package == "tensorflow-text" else ""
