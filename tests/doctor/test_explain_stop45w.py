@@ -331,3 +331,26 @@ def test_an_addon_op_on_a_local_host_or_a_core_op_on_a_worker_stays_apart():
     xrt = _op_answer("Not found: Op type not registered 'XRTAllocateFromTensor' in binary running "
                      "on n-04d145c9-w-0. Make sure the Op and Kernel are registered.\n")
     assert "TPU VM" not in xrt
+
+
+# --- keras-nlp's empty placeholder release, installed where tensorflow-text has no wheel --------
+
+def test_a_keras_nlp_placeholder_version_is_read():
+    # keras-team/keras-hub#1867 (Python 3.12, Windows), as the reporter listed it
+    label, _, detail = _top(" tensorflow Version: 2.17.0\n keras Version: 3.5.0\n"
+                            " keras-nlp Version: 0.0.2\n")
+    assert label == "no-tensorflow-wheel" and "placeholder" in detail
+
+
+def test_round30_pip_list_with_keras_nlp_000_is_read():
+    label, _, detail = _top("pip list | grep keras\nkeras                     3.3.3\n"
+                            "keras-core                0.1.7\nkeras-cv                  0.9.0\n"
+                            "keras-nlp                 0.0.0\n")
+    assert label == "no-tensorflow-wheel" and "tensorflow-text" in detail
+
+
+def test_real_keras_nlp_releases_in_a_pip_list_are_nothing():
+    # twin: a listing of real releases is no problem
+    ex = explain_log("keras                     3.3.3\nkeras-core                0.1.7\n"
+                     "keras-nlp                 0.12.1\n")
+    assert not ex.causes
