@@ -354,3 +354,26 @@ def test_real_keras_nlp_releases_in_a_pip_list_are_nothing():
     ex = explain_log("keras                     3.3.3\nkeras-core                0.1.7\n"
                      "keras-nlp                 0.12.1\n")
     assert not ex.causes
+
+
+# --- KerasNLP's 'requires the tensorflow-text package' hides the real import error ---------------
+
+def test_keras_nlps_tensorflow_text_message_says_see_the_hidden_error():
+    # written for this test in KerasNLP's wording (assert_tf_text_installed), another class
+    ex = explain_log("ImportError: BytePairTokenizer requires the `tensorflow-text` package. "
+                     "Please install with `pip install tensorflow-text`.\n")
+    top = ex.causes[0]
+    assert top.label == "tf-text-import-hidden" and "import tensorflow_text" in top.fix
+
+
+def test_round30_wordpiece_under_keras3_says_tf_keras():
+    ex = explain_log("tokenizer = keras_nlp.tokenizers.WordPieceTokenizer(...)\n"
+                     "ImportError: WordPieceTokenizer requires the `tensorflow-text` package. "
+                     "Please install with `pip install tensorflow-text`.\n")
+    assert "pip install tf-keras" in ex.causes[0].fix
+
+
+def test_tensorflow_text_itself_missing_stays_a_missing_module():
+    # twin: the module's own ModuleNotFoundError is the plain missing package
+    assert _top("ModuleNotFoundError: No module named 'tensorflow_text'\n")[0] != \
+        "tf-text-import-hidden"
