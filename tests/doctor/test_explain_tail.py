@@ -1189,7 +1189,13 @@ _OPEN_MISSES = {"spliceai56_predict_retracing_warning_tf23_benign",
                 "tf44597_serving_docker_no_gpus_flag_cuinit_303",
                 # round 29 (stop 44): ML-Agents' IndexedSlices warning, which its maintainer
                 # calls normal, is reported as the warning it is elsewhere in the set
-                "mlagents613_avx_indexedslices_warnings_benign"}
+                "mlagents613_avx_indexedslices_warnings_benign",
+                # round 30 (stop 45): AutoGraph's could-not-transform warning on TF 1.14, which
+                # its maintainer says to ignore, is reported as the warning it is elsewhere
+                "sb574_autograph_could_not_transform_sac_benign",
+                # round 30: an error log with no error line (CUDA_VISIBLE_DEVICES="1" on a
+                # one-GPU machine) still reads nothing wrong
+                "casrel28_cuda_visible_devices_1_single_gpu"}
 _XFAIL = pytest.mark.xfail(strict=True, reason="an open round-10 miss (docs/explain.md)")
 
 

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 Cause = Any
 
 _MISSING = re.compile(
-    r"module '(?P<mod>(?:tensorflow|keras)(?:\.[\w.]+)?)' has no attribute '(?P<name>\w+)'"
-    r"|cannot import name '(?P<name2>\w+)' from '(?P<mod2>(?:tensorflow|keras)(?:\.[\w.]+)?)'"
+    r"module '(?P<mod>(?:tensorflow|keras|tensorflow_core(?=\._api\.))(?:\.[\w.]+)?)' has no "
+    r"attribute '(?P<name>\w+)'|cannot import name '(?P<name2>\w+)' from "
+    r"'(?P<mod2>(?:tensorflow|keras|tensorflow_core(?=\._api\.))(?:\.[\w.]+)?)'"
     r"|No module named '(?P<mod3>(?:tensorflow|keras)(?:\.[\w.]+)?)'")
 # namespaces the wheels' generated modules do not hold in full: the estimator (hooked in from
 # tensorflow_estimator), tf.contrib's parts (loaded lazily), tf.compat.v1.keras of TF 2.6+ (in the
@@ -61,11 +62,14 @@ def namespace(module: str) -> tuple[str | None, str]:
         if parts and parts[0] in _INTERNAL:
             return None, hint
         return ".".join(["tf.keras", *parts]), hint
-    if parts[0] != "tensorflow":  # tensorflow_core (TF 1.15-2.1's own package), tensorflow_io ...
+    # TF 1.15-2.1 ship the API as tensorflow_core (tensorflow_core._api.v2.random is tf.random
+    # there); other tensorflow_* packages (tensorflow_io ...) are not TensorFlow's namespace
+    core = parts[0] == "tensorflow_core" and parts[1:2] == ["_api"]
+    if parts[0] != "tensorflow" and not core:
         return None, hint
     parts = parts[1:]
     if parts[:1] == ["_api"] and len(parts) > 1:
-        hint = "1.x" if parts[1] == "v1" else "2.x"
+        hint = "1.15-2.1" if core else "1.x" if parts[1] == "v1" else "2.x"
         parts = parts[2:]
     if parts and parts[0] in _INTERNAL:
         return None, hint
@@ -181,7 +185,7 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
                + "else pip uninstall every tensorflow package and reinstall one")
         return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
     removed = (tf and key(tf) > key(last)) or (not tf and last != latest and (
-        first == first_known or hint in ("2.x", ">= 2.16")))
+        first == first_known or hint in ("2.x", ">= 2.16", "1.15-2.1")))
     if removed and last != latest:
         after = releases[releases.index(last) + 1]
         alt = ""

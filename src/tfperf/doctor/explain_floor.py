@@ -232,7 +232,10 @@ _STATUS_CLASS = {
     "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
 }
 TF_ERRORS = frozenset(_STATUS_CLASS.values())
-TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|tf_keras|\btf\.|[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
+# tflite/tfjs as a package's name (tflite-runtime, tfjs-node), not a file's extension (model.tflite:
+# a program's own open() of it is not TensorFlow's error)
+TF_CONTEXT = re.compile(r"(?i:tensorflow|keras)|(?<![.\w])(?i:tflite|tfjs)|tf_keras|\btf\.|"
+                         r"[Tt]ensor|\b[Ll]ayer|\b[GT]PUs?\b|"
                          r"\bOps?\b|data adapter|\b(?:Physical|Virtual|[Ll]ogical) devices?\b|"
                          r"tfhub|\bgradients?\b|[Mm]ixed precision|"
                          r"\bshape|dtype|cuda|CUDA|cudnn|libtensorflow|_pywrap|\bTF_[A-Z]\w+|"

@@ -34,7 +34,7 @@ def _dims(shape: str) -> list[str]:
 
 def _fits(got: list[str], want: list[str]) -> bool:
     """Same rank and every size equal where both are known (None and ? match anything)."""
-    free = {"None", "?", "-1"}
+    free = {"None", "null", "?", "-1"}  # null: TensorFlow.js's free dimension
     return len(got) == len(want) and all(g == w or g in free or w in free
                                          for g, w in zip(got, want, strict=True))
 
@@ -48,8 +48,8 @@ def shape_axis_detail(details: Details) -> str:
     if axis_got := _first(details, "got_shape4"):
         return _axis_value_detail(axis_got, _first(details, "want_axis"),
                                   _first(details, "want_value"))
-    got = _first(details, "got_shape", "got_shape2", "got_shape3")
-    want_shape = _first(details, "want_shape")
+    got = _first(details, "got_shape", "got_shape2", "got_shape3", "got_shape5")
+    want_shape = _first(details, "want_shape", "want_shape3")
     want_ndim = _first(details, "want_ndim", "want_ndim2")
     if not got:
         got_ndim = _first(details, "got_ndim")
@@ -188,10 +188,25 @@ def op_kind(details: Details) -> tuple[str, str]:
     return ("serving", "") if op and details.get("serving") else ("", "")
 
 
+# a Cloud TPU node's worker (n-<8 hex>-w-<k>): the TPU host that runs the input pipeline, not the
+# machine whose Python imported the add-on (a TPU VM's own host is t1v-n-..., which runs Python)
+_TPU_NODE_WORKER = re.compile(r"n-[0-9a-f]{8}-w-\d+")
+
+
+def tpu_node_worker(details: Details) -> str:
+    """The Cloud TPU node worker host the op was missing on, or ''."""
+    host = _first(details, "op_host")
+    return host if _TPU_NODE_WORKER.fullmatch(host) else ""
+
+
 def op_kind_detail(details: Details) -> str:
     op = _first(details, "op", "op2")
     kind, package = op_kind(details)
     where = "TF Serving's binary" if details.get("serving") else "the binary loading it"
+    if kind == "addon" and (host := tpu_node_worker(details)):
+        return (f"{op} is an op of {package}, missing on {host}, a Cloud TPU node's worker: "
+                "the TPU host runs the input pipeline with its own TensorFlow binary, and an "
+                "add-on's ops exist only in the Python process that imported it")
     if kind == "addon" and details.get("serving"):
         return (f"{op} is an op of {package}, which this TF Serving binary was not built with (a "
                 "Python import cannot add it to the model server)")
@@ -302,6 +317,8 @@ def unknown_object_detail(details: Details) -> str:
     if (details.get("name4") or details.get("name2")) and (
             name in _BUILTIN_KERAS or module.startswith(("keras.src.", "keras.engine."))):
         return _keras_major_detail(name, module)
+    # a user's paraphrase ("unknown layer : functional") names the class in lower case
+    name = next((k for k in _NEWER_KERAS if k.lower() == name.lower()), name)
     if name in _NEWER_KERAS:
         return (f"{name} is a built-in class that {_NEWER_KERAS[name]} and later save: the model "
                 "was saved by a newer TensorFlow/Keras than the one loading it")
@@ -472,6 +489,31 @@ _WIDER = {4.0: ("float32 data for a uint8/int8 input (a quantized model)",
           0.5: ("2-byte data for a 4-byte input (float16 for float32)", "feed the input's type")}
 
 
+_WIDTHS = {4: "float32", 1: "uint8", 2: "float16"}
+
+
+def _square_image(nbytes: int, width: int) -> tuple[int, int] | None:
+    """(side, channels) when nbytes holds one square image of 3, 1 or 4 channels at width."""
+    if nbytes % width:
+        return None
+    for channels in (3, 1, 4):
+        if (values := nbytes // width) % channels == 0:
+            side = math.isqrt(values // channels)
+            if side > 1 and side * side * channels == values:
+                return side, channels
+    return None
+
+
+def _image_sizes(want: int, got: int) -> str:
+    """The square images two byte counts hold, at one type width where both do (the buffer's
+    type then matches and only the image size differs), else at each's own width."""
+    for width in _WIDTHS:
+        if (w := _square_image(want, width)) and (g := _square_image(got, width)):
+            return (f": {w[0]}x{w[0]}x{w[1]} {_WIDTHS[width]} values for the model, "
+                    f"{g[0]}x{g[0]}x{g[1]} in the buffer")
+    return ""
+
+
 def tflite_input_detail(details: Details) -> str:
     """What a TFLite input size mismatch means from its numbers: a type of another width, or
     another size in one dimension (an image size other than the export size)."""
@@ -482,7 +524,7 @@ def tflite_input_detail(details: Details) -> str:
             what, fix = _WIDER[ratio]
             return f"{head} ({ratio:g}x): {what}; {fix}"
         return (f"{head}: not a whole type width apart, so another shape (image size or "
-                "channels): resize to the input's shape")
+                "channels)" + _image_sizes(want, got) + ": resize to the input's shape")
     if details.get("tfl_dim_got") and details.get("tfl_dim_want"):
         want, got = int(details["tfl_dim_want"][0]), int(details["tfl_dim_got"][0])
         dim, inp = _first(details, "tfl_dim"), _first(details, "tfl_input")

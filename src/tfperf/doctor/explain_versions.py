@@ -802,7 +802,7 @@ def _avx2(details: dict[str, list[str]], v: LogVersions) -> str:
 
 def _op(details: dict[str, list[str]], v: LogVersions) -> str:
     """An add-on's op: the add-on to install and import; a newer core op: a newer binary."""
-    from tfperf.doctor.explain_readings import op_kind
+    from tfperf.doctor.explain_readings import op_kind, tpu_node_worker
 
     kind, package = op_kind(details)
     mm = _mm(v.tensorflow) if v.tensorflow else "<TensorFlow major.minor>"
@@ -811,6 +811,12 @@ def _op(details: dict[str, list[str]], v: LogVersions) -> str:
                 "added some tensorflow-text tokenizers): serve with a TF Serving build that links "
                 f"{package}'s ops (TF Serving's custom-op build, or an image that includes them), "
                 "or keep that preprocessing outside the served graph")
+    if kind == "addon" and tpu_node_worker(details):
+        return (f"a Cloud TPU node runs the input pipeline on its TPU host, which cannot load "
+                f"{package}'s ops: use a TPU VM (your Python runs on the TPU host, so pip install "
+                f"{package} there works), or do that step with core TensorFlow ops (e.g. "
+                "tf.audio.decode_wav, tf.io.decode_image) or before training (preprocess to "
+                "TFRecords)")
     if kind == "addon":
         module = package.replace("-", "_")
         pin = f"=={mm}.*" if package == "tensorflow-text" else ""
@@ -850,11 +856,24 @@ def _ptx(details: dict[str, list[str]], v: LogVersions) -> str:
             f"wheels include {cc} (tfperf doctor --plan VERSION --gpu NAME)")
 
 
+# Keras classes that TensorFlow.js learned after Keras began to save them: Functional, the
+# class TF 2.3+ saves a functional model (or a nested one) as, loads from tfjs 2.4 (tfjs#3863)
+_TFJS_KNOWS_FROM = {"functional": ("Functional", "2.4")}
+
+
 def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
-    """A TensorFlow.js model: its custom layers must exist in JavaScript."""
+    """A TensorFlow.js model: its custom layers must exist in JavaScript; a built-in Keras class
+    that an older TensorFlow.js does not know needs a newer TensorFlow.js instead."""
     if not details.get("tfjs"):
         return ""
     name = (details.get("name") or details.get("name2") or ["the layer"])[0]
+    if name.lower() in _TFJS_KNOWS_FROM:
+        cls, since = _TFJS_KNOWS_FROM[name.lower()]
+        return (f"TensorFlow.js: {cls} is a built-in Keras class (TF 2.3 and newer save "
+                f"functional models as {cls}), not a custom layer; TensorFlow.js loads it from "
+                f"tfjs {since} on: load the model with @tensorflow/tfjs {since} or newer (the "
+                "script tag's or package.json's version), or save the Keras model with TF 2.2 "
+                "or older before converting it")
     return (f"TensorFlow.js: implement {name} in JavaScript (a class extending tf.layers.Layer "
             "with a static className) and register it with tf.serialization.registerClass before "
             "tf.loadLayersModel; or convert the model as a graph model (tensorflowjs_converter "
