@@ -86,5 +86,9 @@ def test_plain_compiled_forms_are_measured_before_any_rewrite_and_built_once(
         by_name(result, "jit_compile").rejected is None, result.table()
     assert len(names) == len(set(names)), result.table()  # none built twice
     by = {c.name: c for c in result.candidates}
-    assert by["tf.function"].rejected is None, result.table()
+    # measured, not rejected for its first call; whether the run tells its speed apart is
+    # the load's (stop 45's suite run beside two busy loops: ×1.81, ×0.27-×3.84 over 20 rounds)
+    assert by["tf.function"].median_s is not None, result.table()
+    assert (by["tf.function"].rejected or "not told apart").startswith("not told apart"), \
+        result.table()
     assert by["tf.function"].equivalent is True, result.table()
