@@ -104,8 +104,11 @@ def _run_suite(tmp_path: Path, *args: str) -> list[list]:
     for name, text in SUITE.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
     record = tmp_path / "record.jsonl"
-    env = {**os.environ, "RECORD": str(record),
-           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    # not this run's worker variables: under the README's -n 2 the "plain" run took them for
+    # its own and waited at the barrier for a file that runs after it (stop 45's second run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    env.update(RECORD=str(record),
+               PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--basetemp", str(tmp_path / "basetemp"), *args],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

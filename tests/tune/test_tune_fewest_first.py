@@ -86,10 +86,9 @@ def test_plain_compiled_forms_are_measured_before_any_rewrite_and_built_once(
         by_name(result, "jit_compile").rejected is None, result.table()
     assert len(names) == len(set(names)), result.table()  # none built twice
     by = {c.name: c for c in result.candidates}
-    # measured, not dropped: the statistics may still not tell a 1.8x gain from the baseline when
-    # the machine's load spreads the rounds (x0.27-x3.84 seen with two busy loops beside the
-    # suite), which is the run's verdict on its noise, not a limit that rejected the candidate
-    rejected = by["tf.function"].rejected
-    assert rejected is None or rejected.startswith("not told apart"), result.table()
+    # measured, not rejected for its first call; whether the run tells its speed apart is
+    # the load's (stop 45's suite run beside two busy loops: ×1.81, ×0.27-×3.84 over 20 rounds)
     assert by["tf.function"].median_s is not None, result.table()
+    assert (by["tf.function"].rejected or "not told apart").startswith("not told apart"), \
+        result.table()
     assert by["tf.function"].equivalent is True, result.table()
