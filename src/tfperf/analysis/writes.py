@@ -257,7 +257,56 @@ def axis_of_loop(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str,
                 return Axis(i.id, "0", f"{root}.shape[{axis + 1}]", "1", (v.id, expr))
             items[v.id] = (f"{over}[{i.id}]", over, 0)
             return Axis(i.id, "0", f"len({over})", "1", (v.id, over))
-    raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
+    return rows_axis(loop, items)
+
+
+ROWS = "_tfperf_rows"
+ROW_INDEX = "_tfperf_row"
+
+
+def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
+    """``for x in arr`` read as ``for i in range(len(arr)): x = arr[i]`` (issue 26, round 16's
+    c01/c10/c12: loops over an array's rows), so every lever that reads index loops reads it.
+
+    ``arr`` is a name, an outer item (``for px in row``: the root's next axis) or an
+    expression of one (``pts[mask]``, ``a.T``): that is bound once, by the range's stop, to a
+    private name (``pts[mask][i]`` would otherwise merge into ``pts[mask, i]``). A tuple
+    target (``for (x, y, z) in rows``) takes each part as ``rows[i][k]``; the stop raises
+    ValueError (the loop runs instead) unless the rows have that many parts, as unpacking does.
+    """
+    it, target = loop.iter, loop.target
+    at = f"{loop.lineno}_{loop.col_offset}"
+    index = f"{ROW_INDEX}{at}"
+    if isinstance(it, ast.Name):
+        over = it.id
+        expr, root, axis = items[over] if over in items else (over, over, -1)
+        stop = f"{root}.shape[{axis + 1}]" if over in items else f"len({over})"
+        bind = "True"
+    elif isinstance(it, (ast.Subscript, ast.Attribute)) and not names(it) & set(items):
+        expr = root = f"{ROWS}{at}"
+        axis = -1
+        bind = f"[{root} := {ast.unparse(it)}]"  # a list display: true, binds the rows once
+        stop = f"(len({root}) if {bind} else 0)"
+    else:
+        raise NotAWrite("a loop over something other than range(...), enumerate(array) or "
+                        "an array's rows")
+    bound_in_body = {n.id for s in loop.body for n in ast.walk(s)
+                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    if names(it) & bound_in_body:
+        raise NotAWrite("a loop over the rows of a name the loop rebinds")
+    if isinstance(target, ast.Name):
+        items[target.id] = (f"{expr}[{index}]", root, axis + 1)
+        return Axis(index, "0", stop, "1", (target.id, expr))
+    if isinstance(target, ast.Tuple) and target.elts and axis == -1 \
+            and all(isinstance(e, ast.Name) for e in target.elts):
+        k = len(target.elts)
+        first = f"{bind} and all(len(_tfperf_r) == {k} for _tfperf_r in {root}[:1])"
+        stop = f"(len({root}) if {first} else int('tfperf: rows of another length'))"
+        for part, e in enumerate(target.elts):
+            assert isinstance(e, ast.Name)
+            items[e.id] = (f"{expr}[{index}][{part}]", root, axis + 2)
+        return Axis(index, "0", stop, "1", None)
+    raise NotAWrite("a loop over rows with a target other than names")
 
 
 def counter_axis(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
