@@ -202,6 +202,21 @@ def _private(nest: WriteNest) -> WriteNest:
                      nest.shifted, nest.recurrence, nest.spans, nest.folds)
 
 
+def _at(target: ast.Subscript) -> str:
+    """The written position as ``ufunc.at``'s tuple, one entry per subscript part:
+    ``h[x, y]`` is ``(x, y)``, not ``((x, y),)`` (one index array of pairs along axis 0)."""
+    sl = target.slice
+    parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+    out = []
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            out.append("slice(" + ", ".join(ast.unparse(b) if b is not None else "None"
+                                            for b in (p.lower, p.upper, p.step)) + ")")
+        else:
+            out.append(ast.unparse(p))
+    return "(" + "".join(o + ", " for o in out) + ")"
+
+
 def batched(nest: WriteNest) -> list[str]:
     """The statements that replace ``nest``'s loops, to run inside ``try``: a guard raises
     ``LOOP`` before anything is written, and the original loop runs in its handler."""
@@ -329,24 +344,25 @@ def batched(nest: WriteNest) -> list[str]:
         ufunc = UFUNC_AT[type(w.op)]
         if ufunc == "add":
             rows += [f"def {COUNT}(buf, at, v):",
-                     f"    k = {NP}.asarray(at[0]) if len(at) == 1 else None",
-                     "    if k is not None and buf.ndim == 1 and k.dtype.kind in 'ui' \\",
-                     "            and k.size \\",
-                     f"            and buf.dtype.kind in 'ui' and {NP}.ndim(v) == 0 \\",
-                     f"            and {NP}.asarray(v).dtype.kind in 'ui' \\",
-                     f"            and {NP}.iinfo(buf.dtype).min <= v \\",
-                     f"            and v <= {NP}.iinfo(buf.dtype).max \\",
-                     "            and k.min() >= 0 and k.max() < len(buf):",
-                     "        # n adds of v wrap like one add of n * v in the buffer's int dtype",
-                     f"        n = {NP}.bincount(k.ravel(), minlength=len(buf))",
+                     "    ks = None",
+                     "    if len(at) == buf.ndim and buf.dtype.kind in 'ui' \\",
+                     f"            and {NP}.ndim(v) == 0 and {NP}.asarray(v).dtype.kind in 'ui' \\",
+                     f"            and {NP}.iinfo(buf.dtype).min <= v <= {NP}.iinfo(buf.dtype).max:",
+                     f"        ks = {NP}.broadcast_arrays(*({NP}.asarray(a) for a in at))",
+                     "    if ks is not None and ks[0].size \\",
+                     "            and all(k.dtype.kind in 'ui' for k in ks) \\",
+                     "            and all(k.min() >= 0 and k.max() < n for k, n in zip(ks, buf.shape)):",
+                     "        # n adds of v wrap like one add of n * v in the buffer's int dtype;",
+                     "        # several index arrays (vox[x, y, z] += 1) count their flat positions",
+                     f"        k = {NP}.ravel_multi_index(tuple(ks), buf.shape) if len(ks) > 1 "
+                     "else ks[0]",
+                     f"        n = {NP}.bincount(k.ravel(), minlength=buf.size).reshape(buf.shape)",
                      "        buf += (n * int(v)).astype(buf.dtype)",
                      "    else:",
                      f"        {NP}.add.at(buf, at, v)"]
-            rows.append(f"{COUNT}({nest.array}, ({ast.unparse(target.slice)},), "
-                        f"{ast.unparse(w.value)})")
+            rows.append(f"{COUNT}({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
             return rows
-        rows.append(f"{NP}.{ufunc}.at({nest.array}, ({ast.unparse(target.slice)},), "
-                    f"{ast.unparse(w.value)})")
+        rows.append(f"{NP}.{ufunc}.at({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
         return rows
     if nest.kind == "fold":
         shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
