@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfperf.analysis.scalars import SCALAR, scalar_casts
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -85,6 +86,9 @@ class WriteNest:
     spans: list[tuple[str, int, ast.expr]] | None = None
     #: kind "fold": (name, ufunc, term temporary, mask temporary or None) per ``acc += t``
     folds: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    #: per-element int()/float() cast as a batch: (the written value's bound as text, whether
+    #: it is an int), checked where the code runs (:mod:`tfperf.analysis.scalars`)
+    scalar: tuple[str, bool] | None = None
 
 
 @dataclass
@@ -399,6 +403,10 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         shifted = _distinct_positions(parts, indices, write)
     elif isinstance(write, ast.AugAssign) and type(write.op) not in UFUNC_AT:
         raise NotAWrite("an update other than +=, -=, *=")
+    stmts, cast_write, scalar = scalar_casts(stmts, write, moving_names(stmts, set(indices)))
+    if scalar is not None:  # per-element int()/float(): one cast of the batch
+        write = cast_write
+        target = next(t for t in cast_write.targets if isinstance(t, ast.Subscript))
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
     items: set[str] = set()  # inlined above
@@ -454,7 +462,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     if not slices:
         grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
-                     shifted, recurrence[0] if recurrence else None, spans)
+                     shifted, recurrence[0] if recurrence else None, spans, scalar=scalar)
 
 
 FOLDED_VALUE = "_tfperf_read"
@@ -650,7 +658,8 @@ def moving_names(stmts: list[ast.stmt], start: set[str]) -> set[str]:
 
 def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
-    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK, STORED):
+    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK, STORED,
+                                             SCALAR):
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)

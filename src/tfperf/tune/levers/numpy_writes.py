@@ -50,6 +50,7 @@ from tfperf.analysis.element_forms import (
     names,
 )
 from tfperf.analysis.folds import FOLD, fold_nest
+from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
     PREFIX,
     SHIFT,
@@ -199,7 +200,44 @@ def _private(nest: WriteNest) -> WriteNest:
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
-                     nest.shifted, nest.recurrence, nest.spans, nest.folds)
+                     nest.shifted, nest.recurrence, nest.spans, nest.folds, nest.scalar)
+
+
+def _scalar_rows(nest: WriteNest, g: int) -> list[str]:
+    """``int(v)``/``float(v)`` of each element, as one cast of the batch: exact casts only
+    (a NaN, an infinity or a uint64 past int64 runs the loop, whose ``int`` raises or grows)."""
+    return [f"{LARGEST} = [0]",
+            f"def {SCALAR}(kind, v):",
+            f"    v = {NP}.asarray(v)",
+            f"    if v.ndim > {g} or v.dtype.kind not in 'biuf':",
+            f"        raise {LOOP}('tfperf: int()/float() of a row, not of an element')",
+            "    if kind == 'float':",
+            f"        return v.astype({NP}.float64)",
+            "    if v.dtype.kind == 'f':",
+            f"        if not {NP}.isfinite(v).all():",
+            f"            raise {LOOP}('tfperf: int() of a NaN or an infinity')",
+            f"        v = {NP}.trunc(v)",
+            f"        if v.size and {NP}.abs(v).max() >= 2.0 ** 62:",
+            f"            raise {LOOP}('tfperf: int() past int64')",
+            f"    elif v.dtype == {NP}.uint64 and v.size and v.max() >= 2 ** 62:",
+            f"        raise {LOOP}('tfperf: int() past int64')",
+            f"    v = v.astype({NP}.int64)",
+            f"    {LARGEST}[0] = max({LARGEST}[0], int({NP}.abs(v).max()) if v.size else 0)",
+            "    return v"]
+
+
+def _scalar_check(nest: WriteNest) -> list[str]:
+    """Before the write: the Python scalars' largest value fits int64, and the store casts
+    it as the loop's store does (a float64 array; or an int array that holds it, an int)."""
+    assert nest.scalar is not None
+    bound, is_int = nest.scalar
+    bound = bound.replace(LARGEST, f"{LARGEST}[0]")
+    fits = (f" or ({nest.array}.dtype.kind in 'iu' and {NP}.iinfo({nest.array}.dtype).min "
+            f"<= -_tfperf_b and _tfperf_b <= {NP}.iinfo({nest.array}.dtype).max)"
+            if is_int else "")
+    return [f"_tfperf_b = {bound}",
+            f"if not (_tfperf_b < 2 ** 63 and ({nest.array}.dtype == {NP}.float64{fits})):",
+            f"    raise {LOOP}('tfperf: Python scalars that int64 or the store would change')"]
 
 
 def _at(target: ast.Subscript) -> str:
@@ -336,7 +374,13 @@ def batched(nest: WriteNest) -> list[str]:
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
                  f"    return getattr({NP}, op)(v, axis=axis)"]
-    rows += [ast.unparse(s) for s in stmts]
+    if nest.scalar is not None:
+        rows += _scalar_rows(nest, g)
+        *stmts, last = stmts  # the written value: checked before anything is written
+        rows += [ast.unparse(s) for s in stmts] + [ast.unparse(last)]
+        rows += _scalar_check(nest)
+    else:
+        rows += [ast.unparse(s) for s in stmts]
     varying = nest.moving
     if isinstance(w, ast.AugAssign):
         target = w.target
