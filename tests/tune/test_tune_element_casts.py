@@ -112,7 +112,8 @@ def f(x, y):
     return out
 '''
     assert "meets an array" in _why(meets)
-    bound = meets.replace("out[i] = int(x[i] > 3) + y[i]", "k = int(x[i])\n        out[i] = k + y[i]")
+    bound = meets.replace("out[i] = int(x[i] > 3) + y[i]",
+                          "k = int(x[i])\n        out[i] = k + y[i]")
     assert "meets an array" in _why(bound)
     acc = '''
 def f(x):

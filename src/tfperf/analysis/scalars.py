@@ -36,8 +36,9 @@ def _is_cast(node: ast.AST, varying: set[str]) -> bool:
 
 def _bound(node: ast.expr, scalars: dict[str, str], varying: set[str]) -> str | None:
     """The text of an upper bound of ``|node|`` if it is a scalar expression, else None."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-        return str(int(abs(node.value)) + 1) if math.isfinite(node.value) else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        v: float = node.value
+        return str(int(abs(v)) + 1) if math.isfinite(v) else None
     if isinstance(node, ast.Name) and node.id in scalars:
         return scalars[node.id]
     if _is_cast(node, varying):
@@ -98,10 +99,10 @@ def scalar_casts(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign,
         raise NotAWrite("a per-element int()/float() that meets an array (a Python "
                         "scalar promotes less than its batch)")
     def floats(node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Constant) and isinstance(n.value, float)
-                   or _is_cast(n, varying) and n.func.id == "float"  # type: ignore[attr-defined]
+        return any((isinstance(n, ast.Constant) and isinstance(n.value, float))
+                   or (_is_cast(n, varying) and n.func.id == "float")  # type: ignore[attr-defined]
                    for n in ast.walk(node))
-    float_names = set()
+    float_names: set[str] = set()
     for s in stmts:
         assert isinstance(s, ast.Assign)
         if floats(s.value) or names(s.value) & float_names:

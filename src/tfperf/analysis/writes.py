@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfperf.analysis.scalars import SCALAR, scalar_casts
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -42,6 +41,7 @@ from tfperf.analysis.element_forms import (
     unread_picks_dropped,
     written_in_branches,
 )
+from tfperf.analysis.scalars import SCALAR, scalar_casts
 
 #: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
 ELEMENTWISE = frozenset({"abs", "where", "clip", "round", "around", "real", "imag"})
@@ -283,7 +283,7 @@ def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
     index = f"{ROW_INDEX}{at}"
     if isinstance(it, ast.Name):
         over = it.id
-        expr, root, axis = items[over] if over in items else (over, over, -1)
+        expr, root, axis = items.get(over, (over, over, -1))
         stop = f"{root}.shape[{axis + 1}]" if over in items else f"len({over})"
         bind = "True"
     elif isinstance(it, (ast.Subscript, ast.Attribute)) and not names(it) & set(items):
@@ -406,6 +406,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     stmts, cast_write, scalar = scalar_casts(stmts, write, moving_names(stmts, set(indices)))
     if scalar is not None:  # per-element int()/float(): one cast of the batch
         write = cast_write
+        assert isinstance(cast_write, ast.Assign)
         target = next(t for t in cast_write.targets if isinstance(t, ast.Subscript))
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
