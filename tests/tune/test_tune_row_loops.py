@@ -146,3 +146,31 @@ def test_an_add_at_two_positions_is_one_entry_per_part_and_wraps_as_the_loop(dt,
     # np.int32 with 2.5: add.at casts each sum back as the loop's store does
     _agrees(text, xs, ys, w)
     _agrees(text, xs - 6, ys, w)  # negative positions count from the end, as the loop
+
+
+def test_rows_of_the_written_array_or_of_another_name_for_it_are_not_batched_blindly():
+    own = '''
+def f(a):
+    out = a.copy()
+    for (p, q) in out[:3]:
+        out[p, q] += 1
+    return out
+'''
+    assert "the array it writes" in _why(own)
+    other = '''
+def f(a, view):
+    out = a
+    for (p, q) in view[:3]:
+        out[p, q] += 1
+    return out
+'''
+    new = numpy_writes.rewrite(HEAD + other, "f")
+    a = np.array([[1, 0], [1, 0], [0, 0]])
+    b = a.copy()
+    want = _load(HEAD + other)(b, b)  # the rows change as the loop writes them
+    c = a.copy()
+    got = _load(new)(c, c)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(AssertionError, match="fell back"):
+        d = a.copy()
+        _load(no_fallback(new))(d, d)

@@ -57,6 +57,9 @@ class Axis:
     stop: str
     step: str
     item: tuple[str, str] | None = None  # enumerate's (item name, what it indexes)
+    #: (private name, expression): the rows of ``for x in pts[mask]``, bound once before
+    #: the grid (``pts[mask][i]`` would merge into ``pts[mask, i]``)
+    bind: tuple[str, str] | None = None
 
 
 @dataclass
@@ -273,7 +276,7 @@ def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
     c01/c10/c12: loops over an array's rows), so every lever that reads index loops reads it.
 
     ``arr`` is a name, an outer item (``for px in row``: the root's next axis) or an
-    expression of one (``pts[mask]``, ``a.T``): that is bound once, by the range's stop, to a
+    expression of one (``pts[mask]``, ``a.T``): that is bound once before the grid to a
     private name (``pts[mask][i]`` would otherwise merge into ``pts[mask, i]``). A tuple
     target (``for (x, y, z) in rows``) takes each part as ``rows[i][k]``; the stop raises
     ValueError (the loop runs instead) unless the rows have that many parts, as unpacking does.
@@ -285,12 +288,12 @@ def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
         over = it.id
         expr, root, axis = items.get(over, (over, over, -1))
         stop = f"{root}.shape[{axis + 1}]" if over in items else f"len({over})"
-        bind = "True"
+        rows: tuple[str, str] | None = None
     elif isinstance(it, (ast.Subscript, ast.Attribute)) and not names(it) & set(items):
         expr = root = f"{ROWS}{at}"
         axis = -1
-        bind = f"[{root} := {ast.unparse(it)}]"  # a list display: true, binds the rows once
-        stop = f"(len({root}) if {bind} else 0)"
+        rows = (root, ast.unparse(it))
+        stop = f"len({root})"
     else:
         raise NotAWrite("a loop over something other than range(...), enumerate(array) or "
                         "an array's rows")
@@ -300,16 +303,16 @@ def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
         raise NotAWrite("a loop over the rows of a name the loop rebinds")
     if isinstance(target, ast.Name):
         items[target.id] = (f"{expr}[{index}]", root, axis + 1)
-        return Axis(index, "0", stop, "1", (target.id, expr))
+        return Axis(index, "0", stop, "1", (target.id, expr), rows)
     if isinstance(target, ast.Tuple) and target.elts and axis == -1 \
             and all(isinstance(e, ast.Name) for e in target.elts):
         k = len(target.elts)
-        first = f"{bind} and all(len(_tfperf_r) == {k} for _tfperf_r in {root}[:1])"
+        first = f"all(len(_tfperf_r) == {k} for _tfperf_r in {root}[:1])"
         stop = f"(len({root}) if {first} else int('tfperf: rows of another length'))"
         for part, e in enumerate(target.elts):
             assert isinstance(e, ast.Name)
             items[e.id] = (f"{expr}[{index}][{part}]", root, axis + 2)
-        return Axis(index, "0", stop, "1", None)
+        return Axis(index, "0", stop, "1", None, rows)
     raise NotAWrite("a loop over rows with a target other than names")
 
 
@@ -391,6 +394,8 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     indices = [a.index for a in axes]
     if len(set(indices)) != len(indices):
         raise NotAWrite("two loops share an index name")
+    if any(a.bind and array in names(ast.parse(a.bind[1], mode="eval")) for a in axes):
+        raise NotAWrite(f"a loop over rows of {array!r}, the array it writes")
     parts = _parts(target)
     kind = "map" if isinstance(write, ast.Assign) else "accumulate"
     shifted: list[tuple[int, list[ast.expr]]] = []

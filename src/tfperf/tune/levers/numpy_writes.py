@@ -166,6 +166,8 @@ def _aliases(nest: WriteNest) -> list[str]:
     read = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
     target = nest.write.targets if isinstance(nest.write, ast.Assign) else [nest.write.target]
     read |= set().union(*(names(t) for t in target), *(names(p.base) for p in nest.prefixes))
+    read |= set().union(*(names(ast.parse(a.bind[1], mode="eval")) for a in nest.axes
+                          if a.bind))  # rows of an expression: may be a view of the buffer
     return sorted(n for n in read - bound - set(dir(builtins)) - {"np", "numpy"}
                   if not n.startswith("_tfperf"))
 
@@ -192,7 +194,8 @@ def _private(nest: WriteNest) -> WriteNest:
     the names as they were before the loop, c01's ``h`` of ``h, w, c = src.shape``)."""
     bound = nest.temps | {a.index for a in nest.axes}
     ren = _Private(bound)
-    axes = [Axis(PRIVATE + a.index, a.start, a.stop, a.step, a.item) for a in nest.axes]
+    axes = [Axis(PRIVATE + a.index, a.start, a.stop, a.step, a.item, a.bind)
+            for a in nest.axes]
     stmts = [ren.visit(ast.parse(ast.unparse(s)).body[0]) for s in nest.stmts]
     write = ren.visit(ast.parse(ast.unparse(nest.write)).body[0])
     prefixes = [Prefix(p.node, p.base, p.op, p.inclusive, PRIVATE + p.index
@@ -296,6 +299,7 @@ def batched(nest: WriteNest) -> list[str]:
         if nest.kind == "fold":  # a list's items are Python scalars: a fold of them stays one
             rows += [f"if any(isinstance(s, (list, tuple)) for s in ({', '.join(seqs)},)):",
                      f"    raise {LOOP}('tfperf: a fold of the items of a Python list')"]
+    rows += [f"{a.bind[0]} = {a.bind[1]}" for a in nest.axes if a.bind]  # rows of an expression
     for k, a in enumerate(nest.axes):
         grid = f"{AXIS}({a.start}, {a.stop}, {a.step}, {nest.slices})"
         if nest.slices:
