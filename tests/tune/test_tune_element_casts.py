@@ -125,3 +125,22 @@ def f(x):
     assert "accumulation" in _why(acc)
     with pytest.raises(SourceEditError):
         numpy_writes.rewrite(HEAD + meets, "f")
+
+
+STENCIL = '''
+def f(x):
+    out = np.zeros(x.shape[:2], dtype=x.dtype)
+    for r in range(LO, x.shape[0] - 1):
+        for c in range(1, x.shape[1] - 1):
+            out[r, c] = x[r - 1, c + 1, 0] + x[r + 1, c, 1] * 2 - x[r, c - 1, 2]
+    return out
+'''
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8])
+def test_neighbour_reads_on_a_two_loop_grid_are_shifted_slices(dtype):
+    x = np.random.default_rng(4).integers(0, 90, (9, 11, 3)).astype(dtype)
+    new = _agrees(STENCIL.replace("LO", "1"), x)
+    assert "_tfperf_shifts(" in new  # views, not the arange grid's gathers
+    # r - 1 at r = 0 reads the last row in the loop: the shifted slice would not, so it runs
+    _agrees(STENCIL.replace("LO", "0"), x, batched=False)

@@ -54,6 +54,7 @@ from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
     PREFIX,
     SHIFT,
+    SHIFTS,
     UFUNC_AT,
     Axis,
     Prefix,
@@ -224,8 +225,14 @@ def _scalar_rows(nest: WriteNest, g: int) -> list[str]:
             f"            raise {LOOP}('tfperf: int() past int64')",
             f"    elif v.dtype == {NP}.uint64 and v.size and v.max() >= 2 ** 62:",
             f"        raise {LOOP}('tfperf: int() past int64')",
+            # a bool or narrow int's bound is its dtype's: no pass over the values
+            "    top = 1 if v.dtype.kind == 'b' else (",
+            f"        -int({NP}.iinfo(v.dtype).min) + {NP}.iinfo(v.dtype).max "
+            "if v.dtype.kind in 'iu' and v.dtype.itemsize <= 4 else None)",
             f"    v = v.astype({NP}.int64)",
-            f"    {LARGEST}[0] = max({LARGEST}[0], int({NP}.abs(v).max()) if v.size else 0)",
+            "    if top is None:",
+            f"        top = int({NP}.abs(v).max()) if v.size else 0",
+            f"    {LARGEST}[0] = max({LARGEST}[0], top)",
             "    return v"]
 
 
@@ -344,6 +351,15 @@ def batched(nest: WriteNest) -> list[str]:
                  "    if lo < 0 or hi > len(x):  # the loop reads from the end, or raises",
                  f"        raise {LOOP}('tfperf: a shifted read outside the array')",
                  "    return x[lo:hi]"]
+    if SHIFTS in used:
+        rows += [f"def {SHIFTS}(x, at, by):",  # the grid's slices, each moved inside x
+                 "    parts = []",
+                 "    for k, (a, b) in enumerate(zip(at, by)):",
+                 "        lo, hi = a.start + b, a.stop + b",
+                 f"        if lo < 0 or hi > {NP}.shape(x)[k]:  # from the end, or raises",
+                 f"            raise {LOOP}('tfperf: a shifted read outside the array')",
+                 "        parts.append(slice(lo, hi))",
+                 "    return x[tuple(parts)]"]
     if UNPACK in used:
         rows += [f"def {UNPACK}(v, n):",  # the first own axis, after the grid's
                  f"    v = {NP}.asarray(v)",
