@@ -174,3 +174,30 @@ def f(a, view):
     with pytest.raises(AssertionError, match="fell back"):
         d = a.copy()
         _load(no_fallback(new))(d, d)
+
+
+class _Held:
+    def __init__(self, rows: list) -> None:
+        self.rows = rows
+
+
+def test_rows_of_an_attribute_that_is_a_list_of_tuples_run_the_loop():
+    text = '''
+def f(held, base):
+    out = base.copy()
+    for (k, v) in held.rows:
+        out[k] += v
+    return out
+'''
+    held = _Held([(0, 300), (2, 7)])
+    base = np.array([1, 2, 3], dtype=np.int64)
+    new = numpy_writes.rewrite(HEAD + text, "f")
+    np.testing.assert_array_equal(_load(new)(held, base.copy()),
+                                  _load(HEAD + text)(held, base.copy()))
+    with pytest.raises(AssertionError, match="fell back"):  # a list of tuples: the loop runs
+        _load(no_fallback(new))(held, base.copy())
+    u8 = np.array([1, 2, 3], dtype=np.uint8)  # 1 + 300 raises in the loop (NumPy 2)
+    with pytest.raises(OverflowError):
+        _load(HEAD + text)(held, u8.copy())
+    with pytest.raises(OverflowError):
+        _load(new)(held, u8.copy())

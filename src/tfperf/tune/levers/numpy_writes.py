@@ -52,6 +52,7 @@ from tfperf.analysis.element_forms import (
 from tfperf.analysis.folds import FOLD, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
+    ROWS,
     PREFIX,
     SHIFT,
     SHIFTS,
@@ -179,7 +180,7 @@ def _per_item(nest: WriteNest) -> list[str]:
     found = {n.value.id for s in [*nest.stmts, nest.write] for n in ast.walk(s)
              if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
              and names(n.slice) & nest.moving and n.value.id != nest.array}
-    return sorted(n for n in found if not n.startswith("_tfperf"))
+    return sorted(n for n in found if not n.startswith("_tfperf") or n.startswith(ROWS))
 
 
 class _Private(ast.NodeTransformer):
@@ -283,6 +284,7 @@ def batched(nest: WriteNest) -> list[str]:
             f"        return {NP}.arange(r.start, r.stop, r.step)",
             "    end = r[-1] + (1 if r.step > 0 else -1) if len(r) else r.start",
             "    return slice(r.start, end if end >= 0 else None, r.step)"]
+    rows += [f"{a.bind[0]} = {a.bind[1]}" for a in nest.axes if a.bind]  # rows of an expression
     guard = _aliases(user) if nest.kind != "fold" else []
     if guard:  # another name for the buffer's memory: the loop's order would show
         # (the generator's own name is private: a buffer named `a` was compared with itself)
@@ -306,7 +308,6 @@ def batched(nest: WriteNest) -> list[str]:
         if nest.kind == "fold":  # a list's items are Python scalars: a fold of them stays one
             rows += [f"if any(isinstance(s, (list, tuple)) for s in ({', '.join(seqs)},)):",
                      f"    raise {LOOP}('tfperf: a fold of the items of a Python list')"]
-    rows += [f"{a.bind[0]} = {a.bind[1]}" for a in nest.axes if a.bind]  # rows of an expression
     for k, a in enumerate(nest.axes):
         grid = f"{AXIS}({a.start}, {a.stop}, {a.step}, {nest.slices})"
         if nest.slices:
