@@ -52,8 +52,8 @@ from tfperf.analysis.element_forms import (
 from tfperf.analysis.folds import FOLD, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
-    ROWS,
     PREFIX,
+    ROWS,
     SHIFT,
     SHIFTS,
     UFUNC_AT,
