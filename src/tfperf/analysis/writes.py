@@ -105,6 +105,8 @@ class Prefix:
     inclusive: bool
     index: str
     size: ast.expr | None = None
+    #: op "windows": the other loops' (index, size), ``base[i:i + a, j:j + b]``
+    more: list[tuple[str, ast.expr]] = field(default_factory=list)
 
 
 _PREFIX_OPS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "amax": "max",
@@ -147,9 +149,33 @@ def prefix_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
     return Prefix(node, sub.value, op, inclusive, index)
 
 
+def _window_part(sl: ast.expr, varying: set[str]) -> tuple[str, ast.expr] | None:
+    """(i, k) of ``i:i + k`` (``k`` loop-invariant, no step)."""
+    if not isinstance(sl, ast.Slice):
+        return None
+    lo, up = sl.lower, sl.upper
+    if sl.step is not None or not isinstance(lo, ast.Name) \
+            or not (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add)
+                    and isinstance(up.left, ast.Name) and up.left.id == lo.id
+                    and not names(up.right) & varying):
+        return None
+    return lo.id, up.right
+
+
 def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
     """``base[i:i + k]`` (``k`` loop-invariant, one part, no step): row ``i`` of the windows
-    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``)."""
+    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``); and
+    ``base[i:i + a, j:j + b]`` with every loop index in loop order (round 16's c02 median
+    filter, development): element ``[i, j]`` of the 2-D windows (op "windows")."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
+            and len(indices) > 1 and not names(node.value) & varying:
+        parts = [_window_part(p, varying) for p in node.slice.elts]
+        if len(parts) == len(indices) and all(
+                p is not None and p[0] == i for p, i in zip(parts, indices, strict=True)):
+            found = [p for p in parts if p is not None]
+            (i0, k0), more = found[0], found[1:]
+            return Prefix(node, node.value, "windows", False, i0, k0, more)
+        return None
     if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)) \
             or names(node.value) & varying:
         return None
@@ -165,7 +191,8 @@ def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
 
 PREFIX = "_tfperf_prefix"
 #: Reductions of a per-iteration value: over its own axes once the grid's lead.
-REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any"})
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any",
+                        "median"})
 
 
 def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
@@ -191,8 +218,11 @@ class _Swap(ast.NodeTransformer):
     def visit(self, node: ast.AST) -> ast.AST:
         k = self.at.get(id(node))
         if k is not None:
-            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()),
-                                 ast.Name(self.prefixes[k].index, ast.Load()), ast.Load())
+            p = self.prefixes[k]
+            at: ast.expr = ast.Name(p.index, ast.Load())
+            if p.more:
+                at = ast.Tuple([at, *(ast.Name(i, ast.Load()) for i, _ in p.more)], ast.Load())
+            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()), at, ast.Load())
         return super().visit(node)
 
 
@@ -422,7 +452,9 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
                 if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
                 is not None]
-    if any(p.op != "window" and array in names(p.base) for p in prefixes):
+    if any(p.op == "windows" and array in names(p.base) for p in prefixes):
+        raise NotAWrite(f"windows of {array!r}, the array the loop writes")
+    if any(p.op not in ("window", "windows") and array in names(p.base) for p in prefixes):
         # rows before i of the buffer: the earlier iterations' writes (a recurrence); a
         # window x[i:i + k] reads only rows not yet written, as the grid does
         raise NotAWrite(f"a prefix of {array!r} (reads the earlier iterations' writes)")

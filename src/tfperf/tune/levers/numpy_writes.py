@@ -201,7 +201,9 @@ def _private(nest: WriteNest) -> WriteNest:
     stmts = [ren.visit(ast.parse(ast.unparse(s)).body[0]) for s in nest.stmts]
     write = ren.visit(ast.parse(ast.unparse(nest.write)).body[0])
     prefixes = [Prefix(p.node, p.base, p.op, p.inclusive, PRIVATE + p.index
-                       if p.index in bound else p.index, p.size) for p in nest.prefixes]
+                       if p.index in bound else p.index, p.size,
+                       [(PRIVATE + i if i in bound else i, k) for i, k in p.more])
+                for p in nest.prefixes]
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
@@ -249,6 +251,19 @@ def _scalar_check(nest: WriteNest) -> list[str]:
     return [f"_tfperf_b = {bound}",
             f"if not (_tfperf_b < 2 ** 63 and ({nest.array}.dtype == {NP}.float64{fits})):",
             f"    raise {LOOP}('tfperf: Python scalars that int64 or the store would change')"]
+
+
+def _windows_fit(nest: WriteNest, k: int, indices: list[str]) -> list[str]:
+    """Each loop's last position has a whole window (past it the loop's slice is cut short,
+    and the windows' slice would be cut short silently): else the loop runs."""
+    by = {a.index: a for a in nest.axes}
+    rows = []
+    for m, i in enumerate(indices):
+        a = by[i]
+        r = f"range({a.start}, {a.stop}, {a.step})"
+        rows += [f"if len({r}) and max({r}[0], {r}[-1]) >= {PREFIX}{k}.shape[{m}]:",
+                 f"    raise {LOOP}('tfperf: a window cut short by the array end')"]
+    return rows
 
 
 def _at(target: ast.Subscript) -> str:
@@ -321,10 +336,21 @@ def batched(nest: WriteNest) -> list[str]:
             rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
                         f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
                         f"{ast.unparse(p.size)}, axis=0), -1, 1)")
+            rows += _windows_fit(nest, k, [p.index])
+        elif p.op == "windows":  # [i, j] of the windows, each (a, b, the base's other axes)
+            assert p.size is not None
+            sizes = [p.size, *(z for _, z in p.more)]
+            n = len(sizes)
+            rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
+                        f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
+                        f"({''.join(ast.unparse(z) + ', ' for z in sizes)}), "
+                        f"axis={tuple(range(n))}), {tuple(range(-n, 0))}, "
+                        f"{tuple(range(n, 2 * n))})")
+            rows += _windows_fit(nest, k, [p.index, *(i for i, _ in p.more)])
         else:
             rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', "
                         f"{p.inclusive})")
-    if any(p.op != "window" for p in nest.prefixes):
+    if any(p.op not in ("window", "windows") for p in nest.prefixes):
         rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
                      f"    b = {NP}.asarray(b)",
                      f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
