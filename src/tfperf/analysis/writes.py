@@ -41,6 +41,7 @@ from tfperf.analysis.element_forms import (
     unread_picks_dropped,
     written_in_branches,
 )
+from tfperf.analysis.scalars import SCALAR, scalar_casts
 
 #: Calls that act element by element on arrays (NumPy's ufuncs are found by name at run).
 ELEMENTWISE = frozenset({"abs", "where", "clip", "round", "around", "real", "imag"})
@@ -56,6 +57,9 @@ class Axis:
     stop: str
     step: str
     item: tuple[str, str] | None = None  # enumerate's (item name, what it indexes)
+    #: (private name, expression): the rows of ``for x in pts[mask]``, bound once before
+    #: the grid (``pts[mask][i]`` would merge into ``pts[mask, i]``)
+    bind: tuple[str, str] | None = None
 
 
 @dataclass
@@ -85,6 +89,9 @@ class WriteNest:
     spans: list[tuple[str, int, ast.expr]] | None = None
     #: kind "fold": (name, ufunc, term temporary, mask temporary or None) per ``acc += t``
     folds: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    #: per-element int()/float() cast as a batch: (the written value's bound as text, whether
+    #: it is an int), checked where the code runs (:mod:`tfperf.analysis.scalars`)
+    scalar: tuple[str, bool] | None = None
 
 
 @dataclass
@@ -98,6 +105,8 @@ class Prefix:
     inclusive: bool
     index: str
     size: ast.expr | None = None
+    #: op "windows": the other loops' (index, size), ``base[i:i + a, j:j + b]``
+    more: list[tuple[str, ast.expr]] = field(default_factory=list)
 
 
 _PREFIX_OPS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "amax": "max",
@@ -140,9 +149,33 @@ def prefix_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
     return Prefix(node, sub.value, op, inclusive, index)
 
 
+def _window_part(sl: ast.expr, varying: set[str]) -> tuple[str, ast.expr] | None:
+    """(i, k) of ``i:i + k`` (``k`` loop-invariant, no step)."""
+    if not isinstance(sl, ast.Slice):
+        return None
+    lo, up = sl.lower, sl.upper
+    if sl.step is not None or not isinstance(lo, ast.Name) \
+            or not (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add)
+                    and isinstance(up.left, ast.Name) and up.left.id == lo.id
+                    and not names(up.right) & varying):
+        return None
+    return lo.id, up.right
+
+
 def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | None:
     """``base[i:i + k]`` (``k`` loop-invariant, one part, no step): row ``i`` of the windows
-    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``)."""
+    of ``base`` along its first axis (c12's ``np.sum(x[i:i + K] * w)``); and
+    ``base[i:i + a, j:j + b]`` with every loop index in loop order (round 16's c02 median
+    filter, development): element ``[i, j]`` of the 2-D windows (op "windows")."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
+            and len(indices) > 1 and not names(node.value) & varying:
+        parts = [_window_part(p, varying) for p in node.slice.elts]
+        if len(parts) == len(indices) and all(
+                p is not None and p[0] == i for p, i in zip(parts, indices, strict=True)):
+            found = [p for p in parts if p is not None]
+            (i0, k0), more = found[0], found[1:]
+            return Prefix(node, node.value, "windows", False, i0, k0, more)
+        return None
     if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)) \
             or names(node.value) & varying:
         return None
@@ -158,7 +191,8 @@ def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
 
 PREFIX = "_tfperf_prefix"
 #: Reductions of a per-iteration value: over its own axes once the grid's lead.
-REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any"})
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any",
+                        "median"})
 
 
 def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
@@ -184,8 +218,11 @@ class _Swap(ast.NodeTransformer):
     def visit(self, node: ast.AST) -> ast.AST:
         k = self.at.get(id(node))
         if k is not None:
-            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()),
-                                 ast.Name(self.prefixes[k].index, ast.Load()), ast.Load())
+            p = self.prefixes[k]
+            at: ast.expr = ast.Name(p.index, ast.Load())
+            if p.more:
+                at = ast.Tuple([at, *(ast.Name(i, ast.Load()) for i, _ in p.more)], ast.Load())
+            return ast.Subscript(ast.Name(f"{PREFIX}{k}", ast.Load()), at, ast.Load())
         return super().visit(node)
 
 
@@ -257,7 +294,56 @@ def axis_of_loop(loop: ast.For, seen: set[str], items: dict[str, tuple[str, str,
                 return Axis(i.id, "0", f"{root}.shape[{axis + 1}]", "1", (v.id, expr))
             items[v.id] = (f"{over}[{i.id}]", over, 0)
             return Axis(i.id, "0", f"len({over})", "1", (v.id, over))
-    raise NotAWrite("a loop over something other than range(...) or enumerate(array)")
+    return rows_axis(loop, items)
+
+
+ROWS = "_tfperf_rows"
+ROW_INDEX = "_tfperf_row"
+
+
+def rows_axis(loop: ast.For, items: dict[str, tuple[str, str, int]]) -> Axis:
+    """``for x in arr`` read as ``for i in range(len(arr)): x = arr[i]`` (issue 26, round 16's
+    c01/c10/c12: loops over an array's rows), so every lever that reads index loops reads it.
+
+    ``arr`` is a name, an outer item (``for px in row``: the root's next axis) or an
+    expression of one (``pts[mask]``, ``a.T``): that is bound once before the grid to a
+    private name (``pts[mask][i]`` would otherwise merge into ``pts[mask, i]``). A tuple
+    target (``for (x, y, z) in rows``) takes each part as ``rows[i][k]``; the stop raises
+    ValueError (the loop runs instead) unless the rows have that many parts, as unpacking does.
+    """
+    it, target = loop.iter, loop.target
+    at = f"{loop.lineno}_{loop.col_offset}"
+    index = f"{ROW_INDEX}{at}"
+    if isinstance(it, ast.Name):
+        over = it.id
+        expr, root, axis = items.get(over, (over, over, -1))
+        stop = f"{root}.shape[{axis + 1}]" if over in items else f"len({over})"
+        rows: tuple[str, str] | None = None
+    elif isinstance(it, (ast.Subscript, ast.Attribute)) and not names(it) & set(items):
+        expr = root = f"{ROWS}{at}"
+        axis = -1
+        rows = (root, ast.unparse(it))
+        stop = f"len({root})"
+    else:
+        raise NotAWrite("a loop over something other than range(...), enumerate(array) or "
+                        "an array's rows")
+    bound_in_body = {n.id for s in loop.body for n in ast.walk(s)
+                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    if names(it) & bound_in_body:
+        raise NotAWrite("a loop over the rows of a name the loop rebinds")
+    if isinstance(target, ast.Name):
+        items[target.id] = (f"{expr}[{index}]", root, axis + 1)
+        return Axis(index, "0", stop, "1", (target.id, expr), rows)
+    if isinstance(target, ast.Tuple) and target.elts and axis == -1 \
+            and all(isinstance(e, ast.Name) for e in target.elts):
+        k = len(target.elts)
+        first = f"all(len(_tfperf_r) == {k} for _tfperf_r in {root}[:1])"
+        stop = f"(len({root}) if {first} else int('tfperf: rows of another length'))"
+        for part, e in enumerate(target.elts):
+            assert isinstance(e, ast.Name)
+            items[e.id] = (f"{expr}[{index}][{part}]", root, axis + 2)
+        return Axis(index, "0", stop, "1", None, rows)
+    raise NotAWrite("a loop over rows with a target other than names")
 
 
 def counter_axis(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axis:
@@ -338,6 +424,8 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     indices = [a.index for a in axes]
     if len(set(indices)) != len(indices):
         raise NotAWrite("two loops share an index name")
+    if any(a.bind and array in names(ast.parse(a.bind[1], mode="eval")) for a in axes):
+        raise NotAWrite(f"a loop over rows of {array!r}, the array it writes")
     parts = _parts(target)
     kind = "map" if isinstance(write, ast.Assign) else "accumulate"
     shifted: list[tuple[int, list[ast.expr]]] = []
@@ -350,6 +438,11 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         shifted = _distinct_positions(parts, indices, write)
     elif isinstance(write, ast.AugAssign) and type(write.op) not in UFUNC_AT:
         raise NotAWrite("an update other than +=, -=, *=")
+    stmts, cast_write, scalar = scalar_casts(stmts, write, moving_names(stmts, set(indices)))
+    if scalar is not None:  # per-element int()/float(): one cast of the batch
+        write = cast_write
+        assert isinstance(cast_write, ast.Assign)
+        target = next(t for t in cast_write.targets if isinstance(t, ast.Subscript))
     temps = {t.id for s in stmts for t in s.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
     temps |= {t.id for t in targets if isinstance(t, ast.Name)}
     items: set[str] = set()  # inlined above
@@ -359,7 +452,9 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     prefixes = [p for s in [*stmts, write] for n in ast.walk(s)
                 if (p := prefix_of(n, indices, moving) or window_of(n, indices, moving))
                 is not None]
-    if any(p.op != "window" and array in names(p.base) for p in prefixes):
+    if any(p.op == "windows" and array in names(p.base) for p in prefixes):
+        raise NotAWrite(f"windows of {array!r}, the array the loop writes")
+    if any(p.op not in ("window", "windows") and array in names(p.base) for p in prefixes):
         # rows before i of the buffer: the earlier iterations' writes (a recurrence); a
         # window x[i:i + k] reads only rows not yet written, as the grid does
         raise NotAWrite(f"a prefix of {array!r} (reads the earlier iterations' writes)")
@@ -384,6 +479,15 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         write2.value = moved.visit(write2.value)
         if moved.used and slice_grid(stmts2, write2, indices, axes):
             stmts, write, slices = stmts2, write2, True
+    if not slices and len(axes) > 1 and all(a.step == "1" for a in axes) and not shifted \
+            and recurrence is None:
+        grid_moved = GridShiftedReads(indices)
+        stmts2 = [grid_moved.visit(ast.parse(ast.unparse(s)).body[0]) for s in stmts]
+        write2 = ast.parse(ast.unparse(write)).body[0]
+        assert isinstance(write2, (ast.Assign, ast.AugAssign))
+        write2.value = grid_moved.visit(write2.value)
+        if grid_moved.used and slice_grid(stmts2, write2, indices, axes):
+            stmts, write, slices = stmts2, write2, True
     if not slices and kind == "map" and len(axes) > 1:
         # A map's iterations are independent, so its grid may take the axes in the order
         # the subscripts do (for j: for i: out[i, j]): slices again, not gathers (0.18 of
@@ -405,7 +509,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     if not slices:
         grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
-                     shifted, recurrence[0] if recurrence else None, spans)
+                     shifted, recurrence[0] if recurrence else None, spans, scalar=scalar)
 
 
 FOLDED_VALUE = "_tfperf_read"
@@ -469,6 +573,49 @@ class ShiftedReads(ast.NodeTransformer):
             return ast.Call(ast.Name(SHIFT, ast.Load()), [
                 node.value, ast.Name(self.index, ast.Load()), ast.Constant(by)], [])
         return node
+
+
+SHIFTS = "_tfperf_shifts"
+
+
+class GridShiftedReads(ast.NodeTransformer):
+    """``x[i - 1, j + 1]`` on a nest of several loops (every loop index in loop order as the
+    leading parts, each bare or ``± c``, ``c`` an int literal, one at least shifted; parts
+    after them free of indices) as the grid's slices moved per axis: views where the
+    ``np.arange`` grid would gather (round 16's c07, development: eight neighbours per pixel,
+    3.5 ms with gathers against the hand's 0.1 ms with shifted slices, 96×96)."""
+
+    def __init__(self, indices: list[str]) -> None:
+        self.indices, self.used = indices, False
+
+    def _by(self, part: ast.expr, index: str) -> int | None:
+        if isinstance(part, ast.Name) and part.id == index:
+            return 0
+        if isinstance(part, ast.BinOp) and isinstance(part.op, (ast.Add, ast.Sub)) \
+                and isinstance(part.left, ast.Name) and part.left.id == index \
+                and isinstance(part.right, ast.Constant) and type(part.right.value) is int:
+            return part.right.value if isinstance(part.op, ast.Add) else -part.right.value
+        return None
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        ps, g = _parts(node), len(self.indices)
+        if len(ps) < g:
+            return node
+        bys = [self._by(p, i) for p, i in zip(ps[:g], self.indices, strict=True)]
+        if None in bys or not any(bys) \
+                or any(names(p) & set(self.indices) for p in ps[g:]):
+            return node
+        self.used = True
+        call = ast.Call(ast.Name(SHIFTS, ast.Load()), [
+            node.value, ast.Tuple([ast.Name(i, ast.Load()) for i in self.indices], ast.Load()),
+            ast.Tuple([ast.Constant(b) for b in bys], ast.Load())], [])
+        if len(ps) == g:
+            return call
+        rest = [ast.Slice() for _ in range(g)] + ps[g:]
+        return ast.Subscript(call, ast.Tuple(rest, ast.Load()), ast.Load())
 
 
 STEPS = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract"}
@@ -601,7 +748,8 @@ def moving_names(stmts: list[ast.stmt], start: set[str]) -> set[str]:
 
 def check_call(call: ast.Call, varying: set[str]) -> None:
     f = call.func
-    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK, STORED):
+    if isinstance(f, ast.Name) and f.id in (PICK, UNPACK, PART, EXTREME, STACK, MASK, STORED,
+                                             SCALAR):
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)
@@ -631,6 +779,8 @@ def slice_grid(stmts: list[ast.stmt], write: ast.stmt, indices: list[str],
         for n in ast.walk(s):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == SHIFT:
                 uses += 1  # the grid's slice, shifted
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == SHIFTS:
+                uses += len(indices)  # the grid's slices, each shifted
             if isinstance(n, ast.Subscript):
                 ps = _parts(n)
                 lead = [p.id if isinstance(p, ast.Name) else None for p in ps[:len(indices)]]

@@ -50,9 +50,12 @@ from tfperf.analysis.element_forms import (
     names,
 )
 from tfperf.analysis.folds import FOLD, fold_nest
+from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
     PREFIX,
+    ROWS,
     SHIFT,
+    SHIFTS,
     UFUNC_AT,
     Axis,
     Prefix,
@@ -165,6 +168,8 @@ def _aliases(nest: WriteNest) -> list[str]:
     read = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
     target = nest.write.targets if isinstance(nest.write, ast.Assign) else [nest.write.target]
     read |= set().union(*(names(t) for t in target), *(names(p.base) for p in nest.prefixes))
+    read |= set().union(*(names(ast.parse(a.bind[1], mode="eval")) for a in nest.axes
+                          if a.bind))  # rows of an expression: may be a view of the buffer
     return sorted(n for n in read - bound - set(dir(builtins)) - {"np", "numpy"}
                   if not n.startswith("_tfperf"))
 
@@ -175,7 +180,7 @@ def _per_item(nest: WriteNest) -> list[str]:
     found = {n.value.id for s in [*nest.stmts, nest.write] for n in ast.walk(s)
              if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
              and names(n.slice) & nest.moving and n.value.id != nest.array}
-    return sorted(n for n in found if not n.startswith("_tfperf"))
+    return sorted(n for n in found if not n.startswith("_tfperf") or n.startswith(ROWS))
 
 
 class _Private(ast.NodeTransformer):
@@ -191,15 +196,89 @@ def _private(nest: WriteNest) -> WriteNest:
     the names as they were before the loop, c01's ``h`` of ``h, w, c = src.shape``)."""
     bound = nest.temps | {a.index for a in nest.axes}
     ren = _Private(bound)
-    axes = [Axis(PRIVATE + a.index, a.start, a.stop, a.step, a.item) for a in nest.axes]
+    axes = [Axis(PRIVATE + a.index, a.start, a.stop, a.step, a.item, a.bind)
+            for a in nest.axes]
     stmts = [ren.visit(ast.parse(ast.unparse(s)).body[0]) for s in nest.stmts]
     write = ren.visit(ast.parse(ast.unparse(nest.write)).body[0])
     prefixes = [Prefix(p.node, p.base, p.op, p.inclusive, PRIVATE + p.index
-                       if p.index in bound else p.index, p.size) for p in nest.prefixes]
+                       if p.index in bound else p.index, p.size,
+                       [(PRIVATE + i if i in bound else i, k) for i, k in p.more])
+                for p in nest.prefixes]
     return WriteNest(nest.outer, axes, stmts, write, nest.array, nest.kind, nest.slices,
                      {PRIVATE + t for t in nest.temps}, prefixes,
                      {PRIVATE + m if m in bound else m for m in nest.moving},
-                     nest.shifted, nest.recurrence, nest.spans, nest.folds)
+                     nest.shifted, nest.recurrence, nest.spans, nest.folds, nest.scalar)
+
+
+def _scalar_rows(nest: WriteNest, g: int) -> list[str]:
+    """``int(v)``/``float(v)`` of each element, as one cast of the batch: exact casts only
+    (a NaN, an infinity or a uint64 past int64 runs the loop, whose ``int`` raises or grows)."""
+    return [f"{LARGEST} = [0]",
+            f"def {SCALAR}(kind, v):",
+            f"    v = {NP}.asarray(v)",
+            f"    if v.ndim > {g} or v.dtype.kind not in 'biuf':",
+            f"        raise {LOOP}('tfperf: int()/float() of a row, not of an element')",
+            "    if kind == 'float':",
+            f"        return v.astype({NP}.float64)",
+            "    if v.dtype.kind == 'f':",
+            f"        if not {NP}.isfinite(v).all():",
+            f"            raise {LOOP}('tfperf: int() of a NaN or an infinity')",
+            f"        v = {NP}.trunc(v)",
+            f"        if v.size and {NP}.abs(v).max() >= 2.0 ** 62:",
+            f"            raise {LOOP}('tfperf: int() past int64')",
+            f"    elif v.dtype == {NP}.uint64 and v.size and v.max() >= 2 ** 62:",
+            f"        raise {LOOP}('tfperf: int() past int64')",
+            # a bool or narrow int's bound is its dtype's: no pass over the values
+            "    top = 1 if v.dtype.kind == 'b' else (",
+            f"        -int({NP}.iinfo(v.dtype).min) + {NP}.iinfo(v.dtype).max "
+            "if v.dtype.kind in 'iu' and v.dtype.itemsize <= 4 else None)",
+            f"    v = v.astype({NP}.int64)",
+            "    if top is None:",
+            f"        top = int({NP}.abs(v).max()) if v.size else 0",
+            f"    {LARGEST}[0] = max({LARGEST}[0], top)",
+            "    return v"]
+
+
+def _scalar_check(nest: WriteNest) -> list[str]:
+    """Before the write: the Python scalars' largest value fits int64, and the store casts
+    it as the loop's store does (a float64 array; or an int array that holds it, an int)."""
+    assert nest.scalar is not None
+    bound, is_int = nest.scalar
+    bound = bound.replace(LARGEST, f"{LARGEST}[0]")
+    fits = (f" or ({nest.array}.dtype.kind in 'iu' and {NP}.iinfo({nest.array}.dtype).min "
+            f"<= -_tfperf_b and _tfperf_b <= {NP}.iinfo({nest.array}.dtype).max)"
+            if is_int else "")
+    return [f"_tfperf_b = {bound}",
+            f"if not (_tfperf_b < 2 ** 63 and ({nest.array}.dtype == {NP}.float64{fits})):",
+            f"    raise {LOOP}('tfperf: Python scalars that int64 or the store would change')"]
+
+
+def _windows_fit(nest: WriteNest, k: int, indices: list[str]) -> list[str]:
+    """Each loop's last position has a whole window (past it the loop's slice is cut short,
+    and the windows' slice would be cut short silently): else the loop runs."""
+    by = {a.index: a for a in nest.axes}
+    rows = []
+    for m, i in enumerate(indices):
+        a = by[i]
+        r = f"range({a.start}, {a.stop}, {a.step})"
+        rows += [f"if len({r}) and max({r}[0], {r}[-1]) >= {PREFIX}{k}.shape[{m}]:",
+                 f"    raise {LOOP}('tfperf: a window cut short by the array end')"]
+    return rows
+
+
+def _at(target: ast.Subscript) -> str:
+    """The written position as ``ufunc.at``'s tuple, one entry per subscript part:
+    ``h[x, y]`` is ``(x, y)``, not ``((x, y),)`` (one index array of pairs along axis 0)."""
+    sl = target.slice
+    parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+    out = []
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            out.append("slice(" + ", ".join(ast.unparse(b) if b is not None else "None"
+                                            for b in (p.lower, p.upper, p.step)) + ")")
+        else:
+            out.append(ast.unparse(p))
+    return "(" + "".join(o + ", " for o in out) + ")"
 
 
 def batched(nest: WriteNest) -> list[str]:
@@ -220,6 +299,7 @@ def batched(nest: WriteNest) -> list[str]:
             f"        return {NP}.arange(r.start, r.stop, r.step)",
             "    end = r[-1] + (1 if r.step > 0 else -1) if len(r) else r.start",
             "    return slice(r.start, end if end >= 0 else None, r.step)"]
+    rows += [f"{a.bind[0]} = {a.bind[1]}" for a in nest.axes if a.bind]  # rows of an expression
     guard = _aliases(user) if nest.kind != "fold" else []
     if guard:  # another name for the buffer's memory: the loop's order would show
         # (the generator's own name is private: a buffer named `a` was compared with itself)
@@ -256,10 +336,21 @@ def batched(nest: WriteNest) -> list[str]:
             rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
                         f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
                         f"{ast.unparse(p.size)}, axis=0), -1, 1)")
+            rows += _windows_fit(nest, k, [p.index])
+        elif p.op == "windows":  # [i, j] of the windows, each (a, b, the base's other axes)
+            assert p.size is not None
+            sizes = [p.size, *(z for _, z in p.more)]
+            n = len(sizes)
+            rows.append(f"{PREFIX}{k} = {NP}.moveaxis({NP}.lib.stride_tricks."
+                        f"sliding_window_view({NP}.asarray({ast.unparse(p.base)}), "
+                        f"({''.join(ast.unparse(z) + ', ' for z in sizes)}), "
+                        f"axis={tuple(range(n))}), {tuple(range(-n, 0))}, "
+                        f"{tuple(range(n, 2 * n))})")
+            rows += _windows_fit(nest, k, [p.index, *(i for i, _ in p.more)])
         else:
             rows.append(f"{PREFIX}{k} = {PREFIX}({ast.unparse(p.base)}, '{p.op}', "
                         f"{p.inclusive})")
-    if any(p.op != "window" for p in nest.prefixes):
+    if any(p.op not in ("window", "windows") for p in nest.prefixes):
         rows[1:1] = [f"def {PREFIX}(b, op, inclusive):",
                      f"    b = {NP}.asarray(b)",
                      f"    scan = {{'sum': {NP}.cumsum, 'prod': {NP}.cumprod,",
@@ -287,6 +378,15 @@ def batched(nest: WriteNest) -> list[str]:
                  "    if lo < 0 or hi > len(x):  # the loop reads from the end, or raises",
                  f"        raise {LOOP}('tfperf: a shifted read outside the array')",
                  "    return x[lo:hi]"]
+    if SHIFTS in used:
+        rows += [f"def {SHIFTS}(x, at, by):",  # the grid's slices, each moved inside x
+                 "    parts = []",
+                 "    for k, (a, b) in enumerate(zip(at, by)):",
+                 "        lo, hi = a.start + b, a.stop + b",
+                 f"        if lo < 0 or hi > {NP}.shape(x)[k]:  # from the end, or raises",
+                 f"            raise {LOOP}('tfperf: a shifted read outside the array')",
+                 "        parts.append(slice(lo, hi))",
+                 "    return x[tuple(parts)]"]
     if UNPACK in used:
         rows += [f"def {UNPACK}(v, n):",  # the first own axis, after the grid's
                  f"    v = {NP}.asarray(v)",
@@ -321,7 +421,13 @@ def batched(nest: WriteNest) -> list[str]:
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
                  f"    return getattr({NP}, op)(v, axis=axis)"]
-    rows += [ast.unparse(s) for s in stmts]
+    if nest.scalar is not None:
+        rows += _scalar_rows(nest, g)
+        *stmts, last = stmts  # the written value: checked before anything is written
+        rows += [ast.unparse(s) for s in stmts] + [ast.unparse(last)]
+        rows += _scalar_check(nest)
+    else:
+        rows += [ast.unparse(s) for s in stmts]
     varying = nest.moving
     if isinstance(w, ast.AugAssign):
         target = w.target
@@ -329,24 +435,28 @@ def batched(nest: WriteNest) -> list[str]:
         ufunc = UFUNC_AT[type(w.op)]
         if ufunc == "add":
             rows += [f"def {COUNT}(buf, at, v):",
-                     f"    k = {NP}.asarray(at[0]) if len(at) == 1 else None",
-                     "    if k is not None and buf.ndim == 1 and k.dtype.kind in 'ui' \\",
-                     "            and k.size \\",
-                     f"            and buf.dtype.kind in 'ui' and {NP}.ndim(v) == 0 \\",
+                     "    ks = None",
+                     "    if len(at) == buf.ndim and buf.dtype.kind in 'ui' \\",
+                     f"            and {NP}.ndim(v) == 0 \\",
                      f"            and {NP}.asarray(v).dtype.kind in 'ui' \\",
                      f"            and {NP}.iinfo(buf.dtype).min <= v \\",
-                     f"            and v <= {NP}.iinfo(buf.dtype).max \\",
-                     "            and k.min() >= 0 and k.max() < len(buf):",
-                     "        # n adds of v wrap like one add of n * v in the buffer's int dtype",
-                     f"        n = {NP}.bincount(k.ravel(), minlength=len(buf))",
+                     f"            and v <= {NP}.iinfo(buf.dtype).max:",
+                     f"        ks = {NP}.broadcast_arrays(*({NP}.asarray(a) for a in at))",
+                     "    if ks is not None and ks[0].size \\",
+                     "            and all(k.dtype.kind in 'ui' for k in ks) \\",
+                     "            and all(k.min() >= 0 and k.max() < n "
+                     "for k, n in zip(ks, buf.shape)):",
+                     "        # n adds of v wrap like one add of n * v in the buffer's int dtype;",
+                     "        # several index arrays (vox[x, y, z] += 1): their flat positions",
+                     f"        k = {NP}.ravel_multi_index(tuple(ks), buf.shape) if len(ks) > 1 "
+                     "else ks[0]",
+                     f"        n = {NP}.bincount(k.ravel(), minlength=buf.size).reshape(buf.shape)",
                      "        buf += (n * int(v)).astype(buf.dtype)",
                      "    else:",
                      f"        {NP}.add.at(buf, at, v)"]
-            rows.append(f"{COUNT}({nest.array}, ({ast.unparse(target.slice)},), "
-                        f"{ast.unparse(w.value)})")
+            rows.append(f"{COUNT}({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
             return rows
-        rows.append(f"{NP}.{ufunc}.at({nest.array}, ({ast.unparse(target.slice)},), "
-                    f"{ast.unparse(w.value)})")
+        rows.append(f"{NP}.{ufunc}.at({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
         return rows
     if nest.kind == "fold":
         shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
