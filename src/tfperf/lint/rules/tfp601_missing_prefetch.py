@@ -27,7 +27,7 @@ from tfperf.lint.analysis.pipelines import (
     pipeline,
     printing_loop,
 )
-from tfperf.lint.analysis.syntax import keyword, method_call, own_nodes
+from tfperf.lint.analysis.syntax import is_test_file, keyword, method_call, own_nodes
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import DATASET_METHODS, Context
 
@@ -158,6 +158,16 @@ def _made_elsewhere(ctx: Context, call: ast.Call) -> bool:
         return False
     b = ctx.binding(call.func) if type(call.func) is ast.Name else None
     return b is None or b.kind == "import"
+
+
+def _work_out_of_view(ctx: Context, pipe: Pipeline) -> bool:
+    """A pipeline a TF1 iterator ends whose reads and maps are out of view, with no prefetch
+    or peek of its own: a real input pipeline (not in a test file, which hands in a few
+    in-memory elements)."""
+    if is_test_file(ctx.path) or not upstream_out_of_view(ctx, pipe):
+        return False
+    methods = _capped(pipe)
+    return "prefetch" not in methods and not any(m in PEEK_STEPS for m in methods)
 
 
 def _capped(pipe: Pipeline) -> list[str]:
@@ -404,6 +414,15 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             def make_iterator(dataset):
                 return tf.compat.v1.data.make_initializable_iterator(dataset)
         """, tf_version="1.15", spelling="param: no step here"),
+        # TF1's fused map_and_batch with parallel batches runs ahead by itself (minigo's
+        # element count over a dataset handed in).
+        Valid("""
+            import tensorflow as tf
+            def count(ds, batch_size, parallel):
+                dsc = ds.apply(tf.data.experimental.map_and_batch(
+                    lambda c, v: c, batch_size, num_parallel_batches=parallel))
+                return dsc.make_initializable_iterator()
+        """, tf_version="1.15", spelling="param: parallel map_and_batch"),
         # make_csv_dataset ends in its own prefetch; only a cache follows it.
         Valid("""
             import tensorflow as tf
@@ -927,13 +946,8 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             if id(expr) in iterated and few_session_runs(ctx):
                 continue  # a TF1 demo that runs its graph a handful of times
             source = ctx.qualname(pipe.source.func) if type(pipe.source) is ast.Call else None
-            methods = pipe.methods()
-            if id(expr) in iterated and upstream_out_of_view(ctx, pipe):
-                # the work is out of view: a TF1 iterator ends a real input pipeline
-                methods = _capped(pipe)
-                if "prefetch" in methods or any(m in PEEK_STEPS for m in methods):
-                    continue
-            elif _nothing_to_overlap(source, methods):
+            if _nothing_to_overlap(source, pipe.methods()) \
+                    and not (id(expr) in iterated and _work_out_of_view(ctx, pipe)):
                 continue
             if _one_batch(ctx, pipe):
                 continue
