@@ -402,18 +402,18 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             def make_iterator(dataset, batch_size):
                 dataset = dataset.batch(batch_size).prefetch(1)
                 return dataset.make_one_shot_iterator()
-        """, tf_version="1.12", spelling="param: prefetched"),
+        """, tf_version="1.12", spelling="name: parameter, prefetched"),
         Valid("""
             import tensorflow as tf
             def first_batch(dataset):
                 it = dataset.batch(8).take(1).make_one_shot_iterator()
                 return it.get_next()
-        """, tf_version="1.12", spelling="param: take(1) peek"),
+        """, tf_version="1.12", spelling="name: parameter, take(1) peek"),
         Valid("""
             import tensorflow as tf
             def make_iterator(dataset):
                 return tf.compat.v1.data.make_initializable_iterator(dataset)
-        """, tf_version="1.15", spelling="param: no step here"),
+        """, tf_version="1.15", spelling="name: parameter, no step here"),
         # TF1's fused map_and_batch with parallel batches runs ahead by itself (minigo's
         # element count over a dataset handed in).
         Valid("""
@@ -422,7 +422,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 dsc = ds.apply(tf.data.experimental.map_and_batch(
                     lambda c, v: c, batch_size, num_parallel_batches=parallel))
                 return dsc.make_initializable_iterator()
-        """, tf_version="1.15", spelling="param: parallel map_and_batch"),
+        """, tf_version="1.15", spelling="name: parameter, parallel map_and_batch"),
         # make_csv_dataset ends in its own prefetch; only a cache follows it.
         Valid("""
             import tensorflow as tf
@@ -643,7 +643,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 dataset = dataset.batch(FLAGS.batch_size)
                 dataset = dataset.take(FLAGS.take_count).prefetch(1)
                 return dataset.make_one_shot_iterator()
-        """, spelling="param: take(n) caps, not a peek"),
+        """, spelling="name: parameter, take(n) caps, not a peek"),
         Invalid("""
             import tensorflow as tf
             def create_pipeline(words, labels, batch_size):
@@ -662,7 +662,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 dataset = dataset.batch(batch_size=batch_size).prefetch(1)
                 iterator = dataset.make_initializable_iterator()
                 return iterator.get_next()
-        """, spelling="zip of parameters"),
+        """, spelling="name: zip of parameters"),
         Invalid("""
             import tensorflow as tf
             import dataset
@@ -677,7 +677,7 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
                 ds, num_classes = dataset.make_dataset(path)
                 ds = ds.batch(1).prefetch(1)
                 image, labels = ds.make_one_shot_iterator().get_next()
-        """, spelling="factory of another module"),
+        """, spelling="name: another module's factory"),
         Invalid("""
             from data import make_dataset
             import tensorflow.compat.v1 as tf
