@@ -329,6 +329,13 @@ def asynchronous_end(ctx: Context, pipe: Pipeline, defaults: DataDefaults) -> bo
         return False
     last = steps[-1]
     method = last.func.attr
+    if method == "apply" and last.args and type(last.args[0]) is ast.Call:
+        # `apply(tf.data.experimental.map_and_batch(f, n, num_parallel_batches=k))` (or
+        # `parallel_interleave`): TF1's fused forms, their own workers run ahead
+        fused = last.args[0]
+        name = (ctx.qualname(fused.func) or "").rsplit(".", 1)[-1]
+        return (name == "parallel_interleave" or (name == "map_and_batch" and any(
+            k.arg in ("num_parallel_batches", "num_parallel_calls") for k in fused.keywords)))
     if method not in ("map", "interleave"):
         return False
     if parallel_calls_given(last):

@@ -111,6 +111,11 @@ def epoch_loops(ctx: Context) -> frozenset[int]:
     return ctx.cached("sessions.epoch_loops", compute)
 
 
+# tf.* calls that return an Operation, not a tensor, but add a node all the same
+# (convnet-benchmarks' `session.run(tf.group(*target))` in its timing loop).
+_OP_FUNCTIONS = frozenset({"group", "no_op", "Assert"})
+
+
 def builds_op(ctx: Context, node: ast.AST) -> str | None:
     """What graph op(s) the call ``node`` adds, in words (``tf.argmax``, ``an assign op``,
     ``a Saver``), or ``None`` when it adds none (a non-TF call, ``var.load``, a session)."""
@@ -121,8 +126,8 @@ def builds_op(ctx: Context, node: ast.AST) -> str | None:
     if q is not None:
         if q in SAVER_CLASSES:
             return "a tf.train.Saver (save and restore ops for every variable)"
-        if returns_tensor(q) or returns_tensor_list(q) \
-                or (q.endswith("_initializer") and q.startswith("tensorflow.")):
+        if returns_tensor(q) or returns_tensor_list(q) or (q.startswith("tensorflow.") and (
+                q.endswith("_initializer") or q.rsplit(".", 1)[-1] in _OP_FUNCTIONS)):
             if ".python." in q:  # TensorFlow's own modules: the public name is the last part
                 return "tf." + q.rsplit(".", 1)[-1]
             return q.replace("tensorflow.compat.v1.", "tf.").replace("tensorflow.", "tf.")

@@ -304,6 +304,24 @@ Not followed: a callback passed to another module's loop or a library's (gpflow'
 a lambda.
 """
     valid = (
+        # Stop 45 wave 2: convnet-benchmarks' fix, the group built once before the timing
+        # loop that runs it (recall round 16's F021/F022 afters).
+        Valid("""
+            import tensorflow as tf
+            def time_run(session, target, steps):
+                target_op = tf.group(*target)
+                for i in range(steps):
+                    session.run(target_op)
+        """, tf_version="1.15", spelling="loop: tf.group built once"),
+        # A group made in each trial of a loop that starts a fresh graph each time.
+        Valid("""
+            import tensorflow as tf
+            for size in [64, 128]:
+                with tf.Graph().as_default():
+                    a = tf.Variable(tf.zeros([size]))
+                    with tf.Session() as sess:
+                        sess.run(tf.group(a.initializer, tf.no_op()))
+        """, tf_version="1.15", spelling="loop: fresh graph per trial"),
         # Stop 44 wave 2 (held-out precision round 14): a weight loader, one assign per
         # variable its item names, built once (nothing calls the loader in a loop).
         Valid("""
@@ -408,6 +426,49 @@ a lambda.
         """),
     )
     invalid = (
+        # Stop 45 wave 2 (recall round 16's F021/F022, convnet-benchmarks): a group of the
+        # target ops made inside the timing loop: a new op each iteration.
+        Invalid("""
+            import tensorflow as tf
+            def time_run(session, target, steps):
+                for i in range(steps):
+                    _ = session.run(tf.group(*target))
+        """, tf_version="1.15", count=1, lines=(4,), spelling="loop: tf.group in the run call"),
+        Invalid("""
+            import tensorflow.compat.v1 as tf
+            sess = tf.Session()
+            step = 0
+            while step < 1000:
+                update = tf.group(train_a, train_b)
+                sess.run(update, feed_dict={x: xs})
+                step += 1
+        """, count=1, lines=(5,), spelling="name: tf.group through a name, while loop"),
+        Invalid("""
+            import tensorflow as tf
+            sess = tf.compat.v1.Session()
+            for i in range(100):
+                sess.run(tf.compat.v1.assign_add(counter, 1))
+                sess.run(tf.no_op())
+        """, tf_version="1.15", count=2, lines=(4, 5), spelling="loop: compat.v1 ops"),
+        Invalid("""
+            from ops import sync
+            import tensorflow as tf
+            sess = tf.Session()
+            for step in range(1000):
+                sess.run(train)
+                sync(sess)
+        """, files={"ops.py": """
+            import tensorflow as tf
+            def sync(sess):
+                sess.run(tf.group(*UPDATES))
+        """}, tf_version="1.15", spelling="module: a helper builds tf.group"),
+        Invalid("""
+            import tensorflow as tf
+            sess = tf.Session()
+            # %%
+            for i in range(10):
+                sess.run(tf.group(*ops))
+        """, tf_version="1.15", count=1, notebook=True, spelling="notebook: tf.group"),
         # Stop 44 wave 2's twin: the loader itself runs in the training loop: every
         # variable's assign is built again on each call.
         Invalid("""
