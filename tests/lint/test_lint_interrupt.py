@@ -52,13 +52,19 @@ def test_an_interrupt_ends_the_workers_without_waiting_for_their_chunks(
     monkeypatch.setattr(session, "_lint_chunk", _planted_chunk)
     _MARKERS[:] = [tmp_path]
     paths = [f"f{i}.py" for i in range(4 * session.CHUNK)]
-    watcher = _interrupt_once_started(tmp_path)
-    with pytest.raises(KeyboardInterrupt):
-        if how == "analyse":
-            session.analyse(paths, [], RunOptions(), jobs=2)
-        else:
-            session.analyse_found(iter(paths), [], RunOptions(), jobs=2)
-    watcher.join(timeout=5)
+    # Python's own SIGINT handler, as a user's `tfperf lint` has it: a pytest-xdist worker
+    # ignores SIGINT (its controller owns Ctrl-C), so the planted interrupt would go unseen
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        watcher = _interrupt_once_started(tmp_path)
+        with pytest.raises(KeyboardInterrupt):
+            if how == "analyse":
+                session.analyse(paths, [], RunOptions(), jobs=2)
+            else:
+                session.analyse_found(iter(paths), [], RunOptions(), jobs=2)
+        watcher.join(timeout=5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     started = [int(p.name.split("-")[1]) for p in tmp_path.glob("started-*")]
     assert started
     assert not list(tmp_path.glob("finished-*")), "the interrupt waited for the workers"

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _is_tape_with(ctx: Context, node: ast.AST) -> bool:
+def is_tape_with(ctx: Context, node: ast.AST) -> bool:
     return any(ctx.is_call_to(item.context_expr, "tensorflow.GradientTape")
                for item in node.items)
 
 
-def _trains(nodes: list[ast.AST]) -> bool:
+def trains(nodes: list[ast.AST]) -> bool:
     """The statements update weights (``opt.apply_gradients(...)``, ``opt.minimize(loss,
     var_list=..., tape=...)``) or compute the gradients of a model's trainable weights
     (``tape.gradient(loss, model.trainable_variables)``): the costly half of a training step,
@@ -127,10 +127,10 @@ def _draws_own_batch(ctx: Context, fn: ast.AST) -> str | None:
 def _step_function(ctx: Context, fn: Any, tape: ast.AST) -> bool:
     """``fn`` is a training step, not compiled, and ``tape`` is its first tape (one
     finding per step function)."""
-    if not _trains(fn.body) or decorated_into_tf_function(ctx, fn):
+    if not trains(fn.body) or decorated_into_tf_function(ctx, fn):
         return False  # (the module's own decorator compiles it)
     first_tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
-                       and _is_tape_with(ctx, n)), None)
+                       and is_tape_with(ctx, n)), None)
     return first_tape is tape
 
 
@@ -144,7 +144,7 @@ def eager_step_names(ctx: Context) -> frozenset[str]:
         names = set()
         for w in ctx.nodes_of(ast.With, ast.AsyncWith):
             fn: Any = ctx.enclosing_function(w)
-            if type(fn) in _DEFS and _is_tape_with(ctx, w) and not ctx.in_tf_function(w) \
+            if type(fn) in _DEFS and is_tape_with(ctx, w) and not ctx.in_tf_function(w) \
                     and not eager_guarded(ctx, w) and _step_function(ctx, fn, w):
                 names.add(fn.name)
         return frozenset(names)
@@ -158,8 +158,8 @@ def loop_runs_eager_step(ctx: Context, loop: Any) -> bool:
     is not one per step)."""
     steps = eager_step_names(ctx)
     for n in ast.walk(loop):
-        if type(n) in (ast.With, ast.AsyncWith) and _is_tape_with(ctx, n):
-            hit = _trains(loop.body) and not ctx.in_tf_function(n)
+        if type(n) in (ast.With, ast.AsyncWith) and is_tape_with(ctx, n):
+            hit = trains(loop.body) and not ctx.in_tf_function(n)
         elif steps and type(n) is ast.Call:
             f = n.func
             hit = (f.attr if type(f) is ast.Attribute else getattr(f, "id", None)) in steps
@@ -198,7 +198,7 @@ def _in_outer_tape(ctx: Context, node: ast.AST, stop: ast.AST) -> bool:
     for p in ctx.ancestors(node):
         if p is stop:
             return False
-        if type(p) in (ast.With, ast.AsyncWith) and _is_tape_with(ctx, p):
+        if type(p) in (ast.With, ast.AsyncWith) and is_tape_with(ctx, p):
             return True
     return False
 
@@ -821,7 +821,7 @@ more than a handful of eager steps save.
     )
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Finding]:
-        if not ctx.imports_tf or not _mentions_training(ctx) or not _is_tape_with(ctx, node):
+        if not ctx.imports_tf or not _mentions_training(ctx) or not is_tape_with(ctx, node):
             return
         if ctx.in_tf_function(node) or eager_guarded(ctx, node):
             return  # compiled, or in a branch that runs eagerly on purpose (debug mode)
@@ -830,7 +830,7 @@ more than a handful of eager steps save.
             loop = loops[0]
             if _in_outer_tape(ctx, node, loop):
                 return  # a tape nested in the step's own tape: the same step, reported once
-            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and _trains(loop.body) \
+            if type(loop) in (ast.For, ast.AsyncFor, ast.While) and trains(loop.body) \
                     and not few_runs(ctx, node, FEW_MODEL_CALLS):
                 draw = _draws_own_batch(ctx, loop)
                 yield self.finding(
@@ -1047,14 +1047,14 @@ more than a handful of eager steps save.
         # Only functions that hold a tape are walked (most of a module's functions hold none).
         holding: set[int] = set()
         for w in ctx.nodes_of(ast.With, ast.AsyncWith):
-            if _is_tape_with(ctx, w):
+            if is_tape_with(ctx, w):
                 holding.update(id(f) for f in ctx.enclosing_functions(w))
         facts = []
         for fn, q in names.items():
             if type(fn) not in _DEFS or id(fn) not in holding:
                 continue
             tape = next((n for n in ast.walk(fn) if type(n) in (ast.With, ast.AsyncWith)
-                         and _is_tape_with(ctx, n)), None)
+                         and is_tape_with(ctx, n)), None)
             if tape is None or ctx.enclosing_function(tape) is not fn \
                     or ctx.in_tf_function(tape) or eager_guarded(ctx, tape) \
                     or ctx.enclosing_loops(tape) or not _step_function(ctx, fn, tape):

@@ -23,7 +23,7 @@ MANY_OPS = 6
 
 # TensorFlow APIs that run no op per call, or whose cost a graph does not remove: model and
 # layer construction, files, summaries, devices and scopes, specs, tracing itself.
-_NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
+NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
             "tensorflow.summary.", "tensorflow.data.", "tensorflow.saved_model.",
             "tensorflow.train.", "tensorflow.config.", "tensorflow.device",
             "tensorflow.name_scope", "tensorflow.TensorSpec", "tensorflow.distribute.",
@@ -61,7 +61,7 @@ def eager_ops(ctx: Context, fn: Any) -> int | None:
             continue
         if q == "tensorflow.GradientTape" or q == "tensorflow.executing_eagerly":
             return None
-        if not q.startswith(_NOT_OPS):
+        if not q.startswith(NOT_OPS):
             count += 1
     return count
 
@@ -587,7 +587,7 @@ def variable_op_loops(ctx: Context, fn: Any) -> list[ast.AST]:
                 q = ctx.call_qualname(sub)
                 if (type(func) is ast.Attribute and func.attr in _VARIABLE_OPS
                         and _mentions([func.value], names)) or (
-                        q and q.startswith("tensorflow.") and not q.startswith(_NOT_OPS)
+                        q and q.startswith("tensorflow.") and not q.startswith(NOT_OPS)
                         and _mentions([*sub.args, *(k.value for k in sub.keywords)], names)):
                     found.append(node)
                     break

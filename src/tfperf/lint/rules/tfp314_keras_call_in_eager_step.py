@@ -13,8 +13,8 @@ from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.rules.tfp306_eager_training_step import _is_tape_with, _trains
-from tfperf.lint.rules.tfp310_eager_ops_per_step import _NOT_OPS, MANY_OPS
+from tfperf.lint.rules.tfp306_eager_training_step import is_tape_with, trains
+from tfperf.lint.rules.tfp310_eager_ops_per_step import MANY_OPS, NOT_OPS
 from tfperf.lint.semantic import Context
 from tfperf.lint.semantic.tf_api import TF_FUNCTION_NAMES
 
@@ -40,7 +40,7 @@ def _own_calls(fn: Any) -> Iterator[ast.Call]:
 
 def _is_op(ctx: Context, call: ast.Call) -> bool:
     name = ctx.call_qualname(call)
-    return bool(name) and name.startswith("tensorflow.") and not name.startswith(_NOT_OPS)
+    return bool(name) and name.startswith("tensorflow.") and not name.startswith(NOT_OPS)
 
 
 def dispatches(ctx: Context, cls: ast.ClassDef, call: Any) -> int:
@@ -470,18 +470,18 @@ reports the eager step itself, at the loop.
                 pos = [call.lineno - 1, pos[1], pos[2], pos[3], pos[4]]
             facts.append({"cls": q, "pos": pos, "ops": n, "commented": commented})
         for w in ctx.nodes_of(ast.With, ast.AsyncWith):
-            if not _is_tape_with(ctx, w) or ctx.in_tf_function(w) or traced(ctx, w) \
+            if not is_tape_with(ctx, w) or ctx.in_tf_function(w) or traced(ctx, w) \
                     or eager_guarded(ctx, w):
                 continue
             loops = ctx.enclosing_loops(w)
             fn_q = ""
             if loops:
-                if type(loops[0]) not in _LOOPS or not _trains(loops[0].body) \
+                if type(loops[0]) not in _LOOPS or not trains(loops[0].body) \
                         or few_runs(ctx, w, FEW_MODEL_CALLS):
                     continue
             else:
                 fn: Any = ctx.enclosing_function(w)
-                if type(fn) not in _DEFS or not _trains(fn.body):
+                if type(fn) not in _DEFS or not trains(fn.body):
                     continue
                 fn_q = names.get(fn, "")
                 if not fn_q:
