@@ -6,37 +6,12 @@ that does not start at the index (refused)."""
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import HEAD
+from no_fallback import agrees as _agrees
 
 from tfperf.tune.levers import numpy_writes
-
-HEAD = "import numpy as np\n\n\n"
-
-
-def _load(text: str):
-    ns: dict = {}
-    exec(compile(text, "<windows>", "exec"), ns)
-    return ns["f"]
-
-
-def _agrees(text: str, *args, batched: bool = True) -> str:
-    new = numpy_writes.rewrite(HEAD + text, "f")
-    want = _load(HEAD + text)(*copy.deepcopy(args))
-    got = _load(new)(*copy.deepcopy(args))
-    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
-    np.testing.assert_array_equal(got, want)
-    strict = _load(no_fallback(new))
-    if batched:
-        np.testing.assert_array_equal(strict(*copy.deepcopy(args)), want)
-    else:
-        with pytest.raises(AssertionError, match="fell back"):
-            strict(*copy.deepcopy(args))
-    return new
-
 
 SMOOTH = '''
 def f(img, k):
