@@ -50,6 +50,7 @@ def test_an_interrupt_ends_the_workers_without_waiting_for_their_chunks(
     if "fork" not in __import__("multiprocessing").get_all_start_methods():
         pytest.skip("the planted chunk reaches the workers by fork")
     monkeypatch.setattr(session, "_lint_chunk", _planted_chunk)
+    monkeypatch.setattr(session, "start_method", lambda: "fork")  # this process has threads
     _MARKERS[:] = [tmp_path]
     paths = [f"f{i}.py" for i in range(4 * session.CHUNK)]
     # Python's own SIGINT handler, as a user's `tfperf lint` has it: a pytest-xdist worker

@@ -6,7 +6,7 @@ import contextlib
 import copy
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,10 +22,9 @@ from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
 from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
+from tfperf.lint.workers import run_chunks, start_method
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from tfperf.lint.cache import LintCache
 
 # Below this many files to analyse, worker start-up costs more than it saves.
@@ -223,56 +222,50 @@ def _workers(requested: int, n_files: int) -> int:
 
 def analyse(paths: list[str], rules: list[Rule], options: RunOptions, jobs: int = 0,
             tf_version: tuple[int, int] = NEWEST_KNOWN, version_set: bool = False,
-            targets: FileTargets | None = None,
-            key_salt: bytes | None = None) -> tuple[list[FileResult], int]:
-    """Lint files, in worker processes when there are enough of them → (results, workers)."""
+            targets: FileTargets | None = None, key_salt: bytes | None = None,
+            incidents: list[str] | None = None) -> tuple[list[FileResult], int]:
+    """Lint files, in worker processes when there are enough of them → (results, workers).
+    A line per worker that died (its files were linted again here) goes to ``incidents``."""
     n = _workers(jobs, len(paths))
-    if n <= 1 or len(paths) < 2:
+    method = start_method() if n > 1 and len(paths) >= 2 else None
+    if method is None:
         return _lint_files(paths, Dispatcher(rules, tf_version, version_set,
                                              defer_project=True),
                            options, targets, key_salt), 1
+    chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    return _in_workers(chunks, n, method, rules, options, tf_version, version_set, targets,
+                       key_salt, incidents), n
+
+
+def _in_workers(chunks: Iterable[list[str]], n: int, method: str, rules: list[Rule],
+                options: RunOptions,
+                tf_version: tuple[int, int], version_set: bool, targets: FileTargets | None,
+                key_salt: bytes | None, incidents: list[str] | None) -> list[FileResult]:
     # Imported here: a run over a few files (a pre-commit hook) never starts a worker.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    chunks = [paths[i:i + CHUNK] for i in range(0, len(paths), CHUNK)]
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
-                               initializer=_init_worker,
-                               initargs=([r.code for r in rules], options, tf_version,
-                                         version_set, targets, key_salt))
-    try:
-        results = [r for chunk in pool.map(_lint_chunk, chunks) for r in chunk]
-    except BaseException:  # an interrupt: the workers end now, not after their chunks
-        _end_pool(pool)
-        raise
-    pool.shutdown()
-    return results, n
+    def make_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=n, mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=([r.code for r in rules], options, tf_version, version_set, targets,
+                      key_salt))
 
+    here: list[Dispatcher] = []  # made once, only if a dead worker's files come back
 
-def _end_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool whose results are no longer wanted, workers included. `shutdown(wait=True)`
-    waited for every chunk the workers were on (`timeout -s INT` and `kill` reach only this
-    process), and twice in about 25 interrupts never returned: this process waited on a
-    worker's result half read, the workers on a lock (stop 45)."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14's public way
-    if terminate is not None:
-        terminate()
-        return
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # before 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.terminate()
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.join(timeout=5)
+    def redo(chunk: list[str]) -> list[FileResult]:
+        if not here:
+            here.append(Dispatcher(rules, tf_version, version_set, defer_project=True))
+        return _lint_files(chunk, here[0], options, targets, key_salt)
+
+    return run_chunks(chunks, n, make_pool, _lint_chunk, redo, incidents)
 
 
 def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
                   jobs: int = 0, tf_version: tuple[int, int] = NEWEST_KNOWN,
                   version_set: bool = False, targets: FileTargets | None = None,
-                  key_salt: bytes | None = None
+                  key_salt: bytes | None = None, incidents: list[str] | None = None
                   ) -> tuple[list[str], list[FileResult], int]:
     """:func:`analyse` over files as discovery finds them → (files, results, workers).
 
@@ -289,36 +282,27 @@ def analyse_found(found: Iterator[str], rules: list[Rule], options: RunOptions,
             break
     else:
         results, n = analyse(files, rules, options, jobs, tf_version, version_set, targets,
-                             key_salt)
+                             key_salt, incidents)
         return files, results, n
-    if cores <= 1:
+    method = start_method() if cores > 1 else None
+    if method is None:
         files.extend(str(p) for p in found)
         results, n = analyse(files, rules, options, jobs, tf_version, version_set, targets,
-                             key_salt)
+                             key_salt, incidents)
         return files, results, n
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method),
-                               initializer=_init_worker,
-                               initargs=([r.code for r in rules], options, tf_version,
-                                         version_set, targets, key_salt))
-    try:
-        futures = []
+    def chunks() -> Iterator[list[str]]:
         sent = 0
         for path in found:
             files.append(str(path))
             if len(files) - sent >= CHUNK:
-                futures.append(pool.submit(_lint_chunk, files[sent:sent + CHUNK]))
+                yield files[sent:sent + CHUNK]
                 sent += CHUNK
-        futures += [pool.submit(_lint_chunk, files[i:i + CHUNK])
-                    for i in range(sent, len(files), CHUNK)]
-        results = [r for f in futures for r in f.result()]
-    except BaseException:  # a bad path further on (DiscoveryError), an interrupt
-        _end_pool(pool)
-        raise
-    pool.shutdown()
+        for i in range(sent, len(files), CHUNK):
+            yield files[i:i + CHUNK]
+
+    results = _in_workers(chunks(), cores, method, rules, options, tf_version, version_set, targets,
+                          key_salt, incidents)
     return files, results, cores
 
 
@@ -372,6 +356,7 @@ def _run(request: LintRequest) -> LintOutcome:
                                            skipped))
     fresh: list[FileResult] = []
     workers = 1
+    incidents: list[str] = []  # a worker process that died: its files were linted again
     # Every file is analysed (no cache, or an empty one): the workers start on the first
     # files while the walk goes on.
     streamed = bool(rules) and (cache is None or key_salt is not None)
@@ -379,7 +364,7 @@ def _run(request: LintRequest) -> LintOutcome:
         if streamed:
             files, fresh, workers = analyse_found(found, rules, options, request.jobs,
                                                   target.version, target.configured, targets,
-                                                  key_salt)
+                                                  key_salt, incidents)
         else:
             files = list(found)
     except DiscoveryError as exc:
@@ -402,7 +387,7 @@ def _run(request: LintRequest) -> LintOutcome:
         todo = files
     elif rules:
         fresh, workers = analyse(todo, rules, options, request.jobs, target.version,
-                                 target.configured, targets, key_salt)
+                                 target.configured, targets, key_salt, incidents)
     for r in fresh:
         results[r.path] = r
         key = keys.get(r.path) or r.cache_key
@@ -434,7 +419,7 @@ def _run(request: LintRequest) -> LintOutcome:
         known = list(findings)
         if context_files:
             known += _lint_context(context_files, rules, request.jobs, target, targets,
-                                   cache, results, keys, hit_keys)
+                                   cache, results, keys, hit_keys, incidents)
         reported = {os.path.realpath(p) for p in files}
         file_keys = [(p, hit_keys.get(p) or keys.get(p) or results[p].cache_key)
                      for p in [*files, *context_files] if p in results]
@@ -451,7 +436,7 @@ def _run(request: LintRequest) -> LintOutcome:
                        fixed=sum(r.fixed for r in ordered),
                        diffs=[r.diff for r in ordered if r.diff],
                        notes=[*(skipped if files else []),
-                              *(n for r in ordered for n in r.notes)],
+                              *(n for r in ordered for n in r.notes), *incidents],
                        # Nothing but broken symlinks: nothing was linted, which must not
                        # pass as clean code (exit 0).
                        errors=[*unlisted, *(skipped if not files else []),
@@ -474,7 +459,8 @@ def _named_files(paths: list[str], files: list[str]) -> list[str]:
 def _lint_context(paths: list[str], rules: list[Rule], jobs: int, target: TargetTF,
                   targets: FileTargets, cache: LintCache | None,
                   results: dict[str, FileResult], keys: dict[str, str],
-                  hit_keys: dict[str, str]) -> list[Finding]:
+                  hit_keys: dict[str, str],
+                  incidents: list[str] | None = None) -> list[Finding]:
     """Summarise the context modules (from the cache where it holds them), never fixing
     them; their findings are returned for de-duplication only, never reported, and a
     module that cannot be read or parsed is left out silently (not the user's request)."""
@@ -495,7 +481,7 @@ def _lint_context(paths: list[str], rules: list[Rule], jobs: int, target: Target
             keys[path] = key
         todo.append(path)
     fresh, _ = analyse(todo, rules, RunOptions(), jobs, target.version, target.configured,
-                       targets) if todo else ([], 1)
+                       targets, incidents=incidents) if todo else ([], 1)
     for r in fresh:
         if r.errors:  # not read: left out
             continue

@@ -1,0 +1,145 @@
+"""Lint's worker processes: a worker that dies does not lose the run, and workers are not
+forked from a threaded process (stop 46: CI's run lost a whole lint of TensorFlow's sources
+to "a process in the process pool was terminated abruptly")."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfperf.lint import session, workers
+from tfperf.lint.session import CHUNK, LintRequest, run
+
+_REAL_CHUNK = session._lint_chunk  # before a test replaces it
+_PLANT: list[Path] = []  # the folder of the planted death (set before the pool forks)
+
+
+def _dying_chunk(paths: list[str]) -> list:
+    """The first worker to reach the marked file dies as the out-of-memory killer ends one."""
+    marker = _PLANT[0] / "died"
+    if any(p.endswith("victim.py") for p in paths) and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _REAL_CHUNK(paths)
+
+
+def _project(tmp_path: Path) -> Path:
+    src = tmp_path / "proj"
+    src.mkdir()
+    body = textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        @tf.function
+        def step(x):
+            for i in range(100):
+                x = x + tf.constant(float(i))
+            return x
+        """)
+    for i in range(6 * CHUNK):
+        name = "victim.py" if i == 3 * CHUNK + 2 else f"m{i:03d}.py"
+        (src / name).write_text(body)
+    return src
+
+
+def _key(outcome) -> list[tuple]:
+    return sorted((f.code, os.path.basename(f.location.path or ""), f.location.line)
+                  for f in outcome.findings)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="the planted death reaches the workers by fork")
+def test_a_worker_killed_mid_run_loses_no_finding_and_says_so(tmp_path, monkeypatch):
+    src = _project(tmp_path)
+    serial = run(LintRequest(paths=[str(src)], cache=False, jobs=1))
+    assert serial.findings, "the planted project must give findings to compare"
+    _PLANT[:] = [tmp_path]
+    monkeypatch.setattr(session, "_lint_chunk", _dying_chunk)
+    monkeypatch.setattr(session, "start_method", lambda: "fork")
+    parallel = run(LintRequest(paths=[str(src)], cache=False, jobs=2))
+    assert (tmp_path / "died").exists(), "the planted worker death did not happen"
+    assert parallel.workers == 2
+    assert _key(parallel) == _key(serial)
+    said = [n for n in parallel.notes if "worker process ended abruptly" in n]
+    assert len(said) == 1, parallel.notes
+    assert "SIGKILL" in said[0] and "linted again" in said[0]
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="the planted death reaches the workers by fork")
+def test_a_run_without_a_dead_worker_has_no_such_note(tmp_path, monkeypatch):
+    src = _project(tmp_path)
+    monkeypatch.setattr(session, "start_method", lambda: "fork")
+    out = run(LintRequest(paths=[str(src)], cache=False, jobs=2))
+    assert out.workers == 2 and out.findings
+    assert not [n for n in out.notes if "ended abruptly" in n]
+
+
+_CHILD = """\
+import json, threading, time
+print("main ran", flush=True)
+from tfperf.lint import workers
+from tfperf.lint.session import LintRequest, run
+first = workers.start_method()
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+second = workers.start_method()
+out = run(LintRequest(paths=[{src!r}], cache=False, jobs=2))
+keys = sorted([f.code, f.location.path.rsplit('/', 1)[-1], f.location.line]
+              for f in out.findings)
+print(json.dumps([first, second, out.workers, keys]))
+"""
+
+
+def _serial_keys(src: Path) -> list[list]:
+    serial = run(LintRequest(paths=[str(src)], cache=False, jobs=1))
+    return sorted([f.code, os.path.basename(f.location.path or ""), f.location.line]
+                  for f in serial.findings)
+
+
+def test_a_threaded_process_does_not_fork_its_workers_and_their_findings_are_the_same(
+        tmp_path):
+    """In a child run with ``-c`` (as a notebook kernel, nothing to run again): while
+    single-threaded it forks; with another thread running it starts workers clean, and
+    they find what a serial run finds."""
+    src = _project(tmp_path)
+    ran = subprocess.run([sys.executable, "-c", _CHILD.format(src=str(src))],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    first, second, n, keys = json.loads(ran.stdout.splitlines()[-1])
+    if "fork" in __import__("multiprocessing").get_all_start_methods():
+        assert first == "fork"
+    assert second in ("forkserver", "spawn")
+    assert n == 2
+    assert keys == _serial_keys(src) and keys
+
+
+def test_a_threaded_unguarded_script_is_linted_here_not_run_again_by_workers(tmp_path):
+    """A script without a ``__main__`` guard that calls lint's API with threads running: a
+    clean-started worker would run the script again (its training, its lint) — lint runs
+    in this process instead, once."""
+    src = _project(tmp_path)
+    script = tmp_path / "unguarded.py"
+    script.write_text(_CHILD.format(src=str(src)))
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.count("main ran") == 1, ran.stdout
+    _first, second, n, keys = json.loads(ran.stdout.splitlines()[-1])
+    assert second is None and n == 1
+    assert keys == _serial_keys(src) and keys
+
+
+def test_os_threads_counts_native_threads():
+    before = workers.os_threads()
+    import threading
+    import time
+    thread = threading.Thread(target=time.sleep, args=(2,), daemon=True)
+    thread.start()
+    assert workers.os_threads() == before + 1
