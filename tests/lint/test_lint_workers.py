@@ -136,6 +136,39 @@ def test_a_threaded_unguarded_script_is_linted_here_not_run_again_by_workers(tmp
     assert keys == _serial_keys(src) and keys
 
 
+def test_a_threaded_guarded_script_still_gets_clean_started_workers(tmp_path):
+    """The same lint under an ``if __name__ == "__main__":`` guard (as console scripts such
+    as ``.venv/bin/pytest`` are): running the script's top level again only imports, so
+    the workers start clean and the script's body still runs once."""
+    src = _project(tmp_path)
+    script = tmp_path / "guarded.py"
+    body = textwrap.indent(_CHILD.format(src=str(src)), "    ")
+    script.write_text(f'"""A guarded script."""\nimport json\n\nif __name__ == "__main__":\n{body}')
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.count("main ran") == 1, ran.stdout
+    _first, second, n, keys = json.loads(ran.stdout.splitlines()[-1])
+    assert second in ("forkserver", "spawn") and n == 2
+    assert keys == _serial_keys(src) and keys
+
+
+@pytest.mark.parametrize(("top", "harmless"), [
+    ("import sys\nfrom pytest import console_main\nif __name__ == '__main__':\n"
+     "    sys.exit(console_main())\n", True),
+    ('"""doc."""\nX: int = 3\nNAMES = ["a", "b"]\ndef f():\n    return 1\n', True),
+    ("import tensorflow as tf\nmodel = tf.keras.Sequential()\n", False),
+    ("for i in range(3):\n    pass\n", False),
+    ("print('hi')\n", False),
+    ("if __name__ == '__main__':\n    pass\nelse:\n    print('imported')\n", False),
+    ("def broken(:\n", False),
+])
+def test_reruns_harmlessly_reads_the_scripts_top_level(tmp_path, top, harmless):
+    path = tmp_path / "main.py"
+    path.write_text(top)
+    assert workers.reruns_harmlessly(str(path)) is harmless
+
+
 def test_os_threads_counts_native_threads():
     before = workers.os_threads()
     import threading

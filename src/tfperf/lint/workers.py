@@ -8,12 +8,14 @@ in this process, and the run says so in a note.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tfperf.lint.result import FileResult
@@ -37,14 +39,15 @@ def start_method() -> str | None:
     in milliseconds); otherwise a clean start, as a fork copies only the calling thread, so
     locks that other threads held (TensorFlow's, in a notebook kernel or a test run that
     imported it) stay held forever in the child. None (lint in this process) where a clean
-    start would run the user's main script again in every worker, as it does for a script
-    without an ``if __name__ == "__main__":`` guard that calls lint's API."""
+    start would run the user's main script's top level again in every worker, as it does
+    for a script without an ``if __name__ == "__main__":`` guard that calls lint's API."""
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and os_threads() <= 1:
         return "fork"
-    if _main_script() is not None:
+    script = _main_script()
+    if script is not None and not reruns_harmlessly(script):
         return None
     return "forkserver" if "forkserver" in methods else "spawn"
 
@@ -57,6 +60,45 @@ def _main_script() -> str | None:
     if main is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
         return None
     return getattr(main, "__file__", None)
+
+
+def reruns_harmlessly(path: str) -> bool:
+    """The script's top level only imports and defines (a console script such as
+    ``.venv/bin/pytest``, a guarded module): a clean-started worker running it again as
+    ``__mp_main__`` does nothing else. Anything else at the top level (a call, a loop, a
+    value computed by a call), or a file that cannot be read or parsed, might."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return all(_defines_only(stmt) for stmt in tree.body)
+
+
+def _defines_only(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef, ast.Pass)):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)  # a docstring
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return stmt.value is None or not any(
+            isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
+            for n in ast.walk(stmt.value))
+    if isinstance(stmt, ast.If):
+        test = stmt.test
+        guard = (isinstance(test, ast.Compare) and len(test.ops) == 1
+                 and isinstance(test.ops[0], ast.Eq)
+                 and {_text(test.left), _text(test.comparators[0])} == {"__name__", "__main__"})
+        return guard and all(_defines_only(s) for s in stmt.orelse)
+    return False
+
+
+def _text(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
 
 
 def end_pool(pool: ProcessPoolExecutor) -> None:
