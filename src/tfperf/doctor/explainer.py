@@ -607,6 +607,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_step_progress(by_label, text)
     _judge_tensor_count(by_label, text)
     _judge_own_file(by_label, text)
+    _judge_stdlib_shadow(by_label, lines, text)
     _judge_addon_range(by_label)
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
@@ -1040,6 +1041,32 @@ def _judge_own_file(by_label: dict[str, Cause], text: str) -> None:
                 return
             at = text.find(needle, at + 1)
     del by_label["tensorflow-shadowed"]
+
+
+def _judge_stdlib_shadow(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """A file of the user's named like a standard-library module that an import on the traceback
+    ran (``explain_stdlib_shadow``): the root cause; the errors read after it are its
+    consequences (the user's file fails, or lacks what the importer wanted)."""
+    from tfperf.doctor.explain_stdlib_shadow import find_shadow
+    from tfperf.doctor.knowledge import derived_causes
+
+    found = find_shadow(text)
+    if found is None:
+        return
+    row = derived_causes()["stdlib-shadowed"]
+    origin, msg = _shown(lines[found.line])
+    cause = Cause(label="stdlib-shadowed", severity="failure",
+                  cause=row["cause"], fix=row["fix"].replace("MODULE", found.module),
+                  see=row["see"], source=row["source"],
+                  lines=[LogLine(found.line + 1, msg, "stdlib-shadowed", origin)],
+                  detail=(f"your {found.path} is imported as the standard library's "
+                          f"'{found.module}' (by {found.importer})"))
+    cause.details["shadowed"] = [found.module]
+    for label in [lb for lb, c in by_label.items()
+                  if c.severity == "failure" and c.first_line > found.line]:
+        cause.consequences.append(label)
+        del by_label[label]
+    by_label["stdlib-shadowed"] = cause
 
 
 def _judge_addon_range(by_label: dict[str, Cause]) -> None:

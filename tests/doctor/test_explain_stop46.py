@@ -1,0 +1,126 @@
+"""Stop 46: a user file shadowing a standard-library module on an import traceback (a generic
+reader: sys.stdlib_module_names, outside site-packages and the installed Python), and the
+mechanisms dev46a's logs asked for; each with twins that must stay apart."""
+
+from __future__ import annotations
+
+from tfperf.doctor.explain_stdlib_shadow import find_shadow
+from tfperf.doctor.explainer import explain_log
+
+_TF_IMPORT = ('Traceback (most recent call last):\n'
+              '  File "/tmp/x/train.py", line 1, in <module>\n'
+              '    import tensorflow as tf\n'
+              '  File "/home/u/venv/lib/python3.10/site-packages/tensorflow/__init__.py", '
+              'line 37, in <module>\n'
+              '    from tensorflow.python.tools import module_util as _module_util\n')
+
+
+def _top(log: str) -> tuple[str, str]:
+    ex = explain_log(log)
+    return (ex.causes[0].label, ex.causes[0].severity) if ex.causes else ("-", ex.verdict)
+
+
+# --- a user file named like a standard-library module ----------------------------------------
+
+def test_tarfile_importing_the_users_grp_py_is_read_as_a_shadow():
+    # the brief's shape: TensorFlow's import reaches tarfile, whose `import grp` runs /tmp/x/grp.py
+    log = (_TF_IMPORT
+           + '  File "/usr/lib/python3.10/tarfile.py", line 49, in <module>\n'
+             '    import grp\n'
+             '  File "/tmp/x/grp.py", line 3, in <module>\n'
+             '    print(undefined_name)\n'
+             "NameError: name 'undefined_name' is not defined\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("stdlib-shadowed", "failure")
+    assert "/tmp/x/grp.py" in top.detail and "'grp'" in top.detail
+    assert "Rename your file" in top.fix and "import grp" in top.fix
+    assert len(ex.problems) == 1  # the NameError is its consequence, not a second problem
+
+
+def test_a_windows_code_py_reached_from_a_dependency_is_a_shadow():
+    # tensorflow#40265's class: a code.py in the project folder, imported by pdb/doctest
+    log = ('Traceback (most recent call last):\n'
+           '  File "C:\\Users\\me\\proj\\run.py", line 2, in <module>\n'
+           '    import tensorflow as tf\n'
+           '  File "C:\\Python38\\lib\\site-packages\\tensorflow\\__init__.py", line 41, '
+           'in <module>\n'
+           '    from tensorflow.python.tools import module_util as _module_util\n'
+           '  File "C:\\Python38\\Lib\\pdb.py", line 77, in <module>\n'
+           '    import code\n'
+           '  File "C:\\Users\\me\\proj\\code.py", line 5, in <module>\n'
+           '    model = tf.keras.Sequential()\n'
+           "AttributeError: partially initialized module 'tensorflow' has no attribute 'keras' "
+           "(most likely due to a circular import)\n")
+    shadow = find_shadow(log)
+    assert shadow is not None and shadow.module == "code"
+    assert _top(log) == ("stdlib-shadowed", "failure")
+
+
+def test_a_folder_named_like_a_stdlib_package_is_a_shadow():
+    log = (_TF_IMPORT
+           + '  File "/usr/lib/python3.10/logging/__init__.py", line 26, in <module>\n'
+             '    import sys, os, time, io, re, traceback, warnings, weakref, collections.abc\n'
+             '  File "/usr/lib/python3.10/traceback.py", line 5, in <module>\n'
+             '    import linecache\n'
+             '  File "/home/u/work/linecache/__init__.py", line 1, in <module>\n'
+             '    from .cache import Cache\n'
+             "ModuleNotFoundError: No module named 'linecache.cache'\n")
+    shadow = find_shadow(log)
+    assert shadow is not None and shadow.module == "linecache"
+
+
+def test_the_standard_librarys_own_frames_are_no_shadow():
+    # twin: tarfile's `import grp` runs the real grp (Linux, conda, Windows, macOS framework)
+    for grp_path in ("/usr/lib/python3.10/grp.py",
+                     "/home/u/anaconda3/lib/python3.7/grp.py",
+                     "C:\\Python38\\Lib\\grp.py",
+                     "/Library/Frameworks/Python.framework/Versions/3.8/lib/python3.8/grp.py"):
+        log = (_TF_IMPORT
+               + '  File "/usr/lib/python3.10/tarfile.py", line 49, in <module>\n'
+                 '    import grp\n'
+                 f'  File "{grp_path}", line 3, in <module>\n'
+                 '    import broken\n'
+                 "ModuleNotFoundError: No module named 'broken'\n")
+        assert find_shadow(log) is None, grp_path
+
+
+def test_a_script_named_like_a_stdlib_module_run_directly_is_no_shadow():
+    # twin: `python random.py` shows random.py as the first frame, reached by no import line
+    log = ('Traceback (most recent call last):\n'
+           '  File "/tmp/x/random.py", line 4, in <module>\n'
+           '    model.fit(x, y)\n'
+           "ValueError: Shapes (None, 1) and (None, 10) are incompatible\n")
+    assert find_shadow(log) is None
+    assert _top(log)[0] != "stdlib-shadowed"
+
+
+def test_a_package_module_named_like_a_stdlib_module_is_no_shadow():
+    # twin: `from mypkg import types` imports mypkg, not the standard types
+    log = ('Traceback (most recent call last):\n'
+           '  File "/tmp/proj/main.py", line 1, in <module>\n'
+           '    from mypkg import types\n'
+           '  File "/tmp/proj/mypkg/types.py", line 2, in <module>\n'
+           '    import tensorflow as tf\n'
+           "ModuleNotFoundError: No module named 'tensorflow'\n")
+    assert find_shadow(log) is None
+
+
+def test_a_site_packages_module_named_like_a_stdlib_one_is_no_shadow():
+    # twin: an installed backport (enum34's enum) is a package problem, not a file of the user's
+    log = (_TF_IMPORT
+           + '  File "/usr/lib/python3.10/re.py", line 124, in <module>\n'
+             '    import enum\n'
+             '  File "/home/u/venv/lib/python3.10/site-packages/enum/__init__.py", line 35, in '
+             '<module>\n'
+             "AttributeError: module 'enum' has no attribute 'IntFlag'\n")
+    assert find_shadow(log) is None
+
+
+def test_a_user_file_not_named_like_a_stdlib_module_is_no_shadow():
+    # twin: importing the user's own helpers.py is ordinary
+    log = (_TF_IMPORT.replace("import tensorflow as tf", "import helpers")
+           .replace("/home/u/venv/lib/python3.10/site-packages/tensorflow/__init__.py",
+                    "/tmp/x/helpers.py")
+           + "NameError: name 'tf' is not defined\n")
+    assert find_shadow(log) is None
