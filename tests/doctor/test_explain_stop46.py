@@ -124,3 +124,72 @@ def test_a_user_file_not_named_like_a_stdlib_module_is_no_shadow():
                     "/tmp/x/helpers.py")
            + "NameError: name 'tf' is not defined\n")
     assert find_shadow(log) is None
+
+
+# --- dev46a: Keras's target check by its numbers ----------------------------------------------
+
+def test_labels_one_column_wider_than_the_output_are_ids_from_one():
+    # five classes numbered 1..5: to_categorical makes 6 columns, column 0 unused
+    log = ("ValueError: Error when checking target: expected dense_3 to have shape (None, 5) but "
+           "got array with shape (1200, 6)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "labels-output-mismatch"
+    assert "to_categorical(y - 1, num_classes=5)" in top.fix and "1..5" in top.cause
+
+
+def test_labels_of_another_width_keep_the_rows_reading():
+    # twin: 10 units against 2 columns is not the off-by-one numbering
+    log = ("ValueError: Error when checking target: expected dense_2 to have shape (None, 10) but "
+           "got array with shape (500, 2)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "labels-output-mismatch" and "to_categorical(y - 1" not in top.fix
+
+
+def test_a_target_of_more_dimensions_than_the_labels_is_a_per_step_output():
+    # a GRU that returns sequences before the last Dense: (None, 20, 1) against (800, 1)
+    log = ("ValueError: Error when checking target: expected dense_1 to have 3 dimensions, but got "
+           "array with shape (800, 1)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "labels-output-mismatch" and "return_sequences=False" in top.fix
+
+
+def test_an_input_check_of_dimensions_stays_the_inputs():
+    # twin: the same words for an input layer are the input's shape, not the labels'
+    log = ("ValueError: Error when checking input: expected conv2d_1_input to have 4 dimensions, "
+           "but got array with shape (60000, 28, 28)\n")
+    assert _top(log)[0] == "input-shape-mismatch"
+
+
+def test_the_input_check_quoted_without_its_prefix_is_still_the_input_shape():
+    # Q&A pages quote the message's core only ("expected ... to have 4 dimensions ...")
+    log = ("expected conv2d_1_input to have 4 dimensions, but got array with shape "
+           "(28, 28, 1)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch" and "batch axis" in top.detail
+
+
+def test_a_prefixless_check_of_a_non_input_layer_is_not_read_as_the_input():
+    # twin: a target layer's name without the "target" prefix is not taken for the input
+    log = "expected dense_1 to have 3 dimensions, but got array with shape (118, 1)\n"
+    assert _top(log)[0] != "input-shape-mismatch"
+
+
+# --- dev46a: the checkpoint restore message's own core ----------------------------------------
+
+def test_the_graph_and_checkpoint_mismatch_sentence_is_a_checkpoint_mismatch():
+    # TF 1.x's restore message, as its middle sentence is quoted
+    log = ("InvalidArgumentError (see above for traceback): Restoring from checkpoint failed. This "
+           "is most likely due to a mismatch between the current graph and the graph from the "
+           "checkpoint. Please ensure that you have not altered the graph expected based on the "
+           "checkpoint. Original error:\n\nAssign requires shapes of both tensors to match. lhs "
+           "shape= [10] rhs shape= [5]\n")
+    assert _top(log) == ("checkpoint-mismatch", "failure")
+    assert _top("InvalidArgumentError: Mismatch between the current graph and the graph from "
+                "the checkpoint\n") == ("checkpoint-mismatch", "failure")
+
+
+def test_a_graph_mismatch_without_a_checkpoint_is_not_one():
+    # twin: another graph mismatch (a function's) names no checkpoint
+    log = ("ValueError: Tensor(\"x:0\") must be from the same graph as Tensor(\"y:0\") (graphs "
+           "are FuncGraph and the current graph)\n")
+    assert _top(log)[0] != "checkpoint-mismatch"

@@ -41,6 +41,7 @@ from tfperf.doctor.explain_numbers import (
     onehot_to_sparse,
     position_past_table,
     rows_per_sample,
+    target_check_numbers,
     validation_ran_out,
     validation_unbatched,
 )
@@ -666,6 +667,11 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/sparse_to_dense_op.cc (indices[i] = [...] is out of bounds: need 0 "
      "<= index < [...]) ; https://github.com/tech-srl/code2seq/issues/4 ([240,9] for [300,9]: "
      "the data's paths longer than config.MAX_PATH_LENGTH)"),
+    (frozenset({"labels-output-mismatch"}), target_check_numbers,
+     "keras/engine/training_utils.py (standardize_input_data: Error when checking target) ; "
+     "https://whosebug.com/question/3634840 ((None, 3) against (658118, 4): classes 1..3 "
+     "one-hot from 0) ; https://newbe.dev/error-when-checking-target-expected-dense-1-to-have-3-"
+     "dimensions-but-got-array-with-shape-118-1 (return_sequences=True before the last Dense)"),
     (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
