@@ -193,3 +193,92 @@ def test_a_graph_mismatch_without_a_checkpoint_is_not_one():
     log = ("ValueError: Tensor(\"x:0\") must be from the same graph as Tensor(\"y:0\") (graphs "
            "are FuncGraph and the current graph)\n")
     assert _top(log)[0] != "checkpoint-mismatch"
+
+
+# --- round 30's open misses, by mechanism ----------------------------------------------------
+
+def test_an_input_shape_holding_the_row_count_is_named():
+    # a Keras wording of tfjs#315's class: input_shape=(120, 8) for 120 training rows
+    log = ("ValueError: Error when checking input: expected dense_1_input to have shape "
+           "(None, 120, 8) but got array with shape (1, 30, 8)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch"
+    assert "input_shape=(8,)" in top.fix and "120 rows" in top.cause
+
+
+def test_an_input_of_another_size_is_not_a_row_count():
+    # twin: 224 against 299 pixels is an image size, not rows (the batch is not 1)
+    log = ("ValueError: Error when checking input: expected input_1 to have shape "
+           "(None, 299, 299, 3) but got array with shape (32, 224, 224, 3)\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "input-shape-mismatch" and "holds a number of rows" not in top.cause
+
+
+def test_a_third_party_modules_missing_name_is_that_packages_version():
+    # another Keras-side package's rename between its releases (keras_cv)
+    log = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+           "    aug = keras_cv.layers.RandAugment(value_range=(0, 255))\n"
+           "AttributeError: module 'keras_cv.layers' has no attribute 'RandAugment'\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "attribute-error"
+    assert "pip install 'keras-cv==" in top.fix and "not TensorFlow's" in top.cause
+
+
+def test_tensorflows_own_missing_name_keeps_its_reading():
+    # twin: module 'tensorflow' is the API table's to read
+    top = explain_log("AttributeError: module 'tensorflow' has no attribute 'placeholder'\n"
+                      ).causes[0]
+    assert "pip install 'tensorflow==<that version>'" not in top.fix
+
+
+def test_an_unknown_lambda_layer_is_rebuilt_in_code_with_its_weights():
+    # Keras's own Lambda, saved with a lambda that the loading process cannot rebuild
+    log = "ValueError: Unknown layer: Lambda\n"
+    top = explain_log(log).causes[0]
+    assert top.label == "keras-unknown-object" and "load_weights" in top.fix
+
+
+def test_an_unknown_custom_layer_keeps_the_custom_objects_reading():
+    # twin: a plain custom layer (no wrapped function) is custom_objects' case
+    top = explain_log("ValueError: Unknown layer: AttentionLayer\n").causes[0]
+    assert top.label == "keras-unknown-object" and "wraps a Python function" not in top.cause
+
+
+def test_a_tf_agents_spec_mismatch_points_at_the_observation():
+    log = ("ValueError: Given `time_step`: TimeStep(\n{'discount': array(1., dtype=float32),\n"
+           " 'observation': array([[0, 1, 0]]),\n 'reward': array(0., dtype=float32),\n"
+           " 'step_type': array(0, dtype=int32)}) does not match expected `time_step_spec`: "
+           "TimeStep(\n{'observation': BoundedArraySpec(shape=(3,), dtype=dtype('int32'), "
+           "name='observation', minimum=0, maximum=1)})\n")
+    top = explain_log(log).causes[0]
+    assert "observation_spec" in top.fix and "np.array([state])" in top.cause
+
+
+def test_visible_devices_from_one_and_no_cuda_device_hide_the_gpu():
+    log = ("export CUDA_VISIBLE_DEVICES=2\n"
+           "E tensorflow/stream_executor/cuda/cuda_driver.cc:351] failed call to cuInit: "
+           "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n"
+           "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] retrieving CUDA diagnostic "
+           "information for host: box\n")
+    top = explain_log(log).causes[0]
+    assert (top.label, top.severity) == ("gpu-not-visible", "failure")
+    assert "CUDA_VISIBLE_DEVICES=2" in top.cause and "\"0\"" in top.fix
+
+
+def test_visible_devices_from_one_with_a_gpu_created_is_fine():
+    # twin: GPU 1 of a two-GPU machine, created: nothing hidden
+    log = ('os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n'
+           "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1326] Created TensorFlow device "
+           "(/job:localhost/replica:0/task:0/device:GPU:0 with 10805 MB memory) -> physical GPU "
+           "(device: 0, name: GeForce GTX 1080 Ti, pci bus id: 0000:02:00.0)\n")
+    assert _top(log)[0] != "gpu-not-visible"
+
+
+def test_visible_devices_emptied_on_purpose_is_no_hidden_gpu():
+    # twin: "" or -1 hides the GPUs by design (CPU runs)
+    log = ('os.environ["CUDA_VISIBLE_DEVICES"] = "-1"\n'
+           "E tensorflow/stream_executor/cuda/cuda_driver.cc:351] failed call to cuInit: "
+           "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n"
+           "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] retrieving CUDA diagnostic "
+           "information for host: box\n")
+    assert _top(log)[0] != "gpu-not-visible"

@@ -29,12 +29,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_keras import lambda_layer_from_config
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
     dense_length_exceeded,
     flattened_labels,
     grid_size_mismatch,
+    input_holds_sample_count,
     label_from_other_map,
     logits_labels_numbers,
     loss_over_batch,
@@ -46,6 +48,7 @@ from tfperf.doctor.explain_numbers import (
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
+from tfperf.doctor.explain_package_api import third_party_attribute
 from tfperf.doctor.explain_pip import (
     no_wheel_at_all,
     offered_python,
@@ -692,6 +695,18 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
      "https://github.com/krishnaik06/Deep-Learning-Car-Brand/issues/5 (8 units for 7 classes: a "
      "desktop.ini read as a class folder)"),
+    (frozenset({"keras-unknown-object"}), lambda_layer_from_config,
+     "keras saving (a Lambda layer keeps its function's bytecode or name, not code the loader "
+     "can run) ; https://github.com/rstudio/tfprobability/issues/65 (Unknown layer: "
+     "DistributionLambda: rebuild the model, load only the weights)"),
+    (frozenset({"input-shape-mismatch"}), input_holds_sample_count,
+     "keras engine / TensorFlow.js input check (expected shape [null, rows, features]) ; "
+     "https://github.com/tensorflow/tfjs/issues/315 (inputShape [15, 4] for 15 training rows: "
+     "inputShape [4] and a [N, 4] tensor)"),
+    (frozenset({"attribute-error"}), third_party_attribute,
+     "Python's AttributeError on a module ; https://github.com/ThomasAlbin/Astroniz-YT-Tutorials/"
+     "issues/65 (keras_tuner.oracles.BayesianOptimization gone in keras-tuner 1.3.5: "
+     "keras-tuner 1.1.2, the tutorial's, fixed it)"),
     (frozenset({"keras-unknown-object"}), keras_major,
      "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
      "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "

@@ -222,6 +222,34 @@ def target_check_numbers(text: str) -> Reading | None:
     return None
 
 
+# an input check with both shapes (Keras 1.x-2.3, TensorFlow.js): expected X to have shape ...
+_INPUT_SHAPES = re.compile(r"expected (?P<layer>\w*input\w*) to have shape "
+                           r"(?P<want>[\[(][^\])\n]*[\])]) but got array with shape "
+                           r"(?P<got>[\[(][^\])\n]*[\])])")
+
+
+def input_holds_sample_count(text: str) -> Reading | None:
+    """An input of shape [null, n, k] given [1, m, k]: the rows (m) came as one sample of a
+    model whose input shape holds a row count (n, the training set's): inputShape or
+    input_shape was given the data's whole shape instead of one sample's."""
+    if "to have shape" not in text or (m := _INPUT_SHAPES.search(text)) is None:
+        return None
+    want, got = _sizes(m["want"].strip("[]()")), _sizes(m["got"].strip("[]()"))
+    if (len(want) < 3 or len(want) != len(got) or want[0] not in ("null", "None")
+            or got[0] != "1" or want[1:2] == got[1:2] or want[2:] != got[2:]
+            or not want[1].isdigit()):
+        return None
+    sample = ", ".join(want[2:])
+    return (f"The model's input shape holds a number of rows: it wants {want[1]} rows of "
+            f"[{sample}] per sample ({m['want']}), so the {got[1]} rows given came as one "
+            f"sample ({m['got']}). The input shape (inputShape in TensorFlow.js, input_shape in "
+            f"Keras) was set to the training data's shape ({want[1]} rows), but it is the shape "
+            "of one sample: the number of samples is the batch axis, left out.",
+            f"Give the input layer one sample's shape (inputShape: [{sample}] / input_shape=("
+            f"{sample},)) and pass the rows as the batch (a tensor of shape [N, {sample}]); for "
+            "a sequence model keep the time axis but not the number of sequences.", m.group(0))
+
+
 def _prod(dims: list[int]) -> int:
     out = 1
     for d in dims:

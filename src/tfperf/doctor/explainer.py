@@ -611,6 +611,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_addon_range(by_label)
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
+    _judge_visible_devices(by_label, lines, text, infos)
     _judge_delegate(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     from tfperf.doctor.explain_finished import judge_finished
@@ -1145,6 +1146,44 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
         label="gpu-not-visible", severity="failure", cause=row["cause"], fix=row["fix"],
         see=row["see"], source=row["source"], lines=shown,
         detail="the log's own GPU check found no GPU")
+
+
+# CUDA_VISIBLE_DEVICES set to indices that leave out GPU 0 (os.environ[...] = "1", export, env)
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES['\"]?\]?\s*=\s*['\"]?(?P<ids>[1-9]\d*(?:,[1-9]\d*)*)"
+                      r"(?![\d,])")
+
+
+def _judge_visible_devices(by_label: dict[str, Cause], lines: list[str], text: str,
+                           infos: dict[str, Informational]) -> None:
+    """CUDA_VISIBLE_DEVICES naming only GPUs from 1 up, and CUDA then finding no device (the
+    cuda_diagnostics block TensorFlow prints after a failed cuInit, or cuInit's NO_DEVICE):
+    the indices count from 0, so on a machine with fewer GPUs the setting hides them all."""
+    if "CUDA_VISIBLE_DEVICES" not in text or any(
+            c.severity in ("failure", "warning") for c in by_label.values()):
+        return
+    if "cuda-diagnostics" not in infos and "cuinit-no-device" not in by_label:
+        return
+    m = _VISIBLE.search(text)
+    if m is None:
+        return
+    ids = m["ids"]
+    n = text.count("\n", 0, m.start())
+    origin, msg = _shown(lines[n])
+    lowest = min(int(i) for i in ids.split(","))
+    by_label["gpu-not-visible"] = Cause(
+        label="gpu-not-visible", severity="failure",
+        cause=(f"The log sets CUDA_VISIBLE_DEVICES={ids} and CUDA then found no GPU (the "
+               "diagnostics TensorFlow prints after a failed cuInit): GPU indices count from 0, "
+               f"so on a machine with {lowest} GPU{'s' if lowest > 1 else ''} or fewer the "
+               "setting hides every GPU and TensorFlow runs on the CPU."),
+        fix=("Set CUDA_VISIBLE_DEVICES to an index the machine has (\"0\" on a one-GPU "
+             "machine; nvidia-smi -L lists them) or remove the line, then run again."),
+        see="nvidia-smi -L (the GPUs and their indices)",
+        source=("CUDA's CUDA_VISIBLE_DEVICES (indices from 0; a missing index hides the GPUs) ; "
+                "https://github.com/weizhepei/CasRel/issues/28 (\"1\" on a one-GPU machine: "
+                "\"0\" fixed it)"),
+        lines=[LogLine(n + 1, msg, "visible-devices", origin)],
+        detail=f"CUDA_VISIBLE_DEVICES={ids}; CUDA found no device")
 
 
 def _judge_delegate(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
