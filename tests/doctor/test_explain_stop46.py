@@ -282,3 +282,61 @@ def test_visible_devices_emptied_on_purpose_is_no_hidden_gpu():
            "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] retrieving CUDA diagnostic "
            "information for host: box\n")
     assert _top(log)[0] != "gpu-not-visible"
+
+
+# --- dev46b, read as development after its transfer score (27786f9b: 6/10, no change) ---------
+
+def test_a_symbolic_keras_value_reaching_numpy_is_keras_symbolic_in_eager():
+    # TF 2.4+'s wording, with its second sentence
+    log = ("TypeError: Cannot convert a symbolic Keras input/output to a numpy array. This error "
+           "may indicate that you're trying to pass a symbolic value to a NumPy call, which is "
+           "not supported. Or, you may be trying to pass Keras symbolic inputs/outputs to a TF "
+           "API that does not register dispatching\n")
+    assert _top(log) == ("keras-symbolic-tensor-in-eager", "failure")
+
+
+def test_a_symbolic_tensor_quoted_without_its_name_is_the_numpy_tf_pair():
+    log = "NotImplementedError: Cannot convert a symbolic Tensor to a numpy array.\n"
+    assert _top(log)[0] == "numpy-too-new-for-tf"
+    # twin: the named form reads as before
+    named = ("NotImplementedError: Cannot convert a symbolic Tensor (lstm/strided_slice:0) to a "
+             "numpy array.\n")
+    assert _top(named)[0] == "numpy-too-new-for-tf"
+
+
+def test_a_missing_tensorflow_internal_module_is_a_keras_tf_mismatch():
+    log = ("  File \"/opt/conda/lib/python3.8/site-packages/keras/layers/core/dense.py\", line 22, "
+           "in <module>\n    from tensorflow.python.keras.engine import base_layer_v1\n"
+           "ModuleNotFoundError: No module named 'tensorflow.python.keras.engine.base_layer_v1'\n")
+    assert _top(log) == ("keras-tf-version-mismatch", "failure")
+
+
+def test_tensorflow_not_a_package_stays_a_shadow():
+    # twin: 'tensorflow' is not a package is a file of the user's named tensorflow.py
+    log = ("ModuleNotFoundError: No module named 'tensorflow.python'; 'tensorflow' is not a "
+           "package\n")
+    assert _top(log)[0] != "keras-tf-version-mismatch"
+
+
+def test_conda_without_tensorflow_deps_is_an_intel_conda_on_apple_silicon():
+    log = ("Collecting package metadata (current_repodata.json): done\n"
+           "Solving environment: failed with initial frozen solve. Retrying with flexible solve.\n"
+           "\nPackagesNotFoundError: The following packages are not available from current "
+           "channels:\n\n  - tensorflow-deps\n\nCurrent channels:\n\n"
+           "  - https://conda.anaconda.org/apple/osx-64\n")
+    top = explain_log(log).causes[0]
+    assert (top.label, top.severity) == ("macos-wrong-architecture", "failure")
+    assert "arm64" in top.fix
+
+
+def test_tensorflow_deps_in_an_environment_file_is_no_error():
+    # twin: the package listed where nothing failed
+    log = "name: tf\nchannels:\n  - apple\ndependencies:\n  - tensorflow-deps\n  - python=3.9\n"
+    assert _top(log)[0] != "macos-wrong-architecture"
+
+
+def test_conda_missing_another_package_is_not_the_mac_architecture():
+    # twin: a pinned release a channel lacks is conda's package list, not the architecture
+    log = ("PackagesNotFoundError: The following packages are not available from current "
+           "channels:\n\n  - tensorflow-gpu==1.15\n")
+    assert _top(log)[0] != "macos-wrong-architecture"

@@ -612,6 +612,7 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
     _judge_visible_devices(by_label, lines, text, infos)
+    _judge_conda_arch(by_label, lines, text)
     _judge_delegate(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     from tfperf.doctor.explain_finished import judge_finished
@@ -1184,6 +1185,42 @@ def _judge_visible_devices(by_label: dict[str, Cause], lines: list[str], text: s
                 "\"0\" fixed it)"),
         lines=[LogLine(n + 1, msg, "visible-devices", origin)],
         detail=f"CUDA_VISIBLE_DEVICES={ids}; CUDA found no device")
+
+
+# conda's list of packages its channels lack, naming Apple's arm64-only tensorflow-deps
+_CONDA_MISSING_DEPS = re.compile(r"PackagesNotFoundError: The following packages are not available "
+                                 r"from current channels:[ \t]*\n(?:[ \t]*\n|[ \t]*-[^\n]*\n){0,8}?"
+                                 r"[ \t]*-[ \t]*(?P<pkg>tensorflow-deps)\b")
+
+
+def _judge_conda_arch(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """conda cannot find tensorflow-deps, Apple's package that exists only for osx-arm64: the
+    conda (Miniforge/Anaconda) running is an x86_64 one, under Rosetta on an Apple Silicon Mac,
+    so it searches the osx-64 channels; the architecture, not the package name, is wrong."""
+    if "tensorflow-deps" not in text or any(c.severity == "failure" for c in by_label.values()):
+        return
+    m = _CONDA_MISSING_DEPS.search(text)
+    if m is None:
+        return
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["macos-wrong-architecture"]
+    n = text.count("\n", 0, m.start("pkg"))
+    origin, msg = _shown(lines[n])
+    by_label["macos-wrong-architecture"] = Cause(
+        label="macos-wrong-architecture", severity="failure",
+        cause=("conda's channels have no tensorflow-deps: Apple publishes it for osx-arm64 only, "
+               "so the conda running is an x86_64 (Intel) one (an Intel Miniforge or Anaconda "
+               "under Rosetta on an Apple Silicon Mac) that searches the osx-64 channels. "
+               "Otherwise: " + head.cause),
+        fix=("Install the arm64 Miniforge (Miniforge3-MacOSX-arm64) in place of the Intel one, "
+             "create the environment again and check python -c 'import platform; "
+             "print(platform.platform())' says arm64; then conda install -c apple "
+             "tensorflow-deps. Otherwise: " + head.fix),
+        see=head.see, source=head.source + (" ; conda's PackagesNotFoundError for "
+                                            "tensorflow-deps (osx-arm64 only, channel apple)"),
+        lines=[LogLine(n + 1, msg, "conda-arm64-only", origin)],
+        detail="tensorflow-deps not found: an osx-64 conda")
 
 
 def _judge_delegate(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
