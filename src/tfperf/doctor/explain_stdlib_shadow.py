@@ -53,19 +53,17 @@ def _own_module(path: str) -> str | None:
     return name[:-3] if name.endswith(".py") else None
 
 
+_FRAME_PATH = re.compile(r'File "([^"\n]*)"')
+
+
 def _suspects(text: str) -> bool:
     """Whether any frame runs a file named like a standard module outside the installed Python:
-    a cheap pass over the quoted paths, so a log without one costs no regex."""
-    at = text.find('File "')
-    while at >= 0:
-        end = text.find('"', at + 6)
-        if end < 0:
-            return False
-        path = text[at + 6:end]
+    the distinct quoted paths only (a log repeats its frames), so a log without one costs one
+    C-level pass and no per-frame regex."""
+    for path in set(_FRAME_PATH.findall(text)):
         mod = _own_module(path)
-        if mod in _STDLIB and "\n" not in path and not _is_the_real_one(path, mod):
+        if mod in _STDLIB and not _is_the_real_one(path, mod):
             return True
-        at = text.find('File "', end)
     return False
 
 
