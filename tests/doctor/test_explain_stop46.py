@@ -340,3 +340,13 @@ def test_conda_missing_another_package_is_not_the_mac_architecture():
     log = ("PackagesNotFoundError: The following packages are not available from current "
            "channels:\n\n  - tensorflow-gpu==1.15\n")
     assert _top(log)[0] != "macos-wrong-architecture"
+
+
+def test_an_unknown_lambda_in_tensorflow_js_keeps_the_port_it_reading():
+    # twin: TensorFlow.js cannot run a Python lambda at all; weights alone do not help there
+    log = ("Error: Unknown layer: Lambda. This may be due to one of the following reasons:\n"
+           "1. The layer is defined in Python, in which case it needs to be ported to "
+           "TensorFlow.js or your JavaScript code.\n2. The custom layer is defined in "
+           "JavaScript, but is not registered properly with tf.serialization.registerClass().\n")
+    top = explain_log(log).causes[0]
+    assert "wraps a Python function" not in top.cause

@@ -106,6 +106,8 @@ def lambda_layer_from_config(text: str) -> Reading | None:
     the way that works is to build the model in code and load the weights only."""
     if "Lambda" not in text or (m := _UNKNOWN_LAMBDA.search(text)) is None:
         return None
+    if "registerClass" in text or "tf-layers" in text or "tfjs" in text.lower():
+        return None  # TensorFlow.js: the layer is ported to JavaScript, its row's fix says so
     cls = m["cls"]
     return (f"{cls} is a layer that wraps a Python function (a lambda, a distribution-making "
             "function): the saved model (.h5 / SavedModel config) keeps the layer's name, not a "

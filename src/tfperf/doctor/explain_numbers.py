@@ -210,9 +210,9 @@ def target_check_numbers(text: str) -> Reading | None:
                     f"{n + 1} units would only learn an empty class.", m.group(0))
         return None
     if m := _TARGET_NDIM.search(line):
-        want, got = int(m["want"]), _sizes(m["got"])
-        if want > len(got) == 2:
-            return (f"The model's output {m['layer']} has {want} dimensions and the labels 2 "
+        rank, got = int(m["want"]), _sizes(m["got"])
+        if rank > len(got) == 2:
+            return (f"The model's output {m['layer']} has {rank} dimensions and the labels 2 "
                     f"(shape ({m['got']})): the last layer gives one output per time step, as "
                     "a recurrent layer with return_sequences=True (or a Dense on a 3-D "
                     "tensor) does, where the labels hold one value per sample.",
