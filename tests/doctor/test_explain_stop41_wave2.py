@@ -122,9 +122,8 @@ def test_on_the_whole_set_holds_error_splits_the_logs_nothing_else_reads() -> No
     """Both sides on every log of the set: where no row, floor or loose line read anything, the
     verdict is "nothing wrong" exactly when the log holds no error; no benign log holds an error
     there, and no log with a confirmed cause is left "nothing wrong" by it."""
-    # round 30's open miss (docs/explain.md, stop 45 wave 2): a log that holds no error line (a
-    # CUDA_VISIBLE_DEVICES line of a one-GPU machine) whose cause the thread confirms
-    open_misses = {"casrel28_cuda_visible_devices_1_single_gpu"}
+    # round 30's casrel28 (CUDA_VISIBLE_DEVICES="1" on a one-GPU machine) is read since stop 46
+    open_misses: set[str] = set()
     seen = 0
     for name, expected in _devset():
         if name in open_misses:

@@ -1193,9 +1193,10 @@ _OPEN_MISSES = {"spliceai56_predict_retracing_warning_tf23_benign",
                 # round 30 (stop 45): AutoGraph's could-not-transform warning on TF 1.14, which
                 # its maintainer says to ignore, is reported as the warning it is elsewhere
                 "sb574_autograph_could_not_transform_sac_benign",
-                # round 30: an error log with no error line (CUDA_VISIBLE_DEVICES="1" on a
-                # one-GPU machine) still reads nothing wrong
-                "casrel28_cuda_visible_devices_1_single_gpu"}
+                # dev46a (stop 46): a page quoting only "OUT_OF_RANGE: End of sequence" for a
+                # stopped training (steps_per_epoch rounded down); the words are those of
+                # TensorFlow's benign end-of-epoch line, and nothing else is in the log
+                "openillumi13894_out_of_range_steps_per_epoch_floor"}
 _XFAIL = pytest.mark.xfail(strict=True, reason="an open round-10 miss (docs/explain.md)")
 
 

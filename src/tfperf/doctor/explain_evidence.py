@@ -29,22 +29,26 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tfperf.doctor.explain_keras import lambda_layer_from_config
 from tfperf.doctor.explain_kernels import kernel_reading
 from tfperf.doctor.explain_numbers import (
     concat_off_by_one,
     dense_length_exceeded,
     flattened_labels,
     grid_size_mismatch,
+    input_holds_sample_count,
     label_from_other_map,
     logits_labels_numbers,
     loss_over_batch,
     onehot_to_sparse,
     position_past_table,
     rows_per_sample,
+    target_check_numbers,
     validation_ran_out,
     validation_unbatched,
 )
 from tfperf.doctor.explain_oom import rank_oom
+from tfperf.doctor.explain_package_api import third_party_attribute
 from tfperf.doctor.explain_pip import (
     no_wheel_at_all,
     offered_python,
@@ -666,6 +670,11 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/sparse_to_dense_op.cc (indices[i] = [...] is out of bounds: need 0 "
      "<= index < [...]) ; https://github.com/tech-srl/code2seq/issues/4 ([240,9] for [300,9]: "
      "the data's paths longer than config.MAX_PATH_LENGTH)"),
+    (frozenset({"labels-output-mismatch"}), target_check_numbers,
+     "keras/engine/training_utils.py (standardize_input_data: Error when checking target) ; "
+     "https://whosebug.com/question/3634840 ((None, 3) against (658118, 4): classes 1..3 "
+     "one-hot from 0) ; https://newbe.dev/error-when-checking-target-expected-dense-1-to-have-3-"
+     "dimensions-but-got-array-with-shape-118-1 (return_sequences=True before the last Dense)"),
     (frozenset({"invalid-argument-error", "labels-output-mismatch"}), flattened_labels,
      "tensorflow/core/util/bcast.cc (Incompatible shapes) ; "
      "https://github.com/keras-team/keras/issues/11894 ([7600] vs. [400,19]: a sparse accuracy "
@@ -686,6 +695,18 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "tensorflow/core/kernels/xent_op.cc (logits_size and labels_size) ; "
      "https://github.com/krishnaik06/Deep-Learning-Car-Brand/issues/5 (8 units for 7 classes: a "
      "desktop.ini read as a class folder)"),
+    (frozenset({"keras-unknown-object"}), lambda_layer_from_config,
+     "keras saving (a Lambda layer keeps its function's bytecode or name, not code the loader "
+     "can run) ; https://github.com/rstudio/tfprobability/issues/65 (Unknown layer: "
+     "DistributionLambda: rebuild the model, load only the weights)"),
+    (frozenset({"input-shape-mismatch"}), input_holds_sample_count,
+     "keras engine / TensorFlow.js input check (expected shape [null, rows, features]) ; "
+     "https://github.com/tensorflow/tfjs/issues/315 (inputShape [15, 4] for 15 training rows: "
+     "inputShape [4] and a [N, 4] tensor)"),
+    (frozenset({"attribute-error"}), third_party_attribute,
+     "Python's AttributeError on a module ; https://github.com/ThomasAlbin/Astroniz-YT-Tutorials/"
+     "issues/65 (keras_tuner.oracles.BayesianOptimization gone in keras-tuner 1.3.5: "
+     "keras-tuner 1.1.2, the tutorial's, fixed it)"),
     (frozenset({"keras-unknown-object"}), keras_major,
      "keras/src/saving/serialization_lib.py (Could not locate class; the module the file names) ; "
      "https://github.com/pnlbwh/CNN-Diffusion-MRIBrain-Segmentation/pull/50 (Could not locate "

@@ -92,3 +92,28 @@ def flavour_detail(details: dict[str, list[str]]) -> str:
     if have and receiver and have != receiver:
         return out + ": import the model, its layers and its optimizer from one of them"
     return out
+
+
+# a layer that wraps a Python function: DistributionLambda (TFP), Lambda, any *Lambda of a library
+_UNKNOWN_LAMBDA = re.compile(r"Unknown layer:? ['\"]?(?P<cls>(?!TFOpLambda)\w*Lambda)\b")
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
+
+
+def lambda_layer_from_config(text: str) -> Reading | None:
+    """"Unknown layer: DistributionLambda" (or another *Lambda): the layer wraps a Python
+    function the saved config cannot bring back, so custom_objects alone rarely restores it;
+    the way that works is to build the model in code and load the weights only."""
+    if "Lambda" not in text or (m := _UNKNOWN_LAMBDA.search(text)) is None:
+        return None
+    if "registerClass" in text or "tf-layers" in text or "tfjs" in text.lower():
+        return None  # TensorFlow.js: the layer is ported to JavaScript, its row's fix says so
+    cls = m["cls"]
+    return (f"{cls} is a layer that wraps a Python function (a lambda, a distribution-making "
+            "function): the saved model (.h5 / SavedModel config) keeps the layer's name, not a "
+            "function the loader can run, so loading the whole model fails or needs that code "
+            "registered under the same name.",
+            "Build the model again in code (the same function that built it) and load only the "
+            "weights: save_weights / load_weights (R: save_model_weights_hdf5 / "
+            "load_model_weights_hdf5); passing the class in custom_objects works only when the "
+            "wrapped function is rebuilt too.", m.group(0))

@@ -173,6 +173,83 @@ def flattened_labels(text: str) -> Reading | None:
             "rank.", m.group(0))
 
 
+# Keras 1.x-2.3's target check: the output the model gives against the labels' array
+_TARGET_SHAPE = re.compile(r"expected (?P<layer>\w+) to have shape \((?P<want>[^)\n]*)\) but got "
+                           r"array with shape \((?P<got>[^)\n]*)\)")
+_TARGET_NDIM = re.compile(r"expected (?P<layer>\w+) to have (?P<want>\d+) dimensions?, but got "
+                          r"array with shape \((?P<got>[^)\n]*)\)")
+
+
+def _sizes(shape: str) -> list[str]:
+    return [d.strip() for d in shape.split(",") if d.strip()]
+
+
+def target_check_numbers(text: str) -> Reading | None:
+    """Keras's "Error when checking target" with its two shapes: labels one column wider than
+    the output's units are class ids 1..N one-hot encoded from 0 (to_categorical makes N+1
+    columns, column 0 unused); an output of more dimensions than the 2-D labels is a per-step
+    output (a recurrent layer that returns sequences, no Flatten before the last Dense)."""
+    at = text.find("Error when checking")
+    while at >= 0 and not text.startswith("target", text.find(":", at) - 6):
+        at = text.find("Error when checking", at + 1)
+    if at < 0:
+        return None
+    end = text.find("\n", at)
+    line = text[at:end if end >= 0 else len(text)]
+    if m := _TARGET_SHAPE.search(line):
+        want, got = _sizes(m["want"]), _sizes(m["got"])
+        if (len(want) == len(got) == 2 and want[-1].isdigit() and got[-1].isdigit()
+                and int(got[-1]) == int(want[-1]) + 1):
+            n = int(want[-1])
+            return (f"The labels have one column more than the output's {n} units "
+                    f"({got[-1]} against {n}): class ids 1..{n} one-hot encoded by "
+                    f"to_categorical, which counts from 0 and so makes {n + 1} columns "
+                    "(column 0 never used).",
+                    f"Number the classes from 0: to_categorical(y - 1, num_classes={n}) (or "
+                    f"to_categorical(y, num_classes={n}) on ids 0..{n - 1}); a last layer of "
+                    f"{n + 1} units would only learn an empty class.", m.group(0))
+        return None
+    if m := _TARGET_NDIM.search(line):
+        rank, got = int(m["want"]), _sizes(m["got"])
+        if rank > len(got) == 2:
+            return (f"The model's output {m['layer']} has {rank} dimensions and the labels 2 "
+                    f"(shape ({m['got']})): the last layer gives one output per time step, as "
+                    "a recurrent layer with return_sequences=True (or a Dense on a 3-D "
+                    "tensor) does, where the labels hold one value per sample.",
+                    "Set return_sequences=False on the last LSTM/GRU before the output layer "
+                    "(or add Flatten / GlobalAveragePooling1D before the last Dense); keep "
+                    "return_sequences=True only when the labels are per step too.", m.group(0))
+    return None
+
+
+# an input check with both shapes (Keras 1.x-2.3, TensorFlow.js): expected X to have shape ...
+_INPUT_SHAPES = re.compile(r"expected (?P<layer>\w*input\w*) to have shape "
+                           r"(?P<want>[\[(][^\])\n]*[\])]) but got array with shape "
+                           r"(?P<got>[\[(][^\])\n]*[\])])")
+
+
+def input_holds_sample_count(text: str) -> Reading | None:
+    """An input of shape [null, n, k] given [1, m, k]: the rows (m) came as one sample of a
+    model whose input shape holds a row count (n, the training set's): inputShape or
+    input_shape was given the data's whole shape instead of one sample's."""
+    if "to have shape" not in text or (m := _INPUT_SHAPES.search(text)) is None:
+        return None
+    want, got = _sizes(m["want"].strip("[]()")), _sizes(m["got"].strip("[]()"))
+    if (len(want) < 3 or len(want) != len(got) or want[0] not in ("null", "None")
+            or got[0] != "1" or want[1:2] == got[1:2] or want[2:] != got[2:]
+            or not want[1].isdigit()):
+        return None
+    sample = ", ".join(want[2:])
+    return (f"The model's input shape holds a number of rows: it wants {want[1]} rows of "
+            f"[{sample}] per sample ({m['want']}), so the {got[1]} rows given came as one "
+            f"sample ({m['got']}). The input shape (inputShape in TensorFlow.js, input_shape in "
+            f"Keras) was set to the training data's shape ({want[1]} rows), but it is the shape "
+            "of one sample: the number of samples is the batch axis, left out.",
+            f"Give the input layer one sample's shape (inputShape: [{sample}] / input_shape=("
+            f"{sample},)) and pass the rows as the batch (a tensor of shape [N, {sample}]); for "
+            "a sequence model keep the time axis but not the number of sequences.", m.group(0))
+
+
 def _prod(dims: list[int]) -> int:
     out = 1
     for d in dims:

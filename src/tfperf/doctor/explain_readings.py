@@ -48,9 +48,9 @@ def shape_axis_detail(details: Details) -> str:
     if axis_got := _first(details, "got_shape4"):
         return _axis_value_detail(axis_got, _first(details, "want_axis"),
                                   _first(details, "want_value"))
-    got = _first(details, "got_shape", "got_shape2", "got_shape3", "got_shape5")
+    got = _first(details, "got_shape", "got_shape2", "got_shape3", "got_shape5", "got_shape7")
     want_shape = _first(details, "want_shape", "want_shape3")
-    want_ndim = _first(details, "want_ndim", "want_ndim2")
+    want_ndim = _first(details, "want_ndim", "want_ndim2", "want_ndim5")
     if not got:
         got_ndim = _first(details, "got_ndim")
         return f"rank-{got_ndim} data for a rank-{want_ndim} input" if got_ndim else ""

@@ -607,9 +607,12 @@ def explain_log(text: str, gpu_expected: bool | None = None) -> Explanation:
     _judge_step_progress(by_label, text)
     _judge_tensor_count(by_label, text)
     _judge_own_file(by_label, text)
+    _judge_stdlib_shadow(by_label, lines, text)
     _judge_addon_range(by_label)
     _judge_ptxas_compare(by_label)
     _judge_gpu_check(by_label, lines, text)
+    _judge_visible_devices(by_label, lines, text, infos)
+    _judge_conda_arch(by_label, lines, text)
     _judge_delegate(by_label, lines, text)
     versions = _add_install_advice(text, list(by_label.values()))
     from tfperf.doctor.explain_finished import judge_finished
@@ -1042,6 +1045,32 @@ def _judge_own_file(by_label: dict[str, Cause], text: str) -> None:
     del by_label["tensorflow-shadowed"]
 
 
+def _judge_stdlib_shadow(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """A file of the user's named like a standard-library module that an import on the traceback
+    ran (``explain_stdlib_shadow``): the root cause; the errors read after it are its
+    consequences (the user's file fails, or lacks what the importer wanted)."""
+    from tfperf.doctor.explain_stdlib_shadow import find_shadow
+    from tfperf.doctor.knowledge import derived_causes
+
+    found = find_shadow(text)
+    if found is None:
+        return
+    row = derived_causes()["stdlib-shadowed"]
+    origin, msg = _shown(lines[found.line])
+    cause = Cause(label="stdlib-shadowed", severity="failure",
+                  cause=row["cause"], fix=row["fix"].replace("MODULE", found.module),
+                  see=row["see"], source=row["source"],
+                  lines=[LogLine(found.line + 1, msg, "stdlib-shadowed", origin)],
+                  detail=(f"your {found.path} is imported as the standard library's "
+                          f"'{found.module}' (by {found.importer})"))
+    cause.details["shadowed"] = [found.module]
+    for label in [lb for lb, c in by_label.items()
+                  if c.severity == "failure" and c.first_line > found.line]:
+        cause.consequences.append(label)
+        del by_label[label]
+    by_label["stdlib-shadowed"] = cause
+
+
 def _judge_addon_range(by_label: dict[str, Cause]) -> None:
     """An add-on's "TensorFlow X is not supported" warning whose declared range is a known erratum
     of the add-on's own check (``addon_check_errata.csv``: tensorflow-addons 0.11.0 says
@@ -1118,6 +1147,80 @@ def _judge_gpu_check(by_label: dict[str, Cause], lines: list[str], text: str) ->
         label="gpu-not-visible", severity="failure", cause=row["cause"], fix=row["fix"],
         see=row["see"], source=row["source"], lines=shown,
         detail="the log's own GPU check found no GPU")
+
+
+# CUDA_VISIBLE_DEVICES set to indices that leave out GPU 0 (os.environ[...] = "1", export, env)
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES['\"]?\]?\s*=\s*['\"]?(?P<ids>[1-9]\d*(?:,[1-9]\d*)*)"
+                      r"(?![\d,])")
+
+
+def _judge_visible_devices(by_label: dict[str, Cause], lines: list[str], text: str,
+                           infos: dict[str, Informational]) -> None:
+    """CUDA_VISIBLE_DEVICES naming only GPUs from 1 up, and CUDA then finding no device (the
+    cuda_diagnostics block TensorFlow prints after a failed cuInit, or cuInit's NO_DEVICE):
+    the indices count from 0, so on a machine with fewer GPUs the setting hides them all."""
+    if "CUDA_VISIBLE_DEVICES" not in text or any(
+            c.severity in ("failure", "warning") for c in by_label.values()):
+        return
+    if "cuda-diagnostics" not in infos and "cuinit-no-device" not in by_label:
+        return
+    m = _VISIBLE.search(text)
+    if m is None:
+        return
+    ids = m["ids"]
+    n = text.count("\n", 0, m.start())
+    origin, msg = _shown(lines[n])
+    lowest = min(int(i) for i in ids.split(","))
+    by_label["gpu-not-visible"] = Cause(
+        label="gpu-not-visible", severity="failure",
+        cause=(f"The log sets CUDA_VISIBLE_DEVICES={ids} and CUDA then found no GPU (the "
+               "diagnostics TensorFlow prints after a failed cuInit): GPU indices count from 0, "
+               f"so on a machine with {lowest} GPU{'s' if lowest > 1 else ''} or fewer the "
+               "setting hides every GPU and TensorFlow runs on the CPU."),
+        fix=("Set CUDA_VISIBLE_DEVICES to an index the machine has (\"0\" on a one-GPU "
+             "machine; nvidia-smi -L lists them) or remove the line, then run again."),
+        see="nvidia-smi -L (the GPUs and their indices)",
+        source=("CUDA's CUDA_VISIBLE_DEVICES (indices from 0; a missing index hides the GPUs) ; "
+                "https://github.com/weizhepei/CasRel/issues/28 (\"1\" on a one-GPU machine: "
+                "\"0\" fixed it)"),
+        lines=[LogLine(n + 1, msg, "visible-devices", origin)],
+        detail=f"CUDA_VISIBLE_DEVICES={ids}; CUDA found no device")
+
+
+# conda's list of packages its channels lack, naming Apple's arm64-only tensorflow-deps
+_CONDA_MISSING_DEPS = re.compile(r"PackagesNotFoundError: The following packages are not available "
+                                 r"from current channels:[ \t]*\n(?:[ \t]*\n|[ \t]*-[^\n]*\n){0,8}?"
+                                 r"[ \t]*-[ \t]*(?P<pkg>tensorflow-deps)\b")
+
+
+def _judge_conda_arch(by_label: dict[str, Cause], lines: list[str], text: str) -> None:
+    """conda cannot find tensorflow-deps, Apple's package that exists only for osx-arm64: the
+    conda (Miniforge/Anaconda) running is an x86_64 one, under Rosetta on an Apple Silicon Mac,
+    so it searches the osx-64 channels; the architecture, not the package name, is wrong."""
+    if "tensorflow-deps" not in text or any(c.severity == "failure" for c in by_label.values()):
+        return
+    m = _CONDA_MISSING_DEPS.search(text)
+    if m is None:
+        return
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["macos-wrong-architecture"]
+    n = text.count("\n", 0, m.start("pkg"))
+    origin, msg = _shown(lines[n])
+    by_label["macos-wrong-architecture"] = Cause(
+        label="macos-wrong-architecture", severity="failure",
+        cause=("conda's channels have no tensorflow-deps: Apple publishes it for osx-arm64 only, "
+               "so the conda running is an x86_64 (Intel) one (an Intel Miniforge or Anaconda "
+               "under Rosetta on an Apple Silicon Mac) that searches the osx-64 channels. "
+               "Otherwise: " + head.cause),
+        fix=("Install the arm64 Miniforge (Miniforge3-MacOSX-arm64) in place of the Intel one, "
+             "create the environment again and check python -c 'import platform; "
+             "print(platform.platform())' says arm64; then conda install -c apple "
+             "tensorflow-deps. Otherwise: " + head.fix),
+        see=head.see, source=head.source + (" ; conda's PackagesNotFoundError for "
+                                            "tensorflow-deps (osx-arm64 only, channel apple)"),
+        lines=[LogLine(n + 1, msg, "conda-arm64-only", origin)],
+        detail="tensorflow-deps not found: an osx-64 conda")
 
 
 def _judge_delegate(by_label: dict[str, Cause], lines: list[str], text: str) -> None:

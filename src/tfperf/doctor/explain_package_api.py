@@ -1,0 +1,39 @@
+"""A module of another package than TensorFlow's family missing an attribute: that package's API
+changed between its own releases (keras_tuner.oracles.BayesianOptimization became
+BayesianOptimizationOracle), so the fix is that package's release, not TensorFlow's."""
+
+from __future__ import annotations
+
+import re
+
+Reading = tuple[str, str, str]  # (cause, fix, the log's words that show it)
+
+_MISSING = re.compile(r"AttributeError: module '(?P<mod>(?P<top>[A-Za-z_]\w*)(?:\.\w+)*)' has no "
+                      r"attribute '(?P<attr>\w+)'")
+# TensorFlow's family and the packages its wheel requires (NumPy, ml_dtypes, protobuf, h5py ...):
+# their own rows, the error-class clauses and the API table read these
+_OWN = re.compile(r"tensorflow\w*|tf|tf_keras|keras|tensorboard|tflite\w*|numpy|np|ml_dtypes|"
+                  r"jax|jaxlib|absl|google|h5py|gast|wrapt|flatbuffers|opt_einsum|six|termcolor|"
+                  r"astunparse|typing_extensions|grpc|libclang")
+# import names whose pip name is not the import name with '_' for '-'
+_PIP_NAMES = {"cv2": "opencv-python", "sklearn": "scikit-learn", "PIL": "Pillow",
+              "yaml": "PyYAML", "skimage": "scikit-image", "bs4": "beautifulsoup4"}
+
+
+def third_party_attribute(text: str) -> Reading | None:
+    """``module 'keras_tuner.oracles' has no attribute 'BayesianOptimization'``: a package other
+    than TensorFlow's changed its API; pin the release the code was written for."""
+    if "has no attribute" not in text or (m := _MISSING.search(text)) is None:
+        return None
+    top = m["top"]
+    if _OWN.fullmatch(top) or m["mod"].startswith("__"):
+        return None
+    pip = _PIP_NAMES.get(top, top.replace("_", "-"))
+    return (f"The installed {top} has no {m['mod']}.{m['attr']}: {top}'s own API changed "
+            "between its releases (a name renamed, moved or removed), and the code was written "
+            f"for another {top} release than the one installed. It is {top}'s version, not "
+            "TensorFlow's.",
+            f"Install the {pip} release the code (or tutorial) was written for: pip install "
+            f"'{pip}==<that version>' (pip index versions {pip} lists them); or keep the new "
+            f"release and use its name for it (dir({m['mod']}), {pip}'s changelog).",
+            m.group(0))
