@@ -27,6 +27,7 @@ from tfperf.analysis.writes import (
     grid_leads,
     indices_only_index,
     merge_chains,
+    moves,
     moving_names,
     slice_grid,
 )
@@ -109,17 +110,20 @@ def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
             raise NotAWrite("a statement other than a temporary's assignment in the loop")
-        stmts += [merge_chains(s) for s in before]
+        stmts += [merge_chains(s, moving_names([*stmts, *before], moves(axes, items_at)))
+                  for s in before]
         if tail:
             rows: list[ast.stmt] = []
             _folds(tail, [], f"{len(axes)}_f", rows, folds)
-            stmts += [merge_chains(r) for r in rows]
+            stmts += [merge_chains(r, moving_names([*stmts, *rows], moves(axes, items_at)))
+                      for r in rows]
     accs = [f[0] for f in folds]
     if len(set(accs)) != len(accs):
         raise NotAWrite(f"{accs[0]!r} folded twice in one iteration")
     if items_at:
         inline = Inline({k: v[0] for k, v in items_at.items()})
-        stmts = [merge_chains(inline.visit(s)) for s in stmts]
+        moving = moving_names(stmts, moves(axes, items_at))
+        stmts = [merge_chains(inline.visit(s), moving) for s in stmts]
     indices = [a.index for a in axes]
     if len(set(indices)) != len(indices):
         raise NotAWrite("two loops share an index name")

@@ -241,30 +241,56 @@ def _parts(sub: ast.Subscript) -> list[ast.expr]:
     return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
 
 
-def merged(node: ast.expr) -> ast.expr:
-    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks (no slice, no ``...``): equal on arrays,
-    and the only form that still writes in place once ``p`` is an index array."""
+def _picks_one(part: ast.expr, moving: set[str]) -> bool:
+    """``part`` is one position per iteration: an int constant, or an expression of the
+    names that move (a loop index, an item, a temporary). A loop-invariant part (``keep``, an
+    index array, ``x > 0``) may pick many rows, and a comparison is a mask."""
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+        part = part.operand
+    if isinstance(part, ast.Constant):
+        return type(part.value) is int
+    if any(isinstance(n, (ast.Compare, ast.BoolOp)) or (
+            isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.Invert)))
+           for n in ast.walk(part)):
+        raise NotAWrite("a mask inside a chained index (a[m][i] is not a[m, i])")
+    return bool(names(part) & moving)
+
+
+def merged(node: ast.expr, moving: set[str]) -> ast.expr:
+    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks one position per iteration (each part by
+    ``_picks_one``; no slice, no ``...``): equal on arrays, and the only form that still writes
+    in place once ``p`` is an index array. ``a[keep][i]`` with a loop-invariant ``keep`` (a
+    mask, an index array) stays chained: ``a[keep, i]`` pairs ``keep``'s positions with ``i``."""
     if not isinstance(node, ast.Subscript):
         return node
-    inner = node.value
+    inner = merged(node.value, moving)
     if isinstance(inner, ast.Subscript) and not any(
             isinstance(p, (ast.Slice, ast.Starred)) or
-            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)):
-        base = merged(inner)
-        assert isinstance(base, ast.Subscript)
-        return ast.Subscript(base.value, ast.Tuple(_parts(base) + _parts(node), ast.Load()),
+            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)) \
+            and all(_picks_one(p, moving) for p in _parts(inner)):
+        return ast.Subscript(inner.value, ast.Tuple(_parts(inner) + _parts(node), ast.Load()),
                              node.ctx)
-    return node
+    return ast.Subscript(inner, node.slice, node.ctx) if inner is not node.value else node
 
 
 class _Merge(ast.NodeTransformer):
+    def __init__(self, moving: set[str]) -> None:
+        self.moving = moving
+
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         self.generic_visit(node)
-        return merged(node)
+        return merged(node, self.moving)
 
 
-def merge_chains(stmt: ast.stmt) -> ast.stmt:
-    out = _Merge().visit(ast.parse(ast.unparse(stmt)).body[0])
+def moves(axes: list[Axis], items_at: dict[str, tuple[str, str, int]]) -> set[str]:
+    """The names a nest's loops move: their indices and their items."""
+    return {a.index for a in axes} | set(items_at)
+
+
+def merge_chains(stmt: ast.stmt, moving: set[str]) -> ast.stmt:
+    """Chained subscripts merged where ``moving`` (the names that change per iteration)
+    says each inner part picks one position."""
+    out = _Merge(moving).visit(ast.parse(ast.unparse(stmt)).body[0])
     assert isinstance(out, ast.stmt)
     return out
 
@@ -400,15 +426,17 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
             raise NotAWrite("a statement other than a temporary's assignment in the loop")
-        stmts += [merge_chains(s) for s in before]
+        stmts += [merge_chains(s, moving_names([*stmts, *before], moves(axes, items_at)))
+                  for s in before]
         node = last
     if not isinstance(node, (ast.Assign, ast.AugAssign)):
         raise NotAWrite("the innermost statement is not a write into an array")
-    write = merge_chains(node)
+    write = merge_chains(node, moving_names(stmts, moves(axes, items_at)))
     if items_at:  # each enumerate item is its array indexed: row → img[i], px → img[i, j]
         inline = Inline({k: v[0] for k, v in items_at.items()})
-        stmts = [merge_chains(inline.visit(s)) for s in stmts]
-        write = merge_chains(inline.visit(write))
+        moving = moving_names(stmts, moves(axes, items_at))
+        stmts = [merge_chains(inline.visit(s), moving) for s in stmts]
+        write = merge_chains(inline.visit(write), moving)
     assert isinstance(write, (ast.Assign, ast.AugAssign))
     per_element = PerElement(moving_names(stmts, {a.index for a in axes} | set(items_at)))
     stmts = [per_element.visit(s) for s in stmts]
