@@ -211,7 +211,7 @@ def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None
     return (op, f.value, axis) if not call.args else None
 
 
-class _Swap(ast.NodeTransformer):
+class Swap(ast.NodeTransformer):
     def __init__(self, at: dict[int, int], prefixes: list[Prefix]) -> None:
         self.at, self.prefixes = at, prefixes
 
@@ -489,7 +489,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
     check_body(stmts, write, array, target, indices, temps, kind, items, inside)
     if prefixes:  # each becomes row i of its cumulative op, bound before the grid
-        swap = _Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
+        swap = Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
         stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
         write = swap.visit(write)  # type: ignore[assignment]
     read_after = set().union(*(names(s) for s in after)) if after else set()

@@ -49,7 +49,7 @@ from tfperf.analysis.element_forms import (
     NotAWrite,
     names,
 )
-from tfperf.analysis.folds import FOLD, fold_nest
+from tfperf.analysis.folds import CARRIED, FOLD, KEPT, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
     PREFIX,
@@ -462,8 +462,17 @@ def batched(nest: WriteNest) -> list[str]:
         shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
                               for a in nest.axes) + ")"
         for acc, op, term, mask in nest.folds:
-            rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, "
-                        f"{PRIVATE + mask if mask else None}, {shape})")
+            m = PRIVATE + mask if mask else None
+            if op.startswith("extreme:"):  # a running min/max kept by a branch
+                _, cmp, as_int = op.split(":")
+                rows.append(f"{acc}, {PRIVATE}at_{acc} = {KEPT}({acc}, '{cmp}', "
+                            f"{PRIVATE}{term}, {m}, {shape}, {as_int == '1'})")
+            elif op.startswith("at:"):  # what that branch carried, where it set it last
+                _, best, as_int = op.split(":")
+                rows.append(f"{acc} = {CARRIED}({acc}, {PRIVATE}{term}, {PRIVATE}at_{best}, "
+                            f"{shape}, {as_int == '1'})")
+            else:
+                rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, {m}, {shape})")
         return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
     if nest.recurrence:
@@ -597,7 +606,38 @@ def _fold_rows(g: int) -> list[str]:
         f"    seq = {NP}.concatenate(({NP}.asarray(acc, dt).reshape(1), terms.astype(dt)))",
         f"    r = getattr({NP}, op).accumulate(seq, dtype=dt)[-1]",
         "    return type(acc)(r) if type(acc) in (int, float) and type(t) in (int, float) "
-        "else r"]
+        "else r",
+        # if v < best: best = v (<=, >, >=): the loop keeps the first (strict) or the last
+        # (not strict) position of the extreme that beats best; NaN never compares true
+        f"def {KEPT}(acc, cmp, t, m, grid, as_int):",
+        f"    if {NP}.ndim(t) > {g}:",
+        f"        raise {LOOP}('tfperf: a running extreme of a per-iteration array')",
+        f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
+        f"    terms = {NP}.broadcast_to(t, shape).ravel()  # C order: the loop's order",
+        "    if terms.dtype.kind not in 'biuf':",
+        f"        raise {LOOP}('tfperf: a running extreme of values that are not numbers')",
+        f"    keep = {NP}.ones(terms.shape, bool) if m is None else "
+        f"{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()",
+        "    if terms.dtype.kind == 'f':",
+        f"        keep = keep & ~{NP}.isnan(terms)",
+        f"    at = {NP}.flatnonzero(keep)",
+        "    if not len(at):",
+        "        return acc, None",
+        "    terms = terms[at]",
+        "    e = terms.min() if cmp in ('lt', 'le') else terms.max()",
+        "    if not {'lt': e < acc, 'le': e <= acc, 'gt': e > acc, 'ge': e >= acc}[cmp]:",
+        "        return acc, None",
+        f"    hit = {NP}.flatnonzero(terms == e)",
+        "    k = at[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
+        "    v = terms[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
+        "    return (int(v) if as_int else v), k",
+        f"def {CARRIED}(old, t, k, grid, as_int):",
+        "    if k is None:",
+        "        return old",
+        f"    if {NP}.ndim(t) > {g}:",
+        f"        raise {LOOP}('tfperf: a per-iteration array carried by a running extreme')",
+        f"    v = {NP}.broadcast_to(t, {NP}.broadcast_shapes({NP}.shape(t), grid)).ravel()[k]",
+        "    return int(v) if as_int else v"]
 
 
 def branches(nest: WriteNest) -> bool:
