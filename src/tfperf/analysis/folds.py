@@ -40,8 +40,9 @@ from tfperf.analysis.writes import (
 FOLD = "_tfperf_fold"
 FOLDED = "_tfperf_folded"
 #: ``best, k = _tfperf_running(best, cmp, terms, mask, grid, as_int)``: a running min or max
-#: kept by a branch; ``name = _tfperf_carried(name, term, k, grid, as_int)``: what the branch
-#: carried with it (the position, another value), at the iteration that set ``best`` last.
+#: kept by a branch; ``name = _tfperf_carried(name, term, k, grid)``: a value the branch
+#: carried with it, at the iteration that set ``best`` last (a position, ``i, j = x, y``:
+#: the loops' indices at that iteration, from ``k``, as Python ints).
 KEPT = "_tfperf_running"
 CARRIED = "_tfperf_carried"
 _CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
@@ -133,9 +134,12 @@ def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
             rows.append(ast.parse(f"{term} = {ast.unparse(value)}").body[0])
             out.append((best, f"extreme:{how}:{int(python_int(value, ints))}", term, mask))
             for n, (name, v) in enumerate(carried):
+                if python_int(v, ints):  # a position: computed from the extreme's, no grid
+                    out.append((name, f"position:{best}", ast.unparse(v), mask))
+                    continue
                 term = f"{BRANCH}{here}_x{n}"
                 rows.append(ast.parse(f"{term} = {ast.unparse(v)}").body[0])
-                out.append((name, f"at:{best}:{int(python_int(v, ints))}", term, mask))
+                out.append((name, f"at:{best}:0", term, mask))
         elif isinstance(s, ast.AugAssign):
             assert isinstance(s.target, ast.Name)
             term = f"{BRANCH}{here}_t"
@@ -243,9 +247,8 @@ def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     if read_after & (temps | set(indices) | set(items_at)):
         raise NotAWrite(f"{sorted(read_after & (temps | set(indices) | set(items_at)))[0]!r} "
                         "is read after the loop (its last iteration's value)")
-    # a running extreme's Python-int values (``i, j = x, y``) are cast back with int()
-    as_ints = {t for _, op, t, _ in folds if op.startswith(("extreme:", "at:"))
-               and op.endswith(":1")}
+    # a running extreme's Python-int value (``if i * i > best``) is cast back with int()
+    as_ints = {t for _, op, t, _ in folds if op.startswith("extreme:") and op.endswith(":1")}
     indices_only_index([s for s in stmts if not (
         isinstance(s, ast.Assign) and ast.unparse(s.targets[0]) in as_ints)], set(indices))
     moving = moving_names(stmts, set(indices))

@@ -142,6 +142,16 @@ def read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]
     return seen  # type: ignore[return-value]
 
 
+class _Indices(ast.NodeTransformer):
+    """Each loop index in an expression replaced by its value as source text."""
+
+    def __init__(self, at: dict[str, str]) -> None:
+        self.at = at
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return ast.parse(self.at[node.id], mode="eval").body if node.id in self.at else node
+
+
 class _Reductions(ast.NodeTransformer):
     """``np.sum(v)``/``v.max(axis=k)`` of a per-iteration ``v`` → over ``v``'s own axes,
     which follow the grid's ``g`` leading ones."""
@@ -468,9 +478,16 @@ def batched(nest: WriteNest) -> list[str]:
                 rows.append(f"{acc}, {PRIVATE}at_{acc} = {KEPT}({acc}, '{cmp}', "
                             f"{PRIVATE}{term}, {m}, {shape}, {as_int == '1'})")
             elif op.startswith("at:"):  # what that branch carried, where it set it last
-                _, best, as_int = op.split(":")
-                rows.append(f"{acc} = {CARRIED}({acc}, {PRIVATE}{term}, {PRIVATE}at_{best}, "
-                            f"{shape}, {as_int == '1'})")
+                rows.append(f"{acc} = {CARRIED}({acc}, {PRIVATE}{term}, "
+                            f"{PRIVATE}at_{op.split(':')[1]}, {shape})")
+            elif op.startswith("position:"):  # i, j = x, y: the indices at that iteration
+                k = f"{PRIVATE}at_{op.split(':')[1]}"
+                at = _Indices({a.index.removeprefix(PRIVATE): f"range({a.start}, {a.stop}, "
+                               f"{a.step})"
+                               f"[int({NP}.unravel_index({k}, {shape})[{d}])]"
+                               for d, a in enumerate(nest.axes)})
+                value = ast.unparse(at.visit(ast.parse(term, mode="eval")))
+                rows.append(f"{acc} = {acc} if {k} is None else {value}")
             else:
                 rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, {m}, {shape})")
         return rows
@@ -631,13 +648,12 @@ def _fold_rows(g: int) -> list[str]:
         "    k = at[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
         "    v = terms[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
         "    return (int(v) if as_int else v), k",
-        f"def {CARRIED}(old, t, k, grid, as_int):",
+        f"def {CARRIED}(old, t, k, grid):",
         "    if k is None:",
         "        return old",
         f"    if {NP}.ndim(t) > {g}:",
         f"        raise {LOOP}('tfperf: a per-iteration array carried by a running extreme')",
-        f"    v = {NP}.broadcast_to(t, {NP}.broadcast_shapes({NP}.shape(t), grid)).ravel()[k]",
-        "    return int(v) if as_int else v"]
+        f"    return {NP}.broadcast_to(t, {NP}.broadcast_shapes({NP}.shape(t), grid)).ravel()[k]"]
 
 
 def branches(nest: WriteNest) -> bool:
