@@ -44,6 +44,9 @@ FOLDED = "_tfperf_folded"
 #: carried with it, at the iteration that set ``best`` last (a position, ``i, j = x, y``:
 #: the loops' indices at that iteration, from ``k``, as Python ints).
 KEPT = "_tfperf_running"
+#: ``new = _tfperf_appended(lst, terms, mask, grid, as_int)``, then ``lst.extend(new)``: the
+#: values ``lst.append(v)`` took, in the loop's order (round 16's c10, round 15's c07)
+APPENDED = "_tfperf_appended"
 CARRIED = "_tfperf_carried"
 _CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -89,6 +92,15 @@ def extreme(s: ast.stmt) -> tuple[str, str, ast.expr, list[tuple[str, ast.expr]]
     return None
 
 
+def appended(s: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``lst.append(v)`` as (lst, v), else None."""
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.keywords \
+            and len(s.value.args) == 1 and isinstance(s.value.func, ast.Attribute) \
+            and s.value.func.attr == "append" and isinstance(s.value.func.value, ast.Name):
+        return s.value.func.value.id, s.value.args[0]
+    return None
+
+
 def python_int(node: ast.expr, ints: set[str]) -> bool:
     """An expression of Python ints alone (the loops' range indices, int constants, + - * //
     %): a Python int per iteration, where the grid has int64 arrays."""
@@ -107,7 +119,7 @@ def _is_fold(s: ast.stmt) -> bool:
     ``pass`` and such ``if``s."""
     if isinstance(s, ast.AugAssign):
         return isinstance(s.target, ast.Name) and type(s.op) in STEPS
-    if isinstance(s, ast.Pass) or extreme(s) is not None:
+    if isinstance(s, ast.Pass) or extreme(s) is not None or appended(s) is not None:
         return True
     return isinstance(s, ast.If) and all(_is_fold(b) for b in [*s.body, *s.orelse])
 
@@ -140,6 +152,17 @@ def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
                 term = f"{BRANCH}{here}_x{n}"
                 rows.append(ast.parse(f"{term} = {ast.unparse(v)}").body[0])
                 out.append((name, f"at:{best}:0", term, mask))
+        elif (added := appended(s)) is not None:
+            lst, value = added
+            mask = None
+            if path:
+                mask = f"{BRANCH}{here}_m"
+                conds = ", ".join(c for c, _ in path)
+                signs = ", ".join(str(v) for _, v in path)
+                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+            term = f"{BRANCH}{here}_a"
+            rows.append(ast.parse(f"{term} = {ast.unparse(value)}").body[0])
+            out.append((lst, f"append:{int(python_int(value, ints))}", term, mask))
         elif isinstance(s, ast.AugAssign):
             assert isinstance(s.target, ast.Name)
             term = f"{BRANCH}{here}_t"
@@ -248,7 +271,8 @@ def fold_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         raise NotAWrite(f"{sorted(read_after & (temps | set(indices) | set(items_at)))[0]!r} "
                         "is read after the loop (its last iteration's value)")
     # a running extreme's Python-int value (``if i * i > best``) is cast back with int()
-    as_ints = {t for _, op, t, _ in folds if op.startswith("extreme:") and op.endswith(":1")}
+    as_ints = {t for _, op, t, _ in folds if op.startswith(("extreme:", "append:"))
+               and op.endswith(":1")}
     indices_only_index([s for s in stmts if not (
         isinstance(s, ast.Assign) and ast.unparse(s.targets[0]) in as_ints)], set(indices))
     moving = moving_names(stmts, set(indices))

@@ -192,7 +192,19 @@ def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
 PREFIX = "_tfperf_prefix"
 #: Reductions of a per-iteration value: over its own axes once the grid's lead.
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any",
-                        "median"})
+                        "median", "argmax", "argmin"})
+
+
+def bincount_of(call: ast.Call) -> tuple[ast.expr, ast.expr | None] | None:
+    """(value, minlength) of ``np.bincount(v)``/``np.bincount(v, minlength=n)`` (no weights),
+    else None: per iteration, the counts of one row (round 16's c10: a vote per example)."""
+    f = call.func
+    kw = {k.arg: k.value for k in call.keywords}
+    if not (isinstance(f, ast.Attribute) and f.attr == "bincount"
+            and isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy")
+            and len(call.args) == 1 and not set(kw) - {"minlength"}):
+        return None
+    return call.args[0], kw.get("minlength")
 
 
 def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
@@ -781,6 +793,9 @@ def check_call(call: ast.Call, varying: set[str]) -> None:
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)
+    counted = bincount_of(call)
+    if counted is not None and not (counted[1] is not None and names(counted[1]) & varying):
+        return  # one row's counts per element, checked where it runs (same lengths)
     if isinstance(f, ast.Attribute) and f.attr == "astype":
         return
     if isinstance(f, ast.Name) and f.id == "abs":

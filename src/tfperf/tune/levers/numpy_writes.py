@@ -49,7 +49,7 @@ from tfperf.analysis.element_forms import (
     NotAWrite,
     names,
 )
-from tfperf.analysis.folds import CARRIED, FOLD, KEPT, fold_nest
+from tfperf.analysis.folds import APPENDED, CARRIED, FOLD, KEPT, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
 from tfperf.analysis.writes import (
     PREFIX,
@@ -60,6 +60,7 @@ from tfperf.analysis.writes import (
     Axis,
     Prefix,
     WriteNest,
+    bincount_of,
     reduction_of,
     write_nest,
 )
@@ -73,6 +74,7 @@ FIT = "_tfperf_fit"
 VALUE = "_tfperf_value"
 COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
+BINCOUNT = "_tfperf_bincount"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
 INSIDE = "_tfperf_inside"
@@ -157,10 +159,16 @@ class _Reductions(ast.NodeTransformer):
     which follow the grid's ``g`` leading ones."""
 
     def __init__(self, moving: set[str], g: int) -> None:
-        self.moving, self.g, self.used = moving, g, False
+        self.moving, self.g, self.used, self.counts = moving, g, False, False
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        counted = bincount_of(node)
+        if counted is not None and names(counted[0]) & self.moving:
+            self.counts = True
+            least = ast.unparse(counted[1]) if counted[1] is not None else "0"
+            return ast.parse(f"{BINCOUNT}({ast.unparse(counted[0])}, {self.g}, {least})",
+                             mode="eval").body
         found = reduction_of(node)
         if found is None or not names(found[1]) & self.moving:
             return node
@@ -428,9 +436,27 @@ def batched(nest: WriteNest) -> list[str]:
     if reduce.used:
         rows += [f"def {REDUCE}(op, v, g, axis):",
                  f"    v = {NP}.asarray(v)",
+                 "    if op in ('argmax', 'argmin') and axis is None:  # of the flattened value",
+                 "        v, axis = v.reshape(v.shape[:g] + (-1,)), 0",
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
                  f"    return getattr({NP}, op)(v, axis=axis)"]
+    if reduce.counts:  # one row's counts per element: the same length in every row
+        rows += [f"def {BINCOUNT}(v, g, least):",
+                 f"    v = {NP}.asarray(v)",
+                 "    if v.ndim != g + 1 or v.dtype.kind not in 'biu':",
+                 f"        raise {LOOP}('tfperf: a bincount of other than one row of ints')",
+                 "    if v.size and v.min() < 0:",
+                 f"        raise {LOOP}('tfperf: a bincount of a negative value')",
+                 f"    top = v.max(axis=g) + 1 if v.shape[g] else {NP}.zeros(v.shape[:g], int)",
+                 f"    ks = {NP}.maximum(top, least)",
+                 "    k = int(ks.max()) if ks.size else int(least)",
+                 "    if ks.size and ks.min() != k:",
+                 f"        raise {LOOP}('tfperf: rows whose counts differ in length')",
+                 f"    rows = v.reshape(-1, v.shape[g]).astype({NP}.intp)",
+                 f"    at = ({NP}.arange(len(rows))[:, None] * k + rows).ravel()",
+                 f"    return {NP}.bincount(at, minlength=len(rows) * k)"
+                 ".reshape(v.shape[:g] + (k,))"]
     if nest.scalar is not None:
         rows += _scalar_rows(nest, g)
         *stmts, last = stmts  # the written value: checked before anything is written
@@ -471,25 +497,34 @@ def batched(nest: WriteNest) -> list[str]:
     if nest.kind == "fold":
         shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
                               for a in nest.axes) + ")"
+        done: list[str] = []  # every new value first: a guard that raises leaves the names
+        # as the loop will find them (the fall-back loop folds from the start again)
         for acc, op, term, mask in nest.folds:
             m = PRIVATE + mask if mask else None
+            new = f"{PRIVATE}new_{acc}"
             if op.startswith("extreme:"):  # a running min/max kept by a branch
                 _, cmp, as_int = op.split(":")
-                rows.append(f"{acc}, {PRIVATE}at_{acc} = {KEPT}({acc}, '{cmp}', "
+                rows.append(f"{new}, {PRIVATE}at_{acc} = {KEPT}({acc}, '{cmp}', "
                             f"{PRIVATE}{term}, {m}, {shape}, {as_int == '1'})")
             elif op.startswith("at:"):  # what that branch carried, where it set it last
-                rows.append(f"{acc} = {CARRIED}({acc}, {PRIVATE}{term}, "
+                rows.append(f"{new} = {CARRIED}({acc}, {PRIVATE}{term}, "
                             f"{PRIVATE}at_{op.split(':')[1]}, {shape})")
             elif op.startswith("position:"):  # i, j = x, y: the indices at that iteration
-                k = f"{PRIVATE}at_{op.split(':')[1]}"
-                at = _Indices({a.index.removeprefix(PRIVATE): f"range({a.start}, {a.stop}, "
-                               f"{a.step})"
-                               f"[int({NP}.unravel_index({k}, {shape})[{d}])]"
-                               for d, a in enumerate(nest.axes)})
-                value = ast.unparse(at.visit(ast.parse(term, mode="eval")))
-                rows.append(f"{acc} = {acc} if {k} is None else {value}")
+                flat = f"{PRIVATE}at_{op.split(':')[1]}"
+                where = _Indices({a.index.removeprefix(PRIVATE): f"range({a.start}, {a.stop}, "
+                                  f"{a.step})[int({NP}.unravel_index({flat}, {shape})[{d}])]"
+                                  for d, a in enumerate(nest.axes)})
+                value = ast.unparse(where.visit(ast.parse(term, mode="eval")))
+                rows.append(f"{new} = {acc} if {flat} is None else {value}")
+            elif op.startswith("append:"):  # the values the loop appended, in its order
+                rows.append(f"{new} = {APPENDED}({acc}, {PRIVATE}{term}, {m}, {shape}, "
+                            f"{op.endswith(':1')})")
+                done.append(f"{acc}.extend({new})")
+                continue
             else:
-                rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, {m}, {shape})")
+                rows.append(f"{new} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, {m}, {shape})")
+            done.append(f"{acc} = {new}")
+        rows += done
         return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
     if nest.recurrence:
@@ -648,6 +683,19 @@ def _fold_rows(g: int) -> list[str]:
         "    k = at[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
         "    v = terms[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
         "    return (int(v) if as_int else v), k",
+        # lst.append(v): the values in the loop's order (a Python int stays one; a row is
+        # an array per item), extended once every guard has passed
+        f"def {APPENDED}(lst, t, m, grid, as_int):",
+        "    if type(lst) is not list:",
+        f"        raise {LOOP}('tfperf: an append to something other than a list')",
+        f"    t = {NP}.asarray(t)",
+        f"    if t.ndim < {g}:",
+        f"        raise {LOOP}('tfperf: an appended value that does not follow the grid')",
+        f"    shape = {NP}.broadcast_shapes(t.shape[:{g}], {NP}.shape(m), grid)",
+        f"    flat = {NP}.broadcast_to(t, shape + t.shape[{g}:]).reshape((-1,) + t.shape[{g}:])",
+        "    if m is not None:",
+        f"        flat = flat[{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()]",
+        "    return flat.tolist() if as_int else list(flat)",
         f"def {CARRIED}(old, t, k, grid):",
         "    if k is None:",
         "        return old",
