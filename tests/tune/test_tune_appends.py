@@ -146,3 +146,28 @@ def f(x, rows):
 '''
     agrees(text, np.arange(4.0), np.ones((4, 2)), batched=False)
     agrees(text, np.arange(4.0), np.ones(4))
+
+
+def test_tensors_appended_or_kept_run_the_loop_and_stay_tensors():
+    # the grid of a tensor read through slices is a tensor; np.asarray of it would hand back
+    # NumPy values where the loop appended (or kept) tensors: the loop runs instead
+    tf = pytest.importorskip("tensorflow")
+    text = '''
+def f(x):
+    out = []
+    best, at = -1.0, -1
+    for i in range(len(x)):
+        out.append(x[i] * 2.0)
+    for i in range(len(x)):
+        if x[i] > best:
+            best = x[i]
+            at = i
+    return out, best, at
+'''
+    x = tf.constant([1.0, 3.0, 2.0])
+    new = numpy_writes.rewrite(HEAD + text, "f")
+    ns: dict = {}
+    exec(new, ns)
+    out, best, at = ns["f"](x)
+    assert all(isinstance(v, tf.Tensor) for v in [*out, best]) and at == 1
+    np.testing.assert_array_equal([float(v) for v in out], [2.0, 6.0, 4.0])

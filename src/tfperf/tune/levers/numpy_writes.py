@@ -640,6 +640,9 @@ def _fold_rows(g: int) -> list[str]:
         "        m = c if m is True else m & c",
         "    return m",
         f"def {FOLD}(acc, op, t, m, grid):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
         f"    if {NP}.ndim(t) > {g}:  # acc += a vector would make acc an array",
         f"        raise {LOOP}('tfperf: a fold of a per-iteration array')",
         f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
@@ -662,6 +665,9 @@ def _fold_rows(g: int) -> list[str]:
         # if v < best: best = v (<=, >, >=): the loop keeps the first (strict) or the last
         # (not strict) position of the extreme that beats best; NaN never compares true
         f"def {KEPT}(acc, cmp, t, m, grid, as_int):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
         f"    if {NP}.ndim(t) > {g}:",
         f"        raise {LOOP}('tfperf: a running extreme of a per-iteration array')",
         f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
@@ -686,6 +692,9 @@ def _fold_rows(g: int) -> list[str]:
         # lst.append(v): the values in the loop's order (a Python int stays one; a row is
         # an array per item), extended once every guard has passed
         f"def {APPENDED}(lst, t, m, grid, as_int):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
         "    if type(lst) is not list:",
         f"        raise {LOOP}('tfperf: an append to something other than a list')",
         f"    t = {NP}.asarray(t)",
@@ -697,6 +706,9 @@ def _fold_rows(g: int) -> list[str]:
         f"        flat = flat[{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()]",
         "    return flat.tolist() if as_int else list(flat)",
         f"def {CARRIED}(old, t, k, grid):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
         "    if k is None:",
         "        return old",
         f"    if {NP}.ndim(t) > {g}:",
