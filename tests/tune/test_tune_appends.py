@@ -171,3 +171,20 @@ def f(x):
     out, best, at = ns["f"](x)
     assert all(isinstance(v, tf.Tensor) for v in [*out, best]) and at == 1
     np.testing.assert_array_equal([float(v) for v in out], [2.0, 6.0, 4.0])
+
+
+def test_appended_rows_can_be_written_as_the_loops_can():
+    text = '''
+def f(x):
+    out = []
+    for i in range(len(x)):
+        out.append(x[i])
+    return out
+'''
+    x = np.arange(12.0).reshape(4, 3)
+    new = agrees(text, x)
+    ns: dict = {}
+    exec(new, ns)
+    rows = ns["f"](x)
+    rows[1][0] = -1.0  # a view of x, as the loop's x[1] is
+    assert x[1, 0] == -1.0 and all(r.flags.writeable for r in rows)

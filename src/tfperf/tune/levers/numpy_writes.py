@@ -701,7 +701,10 @@ def _fold_rows(g: int) -> list[str]:
         f"    if t.ndim < {g}:",
         f"        raise {LOOP}('tfperf: an appended value that does not follow the grid')",
         f"    shape = {NP}.broadcast_shapes(t.shape[:{g}], {NP}.shape(m), grid)",
-        f"    flat = {NP}.broadcast_to(t, shape + t.shape[{g}:]).reshape((-1,) + t.shape[{g}:])",
+        # broadcast_to is a read-only view: the loop's items (x[i]) can be written
+        f"    if t.shape[:{g}] != shape:",
+        f"        t = {NP}.broadcast_to(t, shape + t.shape[{g}:]).copy()",
+        f"    flat = t.reshape((-1,) + t.shape[{g}:])",
         "    if m is not None:",
         f"        flat = flat[{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()]",
         "    return flat.tolist() if as_int else list(flat)",
