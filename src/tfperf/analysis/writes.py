@@ -21,6 +21,7 @@ slice (``x[i:i + k]``, a window). Refusals say why, for tune's table.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -409,6 +410,31 @@ def counter_axis(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axi
     return Axis(i, ast.unparse(start.value), ast.unparse(bound), "1")
 
 
+def _as_if(target: ast.expr, choice: ast.IfExp) -> ast.If:
+    """``t = a if c else b`` as ``if c: t = a else: t = b`` (nested choices nested)."""
+    def one(value: ast.expr) -> ast.stmt:
+        if isinstance(value, ast.IfExp):
+            return _as_if(target, value)
+        return ast.Assign([copy.deepcopy(target)], value, lineno=0)
+    return ast.If(choice.test, [one(choice.body)], [one(choice.orelse)])
+
+
+def choices_hoisted(before: list[ast.stmt], last: ast.stmt, tag: str
+                    ) -> tuple[list[ast.stmt], ast.stmt]:
+    """A temporary or the written value bound to a conditional expression (``out[y, x] = 255
+    if np.all(w == 255) else 0``, round 16's c11) as the if/else the branch model reads:
+    one pick per element, both sides computed on the grid."""
+    out = [_as_if(s.targets[0], s.value) if isinstance(s, ast.Assign) and len(s.targets) == 1
+           and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.IfExp) else s
+           for s in before]
+    if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+            and isinstance(last.targets[0], ast.Subscript) and isinstance(last.value, ast.IfExp):
+        chosen = ast.Name(f"_tfperf_choice{tag}", ast.Store())
+        out.append(_as_if(chosen, last.value))
+        last = ast.Assign(last.targets, ast.Name(chosen.id, ast.Load()), lineno=0)
+    return out, last
+
+
 def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
                start: ast.stmt | None = None) -> WriteNest:
     """The write model of the nest rooted at ``loop``; ``after``: the statements that follow
@@ -425,6 +451,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         else:
             axes.append(axis_of_loop(node, {a.index for a in axes}, items_at))
             *before, last = node.body
+        before, last = choices_hoisted(before, last, f"{len(axes)}")
         if isinstance(last, ast.While) and before:  # the inner counter's first value
             start, before = before[-1], before[:-1]
         branched = written_in_branches(last)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import textwrap
 
 from tfperf.analysis.element_forms import (
     EXTREME,
@@ -51,6 +52,7 @@ from tfperf.analysis.element_forms import (
 )
 from tfperf.analysis.folds import APPENDED, CARRIED, FOLD, KEPT, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
+from tfperf.analysis.unswitch import unswitched
 from tfperf.analysis.writes import (
     PREFIX,
     ROWS,
@@ -132,13 +134,22 @@ def read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]
     """What the function reads after ``loop`` (as an expression statement of names), leaving
     out reads inside a later ``for`` that binds the name first."""
     end = loop.end_lineno or loop.lineno
+    # another branch of an if that holds the loop never runs after it (an unswitched loop's
+    # twins), unless a loop around that if runs it again
+    loops = [o for o in ast.walk(fn) if isinstance(o, (ast.For, ast.While))]
+    exclusive: set[int] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.If) and n is not loop and is_within(loop, n) \
+                and not any(is_within(n, o) for o in loops):
+            other = n.orelse if any(is_within(loop, b) for b in n.body) else n.body
+            exclusive |= {id(m) for b in other for m in ast.walk(b)}
     rebound: list[tuple[ast.For, set[str]]] = [
         (f, names(f.target)) for f in ast.walk(fn)
         if isinstance(f, ast.For) and f.lineno > end]
     seen = []
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end \
-                and not is_within(n, loop) \
+                and not is_within(n, loop) and id(n) not in exclusive \
                 and not any(n.id in bound and is_within(n, f) for f, bound in rebound):
             seen.append(ast.Expr(ast.Name(n.id, ast.Load())))
     return seen  # type: ignore[return-value]
@@ -762,8 +773,34 @@ def _pick_rows(g: int) -> list[str]:
         "    return out"]
 
 
+def _unswitched_text(text: str, name: str) -> str | None:
+    """The function's outermost loops that hold a branch on a value they never change, each
+    replaced by the chain of its copies (:mod:`tfperf.analysis.unswitch`); None if none."""
+    fn = _fn(text, name)
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+    edits = [(loop, new) for loop in loops
+             if not any(o is not loop and is_within(loop, o) for o in loops)
+             and (new := unswitched(loop)) is not None]
+    if not edits:
+        return None
+    lines = text.splitlines(keepends=True)
+    for loop, new in sorted(edits, key=lambda e: e[0].lineno, reverse=True):
+        row = lines[loop.lineno - 1]
+        pad = row[:len(row) - len(row.lstrip())]
+        if row[len(pad):len(pad) + len(loop.__class__.__name__)].lower() != \
+                loop.__class__.__name__.lower():
+            return None  # the loop shares its line with another statement
+        lines[loop.lineno - 1:loop.end_lineno] = [textwrap.indent(ast.unparse(new), pad) + "\n"]
+    return "".join(lines)
+
+
 def rewrite(text: str, name: str) -> str:
     found, why = nests(text, name)
+    other = _unswitched_text(text, name)
+    if other is not None:  # one copy of the loop per branch: more nests, or the same ones
+        more, why_more = nests(other, name)
+        if len(more) > len(found):
+            text, found, why = other, more, why_more
     if not found:
         raise SourceEditError("no loop writing into an array element by element"
                               + (f" ({why[0]})" if why else ""))
