@@ -685,6 +685,16 @@ def _fold_rows(g: int) -> list[str]:
         f"    terms = {NP}.broadcast_to(t, shape).ravel()  # C order: the loop's order",
         "    if terms.dtype.kind not in 'biuf':",
         f"        raise {LOOP}('tfperf: a running extreme of values that are not numbers')",
+        "    if m is None and terms.size:  # argmin/argmax: the first extreme; a NaN there",
+        "        # means NaN among the values (NumPy takes it first), which the loop skips",
+        f"        find = {NP}.argmin if cmp in ('lt', 'le') else {NP}.argmax",
+        "        k = int(find(terms)) if cmp in ('lt', 'gt') else "
+        "terms.size - 1 - int(find(terms[::-1]))",
+        "        e = terms[k]",
+        "        if e == e:",
+        "            if not {'lt': e < acc, 'le': e <= acc, 'gt': e > acc, 'ge': e >= acc}[cmp]:",
+        "                return acc, None",
+        "            return (int(e) if as_int else e), k",
         f"    keep = {NP}.ones(terms.shape, bool) if m is None else "
         f"{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()",
         "    if terms.dtype.kind == 'f':",
