@@ -38,18 +38,33 @@ def load(text: str, name: str = "<rewrite>"):
     return ns["f"]
 
 
-def agrees(text: str, *args, batched: bool = True) -> str:
-    """The rewrite of ``f`` in ``text`` (after HEAD) equal to the loop in type, dtype, shape and
-    values; with the fall-back replaced by an error, the batched rows answer (``batched``) or
-    the loop was needed."""
+def same(got, want) -> None:
+    """Equal in type, and for arrays in dtype, shape and every value (bit for bit; NaN equal
+    to NaN); tuples and lists item by item."""
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want), (got, want)
+        for g, w in zip(got, want, strict=True):
+            same(g, w)
+    elif isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert got == want or (got != got and want != want), (got, want)
+
+
+def agrees(text: str, *args, batched: bool | None = True) -> str:
+    """The rewrite of ``f`` in ``text`` (after HEAD) equal to the loop (``same``); with the
+    fall-back replaced by an error, the batched rows answer (``batched``), or the loop was
+    needed (False), or either (None: only the answer is checked)."""
     new = numpy_writes.rewrite(HEAD + text, "f")
     want = load(HEAD + text)(*copy.deepcopy(args))
-    got = load(new)(*copy.deepcopy(args))
-    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
-    np.testing.assert_array_equal(got, want)
+    same(load(new)(*copy.deepcopy(args)), want)
+    if batched is None:
+        return new
     strict = load(no_fallback(new))
     if batched:
-        np.testing.assert_array_equal(strict(*copy.deepcopy(args)), want)
+        same(strict(*copy.deepcopy(args)), want)
     else:
         with pytest.raises(AssertionError, match="fell back"):
             strict(*copy.deepcopy(args))

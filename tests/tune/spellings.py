@@ -2129,11 +2129,118 @@ SHRINK_LEVELS = Computation(
     },
 )
 
+NEAREST_ROW = Computation(
+    "nearest_row", "the position of the row of a float32 array [n, d] nearest to a query [d]"
+    " (the smallest sum of squared differences, the first of equal ones) and that sum (rounds"
+    " 13 and 16: a running minimum kept by a branch) → (int, float32); NumPy in, NumPy out",
+    {"n": 64, "d": 8}, {"n": 20000, "d": 16},
+    _d("""
+        r = np.random.default_rng(46)
+        x = r.normal(size=(SIZE["n"], SIZE["d"])).astype(np.float32)
+        return (x, x[SIZE["n"] // 3] + np.float32(0.01))
+    """),
+    {
+        "index_loop": _d("""
+            def f(x, q):
+                best, at = np.inf, -1
+                for i in range(len(x)):
+                    d = np.sum((x[i] - q) ** 2)
+                    if d < best:
+                        best = d
+                        at = i
+                return at, best
+        """),
+        "enumerate_rows": _d("""
+            def f(x, q):
+                best = float("inf")
+                at = -1
+                for i, row in enumerate(x):
+                    dist = ((row - q) ** 2).sum()
+                    if dist < best:
+                        best, at = dist, i
+                return at, best
+        """),
+        "flipped_compare": _d("""
+            def f(x, q):
+                best, at = np.inf, -1
+                for i in range(x.shape[0]):
+                    diff = x[i] - q
+                    d = (diff * diff).sum()
+                    if best > d:
+                        best = d
+                        at = i
+                return at, best
+        """),
+        "while_counter": _d("""
+            def f(x, q):
+                best, at = np.inf, -1
+                i = 0
+                while i < len(x):
+                    d = np.sum(np.square(x[i] - q))
+                    if d < best:
+                        best, at = d, i
+                    i += 1
+                return at, best
+        """),
+        "max_of_negative": _d("""
+            def f(x, q):
+                top, at = -np.inf, -1
+                for i in range(len(x)):
+                    score = -np.sum((x[i] - q) ** 2)
+                    if score > top:
+                        top = score
+                        at = i
+                return at, -top
+        """),
+        "first_row_start": _d("""
+            def f(x, q):
+                best = np.sum((x[0] - q) ** 2)
+                at = 0
+                for i in range(1, len(x)):
+                    d = np.sum((x[i] - q) ** 2)
+                    if d < best:
+                        best = d
+                        at = i
+                return at, best
+        """),
+        "column_loop_distance": _d("""
+            def f(x, q):
+                best, at = np.inf, -1
+                for i in range(len(x)):
+                    d = np.float32(0.0)
+                    for j in range(len(q)):
+                        d += (x[i, j] - q[j]) ** 2
+                    if d < best:
+                        best, at = d, i
+                return at, best
+        """),
+        "dot_product": _d("""
+            def f(x, q):
+                best, at = np.inf, -1
+                for i in range(len(x)):
+                    v = x[i] - q
+                    d = np.dot(v, v)
+                    if d < best:
+                        best = d
+                        at = i
+                return at, best
+        """),
+    },
+    {
+        "hand_numpy": _d("""
+            def hand_numpy(x, q):
+                d = ((x - q) ** 2).sum(axis=1)
+                k = int(np.argmin(d))
+                return k, d[k]
+        """),
+    },
+)
+
 COMPUTATIONS = (WEIGHTED_SUM, PER_EXAMPLE, PAIRWISE, NORMS, LOOKUPS, RUNNING_MEAN, GRID_FILL,
                 GROUP_MEANS, DIAGONAL_SCALING, SMOOTHING, PER_EXAMPLE_SCALING, FRAMES,
                 MAPPED_ROWS, PREFIX_SUMS, MAPPED_MATVEC, MASK_EXTENTS, NEAREST_K,
                 CHANNEL_CONVS, MASKED_MEANS, RUNNING_TOTALS, PAIR_FEATURES, COLUMN_POWERS,
-                GRAY_LEVELS, SHRINK_LEVELS)
+                GRAY_LEVELS, SHRINK_LEVELS, NEAREST_ROW)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,9 @@ truth value per element. Twins: branches that write, print or break are left alo
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import agrees, no_fallback
 
 from tfperf.tune.levers import numpy_writes
 from tfperf.tune.source import SourceEditError
@@ -23,18 +21,6 @@ def _load(text: str):
     ns: dict = {}
     exec(compile(text, "<branches>", "exec"), ns)
     return ns["f"]
-
-
-def _agrees(text: str, *args, batched: bool = True) -> str:
-    """The rewrite equals the loop (type, dtype, shape, values); ``batched``: and the
-    batched rows gave it (the fall-back loop replaced by an error)."""
-    new = numpy_writes.rewrite(HEAD + text, "f")
-    want = _load(HEAD + text)(*copy.deepcopy(args))
-    run = no_fallback(new) if batched else new
-    got = _load(run)(*copy.deepcopy(args))
-    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
-    np.testing.assert_array_equal(got, want)
-    return new
 
 
 SECTORS = '''
@@ -76,7 +62,7 @@ def _image(shape, seed=0, dtype=np.uint8):
 def test_an_elif_chain_of_temporaries_is_one_choice_per_pixel(shape):
     # the shape of round 15's c01 (written here, not copied): unpacking, max of three, an
     # elif chain with no else (every pixel takes a branch), a list written per pixel
-    _agrees(SECTORS, _image(shape))
+    agrees(SECTORS, _image(shape))
 
 
 def test_a_chain_with_an_unbound_path_taken_runs_the_loop():
@@ -84,7 +70,7 @@ def test_a_chain_with_an_unbound_path_taken_runs_the_loop():
     # array holds that, so the original loop runs
     img = _image((4, 5, 3)).astype(np.float64)
     img[1, 3, 0] = np.nan  # c0: max(c0, c1, c2) is NaN, no branch matches
-    new = _agrees(SECTORS, img, batched=False)
+    new = agrees(SECTORS, img, batched=None)
     with pytest.raises(AssertionError, match="fell back"):
         _load(no_fallback(new))(img)
 
@@ -109,8 +95,8 @@ def f(x, t):
 @pytest.mark.filterwarnings("ignore:overflow encountered")  # the loop's own int8 wrap
 def test_a_soft_threshold_keeps_the_dtype_and_the_store_cast(dtype):
     x = np.random.default_rng(1).integers(-60, 60, 40).astype(dtype)
-    _agrees(SIGN, x, 20)
-    _agrees(SIGN.replace("out = np.zeros(len(x), x.dtype)", "out = np.zeros(len(x), np.uint8)"),
+    agrees(SIGN, x, 20)
+    agrees(SIGN.replace("out = np.zeros(len(x), x.dtype)", "out = np.zeros(len(x), np.uint8)"),
             x, 20)  # negative values wrap in uint8 as the loop's store does
 
 
@@ -121,7 +107,7 @@ def test_branches_of_other_dtypes_run_the_loop():
     text = SIGN.replace("v = v + t", "v = x[i] * 0.5").replace("out = np.zeros(len(x), x.dtype)",
                                                                "out = np.zeros(len(x))")
     x = np.array([100, -100, 3], np.int8)
-    new = _agrees(text, x, 20, batched=False)
+    new = agrees(text, x, 20, batched=None)
     with pytest.raises(AssertionError, match="fell back"):
         _load(no_fallback(new))(x, 20)
 
@@ -176,9 +162,9 @@ def f(x, y):
     return out
 '''
     r = np.random.default_rng(2)
-    _agrees(text, r.normal(size=30), r.normal(size=30))
+    agrees(text, r.normal(size=30), r.normal(size=30))
     x = np.array([np.nan, 1.0, 2.0])  # NaN: max keeps its first argument, as the builtin
-    _agrees(text, x, np.array([1.0, np.nan, 2.0]))
+    agrees(text, x, np.array([1.0, np.nan, 2.0]))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
@@ -198,4 +184,4 @@ def f(img, lo, hi):
     return out
 '''
     img = np.random.default_rng(4).integers(0, 256, (7, 9)).astype(dtype)
-    _agrees(text, img, 60, 200)
+    agrees(text, img, 60, 200)

@@ -7,11 +7,9 @@ a division. Also: ``x[i - 1]`` reads on a one-loop grid become shifted slices (v
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import agrees
 
 from tfperf.tune.levers import numpy_writes
 from tfperf.tune.source import SourceEditError
@@ -23,21 +21,6 @@ def _load(text: str):
     ns: dict = {}
     exec(compile(text, "<recurrences>", "exec"), ns)
     return ns["f"]
-
-
-def _agrees(text: str, *args, batched: bool = True) -> str:
-    new = numpy_writes.rewrite(HEAD + text, "f")
-    want = _load(HEAD + text)(*copy.deepcopy(args))
-    got = _load(new)(*copy.deepcopy(args))
-    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
-    np.testing.assert_array_equal(got, want)  # bit for bit: the same roundings
-    strict = _load(no_fallback(new))
-    if batched:
-        np.testing.assert_array_equal(strict(*copy.deepcopy(args)), want)
-    else:
-        with pytest.raises(AssertionError, match="fell back"):
-            strict(*copy.deepcopy(args))
-    return new
 
 
 GROWTH = '''
@@ -54,9 +37,9 @@ def f(price, rate, step):
 @pytest.mark.parametrize("n", [2, 3, 500])
 def test_a_running_product_through_the_buffer_is_one_cumprod_bit_for_bit(n):
     S = 100 * np.exp(np.cumsum(np.random.default_rng(n).normal(0, 0.02, n)))
-    new = _agrees(GROWTH, S, 0.03, 0.01)
+    new = agrees(GROWTH, S, 0.03, 0.01)
     assert "_tfperf_shifted(price" in new  # price[k - 1] is a shifted slice, not a gather
-    _agrees(GROWTH.replace("bal[k-1] * (", "(").replace(")\n    return", ") * bal[k - 1]"
+    agrees(GROWTH.replace("bal[k-1] * (", "(").replace(")\n    return", ") * bal[k - 1]"
                                                       "\n    return"), S, 0.03, 0.01)
 
 
@@ -74,9 +57,9 @@ def f(x, a0):
 @pytest.mark.filterwarnings("ignore:overflow encountered")  # the loop's own uint8 wrap
 def test_running_sums_and_differences_keep_the_dtype_and_its_wrap(dtype):
     x = (np.random.default_rng(3).random(60) * 100).astype(dtype)
-    _agrees(SUM, x, 7)
-    _agrees(SUM.replace("a[i - 1] + x[i]", "a[i - 1] - x[i]"), x, 7)
-    _agrees(SUM.replace("a[i - 1] + x[i]", "0.5 * x[i] + a[i - 1]"), x.astype(np.float32), 7)
+    agrees(SUM, x, 7)
+    agrees(SUM.replace("a[i - 1] + x[i]", "a[i - 1] - x[i]"), x, 7)
+    agrees(SUM.replace("a[i - 1] + x[i]", "0.5 * x[i] + a[i - 1]"), x.astype(np.float32), 7)
 
 
 def test_a_python_scalar_factor_stays_weak_and_a_wider_step_runs_the_loop():
@@ -88,14 +71,14 @@ def f(x, g):
     return a
 '''
     x = np.linspace(1, 2, 40, dtype=np.float32)
-    _agrees(text, x, 1.01)  # float32 * a Python float stays float32: batched
+    agrees(text, x, 1.01)  # float32 * a Python float stays float32: batched
     # float32 buffer, float64 factor: the loop rounds to float32 every step; one float64
     # cumprod would not
-    _agrees(text, x, np.float64(1.01), batched=False)
+    agrees(text, x, np.float64(1.01), batched=False)
 
 
 def test_a_recurrence_that_starts_at_zero_reads_the_last_element_and_runs_the_loop():
-    _agrees(SUM.replace("range(1, len(x))", "range(len(x))"), np.arange(1.0, 9.0), 3,
+    agrees(SUM.replace("range(1, len(x))", "range(len(x))"), np.arange(1.0, 9.0), 3,
             batched=False)
 
 
@@ -109,9 +92,9 @@ def f(a, f):
     return a
 '''
     r = np.random.default_rng(4)
-    _agrees(text, r.random((9, 4)), r.random(9))  # a factor per row
+    agrees(text, r.random((9, 4)), r.random(9))  # a factor per row
     if factor != "0.5":
-        _agrees(text, r.random((9, 4)), r.random((9, 4)))  # a factor per element
+        agrees(text, r.random((9, 4)), r.random((9, 4)))  # a factor per element
 
 
 @pytest.mark.parametrize("step", ["a[i - 1] * r + x[i]", "a[i - 2] * x[i]", "a[i - 1] / x[i]",
@@ -139,6 +122,6 @@ def f(x):
     return d
 '''
     x = np.random.default_rng(5).random(30)
-    new = _agrees(text, x)
+    new = agrees(text, x)
     assert "_tfperf_axis(1, len(x) - 1, 1, True)" in new  # a slice grid, no gather
-    _agrees(text.replace("range(1, len(x) - 1)", "range(0, len(x) - 1)"), x, batched=False)
+    agrees(text.replace("range(1, len(x) - 1)", "range(0, len(x) - 1)"), x, batched=False)

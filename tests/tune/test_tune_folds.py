@@ -6,11 +6,9 @@ ints kept Python scalars. Twins: a name read in the loop, folded twice, or of a 
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import agrees
 
 from tfperf.tune.levers import numpy_writes
 from tfperf.tune.source import SourceEditError
@@ -22,31 +20,6 @@ def _load(text: str):
     ns: dict = {}
     exec(compile(text, "<folds>", "exec"), ns)
     return ns["f"]
-
-
-def _same(got, want) -> None:
-    assert type(got) is type(want), (type(got), type(want))
-    if isinstance(want, tuple):
-        for g, w in zip(got, want, strict=True):
-            _same(g, w)
-    elif isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
-    else:
-        assert got == want or (got != got and want != want), (got, want)
-
-
-def _agrees(text: str, *args, batched: bool = True) -> str:
-    new = numpy_writes.rewrite(HEAD + text, "f")
-    want = _load(HEAD + text)(*copy.deepcopy(args))
-    _same(_load(new)(*copy.deepcopy(args)), want)  # type and value, bit for bit
-    strict = _load(no_fallback(new))
-    if batched:
-        _same(strict(*copy.deepcopy(args)), want)
-    else:
-        with pytest.raises(AssertionError, match="fell back"):
-            strict(*copy.deepcopy(args))
-    return new
 
 
 COUNT = '''
@@ -63,8 +36,8 @@ def f(truth, guess):
 def test_a_count_under_a_branch_is_the_number_of_true_conditions(dtype):
     r = np.random.default_rng(0)
     y = r.integers(0, 5, 300).astype(dtype)
-    _agrees(COUNT, y, np.clip(y + r.integers(-1, 2, 300), 0, 4).astype(dtype))
-    _agrees(COUNT.replace(" / len(truth)", ""), y[:0], y[:0])  # no iteration: 0, an int
+    agrees(COUNT, y, np.clip(y + r.integers(-1, 2, 300), 0, 4).astype(dtype))
+    agrees(COUNT.replace(" / len(truth)", ""), y[:0], y[:0])  # no iteration: 0, an int
 
 
 def test_a_sum_of_gathered_logs_folds_in_the_loops_order():
@@ -77,9 +50,9 @@ def f(p, y):
 '''
     r = np.random.default_rng(1)
     z = np.exp(r.normal(size=(400, 7)))
-    _agrees(text, z / z.sum(axis=1, keepdims=True), r.integers(0, 7, 400))
+    agrees(text, z / z.sum(axis=1, keepdims=True), r.integers(0, 7, 400))
     # float32 terms into a Python float stay float32 (NEP 50), rounded each step
-    _agrees(text, (z / z.sum(axis=1, keepdims=True)).astype(np.float32), r.integers(0, 7, 400))
+    agrees(text, (z / z.sum(axis=1, keepdims=True)).astype(np.float32), r.integers(0, 7, 400))
 
 
 def test_nested_branches_with_several_counters():
@@ -99,7 +72,7 @@ def f(y_true, y_pred):
     return tp, fp, total
 '''
     r = np.random.default_rng(2)
-    _agrees(text, r.integers(0, 2, 200), r.integers(0, 2, 200))
+    agrees(text, r.integers(0, 2, 200), r.integers(0, 2, 200))
 
 
 def test_a_branchs_own_temporary_before_a_fold_needs_no_pick():
@@ -114,7 +87,7 @@ def f(x):
         total += x[i]
     return total
 '''
-    _agrees(text, np.random.default_rng(6).random(40))
+    agrees(text, np.random.default_rng(6).random(40))
 
 
 def test_products_and_differences_over_a_grid_in_loop_order():
@@ -129,7 +102,7 @@ def f(x):
             s -= v
     return p, s
 '''
-    _agrees(text, np.random.default_rng(3).random((6, 5)))
+    agrees(text, np.random.default_rng(3).random((6, 5)))
 
 
 def test_a_numpy_scalar_name_keeps_its_dtype_with_python_scalar_terms():
@@ -143,7 +116,7 @@ def f(x):
             n -= 1
     return acc, n
 '''
-    _agrees(text, np.random.default_rng(5).random(50).astype(np.float32))
+    agrees(text, np.random.default_rng(5).random(50).astype(np.float32))
 
 
 def test_a_fold_of_a_python_lists_items_and_of_a_vector_run_the_loop():
@@ -154,9 +127,9 @@ def f(xs):
         total += xs[i] * 3
     return total
 '''
-    _agrees(text, [2 ** 70, 5, 7], batched=False)  # Python ints, unbounded: no int64 array
-    _agrees(text, np.arange(5))  # twin: an array
-    _agrees(text, np.arange(6).reshape(3, 2), batched=False)  # total becomes an array
+    agrees(text, [2 ** 70, 5, 7], batched=False)  # Python ints, unbounded: no int64 array
+    agrees(text, np.arange(5))  # twin: an array
+    agrees(text, np.arange(6).reshape(3, 2), batched=False)  # total becomes an array
 
 
 @pytest.mark.parametrize("body, why", [

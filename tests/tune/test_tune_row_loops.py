@@ -6,11 +6,9 @@ point, a count per row). Twins: rows of a name the loop rebinds, an iterable tha
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
-from no_fallback import no_fallback
+from no_fallback import agrees, no_fallback
 
 from tfperf.tune.levers import numpy_writes
 from tfperf.tune.source import SourceEditError
@@ -22,17 +20,6 @@ def _load(text: str):
     ns: dict = {}
     exec(compile(text, "<rows>", "exec"), ns)
     return ns["f"]
-
-
-def _agrees(text: str, *args) -> str:
-    """Equal to the loop (dtype, shape, values), and the batched rows gave it."""
-    new = numpy_writes.rewrite(HEAD + text, "f")
-    want = _load(HEAD + text)(*copy.deepcopy(args))
-    got = _load(new)(*copy.deepcopy(args))
-    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape, new
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(_load(no_fallback(new))(*copy.deepcopy(args)), want)
-    return new
 
 
 CELLS = '''
@@ -77,9 +64,9 @@ def f(values, cut):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_count_per_unpacked_row_of_a_masked_array_is_one_scatter_add(dtype):
     pts = np.random.default_rng(0).normal(0.5, 0.3, (400, 3)).astype(dtype)
-    new = _agrees(CELLS, pts, dtype(1 / 8))
+    new = agrees(CELLS, pts, dtype(1 / 8))
     assert "for (u, v, w)" in new  # the loop stays, as the fall-back
-    _agrees(CELLS, np.zeros((0, 3), dtype), dtype(1 / 8))  # no rows
+    agrees(CELLS, np.zeros((0, 3), dtype), dtype(1 / 8))  # no rows
 
 
 def test_rows_of_another_length_run_the_loop_and_raise_as_it_does():
@@ -91,7 +78,7 @@ def test_rows_of_another_length_run_the_loop_and_raise_as_it_does():
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32])
 def test_rows_of_a_2d_image_then_its_pixels_are_a_two_axis_histogram(dtype):
     img = np.random.default_rng(1).integers(0, 256, (20, 30)).astype(dtype)
-    _agrees(PIXELS, img)
+    agrees(PIXELS, img)
 
 
 def test_a_fold_over_the_items_of_an_array_keeps_the_loop_order_and_kind():
@@ -144,8 +131,8 @@ def test_an_add_at_two_positions_is_one_entry_per_part_and_wraps_as_the_loop(dt,
     xs, ys = r.integers(0, 6, 900), r.integers(0, 5, 900)
     text = PAIRS.replace("DT", dt)
     # np.int32 with 2.5: add.at casts each sum back as the loop's store does
-    _agrees(text, xs, ys, w)
-    _agrees(text, xs - 6, ys, w)  # negative positions count from the end, as the loop
+    agrees(text, xs, ys, w)
+    agrees(text, xs - 6, ys, w)  # negative positions count from the end, as the loop
 
 
 def test_rows_of_the_written_array_or_of_another_name_for_it_are_not_batched_blindly():

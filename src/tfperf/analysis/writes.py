@@ -21,6 +21,7 @@ slice (``x[i:i + k]``, a window). Refusals say why, for tune's table.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -192,7 +193,19 @@ def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
 PREFIX = "_tfperf_prefix"
 #: Reductions of a per-iteration value: over its own axes once the grid's lead.
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any",
-                        "median"})
+                        "median", "argmax", "argmin"})
+
+
+def bincount_of(call: ast.Call) -> tuple[ast.expr, ast.expr | None] | None:
+    """(value, minlength) of ``np.bincount(v)``/``np.bincount(v, minlength=n)`` (no weights),
+    else None: per iteration, the counts of one row (round 16's c10: a vote per example)."""
+    f = call.func
+    kw = {k.arg: k.value for k in call.keywords}
+    if not (isinstance(f, ast.Attribute) and f.attr == "bincount"
+            and isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy")
+            and len(call.args) == 1 and not set(kw) - {"minlength"}):
+        return None
+    return call.args[0], kw.get("minlength")
 
 
 def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
@@ -211,7 +224,7 @@ def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None
     return (op, f.value, axis) if not call.args else None
 
 
-class _Swap(ast.NodeTransformer):
+class Swap(ast.NodeTransformer):
     def __init__(self, at: dict[int, int], prefixes: list[Prefix]) -> None:
         self.at, self.prefixes = at, prefixes
 
@@ -241,30 +254,56 @@ def _parts(sub: ast.Subscript) -> list[ast.expr]:
     return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
 
 
-def merged(node: ast.expr) -> ast.expr:
-    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks (no slice, no ``...``): equal on arrays,
-    and the only form that still writes in place once ``p`` is an index array."""
+def _picks_one(part: ast.expr, moving: set[str]) -> bool:
+    """``part`` is one position per iteration: an int constant, or an expression of the
+    names that move (a loop index, an item, a temporary). A loop-invariant part (``keep``, an
+    index array, ``x > 0``) may pick many rows, and a comparison is a mask."""
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+        part = part.operand
+    if isinstance(part, ast.Constant):
+        return type(part.value) is int
+    if any(isinstance(n, (ast.Compare, ast.BoolOp)) or (
+            isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.Invert)))
+           for n in ast.walk(part)):
+        raise NotAWrite("a mask inside a chained index (a[m][i] is not a[m, i])")
+    return bool(names(part) & moving)
+
+
+def merged(node: ast.expr, moving: set[str]) -> ast.expr:
+    """``a[p][q]`` → ``a[p, q]`` where ``p`` picks one position per iteration (each part by
+    ``_picks_one``; no slice, no ``...``): equal on arrays, and the only form that still writes
+    in place once ``p`` is an index array. ``a[keep][i]`` with a loop-invariant ``keep`` (a
+    mask, an index array) stays chained: ``a[keep, i]`` pairs ``keep``'s positions with ``i``."""
     if not isinstance(node, ast.Subscript):
         return node
-    inner = node.value
+    inner = merged(node.value, moving)
     if isinstance(inner, ast.Subscript) and not any(
             isinstance(p, (ast.Slice, ast.Starred)) or
-            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)):
-        base = merged(inner)
-        assert isinstance(base, ast.Subscript)
-        return ast.Subscript(base.value, ast.Tuple(_parts(base) + _parts(node), ast.Load()),
+            (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in _parts(inner)) \
+            and all(_picks_one(p, moving) for p in _parts(inner)):
+        return ast.Subscript(inner.value, ast.Tuple(_parts(inner) + _parts(node), ast.Load()),
                              node.ctx)
-    return node
+    return ast.Subscript(inner, node.slice, node.ctx) if inner is not node.value else node
 
 
 class _Merge(ast.NodeTransformer):
+    def __init__(self, moving: set[str]) -> None:
+        self.moving = moving
+
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         self.generic_visit(node)
-        return merged(node)
+        return merged(node, self.moving)
 
 
-def merge_chains(stmt: ast.stmt) -> ast.stmt:
-    out = _Merge().visit(ast.parse(ast.unparse(stmt)).body[0])
+def moves(axes: list[Axis], items_at: dict[str, tuple[str, str, int]]) -> set[str]:
+    """The names a nest's loops move: their indices and their items."""
+    return {a.index for a in axes} | set(items_at)
+
+
+def merge_chains(stmt: ast.stmt, moving: set[str]) -> ast.stmt:
+    """Chained subscripts merged where ``moving`` (the names that change per iteration)
+    says each inner part picks one position."""
+    out = _Merge(moving).visit(ast.parse(ast.unparse(stmt)).body[0])
     assert isinstance(out, ast.stmt)
     return out
 
@@ -371,6 +410,31 @@ def counter_axis(loop: ast.While, start: ast.stmt | None, seen: set[str]) -> Axi
     return Axis(i, ast.unparse(start.value), ast.unparse(bound), "1")
 
 
+def _as_if(target: ast.expr, choice: ast.IfExp) -> ast.If:
+    """``t = a if c else b`` as ``if c: t = a else: t = b`` (nested choices nested)."""
+    def one(value: ast.expr) -> ast.stmt:
+        if isinstance(value, ast.IfExp):
+            return _as_if(target, value)
+        return ast.Assign([copy.deepcopy(target)], value, lineno=0)
+    return ast.If(choice.test, [one(choice.body)], [one(choice.orelse)])
+
+
+def choices_hoisted(before: list[ast.stmt], last: ast.stmt, tag: str
+                    ) -> tuple[list[ast.stmt], ast.stmt]:
+    """A temporary or the written value bound to a conditional expression (``out[y, x] = 255
+    if np.all(w == 255) else 0``, round 16's c11) as the if/else the branch model reads:
+    one pick per element, both sides computed on the grid."""
+    out = [_as_if(s.targets[0], s.value) if isinstance(s, ast.Assign) and len(s.targets) == 1
+           and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.IfExp) else s
+           for s in before]
+    if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+            and isinstance(last.targets[0], ast.Subscript) and isinstance(last.value, ast.IfExp):
+        chosen = ast.Name(f"_tfperf_choice{tag}", ast.Store())
+        out.append(_as_if(chosen, last.value))
+        last = ast.Assign(last.targets, ast.Name(chosen.id, ast.Load()), lineno=0)
+    return out, last
+
+
 def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
                start: ast.stmt | None = None) -> WriteNest:
     """The write model of the nest rooted at ``loop``; ``after``: the statements that follow
@@ -387,6 +451,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         else:
             axes.append(axis_of_loop(node, {a.index for a in axes}, items_at))
             *before, last = node.body
+        before, last = choices_hoisted(before, last, f"{len(axes)}")
         if isinstance(last, ast.While) and before:  # the inner counter's first value
             start, before = before[-1], before[:-1]
         branched = written_in_branches(last)
@@ -400,15 +465,17 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         if any(not (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
                for s in before):
             raise NotAWrite("a statement other than a temporary's assignment in the loop")
-        stmts += [merge_chains(s) for s in before]
+        stmts += [merge_chains(s, moving_names([*stmts, *before], moves(axes, items_at)))
+                  for s in before]
         node = last
     if not isinstance(node, (ast.Assign, ast.AugAssign)):
         raise NotAWrite("the innermost statement is not a write into an array")
-    write = merge_chains(node)
+    write = merge_chains(node, moving_names(stmts, moves(axes, items_at)))
     if items_at:  # each enumerate item is its array indexed: row → img[i], px → img[i, j]
         inline = Inline({k: v[0] for k, v in items_at.items()})
-        stmts = [merge_chains(inline.visit(s)) for s in stmts]
-        write = merge_chains(inline.visit(write))
+        moving = moving_names(stmts, moves(axes, items_at))
+        stmts = [merge_chains(inline.visit(s), moving) for s in stmts]
+        write = merge_chains(inline.visit(write), moving)
     assert isinstance(write, (ast.Assign, ast.AugAssign))
     per_element = PerElement(moving_names(stmts, {a.index for a in axes} | set(items_at)))
     stmts = [per_element.visit(s) for s in stmts]
@@ -461,7 +528,7 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
     inside = {id(m) for p in prefixes for m in ast.walk(p.node)}
     check_body(stmts, write, array, target, indices, temps, kind, items, inside)
     if prefixes:  # each becomes row i of its cumulative op, bound before the grid
-        swap = _Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
+        swap = Swap({id(p.node): k for k, p in enumerate(prefixes)}, prefixes)
         stmts = [swap.visit(s) for s in stmts]  # type: ignore[misc]
         write = swap.visit(write)  # type: ignore[assignment]
     read_after = set().union(*(names(s) for s in after)) if after else set()
@@ -753,6 +820,9 @@ def check_call(call: ast.Call, varying: set[str]) -> None:
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)
+    counted = bincount_of(call)
+    if counted is not None and not (counted[1] is not None and names(counted[1]) & varying):
+        return  # one row's counts per element, checked where it runs (same lengths)
     if isinstance(f, ast.Attribute) and f.attr == "astype":
         return
     if isinstance(f, ast.Name) and f.id == "abs":

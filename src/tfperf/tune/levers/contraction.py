@@ -88,6 +88,99 @@ def _product(node: ast.AST, names: Any) -> tuple[ast.expr, ast.expr] | None:
     return None
 
 
+def _given(ctx: LeverContext, fn: ast.FunctionDef) -> dict[str, tuple[list[int], str]]:
+    """The static shape and dtype of each parameter that holds a floating tensor or array in
+    the run and that the function never rebinds."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    given = list(zip(params, getattr(ctx.target, "args", ()), strict=False))
+    given += [(k, v) for k, v in getattr(ctx.target, "kwargs", {}).items() if k in params]
+    rebound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+               and not isinstance(n.ctx, ast.Load)}
+    out: dict[str, tuple[list[int], str]] = {}
+    for name, value in given:
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        if shape is None or dtype is None or name in rebound:
+            continue
+        dims = list(shape)
+        if any(not isinstance(d, int) for d in dims):
+            continue
+        kind = str(getattr(dtype, "name", dtype))
+        if kind in ("float16", "bfloat16", "float32", "float64"):
+            out[name] = ([int(d) for d in dims], kind)
+    return out
+
+
+def _factor(node: ast.expr, given: dict[str, tuple[list[int], str]]
+            ) -> tuple[str, list[int], set[int], str] | None:
+    """``x`` or ``x[:, None]`` (full slices and new axes only) of a parameter in ``given``:
+    its name, its shape as the product sees it, the positions of the new axes, its dtype."""
+    parts: list[ast.expr] = []
+    if isinstance(node, ast.Subscript):
+        parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in given:
+        return None
+    shape, kind = given[node.id]
+    out: list[int] = []
+    new: set[int] = set()
+    k = 0
+    for p in parts:
+        if isinstance(p, ast.Constant) and p.value is None:
+            new.add(len(out))
+            out.append(1)
+        elif isinstance(p, ast.Slice) and p.lower is None and p.upper is None \
+                and p.step is None and k < len(shape):
+            out.append(shape[k])
+            k += 1
+        else:
+            return None
+    return node.id, out + shape[k:], new, kind
+
+
+def one_einsum(left: ast.expr, right: ast.expr, axis: ast.expr | None,
+               given: dict[str, tuple[list[int], str]], tf: str) -> str | None:
+    """``tf.einsum(spec, x, y)`` for ``reduce_sum(left * right, axis)`` where both factors
+    are parameters (their new axes the only size-1 sides of the broadcast) and the axis a
+    constant: the one-line contraction the patch shows (issue 26: a second ``--apply`` wrote
+    the 37-line helper where ``tf.einsum("bij,i->bj", s, w)`` says it). None: the helper."""
+    fa, fb = _factor(left, given), _factor(right, given)
+    if fa is None or fb is None or fa[3] != fb[3]:
+        return None
+    (xa, sa, na, _), (xb, sb, nb, _) = fa, fb
+    rank = max(len(sa), len(sb))
+    if not (sa and sb) or rank > 26:
+        return None
+    pa, pb = rank - len(sa), rank - len(sb)
+    if axis is None:
+        summed = set(range(rank))
+    else:
+        try:
+            value = ast.literal_eval(axis)
+        except ValueError:
+            return None
+        values = [value] if isinstance(value, int) else list(value) \
+            if isinstance(value, (tuple, list)) else None
+        if values is None or any(type(v) is not int or not -rank <= v < rank for v in values):
+            return None
+        summed = {v % rank for v in values}
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    spec_a, spec_b, out = "", "", ""
+    for d in range(rank):
+        da = sa[d - pa] if d >= pa else None
+        db = sb[d - pb] if d >= pb else None
+        new_a, new_b = d >= pa and d - pa in na, d >= pb and d - pb in nb
+        if new_a and new_b:
+            return None  # a new axis on both sides: the output keeps a size-1 axis
+        if da is not None and db is not None and da != db and not (new_a or new_b):
+            return None  # a size-1 axis of the data broadcast: the run's shapes may differ
+        if (new_a and db is None) or (new_b and da is None):
+            return None  # a new axis that meets no axis of the other side
+        spec_a += letters[d] if da is not None and not new_a else ""
+        spec_b += letters[d] if db is not None and not new_b else ""
+        out += "" if d in summed else letters[d]
+    return f'{tf}.einsum("{spec_a},{spec_b}->{out}", {xa}, {xb})'
+
+
 def _function(text: str, name: str) -> tuple[Any, ast.FunctionDef]:
     """The module's name resolution and the function ``name`` of the same tree."""
     from tfperf.lint.semantic import Context
@@ -151,6 +244,7 @@ class ProductSumToEinsum(Lever):
         if not found:
             raise SourceEditError("each sum is of the same factor twice (a * a): no "
                                   "broadcast product to save")
+        given = _given(ctx, find_function(parse(text), ctx.target.name))
         edits: list[tuple[ast.AST, str]] = []
         for call, (left, right), axis in found:
             if any(call is not other and is_within(call, other) for other, _, _ in found):
@@ -161,9 +255,14 @@ class ProductSumToEinsum(Lever):
                                              or ast.unparse(axis))
             if isinstance(axis, ast.Constant) and axis.value == "examples":
                 ax = repr("examples")
+            else:
+                einsum = one_einsum(left, right, axis, given, tf)
+                if einsum is not None:
+                    edits.append((call, einsum))
+                    continue
             edits.append((call, f"{HELPER}({a}, {b}, {ax})"))
         text = replace_nodes(text, edits)
-        if f"def {HELPER}(" not in text:
+        if any(e.startswith(f"{HELPER}(") for _, e in edits) and f"def {HELPER}(" not in text:
             text = text.rstrip("\n") + "\n" + HELPER_SOURCE.replace("TF.", f"{tf}.")
         return text
 

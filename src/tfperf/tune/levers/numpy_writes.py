@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import textwrap
 
 from tfperf.analysis.element_forms import (
     EXTREME,
@@ -49,8 +50,9 @@ from tfperf.analysis.element_forms import (
     NotAWrite,
     names,
 )
-from tfperf.analysis.folds import FOLD, fold_nest
+from tfperf.analysis.folds import APPENDED, CARRIED, FOLD, KEPT, fold_nest
 from tfperf.analysis.scalars import LARGEST, SCALAR
+from tfperf.analysis.unswitch import unswitched
 from tfperf.analysis.writes import (
     PREFIX,
     ROWS,
@@ -60,6 +62,7 @@ from tfperf.analysis.writes import (
     Axis,
     Prefix,
     WriteNest,
+    bincount_of,
     reduction_of,
     write_nest,
 )
@@ -73,6 +76,7 @@ FIT = "_tfperf_fit"
 VALUE = "_tfperf_value"
 COUNT = "_tfperf_add_at"
 REDUCE = "_tfperf_reduce"
+BINCOUNT = "_tfperf_bincount"
 AXIS = "_tfperf_axis"
 WEAK = "_tfperf_weak"
 INSIDE = "_tfperf_inside"
@@ -130,16 +134,35 @@ def read_after(fn: ast.FunctionDef, loop: ast.For | ast.While) -> list[ast.stmt]
     """What the function reads after ``loop`` (as an expression statement of names), leaving
     out reads inside a later ``for`` that binds the name first."""
     end = loop.end_lineno or loop.lineno
+    # another branch of an if that holds the loop never runs after it (an unswitched loop's
+    # twins), unless a loop around that if runs it again
+    loops = [o for o in ast.walk(fn) if isinstance(o, (ast.For, ast.While))]
+    exclusive: set[int] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.If) and n is not loop and is_within(loop, n) \
+                and not any(is_within(n, o) for o in loops):
+            other = n.orelse if any(is_within(loop, b) for b in n.body) else n.body
+            exclusive |= {id(m) for b in other for m in ast.walk(b)}
     rebound: list[tuple[ast.For, set[str]]] = [
         (f, names(f.target)) for f in ast.walk(fn)
         if isinstance(f, ast.For) and f.lineno > end]
     seen = []
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end \
-                and not is_within(n, loop) \
+                and not is_within(n, loop) and id(n) not in exclusive \
                 and not any(n.id in bound and is_within(n, f) for f, bound in rebound):
             seen.append(ast.Expr(ast.Name(n.id, ast.Load())))
     return seen  # type: ignore[return-value]
+
+
+class _Indices(ast.NodeTransformer):
+    """Each loop index in an expression replaced by its value as source text."""
+
+    def __init__(self, at: dict[str, str]) -> None:
+        self.at = at
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return ast.parse(self.at[node.id], mode="eval").body if node.id in self.at else node
 
 
 class _Reductions(ast.NodeTransformer):
@@ -147,10 +170,16 @@ class _Reductions(ast.NodeTransformer):
     which follow the grid's ``g`` leading ones."""
 
     def __init__(self, moving: set[str], g: int) -> None:
-        self.moving, self.g, self.used = moving, g, False
+        self.moving, self.g, self.used, self.counts = moving, g, False, False
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        counted = bincount_of(node)
+        if counted is not None and names(counted[0]) & self.moving:
+            self.counts = True
+            least = ast.unparse(counted[1]) if counted[1] is not None else "0"
+            return ast.parse(f"{BINCOUNT}({ast.unparse(counted[0])}, {self.g}, {least})",
+                             mode="eval").body
         found = reduction_of(node)
         if found is None or not names(found[1]) & self.moving:
             return node
@@ -418,9 +447,27 @@ def batched(nest: WriteNest) -> list[str]:
     if reduce.used:
         rows += [f"def {REDUCE}(op, v, g, axis):",
                  f"    v = {NP}.asarray(v)",
+                 "    if op in ('argmax', 'argmin') and axis is None:  # of the flattened value",
+                 "        v, axis = v.reshape(v.shape[:g] + (-1,)), 0",
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
                  f"    return getattr({NP}, op)(v, axis=axis)"]
+    if reduce.counts:  # one row's counts per element: the same length in every row
+        rows += [f"def {BINCOUNT}(v, g, least):",
+                 f"    v = {NP}.asarray(v)",
+                 "    if v.ndim != g + 1 or v.dtype.kind not in 'biu':",
+                 f"        raise {LOOP}('tfperf: a bincount of other than one row of ints')",
+                 "    if v.size and v.min() < 0:",
+                 f"        raise {LOOP}('tfperf: a bincount of a negative value')",
+                 f"    top = v.max(axis=g) + 1 if v.shape[g] else {NP}.zeros(v.shape[:g], int)",
+                 f"    ks = {NP}.maximum(top, least)",
+                 "    k = int(ks.max()) if ks.size else int(least)",
+                 "    if ks.size and ks.min() != k:",
+                 f"        raise {LOOP}('tfperf: rows whose counts differ in length')",
+                 f"    rows = v.reshape(-1, v.shape[g]).astype({NP}.intp)",
+                 f"    at = ({NP}.arange(len(rows))[:, None] * k + rows).ravel()",
+                 f"    return {NP}.bincount(at, minlength=len(rows) * k)"
+                 ".reshape(v.shape[:g] + (k,))"]
     if nest.scalar is not None:
         rows += _scalar_rows(nest, g)
         *stmts, last = stmts  # the written value: checked before anything is written
@@ -461,9 +508,34 @@ def batched(nest: WriteNest) -> list[str]:
     if nest.kind == "fold":
         shape = "(" + "".join(f"len(range({a.start}, {a.stop}, {a.step})), "
                               for a in nest.axes) + ")"
+        done: list[str] = []  # every new value first: a guard that raises leaves the names
+        # as the loop will find them (the fall-back loop folds from the start again)
         for acc, op, term, mask in nest.folds:
-            rows.append(f"{acc} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, "
-                        f"{PRIVATE + mask if mask else None}, {shape})")
+            m = PRIVATE + mask if mask else None
+            new = f"{PRIVATE}new_{acc}"
+            if op.startswith("extreme:"):  # a running min/max kept by a branch
+                _, cmp, as_int = op.split(":")
+                rows.append(f"{new}, {PRIVATE}at_{acc} = {KEPT}({acc}, '{cmp}', "
+                            f"{PRIVATE}{term}, {m}, {shape}, {as_int == '1'})")
+            elif op.startswith("at:"):  # what that branch carried, where it set it last
+                rows.append(f"{new} = {CARRIED}({acc}, {PRIVATE}{term}, "
+                            f"{PRIVATE}at_{op.split(':')[1]}, {shape})")
+            elif op.startswith("position:"):  # i, j = x, y: the indices at that iteration
+                flat = f"{PRIVATE}at_{op.split(':')[1]}"
+                where = _Indices({a.index.removeprefix(PRIVATE): f"range({a.start}, {a.stop}, "
+                                  f"{a.step})[int({NP}.unravel_index({flat}, {shape})[{d}])]"
+                                  for d, a in enumerate(nest.axes)})
+                value = ast.unparse(where.visit(ast.parse(term, mode="eval")))
+                rows.append(f"{new} = {acc} if {flat} is None else {value}")
+            elif op.startswith("append:"):  # the values the loop appended, in its order
+                rows.append(f"{new} = {APPENDED}({acc}, {PRIVATE}{term}, {m}, {shape}, "
+                            f"{op.endswith(':1')})")
+                done.append(f"{acc}.extend({new})")
+                continue
+            else:
+                rows.append(f"{new} = {FOLD}({acc}, '{op}', {PRIVATE}{term}, {m}, {shape})")
+            done.append(f"{acc} = {new}")
+        rows += done
         return rows
     sub = next(t for t in w.targets if isinstance(t, ast.Subscript))
     if nest.recurrence:
@@ -579,6 +651,9 @@ def _fold_rows(g: int) -> list[str]:
         "        m = c if m is True else m & c",
         "    return m",
         f"def {FOLD}(acc, op, t, m, grid):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
         f"    if {NP}.ndim(t) > {g}:  # acc += a vector would make acc an array",
         f"        raise {LOOP}('tfperf: a fold of a per-iteration array')",
         f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
@@ -597,7 +672,72 @@ def _fold_rows(g: int) -> list[str]:
         f"    seq = {NP}.concatenate(({NP}.asarray(acc, dt).reshape(1), terms.astype(dt)))",
         f"    r = getattr({NP}, op).accumulate(seq, dtype=dt)[-1]",
         "    return type(acc)(r) if type(acc) in (int, float) and type(t) in (int, float) "
-        "else r"]
+        "else r",
+        # if v < best: best = v (<=, >, >=): the loop keeps the first (strict) or the last
+        # (not strict) position of the extreme that beats best; NaN never compares true
+        f"def {KEPT}(acc, cmp, t, m, grid, as_int):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
+        f"    if {NP}.ndim(t) > {g}:",
+        f"        raise {LOOP}('tfperf: a running extreme of a per-iteration array')",
+        f"    shape = {NP}.broadcast_shapes({NP}.shape(t), {NP}.shape(m), grid)",
+        f"    terms = {NP}.broadcast_to(t, shape).ravel()  # C order: the loop's order",
+        "    if terms.dtype.kind not in 'biuf':",
+        f"        raise {LOOP}('tfperf: a running extreme of values that are not numbers')",
+        "    if m is None and terms.size:  # argmin/argmax: the first extreme; a NaN there",
+        "        # means NaN among the values (NumPy takes it first), which the loop skips",
+        f"        find = {NP}.argmin if cmp in ('lt', 'le') else {NP}.argmax",
+        "        k = int(find(terms)) if cmp in ('lt', 'gt') else "
+        "terms.size - 1 - int(find(terms[::-1]))",
+        "        e = terms[k]",
+        "        if e == e:",
+        "            if not {'lt': e < acc, 'le': e <= acc, 'gt': e > acc, 'ge': e >= acc}[cmp]:",
+        "                return acc, None",
+        "            return (int(e) if as_int else e), k",
+        f"    keep = {NP}.ones(terms.shape, bool) if m is None else "
+        f"{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()",
+        "    if terms.dtype.kind == 'f':",
+        f"        keep = keep & ~{NP}.isnan(terms)",
+        f"    at = {NP}.flatnonzero(keep)",
+        "    if not len(at):",
+        "        return acc, None",
+        "    terms = terms[at]",
+        "    e = terms.min() if cmp in ('lt', 'le') else terms.max()",
+        "    if not {'lt': e < acc, 'le': e <= acc, 'gt': e > acc, 'ge': e >= acc}[cmp]:",
+        "        return acc, None",
+        f"    hit = {NP}.flatnonzero(terms == e)",
+        "    k = at[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
+        "    v = terms[hit[0] if cmp in ('lt', 'gt') else hit[-1]]",
+        "    return (int(v) if as_int else v), k",
+        # lst.append(v): the values in the loop's order (a Python int stays one; a row is
+        # an array per item), extended once every guard has passed
+        f"def {APPENDED}(lst, t, m, grid, as_int):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
+        "    if type(lst) is not list:",
+        f"        raise {LOOP}('tfperf: an append to something other than a list')",
+        f"    t = {NP}.asarray(t)",
+        f"    if t.ndim < {g}:",
+        f"        raise {LOOP}('tfperf: an appended value that does not follow the grid')",
+        f"    shape = {NP}.broadcast_shapes(t.shape[:{g}], {NP}.shape(m), grid)",
+        # broadcast_to is a read-only view: the loop's items (x[i]) can be written
+        f"    if t.shape[:{g}] != shape:",
+        f"        t = {NP}.broadcast_to(t, shape + t.shape[{g}:]).copy()",
+        f"    flat = t.reshape((-1,) + t.shape[{g}:])",
+        "    if m is not None:",
+        f"        flat = flat[{NP}.broadcast_to({NP}.asarray(m, bool), shape).ravel()]",
+        "    return flat.tolist() if as_int else list(flat)",
+        f"def {CARRIED}(old, t, k, grid):",
+        f"    if not isinstance(t, ({NP}.ndarray, {NP}.generic, int, float, complex)):",
+        f"        raise {LOOP}('tfperf: a value that is not NumPy\\'s (a tensor would "
+        "become an array)')",
+        "    if k is None:",
+        "        return old",
+        f"    if {NP}.ndim(t) > {g}:",
+        f"        raise {LOOP}('tfperf: a per-iteration array carried by a running extreme')",
+        f"    return {NP}.broadcast_to(t, {NP}.broadcast_shapes({NP}.shape(t), grid)).ravel()[k]"]
 
 
 def branches(nest: WriteNest) -> bool:
@@ -643,8 +783,34 @@ def _pick_rows(g: int) -> list[str]:
         "    return out"]
 
 
+def _unswitched_text(text: str, name: str) -> str | None:
+    """The function's outermost loops that hold a branch on a value they never change, each
+    replaced by the chain of its copies (:mod:`tfperf.analysis.unswitch`); None if none."""
+    fn = _fn(text, name)
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+    edits = [(loop, new) for loop in loops
+             if not any(o is not loop and is_within(loop, o) for o in loops)
+             and (new := unswitched(loop)) is not None]
+    if not edits:
+        return None
+    lines = text.splitlines(keepends=True)
+    for loop, new in sorted(edits, key=lambda e: e[0].lineno, reverse=True):
+        row = lines[loop.lineno - 1]
+        pad = row[:len(row) - len(row.lstrip())]
+        if row[len(pad):len(pad) + len(loop.__class__.__name__)].lower() != \
+                loop.__class__.__name__.lower():
+            return None  # the loop shares its line with another statement
+        lines[loop.lineno - 1:loop.end_lineno] = [textwrap.indent(ast.unparse(new), pad) + "\n"]
+    return "".join(lines)
+
+
 def rewrite(text: str, name: str) -> str:
     found, why = nests(text, name)
+    other = _unswitched_text(text, name)
+    if other is not None:  # one copy of the loop per branch: more nests, or the same ones
+        more, why_more = nests(other, name)
+        if len(more) > len(found):
+            text, found, why = other, more, why_more
     if not found:
         raise SourceEditError("no loop writing into an array element by element"
                               + (f" ({why[0]})" if why else ""))
