@@ -215,3 +215,17 @@ def test_doctor_report_as_text_and_html(run, monkeypatch):
     assert "<code>doctor.gpu</code>" not in html
     assert "\x1b[" not in text + html
     assert "unexpected" in str(run("%tfdoctor now").error)
+
+
+def test_doctor_interrupted_is_one_line(run, monkeypatch):
+    """Ctrl-C while the doctor gathers (a kernel interrupt lands in the wait on its probes'
+    threads): one line, not a traceback through tfperf's thread pool."""
+    from tfperf.doctor import gather
+
+    def interrupted(options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gather, "gather", interrupted)
+    ran = run("%tfdoctor --no-compute")
+    assert str(ran.error) == "%tfdoctor: interrupted"
+    assert "Traceback" not in ran.stdout + ran.stderr
