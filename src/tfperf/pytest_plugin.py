@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="save them as the next numbered run in DIR/<machine>/")
     group.addoption("--tfperf-compare", metavar="PATH",
                     help="judge them against a saved run; a regression fails the session")
-    group.addoption("--tfperf-fail-over", metavar="PCT", default="10%",
+    group.addoption("--tfperf-fail-over", metavar="PCT", default=None,
                     help="a slowdown fails only beyond this and significant (default 10%%)")
     group.addoption("--tfperf-strict", action="store_true",
                     help="judge times even when the noise control says the machine changed "
@@ -73,6 +73,11 @@ def _check_gate_options(config: pytest.Config) -> None:
     otherwise fail the session after the whole suite, or write over a user's file)."""
     save, store, against = (config.getoption("tfperf_save"), config.getoption("tfperf_store"),
                             config.getoption("tfperf_compare"))
+    if not against and (config.getoption("tfperf_fail_over") is not None
+                        or config.getoption("tfperf_strict")):
+        # a gate that judges nothing passes: say so before the suite runs
+        raise pytest.UsageError("tfperf: error: --tfperf-fail-over and --tfperf-strict judge "
+                                "a comparison: give --tfperf-compare PATH")
     if not (save or store or against):
         return
     from tfperf.bench.gate_command import parse_fail_over

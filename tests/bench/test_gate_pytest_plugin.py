@@ -238,6 +238,10 @@ def test_bad_gate_options_fail_before_any_test_runs_and_touch_no_file(pytester, 
         (("--tfperf-save", str(pytester.path / "runs")), "runs: is a folder; give a file name"),
         (("--tfperf-store", str(pytester.path / "blocker" / "runs")), "is a file, not a folder"),
         (("--tfperf-compare", str(source), "--tfperf-fail-over", "lots"), "--fail-over"),
+        # a threshold with nothing to judge: the session passed as if gated
+        (("--tfperf-fail-over", "5%"), "give --tfperf-compare PATH"),
+        (("--tfperf-save", str(pytester.path / "b.json"), "--tfperf-strict"),
+         "give --tfperf-compare PATH"),
     ]:
         res = run("--tfperf-budget", "0.1", *args)
         shown = res.stdout.str() + res.stderr.str()
