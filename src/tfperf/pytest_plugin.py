@@ -16,6 +16,9 @@ regression gate over benchmarks timed inside a test suite.
   and the session fails (exit status 1) on a regression; a time whose noise control says the
   machine changed since the saved run is inconclusive, not a failure, unless
   ``--tfperf-strict``.
+- Under pytest-xdist (``-n N``) each worker sends its results to the controller, which saves
+  and judges the whole session once (each worker used to save its own share over the same
+  file, and the controller, holding none, passed a regression as "nothing saved").
 
 This module is loaded by every pytest run in an environment where tfperf is installed, so
 it imports only pytest and the standard library at load; TensorFlow and NumPy load only
@@ -35,6 +38,8 @@ LIMITS = {"max_traces": "traces", "max_host_syncs": "host_syncs",
 
 _RESULTS = pytest.StashKey[list]()
 _GATE = pytest.StashKey[Any]()
+_WORKER_RECORDS = pytest.StashKey[list]()  # the controller's: one record per xdist worker
+_WORKER_OUTPUT = "tfperf_record"  # the key of a worker's record in xdist's workeroutput
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="save them as the next numbered run in DIR/<machine>/")
     group.addoption("--tfperf-compare", metavar="PATH",
                     help="judge them against a saved run; a regression fails the session")
-    group.addoption("--tfperf-fail-over", metavar="PCT", default="10%",
+    group.addoption("--tfperf-fail-over", metavar="PCT", default=None,
                     help="a slowdown fails only beyond this and significant (default 10%%)")
     group.addoption("--tfperf-strict", action="store_true",
                     help="judge times even when the noise control says the machine changed "
@@ -68,6 +73,11 @@ def _check_gate_options(config: pytest.Config) -> None:
     otherwise fail the session after the whole suite, or write over a user's file)."""
     save, store, against = (config.getoption("tfperf_save"), config.getoption("tfperf_store"),
                             config.getoption("tfperf_compare"))
+    if not against and (config.getoption("tfperf_fail_over") is not None
+                        or config.getoption("tfperf_strict")):
+        # a gate that judges nothing passes: say so before the suite runs
+        raise pytest.UsageError("tfperf: error: --tfperf-fail-over and --tfperf-strict judge "
+                                "a comparison: give --tfperf-compare PATH")
     if not (save or store or against):
         return
     from tfperf.bench.gate_command import parse_fail_over
@@ -206,6 +216,33 @@ def _session_record(config: pytest.Config) -> dict[str, Any] | None:
     return record
 
 
+def _merged(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One run from the records of a session's processes (xdist workers): every variant, and
+    the machine figures of the busiest process (its load is what the noise control reads)."""
+    records = [r for r in records if r]
+    if not records:
+        return None
+
+    def load(r: dict[str, Any]) -> float:
+        value = (r.get("machine") or {}).get("load_average_1min")
+        return float(value) if isinstance(value, (int, float)) else -1.0
+
+    busiest: dict[str, Any] = max(records, key=load)
+    out = dict(busiest)
+    out["variants"] = [v for r in records for v in r["variants"]]
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker finished; keep the results it sent."""
+    text = (getattr(node, "workeroutput", None) or {}).get(_WORKER_OUTPUT)
+    if text:
+        import json
+
+        node.config.stash.setdefault(_WORKER_RECORDS, []).append(json.loads(text))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
@@ -214,6 +251,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not (save or store or against):
         return
     record = _session_record(config)
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller saves and judges
+        if record is not None:
+            from tfperf.core import render
+
+            output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
+            output[_WORKER_OUTPUT] = render.to_json(record, indent=None)
+        return
+    record = _merged([r for r in (record, *config.stash.get(_WORKER_RECORDS, [])) if r])
     if record is None:
         config.stash[_GATE] = "tfperf: no tfperf_bench results in this session: nothing saved"
         return

@@ -214,6 +214,13 @@ def test_bad_baseline_and_bad_threshold_are_usage_errors(baseline, tmp_path, cap
     assert "is a folder" in capsys.readouterr().err
     assert main(["bench", path, "--strict"]) == 2
     assert "--strict applies to --compare-to" in capsys.readouterr().err
+    # a threshold with nothing to judge: a CI step that meant a gate passed, exit 0
+    for option, value in (("--fail-over", "5%"), ("--confidence", "99.9%")):
+        assert main(["bench", path, "--counters-only", option, value]) == 2
+        assert "judge a comparison: give --compare-to or --interleave-with" in \
+            capsys.readouterr().err
+    assert main(["bench", path, "--counters-only", "--compare-to", str(base),
+                 "--fail-over", "5%"]) == 0  # the twin: with a comparison it judges
 
 
 def test_store_and_history(baseline, tmp_path, capsys):

@@ -238,6 +238,10 @@ def test_bad_gate_options_fail_before_any_test_runs_and_touch_no_file(pytester, 
         (("--tfperf-save", str(pytester.path / "runs")), "runs: is a folder; give a file name"),
         (("--tfperf-store", str(pytester.path / "blocker" / "runs")), "is a file, not a folder"),
         (("--tfperf-compare", str(source), "--tfperf-fail-over", "lots"), "--fail-over"),
+        # a threshold with nothing to judge: the session passed as if gated
+        (("--tfperf-fail-over", "5%"), "give --tfperf-compare PATH"),
+        (("--tfperf-save", str(pytester.path / "b.json"), "--tfperf-strict"),
+         "give --tfperf-compare PATH"),
     ]:
         res = run("--tfperf-budget", "0.1", *args)
         shown = res.stdout.str() + res.stderr.str()
@@ -274,3 +278,35 @@ def test_a_model_built_inside_the_step_is_not_the_users_sync_or_retrace(pytester
     out = res.stdout.str()
     assert "host_syncs = 1, over max_host_syncs=0" in out  # the user's float() only
     assert "test_keras.py:25: 1 (float() ×1)" in out
+
+
+@pytest.mark.tf
+@pytest.mark.slow  # two sessions of two workers, each importing TensorFlow
+def test_under_xdist_the_controller_saves_and_judges_every_workers_results(pytester,
+                                                                            tensorflow,
+                                                                            monkeypatch):
+    """`pytest -n 2 --tfperf-save/--tfperf-compare`: each worker saved its own share over the
+    same file, and the controller, holding no result, said "nothing saved" and passed a
+    planted host-sync regression (exit 0; 1 without -n)."""
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+    def run(*args):
+        return pytester.runpytest_subprocess(
+            "-p", "tfperf.pytest_plugin", "-p", "xdist.plugin", "-p", "no:cacheprovider",
+            "-n", "2", "--dist", "loadfile", "--tfperf-budget", "0.2", *args)
+
+    other = BENCHED.replace('name="work"', 'name="other"')
+    pytester.makepyfile(test_a=BENCHED.format(extra="pass"), test_b=other.format(extra="pass"))
+    base = pytester.path / "base.json"
+    res = run("--tfperf-save", str(base))
+    assert res.ret == 0, res.stdout.str()
+    assert "nothing saved" not in res.stdout.str()
+    assert sorted(v["name"] for v in json.loads(base.read_text())["variants"]) == \
+        ["other", "work"]
+
+    pytester.makepyfile(test_b=other.format(extra="y.numpy()"))
+    res = run("--tfperf-compare", str(base))
+    out = res.stdout.str()
+    assert res.ret == 1, out
+    assert "REGRESSION" in out and "other: host_syncs 0 → 3" in out

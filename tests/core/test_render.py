@@ -66,6 +66,15 @@ def test_a_notebook_finding_in_github_and_sarif_says_its_cell_and_points_at_no_j
     assert "line=3" in findings_github([_finding()])
 
 
+def test_github_annotation_escapes_its_properties():
+    """`,` ends a workflow command's property and `:` its properties: a finding in
+    `data,v2/x:y.py` was pinned on a file named `data`."""
+    gh = findings_github([_finding(location=Location("data,v2/x:y.py", 3, 4))])
+    assert gh.startswith("::warning file=data%2Cv2/x%3Ay.py,line=3,col=5,"), gh
+    assert ",title=TFP101 python-loop::TFP101 loop over tensor" in gh
+    assert findings_github([_finding()]).startswith("::warning file=a.py,line=3,")  # twin
+
+
 def test_tables_align():
     t = text_table(["name", "n"], [["a", 1], ["bbb", 22]], align="lr")
     lines = t.splitlines()

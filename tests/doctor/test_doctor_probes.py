@@ -100,6 +100,38 @@ def test_runner_kills_a_hung_tool_and_its_children(only_path, tmp_path):
     assert not _alive(child), "the hung tool's child process survived"
 
 
+def test_an_interrupted_gather_ends_the_probes_children_now(only_path, tmp_path):
+    """Ctrl-C while a slow probe's child runs (the TF subprocess: a session of its own, which
+    a terminal's Ctrl-C and a kernel interrupt do not reach): the doctor waited for the child
+    to end (8.5 s after `%tfdoctor` was interrupted; a hung live check: its whole limit)."""
+    pidfile = tmp_path / "child.pid"
+    make_tool(only_path, "hang", f"sleep 60 &\necho $! > {pidfile}\nwait\n")
+    started = []
+
+    def slow(options, earlier):
+        started.append(time.perf_counter())
+        return {"x": run_command(["hang"], timeout=60).status}
+
+    def interrupt(options, earlier):  # the main thread's probe: Ctrl-C lands there
+        deadline = time.monotonic() + 20
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        raise KeyboardInterrupt
+
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        gather(GatherOptions(), probes=[Probe("slow", slow, "slow"),
+                                        Probe("interrupt", interrupt)])
+    waited = time.perf_counter() - t0
+    assert started and pidfile.exists()
+    assert waited < 30, waited  # the planted child sleeps 60 s: it was not waited for
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child), "the probe's child survived the interrupt"
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie waiting for a parent that may never reap it (a container's init)."""
     try:

@@ -136,6 +136,25 @@ def test_cli_formats(tmp_path, capsys, fmt):
         assert json.loads(out[: out.rindex("}") + 1])["version"] == "2.1.0"
 
 
+def test_sarif_names_a_rule_for_every_result_the_engines_own_codes_too(tmp_path, capsys):
+    """A file that does not parse is a TFP000 result: its ruleId named no rule in
+    runs[].tool.driver.rules (no text, help or index for a code-scanning view)."""
+    write(tmp_path, "slow.py", LOOP.format(noqa=""))
+    write(tmp_path, "broken.py", "def f(:\n    pass\n")
+    assert main(["lint", "--no-cache", "--format", "sarif", str(tmp_path)]) == 1
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert {"TFP000", "TFP102"} <= {r["ruleId"] for r in run["results"]}
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]] == result["ruleId"], result
+    assert "TFP001" not in rules  # only the engine codes that occur
+    write(tmp_path, "broken.py", "x = 1\n")  # the twin: a clean file adds no engine code
+    assert main(["lint", "--no-cache", "--format", "sarif", str(tmp_path)]) == 1
+    rules = [r["id"] for r in json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]
+             ["rules"]]
+    assert "TFP000" not in rules
+
+
 def test_cli_fix_diff_and_unsafe(tmp_path, capsys):
     p = write(tmp_path, "slow.py", LOOP.format(noqa=""))
     before = p.read_text()

@@ -83,6 +83,11 @@ def test_quiet_shows_nothing(run, tf_cells):
      "--baseline 'c' is not one of the variants ['a', 'b']"),
     ("%tfcompare vec(samples, weights) xla(samples,", "syntax error in the statement"),
     ("%tfcompare vec(samples,weights) xla(samples,weights) --bogus", "unknown option --bogus"),
+    # IPython syntax is no variant: timed, it ran the command every round, "NOT EQUIVALENT"
+    ("%%tfcompare\nvec(samples, weights)\n%timeit -n1 -r1 vec(samples, weights)\n",
+     "'%timeit -n1 -r1 vec(samples, weights)' is a magic or shell command, not a statement"),
+    ("%%tfcompare\nvec(samples, weights)\n!echo hi\n", "line 3: '!echo hi' is a magic"),
+    ("%%tfcompare\nvec(samples, weights)\nfiles = !ls\n", "line 3: '!ls' is a magic"),
 ])
 def test_bad_input_is_one_clear_line(run, tf_cells, line, message):
     ran = run(line)

@@ -72,6 +72,32 @@ def test_cell_form_lints_this_cell_only_with_cell_lines(run):
     assert rep.cells == 1
 
 
+def test_cell_form_reads_the_imports_of_the_cells_run_before(run):
+    """`%%tflint` on a cell that uses the `tf` an earlier cell imported: alone, the cell read
+    as plain Python and showed "no findings" where `%tflint` flagged it. Only its own
+    findings are shown."""
+    imported = run("if __name__ == 'never':\n    import tensorflow as tf\n")  # lint reads it
+    assert imported.error is None, imported.everything
+    body = PRINT_IN_FUNCTION.replace("import tensorflow as tf\n", "")
+    earlier = run("if __name__ == 'never':\n" + "".join("    " + ln + "\n"
+                                                         for ln in body.splitlines()))
+    ran = run("%%tflint -o TFP204\n" + body)
+    assert ran.error is None, ran.everything
+    rep, n = ran.result.result, ran.result.execution_count
+    assert [(i.finding.code, i.finding.location.cell, i.finding.location.line)
+            for i in rep.items] == [("TFP204", n, 6)]  # not the earlier cell's own TFP204
+    assert earlier.result.execution_count != n and rep.cells == 1
+    assert f"cell {n}, line 6, col 5: TFP204" in ran.shown()
+    assert f"--- a/cell {n}" in rep.items[0].diff and "+    tf.print(" in rep.items[0].diff
+
+
+def test_cell_form_without_tensorflow_anywhere_stays_clean(run):
+    """Its twin: the same code where `tf` is no module anyone imported is not TF's."""
+    ran = run("%%tflint -o TFP204\nclass tf:\n    function = staticmethod(lambda f: f)\n"
+              "@tf.function\ndef step(x):\n    print('loss', x)\n    return x\n")
+    assert ran.error is None and ran.result.result.items == [], ran.everything
+
+
 def test_lint_shows_a_clean_notebook_as_such(run):
     ran = run("%%tflint\nx = 1 + 1\n")
     assert ran.error is None and "no findings in 1 cell(s)" in ran.shown()
@@ -189,3 +215,17 @@ def test_doctor_report_as_text_and_html(run, monkeypatch):
     assert "<code>doctor.gpu</code>" not in html
     assert "\x1b[" not in text + html
     assert "unexpected" in str(run("%tfdoctor now").error)
+
+
+def test_doctor_interrupted_is_one_line(run, monkeypatch):
+    """Ctrl-C while the doctor gathers (a kernel interrupt lands in the wait on its probes'
+    threads): one line, not a traceback through tfperf's thread pool."""
+    from tfperf.doctor import gather
+
+    def interrupted(options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gather, "gather", interrupted)
+    ran = run("%tfdoctor --no-compute")
+    assert str(ran.error) == "%tfdoctor: interrupted"
+    assert "Traceback" not in ran.stdout + ran.stderr

@@ -85,3 +85,23 @@ def test_memory_view_of_a_cell(run, tf_cells):
     cpu = next(d for d in report.devices if d.device == "CPU")
     assert any(e.shape == "[4096,40,8]" for e in cpu.worst.live)  # 5 MiB: counted by any
     assert "Peak per step" in ran.shown()
+
+
+def test_memory_view_interrupted_is_one_line_and_frees_the_profiler(run, tf_cells):
+    """Ctrl-C in `%%tfprofile --memory`: TensorFlow's frames as a 25-line traceback, and the
+    profiler left running: every later capture in the kernel read "profiler did not start:
+    AlreadyExistsError: Another profiler is running"."""
+    ran = run("_calls = [0]")
+    assert ran.error is None
+    ran = run("%%tfprofile --memory --steps 3\n"
+              "_calls[0] += 1\n"
+              "y = vec(samples, weights)\n"
+              "if _calls[0] == 3:\n"
+              "    raise KeyboardInterrupt\n")  # in the captured steps (the first warms up)
+    assert str(ran.error) == ("%tfprofile: interrupted; the memory view needs its steps to "
+                              "finish: nothing to report")
+    again = run("%%tfprofile --memory -o --steps 2\n"
+                "big = tf.tile(samples, [256, 1, 1])\ntotal = tf.reduce_sum(big)\n")
+    assert again.error is None, again.everything
+    assert "Another profiler is running" not in again.shown()
+    assert "Peak per step" in again.shown()

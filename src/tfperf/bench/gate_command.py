@@ -28,10 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--compare-to", metavar="BASELINE.json",
                    help="judge this run against a saved one: counters exactly, times by a "
                         "bootstrap interval on the ratio of medians; exit 1 on a regression")
-    g.add_argument("--fail-over", metavar="PCT", default="10%",
+    g.add_argument("--fail-over", metavar="PCT", default=None,
                    help="a slowdown is a regression only beyond this (and significant); "
                         "default 10%%")
-    g.add_argument("--confidence", metavar="PCT", default="99%",
+    g.add_argument("--confidence", metavar="PCT", default=None,
                    help="the bootstrap interval's confidence (default 99%%; 99.9%% is "
                         "stricter)")
     g.add_argument("--strict", action="store_true",
@@ -59,14 +59,14 @@ def wants_gate(args: argparse.Namespace) -> bool:
                 or args.format or args.interleave_with)
 
 
-def parse_fail_over(text: str) -> float:
-    """``"10%"`` or ``"10"`` (a percentage either way) → 0.10."""
-    return _percentage(text, "--fail-over", 0, 1000, "10%")
+def parse_fail_over(text: str | None) -> float:
+    """``"10%"`` or ``"10"`` (a percentage either way) → 0.10; None: the default, 10 %."""
+    return _percentage(text or "10%", "--fail-over", 0, 1000, "10%")
 
 
-def parse_confidence(text: str) -> float:
-    """``"99%"`` → 0.99; between 50 % and 99.99 %."""
-    return _percentage(text, "--confidence", 50, 99.99, "99%")
+def parse_confidence(text: str | None) -> float:
+    """``"99%"`` → 0.99; between 50 % and 99.99 %; None: the default, 99 %."""
+    return _percentage(text or "99%", "--confidence", 50, 99.99, "99%")
 
 
 def _percentage(text: str, option: str, low: float, high: float, example: str) -> float:
@@ -94,6 +94,11 @@ def check_arguments(args: argparse.Namespace) -> None:
                          "to FILE.py, not to --suite")
     if args.format == "github" and not (args.compare_to or args.interleave_with):
         raise UsageError("--format github reports a comparison: give --compare-to")
+    if (args.fail_over is not None or args.confidence is not None) and not (
+            args.compare_to or args.interleave_with):
+        # a CI step `tfperf bench b.py --fail-over 5%` judged nothing and passed, exit 0
+        raise UsageError("--fail-over and --confidence judge a comparison: give --compare-to "
+                         "or --interleave-with (a run to save: --save)")
     if args.strict and not args.compare_to:
         raise UsageError("--strict applies to --compare-to (separate runs); interleaved runs "
                          "are always judged")

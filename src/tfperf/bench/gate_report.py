@@ -206,12 +206,7 @@ def to_markdown(res: GateResult) -> str:
     return "\n".join(out)
 
 
-def _escape(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _prop(s: str) -> str:
-    return _escape(s).replace(":", "%3A").replace(",", "%2C")
+_escape, _prop = render.github_data, render.github_property
 
 
 def to_github(res: GateResult) -> str:
@@ -233,7 +228,7 @@ def to_github(res: GateResult) -> str:
             title = _prop(f"tfperf: time {t.verdict}")
             out.append(f"::{level} title={title}::{_escape(f'{t.variant}: {t.reason}')}")
     for f in res.failures:
-        out.append(f"::error title=tfperf: variant fails::{_escape(f)}")
+        out.append(f"::error title={_prop('tfperf: variant fails')}::{_escape(f)}")
     out.append(to_text(res))
     return "\n".join(out)
 

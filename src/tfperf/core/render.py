@@ -229,8 +229,16 @@ def findings_concise(findings: Sequence[Finding]) -> str:
     return "\n".join(f"{format_location(f)}: {f.code} {f.message}" for f in findings)
 
 
-def _github_escape(s: str) -> str:
+def github_data(s: str) -> str:
+    """A GitHub workflow command's message, escaped as the runner unescapes it."""
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_property(s: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``): ``,`` ends a property and
+    ``:`` the properties, so a path such as ``data,v2/x.py`` pinned the annotation on a file
+    named ``data``."""
+    return github_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
 def _in_cell(loc: Any) -> str:
@@ -251,7 +259,7 @@ def findings_github(findings: Sequence[Finding]) -> str:
         level = "error" if f.failed else "warning"
         props = []
         if loc and loc.path:
-            props.append(f"file={loc.path}")
+            props.append(f"file={github_property(loc.path)}")
         if loc and loc.path and loc.cell is None:
             if loc.line is not None:
                 props.append(f"line={loc.line}")
@@ -259,9 +267,9 @@ def findings_github(findings: Sequence[Finding]) -> str:
                 props.append(f"col={loc.column + 1}")
             if loc.end_line is not None:
                 props.append(f"endLine={loc.end_line}")
-        props.append(f"title={f.code} {f.name}".strip())
+        props.append(f"title={github_property(f'{f.code} {f.name}'.strip())}")
         text = f"{_in_cell(loc)}{f.code} {f.message}"
-        out.append(f"::{level} {','.join(props)}::{_github_escape(text)}")
+        out.append(f"::{level} {','.join(props)}::{github_data(text)}")
     return "\n".join(out)
 
 

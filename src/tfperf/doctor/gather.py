@@ -16,6 +16,7 @@ from typing import Any
 
 from tfperf.doctor.facts import Facts
 from tfperf.doctor.probe import GatherOptions, Probe, discover
+from tfperf.doctor.probes.runner import kill_children
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Facts))
 
@@ -60,14 +61,22 @@ def gather(options: GatherOptions | None = None,
 
     with ThreadPoolExecutor(max_workers=max(1, len(slow)),
                             thread_name_prefix="tfperf-probe") as ex:
-        futures = [(p, ex.submit(_run, p, opts, {})) for p in slow if not p.reads_local_facts]
-        for p in local:
-            keep(p, _run(p, opts, collected))
-        snapshot = dict(collected)
-        futures += [(p, ex.submit(_run, p, opts, snapshot)) for p in slow
-                    if p.reads_local_facts]
-        for p, fut in futures:
-            keep(p, fut.result())
+        try:
+            futures = [(p, ex.submit(_run, p, opts, {})) for p in slow
+                       if not p.reads_local_facts]
+            for p in local:
+                keep(p, _run(p, opts, collected))
+            snapshot = dict(collected)
+            futures += [(p, ex.submit(_run, p, opts, snapshot)) for p in slow
+                        if p.reads_local_facts]
+            for p, fut in futures:
+                keep(p, fut.result())
+        except KeyboardInterrupt:
+            # The pool's exit waits for the probe threads, and they for their children,
+            # which Ctrl-C does not reach (sessions of their own): end the children now.
+            ex.shutdown(wait=False, cancel_futures=True)
+            kill_children()
+            raise
     facts = Facts.from_dict(collected)
     facts.extra = extra
     facts.probe_seconds = {k: round(v, 3) for k, v in seconds.items()}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
@@ -114,7 +115,7 @@ def _print(outcome, args: argparse.Namespace) -> None:
     if args.format == "json":
         print(render.to_json([f.to_dict() for f in findings]))
     elif args.format == "sarif":
-        print(render.findings_sarif(findings, [r.summary() for r in outcome.rules]))
+        print(render.findings_sarif(findings, _sarif_rules(outcome.rules, findings)))
     elif args.format == "github":
         if findings:
             print(render.findings_github(findings))
@@ -183,6 +184,23 @@ def run_rules(args: argparse.Namespace) -> int:
         for name, what in GROUPS.items():
             print(f"  {name + ('*' if name in DEFAULT_GROUPS else ''):<10} {what}")
     return 0
+
+
+_ENGINE_SUMMARIES = {"TFP000": "the file or cell could not be read or parsed as Python",
+                     "TFP001": "a rule raised an error on a file (a tfperf bug); the others ran"}
+
+
+def _sarif_rules(rules: Any, findings: Any) -> list[dict[str, str]]:
+    """The selected rules' descriptors, and the engine's own codes that occur: a SARIF result
+    whose ruleId no descriptor names (TFP000 for a file that does not parse) has no rule
+    text, help or index in a code-scanning view."""
+    from tfperf.lint.registry import ENGINE_CODES
+
+    out = [r.summary() for r in rules]
+    seen = {f.code for f in findings}
+    out += [{"code": code, "name": name, "summary": _ENGINE_SUMMARIES[code]}
+            for code, name in ENGINE_CODES.items() if code in seen]
+    return out
 
 
 def run_rule(args: argparse.Namespace) -> int:

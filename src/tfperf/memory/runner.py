@@ -106,6 +106,9 @@ def memory_profile(fn: Callable[..., Any], *args: Any, steps: int = DEFAULT_CAPT
                         with session.own():
                             session.leaks.step()
     except KeyboardInterrupt:
+        # TF allows one profiler per process: left running, a notebook's next capture read
+        # "profiler did not start: Another profiler is running" until the kernel restarted
+        session.stop_capture()
         raise
     except (Exception, SystemExit) as exc:  # the function's own error: the report says it
         error = exc

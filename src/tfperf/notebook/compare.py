@@ -61,6 +61,8 @@ def variants_from(shell: Any, lines: list[tuple[int, str]]) -> dict[str, Any]:
             named.append((m.group(1), m.group(2), line_no))
         else:
             named.append((_default_name(text), text.strip(), line_no))
+    for _, stmt, line_no in named:
+        _refuse_ipython_syntax(shell, stmt, line_no)
     if len(named) < 2:
         raise MagicError("tfcompare", "give at least two statements to compare "
                                       "(e.g. %tfcompare slow(x) fast(x))")
@@ -72,6 +74,17 @@ def variants_from(shell: Any, lines: list[tuple[int, str]]) -> dict[str, Any]:
             raise MagicError("tfcompare", f"two variants are the same statement: {names}")
     return {name: make_function(shell, "tfcompare", stmt, first_line=ln)
             for name, stmt, ln in named}
+
+
+def _refuse_ipython_syntax(shell: Any, statement: str, line_no: int) -> None:
+    """A magic or shell line (``%timeit f(x)``, ``!pip list``) is no variant: timed, it ran
+    the command every round and was "NOT EQUIVALENT" (its output None) in the table."""
+    if shell is None or "get_ipython()" in statement:
+        return
+    if "get_ipython()" in shell.transform_cell(statement):
+        raise MagicError("tfcompare", f"line {line_no}: {statement.strip()!r} is a magic or "
+                                      "shell command, not a statement to time (a variant "
+                                      "is Python: f(x))")
 
 
 def compare_statements(shell: Any, lines: list[tuple[int, str]], *, baseline: str | None,

@@ -7,6 +7,7 @@ from typing import Any
 
 from tfperf.core.findings import Finding
 from tfperf.notebook import display
+from tfperf.notebook.errors import MagicError
 
 
 @dataclass
@@ -58,6 +59,9 @@ def run_doctor(shell: Any, *, compute: bool, timeout: float) -> tuple[DoctorResu
         facts = gather(options)
         progress(0.8, "judging")
         findings = judge(facts, compute=compute)
+    except KeyboardInterrupt:  # one line, not the probes' thread-pool frames
+        progress.close()
+        raise MagicError("tfdoctor", "interrupted") from None
     except BaseException:
         progress.close()
         raise

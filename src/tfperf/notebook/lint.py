@@ -115,7 +115,9 @@ def _diff(f: Finding, sources: dict[int, str]) -> str:
     return unified_diff(f"cell {loc.cell}", old, new)
 
 
-def lint_cells_so_far(shell: Any, codes: list[str], preview: bool) -> LintReport:
+def _cells_so_far(shell: Any) -> dict[int, str]:
+    """``{cell number: text}`` of the cells run before this one; a cell run again counts once,
+    in its latest version."""
     history = list(getattr(shell.history_manager, "input_hist_raw", []))
     now = current_cell(shell)
     sources: dict[int, str] = {}
@@ -126,13 +128,25 @@ def lint_cells_so_far(shell: Any, codes: list[str], preview: bool) -> LintReport
             continue
         seen.add(text)
         sources[n] = text
-    return lint_sources(sources, codes, preview)
+    return sources
+
+
+def lint_cells_so_far(shell: Any, codes: list[str], preview: bool) -> LintReport:
+    return lint_sources(_cells_so_far(shell), codes, preview)
 
 
 def lint_one_cell(shell: Any, body: str, codes: list[str], preview: bool) -> LintReport:
+    """This cell's findings, read with the cells run before it: their imports and names are
+    its context, as in the notebook (alone, a cell that uses the `tf` another cell imported
+    read as plain Python: "no findings" for a loop that `%tflint` flags)."""
     # The magic's own line is linted as a blank line 1, so lines match the cell; given as
     # `%%tflint`, the reader would take the cell for a magic's and skip it when it does not
     # parse (issue 24: "no findings" for a cell with a syntax error).
     cell = current_cell(shell)
-    return lint_sources({cell: "\n" + body}, codes, preview,
-                        shown={cell: "%%tflint\n" + body})
+    sources = _cells_so_far(shell)
+    sources[cell] = "\n" + body
+    report = lint_sources(sources, codes, preview, shown={cell: "%%tflint\n" + body})
+    report.items = [i for i in report.items
+                    if i.finding.location is not None and i.finding.location.cell == cell]
+    report.cells = 1
+    return report

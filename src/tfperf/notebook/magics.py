@@ -168,8 +168,9 @@ class TfperfMagics(Magics):
 
     @line_cell_magic
     def tflint(self, line: str, cell: str | None = None) -> Any:
-        """Lint the cells run so far (%tflint) or this cell (%%tflint), positions by cell and
-        line, each fix shown as a diff of its cell.
+        """Lint the cells run so far (%tflint) or this cell (%%tflint: its findings, read
+        after the cells run before it), positions by cell and line, each fix shown as a diff
+        of its cell.
 
         %tflint [--preview] [-q] [-o] [CODES...]      e.g. %tflint TFP101 TFP2
         """

@@ -106,9 +106,13 @@ def memory_cell(shell: Any, source: str, *, first_line: int, steps: int | None,
         exec(code, shell.user_ns)
 
     n = steps or 3
-    report = memory_profile(cell, steps=n, leak_steps=n if n >= 10 else 0,
-                            logdir=None if logdir is None else _path(logdir),
-                            target=f"cell {_cell(shell)}")
+    try:
+        report = memory_profile(cell, steps=n, leak_steps=n if n >= 10 else 0,
+                                logdir=None if logdir is None else _path(logdir),
+                                target=f"cell {_cell(shell)}")
+    except KeyboardInterrupt:  # one line, not TensorFlow's frames; the profiler is stopped
+        raise MagicError("tfprofile", "interrupted; the memory view needs its steps to "
+                                      "finish: nothing to report") from None
     if report.error is not None:
         report.error = user_traceback(report.error)
     if not quiet:

@@ -35,6 +35,8 @@ DERIVED_LINES = {"TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", "XLA 
                  "Framework Ops", "Framework Name Scope"}
 INPUT_OP_TYPES = {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
 _TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
+_HLO_SUFFIX = re.compile(r"\.\d+$")
+DATASET_PREFIX = "Iterator::"  # tf.data's iterators, as XProf lists them
 # oneDNN layout conversions: kernels of their own, not a rewrite of a user's op.
 _MKL_OWN_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
 
@@ -48,6 +50,26 @@ def op_kind(op_type: str) -> str:
         if op_type.startswith("Native") and len(op_type) > 6:
             op_type = op_type[6:]
     return op_type
+
+
+def host_op_by_name(name: str) -> tuple[str, str, str] | None:
+    """(row name, op type, kind) of a host event that is an op by its name alone: a graph op
+    ``node:OpType`` ("graph") or a tf.data iterator ``Iterator::…`` ("dataset"); else None.
+    The one rule both readers (this module's and ``profile/read``'s) use, so that `profile
+    SCRIPT` and `profile --read` of the same capture give the same op table and eager share:
+    an iterator event is op time of its own, and the ``IteratorGetNext`` that waits on it on
+    the same thread keeps only its self time."""
+    m = _TF_OP_EVENT.match(name)
+    if m and "::" not in name:
+        return m.group(1), op_kind(m.group(2)), "graph"
+    if name.startswith(DATASET_PREFIX):
+        return name, "Dataset", "dataset"
+    return None
+
+
+def hlo_op_type(hlo_op: str) -> str:
+    """The op type of an XLA op compiled for the CPU (``hlo_op`` stat): ``dot.3`` → ``dot``."""
+    return _HLO_SUFFIX.sub("", hlo_op)
 
 
 _SIXTEEN_BIT = re.compile(r"fp16|f16|bf16|half|hmma|float16", re.IGNORECASE)
@@ -329,7 +351,7 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[tuple[int, 
     """Host ops, eager vs graph, input waits, step markers and top-level tf.function runs."""
     for line in p.plane.lines:
         base_ps = line.timestamp_ns * 1000
-        ops: list[tuple[int, int, tuple[str, str, bool]]] = []
+        ops: list[tuple[int, int, tuple[str, str, str]]] = []
         outer_function_end = -1
         for ev in line.events:
             name = p.event_names.get(ev.metadata_id, "")
@@ -337,24 +359,30 @@ def _read_host(p: _Plane, out: CaptureSummary, add: Any, steps: list[tuple[int, 
             end = start + ev.duration_ps
             span[0] = start if span[0] is None else min(span[0], start)
             span[1] = end if span[1] is None else max(span[1], end)
-            m = _TF_OP_EVENT.match(name)
-            if m and "::" not in name:
-                ops.append((start, ev.duration_ps, (m.group(1), op_kind(m.group(2)), False)))
+            by_name = host_op_by_name(name)
+            if by_name is not None:
+                ops.append((start, ev.duration_ps, by_name))
                 continue
             if name == "EagerExecute" or ev.stats:
                 stats = p.stats(ev)
-                if "step_num" in stats and ev.duration_ps:
-                    steps.append((start, end))
-                if "tf_function_call" in stats and start >= outer_function_end:
-                    calls.append((start, end))
-                    outer_function_end = end
-                if name == "EagerExecute" and "eager_op" in stats and not stats.get("is_func"):
-                    op_type = op_kind(str(stats["eager_op"]))
-                    ops.append((start, ev.duration_ps, (op_type, op_type, True)))
+                if name == "EagerExecute":
+                    if "eager_op" in stats and not stats.get("is_func"):
+                        op_type = op_kind(str(stats["eager_op"]))
+                        ops.append((start, ev.duration_ps, (op_type, op_type, "eager")))
+                elif "hlo_op" in stats:  # an XLA op compiled for the CPU
+                    hlo = str(stats["hlo_op"])
+                    ops.append((start, ev.duration_ps, (hlo, hlo_op_type(hlo), "xla")))
+                else:
+                    if "step_num" in stats and ev.duration_ps:
+                        steps.append((start, end))
+                    if "tf_function_call" in stats and start >= outer_function_end:
+                        calls.append((start, end))
+                        outer_function_end = end
         self_ps = _self_times(ops)
-        for i, (start, dur, (name, op_type, eager)) in enumerate(ops):
+        for i, (start, dur, (name, op_type, kind)) in enumerate(ops):
+            eager = kind == "eager"
             add(name, op_type, "host", eager, self_ps[i], dur)
-            if not eager:
+            if kind == "graph":
                 out.op_events.append((start, self_ps[i], name, op_type, "host"))
             out.host_op_s += self_ps[i] / 1e12
             if eager:

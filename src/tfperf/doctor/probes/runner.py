@@ -10,12 +10,40 @@ import contextlib
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 OK, NOT_FOUND, TIMEOUT, FAILED, ERROR = "ok", "not found", "timeout", "failed", "error"
+
+# The probes' running children. Each runs in a session of its own (so that killing its group
+# ends what it started), which also keeps a terminal's Ctrl-C from reaching it: an interrupted
+# doctor ends them itself (:func:`kill_children`) instead of waiting out their time limits.
+_CHILDREN: set[subprocess.Popen[Any]] = set()
+_CHILDREN_LOCK = threading.Lock()
+
+
+def _track(proc: subprocess.Popen[Any]) -> subprocess.Popen[Any]:
+    with _CHILDREN_LOCK:
+        for done in [p for p in _CHILDREN if p.poll() is not None]:
+            _CHILDREN.discard(done)
+        _CHILDREN.add(proc)
+    return proc
+
+
+def kill_children() -> None:
+    """End every probe child still running, and all each started (an interrupt)."""
+    with _CHILDREN_LOCK:
+        running = [p for p in _CHILDREN if p.poll() is None]
+        _CHILDREN.clear()
+    for proc in running:
+        try:
+            os.killpg(proc.pid, 9)
+        except (ProcessLookupError, PermissionError, AttributeError):
+            with contextlib.suppress(OSError):
+                proc.kill()
 
 
 @dataclass(frozen=True)
@@ -57,12 +85,12 @@ def run_command(argv: Sequence[str], timeout: float = 10.0,
         return CommandResult(args, NOT_FOUND, timeout=timeout)
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen(
+        proc = _track(subprocess.Popen(
             [exe, *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL, text=True, errors="replace",
             env=dict(env) if env is not None else None,
             start_new_session=True,  # so a hung tool's children die with it
-        )
+        ))
     except OSError as exc:
         return CommandResult(args, ERROR, stderr=str(exc), timeout=timeout)
     try:
@@ -80,9 +108,9 @@ def start_child(argv: Sequence[str], stderr: Any,
                 env: Mapping[str, str]) -> subprocess.Popen[str]:
     """A child in a session of its own (so :func:`kill_group` ends all it starts), its
     stdout a text pipe, its stderr to ``stderr``, no stdin. Raises OSError."""
-    return subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=stderr,
-                            stdin=subprocess.DEVNULL, text=True, errors="replace",
-                            env=dict(env), start_new_session=True)
+    return _track(subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=stderr,
+                                   stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                   env=dict(env), start_new_session=True))
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -34,13 +34,19 @@ from typing import Any
 
 from tfperf.profile.read.stats import StatFinder
 from tfperf.profile.read.xspace import Capture, Line, Plane
-from tfperf.profile.xplane import DERIVED_LINES, INPUT_OP_TYPES, op_kind, waits_before_steps
+from tfperf.profile.xplane import (
+    DERIVED_LINES,
+    INPUT_OP_TYPES,
+    hlo_op_type,
+    host_op_by_name,
+    op_kind,
+    waits_before_steps,
+)
 
 _TF_OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")
 _COLLECTIVE = re.compile(r"Collective|Nccl|nccl|AllReduce|all-reduce|AllGather|all-gather|"
                          r"ReduceScatter|reduce-scatter|AllToAll|all-to-all|"
                          r"CollectivePermute|collective-permute")
-_HLO_SUFFIX = re.compile(r"\.\d+$")
 DEVICE_PREFIXES = ("/device:GPU:", "/device:TPU:")
 HOST_PREFIX = "/host:CPU"
 CATEGORIES = ("compute", "input", "collectives", "host", "idle")
@@ -319,14 +325,11 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
     graph_ops: dict[int, OpStat] = {}
     cats: dict[int, int] = {}
     for mid, meta in plane.event_metadata.items():
-        m = _TF_OP_EVENT.match(meta.name)
-        if m and "::" not in meta.name:
-            op_type = op_kind(m.group(2))
-            graph_ops[mid] = _row(rows, m.group(1), op_type, where, "graph")
-            cats[mid] = category(op_type)
-        elif meta.name.startswith("Iterator::"):  # tf.data's iterators, as XProf lists them
-            graph_ops[mid] = _row(rows, meta.name, "Dataset", where, "dataset")
-            cats[mid] = INPUT
+        by_name = host_op_by_name(meta.name)  # the same rule as profile/xplane.py's
+        if by_name is not None:
+            name, op_type, kind = by_name
+            graph_ops[mid] = _row(rows, name, op_type, where, kind)
+            cats[mid] = INPUT if kind == "dataset" else category(op_type)
     eager_mids = {mid for mid, meta in plane.event_metadata.items() if meta.name == "EagerExecute"}
     # TF's own bookkeeping events carry stats (thread-pool ids, allocator figures) but never a
     # step marker or a tf.function call: their stats are not looked at.
@@ -379,7 +382,7 @@ def _host_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
                         payload = (_row(rows, op_type, op_type, where, "eager"),
                                    category(op_type), 1)
                 elif has_hlo and (hlo := finder.get("hlo_op", buf, a, b)) is not None:
-                    base = _HLO_SUFFIX.sub("", str(hlo))
+                    base = hlo_op_type(str(hlo))
                     payload = (_row(rows, str(hlo), base, where, "xla",
                                     _module(finder, buf, a, b)), category(base), 2)
                 else:
@@ -469,7 +472,7 @@ def _device_plane(cap: Capture, plane: Plane, tl: Timeline, out: ReadSummary,
                     op_type = op_kind(m.group(2))
                     row = _row(rows, m.group(1), op_type, where, "kernel")
                 elif hlo:
-                    base = _HLO_SUFFIX.sub("", str(hlo))
+                    base = hlo_op_type(str(hlo))
                     op_type = base
                     row = _row(rows, str(hlo), base, where, "xla", module)
                 else:
