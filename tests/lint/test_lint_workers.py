@@ -176,3 +176,42 @@ def test_os_threads_counts_native_threads():
     thread = threading.Thread(target=time.sleep, args=(2,), daemon=True)
     thread.start()
     assert workers.os_threads() == before + 1
+
+
+def _sleeper(quiet: bool, ready) -> None:
+    if quiet:
+        workers.quiet_worker_signals()
+    ready.set()
+    import time
+    time.sleep(30)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="the inherited handler is what a fork passes on")
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_forked_worker_ends_on_sigterm_despite_the_main_process_handler(quiet):
+    """`tfperf` raises SIGTERM as an interrupt (core/interrupts.py); a forked worker kept that
+    handler, caught the pool's terminate() as an exception and blocked sending it back, and
+    the interrupted run never exited (stop 46, 1 interrupt in 6). The twin without the
+    worker's own handlers shows the inherited one is what kept it alive."""
+    import multiprocessing
+
+    from tfperf.core.interrupts import sigterm_as_interrupt
+
+    context = multiprocessing.get_context("fork")
+    ready = context.Event()
+    with sigterm_as_interrupt():
+        child = context.Process(target=_sleeper, args=(quiet, ready))
+        child.start()
+    try:
+        assert ready.wait(timeout=120), "the child never started"
+        child.terminate()
+        child.join(timeout=20)
+        if quiet:
+            assert child.exitcode == -signal.SIGTERM
+        else:  # Python's handler ran: the exception ended it with status 1, not the signal
+            assert child.exitcode == 1
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join()

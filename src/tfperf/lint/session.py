@@ -22,7 +22,7 @@ from tfperf.lint.rule import Rule
 from tfperf.lint.runner import lint_file
 from tfperf.lint.target import NEWEST_KNOWN, FileTargets, TargetError, TargetTF
 from tfperf.lint.target import resolve as resolve_target
-from tfperf.lint.workers import run_chunks, start_method
+from tfperf.lint.workers import quiet_worker_signals, run_chunks, start_method
 
 if TYPE_CHECKING:
     from tfperf.lint.cache import LintCache
@@ -127,6 +127,7 @@ _WORKER: dict[str, object] = {}
 def _init_worker(codes: list[str], options: RunOptions, tf_version: tuple[int, int],
                  version_set: bool = False, targets: FileTargets | None = None,
                  key_salt: bytes | None = None) -> None:
+    quiet_worker_signals()
     by_code = {r.code: r for r in registry.all_rules()}
     _WORKER["dispatcher"] = Dispatcher([by_code[c] for c in codes], tf_version, version_set,
                                        defer_project=True)

@@ -101,6 +101,19 @@ def _text(node: ast.expr) -> str | None:
     return None
 
 
+def quiet_worker_signals() -> None:
+    """In a worker: SIGTERM ends it (the default), SIGINT is left to the main process.
+
+    A forked worker inherits the main process's Python handlers: `tfperf`'s SIGTERM-as-an-
+    interrupt (core/interrupts.py) turned the pool's `terminate()` into an exception that
+    the worker caught and tried to send back, blocked on a result pipe no one read any
+    more; the main process then waited for it at exit, forever (1 interrupt in 6 on the
+    installed keras, stop 46). A terminal's Ctrl-C reaches the whole process group: the
+    main process ends the workers, which need not print a traceback each."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def end_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool whose results are no longer wanted, workers included. `shutdown(wait=True)`
     waited for every chunk the workers were on (`timeout -s INT` and `kill` reach only this
@@ -118,6 +131,9 @@ def end_pool(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+            if process.is_alive():  # a worker that will not end on SIGTERM: it must not
+                process.kill()      # hold this process at exit (the pool joins it there)
+                process.join(timeout=5)
 
 
 def _why_dead(pool: ProcessPoolExecutor) -> str:
