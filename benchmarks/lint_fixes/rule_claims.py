@@ -439,7 +439,7 @@ def _predict_loop_pieces(tf: Any, small: bool) -> None:
               f"one predict(dataset) {to * 1e3:.0f} ms ({tp / to:.1f}x)")
     # Segments of uneven length cut from one array (inaSpeechSegmenter's shape).
     cuts = np.sort(rng.choice(np.arange(1, len(x)), 39, replace=False))
-    bounds = list(zip([0, *cuts], [*cuts, len(x)]))
+    bounds = list(zip([0, *cuts], [*cuts, len(x)], strict=True))
 
     def per_slice() -> Any:
         return [model.predict(x[a:b], verbose=0) for a, b in bounds]
@@ -448,7 +448,7 @@ def _predict_loop_pieces(tf: Any, small: bool) -> None:
         out = model.predict(x, verbose=0)
         return [out[a:b] for a, b in bounds]
 
-    for u, v in zip(per_slice(), one_then_split()):
+    for u, v in zip(per_slice(), one_then_split(), strict=True):
         np.testing.assert_allclose(u, v, rtol=1e-4, atol=1e-5)
     tp, to = _median_time(per_slice, runs), _median_time(one_then_split, runs)
     print(f"TFP110c {len(bounds)} slices of one {len(x)}-image array: predict per slice "

@@ -83,7 +83,7 @@ def _element_names(ctx: Context, it: Any, target: Any, depth: int = 0) -> set[st
             return _element_names(ctx, it.args[0], target.elts[1], depth + 1)
         if len(target.elts) != len(it.args):
             return set()
-        return {n for a, t in zip(it.args, target.elts)
+        return {n for a, t in zip(it.args, target.elts, strict=True)
                 for n in _element_names(ctx, a, t, depth + 1)}
     if not walks_dataset(ctx, it):
         return set()
