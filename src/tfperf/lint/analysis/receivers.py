@@ -100,3 +100,22 @@ def _self_class(ctx: Context, owner: Any) -> ast.ClassDef | None:
         return None
     cls = ctx.parent(fn)
     return cls if type(cls) is ast.ClassDef else None
+
+
+def project_instance(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | None:
+    """The project class ``expr`` is an instance of (module spec, qualname, as
+    :func:`tfperf.analysis.summary.instance_class`): built here (``net = Net()``,
+    ``self.loss = YoloLoss()``), or a parameter that a call of its function in this
+    module gives one (``train(model, ...)`` with ``model = WideResNet(...)``), up to
+    three hops."""
+    from tfperf.analysis.summary import instance_class
+    from tfperf.lint.analysis.callers import passed_values
+
+    ref = instance_class(ctx, expr)
+    if ref is not None or depth > 2:
+        return ref
+    for value in passed_values(ctx, expr) or ():
+        found = project_instance(ctx, value, depth + 1)
+        if found is not None:
+            return found
+    return None

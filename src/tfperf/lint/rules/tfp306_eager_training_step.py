@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding, Fix
 from tfperf.lint.analysis.callers import calls_of
+from tfperf.lint.analysis.eager_steps import is_tape_with, trains
 from tfperf.lint.analysis.host import host_conversion
 from tfperf.lint.analysis.tf_functions import decorated_into_tf_function
 from tfperf.lint.analysis.traced import eager_guarded
@@ -25,31 +26,6 @@ if TYPE_CHECKING:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def is_tape_with(ctx: Context, node: ast.AST) -> bool:
-    return any(ctx.is_call_to(item.context_expr, "tensorflow.GradientTape")
-               for item in node.items)
-
-
-def trains(nodes: list[ast.AST]) -> bool:
-    """The statements update weights (``opt.apply_gradients(...)``, ``opt.minimize(loss,
-    var_list=..., tape=...)``) or compute the gradients of a model's trainable weights
-    (``tape.gradient(loss, model.trainable_variables)``): the costly half of a training step,
-    whoever applies the update."""
-    for stmt in nodes:
-        for n in ast.walk(stmt):
-            if type(n) is ast.Call and type(n.func) is ast.Attribute:
-                attr = n.func.attr
-                if attr == "apply_gradients":
-                    return True
-                if attr == "minimize" and any(k.arg in ("tape", "var_list") for k in n.keywords):
-                    return True
-                if attr == "gradient" and len(n.args) >= 2 \
-                        and type(n.args[1]) is ast.Attribute \
-                        and n.args[1].attr in _TRAINABLE:
-                    return True
-    return False
-
-
 _GRADIENTS_MESSAGE = ("gradients of the model's weights (GradientTape) computed eagerly in a "
                       "loop")
 
@@ -61,8 +37,6 @@ def _updates(nodes: list[ast.AST]) -> bool:
                for stmt in nodes for n in ast.walk(stmt))
 
 
-# What a training step differentiates against.
-_TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
 # Calls that need eager execution: a step that makes them cannot just be decorated.
 _EAGER_ONLY_ATTRS = frozenset({"numpy", "predict", "predict_on_batch", "evaluate", "fit"})
 
