@@ -16,6 +16,8 @@ Cases that are not one function of tensors are timed by hand, medians of several
   whole array at once (where predict is right: large inputs);
 - TFP110c: ``model.predict`` once per batch of a ``tf.data`` dataset iterated in Python, and
   once per slice of one array, vs ``model(x)`` per piece and one ``predict`` over all of it;
+- TFP306jac: an eager loop taking ``tape.batch_jacobian``/``tape.jacobian`` per batch (no
+  update) vs the same tape step in a ``tf.function``;
 - TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
 - TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
   parallel ``map`` with TF ops;
@@ -453,6 +455,41 @@ def _predict_loop_pieces(tf: Any, small: bool) -> None:
     tp, to = _median_time(per_slice, runs), _median_time(one_then_split, runs)
     print(f"TFP110c {len(bounds)} slices of one {len(x)}-image array: predict per slice "
           f"{tp * 1e3:.0f} ms, one predict then slices {to * 1e3:.0f} ms ({tp / to:.1f}x)")
+
+
+def _jacobian_per_batch(tf: Any, small: bool) -> None:
+    """TFP306jac: an eager loop over batches taking ``tape.batch_jacobian`` (and
+    ``tape.jacobian``) of a small encoder's output per batch, no weight update (sfaira's
+    gradients-to-input), against the same tape step in a ``tf.function`` made once; medians
+    of whole passes over 10 batches of 64 rows."""
+    import numpy as np
+
+    enc = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="tanh"),
+                               tf.keras.layers.Dense(8)])
+    rng = np.random.default_rng(0)
+    batches = [tf.constant(rng.random((64, 32), dtype=np.float32)) for _ in range(10)]
+
+    def step(x: Any, full: bool) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = enc(x)
+        return tape.jacobian(y, x) if full else tape.batch_jacobian(y, x)
+
+    for full, name in ((False, "batch_jacobian"), (True, "jacobian")):
+        compiled = tf.function(lambda x, full=full: step(x, full))
+
+        def eager(full: bool = full) -> Any:
+            return [step(x, full).numpy() for x in batches]
+
+        def graph(compiled: Any = compiled) -> Any:
+            return [compiled(x).numpy() for x in batches]
+
+        for u, v in zip(eager(), graph(), strict=True):
+            np.testing.assert_allclose(u, v, rtol=1e-4, atol=1e-5)
+        runs = 3 if small else 5
+        te, tg = _median_time(eager, runs), _median_time(graph, runs)
+        print(f"TFP306jac {name} per batch, 10 batches of 64: eager {te * 1e3:.0f} ms, "
+              f"in a tf.function {tg * 1e3:.0f} ms ({te / tg:.1f}x)")
 
 
 def _replay(tf: Any, small: bool) -> None:
@@ -1084,7 +1121,7 @@ def main(argv: list[str] | None = None) -> int:
                             "TFP110,TFP110b,TFP110c,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
                             "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
-                            "TFP114image,TFP106helper,TFP111cache,TFP302inner,TFP314")
+                            "TFP114image,TFP106helper,TFP111cache,TFP302inner,TFP314,TFP306jac")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -1100,7 +1137,8 @@ def main(argv: list[str] | None = None) -> int:
                "TFP119": _built_per_call, "TFP313": _big_constant,
                "TFP709": _full_trace, "TFP208": _list_of_arrays,
                "TFP111cache": _growing_cache, "TFP302inner": _inner_tf_function,
-               "TFP314": _keras_call_in_eager_step}
+               "TFP314": _keras_call_in_eager_step,
+               "TFP306jac": _jacobian_per_batch}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:
