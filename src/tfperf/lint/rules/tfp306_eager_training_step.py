@@ -202,7 +202,7 @@ JACOBIAN_HINT = ("put the tape and the {name} in one function compiled with @tf.
 def _jacobian_of(node: ast.AST, nodes: list[ast.AST]) -> ast.Call | None:
     """A Jacobian (``tape.batch_jacobian(y, x)``) that ``nodes`` take of the tape ``node``
     (a ``with tf.GradientTape() as tape`` block), else None."""
-    tapes = {item.optional_vars.id for item in node.items  # type: ignore[attr-defined]
+    tapes = {item.optional_vars.id for item in node.items
              if type(item.optional_vars) is ast.Name}
     for stmt in nodes:
         for n in ast.walk(stmt):
@@ -845,7 +845,7 @@ more than a handful of eager steps save.
                     and (jac := _jacobian_of(node, loop.body)) is not None \
                     and not few_runs(ctx, node, FEW_MODEL_CALLS):
                 # at the Jacobian: the call that pays per iteration
-                name = jac.func.attr  # type: ignore[attr-defined]
+                name = jac.func.attr
                 yield self.finding(ctx, jac, JACOBIAN_MESSAGE.format(name=name),
                                    hint=JACOBIAN_HINT.format(name=name))
                 return
@@ -1214,7 +1214,7 @@ more than a handful of eager steps save.
                     and ctx.tf_version >= (2, 0) and not graph_mode_module(ctx) \
                     and not decorated_into_tf_function(ctx, fn) else None
                 if jac is not None:
-                    name = jac.func.attr  # type: ignore[attr-defined]
+                    name = jac.func.attr
                     f = self.finding(ctx, jac, JACOBIAN_MESSAGE.format(name=name)
                                      + " (called per iteration at {where})",
                                      hint=JACOBIAN_HINT.format(name=name))
