@@ -1473,6 +1473,22 @@ method; a Keras `predict` inside it is reported where it is.
             # %%
             print(model.predict(test_ds).argmax(-1))
         """, notebook=True, spelling="notebook: one predict over the dataset"),
+        # A project class whose predict is inherited from a base class of the module (a
+        # JAX model's wrapper: google-research/skai's WebliViT(VLM)), not Keras's.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            class VLM:
+                def predict(self, images):
+                    return np.asarray(self.apply(images))
+            class WebliViT(VLM):
+                def apply(self, images):
+                    return images.mean(-1)
+            model = WebliViT()
+            dataset = tf.data.Dataset.from_tensor_slices({"image": images}).batch(8)
+            for examples in dataset.as_numpy_iterator():
+                scores = model.predict(examples["image"])
+        """, spelling="name: a project class's inherited predict"),
     )
 
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
