@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tfperf.lint.analysis.loops import loop_targets, progress_wrapped, range_args
+from tfperf.lint.analysis.loops import loop_iterables, loop_targets, progress_wrapped, range_args
 from tfperf.lint.semantic import Context
 from tfperf.lint.semantic.tf_api import DATASET_NAME
 
@@ -63,6 +63,13 @@ def dataset_batch(ctx: Context, arg: Any, loop: Any, depth: int = 0) -> bool:
             and any(p is loop for p in ctx.ancestors(b.value)):
         return dataset_batch(ctx, b.value, loop, depth + 1)
     return arg.id in _element_names(ctx, loop.iter, loop.target)
+
+
+def peeks(ctx: Context, loop: Any) -> bool:
+    """``loop`` walks the first few batches of a dataset (``for x, y in ds.take(num)``):
+    a look at some data (a plot of three predictions), not a pass over it."""
+    return any(type(it) is ast.Call and type(it.func) is ast.Attribute
+               and it.func.attr == "take" for it in loop_iterables(loop, ctx))
 
 
 def _element_names(ctx: Context, it: Any, target: Any, depth: int = 0) -> set[str]:

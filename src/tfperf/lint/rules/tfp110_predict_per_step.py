@@ -11,7 +11,7 @@ from tfperf.core.findings import Finding
 from tfperf.lint.analysis.examples import batch_of_one, one_example, one_input
 from tfperf.lint.analysis.keras_models import is_keras_model
 from tfperf.lint.analysis.loops import iterates_dataset
-from tfperf.lint.analysis.pieces import array_slice, dataset_batch
+from tfperf.lint.analysis.pieces import array_slice, dataset_batch, peeks
 from tfperf.lint.analysis.receivers import project_classes_defining, receiver
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
@@ -1473,6 +1473,18 @@ method; a Keras `predict` inside it is reported where it is.
             # %%
             print(model.predict(test_ds).argmax(-1))
         """, notebook=True, spelling="notebook: one predict over the dataset"),
+        # The first few batches shown (TensorFlow's segmentation tutorial's
+        # show_predictions(test_batches, 3)): a look at some data, not a pass over it.
+        Valid("""
+            import tensorflow as tf
+            model = tf.keras.models.load_model("unet.h5")
+            test_batches = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(32)
+            def show_predictions(dataset, num=1):
+                for image, mask in dataset.take(num):
+                    pred_mask = model.predict(image)
+                    display([image[0], mask[0], pred_mask[0]])
+            show_predictions(test_batches, 3)
+        """, spelling="loop: the first few batches shown"),
         # A project class whose predict is inherited from a base class of the module (a
         # JAX model's wrapper: google-research/skai's WebliViT(VLM)), not Keras's.
         Valid("""
@@ -1511,7 +1523,7 @@ method; a Keras `predict` inside it is reported where it is.
         if type(self).model_calls is not PredictPerStep.model_calls:
             return ""
         if dataset_batch(ctx, given, loop):
-            return "batch"
+            return "" if peeks(ctx, loop) else "batch"
         if array_slice(ctx, given, loop):
             return "slice"
         return ""
