@@ -14,6 +14,10 @@ Cases that are not one function of tensors are timed by hand, medians of several
   24x24x3, 20 calls each (a loop over image scales, Monte-Carlo samples of one block), and
   one call on 20,000 images, where ``predict`` batches (32 a step) and ``model(x)`` runs the
   whole array at once (where predict is right: large inputs);
+- TFP110c: ``model.predict`` once per batch of a ``tf.data`` dataset iterated in Python, and
+  once per slice of one array, vs ``model(x)`` per piece and one ``predict`` over all of it;
+- TFP306jac: an eager loop taking ``tape.batch_jacobian``/``tape.jacobian`` per batch (no
+  update) vs the same tape step in a ``tf.function``;
 - TFP607: the second pass over a pipeline that decodes PNG files, with and without ``cache()``;
 - TFP608: one pass over ``from_generator`` doing NumPy FFTs per element vs the same work in a
   parallel ``map`` with TF ops;
@@ -397,6 +401,95 @@ def _predict_sizes(tf: Any, small: bool) -> None:
           f"{tp * 1e3:.0f} ms ({tp / tc:.2f}x), 1024 a step {tk * 1e3:.0f} ms "
           f"({tk / tc:.2f}x), model(x) at once {tc * 1e3:.0f} ms (it holds every "
           f"activation of the whole array at once: predict bounds that memory)")
+
+
+def _predict_loop_pieces(tf: Any, small: bool) -> None:
+    """TFP110c: ``model.predict`` once per iteration of a Python loop on a piece of data
+    that is already a batch: each batch of a ``tf.data`` dataset (an evaluation or
+    inference loop), and each slice ``x[start:stop]`` of one array (a segmenter's
+    segments), against ``model(x, training=False)`` per piece and one ``predict`` over all
+    of it (the dataset itself; the whole array, then the predictions sliced). The small
+    convnet of TFP110b; medians of whole passes."""
+    import numpy as np
+
+    model = tf.keras.Sequential([tf.keras.Input((24, 24, 3)),
+                                 tf.keras.layers.Conv2D(10, 3, activation="relu"),
+                                 tf.keras.layers.MaxPool2D(),
+                                 tf.keras.layers.Conv2D(16, 3, activation="relu"),
+                                 tf.keras.layers.Conv2D(32, 3, activation="relu"),
+                                 tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(2)])
+    runs = 3 if small else 5
+    rng = np.random.default_rng(0)
+    x = rng.random((640, 24, 24, 3), dtype=np.float32)
+    for bs in (32, 128):
+        ds = tf.data.Dataset.from_tensor_slices(x).batch(bs)
+
+        def per_batch(ds: Any = ds) -> Any:
+            return np.concatenate([model.predict(b, verbose=0) for b in ds])
+
+        def call_per_batch(ds: Any = ds) -> Any:
+            return np.concatenate([model(b, training=False).numpy() for b in ds])
+
+        def one_predict(ds: Any = ds) -> Any:
+            return model.predict(ds, verbose=0)
+
+        np.testing.assert_allclose(per_batch(), one_predict(), rtol=1e-4, atol=1e-5)
+        tp, tc, to = (_median_time(f, runs) for f in (per_batch, call_per_batch, one_predict))
+        print(f"TFP110c dataset of {len(x) // bs} batches of {bs}: predict per batch "
+              f"{tp * 1e3:.0f} ms, model(x) per batch {tc * 1e3:.0f} ms ({tp / tc:.1f}x), "
+              f"one predict(dataset) {to * 1e3:.0f} ms ({tp / to:.1f}x)")
+    # Segments of uneven length cut from one array (inaSpeechSegmenter's shape).
+    cuts = np.sort(rng.choice(np.arange(1, len(x)), 39, replace=False))
+    bounds = list(zip([0, *cuts], [*cuts, len(x)], strict=True))
+
+    def per_slice() -> Any:
+        return [model.predict(x[a:b], verbose=0) for a, b in bounds]
+
+    def one_then_split() -> Any:
+        out = model.predict(x, verbose=0)
+        return [out[a:b] for a, b in bounds]
+
+    for u, v in zip(per_slice(), one_then_split(), strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-4, atol=1e-5)
+    tp, to = _median_time(per_slice, runs), _median_time(one_then_split, runs)
+    print(f"TFP110c {len(bounds)} slices of one {len(x)}-image array: predict per slice "
+          f"{tp * 1e3:.0f} ms, one predict then slices {to * 1e3:.0f} ms ({tp / to:.1f}x)")
+
+
+def _jacobian_per_batch(tf: Any, small: bool) -> None:
+    """TFP306jac: an eager loop over batches taking ``tape.batch_jacobian`` (and
+    ``tape.jacobian``) of a small encoder's output per batch, no weight update (sfaira's
+    gradients-to-input), against the same tape step in a ``tf.function`` made once; medians
+    of whole passes over 10 batches of 64 rows."""
+    import numpy as np
+
+    enc = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="tanh"),
+                               tf.keras.layers.Dense(8)])
+    rng = np.random.default_rng(0)
+    batches = [tf.constant(rng.random((64, 32), dtype=np.float32)) for _ in range(10)]
+
+    def step(x: Any, full: bool) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = enc(x)
+        return tape.jacobian(y, x) if full else tape.batch_jacobian(y, x)
+
+    for full, name in ((False, "batch_jacobian"), (True, "jacobian")):
+        compiled = tf.function(lambda x, full=full: step(x, full))
+
+        def eager(full: bool = full) -> Any:
+            return [step(x, full).numpy() for x in batches]
+
+        def graph(compiled: Any = compiled) -> Any:
+            return [compiled(x).numpy() for x in batches]
+
+        for u, v in zip(eager(), graph(), strict=True):
+            np.testing.assert_allclose(u, v, rtol=1e-4, atol=1e-5)
+        runs = 3 if small else 5
+        te, tg = _median_time(eager, runs), _median_time(graph, runs)
+        print(f"TFP306jac {name} per batch, 10 batches of 64: eager {te * 1e3:.0f} ms, "
+              f"in a tf.function {tg * 1e3:.0f} ms ({te / tg:.1f}x)")
 
 
 def _replay(tf: Any, small: bool) -> None:
@@ -1025,10 +1118,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases",
                     default="TFP109,TFP408,TFP408b,TFP409,TFP410,TFP115,TFP403flat,"
-                            "TFP110,TFP110b,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
+                            "TFP110,TFP110b,TFP110c,TFP607,TFP608,TFP609,TFP612,TFP311,TFP708,TFP116,"
                             "TFP312,TFP118,TFP112,TFP112b,TFP112c,TFP112d,TFP119,TFP313,TFP709,"
                             "TFP413,TFP413b,TFP208,TFP114diag,TFP114det,TFP114softmax,"
-                            "TFP114image,TFP106helper,TFP111cache,TFP302inner,TFP314")
+                            "TFP114image,TFP106helper,TFP111cache,TFP302inner,TFP314,TFP306jac")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of rounds per case")
     ap.add_argument("--small", action="store_true", help="smaller tensors (a quick look)")
     args = ap.parse_args(argv)
@@ -1036,14 +1129,16 @@ def main(argv: list[str] | None = None) -> int:
 
     wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
     tensor_cases = _tensor_cases(tf, args.small)
-    by_hand = {"TFP110": _predict, "TFP110b": _predict_sizes, "TFP607": _cache,
+    by_hand = {"TFP110": _predict, "TFP110b": _predict_sizes,
+               "TFP110c": _predict_loop_pieces, "TFP607": _cache,
                "TFP608": _generator, "TFP609": _prefetch_order, "TFP612": _tfrecords,
                "TFP311": _summaries,
                "TFP708": _merge_all, "TFP312": _forced_eager, "TFP118": _replay,
                "TFP119": _built_per_call, "TFP313": _big_constant,
                "TFP709": _full_trace, "TFP208": _list_of_arrays,
                "TFP111cache": _growing_cache, "TFP302inner": _inner_tf_function,
-               "TFP314": _keras_call_in_eager_step}
+               "TFP314": _keras_call_in_eager_step,
+               "TFP306jac": _jacobian_per_batch}
     print(f"TensorFlow {tf.__version__}; ratio = before / after (above 1: the fix is faster)")
     for case in wanted:
         if case in tensor_cases:

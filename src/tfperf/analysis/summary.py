@@ -40,6 +40,7 @@ from typing import Any
 
 from tfperf.analysis import kinds
 from tfperf.lint.analysis.examples import one_input, one_sample
+from tfperf.lint.analysis.pieces import dataset_batch
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper, wrapping
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import PROGRESS_BARS, PROGRESS_RANGES, runs_per_entry
@@ -89,7 +90,8 @@ class CallFact:
     (``env.step(a)`` in its body): each iteration is one environment step, whatever the
     batch a callee is given. ``trips``: for a call in a loop, how many times it runs each
     time its function is entered, where literals say (:mod:`tfperf.lint.analysis.trips`);
-    None when unknown."""
+    None when unknown. ``batches``: the slots given (a part of) the batch that a loop over a
+    ``tf.data`` dataset takes per iteration (:mod:`tfperf.lint.analysis.pieces`)."""
 
     callee: tuple[str, str]
     pos: Pos
@@ -102,6 +104,7 @@ class CallFact:
     ones: list[str] = field(default_factory=list)  # slots given one input as a batch of one
     env: bool = False
     trips: int | None = None
+    batches: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -148,7 +151,7 @@ class ModuleSummary:
                            f.relaxed, f.returns, f.method] for f in self.functions.values()],
             "calls": [[list(c.callee), c.pos, c.caller, c.loop, c.traced, c.guarded,
                        [[a.slot, a.kind, a.varies, a.leading, a.text] for a in c.args],
-                       c.star, c.ones, c.env, c.trips] for c in self.calls],
+                       c.star, c.ones, c.env, c.trips, c.batches] for c in self.calls],
             "imports": self.imports, "facts": self.facts, "noqa": self.noqa, "tf": self.tf,
             "bases": self.bases,
         }
@@ -172,7 +175,8 @@ class ModuleSummary:
             functions[q] = FunctionFact(q, pos, params, defaults, tr, sig, rel, ret, method)
         calls = [CallFact((c[0][0], c[0][1]), c[1], c[2], c[3], c[4], c[5],
                           [ArgFact(*a) for a in c[6]], c[7], list(c[8]) if len(c) > 8 else [],
-                          bool(c[9]) if len(c) > 9 else False, c[10] if len(c) > 10 else None)
+                          bool(c[9]) if len(c) > 9 else False, c[10] if len(c) > 10 else None,
+                          list(c[11]) if len(c) > 11 else [])
                  for c in data.get("calls", ())]
         return cls(path, functions, calls, dict(data.get("imports", {})),
                    dict(data.get("facts", {})), dict(data.get("noqa", {})),
@@ -718,6 +722,15 @@ def _one_input_slots(ctx: Context, call: Any) -> list[str]:
             if one_input(ctx, value) or one_sample(ctx, value, loop)]
 
 
+def _batch_slots(ctx: Context, call: Any) -> list[str]:
+    """The slots of ``call`` given (a part of) the batch its loop takes from a dataset:
+    a callee that hands it to ``model.predict`` pays predict's set-up per batch."""
+    slots = [(str(i), a) for i, a in enumerate(call.args) if type(a) is not ast.Starred]
+    slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    loop = ctx.enclosing_loops(call)[0]
+    return [slot for slot, value in slots if dataset_batch(ctx, value, loop)]
+
+
 def _tf_options(ctx: Context, creation: Any) -> tuple[bool, bool]:
     """(input_signature given, shapes relaxed) from a decorator or ``tf.function(...)``."""
     if type(creation) is not ast.Call:
@@ -950,7 +963,8 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             or any(k.arg is None for k in call.keywords),
             _one_input_slots(ctx, call) if loop else [],
             bool(loop) and steps_environment(ctx, ctx.enclosing_loops(call)[0]),
-            runs_per_entry(ctx, call) if loop else None))
+            runs_per_entry(ctx, call) if loop else None,
+            _batch_slots(ctx, call) if loop in ("dataset", "other") else []))
     summary.calls.sort(key=lambda c: c.pos)
     return summary
 

@@ -87,3 +87,27 @@ def bound_arguments(fn: ast.AST, call: ast.Call) -> dict[str, ast.expr] | None:
     values.update(zip(given, call.args, strict=False))  # fewer given: defaults stand
     values.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
     return values
+
+
+def passed_values(ctx: Context, name: ast.AST) -> list[ast.expr] | None:
+    """What this module's calls of the function whose parameter ``name`` is pass for it,
+    one value per call that binds it; ``None`` where ``name`` is no parameter of a
+    function of this module. The project model's one walk from a parameter back to its
+    callers' arguments (an instance passed to a training function, a model passed to a
+    helper): rules ask it rather than walking calls themselves."""
+    if type(name) is not ast.Name:
+        return None
+    b = ctx.binding(name)
+    if b is None or b.kind != "param":
+        return None
+    fn = next((f for f in ctx.enclosing_functions(name)
+               if b.value in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)), None)
+    if fn is None:
+        return None
+    out: list[ast.expr] = []
+    for call in calls_of(ctx, fn):
+        bound = bound_arguments(fn, call)
+        value = bound.get(name.id) if bound else None
+        if value is not None:
+            out.append(value)
+    return out

@@ -39,6 +39,23 @@ def defines(cls: ast.ClassDef, method: str) -> bool:
                for s in cls.body)
 
 
+def defines_here(ctx: Context, cls: ast.ClassDef, method: str, depth: int = 0) -> bool:
+    """``cls`` defines ``method``, or inherits it from a class of this module that does
+    (``class WebliViT(VLM)`` with ``VLM.predict``): the project's method runs, not a
+    library's."""
+    if defines(cls, method):
+        return True
+    if depth > 5:
+        return False
+    for base in cls.bases:
+        if type(base) is ast.Name:
+            b = ctx.binding(base)
+            if b is not None and b.kind == "class" and type(b.value) is ast.ClassDef \
+                    and defines_here(ctx, b.value, method, depth + 1):
+                return True
+    return False
+
+
 def hands_on(cls: ast.ClassDef, method: str) -> bool:
     """``cls``'s own ``method`` calls the base class's (``super().predict(x, ...)``,
     ``keras.Model.predict(self, x)``): what runs is still the library's."""
@@ -82,8 +99,8 @@ def receiver(ctx: Context, owner: Any, method: str) -> str | tuple[str, str] | N
         return ref
     for node, q in qualnames(ctx).items():
         if q == qualname and type(node) is ast.ClassDef:
-            return "own" if defines(node, method) and not keras_method(ctx, node, method) \
-                else None
+            return "own" if defines_here(ctx, node, method) \
+                and not keras_method(ctx, node, method) else None
     return None
 
 
@@ -100,3 +117,22 @@ def _self_class(ctx: Context, owner: Any) -> ast.ClassDef | None:
         return None
     cls = ctx.parent(fn)
     return cls if type(cls) is ast.ClassDef else None
+
+
+def project_instance(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | None:
+    """The project class ``expr`` is an instance of (module spec, qualname, as
+    :func:`tfperf.analysis.summary.instance_class`): built here (``net = Net()``,
+    ``self.loss = YoloLoss()``), or a parameter that a call of its function in this
+    module gives one (``train(model, ...)`` with ``model = WideResNet(...)``), up to
+    three hops."""
+    from tfperf.analysis.summary import instance_class
+    from tfperf.lint.analysis.callers import passed_values
+
+    ref = instance_class(ctx, expr)
+    if ref is not None or depth > 2:
+        return ref
+    for value in passed_values(ctx, expr) or ():
+        found = project_instance(ctx, value, depth + 1)
+        if found is not None:
+            return found
+    return None

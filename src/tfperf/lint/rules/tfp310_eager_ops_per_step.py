@@ -9,6 +9,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
+from tfperf.lint.analysis.eager_steps import MANY_OPS, NOT_OPS
 from tfperf.lint.analysis.sessions import graph_mode_module
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import FEW_OP_STEPS
@@ -18,21 +19,6 @@ from tfperf.lint.semantic import Context
 if TYPE_CHECKING:
     from tfperf.analysis.project import Project, Site
 
-# Ops worth a graph: a function dispatching fewer from Python per call pays little for it.
-MANY_OPS = 6
-
-# TensorFlow APIs that run no op per call, or whose cost a graph does not remove: model and
-# layer construction, files, summaries, devices and scopes, specs, tracing itself.
-NOT_OPS = ("tensorflow.keras.", "tensorflow.function", "tensorflow.io.gfile.",
-            "tensorflow.summary.", "tensorflow.data.", "tensorflow.saved_model.",
-            "tensorflow.train.", "tensorflow.config.", "tensorflow.device",
-            "tensorflow.name_scope", "tensorflow.TensorSpec", "tensorflow.distribute.",
-            "tensorflow.compat.v1.", "tensorflow.experimental.numpy.", "tensorflow.debugging.",
-            "tensorflow.executing_eagerly", "tensorflow.is_tensor", "tensorflow.DType",
-            "tensorflow.as_dtype", "tensorflow.get_logger", "tensorflow.random.set_seed",
-            "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.print",
-            "tensorflow.nest.", "tensorflow.io.FixedLen", "tensorflow.io.VarLenFeature",
-            "tensorflow.io.SparseFeature", "tensorflow.io.RaggedFeature")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _STEP_LOOPS = frozenset({"range", "while", "dataset"})
 

@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfperf.core.findings import Finding
-from tfperf.lint.analysis.callers import bound_arguments, calls_of
+from tfperf.lint.analysis.eager_steps import MANY_OPS, dispatches, is_tape_with, trains
+from tfperf.lint.analysis.receivers import project_instance
 from tfperf.lint.analysis.tf_functions import tf_function_decorator_or_wrapper
 from tfperf.lint.analysis.traced import eager_guarded, traced
 from tfperf.lint.analysis.trips import FEW_MODEL_CALLS, few_runs
 from tfperf.lint.rule import Invalid, Rule, Valid
-from tfperf.lint.rules.tfp306_eager_training_step import is_tape_with, trains
-from tfperf.lint.rules.tfp310_eager_ops_per_step import MANY_OPS, NOT_OPS
 from tfperf.lint.semantic import Context
 from tfperf.lint.semantic.tf_api import TF_FUNCTION_NAMES
 
@@ -24,45 +23,6 @@ if TYPE_CHECKING:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMMENTED = ("# @tf.function", "#@tf.function")
-
-
-def _own_calls(fn: Any) -> Iterator[ast.Call]:
-    """The calls ``fn``'s body makes itself (not those of functions or lambdas it defines)."""
-    todo: list[Any] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if type(node) in (*_DEFS, ast.Lambda, ast.ClassDef):
-            continue
-        if type(node) is ast.Call:
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
-
-
-def _is_op(ctx: Context, call: ast.Call) -> bool:
-    name = ctx.call_qualname(call)
-    return bool(name) and name.startswith("tensorflow.") and not name.startswith(NOT_OPS)
-
-
-def dispatches(ctx: Context, cls: ast.ClassDef, call: Any) -> int:
-    """How many ops and layer calls ``call`` dispatches one by one when run eagerly: its
-    TensorFlow ops, the layers it holds on ``self`` (``self.conv(x)``: one op or more
-    each), and the ops of its own class's methods it calls (``self.box_iou(...)``). One
-    walk of its body, one of each method it calls."""
-    methods = {s.name: s for s in cls.body if type(s) in _DEFS}
-    own: dict[str, int] = {}
-    count = 0
-    for c in _own_calls(call):
-        f = c.func
-        if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self":
-            if f.attr in methods:
-                if f.attr not in own:
-                    own[f.attr] = sum(1 for m in _own_calls(methods[f.attr]) if _is_op(ctx, m))
-                count += own[f.attr]
-            else:
-                count += 1  # a layer (or model) held on self
-        elif _is_op(ctx, c):
-            count += 1
-    return count
 
 
 def _compiled(ctx: Context, cls: ast.ClassDef, call: Any) -> bool:
@@ -78,32 +38,6 @@ def _compiled(ctx: Context, cls: ast.ClassDef, call: Any) -> bool:
                 and ctx.call_qualname(node) in TF_FUNCTION_NAMES:
             return True
     return False
-
-
-def _instance(ctx: Context, expr: Any, depth: int = 0) -> tuple[str, str] | None:
-    """The project class ``expr`` is an instance of: built here (``net = Net()``,
-    ``self.loss = YoloLoss()``), or passed in as a parameter by this module's calls of the
-    function (``train(model, ...)`` with ``model = WideResNet(...)``)."""
-    from tfperf.analysis.summary import instance_class
-
-    ref = instance_class(ctx, expr)
-    if ref is not None or depth > 2 or type(expr) is not ast.Name:
-        return ref
-    b = ctx.binding(expr)
-    if b is None or b.kind != "param":
-        return None
-    fn = next((f for f in ctx.enclosing_functions(expr)
-               if b.value in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)), None)
-    if fn is None:
-        return None
-    for call in calls_of(ctx, fn):
-        bound = bound_arguments(fn, call)
-        value = bound.get(expr.id) if bound else None
-        if value is not None:
-            found = _instance(ctx, value, depth + 1)
-            if found is not None:
-                return found
-    return None
 
 
 def _callee(func: Any) -> bool:
@@ -490,7 +424,7 @@ reports the eager step itself, at the loop.
                 for c in ast.walk(stmt):
                     if type(c) is not ast.Call or not _callee(c.func):
                         continue
-                    ref = _instance(ctx, c.func)
+                    ref = project_instance(ctx, c.func)
                     if ref is None or ref[0] == "*":
                         continue
                     fact: dict[str, Any] = {"use": list(ref), "pos": position(ctx, c)}

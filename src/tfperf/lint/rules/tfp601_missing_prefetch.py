@@ -273,6 +273,13 @@ def returned_pipelines(ctx: Context) -> Iterator[tuple[ast.AST, ast.expr, Pipeli
             yield lam, lam.body, pipe
 
 
+def _follows(ctx: Context, end: ast.AST, maker: ast.AST) -> bool:
+    """The TF1 iterator ``maker`` comes after the pipeline's last step ``end``, on a later
+    line of the same function: the prefetch goes between them."""
+    return getattr(maker, "lineno", 0) > getattr(end, "end_lineno", 0) \
+        and ctx.enclosing_function(maker) is ctx.enclosing_function(end)
+
+
 def _nothing_to_overlap(source: str | None, methods: list[str]) -> bool:
     """A pipeline from ``source`` through ``methods`` that a prefetch would not speed up:
     one with a prefetch or a peek (``take``) already, one whose source ends in its own
@@ -319,7 +326,8 @@ dataset built from a tf.data source, or from another library's reader once a `tf
 transformation such as `apply(tf.data.experimental.unbatch())` marks it; also an input_fn
 written as a lambda handed to a caller: `input_fn = lambda: ...`), or that TF1 reads through
 `make_one_shot_iterator()`/`make_initializable_iterator()` (whatever reader started it: only
-a tf.data dataset has them; reported where the pipeline ends) — **where TensorFlow does
+a tf.data dataset has them; reported from where the pipeline ends through the iterator when
+it follows in the same function: the prefetch goes between them) — **where TensorFlow does
 not add the prefetch by itself**: the targeted TensorFlow (see `tf-version` in
 [lint](../lint.md)) is older than 2.12, or the pipeline's options turn the injection off
 (`experimental_optimization.inject_prefetch = False`,
@@ -936,7 +944,8 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
         if not ctx.imports_tf:
             return
         seen: set[int] = set()
-        iterated = {id(d) for d in map(lambda c: graph_iterated(ctx, c), ctx.calls) if d}
+        iterators = {id(d): c for c in ctx.calls if (d := graph_iterated(ctx, c)) is not None}
+        iterated = set(iterators)
         for expr in sorted(consumed_datasets(ctx), key=lambda e: (e.lineno, e.col_offset)):
             if method_call(expr, *PEEK_STEPS):
                 continue
@@ -968,8 +977,13 @@ is on (TF 2.6+ by default), a `map` whose function is seen here and is stateless
             # A TF1 iterator is made where the graph is built: the edit goes where the
             # pipeline ends, so the finding stands there.
             place: ast.AST = end if id(expr) in iterated else expr
+            # Stop 46: the missing step belongs between the pipeline's end and the TF1
+            # iterator that consumes it (a `prefetch` line above the iterator, or on the
+            # end): the finding spans both where the iterator follows in the same function.
+            maker = iterators.get(id(expr))
+            span = maker if maker is not None and _follows(ctx, end, maker) else None
             yield self.finding(ctx, place, f"{self.message} ({defaults.why_no_prefetch})",
-                               fix=fix)
+                               fix=fix, end_node=span)
         for at, value, pipe in returned_pipelines(ctx):
             yield from self._returned(ctx, at, value, pipe)
 
