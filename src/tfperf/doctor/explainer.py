@@ -1302,6 +1302,12 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
         site, shows, component = got
         foreign.discard(site.line)
         reading = F.component_reading(site, component, shows)
+    addon = None
+    if site is None and not explained and (got_api := _addon_api_site(lines, foreign_errors)):
+        # an add-on's API called with arguments or names its release does not have: the add-on
+        # and the code or TensorFlow do not match, though no TensorFlow frame shows (round 31)
+        site, addon = got_api
+        foreign.discard(site.line)
     if site is None and loose:
         # an error line that lost its form (no class prefix, a cut traceback): its class is
         # read from its words rather than "not recognised" (stop 41)
@@ -1336,9 +1342,50 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
     if F.clause_leads(site):
         cause.details["clause"] = [likely[0][0][:120]]
-    if F.library_mismatch(site):
+    if addon is not None:
+        _as_addon_mismatch(cause, site, addon)
+    elif F.library_mismatch(site):
         _as_library_mismatch(cause, site)
     return cause, foreign
+
+
+def _addon_api_site(lines: list[str], foreign: list[Any]) -> tuple[Any, Any] | None:
+    """The first error the floor set aside that is an add-on's API not matching its call
+    (``explain_addon_api``), as a site, and the add-on."""
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_addon_api import addon_called, is_api_shape
+
+    for f in foreign:
+        if not is_api_shape(f.cls, f.message):
+            continue
+        site = F.site_at(lines, f.line, f.cls, f.message)
+        if got := addon_called(lines, f.line, site.frames, f.message):
+            return site, got
+    return None
+
+
+def _as_addon_mismatch(cause: Cause, site: Any, addon: Any) -> None:
+    """An add-on's API that does not take the call the code makes: the add-on's release and the
+    code (or the TensorFlow under it) do not match; low confidence, the floor's reading."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    name = addon.addon
+    what = ("does not take the arguments the call passes" if site.cls == "TypeError"
+            else "does not have the name the code uses")
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} where the code calls {name} ('{addon.shown}'; {site.message[:120]}):"
+                   f" the installed {name} release {what}, so it is older or newer than the code "
+                   f"was written for, or than the TensorFlow it runs on (an add-on release calls "
+                   f"TensorFlow's API of one release). {head.cause}")
+    cause.fix = (f"Install the {name} release made for the installed TensorFlow (pip show {name} "
+                 f"tensorflow; each {name} release pairs with one TensorFlow), upgrading both to a "
+                 f"matching pair when the code needs a newer {name}. {head.fix}")
+    cause.see = head.see
+    cause.likely = [(f"{name} and the code or TensorFlow do not match: the installed {name} "
+                     f"{what}.", cause.fix.split(". ")[0] + "."), *cause.likely][:3]
+    cause.source = f"{head.source} ; the add-on read from the call (explain_addon_api)"
+    cause.details["addon"] = [name]
 
 
 def _as_library_mismatch(cause: Cause, site: Any) -> None:

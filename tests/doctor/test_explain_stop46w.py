@@ -1,0 +1,144 @@
+"""Stop 46, wave 2 (issue 31: a log holding an error is never "not recognised"): the shell's
+``Killed`` whatever the program, an add-on's API called in a form its release lacks, TF-Agents'
+spec check quoted without its class, tfjs-node's deps-stage copy; each with twins that must
+stay apart. The logs are written here in each class's shape, not copied from round 31."""
+
+from __future__ import annotations
+
+from tfperf.doctor.explain_addon_api import addon_called, addon_of, is_api_shape
+from tfperf.doctor.explainer import explain_log
+
+
+def _top(log: str) -> tuple[str, str]:
+    ex = explain_log(log)
+    return (ex.causes[0].label, ex.causes[0].severity) if ex.causes else ("-", ex.verdict)
+
+
+# --- the shell's 'Killed' in a tool whose own lines never say TensorFlow ---------------------
+
+_TOOL_RUN = ("$ demucs-like separate -i song.wav -o out/\n"
+             "INFO:tool:Loading audio 'song.wav' from 0.0 to 600.0\n"
+             "INFO:tool:Audio data loaded successfully\n")
+
+
+def test_a_bare_killed_after_a_tools_own_lines_is_read_as_the_oom_killer():
+    ex = explain_log(_TOOL_RUN + "Killed\n")
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("process-crash", "failure")
+    assert "out-of-memory killer" in top.cause
+    assert not ex.not_tensorflow
+
+
+def test_bashs_job_line_killed_is_read_too():
+    log = _TOOL_RUN + "./run.sh: line 12: 20311 Killed                  python sep.py\n"
+    assert _top(log) == ("process-crash", "failure")
+
+
+def test_twin_a_segfault_in_a_program_without_tensorflow_stays_not_tensorflows():
+    # a crash is a program's own unless TensorFlow shows: only SIGKILL is the system's doing
+    ex = explain_log(_TOOL_RUN + "Segmentation fault (core dumped)\n")
+    assert not ex.causes and ex.not_tensorflow
+
+
+def test_twin_killed_inside_a_sentence_is_no_crash():
+    ex = explain_log(_TOOL_RUN + "INFO:tool:Killed 3 stale workers before start\n")
+    assert not ex.causes
+
+
+# --- an add-on's API in a form its release lacks ---------------------------------------------
+
+def test_tfp_constructor_typeerror_after_a_tfd_call_is_an_addon_pair_mismatch():
+    log = ("dist = tfd.Normal(loc=0., scale=1.)\n"
+           "TypeError: __init__() got an unexpected keyword argument 'values'\n\n"
+           "tf.__version__\n'2.0.0-beta1'\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("tf-addon-version-mismatch", "failure")
+    assert top.details["addon"] == ["tensorflow-probability"]
+    assert "tensorflow-probability" in top.fix and "TensorFlow 2.0" in top.install
+
+
+def test_a_missing_method_of_a_tfrs_layer_is_that_addons_release():
+    log = ("Traceback (most recent call last):\n"
+           '  File "recsys.py", line 40, in <module>\n'
+           "    index = tfrs.layers.factorized_top_k.ScaNN(model.user_model)\n"
+           '  File "recsys.py", line 41, in <module>\n'
+           "    index.index_from_dataset(items)\n"
+           "AttributeError: 'ScaNN' object has no attribute 'index_from_dataset'\n")
+    ex = explain_log(log)
+    assert _top(log) == ("tf-addon-version-mismatch", "failure")
+    assert ex.causes[0].details["addon"] == ["tensorflow-recommenders"]
+
+
+def test_a_quoted_module_name_in_the_message_names_the_addon():
+    got = addon_of("module 'tensorflow_addons.layers' has no attribute 'GroupNormalization'")
+    assert got is not None and got.addon == "tensorflow-addons"
+
+
+def test_twin_a_typeerror_in_the_users_own_function_stays_apart():
+    # no add-on is called: the program's own function, as a TensorFlow-free script shows it
+    log = ("result = build_report(rows, title='x')\n"
+           "TypeError: build_report() got an unexpected keyword argument 'title'\n")
+    ex = explain_log(log)
+    assert not ex.causes and ex.not_tensorflow
+
+
+def test_twin_a_value_error_of_an_addon_is_not_an_api_shape():
+    # an argument's value checked by the add-on is the caller's, not a release mismatch
+    assert not is_api_shape("ValueError", "Must pass probs or logits, but not both.")
+    log = ("d = tfd.Bernoulli()\n"
+           "ValueError: Must pass probs or logits, but not both.\n")
+    assert _top(log)[0] != "tf-addon-version-mismatch"
+
+
+def test_twin_a_variable_named_hub_is_not_tensorflow_hub():
+    assert addon_of("hub.connect(port=80)") is None
+    assert addon_of("emb = hub.KerasLayer(url)") is not None
+    # and an alias inside a longer name is not the alias (my_tfa.x, nottfd.y)
+    assert addon_called(["x = nottfd.Normal(0, 1)"], 1, "", "") is None
+
+
+# --- a TF-Agents spec check quoted without its class -----------------------------------------
+
+def test_time_step_spec_mismatch_without_its_valueerror_prefix_is_read():
+    log = ("Given `time_step`: TimeStep(step_type=array(0), reward=array(0., dtype=float32), "
+           "discount=array(1., dtype=float32), observation=array([[1., 2., 3.]])) does not "
+           "match expected `time_step_spec`: TimeStep(step_type=ArraySpec(shape=(), "
+           "dtype=dtype('int32'), name='step_type'), observation=BoundedArraySpec(shape=(3,), "
+           "dtype=dtype('float64'), name='observation', minimum=0.0, maximum=1.0))\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("value-error", "failure")
+    assert "observation_spec" in top.fix
+
+
+def test_twin_the_same_words_in_a_passing_validation_message_are_not_an_error():
+    ex = explain_log("Environment validated: every time_step matched time_step_spec over 5 "
+                     "episodes\n")
+    assert not ex.causes
+
+
+# --- tfjs-node's deps-stage step ---------------------------------------------------------------
+
+_NPM = ("npm ERR! code 1\n"
+        "npm ERR! path C:\\app\\node_modules\\@tensorflow\\tfjs-node\n"
+        "npm ERR! command C:\\Windows\\system32\\cmd.exe /d /s /c node scripts/install.js\n")
+
+
+def test_the_deps_stage_copy_of_tensorflow_dll_is_a_tfjs_node_install_failure():
+    log = (_NPM + "npm ERR! symlink ./lib/napi-v8 failed:  Error: Command failed: node "
+           "scripts/deps-stage.js symlink ./lib/napi-v8\n"
+           "npm ERR! [Error: ENOENT: no such file or directory, copyfile 'C:\\app\\node_modules"
+           "\\@tensorflow\\tfjs-node\\deps\\lib\\tensorflow.dll' -> 'C:\\app\\node_modules"
+           "\\@tensorflow\\tfjs-node\\lib\\napi-v8\\tensorflow.dll']\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("tfjs-node-install-failed", "failure")
+    assert "deps-stage" in top.cause and "tensorflow.dll" in top.fix
+
+
+def test_twin_a_successful_deps_stage_is_not_a_failure():
+    ex = explain_log("> node scripts/deps-stage.js symlink ./lib/napi-v8\n"
+                     "* Symlink of lib/napi-v8/libtensorflow.so.2 created\n"
+                     "added 120 packages in 35s\n")
+    assert not [c for c in ex.causes if c.severity == "failure"]
