@@ -1374,9 +1374,9 @@ def _as_addon_mismatch(cause: Cause, site: Any, addon: Any) -> None:
     what = ("does not take the arguments the call passes" if site.cls == "TypeError"
             else "does not have the name the code uses")
     cause.label = "tf-addon-version-mismatch"
-    cause.cause = (f"{site.cls} where the code calls {name} ('{addon.shown}'; {site.message[:120]}):"
-                   f" the installed {name} release {what}, so it is older or newer than the code "
-                   f"was written for, or than the TensorFlow it runs on (an add-on release calls "
+    cause.cause = (f"{site.cls} where the code calls {name} ('{addon.shown}'; "
+                   f"{site.message[:120]}): the installed {name} release {what}, so it is "
+                   f"older or newer than the code was written for, or than the TensorFlow it runs on (an add-on release calls "
                    f"TensorFlow's API of one release). {head.cause}")
     cause.fix = (f"Install the {name} release made for the installed TensorFlow (pip show {name} "
                  f"tensorflow; each {name} release pairs with one TensorFlow), upgrading both to a "
