@@ -1376,8 +1376,9 @@ def _as_addon_mismatch(cause: Cause, site: Any, addon: Any) -> None:
     cause.label = "tf-addon-version-mismatch"
     cause.cause = (f"{site.cls} where the code calls {name} ('{addon.shown}'; "
                    f"{site.message[:120]}): the installed {name} release {what}, so it is "
-                   f"older or newer than the code was written for, or than the TensorFlow it runs on (an add-on release calls "
-                   f"TensorFlow's API of one release). {head.cause}")
+                   f"older or newer than the code was written for, or than the TensorFlow it "
+                   f"runs on (an add-on release calls TensorFlow's API of one release). "
+                   f"{head.cause}")
     cause.fix = (f"Install the {name} release made for the installed TensorFlow (pip show {name} "
                  f"tensorflow; each {name} release pairs with one TensorFlow), upgrading both to a "
                  f"matching pair when the code needs a newer {name}. {head.fix}")
