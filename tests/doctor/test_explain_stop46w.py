@@ -142,3 +142,57 @@ def test_twin_a_successful_deps_stage_is_not_a_failure():
                      "* Symlink of lib/napi-v8/libtensorflow.so.2 created\n"
                      "added 120 packages in 35s\n")
     assert not [c for c in ex.causes if c.severity == "failure"]
+
+
+# --- an add-on's own op failing in its kernel --------------------------------------------------
+
+def test_an_internal_error_in_a_tensorflow_text_op_is_the_addons_pairing():
+    log = ("import tensorflow as tf\n"
+           "tensorflow.python.framework.errors_impl.InternalError: U_FILE_ACCESS_ERROR: could not "
+           "load ICU data [Op:NormalizeUTF8]\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert (top.label, top.severity) == ("tf-addon-version-mismatch", "failure")
+    assert top.details["addon"] == ["tensorflow-text"] and "tensorflow-text" in top.install
+
+
+def test_twin_an_invalid_argument_in_an_addon_op_is_the_inputs():
+    log = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: input must be a "
+           "string tensor [Op:NormalizeUTF8]\n")
+    assert _top(log)[0] == "invalid-argument-error"
+
+
+def test_twin_an_internal_error_in_a_core_op_stays_generic():
+    log = ("tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed "
+           "[Op:MatMul]\n")
+    assert _top(log)[0] != "tf-addon-version-mismatch"
+
+
+# --- which side of a library/TensorFlow pair is behind ------------------------------------------
+
+def _lib_frame(name: str) -> str:
+    return ('Traceback (most recent call last):\n'
+            '  File "run.py", line 3, in <module>\n'
+            '    model = somelib.Model()\n'
+            '  File "/env/lib/python3.6/site-packages/somelib/core.py", line 40, in __init__\n'
+            f'    if tf.{name}():\n'
+            f"AttributeError: module 'tensorflow' has no attribute '{name}'\n")
+
+
+def test_a_library_missing_a_name_every_tf_still_has_leads_with_upgrading_tensorflow():
+    ex = explain_log(_lib_frame("executing_eagerly"))
+    top = ex.causes[0]
+    assert top.label == "tf-addon-version-mismatch"
+    assert top.fix.startswith("Upgrade TensorFlow") and "somelib" in top.fix
+
+
+def test_twin_a_library_missing_a_removed_name_does_not_blame_tensorflows_age():
+    # tf.estimator left in 2.16: the TensorFlow is too new for the library, not too old
+    top = explain_log(_lib_frame("estimator")).causes[0]
+    assert top.label == "tf-addon-version-mismatch"
+    assert not top.fix.startswith("Upgrade TensorFlow")
+
+
+def test_twin_a_library_missing_a_name_the_logs_release_has_is_not_about_age():
+    top = explain_log("tensorflow 2.4.1\n" + _lib_frame("executing_eagerly")).causes[0]
+    assert not top.fix.startswith("Upgrade TensorFlow")

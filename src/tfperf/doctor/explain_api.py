@@ -287,6 +287,7 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
             continue  # the table cannot say: the floor's reading stands
         if cause.confidence == "low" and not _settles(cause):
             cause.detail = "; ".join(filter(None, [said[2], cause.detail]))
+            _library_too_new_for_tf(cause, hit.symbol, log_tf, table)
             continue  # a specific class cause leads; the table's fact goes with it
         if cause.confidence != "low" and not any(w in said[0] for w in _SETTLED):
             continue  # the row's reading stands where the table settles nothing
@@ -298,3 +299,31 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
         cause.likely = []
         cause.source = (f"{API_SOURCE} (TensorFlow's public API by release, "
                         "read from the wheels: data/tf_api_sources.csv)")
+
+
+def _library_too_new_for_tf(cause: Cause, symbol: str, log_tf: str | None,
+                            table: ApiTable) -> None:
+    """A library's own frame missing a TensorFlow name that every release from the table's
+    first to its newest has: the installed TensorFlow is older than the library (it cannot be
+    too new, the newest still has the name), so upgrading TensorFlow leads the fix, not the
+    library (round 31: DeepChem 2.1 on TF 1.5, tf.executing_eagerly)."""
+    lib = (cause.details.get("addon") or [""])[0]
+    have = table.versions(symbol)
+    first_known, latest = table.releases[0], table.releases[-1]
+    if not lib or not have or have[-1] != latest or "partially initialized" in cause.cause:
+        return  # (a circular import's half-made module is no release's)
+    if log_tf and _key(_minor(log_tf)) >= _key(have[0]):
+        return  # the log's release has the name: not a matter of its age
+    since = (f"{have[0]} or earlier: the table starts at {first_known}"
+             if have[0] == first_known else have[0])
+    who = f"TensorFlow {log_tf}" if log_tf else "the installed TensorFlow"
+    older = f"{who} is older than the first release with it ({since})"
+    up = (f"Upgrade TensorFlow to the release {lib} was written for (its requirements; "
+          f"{symbol} is in every TensorFlow from {have[0]} to the newest, {latest}): {older}; "
+          f"the newest TensorFlow still has the name, so it is the TensorFlow that is behind "
+          f"(pip install 'tensorflow>={have[0]}'); were the version printed by python -c "
+          f"'import tensorflow as tf; print(tf.__version__, tf.__file__)' one that has it, a "
+          f"file of yours named tensorflow shadows the package.")
+    cause.fix = f"{up} {cause.fix}"
+    cause.likely = [(f"{lib} needs a newer TensorFlow: {older}.", up), *cause.likely][:3]
+

@@ -1346,7 +1346,49 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
         _as_addon_mismatch(cause, site, addon)
     elif F.library_mismatch(site):
         _as_library_mismatch(cause, site)
+    elif package := _addon_op_failed(site):
+        _as_addon_op_failure(cause, site, package)
     return cause, foreign
+
+
+# the statuses of a kernel's own machinery failing (not of its inputs: an InvalidArgumentError
+# in an add-on's op is the data's, as in TensorFlow's own ops)
+_MACHINERY = frozenset({"InternalError", "UnknownError", "NotFoundError", "UnimplementedError",
+                        "FailedPreconditionError"})
+
+
+def _addon_op_failed(site: Any) -> str:
+    """The add-on whose op (``[Op:CaseFoldUTF8]``, a node's type) failed in its own machinery,
+    or '': its kernels are the add-on's compiled code, built for one TensorFlow release."""
+    from tfperf.doctor.explain_readings import op_kind
+
+    if site.cls not in _MACHINERY or not site.op:
+        return ""
+    kind, package = op_kind({"op": [site.op.split(" (")[0]]})
+    return package if kind == "addon" else ""
+
+
+def _as_addon_op_failure(cause: Cause, site: Any, package: str) -> None:
+    """An add-on's own op failed inside its kernel: the add-on's compiled release and the
+    installed TensorFlow most often do not match (low confidence, the floor's reading)."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    op = site.op.split(" (")[0]
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} inside {op}, an op of {package} (its own compiled kernel, not "
+                   f"TensorFlow's: {site.message[:120]}): most often that {package} release was "
+                   f"built for another TensorFlow than the installed one, so its kernels or the "
+                   f"data they load do not work with it, else it is an early release whose "
+                   f"packaging its next one fixed. {head.cause}")
+    cause.fix = (f"Install the {package} release made for the installed TensorFlow (pip show "
+                 f"{package} tensorflow), then run the op again; if it still fails with the pair "
+                 f"matched, search {package}'s issues for the op's name. {head.fix}")
+    cause.see = head.see
+    cause.likely = [(f"{package} does not match the installed TensorFlow: {op} is its op.",
+                     cause.fix.split("), ")[0] + ")."), *cause.likely][:3]
+    cause.source = f"{head.source} ; the op's package (explain_readings: add-on ops)"
+    cause.details["addon"] = [package]
 
 
 def _addon_api_site(lines: list[str], foreign: list[Any]) -> tuple[Any, Any] | None:
