@@ -196,3 +196,37 @@ def test_twin_a_library_missing_a_removed_name_does_not_blame_tensorflows_age():
 def test_twin_a_library_missing_a_name_the_logs_release_has_is_not_about_age():
     top = explain_log("tensorflow 2.4.1\n" + _lib_frame("executing_eagerly")).causes[0]
     assert not top.fix.startswith("Upgrade TensorFlow")
+
+
+# --- a built-in layer saved under its version-suffixed class name ---------------------------------
+
+_TFJS_UNKNOWN = ("tfjs@1.0.0:2 Uncaught (in promise) Error: Unknown layer: {}. This may be due to "
+                 "one of the following reasons:\n"
+                 "1. The layer is defined in Python, in which case it needs to be ported to "
+                 "TensorFlow.js or your JavaScript code.\n")
+
+
+def test_batchnormalizationv1_unknown_to_tfjs_is_renamed_not_ported():
+    top = explain_log(_TFJS_UNKNOWN.format("BatchNormalizationV2")).causes[0]
+    assert top.label == "keras-unknown-object"
+    assert 'rename "BatchNormalizationV2" to "BatchNormalization"' in top.install
+
+
+def test_twin_a_custom_layer_with_a_v1_suffix_is_still_ported():
+    top = explain_log(_TFJS_UNKNOWN.format("AttentionBlockV1")).causes[0]
+    assert "rename" not in top.install and "implement AttentionBlockV1" in top.install
+
+
+# --- TensorFlow's internals reached as tf.python -----------------------------------------------
+
+def test_tf_python_attribute_is_read_as_internals_not_a_misspelling():
+    top = explain_log("tensorflow 2.3.0\nAttributeError: module 'tensorflow' has no attribute "
+                      "'python'\n").causes[0]
+    assert "internals" in top.detail and "public API" in top.fix
+    assert "close:" not in top.fix  # no near spelling of a private package is offered
+
+
+def test_twin_a_misspelt_public_name_keeps_its_close_spelling():
+    top = explain_log("tensorflow 2.3.0\nAttributeError: module 'tensorflow' has no attribute "
+                      "'pythn_io'\n").causes[0]
+    assert "internals" not in top.detail

@@ -152,6 +152,18 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         where += f", newer than the table (read as TF {latest}, the table's newest)"
         tf, newer = latest, True
     older = bool(tf) and key(tf) < key(first_known)
+    if not have and (private := _PRIVATE.match(symbol)):
+        part = private[1]
+        cause = (f"{symbol} reaches into tensorflow.{part}, TensorFlow's own implementation "
+                 f"package, not its public API: no release documents it as tf.{part}, and "
+                 "whether the tensorflow module happens to expose it as an attribute changes "
+                 f"between releases ({where}); code (often a library's) written against one "
+                 "release's internals breaks on another")
+        fix = (f"Use the public name (tf.X, tf.keras.X) the code wants instead of tf.{part}.X; "
+               "when a library's code does it, upgrade the library to a release that uses "
+               "TensorFlow's public API (or an add-on that now provides the feature), or install "
+               "the TensorFlow release the library was written for")
+        return cause, fix, f"{symbol}: TensorFlow's internals, not public in any release; {where}"
     if not have:
         moved = _moved(table, symbol, latest)
         close = _close(table, symbol)
@@ -227,6 +239,10 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     if tf in releases and (here := _moved(table, symbol, tf)):  # the name's place in this TF
         fix += f"; or, on TF {tf}, use {here[0]}"
     return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
+
+
+# TensorFlow's implementation packages, reached as attributes of the tensorflow module
+_PRIVATE = re.compile(r"tf\.(python|core|compiler|tsl)(?:\.|$)")
 
 
 def _key(version: str) -> tuple[int, ...]:
