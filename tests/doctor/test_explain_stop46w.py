@@ -230,3 +230,28 @@ def test_twin_a_misspelt_public_name_keeps_its_close_spelling():
     top = explain_log("tensorflow 2.3.0\nAttributeError: module 'tensorflow' has no attribute "
                       "'pythn_io'\n").causes[0]
     assert "internals" not in top.detail
+
+
+# --- a package's 'tensorflow' requirement where TensorFlow is another distribution ---------------
+
+_PIP_NONE = ("ERROR: Could not find a version that satisfies the requirement tensorflow (from "
+             "songlib) (from versions: none)\n"
+             "ERROR: No matching distribution found for tensorflow\n")
+
+
+def test_a_dependency_on_tensorflow_with_tensorflow_cpu_installed_is_install_no_deps():
+    top = explain_log("$ pip list | grep tensorflow\ntensorflow-cpu 2.10.0\n$ pip install "
+                      "songlib\n" + _PIP_NONE).causes[0]
+    assert top.label == "no-tensorflow-wheel"
+    assert "pip install songlib --no-deps" in top.fix and "tensorflow-cpu" in top.cause
+
+
+def test_twin_no_other_distribution_named_keeps_the_python_reading():
+    top = explain_log("$ pip install songlib\n" + _PIP_NONE).causes[0]
+    assert top.label == "no-tensorflow-wheel" and "--no-deps" not in top.fix
+
+
+def test_twin_a_direct_install_of_tensorflow_is_not_a_dependency():
+    top = explain_log("tensorflow-macos 2.11.0\nERROR: Could not find a version that satisfies "
+                      "the requirement tensorflow==2.4 (from versions: none)\n").causes[0]
+    assert "--no-deps" not in top.fix
