@@ -255,3 +255,22 @@ def test_twin_a_direct_install_of_tensorflow_is_not_a_dependency():
     top = explain_log("tensorflow-macos 2.11.0\nERROR: Could not find a version that satisfies "
                       "the requirement tensorflow==2.4 (from versions: none)\n").causes[0]
     assert "--no-deps" not in top.fix
+
+
+# --- transformers: a folder with neither weight file --------------------------------------------
+
+def test_a_folder_with_neither_weight_file_is_not_a_pytorch_only_model():
+    log = ("  File \"/usr/lib/python3/dist-packages/transformers/modeling_tf_utils.py\", line 600, "
+           "in from_pretrained\n"
+           "OSError: Error no file named ['pytorch_model.bin', 'tf_model.h5'] found in directory "
+           "/data/run3 or `from_pt` set to False\n")
+    top = explain_log(log).causes[0]
+    assert top.likely[0][0].startswith("A local folder with neither")
+    assert "save_pretrained" in top.likely[0][1]
+
+
+def test_twin_a_folder_with_pytorch_weights_keeps_from_pt():
+    log = ("OSError: Error no file named tf_model.h5 found in directory /data/run3 but there is a "
+           "file for PyTorch weights. Use `from_pt=True` to load this model from those weights.\n")
+    top = explain_log(log).causes[0]
+    assert "from_pt=True" in top.likely[0][1] and "neither" not in top.likely[0][0]
