@@ -274,3 +274,76 @@ def test_twin_a_folder_with_pytorch_weights_keeps_from_pt():
            "file for PyTorch weights. Use `from_pt=True` to load this model from those weights.\n")
     top = explain_log(log).causes[0]
     assert "from_pt=True" in top.likely[0][1] and "neither" not in top.likely[0][0]
+
+
+# --- r31b, read as development after its transfer score -----------------------------------------
+
+def test_pytorch_class_on_a_tf_only_model_says_from_tf():
+    log = ("OSError: someone/tf-model does not appear to have a file named pytorch_model.bin but "
+           "there is a file for TensorFlow weights. Use `from_tf=True` to load this model from "
+           "those weights.\n")
+    top = explain_log(log).causes[0]
+    assert "from_tf=True" in top.likely[0][1] and "TensorFlow class" in top.likely[0][1]
+
+
+def test_a_third_party_module_missing_a_name_after_pip_backtracked_is_read():
+    log = ("In [2]: skyfit.Update(sector=40)\n"
+           "AttributeError: module 'skyfit' has no attribute 'Update'\n\n"
+           "pip kept backtracking the versions and ended at 0.1.0\n")
+    ex = explain_log(log)
+    top = ex.causes[0]
+    assert top.label == "attribute-error" and "backtracked" in top.cause
+    assert "--no-deps" in top.fix
+
+
+def test_twin_a_stdlib_or_project_module_missing_a_name_stays_apart():
+    for mod in ("os", "utils"):
+        ex = explain_log(f"AttributeError: module '{mod}' has no attribute 'frobnicate'\n")
+        assert not ex.causes and ex.not_tensorflow
+
+
+def test_a_renamed_blacklist_keyword_is_two_releases_apart():
+    top = explain_log("TypeError: configurable() got an unexpected keyword argument "
+                      "'blacklist'\n").causes[0]
+    assert top.details["renamed"] == ["blacklist -> denylist"]
+    assert "before the rename" in top.fix
+
+
+def test_twin_another_unexpected_keyword_is_not_a_rename():
+    ex = explain_log("TypeError: configurable() got an unexpected keyword argument "
+                     "'blacklist_file'\n")
+    assert not ex.causes
+
+
+def test_undefined_symbol_told_in_prose_on_an_addon_import_is_an_abi_mismatch():
+    log = ('With "tf-nightly-cpu==2.12.0.dev20221101", "import opslib.tensorflow as ol" throws '
+           '"undefined symbol" error.\n')
+    top = explain_log(log).causes[0]
+    assert top.label == "library-load-error"
+    assert top.likely[0][0].startswith("A compiled extension loaded with TensorFlow")
+
+
+def test_twin_undefined_symbol_of_a_cuda_library_keeps_the_cuda_reading():
+    log = ("Could not load dynamic library 'libcudnn.so.8': undefined symbol in libcudnn "
+           "with tensorflow 2.11\n")
+    top = explain_log(log).causes[0]
+    assert not top.likely or not top.likely[0][0].startswith("A compiled extension")
+
+
+def test_tensorboard_without_dashboards_and_a_relative_logdir():
+    log = ("No dashboards are active for the current data set.\nProbable causes:\n\n"
+           "Last reload: Jul 17, 2024, 4:00:13 PM\nLog directory: runs\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "tensorboard-no-event-files" and "'runs', is a relative path" in top.cause
+
+
+def test_twin_an_absolute_logdir_keeps_the_general_reading():
+    log = ("No dashboards are active for the current data set.\n"
+           "Log directory: /home/me/proj/runs\n")
+    top = explain_log(log).causes[0]
+    assert top.label == "tensorboard-no-event-files" and "relative path" not in top.cause
+
+
+def test_twin_tensorboard_serving_normally_is_nothing_wrong():
+    ex = explain_log("TensorBoard 2.10.0 at http://localhost:6006/ (Press CTRL+C to quit)\n")
+    assert not [c for c in ex.causes if c.severity == "failure"]

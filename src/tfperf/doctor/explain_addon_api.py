@@ -79,3 +79,21 @@ def addon_called(lines: list[str], at: int, frames: str, message: str) -> AddonC
         if got := addon_of(where.replace("/", ".").replace("\\", ".")):
             return got
     return None
+
+
+# keyword arguments libraries renamed in their newer releases (blacklist -> denylist, whitelist
+# -> allowlist: gin-config's @configurable among them), which code written for the older release
+# still passes
+_RENAMED_KW = re.compile(r"(?P<func>[\w.]+)\(\) got an unexpected keyword argument "
+                         r"'(?P<kw>(?:black|white)_?list)'")
+_NEW_NAME = {"black": "denylist", "white": "allowlist"}
+
+
+def renamed_keyword(message: str) -> tuple[str, str, str] | None:
+    """(function, the keyword passed, its new name) for a call that passes a keyword the called
+    library has since renamed; None otherwise."""
+    m = _RENAMED_KW.search(message)
+    if m is None:
+        return None
+    return m["func"], m["kw"], _NEW_NAME[m["kw"][:5]]
+

@@ -1308,6 +1308,19 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
         # and the code or TensorFlow do not match, though no TensorFlow frame shows (round 31)
         site, addon = got_api
         foreign.discard(site.line)
+    renamed = None
+    if site is None and not explained and (got_kw := _renamed_keyword_site(lines,
+                                                                           foreign_errors)):
+        # a keyword the called library renamed (blacklist -> denylist): two packages' releases
+        # apart, read rather than "not recognised" (round 31: gin-config under tf-agents)
+        site, renamed = got_kw
+        foreign.discard(site.line)
+    if site is None and not explained and (
+            third := _third_party_site(lines, foreign_errors)) is not None:
+        # a package outside TensorFlow's family missing a name: that package's release, read
+        # rather than "not recognised" (round 31: pip had backtracked to an ancient release)
+        site = third
+        foreign.discard(site.line)
     if site is None and loose:
         # an error line that lost its form (no class prefix, a cut traceback): its class is
         # read from its words rather than "not recognised" (stop 41)
@@ -1344,6 +1357,8 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
         cause.details["clause"] = [likely[0][0][:120]]
     if addon is not None:
         _as_addon_mismatch(cause, site, addon)
+    elif renamed is not None:
+        _as_renamed_keyword(cause, renamed)
     elif F.library_mismatch(site):
         _as_library_mismatch(cause, site)
     elif package := _addon_op_failed(site):
@@ -1404,6 +1419,45 @@ def _addon_api_site(lines: list[str], foreign: list[Any]) -> tuple[Any, Any] | N
         if got := addon_called(lines, f.line, site.frames, f.message):
             return site, got
     return None
+
+
+def _renamed_keyword_site(lines: list[str],
+                          foreign: list[Any]) -> tuple[Any, tuple[str, str, str]] | None:
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_addon_api import renamed_keyword
+
+    for f in foreign:
+        if f.cls == "TypeError" and (got := renamed_keyword(f.message)):
+            return F.site_at(lines, f.line, f.cls, f.message), got
+    return None
+
+
+def _as_renamed_keyword(cause: Cause, renamed: tuple[str, str, str]) -> None:
+    """A call passing a keyword its library renamed: the caller and the called library are
+    releases apart; low confidence, the floor's reading."""
+    func, kw, new = renamed
+    cause.cause = (f"{func}() no longer takes '{kw}': the library that defines it renamed the "
+                   f"keyword (to '{new}', as libraries did in 2020-2021; gin-config's "
+                   f"@gin.configurable is one) in a newer release, and the code calling it, often "
+                   f"another library written for the older release, still passes '{kw}'. "
+                   f"{cause.cause}")
+    fix = (f"Install the release of {func}()'s library from before the rename (pip show it; "
+           f"its changelog names the release), or upgrade the package whose code passes '{kw}' "
+           f"to a release written for '{new}'.")
+    cause.fix = f"{fix} {cause.fix}"
+    cause.likely = [(f"{func}()'s library renamed '{kw}' to '{new}' in a newer release than the "
+                     "calling code was written for.", fix), *cause.likely][:3]
+    cause.details["renamed"] = [f"{kw} -> {new}"]
+
+
+def _third_party_site(lines: list[str], foreign: list[Any]) -> Any:
+    """The first set-aside AttributeError of a third-party module (``explain_package_api``)."""
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_package_api import is_third_party_missing
+
+    f = next((f for f in foreign if f.cls == "AttributeError"
+              and is_third_party_missing(f.message)), None)
+    return None if f is None else F.site_at(lines, f.line, f.cls, f.message)
 
 
 def _as_addon_mismatch(cause: Cause, site: Any, addon: Any) -> None:
