@@ -347,3 +347,35 @@ def test_twin_an_absolute_logdir_keeps_the_general_reading():
 def test_twin_tensorboard_serving_normally_is_nothing_wrong():
     ex = explain_log("TensorBoard 2.10.0 at http://localhost:6006/ (Press CTRL+C to quit)\n")
     assert not [c for c in ex.causes if c.severity == "failure"]
+
+
+def test_the_reporter_saying_only_the_cpu_is_used_wanting_the_gpu_is_gpu_not_visible():
+    log = ("INFO: Computed batch 12/1000\n\nthis is very slow, it seems to be only using CPU for "
+           "computing (3 sec/batch); how do I make it use the GPU?\n")
+    assert _top(log) == ("gpu-not-visible", "failure")
+
+
+def test_twin_a_cpu_only_run_nobody_asks_a_gpu_for_is_nothing_wrong():
+    ex = explain_log("INFO: Computed batch 12/1000\nrunning on CPU only, as configured\n")
+    assert not ex.causes
+
+
+_IPY_IMPORT = ("ImportError\n"
+               "----> 3 import chemlib as cl\n"
+               "---> 10 from tensorflow.python.pywrap_tensorflow_internal import OldReader\n"
+               "ImportError: cannot import name 'OldReader'\n")
+
+
+def test_a_library_importing_tf_internals_is_its_release_not_mixed_installs():
+    top = explain_log(_IPY_IMPORT).causes[0]
+    assert top.label == "tf-installs-mixed"
+    assert top.cause.startswith("The import of chemlib reached") and "chemlib" in top.fix
+
+
+def test_twin_the_users_own_import_of_tf_internals_keeps_the_mixed_reading():
+    log = ("import numpy as np\n"
+           "from tensorflow.python.pywrap_tensorflow_internal import OldReader\n"
+           "ImportError: cannot import name 'OldReader' from "
+           "'tensorflow.python.pywrap_tensorflow_internal'\n")
+    top = explain_log(log).causes[0]
+    assert "The import of" not in top.cause
