@@ -1375,10 +1375,11 @@ _MACHINERY = frozenset({"InternalError", "UnknownError", "NotFoundError", "Unimp
 def _addon_op_failed(site: Any) -> str:
     """The add-on whose op (``[Op:CaseFoldUTF8]``, a node's type) failed in its own machinery,
     or '': its kernels are the add-on's compiled code, built for one TensorFlow release."""
+    from tfperf.doctor import explain_floor as F
     from tfperf.doctor.explain_readings import op_kind
 
-    if site.cls not in _MACHINERY or not site.op:
-        return ""
+    if site.cls not in _MACHINERY or not site.op or F.clause_leads(site):
+        return ""  # (the message's own clause, a path given for a model's bytes, goes first)
     kind, package = op_kind({"op": [site.op.split(" (")[0]]})
     return package if kind == "addon" else ""
 
