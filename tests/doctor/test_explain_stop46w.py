@@ -379,3 +379,21 @@ def test_twin_the_users_own_import_of_tf_internals_keeps_the_mixed_reading():
            "'tensorflow.python.pywrap_tensorflow_internal'\n")
     top = explain_log(log).causes[0]
     assert "The import of" not in top.cause
+
+
+# --- versions a sentence names --------------------------------------------------------------------
+
+def test_a_backticked_pin_and_a_quoted_printout_name_the_tensorflow():
+    from tfperf.doctor.explain_versions import read_versions
+
+    assert read_versions("Training fails with `tensorflow==2.13.0` with error:").tensorflow \
+        == "2.13.0"
+    assert read_versions("Working with Tensorflow: '2.9.0' and Recs: 'v0.3.0'").tensorflow \
+        == "2.9.0"
+
+
+def test_twin_a_quoted_pip_request_is_not_the_installed_tensorflow():
+    from tfperf.doctor.explain_versions import read_versions
+
+    assert read_versions("$ pip install 'tensorflow==2.4.1'\nERROR: No matching "
+                         "distribution found for tensorflow==2.4.1").tensorflow is None

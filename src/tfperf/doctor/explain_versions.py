@@ -34,6 +34,11 @@ _TF = [
     # pip freeze / a requirements line, pip's install summary, pip show (each starts with a
     # literal or a line start: a case-insensitive pattern costs milliseconds on a long log)
     re.compile(r"(?m)^[ \t]*tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b"),
+    # the same pin quoted in a sentence ("fails with `tensorflow==2.13.0`"), and a version
+    # printed quoted after a colon ("Tensorflow: '2.9.0'"), round 31
+    # (a backtick only: a quoted pin is most often a pip command's request, not what runs)
+    re.compile(r"`tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b`"),
+    re.compile(r"[Tt]ensor ?[Ff]low: '(?P<v>\d+\.\d+\.\d+)'"),
     re.compile(r"Successfully installed [^\n]*?\btensorflow(?:-gpu|-cpu|-macos|-intel)?-"
                r"(?P<v>\d+\.\d+\.\d+)\b"),
     re.compile(r"Name: tensorflow(?:-gpu|-cpu|-macos|-intel)?[ \t]*\r?\nVersion: "
