@@ -397,3 +397,18 @@ def test_twin_a_quoted_pip_request_is_not_the_installed_tensorflow():
 
     assert read_versions("$ pip install 'tensorflow==2.4.1'\nERROR: No matching "
                          "distribution found for tensorflow==2.4.1").tensorflow is None
+
+
+# --- Keras's internal module paths --------------------------------------------------------------
+
+def test_a_missing_keras_internal_module_on_tf_2_15_names_keras_src():
+    top = explain_log("tensorflow 2.15.0\nModuleNotFoundError: No module named "
+                      "'keras.layers.convolutional.base_conv'\n").causes[0]
+    assert "Keras's internals" in top.cause and "keras.src" in top.cause
+    assert "tensorflow<2.13" in top.fix
+
+
+def test_twin_a_public_keras_module_missing_on_an_old_tf_is_not_internals():
+    top = explain_log("tensorflow 1.5.0\nModuleNotFoundError: No module named "
+                      "'tensorflow.keras'\n").causes[0]
+    assert "internals" not in top.cause

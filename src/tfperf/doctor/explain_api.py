@@ -152,6 +152,18 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         where += f", newer than the table (read as TF {latest}, the table's newest)"
         tf, newer = latest, True
     older = bool(tf) and key(tf) < key(first_known)
+    if not have and module and _KERAS_MODULE.fullmatch(symbol):
+        since = tf and _key(tf) >= _key("2.13")
+        cause = (f"{symbol[3:]} is a module of Keras's internals, not its public API: Keras 2.13 "
+                 "(TensorFlow 2.13) moved its implementation under keras.src, so imports of "
+                 "internal paths (keras.engine, keras.layers.normalization, "
+                 f"keras.legacy_tf_layers) fail from 2.13 on ({where}"
+                 + ("" if since else "; older releases had other internal layouts") + ")")
+        fix = ("Import the public name instead (from tensorflow.keras.layers import ..., "
+               "keras.layers.X), or upgrade the library whose code imports the internal path; "
+               "for code you cannot change, pin the release it was written for (pip install "
+               "'tensorflow<2.13' 'keras<2.13')")
+        return cause, fix, f"{symbol}: Keras's internal module; {where}"
     if not have and (private := _PRIVATE.match(symbol)):
         part = private[1]
         cause = (f"{symbol} reaches into tensorflow.{part}, TensorFlow's own implementation "
@@ -241,6 +253,8 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
 
 
+# a lower-case module path under Keras (its package structure, not a class or function name)
+_KERAS_MODULE = re.compile(r"tf\.keras(?:\.[a-z_][a-z0-9_]*)+")
 # TensorFlow's implementation packages, reached as attributes of the tensorflow module
 _PRIVATE = re.compile(r"tf\.(python|core|compiler|tsl)(?:\.|$)")
 
