@@ -412,3 +412,9 @@ def test_twin_a_public_keras_module_missing_on_an_old_tf_is_not_internals():
     top = explain_log("tensorflow 1.5.0\nModuleNotFoundError: No module named "
                       "'tensorflow.keras'\n").causes[0]
     assert "internals" not in top.cause
+
+
+def test_twin_a_keras_internal_module_missing_on_tf_2_4_is_not_the_2_13_move():
+    top = explain_log("tensorflow 2.4.0\nModuleNotFoundError: No module named "
+                      "'keras.layers.convolutional.base_conv'\n").causes[0]
+    assert "keras.src" not in top.cause

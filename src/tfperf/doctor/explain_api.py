@@ -152,18 +152,17 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         where += f", newer than the table (read as TF {latest}, the table's newest)"
         tf, newer = latest, True
     older = bool(tf) and key(tf) < key(first_known)
-    if not have and module and _KERAS_MODULE.fullmatch(symbol):
-        since = tf and _key(tf) >= _key("2.13")
+    keras_internal = not have and module and bool(_KERAS_MODULE.fullmatch(symbol))
+    keras_fix = ("Import the public name instead (from tensorflow.keras.layers import ..., "
+                 "keras.layers.X), or upgrade the library whose code imports the internal path; "
+                 "for code you cannot change, pin the release it was written for (pip install "
+                 "'tensorflow<2.13' 'keras<2.13')")
+    if keras_internal and tf and _key(tf) >= _key("2.13"):
         cause = (f"{symbol[3:]} is a module of Keras's internals, not its public API: Keras 2.13 "
                  "(TensorFlow 2.13) moved its implementation under keras.src, so imports of "
                  "internal paths (keras.engine, keras.layers.normalization, "
-                 f"keras.legacy_tf_layers) fail from 2.13 on ({where}"
-                 + ("" if since else "; older releases had other internal layouts") + ")")
-        fix = ("Import the public name instead (from tensorflow.keras.layers import ..., "
-               "keras.layers.X), or upgrade the library whose code imports the internal path; "
-               "for code you cannot change, pin the release it was written for (pip install "
-               "'tensorflow<2.13' 'keras<2.13')")
-        return cause, fix, f"{symbol}: Keras's internal module; {where}"
+                 f"keras.legacy_tf_layers) fail from 2.13 on ({where})")
+        return cause, keras_fix, f"{symbol}: Keras's internal module; {where}"
     if not have and (private := _PRIVATE.match(symbol)):
         part = private[1]
         cause = (f"{symbol} reaches into tensorflow.{part}, TensorFlow's own implementation "
@@ -188,6 +187,10 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
                "spelling" + (f" (close: {', '.join(close)})" if close else "")
                + "; import it from where it is public" + (f" ({moved[0]})" if moved else "")
                + ", or from the package that defines it")
+        if keras_internal and not tf:  # which release runs decides: both readings, in order
+            cause += ("; a lower-case module under keras is Keras's internals, which Keras 2.13 "
+                      "(TensorFlow 2.13) moved under keras.src: such imports fail from 2.13 on")
+            fix = f"{keras_fix}; or: {fix[0].lower()}{fix[1:]}"
         return cause, fix, f"{symbol}: no TF release has it; {where}"
     first, last = have[0], have[-1]
     in_log = tf in have if tf and tf in releases else None
