@@ -7,7 +7,8 @@ SPLIT: dev, heldout, heldout2, tail, heldout3, heldout4, heldout5, heldout6, hel
 heldout9, heldout10, tail2, heldout11, heldout12, heldout13, tail3, heldout14, tail4,
 heldout15, tail5, heldout16, tail6, heldout17, tail7, heldout18, tail8, heldout19, sweep20,
 heldout20, heldout21, tail39, heldout22, rounds40, rounds41, rounds41b, dev42,
-rounds42, rounds43, dev44a, dev44b, rounds44, dev45a, dev45b, rounds45, dev46a, dev46b or all
+rounds42, rounds43, dev44a, dev44b, rounds44, dev45a, dev45b, rounds45, dev46a, dev46b,
+rounds46 or all
 (the default).
 
 Each fixture is a log excerpt from a public issue thread with the cause the thread confirms
@@ -56,7 +57,7 @@ SPLITS = ("dev", "heldout", "heldout2", "tail", "heldout3", "heldout4", "heldout
           "heldout18", "tail8", "heldout19", "sweep20", "heldout20", "heldout21",
           "tail39", "heldout22", "rounds40", "rounds41", "rounds41b", "dev42",
           "rounds42", "rounds43", "dev44a", "dev44b", "rounds44",
-          "dev45a", "dev45b", "rounds45", "dev46a", "dev46b")
+          "dev45a", "dev45b", "rounds45", "dev46a", "dev46b", "rounds46")
 
 
 @dataclass(frozen=True)

@@ -41,5 +41,7 @@ def test_a_log_out_of_reach_is_one_line_and_exit_2(out_of_reach, argv, capsys):
 
 def test_one_word_that_is_no_path_is_still_log_text(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["explain", "Killed"]) == 0
+    # read as the log's text: since stop 46 (issue 31) a bare 'Killed' is the shell's report of
+    # SIGKILL, read as the crash it is (exit 1), not "not recognised"
+    assert main(["explain", "Killed"]) == 1
     assert "Killed" in capsys.readouterr().out

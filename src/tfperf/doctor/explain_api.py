@@ -152,6 +152,29 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
         where += f", newer than the table (read as TF {latest}, the table's newest)"
         tf, newer = latest, True
     older = bool(tf) and key(tf) < key(first_known)
+    keras_internal = not have and module and bool(_KERAS_MODULE.fullmatch(symbol))
+    keras_fix = ("Import the public name instead (from tensorflow.keras.layers import ..., "
+                 "keras.layers.X), or upgrade the library whose code imports the internal path; "
+                 "for code you cannot change, pin the release it was written for (pip install "
+                 "'tensorflow<2.13' 'keras<2.13')")
+    if keras_internal and tf and _key(tf) >= _key("2.13"):
+        cause = (f"{symbol[3:]} is a module of Keras's internals, not its public API: Keras 2.13 "
+                 "(TensorFlow 2.13) moved its implementation under keras.src, so imports of "
+                 "internal paths (keras.engine, keras.layers.normalization, "
+                 f"keras.legacy_tf_layers) fail from 2.13 on ({where})")
+        return cause, keras_fix, f"{symbol}: Keras's internal module; {where}"
+    if not have and (private := _PRIVATE.match(symbol)):
+        part = private[1]
+        cause = (f"{symbol} reaches into tensorflow.{part}, TensorFlow's own implementation "
+                 f"package, not its public API: no release documents it as tf.{part}, and "
+                 "whether the tensorflow module happens to expose it as an attribute changes "
+                 f"between releases ({where}); code (often a library's) written against one "
+                 "release's internals breaks on another")
+        fix = (f"Use the public name (tf.X, tf.keras.X) the code wants instead of tf.{part}.X; "
+               "when a library's code does it, upgrade the library to a release that uses "
+               "TensorFlow's public API (or an add-on that now provides the feature), or install "
+               "the TensorFlow release the library was written for")
+        return cause, fix, f"{symbol}: TensorFlow's internals, not public in any release; {where}"
     if not have:
         moved = _moved(table, symbol, latest)
         close = _close(table, symbol)
@@ -164,6 +187,10 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
                "spelling" + (f" (close: {', '.join(close)})" if close else "")
                + "; import it from where it is public" + (f" ({moved[0]})" if moved else "")
                + ", or from the package that defines it")
+        if keras_internal and not tf:  # which release runs decides: both readings, in order
+            cause += ("; a lower-case module under keras is Keras's internals, which Keras 2.13 "
+                      "(TensorFlow 2.13) moved under keras.src: such imports fail from 2.13 on")
+            fix = f"{keras_fix}; or: {fix[0].lower()}{fix[1:]}"
         return cause, fix, f"{symbol}: no TF release has it; {where}"
     first, last = have[0], have[-1]
     in_log = tf in have if tf and tf in releases else None
@@ -229,6 +256,12 @@ def reading(symbol: str, log_tf: str | None, hint: str, own_file: str,
     return cause, fix, f"{symbol}: TF {first}-{last}; {where}"
 
 
+# a lower-case module path under Keras (its package structure, not a class or function name)
+_KERAS_MODULE = re.compile(r"tf\.keras(?:\.[a-z_][a-z0-9_]*)+")
+# TensorFlow's implementation packages, reached as attributes of the tensorflow module
+_PRIVATE = re.compile(r"tf\.(python|core|compiler|tsl)(?:\.|$)")
+
+
 def _key(version: str) -> tuple[int, ...]:
     from tfperf.doctor.knowledge.api_versions import version_key
 
@@ -287,6 +320,7 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
             continue  # the table cannot say: the floor's reading stands
         if cause.confidence == "low" and not _settles(cause):
             cause.detail = "; ".join(filter(None, [said[2], cause.detail]))
+            _library_too_new_for_tf(cause, hit.symbol, log_tf, table)
             continue  # a specific class cause leads; the table's fact goes with it
         if cause.confidence != "low" and not any(w in said[0] for w in _SETTLED):
             continue  # the row's reading stands where the table settles nothing
@@ -298,3 +332,31 @@ def apply_api_versions(causes: list[Cause], lines: list[str], text: str) -> None
         cause.likely = []
         cause.source = (f"{API_SOURCE} (TensorFlow's public API by release, "
                         "read from the wheels: data/tf_api_sources.csv)")
+
+
+def _library_too_new_for_tf(cause: Cause, symbol: str, log_tf: str | None,
+                            table: ApiTable) -> None:
+    """A library's own frame missing a TensorFlow name that every release from the table's
+    first to its newest has: the installed TensorFlow is older than the library (it cannot be
+    too new, the newest still has the name), so upgrading TensorFlow leads the fix, not the
+    library (round 31: DeepChem 2.1 on TF 1.5, tf.executing_eagerly)."""
+    lib = (cause.details.get("addon") or [""])[0]
+    have = table.versions(symbol)
+    first_known, latest = table.releases[0], table.releases[-1]
+    if not lib or not have or have[-1] != latest or "partially initialized" in cause.cause:
+        return  # (a circular import's half-made module is no release's)
+    if log_tf and _key(_minor(log_tf)) >= _key(have[0]):
+        return  # the log's release has the name: not a matter of its age
+    since = (f"{have[0]} or earlier: the table starts at {first_known}"
+             if have[0] == first_known else have[0])
+    who = f"TensorFlow {log_tf}" if log_tf else "the installed TensorFlow"
+    older = f"{who} is older than the first release with it ({since})"
+    up = (f"Upgrade TensorFlow to the release {lib} was written for (its requirements; "
+          f"{symbol} is in every TensorFlow from {have[0]} to the newest, {latest}): {older}; "
+          f"the newest TensorFlow still has the name, so it is the TensorFlow that is behind "
+          f"(pip install 'tensorflow>={have[0]}'); were the version printed by python -c "
+          f"'import tensorflow as tf; print(tf.__version__, tf.__file__)' one that has it, a "
+          f"file of yours named tensorflow shadows the package.")
+    cause.fix = f"{up} {cause.fix}"
+    cause.likely = [(f"{lib} needs a newer TensorFlow: {older}.", up), *cause.likely][:3]
+

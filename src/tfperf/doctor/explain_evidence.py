@@ -55,6 +55,10 @@ from tfperf.doctor.explain_pip import (
     pin_not_released,
     pip_too_old,
 )
+from tfperf.doctor.explain_release_evidence import (
+    dependency_on_tensorflow_name,
+    library_imports_tf_internals,
+)
 from tfperf.doctor.explain_search import Lines, finditer_lines, search_lines
 from tfperf.doctor.explain_signature import signature_mismatch
 from tfperf.doctor.explain_training import loss_diverged
@@ -703,6 +707,15 @@ _COMPUTED: tuple[tuple[frozenset[str], Callable[[str], Reading | None], str], ..
      "keras engine / TensorFlow.js input check (expected shape [null, rows, features]) ; "
      "https://github.com/tensorflow/tfjs/issues/315 (inputShape [15, 4] for 15 training rows: "
      "inputShape [4] and a [N, 4] tensor)"),
+    (frozenset({"no-tensorflow-wheel"}), dependency_on_tensorflow_name,
+     "pip's resolver (a requirement names a distribution, not a module: tensorflow-macos, "
+     "tensorflow-cpu, tensorflow-aarch64, intel-tensorflow and tf-nightly install the same "
+     "tensorflow module under other distribution names) ; https://github.com/magenta/magenta/"
+     "issues/2047 (tensorflow-macos installed; magenta --no-dependencies; round 31)"),
+    (frozenset({"tf-installs-mixed"}), library_imports_tf_internals,
+     "Python's import system (a library's own 'from tensorflow.python... import', TensorFlow's "
+     "private modules) ; https://github.com/deepchem/deepchem/issues/1790 (Colab's TensorFlow "
+     "became 2.x; %tensorflow_version 1.x fixed DeepChem 2.3; round 31, development)"),
     (frozenset({"attribute-error"}), third_party_attribute,
      "Python's AttributeError on a module ; https://github.com/ThomasAlbin/Astroniz-YT-Tutorials/"
      "issues/65 (keras_tuner.oracles.BayesianOptimization gone in keras-tuner 1.3.5: "

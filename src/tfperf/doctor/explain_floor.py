@@ -203,6 +203,8 @@ _CRASH = re.compile(r"^\s*(?P<msg>Segmentation fault|Aborted|Bus error|Killed)(?
                     # (and zsh's other signals: 'zsh: segmentation fault  python x.py')
                     r"(?P<msg5>\bzsh: (?:killed|segmentation fault|bus error|abort)\s.*|"
                     r"\bline \d+:\s+\d+ Killed\s.*)")
+# the shell's report that SIGKILL ended the job: bash's bare 'Killed' (or its job line) and zsh's
+_SHELL_KILLED = re.compile(r"^\s*Killed\s*$|\bline \d+:\s+\d+ Killed\s|\bzsh: killed\s")
 # (a Windows NTSTATUS, signed or not: -1073741819 / 3221225477 (0xC0000005); 0 (0x0) is no crash)
 # glog/absl INFO or WARNING lines: a CUDA status named there is a report, not the failure
 _INFO_LINE = re.compile(r"^(?:[\d\-: .]+)?[IW](?:\d{4} [\d:.]+ +\d+)? [\w/.\\-]+\.(?:cc|h):\d+\]")
@@ -611,8 +613,14 @@ def tf_reason(lines: list[str], at: int, cls: str, surely_tf: bool,
         if component := crashed_component(window):
             return f"the crash's lines name {component}, a part of TensorFlow's stack"
         above = "\n".join(lines[max(0, at - _MAX_BACK):at + 1])
-        return ("the process printed TensorFlow's lines before it crashed"
-                if TF_CODE.search(above) or re.search("cuda", above, re.I) else "")
+        if TF_CODE.search(above) or re.search("cuda", above, re.I):
+            return "the process printed TensorFlow's lines before it crashed"
+        if _SHELL_KILLED.search(lines[at]):
+            # the shell's report of SIGKILL: no program's own error but the system's (the OOM
+            # killer, a memory limit), whatever ran, so it is read, never "not recognised"
+            # (round 31: a TensorFlow tool whose own log lines name no TensorFlow)
+            return "the shell reports the process was killed (SIGKILL), the system's doing"
+        return ""
     if (m := _JS_SOURCE.match(lines[at])) and TF_CODE.search(m["src"]):
         return "the browser console names TensorFlow.js's own script as the error's source"
     block = _message_block(lines, at, explained)

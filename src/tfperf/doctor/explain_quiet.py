@@ -31,7 +31,10 @@ _SHAPE_WORDS = ("WARN", "Warn", "warn", "ERROR", "Error", "error", "FATAL", "Fat
                     "ata loss", "precondition", "nvalid argument", "out of memory",
                     # a loader's object named missing in prose (stop 41: "libcudart.so.11.0 not
                     # found", "a missing dependency on GLIBCXX_3.4.21")
-                    "not found", "missing"))
+                    "not found", "missing",
+                    # the loader's words, also told in prose (round 31: 'import horovod.tensorflow
+                    # throws "undefined symbol" error')
+                    "undefined symbol"))
 _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:Error|Exception): |"
                     r"\bERROR\b|\bFATAL\b|\bFatal\b|^\s*[Ee]rror\b|\berror: |"
                     r"Traceback \(most recent|\b[Ff]ailed\b|^\s*(?:Killed|Aborted)\b|"
@@ -40,7 +43,8 @@ _ERROR = re.compile(r"^\s*(?:[\w.]+\.)?_?[A-Z]\w*(?:Error|Exception)\b|\b\w*(?:E
 # TensorFlow's own failure messages are errors wherever they stand; a plain "could not" or "not
 # found" is one only where the log ends (a program prints "Could not find a GPU, training on the
 # CPU" and goes on; a failure pasted without its class is the last thing the log says)
-_FAILURE = re.compile(r"has no attribute|No module named|No such file|bad magic|[Dd]ata loss:|"
+_FAILURE = re.compile(r"has no attribute|No module named|undefined symbol|No such file|bad magic|"
+                      r"[Dd]ata loss:|"
                       r"[Ff]ailed precondition|[Ii]nvalid argument|\b[Oo]ut of memory|"
                       # a shared library or symbol version named not found or missing, in prose
                       r"\.(?:so|dll|dylib)\b[\w.]*[`'\"]?[^\n]{0,40}?\b(?:not found|is missing|"

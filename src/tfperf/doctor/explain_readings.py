@@ -602,7 +602,10 @@ _NO_GPU_ANSWER = re.compile(
     r"(?: (?![\w ]*?\b(?:index|id|ordinal)\b)[\w ]{0,20})?[:?=]\s*(?:\[\]|0|False)\s*$)|"
     # the user's own print of the check's answer: 'GPU is NOT AVAILABLE', 'No GPU found'
     r"(?im:^[^\n]{0,40}\b(?:GPU (?:is )?not (?:available|found|detected)|no GPU (?:is )?"
-    r"(?:available|found|detected))[.!]?\s*$)")
+    r"(?:available|found|detected))[.!]?\s*$)|"
+    # the reporter's words that the run uses only the CPU, asking for the GPU in the same line
+    # (round 31: 'it only using CPU for computing (2~3 sec/batch), can you update it for GPU')
+    r"(?i:\bonly (?:using|uses|used|running|runs?) (?:on )?(?:the )?CPU\b[^\n]{0,120}?\bGPU\b)")
 
 
 def gpu_not_visible(text: str) -> tuple[int, int] | None:

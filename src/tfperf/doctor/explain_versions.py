@@ -34,6 +34,11 @@ _TF = [
     # pip freeze / a requirements line, pip's install summary, pip show (each starts with a
     # literal or a line start: a case-insensitive pattern costs milliseconds on a long log)
     re.compile(r"(?m)^[ \t]*tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b"),
+    # the same pin quoted in a sentence ("fails with `tensorflow==2.13.0`"), and a version
+    # printed quoted after a colon ("Tensorflow: '2.9.0'"), round 31
+    # (a backtick only: a quoted pin is most often a pip command's request, not what runs)
+    re.compile(r"`tensorflow(?:-gpu|-cpu|-macos|-intel)?==(?P<v>\d+\.\d+\.\d+)\b`"),
+    re.compile(r"[Tt]ensor ?[Ff]low: '(?P<v>\d+\.\d+\.\d+)'"),
     re.compile(r"Successfully installed [^\n]*?\btensorflow(?:-gpu|-cpu|-macos|-intel)?-"
                r"(?P<v>\d+\.\d+\.\d+)\b"),
     re.compile(r"Name: tensorflow(?:-gpu|-cpu|-macos|-intel)?[ \t]*\r?\nVersion: "
@@ -861,12 +866,32 @@ def _ptx(details: dict[str, list[str]], v: LogVersions) -> str:
 _TFJS_KNOWS_FROM = {"functional": ("Functional", "2.4")}
 
 
+_SUFFIXED = re.compile(r"(?P<base>[A-Z]\w*?[a-z])V[12]")
+
+
+def _suffixed_builtin(name: str) -> str:
+    """The public Keras layer ``name`` is a version-suffixed spelling of (BatchNormalizationV1 ->
+    BatchNormalization), per TensorFlow's public API table, or ''."""
+    from tfperf.doctor.knowledge.api_versions import api_table
+
+    m = _SUFFIXED.fullmatch(name)
+    if not m or api_table().versions(f"tf.keras.layers.{name}"):
+        return ""  # (a public name of its own is no spelling of another)
+    return m["base"] if api_table().versions(f"tf.keras.layers.{m['base']}") else ""
+
+
 def _unknown_object(details: dict[str, list[str]], v: LogVersions) -> str:
     """A TensorFlow.js model: its custom layers must exist in JavaScript; a built-in Keras class
     that an older TensorFlow.js does not know needs a newer TensorFlow.js instead."""
+    name = (details.get("name") or details.get("name2") or ["the layer"])[0]
+    if renamed := _suffixed_builtin(name):
+        return (f"{name} is the internal, version-suffixed class name of Keras's built-in "
+                f"{renamed} (what some releases' tf.keras, 1.13 and the 2.0 previews, wrote into "
+                f"saved models), not a custom layer: rename \"{name}\" to \"{renamed}\" in the "
+                f"saved config (model.json's class_name for TensorFlow.js), or save the model "
+                f"again with a TensorFlow release that records {renamed}")
     if not details.get("tfjs"):
         return ""
-    name = (details.get("name") or details.get("name2") or ["the layer"])[0]
     if name.lower() in _TFJS_KNOWS_FROM:
         cls, since = _TFJS_KNOWS_FROM[name.lower()]
         return (f"TensorFlow.js: {cls} is a built-in Keras class (TF 2.3 and newer save "

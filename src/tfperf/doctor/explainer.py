@@ -1302,6 +1302,25 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
         site, shows, component = got
         foreign.discard(site.line)
         reading = F.component_reading(site, component, shows)
+    addon = None
+    if site is None and not explained and (got_api := _addon_api_site(lines, foreign_errors)):
+        # an add-on's API called with arguments or names its release does not have: the add-on
+        # and the code or TensorFlow do not match, though no TensorFlow frame shows (round 31)
+        site, addon = got_api
+        foreign.discard(site.line)
+    renamed = None
+    if site is None and not explained and (got_kw := _renamed_keyword_site(lines,
+                                                                           foreign_errors)):
+        # a keyword the called library renamed (blacklist -> denylist): two packages' releases
+        # apart, read rather than "not recognised" (round 31: gin-config under tf-agents)
+        site, renamed = got_kw
+        foreign.discard(site.line)
+    if site is None and not explained and (
+            third := _third_party_site(lines, foreign_errors)) is not None:
+        # a package outside TensorFlow's family missing a name: that package's release, read
+        # rather than "not recognised" (round 31: pip had backtracked to an ancient release)
+        site = third
+        foreign.discard(site.line)
     if site is None and loose:
         # an error line that lost its form (no class prefix, a cut traceback): its class is
         # read from its words rather than "not recognised" (stop 41)
@@ -1336,9 +1355,135 @@ def _floor_cause(text: str, lines: list[str], explained: set[int], memo: LooseMe
                      **({"frame": [site.user_frame]} if site.user_frame else {})}
     if F.clause_leads(site):
         cause.details["clause"] = [likely[0][0][:120]]
-    if F.library_mismatch(site):
+    if addon is not None:
+        _as_addon_mismatch(cause, site, addon)
+    elif renamed is not None:
+        _as_renamed_keyword(cause, renamed)
+    elif F.library_mismatch(site):
         _as_library_mismatch(cause, site)
+    elif package := _addon_op_failed(site):
+        _as_addon_op_failure(cause, site, package)
     return cause, foreign
+
+
+# the statuses of a kernel's own machinery failing (not of its inputs: an InvalidArgumentError
+# in an add-on's op is the data's, as in TensorFlow's own ops)
+_MACHINERY = frozenset({"InternalError", "UnknownError", "NotFoundError", "UnimplementedError",
+                        "FailedPreconditionError"})
+
+
+def _addon_op_failed(site: Any) -> str:
+    """The add-on whose op (``[Op:CaseFoldUTF8]``, a node's type) failed in its own machinery,
+    or '': its kernels are the add-on's compiled code, built for one TensorFlow release."""
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_readings import op_kind
+
+    if site.cls not in _MACHINERY or not site.op or F.clause_leads(site):
+        return ""  # (the message's own clause, a path given for a model's bytes, goes first)
+    kind, package = op_kind({"op": [site.op.split(" (")[0]]})
+    return package if kind == "addon" else ""
+
+
+def _as_addon_op_failure(cause: Cause, site: Any, package: str) -> None:
+    """An add-on's own op failed inside its kernel: the add-on's compiled release and the
+    installed TensorFlow most often do not match (low confidence, the floor's reading)."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    op = site.op.split(" (")[0]
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} inside {op}, an op of {package} (its own compiled kernel, not "
+                   f"TensorFlow's: {site.message[:120]}): most often that {package} release was "
+                   f"built for another TensorFlow than the installed one, so its kernels or the "
+                   f"data they load do not work with it, else it is an early release whose "
+                   f"packaging its next one fixed. {head.cause}")
+    cause.fix = (f"Install the {package} release made for the installed TensorFlow (pip show "
+                 f"{package} tensorflow), then run the op again; if it still fails with the pair "
+                 f"matched, search {package}'s issues for the op's name. {head.fix}")
+    cause.see = head.see
+    cause.likely = [(f"{package} does not match the installed TensorFlow: {op} is its op.",
+                     cause.fix.split("), ")[0] + ")."), *cause.likely][:3]
+    cause.source = f"{head.source} ; the op's package (explain_readings: add-on ops)"
+    cause.details["addon"] = [package]
+
+
+def _addon_api_site(lines: list[str], foreign: list[Any]) -> tuple[Any, Any] | None:
+    """The first error the floor set aside that is an add-on's API not matching its call
+    (``explain_addon_api``), as a site, and the add-on."""
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_addon_api import addon_called, is_api_shape
+
+    for f in foreign:
+        if not is_api_shape(f.cls, f.message):
+            continue
+        site = F.site_at(lines, f.line, f.cls, f.message)
+        if got := addon_called(lines, f.line, site.frames, f.message):
+            return site, got
+    return None
+
+
+def _renamed_keyword_site(lines: list[str],
+                          foreign: list[Any]) -> tuple[Any, tuple[str, str, str]] | None:
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_addon_api import renamed_keyword
+
+    for f in foreign:
+        if f.cls == "TypeError" and (got := renamed_keyword(f.message)):
+            return F.site_at(lines, f.line, f.cls, f.message), got
+    return None
+
+
+def _as_renamed_keyword(cause: Cause, renamed: tuple[str, str, str]) -> None:
+    """A call passing a keyword its library renamed: the caller and the called library are
+    releases apart; low confidence, the floor's reading."""
+    func, kw, new = renamed
+    cause.cause = (f"{func}() no longer takes '{kw}': the library that defines it renamed the "
+                   f"keyword (to '{new}', as libraries did in 2020-2021; gin-config's "
+                   f"@gin.configurable is one) in a newer release, and the code calling it, often "
+                   f"another library written for the older release, still passes '{kw}'. "
+                   f"{cause.cause}")
+    fix = (f"Install the release of {func}()'s library from before the rename (pip show it; "
+           f"its changelog names the release), or upgrade the package whose code passes '{kw}' "
+           f"to a release written for '{new}'.")
+    cause.fix = f"{fix} {cause.fix}"
+    cause.likely = [(f"{func}()'s library renamed '{kw}' to '{new}' in a newer release than the "
+                     "calling code was written for.", fix), *cause.likely][:3]
+    cause.details["renamed"] = [f"{kw} -> {new}"]
+
+
+def _third_party_site(lines: list[str], foreign: list[Any]) -> Any:
+    """The first set-aside AttributeError of a third-party module (``explain_package_api``)."""
+    from tfperf.doctor import explain_floor as F
+    from tfperf.doctor.explain_package_api import is_third_party_missing
+
+    f = next((f for f in foreign if f.cls == "AttributeError"
+              and is_third_party_missing(f.message)), None)
+    return None if f is None else F.site_at(lines, f.line, f.cls, f.message)
+
+
+def _as_addon_mismatch(cause: Cause, site: Any, addon: Any) -> None:
+    """An add-on's API that does not take the call the code makes: the add-on's release and the
+    code (or the TensorFlow under it) do not match; low confidence, the floor's reading."""
+    from tfperf.doctor.knowledge import label_rows
+
+    head = label_rows()["tf-addon-version-mismatch"]
+    name = addon.addon
+    what = ("does not take the arguments the call passes" if site.cls == "TypeError"
+            else "does not have the name the code uses")
+    cause.label = "tf-addon-version-mismatch"
+    cause.cause = (f"{site.cls} where the code calls {name} ('{addon.shown}'; "
+                   f"{site.message[:120]}): the installed {name} release {what}, so it is "
+                   f"older or newer than the code was written for, or than the TensorFlow it "
+                   f"runs on (an add-on release calls TensorFlow's API of one release). "
+                   f"{head.cause}")
+    cause.fix = (f"Install the {name} release made for the installed TensorFlow (pip show {name} "
+                 f"tensorflow; each {name} release pairs with one TensorFlow), upgrading both to a "
+                 f"matching pair when the code needs a newer {name}. {head.fix}")
+    cause.see = head.see
+    cause.likely = [(f"{name} and the code or TensorFlow do not match: the installed {name} "
+                     f"{what}.", cause.fix.split(". ")[0] + "."), *cause.likely][:3]
+    cause.source = f"{head.source} ; the add-on read from the call (explain_addon_api)"
+    cause.details["addon"] = [name]
 
 
 def _as_library_mismatch(cause: Cause, site: Any) -> None:
