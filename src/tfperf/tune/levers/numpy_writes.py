@@ -39,6 +39,7 @@ import ast
 import builtins
 import textwrap
 
+from tfperf.analysis.batched_calls import dot_of, math_of
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -66,6 +67,7 @@ from tfperf.analysis.writes import (
     reduction_of,
     write_nest,
 )
+from tfperf.tune.batched_call_rows import DOT, MATH, MATH_PROMOTES, dot_rows, math_rows
 from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
 from tfperf.tune.strict_batches import VARIABLE as STRICT
@@ -171,9 +173,34 @@ class _Reductions(ast.NodeTransformer):
 
     def __init__(self, moving: set[str], g: int) -> None:
         self.moving, self.g, self.used, self.counts = moving, g, False, False
+        self.dots, self.maths = False, False
+
+    def _dot(self, node: ast.expr) -> ast.expr | None:
+        """A dot of per-iteration rows → one contraction (``batched_call_rows.dot_rows``)."""
+        found = dot_of(node)
+        if found is None or not names(node) & self.moving:
+            return None
+        self.dots = True
+        a, b = found
+        return ast.parse(f"{DOT}({ast.unparse(a)}, {ast.unparse(b)}, {self.g}, "
+                         f"{bool(names(a) & self.moving)}, {bool(names(b) & self.moving)})",
+                         mode="eval").body
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        return self._dot(node) or node
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        lifted = self._dot(node)
+        if lifted is not None:
+            return lifted
+        scalar = math_of(node)
+        if scalar is not None and names(node) & self.moving:
+            self.maths = True
+            module, ufunc, args = scalar
+            return ast.parse(f"{MATH}('{module}', '{ufunc}', "
+                             f"{', '.join(ast.unparse(a) for a in args)})", mode="eval").body
         counted = bincount_of(node)
         if counted is not None and names(counted[0]) & self.moving:
             self.counts = True
@@ -451,7 +478,16 @@ def batched(nest: WriteNest) -> list[str]:
                  "        v, axis = v.reshape(v.shape[:g] + (-1,)), 0",
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
-                 f"    return getattr({NP}, op)(v, axis=axis)"]
+                 "    op, _, ddof = op.partition(':')  # std/var's ddof",
+                 "    more = {'ddof': int(ddof)} if ddof else {}",
+                 f"    return getattr({NP}, op)(v, axis=axis, **more)"]
+    if reduce.dots:
+        rows += dot_rows(LOOP)
+    if reduce.maths:
+        rows += math_rows(LOOP)
+        reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
+        read = sorted(set(_aliases(user)) | ({nest.array} & reads))
+        rows += [f"{MATH_PROMOTES}(({''.join(a + ', ' for a in read)}))"]
     if reduce.counts:  # one row's counts per element: the same length in every row
         rows += [f"def {BINCOUNT}(v, g, least):",
                  f"    v = {NP}.asarray(v)",
