@@ -224,8 +224,8 @@ def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None
            for k in (axis, ddof)):
         return None
     op = {"amax": "max", "amin": "min"}.get(f.attr, f.attr)
-    if isinstance(ddof, ast.Constant):
-        op = f"{op}:{ddof.value}"
+    if isinstance(ddof, ast.Constant) and type(ddof.value) is int:
+        op = f"{op}:{ddof.value:d}"
     if isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"):
         return (op, call.args[0], axis) if len(call.args) == 1 else None
     return (op, f.value, axis) if not call.args else None
