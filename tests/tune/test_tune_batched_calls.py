@@ -239,3 +239,37 @@ def test_math_of_a_complex_array_runs_the_loop():
     with pytest.warns(np.exceptions.ComplexWarning):
         lifted(MATH.format(value="math.exp(x[i])"), np.array([1j, 2 + 2j]), np.ones(2),
                batched=False)
+
+
+def test_gram_reads_row_views_and_writes_a_view():
+    """The rows of separate loops are views of their slices (no gathered copy) and the
+    buffer is written as one view, not scattered through index arrays."""
+    r = np.random.default_rng(10)
+    new = lifted(GRAM.format(dot="np.dot(X1[i], X2[j])", dtype="float"),
+                 r.standard_normal((5, 3)), r.standard_normal((4, 3)))
+    assert "_tfperf_row_view(X1" in new and "_tfperf_span(" in new, new
+
+
+def test_rows_past_the_end_raise_as_the_loop_does():
+    """Twin: a loop bound past the rows (a slice would stop short silently): IndexError."""
+    code = '''
+def f(X1, X2, n):
+    K = np.empty((n, X2.shape[0]))
+    for i in range(n):
+        for j in range(X2.shape[0]):
+            K[i, j] = np.dot(X1[i], X2[j])
+    return K
+'''
+    r = np.random.default_rng(11)
+    new = numpy_writes.rewrite(HEAD + code, "f")
+    with pytest.raises(IndexError):
+        load(new)(r.standard_normal((3, 2)), r.standard_normal((4, 2)), 5)
+
+
+def test_rows_of_a_python_list_run_the_loop():
+    """Twin: ``X1`` a list of rows: no view, the loop's answer."""
+    r = np.random.default_rng(12)
+    X1 = list(r.standard_normal((4, 3)))
+    code = GRAM.format(dot="np.dot(X1[i], X2[j])", dtype="float").replace(
+        "X1.shape[0]", "len(X1)")
+    lifted(code, X1, r.standard_normal((2, 3)), batched=False)

@@ -578,8 +578,8 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         reads = ast.Assign([ast.Name(FOLDED_VALUE, ast.Store())], write.value, lineno=0)
         if spans is not None and slice_grid(stmts, reads, indices, axes):
             slices = True  # the reads are views; the write a view of each part's span
-        else:
-            spans = None
+        # else the reads gather (c08's X1[i], X2[j]: rows of separate loops) and the write
+        # is still a view of each part's span: no gather of the buffer, no scatter into it
     if not slices:
         grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,

@@ -217,6 +217,43 @@ class _Reductions(ast.NodeTransformer):
                          mode="eval").body
 
 
+ROW_VIEW = "_tfperf_row_view"
+ROW_SLICE = "_tfperf_row_slice"
+
+
+class _RowViews(ast.NodeTransformer):
+    """On a gathered grid (index arrays), ``x[i]`` of a loop-invariant name (not the buffer)
+    → the rows of ``i``'s slice as a view shaped as the gather would be: no copy (c08's
+    ``X1[i]``, ``X2[j]``; a fresh gathered copy made the matmul after it 4x slower here)."""
+
+    def __init__(self, indices: list[str], array: str) -> None:
+        self.indices, self.array, self.used = indices, array, False
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        sl, base = node.slice, node.value
+        if isinstance(node.ctx, ast.Load) and isinstance(sl, ast.Name) \
+                and sl.id in self.indices and isinstance(base, ast.Name) \
+                and base.id != self.array and base.id not in self.indices:
+            self.used = True
+            k = self.indices.index(sl.id)
+            return ast.parse(f"{ROW_VIEW}({base.id}, {sl.id}, {ROW_SLICE}{k}, {k}, "
+                             f"{len(self.indices)})", mode="eval").body
+        return node
+
+
+def _row_view_rows() -> list[str]:
+    """``_tfperf_row_view(x, idx, s, k, g)``: ``x[idx]`` as a view where ``x`` is an array and
+    the slice holds every position (past the end the gather raises, as the loop does)."""
+    return [f"def {ROW_VIEW}(x, idx, s, k, g):",
+            f"    if not isinstance(x, {NP}.ndarray) or x.ndim == 0:",
+            "        return x[idx]",
+            "    v = x[s]",
+            "    if v.shape[0] != idx.size:",
+            "        return x[idx]",
+            "    return v.reshape((1,) * k + v.shape[:1] + (1,) * (g - k - 1) + v.shape[1:])"]
+
+
 def _aliases(nest: WriteNest) -> list[str]:
     """The names the body reads that may be other names for the buffer's memory (``y = out``,
     ``out = x[::-1]``, two parameters given one array): checked where the code runs."""
@@ -468,9 +505,18 @@ def batched(nest: WriteNest) -> list[str]:
                  f"    return {NP}.stack([{NP}.broadcast_to(v if v.ndim >= {g} else v.reshape("
                  f"(1,) * ({g} + len(rest) - v.ndim) + v.shape), grid + rest) for v in vs], "
                  f"axis={g})"]
+    stmts, w = list(nest.stmts), nest.write
+    if not nest.slices and nest.kind == "map":
+        views = _RowViews([a.index for a in nest.axes], nest.array)
+        stmts = [views.visit(s) for s in stmts]
+        w = views.visit(w)
+        if views.used:
+            rows += [f"{ROW_SLICE}{k} = {AXIS}({a.start}, {a.stop}, {a.step}, True)"
+                     for k, a in enumerate(nest.axes)]
+            rows += _row_view_rows()
     reduce = _Reductions(nest.moving, g)
-    stmts = [reduce.visit(s) for s in nest.stmts]
-    w = reduce.visit(nest.write)
+    stmts = [reduce.visit(s) for s in stmts]
+    w = reduce.visit(w)
     if reduce.used:
         rows += [f"def {REDUCE}(op, v, g, axis):",
                  f"    v = {NP}.asarray(v)",
@@ -610,6 +656,9 @@ def batched(nest: WriteNest) -> list[str]:
         rows += [f"def {SPAN}(at, sign, off, dim):",
                  f"    if {NP}.ndim(off):",
                  f"        raise {LOOP}('tfperf: an array offset of a written position')",
+                 "    if not isinstance(at, slice):  # a gathered grid's arange (step 1)",
+                 f"        at = {NP}.ravel(at)",
+                 "        at = slice(int(at[0]), int(at[-1]) + 1) if at.size else slice(0, 0)",
                  "    if at.stop <= at.start:",
                  "        return slice(0, 0)",
                  "    first, last = sign * at.start + off, sign * (at.stop - 1) + off",
