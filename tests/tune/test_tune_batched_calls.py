@@ -201,11 +201,37 @@ def f(x, p):
     lifted(code, x, p)
 
 
-def test_a_loop_index_in_math_arithmetic_is_still_refused():
-    """Left out: ``math.cos(i * 0.5)`` (a Python int promotes less than an index array; the
-    write model refuses an index in arithmetic, math or not)."""
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_loop_index_in_math_arguments(dtype):
+    """``math.cos(i * 0.5 + x[i])``: the index is a float64 inside math either way."""
+    x = np.arange(12).astype(dtype)
+    lifted(MATH.format(value="math.cos(i * 0.5 + x[i]) * w[i]"), x, np.ones(12))
+
+
+def test_a_loop_index_times_a_narrow_int_array_in_math_runs_the_loop():
+    """Twin: ``i * x[i]`` with int8 ``x`` is int8 arithmetic in the loop (wraps past 127),
+    int64 batched: the loop runs."""
+    x = np.arange(40, dtype=np.int8)
+    lifted(MATH.format(value="math.sqrt(abs(i * x[i]))"), x, np.ones(40), batched=False)
+
+
+def test_a_loop_index_in_arithmetic_outside_math_is_still_refused():
     with pytest.raises(SourceEditError, match="in arithmetic"):
-        numpy_writes.rewrite(HEAD + MATH.format(value="math.cos(i * 0.5)"), "f")
+        numpy_writes.rewrite(HEAD + MATH.format(value="math.cos(x[i]) * i"), "f")
+
+
+def test_twiddle_factors_from_the_indices():
+    """``cmath.exp(-2j * cmath.pi * k * m / n)`` per element (a DFT matrix)."""
+    code = '''
+def f(x):
+    n = len(x)
+    F = np.zeros((n, n), dtype=complex)
+    for k in range(n):
+        for m in range(n):
+            F[k, m] = x[m] * cmath.exp(-2j * cmath.pi * k * m / n)
+    return F
+'''
+    lifted(code, np.random.default_rng(13).standard_normal(16))
 
 
 @pytest.mark.parametrize("value,bad", [("math.log(x[i])", 0.0), ("math.sqrt(x[i])", -1.0),

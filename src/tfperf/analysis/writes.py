@@ -889,10 +889,14 @@ def grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
 def indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
     """A loop index is a Python int, which NumPy promotes weakly (float32 * i stays float32);
     an index array is int64 and would promote further. Inside a subscript only the positions
-    it picks matter, so there it may be anything."""
+    it picks matter, so there it may be anything. Inside a ``math``/``cmath`` call's arguments
+    the value becomes a float64 (complex128) either way; the lever checks where it runs that
+    no array there promotes a Python int less than an int64 (``MATH_PROMOTES``)."""
     for s in stmts:
         inside = {id(n) for sub in ast.walk(s) if isinstance(sub, ast.Subscript)
                   for n in ast.walk(sub.slice)}
+        inside |= {id(n) for c in ast.walk(s) if isinstance(c, ast.Call)
+                   and math_of(c) is not None for n in ast.walk(c)}
         for n in ast.walk(s):
             if isinstance(n, ast.Name) and n.id in indices and id(n) not in inside:
                 raise NotAWrite(f"the loop index {n.id!r} in arithmetic (a Python int "

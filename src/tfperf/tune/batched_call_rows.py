@@ -65,10 +65,12 @@ def math_rows(loop: str) -> list[str]:
         f"    if ((~{NP}.isfinite(r) & finite) | ({NP}.isnan(r) & ~nan_in)).any():",
         f"        raise {loop}('tfperf: a value the math function refuses')",
         "    return r",
-        f"def {MATH_PROMOTES}(arrays):",
+        # ints: a loop index in a math call's arguments (k * n), an int64 array batched
+        f"def {MATH_PROMOTES}(arrays, ints):",
         "    for a in arrays:",
         f"        if isinstance(a, ({NP}.ndarray, {NP}.generic)) and (",
         f"                {NP}.result_type(a.dtype, {NP}.float64) != {NP}.result_type(a.dtype, 0.0)"
-        f" or {NP}.result_type(a.dtype, {NP}.complex128) != {NP}.result_type(a.dtype, 0j)):",
+        f" or {NP}.result_type(a.dtype, {NP}.complex128) != {NP}.result_type(a.dtype, 0j)"
+        f" or (ints and {NP}.result_type(a.dtype, {NP}.int64) != {NP}.result_type(a.dtype, 0))):",
         f"            raise {loop}('tfperf: a Python float from math promotes less than an "
         "array of them')"]

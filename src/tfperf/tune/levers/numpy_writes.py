@@ -505,6 +505,11 @@ def batched(nest: WriteNest) -> list[str]:
                  f"    return {NP}.stack([{NP}.broadcast_to(v if v.ndim >= {g} else v.reshape("
                  f"(1,) * ({g} + len(rest) - v.ndim) + v.shape), grid + rest) for v in vs], "
                  f"axis={g})"]
+    # a loop index in a math call's arguments (read before the transformers below
+    # replace the calls in place)
+    ints = any(names(c) & {a.index for a in nest.axes}
+               for s in [*nest.stmts, nest.write] for c in ast.walk(s)
+               if isinstance(c, ast.Call) and math_of(c) is not None)
     stmts, w = list(nest.stmts), nest.write
     if not nest.slices and nest.kind == "map":
         views = _RowViews([a.index for a in nest.axes], nest.array)
@@ -533,7 +538,7 @@ def batched(nest: WriteNest) -> list[str]:
         rows += math_rows(LOOP)
         reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
         read = sorted(set(_aliases(user)) | ({nest.array} & reads))
-        rows += [f"{MATH_PROMOTES}(({''.join(a + ', ' for a in read)}))"]
+        rows += [f"{MATH_PROMOTES}(({''.join(a + ', ' for a in read)}), {ints})"]
     if reduce.counts:  # one row's counts per element: the same length in every row
         rows += [f"def {BINCOUNT}(v, g, least):",
                  f"    v = {NP}.asarray(v)",
