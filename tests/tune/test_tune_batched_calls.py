@@ -299,3 +299,59 @@ def test_rows_of_a_python_list_run_the_loop():
     code = GRAM.format(dot="np.dot(X1[i], X2[j])", dtype="float").replace(
         "X1.shape[0]", "len(X1)")
     lifted(code, X1, r.standard_normal((2, 3)), batched=False)
+
+
+DFT = '''
+from cmath import exp
+from math import pi
+
+
+def f(x):
+    N = len(x)
+    F = np.array([0 + 0j] * N)
+    for k in range(N):
+        for n in range(N):
+            F[k] += exp(-1j * 2. * pi * n * k / N) * x[n]
+    return F
+'''
+
+
+def test_a_function_imported_from_cmath_is_lifted():
+    """``from cmath import exp``: the bare ``exp`` is cmath's (a DFT accumulated per k)."""
+    new = lifted(DFT, np.random.default_rng(14).standard_normal(24))
+    assert "_tfperf_math('cmath', 'exp'" in new
+
+
+@pytest.mark.parametrize("shadow", ["def f(x, exp=np.exp):", "def f(x):\n    exp = np.exp"])
+def test_a_name_the_function_binds_is_not_the_import(shadow):
+    """Twin: ``exp`` a parameter or a local: not cmath's, not lifted as it."""
+    code = DFT.replace("def f(x):", shadow)
+    try:
+        new = numpy_writes.rewrite(HEAD + code, "f")
+    except SourceEditError:
+        return
+    assert "_tfperf_math(" not in new
+
+
+def test_a_later_definition_hides_the_import():
+    code = DFT.replace("from math import pi\n", "from math import pi\n\n\ndef exp(z):\n"
+                       "    return z\n")
+    with pytest.raises(SourceEditError):
+        numpy_writes.rewrite(HEAD + code, "f")
+
+
+def test_an_accumulation_over_an_axis_the_position_does_not_name():
+    """``acc[k] += t(k, n)``: the positions repeated along n, added in the loop's order (the
+    same rounding as the loop's adds: equal bit for bit where the terms are)."""
+    code = '''
+def f(x, w):
+    acc = np.zeros(len(w))
+    for k in range(len(w)):
+        for n in range(len(x)):
+            acc[k] += x[n] * w[k] * 0.1
+    return acc
+'''
+    r = np.random.default_rng(15)
+    x, w = r.standard_normal(300), r.standard_normal(7)
+    new = lifted(code, x, w)
+    assert np.array_equal(load(new)(x, w), load(HEAD + code)(x, w))

@@ -39,7 +39,7 @@ import ast
 import builtins
 import textwrap
 
-from tfperf.analysis.batched_calls import dot_of, math_of
+from tfperf.analysis.batched_calls import dot_of, imported_from, math_of
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -587,6 +587,13 @@ def batched(nest: WriteNest) -> list[str]:
                      f"        n = {NP}.bincount(k.ravel(), minlength=buf.size).reshape(buf.shape)",
                      "        buf += (n * int(v)).astype(buf.dtype)",
                      "    else:",
+                     # a grid axis the position does not name (F[k] += t(k, n)): the
+                     # positions repeated along it, in C order (the loop's order of adds)
+                     f"        if all(isinstance(a, {NP}.ndarray) for a in at) and {NP}.ndim(v):",
+                     "            g = max(a.ndim for a in at)",
+                     f"            grid = {NP}.broadcast_shapes(*(a.shape for a in at), "
+                     f"{NP}.shape(v)[:g])",
+                     f"            at = tuple({NP}.broadcast_to(a, grid) for a in at)",
                      f"        {NP}.add.at(buf, at, v)"]
             rows.append(f"{COUNT}({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
             return rows
@@ -895,6 +902,12 @@ def _unswitched_text(text: str, name: str) -> str | None:
 
 
 def rewrite(text: str, name: str) -> str:
+    tree = parse(text)
+    with imported_from(tree, find_function(tree, name)):
+        return _rewrite(text, name)
+
+
+def _rewrite(text: str, name: str) -> str:
     found, why = nests(text, name)
     other = _unswitched_text(text, name)
     if other is not None:  # one copy of the loop per branch: more nests, or the same ones
