@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfperf.analysis.batched_calls import dot_of, math_of
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -193,7 +194,9 @@ def window_of(node: ast.AST, indices: list[str], varying: set[str]) -> Prefix | 
 PREFIX = "_tfperf_prefix"
 #: Reductions of a per-iteration value: over its own axes once the grid's lead.
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "amax", "amin", "all", "any",
-                        "median", "argmax", "argmin"})
+                        "median", "argmax", "argmin", "std", "var"})
+#: Reductions that take ``ddof`` (an int literal): the spread of a row or window (round 17).
+SPREADS = frozenset({"std", "var"})
 
 
 def bincount_of(call: ast.Call) -> tuple[ast.expr, ast.expr | None] | None:
@@ -210,15 +213,19 @@ def bincount_of(call: ast.Call) -> tuple[ast.expr, ast.expr | None] | None:
 
 def reduction_of(call: ast.Call) -> tuple[str, ast.expr, ast.expr | None] | None:
     """(op, value, axis) of ``np.sum(v)``/``np.sum(v, axis=k)``/``v.sum()``/``v.max(axis=k)``
-    (``k`` an int literal), else None."""
+    (``k`` an int literal), else None. ``np.std(v, ddof=1)`` is op ``"std:1"``."""
     f = call.func
     kw = {k.arg: k.value for k in call.keywords}
-    if set(kw) - {"axis"} or not isinstance(f, ast.Attribute) or f.attr not in REDUCTIONS:
+    if not isinstance(f, ast.Attribute) or f.attr not in REDUCTIONS \
+            or set(kw) - ({"axis", "ddof"} if f.attr in SPREADS else {"axis"}):
         return None
-    axis = kw.get("axis")
-    if axis is not None and not (isinstance(axis, ast.Constant) and type(axis.value) is int):
+    axis, ddof = kw.get("axis"), kw.get("ddof")
+    if any(k is not None and not (isinstance(k, ast.Constant) and type(k.value) is int)
+           for k in (axis, ddof)):
         return None
     op = {"amax": "max", "amin": "min"}.get(f.attr, f.attr)
+    if isinstance(ddof, ast.Constant) and type(ddof.value) is int:
+        op = f"{op}:{ddof.value:d}"
     if isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"):
         return (op, call.args[0], axis) if len(call.args) == 1 else None
     return (op, f.value, axis) if not call.args else None
@@ -571,8 +578,8 @@ def write_nest(loop: ast.For | ast.While, after: list[ast.stmt],
         reads = ast.Assign([ast.Name(FOLDED_VALUE, ast.Store())], write.value, lineno=0)
         if spans is not None and slice_grid(stmts, reads, indices, axes):
             slices = True  # the reads are views; the write a view of each part's span
-        else:
-            spans = None
+        # else the reads gather (c08's X1[i], X2[j]: rows of separate loops) and the write
+        # is still a view of each part's span: no gather of the buffer, no scatter into it
     if not slices:
         grid_leads([*stmts, write], set(indices) | temps)
     return WriteNest(loop, axes, stmts, write, array, kind, slices, temps, prefixes, moving,
@@ -788,8 +795,9 @@ def check_body(stmts: list[ast.stmt], write: ast.Assign | ast.AugAssign, array: 
                               ast.DictComp, ast.SetComp, ast.List, ast.Dict, ast.Set,
                               ast.NamedExpr, ast.Await, ast.Yield)):
                 raise NotAWrite(f"a {type(n).__name__} in the body")
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
-                raise NotAWrite("a matrix product in the body")
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) \
+                    and not names(n) & varying:
+                raise NotAWrite("a matrix product in the body")  # per-iteration: a dot
             if isinstance(n, ast.Call):
                 check_call(n, varying)
             if isinstance(n, ast.Attribute) and names(n.value) & varying and not any(
@@ -820,6 +828,8 @@ def check_call(call: ast.Call, varying: set[str]) -> None:
         return
     if reduction_of(call) is not None:
         return  # over the value's own axes (the lever moves them past the grid's)
+    if dot_of(call) is not None or math_of(call) is not None:
+        return  # a contraction of rows, a ufunc: checked where they run (batched_calls)
     counted = bincount_of(call)
     if counted is not None and not (counted[1] is not None and names(counted[1]) & varying):
         return  # one row's counts per element, checked where it runs (same lengths)
@@ -879,10 +889,14 @@ def grid_leads(stmts: list[ast.stmt], varying: set[str]) -> None:
 def indices_only_index(stmts: list[ast.stmt], indices: set[str]) -> None:
     """A loop index is a Python int, which NumPy promotes weakly (float32 * i stays float32);
     an index array is int64 and would promote further. Inside a subscript only the positions
-    it picks matter, so there it may be anything."""
+    it picks matter, so there it may be anything. Inside a ``math``/``cmath`` call's arguments
+    the value becomes a float64 (complex128) either way; the lever checks where it runs that
+    no array there promotes a Python int less than an int64 (``MATH_PROMOTES``)."""
     for s in stmts:
         inside = {id(n) for sub in ast.walk(s) if isinstance(sub, ast.Subscript)
                   for n in ast.walk(sub.slice)}
+        inside |= {id(n) for c in ast.walk(s) if isinstance(c, ast.Call)
+                   and math_of(c) is not None for n in ast.walk(c)}
         for n in ast.walk(s):
             if isinstance(n, ast.Name) and n.id in indices and id(n) not in inside:
                 raise NotAWrite(f"the loop index {n.id!r} in arithmetic (a Python int "

@@ -39,6 +39,7 @@ import ast
 import builtins
 import textwrap
 
+from tfperf.analysis.batched_calls import dot_of, imported_from, math_of
 from tfperf.analysis.element_forms import (
     EXTREME,
     MASK,
@@ -66,6 +67,7 @@ from tfperf.analysis.writes import (
     reduction_of,
     write_nest,
 )
+from tfperf.tune.batched_call_rows import DOT, MATH, MATH_PROMOTES, dot_rows, math_rows
 from tfperf.tune.lever import Lever, LeverContext, RewriteLever
 from tfperf.tune.source import SourceEditError, block_of, find_function, is_within, parse
 from tfperf.tune.strict_batches import VARIABLE as STRICT
@@ -171,9 +173,34 @@ class _Reductions(ast.NodeTransformer):
 
     def __init__(self, moving: set[str], g: int) -> None:
         self.moving, self.g, self.used, self.counts = moving, g, False, False
+        self.dots, self.maths = False, False
+
+    def _dot(self, node: ast.expr) -> ast.expr | None:
+        """A dot of per-iteration rows → one contraction (``batched_call_rows.dot_rows``)."""
+        found = dot_of(node)
+        if found is None or not names(node) & self.moving:
+            return None
+        self.dots = True
+        a, b = found
+        return ast.parse(f"{DOT}({ast.unparse(a)}, {ast.unparse(b)}, {self.g}, "
+                         f"{bool(names(a) & self.moving)}, {bool(names(b) & self.moving)})",
+                         mode="eval").body
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        return self._dot(node) or node
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        lifted = self._dot(node)
+        if lifted is not None:
+            return lifted
+        scalar = math_of(node)
+        if scalar is not None and names(node) & self.moving:
+            self.maths = True
+            module, ufunc, args = scalar
+            return ast.parse(f"{MATH}('{module}', '{ufunc}', "
+                             f"{', '.join(ast.unparse(a) for a in args)})", mode="eval").body
         counted = bincount_of(node)
         if counted is not None and names(counted[0]) & self.moving:
             self.counts = True
@@ -188,6 +215,43 @@ class _Reductions(ast.NodeTransformer):
         return ast.parse(f"{REDUCE}('{op}', {ast.unparse(value)}, {self.g}, "
                          f"{ast.unparse(axis) if axis is not None else None})",
                          mode="eval").body
+
+
+ROW_VIEW = "_tfperf_row_view"
+ROW_SLICE = "_tfperf_row_slice"
+
+
+class _RowViews(ast.NodeTransformer):
+    """On a gathered grid (index arrays), ``x[i]`` of a loop-invariant name (not the buffer)
+    → the rows of ``i``'s slice as a view shaped as the gather would be: no copy (c08's
+    ``X1[i]``, ``X2[j]``; a fresh gathered copy made the matmul after it 4x slower here)."""
+
+    def __init__(self, indices: list[str], array: str) -> None:
+        self.indices, self.array, self.used = indices, array, False
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        sl, base = node.slice, node.value
+        if isinstance(node.ctx, ast.Load) and isinstance(sl, ast.Name) \
+                and sl.id in self.indices and isinstance(base, ast.Name) \
+                and base.id != self.array and base.id not in self.indices:
+            self.used = True
+            k = self.indices.index(sl.id)
+            return ast.parse(f"{ROW_VIEW}({base.id}, {sl.id}, {ROW_SLICE}{k}, {k}, "
+                             f"{len(self.indices)})", mode="eval").body
+        return node
+
+
+def _row_view_rows() -> list[str]:
+    """``_tfperf_row_view(x, idx, s, k, g)``: ``x[idx]`` as a view where ``x`` is an array and
+    the slice holds every position (past the end the gather raises, as the loop does)."""
+    return [f"def {ROW_VIEW}(x, idx, s, k, g):",
+            f"    if not isinstance(x, {NP}.ndarray) or x.ndim == 0:",
+            "        return x[idx]",
+            "    v = x[s]",
+            "    if v.shape[0] != idx.size:",
+            "        return x[idx]",
+            "    return v.reshape((1,) * k + v.shape[:1] + (1,) * (g - k - 1) + v.shape[1:])"]
 
 
 def _aliases(nest: WriteNest) -> list[str]:
@@ -441,9 +505,23 @@ def batched(nest: WriteNest) -> list[str]:
                  f"    return {NP}.stack([{NP}.broadcast_to(v if v.ndim >= {g} else v.reshape("
                  f"(1,) * ({g} + len(rest) - v.ndim) + v.shape), grid + rest) for v in vs], "
                  f"axis={g})"]
+    # a loop index in a math call's arguments (read before the transformers below
+    # replace the calls in place)
+    ints = any(names(c) & {a.index for a in nest.axes}
+               for s in [*nest.stmts, nest.write] for c in ast.walk(s)
+               if isinstance(c, ast.Call) and math_of(c) is not None)
+    stmts, w = list(nest.stmts), nest.write
+    if not nest.slices and nest.kind == "map":
+        views = _RowViews([a.index for a in nest.axes], nest.array)
+        stmts = [views.visit(s) for s in stmts]
+        w = views.visit(w)
+        if views.used:
+            rows += [f"{ROW_SLICE}{k} = {AXIS}({a.start}, {a.stop}, {a.step}, True)"
+                     for k, a in enumerate(nest.axes)]
+            rows += _row_view_rows()
     reduce = _Reductions(nest.moving, g)
-    stmts = [reduce.visit(s) for s in nest.stmts]
-    w = reduce.visit(nest.write)
+    stmts = [reduce.visit(s) for s in stmts]
+    w = reduce.visit(w)
     if reduce.used:
         rows += [f"def {REDUCE}(op, v, g, axis):",
                  f"    v = {NP}.asarray(v)",
@@ -451,7 +529,16 @@ def batched(nest: WriteNest) -> list[str]:
                  "        v, axis = v.reshape(v.shape[:g] + (-1,)), 0",
                  "    axis = tuple(range(g, v.ndim)) if axis is None else axis + g "
                  "if axis >= 0 else axis",
-                 f"    return getattr({NP}, op)(v, axis=axis)"]
+                 "    op, _, ddof = op.partition(':')  # std/var's ddof",
+                 "    more = {'ddof': int(ddof)} if ddof else {}",
+                 f"    return getattr({NP}, op)(v, axis=axis, **more)"]
+    if reduce.dots:
+        rows += dot_rows(LOOP)
+    if reduce.maths:
+        rows += math_rows(LOOP)
+        reads = set().union(*(names(s.value) for s in [*nest.stmts, nest.write]))  # type: ignore[attr-defined]
+        read = sorted(set(_aliases(user)) | ({nest.array} & reads))
+        rows += [f"{MATH_PROMOTES}(({''.join(a + ', ' for a in read)}), {ints})"]
     if reduce.counts:  # one row's counts per element: the same length in every row
         rows += [f"def {BINCOUNT}(v, g, least):",
                  f"    v = {NP}.asarray(v)",
@@ -500,6 +587,13 @@ def batched(nest: WriteNest) -> list[str]:
                      f"        n = {NP}.bincount(k.ravel(), minlength=buf.size).reshape(buf.shape)",
                      "        buf += (n * int(v)).astype(buf.dtype)",
                      "    else:",
+                     # a grid axis the position does not name (F[k] += t(k, n)): the
+                     # positions repeated along it, in C order (the loop's order of adds)
+                     f"        if all(isinstance(a, {NP}.ndarray) for a in at) and {NP}.ndim(v):",
+                     "            g = max(a.ndim for a in at)",
+                     f"            grid = {NP}.broadcast_shapes(*(a.shape for a in at), "
+                     f"{NP}.shape(v)[:g])",
+                     f"            at = tuple({NP}.broadcast_to(a, grid) for a in at)",
                      f"        {NP}.add.at(buf, at, v)"]
             rows.append(f"{COUNT}({nest.array}, {_at(target)}, {ast.unparse(w.value)})")
             return rows
@@ -574,6 +668,9 @@ def batched(nest: WriteNest) -> list[str]:
         rows += [f"def {SPAN}(at, sign, off, dim):",
                  f"    if {NP}.ndim(off):",
                  f"        raise {LOOP}('tfperf: an array offset of a written position')",
+                 "    if not isinstance(at, slice):  # a gathered grid's arange (step 1)",
+                 f"        at = {NP}.ravel(at)",
+                 "        at = slice(int(at[0]), int(at[-1]) + 1) if at.size else slice(0, 0)",
                  "    if at.stop <= at.start:",
                  "        return slice(0, 0)",
                  "    first, last = sign * at.start + off, sign * (at.stop - 1) + off",
@@ -805,6 +902,12 @@ def _unswitched_text(text: str, name: str) -> str | None:
 
 
 def rewrite(text: str, name: str) -> str:
+    tree = parse(text)
+    with imported_from(tree, find_function(tree, name)):
+        return _rewrite(text, name)
+
+
+def _rewrite(text: str, name: str) -> str:
     found, why = nests(text, name)
     other = _unswitched_text(text, name)
     if other is not None:  # one copy of the loop per branch: more nests, or the same ones
