@@ -618,6 +618,8 @@ a lambda.
         return facts or None
 
     def check_project(self, project: Project) -> Iterator[Finding]:
+        from tfperf.analysis.summary import short_name
+
         def fact_of(home: Any, key: str, qualname: str) -> dict | None:
             return next((f for f in home.facts.get(self.code, ()) if f.get(key) == qualname),
                         None)
@@ -644,7 +646,7 @@ a lambda.
                     built = fact_of(home, "builds", fn.qualname)
                     if built is None or not (built["graph"] or lp["graph"]):
                         continue
-                    name = fn.qualname.rsplit(".", 1)[-1]
+                    name = short_name(fn.qualname)
                     where = os.path.basename(home.path)
                     if home is module and built.get("op_pos"):
                         # Stop 43: a method of this module reached through an instance
