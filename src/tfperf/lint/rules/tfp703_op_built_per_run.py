@@ -232,6 +232,19 @@ def _loop_header(loop: ast.AST) -> str:
     return text if len(text) <= 50 else text[:47] + "..."
 
 
+
+def _keras_loss_or_metric(ctx: Context, fn: Any) -> bool:
+    """``fn`` has a Keras loss's or metric's signature, ``(y_true, y_pred)``, and this
+    module calls it in no loop: it is handed to ``compile()``, and Keras calls it once
+    when it builds the train or test function, not once per step (a ``mean_iou`` that
+    loops over ten thresholds builds its ops ten times in all)."""
+    if fn is None or type(fn) not in FUNCTION_NODES or type(fn) is ast.Lambda:
+        return False
+    names = [a.arg for a in fn.args.args]
+    if names[:1] in (["self"], ["cls"]):
+        names = names[1:]
+    return names[:2] == ["y_true", "y_pred"] and called_in_loop(ctx, fn) is None
+
 class OpBuiltPerRun(Rule):
     code = "TFP703"
     name = "op-built-per-run"
@@ -304,6 +317,21 @@ Not followed: a callback passed to another module's loop or a library's (gpflow'
 a lambda.
 """
     valid = (
+        # Stop 46, wave 2 (precision round 15, UNet++'s `mean_iou`): a metric handed to
+        # compile(), whose loop over ten thresholds runs once, when Keras builds its graph.
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras import backend as K
+            def mean_iou(y_true, y_pred):
+                prec = []
+                for t in np.arange(0.5, 1.0, 0.05):
+                    score, up = tf.metrics.mean_iou(y_true, tf.to_int32(y_pred > t), 2)
+                    K.get_session().run(tf.local_variables_initializer())
+                    prec.append(score)
+                return K.mean(K.stack(prec), axis=0)
+            model.compile(optimizer="adam", loss="binary_crossentropy", metrics=[mean_iou])
+        """),
         # Stop 45 wave 2: convnet-benchmarks' fix, the group built once before the timing
         # loop that runs it (recall round 16's F021/F022 afters).
         Valid("""
@@ -541,6 +569,22 @@ a lambda.
             for step in range(1000):
                 actor.learn(step)
         """, count=1, lines=(11,)),
+        # Stop 46, wave 2 (precision round 15): a Keras metric of its own, looping over
+        # thresholds; compile() calls it once, so the ops are built ten times in all.
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            from keras import backend as K
+            def mean_iou(y_true, y_pred):
+                prec = []
+                for t in np.arange(0.5, 1.0, 0.05):
+                    score, up = tf.metrics.mean_iou(y_true, tf.to_int32(y_pred > t), 2)
+                    K.get_session().run(tf.local_variables_initializer())
+                    prec.append(score)
+                return K.mean(K.stack(prec), axis=0)
+            for step in range(1000):
+                mean_iou(ys[step], preds[step])
+        """, count=2, lines=(7, 8)),
         # An accuracy op built inside the training loop.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -702,6 +746,8 @@ a lambda.
         loops = [lp for lp in ctx.enclosing_loops(creation) if type(lp) in _LOOPS]
         run_loops = ctx.enclosing_loops(run_call)
         if loops and loops[0] in run_loops:
+            if _keras_loss_or_metric(ctx, fn):
+                return None  # Keras calls it once, building its train/test graph
             if starts_fresh_graph(ctx, loops[0]) or id(loops[0]) in epoch_loops(ctx):
                 return None  # a fresh graph each time; or once per epoch: little growth
             if _one_per_variable(ctx, creation, loops[0], fn):
