@@ -12,6 +12,7 @@ from tfperf.lint.analysis.sessions import (
     epoch_loops,
     fetches_update,
     fetches_write,
+    graph_mode_module,
     session_runs,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
@@ -49,6 +50,50 @@ def _item_read(fetch: ast.expr, items: set[str]) -> bool:
     # `weights[i]`: indexed by the item itself, not `train_ops[step % 2]` (alternating ops).
     return any(type(sub) is ast.Subscript and type(sub.slice) is ast.Name
                and sub.slice.id in items for sub in ast.walk(fetch))
+
+
+# The session a `tensor.eval(feed)` runs in when it names none: the default one.
+_DEFAULT = "<default session>"
+
+
+def _tensor_evals(ctx: Context) -> list[SessionRun]:
+    """``tensor.eval(feed_dict)`` calls of a module that builds TF1 graphs: each is a
+    ``session.run`` of that tensor (in the session it names, else the default one). Not a
+    library's ``eval`` function (``K.eval(x)``), nor one given more than TF's arguments."""
+    def compute() -> list[SessionRun]:
+        if ".eval(" not in ctx.source or not graph_mode_module(ctx):
+            return []
+        by_attr, _ = ctx.call_groups()
+        out = []
+        for call in by_attr.get("eval", ()):
+            if ctx.call_qualname(call) is not None or len(call.args) > 2 \
+                    or any(k.arg not in ("feed_dict", "session") for k in call.keywords):
+                continue
+            kws = {k.arg: k.value for k in call.keywords}
+            feed = call.args[0] if call.args else kws.get("feed_dict")
+            sess = call.args[1] if len(call.args) > 1 else kws.get("session")
+            out.append(SessionRun(call, _DEFAULT if sess is None else ctx.source_of(sess),
+                                  (call.func.value,), feed))
+        return out
+    return ctx.cached("tfp704.tensor_evals", compute)
+
+
+def _initialises(ctx: Context, run: SessionRun) -> bool:
+    """``run`` fetches a variables initializer (``tf.global_variables_initializer()``,
+    ``v.initializer``, a name bound to one)."""
+    for f in run.fetches:
+        value = f
+        if type(f) is ast.Name:
+            b = ctx.binding(f)
+            value = b.value if b is not None and b.kind == "assign" else f
+        if type(value) is ast.Attribute and value.attr == "initializer":
+            return True
+        if type(value) is ast.Call:
+            q = ctx.call_qualname(value) or ""
+            if q.endswith(("variables_initializer", "initialize_all_variables",
+                           "initialize_variables")):
+                return True
+    return False
 
 
 def _per_item_run(ctx: Context, run: SessionRun, loop: ast.AST) -> bool:
@@ -630,6 +675,47 @@ fires one step later on the same training.
         """, count=1, notebook=True, spelling="notebook"),
     )
 
+    # Stop 46, wave 2 (precision round 15): `tensor.eval(feed)` is a session run too
+    # (pix2pix's three losses evaluated per step on one batch: a miss); a run that
+    # initialises variables before a run that reads them is ordered on purpose (WaveGAN's
+    # response measured from a fresh random start each time: was false).
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class GAN:
+                def train(self, batches):
+                    for batch in batches:
+                        self.sess.run(self.g_optim, feed_dict={self.real: batch})
+                        err_fake = self.d_loss_fake.eval({self.real: batch})
+                        err_real = self.d_loss_real.eval({self.real: batch})
+                        err_g = self.g_loss.eval({self.real: batch})
+                        print(err_fake + err_real, err_g)
+            sess = tf.Session()
+        """, count=1, lines=(7,), spelling="name: tensor.eval(feed) per step"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            saver = tf.train.import_meta_graph("g.meta")
+            with tf.Session() as sess:
+                outputs = []
+                for i in range(1000):
+                    sess.run(tf.global_variables_initializer())
+                    outputs.append(sess.run(feat, {z: np.zeros((1, 100))}))
+        """, spelling="loop: initialised afresh, then measured"),
+        Valid("""
+            import tensorflow as tf
+            from keras import backend as K
+            sess = tf.Session()
+            for batch in batches:
+                sess.run(train_op, feed_dict={x: batch})
+                print(K.eval(loss))
+        """, spelling="name: Keras's eval function"),
+    )
+
     @staticmethod
     def _mergeable(ctx: Context, runs: list[SessionRun], loop: ast.AST) -> list[SessionRun]:
         """The largest set of ``runs`` one run could do: each feeds nothing or the same
@@ -642,6 +728,10 @@ fires one step later on the same training.
         updated = False
         usable = []
         for r in runs:
+            if _initialises(ctx, r):
+                # variables set afresh, then read by the runs after it (a network measured
+                # from a new random start each time): one run would leave the order undefined
+                continue
             if r.feed is not None and _read(r.feed) & derived.names:
                 break  # fed from an earlier run's result: needs that run first
             this = {ctx.source_of(f) for f in r.fetches}
@@ -676,7 +766,7 @@ fires one step later on the same training.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         by_loop: dict[tuple[int, str], list[SessionRun]] = defaultdict(list)
         loops = {}
-        for run in session_runs(ctx):
+        for run in [*session_runs(ctx), *_tensor_evals(ctx)]:
             if run.saver is not None:
                 continue
             enclosing = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
@@ -695,6 +785,12 @@ fires one step later on the same training.
                 continue
             runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
+                continue
+            if runs[0].session == _DEFAULT:
+                yield self.finding(
+                    ctx, runs[1].call,
+                    f"{len(runs)} .eval() calls in each loop iteration: one session run and "
+                    "host round trip each (and shared work done again)")
                 continue
             yield self.finding(
                 ctx, runs[1].call,
