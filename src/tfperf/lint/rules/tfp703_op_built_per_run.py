@@ -292,7 +292,8 @@ choose.
 ## Known limitations
 Not reported in a Keras loss or metric (a function whose parameters are `y_true, y_pred`)
 that this module calls in no loop: `compile()` calls it once, building the graph
-(precision round 15: UNet++'s `mean_iou` judged false). Not reported: a loader's loop over a collection (a weight file's entries, a model's
+(precision round 15: UNet++'s `mean_iou` judged false). Not reported: a loader's loop over a
+collection (a weight file's entries, a model's
 variables; not `range(n)` steps) whose assign writes the variable its item names, one op
 per variable, in a function that reads the values from a file (`np.load`, `open`) or that
 this module calls only at module level or from set-up code (`__init__`, `main`, `build`...);

@@ -253,7 +253,8 @@ Merge where that does not matter (it rarely does for logging).
 ## Known limitations
 `tensor.eval(feed)` counts as a run of its session (the default one unless named); a run
 that initialises variables is never merged with the runs after it, which read what it set
-(a network measured from a fresh random start each time). Runs on different sessions, runs in branches or inner loops, and runs in different functions
+(a network measured from a fresh random start each time). Runs on different sessions, runs
+in branches or inner loops, and runs in different functions
 called from the loop are not counted. Nor are two runs where the second is fed what the first
 fetched, or anything the loop computes from it on the host (an action drawn from fetched
 probabilities, an environment's reward for it): one run cannot do both. Nor a run that

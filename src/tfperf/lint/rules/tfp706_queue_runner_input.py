@@ -213,7 +213,8 @@ standardises or crops to a fixed box is not reported. Per-example work that is n
 image, audio or Python calls above (dequantising and padding long feature sequences, say) is
 missed. At module level (a script, a notebook) the per-example work is what the
 statements feeding the batch call compute, traced back through the names they bind: a cell
-that decodes images once to write TFRecords is not the queue's work. Not reported where nothing streams examples into the batch (no producer, reader or dequeue
+that decodes images once to write TFRecords is not the queue's work. Not reported where
+nothing streams examples into the batch (no producer, reader or dequeue
 in its pipeline code, and no parameter of the function around it read: one image decoded from
 a file a flag names, batched by one). With several enqueue
 threads the gap measured smaller: the finding is then minor
