@@ -233,6 +233,28 @@ def _loop_header(loop: ast.AST) -> str:
 
 
 
+def _callback(ctx: Context, fn: Any) -> bool:
+    """``fn`` is handed to a call as a callback (``step_callback=self._scipy_callback``, a
+    keyword or a function named so): the callee runs it once per event (an optimiser's
+    iteration), however the module calls it itself."""
+    name = getattr(fn, "name", "")
+    if not name or name not in ctx.source:
+        return False
+    for call in ctx.nodes_of(ast.Call):
+        for key, value in (*((None, a) for a in call.args),
+                           *((k.arg, k.value) for k in call.keywords)):
+            if "callback" not in (key or "") and "callback" not in name:
+                continue
+            if type(value) is ast.Attribute and value.attr == name \
+                    and type(value.value) is ast.Name and value.value.id in ("self", "cls"):
+                return True
+            if type(value) is ast.Name and value.id == name:
+                b = ctx.binding(value)
+                if b is not None and b.value is fn:
+                    return True
+    return False
+
+
 def _keras_loss_or_metric(ctx: Context, fn: Any) -> bool:
     """``fn`` has a Keras loss's or metric's signature, ``(y_true, y_pred)``, and this
     module calls it in no loop: it is handed to ``compile()``, and Keras calls it once
@@ -320,6 +342,24 @@ Not followed: a callback passed to another module's loop or a library's (gpflow'
 a lambda.
 """
     valid = (
+        # Its twins: the private method is neither called nor handed on (dead code); a
+        # function handed on once, as an initialiser, not as a callback.
+        Valid("""
+            import tensorflow as tf
+            class Loop:
+                def _step_callback(self, state):
+                    self.session.run(tf.assign_add(self.global_step, 1).op)
+                def run(self, n):
+                    self.optimizer.minimize(self.model, maxiter=n)
+        """),
+        Valid("""
+            import tensorflow as tf
+            class Loop:
+                def _init(self, scaffold, session):
+                    session.run(tf.assign(self.global_step, 0))
+                def run(self):
+                    return tf.train.Scaffold(init_fn=self._init)
+        """),
         # Stop 46, wave 2 (precision round 15, UNet++'s `mean_iou`): a metric handed to
         # compile(), whose loop over ten thresholds runs once, when Keras builds its graph.
         Valid("""
@@ -588,6 +628,17 @@ a lambda.
             for step in range(1000):
                 mean_iou(ys[step], preds[step])
         """, count=2, lines=(7, 8)),
+        # Stop 46, wave 2 (recall round 17's F004, gpflow-monitor): a private method handed
+        # to an optimiser as its per-iteration callback builds an assign at each call.
+        Invalid("""
+            import tensorflow as tf
+            class Loop:
+                def _step_callback(self, state):
+                    self.session.run(tf.assign_add(self.global_step, 1).op)
+                def run(self, n):
+                    self.optimizer.minimize(self.model, maxiter=n,
+                                            step_callback=self._step_callback)
+        """, count=1, lines=(4,)),
         # An accuracy op built inside the training loop.
         Invalid("""
             import tensorflow.compat.v1 as tf
@@ -722,6 +773,8 @@ a lambda.
         if run.saver is not None:
             exprs.append(run.saver)
         for e in exprs:
+            if type(e) is ast.Attribute and e.attr == "op":
+                e = e.value  # `tf.assign_add(step, 1).op`: the op the call builds
             if type(e) is not ast.Name:
                 if builds_op(ctx, e):
                     yield e
@@ -769,6 +822,10 @@ a lambda.
             return f"on every call of {name}() (called {how}), which runs it in the session"
         if loops or run_loops:
             return None  # built once, then run in a loop: setup, not growth
+        callback = _callback(ctx, fn)
+        if callback and not calls_of(ctx, fn):
+            return f"on every call of {name}() (a callback, run per event), which runs it " \
+                "in the session"
         if not (builds_op(ctx, creation) or "").startswith(_HELPER_LEAKS) \
                 or run_call.func.attr == "restore":  # restoring is done once, at the start
             return None
